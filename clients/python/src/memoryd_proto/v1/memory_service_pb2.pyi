@@ -1,0 +1,650 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from memoryd_proto.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ScoringPreset(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SCORING_PRESET_UNSPECIFIED: _ClassVar[ScoringPreset]
+    SCORING_PRESET_SIMILARITY: _ClassVar[ScoringPreset]
+    SCORING_PRESET_DECAYED: _ClassVar[ScoringPreset]
+    SCORING_PRESET_WEIGHTED: _ClassVar[ScoringPreset]
+
+class MemoryOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MEMORY_ORDER_UNSPECIFIED: _ClassVar[MemoryOrder]
+    MEMORY_ORDER_CREATED_DESC: _ClassVar[MemoryOrder]
+    MEMORY_ORDER_CREATED_ASC: _ClassVar[MemoryOrder]
+
+class WorkingMemoryMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WORKING_MEMORY_MODE_UNSPECIFIED: _ClassVar[WorkingMemoryMode]
+    WORKING_MEMORY_MODE_MERGE: _ClassVar[WorkingMemoryMode]
+    WORKING_MEMORY_MODE_REPLACE: _ClassVar[WorkingMemoryMode]
+
+class MessageRole(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MESSAGE_ROLE_UNSPECIFIED: _ClassVar[MessageRole]
+    MESSAGE_ROLE_USER: _ClassVar[MessageRole]
+    MESSAGE_ROLE_ASSISTANT: _ClassVar[MessageRole]
+    MESSAGE_ROLE_SYSTEM: _ClassVar[MessageRole]
+    MESSAGE_ROLE_TOOL: _ClassVar[MessageRole]
+
+class FixedZoneKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FIXED_ZONE_KIND_UNSPECIFIED: _ClassVar[FixedZoneKind]
+    FIXED_ZONE_KIND_TRIGGER: _ClassVar[FixedZoneKind]
+    FIXED_ZONE_KIND_FOCUS: _ClassVar[FixedZoneKind]
+    FIXED_ZONE_KIND_INSTRUCTION: _ClassVar[FixedZoneKind]
+SCORING_PRESET_UNSPECIFIED: ScoringPreset
+SCORING_PRESET_SIMILARITY: ScoringPreset
+SCORING_PRESET_DECAYED: ScoringPreset
+SCORING_PRESET_WEIGHTED: ScoringPreset
+MEMORY_ORDER_UNSPECIFIED: MemoryOrder
+MEMORY_ORDER_CREATED_DESC: MemoryOrder
+MEMORY_ORDER_CREATED_ASC: MemoryOrder
+WORKING_MEMORY_MODE_UNSPECIFIED: WorkingMemoryMode
+WORKING_MEMORY_MODE_MERGE: WorkingMemoryMode
+WORKING_MEMORY_MODE_REPLACE: WorkingMemoryMode
+MESSAGE_ROLE_UNSPECIFIED: MessageRole
+MESSAGE_ROLE_USER: MessageRole
+MESSAGE_ROLE_ASSISTANT: MessageRole
+MESSAGE_ROLE_SYSTEM: MessageRole
+MESSAGE_ROLE_TOOL: MessageRole
+FIXED_ZONE_KIND_UNSPECIFIED: FixedZoneKind
+FIXED_ZONE_KIND_TRIGGER: FixedZoneKind
+FIXED_ZONE_KIND_FOCUS: FixedZoneKind
+FIXED_ZONE_KIND_INSTRUCTION: FixedZoneKind
+
+class RememberRequest(_message.Message):
+    __slots__ = ("agent_id", "content", "memory_type", "tags", "security_level", "importance", "confidence", "namespace", "metadata", "source", "expires_at", "embedding", "created_at")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    SECURITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    content: str
+    memory_type: _common_pb2.MemoryType
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    security_level: _common_pb2.SecurityLevel
+    importance: float
+    confidence: float
+    namespace: str
+    metadata: _struct_pb2.Struct
+    source: _common_pb2.Provenance
+    expires_at: _timestamp_pb2.Timestamp
+    embedding: _containers.RepeatedScalarFieldContainer[float]
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, agent_id: _Optional[str] = ..., content: _Optional[str] = ..., memory_type: _Optional[_Union[_common_pb2.MemoryType, str]] = ..., tags: _Optional[_Iterable[str]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., importance: _Optional[float] = ..., confidence: _Optional[float] = ..., namespace: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding: _Optional[_Iterable[float]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class RememberResponse(_message.Message):
+    __slots__ = ("memory", "deduplicated", "degraded")
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    memory: _common_pb2.Memory
+    deduplicated: bool
+    degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    def __init__(self, memory: _Optional[_Union[_common_pb2.Memory, _Mapping]] = ..., deduplicated: _Optional[bool] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+
+class RememberBatchRequest(_message.Message):
+    __slots__ = ("agent_id", "items")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    items: _containers.RepeatedCompositeFieldContainer[RememberRequest]
+    def __init__(self, agent_id: _Optional[str] = ..., items: _Optional[_Iterable[_Union[RememberRequest, _Mapping]]] = ...) -> None: ...
+
+class RememberResult(_message.Message):
+    __slots__ = ("memory", "deduplicated")
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
+    memory: _common_pb2.Memory
+    deduplicated: bool
+    def __init__(self, memory: _Optional[_Union[_common_pb2.Memory, _Mapping]] = ..., deduplicated: _Optional[bool] = ...) -> None: ...
+
+class RememberBatchResponse(_message.Message):
+    __slots__ = ("results", "degraded")
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[RememberResult]
+    degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    def __init__(self, results: _Optional[_Iterable[_Union[RememberResult, _Mapping]]] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+
+class Scoring(_message.Message):
+    __slots__ = ("preset", "half_life_hours", "similarity_weight", "recency_weight", "importance_weight")
+    PRESET_FIELD_NUMBER: _ClassVar[int]
+    HALF_LIFE_HOURS_FIELD_NUMBER: _ClassVar[int]
+    SIMILARITY_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    RECENCY_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    preset: ScoringPreset
+    half_life_hours: float
+    similarity_weight: float
+    recency_weight: float
+    importance_weight: float
+    def __init__(self, preset: _Optional[_Union[ScoringPreset, str]] = ..., half_life_hours: _Optional[float] = ..., similarity_weight: _Optional[float] = ..., recency_weight: _Optional[float] = ..., importance_weight: _Optional[float] = ...) -> None: ...
+
+class ScoreComponents(_message.Message):
+    __slots__ = ("similarity", "recency", "importance", "decayed", "weighted", "keyword", "fused")
+    SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    RECENCY_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
+    DECAYED_FIELD_NUMBER: _ClassVar[int]
+    WEIGHTED_FIELD_NUMBER: _ClassVar[int]
+    KEYWORD_FIELD_NUMBER: _ClassVar[int]
+    FUSED_FIELD_NUMBER: _ClassVar[int]
+    similarity: float
+    recency: float
+    importance: float
+    decayed: float
+    weighted: float
+    keyword: float
+    fused: float
+    def __init__(self, similarity: _Optional[float] = ..., recency: _Optional[float] = ..., importance: _Optional[float] = ..., decayed: _Optional[float] = ..., weighted: _Optional[float] = ..., keyword: _Optional[float] = ..., fused: _Optional[float] = ...) -> None: ...
+
+class RecallRequest(_message.Message):
+    __slots__ = ("agent_id", "query", "limit", "namespace", "tags", "tag_match", "memory_types", "max_security_level", "scoring", "hybrid", "query_embedding", "created_after", "created_before", "include_archived", "min_score")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    TAG_MATCH_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_TYPES_FIELD_NUMBER: _ClassVar[int]
+    MAX_SECURITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    SCORING_FIELD_NUMBER: _ClassVar[int]
+    HYBRID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_EMBEDDING_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AFTER_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    query: str
+    limit: int
+    namespace: str
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    tag_match: _common_pb2.TagMatch
+    memory_types: _containers.RepeatedScalarFieldContainer[_common_pb2.MemoryType]
+    max_security_level: _common_pb2.SecurityLevel
+    scoring: Scoring
+    hybrid: bool
+    query_embedding: _containers.RepeatedScalarFieldContainer[float]
+    created_after: _timestamp_pb2.Timestamp
+    created_before: _timestamp_pb2.Timestamp
+    include_archived: bool
+    min_score: float
+    def __init__(self, agent_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., namespace: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tag_match: _Optional[_Union[_common_pb2.TagMatch, str]] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., scoring: _Optional[_Union[Scoring, _Mapping]] = ..., hybrid: _Optional[bool] = ..., query_embedding: _Optional[_Iterable[float]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_archived: _Optional[bool] = ..., min_score: _Optional[float] = ...) -> None: ...
+
+class RecallResult(_message.Message):
+    __slots__ = ("memory", "score", "components")
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    COMPONENTS_FIELD_NUMBER: _ClassVar[int]
+    memory: _common_pb2.Memory
+    score: float
+    components: ScoreComponents
+    def __init__(self, memory: _Optional[_Union[_common_pb2.Memory, _Mapping]] = ..., score: _Optional[float] = ..., components: _Optional[_Union[ScoreComponents, _Mapping]] = ...) -> None: ...
+
+class RecallResponse(_message.Message):
+    __slots__ = ("results", "degraded", "embedding_model")
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[RecallResult]
+    degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    embedding_model: str
+    def __init__(self, results: _Optional[_Iterable[_Union[RecallResult, _Mapping]]] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., embedding_model: _Optional[str] = ...) -> None: ...
+
+class GetMemoryRequest(_message.Message):
+    __slots__ = ("agent_id", "id")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    id: str
+    def __init__(self, agent_id: _Optional[str] = ..., id: _Optional[str] = ...) -> None: ...
+
+class GetMemoryResponse(_message.Message):
+    __slots__ = ("memory",)
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    memory: _common_pb2.Memory
+    def __init__(self, memory: _Optional[_Union[_common_pb2.Memory, _Mapping]] = ...) -> None: ...
+
+class ListMemoriesRequest(_message.Message):
+    __slots__ = ("agent_id", "namespace", "tags", "tag_match", "memory_types", "max_security_level", "created_after", "created_before", "include_archived", "page_size", "page_token", "order")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    TAG_MATCH_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_TYPES_FIELD_NUMBER: _ClassVar[int]
+    MAX_SECURITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AFTER_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    namespace: str
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    tag_match: _common_pb2.TagMatch
+    memory_types: _containers.RepeatedScalarFieldContainer[_common_pb2.MemoryType]
+    max_security_level: _common_pb2.SecurityLevel
+    created_after: _timestamp_pb2.Timestamp
+    created_before: _timestamp_pb2.Timestamp
+    include_archived: bool
+    page_size: int
+    page_token: str
+    order: MemoryOrder
+    def __init__(self, agent_id: _Optional[str] = ..., namespace: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tag_match: _Optional[_Union[_common_pb2.TagMatch, str]] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_archived: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., order: _Optional[_Union[MemoryOrder, str]] = ...) -> None: ...
+
+class ListMemoriesResponse(_message.Message):
+    __slots__ = ("memories", "next_page_token")
+    MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    memories: _containers.RepeatedCompositeFieldContainer[_common_pb2.Memory]
+    next_page_token: str
+    def __init__(self, memories: _Optional[_Iterable[_Union[_common_pb2.Memory, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class UpdateMemoryRequest(_message.Message):
+    __slots__ = ("agent_id", "memory", "update_mask", "if_version", "embedding")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    IF_VERSION_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    memory: _common_pb2.Memory
+    update_mask: _field_mask_pb2.FieldMask
+    if_version: int
+    embedding: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, agent_id: _Optional[str] = ..., memory: _Optional[_Union[_common_pb2.Memory, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., if_version: _Optional[int] = ..., embedding: _Optional[_Iterable[float]] = ...) -> None: ...
+
+class UpdateMemoryResponse(_message.Message):
+    __slots__ = ("memory", "degraded")
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    memory: _common_pb2.Memory
+    degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    def __init__(self, memory: _Optional[_Union[_common_pb2.Memory, _Mapping]] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+
+class ForgetMemoriesRequest(_message.Message):
+    __slots__ = ("agent_id", "ids")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, agent_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ForgetMemoriesResponse(_message.Message):
+    __slots__ = ("forgotten_ids",)
+    FORGOTTEN_IDS_FIELD_NUMBER: _ClassVar[int]
+    forgotten_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, forgotten_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class KeyEntry(_message.Message):
+    __slots__ = ("key", "content", "valid", "version", "updated_at", "source", "security_level", "memory_id", "namespace")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    VALID_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    SECURITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_ID_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    content: _struct_pb2.Value
+    valid: bool
+    version: int
+    updated_at: _timestamp_pb2.Timestamp
+    source: _common_pb2.Provenance
+    security_level: _common_pb2.SecurityLevel
+    memory_id: str
+    namespace: str
+    def __init__(self, key: _Optional[str] = ..., content: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., valid: _Optional[bool] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., memory_id: _Optional[str] = ..., namespace: _Optional[str] = ...) -> None: ...
+
+class SetMemoryRequest(_message.Message):
+    __slots__ = ("agent_id", "key", "content", "source", "if_version", "security_level", "namespace")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    IF_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SECURITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    key: str
+    content: _struct_pb2.Value
+    source: _common_pb2.Provenance
+    if_version: int
+    security_level: _common_pb2.SecurityLevel
+    namespace: str
+    def __init__(self, agent_id: _Optional[str] = ..., key: _Optional[str] = ..., content: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., if_version: _Optional[int] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., namespace: _Optional[str] = ...) -> None: ...
+
+class SetMemoryResponse(_message.Message):
+    __slots__ = ("entry", "degraded")
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    entry: KeyEntry
+    degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    def __init__(self, entry: _Optional[_Union[KeyEntry, _Mapping]] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+
+class GetKeyRequest(_message.Message):
+    __slots__ = ("agent_id", "key")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    key: str
+    def __init__(self, agent_id: _Optional[str] = ..., key: _Optional[str] = ...) -> None: ...
+
+class GetKeyResponse(_message.Message):
+    __slots__ = ("entry",)
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    entry: KeyEntry
+    def __init__(self, entry: _Optional[_Union[KeyEntry, _Mapping]] = ...) -> None: ...
+
+class ListKeysRequest(_message.Message):
+    __slots__ = ("agent_id", "prefix", "recursive", "page_size", "page_token")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    RECURSIVE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    prefix: str
+    recursive: bool
+    page_size: int
+    page_token: str
+    def __init__(self, agent_id: _Optional[str] = ..., prefix: _Optional[str] = ..., recursive: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListKeysResponse(_message.Message):
+    __slots__ = ("entries", "directories", "next_page_token")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    DIRECTORIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[KeyEntry]
+    directories: _containers.RepeatedScalarFieldContainer[str]
+    next_page_token: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[KeyEntry, _Mapping]]] = ..., directories: _Optional[_Iterable[str]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class KeyHistoryRequest(_message.Message):
+    __slots__ = ("agent_id", "key", "page_size", "page_token")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    key: str
+    page_size: int
+    page_token: str
+    def __init__(self, agent_id: _Optional[str] = ..., key: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class KeyHistoryResponse(_message.Message):
+    __slots__ = ("entries", "next_page_token")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[KeyEntry]
+    next_page_token: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[KeyEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class WorkingMemory(_message.Message):
+    __slots__ = ("scope", "content", "version", "updated_at", "expires_at", "json_schema")
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    JSON_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    scope: _common_pb2.WorkingMemoryScope
+    content: _struct_pb2.Struct
+    version: int
+    updated_at: _timestamp_pb2.Timestamp
+    expires_at: _timestamp_pb2.Timestamp
+    json_schema: _struct_pb2.Struct
+    def __init__(self, scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., json_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class SetWorkingMemoryRequest(_message.Message):
+    __slots__ = ("agent_id", "scope", "content", "mode", "ttl", "json_schema")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    JSON_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    scope: _common_pb2.WorkingMemoryScope
+    content: _struct_pb2.Struct
+    mode: WorkingMemoryMode
+    ttl: _duration_pb2.Duration
+    json_schema: _struct_pb2.Struct
+    def __init__(self, agent_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., mode: _Optional[_Union[WorkingMemoryMode, str]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., json_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class SetWorkingMemoryResponse(_message.Message):
+    __slots__ = ("working_memory",)
+    WORKING_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    working_memory: WorkingMemory
+    def __init__(self, working_memory: _Optional[_Union[WorkingMemory, _Mapping]] = ...) -> None: ...
+
+class GetWorkingMemoryRequest(_message.Message):
+    __slots__ = ("agent_id", "scope")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    scope: _common_pb2.WorkingMemoryScope
+    def __init__(self, agent_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ...) -> None: ...
+
+class GetWorkingMemoryResponse(_message.Message):
+    __slots__ = ("working_memory",)
+    WORKING_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    working_memory: WorkingMemory
+    def __init__(self, working_memory: _Optional[_Union[WorkingMemory, _Mapping]] = ...) -> None: ...
+
+class DeleteWorkingMemoryRequest(_message.Message):
+    __slots__ = ("agent_id", "scope")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    scope: _common_pb2.WorkingMemoryScope
+    def __init__(self, agent_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ...) -> None: ...
+
+class DeleteWorkingMemoryResponse(_message.Message):
+    __slots__ = ("deleted",)
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    deleted: bool
+    def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
+
+class ListWorkingMemoryScopesRequest(_message.Message):
+    __slots__ = ("agent_id", "thread_id", "resource_id", "page_size", "page_token")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    thread_id: str
+    resource_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, agent_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., resource_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListWorkingMemoryScopesResponse(_message.Message):
+    __slots__ = ("scopes", "next_page_token")
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    scopes: _containers.RepeatedCompositeFieldContainer[WorkingMemory]
+    next_page_token: str
+    def __init__(self, scopes: _Optional[_Iterable[_Union[WorkingMemory, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class AgentProfile(_message.Message):
+    __slots__ = ("content", "etag", "updated_at")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    etag: str
+    updated_at: _timestamp_pb2.Timestamp
+    def __init__(self, content: _Optional[str] = ..., etag: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class GetProfileRequest(_message.Message):
+    __slots__ = ("agent_id",)
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class GetProfileResponse(_message.Message):
+    __slots__ = ("profile",)
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    profile: AgentProfile
+    def __init__(self, profile: _Optional[_Union[AgentProfile, _Mapping]] = ...) -> None: ...
+
+class SetProfileRequest(_message.Message):
+    __slots__ = ("agent_id", "content", "if_match")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    IF_MATCH_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    content: str
+    if_match: str
+    def __init__(self, agent_id: _Optional[str] = ..., content: _Optional[str] = ..., if_match: _Optional[str] = ...) -> None: ...
+
+class SetProfileResponse(_message.Message):
+    __slots__ = ("profile",)
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    profile: AgentProfile
+    def __init__(self, profile: _Optional[_Union[AgentProfile, _Mapping]] = ...) -> None: ...
+
+class SessionMessage(_message.Message):
+    __slots__ = ("role", "content", "name", "tool_call_id", "created_at", "seq")
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    role: MessageRole
+    content: str
+    name: str
+    tool_call_id: str
+    created_at: _timestamp_pb2.Timestamp
+    seq: int
+    def __init__(self, role: _Optional[_Union[MessageRole, str]] = ..., content: _Optional[str] = ..., name: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., seq: _Optional[int] = ...) -> None: ...
+
+class FixedZoneEntry(_message.Message):
+    __slots__ = ("kind", "content", "created_at")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    kind: FixedZoneKind
+    content: str
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, kind: _Optional[_Union[FixedZoneKind, str]] = ..., content: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class AppendMessagesRequest(_message.Message):
+    __slots__ = ("agent_id", "session_id", "messages", "ttl")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    messages: _containers.RepeatedCompositeFieldContainer[SessionMessage]
+    ttl: _duration_pb2.Duration
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[SessionMessage, _Mapping]]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class AppendMessagesResponse(_message.Message):
+    __slots__ = ("message_count", "compressed", "degraded")
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    COMPRESSED_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    message_count: int
+    compressed: bool
+    degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    def __init__(self, message_count: _Optional[int] = ..., compressed: _Optional[bool] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+
+class GetSessionWindowRequest(_message.Message):
+    __slots__ = ("agent_id", "session_id", "token_budget")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    token_budget: int
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., token_budget: _Optional[int] = ...) -> None: ...
+
+class GetSessionWindowResponse(_message.Message):
+    __slots__ = ("fixed_zone", "summary", "recent", "tokens_used", "summarizer", "token_counter", "degraded")
+    FIXED_ZONE_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    RECENT_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIZER_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_COUNTER_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    fixed_zone: _containers.RepeatedCompositeFieldContainer[FixedZoneEntry]
+    summary: str
+    recent: _containers.RepeatedCompositeFieldContainer[SessionMessage]
+    tokens_used: int
+    summarizer: str
+    token_counter: str
+    degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    def __init__(self, fixed_zone: _Optional[_Iterable[_Union[FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., recent: _Optional[_Iterable[_Union[SessionMessage, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., summarizer: _Optional[str] = ..., token_counter: _Optional[str] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+
+class InjectInstructionRequest(_message.Message):
+    __slots__ = ("agent_id", "session_id", "kind", "content")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    kind: FixedZoneKind
+    content: str
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., kind: _Optional[_Union[FixedZoneKind, str]] = ..., content: _Optional[str] = ...) -> None: ...
+
+class InjectInstructionResponse(_message.Message):
+    __slots__ = ("fixed_zone",)
+    FIXED_ZONE_FIELD_NUMBER: _ClassVar[int]
+    fixed_zone: _containers.RepeatedCompositeFieldContainer[FixedZoneEntry]
+    def __init__(self, fixed_zone: _Optional[_Iterable[_Union[FixedZoneEntry, _Mapping]]] = ...) -> None: ...
+
+class EndSessionRequest(_message.Message):
+    __slots__ = ("agent_id", "session_id", "extract_memories")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    EXTRACT_MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    extract_memories: bool
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., extract_memories: _Optional[bool] = ...) -> None: ...
+
+class EndSessionResponse(_message.Message):
+    __slots__ = ("summary", "extracted", "degraded")
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTED_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    summary: str
+    extracted: _containers.RepeatedCompositeFieldContainer[_common_pb2.Memory]
+    degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    def __init__(self, summary: _Optional[str] = ..., extracted: _Optional[_Iterable[_Union[_common_pb2.Memory, _Mapping]]] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...

@@ -1,0 +1,3 @@
+from memoryd.main import app
+
+app()

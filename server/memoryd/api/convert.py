@@ -1,0 +1,360 @@
+"""Protobuf <-> domain conversion: the only module that knows both.
+
+Conversion rejects what the wire allows but the domain does not (unknown enum
+numbers, NaN in metadata, malformed field masks) with field-named INVALID_ARGUMENT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import numpy as np
+from google.protobuf import json_format, struct_pb2, timestamp_pb2
+from google.protobuf.message import Message
+
+from memoryd.domain.errors import FieldViolation, InvalidArgument
+from memoryd.domain.models import (
+    Memory,
+    MemoryFilter,
+    MemoryOrder,
+    MemoryType,
+    Provenance,
+    ProvenanceKind,
+    SecurityLevel,
+    TagMatch,
+    Vector,
+)
+from memoryd.domain.requests import (
+    UPDATABLE_FIELDS,
+    Degradation,
+    ListQuery,
+    MemoryDraft,
+    MemoryPage,
+    MemoryPatch,
+    RecallOutcome,
+    RecallQuery,
+    RememberOutcome,
+    ScoreComponents,
+    Scoring,
+    ScoringPreset,
+)
+from memoryd_proto.v1 import common_pb2 as pb
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+
+E = TypeVar("E")
+
+MEMORY_TYPES: dict[int, MemoryType] = {
+    pb.MEMORY_TYPE_PREFERENCE: MemoryType.PREFERENCE,
+    pb.MEMORY_TYPE_FACT: MemoryType.FACT,
+    pb.MEMORY_TYPE_PATTERN: MemoryType.PATTERN,
+    pb.MEMORY_TYPE_SKILL: MemoryType.SKILL,
+    pb.MEMORY_TYPE_EPISODE: MemoryType.EPISODE,
+}
+SECURITY_LEVELS: dict[int, SecurityLevel] = {
+    pb.SECURITY_LEVEL_PUBLIC: SecurityLevel.PUBLIC,
+    pb.SECURITY_LEVEL_INTERNAL: SecurityLevel.INTERNAL,
+    pb.SECURITY_LEVEL_CONFIDENTIAL: SecurityLevel.CONFIDENTIAL,
+    pb.SECURITY_LEVEL_RESTRICTED: SecurityLevel.RESTRICTED,
+}
+PROVENANCE_KINDS: dict[int, ProvenanceKind] = {
+    pb.PROVENANCE_KIND_USER: ProvenanceKind.USER,
+    pb.PROVENANCE_KIND_TOOL: ProvenanceKind.TOOL,
+    pb.PROVENANCE_KIND_WEB: ProvenanceKind.WEB,
+    pb.PROVENANCE_KIND_FILE: ProvenanceKind.FILE,
+    pb.PROVENANCE_KIND_SYSTEM: ProvenanceKind.SYSTEM,
+    pb.PROVENANCE_KIND_AGENT: ProvenanceKind.AGENT,
+}
+TAG_MATCHES = {pb.TAG_MATCH_ANY: TagMatch.ANY, pb.TAG_MATCH_ALL: TagMatch.ALL}
+SCORING_PRESETS = {
+    mpb.SCORING_PRESET_SIMILARITY: ScoringPreset.SIMILARITY,
+    mpb.SCORING_PRESET_DECAYED: ScoringPreset.DECAYED,
+    mpb.SCORING_PRESET_WEIGHTED: ScoringPreset.WEIGHTED,
+}
+MEMORY_ORDERS = {
+    mpb.MEMORY_ORDER_CREATED_DESC: MemoryOrder.CREATED_DESC,
+    mpb.MEMORY_ORDER_CREATED_ASC: MemoryOrder.CREATED_ASC,
+}
+_REVERSE_TYPES = {v: k for k, v in MEMORY_TYPES.items()}
+_REVERSE_KINDS = {v: k for k, v in PROVENANCE_KINDS.items()}
+
+
+# ---------------------------------------------------------------- scalars
+
+
+def enum_value(value: int, mapping: dict[int, E], field: str, *, default: E | None = None) -> E | None:
+    """Map a wire enum number; 0 (UNSPECIFIED) gives ``default``; unknown numbers are invalid."""
+    if value == 0:
+        return default
+    try:
+        return mapping[value]
+    except KeyError:
+        raise InvalidArgument.field(field, f"unknown enum value {value}") from None
+
+
+def enum_list(values: Sequence[int], mapping: dict[int, E], field: str) -> tuple[E, ...]:
+    out: list[E] = []
+    for i, value in enumerate(values):
+        if value not in mapping:
+            raise InvalidArgument.field(f"{field}[{i}]", f"unknown or unspecified enum value {value}")
+        out.append(mapping[value])
+    return tuple(out)
+
+
+def timestamp_from(msg: Message, field: str, path: str | None = None) -> datetime | None:
+    if not msg.HasField(field):
+        return None
+    ts: timestamp_pb2.Timestamp = getattr(msg, field)
+    try:
+        return ts.ToDatetime(tzinfo=UTC)
+    except (ValueError, OverflowError) as exc:
+        raise InvalidArgument.field(path or field, f"invalid timestamp: {exc}") from None
+
+
+def set_timestamp(target: timestamp_pb2.Timestamp, when: datetime | None) -> None:
+    if when is not None:
+        target.FromDatetime(when)
+
+
+def struct_to_dict(msg: Message, field: str, path: str | None = None) -> dict[str, Any]:
+    if not msg.HasField(field):
+        return {}
+    try:
+        value: dict[str, Any] = json_format.MessageToDict(getattr(msg, field))
+    except (ValueError, json_format.Error) as exc:
+        raise InvalidArgument.field(path or field, f"is not valid JSON: {exc}") from None
+    return value
+
+
+def dict_to_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:
+    target.update(data)
+
+
+def vector_from(values: Sequence[float]) -> Vector | None:
+    if len(values) == 0:
+        return None
+    return np.asarray(values, dtype=np.float32)
+
+
+def provenance_from(msg: Message, field: str = "source", path: str | None = None) -> Provenance | None:
+    if not msg.HasField(field):
+        return None
+    src: pb.Provenance = getattr(msg, field)
+    kind = enum_value(src.kind, PROVENANCE_KINDS, f"{path or field}.kind", default=ProvenanceKind.USER)
+    assert kind is not None
+    return Provenance(
+        kind=kind,
+        name=src.name,
+        retrieved_at=timestamp_from(src, "retrieved_at", f"{path or field}.retrieved_at"),
+        locator=src.locator,
+    )
+
+
+# ---------------------------------------------------------------- requests
+
+
+def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
+    memory_type = enum_value(req.memory_type, MEMORY_TYPES, f"{prefix}memory_type", default=MemoryType.FACT)
+    assert memory_type is not None
+    return MemoryDraft(
+        content=req.content,
+        memory_type=memory_type,
+        tags=tuple(req.tags),
+        security_level=enum_value(req.security_level, SECURITY_LEVELS, f"{prefix}security_level"),
+        importance=req.importance if req.HasField("importance") else None,
+        confidence=req.confidence if req.HasField("confidence") else None,
+        namespace=req.namespace,
+        metadata=struct_to_dict(req, "metadata", f"{prefix}metadata"),
+        source=provenance_from(req, "source", f"{prefix}source"),
+        expires_at=timestamp_from(req, "expires_at", f"{prefix}expires_at"),
+        created_at=timestamp_from(req, "created_at", f"{prefix}created_at"),
+        embedding=vector_from(req.embedding),
+    )
+
+
+def batch_drafts_from(req: mpb.RememberBatchRequest) -> list[MemoryDraft]:
+    violations = [
+        FieldViolation(f"items[{i}].agent_id", "must be empty or equal to the batch's agent_id")
+        for i, item in enumerate(req.items)
+        if item.agent_id and item.agent_id != req.agent_id
+    ]
+    if violations:
+        raise InvalidArgument(violations)
+    return [draft_from(item, f"items[{i}].") for i, item in enumerate(req.items)]
+
+
+def _filter_from(req: Any, *, has_archived: bool = True) -> MemoryFilter:
+    level = enum_value(req.max_security_level, SECURITY_LEVELS, "max_security_level", default=SecurityLevel.RESTRICTED)
+    tag_match = enum_value(req.tag_match, TAG_MATCHES, "tag_match", default=TagMatch.ANY)
+    assert level is not None and tag_match is not None
+    created_after = timestamp_from(req, "created_after")
+    created_before = timestamp_from(req, "created_before")
+    if created_after and created_before and created_after >= created_before:
+        raise InvalidArgument.field("created_after", "must be before created_before")
+    return MemoryFilter(
+        namespace=req.namespace if req.HasField("namespace") else None,
+        tags=tuple(req.tags),
+        tag_match=tag_match,
+        memory_types=enum_list(req.memory_types, MEMORY_TYPES, "memory_types"),
+        max_security_level=level,
+        created_after=created_after,
+        created_before=created_before,
+        include_archived=req.include_archived if has_archived else False,
+    )
+
+
+def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
+    scoring = Scoring()
+    if req.HasField("scoring"):
+        s = req.scoring
+        preset = enum_value(s.preset, SCORING_PRESETS, "scoring.preset", default=ScoringPreset.SIMILARITY)
+        assert preset is not None
+        scoring = Scoring(
+            preset=preset,
+            half_life_hours=s.half_life_hours if s.HasField("half_life_hours") else None,
+            similarity_weight=s.similarity_weight if s.HasField("similarity_weight") else None,
+            recency_weight=s.recency_weight if s.HasField("recency_weight") else None,
+            importance_weight=s.importance_weight if s.HasField("importance_weight") else None,
+        )
+    return RecallQuery(
+        query=req.query,
+        embedding=vector_from(req.query_embedding),
+        limit=req.limit if req.limit != 0 else None,
+        filter=_filter_from(req),
+        scoring=scoring,
+        hybrid=req.hybrid if req.HasField("hybrid") else None,
+        min_score=req.min_score,
+    )
+
+
+def list_query_from(req: mpb.ListMemoriesRequest) -> ListQuery:
+    order = enum_value(req.order, MEMORY_ORDERS, "order", default=MemoryOrder.CREATED_DESC)
+    assert order is not None
+    return ListQuery(
+        filter=_filter_from(req),
+        order=order,
+        page_size=req.page_size if req.page_size != 0 else None,
+        page_token=req.page_token,
+    )
+
+
+def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
+    paths = list(req.update_mask.paths)
+    if not paths:
+        raise InvalidArgument.field("update_mask", "must name at least one field")
+    unknown = [p for p in paths if p not in UPDATABLE_FIELDS]
+    if unknown:
+        raise InvalidArgument.field(
+            "update_mask", f"cannot update {', '.join(unknown)}; updatable: {', '.join(sorted(UPDATABLE_FIELDS))}"
+        )
+    m = req.memory
+    values: dict[str, Any] = {
+        "content": m.content,
+        "tags": tuple(m.tags),
+        "importance": m.importance,
+        "confidence": m.confidence,
+        "namespace": m.namespace,
+        "archived": m.archived,
+    }
+    fields = frozenset(paths)
+    if "memory_type" in fields:
+        values["memory_type"] = enum_value(m.memory_type, MEMORY_TYPES, "memory.memory_type", default=MemoryType.FACT)
+    if "security_level" in fields:
+        level = enum_value(m.security_level, SECURITY_LEVELS, "memory.security_level")
+        if level is None:
+            raise InvalidArgument.field("memory.security_level", "must be set when in update_mask")
+        values["security_level"] = level
+    if "metadata" in fields:
+        values["metadata"] = struct_to_dict(m, "metadata", "memory.metadata")
+    if "source" in fields:
+        values["source"] = provenance_from(m, "source", "memory.source")
+    if "expires_at" in fields:
+        values["expires_at"] = timestamp_from(m, "expires_at", "memory.expires_at")
+    return MemoryPatch(
+        fields=fields,
+        values={k: v for k, v in values.items() if k in fields},
+        if_version=req.if_version if req.HasField("if_version") else None,
+        embedding=vector_from(req.embedding),
+    )
+
+
+# ---------------------------------------------------------------- responses
+
+
+def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
+    msg = pb.Memory() if out is None else out
+    msg.id = m.id
+    msg.tenant_id = m.tenant_id
+    msg.agent_id = m.agent_id
+    msg.namespace = m.namespace
+    msg.content = m.content
+    msg.memory_type = _REVERSE_TYPES[m.memory_type]  # type: ignore[assignment]
+    msg.tags.extend(m.tags)
+    msg.security_level = int(m.security_level)  # type: ignore[assignment]
+    msg.importance = m.importance
+    msg.confidence = m.confidence
+    if m.source is not None:
+        msg.source.kind = _REVERSE_KINDS[m.source.kind]  # type: ignore[assignment]
+        msg.source.name = m.source.name
+        msg.source.locator = m.source.locator
+        set_timestamp(msg.source.retrieved_at, m.source.retrieved_at)
+    if m.metadata:
+        dict_to_struct(msg.metadata, m.metadata)
+    set_timestamp(msg.created_at, m.created_at)
+    set_timestamp(msg.updated_at, m.updated_at)
+    set_timestamp(msg.accessed_at, m.accessed_at)
+    set_timestamp(msg.expires_at, m.expires_at)
+    msg.access_count = m.access_count
+    msg.version = m.version
+    msg.archived = m.archived
+    msg.key = m.key
+    msg.embedding_model = m.embedding_model
+    msg.embedding_dimension = m.embedding_dimension
+    msg.supersedes = m.supersedes
+    return msg
+
+
+def degraded_to_proto(items: Sequence[Degradation]) -> list[pb.Degradation]:
+    return [pb.Degradation(component=d.component, reason=d.reason) for d in items]
+
+
+def remember_response(outcome: RememberOutcome) -> mpb.RememberResponse:
+    resp = mpb.RememberResponse(deduplicated=outcome.deduplicated)
+    memory_to_proto(outcome.memory, resp.memory)
+    return resp
+
+
+def remember_batch_response(outcomes: Sequence[RememberOutcome]) -> mpb.RememberBatchResponse:
+    resp = mpb.RememberBatchResponse()
+    for outcome in outcomes:
+        result = resp.results.add(deduplicated=outcome.deduplicated)
+        memory_to_proto(outcome.memory, result.memory)
+    return resp
+
+
+def _components_to_proto(c: ScoreComponents, out: mpb.ScoreComponents) -> None:
+    out.similarity = c.similarity
+    out.recency = c.recency
+    out.importance = c.importance
+    out.decayed = c.decayed
+    out.weighted = c.weighted
+    out.keyword = c.keyword
+    out.fused = c.fused
+
+
+def recall_response(outcome: RecallOutcome) -> mpb.RecallResponse:
+    resp = mpb.RecallResponse(embedding_model=outcome.embedding_model)
+    for scored in outcome.results:
+        result = resp.results.add(score=scored.score)
+        memory_to_proto(scored.memory, result.memory)
+        _components_to_proto(scored.components, result.components)
+    resp.degraded.extend(degraded_to_proto(outcome.degraded))
+    return resp
+
+
+def list_response(page: MemoryPage) -> mpb.ListMemoriesResponse:
+    resp = mpb.ListMemoriesResponse(next_page_token=page.next_page_token)
+    for memory in page.memories:
+        memory_to_proto(memory, resp.memories.add())
+    return resp

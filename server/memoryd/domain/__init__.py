@@ -1,0 +1,1 @@
+"""Typed domain objects and the error hierarchy; no protobuf, no storage details."""

@@ -1,0 +1,94 @@
+"""One exception hierarchy. Each class names the gRPC status it maps to; the API
+layer's error interceptor is the only place that turns them into gRPC errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import ClassVar
+
+
+@dataclass(frozen=True, slots=True)
+class FieldViolation:
+    """One invalid field: its path in the request (e.g. ``items[3].content``) and why."""
+
+    field: str
+    description: str
+
+
+class MemorydError(Exception):
+    """Base of every error memoryd raises on purpose."""
+
+    #: Name of the grpc.StatusCode member this error maps to.
+    status: ClassVar[str] = "INTERNAL"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidArgument(MemorydError):
+    """Bad input; carries field violations (google.rpc.BadRequest on the wire)."""
+
+    status = "INVALID_ARGUMENT"
+
+    def __init__(self, violations: Iterable[FieldViolation] | FieldViolation) -> None:
+        self.violations = (
+            [violations] if isinstance(violations, FieldViolation) else list(violations)
+        )
+        summary = "; ".join(f"{v.field}: {v.description}" for v in self.violations)
+        super().__init__(f"invalid argument: {summary}")
+
+    @classmethod
+    def field(cls, field: str, description: str) -> InvalidArgument:
+        return cls(FieldViolation(field, description))
+
+
+class NotFound(MemorydError):
+    status = "NOT_FOUND"
+
+
+class AlreadyExists(MemorydError):
+    status = "ALREADY_EXISTS"
+
+
+class FailedPrecondition(MemorydError):
+    """A precondition of the request (if_version, if_match, ...) does not hold."""
+
+    status = "FAILED_PRECONDITION"
+
+
+class PermissionDenied(MemorydError):
+    status = "PERMISSION_DENIED"
+
+
+class Unauthenticated(MemorydError):
+    status = "UNAUTHENTICATED"
+
+
+class ResourceExhausted(MemorydError):
+    """A quota or limit was reached; the message names the limit."""
+
+    status = "RESOURCE_EXHAUSTED"
+
+
+class Unavailable(MemorydError):
+    """A dependency needed to serve the request safely is down; retry later."""
+
+    status = "UNAVAILABLE"
+
+
+class Unimplemented(MemorydError):
+    status = "UNIMPLEMENTED"
+
+
+class DeadlineExceeded(MemorydError):
+    status = "DEADLINE_EXCEEDED"
+
+
+class EmbeddingError(Unavailable):
+    """The embedding provider failed (timeout, HTTP error, model error)."""
+
+
+class StoreError(Unavailable):
+    """The storage backend failed."""

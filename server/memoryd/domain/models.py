@@ -1,0 +1,148 @@
+"""Domain objects for long-term memories: what services and stores exchange."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class MemoryType(enum.StrEnum):
+    PREFERENCE = "preference"
+    FACT = "fact"
+    PATTERN = "pattern"
+    SKILL = "skill"
+    EPISODE = "episode"
+
+
+class SecurityLevel(enum.IntEnum):
+    """Ordered: a caller cleared for a level sees it and every level below."""
+
+    PUBLIC = 1
+    INTERNAL = 2
+    CONFIDENTIAL = 3
+    RESTRICTED = 4
+
+
+class ProvenanceKind(enum.StrEnum):
+    USER = "user"
+    TOOL = "tool"
+    WEB = "web"
+    FILE = "file"
+    SYSTEM = "system"
+    AGENT = "agent"
+
+
+#: Kinds whose provenance must carry name, retrieved_at and locator.
+PROVENANCE_REQUIRED_KINDS = frozenset({ProvenanceKind.TOOL, ProvenanceKind.WEB, ProvenanceKind.FILE})
+
+
+class TagMatch(enum.StrEnum):
+    ANY = "any"
+    ALL = "all"
+
+
+class MemoryOrder(enum.StrEnum):
+    CREATED_DESC = "created_desc"
+    CREATED_ASC = "created_asc"
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """The isolation boundary: every record belongs to exactly one."""
+
+    tenant_id: str
+    agent_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    kind: ProvenanceKind
+    name: str = ""
+    retrieved_at: datetime | None = None
+    locator: str = ""
+
+
+@dataclass(slots=True)
+class Memory:
+    """A long-term memory as stored. ``vector`` is unit-length float32 (or None when
+    a store returns a record without its vector)."""
+
+    id: str
+    tenant_id: str
+    agent_id: str
+    content: str
+    created_at: datetime
+    updated_at: datetime
+    namespace: str = ""
+    memory_type: MemoryType = MemoryType.FACT
+    tags: tuple[str, ...] = ()
+    security_level: SecurityLevel = SecurityLevel.INTERNAL
+    importance: float = 0.5
+    confidence: float = 1.0
+    source: Provenance | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    accessed_at: datetime | None = None
+    access_count: int = 0
+    version: int = 1
+    archived: bool = False
+    expires_at: datetime | None = None
+    key: str = ""
+    embedding_model: str = ""
+    embedding_dimension: int = 0
+    supersedes: str = ""
+    vector: Vector | None = None
+
+    @property
+    def partition(self) -> Partition:
+        return Partition(self.tenant_id, self.agent_id)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Predicates a store applies inside its query (never after the fact in Python
+    for isolation-relevant fields). Empty tuples mean "no constraint"."""
+
+    namespace: str | None = None
+    tags: tuple[str, ...] = ()
+    tag_match: TagMatch = TagMatch.ANY
+    memory_types: tuple[MemoryType, ...] = ()
+    max_security_level: SecurityLevel = SecurityLevel.RESTRICTED
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    include_archived: bool = False
+    #: Exclude memories whose expires_at is at or before this instant.
+    not_expired_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PageCursor:
+    """Keyset position: the (created_at, id) of the last item already returned."""
+
+    created_at: datetime
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    memory: Memory
+    #: Cosine similarity in [-1, 1].
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class AccessUpdate:
+    """Accumulated reads of one memory, flushed in batches by the access buffer."""
+
+    count: int
+    last_accessed_at: datetime

@@ -1,0 +1,40 @@
+"""Who is calling: a principal from the transport, and the scope of one call."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from memoryd.domain.models import Partition, SecurityLevel
+
+
+class Role(enum.StrEnum):
+    READ = "read"
+    WRITE = "write"
+    ADMIN = "admin"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """An authenticated caller. ``agents`` containing "*" allows every agent."""
+
+    name: str
+    tenant_id: str
+    agents: frozenset[str]
+    clearance: SecurityLevel
+    roles: frozenset[Role]
+
+    def may_act_for(self, agent_id: str) -> bool:
+        return "*" in self.agents or agent_id in self.agents
+
+
+@dataclass(frozen=True, slots=True)
+class CallScope:
+    """What one request may touch: its partition and the caller's clearance."""
+
+    principal: Principal
+    partition: Partition
+
+    @property
+    def clearance(self) -> SecurityLevel:
+        return self.principal.clearance

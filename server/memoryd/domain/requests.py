@@ -1,0 +1,141 @@
+"""Inputs and outputs of the memory service, independent of the wire format."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memoryd.domain.models import (
+    Memory,
+    MemoryFilter,
+    MemoryOrder,
+    MemoryType,
+    Provenance,
+    SecurityLevel,
+    Vector,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDraft:
+    """What a caller asks to remember. ``None`` fields take server defaults."""
+
+    content: str
+    memory_type: MemoryType = MemoryType.FACT
+    tags: tuple[str, ...] = ()
+    security_level: SecurityLevel | None = None
+    importance: float | None = None
+    confidence: float | None = None
+    namespace: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source: Provenance | None = None
+    expires_at: datetime | None = None
+    created_at: datetime | None = None
+    embedding: Vector | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RememberOutcome:
+    memory: Memory
+    deduplicated: bool = False
+
+
+class ScoringPreset(enum.StrEnum):
+    SIMILARITY = "similarity"
+    DECAYED = "decayed"
+    WEIGHTED = "weighted"
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    preset: ScoringPreset = ScoringPreset.SIMILARITY
+    half_life_hours: float | None = None
+    similarity_weight: float | None = None
+    recency_weight: float | None = None
+    importance_weight: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreComponents:
+    similarity: float = 0.0
+    recency: float = 0.0
+    importance: float = 0.0
+    decayed: float = 0.0
+    weighted: float = 0.0
+    keyword: float = 0.0
+    fused: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecallQuery:
+    query: str = ""
+    embedding: Vector | None = None
+    limit: int | None = None
+    filter: MemoryFilter = field(default_factory=MemoryFilter)
+    scoring: Scoring = field(default_factory=Scoring)
+    hybrid: bool | None = None
+    min_score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredMemory:
+    memory: Memory
+    score: float
+    components: ScoreComponents
+
+
+@dataclass(frozen=True, slots=True)
+class Degradation:
+    component: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecallOutcome:
+    results: list[ScoredMemory]
+    embedding_model: str
+    degraded: tuple[Degradation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    filter: MemoryFilter = field(default_factory=MemoryFilter)
+    order: MemoryOrder = MemoryOrder.CREATED_DESC
+    page_size: int | None = None
+    page_token: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    memories: list[Memory]
+    next_page_token: str = ""
+
+
+#: Fields UpdateMemory may replace (names match the wire's update_mask paths).
+UPDATABLE_FIELDS = frozenset(
+    {
+        "content",
+        "memory_type",
+        "tags",
+        "security_level",
+        "importance",
+        "confidence",
+        "namespace",
+        "metadata",
+        "source",
+        "expires_at",
+        "archived",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPatch:
+    """New values for the fields named in ``fields`` (a subset of UPDATABLE_FIELDS)."""
+
+    fields: frozenset[str]
+    values: dict[str, Any]
+    if_version: int | None = None
+    embedding: Vector | None = None

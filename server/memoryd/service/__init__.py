@@ -1,0 +1,1 @@
+"""Backend-agnostic service logic: validation, embedding, scoring, batching."""

@@ -1,0 +1,296 @@
+"""Long-term memory operations: remember, recall, get, list, update, forget."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+
+from memoryd.config import LimitsSettings, RecallSettings
+from memoryd.domain.errors import (
+    FailedPrecondition,
+    FieldViolation,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+)
+from memoryd.domain.models import (
+    Memory,
+    MemoryFilter,
+    PageCursor,
+    SecurityLevel,
+    Vector,
+    utcnow,
+)
+from memoryd.domain.principal import CallScope
+from memoryd.domain.requests import (
+    ListQuery,
+    MemoryDraft,
+    MemoryPage,
+    MemoryPatch,
+    RecallOutcome,
+    RecallQuery,
+    RememberOutcome,
+    ScoredMemory,
+)
+from memoryd.embedding.base import Embedder
+from memoryd.service import validation as check
+from memoryd.service.access_stats import AccessStatsBuffer
+from memoryd.service.pagination import PageTokenCodec, fingerprint
+from memoryd.service.scoring import Scorer
+from memoryd.service.validation import Violations
+from memoryd.service.write_batcher import WriteBatcher
+from memoryd.storage.base import Store
+
+DEFAULT_SECURITY_LEVEL = SecurityLevel.INTERNAL
+DEFAULT_PAGE_SIZE = 50
+#: Candidates fetched per requested result when the scoring preset can reorder them.
+RERANK_FACTOR = 4
+MIN_RERANK_CANDIDATES = 50
+
+
+class MemoryService:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        embedder: Embedder,
+        writer: WriteBatcher,
+        access: AccessStatsBuffer,
+        page_tokens: PageTokenCodec,
+        limits: LimitsSettings,
+        recall: RecallSettings,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._writer = writer
+        self._access = access
+        self._page_tokens = page_tokens
+        self._limits = limits
+        self._recall = recall
+
+    # ------------------------------------------------------------------ writes
+
+    async def remember(self, scope: CallScope, draft: MemoryDraft) -> RememberOutcome:
+        return (await self.remember_batch(scope, [draft], field_prefix=""))[0]
+
+    async def remember_batch(
+        self, scope: CallScope, drafts: Sequence[MemoryDraft], *, field_prefix: str = "items"
+    ) -> list[RememberOutcome]:
+        if not drafts:
+            raise InvalidArgument.field(field_prefix or "items", "must not be empty")
+        if len(drafts) > self._limits.max_batch_size:
+            raise InvalidArgument.field(
+                field_prefix or "items",
+                f"has {len(drafts)} items; the limit is {self._limits.max_batch_size} (limits.max_batch_size)",
+            )
+        now = utcnow()
+        violations = Violations()
+        for i, draft in enumerate(drafts):
+            prefix = f"{field_prefix}[{i}]." if field_prefix else ""
+            violations.extend(self._draft_violations(draft, now, prefix))
+        violations.raise_if_any()
+        for i, draft in enumerate(drafts):
+            level = draft.security_level or DEFAULT_SECURITY_LEVEL
+            if level > scope.clearance:
+                where = f"{field_prefix}[{i}].security_level" if field_prefix else "security_level"
+                raise PermissionDenied(f"{where}: {level.name} is above the caller's clearance")
+
+        vectors = await self._vectors_for(drafts)
+        memories = [self._new_memory(scope, draft, vector, now) for draft, vector in zip(drafts, vectors, strict=True)]
+        await self._writer.submit(scope.partition, memories)
+        return [RememberOutcome(memory=m) for m in memories]
+
+    async def update(self, scope: CallScope, memory_id: str, patch: MemoryPatch) -> Memory:
+        current = await self._get_visible(scope, memory_id, with_vectors=True)
+        if patch.if_version is not None and patch.if_version != current.version:
+            raise FailedPrecondition(
+                f"if_version {patch.if_version} does not match the current version {current.version}"
+            )
+        now = utcnow()
+        values = patch.values
+        v = Violations("memory.")
+        if "content" in patch.fields:
+            check.check_content(v, values["content"], self._limits)
+        if "tags" in patch.fields:
+            check.check_tags(v, values["tags"], self._limits)
+        for name in ("importance", "confidence"):
+            if name in patch.fields:
+                check.check_unit_interval(v, values[name], name)
+        if "namespace" in patch.fields:
+            check.check_namespace(v, values["namespace"], self._limits)
+        if "metadata" in patch.fields:
+            check.check_metadata(v, values["metadata"], self._limits)
+        if "source" in patch.fields:
+            check.check_source(v, values["source"])
+        if "expires_at" in patch.fields:
+            check.check_future(v, values["expires_at"], now, "expires_at")
+        top_level = Violations()
+        check.check_embedding(top_level, patch.embedding, self._embedder.dimension, "embedding")
+        v.extend(top_level.items)
+        v.raise_if_any()
+        level = values.get("security_level") if "security_level" in patch.fields else None
+        if level is not None and level > scope.clearance:
+            raise PermissionDenied(f"memory.security_level: {level.name} is above the caller's clearance")
+
+        changes = {name: values[name] for name in patch.fields}
+        if "tags" in changes:
+            changes["tags"] = _normalise_tags(changes["tags"])
+        updated = dataclasses.replace(current, **changes, updated_at=now, version=current.version + 1)
+        if "content" in patch.fields or patch.embedding is not None:
+            if patch.embedding is not None:
+                vector = _unit(patch.embedding)
+            else:
+                vector = (await self._embedder.embed([updated.content]))[0]
+            updated.vector = vector
+            updated.embedding_model = self._embedder.model_id
+            updated.embedding_dimension = self._embedder.dimension
+        await self._writer.submit(scope.partition, [updated])
+        return updated
+
+    async def forget(self, scope: CallScope, ids: Sequence[str]) -> list[str]:
+        if not ids:
+            raise InvalidArgument.field("ids", "must not be empty")
+        if len(ids) > self._limits.max_batch_size:
+            raise InvalidArgument.field("ids", f"has {len(ids)} ids; the limit is {self._limits.max_batch_size}")
+        # Memories above the caller's clearance behave as if they did not exist.
+        visible = [m.id for m in await self._store.get(scope.partition, list(dict.fromkeys(ids))) if m.security_level <= scope.clearance]
+        if not visible:
+            return []
+        return await self._store.delete(scope.partition, visible)
+
+    # ------------------------------------------------------------------ reads
+
+    async def get(self, scope: CallScope, memory_id: str) -> Memory:
+        memory = await self._get_visible(scope, memory_id)
+        self._access.record(scope.partition, [memory.id], utcnow())
+        return memory
+
+    async def recall(self, scope: CallScope, query: RecallQuery) -> RecallOutcome:
+        v = Violations()
+        check.check_limit(v, query.limit, self._limits.max_top_k, "limit")
+        if query.embedding is None and not query.query.strip():
+            v.add("query", "must not be empty unless query_embedding is given")
+        if len(query.query.encode()) > self._limits.max_content_bytes:
+            v.add("query", f"longer than {self._limits.max_content_bytes} bytes")
+        check.check_embedding(v, query.embedding, self._embedder.dimension, "query_embedding")
+        check.check_tags(v, query.filter.tags, self._limits)
+        check.check_namespace(v, query.filter.namespace, self._limits)
+        if query.scoring.half_life_hours is not None and not query.scoring.half_life_hours > 0:
+            v.add("scoring.half_life_hours", "must be positive")
+        v.raise_if_any()
+
+        limit = query.limit or self._recall.default_limit
+        now = utcnow()
+        flt = self._visible_filter(scope, query.filter, now)
+        scorer = Scorer.resolve(query.scoring, self._recall)
+        if query.embedding is not None:
+            vector = _unit(query.embedding)
+        else:
+            vector = (await self._embedder.embed([query.query], kind="query"))[0]
+        candidates = max(limit * RERANK_FACTOR, MIN_RERANK_CANDIDATES) if scorer.reranks else limit
+        hits = await self._store.search(scope.partition, vector, flt, candidates)
+        scored = []
+        for hit in hits:
+            score, components = scorer.score(hit.memory, hit.similarity, now)
+            if score >= query.min_score:
+                scored.append(ScoredMemory(hit.memory, score, components))
+        scored.sort(key=lambda s: s.score, reverse=True)
+        results = scored[:limit]
+        self._access.record(scope.partition, (s.memory.id for s in results), now)
+        return RecallOutcome(results=results, embedding_model=self._embedder.model_id)
+
+    async def list(self, scope: CallScope, query: ListQuery) -> MemoryPage:
+        v = Violations()
+        check.check_limit(v, query.page_size, self._limits.max_page_size, "page_size")
+        check.check_tags(v, query.filter.tags, self._limits)
+        check.check_namespace(v, query.filter.namespace, self._limits)
+        v.raise_if_any()
+        page_size = query.page_size or DEFAULT_PAGE_SIZE
+        flt = self._visible_filter(scope, query.filter, None)
+        query_print = fingerprint(scope.partition, [dataclasses.asdict(flt), query.order.value])
+        cursor = self._page_tokens.decode(query.page_token, query_print) if query.page_token else None
+        # not_expired_at is evaluated per page so a long listing sees a consistent "now".
+        flt = dataclasses.replace(flt, not_expired_at=utcnow())
+        rows = await self._store.list(scope.partition, flt, order=query.order, after=cursor, limit=page_size + 1)
+        page, more = rows[:page_size], len(rows) > page_size
+        token = ""
+        if more:
+            last = page[-1]
+            token = self._page_tokens.encode(PageCursor(last.created_at, last.id), query_print)
+        return MemoryPage(memories=page, next_page_token=token)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _visible_filter(self, scope: CallScope, flt: MemoryFilter, now: datetime | None) -> MemoryFilter:
+        """A request may lower its ceiling, never raise it above the caller's clearance."""
+        ceiling = min(flt.max_security_level, scope.clearance)
+        return dataclasses.replace(flt, max_security_level=ceiling, not_expired_at=now)
+
+    async def _get_visible(self, scope: CallScope, memory_id: str, *, with_vectors: bool = False) -> Memory:
+        if not memory_id:
+            raise InvalidArgument.field("id", "must not be empty")
+        found = await self._store.get(scope.partition, [memory_id], with_vectors=with_vectors)
+        if not found or found[0].security_level > scope.clearance:
+            raise NotFound(f"memory {memory_id!r} not found")
+        return found[0]
+
+    def _draft_violations(self, draft: MemoryDraft, now: datetime, prefix: str) -> list[FieldViolation]:
+        v = Violations(prefix)
+        check.check_content(v, draft.content, self._limits)
+        check.check_tags(v, draft.tags, self._limits)
+        check.check_unit_interval(v, draft.importance, "importance")
+        check.check_unit_interval(v, draft.confidence, "confidence")
+        check.check_namespace(v, draft.namespace, self._limits)
+        check.check_metadata(v, draft.metadata, self._limits)
+        check.check_source(v, draft.source)
+        check.check_future(v, draft.expires_at, now, "expires_at")
+        if draft.created_at is not None and draft.created_at > now:
+            v.add("created_at", "must not be in the future")
+        check.check_embedding(v, draft.embedding, self._embedder.dimension, "embedding")
+        return v.items
+
+    async def _vectors_for(self, drafts: Sequence[MemoryDraft]) -> list[Vector]:
+        vectors: list[Vector | None] = [None if d.embedding is None else _unit(d.embedding) for d in drafts]
+        missing = [i for i, vec in enumerate(vectors) if vec is None]
+        if missing:
+            embedded = await self._embedder.embed([drafts[i].content for i in missing])
+            for row, i in enumerate(missing):
+                vectors[i] = embedded[row]
+        return [vec for vec in vectors if vec is not None]
+
+    def _new_memory(self, scope: CallScope, draft: MemoryDraft, vector: Vector, now: datetime) -> Memory:
+        created = draft.created_at or now
+        return Memory(
+            id=str(uuid.uuid4()),
+            tenant_id=scope.partition.tenant_id,
+            agent_id=scope.partition.agent_id,
+            namespace=draft.namespace,
+            content=draft.content,
+            memory_type=draft.memory_type,
+            tags=_normalise_tags(draft.tags),
+            security_level=draft.security_level or DEFAULT_SECURITY_LEVEL,
+            importance=0.5 if draft.importance is None else draft.importance,
+            confidence=1.0 if draft.confidence is None else draft.confidence,
+            source=draft.source,
+            metadata=dict(draft.metadata),
+            created_at=created,
+            updated_at=created,
+            expires_at=draft.expires_at,
+            embedding_model=self._embedder.model_id,
+            embedding_dimension=self._embedder.dimension,
+            vector=vector,
+        )
+
+
+def _normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:
+    """Trimmed, de-duplicated, order kept."""
+    return tuple(dict.fromkeys(t.strip() for t in tags))
+
+
+def _unit(vector: Vector) -> Vector:
+    vec = np.asarray(vector, dtype=np.float32)
+    return vec / np.float32(np.linalg.norm(vec))

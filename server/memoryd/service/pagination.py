@@ -1,0 +1,79 @@
+"""Opaque page tokens: signed, and bound to the caller's partition and the query.
+
+A token is base64url(JSON payload) + "." + base64url(HMAC-SHA256). The payload holds
+the keyset cursor and a fingerprint of (partition, query); a token replayed for
+another partition or another query is rejected like a forged one.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.models import PageCursor, Partition
+
+_FIELD = "page_token"
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def fingerprint(partition: Partition, query: Any) -> str:
+    """Stable digest of who asks and what; ``query`` must be JSON-serialisable."""
+    body = json.dumps(
+        [partition.tenant_id, partition.agent_id, query], sort_keys=True, default=str
+    ).encode()
+    return hashlib.sha256(body).hexdigest()[:32]
+
+
+class PageTokenCodec:
+    def __init__(self, secret: bytes) -> None:
+        if len(secret) < 16:
+            raise ValueError("page token secret must be at least 16 bytes")
+        self._secret = secret
+
+    @classmethod
+    def from_data_dir(cls, data_dir: Path) -> PageTokenCodec:
+        """Use (or create, mode 0600) the data dir's secret so tokens survive restarts."""
+        path = data_dir / "page_token.key"
+        if not path.exists():
+            data_dir.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(secrets.token_bytes(32))
+            path.chmod(0o600)
+        return cls(path.read_bytes())
+
+    def _sign(self, payload: bytes) -> bytes:
+        return hmac.new(self._secret, payload, hashlib.sha256).digest()
+
+    def encode(self, cursor: PageCursor, query_fingerprint: str) -> str:
+        payload = json.dumps(
+            {"t": cursor.created_at.isoformat(), "i": cursor.id, "q": query_fingerprint},
+            separators=(",", ":"),
+        ).encode()
+        return f"{_b64(payload)}.{_b64(self._sign(payload))}"
+
+    def decode(self, token: str, query_fingerprint: str) -> PageCursor:
+        try:
+            body, signature = token.split(".", 1)
+            payload = _unb64(body)
+            valid = hmac.compare_digest(_unb64(signature), self._sign(payload))
+        except ValueError:
+            valid = False
+        if not valid:
+            raise InvalidArgument.field(_FIELD, "malformed or not issued by this server")
+        data = json.loads(payload)
+        if data.get("q") != query_fingerprint:
+            raise InvalidArgument.field(_FIELD, "was issued for a different query or caller")
+        return PageCursor(created_at=datetime.fromisoformat(data["t"]), id=str(data["i"]))

@@ -1,0 +1,123 @@
+"""Semantic validation of service inputs. Every failure names the request field."""
+
+from __future__ import annotations
+
+import json
+import math
+import unicodedata
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memoryd.config import LimitsSettings
+from memoryd.domain.errors import FieldViolation, InvalidArgument
+from memoryd.domain.models import PROVENANCE_REQUIRED_KINDS, Provenance, Vector
+
+
+def has_control_chars(text: str) -> bool:
+    return any(unicodedata.category(ch) == "Cc" for ch in text)
+
+
+class Violations:
+    """Collects field violations; ``raise_if_any`` raises one InvalidArgument for all."""
+
+    def __init__(self, prefix: str = "") -> None:
+        self._prefix = prefix
+        self.items: list[FieldViolation] = []
+
+    def add(self, field: str, description: str) -> None:
+        self.items.append(FieldViolation(f"{self._prefix}{field}", description))
+
+    def extend(self, other: Iterable[FieldViolation]) -> None:
+        self.items.extend(other)
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise InvalidArgument(self.items)
+
+
+def check_content(v: Violations, content: str, limits: LimitsSettings, field: str = "content") -> None:
+    if not content.strip():
+        v.add(field, "must not be empty")
+        return
+    size = len(content.encode("utf-8"))
+    if size > limits.max_content_bytes:
+        v.add(field, f"is {size} bytes; the limit is {limits.max_content_bytes} (limits.max_content_bytes)")
+    if "\x00" in content:
+        v.add(field, "must not contain NUL characters")
+
+
+def check_tags(v: Violations, tags: Iterable[str], limits: LimitsSettings, field: str = "tags") -> None:
+    tags = list(tags)
+    if len(tags) > limits.max_tags:
+        v.add(field, f"has {len(tags)} tags; the limit is {limits.max_tags}")
+    for i, tag in enumerate(tags):
+        if not tag.strip():
+            v.add(f"{field}[{i}]", "must not be empty")
+        elif len(tag.encode()) > limits.max_tag_bytes:
+            v.add(f"{field}[{i}]", f"longer than {limits.max_tag_bytes} bytes")
+        elif has_control_chars(tag):
+            v.add(f"{field}[{i}]", "must not contain control characters")
+
+
+def check_unit_interval(v: Violations, value: float | None, field: str) -> None:
+    if value is not None and not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        v.add(field, f"must be between 0 and 1, got {value}")
+
+
+def check_namespace(v: Violations, namespace: str | None, limits: LimitsSettings, field: str = "namespace") -> None:
+    if namespace is None:
+        return
+    if len(namespace.encode()) > limits.max_namespace_bytes:
+        v.add(field, f"longer than {limits.max_namespace_bytes} bytes")
+    if has_control_chars(namespace):
+        v.add(field, "must not contain control characters")
+
+
+def check_metadata(v: Violations, metadata: dict[str, Any], limits: LimitsSettings, field: str = "metadata") -> None:
+    try:
+        encoded = json.dumps(metadata, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        v.add(field, f"is not valid JSON: {exc}")
+        return
+    if len(encoded.encode()) > limits.max_metadata_bytes:
+        v.add(field, f"is {len(encoded.encode())} bytes as JSON; the limit is {limits.max_metadata_bytes}")
+
+
+def check_source(v: Violations, source: Provenance | None, field: str = "source") -> None:
+    if source is None or source.kind not in PROVENANCE_REQUIRED_KINDS:
+        return
+    missing = [
+        name
+        for name, present in (
+            ("name", bool(source.name.strip())),
+            ("retrieved_at", source.retrieved_at is not None),
+            ("locator", bool(source.locator.strip())),
+        )
+        if not present
+    ]
+    for name in missing:
+        v.add(f"{field}.{name}", f"is required for provenance kind {source.kind.value}")
+
+
+def check_future(v: Violations, when: datetime | None, now: datetime, field: str) -> None:
+    if when is not None and when <= now:
+        v.add(field, "must be in the future")
+
+
+def check_embedding(v: Violations, embedding: Vector | None, dimension: int, field: str) -> None:
+    if embedding is None:
+        return
+    if embedding.shape != (dimension,):
+        v.add(field, f"has dimension {embedding.shape[0] if embedding.ndim else 0}; this daemon embeds in {dimension}")
+    elif not np.all(np.isfinite(embedding)):
+        v.add(field, "contains NaN or infinite values")
+    elif not np.any(embedding):
+        v.add(field, "must not be the zero vector")
+
+
+def check_limit(v: Violations, value: int | None, maximum: int, field: str) -> None:
+    if value is not None and not 1 <= value <= maximum:
+        v.add(field, f"must be between 1 and {maximum}, got {value}")

@@ -1,0 +1,96 @@
+"""Coalesces concurrent writes into few store commits (LanceDB commits are slow).
+
+Callers await ``submit``; a single background task takes everything queued, groups it
+by partition and writes each group with one ``Store.upsert``. While one commit runs,
+new writes accumulate for the next: throughput grows with concurrency and a lone
+write pays for one commit only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import structlog
+
+from memoryd.domain.errors import StoreError, Unavailable
+from memoryd.domain.models import Memory, Partition
+from memoryd.storage.base import Store
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class _Pending:
+    partition: Partition
+    memories: Sequence[Memory]
+    done: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class WriteBatcher:
+    def __init__(self, store: Store, *, max_batch: int) -> None:
+        self._store = store
+        self._max_batch = max_batch
+        self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="write-batcher")
+
+    async def submit(self, partition: Partition, memories: Sequence[Memory]) -> None:
+        """Returns once the memories are committed to the store."""
+        if self._closing or self._task is None:
+            raise Unavailable("the server is shutting down; write not accepted")
+        pending = _Pending(partition, memories)
+        self._queue.put_nowait(pending)
+        await asyncio.shield(pending.done)
+
+    async def close(self) -> None:
+        """Commit everything already accepted, then stop."""
+        self._closing = True
+        if self._task is None:
+            return
+        await self._queue.join()
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            batch = [await self._queue.get()]
+            size = len(batch[0].memories)
+            while size < self._max_batch and not self._queue.empty():
+                item = self._queue.get_nowait()
+                batch.append(item)
+                size += len(item.memories)
+            try:
+                await self._commit(batch)
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+
+    async def _commit(self, batch: list[_Pending]) -> None:
+        groups: dict[Partition, list[_Pending]] = {}
+        for item in batch:
+            groups.setdefault(item.partition, []).append(item)
+        for partition, items in groups.items():
+            memories = [m for item in items for m in item.memories]
+            error: BaseException | None = None
+            try:
+                await self._store.upsert(partition, memories)
+            except StoreError as exc:
+                error = exc
+            except Exception as exc:
+                log.exception("store upsert failed", records=len(memories))
+                error = StoreError(f"store write failed: {type(exc).__name__}")
+            for item in items:
+                if item.done.done():
+                    continue
+                if error is None:
+                    item.done.set_result(None)
+                else:
+                    item.done.set_exception(error)

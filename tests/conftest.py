@@ -1,0 +1,107 @@
+"""Shared fixtures: a real memoryd daemon in a subprocess, reached over real gRPC."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import pytest
+
+from memoryd_proto.v1 import memory_service_pb2_grpc
+
+REPO = Path(__file__).resolve().parent.parent
+#: Generous: the first start also loads the ONNX model. Not a performance assertion.
+START_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Daemon:
+    """A memoryd process on 127.0.0.1:<ephemeral> (or a Unix socket) with its own data dir."""
+
+    data_dir: Path
+    env: dict[str, str] = field(default_factory=dict)
+    listen: str = "127.0.0.1:0"
+    process: subprocess.Popen[bytes] | None = None
+    address: str = ""
+    log_path: Path | None = None
+
+    def start(self) -> str:
+        ready = self.data_dir.parent / f"{self.data_dir.name}.ready"
+        ready.unlink(missing_ok=True)
+        self.log_path = self.data_dir.parent / f"{self.data_dir.name}.log"
+        env = {**os.environ, "MEMORYD_LOGGING__FORMAT": "json", **self.env}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", "serve", "--listen", self.listen,
+             "--data-dir", str(self.data_dir), "--ready-file", str(ready)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=self.log_path.open("ab"),
+            cwd=REPO,
+        )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not ready.exists():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"memoryd exited with {self.process.returncode}:\n{self.logs()}")
+            if time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError(f"memoryd did not become ready:\n{self.logs()}")
+            time.sleep(0.05)
+        self.address = ready.read_text()
+        return self.address
+
+    def logs(self) -> str:
+        return self.log_path.read_text() if self.log_path and self.log_path.exists() else ""
+
+    def stop(self, timeout: float = 30.0) -> int:
+        """SIGTERM and wait; returns the exit code."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=timeout)
+        self.process = None
+        return code
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def channel(self) -> grpc.Channel:
+        return grpc.insecure_channel(self.address)
+
+
+@pytest.fixture
+def daemon_factory(tmp_path: Path) -> Iterator[type[Daemon]]:
+    """Start daemons on demand; every one started is killed at teardown."""
+    started: list[Daemon] = []
+
+    def make(data_dir: Path | None = None, env: dict[str, str] | None = None, listen: str = "127.0.0.1:0") -> Daemon:
+        d = Daemon(data_dir=data_dir or tmp_path / f"data{len(started)}", env=env or {}, listen=listen)
+        started.append(d)
+        return d
+
+    yield make  # type: ignore[misc]
+    for d in started:
+        d.kill()
+
+
+@pytest.fixture(scope="session")
+def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """One daemon with the real local model for the read-mostly integration tests."""
+    d = Daemon(data_dir=tmp_path_factory.mktemp("shared") / "data")
+    d.start()
+    yield d
+    d.kill()
+
+
+@pytest.fixture(scope="session")
+def memory_stub(shared_daemon: Daemon) -> Iterator[memory_service_pb2_grpc.MemoryServiceStub]:
+    with shared_daemon.channel() as channel:
+        yield memory_service_pb2_grpc.MemoryServiceStub(channel)

@@ -1,0 +1,127 @@
+"""The daemon process: health, reflection, unimplemented RPCs, restarts, SIGTERM, sockets."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import descriptor_pool, json_format, message_factory
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+
+from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
+from memoryd_proto.v1 import lifecycle_service_pb2_grpc as lgrpc
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
+from memoryd_proto.v1 import snapshot_service_pb2 as spb
+from memoryd_proto.v1 import snapshot_service_pb2_grpc as sgrpc
+
+SERVICES = ["memoryd.v1.MemoryService", "memoryd.v1.SnapshotService", "memoryd.v1.LifecycleService"]
+HASHING = {"MEMORYD_EMBEDDER": "hashing"}
+
+
+def test_health_reports_each_service(shared_daemon) -> None:  # type: ignore[no-untyped-def]
+    with shared_daemon.channel() as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        for name in ["", *SERVICES]:
+            resp = stub.Check(health_pb2.HealthCheckRequest(service=name))
+            assert resp.status == health_pb2.HealthCheckResponse.SERVING, name
+
+
+def test_client_built_only_from_reflection(shared_daemon) -> None:  # type: ignore[no-untyped-def]
+    """No project code: descriptors come from the daemon's reflection service."""
+    with shared_daemon.channel() as channel:
+        pool = descriptor_pool.DescriptorPool(ProtoReflectionDescriptorDatabase(channel))
+        service = pool.FindServiceByName("memoryd.v1.MemoryService")
+
+        def call(method_name: str, body: dict[str, object]) -> dict[str, object]:
+            method = service.methods_by_name[method_name]
+            request_cls = message_factory.GetMessageClass(method.input_type)
+            response_cls = message_factory.GetMessageClass(method.output_type)
+            rpc = channel.unary_unary(
+                f"/{service.full_name}/{method.name}",
+                request_serializer=lambda m: m.SerializeToString(),
+                response_deserializer=response_cls.FromString,
+            )
+            response = rpc(json_format.ParseDict(body, request_cls()))
+            return json_format.MessageToDict(response, preserving_proto_field_name=True)
+
+        call("Remember", {"agent_id": "reflect", "content": "Reflection clients can store memories"})
+        call("Remember", {"agent_id": "reflect", "content": "Bananas are yellow"})
+        found = call("Recall", {"agent_id": "reflect", "query": "can a reflection client store things?", "limit": 2})
+        results = found["results"]
+        assert isinstance(results, list)
+        assert results[0]["memory"]["content"] == "Reflection clients can store memories"
+        assert results[0]["components"]["similarity"] > 0
+
+
+def test_unbuilt_rpcs_answer_unimplemented_with_a_message(shared_daemon) -> None:  # type: ignore[no-untyped-def]
+    with shared_daemon.channel() as channel:
+        calls = [
+            lambda: mgrpc.MemoryServiceStub(channel).SetMemory(mpb.SetMemoryRequest(agent_id="a", key="/k")),
+            lambda: sgrpc.SnapshotServiceStub(channel).BuildSnapshot(spb.BuildSnapshotRequest(agent_id="a")),
+            lambda: lgrpc.LifecycleServiceStub(channel).GetStats(lpb.GetStatsRequest(agent_id="a")),
+            lambda: list(lgrpc.LifecycleServiceStub(channel).Export(lpb.ExportRequest(agent_id="a"))),
+            lambda: lgrpc.LifecycleServiceStub(channel).Import(iter([lpb.ImportRequest()])),
+        ]
+        for call in calls:
+            with pytest.raises(grpc.RpcError) as err:
+                call()
+            assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
+            assert "not implemented yet" in (err.value.details() or "")
+
+
+def test_memories_survive_a_restart_and_sigterm_exits_zero(daemon_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    data_dir = tmp_path / "persist"
+    first = daemon_factory(data_dir=data_dir, env=HASHING)
+    first.start()
+    with first.channel() as channel:
+        stub = mgrpc.MemoryServiceStub(channel)
+        ids = [
+            r.memory.id
+            for r in stub.RememberBatch(
+                mpb.RememberBatchRequest(
+                    agent_id="p", items=[mpb.RememberRequest(content=f"persistent fact {i}") for i in range(10)]
+                )
+            ).results
+        ]
+        stub.Recall(mpb.RecallRequest(agent_id="p", query="persistent fact 3"))  # buffered access stats
+    assert first.stop() == 0
+
+    second = daemon_factory(data_dir=data_dir, env=HASHING)
+    second.start()
+    with second.channel() as channel:
+        stub = mgrpc.MemoryServiceStub(channel)
+        listed = stub.ListMemories(mpb.ListMemoriesRequest(agent_id="p", page_size=100)).memories
+        assert sorted(m.id for m in listed) == sorted(ids)
+        # The access statistics buffered before SIGTERM were flushed on shutdown.
+        assert sum(m.access_count for m in listed) >= 1
+    assert second.stop() == 0
+
+
+def test_second_daemon_on_the_same_data_dir_is_refused(daemon_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    data_dir = tmp_path / "locked"
+    daemon_factory(data_dir=data_dir, env=HASHING).start()
+    with pytest.raises(RuntimeError, match="another memoryd is using"):
+        daemon_factory(data_dir=data_dir, env=HASHING).start()
+
+
+def test_unix_socket_listener_replaces_stale_socket(daemon_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    sock_path = tmp_path / "run" / "memoryd.sock"
+    sock_path.parent.mkdir()
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(sock_path))
+    stale.close()  # leaves a socket file nobody listens on
+    d = daemon_factory(env=HASHING, listen=f"unix:{sock_path}")
+    assert d.start() == f"unix:{sock_path}"
+    assert stat.S_IMODE(os.stat(sock_path).st_mode) == 0o660
+    with d.channel() as channel:
+        stub = mgrpc.MemoryServiceStub(channel)
+        stub.Remember(mpb.RememberRequest(agent_id="s", content="over a unix socket"))
+        assert stub.Recall(mpb.RecallRequest(agent_id="s", query="unix socket")).results
+    assert d.stop() == 0
+    assert not sock_path.exists()
