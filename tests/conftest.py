@@ -13,7 +13,6 @@ from pathlib import Path
 
 import grpc
 import pytest
-
 from memoryd_proto.v1 import memory_service_pb2_grpc
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,8 +37,18 @@ class Daemon:
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.log"
         env = {**os.environ, "MEMORYD_LOGGING__FORMAT": "json", **self.env}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "memoryd", "serve", "--listen", self.listen,
-             "--data-dir", str(self.data_dir), "--ready-file", str(ready)],
+            [
+                sys.executable,
+                "-m",
+                "memoryd",
+                "serve",
+                "--listen",
+                self.listen,
+                "--data-dir",
+                str(self.data_dir),
+                "--ready-file",
+                str(ready),
+            ],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=self.log_path.open("ab"),
@@ -82,8 +91,12 @@ def daemon_factory(tmp_path: Path) -> Iterator[type[Daemon]]:
     """Start daemons on demand; every one started is killed at teardown."""
     started: list[Daemon] = []
 
-    def make(data_dir: Path | None = None, env: dict[str, str] | None = None, listen: str = "127.0.0.1:0") -> Daemon:
-        d = Daemon(data_dir=data_dir or tmp_path / f"data{len(started)}", env=env or {}, listen=listen)
+    def make(
+        data_dir: Path | None = None, env: dict[str, str] | None = None, listen: str = "127.0.0.1:0"
+    ) -> Daemon:
+        d = Daemon(
+            data_dir=data_dir or tmp_path / f"data{len(started)}", env=env or {}, listen=listen
+        )
         started.append(d)
         return d
 

@@ -10,18 +10,22 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
-from memoryd.app import DataDirLocked, serve
 from memoryd.api.server import ListenError
+from memoryd.app import DataDirLocked, serve
 from memoryd.config import Settings
 from memoryd.observability.logging import configure_logging
 
-app = typer.Typer(help="memoryd: the agent-memory daemon.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="memoryd: the agent-memory daemon.", no_args_is_help=True, add_completion=False
+)
 config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 
 ConfigOption = Annotated[
     Path | None,
-    typer.Option("--config", "-c", help="YAML config file (MEMORYD_* environment variables override it)."),
+    typer.Option(
+        "--config", "-c", help="YAML config file (MEMORYD_* environment variables override it)."
+    ),
 ]
 
 
@@ -36,11 +40,18 @@ def _load(config: Path | None, **overrides: Any) -> Settings:
 @app.command("serve")
 def serve_command(
     config: ConfigOption = None,
-    listen: Annotated[str | None, typer.Option(help="host:port or unix:/path (MEMORYD_LISTEN).")] = None,
-    data_dir: Annotated[Path | None, typer.Option(help="Where data lives (MEMORYD_DATA_DIR).")] = None,
-    embedder: Annotated[str | None, typer.Option(help="local | openai | hashing (MEMORYD_EMBEDDER).")] = None,
+    listen: Annotated[
+        str | None, typer.Option(help="host:port or unix:/path (MEMORYD_LISTEN).")
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Where data lives (MEMORYD_DATA_DIR).")
+    ] = None,
+    embedder: Annotated[
+        str | None, typer.Option(help="local | openai | hashing (MEMORYD_EMBEDDER).")
+    ] = None,
     ready_file: Annotated[
-        Path | None, typer.Option(help="Write the bound address here once serving (for scripts and tests).")
+        Path | None,
+        typer.Option(help="Write the bound address here once serving (for scripts and tests)."),
     ] = None,
 ) -> None:
     """Start the daemon and serve until SIGTERM / Ctrl-C."""

@@ -11,8 +11,9 @@ import grpc
 import pytest
 from google.protobuf import descriptor_pool, json_format, message_factory
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
-
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+    ProtoReflectionDescriptorDatabase,
+)
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import lifecycle_service_pb2_grpc as lgrpc
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -50,9 +51,14 @@ def test_client_built_only_from_reflection(shared_daemon) -> None:  # type: igno
             response = rpc(json_format.ParseDict(body, request_cls()))
             return json_format.MessageToDict(response, preserving_proto_field_name=True)
 
-        call("Remember", {"agent_id": "reflect", "content": "Reflection clients can store memories"})
+        call(
+            "Remember", {"agent_id": "reflect", "content": "Reflection clients can store memories"}
+        )
         call("Remember", {"agent_id": "reflect", "content": "Bananas are yellow"})
-        found = call("Recall", {"agent_id": "reflect", "query": "can a reflection client store things?", "limit": 2})
+        found = call(
+            "Recall",
+            {"agent_id": "reflect", "query": "can a reflection client store things?", "limit": 2},
+        )
         results = found["results"]
         assert isinstance(results, list)
         assert results[0]["memory"]["content"] == "Reflection clients can store memories"
@@ -62,10 +68,16 @@ def test_client_built_only_from_reflection(shared_daemon) -> None:  # type: igno
 def test_unbuilt_rpcs_answer_unimplemented_with_a_message(shared_daemon) -> None:  # type: ignore[no-untyped-def]
     with shared_daemon.channel() as channel:
         calls = [
-            lambda: mgrpc.MemoryServiceStub(channel).SetMemory(mpb.SetMemoryRequest(agent_id="a", key="/k")),
-            lambda: sgrpc.SnapshotServiceStub(channel).BuildSnapshot(spb.BuildSnapshotRequest(agent_id="a")),
+            lambda: mgrpc.MemoryServiceStub(channel).SetMemory(
+                mpb.SetMemoryRequest(agent_id="a", key="/k")
+            ),
+            lambda: sgrpc.SnapshotServiceStub(channel).BuildSnapshot(
+                spb.BuildSnapshotRequest(agent_id="a")
+            ),
             lambda: lgrpc.LifecycleServiceStub(channel).GetStats(lpb.GetStatsRequest(agent_id="a")),
-            lambda: list(lgrpc.LifecycleServiceStub(channel).Export(lpb.ExportRequest(agent_id="a"))),
+            lambda: list(
+                lgrpc.LifecycleServiceStub(channel).Export(lpb.ExportRequest(agent_id="a"))
+            ),
             lambda: lgrpc.LifecycleServiceStub(channel).Import(iter([lpb.ImportRequest()])),
         ]
         for call in calls:
@@ -85,11 +97,14 @@ def test_memories_survive_a_restart_and_sigterm_exits_zero(daemon_factory, tmp_p
             r.memory.id
             for r in stub.RememberBatch(
                 mpb.RememberBatchRequest(
-                    agent_id="p", items=[mpb.RememberRequest(content=f"persistent fact {i}") for i in range(10)]
+                    agent_id="p",
+                    items=[mpb.RememberRequest(content=f"persistent fact {i}") for i in range(10)],
                 )
             ).results
         ]
-        stub.Recall(mpb.RecallRequest(agent_id="p", query="persistent fact 3"))  # buffered access stats
+        stub.Recall(
+            mpb.RecallRequest(agent_id="p", query="persistent fact 3")
+        )  # buffered access stats
     assert first.stop() == 0
 
     second = daemon_factory(data_dir=data_dir, env=HASHING)

@@ -9,7 +9,6 @@ import pytest
 from google.protobuf import field_mask_pb2, struct_pb2
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
-
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
@@ -31,7 +30,11 @@ def violations(err: grpc.RpcError) -> dict[str, str]:
 
 
 def count(stub: MemoryServiceStub, agent: str) -> int:
-    return len(stub.ListMemories(mpb.ListMemoriesRequest(agent_id=agent, page_size=500, include_archived=True)).memories)
+    return len(
+        stub.ListMemories(
+            mpb.ListMemoriesRequest(agent_id=agent, page_size=500, include_archived=True)
+        ).memories
+    )
 
 
 def test_remember_get_list_update_forget_round_trip(memory_stub: MemoryServiceStub) -> None:
@@ -65,7 +68,9 @@ def test_remember_get_list_update_forget_round_trip(memory_stub: MemoryServiceSt
 
     patch = mpb.UpdateMemoryRequest(
         agent_id=agent,
-        memory=pb.Memory(id=created.id, content="Alice's birthday is on the 4th of May", tags=["alice"]),
+        memory=pb.Memory(
+            id=created.id, content="Alice's birthday is on the 4th of May", tags=["alice"]
+        ),
         update_mask=field_mask_pb2.FieldMask(paths=["content", "tags"]),
         if_version=1,
     )
@@ -76,10 +81,14 @@ def test_remember_get_list_update_forget_round_trip(memory_stub: MemoryServiceSt
         memory_stub.UpdateMemory(patch)  # if_version 1 is stale now
     assert stale.value.code() == grpc.StatusCode.FAILED_PRECONDITION
 
-    hits = memory_stub.Recall(mpb.RecallRequest(agent_id=agent, query="when is Alice's birthday?")).results
+    hits = memory_stub.Recall(
+        mpb.RecallRequest(agent_id=agent, query="when is Alice's birthday?")
+    ).results
     assert hits[0].memory.id == created.id and "4th" in hits[0].memory.content
 
-    forgotten = memory_stub.ForgetMemories(mpb.ForgetMemoriesRequest(agent_id=agent, ids=[created.id, "nope"]))
+    forgotten = memory_stub.ForgetMemories(
+        mpb.ForgetMemoriesRequest(agent_id=agent, ids=[created.id, "nope"])
+    )
     assert list(forgotten.forgotten_ids) == [created.id]
     with pytest.raises(grpc.RpcError) as missing:
         memory_stub.GetMemory(mpb.GetMemoryRequest(agent_id=agent, id=created.id))
@@ -95,14 +104,23 @@ def test_recall_ranks_by_meaning_and_returns_components(memory_stub: MemoryServi
         "The team uses PostgreSQL 16 in production",
         "Meetings on Mondays start at 9am",
     ]
-    batch = mpb.RememberBatchRequest(agent_id=agent, items=[mpb.RememberRequest(content=t) for t in texts])
+    batch = mpb.RememberBatchRequest(
+        agent_id=agent, items=[mpb.RememberRequest(content=t) for t in texts]
+    )
     ids = [r.memory.id for r in memory_stub.RememberBatch(batch).results]
     assert len(set(ids)) == len(texts)
 
-    for preset in (mpb.SCORING_PRESET_SIMILARITY, mpb.SCORING_PRESET_DECAYED, mpb.SCORING_PRESET_WEIGHTED):
+    for preset in (
+        mpb.SCORING_PRESET_SIMILARITY,
+        mpb.SCORING_PRESET_DECAYED,
+        mpb.SCORING_PRESET_WEIGHTED,
+    ):
         resp = memory_stub.Recall(
             mpb.RecallRequest(
-                agent_id=agent, query="what colours does the user like?", limit=3, scoring=mpb.Scoring(preset=preset)
+                agent_id=agent,
+                query="what colours does the user like?",
+                limit=3,
+                scoring=mpb.Scoring(preset=preset),
             )
         )
         assert resp.embedding_model == "all-MiniLM-L6-v2-int8"
@@ -112,7 +130,9 @@ def test_recall_ranks_by_meaning_and_returns_components(memory_stub: MemoryServi
         c = top.components
         assert 0 < c.similarity <= 1 and 0 < c.recency <= 1
         assert c.decayed == pytest.approx(c.similarity * c.recency)
-        assert c.weighted == pytest.approx(0.6 * c.similarity + 0.2 * c.recency + 0.2 * c.importance)
+        assert c.weighted == pytest.approx(
+            0.6 * c.similarity + 0.2 * c.recency + 0.2 * c.importance
+        )
         expected = {1: c.similarity, 2: c.decayed, 3: c.weighted}[preset]
         assert top.score == pytest.approx(expected)
         scores = [r.score for r in resp.results]
@@ -122,11 +142,21 @@ def test_recall_ranks_by_meaning_and_returns_components(memory_stub: MemoryServi
 def test_recall_filters_apply(memory_stub: MemoryServiceStub) -> None:
     agent = fresh_agent()
     items = [
-        mpb.RememberRequest(content="Coffee order: oat flat white", tags=["food"], namespace="u1",
-                            memory_type=pb.MEMORY_TYPE_PREFERENCE),
-        mpb.RememberRequest(content="Coffee machine is on floor 2", tags=["office"], namespace="u2"),
-        mpb.RememberRequest(content="Coffee budget is secret", tags=["food"], namespace="u1",
-                            security_level=pb.SECURITY_LEVEL_RESTRICTED),
+        mpb.RememberRequest(
+            content="Coffee order: oat flat white",
+            tags=["food"],
+            namespace="u1",
+            memory_type=pb.MEMORY_TYPE_PREFERENCE,
+        ),
+        mpb.RememberRequest(
+            content="Coffee machine is on floor 2", tags=["office"], namespace="u2"
+        ),
+        mpb.RememberRequest(
+            content="Coffee budget is secret",
+            tags=["food"],
+            namespace="u1",
+            security_level=pb.SECURITY_LEVEL_RESTRICTED,
+        ),
     ]
     memory_stub.RememberBatch(mpb.RememberBatchRequest(agent_id=agent, items=items))
 
@@ -138,7 +168,9 @@ def test_recall_filters_apply(memory_stub: MemoryServiceStub) -> None:
     assert contents(namespace="u2") == {"Coffee machine is on floor 2"}
     assert contents(tags=["office"]) == {"Coffee machine is on floor 2"}
     assert contents(memory_types=[pb.MEMORY_TYPE_PREFERENCE]) == {"Coffee order: oat flat white"}
-    assert "Coffee budget is secret" not in contents(max_security_level=pb.SECURITY_LEVEL_CONFIDENTIAL)
+    assert "Coffee budget is secret" not in contents(
+        max_security_level=pb.SECURITY_LEVEL_CONFIDENTIAL
+    )
     assert contents(namespace="") == set()
 
 
@@ -153,7 +185,9 @@ def test_query_embedding_recall(memory_stub: MemoryServiceStub) -> None:
     assert res[0].components.similarity == pytest.approx(1.0, abs=1e-5)
 
 
-def test_pagination_visits_everything_once_and_tokens_are_bound(memory_stub: MemoryServiceStub) -> None:
+def test_pagination_visits_everything_once_and_tokens_are_bound(
+    memory_stub: MemoryServiceStub,
+) -> None:
     agent = fresh_agent()
     items = [mpb.RememberRequest(content=f"fact number {i}") for i in range(23)]
     memory_stub.RememberBatch(mpb.RememberBatchRequest(agent_id=agent, items=items))
@@ -161,7 +195,9 @@ def test_pagination_visits_everything_once_and_tokens_are_bound(memory_stub: Mem
     token = ""
     first_token = ""
     while True:
-        page = memory_stub.ListMemories(mpb.ListMemoriesRequest(agent_id=agent, page_size=5, page_token=token))
+        page = memory_stub.ListMemories(
+            mpb.ListMemoriesRequest(agent_id=agent, page_size=5, page_token=token)
+        )
         seen.extend(m.id for m in page.memories)
         token = page.next_page_token
         first_token = first_token or token
@@ -171,9 +207,15 @@ def test_pagination_visits_everything_once_and_tokens_are_bound(memory_stub: Mem
 
     other = fresh_agent()
     for bad_req in (
-        mpb.ListMemoriesRequest(agent_id=other, page_size=5, page_token=first_token),  # another caller
-        mpb.ListMemoriesRequest(agent_id=agent, page_size=5, page_token=first_token, tags=["x"]),  # another query
-        mpb.ListMemoriesRequest(agent_id=agent, page_size=5, page_token=first_token[:-2] + "AA"),  # tampered
+        mpb.ListMemoriesRequest(
+            agent_id=other, page_size=5, page_token=first_token
+        ),  # another caller
+        mpb.ListMemoriesRequest(
+            agent_id=agent, page_size=5, page_token=first_token, tags=["x"]
+        ),  # another query
+        mpb.ListMemoriesRequest(
+            agent_id=agent, page_size=5, page_token=first_token[:-2] + "AA"
+        ),  # tampered
         mpb.ListMemoriesRequest(agent_id=agent, page_size=5, page_token="not-a-token"),
     ):
         with pytest.raises(grpc.RpcError) as err:
@@ -193,7 +235,10 @@ BAD_REMEMBERS = [
     ({"content": "ok", "embedding": [0.1] * 10}, "embedding"),
     ({"content": "ok", "embedding": [0.0] * 384}, "embedding"),
     ({"content": "ok", "tags": [""]}, "tags[0]"),
-    ({"content": "ok", "source": pb.Provenance(kind=pb.PROVENANCE_KIND_WEB, name="site")}, "source.locator"),
+    (
+        {"content": "ok", "source": pb.Provenance(kind=pb.PROVENANCE_KIND_WEB, name="site")},
+        "source.locator",
+    ),
     ({"content": "ok", "source": pb.Provenance(kind=99)}, "source.kind"),
 ]
 
@@ -223,14 +268,20 @@ def test_bad_metadata_nan_is_rejected(memory_stub: MemoryServiceStub) -> None:
 
 def test_bad_batch_stores_nothing_and_names_the_item(memory_stub: MemoryServiceStub) -> None:
     agent = fresh_agent()
-    items = [mpb.RememberRequest(content="fine"), mpb.RememberRequest(content=""), mpb.RememberRequest(content="ok")]
+    items = [
+        mpb.RememberRequest(content="fine"),
+        mpb.RememberRequest(content=""),
+        mpb.RememberRequest(content="ok"),
+    ]
     with pytest.raises(grpc.RpcError) as err:
         memory_stub.RememberBatch(mpb.RememberBatchRequest(agent_id=agent, items=items))
     assert "items[1].content" in violations(err.value)
     assert count(memory_stub, agent) == 0
     with pytest.raises(grpc.RpcError) as other_agent:
         memory_stub.RememberBatch(
-            mpb.RememberBatchRequest(agent_id=agent, items=[mpb.RememberRequest(agent_id="x", content="a")])
+            mpb.RememberBatchRequest(
+                agent_id=agent, items=[mpb.RememberRequest(agent_id="x", content="a")]
+            )
         )
     assert "items[0].agent_id" in violations(other_agent.value)
     with pytest.raises(grpc.RpcError) as empty:
@@ -252,7 +303,9 @@ def test_bad_batch_stores_nothing_and_names_the_item(memory_stub: MemoryServiceS
         ({"query": "x", "scoring": mpb.Scoring(half_life_hours=0)}, "scoring.half_life_hours"),
     ],
 )
-def test_bad_recall(memory_stub: MemoryServiceStub, request_fields: dict[str, object], field: str) -> None:
+def test_bad_recall(
+    memory_stub: MemoryServiceStub, request_fields: dict[str, object], field: str
+) -> None:
     with pytest.raises(grpc.RpcError) as err:
         memory_stub.Recall(mpb.RecallRequest(agent_id=fresh_agent(), **request_fields))  # type: ignore[arg-type]
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -270,14 +323,23 @@ def test_bad_agent_id(memory_stub: MemoryServiceStub, agent_id: str) -> None:
 def test_bad_update_mask(memory_stub: MemoryServiceStub) -> None:
     agent = fresh_agent()
     created = memory_stub.Remember(mpb.RememberRequest(agent_id=agent, content="some fact")).memory
-    for paths, field in ((["id"], "update_mask"), ([], "update_mask"), (["content"], "memory.content")):
+    for paths, field in (
+        (["id"], "update_mask"),
+        ([], "update_mask"),
+        (["content"], "memory.content"),
+    ):
         req = mpb.UpdateMemoryRequest(
-            agent_id=agent, memory=pb.Memory(id=created.id), update_mask=field_mask_pb2.FieldMask(paths=paths)
+            agent_id=agent,
+            memory=pb.Memory(id=created.id),
+            update_mask=field_mask_pb2.FieldMask(paths=paths),
         )
         with pytest.raises(grpc.RpcError) as err:
             memory_stub.UpdateMemory(req)
         assert field in violations(err.value)
-    assert memory_stub.GetMemory(mpb.GetMemoryRequest(agent_id=agent, id=created.id)).memory.version == 1
+    assert (
+        memory_stub.GetMemory(mpb.GetMemoryRequest(agent_id=agent, id=created.id)).memory.version
+        == 1
+    )
 
 
 def test_other_agents_memories_do_not_exist(memory_stub: MemoryServiceStub) -> None:
@@ -286,7 +348,12 @@ def test_other_agents_memories_do_not_exist(memory_stub: MemoryServiceStub) -> N
     with pytest.raises(grpc.RpcError) as err:
         memory_stub.GetMemory(mpb.GetMemoryRequest(agent_id=b, id=mine.id))
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
-    assert memory_stub.ForgetMemories(mpb.ForgetMemoriesRequest(agent_id=b, ids=[mine.id])).forgotten_ids == []
+    assert (
+        memory_stub.ForgetMemories(
+            mpb.ForgetMemoriesRequest(agent_id=b, ids=[mine.id])
+        ).forgotten_ids
+        == []
+    )
     assert memory_stub.Recall(mpb.RecallRequest(agent_id=b, query="private to a")).results == []
     assert memory_stub.GetMemory(mpb.GetMemoryRequest(agent_id=a, id=mine.id)).memory.id == mine.id
 
@@ -300,6 +367,7 @@ def test_hybrid_is_unimplemented_not_silently_ignored(memory_stub: MemoryService
 
 def test_request_id_is_returned(memory_stub: MemoryServiceStub) -> None:
     _, call = memory_stub.Recall.with_call(
-        mpb.RecallRequest(agent_id=fresh_agent(), query="x"), metadata=(("x-request-id", "req-123"),)
+        mpb.RecallRequest(agent_id=fresh_agent(), query="x"),
+        metadata=(("x-request-id", "req-123"),),
     )
     assert ("x-request-id", "req-123") in tuple(call.trailing_metadata() or ())

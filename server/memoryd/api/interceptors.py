@@ -13,7 +13,7 @@ import inspect
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 import structlog
@@ -30,6 +30,9 @@ REQUEST_ID_KEY = "x-request-id"
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 _OWN_PREFIX = "/memoryd.v1."
 
+Ctx: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+
 
 def _metadata_value(metadata: Any, key: str) -> str:
     for k, v in metadata or ():
@@ -44,7 +47,9 @@ def status_trailers(error: MemorydError, request_id: str) -> tuple[tuple[str, st
     if isinstance(error, InvalidArgument):
         bad_request = error_details_pb2.BadRequest(
             field_violations=[
-                error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+                error_details_pb2.BadRequest.FieldViolation(
+                    field=v.field, description=v.description
+                )
                 for v in error.violations
             ]
         )
@@ -60,14 +65,14 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> Handler | None:
         handler = await continuation(handler_call_details)
-        method: str = handler_call_details.method  # type: ignore[attr-defined]
+        method: str = handler_call_details.method
         if handler is None or not method.startswith(_OWN_PREFIX):
             return handler
-        metadata = handler_call_details.invocation_metadata  # type: ignore[attr-defined]
+        metadata = handler_call_details.invocation_metadata
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
                 self._wrap_unary(handler.unary_unary, method, metadata),
@@ -81,7 +86,11 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
                 response_serializer=handler.response_serializer,
             )
         behavior = handler.unary_stream or handler.stream_stream
-        factory = grpc.unary_stream_rpc_method_handler if handler.unary_stream else grpc.stream_stream_rpc_method_handler
+        factory = (
+            grpc.unary_stream_rpc_method_handler
+            if handler.unary_stream
+            else grpc.stream_stream_rpc_method_handler
+        )
         wrapped = (
             self._wrap_stream(behavior, method, metadata)
             if inspect.isasyncgenfunction(behavior)
@@ -93,7 +102,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
             response_serializer=handler.response_serializer,
         )
 
-    def _begin(self, request_id: str, method: str, metadata: Any, context: grpc.aio.ServicerContext) -> None:
+    def _begin(self, request_id: str, method: str, metadata: Any, context: Ctx) -> None:
         current_request_id.set(request_id)
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(request_id=request_id, method=method)
@@ -102,10 +111,12 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         current_principal.set(principal)
         structlog.contextvars.bind_contextvars(principal=principal.name, tenant=principal.tenant_id)
 
-    async def _fail(self, context: grpc.aio.ServicerContext, error: BaseException, request_id: str) -> str:
+    async def _fail(self, context: Ctx, error: BaseException, request_id: str) -> str:
         if isinstance(error, MemorydError):
             await context.abort(
-                getattr(grpc.StatusCode, error.status), error.message, status_trailers(error, request_id)
+                getattr(grpc.StatusCode, error.status),
+                error.message,
+                status_trailers(error, request_id),
             )
         log.error("unhandled error", exc_info=error)
         await context.abort(
@@ -116,7 +127,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         raise AssertionError("unreachable")  # abort raises
 
     def _wrap_unary(self, inner: Any, method: str, metadata: Any) -> Any:
-        async def behavior(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        async def behavior(request: Any, context: Ctx) -> Any:
             request_id, code, started = _request_id(metadata), "OK", time.perf_counter()
             try:
                 self._begin(request_id, method, metadata, context)
@@ -138,7 +149,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         return behavior
 
     def _wrap_stream(self, inner: Any, method: str, metadata: Any) -> Any:
-        async def behavior(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        async def behavior(request: Any, context: Ctx) -> AsyncIterator[Any]:
             request_id, code, started = _request_id(metadata), "OK", time.perf_counter()
             try:
                 self._begin(request_id, method, metadata, context)
@@ -166,7 +177,7 @@ def _request_id(metadata: Any) -> str:
     return _metadata_value(metadata, REQUEST_ID_KEY)[:128] or uuid.uuid4().hex
 
 
-def _abort_code(context: grpc.aio.ServicerContext, exc: BaseException) -> str:
+def _abort_code(context: Ctx, exc: BaseException) -> str:
     """The code of an abort already under way (AbortError), else INTERNAL."""
     if isinstance(exc, grpc.aio.AbortError):
         code = context.code()

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any, TypeAlias
+
 import grpc
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
 from memoryd.api import convert
 from memoryd.api.context import call_scope
 from memoryd.api.not_built import MEMORY_MODEL, not_built
 from memoryd.domain.errors import Unimplemented
 from memoryd.service.memory import MemoryService
-from memoryd_proto.v1 import memory_service_pb2 as mpb
-from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
-Ctx = grpc.aio.ServicerContext
+Ctx: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
 
 class MemoryServicer(mgrpc.MemoryServiceServicer):
@@ -24,7 +26,9 @@ class MemoryServicer(mgrpc.MemoryServiceServicer):
         outcome = await self._service.remember(scope, convert.draft_from(request))
         return convert.remember_response(outcome)
 
-    async def RememberBatch(self, request: mpb.RememberBatchRequest, context: Ctx) -> mpb.RememberBatchResponse:
+    async def RememberBatch(
+        self, request: mpb.RememberBatchRequest, context: Ctx
+    ) -> mpb.RememberBatchResponse:
         scope = call_scope(request.agent_id)
         outcomes = await self._service.remember_batch(scope, convert.batch_drafts_from(request))
         return convert.remember_batch_response(outcomes)
@@ -33,7 +37,9 @@ class MemoryServicer(mgrpc.MemoryServiceServicer):
         scope = call_scope(request.agent_id)
         query = convert.recall_query_from(request)
         if query.hybrid:
-            raise Unimplemented(f"hybrid recall is not implemented yet: it arrives with {MEMORY_MODEL}")
+            raise Unimplemented(
+                f"hybrid recall is not implemented yet: it arrives with {MEMORY_MODEL}"
+            )
         return convert.recall_response(await self._service.recall(scope, query))
 
     async def GetMemory(self, request: mpb.GetMemoryRequest, context: Ctx) -> mpb.GetMemoryResponse:
@@ -41,12 +47,16 @@ class MemoryServicer(mgrpc.MemoryServiceServicer):
         memory = await self._service.get(scope, request.id)
         return mpb.GetMemoryResponse(memory=convert.memory_to_proto(memory))
 
-    async def ListMemories(self, request: mpb.ListMemoriesRequest, context: Ctx) -> mpb.ListMemoriesResponse:
+    async def ListMemories(
+        self, request: mpb.ListMemoriesRequest, context: Ctx
+    ) -> mpb.ListMemoriesResponse:
         scope = call_scope(request.agent_id)
-        page = await self._service.list(scope, convert.list_query_from(request))
+        page = await self._service.list_memories(scope, convert.list_query_from(request))
         return convert.list_response(page)
 
-    async def UpdateMemory(self, request: mpb.UpdateMemoryRequest, context: Ctx) -> mpb.UpdateMemoryResponse:
+    async def UpdateMemory(
+        self, request: mpb.UpdateMemoryRequest, context: Ctx
+    ) -> mpb.UpdateMemoryResponse:
         scope = call_scope(request.agent_id)
         patch = convert.patch_from(request)
         memory = await self._service.update(scope, request.memory.id, patch)

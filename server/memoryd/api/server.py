@@ -12,16 +12,16 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from memoryd_proto.v1 import lifecycle_service_pb2, memory_service_pb2, snapshot_service_pb2
+from memoryd_proto.v1 import lifecycle_service_pb2_grpc as lgrpc
+from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
+from memoryd_proto.v1 import snapshot_service_pb2_grpc as sgrpc
 
 from memoryd.api.auth import Authenticator
 from memoryd.api.interceptors import CallInterceptor
 from memoryd.api.memory_servicer import MemoryServicer
 from memoryd.api.snapshot_lifecycle_servicers import LifecycleServicer, SnapshotServicer
 from memoryd.service.memory import MemoryService
-from memoryd_proto.v1 import lifecycle_service_pb2, memory_service_pb2, snapshot_service_pb2
-from memoryd_proto.v1 import lifecycle_service_pb2_grpc as lgrpc
-from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
-from memoryd_proto.v1 import snapshot_service_pb2_grpc as sgrpc
 
 SERVICE_NAMES = (
     memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name,
@@ -44,7 +44,9 @@ class GrpcServer:
 
     async def set_serving(self, serving: bool) -> None:
         status = (
-            health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+            health_pb2.HealthCheckResponse.SERVING
+            if serving
+            else health_pb2.HealthCheckResponse.NOT_SERVING
         )
         for name in ("", *SERVICE_NAMES):
             await self.health.set(name, status)
@@ -55,6 +57,12 @@ class GrpcServer:
         if self.unix_path is not None:
             with contextlib.suppress(FileNotFoundError):
                 self.unix_path.unlink()
+
+
+def _unix_socket_path(listen: str) -> Path | None:
+    if not listen.startswith(UNIX_PREFIX):
+        return None
+    return Path(listen[len(UNIX_PREFIX) :].removeprefix("//")).absolute()
 
 
 def _prepare_unix_socket(path: Path) -> None:
@@ -88,19 +96,22 @@ async def start_server(
             ("grpc.so_reuseport", 0),
         ],
     )
-    mgrpc.add_MemoryServiceServicer_to_server(MemoryServicer(service), server)
-    sgrpc.add_SnapshotServiceServicer_to_server(SnapshotServicer(), server)
-    lgrpc.add_LifecycleServiceServicer_to_server(LifecycleServicer(), server)
+    mgrpc.add_MemoryServiceServicer_to_server(MemoryServicer(service), server)  # type: ignore[no-untyped-call]
+    sgrpc.add_SnapshotServiceServicer_to_server(SnapshotServicer(), server)  # type: ignore[no-untyped-call]
+    lgrpc.add_LifecycleServiceServicer_to_server(LifecycleServicer(), server)  # type: ignore[no-untyped-call]
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        (*SERVICE_NAMES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+        (
+            *SERVICE_NAMES,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ),
         server,
     )
 
-    unix_path: Path | None = None
-    if listen.startswith(UNIX_PREFIX):
-        unix_path = Path(listen[len(UNIX_PREFIX) :].removeprefix("//")).absolute()
+    unix_path = _unix_socket_path(listen)
+    if unix_path is not None:
         _prepare_unix_socket(unix_path)
         server.add_insecure_port(f"unix:{unix_path}")
         address = f"unix:{unix_path}"
@@ -114,6 +125,8 @@ async def start_server(
     await server.start()
     if unix_path is not None:
         os.chmod(unix_path, 0o660)
-    grpc_server = GrpcServer(server=server, health=health_servicer, address=address, unix_path=unix_path)
+    grpc_server = GrpcServer(
+        server=server, health=health_servicer, address=address, unix_path=unix_path
+    )
     await grpc_server.set_serving(False)
     return grpc_server

@@ -44,7 +44,9 @@ class ProvenanceKind(enum.StrEnum):
 
 
 #: Kinds whose provenance must carry name, retrieved_at and locator.
-PROVENANCE_REQUIRED_KINDS = frozenset({ProvenanceKind.TOOL, ProvenanceKind.WEB, ProvenanceKind.FILE})
+PROVENANCE_REQUIRED_KINDS = frozenset(
+    {ProvenanceKind.TOOL, ProvenanceKind.WEB, ProvenanceKind.FILE}
+)
 
 
 class TagMatch(enum.StrEnum):

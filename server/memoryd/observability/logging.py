@@ -37,4 +37,8 @@ def configure_logging(settings: LoggingSettings) -> None:
         cache_logger_on_first_use=True,
     )
     # Libraries that use stdlib logging (grpc, lancedb) go to stderr at warning level.
-    logging.basicConfig(level=max(level, logging.WARNING), stream=sys.stderr, format="%(levelname)s %(name)s %(message)s")
+    logging.basicConfig(
+        level=max(level, logging.WARNING),
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s %(message)s",
+    )

@@ -42,7 +42,9 @@ class AccessStatsBuffer:
                 updates[memory_id] = AccessUpdate(1, at)
                 self._count += 1
             else:
-                updates[memory_id] = AccessUpdate(previous.count + 1, max(previous.last_accessed_at, at))
+                updates[memory_id] = AccessUpdate(
+                    previous.count + 1, max(previous.last_accessed_at, at)
+                )
         if self._count >= self._max_pending:
             self._wake.set()
 

@@ -100,7 +100,10 @@ class MemoryService:
                 raise PermissionDenied(f"{where}: {level.name} is above the caller's clearance")
 
         vectors = await self._vectors_for(drafts)
-        memories = [self._new_memory(scope, draft, vector, now) for draft, vector in zip(drafts, vectors, strict=True)]
+        memories = [
+            self._new_memory(scope, draft, vector, now)
+            for draft, vector in zip(drafts, vectors, strict=True)
+        ]
         await self._writer.submit(scope.partition, memories)
         return [RememberOutcome(memory=m) for m in memories]
 
@@ -134,12 +137,16 @@ class MemoryService:
         v.raise_if_any()
         level = values.get("security_level") if "security_level" in patch.fields else None
         if level is not None and level > scope.clearance:
-            raise PermissionDenied(f"memory.security_level: {level.name} is above the caller's clearance")
+            raise PermissionDenied(
+                f"memory.security_level: {level.name} is above the caller's clearance"
+            )
 
         changes = {name: values[name] for name in patch.fields}
         if "tags" in changes:
             changes["tags"] = _normalise_tags(changes["tags"])
-        updated = dataclasses.replace(current, **changes, updated_at=now, version=current.version + 1)
+        updated = dataclasses.replace(
+            current, **changes, updated_at=now, version=current.version + 1
+        )
         if "content" in patch.fields or patch.embedding is not None:
             if patch.embedding is not None:
                 vector = _unit(patch.embedding)
@@ -155,9 +162,15 @@ class MemoryService:
         if not ids:
             raise InvalidArgument.field("ids", "must not be empty")
         if len(ids) > self._limits.max_batch_size:
-            raise InvalidArgument.field("ids", f"has {len(ids)} ids; the limit is {self._limits.max_batch_size}")
+            raise InvalidArgument.field(
+                "ids", f"has {len(ids)} ids; the limit is {self._limits.max_batch_size}"
+            )
         # Memories above the caller's clearance behave as if they did not exist.
-        visible = [m.id for m in await self._store.get(scope.partition, list(dict.fromkeys(ids))) if m.security_level <= scope.clearance]
+        visible = [
+            m.id
+            for m in await self._store.get(scope.partition, list(dict.fromkeys(ids)))
+            if m.security_level <= scope.clearance
+        ]
         if not visible:
             return []
         return await self._store.delete(scope.partition, visible)
@@ -203,7 +216,7 @@ class MemoryService:
         self._access.record(scope.partition, (s.memory.id for s in results), now)
         return RecallOutcome(results=results, embedding_model=self._embedder.model_id)
 
-    async def list(self, scope: CallScope, query: ListQuery) -> MemoryPage:
+    async def list_memories(self, scope: CallScope, query: ListQuery) -> MemoryPage:
         v = Violations()
         check.check_limit(v, query.page_size, self._limits.max_page_size, "page_size")
         check.check_tags(v, query.filter.tags, self._limits)
@@ -212,10 +225,14 @@ class MemoryService:
         page_size = query.page_size or DEFAULT_PAGE_SIZE
         flt = self._visible_filter(scope, query.filter, None)
         query_print = fingerprint(scope.partition, [dataclasses.asdict(flt), query.order.value])
-        cursor = self._page_tokens.decode(query.page_token, query_print) if query.page_token else None
+        cursor = (
+            self._page_tokens.decode(query.page_token, query_print) if query.page_token else None
+        )
         # not_expired_at is evaluated per page so a long listing sees a consistent "now".
         flt = dataclasses.replace(flt, not_expired_at=utcnow())
-        rows = await self._store.list(scope.partition, flt, order=query.order, after=cursor, limit=page_size + 1)
+        rows = await self._store.list(
+            scope.partition, flt, order=query.order, after=cursor, limit=page_size + 1
+        )
         page, more = rows[:page_size], len(rows) > page_size
         token = ""
         if more:
@@ -225,12 +242,16 @@ class MemoryService:
 
     # ------------------------------------------------------------------ helpers
 
-    def _visible_filter(self, scope: CallScope, flt: MemoryFilter, now: datetime | None) -> MemoryFilter:
+    def _visible_filter(
+        self, scope: CallScope, flt: MemoryFilter, now: datetime | None
+    ) -> MemoryFilter:
         """A request may lower its ceiling, never raise it above the caller's clearance."""
         ceiling = min(flt.max_security_level, scope.clearance)
         return dataclasses.replace(flt, max_security_level=ceiling, not_expired_at=now)
 
-    async def _get_visible(self, scope: CallScope, memory_id: str, *, with_vectors: bool = False) -> Memory:
+    async def _get_visible(
+        self, scope: CallScope, memory_id: str, *, with_vectors: bool = False
+    ) -> Memory:
         if not memory_id:
             raise InvalidArgument.field("id", "must not be empty")
         found = await self._store.get(scope.partition, [memory_id], with_vectors=with_vectors)
@@ -238,7 +259,9 @@ class MemoryService:
             raise NotFound(f"memory {memory_id!r} not found")
         return found[0]
 
-    def _draft_violations(self, draft: MemoryDraft, now: datetime, prefix: str) -> list[FieldViolation]:
+    def _draft_violations(
+        self, draft: MemoryDraft, now: datetime, prefix: str
+    ) -> list[FieldViolation]:
         v = Violations(prefix)
         check.check_content(v, draft.content, self._limits)
         check.check_tags(v, draft.tags, self._limits)
@@ -254,7 +277,9 @@ class MemoryService:
         return v.items
 
     async def _vectors_for(self, drafts: Sequence[MemoryDraft]) -> list[Vector]:
-        vectors: list[Vector | None] = [None if d.embedding is None else _unit(d.embedding) for d in drafts]
+        vectors: list[Vector | None] = [
+            None if d.embedding is None else _unit(d.embedding) for d in drafts
+        ]
         missing = [i for i, vec in enumerate(vectors) if vec is None]
         if missing:
             embedded = await self._embedder.embed([drafts[i].content for i in missing])
@@ -262,7 +287,9 @@ class MemoryService:
                 vectors[i] = embedded[row]
         return [vec for vec in vectors if vec is not None]
 
-    def _new_memory(self, scope: CallScope, draft: MemoryDraft, vector: Vector, now: datetime) -> Memory:
+    def _new_memory(
+        self, scope: CallScope, draft: MemoryDraft, vector: Vector, now: datetime
+    ) -> Memory:
         created = draft.created_at or now
         return Memory(
             id=str(uuid.uuid4()),

@@ -38,18 +38,25 @@ class Violations:
             raise InvalidArgument(self.items)
 
 
-def check_content(v: Violations, content: str, limits: LimitsSettings, field: str = "content") -> None:
+def check_content(
+    v: Violations, content: str, limits: LimitsSettings, field: str = "content"
+) -> None:
     if not content.strip():
         v.add(field, "must not be empty")
         return
     size = len(content.encode("utf-8"))
     if size > limits.max_content_bytes:
-        v.add(field, f"is {size} bytes; the limit is {limits.max_content_bytes} (limits.max_content_bytes)")
+        v.add(
+            field,
+            f"is {size} bytes; the limit is {limits.max_content_bytes} (limits.max_content_bytes)",
+        )
     if "\x00" in content:
         v.add(field, "must not contain NUL characters")
 
 
-def check_tags(v: Violations, tags: Iterable[str], limits: LimitsSettings, field: str = "tags") -> None:
+def check_tags(
+    v: Violations, tags: Iterable[str], limits: LimitsSettings, field: str = "tags"
+) -> None:
     tags = list(tags)
     if len(tags) > limits.max_tags:
         v.add(field, f"has {len(tags)} tags; the limit is {limits.max_tags}")
@@ -67,7 +74,9 @@ def check_unit_interval(v: Violations, value: float | None, field: str) -> None:
         v.add(field, f"must be between 0 and 1, got {value}")
 
 
-def check_namespace(v: Violations, namespace: str | None, limits: LimitsSettings, field: str = "namespace") -> None:
+def check_namespace(
+    v: Violations, namespace: str | None, limits: LimitsSettings, field: str = "namespace"
+) -> None:
     if namespace is None:
         return
     if len(namespace.encode()) > limits.max_namespace_bytes:
@@ -76,14 +85,19 @@ def check_namespace(v: Violations, namespace: str | None, limits: LimitsSettings
         v.add(field, "must not contain control characters")
 
 
-def check_metadata(v: Violations, metadata: dict[str, Any], limits: LimitsSettings, field: str = "metadata") -> None:
+def check_metadata(
+    v: Violations, metadata: dict[str, Any], limits: LimitsSettings, field: str = "metadata"
+) -> None:
     try:
         encoded = json.dumps(metadata, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
         v.add(field, f"is not valid JSON: {exc}")
         return
     if len(encoded.encode()) > limits.max_metadata_bytes:
-        v.add(field, f"is {len(encoded.encode())} bytes as JSON; the limit is {limits.max_metadata_bytes}")
+        v.add(
+            field,
+            f"is {len(encoded.encode())} bytes as JSON; the limit is {limits.max_metadata_bytes}",
+        )
 
 
 def check_source(v: Violations, source: Provenance | None, field: str = "source") -> None:
@@ -111,7 +125,10 @@ def check_embedding(v: Violations, embedding: Vector | None, dimension: int, fie
     if embedding is None:
         return
     if embedding.shape != (dimension,):
-        v.add(field, f"has dimension {embedding.shape[0] if embedding.ndim else 0}; this daemon embeds in {dimension}")
+        v.add(
+            field,
+            f"has dimension {embedding.shape[0] if embedding.ndim else 0}; this daemon embeds in {dimension}",
+        )
     elif not np.all(np.isfinite(embedding)):
         v.add(field, "contains NaN or infinite values")
     elif not np.any(embedding):

@@ -26,7 +26,9 @@ log = structlog.get_logger(__name__)
 class _Pending:
     partition: Partition
     memories: Sequence[Memory]
-    done: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    done: asyncio.Future[None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
 
 
 class WriteBatcher:

@@ -1,30 +1,38 @@
-"""Protobuf <-> domain conversion: the only module that knows both.
-
-Conversion rejects what the wire allows but the domain does not (unknown enum
-numbers, NaN in metadata, malformed field masks) with field-named INVALID_ARGUMENT.
-"""
+"""Long-term memories: Remember, Recall, Get, List, Update, Forget messages."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
-import numpy as np
-from google.protobuf import json_format, struct_pb2, timestamp_pb2
-from google.protobuf.message import Message
+from memoryd_proto.v1 import common_pb2 as pb
+from memoryd_proto.v1 import memory_service_pb2 as mpb
 
+from memoryd.api.convert.common import (
+    MEMORY_ORDERS,
+    MEMORY_TYPES,
+    REVERSE_MEMORY_TYPES,
+    REVERSE_PROVENANCE_KINDS,
+    SCORING_PRESETS,
+    SECURITY_LEVELS,
+    TAG_MATCHES,
+    dict_to_struct,
+    enum_list,
+    enum_value,
+    provenance_from,
+    set_timestamp,
+    struct_to_dict,
+    timestamp_from,
+    vector_from,
+)
 from memoryd.domain.errors import FieldViolation, InvalidArgument
 from memoryd.domain.models import (
     Memory,
     MemoryFilter,
     MemoryOrder,
     MemoryType,
-    Provenance,
-    ProvenanceKind,
     SecurityLevel,
     TagMatch,
-    Vector,
 )
 from memoryd.domain.requests import (
     UPDATABLE_FIELDS,
@@ -40,122 +48,14 @@ from memoryd.domain.requests import (
     Scoring,
     ScoringPreset,
 )
-from memoryd_proto.v1 import common_pb2 as pb
-from memoryd_proto.v1 import memory_service_pb2 as mpb
-
-E = TypeVar("E")
-
-MEMORY_TYPES: dict[int, MemoryType] = {
-    pb.MEMORY_TYPE_PREFERENCE: MemoryType.PREFERENCE,
-    pb.MEMORY_TYPE_FACT: MemoryType.FACT,
-    pb.MEMORY_TYPE_PATTERN: MemoryType.PATTERN,
-    pb.MEMORY_TYPE_SKILL: MemoryType.SKILL,
-    pb.MEMORY_TYPE_EPISODE: MemoryType.EPISODE,
-}
-SECURITY_LEVELS: dict[int, SecurityLevel] = {
-    pb.SECURITY_LEVEL_PUBLIC: SecurityLevel.PUBLIC,
-    pb.SECURITY_LEVEL_INTERNAL: SecurityLevel.INTERNAL,
-    pb.SECURITY_LEVEL_CONFIDENTIAL: SecurityLevel.CONFIDENTIAL,
-    pb.SECURITY_LEVEL_RESTRICTED: SecurityLevel.RESTRICTED,
-}
-PROVENANCE_KINDS: dict[int, ProvenanceKind] = {
-    pb.PROVENANCE_KIND_USER: ProvenanceKind.USER,
-    pb.PROVENANCE_KIND_TOOL: ProvenanceKind.TOOL,
-    pb.PROVENANCE_KIND_WEB: ProvenanceKind.WEB,
-    pb.PROVENANCE_KIND_FILE: ProvenanceKind.FILE,
-    pb.PROVENANCE_KIND_SYSTEM: ProvenanceKind.SYSTEM,
-    pb.PROVENANCE_KIND_AGENT: ProvenanceKind.AGENT,
-}
-TAG_MATCHES = {pb.TAG_MATCH_ANY: TagMatch.ANY, pb.TAG_MATCH_ALL: TagMatch.ALL}
-SCORING_PRESETS = {
-    mpb.SCORING_PRESET_SIMILARITY: ScoringPreset.SIMILARITY,
-    mpb.SCORING_PRESET_DECAYED: ScoringPreset.DECAYED,
-    mpb.SCORING_PRESET_WEIGHTED: ScoringPreset.WEIGHTED,
-}
-MEMORY_ORDERS = {
-    mpb.MEMORY_ORDER_CREATED_DESC: MemoryOrder.CREATED_DESC,
-    mpb.MEMORY_ORDER_CREATED_ASC: MemoryOrder.CREATED_ASC,
-}
-_REVERSE_TYPES = {v: k for k, v in MEMORY_TYPES.items()}
-_REVERSE_KINDS = {v: k for k, v in PROVENANCE_KINDS.items()}
-
-
-# ---------------------------------------------------------------- scalars
-
-
-def enum_value(value: int, mapping: dict[int, E], field: str, *, default: E | None = None) -> E | None:
-    """Map a wire enum number; 0 (UNSPECIFIED) gives ``default``; unknown numbers are invalid."""
-    if value == 0:
-        return default
-    try:
-        return mapping[value]
-    except KeyError:
-        raise InvalidArgument.field(field, f"unknown enum value {value}") from None
-
-
-def enum_list(values: Sequence[int], mapping: dict[int, E], field: str) -> tuple[E, ...]:
-    out: list[E] = []
-    for i, value in enumerate(values):
-        if value not in mapping:
-            raise InvalidArgument.field(f"{field}[{i}]", f"unknown or unspecified enum value {value}")
-        out.append(mapping[value])
-    return tuple(out)
-
-
-def timestamp_from(msg: Message, field: str, path: str | None = None) -> datetime | None:
-    if not msg.HasField(field):
-        return None
-    ts: timestamp_pb2.Timestamp = getattr(msg, field)
-    try:
-        return ts.ToDatetime(tzinfo=UTC)
-    except (ValueError, OverflowError) as exc:
-        raise InvalidArgument.field(path or field, f"invalid timestamp: {exc}") from None
-
-
-def set_timestamp(target: timestamp_pb2.Timestamp, when: datetime | None) -> None:
-    if when is not None:
-        target.FromDatetime(when)
-
-
-def struct_to_dict(msg: Message, field: str, path: str | None = None) -> dict[str, Any]:
-    if not msg.HasField(field):
-        return {}
-    try:
-        value: dict[str, Any] = json_format.MessageToDict(getattr(msg, field))
-    except (ValueError, json_format.Error) as exc:
-        raise InvalidArgument.field(path or field, f"is not valid JSON: {exc}") from None
-    return value
-
-
-def dict_to_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:
-    target.update(data)
-
-
-def vector_from(values: Sequence[float]) -> Vector | None:
-    if len(values) == 0:
-        return None
-    return np.asarray(values, dtype=np.float32)
-
-
-def provenance_from(msg: Message, field: str = "source", path: str | None = None) -> Provenance | None:
-    if not msg.HasField(field):
-        return None
-    src: pb.Provenance = getattr(msg, field)
-    kind = enum_value(src.kind, PROVENANCE_KINDS, f"{path or field}.kind", default=ProvenanceKind.USER)
-    assert kind is not None
-    return Provenance(
-        kind=kind,
-        name=src.name,
-        retrieved_at=timestamp_from(src, "retrieved_at", f"{path or field}.retrieved_at"),
-        locator=src.locator,
-    )
-
 
 # ---------------------------------------------------------------- requests
 
 
 def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
-    memory_type = enum_value(req.memory_type, MEMORY_TYPES, f"{prefix}memory_type", default=MemoryType.FACT)
+    memory_type = enum_value(
+        req.memory_type, MEMORY_TYPES, f"{prefix}memory_type", default=MemoryType.FACT
+    )
     assert memory_type is not None
     return MemoryDraft(
         content=req.content,
@@ -185,7 +85,12 @@ def batch_drafts_from(req: mpb.RememberBatchRequest) -> list[MemoryDraft]:
 
 
 def _filter_from(req: Any, *, has_archived: bool = True) -> MemoryFilter:
-    level = enum_value(req.max_security_level, SECURITY_LEVELS, "max_security_level", default=SecurityLevel.RESTRICTED)
+    level = enum_value(
+        req.max_security_level,
+        SECURITY_LEVELS,
+        "max_security_level",
+        default=SecurityLevel.RESTRICTED,
+    )
     tag_match = enum_value(req.tag_match, TAG_MATCHES, "tag_match", default=TagMatch.ANY)
     assert level is not None and tag_match is not None
     created_after = timestamp_from(req, "created_after")
@@ -208,7 +113,9 @@ def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
     scoring = Scoring()
     if req.HasField("scoring"):
         s = req.scoring
-        preset = enum_value(s.preset, SCORING_PRESETS, "scoring.preset", default=ScoringPreset.SIMILARITY)
+        preset = enum_value(
+            s.preset, SCORING_PRESETS, "scoring.preset", default=ScoringPreset.SIMILARITY
+        )
         assert preset is not None
         scoring = Scoring(
             preset=preset,
@@ -246,7 +153,8 @@ def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
     unknown = [p for p in paths if p not in UPDATABLE_FIELDS]
     if unknown:
         raise InvalidArgument.field(
-            "update_mask", f"cannot update {', '.join(unknown)}; updatable: {', '.join(sorted(UPDATABLE_FIELDS))}"
+            "update_mask",
+            f"cannot update {', '.join(unknown)}; updatable: {', '.join(sorted(UPDATABLE_FIELDS))}",
         )
     m = req.memory
     values: dict[str, Any] = {
@@ -259,7 +167,9 @@ def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
     }
     fields = frozenset(paths)
     if "memory_type" in fields:
-        values["memory_type"] = enum_value(m.memory_type, MEMORY_TYPES, "memory.memory_type", default=MemoryType.FACT)
+        values["memory_type"] = enum_value(
+            m.memory_type, MEMORY_TYPES, "memory.memory_type", default=MemoryType.FACT
+        )
     if "security_level" in fields:
         level = enum_value(m.security_level, SECURITY_LEVELS, "memory.security_level")
         if level is None:
@@ -289,13 +199,13 @@ def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
     msg.agent_id = m.agent_id
     msg.namespace = m.namespace
     msg.content = m.content
-    msg.memory_type = _REVERSE_TYPES[m.memory_type]  # type: ignore[assignment]
+    msg.memory_type = REVERSE_MEMORY_TYPES[m.memory_type]  # type: ignore[assignment]
     msg.tags.extend(m.tags)
     msg.security_level = int(m.security_level)  # type: ignore[assignment]
     msg.importance = m.importance
     msg.confidence = m.confidence
     if m.source is not None:
-        msg.source.kind = _REVERSE_KINDS[m.source.kind]  # type: ignore[assignment]
+        msg.source.kind = REVERSE_PROVENANCE_KINDS[m.source.kind]  # type: ignore[assignment]
         msg.source.name = m.source.name
         msg.source.locator = m.source.locator
         set_timestamp(msg.source.retrieved_at, m.source.retrieved_at)

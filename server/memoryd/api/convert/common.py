@@ -1,0 +1,137 @@
+"""Scalar conversions shared by every area: enums, timestamps, structs, vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import numpy as np
+from google.protobuf import json_format, struct_pb2, timestamp_pb2
+from google.protobuf.message import Message
+from memoryd_proto.v1 import common_pb2 as pb
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+
+from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.models import (
+    MemoryOrder,
+    MemoryType,
+    Provenance,
+    ProvenanceKind,
+    SecurityLevel,
+    TagMatch,
+    Vector,
+)
+from memoryd.domain.requests import ScoringPreset
+
+E = TypeVar("E")
+
+MEMORY_TYPES: dict[int, MemoryType] = {
+    pb.MEMORY_TYPE_PREFERENCE: MemoryType.PREFERENCE,
+    pb.MEMORY_TYPE_FACT: MemoryType.FACT,
+    pb.MEMORY_TYPE_PATTERN: MemoryType.PATTERN,
+    pb.MEMORY_TYPE_SKILL: MemoryType.SKILL,
+    pb.MEMORY_TYPE_EPISODE: MemoryType.EPISODE,
+}
+SECURITY_LEVELS: dict[int, SecurityLevel] = {
+    pb.SECURITY_LEVEL_PUBLIC: SecurityLevel.PUBLIC,
+    pb.SECURITY_LEVEL_INTERNAL: SecurityLevel.INTERNAL,
+    pb.SECURITY_LEVEL_CONFIDENTIAL: SecurityLevel.CONFIDENTIAL,
+    pb.SECURITY_LEVEL_RESTRICTED: SecurityLevel.RESTRICTED,
+}
+PROVENANCE_KINDS: dict[int, ProvenanceKind] = {
+    pb.PROVENANCE_KIND_USER: ProvenanceKind.USER,
+    pb.PROVENANCE_KIND_TOOL: ProvenanceKind.TOOL,
+    pb.PROVENANCE_KIND_WEB: ProvenanceKind.WEB,
+    pb.PROVENANCE_KIND_FILE: ProvenanceKind.FILE,
+    pb.PROVENANCE_KIND_SYSTEM: ProvenanceKind.SYSTEM,
+    pb.PROVENANCE_KIND_AGENT: ProvenanceKind.AGENT,
+}
+TAG_MATCHES: dict[int, TagMatch] = {pb.TAG_MATCH_ANY: TagMatch.ANY, pb.TAG_MATCH_ALL: TagMatch.ALL}
+SCORING_PRESETS: dict[int, ScoringPreset] = {
+    mpb.SCORING_PRESET_SIMILARITY: ScoringPreset.SIMILARITY,
+    mpb.SCORING_PRESET_DECAYED: ScoringPreset.DECAYED,
+    mpb.SCORING_PRESET_WEIGHTED: ScoringPreset.WEIGHTED,
+}
+MEMORY_ORDERS: dict[int, MemoryOrder] = {
+    mpb.MEMORY_ORDER_CREATED_DESC: MemoryOrder.CREATED_DESC,
+    mpb.MEMORY_ORDER_CREATED_ASC: MemoryOrder.CREATED_ASC,
+}
+REVERSE_MEMORY_TYPES = {v: k for k, v in MEMORY_TYPES.items()}
+REVERSE_PROVENANCE_KINDS = {v: k for k, v in PROVENANCE_KINDS.items()}
+
+
+def enum_value(
+    value: int, mapping: dict[int, E], field: str, *, default: E | None = None
+) -> E | None:
+    """Map a wire enum number; 0 (UNSPECIFIED) gives ``default``; unknown numbers are invalid."""
+    if value == 0:
+        return default
+    try:
+        return mapping[value]
+    except KeyError:
+        raise InvalidArgument.field(field, f"unknown enum value {value}") from None
+
+
+def enum_list(values: Sequence[int], mapping: dict[int, E], field: str) -> tuple[E, ...]:
+    out: list[E] = []
+    for i, value in enumerate(values):
+        if value not in mapping:
+            raise InvalidArgument.field(
+                f"{field}[{i}]", f"unknown or unspecified enum value {value}"
+            )
+        out.append(mapping[value])
+    return tuple(out)
+
+
+def timestamp_from(msg: Message, field: str, path: str | None = None) -> datetime | None:
+    if not msg.HasField(field):
+        return None
+    ts: timestamp_pb2.Timestamp = getattr(msg, field)
+    try:
+        return ts.ToDatetime(tzinfo=UTC)
+    except (ValueError, OverflowError) as exc:
+        raise InvalidArgument.field(path or field, f"invalid timestamp: {exc}") from None
+
+
+def set_timestamp(target: timestamp_pb2.Timestamp, when: datetime | None) -> None:
+    if when is not None:
+        target.FromDatetime(when)
+
+
+def struct_to_dict(msg: Message, field: str, path: str | None = None) -> dict[str, Any]:
+    if not msg.HasField(field):
+        return {}
+    try:
+        value: dict[str, Any] = json_format.MessageToDict(getattr(msg, field))
+    except (ValueError, json_format.Error) as exc:
+        raise InvalidArgument.field(path or field, f"is not valid JSON: {exc}") from None
+    return value
+
+
+def dict_to_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:
+    target.update(data)
+
+
+def vector_from(values: Sequence[float]) -> Vector | None:
+    if len(values) == 0:
+        return None
+    return np.asarray(values, dtype=np.float32)
+
+
+def provenance_from(
+    msg: Message, field: str = "source", path: str | None = None
+) -> Provenance | None:
+    if not msg.HasField(field):
+        return None
+    src: pb.Provenance = getattr(msg, field)
+    kind = enum_value(
+        src.kind, PROVENANCE_KINDS, f"{path or field}.kind", default=ProvenanceKind.USER
+    )
+    assert kind is not None
+    return Provenance(
+        kind=kind,
+        name=src.name,
+        retrieved_at=timestamp_from(src, "retrieved_at", f"{path or field}.retrieved_at"),
+        locator=src.locator,
+    )

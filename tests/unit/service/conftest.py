@@ -1,0 +1,3 @@
+from tests.unit.service.helpers import harness
+
+__all__ = ["harness"]

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+from memoryd.config import LimitsSettings, RecallSettings
+from memoryd.domain.models import Partition, SecurityLevel
+from memoryd.domain.principal import CallScope, Principal, Role
+from memoryd.embedding import HashingEmbedder
+from memoryd.service.access_stats import AccessStatsBuffer
+from memoryd.service.memory import MemoryService
+from memoryd.service.pagination import PageTokenCodec
+from memoryd.service.write_batcher import WriteBatcher
+from memoryd.storage.memory import InMemoryStore
+
+
+def scope_for(
+    agent: str = "a1", tenant: str = "t1", clearance: SecurityLevel = SecurityLevel.RESTRICTED
+) -> CallScope:
+    principal = Principal("test", tenant, frozenset({"*"}), clearance, frozenset(Role))
+    return CallScope(principal, Partition(tenant, agent))
+
+
+@dataclass
+class Harness:
+    service: MemoryService
+    store: InMemoryStore
+    access: AccessStatsBuffer
+    writer: WriteBatcher
+
+
+@pytest.fixture
+async def harness() -> AsyncIterator[Harness]:
+    store = InMemoryStore(dimension=64)
+    await store.open()
+    writer = WriteBatcher(store, max_batch=100)
+    writer.start()
+    access = AccessStatsBuffer(store, interval_s=3600, max_pending=10_000)
+    access.start()
+    service = MemoryService(
+        store=store,
+        embedder=HashingEmbedder(64),
+        writer=writer,
+        access=access,
+        page_tokens=PageTokenCodec(b"k" * 32),
+        limits=LimitsSettings(),
+        recall=RecallSettings(),
+    )
+    yield Harness(service, store, access, writer)
+    await access.close()
+    await writer.close()
+    await store.close()

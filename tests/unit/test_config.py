@@ -1,0 +1,75 @@
+"""Settings: defaults < YAML file < MEMORYD_* environment < explicit overrides."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from memoryd.config import Settings
+from pydantic import ValidationError
+
+
+def test_defaults() -> None:
+    s = Settings()
+    assert (
+        s.listen == "127.0.0.1:50051" and s.embedder == "local" and s.storage.backend == "lancedb"
+    )
+    assert s.limits.max_content_bytes == 8192
+
+
+def test_yaml_then_env_then_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "memoryd.yaml"
+    cfg.write_text(
+        "listen: unix:/tmp/x.sock\nembedder: hashing\nlimits:\n  max_content_bytes: 100\n  max_top_k: 7\n"
+    )
+    s = Settings.load(cfg)
+    assert s.listen == "unix:/tmp/x.sock" and s.embedder == "hashing" and s.limits.max_top_k == 7
+    monkeypatch.setenv("MEMORYD_EMBEDDER", "local")
+    monkeypatch.setenv("MEMORYD_LIMITS__MAX_CONTENT_BYTES", "200")
+    s = Settings.load(cfg)
+    assert s.embedder == "local" and s.limits.max_content_bytes == 200 and s.limits.max_top_k == 7
+    assert Settings.load(cfg, listen="127.0.0.1:1").listen == "127.0.0.1:1"
+
+
+def test_invalid_values_are_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORYD_EMBEDDER", "word2vec")
+    with pytest.raises(ValidationError):
+        Settings()
+    monkeypatch.delenv("MEMORYD_EMBEDDER")
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("no_such_option: 1\n")
+    with pytest.raises(ValidationError):
+        Settings.load(cfg)
+    with pytest.raises(FileNotFoundError):
+        Settings.load(tmp_path / "missing.yaml")
+
+
+def test_config_show_masks_secrets(tmp_path: Path) -> None:
+    cfg = tmp_path / "memoryd.yaml"
+    cfg.write_text(
+        "page_token_secret: hunter2hunter2hunter2\nembedding:\n  openai_api_key: sk-very-secret\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "memoryd", "config", "show", "--config", str(cfg)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "hunter2" not in out and "sk-very-secret" not in out
+    shown = json.loads(out)
+    assert shown["page_token_secret"] == "**********"
+    assert shown["embedding"]["openai_api_key"] == "**********"
+
+
+def test_config_show_reports_bad_config(tmp_path: Path) -> None:
+    cfg = tmp_path / "memoryd.yaml"
+    cfg.write_text("limits:\n  max_top_k: -3\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "memoryd", "config", "show", "--config", str(cfg)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "max_top_k" in proc.stderr
