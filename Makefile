@@ -62,6 +62,10 @@ lint: lint-fast ## buf lint + buf breaking against main, ruff, mypy
 	else echo "buf breaking: main has no proto/ yet, nothing to compare"; fi
 	$(BIN)/mypy
 
+.PHONY: bench
+bench: $(STAMP) ## Measure recall latency and footprint against a live daemon (grows with the bench suite)
+	$(BIN)/python bench/recall_latency.py $(ARGS)
+
 .PHONY: format
 format: $(STAMP) ## Format hand-written Python
 	$(BIN)/ruff format server tests clients/python bench

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+
 from memoryd_proto.v1 import memory_service_pb2_grpc
 
 REPO = Path(__file__).resolve().parent.parent

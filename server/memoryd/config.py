@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -140,6 +140,15 @@ class Settings(BaseSettings):
 
         settings: Settings = FileSettings(**overrides)
         return settings
+
+    @model_validator(mode="after")
+    def _embedder_is_configured(self) -> Settings:
+        if self.embedder == "openai" and self.embedding.openai_dimension is None:
+            raise ValueError(
+                "embedding.openai_dimension (MEMORYD_EMBEDDING__OPENAI_DIMENSION) is required "
+                "with the openai embedder: the store needs it before the first write"
+            )
+        return self
 
     def masked(self) -> dict[str, Any]:
         """The effective config as plain data, secrets masked (for `memoryd config show`)."""

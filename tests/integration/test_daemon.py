@@ -14,6 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
+
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import lifecycle_service_pb2_grpc as lgrpc
 from memoryd_proto.v1 import memory_service_pb2 as mpb

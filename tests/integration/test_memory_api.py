@@ -9,6 +9,7 @@ import pytest
 from google.protobuf import field_mask_pb2, struct_pb2
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub

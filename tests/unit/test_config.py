@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from memoryd.config import Settings
 from pydantic import ValidationError
+
+from memoryd.config import Settings
 
 
 def test_defaults() -> None:
@@ -73,3 +74,11 @@ def test_config_show_reports_bad_config(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 2 and "max_top_k" in proc.stderr
+
+
+def test_openai_embedder_needs_a_dimension(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORYD_EMBEDDER", "openai")
+    with pytest.raises(ValidationError, match="openai_dimension"):
+        Settings()
+    monkeypatch.setenv("MEMORYD_EMBEDDING__OPENAI_DIMENSION", "1536")
+    assert Settings().embedding.openai_dimension == 1536

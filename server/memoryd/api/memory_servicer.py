@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any, TypeAlias
 
 import grpc
-from memoryd_proto.v1 import memory_service_pb2 as mpb
-from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
 from memoryd.api import convert
 from memoryd.api.context import call_scope
 from memoryd.api.not_built import MEMORY_MODEL, not_built
 from memoryd.domain.errors import Unimplemented
 from memoryd.service.memory import MemoryService
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
 Ctx: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 

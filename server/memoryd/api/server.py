@@ -12,16 +12,16 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from memoryd_proto.v1 import lifecycle_service_pb2, memory_service_pb2, snapshot_service_pb2
-from memoryd_proto.v1 import lifecycle_service_pb2_grpc as lgrpc
-from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
-from memoryd_proto.v1 import snapshot_service_pb2_grpc as sgrpc
 
 from memoryd.api.auth import Authenticator
 from memoryd.api.interceptors import CallInterceptor
 from memoryd.api.memory_servicer import MemoryServicer
 from memoryd.api.snapshot_lifecycle_servicers import LifecycleServicer, SnapshotServicer
 from memoryd.service.memory import MemoryService
+from memoryd_proto.v1 import lifecycle_service_pb2, memory_service_pb2, snapshot_service_pb2
+from memoryd_proto.v1 import lifecycle_service_pb2_grpc as lgrpc
+from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
+from memoryd_proto.v1 import snapshot_service_pb2_grpc as sgrpc
 
 SERVICE_NAMES = (
     memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name,

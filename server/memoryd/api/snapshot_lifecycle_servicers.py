@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from memoryd.api.not_built import SNAPSHOT_LIFECYCLE, not_built
 from memoryd_proto.v1 import lifecycle_service_pb2_grpc as lgrpc
 from memoryd_proto.v1 import snapshot_service_pb2_grpc as sgrpc
-
-from memoryd.api.not_built import SNAPSHOT_LIFECYCLE, not_built
 
 
 class SnapshotServicer(sgrpc.SnapshotServiceServicer):

@@ -76,7 +76,8 @@ class RecallQuery:
     filter: MemoryFilter = field(default_factory=MemoryFilter)
     scoring: Scoring = field(default_factory=Scoring)
     hybrid: bool | None = None
-    min_score: float = 0.0
+    #: None: no threshold (the wire's 0 means unset).
+    min_score: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -209,7 +209,7 @@ class MemoryService:
         scored = []
         for hit in hits:
             score, components = scorer.score(hit.memory, hit.similarity, now)
-            if score >= query.min_score:
+            if query.min_score is None or score >= query.min_score:
                 scored.append(ScoredMemory(hit.memory, score, components))
         scored.sort(key=lambda s: s.score, reverse=True)
         results = scored[:limit]

@@ -69,6 +69,8 @@ class Store(Protocol):
     async def count(self, partition: Partition, flt: MemoryFilter) -> int:
         """How many memories match."""
 
-    async def record_access(self, partition: Partition, updates: Mapping[str, AccessUpdate]) -> None:
+    async def record_access(
+        self, partition: Partition, updates: Mapping[str, AccessUpdate]
+    ) -> None:
         """Add ``count`` to access_count and set accessed_at, in one batched write.
         Ids that no longer exist are ignored."""

@@ -4,6 +4,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
+
 from memoryd.config import LimitsSettings, RecallSettings
 from memoryd.domain.models import Partition, SecurityLevel
 from memoryd.domain.principal import CallScope, Principal, Role

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+
 from memoryd.domain.errors import InvalidArgument, NotFound, PermissionDenied
 from memoryd.domain.models import MemoryFilter, SecurityLevel, utcnow
 from memoryd.domain.requests import (
@@ -17,7 +18,6 @@ from memoryd.domain.requests import (
     Scoring,
     ScoringPreset,
 )
-
 from tests.unit.service.helpers import Harness, scope_for
 
 

@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.models import PageCursor, Partition
 from memoryd.service.pagination import PageTokenCodec, fingerprint

@@ -9,8 +9,6 @@ from typing import Any, TypeVar
 import numpy as np
 from google.protobuf import json_format, struct_pb2, timestamp_pb2
 from google.protobuf.message import Message
-from memoryd_proto.v1 import common_pb2 as pb
-from memoryd_proto.v1 import memory_service_pb2 as mpb
 
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.models import (
@@ -23,6 +21,8 @@ from memoryd.domain.models import (
     Vector,
 )
 from memoryd.domain.requests import ScoringPreset
+from memoryd_proto.v1 import common_pb2 as pb
+from memoryd_proto.v1 import memory_service_pb2 as mpb
 
 E = TypeVar("E")
 

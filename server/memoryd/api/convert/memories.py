@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memoryd_proto.v1 import common_pb2 as pb
-from memoryd_proto.v1 import memory_service_pb2 as mpb
-
 from memoryd.api.convert.common import (
     MEMORY_ORDERS,
     MEMORY_TYPES,
@@ -48,6 +45,8 @@ from memoryd.domain.requests import (
     Scoring,
     ScoringPreset,
 )
+from memoryd_proto.v1 import common_pb2 as pb
+from memoryd_proto.v1 import memory_service_pb2 as mpb
 
 # ---------------------------------------------------------------- requests
 
@@ -131,7 +130,7 @@ def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
         filter=_filter_from(req),
         scoring=scoring,
         hybrid=req.hybrid if req.HasField("hybrid") else None,
-        min_score=req.min_score,
+        min_score=req.min_score or None,
     )
 
 

@@ -1,0 +1,263 @@
+"""Request building, shared by the sync client and (later) the async one.
+
+Plain functions from Python values to ``memoryd.v1`` request messages. Enum-like
+arguments take friendly names (``"fact"``, ``"internal"``, ``"weighted"``), their full
+proto names (``"MEMORY_TYPE_FACT"``) or the numbers. Problems the daemon would only
+misread (``limit=0`` means "default" on the wire) are rejected here as
+INVALID_ARGUMENT with the field named, like the daemon's own errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NotRequired, TypedDict, TypeVar
+
+from google.protobuf import struct_pb2
+
+from memoryd_client.errors import invalid_argument
+from memoryd_proto.v1 import common_pb2, memory_service_pb2
+
+MEMORY_TYPES: dict[str, common_pb2.MemoryType] = {
+    "preference": common_pb2.MEMORY_TYPE_PREFERENCE,
+    "fact": common_pb2.MEMORY_TYPE_FACT,
+    "pattern": common_pb2.MEMORY_TYPE_PATTERN,
+    "skill": common_pb2.MEMORY_TYPE_SKILL,
+    "episode": common_pb2.MEMORY_TYPE_EPISODE,
+}
+SECURITY_LEVELS: dict[str, common_pb2.SecurityLevel] = {
+    "public": common_pb2.SECURITY_LEVEL_PUBLIC,
+    "internal": common_pb2.SECURITY_LEVEL_INTERNAL,
+    "confidential": common_pb2.SECURITY_LEVEL_CONFIDENTIAL,
+    "restricted": common_pb2.SECURITY_LEVEL_RESTRICTED,
+}
+SCORING_PRESETS: dict[str, memory_service_pb2.ScoringPreset] = {
+    "similarity": memory_service_pb2.SCORING_PRESET_SIMILARITY,
+    "decayed": memory_service_pb2.SCORING_PRESET_DECAYED,
+    "weighted": memory_service_pb2.SCORING_PRESET_WEIGHTED,
+}
+
+EnumArg = str | int
+E = TypeVar("E", bound=int)
+StrSeq = Iterable[str] | str
+
+
+class RememberItem(TypedDict):
+    """One item of :func:`remember_batch_request`; keys mirror ``remember``'s arguments."""
+
+    content: str
+    memory_type: NotRequired[EnumArg]
+    tags: NotRequired[StrSeq]
+    importance: NotRequired[float | None]
+    namespace: NotRequired[str]
+    metadata: NotRequired[Mapping[str, Any] | None]
+    security_level: NotRequired[EnumArg | None]
+    embedding: NotRequired[Sequence[float] | None]
+
+
+def _enum(value: EnumArg, names: Mapping[str, E], prefix: str, field: str) -> E:
+    if isinstance(value, bool):
+        raise invalid_argument(field, f"must be one of {', '.join(names)}")
+    if isinstance(value, int):
+        for number in names.values():
+            if number == value:
+                return number
+        raise invalid_argument(field, f"unknown value {value}")
+    key = value.strip().lower().removeprefix(prefix.lower())
+    if key in names:
+        return names[key]
+    raise invalid_argument(field, f"must be one of {', '.join(names)}, got {value!r}")
+
+
+def memory_type_value(value: EnumArg, field: str = "memory_type") -> common_pb2.MemoryType:
+    """``"fact"`` / ``"MEMORY_TYPE_FACT"`` / ``2`` -> ``MEMORY_TYPE_FACT``."""
+    return _enum(value, MEMORY_TYPES, "MEMORY_TYPE_", field)
+
+
+def security_level_value(value: EnumArg, field: str = "security_level") -> common_pb2.SecurityLevel:
+    """``"internal"`` / ``"SECURITY_LEVEL_INTERNAL"`` / ``2`` -> ``SECURITY_LEVEL_INTERNAL``."""
+    return _enum(value, SECURITY_LEVELS, "SECURITY_LEVEL_", field)
+
+
+ScoringArg = memory_service_pb2.Scoring | str | int
+
+
+def scoring_message(scoring: ScoringArg, field: str = "scoring") -> memory_service_pb2.Scoring:
+    """A ``Scoring`` message from a preset name, a preset number or a ``Scoring`` (as is)."""
+    if isinstance(scoring, memory_service_pb2.Scoring):
+        return scoring
+    preset = _enum(scoring, SCORING_PRESETS, "SCORING_PRESET_", f"{field}.preset")
+    return memory_service_pb2.Scoring(preset=preset)
+
+
+def memory_type_name(value: int) -> str:
+    """``MEMORY_TYPE_FACT`` -> ``"fact"`` (for display); unknown numbers as digits."""
+    for name, number in MEMORY_TYPES.items():
+        if number == value:
+            return name
+    return "unspecified" if value == 0 else str(value)
+
+
+def _strings(values: StrSeq) -> list[str]:
+    # A bare string is one tag, not a sequence of one-letter tags.
+    return [values] if isinstance(values, str) else list(values)
+
+
+def _struct(metadata: Mapping[str, Any], field: str) -> struct_pb2.Struct:
+    struct = struct_pb2.Struct()
+    try:
+        struct.update(dict(metadata))
+    except (TypeError, ValueError) as exc:
+        raise invalid_argument(field, f"must be a JSON object: {exc}") from None
+    return struct
+
+
+def _positive(value: int, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise invalid_argument(field, f"must be at least 1, got {value!r}")
+    return value
+
+
+def remember_request(
+    agent_id: str,
+    content: str,
+    *,
+    memory_type: EnumArg = "fact",
+    tags: StrSeq = (),
+    importance: float | None = None,
+    namespace: str = "",
+    metadata: Mapping[str, Any] | None = None,
+    security_level: EnumArg | None = None,
+    embedding: Sequence[float] | None = None,
+    field_prefix: str = "",
+) -> memory_service_pb2.RememberRequest:
+    """A ``RememberRequest``. Leaves content checks (empty, too long) to the daemon."""
+    request = memory_service_pb2.RememberRequest(
+        agent_id=agent_id,
+        content=content,
+        memory_type=memory_type_value(memory_type, f"{field_prefix}memory_type"),
+        tags=_strings(tags),
+        namespace=namespace,
+    )
+    if importance is not None:
+        request.importance = float(importance)
+    if metadata is not None:
+        request.metadata.CopyFrom(_struct(metadata, f"{field_prefix}metadata"))
+    if security_level is not None:
+        request.security_level = security_level_value(
+            security_level, f"{field_prefix}security_level"
+        )
+    if embedding is not None:
+        request.embedding.extend(float(x) for x in embedding)
+    return request
+
+
+BatchItem = str | RememberItem | memory_service_pb2.RememberRequest
+
+
+def remember_batch_request(
+    agent_id: str, items: Iterable[BatchItem]
+) -> memory_service_pb2.RememberBatchRequest:
+    """A ``RememberBatchRequest`` from contents, :class:`RememberItem` dicts or requests."""
+    batch = memory_service_pb2.RememberBatchRequest(agent_id=agent_id)
+    for i, item in enumerate(items):
+        if isinstance(item, memory_service_pb2.RememberRequest):
+            batch.items.append(item)
+        elif isinstance(item, str):
+            batch.items.append(remember_request("", item))
+        elif isinstance(item, Mapping):
+            fields: dict[str, Any] = dict(item)
+            content = fields.pop("content", "")
+            try:
+                batch.items.append(
+                    remember_request("", content, field_prefix=f"items[{i}].", **fields)
+                )
+            except TypeError as exc:  # unknown key in the item dict
+                raise invalid_argument(f"items[{i}]", str(exc)) from None
+        else:
+            raise invalid_argument(
+                f"items[{i}]",
+                f"must be a str, a dict or a RememberRequest, not {type(item).__name__}",
+            )
+    return batch
+
+
+def recall_request(
+    agent_id: str,
+    query: str,
+    *,
+    limit: int = 10,
+    namespace: str | None = None,
+    tags: StrSeq = (),
+    memory_types: Iterable[EnumArg] = (),
+    scoring: ScoringArg | None = None,
+    query_embedding: Sequence[float] | None = None,
+) -> memory_service_pb2.RecallRequest:
+    """A ``RecallRequest``; ``namespace=None`` searches every namespace."""
+    request = memory_service_pb2.RecallRequest(
+        agent_id=agent_id,
+        query=query,
+        limit=_positive(limit, "limit"),
+        tags=_strings(tags),
+        memory_types=[
+            memory_type_value(t, f"memory_types[{i}]") for i, t in enumerate(memory_types)
+        ],
+    )
+    if namespace is not None:
+        request.namespace = namespace
+    if scoring is not None:
+        request.scoring.CopyFrom(scoring_message(scoring))
+    if query_embedding is not None:
+        request.query_embedding.extend(float(x) for x in query_embedding)
+    return request
+
+
+def get_request(agent_id: str, memory_id: str) -> memory_service_pb2.GetMemoryRequest:
+    return memory_service_pb2.GetMemoryRequest(agent_id=agent_id, id=memory_id)
+
+
+def list_request(
+    agent_id: str,
+    *,
+    page_size: int = 50,
+    page_token: str = "",
+    namespace: str | None = None,
+    tags: StrSeq = (),
+    memory_types: Iterable[EnumArg] = (),
+) -> memory_service_pb2.ListMemoriesRequest:
+    """A ``ListMemoriesRequest`` (newest first)."""
+    request = memory_service_pb2.ListMemoriesRequest(
+        agent_id=agent_id,
+        page_size=_positive(page_size, "page_size"),
+        page_token=page_token,
+        tags=_strings(tags),
+        memory_types=[
+            memory_type_value(t, f"memory_types[{i}]") for i, t in enumerate(memory_types)
+        ],
+    )
+    if namespace is not None:
+        request.namespace = namespace
+    return request
+
+
+def forget_request(agent_id: str, ids: StrSeq) -> memory_service_pb2.ForgetMemoriesRequest:
+    return memory_service_pb2.ForgetMemoriesRequest(agent_id=agent_id, ids=_strings(ids))
+
+
+__all__ = [
+    "MEMORY_TYPES",
+    "SCORING_PRESETS",
+    "SECURITY_LEVELS",
+    "BatchItem",
+    "RememberItem",
+    "ScoringArg",
+    "forget_request",
+    "get_request",
+    "list_request",
+    "memory_type_name",
+    "memory_type_value",
+    "recall_request",
+    "remember_batch_request",
+    "remember_request",
+    "scoring_message",
+    "security_level_value",
+]

@@ -1,0 +1,1 @@
+"""`memoryctl`, the command-line client of memoryd (see memoryd.cli.memoryctl)."""

@@ -1,0 +1,130 @@
+"""Shared pieces of memoryctl's commands: option types, the client session, error output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Any
+
+import grpc
+import typer
+
+from memoryd_client import MemorydClient, MemorydError
+from memoryd_client.requests import MEMORY_TYPES
+from memoryd_client.target import ADDRESS_ENV
+
+AGENT_ENV = "MEMORYD_AGENT"
+TIMEOUT_ENV = "MEMORYD_TIMEOUT"
+
+
+class MemoryType(StrEnum):
+    preference = "preference"
+    fact = "fact"
+    pattern = "pattern"
+    skill = "skill"
+    episode = "episode"
+
+
+class Scoring(StrEnum):
+    similarity = "similarity"
+    decayed = "decayed"
+    weighted = "weighted"
+
+
+@dataclass(frozen=True)
+class Globals:
+    address: str
+    timeout: float
+
+    def client(self) -> MemorydClient:
+        return MemorydClient(self.address, timeout=self.timeout)
+
+
+AgentOption = Annotated[
+    str,
+    typer.Option(
+        "--agent",
+        "-A",
+        envvar=AGENT_ENV,
+        show_envvar=True,
+        help="The agent whose memory to use.",
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print the response as protobuf JSON (for scripts).")
+]
+WideOption = Annotated[bool, typer.Option("--wide", "-w", help="Show full memory ids.")]
+NamespaceOption = Annotated[
+    str | None, typer.Option("--namespace", "-n", help="Only this namespace (default: all).")
+]
+TagsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tag",
+        "-t",
+        metavar="TAG",
+        help="Only memories with this tag (repeat for any of several).",
+    ),
+]
+TypesOption = Annotated[
+    list[MemoryType] | None,
+    typer.Option(
+        "--type",
+        metavar="TYPE",
+        help="Only memories of this type (repeatable): " + ", ".join(MEMORY_TYPES) + ".",
+    ),
+]
+
+
+def globals_of(ctx: typer.Context) -> Globals:
+    obj = ctx.find_root().obj
+    assert isinstance(obj, Globals)
+    return obj
+
+
+def fail(lines: list[str]) -> None:
+    for line in lines:
+        typer.echo(line, err=True)
+    raise typer.Exit(1)
+
+
+def error_lines(error: MemorydError, address: str) -> list[str]:
+    if error.code == grpc.StatusCode.UNAVAILABLE and not error.request_id:
+        # No request id: the call never reached memoryd's own code, so nothing listens there.
+        return [
+            f"error: {error.code_name}: no memoryd daemon answers at {address}",
+            f"  ({error.message})",
+            "  start one with `make run` in the memoryd checkout (or `memoryd serve`),",
+            f"  or point --address / ${ADDRESS_ENV} at a running daemon",
+        ]
+    lines = [f"error: {error.code_name}: {error.message}"]
+    lines += [f"  {v.field}: {v.description}" for v in error.field_violations]
+    if error.request_id:
+        lines.append(f"  (request id {error.request_id})")
+    return lines
+
+
+@contextmanager
+def session(ctx: typer.Context) -> Iterator[MemorydClient]:
+    """A client for the command; MemorydError becomes the error output and exit 1."""
+    g = globals_of(ctx)
+    try:
+        with g.client() as client:
+            yield client
+    except MemorydError as exc:
+        fail(error_lines(exc, g.address))
+
+
+def parse_metadata(raw: str | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"not valid JSON: {exc}", param_hint="--metadata") from None
+    if not isinstance(value, dict):
+        raise typer.BadParameter("must be a JSON object", param_hint="--metadata")
+    return value

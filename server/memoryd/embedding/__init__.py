@@ -1,0 +1,19 @@
+"""Embedders behind one protocol: local MiniLM (default), OpenAI-compatible HTTP,
+and feature hashing (always available fallback), optionally behind an LRU cache."""
+
+from memoryd.embedding.base import Embedder, EmbedKind
+from memoryd.embedding.cache import CachingEmbedder
+from memoryd.embedding.factory import build_embedder
+from memoryd.embedding.hashing import HashingEmbedder
+from memoryd.embedding.local import LocalMiniLMEmbedder
+from memoryd.embedding.openai import OpenAICompatibleEmbedder
+
+__all__ = [
+    "CachingEmbedder",
+    "EmbedKind",
+    "Embedder",
+    "HashingEmbedder",
+    "LocalMiniLMEmbedder",
+    "OpenAICompatibleEmbedder",
+    "build_embedder",
+]

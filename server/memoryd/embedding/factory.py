@@ -1,0 +1,47 @@
+"""Builds the configured embedder; the only place that maps settings to constructors."""
+
+from __future__ import annotations
+
+from memoryd.config import EmbedderKind, EmbeddingSettings
+from memoryd.embedding.base import Embedder
+from memoryd.embedding.cache import CachingEmbedder
+from memoryd.embedding.hashing import HashingEmbedder
+from memoryd.embedding.local import LocalMiniLMEmbedder
+from memoryd.embedding.openai import OpenAICompatibleEmbedder
+
+
+def build_embedder(kind: EmbedderKind, settings: EmbeddingSettings) -> Embedder:
+    """The embedder of ``kind``, behind a cache when ``settings.cache_size > 0``.
+
+    Raises ValueError for an unusable configuration (e.g. "openai" without
+    ``openai_dimension``) and EmbeddingError when the local model cannot be loaded.
+    """
+    embedder: Embedder
+    if kind == "local":
+        embedder = LocalMiniLMEmbedder(
+            threads=settings.local_threads,
+            max_batch_size=settings.max_batch_size,
+            max_tokens=settings.local_max_tokens,
+        )
+    elif kind == "openai":
+        if settings.openai_dimension is None:
+            raise ValueError(
+                "embedder 'openai' needs embedding.openai_dimension "
+                "(MEMORYD_EMBEDDING__OPENAI_DIMENSION), e.g. 1536 for text-embedding-3-small"
+            )
+        key = settings.openai_api_key
+        embedder = OpenAICompatibleEmbedder(
+            url=settings.openai_url,
+            model=settings.openai_model,
+            dimension=settings.openai_dimension,
+            api_key=key.get_secret_value() if key is not None else None,
+            timeout_s=settings.openai_timeout_s,
+            max_batch_size=settings.max_batch_size,
+        )
+    elif kind == "hashing":
+        embedder = HashingEmbedder(settings.hashing_dimension)
+    else:
+        raise ValueError(f"unknown embedder kind {kind!r}")
+    if settings.cache_size > 0:
+        return CachingEmbedder(embedder, settings.cache_size)
+    return embedder

@@ -1,0 +1,5 @@
+"""The embedded LanceDB backend."""
+
+from memoryd.storage.lancedb.store import LanceDBStore
+
+__all__ = ["LanceDBStore"]

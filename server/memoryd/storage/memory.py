@@ -1,0 +1,223 @@
+"""InMemoryStore: the in-process reference implementation of the Store protocol.
+
+Plain dicts per partition and numpy for search; simple enough to be obviously
+correct, and held to exactly the same conformance suite as the real backends.
+Records are deep-copied in and out, so callers can never mutate stored state.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+
+from memoryd.domain.errors import StoreError
+from memoryd.domain.models import (
+    AccessUpdate,
+    Memory,
+    MemoryFilter,
+    MemoryOrder,
+    PageCursor,
+    Partition,
+    TagMatch,
+    Vector,
+    VectorHit,
+)
+
+
+def _utc(value: datetime) -> datetime:
+    """Normalise to UTC at microsecond precision (naive values are taken as UTC)."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def _utc_opt(value: datetime | None) -> datetime | None:
+    return None if value is None else _utc(value)
+
+
+def check_upsert(partition: Partition, memories: Sequence[Memory], dimension: int) -> None:
+    """Reject records a store must never persist: wrong partition or bad vector.
+
+    These are caller bugs (the service builds records), so they raise ValueError.
+    """
+    for i, m in enumerate(memories):
+        if m.tenant_id != partition.tenant_id or m.agent_id != partition.agent_id:
+            raise ValueError(f"memories[{i}] ({m.id!r}) does not belong to {partition}")
+        if m.vector is None:
+            raise ValueError(f"memories[{i}] ({m.id!r}) has no vector")
+        vec = np.asarray(m.vector)
+        if vec.shape != (dimension,):
+            raise ValueError(
+                f"memories[{i}] ({m.id!r}) has a vector of shape {vec.shape}, "
+                f"expected ({dimension},)"
+            )
+        if not np.all(np.isfinite(vec)) or not np.any(vec):
+            raise ValueError(f"memories[{i}] ({m.id!r}) has a zero or non-finite vector")
+
+
+def check_query_vector(
+    vector: Vector, dimension: int
+) -> np.ndarray[tuple[int], np.dtype[np.float32]]:
+    vec = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if vec.shape != (dimension,):
+        raise ValueError(f"query vector has shape {vec.shape}, expected ({dimension},)")
+    if not np.all(np.isfinite(vec)) or not np.any(vec):
+        raise ValueError("query vector is zero or not finite")
+    return vec
+
+
+def dedupe_last(memories: Sequence[Memory]) -> list[Memory]:
+    """Keep the last record of each id (one call writes each id once)."""
+    by_id: dict[str, Memory] = {}
+    for m in memories:
+        by_id.pop(m.id, None)
+        by_id[m.id] = m
+    return list(by_id.values())
+
+
+def matches(m: Memory, flt: MemoryFilter) -> bool:
+    """Whether ``m`` satisfies every predicate of ``flt``."""
+    if flt.namespace is not None and m.namespace != flt.namespace:
+        return False
+    if flt.tags:
+        have = set(m.tags)
+        hit = (
+            all(t in have for t in flt.tags)
+            if flt.tag_match is TagMatch.ALL
+            else any(t in have for t in flt.tags)
+        )
+        if not hit:
+            return False
+    if flt.memory_types and m.memory_type not in flt.memory_types:
+        return False
+    if m.security_level > flt.max_security_level:
+        return False
+    if flt.created_after is not None and not m.created_at > _utc(flt.created_after):
+        return False
+    if flt.created_before is not None and not m.created_at < _utc(flt.created_before):
+        return False
+    if not flt.include_archived and m.archived:
+        return False
+    return not (
+        flt.not_expired_at is not None
+        and m.expires_at is not None
+        and m.expires_at <= _utc(flt.not_expired_at)
+    )
+
+
+class InMemoryStore:
+    """A Store kept in process memory; state is lost on close."""
+
+    name = "memory"
+
+    def __init__(self, dimension: int) -> None:
+        if dimension <= 0:
+            raise ValueError("dimension must be positive")
+        self.dimension = dimension
+        self._data: dict[Partition, dict[str, Memory]] | None = None
+
+    async def open(self) -> None:
+        if self._data is None:
+            self._data = {}
+
+    async def close(self) -> None:
+        self._data = None
+
+    def _rows(self, partition: Partition) -> dict[str, Memory]:
+        if self._data is None:
+            raise StoreError("memory store is not open")
+        return self._data.get(partition, {})
+
+    @staticmethod
+    def _copy_out(m: Memory, with_vector: bool) -> Memory:
+        out = copy.deepcopy(m)
+        if not with_vector:
+            out.vector = None
+        return out
+
+    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
+        if self._data is None:
+            raise StoreError("memory store is not open")
+        check_upsert(partition, memories, self.dimension)
+        rows = self._data.setdefault(partition, {})
+        for m in dedupe_last(memories):
+            stored = copy.deepcopy(m)
+            stored.vector = np.asarray(m.vector, dtype=np.float32).copy()
+            stored.created_at = _utc(m.created_at)
+            stored.updated_at = _utc(m.updated_at)
+            stored.accessed_at = _utc_opt(m.accessed_at)
+            stored.expires_at = _utc_opt(m.expires_at)
+            if stored.source is not None and stored.source.retrieved_at is not None:
+                stored.source = dataclasses.replace(
+                    stored.source, retrieved_at=_utc(stored.source.retrieved_at)
+                )
+            rows[m.id] = stored
+
+    async def get(
+        self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
+    ) -> list[Memory]:
+        rows = self._rows(partition)
+        out: list[Memory] = []
+        for i in dict.fromkeys(ids):
+            if i in rows:
+                out.append(self._copy_out(rows[i], with_vectors))
+        return out
+
+    async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
+        rows = self._rows(partition)
+        return [i for i in dict.fromkeys(ids) if rows.pop(i, None) is not None]
+
+    async def search(
+        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+    ) -> list[VectorHit]:
+        query = check_query_vector(vector, self.dimension)
+        candidates = [m for m in self._rows(partition).values() if matches(m, flt)]
+        if limit <= 0 or not candidates:
+            return []
+        matrix = np.stack([np.asarray(m.vector, dtype=np.float32) for m in candidates])
+        norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(query)
+        sims = (matrix @ query) / np.where(norms == 0, np.float32(1), norms)
+        ranked = sorted(range(len(candidates)), key=lambda k: (-float(sims[k]), candidates[k].id))
+        return [
+            VectorHit(self._copy_out(candidates[k], False), float(sims[k])) for k in ranked[:limit]
+        ]
+
+    async def list(
+        self,
+        partition: Partition,
+        flt: MemoryFilter,
+        *,
+        order: MemoryOrder = MemoryOrder.CREATED_DESC,
+        after: PageCursor | None = None,
+        limit: int = 50,
+    ) -> list[Memory]:
+        desc = order is MemoryOrder.CREATED_DESC
+        rows = [m for m in self._rows(partition).values() if matches(m, flt)]
+        if after is not None:
+            pos = (_utc(after.created_at), after.id)
+            if desc:
+                rows = [m for m in rows if (m.created_at, m.id) < pos]
+            else:
+                rows = [m for m in rows if (m.created_at, m.id) > pos]
+        rows.sort(key=lambda m: (m.created_at, m.id), reverse=desc)
+        return [self._copy_out(m, False) for m in rows[: max(limit, 0)]]
+
+    async def count(self, partition: Partition, flt: MemoryFilter) -> int:
+        return sum(1 for m in self._rows(partition).values() if matches(m, flt))
+
+    async def record_access(
+        self, partition: Partition, updates: Mapping[str, AccessUpdate]
+    ) -> None:
+        rows = self._rows(partition)
+        for memory_id, update in updates.items():
+            m = rows.get(memory_id)
+            if m is None:
+                continue
+            m.access_count += update.count
+            seen = _utc(update.last_accessed_at)
+            if m.accessed_at is None or seen > m.accessed_at:
+                m.accessed_at = seen
