@@ -6,6 +6,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BUF := proto/node_modules/.bin/buf
 BUF_STAMP := proto/node_modules/.installed
+# Generated clients: each language's toolchain installs into its own client directory.
+TS_STAMP := clients/typescript/node_modules/.installed
+GO_STAMP := clients/go/.bin/.installed
+JAVA_STAMP := clients/java/.bin/.installed
+CLIENT_LANGS := typescript go java
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
@@ -27,19 +32,41 @@ $(BUF_STAMP): proto/package.json proto/package-lock.json
 	cd proto && npm install --no-audit --no-fund --loglevel=error
 	touch $@
 
+$(TS_STAMP): clients/typescript/package.json clients/typescript/package-lock.json
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The client's modules, and protoc-gen-go / protoc-gen-go-grpc pinned in tools/go.mod.
+$(GO_STAMP): clients/go/go.mod clients/go/go.sum clients/go/tools/go.mod clients/go/tools/go.sum
+	cd clients/go && go mod download
+	cd clients/go/tools && GOBIN=$(CURDIR)/clients/go/.bin go install tool
+	touch $@
+
+# protoc and protoc-gen-grpc-java from Maven Central, at the versions pom.xml pins.
+$(JAVA_STAMP): clients/java/pom.xml
+	cd clients/java && mvn -q dependency:copy@codegen-tools
+	chmod +x clients/java/.bin/protoc clients/java/.bin/protoc-gen-grpc-java
+	touch $@
+
+.PHONY: clients-deps clients-deps-typescript clients-deps-go clients-deps-java
+clients-deps: $(TS_STAMP) $(GO_STAMP) $(JAVA_STAMP) ## Install the TypeScript, Go and Java client toolchains (idempotent)
+clients-deps-typescript: $(TS_STAMP)
+clients-deps-go: $(GO_STAMP)
+clients-deps-java: $(JAVA_STAMP)
+
 .PHONY: install
-install: $(STAMP) $(BUF_STAMP) ## Create .venv and install everything (idempotent)
+install: $(STAMP) $(BUF_STAMP) clients-deps ## Create .venv and install everything (idempotent)
 
 .PHONY: run
 run: $(STAMP) ## Start the daemon on the embedded default (LanceDB in ./data, local model)
 	$(BIN)/memoryd serve $(ARGS)
 
 .PHONY: test
-test: $(STAMP) $(BUF_STAMP) proto-check lint-fast ## Set up, check generated code and lint, run every test suite
+test: $(STAMP) $(BUF_STAMP) proto-check clients-check lint-fast ## Set up, check generated code and lint, run every test suite
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 .PHONY: proto
-proto: $(STAMP) $(BUF_STAMP) ## Lint the protos and regenerate clients/python/src/memoryd_proto
+proto: $(STAMP) $(BUF_STAMP) clients ## Lint the protos, regenerate clients/python/src/memoryd_proto and the generated clients
 	$(BUF) lint proto
 	$(BIN)/python proto/generate_python.py
 
@@ -48,6 +75,19 @@ proto-check: $(STAMP) ## Fail if regenerating the Python protobuf code would cha
 	@tmp=$$(mktemp -d) && $(BIN)/python proto/generate_python.py $$tmp && \
 	  if diff -r -q $$tmp/memoryd_proto clients/python/src/memoryd_proto -x __pycache__; then rm -rf $$tmp; \
 	  else rm -rf $$tmp; echo "generated code is stale: run 'make proto' and commit"; exit 1; fi
+
+.PHONY: clients
+clients: $(BUF_STAMP) clients-deps ## Regenerate the TypeScript, Go and Java clients (proto/buf.gen.<language>.yaml)
+	@for lang in $(CLIENT_LANGS); do $(BUF) generate --template proto/buf.gen.$$lang.yaml || exit 1; done
+
+.PHONY: clients-check
+clients-check: $(BUF_STAMP) clients-deps ## Fail if regenerating the TypeScript, Go or Java client would change it
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; stale=0; \
+	for lang in $(CLIENT_LANGS); do \
+	  $(BUF) generate --template proto/buf.gen.$$lang.yaml -o $$tmp || exit 1; \
+	  out=$$(sed -n 's/^ *out: *//p' proto/buf.gen.$$lang.yaml | head -1); \
+	  diff -r -q $$tmp/$$out $$out || { echo "generated $$lang client is stale: run 'make clients' and commit"; stale=1; }; \
+	done; exit $$stale
 
 .PHONY: lint-fast
 lint-fast: $(STAMP) $(BUF_STAMP)
@@ -63,8 +103,9 @@ lint: lint-fast ## buf lint + buf breaking against main, ruff, mypy
 	$(BIN)/mypy
 
 .PHONY: bench
-bench: $(STAMP) ## Measure recall latency and footprint against a live daemon (grows with the bench suite)
-	$(BIN)/python bench/recall_latency.py $(ARGS)
+bench: $(STAMP) ## Benchmark suite: memoryd vs the floor and the peers (ARGS=--quick: < 3 min); writes bench/results/
+	$(BIN)/pip install -q -e '.[bench]'
+	$(BIN)/python bench/run.py $(ARGS)
 
 .PHONY: format
 format: $(STAMP) ## Format hand-written Python
@@ -74,4 +115,5 @@ format: $(STAMP) ## Format hand-written Python
 .PHONY: clean
 clean: ## Remove the virtualenv, node tools, caches and local data
 	rm -rf $(VENV) proto/node_modules .pytest_cache .mypy_cache .ruff_cache data
+	rm -rf clients/typescript/node_modules clients/typescript/dist clients/go/.bin clients/java/.bin clients/java/target
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -31,12 +31,20 @@ class Daemon:
     process: subprocess.Popen[bytes] | None = None
     address: str = ""
     log_path: Path | None = None
+    #: Optional YAML config passed as --config (flags and env still override it).
+    config_file: Path | None = None
 
     def start(self) -> str:
         ready = self.data_dir.parent / f"{self.data_dir.name}.ready"
         ready.unlink(missing_ok=True)
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.log"
-        env = {**os.environ, "MEMORYD_LOGGING__FORMAT": "json", **self.env}
+        # Metrics on a free port: daemons of concurrent tests must not fight over 9464.
+        env = {
+            **os.environ,
+            "MEMORYD_LOGGING__FORMAT": "json",
+            "MEMORYD_METRICS__LISTEN": "127.0.0.1:0",
+            **self.env,
+        }
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -49,6 +57,7 @@ class Daemon:
                 str(self.data_dir),
                 "--ready-file",
                 str(ready),
+                *(["--config", str(self.config_file)] if self.config_file else []),
             ],
             env=env,
             stdout=subprocess.DEVNULL,
@@ -93,10 +102,16 @@ def daemon_factory(tmp_path: Path) -> Iterator[type[Daemon]]:
     started: list[Daemon] = []
 
     def make(
-        data_dir: Path | None = None, env: dict[str, str] | None = None, listen: str = "127.0.0.1:0"
+        data_dir: Path | None = None,
+        env: dict[str, str] | None = None,
+        listen: str = "127.0.0.1:0",
+        config_file: Path | None = None,
     ) -> Daemon:
         d = Daemon(
-            data_dir=data_dir or tmp_path / f"data{len(started)}", env=env or {}, listen=listen
+            data_dir=data_dir or tmp_path / f"data{len(started)}",
+            env=env or {},
+            listen=listen,
+            config_file=config_file,
         )
         started.append(d)
         return d

@@ -1,7 +1,7 @@
 """Wiring: components start in dependency order and stop in reverse.
 
-logging -> data dir lock -> embedder -> store -> write batcher -> access buffer
--> services -> gRPC server -> health SERVING. Stop: health NOT_SERVING, stop
+logging -> data dir lock -> embedder -> store -> record store -> write batcher -> access buffer
+-> services -> maintenance scheduler -> gRPC server -> health SERVING. Stop: health NOT_SERVING, stop
 accepting and drain in-flight calls within the grace period, then flush and close
 everything else in reverse.
 """
@@ -19,15 +19,51 @@ from typing import IO
 
 import structlog
 
-from memoryd.api.auth import SidecarAuthenticator
-from memoryd.api.server import GrpcServer, start_server
+from memoryd import __version__
+from memoryd.api.auth import Authenticator, build_authenticator, reload_keys
+from memoryd.api.server import GrpcServer, ListenError, start_server
 from memoryd.config import Settings
-from memoryd.embedding import build_embedder
+from memoryd.durability.wiring import (
+    check_store,
+    make_durable,
+    resilient_embedder,
+    start_reembedder,
+)
+from memoryd.embedding import CachingEmbedder, Embedder, build_embedder
+from memoryd.observability.http import MetricsListenError, MetricsServer
+from memoryd.observability.instrumented import (
+    InstrumentedEmbedder,
+    InstrumentedRecordStore,
+    InstrumentedStore,
+)
+from memoryd.observability.metrics import Metrics
+from memoryd.observability.partitions import PartitionCounter
+from memoryd.resilience.degradation import ComponentStates
+from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
+from memoryd.security.keys import KeyFileError
+from memoryd.security.tls import TlsConfigError, server_credentials
 from memoryd.service.access_stats import AccessStatsBuffer
+from memoryd.service.bulk import LifecycleDeps
+from memoryd.service.default_read import DefaultReadService
+from memoryd.service.importer import ImportLimits
+from memoryd.service.keyed import KeyedMemoryService
+from memoryd.service.lifecycle import LifecycleService
+from memoryd.service.llm import ChatClient
+from memoryd.service.maintenance import MaintenanceScheduler
 from memoryd.service.memory import MemoryService
 from memoryd.service.pagination import PageTokenCodec
+from memoryd.service.profile import ProfileService
+from memoryd.service.quotas import Quotas
+from memoryd.service.sessions import SessionService
+from memoryd.service.snapshot import SnapshotService
+from memoryd.service.state import StateService
+from memoryd.service.summarize import Summarizer
+from memoryd.service.tokens import build_token_counter
+from memoryd.service.working import WorkingMemoryService
 from memoryd.service.write_batcher import WriteBatcher
-from memoryd.storage import build_store
+from memoryd.storage import build_record_store, build_store
+from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.hot_partition import AnnParams
 
 log = structlog.get_logger("memoryd")
 
@@ -53,6 +89,12 @@ class App:
         self.settings = settings
         self._stack = AsyncExitStack()
         self.server: GrpcServer | None = None
+        self.audit: AuditLog | None = None
+        self.authenticator: Authenticator | None = None
+        self.scheduler: MaintenanceScheduler | None = None
+        #: Prometheus metrics (None when metrics.enabled is false) and their endpoint.
+        self.metrics: Metrics | None = None
+        self.metrics_server: MetricsServer | None = None
 
     @property
     def address(self) -> str:
@@ -65,12 +107,79 @@ class App:
         lock = _lock_data_dir(data_dir)
         self._stack.callback(lock.close)
 
-        embedder = await asyncio.to_thread(build_embedder, s.embedder, s.embedding)
-        self._stack.push_async_callback(embedder.close)
+        # Security first: a bad keys file or certificate stops the start before any work.
+        try:
+            self.authenticator = build_authenticator(s.auth, s.sidecar)
+            credentials = (
+                server_credentials(s.auth.tls, require_client_cert=s.auth.mode == "mtls")
+                if s.auth.tls.enabled
+                else None
+            )
+        except (KeyFileError, TlsConfigError, ValueError) as exc:
+            raise ListenError(f"cannot serve with this auth configuration: {exc}") from None
+        if s.audit.enabled:
+            # Closed after the server has drained, so every call's audit event is written.
+            self.audit = AuditLog(
+                audit_dir(s.audit.dir, data_dir),
+                rotate_bytes=s.audit.rotate_bytes,
+                keep_files=s.audit.keep_files,
+            )
+            self.audit.start()
+            self._stack.push_async_callback(self.audit.close)
+        metrics = self._start_metrics()
 
-        store = build_store(s.storage.backend, data_dir=data_dir, dimension=embedder.dimension)
+        def instrument(model: Embedder) -> Embedder:
+            return model if metrics is None else InstrumentedEmbedder(model, metrics)
+
+        embedder = await asyncio.to_thread(build_embedder, s.embedder, s.embedding, wrap=instrument)
+        self._stack.push_async_callback(embedder.close)
+        if metrics is not None and isinstance(embedder, CachingEmbedder):
+            metrics.watch_cache("embedding", embedder)
+        # Dependencies' states: per-component health, degraded responses (resilience/).
+        states = ComponentStates()
+        embedder = resilient_embedder(s, embedder, states)
+
+        store = build_store(
+            s.storage.backend,
+            data_dir=data_dir,
+            dimension=embedder.dimension,
+            qdrant=s.storage.qdrant,
+        )
+        hot = s.storage.hot_cache
+        if hot.enabled or (hot.enabled is None and s.storage.backend == "lancedb"):
+            store = HotCacheStore(
+                store,
+                dimension=embedder.dimension,
+                budget_bytes=hot.memory_budget_mb * 2**20,
+                ann=AnnParams(threshold=hot.hnsw_threshold),
+            )
+        if metrics is not None and isinstance(store, HotCacheStore):
+            metrics.watch_hot_cache(store)
+        counted_store = store
+        if metrics is not None:
+            store = InstrumentedStore(store, metrics)
+        await check_store(s, data_dir)
         await store.open()
         self._stack.push_async_callback(store.close)
+        if metrics is not None and s.metrics.per_partition:
+            partitions = PartitionCounter(
+                counted_store,  # not timed: its counts are not request traffic
+                metrics.partitions,
+                interval_s=s.metrics.partition_refresh_s,
+                max_series=s.metrics.max_partition_series,
+            )
+            partitions.start()
+            self._stack.push_async_callback(partitions.close)
+
+        # Keys, working memory, profiles and sessions: same backend, same directory.
+        records = build_record_store(s.storage.backend, data_dir=data_dir, qdrant=s.storage.qdrant)
+        if metrics is not None:
+            records = InstrumentedRecordStore(records, metrics)
+        await records.open()
+        self._stack.push_async_callback(records.close)
+        # Every write goes through the write-ahead log (durability/); replayed here.
+        store, records, _ = await make_durable(self._stack, s, data_dir, store, records, states)
+        start_reembedder(self._stack, s, store, embedder)
 
         writer = WriteBatcher(store, max_batch=s.storage.write_batch_max)
         writer.start()
@@ -89,6 +198,7 @@ class App:
             if s.page_token_secret
             else PageTokenCodec.from_data_dir(data_dir)
         )
+        quotas = Quotas(s.quotas, store)
         service = MemoryService(
             store=store,
             embedder=embedder,
@@ -97,12 +207,98 @@ class App:
             page_tokens=page_tokens,
             limits=s.limits,
             recall=s.recall,
+            quotas=quotas,
+            dedup=s.dedup,
         )
+        keyed = KeyedMemoryService(
+            records=records,
+            store=store,
+            embedder=embedder,
+            writer=writer,
+            page_tokens=page_tokens,
+            limits=s.limits,
+            keys=s.keys,
+            quotas=quotas,
+        )
+        # Working memory, profile and sessions; the LLM (summaries, extraction) is optional.
+        llm = ChatClient.from_settings(s.llm)
+        if llm is not None:
+            self._stack.push_async_callback(llm.close)
+        counter = await asyncio.to_thread(build_token_counter, s.sessions.token_counter)
+        working = WorkingMemoryService(
+            records=records, page_tokens=page_tokens, settings=s.working_memory, limits=s.limits
+        )
+        profiles = ProfileService(records=records, settings=s.profile)
+        sessions = SessionService(
+            records=records,
+            memories=service,
+            summarizer=Summarizer(
+                counter=counter, max_tokens=s.sessions.summary_max_tokens, llm=llm
+            ),
+            counter=counter,
+            settings=s.sessions,
+            limits=s.limits,
+        )
+        # Snapshot and lifecycle services; scheduled maintenance stops before the
+        # writer and the stores close (and after the server drained).
+        snapshots = SnapshotService(
+            memories=service,
+            store=store,
+            dimension=embedder.dimension,
+            counter=counter,
+            settings=s.snapshot,
+            limits=s.limits,
+            profiles=profiles,
+            working=working,
+            sessions=sessions,
+        )
+        default_read = DefaultReadService(
+            keyed=keyed, counter=counter, settings=s.snapshot, limits=s.limits
+        )
+        state = StateService(records=records, settings=s.snapshot, sessions=s.sessions)
+        lifecycle = LifecycleService(
+            LifecycleDeps(
+                store=store,
+                records=records,
+                writer=writer,
+                embedder=embedder,
+                settings=s.maintenance,
+                limits=s.limits,
+                dedup=s.dedup,
+                history_dir=data_dir / "history",
+                keyed=keyed,
+                working=working,
+                sessions=sessions,
+            ),
+            ImportLimits(
+                keys=s.keys,
+                working=s.working_memory,
+                profile=s.profile,
+                sessions=s.sessions,
+                snapshot=s.snapshot,
+            ),
+        )
+        if s.maintenance.enabled:
+            self.scheduler = lifecycle.scheduler()
+            self.scheduler.start()
+            self._stack.push_async_callback(self.scheduler.close)
         self.server = await start_server(
             listen=s.listen,
             service=service,
-            authenticator=SidecarAuthenticator(s.sidecar),
+            authenticator=self.authenticator,
             max_message_bytes=s.limits.max_request_bytes,
+            credentials=credentials,
+            audit=self.audit,
+            keyed=keyed,
+            working=working,
+            profiles=profiles,
+            sessions=sessions,
+            snapshots=snapshots,
+            default_read=default_read,
+            state=state,
+            lifecycle=lifecycle,
+            metrics=metrics,
+            states=states,
         )
         self._stack.push_async_callback(self.server.stop, s.shutdown_grace_s)
         await self.server.set_serving(True)
@@ -114,7 +310,50 @@ class App:
             dimension=embedder.dimension,
             data_dir=str(data_dir),
             pid=os.getpid(),
+            auth=s.auth.mode,
+            tls=credentials is not None,
         )
+        _warn_if_exposed(s, self.server.address, tls=credentials is not None)
+
+    def _start_metrics(self) -> Metrics | None:
+        """The daemon's one metrics registry and its /metrics endpoint (stopped last)."""
+        settings = self.settings.metrics
+        if not settings.enabled:
+            return None
+        self.metrics = Metrics()
+        self.metrics.set_info(
+            version=__version__,
+            store=self.settings.storage.backend,
+            embedder=self.settings.embedder,
+            auth=self.settings.auth.mode,
+        )
+        self.metrics_server = MetricsServer(self.metrics.registry, settings.listen)
+        try:
+            self.metrics_server.start()
+        except MetricsListenError as exc:
+            raise ListenError(str(exc)) from None
+        self._stack.push_async_callback(self.metrics_server.close)
+        log.info("metrics serving", address=self.metrics_server.address, path="/metrics")
+        return self.metrics
+
+    def reload_keys(self) -> None:
+        """SIGHUP: re-read the API keys file; a bad file keeps the previous keys."""
+        if self.authenticator is None:
+            return
+        outcome, reason = "OK", ""
+        try:
+            count = reload_keys(self.authenticator, self.settings.auth)
+        except KeyFileError as exc:
+            outcome, reason = "FAILED", str(exc)
+            log.error("api keys not reloaded; the previous keys stay in force", error=reason)
+        else:
+            if count is None:
+                return
+            log.info("api keys reloaded", keys=count)
+        if self.audit is not None:
+            self.audit.record(
+                AuditEvent(operation="auth.reload_keys", outcome=outcome, reason=reason)
+            )
 
     async def stop(self) -> None:
         if self.server is not None:
@@ -130,6 +369,7 @@ async def serve(settings: Settings, *, ready_file: Path | None = None) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, app.reload_keys)
     try:
         await app.start()
         if ready_file is not None:
@@ -141,3 +381,24 @@ async def serve(settings: Settings, *, ready_file: Path | None = None) -> None:
     finally:
         with contextlib.suppress(Exception):
             await app.stop()
+
+
+def _warn_if_exposed(s: Settings, address: str, *, tls: bool) -> None:
+    """Say so when a listener reachable from the network trusts every caller or
+    carries API keys in clear text."""
+    if address.startswith("unix:"):
+        return
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if host in ("127.0.0.1", "::1", "localhost") or host.startswith("127."):
+        return
+    if s.auth.mode == "sidecar":
+        log.warning(
+            "sidecar mode on a non-loopback address: every caller that reaches it acts as "
+            "the configured tenant; use auth.mode api_key or mtls",
+            address=address,
+            tenant=s.sidecar.tenant_id,
+        )
+    elif s.auth.mode == "api_key" and not tls:
+        log.warning(
+            "api_key mode without TLS: keys cross the network in clear text", address=address
+        )

@@ -19,9 +19,10 @@ from pydantic_settings import (
 )
 
 from memoryd.domain.models import SecurityLevel
+from memoryd.security.settings import AuditSettings, AuthSettings, Clearance, QuotaSettings
 
 EmbedderKind = Literal["local", "openai", "hashing"]
-StoreBackend = Literal["lancedb", "memory"]
+StoreBackend = Literal["lancedb", "memory", "qdrant"]
 
 
 class EmbeddingSettings(BaseModel):
@@ -44,8 +45,36 @@ class EmbeddingSettings(BaseModel):
     cache_size: int = Field(10_000, ge=0)
 
 
+class HotCacheSettings(BaseModel):
+    """Hot partitions' vectors in memory in front of the store (storage/hot_cache.py)."""
+
+    #: None: on for the embedded lancedb backend, off otherwise.
+    enabled: bool | None = None
+    #: Estimated bytes of all cached partitions; least recently searched ones go first.
+    memory_budget_mb: int = Field(1024, ge=1)
+    #: Partitions with at least this many memories get an HNSW graph (exact re-rank).
+    hnsw_threshold: int = Field(20_000, ge=1)
+
+
+class QdrantSettings(BaseModel):
+    """The qdrant backend (storage.backend = "qdrant"); see README "Qdrant"."""
+
+    #: Server URL, e.g. http://qdrant:6333. None: qdrant-client's local mode on disk
+    #: under data_dir/qdrant (development and tests; not for production volumes).
+    url: str | None = None
+    api_key: SecretStr | None = None
+    #: Talk gRPC to the server (on grpc_port) rather than REST.
+    prefer_grpc: bool = True
+    grpc_port: int = Field(6334, ge=1, le=65535)
+    timeout_s: float = Field(10.0, gt=0)
+    #: Prefix of every collection name, so several deployments can share one server.
+    collection_prefix: str = Field("memoryd_", pattern=r"^[A-Za-z0-9_-]*$", max_length=64)
+
+
 class StorageSettings(BaseModel):
     backend: StoreBackend = "lancedb"
+    hot_cache: HotCacheSettings = Field(default_factory=HotCacheSettings)
+    qdrant: QdrantSettings = Field(default_factory=QdrantSettings)
     #: Concurrent writes are coalesced into one store write of at most this many records.
     write_batch_max: int = Field(1024, ge=1)
     #: How often buffered access statistics are flushed to the store.
@@ -66,12 +95,50 @@ class LimitsSettings(BaseModel):
     max_request_bytes: int = Field(16 * 1024 * 1024, ge=1024)
 
 
+class KeysSettings(BaseModel):
+    """Keyed memory (SetMemory / GetKey / ListKeys / KeyHistory)."""
+
+    #: UTF-8 bytes of a normalised key, and of each of its segments.
+    max_key_bytes: int = Field(512, ge=2, le=4096)
+    max_segment_bytes: int = Field(255, ge=1, le=4096)
+    #: UTF-8 bytes of a key's content as compact JSON.
+    max_content_bytes: int = Field(64 * 1024, ge=2)
+
+
 class RecallSettings(BaseModel):
     default_limit: int = Field(10, ge=1)
     half_life_hours: float = Field(168.0, gt=0)
     similarity_weight: float = 0.6
     recency_weight: float = 0.2
     importance_weight: float = 0.2
+    #: Whether Recall fuses full-text (BM25) and vector rankings when the request does
+    #: not say (RecallRequest.hybrid unset). Chosen by bench/quality.py on REALTALK with
+    #: the local model: recall_all@10 0.404 hybrid vs 0.329 vector-only (BM25 alone:
+    #: 0.432, but it cannot match paraphrases), and hybrid finds exact codes and names.
+    hybrid_default: bool = True
+    #: k of reciprocal rank fusion: score = sum of weight / (k + rank).
+    rrf_k: float = Field(60.0, gt=0)
+    #: Weights of the two rankings in the fusion. A weight of 0 drops that search
+    #: altogether: hybrid_vector_weight=0 makes hybrid recall rank by BM25 alone
+    #: (similarity is still computed and returned) - how bench/quality.py measures it.
+    hybrid_vector_weight: float = Field(1.0, ge=0)
+    hybrid_text_weight: float = Field(1.0, ge=0)
+
+    @model_validator(mode="after")
+    def _one_ranking_counts(self) -> RecallSettings:
+        if self.hybrid_vector_weight == 0 and self.hybrid_text_weight == 0:
+            raise ValueError("recall.hybrid_vector_weight and hybrid_text_weight are both 0")
+        return self
+
+
+class DedupSettings(BaseModel):
+    """Remember updates an existing memory instead of adding a duplicate (same
+    partition, namespace and security level; never a keyed memory)."""
+
+    #: Exact duplicates: same content after NFKC, casefolding and whitespace collapsing.
+    enabled: bool = True
+    #: Near duplicates: cosine similarity at or above this; 0 or above 1 disables them.
+    threshold: float = Field(0.95, ge=0)
 
 
 class SidecarSettings(BaseModel):
@@ -80,13 +147,162 @@ class SidecarSettings(BaseModel):
     tenant_id: str = "default"
     #: Agents the sidecar may act for; ["*"] means any.
     agents: list[str] = Field(default_factory=lambda: ["*"])
-    clearance: SecurityLevel = SecurityLevel.RESTRICTED
+    clearance: Clearance = SecurityLevel.RESTRICTED
 
 
 class LoggingSettings(BaseModel):
     level: Literal["debug", "info", "warning", "error"] = "info"
     #: "auto": JSON unless stderr is a terminal.
     format: Literal["auto", "json", "console"] = "auto"
+
+
+class MetricsSettings(BaseModel):
+    """Prometheus /metrics over HTTP (observability/metrics.py); nothing is ever pushed."""
+
+    enabled: bool = True
+    #: host:port of the HTTP endpoint; port 0 picks a free one (logged at start).
+    listen: str = Field("127.0.0.1:9464", pattern=r"^(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]*):\d{1,5}$")
+    #: Opt-in gauge of live memories per (tenant, agent): one store count per partition
+    #: every partition_refresh_s, the largest max_partition_series partitions as series
+    #: and the rest summed into one tenant="_other" series (bounded cardinality).
+    per_partition: bool = False
+    max_partition_series: int = Field(20, ge=1, le=1000)
+    partition_refresh_s: float = Field(60.0, gt=0)
+
+
+class WorkingMemorySettings(BaseModel):
+    #: Largest working-memory object, as compact JSON.
+    max_content_bytes: int = Field(64 * 1024, ge=1)
+    #: Largest JSON Schema kept for a scope, as compact JSON.
+    max_schema_bytes: int = Field(64 * 1024, ge=1)
+    #: Longest thread_id / resource_id.
+    max_scope_id_bytes: int = Field(256, ge=1)
+
+
+class ProfileSettings(BaseModel):
+    #: Largest agent.md document.
+    max_content_bytes: int = Field(64 * 1024, ge=1)
+
+
+class SessionSettings(BaseModel):
+    """Short-term memory: limits, expiry and when older turns are summarised."""
+
+    #: A session expires this long after its last append (a request may set its own).
+    ttl_s: float = Field(7 * 24 * 3600.0, gt=0)
+    #: Messages one session may receive in total (RESOURCE_EXHAUSTED beyond).
+    max_messages: int = Field(10_000, ge=1)
+    max_message_bytes: int = Field(32 * 1024, ge=1)
+    max_fixed_zone_entries: int = Field(32, ge=1)
+    max_session_id_bytes: int = Field(256, ge=1)
+    #: Compress when this many turns are kept verbatim...
+    compress_threshold_messages: int = Field(30, ge=2)
+    #: ...or when they take this share of context_budget_tokens.
+    compress_token_ratio: float = Field(0.3, gt=0, le=1)
+    context_budget_tokens: int = Field(8000, ge=16)
+    #: Turns kept verbatim when older ones are folded into the summary.
+    keep_recent_messages: int = Field(10, ge=0)
+    summary_max_tokens: int = Field(512, ge=16)
+    #: "auto": the local model's tokenizer when installed, else the estimate.
+    token_counter: Literal["auto", "tokenizer", "estimate"] = "auto"
+    #: At most this many memories extracted by EndSession.
+    max_extracted_memories: int = Field(20, ge=1)
+
+    @model_validator(mode="after")
+    def _keep_fewer_than_threshold(self) -> SessionSettings:
+        if self.keep_recent_messages >= self.compress_threshold_messages:
+            raise ValueError(
+                "sessions.keep_recent_messages must be below sessions.compress_threshold_messages"
+            )
+        return self
+
+
+class LLMSettings(BaseModel):
+    """The optional OpenAI-compatible chat endpoint (session summaries, extraction)."""
+
+    #: Base URL, e.g. http://127.0.0.1:8080/v1; unset: no LLM (extractive summaries).
+    url: str | None = None
+    model: str = "gpt-4o-mini"
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(30.0, gt=0)
+
+
+class SnapshotSettings(BaseModel):
+    """BuildSnapshot, DefaultRead and SaveState / LoadState (SnapshotService)."""
+
+    #: BuildSnapshot's budget when the request leaves token_budget unset.
+    default_token_budget: int = Field(500, ge=1)
+    #: Largest token_budget (and DefaultRead token_limit) a request may ask for.
+    max_token_budget: int = Field(100_000, ge=1)
+    semantic_limit: int = Field(3, ge=1)
+    recent_limit: int = Field(5, ge=1)
+    recent_window_s: float = Field(24 * 3600.0, gt=0)
+    #: Most memories the pinned section considers (tag "pinned"), most important first.
+    max_pinned: int = Field(50, ge=1)
+    #: DefaultRead's token_limit when the request leaves it unset.
+    default_read_token_limit: int = Field(300, ge=1)
+    #: Longest summary of one DefaultRead line, in characters.
+    default_read_summary_chars: int = Field(160, ge=16)
+    #: Largest saved state component (compact JSON), and components per session.
+    max_state_bytes: int = Field(256 * 1024, ge=2)
+    max_state_components: int = Field(64, ge=1)
+    max_state_name_bytes: int = Field(128, ge=1)
+
+
+class MaintenanceSettings(BaseModel):
+    """RunMaintenance / Compact defaults and the daemon's maintenance schedule."""
+
+    #: Run maintenance on a schedule, one partition at a time.
+    enabled: bool = True
+    #: Seconds between scheduled runs, each shifted by up to +-jitter of it.
+    interval_s: float = Field(3600.0, gt=0)
+    jitter: float = Field(0.1, ge=0, lt=1)
+    #: Seconds after start before the first scheduled run.
+    initial_delay_s: float = Field(300.0, ge=0)
+    #: Live (unarchived) memories an agent keeps; the lowest-scored excess is archived.
+    max_entries: int = Field(10_000, ge=1)
+    #: Delete memories created more than this many days ago; None keeps them.
+    retention_days: int | None = Field(None, ge=1)
+    #: Tag groups with more live memories than this are checked for near-duplicates.
+    merge_group_threshold: int = Field(50, ge=2)
+    #: Cosine similarity for merging; None: the remember-time dedup.threshold.
+    merge_similarity: float | None = Field(None, gt=0, le=1)
+    #: Records per store write (and per id lookup) of lifecycle operations; requests
+    #: run between batches. LanceDB's merge costs grow with the table, not the batch:
+    #: fewer, bigger batches rewrite faster (50k of 100k rows: 28 s at 500, 18 s at 5000).
+    batch_size: int = Field(1000, ge=1, le=10_000)
+    #: Key history: "keep" keeps every write; "archive" moves writes older than
+    #: history_archive_after_days (except each key's latest) to dated JSONL files
+    #: under <data_dir>/history/ when compacting.
+    history_policy: Literal["keep", "archive"] = "keep"
+    history_archive_after_days: int = Field(90, ge=1)
+
+
+class DurabilitySettings(BaseModel):
+    """The write-ahead log (memoryd/durability); README "Durability and degraded modes"."""
+
+    #: Off: writes go straight to the store (acknowledged writes may be lost on a crash).
+    wal_enabled: bool = True
+    #: Directory of the log; None: <data_dir>/wal.
+    wal_dir: Path | None = None
+    segment_mb: int = Field(64, ge=1)
+    #: How often the store's files are synced and the applied checkpoint advanced.
+    checkpoint_interval_s: float = Field(1.0, gt=0)
+    #: Longest wait between attempts to apply logged writes to a failing store.
+    store_retry_max_s: float = Field(5.0, gt=0)
+
+
+class ResilienceSettings(BaseModel):
+    """Timeouts, circuit breakers and the embedding fallback (memoryd/resilience)."""
+
+    #: A call to the embedding provider slower than this falls back to hashing.
+    embedder_timeout_s: float = Field(5.0, gt=0)
+    #: Consecutive provider failures before callers skip it (until a probe succeeds).
+    embedder_failure_threshold: int = Field(2, ge=1)
+    #: Seconds before the first half-open probe of a failed provider (doubles, capped).
+    embedder_probe_after_s: float = Field(2.0, gt=0)
+    #: How often memories written in the fallback space are looked for and re-embedded.
+    reembed_interval_s: float = Field(5.0, gt=0)
+    reembed_batch: int = Field(64, ge=1, le=4096)
 
 
 class Settings(BaseSettings):
@@ -109,8 +325,23 @@ class Settings(BaseSettings):
     storage: StorageSettings = Field(default_factory=StorageSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    dedup: DedupSettings = Field(default_factory=DedupSettings)
+    keys: KeysSettings = Field(default_factory=KeysSettings)
     sidecar: SidecarSettings = Field(default_factory=SidecarSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    #: Who callers are (sidecar | api_key | mtls) and TLS; see README "Security".
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+    quotas: QuotaSettings = Field(default_factory=QuotaSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
+    working_memory: WorkingMemorySettings = Field(default_factory=WorkingMemorySettings)
+    profile: ProfileSettings = Field(default_factory=ProfileSettings)
+    sessions: SessionSettings = Field(default_factory=SessionSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    snapshot: SnapshotSettings = Field(default_factory=SnapshotSettings)
+    maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
+    durability: DurabilitySettings = Field(default_factory=DurabilitySettings)
+    resilience: ResilienceSettings = Field(default_factory=ResilienceSettings)
 
     @classmethod
     def settings_customise_sources(

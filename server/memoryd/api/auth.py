@@ -1,25 +1,67 @@
 """Authentication: turns a call's transport credentials into a Principal.
 
-Today the daemon runs in sidecar mode: every caller of its listener (a Unix socket
-or loopback) is the one principal configured for it. api_key and mtls modes plug in
-here behind the same Authenticator protocol.
+The principal comes from the transport, never from the request body:
+
+- ``sidecar``: every caller of the listener (a Unix socket or loopback) is the one
+  configured principal.
+- ``api_key``: ``authorization: Bearer <key>`` metadata; the key's SHA-256 digest is
+  looked up in a KeyRing (constant-time, digests only) that SIGHUP can replace.
+- ``mtls``: the verified client certificate's CN or a SAN, read from the gRPC auth
+  context, is mapped to a principal by config.
+
+Failures raise Unauthenticated with a fixed message that never quotes the credential.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from memoryd.config import SidecarSettings
+from memoryd.domain.errors import Unauthenticated
 from memoryd.domain.principal import Principal, Role
+from memoryd.security.keys import KeyRing, build_ring, principal_from
+from memoryd.security.settings import AuthSettings, MtlsIdentity
+
+AUTHORIZATION = "authorization"
+_BEARER = "bearer "
+#: Auth-context properties that name the client certificate's subject, in match order.
+SUBJECT_PROPERTIES = (
+    "x509_common_name",
+    "x509_subject_alternative_name",
+    "peer_dns",
+    "peer_uri",
+    "peer_email",
+    "peer_ip",
+)
+
+MISSING_CREDENTIAL = "missing credential: send 'authorization: Bearer <api key>'"
+INVALID_CREDENTIAL = "invalid credential"
+NO_CLIENT_CERT = "a verified client certificate is required"
+UNMAPPED_CERT = "the client certificate is not mapped to a principal"
+
+
+@dataclass(frozen=True, slots=True)
+class Transport:
+    """What the transport tells about one call."""
+
+    metadata: Sequence[tuple[str, str | bytes]] = ()
+    peer: str = ""
+    #: grpc's auth context: property name -> values (empty on an insecure channel).
+    auth_context: Mapping[str, Sequence[bytes]] = field(default_factory=dict)
 
 
 class Authenticator(Protocol):
-    def authenticate(self, metadata: Sequence[tuple[str, str | bytes]], peer: str) -> Principal:
+    mode: str
+
+    def authenticate(self, transport: Transport) -> Principal:
         """The caller's principal, or raise Unauthenticated."""
 
 
 class SidecarAuthenticator:
+    mode = "sidecar"
+
     def __init__(self, settings: SidecarSettings) -> None:
         self._principal = Principal(
             name="sidecar",
@@ -29,5 +71,78 @@ class SidecarAuthenticator:
             roles=frozenset(Role),
         )
 
-    def authenticate(self, metadata: Sequence[tuple[str, str | bytes]], peer: str) -> Principal:
+    def authenticate(self, transport: Transport) -> Principal:
         return self._principal
+
+
+class ApiKeyAuthenticator:
+    mode = "api_key"
+
+    def __init__(self, ring: KeyRing) -> None:
+        self._ring = ring
+
+    @property
+    def ring(self) -> KeyRing:
+        return self._ring
+
+    def replace_ring(self, ring: KeyRing) -> None:
+        """Swap in reloaded keys; one reference assignment, so calls see old or new."""
+        self._ring = ring
+
+    def authenticate(self, transport: Transport) -> Principal:
+        values = [v for k, v in transport.metadata if k.lower() == AUTHORIZATION]
+        if not values:
+            raise Unauthenticated(MISSING_CREDENTIAL)
+        if len(values) > 1:
+            raise Unauthenticated(INVALID_CREDENTIAL)
+        value = values[0]
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+        if not text[: len(_BEARER)].lower() == _BEARER:
+            raise Unauthenticated(INVALID_CREDENTIAL)
+        principal = self._ring.lookup(text[len(_BEARER) :].strip())
+        if principal is None:
+            raise Unauthenticated(INVALID_CREDENTIAL)
+        return principal
+
+
+class MtlsAuthenticator:
+    mode = "mtls"
+
+    def __init__(self, identities: Sequence[MtlsIdentity]) -> None:
+        self._by_subject: dict[str, Principal] = {}
+        for identity in identities:
+            if identity.subject in self._by_subject:
+                raise ValueError(f"auth.mtls.subjects lists {identity.subject!r} twice")
+            self._by_subject[identity.subject] = principal_from(identity)
+
+    def authenticate(self, transport: Transport) -> Principal:
+        ctx = transport.auth_context
+        if not ctx.get("x509_pem_cert") and not ctx.get("x509_common_name"):
+            raise Unauthenticated(NO_CLIENT_CERT)
+        for prop in SUBJECT_PROPERTIES:
+            for raw in ctx.get(prop, ()):
+                subject = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+                principal = self._by_subject.get(subject)
+                if principal is not None:
+                    return principal
+        raise Unauthenticated(UNMAPPED_CERT)
+
+
+def build_authenticator(auth: AuthSettings, sidecar: SidecarSettings) -> Authenticator:
+    """The authenticator of ``auth.mode``; raises KeyFileError for a bad keys file."""
+    if auth.mode == "api_key":
+        return ApiKeyAuthenticator(build_ring(auth.keys, auth.keys_file))
+    if auth.mode == "mtls":
+        return MtlsAuthenticator(auth.mtls.subjects)
+    return SidecarAuthenticator(sidecar)
+
+
+def reload_keys(authenticator: Authenticator, auth: AuthSettings) -> int | None:
+    """Re-read the keys file into an api_key authenticator; returns the number of keys,
+    or None when there is nothing to reload. A bad file raises KeyFileError and the
+    old keys stay in force."""
+    if not isinstance(authenticator, ApiKeyAuthenticator):
+        return None
+    ring = build_ring(auth.keys, auth.keys_file)
+    authenticator.replace_ring(ring)
+    return len(ring)

@@ -2,6 +2,7 @@
 
 The interceptor sets these before a handler runs (contextvars follow the handler's
 task); servicers turn the principal plus the request's agent_id into a CallScope.
+The tenant always comes from the principal, never from the request.
 """
 
 from __future__ import annotations
@@ -20,17 +21,23 @@ current_request_id: ContextVar[str] = ContextVar("current_request_id", default="
 AGENT_ID_RE = re.compile(r"^[\w.:@-]{1,128}$")
 
 
+def principal() -> Principal:
+    """The caller of the current call (tenant-wide operations start here)."""
+    found = current_principal.get()
+    if found is None:
+        raise Unauthenticated("no authenticated principal for this call")
+    return found
+
+
 def call_scope(agent_id: str, field: str = "agent_id") -> CallScope:
     """The partition this call may touch: tenant from the principal, agent from the request."""
-    principal = current_principal.get()
-    if principal is None:
-        raise Unauthenticated("no authenticated principal for this call")
+    caller = principal()
     if not agent_id:
         raise InvalidArgument.field(field, "must not be empty")
     if not AGENT_ID_RE.match(agent_id):
         raise InvalidArgument.field(
             field, "must be 1-128 characters of letters, digits, '.', ':', '@', '_' or '-'"
         )
-    if not principal.may_act_for(agent_id):
-        raise PermissionDenied(f"principal {principal.name!r} may not act for agent {agent_id!r}")
-    return CallScope(principal=principal, partition=Partition(principal.tenant_id, agent_id))
+    if not caller.may_act_for(agent_id):
+        raise PermissionDenied(f"principal {caller.name!r} may not act for agent {agent_id!r}")
+    return CallScope(principal=caller, partition=Partition(caller.tenant_id, agent_id))

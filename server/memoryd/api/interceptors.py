@@ -1,44 +1,82 @@
-"""The one server interceptor: request id, authentication, error mapping, access log.
+"""The one server interceptor: request id, authentication, roles, audit, error mapping,
+access log.
 
 Applied to memoryd's own services; health and reflection pass through untouched so
-probes need no credentials. Every MemorydError becomes its gRPC status (with
-google.rpc.BadRequest details for INVALID_ARGUMENT); anything else is logged with
-its traceback and answered INTERNAL with the request id, never the exception text.
+probes need no credentials. Per call it: assigns a request id, authenticates the
+transport into a Principal (UNAUTHENTICATED otherwise), checks the role the method
+needs (PERMISSION_DENIED otherwise), binds principal, tenant, agent and request id to
+the call's context and logs, runs the handler, maps every MemorydError to its gRPC
+status (with google.rpc.BadRequest for INVALID_ARGUMENT), and records writes and
+denials in the audit log. Unexpected exceptions are logged with their traceback and
+answered INTERNAL with the request id, never the exception text. Nothing here logs a
+request body or a metadata value.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 import grpc
 import structlog
 from google.protobuf import any_pb2
+from google.protobuf.message import DecodeError
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from memoryd.api.auth import Authenticator
+from memoryd.api.audit_fields import touched
+from memoryd.api.auth import Authenticator, Transport
 from memoryd.api.context import current_principal, current_request_id
+from memoryd.api.roles import check_role
 from memoryd.domain.errors import InvalidArgument, MemorydError
+from memoryd.domain.principal import Principal, Role
+from memoryd.observability.metrics import Metrics
+from memoryd.security.audit import AuditEvent, AuditLog
 
 log = structlog.get_logger("memoryd.access")
 
 REQUEST_ID_KEY = "x-request-id"
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 _OWN_PREFIX = "/memoryd.v1."
+_REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:/+=-]{1,128}$")
+#: Outcomes that are denials: always audited, even for reads.
+DENIALS = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED"})
 
 Ctx: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 
-def _metadata_value(metadata: Any, key: str) -> str:
-    for k, v in metadata or ():
-        if k == key:
-            return v.decode() if isinstance(v, bytes) else str(v)
-    return ""
+class _Undecodable:
+    """Stands in for a request that failed to parse, so the handler can reject it cleanly."""
+
+    agent_id = ""
+
+
+def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """grpc answers INTERNAL when a request cannot be parsed; make it INVALID_ARGUMENT."""
+    if deserializer is None:
+        return None
+
+    def parse(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except (DecodeError, ValueError, TypeError):
+            return _Undecodable()
+
+    return parse
+
+
+def _undecodable_error(method: str) -> InvalidArgument:
+    return InvalidArgument.field(
+        "request",
+        f"is not a valid {method.rsplit('/', 1)[-1]} request message "
+        "(malformed protobuf, or invalid UTF-8 in a string field)",
+    )
 
 
 def status_trailers(error: MemorydError, request_id: str) -> tuple[tuple[str, str | bytes], ...]:
@@ -59,9 +97,33 @@ def status_trailers(error: MemorydError, request_id: str) -> tuple[tuple[str, st
     return ((REQUEST_ID_KEY, request_id), (STATUS_DETAILS_KEY, status.SerializeToString()))
 
 
+@dataclass(slots=True)
+class _Call:
+    """What one call's bookkeeping needs once it ends."""
+
+    method: str
+    request_id: str
+    peer: str
+    started: float = field(default_factory=time.perf_counter)
+    code: str = "OK"
+    reason: str = ""
+    principal: Principal | None = None
+    role: Role | None = None
+    agent: str = ""
+    ids: list[str] = field(default_factory=list)
+    key: str = ""
+
+
 class CallInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self, authenticator: Authenticator) -> None:
+    def __init__(
+        self,
+        authenticator: Authenticator,
+        audit: AuditLog | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
         self._auth = authenticator
+        self._audit = audit
+        self._metrics = metrics
 
     async def intercept_service(
         self,
@@ -72,46 +134,67 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         method: str = handler_call_details.method
         if handler is None or not method.startswith(_OWN_PREFIX):
             return handler
-        metadata = handler_call_details.invocation_metadata
+        metadata = tuple(handler_call_details.invocation_metadata or ())
+        kwargs = {
+            "request_deserializer": _tolerant(handler.request_deserializer),
+            "response_serializer": handler.response_serializer,
+        }
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
-                self._wrap_unary(handler.unary_unary, method, metadata),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+                self._wrap_unary(handler.unary_unary, method, metadata, streaming_in=False),
+                **kwargs,
             )
         if handler.stream_unary:
             return grpc.stream_unary_rpc_method_handler(
-                self._wrap_unary(handler.stream_unary, method, metadata),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+                self._wrap_unary(handler.stream_unary, method, metadata, streaming_in=True),
+                **kwargs,
             )
+        streaming_in = bool(handler.stream_stream)
         behavior = handler.unary_stream or handler.stream_stream
         factory = (
-            grpc.unary_stream_rpc_method_handler
-            if handler.unary_stream
-            else grpc.stream_stream_rpc_method_handler
+            grpc.stream_stream_rpc_method_handler
+            if streaming_in
+            else grpc.unary_stream_rpc_method_handler
         )
         wrapped = (
-            self._wrap_stream(behavior, method, metadata)
+            self._wrap_stream(behavior, method, metadata, streaming_in=streaming_in)
             if inspect.isasyncgenfunction(behavior)
-            else self._wrap_unary(behavior, method, metadata)
+            else self._wrap_unary(behavior, method, metadata, streaming_in=streaming_in)
         )
-        return factory(
-            wrapped,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+        return factory(wrapped, **kwargs)
 
-    def _begin(self, request_id: str, method: str, metadata: Any, context: Ctx) -> None:
-        current_request_id.set(request_id)
+    # ------------------------------------------------------------------ per call
+
+    def _begin(
+        self, call: _Call, metadata: Any, request: Any, context: Ctx, streaming_in: bool
+    ) -> Any:
+        """Authenticate, authorise and bind the call; returns the request to pass on."""
+        current_request_id.set(call.request_id)
         structlog.contextvars.clear_contextvars()
-        structlog.contextvars.bind_contextvars(request_id=request_id, method=method)
-        context.set_trailing_metadata(((REQUEST_ID_KEY, request_id),))
-        principal = self._auth.authenticate(metadata or (), context.peer())
+        structlog.contextvars.bind_contextvars(request_id=call.request_id, method=call.method)
+        context.set_trailing_metadata(((REQUEST_ID_KEY, call.request_id),))
+        if not streaming_in and not isinstance(request, _Undecodable):
+            # Recorded before authenticating so denied calls are audited with them.
+            call.agent = str(getattr(request, "agent_id", ""))[:128]
+            call.ids, call.key = touched(request, None)
+        transport = Transport(
+            metadata=metadata, peer=call.peer, auth_context=_auth_context(context)
+        )
+        principal = self._auth.authenticate(transport)
+        call.principal = principal
         current_principal.set(principal)
-        structlog.contextvars.bind_contextvars(principal=principal.name, tenant=principal.tenant_id)
+        structlog.contextvars.bind_contextvars(
+            principal=principal.name, tenant=principal.tenant_id, agent=call.agent
+        )
+        if streaming_in:
+            call.role = check_role(principal, call.method, None)
+            return _checked_stream(request, call.method)
+        if isinstance(request, _Undecodable):
+            raise _undecodable_error(call.method)
+        call.role = check_role(principal, call.method, request)
+        return request
 
-    async def _fail(self, context: Ctx, error: BaseException, request_id: str) -> str:
+    async def _fail(self, context: Ctx, error: BaseException, request_id: str) -> None:
         if isinstance(error, MemorydError):
             await context.abort(
                 getattr(grpc.StatusCode, error.status),
@@ -124,57 +207,107 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
             f"internal error (request id {request_id})",
             ((REQUEST_ID_KEY, request_id),),
         )
-        raise AssertionError("unreachable")  # abort raises
 
-    def _wrap_unary(self, inner: Any, method: str, metadata: Any) -> Any:
+    async def _on_error(self, call: _Call, context: Ctx, exc: BaseException) -> None:
+        if isinstance(exc, MemorydError):
+            call.code = exc.status
+            if exc.status in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
+                call.reason = exc.message
+            await self._fail(context, exc, call.request_id)
+        call.code = _abort_code(context, exc)
+        if call.code == "INTERNAL":
+            await self._fail(context, exc, call.request_id)
+
+    def _wrap_unary(self, inner: Any, method: str, metadata: Any, *, streaming_in: bool) -> Any:
         async def behavior(request: Any, context: Ctx) -> Any:
-            request_id, code, started = _request_id(metadata), "OK", time.perf_counter()
+            call = _Call(method, _request_id(metadata), context.peer())
             try:
-                self._begin(request_id, method, metadata, context)
-                return await inner(request, context)
+                request = self._begin(call, metadata, request, context, streaming_in)
+                response = await inner(request, context)
+                if call.role is not Role.READ:  # only writes are audited when they succeed
+                    ids, key = touched(None, response)
+                    call.ids.extend(i for i in ids if i not in call.ids)
+                    call.key = call.key or key
+                return response
             except asyncio.CancelledError:
-                code = "CANCELLED"
+                call.code = "CANCELLED"
                 raise
-            except MemorydError as exc:
-                code = exc.status
-                await self._fail(context, exc, request_id)
             except Exception as exc:
-                code = _abort_code(context, exc)
-                if code == "INTERNAL":
-                    await self._fail(context, exc, request_id)
+                await self._on_error(call, context, exc)
                 raise
             finally:
-                _log_call(code, started)
+                self._finish(call)
 
         return behavior
 
-    def _wrap_stream(self, inner: Any, method: str, metadata: Any) -> Any:
+    def _wrap_stream(self, inner: Any, method: str, metadata: Any, *, streaming_in: bool) -> Any:
         async def behavior(request: Any, context: Ctx) -> AsyncIterator[Any]:
-            request_id, code, started = _request_id(metadata), "OK", time.perf_counter()
+            call = _Call(method, _request_id(metadata), context.peer())
             try:
-                self._begin(request_id, method, metadata, context)
+                request = self._begin(call, metadata, request, context, streaming_in)
                 async for response in inner(request, context):
                     yield response
             except asyncio.CancelledError:
-                code = "CANCELLED"
+                call.code = "CANCELLED"
                 raise
-            except MemorydError as exc:
-                code = exc.status
-                await self._fail(context, exc, request_id)
             except Exception as exc:
-                code = _abort_code(context, exc)
-                if code == "INTERNAL":
-                    await self._fail(context, exc, request_id)
+                await self._on_error(call, context, exc)
                 raise
             finally:
-                _log_call(code, started)
+                self._finish(call)
 
         return behavior
 
+    def _finish(self, call: _Call) -> None:
+        elapsed_s = time.perf_counter() - call.started
+        level = "info" if call.code in ("OK", "NOT_FOUND") else "warning"
+        getattr(log, level)("rpc", code=call.code, latency_ms=round(elapsed_s * 1000, 3))
+        if self._metrics is not None:
+            self._metrics.observe_request(call.method, call.code, elapsed_s)
+        is_write = call.role is not None and call.role is not Role.READ
+        if self._audit is None or not (is_write or call.code in DENIALS):
+            return
+        principal = call.principal
+        self._audit.record(
+            AuditEvent(
+                operation=call.method.removeprefix("/memoryd.v1.").replace("/", "."),
+                outcome=call.code,
+                request_id=call.request_id,
+                principal=principal.name if principal else "",
+                tenant=principal.tenant_id if principal else "",
+                agent=call.agent,
+                peer=call.peer,
+                ids=call.ids,
+                key=call.key,
+                reason=call.reason,
+            )
+        )
+
+
+async def _checked_stream(requests: AsyncIterator[Any], method: str) -> AsyncIterator[Any]:
+    async for request in requests:
+        if isinstance(request, _Undecodable):
+            raise _undecodable_error(method)
+        yield request
+
+
+def _auth_context(context: Ctx) -> dict[str, list[bytes]]:
+    try:
+        return {k: list(v) for k, v in (context.auth_context() or {}).items()}
+    except Exception:  # an insecure channel has no auth context on some grpc versions
+        return {}
+
 
 def _request_id(metadata: Any) -> str:
-    """The caller's x-request-id (bounded), or a fresh one."""
-    return _metadata_value(metadata, REQUEST_ID_KEY)[:128] or uuid.uuid4().hex
+    """The caller's x-request-id when it is short and plain, else a fresh one (it is
+    logged, so arbitrary caller text never is)."""
+    for key, value in metadata or ():
+        if key == REQUEST_ID_KEY:
+            text = value.decode("ascii", "replace") if isinstance(value, bytes) else str(value)
+            if _REQUEST_ID_RE.match(text):
+                return text
+            break
+    return uuid.uuid4().hex
 
 
 def _abort_code(context: Ctx, exc: BaseException) -> str:
@@ -183,9 +316,3 @@ def _abort_code(context: Ctx, exc: BaseException) -> str:
         code = context.code()
         return code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
     return "INTERNAL"
-
-
-def _log_call(code: str, started: float) -> None:
-    latency_ms = round((time.perf_counter() - started) * 1000, 3)
-    level = "info" if code in ("OK", "NOT_FOUND") else "warning"
-    getattr(log, level)("rpc", code=code, latency_ms=latency_ms)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -17,7 +18,18 @@ from memoryd.api.auth import Authenticator
 from memoryd.api.interceptors import CallInterceptor
 from memoryd.api.memory_servicer import MemoryServicer
 from memoryd.api.snapshot_lifecycle_servicers import LifecycleServicer, SnapshotServicer
+from memoryd.observability.metrics import Metrics
+from memoryd.resilience.degradation import ComponentState, ComponentStates
+from memoryd.security.audit import AuditLog
+from memoryd.service.default_read import DefaultReadService
+from memoryd.service.keyed import KeyedMemoryService
+from memoryd.service.lifecycle import LifecycleService
 from memoryd.service.memory import MemoryService
+from memoryd.service.profile import ProfileService
+from memoryd.service.sessions import SessionService
+from memoryd.service.snapshot import SnapshotService
+from memoryd.service.state import StateService
+from memoryd.service.working import WorkingMemoryService
 from memoryd_proto.v1 import lifecycle_service_pb2, memory_service_pb2, snapshot_service_pb2
 from memoryd_proto.v1 import lifecycle_service_pb2_grpc as lgrpc
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
@@ -29,6 +41,8 @@ SERVICE_NAMES = (
     lifecycle_service_pb2.DESCRIPTOR.services_by_name["LifecycleService"].full_name,
 )
 UNIX_PREFIX = "unix:"
+#: Health service name of each dependency: "memoryd.component.store", ...embedder, ...wal.
+COMPONENT_PREFIX = "memoryd.component."
 
 
 class ListenError(RuntimeError):
@@ -41,15 +55,43 @@ class GrpcServer:
     health: health.aio.HealthServicer
     address: str
     unix_path: Path | None
+    #: Dependencies' states once ``watch`` was called (resilience/degradation.py).
+    states: ComponentStates | None = None
+    up: bool = False
+    _publishing: set[asyncio.Task[None]] = field(default_factory=set)
 
     async def set_serving(self, serving: bool) -> None:
+        """Overall and per-service status: SERVING only while ``serving`` and no
+        critical component (the write-ahead log) is impaired."""
+        self.up = serving
+        ok = serving and (self.states is None or self.states.serving)
         status = (
             health_pb2.HealthCheckResponse.SERVING
-            if serving
+            if ok
             else health_pb2.HealthCheckResponse.NOT_SERVING
         )
         for name in ("", *SERVICE_NAMES):
             await self.health.set(name, status)
+
+    def watch(self, states: ComponentStates) -> None:
+        """Report each component as health service ``memoryd.component.<name>``."""
+        self.states = states
+        states.listen(self._component_changed)
+
+    def _component_changed(self, state: ComponentState) -> None:
+        task = asyncio.get_running_loop().create_task(self._publish(state))
+        self._publishing.add(task)
+        task.add_done_callback(self._publishing.discard)
+
+    async def _publish(self, state: ComponentState) -> None:
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if state.ok
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        await self.health.set(COMPONENT_PREFIX + state.name, status)
+        if self.up:
+            await self.set_serving(True)
 
     async def stop(self, grace_s: float) -> None:
         await self.health.enter_graceful_shutdown()
@@ -85,20 +127,54 @@ def _prepare_unix_socket(path: Path) -> None:
     raise ListenError(f"another process is listening on {path}")
 
 
+def _add_port(
+    server: grpc.aio.Server, address: str, credentials: grpc.ServerCredentials | None
+) -> int:
+    if credentials is None:
+        return server.add_insecure_port(address)
+    return server.add_secure_port(address, credentials)
+
+
 async def start_server(
-    *, listen: str, service: MemoryService, authenticator: Authenticator, max_message_bytes: int
+    *,
+    listen: str,
+    service: MemoryService,
+    authenticator: Authenticator,
+    max_message_bytes: int,
+    credentials: grpc.ServerCredentials | None = None,
+    audit: AuditLog | None = None,
+    keyed: KeyedMemoryService | None = None,
+    working: WorkingMemoryService | None = None,
+    profiles: ProfileService | None = None,
+    sessions: SessionService | None = None,
+    snapshots: SnapshotService | None = None,
+    default_read: DefaultReadService | None = None,
+    state: StateService | None = None,
+    lifecycle: LifecycleService | None = None,
+    metrics: Metrics | None = None,
+    states: ComponentStates | None = None,
 ) -> GrpcServer:
+    """Serve on ``listen``; with ``credentials`` the port speaks TLS (or mTLS)."""
     server = grpc.aio.server(
-        interceptors=[CallInterceptor(authenticator)],
+        interceptors=[CallInterceptor(authenticator, audit, metrics)],
         options=[
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
             ("grpc.so_reuseport", 0),
         ],
     )
-    mgrpc.add_MemoryServiceServicer_to_server(MemoryServicer(service), server)  # type: ignore[no-untyped-call]
-    sgrpc.add_SnapshotServiceServicer_to_server(SnapshotServicer(), server)  # type: ignore[no-untyped-call]
-    lgrpc.add_LifecycleServiceServicer_to_server(LifecycleServicer(), server)  # type: ignore[no-untyped-call]
+    servicer = MemoryServicer(
+        service,
+        keyed=keyed,
+        working=working,
+        profiles=profiles,
+        sessions=sessions,
+        states=states,
+    )
+    mgrpc.add_MemoryServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+    snapshot_servicer = SnapshotServicer(snapshots, default_read, state)
+    sgrpc.add_SnapshotServiceServicer_to_server(snapshot_servicer, server)  # type: ignore[no-untyped-call]
+    lgrpc.add_LifecycleServiceServicer_to_server(LifecycleServicer(lifecycle), server)  # type: ignore[no-untyped-call]
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -113,11 +189,11 @@ async def start_server(
     unix_path = _unix_socket_path(listen)
     if unix_path is not None:
         _prepare_unix_socket(unix_path)
-        server.add_insecure_port(f"unix:{unix_path}")
+        _add_port(server, f"unix:{unix_path}", credentials)
         address = f"unix:{unix_path}"
     else:
         try:
-            port = server.add_insecure_port(listen)
+            port = _add_port(server, listen, credentials)
         except RuntimeError as exc:
             raise ListenError(f"cannot listen on {listen}: {exc}") from exc
         host = listen.rsplit(":", 1)[0]
@@ -128,5 +204,7 @@ async def start_server(
     grpc_server = GrpcServer(
         server=server, health=health_servicer, address=address, unix_path=unix_path
     )
+    if states is not None:
+        grpc_server.watch(states)
     await grpc_server.set_serving(False)
     return grpc_server

@@ -15,6 +15,7 @@ from grpc_health.v1 import health_pb2
 from rich.text import Text
 
 from memoryd.cli import render
+from memoryd.cli.agent_state import profile_app, session_app, wm_app
 from memoryd.cli.common import (
     AGENT_ENV,
     TIMEOUT_ENV,
@@ -30,6 +31,9 @@ from memoryd.cli.common import (
     parse_metadata,
     session,
 )
+from memoryd.cli.keys import export_tree, key_app, ls
+from memoryd.cli.lifecycle import register as register_lifecycle
+from memoryd.cli.snapshot import default_read, snapshot, state_app
 from memoryd_client import TargetError, parse_target
 from memoryd_client import requests as rq
 from memoryd_client.client import DEFAULT_TIMEOUT
@@ -60,6 +64,16 @@ app = typer.Typer(
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
 )
+app.add_typer(wm_app, name="wm")
+app.add_typer(profile_app, name="profile")
+app.add_typer(session_app, name="session")
+app.add_typer(key_app, name="key")
+app.command("ls")(ls)
+app.command("export-tree")(export_tree)
+app.command("snapshot")(snapshot)
+app.command("default-read")(default_read)
+app.add_typer(state_app, name="state")
+register_lifecycle(app)
 
 
 @app.callback()

@@ -125,6 +125,10 @@ class MemoryFilter:
     include_archived: bool = False
     #: Exclude memories whose expires_at is at or before this instant.
     not_expired_at: datetime | None = None
+    #: Only memories embedded by this model / not by this one: vectors of different
+    #: models (the embedding fallback's space) are never compared.
+    embedding_model: str | None = None
+    exclude_embedding_model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +144,13 @@ class VectorHit:
     memory: Memory
     #: Cosine similarity in [-1, 1].
     similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class TextHit:
+    memory: Memory
+    #: BM25 relevance, > 0; comparable only within one search.
+    score: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from memoryd.config import EmbedderKind, EmbeddingSettings
 from memoryd.embedding.base import Embedder
 from memoryd.embedding.cache import CachingEmbedder
@@ -10,8 +12,16 @@ from memoryd.embedding.local import LocalMiniLMEmbedder
 from memoryd.embedding.openai import OpenAICompatibleEmbedder
 
 
-def build_embedder(kind: EmbedderKind, settings: EmbeddingSettings) -> Embedder:
+def build_embedder(
+    kind: EmbedderKind,
+    settings: EmbeddingSettings,
+    *,
+    wrap: Callable[[Embedder], Embedder] | None = None,
+) -> Embedder:
     """The embedder of ``kind``, behind a cache when ``settings.cache_size > 0``.
+
+    ``wrap`` is applied to the model's embedder under the cache (metrics time model
+    calls, not cache hits).
 
     Raises ValueError for an unusable configuration (e.g. "openai" without
     ``openai_dimension``) and EmbeddingError when the local model cannot be loaded.
@@ -42,6 +52,8 @@ def build_embedder(kind: EmbedderKind, settings: EmbeddingSettings) -> Embedder:
         embedder = HashingEmbedder(settings.hashing_dimension)
     else:
         raise ValueError(f"unknown embedder kind {kind!r}")
+    if wrap is not None:
+        embedder = wrap(embedder)
     if settings.cache_size > 0:
         return CachingEmbedder(embedder, settings.cache_size)
     return embedder

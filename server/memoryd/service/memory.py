@@ -9,7 +9,7 @@ from datetime import datetime
 
 import numpy as np
 
-from memoryd.config import LimitsSettings, RecallSettings
+from memoryd.config import DedupSettings, LimitsSettings, RecallSettings
 from memoryd.domain.errors import (
     FailedPrecondition,
     FieldViolation,
@@ -37,9 +37,13 @@ from memoryd.domain.requests import (
     ScoredMemory,
 )
 from memoryd.embedding.base import Embedder
+from memoryd.resilience.embedder import embed_in_space, searchable
 from memoryd.service import validation as check
 from memoryd.service.access_stats import AccessStatsBuffer
+from memoryd.service.dedup import Deduplicator
+from memoryd.service.hybrid import hybrid_candidates
 from memoryd.service.pagination import PageTokenCodec, fingerprint
+from memoryd.service.quotas import Quotas
 from memoryd.service.scoring import Scorer
 from memoryd.service.validation import Violations
 from memoryd.service.write_batcher import WriteBatcher
@@ -63,6 +67,8 @@ class MemoryService:
         page_tokens: PageTokenCodec,
         limits: LimitsSettings,
         recall: RecallSettings,
+        quotas: Quotas | None = None,
+        dedup: DedupSettings | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
@@ -71,15 +77,27 @@ class MemoryService:
         self._page_tokens = page_tokens
         self._limits = limits
         self._recall = recall
+        self._quotas = quotas
+        self._dedup = Deduplicator(store, dedup or DedupSettings())
 
     # ------------------------------------------------------------------ writes
 
-    async def remember(self, scope: CallScope, draft: MemoryDraft) -> RememberOutcome:
-        return (await self.remember_batch(scope, [draft], field_prefix=""))[0]
+    async def remember(
+        self, scope: CallScope, draft: MemoryDraft, *, dedup: bool = True
+    ) -> RememberOutcome:
+        return (await self.remember_batch(scope, [draft], field_prefix="", dedup=dedup))[0]
 
     async def remember_batch(
-        self, scope: CallScope, drafts: Sequence[MemoryDraft], *, field_prefix: str = "items"
+        self,
+        scope: CallScope,
+        drafts: Sequence[MemoryDraft],
+        *,
+        field_prefix: str = "items",
+        dedup: bool = True,
     ) -> list[RememberOutcome]:
+        """Store ``drafts``; a duplicate of a live memory (see service/dedup.py) updates
+        it instead, unless ``dedup`` is False (callers that own their records' identity,
+        like keyed memory, write every draft as a new memory)."""
         if not drafts:
             raise InvalidArgument.field(field_prefix or "items", "must not be empty")
         if len(drafts) > self._limits.max_batch_size:
@@ -99,13 +117,28 @@ class MemoryService:
                 where = f"{field_prefix}[{i}].security_level" if field_prefix else "security_level"
                 raise PermissionDenied(f"{where}: {level.name} is above the caller's clearance")
 
-        vectors = await self._vectors_for(drafts)
+        vectors, spaces = await self._vectors_for(drafts)
         memories = [
-            self._new_memory(scope, draft, vector, now)
-            for draft, vector in zip(drafts, vectors, strict=True)
+            self._new_memory(scope, draft, vector, now, space)
+            for draft, vector, space in zip(drafts, vectors, spaces, strict=True)
         ]
-        await self._writer.submit(scope.partition, memories)
-        return [RememberOutcome(memory=m) for m in memories]
+        if not (dedup and self._dedup.enabled):
+            await self._write(scope, memories, len(memories))
+            return [RememberOutcome(memory=m) for m in memories]
+        async with self._dedup.plan(scope, memories, now) as plan:
+            await self._write(scope, plan.writes, plan.new_count)
+        return [RememberOutcome(m, deduplicated=dup) for m, dup in plan.outcomes()]
+
+    async def _write(self, scope: CallScope, memories: Sequence[Memory], adding: int) -> None:
+        """Commit ``memories``, ``adding`` of which are new (the rest update old ones)."""
+        if self._quotas is not None:  # quotas.max_memories_per_partition
+            await self._quotas.admit_memories(
+                scope.partition,
+                adding,
+                lambda: self._writer.submit(scope.partition, memories),
+            )
+        else:
+            await self._writer.submit(scope.partition, memories)
 
     async def update(self, scope: CallScope, memory_id: str, patch: MemoryPatch) -> Memory:
         current = await self._get_visible(scope, memory_id, with_vectors=True)
@@ -148,12 +181,14 @@ class MemoryService:
             current, **changes, updated_at=now, version=current.version + 1
         )
         if "content" in patch.fields or patch.embedding is not None:
+            space = self._embedder.model_id
             if patch.embedding is not None:
                 vector = _unit(patch.embedding)
             else:
-                vector = (await self._embedder.embed([updated.content]))[0]
+                embedded, space = await embed_in_space(self._embedder, [updated.content])
+                vector = embedded[0]
             updated.vector = vector
-            updated.embedding_model = self._embedder.model_id
+            updated.embedding_model = space
             updated.embedding_dimension = self._embedder.dimension
         await self._writer.submit(scope.partition, [updated])
         return updated
@@ -200,21 +235,48 @@ class MemoryService:
         now = utcnow()
         flt = self._visible_filter(scope, query.filter, now)
         scorer = Scorer.resolve(query.scoring, self._recall)
+        space = self._embedder.model_id
         if query.embedding is not None:
             vector = _unit(query.embedding)
         else:
-            vector = (await self._embedder.embed([query.query], kind="query"))[0]
-        candidates = max(limit * RERANK_FACTOR, MIN_RERANK_CANDIDATES) if scorer.reranks else limit
-        hits = await self._store.search(scope.partition, vector, flt, candidates)
+            embedded, space = await embed_in_space(self._embedder, [query.query], kind="query")
+            vector = embedded[0]
+        # Vectors are compared within one embedding space only (resilience/embedder.py).
+        store = searchable(self._store, self._embedder, space)
+        hybrid = self._recall.hybrid_default if query.hybrid is None else query.hybrid
+        # In the fallback space full text finds what vectors of that space cannot.
+        hybrid = hybrid or space != self._embedder.model_id
+        # Without query text there is nothing to match by keyword: vector-only.
+        text = query.query.strip() if hybrid and self._recall.hybrid_text_weight > 0 else ""
+        wide = max(limit * RERANK_FACTOR, MIN_RERANK_CANDIDATES)
         scored = []
-        for hit in hits:
-            score, components = scorer.score(hit.memory, hit.similarity, now)
-            if query.min_score is None or score >= query.min_score:
+        if text:
+            found = await hybrid_candidates(
+                store,
+                scope.partition,
+                vector=vector,
+                text=text,
+                flt=flt,
+                limit=wide,
+                settings=self._recall,
+            )
+            for c in found:
+                score, components = scorer.score(
+                    c.memory, c.relevance, now, keyword=c.keyword, fused=c.fused
+                )
+                components = dataclasses.replace(components, similarity=c.similarity)
+                scored.append(ScoredMemory(c.memory, score, components))
+        else:
+            candidates = wide if scorer.reranks else limit
+            for hit in await store.search(scope.partition, vector, flt, candidates):
+                score, components = scorer.score(hit.memory, hit.similarity, now)
                 scored.append(ScoredMemory(hit.memory, score, components))
+        if query.min_score is not None:
+            scored = [s for s in scored if s.score >= query.min_score]
         scored.sort(key=lambda s: s.score, reverse=True)
         results = scored[:limit]
         self._access.record(scope.partition, (s.memory.id for s in results), now)
-        return RecallOutcome(results=results, embedding_model=self._embedder.model_id)
+        return RecallOutcome(results=results, embedding_model=space)
 
     async def list_memories(self, scope: CallScope, query: ListQuery) -> MemoryPage:
         v = Violations()
@@ -224,7 +286,7 @@ class MemoryService:
         v.raise_if_any()
         page_size = query.page_size or DEFAULT_PAGE_SIZE
         flt = self._visible_filter(scope, query.filter, None)
-        query_print = fingerprint(scope.partition, [dataclasses.asdict(flt), query.order.value])
+        query_print = fingerprint(scope, [dataclasses.asdict(flt), query.order.value])
         cursor = (
             self._page_tokens.decode(query.page_token, query_print) if query.page_token else None
         )
@@ -276,19 +338,24 @@ class MemoryService:
         check.check_embedding(v, draft.embedding, self._embedder.dimension, "embedding")
         return v.items
 
-    async def _vectors_for(self, drafts: Sequence[MemoryDraft]) -> list[Vector]:
+    async def _vectors_for(self, drafts: Sequence[MemoryDraft]) -> tuple[list[Vector], list[str]]:
+        """Each draft's vector and the embedding space (model) it belongs to."""
         vectors: list[Vector | None] = [
             None if d.embedding is None else _unit(d.embedding) for d in drafts
         ]
+        spaces = [self._embedder.model_id] * len(drafts)
         missing = [i for i, vec in enumerate(vectors) if vec is None]
         if missing:
-            embedded = await self._embedder.embed([drafts[i].content for i in missing])
+            embedded, space = await embed_in_space(
+                self._embedder, [drafts[i].content for i in missing]
+            )
             for row, i in enumerate(missing):
                 vectors[i] = embedded[row]
-        return [vec for vec in vectors if vec is not None]
+                spaces[i] = space
+        return [vec for vec in vectors if vec is not None], spaces
 
     def _new_memory(
-        self, scope: CallScope, draft: MemoryDraft, vector: Vector, now: datetime
+        self, scope: CallScope, draft: MemoryDraft, vector: Vector, now: datetime, space: str
     ) -> Memory:
         created = draft.created_at or now
         return Memory(
@@ -307,7 +374,7 @@ class MemoryService:
             created_at=created,
             updated_at=created,
             expires_at=draft.expires_at,
-            embedding_model=self._embedder.model_id,
+            embedding_model=space,
             embedding_dimension=self._embedder.dimension,
             vector=vector,
         )

@@ -1,4 +1,4 @@
-"""Opaque page tokens: signed, and bound to the caller's partition and the query.
+"""Opaque page tokens: signed, and bound to the caller (principal and partition) and the query.
 
 A token is base64url(JSON payload) + "." + base64url(HMAC-SHA256). The payload holds
 the keyset cursor and a fingerprint of (partition, query); a token replayed for
@@ -18,8 +18,10 @@ from typing import Any
 
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.models import PageCursor, Partition
+from memoryd.domain.principal import CallScope
 
 _FIELD = "page_token"
+INVALID_TOKEN = "is not a page token issued for this query and caller"
 
 
 def _b64(data: bytes) -> str:
@@ -30,11 +32,16 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def fingerprint(partition: Partition, query: Any) -> str:
-    """Stable digest of who asks and what; ``query`` must be JSON-serialisable."""
-    body = json.dumps(
-        [partition.tenant_id, partition.agent_id, query], sort_keys=True, default=str
-    ).encode()
+def fingerprint(owner: CallScope | Partition, query: Any) -> str:
+    """Stable digest of who asks and what; ``query`` must be JSON-serialisable.
+
+    Pass the CallScope: the token is then bound to the principal as well as the
+    partition (a Partition alone binds only the partition)."""
+    if isinstance(owner, CallScope):
+        who = [owner.partition.tenant_id, owner.partition.agent_id, owner.principal.name]
+    else:
+        who = [owner.tenant_id, owner.agent_id]
+    body = json.dumps([*who, query], sort_keys=True, default=str).encode()
     return hashlib.sha256(body).hexdigest()[:32]
 
 
@@ -71,9 +78,11 @@ class PageTokenCodec:
             valid = hmac.compare_digest(_unb64(signature), self._sign(payload))
         except ValueError:
             valid = False
+        # One message for forged, foreign and mismatched tokens: a token leaked from
+        # another caller must be indistinguishable from garbage.
         if not valid:
-            raise InvalidArgument.field(_FIELD, "malformed or not issued by this server")
+            raise InvalidArgument.field(_FIELD, INVALID_TOKEN)
         data = json.loads(payload)
         if data.get("q") != query_fingerprint:
-            raise InvalidArgument.field(_FIELD, "was issued for a different query or caller")
+            raise InvalidArgument.field(_FIELD, INVALID_TOKEN)
         return PageCursor(created_at=datetime.fromisoformat(data["t"]), id=str(data["i"]))

@@ -84,7 +84,7 @@ class WriteBatcher:
             error: BaseException | None = None
             try:
                 await self._store.upsert(partition, memories)
-            except StoreError as exc:
+            except (StoreError, Unavailable) as exc:  # e.g. the write-ahead log's disk is full
                 error = exc
             except Exception as exc:
                 log.exception("store upsert failed", records=len(memories))

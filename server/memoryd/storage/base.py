@@ -7,10 +7,13 @@ Rules every backend follows (the conformance suite in tests/conformance checks t
 - Records carry unit-length float32 vectors of the store's dimension.
 - Filters (MemoryFilter) are applied by the backend, not after the fact.
 - Stores never see protobuf types.
+- Full text is tokenised by :func:`memoryd.text.tokenize` on every backend, and
+  exact-duplicate lookups use :func:`memoryd.text.content_hash` of the content.
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -21,6 +24,7 @@ from memoryd.domain.models import (
     MemoryOrder,
     PageCursor,
     Partition,
+    TextHit,
     Vector,
     VectorHit,
 )
@@ -55,6 +59,30 @@ class Store(Protocol):
     ) -> list[VectorHit]:
         """Nearest neighbours by cosine similarity, best first, filter applied in-query."""
 
+    async def search_many(
+        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+    ) -> list[list[VectorHit]]:
+        """``search`` for each of ``vectors`` (one result list per vector, in order), in
+        one pass where the backend can: deduplication looks up a whole batch at once."""
+
+    async def text_search(
+        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
+    ) -> list[TextHit]:
+        """Full-text (BM25) matches of ``query``, best first, filter applied in-query;
+        records *with* their vectors (hybrid recall reports the cosine of every match,
+        and a second read costs more than selecting them). A record matches when it shares at least one term
+        (``memoryd.text.tokenize``) with the query; no terms (only stop words or
+        punctuation) means no matches. Scores are positive and comparable only within
+        one call. Term statistics never come from another partition or from records
+        above ``flt.max_security_level`` (they would reveal what those contain)."""
+
+    async def find_by_content(
+        self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
+    ) -> list[Memory]:
+        """Records whose ``memoryd.text.content_hash(content)`` is one of
+        ``content_hashes`` (exact-duplicate detection), filter applied, without vectors,
+        in no particular order."""
+
     async def list(
         self,
         partition: Partition,
@@ -74,3 +102,8 @@ class Store(Protocol):
     ) -> None:
         """Add ``count`` to access_count and set accessed_at, in one batched write.
         Ids that no longer exist are ignored."""
+
+    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
+        """Every partition holding at least one memory (only ``tenant_id``'s when
+        given), sorted by (tenant_id, agent_id). For maintenance and tenant-wide
+        export; never exposed to a caller as such."""

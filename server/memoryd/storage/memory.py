@@ -7,8 +7,11 @@ Records are deep-copied in and out, so callers can never mutate stored state.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import dataclasses
+import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
@@ -23,9 +26,15 @@ from memoryd.domain.models import (
     PageCursor,
     Partition,
     TagMatch,
+    TextHit,
     Vector,
     VectorHit,
 )
+from memoryd.text import content_hash, tokenize
+
+#: BM25 parameters (the usual defaults; LanceDB's full-text index uses the same).
+BM25_K1 = 1.2
+BM25_B = 0.75
 
 
 def _utc(value: datetime) -> datetime:
@@ -79,6 +88,24 @@ def dedupe_last(memories: Sequence[Memory]) -> list[Memory]:
     return list(by_id.values())
 
 
+def bm25(documents: Sequence[Sequence[str]], query: Sequence[str]) -> list[float]:
+    """Okapi BM25 of each document (a list of terms) for the distinct query terms, with
+    the statistics of ``documents`` alone; 0 for a document sharing no term."""
+    if not documents:
+        return []
+    terms = set(query)
+    counts = [Counter(t for t in doc if t in terms) for doc in documents]
+    df = Counter(t for c in counts for t in c)
+    n = len(documents)
+    avg_len = sum(len(doc) for doc in documents) / n or 1.0
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in df}
+    scores = []
+    for doc, c in zip(documents, counts, strict=True):
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(doc) / avg_len)
+        scores.append(sum(idf[t] * f * (BM25_K1 + 1) / (f + norm) for t, f in c.items()))
+    return scores
+
+
 def matches(m: Memory, flt: MemoryFilter) -> bool:
     """Whether ``m`` satisfies every predicate of ``flt``."""
     if flt.namespace is not None and m.namespace != flt.namespace:
@@ -101,6 +128,10 @@ def matches(m: Memory, flt: MemoryFilter) -> bool:
     if flt.created_before is not None and not m.created_at < _utc(flt.created_before):
         return False
     if not flt.include_archived and m.archived:
+        return False
+    if flt.embedding_model is not None and m.embedding_model != flt.embedding_model:
+        return False
+    if flt.exclude_embedding_model is not None and m.embedding_model == flt.exclude_embedding_model:
         return False
     return not (
         flt.not_expired_at is not None
@@ -186,6 +217,36 @@ class InMemoryStore:
             VectorHit(self._copy_out(candidates[k], False), float(sims[k])) for k in ranked[:limit]
         ]
 
+    async def search_many(
+        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+    ) -> list[list[VectorHit]]:
+        return [await self.search(partition, v, flt, limit) for v in vectors]
+
+    async def text_search(
+        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
+    ) -> list[TextHit]:
+        terms = tokenize(query)
+        # The statistics come from exactly the records the filter lets through.
+        candidates = [m for m in self._rows(partition).values() if matches(m, flt)]
+        if limit <= 0 or not terms or not candidates:
+            return []
+        scores = bm25([tokenize(m.content) for m in candidates], terms)
+        ranked = sorted(
+            (k for k, score in enumerate(scores) if score > 0),
+            key=lambda k: (-scores[k], candidates[k].id),
+        )
+        return [TextHit(self._copy_out(candidates[k], True), scores[k]) for k in ranked[:limit]]
+
+    async def find_by_content(
+        self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
+    ) -> list[Memory]:
+        wanted = set(content_hashes)
+        return [
+            self._copy_out(m, False)
+            for m in self._rows(partition).values()
+            if matches(m, flt) and content_hash(m.content) in wanted
+        ]
+
     async def list(
         self,
         partition: Partition,
@@ -208,6 +269,14 @@ class InMemoryStore:
 
     async def count(self, partition: Partition, flt: MemoryFilter) -> int:
         return sum(1 for m in self._rows(partition).values() if matches(m, flt))
+
+    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
+        if self._data is None:
+            raise StoreError("memory store is not open")
+        return sorted(
+            (p for p, rows in self._data.items() if rows and tenant_id in (None, p.tenant_id)),
+            key=lambda p: (p.tenant_id, p.agent_id),
+        )
 
     async def record_access(
         self, partition: Partition, updates: Mapping[str, AccessUpdate]

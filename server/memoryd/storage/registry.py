@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from memoryd.config import QdrantSettings
 from memoryd.storage.base import Store
+from memoryd.storage.records import RecordStore
+
+if TYPE_CHECKING:
+    from memoryd.storage.qdrant import QdrantOptions
 
 
 def _lancedb(data_dir: Path, dimension: int) -> Store:
@@ -20,19 +26,92 @@ def _memory(data_dir: Path, dimension: int) -> Store:
     return InMemoryStore(dimension)
 
 
+def qdrant_options(settings: QdrantSettings, data_dir: Path, part: str) -> QdrantOptions:
+    """A server when ``settings.url`` is set, else local mode in data_dir/qdrant/<part>
+    (local mode locks its directory, so memories and records get one each)."""
+    from memoryd.storage.qdrant import QdrantOptions
+
+    key = settings.api_key.get_secret_value() if settings.api_key is not None else None
+    return QdrantOptions(
+        url=settings.url,
+        api_key=key,
+        path=None if settings.url else data_dir / "qdrant" / part,
+        prefer_grpc=settings.prefer_grpc,
+        grpc_port=settings.grpc_port,
+        timeout_s=settings.timeout_s,
+        collection_prefix=settings.collection_prefix,
+    )
+
+
+def _qdrant(data_dir: Path, dimension: int, settings: QdrantSettings | None = None) -> Store:
+    from memoryd.storage.qdrant import QdrantStore
+
+    options = qdrant_options(settings or QdrantSettings(), data_dir, "memories")
+    return QdrantStore.from_options(options, dimension)
+
+
 #: Backend name -> factory(data_dir, dimension). Imports are deferred so that an
 #: unused backend's dependencies are never loaded.
 BACKENDS: dict[str, Callable[[Path, int], Store]] = {
     "lancedb": _lancedb,
     "memory": _memory,
+    "qdrant": _qdrant,
 }
 
 
-def build_store(backend: str, *, data_dir: Path, dimension: int) -> Store:
-    """A new, not yet opened, Store of the named backend."""
+def build_store(
+    backend: str, *, data_dir: Path, dimension: int, qdrant: QdrantSettings | None = None
+) -> Store:
+    """A new, not yet opened, Store of the named backend (``qdrant``: the settings of
+    the qdrant backend; defaults to local mode)."""
     try:
         factory = BACKENDS[backend]
     except KeyError:
         known = ", ".join(sorted(BACKENDS))
         raise ValueError(f"unknown storage backend {backend!r}; known backends: {known}") from None
+    if backend == "qdrant":
+        return _qdrant(data_dir, dimension, qdrant)
     return factory(data_dir, dimension)
+
+
+def _lancedb_records(data_dir: Path) -> RecordStore:
+    from memoryd.storage.lancedb.records import LanceDBRecordStore
+
+    # Same directory as the memories table: one LanceDB database per data dir.
+    return LanceDBRecordStore(data_dir / "lancedb")
+
+
+def _memory_records(data_dir: Path) -> RecordStore:
+    from memoryd.storage.memory_records import InMemoryRecordStore
+
+    return InMemoryRecordStore()
+
+
+def _qdrant_records(data_dir: Path, settings: QdrantSettings | None = None) -> RecordStore:
+    from memoryd.storage.qdrant import QdrantRecordStore
+
+    return QdrantRecordStore.from_options(
+        qdrant_options(settings or QdrantSettings(), data_dir, "records")
+    )
+
+
+#: Backend name -> factory(data_dir) for the document (non-vector) records.
+RECORD_BACKENDS: dict[str, Callable[[Path], RecordStore]] = {
+    "lancedb": _lancedb_records,
+    "memory": _memory_records,
+    "qdrant": _qdrant_records,
+}
+
+
+def build_record_store(
+    backend: str, *, data_dir: Path, qdrant: QdrantSettings | None = None
+) -> RecordStore:
+    """A new, not yet opened, RecordStore of the named backend."""
+    try:
+        factory = RECORD_BACKENDS[backend]
+    except KeyError:
+        known = ", ".join(sorted(RECORD_BACKENDS))
+        raise ValueError(f"unknown storage backend {backend!r}; known backends: {known}") from None
+    if backend == "qdrant":
+        return _qdrant_records(data_dir, qdrant)
+    return factory(data_dir)

@@ -107,7 +107,10 @@ async def test_scoring_presets_rank_differently(harness: Harness) -> None:
     decayed = await harness.service.recall(
         scope,
         RecallQuery(
-            query="deploy the service on friday", limit=2, scoring=Scoring(ScoringPreset.DECAYED)
+            query="deploy the service on friday",
+            limit=2,
+            scoring=Scoring(ScoringPreset.DECAYED),
+            hybrid=False,  # the preset formula over cosine similarity
         ),
     )
     assert decayed.results[0].memory.id == new.id

@@ -5,16 +5,22 @@
 ...     client.remember("demo", "The user prefers a dark blue colour scheme")
 ...     best = client.recall("demo", "what colours does the user like?")[0]
 ...     print(f"{best.score:.3f} {best.memory.content}")
+
+:class:`AsyncMemorydClient` has the same helpers for asyncio; ``memoryd_client.tools``
+turns memory into tools for a model, ``memoryd_client.prompt`` puts it into a prompt.
 """
 
 from __future__ import annotations
 
-from memoryd_client.client import DEFAULT_TIMEOUT, MemorydClient
+from memoryd_client.aio import AsyncMemorydClient
+from memoryd_client.client import MemorydClient
+from memoryd_client.core import NO_RETRY, RetryPolicy
 from memoryd_client.errors import (
     AlreadyExistsError,
     DeadlineExceededError,
     FailedPreconditionError,
     FieldViolation,
+    InternalError,
     InvalidArgumentError,
     MemorydError,
     NotFoundError,
@@ -22,9 +28,23 @@ from memoryd_client.errors import (
     ResourceExhaustedError,
     UnauthenticatedError,
     UnavailableError,
+    UnimplementedError,
     from_rpc_error,
 )
+from memoryd_client.prompt import MemoryContext, inject_context
 from memoryd_client.requests import RememberItem
+from memoryd_client.results import (
+    KeyEntry,
+    Memory,
+    Page,
+    Profile,
+    Recalled,
+    RecallHit,
+    Remembered,
+    SessionWindow,
+    Snapshot,
+    WorkingMemory,
+)
 from memoryd_client.target import (
     ADDRESS_ENV,
     DEFAULT_ADDRESS,
@@ -32,26 +52,60 @@ from memoryd_client.target import (
     default_address,
     parse_target,
 )
+from memoryd_client.tools import (
+    TOOL_NAMES,
+    AsyncMemoryTools,
+    MemoryTools,
+    ToolContext,
+    UnknownToolError,
+    tool_definitions,
+)
+from memoryd_client.transport import API_KEY_ENV, DEFAULT_TIMEOUT, TlsConfig
 
 __all__ = [
     "ADDRESS_ENV",
+    "API_KEY_ENV",
     "DEFAULT_ADDRESS",
     "DEFAULT_TIMEOUT",
+    "NO_RETRY",
+    "TOOL_NAMES",
     "AlreadyExistsError",
+    "AsyncMemoryTools",
+    "AsyncMemorydClient",
     "DeadlineExceededError",
     "FailedPreconditionError",
     "FieldViolation",
+    "InternalError",
     "InvalidArgumentError",
+    "KeyEntry",
+    "Memory",
+    "MemoryContext",
+    "MemoryTools",
     "MemorydClient",
     "MemorydError",
     "NotFoundError",
+    "Page",
     "PermissionDeniedError",
+    "Profile",
+    "RecallHit",
+    "Recalled",
     "RememberItem",
+    "Remembered",
     "ResourceExhaustedError",
+    "RetryPolicy",
+    "SessionWindow",
+    "Snapshot",
     "TargetError",
+    "TlsConfig",
+    "ToolContext",
     "UnauthenticatedError",
     "UnavailableError",
+    "UnimplementedError",
+    "UnknownToolError",
+    "WorkingMemory",
     "default_address",
     "from_rpc_error",
+    "inject_context",
     "parse_target",
+    "tool_definitions",
 ]

@@ -97,6 +97,14 @@ class DeadlineExceededError(MemorydError):
     """DEADLINE_EXCEEDED: the call took longer than its timeout."""
 
 
+class UnimplementedError(MemorydError):
+    """UNIMPLEMENTED: the daemon does not have this RPC (yet, or not enabled)."""
+
+
+class InternalError(MemorydError):
+    """INTERNAL: the daemon failed; the message carries its request id for the logs."""
+
+
 _BY_CODE: dict[grpc.StatusCode, type[MemorydError]] = {
     grpc.StatusCode.INVALID_ARGUMENT: InvalidArgumentError,
     grpc.StatusCode.NOT_FOUND: NotFoundError,
@@ -107,6 +115,8 @@ _BY_CODE: dict[grpc.StatusCode, type[MemorydError]] = {
     grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhaustedError,
     grpc.StatusCode.UNAVAILABLE: UnavailableError,
     grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceededError,
+    grpc.StatusCode.UNIMPLEMENTED: UnimplementedError,
+    grpc.StatusCode.INTERNAL: InternalError,
 }
 
 

@@ -1,4 +1,4 @@
-"""Request building, shared by the sync client and (later) the async one.
+"""Request building, shared by the sync and the async client (through ``memoryd_client.ops``).
 
 Plain functions from Python values to ``memoryd.v1`` request messages. Enum-like
 arguments take friendly names (``"fact"``, ``"internal"``, ``"weighted"``), their full
@@ -10,9 +10,11 @@ INVALID_ARGUMENT with the field named, like the daemon's own errors.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any, NotRequired, TypedDict, TypeVar
 
-from google.protobuf import struct_pb2
+from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 from memoryd_client.errors import invalid_argument
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
@@ -95,6 +97,54 @@ def memory_type_name(value: int) -> str:
         if number == value:
             return name
     return "unspecified" if value == 0 else str(value)
+
+
+def enum_value(value: EnumArg, wrapper: EnumTypeWrapper, prefix: str, field: str) -> int:
+    """Any ``memoryd.v1`` enum from a friendly name (``"user"`` for
+    ``MESSAGE_ROLE_USER``), its full name or its number; UNSPECIFIED is not offered."""
+    names = {
+        name.removeprefix(prefix).lower(): number for name, number in wrapper.items() if number != 0
+    }
+    return _enum(value, names, prefix, field)
+
+
+def timestamp(value: datetime, field: str) -> timestamp_pb2.Timestamp:
+    if value.tzinfo is None:
+        raise invalid_argument(field, "must be timezone-aware (e.g. datetime.now(UTC))")
+    ts = timestamp_pb2.Timestamp()
+    ts.FromDatetime(value)
+    return ts
+
+
+def duration(value: float | timedelta, field: str) -> duration_pb2.Duration:
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds <= 0:
+        raise invalid_argument(field, f"must be positive, got {seconds}")
+    d = duration_pb2.Duration()
+    d.FromTimedelta(timedelta(seconds=seconds))
+    return d
+
+
+def json_value(value: Any, field: str) -> struct_pb2.Value:
+    """Any JSON value (None, bool, number, str, list, dict) as a google.protobuf.Value."""
+    out = struct_pb2.Value()
+    try:
+        json_format.ParseDict(value, out)
+    except (json_format.ParseError, TypeError, ValueError) as exc:
+        raise invalid_argument(field, f"must be JSON: {exc}") from None
+    return out
+
+
+def struct(value: Mapping[str, Any], field: str) -> struct_pb2.Struct:
+    """A JSON object as a google.protobuf.Struct."""
+    if not isinstance(value, Mapping):
+        raise invalid_argument(field, f"must be a JSON object, not {type(value).__name__}")
+    return _struct(value, field)
+
+
+def positive_or_unset(value: int | None, field: str) -> int:
+    """0 (the daemon's default) for None, else a positive int."""
+    return 0 if value is None else _positive(value, field)
 
 
 def _strings(values: StrSeq) -> list[str]:
@@ -250,14 +300,20 @@ __all__ = [
     "BatchItem",
     "RememberItem",
     "ScoringArg",
+    "duration",
+    "enum_value",
     "forget_request",
     "get_request",
+    "json_value",
     "list_request",
     "memory_type_name",
     "memory_type_value",
+    "positive_or_unset",
     "recall_request",
     "remember_batch_request",
     "remember_request",
     "scoring_message",
     "security_level_value",
+    "struct",
+    "timestamp",
 ]

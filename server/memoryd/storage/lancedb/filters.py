@@ -77,6 +77,10 @@ def filter_clauses(flt: MemoryFilter) -> list[str]:
         out.append("(archived = false)")
     if flt.not_expired_at is not None:
         out.append(f"(expires_at IS NULL OR expires_at > {sql_ts(flt.not_expired_at)})")
+    if flt.embedding_model is not None:
+        out.append(f"(embedding_model = {sql_str(flt.embedding_model)})")
+    if flt.exclude_embedding_model is not None:
+        out.append(f"(embedding_model != {sql_str(flt.exclude_embedding_model)})")
     return out
 
 

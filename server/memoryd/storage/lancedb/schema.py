@@ -18,13 +18,20 @@ from memoryd.domain.models import (
     SecurityLevel,
 )
 from memoryd.storage.lancedb.filters import to_micros
+from memoryd.storage.lancedb.fulltext import TOKENS_COLUMN, document_tokens
+from memoryd.text import content_hash
 
 TABLE_NAME = "memories"
 VECTOR_COLUMN = "vector"
+#: memoryd.text.content_hash(content), for exact-duplicate lookups.
+HASH_COLUMN = "content_hash"
+#: Columns derived from a record (never read back into a Memory); last in the schema
+#: so that tables created before they existed get them in the same place.
+DERIVED_COLUMNS = (HASH_COLUMN, TOKENS_COLUMN)
 #: The merge key: ids are unique within a partition, never matched across partitions.
 MERGE_KEY = ["tenant_id", "agent_id", "id"]
 #: Scalar (BTree) indexes: every query filters on the partition, many on ids.
-INDEXED_COLUMNS = ("tenant_id", "agent_id", "id")
+INDEXED_COLUMNS = ("tenant_id", "agent_id", "id", HASH_COLUMN)
 
 _TS = pa.timestamp("us", tz="UTC")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -60,12 +67,16 @@ def memory_schema(dimension: int) -> pa.Schema:
             pa.field("supersedes", pa.string(), nullable=False),
             pa.field("embedding_dimension", pa.int32(), nullable=False),
             pa.field(VECTOR_COLUMN, pa.list_(pa.float32(), dimension), nullable=False),
+            pa.field(HASH_COLUMN, pa.string(), nullable=False),
+            pa.field(TOKENS_COLUMN, pa.string(), nullable=False),
         ]
     )
 
 
-#: Columns of a row without its vector.
-SCALAR_COLUMNS: list[str] = [f.name for f in memory_schema(1) if f.name != VECTOR_COLUMN]
+#: Columns of a Memory without its vector.
+SCALAR_COLUMNS: list[str] = [
+    f.name for f in memory_schema(1) if f.name != VECTOR_COLUMN and f.name not in DERIVED_COLUMNS
+]
 
 
 def vector_dimension(schema: pa.Schema) -> int | None:
@@ -128,6 +139,8 @@ def to_arrow(memories: Sequence[Memory], dimension: int) -> pa.Table:
         "supersedes": [m.supersedes for m in memories],
         "embedding_dimension": [int(m.embedding_dimension) for m in memories],
         VECTOR_COLUMN: pa.FixedSizeListArray.from_arrays(flat, dimension),
+        HASH_COLUMN: [content_hash(m.content) for m in memories],
+        TOKENS_COLUMN: [document_tokens(m) for m in memories],
     }
     arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)

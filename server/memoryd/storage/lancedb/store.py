@@ -2,12 +2,15 @@
 
 Every query carries the partition and the MemoryFilter in its SQL ``where`` clause
 (see filters.py); writes are serialised by one asyncio lock and each call is a
-single LanceDB commit (one ``merge_insert``, or one ``delete``).
+single LanceDB commit (one ``merge_insert``, or one ``delete``). Full-text search uses
+LanceDB's native inverted index on a pre-tokenised column (see fulltext.py); new rows
+are folded into the indexes in the background (see indexing.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -28,6 +31,7 @@ from memoryd.domain.models import (
     MemoryOrder,
     PageCursor,
     Partition,
+    TextHit,
     Vector,
     VectorHit,
 )
@@ -35,9 +39,15 @@ from memoryd.storage.lancedb.filters import (
     cursor_clause,
     filter_clauses,
     ids_clause,
+    sql_str,
+    sql_str_list,
     where,
 )
+from memoryd.storage.lancedb.fulltext import TOKENS_COLUMN, fts_config, query_tokens
+from memoryd.storage.lancedb.indexing import IndexRefresher
 from memoryd.storage.lancedb.schema import (
+    DERIVED_COLUMNS,
+    HASH_COLUMN,
     INDEXED_COLUMNS,
     MERGE_KEY,
     SCALAR_COLUMNS,
@@ -54,6 +64,8 @@ from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
 _IDS_PER_QUERY = 1000
 #: Conversions of at least this many rows run in a worker thread.
 _OFFLOAD_ROWS = 128
+#: Rows rewritten per commit when a table from before the derived columns is upgraded.
+_BACKFILL_ROWS = 4096
 _T = TypeVar("_T")
 
 
@@ -76,6 +88,21 @@ async def _offload(fn: Callable[..., _T], *args: Any, rows: int) -> _T:
     return fn(*args)
 
 
+async def distinct_partitions(table: Any, tenant_id: str | None) -> list[Partition]:
+    """The (tenant_id, agent_id) pairs present in ``table``, sorted (one column scan)."""
+    query = table.query().select(["tenant_id", "agent_id"])
+    if tenant_id is not None:
+        query = query.where(f"(tenant_id = {sql_str(tenant_id)})")
+    rows: pa.Table = await query.to_arrow()
+    if rows.num_rows == 0:
+        return []
+    pairs = rows.group_by(["tenant_id", "agent_id"]).aggregate([])
+    found = zip(
+        pairs.column("tenant_id").to_pylist(), pairs.column("agent_id").to_pylist(), strict=True
+    )
+    return sorted((Partition(t, a) for t, a in found), key=lambda p: (p.tenant_id, p.agent_id))
+
+
 def _chunks(ids: Sequence[str]) -> list[list[str]]:
     unique = list(dict.fromkeys(ids))
     return [unique[i : i + _IDS_PER_QUERY] for i in range(0, len(unique), _IDS_PER_QUERY)]
@@ -92,6 +119,8 @@ class LanceDBStore:
         dimension: int,
         *,
         cleanup_older_than: timedelta = timedelta(minutes=10),
+        index_refresh_rows: int = 5_000,
+        index_refresh_idle_s: float = 30.0,
     ) -> None:
         if dimension <= 0:
             raise ValueError("dimension must be positive")
@@ -103,6 +132,9 @@ class LanceDBStore:
         self._db: Any = None
         self._table: Any = None
         self._write_lock = asyncio.Lock()
+        self._indexing = IndexRefresher(
+            self.optimize, rows=index_refresh_rows, idle_s=index_refresh_idle_s
+        )
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -116,13 +148,18 @@ class LanceDBStore:
                 if TABLE_NAME in await self._table_names(db):
                     table = await db.open_table(TABLE_NAME)
                     self._check_schema(await table.schema())
+                    await self._add_derived_columns(table)
                 else:
                     table = await db.create_table(TABLE_NAME, schema=memory_schema(self.dimension))
                 await self._ensure_indexes(table)
+                stats = await table.index_stats(f"{TOKENS_COLUMN}_idx")
+                unindexed = 0 if stats is None else stats.num_unindexed_rows
             except BaseException:
                 db.close()
                 raise
             self._db, self._table = db, table
+        if unindexed:
+            self._indexing.wrote(unindexed)
 
     @staticmethod
     async def _table_names(db: Any) -> set[str]:
@@ -143,6 +180,31 @@ class LanceDBStore:
         for column in INDEXED_COLUMNS:
             if (column,) not in have:
                 await table.create_index(column, config=BTree())
+        if (TOKENS_COLUMN,) not in have:
+            await table.create_index(TOKENS_COLUMN, config=fts_config())
+
+    async def _add_derived_columns(self, table: Any) -> None:
+        """Upgrade a table written before the derived columns existed: add them empty,
+        then rewrite the rows that lack them (resumable: a crash leaves rows with an
+        empty hash, which the next open rewrites)."""
+        names = (await table.schema()).names
+        missing = [c for c in DERIVED_COLUMNS if c not in names]
+        if missing:
+            await table.add_columns({c: "''" for c in missing})
+        columns = [*SCALAR_COLUMNS, VECTOR_COLUMN]
+        while True:
+            rows = await (
+                table.query()
+                .where(f"{HASH_COLUMN} = ''")
+                .select(columns)
+                .limit(_BACKFILL_ROWS)
+                .to_arrow()
+            )
+            if rows.num_rows == 0:
+                return
+            memories = await asyncio.to_thread(from_arrow, rows)
+            fresh = await asyncio.to_thread(to_arrow, memories, self.dimension)
+            await table.merge_insert(MERGE_KEY).when_matched_update_all().execute(fresh)
 
     def _check_schema(self, schema: pa.Schema) -> None:
         found = vector_dimension(schema)
@@ -152,11 +214,16 @@ class LanceDBStore:
                 f"embedder produces {self.dimension}-dimensional ones; the embedder was "
                 "changed without re-embedding (re-embed, or point data_dir elsewhere)"
             )
-        missing = [n for n in memory_schema(self.dimension).names if n not in schema.names]
+        missing = [
+            n
+            for n in memory_schema(self.dimension).names
+            if n not in schema.names and n not in DERIVED_COLUMNS
+        ]
         if missing:
             raise StoreError(f"the LanceDB table at {self.path} lacks columns {missing}")
 
     async def close(self) -> None:
+        await self._indexing.close()
         table, db = self._table, self._db
         self._table = self._db = None
         async with _backend("close"):
@@ -186,6 +253,7 @@ class LanceDBStore:
                 .when_not_matched_insert_all()
                 .execute(rows)
             )
+        self._indexing.wrote(len(unique))
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
         table = self._tbl()
@@ -278,6 +346,76 @@ class LanceDBStore:
         hits.sort(key=lambda h: (-h.similarity, h.memory.id))
         return hits
 
+    async def search_many(
+        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+    ) -> list[list[VectorHit]]:
+        table = self._tbl()
+        queries = [check_query_vector(v, self.dimension) for v in vectors]
+        if limit <= 0 or not queries:
+            return [[] for _ in queries]
+        if len(queries) == 1:
+            return [await self.search(partition, queries[0], flt, limit)]
+        predicate = where(partition, *filter_clauses(flt))
+        async with _backend("search_many"):
+            # One multi-vector query: ~10x faster than one query per vector.
+            rows: pa.Table = await (
+                table.query()
+                .nearest_to(queries)
+                .column(VECTOR_COLUMN)
+                .distance_type("cosine")
+                .where(predicate)
+                .limit(limit)
+                .select([*SCALAR_COLUMNS, "_distance"])
+                .to_arrow()
+            )
+            memories = await _offload(from_arrow, rows, rows=rows.num_rows)
+            distances = rows.column("_distance").to_pylist() if memories else []
+            which = rows.column("query_index").to_pylist() if memories else []
+        out: list[list[VectorHit]] = [[] for _ in queries]
+        for m, d, q in zip(memories, distances, which, strict=True):
+            out[q].append(VectorHit(m, 1.0 - float(d)))
+        for hits in out:
+            hits.sort(key=lambda h: (-h.similarity, h.memory.id))
+        return out
+
+    async def text_search(
+        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
+    ) -> list[TextHit]:
+        table = self._tbl()
+        text = query_tokens(partition, query, flt)
+        if limit <= 0 or not text:
+            return []
+        predicate = where(partition, *filter_clauses(flt))
+        async with _backend("text_search"):
+            rows: pa.Table = await (
+                table.query()
+                .nearest_to_text(text, columns=TOKENS_COLUMN)
+                .where(predicate)
+                .limit(limit)
+                .select([*SCALAR_COLUMNS, VECTOR_COLUMN, "_score"])
+                .to_arrow()
+            )
+            memories = await _offload(from_arrow, rows, rows=rows.num_rows)
+            scores = rows.column("_score").to_pylist() if memories else []
+        hits = [TextHit(m, float(s)) for m, s in zip(memories, scores, strict=True) if s > 0]
+        hits.sort(key=lambda h: (-h.score, h.memory.id))
+        return hits
+
+    async def find_by_content(
+        self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
+    ) -> list[Memory]:
+        table = self._tbl()
+        clauses = filter_clauses(flt)
+        found: list[Memory] = []
+        async with _backend("find_by_content"):
+            for chunk in _chunks(content_hashes):
+                predicate = where(
+                    partition, *clauses, f"({HASH_COLUMN} IN ({sql_str_list(chunk)}))"
+                )
+                rows = await self._select(table, predicate, SCALAR_COLUMNS)
+                found.extend(await _offload(from_arrow, rows, rows=rows.num_rows))
+        return found
+
     async def list(
         self,
         partition: Partition,
@@ -314,6 +452,11 @@ class LanceDBStore:
         table = self._tbl()
         async with _backend("count"):
             return int(await table.count_rows(where(partition, *filter_clauses(flt))))
+
+    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
+        table = self._tbl()
+        async with _backend("list_partitions"):
+            return await distinct_partitions(table, tenant_id)
 
     # -- maintenance (used by Lifecycle) -----------------------------------------
 

@@ -22,87 +22,88 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from memoryd_proto.v1 import common_pb2 as memoryd_dot_v1_dot_common__pb2
 from memoryd_proto.v1 import memory_service_pb2 as memoryd_dot_v1_dot_memory__service__pb2
 from memoryd_proto.v1 import snapshot_service_pb2 as memoryd_dot_v1_dot_snapshot__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"memoryd/v1/lifecycle_service.proto\x12\nmemoryd.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\x1a\x1fmemoryd/v1/memory_service.proto\x1a!memoryd/v1/snapshot_service.proto\"#\n\x0fGetStatsRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\"*\n\x0b\x43ountByName\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\"\xf2\x02\n\x10GetStatsResponse\x12\x10\n\x08memories\x18\x01 \x01(\x03\x12/\n\x0e\x62y_memory_type\x18\x02 \x03(\x0b\x32\x17.memoryd.v1.CountByName\x12\x32\n\x11\x62y_security_level\x18\x03 \x03(\x0b\x32\x17.memoryd.v1.CountByName\x12\x10\n\x08\x61rchived\x18\x04 \x01(\x03\x12\x0c\n\x04keys\x18\x05 \x01(\x03\x12\x10\n\x08sessions\x18\x06 \x01(\x03\x12\x16\n\x0eworking_scopes\x18\x07 \x01(\x03\x12\x1a\n\x12\x61verage_importance\x18\x08 \x01(\x01\x12\x13\n\x0bstore_bytes\x18\t \x01(\x03\x12\x37\n\x13last_maintenance_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x33\n\x12\x62y_embedding_model\x18\x0b \x03(\x0b\x32\x17.memoryd.v1.CountByName\"\x8f\x02\n\x0eMemorySelector\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x16\n\tnamespace\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\'\n\ttag_match\x18\x04 \x01(\x0e\x32\x14.memoryd.v1.TagMatch\x12,\n\x0cmemory_types\x18\x05 \x03(\x0e\x32\x16.memoryd.v1.MemoryType\x12\x32\n\x0e\x63reated_before\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\rcreated_after\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x0c\n\n_namespace\"P\n\x0e\x41rchiveRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12,\n\x08selector\x18\x02 \x01(\x0b\x32\x1a.memoryd.v1.MemorySelector\"#\n\x0f\x41rchiveResponse\x12\x10\n\x08\x61rchived\x18\x01 \x01(\x03\"P\n\x0eRestoreRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12,\n\x08selector\x18\x02 \x01(\x0b\x32\x1a.memoryd.v1.MemorySelector\"#\n\x0fRestoreResponse\x12\x10\n\x08restored\x18\x01 \x01(\x03\"\xd5\x01\n\x0cPruneRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x32\n\x0e\x63reated_before\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\x1d\n\x10min_access_count\x18\x04 \x01(\x03H\x00\x88\x01\x01\x12,\n\x0cmemory_types\x18\x05 \x03(\x0e\x32\x16.memoryd.v1.MemoryType\x12\x0f\n\x07\x64ry_run\x18\x06 \x01(\x08\x42\x13\n\x11_min_access_count\"=\n\rPruneResponse\x12\x0e\n\x06pruned\x18\x01 \x01(\x03\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12\x0f\n\x07\x64ry_run\x18\x03 \x01(\x08\"1\n\x0cResetRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63onfirm\x18\x02 \x01(\x08\" \n\rResetResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x03\"u\n\x0e\x43ompactRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x1d\n\x15merge_group_threshold\x18\x02 \x01(\x05\x12\x1d\n\x10merge_similarity\x18\x03 \x01(\x01H\x00\x88\x01\x01\x42\x13\n\x11_merge_similarity\"k\n\rCompactResult\x12\x19\n\x11tombstones_purged\x18\x01 \x01(\x03\x12\x16\n\x0e\x65xpired_purged\x18\x02 \x01(\x03\x12\x0e\n\x06merged\x18\x03 \x01(\x03\x12\x17\n\x0fstore_optimized\x18\x04 \x01(\x08\"q\n\x0f\x43ompactResponse\x12(\n\x08progress\x18\x01 \x01(\x0b\x32\x14.memoryd.v1.ProgressH\x00\x12+\n\x06result\x18\x02 \x01(\x0b\x32\x19.memoryd.v1.CompactResultH\x00\x42\x07\n\x05\x65vent\"\x83\x01\n\x15RunMaintenanceRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x18\n\x0bmax_entries\x18\x02 \x01(\x03H\x00\x88\x01\x01\x12\x1b\n\x0eretention_days\x18\x03 \x01(\x05H\x01\x88\x01\x01\x42\x0e\n\x0c_max_entriesB\x11\n\x0f_retention_days\"\x98\x01\n\x11MaintenanceResult\x12\x10\n\x08\x61rchived\x18\x01 \x01(\x03\x12\x1c\n\x14\x64\x65leted_by_retention\x18\x02 \x01(\x03\x12\x0f\n\x07\x65xpired\x18\x03 \x01(\x03\x12\x11\n\tcompacted\x18\x04 \x01(\x08\x12/\n\x0b\x66inished_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"|\n\x16RunMaintenanceResponse\x12(\n\x08progress\x18\x01 \x01(\x0b\x32\x14.memoryd.v1.ProgressH\x00\x12/\n\x06result\x18\x02 \x01(\x0b\x32\x1d.memoryd.v1.MaintenanceResultH\x00\x42\x07\n\x05\x65vent\"\xaa\x01\n\x0c\x45xportHeader\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12/\n\x0b\x65xported_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0f\x65mbedding_model\x18\x05 \x01(\t\x12\x1b\n\x13\x65mbedding_dimension\x18\x06 \x01(\x05\"D\n\x0e\x45xportedMemory\x12\"\n\x06memory\x18\x01 \x01(\x0b\x32\x12.memoryd.v1.Memory\x12\x0e\n\x06vector\x18\x02 \x03(\x02\"I\n\x10\x45xportedKeyEvent\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12#\n\x05\x65ntry\x18\x02 \x01(\x0b\x32\x14.memoryd.v1.KeyEntry\"\\\n\x15\x45xportedWorkingMemory\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x31\n\x0eworking_memory\x18\x02 \x01(\x0b\x32\x19.memoryd.v1.WorkingMemory\"N\n\x0f\x45xportedProfile\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12)\n\x07profile\x18\x02 \x01(\x0b\x32\x18.memoryd.v1.AgentProfile\"\xd6\x01\n\x0f\x45xportedSession\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12.\n\nfixed_zone\x18\x03 \x03(\x0b\x32\x1a.memoryd.v1.FixedZoneEntry\x12\x0f\n\x07summary\x18\x04 \x01(\t\x12,\n\x08messages\x18\x05 \x03(\x0b\x32\x1a.memoryd.v1.SessionMessage\x12.\n\nexpires_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"d\n\rExportedState\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12-\n\tcomponent\x18\x03 \x01(\x0b\x32\x1a.memoryd.v1.StateComponent\"\xee\x02\n\x0c\x45xportRecord\x12*\n\x06header\x18\x01 \x01(\x0b\x32\x18.memoryd.v1.ExportHeaderH\x00\x12,\n\x06memory\x18\x02 \x01(\x0b\x32\x1a.memoryd.v1.ExportedMemoryH\x00\x12\x31\n\tkey_event\x18\x03 \x01(\x0b\x32\x1c.memoryd.v1.ExportedKeyEventH\x00\x12;\n\x0eworking_memory\x18\x04 \x01(\x0b\x32!.memoryd.v1.ExportedWorkingMemoryH\x00\x12.\n\x07profile\x18\x05 \x01(\x0b\x32\x1b.memoryd.v1.ExportedProfileH\x00\x12.\n\x07session\x18\x06 \x01(\x0b\x32\x1b.memoryd.v1.ExportedSessionH\x00\x12*\n\x05state\x18\x07 \x01(\x0b\x32\x19.memoryd.v1.ExportedStateH\x00\x42\x08\n\x06record\"N\n\rExportRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nall_agents\x18\x02 \x01(\x08\x12\x17\n\x0finclude_vectors\x18\x03 \x01(\x08\"o\n\x0e\x45xportResponse\x12*\n\x06record\x18\x01 \x01(\x0b\x32\x18.memoryd.v1.ExportRecordH\x00\x12(\n\x08progress\x18\x02 \x01(\x0b\x32\x14.memoryd.v1.ProgressH\x00\x42\x07\n\x05\x65vent\"R\n\rImportRequest\x12(\n\x06record\x18\x01 \x01(\x0b\x32\x18.memoryd.v1.ExportRecord\x12\x17\n\x0ftarget_agent_id\x18\x02 \x01(\t\"0\n\x0fImportRejection\x12\r\n\x05index\x18\x01 \x01(\x03\x12\x0e\n\x06reason\x18\x02 \x01(\t\"b\n\x0eImportResponse\x12\x10\n\x08imported\x18\x01 \x01(\x03\x12\x0f\n\x07skipped\x18\x02 \x01(\x03\x12-\n\x08rejected\x18\x03 \x03(\x0b\x32\x1b.memoryd.v1.ImportRejection\"J\n\x0eReembedRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nall_agents\x18\x02 \x01(\x08\x12\x12\n\nbatch_size\x18\x03 \x01(\x05\"<\n\rReembedResult\x12\x12\n\nreembedded\x18\x01 \x01(\x03\x12\x17\n\x0f\x65mbedding_model\x18\x02 \x01(\t\"q\n\x0fReembedResponse\x12(\n\x08progress\x18\x01 \x01(\x0b\x32\x14.memoryd.v1.ProgressH\x00\x12+\n\x06result\x18\x02 \x01(\x0b\x32\x19.memoryd.v1.ReembedResultH\x00\x42\x07\n\x05\x65vent2\xca\x05\n\x10LifecycleService\x12\x45\n\x08GetStats\x12\x1b.memoryd.v1.GetStatsRequest\x1a\x1c.memoryd.v1.GetStatsResponse\x12\x42\n\x07\x41rchive\x12\x1a.memoryd.v1.ArchiveRequest\x1a\x1b.memoryd.v1.ArchiveResponse\x12\x42\n\x07Restore\x12\x1a.memoryd.v1.RestoreRequest\x1a\x1b.memoryd.v1.RestoreResponse\x12<\n\x05Prune\x12\x18.memoryd.v1.PruneRequest\x1a\x19.memoryd.v1.PruneResponse\x12<\n\x05Reset\x12\x18.memoryd.v1.ResetRequest\x1a\x19.memoryd.v1.ResetResponse\x12\x44\n\x07\x43ompact\x12\x1a.memoryd.v1.CompactRequest\x1a\x1b.memoryd.v1.CompactResponse0\x01\x12Y\n\x0eRunMaintenance\x12!.memoryd.v1.RunMaintenanceRequest\x1a\".memoryd.v1.RunMaintenanceResponse0\x01\x12\x41\n\x06\x45xport\x12\x19.memoryd.v1.ExportRequest\x1a\x1a.memoryd.v1.ExportResponse0\x01\x12\x41\n\x06Import\x12\x19.memoryd.v1.ImportRequest\x1a\x1a.memoryd.v1.ImportResponse(\x01\x12\x44\n\x07Reembed\x12\x1a.memoryd.v1.ReembedRequest\x1a\x1b.memoryd.v1.ReembedResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"memoryd/v1/lifecycle_service.proto\x12\nmemoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\x1a\x1fmemoryd/v1/memory_service.proto\x1a!memoryd/v1/snapshot_service.proto\"#\n\x0fGetStatsRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\"*\n\x0b\x43ountByName\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\"\xf2\x02\n\x10GetStatsResponse\x12\x10\n\x08memories\x18\x01 \x01(\x03\x12/\n\x0e\x62y_memory_type\x18\x02 \x03(\x0b\x32\x17.memoryd.v1.CountByName\x12\x32\n\x11\x62y_security_level\x18\x03 \x03(\x0b\x32\x17.memoryd.v1.CountByName\x12\x10\n\x08\x61rchived\x18\x04 \x01(\x03\x12\x0c\n\x04keys\x18\x05 \x01(\x03\x12\x10\n\x08sessions\x18\x06 \x01(\x03\x12\x16\n\x0eworking_scopes\x18\x07 \x01(\x03\x12\x1a\n\x12\x61verage_importance\x18\x08 \x01(\x01\x12\x13\n\x0bstore_bytes\x18\t \x01(\x03\x12\x37\n\x13last_maintenance_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x33\n\x12\x62y_embedding_model\x18\x0b \x03(\x0b\x32\x17.memoryd.v1.CountByName\"\x8f\x02\n\x0eMemorySelector\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x16\n\tnamespace\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\'\n\ttag_match\x18\x04 \x01(\x0e\x32\x14.memoryd.v1.TagMatch\x12,\n\x0cmemory_types\x18\x05 \x03(\x0e\x32\x16.memoryd.v1.MemoryType\x12\x32\n\x0e\x63reated_before\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\rcreated_after\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x0c\n\n_namespace\"P\n\x0e\x41rchiveRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12,\n\x08selector\x18\x02 \x01(\x0b\x32\x1a.memoryd.v1.MemorySelector\"#\n\x0f\x41rchiveResponse\x12\x10\n\x08\x61rchived\x18\x01 \x01(\x03\"P\n\x0eRestoreRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12,\n\x08selector\x18\x02 \x01(\x0b\x32\x1a.memoryd.v1.MemorySelector\"#\n\x0fRestoreResponse\x12\x10\n\x08restored\x18\x01 \x01(\x03\"\xd5\x01\n\x0cPruneRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x32\n\x0e\x63reated_before\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\x1d\n\x10min_access_count\x18\x04 \x01(\x03H\x00\x88\x01\x01\x12,\n\x0cmemory_types\x18\x05 \x03(\x0e\x32\x16.memoryd.v1.MemoryType\x12\x0f\n\x07\x64ry_run\x18\x06 \x01(\x08\x42\x13\n\x11_min_access_count\"=\n\rPruneResponse\x12\x0e\n\x06pruned\x18\x01 \x01(\x03\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12\x0f\n\x07\x64ry_run\x18\x03 \x01(\x08\"1\n\x0cResetRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63onfirm\x18\x02 \x01(\x08\" \n\rResetResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x03\"u\n\x0e\x43ompactRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x1d\n\x15merge_group_threshold\x18\x02 \x01(\x05\x12\x1d\n\x10merge_similarity\x18\x03 \x01(\x01H\x00\x88\x01\x01\x42\x13\n\x11_merge_similarity\"k\n\rCompactResult\x12\x19\n\x11tombstones_purged\x18\x01 \x01(\x03\x12\x16\n\x0e\x65xpired_purged\x18\x02 \x01(\x03\x12\x0e\n\x06merged\x18\x03 \x01(\x03\x12\x17\n\x0fstore_optimized\x18\x04 \x01(\x08\"q\n\x0f\x43ompactResponse\x12(\n\x08progress\x18\x01 \x01(\x0b\x32\x14.memoryd.v1.ProgressH\x00\x12+\n\x06result\x18\x02 \x01(\x0b\x32\x19.memoryd.v1.CompactResultH\x00\x42\x07\n\x05\x65vent\"\x83\x01\n\x15RunMaintenanceRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x18\n\x0bmax_entries\x18\x02 \x01(\x03H\x00\x88\x01\x01\x12\x1b\n\x0eretention_days\x18\x03 \x01(\x05H\x01\x88\x01\x01\x42\x0e\n\x0c_max_entriesB\x11\n\x0f_retention_days\"\x98\x01\n\x11MaintenanceResult\x12\x10\n\x08\x61rchived\x18\x01 \x01(\x03\x12\x1c\n\x14\x64\x65leted_by_retention\x18\x02 \x01(\x03\x12\x0f\n\x07\x65xpired\x18\x03 \x01(\x03\x12\x11\n\tcompacted\x18\x04 \x01(\x08\x12/\n\x0b\x66inished_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"|\n\x16RunMaintenanceResponse\x12(\n\x08progress\x18\x01 \x01(\x0b\x32\x14.memoryd.v1.ProgressH\x00\x12/\n\x06result\x18\x02 \x01(\x0b\x32\x1d.memoryd.v1.MaintenanceResultH\x00\x42\x07\n\x05\x65vent\"\xaa\x01\n\x0c\x45xportHeader\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12/\n\x0b\x65xported_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0f\x65mbedding_model\x18\x05 \x01(\t\x12\x1b\n\x13\x65mbedding_dimension\x18\x06 \x01(\x05\"D\n\x0e\x45xportedMemory\x12\"\n\x06memory\x18\x01 \x01(\x0b\x32\x12.memoryd.v1.Memory\x12\x0e\n\x06vector\x18\x02 \x03(\x02\"Z\n\x10\x45xportedKeyEvent\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12#\n\x05\x65ntry\x18\x02 \x01(\x0b\x32\x14.memoryd.v1.KeyEntry\x12\x0f\n\x07\x63urrent\x18\x03 \x01(\x08\"\x84\x01\n\x15\x45xportedWorkingMemory\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x31\n\x0eworking_memory\x18\x02 \x01(\x0b\x32\x19.memoryd.v1.WorkingMemory\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"_\n\x0f\x45xportedProfile\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12)\n\x07profile\x18\x02 \x01(\x0b\x32\x18.memoryd.v1.AgentProfile\x12\x0f\n\x07version\x18\x03 \x01(\x03\"\xdd\x03\n\x0f\x45xportedSession\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12.\n\nfixed_zone\x18\x03 \x03(\x0b\x32\x1a.memoryd.v1.FixedZoneEntry\x12\x0f\n\x07summary\x18\x04 \x01(\t\x12,\n\x08messages\x18\x05 \x03(\x0b\x32\x1a.memoryd.v1.SessionMessage\x12.\n\nexpires_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x63losed\x18\x07 \x01(\x08\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12&\n\x03ttl\x18\n \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x12\n\nsummarizer\x18\x0b \x01(\t\x12\x31\n\x10summary_degraded\x18\x0c \x03(\x0b\x32\x17.memoryd.v1.Degradation\x12\x15\n\rmessage_count\x18\r \x01(\x03\x12\x0f\n\x07version\x18\x0e \x01(\x03\"d\n\rExportedState\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12-\n\tcomponent\x18\x03 \x01(\x0b\x32\x1a.memoryd.v1.StateComponent\"\xee\x02\n\x0c\x45xportRecord\x12*\n\x06header\x18\x01 \x01(\x0b\x32\x18.memoryd.v1.ExportHeaderH\x00\x12,\n\x06memory\x18\x02 \x01(\x0b\x32\x1a.memoryd.v1.ExportedMemoryH\x00\x12\x31\n\tkey_event\x18\x03 \x01(\x0b\x32\x1c.memoryd.v1.ExportedKeyEventH\x00\x12;\n\x0eworking_memory\x18\x04 \x01(\x0b\x32!.memoryd.v1.ExportedWorkingMemoryH\x00\x12.\n\x07profile\x18\x05 \x01(\x0b\x32\x1b.memoryd.v1.ExportedProfileH\x00\x12.\n\x07session\x18\x06 \x01(\x0b\x32\x1b.memoryd.v1.ExportedSessionH\x00\x12*\n\x05state\x18\x07 \x01(\x0b\x32\x19.memoryd.v1.ExportedStateH\x00\x42\x08\n\x06record\"N\n\rExportRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nall_agents\x18\x02 \x01(\x08\x12\x17\n\x0finclude_vectors\x18\x03 \x01(\x08\"o\n\x0e\x45xportResponse\x12*\n\x06record\x18\x01 \x01(\x0b\x32\x18.memoryd.v1.ExportRecordH\x00\x12(\n\x08progress\x18\x02 \x01(\x0b\x32\x14.memoryd.v1.ProgressH\x00\x42\x07\n\x05\x65vent\"R\n\rImportRequest\x12(\n\x06record\x18\x01 \x01(\x0b\x32\x18.memoryd.v1.ExportRecord\x12\x17\n\x0ftarget_agent_id\x18\x02 \x01(\t\"0\n\x0fImportRejection\x12\r\n\x05index\x18\x01 \x01(\x03\x12\x0e\n\x06reason\x18\x02 \x01(\t\"b\n\x0eImportResponse\x12\x10\n\x08imported\x18\x01 \x01(\x03\x12\x0f\n\x07skipped\x18\x02 \x01(\x03\x12-\n\x08rejected\x18\x03 \x03(\x0b\x32\x1b.memoryd.v1.ImportRejection\"J\n\x0eReembedRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nall_agents\x18\x02 \x01(\x08\x12\x12\n\nbatch_size\x18\x03 \x01(\x05\"<\n\rReembedResult\x12\x12\n\nreembedded\x18\x01 \x01(\x03\x12\x17\n\x0f\x65mbedding_model\x18\x02 \x01(\t\"q\n\x0fReembedResponse\x12(\n\x08progress\x18\x01 \x01(\x0b\x32\x14.memoryd.v1.ProgressH\x00\x12+\n\x06result\x18\x02 \x01(\x0b\x32\x19.memoryd.v1.ReembedResultH\x00\x42\x07\n\x05\x65vent2\xca\x05\n\x10LifecycleService\x12\x45\n\x08GetStats\x12\x1b.memoryd.v1.GetStatsRequest\x1a\x1c.memoryd.v1.GetStatsResponse\x12\x42\n\x07\x41rchive\x12\x1a.memoryd.v1.ArchiveRequest\x1a\x1b.memoryd.v1.ArchiveResponse\x12\x42\n\x07Restore\x12\x1a.memoryd.v1.RestoreRequest\x1a\x1b.memoryd.v1.RestoreResponse\x12<\n\x05Prune\x12\x18.memoryd.v1.PruneRequest\x1a\x19.memoryd.v1.PruneResponse\x12<\n\x05Reset\x12\x18.memoryd.v1.ResetRequest\x1a\x19.memoryd.v1.ResetResponse\x12\x44\n\x07\x43ompact\x12\x1a.memoryd.v1.CompactRequest\x1a\x1b.memoryd.v1.CompactResponse0\x01\x12Y\n\x0eRunMaintenance\x12!.memoryd.v1.RunMaintenanceRequest\x1a\".memoryd.v1.RunMaintenanceResponse0\x01\x12\x41\n\x06\x45xport\x12\x19.memoryd.v1.ExportRequest\x1a\x1a.memoryd.v1.ExportResponse0\x01\x12\x41\n\x06Import\x12\x19.memoryd.v1.ImportRequest\x1a\x1a.memoryd.v1.ImportResponse(\x01\x12\x44\n\x07Reembed\x12\x1a.memoryd.v1.ReembedRequest\x1a\x1b.memoryd.v1.ReembedResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memoryd.v1.lifecycle_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GETSTATSREQUEST']._serialized_start=176
-  _globals['_GETSTATSREQUEST']._serialized_end=211
-  _globals['_COUNTBYNAME']._serialized_start=213
-  _globals['_COUNTBYNAME']._serialized_end=255
-  _globals['_GETSTATSRESPONSE']._serialized_start=258
-  _globals['_GETSTATSRESPONSE']._serialized_end=628
-  _globals['_MEMORYSELECTOR']._serialized_start=631
-  _globals['_MEMORYSELECTOR']._serialized_end=902
-  _globals['_ARCHIVEREQUEST']._serialized_start=904
-  _globals['_ARCHIVEREQUEST']._serialized_end=984
-  _globals['_ARCHIVERESPONSE']._serialized_start=986
-  _globals['_ARCHIVERESPONSE']._serialized_end=1021
-  _globals['_RESTOREREQUEST']._serialized_start=1023
-  _globals['_RESTOREREQUEST']._serialized_end=1103
-  _globals['_RESTORERESPONSE']._serialized_start=1105
-  _globals['_RESTORERESPONSE']._serialized_end=1140
-  _globals['_PRUNEREQUEST']._serialized_start=1143
-  _globals['_PRUNEREQUEST']._serialized_end=1356
-  _globals['_PRUNERESPONSE']._serialized_start=1358
-  _globals['_PRUNERESPONSE']._serialized_end=1419
-  _globals['_RESETREQUEST']._serialized_start=1421
-  _globals['_RESETREQUEST']._serialized_end=1470
-  _globals['_RESETRESPONSE']._serialized_start=1472
-  _globals['_RESETRESPONSE']._serialized_end=1504
-  _globals['_COMPACTREQUEST']._serialized_start=1506
-  _globals['_COMPACTREQUEST']._serialized_end=1623
-  _globals['_COMPACTRESULT']._serialized_start=1625
-  _globals['_COMPACTRESULT']._serialized_end=1732
-  _globals['_COMPACTRESPONSE']._serialized_start=1734
-  _globals['_COMPACTRESPONSE']._serialized_end=1847
-  _globals['_RUNMAINTENANCEREQUEST']._serialized_start=1850
-  _globals['_RUNMAINTENANCEREQUEST']._serialized_end=1981
-  _globals['_MAINTENANCERESULT']._serialized_start=1984
-  _globals['_MAINTENANCERESULT']._serialized_end=2136
-  _globals['_RUNMAINTENANCERESPONSE']._serialized_start=2138
-  _globals['_RUNMAINTENANCERESPONSE']._serialized_end=2262
-  _globals['_EXPORTHEADER']._serialized_start=2265
-  _globals['_EXPORTHEADER']._serialized_end=2435
-  _globals['_EXPORTEDMEMORY']._serialized_start=2437
-  _globals['_EXPORTEDMEMORY']._serialized_end=2505
-  _globals['_EXPORTEDKEYEVENT']._serialized_start=2507
-  _globals['_EXPORTEDKEYEVENT']._serialized_end=2580
-  _globals['_EXPORTEDWORKINGMEMORY']._serialized_start=2582
-  _globals['_EXPORTEDWORKINGMEMORY']._serialized_end=2674
-  _globals['_EXPORTEDPROFILE']._serialized_start=2676
-  _globals['_EXPORTEDPROFILE']._serialized_end=2754
-  _globals['_EXPORTEDSESSION']._serialized_start=2757
-  _globals['_EXPORTEDSESSION']._serialized_end=2971
-  _globals['_EXPORTEDSTATE']._serialized_start=2973
-  _globals['_EXPORTEDSTATE']._serialized_end=3073
-  _globals['_EXPORTRECORD']._serialized_start=3076
-  _globals['_EXPORTRECORD']._serialized_end=3442
-  _globals['_EXPORTREQUEST']._serialized_start=3444
-  _globals['_EXPORTREQUEST']._serialized_end=3522
-  _globals['_EXPORTRESPONSE']._serialized_start=3524
-  _globals['_EXPORTRESPONSE']._serialized_end=3635
-  _globals['_IMPORTREQUEST']._serialized_start=3637
-  _globals['_IMPORTREQUEST']._serialized_end=3719
-  _globals['_IMPORTREJECTION']._serialized_start=3721
-  _globals['_IMPORTREJECTION']._serialized_end=3769
-  _globals['_IMPORTRESPONSE']._serialized_start=3771
-  _globals['_IMPORTRESPONSE']._serialized_end=3869
-  _globals['_REEMBEDREQUEST']._serialized_start=3871
-  _globals['_REEMBEDREQUEST']._serialized_end=3945
-  _globals['_REEMBEDRESULT']._serialized_start=3947
-  _globals['_REEMBEDRESULT']._serialized_end=4007
-  _globals['_REEMBEDRESPONSE']._serialized_start=4009
-  _globals['_REEMBEDRESPONSE']._serialized_end=4122
-  _globals['_LIFECYCLESERVICE']._serialized_start=4125
-  _globals['_LIFECYCLESERVICE']._serialized_end=4839
+  _globals['_GETSTATSREQUEST']._serialized_start=208
+  _globals['_GETSTATSREQUEST']._serialized_end=243
+  _globals['_COUNTBYNAME']._serialized_start=245
+  _globals['_COUNTBYNAME']._serialized_end=287
+  _globals['_GETSTATSRESPONSE']._serialized_start=290
+  _globals['_GETSTATSRESPONSE']._serialized_end=660
+  _globals['_MEMORYSELECTOR']._serialized_start=663
+  _globals['_MEMORYSELECTOR']._serialized_end=934
+  _globals['_ARCHIVEREQUEST']._serialized_start=936
+  _globals['_ARCHIVEREQUEST']._serialized_end=1016
+  _globals['_ARCHIVERESPONSE']._serialized_start=1018
+  _globals['_ARCHIVERESPONSE']._serialized_end=1053
+  _globals['_RESTOREREQUEST']._serialized_start=1055
+  _globals['_RESTOREREQUEST']._serialized_end=1135
+  _globals['_RESTORERESPONSE']._serialized_start=1137
+  _globals['_RESTORERESPONSE']._serialized_end=1172
+  _globals['_PRUNEREQUEST']._serialized_start=1175
+  _globals['_PRUNEREQUEST']._serialized_end=1388
+  _globals['_PRUNERESPONSE']._serialized_start=1390
+  _globals['_PRUNERESPONSE']._serialized_end=1451
+  _globals['_RESETREQUEST']._serialized_start=1453
+  _globals['_RESETREQUEST']._serialized_end=1502
+  _globals['_RESETRESPONSE']._serialized_start=1504
+  _globals['_RESETRESPONSE']._serialized_end=1536
+  _globals['_COMPACTREQUEST']._serialized_start=1538
+  _globals['_COMPACTREQUEST']._serialized_end=1655
+  _globals['_COMPACTRESULT']._serialized_start=1657
+  _globals['_COMPACTRESULT']._serialized_end=1764
+  _globals['_COMPACTRESPONSE']._serialized_start=1766
+  _globals['_COMPACTRESPONSE']._serialized_end=1879
+  _globals['_RUNMAINTENANCEREQUEST']._serialized_start=1882
+  _globals['_RUNMAINTENANCEREQUEST']._serialized_end=2013
+  _globals['_MAINTENANCERESULT']._serialized_start=2016
+  _globals['_MAINTENANCERESULT']._serialized_end=2168
+  _globals['_RUNMAINTENANCERESPONSE']._serialized_start=2170
+  _globals['_RUNMAINTENANCERESPONSE']._serialized_end=2294
+  _globals['_EXPORTHEADER']._serialized_start=2297
+  _globals['_EXPORTHEADER']._serialized_end=2467
+  _globals['_EXPORTEDMEMORY']._serialized_start=2469
+  _globals['_EXPORTEDMEMORY']._serialized_end=2537
+  _globals['_EXPORTEDKEYEVENT']._serialized_start=2539
+  _globals['_EXPORTEDKEYEVENT']._serialized_end=2629
+  _globals['_EXPORTEDWORKINGMEMORY']._serialized_start=2632
+  _globals['_EXPORTEDWORKINGMEMORY']._serialized_end=2764
+  _globals['_EXPORTEDPROFILE']._serialized_start=2766
+  _globals['_EXPORTEDPROFILE']._serialized_end=2861
+  _globals['_EXPORTEDSESSION']._serialized_start=2864
+  _globals['_EXPORTEDSESSION']._serialized_end=3341
+  _globals['_EXPORTEDSTATE']._serialized_start=3343
+  _globals['_EXPORTEDSTATE']._serialized_end=3443
+  _globals['_EXPORTRECORD']._serialized_start=3446
+  _globals['_EXPORTRECORD']._serialized_end=3812
+  _globals['_EXPORTREQUEST']._serialized_start=3814
+  _globals['_EXPORTREQUEST']._serialized_end=3892
+  _globals['_EXPORTRESPONSE']._serialized_start=3894
+  _globals['_EXPORTRESPONSE']._serialized_end=4005
+  _globals['_IMPORTREQUEST']._serialized_start=4007
+  _globals['_IMPORTREQUEST']._serialized_end=4089
+  _globals['_IMPORTREJECTION']._serialized_start=4091
+  _globals['_IMPORTREJECTION']._serialized_end=4139
+  _globals['_IMPORTRESPONSE']._serialized_start=4141
+  _globals['_IMPORTRESPONSE']._serialized_end=4239
+  _globals['_REEMBEDREQUEST']._serialized_start=4241
+  _globals['_REEMBEDREQUEST']._serialized_end=4315
+  _globals['_REEMBEDRESULT']._serialized_start=4317
+  _globals['_REEMBEDRESULT']._serialized_end=4377
+  _globals['_REEMBEDRESPONSE']._serialized_start=4379
+  _globals['_REEMBEDRESPONSE']._serialized_end=4492
+  _globals['_LIFECYCLESERVICE']._serialized_start=4495
+  _globals['_LIFECYCLESERVICE']._serialized_end=5209
 # @@protoc_insertion_point(module_scope)

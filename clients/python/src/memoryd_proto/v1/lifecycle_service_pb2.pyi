@@ -1,5 +1,6 @@
 import datetime
 
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from memoryd_proto.v1 import common_pb2 as _common_pb2
 from memoryd_proto.v1 import memory_service_pb2 as _memory_service_pb2
@@ -225,44 +226,66 @@ class ExportedMemory(_message.Message):
     def __init__(self, memory: _Optional[_Union[_common_pb2.Memory, _Mapping]] = ..., vector: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class ExportedKeyEvent(_message.Message):
-    __slots__ = ("agent_id", "entry")
+    __slots__ = ("agent_id", "entry", "current")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     ENTRY_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     entry: _memory_service_pb2.KeyEntry
-    def __init__(self, agent_id: _Optional[str] = ..., entry: _Optional[_Union[_memory_service_pb2.KeyEntry, _Mapping]] = ...) -> None: ...
+    current: bool
+    def __init__(self, agent_id: _Optional[str] = ..., entry: _Optional[_Union[_memory_service_pb2.KeyEntry, _Mapping]] = ..., current: _Optional[bool] = ...) -> None: ...
 
 class ExportedWorkingMemory(_message.Message):
-    __slots__ = ("agent_id", "working_memory")
+    __slots__ = ("agent_id", "working_memory", "ttl")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     WORKING_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     working_memory: _memory_service_pb2.WorkingMemory
-    def __init__(self, agent_id: _Optional[str] = ..., working_memory: _Optional[_Union[_memory_service_pb2.WorkingMemory, _Mapping]] = ...) -> None: ...
+    ttl: _duration_pb2.Duration
+    def __init__(self, agent_id: _Optional[str] = ..., working_memory: _Optional[_Union[_memory_service_pb2.WorkingMemory, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ExportedProfile(_message.Message):
-    __slots__ = ("agent_id", "profile")
+    __slots__ = ("agent_id", "profile", "version")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     profile: _memory_service_pb2.AgentProfile
-    def __init__(self, agent_id: _Optional[str] = ..., profile: _Optional[_Union[_memory_service_pb2.AgentProfile, _Mapping]] = ...) -> None: ...
+    version: int
+    def __init__(self, agent_id: _Optional[str] = ..., profile: _Optional[_Union[_memory_service_pb2.AgentProfile, _Mapping]] = ..., version: _Optional[int] = ...) -> None: ...
 
 class ExportedSession(_message.Message):
-    __slots__ = ("agent_id", "session_id", "fixed_zone", "summary", "messages", "expires_at")
+    __slots__ = ("agent_id", "session_id", "fixed_zone", "summary", "messages", "expires_at", "closed", "created_at", "updated_at", "ttl", "summarizer", "summary_degraded", "message_count", "version")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     FIXED_ZONE_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    CLOSED_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIZER_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     session_id: str
     fixed_zone: _containers.RepeatedCompositeFieldContainer[_memory_service_pb2.FixedZoneEntry]
     summary: str
     messages: _containers.RepeatedCompositeFieldContainer[_memory_service_pb2.SessionMessage]
     expires_at: _timestamp_pb2.Timestamp
-    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., fixed_zone: _Optional[_Iterable[_Union[_memory_service_pb2.FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_memory_service_pb2.SessionMessage, _Mapping]]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    closed: bool
+    created_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    ttl: _duration_pb2.Duration
+    summarizer: str
+    summary_degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    message_count: int
+    version: int
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., fixed_zone: _Optional[_Iterable[_Union[_memory_service_pb2.FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_memory_service_pb2.SessionMessage, _Mapping]]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed: _Optional[bool] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., summarizer: _Optional[str] = ..., summary_degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., message_count: _Optional[int] = ..., version: _Optional[int] = ...) -> None: ...
 
 class ExportedState(_message.Message):
     __slots__ = ("agent_id", "session_id", "component")

@@ -1,0 +1,255 @@
+"""The markdown report of one bench run (targets first, then the detail)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def _get(d: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(d, dict) or key not in d:
+            return None
+        d = d[key]
+    return d
+
+
+def _fmt(v: Any, unit: str = "") -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        v = f"{v:,.3f}".rstrip("0").rstrip(".") if abs(v) < 100 else f"{v:,.0f}"
+    elif isinstance(v, int):
+        v = f"{v:,}"
+    return f"{v}{unit}"
+
+
+def _ratio(a: Any, b: Any) -> float | None:
+    if not isinstance(a, int | float) or not isinstance(b, int | float) or not b:
+        return None
+    return round(a / b, 2)
+
+
+def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
+    """(target, goal, measured, met) rows; met None when not measured."""
+    rows: list[tuple[str, str, str, bool | None]] = []
+    rec = r.get("recall") or {}
+    tiers = list(rec.items())
+
+    def row(name: str, goal: str, measured: str, ok: bool | None) -> None:
+        rows.append((name, goal, measured, ok))
+
+    t10 = rec.get("10k")
+    if t10:
+        p50, floor = _get(t10, "vector", "p50"), t10.get("floor_p50_ms")
+        ratio = _ratio(p50, floor)
+        row(
+            "Recall 10k, vector: p50 vs floor",
+            "≤ 1.5x floor",
+            f"{_fmt(p50, ' ms')} = {ratio}x floor ({_fmt(floor, ' ms')})",
+            None if ratio is None else ratio <= 1.5,
+        )
+        model = t10.get("model_single_query_p50_ms")
+        text = _get(t10, "text_new", "p50")
+        if model is not None and text is not None:
+            row(
+                "Text query p50 vs the model's own time",
+                "≤ model + 1.5 ms",
+                f"{_fmt(text, ' ms')} (model {_fmt(model, ' ms')}, +{_fmt(round(text - model, 3), ' ms')})",
+                text <= model + 1.5,
+            )
+        cached = _get(t10, "text_cached", "p50")
+        row(
+            "Text query, repeated (cache hit) p50",
+            "≤ 1.5 ms",
+            _fmt(cached, " ms"),
+            None if cached is None else cached <= 1.5,
+        )
+        sw = {s.get("clients"): s for s in t10.get("sweep") or []}
+        s32 = sw.get(32)
+        if s32 and "rps" in s32:
+            row(
+                "32 concurrent clients",
+                "≥ 2000 RPS, p99 ≤ 25 ms",
+                f"{_fmt(s32['rps'])} RPS, p99 {_fmt(s32['p99'], ' ms')}",
+                s32["rps"] >= 2000 and s32["p99"] <= 25,
+            )
+        snap = t10.get("snapshot") or {}
+        row(
+            "BuildSnapshot at 10k p50 / p99",
+            "(reported)",
+            snap.get("status")
+            if snap.get("status") != "ok"
+            else f"{_fmt(snap.get('p50'), ' ms')} / {_fmt(snap.get('p99'), ' ms')}",
+            None,
+        )
+    t100 = rec.get("100k")
+    if t100:
+        p50, rec10 = _get(t100, "vector", "p50"), _get(t100, "vector", "recall_at_10")
+        ann = _get(t100, "lancedb", "ann", "p50")
+        speedup = _ratio(ann, p50)
+        ok = None if p50 is None else (p50 <= 3 and (speedup or 0) >= 3 and (rec10 or 0) >= 0.98)
+        row(
+            "Recall 100k in one agent",
+            "p50 ≤ 3 ms, ≥ 3x LanceDB ANN, recall@10 ≥ 0.98",
+            f"p50 {_fmt(p50, ' ms')}, {speedup}x LanceDB ANN ({_fmt(ann, ' ms')}), recall@10 {rec10}",
+            ok,
+        )
+    for label, t in tiers:
+        if t.get("agents", 1) > 1:
+            p99 = _get(t, "vector", "p99")
+            goal = "p99 ≤ 15 ms" if t.get("memories") == 1_000_000 else "(1M target: p99 ≤ 15 ms)"
+            row(
+                f"Recall {label}",
+                goal,
+                f"p99 {_fmt(p99, ' ms')} (p50 {_fmt(_get(t, 'vector', 'p50'), ' ms')}, recall@10 {_get(t, 'vector', 'recall_at_10')})",
+                None if p99 is None or t.get("memories") != 1_000_000 else p99 <= 15,
+            )
+    w = r.get("writes") or {}
+    if w:
+        one, eight = w.get("batch_vectors_1_writer_per_s"), w.get("batch_vectors_8_writers_per_s")
+        row(
+            "RememberBatch, client vectors",
+            "≥ 10,000/s",
+            f"{_fmt(one, '/s')} (1 writer), {_fmt(eight, '/s')} (8 writers)",
+            None if one is None else max(one, eight or 0) >= 10_000,
+        )
+        local, model_rate = w.get("batch_local_embedder_per_s"), _get(r, "model", "batch_per_s")
+        share = _ratio(local, model_rate)
+        row(
+            "RememberBatch, local embedder",
+            "≥ 90% of the model",
+            f"{_fmt(local, '/s')} = {share} of the model's {_fmt(model_rate, '/s')}",
+            None if share is None else share >= 0.9,
+        )
+    m0 = r.get("mem0") or {}
+    if "add_ms" in m0:
+        ours_add = _get(w, "remember_text_ms", "p50")
+        ours_search = _get(t10, "text_new", "p50") if t10 else None
+        fa, fs = (
+            _ratio(_get(m0, "add_ms", "p50"), ours_add),
+            _ratio(_get(m0, "search_ms", "p50"), ours_search),
+        )
+        row(
+            "vs mem0 (same embedder) p50, add / search",
+            "≥ 20x faster",
+            f"{fa}x / {fs}x (mem0 {_fmt(_get(m0, 'add_ms', 'p50'), ' ms')} / {_fmt(_get(m0, 'search_ms', 'p50'), ' ms')})",
+            None if fa is None or fs is None else fa >= 20 and fs >= 20,
+        )
+    fp = r.get("footprint") or {}
+    if fp:
+        rss = _get(fp, "without_model", "idle_rss_mb")
+        row(
+            "Idle RSS without the local model",
+            "≤ 150 MB",
+            _fmt(rss, " MB"),
+            None if rss is None else rss <= 150,
+        )
+        cold = _get(fp, "without_model", "cold_start_s")
+        cold_m = _get(fp, "with_model", "cold_start_s")
+        row(
+            "Cold start to SERVING",
+            "≤ 2 s",
+            f"{_fmt(cold, ' s')} without the model, {_fmt(cold_m, ' s')} with it",
+            None if cold is None else cold <= 2,
+        )
+    return rows
+
+
+def render(r: dict[str, Any]) -> str:
+    m = r["machine"]
+    v = ", ".join(f"{k} {val}" for k, val in m["versions"].items())
+    lines = [
+        f"# memoryd bench — {r['date']} ({r['mode']})",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['ram_gb']} GB RAM, Linux {m['kernel']}, Python {m['python']}; {v}.",
+        f"Run time {r.get('elapsed_s', '?')} s. Latencies are client-observed over gRPC on loopback (sync client), k = 10, filtered to the agent.",
+        "",
+        "## Targets",
+        "",
+        "| target | goal | measured | met |",
+        "|---|---|---|---|",
+    ]
+    for name, goal, measured, ok in targets(r):
+        lines.append(
+            f"| {name} | {goal} | {measured} | {'—' if ok is None else ('yes' if ok else 'no')} |"
+        )
+    rec = r.get("recall") or {}
+    if rec:
+        lines += ["", "## Recall latency (ms) and recall@10 against exact search", ""]
+        lines += [
+            "| data | system | p50 | p95 | p99 | recall@10 | memoryd ÷ it (p50) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for label, t in rec.items():
+            ours = _get(t, "vector", "p50")
+            lines.append(
+                f"| {label} | **memoryd** (vector supplied) | {_fmt(_get(t, 'vector', 'p50'))} | {_fmt(_get(t, 'vector', 'p95'))} | {_fmt(_get(t, 'vector', 'p99'))} | {_get(t, 'vector', 'recall_at_10')} | |"
+            )
+            lines.append(
+                f"| {label} | floor: NumPy scan + empty gRPC call | {_fmt(t.get('floor_p50_ms'))} | | | 1.0 | {_ratio(ours, t.get('floor_p50_ms'))} |"
+            )
+            for name, path in (
+                ("LanceDB flat", ("lancedb", "flat")),
+                ("LanceDB IVF_HNSW_SQ", ("lancedb", "ann")),
+                ("qdrant-client local", ("qdrant_local",)),
+                ("qdrant-edge (HNSW)", ("qdrant_edge",)),
+            ):
+                p = _get(t, *path)
+                if p is None:
+                    continue
+                if "error" in p:
+                    lines.append(f"| {label} | {name} | error: {p['error'][:80]} | | | | |")
+                    continue
+                lines.append(
+                    f"| {label} | {name} (in process) | {_fmt(p.get('p50'))} | {_fmt(p.get('p95'))} | {_fmt(p.get('p99'))} | {p.get('recall_at_10')} | {_ratio(ours, p.get('p50'))} |"
+                )
+            for key, name in (
+                ("text_new", "memoryd text query (new each time)"),
+                ("text_cached", "memoryd text query (repeated)"),
+                ("text_hybrid_cached", "memoryd hybrid text query (repeated)"),
+            ):
+                p = t.get(key)
+                if p and "p50" in p:
+                    lines.append(
+                        f"| {label} | {name} | {_fmt(p['p50'])} | {_fmt(p['p95'])} | {_fmt(p['p99'])} | | |"
+                    )
+        lines += [
+            "",
+            "| data | ingest (RememberBatch, client vectors) | first-search load | graph build | RSS loaded |",
+            "|---|---|---|---|---|",
+        ]
+        for label, t in rec.items():
+            lines.append(
+                f"| {label} | {_fmt(t.get('ingest_per_s'), '/s')} | {_fmt(t.get('load_s'), ' s')} | {_fmt(t.get('index_build_s'), ' s')} | {_fmt(t.get('rss_loaded_mb'), ' MB')} |"
+            )
+        sweep = _get(rec, "10k", "sweep")
+        if sweep:
+            lines += [
+                "",
+                "## Concurrency (Recall at 10k, grpc.aio clients in one process)",
+                "",
+                "| clients | RPS | p50 ms | p99 ms |",
+                "|---|---|---|---|",
+            ]
+            for s in sweep:
+                lines.append(
+                    f"| {s.get('clients')} | {_fmt(s.get('rps'))} | {_fmt(s.get('p50'))} | {_fmt(s.get('p99'))} |"
+                )
+    w = r.get("writes")
+    if w:
+        lines += ["", "## Writes", ""]
+        for key, val in w.items():
+            lines.append(f"- {key}: {val}")
+    for key in ("footprint", "model", "mem0"):
+        if r.get(key):
+            lines += ["", f"## {key}", "", f"```json\n{_compact(r[key])}\n```"]
+    q = r.get("quality")
+    if q:
+        lines += ["", "## Quality (bench/quality.py)", ""]
+        lines.append(q.get("markdown") or f"{q.get('status')}\n\n```\n{q.get('stderr', '')}\n```")
+    return "\n".join(lines) + "\n"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, indent=1)

@@ -1,0 +1,476 @@
+"""`make bench`: memoryd against the floor and the peers, in one run, on this machine.
+
+Sections (each on a fresh daemon with LanceDB in a temp dir and the local model):
+  footprint   idle RSS with and without the model, cold start to SERVING
+  model       the local model's own single-query time and batch throughput
+  recall      Recall over gRPC on loopback, k = 10, filtered to the agent, vector supplied
+              (recall@10 against exact NumPy) and text query (new and repeated), at 10k
+              and 100k memories in one agent and at 1M over 100 agents; the floor (NumPy
+              brute force over the agent's vectors + an empty gRPC round trip, Health
+              Check); raw LanceDB (flat, IVF_HNSW_SQ), qdrant-client local, qdrant-edge
+  sweep       1 / 8 / 32 / 64 concurrent grpc.aio clients on Recall at 10k: RPS, p99
+  writes      RememberBatch with client vectors (1 and 8 writers) and with the local
+              embedder; Remember single-item latency; BuildSnapshot at 10k
+  mem0        mem0 (infer=False, same embedder, its default local store) add and search
+  quality     bench/quality.py (REALTALK, MemDaily) when present
+
+Writes bench/results/report-<date>.md and bench/results/<date>.json.
+
+    python bench/run.py [--quick] [--only recall,sweep,...] [--skip mem0,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import grpc
+import numpy as np
+import peers
+from common import (
+    F32,
+    REPO,
+    Daemon,
+    LocalMiniLMEmbedder,
+    VectorSource,
+    batches,
+    channel,
+    exact_top_k,
+    health_check,
+    ingest,
+    machine,
+    pct,
+    query_text,
+    recall_at_k,
+    recall_request,
+    remember_batch_request,
+    sentence,
+    timed,
+)
+from report import render
+
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
+from memoryd_proto.v1 import snapshot_service_pb2 as spb
+from memoryd_proto.v1 import snapshot_service_pb2_grpc as sgrpc
+
+BENCH = Path(__file__).resolve().parent
+RESULTS = BENCH / "results"
+SECTIONS = ("footprint", "model", "recall", "sweep", "writes", "mem0", "quality")
+
+FULL = {
+    "tiers": [("10k", 10_000, 1), ("100k", 100_000, 1), ("1M/100 agents", 1_000_000, 100)],
+    "queries": 500, "text_queries": 300, "sweep_s": 5.0, "peer_queries": 200,
+    "writes": 20_000, "embed_writes": 2_000, "mem0": 1_000, "cold_starts": 3,
+    "ingest_budget_s": 420, "qdrant_local_max": 100_000, "remember_calls": 200,
+}  # fmt: skip
+QUICK = {
+    "tiers": [("10k", 10_000, 1), ("20k/10 agents", 20_000, 10)],
+    "queries": 200, "text_queries": 100, "sweep_s": 2.0, "peer_queries": 100,
+    "writes": 3_000, "embed_writes": 300, "mem0": 100, "cold_starts": 1,
+    "ingest_budget_s": 30, "qdrant_local_max": 0, "remember_calls": 40,
+}  # fmt: skip
+#: The hot cache budget for the bench (the default is 1024 MB; 1M memories need more).
+BUDGET_MB = 4096
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def daemon_env() -> dict[str, str]:
+    return {"MEMORYD_STORAGE__HOT_CACHE__MEMORY_BUDGET_MB": str(BUDGET_MB)}
+
+
+# -- footprint and model ------------------------------------------------------------
+
+
+def footprint(tmp: Path, cfg: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for label, embedder in (("without_model", "hashing"), ("with_model", "local")):
+        starts, rss = [], []
+        for i in range(cfg["cold_starts"]):
+            with Daemon(tmp / f"fp-{label}-{i}" / "data", embedder=embedder) as d:
+                time.sleep(1.0)  # idle: let start-up garbage settle
+                starts.append(d.cold_start_s)
+                rss.append(d.rss_mb())
+        out[label] = {
+            "cold_start_s": round(float(np.median(starts)), 2),
+            "idle_rss_mb": float(np.median(rss)),
+        }
+        log(f"footprint {label}: {out[label]}")
+    return out
+
+
+def model_speed(cfg: dict[str, Any]) -> dict[str, Any]:
+    rng = random.Random(3)
+    queries = [query_text(rng, i) for i in range(100)]
+    texts = [sentence(rng, i) for i in range(cfg["embed_writes"])]
+
+    async def run() -> dict[str, Any]:
+        model = LocalMiniLMEmbedder(threads=2)
+        try:
+            for q in queries[:5]:
+                await model.embed([q])
+            samples = []
+            for q in queries:
+                t0 = time.perf_counter()
+                await model.embed([q], kind="query")
+                samples.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            for start, end in batches(len(texts), 100):
+                await model.embed(texts[start:end])
+            rate = len(texts) / (time.perf_counter() - t0)
+        finally:
+            await model.close()
+        return {"single_query_ms": pct(samples), "batch_per_s": round(rate, 1)}
+
+    result = asyncio.run(run())
+    log(f"model: {result}")
+    return result
+
+
+# -- recall -----------------------------------------------------------------------------
+
+
+def _wait_indexed(d: Daemon, partitions: int, rows: int, timeout_s: float = 600) -> float:
+    """Searches run exactly while a big partition's graph is built in the background;
+    the bench measures the steady state, after the build (its time is reported)."""
+    if rows < 20_000:
+        return 0.0
+    d.wait_log("hot partition indexed", partitions, timeout_s)
+    seconds = [e.get("seconds", 0.0) for e in d.log_events("hot partition indexed")]
+    return round(max(seconds, default=0.0), 1)
+
+
+def recall_tier(
+    tmp: Path, cfg: dict[str, Any], source: VectorSource, label: str, n: int, agents: int,
+    model: dict[str, Any], *, main_tier: bool,
+) -> dict[str, Any]:  # fmt: skip
+    out: dict[str, Any] = {"memories": n, "agents": agents}
+    per_agent = n // agents
+    names = [f"agent-{a:03d}" for a in range(agents)]
+    vectors = source.take(n)
+    texts = [f"{sentence(random.Random(i), i)}" for i in range(n)]
+    stride = per_agent  # agent a's rows start at a * stride (even if ingest stops early)
+    ids: list[str] = [""] * n
+    d = Daemon(tmp / f"recall-{n}" / "data", env=daemon_env()).start()
+    try:
+        ch = channel(d.address)
+        stub = mgrpc.MemoryServiceStub(ch)
+        log(f"{label}: ingesting {n} memories with client vectors")
+        t0 = time.perf_counter()
+        done = 0
+        for start, end in batches(per_agent, 1000):  # round robin over the agents
+            for a, name in enumerate(names):
+                rows = slice(a * per_agent + start, a * per_agent + end)
+                ids[rows] = ingest(stub, name, texts[rows], vectors[rows])
+            done = end
+            if time.perf_counter() - t0 > cfg["ingest_budget_s"] and done < per_agent:
+                break
+        out["ingest_per_s"] = round(done * agents / (time.perf_counter() - t0))
+        if done < per_agent:
+            # Ingest is the bottleneck: measure on what went in, and say so.
+            out["ingest_limited"] = f"{done * agents} of {n} memories in {cfg['ingest_budget_s']} s"
+            per_agent, n = done, done * agents
+            out["memories"] = n
+            log(f"{label}: ingest-limited, measuring {n} memories")
+        out["rss_after_ingest_mb"] = d.rss_mb()
+        log(f"{label}: ingest {out['ingest_per_s']}/s; loading partitions")
+        t0 = time.perf_counter()
+        for name in names:
+            stub.Recall(recall_request(name, vectors[0]))
+        out["load_s"] = round(time.perf_counter() - t0, 1)
+        out["index_build_s"] = _wait_indexed(d, agents, per_agent)
+        out["rss_loaded_mb"] = d.rss_mb()
+
+        qrng = np.random.default_rng(11)
+        queries = source.take(cfg["queries"])
+        which = qrng.integers(0, agents, len(queries))
+        requests = [recall_request(names[w], q) for w, q in zip(which, queries, strict=True)]
+        for r in requests[:10]:
+            stub.Recall(r)
+        samples, got = [], []
+        for r in requests:
+            t1 = time.perf_counter()
+            response = stub.Recall(r)
+            samples.append(time.perf_counter() - t1)
+            got.append([x.memory.id for x in response.results])
+        want, floor_samples = [], []
+        for w, q in zip(which, queries, strict=True):
+            rows = slice(w * stride, w * stride + per_agent)
+            agent_vectors, agent_ids = vectors[rows], ids[rows]
+            want.append([agent_ids[i] for i in exact_top_k(agent_vectors, q, 10)])
+        for w, q in zip(which[:200], queries[:200], strict=True):
+            agent_vectors = vectors[w * stride : w * stride + per_agent]
+            t1 = time.perf_counter()
+            exact_top_k(agent_vectors, q, 10)
+            floor_samples.append(time.perf_counter() - t1)
+        out["vector"] = {**pct(samples), "recall_at_10": recall_at_k(got, want)}
+        out["numpy_ms"] = pct(floor_samples)
+        out["health_rtt_ms"] = pct(timed(health_check(ch), 300))
+        out["floor_p50_ms"] = round(out["numpy_ms"]["p50"] + out["health_rtt_ms"]["p50"], 3)
+        log(f"{label}: vector {out['vector']} floor {out['floor_p50_ms']} ms")
+
+        if main_tier:
+            trng = random.Random(5)
+            fresh = [
+                recall_request(names[0], text=query_text(trng, i))
+                for i in range(cfg["text_queries"])
+            ]
+            out["text_new"] = pct(timed(_caller(stub, fresh), len(fresh) - 5))
+            same = recall_request(names[0], text="who likes dark blue slides?")
+            out["text_cached"] = pct(timed(lambda: stub.Recall(same), cfg["text_queries"]))
+            hybrid = mpb.RecallRequest(
+                agent_id=names[0], query="dark blue slides on Monday", limit=10, hybrid=True
+            )
+            try:
+                out["text_hybrid_cached"] = pct(timed(lambda: stub.Recall(hybrid), 100))
+            except grpc.RpcError as exc:
+                out["text_hybrid_cached"] = {"error": exc.code().name}
+            out["model_single_query_p50_ms"] = model.get("single_query_ms", {}).get("p50")
+            out["snapshot"] = build_snapshot(ch, names[0], queries)
+            log(f"{label}: text new {out['text_new']} cached {out['text_cached']}")
+            np.save(tmp / "sweep-queries.npy", queries)
+            out["sweep"] = sweep(d, names[0], tmp / "sweep-queries.npy", cfg)
+        ch.close()
+        out["rss_end_mb"] = d.rss_mb()
+    finally:
+        d.stop()
+
+    if agents == 1 or main_tier:
+        peer_q = queries[: cfg["peer_queries"]]
+        peer_agent = names[0]
+        rows = slice(0, per_agent)
+        exact = [[ids[rows][i] for i in exact_top_k(vectors[rows], q, 10)] for q in peer_q]
+        keep = np.concatenate(
+            [np.arange(a * stride, a * stride + per_agent) for a in range(agents)]
+        )
+        agent_names = [names[a // stride] for a in keep]
+        vectors, ids = vectors[keep], [ids[i] for i in keep]
+        for peer, fn in (
+            ("lancedb", peers.lancedb_peer),
+            ("qdrant_local", peers.qdrant_local_peer),
+            ("qdrant_edge", peers.qdrant_edge_peer),
+        ):
+            if peer == "qdrant_local" and n > cfg["qdrant_local_max"]:
+                continue  # filtered search in Python over the whole collection: minutes
+            log(f"{label}: peer {peer}")
+            try:
+                out[peer] = fn(
+                    tmp / f"{peer}-{n}", vectors, ids, agent_names, peer_agent, peer_q, exact
+                )
+            except Exception as exc:  # a peer failing must not lose the run
+                out[peer] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            log(f"{label}: {peer} {out[peer]}")
+    return out
+
+
+def _caller(stub: mgrpc.MemoryServiceStub, requests: list[mpb.RecallRequest]) -> Callable[[], Any]:
+    it = iter(requests)
+    return lambda: stub.Recall(next(it))
+
+
+def build_snapshot(ch: grpc.Channel, agent: str, queries: F32) -> dict[str, Any]:
+    stub = sgrpc.SnapshotServiceStub(ch)
+    request = spb.BuildSnapshotRequest(
+        agent_id=agent, trigger="what is planned for the offsite?", token_budget=2000
+    )
+    try:
+        stub.BuildSnapshot(request)
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+            return {"status": "not built"}
+        return {"status": exc.code().name}
+    return {"status": "ok", **pct(timed(lambda: stub.BuildSnapshot(request), 200))}
+
+
+def sweep(d: Daemon, agent: str, queries_path: Path, cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for clients in (1, 8, 32, 64):
+        done = subprocess.run(
+            [sys.executable, str(BENCH / "load.py"), d.address, agent, str(queries_path), str(clients), str(cfg["sweep_s"])],
+            capture_output=True, text=True, cwd=REPO, timeout=600,
+        )  # fmt: skip
+        row = (
+            json.loads(done.stdout.strip().splitlines()[-1])
+            if done.returncode == 0
+            else {"clients": clients, "error": done.stderr[-500:]}
+        )
+        log(f"sweep: {row}")
+        rows.append(row)
+    return rows
+
+
+# -- writes -----------------------------------------------------------------------------
+
+
+def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, Any]:
+    out: dict[str, Any] = {"write_log": "none in this build (durability arrives with issue 6)"}
+    n = cfg["writes"]
+    vectors = source.take(n)
+    texts = [sentence(random.Random(10**6 + i), 10**6 + i) for i in range(n)]
+    with Daemon(tmp / "writes" / "data", env=daemon_env()) as d:
+        ch = channel(d.address)
+        stub = mgrpc.MemoryServiceStub(ch)
+        t0 = time.perf_counter()
+        ingest(stub, "writer-0", texts, vectors)
+        out["batch_vectors_1_writer_per_s"] = round(n / (time.perf_counter() - t0))
+        log(f"writes: 1 writer {out['batch_vectors_1_writer_per_s']}/s")
+
+        async def eight() -> float:
+            per = n // 8
+            async with grpc.aio.insecure_channel(d.address) as ach:
+                astub = mgrpc.MemoryServiceStub(ach)
+
+                async def writer(w: int) -> None:
+                    rows = slice(w * per, (w + 1) * per)
+                    wt, wv = texts[rows], source.take(per)
+                    for start, end in batches(per, 1000):
+                        await astub.RememberBatch(
+                            remember_batch_request(f"writer-{w + 1}", wt[start:end], wv[start:end])
+                        )
+
+                t1 = time.perf_counter()
+                await asyncio.gather(*(writer(w) for w in range(8)))
+                return per * 8 / (time.perf_counter() - t1)
+
+        out["batch_vectors_8_writers_per_s"] = round(asyncio.run(eight()))
+        log(f"writes: 8 writers {out['batch_vectors_8_writers_per_s']}/s")
+
+        m = cfg["embed_writes"]
+        etexts = [sentence(random.Random(2 * 10**6 + i), 2 * 10**6 + i) for i in range(m)]
+        t0 = time.perf_counter()
+        for start, end in batches(m, 100):
+            stub.RememberBatch(
+                remember_batch_request("writer-embed", etexts[start:end], None), timeout=600
+            )
+        out["batch_local_embedder_per_s"] = round(m / (time.perf_counter() - t0), 1)
+        log(f"writes: local embedder {out['batch_local_embedder_per_s']}/s")
+
+        calls = cfg["remember_calls"]
+        single = source.take(calls + 5)
+        it = iter(range(calls + 5))
+
+        def remember_vector() -> None:
+            i = next(it)
+            stub.Remember(
+                mpb.RememberRequest(agent_id="single", content=f"single {i}", embedding=single[i])
+            )
+
+        out["remember_vector_ms"] = pct(timed(remember_vector, calls, warmup=5))
+        trng = random.Random(9)
+        out["remember_text_ms"] = pct(
+            timed(
+                lambda: stub.Remember(
+                    mpb.RememberRequest(
+                        agent_id="single-text", content=sentence(trng, trng.randrange(10**9))
+                    )
+                ),
+                100,
+            )
+        )
+        log(f"writes: Remember {out['remember_vector_ms']} text {out['remember_text_ms']}")
+        ch.close()
+    return out
+
+
+# -- quality (bench/quality.py, written separately) ---------------------------------------
+
+
+def quality(quick: bool) -> dict[str, Any]:
+    script = BENCH / "quality.py"
+    if not script.exists():
+        return {"status": "bench/quality.py not present"}
+    out_path = RESULTS / f"quality-{datetime.now(UTC):%Y-%m-%d}.json"
+    args = [
+        sys.executable,
+        str(script),
+        "--json-out",
+        str(out_path),
+        *(["--quick"] if quick else []),
+    ]
+    done = subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=3600)
+    if done.returncode != 0:
+        return {"status": f"failed ({done.returncode})", "stderr": done.stderr[-1500:]}
+    return {"status": "ok", "markdown": done.stdout, "json": str(out_path.relative_to(REPO))}
+
+
+# -- main -------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (< 3 minutes)")
+    parser.add_argument(
+        "--only", default="", help=f"comma-separated subset of {','.join(SECTIONS)}"
+    )
+    parser.add_argument("--skip", default="", help="comma-separated sections to skip")
+    args = parser.parse_args()
+    cfg = QUICK if args.quick else FULL
+    chosen = [
+        s
+        for s in (args.only.split(",") if args.only else SECTIONS)
+        if s and s not in args.skip.split(",")
+    ]
+    started = time.perf_counter()
+    stamp = datetime.now(UTC)
+    result: dict[str, Any] = {
+        "date": stamp.isoformat(timespec="seconds"),
+        "mode": "quick" if args.quick else "full",
+        "machine": machine(),
+        "sections": chosen,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="memoryd-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        if "footprint" in chosen:
+            result["footprint"] = footprint(tmp, cfg)
+        model = model_speed(cfg) if {"model", "recall", "writes"} & set(chosen) else {}
+        result["model"] = model
+        source = (
+            VectorSource.from_model(400 if args.quick else 2000)
+            if {"recall", "sweep", "writes"} & set(chosen)
+            else None
+        )
+        if "recall" in chosen and source is not None:
+            result["recall"] = {}
+            for i, (label, n, agents) in enumerate(cfg["tiers"]):
+                result["recall"][label] = recall_tier(
+                    tmp, cfg, source, label, n, agents, model, main_tier=i == 0
+                )
+        if "writes" in chosen and source is not None:
+            result["writes"] = writes(tmp, cfg, source)
+        if "mem0" in chosen:
+            rng = random.Random(21)
+            texts = [sentence(rng, i) for i in range(cfg["mem0"])]
+            queries = [query_text(rng, i) for i in range(min(100, cfg["mem0"]))]
+            log(f"mem0: {len(texts)} adds, {len(queries)} searches")
+            result["mem0"] = peers.mem0_peer(tmp, texts, queries, log)
+            log(f"mem0: {result['mem0']}")
+        if "quality" in chosen:
+            log("quality: bench/quality.py")
+            result["quality"] = quality(args.quick)
+    result["elapsed_s"] = round(time.perf_counter() - started)
+    day = f"{stamp:%Y-%m-%d}"
+    (RESULTS / f"{day}.json").write_text(json.dumps(result, indent=2, default=str))
+    report = render(result)
+    (RESULTS / f"report-{day}.md").write_text(report)
+    print(report)
+    log(f"wrote bench/results/report-{day}.md and {day}.json in {result['elapsed_s']} s")
+
+
+if __name__ == "__main__":
+    main()

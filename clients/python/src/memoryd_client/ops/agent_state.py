@@ -1,0 +1,252 @@
+"""Working memory, the agent profile and sessions (short-term memory)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from memoryd_client import requests as rq
+from memoryd_client.core import Unary
+from memoryd_client.errors import invalid_argument
+from memoryd_client.results import (
+    Appended,
+    FixedZoneEntry,
+    Memory,
+    Message,
+    Page,
+    Profile,
+    SessionEnd,
+    SessionWindow,
+    WorkingMemory,
+    degradations,
+)
+from memoryd_proto.v1 import common_pb2, memory_service_pb2
+
+# ---------------------------------------------------------------------- working memory
+
+
+def _scope(thread_id: str, resource_id: str) -> common_pb2.WorkingMemoryScope:
+    return common_pb2.WorkingMemoryScope(thread_id=thread_id, resource_id=resource_id)
+
+
+def set_working_memory(
+    agent_id: str,
+    content: Mapping[str, Any],
+    *,
+    thread_id: str = "",
+    resource_id: str = "",
+    replace: bool = False,
+    ttl: float | timedelta | None = None,
+    json_schema: Mapping[str, Any] | None = None,
+) -> Unary[WorkingMemory]:
+    """Merge ``content``'s top-level fields into the scope's working memory
+    (``replace=True``: replace it). A replace is safe to retry; a merge is not."""
+    mode = (
+        memory_service_pb2.WORKING_MEMORY_MODE_REPLACE
+        if replace
+        else memory_service_pb2.WORKING_MEMORY_MODE_MERGE
+    )
+    request = memory_service_pb2.SetWorkingMemoryRequest(
+        agent_id=agent_id,
+        scope=_scope(thread_id, resource_id),
+        content=rq.struct(content, "content"),
+        mode=mode,
+    )
+    if ttl is not None:
+        request.ttl.CopyFrom(rq.duration(ttl, "ttl"))
+    if json_schema is not None:
+        request.json_schema.CopyFrom(rq.struct(json_schema, "json_schema"))
+    return Unary(
+        "memory",
+        "SetWorkingMemory",
+        request,
+        lambda r: WorkingMemory.from_pb(r.working_memory),
+        idempotent=replace,
+    )
+
+
+def get_working_memory(
+    agent_id: str, *, thread_id: str = "", resource_id: str = ""
+) -> Unary[WorkingMemory]:
+    request = memory_service_pb2.GetWorkingMemoryRequest(
+        agent_id=agent_id, scope=_scope(thread_id, resource_id)
+    )
+    return Unary(
+        "memory",
+        "GetWorkingMemory",
+        request,
+        lambda r: WorkingMemory.from_pb(r.working_memory),
+        idempotent=True,
+    )
+
+
+def delete_working_memory(
+    agent_id: str, *, thread_id: str = "", resource_id: str = ""
+) -> Unary[bool]:
+    """True when the scope existed. Safe to retry."""
+    request = memory_service_pb2.DeleteWorkingMemoryRequest(
+        agent_id=agent_id, scope=_scope(thread_id, resource_id)
+    )
+    return Unary("memory", "DeleteWorkingMemory", request, lambda r: r.deleted, idempotent=True)
+
+
+def list_working_memory_scopes(
+    agent_id: str,
+    *,
+    thread_id: str = "",
+    resource_id: str = "",
+    page_size: int | None = None,
+    page_token: str = "",
+) -> Unary[Page[WorkingMemory]]:
+    request = memory_service_pb2.ListWorkingMemoryScopesRequest(
+        agent_id=agent_id,
+        thread_id=thread_id,
+        resource_id=resource_id,
+        page_size=rq.positive_or_unset(page_size, "page_size"),
+        page_token=page_token,
+    )
+    return Unary(
+        "memory",
+        "ListWorkingMemoryScopes",
+        request,
+        lambda r: Page(tuple(WorkingMemory.from_pb(w) for w in r.scopes), r.next_page_token),
+        idempotent=True,
+    )
+
+
+# ---------------------------------------------------------------------- profile
+
+
+def get_profile(agent_id: str) -> Unary[Profile]:
+    request = memory_service_pb2.GetProfileRequest(agent_id=agent_id)
+    return Unary(
+        "memory", "GetProfile", request, lambda r: Profile.from_pb(r.profile), idempotent=True
+    )
+
+
+def set_profile(agent_id: str, content: str, *, if_match: str = "") -> Unary[Profile]:
+    """Replace the agent's agent.md. ``if_match``: the etag it must still have ("none"
+    when creating); then a stale write fails with ``FailedPreconditionError``."""
+    request = memory_service_pb2.SetProfileRequest(
+        agent_id=agent_id, content=content, if_match=if_match
+    )
+    return Unary(
+        "memory", "SetProfile", request, lambda r: Profile.from_pb(r.profile), idempotent=True
+    )
+
+
+# ---------------------------------------------------------------------- sessions
+
+MessageArg = Mapping[str, Any] | tuple[str, str]
+
+
+def session_message(message: MessageArg, field: str) -> memory_service_pb2.SessionMessage:
+    """``{"role": "user", "content": "hi"}`` (OpenAI chat shape; ``name`` and
+    ``tool_call_id`` kept) or ``("user", "hi")``."""
+    if isinstance(message, tuple):
+        role, content = message
+        message = {"role": role, "content": content}
+    if not isinstance(message, Mapping):
+        raise invalid_argument(field, "must be a {role, content} dict or a (role, content) pair")
+    text = message.get("content")
+    if not isinstance(text, str):
+        raise invalid_argument(f"{field}.content", "must be a string")
+    return memory_service_pb2.SessionMessage(
+        role=rq.enum_value(
+            str(message.get("role", "")),
+            memory_service_pb2.MessageRole,
+            "MESSAGE_ROLE_",
+            f"{field}.role",
+        ),  # type: ignore[arg-type]
+        content=text,
+        name=str(message.get("name") or ""),
+        tool_call_id=str(message.get("tool_call_id") or ""),
+    )
+
+
+def append_messages(
+    agent_id: str,
+    session_id: str,
+    messages: Iterable[MessageArg],
+    *,
+    ttl: float | timedelta | None = None,
+) -> Unary[Appended]:
+    """Append messages to a session (created on first append). Not retried: a repeat
+    would append them twice."""
+    request = memory_service_pb2.AppendMessagesRequest(
+        agent_id=agent_id,
+        session_id=session_id,
+        messages=[session_message(m, f"messages[{i}]") for i, m in enumerate(messages)],
+    )
+    if ttl is not None:
+        request.ttl.CopyFrom(rq.duration(ttl, "ttl"))
+    return Unary(
+        "memory",
+        "AppendMessages",
+        request,
+        lambda r: Appended(r.message_count, r.compressed, degradations(r.degraded)),
+        idempotent=False,
+    )
+
+
+def get_session_window(
+    agent_id: str, session_id: str, *, token_budget: int | None = None
+) -> Unary[SessionWindow]:
+    """The fixed zone, the summary of older turns and the recent turns, within
+    ``token_budget`` (None: the daemon's default)."""
+    request = memory_service_pb2.GetSessionWindowRequest(
+        agent_id=agent_id,
+        session_id=session_id,
+        token_budget=rq.positive_or_unset(token_budget, "token_budget"),
+    )
+    return Unary("memory", "GetSessionWindow", request, _window, idempotent=True)
+
+
+def _window(r: memory_service_pb2.GetSessionWindowResponse) -> SessionWindow:
+    return SessionWindow(
+        fixed_zone=tuple(FixedZoneEntry.from_pb(e) for e in r.fixed_zone),
+        summary=r.summary,
+        recent=tuple(Message.from_pb(m) for m in r.recent),
+        tokens_used=r.tokens_used,
+        summarizer=r.summarizer,
+        token_counter=r.token_counter,
+        degraded=degradations(r.degraded),
+    )
+
+
+def inject_instruction(
+    agent_id: str, session_id: str, content: str, *, kind: rq.EnumArg = "instruction"
+) -> Unary[list[FixedZoneEntry]]:
+    """Add to the session's fixed zone (``kind``: trigger, focus or instruction)."""
+    request = memory_service_pb2.InjectInstructionRequest(
+        agent_id=agent_id,
+        session_id=session_id,
+        kind=rq.enum_value(kind, memory_service_pb2.FixedZoneKind, "FIXED_ZONE_KIND_", "kind"),  # type: ignore[arg-type]
+        content=content,
+    )
+    return Unary(
+        "memory",
+        "InjectInstruction",
+        request,
+        lambda r: [FixedZoneEntry.from_pb(e) for e in r.fixed_zone],
+        idempotent=False,
+    )
+
+
+def end_session(
+    agent_id: str, session_id: str, *, extract_memories: bool = False
+) -> Unary[SessionEnd]:
+    """Close the session; ``extract_memories`` stores long-term memories from it first."""
+    request = memory_service_pb2.EndSessionRequest(
+        agent_id=agent_id, session_id=session_id, extract_memories=extract_memories
+    )
+    return Unary(
+        "memory",
+        "EndSession",
+        request,
+        lambda r: SessionEnd(
+            r.summary, tuple(Memory.from_pb(m) for m in r.extracted), degradations(r.degraded)
+        ),
+        idempotent=False,
+    )

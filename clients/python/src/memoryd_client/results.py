@@ -1,0 +1,443 @@
+"""Typed results: frozen dataclasses mapped from the ``memoryd.v1`` responses.
+
+Enums become short lowercase names (``"fact"``, ``"internal"``, ``"user"``),
+timestamps timezone-aware datetimes (None when unset), Structs and Values plain
+Python (dicts, lists, str, float, bool, None). Each result keeps the message it came
+from as ``.raw`` for anything not mapped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar, overload
+
+from google.protobuf import json_format, struct_pb2, timestamp_pb2
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+
+from memoryd_proto.v1 import common_pb2, memory_service_pb2, snapshot_service_pb2
+
+T = TypeVar("T")
+JSON = Any
+
+
+def enum_name(wrapper: EnumTypeWrapper, value: int, prefix: str) -> str:
+    """``MEMORY_TYPE_FACT`` -> ``"fact"``; 0 -> ``"unspecified"``; unknown -> the digits."""
+    try:
+        return wrapper.Name(value).removeprefix(prefix).lower()
+    except ValueError:
+        return str(value)
+
+
+def when(ts: timestamp_pb2.Timestamp, present: bool = True) -> datetime | None:
+    """A UTC datetime, or None for an unset timestamp."""
+    if not present or (ts.seconds == 0 and ts.nanos == 0):
+        return None
+    return ts.ToDatetime(tzinfo=UTC)
+
+
+def struct_dict(struct: struct_pb2.Struct) -> dict[str, JSON]:
+    result: dict[str, JSON] = json_format.MessageToDict(struct)
+    return result
+
+
+def value_json(value: struct_pb2.Value) -> JSON:
+    """A google.protobuf.Value as plain Python; an unset Value is None."""
+    if value.WhichOneof("kind") is None:
+        return None
+    return json_format.MessageToDict(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Degradation:
+    """A fallback the daemon took to answer (the dependency and why)."""
+
+    component: str
+    reason: str
+
+
+def degradations(items: Sequence[common_pb2.Degradation]) -> tuple[Degradation, ...]:
+    return tuple(Degradation(d.component, d.reason) for d in items)
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    kind: str
+    name: str = ""
+    retrieved_at: datetime | None = None
+    locator: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """A long-term memory."""
+
+    id: str
+    agent_id: str
+    content: str
+    memory_type: str
+    tags: tuple[str, ...]
+    security_level: str
+    importance: float
+    confidence: float
+    namespace: str
+    metadata: dict[str, JSON]
+    created_at: datetime | None
+    updated_at: datetime | None
+    accessed_at: datetime | None
+    expires_at: datetime | None
+    access_count: int
+    version: int
+    archived: bool
+    key: str
+    source: Provenance | None
+    tenant_id: str
+    embedding_model: str
+    supersedes: str
+    raw: common_pb2.Memory = field(repr=False, compare=False)
+
+    @classmethod
+    def from_pb(cls, m: common_pb2.Memory) -> Memory:
+        source = None
+        if m.HasField("source"):
+            source = Provenance(
+                kind=enum_name(common_pb2.ProvenanceKind, m.source.kind, "PROVENANCE_KIND_"),
+                name=m.source.name,
+                retrieved_at=when(m.source.retrieved_at),
+                locator=m.source.locator,
+            )
+        return cls(
+            id=m.id,
+            agent_id=m.agent_id,
+            content=m.content,
+            memory_type=enum_name(common_pb2.MemoryType, m.memory_type, "MEMORY_TYPE_"),
+            tags=tuple(m.tags),
+            security_level=enum_name(common_pb2.SecurityLevel, m.security_level, "SECURITY_LEVEL_"),
+            importance=m.importance,
+            confidence=m.confidence,
+            namespace=m.namespace,
+            metadata=struct_dict(m.metadata),
+            created_at=when(m.created_at),
+            updated_at=when(m.updated_at),
+            accessed_at=when(m.accessed_at),
+            expires_at=when(m.expires_at),
+            access_count=m.access_count,
+            version=m.version,
+            archived=m.archived,
+            key=m.key,
+            source=source,
+            tenant_id=m.tenant_id,
+            embedding_model=m.embedding_model,
+            supersedes=m.supersedes,
+            raw=m,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """The stored memory; ``deduplicated`` when an existing near-duplicate was updated."""
+
+    memory: Memory
+    deduplicated: bool
+    degraded: tuple[Degradation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreComponents:
+    similarity: float
+    recency: float
+    importance: float
+    decayed: float
+    weighted: float
+    keyword: float
+    fused: float
+
+
+@dataclass(frozen=True, slots=True)
+class RecallHit:
+    memory: Memory
+    score: float
+    components: ScoreComponents
+
+
+class _Items(Generic[T]):
+    """A result that is also the sequence of its items (``result[0]``, ``for x in result``)."""
+
+    items: tuple[T, ...]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
+        return self.items[index]
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled(_Items[RecallHit]):
+    """Recall hits, best first (iterable and indexable), plus how they were made."""
+
+    items: tuple[RecallHit, ...]
+    embedding_model: str = ""
+    degraded: tuple[Degradation, ...] = ()
+
+
+def recall_hit(r: memory_service_pb2.RecallResult) -> RecallHit:
+    c = r.components
+    return RecallHit(
+        memory=Memory.from_pb(r.memory),
+        score=r.score,
+        components=ScoreComponents(
+            c.similarity, c.recency, c.importance, c.decayed, c.weighted, c.keyword, c.fused
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Page(_Items[T]):
+    """One page of a listing; ``next_page_token`` is "" on the last page."""
+
+    items: tuple[T, ...]
+    next_page_token: str = ""
+
+
+# ---------------------------------------------------------------------- keyed memory
+
+
+@dataclass(frozen=True, slots=True)
+class KeyEntry:
+    """A keyed-memory slot (or one write of it, in a history). ``valid`` is False for a
+    tombstone, whose ``content`` is None."""
+
+    key: str
+    content: JSON
+    valid: bool
+    version: int
+    updated_at: datetime | None
+    security_level: str
+    memory_id: str
+    namespace: str
+    raw: memory_service_pb2.KeyEntry = field(repr=False, compare=False)
+
+    @classmethod
+    def from_pb(cls, e: memory_service_pb2.KeyEntry) -> KeyEntry:
+        return cls(
+            key=e.key,
+            content=value_json(e.content),
+            valid=e.valid,
+            version=e.version,
+            updated_at=when(e.updated_at),
+            security_level=enum_name(common_pb2.SecurityLevel, e.security_level, "SECURITY_LEVEL_"),
+            memory_id=e.memory_id,
+            namespace=e.namespace,
+            raw=e,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class KeyListing(_Items[KeyEntry]):
+    """Keys directly under a prefix (or all below it, recursively), like ``ls``."""
+
+    items: tuple[KeyEntry, ...]
+    directories: tuple[str, ...] = ()
+    next_page_token: str = ""
+
+
+# ---------------------------------------------------------------------- agent state
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingMemory:
+    thread_id: str
+    resource_id: str
+    content: dict[str, JSON]
+    version: int
+    updated_at: datetime | None
+    expires_at: datetime | None
+    json_schema: dict[str, JSON] | None
+
+    @classmethod
+    def from_pb(cls, w: memory_service_pb2.WorkingMemory) -> WorkingMemory:
+        return cls(
+            thread_id=w.scope.thread_id,
+            resource_id=w.scope.resource_id,
+            content=struct_dict(w.content),
+            version=w.version,
+            updated_at=when(w.updated_at),
+            expires_at=when(w.expires_at),
+            json_schema=struct_dict(w.json_schema) if w.HasField("json_schema") else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """The agent's agent.md; pass ``etag`` as ``if_match`` to update it safely."""
+
+    content: str
+    etag: str
+    updated_at: datetime | None
+
+    @classmethod
+    def from_pb(cls, p: memory_service_pb2.AgentProfile) -> Profile:
+        return cls(p.content, p.etag, when(p.updated_at))
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A session message. :meth:`as_chat` gives the OpenAI chat-message shape."""
+
+    role: str
+    content: str
+    name: str = ""
+    tool_call_id: str = ""
+    seq: int = 0
+    created_at: datetime | None = None
+
+    @classmethod
+    def from_pb(cls, m: memory_service_pb2.SessionMessage) -> Message:
+        role = enum_name(memory_service_pb2.MessageRole, m.role, "MESSAGE_ROLE_")
+        return cls(role, m.content, m.name, m.tool_call_id, m.seq, when(m.created_at))
+
+    def as_chat(self) -> dict[str, str]:
+        chat = {"role": self.role, "content": self.content}
+        if self.name:
+            chat["name"] = self.name
+        if self.tool_call_id:
+            chat["tool_call_id"] = self.tool_call_id
+        return chat
+
+
+@dataclass(frozen=True, slots=True)
+class FixedZoneEntry:
+    """Never compressed: the trigger, the focus, injected instructions."""
+
+    kind: str
+    content: str
+    created_at: datetime | None
+
+    @classmethod
+    def from_pb(cls, e: memory_service_pb2.FixedZoneEntry) -> FixedZoneEntry:
+        kind = enum_name(memory_service_pb2.FixedZoneKind, e.kind, "FIXED_ZONE_KIND_")
+        return cls(kind, e.content, when(e.created_at))
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    message_count: int
+    compressed: bool
+    degraded: tuple[Degradation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionWindow:
+    """What a session holds within a token budget: fixed zone, summary, recent turns."""
+
+    fixed_zone: tuple[FixedZoneEntry, ...]
+    summary: str
+    recent: tuple[Message, ...]
+    tokens_used: int
+    summarizer: str
+    token_counter: str
+    degraded: tuple[Degradation, ...] = ()
+
+    def as_chat(self) -> list[dict[str, str]]:
+        """The window as chat messages: fixed zone and summary as one system message
+        (when there are any), then the recent turns."""
+        head = [f"{e.kind}: {e.content}" for e in self.fixed_zone]
+        if self.summary:
+            head.append(f"Summary of earlier turns: {self.summary}")
+        chat = [{"role": "system", "content": "\n".join(head)}] if head else []
+        return chat + [m.as_chat() for m in self.recent]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnd:
+    summary: str
+    extracted: tuple[Memory, ...]
+    degraded: tuple[Degradation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StateComponent:
+    name: str
+    state: dict[str, JSON]
+    version: int
+    updated_at: datetime | None
+
+    @classmethod
+    def from_pb(cls, c: snapshot_service_pb2.StateComponent) -> StateComponent:
+        return cls(c.name, struct_dict(c.state), c.version, when(c.updated_at))
+
+
+# ---------------------------------------------------------------------- snapshots
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotItem:
+    section: str
+    id: str
+    text: str
+    tokens: int
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A token-budgeted view of the agent's memory, rendered as ``text``."""
+
+    text: str
+    items: tuple[SnapshotItem, ...]
+    tokens_used: int
+    token_budget: int
+    token_counter: str
+    degraded: tuple[Degradation, ...] = ()
+    raw: snapshot_service_pb2.BuildSnapshotResponse | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    @classmethod
+    def from_pb(cls, r: snapshot_service_pb2.BuildSnapshotResponse) -> Snapshot:
+        items = tuple(
+            SnapshotItem(
+                enum_name(snapshot_service_pb2.SnapshotSection, i.section, "SNAPSHOT_SECTION_"),
+                i.id,
+                i.text,
+                i.tokens,
+                i.truncated,
+            )
+            for i in r.items
+        )
+        return cls(
+            r.text,
+            items,
+            r.tokens_used,
+            r.token_budget,
+            r.token_counter,
+            degradations(r.degraded),
+            r,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultReadLine:
+    key: str
+    type: str
+    summary: str
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultRead:
+    """Passive retrieval over keyed memory: one compact line per key within a limit."""
+
+    text: str
+    lines: tuple[DefaultReadLine, ...]
+    tokens_used: int
+    token_counter: str

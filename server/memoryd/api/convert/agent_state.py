@@ -1,0 +1,219 @@
+"""Working memory, agent profile and session messages.
+
+JSON objects travel as ``google.protobuf.Struct``; integral numbers within 2**53 come
+back as Python ints (see :func:`memoryd.api.convert.keyed.json_from_value`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from google.protobuf.message import Message
+
+from memoryd.api.convert.common import (
+    dict_to_struct,
+    enum_value,
+    set_timestamp,
+    timestamp_from,
+)
+from memoryd.api.convert.keyed import json_from_value
+from memoryd.api.convert.memories import degraded_to_proto, memory_to_proto
+from memoryd.domain.agent_state import (
+    AgentProfile,
+    AppendOutcome,
+    EndSessionOutcome,
+    FixedZoneEntry,
+    FixedZoneKind,
+    MessageDraft,
+    MessageRole,
+    SessionMessage,
+    SessionWindow,
+    WorkingMemory,
+    WorkingMemoryMode,
+    WorkingMemoryWrite,
+    WorkingScope,
+    WorkingScopePage,
+    WorkingScopeQuery,
+)
+from memoryd.domain.errors import InvalidArgument
+from memoryd_proto.v1 import common_pb2 as pb
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+
+WORKING_MODES: dict[int, WorkingMemoryMode] = {
+    mpb.WORKING_MEMORY_MODE_MERGE: WorkingMemoryMode.MERGE,
+    mpb.WORKING_MEMORY_MODE_REPLACE: WorkingMemoryMode.REPLACE,
+}
+MESSAGE_ROLES: dict[int, MessageRole] = {
+    mpb.MESSAGE_ROLE_USER: MessageRole.USER,
+    mpb.MESSAGE_ROLE_ASSISTANT: MessageRole.ASSISTANT,
+    mpb.MESSAGE_ROLE_SYSTEM: MessageRole.SYSTEM,
+    mpb.MESSAGE_ROLE_TOOL: MessageRole.TOOL,
+}
+FIXED_ZONE_KINDS: dict[int, FixedZoneKind] = {
+    mpb.FIXED_ZONE_KIND_TRIGGER: FixedZoneKind.TRIGGER,
+    mpb.FIXED_ZONE_KIND_FOCUS: FixedZoneKind.FOCUS,
+    mpb.FIXED_ZONE_KIND_INSTRUCTION: FixedZoneKind.INSTRUCTION,
+}
+_REVERSE_ROLES = {v: k for k, v in MESSAGE_ROLES.items()}
+_REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
+
+
+def _object_from(msg: Message, field: str, path: str) -> dict[str, Any] | None:
+    """A Struct field as a dict; None when the field is unset."""
+    if not msg.HasField(field):
+        return None
+    struct = getattr(msg, field)
+    return {name: json_from_value(value, f"{path}.{name}") for name, value in struct.fields.items()}
+
+
+def _duration_from(msg: Message, field: str) -> timedelta | None:
+    if not msg.HasField(field):
+        return None
+    try:
+        delta: timedelta = getattr(msg, field).ToTimedelta()
+    except (ValueError, OverflowError) as exc:
+        raise InvalidArgument.field(field, f"invalid duration: {exc}") from None
+    return delta
+
+
+# ---------------------------------------------------------------- working memory
+
+
+def working_scope_from(msg: pb.WorkingMemoryScope) -> WorkingScope:
+    return WorkingScope(thread_id=msg.thread_id, resource_id=msg.resource_id)
+
+
+def working_write_from(req: mpb.SetWorkingMemoryRequest) -> WorkingMemoryWrite:
+    mode = enum_value(req.mode, WORKING_MODES, "mode", default=WorkingMemoryMode.MERGE)
+    assert mode is not None
+    return WorkingMemoryWrite(
+        scope=working_scope_from(req.scope),
+        content=_object_from(req, "content", "content") or {},
+        mode=mode,
+        ttl=_duration_from(req, "ttl"),
+        json_schema=_object_from(req, "json_schema", "json_schema"),
+    )
+
+
+def working_memory_to_proto(
+    wm: WorkingMemory, out: mpb.WorkingMemory | None = None
+) -> mpb.WorkingMemory:
+    msg = mpb.WorkingMemory() if out is None else out
+    msg.scope.thread_id = wm.scope.thread_id
+    msg.scope.resource_id = wm.scope.resource_id
+    msg.content.SetInParent()
+    dict_to_struct(msg.content, wm.content)
+    msg.version = wm.version
+    set_timestamp(msg.updated_at, wm.updated_at)
+    set_timestamp(msg.expires_at, wm.expires_at)
+    if wm.json_schema is not None:
+        dict_to_struct(msg.json_schema, wm.json_schema)
+    return msg
+
+
+def working_scope_query_from(req: mpb.ListWorkingMemoryScopesRequest) -> WorkingScopeQuery:
+    """Empty filter strings mean "any"."""
+    return WorkingScopeQuery(
+        thread_id=req.thread_id or None,
+        resource_id=req.resource_id or None,
+        page_size=req.page_size or None,
+        page_token=req.page_token,
+    )
+
+
+def list_scopes_response(page: WorkingScopePage) -> mpb.ListWorkingMemoryScopesResponse:
+    resp = mpb.ListWorkingMemoryScopesResponse(next_page_token=page.next_page_token)
+    for wm in page.items:
+        working_memory_to_proto(wm, resp.scopes.add())
+    return resp
+
+
+# ---------------------------------------------------------------- profile
+
+
+def profile_to_proto(profile: AgentProfile) -> mpb.AgentProfile:
+    msg = mpb.AgentProfile(content=profile.content, etag=profile.etag)
+    set_timestamp(msg.updated_at, profile.updated_at)
+    return msg
+
+
+# ---------------------------------------------------------------- sessions
+
+
+def message_drafts_from(req: mpb.AppendMessagesRequest) -> list[MessageDraft]:
+    """Drafts in request order; an unset role stays None (the service names it)."""
+    drafts = []
+    for i, m in enumerate(req.messages):
+        drafts.append(
+            MessageDraft(
+                role=enum_value(m.role, MESSAGE_ROLES, f"messages[{i}].role"),
+                content=m.content,
+                name=m.name,
+                tool_call_id=m.tool_call_id,
+                created_at=timestamp_from(m, "created_at", f"messages[{i}].created_at"),
+            )
+        )
+    return drafts
+
+
+def append_ttl_from(req: mpb.AppendMessagesRequest) -> timedelta | None:
+    return _duration_from(req, "ttl")
+
+
+def fixed_zone_kind_from(req: mpb.InjectInstructionRequest) -> FixedZoneKind | None:
+    return enum_value(req.kind, FIXED_ZONE_KINDS, "kind")
+
+
+def append_response(outcome: AppendOutcome) -> mpb.AppendMessagesResponse:
+    resp = mpb.AppendMessagesResponse(
+        message_count=outcome.message_count, compressed=outcome.compressed
+    )
+    resp.degraded.extend(degraded_to_proto(outcome.degraded))
+    return resp
+
+
+def _fixed_entry_to_proto(entry: FixedZoneEntry, out: mpb.FixedZoneEntry) -> None:
+    out.kind = _REVERSE_KINDS[entry.kind]  # type: ignore[assignment]
+    out.content = entry.content
+    set_timestamp(out.created_at, entry.created_at)
+
+
+def _message_to_proto(message: SessionMessage, out: mpb.SessionMessage) -> None:
+    out.role = _REVERSE_ROLES[message.role]  # type: ignore[assignment]
+    out.content = message.content
+    out.name = message.name
+    out.tool_call_id = message.tool_call_id
+    out.seq = message.seq
+    set_timestamp(out.created_at, message.created_at)
+
+
+def inject_response(zone: Sequence[FixedZoneEntry]) -> mpb.InjectInstructionResponse:
+    resp = mpb.InjectInstructionResponse()
+    for entry in zone:
+        _fixed_entry_to_proto(entry, resp.fixed_zone.add())
+    return resp
+
+
+def window_response(window: SessionWindow) -> mpb.GetSessionWindowResponse:
+    resp = mpb.GetSessionWindowResponse(
+        summary=window.summary,
+        tokens_used=window.tokens_used,
+        summarizer=window.summarizer,
+        token_counter=window.token_counter,
+    )
+    for entry in window.fixed_zone:
+        _fixed_entry_to_proto(entry, resp.fixed_zone.add())
+    for message in window.recent:
+        _message_to_proto(message, resp.recent.add())
+    resp.degraded.extend(degraded_to_proto(window.degraded))
+    return resp
+
+
+def end_session_response(outcome: EndSessionOutcome) -> mpb.EndSessionResponse:
+    resp = mpb.EndSessionResponse(summary=outcome.summary)
+    for memory in outcome.extracted:
+        memory_to_proto(memory, resp.extracted.add())
+    resp.degraded.extend(degraded_to_proto(outcome.degraded))
+    return resp

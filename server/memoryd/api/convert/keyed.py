@@ -1,0 +1,162 @@
+"""Keyed memory: SetMemory, GetKey, ListKeys and KeyHistory messages.
+
+Content travels as ``google.protobuf.Value``. JSON numbers are doubles on the wire:
+integral values within 2**53 come back as Python ints, so ``3`` round-trips as ``3``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from google.protobuf import struct_pb2
+
+from memoryd.api.convert.common import (
+    REVERSE_PROVENANCE_KINDS,
+    SECURITY_LEVELS,
+    enum_value,
+    provenance_from,
+    set_timestamp,
+)
+from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.keyed import (
+    JsonValue,
+    KeyEntry,
+    KeyHistoryPage,
+    KeyHistoryQuery,
+    KeyListing,
+    KeyListQuery,
+    KeyWrite,
+)
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+
+_EXACT_INT = 2**53
+_REVERSE_SECURITY_LEVELS = {v: k for k, v in SECURITY_LEVELS.items()}
+
+
+def json_from_value(value: struct_pb2.Value, path: str) -> JsonValue:
+    """Python JSON data from a Value; a Value without a kind (anywhere) is invalid."""
+    kind = value.WhichOneof("kind")
+    if kind == "null_value":
+        return None
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "string_value":
+        return value.string_value
+    if kind == "number_value":
+        number = value.number_value
+        if not math.isfinite(number):
+            raise InvalidArgument.field(path, "must be a finite number (JSON has no NaN)")
+        if number.is_integer() and abs(number) <= _EXACT_INT:
+            return int(number)
+        return number
+    if kind == "struct_value":
+        return {
+            name: json_from_value(item, f"{path}.{name}")
+            for name, item in value.struct_value.fields.items()
+        }
+    if kind == "list_value":
+        return [
+            json_from_value(item, f"{path}[{i}]") for i, item in enumerate(value.list_value.values)
+        ]
+    raise InvalidArgument.field(path, "has no value: set a JSON value (null_value for null)")
+
+
+def json_to_value(data: JsonValue, out: struct_pb2.Value) -> None:
+    if data is None:
+        out.null_value = struct_pb2.NULL_VALUE
+    elif isinstance(data, bool):
+        out.bool_value = data
+    elif isinstance(data, int | float):
+        out.number_value = float(data)
+    elif isinstance(data, str):
+        out.string_value = data
+    elif isinstance(data, dict):
+        out.struct_value.SetInParent()
+        for name, item in data.items():
+            json_to_value(item, out.struct_value.fields[name])
+    elif isinstance(data, list):
+        out.list_value.SetInParent()
+        for item in data:
+            json_to_value(item, out.list_value.values.add())
+    else:
+        raise TypeError(f"not JSON data: {type(data).__name__}")
+
+
+# ---------------------------------------------------------------- requests
+
+
+def key_write_from(req: mpb.SetMemoryRequest) -> KeyWrite:
+    if not req.HasField("content"):
+        raise InvalidArgument.field(
+            "content", "must be set: a JSON value, or null to delete the key"
+        )
+    return KeyWrite(
+        key=req.key,
+        content=json_from_value(req.content, "content"),
+        source=provenance_from(req, "source"),
+        if_version=req.if_version if req.HasField("if_version") else None,
+        security_level=enum_value(req.security_level, SECURITY_LEVELS, "security_level"),
+        namespace=req.namespace,
+    )
+
+
+def key_list_query_from(req: mpb.ListKeysRequest) -> KeyListQuery:
+    return KeyListQuery(
+        prefix=req.prefix,
+        recursive=req.recursive,
+        page_size=req.page_size or None,
+        page_token=req.page_token,
+    )
+
+
+def key_history_query_from(req: mpb.KeyHistoryRequest) -> KeyHistoryQuery:
+    return KeyHistoryQuery(key=req.key, page_size=req.page_size or None, page_token=req.page_token)
+
+
+# ---------------------------------------------------------------- responses
+
+
+def key_entry_to_proto(entry: KeyEntry, out: mpb.KeyEntry | None = None) -> mpb.KeyEntry:
+    msg = mpb.KeyEntry() if out is None else out
+    msg.key = entry.key
+    json_to_value(entry.content, msg.content)
+    msg.valid = entry.valid
+    msg.version = entry.version
+    set_timestamp(msg.updated_at, entry.updated_at)
+    if entry.source is not None:
+        msg.source.kind = REVERSE_PROVENANCE_KINDS[entry.source.kind]  # type: ignore[assignment]
+        msg.source.name = entry.source.name
+        msg.source.locator = entry.source.locator
+        set_timestamp(msg.source.retrieved_at, entry.source.retrieved_at)
+    msg.security_level = _REVERSE_SECURITY_LEVELS[entry.security_level]  # type: ignore[assignment]
+    msg.memory_id = entry.memory_id
+    msg.namespace = entry.namespace
+    return msg
+
+
+def set_memory_response(entry: KeyEntry) -> mpb.SetMemoryResponse:
+    response = mpb.SetMemoryResponse()
+    key_entry_to_proto(entry, response.entry)
+    return response
+
+
+def get_key_response(entry: KeyEntry) -> mpb.GetKeyResponse:
+    response = mpb.GetKeyResponse()
+    key_entry_to_proto(entry, response.entry)
+    return response
+
+
+def list_keys_response(listing: KeyListing) -> mpb.ListKeysResponse:
+    response = mpb.ListKeysResponse(
+        directories=listing.directories, next_page_token=listing.next_page_token
+    )
+    for entry in listing.entries:
+        key_entry_to_proto(entry, response.entries.add())
+    return response
+
+
+def key_history_response(page: KeyHistoryPage) -> mpb.KeyHistoryResponse:
+    response = mpb.KeyHistoryResponse(next_page_token=page.next_page_token)
+    for entry in page.entries:
+        key_entry_to_proto(entry, response.entries.add())
+    return response

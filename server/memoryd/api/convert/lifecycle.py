@@ -1,0 +1,463 @@
+"""LifecycleService messages, and export records (``memoryd.export.v1``) both ways.
+
+An export file is JSON Lines: one ``ExportRecord`` per line as protobuf JSON
+(``json_format.MessageToJson`` with the .proto field names), the header first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import json_format
+
+from memoryd.api.convert.agent_state import FIXED_ZONE_KINDS, MESSAGE_ROLES, working_memory_to_proto
+from memoryd.api.convert.common import (
+    MEMORY_TYPES,
+    SECURITY_LEVELS,
+    TAG_MATCHES,
+    enum_list,
+    enum_value,
+    provenance_from,
+    set_timestamp,
+    timestamp_from,
+    vector_from,
+)
+from memoryd.api.convert.keyed import json_from_value, key_entry_to_proto
+from memoryd.api.convert.memories import memory_to_proto
+from memoryd.api.convert.snapshot import state_component_from, state_component_to_proto
+from memoryd.domain.agent_state import (
+    AgentProfile,
+    FixedZoneEntry,
+    SessionMessage,
+    WorkingMemory,
+    WorkingScope,
+)
+from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.keyed import KeyEntry
+from memoryd.domain.lifecycle import (
+    CompactOptions,
+    CompactResult,
+    ExportedKeyEvent,
+    ExportedMemory,
+    ExportedProfile,
+    ExportedSession,
+    ExportedState,
+    ExportedWorkingMemory,
+    ExportHeader,
+    ExportItem,
+    ImportOutcome,
+    MaintenanceOptions,
+    MaintenanceResult,
+    MemorySelector,
+    Progress,
+    PruneCriteria,
+    PruneOutcome,
+    ReembedResult,
+    Stats,
+)
+from memoryd.domain.models import Memory, MemoryType, SecurityLevel, TagMatch
+from memoryd.domain.requests import Degradation
+from memoryd_proto.v1 import common_pb2 as pb
+from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+
+_REVERSE_ROLES = {v: k for k, v in MESSAGE_ROLES.items()}
+_REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
+
+# ---------------------------------------------------------------- requests
+
+
+def selector_from(req: lpb.ArchiveRequest | lpb.RestoreRequest) -> MemorySelector:
+    s = req.selector
+    tag_match = enum_value(s.tag_match, TAG_MATCHES, "selector.tag_match", default=TagMatch.ANY)
+    assert tag_match is not None
+    return MemorySelector(
+        ids=tuple(s.ids),
+        namespace=s.namespace if s.HasField("namespace") else None,
+        tags=tuple(s.tags),
+        tag_match=tag_match,
+        memory_types=enum_list(s.memory_types, MEMORY_TYPES, "selector.memory_types"),
+        created_before=timestamp_from(s, "created_before", "selector.created_before"),
+        created_after=timestamp_from(s, "created_after", "selector.created_after"),
+    )
+
+
+def prune_criteria_from(req: lpb.PruneRequest) -> PruneCriteria:
+    return PruneCriteria(
+        created_before=timestamp_from(req, "created_before"),
+        tags=tuple(req.tags),
+        min_access_count=req.min_access_count if req.HasField("min_access_count") else None,
+        memory_types=enum_list(req.memory_types, MEMORY_TYPES, "memory_types"),
+        dry_run=req.dry_run,
+    )
+
+
+def compact_options_from(req: lpb.CompactRequest) -> CompactOptions:
+    if req.merge_group_threshold < 0:
+        raise InvalidArgument.field("merge_group_threshold", "must not be negative")
+    return CompactOptions(
+        merge_group_threshold=req.merge_group_threshold or None,
+        merge_similarity=req.merge_similarity if req.HasField("merge_similarity") else None,
+    )
+
+
+def maintenance_options_from(req: lpb.RunMaintenanceRequest) -> MaintenanceOptions:
+    return MaintenanceOptions(
+        max_entries=req.max_entries if req.HasField("max_entries") else None,
+        retention_days=req.retention_days if req.HasField("retention_days") else None,
+    )
+
+
+# ---------------------------------------------------------------- responses
+
+
+def _counts(out: Any, counts: dict[str, int]) -> None:
+    for name, count in counts.items():
+        out.add(name=name, count=count)
+
+
+def stats_response(stats: Stats) -> lpb.GetStatsResponse:
+    resp = lpb.GetStatsResponse(
+        memories=stats.memories,
+        archived=stats.archived,
+        keys=stats.keys,
+        sessions=stats.sessions,
+        working_scopes=stats.working_scopes,
+        average_importance=stats.average_importance,
+        store_bytes=stats.store_bytes,
+    )
+    _counts(resp.by_memory_type, stats.by_memory_type)
+    _counts(resp.by_security_level, stats.by_security_level)
+    _counts(resp.by_embedding_model, stats.by_embedding_model)
+    set_timestamp(resp.last_maintenance_at, stats.last_maintenance_at)
+    return resp
+
+
+def prune_response(outcome: PruneOutcome) -> lpb.PruneResponse:
+    return lpb.PruneResponse(pruned=outcome.pruned, ids=outcome.ids, dry_run=outcome.dry_run)
+
+
+def progress_to_proto(p: Progress) -> pb.Progress:
+    return pb.Progress(phase=p.phase, done=p.done, total=p.total, message=p.message)
+
+
+def compact_event(event: Progress | CompactResult) -> lpb.CompactResponse:
+    if isinstance(event, Progress):
+        return lpb.CompactResponse(progress=progress_to_proto(event))
+    return lpb.CompactResponse(
+        result=lpb.CompactResult(
+            tombstones_purged=event.tombstones_purged,
+            expired_purged=event.expired_purged,
+            merged=event.merged,
+            store_optimized=event.store_optimized,
+        )
+    )
+
+
+def maintenance_event(event: Progress | MaintenanceResult) -> lpb.RunMaintenanceResponse:
+    if isinstance(event, Progress):
+        return lpb.RunMaintenanceResponse(progress=progress_to_proto(event))
+    result = lpb.MaintenanceResult(
+        archived=event.archived,
+        deleted_by_retention=event.deleted_by_retention,
+        expired=event.expired,
+        compacted=event.compacted,
+    )
+    set_timestamp(result.finished_at, event.finished_at)
+    return lpb.RunMaintenanceResponse(result=result)
+
+
+def reembed_event(event: Progress | ReembedResult) -> lpb.ReembedResponse:
+    if isinstance(event, Progress):
+        return lpb.ReembedResponse(progress=progress_to_proto(event))
+    return lpb.ReembedResponse(
+        result=lpb.ReembedResult(reembedded=event.reembedded, embedding_model=event.embedding_model)
+    )
+
+
+def import_response(outcome: ImportOutcome) -> lpb.ImportResponse:
+    resp = lpb.ImportResponse(imported=outcome.imported, skipped=outcome.skipped)
+    for rejection in outcome.rejected:
+        resp.rejected.add(index=rejection.index, reason=rejection.reason)
+    return resp
+
+
+# ---------------------------------------------------------------- export records
+
+
+def _degradations(items: list[Degradation], out: Any) -> None:
+    for d in items:
+        out.add(component=d.component, reason=d.reason)
+
+
+def export_record(item: ExportItem) -> lpb.ExportRecord:
+    record = lpb.ExportRecord()
+    if isinstance(item, ExportHeader):
+        h = record.header
+        h.format = item.format
+        h.tenant_id = item.tenant_id
+        h.agent_id = item.agent_id
+        set_timestamp(h.exported_at, item.exported_at)
+        h.embedding_model = item.embedding_model
+        h.embedding_dimension = item.embedding_dimension
+    elif isinstance(item, ExportedMemory):
+        memory_to_proto(item.memory, record.memory.memory)
+        if item.memory.vector is not None:
+            record.memory.vector.extend(item.memory.vector.tolist())
+    elif isinstance(item, ExportedKeyEvent):
+        record.key_event.agent_id = item.agent_id
+        key_entry_to_proto(item.entry, record.key_event.entry)
+        record.key_event.current = item.current
+    elif isinstance(item, ExportedWorkingMemory):
+        record.working_memory.agent_id = item.agent_id
+        working_memory_to_proto(item.working, record.working_memory.working_memory)
+        if item.working.ttl:
+            record.working_memory.ttl.FromTimedelta(item.working.ttl)
+    elif isinstance(item, ExportedProfile):
+        p = record.profile
+        p.agent_id = item.agent_id
+        p.profile.content = item.profile.content
+        p.profile.etag = item.profile.etag
+        set_timestamp(p.profile.updated_at, item.profile.updated_at)
+        p.version = item.profile.version
+    elif isinstance(item, ExportedSession):
+        _session_to_proto(item, record.session)
+    elif isinstance(item, ExportedState):
+        record.state.agent_id = item.agent_id
+        record.state.session_id = item.session_id
+        state_component_to_proto(item.component, record.state.component)
+    return record
+
+
+def _session_to_proto(item: ExportedSession, s: lpb.ExportedSession) -> None:
+    s.agent_id = item.agent_id
+    s.session_id = item.session_id
+    for entry in item.fixed_zone:
+        out = s.fixed_zone.add(kind=_REVERSE_KINDS[entry.kind], content=entry.content)
+        set_timestamp(out.created_at, entry.created_at)
+    s.summary = item.summary
+    for m in item.messages:
+        msg = s.messages.add(
+            role=_REVERSE_ROLES[m.role],
+            content=m.content,
+            name=m.name,
+            tool_call_id=m.tool_call_id,
+            seq=m.seq,
+        )
+        set_timestamp(msg.created_at, m.created_at)
+    set_timestamp(s.expires_at, item.expires_at)
+    s.closed = item.closed
+    set_timestamp(s.created_at, item.created_at)
+    set_timestamp(s.updated_at, item.updated_at)
+    s.ttl.FromTimedelta(item.ttl)
+    s.summarizer = item.summarizer
+    _degradations(item.summary_degraded, s.summary_degraded)
+    s.message_count = item.message_count
+    s.version = item.version
+
+
+def export_line(record: lpb.ExportRecord) -> str:
+    """One line of an export file."""
+    return json_format.MessageToJson(record, preserving_proto_field_name=True, indent=None)
+
+
+def parse_export_line(line: str) -> lpb.ExportRecord:
+    """An ExportRecord from one line of an export file (unknown fields are an error)."""
+    record = lpb.ExportRecord()
+    json_format.Parse(line, record)
+    return record
+
+
+def _required_time(msg: Any, field: str, path: str) -> Any:
+    when = timestamp_from(msg, field, f"{path}.{field}")
+    if when is None:
+        raise InvalidArgument.field(f"{path}.{field}", "must be set")
+    return when
+
+
+def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
+    memory_type = enum_value(
+        msg.memory_type, MEMORY_TYPES, f"{path}.memory_type", default=MemoryType.FACT
+    )
+    level = enum_value(
+        msg.security_level,
+        SECURITY_LEVELS,
+        f"{path}.security_level",
+        default=SecurityLevel.INTERNAL,
+    )
+    assert memory_type is not None and level is not None
+    metadata: dict[str, Any] = {}
+    if msg.HasField("metadata"):
+        metadata = {
+            name: json_from_value(value, f"{path}.metadata.{name}")
+            for name, value in msg.metadata.fields.items()
+        }
+    source = provenance_from(msg, "source", f"{path}.source")
+    return Memory(
+        id=msg.id,
+        tenant_id=msg.tenant_id,
+        agent_id=msg.agent_id,
+        content=msg.content,
+        created_at=_required_time(msg, "created_at", path),
+        updated_at=_required_time(msg, "updated_at", path),
+        namespace=msg.namespace,
+        memory_type=memory_type,
+        tags=tuple(msg.tags),
+        security_level=level,
+        importance=msg.importance,
+        confidence=msg.confidence,
+        source=source,
+        metadata=metadata,
+        accessed_at=timestamp_from(msg, "accessed_at", f"{path}.accessed_at"),
+        access_count=msg.access_count,
+        version=msg.version,
+        archived=msg.archived,
+        expires_at=timestamp_from(msg, "expires_at", f"{path}.expires_at"),
+        key=msg.key,
+        embedding_model=msg.embedding_model,
+        embedding_dimension=msg.embedding_dimension,
+        supersedes=msg.supersedes,
+    )
+
+
+def key_entry_from(msg: mpb.KeyEntry, path: str) -> KeyEntry:
+    if not msg.HasField("content"):
+        raise InvalidArgument.field(f"{path}.content", "must be set (null_value for a tombstone)")
+    level = enum_value(
+        msg.security_level,
+        SECURITY_LEVELS,
+        f"{path}.security_level",
+        default=SecurityLevel.INTERNAL,
+    )
+    assert level is not None
+    return KeyEntry(
+        key=msg.key,
+        content=json_from_value(msg.content, f"{path}.content"),
+        valid=msg.valid,
+        version=msg.version,
+        updated_at=_required_time(msg, "updated_at", path),
+        source=provenance_from(msg, "source", f"{path}.source"),
+        security_level=level,
+        memory_id=msg.memory_id,
+        namespace=msg.namespace,
+    )
+
+
+def _object(msg: Any, field: str, path: str) -> dict[str, Any] | None:
+    if not msg.HasField(field):
+        return None
+    return {
+        name: json_from_value(value, f"{path}.{field}.{name}")
+        for name, value in getattr(msg, field).fields.items()
+    }
+
+
+def _working_from(msg: lpb.ExportedWorkingMemory, path: str) -> WorkingMemory:
+    wm = msg.working_memory
+    inner = f"{path}.working_memory"
+    return WorkingMemory(
+        scope=WorkingScope(wm.scope.thread_id, wm.scope.resource_id),
+        content=_object(wm, "content", inner) or {},
+        version=wm.version,
+        updated_at=_required_time(wm, "updated_at", inner),
+        expires_at=timestamp_from(wm, "expires_at", f"{inner}.expires_at"),
+        ttl=msg.ttl.ToTimedelta() if msg.HasField("ttl") else None,
+        json_schema=_object(wm, "json_schema", inner),
+    )
+
+
+def _session_from(s: lpb.ExportedSession, path: str) -> ExportedSession:
+    fixed = []
+    for i, e in enumerate(s.fixed_zone):
+        kind = enum_value(e.kind, FIXED_ZONE_KINDS, f"{path}.fixed_zone[{i}].kind")
+        if kind is None:
+            raise InvalidArgument.field(f"{path}.fixed_zone[{i}].kind", "must be set")
+        fixed.append(
+            FixedZoneEntry(
+                kind, e.content, _required_time(e, "created_at", f"{path}.fixed_zone[{i}]")
+            )
+        )
+    messages = []
+    for i, m in enumerate(s.messages):
+        role = enum_value(m.role, MESSAGE_ROLES, f"{path}.messages[{i}].role")
+        if role is None:
+            raise InvalidArgument.field(f"{path}.messages[{i}].role", "must be set")
+        messages.append(
+            SessionMessage(
+                role=role,
+                content=m.content,
+                seq=m.seq,
+                created_at=_required_time(m, "created_at", f"{path}.messages[{i}]"),
+                name=m.name,
+                tool_call_id=m.tool_call_id,
+            )
+        )
+    if not s.HasField("ttl"):
+        raise InvalidArgument.field(f"{path}.ttl", "must be set")
+    return ExportedSession(
+        agent_id=s.agent_id,
+        session_id=s.session_id,
+        created_at=_required_time(s, "created_at", path),
+        updated_at=_required_time(s, "updated_at", path),
+        version=s.version,
+        ttl=s.ttl.ToTimedelta(),
+        fixed_zone=fixed,
+        summary=s.summary,
+        messages=messages,
+        expires_at=timestamp_from(s, "expires_at", f"{path}.expires_at"),
+        closed=s.closed,
+        summarizer=s.summarizer,
+        summary_degraded=[Degradation(d.component, d.reason) for d in s.summary_degraded],
+        message_count=s.message_count,
+    )
+
+
+def export_item_from(record: lpb.ExportRecord) -> ExportItem:
+    """The domain item of one export record; InvalidArgument names the bad field."""
+    kind = record.WhichOneof("record")
+    if kind == "header":
+        h = record.header
+        return ExportHeader(
+            tenant_id=h.tenant_id,
+            agent_id=h.agent_id,
+            exported_at=_required_time(h, "exported_at", "header"),
+            embedding_model=h.embedding_model,
+            embedding_dimension=h.embedding_dimension,
+            format=h.format,
+        )
+    if kind == "memory":
+        memory = memory_from_proto(record.memory.memory, "memory.memory")
+        memory.vector = vector_from(record.memory.vector)
+        return ExportedMemory(memory)
+    if kind == "key_event":
+        e = record.key_event
+        return ExportedKeyEvent(e.agent_id, key_entry_from(e.entry, "key_event.entry"), e.current)
+    if kind == "working_memory":
+        w = record.working_memory
+        return ExportedWorkingMemory(w.agent_id, _working_from(w, "working_memory"))
+    if kind == "profile":
+        p = record.profile
+        profile = AgentProfile(
+            content=p.profile.content,
+            etag=p.profile.etag,
+            version=p.version,
+            updated_at=_required_time(p.profile, "updated_at", "profile.profile"),
+        )
+        return ExportedProfile(p.agent_id, profile)
+    if kind == "session":
+        return _session_from(record.session, "session")
+    if kind == "state":
+        st = record.state
+        return ExportedState(
+            st.agent_id, st.session_id, state_component_from(st.component, "state.component")
+        )
+    raise InvalidArgument.field("record", "is empty: set one of its kinds")
+
+
+def record_agent(item: ExportItem) -> str:
+    """The agent an export item belongs to ("" for the header)."""
+    if isinstance(item, ExportedMemory):
+        return item.memory.agent_id
+    if isinstance(item, ExportHeader):
+        return ""
+    return item.agent_id

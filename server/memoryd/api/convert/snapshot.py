@@ -1,0 +1,185 @@
+"""SnapshotService messages: BuildSnapshot, DefaultRead, SaveState / LoadState."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+from memoryd.api.convert.agent_state import working_scope_from
+from memoryd.api.convert.common import (
+    SECURITY_LEVELS,
+    enum_list,
+    enum_value,
+    set_timestamp,
+    timestamp_from,
+    vector_from,
+)
+from memoryd.api.convert.keyed import json_from_value, json_to_value
+from memoryd.api.convert.memories import degraded_to_proto
+from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.models import SecurityLevel
+from memoryd.domain.snapshot import (
+    DefaultReadRequest,
+    DefaultReadResult,
+    Snapshot,
+    SnapshotFormat,
+    SnapshotRequest,
+    SnapshotSection,
+    StateComponent,
+    StateWrite,
+)
+from memoryd_proto.v1 import snapshot_service_pb2 as spb
+
+SECTIONS: dict[int, SnapshotSection] = {
+    spb.SNAPSHOT_SECTION_PINNED: SnapshotSection.PINNED,
+    spb.SNAPSHOT_SECTION_PROFILE: SnapshotSection.PROFILE,
+    spb.SNAPSHOT_SECTION_WORKING: SnapshotSection.WORKING,
+    spb.SNAPSHOT_SECTION_SEMANTIC: SnapshotSection.SEMANTIC,
+    spb.SNAPSHOT_SECTION_RECENT: SnapshotSection.RECENT,
+    spb.SNAPSHOT_SECTION_SESSION: SnapshotSection.SESSION,
+}
+FORMATS: dict[int, SnapshotFormat] = {
+    spb.SNAPSHOT_FORMAT_MARKDOWN: SnapshotFormat.MARKDOWN,
+    spb.SNAPSHOT_FORMAT_XML: SnapshotFormat.XML,
+}
+_REVERSE_SECTIONS = {v: k for k, v in SECTIONS.items()}
+
+
+def _positive_or_none(value: int, field: str) -> int | None:
+    if value < 0:
+        raise InvalidArgument.field(field, f"must not be negative, got {value}")
+    return value or None
+
+
+def snapshot_request_from(req: spb.BuildSnapshotRequest) -> SnapshotRequest:
+    fmt = enum_value(req.format, FORMATS, "format", default=SnapshotFormat.MARKDOWN)
+    level = enum_value(
+        req.max_security_level,
+        SECURITY_LEVELS,
+        "max_security_level",
+        default=SecurityLevel.RESTRICTED,
+    )
+    assert fmt is not None and level is not None
+    window: timedelta | None = None
+    if req.HasField("recent_window"):
+        try:
+            window = req.recent_window.ToTimedelta()
+        except (ValueError, OverflowError) as exc:
+            raise InvalidArgument.field("recent_window", f"invalid duration: {exc}") from None
+    scope = working_scope_from(req.scope) if req.HasField("scope") else None
+    return SnapshotRequest(
+        namespace=req.namespace if req.HasField("namespace") else None,
+        trigger=req.trigger,
+        trigger_embedding=vector_from(req.trigger_embedding),
+        focus=req.focus,
+        token_budget=_positive_or_none(req.token_budget, "token_budget"),
+        sections=enum_list(req.sections, SECTIONS, "sections"),
+        priority=enum_list(req.priority, SECTIONS, "priority"),
+        format=fmt,
+        scope=scope,
+        session_id=req.session_id,
+        semantic_limit=_positive_or_none(req.semantic_limit, "semantic_limit"),
+        recent_limit=_positive_or_none(req.recent_limit, "recent_limit"),
+        recent_window=window,
+        max_security_level=level,
+    )
+
+
+def snapshot_response(snapshot: Snapshot) -> spb.BuildSnapshotResponse:
+    resp = spb.BuildSnapshotResponse(
+        text=snapshot.text,
+        tokens_used=snapshot.tokens_used,
+        token_budget=snapshot.token_budget,
+        token_counter=snapshot.token_counter,
+    )
+    for item in snapshot.items:
+        resp.items.add(
+            section=_REVERSE_SECTIONS[item.section],
+            id=item.id,
+            text=item.text,
+            tokens=item.tokens,
+            truncated=item.truncated,
+        )
+    for usage in snapshot.usage:
+        resp.usage.add(
+            section=_REVERSE_SECTIONS[usage.section],
+            tokens=usage.tokens,
+            items=usage.items,
+        )
+    for omitted in snapshot.omitted:
+        resp.omitted.add(
+            section=_REVERSE_SECTIONS[omitted.section],
+            id=omitted.id,
+            reason=omitted.reason,
+        )
+    resp.degraded.extend(degraded_to_proto(snapshot.degraded))
+    return resp
+
+
+def default_read_request_from(req: spb.DefaultReadRequest) -> DefaultReadRequest:
+    return DefaultReadRequest(
+        token_limit=_positive_or_none(req.token_limit, "token_limit"),
+        tags=tuple(req.tags),
+        current_time=timestamp_from(req, "current_time"),
+        prefix=req.prefix,
+    )
+
+
+def default_read_response(result: DefaultReadResult) -> spb.DefaultReadResponse:
+    resp = spb.DefaultReadResponse(
+        text=result.text, tokens_used=result.tokens_used, token_counter=result.token_counter
+    )
+    for line in result.lines:
+        out = resp.lines.add(key=line.key, type=line.type, summary=line.summary)
+        set_timestamp(out.updated_at, line.updated_at)
+    return resp
+
+
+def state_writes_from(req: spb.SaveStateRequest) -> list[StateWrite]:
+    writes = []
+    for i, component in enumerate(req.components):
+        state = {
+            name: json_from_value(value, f"components[{i}].state.{name}")
+            for name, value in component.state.fields.items()
+        }
+        writes.append(StateWrite(name=component.name, state=state))
+    return writes
+
+
+def state_component_to_proto(
+    component: StateComponent, out: spb.StateComponent | None = None
+) -> spb.StateComponent:
+    msg = spb.StateComponent() if out is None else out
+    msg.name = component.name
+    msg.version = component.version
+    msg.state.SetInParent()
+    for name, value in component.state.items():
+        json_to_value(value, msg.state.fields[name])
+    set_timestamp(msg.updated_at, component.updated_at)
+    return msg
+
+
+def state_component_from(msg: spb.StateComponent, path: str) -> StateComponent:
+    """A complete component (export files carry version and time)."""
+    updated = timestamp_from(msg, "updated_at", f"{path}.updated_at")
+    if updated is None:
+        raise InvalidArgument.field(f"{path}.updated_at", "must be set")
+    state = {
+        name: json_from_value(value, f"{path}.state.{name}")
+        for name, value in msg.state.fields.items()
+    }
+    return StateComponent(name=msg.name, state=state, version=msg.version, updated_at=updated)
+
+
+def save_state_response(components: Sequence[StateComponent]) -> spb.SaveStateResponse:
+    resp = spb.SaveStateResponse()
+    for component in components:
+        state_component_to_proto(component, resp.components.add())
+    return resp
+
+
+def load_state_response(components: Sequence[StateComponent]) -> spb.LoadStateResponse:
+    resp = spb.LoadStateResponse()
+    for component in components:
+        state_component_to_proto(component, resp.components.add())
+    return resp

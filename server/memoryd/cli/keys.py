@@ -1,0 +1,477 @@
+"""memoryctl's keyed-memory commands: `key set|get|history`, `ls` and `export-tree`.
+
+`export-tree DIR` writes what shell tools expect:
+- ``DIR/log.jsonl``: one envelope per write, oldest first (tombstones included);
+- ``DIR/state.jsonl``: the latest valid state of every key, in key order;
+- ``DIR/index/<key path>.json``: one file per live key, segments percent-encoded
+  (service/keys.py decides the names), so ``ls DIR/index/user/calendar/`` and
+  ``jq .content.summary DIR/index/user/calendar/*.json`` work.
+An envelope is ``{"key", "ts", "version", "valid", "source", "content"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from google.protobuf import json_format, struct_pb2
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+from rich.text import Text
+
+from memoryd.cli import render
+from memoryd.cli.common import AgentOption, JsonOption, fail, session
+from memoryd.service.keys import InvalidKey, key_file_path
+from memoryd_client import MemorydClient
+from memoryd_client.requests import security_level_value
+from memoryd_proto.v1 import common_pb2, memory_service_pb2
+
+key_app = typer.Typer(
+    help="Keyed memory: one JSON value per path like /user/preference/style.",
+    no_args_is_help=True,
+)
+
+#: Pages as large as the daemon allows by default (limits.max_page_size).
+PAGE_SIZE = 500
+PREVIEW_CHARS = 80
+LOG_FILE, STATE_FILE, INDEX_DIR = "log.jsonl", "state.jsonl", "index"
+_EXACT_INT = 2**53
+
+KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="The key, e.g. /user/name.")]
+
+
+class SourceKind(StrEnum):
+    user = "user"
+    tool = "tool"
+    web = "web"
+    file = "file"
+    system = "system"
+    agent = "agent"
+
+
+class Level(StrEnum):
+    public = "public"
+    internal = "internal"
+    confidential = "confidential"
+    restricted = "restricted"
+
+
+# ---------------------------------------------------------------- conversions
+
+
+def _py(data: Any) -> Any:
+    """JSON numbers travel as doubles: give integral ones back as ints."""
+    if isinstance(data, float) and data.is_integer() and abs(data) <= _EXACT_INT:
+        return int(data)
+    if isinstance(data, dict):
+        return {k: _py(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_py(v) for v in data]
+    return data
+
+
+def content_of(entry: memory_service_pb2.KeyEntry) -> Any:
+    return _py(json_format.MessageToDict(entry.content)) if entry.HasField("content") else None
+
+
+def _parse_content(raw: str) -> struct_pb2.Value:
+    text = sys.stdin.read() if raw == "-" else raw
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(
+            f"not valid JSON ({exc}); quote strings, e.g. '\"Alice\"', and use null to delete",
+            param_hint="JSON",
+        ) from None
+    value = struct_pb2.Value()
+    json_format.ParseDict(data, value)
+    return value
+
+
+def _parse_time(raw: str, param: str) -> datetime:
+    if raw == "now":
+        return datetime.now(UTC)
+    try:
+        when = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise typer.BadParameter("must be an ISO 8601 time or 'now'", param_hint=param) from None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
+
+
+def _source_dict(entry: memory_service_pb2.KeyEntry) -> dict[str, Any] | None:
+    if not entry.HasField("source") or not entry.source.kind:
+        return None
+    s = entry.source
+    kind = common_pb2.ProvenanceKind.Name(s.kind).removeprefix("PROVENANCE_KIND_").lower()
+    retrieved = s.retrieved_at.ToJsonString() if s.HasField("retrieved_at") else None
+    return {"kind": kind, "name": s.name, "retrieved_at": retrieved, "locator": s.locator}
+
+
+def envelope(entry: memory_service_pb2.KeyEntry) -> dict[str, Any]:
+    """One write as export-tree stores it."""
+    return {
+        "key": entry.key,
+        "ts": entry.updated_at.ToJsonString(),
+        "version": entry.version,
+        "valid": entry.valid,
+        "source": _source_dict(entry),
+        "content": content_of(entry) if entry.valid else None,
+    }
+
+
+def _preview(entry: memory_service_pb2.KeyEntry) -> Text:
+    if not entry.valid:
+        return Text("(deleted)", style="red")
+    text = json.dumps(content_of(entry), ensure_ascii=False)
+    if len(text) > PREVIEW_CHARS:
+        text = text[: PREVIEW_CHARS - 1] + "…"
+    return Text(text)
+
+
+def _source_text(entry: memory_service_pb2.KeyEntry) -> Text:
+    source = _source_dict(entry)
+    if source is None:
+        return Text("")
+    return Text(" ".join(str(p) for p in (source["kind"], source["name"], source["locator"]) if p))
+
+
+# ---------------------------------------------------------------- paging
+
+
+def _all_keys(
+    client: MemorydClient, agent: str, prefix: str, recursive: bool
+) -> tuple[list[memory_service_pb2.KeyEntry], list[str]]:
+    entries: list[memory_service_pb2.KeyEntry] = []
+    dirs: list[str] = []
+    token = ""
+    while True:
+        request = memory_service_pb2.ListKeysRequest(
+            agent_id=agent,
+            prefix=prefix,
+            recursive=recursive,
+            page_size=PAGE_SIZE,
+            page_token=token,
+        )
+        response: memory_service_pb2.ListKeysResponse = client.call(client.memory.ListKeys, request)
+        entries.extend(response.entries)
+        dirs.extend(response.directories)
+        token = response.next_page_token
+        if not token:
+            return entries, dirs
+
+
+def _history_pages(
+    client: MemorydClient, agent: str, key: str
+) -> Iterator[memory_service_pb2.KeyHistoryResponse]:
+    token = ""
+    while True:
+        request = memory_service_pb2.KeyHistoryRequest(
+            agent_id=agent, key=key, page_size=PAGE_SIZE, page_token=token
+        )
+        response: memory_service_pb2.KeyHistoryResponse = client.call(
+            client.memory.KeyHistory, request
+        )
+        yield response
+        token = response.next_page_token
+        if not token:
+            return
+
+
+# ---------------------------------------------------------------- key set / get / history
+
+
+@key_app.command("set")
+def key_set(
+    ctx: typer.Context,
+    key: KeyArg,
+    content: Annotated[
+        str,
+        typer.Argument(
+            metavar="JSON|null",
+            help="The value as JSON ('-' reads stdin); null deletes the key (a tombstone).",
+        ),
+    ],
+    agent: AgentOption,
+    source_kind: Annotated[
+        SourceKind | None, typer.Option(help="Where the value comes from.")
+    ] = None,
+    source_name: Annotated[str, typer.Option(help="The source's name, e.g. a tool.")] = "",
+    locator: Annotated[str, typer.Option(help="URL, path or id within the source.")] = "",
+    retrieved_at: Annotated[
+        str | None, typer.Option(metavar="TIME", help="ISO 8601 time, or 'now'.")
+    ] = None,
+    if_version: Annotated[
+        int | None,
+        typer.Option(help="Write only if the key is at this version (0: never written)."),
+    ] = None,
+    security_level: Annotated[
+        Level | None, typer.Option("--security-level", help="Default: internal.")
+    ] = None,
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace.")] = "",
+    as_json: JsonOption = False,
+) -> None:
+    """Write KEY (last write wins); provenance is required for web, tool and file
+    sources and for keys under /kb/.
+
+    Example: memoryctl key set /user/prefs/drink '{"summary": "Prefers tea"}' --agent demo
+    """
+    request = memory_service_pb2.SetMemoryRequest(
+        agent_id=agent, key=key, content=_parse_content(content), namespace=namespace
+    )
+    if source_kind is not None or source_name or locator or retrieved_at:
+        kind = (source_kind or SourceKind.user).value.upper()
+        request.source.kind = common_pb2.ProvenanceKind.Value(f"PROVENANCE_KIND_{kind}")  # type: ignore[assignment]
+        request.source.name = source_name
+        request.source.locator = locator
+        if retrieved_at is not None:
+            request.source.retrieved_at.FromDatetime(_parse_time(retrieved_at, "--retrieved-at"))
+    if if_version is not None:
+        request.if_version = if_version
+    if security_level is not None:
+        request.security_level = security_level_value(security_level.value)
+    with session(ctx) as client:
+        response: memory_service_pb2.SetMemoryResponse = client.call(
+            client.memory.SetMemory, request
+        )
+    if as_json:
+        render.print_json(response)
+        return
+    render.warn_degraded(response.degraded)
+    verb = "Set" if response.entry.valid else "Deleted"
+    render.console().print(Text(f"{verb} {response.entry.key} (version {response.entry.version})"))
+
+
+@key_app.command("get")
+def key_get(
+    ctx: typer.Context, key: KeyArg, agent: AgentOption, as_json: JsonOption = False
+) -> None:
+    """Show KEY's current value and details.
+
+    Example: memoryctl key get /user/prefs/drink --agent demo
+    """
+    with session(ctx) as client:
+        response: memory_service_pb2.GetKeyResponse = client.call(
+            client.memory.GetKey, memory_service_pb2.GetKeyRequest(agent_id=agent, key=key)
+        )
+    if as_json:
+        render.print_json(response)
+        return
+    e = response.entry
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    rows: list[tuple[str, str | Text]] = [
+        ("key", Text(e.key)),
+        ("version", str(e.version)),
+        ("updated", render.timestamp(e.updated_at)),
+        ("security", render.security_name(e.security_level)),
+        ("memory", e.memory_id),
+    ]
+    if e.namespace:
+        rows.append(("namespace", Text(e.namespace)))
+    if _source_dict(e) is not None:
+        rows.append(("source", _source_text(e)))
+    rows.append(("content", Text(json.dumps(content_of(e), ensure_ascii=False, indent=2))))
+    for name, value in rows:
+        table.add_row(name, value)
+    render.console().print(table)
+
+
+@key_app.command("history")
+def key_history(
+    ctx: typer.Context, key: KeyArg, agent: AgentOption, as_json: JsonOption = False
+) -> None:
+    """Every write of KEY, oldest first, deletions included. A directory ("/user/",
+    "/" for all) lists the writes of every key below it.
+
+    Example: memoryctl key history /user/prefs/drink --agent demo
+    """
+    entries: list[memory_service_pb2.KeyEntry] = []
+    with session(ctx) as client:
+        for page in _history_pages(client, agent, key):
+            entries.extend(page.entries)
+    if as_json:
+        render.print_json(memory_service_pb2.KeyHistoryResponse(entries=entries))
+        return
+    table = Table(header_style="bold")
+    table.add_column("version", justify="right")
+    table.add_column("updated", no_wrap=True)
+    if key.endswith("/"):
+        table.add_column("key")
+    table.add_column("source")
+    table.add_column("content", overflow="fold", ratio=1)
+    for e in entries:
+        cells: list[str | Text] = [str(e.version), render.timestamp(e.updated_at)]
+        if key.endswith("/"):
+            cells.append(Text(e.key))
+        table.add_row(*cells, _source_text(e), _preview(e))
+    render.console().print(table)
+
+
+# ---------------------------------------------------------------- ls
+
+
+def ls(
+    ctx: typer.Context,
+    agent: AgentOption,
+    prefix: Annotated[
+        str, typer.Argument(metavar="PREFIX", help="A directory like /user/ (default: /).")
+    ] = "/",
+    recursive: Annotated[
+        bool, typer.Option("--recursive", "-r", help="Every key below PREFIX.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """List keys like `ls`: the keys and directories directly under PREFIX (every key
+    below it with -r). Deleted keys are not listed.
+
+    Example: memoryctl ls /user/calendar/ --agent demo
+    """
+    with session(ctx) as client:
+        entries, dirs = _all_keys(client, agent, prefix, recursive)
+    if as_json:
+        render.print_json(memory_service_pb2.ListKeysResponse(entries=entries, directories=dirs))
+        return
+    out = render.console()
+    if not entries and not dirs:
+        out.print("No keys.")
+        return
+    base = prefix.rstrip("/") + "/"
+    rows: list[tuple[str, Text, str, str, Text]] = [
+        (d, Text(d.removeprefix(base) or d, style="bold blue"), "", "", Text("")) for d in dirs
+    ]
+    rows += [
+        (
+            e.key,
+            Text(e.key.removeprefix(base) or e.key),
+            str(e.version),
+            render.timestamp(e.updated_at),
+            _preview(e),
+        )
+        for e in entries
+    ]
+    rows.sort(key=lambda row: row[0].encode("utf-8"))
+    table = Table(header_style="bold")
+    table.add_column("name")
+    table.add_column("version", justify="right")
+    table.add_column("updated", no_wrap=True)
+    table.add_column("content", overflow="fold", ratio=1)
+    for _, name, version, updated, preview in rows:
+        table.add_row(name, version, updated, preview)
+    out.print(table)
+
+
+# ---------------------------------------------------------------- export-tree
+
+
+def _jsonl(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _prepare(root: Path, overwrite: bool) -> None:
+    mine = [root / LOG_FILE, root / STATE_FILE, root / INDEX_DIR]
+    if root.exists() and not root.is_dir():
+        raise typer.BadParameter(f"{root} exists and is not a directory", param_hint="DIR")
+    if root.exists() and any(root.iterdir()):
+        if not overwrite:
+            raise typer.BadParameter(
+                f"{root} is not empty; pass --overwrite to replace a previous export",
+                param_hint="DIR",
+            )
+        others = [p for p in root.iterdir() if p not in mine]
+        if others:
+            raise typer.BadParameter(
+                f"{root} holds files export-tree did not write ({others[0].name}); "
+                "choose an empty directory",
+                param_hint="DIR",
+            )
+        for path in mine:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+    (root / INDEX_DIR).mkdir(parents=True, exist_ok=True)
+
+
+def index_file(index_root: Path, key: str) -> Path:
+    """Where KEY's file goes: inside ``index_root`` (resolved), or ValueError."""
+    try:
+        relative = key_file_path(key)
+    except InvalidKey as exc:
+        raise ValueError(f"key {key!r} {exc}") from None
+    target = (index_root / relative).resolve()
+    if not target.is_relative_to(index_root):
+        raise ValueError(f"key {key!r} would be written outside {index_root}")
+    return target
+
+
+def export_tree(
+    ctx: typer.Context,
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Where to write the tree.")],
+    agent: AgentOption,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace a previous export in DIR (only its own files).")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Write the agent's keys as files: DIR/log.jsonl (every write), DIR/state.jsonl
+    (the latest value of every key) and DIR/index/<key path>.json (one per key).
+
+    Example: memoryctl export-tree ./demo-keys --agent demo && ls ./demo-keys/index/user/
+    """
+    root = directory.resolve()
+    _prepare(root, overwrite)
+    index_root = (root / INDEX_DIR).resolve()
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=render.console(stderr=True),
+        disable=as_json,
+        transient=True,
+    )
+    with session(ctx) as client, progress:
+        reading = progress.add_task("reading history", total=None)
+        writes: list[memory_service_pb2.KeyEntry] = []
+        for page in _history_pages(client, agent, "/"):
+            writes.extend(page.entries)
+            progress.update(reading, completed=len(writes))
+        entries, _ = _all_keys(client, agent, "/", recursive=True)
+        progress.update(reading, total=len(writes))
+
+        writes.sort(key=lambda e: e.version)
+        with open(root / LOG_FILE, "w", encoding="utf-8") as log:
+            log.writelines(_jsonl(envelope(e)) for e in writes)
+        writing = progress.add_task("writing keys", total=len(entries))
+        refused: list[str] = []
+        with open(root / STATE_FILE, "w", encoding="utf-8") as state:
+            for e in entries:
+                data = envelope(e)
+                state.write(_jsonl(data))
+                try:
+                    target = index_file(index_root, e.key)
+                except ValueError as exc:  # the daemon sends normalised keys: never expected
+                    refused.append(str(exc))
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(
+                    json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+                )
+                progress.advance(writing)
+    if refused:
+        fail([f"error: not written to {INDEX_DIR}/: {reason}" for reason in refused])
+    summary = {"dir": str(root), "writes": len(writes), "keys": len(entries)}
+    if as_json:
+        render.print_json(summary)
+        return
+    render.console().print(Text(f"Exported {len(entries)} keys ({len(writes)} writes) to {root}"))
+
+
+__all__ = ["envelope", "export_tree", "index_file", "key_app", "ls"]

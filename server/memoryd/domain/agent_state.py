@@ -1,0 +1,176 @@
+"""Domain objects of an agent's working state: working memory, the agent profile
+(agent.md) and sessions (short-term memory). Stored as records (memoryd.domain.records)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from memoryd.domain.models import Memory
+from memoryd.domain.requests import Degradation
+
+#: Separates thread_id and resource_id in a WORKING record key. Scope ids may not
+#: contain control characters, so the key is unambiguous.
+SCOPE_KEY_SEPARATOR = "\x00"
+
+
+# ---------------------------------------------------------------- working memory
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingScope:
+    """A working-memory scope within a partition; at least one id is non-empty."""
+
+    thread_id: str = ""
+    resource_id: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.thread_id}{SCOPE_KEY_SEPARATOR}{self.resource_id}"
+
+    @classmethod
+    def from_key(cls, key: str) -> WorkingScope:
+        thread_id, _, resource_id = key.partition(SCOPE_KEY_SEPARATOR)
+        return cls(thread_id, resource_id)
+
+
+class WorkingMemoryMode(enum.StrEnum):
+    #: Top-level fields of the new content replace the stored ones; others are kept.
+    MERGE = "merge"
+    #: The new content replaces the stored object.
+    REPLACE = "replace"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingMemoryWrite:
+    """A SetWorkingMemory request. ``ttl`` and ``json_schema`` are None when not given
+    (the stored ones are kept); a zero ttl removes the expiry, ``{}`` the schema."""
+
+    scope: WorkingScope
+    content: dict[str, Any] = field(default_factory=dict)
+    mode: WorkingMemoryMode = WorkingMemoryMode.MERGE
+    ttl: timedelta | None = None
+    json_schema: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingMemory:
+    scope: WorkingScope
+    content: dict[str, Any]
+    version: int
+    updated_at: datetime
+    expires_at: datetime | None = None
+    ttl: timedelta | None = None
+    json_schema: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingScopeQuery:
+    """Filters are exact matches; None means "any"."""
+
+    thread_id: str | None = None
+    resource_id: str | None = None
+    page_size: int | None = None
+    page_token: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingScopePage:
+    items: list[WorkingMemory]
+    next_page_token: str = ""
+
+
+# ---------------------------------------------------------------- profile
+
+#: The record key of the one profile document of a partition.
+PROFILE_KEY = "agent.md"
+#: ``if_match`` value meaning "only if no profile exists yet".
+IF_MATCH_NONE = "none"
+#: ``if_match`` value meaning "only if a profile exists" (any version).
+IF_MATCH_ANY = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentProfile:
+    content: str
+    #: Unquoted lowercase hex; SetProfile also accepts it in double quotes.
+    etag: str
+    version: int
+    updated_at: datetime
+
+
+# ---------------------------------------------------------------- sessions
+
+
+class MessageRole(enum.StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+class FixedZoneKind(enum.StrEnum):
+    #: The event that started the run; one per session (a new one replaces it).
+    TRIGGER = "trigger"
+    #: What the run is currently focused on; one per session (a new one replaces it).
+    FOCUS = "focus"
+    #: Injected instructions; they accumulate in order.
+    INSTRUCTION = "instruction"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDraft:
+    """A message to append. ``role`` None means unset on the wire (rejected)."""
+
+    role: MessageRole | None
+    content: str = ""
+    name: str = ""
+    tool_call_id: str = ""
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMessage:
+    role: MessageRole
+    content: str
+    seq: int
+    created_at: datetime
+    name: str = ""
+    tool_call_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FixedZoneEntry:
+    kind: FixedZoneKind
+    content: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AppendOutcome:
+    #: Messages appended to the session so far (the seq of the last one).
+    message_count: int
+    #: True when older turns were folded into the summary by this call.
+    compressed: bool = False
+    degraded: tuple[Degradation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionWindow:
+    fixed_zone: list[FixedZoneEntry]
+    summary: str
+    recent: list[SessionMessage]
+    tokens_used: int
+    #: How the summary was made: "llm" or "extractive".
+    summarizer: str
+    token_counter: str
+    degraded: tuple[Degradation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EndSessionOutcome:
+    summary: str
+    extracted: list[Memory]
+    degraded: tuple[Degradation, ...] = ()

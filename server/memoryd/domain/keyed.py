@@ -1,0 +1,80 @@
+"""Keyed memory: one slot per key path per partition, its write history, its queries.
+
+A slot holds any JSON value; ``None`` (JSON null) is a tombstone. Every write gets a
+version that is monotonic per partition, so versions order writes across keys too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memoryd.domain.models import Provenance, SecurityLevel
+
+#: A JSON value as Python data: dict, list, str, int, float, bool or None.
+JsonValue = Any
+
+
+@dataclass(frozen=True, slots=True)
+class KeyEntry:
+    """The state of a key after one write (the latest one, or one from its history)."""
+
+    key: str
+    #: The JSON content; None for a tombstone.
+    content: JsonValue
+    #: False for a tombstone.
+    valid: bool
+    version: int
+    updated_at: datetime
+    source: Provenance | None = None
+    security_level: SecurityLevel = SecurityLevel.INTERNAL
+    #: The long-term memory mirroring the content ("" for a tombstone).
+    memory_id: str = ""
+    namespace: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyWrite:
+    """A SetMemory request. ``content`` None writes a tombstone."""
+
+    key: str
+    content: JsonValue
+    source: Provenance | None = None
+    #: Expected current version (0: the key was never written); None: no check.
+    if_version: int | None = None
+    #: None: the server default.
+    security_level: SecurityLevel | None = None
+    namespace: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyListQuery:
+    #: A directory like "/user/" ("" or "/" is the root); a missing trailing "/" is implied.
+    prefix: str = ""
+    #: Every key below ``prefix`` instead of one level.
+    recursive: bool = False
+    page_size: int | None = None
+    page_token: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyListing:
+    entries: list[KeyEntry]
+    #: Directories directly below the prefix (one-level listings only), ending in "/".
+    directories: list[str]
+    next_page_token: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyHistoryQuery:
+    key: str
+    page_size: int | None = None
+    page_token: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyHistoryPage:
+    #: Oldest first; tombstones included.
+    entries: list[KeyEntry]
+    next_page_token: str = ""

@@ -1,0 +1,219 @@
+"""Domain objects of the LifecycleService: stats, selections, long operations'
+progress and results, and the records of an export (``memoryd.export.v1``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from memoryd.domain.agent_state import (
+    AgentProfile,
+    FixedZoneEntry,
+    SessionMessage,
+    WorkingMemory,
+)
+from memoryd.domain.keyed import KeyEntry
+from memoryd.domain.models import Memory, MemoryType, TagMatch
+from memoryd.domain.requests import Degradation
+from memoryd.domain.snapshot import StateComponent
+
+#: ExportHeader.format of this version of the export format.
+EXPORT_FORMAT = "memoryd.export.v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """One step of a long operation (streamed to the caller)."""
+
+    phase: str
+    done: int = 0
+    total: int = 0
+    message: str = ""
+
+
+# ---------------------------------------------------------------- stats
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    #: Every memory the caller may see, archived ones included.
+    memories: int
+    by_memory_type: dict[str, int]
+    #: Only levels at or below the caller's clearance.
+    by_security_level: dict[str, int]
+    archived: int
+    keys: int
+    sessions: int
+    working_scopes: int
+    average_importance: float
+    #: Bytes of the whole store on disk (0 when the backend cannot tell, or the
+    #: caller is not an admin: it covers every tenant).
+    store_bytes: int
+    last_maintenance_at: datetime | None
+    by_embedding_model: dict[str, int]
+
+
+# ---------------------------------------------------------------- selections
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySelector:
+    """Ids, or a filter (all its criteria must hold). Never empty."""
+
+    ids: tuple[str, ...] = ()
+    namespace: str | None = None
+    tags: tuple[str, ...] = ()
+    tag_match: TagMatch = TagMatch.ANY
+    memory_types: tuple[MemoryType, ...] = ()
+    created_before: datetime | None = None
+    created_after: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PruneCriteria:
+    """Memories matching every given criterion go; at least one must be given."""
+
+    created_before: datetime | None = None
+    tags: tuple[str, ...] = ()
+    #: Memories accessed fewer times than this.
+    min_access_count: int | None = None
+    memory_types: tuple[MemoryType, ...] = ()
+    dry_run: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PruneOutcome:
+    pruned: int
+    ids: list[str]
+    dry_run: bool
+
+
+# ---------------------------------------------------------------- long operations
+
+
+@dataclass(frozen=True, slots=True)
+class CompactOptions:
+    merge_group_threshold: int | None = None
+    merge_similarity: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompactResult:
+    tombstones_purged: int = 0
+    expired_purged: int = 0
+    merged: int = 0
+    store_optimized: bool = False
+    #: Key-history writes moved to the archive (history_policy "archive").
+    history_archived: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceOptions:
+    max_entries: int | None = None
+    retention_days: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceResult:
+    archived: int
+    deleted_by_retention: int
+    expired: int
+    compacted: bool
+    finished_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReembedResult:
+    reembedded: int
+    embedding_model: str
+
+
+# ---------------------------------------------------------------- export / import
+
+
+@dataclass(frozen=True, slots=True)
+class ExportHeader:
+    tenant_id: str
+    #: The exported agent; "" for a tenant-wide export.
+    agent_id: str
+    exported_at: datetime
+    embedding_model: str
+    embedding_dimension: int
+    format: str = EXPORT_FORMAT
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedMemory:
+    #: With its vector when vectors were requested.
+    memory: Memory
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedKeyEvent:
+    agent_id: str
+    entry: KeyEntry
+    #: The key's current slot is this write.
+    current: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedWorkingMemory:
+    agent_id: str
+    working: WorkingMemory
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedProfile:
+    agent_id: str
+    profile: AgentProfile
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedSession:
+    agent_id: str
+    session_id: str
+    created_at: datetime
+    updated_at: datetime
+    version: int
+    ttl: timedelta
+    fixed_zone: list[FixedZoneEntry] = field(default_factory=list)
+    summary: str = ""
+    messages: list[SessionMessage] = field(default_factory=list)
+    expires_at: datetime | None = None
+    closed: bool = False
+    summarizer: str = ""
+    summary_degraded: list[Degradation] = field(default_factory=list)
+    message_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedState:
+    agent_id: str
+    session_id: str
+    component: StateComponent
+
+
+ExportItem = (
+    ExportHeader
+    | ExportedMemory
+    | ExportedKeyEvent
+    | ExportedWorkingMemory
+    | ExportedProfile
+    | ExportedSession
+    | ExportedState
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRejection:
+    #: Position of the record in the import stream (0-based).
+    index: int
+    reason: str
+
+
+@dataclass(slots=True)
+class ImportOutcome:
+    imported: int = 0
+    #: Already present at the same or a newer version.
+    skipped: int = 0
+    rejected: list[ImportRejection] = field(default_factory=list)

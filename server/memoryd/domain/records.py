@@ -1,0 +1,43 @@
+"""Documents that are not vector-searched: keyed-memory slots and their history,
+working memory, agent profiles, sessions and saved component state.
+
+They share one shape so every backend stores them the same way (a LanceDB table, a
+Qdrant collection per kind) and one conformance suite covers them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+class RecordKind(enum.StrEnum):
+    #: Latest state of a keyed-memory slot; record key = the normalised key path.
+    KEY = "key"
+    #: One write of a key (history); record key = "<key path>\x00<version:020d>".
+    KEY_EVENT = "key_event"
+    #: Working memory of a scope; record key = "<thread_id>\x00<resource_id>".
+    WORKING = "working"
+    #: The agent.md document; record key = "agent.md".
+    PROFILE = "profile"
+    #: A session (fixed zone, summary, messages); record key = session id.
+    SESSION = "session"
+    #: Saved component state; record key = "<session id>\x00<component name>".
+    STATE = "state"
+    #: A per-partition sequence; record key = its name (e.g. "keys"), value = ``version``.
+    #: Written in the same batch as the records it numbers, so it never lags them.
+    COUNTER = "counter"
+
+
+@dataclass(slots=True)
+class Record:
+    """A JSON document in a partition, addressed by (kind, key)."""
+
+    kind: RecordKind
+    key: str
+    doc: dict[str, Any]
+    version: int
+    updated_at: datetime
+    expires_at: datetime | None = None

@@ -1,0 +1,144 @@
+"""Domain objects of the SnapshotService: budgeted snapshots, default read, saved state."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from memoryd.domain.agent_state import WorkingScope
+from memoryd.domain.models import SecurityLevel, Vector
+from memoryd.domain.requests import Degradation
+
+
+class SnapshotSection(enum.StrEnum):
+    PINNED = "pinned"
+    PROFILE = "profile"
+    WORKING = "working"
+    SEMANTIC = "semantic"
+    RECENT = "recent"
+    SESSION = "session"
+
+
+#: The fill order when a request names none (also the order sections are rendered in).
+DEFAULT_PRIORITY: tuple[SnapshotSection, ...] = tuple(SnapshotSection)
+#: Memories tagged with this fill the pinned section.
+PINNED_TAG = "pinned"
+
+
+class SnapshotFormat(enum.StrEnum):
+    MARKDOWN = "markdown"
+    #: One ``<long_term_memory>`` block, a child element per section and per item.
+    XML = "xml"
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRequest:
+    """A BuildSnapshot request; None fields take the server's defaults."""
+
+    namespace: str | None = None
+    trigger: str = ""
+    trigger_embedding: Vector | None = None
+    focus: str = ""
+    token_budget: int | None = None
+    #: Empty: every section.
+    sections: tuple[SnapshotSection, ...] = ()
+    #: Fill order; sections it leaves out follow in the default order.
+    priority: tuple[SnapshotSection, ...] = ()
+    format: SnapshotFormat = SnapshotFormat.MARKDOWN
+    scope: WorkingScope | None = None
+    session_id: str = ""
+    semantic_limit: int | None = None
+    recent_limit: int | None = None
+    recent_window: timedelta | None = None
+    max_security_level: SecurityLevel = SecurityLevel.RESTRICTED
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotItem:
+    section: SnapshotSection
+    #: Memory id, working scope ("thread/resource"), "agent.md", or a session part
+    #: ("trigger", "focus", "instruction:<n>", "summary", "message:<seq>").
+    id: str
+    #: The item's text as rendered (truncated ones end in an ellipsis).
+    text: str
+    #: Tokens of the item's rendered line.
+    tokens: int
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SectionUsage:
+    section: SnapshotSection
+    #: Tokens of the section's rendered block (its header included).
+    tokens: int
+    items: int
+
+
+@dataclass(frozen=True, slots=True)
+class OmittedItem:
+    section: SnapshotSection
+    id: str
+    #: "budget" (did not fit) or "duplicate" (already in an earlier section).
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    text: str
+    items: list[SnapshotItem]
+    usage: list[SectionUsage]
+    #: Tokens of ``text`` as counted by ``token_counter``; never above token_budget.
+    tokens_used: int
+    token_budget: int
+    omitted: list[OmittedItem]
+    token_counter: str
+    degraded: tuple[Degradation, ...] = ()
+
+
+# ---------------------------------------------------------------- default read
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultReadRequest:
+    token_limit: int | None = None
+    tags: tuple[str, ...] = ()
+    #: Entries whose content ``expired_at`` is before this are skipped; None: now.
+    current_time: datetime | None = None
+    prefix: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultReadLine:
+    key: str
+    type: str
+    summary: str
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultReadResult:
+    text: str
+    lines: list[DefaultReadLine]
+    tokens_used: int
+    token_counter: str
+
+
+# ---------------------------------------------------------------- saved state
+
+
+@dataclass(frozen=True, slots=True)
+class StateWrite:
+    """One component of a SaveState request."""
+
+    name: str
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StateComponent:
+    name: str
+    state: dict[str, Any]
+    version: int
+    updated_at: datetime

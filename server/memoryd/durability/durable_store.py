@@ -1,0 +1,409 @@
+"""Every mutation goes through the write-ahead log before the store sees it.
+
+``Durability`` owns the log and both stores. A write (upsert, delete, put_records,
+delete_records; access statistics are best effort and not logged) is appended,
+fsynced with its group, then applied; the caller is answered after the fsync and
+the apply attempt. If applying fails the write still stands: the entry stays
+pending, the store is marked degraded, and a background task retries pending
+entries in order with backoff (the circuit breaker's half-open probe). Reads overlay
+pending entries (get, list, search, get_records), so a caller reads its own writes
+while the store is down.
+
+``transaction()`` collects the writes of a block (in the same task) into ONE log
+entry applied in order: keyed memory writes a key and its mirror memory together.
+
+A checkpoint task makes the store's files durable (``syncfs`` of its directory, off
+the request path) and then records the highest sequence applied with every earlier
+one; segments below it are deleted. On start the entries after the checkpoint are
+replayed in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from memoryd.domain.errors import MemorydError, Unavailable
+from memoryd.durability.ops import Op, coalesce, decode, encode
+from memoryd.durability.wal import WalUnusable, WriteAheadLog
+from memoryd.resilience.breaker import CircuitBreaker
+from memoryd.resilience.degradation import ComponentStates, report
+from memoryd.storage.base import Store
+from memoryd.storage.records import RecordStore
+
+log = structlog.get_logger(__name__)
+
+STORE = "store"
+WAL = "wal"
+
+_transaction: ContextVar[list[tuple[Durability, Op]] | None] = ContextVar(
+    "wal_transaction", default=None
+)
+
+
+@contextlib.asynccontextmanager
+async def transaction() -> AsyncIterator[None]:
+    """Writes made in the block become one log entry, committed when it exits
+    (nothing when it raises). Inside, writes return before they are durable and
+    deletes return no ids. A no-op without a durable store."""
+    if _transaction.get() is not None:
+        yield  # nested: the outer block commits
+        return
+    collected: list[tuple[Durability, Op]] = []
+    token = _transaction.set(collected)
+    try:
+        yield
+    finally:
+        _transaction.reset(token)
+    if collected:
+        owner = collected[0][0]
+        await owner.commit([op for _, op in collected])
+
+
+def _libc_syncfs() -> Callable[[int], int] | None:
+    with contextlib.suppress(OSError, AttributeError):
+        fn: Callable[[int], int] = ctypes.CDLL(None, use_errno=True).syncfs
+        return fn
+    return None
+
+
+_SYNCFS = _libc_syncfs()
+
+
+def sync_tree(path: Path) -> None:
+    """Flush everything written under ``path`` (its file system) to disk."""
+    path.mkdir(parents=True, exist_ok=True)
+    if _SYNCFS is None:
+        os.sync()
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if _SYNCFS(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+    finally:
+        os.close(fd)
+
+
+@dataclass(slots=True)
+class Entry:
+    seq: int
+    ops: list[Op]
+    durable: asyncio.Future[None]
+    applied: bool = False
+    #: Set when the store rejected the entry as invalid (it was dropped).
+    error: Exception | None = None
+
+    @property
+    def is_durable(self) -> bool:
+        return self.durable.done() and self.durable.exception() is None
+
+
+class Durability:
+    def __init__(
+        self,
+        wal: WriteAheadLog,
+        store: Store,
+        records: RecordStore,
+        *,
+        states: ComponentStates,
+        store_dir: Path,
+        checkpoint_interval_s: float = 1.0,
+        retry_max_s: float = 5.0,
+    ) -> None:
+        self.wal = wal
+        self.store = store
+        self.records = records
+        self.states = states
+        self.store_dir = store_dir
+        self.checkpoint_interval_s = checkpoint_interval_s
+        self.pending: dict[int, Entry] = {}
+        self.breaker = CircuitBreaker(
+            STORE, failure_threshold=1, reset_after_s=0.2, max_reset_after_s=retry_max_s
+        )
+        self._apply_lock = asyncio.Lock()
+        self._retry: asyncio.Task[None] | None = None
+        self._checkpointer: asyncio.Task[None] | None = None
+        self._probe: asyncio.Task[None] | None = None
+        self.checkpoint = 0
+        self.replayed = 0
+        self._closed = False
+
+    # -- start and stop ------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Replay the log after the checkpoint (stores already open), then start."""
+        entries = await asyncio.to_thread(self.wal.recover)
+        self.checkpoint = await asyncio.to_thread(self.wal.read_checkpoint)
+        for seq, payload in entries:
+            for _, op in coalesce(list(enumerate(decode(payload)))):
+                try:
+                    await self._apply_op(op)
+                except Exception as exc:
+                    if not _is_poison(exc):
+                        raise
+                    log.error(
+                        "logged write rejected by the store; skipped", seq=seq, error=str(exc)
+                    )
+            self.replayed += 1
+            last = seq
+        if entries:
+            await asyncio.to_thread(self._make_durable, last)
+            log.info("write-ahead log replayed", entries=len(entries), through=last)
+        await asyncio.to_thread(self.wal.truncate, self.checkpoint)
+        self.wal.start()
+        self.states.set(WAL, ok=True, critical=True)
+        self.states.set(STORE, ok=True)
+        self._checkpointer = asyncio.create_task(self._checkpoint_loop(), name="wal-checkpoint")
+
+    async def close(self) -> None:
+        self._closed = True
+        await self.wal.close()
+        for task in (self._retry, self._probe):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        # One last attempt to apply, then a final checkpoint.
+        with contextlib.suppress(Exception):
+            async with self._apply_lock:
+                await self._apply_ready()
+        if self._checkpointer is not None:
+            self._checkpointer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._checkpointer
+        with contextlib.suppress(OSError):
+            await asyncio.to_thread(self._make_durable, self._applied_through())
+
+    # -- writes --------------------------------------------------------------------
+
+    async def write(self, op: Op) -> None:
+        collected = _transaction.get()
+        if collected is not None:
+            collected.append((self, op))
+            return
+        await self.commit([op])
+
+    async def commit(self, ops: list[Op]) -> None:
+        """Durable on return (or Unavailable: nothing was stored); applied unless the
+        store is degraded, in which case the reason is reported to the call."""
+        if self._closed:
+            raise Unavailable("the server is shutting down; write not accepted")
+        try:
+            seq, durable = self.wal.submit(encode(ops))
+        except WalUnusable as exc:
+            raise self._unusable(exc) from None
+        entry = Entry(seq, ops, durable)
+        self.pending[seq] = entry
+        try:
+            await asyncio.shield(durable)
+        except WalUnusable as exc:
+            self.pending.pop(seq, None)
+            raise self._unusable(exc) from None
+        self.states.set(WAL, ok=True, critical=True)
+        if not self.breaker.allow():
+            self._degraded_write()
+            return
+        async with self._apply_lock:
+            if not entry.applied:
+                await self._apply_ready()
+        if entry.error is not None:
+            raise entry.error
+        if not entry.applied:
+            self._degraded_write()
+
+    def _unusable(self, exc: OSError) -> Unavailable:
+        reason = f"write-ahead log unusable: {exc.strerror or exc}; nothing was stored"
+        self.states.set(WAL, ok=False, reason=reason, critical=True)
+        if self._probe is None or self._probe.done():
+            self._probe = asyncio.create_task(self._probe_loop(), name="wal-probe")
+        return Unavailable(reason)
+
+    def _degraded_write(self) -> None:
+        report(STORE, self._store_reason())
+        self._schedule_retry()
+
+    def _store_reason(self) -> str:
+        return (
+            f"store unavailable ({self.breaker.last_error or 'recovering'}); "
+            f"{len(self.pending)} logged write(s) not yet applied, applied when it returns"
+        )
+
+    async def _apply_ready(self) -> None:
+        """Apply every durable pending entry in sequence order (caller holds the lock)."""
+        ready: list[Entry] = []
+        for entry in self.pending.values():
+            if entry.applied:
+                continue
+            if not entry.durable.done():
+                break  # later entries wait for it: order is the log's order
+            if entry.is_durable:
+                ready.append(entry)
+        if not ready:
+            return
+        flat: list[tuple[int, Op]] = []
+        ends: list[int] = []
+        for entry in ready:
+            flat.extend((len(flat), op) for op in entry.ops)
+            ends.append(len(flat) - 1)
+        done_through = -1
+        try:
+            for last_index, op in coalesce(flat):
+                try:
+                    await self._apply_op(op)
+                except Exception as exc:
+                    if not _is_poison(exc):
+                        raise
+                    # Bad input the store will never take: retrying would block
+                    # every later entry. The caller hears the error.
+                    log.error("write rejected by the store; dropped", error=str(exc))
+                    self._poisoned(ready, flat, last_index, exc)
+                done_through = last_index
+        except Exception as exc:
+            self.breaker.failure(f"{type(exc).__name__}: {exc}")
+            self.states.set(STORE, ok=False, reason=self._store_reason())
+            log.warning("store apply failed; writes stay in the log", error=str(exc))
+        else:
+            self.breaker.success()
+        for entry, end in zip(ready, ends, strict=True):
+            if end > done_through:
+                break
+            entry.applied = True
+            del self.pending[entry.seq]
+        if not self.pending and self.breaker.state == "closed":
+            self.states.set(STORE, ok=True)
+
+    @staticmethod
+    def _poisoned(
+        ready: list[Entry], flat: list[tuple[int, Op]], index: int, exc: Exception
+    ) -> None:
+        # Which entry holds flat[index]: the error goes to that entry's caller.
+        position = 0
+        for entry in ready:
+            position += len(entry.ops)
+            if index < position:
+                entry.error = exc
+                return
+
+    async def _apply_op(self, op: Op) -> None:
+        if op.kind == "upsert":
+            await self.store.upsert(op.partition, op.memories)
+        elif op.kind == "delete":
+            await self.store.delete(op.partition, op.ids)
+        elif op.kind == "put_records":
+            await self.records.put_records(op.partition, op.records)
+        else:
+            assert op.record_kind is not None
+            await self.records.delete_records(op.partition, op.record_kind, op.keys)
+
+    def _schedule_retry(self) -> None:
+        if self._closed or (self._retry is not None and not self._retry.done()):
+            return
+        self._retry = asyncio.create_task(self._retry_loop(), name="wal-apply-retry")
+
+    async def _retry_loop(self) -> None:
+        while self.pending:
+            await asyncio.sleep(self.breaker.wait_s)
+            if not self.breaker.allow():
+                continue
+            async with self._apply_lock:
+                await self._apply_ready()
+            if self.breaker.state == "closed" and self.pending:
+                await asyncio.sleep(0)  # entries still in their fsync: next round
+        log.info("store recovered; every logged write applied")
+
+    async def _probe_loop(self) -> None:
+        """While the log is unusable, try an empty entry now and then."""
+        delay = 0.5
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                _, done = self.wal.submit(encode([]))
+                await done
+            except WalUnusable:
+                delay = min(delay * 2, 5.0)
+                continue
+            self.states.set(WAL, ok=True, critical=True)
+            log.info("write-ahead log usable again")
+            return
+
+    # -- checkpoints ---------------------------------------------------------------
+
+    def _applied_through(self) -> int:
+        """Highest sequence with it and every earlier entry applied."""
+        if self.pending:
+            return min(self.pending) - 1
+        return self.wal.durable_seq
+
+    async def _checkpoint_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.checkpoint_interval_s)
+            target = self._applied_through()
+            if target <= self.checkpoint:
+                continue
+            try:
+                await asyncio.to_thread(self._make_durable, target)
+            except OSError as exc:
+                log.warning("checkpoint failed; the log keeps the entries", error=str(exc))
+
+    def _make_durable(self, target: int) -> None:
+        if target <= self.checkpoint:
+            return
+        sync_tree(self.store_dir)  # LanceDB does not fsync its own files
+        self.wal.write_checkpoint(target)
+        self.checkpoint = target
+        self.wal.truncate(target)
+
+    # -- overlay of pending writes ---------------------------------------------------
+
+    def pending_ops(self) -> list[Op]:
+        return [op for e in self.pending.values() if not e.applied for op in e.ops]
+
+    def note_read_failure(self, exc: Exception) -> None:
+        self.breaker.failure(f"{type(exc).__name__}: {exc}")
+        self.states.set(STORE, ok=False, reason=self._store_reason())
+        report(STORE, f"store unavailable for reads ({type(exc).__name__}); partial results")
+        if self.pending:
+            self._schedule_retry()
+        else:
+            self._schedule_read_probe()
+
+    def _schedule_read_probe(self) -> None:
+        if self._closed or (self._retry is not None and not self._retry.done()):
+            return
+        self._retry = asyncio.create_task(self._read_probe(), name="store-probe")
+
+    async def _read_probe(self) -> None:
+        while True:
+            await asyncio.sleep(self.breaker.wait_s)
+            if not self.breaker.allow():
+                continue
+            try:
+                await self.store.list_partitions()
+            except Exception as exc:
+                self.breaker.failure(f"{type(exc).__name__}: {exc}")
+                continue
+            self.breaker.success()
+            if not self.pending:
+                self.states.set(STORE, ok=True)
+            return
+
+    def report_if_degraded(self) -> None:
+        state = self.states.get(STORE)
+        if state is not None and not state.ok:
+            report(STORE, state.reason)
+
+
+def _is_poison(exc: Exception) -> bool:
+    """Bad input (never succeeds on retry), as opposed to the store failing."""
+    if isinstance(exc, Unavailable):
+        return False
+    return isinstance(exc, MemorydError | ValueError | TypeError)

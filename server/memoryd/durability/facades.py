@@ -1,0 +1,320 @@
+"""The Store and RecordStore faces of ``Durability``: writes through the log, reads
+from the store with pending (logged, not yet applied) writes laid over them.
+
+Without pending entries reads pass straight through. A read the store fails is
+answered from what the log holds, and the call is told it was served degraded.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from memoryd.domain.models import (
+    AccessUpdate,
+    Memory,
+    MemoryFilter,
+    MemoryOrder,
+    PageCursor,
+    Partition,
+    TextHit,
+    Vector,
+    VectorHit,
+)
+from memoryd.domain.records import Record, RecordKind
+from memoryd.durability.durable_store import Durability
+from memoryd.durability.ops import Op
+from memoryd.storage.base import Store
+from memoryd.storage.memory import matches
+from memoryd.storage.records import RecordStore
+
+
+def _memory_overlay(ops: Sequence[Op], partition: Partition) -> dict[str, Memory | None]:
+    """id -> latest pending state in ``partition`` (None: deleted)."""
+    state: dict[str, Memory | None] = {}
+    for op in ops:
+        if op.partition != partition:
+            continue
+        if op.kind == "upsert":
+            for m in op.memories:
+                state[m.id] = m
+        elif op.kind == "delete":
+            for i in op.ids:
+                state[i] = None
+    return state
+
+
+def _record_overlay(
+    ops: Sequence[Op], partition: Partition, kind: RecordKind
+) -> dict[str, Record | None]:
+    state: dict[str, Record | None] = {}
+    for op in ops:
+        if op.partition != partition:
+            continue
+        if op.kind == "put_records":
+            for r in op.records:
+                if r.kind == kind:
+                    state[r.key] = r
+        elif op.kind == "delete_records" and op.record_kind == kind:
+            for k in op.keys:
+                state[k] = None
+    return state
+
+
+def _without_vector(m: Memory, keep: bool) -> Memory:
+    if keep or m.vector is None:
+        return m
+    copy = Memory(**{f: getattr(m, f) for f in m.__dataclass_fields__})
+    copy.vector = None
+    return copy
+
+
+def _sort_key(order: MemoryOrder) -> Any:
+    return lambda m: (m.created_at, m.id)
+
+
+def _after(m: Memory, order: MemoryOrder, after: PageCursor | None) -> bool:
+    if after is None:
+        return True
+    key, cur = (m.created_at, m.id), (after.created_at, after.id)
+    return key > cur if order is MemoryOrder.CREATED_ASC else key < cur
+
+
+class DurableStore:
+    """The Store every service uses when the write-ahead log is on."""
+
+    def __init__(self, core: Durability) -> None:
+        self.core = core
+        self.inner: Store = core.store
+        self.name = self.inner.name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def open(self) -> None:
+        return None  # the inner store is opened before the log is replayed
+
+    async def close(self) -> None:
+        return None  # closed by its owner after the log
+
+    def _overlay(self, partition: Partition) -> dict[str, Memory | None]:
+        ops = self.core.pending_ops()
+        return _memory_overlay(ops, partition) if ops else {}
+
+    # -- writes ----------------------------------------------------------------
+
+    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
+        await self.core.write(Op("upsert", partition, memories=tuple(memories)))
+
+    async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
+        existing = [m.id for m in await self.get(partition, ids)]
+        await self.core.write(Op("delete", partition, ids=tuple(ids)))
+        return existing
+
+    async def record_access(
+        self, partition: Partition, updates: Mapping[str, AccessUpdate]
+    ) -> None:
+        # Best effort by contract: not logged, dropped while the store is down.
+        try:
+            await self.inner.record_access(partition, updates)
+        except Exception as exc:
+            self.core.note_read_failure(exc)
+
+    # -- reads -----------------------------------------------------------------
+
+    async def get(
+        self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
+    ) -> list[Memory]:
+        self.core.report_if_degraded()
+        overlay = self._overlay(partition)
+        wanted = [i for i in ids if i not in overlay]
+        found: list[Memory] = []
+        if wanted:
+            try:
+                found = await self.inner.get(partition, wanted, with_vectors=with_vectors)
+            except Exception as exc:
+                self.core.note_read_failure(exc)
+        by_id = {m.id: m for m in found}
+        for i in ids:
+            pending = overlay.get(i)
+            if pending is not None:
+                by_id[i] = _without_vector(pending, with_vectors)
+        return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+
+    async def list(
+        self,
+        partition: Partition,
+        flt: MemoryFilter,
+        *,
+        order: MemoryOrder = MemoryOrder.CREATED_DESC,
+        after: PageCursor | None = None,
+        limit: int = 50,
+    ) -> builtins.list[Memory]:
+        self.core.report_if_degraded()
+        overlay = self._overlay(partition)
+        rows: list[Memory] = []
+        try:
+            rows = await self.inner.list(
+                partition, flt, order=order, after=after, limit=limit + len(overlay)
+            )
+        except Exception as exc:
+            self.core.note_read_failure(exc)
+        if not overlay:
+            return rows[:limit]
+        merged = {m.id: m for m in rows if m.id not in overlay}
+        for i, m in overlay.items():
+            if m is not None and matches(m, flt) and _after(m, order, after):
+                merged[i] = _without_vector(m, False)
+        out = sorted(
+            merged.values(), key=_sort_key(order), reverse=order is not MemoryOrder.CREATED_ASC
+        )
+        return out[:limit]
+
+    async def search(
+        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+    ) -> builtins.list[VectorHit]:
+        return (await self.search_many(partition, [vector], flt, limit))[0]
+
+    async def search_many(
+        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+    ) -> builtins.list[builtins.list[VectorHit]]:
+        self.core.report_if_degraded()
+        overlay = self._overlay(partition)
+        try:
+            if len(vectors) == 1:
+                found = [await self.inner.search(partition, vectors[0], flt, limit + len(overlay))]
+            else:
+                found = await self.inner.search_many(partition, vectors, flt, limit + len(overlay))
+        except Exception as exc:
+            self.core.note_read_failure(exc)
+            found = [[] for _ in vectors]
+        if not overlay:
+            return [hits[:limit] for hits in found]
+        extra = [m for m in overlay.values() if m is not None and m.vector is not None]
+        extra = [m for m in extra if matches(m, flt)]
+        out = []
+        for vector, hits in zip(vectors, found, strict=True):
+            kept = [h for h in hits if h.memory.id not in overlay]
+            q = np.asarray(vector, dtype=np.float32)
+            q = q / max(float(np.linalg.norm(q)), 1e-12)
+            kept.extend(VectorHit(m, float(np.dot(q, m.vector))) for m in extra)  # type: ignore[arg-type]
+            kept.sort(key=lambda h: (-h.similarity, h.memory.id))
+            out.append(kept[:limit])
+        return out
+
+    async def text_search(
+        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
+    ) -> builtins.list[TextHit]:
+        self.core.report_if_degraded()
+        try:
+            hits = await self.inner.text_search(partition, query, flt, limit)
+        except Exception as exc:
+            self.core.note_read_failure(exc)
+            return []
+        overlay = self._overlay(partition)
+        return [h for h in hits if h.memory.id not in overlay] if overlay else hits
+
+    async def find_by_content(
+        self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
+    ) -> builtins.list[Memory]:
+        try:
+            return await self.inner.find_by_content(partition, content_hashes, flt)
+        except Exception as exc:
+            self.core.note_read_failure(exc)
+            return []
+
+    async def count(self, partition: Partition, flt: MemoryFilter) -> int:
+        self.core.report_if_degraded()
+        try:
+            return await self.inner.count(partition, flt)
+        except Exception as exc:
+            self.core.note_read_failure(exc)
+            overlay = self._overlay(partition)
+            return sum(1 for m in overlay.values() if m is not None and matches(m, flt))
+
+    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
+        return await self.inner.list_partitions(tenant_id)
+
+
+class DurableRecordStore:
+    """The RecordStore every service uses when the write-ahead log is on."""
+
+    def __init__(self, core: Durability) -> None:
+        self.core = core
+        self.inner: RecordStore = core.records
+        self.name = self.inner.name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def open(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:
+        await self.core.write(Op("put_records", partition, records=tuple(records)))
+
+    async def delete_records(
+        self, partition: Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[str]:
+        existing = [r.key for r in await self.get_records(partition, kind, keys)]
+        await self.core.write(Op("delete_records", partition, record_kind=kind, keys=tuple(keys)))
+        return existing
+
+    async def get_records(
+        self, partition: Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[Record]:
+        ops = self.core.pending_ops()
+        overlay = _record_overlay(ops, partition, kind) if ops else {}
+        wanted = [k for k in keys if k not in overlay]
+        found: list[Record] = []
+        if wanted:
+            try:
+                found = await self.inner.get_records(partition, kind, wanted)
+            except Exception as exc:
+                self.core.note_read_failure(exc)
+        by_key = {r.key: r for r in found}
+        for k, r in overlay.items():
+            if r is not None:
+                by_key[k] = r
+        return [by_key[k] for k in keys if k in by_key]
+
+    async def list_records(
+        self,
+        partition: Partition,
+        kind: RecordKind,
+        *,
+        prefix: str = "",
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[Record]:
+        ops = self.core.pending_ops()
+        overlay = _record_overlay(ops, partition, kind) if ops else {}
+        rows: list[Record] = []
+        try:
+            rows = await self.inner.list_records(
+                partition, kind, prefix=prefix, after=after, limit=limit + len(overlay)
+            )
+        except Exception as exc:
+            self.core.note_read_failure(exc)
+        if not overlay:
+            return rows[:limit]
+        merged = {r.key: r for r in rows if r.key not in overlay}
+        for k, r in overlay.items():
+            if r is None or not k.startswith(prefix):
+                continue
+            if after is not None and k.encode() <= after.encode():
+                continue
+            merged[k] = r
+        return sorted(merged.values(), key=lambda r: r.key.encode())[:limit]
+
+    async def count_records(self, partition: Partition, kind: RecordKind) -> int:
+        return await self.inner.count_records(partition, kind)
+
+    async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
+        return await self.inner.list_partitions(tenant_id)

@@ -1,0 +1,202 @@
+"""Mutations as write-ahead log entries: what they are and how they are encoded.
+
+An entry is a list of operations applied in order (a transaction is several). The
+encoding is msgpack; vectors travel as raw little-endian float32 bytes, instants as
+microseconds since the epoch (UTC). Every operation is idempotent when replayed in
+order: upserts by id, puts by (kind, key), deletes of absent ids or keys are no-ops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import msgpack  # type: ignore[import-untyped]
+import numpy as np
+
+from memoryd.domain.models import (
+    Memory,
+    MemoryType,
+    Partition,
+    Provenance,
+    ProvenanceKind,
+    SecurityLevel,
+)
+from memoryd.domain.records import Record, RecordKind
+
+OpKind = Literal["upsert", "delete", "put_records", "delete_records"]
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    kind: OpKind
+    partition: Partition
+    memories: tuple[Memory, ...] = ()
+    ids: tuple[str, ...] = ()
+    records: tuple[Record, ...] = ()
+    record_kind: RecordKind | None = None
+    keys: tuple[str, ...] = ()
+
+
+def _micros(t: datetime | None) -> int | None:
+    if t is None:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    return int(t.timestamp() * 1_000_000)
+
+
+def _instant(v: int | None) -> datetime | None:
+    return None if v is None else datetime.fromtimestamp(v / 1_000_000, tz=UTC)
+
+
+def _req_instant(v: int) -> datetime:
+    return datetime.fromtimestamp(v / 1_000_000, tz=UTC)
+
+
+def _memory_doc(m: Memory) -> dict[str, Any]:
+    src = m.source
+    return {
+        "id": m.id,
+        "t": m.tenant_id,
+        "a": m.agent_id,
+        "c": m.content,
+        "ca": _micros(m.created_at),
+        "ua": _micros(m.updated_at),
+        "ns": m.namespace,
+        "mt": m.memory_type.value,
+        "tg": list(m.tags),
+        "sl": int(m.security_level),
+        "im": m.importance,
+        "cf": m.confidence,
+        "src": None
+        if src is None
+        else [src.kind.value, src.name, _micros(src.retrieved_at), src.locator],
+        "md": m.metadata,
+        "aa": _micros(m.accessed_at),
+        "ac": m.access_count,
+        "v": m.version,
+        "ar": m.archived,
+        "ea": _micros(m.expires_at),
+        "k": m.key,
+        "em": m.embedding_model,
+        "ed": m.embedding_dimension,
+        "sup": m.supersedes,
+        "vec": None if m.vector is None else np.asarray(m.vector, dtype="<f4").tobytes(),
+    }
+
+
+def _memory_from(d: dict[str, Any]) -> Memory:
+    src = d["src"]
+    return Memory(
+        id=d["id"],
+        tenant_id=d["t"],
+        agent_id=d["a"],
+        content=d["c"],
+        created_at=_req_instant(d["ca"]),
+        updated_at=_req_instant(d["ua"]),
+        namespace=d["ns"],
+        memory_type=MemoryType(d["mt"]),
+        tags=tuple(d["tg"]),
+        security_level=SecurityLevel(d["sl"]),
+        importance=d["im"],
+        confidence=d["cf"],
+        source=None
+        if src is None
+        else Provenance(ProvenanceKind(src[0]), src[1], _instant(src[2]), src[3]),
+        metadata=d["md"],
+        accessed_at=_instant(d["aa"]),
+        access_count=d["ac"],
+        version=d["v"],
+        archived=d["ar"],
+        expires_at=_instant(d["ea"]),
+        key=d["k"],
+        embedding_model=d["em"],
+        embedding_dimension=d["ed"],
+        supersedes=d["sup"],
+        vector=None if d["vec"] is None else np.frombuffer(d["vec"], dtype="<f4").copy(),
+    )
+
+
+def _record_doc(r: Record) -> list[Any]:
+    return [r.kind.value, r.key, r.doc, r.version, _micros(r.updated_at), _micros(r.expires_at)]
+
+
+def _record_from(v: list[Any]) -> Record:
+    return Record(
+        kind=RecordKind(v[0]),
+        key=v[1],
+        doc=v[2],
+        version=v[3],
+        updated_at=_req_instant(v[4]),
+        expires_at=_instant(v[5]),
+    )
+
+
+def encode(ops: Sequence[Op]) -> bytes:
+    out = []
+    for op in ops:
+        item: dict[str, Any] = {"o": op.kind, "p": [op.partition.tenant_id, op.partition.agent_id]}
+        if op.kind == "upsert":
+            item["m"] = [_memory_doc(m) for m in op.memories]
+        elif op.kind == "delete":
+            item["i"] = list(op.ids)
+        elif op.kind == "put_records":
+            item["r"] = [_record_doc(r) for r in op.records]
+        else:
+            assert op.record_kind is not None
+            item["rk"] = op.record_kind.value
+            item["k"] = list(op.keys)
+        out.append(item)
+    packed: bytes = msgpack.packb(out, use_bin_type=True)
+    return packed
+
+
+def decode(payload: bytes) -> list[Op]:
+    ops = []
+    for item in msgpack.unpackb(payload, raw=False, strict_map_key=False):
+        partition = Partition(item["p"][0], item["p"][1])
+        kind = item["o"]
+        if kind == "upsert":
+            ops.append(Op(kind, partition, memories=tuple(_memory_from(d) for d in item["m"])))
+        elif kind == "delete":
+            ops.append(Op(kind, partition, ids=tuple(item["i"])))
+        elif kind == "put_records":
+            ops.append(Op(kind, partition, records=tuple(_record_from(r) for r in item["r"])))
+        elif kind == "delete_records":
+            ops.append(
+                Op(kind, partition, record_kind=RecordKind(item["rk"]), keys=tuple(item["k"]))
+            )
+        else:
+            raise ValueError(f"unknown write-ahead log operation {kind!r}")
+    return ops
+
+
+def coalesce(ops: Sequence[tuple[int, Op]]) -> list[tuple[int, Op]]:
+    """Adjacent operations of one kind on one partition merged into one store call
+    (later writes of the same id or key win), each tagged with the index of the last
+    input operation it covers. Order between different operations is kept."""
+    merged: list[tuple[int, Op]] = []
+    for index, op in ops:
+        if merged:
+            _, last = merged[-1]
+            same = last.kind == op.kind and last.partition == op.partition
+            if same and op.kind == "upsert":
+                by_id = {m.id: m for m in (*last.memories, *op.memories)}
+                merged[-1] = (index, Op("upsert", op.partition, memories=tuple(by_id.values())))
+                continue
+            if same and op.kind == "delete":
+                ids = tuple(dict.fromkeys((*last.ids, *op.ids)))
+                merged[-1] = (index, Op("delete", op.partition, ids=ids))
+                continue
+            if same and op.kind == "put_records":
+                by_key = {(r.kind, r.key): r for r in (*last.records, *op.records)}
+                merged[-1] = (
+                    index,
+                    Op("put_records", op.partition, records=tuple(by_key.values())),
+                )
+                continue
+        merged.append((index, op))
+    return merged

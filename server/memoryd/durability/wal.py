@@ -1,0 +1,251 @@
+"""The write-ahead log: append-only segments of checksummed entries, group commit.
+
+On disk (``<data_dir>/wal/``): segments ``<first seq:020d>.wal``, each a run of entries
+``length:u32 | crc32:u32 | seq:u64 | payload`` (little endian; the crc covers seq and
+payload). A torn or corrupt entry ends its segment's readable part: only the last
+segment can have one after a crash. ``checkpoint`` holds the highest sequence whose
+entry and every earlier one is applied *and* durable in the store; segments wholly
+at or below it are deleted.
+
+Group commit: ``submit`` assigns the next sequence number and queues the payload;
+one writer task takes everything queued, writes it and calls ``fsync`` once, in a
+worker thread (never on the event loop), then resolves every waiter. A failed write
+or fsync fails the whole group, cuts the segment back to its last durable entry and
+starts a new segment on the next attempt; nothing of the failed group is ever read
+back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import struct
+import threading
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+log = structlog.get_logger(__name__)
+
+_HEADER = struct.Struct("<IIQ")
+#: Larger payloads are corrupt (a batch of 1000 memories of 8 KiB is ~10 MiB).
+MAX_ENTRY_BYTES = 256 * 2**20
+SUFFIX = ".wal"
+CHECKPOINT = "checkpoint"
+
+
+class WalUnusable(OSError):
+    """The log cannot be written (disk full, read-only, I/O error)."""
+
+
+@dataclass(slots=True)
+class _Queued:
+    seq: int
+    payload: bytes
+    done: asyncio.Future[None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def encode_entry(seq: int, payload: bytes) -> bytes:
+    body = struct.pack("<Q", seq) + payload
+    return _HEADER.pack(len(payload), zlib.crc32(body), seq) + payload
+
+
+def read_segment(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(seq, payload) of every intact entry, stopping at the first torn or corrupt one."""
+    data = path.read_bytes()
+    pos = 0
+    while pos + _HEADER.size <= len(data):
+        length, crc, seq = _HEADER.unpack_from(data, pos)
+        start = pos + _HEADER.size
+        if length > MAX_ENTRY_BYTES or start + length > len(data):
+            return
+        payload = data[start : start + length]
+        if zlib.crc32(struct.pack("<Q", seq) + payload) != crc:
+            return
+        yield seq, payload
+        pos = start + length
+
+
+class WriteAheadLog:
+    def __init__(self, directory: Path, *, segment_bytes: int = 64 * 2**20) -> None:
+        self.directory = directory
+        self.segment_bytes = segment_bytes
+        self._next_seq = 1
+        #: Highest sequence written and fsynced.
+        self.durable_seq = 0
+        self._queue: asyncio.Queue[_Queued] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._io_lock = threading.Lock()
+        self._file: int | None = None
+        self._file_path: Path | None = None
+        self._file_size = 0
+        #: Why the last write failed (None while the log is usable).
+        self.error: str | None = None
+        self.last_sync_s = 0.0
+        self.groups = 0
+
+    # -- recovery ------------------------------------------------------------------
+
+    def segments(self) -> list[tuple[int, Path]]:
+        found = []
+        for p in self.directory.glob(f"*{SUFFIX}"):
+            with contextlib.suppress(ValueError):
+                found.append((int(p.stem), p))
+        return sorted(found)
+
+    def read_checkpoint(self) -> int:
+        try:
+            return int(json.loads((self.directory / CHECKPOINT).read_text())["applied"])
+        except FileNotFoundError:
+            return 0
+
+    def write_checkpoint(self, seq: int) -> None:
+        """Atomically: temp file, fsync, rename, fsync the directory."""
+        tmp = self.directory / (CHECKPOINT + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(json.dumps({"applied": seq}))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.directory / CHECKPOINT)
+        _fsync_dir(self.directory)
+
+    def recover(self) -> list[tuple[int, bytes]]:
+        """Every intact entry after the checkpoint, in order; sets the next sequence."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        checkpoint = self.read_checkpoint()
+        entries: list[tuple[int, bytes]] = []
+        last = checkpoint
+        for _, path in self.segments():
+            for seq, payload in read_segment(path):
+                last = max(last, seq)
+                if seq > checkpoint:
+                    entries.append((seq, payload))
+        entries.sort(key=lambda e: e[0])
+        self._next_seq = last + 1
+        self.durable_seq = last
+        return entries
+
+    def truncate(self, checkpoint: int) -> int:
+        """Delete segments whose entries are all at or below ``checkpoint``; returns how many."""
+        with self._io_lock:
+            segs = self.segments()
+            removed = 0
+            for (_, path), (next_first, _) in itertools.pairwise(segs):
+                if next_first - 1 <= checkpoint and path != self._file_path:
+                    path.unlink(missing_ok=True)
+                    removed += 1
+            return removed
+
+    # -- writing -------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._task = asyncio.create_task(self._run(), name="wal-writer")
+
+    def submit(self, payload: bytes) -> tuple[int, asyncio.Future[None]]:
+        """Queue ``payload``; its sequence now, a future resolved once it is durable."""
+        if self._task is None:
+            raise WalUnusable("the write-ahead log is closed")
+        item = _Queued(self._next_seq, payload)
+        self._next_seq += 1
+        self._queue.put_nowait(item)
+        return item.seq, item.done
+
+    @property
+    def last_seq(self) -> int:
+        return self._next_seq - 1
+
+    async def close(self) -> None:
+        if self._task is None:
+            return
+        await self._queue.join()
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+        with self._io_lock:
+            self._close_file()
+
+    async def _run(self) -> None:
+        while True:
+            group = [await self._queue.get()]
+            while not self._queue.empty():
+                group.append(self._queue.get_nowait())
+            data = b"".join(encode_entry(q.seq, q.payload) for q in group)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            try:
+                await asyncio.to_thread(self._write_sync, group[0].seq, data)
+            except OSError as exc:
+                self.error = f"{type(exc).__name__}: {exc.strerror or exc}"
+                log.error("write-ahead log write failed", error=self.error, entries=len(group))
+                for q in group:
+                    if not q.done.done():
+                        q.done.set_exception(WalUnusable(exc.errno or 0, self.error))
+            else:
+                self.error = None
+                self.last_sync_s = loop.time() - started
+                self.groups += 1
+                self.durable_seq = group[-1].seq
+                for q in group:
+                    if not q.done.done():
+                        q.done.set_result(None)
+            finally:
+                for _ in group:
+                    self._queue.task_done()
+
+    def _write_sync(self, first_seq: int, data: bytes) -> None:
+        with self._io_lock:
+            if self._file is None or self._file_size >= self.segment_bytes:
+                self._open_segment(first_seq)
+            assert self._file is not None
+            good = self._file_size
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(self._file, view)
+                    view = view[written:]
+                os.fsync(self._file)
+            except OSError:
+                # Cut the failed group off (best effort) and never write behind it:
+                # after a failed fsync the kernel may have dropped the dirty pages.
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._file, good)
+                    os.fsync(self._file)
+                self._close_file()
+                raise
+            self._file_size += len(data)
+
+    def _open_segment(self, first_seq: int) -> None:
+        self._close_file()
+        path = self.directory / f"{first_seq:020d}{SUFFIX}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            _fsync_dir(self.directory)
+        except OSError:
+            os.close(fd)
+            raise
+        self._file, self._file_path, self._file_size = fd, path, os.fstat(fd).st_size
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._file)
+        self._file = None
+        self._file_path = None

@@ -1,0 +1,84 @@
+"""How app.py puts the write-ahead log and the fallbacks in front of the stores and
+the embedder (kept here so the wiring stays a few lines there)."""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import structlog
+
+from memoryd.config import Settings
+from memoryd.durability.durable_store import Durability
+from memoryd.durability.facades import DurableRecordStore, DurableStore
+from memoryd.durability.lance_check import check_lancedb
+from memoryd.durability.wal import WriteAheadLog
+from memoryd.embedding.base import Embedder
+from memoryd.resilience.degradation import ComponentStates
+from memoryd.resilience.embedder import FallbackEmbedder, Reembedder
+from memoryd.storage.base import Store
+from memoryd.storage.records import RecordStore
+
+log = structlog.get_logger(__name__)
+
+
+async def check_store(settings: Settings, data_dir: Path) -> None:
+    """Before the stores open: roll back a LanceDB table whose latest version is unreadable."""
+    if settings.storage.backend == "lancedb":
+        await check_lancedb(data_dir / "lancedb")
+
+
+def resilient_embedder(settings: Settings, embedder: Embedder, states: ComponentStates) -> Embedder:
+    """The provider behind a timeout, a breaker and the hashing fallback (the hashing
+    embedder itself cannot fail)."""
+    if settings.embedder == "hashing":
+        return embedder
+    r = settings.resilience
+    return FallbackEmbedder(
+        embedder,
+        states=states,
+        timeout_s=r.embedder_timeout_s,
+        failure_threshold=r.embedder_failure_threshold,
+        probe_after_s=r.embedder_probe_after_s,
+    )
+
+
+async def make_durable(
+    stack: AsyncExitStack,
+    settings: Settings,
+    data_dir: Path,
+    store: Store,
+    records: RecordStore,
+    states: ComponentStates,
+) -> tuple[Store, RecordStore, Durability | None]:
+    """Replay the log into the (open) stores and return their logged faces; closed
+    through ``stack`` before the stores."""
+    d = settings.durability
+    if not d.wal_enabled:
+        log.warning("write-ahead log disabled: acknowledged writes may be lost on a crash")
+        return store, records, None
+    wal = WriteAheadLog(d.wal_dir or data_dir / "wal", segment_bytes=d.segment_mb * 2**20)
+    core = Durability(
+        wal,
+        store,
+        records,
+        states=states,
+        store_dir=data_dir,
+        checkpoint_interval_s=d.checkpoint_interval_s,
+        retry_max_s=d.store_retry_max_s,
+    )
+    await core.open()
+    stack.push_async_callback(core.close)
+    return DurableStore(core), DurableRecordStore(core), core
+
+
+def start_reembedder(
+    stack: AsyncExitStack, settings: Settings, store: Store, embedder: Embedder
+) -> Reembedder | None:
+    if not isinstance(embedder, FallbackEmbedder):
+        return None
+    r = settings.resilience
+    reembedder = Reembedder(store, embedder, interval_s=r.reembed_interval_s, batch=r.reembed_batch)
+    reembedder.start()
+    stack.push_async_callback(reembedder.close)
+    return reembedder

@@ -1,0 +1,259 @@
+"""Wrappers that time the embedder and the stores into :class:`Metrics` and delegate.
+
+Each implements its protocol method by method (tests/unit/observability fails when a
+protocol gains a method that is not wrapped here), and passes backend extras
+(``optimize``, ``disk_bytes``, the hot cache's introspection) through untouched, like
+storage/hot_cache.py does.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memoryd.domain.models import (
+    AccessUpdate,
+    Memory,
+    MemoryFilter,
+    MemoryOrder,
+    PageCursor,
+    Partition,
+    TextHit,
+    Vector,
+    VectorHit,
+)
+from memoryd.domain.records import Record, RecordKind
+from memoryd.embedding.base import Embedder, EmbedKind
+from memoryd.observability.metrics import Metrics
+from memoryd.storage.base import Store
+from memoryd.storage.records import RecordStore
+
+
+class InstrumentedEmbedder:
+    """Times each call to the model and records its batch size; failures are counted.
+
+    Put it under the cache (``build_embedder(..., wrap=...)``) so it measures the
+    model, not cache hits."""
+
+    def __init__(self, inner: Embedder, metrics: Metrics) -> None:
+        self.inner = inner
+        self._metrics = metrics
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    async def embed(
+        self, texts: Sequence[str], *, kind: EmbedKind = "document"
+    ) -> npt.NDArray[np.float32]:
+        started = time.perf_counter()
+        try:
+            vectors = await self.inner.embed(texts, kind=kind)
+        except Exception:
+            self._metrics.embedding_failed(self.inner.model_id)
+            raise
+        self._metrics.observe_embedding(
+            self.inner.model_id, kind, len(texts), time.perf_counter() - started
+        )
+        return vectors
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+class _Timed:
+    """``with self._timed("get"):`` around one awaited storage call."""
+
+    __slots__ = ("_metrics", "_operation", "_started", "_store")
+
+    def __init__(self, metrics: Metrics, store: str, operation: str) -> None:
+        self._metrics, self._store, self._operation = metrics, store, operation
+        self._started = 0.0
+
+    def __enter__(self) -> None:
+        self._started = time.perf_counter()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        # A cancelled call is neither a latency sample nor an error of the store.
+        if exc_type is not None and not issubclass(exc_type, Exception):
+            return
+        self._metrics.observe_store(
+            self._store,
+            self._operation,
+            time.perf_counter() - self._started,
+            ok=exc_type is None,
+        )
+
+
+class _Delegating:
+    inner: Any
+
+    def __getattr__(self, name: str) -> Any:
+        """Backend extras pass through (not timed: they are not part of the protocol)."""
+        if name == "inner" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+class InstrumentedStore(_Delegating):
+    """A Store that records ``memoryd_store_operation_duration_seconds{store="memories"}``."""
+
+    STORE = "memories"
+    inner: Store
+
+    def __init__(self, inner: Store, metrics: Metrics) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._metrics = metrics
+
+    def _timed(self, operation: str) -> _Timed:
+        return _Timed(self._metrics, self.STORE, operation)
+
+    async def open(self) -> None:
+        await self.inner.open()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
+        with self._timed("upsert"):
+            await self.inner.upsert(partition, memories)
+
+    async def get(
+        self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
+    ) -> list[Memory]:
+        with self._timed("get"):
+            return await self.inner.get(partition, ids, with_vectors=with_vectors)
+
+    async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
+        with self._timed("delete"):
+            return await self.inner.delete(partition, ids)
+
+    async def search(
+        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+    ) -> list[VectorHit]:
+        with self._timed("search"):
+            return await self.inner.search(partition, vector, flt, limit)
+
+    async def search_many(
+        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+    ) -> list[list[VectorHit]]:
+        with self._timed("search_many"):
+            return await self.inner.search_many(partition, vectors, flt, limit)
+
+    async def text_search(
+        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
+    ) -> list[TextHit]:
+        with self._timed("text_search"):
+            return await self.inner.text_search(partition, query, flt, limit)
+
+    async def find_by_content(
+        self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
+    ) -> list[Memory]:
+        with self._timed("find_by_content"):
+            return await self.inner.find_by_content(partition, content_hashes, flt)
+
+    async def list(
+        self,
+        partition: Partition,
+        flt: MemoryFilter,
+        *,
+        order: MemoryOrder = MemoryOrder.CREATED_DESC,
+        after: PageCursor | None = None,
+        limit: int = 50,
+    ) -> builtins.list[Memory]:
+        with self._timed("list"):
+            return await self.inner.list(partition, flt, order=order, after=after, limit=limit)
+
+    async def count(self, partition: Partition, flt: MemoryFilter) -> int:
+        with self._timed("count"):
+            return await self.inner.count(partition, flt)
+
+    async def record_access(
+        self, partition: Partition, updates: Mapping[str, AccessUpdate]
+    ) -> None:
+        with self._timed("record_access"):
+            await self.inner.record_access(partition, updates)
+
+    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
+        with self._timed("list_partitions"):
+            return await self.inner.list_partitions(tenant_id)
+
+
+class InstrumentedRecordStore(_Delegating):
+    """A RecordStore that records ``memoryd_store_operation_duration_seconds{store="records"}``."""
+
+    STORE = "records"
+    inner: RecordStore
+
+    def __init__(self, inner: RecordStore, metrics: Metrics) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._metrics = metrics
+
+    def _timed(self, operation: str) -> _Timed:
+        return _Timed(self._metrics, self.STORE, operation)
+
+    async def open(self) -> None:
+        await self.inner.open()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:
+        with self._timed("put_records"):
+            await self.inner.put_records(partition, records)
+
+    async def get_records(
+        self, partition: Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[Record]:
+        with self._timed("get_records"):
+            return await self.inner.get_records(partition, kind, keys)
+
+    async def list_records(
+        self,
+        partition: Partition,
+        kind: RecordKind,
+        *,
+        prefix: str = "",
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[Record]:
+        with self._timed("list_records"):
+            return await self.inner.list_records(
+                partition, kind, prefix=prefix, after=after, limit=limit
+            )
+
+    async def delete_records(
+        self, partition: Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[str]:
+        with self._timed("delete_records"):
+            return await self.inner.delete_records(partition, kind, keys)
+
+    async def count_records(self, partition: Partition, kind: RecordKind) -> int:
+        with self._timed("count_records"):
+            return await self.inner.count_records(partition, kind)
+
+    async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
+        with self._timed("list_partitions"):
+            return await self.inner.list_partitions(tenant_id)

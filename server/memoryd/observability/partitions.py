@@ -1,0 +1,58 @@
+"""The opt-in memories-per-partition gauge: a background task counts every partition's
+live memories every ``interval_s`` and hands the counts to :class:`PartitionGauge`,
+which keeps only the largest partitions as series (the rest summed).
+
+Counting runs on the event loop through the store, never in the scrape thread, so a
+scrape only reads the last snapshot. It costs one ``count`` per partition per
+interval, which is why it is off by default (``metrics.per_partition``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import structlog
+
+from memoryd.domain.models import MemoryFilter, Partition
+from memoryd.observability.metrics import PartitionGauge
+from memoryd.storage.base import Store
+
+log = structlog.get_logger(__name__)
+_LIVE = MemoryFilter()
+
+
+class PartitionCounter:
+    def __init__(
+        self, store: Store, gauge: PartitionGauge, *, interval_s: float, max_series: int
+    ) -> None:
+        self._store = store
+        self._gauge = gauge
+        self._interval_s = interval_s
+        self._max_series = max_series
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="partition-counter")
+
+    async def refresh(self) -> None:
+        counts: dict[Partition, int] = {}
+        for partition in await self._store.list_partitions():
+            counts[partition] = await self._store.count(partition, _LIVE)
+        self._gauge.update(counts, self._max_series)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.refresh()
+            except Exception:
+                # A metric must never take the daemon down; the next round retries.
+                log.warning("counting memories per partition failed", exc_info=True)
+            await asyncio.sleep(self._interval_s)

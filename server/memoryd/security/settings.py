@@ -1,0 +1,161 @@
+"""Config sections for authentication, TLS, quotas and the audit log.
+
+They live here rather than in config.py so the security code owns its settings;
+``memoryd.config.Settings`` includes them as ``auth``, ``quotas`` and ``audit``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
+
+from memoryd.domain.models import SecurityLevel
+from memoryd.domain.principal import Role
+
+AuthMode = Literal["sidecar", "api_key", "mtls"]
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+
+
+def parse_level(value: Any) -> Any:
+    """Accept a level's name in any case ("confidential") as well as its number."""
+    if isinstance(value, str) and not value.isdigit():
+        name = value.strip().upper().removeprefix("SECURITY_LEVEL_")
+        try:
+            return SecurityLevel[name]
+        except KeyError:
+            raise ValueError(
+                f"unknown security level {value!r}; use one of "
+                + ", ".join(level.name for level in SecurityLevel)
+            ) from None
+    return value
+
+
+Clearance = Annotated[SecurityLevel, BeforeValidator(parse_level)]
+
+
+class Grant(BaseModel):
+    """What an authenticated caller may do: its tenant, agents, clearance and roles."""
+
+    model_config = {"extra": "forbid"}
+
+    #: Shown in logs and the audit log (never the credential itself).
+    name: str = Field(min_length=1, max_length=128)
+    tenant_id: str = Field(min_length=1, max_length=128)
+    #: A list of agent ids, or "*" (or ["*"]) for every agent of the tenant.
+    agents: list[str] = Field(default_factory=lambda: ["*"])
+    clearance: Clearance = SecurityLevel.INTERNAL
+    roles: list[Role] = Field(default_factory=lambda: [Role.READ, Role.WRITE])
+
+    @field_validator("agents", mode="before")
+    @classmethod
+    def _star_means_all(cls, value: Any) -> Any:
+        return ["*"] if value == "*" else value
+
+
+class ApiKeyEntry(Grant):
+    """One API key, stored only as the SHA-256 hex digest of the key."""
+
+    sha256: str
+
+    @field_validator("sha256")
+    @classmethod
+    def _is_hex_digest(cls, value: str) -> str:
+        value = value.strip().lower()
+        if not _SHA256_HEX.match(value):
+            raise ValueError("must be the 64-character hex SHA-256 digest of the key")
+        return value
+
+
+class MtlsIdentity(Grant):
+    """A client-certificate identity: the subject's CN or one of its SANs, exactly."""
+
+    subject: str = Field(min_length=1)
+
+
+class TlsSettings(BaseModel):
+    """Server TLS (any mode); ``client_ca_file`` is what mtls verifies clients against."""
+
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    client_ca_file: Path | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.cert_file is not None
+
+    @model_validator(mode="after")
+    def _pairs(self) -> TlsSettings:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("auth.tls.cert_file and auth.tls.key_file go together")
+        return self
+
+
+class MtlsSettings(BaseModel):
+    #: Certificate subjects (CN or SAN) and the principals they map to.
+    subjects: list[MtlsIdentity] = Field(default_factory=list)
+
+
+class AuthSettings(BaseModel):
+    mode: AuthMode = "sidecar"
+    #: api_key mode: keys from the config (hashes only).
+    keys: list[ApiKeyEntry] = Field(default_factory=list)
+    #: api_key mode: more keys from a YAML/JSON file (a list of entries, or {keys: [...]}),
+    #: re-read on SIGHUP. A file that fails to load keeps the previous keys.
+    keys_file: Path | None = None
+    tls: TlsSettings = Field(default_factory=TlsSettings)
+    mtls: MtlsSettings = Field(default_factory=MtlsSettings)
+
+    @model_validator(mode="after")
+    def _mode_is_configured(self) -> AuthSettings:
+        if self.mode == "mtls" and (not self.tls.enabled or self.tls.client_ca_file is None):
+            raise ValueError(
+                "auth.mode mtls needs auth.tls.cert_file, auth.tls.key_file and "
+                "auth.tls.client_ca_file"
+            )
+        if self.mode == "api_key" and not self.keys and self.keys_file is None:
+            raise ValueError("auth.mode api_key needs auth.keys or auth.keys_file")
+        return self
+
+
+class TenantQuotas(BaseModel):
+    """Per-tenant overrides; unset fields fall back to the global quota."""
+
+    model_config = {"extra": "forbid"}
+
+    max_memories_per_partition: int | None = Field(None, ge=0)
+    max_keys_per_partition: int | None = Field(None, ge=0)
+    max_session_messages: int | None = Field(None, ge=0)
+
+
+class QuotaSettings(BaseModel):
+    """Stored-data quotas (RESOURCE_EXHAUSTED when reached). 0 means unlimited."""
+
+    max_memories_per_partition: int = Field(1_000_000, ge=0)
+    max_keys_per_partition: int = Field(100_000, ge=0)
+    max_session_messages: int = Field(10_000, ge=0)
+    tenants: dict[str, TenantQuotas] = Field(default_factory=dict)
+
+    def for_tenant(self, tenant_id: str) -> TenantQuotas:
+        """The effective quotas of one tenant (every field set)."""
+        override = self.tenants.get(tenant_id, TenantQuotas())
+        return TenantQuotas(
+            **{
+                name: getattr(self, name)
+                if getattr(override, name) is None
+                else getattr(override, name)
+                for name in TenantQuotas.model_fields
+            }
+        )
+
+
+class AuditSettings(BaseModel):
+    enabled: bool = True
+    #: Unset: <data_dir>/audit.
+    dir: Path | None = None
+    #: The active file is rotated when it would grow past this.
+    rotate_bytes: int = Field(64 * 1024 * 1024, ge=4096)
+    #: Rotated files kept (oldest removed first); 0 keeps every file.
+    keep_files: int = Field(20, ge=0)

@@ -1,0 +1,134 @@
+"""Hybrid recall: vector and full-text (BM25) rankings fused by reciprocal rank fusion
+(Cormack, Clarke and Buettcher, SIGIR 2009).
+
+Each ranking contributes ``weight / (k + rank)`` (rank 1-based) to every item it
+contains; an item's fused score is the sum. Only ranks count, so a cosine and a BM25
+score never have to be put on one scale. k = 60 is the paper's value: it flattens the
+head of each list, so an item ranked well by both beats one ranked first by one.
+Both searches run with the same filter inside the store; the scoring presets are
+applied afterwards by the caller (see ``Candidate.relevance``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Awaitable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+
+from memoryd.config import RecallSettings
+from memoryd.domain.models import (
+    Memory,
+    MemoryFilter,
+    Partition,
+    TextHit,
+    Vector,
+    VectorHit,
+)
+from memoryd.storage.base import Store
+
+K = TypeVar("K", bound=Hashable)
+
+DEFAULT_K = 60.0
+
+
+def rrf(
+    rankings: Sequence[Sequence[K]],
+    *,
+    k: float = DEFAULT_K,
+    weights: Sequence[float] | None = None,
+) -> dict[K, float]:
+    """Fused score of every item of ``rankings`` (each best first, without repeats)."""
+    if k <= 0:
+        raise ValueError("k must be positive")
+    if weights is None:
+        weights = [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise ValueError("one weight per ranking")
+    fused: dict[K, float] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        for rank, item in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
+    return fused
+
+
+def max_fused(weights: Sequence[float], k: float = DEFAULT_K) -> float:
+    """The fused score of an item ranked first everywhere: the top of the scale."""
+    return sum(weights) / (k + 1)
+
+
+def fused_order(fused: dict[K, float], tiebreak: dict[K, float] | None = None) -> list[K]:
+    """Items by fused score, then by ``tiebreak`` (higher first), then by key."""
+    extra = tiebreak or {}
+    return sorted(fused, key=lambda item: (-fused[item], -extra.get(item, 0.0), str(item)))
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One memory found by a hybrid recall, with what each ranking said about it."""
+
+    memory: Memory
+    #: Cosine of query and memory vectors (computed for text-only matches too).
+    similarity: float
+    #: BM25 score, 0 when the full-text search did not find it.
+    keyword: float
+    #: The reciprocal-rank-fusion score.
+    fused: float
+    #: ``fused`` on a 0..1 scale (1: first in every ranking). The presets use it in
+    #: place of similarity: SIMILARITY returns it, DECAYED multiplies it by recency,
+    #: WEIGHTED weighs it like similarity.
+    relevance: float
+
+
+async def hybrid_candidates(
+    store: Store,
+    partition: Partition,
+    *,
+    vector: Vector,
+    text: str,
+    flt: MemoryFilter,
+    limit: int,
+    settings: RecallSettings,
+) -> list[Candidate]:
+    """Vector and full-text rankings of up to ``limit`` each, fused, best first. A
+    ranking whose weight is 0 is not searched at all."""
+    weights = (settings.hybrid_vector_weight, settings.hybrid_text_weight)
+    searches: list[Awaitable[Any]] = []
+    if weights[0] > 0:
+        searches.append(store.search(partition, vector, flt, limit))
+    searches.append(store.text_search(partition, text, flt, limit))
+    results = await asyncio.gather(*searches)
+    vector_hits: list[VectorHit] = results[0] if weights[0] > 0 else []
+    text_hits: list[TextHit] = results[-1]
+
+    rankings = [[h.memory.id for h in vector_hits], [h.memory.id for h in text_hits]]
+    fused = rrf(rankings, k=settings.rrf_k, weights=weights)
+    top = max_fused([w for w, r in zip(weights, rankings, strict=True) if r], settings.rrf_k)
+    similarity = {h.memory.id: h.similarity for h in vector_hits}
+    keyword = {h.memory.id: h.score for h in text_hits}
+    memories = {h.memory.id: h.memory for h in vector_hits}
+    query = np.asarray(vector, dtype=np.float32)
+    vectors = {h.memory.id: h.memory.vector for h in text_hits if h.memory.vector is not None}
+    unread = [h.memory.id for h in text_hits if h.memory.id not in vectors]
+    if unread:  # a store that did not return them (the contract says it should)
+        found = await store.get(partition, unread, with_vectors=True)
+        vectors.update((m.id, m.vector) for m in found if m.vector is not None)
+    for h in text_hits:
+        if h.memory.id not in similarity and h.memory.id in vectors:
+            cosine = float(np.dot(np.asarray(vectors[h.memory.id], dtype=np.float32), query))
+            similarity[h.memory.id] = cosine
+        # Results never carry vectors (the wire does not want them).
+        memories.setdefault(h.memory.id, dataclasses.replace(h.memory, vector=None))
+    return [
+        Candidate(
+            memory=memories[i],
+            similarity=similarity.get(i, 0.0),
+            keyword=keyword.get(i, 0.0),
+            fused=fused[i],
+            relevance=min(1.0, fused[i] / top),
+        )
+        for i in fused_order(fused, similarity)
+    ]

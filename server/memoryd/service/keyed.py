@@ -1,0 +1,445 @@
+"""Keyed memory: SetMemory, GetKey, ListKeys and KeyHistory.
+
+One slot per key per partition, last write wins; every write gets the partition's
+next version and a history event; ``None`` content is a tombstone. A valid value is
+also a long-term memory (its "mirror", id = uuid5 of partition and key) so recall
+and snapshots find it; a tombstone deletes the mirror.
+
+Ordering and atomicity. Writes to one partition are serialised by an asyncio lock
+per partition, which makes the version counter and ``if_version`` checks exact --
+within this process only: a replicated deployment needs conditional writes in the
+store (DESIGN §9), which is later work. Slot, event and counter are one store
+commit; the mirror is written after it. If the mirror write fails (or the process
+dies in between) the key is stored but recall shows its previous content until the
+key is written again: the write-ahead log that closes this window comes later, and
+nothing is repaired at start-up yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from memoryd.config import KeysSettings, LimitsSettings
+from memoryd.domain.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+)
+from memoryd.domain.keyed import (
+    KeyEntry,
+    KeyHistoryPage,
+    KeyHistoryQuery,
+    KeyListing,
+    KeyListQuery,
+    KeyWrite,
+)
+from memoryd.domain.models import (
+    PROVENANCE_REQUIRED_KINDS,
+    Memory,
+    PageCursor,
+    Partition,
+    SecurityLevel,
+    Vector,
+    utcnow,
+)
+from memoryd.domain.principal import CallScope
+from memoryd.domain.records import RecordKind
+from memoryd.durability.durable_store import transaction
+from memoryd.embedding.base import Embedder
+from memoryd.resilience.embedder import embed_in_space
+from memoryd.service import validation as check
+from memoryd.service.keyed_docs import (
+    COUNTER_KEY,
+    MirrorFields,
+    compact_json,
+    entry_from,
+    entry_records,
+    history_prefix,
+    mirror_fields,
+    mirror_id,
+)
+from memoryd.service.keys import (
+    InvalidKey,
+    KeyLimits,
+    child_of,
+    needs_provenance,
+    normalise_key,
+    normalise_prefix,
+)
+from memoryd.service.pagination import PageTokenCodec, fingerprint
+from memoryd.service.quotas import Quotas
+from memoryd.service.scope_locks import KeyedLocks
+from memoryd.service.validation import Violations
+from memoryd.service.write_batcher import WriteBatcher
+from memoryd.storage.base import Store
+from memoryd.storage.records import RecordStore
+
+DEFAULT_SECURITY_LEVEL = SecurityLevel.INTERNAL
+DEFAULT_PAGE_SIZE = 100
+#: Records read per store call while filling a page (tombstones and keys above the
+#: caller's clearance are skipped, so a page may need several reads).
+_FETCH_MIN, _FETCH_MAX = 64, 1000
+#: Partitions whose counts are cached; past this the cache starts over.
+_PARTITIONS_MAX = 10_000
+_CURSOR_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(slots=True)
+class _PartitionState:
+    #: The last version written (the COUNTER record); None: not read yet.
+    version: int | None = None
+    #: Key slots held, tombstones included; None: not counted yet.
+    keys: int | None = None
+
+
+class KeyedMemoryService:
+    def __init__(
+        self,
+        *,
+        records: RecordStore,
+        store: Store,
+        embedder: Embedder,
+        writer: WriteBatcher,
+        page_tokens: PageTokenCodec,
+        limits: LimitsSettings,
+        keys: KeysSettings,
+        quotas: Quotas | None = None,
+    ) -> None:
+        self._records = records
+        self._store = store
+        self._embedder = embedder
+        self._writer = writer
+        self._page_tokens = page_tokens
+        self._limits = limits
+        self._keys = keys
+        self._key_limits = KeyLimits(keys.max_key_bytes, keys.max_segment_bytes)
+        # Every key in a subtree "/a/b/" sorts before "/a/b/" + this: a key within the
+        # byte limit cannot start its tail with this many U+10FFFF (4 bytes each).
+        self._subtree_end = "\U0010ffff" * (keys.max_key_bytes // 4 + 1)
+        self._quotas = quotas
+        self._locks = KeyedLocks()
+        self._partitions: dict[Partition, _PartitionState] = {}
+        #: Writes in progress (strong references: see ``set``).
+        self._applying: set[asyncio.Task[KeyEntry]] = set()
+
+    # ------------------------------------------------------------------ writes
+
+    async def set(self, scope: CallScope, write: KeyWrite) -> KeyEntry:
+        key = self._key(write.key, "key")
+        level = write.security_level or DEFAULT_SECURITY_LEVEL
+        mirror = self._validate(write, key)
+        if level > scope.clearance:
+            raise PermissionDenied(f"security_level: {level.name} is above the caller's clearance")
+        vector, space = None, self._embedder.model_id
+        if mirror is not None:  # embed before taking the lock: it is the slow part
+            embedded, space = await embed_in_space(self._embedder, [mirror.text])
+            vector = embedded[0]
+        # Shielded: a caller that goes away (deadline, disconnect) must not cut the
+        # write between the key records and the mirror.
+        task = asyncio.create_task(self._apply(scope, key, write, level, mirror, vector, space))
+        self._applying.add(task)
+        task.add_done_callback(self._applying.discard)
+        return await asyncio.shield(task)
+
+    async def _apply(
+        self,
+        scope: CallScope,
+        key: str,
+        write: KeyWrite,
+        level: SecurityLevel,
+        mirror: MirrorFields | None,
+        vector: Vector | None,
+        space: str,
+    ) -> KeyEntry:
+        valid = write.content is not None
+        partition = scope.partition
+        async with self._locks.hold(partition):
+            found = await self._records.get_records(partition, RecordKind.KEY, [key])
+            current = found[0] if found else None
+            if current is not None and entry_from(current).security_level > scope.clearance:
+                # Not "missing": writing would overwrite (or reveal the version of) a
+                # value the caller may not read.
+                raise PermissionDenied("key: held at a security level above the caller's clearance")
+            current_version = 0 if current is None else current.version
+            if write.if_version is not None and write.if_version != current_version:
+                raise FailedPrecondition(
+                    f"if_version {write.if_version} does not match the key's current "
+                    f"version {current_version}"
+                )
+            state = self._state(partition)
+            if current is None:
+                await self._admit_new_key(partition, state)
+            if state.version is None:
+                found = await self._records.get_records(
+                    partition, RecordKind.COUNTER, [COUNTER_KEY]
+                )
+                state.version = found[0].version if found else 0
+            version = state.version + 1
+            now = utcnow()
+            memory_id = mirror_id(partition.tenant_id, partition.agent_id, key)
+            entry = KeyEntry(
+                key=key,
+                content=write.content,
+                valid=valid,
+                version=version,
+                updated_at=now,
+                source=write.source,
+                security_level=level,
+                memory_id=memory_id if valid else "",
+                namespace=write.namespace,
+            )
+            expires_at = None if mirror is None else mirror.expires_at
+            memory = None
+            if mirror is not None and vector is not None:
+                memory = self._mirror(scope, entry, mirror, vector, space)
+            try:
+                # One write-ahead log entry (durability/): a crash never leaves the
+                # key without its mirror. The mirror goes second, under the lock, so
+                # mirrors of one key are written in version order.
+                async with transaction():
+                    await self._records.put_records(partition, entry_records(entry, expires_at))
+                    if memory is None:
+                        await self._store.delete(partition, [memory_id])
+                    else:
+                        await self._store.upsert(partition, [memory])
+            except BaseException:
+                # The commit may have happened anyway: re-read the counts next time.
+                self._partitions.pop(partition, None)
+                raise
+            state.version = version
+            if current is None and state.keys is not None:
+                state.keys += 1
+        return entry
+
+    def _validate(self, write: KeyWrite, key: str) -> MirrorFields | None:
+        """Every violation of the request at once; the mirror's fields for a value."""
+        v = Violations()
+        mirror = None
+        if write.content is not None:
+            encoded = compact_json(write.content)
+            size = len(encoded.encode("utf-8"))
+            if size > self._keys.max_content_bytes:
+                v.add(
+                    "content",
+                    f"is {size} bytes as JSON; the limit is {self._keys.max_content_bytes} "
+                    "(keys.max_content_bytes)",
+                )
+            mirror = mirror_fields(write.content, self._limits, v)
+            if needs_provenance(key):
+                self._require_provenance(v, write, key)
+        check.check_source(v, write.source)
+        check.check_namespace(v, write.namespace, self._limits)
+        if write.if_version is not None and write.if_version < 0:
+            v.add("if_version", "must not be negative (0: the key was never written)")
+        v.raise_if_any()
+        return mirror
+
+    @staticmethod
+    def _require_provenance(v: Violations, write: KeyWrite, key: str) -> None:
+        source = write.source
+        if source is not None and source.kind in PROVENANCE_REQUIRED_KINDS:
+            return  # check_source reports what is missing
+        present = {
+            "name": source is not None and bool(source.name.strip()),
+            "retrieved_at": source is not None and source.retrieved_at is not None,
+            "locator": source is not None and bool(source.locator.strip()),
+        }
+        for name, ok in present.items():
+            if not ok:
+                v.add(f"source.{name}", f"is required for keys under /kb/ ({key})")
+
+    def _mirror(
+        self, scope: CallScope, entry: KeyEntry, fields: MirrorFields, vector: Vector, space: str
+    ) -> Memory:
+        partition = scope.partition
+        return Memory(
+            id=entry.memory_id,
+            tenant_id=partition.tenant_id,
+            agent_id=partition.agent_id,
+            content=fields.text,
+            created_at=entry.updated_at,
+            updated_at=entry.updated_at,
+            namespace=entry.namespace,
+            memory_type=fields.memory_type,
+            tags=fields.tags,
+            security_level=entry.security_level,
+            importance=fields.importance,
+            source=entry.source,
+            # The key's version: a mirror older than its slot is detectable.
+            version=entry.version,
+            expires_at=fields.expires_at,
+            key=entry.key,
+            embedding_model=space,
+            embedding_dimension=self._embedder.dimension,
+            vector=vector,
+        )
+
+    def _state(self, partition: Partition) -> _PartitionState:
+        """Cached counts of a partition (exact: only this service writes keys, under
+        the partition's lock). Forgotten past _PARTITIONS_MAX; re-read on demand."""
+        state = self._partitions.get(partition)
+        if state is None:
+            if len(self._partitions) >= _PARTITIONS_MAX:
+                self._partitions.clear()
+            state = self._partitions[partition] = _PartitionState()
+        return state
+
+    async def _admit_new_key(self, partition: Partition, state: _PartitionState) -> None:
+        """quotas.max_keys_per_partition (tombstoned slots count: they are stored)."""
+        if self._quotas is None:
+            return
+        if state.keys is None:
+            state.keys = await self._records.count_records(partition, RecordKind.KEY)
+        try:
+            self._quotas.check_keys(partition.tenant_id, state.keys, 1)
+        except ResourceExhausted:
+            # Maintenance may have purged tombstones since: count once more.
+            state.keys = await self._records.count_records(partition, RecordKind.KEY)
+            self._quotas.check_keys(partition.tenant_id, state.keys, 1)
+
+    # ------------------------------------------------------------------ reads
+
+    async def get(self, scope: CallScope, raw_key: str) -> KeyEntry:
+        key = self._key(raw_key, "key")
+        found = await self._records.get_records(scope.partition, RecordKind.KEY, [key])
+        entry = entry_from(found[0]) if found else None
+        if entry is None or not self._visible(scope, entry):
+            raise NotFound(f"key {key!r} not found")
+        return entry
+
+    async def list(self, scope: CallScope, query: KeyListQuery) -> KeyListing:
+        try:
+            prefix = normalise_prefix(query.prefix, self._key_limits)
+        except InvalidKey as exc:
+            raise InvalidArgument.field("prefix", str(exc)) from None
+        page_size = self._page_size(query.page_size)
+        query_print = fingerprint(scope, ["keys", prefix, query.recursive])
+        position = ""
+        if query.page_token:
+            position = self._page_tokens.decode(query.page_token, query_print).id
+        after = self._after(position)
+
+        # (position, entry or directory) in key order; one more than a page to know
+        # whether another page follows.
+        items: list[tuple[str, KeyEntry | str]] = []
+        skipping: str | None = None  # a directory already listed: skip its subtree
+        fetch = max(_FETCH_MIN, page_size + 1)
+        while len(items) <= page_size:
+            rows = await self._records.list_records(
+                scope.partition, RecordKind.KEY, prefix=prefix, after=after, limit=fetch
+            )
+            for row in rows:
+                if skipping is not None and row.key.startswith(skipping):
+                    continue
+                skipping = None
+                entry = entry_from(row)
+                child, is_dir = child_of(row.key, prefix)
+                if not self._visible(scope, entry):
+                    continue
+                if query.recursive or not is_dir:
+                    items.append(("k" + row.key, entry))
+                else:
+                    items.append(("d" + child, child))
+                    skipping = child
+            if len(rows) < fetch:
+                break
+            last = rows[-1].key
+            after = last if skipping is None else skipping + self._subtree_end
+            fetch = min(fetch * 2, _FETCH_MAX)
+
+        page, more = items[:page_size], len(items) > page_size
+        token = ""
+        if more:
+            token = self._page_tokens.encode(PageCursor(_CURSOR_TIME, page[-1][0]), query_print)
+        return KeyListing(
+            entries=[item for _, item in page if isinstance(item, KeyEntry)],
+            directories=[item for _, item in page if isinstance(item, str)],
+            next_page_token=token,
+        )
+
+    async def history(self, scope: CallScope, query: KeyHistoryQuery) -> KeyHistoryPage:
+        """A key's writes, oldest first, tombstones included. A directory ("/user/",
+        "/" for everything) gives the writes of every key below it, by key, then
+        oldest first: what an export needs, deleted keys included."""
+        if query.key.endswith("/"):
+            try:
+                prefix = normalise_prefix(query.key, self._key_limits)
+            except InvalidKey as exc:
+                raise InvalidArgument.field("key", str(exc)) from None
+            single = False
+        else:
+            prefix = history_prefix(self._key(query.key, "key"))
+            single = True
+        page_size = self._page_size(query.page_size)
+        query_print = fingerprint(scope, ["key_history", prefix])
+        after: str | None = None
+        if query.page_token:
+            after = self._page_tokens.decode(query.page_token, query_print).id
+
+        entries: list[tuple[str, KeyEntry]] = []
+        fetch = max(_FETCH_MIN, page_size + 1)
+        while len(entries) <= page_size:
+            rows = await self._records.list_records(
+                scope.partition, RecordKind.KEY_EVENT, prefix=prefix, after=after, limit=fetch
+            )
+            for row in rows:
+                entry = entry_from(row)
+                if entry.security_level <= scope.clearance:
+                    entries.append((row.key, entry))
+            if len(rows) < fetch:
+                break
+            after = rows[-1].key
+            fetch = min(fetch * 2, _FETCH_MAX)
+
+        if single and not entries and not query.page_token:
+            raise NotFound(f"key {prefix[:-1]!r} has no history")
+        page, more = entries[:page_size], len(entries) > page_size
+        token = ""
+        if more:
+            token = self._page_tokens.encode(PageCursor(_CURSOR_TIME, page[-1][0]), query_print)
+        return KeyHistoryPage(entries=[e for _, e in page], next_page_token=token)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @asynccontextmanager
+    async def exclusive(self, partition: Partition) -> AsyncIterator[None]:
+        """Hold the partition's key-write lock while lifecycle operations rewrite its
+        key records (import, reset, tombstone purge); cached counts are re-read after."""
+        async with self._locks.hold(partition):
+            try:
+                yield
+            finally:
+                self._partitions.pop(partition, None)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _key(self, raw: str, field: str) -> str:
+        try:
+            return normalise_key(raw, self._key_limits)
+        except InvalidKey as exc:
+            raise InvalidArgument.field(field, str(exc)) from None
+
+    def _page_size(self, requested: int | None) -> int:
+        v = Violations()
+        check.check_limit(v, requested, self._limits.max_page_size, "page_size")
+        v.raise_if_any()
+        return requested or DEFAULT_PAGE_SIZE
+
+    def _after(self, position: str) -> str | None:
+        """The store's ``after`` for a page-token position ("k<key>" or "d<dir>")."""
+        if not position:
+            return None
+        if position.startswith("d"):
+            return position[1:] + self._subtree_end
+        return position[1:]
+
+    @staticmethod
+    def _visible(scope: CallScope, entry: KeyEntry) -> bool:
+        """Tombstones and keys above the caller's clearance read as missing."""
+        return entry.valid and entry.security_level <= scope.clearance

@@ -1,0 +1,210 @@
+"""How keyed memory is laid out in the record store, and the long-term memory that
+mirrors a key. Pure functions: no I/O.
+
+Record layout (one partition):
+- ``KEY`` "<key>": the latest write, tombstones included (so versions and
+  ``if_version`` stay meaningful after a delete);
+- ``KEY_EVENT`` "<key>\\x00<version:020d>": every write, oldest first in key order;
+- ``COUNTER`` "keys": the partition's last version.
+The three are written in one ``put_records`` batch: one store commit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from memoryd.config import LimitsSettings
+from memoryd.domain.keyed import JsonValue, KeyEntry
+from memoryd.domain.models import (
+    MemoryType,
+    Provenance,
+    ProvenanceKind,
+    SecurityLevel,
+)
+from memoryd.domain.records import Record, RecordKind
+from memoryd.service.validation import Violations, check_tags
+
+COUNTER_KEY = "keys"
+EVENT_SEPARATOR = "\x00"
+#: uuid5 namespace of the memories mirroring keys: the id is a function of
+#: (partition, key), so rewriting a key replaces its mirror.
+MIRROR_NAMESPACE = uuid.UUID("5b0d6f1e-4c1a-5a8e-9f57-6b0c2d1e7a10")
+CONTENT_FIELD = "content"
+_MEMORY_TYPES = frozenset(t.value for t in MemoryType)
+
+
+def event_key(key: str, version: int) -> str:
+    return f"{key}{EVENT_SEPARATOR}{version:020d}"
+
+
+def history_prefix(key: str) -> str:
+    return key + EVENT_SEPARATOR
+
+
+def mirror_id(tenant_id: str, agent_id: str, key: str) -> str:
+    return str(uuid.uuid5(MIRROR_NAMESPACE, f"{tenant_id}\x00{agent_id}\x00{key}"))
+
+
+def compact_json(value: JsonValue) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------- records
+
+
+def _source_doc(source: Provenance | None) -> dict[str, Any] | None:
+    if source is None:
+        return None
+    return {
+        "kind": source.kind.value,
+        "name": source.name,
+        "retrieved_at": None if source.retrieved_at is None else source.retrieved_at.isoformat(),
+        "locator": source.locator,
+    }
+
+
+def _source_from(doc: dict[str, Any] | None) -> Provenance | None:
+    if not doc:
+        return None
+    retrieved = doc.get("retrieved_at")
+    return Provenance(
+        kind=ProvenanceKind(doc["kind"]),
+        name=doc.get("name", ""),
+        retrieved_at=None if retrieved is None else datetime.fromisoformat(retrieved),
+        locator=doc.get("locator", ""),
+    )
+
+
+def entry_records(entry: KeyEntry, expires_at: datetime | None) -> list[Record]:
+    """The slot, the history event and the counter for one write."""
+    doc = {
+        "key": entry.key,
+        CONTENT_FIELD: entry.content,
+        "valid": entry.valid,
+        "source": _source_doc(entry.source),
+        "security_level": int(entry.security_level),
+        "memory_id": entry.memory_id,
+        "namespace": entry.namespace,
+    }
+    return [
+        Record(RecordKind.KEY, entry.key, doc, entry.version, entry.updated_at, expires_at),
+        Record(
+            RecordKind.KEY_EVENT,
+            event_key(entry.key, entry.version),
+            doc,
+            entry.version,
+            entry.updated_at,
+            expires_at,
+        ),
+        Record(RecordKind.COUNTER, COUNTER_KEY, {}, entry.version, entry.updated_at),
+    ]
+
+
+def entry_from(record: Record) -> KeyEntry:
+    """A KeyEntry from a KEY or KEY_EVENT record."""
+    doc = record.doc
+    key = doc.get("key") or record.key.split(EVENT_SEPARATOR, 1)[0]
+    return KeyEntry(
+        key=key,
+        content=doc.get(CONTENT_FIELD),
+        valid=bool(doc.get("valid")),
+        version=record.version,
+        updated_at=record.updated_at,
+        source=_source_from(doc.get("source")),
+        security_level=SecurityLevel(doc.get("security_level", SecurityLevel.INTERNAL)),
+        memory_id=doc.get("memory_id", ""),
+        namespace=doc.get("namespace", ""),
+    )
+
+
+# ---------------------------------------------------------------- mirror
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorFields:
+    """What a key's content contributes to its long-term memory."""
+
+    text: str
+    memory_type: MemoryType = MemoryType.FACT
+    importance: float = 0.5
+    tags: tuple[str, ...] = ()
+    expires_at: datetime | None = None
+
+
+def _text_of(content: JsonValue) -> str:
+    """The summary, else the text, else compact JSON (a string is its own text)."""
+    if isinstance(content, dict):
+        for name in ("summary", "text"):
+            value = content.get(name)
+            if isinstance(value, str) and value.strip():
+                return value
+    if isinstance(content, str) and content.strip():
+        return content
+    return compact_json(content)
+
+
+def _truncate_utf8(text: str, max_bytes: int) -> str:
+    """At most ``max_bytes`` of UTF-8, cut on a character boundary."""
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", errors="ignore")
+
+
+def _parse_time(value: str) -> datetime:
+    when = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
+def mirror_fields(content: JsonValue, limits: LimitsSettings, v: Violations) -> MirrorFields:
+    """The mirror's fields from a valid content; reserved fields with a wrong type are
+    reported to ``v`` as ``content.<name>``. ``type`` is used only when it names a
+    memory type: content may well use "type" for something of its own."""
+    # The memory content has its own (smaller) limit; the embedder truncates anyway.
+    text = _truncate_utf8(_text_of(content), limits.max_content_bytes)
+    if not isinstance(content, dict):
+        return MirrorFields(text=text)
+    memory_type = MemoryType.FACT
+    kind = content.get("type")
+    if isinstance(kind, str) and kind.strip().lower() in _MEMORY_TYPES:
+        memory_type = MemoryType(kind.strip().lower())
+
+    importance = 0.5
+    raw_importance = content.get("importance")
+    if raw_importance is not None:
+        if (
+            isinstance(raw_importance, bool)
+            or not isinstance(raw_importance, int | float)
+            or not (math.isfinite(raw_importance) and 0.0 <= raw_importance <= 1.0)
+        ):
+            v.add(f"{CONTENT_FIELD}.importance", "must be a number between 0 and 1")
+        else:
+            importance = float(raw_importance)
+
+    tags: tuple[str, ...] = ()
+    raw_tags = content.get("tags")
+    if raw_tags is not None:
+        if not isinstance(raw_tags, list) or not all(isinstance(t, str) for t in raw_tags):
+            v.add(f"{CONTENT_FIELD}.tags", "must be a list of strings")
+        else:
+            check_tags(v, raw_tags, limits, f"{CONTENT_FIELD}.tags")
+            tags = tuple(dict.fromkeys(t.strip() for t in raw_tags))
+
+    expires_at = None
+    raw_expiry = content.get("expired_at")
+    if raw_expiry is not None:
+        try:
+            if not isinstance(raw_expiry, str):
+                raise ValueError(raw_expiry)
+            expires_at = _parse_time(raw_expiry)
+        except ValueError:
+            v.add(
+                f"{CONTENT_FIELD}.expired_at",
+                "must be an ISO 8601 time, e.g. 2026-02-23T10:00:00Z",
+            )
+    return MirrorFields(text, memory_type, importance, tags, expires_at)

@@ -1,0 +1,131 @@
+"""Rendering of snapshot text: markdown, or one ``<long_term_memory>`` XML block.
+
+Pure functions. The packer (snapshot_pack.py) counts what these produce: an item's
+line, a section's wrapper and the document's wrapper, so the whole text's tokens are
+known before it is assembled.
+
+Markdown::
+
+    ## Pinned memories
+    - The user is allergic to peanuts.
+
+    ## Session
+    trigger: the dentist called
+
+XML (content escaped; characters XML 1.0 forbids are dropped)::
+
+    <long_term_memory>
+    <pinned>
+    <memory type="fact">The user is allergic to peanuts.</memory>
+    </pinned>
+    <session>
+    <trigger>the dentist called</trigger>
+    </session>
+    </long_term_memory>
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from xml.sax.saxutils import escape, quoteattr
+
+from memoryd.domain.snapshot import SnapshotFormat, SnapshotSection
+
+ELLIPSIS = "…"
+ROOT_TAG = "long_term_memory"
+#: Characters XML 1.0 does not allow (C0 controls but tab/newline/CR, surrogates,
+#: U+FFFE and U+FFFF).
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_NEWLINES = re.compile(r"\r\n?|\n")
+
+MARKDOWN_HEADERS: dict[SnapshotSection, str] = {
+    SnapshotSection.PINNED: "## Pinned memories",
+    SnapshotSection.PROFILE: "## Agent profile",
+    SnapshotSection.WORKING: "## Working memory",
+    SnapshotSection.SEMANTIC: "## Relevant memories",
+    SnapshotSection.RECENT: "## Recent memories",
+    SnapshotSection.SESSION: "## Session",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """Something a section offers to the snapshot."""
+
+    section: SnapshotSection
+    id: str
+    text: str
+    #: XML element of the item.
+    tag: str
+    #: Markdown: "label: text" when set, "- text" when ``bullet``, else the bare text.
+    label: str = ""
+    bullet: bool = False
+    #: XML attributes (memory type, scope, message role...).
+    attrs: tuple[tuple[str, str], ...] = ()
+    #: Display position within its section (the packer may consider items in
+    #: another order, e.g. the newest session messages first).
+    order: int = 0
+    memory_id: str = ""
+    #: Normalised text, for de-duplication across sections ("" never matches).
+    dedup_key: str = ""
+
+
+def xml_text(text: str) -> str:
+    return escape(_XML_INVALID.sub("", text))
+
+
+def _xml_attrs(attrs: Sequence[tuple[str, str]]) -> str:
+    return "".join(f" {name}={quoteattr(_XML_INVALID.sub('', value))}" for name, value in attrs)
+
+
+def item_line(fmt: SnapshotFormat, c: Candidate, text: str) -> str:
+    """The rendered item with ``text`` in place of its own (for truncation)."""
+    if fmt is SnapshotFormat.XML:
+        return f"<{c.tag}{_xml_attrs(c.attrs)}>{xml_text(text)}</{c.tag}>"
+    # Continuation lines indented: content never forms a header or a new item.
+    if c.bullet:
+        return "- " + _NEWLINES.sub("\n  ", text)
+    if c.label:
+        return f"{c.label}: " + _NEWLINES.sub("\n  ", text)
+    return text
+
+
+def section_open(fmt: SnapshotFormat, section: SnapshotSection) -> str:
+    if fmt is SnapshotFormat.XML:
+        return f"<{section.value}>"
+    return MARKDOWN_HEADERS[section]
+
+
+def section_close(fmt: SnapshotFormat, section: SnapshotSection) -> str:
+    return f"</{section.value}>" if fmt is SnapshotFormat.XML else ""
+
+
+def render_section(fmt: SnapshotFormat, section: SnapshotSection, lines: Sequence[str]) -> str:
+    parts = [section_open(fmt, section), *lines]
+    close = section_close(fmt, section)
+    if close:
+        parts.append(close)
+    return "\n".join(parts)
+
+
+def render_document(fmt: SnapshotFormat, blocks: Sequence[str]) -> str:
+    """The whole text from rendered sections; "" when there are none."""
+    if not blocks:
+        return ""
+    if fmt is SnapshotFormat.XML:
+        return "\n".join([f"<{ROOT_TAG}>", *blocks, f"</{ROOT_TAG}>"])
+    return "\n\n".join(blocks)
+
+
+def document_wrapper(fmt: SnapshotFormat) -> tuple[str, ...]:
+    """The pieces a non-empty document adds around its sections."""
+    if fmt is SnapshotFormat.XML:
+        return (f"<{ROOT_TAG}>", f"</{ROOT_TAG}>")
+    return ()
+
+
+def section_wrapper(fmt: SnapshotFormat, section: SnapshotSection) -> tuple[str, ...]:
+    close = section_close(fmt, section)
+    return (section_open(fmt, section), close) if close else (section_open(fmt, section),)

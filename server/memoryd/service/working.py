@@ -1,0 +1,302 @@
+"""Working memory: a JSON object of task state per scope (thread_id, resource_id).
+
+Writes merge top-level fields (MERGE, the default) or replace the object (REPLACE).
+A TTL and a JSON Schema, once given, are kept for later writes of the scope; a new one
+replaces them (a zero TTL removes the expiry, an empty schema ``{}`` removes the
+schema). The TTL counts from the last write; an expired scope reads as absent (NOT_FOUND,
+left out of listings, and a write starts it afresh at version 1) until
+:meth:`WorkingMemoryService.purge_expired` deletes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+import referencing.exceptions
+from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
+from jsonschema.protocols import Validator
+
+from memoryd.config import LimitsSettings, WorkingMemorySettings
+from memoryd.domain.agent_state import (
+    WorkingMemory,
+    WorkingMemoryMode,
+    WorkingMemoryWrite,
+    WorkingScope,
+    WorkingScopePage,
+    WorkingScopeQuery,
+)
+from memoryd.domain.errors import InvalidArgument, NotFound
+from memoryd.domain.models import PageCursor, Partition, utcnow
+from memoryd.domain.principal import CallScope
+from memoryd.domain.records import Record, RecordKind
+from memoryd.service import validation as check
+from memoryd.service.pagination import PageTokenCodec, fingerprint
+from memoryd.service.scope_locks import KeyedLocks
+from memoryd.service.validation import Violations
+from memoryd.storage.records import RecordStore
+
+DEFAULT_PAGE_SIZE = 50
+#: Schema violations reported per write (the first ones by JSON path).
+MAX_REPORTED_VIOLATIONS = 10
+#: Longest TTL accepted (keeps expiry timestamps far from datetime's range end).
+MAX_TTL = timedelta(days=36_500)
+#: Records read per store call while scanning.
+SCAN_BATCH = 200
+
+Clock = Callable[[], datetime]
+
+
+def check_identifier(v: Violations, value: str, field: str, max_bytes: int) -> None:
+    """An id used inside a record key: bounded, no control characters (so no NUL)."""
+    if len(value.encode()) > max_bytes:
+        v.add(field, f"longer than {max_bytes} bytes")
+    if check.has_control_chars(value):
+        v.add(field, "must not contain control characters")
+
+
+def compact_json_size(value: Any) -> int | None:
+    """Bytes of the compact JSON text; None when the value is not JSON (NaN, ...)."""
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return len(text.encode())
+
+
+def is_expired(record: Record, now: datetime) -> bool:
+    return record.expires_at is not None and record.expires_at <= now
+
+
+async def purge_expired_records(
+    records: RecordStore, partition: Partition, kind: RecordKind, now: datetime
+) -> int:
+    """Delete the records of ``kind`` that expired at or before ``now``; returns how many."""
+    expired: list[str] = []
+    after: str | None = None
+    while True:
+        batch = await records.list_records(partition, kind, after=after, limit=SCAN_BATCH)
+        expired.extend(r.key for r in batch if is_expired(r, now))
+        if len(batch) < SCAN_BATCH:
+            break
+        after = batch[-1].key
+    if not expired:
+        return 0
+    return len(await records.delete_records(partition, kind, expired))
+
+
+class WorkingMemoryService:
+    def __init__(
+        self,
+        *,
+        records: RecordStore,
+        page_tokens: PageTokenCodec,
+        settings: WorkingMemorySettings,
+        limits: LimitsSettings,
+        clock: Clock = utcnow,
+    ) -> None:
+        self._records = records
+        self._page_tokens = page_tokens
+        self._settings = settings
+        self._limits = limits
+        self._clock = clock
+        self._locks = KeyedLocks()
+
+    # ------------------------------------------------------------------ writes
+
+    async def set(self, scope: CallScope, write: WorkingMemoryWrite) -> WorkingMemory:
+        v = Violations()
+        self._check_scope(v, write.scope)
+        if write.ttl is not None and not timedelta(0) <= write.ttl <= MAX_TTL:
+            v.add("ttl", f"must be between 0 and {MAX_TTL.days} days")
+        new_schema = self._checked_schema(v, write.json_schema)
+        v.raise_if_any()
+
+        key = write.scope.key
+        async with self._locks.hold((scope.partition, key)):
+            now = self._clock()
+            found = await self._records.get_records(scope.partition, RecordKind.WORKING, [key])
+            current = found[0] if found and not is_expired(found[0], now) else None
+            stored = current.doc if current is not None else {}
+
+            content = dict(write.content)
+            if write.mode is WorkingMemoryMode.MERGE:
+                content = {**stored.get("content", {}), **content}
+            schema: dict[str, Any] | None = stored.get("json_schema")
+            if write.json_schema is not None:
+                schema = new_schema
+            ttl_s: float | None = stored.get("ttl_s")
+            if write.ttl is not None:
+                ttl_s = write.ttl.total_seconds() or None
+
+            self._check_content(content, schema)
+            record = Record(
+                kind=RecordKind.WORKING,
+                key=key,
+                doc={"content": content, "json_schema": schema, "ttl_s": ttl_s},
+                version=current.version + 1 if current is not None else 1,
+                updated_at=now,
+                expires_at=now + timedelta(seconds=ttl_s) if ttl_s else None,
+            )
+            await self._records.put_records(scope.partition, [record])
+        return _working_memory(record)
+
+    async def delete(self, scope: CallScope, wscope: WorkingScope) -> bool:
+        """True when a live scope was deleted; an expired one is removed but reads as absent."""
+        self._check_scope_only(wscope)
+        async with self._locks.hold((scope.partition, wscope.key)):
+            now = self._clock()
+            found = await self._records.get_records(
+                scope.partition, RecordKind.WORKING, [wscope.key]
+            )
+            if not found:
+                return False
+            await self._records.delete_records(scope.partition, RecordKind.WORKING, [wscope.key])
+            return not is_expired(found[0], now)
+
+    async def purge_expired(self, partition: Partition, now: datetime | None = None) -> int:
+        """Delete the partition's expired scopes (for maintenance); returns how many."""
+        return await purge_expired_records(
+            self._records, partition, RecordKind.WORKING, now or self._clock()
+        )
+
+    # ------------------------------------------------------------------ reads
+
+    async def get(self, scope: CallScope, wscope: WorkingScope) -> WorkingMemory:
+        self._check_scope_only(wscope)
+        found = await self._records.get_records(scope.partition, RecordKind.WORKING, [wscope.key])
+        if not found or is_expired(found[0], self._clock()):
+            raise NotFound(
+                f"no working memory for thread_id {wscope.thread_id!r}, "
+                f"resource_id {wscope.resource_id!r}"
+            )
+        return _working_memory(found[0])
+
+    async def list_scopes(self, scope: CallScope, query: WorkingScopeQuery) -> WorkingScopePage:
+        v = Violations()
+        check.check_limit(v, query.page_size, self._limits.max_page_size, "page_size")
+        max_bytes = self._settings.max_scope_id_bytes
+        for field, value in (("thread_id", query.thread_id), ("resource_id", query.resource_id)):
+            if value is not None:
+                check_identifier(v, value, field, max_bytes)
+        v.raise_if_any()
+        page_size = query.page_size or DEFAULT_PAGE_SIZE
+        query_print = fingerprint(scope, ["working_scopes", query.thread_id, query.resource_id])
+        after = (
+            self._page_tokens.decode(query.page_token, query_print).id if query.page_token else None
+        )
+        # A thread filter is a key prefix; a resource-only filter is checked per record.
+        prefix = f"{query.thread_id}\x00" if query.thread_id is not None else ""
+        now = self._clock()
+        matches: list[Record] = []
+        while len(matches) <= page_size:
+            batch = await self._records.list_records(
+                scope.partition, RecordKind.WORKING, prefix=prefix, after=after, limit=SCAN_BATCH
+            )
+            for record in batch:
+                if is_expired(record, now):
+                    continue
+                if (
+                    query.resource_id is not None
+                    and WorkingScope.from_key(record.key).resource_id != query.resource_id
+                ):
+                    continue
+                matches.append(record)
+            if len(batch) < SCAN_BATCH:
+                break
+            after = batch[-1].key
+        page, more = matches[:page_size], len(matches) > page_size
+        token = ""
+        if more:
+            last = page[-1]
+            token = self._page_tokens.encode(PageCursor(last.updated_at, last.key), query_print)
+        return WorkingScopePage(items=[_working_memory(r) for r in page], next_page_token=token)
+
+    # ------------------------------------------------------------------ checks
+
+    def _check_scope(self, v: Violations, wscope: WorkingScope) -> None:
+        if not wscope.thread_id and not wscope.resource_id:
+            v.add("scope", "thread_id or resource_id must be set")
+        max_bytes = self._settings.max_scope_id_bytes
+        check_identifier(v, wscope.thread_id, "scope.thread_id", max_bytes)
+        check_identifier(v, wscope.resource_id, "scope.resource_id", max_bytes)
+
+    def _check_scope_only(self, wscope: WorkingScope) -> None:
+        v = Violations()
+        self._check_scope(v, wscope)
+        v.raise_if_any()
+
+    def _checked_schema(
+        self, v: Violations, schema: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """The schema to keep (None for ``{}``); adds a violation when it is invalid."""
+        if not schema:
+            return None
+        size = compact_json_size(schema)
+        if size is None:
+            v.add("json_schema", "is not valid JSON")
+            return None
+        if size > self._settings.max_schema_bytes:
+            v.add(
+                "json_schema",
+                f"is {size} bytes as JSON; the limit is {self._settings.max_schema_bytes} "
+                "(working_memory.max_schema_bytes)",
+            )
+            return None
+        try:
+            _validator_class(schema).check_schema(schema)
+        except SchemaError as exc:
+            v.add("json_schema", f"is not a valid JSON Schema at {exc.json_path}: {exc.message}")
+            return None
+        return schema
+
+    def _check_content(self, content: dict[str, Any], schema: dict[str, Any] | None) -> None:
+        size = compact_json_size(content)
+        if size is None:
+            raise InvalidArgument.field("content", "is not valid JSON (NaN or infinity)")
+        if size > self._settings.max_content_bytes:
+            raise InvalidArgument.field(
+                "content",
+                f"is {size} bytes as JSON; the limit is {self._settings.max_content_bytes} "
+                "(working_memory.max_content_bytes)",
+            )
+        if schema is None:
+            return
+        validator = _validator_class(schema)(schema)
+        try:
+            errors = sorted(validator.iter_errors(content), key=_path_order)
+        except referencing.exceptions.Unresolvable as exc:
+            # Remote references are never fetched: the schema must be self-contained.
+            raise InvalidArgument.field(
+                "json_schema", f"has a reference that cannot be resolved: {exc}"
+            ) from None
+        v = Violations()
+        for error in errors[:MAX_REPORTED_VIOLATIONS]:
+            v.add(f"content.{error.json_path}", error.message)
+        v.raise_if_any()
+
+
+def _path_order(error: ValidationError) -> list[tuple[int, int, str]]:
+    """Document order of the failing element: list indexes compare as numbers."""
+    return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.absolute_path]
+
+
+def _validator_class(schema: dict[str, Any]) -> type[Validator]:
+    """The draft named by ``$schema``; Draft 2020-12 when absent or unknown."""
+    cls: type[Validator] = validators.validator_for(schema, default=Draft202012Validator)
+    return cls
+
+
+def _working_memory(record: Record) -> WorkingMemory:
+    ttl_s = record.doc.get("ttl_s")
+    return WorkingMemory(
+        scope=WorkingScope.from_key(record.key),
+        content=record.doc.get("content", {}),
+        version=record.version,
+        updated_at=record.updated_at,
+        expires_at=record.expires_at,
+        ttl=timedelta(seconds=ttl_s) if ttl_s else None,
+        json_schema=record.doc.get("json_schema"),
+    )

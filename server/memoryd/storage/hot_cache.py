@@ -1,0 +1,440 @@
+"""HotCacheStore: hot partitions held in memory in front of a durable Store.
+
+The wrapped store (LanceDB) stays the source of truth: every write goes to it first
+and reaches the cache only after it succeeded; reads other than vector search go
+straight to it. A partition is loaded on its first search by one scan of the store,
+then searched in memory (see hot_partition.py) until it is evicted: least recently
+used partitions go first when the estimated bytes exceed the budget.
+
+Coherence with writes. A write that finishes while its partition is loading cannot
+know whether the load's scan saw it, so it only marks its ids dirty; before the
+loaded partition is published, the loader re-reads every dirty id from the store
+(repeating until no new ids came in). Publishing happens with no ``await`` after
+that last check, so a later write finds the partition loaded and applies itself. A
+write that fails drops the partition (the store may hold part of it).
+
+Metrics-ready counters are plain attributes: ``hits``, ``misses``, ``loads``,
+``evictions`` (and ``bypasses``: searches of a partition larger than the budget,
+answered by the store).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import functools
+import inspect
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import structlog
+
+from memoryd.domain.models import (
+    AccessUpdate,
+    Memory,
+    MemoryFilter,
+    MemoryOrder,
+    PageCursor,
+    Partition,
+    TextHit,
+    Vector,
+    VectorHit,
+)
+from memoryd.storage.base import Store
+from memoryd.storage.hot_partition import (
+    AnnParams,
+    HotPartition,
+    build_ann,
+    put_many,
+    unit,
+)
+from memoryd.storage.memory import check_query_vector
+
+log = structlog.get_logger(__name__)
+
+#: Records read per page when a partition is loaded.
+SCAN_PAGE = 5000
+_EVERYTHING = MemoryFilter(include_archived=True)
+_Page = list[Memory]
+#: Backend extras known not to change records (passed through without invalidation).
+READ_ONLY_EXTRAS = frozenset({"optimize", "disk_bytes"})
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A partition in the cache: loading (``part`` None) or loaded."""
+
+    load: asyncio.Task[HotPartition | None] | None = None
+    part: HotPartition | None = None
+    #: Ids written while loading; re-read from the store before publishing.
+    dirty: set[str] = field(default_factory=set)
+    ann_task: asyncio.Task[None] | None = None
+
+
+class HotCacheStore:
+    """A Store that answers ``search`` from memory and delegates everything else."""
+
+    def __init__(
+        self,
+        inner: Store,
+        *,
+        dimension: int,
+        budget_bytes: int,
+        ann: AnnParams | None = None,
+        scan_page: int = SCAN_PAGE,
+    ) -> None:
+        if budget_bytes <= 0:
+            raise ValueError("budget_bytes must be positive")
+        self.inner = inner
+        self.name = inner.name
+        self.dimension = dimension
+        self.budget_bytes = budget_bytes
+        self.ann = ann or AnnParams()
+        self.scan_page = scan_page
+        self.hits = 0
+        self.misses = 0
+        self.loads = 0
+        self.evictions = 0
+        self.bypasses = 0
+        self._entries: OrderedDict[Partition, _Entry] = OrderedDict()
+        #: Partitions too big for the whole budget: searched in the store.
+        self._oversized: set[Partition] = set()
+        self._closing = False
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    async def open(self) -> None:
+        self._closing = False
+        await self.inner.open()
+
+    async def close(self) -> None:
+        self._closing = True  # graph builds in worker threads stop at their next step
+        entries = list(self._entries.values())
+        self._entries.clear()
+        self._oversized.clear()
+        tasks = [t for e in entries for t in (e.load, e.ann_task) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        await self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything this class does not define passes through to the wrapped store.
+
+        Every Store protocol method is defined here explicitly (tests/unit/hot_cache
+        fails when the protocol gains one that is not). Until then, and for backend
+        extras, an unknown coroutine method may write, so after it returns the cache
+        of the partition it names (or the whole cache) is dropped: slower, never stale.
+        """
+        if name in ("inner", "_entries") or name.startswith("__"):
+            raise AttributeError(name)  # during construction or copying: no recursion
+        target = getattr(self.inner, name)
+        if name in READ_ONLY_EXTRAS or not inspect.iscoroutinefunction(target):
+            return target
+
+        @functools.wraps(target)
+        async def delegated(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await target(*args, **kwargs)
+            finally:
+                named = [a for a in args if isinstance(a, Partition)]
+                if named:
+                    for partition in named:
+                        self._drop(partition)
+                else:
+                    for partition in list(self._entries):
+                        self._drop(partition)
+
+        return delegated
+
+    # -- introspection ---------------------------------------------------------------
+
+    def cached_bytes(self) -> int:
+        return sum(e.part.nbytes() for e in self._entries.values() if e.part is not None)
+
+    def cached_partitions(self) -> list[Partition]:
+        return [p for p, e in self._entries.items() if e.part is not None]
+
+    def partition_state(self, partition: Partition) -> str:
+        """ "absent", "loading", "exact", "indexing" or "ann" (for tests and benches)."""
+        entry = self._entries.get(partition)
+        if entry is None:
+            return "absent"
+        if entry.part is None:
+            return "loading"
+        if entry.part.ann is not None:
+            return "ann"
+        return "indexing" if entry.ann_task is not None else "exact"
+
+    async def wait_indexed(self, partition: Partition) -> None:
+        """Wait for a graph build of ``partition`` under way, if any."""
+        entry = self._entries.get(partition)
+        if entry is not None and entry.ann_task is not None:
+            await asyncio.shield(entry.ann_task)
+
+    # -- writes: store first, then the cache -----------------------------------------
+
+    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
+        ids = [m.id for m in memories]
+        try:
+            await self.inner.upsert(partition, memories)
+        except BaseException:
+            self._write_failed(partition, ids)
+            raise
+        part = self._loaded_or_mark(partition, ids)
+        if part is not None:
+            put_many(part, memories, from_store=False)
+            self._after_growth(partition)
+
+    async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
+        try:
+            gone = await self.inner.delete(partition, ids)
+        except BaseException:
+            self._write_failed(partition, ids)
+            raise
+        self._oversized.discard(partition)
+        part = self._loaded_or_mark(partition, ids)
+        if part is not None:
+            for memory_id in ids:
+                part.remove(memory_id)
+            part.drop_ann_if_small()
+        return gone
+
+    async def record_access(
+        self, partition: Partition, updates: Mapping[str, AccessUpdate]
+    ) -> None:
+        try:
+            await self.inner.record_access(partition, updates)
+        except BaseException:
+            self._write_failed(partition, list(updates))
+            raise
+        part = self._loaded_or_mark(partition, list(updates))
+        if part is not None:
+            for memory_id, update in updates.items():
+                part.touch(memory_id, update)
+
+    def _loaded_or_mark(self, partition: Partition, ids: Sequence[str]) -> HotPartition | None:
+        """The loaded partition to apply a successful write to; while it is loading,
+        the ids are marked for the loader to re-read instead."""
+        entry = self._entries.get(partition)
+        if entry is None:
+            return None
+        if entry.part is None:
+            entry.dirty.update(ids)
+        return entry.part
+
+    def _write_failed(self, partition: Partition, ids: Sequence[str]) -> None:
+        entry = self._entries.get(partition)
+        if entry is None:
+            return
+        if entry.part is None:
+            entry.dirty.update(ids)
+        else:
+            self._drop(partition)
+
+    # -- reads ---------------------------------------------------------------------
+
+    async def search(
+        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+    ) -> list[VectorHit]:
+        query = unit(check_query_vector(vector, self.dimension))
+        if limit <= 0:
+            return []
+        # The cached columns hold no embedding model: space-filtered searches (the
+        # embedding fallback, rare) go to the store.
+        spaced = flt.embedding_model is not None or flt.exclude_embedding_model is not None
+        part = None if spaced else await self._acquire(partition)
+        if part is None:
+            self.bypasses += 1
+            return await self.inner.search(partition, vector, flt, limit)
+        return [VectorHit(m, s) for m, s in part.search(query, flt, limit)]
+
+    async def search_many(
+        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+    ) -> list[list[VectorHit]]:
+        queries = [unit(check_query_vector(v, self.dimension)) for v in vectors]
+        if limit <= 0 or not queries:
+            return [[] for _ in queries]
+        spaced = flt.embedding_model is not None or flt.exclude_embedding_model is not None
+        part = None if spaced else await self._acquire(partition)
+        if part is None:
+            self.bypasses += 1
+            return await self.inner.search_many(partition, vectors, flt, limit)
+        found = part.search_many(np.stack(queries), flt, limit)
+        return [[VectorHit(m, s) for m, s in hits] for hits in found]
+
+    async def text_search(
+        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
+    ) -> list[TextHit]:
+        return await self.inner.text_search(partition, query, flt, limit)
+
+    async def find_by_content(
+        self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
+    ) -> list[Memory]:
+        return await self.inner.find_by_content(partition, content_hashes, flt)
+
+    async def get(
+        self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
+    ) -> list[Memory]:
+        return await self.inner.get(partition, ids, with_vectors=with_vectors)
+
+    async def list(
+        self,
+        partition: Partition,
+        flt: MemoryFilter,
+        *,
+        order: MemoryOrder = MemoryOrder.CREATED_DESC,
+        after: PageCursor | None = None,
+        limit: int = 50,
+    ) -> list[Memory]:
+        return await self.inner.list(partition, flt, order=order, after=after, limit=limit)
+
+    async def count(self, partition: Partition, flt: MemoryFilter) -> int:
+        return await self.inner.count(partition, flt)
+
+    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
+        return await self.inner.list_partitions(tenant_id)
+
+    # -- loading and eviction ------------------------------------------------------
+
+    async def _acquire(self, partition: Partition) -> HotPartition | None:
+        entry = self._entries.get(partition)
+        if entry is not None and entry.part is not None:
+            self.hits += 1
+            self._entries.move_to_end(partition)
+            return entry.part
+        if partition in self._oversized:
+            return None
+        self.misses += 1
+        if entry is None:
+            entry = _Entry()
+            self._entries[partition] = entry
+            entry.load = asyncio.create_task(
+                self._load(partition, entry), name=f"hot-cache-load {partition.agent_id}"
+            )
+        assert entry.load is not None
+        # Shielded: a caller that gives up does not abort a load others wait for.
+        return await asyncio.shield(entry.load)
+
+    async def _load(self, partition: Partition, entry: _Entry) -> HotPartition | None:
+        started = time.perf_counter()
+        try:
+            part = HotPartition(self.dimension, self.ann)
+            async for page in self._scan(partition):
+                put_many(part, page, from_store=True)
+            while entry.dirty:
+                ids, entry.dirty = sorted(entry.dirty), set()
+                fresh = await self.inner.get(partition, ids, with_vectors=True)
+                found = {m.id for m in fresh}
+                for memory_id in ids:
+                    if memory_id not in found:
+                        part.remove(memory_id)
+                put_many(part, fresh, from_store=True)
+        except BaseException:
+            if self._entries.get(partition) is entry:
+                del self._entries[partition]
+            raise
+        # No await since the last dirty check: from here on writes apply themselves.
+        if self._entries.get(partition) is not entry:
+            return part  # dropped by a failed write meanwhile: answer once, keep nothing
+        entry.part = part
+        entry.load = None
+        self.loads += 1
+        log.info(
+            "hot partition loaded",
+            agent=partition.agent_id,
+            memories=len(part),
+            mb=round(part.nbytes() / 2**20, 1),
+            seconds=round(time.perf_counter() - started, 3),
+        )
+        self._after_growth(partition)
+        return entry.part
+
+    async def _scan(self, partition: Partition) -> AsyncIterator[_Page]:
+        """Every record of ``partition`` with its vector, in pages (any backend)."""
+        after: PageCursor | None = None
+        while True:
+            page = await self.inner.list(
+                partition,
+                _EVERYTHING,
+                order=MemoryOrder.CREATED_ASC,
+                after=after,
+                limit=self.scan_page,
+            )
+            if not page:
+                return
+            yield await self.inner.get(partition, [m.id for m in page], with_vectors=True)
+            if len(page) < self.scan_page:
+                return
+            after = PageCursor(page[-1].created_at, page[-1].id)
+
+    def _after_growth(self, partition: Partition) -> None:
+        """Evict down to the budget; start a graph build when the partition is big."""
+        self._evict(keep=partition)
+        entry = self._entries.get(partition)
+        if entry is None or entry.part is None:
+            return
+        if entry.part.wants_ann() and not self._closing:
+            entry.ann_task = asyncio.create_task(
+                self._build_ann(partition, entry, entry.part),
+                name=f"hot-cache-ann {partition.agent_id}",
+            )
+
+    def _evict(self, *, keep: Partition) -> None:
+        total = self.cached_bytes()
+        for partition in list(self._entries):
+            if total <= self.budget_bytes:
+                return
+            entry = self._entries[partition]
+            if partition == keep or entry.part is None:
+                continue
+            total -= entry.part.nbytes()
+            self._drop(partition)
+            self.evictions += 1
+        kept = self._entries.get(keep)
+        if total > self.budget_bytes and kept is not None and kept.part is not None:
+            log.warning(
+                "partition larger than the hot cache budget; searched in the store",
+                agent=keep.agent_id,
+                mb=round(kept.part.nbytes() / 2**20, 1),
+                budget_mb=round(self.budget_bytes / 2**20, 1),
+            )
+            self._drop(keep)
+            self._oversized.add(keep)
+            self.evictions += 1
+
+    def _drop(self, partition: Partition) -> None:
+        entry = self._entries.pop(partition, None)
+        if entry is not None and entry.ann_task is not None:
+            entry.ann_task.cancel()
+
+    async def _build_ann(self, partition: Partition, entry: _Entry, part: HotPartition) -> None:
+        started = time.perf_counter()
+        slots, vectors = part.start_ann_build()
+
+        def keep_going() -> bool:
+            return not self._closing and self._entries.get(partition) is entry
+
+        index = None
+        try:
+            index = await asyncio.to_thread(
+                build_ann, self.dimension, self.ann, slots, vectors, keep_going
+            )
+        finally:
+            part.finish_ann_build(index if keep_going() else None)
+            entry.ann_task = None
+        if index is not None and keep_going():
+            log.info(
+                "hot partition indexed",
+                agent=partition.agent_id,
+                memories=len(slots),
+                seconds=round(time.perf_counter() - started, 3),
+            )
+            self._evict(keep=partition)

@@ -1,0 +1,488 @@
+"""One partition's memories held in process memory for search (used by HotCacheStore).
+
+Vectors live in one contiguous float32 matrix (a slot per memory; freed slots are
+reused), and the fields a MemoryFilter reads live in parallel NumPy columns, so a
+filtered search is a handful of vectorised comparisons, one matrix-vector product
+and an ``argpartition``. Past a size threshold an HNSW graph (usearch) proposes an
+oversampled candidate set that is re-ranked exactly against the matrix.
+
+Nothing here awaits: every method runs to completion on the event loop, so callers
+never observe a half-applied write. Only :func:`build_ann` runs in a worker thread,
+on a snapshot of slots; writes meanwhile are recorded and replayed onto the graph.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+from usearch.index import Index
+
+from memoryd.domain.models import (
+    AccessUpdate,
+    Memory,
+    MemoryFilter,
+    MemoryType,
+    SecurityLevel,
+    TagMatch,
+)
+
+F32 = npt.NDArray[np.float32]
+Slots = npt.NDArray[np.intp]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NO_EXPIRY = np.iinfo(np.int64).max
+_TYPE_CODE = {t: i for i, t in enumerate(MemoryType)}
+_MIN_CAPACITY = 64
+#: Rough bytes of one cached Memory object besides its strings (the dataclass, its
+#: datetimes, tuple, dict, the id->slot entry); measured with tracemalloc at ~900 B.
+_OBJECT_OVERHEAD = 900
+#: Similarities computed per block of an exact multi-query search (64 MB of float32).
+_EXACT_BLOCK_CELLS = 16 * 2**20
+
+
+@dataclass(frozen=True, slots=True)
+class AnnParams:
+    """When and how a partition gets an HNSW graph (see README "Performance")."""
+
+    #: Partitions with at least this many memories are searched through the graph.
+    threshold: int = 20_000
+    connectivity: int = 16
+    expansion_add: int = 64
+    expansion_search: int = 128
+    #: Graph candidates fetched per requested result before the exact re-rank.
+    oversample: int = 4
+    min_candidates: int = 64
+    #: "i8" keeps the graph small; the exact re-rank restores full precision.
+    dtype: str = "i8"
+    build_threads: int = max(1, min(2, os.cpu_count() or 1))
+
+
+def micros(value: datetime) -> int:
+    """Microseconds since the epoch; naive datetimes are taken as UTC."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    delta = value - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def stored_form(m: Memory) -> Memory:
+    """``m`` as a durable store returns it: UTC datetimes, JSON metadata, no vector."""
+    out = copy.copy(m)
+    out.vector = None
+    out.created_at = _utc(m.created_at) or m.created_at
+    out.updated_at = _utc(m.updated_at) or m.updated_at
+    out.accessed_at = _utc(m.accessed_at)
+    out.expires_at = _utc(m.expires_at)
+    out.tags = tuple(m.tags)
+    out.metadata = json.loads(json.dumps(m.metadata))
+    if m.source is not None and m.source.retrieved_at is not None:
+        out.source = dataclasses.replace(m.source, retrieved_at=_utc(m.source.retrieved_at))
+    return out
+
+
+def unit(vector: npt.ArrayLike) -> F32:
+    vec = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = np.float32(np.linalg.norm(vec))
+    return vec / norm if norm > 0 else vec
+
+
+def new_ann_index(dimension: int, params: AnnParams) -> Index:
+    return Index(
+        ndim=dimension,
+        metric="ip",
+        dtype=params.dtype,
+        connectivity=params.connectivity,
+        expansion_add=params.expansion_add,
+        expansion_search=params.expansion_search,
+    )
+
+
+def build_ann(
+    dimension: int,
+    params: AnnParams,
+    slots: Slots,
+    vectors: F32,
+    keep_going: Callable[[], bool],
+) -> Index | None:
+    """An HNSW graph over ``vectors`` keyed by ``slots`` (runs in a worker thread;
+    usearch releases the GIL). Returns None when ``keep_going`` turned false."""
+    index = new_ann_index(dimension, params)
+
+    def progress(processed: int, total: int) -> bool:
+        return keep_going()
+
+    # usearch checks the callback's annotations as types (this module's are strings).
+    progress.__annotations__ = {"processed": int, "total": int, "return": bool}
+    if len(slots):
+        try:
+            index.add(
+                slots.astype(np.uint64), vectors, threads=params.build_threads, progress=progress
+            )
+        except RuntimeError:
+            if keep_going():
+                raise
+            return None  # "Operation has been terminated": asked to stop
+    return index if keep_going() else None
+
+
+class HotPartition:
+    """The searchable in-memory copy of one partition."""
+
+    def __init__(self, dimension: int, params: AnnParams) -> None:
+        self.dimension = dimension
+        self.params = params
+        self.memories: list[Memory | None] = []
+        self.slot_of: dict[str, int] = {}
+        self._free: list[int] = []
+        self._capacity = 0
+        self.vectors: F32 = np.empty((0, dimension), dtype=np.float32)
+        self._alive = np.zeros(0, dtype=bool)
+        self._created = np.zeros(0, dtype=np.int64)
+        self._expires = np.zeros(0, dtype=np.int64)
+        self._security = np.zeros(0, dtype=np.int8)
+        self._type = np.zeros(0, dtype=np.int8)
+        self._archived = np.zeros(0, dtype=bool)
+        self._namespace = np.zeros(0, dtype=np.int32)
+        self._namespace_code: dict[str, int] = {}
+        self._tag_slots: dict[str, set[int]] = {}
+        self._object_bytes = 0
+        #: The HNSW graph once built; keys are slots.
+        self.ann: Index | None = None
+        #: Slots written while a graph is being built (replayed onto it afterwards).
+        self.ann_dirty: set[int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.slot_of)
+
+    @property
+    def high_water(self) -> int:
+        """Slots ever used (the length of every column that searches read)."""
+        return len(self.memories)
+
+    # -- writes -------------------------------------------------------------------
+
+    def put(self, memory: Memory, vector: npt.ArrayLike) -> None:
+        """Insert or replace ``memory`` (already in stored form) with ``vector``."""
+        self.put_rows([memory], np.asarray(vector, dtype=np.float32).reshape(1, -1))
+
+    def put_rows(self, memories: Sequence[Memory], vectors: F32) -> None:
+        """Insert or replace each memory (in stored form) with its row of ``vectors``;
+        the column updates are vectorised (one batch of a write costs ~µs per row)."""
+        if not memories:
+            return
+        last = {m.id: i for i, m in enumerate(memories)}  # a repeated id: the last wins
+        if len(last) < len(memories):
+            keep = sorted(last.values())
+            memories, vectors = [memories[i] for i in keep], vectors[keep]
+        slots = np.empty(len(memories), dtype=np.intp)
+        namespaces = np.empty(len(memories), dtype=np.int32)
+        for i, memory in enumerate(memories):
+            slot = self.slot_of.get(memory.id)
+            if slot is None:
+                slot = self._free.pop() if self._free else self._append_slot()
+                self.slot_of[memory.id] = slot
+            else:
+                self._forget_fields(slot)
+            self.memories[slot] = memory
+            slots[i] = slot
+            namespaces[i] = self._namespace_code.setdefault(
+                memory.namespace, len(self._namespace_code)
+            )
+            for tag in memory.tags:
+                self._tag_slots.setdefault(tag, set()).add(slot)
+            self._object_bytes += _object_bytes(memory)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        self.vectors[slots] = vectors / np.where(norms > 0, norms, np.float32(1))
+        self._alive[slots] = True
+        self._created[slots] = [micros(m.created_at) for m in memories]
+        self._expires[slots] = [
+            _NO_EXPIRY if m.expires_at is None else micros(m.expires_at) for m in memories
+        ]
+        self._security[slots] = [int(m.security_level) for m in memories]
+        self._type[slots] = [_TYPE_CODE[MemoryType(m.memory_type)] for m in memories]
+        self._archived[slots] = [m.archived for m in memories]
+        self._namespace[slots] = namespaces
+        self._ann_changed(slots)
+
+    def remove(self, memory_id: str) -> bool:
+        slot = self.slot_of.pop(memory_id, None)
+        if slot is None:
+            return False
+        self._forget_fields(slot)
+        self.memories[slot] = None
+        self._alive[slot] = False
+        self._free.append(slot)
+        self._ann_changed(np.array([slot], dtype=np.intp))
+        return True
+
+    def touch(self, memory_id: str, update: AccessUpdate) -> None:
+        """Apply one access-statistics update exactly as the stores do."""
+        slot = self.slot_of.get(memory_id)
+        if slot is None:
+            return
+        memory = self.memories[slot]
+        assert memory is not None
+        seen = _utc(update.last_accessed_at)
+        memory.access_count += update.count
+        if memory.accessed_at is None or (seen is not None and seen > memory.accessed_at):
+            memory.accessed_at = seen
+
+    def _forget_fields(self, slot: int) -> None:
+        old = self.memories[slot]
+        if old is None:
+            return
+        self._object_bytes -= _object_bytes(old)
+        for tag in old.tags:
+            holders = self._tag_slots.get(tag)
+            if holders is not None:
+                holders.discard(slot)
+                if not holders:
+                    del self._tag_slots[tag]
+
+    def _append_slot(self) -> int:
+        slot = len(self.memories)
+        if slot >= self._capacity:
+            self._grow(max(_MIN_CAPACITY, 2 * self._capacity))
+        self.memories.append(None)
+        return slot
+
+    def _grow(self, capacity: int) -> None:
+        self.vectors = _grown(self.vectors, capacity)
+        self._alive = _grown(self._alive, capacity)
+        self._created = _grown(self._created, capacity)
+        self._expires = _grown(self._expires, capacity)
+        self._security = _grown(self._security, capacity)
+        self._type = _grown(self._type, capacity)
+        self._archived = _grown(self._archived, capacity)
+        self._namespace = _grown(self._namespace, capacity)
+        self._capacity = capacity
+
+    def _ann_changed(self, slots: Slots) -> None:
+        if self.ann_dirty is not None:
+            self.ann_dirty.update(slots.tolist())
+        if self.ann is not None:
+            self._ann_sync(self.ann, slots)
+
+    def _ann_sync(self, index: Index, slots: Slots) -> None:
+        """Make the graph hold exactly the live vectors of ``slots``."""
+        for slot in slots.tolist():
+            if slot in index:
+                index.remove(slot)
+        live = slots[self._alive[slots]]
+        if len(live):
+            index.add(live.astype(np.uint64), self.vectors[live], threads=1)
+
+    # -- the graph's life cycle --------------------------------------------------
+
+    def wants_ann(self) -> bool:
+        return self.ann is None and self.ann_dirty is None and len(self) >= self.params.threshold
+
+    def start_ann_build(self) -> tuple[Slots, F32]:
+        """The slots and vectors to build from; writes from now on are recorded."""
+        self.ann_dirty = set()
+        slots = np.flatnonzero(self._alive[: self.high_water])
+        return slots, self.vectors[slots]
+
+    def finish_ann_build(self, index: Index | None) -> None:
+        dirty, self.ann_dirty = self.ann_dirty or set(), None
+        if index is None:
+            return
+        if dirty:
+            self._ann_sync(index, np.fromiter(dirty, dtype=np.intp, count=len(dirty)))
+        self.ann = index
+
+    def drop_ann_if_small(self) -> None:
+        """Below half the threshold exact search is cheaper than keeping the graph."""
+        if self.ann is not None and len(self) < self.params.threshold // 2:
+            self.ann = None
+
+    # -- reads --------------------------------------------------------------------
+
+    def nbytes(self) -> int:
+        columns = self._capacity * (self.dimension * 4 + 8 + 8 + 1 + 1 + 1 + 1 + 4)
+        graph = int(self.ann.memory_usage) if self.ann is not None else 0
+        return columns + graph + self._object_bytes
+
+    def mask(self, flt: MemoryFilter, n: int) -> npt.NDArray[np.bool_]:
+        """Slots [0, n) that are alive and satisfy ``flt`` (the stores' semantics)."""
+        mask = self._alive[:n].copy()
+        if flt.namespace is not None:
+            code = self._namespace_code.get(flt.namespace)
+            if code is None:
+                return np.zeros(n, dtype=bool)
+            mask &= self._namespace[:n] == code
+        if flt.tags:
+            mask &= self._tag_mask(flt.tags, flt.tag_match, n)
+        if flt.memory_types:
+            codes = [_TYPE_CODE[MemoryType(t)] for t in flt.memory_types]
+            mask &= np.isin(self._type[:n], codes)
+        if flt.max_security_level < max(SecurityLevel):
+            mask &= self._security[:n] <= int(flt.max_security_level)
+        if flt.created_after is not None:
+            mask &= self._created[:n] > micros(flt.created_after)
+        if flt.created_before is not None:
+            mask &= self._created[:n] < micros(flt.created_before)
+        if not flt.include_archived:
+            mask &= ~self._archived[:n]
+        if flt.not_expired_at is not None:
+            mask &= self._expires[:n] > micros(flt.not_expired_at)
+        return mask
+
+    def _tag_mask(self, tags: Iterable[str], match: TagMatch, n: int) -> npt.NDArray[np.bool_]:
+        holders = [self._tag_slots.get(t, set()) for t in tags]
+        if match is TagMatch.ALL:
+            chosen = set.intersection(*holders) if holders else set()
+        else:
+            chosen = set().union(*holders)
+        out = np.zeros(n, dtype=bool)
+        if chosen:
+            out[np.fromiter(chosen, dtype=np.intp, count=len(chosen))] = True
+        return out
+
+    def search(self, query: F32, flt: MemoryFilter, limit: int) -> list[tuple[Memory, float]]:
+        """The ``limit`` best (memory, cosine similarity) pairs under ``flt``, best first,
+        ties by id; ``query`` must be unit length. The memories are copies."""
+        return self.search_many(query[None, :], flt, limit)[0]
+
+    def search_many(
+        self, queries: F32, flt: MemoryFilter, limit: int
+    ) -> list[list[tuple[Memory, float]]]:
+        """``search`` for each row of ``queries`` with one mask (and, for exact search,
+        one matrix product per block of queries)."""
+        n = self.high_water
+        if limit <= 0 or n == 0:
+            return [[] for _ in queries]
+        mask = self.mask(flt, n)
+        count = int(np.count_nonzero(mask))
+        if count == 0:
+            return [[] for _ in queries]
+        k = min(limit, count)
+        out: list[list[tuple[Memory, float]]] = []
+        if self.ann is not None and count >= self.params.threshold:
+            for query in queries:
+                slots = self._ann_candidates(self.ann, query, mask, count, k)
+                if slots is None:
+                    out.extend(self._exact(query[None, :], mask, count, k))
+                else:
+                    out.append(self._ranked(slots, self.vectors[slots] @ query, k))
+            return out
+        block = max(1, _EXACT_BLOCK_CELLS // count)
+        for start in range(0, len(queries), block):
+            out.extend(self._exact(queries[start : start + block], mask, count, k))
+        return out
+
+    def _exact(
+        self, queries: F32, mask: npt.NDArray[np.bool_], count: int, k: int
+    ) -> list[list[tuple[Memory, float]]]:
+        n = len(mask)
+        if count * 4 < n:
+            # A selective filter: gathering the few rows beats a full product.
+            slots = np.flatnonzero(mask)
+            rows = self.vectors[slots]
+        else:
+            slots = np.arange(n)
+            rows = self.vectors[:n]
+        # One query: gemv, not a one-row gemm (OpenBLAS threads a gemm, which measured
+        # ~10x slower for one query on a busy 2-core machine). Several: one row of
+        # similarities per query, so each top-k reads contiguous memory.
+        sims = (rows @ queries[0])[None, :] if len(queries) == 1 else queries @ rows.T
+        if len(slots) == n and count < n:
+            sims[:, ~mask] = -np.inf
+        if k < len(slots):
+            best = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+            sims = np.take_along_axis(sims, best, axis=1)
+            chosen = slots[best]
+        else:
+            chosen = np.broadcast_to(slots, sims.shape)
+        return [self._ranked(chosen[j], sims[j], k) for j in range(len(queries))]
+
+    def _ranked(self, slots: Slots, sims: F32, k: int) -> list[tuple[Memory, float]]:
+        if k < len(slots):
+            best = np.argpartition(-sims, k - 1)[:k]
+            slots, sims = slots[best], sims[best]
+        ranked: list[tuple[Memory, float]] = []
+        for slot, sim in zip(slots.tolist(), sims.tolist(), strict=True):
+            memory = self.memories[slot]
+            assert memory is not None
+            ranked.append((memory, sim))
+        ranked.sort(key=lambda pair: (-pair[1], pair[0].id))
+        return [(_clone(m), s) for m, s in ranked]
+
+    def _ann_candidates(
+        self, index: Index, query: F32, mask: npt.NDArray[np.bool_], count: int, k: int
+    ) -> Slots | None:
+        """Graph candidates that pass ``mask``; at least ``k`` of them, or None (then
+        the caller falls back to an exact scan)."""
+        n = len(mask)
+        # A filter that keeps a fraction f of the rows needs ~1/f times more candidates.
+        want = int(max(k * self.params.oversample, self.params.min_candidates) * (n / count))
+        size = len(index)
+        while True:
+            want = min(want, size)
+            keys = np.asarray(index.search(query, want, threads=1).keys, dtype=np.intp)
+            keys = keys[keys < n]
+            kept = keys[mask[keys]]
+            if len(kept) >= k:
+                return kept
+            if want >= size or want >= count * 4:
+                return None
+            want *= 4
+
+
+_MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
+
+
+def _clone(m: Memory) -> Memory:
+    """A shallow copy, so callers may set fields without touching the cached object
+    (a little faster than copy.copy on a slotted dataclass)."""
+    out = object.__new__(Memory)
+    for name in _MEMORY_FIELDS:
+        setattr(out, name, getattr(m, name))
+    return out
+
+
+_A = TypeVar("_A", bound=np.ndarray[Any, Any])
+
+
+def _grown(a: _A, capacity: int) -> _A:
+    """``a`` copied into a zero-filled array of ``capacity`` rows."""
+    out = np.zeros((capacity, *a.shape[1:]), dtype=a.dtype)
+    out[: len(a)] = a
+    return cast(_A, out)
+
+
+def _object_bytes(m: Memory) -> int:
+    """Estimated bytes of a cached Memory: fixed overhead plus its variable parts."""
+    extra = len(m.content) + len(m.id) + sum(len(t) + 56 for t in m.tags)
+    if m.metadata:
+        extra += 64 * len(m.metadata) + len(str(m.metadata))
+    return _OBJECT_OVERHEAD + extra
+
+
+def put_many(part: HotPartition, memories: Sequence[Memory], *, from_store: bool) -> None:
+    """Insert records that carry vectors: as the store returned them
+    (``from_store``: already in stored form, taken over) or as passed to ``upsert``."""
+    if not memories:
+        return
+    vectors = np.stack([np.asarray(m.vector, dtype=np.float32) for m in memories])
+    if from_store:
+        for m in memories:
+            m.vector = None
+        part.put_rows(memories, vectors)
+    else:
+        part.put_rows([stored_form(m) for m in memories], vectors)

@@ -1,0 +1,341 @@
+"""LanceDBRecordStore: documents in one LanceDB table ``records`` beside ``memories``.
+
+Every query carries the partition and the kind in its SQL ``where`` clause (quoted by
+filters.sql_str); a ``put_records`` batch is one ``merge_insert`` commit keyed on
+(tenant_id, agent_id, kind, key), so records written together land together.
+Prefix listing is a key range (``key >= prefix AND key < successor``): it needs no
+LIKE escaping and can use the BTree index on ``key``.
+
+Records are written one small commit at a time (a SetMemory is one), and every
+commit adds a fragment that each later query must open: after 300 writes a point
+read took ~50 ms, after compaction ~2 ms. So every ``compact_every`` writes the
+store compacts itself in a background task (~30-70 ms under the write lock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import pyarrow as pa
+import structlog
+from lancedb.index import BTree
+from lancedb.query import ColumnOrdering
+
+from memoryd.domain.errors import MemorydError, StoreError
+from memoryd.domain.models import Partition
+from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.lancedb.filters import sql_str, sql_str_list, to_micros, where
+from memoryd.storage.lancedb.store import distinct_partitions
+from memoryd.storage.memory_records import (
+    decode_doc,
+    encode_doc,
+    prefix_upper_bound,
+    unique_records,
+)
+
+log = structlog.get_logger(__name__)
+
+TABLE_NAME = "records"
+MERGE_KEY = ["tenant_id", "agent_id", "kind", "key"]
+#: Scalar (BTree) indexes: every query filters on partition and kind, most on key.
+INDEXED_COLUMNS = ("tenant_id", "agent_id", "kind", "key")
+#: Keys per ``key IN (...)`` predicate; bigger requests are split into several reads.
+_KEYS_PER_QUERY = 1000
+
+_TS = pa.timestamp("us", tz="UTC")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+SCHEMA = pa.schema(
+    [
+        pa.field("tenant_id", pa.string(), nullable=False),
+        pa.field("agent_id", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("key", pa.string(), nullable=False),
+        pa.field("doc", pa.string(), nullable=False),
+        pa.field("version", pa.int64(), nullable=False),
+        pa.field("updated_at", _TS, nullable=False),
+        pa.field("expires_at", _TS, nullable=True),
+    ]
+)
+_COLUMNS = ["kind", "key", "doc", "version", "updated_at", "expires_at"]
+
+
+@asynccontextmanager
+async def _backend(op: str) -> AsyncIterator[None]:
+    """Turn any LanceDB / Arrow failure into StoreError (never let them escape raw)."""
+    try:
+        yield
+    except MemorydError:
+        raise
+    except Exception as exc:
+        raise StoreError(f"lancedb records {op} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _ts_array(values: Sequence[datetime | None]) -> pa.Array:
+    return pa.array([None if v is None else to_micros(v) for v in values], pa.int64()).cast(_TS)
+
+
+def _to_arrow(partition: Partition, records: Sequence[Record]) -> pa.Table:
+    n = len(records)
+    columns: list[pa.Array] = [
+        pa.array([partition.tenant_id] * n, pa.string()),
+        pa.array([partition.agent_id] * n, pa.string()),
+        pa.array([str(RecordKind(r.kind).value) for r in records], pa.string()),
+        pa.array([r.key for r in records], pa.string()),
+        pa.array([encode_doc(r.doc) for r in records], pa.string()),
+        pa.array([int(r.version) for r in records], pa.int64()),
+        _ts_array([r.updated_at for r in records]),
+        _ts_array([r.expires_at for r in records]),
+    ]
+    return pa.Table.from_arrays(columns, schema=SCHEMA)
+
+
+def _from_micros(value: int | None) -> datetime | None:
+    return None if value is None else _EPOCH + timedelta(microseconds=value)
+
+
+def _from_arrow(table: pa.Table) -> list[Record]:
+    kinds = table.column("kind").to_pylist()
+    keys = table.column("key").to_pylist()
+    docs = table.column("doc").to_pylist()
+    versions = table.column("version").to_pylist()
+    updated = table.column("updated_at").cast(pa.int64()).to_pylist()
+    expires = table.column("expires_at").cast(pa.int64()).to_pylist()
+    return [
+        Record(
+            kind=RecordKind(kinds[i]),
+            key=keys[i],
+            doc=decode_doc(docs[i]),
+            version=versions[i],
+            updated_at=_EPOCH + timedelta(microseconds=updated[i]),
+            expires_at=_from_micros(expires[i]),
+        )
+        for i in range(table.num_rows)
+    ]
+
+
+def _kind_clause(kind: RecordKind) -> str:
+    return f"(kind = {sql_str(RecordKind(kind).value)})"
+
+
+def _chunks(keys: Sequence[str]) -> list[list[str]]:
+    unique = list(dict.fromkeys(keys))
+    return [unique[i : i + _KEYS_PER_QUERY] for i in range(0, len(unique), _KEYS_PER_QUERY)]
+
+
+class LanceDBRecordStore:
+    """Records in the LanceDB table ``records`` under ``path`` (the memories' directory)."""
+
+    name = "lancedb"
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        cleanup_older_than: timedelta = timedelta(minutes=10),
+        compact_every: int = 16,
+    ) -> None:
+        self.path = Path(path)
+        #: optimize() removes table versions older than this.
+        self.cleanup_older_than = cleanup_older_than
+        #: Writes (commits) between background compactions; 0 disables them.
+        self.compact_every = compact_every
+        self._db: Any = None
+        self._table: Any = None
+        self._write_lock = asyncio.Lock()
+        self._writes_since_compaction = 0
+        self._compaction: asyncio.Task[None] | None = None
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    async def open(self) -> None:
+        if self._table is not None:
+            return
+        async with _backend("open"):
+            await asyncio.to_thread(self.path.mkdir, parents=True, exist_ok=True)
+            db: Any = await lancedb.connect_async(str(self.path))
+            try:
+                if TABLE_NAME in await self._table_names(db):
+                    table = await db.open_table(TABLE_NAME)
+                    self._check_schema(await table.schema())
+                else:
+                    table = await db.create_table(TABLE_NAME, schema=SCHEMA)
+                await self._ensure_indexes(table)
+            except BaseException:
+                db.close()
+                raise
+            self._db, self._table = db, table
+
+    @staticmethod
+    async def _table_names(db: Any) -> set[str]:
+        names: set[str] = set()
+        token: str | None = None
+        while True:
+            page = await db.list_tables(page_token=token)
+            names.update(page.tables)
+            token = page.page_token
+            if not token:
+                return names
+
+    @staticmethod
+    async def _ensure_indexes(table: Any) -> None:
+        have = {tuple(ix.columns) for ix in await table.list_indices()}
+        for column in INDEXED_COLUMNS:
+            if (column,) not in have:
+                await table.create_index(column, config=BTree())
+
+    def _check_schema(self, schema: pa.Schema) -> None:
+        missing = [n for n in SCHEMA.names if n not in schema.names]
+        if missing:
+            raise StoreError(f"the LanceDB table {TABLE_NAME!r} at {self.path} lacks {missing}")
+
+    async def close(self) -> None:
+        compaction, self._compaction = self._compaction, None
+        if compaction is not None:
+            # Let a running compaction commit (it is short) rather than cut it off.
+            await asyncio.gather(compaction, return_exceptions=True)
+        table, db = self._table, self._db
+        self._table = self._db = None
+        async with _backend("close"):
+            if table is not None:
+                table.close()
+            if db is not None:
+                db.close()
+
+    def _tbl(self) -> Any:
+        if self._table is None:
+            raise StoreError("lancedb record store is not open")
+        return self._table
+
+    # -- writes ------------------------------------------------------------------
+
+    async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:
+        table = self._tbl()
+        unique = unique_records(records)
+        if not unique:
+            return
+        rows = _to_arrow(partition, unique)
+        async with self._write_lock, _backend("put"):
+            await (
+                table.merge_insert(MERGE_KEY)
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(rows)
+            )
+        self._wrote()
+
+    async def delete_records(
+        self, partition: Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[str]:
+        table = self._tbl()
+        if not keys:
+            return []
+        async with self._write_lock, _backend("delete"):
+            existing: set[str] = set()
+            for chunk in _chunks(keys):
+                found = await self._select(partition, kind, chunk, ["key"])
+                existing.update(found.column("key").to_pylist())
+            gone = [k for k in dict.fromkeys(keys) if k in existing]
+            for chunk in _chunks(gone):
+                await table.delete(where(partition, _kind_clause(kind), _keys_clause(chunk)))
+        if gone:
+            self._wrote()
+        return gone
+
+    def _wrote(self) -> None:
+        """Count a commit; start a background compaction every ``compact_every``."""
+        self._writes_since_compaction += 1
+        if not self.compact_every or self._writes_since_compaction < self.compact_every:
+            return
+        if self._compaction is not None and not self._compaction.done():
+            return
+        self._writes_since_compaction = 0
+        self._compaction = asyncio.create_task(self._compact(), name="records-compaction")
+
+    async def _compact(self) -> None:
+        try:
+            await self.optimize()
+        except Exception:
+            # Only reads get slower until the next attempt; never fail a request.
+            log.warning("records table compaction failed", exc_info=True)
+
+    # -- reads -------------------------------------------------------------------
+
+    async def _select(
+        self, partition: Partition, kind: RecordKind, keys: list[str], columns: list[str]
+    ) -> pa.Table:
+        predicate = where(partition, _kind_clause(kind), _keys_clause(keys))
+        result: pa.Table = await self._tbl().query().where(predicate).select(columns).to_arrow()
+        return result
+
+    async def get_records(
+        self, partition: Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[Record]:
+        self._tbl()
+        by_key: dict[str, Record] = {}
+        async with _backend("get"):
+            for chunk in _chunks(keys):
+                rows = await self._select(partition, kind, chunk, _COLUMNS)
+                by_key.update((r.key, r) for r in _from_arrow(rows))
+        return [by_key[k] for k in dict.fromkeys(keys) if k in by_key]
+
+    async def list_records(
+        self,
+        partition: Partition,
+        kind: RecordKind,
+        *,
+        prefix: str = "",
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[Record]:
+        table = self._tbl()
+        if limit <= 0:
+            return []
+        clauses = [_kind_clause(kind)]
+        if prefix:
+            clauses.append(f"(key >= {sql_str(prefix)})")
+            upper = prefix_upper_bound(prefix)
+            if upper is not None:
+                clauses.append(f"(key < {sql_str(upper)})")
+        if after is not None:
+            clauses.append(f"(key > {sql_str(after)})")
+        async with _backend("list"):
+            rows: pa.Table = await (
+                table.query()
+                .where(where(partition, *clauses))
+                .order_by([ColumnOrdering(column_name="key", ascending=True)])
+                .limit(limit)
+                .select(_COLUMNS)
+                .to_arrow()
+            )
+            return _from_arrow(rows)
+
+    async def count_records(self, partition: Partition, kind: RecordKind) -> int:
+        table = self._tbl()
+        async with _backend("count"):
+            return int(await table.count_rows(where(partition, _kind_clause(kind))))
+
+    async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
+        table = self._tbl()
+        async with _backend("list_partitions"):
+            return await distinct_partitions(table, tenant_id)
+
+    # -- maintenance -------------------------------------------------------------
+
+    async def optimize(self) -> None:
+        """Compact small fragments (one per write), bring the indexes up to date and
+        remove versions older than ``cleanup_older_than``."""
+        table = self._tbl()
+        async with self._write_lock, _backend("optimize"):
+            await self._ensure_indexes(table)
+            await table.optimize(cleanup_older_than=self.cleanup_older_than)
+
+
+def _keys_clause(keys: Sequence[str]) -> str:
+    return f"(key IN ({sql_str_list(keys)}))"

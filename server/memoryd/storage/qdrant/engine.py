@@ -1,0 +1,356 @@
+"""The few Qdrant operations the stores use, behind one small interface.
+
+Two engines implement it: :class:`ClientEngine` (qdrant-client's AsyncQdrantClient:
+a Qdrant server over gRPC/REST, or the client's local mode on disk) and
+``EdgeEngine`` (edge.py: the Qdrant engine in-process). Requests and results are
+qdrant-client models either way, so the stores are written once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import warnings
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from qdrant_client import AsyncQdrantClient, models
+
+from memoryd.storage.qdrant.schema import DENSE, CollectionSpec
+
+#: What a query ranks by: a dense vector, a sparse vector, or a fusion of prefetches.
+QueryInput = list[float] | models.SparseVector | models.FusionQuery
+_T = TypeVar("_T")
+
+
+class IncompatibleCollection(Exception):
+    """An existing collection does not fit the spec (e.g. another vector size)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QdrantOptions:
+    """Where the collections live: a server (``url``) or local mode on disk (``path``)."""
+
+    url: str | None = None
+    api_key: str | None = None
+    path: Path | None = None
+    prefer_grpc: bool = True
+    grpc_port: int = 6334
+    timeout_s: float = 10.0
+    collection_prefix: str = "memoryd_"
+
+    def __post_init__(self) -> None:
+        if (self.url is None) == (self.path is None):
+            raise ValueError("exactly one of url (a Qdrant server) or path (local mode) is needed")
+
+    @property
+    def where(self) -> str:
+        return self.url if self.url is not None else f"local mode at {self.path}"
+
+
+class Engine(Protocol):
+    async def open_collection(self, spec: CollectionSpec) -> None:
+        """Create the collection with its payload indexes (before any point), or check
+        that the existing one fits ``spec`` (raises IncompatibleCollection)."""
+
+    async def upsert(self, name: str, points: Sequence[models.PointStruct]) -> None:
+        """Insert or replace, acknowledged once applied (``wait=True``)."""
+
+    async def retrieve(
+        self, name: str, ids: Sequence[str], *, with_vectors: bool
+    ) -> list[models.Record]: ...
+
+    async def query(
+        self,
+        name: str,
+        *,
+        query: QueryInput,
+        using: str | None,
+        flt: models.Filter,
+        limit: int,
+        prefetch: Sequence[models.Prefetch] = (),
+        params: models.SearchParams | None = None,
+        with_vectors: bool = False,
+    ) -> list[models.ScoredPoint]:
+        """Best first, with payloads (and the dense vector if ``with_vectors``)."""
+
+    async def query_batch(
+        self, name: str, requests: Sequence[models.QueryRequest]
+    ) -> list[list[models.ScoredPoint]]:
+        """Several queries planned and run as one request (payloads, no vectors)."""
+
+    async def scroll(
+        self,
+        name: str,
+        *,
+        flt: models.Filter,
+        limit: int,
+        order_by: models.OrderBy | None = None,
+        offset: str | None = None,
+        payload: bool | Sequence[str] = True,
+        with_vectors: bool = False,
+    ) -> tuple[list[models.Record], str | None]: ...
+
+    async def facet(self, name: str, key: str, flt: models.Filter | None, limit: int) -> list[str]:
+        """The distinct keyword values of ``key`` among the points ``flt`` selects
+        (exact counts, at most ``limit`` values)."""
+
+    async def count(self, name: str, flt: models.Filter) -> int: ...
+
+    async def delete(self, name: str, flt: models.Filter) -> None: ...
+
+    async def set_payloads(
+        self, name: str, updates: Sequence[tuple[dict[str, object], models.Filter]]
+    ) -> None:
+        """Each (payload, filter) merges ``payload`` into the points ``filter`` selects;
+        all in one batched request."""
+
+    async def close(self) -> None: ...
+
+
+def _point_id(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+class _LoopThread:
+    """One worker thread running its own event loop.
+
+    Local mode does all its work (numpy scans, one SQLite commit per point)
+    synchronously inside the client's coroutines; running them here keeps the
+    daemon's loop responsive, and one thread keeps the client single-threaded.
+    """
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="qdrant-local", daemon=True
+        )
+        self.thread.start()
+
+    async def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
+
+    async def call(self, fn: Callable[[], _T]) -> _T:
+        """Run a plain function on the worker thread."""
+        future: concurrent.futures.Future[_T] = concurrent.futures.Future()
+
+        def job() -> None:
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn())
+                except BaseException as exc:
+                    future.set_exception(exc)
+
+        self.loop.call_soon_threadsafe(job)
+        return await asyncio.wrap_future(future)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
+
+
+def _local_client(path: Path) -> AsyncQdrantClient:
+    path.mkdir(parents=True, exist_ok=True)
+    return AsyncQdrantClient(path=str(path))
+
+
+class ClientEngine:
+    """qdrant-client's AsyncQdrantClient against a server, or in local mode."""
+
+    def __init__(
+        self, options: QdrantOptions, client: AsyncQdrantClient, worker: _LoopThread | None
+    ) -> None:
+        self.options = options
+        self.client = client
+        self._worker = worker
+
+    @classmethod
+    async def connect(cls, options: QdrantOptions) -> ClientEngine:
+        if options.path is not None:
+            worker = _LoopThread()
+            try:
+                # Construction loads every local collection into memory: off the loop too.
+                client = await worker.call(partial(_local_client, options.path))
+            except BaseException:
+                worker.stop()
+                raise
+            return cls(options, client, worker)
+        client = AsyncQdrantClient(
+            url=options.url,
+            api_key=options.api_key,
+            prefer_grpc=options.prefer_grpc,
+            grpc_port=options.grpc_port,
+            timeout=max(1, round(options.timeout_s)),
+            # The version probe is a blocking HTTP call at construction; the first
+            # real request (open_collection) reports an unreachable server instead.
+            check_compatibility=False,
+        )
+        return cls(options, client, None)
+
+    async def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        if self._worker is None:
+            return await coro
+        return await self._worker.run(coro)
+
+    @property
+    def local(self) -> bool:
+        return self._worker is not None
+
+    async def open_collection(self, spec: CollectionSpec) -> None:
+        if not await self._call(self.client.collection_exists(spec.name)):
+            try:
+                await self._create(spec)
+                return
+            except Exception:
+                # Another process may have created it meanwhile; if not, re-raise.
+                if not await self._call(self.client.collection_exists(spec.name)):
+                    raise
+        info = await self._call(self.client.get_collection(spec.name))
+        vectors = info.config.params.vectors
+        found = vectors.get(DENSE) if isinstance(vectors, dict) else None
+        if spec.dense_size is not None and (found is None or found.size != spec.dense_size):
+            size = "no" if found is None else f"{found.size}-dimensional"
+            raise IncompatibleCollection(
+                f"collection {spec.name!r} holds {size} vectors but "
+                f"{spec.dense_size}-dimensional ones are expected"
+            )
+        # Indexes added to the spec after the collection was made (older memoryd).
+        missing = {k: v for k, v in spec.indexes.items() if k not in info.payload_schema}
+        if missing and not self.local:
+            await self._create_indexes(spec.name, missing)
+
+    async def _create(self, spec: CollectionSpec) -> None:
+        dense = (
+            {}
+            if spec.dense_size is None
+            else {DENSE: models.VectorParams(size=spec.dense_size, distance=models.Distance.DOT)}
+        )
+        sparse = {
+            name: models.SparseVectorParams(modifier=models.Modifier.IDF) for name in spec.sparse
+        }
+        await self._call(
+            self.client.create_collection(
+                spec.name,
+                vectors_config=dense,
+                sparse_vectors_config=sparse or None,
+                hnsw_config=spec.hnsw,
+            )
+        )
+        await self._create_indexes(spec.name, spec.indexes)
+
+    async def _create_indexes(
+        self, name: str, indexes: Mapping[str, models.PayloadSchemaParams]
+    ) -> None:
+        with warnings.catch_warnings():
+            # Local mode warns that payload indexes have no effect there; they are
+            # still recorded, and a server needs them.
+            warnings.simplefilter("ignore", UserWarning)
+            for field, params in indexes.items():
+                await self._call(self.client.create_payload_index(name, field, params, wait=True))
+
+    async def upsert(self, name: str, points: Sequence[models.PointStruct]) -> None:
+        await self._call(self.client.upsert(name, list(points), wait=True))
+
+    async def retrieve(
+        self, name: str, ids: Sequence[str], *, with_vectors: bool
+    ) -> list[models.Record]:
+        vectors: bool | list[str] = [DENSE] if with_vectors else False
+        return await self._call(
+            self.client.retrieve(name, list(ids), with_payload=True, with_vectors=vectors)
+        )
+
+    async def query(
+        self,
+        name: str,
+        *,
+        query: QueryInput,
+        using: str | None,
+        flt: models.Filter,
+        limit: int,
+        prefetch: Sequence[models.Prefetch] = (),
+        params: models.SearchParams | None = None,
+        with_vectors: bool = False,
+    ) -> list[models.ScoredPoint]:
+        response = await self._call(
+            self.client.query_points(
+                name,
+                query=query,
+                using=using,
+                prefetch=list(prefetch) or None,
+                query_filter=flt,
+                search_params=params,
+                limit=limit,
+                with_payload=True,
+                with_vectors=[DENSE] if with_vectors else False,
+            )
+        )
+        return response.points
+
+    async def query_batch(
+        self, name: str, requests: Sequence[models.QueryRequest]
+    ) -> list[list[models.ScoredPoint]]:
+        if not requests:
+            return []
+        responses = await self._call(self.client.query_batch_points(name, list(requests)))
+        return [r.points for r in responses]
+
+    async def facet(self, name: str, key: str, flt: models.Filter | None, limit: int) -> list[str]:
+        response = await self._call(
+            self.client.facet(name, key, facet_filter=flt, limit=limit, exact=True)
+        )
+        return [str(hit.value) for hit in response.hits]
+
+    async def scroll(
+        self,
+        name: str,
+        *,
+        flt: models.Filter,
+        limit: int,
+        order_by: models.OrderBy | None = None,
+        offset: str | None = None,
+        payload: bool | Sequence[str] = True,
+        with_vectors: bool = False,
+    ) -> tuple[list[models.Record], str | None]:
+        records, next_offset = await self._call(
+            self.client.scroll(
+                name,
+                scroll_filter=flt,
+                limit=limit,
+                order_by=order_by,
+                offset=offset,
+                with_payload=payload if isinstance(payload, bool) else list(payload),
+                with_vectors=[DENSE] if with_vectors else False,
+            )
+        )
+        return records, _point_id(next_offset)
+
+    async def count(self, name: str, flt: models.Filter) -> int:
+        result = await self._call(self.client.count(name, count_filter=flt, exact=True))
+        return result.count
+
+    async def delete(self, name: str, flt: models.Filter) -> None:
+        selector = models.FilterSelector(filter=flt)
+        await self._call(self.client.delete(name, selector, wait=True))
+
+    async def set_payloads(
+        self, name: str, updates: Sequence[tuple[dict[str, object], models.Filter]]
+    ) -> None:
+        if not updates:
+            return
+        ops: list[models.UpdateOperation] = [
+            models.SetPayloadOperation(set_payload=models.SetPayload(payload=p, filter=f))
+            for p, f in updates
+        ]
+        await self._call(self.client.batch_update_points(name, ops, wait=True))
+
+    async def close(self) -> None:
+        try:
+            await self._call(self.client.close())
+        finally:
+            if self._worker is not None:
+                self._worker.stop()

@@ -1,0 +1,227 @@
+"""QdrantRecordStore: the RecordStore protocol over Qdrant, one collection per kind.
+
+Each RecordKind has its own payload-only collection (``<prefix>records_<kind>``),
+partitioned like the memories (tenant index with ``is_tenant``, partition filter in
+every request, retrieve checked against the payload partition). Listing is by UTF-8
+key order: Qdrant orders by one numeric field, so each point carries the first six
+key bytes as an integer (``key_order``) and pages break ties by the full key (see
+paging.py). The prefix filter is a keyword ``MatchPrefix`` inside the request.
+
+A batch of one kind is one write request; a batch mixing kinds writes one request per
+kind (Qdrant has no cross-collection transaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+
+from qdrant_client import models
+
+from memoryd.domain.errors import StoreError
+from memoryd.domain.models import Partition
+from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.memory_records import check_key, unique_records
+from memoryd.storage.qdrant.engine import (
+    ClientEngine,
+    Engine,
+    IncompatibleCollection,
+    QdrantOptions,
+)
+from memoryd.storage.qdrant.filters import Condition, has_ids, scoped, value_range
+from memoryd.storage.qdrant.paging import Row, keyset_page
+from memoryd.storage.qdrant.schema import (
+    KEY_ORDER,
+    RECORD_KEY,
+    CollectionSpec,
+    in_partition,
+    key_order,
+    record_collection,
+    record_from_payload,
+    record_payload,
+    record_point_id,
+)
+from memoryd.storage.qdrant.store import backend_errors, chunks, partitions_in, scroll_all
+
+_BATCH = 1000
+
+
+class QdrantRecordStore:
+    """Keyed JSON documents in Qdrant (a server, local mode, or Qdrant Edge)."""
+
+    def __init__(
+        self,
+        connect: Callable[[], Awaitable[Engine]],
+        *,
+        prefix: str = "memoryd_",
+        where: str = "qdrant",
+        name: str = "qdrant",
+    ) -> None:
+        self.name = name
+        self.where = where
+        self.specs: dict[RecordKind, CollectionSpec] = {
+            kind: record_collection(prefix, kind) for kind in RecordKind
+        }
+        self._connect = connect
+        self._engine: Engine | None = None
+        self._write_lock = asyncio.Lock()
+
+    @classmethod
+    def from_options(cls, options: QdrantOptions) -> QdrantRecordStore:
+        return cls(
+            lambda: ClientEngine.connect(options),
+            prefix=options.collection_prefix,
+            where=options.where,
+        )
+
+    async def open(self) -> None:
+        if self._engine is not None:
+            return
+        async with backend_errors(self.name, "open"):
+            engine = await self._connect()
+            try:
+                for spec in self.specs.values():
+                    await engine.open_collection(spec)
+            except IncompatibleCollection as exc:
+                await engine.close()
+                raise StoreError(f"the Qdrant record store ({self.where}): {exc}") from exc
+            except BaseException:
+                await engine.close()
+                raise
+            self._engine = engine
+
+    async def close(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            async with backend_errors(self.name, "close"):
+                await engine.close()
+
+    def _eng(self) -> Engine:
+        if self._engine is None:
+            raise StoreError(f"{self.name} record store is not open")
+        return self._engine
+
+    def _errors(self, op: str) -> AbstractAsyncContextManager[None]:
+        return backend_errors(self.name, op)
+
+    def _collection(self, kind: RecordKind) -> str:
+        return self.specs[RecordKind(kind)].name
+
+    # -- writes ------------------------------------------------------------------
+
+    async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:
+        engine = self._eng()
+        # Validate and encode everything first: one bad record stores nothing.
+        by_kind: dict[RecordKind, list[models.PointStruct]] = {}
+        for r in unique_records(records):
+            kind = RecordKind(r.kind)
+            point = models.PointStruct(
+                id=record_point_id(partition, kind, r.key),
+                vector={},
+                payload=record_payload(partition, r),
+            )
+            by_kind.setdefault(kind, []).append(point)
+        async with self._write_lock, self._errors("put_records"):
+            for kind, points in by_kind.items():
+                for i in range(0, len(points), _BATCH):
+                    await engine.upsert(self._collection(kind), points[i : i + _BATCH])
+
+    async def delete_records(
+        self, partition: Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[str]:
+        engine = self._eng()
+        if not keys:
+            return []
+        async with self._write_lock, self._errors("delete_records"):
+            existing = {r.key for r in await self._get(engine, partition, kind, keys)}
+            gone = [k for k in dict.fromkeys(keys) if k in existing]
+            for chunk in chunks(gone):
+                point_ids = [record_point_id(partition, kind, k) for k in chunk]
+                await engine.delete(self._collection(kind), scoped(partition, has_ids(point_ids)))
+        return gone
+
+    # -- reads -------------------------------------------------------------------
+
+    async def _get(
+        self, engine: Engine, partition: Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[Record]:
+        kind = RecordKind(kind)
+        by_key: dict[str, Record] = {}
+        for chunk in chunks(keys):
+            for k in chunk:
+                check_key(k, "key")
+            point_ids = [record_point_id(partition, kind, k) for k in chunk]
+            for point in await engine.retrieve(
+                self._collection(kind), point_ids, with_vectors=False
+            ):
+                if in_partition(point.payload, partition):
+                    assert point.payload is not None
+                    r = record_from_payload(kind, point.payload)
+                    by_key[r.key] = r
+        return [by_key[k] for k in dict.fromkeys(keys) if k in by_key]
+
+    async def get_records(
+        self, partition: Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[Record]:
+        engine = self._eng()
+        async with self._errors("get_records"):
+            return await self._get(engine, partition, kind, keys)
+
+    async def list_records(
+        self,
+        partition: Partition,
+        kind: RecordKind,
+        *,
+        prefix: str = "",
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[Record]:
+        engine = self._eng()
+        kind = RecordKind(kind)
+        name = self._collection(kind)
+        base: list[Condition] = []
+        if prefix:
+            base.append(
+                models.FieldCondition(key=RECORD_KEY, match=models.MatchPrefix(prefix=prefix))
+            )
+
+        def row(point: models.Record) -> Row:
+            if not in_partition(point.payload, partition):  # the filter guarantees it
+                raise StoreError("qdrant returned a record outside the requested partition")
+            assert point.payload is not None
+            return Row(int(point.payload[KEY_ORDER]), str(point.payload[RECORD_KEY]), point)
+
+        async def scan(beyond: int | None, n: int) -> list[Row]:
+            extra = [] if beyond is None else [value_range(KEY_ORDER, gt=beyond)]
+            points, _ = await engine.scroll(
+                name,
+                flt=scoped(partition, *base, *extra),
+                limit=n,
+                order_by=models.OrderBy(key=KEY_ORDER, direction=models.Direction.ASC),
+            )
+            return [row(p) for p in points]
+
+        async def group(value: int) -> list[Row]:
+            flt = scoped(partition, *base, value_range(KEY_ORDER, gte=value, lte=value))
+            return [row(p) for p in await scroll_all(engine, name, flt)]
+
+        if after is not None:
+            check_key(after, "after")
+        cursor = None if after is None else (key_order(after), after)
+        async with self._errors("list_records"):
+            rows = await keyset_page(
+                descending=False, after=cursor, limit=limit, scan=scan, group=group
+            )
+            return [record_from_payload(kind, r.record.payload or {}) for r in rows]
+
+    async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
+        engine = self._eng()
+        names = [spec.name for spec in self.specs.values()]
+        async with self._errors("list_partitions"):
+            return await partitions_in(engine, names, tenant_id)
+
+    async def count_records(self, partition: Partition, kind: RecordKind) -> int:
+        engine = self._eng()
+        async with self._errors("count_records"):
+            return await engine.count(self._collection(kind), scoped(partition))

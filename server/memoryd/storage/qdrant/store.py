@@ -1,0 +1,473 @@
+"""QdrantStore: long-term memories in one Qdrant collection, partitioned by payload.
+
+Every request carries the partition (tenant AND agent) in its filter - queries,
+scrolls, counts, deletes and payload updates alike; retrieve by id, which takes no
+filter, checks each point's payload partition. Writes are acknowledged once applied
+(``wait=True``). Dense vectors are stored as given (Dot distance on unit vectors is
+cosine similarity, and nothing renormalises them); the content also gets a BM25-like
+sparse vector for text ranking (sparse.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC
+from typing import Any
+
+import numpy as np
+from qdrant_client import models
+
+from memoryd.domain.errors import MemorydError, StoreError
+from memoryd.domain.models import (
+    AccessUpdate,
+    Memory,
+    MemoryFilter,
+    MemoryOrder,
+    PageCursor,
+    Partition,
+    TextHit,
+    Vector,
+    VectorHit,
+)
+from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
+from memoryd.storage.qdrant import sparse
+from memoryd.storage.qdrant.engine import (
+    ClientEngine,
+    Engine,
+    IncompatibleCollection,
+    QdrantOptions,
+)
+from memoryd.storage.qdrant.filters import (
+    Condition,
+    has_ids,
+    match,
+    memory_conditions,
+    scoped,
+    value_range,
+)
+from memoryd.storage.qdrant.paging import Row, keyset_page
+from memoryd.storage.qdrant.schema import (
+    AGENT,
+    CONTENT_HASH,
+    DENSE,
+    MEMORY_ID,
+    SPARSE,
+    TENANT,
+    in_partition,
+    memory_collection,
+    memory_from_point,
+    memory_payload,
+    memory_point_id,
+    to_micros,
+)
+
+#: Points per request: keeps gRPC messages small (a 384-d point is ~2 KB).
+_BATCH = 1000
+#: Candidates each side of a hybrid query brings to the fusion.
+_PREFETCH_FACTOR = 4
+#: Queries per batched Query API request.
+_QUERIES_PER_BATCH = 64
+#: Distinct values one facet request may return (tenants, or agents of a tenant).
+_FACET_LIMIT = 1_000_000
+
+
+@asynccontextmanager
+async def backend_errors(engine: str, op: str) -> AsyncIterator[None]:
+    """Turn any client / engine failure into StoreError (never let them escape raw)."""
+    try:
+        yield
+    except MemorydError:
+        raise
+    except Exception as exc:
+        raise StoreError(f"{engine} {op} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def chunks(items: Sequence[str]) -> list[list[str]]:
+    unique = list(dict.fromkeys(items))
+    return [unique[i : i + _BATCH] for i in range(0, len(unique), _BATCH)]
+
+
+def _idf_within(flt: models.Filter) -> models.SearchParams:
+    """IDF statistics from the points ``flt`` selects only: the partition and the
+    caller's filter, so nothing hidden from the caller shapes its ranking."""
+    return models.SearchParams(idf=models.IdfCorpusParams(corpus=flt))
+
+
+@dataclass(frozen=True, slots=True)
+class FusedHit:
+    memory: Memory
+    #: Reciprocal-rank-fusion score: comparable only within one search.
+    score: float
+
+
+def _unit(vector: Vector, dimension: int) -> list[float]:
+    query = check_query_vector(vector, dimension)
+    unit: Vector = (query / np.linalg.norm(query)).astype(np.float32)
+    return [float(x) for x in unit]
+
+
+class QdrantStore:
+    """The Store protocol over Qdrant (a server, local mode, or Qdrant Edge)."""
+
+    def __init__(
+        self,
+        connect: Callable[[], Awaitable[Engine]],
+        dimension: int,
+        *,
+        prefix: str = "memoryd_",
+        where: str = "qdrant",
+        name: str = "qdrant",
+    ) -> None:
+        if dimension <= 0:
+            raise ValueError("dimension must be positive")
+        self.dimension = dimension
+        self.name = name
+        self.where = where
+        self.spec = memory_collection(prefix, dimension)
+        self._connect = connect
+        self._engine: Engine | None = None
+        self._write_lock = asyncio.Lock()
+
+    @classmethod
+    def from_options(cls, options: QdrantOptions, dimension: int) -> QdrantStore:
+        return cls(
+            lambda: ClientEngine.connect(options),
+            dimension,
+            prefix=options.collection_prefix,
+            where=options.where,
+        )
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    async def open(self) -> None:
+        if self._engine is not None:
+            return
+        async with backend_errors(self.name, "open"):
+            engine = await self._connect()
+            try:
+                await engine.open_collection(self.spec)
+            except IncompatibleCollection as exc:
+                await engine.close()
+                raise StoreError(
+                    f"the Qdrant store ({self.where}) cannot be used: {exc}; the embedder "
+                    "was changed without re-embedding (re-embed, or use another collection "
+                    "prefix or data_dir)"
+                ) from exc
+            except BaseException:
+                await engine.close()
+                raise
+            self._engine = engine
+
+    async def close(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            async with backend_errors(self.name, "close"):
+                await engine.close()
+
+    def _eng(self) -> Engine:
+        if self._engine is None:
+            raise StoreError(f"{self.name} store is not open")
+        return self._engine
+
+    def _errors(self, op: str) -> AbstractAsyncContextManager[None]:
+        return backend_errors(self.name, op)
+
+    # -- writes ------------------------------------------------------------------
+
+    def _point(self, m: Memory) -> models.PointStruct:
+        vector: dict[str, Any] = {DENSE: np.asarray(m.vector, dtype=np.float32).tolist()}
+        text = sparse.document_vector(m.content)
+        if text is not None:
+            vector[SPARSE] = text
+        return models.PointStruct(
+            id=memory_point_id(m.partition, m.id), vector=vector, payload=memory_payload(m)
+        )
+
+    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
+        engine = self._eng()
+        check_upsert(partition, memories, self.dimension)
+        points = [self._point(m) for m in dedupe_last(memories)]
+        async with self._write_lock, self._errors("upsert"):
+            for i in range(0, len(points), _BATCH):
+                await engine.upsert(self.spec.name, points[i : i + _BATCH])
+
+    async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
+        engine = self._eng()
+        if not ids:
+            return []
+        async with self._write_lock, self._errors("delete"):
+            existing = {m.id for m in await self._get(engine, partition, ids, False)}
+            gone = [i for i in dict.fromkeys(ids) if i in existing]
+            for chunk in chunks(gone):
+                point_ids = [memory_point_id(partition, i) for i in chunk]
+                await engine.delete(self.spec.name, scoped(partition, has_ids(point_ids)))
+        return gone
+
+    async def record_access(
+        self, partition: Partition, updates: Mapping[str, AccessUpdate]
+    ) -> None:
+        engine = self._eng()
+        if not updates:
+            return
+        async with self._write_lock, self._errors("record_access"):
+            current = await self._get(engine, partition, list(updates), False)
+            changes: list[tuple[dict[str, object], models.Filter]] = []
+            for m in current:
+                update = updates[m.id]
+                seen = update.last_accessed_at
+                if seen.tzinfo is None:
+                    seen = seen.replace(tzinfo=UTC)
+                accessed = seen if m.accessed_at is None or seen > m.accessed_at else m.accessed_at
+                payload: dict[str, object] = {
+                    "access_count": m.access_count + update.count,
+                    "accessed_at": to_micros(accessed),
+                }
+                # A filter, not a point list: an id deleted meanwhile matches nothing
+                # and is never resurrected as a payload-only point.
+                point = has_ids([memory_point_id(partition, m.id)])
+                changes.append((payload, scoped(partition, point)))
+            for i in range(0, len(changes), _BATCH):
+                await engine.set_payloads(self.spec.name, changes[i : i + _BATCH])
+
+    # -- reads -------------------------------------------------------------------
+
+    async def _get(
+        self, engine: Engine, partition: Partition, ids: Sequence[str], with_vectors: bool
+    ) -> list[Memory]:
+        by_id: dict[str, Memory] = {}
+        for chunk in chunks(ids):
+            point_ids = [memory_point_id(partition, i) for i in chunk]
+            for rec in await engine.retrieve(self.spec.name, point_ids, with_vectors=with_vectors):
+                if in_partition(rec.payload, partition):
+                    assert rec.payload is not None
+                    m = memory_from_point(rec.payload, rec.vector if with_vectors else None)
+                    by_id[m.id] = m
+        return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+
+    async def get(
+        self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
+    ) -> list[Memory]:
+        engine = self._eng()
+        async with self._errors("get"):
+            return await self._get(engine, partition, ids, with_vectors)
+
+    async def search(
+        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+    ) -> list[VectorHit]:
+        engine = self._eng()
+        query = _unit(vector, self.dimension)
+        if limit <= 0:
+            return []
+        async with self._errors("search"):
+            points = await engine.query(
+                self.spec.name,
+                query=query,
+                using=DENSE,
+                flt=scoped(partition, *memory_conditions(flt)),
+                limit=limit,
+            )
+            hits = [VectorHit(self._memory(p, partition), float(p.score)) for p in points]
+        hits.sort(key=lambda h: (-h.similarity, h.memory.id))
+        return hits
+
+    async def search_many(
+        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+    ) -> list[list[VectorHit]]:
+        """One batched Query API request per _QUERIES_PER_BATCH vectors."""
+        engine = self._eng()
+        queries = [_unit(v, self.dimension) for v in vectors]
+        if limit <= 0:
+            return [[] for _ in queries]
+        flt_q = scoped(partition, *memory_conditions(flt))
+        out: list[list[VectorHit]] = []
+        async with self._errors("search_many"):
+            for i in range(0, len(queries), _QUERIES_PER_BATCH):
+                requests = [
+                    models.QueryRequest(
+                        query=q, using=DENSE, filter=flt_q, limit=limit, with_payload=True
+                    )
+                    for q in queries[i : i + _QUERIES_PER_BATCH]
+                ]
+                for points in await engine.query_batch(self.spec.name, requests):
+                    hits = [VectorHit(self._memory(p, partition), float(p.score)) for p in points]
+                    hits.sort(key=lambda h: (-h.similarity, h.memory.id))
+                    out.append(hits)
+        return out
+
+    async def text_search(
+        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
+    ) -> list[TextHit]:
+        """BM25 over the content: the sparse vector ranked by the engine, with IDF
+        measured over exactly the points the filter lets through."""
+        engine = self._eng()
+        terms = sparse.query_vector(query)
+        if terms is None or limit <= 0:
+            return []
+        flt_q = scoped(partition, *memory_conditions(flt))
+        async with self._errors("text_search"):
+            points = await engine.query(
+                self.spec.name,
+                query=terms,
+                using=SPARSE,
+                flt=flt_q,
+                limit=limit,
+                params=_idf_within(flt_q),
+                # Hybrid recall reports every match's cosine: vectors come along.
+                with_vectors=True,
+            )
+            hits = [
+                TextHit(self._memory(p, partition, with_vector=True), float(p.score))
+                for p in points
+            ]
+        hits.sort(key=lambda h: (-h.score, h.memory.id))
+        return [h for h in hits if h.score > 0]
+
+    async def hybrid_search(
+        self, partition: Partition, vector: Vector, query: str, flt: MemoryFilter, limit: int
+    ) -> list[FusedHit]:
+        """Dense and BM25 candidates fused by reciprocal rank in one request (Query API:
+        two filtered prefetches, then RRF). Not part of the Store protocol."""
+        engine = self._eng()
+        dense = _unit(vector, self.dimension)
+        if limit <= 0:
+            return []
+        terms = sparse.query_vector(query)
+        flt_q = scoped(partition, *memory_conditions(flt))
+        depth = limit * _PREFETCH_FACTOR
+        prefetch = [models.Prefetch(query=dense, using=DENSE, filter=flt_q, limit=depth)]
+        if terms is not None:
+            prefetch.append(
+                models.Prefetch(
+                    query=terms, using=SPARSE, filter=flt_q, limit=depth, params=_idf_within(flt_q)
+                )
+            )
+        async with self._errors("hybrid_search"):
+            points = await engine.query(
+                self.spec.name,
+                query=models.FusionQuery(fusion=models.Fusion.RRF),
+                using=None,
+                prefetch=prefetch,
+                flt=flt_q,
+                limit=limit,
+            )
+            return [FusedHit(self._memory(p, partition), float(p.score)) for p in points]
+
+    async def find_by_content(
+        self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
+    ) -> list[Memory]:
+        engine = self._eng()
+        out: list[Memory] = []
+        async with self._errors("find_by_content"):
+            for chunk in chunks(content_hashes):
+                wanted = models.FieldCondition(key=CONTENT_HASH, match=models.MatchAny(any=chunk))
+                flt_q = scoped(partition, *memory_conditions(flt), wanted)
+                out.extend(
+                    self._memory(r, partition)
+                    for r in await scroll_all(engine, self.spec.name, flt_q)
+                )
+        return out
+
+    async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
+        engine = self._eng()
+        async with self._errors("list_partitions"):
+            return await partitions_in(engine, [self.spec.name], tenant_id)
+
+    @staticmethod
+    def _memory(
+        point: models.ScoredPoint | models.Record,
+        partition: Partition,
+        *,
+        with_vector: bool = False,
+    ) -> Memory:
+        if not in_partition(point.payload, partition):  # the filter guarantees it
+            raise StoreError("qdrant returned a point outside the requested partition")
+        assert point.payload is not None
+        return memory_from_point(point.payload, point.vector if with_vector else None)
+
+    async def list(
+        self,
+        partition: Partition,
+        flt: MemoryFilter,
+        *,
+        order: MemoryOrder = MemoryOrder.CREATED_DESC,
+        after: PageCursor | None = None,
+        limit: int = 50,
+    ) -> list[Memory]:
+        engine = self._eng()
+        descending = order is MemoryOrder.CREATED_DESC
+        base = memory_conditions(flt)
+        name = self.spec.name
+
+        def row(rec: models.Record) -> Row:
+            assert rec.payload is not None
+            return Row(int(rec.payload["created_at"]), str(rec.payload[MEMORY_ID]), rec)
+
+        async def scan(beyond: int | None, n: int) -> list[Row]:
+            extra: list[Condition] = []
+            if beyond is not None:
+                bound = value_range(
+                    "created_at",
+                    lt=beyond if descending else None,
+                    gt=None if descending else beyond,
+                )
+                extra.append(bound)
+            direction = models.Direction.DESC if descending else models.Direction.ASC
+            records, _ = await engine.scroll(
+                name,
+                flt=scoped(partition, *base, *extra),
+                limit=n,
+                order_by=models.OrderBy(key="created_at", direction=direction),
+            )
+            return [row(r) for r in records]
+
+        async def group(value: int) -> list[Row]:
+            flt_q = scoped(partition, *base, value_range("created_at", gte=value, lte=value))
+            return [row(r) for r in await scroll_all(engine, name, flt_q)]
+
+        cursor = None if after is None else (to_micros(after.created_at), after.id)
+        async with self._errors("list"):
+            rows = await keyset_page(
+                descending=descending, after=cursor, limit=limit, scan=scan, group=group
+            )
+            return [self._memory(r.record, partition) for r in rows]
+
+    async def count(self, partition: Partition, flt: MemoryFilter) -> int:
+        engine = self._eng()
+        async with self._errors("count"):
+            return await engine.count(self.spec.name, scoped(partition, *memory_conditions(flt)))
+
+
+async def scroll_all(
+    engine: Engine, name: str, flt: models.Filter, page: int = _BATCH
+) -> list[models.Record]:
+    """Every point ``flt`` selects (in point-id order), page by page."""
+    out: list[models.Record] = []
+    offset: str | None = None
+    while True:
+        records, offset = await engine.scroll(name, flt=flt, limit=page, offset=offset)
+        out.extend(records)
+        if offset is None:
+            return out
+
+
+async def partitions_in(
+    engine: Engine, names: Sequence[str], tenant_id: str | None
+) -> list[Partition]:
+    """Every (tenant, agent) holding a point in any of the collections ``names``, from
+    facet counts of the two keyword indexes (no scan of the points)."""
+    found: set[Partition] = set()
+    for name in names:
+        if tenant_id is None:
+            tenants = await engine.facet(name, TENANT, None, _FACET_LIMIT)
+        else:
+            tenants = [tenant_id]
+        for tenant in tenants:
+            only = models.Filter(must=[match(TENANT, tenant)])
+            agents = await engine.facet(name, AGENT, only, _FACET_LIMIT)
+            if len(agents) >= _FACET_LIMIT:
+                raise StoreError(f"more than {_FACET_LIMIT} agents in one tenant")
+            found.update(Partition(tenant, agent) for agent in agents)
+    return sorted(found, key=lambda p: (p.tenant_id, p.agent_id))

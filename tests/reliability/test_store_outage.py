@@ -1,0 +1,124 @@
+"""The store fails: writes are acknowledged from the log, reads overlay it and say
+so, and everything is applied when the store returns; a restart replays the log."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memoryd.domain.errors import StoreError
+from memoryd.domain.models import Memory, MemoryFilter, Partition, utcnow
+from memoryd.durability.durable_store import Durability
+from memoryd.durability.facades import DurableStore
+from memoryd.durability.wal import WriteAheadLog
+from memoryd.resilience.degradation import ComponentStates, collecting
+from memoryd.storage.memory import InMemoryStore
+from memoryd.storage.memory_records import InMemoryRecordStore
+
+P = Partition("t", "a")
+DIM = 8
+
+
+class FlakyStore:
+    """Every call fails while ``down`` (a store that is unreachable)."""
+
+    def __init__(self, inner: InMemoryStore) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.down = False
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            if self.down:
+                raise StoreError("connection refused")
+            return await attr(*args, **kwargs)
+
+        return call
+
+
+def _memory(i: int) -> Memory:
+    now = utcnow()
+    vec = np.zeros(DIM, dtype=np.float32)
+    vec[i % DIM] = 1.0
+    return Memory(
+        id=f"m{i}",
+        tenant_id="t",
+        agent_id="a",
+        content=f"memory {i}",
+        created_at=now,
+        updated_at=now,
+        vector=vec,
+    )
+
+
+async def _core(tmp: Path, store: Any, records: Any) -> Durability:
+    core = Durability(
+        WriteAheadLog(tmp / "wal"),
+        store,
+        records,
+        states=ComponentStates(),
+        store_dir=tmp,
+        checkpoint_interval_s=0.05,
+        retry_max_s=0.2,
+    )
+    await core.open()
+    return core
+
+
+async def _until(cond: Any) -> None:
+    async with asyncio.timeout(30):
+        while not cond():  # noqa: ASYNC110 - polling with a deadline, state has no event
+            await asyncio.sleep(0.01)
+
+
+async def test_writes_survive_a_store_outage(tmp_path: Path) -> None:
+    inner = InMemoryStore(DIM)
+    await inner.open()
+    flaky = FlakyStore(inner)
+    core = await _core(tmp_path, flaky, InMemoryRecordStore())
+    store = DurableStore(core)
+    await store.upsert(P, [_memory(0)])
+    assert core.states.get("store").ok  # type: ignore[union-attr]
+
+    flaky.down = True
+    with collecting() as found:
+        await store.upsert(P, [_memory(1), _memory(2)])  # acknowledged: it is in the log
+    assert [d.component for d in found] == ["store"]
+    assert not core.states.get("store").ok  # type: ignore[union-attr]
+    with collecting() as found:
+        got = await store.get(P, ["m0", "m1", "m2"])
+        listed = await store.list(P, MemoryFilter())
+    assert [m.id for m in got] == ["m1", "m2"]  # m0 only in the unreachable store
+    assert {m.id for m in listed} == {"m1", "m2"}
+    assert "store" in {d.component for d in found}
+    await store.delete(P, ["m1"])
+
+    flaky.down = False
+    await _until(lambda: not core.pending)
+    assert sorted(m.id for m in await inner.get(P, ["m0", "m1", "m2"])) == ["m0", "m2"]
+    await _until(lambda: core.states.get("store").ok)  # type: ignore[union-attr]
+    await core.close()
+
+
+async def test_restart_replays_what_the_store_never_got(tmp_path: Path) -> None:
+    inner = InMemoryStore(DIM)
+    await inner.open()
+    flaky = FlakyStore(inner)
+    core = await _core(tmp_path, flaky, InMemoryRecordStore())
+    flaky.down = True
+    await DurableStore(core).upsert(P, [_memory(i) for i in range(5)])
+    # "Crash": abandon the core without closing it; a new process has a new store.
+    core._closed = True
+    fresh = InMemoryStore(DIM)
+    await fresh.open()
+    again = await _core(tmp_path, fresh, InMemoryRecordStore())
+    assert again.replayed == 1
+    assert len(await DurableStore(again).get(P, [f"m{i}" for i in range(5)])) == 5
+    await again.close()

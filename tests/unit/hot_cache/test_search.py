@@ -1,0 +1,199 @@
+"""Search through the cache equals the store's own search (exact below the graph
+threshold; recall@10 >= 0.98 above it, similarities always exact)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memoryd.domain.models import (
+    AccessUpdate,
+    MemoryFilter,
+    MemoryType,
+    SecurityLevel,
+    TagMatch,
+)
+from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.hot_partition import AnnParams, HotPartition, build_ann, unit
+from memoryd.storage.memory import InMemoryStore
+
+from .helpers import BASE, DIM, P, memory, unit_vector
+
+TAGS = ("a", "b", "c")
+filters = st.builds(
+    MemoryFilter,
+    namespace=st.sampled_from([None, "", "ns"]),
+    tags=st.lists(st.sampled_from(TAGS), max_size=2, unique=True).map(tuple),
+    tag_match=st.sampled_from(list(TagMatch)),
+    memory_types=st.lists(st.sampled_from(list(MemoryType)), max_size=2, unique=True).map(tuple),
+    max_security_level=st.sampled_from(list(SecurityLevel)),
+    created_after=st.sampled_from([None, BASE + timedelta(days=1)]),
+    created_before=st.sampled_from([None, BASE + timedelta(days=2)]),
+    include_archived=st.booleans(),
+    not_expired_at=st.sampled_from([None, BASE + timedelta(days=1, hours=12)]),
+)
+records = st.fixed_dictionaries(
+    {
+        "id": st.sampled_from([f"r{i}" for i in range(12)]),
+        "namespace": st.sampled_from(["", "ns"]),
+        "tags": st.lists(st.sampled_from(TAGS), max_size=3, unique=True).map(tuple),
+        "memory_type": st.sampled_from(list(MemoryType)),
+        "security_level": st.sampled_from(list(SecurityLevel)),
+        "created_at": st.integers(0, 72).map(lambda h: BASE + timedelta(hours=h)),
+        "archived": st.booleans(),
+        "expires_at": st.sampled_from([None, BASE + timedelta(days=1), BASE + timedelta(days=3)]),
+        "seed": st.integers(0, 50),
+    }
+)
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("upsert"), st.lists(records, min_size=1, max_size=4)),
+        st.tuples(st.just("delete"), st.lists(st.sampled_from([f"r{i}" for i in range(12)]))),
+        st.tuples(st.just("access"), st.sampled_from([f"r{i}" for i in range(12)])),
+        st.tuples(st.just("search"), filters),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=ops, query_seed=st.integers(0, 1000))
+def test_cached_search_matches_the_store(ops: list[tuple[str, object]], query_seed: int) -> None:
+    asyncio.run(_run(ops, query_seed))
+
+
+async def _run(ops: list[tuple[str, object]], query_seed: int) -> None:
+    reference = InMemoryStore(DIM)
+    cached = HotCacheStore(InMemoryStore(DIM), dimension=DIM, budget_bytes=2**24)
+    await reference.open()
+    await cached.open()
+    query = unit_vector(np.random.default_rng(query_seed))
+    for op, arg in [*ops, ("search", MemoryFilter(include_archived=True))]:
+        if op == "upsert":
+            assert isinstance(arg, list)
+            batch = []
+            for r in arg:
+                fields = dict(r)
+                # Distinct ids never share a vector: exact ties are ordered by float noise.
+                seed = fields.pop("seed") * 100 + int(str(fields["id"])[1:])
+                fields["vector"] = unit_vector(np.random.default_rng(seed))
+                batch.append(memory(**fields))
+            await reference.upsert(P, batch)
+            await cached.upsert(P, batch)
+        elif op == "delete":
+            assert isinstance(arg, list)
+            assert await cached.delete(P, arg) == await reference.delete(P, arg)
+        elif op == "access":
+            assert isinstance(arg, str)
+            update = {arg: AccessUpdate(2, BASE + timedelta(days=5))}
+            await reference.record_access(P, update)
+            await cached.record_access(P, update)
+        else:
+            assert isinstance(arg, MemoryFilter)
+            want = await reference.search(P, query, arg, 5)
+            got = await cached.search(P, query, arg, 5)
+            assert [h.memory.id for h in got] == [h.memory.id for h in want]
+            np.testing.assert_allclose(
+                [h.similarity for h in got], [h.similarity for h in want], atol=1e-5
+            )
+            for g, w in zip(got, want, strict=True):
+                assert g.memory == w.memory
+    await cached.close()
+
+
+def _clustered(n: int, rng: np.random.Generator, dim: int = 32) -> np.ndarray:
+    centers = rng.normal(size=(40, dim)).astype(np.float32)
+    x = centers[rng.integers(0, 40, n)] + 0.4 * rng.normal(size=(n, dim)).astype(np.float32)
+    out: np.ndarray = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    return out
+
+
+@pytest.fixture
+async def indexed() -> tuple[HotCacheStore, InMemoryStore, np.ndarray]:
+    rng = np.random.default_rng(0)
+    vectors = _clustered(3000, rng)
+    inner = InMemoryStore(32)
+    await inner.open()
+    rows = [
+        memory(id=f"v{i:05d}", vector=v, tags=("rare",) if i % 300 == 0 else ())
+        for i, v in enumerate(vectors)
+    ]
+    await inner.upsert(P, rows)
+    store = HotCacheStore(inner, dimension=32, budget_bytes=2**28, ann=AnnParams(threshold=500))
+    await store.open()
+    return store, inner, vectors
+
+
+async def test_graph_search_recall_against_exact(
+    indexed: tuple[HotCacheStore, InMemoryStore, np.ndarray],
+) -> None:
+    store, inner, vectors = indexed
+    rng = np.random.default_rng(1)
+    await store.search(P, vectors[0], MemoryFilter(), 10)
+    await store.wait_indexed(P)
+    assert store.partition_state(P) == "ann"
+    recalls = []
+    for _ in range(100):
+        q = unit(vectors[rng.integers(0, len(vectors))] + 0.3 * rng.normal(size=32))
+        got = await store.search(P, q, MemoryFilter(), 10)
+        sims = vectors @ q
+        want = {f"v{i:05d}" for i in np.argsort(-sims)[:10]}
+        recalls.append(len({h.memory.id for h in got} & want) / 10)
+        for h in got:  # the re-rank is exact: similarities are the true ones
+            assert h.similarity == pytest.approx(sims[int(h.memory.id[1:])], abs=1e-5)
+    assert np.mean(recalls) >= 0.98
+    # A selective filter falls back to an exact scan of the few rows that pass.
+    rare = await store.search(P, vectors[1], MemoryFilter(tags=("rare",)), 10)
+    want = await inner.search(P, vectors[1], MemoryFilter(tags=("rare",)), 10)
+    assert [h.memory.id for h in rare] == [h.memory.id for h in want]
+    await store.close()
+
+
+async def test_writes_after_indexing_reach_the_graph(
+    indexed: tuple[HotCacheStore, InMemoryStore, np.ndarray],
+) -> None:
+    store, _inner, vectors = indexed
+    await store.search(P, vectors[0], MemoryFilter(), 10)
+    await store.wait_indexed(P)
+    q = unit(np.random.default_rng(9).normal(size=32))
+    await store.upsert(P, [memory(id="fresh", vector=q)])
+    [top] = await store.search(P, q, MemoryFilter(), 1)
+    assert top.memory.id == "fresh"
+    await store.delete(P, ["fresh"])
+    assert "fresh" not in {h.memory.id for h in await store.search(P, q, MemoryFilter(), 10)}
+    moved = unit(-q)
+    await store.upsert(P, [memory(id="v00007", vector=moved)])
+    [top] = await store.search(P, moved, MemoryFilter(), 1)
+    assert top.memory.id == "v00007" and top.similarity == pytest.approx(1.0, abs=1e-5)
+    await store.close()
+
+
+def test_writes_during_a_graph_build_are_replayed() -> None:
+    rng = np.random.default_rng(3)
+    vectors = _clustered(800, rng)
+    part = HotPartition(32, AnnParams(threshold=500))
+    for i, v in enumerate(vectors):
+        part.put(memory(id=f"v{i}", vector=None), v)
+    assert part.wants_ann()
+    slots, snapshot = part.start_ann_build()
+    # Meanwhile (the build runs in a thread): one insert, one delete, one move.
+    q = unit(rng.normal(size=32))
+    part.put(memory(id="new", vector=None), q)
+    part.remove("v1")
+    part.put(memory(id="v2", vector=None), unit(-q))
+    part.finish_ann_build(build_ann(32, part.params, slots, snapshot, lambda: True))
+    assert part.ann is not None and len(part.ann) == 800
+    assert part.search(q, MemoryFilter(), 1)[0][0].id == "new"
+    assert part.search(unit(-q), MemoryFilter(), 1)[0][0].id == "v2"
+    assert "v1" not in {m.id for m, _ in part.search(vectors[1], MemoryFilter(), 20)}
+
+
+def test_a_build_asked_to_stop_returns_nothing() -> None:
+    vectors = _clustered(5000, np.random.default_rng(4))
+    slots = np.arange(len(vectors))
+    assert build_ann(32, AnnParams(), slots, vectors, lambda: False) is None

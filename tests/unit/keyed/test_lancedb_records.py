@@ -1,0 +1,89 @@
+"""LanceDBRecordStore internals: background compaction keeps fragments few."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memoryd.domain.models import Partition
+from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.lancedb.records import LanceDBRecordStore
+
+P = Partition("t", "a")
+#: Generous; compaction of a tiny table takes milliseconds. Not a performance assertion.
+DEADLINE_S = 30.0
+
+
+def rec(i: int) -> Record:
+    return Record(RecordKind.KEY, f"/k/{i:03d}", {"i": i}, i, datetime.now(UTC))
+
+
+async def fragments(store: LanceDBRecordStore) -> int:
+    stats: dict[str, Any] = await store._tbl().stats()
+    count: int = stats["fragment_stats"]["num_fragments"]
+    return count
+
+
+async def test_writes_trigger_background_compaction(tmp_path: Path) -> None:
+    store = LanceDBRecordStore(tmp_path / "lancedb", compact_every=8)
+    await store.open()
+    try:
+        for i in range(8):
+            await store.put_records(P, [rec(i)])
+        assert store._compaction is not None, "the 8th write starts a compaction"
+        await asyncio.wait_for(store._compaction, DEADLINE_S)
+        assert await fragments(store) == 1
+        listed = await store.list_records(P, RecordKind.KEY, limit=100)
+        assert [r.doc["i"] for r in listed] == list(range(8))
+    finally:
+        await store.close()
+
+
+async def test_without_compaction_every_write_is_a_fragment(tmp_path: Path) -> None:
+    store = LanceDBRecordStore(tmp_path / "lancedb", compact_every=0)
+    await store.open()
+    try:
+        for i in range(5):
+            await store.put_records(P, [rec(i)])
+        assert await fragments(store) == 5
+        await store.optimize()
+        assert await fragments(store) == 1
+    finally:
+        await store.close()
+
+
+async def test_close_waits_for_a_running_compaction(tmp_path: Path) -> None:
+    store = LanceDBRecordStore(tmp_path / "lancedb", compact_every=2)
+    await store.open()
+    await store.put_records(P, [rec(0)])
+    await store.put_records(P, [rec(1)])  # starts a compaction
+    await store.close()  # must neither raise nor leave it running
+    reopened = LanceDBRecordStore(tmp_path / "lancedb")
+    await reopened.open()
+    try:
+        assert await reopened.count_records(P, RecordKind.KEY) == 2
+    finally:
+        await reopened.close()
+
+
+async def test_a_batch_is_one_commit(tmp_path: Path) -> None:
+    """Slot, history event and counter of a SetMemory land together or not at all."""
+    store = LanceDBRecordStore(tmp_path / "lancedb", compact_every=0)
+    await store.open()
+    try:
+        before = await store._tbl().version()
+        batch = [
+            Record(RecordKind.KEY, "/k", {"v": 1}, 1, datetime.now(UTC)),
+            Record(RecordKind.KEY_EVENT, "/k\x00" + "1".zfill(20), {"v": 1}, 1, datetime.now(UTC)),
+            Record(RecordKind.COUNTER, "keys", {}, 1, datetime.now(UTC)),
+        ]
+        await store.put_records(P, batch)
+        assert await store._tbl().version() == before + 1
+        await store.delete_records(P, RecordKind.KEY, ["/k", "/missing"])
+        assert await store._tbl().version() == before + 2
+        await store.delete_records(P, RecordKind.KEY, ["/missing"])  # nothing to delete
+        assert await store._tbl().version() == before + 2
+    finally:
+        await store.close()

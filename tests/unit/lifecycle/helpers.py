@@ -1,0 +1,151 @@
+"""Populating a partition with every record kind, and reading all of it back."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+
+from memoryd.domain.agent_state import (
+    FixedZoneKind,
+    MessageDraft,
+    MessageRole,
+    WorkingMemoryWrite,
+    WorkingScope,
+)
+from memoryd.domain.keyed import KeyWrite
+from memoryd.domain.models import (
+    Memory,
+    MemoryFilter,
+    MemoryOrder,
+    MemoryType,
+    Partition,
+    Provenance,
+    ProvenanceKind,
+    SecurityLevel,
+)
+from memoryd.domain.principal import CallScope
+from memoryd.domain.records import Record, RecordKind
+from memoryd.domain.requests import MemoryDraft, MemoryPatch
+from memoryd.domain.snapshot import StateWrite
+from tests.unit.snapshot.world import World
+
+EVERYTHING = MemoryFilter(include_archived=True)
+
+
+async def populate_everything(w: World, scope: CallScope) -> None:
+    """Memories (every field used), keys with history and a tombstone, working
+    memory, a profile, sessions (one summarised, one closed) and saved states."""
+    now = w.clock()
+    m = w.memories
+    await m.remember_batch(
+        scope,
+        [
+            MemoryDraft(
+                content="The user prefers dark blue slides.",
+                memory_type=MemoryType.PREFERENCE,
+                tags=("ui", "slides"),
+                importance=0.8,
+                confidence=0.7,
+                namespace="user-1",
+                metadata={"n": 3, "nested": {"list": [1, "two", None, True]}, "f": 1.5},
+                source=Provenance(
+                    ProvenanceKind.WEB, "wiki", now - timedelta(days=1), "https://example.org/x"
+                ),
+            ),
+            MemoryDraft(
+                content="Secret launch date is in May.", security_level=SecurityLevel.RESTRICTED
+            ),
+            MemoryDraft(content="Temporary note that expires.", expires_at=now + timedelta(days=1)),
+            MemoryDraft(content="牙医预约在星期一上午十点。", tags=("中文",)),
+            MemoryDraft(
+                content="An old episode.",
+                memory_type=MemoryType.EPISODE,
+                created_at=now - timedelta(days=40),
+            ),
+        ],
+    )
+    archived = await m.remember(scope, MemoryDraft(content="An archived memory."))
+    await m.update(
+        scope,
+        archived.memory.id,
+        MemoryPatch(fields=frozenset({"archived"}), values={"archived": True}),
+    )
+    got = await m.get(scope, archived.memory.id)  # an access to flush
+    assert got.archived
+    await w.access.flush()
+
+    k = w.keyed
+    await k.set(scope, KeyWrite("/user/style", {"summary": "short answers", "type": "preference"}))
+    await k.set(scope, KeyWrite("/user/style", {"summary": "code first", "importance": 0.9}))
+    await k.set(scope, KeyWrite("/user/old", "to be deleted"))
+    await k.set(scope, KeyWrite("/user/old", None))
+    await k.set(
+        scope,
+        KeyWrite(
+            "/kb/doc",
+            {"text": "facts"},
+            source=Provenance(ProvenanceKind.FILE, "doc", now, "/tmp/doc.md"),
+        ),
+    )
+    await k.set(scope, KeyWrite("/tmp/gone", "x"))
+    await k.set(scope, KeyWrite("/tmp/gone", None))
+    # A tombstone whose slot compaction purged: only its history remains.
+    await w.lifecycle.compactor.purge_tombstones(scope.partition, SecurityLevel.RESTRICTED)
+    await k.set(scope, KeyWrite("/user/old2", "stays a tombstone"))
+    await k.set(scope, KeyWrite("/user/old2", None))
+
+    await w.working.set(
+        scope,
+        WorkingMemoryWrite(
+            scope=WorkingScope("thread-1", "doc-9"),
+            content={"goal": "book", "steps": [1, 2.5, {"x": None}]},
+            ttl=timedelta(hours=2),
+            json_schema={"type": "object"},
+        ),
+    )
+    await w.working.set(scope, WorkingMemoryWrite(scope=WorkingScope("", "res-only"), content={}))
+    await w.profiles.set(scope, "# Agent\nBe concise.")
+    await w.profiles.set(scope, "# Agent\nBe concise and kind.")
+
+    s = w.sessions
+    await s.inject(scope, "s1", FixedZoneKind.TRIGGER, "The dentist called.")
+    await s.inject(scope, "s1", FixedZoneKind.INSTRUCTION, "Be brief.")
+    await s.append(
+        scope,
+        "s1",
+        [
+            MessageDraft(
+                MessageRole.USER if i % 2 else MessageRole.ASSISTANT,
+                f"turn {i}",
+                name="n" if i == 3 else "",
+            )
+            for i in range(35)
+        ],
+        ttl=timedelta(days=3),
+    )
+    await s.append(scope, "s2", [MessageDraft(MessageRole.USER, "short session")])
+    await s.end(scope, "s2", extract=False)
+
+    await w.state.save(scope, "s1", [StateWrite("planner", {"step": 3, "plan": ["a", "b"]})])
+    await w.state.save(scope, "s1", [StateWrite("planner", {"step": 4}), StateWrite("cache", {})])
+
+
+async def everything(
+    w: World, partition: Partition
+) -> tuple[list[Memory], dict[RecordKind, list[Record]]]:
+    """Every memory (with vectors) and every record of a partition, in a stable order."""
+    listed = await w.store.list(partition, EVERYTHING, order=MemoryOrder.CREATED_ASC, limit=100_000)
+    memories = await w.store.get(partition, [x.id for x in listed], with_vectors=True)
+    memories.sort(key=lambda x: x.id)
+    records = {
+        kind: await w.records.list_records(partition, kind, limit=100_000) for kind in RecordKind
+    }
+    return memories, records
+
+
+def memory_fields(m: Memory) -> dict[str, Any]:
+    out = {name: getattr(m, name) for name in Memory.__slots__ if name != "vector"}  # type: ignore[attr-defined]
+    out["vector"] = None if m.vector is None else np.asarray(m.vector).tobytes()
+    return out

@@ -1,0 +1,176 @@
+"""The instrumented embedder and stores: every protocol method wrapped, timed, delegated."""
+
+from __future__ import annotations
+
+import inspect
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from memoryd.config import EmbeddingSettings
+from memoryd.domain.errors import EmbeddingError
+from memoryd.domain.models import MemoryFilter, Partition
+from memoryd.domain.records import Record, RecordKind
+from memoryd.embedding import HashingEmbedder, build_embedder
+from memoryd.embedding.base import Embedder
+from memoryd.embedding.cache import CachingEmbedder
+from memoryd.observability.instrumented import (
+    InstrumentedEmbedder,
+    InstrumentedRecordStore,
+    InstrumentedStore,
+)
+from memoryd.observability.metrics import Metrics
+from memoryd.storage.base import Store
+from memoryd.storage.memory import InMemoryStore
+from memoryd.storage.memory_records import InMemoryRecordStore
+from memoryd.storage.records import RecordStore
+from tests.unit.hot_cache.helpers import DIM, memory, unit_vector
+from tests.unit.observability.test_metrics import value
+
+P = Partition("tenant", "agent")
+NOW = datetime(2024, 5, 1, tzinfo=UTC)
+
+
+def protocol_methods(protocol: type) -> list[str]:
+    return [
+        name
+        for name, member in vars(protocol).items()
+        if not name.startswith("_") and inspect.iscoroutinefunction(member)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("protocol", "wrapper"),
+    [(Store, InstrumentedStore), (RecordStore, InstrumentedRecordStore)],
+)
+def test_every_protocol_method_is_wrapped_explicitly(protocol: type, wrapper: type) -> None:
+    """A method a protocol gains must be timed on purpose, not slip through __getattr__."""
+    methods = protocol_methods(protocol)
+    assert "open" in methods and len(methods) > 5
+    assert [name for name in methods if name not in vars(wrapper)] == []
+
+
+async def test_store_operations_are_timed_by_operation() -> None:
+    m = Metrics(process_metrics=False)
+    store = InstrumentedStore(InMemoryStore(DIM), m)
+    assert isinstance(store, Store) and store.name == "memory"
+    await store.open()
+    await store.upsert(P, [memory(P, id="a"), memory(P, id="b")])
+    assert [x.id for x in await store.get(P, ["a", "zz"])] == ["a"]
+    hits = await store.search(P, unit_vector(np.random.default_rng(1)), MemoryFilter(), 5)
+    assert len(hits) == 2
+    assert await store.count(P, MemoryFilter()) == 2
+    assert await store.delete(P, ["a"]) == ["a"]
+    assert await store.list_partitions() == [P]
+    for op in ("upsert", "get", "search", "count", "delete", "list_partitions"):
+        assert (
+            value(
+                m, "memoryd_store_operation_duration_seconds_count", store="memories", operation=op
+            )
+            == 1
+        ), op
+    assert value(m, "memoryd_store_errors_total", store="memories", operation="get") is None
+    await store.close()
+
+
+async def test_store_errors_are_counted_and_re_raised() -> None:
+    m = Metrics(process_metrics=False)
+    store = InstrumentedStore(InMemoryStore(DIM), m)
+    wrong = memory(P, vector=np.ones(DIM + 1, dtype=np.float32))
+    with pytest.raises(Exception) as raised:
+        await store.upsert(P, [wrong])
+    assert not isinstance(raised.value, AssertionError)
+    assert value(m, "memoryd_store_errors_total", store="memories", operation="upsert") == 1
+    assert (
+        value(
+            m,
+            "memoryd_store_operation_duration_seconds_count",
+            store="memories",
+            operation="upsert",
+        )
+        == 1
+    )
+
+
+async def test_backend_extras_pass_through() -> None:
+    inner = InMemoryStore(DIM)
+    inner.extra_marker = "kept"  # type: ignore[attr-defined]
+    store = InstrumentedStore(inner, Metrics(process_metrics=False))
+    assert store.extra_marker == "kept"
+    assert store.inner is inner
+    with pytest.raises(AttributeError):
+        _ = store.no_such_extra
+
+
+async def test_record_store_operations_are_timed() -> None:
+    m = Metrics(process_metrics=False)
+    records = InstrumentedRecordStore(InMemoryRecordStore(), m)
+    assert isinstance(records, RecordStore)
+    await records.open()
+    doc = Record(RecordKind.PROFILE, "agent.md", {"content": "x"}, 1, NOW)
+    await records.put_records(P, [doc])
+    assert [r.key for r in await records.get_records(P, RecordKind.PROFILE, ["agent.md"])] == [
+        "agent.md"
+    ]
+    assert len(await records.list_records(P, RecordKind.PROFILE)) == 1
+    assert await records.count_records(P, RecordKind.PROFILE) == 1
+    assert await records.delete_records(P, RecordKind.PROFILE, ["agent.md"]) == ["agent.md"]
+    for op in ("put_records", "get_records", "list_records", "count_records", "delete_records"):
+        assert (
+            value(
+                m, "memoryd_store_operation_duration_seconds_count", store="records", operation=op
+            )
+            == 1
+        ), op
+    await records.close()
+
+
+async def test_embedder_calls_are_timed_with_their_batch_size() -> None:
+    m = Metrics(process_metrics=False)
+    embedder = InstrumentedEmbedder(HashingEmbedder(32), m)
+    assert isinstance(embedder, Embedder)
+    assert embedder.dimension == 32 and embedder.model_id == HashingEmbedder(32).model_id
+    out = await embedder.embed(["a", "b", "c"], kind="document")
+    await embedder.embed(["q"], kind="query")
+    assert out.shape == (3, 32)
+    model = embedder.model_id
+    assert value(m, "memoryd_embedding_batch_size_sum", model=model, kind="document") == 3
+    assert value(m, "memoryd_embedding_batch_size_count", model=model, kind="query") == 1
+    assert value(m, "memoryd_embedding_duration_seconds_count", model=model, kind="query") == 1
+
+
+class BrokenEmbedder(HashingEmbedder):
+    async def embed(self, texts, *, kind="document"):  # type: ignore[no-untyped-def]
+        raise EmbeddingError("provider down")
+
+
+async def test_embedder_failures_are_counted() -> None:
+    m = Metrics(process_metrics=False)
+    embedder = InstrumentedEmbedder(BrokenEmbedder(16), m)
+    with pytest.raises(EmbeddingError):
+        await embedder.embed(["a"])
+    assert value(m, "memoryd_embedding_errors_total", model=embedder.model_id) == 1
+    assert (
+        value(
+            m, "memoryd_embedding_duration_seconds_count", model=embedder.model_id, kind="document"
+        )
+        is None
+    )
+
+
+async def test_factory_wraps_the_model_under_the_cache() -> None:
+    """Cache hits never reach the model, so they are not timed as model calls."""
+    m = Metrics(process_metrics=False)
+    settings = EmbeddingSettings(hashing_dimension=16, cache_size=10)
+    built = build_embedder("hashing", settings, wrap=lambda e: InstrumentedEmbedder(e, m))
+    assert isinstance(built, CachingEmbedder) and isinstance(built.inner, InstrumentedEmbedder)
+    m.watch_cache("embedding", built)
+    await built.embed(["same", "same", "other"])
+    await built.embed(["same"])
+    model = built.model_id
+    assert value(m, "memoryd_embedding_duration_seconds_count", model=model, kind="document") == 1
+    assert value(m, "memoryd_embedding_batch_size_sum", model=model, kind="document") == 2
+    assert value(m, "memoryd_cache_misses_total", cache="embedding") == 2
+    assert value(m, "memoryd_cache_hits_total", cache="embedding") == 2
+    assert value(m, "memoryd_cache_entries", cache="embedding") == 2

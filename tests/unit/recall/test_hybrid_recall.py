@@ -1,0 +1,210 @@
+"""Hybrid recall through MemoryService: fusion, components, presets, filters."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from memoryd.config import RecallSettings
+from memoryd.domain.models import MemoryFilter, SecurityLevel
+from memoryd.domain.requests import MemoryDraft, RecallQuery, Scoring, ScoringPreset
+from memoryd.service.hybrid import max_fused
+
+from .conftest import DIM, MakeRig, Rig, scope_for, unit
+
+S = scope_for()
+RNG = np.random.default_rng(42)
+
+
+def rand() -> np.ndarray:  # type: ignore[type-arg]
+    return unit(RNG.normal(size=DIM))
+
+
+async def seed_with_code(rig: Rig) -> tuple[np.ndarray, str]:  # type: ignore[type-arg]
+    """20 filler memories near the query vector and one holding a product code far
+    from it: vector search alone never ranks the code's memory in the top 5."""
+    query = rand()
+    fillers = [
+        MemoryDraft(f"filler note number {i}", embedding=unit(query + 0.3 * rand()))
+        for i in range(20)
+    ]
+    await rig.service.remember_batch(S, fillers)
+    far = unit(-query + 0.1 * rand())
+    code = await rig.service.remember(
+        S, MemoryDraft("Shipment XJ-4471 left the Berlin depot", embedding=far)
+    )
+    return query, code.memory.id
+
+
+async def test_hybrid_finds_a_keyword_only_match_vector_search_misses(rig: Rig) -> None:
+    query, code_id = await seed_with_code(rig)
+    ask = RecallQuery(query="where is XJ-4471?", embedding=query, limit=5, hybrid=False)
+    vector_only = await rig.service.recall(S, ask)
+    assert code_id not in [r.memory.id for r in vector_only.results]
+    assert all(r.components.fused == 0 and r.components.keyword == 0 for r in vector_only.results)
+
+    hybrid = await rig.service.recall(S, RecallQuery(**{**_fields(ask), "hybrid": True}))
+    ids = [r.memory.id for r in hybrid.results]
+    assert code_id in ids[:2]
+    hit = hybrid.results[ids.index(code_id)]
+    c = hit.components
+    # First by keyword, last (21st) of the 21 vector candidates.
+    assert c.keyword > 0 and c.fused == pytest.approx(1 / 61 + 1 / 81)
+    # similarity is the real cosine even though only the text search found it
+    assert c.similarity == pytest.approx(
+        float(np.dot(unit(query), hit_vector(rig, code_id))), abs=1e-5
+    )
+    assert c.similarity < 0
+    # SIMILARITY preset: fused normalised to 0..1 (1 = first in both rankings)
+    assert hit.score == pytest.approx(c.fused / (2 / 61))
+    assert all(0 < r.score <= 1 for r in hybrid.results)
+    assert [r.score for r in hybrid.results] == sorted(
+        (r.score for r in hybrid.results), reverse=True
+    )
+
+
+def hit_vector(rig: Rig, memory_id: str) -> np.ndarray:  # type: ignore[type-arg]
+    rows = rig.store._rows(S.partition)
+    vec = rows[memory_id].vector
+    assert vec is not None
+    return vec
+
+
+def _fields(q: RecallQuery) -> dict[str, object]:
+    return {f: getattr(q, f) for f in q.__dataclass_fields__}
+
+
+async def test_first_in_both_rankings_scores_one(rig: Rig) -> None:
+    target = rand()
+    await rig.service.remember_batch(
+        S,
+        [
+            MemoryDraft("the aurora borealis over Tromso", embedding=target),
+            MemoryDraft("a quiet evening", embedding=rand()),
+            MemoryDraft("nothing here", embedding=rand()),
+        ],
+    )
+    out = await rig.service.recall(
+        S, RecallQuery(query="aurora borealis", embedding=target, hybrid=True, limit=3)
+    )
+    top = out.results[0]
+    assert top.memory.content.startswith("the aurora")
+    assert top.score == pytest.approx(1.0)
+    assert top.components.fused == pytest.approx(max_fused([1.0, 1.0]))
+    assert top.components.similarity == pytest.approx(1.0, abs=1e-5)
+
+
+async def test_embedding_without_text_is_vector_only(rig: Rig) -> None:
+    query, _ = await seed_with_code(rig)
+    out = await rig.service.recall(S, RecallQuery(embedding=query, hybrid=True, limit=5))
+    assert len(out.results) == 5
+    assert all(r.components.fused == 0 for r in out.results)
+    assert out.results[0].score == out.results[0].components.similarity
+
+
+@pytest.mark.parametrize("default", [True, False])
+async def test_hybrid_default_comes_from_config(make_rig: MakeRig, default: bool) -> None:
+    rig = await make_rig(recall=RecallSettings(hybrid_default=default))
+    query, code_id = await seed_with_code(rig)
+    unset = await rig.service.recall(S, RecallQuery(query="XJ-4471", embedding=query, limit=5))
+    assert (code_id in [r.memory.id for r in unset.results]) is default
+    for hybrid in (True, False):  # the request overrides the default either way
+        out = await rig.service.recall(
+            S, RecallQuery(query="XJ-4471", embedding=query, limit=5, hybrid=hybrid)
+        )
+        assert (code_id in [r.memory.id for r in out.results]) is hybrid
+
+
+def test_hybrid_is_the_default() -> None:
+    # Chosen by bench/quality.py (REALTALK recall_all@10: hybrid 0.404, vector 0.329).
+    assert RecallSettings().hybrid_default is True
+
+
+async def test_zero_vector_weight_ranks_by_bm25_alone(make_rig: MakeRig) -> None:
+    rig = await make_rig(recall=RecallSettings(hybrid_vector_weight=0))
+    query, code_id = await seed_with_code(rig)
+    out = await rig.service.recall(
+        S, RecallQuery(query="XJ-4471 shipment", embedding=query, hybrid=True, limit=10)
+    )
+    # Only full-text matches, best BM25 first, first place scores 1.
+    assert [r.memory.id for r in out.results] == [code_id]
+    assert out.results[0].score == pytest.approx(1.0)
+
+
+async def test_filters_apply_to_both_searches(rig: Rig) -> None:
+    v = rand()
+    await rig.service.remember_batch(
+        S,
+        [
+            MemoryDraft("invoice 77 is paid", namespace="u1", embedding=v),
+            MemoryDraft("invoice 77 is overdue", namespace="u2", embedding=v),
+            MemoryDraft(
+                "invoice 77 secret terms",
+                namespace="u1",
+                security_level=SecurityLevel.RESTRICTED,
+                embedding=v,
+            ),
+        ],
+    )
+    ask = RecallQuery(
+        query="invoice 77", embedding=v, hybrid=True, filter=MemoryFilter(namespace="u1")
+    )
+    out = await rig.service.recall(scope_for(clearance=SecurityLevel.INTERNAL), ask)
+    assert [r.memory.content for r in out.results] == ["invoice 77 is paid"]
+    out = await rig.service.recall(S, ask)
+    assert {r.memory.content for r in out.results} == {
+        "invoice 77 is paid",
+        "invoice 77 secret terms",
+    }
+
+
+async def test_presets_apply_after_fusion(rig: Rig) -> None:
+    query, code_id = await seed_with_code(rig)
+    base = dict(query="XJ-4471 Berlin", embedding=query, hybrid=True, limit=25)
+    decayed = await rig.service.recall(
+        S,
+        RecallQuery(**base, scoring=Scoring(preset=ScoringPreset.DECAYED)),  # type: ignore[arg-type]
+    )
+    for r in decayed.results:
+        relevance = r.components.fused / max_fused([1.0, 1.0])
+        assert r.components.decayed == pytest.approx(relevance * r.components.recency)
+        assert r.score == r.components.decayed
+    weighted = await rig.service.recall(
+        S,
+        RecallQuery(**base, scoring=Scoring(preset=ScoringPreset.WEIGHTED)),  # type: ignore[arg-type]
+    )
+    for r in weighted.results:
+        relevance = r.components.fused / max_fused([1.0, 1.0])
+        expected = 0.6 * relevance + 0.2 * r.components.recency + 0.2 * r.components.importance
+        assert r.score == pytest.approx(expected)
+    assert code_id in [r.memory.id for r in weighted.results]
+
+
+async def test_min_score_applies_to_the_final_score(rig: Rig) -> None:
+    query, code_id = await seed_with_code(rig)
+    out = await rig.service.recall(
+        S, RecallQuery(query="XJ-4471", embedding=query, hybrid=True, limit=25, min_score=0.45)
+    )
+    assert out.results and all(r.score >= 0.45 for r in out.results)
+    assert code_id in [r.memory.id for r in out.results]
+
+
+async def test_chinese_query_finds_chinese_memory_with_the_hashing_embedder(rig: Rig) -> None:
+    texts = [
+        "金融科技精英论坛的地点是北京。",
+        "银行柜员招聘会的主要内容是招聘会。",
+        "模型艺术盛宴的主要内容是展示精选模型作品。",
+        "户外徒步模型创作之旅开展户外徒步活动。",
+    ]
+    await rig.service.remember_batch(S, [MemoryDraft(t) for t in texts])
+    for question, expected in [
+        ("金融科技精英论坛在哪里举行\uff1f", texts[0]),
+        ("招聘会的内容是什么", texts[1]),
+        ("户外徒步", texts[3]),
+    ]:
+        out = await rig.service.recall(S, RecallQuery(query=question, hybrid=True, limit=4))
+        assert out.results[0].memory.content == expected, question
+        assert out.results[0].components.keyword > 0
+        assert math.isfinite(out.results[0].components.similarity)

@@ -1,0 +1,56 @@
+"""SaveState / LoadState: named JSON components per session, versioned, size-limited."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryd.config import SnapshotSettings
+from memoryd.domain.errors import InvalidArgument, ResourceExhausted
+from memoryd.domain.snapshot import StateWrite
+from tests.unit.snapshot.world import scope_for, world
+
+A = scope_for("agent-a")
+
+
+async def test_save_load_versions_last_write_wins() -> None:
+    async with world() as w:
+        first = await w.state.save(
+            A, "s1", [StateWrite("planner", {"step": 1}), StateWrite("cache", {"hits": [1, 2]})]
+        )
+        assert [(c.name, c.version) for c in first] == [("planner", 1), ("cache", 1)]
+        w.clock.advance(seconds=5)
+        second = await w.state.save(A, "s1", [StateWrite("planner", {"step": 2, "done": False})])
+        assert second[0].version == 2 and second[0].updated_at > first[0].updated_at
+        loaded = await w.state.load(A, "s1")
+        assert [(c.name, c.state, c.version) for c in loaded] == [
+            ("cache", {"hits": [1, 2]}, 1),
+            ("planner", {"step": 2, "done": False}, 2),
+        ]
+        assert [c.name for c in await w.state.load(A, "s1", ["planner", "missing"])] == ["planner"]
+        assert await w.state.load(A, "other-session") == []
+        assert await w.state.load(scope_for("agent-b"), "s1") == []
+
+
+async def test_limits_and_validation() -> None:
+    settings = SnapshotSettings(max_state_bytes=64, max_state_components=2)
+    async with world(snapshot=settings) as w:
+        cases = [
+            ("", [StateWrite("a", {})], "session_id"),
+            ("s\x01", [StateWrite("a", {})], "session_id"),
+            ("s1", [], "components"),
+            ("s1", [StateWrite("", {})], "components[0].name"),
+            ("s1", [StateWrite("a", {}), StateWrite("a", {})], "components[1].name"),
+            ("s1", [StateWrite("a", {"blob": "x" * 100})], "components[0].state"),
+            ("s1", [StateWrite("a", {"n": float("nan")})], "components[0].state"),
+            ("s1", [StateWrite(str(i), {}) for i in range(3)], "components"),
+        ]
+        for session, writes, field in cases:
+            with pytest.raises(InvalidArgument) as err:
+                await w.state.save(A, session, writes)
+            assert err.value.violations[0].field == field
+        await w.state.save(A, "s1", [StateWrite("a", {}), StateWrite("b", {})])
+        await w.state.save(A, "s1", [StateWrite("a", {"again": True})])  # an update is fine
+        with pytest.raises(ResourceExhausted, match="max_state_components"):
+            await w.state.save(A, "s1", [StateWrite("c", {})])
+        with pytest.raises(InvalidArgument):
+            await w.state.load(A, "s1", ["bad\x00name"])

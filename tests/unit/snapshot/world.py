@@ -1,0 +1,266 @@
+"""An in-process memoryd: every service of the Memory, Snapshot and Lifecycle APIs over
+the in-memory stores (or LanceDB in a directory), the hashing embedder and a clock."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memoryd.config import (
+    DedupSettings,
+    KeysSettings,
+    LimitsSettings,
+    MaintenanceSettings,
+    ProfileSettings,
+    RecallSettings,
+    SessionSettings,
+    SnapshotSettings,
+    WorkingMemorySettings,
+)
+from memoryd.domain.errors import EmbeddingError
+from memoryd.domain.models import Partition, SecurityLevel
+from memoryd.domain.principal import CallScope, Principal, Role
+from memoryd.embedding import HashingEmbedder
+from memoryd.embedding.base import EmbedKind
+from memoryd.service.access_stats import AccessStatsBuffer
+from memoryd.service.bulk import LifecycleDeps
+from memoryd.service.default_read import DefaultReadService
+from memoryd.service.importer import ImportLimits
+from memoryd.service.keyed import KeyedMemoryService
+from memoryd.service.lifecycle import LifecycleService
+from memoryd.service.memory import MemoryService
+from memoryd.service.pagination import PageTokenCodec
+from memoryd.service.profile import ProfileService
+from memoryd.service.sessions import SessionService
+from memoryd.service.snapshot import SnapshotService
+from memoryd.service.state import StateService
+from memoryd.service.summarize import Summarizer
+from memoryd.service.tokens import EstimateCounter, TokenCounter
+from memoryd.service.working import WorkingMemoryService
+from memoryd.service.write_batcher import WriteBatcher
+from memoryd.storage.base import Store
+from memoryd.storage.lancedb import LanceDBStore
+from memoryd.storage.lancedb.records import LanceDBRecordStore
+from memoryd.storage.memory import InMemoryStore
+from memoryd.storage.memory_records import InMemoryRecordStore
+from memoryd.storage.records import RecordStore
+
+DIM = 64
+
+
+@dataclass
+class Clock:
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **kwargs: float) -> None:
+        self.now += timedelta(**kwargs)
+
+
+class SwitchableEmbedder:
+    """The hashing embedder under another model name, which can be made to fail."""
+
+    def __init__(self, dimension: int = DIM, model_id: str = "") -> None:
+        self.inner = HashingEmbedder(dimension)
+        self.model = model_id or self.inner.model_id
+        self.down = False
+
+    @property
+    def model_id(self) -> str:
+        return self.model
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    async def embed(
+        self, texts: Sequence[str], *, kind: EmbedKind = "document"
+    ) -> npt.NDArray[np.float32]:
+        if self.down:
+            raise EmbeddingError("embedding provider is down (test)")
+        return await self.inner.embed(texts, kind=kind)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def scope_for(
+    agent: str = "a1",
+    tenant: str = "t1",
+    clearance: SecurityLevel = SecurityLevel.RESTRICTED,
+    roles: frozenset[Role] = frozenset(Role),
+) -> CallScope:
+    principal = Principal("test", tenant, frozenset({"*"}), clearance, roles)
+    return CallScope(principal, Partition(tenant, agent))
+
+
+@dataclass
+class World:
+    store: Store
+    records: RecordStore
+    embedder: SwitchableEmbedder
+    writer: WriteBatcher
+    access: AccessStatsBuffer
+    memories: MemoryService
+    keyed: KeyedMemoryService
+    working: WorkingMemoryService
+    profiles: ProfileService
+    sessions: SessionService
+    snapshots: SnapshotService
+    default_read: DefaultReadService
+    state: StateService
+    lifecycle: LifecycleService
+    clock: Clock
+    counter: TokenCounter
+    maintenance: MaintenanceSettings
+
+
+@asynccontextmanager
+async def world(
+    *,
+    counter: TokenCounter | None = None,
+    data_dir: Path | None = None,
+    maintenance: MaintenanceSettings | None = None,
+    snapshot: SnapshotSettings | None = None,
+    embedder: SwitchableEmbedder | None = None,
+    clock: Clock | None = None,
+    history_dir: Path | None = None,
+) -> AsyncIterator[World]:
+    """Services over in-memory stores, or LanceDB under ``data_dir``."""
+    store: Store
+    records: RecordStore
+    if data_dir is None:
+        store, records = InMemoryStore(DIM), InMemoryRecordStore()
+    else:
+        store = LanceDBStore(data_dir / "lancedb", DIM)
+        records = LanceDBRecordStore(data_dir / "lancedb")
+    await store.open()
+    await records.open()
+    embedder = embedder or SwitchableEmbedder()
+    clock = clock or Clock()
+    counter = counter or EstimateCounter()
+    maintenance = maintenance or MaintenanceSettings()
+    snapshot = snapshot or SnapshotSettings()
+    limits = LimitsSettings()
+    sessions_settings = SessionSettings()
+    writer = WriteBatcher(store, max_batch=1000)
+    writer.start()
+    access = AccessStatsBuffer(store, interval_s=3600, max_pending=100_000)
+    access.start()
+    page_tokens = PageTokenCodec(b"s" * 32)
+    memories = MemoryService(
+        store=store,
+        embedder=embedder,
+        writer=writer,
+        access=access,
+        page_tokens=page_tokens,
+        limits=limits,
+        recall=RecallSettings(),
+        dedup=DedupSettings(),
+    )
+    keyed = KeyedMemoryService(
+        records=records,
+        store=store,
+        embedder=embedder,
+        writer=writer,
+        page_tokens=page_tokens,
+        limits=limits,
+        keys=KeysSettings(),
+    )
+    working = WorkingMemoryService(
+        records=records,
+        page_tokens=page_tokens,
+        settings=WorkingMemorySettings(),
+        limits=limits,
+        clock=clock,
+    )
+    profiles = ProfileService(records=records, settings=ProfileSettings(), clock=clock)
+    sessions = SessionService(
+        records=records,
+        memories=memories,
+        summarizer=Summarizer(counter=counter, max_tokens=128, llm=None),
+        counter=counter,
+        settings=sessions_settings,
+        limits=limits,
+        clock=clock,
+    )
+    snapshots = SnapshotService(
+        memories=memories,
+        store=store,
+        dimension=embedder.dimension,
+        counter=counter,
+        settings=snapshot,
+        limits=limits,
+        profiles=profiles,
+        working=working,
+        sessions=sessions,
+        clock=clock,
+    )
+    default_read = DefaultReadService(
+        keyed=keyed, counter=counter, settings=snapshot, limits=limits, clock=clock
+    )
+    state = StateService(
+        records=records, settings=snapshot, sessions=sessions_settings, clock=clock
+    )
+    lifecycle = LifecycleService(
+        LifecycleDeps(
+            store=store,
+            records=records,
+            writer=writer,
+            embedder=embedder,
+            settings=maintenance,
+            limits=limits,
+            dedup=DedupSettings(),
+            history_dir=history_dir or Path("/nonexistent-history"),
+            keyed=keyed,
+            working=working,
+            sessions=sessions,
+            clock=clock,
+        ),
+        ImportLimits(
+            keys=KeysSettings(),
+            working=WorkingMemorySettings(),
+            profile=ProfileSettings(),
+            sessions=sessions_settings,
+            snapshot=snapshot,
+        ),
+    )
+    w = World(
+        store=store,
+        records=records,
+        embedder=embedder,
+        writer=writer,
+        access=access,
+        memories=memories,
+        keyed=keyed,
+        working=working,
+        profiles=profiles,
+        sessions=sessions,
+        snapshots=snapshots,
+        default_read=default_read,
+        state=state,
+        lifecycle=lifecycle,
+        clock=clock,
+        counter=counter,
+        maintenance=maintenance,
+    )
+    try:
+        yield w
+    finally:
+        await access.close()
+        await writer.close()
+        await records.close()
+        await store.close()
+
+
+async def drain(events: AsyncIterator[Any]) -> list[Any]:
+    return [e async for e in events]
