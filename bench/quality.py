@@ -162,6 +162,9 @@ def daemon(data_dir: Path, embedder: str, env: dict[str, str]) -> Iterator[mgrpc
         "MEMORYD_DEDUP__ENABLED": "false",
         "MEMORYD_EMBEDDING__CACHE_SIZE": "0",
         "MEMORYD_METRICS__LISTEN": "127.0.0.1:0",
+        # A slow batch must not fall back to the hashing embedder: that measures the
+        # fallback, not the method (responses are checked for degradation as well).
+        "MEMORYD_RESILIENCE__EMBEDDER_TIMEOUT_S": "600",
         **env,
     }
     proc = subprocess.Popen(
@@ -217,8 +220,16 @@ def ingest(stub: mgrpc.MemoryServiceStub, corpus: Corpus) -> float:
                     metadata=meta,
                 )
             )
-        stub.RememberBatch(mpb.RememberBatchRequest(agent_id=AGENT, items=items), timeout=600)
+        response = stub.RememberBatch(
+            mpb.RememberBatchRequest(agent_id=AGENT, items=items), timeout=600
+        )
+        _check_not_degraded(response.degraded)
     return len(corpus.turns) / (time.perf_counter() - started)
+
+
+def _check_not_degraded(degraded: Sequence[object]) -> None:
+    if degraded:
+        raise SystemExit(f"the daemon answered degraded, measurements are void: {degraded}")
 
 
 # ---------------------------------------------------------------- measuring
@@ -241,6 +252,7 @@ def evaluate(
         started = time.perf_counter()
         response = stub.Recall(request, timeout=60)
         latencies.append(time.perf_counter() - started)
+        _check_not_degraded(response.degraded)
         ranked = [r.memory.metadata["turn_id"] for r in response.results]
         per_category[q.category].append((ranked, q.gold))
     everything = [item for items in per_category.values() for item in items]

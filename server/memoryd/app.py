@@ -14,6 +14,7 @@ import fcntl
 import os
 import signal
 from contextlib import AsyncExitStack
+from functools import partial
 from pathlib import Path
 from typing import IO
 
@@ -38,7 +39,7 @@ from memoryd.observability.instrumented import (
 )
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
-from memoryd.resilience.degradation import ComponentStates
+from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
 from memoryd.security.keys import KeyFileError
 from memoryd.security.tls import TlsConfigError, server_credentials
@@ -82,6 +83,13 @@ def _lock_data_dir(data_dir: Path) -> IO[bytes]:
         handle.close()
         raise DataDirLocked(f"another memoryd is using {data_dir}") from None
     return handle
+
+
+def _observe_component(metrics: Metrics, state: ComponentState) -> None:
+    """Degraded gauge per component; entering a degraded state counts as a fallback."""
+    metrics.degraded(state.name, not state.ok)
+    if not state.ok:
+        metrics.fallback(state.name)
 
 
 class App:
@@ -137,6 +145,8 @@ class App:
             metrics.watch_cache("embedding", embedder)
         # Dependencies' states: per-component health, degraded responses (resilience/).
         states = ComponentStates()
+        if metrics is not None:
+            states.listen(partial(_observe_component, metrics))
         embedder = resilient_embedder(s, embedder, states)
 
         store = build_store(
@@ -178,7 +188,9 @@ class App:
         await records.open()
         self._stack.push_async_callback(records.close)
         # Every write goes through the write-ahead log (durability/); replayed here.
-        store, records, _ = await make_durable(self._stack, s, data_dir, store, records, states)
+        store, records, _ = await make_durable(
+            self._stack, s, data_dir, store, records, states, metrics
+        )
         start_reembedder(self._stack, s, store, embedder)
 
         writer = WriteBatcher(store, max_batch=s.storage.write_batch_max)
@@ -279,7 +291,9 @@ class App:
             ),
         )
         if s.maintenance.enabled:
-            self.scheduler = lifecycle.scheduler()
+            self.scheduler = lifecycle.scheduler(
+                on_run=None if metrics is None else metrics.maintenance_run
+            )
             self.scheduler.start()
             self._stack.push_async_callback(self.scheduler.close)
         self.server = await start_server(

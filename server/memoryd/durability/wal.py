@@ -25,7 +25,7 @@ import os
 import struct
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,6 +99,8 @@ class WriteAheadLog:
         self.error: str | None = None
         self.last_sync_s = 0.0
         self.groups = 0
+        #: Called after each successful group fsync with its duration (metrics).
+        self.on_sync: Callable[[float], None] | None = None
 
     # -- recovery ------------------------------------------------------------------
 
@@ -203,6 +205,8 @@ class WriteAheadLog:
                 self.last_sync_s = loop.time() - started
                 self.groups += 1
                 self.durable_seq = group[-1].seq
+                if self.on_sync is not None:
+                    self.on_sync(self.last_sync_s)
                 for q in group:
                     if not q.done.done():
                         q.done.set_result(None)

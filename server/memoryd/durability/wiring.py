@@ -14,6 +14,7 @@ from memoryd.durability.facades import DurableRecordStore, DurableStore
 from memoryd.durability.lance_check import check_lancedb
 from memoryd.durability.wal import WriteAheadLog
 from memoryd.embedding.base import Embedder
+from memoryd.observability.metrics import Metrics
 from memoryd.resilience.degradation import ComponentStates
 from memoryd.resilience.embedder import FallbackEmbedder, Reembedder
 from memoryd.storage.base import Store
@@ -50,6 +51,7 @@ async def make_durable(
     store: Store,
     records: RecordStore,
     states: ComponentStates,
+    metrics: Metrics | None = None,
 ) -> tuple[Store, RecordStore, Durability | None]:
     """Replay the log into the (open) stores and return their logged faces; closed
     through ``stack`` before the stores."""
@@ -67,6 +69,13 @@ async def make_durable(
         checkpoint_interval_s=d.checkpoint_interval_s,
         retry_max_s=d.store_retry_max_s,
     )
+    if metrics is not None:
+
+        def observe_sync(seconds: float) -> None:
+            metrics.wal_fsync(seconds)
+            metrics.wal_backlog(len(core.pending))
+
+        wal.on_sync = observe_sync
     await core.open()
     stack.push_async_callback(core.close)
     return DurableStore(core), DurableRecordStore(core), core

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 
 from memoryd.domain.errors import InvalidArgument
@@ -57,8 +57,10 @@ class LifecycleService:
         self.exporter = Exporter(deps)
         self.reembedder = Reembedder(deps)
 
-    def scheduler(self, *, seed: int | None = None) -> MaintenanceScheduler:
-        return MaintenanceScheduler(self._deps, self.maintainer, seed=seed)
+    def scheduler(
+        self, *, seed: int | None = None, on_run: Callable[[float, str], None] | None = None
+    ) -> MaintenanceScheduler:
+        return MaintenanceScheduler(self._deps, self.maintainer, seed=seed, on_run=on_run)
 
     # ------------------------------------------------------------------ stats
 

@@ -24,7 +24,8 @@ import asyncio
 import contextlib
 import math
 import random
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta
 
 import structlog
@@ -172,10 +173,17 @@ class MaintenanceScheduler:
     """Runs maintenance over every partition on a schedule (a daemon component)."""
 
     def __init__(
-        self, deps: LifecycleDeps, maintainer: Maintainer, *, seed: int | None = None
+        self,
+        deps: LifecycleDeps,
+        maintainer: Maintainer,
+        *,
+        seed: int | None = None,
+        on_run: Callable[[float, str], None] | None = None,
     ) -> None:
         self._deps = deps
         self._maintainer = maintainer
+        #: Told (duration in seconds, outcome) after each partition's run (metrics).
+        self._on_run = on_run
         self._random = random.Random(seed)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -227,6 +235,7 @@ class MaintenanceScheduler:
         for partition in partitions:
             if self._stop.is_set():
                 break
+            started, outcome = time.perf_counter(), "failed"
             try:
                 async for event in self._maintainer.run(
                     partition, SecurityLevel.RESTRICTED, MaintenanceOptions()
@@ -244,11 +253,18 @@ class MaintenanceScheduler:
                             compacted=event.compacted,
                         )
                 done += 1
+                outcome = "ok"
+            except asyncio.CancelledError:
+                outcome = "cancelled"
+                raise
             except Exception:
                 # One partition's failure must not stop the others (or the schedule).
                 log.exception(
                     "maintenance failed", tenant=partition.tenant_id, agent=partition.agent_id
                 )
+            finally:
+                if self._on_run is not None:
+                    self._on_run(time.perf_counter() - started, outcome)
             await bulk.pause()
         self.last_run_at = deps.clock()
         self.runs += 1
