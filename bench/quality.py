@@ -354,6 +354,7 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="2 chats, 4 MemDaily files")
     parser.add_argument("--skip-memdaily", action="store_true")
+    parser.add_argument("--skip-realtalk", action="store_true")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument(
         "--vector-weights",
@@ -379,13 +380,19 @@ def main() -> None:
         out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
 
     with tempfile.TemporaryDirectory() as tmp:
-        realtalk = load_realtalk(2 if args.quick else None)
-        result = measure(
-            realtalk, "local", Path(tmp), methods, ["similarity", "decayed"], args.vector_weights
-        )
-        report["realtalk"] = result
-        save()
-        sections.append(markdown("REALTALK", result, wide))
+        if not args.skip_realtalk:
+            realtalk = load_realtalk(2 if args.quick else None)
+            result = measure(
+                realtalk,
+                "local",
+                Path(tmp),
+                methods,
+                ["similarity", "decayed"],
+                args.vector_weights,
+            )
+            report["realtalk"] = result
+            save()
+            sections.append(markdown("REALTALK", result, wide))
         if not args.skip_memdaily:
             memdaily = load_memdaily(4 if args.quick else None)
             short = ["recall_any@1", "recall_any@5", "recall_all@5", "mrr"]
