@@ -165,6 +165,9 @@ def daemon(data_dir: Path, embedder: str, env: dict[str, str]) -> Iterator[mgrpc
         # A slow batch must not fall back to the hashing embedder: that measures the
         # fallback, not the method (responses are checked for degradation as well).
         "MEMORYD_RESILIENCE__EMBEDDER_TIMEOUT_S": "600",
+        # Scheduled maintenance would archive all but maintenance.max_entries (10,000)
+        # memories of the agent in the middle of the measurement.
+        "MEMORYD_MAINTENANCE__ENABLED": "false",
         **env,
     }
     proc = subprocess.Popen(
