@@ -259,7 +259,9 @@ class MaintenanceSettings(BaseModel):
     #: Seconds after start before the first scheduled run.
     initial_delay_s: float = Field(300.0, ge=0)
     #: Live (unarchived) memories an agent keeps; the lowest-scored excess is archived.
-    max_entries: int = Field(10_000, ge=1)
+    #: None (the default) archives nothing: a memory store should not hide memories
+    #: unless asked to (RunMaintenance's max_entries asks for one run).
+    max_entries: int | None = Field(None, ge=1)
     #: Delete memories created more than this many days ago; None keeps them.
     retention_days: int | None = Field(None, ge=1)
     #: Tag groups with more live memories than this are checked for near-duplicates.

@@ -130,6 +130,41 @@ def test_stats_archive_restore_prune(
     )
 
 
+def test_archived_memories_leave_recall_and_restored_ones_return(
+    memory_stub: MemoryServiceStub, lifecycle_stub: LifecycleServiceStub
+) -> None:
+    """Recall is served from the hot partition cache once it is loaded: archiving
+    (directly and by maintenance) must reach it, for vector and hybrid recall alike."""
+    agent = fresh_agent()
+    cities = ["Lisbon", "Oslo", "Kyoto", "Lima", "Cairo", "Quito"]
+    seasons = ["in the spring", "for the winter holidays"]
+    texts = [f"The user booked a hotel in {c} {s}" for c in cities for s in seasons]
+    ids = [remember(memory_stub, agent, text, importance=i / 20) for i, text in enumerate(texts)]
+    assert len(set(ids)) == len(texts)  # none deduplicated
+    query = mpb.RecallRequest(agent_id=agent, query="hotel booking in a city", limit=20)
+
+    def recalled(hybrid: bool) -> set[str]:
+        query.hybrid = hybrid
+        return {r.memory.id for r in memory_stub.Recall(query).results}
+
+    assert recalled(False) == recalled(True) == set(ids)  # the cache is loaded now
+    lifecycle_stub.Archive(
+        lpb.ArchiveRequest(agent_id=agent, selector=lpb.MemorySelector(ids=ids[:3]))
+    )
+    assert recalled(False) == recalled(True) == set(ids[3:])
+    _, result = final(
+        lifecycle_stub.RunMaintenance(lpb.RunMaintenanceRequest(agent_id=agent, max_entries=4))
+    )
+    assert result.archived == 5  # the lowest importance first: ids[3:8]
+    assert recalled(False) == recalled(True) == set(ids[8:])
+    lifecycle_stub.Restore(
+        lpb.RestoreRequest(agent_id=agent, selector=lpb.MemorySelector(ids=ids[:2]))
+    )
+    assert recalled(False) == recalled(True) == set(ids[:2]) | set(ids[8:])
+    query.include_archived = True
+    assert recalled(False) == set(ids)
+
+
 def test_compact_and_maintenance_stream_progress(
     memory_stub: MemoryServiceStub, lifecycle_stub: LifecycleServiceStub
 ) -> None:

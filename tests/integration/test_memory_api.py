@@ -291,6 +291,23 @@ def test_bad_batch_stores_nothing_and_names_the_item(memory_stub: MemoryServiceS
     assert "items" in violations(empty.value)
 
 
+def test_a_batch_with_every_item_bad_still_answers_invalid_argument(
+    memory_stub: MemoryServiceStub,
+) -> None:
+    """1,000 violations must not overflow gRPC's 16 KiB metadata limit (which turns
+    the answer into RESOURCE_EXHAUSTED without a reason)."""
+    agent = fresh_agent()
+    items = [mpb.RememberRequest(content=f"item {i}", embedding=[0.5] * 7) for i in range(1000)]
+    with pytest.raises(grpc.RpcError) as err:
+        memory_stub.RememberBatch(mpb.RememberBatchRequest(agent_id=agent, items=items))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    found = violations(err.value)
+    assert "items[0].embedding" in found and "items[49].embedding" in found
+    assert found["request"] == "950 more violations not listed"
+    assert "and 995 more" in (err.value.details() or "")
+    assert count(memory_stub, agent) == 0
+
+
 @pytest.mark.parametrize(
     ("request_fields", "field"),
     [

@@ -79,6 +79,13 @@ def _undecodable_error(method: str) -> InvalidArgument:
     )
 
 
+#: Violations sent in BadRequest, and the characters kept of each: the trailers must
+#: stay well under the 16 KiB metadata limit of gRPC clients (RESOURCE_EXHAUSTED else).
+MAX_WIRE_VIOLATIONS = 50
+_FIELD_CHARS = 64
+_DESCRIPTION_CHARS = 160
+
+
 def status_trailers(error: MemorydError, request_id: str) -> tuple[tuple[str, str | bytes], ...]:
     """Trailing metadata carrying google.rpc.Status (and BadRequest for bad input)."""
     status = status_pb2.Status(code=getattr(code_pb2, error.status), message=error.message)
@@ -86,11 +93,16 @@ def status_trailers(error: MemorydError, request_id: str) -> tuple[tuple[str, st
         bad_request = error_details_pb2.BadRequest(
             field_violations=[
                 error_details_pb2.BadRequest.FieldViolation(
-                    field=v.field, description=v.description
+                    field=v.field[:_FIELD_CHARS], description=v.description[:_DESCRIPTION_CHARS]
                 )
-                for v in error.violations
+                for v in error.violations[:MAX_WIRE_VIOLATIONS]
             ]
         )
+        hidden = len(error.violations) - MAX_WIRE_VIOLATIONS
+        if hidden > 0:
+            bad_request.field_violations.add(
+                field="request", description=f"{hidden} more violations not listed"
+            )
         detail = any_pb2.Any()
         detail.Pack(bad_request)
         status.details.append(detail)

@@ -31,12 +31,20 @@ class InvalidArgument(MemorydError):
     """Bad input; carries field violations (google.rpc.BadRequest on the wire)."""
 
     status = "INVALID_ARGUMENT"
+    #: Violations named in the message (all of them travel in ``violations``): a batch
+    #: of 1,000 bad items must not build a status message larger than gRPC's metadata
+    #: limit (the client would see RESOURCE_EXHAUSTED instead of the reason).
+    SUMMARY_LIMIT: ClassVar[int] = 5
 
     def __init__(self, violations: Iterable[FieldViolation] | FieldViolation) -> None:
         self.violations = (
             [violations] if isinstance(violations, FieldViolation) else list(violations)
         )
-        summary = "; ".join(f"{v.field}: {v.description}" for v in self.violations)
+        shown = self.violations[: self.SUMMARY_LIMIT]
+        summary = "; ".join(f"{v.field}: {v.description}" for v in shown)
+        hidden = len(self.violations) - len(shown)
+        if hidden:
+            summary += f"; and {hidden} more"
         super().__init__(f"invalid argument: {summary}")
 
     @classmethod

@@ -4,7 +4,7 @@ One run over a partition:
 1. expire: delete expired memories (not keyed ones), working-memory scopes, sessions;
 2. retention: with ``retention_days``, delete memories created before then (keyed
    memories excepted: their slot owns them);
-3. capacity: when more than ``max_entries`` memories are live (unarchived), archive
+3. capacity: with ``max_entries``, when more memories are live (unarchived), archive
    the lowest-scored excess. Pinned (tag ``pinned``) and keyed memories are never
    archived. Score = 0.5 importance + 0.3 recency (half-life 30 days since the last
    access or update) + 0.2 use (log-scaled access count, 1 from 50 accesses); ties
@@ -97,8 +97,10 @@ class Maintainer:
                 old.extend(m.id for m in page if not m.key)
             deleted = await bulk.delete(deps, partition, old)
 
-        yield Progress("capacity", message=f"keeping at most {max_entries} live memories")
-        archived = await self._archive_excess(partition, ceiling, max_entries, now)
+        archived = 0
+        if max_entries:
+            yield Progress("capacity", message=f"keeping at most {max_entries} live memories")
+            archived = await self._archive_excess(partition, ceiling, max_entries, now)
 
         compacted = False
         changed = expired + deleted + archived

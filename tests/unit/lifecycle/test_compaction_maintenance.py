@@ -179,6 +179,19 @@ async def test_maintenance_expiry_retention_and_capacity() -> None:
         assert (again.archived, again.expired, again.compacted) == (0, 0, False)
 
 
+async def test_maintenance_archives_nothing_without_a_capacity() -> None:
+    """The default config sets no max_entries: a big agent keeps every memory."""
+    async with world() as w:
+        assert w.maintenance.max_entries is None
+        kept = [await add(w, f"memory {i}", importance=0.0) for i in range(30)]
+        events = await drain(w.lifecycle.run_maintenance(A, MaintenanceOptions()))
+        result = events[-1]
+        assert isinstance(result, MaintenanceResult) and result.archived == 0
+        assert "capacity" not in [e.phase for e in events if isinstance(e, Progress)]
+        live = {m.id for m in await w.store.list(A.partition, MemoryFilter(), limit=100)}
+        assert live == {m.id for m in kept}
+
+
 def test_retention_score_prefers_important_recent_used_memories() -> None:
     now = datetime(2026, 1, 1, tzinfo=UTC)
 
