@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 import structlog
+from threadpoolctl import threadpool_limits
 
 from memoryd import __version__
 from memoryd.api.auth import Authenticator, build_authenticator, reload_keys
@@ -114,6 +115,8 @@ class App:
         data_dir = s.data_dir.absolute()
         lock = _lock_data_dir(data_dir)
         self._stack.callback(lock.close)
+        blas = threadpool_limits(limits=s.storage.hot_cache.blas_threads, user_api="blas")
+        self._stack.callback(blas.restore_original_limits)
 
         # Security first: a bad keys file or certificate stops the start before any work.
         try:
