@@ -61,6 +61,8 @@ def machine() -> dict[str, Any]:
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),
+        # Other work on the box skews every number: say how busy it was at the start.
+        "load_average_1m_at_start": round(os.getloadavg()[0], 2),
         "ram_gb": round(mem_kb / 2**20, 1),
         "kernel": platform.release(),
         "python": platform.python_version(),

@@ -162,7 +162,7 @@ def render(r: dict[str, Any]) -> str:
     lines = [
         f"# memoryd bench — {r['date']} ({r['mode']})",
         "",
-        f"Machine: {m['cpu']}, {m['cores']} cores, {m['ram_gb']} GB RAM, Linux {m['kernel']}, Python {m['python']}; {v}.",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['ram_gb']} GB RAM, Linux {m['kernel']}, Python {m['python']}; {v}. Load average at start: {m.get('load_average_1m_at_start', '?')}.",
         f"Run time {r.get('elapsed_s', '?')} s. Latencies are client-observed over gRPC on loopback (sync client), k = 10, filtered to the agent.",
         "",
         "## Targets",
