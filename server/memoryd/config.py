@@ -7,6 +7,7 @@ Nested values use a double underscore in the environment, for example
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -394,3 +395,23 @@ class Settings(BaseSettings):
     def masked(self) -> dict[str, Any]:
         """The effective config as plain data, secrets masked (for `memoryd config show`)."""
         return self.model_dump(mode="json")
+
+
+def _env_names(model: type[BaseModel], prefix: str) -> set[str]:
+    """Every environment variable name that sets a field of ``model`` (or a section)."""
+    names: set[str] = set()
+    for name, info in model.model_fields.items():
+        env = f"{prefix}{name.upper()}"
+        names.add(env)
+        section = info.annotation
+        if isinstance(section, type) and issubclass(section, BaseModel):
+            names |= _env_names(section, f"{env}__")
+    return names
+
+
+def unknown_env_vars(environ: Mapping[str, str]) -> list[str]:
+    """``MEMORYD_*`` variables that set nothing: pydantic-settings ignores them
+    silently, so a typo (MEMORYD_STORAGE__BACKEN=qdrant) would go unnoticed."""
+    prefix = str(Settings.model_config.get("env_prefix", ""))
+    known = _env_names(Settings, prefix)
+    return sorted(k for k in environ if k.upper().startswith(prefix) and k.upper() not in known)

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
+import structlog
 import typer
 from pydantic import ValidationError
 
 from memoryd.api.server import ListenError
 from memoryd.app import DataDirLocked, serve
-from memoryd.config import Settings
+from memoryd.config import Settings, unknown_env_vars
 from memoryd.observability.logging import configure_logging
+
+log = structlog.get_logger(__name__)
 
 app = typer.Typer(
     help="memoryd: the agent-memory daemon.", no_args_is_help=True, add_completion=False
@@ -57,6 +61,8 @@ def serve_command(
     """Start the daemon and serve until SIGTERM / Ctrl-C."""
     settings = _load(config, listen=listen, data_dir=data_dir, embedder=embedder)
     configure_logging(settings.logging)
+    for name in unknown_env_vars(os.environ):
+        log.warning("unknown setting in the environment, ignored", variable=name)
     try:
         asyncio.run(serve(settings, ready_file=ready_file))
     except (DataDirLocked, ListenError) as exc:

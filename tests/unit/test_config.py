@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from memoryd.config import Settings
+from memoryd.config import Settings, unknown_env_vars
 
 
 def test_defaults() -> None:
@@ -82,3 +83,33 @@ def test_openai_embedder_needs_a_dimension(monkeypatch: pytest.MonkeyPatch) -> N
         Settings()
     monkeypatch.setenv("MEMORYD_EMBEDDING__OPENAI_DIMENSION", "1536")
     assert Settings().embedding.openai_dimension == 1536
+
+
+def test_unknown_memoryd_variables_are_named() -> None:
+    environ = {
+        "MEMORYD_STORAGE__BACKEN": "qdrant",  # typo
+        "MEMORYD_STORAGE__BACKEND": "lancedb",
+        "MEMORYD_STORAGE__HOT_CACHE__BLAS_THREADS": "1",
+        "MEMORYD_AUTH__TLS__CERT_FILE": "/x",
+        "MEMORYD_AUTH__TLS__ENABLED": "true",  # no such field
+        "MEMORYD_LISTEN": "unix:/tmp/m.sock",
+        "MEMORYD_EMBEDDING": "{}",  # a whole section as JSON is allowed
+        "PATH": "/usr/bin",
+    }
+    assert unknown_env_vars(environ) == ["MEMORYD_AUTH__TLS__ENABLED", "MEMORYD_STORAGE__BACKEN"]
+
+
+def test_the_daemon_warns_about_unknown_variables(tmp_path: Path) -> None:
+    """`memoryd serve` logs the typo, then fails on the bad listen address (no start)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", "serve", "--listen", "256.0.0.1:x", "--data-dir",
+         str(tmp_path / "data")],
+        env={**os.environ, "MEMORYD_STORAGE__BACKEN": "qdrant", "MEMORYD_LOGGING__FORMAT": "json"},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    warnings = [
+        json.loads(line)
+        for line in (done.stdout + done.stderr).splitlines()
+        if line.startswith("{") and "unknown setting" in line
+    ]
+    assert [w["variable"] for w in warnings] == ["MEMORYD_STORAGE__BACKEN"]
