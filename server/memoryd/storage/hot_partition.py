@@ -4,11 +4,14 @@ Vectors live in one contiguous float32 matrix (a slot per memory; freed slots ar
 reused), and the fields a MemoryFilter reads live in parallel NumPy columns, so a
 filtered search is a handful of vectorised comparisons, one matrix-vector product
 and an ``argpartition``. Past a size threshold an HNSW graph (usearch) proposes an
-oversampled candidate set that is re-ranked exactly against the matrix.
+oversampled candidate set that is re-ranked exactly against the matrix. Full-text
+search has its own index (hot_text.py), built on the first text search and kept
+coherent by every write from then on.
 
 Nothing here awaits: every method runs to completion on the event loop, so callers
-never observe a half-applied write. Only :func:`build_ann` runs in a worker thread,
-on a snapshot of slots; writes meanwhile are recorded and replayed onto the graph.
+never observe a half-applied write. Only :func:`build_ann` and the text index's
+build run in a worker thread, on a snapshot of slots; writes meanwhile are recorded
+and replayed onto the graph or the text index.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from memoryd.domain.models import (
     SecurityLevel,
     TagMatch,
 )
+from memoryd.storage.hot_text import TextBase, TextIndex
 
 F32 = npt.NDArray[np.float32]
 Slots = npt.NDArray[np.intp]
@@ -47,6 +51,8 @@ _MIN_CAPACITY = 64
 _OBJECT_OVERHEAD = 900
 #: Similarities computed per block of an exact multi-query search (64 MB of float32).
 _EXACT_BLOCK_CELLS = 16 * 2**20
+#: Vectors whose norm is this close to 1 are kept as they are (see put_rows).
+_UNIT_TOLERANCE = 1e-5
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +171,10 @@ class HotPartition:
         self.ann: Index | None = None
         #: Slots written while a graph is being built (replayed onto it afterwards).
         self.ann_dirty: set[int] | None = None
+        #: The BM25 index once built, and the slots whose content changed during its
+        #: build (replayed onto it afterwards).
+        self.text: TextIndex | None = None
+        self.text_dirty: set[int] | None = None
 
     def __len__(self) -> int:
         return len(self.slot_of)
@@ -191,6 +201,8 @@ class HotPartition:
             memories, vectors = [memories[i] for i in keep], vectors[keep]
         slots = np.empty(len(memories), dtype=np.intp)
         namespaces = np.empty(len(memories), dtype=np.int32)
+        # Only a new content changes the postings (archiving, tags, ... do not).
+        reworded: list[int] = []
         for i, memory in enumerate(memories):
             slot = self.slot_of.get(memory.id)
             if slot is None:
@@ -198,6 +210,9 @@ class HotPartition:
                 self.slot_of[memory.id] = slot
             else:
                 self._forget_fields(slot)
+            old = self.memories[slot]
+            if old is None or old.content != memory.content:
+                reworded.append(slot)
             self.memories[slot] = memory
             slots[i] = slot
             namespaces[i] = self._namespace_code.setdefault(
@@ -206,8 +221,11 @@ class HotPartition:
             for tag in memory.tags:
                 self._tag_slots.setdefault(tag, set()).add(slot)
             self._object_bytes += _object_bytes(memory)
+        # Stored vectors are unit length already; renormalising those would change
+        # their last bits, and text search returns the vectors exactly as stored.
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        self.vectors[slots] = vectors / np.where(norms > 0, norms, np.float32(1))
+        off = (np.abs(norms - 1) > _UNIT_TOLERANCE) & (norms > 0)
+        self.vectors[slots] = np.where(off, vectors / np.where(off, norms, 1), vectors)
         self._alive[slots] = True
         self._created[slots] = [micros(m.created_at) for m in memories]
         self._expires[slots] = [
@@ -218,6 +236,7 @@ class HotPartition:
         self._archived[slots] = [m.archived for m in memories]
         self._namespace[slots] = namespaces
         self._ann_changed(slots)
+        self._text_changed(reworded)
 
     def remove(self, memory_id: str) -> bool:
         slot = self.slot_of.pop(memory_id, None)
@@ -228,6 +247,7 @@ class HotPartition:
         self._alive[slot] = False
         self._free.append(slot)
         self._ann_changed(np.array([slot], dtype=np.intp))
+        self._text_changed([slot])
         return True
 
     def touch(self, memory_id: str, update: AccessUpdate) -> None:
@@ -287,6 +307,31 @@ class HotPartition:
         if len(live):
             index.add(live.astype(np.uint64), self.vectors[live], threads=1)
 
+    def _text_changed(self, slots: Iterable[int]) -> None:
+        if self.text_dirty is not None:
+            self.text_dirty.update(slots)
+        if self.text is not None:
+            for slot in slots:
+                memory = self.memories[slot]
+                self.text.set(slot, None if memory is None else memory.content)
+
+    # -- the text index's life cycle ---------------------------------------------
+
+    def start_text_build(self) -> list[tuple[int, str]]:
+        """The (slot, content) pairs to build from; writes from now on are recorded."""
+        self.text_dirty = set()
+        return [(slot, m.content) for slot, m in enumerate(self.memories) if m is not None]
+
+    def finish_text_build(self, base: TextBase | None) -> None:
+        dirty, self.text_dirty = self.text_dirty or set(), None
+        if base is None:
+            return
+        index = TextIndex(base)
+        for slot in sorted(dirty):
+            memory = self.memories[slot]
+            index.set(slot, None if memory is None else memory.content)
+        self.text = index
+
     # -- the graph's life cycle --------------------------------------------------
 
     def wants_ann(self) -> bool:
@@ -316,7 +361,8 @@ class HotPartition:
     def nbytes(self) -> int:
         columns = self._capacity * (self.dimension * 4 + 8 + 8 + 1 + 1 + 1 + 1 + 4)
         graph = int(self.ann.memory_usage) if self.ann is not None else 0
-        return columns + graph + self._object_bytes
+        text = self.text.nbytes() if self.text is not None else 0
+        return columns + graph + text + self._object_bytes
 
     def mask(self, flt: MemoryFilter, n: int) -> npt.NDArray[np.bool_]:
         """Slots [0, n) that are alive and satisfy ``flt`` (the stores' semantics)."""
@@ -422,6 +468,30 @@ class HotPartition:
             ranked.append((memory, sim))
         ranked.sort(key=lambda pair: (-pair[1], pair[0].id))
         return [(_clone(m), s) for m, s in ranked]
+
+    def text_search(
+        self, terms: Sequence[str], flt: MemoryFilter, limit: int
+    ) -> list[tuple[Memory, float]]:
+        """The ``limit`` best (memory, BM25 score) pairs for the distinct query
+        ``terms`` under ``flt``, best first, ties by id, only scores > 0; the memories
+        are copies *with* their vectors. The text index must be built."""
+        assert self.text is not None
+        n = self.high_water
+        if limit <= 0 or n == 0 or not terms:
+            return []
+        slots, scores = self.text.candidates(terms, self.mask(flt, n), limit)
+        ranked: list[tuple[int, Memory, float]] = []
+        for slot, score in zip(slots.tolist(), scores.tolist(), strict=True):
+            memory = self.memories[slot]
+            assert memory is not None
+            ranked.append((slot, memory, score))
+        ranked.sort(key=lambda hit: (-hit[2], hit[1].id))
+        out: list[tuple[Memory, float]] = []
+        for slot, memory, score in ranked[:limit]:
+            found = _clone(memory)
+            found.vector = self.vectors[slot].copy()
+            out.append((found, score))
+        return out
 
     def _ann_candidates(
         self, index: Index, query: F32, mask: npt.NDArray[np.bool_], count: int, k: int

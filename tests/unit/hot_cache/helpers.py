@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.domain.models import Memory, Partition, Vector
+from memoryd.domain.models import Memory, MemoryFilter, Partition, TextHit, Vector
 from memoryd.storage.memory import InMemoryStore
 
 DIM = 16
@@ -42,7 +42,8 @@ def memory(partition: Partition = P, *, vector: Vector | None = None, **fields: 
 class GatedStore(InMemoryStore):
     """InMemoryStore whose next vector read (``get(with_vectors=True)``, as a partition
     load does) waits at ``gate`` after reading, once ``hold_next_read`` is set; and
-    whose upserts can be made to fail after committing."""
+    whose upserts can be made to fail after committing. Counts the text searches it
+    answers (the cache should answer them itself once a partition is indexed)."""
 
     def __init__(self, dimension: int = DIM) -> None:
         super().__init__(dimension)
@@ -51,6 +52,7 @@ class GatedStore(InMemoryStore):
         self.held = asyncio.Event()
         self.fail_after_write = False
         self.vector_reads = 0
+        self.text_searches = 0
 
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
@@ -63,6 +65,12 @@ class GatedStore(InMemoryStore):
                 self.held.set()
                 await self.gate.wait()
         return found
+
+    async def text_search(
+        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
+    ) -> list[TextHit]:
+        self.text_searches += 1
+        return await super().text_search(partition, query, flt, limit)
 
     async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
         await super().upsert(partition, memories)
