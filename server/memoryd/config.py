@@ -272,7 +272,7 @@ class MaintenanceSettings(BaseModel):
     #: unless asked to (RunMaintenance's max_entries asks for one run).
     max_entries: int | None = Field(None, ge=1)
     #: Delete memories created more than this many days ago; None keeps them.
-    retention_days: int | None = Field(None, ge=1)
+    retention_days: int | None = Field(None, ge=1, le=36_500)
     #: Tag groups with more live memories than this are checked for near-duplicates.
     merge_group_threshold: int = Field(50, ge=2)
     #: Cosine similarity for merging; None: the remember-time dedup.threshold.

@@ -204,6 +204,14 @@ def test_compact_and_maintenance_stream_progress(
             lifecycle_stub.RunMaintenance(lpb.RunMaintenanceRequest(agent_id=agent, max_entries=0))
         )
     assert "max_entries" in violations(err.value)
+    with pytest.raises(grpc.RpcError) as err:  # found by the fuzzer: was INTERNAL (overflow)
+        final(
+            lifecycle_stub.RunMaintenance(
+                lpb.RunMaintenanceRequest(agent_id=agent, retention_days=10_000_001)
+            )
+        )
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "retention_days" in violations(err.value)
 
 
 def test_reset_and_reembed(

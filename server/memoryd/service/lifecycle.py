@@ -41,7 +41,12 @@ from memoryd.service.compaction import Compactor
 from memoryd.service.export_import import Exporter
 from memoryd.service.importer import Importer, ImportLimits
 from memoryd.service.keyed_docs import entry_from
-from memoryd.service.maintenance import Maintainer, MaintenanceScheduler, last_maintenance
+from memoryd.service.maintenance import (
+    MAX_DAYS,
+    Maintainer,
+    MaintenanceScheduler,
+    last_maintenance,
+)
 from memoryd.service.reembed import DEFAULT_BATCH, MAX_BATCH, Reembedder
 from memoryd.service.validation import Violations
 from memoryd.service.working import is_expired
@@ -276,8 +281,8 @@ class LifecycleService:
         v = Violations()
         if options.max_entries is not None and options.max_entries < 1:
             v.add("max_entries", "must be at least 1")
-        if options.retention_days is not None and options.retention_days < 1:
-            v.add("retention_days", "must be at least 1")
+        if options.retention_days is not None and not 1 <= options.retention_days <= MAX_DAYS:
+            v.add("retention_days", f"must be between 1 and {MAX_DAYS} (100 years)")
         v.raise_if_any()
         return self.maintainer.run(scope.partition, scope.clearance, options)
 

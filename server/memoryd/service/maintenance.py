@@ -48,6 +48,9 @@ from memoryd.service.keyed_docs import entry_from
 log = structlog.get_logger(__name__)
 
 MAINTENANCE_KEY = "maintenance"
+#: Longest retention_days: "now - days" must stay a valid datetime (and 100 years is
+#: longer than any retention policy).
+MAX_DAYS = 36_500
 _LN2 = math.log(2.0)
 RECENCY_HALF_LIFE = timedelta(days=30)
 _USE_SATURATION = math.log1p(50)
