@@ -450,7 +450,9 @@ class HotPartition:
         if len(slots) == n and count < n:
             sims[:, ~mask] = -np.inf
         if k < len(slots):
-            best = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+            # The k largest sit at the end: no negated copy of the (queries x rows) block.
+            cut = sims.shape[1] - k
+            best = np.argpartition(sims, cut, axis=1)[:, cut:]
             sims = np.take_along_axis(sims, best, axis=1)
             chosen = slots[best]
         else:
@@ -459,7 +461,7 @@ class HotPartition:
 
     def _ranked(self, slots: Slots, sims: F32, k: int) -> list[tuple[Memory, float]]:
         if k < len(slots):
-            best = np.argpartition(-sims, k - 1)[:k]
+            best = np.argpartition(sims, len(sims) - k)[len(sims) - k :]
             slots, sims = slots[best], sims[best]
         ranked: list[tuple[Memory, float]] = []
         for slot, sim in zip(slots.tolist(), sims.tolist(), strict=True):
