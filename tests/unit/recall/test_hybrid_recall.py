@@ -51,14 +51,15 @@ async def test_hybrid_finds_a_keyword_only_match_vector_search_misses(rig: Rig) 
     hit = hybrid.results[ids.index(code_id)]
     c = hit.components
     # First by keyword, last (21st) of the 21 vector candidates.
-    assert c.keyword > 0 and c.fused == pytest.approx(1 / 61 + 1 / 81)
+    w_vector, w_text = RecallSettings().hybrid_vector_weight, RecallSettings().hybrid_text_weight
+    assert c.keyword > 0 and c.fused == pytest.approx(w_text / 61 + w_vector / 81)
     # similarity is the real cosine even though only the text search found it
     assert c.similarity == pytest.approx(
         float(np.dot(unit(query), hit_vector(rig, code_id))), abs=1e-5
     )
     assert c.similarity < 0
     # SIMILARITY preset: fused normalised to 0..1 (1 = first in both rankings)
-    assert hit.score == pytest.approx(c.fused / (2 / 61))
+    assert hit.score == pytest.approx(c.fused / ((w_vector + w_text) / 61))
     assert all(0 < r.score <= 1 for r in hybrid.results)
     assert [r.score for r in hybrid.results] == sorted(
         (r.score for r in hybrid.results), reverse=True
@@ -74,6 +75,10 @@ def hit_vector(rig: Rig, memory_id: str) -> np.ndarray:  # type: ignore[type-arg
 
 def _fields(q: RecallQuery) -> dict[str, object]:
     return {f: getattr(q, f) for f in q.__dataclass_fields__}
+
+
+#: The default fusion weights (vector, text).
+WEIGHTS = [RecallSettings().hybrid_vector_weight, RecallSettings().hybrid_text_weight]
 
 
 async def test_first_in_both_rankings_scores_one(rig: Rig) -> None:
@@ -92,7 +97,7 @@ async def test_first_in_both_rankings_scores_one(rig: Rig) -> None:
     top = out.results[0]
     assert top.memory.content.startswith("the aurora")
     assert top.score == pytest.approx(1.0)
-    assert top.components.fused == pytest.approx(max_fused([1.0, 1.0]))
+    assert top.components.fused == pytest.approx(max_fused(WEIGHTS))
     assert top.components.similarity == pytest.approx(1.0, abs=1e-5)
 
 
@@ -168,7 +173,7 @@ async def test_presets_apply_after_fusion(rig: Rig) -> None:
         RecallQuery(**base, scoring=Scoring(preset=ScoringPreset.DECAYED)),  # type: ignore[arg-type]
     )
     for r in decayed.results:
-        relevance = r.components.fused / max_fused([1.0, 1.0])
+        relevance = r.components.fused / max_fused(WEIGHTS)
         assert r.components.decayed == pytest.approx(relevance * r.components.recency)
         assert r.score == r.components.decayed
     weighted = await rig.service.recall(
@@ -176,7 +181,7 @@ async def test_presets_apply_after_fusion(rig: Rig) -> None:
         RecallQuery(**base, scoring=Scoring(preset=ScoringPreset.WEIGHTED)),  # type: ignore[arg-type]
     )
     for r in weighted.results:
-        relevance = r.components.fused / max_fused([1.0, 1.0])
+        relevance = r.components.fused / max_fused(WEIGHTS)
         expected = 0.6 * relevance + 0.2 * r.components.recency + 0.2 * r.components.importance
         assert r.score == pytest.approx(expected)
     assert code_id in [r.memory.id for r in weighted.results]
