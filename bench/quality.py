@@ -20,7 +20,10 @@ Each with scoring preset SIMILARITY (decay off) and DECAYED (decay on, half-life
 Deduplication is off while ingesting: the protocol stores every turn, and REALTALK
 repeats short turns ("Haha yes!") whose merging would drop gold turn ids.
 
-Usage: python bench/quality.py [--quick] [--skip-memdaily] [--json-out PATH]
+Usage: python bench/quality.py [--quick] [--skip-memdaily] [--skip-realtalk] [--json-out PATH]
+       [--realtalk-embedder NAME] [--memdaily-embedders NAME,NAME]
+The multilingual embedder on MemDaily alone (needs memoryd[multilingual]):
+  python bench/quality.py --skip-realtalk --memdaily-embedders multilingual
 Prints a markdown report; writes JSON to bench/results/quality-<date>.json.
 """
 
@@ -365,6 +368,17 @@ def main() -> None:
         default=[],
         help="also run REALTALK hybrid with these recall.hybrid_vector_weight values, e.g. 0.5,0.3",
     )
+    parser.add_argument(
+        "--realtalk-embedder",
+        default="local",
+        help="memoryd embedder for REALTALK (local | multilingual | hashing | openai)",
+    )
+    parser.add_argument(
+        "--memdaily-embedders",
+        type=lambda v: [x for x in v.split(",") if x],
+        default=["hashing", "local"],
+        help="comma-separated embedders for MemDaily, e.g. multilingual (default hashing,local)",
+    )
     args = parser.parse_args()
 
     methods = ["vector", "bm25", "hybrid"]
@@ -387,7 +401,7 @@ def main() -> None:
             realtalk = load_realtalk(2 if args.quick else None)
             result = measure(
                 realtalk,
-                "local",
+                args.realtalk_embedder,
                 Path(tmp),
                 methods,
                 ["similarity", "decayed"],
@@ -398,8 +412,15 @@ def main() -> None:
             sections.append(markdown("REALTALK", result, wide))
         if not args.skip_memdaily:
             memdaily = load_memdaily(4 if args.quick else None)
-            short = ["recall_any@1", "recall_any@5", "recall_all@5", "mrr"]
-            for embedder in ("hashing", "local"):
+            short = [
+                "recall_any@1",
+                "recall_any@5",
+                "recall_all@5",
+                "recall_any@10",
+                "recall_all@10",
+                "mrr",
+            ]
+            for embedder in args.memdaily_embedders:
                 result = measure(memdaily, embedder, Path(tmp), methods, ["similarity"])
                 report[f"memdaily_{embedder}"] = result
                 save()

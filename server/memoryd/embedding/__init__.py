@@ -1,11 +1,13 @@
-"""Embedders behind one protocol: local MiniLM (default), OpenAI-compatible HTTP,
-and feature hashing (always available fallback), optionally behind an LRU cache."""
+"""Embedders behind one protocol: local MiniLM (default), multilingual e5 (optional
+extra), OpenAI-compatible HTTP, and feature hashing (always available fallback),
+optionally behind an LRU cache."""
 
 from memoryd.embedding.base import Embedder, EmbedKind
 from memoryd.embedding.cache import CachingEmbedder
 from memoryd.embedding.factory import build_embedder
 from memoryd.embedding.hashing import HashingEmbedder
 from memoryd.embedding.local import LocalMiniLMEmbedder
+from memoryd.embedding.multilingual import MultilingualE5Embedder
 from memoryd.embedding.openai import OpenAICompatibleEmbedder
 
 __all__ = [
@@ -14,6 +16,7 @@ __all__ = [
     "Embedder",
     "HashingEmbedder",
     "LocalMiniLMEmbedder",
+    "MultilingualE5Embedder",
     "OpenAICompatibleEmbedder",
     "build_embedder",
 ]

@@ -9,6 +9,7 @@ from memoryd.embedding.base import Embedder
 from memoryd.embedding.cache import CachingEmbedder
 from memoryd.embedding.hashing import HashingEmbedder
 from memoryd.embedding.local import LocalMiniLMEmbedder
+from memoryd.embedding.multilingual import MultilingualE5Embedder
 from memoryd.embedding.openai import OpenAICompatibleEmbedder
 
 
@@ -24,7 +25,8 @@ def build_embedder(
     calls, not cache hits).
 
     Raises ValueError for an unusable configuration (e.g. "openai" without
-    ``openai_dimension``) and EmbeddingError when the local model cannot be loaded.
+    ``openai_dimension``) and EmbeddingError when a local model cannot be loaded (or, for "multilingual",
+    its optional package is not installed).
     """
     embedder: Embedder
     if kind == "local":
@@ -47,6 +49,10 @@ def build_embedder(
             api_key=key.get_secret_value() if key is not None else None,
             timeout_s=settings.openai_timeout_s,
             max_batch_size=settings.max_batch_size,
+        )
+    elif kind == "multilingual":
+        embedder = MultilingualE5Embedder(
+            threads=settings.multilingual_threads, max_batch_size=settings.max_batch_size
         )
     elif kind == "hashing":
         embedder = HashingEmbedder(settings.hashing_dimension)
