@@ -318,7 +318,8 @@ class DurabilitySettings(BaseModel):
 class ResilienceSettings(BaseModel):
     """Timeouts, circuit breakers and the embedding fallback (memoryd/resilience)."""
 
-    #: A call to the embedding provider slower than this falls back to hashing.
+    #: A call to the embedding provider slower than this per embedding.max_batch_size
+    #: texts falls back to hashing (a batch of 1,000 gets 16 times as long).
     embedder_timeout_s: float = Field(5.0, gt=0)
     #: Consecutive provider failures before callers skip it (until a probe succeeds).
     embedder_failure_threshold: int = Field(2, ge=1)

@@ -51,7 +51,7 @@ def serve_command(
         Path | None, typer.Option(help="Where data lives (MEMORYD_DATA_DIR).")
     ] = None,
     embedder: Annotated[
-        str | None, typer.Option(help="local | openai | hashing (MEMORYD_EMBEDDER).")
+        str | None, typer.Option(help="local | multilingual | openai | hashing (MEMORYD_EMBEDDER).")
     ] = None,
     ready_file: Annotated[
         Path | None,

@@ -39,6 +39,7 @@ def resilient_embedder(settings: Settings, embedder: Embedder, states: Component
         embedder,
         states=states,
         timeout_s=r.embedder_timeout_s,
+        timeout_texts=settings.embedding.max_batch_size,
         failure_threshold=r.embedder_failure_threshold,
         probe_after_s=r.embedder_probe_after_s,
     )

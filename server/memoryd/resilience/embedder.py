@@ -18,6 +18,7 @@ import asyncio
 import builtins
 import contextlib
 import dataclasses
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,10 +49,14 @@ class FallbackEmbedder:
         timeout_s: float,
         failure_threshold: int = 2,
         probe_after_s: float = 2.0,
+        timeout_texts: int = 64,
     ) -> None:
         self.primary = primary
         self.fallback = HashingEmbedder(primary.dimension)
+        #: The provider's time limit per ``timeout_texts`` texts of a call: a batch of
+        #: 1,000 on a slow local model must not count as a stalled provider.
         self.timeout_s = timeout_s
+        self.timeout_texts = timeout_texts
         self._states = states
         self.breaker = CircuitBreaker(
             EMBEDDER,
@@ -113,7 +118,8 @@ class FallbackEmbedder:
         return await self.fallback.embed(texts, kind=kind), self.fallback.model_id
 
     async def call_primary(self, texts: Sequence[str], kind: EmbedKind) -> F32:
-        return await asyncio.wait_for(self.primary.embed(texts, kind=kind), self.timeout_s)
+        timeout = self.timeout_s * max(1, math.ceil(len(texts) / self.timeout_texts))
+        return await asyncio.wait_for(self.primary.embed(texts, kind=kind), timeout)
 
     async def close(self) -> None:
         await self.primary.close()
