@@ -174,6 +174,23 @@ class Daemon:
     def rss_mb(self) -> float:
         return rss_mb(self.pid)
 
+    def cpu_s(self) -> float:
+        """CPU seconds the daemon used so far (user + system, all threads)."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def settle(self, timeout_s: float = 120.0, busy: float = 0.05) -> float:
+        """Wait until the daemon's background work after an ingest (LanceDB compaction,
+        index refresh, log checkpoints) is done: under ``busy`` of a core for 1 s.
+        Returns the seconds waited (reported: it is part of the cost of ingesting)."""
+        started = time.perf_counter()
+        while time.perf_counter() - started < timeout_s:
+            before = self.cpu_s()
+            time.sleep(1.0)
+            if self.cpu_s() - before < busy:
+                break
+        return round(time.perf_counter() - started, 1)
+
     def log_events(self, event: str) -> list[dict[str, Any]]:
         out = []
         for line in self.log_path.read_text(errors="replace").splitlines():

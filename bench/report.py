@@ -216,12 +216,12 @@ def render(r: dict[str, Any]) -> str:
                     )
         lines += [
             "",
-            "| data | ingest (RememberBatch, client vectors) | first-search load | graph build | RSS loaded |",
-            "|---|---|---|---|---|",
+            "| data | ingest (RememberBatch, client vectors) | first-search load | graph build | background work after ingest | RSS loaded |",
+            "|---|---|---|---|---|---|",
         ]
         for label, t in rec.items():
             lines.append(
-                f"| {label} | {_fmt(t.get('ingest_per_s'), '/s')} | {_fmt(t.get('load_s'), ' s')} | {_fmt(t.get('index_build_s'), ' s')} | {_fmt(t.get('rss_loaded_mb'), ' MB')} |"
+                f"| {label} | {_fmt(t.get('ingest_per_s'), '/s')} | {_fmt(t.get('load_s'), ' s')} | {_fmt(t.get('index_build_s'), ' s')} | {_fmt(t.get('settle_s'), ' s')} | {_fmt(t.get('rss_loaded_mb'), ' MB')} |"
             )
         sweep = _get(rec, "10k", "sweep")
         if sweep:
