@@ -313,7 +313,13 @@ class HotCacheStore:
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
     ) -> list[Memory]:
-        return await self.inner.find_by_content(partition, content_hashes, flt)
+        """From a loaded partition (the dedup of a Remember runs before its vector
+        search, so this never loads one); else, or space-filtered, from the store."""
+        entry = self._entries.get(partition)
+        spaced = flt.embedding_model is not None or flt.exclude_embedding_model is not None
+        if entry is None or entry.part is None or spaced:
+            return await self.inner.find_by_content(partition, content_hashes, flt)
+        return entry.part.find_by_content(content_hashes, flt)
 
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False

@@ -37,6 +37,7 @@ from memoryd.domain.models import (
     SecurityLevel,
     TagMatch,
 )
+from memoryd.storage.hot_hashes import ContentHashes
 from memoryd.storage.hot_text import TextBase, TextIndex
 
 F32 = npt.NDArray[np.float32]
@@ -167,6 +168,8 @@ class HotPartition:
         self._namespace_code: dict[str, int] = {}
         self._tag_slots: dict[str, set[int]] = {}
         self._object_bytes = 0
+        #: Content hashes, built on the first find_by_content and kept current after.
+        self._hashes: ContentHashes | None = None
         #: The HNSW graph once built; keys are slots.
         self.ann: Index | None = None
         #: Slots written while a graph is being built (replayed onto it afterwards).
@@ -237,6 +240,9 @@ class HotPartition:
         self._namespace[slots] = namespaces
         self._ann_changed(slots)
         self._text_changed(reworded)
+        if self._hashes is not None:
+            for slot in reworded:
+                self._hashes.put(slot, self.memories[slot].content)  # type: ignore[union-attr]
 
     def remove(self, memory_id: str) -> bool:
         slot = self.slot_of.pop(memory_id, None)
@@ -248,7 +254,23 @@ class HotPartition:
         self._free.append(slot)
         self._ann_changed(np.array([slot], dtype=np.intp))
         self._text_changed([slot])
+        if self._hashes is not None:
+            self._hashes.drop(slot)
         return True
+
+    def find_by_content(self, digests: Sequence[str], flt: MemoryFilter) -> list[Memory]:
+        """Memories whose content hash is one of ``digests`` under ``flt`` (copies,
+        without vectors, in slot order), as ``Store.find_by_content``."""
+        if self._hashes is None:
+            self._hashes = ContentHashes()
+            for slot, memory in enumerate(self.memories):
+                if memory is not None:
+                    self._hashes.put(slot, memory.content)
+        slots = self._hashes.slots(digests)
+        if not slots:
+            return []
+        mask = self.mask(flt, self.high_water)
+        return [_clone(self.memories[s]) for s in sorted(slots) if mask[s]]  # type: ignore[arg-type]
 
     def touch(self, memory_id: str, update: AccessUpdate) -> None:
         """Apply one access-statistics update exactly as the stores do."""
@@ -362,7 +384,8 @@ class HotPartition:
         columns = self._capacity * (self.dimension * 4 + 8 + 8 + 1 + 1 + 1 + 1 + 4)
         graph = int(self.ann.memory_usage) if self.ann is not None else 0
         text = self.text.nbytes() if self.text is not None else 0
-        return columns + graph + text + self._object_bytes
+        hashes = self._hashes.nbytes() if self._hashes is not None else 0
+        return columns + graph + text + hashes + self._object_bytes
 
     def mask(self, flt: MemoryFilter, n: int) -> npt.NDArray[np.bool_]:
         """Slots [0, n) that are alive and satisfy ``flt`` (the stores' semantics)."""
