@@ -373,6 +373,8 @@ def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, An
         out["batch_local_embedder_per_s"] = round(m / (time.perf_counter() - t0), 1)
         log(f"writes: local embedder {out['batch_local_embedder_per_s']}/s")
 
+        # Single writes in the steady state, not under the bulk writes' compaction.
+        out["settle_s"] = d.settle()
         calls = cfg["remember_calls"]
         single = source.take(calls + 5)
         it = iter(range(calls + 5))
