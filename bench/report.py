@@ -102,7 +102,8 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             row(
                 f"Recall {label}",
                 goal,
-                f"p99 {_fmt(p99, ' ms')} (p50 {_fmt(_get(t, 'vector', 'p50'), ' ms')}, recall@10 {_get(t, 'vector', 'recall_at_10')})",
+                f"p99 {_fmt(p99, ' ms')} (p50 {_fmt(_get(t, 'vector', 'p50'), ' ms')}, recall@10 {_get(t, 'vector', 'recall_at_10')})"
+                + (f"; ingest-limited: {t['ingest_limited']}" if t.get("ingest_limited") else ""),
                 None if p99 is None or t.get("memories") != 1_000_000 else p99 <= 15,
             )
     w = r.get("writes") or {}
