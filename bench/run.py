@@ -15,7 +15,8 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
   quality     bench/quality.py --quick (2 REALTALK chats, 4 MemDaily files; the whole
               protocol takes ~45 min: run `python bench/quality.py` for it)
 
-Writes bench/results/report-<date>.md and bench/results/<date>.json.
+Writes bench/results/report-<date>.md and bench/results/<date>.json (with --quick:
+report-<date>-quick.md and <date>-quick.json).
 
     python bench/run.py [--quick] [--only recall,sweep,...] [--skip mem0,...]
 """
@@ -473,7 +474,8 @@ def main() -> None:
             log("quality: bench/quality.py")
             result["quality"] = quality()
     result["elapsed_s"] = round(time.perf_counter() - started)
-    day = f"{stamp:%Y-%m-%d}"
+    # A quick run never overwrites the day's full results (the README quotes those).
+    day = f"{stamp:%Y-%m-%d}" + ("-quick" if args.quick else "")
     (RESULTS / f"{day}.json").write_text(json.dumps(result, indent=2, default=str))
     report = render(result)
     (RESULTS / f"report-{day}.md").write_text(report)
