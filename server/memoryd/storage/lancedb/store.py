@@ -108,6 +108,11 @@ def _chunks(ids: Sequence[str]) -> list[list[str]]:
     return [unique[i : i + _IDS_PER_QUERY] for i in range(0, len(unique), _IDS_PER_QUERY)]
 
 
+#: optimize() runs once 1/REFRESH_FRACTION of the table was written since the last run
+#: (at least ``index_refresh_rows``).
+REFRESH_FRACTION = 10
+
+
 class LanceDBStore:
     """Memories in one LanceDB table ``memories`` under ``path``."""
 
@@ -132,6 +137,7 @@ class LanceDBStore:
         self._db: Any = None
         self._table: Any = None
         self._write_lock = asyncio.Lock()
+        self._refresh_rows = index_refresh_rows
         self._indexing = IndexRefresher(
             self.optimize, rows=index_refresh_rows, idle_s=index_refresh_idle_s
         )
@@ -245,14 +251,27 @@ class LanceDBStore:
         if not memories:
             return
         unique = dedupe_last(memories)
-        rows = await _offload(to_arrow, unique, self.dimension, rows=len(unique))
         async with self._write_lock, _backend("upsert"):
-            await (
-                table.merge_insert(MERGE_KEY)
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(rows)
-            )
+            # merge_insert joins against the whole table (~1 s per 1,000 rows at 300k
+            # rows); ids not stored yet (every new memory) are appended instead. Under
+            # the write lock nothing can add them in between; a crash between the two
+            # commits is repaired by the log's replay (an upsert is idempotent).
+            stored: set[str] = set()
+            for chunk in _chunks([m.id for m in unique]):
+                found = await self._select(table, where(partition, ids_clause(chunk)), ["id"])
+                stored.update(found.column("id").to_pylist())
+            fresh = [m for m in unique if m.id not in stored]
+            changed = [m for m in unique if m.id in stored]
+            if fresh:
+                await table.add(await _offload(to_arrow, fresh, self.dimension, rows=len(fresh)))
+            if changed:
+                rows = await _offload(to_arrow, changed, self.dimension, rows=len(changed))
+                await (
+                    table.merge_insert(MERGE_KEY)
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .execute(rows)
+                )
         self._indexing.wrote(len(unique))
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
@@ -467,6 +486,10 @@ class LanceDBStore:
         async with self._write_lock, _backend("optimize"):
             await self._ensure_indexes(table)
             await table.optimize(cleanup_older_than=self.cleanup_older_than)
+            rows = await table.count_rows()
+        # A run costs more the bigger the table (and writes wait for it): refresh after
+        # a tenth of the table is new, so its cost per written row stays flat.
+        self._indexing.rows = max(self._refresh_rows, rows // REFRESH_FRACTION)
 
     def disk_bytes(self) -> int:
         """Bytes used by the database directory."""
