@@ -1,13 +1,12 @@
-"""Working memory, agent profile and sessions over real gRPC against real daemons
-(LanceDB on disk, the local model), with and without an LLM on loopback."""
+"""Working memory, agent profile and sessions over real gRPC against a real daemon
+(LanceDB on disk, the local model); with an LLM: test_session_llm.py."""
 
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,6 @@ from memoryd.cli.memoryctl import app as memoryctl
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
-from tests.unit.agent_state.chat_server import ChatServer, default_reply, running_chat_server
 
 from ..conftest import Daemon
 from .test_memory_api import violations
@@ -406,117 +404,6 @@ def test_session_bad_input_names_fields(memory_stub: MemoryServiceStub) -> None:
         mpb.AppendMessagesRequest(agent_id=agent, session_id="s", messages=[tool])
     )
     assert out.message_count == 1
-
-
-# ---------------------------------------------------------------- with an LLM on loopback
-
-
-@pytest.fixture(scope="module")
-def loopback_llm() -> Iterator[ChatServer]:
-    with running_chat_server() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def llm_daemon(
-    tmp_path_factory: pytest.TempPathFactory, loopback_llm: ChatServer
-) -> Iterator[Daemon]:
-    """One daemon for the LLM tests, pointed at the loopback chat server by env."""
-    daemon = Daemon(
-        data_dir=tmp_path_factory.mktemp("llm") / "data",
-        env={
-            "MEMORYD_LLM__URL": loopback_llm.url,
-            "MEMORYD_LLM__MODEL": "loopback-model",
-            "MEMORYD_LLM__API_KEY": "sk-loopback",
-            "MEMORYD_LLM__TIMEOUT_S": "0.5",
-            "MEMORYD_SESSIONS__COMPRESS_THRESHOLD_MESSAGES": "6",
-            "MEMORYD_SESSIONS__KEEP_RECENT_MESSAGES": "2",
-            "MEMORYD_SESSIONS__MAX_MESSAGES": "12",
-        },
-    )
-    daemon.start()
-    yield daemon
-    loopback_llm.release.set()
-    assert daemon.stop() == 0, daemon.logs()  # graceful: the LLM client closes too
-
-
-@pytest.fixture
-def chat(loopback_llm: ChatServer) -> Iterator[ChatServer]:
-    """The loopback server, answering normally and with a fresh request log per test."""
-    loopback_llm.mode = "ok"
-    loopback_llm.reply = default_reply
-    loopback_llm.requests.clear()
-    loopback_llm.headers.clear()
-    loopback_llm.release = threading.Event()
-    yield loopback_llm
-    loopback_llm.release.set()  # frees handlers still blocked in "slow" mode
-
-
-@pytest.fixture
-def llm_stub(llm_daemon: Daemon, chat: ChatServer) -> Iterator[MemoryServiceStub]:
-    with llm_daemon.channel() as channel:
-        yield MemoryServiceStub(channel)  # type: ignore[no-untyped-call]
-
-
-def test_llm_summaries_extraction_and_limits(llm_stub: MemoryServiceStub, chat: ChatServer) -> None:
-    agent = fresh_agent()
-    out = llm_stub.AppendMessages(
-        mpb.AppendMessagesRequest(agent_id=agent, session_id="s1", messages=turns(6))
-    )
-    assert out.compressed and list(out.degraded) == []
-    window = llm_stub.GetSessionWindow(mpb.GetSessionWindowRequest(agent_id=agent, session_id="s1"))
-    assert window.summarizer == "llm" and window.summary.startswith("LLM SUMMARY")
-    assert [m.seq for m in window.recent] == [5, 6] and list(window.degraded) == []
-    request = chat.requests[0]
-    assert request["model"] == "loopback-model"
-    assert chat.headers[0]["Authorization"] == "Bearer sk-loopback"
-    assert "Turn 0" in request["messages"][1]["content"]
-
-    code, err = code_of(
-        lambda: llm_stub.AppendMessages(
-            mpb.AppendMessagesRequest(agent_id=agent, session_id="s1", messages=turns(7, start=6))
-        )
-    )
-    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert "sessions.max_messages (12)" in (err.details() or "")
-
-    ended = llm_stub.EndSession(
-        mpb.EndSessionRequest(agent_id=agent, session_id="s1", extract_memories=True)
-    )
-    assert list(ended.degraded) == []
-    assert [m.memory_type for m in ended.extracted] == [
-        pb.MEMORY_TYPE_FACT,
-        pb.MEMORY_TYPE_PREFERENCE,
-    ]
-    assert all(m.source.locator == "session:s1" for m in ended.extracted)
-    assert "calendar" in ended.extracted[0].tags
-
-
-@pytest.mark.parametrize(
-    ("mode", "reason"),
-    [("error", "HTTP 500"), ("slow", "timed out"), ("malformed", "not JSON")],
-)
-def test_llm_failures_fall_back_to_extractive(
-    llm_stub: MemoryServiceStub, chat: ChatServer, mode: str, reason: str
-) -> None:
-    chat.mode = mode  # type: ignore[assignment]
-    agent = fresh_agent()
-    out = llm_stub.AppendMessages(
-        mpb.AppendMessagesRequest(agent_id=agent, session_id="s1", messages=turns(6))
-    )
-    assert out.compressed
-    assert [d.component for d in out.degraded] == ["llm"] and reason in out.degraded[0].reason
-    window = llm_stub.GetSessionWindow(mpb.GetSessionWindowRequest(agent_id=agent, session_id="s1"))
-    assert window.summarizer == "extractive" and "Turn 0" in window.summary
-    assert reason in window.degraded[0].reason
-    ended = llm_stub.EndSession(
-        mpb.EndSessionRequest(agent_id=agent, session_id="s1", extract_memories=True)
-    )
-    assert [m.memory_type for m in ended.extracted] == [pb.MEMORY_TYPE_EPISODE]
-    assert {d.component for d in ended.degraded} == {"llm"}
-
-
-# ---------------------------------------------------------------- memoryctl
 
 
 @pytest.fixture

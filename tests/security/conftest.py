@@ -16,7 +16,7 @@ import grpc
 import pytest
 
 from tests.conftest import Daemon
-from tests.security import adversary
+from tests.security import adversary, seeding
 from tests.security.fuzzing import FuzzReport, run_fuzz
 from tests.security.support import KeySpec, api_key_config, write_config
 from tests.security.world import World, make_principals
@@ -61,7 +61,7 @@ def security_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Securi
 @pytest.fixture(scope="session")
 def adversarial_report(security_daemon: SecurityDaemon) -> adversary.Report:
     rng = random.Random(SEED + 1)
-    seeder = adversary.Seeder(security_daemon.world, security_daemon.channel, rng)
+    seeder = seeding.Seeder(security_daemon.world, security_daemon.channel, rng)
     seeder.seed()
     seeder.harvest_page_tokens()
     report = adversary.run(security_daemon.world, security_daemon.channel, rng, PER_RPC)

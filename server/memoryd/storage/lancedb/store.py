@@ -256,10 +256,7 @@ class LanceDBStore:
             # rows); ids not stored yet (every new memory) are appended instead. Under
             # the write lock nothing can add them in between; a crash between the two
             # commits is repaired by the log's replay (an upsert is idempotent).
-            stored: set[str] = set()
-            for chunk in _chunks([m.id for m in unique]):
-                found = await self._select(table, where(partition, ids_clause(chunk)), ["id"])
-                stored.update(found.column("id").to_pylist())
+            stored = await self._stored_ids(table, partition, [m.id for m in unique])
             fresh = [m for m in unique if m.id not in stored]
             changed = [m for m in unique if m.id in stored]
             if fresh:
@@ -279,10 +276,7 @@ class LanceDBStore:
         if not ids:
             return []
         async with self._write_lock, _backend("delete"):
-            existing: set[str] = set()
-            for chunk in _chunks(ids):
-                found = await self._select(table, where(partition, ids_clause(chunk)), ["id"])
-                existing.update(found.column("id").to_pylist())
+            existing = await self._stored_ids(table, partition, ids)
             gone = [i for i in dict.fromkeys(ids) if i in existing]
             if gone:
                 # One commit: the ids are known to exist, so one predicate suffices.
@@ -319,6 +313,14 @@ class LanceDBStore:
                 .when_matched_update_all()
                 .execute(await _offload(to_arrow, current, self.dimension, rows=len(current)))
             )
+
+    async def _stored_ids(self, table: Any, partition: Partition, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` the partition holds (callers hold the write lock)."""
+        stored: set[str] = set()
+        for chunk in _chunks(ids):
+            found = await self._select(table, where(partition, ids_clause(chunk)), ["id"])
+            stored.update(found.column("id").to_pylist())
+        return stored
 
     # -- reads -------------------------------------------------------------------
 
