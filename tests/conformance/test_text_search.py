@@ -250,3 +250,40 @@ async def test_search_many_equals_one_search_per_vector(store: Store) -> None:
     assert await store.search_many(P, queries[:2], ALL, 0) == [[], []]
     other = await store.search_many(Partition("tenant", "nobody"), queries, ALL, 4)
     assert other == [[] for _ in queries]
+
+
+async def test_search_many_min_similarity_keeps_only_near_duplicates(store: Store) -> None:
+    """Deduplication asks for hits at or above a similarity: the best ``limit`` of
+    those, exactly what an unbounded search cut at the threshold would give."""
+    rng = np.random.default_rng(11)
+    memories = [
+        make_memory(P, id=f"n{i:02d}", rng=rng, namespace="a" if i % 4 else "b") for i in range(40)
+    ]
+    await store.upsert(P, memories)
+    stored = [np.asarray(m.vector, dtype=np.float32) for m in memories]
+
+    def near(v: np.ndarray, noise: float) -> np.ndarray:
+        w = v + noise * np.asarray(unit_vector(rng))
+        return (w / np.linalg.norm(w)).astype(np.float32)
+
+    # Close to one stored vector, a little further from it, and near nothing.
+    queries = [near(stored[1], 0.05), near(stored[2], 0.4), unit_vector(rng), stored[4]]
+    for flt in (ALL, MemoryFilter(namespace="a")):
+        for threshold in (0.9, 0.5, -1.0):
+            cut = await store.search_many(P, queries, flt, 3, min_similarity=threshold)
+            full = await store.search_many(P, queries, flt, 3)
+            assert len(cut) == len(queries)
+            for got, every in zip(cut, full, strict=True):
+                assert all(h.similarity >= threshold - 1e-6 for h in got)
+                want = [h.memory.id for h in every if h.similarity >= threshold]
+                # Hits within float noise of the threshold may fall either side.
+                borderline = {h.memory.id for h in every if abs(h.similarity - threshold) < 1e-5}
+                assert set(h.memory.id for h in got) ^ set(want) <= borderline
+    top = await store.search_many(P, queries, ALL, 3, min_similarity=0.9)
+    assert [h.memory.id for h in top[0]] == ["n01"]
+    assert [h.memory.id for h in top[3]] == ["n04"]
+    assert top[2] == []
+    other = await store.search_many(
+        Partition("tenant", "nobody"), queries, ALL, 3, min_similarity=0.0
+    )
+    assert other == [[] for _ in queries]

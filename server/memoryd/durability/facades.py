@@ -179,15 +179,24 @@ class DurableStore:
         return (await self.search_many(partition, [vector], flt, limit))[0]
 
     async def search_many(
-        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+        self,
+        partition: Partition,
+        vectors: Sequence[Vector],
+        flt: MemoryFilter,
+        limit: int,
+        *,
+        min_similarity: float | None = None,
     ) -> builtins.list[builtins.list[VectorHit]]:
         self.core.report_if_degraded()
         overlay = self._overlay(partition)
         try:
-            if len(vectors) == 1:
-                found = [await self.inner.search(partition, vectors[0], flt, limit + len(overlay))]
+            wanted = limit + len(overlay)
+            if len(vectors) == 1 and min_similarity is None:
+                found = [await self.inner.search(partition, vectors[0], flt, wanted)]
             else:
-                found = await self.inner.search_many(partition, vectors, flt, limit + len(overlay))
+                found = await self.inner.search_many(
+                    partition, vectors, flt, wanted, min_similarity=min_similarity
+                )
         except Exception as exc:
             self.core.note_read_failure(exc)
             found = [[] for _ in vectors]
@@ -201,6 +210,8 @@ class DurableStore:
             q = np.asarray(vector, dtype=np.float32)
             q = q / max(float(np.linalg.norm(q)), 1e-12)
             kept.extend(VectorHit(m, float(np.dot(q, m.vector))) for m in extra)  # type: ignore[arg-type]
+            if min_similarity is not None:
+                kept = [h for h in kept if h.similarity >= min_similarity]
             kept.sort(key=lambda h: (-h.similarity, h.memory.id))
             out.append(kept[:limit])
         return out

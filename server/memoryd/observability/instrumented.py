@@ -156,10 +156,18 @@ class InstrumentedStore(_Delegating):
             return await self.inner.search(partition, vector, flt, limit)
 
     async def search_many(
-        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+        self,
+        partition: Partition,
+        vectors: Sequence[Vector],
+        flt: MemoryFilter,
+        limit: int,
+        *,
+        min_similarity: float | None = None,
     ) -> list[list[VectorHit]]:
         with self._timed("search_many"):
-            return await self.inner.search_many(partition, vectors, flt, limit)
+            return await self.inner.search_many(
+                partition, vectors, flt, limit, min_similarity=min_similarity
+            )
 
     async def text_search(
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int

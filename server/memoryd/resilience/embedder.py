@@ -156,9 +156,17 @@ class SpaceView:
         return await self._store.search(partition, vector, self._flt_for(flt), limit)
 
     async def search_many(
-        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+        self,
+        partition: Partition,
+        vectors: Sequence[Vector],
+        flt: MemoryFilter,
+        limit: int,
+        *,
+        min_similarity: float | None = None,
     ) -> builtins.list[builtins.list[VectorHit]]:
-        return await self._store.search_many(partition, vectors, self._flt_for(flt), limit)
+        return await self._store.search_many(
+            partition, vectors, self._flt_for(flt), limit, min_similarity=min_similarity
+        )
 
 
 def searchable(store: Store, embedder: Embedder, space: str) -> Store:

@@ -255,7 +255,13 @@ class Deduplicator:
                 live, namespace=namespace, max_security_level=min(ceiling, scope.clearance)
             )
             vectors = [np.asarray(memories[i].vector, dtype=np.float32) for i in indexes]
-            found = await self._store.search_many(scope.partition, vectors, flt, NEAR_CANDIDATES)
+            found = await self._store.search_many(
+                scope.partition,
+                vectors,
+                flt,
+                NEAR_CANDIDATES,
+                min_similarity=self._settings.threshold,
+            )
             for i, hits in zip(indexes, found, strict=True):
                 out[i] = hits
         return out

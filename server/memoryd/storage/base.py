@@ -60,10 +60,18 @@ class Store(Protocol):
         """Nearest neighbours by cosine similarity, best first, filter applied in-query."""
 
     async def search_many(
-        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+        self,
+        partition: Partition,
+        vectors: Sequence[Vector],
+        flt: MemoryFilter,
+        limit: int,
+        *,
+        min_similarity: float | None = None,
     ) -> list[list[VectorHit]]:
         """``search`` for each of ``vectors`` (one result list per vector, in order), in
-        one pass where the backend can: deduplication looks up a whole batch at once."""
+        one pass where the backend can: deduplication looks up a whole batch at once.
+        With ``min_similarity`` only hits at or above it (the ``limit`` best of them):
+        deduplication wants near-duplicates only, and most vectors have none."""
 
     async def text_search(
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int
@@ -107,3 +115,13 @@ class Store(Protocol):
         """Every partition holding at least one memory (only ``tenant_id``'s when
         given), sorted by (tenant_id, agent_id). For maintenance and tenant-wide
         export; never exposed to a caller as such."""
+
+
+def at_least(
+    hits: builtins.list[VectorHit], min_similarity: float | None
+) -> builtins.list[VectorHit]:
+    """``hits`` (best first) at or above ``min_similarity``; all of them without one.
+    A backend's ``limit`` best then cut equal the ``limit`` best above the cut."""
+    if min_similarity is None:
+        return hits
+    return [h for h in hits if h.similarity >= min_similarity]

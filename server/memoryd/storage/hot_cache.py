@@ -32,7 +32,8 @@ import functools
 import inspect
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,8 @@ _Page = list[Memory]
 #: text search on (it waits for a build of <= ~50 ms); bigger ones use the store
 #: until their build is done.
 TEXT_BUILD_WAIT = 2000
+#: Batched searches of at least this many vectors run under ``bulk_compute``.
+BULK_QUERIES = 32
 #: Backend extras known not to change records (passed through without invalidation).
 READ_ONLY_EXTRAS = frozenset({"optimize", "disk_bytes"})
 
@@ -101,6 +104,7 @@ class HotCacheStore:
         ann: AnnParams | None = None,
         scan_page: int = SCAN_PAGE,
         text_build_wait: int = TEXT_BUILD_WAIT,
+        bulk_compute: Callable[[], AbstractContextManager[object]] | None = None,
     ) -> None:
         if budget_bytes <= 0:
             raise ValueError("budget_bytes must be positive")
@@ -111,6 +115,8 @@ class HotCacheStore:
         self.ann = ann or AnnParams()
         self.scan_page = scan_page
         self.text_build_wait = text_build_wait
+        #: Entered around batched searches (app.py: more BLAS threads for them).
+        self._bulk_compute = bulk_compute or contextlib.nullcontext
         self.hits = 0
         self.misses = 0
         self.loads = 0
@@ -282,7 +288,13 @@ class HotCacheStore:
         return [VectorHit(m, s) for m, s in part.search(query, flt, limit)]
 
     async def search_many(
-        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+        self,
+        partition: Partition,
+        vectors: Sequence[Vector],
+        flt: MemoryFilter,
+        limit: int,
+        *,
+        min_similarity: float | None = None,
     ) -> list[list[VectorHit]]:
         queries = [unit(check_query_vector(v, self.dimension)) for v in vectors]
         if limit <= 0 or not queries:
@@ -291,8 +303,12 @@ class HotCacheStore:
         part = None if spaced else await self._acquire(partition)
         if part is None:
             self.bypasses += 1
-            return await self.inner.search_many(partition, vectors, flt, limit)
-        found = part.search_many(np.stack(queries), flt, limit)
+            return await self.inner.search_many(
+                partition, vectors, flt, limit, min_similarity=min_similarity
+            )
+        context = self._bulk_compute() if len(queries) >= BULK_QUERIES else contextlib.nullcontext()
+        with context:
+            found = part.search_many(np.stack(queries), flt, limit, min_similarity=min_similarity)
         return [[VectorHit(m, s) for m, s in hits] for hits in found]
 
     async def text_search(

@@ -30,6 +30,7 @@ from memoryd.domain.models import (
     Vector,
     VectorHit,
 )
+from memoryd.storage.base import at_least
 from memoryd.text import content_hash, tokenize
 
 #: BM25 parameters (the usual defaults; LanceDB's full-text index uses the same).
@@ -218,9 +219,16 @@ class InMemoryStore:
         ]
 
     async def search_many(
-        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+        self,
+        partition: Partition,
+        vectors: Sequence[Vector],
+        flt: MemoryFilter,
+        limit: int,
+        *,
+        min_similarity: float | None = None,
     ) -> list[list[VectorHit]]:
-        return [await self.search(partition, v, flt, limit) for v in vectors]
+        found = [await self.search(partition, v, flt, limit) for v in vectors]
+        return [at_least(hits, min_similarity) for hits in found]
 
     async def text_search(
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int

@@ -4,6 +4,8 @@ threshold; recall@10 >= 0.98 above it, similarities always exact)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from datetime import timedelta
 
 import numpy as np
@@ -18,7 +20,7 @@ from memoryd.domain.models import (
     SecurityLevel,
     TagMatch,
 )
-from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.hot_cache import BULK_QUERIES, HotCacheStore
 from memoryd.storage.hot_partition import AnnParams, HotPartition, build_ann, unit
 from memoryd.storage.memory import InMemoryStore
 
@@ -197,3 +199,57 @@ def test_a_build_asked_to_stop_returns_nothing() -> None:
     vectors = _clustered(5000, np.random.default_rng(4))
     slots = np.arange(len(vectors))
     assert build_ann(32, AnnParams(), slots, vectors, lambda: False) is None
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["exact", "graph"])
+def test_min_similarity_keeps_near_duplicates_only(graph: bool) -> None:
+    """The thresholded lookup deduplication uses: same hits as a full search cut at
+    the threshold, with and without the graph, under a selective filter too."""
+    rng = np.random.default_rng(5)
+    vectors = _clustered(800, rng)
+    part = HotPartition(32, AnnParams(threshold=500))
+    for i, v in enumerate(vectors):
+        part.put(memory(id=f"v{i}", vector=None, namespace="ns" if i % 5 == 0 else ""), v)
+    if graph:
+        slots, snapshot = part.start_ann_build()
+        part.finish_ann_build(build_ann(32, part.params, slots, snapshot, lambda: True))
+        assert part.ann is not None
+    queries = np.stack([unit(vectors[i] + 0.02 * rng.normal(size=32)) for i in (0, 7, 10)])
+    queries = np.vstack([queries, unit(rng.normal(size=32))[None, :]])
+    for flt in (MemoryFilter(), MemoryFilter(namespace="ns")):
+        cut = part.search_many(queries, flt, 5, min_similarity=0.95)
+        full = part.search_many(queries, flt, 50)
+        for got, every in zip(cut, full, strict=True):
+            assert all(s >= 0.95 for _, s in got)
+            assert [m.id for m, _ in got] == [m.id for m, s in every if s >= 0.95][:5]
+    exact = part.search_many(queries, MemoryFilter(), 5, min_similarity=0.95)
+    assert exact[0][0][0].id == "v0" and exact[1][0][0].id == "v7"
+    scoped = part.search_many(queries, MemoryFilter(namespace="ns"), 5, min_similarity=0.95)
+    assert scoped[0][0][0].id == "v0"
+    assert all(m.namespace == "ns" for hits in scoped for m, _ in hits)
+    assert exact[3] == [] and scoped[3] == []
+
+
+async def test_batched_searches_run_under_bulk_compute() -> None:
+    """app.py gives big batched searches (a RememberBatch's duplicate lookup) more BLAS
+    threads through ``bulk_compute``; single searches keep the process-wide setting."""
+    entered: list[int] = []
+
+    @contextlib.contextmanager
+    def bulk() -> Iterator[None]:
+        entered.append(1)
+        yield
+
+    rng = np.random.default_rng(8)
+    inner = InMemoryStore(DIM)
+    await inner.open()
+    await inner.upsert(P, [memory(id=f"b{i}", vector=unit_vector(rng)) for i in range(50)])
+    store = HotCacheStore(inner, dimension=DIM, budget_bytes=2**24, bulk_compute=bulk)
+    await store.open()
+    queries = [unit_vector(rng) for _ in range(BULK_QUERIES)]
+    await store.search(P, queries[0], MemoryFilter(), 5)
+    await store.search_many(P, queries[:2], MemoryFilter(), 5)
+    assert entered == []
+    found = await store.search_many(P, queries, MemoryFilter(), 5)
+    assert entered == [1] and len(found) == BULK_QUERIES
+    await store.close()

@@ -35,6 +35,7 @@ from memoryd.domain.models import (
     Vector,
     VectorHit,
 )
+from memoryd.storage.base import at_least
 from memoryd.storage.lancedb.filters import (
     cursor_clause,
     filter_clauses,
@@ -368,14 +369,20 @@ class LanceDBStore:
         return hits
 
     async def search_many(
-        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+        self,
+        partition: Partition,
+        vectors: Sequence[Vector],
+        flt: MemoryFilter,
+        limit: int,
+        *,
+        min_similarity: float | None = None,
     ) -> list[list[VectorHit]]:
         table = self._tbl()
         queries = [check_query_vector(v, self.dimension) for v in vectors]
         if limit <= 0 or not queries:
             return [[] for _ in queries]
         if len(queries) == 1:
-            return [await self.search(partition, queries[0], flt, limit)]
+            return [at_least(await self.search(partition, queries[0], flt, limit), min_similarity)]
         predicate = where(partition, *filter_clauses(flt))
         async with _backend("search_many"):
             # One multi-vector query: ~10x faster than one query per vector.
@@ -397,7 +404,7 @@ class LanceDBStore:
             out[q].append(VectorHit(m, 1.0 - float(d)))
         for hits in out:
             hits.sort(key=lambda h: (-h.similarity, h.memory.id))
-        return out
+        return [at_least(hits, min_similarity) for hits in out]
 
     async def text_search(
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int

@@ -263,6 +263,7 @@ class EdgeEngine:
                     query=_query(r.query, r.using),
                     filter=_filter(r.filter),
                     params=_params(r.params),
+                    score_threshold=r.score_threshold,
                     with_payload=True,
                     with_vector=False,
                 )

@@ -274,7 +274,13 @@ class QdrantStore:
         return hits
 
     async def search_many(
-        self, partition: Partition, vectors: Sequence[Vector], flt: MemoryFilter, limit: int
+        self,
+        partition: Partition,
+        vectors: Sequence[Vector],
+        flt: MemoryFilter,
+        limit: int,
+        *,
+        min_similarity: float | None = None,
     ) -> list[list[VectorHit]]:
         """One batched Query API request per _QUERIES_PER_BATCH vectors."""
         engine = self._eng()
@@ -287,7 +293,12 @@ class QdrantStore:
             for i in range(0, len(queries), _QUERIES_PER_BATCH):
                 requests = [
                     models.QueryRequest(
-                        query=q, using=DENSE, filter=flt_q, limit=limit, with_payload=True
+                        query=q,
+                        using=DENSE,
+                        filter=flt_q,
+                        limit=limit,
+                        with_payload=True,
+                        score_threshold=min_similarity,
                     )
                     for q in queries[i : i + _QUERIES_PER_BATCH]
                 ]
