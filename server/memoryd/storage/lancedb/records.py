@@ -138,7 +138,7 @@ class LanceDBRecordStore:
         self,
         path: Path,
         *,
-        cleanup_older_than: timedelta = timedelta(minutes=10),
+        cleanup_older_than: timedelta = timedelta(minutes=1),
         compact_every: int = 16,
     ) -> None:
         self.path = Path(path)
