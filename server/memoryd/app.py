@@ -65,8 +65,8 @@ from memoryd.service.tokens import build_token_counter
 from memoryd.service.working import WorkingMemoryService
 from memoryd.service.write_batcher import WriteBatcher
 from memoryd.storage import build_record_store, build_store
+from memoryd.storage.hot_ann import AnnParams
 from memoryd.storage.hot_cache import HotCacheStore
-from memoryd.storage.hot_partition import AnnParams
 
 log = structlog.get_logger("memoryd")
 

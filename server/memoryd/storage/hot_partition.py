@@ -9,7 +9,7 @@ search has its own index (hot_text.py), built on the first text search and kept
 coherent by every write from then on.
 
 Nothing here awaits: every method runs to completion on the event loop, so callers
-never observe a half-applied write. Only :func:`build_ann` and the text index's
+never observe a half-applied write. Only the graph's build (hot_ann.py) and the text index's
 build run in a worker thread, on a snapshot of slots; writes meanwhile are recorded
 and replayed onto the graph or the text index.
 """
@@ -19,9 +19,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import os
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
@@ -37,6 +35,7 @@ from memoryd.domain.models import (
     SecurityLevel,
     TagMatch,
 )
+from memoryd.storage.hot_ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot_hashes import ContentHashes
 from memoryd.storage.hot_text import TextBase, TextIndex
 
@@ -54,23 +53,6 @@ _OBJECT_OVERHEAD = 900
 _EXACT_BLOCK_CELLS = 16 * 2**20
 #: Vectors whose norm is this close to 1 are kept as they are (see put_rows).
 _UNIT_TOLERANCE = 1e-5
-
-
-@dataclass(frozen=True, slots=True)
-class AnnParams:
-    """When and how a partition gets an HNSW graph (see README "Performance")."""
-
-    #: Partitions with at least this many memories are searched through the graph.
-    threshold: int = 20_000
-    connectivity: int = 16
-    expansion_add: int = 64
-    expansion_search: int = 128
-    #: Graph candidates fetched per requested result before the exact re-rank.
-    oversample: int = 4
-    min_candidates: int = 64
-    #: "i8" keeps the graph small; the exact re-rank restores full precision.
-    dtype: str = "i8"
-    build_threads: int = max(1, min(2, os.cpu_count() or 1))
 
 
 def micros(value: datetime) -> int:
@@ -106,45 +88,6 @@ def unit(vector: npt.ArrayLike) -> F32:
     vec = np.asarray(vector, dtype=np.float32).reshape(-1)
     norm = np.float32(np.linalg.norm(vec))
     return vec / norm if norm > 0 else vec
-
-
-def new_ann_index(dimension: int, params: AnnParams) -> Index:
-    return Index(
-        ndim=dimension,
-        metric="ip",
-        dtype=params.dtype,
-        connectivity=params.connectivity,
-        expansion_add=params.expansion_add,
-        expansion_search=params.expansion_search,
-    )
-
-
-def build_ann(
-    dimension: int,
-    params: AnnParams,
-    slots: Slots,
-    vectors: F32,
-    keep_going: Callable[[], bool],
-) -> Index | None:
-    """An HNSW graph over ``vectors`` keyed by ``slots`` (runs in a worker thread;
-    usearch releases the GIL). Returns None when ``keep_going`` turned false."""
-    index = new_ann_index(dimension, params)
-
-    def progress(processed: int, total: int) -> bool:
-        return keep_going()
-
-    # usearch checks the callback's annotations as types (this module's are strings).
-    progress.__annotations__ = {"processed": int, "total": int, "return": bool}
-    if len(slots):
-        try:
-            index.add(
-                slots.astype(np.uint64), vectors, threads=params.build_threads, progress=progress
-            )
-        except RuntimeError:
-            if keep_going():
-                raise
-            return None  # "Operation has been terminated": asked to stop
-    return index if keep_going() else None
 
 
 class HotPartition:
@@ -449,16 +392,18 @@ class HotPartition:
         k = min(limit, count)
         out: list[list[tuple[Memory, float]]] = []
         if self.ann is not None and count >= self.params.threshold:
+            if min_similarity is not None:
+                found = ann_near(self.ann, self.params, queries, mask, k)
+                return [
+                    self._ranked(slots, sims, k)
+                    for slots, sims in self._above(found, queries, min_similarity)
+                ]
             for query in queries:
-                slots = self._ann_candidates(self.ann, query, mask, count, k)
+                slots = ann_candidates(self.ann, self.params, query, mask, count, k)
                 if slots is None:
                     out.extend(self._exact(query[None, :], mask, count, k, min_similarity))
                 else:
-                    sims = self.vectors[slots] @ query
-                    if min_similarity is not None:
-                        above = sims >= min_similarity
-                        slots, sims = slots[above], sims[above]
-                    out.append(self._ranked(slots, sims, k))
+                    out.append(self._ranked(slots, self.vectors[slots] @ query, k))
             return out
         block = max(1, _EXACT_BLOCK_CELLS // count)
         for start in range(0, len(queries), block):
@@ -507,6 +452,15 @@ class HotPartition:
             chosen = np.broadcast_to(slots, sims.shape)
         return [self._ranked(chosen[j], sims[j], k) for j in range(len(queries))]
 
+    def _above(
+        self, candidates: list[Slots], queries: F32, cut: float
+    ) -> Iterable[tuple[Slots, F32]]:
+        """Each query's candidates at or above ``cut`` by exact similarity."""
+        for slots, query in zip(candidates, queries, strict=True):
+            sims = self.vectors[slots] @ query
+            above = sims >= cut
+            yield slots[above], sims[above]
+
     def _ranked(self, slots: Slots, sims: F32, k: int) -> list[tuple[Memory, float]]:
         if k < len(slots):
             best = np.argpartition(sims, len(sims) - k)[len(sims) - k :]
@@ -542,26 +496,6 @@ class HotPartition:
             found.vector = self.vectors[slot].copy()
             out.append((found, score))
         return out
-
-    def _ann_candidates(
-        self, index: Index, query: F32, mask: npt.NDArray[np.bool_], count: int, k: int
-    ) -> Slots | None:
-        """Graph candidates that pass ``mask``; at least ``k`` of them, or None (then
-        the caller falls back to an exact scan)."""
-        n = len(mask)
-        # A filter that keeps a fraction f of the rows needs ~1/f times more candidates.
-        want = int(max(k * self.params.oversample, self.params.min_candidates) * (n / count))
-        size = len(index)
-        while True:
-            want = min(want, size)
-            keys = np.asarray(index.search(query, want, threads=1).keys, dtype=np.intp)
-            keys = keys[keys < n]
-            kept = keys[mask[keys]]
-            if len(kept) >= k:
-                return kept
-            if want >= size or want >= count * 4:
-                return None
-            want *= 4
 
 
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))

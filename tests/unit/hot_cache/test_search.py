@@ -20,8 +20,9 @@ from memoryd.domain.models import (
     SecurityLevel,
     TagMatch,
 )
+from memoryd.storage.hot_ann import AnnParams, build_ann
 from memoryd.storage.hot_cache import BULK_QUERIES, HotCacheStore
-from memoryd.storage.hot_partition import AnnParams, HotPartition, build_ann, unit
+from memoryd.storage.hot_partition import HotPartition, unit
 from memoryd.storage.memory import InMemoryStore
 
 from .helpers import BASE, DIM, P, memory, unit_vector
@@ -223,6 +224,10 @@ def test_min_similarity_keeps_near_duplicates_only(graph: bool) -> None:
             assert all(s >= 0.95 for _, s in got)
             assert [m.id for m, _ in got] == [m.id for m, s in every if s >= 0.95][:5]
     exact = part.search_many(queries, MemoryFilter(), 5, min_similarity=0.95)
+    # One query alone (the graph answers it in another shape).
+    [alone] = part.search_many(queries[:1], MemoryFilter(), 5, min_similarity=0.95)
+    assert [m.id for m, _ in alone] == [m.id for m, _ in exact[0]]
+    assert [s for _, s in alone] == pytest.approx([s for _, s in exact[0]], abs=1e-5)
     assert exact[0][0][0].id == "v0" and exact[1][0][0].id == "v7"
     scoped = part.search_many(queries, MemoryFilter(namespace="ns"), 5, min_similarity=0.95)
     assert scoped[0][0][0].id == "v0"
