@@ -361,9 +361,13 @@ def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, An
                 await asyncio.gather(*(writer(w) for w in range(8)))
                 return per * 8 / (time.perf_counter() - t1)
 
+        # Each phase starts in a steady state: the previous one's background work
+        # (LanceDB compaction, index refresh) is waited out and reported.
+        out["settle_before_8_writers_s"] = d.settle()
         out["batch_vectors_8_writers_per_s"] = round(asyncio.run(eight()))
         log(f"writes: 8 writers {out['batch_vectors_8_writers_per_s']}/s")
 
+        out["settle_before_embedder_s"] = d.settle()
         m = cfg["embed_writes"]
         etexts = [sentence(random.Random(2 * 10**6 + i), 2 * 10**6 + i) for i in range(m)]
         t0 = time.perf_counter()

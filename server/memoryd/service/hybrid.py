@@ -92,8 +92,10 @@ async def hybrid_candidates(
     flt: MemoryFilter,
     limit: int,
     settings: RecallSettings,
+    keep: int | None = None,
 ) -> list[Candidate]:
-    """Vector and full-text rankings of up to ``limit`` each, fused, best first. A
+    """Vector and full-text rankings of up to ``limit`` each, fused, best first; only
+    the ``keep`` best when given (a caller that does not re-rank needs no more). A
     ranking whose weight is 0 is not searched at all."""
     weights = (settings.hybrid_vector_weight, settings.hybrid_text_weight)
     searches: list[Awaitable[Any]] = []
@@ -110,25 +112,30 @@ async def hybrid_candidates(
     similarity = {h.memory.id: h.similarity for h in vector_hits}
     keyword = {h.memory.id: h.score for h in text_hits}
     memories = {h.memory.id: h.memory for h in vector_hits}
-    query = np.asarray(vector, dtype=np.float32)
-    vectors = {h.memory.id: h.memory.vector for h in text_hits if h.memory.vector is not None}
-    unread = [h.memory.id for h in text_hits if h.memory.id not in vectors]
+    text_only = {h.memory.id: h.memory for h in text_hits if h.memory.id not in similarity}
+    # The cosine of every text-only match (reported, and the fused order's tiebreak).
+    vectors = {i: m.vector for i, m in text_only.items() if m.vector is not None}
+    unread = [i for i in text_only if i not in vectors]
     if unread:  # a store that did not return them (the contract says it should)
         found = await store.get(partition, unread, with_vectors=True)
         vectors.update((m.id, m.vector) for m in found if m.vector is not None)
-    for h in text_hits:
-        if h.memory.id not in similarity and h.memory.id in vectors:
-            cosine = float(np.dot(np.asarray(vectors[h.memory.id], dtype=np.float32), query))
-            similarity[h.memory.id] = cosine
-        # Results never carry vectors (the wire does not want them).
-        memories.setdefault(h.memory.id, dataclasses.replace(h.memory, vector=None))
-    return [
-        Candidate(
-            memory=memories[i],
-            similarity=similarity.get(i, 0.0),
-            keyword=keyword.get(i, 0.0),
-            fused=fused[i],
-            relevance=min(1.0, fused[i] / top),
+    if vectors:
+        matrix = np.asarray(list(vectors.values()), dtype=np.float32)
+        cosines = matrix @ np.asarray(vector, dtype=np.float32)
+        similarity.update(zip(vectors, cosines.tolist(), strict=True))
+    order = fused_order(fused, similarity)[:keep]
+    out = []
+    for i in order:
+        memory = memories.get(i)
+        if memory is None:  # results never carry vectors (the wire does not want them)
+            memory = dataclasses.replace(text_only[i], vector=None)
+        out.append(
+            Candidate(
+                memory=memory,
+                similarity=similarity.get(i, 0.0),
+                keyword=keyword.get(i, 0.0),
+                fused=fused[i],
+                relevance=min(1.0, fused[i] / top),
+            )
         )
-        for i in fused_order(fused, similarity)
-    ]
+    return out

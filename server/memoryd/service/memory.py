@@ -259,12 +259,18 @@ class MemoryService:
                 flt=flt,
                 limit=wide,
                 settings=self._recall,
+                # Without a re-rank the fused order is the final one.
+                keep=None if scorer.reranks else limit,
             )
             for c in found:
                 score, components = scorer.score(
-                    c.memory, c.relevance, now, keyword=c.keyword, fused=c.fused
+                    c.memory,
+                    c.relevance,
+                    now,
+                    keyword=c.keyword,
+                    fused=c.fused,
+                    cosine=c.similarity,
                 )
-                components = dataclasses.replace(components, similarity=c.similarity)
                 scored.append(ScoredMemory(c.memory, score, components))
         else:
             candidates = wide if scorer.reranks else limit

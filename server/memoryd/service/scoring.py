@@ -53,7 +53,11 @@ class Scorer:
         *,
         keyword: float = 0.0,
         fused: float = 0.0,
+        cosine: float | None = None,
     ) -> tuple[float, ScoreComponents]:
+        """The preset's score and every component. ``similarity`` is what the presets
+        use (hybrid recall: the normalised fused score); ``cosine``, when given, is the
+        similarity reported among the components."""
         recency = self.recency(memory, now)
         decayed = similarity * recency
         weighted = (
@@ -62,7 +66,7 @@ class Scorer:
             + self.importance_weight * memory.importance
         )
         components = ScoreComponents(
-            similarity=similarity,
+            similarity=similarity if cosine is None else cosine,
             recency=recency,
             importance=memory.importance,
             decayed=decayed,
