@@ -1,12 +1,12 @@
-"""Embedders behind one protocol: local MiniLM (default), multilingual e5 (optional
-extra), OpenAI-compatible HTTP, and feature hashing (always available fallback),
-optionally behind an LRU cache."""
+"""Embedders behind one protocol: local MiniLM (default; ``memoryd.embedding.local``,
+not imported here because it loads onnxruntime), multilingual e5 (optional extra),
+OpenAI-compatible HTTP, and feature hashing (always available fallback), optionally
+behind an LRU cache."""
 
 from memoryd.embedding.base import Embedder, EmbedKind
 from memoryd.embedding.cache import CachingEmbedder
 from memoryd.embedding.factory import build_embedder
 from memoryd.embedding.hashing import HashingEmbedder
-from memoryd.embedding.local import LocalMiniLMEmbedder
 from memoryd.embedding.multilingual import MultilingualE5Embedder
 from memoryd.embedding.openai import OpenAICompatibleEmbedder
 
@@ -15,7 +15,6 @@ __all__ = [
     "EmbedKind",
     "Embedder",
     "HashingEmbedder",
-    "LocalMiniLMEmbedder",
     "MultilingualE5Embedder",
     "OpenAICompatibleEmbedder",
     "build_embedder",

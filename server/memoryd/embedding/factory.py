@@ -8,7 +8,6 @@ from memoryd.config import EmbedderKind, EmbeddingSettings
 from memoryd.embedding.base import Embedder
 from memoryd.embedding.cache import CachingEmbedder
 from memoryd.embedding.hashing import HashingEmbedder
-from memoryd.embedding.local import LocalMiniLMEmbedder
 from memoryd.embedding.multilingual import MultilingualE5Embedder
 from memoryd.embedding.openai import OpenAICompatibleEmbedder
 
@@ -30,6 +29,10 @@ def build_embedder(
     """
     embedder: Embedder
     if kind == "local":
+        # Imported when chosen: onnxruntime adds ~20 MB to every daemon that uses
+        # another embedder (not a cycle: nothing here imports the factory).
+        from memoryd.embedding.local import LocalMiniLMEmbedder
+
         embedder = LocalMiniLMEmbedder(
             threads=settings.local_threads,
             max_batch_size=settings.max_batch_size,

