@@ -43,6 +43,7 @@ from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
+from memoryd.security.file_watch import FileWatcher
 from memoryd.security.keys import KeyFileError
 from memoryd.security.tls import TlsConfigError, server_credentials
 from memoryd.service.access_stats import AccessStatsBuffer
@@ -101,6 +102,8 @@ class App:
         self.server: GrpcServer | None = None
         self.audit: AuditLog | None = None
         self.authenticator: Authenticator | None = None
+        #: Reloads auth.keys_file when it changes (also reloaded on SIGHUP).
+        self.key_watch: FileWatcher | None = None
         self.scheduler: MaintenanceScheduler | None = None
         #: Prometheus metrics (None when metrics.enabled is false) and their endpoint.
         self.metrics: Metrics | None = None
@@ -132,6 +135,12 @@ class App:
             )
         except (KeyFileError, TlsConfigError, ValueError) as exc:
             raise ListenError(f"cannot serve with this auth configuration: {exc}") from None
+        if s.auth.mode == "api_key" and s.auth.keys_file is not None and s.auth.keys_file_poll_s:
+            self.key_watch = FileWatcher(
+                s.auth.keys_file, s.auth.keys_file_poll_s, self.reload_keys
+            )
+            self.key_watch.start()
+            self._stack.push_async_callback(self.key_watch.close)
         if s.audit.enabled:
             # Closed after the server has drained, so every call's audit event is written.
             self.audit = AuditLog(
@@ -359,9 +368,12 @@ class App:
         return self.metrics
 
     def reload_keys(self) -> None:
-        """SIGHUP: re-read the API keys file; a bad file keeps the previous keys."""
+        """SIGHUP or a changed file: re-read the API keys file; a bad file keeps the
+        previous keys."""
         if self.authenticator is None:
             return
+        if self.key_watch is not None:
+            self.key_watch.mark()  # a SIGHUP reload is not repeated by the next poll
         outcome, reason = "OK", ""
         try:
             count = reload_keys(self.authenticator, self.settings.auth)

@@ -166,7 +166,9 @@ def test_sighup_reloads_the_keys_file(daemon_factory: DaemonFactory, tmp_path: P
     first = KeySpec("first-key-91b2", "first", "acme", "*", "internal", ("read", "write"))
     second = KeySpec("second-key-77c4", "second", "acme", "*", "internal", ("read",))
     keys_file.write_text(json.dumps([first.entry()]))
-    config = {"embedder": "hashing", "auth": {"mode": "api_key", "keys_file": str(keys_file)}}
+    # Only SIGHUP here (the audit trail below counts reloads); polling: the next test.
+    auth = {"mode": "api_key", "keys_file": str(keys_file), "keys_file_poll_s": 0}
+    config = {"embedder": "hashing", "auth": auth}
     d = daemon_factory(config_file=write_config(tmp_path / "memoryd.yaml", config))
     d.start()
     assert d.process is not None
@@ -205,6 +207,45 @@ def test_sighup_reloads_the_keys_file(daemon_factory: DaemonFactory, tmp_path: P
     assert [r["outcome"] for r in reloads] == ["OK", "OK", "FAILED"]
     for key in (first, second):
         assert key.raw not in audit and key.raw not in d.logs()
+
+
+def test_a_rotated_keys_file_is_picked_up_without_a_signal(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
+    """A Kubernetes Secret update swaps the mounted file behind a symlink; the daemon
+    notices the new file by itself (auth.keys_file_poll_s) and nobody sends SIGHUP."""
+    secret = tmp_path / "secret"
+    old_dir, new_dir = secret / "..v1", secret / "..v2"
+    old_dir.mkdir(parents=True)
+    new_dir.mkdir()
+    old = KeySpec("old-key-3a1f", "old", "acme", "*", "internal", ("read", "write"))
+    new = KeySpec("new-key-5c9d", "new", "acme", "*", "internal", ("read", "write"))
+    (old_dir / "keys.json").write_text(json.dumps([old.entry()]))
+    (new_dir / "keys.json").write_text(json.dumps([new.entry()]))
+    (secret / "..data").symlink_to(old_dir.name)
+    (secret / "keys.json").symlink_to("..data/keys.json")
+    auth = {"mode": "api_key", "keys_file": str(secret / "keys.json"), "keys_file_poll_s": 0.2}
+    config = {"embedder": "hashing", "auth": auth}
+    d = daemon_factory(config_file=write_config(tmp_path / "memoryd.yaml", config))
+    d.start()
+    with d.channel() as channel:
+        stub = mgrpc.MemoryServiceStub(channel)
+
+        def code(key: KeySpec) -> grpc.StatusCode:
+            request = mpb.ListMemoriesRequest(agent_id="a")
+            return code_of(lambda: stub.ListMemories(request, metadata=key.metadata))[0]
+
+        assert code(old) == grpc.StatusCode.OK
+        assert code(new) == grpc.StatusCode.UNAUTHENTICATED
+        # What the kubelet does: a new ..data link, renamed over the old one.
+        (secret / "..data_tmp").symlink_to(new_dir.name)
+        (secret / "..data_tmp").replace(secret / "..data")
+        wait_until(lambda: code(new) == grpc.StatusCode.OK)
+        assert code(old) == grpc.StatusCode.UNAUTHENTICATED
+    assert d.stop() == 0
+    audit = (d.data_dir / "audit" / "audit.jsonl").read_text()
+    reloads = [json.loads(line) for line in audit.splitlines() if "auth.reload_keys" in line]
+    assert [r["outcome"] for r in reloads] == ["OK"]
 
 
 # ---------------------------------------------------------------------- TLS / mTLS

@@ -54,7 +54,7 @@ spec:
         {{- include "memoryd.commonMounts" . | nindent 8 }}
         {{- if eq $v.auth.mode "api_key" }}
         # A directory mount (no subPath), so a rotated Secret reaches the file; memoryd
-        # re-reads it on SIGHUP.
+        # notices the change (auth.keys_file_poll_s, 10 s) and reloads it.
         - name: api-keys
           mountPath: {{ include "memoryd.authDir" . }}
           readOnly: true

@@ -103,8 +103,12 @@ class AuthSettings(BaseModel):
     #: api_key mode: keys from the config (hashes only).
     keys: list[ApiKeyEntry] = Field(default_factory=list)
     #: api_key mode: more keys from a YAML/JSON file (a list of entries, or {keys: [...]}),
-    #: re-read on SIGHUP. A file that fails to load keeps the previous keys.
+    #: re-read when it changes and on SIGHUP. A file that fails to load keeps the
+    #: previous keys.
     keys_file: Path | None = None
+    #: Seconds between checks of keys_file for a change (inode, size, mtime: a
+    #: Kubernetes Secret update swaps the file); 0 checks only on SIGHUP.
+    keys_file_poll_s: float = Field(10.0, ge=0)
     tls: TlsSettings = Field(default_factory=TlsSettings)
     mtls: MtlsSettings = Field(default_factory=MtlsSettings)
 
