@@ -33,6 +33,7 @@ from memoryd.durability.wiring import (
     start_reembedder,
 )
 from memoryd.embedding import CachingEmbedder, Embedder, build_embedder
+from memoryd.embedding.hashing import hashing_model_id
 from memoryd.observability.http import MetricsListenError, MetricsServer
 from memoryd.observability.instrumented import (
     InstrumentedEmbedder,
@@ -68,6 +69,7 @@ from memoryd.service.write_batcher import WriteBatcher
 from memoryd.storage import build_record_store, build_store
 from memoryd.storage.hot_ann import AnnParams
 from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.space import Space, check_space
 
 log = structlog.get_logger("memoryd")
 
@@ -157,6 +159,11 @@ class App:
 
         embedder = await asyncio.to_thread(build_embedder, s.embedder, s.embedding, wrap=instrument)
         self._stack.push_async_callback(embedder.close)
+        # Before any store opens: vectors of another model must not be searched.
+        space = Space(embedder.model_id, embedder.dimension)
+        # Behind a provider, the hashing fallback's memories are re-embedded anyway.
+        absorbed = hashing_model_id(embedder.dimension) if s.embedder != "hashing" else None
+        check_space(data_dir, space, allow_change=s.embedding.allow_model_change, absorbed=absorbed)
         if metrics is not None and isinstance(embedder, CachingEmbedder):
             metrics.watch_cache("embedding", embedder)
         # Dependencies' states: per-component health, degraded responses (resilience/).

@@ -48,6 +48,9 @@ class EmbeddingSettings(BaseModel):
     hashing_dimension: int = Field(384, ge=16, le=8192)
     #: Entries in the content-hash embedding cache (0 disables it).
     cache_size: int = Field(10_000, ge=0)
+    #: Start although the data directory's vectors come from another model
+    #: (storage/space.py); then run `memoryctl reembed --all-agents` per tenant.
+    allow_model_change: bool = False
 
 
 class HotCacheSettings(BaseModel):

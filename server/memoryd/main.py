@@ -16,6 +16,7 @@ from memoryd.api.server import ListenError
 from memoryd.app import DataDirLocked, serve
 from memoryd.config import Settings, unknown_env_vars
 from memoryd.observability.logging import configure_logging
+from memoryd.storage.space import EmbeddingSpaceChanged
 
 log = structlog.get_logger(__name__)
 
@@ -65,7 +66,7 @@ def serve_command(
         log.warning("unknown setting in the environment, ignored", variable=name)
     try:
         asyncio.run(serve(settings, ready_file=ready_file))
-    except (DataDirLocked, ListenError) as exc:
+    except (DataDirLocked, ListenError, EmbeddingSpaceChanged) as exc:
         typer.echo(f"memoryd: {exc}", err=True)
         raise typer.Exit(1) from None
 
