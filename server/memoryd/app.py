@@ -67,6 +67,7 @@ from memoryd.service.tokens import build_token_counter
 from memoryd.service.working import WorkingMemoryService
 from memoryd.service.write_batcher import WriteBatcher
 from memoryd.storage import build_record_store, build_store
+from memoryd.storage.budget import cgroup_memory_limit, default_budget_mb
 from memoryd.storage.hot_ann import AnnParams
 from memoryd.storage.hot_cache import HotCacheStore
 from memoryd.storage.space import Space, check_space
@@ -180,10 +181,18 @@ class App:
         )
         hot = s.storage.hot_cache
         if hot.enabled or (hot.enabled is None and s.storage.backend == "lancedb"):
+            limit = cgroup_memory_limit()
+            budget_mb = hot.memory_budget_mb or default_budget_mb(limit)
+            log.info(
+                "hot cache budget",
+                mb=budget_mb,
+                memory_limit_mb=limit // 2**20 if limit else None,
+                configured=hot.memory_budget_mb is not None,
+            )
             store = HotCacheStore(
                 store,
                 dimension=embedder.dimension,
-                budget_bytes=hot.memory_budget_mb * 2**20,
+                budget_bytes=budget_mb * 2**20,
                 ann=AnnParams(threshold=hot.hnsw_threshold),
                 bulk_compute=bulk_compute,
             )

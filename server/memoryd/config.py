@@ -59,7 +59,9 @@ class HotCacheSettings(BaseModel):
     #: None: on for the embedded lancedb backend, off otherwise.
     enabled: bool | None = None
     #: Estimated bytes of all cached partitions; least recently searched ones go first.
-    memory_budget_mb: int = Field(1024, ge=1)
+    #: None: a third of the container's memory limit, 1024 without one
+    #: (storage/budget.py).
+    memory_budget_mb: int | None = Field(None, ge=1)
     #: Partitions with at least this many memories get an HNSW graph (exact re-rank).
     hnsw_threshold: int = Field(20_000, ge=1)
     #: BLAS threads for exact searches (process-wide). One: a threaded matrix-vector

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -143,3 +144,14 @@ def test_unix_socket_listener_replaces_stale_socket(daemon_factory, tmp_path: Pa
         assert stub.Recall(mpb.RecallRequest(agent_id="s", query="unix socket")).results
     assert d.stop() == 0
     assert not sock_path.exists()
+
+
+def test_the_hot_cache_budget_is_logged_and_configurable(daemon_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Without a setting it follows the container's memory limit (storage/budget.py);
+    a setting wins. Either way the start-up log says which."""
+    env = {**HASHING, "MEMORYD_STORAGE__HOT_CACHE__MEMORY_BUDGET_MB": "77"}
+    d = daemon_factory(env=env)
+    d.start()
+    assert d.stop() == 0
+    [event] = [json.loads(line) for line in d.logs().splitlines() if "hot cache budget" in line]
+    assert event["mb"] == 77 and event["configured"] is True
