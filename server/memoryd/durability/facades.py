@@ -106,7 +106,14 @@ class DurableStore:
 
     # -- writes ----------------------------------------------------------------
 
-    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
+    async def upsert(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        *,
+        new_ids: frozenset[str] = frozenset(),
+    ) -> None:
+        # No hint goes into the log: a replay must look every id up.
         await self.core.write(Op("upsert", partition, memories=tuple(memories)))
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:

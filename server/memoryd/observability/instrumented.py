@@ -135,9 +135,15 @@ class InstrumentedStore(_Delegating):
     async def close(self) -> None:
         await self.inner.close()
 
-    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
+    async def upsert(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        *,
+        new_ids: frozenset[str] = frozenset(),
+    ) -> None:
         with self._timed("upsert"):
-            await self.inner.upsert(partition, memories)
+            await self.inner.upsert(partition, memories, new_ids=new_ids)
 
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False

@@ -43,8 +43,19 @@ class Store(Protocol):
     async def close(self) -> None:
         """Flush and release resources. Idempotent."""
 
-    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
-        """Insert or replace by id. Every memory belongs to ``partition`` and has a vector."""
+    async def upsert(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        *,
+        new_ids: frozenset[str] = frozenset(),
+    ) -> None:
+        """Insert or replace by id. Every memory belongs to ``partition`` and has a vector.
+
+        ``new_ids``: ids the caller knows the partition does not hold (the hot cache,
+        which holds the whole partition, says so); a backend may skip looking them up.
+        A wrong hint may store a second row with that id, so only a complete view of
+        the partition gives one (never a log replay)."""
 
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False

@@ -207,10 +207,22 @@ class HotCacheStore:
 
     # -- writes: store first, then the cache -----------------------------------------
 
-    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
+    async def upsert(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        *,
+        new_ids: frozenset[str] = frozenset(),
+    ) -> None:
         ids = [m.id for m in memories]
+        entry = self._entries.get(partition)
+        if entry is not None and entry.part is not None:
+            # A loaded partition is complete and every write passes through here, so
+            # an id it lacks is one the store lacks too.
+            slot_of = entry.part.slot_of
+            new_ids = new_ids | {i for i in ids if i not in slot_of}
         try:
-            await self.inner.upsert(partition, memories)
+            await self.inner.upsert(partition, memories, new_ids=new_ids)
         except BaseException:
             self._write_failed(partition, ids)
             raise

@@ -171,7 +171,13 @@ class InMemoryStore:
             out.vector = None
         return out
 
-    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
+    async def upsert(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        *,
+        new_ids: frozenset[str] = frozenset(),
+    ) -> None:
         if self._data is None:
             raise StoreError("memory store is not open")
         check_upsert(partition, memories, self.dimension)

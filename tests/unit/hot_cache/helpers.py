@@ -72,7 +72,13 @@ class GatedStore(InMemoryStore):
         self.text_searches += 1
         return await super().text_search(partition, query, flt, limit)
 
-    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
-        await super().upsert(partition, memories)
+    async def upsert(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        *,
+        new_ids: frozenset[str] = frozenset(),
+    ) -> None:
+        await super().upsert(partition, memories, new_ids=new_ids)
         if self.fail_after_write:
             raise RuntimeError("disk full (after the commit)")

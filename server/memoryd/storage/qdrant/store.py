@@ -186,7 +186,13 @@ class QdrantStore:
             id=memory_point_id(m.partition, m.id), vector=vector, payload=memory_payload(m)
         )
 
-    async def upsert(self, partition: Partition, memories: Sequence[Memory]) -> None:
+    async def upsert(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        *,
+        new_ids: frozenset[str] = frozenset(),
+    ) -> None:
         engine = self._eng()
         check_upsert(partition, memories, self.dimension)
         points = [self._point(m) for m in dedupe_last(memories)]

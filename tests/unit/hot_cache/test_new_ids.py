@@ -1,0 +1,53 @@
+"""The hot cache tells LanceDB which ids are new (a loaded partition is complete), so
+new memories skip the existence lookup, and an update is never appended twice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memoryd.domain.models import MemoryFilter
+from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.lancedb.store import LanceDBStore
+
+from .helpers import DIM, P, memory, unit_vector
+
+
+async def test_new_ids_skip_the_lookup_and_updates_stay_single_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inner = LanceDBStore(tmp_path / "lancedb", DIM)
+    store = HotCacheStore(inner, dimension=DIM, budget_bytes=2**24)
+    await store.open()
+    rng = np.random.default_rng(2)
+    looked_up: list[list[str]] = []
+    real_lookup = inner._stored_ids
+
+    async def spy(table: Any, partition: Any, ids: Any) -> set[str]:
+        looked_up.append(list(ids))
+        return await real_lookup(table, partition, ids)
+
+    monkeypatch.setattr(inner, "_stored_ids", spy)
+    try:
+        # Not loaded yet: the store looks every id up.
+        await store.upsert(P, [memory(id="a", vector=unit_vector(rng))])
+        assert looked_up == [["a"]]
+        await store.search(P, unit_vector(rng), MemoryFilter(), 5)  # loads the partition
+        looked_up.clear()
+        await store.upsert(P, [memory(id="b", vector=unit_vector(rng))])
+        assert looked_up == []  # new, and the loaded partition knows it
+        moved = unit_vector(rng)
+        await store.upsert(
+            P, [memory(id="b", vector=moved, content="b, edited"), memory(id="c", vector=moved)]
+        )
+        assert looked_up == [["b"]]  # only the id the partition holds
+        table = inner._tbl()
+        assert await table.count_rows("id = 'b'") == 1
+        assert await table.count_rows() == 3
+        [b] = await inner.get(P, ["b"])
+        assert b.content == "b, edited"
+    finally:
+        await store.close()
