@@ -20,7 +20,7 @@ write that fails drops the partition (the store may hold part of it).
 
 Metrics-ready counters are plain attributes: ``hits``, ``misses``, ``loads``,
 ``evictions``, ``text_builds`` (and ``bypasses``: searches of a partition larger
-than the budget, or filtered by embedding model, answered by the store).
+than the budget, answered by the store).
 """
 
 from __future__ import annotations
@@ -285,10 +285,7 @@ class HotCacheStore:
         query = unit(check_query_vector(vector, self.dimension))
         if limit <= 0:
             return []
-        # The cached columns hold no embedding model: space-filtered searches (the
-        # embedding fallback, rare) go to the store.
-        spaced = flt.embedding_model is not None or flt.exclude_embedding_model is not None
-        part = None if spaced else await self._acquire(partition)
+        part = await self._acquire(partition)
         if part is None:
             self.bypasses += 1
             return await self.inner.search(partition, vector, flt, limit)
@@ -306,8 +303,7 @@ class HotCacheStore:
         queries = [unit(check_query_vector(v, self.dimension)) for v in vectors]
         if limit <= 0 or not queries:
             return [[] for _ in queries]
-        spaced = flt.embedding_model is not None or flt.exclude_embedding_model is not None
-        part = None if spaced else await self._acquire(partition)
+        part = await self._acquire(partition)
         if part is None:
             self.bypasses += 1
             return await self.inner.search_many(
@@ -324,8 +320,7 @@ class HotCacheStore:
         terms = query_terms(query)
         if limit <= 0 or not terms:
             return []
-        spaced = flt.embedding_model is not None or flt.exclude_embedding_model is not None
-        part = None if spaced else await self._acquire(partition)
+        part = await self._acquire(partition)
         if part is not None and part.text is None:
             part = await self._text_indexed(partition, part)
         if part is None:
@@ -337,10 +332,9 @@ class HotCacheStore:
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
     ) -> list[Memory]:
         """From a loaded partition (the dedup of a Remember runs before its vector
-        search, so this never loads one); else, or space-filtered, from the store."""
+        search, so this never loads one); else from the store."""
         entry = self._entries.get(partition)
-        spaced = flt.embedding_model is not None or flt.exclude_embedding_model is not None
-        if entry is None or entry.part is None or spaced:
+        if entry is None or entry.part is None:
             return await self.inner.find_by_content(partition, content_hashes, flt)
         return entry.part.find_by_content(content_hashes, flt)
 

@@ -109,6 +109,10 @@ class HotPartition:
         self._archived = np.zeros(0, dtype=bool)
         self._namespace = np.zeros(0, dtype=np.int32)
         self._namespace_code: dict[str, int] = {}
+        #: The embedding model of each slot: the embedding fallback keeps its own
+        #: vector space apart with filters on it (resilience/embedder.py).
+        self._model = np.zeros(0, dtype=np.int16)
+        self._model_code: dict[str, int] = {}
         self._tag_slots: dict[str, set[int]] = {}
         self._object_bytes = 0
         #: Content hashes, built on the first find_by_content and kept current after.
@@ -147,6 +151,7 @@ class HotPartition:
             memories, vectors = [memories[i] for i in keep], vectors[keep]
         slots = np.empty(len(memories), dtype=np.intp)
         namespaces = np.empty(len(memories), dtype=np.int32)
+        models = np.empty(len(memories), dtype=np.int16)
         # Only a new content changes the postings (archiving, tags, ... do not).
         reworded: list[int] = []
         for i, memory in enumerate(memories):
@@ -164,6 +169,7 @@ class HotPartition:
             namespaces[i] = self._namespace_code.setdefault(
                 memory.namespace, len(self._namespace_code)
             )
+            models[i] = self._model_code.setdefault(memory.embedding_model, len(self._model_code))
             for tag in memory.tags:
                 self._tag_slots.setdefault(tag, set()).add(slot)
             self._object_bytes += _object_bytes(memory)
@@ -181,6 +187,7 @@ class HotPartition:
         self._type[slots] = [_TYPE_CODE[MemoryType(m.memory_type)] for m in memories]
         self._archived[slots] = [m.archived for m in memories]
         self._namespace[slots] = namespaces
+        self._model[slots] = models
         self._ann_changed(slots)
         self._text_changed(reworded)
         if self._hashes is not None:
@@ -255,6 +262,7 @@ class HotPartition:
         self._type = _grown(self._type, capacity)
         self._archived = _grown(self._archived, capacity)
         self._namespace = _grown(self._namespace, capacity)
+        self._model = _grown(self._model, capacity)
         self._capacity = capacity
 
     def _ann_changed(self, slots: Slots) -> None:
@@ -324,7 +332,7 @@ class HotPartition:
     # -- reads --------------------------------------------------------------------
 
     def nbytes(self) -> int:
-        columns = self._capacity * (self.dimension * 4 + 8 + 8 + 1 + 1 + 1 + 1 + 4)
+        columns = self._capacity * (self.dimension * 4 + 8 + 8 + 1 + 1 + 1 + 1 + 4 + 2)
         graph = int(self.ann.memory_usage) if self.ann is not None else 0
         text = self.text.nbytes() if self.text is not None else 0
         hashes = self._hashes.nbytes() if self._hashes is not None else 0
@@ -338,6 +346,15 @@ class HotPartition:
             if code is None:
                 return np.zeros(n, dtype=bool)
             mask &= self._namespace[:n] == code
+        if flt.embedding_model is not None:
+            code = self._model_code.get(flt.embedding_model)
+            if code is None:
+                return np.zeros(n, dtype=bool)
+            mask &= self._model[:n] == code
+        if flt.exclude_embedding_model is not None:
+            code = self._model_code.get(flt.exclude_embedding_model)
+            if code is not None:
+                mask &= self._model[:n] != code
         if flt.tags:
             mask &= self._tag_mask(flt.tags, flt.tag_match, n)
         if flt.memory_types:

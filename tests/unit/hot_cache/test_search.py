@@ -39,6 +39,8 @@ filters = st.builds(
     created_before=st.sampled_from([None, BASE + timedelta(days=2)]),
     include_archived=st.booleans(),
     not_expired_at=st.sampled_from([None, BASE + timedelta(days=1, hours=12)]),
+    embedding_model=st.sampled_from([None, "m1", "m2", "m3"]),
+    exclude_embedding_model=st.sampled_from([None, "m1", "m3"]),
 )
 records = st.fixed_dictionaries(
     {
@@ -50,6 +52,7 @@ records = st.fixed_dictionaries(
         "created_at": st.integers(0, 72).map(lambda h: BASE + timedelta(hours=h)),
         "archived": st.booleans(),
         "expires_at": st.sampled_from([None, BASE + timedelta(days=1), BASE + timedelta(days=3)]),
+        "embedding_model": st.sampled_from(["m1", "m2"]),
         "seed": st.integers(0, 50),
     }
 )

@@ -245,17 +245,26 @@ async def test_a_failed_build_falls_back_to_the_store_and_is_retried(
     assert inner.text_searches == 1 and cached.text_builds == 1
 
 
-async def test_filtered_by_embedding_model_goes_to_the_store(
+async def test_filtered_by_embedding_model_in_the_cache(
     cached: HotCacheStore, inner: GatedStore
 ) -> None:
-    await cached.upsert(P, [memory(id="a", content="apple pie", embedding_model="m1")])
-    # The cache does not hold the embedding model; the store does.
+    """The embedding fallback filters searches by model (resilience/embedder.py); the
+    cache answers them itself, as the store would."""
+    await cached.upsert(
+        P,
+        [
+            memory(id="a", content="apple pie", embedding_model="m1"),
+            memory(id="b", content="apple tart", embedding_model="m2"),
+        ],
+    )
     [hit] = await cached.text_search(P, "apple", MemoryFilter(embedding_model="m1"), 5)
     assert hit.memory.id == "a"
-    assert await cached.text_search(P, "apple", MemoryFilter(embedding_model="m2"), 5) == []
+    assert await cached.text_search(P, "apple", MemoryFilter(embedding_model="m3"), 5) == []
     spaced = MemoryFilter(exclude_embedding_model="m1")
-    assert await cached.text_search(P, "apple", spaced, 5) == []
-    assert inner.text_searches == 3 and cached.partition_state(P) == "absent"
+    assert [h.memory.id for h in await cached.text_search(P, "apple", spaced, 5)] == ["b"]
+    for flt in (MemoryFilter(embedding_model="m2"), spaced, MemoryFilter(embedding_model="m3")):
+        await assert_agrees(cached, inner, "apple", flt)
+    assert inner.text_searches == 0 and cached.partition_state(P) != "absent"
 
 
 async def test_a_partition_larger_than_the_budget_is_text_searched_in_the_store(
