@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
+import numpy.typing as npt
 
 from memoryd.config import DedupSettings
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel, VectorHit
@@ -44,6 +45,8 @@ from memoryd.text import content_hash
 DEDUP_METADATA_KEY = "memoryd:dedup"
 #: Nearest stored neighbours examined per new memory for a near-duplicate.
 NEAR_CANDIDATES = 4
+#: Batches up to this size get the one-product duplicate check (a B x B block).
+_QUIET_CHECK_MAX = 2048
 
 _Key = tuple[str, SecurityLevel, str]
 
@@ -128,6 +131,21 @@ class _States:
                 row = self._row[m.id] = len(self._ids)
                 self._ids.append(m.id)
             self._matrix[row] = m.vector
+
+    def any_close(self, vectors: npt.NDArray[np.float32], threshold: float) -> bool:
+        """Whether any of ``vectors`` is at or above ``threshold`` to a state held now
+        or to another of them: one product answers the common case (no duplicate at
+        all) that otherwise costs a lookup per memory. Too big a batch says "maybe"."""
+        if self._matrix is None or len(vectors) > _QUIET_CHECK_MAX:
+            return True
+        held = self._matrix[: len(self._ids)]
+        if len(held) and float((vectors @ held.T).max()) >= threshold:
+            return True
+        if len(vectors) < 2:
+            return False
+        own = vectors @ vectors.T
+        np.fill_diagonal(own, -np.inf)
+        return float(own.max()) >= threshold
 
     def exact(self, key: _Key) -> Memory | None:
         memory_id = self._by_key.get(key)
@@ -215,11 +233,24 @@ class Deduplicator:
         states = _States(len(pending.by_id) + len(memories), dimension)
         for m in pending.by_id.values():
             states.put(m)
+        # Without any duplicate (exact or near, stored or in flight) no state changes
+        # while planning, so no memory can have a near twin among the states: one
+        # check for the whole batch replaces a lookup per memory.
+        quiet = (
+            near is not None
+            and not any(near)
+            and len(set(keys)) == len(keys)
+            and not any(states.exact(key) or key in stored for key in keys)
+            and not states.any_close(
+                np.asarray([m.vector for m in memories], dtype=np.float32),
+                self._settings.threshold,
+            )
+        )
         writes: dict[str, Memory] = {}  # this plan's, by id, in first-write order
         items: list[tuple[str, bool]] = []
         for i, (m, key) in enumerate(zip(memories, keys, strict=True)):
             target = states.exact(key) or stored.get(key)
-            if target is None and near is not None:
+            if target is None and near is not None and not quiet:
                 target = self._nearest(m, near[i], states)
             if target is None:
                 writes[m.id] = m

@@ -132,6 +132,42 @@ async def test_batch_items_collapse_into_each_other(rig: Rig) -> None:
     assert len(rows) == 3 and rows[alpha.id].version == 3
 
 
+async def test_a_batch_of_distinct_memories_and_one_near_pair(rig: Rig) -> None:
+    """Batches with no duplicate at all skip the per-memory near lookup (one product
+    decides); a single near pair among otherwise distinct memories must still merge."""
+    rng = np.random.default_rng(4)
+    distinct = [unit(rng.normal(size=DIM)) for _ in range(40)]
+    quiet = await rig.service.remember_batch(
+        S, [MemoryDraft(f"fact {i}", embedding=v) for i, v in enumerate(distinct)]
+    )
+    assert not any(o.deduplicated for o in quiet) and len(await stored(rig)) == 40
+    fresh = [unit(rng.normal(size=DIM)) for _ in range(20)]
+    fresh[13] = with_cosine(fresh[4], 0.99)  # no exact twin, nothing stored near it
+    outcomes = await rig.service.remember_batch(
+        S, [MemoryDraft(f"new fact {i}", embedding=v) for i, v in enumerate(fresh)]
+    )
+    assert [i for i, o in enumerate(outcomes) if o.deduplicated] == [13]
+    assert outcomes[13].memory.id == outcomes[4].memory.id
+    assert len(await stored(rig)) == 40 + 19
+
+
+async def test_concurrent_near_duplicates_make_one_memory(rig: Rig) -> None:
+    """In-flight writes of other requests are duplicate targets by vector too."""
+    base = unit(np.ones(DIM))
+    outcomes = await asyncio.gather(
+        *(
+            rig.service.remember_batch(
+                S, [MemoryDraft(f"worded {i} ways", embedding=with_cosine(base, 0.99, seed=i))]
+            )
+            for i in range(8)
+        )
+    )
+    flat = [o for batch in outcomes for o in batch]
+    assert sum(not o.deduplicated for o in flat) == 1
+    assert len({o.memory.id for o in flat}) == 1
+    assert len(await stored(rig)) == 1
+
+
 async def test_namespaces_levels_and_partitions_never_merge(rig: Rig) -> None:
     await rig.service.remember(S, MemoryDraft("shared fact", namespace="u1"))
     checks = [
