@@ -33,7 +33,6 @@ from memoryd.durability.wiring import (
     start_reembedder,
 )
 from memoryd.embedding import CachingEmbedder, Embedder, build_embedder
-from memoryd.embedding.hashing import hashing_model_id
 from memoryd.observability.http import MetricsListenError, MetricsServer
 from memoryd.observability.instrumented import (
     InstrumentedEmbedder,
@@ -43,6 +42,7 @@ from memoryd.observability.instrumented import (
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
 from memoryd.resilience.degradation import ComponentState, ComponentStates
+from memoryd.resilience.embedder import FallbackEmbedder
 from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
 from memoryd.security.file_watch import FileWatcher
 from memoryd.security.keys import KeyFileError
@@ -160,11 +160,6 @@ class App:
 
         embedder = await asyncio.to_thread(build_embedder, s.embedder, s.embedding, wrap=instrument)
         self._stack.push_async_callback(embedder.close)
-        # Before any store opens: vectors of another model must not be searched.
-        space = Space(embedder.model_id, embedder.dimension)
-        # Behind a provider, the hashing fallback's memories are re-embedded anyway.
-        absorbed = hashing_model_id(embedder.dimension) if s.embedder != "hashing" else None
-        check_space(data_dir, space, allow_change=s.embedding.allow_model_change, absorbed=absorbed)
         if metrics is not None and isinstance(embedder, CachingEmbedder):
             metrics.watch_cache("embedding", embedder)
         # Dependencies' states: per-component health, degraded responses (resilience/).
@@ -172,6 +167,14 @@ class App:
         if metrics is not None:
             states.listen(partial(_observe_component, metrics))
         embedder = resilient_embedder(s, embedder, states)
+        # Before any store opens: vectors of another model must not be searched. The
+        # fallback's own space is kept apart and re-embedded by the resilience layer.
+        check_space(
+            data_dir,
+            Space(embedder.model_id, embedder.dimension),
+            allow_change=s.embedding.allow_model_change,
+            absorbed=embedder.fallback_model_id if isinstance(embedder, FallbackEmbedder) else None,
+        )
 
         store = build_store(
             s.storage.backend,

@@ -60,11 +60,6 @@ def features(text: str) -> Iterator[tuple[str, float]]:
             yield "s:" + match.group("sym"), _SYMBOL
 
 
-def hashing_model_id(dimension: int) -> str:
-    """The model id of the hashing embedder of ``dimension`` (also the fallback's)."""
-    return f"hashing-v1-{dimension}"
-
-
 class HashingEmbedder:
     """Signed feature hashing with sublinear term frequency, L2-normalised.
 
@@ -78,7 +73,7 @@ class HashingEmbedder:
 
     @property
     def model_id(self) -> str:
-        return hashing_model_id(self._dimension)
+        return f"hashing-v1-{self._dimension}"
 
     @property
     def dimension(self) -> int:

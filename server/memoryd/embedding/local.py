@@ -8,11 +8,8 @@ thread: onnxruntime releases the GIL and parallelises inside a call
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +19,7 @@ from tokenizers import Tokenizer
 from memoryd.domain.errors import EmbeddingError
 from memoryd.embedding.base import EmbedKind, check_request, empty_result, l2_normalize
 from memoryd.embedding.minilm_files import default_model_path, default_tokenizer_path
+from memoryd.embedding.worker import InferenceThread
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIMENSION = 384
@@ -31,8 +29,6 @@ DIMENSION = 384
 DEFAULT_BATCH_TOKENS = 512
 
 _Int64s = npt.NDArray[np.int64]
-_A = TypeVar("_A")
-_R = TypeVar("_R")
 
 
 class LocalMiniLMEmbedder:
@@ -76,9 +72,7 @@ class LocalMiniLMEmbedder:
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise EmbeddingError(f"cannot load the ONNX model {model_path}: {exc}") from exc
         self._input_names = {i.name for i in self._session.get_inputs()}
-        self._executor: ThreadPoolExecutor | None = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="memoryd-embed"
-        )
+        self._thread = InferenceThread("memoryd-embed", what="the local embedder")
 
     @property
     def model_id(self) -> str:
@@ -95,29 +89,17 @@ class LocalMiniLMEmbedder:
         check_request(texts, kind)
         if not texts:
             return empty_result(DIMENSION)
-        encoded = await self._run(self._tokenize, list(texts))
+        encoded = await self._thread.run(self._tokenize, list(texts))
         # Longest first, so similar lengths share a batch and padding stays small.
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]), reverse=True)
         out = np.empty((len(encoded), DIMENSION), dtype=np.float32)
         for rows in self._batches(order, [len(ids) for ids in encoded]):
             # One executor job per batch: a concurrent small request can slip in between.
-            out[rows] = await self._run(self._infer, [encoded[i] for i in rows])
+            out[rows] = await self._thread.run(self._infer, [encoded[i] for i in rows])
         return out
 
     async def close(self) -> None:
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            await asyncio.to_thread(executor.shutdown, wait=True)
-
-    async def _run(self, fn: Callable[[_A], _R], arg: _A) -> _R:
-        """``fn(arg)`` on the inference thread."""
-        try:
-            if self._executor is None:
-                raise RuntimeError("executor is gone")
-            future = self._executor.submit(fn, arg)
-        except RuntimeError as exc:  # closed, possibly while a request was in flight
-            raise EmbeddingError("the local embedder is closed") from exc
-        return await asyncio.wrap_future(future)
+        await self._thread.close()
 
     def _batches(self, order: list[int], lengths: list[int]) -> Iterator[list[int]]:
         """Consecutive slices of ``order`` (longest first) within both batch limits."""

