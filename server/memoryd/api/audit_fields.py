@@ -8,8 +8,11 @@ addressed (a keyed-memory key, a session id, a working-memory scope).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 _ID_LISTS = ("ids", "forgotten_ids")
@@ -21,21 +24,48 @@ def _has(message: Message, name: str) -> bool:
     return name in message.DESCRIPTOR.fields_by_name
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Which id-bearing fields one message type has (looked up once per type: a
+    RememberBatch response walks a thousand results)."""
+
+    id: bool
+    memory_id: bool
+    id_lists: tuple[str, ...]
+    nested: tuple[str, ...]
+    results: bool
+
+
+@cache
+def _plan(descriptor: Descriptor) -> _Plan:
+    fields = descriptor.fields_by_name
+    id_field = fields.get("id")
+    return _Plan(
+        id=id_field is not None and id_field.type == FieldDescriptor.TYPE_STRING,
+        memory_id="memory_id" in fields,
+        id_lists=tuple(n for n in _ID_LISTS if n in fields),
+        nested=tuple(n for n in _NESTED if n in fields),
+        results="results" in fields,
+    )
+
+
 def _ids(message: Message, out: list[str], depth: int = 0) -> None:
     if len(out) >= _MAX or depth > 2:
         return
-    if _has(message, "id") and isinstance(message.id, str) and message.id:  # type: ignore[attr-defined]
+    plan = _plan(message.DESCRIPTOR)
+    if plan.id and message.id:  # type: ignore[attr-defined]
         out.append(message.id)  # type: ignore[attr-defined]
-    if _has(message, "memory_id") and message.memory_id:  # type: ignore[attr-defined]
+    if plan.memory_id and message.memory_id:  # type: ignore[attr-defined]
         out.append(message.memory_id)  # type: ignore[attr-defined]
-    for name in _ID_LISTS:
-        if _has(message, name):
-            out.extend(str(i) for i in getattr(message, name)[: _MAX - len(out)])
-    for name in _NESTED:
-        if _has(message, name) and message.HasField(name):
+    for name in plan.id_lists:
+        out.extend(str(i) for i in getattr(message, name)[: _MAX - len(out)])
+    for name in plan.nested:
+        if message.HasField(name):
             _ids(getattr(message, name), out, depth + 1)
-    if _has(message, "results"):
+    if plan.results:
         for result in message.results:  # type: ignore[attr-defined]
+            if len(out) >= _MAX:
+                return
             if isinstance(result, Message):
                 _ids(result, out, depth + 1)
 

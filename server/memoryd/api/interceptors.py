@@ -238,7 +238,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
                 response = await inner(request, context)
                 if call.role is not Role.READ:  # only writes are audited when they succeed
                     ids, key = touched(None, response)
-                    call.ids.extend(i for i in ids if i not in call.ids)
+                    call.ids = list(dict.fromkeys([*call.ids, *ids]))
                     call.key = call.key or key
                 return response
             except asyncio.CancelledError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -11,6 +12,18 @@ import numpy as np
 import numpy.typing as npt
 
 Vector = npt.NDArray[np.float32]
+
+
+def finite_nonzero(vector: npt.NDArray[Any]) -> bool:
+    """Whether every component is finite and one is not zero. For float32 (every
+    vector the daemon keeps) one float64 dot product answers exactly, since the
+    squares neither overflow nor underflow: ~1 us against ~4 for the two reductions,
+    and a batch of a thousand memories checks each vector three times."""
+    if vector.dtype == np.float32:
+        wide = vector.astype(np.float64)
+        square = float(wide @ wide)
+        return math.isfinite(square) and square > 0
+    return bool(np.isfinite(vector).all() and vector.any())
 
 
 def utcnow() -> datetime:

@@ -6,8 +6,10 @@ import dataclasses
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from memoryd.config import DedupSettings, LimitsSettings, RecallSettings
 from memoryd.domain.errors import (
@@ -346,9 +348,13 @@ class MemoryService:
 
     async def _vectors_for(self, drafts: Sequence[MemoryDraft]) -> tuple[list[Vector], list[str]]:
         """Each draft's vector and the embedding space (model) it belongs to."""
-        vectors: list[Vector | None] = [
-            None if d.embedding is None else _unit(d.embedding) for d in drafts
-        ]
+        supplied = [(i, d.embedding) for i, d in enumerate(drafts) if d.embedding is not None]
+        vectors: list[Vector | None] = [None] * len(drafts)
+        if supplied:
+            # One normalisation for the batch (rows of one matrix), not one per draft.
+            rows = _unit_rows(np.stack([embedding for _, embedding in supplied]))
+            for row, (i, _) in enumerate(supplied):
+                vectors[i] = rows[row]
         spaces = [self._embedder.model_id] * len(drafts)
         missing = [i for i, vec in enumerate(vectors) if vec is None]
         if missing:
@@ -394,3 +400,9 @@ def _normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:
 def _unit(vector: Vector) -> Vector:
     vec = np.asarray(vector, dtype=np.float32)
     return vec / np.float32(np.linalg.norm(vec))
+
+
+def _unit_rows(matrix: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
+    rows = np.asarray(matrix, dtype=np.float32)
+    unit: npt.NDArray[np.float32] = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return unit

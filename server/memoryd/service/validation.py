@@ -13,7 +13,7 @@ import numpy as np
 
 from memoryd.config import LimitsSettings
 from memoryd.domain.errors import FieldViolation, InvalidArgument
-from memoryd.domain.models import PROVENANCE_REQUIRED_KINDS, Provenance, Vector
+from memoryd.domain.models import PROVENANCE_REQUIRED_KINDS, Provenance, Vector, finite_nonzero
 
 
 def has_control_chars(text: str) -> bool:
@@ -88,6 +88,8 @@ def check_namespace(
 def check_metadata(
     v: Violations, metadata: dict[str, Any], limits: LimitsSettings, field: str = "metadata"
 ) -> None:
+    if not metadata:
+        return
     try:
         encoded = json.dumps(metadata, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
@@ -129,9 +131,11 @@ def check_embedding(v: Violations, embedding: Vector | None, dimension: int, fie
             field,
             f"has dimension {embedding.shape[0] if embedding.ndim else 0}; this daemon embeds in {dimension}",
         )
-    elif not np.all(np.isfinite(embedding)):
+    elif finite_nonzero(embedding):
+        return
+    elif not np.isfinite(embedding).all():
         v.add(field, "contains NaN or infinite values")
-    elif not np.any(embedding):
+    else:
         v.add(field, "must not be the zero vector")
 
 

@@ -37,7 +37,6 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import structlog
 
 from memoryd.domain.models import (
@@ -55,7 +54,7 @@ from memoryd.storage.base import Store
 from memoryd.storage.hot_ann import AnnParams, build_ann
 from memoryd.storage.hot_partition import HotPartition, put_many, unit
 from memoryd.storage.hot_text import build_text_base, query_terms
-from memoryd.storage.memory import check_query_vector
+from memoryd.storage.memory import check_query_vector, unit_queries
 
 log = structlog.get_logger(__name__)
 
@@ -300,8 +299,8 @@ class HotCacheStore:
         *,
         min_similarity: float | None = None,
     ) -> list[list[VectorHit]]:
-        queries = [unit(check_query_vector(v, self.dimension)) for v in vectors]
-        if limit <= 0 or not queries:
+        queries = unit_queries(vectors, self.dimension)
+        if limit <= 0 or not len(queries):
             return [[] for _ in queries]
         part = await self._acquire(partition)
         if part is None:
@@ -311,7 +310,7 @@ class HotCacheStore:
             )
         context = self._bulk_compute() if len(queries) >= BULK_QUERIES else contextlib.nullcontext()
         with context:
-            found = part.search_many(np.stack(queries), flt, limit, min_similarity=min_similarity)
+            found = part.search_many(queries, flt, limit, min_similarity=min_similarity)
         return [[VectorHit(m, s) for m, s in hits] for hits in found]
 
     async def text_search(

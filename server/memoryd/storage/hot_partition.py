@@ -16,7 +16,6 @@ and replayed onto the graph or the text index.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 from collections.abc import Iterable, Sequence
@@ -71,14 +70,14 @@ def _utc(value: datetime | None) -> datetime | None:
 
 def stored_form(m: Memory) -> Memory:
     """``m`` as a durable store returns it: UTC datetimes, JSON metadata, no vector."""
-    out = copy.copy(m)
+    out = _clone(m)
     out.vector = None
     out.created_at = _utc(m.created_at) or m.created_at
     out.updated_at = _utc(m.updated_at) or m.updated_at
     out.accessed_at = _utc(m.accessed_at)
     out.expires_at = _utc(m.expires_at)
     out.tags = tuple(m.tags)
-    out.metadata = json.loads(json.dumps(m.metadata))
+    out.metadata = json.loads(json.dumps(m.metadata)) if m.metadata else {}
     if m.source is not None and m.source.retrieved_at is not None:
         out.source = dataclasses.replace(m.source, retrieved_at=_utc(m.source.retrieved_at))
     return out

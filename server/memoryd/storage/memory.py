@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 import numpy as np
+import numpy.typing as npt
 
 from memoryd.domain.errors import StoreError
 from memoryd.domain.models import (
@@ -29,6 +30,7 @@ from memoryd.domain.models import (
     TextHit,
     Vector,
     VectorHit,
+    finite_nonzero,
 )
 from memoryd.storage.base import at_least
 from memoryd.text import content_hash, tokenize
@@ -65,7 +67,7 @@ def check_upsert(partition: Partition, memories: Sequence[Memory], dimension: in
                 f"memories[{i}] ({m.id!r}) has a vector of shape {vec.shape}, "
                 f"expected ({dimension},)"
             )
-        if not np.all(np.isfinite(vec)) or not np.any(vec):
+        if not finite_nonzero(vec):
             raise ValueError(f"memories[{i}] ({m.id!r}) has a zero or non-finite vector")
 
 
@@ -75,9 +77,31 @@ def check_query_vector(
     vec = np.asarray(vector, dtype=np.float32).reshape(-1)
     if vec.shape != (dimension,):
         raise ValueError(f"query vector has shape {vec.shape}, expected ({dimension},)")
-    if not np.all(np.isfinite(vec)) or not np.any(vec):
+    if not finite_nonzero(vec):
         raise ValueError("query vector is zero or not finite")
     return vec
+
+
+def unit_queries(vectors: Sequence[Vector], dimension: int) -> npt.NDArray[np.float32]:
+    """``vectors`` checked as by ``check_query_vector`` and scaled to unit length, as
+    the rows of one matrix (a batch's checks and norms in a few vectorised calls)."""
+    if not vectors:
+        return np.zeros((0, dimension), dtype=np.float32)
+    try:
+        rows = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+    except ValueError:  # ragged
+        rows = None
+    if rows is None or rows.shape[1] != dimension:
+        for vector in vectors:
+            check_query_vector(vector, dimension)  # names the bad one
+    assert rows is not None
+    # In float64 the squares of float32 values neither overflow nor underflow.
+    squares = np.einsum("ij,ij->i", rows, rows, dtype=np.float64)
+    if not (np.isfinite(squares).all() and (squares > 0).all()):
+        for vector in vectors:
+            check_query_vector(vector, dimension)
+    unit: npt.NDArray[np.float32] = (rows / np.sqrt(squares)[:, None]).astype(np.float32)
+    return unit
 
 
 def dedupe_last(memories: Sequence[Memory]) -> list[Memory]:
