@@ -27,7 +27,7 @@ from memoryd.domain.models import (
 from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.ops import Op
-from memoryd.storage.base import Store
+from memoryd.storage.base import Store, at_least
 from memoryd.storage.memory import matches
 from memoryd.storage.records import RecordStore
 
@@ -217,8 +217,7 @@ class DurableStore:
             q = np.asarray(vector, dtype=np.float32)
             q = q / max(float(np.linalg.norm(q)), 1e-12)
             kept.extend(VectorHit(m, float(np.dot(q, m.vector))) for m in extra)  # type: ignore[arg-type]
-            if min_similarity is not None:
-                kept = [h for h in kept if h.similarity >= min_similarity]
+            kept = at_least(kept, min_similarity)
             kept.sort(key=lambda h: (-h.similarity, h.memory.id))
             out.append(kept[:limit])
         return out

@@ -89,17 +89,13 @@ def unit_queries(vectors: Sequence[Vector], dimension: int) -> npt.NDArray[np.fl
         return np.zeros((0, dimension), dtype=np.float32)
     try:
         rows = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
-    except ValueError:  # ragged
-        rows = None
-    if rows is None or rows.shape[1] != dimension:
-        for vector in vectors:
-            check_query_vector(vector, dimension)  # names the bad one
-    assert rows is not None
+    except ValueError:  # ragged: one of them has the wrong shape
+        rows = np.zeros((len(vectors), 0), dtype=np.float32)
     # In float64 the squares of float32 values neither overflow nor underflow.
     squares = np.einsum("ij,ij->i", rows, rows, dtype=np.float64)
-    if not (np.isfinite(squares).all() and (squares > 0).all()):
+    if rows.shape[1] != dimension or not (np.isfinite(squares).all() and (squares > 0).all()):
         for vector in vectors:
-            check_query_vector(vector, dimension)
+            check_query_vector(vector, dimension)  # raises, naming the bad one
     unit: npt.NDArray[np.float32] = (rows / np.sqrt(squares)[:, None]).astype(np.float32)
     return unit
 
