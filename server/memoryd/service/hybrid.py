@@ -12,7 +12,6 @@ applied afterwards by the caller (see ``Candidate.relevance``).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Awaitable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -128,7 +127,8 @@ async def hybrid_candidates(
     for i in order:
         memory = memories.get(i)
         if memory is None:  # results never carry vectors (the wire does not want them)
-            memory = dataclasses.replace(text_only[i], vector=None)
+            memory = text_only[i].copy()
+            memory.vector = None
         out.append(
             Candidate(
                 memory=memory,

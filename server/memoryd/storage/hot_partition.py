@@ -70,7 +70,7 @@ def _utc(value: datetime | None) -> datetime | None:
 
 def stored_form(m: Memory) -> Memory:
     """``m`` as a durable store returns it: UTC datetimes, JSON metadata, no vector."""
-    out = _clone(m)
+    out = m.copy()
     out.vector = None
     out.created_at = _utc(m.created_at) or m.created_at
     out.updated_at = _utc(m.updated_at) or m.updated_at
@@ -219,7 +219,7 @@ class HotPartition:
         if not slots:
             return []
         mask = self.mask(flt, self.high_water)
-        return [_clone(self.memories[s]) for s in sorted(slots) if mask[s]]  # type: ignore[arg-type]
+        return [self.memories[s].copy() for s in sorted(slots) if mask[s]]  # type: ignore[union-attr]
 
     def touch(self, memory_id: str, update: AccessUpdate) -> None:
         """Apply one access-statistics update exactly as the stores do."""
@@ -487,7 +487,8 @@ class HotPartition:
             assert memory is not None
             ranked.append((memory, sim))
         ranked.sort(key=lambda pair: (-pair[1], pair[0].id))
-        return [(_clone(m), s) for m, s in ranked]
+        # Copies: callers may set fields without touching the cached objects.
+        return [(m.copy(), s) for m, s in ranked]
 
     def text_search(
         self, terms: Sequence[str], flt: MemoryFilter, limit: int
@@ -506,24 +507,15 @@ class HotPartition:
             assert memory is not None
             ranked.append((slot, memory, score))
         ranked.sort(key=lambda hit: (-hit[2], hit[1].id))
+        ranked = ranked[:limit]
+        # One gather for every hit's vector; each copy gets a row of it.
+        vectors = self.vectors[[slot for slot, _, _ in ranked]]
         out: list[tuple[Memory, float]] = []
-        for slot, memory, score in ranked[:limit]:
-            found = _clone(memory)
-            found.vector = self.vectors[slot].copy()
+        for (_, memory, score), vector in zip(ranked, vectors, strict=True):
+            found = memory.copy()
+            found.vector = vector
             out.append((found, score))
         return out
-
-
-_MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
-
-
-def _clone(m: Memory) -> Memory:
-    """A shallow copy, so callers may set fields without touching the cached object
-    (a little faster than copy.copy on a slotted dataclass)."""
-    out = object.__new__(Memory)
-    for name in _MEMORY_FIELDS:
-        setattr(out, name, getattr(m, name))
-    return out
 
 
 _A = TypeVar("_A", bound=np.ndarray[Any, Any])
