@@ -31,6 +31,7 @@ from pathlib import Path
 
 import structlog
 
+from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import MemorydError, Unavailable
 from memoryd.durability.ops import Op, coalesce, decode, encode
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
@@ -168,18 +169,12 @@ class Durability:
         self._closed = True
         await self.wal.close()
         for task in (self._retry, self._probe):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await cancel_and_wait(task)
         # One last attempt to apply, then a final checkpoint.
         with contextlib.suppress(Exception):
             async with self._apply_lock:
                 await self._apply_ready()
-        if self._checkpointer is not None:
-            self._checkpointer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._checkpointer
+        await cancel_and_wait(self._checkpointer)
         with contextlib.suppress(OSError):
             await asyncio.to_thread(self._make_durable, self._applied_through())
 

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import structlog
 
+from memoryd.aio import cancel_and_wait
+
 log = structlog.get_logger(__name__)
 
 _HEADER = struct.Struct("<IIQ")
@@ -177,9 +179,7 @@ class WriteAheadLog:
         if self._task is None:
             return
         await self._queue.join()
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        await cancel_and_wait(self._task)
         self._task = None
         with self._io_lock:
             self._close_file()

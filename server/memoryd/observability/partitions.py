@@ -10,10 +10,10 @@ interval, which is why it is off by default (``metrics.per_partition``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import structlog
 
+from memoryd.aio import cancel_and_wait
 from memoryd.domain.models import MemoryFilter, Partition
 from memoryd.observability.metrics import PartitionGauge
 from memoryd.storage.base import Store
@@ -42,11 +42,8 @@ class PartitionCounter:
         self._gauge.update(counts, self._max_series)
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         while True:

@@ -9,13 +9,14 @@ costs one system call.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
+
+from memoryd.aio import cancel_and_wait
 
 log = structlog.get_logger(__name__)
 
@@ -57,11 +58,8 @@ class FileWatcher:
         self._task = asyncio.create_task(self._run(), name=f"watch {self.path.name}")
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         while True:

@@ -15,6 +15,7 @@ from datetime import datetime
 
 import structlog
 
+from memoryd.aio import cancel_and_wait
 from memoryd.domain.models import AccessUpdate, Partition
 from memoryd.storage.base import Store
 
@@ -57,11 +58,8 @@ class AccessStatsBuffer:
                 log.warning("access statistics flush failed", exc_info=True, dropped=len(updates))
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         await self.flush()
 
     async def _run(self) -> None:

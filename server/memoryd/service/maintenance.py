@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 
 import structlog
 
+from memoryd.aio import cancel_and_wait
 from memoryd.domain.lifecycle import (
     CompactOptions,
     CompactResult,
@@ -205,11 +206,7 @@ class MaintenanceScheduler:
         batch is a complete write, and the next run picks up where this one left)."""
         self._stop.set()
         task, self._task = self._task, None
-        if task is None:
-            return
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await cancel_and_wait(task)
 
     def next_delay(self) -> float:
         s = self._deps.settings

@@ -9,12 +9,12 @@ write pays for one commit only.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import structlog
 
+from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Memory, Partition
 from memoryd.storage.base import Store
@@ -56,9 +56,7 @@ class WriteBatcher:
         if self._task is None:
             return
         await self._queue.join()
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        await cancel_and_wait(self._task)
         self._task = None
 
     async def _run(self) -> None:

@@ -1,0 +1,17 @@
+"""asyncio helpers shared by the daemon's long-lived components."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+
+async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
+    """Cancel a component's background task and wait until it has stopped (the
+    component's close must not return while the task can still touch its state)."""
+    if task is None:
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
