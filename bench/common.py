@@ -345,9 +345,11 @@ def batches(n: int, size: int) -> Iterator[tuple[int, int]]:
 def remember_batch_request(
     agent: str, texts: Sequence[str], vectors: F32 | None
 ) -> mpb.RememberBatchRequest:
+    # One tolist() for the batch: a repeated float field filled from a NumPy row
+    # converts each element separately (~55 ms per 1,000 rows against ~20).
+    rows: list[list[float]] = [[]] * len(texts) if vectors is None else vectors.tolist()
     items = [
-        mpb.RememberRequest(content=t, embedding=[] if vectors is None else vectors[i])
-        for i, t in enumerate(texts)
+        mpb.RememberRequest(content=t, embedding=row) for t, row in zip(texts, rows, strict=True)
     ]
     return mpb.RememberBatchRequest(agent_id=agent, items=items)
 

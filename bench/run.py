@@ -381,7 +381,7 @@ def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, An
         # Single writes in the steady state, not under the bulk writes' compaction.
         out["settle_s"] = d.settle()
         calls = cfg["remember_calls"]
-        single = source.take(calls + 5)
+        single = source.take(calls + 5).tolist()
         it = iter(range(calls + 5))
 
         def remember_vector() -> None:
