@@ -36,6 +36,7 @@ from memoryd.domain.models import (
 )
 from memoryd.storage.hot_ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot_hashes import ContentHashes
+from memoryd.storage.hot_sketch import RANK, Sketch
 from memoryd.storage.hot_text import TextBase, TextIndex
 
 F32 = npt.NDArray[np.float32]
@@ -52,6 +53,10 @@ _OBJECT_OVERHEAD = 900
 _EXACT_BLOCK_CELLS = 16 * 2**20
 #: Vectors whose norm is this close to 1 are kept as they are (see put_rows).
 _UNIT_TOLERANCE = 1e-5
+#: Near-neighbour lookups (``min_similarity``) go through the sketch (hot_sketch.py)
+#: from this many rows, for cuts this high (a lower cut lets too many pairs through).
+_SKETCH_MIN_ROWS = 2048
+_SKETCH_MIN_SIMILARITY = 0.8
 
 
 def micros(value: datetime) -> int:
@@ -124,6 +129,8 @@ class HotPartition:
         #: build (replayed onto it afterwards).
         self.text: TextIndex | None = None
         self.text_dirty: set[int] | None = None
+        #: The projected rows for near-neighbour lookups, built on the first big one.
+        self.sketch: Sketch | None = None
 
     def __len__(self) -> int:
         return len(self.slot_of)
@@ -187,6 +194,8 @@ class HotPartition:
         self._archived[slots] = [m.archived for m in memories]
         self._namespace[slots] = namespaces
         self._model[slots] = models
+        if self.sketch is not None:
+            self.sketch.put(slots, self.vectors[slots])
         self._ann_changed(slots)
         self._text_changed(reworded)
         if self._hashes is not None:
@@ -262,6 +271,8 @@ class HotPartition:
         self._archived = _grown(self._archived, capacity)
         self._namespace = _grown(self._namespace, capacity)
         self._model = _grown(self._model, capacity)
+        if self.sketch is not None:
+            self.sketch.grow(capacity)
         self._capacity = capacity
 
     def _ann_changed(self, slots: Slots) -> None:
@@ -335,7 +346,8 @@ class HotPartition:
         graph = int(self.ann.memory_usage) if self.ann is not None else 0
         text = self.text.nbytes() if self.text is not None else 0
         hashes = self._hashes.nbytes() if self._hashes is not None else 0
-        return columns + graph + text + hashes + self._object_bytes
+        sketch = self.sketch.nbytes() if self.sketch is not None else 0
+        return columns + graph + text + hashes + sketch + self._object_bytes
 
     def mask(self, flt: MemoryFilter, n: int) -> npt.NDArray[np.bool_]:
         """Slots [0, n) that are alive and satisfy ``flt`` (the stores' semantics)."""
@@ -421,6 +433,10 @@ class HotPartition:
                 else:
                     out.append(self._ranked(slots, self.vectors[slots] @ query, k))
             return out
+        if min_similarity is not None:
+            sketch = self._sketch_for(count, min_similarity)
+            if sketch is not None:
+                return self._near(sketch, queries, mask, k, min_similarity)
         block = max(1, _EXACT_BLOCK_CELLS // count)
         for start in range(0, len(queries), block):
             chunk = queries[start : start + block]
@@ -467,6 +483,37 @@ class HotPartition:
         else:
             chosen = np.broadcast_to(slots, sims.shape)
         return [self._ranked(chosen[j], sims[j], k) for j in range(len(queries))]
+
+    def _sketch_for(self, count: int, cut: float) -> Sketch | None:
+        """The sketch for a near-neighbour lookup over ``count`` rows, (re)fitted
+        when the partition has doubled since; None where a full product is as cheap."""
+        n = self.high_water
+        if (
+            cut < _SKETCH_MIN_SIMILARITY
+            or count < _SKETCH_MIN_ROWS
+            or count * 4 < n  # a selective filter: _exact gathers the few rows instead
+            or self.dimension < 4 * RANK
+        ):
+            return None
+        if self.sketch is None or len(self) > 2 * self.sketch.fitted_rows:
+            live = np.flatnonzero(self._alive[:n])
+            rng = np.random.default_rng(len(live))
+            sketch = Sketch.fit(self.vectors[live], self._capacity, rng)
+            sketch.put(live, self.vectors[live])
+            self.sketch = sketch
+        return self.sketch
+
+    def _near(
+        self, sketch: Sketch, queries: F32, mask: npt.NDArray[np.bool_], k: int, cut: float
+    ) -> list[list[tuple[Memory, float]]]:
+        """Each query's hits at or above ``cut``: the sketch's candidates, scored exactly."""
+        found: list[list[tuple[Memory, float]]] = [[] for _ in queries]
+        for j, slots in sketch.candidates(queries, self.high_water, mask, cut):
+            sims = self.vectors[slots] @ queries[j]
+            above = sims >= cut
+            if above.any():
+                found[j] = self._ranked(slots[above], sims[above], k)
+        return found
 
     def _above(
         self, candidates: list[Slots], queries: F32, cut: float
