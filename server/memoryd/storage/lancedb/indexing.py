@@ -3,8 +3,14 @@
 Rows the indexes do not cover yet stay correct to query (LanceDB scans them) but cost
 more per query, about 1 ms per 3,000 rows for full text. ``optimize()`` folds them in
 (and compacts small fragments); it is run in the background once ``rows`` rows were
-written since the last run, or once writes pause for ``idle_s`` seconds with any
-rows still unindexed, never twice at a time.
+written since the last run, or ``commits`` commits were made, or once writes pause for
+``idle_s`` seconds after any, never twice at a time.
+
+The commit count matters for a trickle of single writes: each commit adds a fragment
+(or a deletion file), and LanceDB's commits slow down as fragments pile up (measured
+with one-row appends: 2.7 ms each at 100 fragments, 7.7 at 2,000, 13.6 at 3,000, and
+the optimize() that finally folded those 3,000 took 15 s). Folding every 256 costs
+~0.3-0.4 s in the background (at 20k and at 200k rows alike).
 """
 
 from __future__ import annotations
@@ -17,33 +23,45 @@ import structlog
 log = structlog.get_logger(__name__)
 
 
+#: Commits between runs at most (see the module docstring).
+MAX_COMMITS = 256
+
+
 class IndexRefresher:
     def __init__(
-        self, optimize: Callable[[], Awaitable[None]], *, rows: int, idle_s: float
+        self,
+        optimize: Callable[[], Awaitable[None]],
+        *,
+        rows: int,
+        idle_s: float,
+        commits: int = MAX_COMMITS,
     ) -> None:
         self._optimize = optimize
         self.rows = rows
         self.idle_s = idle_s
+        self.max_commits = commits
         self.unindexed = 0
+        self.commits = 0
         self.task: asyncio.Task[None] | None = None
         self._idle: asyncio.TimerHandle | None = None
 
     def wrote(self, rows: int) -> None:
-        """Called after each committed write of ``rows`` rows."""
+        """Called after each commit, with the rows it wrote (0 for a delete)."""
         self.unindexed += rows
+        self.commits += 1
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None
-        if self.unindexed >= self.rows:
+        if self.unindexed >= self.rows or self.commits >= self.max_commits:
             self._start()
-        elif self.unindexed and self.idle_s > 0:
+        elif self.idle_s > 0:
             self._idle = asyncio.get_running_loop().call_later(self.idle_s, self._start)
 
     def _start(self) -> None:
         self._idle = None
-        if not self.unindexed or (self.task is not None and not self.task.done()):
+        if not self.commits or (self.task is not None and not self.task.done()):
             return
-        self.unindexed = 0
+        self.unindexed = self.commits = 0
         self.task = asyncio.create_task(self._run(), name="lancedb-index-refresh")
 
     async def _run(self) -> None:
@@ -51,8 +69,8 @@ class IndexRefresher:
             await self._optimize()
         except Exception as exc:  # reads stay correct; the next write or pause retries
             log.warning("background index refresh failed", error=str(exc))
-        if self.unindexed and self.idle_s > 0 and self._idle is None:
-            # Rows written while this ran: pick them up after the next pause.
+        if self.commits and self.idle_s > 0 and self._idle is None:
+            # Commits made while this ran: pick them up after the next pause.
             self._idle = asyncio.get_running_loop().call_later(self.idle_s, self._start)
 
     async def close(self) -> None:

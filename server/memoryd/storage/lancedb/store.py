@@ -301,6 +301,8 @@ class LanceDBStore:
             if gone:
                 # One commit: the ids are known to exist, so one predicate suffices.
                 await table.delete(where(partition, ids_clause(gone)))
+        if gone:
+            self._indexing.wrote(0)
         return gone
 
     async def record_access(
@@ -333,6 +335,7 @@ class LanceDBStore:
                 .when_matched_update_all()
                 .execute(await _offload(to_arrow, current, self.dimension, rows=len(current)))
             )
+        self._indexing.wrote(len(current))
 
     async def _stored_ids(self, table: Any, partition: Partition, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` the partition holds (callers hold the write lock)."""
