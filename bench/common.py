@@ -70,6 +70,38 @@ def machine() -> dict[str, Any]:
     }
 
 
+def calibration() -> dict[str, float]:
+    """A few seconds of fixed work, timed: this shared machine's speed drifts by tens of
+    percent between runs, so a report carries it (at its start and end) and readers can
+    tell a slow machine from a slow build. The product is the floor's kind of work;
+    "cold" flushes the caches first, as the requests between two recalls do."""
+    rng = np.random.default_rng(0)
+    matrix = rng.standard_normal((10_000, 384), dtype=np.float32)
+    query = rng.standard_normal(384, dtype=np.float32)
+    flush = np.ones(16 * 2**20, dtype=np.float32)  # 64 MB, more than any L3 here
+    hot, cold, loop = [], [], []
+    for _ in range(5):
+        matrix @ query
+    for _ in range(200):
+        t0 = time.perf_counter()
+        matrix @ query
+        hot.append(time.perf_counter() - t0)
+    for _ in range(30):
+        flush += 1.0
+        t0 = time.perf_counter()
+        matrix @ query
+        cold.append(time.perf_counter() - t0)
+    for _ in range(20):
+        t0 = time.perf_counter()
+        sum(i * i for i in range(100_000))
+        loop.append(time.perf_counter() - t0)
+    return {
+        "product_10k_hot_us": round(float(np.median(hot)) * 1e6, 1),
+        "product_10k_cold_us": round(float(np.median(cold)) * 1e6, 1),
+        "python_loop_ms": round(float(np.median(loop)) * 1e3, 2),
+    }
+
+
 # -- statistics ------------------------------------------------------------------
 
 

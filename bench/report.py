@@ -157,6 +157,22 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     return rows
 
 
+def _calibration_line(c: dict[str, dict[str, float]]) -> list[str]:
+    """The machine's speed at the run's start and end (bench/common.py calibration)."""
+    if not c:
+        return []
+
+    def at(key: str) -> str:
+        return " → ".join(str(c[when][key]) for when in ("start", "end") if when in c)
+
+    return [
+        "",
+        f"Machine speed (start → end; compare runs by these, the box is shared): "
+        f"10k x 384 float32 product {at('product_10k_hot_us')} µs in cache, "
+        f"{at('product_10k_cold_us')} µs cold; a Python loop {at('python_loop_ms')} ms.",
+    ]
+
+
 def render(r: dict[str, Any]) -> str:
     m = r["machine"]
     v = ", ".join(f"{k} {val}" for k, val in m["versions"].items())
@@ -165,6 +181,7 @@ def render(r: dict[str, Any]) -> str:
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['ram_gb']} GB RAM, Linux {m['kernel']}, Python {m['python']}; {v}. Load average at start: {m.get('load_average_1m_at_start', '?')}.",
         f"Run time {r.get('elapsed_s', '?')} s. Latencies are client-observed over gRPC on loopback (sync client), k = 10, filtered to the agent.",
+        *_calibration_line(r.get("calibration") or {}),
         "",
         "## Targets",
         "",

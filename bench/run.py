@@ -47,6 +47,7 @@ from common import (
     LocalMiniLMEmbedder,
     VectorSource,
     batches,
+    calibration,
     channel,
     exact_top_k,
     health_check,
@@ -447,6 +448,8 @@ def main() -> None:
         "machine": machine(),
         "sections": chosen,
     }
+    result["calibration"] = {"start": calibration()}
+    log(f"calibration: {result['calibration']['start']}")
     RESULTS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="memoryd-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -477,6 +480,8 @@ def main() -> None:
         if "quality" in chosen:
             log("quality: bench/quality.py")
             result["quality"] = quality()
+    result["calibration"]["end"] = calibration()
+    log(f"calibration at the end: {result['calibration']['end']}")
     result["elapsed_s"] = round(time.perf_counter() - started)
     # A quick run never overwrites the day's full results (the README quotes those).
     day = f"{stamp:%Y-%m-%d}" + ("-quick" if args.quick else "")
