@@ -53,8 +53,12 @@ _OBJECT_OVERHEAD = 900
 _EXACT_BLOCK_CELLS = 16 * 2**20
 #: Vectors whose norm is this close to 1 are kept as they are (see put_rows).
 _UNIT_TOLERANCE = 1e-5
-#: Near-neighbour lookups (``min_similarity``) go through the sketch (hot_sketch.py)
-#: from this many rows, for cuts this high (a lower cut lets too many pairs through).
+#: Near-neighbour lookups (``min_similarity``) of at least _SKETCH_MIN_QUERIES vectors
+#: (a batch write's deduplication; one vector is a cheap product anyway, and a partition
+#: only ever written one memory at a time never pays the sketch's memory) go through
+#: the sketch (hot_sketch.py) from this many rows, for cuts this high (a lower cut lets
+#: too many pairs through).
+_SKETCH_MIN_QUERIES = 16
 _SKETCH_MIN_ROWS = 2048
 _SKETCH_MIN_SIMILARITY = 0.8
 
@@ -433,7 +437,7 @@ class HotPartition:
                 else:
                     out.append(self._ranked(slots, self.vectors[slots] @ query, k))
             return out
-        if min_similarity is not None:
+        if min_similarity is not None and len(queries) >= _SKETCH_MIN_QUERIES:
             sketch = self._sketch_for(count, min_similarity)
             if sketch is not None:
                 return self._near(sketch, queries, mask, k, min_similarity)

@@ -135,17 +135,22 @@ def test_the_sketch_is_refitted_when_the_partition_doubles(
     assert part.sketch.fitted_rows == len(part)
 
 
-def test_small_partitions_and_low_cuts_use_the_full_product() -> None:
+def test_small_partitions_low_cuts_and_single_lookups_use_the_full_product() -> None:
     rng = np.random.default_rng(2)
     part = HotPartition(DIM, AnnParams())
     vectors = _clustered(500, rng)
     part.put_rows([memory(id=f"v{i}", vector=None) for i in range(500)], vectors)
-    part.search_many(vectors[:5], MemoryFilter(), 5, min_similarity=CUT)
+    part.search_many(vectors[:20], MemoryFilter(), 5, min_similarity=CUT)
     assert part.sketch is None
     big = _clustered(3000, rng)
     part.put_rows([memory(id=f"w{i}", vector=None) for i in range(3000)], big)
-    [hits] = part.search_many(big[:1], MemoryFilter(), 5, min_similarity=0.5)
+    found = part.search_many(big[:20], MemoryFilter(), 5, min_similarity=0.5)
+    assert part.sketch is None and found[0][0][0].id == "w0"
+    # One Remember's lookup: a product over the partition, no sketch built for it.
+    [hits] = part.search_many(big[:1], MemoryFilter(), 5, min_similarity=CUT)
     assert part.sketch is None and hits[0][0].id == "w0"
+    part.search_many(big[:20], MemoryFilter(), 5, min_similarity=CUT)
+    assert part.sketch is not None
 
 
 def test_pairs_whose_difference_the_projection_keeps_whole_still_pass(
