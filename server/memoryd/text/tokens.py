@@ -44,6 +44,8 @@ _TOKEN = re.compile(
     rf"(?P<cjk>[{_CJK}]+)|(?P<word>{_WORD_CHAR}+(?:[{re.escape(_JOINERS)}]{_WORD_CHAR}+)*)"
 )
 _SPLIT = re.compile(rf"[{re.escape(_JOINERS)}]")
+#: _TOKEN's word alternative for ASCII text (``[^\W_]`` is ``[a-zA-Z0-9]`` there).
+_ASCII_WORD = re.compile(rf"[^\W_]+(?:[{re.escape(_JOINERS)}][^\W_]+)*", re.ASCII)
 
 # The Snowball English stop list, with apostrophes both kept and dropped (the
 # tokenizer splits on them, so "don't" arrives as "don" and "t").
@@ -94,9 +96,22 @@ def _word_terms(word: str) -> tuple[str, ...]:
 
 def tokenize(text: str) -> list[str]:
     """Index terms of ``text`` in order (repeats kept: they are term frequencies)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if folded.isascii():
+        # No CJK to split out: a plain ASCII word pattern finds the same words ~3x
+        # faster than _TOKEN's per-character CJK lookahead.
+        out: list[str] = []
+        for word in _ASCII_WORD.findall(folded):
+            out.extend(_word_terms(word))
+        return out
+    return _tokenize_folded(folded)
+
+
+def _tokenize_folded(folded: str) -> list[str]:
+    """``tokenize`` of normalised, casefolded text, any script."""
     out: list[str] = []
     # findall: one (cjk, word) pair per match, no Match object to query.
-    for run, word in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold()):
+    for run, word in _TOKEN.findall(folded):
         if run:
             out.extend(run[i : i + 2] for i in range(len(run) - 1))
             out.extend(run)
