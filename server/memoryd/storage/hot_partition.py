@@ -337,6 +337,7 @@ class HotPartition:
         if dirty:
             self._ann_sync(index, np.fromiter(dirty, dtype=np.intp, count=len(dirty)))
         self.ann = index
+        self.sketch = None  # the graph answers near-neighbour lookups from now on
 
     def drop_ann_if_small(self) -> None:
         """Below half the threshold exact search is cheaper than keeping the graph."""

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memoryd.domain.models import MemoryFilter
-from memoryd.storage.hot_ann import AnnParams
+from memoryd.storage.hot_ann import AnnParams, build_ann
 from memoryd.storage.hot_partition import HotPartition, unit
 from memoryd.storage.hot_sketch import RANK
 
@@ -177,3 +177,16 @@ def test_pairs_whose_difference_the_projection_keeps_whole_still_pass(
         ids = [f"inside-{j}-{similarity}" for j in range(len(rows))]
         part.put_rows([memory(id=i, vector=None) for i in ids], np.stack(rows))
     assert _check(part, qs, MemoryFilter()) >= 20
+
+
+def test_the_sketch_is_dropped_once_a_graph_answers_near_lookups(
+    planted: tuple[HotPartition, np.ndarray, np.random.Generator],
+) -> None:
+    part, queries, _ = planted
+    _check(part, queries, MemoryFilter())
+    assert part.sketch is not None
+    with_sketch = part.nbytes()
+    slots, vectors = part.start_ann_build()
+    part.finish_ann_build(build_ann(DIM, part.params, slots, vectors, lambda: True))
+    assert part.ann is not None and part.sketch is None
+    assert part.nbytes() - int(part.ann.memory_usage) < with_sketch
