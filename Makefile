@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 	touch $@
 
 $(BUF_STAMP): proto/package.json proto/package-lock.json
-	cd proto && npm install --no-audit --no-fund --loglevel=error
+	cd proto && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 $(TS_STAMP): clients/typescript/package.json clients/typescript/package-lock.json
