@@ -36,6 +36,7 @@ from memoryd.domain.models import (
 )
 from memoryd.storage.hot_ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot_hashes import ContentHashes
+from memoryd.storage.hot_quant import Quantized
 from memoryd.storage.hot_sketch import RANK, Sketch
 from memoryd.storage.hot_text import TextBase, TextIndex
 
@@ -61,6 +62,10 @@ _UNIT_TOLERANCE = 1e-5
 _SKETCH_MIN_QUERIES = 16
 _SKETCH_MIN_ROWS = 2048
 _SKETCH_MIN_SIMILARITY = 0.8
+#: Single-query searches over at least this many rows narrow the exact product to the
+#: int8 copy's candidates (hot_quant.py); below it the float32 rows stay in cache and
+#: a plain product is as fast.
+_QUANT_MIN_ROWS = 4096
 
 
 def micros(value: datetime) -> int:
@@ -135,6 +140,8 @@ class HotPartition:
         self.text_dirty: set[int] | None = None
         #: The projected rows for near-neighbour lookups, built on the first big one.
         self.sketch: Sketch | None = None
+        #: The int8 rows for single-query searches, built on the first big one.
+        self.quantized: Quantized | None = None
 
     def __len__(self) -> int:
         return len(self.slot_of)
@@ -200,6 +207,8 @@ class HotPartition:
         self._model[slots] = models
         if self.sketch is not None:
             self.sketch.put(slots, self.vectors[slots])
+        if self.quantized is not None:
+            self.quantized.put(slots, self.vectors[slots])
         self._ann_changed(slots)
         self._text_changed(reworded)
         if self._hashes is not None:
@@ -277,6 +286,8 @@ class HotPartition:
         self._model = _grown(self._model, capacity)
         if self.sketch is not None:
             self.sketch.grow(capacity)
+        if self.quantized is not None:
+            self.quantized.grow(capacity)
         self._capacity = capacity
 
     def _ann_changed(self, slots: Slots) -> None:
@@ -337,7 +348,9 @@ class HotPartition:
         if dirty:
             self._ann_sync(index, np.fromiter(dirty, dtype=np.intp, count=len(dirty)))
         self.ann = index
-        self.sketch = None  # the graph answers near-neighbour lookups from now on
+        # The graph answers near-neighbour lookups and searches from now on.
+        self.sketch = None
+        self.quantized = None
 
     def drop_ann_if_small(self) -> None:
         """Below half the threshold exact search is cheaper than keeping the graph."""
@@ -352,7 +365,8 @@ class HotPartition:
         text = self.text.nbytes() if self.text is not None else 0
         hashes = self._hashes.nbytes() if self._hashes is not None else 0
         sketch = self.sketch.nbytes() if self.sketch is not None else 0
-        return columns + graph + text + hashes + sketch + self._object_bytes
+        quantized = self.quantized.nbytes() if self.quantized is not None else 0
+        return columns + graph + text + hashes + sketch + quantized + self._object_bytes
 
     def mask(self, flt: MemoryFilter, n: int) -> npt.NDArray[np.bool_]:
         """Slots [0, n) that are alive and satisfy ``flt`` (the stores' semantics)."""
@@ -457,6 +471,13 @@ class HotPartition:
         min_similarity: float | None = None,
     ) -> list[list[tuple[Memory, float]]]:
         n = len(mask)
+        single = len(queries) == 1 and min_similarity is None
+        if single and count * 4 >= n and n >= _QUANT_MIN_ROWS and self.ann is None:
+            slots = self._quantized().candidates(queries[0], n, None if count == n else mask, k)
+            # Row by row (einsum), not a BLAS product: BLAS rounds a row differently
+            # by its position in the block, so identical rows could differ by an ulp
+            # and their tie would no longer be broken by id.
+            return [self._ranked(slots, np.einsum("ij,j->i", self.vectors[slots], queries[0]), k)]
         if count * 4 < n:
             # A selective filter: gathering the few rows beats a full product.
             slots = np.flatnonzero(mask)
@@ -470,24 +491,24 @@ class HotPartition:
         sims = (rows @ queries[0])[None, :] if len(queries) == 1 else queries @ rows.T
         if len(slots) == n and count < n:
             sims[:, ~mask] = -np.inf
-        if min_similarity is not None:
-            # Near-duplicate lookups: most queries have nothing above the cut, and one
-            # max per row finds those that do (a top-k or nonzero over the whole
-            # block measured 20-60x slower).
-            found: list[list[tuple[Memory, float]]] = [[] for _ in queries]
-            for j in np.flatnonzero(sims.max(axis=1) >= min_similarity).tolist():
-                cols = np.flatnonzero(sims[j] >= min_similarity)
-                found[j] = self._ranked(slots[cols], sims[j, cols], k)
-            return found
-        if k < len(slots):
-            # The k largest sit at the end: no negated copy of the (queries x rows) block.
-            cut = sims.shape[1] - k
-            best = np.argpartition(sims, cut, axis=1)[:, cut:]
-            sims = np.take_along_axis(sims, best, axis=1)
-            chosen = slots[best]
-        else:
-            chosen = np.broadcast_to(slots, sims.shape)
-        return [self._ranked(chosen[j], sims[j], k) for j in range(len(queries))]
+        if min_similarity is None:  # k <= count: a masked row (-inf) never makes the k best
+            return [self._ranked(slots, row, k) for row in sims]
+        # Near-duplicate lookups: most queries have nothing above the cut, and one max
+        # per row finds those that do (a top-k or nonzero over the whole block
+        # measured 20-60x slower).
+        found: list[list[tuple[Memory, float]]] = [[] for _ in queries]
+        for j in np.flatnonzero(sims.max(axis=1) >= min_similarity).tolist():
+            cols = np.flatnonzero(sims[j] >= min_similarity)
+            found[j] = self._ranked(slots[cols], sims[j, cols], k)
+        return found
+
+    def _quantized(self) -> Quantized:
+        if self.quantized is None:
+            quantized = Quantized(self.dimension, self._capacity)
+            live = np.flatnonzero(self._alive[: self.high_water])
+            quantized.put(live, self.vectors[live])
+            self.quantized = quantized
+        return self.quantized
 
     def _sketch_for(self, count: int, cut: float) -> Sketch | None:
         """The sketch for a near-neighbour lookup over ``count`` rows, (re)fitted
@@ -530,8 +551,12 @@ class HotPartition:
             yield slots[above], sims[above]
 
     def _ranked(self, slots: Slots, sims: F32, k: int) -> list[tuple[Memory, float]]:
+        """The ``k`` best of ``slots`` by ``sims``, ties by id (every row tied with
+        the k-th is kept until the ids decide)."""
         if k < len(slots):
-            best = np.argpartition(sims, len(sims) - k)[len(sims) - k :]
+            cut = len(sims) - k
+            kth = sims[np.argpartition(sims, cut)[cut]]
+            best = np.flatnonzero(sims >= kth)
             slots, sims = slots[best], sims[best]
         ranked: list[tuple[Memory, float]] = []
         for slot, sim in zip(slots.tolist(), sims.tolist(), strict=True):
@@ -540,7 +565,7 @@ class HotPartition:
             ranked.append((memory, sim))
         ranked.sort(key=lambda pair: (-pair[1], pair[0].id))
         # Copies: callers may set fields without touching the cached objects.
-        return [(m.copy(), s) for m, s in ranked]
+        return [(m.copy(), s) for m, s in ranked[:k]]
 
     def text_search(
         self, terms: Sequence[str], flt: MemoryFilter, limit: int

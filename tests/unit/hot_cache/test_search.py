@@ -261,3 +261,23 @@ async def test_batched_searches_run_under_bulk_compute() -> None:
     found = await store.search_many(P, queries, MemoryFilter(), 5)
     assert entered == [1] and len(found) == BULK_QUERIES
     await store.close()
+
+
+def test_ties_at_the_kth_place_are_broken_by_id() -> None:
+    """Identical vectors straddling the k-th place: the lowest ids win, as in the
+    stores, for one query and for a batch (a partial sort alone picks any of them)."""
+    rng = np.random.default_rng(8)
+    part = HotPartition(DIM, AnnParams())
+    shared = unit_vector(rng)
+    part.put_rows(
+        [memory(id=f"t{i:02d}", vector=None) for i in reversed(range(30))],
+        np.repeat(shared[None, :], 30, axis=0),
+    )
+    part.put_rows(
+        [memory(id=f"o{i:02d}", vector=None) for i in range(30)],
+        np.stack([unit_vector(rng) for _ in range(30)]),
+    )
+    want = [f"t{i:02d}" for i in range(5)]
+    assert [m.id for m, _ in part.search(shared, MemoryFilter(), 5)] == want
+    batch = part.search_many(np.stack([shared, shared]), MemoryFilter(), 5)
+    assert [[m.id for m, _ in hits] for hits in batch] == [want, want]
