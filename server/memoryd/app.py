@@ -39,6 +39,7 @@ from memoryd.observability.instrumented import (
     InstrumentedRecordStore,
     InstrumentedStore,
 )
+from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
 from memoryd.resilience.degradation import ComponentState, ComponentStates
@@ -349,6 +350,7 @@ class App:
             lifecycle=lifecycle,
             metrics=metrics,
             states=states,
+            access_log=AccessLog(s.logging),
         )
         self._stack.push_async_callback(self.server.stop, s.shutdown_grace_s)
         await self.server.set_serving(True)

@@ -33,8 +33,10 @@ from memoryd.api.audit_fields import touched
 from memoryd.api.auth import Authenticator, Transport
 from memoryd.api.context import current_principal, current_request_id
 from memoryd.api.roles import check_role
+from memoryd.config import LoggingSettings
 from memoryd.domain.errors import InvalidArgument, MemorydError
 from memoryd.domain.principal import Principal, Role
+from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.security.audit import AuditEvent, AuditLog
 
@@ -132,10 +134,12 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         authenticator: Authenticator,
         audit: AuditLog | None = None,
         metrics: Metrics | None = None,
+        access_log: AccessLog | None = None,
     ) -> None:
         self._auth = authenticator
         self._audit = audit
         self._metrics = metrics
+        self._access = access_log or AccessLog(LoggingSettings())
 
     async def intercept_service(
         self,
@@ -272,8 +276,12 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
 
     def _finish(self, call: _Call) -> None:
         elapsed_s = time.perf_counter() - call.started
-        level = "info" if call.code in ("OK", "NOT_FOUND") else "warning"
-        getattr(log, level)("rpc", code=call.code, latency_ms=round(elapsed_s * 1000, 3))
+        principal = call.principal
+        fields: dict[str, object] = {"request_id": call.request_id, "method": call.method}
+        if principal is not None:
+            fields.update(principal=principal.name, tenant=principal.tenant_id, agent=call.agent)
+        fields.update(code=call.code, latency_ms=round(elapsed_s * 1000, 3))
+        self._access.rpc(ok=call.code in ("OK", "NOT_FOUND"), fields=fields)
         if self._metrics is not None:
             self._metrics.observe_request(call.method, call.code, elapsed_s)
         is_write = call.role is not None and call.role is not Role.READ

@@ -18,6 +18,7 @@ from memoryd.api.auth import Authenticator
 from memoryd.api.interceptors import CallInterceptor
 from memoryd.api.memory_servicer import MemoryServicer
 from memoryd.api.snapshot_lifecycle_servicers import LifecycleServicer, SnapshotServicer
+from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.security.audit import AuditLog
@@ -153,10 +154,11 @@ async def start_server(
     lifecycle: LifecycleService | None = None,
     metrics: Metrics | None = None,
     states: ComponentStates | None = None,
+    access_log: AccessLog | None = None,
 ) -> GrpcServer:
     """Serve on ``listen``; with ``credentials`` the port speaks TLS (or mTLS)."""
     server = grpc.aio.server(
-        interceptors=[CallInterceptor(authenticator, audit, metrics)],
+        interceptors=[CallInterceptor(authenticator, audit, metrics, access_log)],
         options=[
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),

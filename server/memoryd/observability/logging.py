@@ -6,17 +6,24 @@ through structlog's contextvars; memory content is never logged.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
+from datetime import UTC, datetime
+from typing import TextIO
 
 import structlog
 
 from memoryd.config import LoggingSettings
 
 
+def _as_json(settings: LoggingSettings) -> bool:
+    return settings.format == "json" or (settings.format == "auto" and not sys.stderr.isatty())
+
+
 def configure_logging(settings: LoggingSettings) -> None:
     level = getattr(logging, settings.level.upper())
-    as_json = settings.format == "json" or (settings.format == "auto" and not sys.stderr.isatty())
+    as_json = _as_json(settings)
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
@@ -42,3 +49,35 @@ def configure_logging(settings: LoggingSettings) -> None:
         stream=sys.stderr,
         format="%(levelname)s %(name)s %(message)s",
     )
+
+
+class AccessLog:
+    """The access log: one ``rpc`` line per finished call, with the fields the call
+    interceptor passes (request id, method, principal, tenant, agent, code, latency).
+
+    As JSON it is written here, in the shape and timestamp format of structlog's JSON
+    lines, instead of through structlog's processor chain: that chain costs ~40 us a
+    call in the daemon (cold caches between requests), the largest single item of a
+    cached Recall's overhead. Console output goes through structlog (readable, and
+    nobody serves at full rate to a terminal)."""
+
+    def __init__(self, settings: LoggingSettings, stream: TextIO | None = None) -> None:
+        level = getattr(logging, settings.level.upper())
+        self._json = _as_json(settings)
+        self._info = level <= logging.INFO
+        self._warning = level <= logging.WARNING
+        self._stream = stream
+        self._console = structlog.get_logger("memoryd.access")
+
+    def rpc(self, *, ok: bool, fields: dict[str, object]) -> None:
+        """One finished call: level info when ``ok``, warning otherwise."""
+        if not (self._info if ok else self._warning):
+            return
+        level = "info" if ok else "warning"
+        if not self._json:
+            getattr(self._console, level)("rpc", **fields)
+            return
+        fields["event"] = "rpc"
+        fields["level"] = level
+        fields["timestamp"] = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        (self._stream or sys.stderr).write(json.dumps(fields) + "\n")

@@ -72,6 +72,7 @@ class Metrics:
     ) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
+        self._request_series: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
         self.requests = Counter(
             "memoryd_grpc_requests",
             "gRPC calls handled, by service, method and status code.",
@@ -169,9 +170,18 @@ class Metrics:
 
     def observe_request(self, path: str, code: str, seconds: float) -> None:
         """One finished gRPC call; ``path`` is the full method (``/pkg.Service/Method``)."""
-        service, method = split_method(path)
-        self.requests.labels(service, method, code).inc()
-        self.request_seconds.labels(service, method, code).observe(seconds)
+        series = self._request_series.get((path, code))
+        if series is None:
+            # labels() hashes and looks up its arguments on every call: the (method,
+            # code) pairs are few, so each call's pair of series is looked up once.
+            service, method = split_method(path)
+            series = (
+                self.requests.labels(service, method, code),
+                self.request_seconds.labels(service, method, code),
+            )
+            self._request_series[(path, code)] = series
+        series[0].inc()
+        series[1].observe(seconds)
 
     def observe_embedding(self, model: str, kind: str, batch: int, seconds: float) -> None:
         self.embedding_seconds.labels(model, kind).observe(seconds)
