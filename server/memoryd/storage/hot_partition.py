@@ -121,6 +121,9 @@ class HotPartition:
         self._type = np.zeros(0, dtype=np.int8)
         self._archived = np.zeros(0, dtype=bool)
         self._namespace = np.zeros(0, dtype=np.int32)
+        #: Ids as UTF-8 bytes (the same order as the strings): rows tied at a search's
+        #: k-th place are put in id order by one NumPy sort, not by Python.
+        self._ids = np.zeros(0, dtype="S1")
         self._namespace_code: dict[str, int] = {}
         #: The embedding model of each slot: the embedding fallback keeps its own
         #: vector space apart with filters on it (resilience/embedder.py).
@@ -204,6 +207,10 @@ class HotPartition:
         self._type[slots] = [_TYPE_CODE[MemoryType(m.memory_type)] for m in memories]
         self._archived[slots] = [m.archived for m in memories]
         self._namespace[slots] = namespaces
+        ids = np.array([m.id.encode() for m in memories])
+        if ids.dtype.itemsize > self._ids.dtype.itemsize:
+            self._ids = self._ids.astype(ids.dtype)
+        self._ids[slots] = ids
         self._model[slots] = models
         if self.sketch is not None:
             self.sketch.put(slots, self.vectors[slots])
@@ -283,6 +290,7 @@ class HotPartition:
         self._type = _grown(self._type, capacity)
         self._archived = _grown(self._archived, capacity)
         self._namespace = _grown(self._namespace, capacity)
+        self._ids = _grown(self._ids, capacity)
         self._model = _grown(self._model, capacity)
         if self.sketch is not None:
             self.sketch.grow(capacity)
@@ -361,6 +369,7 @@ class HotPartition:
 
     def nbytes(self) -> int:
         columns = self._capacity * (self.dimension * 4 + 8 + 8 + 1 + 1 + 1 + 1 + 4 + 2)
+        columns += self._ids.nbytes
         graph = int(self.ann.memory_usage) if self.ann is not None else 0
         text = self.text.nbytes() if self.text is not None else 0
         hashes = self._hashes.nbytes() if self._hashes is not None else 0
@@ -551,21 +560,33 @@ class HotPartition:
             yield slots[above], sims[above]
 
     def _ranked(self, slots: Slots, sims: F32, k: int) -> list[tuple[Memory, float]]:
-        """The ``k`` best of ``slots`` by ``sims``, ties by id (every row tied with
-        the k-th is kept until the ids decide)."""
-        if k < len(slots):
-            cut = len(sims) - k
-            kth = sims[np.argpartition(sims, cut)[cut]]
-            best = np.flatnonzero(sims >= kth)
-            slots, sims = slots[best], sims[best]
-        ranked: list[tuple[Memory, float]] = []
-        for slot, sim in zip(slots.tolist(), sims.tolist(), strict=True):
-            memory = self.memories[slot]
-            assert memory is not None
-            ranked.append((memory, sim))
-        ranked.sort(key=lambda pair: (-pair[1], pair[0].id))
+        """The ``k`` best of ``slots`` by ``sims`` as (copy, similarity), ties by id."""
         # Copies: callers may set fields without touching the cached objects.
-        return [(m.copy(), s) for m, s in ranked[:k]]
+        return [(self.memories[slot].copy(), sim) for slot, sim in self._best(slots, sims, k)]  # type: ignore[union-attr]
+
+    def _best(
+        self, slots: Slots, scores: npt.NDArray[np.floating], k: int
+    ) -> list[tuple[int, float]]:
+        """The ``k`` best (slot, score) pairs by score, then id, best first."""
+        if k < len(slots):
+            cut = len(scores) - k
+            kth = scores[np.argpartition(scores, cut)[cut]]
+            above = scores > kth
+            tied = slots[scores == kth]
+            room = k - int(np.count_nonzero(above))
+            if len(tied) > room:  # the lowest ids of those tied at the k-th place go in
+                tied = tied[np.argsort(self._ids[tied], kind="stable")[:room]]
+            pairs = list(zip(slots[above].tolist(), scores[above].tolist(), strict=True))
+            pairs.extend((slot, float(kth)) for slot in tied.tolist())
+        else:
+            pairs = list(zip(slots.tolist(), scores.tolist(), strict=True))
+        pairs.sort(key=lambda pair: (-pair[1], self._id_of(pair[0])))
+        return pairs
+
+    def _id_of(self, slot: int) -> str:
+        memory = self.memories[slot]
+        assert memory is not None
+        return memory.id
 
     def text_search(
         self, terms: Sequence[str], flt: MemoryFilter, limit: int
@@ -578,18 +599,12 @@ class HotPartition:
         if limit <= 0 or n == 0 or not terms:
             return []
         slots, scores = self.text.candidates(terms, self.mask(flt, n), limit)
-        ranked: list[tuple[int, Memory, float]] = []
-        for slot, score in zip(slots.tolist(), scores.tolist(), strict=True):
-            memory = self.memories[slot]
-            assert memory is not None
-            ranked.append((slot, memory, score))
-        ranked.sort(key=lambda hit: (-hit[2], hit[1].id))
-        ranked = ranked[:limit]
+        best = self._best(slots, scores, limit)
         # One gather for every hit's vector; each copy gets a row of it.
-        vectors = self.vectors[[slot for slot, _, _ in ranked]]
+        vectors = self.vectors[[slot for slot, _ in best]]
         out: list[tuple[Memory, float]] = []
-        for (_, memory, score), vector in zip(ranked, vectors, strict=True):
-            found = memory.copy()
+        for (slot, score), vector in zip(best, vectors, strict=True):
+            found = self.memories[slot].copy()  # type: ignore[union-attr]
             found.vector = vector
             out.append((found, score))
         return out
