@@ -15,3 +15,12 @@ async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+def abandon(task: asyncio.Task[Any] | None) -> None:
+    """Cancel a task whose result is no longer wanted, without waiting for it; an
+    exception it already ended with is retrieved, so asyncio does not log it as lost."""
+    if task is None:
+        return
+    task.cancel()
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())

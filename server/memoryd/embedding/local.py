@@ -89,6 +89,9 @@ class LocalMiniLMEmbedder:
         check_request(texts, kind)
         if not texts:
             return empty_result(DIMENSION)
+        if len(texts) == 1:
+            # A query: tokenised and run in one job (one thread hop, not two).
+            return await self._thread.run(self._embed_one, texts[0])
         encoded = await self._thread.run(self._tokenize, list(texts))
         # Longest first, so similar lengths share a batch and padding stays small.
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]), reverse=True)
@@ -109,6 +112,9 @@ class LocalMiniLMEmbedder:
             size = max(1, min(self._max_batch_size, self._max_batch_tokens // width))
             yield order[start : start + size]
             start += size
+
+    def _embed_one(self, text: str) -> npt.NDArray[np.float32]:
+        return self._infer(self._tokenize([text]))
 
     def _tokenize(self, texts: list[str]) -> list[list[int]]:
         return [enc.ids for enc in self._tokenizer.encode_batch(texts)]

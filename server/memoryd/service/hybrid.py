@@ -92,15 +92,17 @@ async def hybrid_candidates(
     limit: int,
     settings: RecallSettings,
     keep: int | None = None,
+    text_search: Awaitable[list[TextHit]] | None = None,
 ) -> list[Candidate]:
     """Vector and full-text rankings of up to ``limit`` each, fused, best first; only
     the ``keep`` best when given (a caller that does not re-rank needs no more). A
-    ranking whose weight is 0 is not searched at all."""
+    ranking whose weight is 0 is not searched at all. ``text_search``: the full-text
+    search of ``text``, already started by the caller."""
     weights = (settings.hybrid_vector_weight, settings.hybrid_text_weight)
     searches: list[Awaitable[Any]] = []
     if weights[0] > 0:
         searches.append(store.search(partition, vector, flt, limit))
-    searches.append(store.text_search(partition, text, flt, limit))
+    searches.append(text_search or store.text_search(partition, text, flt, limit))
     results = await asyncio.gather(*searches)
     vector_hits: list[VectorHit] = results[0] if weights[0] > 0 else []
     text_hits: list[TextHit] = results[-1]

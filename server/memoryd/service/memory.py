@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memoryd.aio import abandon
 from memoryd.config import DedupSettings, LimitsSettings, RecallSettings
 from memoryd.domain.errors import (
     FailedPrecondition,
@@ -24,6 +26,7 @@ from memoryd.domain.models import (
     MemoryFilter,
     PageCursor,
     SecurityLevel,
+    TextHit,
     Vector,
     utcnow,
 )
@@ -237,22 +240,33 @@ class MemoryService:
         now = utcnow()
         flt = self._visible_filter(scope, query.filter, now)
         scorer = Scorer.resolve(query.scoring, self._recall)
+        wide = max(limit * RERANK_FACTOR, MIN_RERANK_CANDIDATES)
+        hybrid = self._recall.hybrid_default if query.hybrid is None else query.hybrid
+        # Without query text there is nothing to match by keyword: vector-only.
+        text = query.query.strip() if self._recall.hybrid_text_weight > 0 else ""
         space = self._embedder.model_id
+        early_text: asyncio.Task[list[TextHit]] | None = None
         if query.embedding is not None:
             vector = _unit(query.embedding)
         else:
-            embedded, space = await embed_in_space(self._embedder, [query.query], kind="query")
+            if hybrid and text:
+                # Full text needs no vector: it runs while the model embeds the query
+                # (in a worker thread), not after.
+                early_text = asyncio.ensure_future(
+                    self._store.text_search(scope.partition, text, flt, wide)
+                )
+            try:
+                embedded, space = await embed_in_space(self._embedder, [query.query], kind="query")
+            except BaseException:
+                abandon(early_text)
+                raise
             vector = embedded[0]
         # Vectors are compared within one embedding space only (resilience/embedder.py).
         store = searchable(self._store, self._embedder, space)
-        hybrid = self._recall.hybrid_default if query.hybrid is None else query.hybrid
         # In the fallback space full text finds what vectors of that space cannot.
         hybrid = hybrid or space != self._embedder.model_id
-        # Without query text there is nothing to match by keyword: vector-only.
-        text = query.query.strip() if hybrid and self._recall.hybrid_text_weight > 0 else ""
-        wide = max(limit * RERANK_FACTOR, MIN_RERANK_CANDIDATES)
         scored = []
-        if text:
+        if hybrid and text:
             found = await hybrid_candidates(
                 store,
                 scope.partition,
@@ -263,6 +277,7 @@ class MemoryService:
                 settings=self._recall,
                 # Without a re-rank the fused order is the final one.
                 keep=None if scorer.reranks else limit,
+                text_search=early_text,
             )
             for c in found:
                 score, components = scorer.score(

@@ -14,6 +14,7 @@ from memoryd.config import DedupSettings, LimitsSettings, RecallSettings
 from memoryd.domain.models import Partition, SecurityLevel, Vector
 from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.embedding import HashingEmbedder
+from memoryd.embedding.base import Embedder
 from memoryd.service.access_stats import AccessStatsBuffer
 from memoryd.service.memory import MemoryService
 from memoryd.service.pagination import PageTokenCodec
@@ -58,9 +59,13 @@ async def make_rig() -> AsyncIterator[MakeRig]:
     async with AsyncExitStack() as stack:
 
         async def make(
-            recall: RecallSettings | None = None, dedup: DedupSettings | None = None
+            recall: RecallSettings | None = None,
+            dedup: DedupSettings | None = None,
+            *,
+            embedder: Embedder | None = None,
+            store: InMemoryStore | None = None,
         ) -> Rig:
-            store = InMemoryStore(dimension=DIM)
+            store = store or InMemoryStore(dimension=DIM)
             await store.open()
             stack.push_async_callback(store.close)
             writer = WriteBatcher(store, max_batch=100)
@@ -71,7 +76,7 @@ async def make_rig() -> AsyncIterator[MakeRig]:
             stack.push_async_callback(access.close)
             service = MemoryService(
                 store=store,
-                embedder=HashingEmbedder(DIM),
+                embedder=embedder or HashingEmbedder(DIM),
                 writer=writer,
                 access=access,
                 page_tokens=PageTokenCodec(b"k" * 32),

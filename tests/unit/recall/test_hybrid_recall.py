@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
+from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from memoryd.config import RecallSettings
-from memoryd.domain.models import MemoryFilter, SecurityLevel
+from memoryd.domain.errors import EmbeddingError
+from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel, TextHit
 from memoryd.domain.requests import MemoryDraft, RecallQuery, Scoring, ScoringPreset
+from memoryd.embedding import HashingEmbedder
+from memoryd.embedding.base import EmbedKind
 from memoryd.service.hybrid import max_fused
+from memoryd.storage.memory import InMemoryStore
 
 from .conftest import DIM, MakeRig, Rig, scope_for, unit
 
@@ -213,3 +220,71 @@ async def test_chinese_query_finds_chinese_memory_with_the_hashing_embedder(rig:
         assert out.results[0].memory.content == expected, question
         assert out.results[0].components.keyword > 0
         assert math.isfinite(out.results[0].components.similarity)
+
+
+class GatedEmbedder(HashingEmbedder):
+    """Embeds a query only once ``release`` is set, or fails then when ``fail``."""
+
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__(DIM)
+        self.release = asyncio.Event()
+        self.fail = fail
+
+    async def embed(
+        self, texts: Sequence[str], *, kind: EmbedKind = "document"
+    ) -> npt.NDArray[np.float32]:
+        if kind == "query":
+            await self.release.wait()
+            if self.fail:
+                raise EmbeddingError("the provider is down")
+        return await super().embed(texts, kind=kind)
+
+
+class WatchedStore(InMemoryStore):
+    """Records when full-text searches start and end, and whether one was cancelled."""
+
+    def __init__(self) -> None:
+        super().__init__(dimension=DIM)
+        self.text_started = asyncio.Event()
+        #: Cleared: text searches wait until it is set.
+        self.text_gate = asyncio.Event()
+        self.text_gate.set()
+        self.text_cancelled = asyncio.Event()
+
+    async def text_search(
+        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
+    ) -> list[TextHit]:
+        self.text_started.set()
+        try:
+            await self.text_gate.wait()
+        except asyncio.CancelledError:
+            self.text_cancelled.set()
+            raise
+        return await super().text_search(partition, query, flt, limit)
+
+
+async def test_the_keyword_search_runs_while_the_query_is_embedded(make_rig: MakeRig) -> None:
+    embedder, store = GatedEmbedder(), WatchedStore()
+    rig = await make_rig(embedder=embedder, store=store)
+    await rig.service.remember(S, MemoryDraft("Shipment XJ-4471 left the Berlin depot"))
+    recall = asyncio.create_task(rig.service.recall(S, RecallQuery(query="XJ-4471", hybrid=True)))
+    # The text search starts before the model has answered...
+    await asyncio.wait_for(store.text_started.wait(), 5)
+    assert not recall.done()
+    embedder.release.set()
+    # ...and its hits are part of the answer.
+    outcome = await asyncio.wait_for(recall, 5)
+    assert [r.memory.content for r in outcome.results] == ["Shipment XJ-4471 left the Berlin depot"]
+    assert outcome.results[0].components.keyword > 0
+
+
+async def test_a_failed_embedding_cancels_the_keyword_search(make_rig: MakeRig) -> None:
+    embedder, store = GatedEmbedder(fail=True), WatchedStore()
+    rig = await make_rig(embedder=embedder, store=store)
+    store.text_gate.clear()
+    recall = asyncio.create_task(rig.service.recall(S, RecallQuery(query="XJ-4471", hybrid=True)))
+    await asyncio.wait_for(store.text_started.wait(), 5)
+    embedder.release.set()
+    with pytest.raises(EmbeddingError):
+        await asyncio.wait_for(recall, 5)
+    await asyncio.wait_for(store.text_cancelled.wait(), 5)
