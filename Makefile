@@ -102,8 +102,13 @@ lint: lint-fast ## buf lint + buf breaking against main, ruff, mypy
 	else echo "buf breaking: main has no proto/ yet, nothing to compare"; fi
 	$(BIN)/mypy
 
+# The Go load generator for the concurrency sweep (uses the generated Go client).
+LOADGEN := bench/.bin/loadgen
+$(LOADGEN): bench/loadgen/main.go bench/loadgen/go.mod bench/loadgen/go.sum $(wildcard clients/go/*.go clients/go/gen/memoryd/v1/*.go)
+	cd bench/loadgen && go build -o ../.bin/loadgen .
+
 .PHONY: bench
-bench: $(STAMP) ## Benchmark suite: memoryd vs the floor and the peers (ARGS=--quick: < 3 min); writes bench/results/
+bench: $(STAMP) $(LOADGEN) ## Benchmark suite: memoryd vs the floor and the peers (ARGS=--quick: < 3 min); writes bench/results/
 	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python bench/run.py $(ARGS)
 
@@ -115,5 +120,5 @@ format: $(STAMP) ## Format hand-written Python
 .PHONY: clean
 clean: ## Remove the virtualenv, node tools, caches and local data
 	rm -rf $(VENV) proto/node_modules .pytest_cache .mypy_cache .ruff_cache data
-	rm -rf clients/typescript/node_modules clients/typescript/dist clients/go/.bin clients/java/.bin clients/java/target
+	rm -rf clients/typescript/node_modules clients/typescript/dist clients/go/.bin clients/java/.bin clients/java/target bench/.bin
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -70,6 +70,8 @@ from memoryd_proto.v1 import snapshot_service_pb2_grpc as sgrpc
 
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results"
+#: The Go load generator (bench/loadgen), built by `make bench`.
+LOADGEN = BENCH / ".bin" / "loadgen"
 SECTIONS = ("footprint", "model", "recall", "sweep", "writes", "mem0", "quality")
 
 FULL = {
@@ -256,7 +258,8 @@ def recall_tier(
             out["snapshot"] = build_snapshot(ch, names[0], queries)
             log(f"{label}: text new {out['text_new']} cached {out['text_cached']}")
             np.save(tmp / "sweep-queries.npy", queries)
-            out["sweep"] = sweep(d, names[0], tmp / "sweep-queries.npy", cfg)
+            queries.astype("<f4").tofile(tmp / "sweep-queries.f32")
+            out["sweep"] = sweep(d, names[0], tmp / "sweep-queries", cfg)
         ch.close()
         out["rss_end_mb"] = d.rss_mb()
     finally:
@@ -312,11 +315,20 @@ def build_snapshot(ch: grpc.Channel, agent: str, queries: F32) -> dict[str, Any]
     return {"status": "ok", **pct(timed(lambda: stub.BuildSnapshot(request), 200))}
 
 
-def sweep(d: Daemon, agent: str, queries_path: Path, cfg: dict[str, Any]) -> list[dict[str, Any]]:
+def sweep(d: Daemon, agent: str, queries: Path, cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    """Closed-loop Recall load from the Go client (bench/loadgen: a few tens of us of
+    CPU per call, so the daemon gets the cores) at 1 to 64 clients, and from Python's
+    grpc.aio at 32 for comparison (it spends about as much CPU per call as the daemon)."""
+    loadgen = [str(LOADGEN)] if LOADGEN.is_file() else None
+    python = [sys.executable, str(BENCH / "load.py")]
+    runs = [(loadgen or python, clients) for clients in (1, 8, 32, 64)]
+    if loadgen:
+        runs.append((python, 32))
     rows = []
-    for clients in (1, 8, 32, 64):
+    for command, clients in runs:
+        suffix = ".npy" if command is python else ".f32"
         done = subprocess.run(
-            [sys.executable, str(BENCH / "load.py"), d.address, agent, str(queries_path), str(clients), str(cfg["sweep_s"])],
+            [*command, d.address, agent, f"{queries}{suffix}", str(clients), str(cfg["sweep_s"])],
             capture_output=True, text=True, cwd=REPO, timeout=600,
         )  # fmt: skip
         row = (
@@ -324,6 +336,7 @@ def sweep(d: Daemon, agent: str, queries_path: Path, cfg: dict[str, Any]) -> lis
             if done.returncode == 0
             else {"clients": clients, "error": done.stderr[-500:]}
         )
+        row.setdefault("client", "python")
         log(f"sweep: {row}")
         rows.append(row)
     return rows
@@ -337,29 +350,44 @@ def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, An
     n = cfg["writes"]
     vectors = source.take(n)
     texts = [sentence(random.Random(10**6 + i), 10**6 + i) for i in range(n)]
+    # Requests are built before the clock starts: filling a 1,000-item request's
+    # repeated floats from Python costs the client ~25 ms (reported), which is the
+    # client's work, not the daemon's (a Go or TypeScript client pays a fraction).
+    t0 = time.perf_counter()
+    one_writer = [
+        remember_batch_request("writer-0", texts[start:end], vectors[start:end])
+        for start, end in batches(n, 1000)
+    ]
+    out["client_build_ms_per_1000"] = round((time.perf_counter() - t0) * 1000 / len(one_writer), 1)
+    per = n // 8
+    eight_writers = []
+    for w in range(8):
+        wt, wv = texts[w * per : (w + 1) * per], source.take(per)
+        eight_writers.append(
+            [
+                remember_batch_request(f"writer-{w + 1}", wt[start:end], wv[start:end])
+                for start, end in batches(per, 1000)
+            ]
+        )
     with Daemon(tmp / "writes" / "data", env=daemon_env()) as d:
         ch = channel(d.address)
         stub = mgrpc.MemoryServiceStub(ch)
         t0 = time.perf_counter()
-        ingest(stub, "writer-0", texts, vectors)
+        for request in one_writer:
+            stub.RememberBatch(request, timeout=600)
         out["batch_vectors_1_writer_per_s"] = round(n / (time.perf_counter() - t0))
         log(f"writes: 1 writer {out['batch_vectors_1_writer_per_s']}/s")
 
         async def eight() -> float:
-            per = n // 8
             async with grpc.aio.insecure_channel(d.address) as ach:
                 astub = mgrpc.MemoryServiceStub(ach)
 
-                async def writer(w: int) -> None:
-                    rows = slice(w * per, (w + 1) * per)
-                    wt, wv = texts[rows], source.take(per)
-                    for start, end in batches(per, 1000):
-                        await astub.RememberBatch(
-                            remember_batch_request(f"writer-{w + 1}", wt[start:end], wv[start:end])
-                        )
+                async def writer(requests: list[mpb.RememberBatchRequest]) -> None:
+                    for request in requests:
+                        await astub.RememberBatch(request, timeout=600)
 
                 t1 = time.perf_counter()
-                await asyncio.gather(*(writer(w) for w in range(8)))
+                await asyncio.gather(*(writer(w) for w in eight_writers))
                 return per * 8 / (time.perf_counter() - t1)
 
         # Each phase starts in a steady state: the previous one's background work
