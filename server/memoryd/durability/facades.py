@@ -112,6 +112,7 @@ class DurableStore:
         memories: Sequence[Memory],
         *,
         new_ids: frozenset[str] = frozenset(),
+        stored_ids: frozenset[str] = frozenset(),
     ) -> None:
         # No hint goes into the log: a replay must look every id up.
         await self.core.write(Op("upsert", partition, memories=tuple(memories)))

@@ -141,9 +141,10 @@ class InstrumentedStore(_Delegating):
         memories: Sequence[Memory],
         *,
         new_ids: frozenset[str] = frozenset(),
+        stored_ids: frozenset[str] = frozenset(),
     ) -> None:
         with self._timed("upsert"):
-            await self.inner.upsert(partition, memories, new_ids=new_ids)
+            await self.inner.upsert(partition, memories, new_ids=new_ids, stored_ids=stored_ids)
 
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False

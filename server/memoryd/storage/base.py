@@ -49,13 +49,15 @@ class Store(Protocol):
         memories: Sequence[Memory],
         *,
         new_ids: frozenset[str] = frozenset(),
+        stored_ids: frozenset[str] = frozenset(),
     ) -> None:
         """Insert or replace by id. Every memory belongs to ``partition`` and has a vector.
 
         ``new_ids``: ids the caller knows the partition does not hold (the hot cache,
         which holds the whole partition, says so); a backend may skip looking them up.
         A wrong hint may store a second row with that id, so only a complete view of
-        the partition gives one (never a log replay)."""
+        the partition gives one (never a log replay). ``stored_ids``: ids the caller
+        knows it does hold; a wrong one costs nothing (the row is inserted anyway)."""
 
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False

@@ -212,16 +212,18 @@ class HotCacheStore:
         memories: Sequence[Memory],
         *,
         new_ids: frozenset[str] = frozenset(),
+        stored_ids: frozenset[str] = frozenset(),
     ) -> None:
         ids = [m.id for m in memories]
         entry = self._entries.get(partition)
         if entry is not None and entry.part is not None:
             # A loaded partition is complete and every write passes through here, so
-            # an id it lacks is one the store lacks too.
+            # an id it lacks is one the store lacks too, and one it holds is stored.
             slot_of = entry.part.slot_of
             new_ids = new_ids | {i for i in ids if i not in slot_of}
+            stored_ids = stored_ids | {i for i in ids if i in slot_of}
         try:
-            await self.inner.upsert(partition, memories, new_ids=new_ids)
+            await self.inner.upsert(partition, memories, new_ids=new_ids, stored_ids=stored_ids)
         except BaseException:
             self._write_failed(partition, ids)
             raise

@@ -197,6 +197,7 @@ class InMemoryStore:
         memories: Sequence[Memory],
         *,
         new_ids: frozenset[str] = frozenset(),
+        stored_ids: frozenset[str] = frozenset(),
     ) -> None:
         if self._data is None:
             raise StoreError("memory store is not open")

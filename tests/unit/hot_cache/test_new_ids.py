@@ -1,5 +1,6 @@
-"""The hot cache tells LanceDB which ids are new (a loaded partition is complete), so
-new memories skip the existence lookup, and an update is never appended twice."""
+"""The hot cache tells LanceDB which ids are new and which are stored (a loaded
+partition is complete), so writes skip the existence lookup, an update is never
+appended twice, and a wrong "stored" hint still stores the row."""
 
 from __future__ import annotations
 
@@ -43,11 +44,15 @@ async def test_new_ids_skip_the_lookup_and_updates_stay_single_rows(
         await store.upsert(
             P, [memory(id="b", vector=moved, content="b, edited"), memory(id="c", vector=moved)]
         )
-        assert looked_up == [["b"]]  # only the id the partition holds
+        assert looked_up == []  # b is held by the partition, c is not: both known
         table = inner._tbl()
         assert await table.count_rows("id = 'b'") == 1
         assert await table.count_rows() == 3
         [b] = await inner.get(P, ["b"])
         assert b.content == "b, edited"
+        # A "stored" hint for an id the table lacks: inserted all the same, once.
+        await inner.upsert(P, [memory(id="d", vector=moved)], stored_ids=frozenset({"d"}))
+        assert await table.count_rows("id = 'd'") == 1
+        assert looked_up == []
     finally:
         await store.close()

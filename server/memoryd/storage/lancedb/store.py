@@ -262,6 +262,7 @@ class LanceDBStore:
         memories: Sequence[Memory],
         *,
         new_ids: frozenset[str] = frozenset(),
+        stored_ids: frozenset[str] = frozenset(),
     ) -> None:
         table = self._tbl()
         check_upsert(partition, memories, self.dimension)
@@ -275,8 +276,9 @@ class LanceDBStore:
             # commits is repaired by the log's replay (an upsert is idempotent).
             # Ids the caller vouches for are not looked up (one filtered scan per call,
             # ~7 ms even for one id: most of a single Remember's store time).
-            lookup = [m.id for m in unique if m.id not in new_ids]
+            lookup = [m.id for m in unique if m.id not in new_ids and m.id not in stored_ids]
             stored = await self._stored_ids(table, partition, lookup) if lookup else set()
+            stored |= stored_ids
             fresh = [m for m in unique if m.id not in stored]
             changed = [m for m in unique if m.id in stored]
             if fresh:

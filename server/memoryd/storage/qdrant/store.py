@@ -192,6 +192,7 @@ class QdrantStore:
         memories: Sequence[Memory],
         *,
         new_ids: frozenset[str] = frozenset(),
+        stored_ids: frozenset[str] = frozenset(),
     ) -> None:
         engine = self._eng()
         check_upsert(partition, memories, self.dimension)
