@@ -25,6 +25,14 @@ def unit_vector(rng: np.random.Generator, dim: int = DIM) -> Vector:
     return out
 
 
+def clustered(n: int, rng: np.random.Generator, dim: int) -> Vector:
+    """Text-embedding-like unit rows: mixes of a few hundred centres plus noise."""
+    centres = rng.normal(size=(300, dim))
+    x = centres[rng.integers(0, 300, n)] + 0.6 * rng.normal(size=(n, dim))
+    out: Vector = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    return out
+
+
 def memory(partition: Partition = P, *, vector: Vector | None = None, **fields: Any) -> Memory:
     n = next(_ids)
     fields.setdefault("content", f"memory {n}")

@@ -12,17 +12,14 @@ from memoryd.storage.hot_ann import AnnParams, build_ann
 from memoryd.storage.hot_partition import HotPartition, unit
 from memoryd.storage.hot_sketch import RANK
 
-from .helpers import memory
+from .helpers import clustered, memory
 
 DIM = 384
 CUT = 0.95
 
 
 def _clustered(n: int, rng: np.random.Generator) -> np.ndarray:
-    """Text-embedding-like: mixes of a few hundred centres plus noise."""
-    centres = rng.normal(size=(300, DIM))
-    x = centres[rng.integers(0, 300, n)] + 0.6 * rng.normal(size=(n, DIM))
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    return clustered(n, rng, DIM)
 
 
 def _at(target: np.ndarray, similarity: float, rng: np.random.Generator) -> np.ndarray:
