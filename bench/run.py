@@ -317,8 +317,8 @@ def build_snapshot(ch: grpc.Channel, agent: str, queries: F32) -> dict[str, Any]
 
 def sweep(d: Daemon, agent: str, queries: Path, cfg: dict[str, Any]) -> list[dict[str, Any]]:
     """Closed-loop Recall load from the Go client (bench/loadgen: a few tens of us of
-    CPU per call, so the daemon gets the cores) at 1 to 64 clients, and from Python's
-    grpc.aio at 32 for comparison (it spends about as much CPU per call as the daemon)."""
+    CPU per call, so the cores go to the daemon) at 1 to 64 clients, and from Python's
+    grpc.aio at 32 for comparison."""
     loadgen = [str(LOADGEN)] if LOADGEN.is_file() else None
     python = [sys.executable, str(BENCH / "load.py")]
     runs = [(loadgen or python, clients) for clients in (1, 8, 32, 64)]

@@ -1,8 +1,7 @@
 // Command loadgen is make bench's closed-loop Recall load: CONCURRENCY goroutines,
 // each sending its next query as soon as the previous answer arrives, for SECONDS.
-// It uses the generated Go client, so the client's own cost per call (~tens of
-// microseconds) leaves the box's cores to the daemon; a Python asyncio client spends
-// about as much CPU per call as the daemon does. Prints one JSON line.
+// It uses the generated Go client, whose own cost per call (tens of microseconds)
+// leaves the box's cores to the daemon. Prints one JSON line.
 //
 //	loadgen ADDRESS AGENT QUERIES.f32 CONCURRENCY SECONDS
 //
