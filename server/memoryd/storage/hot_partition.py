@@ -564,7 +564,7 @@ class HotPartition:
     def _ranked(self, slots: Slots, sims: F32, k: int) -> list[tuple[Memory, float]]:
         """The ``k`` best of ``slots`` by ``sims`` as (copy, similarity), ties by id."""
         # Copies: callers may set fields without touching the cached objects.
-        return [(self.memories[slot].copy(), sim) for slot, sim in self._best(slots, sims, k)]  # type: ignore[union-attr]
+        return [(self._memory_at(slot).copy(), sim) for slot, sim in self._best(slots, sims, k)]
 
     def _best(
         self, slots: Slots, scores: npt.NDArray[np.floating], k: int
@@ -582,13 +582,13 @@ class HotPartition:
             pairs.extend((slot, float(kth)) for slot in tied.tolist())
         else:
             pairs = list(zip(slots.tolist(), scores.tolist(), strict=True))
-        pairs.sort(key=lambda pair: (-pair[1], self._id_of(pair[0])))
+        pairs.sort(key=lambda pair: (-pair[1], self._memory_at(pair[0]).id))
         return pairs
 
-    def _id_of(self, slot: int) -> str:
+    def _memory_at(self, slot: int) -> Memory:
         memory = self.memories[slot]
         assert memory is not None
-        return memory.id
+        return memory
 
     def text_search(
         self, terms: Sequence[str], flt: MemoryFilter, limit: int
@@ -606,7 +606,7 @@ class HotPartition:
         vectors = self.vectors[[slot for slot, _ in best]]
         out: list[tuple[Memory, float]] = []
         for (slot, score), vector in zip(best, vectors, strict=True):
-            found = self.memories[slot].copy()  # type: ignore[union-attr]
+            found = self._memory_at(slot).copy()
             found.vector = vector
             out.append((found, score))
         return out

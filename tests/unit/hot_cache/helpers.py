@@ -86,7 +86,8 @@ class GatedStore(InMemoryStore):
         memories: Sequence[Memory],
         *,
         new_ids: frozenset[str] = frozenset(),
+        stored_ids: frozenset[str] = frozenset(),
     ) -> None:
-        await super().upsert(partition, memories, new_ids=new_ids)
+        await super().upsert(partition, memories, new_ids=new_ids, stored_ids=stored_ids)
         if self.fail_after_write:
             raise RuntimeError("disk full (after the commit)")
