@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -37,6 +38,7 @@ _TS = pa.timestamp("us", tz="UTC")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+@functools.cache
 def memory_schema(dimension: int) -> pa.Schema:
     return pa.schema(
         [
@@ -90,8 +92,9 @@ def vector_dimension(schema: pa.Schema) -> int | None:
 
 
 def _ts_array(values: Sequence[datetime | None]) -> pa.Array:
-    micros = [None if v is None else to_micros(v) for v in values]
-    return pa.array(micros, type=pa.int64()).cast(_TS)
+    # Integers straight into the timestamp type: a cast from int64 goes through
+    # pyarrow.compute, ~10x the time for one row.
+    return pa.array([None if v is None else to_micros(v) for v in values], type=_TS)
 
 
 def _from_micros(value: int | None) -> datetime | None:
