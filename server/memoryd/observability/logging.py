@@ -10,7 +10,6 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
-from typing import TextIO
 
 import structlog
 
@@ -61,12 +60,11 @@ class AccessLog:
     cached Recall's overhead. Console output goes through structlog (readable, and
     nobody serves at full rate to a terminal)."""
 
-    def __init__(self, settings: LoggingSettings, stream: TextIO | None = None) -> None:
+    def __init__(self, settings: LoggingSettings) -> None:
         level = getattr(logging, settings.level.upper())
         self._json = _as_json(settings)
         self._info = level <= logging.INFO
         self._warning = level <= logging.WARNING
-        self._stream = stream
         self._console = structlog.get_logger("memoryd.access")
 
     def rpc(self, *, ok: bool, fields: dict[str, object]) -> None:
@@ -80,4 +78,4 @@ class AccessLog:
         fields["event"] = "rpc"
         fields["level"] = level
         fields["timestamp"] = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-        (self._stream or sys.stderr).write(json.dumps(fields) + "\n")
+        sys.stderr.write(json.dumps(fields) + "\n")

@@ -52,7 +52,8 @@ from memoryd.domain.models import (
 )
 from memoryd.storage.base import Store
 from memoryd.storage.hot_ann import AnnParams, build_ann
-from memoryd.storage.hot_partition import HotPartition, put_many, unit
+from memoryd.storage.hot_partition import HotPartition, put_many
+from memoryd.storage.hot_rows import unit
 from memoryd.storage.hot_text import build_text_base, query_terms
 from memoryd.storage.memory import check_query_vector, unit_queries
 

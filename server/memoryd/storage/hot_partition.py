@@ -3,8 +3,10 @@
 Vectors live in one contiguous float32 matrix (a slot per memory; freed slots are
 reused), and the fields a MemoryFilter reads live in parallel NumPy columns, so a
 filtered search is a handful of vectorised comparisons, one matrix-vector product
-and an ``argpartition``. Past a size threshold an HNSW graph (usearch) proposes an
-oversampled candidate set that is re-ranked exactly against the matrix. Full-text
+and an ``argpartition``; from 2,048 rows an int8 copy (hot_quant.py) first rules out,
+exactly, the rows that cannot make the top k. Past a size threshold an HNSW graph
+(usearch) proposes an oversampled candidate set that is re-ranked exactly against the
+matrix. Full-text
 search has its own index (hot_text.py), built on the first text search and kept
 coherent by every write from then on.
 
@@ -16,11 +18,7 @@ and replayed onto the graph or the text index.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
-from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -37,19 +35,16 @@ from memoryd.domain.models import (
 from memoryd.storage.hot_ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot_hashes import ContentHashes
 from memoryd.storage.hot_quant import Quantized
+from memoryd.storage.hot_rows import grown, micros, object_bytes, stored_form, utc
 from memoryd.storage.hot_sketch import RANK, Sketch
 from memoryd.storage.hot_text import TextBase, TextIndex
 
 F32 = npt.NDArray[np.float32]
 Slots = npt.NDArray[np.intp]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NO_EXPIRY = np.iinfo(np.int64).max
 _TYPE_CODE = {t: i for i, t in enumerate(MemoryType)}
 _MIN_CAPACITY = 64
-#: Rough bytes of one cached Memory object besides its strings (the dataclass, its
-#: datetimes, tuple, dict, the id->slot entry); measured with tracemalloc at ~900 B.
-_OBJECT_OVERHEAD = 900
 #: Similarities computed per block of an exact multi-query search (64 MB of float32).
 _EXACT_BLOCK_CELLS = 16 * 2**20
 #: Vectors whose norm is this close to 1 are kept as they are (see put_rows).
@@ -68,41 +63,6 @@ _SKETCH_MIN_SIMILARITY = 0.8
 #: against 29 / 111; 2,048 rows 108 / 154 against 42 / 138; 8,192 rows 453 / 514
 #: against 173 / 271.
 _QUANT_MIN_ROWS = 2048
-
-
-def micros(value: datetime) -> int:
-    """Microseconds since the epoch; naive datetimes are taken as UTC."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    delta = value - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def stored_form(m: Memory) -> Memory:
-    """``m`` as a durable store returns it: UTC datetimes, JSON metadata, no vector."""
-    out = m.copy()
-    out.vector = None
-    out.created_at = _utc(m.created_at) or m.created_at
-    out.updated_at = _utc(m.updated_at) or m.updated_at
-    out.accessed_at = _utc(m.accessed_at)
-    out.expires_at = _utc(m.expires_at)
-    out.tags = tuple(m.tags)
-    out.metadata = json.loads(json.dumps(m.metadata)) if m.metadata else {}
-    if m.source is not None and m.source.retrieved_at is not None:
-        out.source = dataclasses.replace(m.source, retrieved_at=_utc(m.source.retrieved_at))
-    return out
-
-
-def unit(vector: npt.ArrayLike) -> F32:
-    vec = np.asarray(vector, dtype=np.float32).reshape(-1)
-    norm = np.float32(np.linalg.norm(vec))
-    return vec / norm if norm > 0 else vec
 
 
 class HotPartition:
@@ -194,7 +154,7 @@ class HotPartition:
             models[i] = self._model_code.setdefault(memory.embedding_model, len(self._model_code))
             for tag in memory.tags:
                 self._tag_slots.setdefault(tag, set()).add(slot)
-            self._object_bytes += _object_bytes(memory)
+            self._object_bytes += object_bytes(memory)
         # Stored vectors are unit length already; renormalising those would change
         # their last bits, and text search returns the vectors exactly as stored.
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -259,7 +219,7 @@ class HotPartition:
             return
         memory = self.memories[slot]
         assert memory is not None
-        seen = _utc(update.last_accessed_at)
+        seen = utc(update.last_accessed_at)
         memory.access_count += update.count
         if memory.accessed_at is None or (seen is not None and seen > memory.accessed_at):
             memory.accessed_at = seen
@@ -268,7 +228,7 @@ class HotPartition:
         old = self.memories[slot]
         if old is None:
             return
-        self._object_bytes -= _object_bytes(old)
+        self._object_bytes -= object_bytes(old)
         for tag in old.tags:
             holders = self._tag_slots.get(tag)
             if holders is not None:
@@ -284,16 +244,16 @@ class HotPartition:
         return slot
 
     def _grow(self, capacity: int) -> None:
-        self.vectors = _grown(self.vectors, capacity)
-        self._alive = _grown(self._alive, capacity)
-        self._created = _grown(self._created, capacity)
-        self._expires = _grown(self._expires, capacity)
-        self._security = _grown(self._security, capacity)
-        self._type = _grown(self._type, capacity)
-        self._archived = _grown(self._archived, capacity)
-        self._namespace = _grown(self._namespace, capacity)
-        self._ids = _grown(self._ids, capacity)
-        self._model = _grown(self._model, capacity)
+        self.vectors = grown(self.vectors, capacity)
+        self._alive = grown(self._alive, capacity)
+        self._created = grown(self._created, capacity)
+        self._expires = grown(self._expires, capacity)
+        self._security = grown(self._security, capacity)
+        self._type = grown(self._type, capacity)
+        self._archived = grown(self._archived, capacity)
+        self._namespace = grown(self._namespace, capacity)
+        self._ids = grown(self._ids, capacity)
+        self._model = grown(self._model, capacity)
         if self.sketch is not None:
             self.sketch.grow(capacity)
         if self.quantized is not None:
@@ -610,24 +570,6 @@ class HotPartition:
             found.vector = vector
             out.append((found, score))
         return out
-
-
-_A = TypeVar("_A", bound=np.ndarray[Any, Any])
-
-
-def _grown(a: _A, capacity: int) -> _A:
-    """``a`` copied into a zero-filled array of ``capacity`` rows."""
-    out = np.zeros((capacity, *a.shape[1:]), dtype=a.dtype)
-    out[: len(a)] = a
-    return cast(_A, out)
-
-
-def _object_bytes(m: Memory) -> int:
-    """Estimated bytes of a cached Memory: fixed overhead plus its variable parts."""
-    extra = len(m.content) + len(m.id) + sum(len(t) + 56 for t in m.tags)
-    if m.metadata:
-        extra += 64 * len(m.metadata) + len(str(m.metadata))
-    return _OBJECT_OVERHEAD + extra
 
 
 def put_many(part: HotPartition, memories: Sequence[Memory], *, from_store: bool) -> None:

@@ -28,6 +28,8 @@ import numkong
 import numpy as np
 import numpy.typing as npt
 
+from memoryd.storage.hot_rows import grown
+
 F32 = npt.NDArray[np.float32]
 Slots = npt.NDArray[np.intp]
 
@@ -77,11 +79,8 @@ class Quantized:
         return int(self.codes.nbytes + self.scale.nbytes)
 
     def grow(self, capacity: int) -> None:
-        codes = np.zeros((capacity, self.codes.shape[1]), dtype=np.int8)
-        codes[: len(self.codes)] = self.codes
-        scale = np.zeros(capacity, dtype=np.float32)
-        scale[: len(self.scale)] = self.scale
-        self.codes, self.scale = codes, scale
+        self.codes = grown(self.codes, capacity)
+        self.scale = grown(self.scale, capacity)
 
     def put(self, slots: Slots, vectors: F32) -> None:
         codes, scale, error, length = quantize(vectors)

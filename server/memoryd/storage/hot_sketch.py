@@ -27,6 +27,8 @@ from collections.abc import Iterator
 import numpy as np
 import numpy.typing as npt
 
+from memoryd.storage.hot_rows import grown
+
 F32 = npt.NDArray[np.float32]
 Slots = npt.NDArray[np.intp]
 
@@ -74,9 +76,7 @@ class Sketch:
         return int(self.rows.nbytes + self.basis.nbytes)
 
     def grow(self, capacity: int) -> None:
-        rows = np.zeros((capacity, self.rows.shape[1]), dtype=np.float32)
-        rows[: len(self.rows)] = self.rows
-        self.rows = rows
+        self.rows = grown(self.rows, capacity)
 
     def put(self, slots: Slots, vectors: F32) -> None:
         projected = vectors @ self.basis.T

@@ -23,11 +23,11 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
+from memoryd.storage.hot_rows import grown
 from memoryd.storage.memory import BM25_B, BM25_K1
 from memoryd.text import tokenize
 
@@ -188,10 +188,10 @@ class TextIndex:
             self.merge()
 
     def _grow(self, capacity: int) -> None:
-        self.doclen = _grown(self.doclen, capacity, 0.0)
+        self.doclen = grown(self.doclen, capacity, 0.0)
         # A slot never indexed has no base postings: "live" (nothing stale) is right.
-        self._base_live = _grown(self._base_live, capacity, True)
-        self._base_terms = _grown(self._base_terms, capacity, 0)
+        self._base_live = grown(self._base_live, capacity, True)
+        self._base_terms = grown(self._base_terms, capacity, 0)
         self._capacity = capacity
 
     def merge(self) -> None:
@@ -304,13 +304,3 @@ class TextIndex:
         if len(slots_all) == 0:
             return None
         return slots_all, np.concatenate(parts_tfs).astype(np.float64, copy=False)
-
-
-_A = TypeVar("_A", bound=np.ndarray[Any, Any])
-
-
-def _grown(a: _A, capacity: int, fill: float | bool) -> _A:
-    """``a`` copied into an array of ``capacity`` rows filled with ``fill``."""
-    out = np.full(capacity, fill, dtype=a.dtype)
-    out[: len(a)] = a
-    return cast(_A, out)

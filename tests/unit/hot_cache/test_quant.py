@@ -13,8 +13,9 @@ from hypothesis.extra import numpy as hnp
 
 from memoryd.domain.models import MemoryFilter, SecurityLevel
 from memoryd.storage.hot_ann import AnnParams, new_ann_index
-from memoryd.storage.hot_partition import _QUANT_MIN_ROWS, HotPartition, unit
+from memoryd.storage.hot_partition import _QUANT_MIN_ROWS, HotPartition
 from memoryd.storage.hot_quant import Quantized
+from memoryd.storage.hot_rows import unit
 
 from .helpers import clustered, memory
 

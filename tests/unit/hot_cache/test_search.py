@@ -22,7 +22,8 @@ from memoryd.domain.models import (
 )
 from memoryd.storage.hot_ann import AnnParams, build_ann
 from memoryd.storage.hot_cache import BULK_QUERIES, HotCacheStore
-from memoryd.storage.hot_partition import HotPartition, unit
+from memoryd.storage.hot_partition import HotPartition
+from memoryd.storage.hot_rows import unit
 from memoryd.storage.memory import InMemoryStore
 
 from .helpers import BASE, DIM, P, memory, unit_vector

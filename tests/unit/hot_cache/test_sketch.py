@@ -9,7 +9,8 @@ import pytest
 
 from memoryd.domain.models import MemoryFilter
 from memoryd.storage.hot_ann import AnnParams, build_ann
-from memoryd.storage.hot_partition import HotPartition, unit
+from memoryd.storage.hot_partition import HotPartition
+from memoryd.storage.hot_rows import unit
 from memoryd.storage.hot_sketch import RANK
 
 from .helpers import clustered, memory

@@ -1,0 +1,76 @@
+"""How a memory is held by the hot cache's columns: its stored form, unit vectors,
+times as microseconds, the size estimate the budget counts, and the one way every
+hot column grows (the partition's, the text index's, the int8 copy's, the sketch's)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import UTC, datetime
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from memoryd.domain.models import Memory
+
+F32 = npt.NDArray[np.float32]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: Rough bytes of one cached Memory object besides its strings (the dataclass, its
+#: datetimes, tuple, dict, the id->slot entry); measured with tracemalloc at ~900 B.
+OBJECT_OVERHEAD = 900
+
+_A = TypeVar("_A", bound=np.ndarray[Any, Any])
+
+
+def micros(value: datetime) -> int:
+    """Microseconds since the epoch; naive datetimes are taken as UTC."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    delta = value - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def stored_form(m: Memory) -> Memory:
+    """``m`` as a durable store returns it: UTC datetimes, JSON metadata, no vector."""
+    out = m.copy()
+    out.vector = None
+    out.created_at = utc(m.created_at) or m.created_at
+    out.updated_at = utc(m.updated_at) or m.updated_at
+    out.accessed_at = utc(m.accessed_at)
+    out.expires_at = utc(m.expires_at)
+    out.tags = tuple(m.tags)
+    out.metadata = json.loads(json.dumps(m.metadata)) if m.metadata else {}
+    if m.source is not None and m.source.retrieved_at is not None:
+        out.source = dataclasses.replace(m.source, retrieved_at=utc(m.source.retrieved_at))
+    return out
+
+
+def unit(vector: npt.ArrayLike) -> F32:
+    vec = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = np.float32(np.linalg.norm(vec))
+    return vec / norm if norm > 0 else vec
+
+
+def object_bytes(m: Memory) -> int:
+    """Estimated bytes of a cached Memory: fixed overhead plus its variable parts."""
+    extra = len(m.content) + len(m.id) + sum(len(t) + 56 for t in m.tags)
+    if m.metadata:
+        extra += 64 * len(m.metadata) + len(str(m.metadata))
+    return OBJECT_OVERHEAD + extra
+
+
+def grown(a: _A, capacity: int, fill: float | bool = 0) -> _A:
+    """``a`` copied into an array of ``capacity`` rows, the new rows set to ``fill``."""
+    shape = (capacity, *a.shape[1:])
+    # zeros, not full(0): the kernel hands out zeroed pages without writing them.
+    out = np.zeros(shape, dtype=a.dtype) if fill == 0 else np.full(shape, fill, dtype=a.dtype)
+    out[: len(a)] = a
+    return cast(_A, out)
