@@ -49,6 +49,7 @@ from common import (
     batches,
     calibration,
     channel,
+    embedder_write_texts,
     exact_top_k,
     health_check,
     ingest,
@@ -123,7 +124,7 @@ def footprint(tmp: Path, cfg: dict[str, Any]) -> dict[str, Any]:
 def model_speed(cfg: dict[str, Any]) -> dict[str, Any]:
     rng = random.Random(3)
     queries = [query_text(rng, i) for i in range(100)]
-    texts = [sentence(rng, i) for i in range(cfg["embed_writes"])]
+    texts = embedder_write_texts(cfg["embed_writes"])
 
     async def run() -> dict[str, Any]:
         model = LocalMiniLMEmbedder(threads=2)
@@ -398,7 +399,7 @@ def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, An
 
         out["settle_before_embedder_s"] = d.settle()
         m = cfg["embed_writes"]
-        etexts = [sentence(random.Random(2 * 10**6 + i), 2 * 10**6 + i) for i in range(m)]
+        etexts = embedder_write_texts(m)
         t0 = time.perf_counter()
         for start, end in batches(m, 100):
             stub.RememberBatch(
