@@ -322,6 +322,11 @@ class DurabilitySettings(BaseModel):
     checkpoint_interval_s: float = Field(1.0, gt=0)
     #: Longest wait between attempts to apply logged writes to a failing store.
     store_retry_max_s: float = Field(5.0, gt=0)
+    #: Memories a memory write may leave to be applied after it is acknowledged (it
+    #: is in the fsynced log and reads overlay it); past this a write waits for its
+    #: apply. None: 256 on LanceDB, 0 on Qdrant, whose other replicas read the store
+    #: directly. 0: every write is applied before it is acknowledged.
+    apply_behind: int | None = Field(None, ge=0)
 
 
 class ResilienceSettings(BaseModel):

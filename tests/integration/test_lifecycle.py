@@ -53,6 +53,33 @@ def remember(memory: MemoryServiceStub, agent: str, text: str, **kw: Any) -> str
     return str(memory.Remember(mpb.RememberRequest(agent_id=agent, content=text, **kw)).memory.id)
 
 
+def test_every_read_sees_a_write_the_moment_it_is_answered(
+    memory_stub: MemoryServiceStub, lifecycle_stub: LifecycleServiceStub
+) -> None:
+    # A memory write is answered at the log's fsync and reaches LanceDB just after
+    # (durability.apply_behind); each read below follows its write at once, so most
+    # land while that write is still being applied.
+    agent = fresh_agent()
+    ids: list[str] = []
+    for i in range(25):
+        code = f"QX{i:03d}{uuid.uuid4().hex[:6]}"
+        text = f"The locker code for site {i} is {code}"
+        ids.append(remember(memory_stub, agent, text))
+        again = memory_stub.Remember(mpb.RememberRequest(agent_id=agent, content=text))
+        assert again.deduplicated and again.memory.id == ids[-1]  # exact duplicate found
+        stats = lifecycle_stub.GetStats(lpb.GetStatsRequest(agent_id=agent))
+        assert stats.memories == i + 1
+        found = memory_stub.Recall(mpb.RecallRequest(agent_id=agent, query=code, limit=1))
+        assert [r.memory.id for r in found.results] == [ids[-1]]
+        page = memory_stub.ListMemories(mpb.ListMemoriesRequest(agent_id=agent, page_size=1))
+        assert [m.id for m in page.memories] == [ids[-1]]
+    forgotten = memory_stub.ForgetMemories(mpb.ForgetMemoriesRequest(agent_id=agent, ids=ids[:5]))
+    assert sorted(forgotten.forgotten_ids) == sorted(ids[:5])
+    assert lifecycle_stub.GetStats(lpb.GetStatsRequest(agent_id=agent)).memories == 20
+    gone = memory_stub.Recall(mpb.RecallRequest(agent_id=agent, query="locker code", limit=50))
+    assert not {r.memory.id for r in gone.results} & set(ids[:5])
+
+
 def final(events: Any) -> tuple[list[pb.Progress], Any]:
     progress, result = [], None
     for event in events:

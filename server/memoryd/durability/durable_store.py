@@ -6,8 +6,16 @@ fsynced with its group, then applied; the caller is answered after the fsync and
 the apply attempt. If applying fails the write still stands: the entry stays
 pending, the store is marked degraded, and a background task retries pending
 entries in order with backoff (the circuit breaker's half-open probe). Reads overlay
-pending entries (get, list, search, get_records), so a caller reads its own writes
-while the store is down.
+pending entries (get, list, search, find_by_content, get_records), so a caller reads
+its own writes while the store is down.
+
+With ``apply_behind`` > 0 a memory write (upsert, delete) is answered right after its
+fsync while at most that many memories wait to be applied, and a background task
+applies them in log order (adjacent entries coalesced into one store commit). It is
+as durable as before (the log has it; a crash replays it) and reads see it through
+the overlay; the reads with no overlay (full text, count, list_partitions) first
+wait for what is acknowledged to be applied (``caught_up``). Only for a store this
+process alone reads: another replica reading a shared store would not see it yet.
 
 ``transaction()`` collects the writes of a block (in the same task) into ONE log
 entry applied in order: keyed memory writes a key and its mirror memory together.
@@ -35,7 +43,7 @@ from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import MemorydError, Unavailable
 from memoryd.durability.ops import Op, coalesce, decode, encode
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
-from memoryd.resilience.breaker import CircuitBreaker
+from memoryd.resilience.breaker import BreakerState, CircuitBreaker
 from memoryd.resilience.degradation import ComponentStates, report
 from memoryd.storage.base import Store
 from memoryd.storage.records import RecordStore
@@ -44,6 +52,8 @@ log = structlog.get_logger(__name__)
 
 STORE = "store"
 WAL = "wal"
+#: Operations that may be applied behind the acknowledgement (see the module doc).
+_MEMORY_OPS = frozenset({"upsert", "delete"})
 
 _transaction: ContextVar[list[tuple[Durability, Op]] | None] = ContextVar(
     "wal_transaction", default=None
@@ -119,6 +129,7 @@ class Durability:
         store_dir: Path,
         checkpoint_interval_s: float = 1.0,
         retry_max_s: float = 5.0,
+        apply_behind: int = 0,
     ) -> None:
         self.wal = wal
         self.store = store
@@ -126,6 +137,8 @@ class Durability:
         self.states = states
         self.store_dir = store_dir
         self.checkpoint_interval_s = checkpoint_interval_s
+        #: Memories acknowledged before they are applied, at most (0: none).
+        self.apply_behind = apply_behind
         self.pending: dict[int, Entry] = {}
         self.breaker = CircuitBreaker(
             STORE, failure_threshold=1, reset_after_s=0.2, max_reset_after_s=retry_max_s
@@ -134,6 +147,7 @@ class Durability:
         self._retry: asyncio.Task[None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
         self._probe: asyncio.Task[None] | None = None
+        self._behind: asyncio.Task[None] | None = None
         self.checkpoint = 0
         self.replayed = 0
         self._closed = False
@@ -168,6 +182,8 @@ class Durability:
     async def close(self) -> None:
         self._closed = True
         await self.wal.close()
+        if self._behind is not None:
+            await asyncio.wait([self._behind])  # a store commit is not cut short
         for task in (self._retry, self._probe):
             await cancel_and_wait(task)
         # One last attempt to apply, then a final checkpoint.
@@ -207,6 +223,9 @@ class Durability:
         if not self.breaker.allow():
             self._degraded_write()
             return
+        if self._may_apply_behind(entry):
+            self._apply_behind()
+            return
         async with self._apply_lock:
             if not entry.applied:
                 await self._apply_ready()
@@ -214,6 +233,44 @@ class Durability:
             raise entry.error
         if not entry.applied:
             self._degraded_write()
+
+    def _may_apply_behind(self, entry: Entry) -> bool:
+        """Whether ``entry`` (durable, not applied) may be answered before it is
+        applied: memory writes only, and few enough waiting with it. Key and record
+        writes are applied first (their last-write-wins reads the store)."""
+        if self.apply_behind <= 0 or not all(op.kind in _MEMORY_OPS for op in entry.ops):
+            return False
+        waiting = sum(_op_size(op) for e in self.pending.values() if not e.applied for op in e.ops)
+        return waiting <= self.apply_behind
+
+    def _apply_behind(self) -> None:
+        if self._behind is None or self._behind.done():
+            self._behind = asyncio.create_task(self._apply_behind_loop(), name="wal-apply")
+
+    async def _apply_behind_loop(self) -> None:
+        # Loops: an entry acknowledged while a pass runs is in no pass yet.
+        while self._ready_unapplied():
+            if not self.breaker.allow():
+                self._schedule_retry()
+                return
+            async with self._apply_lock:
+                await self._apply_ready()
+            if self.breaker.state is not BreakerState.CLOSED:
+                self._schedule_retry()
+                return
+
+    def _ready_unapplied(self) -> bool:
+        return any(not e.applied and e.is_durable for e in self.pending.values())
+
+    async def caught_up(self) -> None:
+        """Return once every acknowledged write is applied, for reads that cannot
+        overlay pending ones. While the store is failing nothing waits: those reads
+        are answered as they are (degraded) and the entries are retried."""
+        if not self._ready_unapplied() or self.breaker.state is not BreakerState.CLOSED:
+            return
+        async with self._apply_lock:
+            if self.breaker.allow():
+                await self._apply_ready()
 
     def _unusable(self, exc: OSError) -> Unavailable:
         reason = f"write-ahead log unusable: {exc.strerror or exc}; nothing was stored"
@@ -395,6 +452,10 @@ class Durability:
         state = self.states.get(STORE)
         if state is not None and not state.ok:
             report(STORE, state.reason)
+
+
+def _op_size(op: Op) -> int:
+    return len(op.memories) + len(op.ids) + len(op.records) + len(op.keys)
 
 
 def _is_poison(exc: Exception) -> bool:

@@ -30,6 +30,7 @@ from memoryd.durability.ops import Op
 from memoryd.storage.base import Store, at_least
 from memoryd.storage.memory import matches
 from memoryd.storage.records import RecordStore
+from memoryd.text.normalize import content_hash
 
 
 def _memory_overlay(ops: Sequence[Op], partition: Partition) -> dict[str, Memory | None]:
@@ -210,14 +211,22 @@ class DurableStore:
             found = [[] for _ in vectors]
         if not overlay:
             return [hits[:limit] for hits in found]
-        extra = [m for m in overlay.values() if m is not None and m.vector is not None]
-        extra = [m for m in extra if matches(m, flt)]
+        extra = [
+            m
+            for m in overlay.values()
+            if m is not None and m.vector is not None and matches(m, flt)
+        ]
+        # Every query against every pending memory in one product (a batch of new
+        # memories looks for near-duplicates among the ones still being applied).
+        sims = np.zeros((len(vectors), 0), dtype=np.float32)
+        if extra:
+            queries = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+            queries = queries / np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
+            sims = queries @ np.asarray([m.vector for m in extra], dtype=np.float32).T
         out = []
-        for vector, hits in zip(vectors, found, strict=True):
+        for row, hits in zip(sims, found, strict=True):
             kept = [h for h in hits if h.memory.id not in overlay]
-            q = np.asarray(vector, dtype=np.float32)
-            q = q / max(float(np.linalg.norm(q)), 1e-12)
-            kept.extend(VectorHit(m, float(np.dot(q, m.vector))) for m in extra)  # type: ignore[arg-type]
+            kept.extend(VectorHit(m, s) for m, s in zip(extra, row.tolist(), strict=True))
             kept = at_least(kept, min_similarity)
             kept.sort(key=lambda h: (-h.similarity, h.memory.id))
             out.append(kept[:limit])
@@ -227,6 +236,7 @@ class DurableStore:
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int
     ) -> builtins.list[TextHit]:
         self.core.report_if_degraded()
+        await self.core.caught_up()  # term statistics cannot be overlaid
         try:
             hits = await self.inner.text_search(partition, query, flt, limit)
         except Exception as exc:
@@ -238,14 +248,26 @@ class DurableStore:
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
     ) -> builtins.list[Memory]:
+        overlay = self._overlay(partition)
+        found: list[Memory] = []
         try:
-            return await self.inner.find_by_content(partition, content_hashes, flt)
+            found = await self.inner.find_by_content(partition, content_hashes, flt)
         except Exception as exc:
             self.core.note_read_failure(exc)
-            return []
+        if not overlay:
+            return found
+        wanted = set(content_hashes)
+        kept = [m for m in found if m.id not in overlay]
+        kept.extend(
+            _without_vector(m, False)
+            for m in overlay.values()
+            if m is not None and matches(m, flt) and content_hash(m.content) in wanted
+        )
+        return kept
 
     async def count(self, partition: Partition, flt: MemoryFilter) -> int:
         self.core.report_if_degraded()
+        await self.core.caught_up()
         try:
             return await self.inner.count(partition, flt)
         except Exception as exc:
@@ -254,6 +276,7 @@ class DurableStore:
             return sum(1 for m in overlay.values() if m is not None and matches(m, flt))
 
     async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
+        await self.core.caught_up()
         return await self.inner.list_partitions(tenant_id)
 
 

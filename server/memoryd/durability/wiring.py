@@ -69,6 +69,7 @@ async def make_durable(
         store_dir=data_dir,
         checkpoint_interval_s=d.checkpoint_interval_s,
         retry_max_s=d.store_retry_max_s,
+        apply_behind=_apply_behind(settings),
     )
     if metrics is not None:
 
@@ -80,6 +81,17 @@ async def make_durable(
     await core.open()
     stack.push_async_callback(core.close)
     return DurableStore(core), DurableRecordStore(core), core
+
+
+#: ``durability.apply_behind`` on the embedded store (see DurabilitySettings).
+APPLY_BEHIND_EMBEDDED = 256
+
+
+def _apply_behind(settings: Settings) -> int:
+    configured = settings.durability.apply_behind
+    if configured is not None:
+        return configured
+    return APPLY_BEHIND_EMBEDDED if settings.storage.backend == "lancedb" else 0
 
 
 def start_reembedder(

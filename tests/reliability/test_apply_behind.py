@@ -1,0 +1,276 @@
+"""Memory writes answered at the log's fsync and applied behind (``apply_behind``):
+the caller reads its own write through every read while the store has not got it,
+the backlog is bounded, a crash replays it, a store failure keeps it, and the order
+of writes is the log's."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memoryd.domain.errors import StoreError
+from memoryd.domain.models import Memory, MemoryFilter, Partition, utcnow
+from memoryd.domain.records import Record, RecordKind
+from memoryd.durability.durable_store import Durability
+from memoryd.durability.facades import DurableRecordStore, DurableStore
+from memoryd.durability.wal import WriteAheadLog
+from memoryd.resilience.degradation import ComponentStates
+from memoryd.storage.memory import InMemoryStore
+from memoryd.storage.memory_records import InMemoryRecordStore
+from memoryd.text.normalize import content_hash
+
+P = Partition("t", "a")
+OTHER = Partition("t", "b")
+DIM = 8
+EVERYTHING = MemoryFilter()
+
+
+class HeldStore:
+    """An in-memory store whose writes wait while ``held`` (a slow commit), and fail
+    while ``down``; ``applied`` counts the write calls that completed."""
+
+    def __init__(self, inner: InMemoryStore) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.released = asyncio.Event()
+        self.released.set()
+        self.down = False
+        self.applied = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def hold(self) -> None:
+        self.released.clear()
+
+    def release(self) -> None:
+        self.released.set()
+
+    async def _write(self) -> None:
+        await self.released.wait()
+        if self.down:
+            raise StoreError("connection refused")
+
+    async def upsert(self, partition: Partition, memories: Sequence[Memory], **hints: Any) -> None:
+        await self._write()
+        await self.inner.upsert(partition, memories, **hints)
+        self.applied += 1
+
+    async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
+        await self._write()
+        gone = await self.inner.delete(partition, ids)
+        self.applied += 1
+        return gone
+
+
+def _memory(i: int, content: str | None = None, partition: Partition = P) -> Memory:
+    now = utcnow()
+    vec = np.full(DIM, 0.01, dtype=np.float32)
+    vec[i % DIM] = 1.0
+    return Memory(
+        id=f"m{i}",
+        tenant_id=partition.tenant_id,
+        agent_id=partition.agent_id,
+        content=content or f"the user likes colour number {i}",
+        created_at=now,
+        updated_at=now,
+        vector=vec / np.linalg.norm(vec),
+    )
+
+
+async def _core(tmp: Path, store: Any, *, behind: int = 8) -> Durability:
+    records = InMemoryRecordStore()
+    await records.open()
+    core = Durability(
+        WriteAheadLog(tmp / "wal"),
+        store,
+        records,
+        states=ComponentStates(),
+        store_dir=tmp,
+        checkpoint_interval_s=0.05,
+        retry_max_s=0.2,
+        apply_behind=behind,
+    )
+    await core.open()
+    return core
+
+
+async def _held(tmp: Path, *, behind: int = 8) -> tuple[HeldStore, Durability, DurableStore]:
+    inner = InMemoryStore(DIM)
+    await inner.open()
+    held = HeldStore(inner)
+    core = await _core(tmp, held, behind=behind)
+    return held, core, DurableStore(core)
+
+
+async def _until(cond: Any) -> None:
+    async with asyncio.timeout(30):
+        while not cond():  # noqa: ASYNC110 - polling with a deadline, state has no event
+            await asyncio.sleep(0.01)
+
+
+async def test_a_write_is_answered_before_the_store_has_it_and_every_read_sees_it(
+    tmp_path: Path,
+) -> None:
+    held, core, store = await _held(tmp_path)
+    held.hold()
+    async with asyncio.timeout(10):  # answered while the store's commit is held
+        await store.upsert(P, [_memory(1)])
+        await store.upsert(P, [_memory(2, "a note about the dentist")])
+    assert await held.inner.get(P, ["m1", "m2"]) == []  # the store has neither yet
+    assert len(core.pending) == 2
+
+    assert [m.id for m in await store.get(P, ["m1", "m2"])] == ["m1", "m2"]
+    assert {m.id for m in await store.list(P, EVERYTHING)} == {"m1", "m2"}
+    hits = await store.search(P, _memory(2).vector, EVERYTHING, 1)  # type: ignore[arg-type]
+    assert [h.memory.id for h in hits] == ["m2"]
+    near = await store.search_many(
+        P, [_memory(1).vector, _memory(2).vector], EVERYTHING, 5, min_similarity=0.99
+    )
+    assert [[h.memory.id for h in row] for row in near] == [["m1"], ["m2"]]
+    dupes = await store.find_by_content(P, [content_hash("a note about the dentist")], EVERYTHING)
+    assert [m.id for m in dupes] == ["m2"]
+    assert await store.search(OTHER, _memory(1).vector, EVERYTHING, 5) == []  # type: ignore[arg-type]
+
+    # Reads with no overlay wait until what was answered is applied.
+    text = asyncio.ensure_future(store.text_search(P, "dentist", EVERYTHING, 5))
+    count = asyncio.ensure_future(store.count(P, EVERYTHING))
+    partitions = asyncio.ensure_future(store.list_partitions())
+    await asyncio.sleep(0.05)
+    assert not (text.done() or count.done() or partitions.done())
+    held.release()
+    async with asyncio.timeout(10):
+        assert [h.memory.id for h in await text] == ["m2"]
+        assert await count == 2
+        assert await partitions == [P]
+    await _until(lambda: not core.pending)
+    assert len(await held.inner.get(P, ["m1", "m2"])) == 2
+    await core.close()
+
+
+async def test_the_backlog_is_bounded(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path, behind=3)
+    held.hold()
+    async with asyncio.timeout(10):
+        await store.upsert(P, [_memory(1), _memory(2)])
+        await store.upsert(P, [_memory(3)])  # 3 waiting: still within the bound
+    fourth = asyncio.ensure_future(store.upsert(P, [_memory(4)]))
+    await asyncio.sleep(0.1)
+    assert not fourth.done()  # past the bound a write waits for its apply
+    held.release()
+    async with asyncio.timeout(10):
+        await fourth
+    assert fourth.result() is None
+    assert len(await held.inner.get(P, ["m1", "m2", "m3", "m4"])) == 4
+    assert not core.pending
+    await core.close()
+
+
+async def test_a_batch_larger_than_the_bound_is_applied_before_its_answer(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path, behind=4)
+    await store.upsert(P, [_memory(i) for i in range(5)])
+    assert held.applied == 1 and not core.pending
+    await core.close()
+
+
+async def test_record_writes_are_always_applied_first(tmp_path: Path) -> None:
+    held, core, _ = await _held(tmp_path)
+    records = DurableRecordStore(core)
+    record = Record(kind=RecordKind.KEY, key="k", doc={}, version=1, updated_at=utcnow())
+    await records.put_records(P, [record])
+    assert not core.pending
+    assert [r.key for r in await core.records.get_records(P, RecordKind.KEY, ["k"])] == ["k"]
+    assert held.applied == 0
+    await core.close()
+
+
+async def test_writes_apply_in_log_order(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path)
+    held.hold()
+    await store.upsert(P, [_memory(1)])
+    await store.upsert(P, [_memory(1, "changed")])
+    await store.delete(P, ["m1"])
+    await store.upsert(P, [_memory(2)])
+    assert [m.id for m in await store.get(P, ["m1", "m2"])] == ["m2"]  # the overlay
+    held.release()
+    await _until(lambda: not core.pending)
+    assert [m.id for m in await held.inner.get(P, ["m1", "m2"])] == ["m2"]
+    await core.close()
+
+
+async def test_writes_answered_during_an_apply_go_to_the_store_together(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path)
+    held.hold()
+    await store.upsert(P, [_memory(1)])  # its apply starts and is held
+    await asyncio.sleep(0.05)
+    for i in (2, 3, 4):
+        await store.upsert(P, [_memory(i)])
+    held.release()
+    await _until(lambda: not core.pending)
+    assert held.applied == 2  # m1, then m2-m4 in one store call
+    assert len(await held.inner.get(P, ["m1", "m2", "m3", "m4"])) == 4
+    await core.close()
+
+
+async def test_a_crash_before_the_apply_loses_nothing_answered(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path)
+    held.hold()
+    await store.upsert(P, [_memory(i) for i in range(4)])
+    await store.delete(P, ["m0"])
+    # "Crash": the process is gone with the writes answered and not applied.
+    core._closed = True
+    fresh = InMemoryStore(DIM)
+    await fresh.open()
+    again = await _core(tmp_path, fresh)
+    assert again.replayed == 2
+    assert sorted(m.id for m in await fresh.get(P, [f"m{i}" for i in range(4)])) == [
+        "m1",
+        "m2",
+        "m3",
+    ]
+    await again.close()
+
+
+async def test_a_store_failure_behind_the_answer_keeps_the_write(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path)
+    held.down = True
+    await store.upsert(P, [_memory(1)])  # answered from the log; the apply fails behind
+    await _until(lambda: not core.states.get("store").ok)  # type: ignore[union-attr]
+    assert [m.id for m in await store.get(P, ["m1"])] == ["m1"]
+    # Reads that cannot overlay do not wait on a failing store: answered degraded.
+    async with asyncio.timeout(10):
+        await store.count(P, EVERYTHING)
+    held.down = False
+    await _until(lambda: not core.pending)
+    assert [m.id for m in await held.inner.get(P, ["m1"])] == ["m1"]
+    await _until(lambda: core.states.get("store").ok)  # type: ignore[union-attr]
+    await core.close()
+
+
+async def test_close_applies_what_was_answered(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path)
+    held.hold()
+    await store.upsert(P, [_memory(1)])
+    closing = asyncio.ensure_future(core.close())
+    await asyncio.sleep(0.05)
+    held.release()
+    async with asyncio.timeout(10):
+        await closing
+    assert [m.id for m in await held.inner.get(P, ["m1"])] == ["m1"]
+
+
+async def test_zero_applies_before_answering(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path, behind=0)
+    held.hold()
+    write = asyncio.ensure_future(store.upsert(P, [_memory(1)]))
+    await asyncio.sleep(0.1)
+    assert not write.done()
+    held.release()
+    async with asyncio.timeout(10):
+        await write
+    assert held.applied == 1
+    await core.close()
