@@ -39,6 +39,8 @@ class HeldStore:
         self.released = asyncio.Event()
         self.released.set()
         self.down = False
+        #: Raise ValueError (input the store calls invalid) while set.
+        self.rejecting = False
         self.applied = 0
 
     def __getattr__(self, name: str) -> Any:
@@ -54,6 +56,8 @@ class HeldStore:
         await self.released.wait()
         if self.down:
             raise StoreError("connection refused")
+        if self.rejecting:
+            raise ValueError("rejected")
 
     async def upsert(self, partition: Partition, memories: Sequence[Memory], **hints: Any) -> None:
         await self._write()
@@ -248,6 +252,22 @@ async def test_a_store_failure_behind_the_answer_keeps_the_write(tmp_path: Path)
     await _until(lambda: not core.pending)
     assert [m.id for m in await held.inner.get(P, ["m1"])] == ["m1"]
     await _until(lambda: core.states.get("store").ok)  # type: ignore[union-attr]
+    await core.close()
+
+
+async def test_an_answered_write_the_store_rejects_is_kept_not_dropped(tmp_path: Path) -> None:
+    # Applied first, a write the store calls invalid is dropped and its caller hears
+    # why; answered first, nobody would hear it, so it is kept and retried instead.
+    held, core, store = await _held(tmp_path)
+    held.rejecting = True
+    await store.upsert(P, [_memory(1)])
+    await _until(lambda: not core.states.get("store").ok)  # type: ignore[union-attr]
+    assert [m.id for m in await store.get(P, ["m1"])] == ["m1"]
+    await asyncio.sleep(0.3)  # retries keep failing; the entry stays
+    assert len(core.pending) == 1
+    held.rejecting = False
+    await _until(lambda: not core.pending)
+    assert [m.id for m in await held.inner.get(P, ["m1"])] == ["m1"]
     await core.close()
 
 

@@ -14,8 +14,10 @@ fsync while at most that many memories wait to be applied, and a background task
 applies them in log order (adjacent entries coalesced into one store commit). It is
 as durable as before (the log has it; a crash replays it) and reads see it through
 the overlay; the reads with no overlay (full text, count, list_partitions) first
-wait for what is acknowledged to be applied (``caught_up``). Only for a store this
-process alone reads: another replica reading a shared store would not see it yet.
+wait for what is acknowledged to be applied (``caught_up``). One the store rejects
+as invalid is kept and retried like a failing store (degraded), never dropped: its
+caller can no longer hear why. Only for a store this process alone reads: another
+replica reading a shared store would not see it yet.
 
 ``transaction()`` collects the writes of a block (in the same task) into ONE log
 entry applied in order: keyed memory writes a key and its mirror memory together.
@@ -112,6 +114,8 @@ class Entry:
     applied: bool = False
     #: Set when the store rejected the entry as invalid (it was dropped).
     error: Exception | None = None
+    #: Answered before it was applied (``apply_behind``): never dropped.
+    answered: bool = False
 
     @property
     def is_durable(self) -> bool:
@@ -224,6 +228,7 @@ class Durability:
             self._degraded_write()
             return
         if self._may_apply_behind(entry):
+            entry.answered = True
             self._apply_behind()
             return
         async with self._apply_lock:
@@ -312,7 +317,9 @@ class Durability:
                 try:
                     await self._apply_op(op)
                 except Exception as exc:
-                    if not _is_poison(exc):
+                    if not _is_poison(exc) or any(e.answered for e in ready):
+                        # An answered write is kept and retried like a failing
+                        # store (loudly degraded), never dropped.
                         raise
                     # Bad input the store will never take: retrying would block
                     # every later entry. The caller hears the error.
