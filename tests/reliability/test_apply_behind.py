@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from memoryd.domain.errors import StoreError
 from memoryd.domain.models import Memory, MemoryFilter, Partition, utcnow
@@ -19,6 +20,7 @@ from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
 from memoryd.durability.wal import WriteAheadLog
 from memoryd.resilience.degradation import ComponentStates
+from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from memoryd.text.normalize import content_hash
@@ -294,3 +296,46 @@ async def test_zero_applies_before_answering(tmp_path: Path) -> None:
         await write
     assert held.applied == 1
     await core.close()
+
+
+@pytest.mark.parametrize("behind", [0, 256])
+async def test_a_replaced_memory_never_vanishes_from_any_read(tmp_path: Path, behind: int) -> None:
+    # LanceDB replaces a stored row by a delete and then an add (two commits); every
+    # read between them must still find the memory, old or new version.
+    lance = LanceDBStore(tmp_path / "lance", DIM)
+    await lance.open()
+    core = await _core(tmp_path, lance, behind=behind)
+    store = DurableStore(core)
+    others = [_memory(i, f"filler memory {i} about gardening") for i in range(2, 8)]
+    await store.upsert(P, [_memory(1, "version 0 of the parking note"), *others])
+    done = False
+
+    async def writer() -> None:
+        nonlocal done
+        for v in range(1, 25):
+            await store.upsert(P, [_memory(1, f"version {v} of the parking note")])
+        done = True
+
+    async def reader() -> int:
+        reads = 0
+        while not done:
+            got = await store.get(P, ["m1"])
+            hits = await store.search(P, _memory(1).vector, EVERYTHING, 1)  # type: ignore[arg-type]
+            text = await store.text_search(P, "parking note", EVERYTHING, 5)
+            listed = await store.list(P, EVERYTHING, limit=50)
+            assert [m.id for m in got] == ["m1"]
+            assert [h.memory.id for h in hits] == ["m1"]
+            assert [h.memory.id for h in text] == ["m1"]
+            assert "m1" in {m.id for m in listed}
+            assert await store.count(P, EVERYTHING) == 7
+            reads += 1
+            await asyncio.sleep(0)
+        return reads
+
+    async with asyncio.timeout(60):
+        _, reads = await asyncio.gather(writer(), reader())
+    assert reads > 0
+    got = await store.get(P, ["m1"])
+    assert got[0].content == "version 24 of the parking note"
+    await core.close()
+    await lance.close()

@@ -243,7 +243,22 @@ class DurableStore:
             self.core.note_read_failure(exc)
             return []
         overlay = self._overlay(partition)
-        return [h for h in hits if h.memory.id not in overlay] if overlay else hits
+        if not overlay:
+            return hits
+        # A hit rewritten since the store answered keeps its place with the pending
+        # version (a concurrent update must not make a memory vanish); a deleted one,
+        # or one the filter no longer lets through, goes.
+        out = []
+        for hit in hits:
+            if hit.memory.id not in overlay:
+                out.append(hit)
+                continue
+            pending = overlay[hit.memory.id]
+            if pending is not None and matches(pending, flt):
+                out.append(
+                    TextHit(_without_vector(pending, hit.memory.vector is not None), hit.score)
+                )
+        return out
 
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
