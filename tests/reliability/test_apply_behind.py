@@ -339,3 +339,35 @@ async def test_a_replaced_memory_never_vanishes_from_any_read(tmp_path: Path, be
     assert got[0].content == "version 24 of the parking note"
     await core.close()
     await lance.close()
+
+
+async def test_vector_search_over_unapplied_writes_is_exact(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path, behind=64)
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((40, DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors[31] = vectors[32] = vectors[30]  # a three-way tie
+    memories = [_memory(i) for i in range(40)]
+    for m, v in zip(memories, vectors, strict=True):
+        m.vector = v
+    await store.upsert(P, memories[:20])  # applied: in the store
+    await _until(lambda: not core.pending)
+    held.hold()
+    await store.upsert(P, memories[20:])  # answered, not applied
+    queries = [vectors[30], vectors[5], rng.standard_normal(DIM).astype(np.float32)]
+
+    def expected(q: np.ndarray, limit: int, cut: float | None) -> list[str]:
+        q = q / np.linalg.norm(q)
+        ranked = sorted(
+            ((float(v @ q), m.id) for m, v in zip(memories, vectors, strict=True)),
+            key=lambda p: (-p[0], p[1]),
+        )
+        return [i for s, i in ranked if cut is None or s >= cut - 1e-6][:limit]
+
+    for limit, cut in [(2, None), (5, None), (40, None), (10, 0.5)]:
+        rows = await store.search_many(P, queries, EVERYTHING, limit, min_similarity=cut)
+        assert [[h.memory.id for h in row] for row in rows] == [
+            expected(q, limit, cut) for q in queries
+        ]
+    held.release()
+    await core.close()

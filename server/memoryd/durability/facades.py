@@ -226,7 +226,17 @@ class DurableStore:
         out = []
         for row, hits in zip(sims, found, strict=True):
             kept = [h for h in hits if h.memory.id not in overlay]
-            kept.extend(VectorHit(m, s) for m, s in zip(extra, row.tolist(), strict=True))
+            # Only the pending memories that can make the cut become hits (a batch's
+            # duplicate check would otherwise build batch x pending of them).
+            near = (
+                np.arange(len(extra))
+                if min_similarity is None
+                else np.flatnonzero(row >= min_similarity)
+            )
+            if len(near) > limit:  # the best ``limit`` and any tied with the last
+                kth = np.partition(row[near], len(near) - max(limit, 1))[len(near) - max(limit, 1)]
+                near = near[row[near] >= kth]
+            kept.extend(VectorHit(extra[i], float(row[i])) for i in near.tolist())
             kept = at_least(kept, min_similarity)
             kept.sort(key=lambda h: (-h.similarity, h.memory.id))
             out.append(kept[:limit])
