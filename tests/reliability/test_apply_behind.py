@@ -18,12 +18,11 @@ from memoryd.domain.models import Memory, MemoryFilter, Partition, utcnow
 from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
-from memoryd.durability.wal import WriteAheadLog
-from memoryd.resilience.degradation import ComponentStates
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from memoryd.text.normalize import content_hash
+from tests.reliability.support import open_core, until
 
 P = Partition("t", "a")
 OTHER = Partition("t", "b")
@@ -91,18 +90,7 @@ def _memory(i: int, content: str | None = None, partition: Partition = P) -> Mem
 async def _core(tmp: Path, store: Any, *, behind: int = 8) -> Durability:
     records = InMemoryRecordStore()
     await records.open()
-    core = Durability(
-        WriteAheadLog(tmp / "wal"),
-        store,
-        records,
-        states=ComponentStates(),
-        store_dir=tmp,
-        checkpoint_interval_s=0.05,
-        retry_max_s=0.2,
-        apply_behind=behind,
-    )
-    await core.open()
-    return core
+    return await open_core(tmp, store, records, apply_behind=behind)
 
 
 async def _held(tmp: Path, *, behind: int = 8) -> tuple[HeldStore, Durability, DurableStore]:
@@ -111,12 +99,6 @@ async def _held(tmp: Path, *, behind: int = 8) -> tuple[HeldStore, Durability, D
     held = HeldStore(inner)
     core = await _core(tmp, held, behind=behind)
     return held, core, DurableStore(core)
-
-
-async def _until(cond: Any) -> None:
-    async with asyncio.timeout(30):
-        while not cond():  # noqa: ASYNC110 - polling with a deadline, state has no event
-            await asyncio.sleep(0.01)
 
 
 async def test_a_write_is_answered_before_the_store_has_it_and_every_read_sees_it(
@@ -153,7 +135,7 @@ async def test_a_write_is_answered_before_the_store_has_it_and_every_read_sees_i
         assert [h.memory.id for h in await text] == ["m2"]
         assert await count == 2
         assert await partitions == [P]
-    await _until(lambda: not core.pending)
+    await until(lambda: not core.pending)
     assert len(await held.inner.get(P, ["m1", "m2"])) == 2
     await core.close()
 
@@ -203,7 +185,7 @@ async def test_writes_apply_in_log_order(tmp_path: Path) -> None:
     await store.upsert(P, [_memory(2)])
     assert [m.id for m in await store.get(P, ["m1", "m2"])] == ["m2"]  # the overlay
     held.release()
-    await _until(lambda: not core.pending)
+    await until(lambda: not core.pending)
     assert [m.id for m in await held.inner.get(P, ["m1", "m2"])] == ["m2"]
     await core.close()
 
@@ -216,7 +198,7 @@ async def test_writes_answered_during_an_apply_go_to_the_store_together(tmp_path
     for i in (2, 3, 4):
         await store.upsert(P, [_memory(i)])
     held.release()
-    await _until(lambda: not core.pending)
+    await until(lambda: not core.pending)
     assert held.applied == 2  # m1, then m2-m4 in one store call
     assert len(await held.inner.get(P, ["m1", "m2", "m3", "m4"])) == 4
     await core.close()
@@ -245,15 +227,15 @@ async def test_a_store_failure_behind_the_answer_keeps_the_write(tmp_path: Path)
     held, core, store = await _held(tmp_path)
     held.down = True
     await store.upsert(P, [_memory(1)])  # answered from the log; the apply fails behind
-    await _until(lambda: not core.states.get("store").ok)  # type: ignore[union-attr]
+    await until(lambda: not core.states.get("store").ok)  # type: ignore[union-attr]
     assert [m.id for m in await store.get(P, ["m1"])] == ["m1"]
     # Reads that cannot overlay do not wait on a failing store: answered degraded.
     async with asyncio.timeout(10):
         await store.count(P, EVERYTHING)
     held.down = False
-    await _until(lambda: not core.pending)
+    await until(lambda: not core.pending)
     assert [m.id for m in await held.inner.get(P, ["m1"])] == ["m1"]
-    await _until(lambda: core.states.get("store").ok)  # type: ignore[union-attr]
+    await until(lambda: core.states.get("store").ok)  # type: ignore[union-attr]
     await core.close()
 
 
@@ -263,12 +245,12 @@ async def test_an_answered_write_the_store_rejects_is_kept_not_dropped(tmp_path:
     held, core, store = await _held(tmp_path)
     held.rejecting = True
     await store.upsert(P, [_memory(1)])
-    await _until(lambda: not core.states.get("store").ok)  # type: ignore[union-attr]
+    await until(lambda: not core.states.get("store").ok)  # type: ignore[union-attr]
     assert [m.id for m in await store.get(P, ["m1"])] == ["m1"]
     await asyncio.sleep(0.3)  # retries keep failing; the entry stays
     assert len(core.pending) == 1
     held.rejecting = False
-    await _until(lambda: not core.pending)
+    await until(lambda: not core.pending)
     assert [m.id for m in await held.inner.get(P, ["m1"])] == ["m1"]
     await core.close()
 
@@ -351,7 +333,7 @@ async def test_vector_search_over_unapplied_writes_is_exact(tmp_path: Path) -> N
     for m, v in zip(memories, vectors, strict=True):
         m.vector = v
     await store.upsert(P, memories[:20])  # applied: in the store
-    await _until(lambda: not core.pending)
+    await until(lambda: not core.pending)
     held.hold()
     await store.upsert(P, memories[20:])  # answered, not applied
     queries = [vectors[30], vectors[5], rng.standard_normal(DIM).astype(np.float32)]

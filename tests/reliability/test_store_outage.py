@@ -3,7 +3,6 @@ so, and everything is applied when the store returns; a restart replays the log.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +12,10 @@ from memoryd.domain.errors import StoreError
 from memoryd.domain.models import Memory, MemoryFilter, Partition, utcnow
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableStore
-from memoryd.durability.wal import WriteAheadLog
-from memoryd.resilience.degradation import ComponentStates, collecting
+from memoryd.resilience.degradation import collecting
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
+from tests.reliability.support import open_core, until
 
 P = Partition("t", "a")
 DIM = 8
@@ -59,23 +58,7 @@ def _memory(i: int) -> Memory:
 
 
 async def _core(tmp: Path, store: Any, records: Any) -> Durability:
-    core = Durability(
-        WriteAheadLog(tmp / "wal"),
-        store,
-        records,
-        states=ComponentStates(),
-        store_dir=tmp,
-        checkpoint_interval_s=0.05,
-        retry_max_s=0.2,
-    )
-    await core.open()
-    return core
-
-
-async def _until(cond: Any) -> None:
-    async with asyncio.timeout(30):
-        while not cond():  # noqa: ASYNC110 - polling with a deadline, state has no event
-            await asyncio.sleep(0.01)
+    return await open_core(tmp, store, records)
 
 
 async def test_writes_survive_a_store_outage(tmp_path: Path) -> None:
@@ -101,9 +84,9 @@ async def test_writes_survive_a_store_outage(tmp_path: Path) -> None:
     await store.delete(P, ["m1"])
 
     flaky.down = False
-    await _until(lambda: not core.pending)
+    await until(lambda: not core.pending)
     assert sorted(m.id for m in await inner.get(P, ["m0", "m1", "m2"])) == ["m0", "m2"]
-    await _until(lambda: core.states.get("store").ok)  # type: ignore[union-attr]
+    await until(lambda: core.states.get("store").ok)  # type: ignore[union-attr]
     await core.close()
 
 
