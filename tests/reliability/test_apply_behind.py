@@ -16,8 +16,9 @@ import pytest
 from memoryd.domain.errors import StoreError
 from memoryd.domain.models import Memory, MemoryFilter, Partition, utcnow
 from memoryd.domain.records import Record, RecordKind
-from memoryd.durability.durable_store import Durability
+from memoryd.durability.durable_store import REJECTED_PREFIX, Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
+from memoryd.durability.ops import decode
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
@@ -42,6 +43,8 @@ class HeldStore:
         self.down = False
         #: Raise ValueError (input the store calls invalid) while set.
         self.rejecting = False
+        #: Upserts of these ids are rejected as invalid.
+        self.invalid_ids: set[str] = set()
         self.applied = 0
 
     def __getattr__(self, name: str) -> Any:
@@ -62,6 +65,8 @@ class HeldStore:
 
     async def upsert(self, partition: Partition, memories: Sequence[Memory], **hints: Any) -> None:
         await self._write()
+        if any(m.id in self.invalid_ids for m in memories):
+            raise ValueError("rejected")
         await self.inner.upsert(partition, memories, **hints)
         self.applied += 1
 
@@ -253,6 +258,31 @@ async def test_an_answered_write_the_store_rejects_is_kept_not_dropped(tmp_path:
     await until(lambda: not core.pending)
     assert [m.id for m in await held.inner.get(P, ["m1"])] == ["m1"]
     await core.close()
+
+
+async def test_replay_sets_aside_an_entry_the_store_rejects(tmp_path: Path) -> None:
+    # Whether a logged entry was answered is not in the log, so a replay that the store
+    # rejects keeps the entry's bytes next to the log instead of dropping them.
+    held, core, store = await _held(tmp_path)
+    held.hold()
+    await store.upsert(P, [_memory(1)])
+    await store.upsert(P, [_memory(2)])
+    core._closed = True  # "crash" with both answered and unapplied
+    fresh = HeldStore(InMemoryStore(DIM))
+    await fresh.inner.open()
+    fresh.invalid_ids = {"m1"}
+    again = await _core(tmp_path, fresh)
+    assert [m.id for m in await fresh.inner.get(P, ["m1", "m2"])] == ["m2"]
+    kept = sorted((tmp_path / "wal").glob(f"{REJECTED_PREFIX}*.bin"))
+    assert len(kept) == 1
+    (op,) = decode(kept[0].read_bytes())
+    assert op.kind == "upsert" and [m.id for m in op.memories] == ["m1"]
+    await again.close()
+    # Set aside, not replayed again.
+    fresh.invalid_ids = set()
+    once_more = await _core(tmp_path, fresh)
+    assert once_more.replayed == 0
+    await once_more.close()
 
 
 async def test_close_applies_what_was_answered(tmp_path: Path) -> None:

@@ -54,6 +54,8 @@ log = structlog.get_logger(__name__)
 
 STORE = "store"
 WAL = "wal"
+#: File name prefix of a logged entry the store rejected on replay (kept, not replayed).
+REJECTED_PREFIX = "rejected-"
 #: Operations that may be applied behind the acknowledgement (see the module doc).
 _MEMORY_OPS = frozenset({"upsert", "delete"})
 
@@ -169,8 +171,14 @@ class Durability:
                 except Exception as exc:
                     if not _is_poison(exc):
                         raise
+                    # The log does not say whether this entry was answered before it
+                    # was applied (apply_behind), so it is set aside, not thrown away.
+                    kept = await asyncio.to_thread(self._set_aside, seq, payload)
                     log.error(
-                        "logged write rejected by the store; skipped", seq=seq, error=str(exc)
+                        "logged write rejected by the store; skipped and kept for inspection",
+                        seq=seq,
+                        error=str(exc),
+                        kept=str(kept),
                     )
             self.replayed += 1
             last = seq
@@ -182,6 +190,21 @@ class Durability:
         self.states.set(WAL, ok=True, critical=True)
         self.states.set(STORE, ok=True)
         self._checkpointer = asyncio.create_task(self._checkpoint_loop(), name="wal-checkpoint")
+
+    def _set_aside(self, seq: int, payload: bytes) -> Path:
+        """Write a rejected entry's payload (``durability.ops.decode``-able) next to
+        the log, where no replay reads it, and make it durable."""
+        path = self.wal.directory / f"{REJECTED_PREFIX}{seq:020d}.bin"
+        with path.open("wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        directory = os.open(self.wal.directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(directory)  # the new name, too
+        finally:
+            os.close(directory)
+        return path
 
     async def close(self) -> None:
         self._closed = True
