@@ -163,6 +163,26 @@ async def test_the_backlog_is_bounded(tmp_path: Path) -> None:
     await core.close()
 
 
+async def test_a_write_being_applied_holds_up_no_other_partition(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path, behind=2)
+    await store.upsert(P, [_memory(1, "an applied note about parking")])
+    await until(lambda: not core.pending)
+    held.hold()
+    bulk = asyncio.ensure_future(
+        store.upsert(OTHER, [_memory(i, partition=OTHER) for i in range(2, 6)])
+    )
+    await asyncio.sleep(0.05)
+    assert not bulk.done()
+    async with asyncio.timeout(5):  # agent a's reads do not queue behind agent b's apply
+        hits = await store.text_search(P, "parking", EVERYTHING, 5)
+        assert [h.memory.id for h in hits] == ["m1"]
+        assert await store.count(P, EVERYTHING) == 1
+    held.release()
+    await bulk
+    assert await store.count(OTHER, EVERYTHING) == 4
+    await core.close()
+
+
 async def test_a_batch_larger_than_the_bound_is_applied_before_its_answer(tmp_path: Path) -> None:
     held, core, store = await _held(tmp_path, behind=4)
     await store.upsert(P, [_memory(i) for i in range(5)])
@@ -255,6 +275,23 @@ async def test_an_answered_write_the_store_rejects_is_kept_not_dropped(tmp_path:
     await asyncio.sleep(0.3)  # retries keep failing; the entry stays
     assert len(core.pending) == 1
     held.rejecting = False
+    await until(lambda: not core.pending)
+    assert [m.id for m in await held.inner.get(P, ["m1"])] == ["m1"]
+    await core.close()
+
+
+async def test_a_write_answered_while_the_store_fails_is_never_dropped(tmp_path: Path) -> None:
+    # Answered from the log (degraded), then rejected as invalid when the store is
+    # back: kept and retried, as the caller was told it was stored.
+    held, core, store = await _held(tmp_path, behind=0)
+    held.down = True
+    await store.upsert(P, [_memory(1)])
+    held.invalid_ids = {"m1"}
+    held.down = False
+    await asyncio.sleep(0.5)  # retries keep meeting the rejection
+    assert len(core.pending) == 1
+    assert [m.id for m in await store.get(P, ["m1"])] == ["m1"]
+    held.invalid_ids = set()
     await until(lambda: not core.pending)
     assert [m.id for m in await held.inner.get(P, ["m1"])] == ["m1"]
     await core.close()

@@ -14,7 +14,7 @@ fsync while at most that many memories wait to be applied, and a background task
 applies them in log order (adjacent entries coalesced into one store commit). It is
 as durable as before (the log has it; a crash replays it) and reads see it through
 the overlay; the reads with no overlay (full text, count, list_partitions) first
-wait for what is acknowledged to be applied (``caught_up``). One the store rejects
+wait until the logged writes to their partition are applied (``caught_up``). One the store rejects
 as invalid is kept and retried like a failing store (degraded), never dropped: its
 caller can no longer hear why. Only for a store this process alone reads: another
 replica reading a shared store would not see it yet.
@@ -43,6 +43,7 @@ import structlog
 
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import MemorydError, Unavailable
+from memoryd.domain.models import Partition
 from memoryd.durability.ops import Op, coalesce, decode, encode
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
 from memoryd.resilience.breaker import BreakerState, CircuitBreaker
@@ -116,7 +117,8 @@ class Entry:
     applied: bool = False
     #: Set when the store rejected the entry as invalid (it was dropped).
     error: Exception | None = None
-    #: Answered before it was applied (``apply_behind``): never dropped.
+    #: Its caller was answered while it was not applied (``apply_behind``, or the
+    #: store failing): it is never dropped.
     answered: bool = False
 
     @property
@@ -248,6 +250,7 @@ class Durability:
             raise self._unusable(exc) from None
         self.states.set(WAL, ok=True, critical=True)
         if not self.breaker.allow():
+            entry.answered = True
             self._degraded_write()
             return
         if self._may_apply_behind(entry):
@@ -260,6 +263,7 @@ class Durability:
         if entry.error is not None:
             raise entry.error
         if not entry.applied:
+            entry.answered = True
             self._degraded_write()
 
     def _may_apply_behind(self, entry: Entry) -> bool:
@@ -290,11 +294,15 @@ class Durability:
     def _ready_unapplied(self) -> bool:
         return any(not e.applied and e.is_durable for e in self.pending.values())
 
-    async def caught_up(self) -> None:
-        """Return once every acknowledged write is applied, for reads that cannot
-        overlay pending ones. While the store is failing nothing waits: those reads
-        are answered as they are (degraded) and the entries are retried."""
-        if not self._ready_unapplied() or self.breaker.state is not BreakerState.CLOSED:
+    async def caught_up(self, partition: Partition | None = None) -> None:
+        """Return once every durable write to ``partition`` (None: to any) is applied,
+        for reads that cannot overlay pending ones. That includes a write whose apply
+        is under way: LanceDB replaces a row by a delete and an add. While the store
+        is failing nothing waits: those reads are answered as they are (degraded) and
+        the entries are retried."""
+        if self.breaker.state is not BreakerState.CLOSED or not any(
+            not e.applied and e.is_durable and _touches(e, partition) for e in self.pending.values()
+        ):
             return
         async with self._apply_lock:
             if self.breaker.allow():
@@ -482,6 +490,10 @@ class Durability:
         state = self.states.get(STORE)
         if state is not None and not state.ok:
             report(STORE, state.reason)
+
+
+def _touches(entry: Entry, partition: Partition | None) -> bool:
+    return partition is None or any(op.partition == partition for op in entry.ops)
 
 
 def _op_size(op: Op) -> int:

@@ -246,7 +246,7 @@ class DurableStore:
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int
     ) -> builtins.list[TextHit]:
         self.core.report_if_degraded()
-        await self.core.caught_up()  # term statistics cannot be overlaid
+        await self.core.caught_up(partition)  # term statistics cannot be overlaid
         try:
             hits = await self.inner.text_search(partition, query, flt, limit)
         except Exception as exc:
@@ -292,7 +292,7 @@ class DurableStore:
 
     async def count(self, partition: Partition, flt: MemoryFilter) -> int:
         self.core.report_if_degraded()
-        await self.core.caught_up()
+        await self.core.caught_up(partition)
         try:
             return await self.inner.count(partition, flt)
         except Exception as exc:
