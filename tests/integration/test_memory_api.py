@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 
 import grpc
+import numpy as np
 import pytest
 from google.protobuf import field_mask_pb2, struct_pb2
 from google.rpc import error_details_pb2
@@ -185,6 +187,29 @@ def test_query_embedding_recall(memory_stub: MemoryServiceStub) -> None:
     res = memory_stub.Recall(mpb.RecallRequest(agent_id=agent, query_embedding=b, limit=2)).results
     assert [r.memory.content for r in res] == ["vector b", "vector a"]
     assert res[0].components.similarity == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("magnitude", [1e-30, 1e-40, 1e30])
+def test_vectors_of_extreme_magnitude_keep_their_direction(
+    memory_stub: MemoryServiceStub, magnitude: float
+) -> None:
+    # Valid (finite, not zero) but their float32 norm underflows or overflows: they
+    # were stored as NaN or zeros and scored NaN or inf.
+    agent = fresh_agent()
+    direction = np.zeros(384, dtype=np.float32)
+    direction[:4] = [3.0, -1.0, 2.0, 0.5]
+    other = np.roll(direction, 7)
+    memory_stub.Remember(mpb.RememberRequest(agent_id=agent, content="other", embedding=other))
+    kept = memory_stub.Remember(
+        mpb.RememberRequest(agent_id=agent, content="extreme", embedding=direction * magnitude)
+    ).memory
+    found = memory_stub.Recall(
+        mpb.RecallRequest(agent_id=agent, query_embedding=direction * magnitude, limit=2)
+    ).results
+    assert [r.memory.id for r in found] == [kept.id, found[1].memory.id]
+    assert found[1].memory.content == "other"
+    assert found[0].components.similarity == pytest.approx(1.0, abs=1e-5)
+    assert all(math.isfinite(r.score) for r in found)
 
 
 def test_pagination_visits_everything_once_and_tokens_are_bound(

@@ -26,6 +26,17 @@ def finite_nonzero(vector: npt.NDArray[Any]) -> bool:
     return bool(np.isfinite(vector).all() and vector.any())
 
 
+def unit_rows(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """``vectors`` (one, or a matrix of rows) scaled to unit length, as float32; a zero
+    row stays zero. The norms are taken in float64: in float32 the norm of a valid
+    vector underflows to 0 (components ~1e-20) or overflows (~1e20), which turned it
+    into NaNs or zeros."""
+    wide = np.asarray(vectors, dtype=np.float64)
+    norms = np.sqrt(np.einsum("...i,...i->...", wide, wide))[..., None]
+    unit: npt.NDArray[np.float32] = (wide / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    return unit
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 

@@ -23,6 +23,7 @@ from memoryd.domain.models import (
     TextHit,
     Vector,
     VectorHit,
+    unit_rows,
 )
 from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import Durability
@@ -220,8 +221,7 @@ class DurableStore:
         # memories looks for near-duplicates among the ones still being applied).
         sims = np.zeros((len(vectors), 0), dtype=np.float32)
         if extra:
-            queries = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
-            queries = queries / np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
+            queries = unit_rows(np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1))
             sims = queries @ np.asarray([m.vector for m in extra], dtype=np.float32).T
         out = []
         for row, hits in zip(sims, found, strict=True):

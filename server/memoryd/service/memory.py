@@ -7,10 +7,8 @@ import dataclasses
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from memoryd.aio import abandon
 from memoryd.config import DedupSettings, LimitsSettings, RecallSettings
@@ -28,6 +26,7 @@ from memoryd.domain.models import (
     SecurityLevel,
     TextHit,
     Vector,
+    unit_rows,
     utcnow,
 )
 from memoryd.domain.principal import CallScope
@@ -188,7 +187,7 @@ class MemoryService:
         if "content" in patch.fields or patch.embedding is not None:
             space = self._embedder.model_id
             if patch.embedding is not None:
-                vector = _unit(patch.embedding)
+                vector = unit_rows(patch.embedding)
             else:
                 embedded, space = await embed_in_space(self._embedder, [updated.content])
                 vector = embedded[0]
@@ -247,7 +246,7 @@ class MemoryService:
         space = self._embedder.model_id
         early_text: asyncio.Task[list[TextHit]] | None = None
         if query.embedding is not None:
-            vector = _unit(query.embedding)
+            vector = unit_rows(query.embedding)
         else:
             if hybrid and text:
                 # Full text needs no vector: it runs while the model embeds the query
@@ -367,7 +366,7 @@ class MemoryService:
         vectors: list[Vector | None] = [None] * len(drafts)
         if supplied:
             # One normalisation for the batch (rows of one matrix), not one per draft.
-            rows = _unit_rows(np.stack([embedding for _, embedding in supplied]))
+            rows = unit_rows(np.stack([embedding for _, embedding in supplied]))
             for row, (i, _) in enumerate(supplied):
                 vectors[i] = rows[row]
         spaces = [self._embedder.model_id] * len(drafts)
@@ -410,14 +409,3 @@ class MemoryService:
 def _normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:
     """Trimmed, de-duplicated, order kept."""
     return tuple(dict.fromkeys(t.strip() for t in tags))
-
-
-def _unit(vector: Vector) -> Vector:
-    vec = np.asarray(vector, dtype=np.float32)
-    return vec / np.float32(np.linalg.norm(vec))
-
-
-def _unit_rows(matrix: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
-    rows = np.asarray(matrix, dtype=np.float32)
-    unit: npt.NDArray[np.float32] = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-    return unit

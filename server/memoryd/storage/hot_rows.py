@@ -12,7 +12,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from memoryd.domain.models import Memory
+from memoryd.domain.models import Memory, unit_rows
 
 F32 = npt.NDArray[np.float32]
 
@@ -54,9 +54,7 @@ def stored_form(m: Memory) -> Memory:
 
 
 def unit(vector: npt.ArrayLike) -> F32:
-    vec = np.asarray(vector, dtype=np.float32).reshape(-1)
-    norm = np.float32(np.linalg.norm(vec))
-    return vec / norm if norm > 0 else vec
+    return unit_rows(np.asarray(vector, dtype=np.float32).reshape(-1))
 
 
 def object_bytes(m: Memory) -> int:

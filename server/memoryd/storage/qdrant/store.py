@@ -31,6 +31,7 @@ from memoryd.domain.models import (
     TextHit,
     Vector,
     VectorHit,
+    unit_rows,
 )
 from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
 from memoryd.storage.qdrant import sparse
@@ -105,8 +106,7 @@ class FusedHit:
 
 def _unit(vector: Vector, dimension: int) -> list[float]:
     query = check_query_vector(vector, dimension)
-    unit: Vector = (query / np.linalg.norm(query)).astype(np.float32)
-    return [float(x) for x in unit]
+    return [float(x) for x in unit_rows(query)]
 
 
 class QdrantStore:
