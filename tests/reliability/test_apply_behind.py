@@ -16,9 +16,10 @@ import pytest
 from memoryd.domain.errors import StoreError
 from memoryd.domain.models import Memory, MemoryFilter, Partition, utcnow
 from memoryd.domain.records import Record, RecordKind
-from memoryd.durability.durable_store import REJECTED_PREFIX, Durability
+from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
 from memoryd.durability.ops import decode
+from memoryd.durability.wal import REJECTED_PREFIX
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore

@@ -14,9 +14,10 @@ fsync while at most that many memories wait to be applied, and a background task
 applies them in log order (adjacent entries coalesced into one store commit). It is
 as durable as before (the log has it; a crash replays it) and reads see it through
 the overlay; the reads with no overlay (full text, count, list_partitions) first
-wait until the logged writes to their partition are applied (``caught_up``). One the store rejects
-as invalid is kept and retried like a failing store (degraded), never dropped: its
-caller can no longer hear why. Only for a store this process alone reads: another
+wait until the logged writes to their partition are applied (``caught_up``). One the
+store rejects as invalid is kept and retried like a failing store (degraded), never
+dropped: its caller can no longer hear why (on replay it is set aside, see
+``WriteAheadLog.set_aside``). Only for a store this process alone reads: another
 replica reading a shared store would not see it yet.
 
 ``transaction()`` collects the writes of a block (in the same task) into ONE log
@@ -55,8 +56,6 @@ log = structlog.get_logger(__name__)
 
 STORE = "store"
 WAL = "wal"
-#: File name prefix of a logged entry the store rejected on replay (kept, not replayed).
-REJECTED_PREFIX = "rejected-"
 #: Operations that may be applied behind the acknowledgement (see the module doc).
 _MEMORY_OPS = frozenset({"upsert", "delete"})
 
@@ -175,7 +174,7 @@ class Durability:
                         raise
                     # The log does not say whether this entry was answered before it
                     # was applied (apply_behind), so it is set aside, not thrown away.
-                    kept = await asyncio.to_thread(self._set_aside, seq, payload)
+                    kept = await asyncio.to_thread(self.wal.set_aside, seq, payload)
                     log.error(
                         "logged write rejected by the store; skipped and kept for inspection",
                         seq=seq,
@@ -192,21 +191,6 @@ class Durability:
         self.states.set(WAL, ok=True, critical=True)
         self.states.set(STORE, ok=True)
         self._checkpointer = asyncio.create_task(self._checkpoint_loop(), name="wal-checkpoint")
-
-    def _set_aside(self, seq: int, payload: bytes) -> Path:
-        """Write a rejected entry's payload (``durability.ops.decode``-able) next to
-        the log, where no replay reads it, and make it durable."""
-        path = self.wal.directory / f"{REJECTED_PREFIX}{seq:020d}.bin"
-        with path.open("wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        directory = os.open(self.wal.directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(directory)  # the new name, too
-        finally:
-            os.close(directory)
-        return path
 
     async def close(self) -> None:
         self._closed = True
@@ -291,8 +275,12 @@ class Durability:
                 self._schedule_retry()
                 return
 
-    def _ready_unapplied(self) -> bool:
-        return any(not e.applied and e.is_durable for e in self.pending.values())
+    def _ready_unapplied(self, partition: Partition | None = None) -> bool:
+        """Whether a durable entry (writing to ``partition``, None: anywhere) is not
+        applied yet."""
+        return any(
+            not e.applied and e.is_durable and _touches(e, partition) for e in self.pending.values()
+        )
 
     async def caught_up(self, partition: Partition | None = None) -> None:
         """Return once every durable write to ``partition`` (None: to any) is applied,
@@ -300,9 +288,7 @@ class Durability:
         is under way: LanceDB replaces a row by a delete and an add. While the store
         is failing nothing waits: those reads are answered as they are (degraded) and
         the entries are retried."""
-        if self.breaker.state is not BreakerState.CLOSED or not any(
-            not e.applied and e.is_durable and _touches(e, partition) for e in self.pending.values()
-        ):
+        if self.breaker.state is not BreakerState.CLOSED or not self._ready_unapplied(partition):
             return
         async with self._apply_lock:
             if self.breaker.allow():

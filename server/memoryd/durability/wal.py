@@ -40,6 +40,8 @@ _HEADER = struct.Struct("<IIQ")
 MAX_ENTRY_BYTES = 256 * 2**20
 SUFFIX = ".wal"
 CHECKPOINT = "checkpoint"
+#: File name prefix of a logged entry the store rejected on replay (kept, never read).
+REJECTED_PREFIX = "rejected-"
 
 
 class WalUnusable(OSError):
@@ -118,6 +120,17 @@ class WriteAheadLog:
             return int(json.loads((self.directory / CHECKPOINT).read_text())["applied"])
         except FileNotFoundError:
             return 0
+
+    def set_aside(self, seq: int, payload: bytes) -> Path:
+        """Keep entry ``seq``'s payload (``durability.ops.decode``-able) durably in
+        the log's directory under a name no replay reads."""
+        path = self.directory / f"{REJECTED_PREFIX}{seq:020d}.bin"
+        with open(path, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        _fsync_dir(self.directory)
+        return path
 
     def write_checkpoint(self, seq: int) -> None:
         """Atomically: temp file, fsync, rename, fsync the directory."""

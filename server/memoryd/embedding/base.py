@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.models import unit_rows
 
 #: Why a text is embedded: models with query/passage prefixes (e5) need to know;
 #: symmetric models (MiniLM, hashing) ignore it.
@@ -53,13 +54,11 @@ def check_request(texts: Sequence[str], kind: str) -> None:
 
 
 def l2_normalize(matrix: npt.NDArray[np.floating]) -> npt.NDArray[np.float32]:
-    """Row-wise L2 normalisation in float32; all-zero rows stay zero (never NaN)."""
-    out = np.asarray(matrix, dtype=np.float32)
-    if out.ndim != 2:
-        raise ValueError(f"expected a 2-d matrix, got shape {out.shape}")
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    normalized: npt.NDArray[np.float32] = out / np.maximum(norms, np.float32(1e-12))
-    return normalized
+    """Row-wise L2 normalisation (``unit_rows``) of a 2-d matrix; all-zero rows stay
+    zero (never NaN)."""
+    if np.ndim(matrix) != 2:
+        raise ValueError(f"expected a 2-d matrix, got shape {np.shape(matrix)}")
+    return unit_rows(matrix)
 
 
 def empty_result(dimension: int) -> npt.NDArray[np.float32]:

@@ -49,11 +49,11 @@ from memoryd.domain.models import (
     TextHit,
     Vector,
     VectorHit,
+    unit_rows,
 )
 from memoryd.storage.base import Store
 from memoryd.storage.hot_ann import AnnParams, build_ann
 from memoryd.storage.hot_partition import HotPartition, put_many
-from memoryd.storage.hot_rows import unit
 from memoryd.storage.hot_text import build_text_base, query_terms
 from memoryd.storage.memory import check_query_vector, unit_queries
 
@@ -284,7 +284,7 @@ class HotCacheStore:
     async def search(
         self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
     ) -> list[VectorHit]:
-        query = unit(check_query_vector(vector, self.dimension))
+        query = unit_rows(check_query_vector(vector, self.dimension))
         if limit <= 0:
             return []
         part = await self._acquire(partition)

@@ -1,6 +1,6 @@
-"""How a memory is held by the hot cache's columns: its stored form, unit vectors,
-times as microseconds, the size estimate the budget counts, and the one way every
-hot column grows (the partition's, the text index's, the int8 copy's, the sketch's)."""
+"""How a memory is held by the hot cache's columns: its stored form, times as
+microseconds, the size estimate the budget counts, and the one way every hot column
+grows (the partition's, the text index's, the int8 copy's, the sketch's)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from memoryd.domain.models import Memory, unit_rows
+from memoryd.domain.models import Memory
 
 F32 = npt.NDArray[np.float32]
 
@@ -51,10 +51,6 @@ def stored_form(m: Memory) -> Memory:
     if m.source is not None and m.source.retrieved_at is not None:
         out.source = dataclasses.replace(m.source, retrieved_at=utc(m.source.retrieved_at))
     return out
-
-
-def unit(vector: npt.ArrayLike) -> F32:
-    return unit_rows(np.asarray(vector, dtype=np.float32).reshape(-1))
 
 
 def object_bytes(m: Memory) -> int:

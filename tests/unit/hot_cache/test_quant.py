@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from memoryd.domain.models import MemoryFilter, SecurityLevel
+from memoryd.domain.models import unit_rows as unit
 from memoryd.storage.hot_ann import AnnParams, new_ann_index
 from memoryd.storage.hot_partition import _QUANT_MIN_ROWS, HotPartition
 from memoryd.storage.hot_quant import Quantized
-from memoryd.storage.hot_rows import unit
 
 from .helpers import clustered, memory
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from memoryd.domain.models import MemoryFilter
+from memoryd.domain.models import unit_rows as unit
 from memoryd.storage.hot_ann import AnnParams, build_ann
 from memoryd.storage.hot_partition import HotPartition
-from memoryd.storage.hot_rows import unit
 from memoryd.storage.hot_sketch import RANK
 
 from .helpers import clustered, memory

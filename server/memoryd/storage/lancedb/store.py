@@ -270,21 +270,17 @@ class LanceDBStore:
             return
         unique = dedupe_last(memories)
         async with self._write_lock, _backend("upsert"):
-            # merge_insert joins against the whole table (~1 s per 1,000 rows at 300k
-            # rows); ids not stored yet (every new memory) are appended instead. Under
-            # the write lock nothing can add them in between; a crash between the two
-            # commits is repaired by the log's replay (an upsert is idempotent).
-            # Ids the caller vouches for are not looked up (one filtered scan per call,
-            # ~7 ms even for one id: most of a single Remember's store time).
+            # Stored rows are replaced by a delete and an add rather than merge_insert,
+            # whose join against the whole table costs ~3x as much already at 2k rows
+            # (~1 s per 1,000 rows at 300k). Between the two commits the rows are
+            # missing from LanceDB: readers go through the log's overlay
+            # (durability/facades.py), which serves the write until its apply is done,
+            # and a crash in between replays it (an upsert is idempotent). Ids the
+            # caller vouches for are not looked up (one filtered scan per call, ~7 ms
+            # even for one id: most of a single Remember's store time).
             lookup = [m.id for m in unique if m.id not in new_ids and m.id not in stored_ids]
             stored = await self._stored_ids(table, partition, lookup) if lookup else set()
-            stored |= stored_ids
-            changed = [m.id for m in unique if m.id in stored]
-            # Stored rows are replaced by delete + add rather than merge_insert, whose
-            # join costs ~3x as much already at 2k rows and grows with the table.
-            # Between the two commits the rows are missing from LanceDB: readers go
-            # through the log's overlay (durability/facades.py), which serves the
-            # write until its apply is done, and a crash in between replays it.
+            changed = [m.id for m in unique if m.id in stored or m.id in stored_ids]
             for chunk in _chunks(changed):
                 await table.delete(where(partition, ids_clause(chunk)))
             await table.add(await _offload(to_arrow, unique, self.dimension, rows=len(unique)))
