@@ -312,14 +312,6 @@ def sentence(rng: random.Random, i: int) -> str:
     )
 
 
-def embedder_write_texts(n: int) -> list[str]:
-    """The texts of the local-embedder write phase. The model's own throughput is
-    measured on these same texts: token counts differ between sentence sets (7-digit
-    note numbers cost ~8% more model time than 1-4 digit ones)."""
-    first = 2 * 10**6
-    return [sentence(random.Random(first + i), first + i) for i in range(n)]
-
-
 def query_text(rng: random.Random, i: int) -> str:
     return f"what does {rng.choice(SUBJECTS)} think about {rng.choice(OBJECTS)}? #{i}"
 

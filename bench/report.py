@@ -120,7 +120,8 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
         row(
             "RememberBatch, local embedder",
             "≥ 90% of the model",
-            f"{_fmt(local, '/s')} = {share} of the model's {_fmt(model_rate, '/s')}",
+            f"{_fmt(local, '/s')} = {share} of the model's {_fmt(model_rate, '/s')}"
+            f" (REALTALK turns, {w.get('batch_local_embedder_merged', '?')} merged)",
             None if share is None else share >= 0.9,
         )
     m0 = r.get("mem0") or {}

@@ -10,7 +10,8 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
               Check); raw LanceDB (flat, IVF_HNSW_SQ), qdrant-client local, qdrant-edge
   sweep       1 / 8 / 32 / 64 concurrent grpc.aio clients on Recall at 10k: RPS, p99
   writes      RememberBatch with client vectors (1 and 8 writers) and with the local
-              embedder; Remember single-item latency; BuildSnapshot at 10k
+              embedder (REALTALK turns, 100 a call); Remember single-item latency;
+              BuildSnapshot at 10k
   mem0        mem0 (infer=False, same embedder, its default local store) add and search
   quality     bench/quality.py --quick (2 REALTALK chats, 4 MemDaily files; the whole
               protocol takes ~45 min: run `python bench/quality.py` for it)
@@ -49,7 +50,6 @@ from common import (
     batches,
     calibration,
     channel,
-    embedder_write_texts,
     exact_top_k,
     health_check,
     ingest,
@@ -62,6 +62,7 @@ from common import (
     sentence,
     timed,
 )
+from quality import load_realtalk
 from report import render
 
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -119,6 +120,18 @@ def footprint(tmp: Path, cfg: dict[str, Any]) -> dict[str, Any]:
         }
         log(f"footprint {label}: {out[label]}")
     return out
+
+
+def embedder_write_texts(n: int) -> list[str]:
+    """The texts of the local-embedder write phase, the model's own throughput measured
+    on the same ones: the first ``n`` REALTALK turns, real chat messages. (The
+    templated sentences used before were ~30% near-duplicates of one another, the same
+    template with another note number, so that phase measured merges as much as
+    writes.)"""
+    texts = [turn.text for turn in load_realtalk().turns][:n]
+    if len(texts) < n:
+        raise ValueError(f"REALTALK has {len(texts)} turns; {n} asked for")
+    return texts
 
 
 def model_speed(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -400,12 +413,16 @@ def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, An
         out["settle_before_embedder_s"] = d.settle()
         m = cfg["embed_writes"]
         etexts = embedder_write_texts(m)
+        merged = 0
         t0 = time.perf_counter()
         for start, end in batches(m, 100):
-            stub.RememberBatch(
+            response = stub.RememberBatch(
                 remember_batch_request("writer-embed", etexts[start:end], None), timeout=600
             )
+            merged += sum(r.deduplicated for r in response.results)
         out["batch_local_embedder_per_s"] = round(m / (time.perf_counter() - t0), 1)
+        # Near-duplicate turns ("ok", "haha") are merged into the memory they repeat.
+        out["batch_local_embedder_merged"] = merged
         log(f"writes: local embedder {out['batch_local_embedder_per_s']}/s")
 
         # Single writes in the steady state, not under the bulk writes' compaction.
@@ -512,8 +529,12 @@ def main() -> None:
     result["calibration"]["end"] = calibration()
     log(f"calibration at the end: {result['calibration']['end']}")
     result["elapsed_s"] = round(time.perf_counter() - started)
-    # A quick run never overwrites the day's full results (the README quotes those).
+    # A quick or partial run never overwrites the day's full results (the README
+    # quotes those).
     day = f"{stamp:%Y-%m-%d}" + ("-quick" if args.quick else "")
+    if chosen != list(SECTIONS):
+        day += "-partial"
+
     (RESULTS / f"{day}.json").write_text(json.dumps(result, indent=2, default=str))
     report = render(result)
     (RESULTS / f"report-{day}.md").write_text(report)
