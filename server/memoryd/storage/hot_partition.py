@@ -534,16 +534,16 @@ class HotPartition:
             cut = len(scores) - k
             kth = scores[np.argpartition(scores, cut)[cut]]
             above = scores > kth
-            tied = slots[scores == kth]
+            tied = np.flatnonzero(scores == kth)
             room = k - int(np.count_nonzero(above))
             if len(tied) > room:  # the lowest ids of those tied at the k-th place go in
-                tied = tied[np.argsort(self._ids[tied], kind="stable")[:room]]
-            pairs = list(zip(slots[above].tolist(), scores[above].tolist(), strict=True))
-            pairs.extend((slot, float(kth)) for slot in tied.tolist())
-        else:
-            pairs = list(zip(slots.tolist(), scores.tolist(), strict=True))
-        pairs.sort(key=lambda pair: (-pair[1], self._memory_at(pair[0]).id))
-        return pairs
+                tied = tied[np.argsort(self._ids[slots[tied]], kind="stable")[:room]]
+            keep = np.concatenate([np.flatnonzero(above), tied])
+            slots, scores = slots[keep], scores[keep]
+        # By score, then id: one lexsort (the ids' UTF-8 bytes sort as the strings do),
+        # not a Python sort with a key per pair (~5x slower for 50 hits).
+        order = np.lexsort((self._ids[slots], -scores))
+        return list(zip(slots[order].tolist(), scores[order].tolist(), strict=True))
 
     def _memory_at(self, slot: int) -> Memory:
         memory = self.memories[slot]

@@ -282,3 +282,18 @@ def test_ties_at_the_kth_place_are_broken_by_id() -> None:
     assert [m.id for m, _ in part.search(shared, MemoryFilter(), 5)] == want
     batch = part.search_many(np.stack([shared, shared]), MemoryFilter(), 5)
     assert [[m.id for m, _ in hits] for hits in batch] == [want, want]
+
+
+def test_tied_hits_are_ordered_as_the_id_strings_sort_beyond_ascii() -> None:
+    """Ties are broken on the ids' UTF-8 bytes, which must sort as the strings do
+    (code point order) for any id an import may bring, and for the whole result, not
+    only at the k-th place."""
+    rng = np.random.default_rng(9)
+    part = HotPartition(DIM, AnnParams())
+    shared = unit_vector(rng)
+    ids = ["z", "é", "e", "ÿ", "Ω", "中", "𝄞", "a-1", "a", "A", "ω", "~"]
+    part.put_rows(
+        [memory(id=i, vector=None) for i in ids], np.repeat(shared[None, :], len(ids), axis=0)
+    )
+    for k in (len(ids), 5):
+        assert [m.id for m, _ in part.search(shared, MemoryFilter(), k)] == sorted(ids)[:k]
