@@ -327,6 +327,11 @@ class DurabilitySettings(BaseModel):
     #: apply. None: 256 on LanceDB, 0 on Qdrant, whose other replicas read the store
     #: directly. 0: every write is applied before it is acknowledged.
     apply_behind: int | None = Field(None, ge=0)
+    #: How long the background apply of such writes waits for more to join its one
+    #: store commit (group commit: each LanceDB commit costs ~10 ms of CPU, taken
+    #: from the embedding model on a small machine). No read waits for it: reads
+    #: overlay the log or apply it at once. 0: apply as soon as a write is logged.
+    apply_delay_ms: float = Field(100.0, ge=0, le=10_000)
 
 
 class ResilienceSettings(BaseModel):

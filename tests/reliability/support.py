@@ -11,7 +11,9 @@ from memoryd.durability.wal import WriteAheadLog
 from memoryd.resilience.degradation import ComponentStates
 
 
-async def open_core(tmp: Path, store: Any, records: Any, *, apply_behind: int = 0) -> Durability:
+async def open_core(
+    tmp: Path, store: Any, records: Any, *, apply_behind: int = 0, apply_delay_s: float = 0.0
+) -> Durability:
     """A Durability on a log in ``tmp`` with fast checkpoints and retries, opened
     (the log replayed into ``store`` and ``records``)."""
     core = Durability(
@@ -23,6 +25,7 @@ async def open_core(tmp: Path, store: Any, records: Any, *, apply_behind: int = 
         checkpoint_interval_s=0.05,
         retry_max_s=0.2,
         apply_behind=apply_behind,
+        apply_delay_s=apply_delay_s,
     )
     await core.open()
     return core

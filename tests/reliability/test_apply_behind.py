@@ -93,17 +93,19 @@ def _memory(i: int, content: str | None = None, partition: Partition = P) -> Mem
     )
 
 
-async def _core(tmp: Path, store: Any, *, behind: int = 8) -> Durability:
+async def _core(tmp: Path, store: Any, *, behind: int = 8, delay_s: float = 0.0) -> Durability:
     records = InMemoryRecordStore()
     await records.open()
-    return await open_core(tmp, store, records, apply_behind=behind)
+    return await open_core(tmp, store, records, apply_behind=behind, apply_delay_s=delay_s)
 
 
-async def _held(tmp: Path, *, behind: int = 8) -> tuple[HeldStore, Durability, DurableStore]:
+async def _held(
+    tmp: Path, *, behind: int = 8, delay_s: float = 0.0
+) -> tuple[HeldStore, Durability, DurableStore]:
     inner = InMemoryStore(DIM)
     await inner.open()
     held = HeldStore(inner)
-    core = await _core(tmp, held, behind=behind)
+    core = await _core(tmp, held, behind=behind, delay_s=delay_s)
     return held, core, DurableStore(core)
 
 
@@ -420,4 +422,52 @@ async def test_vector_search_over_unapplied_writes_is_exact(tmp_path: Path) -> N
             expected(q, limit, cut) for q in queries
         ]
     held.release()
+    await core.close()
+
+
+#: A group-commit delay no test waits out: only close or a read applies before it.
+FOREVER_S = 3600.0
+
+
+async def test_writes_logged_within_the_delay_share_one_commit_and_close_hurries_it(
+    tmp_path: Path,
+) -> None:
+    held, core, store = await _held(tmp_path, delay_s=FOREVER_S)
+    for i in range(5):
+        await store.upsert(P, [_memory(i)])
+    await asyncio.sleep(0.05)  # the background apply runs now if it does not wait
+    assert held.applied == 0 and len(core.pending) == 5
+    assert {m.id for m in await store.get(P, [f"m{i}" for i in range(5)])} == {
+        f"m{i}" for i in range(5)
+    }
+    async with asyncio.timeout(30):  # close does not sit out the delay
+        await core.close()
+    assert held.applied == 1  # five logged writes, one store commit
+    assert len(await held.inner.get(P, [f"m{i}" for i in range(5)])) == 5
+
+
+async def test_a_read_with_no_overlay_applies_at_once_rather_than_waiting_out_the_delay(
+    tmp_path: Path,
+) -> None:
+    held, core, store = await _held(tmp_path, delay_s=FOREVER_S)
+    await store.upsert(P, [_memory(1, "a note about the dentist")])
+    async with asyncio.timeout(30):
+        hits = await store.text_search(P, "dentist", EVERYTHING, 5)
+        assert await store.count(P, EVERYTHING) == 1
+    assert [h.memory.id for h in hits] == ["m1"]
+    assert held.applied == 1 and not core.pending
+    await core.close()
+
+
+async def test_a_write_past_the_bound_applies_the_backlog_without_waiting_out_the_delay(
+    tmp_path: Path,
+) -> None:
+    held, core, store = await _held(tmp_path, behind=2, delay_s=FOREVER_S)
+    await store.upsert(P, [_memory(1)])
+    await store.upsert(P, [_memory(2)])
+    assert held.applied == 0
+    async with asyncio.timeout(30):
+        await store.upsert(P, [_memory(3), _memory(4)])  # past the bound of 2
+    assert held.applied >= 1 and not core.pending
+    assert len(await held.inner.get(P, ["m1", "m2", "m3", "m4"])) == 4
     await core.close()

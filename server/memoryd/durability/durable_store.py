@@ -11,7 +11,8 @@ its own writes while the store is down.
 
 With ``apply_behind`` > 0 a memory write (upsert, delete) is answered right after its
 fsync while at most that many memories wait to be applied, and a background task
-applies them in log order (adjacent entries coalesced into one store commit). It is
+applies them in log order, ``apply_delay_s`` after the first (group commit: the
+entries logged meanwhile are coalesced into one store commit). It is
 as durable as before (the log has it; a crash replays it) and reads see it through
 the overlay; the reads with no overlay (full text, count, list_partitions) first
 wait until the logged writes to their partition are applied (``caught_up``). One the
@@ -137,6 +138,7 @@ class Durability:
         checkpoint_interval_s: float = 1.0,
         retry_max_s: float = 5.0,
         apply_behind: int = 0,
+        apply_delay_s: float = 0.0,
     ) -> None:
         self.wal = wal
         self.store = store
@@ -146,6 +148,10 @@ class Durability:
         self.checkpoint_interval_s = checkpoint_interval_s
         #: Memories acknowledged before they are applied, at most (0: none).
         self.apply_behind = apply_behind
+        #: How long the background apply waits for more entries to join its commit.
+        self.apply_delay_s = apply_delay_s
+        #: Set on close: the background apply stops waiting for company.
+        self._hurry = asyncio.Event()
         self.pending: dict[int, Entry] = {}
         self.breaker = CircuitBreaker(
             STORE, failure_threshold=1, reset_after_s=0.2, max_reset_after_s=retry_max_s
@@ -194,6 +200,7 @@ class Durability:
 
     async def close(self) -> None:
         self._closed = True
+        self._hurry.set()
         await self.wal.close()
         if self._behind is not None:
             await asyncio.wait([self._behind])  # a store commit is not cut short
@@ -266,6 +273,12 @@ class Durability:
     async def _apply_behind_loop(self) -> None:
         # Loops: an entry acknowledged while a pass runs is in no pass yet.
         while self._ready_unapplied():
+            if self.apply_delay_s > 0:
+                # Group commit: the writes logged meanwhile join this pass's commit.
+                # Nothing waits on it (reads overlay the log or apply it themselves,
+                # a write past the bound applies itself), except close, which hurries.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._hurry.wait(), self.apply_delay_s)
             if not self.breaker.allow():
                 self._schedule_retry()
                 return

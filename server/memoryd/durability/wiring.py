@@ -70,6 +70,7 @@ async def make_durable(
         checkpoint_interval_s=d.checkpoint_interval_s,
         retry_max_s=d.store_retry_max_s,
         apply_behind=_apply_behind(settings),
+        apply_delay_s=d.apply_delay_ms / 1000,
     )
     if metrics is not None:
 
