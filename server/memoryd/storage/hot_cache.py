@@ -340,10 +340,18 @@ class HotCacheStore:
             return await self.inner.find_by_content(partition, content_hashes, flt)
         return entry.part.find_by_content(content_hashes, flt)
 
+    # get, list and count of a loaded partition are answered from it (every write
+    # passes through here, so it holds what the store holds): a LanceDB query costs
+    # milliseconds, and BuildSnapshot makes two lists per call. A partition that is
+    # not loaded is not loaded for them.
+
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
     ) -> list[Memory]:
-        return await self.inner.get(partition, ids, with_vectors=with_vectors)
+        part = self._loaded(partition)
+        if part is None:
+            return await self.inner.get(partition, ids, with_vectors=with_vectors)
+        return part.get(ids, with_vectors=with_vectors)
 
     async def list(
         self,
@@ -354,10 +362,25 @@ class HotCacheStore:
         after: PageCursor | None = None,
         limit: int = 50,
     ) -> list[Memory]:
-        return await self.inner.list(partition, flt, order=order, after=after, limit=limit)
+        part = self._loaded(partition)
+        if part is None:
+            return await self.inner.list(partition, flt, order=order, after=after, limit=limit)
+        return part.list_page(
+            flt, descending=order is MemoryOrder.CREATED_DESC, after=after, limit=limit
+        )
 
     async def count(self, partition: Partition, flt: MemoryFilter) -> int:
-        return await self.inner.count(partition, flt)
+        part = self._loaded(partition)
+        if part is None:
+            return await self.inner.count(partition, flt)
+        return part.count(flt)
+
+    def _loaded(self, partition: Partition) -> HotPartition | None:
+        entry = self._entries.get(partition)
+        if entry is None or entry.part is None:
+            return None
+        self._entries.move_to_end(partition)
+        return entry.part
 
     async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
         return await self.inner.list_partitions(tenant_id)

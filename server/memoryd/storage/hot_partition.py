@@ -29,6 +29,7 @@ from memoryd.domain.models import (
     Memory,
     MemoryFilter,
     MemoryType,
+    PageCursor,
     SecurityLevel,
     TagMatch,
 )
@@ -544,6 +545,51 @@ class HotPartition:
         # not a Python sort with a key per pair (~5x slower for 50 hits).
         order = np.lexsort((self._ids[slots], -scores))
         return list(zip(slots[order].tolist(), scores[order].tolist(), strict=True))
+
+    # -- reads besides search (the stores' semantics; copies) -------------------------
+
+    def get(self, ids: Sequence[str], *, with_vectors: bool) -> list[Memory]:
+        """The memories with these ids that are here, each once, in ``ids`` order."""
+        out: list[Memory] = []
+        for memory_id in dict.fromkeys(ids):
+            slot = self.slot_of.get(memory_id)
+            if slot is not None:
+                found = self._memory_at(slot).copy()
+                if with_vectors:
+                    found.vector = self.vectors[slot].copy()
+                out.append(found)
+        return out
+
+    def count(self, flt: MemoryFilter) -> int:
+        return int(np.count_nonzero(self.mask(flt, self.high_water)))
+
+    def list_page(
+        self, flt: MemoryFilter, *, descending: bool, after: PageCursor | None, limit: int
+    ) -> list[Memory]:
+        """Up to ``limit`` memories under ``flt`` by (created_at, id), past the keyset
+        position ``after``, as ``Store.list``."""
+        n = self.high_water
+        if limit <= 0 or n == 0:
+            return []
+        mask = self.mask(flt, n)
+        created = self._created[:n]
+        if after is not None:
+            at, last = micros(after.created_at), after.id.encode()
+            ids = self._ids[:n]
+            if descending:
+                mask &= (created < at) | ((created == at) & (ids < last))
+            else:
+                mask &= (created > at) | ((created == at) & (ids > last))
+        slots = np.flatnonzero(mask)
+        if len(slots) > limit:  # the page's rows and every row tied with its last
+            keys = created[slots]
+            cut = len(keys) - limit if descending else limit - 1
+            edge = np.partition(keys, cut)[cut]
+            slots = slots[keys >= edge] if descending else slots[keys <= edge]
+        order = np.lexsort((self._ids[slots], created[slots]))
+        if descending:
+            order = order[::-1]
+        return [self._memory_at(slot).copy() for slot in slots[order[:limit]].tolist()]
 
     def _memory_at(self, slot: int) -> Memory:
         memory = self.memories[slot]

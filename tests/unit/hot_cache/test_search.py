@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from memoryd.domain.models import (
     AccessUpdate,
     MemoryFilter,
+    MemoryOrder,
     MemoryType,
+    PageCursor,
     SecurityLevel,
     TagMatch,
 )
@@ -110,7 +112,35 @@ async def _run(ops: list[tuple[str, object]], query_seed: int) -> None:
             )
             for g, w in zip(got, want, strict=True):
                 assert g.memory == w.memory
+            await _same_reads(reference, cached, arg)
     await cached.close()
+
+
+async def _same_reads(reference: InMemoryStore, cached: HotCacheStore, flt: MemoryFilter) -> None:
+    """get, list (both orders, every page) and count agree with the store, whether
+    the cache answers them (a loaded partition) or passes them on."""
+    assert await cached.count(P, flt) == await reference.count(P, flt)
+    ids = ["r3", "r0", "missing", "r3", *(f"r{i}" for i in range(12))]
+    for with_vectors in (False, True):
+        want_rows = await reference.get(P, ids, with_vectors=with_vectors)
+        got_rows = await cached.get(P, ids, with_vectors=with_vectors)
+        assert [m.id for m in got_rows] == [m.id for m in want_rows]
+        for g, w in zip(got_rows, want_rows, strict=True):
+            assert (g.vector is None) == (w.vector is None)
+            if w.vector is not None:
+                assert g.vector is not None
+                np.testing.assert_allclose(g.vector, w.vector, atol=1e-6)
+            g.vector = w.vector = None
+            assert g == w
+    for order in MemoryOrder:
+        after: PageCursor | None = None
+        while True:
+            want_page = await reference.list(P, flt, order=order, after=after, limit=3)
+            got_page = await cached.list(P, flt, order=order, after=after, limit=3)
+            assert got_page == want_page
+            if len(want_page) < 3:
+                break
+            after = PageCursor(want_page[-1].created_at, want_page[-1].id)
 
 
 def _clustered(n: int, rng: np.random.Generator, dim: int = 32) -> np.ndarray:
