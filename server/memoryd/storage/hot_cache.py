@@ -37,6 +37,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import structlog
 
 from memoryd.domain.models import (
@@ -53,7 +54,8 @@ from memoryd.domain.models import (
 )
 from memoryd.storage.base import Store
 from memoryd.storage.hot_ann import AnnParams, build_ann
-from memoryd.storage.hot_partition import HotPartition, put_many
+from memoryd.storage.hot_partition import HotPartition
+from memoryd.storage.hot_rows import stored_form
 from memoryd.storage.hot_text import build_text_base, query_terms
 from memoryd.storage.memory import check_query_vector, unit_queries
 
@@ -568,3 +570,17 @@ class HotCacheStore:
                 seconds=round(time.perf_counter() - started, 3),
             )
             self._evict(keep=partition)
+
+
+def put_many(part: HotPartition, memories: Sequence[Memory], *, from_store: bool) -> None:
+    """Insert records that carry vectors: as the store returned them
+    (``from_store``: already in stored form, taken over) or as passed to ``upsert``."""
+    if not memories:
+        return
+    vectors = np.stack([np.asarray(m.vector, dtype=np.float32) for m in memories])
+    if from_store:
+        for m in memories:
+            m.vector = None
+        part.put_rows(memories, vectors)
+    else:
+        part.put_rows([stored_form(m) for m in memories], vectors)

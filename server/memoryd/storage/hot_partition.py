@@ -35,8 +35,9 @@ from memoryd.domain.models import (
 )
 from memoryd.storage.hot_ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot_hashes import ContentHashes
+from memoryd.storage.hot_order import best, page
 from memoryd.storage.hot_quant import Quantized
-from memoryd.storage.hot_rows import grown, micros, object_bytes, stored_form, utc
+from memoryd.storage.hot_rows import grown, micros, object_bytes, utc
 from memoryd.storage.hot_sketch import RANK, Sketch
 from memoryd.storage.hot_text import TextBase, TextIndex
 
@@ -84,8 +85,8 @@ class HotPartition:
         self._type = np.zeros(0, dtype=np.int8)
         self._archived = np.zeros(0, dtype=bool)
         self._namespace = np.zeros(0, dtype=np.int32)
-        #: Ids as UTF-8 bytes (the same order as the strings): rows tied at a search's
-        #: k-th place are put in id order by one NumPy sort, not by Python.
+        #: Ids as UTF-8 bytes (the same order as the strings): ties in a search or a
+        #: list page are put in id order by NumPy (hot_order.py), not by Python.
         self._ids = np.zeros(0, dtype="S1")
         self._namespace_code: dict[str, int] = {}
         #: The embedding model of each slot: the embedding fallback keeps its own
@@ -525,26 +526,9 @@ class HotPartition:
     def _ranked(self, slots: Slots, sims: F32, k: int) -> list[tuple[Memory, float]]:
         """The ``k`` best of ``slots`` by ``sims`` as (copy, similarity), ties by id."""
         # Copies: callers may set fields without touching the cached objects.
-        return [(self._memory_at(slot).copy(), sim) for slot, sim in self._best(slots, sims, k)]
-
-    def _best(
-        self, slots: Slots, scores: npt.NDArray[np.floating], k: int
-    ) -> list[tuple[int, float]]:
-        """The ``k`` best (slot, score) pairs by score, then id, best first."""
-        if k < len(slots):
-            cut = len(scores) - k
-            kth = scores[np.argpartition(scores, cut)[cut]]
-            above = scores > kth
-            tied = np.flatnonzero(scores == kth)
-            room = k - int(np.count_nonzero(above))
-            if len(tied) > room:  # the lowest ids of those tied at the k-th place go in
-                tied = tied[np.argsort(self._ids[slots[tied]], kind="stable")[:room]]
-            keep = np.concatenate([np.flatnonzero(above), tied])
-            slots, scores = slots[keep], scores[keep]
-        # By score, then id: one lexsort (the ids' UTF-8 bytes sort as the strings do),
-        # not a Python sort with a key per pair (~5x slower for 50 hits).
-        order = np.lexsort((self._ids[slots], -scores))
-        return list(zip(slots[order].tolist(), scores[order].tolist(), strict=True))
+        return [
+            (self._memory_at(slot).copy(), sim) for slot, sim in best(self._ids, slots, sims, k)
+        ]
 
     # -- reads besides search (the stores' semantics; copies) -------------------------
 
@@ -571,25 +555,16 @@ class HotPartition:
         n = self.high_water
         if limit <= 0 or n == 0:
             return []
-        mask = self.mask(flt, n)
-        created = self._created[:n]
-        if after is not None:
-            at, last = micros(after.created_at), after.id.encode()
-            ids = self._ids[:n]
-            if descending:
-                mask &= (created < at) | ((created == at) & (ids < last))
-            else:
-                mask &= (created > at) | ((created == at) & (ids > last))
-        slots = np.flatnonzero(mask)
-        if len(slots) > limit:  # the page's rows and every row tied with its last
-            keys = created[slots]
-            cut = len(keys) - limit if descending else limit - 1
-            edge = np.partition(keys, cut)[cut]
-            slots = slots[keys >= edge] if descending else slots[keys <= edge]
-        order = np.lexsort((self._ids[slots], created[slots]))
-        if descending:
-            order = order[::-1]
-        return [self._memory_at(slot).copy() for slot in slots[order[:limit]].tolist()]
+        position = None if after is None else (micros(after.created_at), after.id.encode())
+        slots = page(
+            self._ids[:n],
+            self._created[:n],
+            self.mask(flt, n),
+            descending=descending,
+            after=position,
+            limit=limit,
+        )
+        return [self._memory_at(slot).copy() for slot in slots.tolist()]
 
     def _memory_at(self, slot: int) -> Memory:
         memory = self.memories[slot]
@@ -607,26 +582,12 @@ class HotPartition:
         if limit <= 0 or n == 0 or not terms:
             return []
         slots, scores = self.text.candidates(terms, self.mask(flt, n), limit)
-        best = self._best(slots, scores, limit)
+        ranked = best(self._ids, slots, scores, limit)
         # One gather for every hit's vector; each copy gets a row of it.
-        vectors = self.vectors[[slot for slot, _ in best]]
+        vectors = self.vectors[[slot for slot, _ in ranked]]
         out: list[tuple[Memory, float]] = []
-        for (slot, score), vector in zip(best, vectors, strict=True):
+        for (slot, score), vector in zip(ranked, vectors, strict=True):
             found = self._memory_at(slot).copy()
             found.vector = vector
             out.append((found, score))
         return out
-
-
-def put_many(part: HotPartition, memories: Sequence[Memory], *, from_store: bool) -> None:
-    """Insert records that carry vectors: as the store returned them
-    (``from_store``: already in stored form, taken over) or as passed to ``upsert``."""
-    if not memories:
-        return
-    vectors = np.stack([np.asarray(m.vector, dtype=np.float32) for m in memories])
-    if from_store:
-        for m in memories:
-            m.vector = None
-        part.put_rows(memories, vectors)
-    else:
-        part.put_rows([stored_form(m) for m in memories], vectors)
