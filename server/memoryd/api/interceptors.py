@@ -194,7 +194,9 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
             call.agent = str(getattr(request, "agent_id", ""))[:128]
             call.ids, call.key = touched(request, None)
         transport = Transport(
-            metadata=metadata, peer=call.peer, auth_context=_auth_context(context)
+            metadata=metadata,
+            peer=call.peer,
+            auth_context=_auth_context(context) if self._auth.uses_auth_context else {},
         )
         principal = self._auth.authenticate(transport)
         call.principal = principal
