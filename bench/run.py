@@ -9,9 +9,12 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
               brute force over the agent's vectors + an empty gRPC round trip, Health
               Check); raw LanceDB (flat, IVF_HNSW_SQ), qdrant-client local, qdrant-edge
   sweep       1 / 8 / 32 / 64 concurrent grpc.aio clients on Recall at 10k: RPS, p99
+  servers     grpc.aio against the sync server with a thread pool, each answering Recall
+              with a prebuilt response (the framework's own cost), and grpc.aio with
+              memoryd's call interceptor: RPS and latency at 1 and 32 Go clients
   writes      RememberBatch with client vectors (1 and 8 writers) and with the local
-              embedder (REALTALK turns, 100 a call); Remember single-item latency;
-              BuildSnapshot at 10k
+              embedder (REALTALK turns, 100 a call, 1 and 8 writers); Remember
+              single-item latency; BuildSnapshot at 10k
   mem0        mem0 (infer=False, same embedder, its default local store) add and search
   quality     bench/quality.py --quick (2 REALTALK chats, 4 MemDaily files; the whole
               protocol takes ~45 min: run `python bench/quality.py` for it)
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import grpc_servers
 import numpy as np
 import peers
 from common import (
@@ -74,7 +78,7 @@ BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results"
 #: The Go load generator (bench/loadgen), built by `make bench`.
 LOADGEN = BENCH / ".bin" / "loadgen"
-SECTIONS = ("footprint", "model", "recall", "sweep", "writes", "mem0", "quality")
+SECTIONS = ("footprint", "model", "recall", "sweep", "servers", "writes", "mem0", "quality")
 
 FULL = {
     "tiers": [("10k", 10_000, 1), ("100k", 100_000, 1), ("1M/100 agents", 1_000_000, 100)],
@@ -137,7 +141,10 @@ def embedder_write_texts(n: int) -> list[str]:
 def model_speed(cfg: dict[str, Any]) -> dict[str, Any]:
     rng = random.Random(3)
     queries = [query_text(rng, i) for i in range(100)]
-    texts = embedder_write_texts(cfg["embed_writes"])
+    m = cfg["embed_writes"]
+    # The texts of the 1-writer phase, then those of the 8-writer phase.
+    phases = {"batch_per_s": embedder_write_texts(2 * m)[:m]}
+    phases["batch_per_s_next_turns"] = embedder_write_texts(2 * m)[m:]
 
     async def run() -> dict[str, Any]:
         model = LocalMiniLMEmbedder(threads=2)
@@ -149,13 +156,15 @@ def model_speed(cfg: dict[str, Any]) -> dict[str, Any]:
                 t0 = time.perf_counter()
                 await model.embed([q], kind="query")
                 samples.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            for start, end in batches(len(texts), 100):
-                await model.embed(texts[start:end])
-            rate = len(texts) / (time.perf_counter() - t0)
+            result: dict[str, Any] = {"single_query_ms": pct(samples)}
+            for key, texts in phases.items():
+                t0 = time.perf_counter()
+                for start, end in batches(len(texts), 100):
+                    await model.embed(texts[start:end])
+                result[key] = round(len(texts) / (time.perf_counter() - t0), 1)
         finally:
             await model.close()
-        return {"single_query_ms": pct(samples), "batch_per_s": round(rate, 1)}
+        return result
 
     result = asyncio.run(run())
     log(f"model: {result}")
@@ -359,6 +368,24 @@ def sweep(d: Daemon, agent: str, queries: Path, cfg: dict[str, Any]) -> list[dic
 # -- writes -----------------------------------------------------------------------------
 
 
+def concurrently(address: str, writers: list[list[mpb.RememberBatchRequest]]) -> float:
+    """Seconds to send each writer's batches in order, the writers side by side."""
+
+    async def run() -> float:
+        async with grpc.aio.insecure_channel(address) as ach:
+            stub = mgrpc.MemoryServiceStub(ach)
+
+            async def writer(requests: list[mpb.RememberBatchRequest]) -> None:
+                for request in requests:
+                    await stub.RememberBatch(request, timeout=600)
+
+            started = time.perf_counter()
+            await asyncio.gather(*(writer(w) for w in writers))
+            return time.perf_counter() - started
+
+    return asyncio.run(run())
+
+
 def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, Any]:
     out: dict[str, Any] = {"write_log": "on (every acknowledged batch fsynced to the log)"}
     n = cfg["writes"]
@@ -392,22 +419,12 @@ def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, An
         out["batch_vectors_1_writer_per_s"] = round(n / (time.perf_counter() - t0))
         log(f"writes: 1 writer {out['batch_vectors_1_writer_per_s']}/s")
 
-        async def eight() -> float:
-            async with grpc.aio.insecure_channel(d.address) as ach:
-                astub = mgrpc.MemoryServiceStub(ach)
-
-                async def writer(requests: list[mpb.RememberBatchRequest]) -> None:
-                    for request in requests:
-                        await astub.RememberBatch(request, timeout=600)
-
-                t1 = time.perf_counter()
-                await asyncio.gather(*(writer(w) for w in eight_writers))
-                return per * 8 / (time.perf_counter() - t1)
-
         # Each phase starts in a steady state: the previous one's background work
         # (LanceDB compaction, index refresh) is waited out and reported.
         out["settle_before_8_writers_s"] = d.settle()
-        out["batch_vectors_8_writers_per_s"] = round(asyncio.run(eight()))
+        out["batch_vectors_8_writers_per_s"] = round(
+            per * 8 / concurrently(d.address, eight_writers)
+        )
         log(f"writes: 8 writers {out['batch_vectors_8_writers_per_s']}/s")
 
         out["settle_before_embedder_s"] = d.settle()
@@ -424,6 +441,22 @@ def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, An
         # Near-duplicate turns ("ok", "haha") are merged into the memory they repeat.
         out["batch_local_embedder_merged"] = merged
         log(f"writes: local embedder {out['batch_local_embedder_per_s']}/s")
+
+        # Eight writers on the next turns (the same ones would only be merged).
+        out["settle_before_embedder_8_writers_s"] = d.settle()
+        later = embedder_write_texts(2 * m)[m:]
+        per_writer = m // 8
+        embed_writers = [
+            [
+                remember_batch_request(f"writer-embed-{w}", chunk[start:end], None)
+                for start, end in batches(per_writer, 100)
+            ]
+            for w in range(8)
+            for chunk in [later[w * per_writer : (w + 1) * per_writer]]
+        ]
+        seconds = concurrently(d.address, embed_writers)
+        out["batch_local_embedder_8_writers_per_s"] = round(per_writer * 8 / seconds, 1)
+        log(f"writes: local embedder, 8 writers {out['batch_local_embedder_8_writers_per_s']}/s")
 
         # Single writes in the steady state, not under the bulk writes' compaction.
         out["settle_s"] = d.settle()
@@ -452,6 +485,18 @@ def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, An
         log(f"writes: Remember {out['remember_vector_ms']} text {out['remember_text_ms']}")
         ch.close()
     return out
+
+
+# -- gRPC server kinds ---------------------------------------------------------------------
+
+
+def servers(tmp: Path, cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    if not LOADGEN.is_file():
+        return [{"error": f"{LOADGEN} not built (make bench builds it)"}]
+    queries = tmp / "servers-queries.f32"
+    rng = np.random.default_rng(5)
+    rng.standard_normal((64, 384)).astype("<f4").tofile(queries)
+    return grpc_servers.compare(LOADGEN, queries, cfg["sweep_s"], log)
 
 
 # -- quality (bench/quality.py, written separately) ---------------------------------------
@@ -514,6 +559,8 @@ def main() -> None:
                 result["recall"][label] = recall_tier(
                     tmp, cfg, source, label, n, agents, model, main_tier=i == 0
                 )
+        if "servers" in chosen:
+            result["servers"] = servers(tmp, cfg)
         if "writes" in chosen and source is not None:
             result["writes"] = writes(tmp, cfg, source)
         if "mem0" in chosen:

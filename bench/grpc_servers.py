@@ -1,0 +1,153 @@
+"""gRPC server kinds on this machine: grpc.aio against the sync server with a thread pool.
+
+Each kind serves a Recall handler that returns a prebuilt 10-result response and does
+no memoryd work, so what is measured is the framework's own cost per call; the same Go
+load generator (bench/loadgen) drives each at 1 and 32 clients. A last kind is grpc.aio
+with memoryd's call interceptor (request id, authentication, roles, access log,
+metrics), which every memoryd call passes through.
+
+    python bench/grpc_servers.py [seconds]     # prints one JSON row per run
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+import grpc
+import numpy as np
+from prometheus_client import CollectorRegistry
+
+from memoryd.api.auth import SidecarAuthenticator
+from memoryd.api.interceptors import CallInterceptor
+from memoryd.config import LoggingSettings, SidecarSettings
+from memoryd.observability.logging import AccessLog, configure_logging
+from memoryd.observability.metrics import Metrics
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
+
+#: (name, sync thread-pool workers or None for grpc.aio, with memoryd's interceptor)
+KINDS: tuple[tuple[str, int | None, bool], ...] = (
+    ("grpc.aio", None, False),
+    ("sync, 4 threads", 4, False),
+    ("sync, 16 threads", 16, False),
+    ("grpc.aio + memoryd interceptor", None, True),
+)
+CLIENTS = (1, 32)
+
+
+def recall_response() -> mpb.RecallResponse:
+    """The shape of a k = 10 Recall answer (~2 KB on the wire)."""
+    response = mpb.RecallResponse(embedding_model="all-MiniLM-L6-v2")
+    for i in range(10):
+        result = response.results.add(score=0.5)
+        m = result.memory
+        m.id, m.tenant_id, m.agent_id = f"0193a1b2c3d4e5f6a7b8c9d0e1f2a3{i:02d}", "t", "a"
+        m.content = f"The user prefers dark blue slides on Monday (note {i})"
+        m.created_at.seconds = m.updated_at.seconds = m.accessed_at.seconds = 1_700_000_000
+        m.importance, m.confidence, m.version = 0.5, 1.0, 1
+        c = result.components
+        c.similarity, c.recency, c.importance, c.decayed, c.weighted = 0.5, 0.9, 0.5, 0.4, 0.5
+    return response
+
+
+class _AioServicer(mgrpc.MemoryServiceServicer):
+    def __init__(self) -> None:
+        self.response = recall_response()
+
+    async def Recall(self, request: Any, context: Any) -> mpb.RecallResponse:
+        return self.response
+
+
+class _SyncServicer(mgrpc.MemoryServiceServicer):
+    def __init__(self) -> None:
+        self.response = recall_response()
+
+    def Recall(self, request: Any, context: Any) -> mpb.RecallResponse:
+        return self.response
+
+
+def _interceptors(with_memoryd: bool) -> list[grpc.aio.ServerInterceptor]:
+    if not with_memoryd:
+        return []
+    logging = LoggingSettings(format="json")
+    configure_logging(logging)
+    return [
+        CallInterceptor(
+            SidecarAuthenticator(SidecarSettings()),
+            metrics=Metrics(CollectorRegistry()),
+            access_log=AccessLog(logging),
+        )
+    ]
+
+
+def _serve(workers: int | None, with_memoryd: bool, log_path: str, ports: Any) -> None:
+    # The access log goes to a file, as the daemon's stderr does under the bench.
+    os.dup2(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), 2)
+    if workers is not None:
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers))
+        mgrpc.add_MemoryServiceServicer_to_server(_SyncServicer(), server)  # type: ignore[no-untyped-call]
+        ports.put(server.add_insecure_port("127.0.0.1:0"))
+        server.start()
+        server.wait_for_termination()
+        return
+
+    async def main() -> None:
+        aio = grpc.aio.server(interceptors=_interceptors(with_memoryd))
+        mgrpc.add_MemoryServiceServicer_to_server(_AioServicer(), aio)  # type: ignore[no-untyped-call]
+        ports.put(aio.add_insecure_port("127.0.0.1:0"))
+        await aio.start()
+        await aio.wait_for_termination()
+
+    asyncio.run(main())
+
+
+def compare(
+    loadgen: Path, queries_f32: Path, seconds: float, log: Callable[[str], None] = print
+) -> list[dict[str, Any]]:
+    """One row per (kind, clients): RPS and latency percentiles from the Go client."""
+    ctx = mp.get_context("spawn")  # no grpc state inherited from the caller
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="memoryd-grpc-kinds-") as tmp:
+        for name, workers, with_memoryd in KINDS:
+            ports = ctx.Queue()
+            log_path = str(Path(tmp) / "stderr.log")
+            server = ctx.Process(target=_serve, args=(workers, with_memoryd, log_path, ports))
+            server.start()
+            try:
+                port = ports.get(timeout=60)
+                for clients in CLIENTS:
+                    done = subprocess.run(
+                        [str(loadgen), f"127.0.0.1:{port}", "a", str(queries_f32),
+                         str(clients), str(seconds)],
+                        capture_output=True, text=True, timeout=600,
+                    )  # fmt: skip
+                    row: dict[str, Any] = {"server": name}
+                    if done.returncode == 0:
+                        row.update(json.loads(done.stdout.strip().splitlines()[-1]))
+                    else:
+                        row.update(clients=clients, error=done.stderr[-300:])
+                    log(f"grpc servers: {row}")
+                    rows.append(row)
+            finally:
+                server.terminate()
+                server.join(10)
+    return rows
+
+
+if __name__ == "__main__":
+    bench = Path(__file__).resolve().parent
+    with tempfile.NamedTemporaryFile(suffix=".f32") as f:
+        np.random.default_rng(0).standard_normal((64, 384)).astype("<f4").tofile(f.name)
+        seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
+        for r in compare(bench / ".bin" / "loadgen", Path(f.name), seconds):
+            print(json.dumps(r))
