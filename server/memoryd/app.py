@@ -80,7 +80,7 @@ class DataDirLocked(RuntimeError):
     pass
 
 
-def _lock_data_dir(data_dir: Path) -> IO[bytes]:
+def lock_data_dir(data_dir: Path) -> IO[bytes]:
     """One daemon per data dir: LanceDB tables must have a single writer."""
     data_dir.mkdir(parents=True, exist_ok=True)
     handle = open(data_dir / ".lock", "wb")  # noqa: SIM115 - held for the daemon's lifetime
@@ -121,7 +121,7 @@ class App:
     async def start(self) -> None:
         s = self.settings
         data_dir = s.data_dir.absolute()
-        lock = _lock_data_dir(data_dir)
+        lock = lock_data_dir(data_dir)
         self._stack.callback(lock.close)
         threadpools = ThreadpoolController()
         blas = threadpools.limit(limits=s.storage.hot_cache.blas_threads, user_api="blas")

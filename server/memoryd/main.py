@@ -1,4 +1,4 @@
-"""`memoryd`: the daemon's command line (serve, config show)."""
+"""`memoryd`: the daemon's command line (serve, config show, wal set-aside / requeue)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import typer
 from pydantic import ValidationError
 
 from memoryd.api.server import ListenError
-from memoryd.app import DataDirLocked, serve
+from memoryd.app import DataDirLocked, lock_data_dir, serve
 from memoryd.config import Settings, unknown_env_vars
+from memoryd.durability.set_aside import SetAsideEntry, requeue, set_aside_entries
 from memoryd.observability.logging import configure_logging
 from memoryd.storage.space import EmbeddingSpaceChanged
 
@@ -25,6 +26,12 @@ app = typer.Typer(
 )
 config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
+wal_app = typer.Typer(
+    help="Writes set aside when the store rejected them on replay: list and requeue them "
+    "(with the daemon stopped).",
+    no_args_is_help=True,
+)
+app.add_typer(wal_app, name="wal")
 
 ConfigOption = Annotated[
     Path | None,
@@ -76,6 +83,101 @@ def config_show(config: ConfigOption = None) -> None:
     """Print the effective configuration (defaults < file < environment), secrets masked."""
     settings = _load(config)
     typer.echo(json.dumps(settings.masked(), indent=2))
+
+
+DataDirOption = Annotated[Path | None, typer.Option(help="Where data lives (MEMORYD_DATA_DIR).")]
+JsonOption = Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]
+
+
+def _wal_dir(settings: Settings) -> Path:
+    return settings.durability.wal_dir or settings.data_dir / "wal"
+
+
+def _locked(settings: Settings) -> Any:
+    """The data dir's lock: these commands change the log, which has one writer."""
+    try:
+        return lock_data_dir(settings.data_dir)
+    except DataDirLocked as exc:
+        typer.echo(f"memoryd: {exc}; stop it first", err=True)
+        raise typer.Exit(1) from None
+
+
+def _describe(entry: SetAsideEntry) -> str:
+    if entry.error:
+        return f"seq {entry.seq}: {entry.path.name}, {entry.size} bytes, unreadable: {entry.error}"
+    ops = "; ".join(
+        f"{op.kind} {op.count} in {op.tenant}/{op.agent}: {', '.join(op.targets)}"
+        + (" ..." if op.count > len(op.targets) else "")
+        for op in entry.ops
+    )
+    return f"seq {entry.seq}: {entry.path.name}, {entry.size} bytes, {ops}"
+
+
+@wal_app.command("set-aside")
+def wal_set_aside(
+    config: ConfigOption = None, data_dir: DataDirOption = None, as_json: JsonOption = False
+) -> None:
+    """List the logged writes the store rejected on replay (kept next to the log)."""
+    settings = _load(config, data_dir=data_dir)
+    entries = set_aside_entries(_wal_dir(settings))
+    if as_json:
+        typer.echo(json.dumps({"entries": [e.as_dict() for e in entries]}, indent=2))
+        return
+    if not entries:
+        typer.echo(f"no set-aside entries in {_wal_dir(settings)}")
+    for entry in entries:
+        typer.echo(_describe(entry))
+
+
+@wal_app.command("requeue")
+def wal_requeue(
+    seqs: Annotated[
+        list[int] | None, typer.Argument(help="Sequence numbers to requeue (see set-aside).")
+    ] = None,
+    requeue_all: Annotated[bool, typer.Option("--all", help="Requeue every entry.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    config: ConfigOption = None,
+    data_dir: DataDirOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Append set-aside writes to the log again for the next start to replay.
+
+    One the store still rejects is set aside again. They apply as if written now: a
+    later change to the same memory or key is overwritten.
+    """
+    if bool(seqs) == requeue_all:
+        typer.echo("name the sequence numbers to requeue, or pass --all", err=True)
+        raise typer.Exit(2)
+    if as_json and not yes:
+        typer.echo("--json does not prompt: pass --yes as well", err=True)
+        raise typer.Exit(2)
+    settings = _load(config, data_dir=data_dir)
+    lock = _locked(settings)
+    try:
+        wanted = None if requeue_all else set(seqs or ())
+        entries = [
+            e for e in set_aside_entries(_wal_dir(settings)) if wanted is None or e.seq in wanted
+        ]
+        if not yes and entries:
+            for entry in entries:
+                typer.echo(_describe(entry))
+            typer.confirm(f"Requeue {len(entries)} entries?", abort=True)
+        try:
+            moved = requeue(_wal_dir(settings), wanted)
+        except ValueError as exc:
+            typer.echo(f"memoryd: {exc}", err=True)
+            raise typer.Exit(1) from None
+    finally:
+        lock.close()
+    if as_json:
+        typer.echo(
+            json.dumps({"requeued": [{"seq": old, "new_seq": new} for old, new in moved.items()]})
+        )
+        return
+    typer.echo(
+        f"requeued {len(moved)} entries; the next start replays them"
+        + "".join(f"\n  seq {old} -> {new}" for old, new in moved.items())
+    )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
 from memoryd.durability.ops import decode
+from memoryd.durability.set_aside import requeue, set_aside_entries
 from memoryd.durability.wal import REJECTED_PREFIX
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.memory import InMemoryStore
@@ -323,6 +324,35 @@ async def test_replay_sets_aside_an_entry_the_store_rejects(tmp_path: Path) -> N
     once_more = await _core(tmp_path, fresh)
     assert once_more.replayed == 0
     await once_more.close()
+    # Requeued once the cause is gone (`memoryd wal requeue`), the next start applies it.
+    # Seqs 1 and 2 were logged: the requeued entry is the next, 3.
+    assert requeue(tmp_path / "wal") == {1: 3}
+    assert set_aside_entries(tmp_path / "wal") == []
+    requeued = await _core(tmp_path, fresh)
+    assert requeued.replayed == 1
+    assert [m.id for m in await fresh.inner.get(P, ["m1", "m2"])] == ["m1", "m2"]
+    await requeued.close()
+
+
+async def test_a_requeued_entry_still_rejected_is_set_aside_again(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path)
+    held.hold()
+    await store.upsert(P, [_memory(1)])
+    core._closed = True
+    fresh = HeldStore(InMemoryStore(DIM))
+    await fresh.inner.open()
+    fresh.invalid_ids = {"m1"}
+    await (await _core(tmp_path, fresh)).close()
+    (first,) = set_aside_entries(tmp_path / "wal")
+    moved = requeue(tmp_path / "wal", {first.seq})
+    again = await _core(tmp_path, fresh)  # still invalid
+    (second,) = set_aside_entries(tmp_path / "wal")
+    assert second.seq == moved[first.seq] > first.seq
+    assert [(op.kind, op.targets) for op in second.ops] == [("upsert", ("m1",))]
+    assert await fresh.inner.get(P, ["m1"]) == []
+    await again.close()
+    with pytest.raises(ValueError, match="no set-aside entry 99"):
+        requeue(tmp_path / "wal", {99})
 
 
 async def test_close_applies_what_was_answered(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ class _Queued:
     )
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -129,7 +129,7 @@ class WriteAheadLog:
             f.write(payload)
             f.flush()
             os.fsync(f.fileno())
-        _fsync_dir(self.directory)
+        fsync_dir(self.directory)
         return path
 
     def write_checkpoint(self, seq: int) -> None:
@@ -140,7 +140,7 @@ class WriteAheadLog:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.directory / CHECKPOINT)
-        _fsync_dir(self.directory)
+        fsync_dir(self.directory)
 
     def recover(self) -> list[tuple[int, bytes]]:
         """Every intact entry after the checkpoint, in order; sets the next sequence."""
@@ -170,6 +170,28 @@ class WriteAheadLog:
             return removed
 
     # -- writing -------------------------------------------------------------------
+
+    def append_offline(self, payloads: list[bytes]) -> list[int]:
+        """With no writer running (the daemon stopped): write ``payloads`` as new
+        entries after every one in the log, in a new segment, fsynced with its
+        directory. Returns their sequence numbers."""
+        self.recover()
+        seqs = [self._next_seq + i for i in range(len(payloads))]
+        if not payloads:
+            return seqs
+        path = self.directory / f"{seqs[0]:020d}{SUFFIX}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            view = memoryview(b"".join(map(encode_entry, seqs, payloads)))
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(self.directory)
+        self._next_seq = self.durable_seq = seqs[-1]
+        self._next_seq += 1
+        return seqs
 
     def start(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -254,7 +276,7 @@ class WriteAheadLog:
         path = self.directory / f"{first_seq:020d}{SUFFIX}"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            _fsync_dir(self.directory)
+            fsync_dir(self.directory)
         except OSError:
             os.close(fd)
             raise
