@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 import structlog
 import typer
@@ -93,7 +93,7 @@ def _wal_dir(settings: Settings) -> Path:
     return settings.durability.wal_dir or settings.data_dir / "wal"
 
 
-def _locked(settings: Settings) -> Any:
+def _locked(settings: Settings) -> IO[bytes]:
     """The data dir's lock: these commands change the log, which has one writer."""
     try:
         return lock_data_dir(settings.data_dir)

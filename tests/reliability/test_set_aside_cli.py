@@ -28,11 +28,11 @@ AGENT = "set-aside"
 ENV = {"MEMORYD_EMBEDDER": "hashing", "MEMORYD_MAINTENANCE__ENABLED": "false"}
 
 
-def wal_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def wal_cli(*args: str, answer: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "memoryd", "wal", *args],
         capture_output=True, text=True, cwd=REPO, timeout=120,
-        env={**os.environ, **ENV},
+        env={**os.environ, **ENV}, input=answer,
     )  # fmt: skip
 
 
@@ -93,6 +93,9 @@ def test_a_set_aside_write_is_listed_requeued_and_applied(
     assert len(listed(data)) == 1  # untouched while the daemon runs
     d.stop()
 
+    declined = wal_cli("requeue", "7", "--data-dir", str(data), answer="n\n")
+    assert declined.returncode == 1 and f"upsert 1 in default/{AGENT}" in declined.stdout
+    assert len(listed(data)) == 1  # asked, declined: untouched
     done = wal_cli("requeue", "7", "--yes", "--json", "--data-dir", str(data))
     assert done.returncode == 0, done.stderr
     (moved,) = json.loads(done.stdout)["requeued"]

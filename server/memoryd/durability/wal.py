@@ -189,8 +189,8 @@ class WriteAheadLog:
         finally:
             os.close(fd)
         fsync_dir(self.directory)
-        self._next_seq = self.durable_seq = seqs[-1]
-        self._next_seq += 1
+        self.durable_seq = seqs[-1]
+        self._next_seq = seqs[-1] + 1
         return seqs
 
     def start(self) -> None:
