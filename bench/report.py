@@ -247,6 +247,7 @@ def render(r: dict[str, Any]) -> str:
                 ("text_new", "memoryd text query (new each time)"),
                 ("text_cached", "memoryd text query (repeated)"),
                 ("text_hybrid_cached", "memoryd hybrid text query (repeated)"),
+                ("remember_vector", "memoryd Remember, vector supplied (a new memory here)"),
             ):
                 p = t.get(key)
                 if p and "p50" in p:

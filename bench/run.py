@@ -288,6 +288,19 @@ def recall_tier(
             np.save(tmp / "sweep-queries.npy", queries)
             queries.astype("<f4").tofile(tmp / "sweep-queries.f32")
             out["sweep"] = sweep(d, names[0], tmp / "sweep-queries", cfg)
+        # Last (it adds memories): Remember of a new memory into the searched agent, whose
+        # duplicate lookup searches the partition as a Recall does.
+        new = source.take(cfg["remember_calls"] + 5).tolist()
+        fresh_ids = iter(range(len(new)))
+
+        def remember() -> None:
+            i = next(fresh_ids)
+            stub.Remember(
+                mpb.RememberRequest(agent_id=names[0], content=f"late note {i}", embedding=new[i])
+            )
+
+        out["remember_vector"] = pct(timed(remember, cfg["remember_calls"], warmup=5))
+        log(f"{label}: Remember into the agent {out['remember_vector']}")
         ch.close()
         out["rss_end_mb"] = d.rss_mb()
     finally:

@@ -444,13 +444,21 @@ class HotPartition:
         min_similarity: float | None = None,
     ) -> list[list[tuple[Memory, float]]]:
         n = len(mask)
-        single = len(queries) == 1 and min_similarity is None
-        if single and count * 4 >= n and n >= _QUANT_MIN_ROWS and self.ann is None:
-            slots = self._quantized().candidates(queries[0], n, None if count == n else mask, k)
+        if len(queries) == 1 and count * 4 >= n and n >= _QUANT_MIN_ROWS and self.ann is None:
+            # One query (a search, or one Remember's duplicate lookup): the int8 copy
+            # rules out most rows, the float32 rows score the rest.
+            query = queries[0]
+            slots = self._quantized().candidates(
+                query, n, None if count == n else mask, k, at_least=min_similarity
+            )
             # Row by row (einsum), not a BLAS product: BLAS rounds a row differently
             # by its position in the block, so identical rows could differ by an ulp
             # and their tie would no longer be broken by id.
-            return [self._ranked(slots, np.einsum("ij,j->i", self.vectors[slots], queries[0]), k)]
+            sims = np.einsum("ij,j->i", self.vectors[slots], query)
+            if min_similarity is not None:
+                above = sims >= min_similarity
+                slots, sims = slots[above], sims[above]
+            return [self._ranked(slots, sims, k)]
         if count * 4 < n:
             # A selective filter: gathering the few rows beats a full product.
             slots = np.flatnonzero(mask)

@@ -104,13 +104,23 @@ class Quantized:
         estimate *= np.float32(q_scale)
         return estimate, self.max_error + q_error * self.max_length + SLACK
 
-    def candidates(self, query: F32, n: int, mask: npt.NDArray[np.bool_] | None, k: int) -> Slots:
+    def candidates(
+        self,
+        query: F32,
+        n: int,
+        mask: npt.NDArray[np.bool_] | None,
+        k: int,
+        at_least: float | None = None,
+    ) -> Slots:
         """Slots of ``[0, n)`` under ``mask`` (None: every slot is live and passes)
         that may be among the ``k`` most similar to the unit ``query``: a
         superset of the exact top k and of every row tied with its k-th. ``mask``
-        must keep at least ``k`` slots."""
+        must keep at least ``k`` slots. With ``at_least``, also only the rows that may
+        reach that similarity (a near-duplicate lookup: usually none)."""
         estimate, bound = self.bounds(query, n)
         if mask is not None:
             estimate[~mask] = -np.inf
         floor = np.partition(estimate, n - k)[n - k] - 2 * bound
+        if at_least is not None:
+            floor = max(floor, at_least - bound)
         return np.flatnonzero(estimate >= floor)

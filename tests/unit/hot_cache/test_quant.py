@@ -179,3 +179,41 @@ def test_the_copy_is_dropped_once_a_graph_answers_searches(part: HotPartition) -
     part.start_ann_build()
     part.finish_ann_build(new_ann_index(DIM, part.params))
     assert part.quantized is None
+
+
+def test_one_thresholded_lookup_returns_exactly_the_full_products_cut(
+    part: HotPartition, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Remember's duplicate lookup (one query, ``min_similarity``) goes through the
+    int8 copy too, and finds exactly the rows a full product puts at or above the cut:
+    the near copies planted, ties by id, none for a query far from every row."""
+    rng = np.random.default_rng(12)
+    calls: list[float | None] = []
+    original = Quantized.candidates
+
+    def spy(self: Quantized, *args: object, at_least: float | None = None) -> object:
+        calls.append(at_least)
+        return original(self, *args, at_least=at_least)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Quantized, "candidates", spy)
+    n = part.high_water
+    near = [unit(part.vectors[i] + 0.01 * rng.normal(size=DIM)) for i in (7, 3000, 4321)]
+    queries = [*near, part.vectors[1], *_clustered(5, rng)]
+    for flt in (MemoryFilter(), MemoryFilter(namespace="ns")):
+        slots = np.flatnonzero(part.mask(flt, n))
+        for q in queries:
+            exact = part.vectors[:n].astype(np.float64) @ q.astype(np.float64)
+            for cut in (0.95, 0.8):
+                above = slots[exact[slots] >= cut]
+                # No row within float32 rounding of the cut (the test would be moot).
+                assert not np.any(np.abs(exact[slots] - cut) < 1e-5)
+                want = sorted(above.tolist(), key=lambda s: (-round(exact[s], 5), part._ids[s]))
+                [got] = part.search_many(q[None, :], flt, K, min_similarity=cut)
+                assert [part.slot_of[m.id] for m, _ in got] == want[:K]
+                assert all(s >= cut for _, s in got)
+    assert calls and set(calls) == {0.95, 0.8}
+    # The 41 identical rows tie at the top: the lowest ids win, as in a full product.
+    [tied] = part.search_many(part.vectors[7][None, :], MemoryFilter(), K, min_similarity=0.95)
+    assert [m.id for m, _ in tied] == ["v00007", *[f"v{i:05d}" for i in range(1000, 1009)]]
+    [none] = part.search_many(-part.vectors[7][None, :], MemoryFilter(), K, min_similarity=0.95)
+    assert none == []
