@@ -305,6 +305,10 @@ OBJECTS = [
 WHEN = ["on Monday", "last week", "in March", "after the demo", "every sprint", "before lunch"]
 
 
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
 def sentence(rng: random.Random, i: int) -> str:
     return (
         f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} "

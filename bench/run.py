@@ -4,17 +4,18 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
   footprint   idle RSS with and without the model, cold start to SERVING
   model       the local model's own single-query time and batch throughput
   recall      Recall over gRPC on loopback, k = 10, filtered to the agent, vector supplied
-              (recall@10 against exact NumPy) and text query (new and repeated; each
-              tier), at 10k and 100k memories in one agent and at 1M over 100 agents; the floor (NumPy
-              brute force over the agent's vectors + an empty gRPC round trip, Health
-              Check); raw LanceDB (flat, IVF_HNSW_SQ), qdrant-client local, qdrant-edge
+              (recall@10 against exact NumPy), text query (new and repeated) and Remember,
+              at 10k and 100k memories in one agent and at 1M over 100 agents; the
+              floor (NumPy brute force over the agent's vectors + an empty gRPC round
+              trip, Health Check); raw LanceDB (flat, IVF_HNSW_SQ), qdrant-client local,
+              qdrant-edge
   sweep       1 / 8 / 32 / 64 concurrent grpc.aio clients on Recall at 10k: RPS, p99
   servers     grpc.aio against the sync server with a thread pool, each answering Recall
               with a prebuilt response (the framework's own cost), and grpc.aio with
               memoryd's call interceptor: RPS and latency at 1 and 32 Go clients
   writes      RememberBatch with client vectors (1 and 8 writers) and with the local
               embedder (REALTALK turns, 100 a call, 1 and 8 writers); Remember
-              single-item latency; BuildSnapshot at 10k
+              single-item latency (bench/writes.py); BuildSnapshot at 10k
   mem0        mem0 (infer=False, same embedder, its default local store) add and search
   quality     bench/quality.py --quick (2 REALTALK chats, 4 MemDaily files; the whole
               protocol takes ~45 min: run `python bench/quality.py` for it)
@@ -57,17 +58,17 @@ from common import (
     exact_top_k,
     health_check,
     ingest,
+    log,
     machine,
     pct,
     query_text,
     recall_at_k,
     recall_request,
-    remember_batch_request,
     sentence,
     timed,
 )
-from quality import load_realtalk
 from report import render
+from writes import embedder_write_texts, writes
 
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
@@ -98,10 +99,6 @@ INGEST_WRITERS = 4
 BUDGET_MB = 4096
 
 
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
-
-
 def daemon_env() -> dict[str, str]:
     return {"MEMORYD_STORAGE__HOT_CACHE__MEMORY_BUDGET_MB": str(BUDGET_MB)}
 
@@ -126,25 +123,13 @@ def footprint(tmp: Path, cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def embedder_write_texts(n: int) -> list[str]:
-    """The texts of the local-embedder write phase, the model's own throughput measured
-    on the same ones: the first ``n`` REALTALK turns, real chat messages. (The
-    templated sentences used before were ~30% near-duplicates of one another, the same
-    template with another note number, so that phase measured merges as much as
-    writes.)"""
-    texts = [turn.text for turn in load_realtalk().turns][:n]
-    if len(texts) < n:
-        raise ValueError(f"REALTALK has {len(texts)} turns; {n} asked for")
-    return texts
-
-
 def model_speed(cfg: dict[str, Any]) -> dict[str, Any]:
     rng = random.Random(3)
     queries = [query_text(rng, i) for i in range(100)]
     m = cfg["embed_writes"]
     # The texts of the 1-writer phase, then those of the 8-writer phase.
-    phases = {"batch_per_s": embedder_write_texts(2 * m)[:m]}
-    phases["batch_per_s_next_turns"] = embedder_write_texts(2 * m)[m:]
+    texts = embedder_write_texts(2 * m)
+    phases = {"batch_per_s": texts[:m], "batch_per_s_next_turns": texts[m:]}
 
     async def run() -> dict[str, Any]:
         model = LocalMiniLMEmbedder(threads=2)
@@ -383,128 +368,6 @@ def sweep(d: Daemon, agent: str, queries: Path, cfg: dict[str, Any]) -> list[dic
     return rows
 
 
-# -- writes -----------------------------------------------------------------------------
-
-
-def concurrently(address: str, writers: list[list[mpb.RememberBatchRequest]]) -> float:
-    """Seconds to send each writer's batches in order, the writers side by side."""
-
-    async def run() -> float:
-        async with grpc.aio.insecure_channel(address) as ach:
-            stub = mgrpc.MemoryServiceStub(ach)
-
-            async def writer(requests: list[mpb.RememberBatchRequest]) -> None:
-                for request in requests:
-                    await stub.RememberBatch(request, timeout=600)
-
-            started = time.perf_counter()
-            await asyncio.gather(*(writer(w) for w in writers))
-            return time.perf_counter() - started
-
-    return asyncio.run(run())
-
-
-def writes(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, Any]:
-    out: dict[str, Any] = {"write_log": "on (every acknowledged batch fsynced to the log)"}
-    n = cfg["writes"]
-    vectors = source.take(n)
-    texts = [sentence(random.Random(10**6 + i), 10**6 + i) for i in range(n)]
-    # Requests are built before the clock starts: filling a 1,000-item request's
-    # repeated floats from Python costs the client ~25 ms (reported), which is the
-    # client's work, not the daemon's (a Go or TypeScript client pays a fraction).
-    t0 = time.perf_counter()
-    one_writer = [
-        remember_batch_request("writer-0", texts[start:end], vectors[start:end])
-        for start, end in batches(n, 1000)
-    ]
-    out["client_build_ms_per_1000"] = round((time.perf_counter() - t0) * 1000 / len(one_writer), 1)
-    per = n // 8
-    eight_writers = []
-    for w in range(8):
-        wt, wv = texts[w * per : (w + 1) * per], source.take(per)
-        eight_writers.append(
-            [
-                remember_batch_request(f"writer-{w + 1}", wt[start:end], wv[start:end])
-                for start, end in batches(per, 1000)
-            ]
-        )
-    with Daemon(tmp / "writes" / "data", env=daemon_env()) as d:
-        ch = channel(d.address)
-        stub = mgrpc.MemoryServiceStub(ch)
-        t0 = time.perf_counter()
-        for request in one_writer:
-            stub.RememberBatch(request, timeout=600)
-        out["batch_vectors_1_writer_per_s"] = round(n / (time.perf_counter() - t0))
-        log(f"writes: 1 writer {out['batch_vectors_1_writer_per_s']}/s")
-
-        # Each phase starts in a steady state: the previous one's background work
-        # (LanceDB compaction, index refresh) is waited out and reported.
-        out["settle_before_8_writers_s"] = d.settle()
-        out["batch_vectors_8_writers_per_s"] = round(
-            per * 8 / concurrently(d.address, eight_writers)
-        )
-        log(f"writes: 8 writers {out['batch_vectors_8_writers_per_s']}/s")
-
-        out["settle_before_embedder_s"] = d.settle()
-        m = cfg["embed_writes"]
-        etexts = embedder_write_texts(m)
-        merged = 0
-        t0 = time.perf_counter()
-        for start, end in batches(m, 100):
-            response = stub.RememberBatch(
-                remember_batch_request("writer-embed", etexts[start:end], None), timeout=600
-            )
-            merged += sum(r.deduplicated for r in response.results)
-        out["batch_local_embedder_per_s"] = round(m / (time.perf_counter() - t0), 1)
-        # Near-duplicate turns ("ok", "haha") are merged into the memory they repeat.
-        out["batch_local_embedder_merged"] = merged
-        log(f"writes: local embedder {out['batch_local_embedder_per_s']}/s")
-
-        # Eight writers on the next turns (the same ones would only be merged).
-        out["settle_before_embedder_8_writers_s"] = d.settle()
-        later = embedder_write_texts(2 * m)[m:]
-        per_writer = m // 8
-        embed_writers = [
-            [
-                remember_batch_request(f"writer-embed-{w}", chunk[start:end], None)
-                for start, end in batches(per_writer, 100)
-            ]
-            for w in range(8)
-            for chunk in [later[w * per_writer : (w + 1) * per_writer]]
-        ]
-        seconds = concurrently(d.address, embed_writers)
-        out["batch_local_embedder_8_writers_per_s"] = round(per_writer * 8 / seconds, 1)
-        log(f"writes: local embedder, 8 writers {out['batch_local_embedder_8_writers_per_s']}/s")
-
-        # Single writes in the steady state, not under the bulk writes' compaction.
-        out["settle_s"] = d.settle()
-        calls = cfg["remember_calls"]
-        single = source.take(calls + 5).tolist()
-        it = iter(range(calls + 5))
-
-        def remember_vector() -> None:
-            i = next(it)
-            stub.Remember(
-                mpb.RememberRequest(agent_id="single", content=f"single {i}", embedding=single[i])
-            )
-
-        out["remember_vector_ms"] = pct(timed(remember_vector, calls, warmup=5))
-        trng = random.Random(9)
-        out["remember_text_ms"] = pct(
-            timed(
-                lambda: stub.Remember(
-                    mpb.RememberRequest(
-                        agent_id="single-text", content=sentence(trng, trng.randrange(10**9))
-                    )
-                ),
-                100,
-            )
-        )
-        log(f"writes: Remember {out['remember_vector_ms']} text {out['remember_text_ms']}")
-        ch.close()
-    return out
-
-
 # -- gRPC server kinds ---------------------------------------------------------------------
 
 
@@ -580,7 +443,7 @@ def main() -> None:
         if "servers" in chosen:
             result["servers"] = servers(tmp, cfg)
         if "writes" in chosen and source is not None:
-            result["writes"] = writes(tmp, cfg, source)
+            result["writes"] = writes(tmp, cfg, source, daemon_env())
         if "mem0" in chosen:
             rng = random.Random(21)
             texts = [sentence(rng, i) for i in range(cfg["mem0"])]

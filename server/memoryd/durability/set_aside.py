@@ -14,7 +14,7 @@ one writer.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from memoryd.durability.ops import Op, decode
@@ -33,31 +33,26 @@ class OpSummary:
     targets: tuple[str, ...]
     count: int
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "kind": self.kind,
-            "tenant": self.tenant,
-            "agent": self.agent,
-            "count": self.count,
-            "targets": list(self.targets),
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class SetAsideEntry:
     seq: int
     path: Path
-    size: int
+    payload: bytes = field(repr=False)
     ops: tuple[OpSummary, ...]
     #: Why the payload could not be decoded (then ``ops`` is empty).
     error: str = ""
+
+    @property
+    def size(self) -> int:
+        return len(self.payload)
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "seq": self.seq,
             "file": str(self.path),
             "bytes": self.size,
-            "ops": [op.as_dict() for op in self.ops],
+            "ops": [asdict(op) for op in self.ops],
         }
         if self.error:
             out["error"] = self.error
@@ -101,9 +96,9 @@ def set_aside_entries(wal_dir: Path) -> list[SetAsideEntry]:
         try:
             ops = tuple(_summary(op) for op in decode(payload))
         except Exception as exc:  # a damaged file is listed, not fatal to the listing
-            found.append(SetAsideEntry(seq, path, len(payload), (), f"{type(exc).__name__}: {exc}"))
+            found.append(SetAsideEntry(seq, path, payload, (), f"{type(exc).__name__}: {exc}"))
             continue
-        found.append(SetAsideEntry(seq, path, len(payload), ops))
+        found.append(SetAsideEntry(seq, path, payload, ops))
     return sorted(found, key=lambda e: e.seq)
 
 
@@ -123,7 +118,7 @@ def requeue(wal_dir: Path, seqs: set[int] | None = None) -> dict[int, int]:
         raise ValueError(f"set-aside entries {damaged} do not decode; nothing requeued")
     if not entries:
         return {}
-    new = WriteAheadLog(wal_dir).append_offline([e.path.read_bytes() for e in entries])
+    new = WriteAheadLog(wal_dir).append_offline([e.payload for e in entries])
     for e in entries:
         e.path.unlink()
     # Best effort: were the removals lost in a crash, a later requeue would append the

@@ -445,19 +445,16 @@ class HotPartition:
     ) -> list[list[tuple[Memory, float]]]:
         n = len(mask)
         if len(queries) == 1 and count * 4 >= n and n >= _QUANT_MIN_ROWS and self.ann is None:
-            # One query (a search, or one Remember's duplicate lookup): the int8 copy
-            # rules out most rows, the float32 rows score the rest.
-            query = queries[0]
+            # One query (a search, or a Remember's duplicate lookup): the int8 copy rules
+            # out most rows. The rest are scored row by row (einsum), not by BLAS, which
+            # rounds a row by its place in the block: identical rows could differ by an
+            # ulp and their tie would no longer be broken by id.
             slots = self._quantized().candidates(
-                query, n, None if count == n else mask, k, at_least=min_similarity
+                queries[0], n, None if count == n else mask, k, at_least=min_similarity
             )
-            # Row by row (einsum), not a BLAS product: BLAS rounds a row differently
-            # by its position in the block, so identical rows could differ by an ulp
-            # and their tie would no longer be broken by id.
-            sims = np.einsum("ij,j->i", self.vectors[slots], query)
+            sims = np.einsum("ij,j->i", self.vectors[slots], queries[0])
             if min_similarity is not None:
-                above = sims >= min_similarity
-                slots, sims = slots[above], sims[above]
+                slots, sims = slots[sims >= min_similarity], sims[sims >= min_similarity]
             return [self._ranked(slots, sims, k)]
         if count * 4 < n:
             # A selective filter: gathering the few rows beats a full product.
