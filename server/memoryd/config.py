@@ -19,6 +19,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from memoryd.domain.limits import MAX_TTL
 from memoryd.domain.models import SecurityLevel
 from memoryd.security.settings import AuditSettings, AuthSettings, Clearance, QuotaSettings
 
@@ -208,6 +209,9 @@ class WorkingMemorySettings(BaseModel):
     max_schema_bytes: int = Field(64 * 1024, ge=1)
     #: Longest thread_id / resource_id.
     max_scope_id_bytes: int = Field(256, ge=1)
+    #: Longest a schema check or validation may run (in a worker thread) before the
+    #: write is refused: a client schema must not hold the daemon's workers.
+    schema_time_budget_ms: float = Field(250.0, gt=0, le=60_000)
 
 
 class ProfileSettings(BaseModel):
@@ -219,7 +223,7 @@ class SessionSettings(BaseModel):
     """Short-term memory: limits, expiry and when older turns are summarised."""
 
     #: A session expires this long after its last append (a request may set its own).
-    ttl_s: float = Field(7 * 24 * 3600.0, gt=0)
+    ttl_s: float = Field(7 * 24 * 3600.0, gt=0, le=MAX_TTL.total_seconds())
     #: Messages one session may receive in total (RESOURCE_EXHAUSTED beyond).
     max_messages: int = Field(10_000, ge=1)
     max_message_bytes: int = Field(32 * 1024, ge=1)

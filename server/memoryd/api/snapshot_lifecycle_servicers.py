@@ -7,14 +7,16 @@ from collections.abc import AsyncIterator
 from typing import Any, TypeAlias
 
 import grpc
+import structlog
 
 from memoryd.api import convert
 from memoryd.api.context import call_scope, principal
 from memoryd.domain.errors import InvalidArgument, PermissionDenied, Unimplemented
-from memoryd.domain.lifecycle import EXPORT_FORMAT, ExportHeader, Progress
+from memoryd.domain.lifecycle import EXPORT_FORMAT, ExportHeader, ExportItem, Progress
 from memoryd.domain.models import Partition
 from memoryd.domain.principal import CallScope
 from memoryd.service.default_read import DefaultReadService
+from memoryd.service.importer import Importer
 from memoryd.service.lifecycle import LifecycleService
 from memoryd.service.snapshot import SnapshotService
 from memoryd.service.state import StateService
@@ -24,6 +26,7 @@ from memoryd_proto.v1 import snapshot_service_pb2 as spb
 from memoryd_proto.v1 import snapshot_service_pb2_grpc as sgrpc
 
 Ctx: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
+log = structlog.get_logger("memoryd.lifecycle")
 
 
 class SnapshotServicer(sgrpc.SnapshotServiceServicer):
@@ -151,17 +154,16 @@ class LifecycleServicer(lgrpc.LifecycleServiceServicer):
             if not request.HasField("record"):
                 importer.reject(index, "record: must be set")
                 continue
-            try:
-                item = convert.export_item_from(request.record)
-            except InvalidArgument as exc:
-                importer.reject(index, exc.message)
+            item = _import_item(importer, index, request.record)
+            if item is None:
                 continue
             if isinstance(item, ExportHeader):
-                if item.format != EXPORT_FORMAT:
-                    raise InvalidArgument.field(
-                        "record.header.format",
-                        f"{item.format!r} is not a format this server reads ({EXPORT_FORMAT})",
-                    )
+                if item.format == EXPORT_FORMAT:
+                    continue
+                problem = f"{item.format!r} is not a format this server reads ({EXPORT_FORMAT})"
+                if index == 0:  # nothing read yet: the whole stream is of another format
+                    raise InvalidArgument.field("record.header.format", problem)
+                importer.reject(index, f"record.header.format: {problem}")
                 continue
             field = "target_agent_id" if request.target_agent_id else "record.agent_id"
             agent = request.target_agent_id or convert.record_agent(item)
@@ -189,6 +191,21 @@ class LifecycleServicer(lgrpc.LifecycleServiceServicer):
         events = service.reembed(partitions, request.batch_size or None)
         async for event in events:
             yield convert.reembed_event(event)
+
+
+def _import_item(importer: Importer, index: int, record: lpb.ExportRecord) -> ExportItem | None:
+    """The domain item of one Import record, or None once it is rejected: a record
+    that cannot be read is reported in ``rejected`` and the stream goes on."""
+    try:
+        return convert.export_item_from(record)
+    except InvalidArgument as exc:
+        importer.reject(index, exc.message)
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        # A conversion the checks above missed: still this record's fault, not the
+        # stream's. The detail goes to the log, not to the caller.
+        log.warning("import record unreadable", index=index, error=type(exc).__name__)
+        importer.reject(index, "record: cannot be read (a value is out of range or malformed)")
+    return None
 
 
 def _tenant_scope(agent_id: str) -> CallScope:

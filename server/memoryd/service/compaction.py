@@ -31,6 +31,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from memoryd.domain.lifecycle import CompactOptions, CompactResult, Progress
+from memoryd.domain.limits import MAX_COUNT, next_version
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.records import Record, RecordKind
 from memoryd.service import bulk
@@ -65,12 +66,12 @@ def merged_memory(survivor: Memory, absorbed: list[Memory], now: datetime, max_t
         survivor,
         tags=tuple(tags),
         importance=max(m.importance for m in cluster),
-        access_count=sum(m.access_count for m in cluster),
+        access_count=min(MAX_COUNT, sum(m.access_count for m in cluster)),
         accessed_at=max(accessed) if accessed else None,
         created_at=min(m.created_at for m in cluster),
         metadata={**survivor.metadata, DERIVED_FROM: derived},
         supersedes=absorbed[0].id,
-        version=survivor.version + 1,
+        version=next_version(survivor.version),
         updated_at=now,
     )
 

@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memoryd.config import DedupSettings
+from memoryd.domain.limits import next_version
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel, VectorHit
 from memoryd.domain.principal import CallScope
 from memoryd.service.scope_locks import KeyedLocks
@@ -82,7 +83,7 @@ def merge(base: Memory, new: Memory) -> Memory:
         expires_at=_later(base.expires_at, new.expires_at),
         created_at=min(base.created_at, new.created_at),
         updated_at=max(base.updated_at, new.updated_at),
-        version=base.version + 1,
+        version=next_version(base.version),
     )
 
 

@@ -14,9 +14,12 @@ memories' mirrors, which are a function of the partition and the key.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +43,7 @@ from memoryd.domain.lifecycle import (
     ImportOutcome,
     ImportRejection,
 )
+from memoryd.domain.limits import MAX_COUNT, MAX_IMPORTED_VERSION, MAX_TTL
 from memoryd.domain.models import Memory, Partition, SecurityLevel
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
@@ -51,6 +55,7 @@ from memoryd.service.export_import import (
     state_item_record,
     working_record,
 )
+from memoryd.service.json_schemas import OverBudget, check_schema, over_budget, within_budget
 from memoryd.service.keyed_docs import (
     COUNTER_KEY,
     compact_json,
@@ -60,7 +65,7 @@ from memoryd.service.keyed_docs import (
 )
 from memoryd.service.keys import InvalidKey, KeyLimits, normalise_key
 from memoryd.service.validation import Violations
-from memoryd.service.working import check_identifier, compact_json_size
+from memoryd.service.working import check_identifier, checked_schema, compact_json_size
 
 _MAX_ID_BYTES = 256
 #: A stored vector is used as it is when its norm is this close to 1.
@@ -142,6 +147,8 @@ class Importer:
             if len(keys) >= batch:
                 await self._flush_keys(partition)
             return
+        if isinstance(item, ExportedWorkingMemory) and item.working.json_schema:
+            await self._check_schema(item.working.json_schema)
         record = self._record(item)
         queue_key = (partition, record.kind)
         queue2 = self._pending.records.setdefault(queue_key, [])
@@ -159,10 +166,11 @@ class Importer:
         check.check_source(v, m.source)
         check.check_unit_interval(v, m.importance, "importance")
         check.check_unit_interval(v, m.confidence, "confidence")
-        if m.version < 1:
-            v.add("version", "must be at least 1")
-        if m.access_count < 0:
-            v.add("access_count", "must not be negative")
+        self._check_version(v, m.version)
+        if not 0 <= m.access_count <= MAX_COUNT:
+            v.add("access_count", f"must be between 0 and {MAX_COUNT}")
+        check_identifier(v, m.embedding_model, "embedding_model", _MAX_ID_BYTES)
+        check_identifier(v, m.supersedes, "supersedes", _MAX_ID_BYTES)
         v.raise_if_any()
         self._check_level(m.security_level, scope, "memory.memory.security_level")
         partition = scope.partition
@@ -190,13 +198,14 @@ class Importer:
             agent_id=partition.agent_id,
             tags=tuple(dict.fromkeys(t.strip() for t in m.tags)),
             vector=vector,
+            # The vector's own dimension, whatever the record claimed.
+            embedding_dimension=self._deps.embedder.dimension,
         )
 
     def _key_entry(self, scope: CallScope, entry: KeyEntry) -> KeyEntry:
         v = Violations("key_event.entry.")
         key = self._key(entry.key, "key_event.entry.key")
-        if entry.version < 1:
-            v.add("version", "must be at least 1")
+        self._check_version(v, entry.version)
         if entry.valid and entry.content is None:
             v.add("content", "is null but the entry is marked valid")
         if not entry.valid and entry.content is not None:
@@ -230,6 +239,8 @@ class Importer:
                 v, wm.scope.resource_id, "scope.resource_id", lim.working.max_scope_id_bytes
             )
             self._check_json(v, wm.content, "content", lim.working.max_content_bytes)
+            if wm.ttl is not None and not timedelta(0) <= wm.ttl <= MAX_TTL:
+                v.add("ttl", f"must be between 0 and {MAX_TTL.days} days")
             self._check_version(v, wm.version)
             v.raise_if_any()
             return working_record(wm)
@@ -260,8 +271,9 @@ class Importer:
                         f"messages[{i}].content",
                         f"longer than {lim.sessions.max_message_bytes} bytes",
                     )
-            if item.ttl.total_seconds() <= 0:
-                v.add("ttl", "must be positive")
+            if not timedelta(0) < item.ttl <= MAX_TTL:
+                v.add("ttl", f"must be positive and at most {MAX_TTL.days} days")
+            self._check_session_counts(v, item)
             self._check_version(v, item.version)
             v.raise_if_any()
             return session_record(item)
@@ -304,8 +316,28 @@ class Importer:
 
     @staticmethod
     def _check_version(v: Violations, version: int) -> None:
-        if version < 1:
-            v.add("version", "must be at least 1")
+        # At most 2^52: the record keeps room for more writes than it will ever get.
+        if not 1 <= version <= MAX_IMPORTED_VERSION:
+            v.add("version", f"must be between 1 and {MAX_IMPORTED_VERSION}")
+
+    def _check_session_counts(self, v: Violations, item: ExportedSession) -> None:
+        lim = self._limits.sessions
+        if not len(item.messages) <= item.message_count <= MAX_COUNT:
+            v.add(
+                "message_count",
+                f"must be between the number of messages ({len(item.messages)}) and {MAX_COUNT}",
+            )
+        for i, message in enumerate(item.messages):
+            if not 0 <= message.seq <= item.message_count:
+                v.add(f"messages[{i}].seq", "must be between 0 and message_count")
+        if len(item.fixed_zone) > lim.max_fixed_zone_entries:
+            v.add(
+                "fixed_zone",
+                f"has {len(item.fixed_zone)} entries; the limit is {lim.max_fixed_zone_entries}",
+            )
+        for i, entry in enumerate(item.fixed_zone):
+            if len(entry.content.encode()) > lim.max_message_bytes:
+                v.add(f"fixed_zone[{i}].content", f"longer than {lim.max_message_bytes} bytes")
 
     @staticmethod
     def _check_json(v: Violations, value: object, field: str, max_bytes: int) -> None:
@@ -314,6 +346,20 @@ class Importer:
             v.add(field, "is not valid JSON")
         elif size > max_bytes:
             v.add(field, f"is {size} bytes as JSON; the limit is {max_bytes}")
+
+    async def _check_schema(self, schema: dict[str, Any]) -> None:
+        """The checks SetWorkingMemory makes of a schema, off the event loop."""
+        v = Violations("working_memory.working_memory.")
+        settings = self._limits.working
+        if checked_schema(v, schema, settings, "json_schema"):
+            budget_s = settings.schema_time_budget_ms / 1000
+            try:
+                await asyncio.to_thread(
+                    within_budget, budget_s, lambda: check_schema(v, schema, "json_schema")
+                )
+            except OverBudget:
+                raise over_budget(budget_s) from None
+        v.raise_if_any()
 
     def _check_session_id(self, v: Violations, session_id: str) -> None:
         if not session_id:

@@ -39,6 +39,7 @@ from memoryd.domain.keyed import (
     KeyListQuery,
     KeyWrite,
 )
+from memoryd.domain.limits import next_version
 from memoryd.domain.models import (
     PROVENANCE_REQUIRED_KINDS,
     Memory,
@@ -180,7 +181,7 @@ class KeyedMemoryService:
                     partition, RecordKind.COUNTER, [COUNTER_KEY]
                 )
                 state.version = found[0].version if found else 0
-            version = state.version + 1
+            version = next_version(state.version)
             now = utcnow()
             memory_id = mirror_id(partition.tenant_id, partition.agent_id, key)
             entry = KeyEntry(

@@ -31,6 +31,7 @@ from memoryd.domain.lifecycle import (
     ReembedResult,
     Stats,
 )
+from memoryd.domain.limits import next_version
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.principal import CallScope, Role
 from memoryd.domain.records import RecordKind
@@ -141,7 +142,9 @@ class LifecycleService:
         def flip(m: Memory) -> Memory | None:
             if m.archived == archived or m.security_level > scope.clearance:
                 return None
-            return dataclasses.replace(m, archived=archived, version=m.version + 1, updated_at=now)
+            return dataclasses.replace(
+                m, archived=archived, version=next_version(m.version), updated_at=now
+            )
 
         return await bulk.rewrite(self._deps, scope.partition, ids, flip)
 

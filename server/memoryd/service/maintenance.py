@@ -38,6 +38,7 @@ from memoryd.domain.lifecycle import (
     MaintenanceResult,
     Progress,
 )
+from memoryd.domain.limits import next_version
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.snapshot import PINNED_TAG
@@ -149,7 +150,7 @@ class Maintainer:
             if m.archived or m.security_level > ceiling:
                 return None
             m.archived = True
-            m.version += 1
+            m.version = next_version(m.version)
             m.updated_at = now
             return m
 
@@ -170,7 +171,7 @@ class Maintainer:
     async def _mark(self, partition: Partition, when: datetime) -> None:
         records = self._deps.records
         found = await records.get_records(partition, RecordKind.COUNTER, [MAINTENANCE_KEY])
-        version = found[0].version + 1 if found else 1
+        version = next_version(found[0].version) if found else 1
         marker = Record(RecordKind.COUNTER, MAINTENANCE_KEY, {}, version, when)
         await records.put_records(partition, [marker])
 

@@ -19,6 +19,7 @@ from memoryd.domain.errors import (
     NotFound,
     PermissionDenied,
 )
+from memoryd.domain.limits import next_version
 from memoryd.domain.models import (
     Memory,
     MemoryFilter,
@@ -182,7 +183,7 @@ class MemoryService:
         if "tags" in changes:
             changes["tags"] = _normalise_tags(changes["tags"])
         updated = dataclasses.replace(
-            current, **changes, updated_at=now, version=current.version + 1
+            current, **changes, updated_at=now, version=next_version(current.version)
         )
         if "content" in patch.fields or patch.embedding is not None:
             space = self._embedder.model_id

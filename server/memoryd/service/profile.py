@@ -15,6 +15,7 @@ from datetime import datetime
 from memoryd.config import ProfileSettings
 from memoryd.domain.agent_state import IF_MATCH_ANY, IF_MATCH_NONE, PROFILE_KEY, AgentProfile
 from memoryd.domain.errors import FailedPrecondition, InvalidArgument, NotFound
+from memoryd.domain.limits import next_version
 from memoryd.domain.models import utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
@@ -77,7 +78,7 @@ class ProfileService:
                 kind=RecordKind.PROFILE,
                 key=PROFILE_KEY,
                 doc={"content": content},
-                version=1 if current is None else current.version + 1,
+                version=1 if current is None else next_version(current.version),
                 updated_at=self._clock(),
             )
             await self._records.put_records(scope.partition, [record])

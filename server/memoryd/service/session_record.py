@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memoryd.domain.agent_state import FixedZoneEntry, FixedZoneKind, MessageRole, SessionMessage
+from memoryd.domain.limits import next_version
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.requests import Degradation
 
@@ -57,7 +58,7 @@ class SessionState:
             kind=RecordKind.SESSION,
             key=self.id,
             doc=doc,
-            version=self.version + 1,
+            version=next_version(self.version),
             updated_at=now,
             expires_at=expires_at,
         )

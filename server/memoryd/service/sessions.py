@@ -34,6 +34,7 @@ from memoryd.domain.agent_state import (
     SessionWindow,
 )
 from memoryd.domain.errors import FailedPrecondition, NotFound, ResourceExhausted
+from memoryd.domain.limits import MAX_TTL
 from memoryd.domain.models import (
     MemoryType,
     Partition,
@@ -52,7 +53,7 @@ from memoryd.service.session_record import CLOSED, OPEN, SessionState
 from memoryd.service.summarize import ExtractedMemory, Summarizer, message_line
 from memoryd.service.tokens import TokenCounter, truncate_to_tokens
 from memoryd.service.validation import Violations
-from memoryd.service.working import MAX_TTL, check_identifier, purge_expired_records
+from memoryd.service.working import check_identifier, purge_expired_records
 from memoryd.storage.records import RecordStore
 
 #: Component of degradations caused by the token budget (truncation), not a dependency.

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from memoryd.config import SessionSettings, SnapshotSettings
 from memoryd.domain.errors import ResourceExhausted
+from memoryd.domain.limits import next_version
 from memoryd.domain.models import Partition, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
@@ -115,7 +116,7 @@ class StateService:
                 StateComponent(
                     name=w.name,
                     state=dict(w.state),
-                    version=current[k].version + 1 if k in current else 1,
+                    version=next_version(current[k].version) if k in current else 1,
                     updated_at=now,
                 )
                 for w, k in zip(writes, keys, strict=True)

@@ -15,10 +15,6 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-import referencing.exceptions
-from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
-from jsonschema.protocols import Validator
-
 from memoryd.config import LimitsSettings, WorkingMemorySettings
 from memoryd.domain.agent_state import (
     WorkingMemory,
@@ -29,20 +25,19 @@ from memoryd.domain.agent_state import (
     WorkingScopeQuery,
 )
 from memoryd.domain.errors import InvalidArgument, NotFound
+from memoryd.domain.limits import MAX_TTL, next_version
 from memoryd.domain.models import PageCursor, Partition, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
+from memoryd.service import json_schemas
 from memoryd.service import validation as check
+from memoryd.service.json_schemas import SchemaRunner
 from memoryd.service.pagination import PageTokenCodec, fingerprint
 from memoryd.service.scope_locks import KeyedLocks
 from memoryd.service.validation import Violations
 from memoryd.storage.records import RecordStore
 
 DEFAULT_PAGE_SIZE = 50
-#: Schema violations reported per write (the first ones by JSON path).
-MAX_REPORTED_VIOLATIONS = 10
-#: Longest TTL accepted (keeps expiry timestamps far from datetime's range end).
-MAX_TTL = timedelta(days=36_500)
 #: Records read per store call while scanning.
 SCAN_BATCH = 200
 
@@ -64,6 +59,25 @@ def compact_json_size(value: Any) -> int | None:
     except (TypeError, ValueError):
         return None
     return len(text.encode())
+
+
+def checked_schema(
+    v: Violations, schema: dict[str, Any], settings: WorkingMemorySettings, field: str
+) -> bool:
+    """The cheap checks of a schema (size, patterns on RE2), done on the caller's
+    thread; True when the full check (the meta-schema) may follow."""
+    size = compact_json_size(schema)
+    if size is None:
+        v.add(field, "is not valid JSON")
+        return False
+    if size > settings.max_schema_bytes:
+        v.add(
+            field,
+            f"is {size} bytes as JSON; the limit is {settings.max_schema_bytes} "
+            "(working_memory.max_schema_bytes)",
+        )
+        return False
+    return True
 
 
 def is_expired(record: Record, now: datetime) -> bool:
@@ -103,6 +117,7 @@ class WorkingMemoryService:
         self._limits = limits
         self._clock = clock
         self._locks = KeyedLocks()
+        self._schemas = SchemaRunner(settings)
 
     # ------------------------------------------------------------------ writes
 
@@ -111,7 +126,10 @@ class WorkingMemoryService:
         self._check_scope(v, write.scope)
         if write.ttl is not None and not timedelta(0) <= write.ttl <= MAX_TTL:
             v.add("ttl", f"must be between 0 and {MAX_TTL.days} days")
-        new_schema = self._checked_schema(v, write.json_schema)
+        # {} removes the schema; any other is kept for the scope's later writes.
+        new_schema = write.json_schema or None
+        if new_schema is not None:
+            checked_schema(v, new_schema, self._settings, "json_schema")
         v.raise_if_any()
 
         key = write.scope.key
@@ -131,12 +149,14 @@ class WorkingMemoryService:
             if write.ttl is not None:
                 ttl_s = write.ttl.total_seconds() or None
 
-            self._check_content(content, schema)
+            self._check_size(content)
+            if schema is not None:
+                await self._check_against(scope, content, schema, check_first=new_schema)
             record = Record(
                 kind=RecordKind.WORKING,
                 key=key,
                 doc={"content": content, "json_schema": schema, "ttl_s": ttl_s},
-                version=current.version + 1 if current is not None else 1,
+                version=next_version(current.version) if current is not None else 1,
                 updated_at=now,
                 expires_at=now + timedelta(seconds=ttl_s) if ttl_s else None,
             )
@@ -228,31 +248,7 @@ class WorkingMemoryService:
         self._check_scope(v, wscope)
         v.raise_if_any()
 
-    def _checked_schema(
-        self, v: Violations, schema: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        """The schema to keep (None for ``{}``); adds a violation when it is invalid."""
-        if not schema:
-            return None
-        size = compact_json_size(schema)
-        if size is None:
-            v.add("json_schema", "is not valid JSON")
-            return None
-        if size > self._settings.max_schema_bytes:
-            v.add(
-                "json_schema",
-                f"is {size} bytes as JSON; the limit is {self._settings.max_schema_bytes} "
-                "(working_memory.max_schema_bytes)",
-            )
-            return None
-        try:
-            _validator_class(schema).check_schema(schema)
-        except SchemaError as exc:
-            v.add("json_schema", f"is not a valid JSON Schema at {exc.json_path}: {exc.message}")
-            return None
-        return schema
-
-    def _check_content(self, content: dict[str, Any], schema: dict[str, Any] | None) -> None:
+    def _check_size(self, content: dict[str, Any]) -> None:
         size = compact_json_size(content)
         if size is None:
             raise InvalidArgument.field("content", "is not valid JSON (NaN or infinity)")
@@ -262,31 +258,28 @@ class WorkingMemoryService:
                 f"is {size} bytes as JSON; the limit is {self._settings.max_content_bytes} "
                 "(working_memory.max_content_bytes)",
             )
-        if schema is None:
-            return
-        validator = _validator_class(schema)(schema)
-        try:
-            errors = sorted(validator.iter_errors(content), key=_path_order)
-        except referencing.exceptions.Unresolvable as exc:
-            # Remote references are never fetched: the schema must be self-contained.
-            raise InvalidArgument.field(
-                "json_schema", f"has a reference that cannot be resolved: {exc}"
-            ) from None
-        v = Violations()
-        for error in errors[:MAX_REPORTED_VIOLATIONS]:
-            v.add(f"content.{error.json_path}", error.message)
-        v.raise_if_any()
 
+    async def _check_against(
+        self,
+        scope: CallScope,
+        content: dict[str, Any],
+        schema: dict[str, Any],
+        *,
+        check_first: dict[str, Any] | None,
+    ) -> None:
+        """Check a new schema, then the content against the scope's schema: in the
+        schema pool, within its time budget (see json_schemas)."""
 
-def _path_order(error: ValidationError) -> list[tuple[int, int, str]]:
-    """Document order of the failing element: list indexes compare as numbers."""
-    return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.absolute_path]
+        def evaluate() -> Violations:
+            if check_first is not None:
+                v = Violations()
+                json_schemas.check_schema(v, check_first)
+                if v.items:
+                    return v
+            return json_schemas.content_violations(content, schema)
 
-
-def _validator_class(schema: dict[str, Any]) -> type[Validator]:
-    """The draft named by ``$schema``; Draft 2020-12 when absent or unknown."""
-    cls: type[Validator] = validators.validator_for(schema, default=Draft202012Validator)
-    return cls
+        found = await self._schemas.run(scope.partition.tenant_id, evaluate)
+        found.raise_if_any()
 
 
 def _working_memory(record: Record) -> WorkingMemory:

@@ -14,6 +14,7 @@ from google.protobuf.message import Message
 
 from memoryd.api.convert.common import (
     dict_to_struct,
+    duration_from,
     enum_value,
     set_timestamp,
     timestamp_from,
@@ -37,7 +38,6 @@ from memoryd.domain.agent_state import (
     WorkingScopePage,
     WorkingScopeQuery,
 )
-from memoryd.domain.errors import InvalidArgument
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
@@ -68,16 +68,6 @@ def _object_from(msg: Message, field: str, path: str) -> dict[str, Any] | None:
     return {name: json_from_value(value, f"{path}.{name}") for name, value in struct.fields.items()}
 
 
-def _duration_from(msg: Message, field: str) -> timedelta | None:
-    if not msg.HasField(field):
-        return None
-    try:
-        delta: timedelta = getattr(msg, field).ToTimedelta()
-    except (ValueError, OverflowError) as exc:
-        raise InvalidArgument.field(field, f"invalid duration: {exc}") from None
-    return delta
-
-
 # ---------------------------------------------------------------- working memory
 
 
@@ -92,7 +82,7 @@ def working_write_from(req: mpb.SetWorkingMemoryRequest) -> WorkingMemoryWrite:
         scope=working_scope_from(req.scope),
         content=_object_from(req, "content", "content") or {},
         mode=mode,
-        ttl=_duration_from(req, "ttl"),
+        ttl=duration_from(req, "ttl"),
         json_schema=_object_from(req, "json_schema", "json_schema"),
     )
 
@@ -159,7 +149,7 @@ def message_drafts_from(req: mpb.AppendMessagesRequest) -> list[MessageDraft]:
 
 
 def append_ttl_from(req: mpb.AppendMessagesRequest) -> timedelta | None:
-    return _duration_from(req, "ttl")
+    return duration_from(req, "ttl")
 
 
 def fixed_zone_kind_from(req: mpb.InjectInstructionRequest) -> FixedZoneKind | None:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import numpy as np
-from google.protobuf import json_format, struct_pb2, timestamp_pb2
+from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 from google.protobuf.message import Message
 
 from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.limits import MAX_DURATION_SECONDS
 from memoryd.domain.models import (
     MemoryOrder,
     MemoryType,
@@ -92,6 +93,25 @@ def timestamp_from(msg: Message, field: str, path: str | None = None) -> datetim
         return ts.ToDatetime(tzinfo=UTC)
     except (ValueError, OverflowError) as exc:
         raise InvalidArgument.field(path or field, f"invalid timestamp: {exc}") from None
+
+
+def duration_from(msg: Message, field: str, path: str | None = None) -> timedelta | None:
+    """A Duration field within protobuf's valid range (+-315,576,000,000 s, nanos of
+    the same sign as the seconds); None when unset. ``ToTimedelta`` alone accepts far
+    more, or raises OverflowError."""
+    if not msg.HasField(field):
+        return None
+    d: duration_pb2.Duration = getattr(msg, field)
+    where = path or field
+    if abs(d.seconds) > MAX_DURATION_SECONDS:
+        raise InvalidArgument.field(
+            where, f"must be within +-{MAX_DURATION_SECONDS} seconds (protobuf Duration)"
+        )
+    if abs(d.nanos) > 999_999_999 or (d.seconds > 0 > d.nanos) or (d.seconds < 0 < d.nanos):
+        raise InvalidArgument.field(
+            where, "nanos must be within +-999,999,999 and of the same sign as seconds"
+        )
+    return d.ToTimedelta()
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -15,6 +15,7 @@ from memoryd.api.convert.common import (
     MEMORY_TYPES,
     SECURITY_LEVELS,
     TAG_MATCHES,
+    duration_from,
     enum_list,
     enum_value,
     provenance_from,
@@ -361,7 +362,7 @@ def _working_from(msg: lpb.ExportedWorkingMemory, path: str) -> WorkingMemory:
         version=wm.version,
         updated_at=_required_time(wm, "updated_at", inner),
         expires_at=timestamp_from(wm, "expires_at", f"{inner}.expires_at"),
-        ttl=msg.ttl.ToTimedelta() if msg.HasField("ttl") else None,
+        ttl=duration_from(msg, "ttl", f"{path}.ttl"),
         json_schema=_object(wm, "json_schema", inner),
     )
 
@@ -392,7 +393,8 @@ def _session_from(s: lpb.ExportedSession, path: str) -> ExportedSession:
                 tool_call_id=m.tool_call_id,
             )
         )
-    if not s.HasField("ttl"):
+    ttl = duration_from(s, "ttl", f"{path}.ttl")
+    if ttl is None:
         raise InvalidArgument.field(f"{path}.ttl", "must be set")
     return ExportedSession(
         agent_id=s.agent_id,
@@ -400,7 +402,7 @@ def _session_from(s: lpb.ExportedSession, path: str) -> ExportedSession:
         created_at=_required_time(s, "created_at", path),
         updated_at=_required_time(s, "updated_at", path),
         version=s.version,
-        ttl=s.ttl.ToTimedelta(),
+        ttl=ttl,
         fixed_zone=fixed,
         summary=s.summary,
         messages=messages,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 
 from memoryd.api.convert.agent_state import working_scope_from
 from memoryd.api.convert.common import (
     SECURITY_LEVELS,
+    duration_from,
     enum_list,
     enum_value,
     set_timestamp,
@@ -60,12 +60,7 @@ def snapshot_request_from(req: spb.BuildSnapshotRequest) -> SnapshotRequest:
         default=SecurityLevel.RESTRICTED,
     )
     assert fmt is not None and level is not None
-    window: timedelta | None = None
-    if req.HasField("recent_window"):
-        try:
-            window = req.recent_window.ToTimedelta()
-        except (ValueError, OverflowError) as exc:
-            raise InvalidArgument.field("recent_window", f"invalid duration: {exc}") from None
+    window = duration_from(req, "recent_window")
     scope = working_scope_from(req.scope) if req.HasField("scope") else None
     return SnapshotRequest(
         namespace=req.namespace if req.HasField("namespace") else None,
