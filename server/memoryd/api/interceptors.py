@@ -38,7 +38,7 @@ from memoryd.domain.errors import InvalidArgument, MemorydError
 from memoryd.domain.principal import Principal, Role
 from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
-from memoryd.security.audit import AuditEvent, AuditLog
+from memoryd.security.audit import STARTED, AuditEvent, AuditLog
 
 log = structlog.get_logger("memoryd.access")
 
@@ -241,6 +241,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
             call = _Call(method, _request_id(metadata), context.peer())
             try:
                 request = self._begin(call, metadata, request, context, streaming_in)
+                await self._admit(call)
                 response = await inner(request, context)
                 if call.role is not Role.READ:  # only writes are audited when they succeed
                     ids, key = touched(None, response)
@@ -263,6 +264,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
             call = _Call(method, _request_id(metadata), context.peer())
             try:
                 request = self._begin(call, metadata, request, context, streaming_in)
+                await self._admit(call)
                 async for response in inner(request, context):
                     yield response
             except asyncio.CancelledError:
@@ -289,21 +291,28 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         is_write = call.role is not None and call.role is not Role.READ
         if self._audit is None or not (is_write or call.code in DENIALS):
             return
-        principal = call.principal
-        self._audit.record(
-            AuditEvent(
-                operation=call.method.removeprefix("/memoryd.v1.").replace("/", "."),
-                outcome=call.code,
-                request_id=call.request_id,
-                principal=principal.name if principal else "",
-                tenant=principal.tenant_id if principal else "",
-                agent=call.agent,
-                peer=call.peer,
-                ids=call.ids,
-                key=call.key,
-                reason=call.reason,
-            )
-        )
+        self._audit.record(_event(call, call.code))
+
+    async def _admit(self, call: _Call) -> None:
+        """A write runs only once its STARTED event is on disk (UNAVAILABLE else)."""
+        if self._audit is not None and call.role is not Role.READ:
+            await self._audit.admit(_event(call, STARTED))
+
+
+def _event(call: _Call, outcome: str) -> AuditEvent:
+    principal = call.principal
+    return AuditEvent(
+        operation=call.method.removeprefix("/memoryd.v1.").replace("/", "."),
+        outcome=outcome,
+        request_id=call.request_id,
+        principal=principal.name if principal else "",
+        tenant=principal.tenant_id if principal else "",
+        agent=call.agent,
+        peer=call.peer,
+        ids=call.ids,
+        key=call.key,
+        reason=call.reason,
+    )
 
 
 async def _checked_stream(requests: AsyncIterator[Any], method: str) -> AsyncIterator[Any]:

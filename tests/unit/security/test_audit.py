@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memoryd.security.audit import MAX_IDS, AuditEvent, AuditLog
+import pytest
+
+from memoryd.security.audit import MAX_IDS, STARTED, AuditEvent, AuditLog, AuditUnavailable
 
 
 def rotated_files(directory: Path) -> list[Path]:
@@ -62,3 +64,23 @@ def test_large_id_lists_are_truncated() -> None:
         AuditEvent(operation="o", outcome="OK", ids=[str(i) for i in range(MAX_IDS + 5)]).to_json()
     )
     assert len(line["ids"]) == MAX_IDS and line["ids_truncated"] == MAX_IDS + 5
+
+
+async def test_a_write_is_admitted_only_once_its_event_is_on_disk(tmp_path: Path) -> None:
+    audit = AuditLog(tmp_path, rotate_bytes=1 << 20, keep_files=0)
+    audit.start()
+    await audit.admit(AuditEvent(operation="MemoryService.Remember", outcome=STARTED))
+    # Admitted means written (and fsynced) already, before close.
+    assert json.loads((tmp_path / "audit.jsonl").read_text())["outcome"] == STARTED
+    await audit.close()
+
+
+async def test_a_refusing_disk_refuses_the_write_and_keeps_queued_events(tmp_path: Path) -> None:
+    (tmp_path / "audit.jsonl").symlink_to("/dev/full")  # every write: ENOSPC
+    audit = AuditLog(tmp_path, rotate_bytes=1 << 20, keep_files=0)
+    audit.start()
+    audit.record(AuditEvent(operation="MemoryService.Forget", outcome="PERMISSION_DENIED"))
+    with pytest.raises(AuditUnavailable, match="nothing was stored"):
+        await audit.admit(AuditEvent(operation="MemoryService.Remember", outcome=STARTED))
+    await audit.close()
+    assert audit.written == 0 and audit.dropped == 0
