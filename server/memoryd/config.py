@@ -21,7 +21,14 @@ from pydantic_settings import (
 
 from memoryd.domain.limits import MAX_TTL
 from memoryd.domain.models import SecurityLevel
-from memoryd.security.settings import AuditSettings, AuthSettings, Clearance, QuotaSettings
+from memoryd.security.settings import (
+    AgentList,
+    AuditSettings,
+    AuthSettings,
+    Clearance,
+    QuotaSettings,
+    TenantId,
+)
 
 EmbedderKind = Literal["local", "openai", "hashing", "multilingual"]
 StoreBackend = Literal["lancedb", "memory", "qdrant"]
@@ -176,9 +183,9 @@ class DedupSettings(BaseModel):
 class SidecarSettings(BaseModel):
     """The principal every caller of a sidecar listener acts as."""
 
-    tenant_id: str = "default"
+    tenant_id: TenantId = "default"
     #: Agents the sidecar may act for; ["*"] means any.
-    agents: list[str] = Field(default_factory=lambda: ["*"])
+    agents: AgentList = Field(default_factory=lambda: ["*"])
     clearance: Clearance = SecurityLevel.RESTRICTED
 
 

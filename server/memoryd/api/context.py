@@ -7,18 +7,15 @@ The tenant always comes from the principal, never from the request.
 
 from __future__ import annotations
 
-import re
 from contextvars import ContextVar
 
 from memoryd.domain.errors import InvalidArgument, PermissionDenied, Unauthenticated
+from memoryd.domain.limits import id_problem
 from memoryd.domain.models import Partition
 from memoryd.domain.principal import CallScope, Principal
 
 current_principal: ContextVar[Principal | None] = ContextVar("current_principal", default=None)
 current_request_id: ContextVar[str] = ContextVar("current_request_id", default="")
-
-#: Agent ids: 1..128 word characters, dots, colons, at-signs and dashes.
-AGENT_ID_RE = re.compile(r"^[\w.:@-]{1,128}$")
 
 
 def principal() -> Principal:
@@ -32,12 +29,9 @@ def principal() -> Principal:
 def call_scope(agent_id: str, field: str = "agent_id") -> CallScope:
     """The partition this call may touch: tenant from the principal, agent from the request."""
     caller = principal()
-    if not agent_id:
-        raise InvalidArgument.field(field, "must not be empty")
-    if not AGENT_ID_RE.match(agent_id):
-        raise InvalidArgument.field(
-            field, "must be 1-128 characters of letters, digits, '.', ':', '@', '_' or '-'"
-        )
+    problem = id_problem(agent_id)
+    if problem is not None:
+        raise InvalidArgument.field(field, problem)
     if not caller.may_act_for(agent_id):
         raise PermissionDenied(f"principal {caller.name!r} may not act for agent {agent_id!r}")
     return CallScope(principal=caller, partition=Partition(caller.tenant_id, agent_id))

@@ -10,8 +10,16 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    Field,
+    field_validator,
+    model_validator,
+)
 
+from memoryd.domain.limits import id_problem
 from memoryd.domain.models import SecurityLevel
 from memoryd.domain.principal import Role
 
@@ -36,6 +44,23 @@ def parse_level(value: Any) -> Any:
 Clearance = Annotated[SecurityLevel, BeforeValidator(parse_level)]
 
 
+def checked_id(value: str) -> str:
+    """A tenant or agent id as the daemon accepts them in requests (see domain.limits)."""
+    problem = id_problem(value)
+    if problem is not None:
+        raise ValueError(f"{value!r} {problem}")
+    return value
+
+
+def checked_agents(values: list[str]) -> list[str]:
+    """Agent ids, or "*" for every agent."""
+    return [v if v == "*" else checked_id(v) for v in values]
+
+
+TenantId = Annotated[str, AfterValidator(checked_id)]
+AgentList = Annotated[list[str], AfterValidator(checked_agents)]
+
+
 class Grant(BaseModel):
     """What an authenticated caller may do: its tenant, agents, clearance and roles."""
 
@@ -43,9 +68,9 @@ class Grant(BaseModel):
 
     #: Shown in logs and the audit log (never the credential itself).
     name: str = Field(min_length=1, max_length=128)
-    tenant_id: str = Field(min_length=1, max_length=128)
+    tenant_id: TenantId
     #: A list of agent ids, or "*" (or ["*"]) for every agent of the tenant.
-    agents: list[str] = Field(default_factory=lambda: ["*"])
+    agents: AgentList = Field(default_factory=lambda: ["*"])
     clearance: Clearance = SecurityLevel.INTERNAL
     roles: list[Role] = Field(default_factory=lambda: [Role.READ, Role.WRITE])
 

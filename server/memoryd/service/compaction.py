@@ -28,7 +28,6 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from urllib.parse import quote
 
 from memoryd.domain.lifecycle import CompactOptions, CompactResult, Progress
 from memoryd.domain.limits import MAX_COUNT, next_version
@@ -37,6 +36,7 @@ from memoryd.domain.records import Record, RecordKind
 from memoryd.service import bulk
 from memoryd.service.bulk import LifecycleDeps
 from memoryd.service.keyed_docs import EVENT_SEPARATOR, entry_from
+from memoryd.service.keys import file_segment
 from memoryd.service.working import purge_expired_records
 
 DERIVED_FROM = "memoryd:derived_from"
@@ -289,11 +289,7 @@ class Compactor:
         )
 
     def _append_archive(self, partition: Partition, events: list[Record]) -> None:
-        folder = (
-            self._deps.history_dir
-            / quote(partition.tenant_id, safe="")
-            / quote(partition.agent_id, safe="")
-        )
+        folder = archive_folder(self._deps.history_dir, partition)
         folder.mkdir(parents=True, exist_ok=True)
         by_day: dict[str, list[Record]] = {}
         for r in events:
@@ -303,6 +299,8 @@ class Compactor:
             with open(path, "a", encoding="utf-8") as out:
                 for r in records:
                     line = {
+                        "tenant": partition.tenant_id,
+                        "agent": partition.agent_id,
                         "key": _key_of(r),
                         "version": r.version,
                         "updated_at": r.updated_at.isoformat(),
@@ -325,6 +323,20 @@ class Compactor:
                 await optimize()
                 done = True
         return done
+
+
+def archive_folder(history_dir: Path, partition: Partition) -> Path:
+    """``<history_dir>/<tenant>/<agent>``, each id encoded as a file name (never "." or
+    "..", never a "/"), and checked to stay inside ``history_dir``."""
+    folder = (
+        history_dir
+        / file_segment(partition.tenant_id, leaf=False)
+        / file_segment(partition.agent_id, leaf=False)
+    )
+    root = history_dir.resolve()
+    if folder.resolve().parent.parent != root:
+        raise ValueError(f"archive folder of {partition} would leave {root}")
+    return folder
 
 
 def _key_of(record: Record) -> str:
