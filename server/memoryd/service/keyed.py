@@ -162,16 +162,20 @@ class KeyedMemoryService:
         partition = scope.partition
         async with self._locks.hold(partition):
             found = await self._records.get_records(partition, RecordKind.KEY, [key])
+            held = bool(found)
             current = found[0] if found else None
             if current is not None and entry_from(current).security_level > scope.clearance:
-                # Not "missing": writing would overwrite (or reveal the version of) a
-                # value the caller may not read.
-                raise PermissionDenied("key: held at a security level above the caller's clearance")
+                # To this caller the key does not exist, on writes as on reads (same
+                # answers, same quota check): the write becomes the key's value at the
+                # caller's level; the hidden value stays in its history, at its level.
+                current = None
             current_version = 0 if current is None else current.version
             if write.if_version is not None and write.if_version != current_version:
+                # No number: a key's version is the partition's write counter, which
+                # also counts writes the caller may not see.
                 raise FailedPrecondition(
-                    f"if_version {write.if_version} does not match the key's current "
-                    f"version {current_version}"
+                    f"if_version {write.if_version} does not match the key's current version"
+                    + (" (the key does not exist: use 0)" if current is None else "")
                 )
             state = self._state(partition)
             if current is None:
@@ -214,7 +218,7 @@ class KeyedMemoryService:
                 self._partitions.pop(partition, None)
                 raise
             state.version = version
-            if current is None and state.keys is not None:
+            if not held and state.keys is not None:
                 state.keys += 1
         return entry
 

@@ -86,8 +86,9 @@ class Quotas:
         limit = self._settings.for_tenant(tenant_id).max_keys_per_partition or 0
         if limit and current + adding > limit:
             raise ResourceExhausted(
-                f"quota quotas.max_keys_per_partition ({limit}) reached: the agent holds "
-                f"{current} keys and this request adds {adding}"
+                # No stored count in the message: it would include keys above the
+                # caller's clearance.
+                f"quota quotas.max_keys_per_partition ({limit}) reached for this agent"
             )
 
     def check_session_messages(self, tenant_id: str, current: int, adding: int) -> None:

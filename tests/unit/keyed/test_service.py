@@ -113,7 +113,7 @@ async def test_tombstone_of_a_never_written_key_is_recorded(keyed: Keyed) -> Non
 
 
 async def test_if_version(keyed: Keyed) -> None:
-    with pytest.raises(FailedPrecondition, match="current version 0"):
+    with pytest.raises(FailedPrecondition, match="does not exist: use 0"):
         await keyed.service.set(S, KeyWrite("/k", 1, if_version=3))
     await stored_nothing(keyed)
     first = await keyed.service.set(S, KeyWrite("/k", 1, if_version=0))
@@ -322,11 +322,19 @@ async def test_clearance(keyed: Keyed) -> None:
     assert root.directories == ["/s/"] and root.entries == []
     everything = await keyed.service.history(low, KeyHistoryQuery("/"))
     assert [e.key for e in everything.entries] == ["/s/open"]
-    # Overwriting (or deleting) what the caller cannot read is refused.
-    for content in ("mine", None):
-        with pytest.raises(PermissionDenied):
-            await keyed.service.set(low, KeyWrite("/s/secret", content))
-    assert (await keyed.service.get(S, "/s/secret")).content == "s"
+    # A key the caller cannot read is, to it, a key that does not exist: if_version
+    # must be 0, and a write becomes the key's value at the caller's level; the hidden
+    # value stays in the history, at its own level.
+    with pytest.raises(FailedPrecondition, match="does not exist: use 0"):
+        await keyed.service.set(low, KeyWrite("/s/secret", "mine", if_version=1))
+    mine = await keyed.service.set(low, KeyWrite("/s/secret", "mine", if_version=0))
+    assert (await keyed.service.get(S, "/s/secret")).content == "mine"
+    assert mine.security_level == SecurityLevel.INTERNAL
+    history = await keyed.service.history(S, KeyHistoryQuery("/s/secret"))
+    assert [e.content for e in history.entries] == ["s", "mine"]
+    assert [
+        e.content for e in (await keyed.service.history(low, KeyHistoryQuery("/s/secret"))).entries
+    ] == ["mine"]
 
 
 async def test_partitions_are_isolated(keyed: Keyed) -> None:
