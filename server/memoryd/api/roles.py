@@ -1,5 +1,6 @@
 """The role each RPC needs: reads need ``read``, writes ``write``; wiping, pruning,
-importing, re-embedding and tenant-wide exports need ``admin``.
+importing, re-embedding, tenant-wide exports and maintenance with deleting overrides
+(``retention_days``, ``max_entries``) need ``admin``.
 
 Every method of memoryd's services is listed (a unit test checks the table against
 the proto descriptors); a method missing from the table is denied, never allowed.
@@ -45,7 +46,7 @@ _LIFECYCLE = {
     "Prune": A,
     "Reset": A,
     "Compact": W,
-    "RunMaintenance": W,
+    "RunMaintenance": W,  # admin with retention_days / max_entries (see required_role)
     "Export": R,  # admin when all_agents (see required_role)
     "Import": A,
     "Reembed": A,
@@ -61,13 +62,28 @@ METHOD_ROLES: dict[str, Role] = {
     )
     for name, role in table.items()
 }
-_TENANT_WIDE = frozenset({"/memoryd.v1.LifecycleService/Export"})
+#: Request fields that raise a method to admin when set: a tenant-wide export, and
+#: maintenance overrides that delete or archive beyond the configured policy (as
+#: Prune does).
+_ADMIN_WHEN_SET: dict[str, tuple[str, ...]] = {
+    "/memoryd.v1.LifecycleService/Export": ("all_agents",),
+    "/memoryd.v1.LifecycleService/RunMaintenance": ("retention_days", "max_entries"),
+}
+
+
+def _is_set(request: Any, name: str) -> bool:
+    if not hasattr(request, name):
+        return False
+    try:
+        return bool(request.HasField(name))  # proto3 optional fields
+    except ValueError:  # a plain scalar: set when not its default
+        return bool(getattr(request, name))
 
 
 def required_role(method: str, request: Any) -> Role | None:
     """The role ``method`` needs for this request; None when the method is unknown."""
     role = METHOD_ROLES.get(method)
-    if method in _TENANT_WIDE and getattr(request, "all_agents", False):
+    if any(_is_set(request, name) for name in _ADMIN_WHEN_SET.get(method, ())):
         return Role.ADMIN
     return role
 
