@@ -48,6 +48,7 @@ from memoryd.domain.records import RecordKind
 from memoryd.domain.requests import Degradation, MemoryDraft
 from memoryd.service.llm import LLM_COMPONENT, LLMError
 from memoryd.service.memory import MemoryService
+from memoryd.service.quotas import Quotas
 from memoryd.service.scope_locks import KeyedLocks
 from memoryd.service.session_record import CLOSED, OPEN, SessionState
 from memoryd.service.summarize import ExtractedMemory, Summarizer, message_line
@@ -83,9 +84,11 @@ class SessionService:
         counter: TokenCounter,
         settings: SessionSettings,
         limits: LimitsSettings,
+        quotas: Quotas | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._records = records
+        self._quotas = quotas
         self._memories = memories
         self._summarizer = summarizer
         self._counter = counter
@@ -134,6 +137,10 @@ class SessionService:
                 raise ResourceExhausted(
                     f"session {session_id!r} has {session.message_count} messages; appending "
                     f"{len(drafts)} would exceed sessions.max_messages ({limit})"
+                )
+            if self._quotas is not None:  # quotas.max_session_messages, per tenant
+                self._quotas.check_session_messages(
+                    scope.partition.tenant_id, session.message_count, len(drafts)
                 )
             for draft in drafts:
                 session.message_count += 1
