@@ -10,20 +10,23 @@ expired and above-clearance memories never appear.
 A section whose input is missing (no scope, no session id, no trigger) is skipped
 when the request asks for every section, and is INVALID_ARGUMENT when the request
 names it. A dependency that fails degrades the snapshot instead of failing it: the
-embedder (semantic hits then come from full-text search), the session summariser.
+embedder (semantic hits then come from full-text search), the session summariser, a
+store that cannot serve a section (the section is left out). Every fallback taken on
+the way (the embedder's hashing space, a store read served from the log) is named in
+``degraded``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from memoryd.config import LimitsSettings, SnapshotSettings
 from memoryd.domain.agent_state import FixedZoneKind, WorkingScope
-from memoryd.domain.errors import EmbeddingError, NotFound
+from memoryd.domain.errors import EmbeddingError, NotFound, Unavailable
 from memoryd.domain.models import Memory, MemoryFilter, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.requests import Degradation, ListQuery, RecallQuery
@@ -34,6 +37,7 @@ from memoryd.domain.snapshot import (
     SnapshotRequest,
     SnapshotSection,
 )
+from memoryd.resilience.degradation import collecting
 from memoryd.service import validation as check
 from memoryd.service.memory import MemoryService
 from memoryd.service.profile import ProfileService
@@ -47,6 +51,7 @@ from memoryd.storage.base import Store
 from memoryd.text import normalise_content
 
 EMBEDDER_COMPONENT = "embedder"
+STORE_COMPONENT = "store"
 #: Extra candidates fetched for limited sections, so duplicates of earlier sections
 #: do not leave them short.
 _SPARE = 5
@@ -112,14 +117,21 @@ class SnapshotService:
             S.RECENT: self._recent,
             S.SESSION: self._session,
         }
-        results = await asyncio.gather(
-            *(gatherers[section](scope, req, plan) for section in plan.order)
-        )
+        with collecting() as reported:  # fallbacks taken on the sections' paths
+            results = await asyncio.gather(
+                *(
+                    self._section(section, gatherers[section], scope, req, plan)
+                    for section in plan.order
+                )
+            )
         degraded: list[Degradation] = []
         by_section: dict[SnapshotSection, list[Candidate]] = {}
         for section, gathered in zip(plan.order, results, strict=True):
             by_section[section] = gathered.candidates
             degraded.extend(gathered.degraded)
+        # A component named by a section keeps that section's reason (it says more).
+        named = {d.component for d in degraded}
+        degraded.extend(d for d in reported if d.component not in named)
         candidates = _limited(by_section, plan)
         packed = Packer(self._counter, req.format, plan.budget).pack(candidates, plan.order)
         return Snapshot(
@@ -204,6 +216,22 @@ class SnapshotService:
         )
 
     # ------------------------------------------------------------------ sections
+
+    @staticmethod
+    async def _section(
+        section: SnapshotSection,
+        gather: Callable[[CallScope, SnapshotRequest, _Plan], Awaitable[_Gathered]],
+        scope: CallScope,
+        req: SnapshotRequest,
+        plan: _Plan,
+    ) -> _Gathered:
+        """One section; a dependency it cannot do without leaves it out, said so."""
+        try:
+            return await gather(scope, req, plan)
+        except Unavailable as exc:
+            component = EMBEDDER_COMPONENT if isinstance(exc, EmbeddingError) else STORE_COMPONENT
+            reason = f"{section.value} section left out: {exc.message}"
+            return _Gathered([], [Degradation(component, reason)])
 
     @staticmethod
     def _filter(

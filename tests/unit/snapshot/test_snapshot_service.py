@@ -15,10 +15,16 @@ from memoryd.domain.agent_state import (
     WorkingMemoryWrite,
     WorkingScope,
 )
-from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.errors import InvalidArgument, StoreError, Unavailable
+from memoryd.domain.keyed import KeyListQuery
 from memoryd.domain.models import SecurityLevel
 from memoryd.domain.requests import MemoryDraft, MemoryPatch
-from memoryd.domain.snapshot import SnapshotFormat, SnapshotRequest, SnapshotSection
+from memoryd.domain.snapshot import (
+    DefaultReadRequest,
+    SnapshotFormat,
+    SnapshotRequest,
+    SnapshotSection,
+)
 from memoryd.service.tokens import TokenizerCounter
 from tests.unit.snapshot.world import World, scope_for, world
 
@@ -224,6 +230,38 @@ async def test_embedder_down_degrades_to_full_text() -> None:
         snap = await w.snapshots.build(A, request())
     assert any(d.component == "embedder" for d in snap.degraded)
     assert ids["dentist"] in {i.id for i in snap.items if i.section is S.SEMANTIC}
+
+
+async def test_a_section_the_record_store_cannot_serve_is_left_out_and_said_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with world() as w:
+        ids = await populate(w)
+
+        async def unreadable(*args: object, **kwargs: object) -> None:
+            raise StoreError("records table unreadable (test)")
+
+        monkeypatch.setattr(w.records, "get_records", unreadable)
+        monkeypatch.setattr(w.records, "list_records", unreadable)
+        snap = await w.snapshots.build(A, request())
+        # Every record-backed read answers UNAVAILABLE: never "not found" or "empty".
+        reads = [
+            w.profiles.get(A),
+            w.working.get(A, SCOPE),
+            w.sessions.window(A, "s1"),
+            w.state.load(A, "s1"),
+            w.keyed.get(A, "/user/style"),
+            w.keyed.list(A, KeyListQuery("/")),
+            w.default_read.read(A, DefaultReadRequest()),
+        ]
+        for read in reads:
+            with pytest.raises(Unavailable):
+                await read
+    sections = {i.section for i in snap.items}
+    assert S.PROFILE not in sections and S.WORKING not in sections and S.SESSION not in sections
+    assert ids["pinned"] in {i.id for i in snap.items}  # memory sections still served
+    left_out = [d.reason for d in snap.degraded if d.component == "store"]
+    assert sorted(r.split(" ")[0] for r in left_out) == ["profile", "session", "working"]
 
 
 async def test_session_summary_without_llm_is_reported() -> None:
