@@ -5,11 +5,14 @@ huge strings, unicode, negative and out-of-range numbers, unknown enum values,
 NaN/infinite floats, out-of-range timestamps, and raw invalid UTF-8 in string fields.
 Properties: never INTERNAL/UNKNOWN, the daemon stays up, every INVALID_ARGUMENT carries
 google.rpc.BadRequest field violations, and a rejected write stores nothing.
+
+Import streams (import_fuzzing.py) mix valid memories with records of every kind
+carrying one extreme value each (versions, TTLs, timestamps, counts): every extreme
+record is reported in ``rejected``, only the valid ones are stored.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -23,14 +26,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.api.roles import METHOD_ROLES
+from memoryd.domain.limits import id_problem
 from memoryd.domain.principal import Role
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
+from tests.security.import_fuzzing import fuzz_imports
 from tests.security.support import KeySpec, Outcome, Rpc, all_rpcs, invoke, invoke_raw
 
 EXAMPLES_PER_RPC = 60
 FUZZ_AGENTS = ("fz1", "fz2")
-AGENT_RE = re.compile(r"^[\w.:@-]{1,128}$")
 NEVER = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.DATA_LOSS}
 F = FieldDescriptor
 
@@ -71,6 +75,8 @@ class FuzzReport:
     internal: list[str] = field(default_factory=list)
     missing_violations: list[str] = field(default_factory=list)
     partial_writes: list[str] = field(default_factory=list)
+    #: Import streams whose answer or stored result broke a property.
+    import_failures: list[str] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -84,12 +90,14 @@ class FuzzReport:
         lines.append(
             f"  TOTAL fuzzed requests: {self.total}; INTERNAL: {len(self.internal)}; "
             f"INVALID_ARGUMENT without field violations: {len(self.missing_violations)}; "
-            f"partial writes: {len(self.partial_writes)}"
+            f"partial writes: {len(self.partial_writes)}; "
+            f"import streams that broke a property: {len(self.import_failures)}"
         )
         for title, rows in (
             ("INTERNAL", self.internal),
             ("NO VIOLATIONS", self.missing_violations),
             ("PARTIAL", self.partial_writes),
+            ("IMPORT", self.import_failures),
         ):
             lines += [f"  {title}: {row}" for row in rows[:20]]
         return "\n".join(lines)
@@ -224,7 +232,7 @@ class Fuzzer:
 
     def stored(self, agent: str) -> tuple[int, ...] | None:
         """Everything stored for the fuzzer in one partition (None if not countable)."""
-        if not AGENT_RE.match(agent):
+        if id_problem(agent) is not None:
             return None
         if self.stats_live:
             out = invoke(
@@ -338,4 +346,5 @@ def run_fuzz(channel: grpc.Channel, key: KeySpec, examples: int = EXAMPLES_PER_R
     fuzzer = Fuzzer(channel, key)
     for rpc in all_rpcs():
         _fuzz_rpc(fuzzer, rpc, examples)
+    fuzz_imports(fuzzer)
     return fuzzer.report

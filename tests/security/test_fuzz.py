@@ -24,6 +24,12 @@ def test_rejected_writes_store_nothing(fuzz_report: FuzzReport) -> None:
     assert fuzz_report.partial_writes == []
 
 
+def test_import_streams_with_extreme_values(fuzz_report: FuzzReport) -> None:
+    # Every stream answered OK, its extreme records rejected, only the valid ones stored.
+    assert fuzz_report.requests["LifecycleService.Import(extreme)"] >= 20
+    assert fuzz_report.import_failures == []
+
+
 def test_daemon_survived(fuzz_report: FuzzReport, security_daemon: SecurityDaemon) -> None:
     process = security_daemon.daemon.process
     assert process is not None and process.poll() is None
