@@ -287,6 +287,7 @@ class App:
             counter=counter,
             settings=s.sessions,
             limits=s.limits,
+            page_tokens=page_tokens,
         )
         # Snapshot and lifecycle services; scheduled maintenance stops before the
         # writer and the stores close (and after the server drained).

@@ -36,6 +36,9 @@ _MEMORY = {
     "GetSessionWindow": R,
     "InjectInstruction": W,
     "EndSession": W,
+    "GetSessionMessages": R,
+    "DeleteMessages": W,
+    "ClearSession": W,
 }
 _SNAPSHOT = {"BuildSnapshot": R, "DefaultRead": R, "SaveState": W, "LoadState": R}
 _LIFECYCLE = {

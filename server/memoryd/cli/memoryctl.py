@@ -33,6 +33,7 @@ from memoryd.cli.common import (
 )
 from memoryd.cli.keys import export_tree, key_app, ls
 from memoryd.cli.lifecycle import register as register_lifecycle
+from memoryd.cli.session_log import register as register_session_log
 from memoryd.cli.snapshot import default_read, snapshot, state_app
 from memoryd_client import TargetError, parse_target
 from memoryd_client import requests as rq
@@ -66,6 +67,7 @@ app = typer.Typer(
 )
 app.add_typer(wm_app, name="wm")
 app.add_typer(profile_app, name="profile")
+register_session_log(session_app)
 app.add_typer(session_app, name="session")
 app.add_typer(key_app, name="key")
 app.command("ls")(ls)

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from memoryd.domain.agent_state import (
     AgentProfile,
     FixedZoneEntry,
+    SessionCompression,
     SessionMessage,
     WorkingMemory,
 )
@@ -184,6 +185,23 @@ class ExportedSession:
     summarizer: str = ""
     summary_degraded: list[Degradation] = field(default_factory=list)
     message_count: int = 0
+    #: ``messages`` are the turns after this seq; the earlier stored ones are
+    #: ExportedSessionMessage items. None: an export from before they were kept
+    #: (every message of it is in ``messages``).
+    summarized_through_seq: int | None = None
+    stored_messages: int | None = None
+    compression: SessionCompression = field(default_factory=SessionCompression)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedSessionMessage:
+    """A summarised message a session keeps until it expires."""
+
+    agent_id: str
+    session_id: str
+    #: Its session's created_at (a session re-created under the same id is another).
+    session_created_at: datetime
+    message: SessionMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +218,7 @@ ExportItem = (
     | ExportedWorkingMemory
     | ExportedProfile
     | ExportedSession
+    | ExportedSessionMessage
     | ExportedState
 )
 

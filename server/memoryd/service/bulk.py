@@ -38,6 +38,7 @@ DATA_KINDS = (
     RecordKind.WORKING,
     RecordKind.PROFILE,
     RecordKind.SESSION,
+    RecordKind.SESSION_MESSAGE,
     RecordKind.STATE,
 )
 

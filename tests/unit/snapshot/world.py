@@ -191,6 +191,7 @@ async def world(
         counter=counter,
         settings=sessions_settings,
         limits=limits,
+        page_tokens=page_tokens,
         clock=clock,
     )
     snapshots = SnapshotService(

@@ -1542,11 +1542,17 @@ type ExportedSession struct {
 	Summarizer string `protobuf:"bytes,11,opt,name=summarizer,proto3" json:"summarizer,omitempty"`
 	// Why the summary was made degraded, if it was.
 	SummaryDegraded []*Degradation `protobuf:"bytes,12,rep,name=summary_degraded,json=summaryDegraded,proto3" json:"summary_degraded,omitempty"`
-	// Messages appended so far (the seq of the last one; older ones live in the summary).
-	MessageCount  int64 `protobuf:"varint,13,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
-	Version       int64 `protobuf:"varint,14,opt,name=version,proto3" json:"version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Messages appended so far (the seq of the last one).
+	MessageCount int64 `protobuf:"varint,13,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
+	Version      int64 `protobuf:"varint,14,opt,name=version,proto3" json:"version,omitempty"`
+	// messages are the turns after this seq (not yet summarised); the earlier stored
+	// ones follow as ExportedSessionMessage records.
+	SummarizedThroughSeq int64 `protobuf:"varint,15,opt,name=summarized_through_seq,json=summarizedThroughSeq,proto3" json:"summarized_through_seq,omitempty"`
+	// Messages stored (summarised or not).
+	StoredMessages int64               `protobuf:"varint,16,opt,name=stored_messages,json=storedMessages,proto3" json:"stored_messages,omitempty"`
+	Compression    *SessionCompression `protobuf:"bytes,17,opt,name=compression,proto3" json:"compression,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExportedSession) Reset() {
@@ -1677,6 +1683,97 @@ func (x *ExportedSession) GetVersion() int64 {
 	return 0
 }
 
+func (x *ExportedSession) GetSummarizedThroughSeq() int64 {
+	if x != nil {
+		return x.SummarizedThroughSeq
+	}
+	return 0
+}
+
+func (x *ExportedSession) GetStoredMessages() int64 {
+	if x != nil {
+		return x.StoredMessages
+	}
+	return 0
+}
+
+func (x *ExportedSession) GetCompression() *SessionCompression {
+	if x != nil {
+		return x.Compression
+	}
+	return nil
+}
+
+// A summarised message a session keeps until it expires.
+type ExportedSessionMessage struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AgentId   string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The created_at of its session (a session re-created under the same id is another).
+	SessionCreatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=session_created_at,json=sessionCreatedAt,proto3" json:"session_created_at,omitempty"`
+	Message          *SessionMessage        `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ExportedSessionMessage) Reset() {
+	*x = ExportedSessionMessage{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedSessionMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedSessionMessage) ProtoMessage() {}
+
+func (x *ExportedSessionMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportedSessionMessage.ProtoReflect.Descriptor instead.
+func (*ExportedSessionMessage) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ExportedSessionMessage) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ExportedSessionMessage) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ExportedSessionMessage) GetSessionCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SessionCreatedAt
+	}
+	return nil
+}
+
+func (x *ExportedSessionMessage) GetMessage() *SessionMessage {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
 type ExportedState struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -1688,7 +1785,7 @@ type ExportedState struct {
 
 func (x *ExportedState) Reset() {
 	*x = ExportedState{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +1797,7 @@ func (x *ExportedState) String() string {
 func (*ExportedState) ProtoMessage() {}
 
 func (x *ExportedState) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +1810,7 @@ func (x *ExportedState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedState.ProtoReflect.Descriptor instead.
 func (*ExportedState) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{24}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ExportedState) GetAgentId() string {
@@ -1749,6 +1846,7 @@ type ExportRecord struct {
 	//	*ExportRecord_Profile
 	//	*ExportRecord_Session
 	//	*ExportRecord_State
+	//	*ExportRecord_SessionMessage
 	Record        isExportRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1756,7 +1854,7 @@ type ExportRecord struct {
 
 func (x *ExportRecord) Reset() {
 	*x = ExportRecord{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1768,7 +1866,7 @@ func (x *ExportRecord) String() string {
 func (*ExportRecord) ProtoMessage() {}
 
 func (x *ExportRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1781,7 +1879,7 @@ func (x *ExportRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRecord.ProtoReflect.Descriptor instead.
 func (*ExportRecord) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{25}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ExportRecord) GetRecord() isExportRecord_Record {
@@ -1854,6 +1952,15 @@ func (x *ExportRecord) GetState() *ExportedState {
 	return nil
 }
 
+func (x *ExportRecord) GetSessionMessage() *ExportedSessionMessage {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_SessionMessage); ok {
+			return x.SessionMessage
+		}
+	}
+	return nil
+}
+
 type isExportRecord_Record interface {
 	isExportRecord_Record()
 }
@@ -1886,6 +1993,10 @@ type ExportRecord_State struct {
 	State *ExportedState `protobuf:"bytes,7,opt,name=state,proto3,oneof"`
 }
 
+type ExportRecord_SessionMessage struct {
+	SessionMessage *ExportedSessionMessage `protobuf:"bytes,8,opt,name=session_message,json=sessionMessage,proto3,oneof"`
+}
+
 func (*ExportRecord_Header) isExportRecord_Record() {}
 
 func (*ExportRecord_Memory) isExportRecord_Record() {}
@@ -1900,6 +2011,8 @@ func (*ExportRecord_Session) isExportRecord_Record() {}
 
 func (*ExportRecord_State) isExportRecord_Record() {}
 
+func (*ExportRecord_SessionMessage) isExportRecord_Record() {}
+
 type ExportRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -1912,7 +2025,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1924,7 +2037,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1937,7 +2050,7 @@ func (x *ExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRequest.ProtoReflect.Descriptor instead.
 func (*ExportRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{26}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExportRequest) GetAgentId() string {
@@ -1974,7 +2087,7 @@ type ExportResponse struct {
 
 func (x *ExportResponse) Reset() {
 	*x = ExportResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1986,7 +2099,7 @@ func (x *ExportResponse) String() string {
 func (*ExportResponse) ProtoMessage() {}
 
 func (x *ExportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1999,7 +2112,7 @@ func (x *ExportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportResponse.ProtoReflect.Descriptor instead.
 func (*ExportResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{27}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ExportResponse) GetEvent() isExportResponse_Event {
@@ -2054,7 +2167,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2066,7 +2179,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2079,7 +2192,7 @@ func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
 func (*ImportRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{28}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ImportRequest) GetRecord() *ExportRecord {
@@ -2106,7 +2219,7 @@ type ImportRejection struct {
 
 func (x *ImportRejection) Reset() {
 	*x = ImportRejection{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2118,7 +2231,7 @@ func (x *ImportRejection) String() string {
 func (*ImportRejection) ProtoMessage() {}
 
 func (x *ImportRejection) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2131,7 +2244,7 @@ func (x *ImportRejection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRejection.ProtoReflect.Descriptor instead.
 func (*ImportRejection) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{29}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ImportRejection) GetIndex() int64 {
@@ -2160,7 +2273,7 @@ type ImportResponse struct {
 
 func (x *ImportResponse) Reset() {
 	*x = ImportResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2285,7 @@ func (x *ImportResponse) String() string {
 func (*ImportResponse) ProtoMessage() {}
 
 func (x *ImportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2298,7 @@ func (x *ImportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResponse.ProtoReflect.Descriptor instead.
 func (*ImportResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{30}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ImportResponse) GetImported() int64 {
@@ -2221,7 +2334,7 @@ type ReembedRequest struct {
 
 func (x *ReembedRequest) Reset() {
 	*x = ReembedRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2346,7 @@ func (x *ReembedRequest) String() string {
 func (*ReembedRequest) ProtoMessage() {}
 
 func (x *ReembedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2359,7 @@ func (x *ReembedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedRequest.ProtoReflect.Descriptor instead.
 func (*ReembedRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{31}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReembedRequest) GetAgentId() string {
@@ -2280,7 +2393,7 @@ type ReembedResult struct {
 
 func (x *ReembedResult) Reset() {
 	*x = ReembedResult{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2292,7 +2405,7 @@ func (x *ReembedResult) String() string {
 func (*ReembedResult) ProtoMessage() {}
 
 func (x *ReembedResult) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +2418,7 @@ func (x *ReembedResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedResult.ProtoReflect.Descriptor instead.
 func (*ReembedResult) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{32}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ReembedResult) GetReembedded() int64 {
@@ -2335,7 +2448,7 @@ type ReembedResponse struct {
 
 func (x *ReembedResponse) Reset() {
 	*x = ReembedResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2347,7 +2460,7 @@ func (x *ReembedResponse) String() string {
 func (*ReembedResponse) ProtoMessage() {}
 
 func (x *ReembedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2360,7 +2473,7 @@ func (x *ReembedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedResponse.ProtoReflect.Descriptor instead.
 func (*ReembedResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{33}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReembedResponse) GetEvent() isReembedResponse_Event {
@@ -2520,7 +2633,7 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\x0fExportedProfile\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x122\n" +
 	"\aprofile\x18\x02 \x01(\v2\x18.memoryd.v1.AgentProfileR\aprofile\x12\x18\n" +
-	"\aversion\x18\x03 \x01(\x03R\aversion\"\xf1\x04\n" +
+	"\aversion\x18\x03 \x01(\x03R\aversion\"\x92\x06\n" +
 	"\x0fExportedSession\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
@@ -2543,12 +2656,21 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"summarizer\x12B\n" +
 	"\x10summary_degraded\x18\f \x03(\v2\x17.memoryd.v1.DegradationR\x0fsummaryDegraded\x12#\n" +
 	"\rmessage_count\x18\r \x01(\x03R\fmessageCount\x12\x18\n" +
-	"\aversion\x18\x0e \x01(\x03R\aversion\"\x83\x01\n" +
+	"\aversion\x18\x0e \x01(\x03R\aversion\x124\n" +
+	"\x16summarized_through_seq\x18\x0f \x01(\x03R\x14summarizedThroughSeq\x12'\n" +
+	"\x0fstored_messages\x18\x10 \x01(\x03R\x0estoredMessages\x12@\n" +
+	"\vcompression\x18\x11 \x01(\v2\x1e.memoryd.v1.SessionCompressionR\vcompression\"\xd2\x01\n" +
+	"\x16ExportedSessionMessage\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12H\n" +
+	"\x12session_created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionCreatedAt\x124\n" +
+	"\amessage\x18\x04 \x01(\v2\x1a.memoryd.v1.SessionMessageR\amessage\"\x83\x01\n" +
 	"\rExportedState\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x128\n" +
-	"\tcomponent\x18\x03 \x01(\v2\x1a.memoryd.v1.StateComponentR\tcomponent\"\xb0\x03\n" +
+	"\tcomponent\x18\x03 \x01(\v2\x1a.memoryd.v1.StateComponentR\tcomponent\"\xff\x03\n" +
 	"\fExportRecord\x122\n" +
 	"\x06header\x18\x01 \x01(\v2\x18.memoryd.v1.ExportHeaderH\x00R\x06header\x124\n" +
 	"\x06memory\x18\x02 \x01(\v2\x1a.memoryd.v1.ExportedMemoryH\x00R\x06memory\x12;\n" +
@@ -2556,7 +2678,8 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\x0eworking_memory\x18\x04 \x01(\v2!.memoryd.v1.ExportedWorkingMemoryH\x00R\rworkingMemory\x127\n" +
 	"\aprofile\x18\x05 \x01(\v2\x1b.memoryd.v1.ExportedProfileH\x00R\aprofile\x127\n" +
 	"\asession\x18\x06 \x01(\v2\x1b.memoryd.v1.ExportedSessionH\x00R\asession\x121\n" +
-	"\x05state\x18\a \x01(\v2\x19.memoryd.v1.ExportedStateH\x00R\x05stateB\b\n" +
+	"\x05state\x18\a \x01(\v2\x19.memoryd.v1.ExportedStateH\x00R\x05state\x12M\n" +
+	"\x0fsession_message\x18\b \x01(\v2\".memoryd.v1.ExportedSessionMessageH\x00R\x0esessionMessageB\b\n" +
 	"\x06record\"r\n" +
 	"\rExportRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
@@ -2619,7 +2742,7 @@ func file_memoryd_v1_lifecycle_service_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_lifecycle_service_proto_rawDescData
 }
 
-var file_memoryd_v1_lifecycle_service_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_memoryd_v1_lifecycle_service_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_memoryd_v1_lifecycle_service_proto_goTypes = []any{
 	(*GetStatsRequest)(nil),        // 0: memoryd.v1.GetStatsRequest
 	(*CountByName)(nil),            // 1: memoryd.v1.CountByName
@@ -2645,100 +2768,106 @@ var file_memoryd_v1_lifecycle_service_proto_goTypes = []any{
 	(*ExportedWorkingMemory)(nil),  // 21: memoryd.v1.ExportedWorkingMemory
 	(*ExportedProfile)(nil),        // 22: memoryd.v1.ExportedProfile
 	(*ExportedSession)(nil),        // 23: memoryd.v1.ExportedSession
-	(*ExportedState)(nil),          // 24: memoryd.v1.ExportedState
-	(*ExportRecord)(nil),           // 25: memoryd.v1.ExportRecord
-	(*ExportRequest)(nil),          // 26: memoryd.v1.ExportRequest
-	(*ExportResponse)(nil),         // 27: memoryd.v1.ExportResponse
-	(*ImportRequest)(nil),          // 28: memoryd.v1.ImportRequest
-	(*ImportRejection)(nil),        // 29: memoryd.v1.ImportRejection
-	(*ImportResponse)(nil),         // 30: memoryd.v1.ImportResponse
-	(*ReembedRequest)(nil),         // 31: memoryd.v1.ReembedRequest
-	(*ReembedResult)(nil),          // 32: memoryd.v1.ReembedResult
-	(*ReembedResponse)(nil),        // 33: memoryd.v1.ReembedResponse
-	(*timestamppb.Timestamp)(nil),  // 34: google.protobuf.Timestamp
-	(TagMatch)(0),                  // 35: memoryd.v1.TagMatch
-	(MemoryType)(0),                // 36: memoryd.v1.MemoryType
-	(*Progress)(nil),               // 37: memoryd.v1.Progress
-	(*Memory)(nil),                 // 38: memoryd.v1.Memory
-	(*KeyEntry)(nil),               // 39: memoryd.v1.KeyEntry
-	(*WorkingMemory)(nil),          // 40: memoryd.v1.WorkingMemory
-	(*durationpb.Duration)(nil),    // 41: google.protobuf.Duration
-	(*AgentProfile)(nil),           // 42: memoryd.v1.AgentProfile
-	(*FixedZoneEntry)(nil),         // 43: memoryd.v1.FixedZoneEntry
-	(*SessionMessage)(nil),         // 44: memoryd.v1.SessionMessage
-	(*Degradation)(nil),            // 45: memoryd.v1.Degradation
-	(*StateComponent)(nil),         // 46: memoryd.v1.StateComponent
+	(*ExportedSessionMessage)(nil), // 24: memoryd.v1.ExportedSessionMessage
+	(*ExportedState)(nil),          // 25: memoryd.v1.ExportedState
+	(*ExportRecord)(nil),           // 26: memoryd.v1.ExportRecord
+	(*ExportRequest)(nil),          // 27: memoryd.v1.ExportRequest
+	(*ExportResponse)(nil),         // 28: memoryd.v1.ExportResponse
+	(*ImportRequest)(nil),          // 29: memoryd.v1.ImportRequest
+	(*ImportRejection)(nil),        // 30: memoryd.v1.ImportRejection
+	(*ImportResponse)(nil),         // 31: memoryd.v1.ImportResponse
+	(*ReembedRequest)(nil),         // 32: memoryd.v1.ReembedRequest
+	(*ReembedResult)(nil),          // 33: memoryd.v1.ReembedResult
+	(*ReembedResponse)(nil),        // 34: memoryd.v1.ReembedResponse
+	(*timestamppb.Timestamp)(nil),  // 35: google.protobuf.Timestamp
+	(TagMatch)(0),                  // 36: memoryd.v1.TagMatch
+	(MemoryType)(0),                // 37: memoryd.v1.MemoryType
+	(*Progress)(nil),               // 38: memoryd.v1.Progress
+	(*Memory)(nil),                 // 39: memoryd.v1.Memory
+	(*KeyEntry)(nil),               // 40: memoryd.v1.KeyEntry
+	(*WorkingMemory)(nil),          // 41: memoryd.v1.WorkingMemory
+	(*durationpb.Duration)(nil),    // 42: google.protobuf.Duration
+	(*AgentProfile)(nil),           // 43: memoryd.v1.AgentProfile
+	(*FixedZoneEntry)(nil),         // 44: memoryd.v1.FixedZoneEntry
+	(*SessionMessage)(nil),         // 45: memoryd.v1.SessionMessage
+	(*Degradation)(nil),            // 46: memoryd.v1.Degradation
+	(*SessionCompression)(nil),     // 47: memoryd.v1.SessionCompression
+	(*StateComponent)(nil),         // 48: memoryd.v1.StateComponent
 }
 var file_memoryd_v1_lifecycle_service_proto_depIdxs = []int32{
 	1,  // 0: memoryd.v1.GetStatsResponse.by_memory_type:type_name -> memoryd.v1.CountByName
 	1,  // 1: memoryd.v1.GetStatsResponse.by_security_level:type_name -> memoryd.v1.CountByName
-	34, // 2: memoryd.v1.GetStatsResponse.last_maintenance_at:type_name -> google.protobuf.Timestamp
+	35, // 2: memoryd.v1.GetStatsResponse.last_maintenance_at:type_name -> google.protobuf.Timestamp
 	1,  // 3: memoryd.v1.GetStatsResponse.by_embedding_model:type_name -> memoryd.v1.CountByName
-	35, // 4: memoryd.v1.MemorySelector.tag_match:type_name -> memoryd.v1.TagMatch
-	36, // 5: memoryd.v1.MemorySelector.memory_types:type_name -> memoryd.v1.MemoryType
-	34, // 6: memoryd.v1.MemorySelector.created_before:type_name -> google.protobuf.Timestamp
-	34, // 7: memoryd.v1.MemorySelector.created_after:type_name -> google.protobuf.Timestamp
+	36, // 4: memoryd.v1.MemorySelector.tag_match:type_name -> memoryd.v1.TagMatch
+	37, // 5: memoryd.v1.MemorySelector.memory_types:type_name -> memoryd.v1.MemoryType
+	35, // 6: memoryd.v1.MemorySelector.created_before:type_name -> google.protobuf.Timestamp
+	35, // 7: memoryd.v1.MemorySelector.created_after:type_name -> google.protobuf.Timestamp
 	3,  // 8: memoryd.v1.ArchiveRequest.selector:type_name -> memoryd.v1.MemorySelector
 	3,  // 9: memoryd.v1.RestoreRequest.selector:type_name -> memoryd.v1.MemorySelector
-	34, // 10: memoryd.v1.PruneRequest.created_before:type_name -> google.protobuf.Timestamp
-	36, // 11: memoryd.v1.PruneRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	37, // 12: memoryd.v1.CompactResponse.progress:type_name -> memoryd.v1.Progress
+	35, // 10: memoryd.v1.PruneRequest.created_before:type_name -> google.protobuf.Timestamp
+	37, // 11: memoryd.v1.PruneRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	38, // 12: memoryd.v1.CompactResponse.progress:type_name -> memoryd.v1.Progress
 	13, // 13: memoryd.v1.CompactResponse.result:type_name -> memoryd.v1.CompactResult
-	34, // 14: memoryd.v1.MaintenanceResult.finished_at:type_name -> google.protobuf.Timestamp
-	37, // 15: memoryd.v1.RunMaintenanceResponse.progress:type_name -> memoryd.v1.Progress
+	35, // 14: memoryd.v1.MaintenanceResult.finished_at:type_name -> google.protobuf.Timestamp
+	38, // 15: memoryd.v1.RunMaintenanceResponse.progress:type_name -> memoryd.v1.Progress
 	16, // 16: memoryd.v1.RunMaintenanceResponse.result:type_name -> memoryd.v1.MaintenanceResult
-	34, // 17: memoryd.v1.ExportHeader.exported_at:type_name -> google.protobuf.Timestamp
-	38, // 18: memoryd.v1.ExportedMemory.memory:type_name -> memoryd.v1.Memory
-	39, // 19: memoryd.v1.ExportedKeyEvent.entry:type_name -> memoryd.v1.KeyEntry
-	40, // 20: memoryd.v1.ExportedWorkingMemory.working_memory:type_name -> memoryd.v1.WorkingMemory
-	41, // 21: memoryd.v1.ExportedWorkingMemory.ttl:type_name -> google.protobuf.Duration
-	42, // 22: memoryd.v1.ExportedProfile.profile:type_name -> memoryd.v1.AgentProfile
-	43, // 23: memoryd.v1.ExportedSession.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	44, // 24: memoryd.v1.ExportedSession.messages:type_name -> memoryd.v1.SessionMessage
-	34, // 25: memoryd.v1.ExportedSession.expires_at:type_name -> google.protobuf.Timestamp
-	34, // 26: memoryd.v1.ExportedSession.created_at:type_name -> google.protobuf.Timestamp
-	34, // 27: memoryd.v1.ExportedSession.updated_at:type_name -> google.protobuf.Timestamp
-	41, // 28: memoryd.v1.ExportedSession.ttl:type_name -> google.protobuf.Duration
-	45, // 29: memoryd.v1.ExportedSession.summary_degraded:type_name -> memoryd.v1.Degradation
-	46, // 30: memoryd.v1.ExportedState.component:type_name -> memoryd.v1.StateComponent
-	18, // 31: memoryd.v1.ExportRecord.header:type_name -> memoryd.v1.ExportHeader
-	19, // 32: memoryd.v1.ExportRecord.memory:type_name -> memoryd.v1.ExportedMemory
-	20, // 33: memoryd.v1.ExportRecord.key_event:type_name -> memoryd.v1.ExportedKeyEvent
-	21, // 34: memoryd.v1.ExportRecord.working_memory:type_name -> memoryd.v1.ExportedWorkingMemory
-	22, // 35: memoryd.v1.ExportRecord.profile:type_name -> memoryd.v1.ExportedProfile
-	23, // 36: memoryd.v1.ExportRecord.session:type_name -> memoryd.v1.ExportedSession
-	24, // 37: memoryd.v1.ExportRecord.state:type_name -> memoryd.v1.ExportedState
-	25, // 38: memoryd.v1.ExportResponse.record:type_name -> memoryd.v1.ExportRecord
-	37, // 39: memoryd.v1.ExportResponse.progress:type_name -> memoryd.v1.Progress
-	25, // 40: memoryd.v1.ImportRequest.record:type_name -> memoryd.v1.ExportRecord
-	29, // 41: memoryd.v1.ImportResponse.rejected:type_name -> memoryd.v1.ImportRejection
-	37, // 42: memoryd.v1.ReembedResponse.progress:type_name -> memoryd.v1.Progress
-	32, // 43: memoryd.v1.ReembedResponse.result:type_name -> memoryd.v1.ReembedResult
-	0,  // 44: memoryd.v1.LifecycleService.GetStats:input_type -> memoryd.v1.GetStatsRequest
-	4,  // 45: memoryd.v1.LifecycleService.Archive:input_type -> memoryd.v1.ArchiveRequest
-	6,  // 46: memoryd.v1.LifecycleService.Restore:input_type -> memoryd.v1.RestoreRequest
-	8,  // 47: memoryd.v1.LifecycleService.Prune:input_type -> memoryd.v1.PruneRequest
-	10, // 48: memoryd.v1.LifecycleService.Reset:input_type -> memoryd.v1.ResetRequest
-	12, // 49: memoryd.v1.LifecycleService.Compact:input_type -> memoryd.v1.CompactRequest
-	15, // 50: memoryd.v1.LifecycleService.RunMaintenance:input_type -> memoryd.v1.RunMaintenanceRequest
-	26, // 51: memoryd.v1.LifecycleService.Export:input_type -> memoryd.v1.ExportRequest
-	28, // 52: memoryd.v1.LifecycleService.Import:input_type -> memoryd.v1.ImportRequest
-	31, // 53: memoryd.v1.LifecycleService.Reembed:input_type -> memoryd.v1.ReembedRequest
-	2,  // 54: memoryd.v1.LifecycleService.GetStats:output_type -> memoryd.v1.GetStatsResponse
-	5,  // 55: memoryd.v1.LifecycleService.Archive:output_type -> memoryd.v1.ArchiveResponse
-	7,  // 56: memoryd.v1.LifecycleService.Restore:output_type -> memoryd.v1.RestoreResponse
-	9,  // 57: memoryd.v1.LifecycleService.Prune:output_type -> memoryd.v1.PruneResponse
-	11, // 58: memoryd.v1.LifecycleService.Reset:output_type -> memoryd.v1.ResetResponse
-	14, // 59: memoryd.v1.LifecycleService.Compact:output_type -> memoryd.v1.CompactResponse
-	17, // 60: memoryd.v1.LifecycleService.RunMaintenance:output_type -> memoryd.v1.RunMaintenanceResponse
-	27, // 61: memoryd.v1.LifecycleService.Export:output_type -> memoryd.v1.ExportResponse
-	30, // 62: memoryd.v1.LifecycleService.Import:output_type -> memoryd.v1.ImportResponse
-	33, // 63: memoryd.v1.LifecycleService.Reembed:output_type -> memoryd.v1.ReembedResponse
-	54, // [54:64] is the sub-list for method output_type
-	44, // [44:54] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	35, // 17: memoryd.v1.ExportHeader.exported_at:type_name -> google.protobuf.Timestamp
+	39, // 18: memoryd.v1.ExportedMemory.memory:type_name -> memoryd.v1.Memory
+	40, // 19: memoryd.v1.ExportedKeyEvent.entry:type_name -> memoryd.v1.KeyEntry
+	41, // 20: memoryd.v1.ExportedWorkingMemory.working_memory:type_name -> memoryd.v1.WorkingMemory
+	42, // 21: memoryd.v1.ExportedWorkingMemory.ttl:type_name -> google.protobuf.Duration
+	43, // 22: memoryd.v1.ExportedProfile.profile:type_name -> memoryd.v1.AgentProfile
+	44, // 23: memoryd.v1.ExportedSession.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	45, // 24: memoryd.v1.ExportedSession.messages:type_name -> memoryd.v1.SessionMessage
+	35, // 25: memoryd.v1.ExportedSession.expires_at:type_name -> google.protobuf.Timestamp
+	35, // 26: memoryd.v1.ExportedSession.created_at:type_name -> google.protobuf.Timestamp
+	35, // 27: memoryd.v1.ExportedSession.updated_at:type_name -> google.protobuf.Timestamp
+	42, // 28: memoryd.v1.ExportedSession.ttl:type_name -> google.protobuf.Duration
+	46, // 29: memoryd.v1.ExportedSession.summary_degraded:type_name -> memoryd.v1.Degradation
+	47, // 30: memoryd.v1.ExportedSession.compression:type_name -> memoryd.v1.SessionCompression
+	35, // 31: memoryd.v1.ExportedSessionMessage.session_created_at:type_name -> google.protobuf.Timestamp
+	45, // 32: memoryd.v1.ExportedSessionMessage.message:type_name -> memoryd.v1.SessionMessage
+	48, // 33: memoryd.v1.ExportedState.component:type_name -> memoryd.v1.StateComponent
+	18, // 34: memoryd.v1.ExportRecord.header:type_name -> memoryd.v1.ExportHeader
+	19, // 35: memoryd.v1.ExportRecord.memory:type_name -> memoryd.v1.ExportedMemory
+	20, // 36: memoryd.v1.ExportRecord.key_event:type_name -> memoryd.v1.ExportedKeyEvent
+	21, // 37: memoryd.v1.ExportRecord.working_memory:type_name -> memoryd.v1.ExportedWorkingMemory
+	22, // 38: memoryd.v1.ExportRecord.profile:type_name -> memoryd.v1.ExportedProfile
+	23, // 39: memoryd.v1.ExportRecord.session:type_name -> memoryd.v1.ExportedSession
+	25, // 40: memoryd.v1.ExportRecord.state:type_name -> memoryd.v1.ExportedState
+	24, // 41: memoryd.v1.ExportRecord.session_message:type_name -> memoryd.v1.ExportedSessionMessage
+	26, // 42: memoryd.v1.ExportResponse.record:type_name -> memoryd.v1.ExportRecord
+	38, // 43: memoryd.v1.ExportResponse.progress:type_name -> memoryd.v1.Progress
+	26, // 44: memoryd.v1.ImportRequest.record:type_name -> memoryd.v1.ExportRecord
+	30, // 45: memoryd.v1.ImportResponse.rejected:type_name -> memoryd.v1.ImportRejection
+	38, // 46: memoryd.v1.ReembedResponse.progress:type_name -> memoryd.v1.Progress
+	33, // 47: memoryd.v1.ReembedResponse.result:type_name -> memoryd.v1.ReembedResult
+	0,  // 48: memoryd.v1.LifecycleService.GetStats:input_type -> memoryd.v1.GetStatsRequest
+	4,  // 49: memoryd.v1.LifecycleService.Archive:input_type -> memoryd.v1.ArchiveRequest
+	6,  // 50: memoryd.v1.LifecycleService.Restore:input_type -> memoryd.v1.RestoreRequest
+	8,  // 51: memoryd.v1.LifecycleService.Prune:input_type -> memoryd.v1.PruneRequest
+	10, // 52: memoryd.v1.LifecycleService.Reset:input_type -> memoryd.v1.ResetRequest
+	12, // 53: memoryd.v1.LifecycleService.Compact:input_type -> memoryd.v1.CompactRequest
+	15, // 54: memoryd.v1.LifecycleService.RunMaintenance:input_type -> memoryd.v1.RunMaintenanceRequest
+	27, // 55: memoryd.v1.LifecycleService.Export:input_type -> memoryd.v1.ExportRequest
+	29, // 56: memoryd.v1.LifecycleService.Import:input_type -> memoryd.v1.ImportRequest
+	32, // 57: memoryd.v1.LifecycleService.Reembed:input_type -> memoryd.v1.ReembedRequest
+	2,  // 58: memoryd.v1.LifecycleService.GetStats:output_type -> memoryd.v1.GetStatsResponse
+	5,  // 59: memoryd.v1.LifecycleService.Archive:output_type -> memoryd.v1.ArchiveResponse
+	7,  // 60: memoryd.v1.LifecycleService.Restore:output_type -> memoryd.v1.RestoreResponse
+	9,  // 61: memoryd.v1.LifecycleService.Prune:output_type -> memoryd.v1.PruneResponse
+	11, // 62: memoryd.v1.LifecycleService.Reset:output_type -> memoryd.v1.ResetResponse
+	14, // 63: memoryd.v1.LifecycleService.Compact:output_type -> memoryd.v1.CompactResponse
+	17, // 64: memoryd.v1.LifecycleService.RunMaintenance:output_type -> memoryd.v1.RunMaintenanceResponse
+	28, // 65: memoryd.v1.LifecycleService.Export:output_type -> memoryd.v1.ExportResponse
+	31, // 66: memoryd.v1.LifecycleService.Import:output_type -> memoryd.v1.ImportResponse
+	34, // 67: memoryd.v1.LifecycleService.Reembed:output_type -> memoryd.v1.ReembedResponse
+	58, // [58:68] is the sub-list for method output_type
+	48, // [48:58] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_lifecycle_service_proto_init() }
@@ -2761,7 +2890,7 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 		(*RunMaintenanceResponse_Progress)(nil),
 		(*RunMaintenanceResponse_Result)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[25].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[26].OneofWrappers = []any{
 		(*ExportRecord_Header)(nil),
 		(*ExportRecord_Memory)(nil),
 		(*ExportRecord_KeyEvent)(nil),
@@ -2769,12 +2898,13 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 		(*ExportRecord_Profile)(nil),
 		(*ExportRecord_Session)(nil),
 		(*ExportRecord_State)(nil),
+		(*ExportRecord_SessionMessage)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[27].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[28].OneofWrappers = []any{
 		(*ExportResponse_Record)(nil),
 		(*ExportResponse_Progress)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[33].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[34].OneofWrappers = []any{
 		(*ReembedResponse_Progress)(nil),
 		(*ReembedResponse_Result)(nil),
 	}
@@ -2784,7 +2914,7 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_lifecycle_service_proto_rawDesc), len(file_memoryd_v1_lifecycle_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

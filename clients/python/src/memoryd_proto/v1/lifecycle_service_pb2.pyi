@@ -256,7 +256,7 @@ class ExportedProfile(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., profile: _Optional[_Union[_memory_service_pb2.AgentProfile, _Mapping]] = ..., version: _Optional[int] = ...) -> None: ...
 
 class ExportedSession(_message.Message):
-    __slots__ = ("agent_id", "session_id", "fixed_zone", "summary", "messages", "expires_at", "closed", "created_at", "updated_at", "ttl", "summarizer", "summary_degraded", "message_count", "version")
+    __slots__ = ("agent_id", "session_id", "fixed_zone", "summary", "messages", "expires_at", "closed", "created_at", "updated_at", "ttl", "summarizer", "summary_degraded", "message_count", "version", "summarized_through_seq", "stored_messages", "compression")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     FIXED_ZONE_FIELD_NUMBER: _ClassVar[int]
@@ -271,6 +271,9 @@ class ExportedSession(_message.Message):
     SUMMARY_DEGRADED_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIZED_THROUGH_SEQ_FIELD_NUMBER: _ClassVar[int]
+    STORED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    COMPRESSION_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     session_id: str
     fixed_zone: _containers.RepeatedCompositeFieldContainer[_memory_service_pb2.FixedZoneEntry]
@@ -285,7 +288,22 @@ class ExportedSession(_message.Message):
     summary_degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
     message_count: int
     version: int
-    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., fixed_zone: _Optional[_Iterable[_Union[_memory_service_pb2.FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_memory_service_pb2.SessionMessage, _Mapping]]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed: _Optional[bool] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., summarizer: _Optional[str] = ..., summary_degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., message_count: _Optional[int] = ..., version: _Optional[int] = ...) -> None: ...
+    summarized_through_seq: int
+    stored_messages: int
+    compression: _memory_service_pb2.SessionCompression
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., fixed_zone: _Optional[_Iterable[_Union[_memory_service_pb2.FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_memory_service_pb2.SessionMessage, _Mapping]]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed: _Optional[bool] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., summarizer: _Optional[str] = ..., summary_degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., message_count: _Optional[int] = ..., version: _Optional[int] = ..., summarized_through_seq: _Optional[int] = ..., stored_messages: _Optional[int] = ..., compression: _Optional[_Union[_memory_service_pb2.SessionCompression, _Mapping]] = ...) -> None: ...
+
+class ExportedSessionMessage(_message.Message):
+    __slots__ = ("agent_id", "session_id", "session_created_at", "message")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    session_created_at: _timestamp_pb2.Timestamp
+    message: _memory_service_pb2.SessionMessage
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., session_created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[_Union[_memory_service_pb2.SessionMessage, _Mapping]] = ...) -> None: ...
 
 class ExportedState(_message.Message):
     __slots__ = ("agent_id", "session_id", "component")
@@ -298,7 +316,7 @@ class ExportedState(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., component: _Optional[_Union[_snapshot_service_pb2.StateComponent, _Mapping]] = ...) -> None: ...
 
 class ExportRecord(_message.Message):
-    __slots__ = ("header", "memory", "key_event", "working_memory", "profile", "session", "state")
+    __slots__ = ("header", "memory", "key_event", "working_memory", "profile", "session", "state", "session_message")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     KEY_EVENT_FIELD_NUMBER: _ClassVar[int]
@@ -306,6 +324,7 @@ class ExportRecord(_message.Message):
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     SESSION_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     header: ExportHeader
     memory: ExportedMemory
     key_event: ExportedKeyEvent
@@ -313,7 +332,8 @@ class ExportRecord(_message.Message):
     profile: ExportedProfile
     session: ExportedSession
     state: ExportedState
-    def __init__(self, header: _Optional[_Union[ExportHeader, _Mapping]] = ..., memory: _Optional[_Union[ExportedMemory, _Mapping]] = ..., key_event: _Optional[_Union[ExportedKeyEvent, _Mapping]] = ..., working_memory: _Optional[_Union[ExportedWorkingMemory, _Mapping]] = ..., profile: _Optional[_Union[ExportedProfile, _Mapping]] = ..., session: _Optional[_Union[ExportedSession, _Mapping]] = ..., state: _Optional[_Union[ExportedState, _Mapping]] = ...) -> None: ...
+    session_message: ExportedSessionMessage
+    def __init__(self, header: _Optional[_Union[ExportHeader, _Mapping]] = ..., memory: _Optional[_Union[ExportedMemory, _Mapping]] = ..., key_event: _Optional[_Union[ExportedKeyEvent, _Mapping]] = ..., working_memory: _Optional[_Union[ExportedWorkingMemory, _Mapping]] = ..., profile: _Optional[_Union[ExportedProfile, _Mapping]] = ..., session: _Optional[_Union[ExportedSession, _Mapping]] = ..., state: _Optional[_Union[ExportedState, _Mapping]] = ..., session_message: _Optional[_Union[ExportedSessionMessage, _Mapping]] = ...) -> None: ...
 
 class ExportRequest(_message.Message):
     __slots__ = ("agent_id", "all_agents", "include_vectors")

@@ -35,7 +35,14 @@ import {
   tagMatchFromJSON,
   tagMatchToJSON,
 } from "./common";
-import { AgentProfile, FixedZoneEntry, KeyEntry, SessionMessage, WorkingMemory } from "./memory_service";
+import {
+  AgentProfile,
+  FixedZoneEntry,
+  KeyEntry,
+  SessionCompression,
+  SessionMessage,
+  WorkingMemory,
+} from "./memory_service";
 import { StateComponent } from "./snapshot_service";
 
 export const protobufPackage = "memoryd.v1";
@@ -232,9 +239,26 @@ export interface ExportedSession {
   summarizer: string;
   /** Why the summary was made degraded, if it was. */
   summaryDegraded: Degradation[];
-  /** Messages appended so far (the seq of the last one; older ones live in the summary). */
+  /** Messages appended so far (the seq of the last one). */
   messageCount: number;
   version: number;
+  /**
+   * messages are the turns after this seq (not yet summarised); the earlier stored
+   * ones follow as ExportedSessionMessage records.
+   */
+  summarizedThroughSeq: number;
+  /** Messages stored (summarised or not). */
+  storedMessages: number;
+  compression: SessionCompression | undefined;
+}
+
+/** A summarised message a session keeps until it expires. */
+export interface ExportedSessionMessage {
+  agentId: string;
+  sessionId: string;
+  /** The created_at of its session (a session re-created under the same id is another). */
+  sessionCreatedAt: Date | undefined;
+  message: SessionMessage | undefined;
 }
 
 export interface ExportedState {
@@ -252,6 +276,7 @@ export interface ExportRecord {
   profile?: ExportedProfile | undefined;
   session?: ExportedSession | undefined;
   state?: ExportedState | undefined;
+  sessionMessage?: ExportedSessionMessage | undefined;
 }
 
 export interface ExportRequest {
@@ -2978,6 +3003,9 @@ function createBaseExportedSession(): ExportedSession {
     summaryDegraded: [],
     messageCount: 0,
     version: 0,
+    summarizedThroughSeq: 0,
+    storedMessages: 0,
+    compression: undefined,
   };
 }
 
@@ -3024,6 +3052,15 @@ export const ExportedSession: MessageFns<ExportedSession> = {
     }
     if (message.version !== 0) {
       writer.uint32(112).int64(message.version);
+    }
+    if (message.summarizedThroughSeq !== 0) {
+      writer.uint32(120).int64(message.summarizedThroughSeq);
+    }
+    if (message.storedMessages !== 0) {
+      writer.uint32(128).int64(message.storedMessages);
+    }
+    if (message.compression !== undefined) {
+      SessionCompression.encode(message.compression, writer.uint32(138).fork()).join();
     }
     return writer;
   },
@@ -3153,6 +3190,30 @@ export const ExportedSession: MessageFns<ExportedSession> = {
             message.version = longToNumber(reader.int64());
             continue;
           }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.summarizedThroughSeq = longToNumber(reader.int64());
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.storedMessages = longToNumber(reader.int64());
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.compression = SessionCompression.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3215,6 +3276,17 @@ export const ExportedSession: MessageFns<ExportedSession> = {
         ? globalThis.Number(object.message_count)
         : 0,
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      summarizedThroughSeq: isSet(object.summarizedThroughSeq)
+        ? globalThis.Number(object.summarizedThroughSeq)
+        : isSet(object.summarized_through_seq)
+        ? globalThis.Number(object.summarized_through_seq)
+        : 0,
+      storedMessages: isSet(object.storedMessages)
+        ? globalThis.Number(object.storedMessages)
+        : isSet(object.stored_messages)
+        ? globalThis.Number(object.stored_messages)
+        : 0,
+      compression: isSet(object.compression) ? SessionCompression.fromJSON(object.compression) : undefined,
     };
   },
 
@@ -3262,6 +3334,15 @@ export const ExportedSession: MessageFns<ExportedSession> = {
     if (message.version !== 0) {
       obj.version = Math.round(message.version);
     }
+    if (message.summarizedThroughSeq !== 0) {
+      obj.summarizedThroughSeq = Math.round(message.summarizedThroughSeq);
+    }
+    if (message.storedMessages !== 0) {
+      obj.storedMessages = Math.round(message.storedMessages);
+    }
+    if (message.compression !== undefined) {
+      obj.compression = SessionCompression.toJSON(message.compression);
+    }
     return obj;
   },
 
@@ -3284,6 +3365,142 @@ export const ExportedSession: MessageFns<ExportedSession> = {
     message.summaryDegraded = object.summaryDegraded?.map((e) => Degradation.fromPartial(e)) || [];
     message.messageCount = object.messageCount ?? 0;
     message.version = object.version ?? 0;
+    message.summarizedThroughSeq = object.summarizedThroughSeq ?? 0;
+    message.storedMessages = object.storedMessages ?? 0;
+    message.compression = (object.compression !== undefined && object.compression !== null)
+      ? SessionCompression.fromPartial(object.compression)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseExportedSessionMessage(): ExportedSessionMessage {
+  return { agentId: "", sessionId: "", sessionCreatedAt: undefined, message: undefined };
+}
+
+export const ExportedSessionMessage: MessageFns<ExportedSessionMessage> = {
+  encode(message: ExportedSessionMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.sessionCreatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.sessionCreatedAt), writer.uint32(26).fork()).join();
+    }
+    if (message.message !== undefined) {
+      SessionMessage.encode(message.message, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExportedSessionMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExportedSessionMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sessionCreatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.message = SessionMessage.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExportedSessionMessage {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      sessionCreatedAt: isSet(object.sessionCreatedAt)
+        ? fromJsonTimestamp(object.sessionCreatedAt)
+        : isSet(object.session_created_at)
+        ? fromJsonTimestamp(object.session_created_at)
+        : undefined,
+      message: isSet(object.message) ? SessionMessage.fromJSON(object.message) : undefined,
+    };
+  },
+
+  toJSON(message: ExportedSessionMessage): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.sessionCreatedAt !== undefined) {
+      obj.sessionCreatedAt = message.sessionCreatedAt.toISOString();
+    }
+    if (message.message !== undefined) {
+      obj.message = SessionMessage.toJSON(message.message);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExportedSessionMessage>, I>>(base?: I): ExportedSessionMessage {
+    return ExportedSessionMessage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExportedSessionMessage>, I>>(object: I): ExportedSessionMessage {
+    const message = createBaseExportedSessionMessage();
+    message.agentId = object.agentId ?? "";
+    message.sessionId = object.sessionId ?? "";
+    message.sessionCreatedAt = object.sessionCreatedAt ?? undefined;
+    message.message = (object.message !== undefined && object.message !== null)
+      ? SessionMessage.fromPartial(object.message)
+      : undefined;
     return message;
   },
 };
@@ -3408,6 +3625,7 @@ function createBaseExportRecord(): ExportRecord {
     profile: undefined,
     session: undefined,
     state: undefined,
+    sessionMessage: undefined,
   };
 }
 
@@ -3433,6 +3651,9 @@ export const ExportRecord: MessageFns<ExportRecord> = {
     }
     if (message.state !== undefined) {
       ExportedState.encode(message.state, writer.uint32(58).fork()).join();
+    }
+    if (message.sessionMessage !== undefined) {
+      ExportedSessionMessage.encode(message.sessionMessage, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -3506,6 +3727,14 @@ export const ExportRecord: MessageFns<ExportRecord> = {
             message.state = ExportedState.decode(reader, reader.uint32());
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.sessionMessage = ExportedSessionMessage.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3535,6 +3764,11 @@ export const ExportRecord: MessageFns<ExportRecord> = {
       profile: isSet(object.profile) ? ExportedProfile.fromJSON(object.profile) : undefined,
       session: isSet(object.session) ? ExportedSession.fromJSON(object.session) : undefined,
       state: isSet(object.state) ? ExportedState.fromJSON(object.state) : undefined,
+      sessionMessage: isSet(object.sessionMessage)
+        ? ExportedSessionMessage.fromJSON(object.sessionMessage)
+        : isSet(object.session_message)
+        ? ExportedSessionMessage.fromJSON(object.session_message)
+        : undefined,
     };
   },
 
@@ -3560,6 +3794,9 @@ export const ExportRecord: MessageFns<ExportRecord> = {
     }
     if (message.state !== undefined) {
       obj.state = ExportedState.toJSON(message.state);
+    }
+    if (message.sessionMessage !== undefined) {
+      obj.sessionMessage = ExportedSessionMessage.toJSON(message.sessionMessage);
     }
     return obj;
   },
@@ -3589,6 +3826,9 @@ export const ExportRecord: MessageFns<ExportRecord> = {
       : undefined;
     message.state = (object.state !== undefined && object.state !== null)
       ? ExportedState.fromPartial(object.state)
+      : undefined;
+    message.sessionMessage = (object.sessionMessage !== undefined && object.sessionMessage !== null)
+      ? ExportedSessionMessage.fromPartial(object.sessionMessage)
       : undefined;
     return message;
   },

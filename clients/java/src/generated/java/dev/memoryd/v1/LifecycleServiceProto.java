@@ -147,6 +147,11 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_ExportedSession_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_ExportedSessionMessage_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_ExportedSessionMessage_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_memoryd_v1_ExportedState_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -297,7 +302,7 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
       "ationR\003ttl\"z\n\017ExportedProfile\022\031\n\010agent_i" +
       "d\030\001 \001(\tR\007agentId\0222\n\007profile\030\002 \001(\0132\030.memo" +
       "ryd.v1.AgentProfileR\007profile\022\030\n\007version\030" +
-      "\003 \001(\003R\007version\"\361\004\n\017ExportedSession\022\031\n\010ag" +
+      "\003 \001(\003R\007version\"\222\006\n\017ExportedSession\022\031\n\010ag" +
       "ent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(" +
       "\tR\tsessionId\0229\n\nfixed_zone\030\003 \003(\0132\032.memor" +
       "yd.v1.FixedZoneEntryR\tfixedZone\022\030\n\007summa" +
@@ -313,64 +318,75 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
       "ry_degraded\030\014 \003(\0132\027.memoryd.v1.Degradati" +
       "onR\017summaryDegraded\022#\n\rmessage_count\030\r \001" +
       "(\003R\014messageCount\022\030\n\007version\030\016 \001(\003R\007versi" +
-      "on\"\203\001\n\rExportedState\022\031\n\010agent_id\030\001 \001(\tR\007" +
-      "agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0228" +
-      "\n\tcomponent\030\003 \001(\0132\032.memoryd.v1.StateComp" +
-      "onentR\tcomponent\"\260\003\n\014ExportRecord\0222\n\006hea" +
-      "der\030\001 \001(\0132\030.memoryd.v1.ExportHeaderH\000R\006h" +
-      "eader\0224\n\006memory\030\002 \001(\0132\032.memoryd.v1.Expor" +
-      "tedMemoryH\000R\006memory\022;\n\tkey_event\030\003 \001(\0132\034" +
-      ".memoryd.v1.ExportedKeyEventH\000R\010keyEvent" +
-      "\022J\n\016working_memory\030\004 \001(\0132!.memoryd.v1.Ex" +
-      "portedWorkingMemoryH\000R\rworkingMemory\0227\n\007" +
-      "profile\030\005 \001(\0132\033.memoryd.v1.ExportedProfi" +
-      "leH\000R\007profile\0227\n\007session\030\006 \001(\0132\033.memoryd" +
-      ".v1.ExportedSessionH\000R\007session\0221\n\005state\030" +
-      "\007 \001(\0132\031.memoryd.v1.ExportedStateH\000R\005stat" +
-      "eB\010\n\006record\"r\n\rExportRequest\022\031\n\010agent_id" +
-      "\030\001 \001(\tR\007agentId\022\035\n\nall_agents\030\002 \001(\010R\tall" +
-      "Agents\022\'\n\017include_vectors\030\003 \001(\010R\016include" +
-      "Vectors\"\201\001\n\016ExportResponse\0222\n\006record\030\001 \001" +
-      "(\0132\030.memoryd.v1.ExportRecordH\000R\006record\0222" +
-      "\n\010progress\030\002 \001(\0132\024.memoryd.v1.ProgressH\000" +
-      "R\010progressB\007\n\005event\"i\n\rImportRequest\0220\n\006" +
-      "record\030\001 \001(\0132\030.memoryd.v1.ExportRecordR\006" +
-      "record\022&\n\017target_agent_id\030\002 \001(\tR\rtargetA" +
-      "gentId\"?\n\017ImportRejection\022\024\n\005index\030\001 \001(\003" +
-      "R\005index\022\026\n\006reason\030\002 \001(\tR\006reason\"\177\n\016Impor" +
-      "tResponse\022\032\n\010imported\030\001 \001(\003R\010imported\022\030\n" +
-      "\007skipped\030\002 \001(\003R\007skipped\0227\n\010rejected\030\003 \003(" +
-      "\0132\033.memoryd.v1.ImportRejectionR\010rejected" +
-      "\"i\n\016ReembedRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
-      "entId\022\035\n\nall_agents\030\002 \001(\010R\tallAgents\022\035\n\n" +
-      "batch_size\030\003 \001(\005R\tbatchSize\"X\n\rReembedRe" +
-      "sult\022\036\n\nreembedded\030\001 \001(\003R\nreembedded\022\'\n\017" +
-      "embedding_model\030\002 \001(\tR\016embeddingModel\"\203\001" +
-      "\n\017ReembedResponse\0222\n\010progress\030\001 \001(\0132\024.me" +
-      "moryd.v1.ProgressH\000R\010progress\0223\n\006result\030" +
-      "\002 \001(\0132\031.memoryd.v1.ReembedResultH\000R\006resu" +
-      "ltB\007\n\005event2\312\005\n\020LifecycleService\022E\n\010GetS" +
-      "tats\022\033.memoryd.v1.GetStatsRequest\032\034.memo" +
-      "ryd.v1.GetStatsResponse\022B\n\007Archive\022\032.mem" +
-      "oryd.v1.ArchiveRequest\032\033.memoryd.v1.Arch" +
-      "iveResponse\022B\n\007Restore\022\032.memoryd.v1.Rest" +
-      "oreRequest\032\033.memoryd.v1.RestoreResponse\022" +
-      "<\n\005Prune\022\030.memoryd.v1.PruneRequest\032\031.mem" +
-      "oryd.v1.PruneResponse\022<\n\005Reset\022\030.memoryd" +
-      ".v1.ResetRequest\032\031.memoryd.v1.ResetRespo" +
-      "nse\022D\n\007Compact\022\032.memoryd.v1.CompactReque" +
-      "st\032\033.memoryd.v1.CompactResponse0\001\022Y\n\016Run" +
-      "Maintenance\022!.memoryd.v1.RunMaintenanceR" +
-      "equest\032\".memoryd.v1.RunMaintenanceRespon" +
-      "se0\001\022A\n\006Export\022\031.memoryd.v1.ExportReques" +
-      "t\032\032.memoryd.v1.ExportResponse0\001\022A\n\006Impor" +
-      "t\022\031.memoryd.v1.ImportRequest\032\032.memoryd.v" +
-      "1.ImportResponse(\001\022D\n\007Reembed\022\032.memoryd." +
-      "v1.ReembedRequest\032\033.memoryd.v1.ReembedRe" +
-      "sponse0\001Bp\n\016dev.memoryd.v1B\025LifecycleSer" +
-      "viceProtoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd" +
-      "\\V1\342\002\026Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::" +
-      "V1b\006proto3"
+      "on\0224\n\026summarized_through_seq\030\017 \001(\003R\024summ" +
+      "arizedThroughSeq\022\'\n\017stored_messages\030\020 \001(" +
+      "\003R\016storedMessages\022@\n\013compression\030\021 \001(\0132\036" +
+      ".memoryd.v1.SessionCompressionR\013compress" +
+      "ion\"\322\001\n\026ExportedSessionMessage\022\031\n\010agent_" +
+      "id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\ts" +
+      "essionId\022H\n\022session_created_at\030\003 \001(\0132\032.g" +
+      "oogle.protobuf.TimestampR\020sessionCreated" +
+      "At\0224\n\007message\030\004 \001(\0132\032.memoryd.v1.Session" +
+      "MessageR\007message\"\203\001\n\rExportedState\022\031\n\010ag" +
+      "ent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(" +
+      "\tR\tsessionId\0228\n\tcomponent\030\003 \001(\0132\032.memory" +
+      "d.v1.StateComponentR\tcomponent\"\377\003\n\014Expor" +
+      "tRecord\0222\n\006header\030\001 \001(\0132\030.memoryd.v1.Exp" +
+      "ortHeaderH\000R\006header\0224\n\006memory\030\002 \001(\0132\032.me" +
+      "moryd.v1.ExportedMemoryH\000R\006memory\022;\n\tkey" +
+      "_event\030\003 \001(\0132\034.memoryd.v1.ExportedKeyEve" +
+      "ntH\000R\010keyEvent\022J\n\016working_memory\030\004 \001(\0132!" +
+      ".memoryd.v1.ExportedWorkingMemoryH\000R\rwor" +
+      "kingMemory\0227\n\007profile\030\005 \001(\0132\033.memoryd.v1" +
+      ".ExportedProfileH\000R\007profile\0227\n\007session\030\006" +
+      " \001(\0132\033.memoryd.v1.ExportedSessionH\000R\007ses" +
+      "sion\0221\n\005state\030\007 \001(\0132\031.memoryd.v1.Exporte" +
+      "dStateH\000R\005state\022M\n\017session_message\030\010 \001(\013" +
+      "2\".memoryd.v1.ExportedSessionMessageH\000R\016" +
+      "sessionMessageB\010\n\006record\"r\n\rExportReques" +
+      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nall_agen" +
+      "ts\030\002 \001(\010R\tallAgents\022\'\n\017include_vectors\030\003" +
+      " \001(\010R\016includeVectors\"\201\001\n\016ExportResponse\022" +
+      "2\n\006record\030\001 \001(\0132\030.memoryd.v1.ExportRecor" +
+      "dH\000R\006record\0222\n\010progress\030\002 \001(\0132\024.memoryd." +
+      "v1.ProgressH\000R\010progressB\007\n\005event\"i\n\rImpo" +
+      "rtRequest\0220\n\006record\030\001 \001(\0132\030.memoryd.v1.E" +
+      "xportRecordR\006record\022&\n\017target_agent_id\030\002" +
+      " \001(\tR\rtargetAgentId\"?\n\017ImportRejection\022\024" +
+      "\n\005index\030\001 \001(\003R\005index\022\026\n\006reason\030\002 \001(\tR\006re" +
+      "ason\"\177\n\016ImportResponse\022\032\n\010imported\030\001 \001(\003" +
+      "R\010imported\022\030\n\007skipped\030\002 \001(\003R\007skipped\0227\n\010" +
+      "rejected\030\003 \003(\0132\033.memoryd.v1.ImportReject" +
+      "ionR\010rejected\"i\n\016ReembedRequest\022\031\n\010agent" +
+      "_id\030\001 \001(\tR\007agentId\022\035\n\nall_agents\030\002 \001(\010R\t" +
+      "allAgents\022\035\n\nbatch_size\030\003 \001(\005R\tbatchSize" +
+      "\"X\n\rReembedResult\022\036\n\nreembedded\030\001 \001(\003R\nr" +
+      "eembedded\022\'\n\017embedding_model\030\002 \001(\tR\016embe" +
+      "ddingModel\"\203\001\n\017ReembedResponse\0222\n\010progre" +
+      "ss\030\001 \001(\0132\024.memoryd.v1.ProgressH\000R\010progre" +
+      "ss\0223\n\006result\030\002 \001(\0132\031.memoryd.v1.ReembedR" +
+      "esultH\000R\006resultB\007\n\005event2\312\005\n\020LifecycleSe" +
+      "rvice\022E\n\010GetStats\022\033.memoryd.v1.GetStatsR" +
+      "equest\032\034.memoryd.v1.GetStatsResponse\022B\n\007" +
+      "Archive\022\032.memoryd.v1.ArchiveRequest\032\033.me" +
+      "moryd.v1.ArchiveResponse\022B\n\007Restore\022\032.me" +
+      "moryd.v1.RestoreRequest\032\033.memoryd.v1.Res" +
+      "toreResponse\022<\n\005Prune\022\030.memoryd.v1.Prune" +
+      "Request\032\031.memoryd.v1.PruneResponse\022<\n\005Re" +
+      "set\022\030.memoryd.v1.ResetRequest\032\031.memoryd." +
+      "v1.ResetResponse\022D\n\007Compact\022\032.memoryd.v1" +
+      ".CompactRequest\032\033.memoryd.v1.CompactResp" +
+      "onse0\001\022Y\n\016RunMaintenance\022!.memoryd.v1.Ru" +
+      "nMaintenanceRequest\032\".memoryd.v1.RunMain" +
+      "tenanceResponse0\001\022A\n\006Export\022\031.memoryd.v1" +
+      ".ExportRequest\032\032.memoryd.v1.ExportRespon" +
+      "se0\001\022A\n\006Import\022\031.memoryd.v1.ImportReques" +
+      "t\032\032.memoryd.v1.ImportResponse(\001\022D\n\007Reemb" +
+      "ed\022\032.memoryd.v1.ReembedRequest\032\033.memoryd" +
+      ".v1.ReembedResponse0\001Bp\n\016dev.memoryd.v1B" +
+      "\025LifecycleServiceProtoP\001\242\002\003MXX\252\002\nMemoryd" +
+      ".V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetadat" +
+      "a\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -524,63 +540,69 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
     internal_static_memoryd_v1_ExportedSession_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedSession_descriptor,
-        new java.lang.String[] { "AgentId", "SessionId", "FixedZone", "Summary", "Messages", "ExpiresAt", "Closed", "CreatedAt", "UpdatedAt", "Ttl", "Summarizer", "SummaryDegraded", "MessageCount", "Version", });
-    internal_static_memoryd_v1_ExportedState_descriptor =
+        new java.lang.String[] { "AgentId", "SessionId", "FixedZone", "Summary", "Messages", "ExpiresAt", "Closed", "CreatedAt", "UpdatedAt", "Ttl", "Summarizer", "SummaryDegraded", "MessageCount", "Version", "SummarizedThroughSeq", "StoredMessages", "Compression", });
+    internal_static_memoryd_v1_ExportedSessionMessage_descriptor =
       getDescriptor().getMessageType(24);
+    internal_static_memoryd_v1_ExportedSessionMessage_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_ExportedSessionMessage_descriptor,
+        new java.lang.String[] { "AgentId", "SessionId", "SessionCreatedAt", "Message", });
+    internal_static_memoryd_v1_ExportedState_descriptor =
+      getDescriptor().getMessageType(25);
     internal_static_memoryd_v1_ExportedState_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedState_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "Component", });
     internal_static_memoryd_v1_ExportRecord_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(26);
     internal_static_memoryd_v1_ExportRecord_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportRecord_descriptor,
-        new java.lang.String[] { "Header", "Memory", "KeyEvent", "WorkingMemory", "Profile", "Session", "State", "Record", });
+        new java.lang.String[] { "Header", "Memory", "KeyEvent", "WorkingMemory", "Profile", "Session", "State", "SessionMessage", "Record", });
     internal_static_memoryd_v1_ExportRequest_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(27);
     internal_static_memoryd_v1_ExportRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportRequest_descriptor,
         new java.lang.String[] { "AgentId", "AllAgents", "IncludeVectors", });
     internal_static_memoryd_v1_ExportResponse_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(28);
     internal_static_memoryd_v1_ExportResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportResponse_descriptor,
         new java.lang.String[] { "Record", "Progress", "Event", });
     internal_static_memoryd_v1_ImportRequest_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(29);
     internal_static_memoryd_v1_ImportRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ImportRequest_descriptor,
         new java.lang.String[] { "Record", "TargetAgentId", });
     internal_static_memoryd_v1_ImportRejection_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(30);
     internal_static_memoryd_v1_ImportRejection_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ImportRejection_descriptor,
         new java.lang.String[] { "Index", "Reason", });
     internal_static_memoryd_v1_ImportResponse_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(31);
     internal_static_memoryd_v1_ImportResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ImportResponse_descriptor,
         new java.lang.String[] { "Imported", "Skipped", "Rejected", });
     internal_static_memoryd_v1_ReembedRequest_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(32);
     internal_static_memoryd_v1_ReembedRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ReembedRequest_descriptor,
         new java.lang.String[] { "AgentId", "AllAgents", "BatchSize", });
     internal_static_memoryd_v1_ReembedResult_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(33);
     internal_static_memoryd_v1_ReembedResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ReembedResult_descriptor,
         new java.lang.String[] { "Reembedded", "EmbeddingModel", });
     internal_static_memoryd_v1_ReembedResponse_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(34);
     internal_static_memoryd_v1_ReembedResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ReembedResponse_descriptor,

@@ -237,6 +237,16 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_SessionMessage_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_ToolCall_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_ToolCall_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_SessionCompression_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_SessionCompression_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_memoryd_v1_FixedZoneEntry_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -281,6 +291,36 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_EndSessionResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_GetSessionMessagesRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_GetSessionMessagesRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_GetSessionMessagesResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_GetSessionMessagesResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_DeleteMessagesRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_DeleteMessagesRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_DeleteMessagesResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_DeleteMessagesResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_ClearSessionRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_ClearSessionRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_ClearSessionResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_ClearSessionResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -475,49 +515,87 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "\007agentId\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if" +
       "_match\030\003 \001(\tR\007ifMatch\"H\n\022SetProfileRespo" +
       "nse\0222\n\007profile\030\001 \001(\0132\030.memoryd.v1.AgentP" +
-      "rofileR\007profile\"\332\001\n\016SessionMessage\022+\n\004ro" +
+      "rofileR\007profile\"\217\002\n\016SessionMessage\022+\n\004ro" +
       "le\030\001 \001(\0162\027.memoryd.v1.MessageRoleR\004role\022" +
       "\030\n\007content\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR" +
       "\004name\022 \n\014tool_call_id\030\004 \001(\tR\ntoolCallId\022" +
       "9\n\ncreated_at\030\005 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\"\224\001\n" +
-      "\016FixedZoneEntry\022-\n\004kind\030\001 \001(\0162\031.memoryd." +
-      "v1.FixedZoneKindR\004kind\022\030\n\007content\030\002 \001(\tR" +
-      "\007content\0229\n\ncreated_at\030\003 \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\tcreatedAt\"\266\001\n\025AppendMe" +
-      "ssagesRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
-      "\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0226\n\010messa" +
-      "ges\030\003 \003(\0132\032.memoryd.v1.SessionMessageR\010m" +
-      "essages\022+\n\003ttl\030\004 \001(\0132\031.google.protobuf.D" +
-      "urationR\003ttl\"\222\001\n\026AppendMessagesResponse\022" +
-      "#\n\rmessage_count\030\001 \001(\003R\014messageCount\022\036\n\n" +
-      "compressed\030\002 \001(\010R\ncompressed\0223\n\010degraded" +
-      "\030\003 \003(\0132\027.memoryd.v1.DegradationR\010degrade" +
-      "d\"v\n\027GetSessionWindowRequest\022\031\n\010agent_id" +
-      "\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tses" +
-      "sionId\022!\n\014token_budget\030\003 \001(\005R\013tokenBudge" +
-      "t\"\276\002\n\030GetSessionWindowResponse\0229\n\nfixed_" +
-      "zone\030\001 \003(\0132\032.memoryd.v1.FixedZoneEntryR\t" +
-      "fixedZone\022\030\n\007summary\030\002 \001(\tR\007summary\0222\n\006r" +
-      "ecent\030\003 \003(\0132\032.memoryd.v1.SessionMessageR" +
-      "\006recent\022\037\n\013tokens_used\030\004 \001(\005R\ntokensUsed" +
-      "\022\036\n\nsummarizer\030\005 \001(\tR\nsummarizer\022#\n\rtoke" +
-      "n_counter\030\006 \001(\tR\014tokenCounter\0223\n\010degrade" +
-      "d\030\007 \003(\0132\027.memoryd.v1.DegradationR\010degrad" +
-      "ed\"\235\001\n\030InjectInstructionRequest\022\031\n\010agent" +
-      "_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\t" +
-      "sessionId\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1.Fix" +
-      "edZoneKindR\004kind\022\030\n\007content\030\004 \001(\tR\007conte" +
-      "nt\"V\n\031InjectInstructionResponse\0229\n\nfixed" +
-      "_zone\030\001 \003(\0132\032.memoryd.v1.FixedZoneEntryR" +
-      "\tfixedZone\"x\n\021EndSessionRequest\022\031\n\010agent" +
-      "_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\t" +
-      "sessionId\022)\n\020extract_memories\030\003 \001(\010R\017ext" +
-      "ractMemories\"\225\001\n\022EndSessionResponse\022\030\n\007s" +
-      "ummary\030\001 \001(\tR\007summary\0220\n\textracted\030\002 \003(\013" +
-      "2\022.memoryd.v1.MemoryR\textracted\0223\n\010degra" +
-      "ded\030\003 \003(\0132\027.memoryd.v1.DegradationR\010degr" +
-      "aded*\207\001\n\rScoringPreset\022\036\n\032SCORING_PRESET" +
+      "mestampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\n" +
+      "tool_calls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\t" +
+      "toolCalls\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n" +
+      "\004name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.g" +
+      "oogle.protobuf.ValueR\targuments\"\354\002\n\022Sess" +
+      "ionCompression\022C\n\033compress_threshold_mes" +
+      "sages\030\001 \001(\005H\000R\031compressThresholdMessages" +
+      "\210\001\001\0225\n\024compress_token_ratio\030\002 \001(\001H\001R\022com" +
+      "pressTokenRatio\210\001\001\0227\n\025context_budget_tok" +
+      "ens\030\003 \001(\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024k" +
+      "eep_recent_messages\030\004 \001(\005H\003R\022keepRecentM" +
+      "essages\210\001\001B\036\n\034_compress_threshold_messag" +
+      "esB\027\n\025_compress_token_ratioB\030\n\026_context_" +
+      "budget_tokensB\027\n\025_keep_recent_messages\"\224" +
+      "\001\n\016FixedZoneEntry\022-\n\004kind\030\001 \001(\0162\031.memory" +
+      "d.v1.FixedZoneKindR\004kind\022\030\n\007content\030\002 \001(" +
+      "\tR\007content\0229\n\ncreated_at\030\003 \001(\0132\032.google." +
+      "protobuf.TimestampR\tcreatedAt\"\370\001\n\025Append" +
+      "MessagesRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
+      "Id\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0226\n\010mes" +
+      "sages\030\003 \003(\0132\032.memoryd.v1.SessionMessageR" +
+      "\010messages\022+\n\003ttl\030\004 \001(\0132\031.google.protobuf" +
+      ".DurationR\003ttl\022@\n\013compression\030\005 \001(\0132\036.me" +
+      "moryd.v1.SessionCompressionR\013compression" +
+      "\"\222\001\n\026AppendMessagesResponse\022#\n\rmessage_c" +
+      "ount\030\001 \001(\003R\014messageCount\022\036\n\ncompressed\030\002" +
+      " \001(\010R\ncompressed\0223\n\010degraded\030\003 \003(\0132\027.mem" +
+      "oryd.v1.DegradationR\010degraded\"v\n\027GetSess" +
+      "ionWindowRequest\022\031\n\010agent_id\030\001 \001(\tR\007agen" +
+      "tId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022!\n\014to" +
+      "ken_budget\030\003 \001(\005R\013tokenBudget\"\235\003\n\030GetSes" +
+      "sionWindowResponse\0229\n\nfixed_zone\030\001 \003(\0132\032" +
+      ".memoryd.v1.FixedZoneEntryR\tfixedZone\022\030\n" +
+      "\007summary\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132" +
+      "\032.memoryd.v1.SessionMessageR\006recent\022\037\n\013t" +
+      "okens_used\030\004 \001(\005R\ntokensUsed\022\036\n\nsummariz" +
+      "er\030\005 \001(\tR\nsummarizer\022#\n\rtoken_counter\030\006 " +
+      "\001(\tR\014tokenCounter\0223\n\010degraded\030\007 \003(\0132\027.me" +
+      "moryd.v1.DegradationR\010degraded\0224\n\026summar" +
+      "ized_through_seq\030\010 \001(\003R\024summarizedThroug" +
+      "hSeq\022\'\n\017stored_messages\030\t \001(\003R\016storedMes" +
+      "sages\"\235\001\n\030InjectInstructionRequest\022\031\n\010ag" +
+      "ent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(" +
+      "\tR\tsessionId\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1." +
+      "FixedZoneKindR\004kind\022\030\n\007content\030\004 \001(\tR\007co" +
+      "ntent\"V\n\031InjectInstructionResponse\0229\n\nfi" +
+      "xed_zone\030\001 \003(\0132\032.memoryd.v1.FixedZoneEnt" +
+      "ryR\tfixedZone\"x\n\021EndSessionRequest\022\031\n\010ag" +
+      "ent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(" +
+      "\tR\tsessionId\022)\n\020extract_memories\030\003 \001(\010R\017" +
+      "extractMemories\"\225\001\n\022EndSessionResponse\022\030" +
+      "\n\007summary\030\001 \001(\tR\007summary\0220\n\textracted\030\002 " +
+      "\003(\0132\022.memoryd.v1.MemoryR\textracted\0223\n\010de" +
+      "graded\030\003 \003(\0132\027.memoryd.v1.DegradationR\010d" +
+      "egraded\"\303\001\n\031GetSessionMessagesRequest\022\031\n" +
+      "\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002" +
+      " \001(\tR\tsessionId\022\031\n\010from_seq\030\003 \001(\003R\007fromS" +
+      "eq\022\025\n\006to_seq\030\004 \001(\003R\005toSeq\022\033\n\tpage_size\030\005" +
+      " \001(\005R\010pageSize\022\035\n\npage_token\030\006 \001(\tR\tpage" +
+      "Token\"\327\001\n\032GetSessionMessagesResponse\0226\n\010" +
+      "messages\030\001 \003(\0132\032.memoryd.v1.SessionMessa" +
+      "geR\010messages\022&\n\017next_page_token\030\002 \001(\tR\rn" +
+      "extPageToken\022#\n\rmessage_count\030\003 \001(\003R\014mes" +
+      "sageCount\0224\n\026summarized_through_seq\030\004 \001(" +
+      "\003R\024summarizedThroughSeq\"e\n\025DeleteMessage" +
+      "sRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\ns" +
+      "ession_id\030\002 \001(\tR\tsessionId\022\022\n\004seqs\030\003 \003(\003" +
+      "R\004seqs\"\231\001\n\026DeleteMessagesResponse\022!\n\014del" +
+      "eted_seqs\030\001 \003(\003R\013deletedSeqs\022\'\n\017summary_" +
+      "rebuilt\030\002 \001(\010R\016summaryRebuilt\0223\n\010degrade" +
+      "d\030\003 \003(\0132\027.memoryd.v1.DegradationR\010degrad" +
+      "ed\"n\n\023ClearSessionRequest\022\031\n\010agent_id\030\001 " +
+      "\001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessio" +
+      "nId\022\035\n\nfixed_zone\030\003 \001(\010R\tfixedZone\"0\n\024Cl" +
+      "earSessionResponse\022\030\n\007deleted\030\001 \001(\003R\007del" +
+      "eted*\207\001\n\rScoringPreset\022\036\n\032SCORING_PRESET" +
       "_UNSPECIFIED\020\000\022\035\n\031SCORING_PRESET_SIMILAR" +
       "ITY\020\001\022\032\n\026SCORING_PRESET_DECAYED\020\002\022\033\n\027SCO" +
       "RING_PRESET_WEIGHTED\020\003*h\n\013MemoryOrder\022\034\n" +
@@ -533,7 +611,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "FixedZoneKind\022\037\n\033FIXED_ZONE_KIND_UNSPECI" +
       "FIED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIGGER\020\001\022\031\n\025F" +
       "IXED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXED_ZONE_KIN" +
-      "D_INSTRUCTION\020\0032\360\r\n\rMemoryService\022E\n\010Rem" +
+      "D_INSTRUCTION\020\0032\201\020\n\rMemoryService\022E\n\010Rem" +
       "ember\022\033.memoryd.v1.RememberRequest\032\034.mem" +
       "oryd.v1.RememberResponse\022T\n\rRememberBatc" +
       "h\022 .memoryd.v1.RememberBatchRequest\032!.me" +
@@ -577,10 +655,17 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "\022$.memoryd.v1.InjectInstructionRequest\032%" +
       ".memoryd.v1.InjectInstructionResponse\022K\n" +
       "\nEndSession\022\035.memoryd.v1.EndSessionReque" +
-      "st\032\036.memoryd.v1.EndSessionResponseBm\n\016de" +
-      "v.memoryd.v1B\022MemoryServiceProtoP\001\242\002\003MXX" +
-      "\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\" +
-      "GPBMetadata\352\002\013Memoryd::V1b\006proto3"
+      "st\032\036.memoryd.v1.EndSessionResponse\022c\n\022Ge" +
+      "tSessionMessages\022%.memoryd.v1.GetSession" +
+      "MessagesRequest\032&.memoryd.v1.GetSessionM" +
+      "essagesResponse\022W\n\016DeleteMessages\022!.memo" +
+      "ryd.v1.DeleteMessagesRequest\032\".memoryd.v" +
+      "1.DeleteMessagesResponse\022Q\n\014ClearSession" +
+      "\022\037.memoryd.v1.ClearSessionRequest\032 .memo" +
+      "ryd.v1.ClearSessionResponseBm\n\016dev.memor" +
+      "yd.v1B\022MemoryServiceProtoP\001\242\002\003MXX\252\002\nMemo" +
+      "ryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMeta" +
+      "data\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -842,61 +927,109 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_SessionMessage_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_SessionMessage_descriptor,
-        new java.lang.String[] { "Role", "Content", "Name", "ToolCallId", "CreatedAt", "Seq", });
-    internal_static_memoryd_v1_FixedZoneEntry_descriptor =
+        new java.lang.String[] { "Role", "Content", "Name", "ToolCallId", "CreatedAt", "Seq", "ToolCalls", });
+    internal_static_memoryd_v1_ToolCall_descriptor =
       getDescriptor().getMessageType(42);
+    internal_static_memoryd_v1_ToolCall_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_ToolCall_descriptor,
+        new java.lang.String[] { "Id", "Name", "Arguments", });
+    internal_static_memoryd_v1_SessionCompression_descriptor =
+      getDescriptor().getMessageType(43);
+    internal_static_memoryd_v1_SessionCompression_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_SessionCompression_descriptor,
+        new java.lang.String[] { "CompressThresholdMessages", "CompressTokenRatio", "ContextBudgetTokens", "KeepRecentMessages", });
+    internal_static_memoryd_v1_FixedZoneEntry_descriptor =
+      getDescriptor().getMessageType(44);
     internal_static_memoryd_v1_FixedZoneEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_FixedZoneEntry_descriptor,
         new java.lang.String[] { "Kind", "Content", "CreatedAt", });
     internal_static_memoryd_v1_AppendMessagesRequest_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(45);
     internal_static_memoryd_v1_AppendMessagesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_AppendMessagesRequest_descriptor,
-        new java.lang.String[] { "AgentId", "SessionId", "Messages", "Ttl", });
+        new java.lang.String[] { "AgentId", "SessionId", "Messages", "Ttl", "Compression", });
     internal_static_memoryd_v1_AppendMessagesResponse_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(46);
     internal_static_memoryd_v1_AppendMessagesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_AppendMessagesResponse_descriptor,
         new java.lang.String[] { "MessageCount", "Compressed", "Degraded", });
     internal_static_memoryd_v1_GetSessionWindowRequest_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(47);
     internal_static_memoryd_v1_GetSessionWindowRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionWindowRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "TokenBudget", });
     internal_static_memoryd_v1_GetSessionWindowResponse_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(48);
     internal_static_memoryd_v1_GetSessionWindowResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionWindowResponse_descriptor,
-        new java.lang.String[] { "FixedZone", "Summary", "Recent", "TokensUsed", "Summarizer", "TokenCounter", "Degraded", });
+        new java.lang.String[] { "FixedZone", "Summary", "Recent", "TokensUsed", "Summarizer", "TokenCounter", "Degraded", "SummarizedThroughSeq", "StoredMessages", });
     internal_static_memoryd_v1_InjectInstructionRequest_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(49);
     internal_static_memoryd_v1_InjectInstructionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_InjectInstructionRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "Kind", "Content", });
     internal_static_memoryd_v1_InjectInstructionResponse_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(50);
     internal_static_memoryd_v1_InjectInstructionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_InjectInstructionResponse_descriptor,
         new java.lang.String[] { "FixedZone", });
     internal_static_memoryd_v1_EndSessionRequest_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(51);
     internal_static_memoryd_v1_EndSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_EndSessionRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "ExtractMemories", });
     internal_static_memoryd_v1_EndSessionResponse_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(52);
     internal_static_memoryd_v1_EndSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_EndSessionResponse_descriptor,
         new java.lang.String[] { "Summary", "Extracted", "Degraded", });
+    internal_static_memoryd_v1_GetSessionMessagesRequest_descriptor =
+      getDescriptor().getMessageType(53);
+    internal_static_memoryd_v1_GetSessionMessagesRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_GetSessionMessagesRequest_descriptor,
+        new java.lang.String[] { "AgentId", "SessionId", "FromSeq", "ToSeq", "PageSize", "PageToken", });
+    internal_static_memoryd_v1_GetSessionMessagesResponse_descriptor =
+      getDescriptor().getMessageType(54);
+    internal_static_memoryd_v1_GetSessionMessagesResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_GetSessionMessagesResponse_descriptor,
+        new java.lang.String[] { "Messages", "NextPageToken", "MessageCount", "SummarizedThroughSeq", });
+    internal_static_memoryd_v1_DeleteMessagesRequest_descriptor =
+      getDescriptor().getMessageType(55);
+    internal_static_memoryd_v1_DeleteMessagesRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_DeleteMessagesRequest_descriptor,
+        new java.lang.String[] { "AgentId", "SessionId", "Seqs", });
+    internal_static_memoryd_v1_DeleteMessagesResponse_descriptor =
+      getDescriptor().getMessageType(56);
+    internal_static_memoryd_v1_DeleteMessagesResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_DeleteMessagesResponse_descriptor,
+        new java.lang.String[] { "DeletedSeqs", "SummaryRebuilt", "Degraded", });
+    internal_static_memoryd_v1_ClearSessionRequest_descriptor =
+      getDescriptor().getMessageType(57);
+    internal_static_memoryd_v1_ClearSessionRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_ClearSessionRequest_descriptor,
+        new java.lang.String[] { "AgentId", "SessionId", "FixedZone", });
+    internal_static_memoryd_v1_ClearSessionResponse_descriptor =
+      getDescriptor().getMessageType(58);
+    internal_static_memoryd_v1_ClearSessionResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_ClearSessionResponse_descriptor,
+        new java.lang.String[] { "Deleted", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.FieldMaskProto.getDescriptor();
