@@ -50,6 +50,7 @@ from memoryd.security.keys import KeyFileError
 from memoryd.security.tls import TlsConfigError, server_credentials
 from memoryd.service.access_stats import AccessStatsBuffer
 from memoryd.service.bulk import LifecycleDeps
+from memoryd.service.contradiction import ContradictionResolver
 from memoryd.service.default_read import DefaultReadService
 from memoryd.service.importer import ImportLimits
 from memoryd.service.keyed import KeyedMemoryService
@@ -248,6 +249,10 @@ class App:
             else PageTokenCodec.from_data_dir(data_dir)
         )
         quotas = Quotas(s.quotas, store)
+        # The LLM (summaries, extraction, contradictions) is optional.
+        llm = ChatClient.from_settings(s.llm)
+        if llm is not None:
+            self._stack.push_async_callback(llm.close)
         service = MemoryService(
             store=store,
             embedder=embedder,
@@ -258,6 +263,7 @@ class App:
             recall=s.recall,
             quotas=quotas,
             dedup=s.dedup,
+            contradictions=ContradictionResolver(store, embedder, s.contradictions, llm),
         )
         keyed = KeyedMemoryService(
             records=records,
@@ -269,10 +275,7 @@ class App:
             keys=s.keys,
             quotas=quotas,
         )
-        # Working memory, profile and sessions; the LLM (summaries, extraction) is optional.
-        llm = ChatClient.from_settings(s.llm)
-        if llm is not None:
-            self._stack.push_async_callback(llm.close)
+        # Working memory, profile and sessions.
         counter = await asyncio.to_thread(build_token_counter, s.sessions.token_counter)
         working = WorkingMemoryService(
             records=records, page_tokens=page_tokens, settings=s.working_memory, limits=s.limits
@@ -319,6 +322,7 @@ class App:
                 keyed=keyed,
                 working=working,
                 sessions=sessions,
+                llm=llm,
             ),
             ImportLimits(
                 keys=s.keys,

@@ -49,6 +49,7 @@ _LIFECYCLE = {
     "Reset": A,
     "Compact": W,
     "RunMaintenance": W,
+    "Consolidate": W,
     "Export": R,  # admin when all_agents (see required_role)
     "Import": A,
     "Reembed": A,

@@ -112,6 +112,8 @@ class CompactResult:
 class MaintenanceOptions:
     max_entries: int | None = None
     retention_days: int | None = None
+    #: None: maintenance.consolidation.enabled.
+    consolidate: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +123,41 @@ class MaintenanceResult:
     expired: int
     compacted: bool
     finished_at: datetime
+    #: Memories archived into consolidated ones.
+    consolidated: int = 0
+    degraded: tuple[Degradation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidateOptions:
+    """None: the value of maintenance.consolidation.*."""
+
+    dry_run: bool = False
+    min_age_days: int | None = None
+    min_group_size: int | None = None
+    #: Only groups of these tags (no similarity clusters); empty: every group.
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidatedGroup:
+    #: "tag:<tag>" or "cluster".
+    group: str
+    source_ids: tuple[str, ...]
+    content: str
+    #: "llm" or "merge".
+    method: str
+    #: Empty on a dry run.
+    derived_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidateResult:
+    groups: int
+    consolidated: int
+    dry_run: bool
+    details: tuple[ConsolidatedGroup, ...] = ()
+    degraded: tuple[Degradation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, PageCursor,
 from memoryd.domain.records import Record, RecordKind
 from memoryd.embedding.base import Embedder
 from memoryd.service.keyed import KeyedMemoryService
+from memoryd.service.llm import ChatClient
 from memoryd.service.sessions import SessionService
 from memoryd.service.working import WorkingMemoryService
 from memoryd.service.write_batcher import WriteBatcher
@@ -59,6 +60,8 @@ class LifecycleDeps:
     keyed: KeyedMemoryService | None = None
     working: WorkingMemoryService | None = None
     sessions: SessionService | None = None
+    #: The optional chat endpoint (consolidation summaries).
+    llm: ChatClient | None = None
     clock: Callable[[], datetime] = utcnow
 
     @property

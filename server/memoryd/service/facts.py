@@ -22,6 +22,11 @@ import unicodedata
 _SENTENCE_END = re.compile(
     r"(?<=[.!?;\u3002\uff01\uff1f\uff1b])\s+|(?<=[\u3002\uff01\uff1f\uff1b])|\n+"
 )
+#: A piece ending in one of these did not end a sentence.
+_ABBREVIATION = re.compile(
+    r"(?:^|\s)(?:dr|mr|mrs|ms|prof|st|sr|jr|vs|etc|e\.g|i\.e|no|approx|[a-z])\.$",
+    re.IGNORECASE,
+)
 _FIRST_PERSON = re.compile(
     r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b|我",
     re.IGNORECASE,
@@ -55,11 +60,16 @@ _FILLER = frozenset(_FILLER_TEXT.split())
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` in order, whitespace collapsed, empty ones dropped."""
-    out = []
+    """The sentences of ``text`` in order, whitespace collapsed, empty ones dropped; a
+    full stop after an abbreviation ("Dr.", "e.g.") or an initial ("J.") ends none."""
+    out: list[str] = []
     for raw in _SENTENCE_END.split(text):
         sentence = " ".join(raw.split())
-        if sentence:
+        if not sentence:
+            continue
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {sentence}"
+        else:
             out.append(sentence)
     return out
 

@@ -20,6 +20,8 @@ from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.lifecycle import (
     CompactOptions,
     CompactResult,
+    ConsolidateOptions,
+    ConsolidateResult,
     ExportHeader,
     ExportItem,
     MaintenanceOptions,
@@ -34,10 +36,13 @@ from memoryd.domain.lifecycle import (
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.principal import CallScope, Role
 from memoryd.domain.records import RecordKind
+from memoryd.domain.relations import restored
 from memoryd.service import bulk
 from memoryd.service import validation as check
 from memoryd.service.bulk import DATA_KINDS, EVERYTHING, LifecycleDeps
 from memoryd.service.compaction import Compactor
+from memoryd.service.consolidation import Consolidator
+from memoryd.service.consolidation import undo as undo_consolidation
 from memoryd.service.export_import import Exporter
 from memoryd.service.importer import Importer, ImportLimits
 from memoryd.service.keyed_docs import entry_from
@@ -58,7 +63,8 @@ class LifecycleService:
         self._deps = deps
         self._import_limits = import_limits
         self.compactor = Compactor(deps)
-        self.maintainer = Maintainer(deps, self.compactor)
+        self.consolidator = Consolidator(deps)
+        self.maintainer = Maintainer(deps, self.compactor, self.consolidator)
         self.exporter = Exporter(deps)
         self.reembedder = Reembedder(deps)
 
@@ -132,6 +138,13 @@ class LifecycleService:
     async def restore(self, scope: CallScope, selector: MemorySelector) -> int:
         return await self._set_archived(scope, selector, archived=False)
 
+    async def undo_consolidation(
+        self, scope: CallScope, selector: MemorySelector
+    ) -> tuple[int, int]:
+        """Undo the consolidated memories the selector names: (undone, originals back)."""
+        ids = await self._select(scope, selector)
+        return await undo_consolidation(self._deps, scope.partition, scope.clearance, ids)
+
     async def _set_archived(
         self, scope: CallScope, selector: MemorySelector, *, archived: bool
     ) -> int:
@@ -141,7 +154,11 @@ class LifecycleService:
         def flip(m: Memory) -> Memory | None:
             if m.archived == archived or m.security_level > scope.clearance:
                 return None
-            return dataclasses.replace(m, archived=archived, version=m.version + 1, updated_at=now)
+            # A memory restored is current again: it is no longer superseded.
+            metadata = m.metadata if archived else restored(m.metadata)
+            return dataclasses.replace(
+                m, archived=archived, metadata=metadata, version=m.version + 1, updated_at=now
+            )
 
         return await bulk.rewrite(self._deps, scope.partition, ids, flip)
 
@@ -274,6 +291,18 @@ class LifecycleService:
             v.add("merge_similarity", "must be in (0, 1]")
         v.raise_if_any()
         return self.compactor.compact(scope.partition, scope.clearance, options)
+
+    def consolidate(
+        self, scope: CallScope, options: ConsolidateOptions
+    ) -> AsyncIterator[Progress | ConsolidateResult]:
+        v = Violations()
+        if options.min_age_days is not None and not 0 <= options.min_age_days <= MAX_DAYS:
+            v.add("min_age_days", f"must be between 0 and {MAX_DAYS}")
+        if options.min_group_size is not None and options.min_group_size < 2:
+            v.add("min_group_size", "must be at least 2")
+        check.check_tags(v, options.tags, self._deps.limits)
+        v.raise_if_any()
+        return self.consolidator.run(scope.partition, scope.clearance, options)
 
     def run_maintenance(
         self, scope: CallScope, options: MaintenanceOptions

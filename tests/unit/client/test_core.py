@@ -80,6 +80,7 @@ RETRIED = [
     snapshot.build_snapshot("a", "t"),
     lifecycle.get_stats("a"),
     lifecycle.archive("a", ids=["x"]),
+    lifecycle.undo_consolidation("a", ["x"]),
 ]
 NOT_RETRIED = [
     memories.remember("a", "x"),
@@ -91,6 +92,7 @@ NOT_RETRIED = [
     agent_state.end_session("a", "s"),
     snapshot.save_state("a", "s", {"c": {}}),
     lifecycle.compact("a"),
+    lifecycle.consolidate("a"),
     lifecycle.reset("a", confirm=True),
     lifecycle.import_records([]),
 ]

@@ -35,6 +35,7 @@ from memoryd.service.default_read import DefaultReadService
 from memoryd.service.importer import ImportLimits
 from memoryd.service.keyed import KeyedMemoryService
 from memoryd.service.lifecycle import LifecycleService
+from memoryd.service.llm import ChatClient
 from memoryd.service.memory import MemoryService
 from memoryd.service.pagination import PageTokenCodec
 from memoryd.service.profile import ProfileService
@@ -134,6 +135,7 @@ async def world(
     embedder: SwitchableEmbedder | None = None,
     clock: Clock | None = None,
     history_dir: Path | None = None,
+    llm: ChatClient | None = None,
 ) -> AsyncIterator[World]:
     """Services over in-memory stores, or LanceDB under ``data_dir``."""
     store: Store
@@ -225,6 +227,7 @@ async def world(
             keyed=keyed,
             working=working,
             sessions=sessions,
+            llm=llm,
             clock=clock,
         ),
         ImportLimits(

@@ -71,6 +71,8 @@ class Api:
     reset = Method(lifecycle.reset)
     compact = Method(lifecycle.compact)
     run_maintenance = Method(lifecycle.run_maintenance)
+    consolidate = Method(lifecycle.consolidate)
+    undo_consolidation = Method(lifecycle.undo_consolidation)
     reembed = Method(lifecycle.reembed)
     export = StreamMethod(lifecycle.export)
     import_records = Method(lifecycle.import_records)

@@ -71,6 +71,18 @@ class Provenance:
 
 
 @dataclass(frozen=True, slots=True)
+class Relation:
+    """How a memory relates to another: ``kind`` is "supersedes", "superseded_by",
+    "contradicts", "supports", "refines", "derived_from", ... (the other memory holds
+    the inverse)."""
+
+    kind: str
+    memory_id: str
+    created_at: datetime | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Memory:
     """A long-term memory."""
 
@@ -97,6 +109,11 @@ class Memory:
     embedding_model: str
     supersedes: str
     raw: common_pb2.Memory = field(repr=False, compare=False)
+    #: The memory that replaced this one (it is then archived); "" when current.
+    superseded_by: str = ""
+    #: The memories a consolidated memory was made from.
+    derived_from: tuple[str, ...] = ()
+    relations: tuple[Relation, ...] = ()
 
     @classmethod
     def from_pb(cls, m: common_pb2.Memory) -> Memory:
@@ -132,6 +149,17 @@ class Memory:
             embedding_model=m.embedding_model,
             supersedes=m.supersedes,
             raw=m,
+            superseded_by=m.superseded_by,
+            derived_from=tuple(m.derived_from),
+            relations=tuple(
+                Relation(
+                    enum_name(common_pb2.RelationKind, r.kind, "RELATION_KIND_"),
+                    r.memory_id,
+                    when(r.created_at),
+                    r.reason,
+                )
+                for r in m.relations
+            ),
         )
 
 

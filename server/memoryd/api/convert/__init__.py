@@ -32,6 +32,8 @@ from memoryd.api.convert.keyed import (
 from memoryd.api.convert.lifecycle import (
     compact_event,
     compact_options_from,
+    consolidate_event,
+    consolidate_options_from,
     export_item_from,
     export_line,
     export_record,
@@ -83,6 +85,8 @@ __all__ = [
     "batch_drafts_from",
     "compact_event",
     "compact_options_from",
+    "consolidate_event",
+    "consolidate_options_from",
     "default_read_request_from",
     "default_read_response",
     "degraded_to_proto",

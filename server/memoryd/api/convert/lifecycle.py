@@ -41,6 +41,8 @@ from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.lifecycle import (
     CompactOptions,
     CompactResult,
+    ConsolidateOptions,
+    ConsolidateResult,
     ExportedKeyEvent,
     ExportedMemory,
     ExportedProfile,
@@ -107,6 +109,16 @@ def maintenance_options_from(req: lpb.RunMaintenanceRequest) -> MaintenanceOptio
     return MaintenanceOptions(
         max_entries=req.max_entries if req.HasField("max_entries") else None,
         retention_days=req.retention_days if req.HasField("retention_days") else None,
+        consolidate=req.consolidate if req.HasField("consolidate") else None,
+    )
+
+
+def consolidate_options_from(req: lpb.ConsolidateRequest) -> ConsolidateOptions:
+    return ConsolidateOptions(
+        dry_run=req.dry_run,
+        min_age_days=req.min_age_days if req.HasField("min_age_days") else None,
+        min_group_size=req.min_group_size if req.HasField("min_group_size") else None,
+        tags=tuple(req.tags),
     )
 
 
@@ -164,9 +176,29 @@ def maintenance_event(event: Progress | MaintenanceResult) -> lpb.RunMaintenance
         deleted_by_retention=event.deleted_by_retention,
         expired=event.expired,
         compacted=event.compacted,
+        consolidated=event.consolidated,
     )
+    _degradations(list(event.degraded), result.degraded)
     set_timestamp(result.finished_at, event.finished_at)
     return lpb.RunMaintenanceResponse(result=result)
+
+
+def consolidate_event(event: Progress | ConsolidateResult) -> lpb.ConsolidateResponse:
+    if isinstance(event, Progress):
+        return lpb.ConsolidateResponse(progress=progress_to_proto(event))
+    result = lpb.ConsolidateResult(
+        groups=event.groups, consolidated=event.consolidated, dry_run=event.dry_run
+    )
+    for group in event.details:
+        result.details.add(
+            group=group.group,
+            source_ids=group.source_ids,
+            derived_id=group.derived_id,
+            content=group.content,
+            method=group.method,
+        )
+    _degradations(list(event.degraded), result.degraded)
+    return lpb.ConsolidateResponse(result=result)
 
 
 def reembed_event(event: Progress | ReembedResult) -> lpb.ReembedResponse:

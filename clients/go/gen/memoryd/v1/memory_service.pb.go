@@ -84,6 +84,59 @@ func (ScoringPreset) EnumDescriptor() ([]byte, []int) {
 	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{0}
 }
 
+// What recency counts from.
+type RecencyBasis int32
+
+const (
+	// The server default (recall.recency_basis; "updated" unless configured).
+	RecencyBasis_RECENCY_BASIS_UNSPECIFIED RecencyBasis = 0
+	// The last update (or creation).
+	RecencyBasis_RECENCY_BASIS_UPDATED RecencyBasis = 1
+	// The last access or update, whichever is later: memories in use stay fresh.
+	RecencyBasis_RECENCY_BASIS_LAST_ACCESS RecencyBasis = 2
+)
+
+// Enum value maps for RecencyBasis.
+var (
+	RecencyBasis_name = map[int32]string{
+		0: "RECENCY_BASIS_UNSPECIFIED",
+		1: "RECENCY_BASIS_UPDATED",
+		2: "RECENCY_BASIS_LAST_ACCESS",
+	}
+	RecencyBasis_value = map[string]int32{
+		"RECENCY_BASIS_UNSPECIFIED": 0,
+		"RECENCY_BASIS_UPDATED":     1,
+		"RECENCY_BASIS_LAST_ACCESS": 2,
+	}
+)
+
+func (x RecencyBasis) Enum() *RecencyBasis {
+	p := new(RecencyBasis)
+	*p = x
+	return p
+}
+
+func (x RecencyBasis) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RecencyBasis) Descriptor() protoreflect.EnumDescriptor {
+	return file_memoryd_v1_memory_service_proto_enumTypes[1].Descriptor()
+}
+
+func (RecencyBasis) Type() protoreflect.EnumType {
+	return &file_memoryd_v1_memory_service_proto_enumTypes[1]
+}
+
+func (x RecencyBasis) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RecencyBasis.Descriptor instead.
+func (RecencyBasis) EnumDescriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{1}
+}
+
 // Orders for listing.
 type MemoryOrder int32
 
@@ -92,6 +145,10 @@ const (
 	// Newest first (the default).
 	MemoryOrder_MEMORY_ORDER_CREATED_DESC MemoryOrder = 1
 	MemoryOrder_MEMORY_ORDER_CREATED_ASC  MemoryOrder = 2
+	// Most accessed first (ties: newest first).
+	MemoryOrder_MEMORY_ORDER_ACCESS_COUNT_DESC MemoryOrder = 3
+	// Most important first (ties: newest first).
+	MemoryOrder_MEMORY_ORDER_IMPORTANCE_DESC MemoryOrder = 4
 )
 
 // Enum value maps for MemoryOrder.
@@ -100,11 +157,15 @@ var (
 		0: "MEMORY_ORDER_UNSPECIFIED",
 		1: "MEMORY_ORDER_CREATED_DESC",
 		2: "MEMORY_ORDER_CREATED_ASC",
+		3: "MEMORY_ORDER_ACCESS_COUNT_DESC",
+		4: "MEMORY_ORDER_IMPORTANCE_DESC",
 	}
 	MemoryOrder_value = map[string]int32{
-		"MEMORY_ORDER_UNSPECIFIED":  0,
-		"MEMORY_ORDER_CREATED_DESC": 1,
-		"MEMORY_ORDER_CREATED_ASC":  2,
+		"MEMORY_ORDER_UNSPECIFIED":       0,
+		"MEMORY_ORDER_CREATED_DESC":      1,
+		"MEMORY_ORDER_CREATED_ASC":       2,
+		"MEMORY_ORDER_ACCESS_COUNT_DESC": 3,
+		"MEMORY_ORDER_IMPORTANCE_DESC":   4,
 	}
 )
 
@@ -119,11 +180,11 @@ func (x MemoryOrder) String() string {
 }
 
 func (MemoryOrder) Descriptor() protoreflect.EnumDescriptor {
-	return file_memoryd_v1_memory_service_proto_enumTypes[1].Descriptor()
+	return file_memoryd_v1_memory_service_proto_enumTypes[2].Descriptor()
 }
 
 func (MemoryOrder) Type() protoreflect.EnumType {
-	return &file_memoryd_v1_memory_service_proto_enumTypes[1]
+	return &file_memoryd_v1_memory_service_proto_enumTypes[2]
 }
 
 func (x MemoryOrder) Number() protoreflect.EnumNumber {
@@ -132,7 +193,7 @@ func (x MemoryOrder) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MemoryOrder.Descriptor instead.
 func (MemoryOrder) EnumDescriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{1}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{2}
 }
 
 // How SetWorkingMemory combines content with what is stored.
@@ -170,11 +231,11 @@ func (x WorkingMemoryMode) String() string {
 }
 
 func (WorkingMemoryMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_memoryd_v1_memory_service_proto_enumTypes[2].Descriptor()
+	return file_memoryd_v1_memory_service_proto_enumTypes[3].Descriptor()
 }
 
 func (WorkingMemoryMode) Type() protoreflect.EnumType {
-	return &file_memoryd_v1_memory_service_proto_enumTypes[2]
+	return &file_memoryd_v1_memory_service_proto_enumTypes[3]
 }
 
 func (x WorkingMemoryMode) Number() protoreflect.EnumNumber {
@@ -183,7 +244,7 @@ func (x WorkingMemoryMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WorkingMemoryMode.Descriptor instead.
 func (WorkingMemoryMode) EnumDescriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{2}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{3}
 }
 
 // Who said a message.
@@ -226,11 +287,11 @@ func (x MessageRole) String() string {
 }
 
 func (MessageRole) Descriptor() protoreflect.EnumDescriptor {
-	return file_memoryd_v1_memory_service_proto_enumTypes[3].Descriptor()
+	return file_memoryd_v1_memory_service_proto_enumTypes[4].Descriptor()
 }
 
 func (MessageRole) Type() protoreflect.EnumType {
-	return &file_memoryd_v1_memory_service_proto_enumTypes[3]
+	return &file_memoryd_v1_memory_service_proto_enumTypes[4]
 }
 
 func (x MessageRole) Number() protoreflect.EnumNumber {
@@ -239,7 +300,7 @@ func (x MessageRole) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MessageRole.Descriptor instead.
 func (MessageRole) EnumDescriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{3}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{4}
 }
 
 // Entries of the fixed zone, never compressed.
@@ -279,11 +340,11 @@ func (x FixedZoneKind) String() string {
 }
 
 func (FixedZoneKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_memoryd_v1_memory_service_proto_enumTypes[4].Descriptor()
+	return file_memoryd_v1_memory_service_proto_enumTypes[5].Descriptor()
 }
 
 func (FixedZoneKind) Type() protoreflect.EnumType {
-	return &file_memoryd_v1_memory_service_proto_enumTypes[4]
+	return &file_memoryd_v1_memory_service_proto_enumTypes[5]
 }
 
 func (x FixedZoneKind) Number() protoreflect.EnumNumber {
@@ -292,7 +353,7 @@ func (x FixedZoneKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FixedZoneKind.Descriptor instead.
 func (FixedZoneKind) EnumDescriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{4}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{5}
 }
 
 type RememberRequest struct {
@@ -668,11 +729,13 @@ func (x *RememberBatchResponse) GetDegraded() []*Degradation {
 type Scoring struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Preset ScoringPreset          `protobuf:"varint,1,opt,name=preset,proto3,enum=memoryd.v1.ScoringPreset" json:"preset,omitempty"`
-	// Overrides for the decay half-life and the weighted preset's weights.
-	HalfLifeHours    *float64 `protobuf:"fixed64,2,opt,name=half_life_hours,json=halfLifeHours,proto3,oneof" json:"half_life_hours,omitempty"`
-	SimilarityWeight *float64 `protobuf:"fixed64,3,opt,name=similarity_weight,json=similarityWeight,proto3,oneof" json:"similarity_weight,omitempty"`
-	RecencyWeight    *float64 `protobuf:"fixed64,4,opt,name=recency_weight,json=recencyWeight,proto3,oneof" json:"recency_weight,omitempty"`
-	ImportanceWeight *float64 `protobuf:"fixed64,5,opt,name=importance_weight,json=importanceWeight,proto3,oneof" json:"importance_weight,omitempty"`
+	// Overrides for the decay half-life and the weighted preset's weights (weights
+	// must not be negative).
+	HalfLifeHours    *float64     `protobuf:"fixed64,2,opt,name=half_life_hours,json=halfLifeHours,proto3,oneof" json:"half_life_hours,omitempty"`
+	SimilarityWeight *float64     `protobuf:"fixed64,3,opt,name=similarity_weight,json=similarityWeight,proto3,oneof" json:"similarity_weight,omitempty"`
+	RecencyWeight    *float64     `protobuf:"fixed64,4,opt,name=recency_weight,json=recencyWeight,proto3,oneof" json:"recency_weight,omitempty"`
+	ImportanceWeight *float64     `protobuf:"fixed64,5,opt,name=importance_weight,json=importanceWeight,proto3,oneof" json:"importance_weight,omitempty"`
+	RecencyBasis     RecencyBasis `protobuf:"varint,6,opt,name=recency_basis,json=recencyBasis,proto3,enum=memoryd.v1.RecencyBasis" json:"recency_basis,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -740,6 +803,13 @@ func (x *Scoring) GetImportanceWeight() float64 {
 		return *x.ImportanceWeight
 	}
 	return 0
+}
+
+func (x *Scoring) GetRecencyBasis() RecencyBasis {
+	if x != nil {
+		return x.RecencyBasis
+	}
+	return RecencyBasis_RECENCY_BASIS_UNSPECIFIED
 }
 
 // Every component the score was built from.
@@ -4308,13 +4378,14 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\"\x82\x01\n" +
 	"\x15RememberBatchResponse\x124\n" +
 	"\aresults\x18\x01 \x03(\v2\x1a.memoryd.v1.RememberResultR\aresults\x123\n" +
-	"\bdegraded\x18\x02 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"\xcc\x02\n" +
+	"\bdegraded\x18\x02 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"\x8b\x03\n" +
 	"\aScoring\x121\n" +
 	"\x06preset\x18\x01 \x01(\x0e2\x19.memoryd.v1.ScoringPresetR\x06preset\x12+\n" +
 	"\x0fhalf_life_hours\x18\x02 \x01(\x01H\x00R\rhalfLifeHours\x88\x01\x01\x120\n" +
 	"\x11similarity_weight\x18\x03 \x01(\x01H\x01R\x10similarityWeight\x88\x01\x01\x12*\n" +
 	"\x0erecency_weight\x18\x04 \x01(\x01H\x02R\rrecencyWeight\x88\x01\x01\x120\n" +
-	"\x11importance_weight\x18\x05 \x01(\x01H\x03R\x10importanceWeight\x88\x01\x01B\x12\n" +
+	"\x11importance_weight\x18\x05 \x01(\x01H\x03R\x10importanceWeight\x88\x01\x01\x12=\n" +
+	"\rrecency_basis\x18\x06 \x01(\x0e2\x18.memoryd.v1.RecencyBasisR\frecencyBasisB\x12\n" +
 	"\x10_half_life_hoursB\x14\n" +
 	"\x12_similarity_weightB\x11\n" +
 	"\x0f_recency_weightB\x14\n" +
@@ -4622,11 +4693,17 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x1aSCORING_PRESET_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19SCORING_PRESET_SIMILARITY\x10\x01\x12\x1a\n" +
 	"\x16SCORING_PRESET_DECAYED\x10\x02\x12\x1b\n" +
-	"\x17SCORING_PRESET_WEIGHTED\x10\x03*h\n" +
+	"\x17SCORING_PRESET_WEIGHTED\x10\x03*g\n" +
+	"\fRecencyBasis\x12\x1d\n" +
+	"\x19RECENCY_BASIS_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15RECENCY_BASIS_UPDATED\x10\x01\x12\x1d\n" +
+	"\x19RECENCY_BASIS_LAST_ACCESS\x10\x02*\xae\x01\n" +
 	"\vMemoryOrder\x12\x1c\n" +
 	"\x18MEMORY_ORDER_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19MEMORY_ORDER_CREATED_DESC\x10\x01\x12\x1c\n" +
-	"\x18MEMORY_ORDER_CREATED_ASC\x10\x02*x\n" +
+	"\x18MEMORY_ORDER_CREATED_ASC\x10\x02\x12\"\n" +
+	"\x1eMEMORY_ORDER_ACCESS_COUNT_DESC\x10\x03\x12 \n" +
+	"\x1cMEMORY_ORDER_IMPORTANCE_DESC\x10\x04*x\n" +
 	"\x11WorkingMemoryMode\x12#\n" +
 	"\x1fWORKING_MEMORY_MODE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19WORKING_MEMORY_MODE_MERGE\x10\x01\x12\x1f\n" +
@@ -4687,224 +4764,226 @@ func file_memoryd_v1_memory_service_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_memory_service_proto_rawDescData
 }
 
-var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(ScoringPreset)(0),                      // 0: memoryd.v1.ScoringPreset
-	(MemoryOrder)(0),                        // 1: memoryd.v1.MemoryOrder
-	(WorkingMemoryMode)(0),                  // 2: memoryd.v1.WorkingMemoryMode
-	(MessageRole)(0),                        // 3: memoryd.v1.MessageRole
-	(FixedZoneKind)(0),                      // 4: memoryd.v1.FixedZoneKind
-	(*RememberRequest)(nil),                 // 5: memoryd.v1.RememberRequest
-	(*RememberResponse)(nil),                // 6: memoryd.v1.RememberResponse
-	(*RememberBatchRequest)(nil),            // 7: memoryd.v1.RememberBatchRequest
-	(*RememberResult)(nil),                  // 8: memoryd.v1.RememberResult
-	(*RememberBatchResponse)(nil),           // 9: memoryd.v1.RememberBatchResponse
-	(*Scoring)(nil),                         // 10: memoryd.v1.Scoring
-	(*ScoreComponents)(nil),                 // 11: memoryd.v1.ScoreComponents
-	(*RecallRequest)(nil),                   // 12: memoryd.v1.RecallRequest
-	(*RecallResult)(nil),                    // 13: memoryd.v1.RecallResult
-	(*RecallResponse)(nil),                  // 14: memoryd.v1.RecallResponse
-	(*GetMemoryRequest)(nil),                // 15: memoryd.v1.GetMemoryRequest
-	(*GetMemoryResponse)(nil),               // 16: memoryd.v1.GetMemoryResponse
-	(*ListMemoriesRequest)(nil),             // 17: memoryd.v1.ListMemoriesRequest
-	(*ListMemoriesResponse)(nil),            // 18: memoryd.v1.ListMemoriesResponse
-	(*UpdateMemoryRequest)(nil),             // 19: memoryd.v1.UpdateMemoryRequest
-	(*UpdateMemoryResponse)(nil),            // 20: memoryd.v1.UpdateMemoryResponse
-	(*ForgetMemoriesRequest)(nil),           // 21: memoryd.v1.ForgetMemoriesRequest
-	(*ForgetMemoriesResponse)(nil),          // 22: memoryd.v1.ForgetMemoriesResponse
-	(*KeyEntry)(nil),                        // 23: memoryd.v1.KeyEntry
-	(*SetMemoryRequest)(nil),                // 24: memoryd.v1.SetMemoryRequest
-	(*SetMemoryResponse)(nil),               // 25: memoryd.v1.SetMemoryResponse
-	(*GetKeyRequest)(nil),                   // 26: memoryd.v1.GetKeyRequest
-	(*GetKeyResponse)(nil),                  // 27: memoryd.v1.GetKeyResponse
-	(*ListKeysRequest)(nil),                 // 28: memoryd.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),                // 29: memoryd.v1.ListKeysResponse
-	(*KeyHistoryRequest)(nil),               // 30: memoryd.v1.KeyHistoryRequest
-	(*KeyHistoryResponse)(nil),              // 31: memoryd.v1.KeyHistoryResponse
-	(*WorkingMemory)(nil),                   // 32: memoryd.v1.WorkingMemory
-	(*SetWorkingMemoryRequest)(nil),         // 33: memoryd.v1.SetWorkingMemoryRequest
-	(*SetWorkingMemoryResponse)(nil),        // 34: memoryd.v1.SetWorkingMemoryResponse
-	(*GetWorkingMemoryRequest)(nil),         // 35: memoryd.v1.GetWorkingMemoryRequest
-	(*GetWorkingMemoryResponse)(nil),        // 36: memoryd.v1.GetWorkingMemoryResponse
-	(*DeleteWorkingMemoryRequest)(nil),      // 37: memoryd.v1.DeleteWorkingMemoryRequest
-	(*DeleteWorkingMemoryResponse)(nil),     // 38: memoryd.v1.DeleteWorkingMemoryResponse
-	(*ListWorkingMemoryScopesRequest)(nil),  // 39: memoryd.v1.ListWorkingMemoryScopesRequest
-	(*ListWorkingMemoryScopesResponse)(nil), // 40: memoryd.v1.ListWorkingMemoryScopesResponse
-	(*AgentProfile)(nil),                    // 41: memoryd.v1.AgentProfile
-	(*GetProfileRequest)(nil),               // 42: memoryd.v1.GetProfileRequest
-	(*GetProfileResponse)(nil),              // 43: memoryd.v1.GetProfileResponse
-	(*SetProfileRequest)(nil),               // 44: memoryd.v1.SetProfileRequest
-	(*SetProfileResponse)(nil),              // 45: memoryd.v1.SetProfileResponse
-	(*SessionMessage)(nil),                  // 46: memoryd.v1.SessionMessage
-	(*ToolCall)(nil),                        // 47: memoryd.v1.ToolCall
-	(*SessionCompression)(nil),              // 48: memoryd.v1.SessionCompression
-	(*FixedZoneEntry)(nil),                  // 49: memoryd.v1.FixedZoneEntry
-	(*AppendMessagesRequest)(nil),           // 50: memoryd.v1.AppendMessagesRequest
-	(*AppendMessagesResponse)(nil),          // 51: memoryd.v1.AppendMessagesResponse
-	(*GetSessionWindowRequest)(nil),         // 52: memoryd.v1.GetSessionWindowRequest
-	(*GetSessionWindowResponse)(nil),        // 53: memoryd.v1.GetSessionWindowResponse
-	(*InjectInstructionRequest)(nil),        // 54: memoryd.v1.InjectInstructionRequest
-	(*InjectInstructionResponse)(nil),       // 55: memoryd.v1.InjectInstructionResponse
-	(*EndSessionRequest)(nil),               // 56: memoryd.v1.EndSessionRequest
-	(*EndSessionResponse)(nil),              // 57: memoryd.v1.EndSessionResponse
-	(*GetSessionMessagesRequest)(nil),       // 58: memoryd.v1.GetSessionMessagesRequest
-	(*GetSessionMessagesResponse)(nil),      // 59: memoryd.v1.GetSessionMessagesResponse
-	(*DeleteMessagesRequest)(nil),           // 60: memoryd.v1.DeleteMessagesRequest
-	(*DeleteMessagesResponse)(nil),          // 61: memoryd.v1.DeleteMessagesResponse
-	(*ClearSessionRequest)(nil),             // 62: memoryd.v1.ClearSessionRequest
-	(*ClearSessionResponse)(nil),            // 63: memoryd.v1.ClearSessionResponse
-	(MemoryType)(0),                         // 64: memoryd.v1.MemoryType
-	(SecurityLevel)(0),                      // 65: memoryd.v1.SecurityLevel
-	(*structpb.Struct)(nil),                 // 66: google.protobuf.Struct
-	(*Provenance)(nil),                      // 67: memoryd.v1.Provenance
-	(*timestamppb.Timestamp)(nil),           // 68: google.protobuf.Timestamp
-	(*Memory)(nil),                          // 69: memoryd.v1.Memory
-	(*Degradation)(nil),                     // 70: memoryd.v1.Degradation
-	(TagMatch)(0),                           // 71: memoryd.v1.TagMatch
-	(*fieldmaskpb.FieldMask)(nil),           // 72: google.protobuf.FieldMask
-	(*structpb.Value)(nil),                  // 73: google.protobuf.Value
-	(*WorkingMemoryScope)(nil),              // 74: memoryd.v1.WorkingMemoryScope
-	(*durationpb.Duration)(nil),             // 75: google.protobuf.Duration
+	(RecencyBasis)(0),                       // 1: memoryd.v1.RecencyBasis
+	(MemoryOrder)(0),                        // 2: memoryd.v1.MemoryOrder
+	(WorkingMemoryMode)(0),                  // 3: memoryd.v1.WorkingMemoryMode
+	(MessageRole)(0),                        // 4: memoryd.v1.MessageRole
+	(FixedZoneKind)(0),                      // 5: memoryd.v1.FixedZoneKind
+	(*RememberRequest)(nil),                 // 6: memoryd.v1.RememberRequest
+	(*RememberResponse)(nil),                // 7: memoryd.v1.RememberResponse
+	(*RememberBatchRequest)(nil),            // 8: memoryd.v1.RememberBatchRequest
+	(*RememberResult)(nil),                  // 9: memoryd.v1.RememberResult
+	(*RememberBatchResponse)(nil),           // 10: memoryd.v1.RememberBatchResponse
+	(*Scoring)(nil),                         // 11: memoryd.v1.Scoring
+	(*ScoreComponents)(nil),                 // 12: memoryd.v1.ScoreComponents
+	(*RecallRequest)(nil),                   // 13: memoryd.v1.RecallRequest
+	(*RecallResult)(nil),                    // 14: memoryd.v1.RecallResult
+	(*RecallResponse)(nil),                  // 15: memoryd.v1.RecallResponse
+	(*GetMemoryRequest)(nil),                // 16: memoryd.v1.GetMemoryRequest
+	(*GetMemoryResponse)(nil),               // 17: memoryd.v1.GetMemoryResponse
+	(*ListMemoriesRequest)(nil),             // 18: memoryd.v1.ListMemoriesRequest
+	(*ListMemoriesResponse)(nil),            // 19: memoryd.v1.ListMemoriesResponse
+	(*UpdateMemoryRequest)(nil),             // 20: memoryd.v1.UpdateMemoryRequest
+	(*UpdateMemoryResponse)(nil),            // 21: memoryd.v1.UpdateMemoryResponse
+	(*ForgetMemoriesRequest)(nil),           // 22: memoryd.v1.ForgetMemoriesRequest
+	(*ForgetMemoriesResponse)(nil),          // 23: memoryd.v1.ForgetMemoriesResponse
+	(*KeyEntry)(nil),                        // 24: memoryd.v1.KeyEntry
+	(*SetMemoryRequest)(nil),                // 25: memoryd.v1.SetMemoryRequest
+	(*SetMemoryResponse)(nil),               // 26: memoryd.v1.SetMemoryResponse
+	(*GetKeyRequest)(nil),                   // 27: memoryd.v1.GetKeyRequest
+	(*GetKeyResponse)(nil),                  // 28: memoryd.v1.GetKeyResponse
+	(*ListKeysRequest)(nil),                 // 29: memoryd.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),                // 30: memoryd.v1.ListKeysResponse
+	(*KeyHistoryRequest)(nil),               // 31: memoryd.v1.KeyHistoryRequest
+	(*KeyHistoryResponse)(nil),              // 32: memoryd.v1.KeyHistoryResponse
+	(*WorkingMemory)(nil),                   // 33: memoryd.v1.WorkingMemory
+	(*SetWorkingMemoryRequest)(nil),         // 34: memoryd.v1.SetWorkingMemoryRequest
+	(*SetWorkingMemoryResponse)(nil),        // 35: memoryd.v1.SetWorkingMemoryResponse
+	(*GetWorkingMemoryRequest)(nil),         // 36: memoryd.v1.GetWorkingMemoryRequest
+	(*GetWorkingMemoryResponse)(nil),        // 37: memoryd.v1.GetWorkingMemoryResponse
+	(*DeleteWorkingMemoryRequest)(nil),      // 38: memoryd.v1.DeleteWorkingMemoryRequest
+	(*DeleteWorkingMemoryResponse)(nil),     // 39: memoryd.v1.DeleteWorkingMemoryResponse
+	(*ListWorkingMemoryScopesRequest)(nil),  // 40: memoryd.v1.ListWorkingMemoryScopesRequest
+	(*ListWorkingMemoryScopesResponse)(nil), // 41: memoryd.v1.ListWorkingMemoryScopesResponse
+	(*AgentProfile)(nil),                    // 42: memoryd.v1.AgentProfile
+	(*GetProfileRequest)(nil),               // 43: memoryd.v1.GetProfileRequest
+	(*GetProfileResponse)(nil),              // 44: memoryd.v1.GetProfileResponse
+	(*SetProfileRequest)(nil),               // 45: memoryd.v1.SetProfileRequest
+	(*SetProfileResponse)(nil),              // 46: memoryd.v1.SetProfileResponse
+	(*SessionMessage)(nil),                  // 47: memoryd.v1.SessionMessage
+	(*ToolCall)(nil),                        // 48: memoryd.v1.ToolCall
+	(*SessionCompression)(nil),              // 49: memoryd.v1.SessionCompression
+	(*FixedZoneEntry)(nil),                  // 50: memoryd.v1.FixedZoneEntry
+	(*AppendMessagesRequest)(nil),           // 51: memoryd.v1.AppendMessagesRequest
+	(*AppendMessagesResponse)(nil),          // 52: memoryd.v1.AppendMessagesResponse
+	(*GetSessionWindowRequest)(nil),         // 53: memoryd.v1.GetSessionWindowRequest
+	(*GetSessionWindowResponse)(nil),        // 54: memoryd.v1.GetSessionWindowResponse
+	(*InjectInstructionRequest)(nil),        // 55: memoryd.v1.InjectInstructionRequest
+	(*InjectInstructionResponse)(nil),       // 56: memoryd.v1.InjectInstructionResponse
+	(*EndSessionRequest)(nil),               // 57: memoryd.v1.EndSessionRequest
+	(*EndSessionResponse)(nil),              // 58: memoryd.v1.EndSessionResponse
+	(*GetSessionMessagesRequest)(nil),       // 59: memoryd.v1.GetSessionMessagesRequest
+	(*GetSessionMessagesResponse)(nil),      // 60: memoryd.v1.GetSessionMessagesResponse
+	(*DeleteMessagesRequest)(nil),           // 61: memoryd.v1.DeleteMessagesRequest
+	(*DeleteMessagesResponse)(nil),          // 62: memoryd.v1.DeleteMessagesResponse
+	(*ClearSessionRequest)(nil),             // 63: memoryd.v1.ClearSessionRequest
+	(*ClearSessionResponse)(nil),            // 64: memoryd.v1.ClearSessionResponse
+	(MemoryType)(0),                         // 65: memoryd.v1.MemoryType
+	(SecurityLevel)(0),                      // 66: memoryd.v1.SecurityLevel
+	(*structpb.Struct)(nil),                 // 67: google.protobuf.Struct
+	(*Provenance)(nil),                      // 68: memoryd.v1.Provenance
+	(*timestamppb.Timestamp)(nil),           // 69: google.protobuf.Timestamp
+	(*Memory)(nil),                          // 70: memoryd.v1.Memory
+	(*Degradation)(nil),                     // 71: memoryd.v1.Degradation
+	(TagMatch)(0),                           // 72: memoryd.v1.TagMatch
+	(*fieldmaskpb.FieldMask)(nil),           // 73: google.protobuf.FieldMask
+	(*structpb.Value)(nil),                  // 74: google.protobuf.Value
+	(*WorkingMemoryScope)(nil),              // 75: memoryd.v1.WorkingMemoryScope
+	(*durationpb.Duration)(nil),             // 76: google.protobuf.Duration
 }
 var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
-	64,  // 0: memoryd.v1.RememberRequest.memory_type:type_name -> memoryd.v1.MemoryType
-	65,  // 1: memoryd.v1.RememberRequest.security_level:type_name -> memoryd.v1.SecurityLevel
-	66,  // 2: memoryd.v1.RememberRequest.metadata:type_name -> google.protobuf.Struct
-	67,  // 3: memoryd.v1.RememberRequest.source:type_name -> memoryd.v1.Provenance
-	68,  // 4: memoryd.v1.RememberRequest.expires_at:type_name -> google.protobuf.Timestamp
-	68,  // 5: memoryd.v1.RememberRequest.created_at:type_name -> google.protobuf.Timestamp
-	69,  // 6: memoryd.v1.RememberResponse.memory:type_name -> memoryd.v1.Memory
-	70,  // 7: memoryd.v1.RememberResponse.degraded:type_name -> memoryd.v1.Degradation
-	5,   // 8: memoryd.v1.RememberBatchRequest.items:type_name -> memoryd.v1.RememberRequest
-	69,  // 9: memoryd.v1.RememberResult.memory:type_name -> memoryd.v1.Memory
-	8,   // 10: memoryd.v1.RememberBatchResponse.results:type_name -> memoryd.v1.RememberResult
-	70,  // 11: memoryd.v1.RememberBatchResponse.degraded:type_name -> memoryd.v1.Degradation
+	65,  // 0: memoryd.v1.RememberRequest.memory_type:type_name -> memoryd.v1.MemoryType
+	66,  // 1: memoryd.v1.RememberRequest.security_level:type_name -> memoryd.v1.SecurityLevel
+	67,  // 2: memoryd.v1.RememberRequest.metadata:type_name -> google.protobuf.Struct
+	68,  // 3: memoryd.v1.RememberRequest.source:type_name -> memoryd.v1.Provenance
+	69,  // 4: memoryd.v1.RememberRequest.expires_at:type_name -> google.protobuf.Timestamp
+	69,  // 5: memoryd.v1.RememberRequest.created_at:type_name -> google.protobuf.Timestamp
+	70,  // 6: memoryd.v1.RememberResponse.memory:type_name -> memoryd.v1.Memory
+	71,  // 7: memoryd.v1.RememberResponse.degraded:type_name -> memoryd.v1.Degradation
+	6,   // 8: memoryd.v1.RememberBatchRequest.items:type_name -> memoryd.v1.RememberRequest
+	70,  // 9: memoryd.v1.RememberResult.memory:type_name -> memoryd.v1.Memory
+	9,   // 10: memoryd.v1.RememberBatchResponse.results:type_name -> memoryd.v1.RememberResult
+	71,  // 11: memoryd.v1.RememberBatchResponse.degraded:type_name -> memoryd.v1.Degradation
 	0,   // 12: memoryd.v1.Scoring.preset:type_name -> memoryd.v1.ScoringPreset
-	71,  // 13: memoryd.v1.RecallRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	64,  // 14: memoryd.v1.RecallRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	65,  // 15: memoryd.v1.RecallRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	10,  // 16: memoryd.v1.RecallRequest.scoring:type_name -> memoryd.v1.Scoring
-	68,  // 17: memoryd.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
-	68,  // 18: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
-	69,  // 19: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
-	11,  // 20: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
-	13,  // 21: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
-	70,  // 22: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
-	69,  // 23: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	71,  // 24: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	64,  // 25: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	65,  // 26: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	68,  // 27: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
-	68,  // 28: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
-	1,   // 29: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
-	69,  // 30: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
-	69,  // 31: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
-	72,  // 32: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
-	69,  // 33: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	70,  // 34: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	73,  // 35: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
-	68,  // 36: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
-	67,  // 37: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
-	65,  // 38: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
-	73,  // 39: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
-	67,  // 40: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
-	65,  // 41: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
-	23,  // 42: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
-	70,  // 43: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	23,  // 44: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
-	23,  // 45: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
-	23,  // 46: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
-	74,  // 47: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	66,  // 48: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
-	68,  // 49: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
-	68,  // 50: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
-	66,  // 51: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
-	74,  // 52: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	66,  // 53: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
-	2,   // 54: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
-	75,  // 55: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
-	66,  // 56: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
-	32,  // 57: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	74,  // 58: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	32,  // 59: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	74,  // 60: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	32,  // 61: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
-	68,  // 62: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
-	41,  // 63: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	41,  // 64: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	3,   // 65: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
-	68,  // 66: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
-	47,  // 67: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
-	73,  // 68: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
-	4,   // 69: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
-	68,  // 70: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
-	46,  // 71: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
-	75,  // 72: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
-	48,  // 73: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
-	70,  // 74: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	49,  // 75: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	46,  // 76: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
-	70,  // 77: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
-	4,   // 78: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
-	49,  // 79: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	69,  // 80: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
-	70,  // 81: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
-	46,  // 82: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
-	70,  // 83: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	5,   // 84: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
-	7,   // 85: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
-	12,  // 86: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
-	15,  // 87: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
-	17,  // 88: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
-	19,  // 89: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
-	21,  // 90: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
-	24,  // 91: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
-	26,  // 92: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
-	28,  // 93: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
-	30,  // 94: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
-	33,  // 95: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
-	35,  // 96: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
-	37,  // 97: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
-	39,  // 98: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
-	42,  // 99: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
-	44,  // 100: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
-	50,  // 101: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
-	52,  // 102: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
-	54,  // 103: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
-	56,  // 104: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
-	58,  // 105: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
-	60,  // 106: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
-	62,  // 107: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
-	6,   // 108: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
-	9,   // 109: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
-	14,  // 110: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
-	16,  // 111: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
-	18,  // 112: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
-	20,  // 113: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
-	22,  // 114: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
-	25,  // 115: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
-	27,  // 116: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
-	29,  // 117: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
-	31,  // 118: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
-	34,  // 119: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
-	36,  // 120: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
-	38,  // 121: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
-	40,  // 122: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
-	43,  // 123: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
-	45,  // 124: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
-	51,  // 125: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
-	53,  // 126: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
-	55,  // 127: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
-	57,  // 128: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
-	59,  // 129: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
-	61,  // 130: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
-	63,  // 131: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
-	108, // [108:132] is the sub-list for method output_type
-	84,  // [84:108] is the sub-list for method input_type
-	84,  // [84:84] is the sub-list for extension type_name
-	84,  // [84:84] is the sub-list for extension extendee
-	0,   // [0:84] is the sub-list for field type_name
+	1,   // 13: memoryd.v1.Scoring.recency_basis:type_name -> memoryd.v1.RecencyBasis
+	72,  // 14: memoryd.v1.RecallRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	65,  // 15: memoryd.v1.RecallRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	66,  // 16: memoryd.v1.RecallRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	11,  // 17: memoryd.v1.RecallRequest.scoring:type_name -> memoryd.v1.Scoring
+	69,  // 18: memoryd.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
+	69,  // 19: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
+	70,  // 20: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
+	12,  // 21: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
+	14,  // 22: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
+	71,  // 23: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
+	70,  // 24: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	72,  // 25: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	65,  // 26: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	66,  // 27: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	69,  // 28: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
+	69,  // 29: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
+	2,   // 30: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
+	70,  // 31: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
+	70,  // 32: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
+	73,  // 33: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
+	70,  // 34: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	71,  // 35: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	74,  // 36: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
+	69,  // 37: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
+	68,  // 38: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
+	66,  // 39: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
+	74,  // 40: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
+	68,  // 41: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
+	66,  // 42: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
+	24,  // 43: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
+	71,  // 44: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	24,  // 45: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
+	24,  // 46: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
+	24,  // 47: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
+	75,  // 48: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	67,  // 49: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
+	69,  // 50: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
+	69,  // 51: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
+	67,  // 52: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
+	75,  // 53: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	67,  // 54: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
+	3,   // 55: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
+	76,  // 56: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
+	67,  // 57: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
+	33,  // 58: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	75,  // 59: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	33,  // 60: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	75,  // 61: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	33,  // 62: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
+	69,  // 63: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
+	42,  // 64: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	42,  // 65: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	4,   // 66: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
+	69,  // 67: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
+	48,  // 68: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
+	74,  // 69: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
+	5,   // 70: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
+	69,  // 71: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
+	47,  // 72: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
+	76,  // 73: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
+	49,  // 74: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
+	71,  // 75: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	50,  // 76: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	47,  // 77: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
+	71,  // 78: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
+	5,   // 79: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
+	50,  // 80: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	70,  // 81: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
+	71,  // 82: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
+	47,  // 83: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
+	71,  // 84: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	6,   // 85: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
+	8,   // 86: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
+	13,  // 87: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
+	16,  // 88: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
+	18,  // 89: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
+	20,  // 90: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
+	22,  // 91: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
+	25,  // 92: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
+	27,  // 93: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
+	29,  // 94: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
+	31,  // 95: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
+	34,  // 96: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
+	36,  // 97: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
+	38,  // 98: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
+	40,  // 99: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
+	43,  // 100: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
+	45,  // 101: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
+	51,  // 102: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
+	53,  // 103: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
+	55,  // 104: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
+	57,  // 105: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
+	59,  // 106: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
+	61,  // 107: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
+	63,  // 108: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
+	7,   // 109: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
+	10,  // 110: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
+	15,  // 111: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
+	17,  // 112: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
+	19,  // 113: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
+	21,  // 114: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
+	23,  // 115: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
+	26,  // 116: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
+	28,  // 117: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
+	30,  // 118: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
+	32,  // 119: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
+	35,  // 120: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
+	37,  // 121: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
+	39,  // 122: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
+	41,  // 123: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
+	44,  // 124: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
+	46,  // 125: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
+	52,  // 126: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
+	54,  // 127: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
+	56,  // 128: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
+	58,  // 129: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
+	60,  // 130: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
+	62,  // 131: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	64,  // 132: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	109, // [109:133] is the sub-list for method output_type
+	85,  // [85:109] is the sub-list for method input_type
+	85,  // [85:85] is the sub-list for extension type_name
+	85,  // [85:85] is the sub-list for extension extendee
+	0,   // [0:85] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_memory_service_proto_init() }
@@ -4925,7 +5004,7 @@ func file_memoryd_v1_memory_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_memory_service_proto_rawDesc), len(file_memoryd_v1_memory_service_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,

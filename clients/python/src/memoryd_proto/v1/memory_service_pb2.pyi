@@ -21,11 +21,19 @@ class ScoringPreset(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SCORING_PRESET_DECAYED: _ClassVar[ScoringPreset]
     SCORING_PRESET_WEIGHTED: _ClassVar[ScoringPreset]
 
+class RecencyBasis(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RECENCY_BASIS_UNSPECIFIED: _ClassVar[RecencyBasis]
+    RECENCY_BASIS_UPDATED: _ClassVar[RecencyBasis]
+    RECENCY_BASIS_LAST_ACCESS: _ClassVar[RecencyBasis]
+
 class MemoryOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     MEMORY_ORDER_UNSPECIFIED: _ClassVar[MemoryOrder]
     MEMORY_ORDER_CREATED_DESC: _ClassVar[MemoryOrder]
     MEMORY_ORDER_CREATED_ASC: _ClassVar[MemoryOrder]
+    MEMORY_ORDER_ACCESS_COUNT_DESC: _ClassVar[MemoryOrder]
+    MEMORY_ORDER_IMPORTANCE_DESC: _ClassVar[MemoryOrder]
 
 class WorkingMemoryMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -51,9 +59,14 @@ SCORING_PRESET_UNSPECIFIED: ScoringPreset
 SCORING_PRESET_SIMILARITY: ScoringPreset
 SCORING_PRESET_DECAYED: ScoringPreset
 SCORING_PRESET_WEIGHTED: ScoringPreset
+RECENCY_BASIS_UNSPECIFIED: RecencyBasis
+RECENCY_BASIS_UPDATED: RecencyBasis
+RECENCY_BASIS_LAST_ACCESS: RecencyBasis
 MEMORY_ORDER_UNSPECIFIED: MemoryOrder
 MEMORY_ORDER_CREATED_DESC: MemoryOrder
 MEMORY_ORDER_CREATED_ASC: MemoryOrder
+MEMORY_ORDER_ACCESS_COUNT_DESC: MemoryOrder
+MEMORY_ORDER_IMPORTANCE_DESC: MemoryOrder
 WORKING_MEMORY_MODE_UNSPECIFIED: WorkingMemoryMode
 WORKING_MEMORY_MODE_MERGE: WorkingMemoryMode
 WORKING_MEMORY_MODE_REPLACE: WorkingMemoryMode
@@ -132,18 +145,20 @@ class RememberBatchResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[RememberResult, _Mapping]]] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
 
 class Scoring(_message.Message):
-    __slots__ = ("preset", "half_life_hours", "similarity_weight", "recency_weight", "importance_weight")
+    __slots__ = ("preset", "half_life_hours", "similarity_weight", "recency_weight", "importance_weight", "recency_basis")
     PRESET_FIELD_NUMBER: _ClassVar[int]
     HALF_LIFE_HOURS_FIELD_NUMBER: _ClassVar[int]
     SIMILARITY_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     RECENCY_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     IMPORTANCE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    RECENCY_BASIS_FIELD_NUMBER: _ClassVar[int]
     preset: ScoringPreset
     half_life_hours: float
     similarity_weight: float
     recency_weight: float
     importance_weight: float
-    def __init__(self, preset: _Optional[_Union[ScoringPreset, str]] = ..., half_life_hours: _Optional[float] = ..., similarity_weight: _Optional[float] = ..., recency_weight: _Optional[float] = ..., importance_weight: _Optional[float] = ...) -> None: ...
+    recency_basis: RecencyBasis
+    def __init__(self, preset: _Optional[_Union[ScoringPreset, str]] = ..., half_life_hours: _Optional[float] = ..., similarity_weight: _Optional[float] = ..., recency_weight: _Optional[float] = ..., importance_weight: _Optional[float] = ..., recency_basis: _Optional[_Union[RecencyBasis, str]] = ...) -> None: ...
 
 class ScoreComponents(_message.Message):
     __slots__ = ("similarity", "recency", "importance", "decayed", "weighted", "keyword", "fused")

@@ -95,11 +95,20 @@ export interface ArchiveResponse {
 
 export interface RestoreRequest {
   agentId: string;
-  selector: MemorySelector | undefined;
+  selector:
+    | MemorySelector
+    | undefined;
+  /**
+   * A selected consolidated memory is archived and the memories it was made from
+   * come back (instead of restoring the consolidated memory itself).
+   */
+  undoConsolidation: boolean;
 }
 
 export interface RestoreResponse {
   restored: number;
+  /** Consolidated memories undone (with undo_consolidation). */
+  consolidationsUndone: number;
 }
 
 export interface PruneRequest {
@@ -152,7 +161,11 @@ export interface RunMaintenanceRequest {
   agentId: string;
   /** Override server config for this run. */
   maxEntries?: number | undefined;
-  retentionDays?: number | undefined;
+  retentionDays?:
+    | number
+    | undefined;
+  /** Consolidate old memories in this run (unset: maintenance.consolidation.enabled). */
+  consolidate?: boolean | undefined;
 }
 
 export interface MaintenanceResult {
@@ -160,7 +173,57 @@ export interface MaintenanceResult {
   deletedByRetention: number;
   expired: number;
   compacted: boolean;
-  finishedAt: Date | undefined;
+  finishedAt:
+    | Date
+    | undefined;
+  /** Memories archived into consolidated ones. */
+  consolidated: number;
+  degraded: Degradation[];
+}
+
+export interface ConsolidateRequest {
+  agentId: string;
+  /** Report the groups and what they would become; change nothing. */
+  dryRun: boolean;
+  /**
+   * Only memories not updated (nor accessed) for this many days; unset: the server's
+   * maintenance.consolidation.min_age_days.
+   */
+  minAgeDays?:
+    | number
+    | undefined;
+  /** Groups smaller than this are left alone; unset: maintenance.consolidation.min_group_size. */
+  minGroupSize?:
+    | number
+    | undefined;
+  /** Only groups of these tags (empty: every tag, and similarity clusters of the rest). */
+  tags: string[];
+}
+
+/** One group of memories condensed into one. */
+export interface ConsolidatedGroup {
+  /** "tag:<tag>" or "cluster". */
+  group: string;
+  sourceIds: string[];
+  /** Empty on a dry run. */
+  derivedId: string;
+  content: string;
+  /** "llm" or "merge" (deterministic: every distinct sentence kept). */
+  method: string;
+}
+
+export interface ConsolidateResult {
+  groups: number;
+  /** Memories archived into derived ones (or that would be, on a dry run). */
+  consolidated: number;
+  dryRun: boolean;
+  details: ConsolidatedGroup[];
+  degraded: Degradation[];
+}
+
+export interface ConsolidateResponse {
+  progress?: Progress | undefined;
+  result?: ConsolidateResult | undefined;
 }
 
 export interface RunMaintenanceResponse {
@@ -1117,7 +1180,7 @@ export const ArchiveResponse: MessageFns<ArchiveResponse> = {
 };
 
 function createBaseRestoreRequest(): RestoreRequest {
-  return { agentId: "", selector: undefined };
+  return { agentId: "", selector: undefined, undoConsolidation: false };
 }
 
 export const RestoreRequest: MessageFns<RestoreRequest> = {
@@ -1127,6 +1190,9 @@ export const RestoreRequest: MessageFns<RestoreRequest> = {
     }
     if (message.selector !== undefined) {
       MemorySelector.encode(message.selector, writer.uint32(18).fork()).join();
+    }
+    if (message.undoConsolidation !== false) {
+      writer.uint32(24).bool(message.undoConsolidation);
     }
     return writer;
   },
@@ -1160,6 +1226,14 @@ export const RestoreRequest: MessageFns<RestoreRequest> = {
             message.selector = MemorySelector.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.undoConsolidation = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1180,6 +1254,11 @@ export const RestoreRequest: MessageFns<RestoreRequest> = {
         ? globalThis.String(object.agent_id)
         : "",
       selector: isSet(object.selector) ? MemorySelector.fromJSON(object.selector) : undefined,
+      undoConsolidation: isSet(object.undoConsolidation)
+        ? globalThis.Boolean(object.undoConsolidation)
+        : isSet(object.undo_consolidation)
+        ? globalThis.Boolean(object.undo_consolidation)
+        : false,
     };
   },
 
@@ -1190,6 +1269,9 @@ export const RestoreRequest: MessageFns<RestoreRequest> = {
     }
     if (message.selector !== undefined) {
       obj.selector = MemorySelector.toJSON(message.selector);
+    }
+    if (message.undoConsolidation !== false) {
+      obj.undoConsolidation = message.undoConsolidation;
     }
     return obj;
   },
@@ -1203,18 +1285,22 @@ export const RestoreRequest: MessageFns<RestoreRequest> = {
     message.selector = (object.selector !== undefined && object.selector !== null)
       ? MemorySelector.fromPartial(object.selector)
       : undefined;
+    message.undoConsolidation = object.undoConsolidation ?? false;
     return message;
   },
 };
 
 function createBaseRestoreResponse(): RestoreResponse {
-  return { restored: 0 };
+  return { restored: 0, consolidationsUndone: 0 };
 }
 
 export const RestoreResponse: MessageFns<RestoreResponse> = {
   encode(message: RestoreResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.restored !== 0) {
       writer.uint32(8).int64(message.restored);
+    }
+    if (message.consolidationsUndone !== 0) {
+      writer.uint32(16).int64(message.consolidationsUndone);
     }
     return writer;
   },
@@ -1240,6 +1326,14 @@ export const RestoreResponse: MessageFns<RestoreResponse> = {
             message.restored = longToNumber(reader.int64());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.consolidationsUndone = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1253,13 +1347,23 @@ export const RestoreResponse: MessageFns<RestoreResponse> = {
   },
 
   fromJSON(object: any): RestoreResponse {
-    return { restored: isSet(object.restored) ? globalThis.Number(object.restored) : 0 };
+    return {
+      restored: isSet(object.restored) ? globalThis.Number(object.restored) : 0,
+      consolidationsUndone: isSet(object.consolidationsUndone)
+        ? globalThis.Number(object.consolidationsUndone)
+        : isSet(object.consolidations_undone)
+        ? globalThis.Number(object.consolidations_undone)
+        : 0,
+    };
   },
 
   toJSON(message: RestoreResponse): unknown {
     const obj: any = {};
     if (message.restored !== 0) {
       obj.restored = Math.round(message.restored);
+    }
+    if (message.consolidationsUndone !== 0) {
+      obj.consolidationsUndone = Math.round(message.consolidationsUndone);
     }
     return obj;
   },
@@ -1270,6 +1374,7 @@ export const RestoreResponse: MessageFns<RestoreResponse> = {
   fromPartial<I extends Exact<DeepPartial<RestoreResponse>, I>>(object: I): RestoreResponse {
     const message = createBaseRestoreResponse();
     message.restored = object.restored ?? 0;
+    message.consolidationsUndone = object.consolidationsUndone ?? 0;
     return message;
   },
 };
@@ -2050,7 +2155,7 @@ export const CompactResponse: MessageFns<CompactResponse> = {
 };
 
 function createBaseRunMaintenanceRequest(): RunMaintenanceRequest {
-  return { agentId: "", maxEntries: undefined, retentionDays: undefined };
+  return { agentId: "", maxEntries: undefined, retentionDays: undefined, consolidate: undefined };
 }
 
 export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
@@ -2063,6 +2168,9 @@ export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
     }
     if (message.retentionDays !== undefined) {
       writer.uint32(24).int32(message.retentionDays);
+    }
+    if (message.consolidate !== undefined) {
+      writer.uint32(32).bool(message.consolidate);
     }
     return writer;
   },
@@ -2104,6 +2212,14 @@ export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
             message.retentionDays = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.consolidate = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2133,6 +2249,7 @@ export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
         : isSet(object.retention_days)
         ? globalThis.Number(object.retention_days)
         : undefined,
+      consolidate: isSet(object.consolidate) ? globalThis.Boolean(object.consolidate) : undefined,
     };
   },
 
@@ -2147,6 +2264,9 @@ export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
     if (message.retentionDays !== undefined) {
       obj.retentionDays = Math.round(message.retentionDays);
     }
+    if (message.consolidate !== undefined) {
+      obj.consolidate = message.consolidate;
+    }
     return obj;
   },
 
@@ -2158,12 +2278,21 @@ export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
     message.agentId = object.agentId ?? "";
     message.maxEntries = object.maxEntries ?? undefined;
     message.retentionDays = object.retentionDays ?? undefined;
+    message.consolidate = object.consolidate ?? undefined;
     return message;
   },
 };
 
 function createBaseMaintenanceResult(): MaintenanceResult {
-  return { archived: 0, deletedByRetention: 0, expired: 0, compacted: false, finishedAt: undefined };
+  return {
+    archived: 0,
+    deletedByRetention: 0,
+    expired: 0,
+    compacted: false,
+    finishedAt: undefined,
+    consolidated: 0,
+    degraded: [],
+  };
 }
 
 export const MaintenanceResult: MessageFns<MaintenanceResult> = {
@@ -2182,6 +2311,12 @@ export const MaintenanceResult: MessageFns<MaintenanceResult> = {
     }
     if (message.finishedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.finishedAt), writer.uint32(42).fork()).join();
+    }
+    if (message.consolidated !== 0) {
+      writer.uint32(48).int64(message.consolidated);
+    }
+    for (const v of message.degraded) {
+      Degradation.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -2239,6 +2374,22 @@ export const MaintenanceResult: MessageFns<MaintenanceResult> = {
             message.finishedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.consolidated = longToNumber(reader.int64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.degraded.push(Degradation.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2266,6 +2417,10 @@ export const MaintenanceResult: MessageFns<MaintenanceResult> = {
         : isSet(object.finished_at)
         ? fromJsonTimestamp(object.finished_at)
         : undefined,
+      consolidated: isSet(object.consolidated) ? globalThis.Number(object.consolidated) : 0,
+      degraded: globalThis.Array.isArray(object?.degraded)
+        ? object.degraded.map((e: any) => Degradation.fromJSON(e))
+        : [],
     };
   },
 
@@ -2286,6 +2441,12 @@ export const MaintenanceResult: MessageFns<MaintenanceResult> = {
     if (message.finishedAt !== undefined) {
       obj.finishedAt = message.finishedAt.toISOString();
     }
+    if (message.consolidated !== 0) {
+      obj.consolidated = Math.round(message.consolidated);
+    }
+    if (message.degraded?.length) {
+      obj.degraded = message.degraded.map((e) => Degradation.toJSON(e));
+    }
     return obj;
   },
 
@@ -2299,6 +2460,530 @@ export const MaintenanceResult: MessageFns<MaintenanceResult> = {
     message.expired = object.expired ?? 0;
     message.compacted = object.compacted ?? false;
     message.finishedAt = object.finishedAt ?? undefined;
+    message.consolidated = object.consolidated ?? 0;
+    message.degraded = object.degraded?.map((e) => Degradation.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseConsolidateRequest(): ConsolidateRequest {
+  return { agentId: "", dryRun: false, minAgeDays: undefined, minGroupSize: undefined, tags: [] };
+}
+
+export const ConsolidateRequest: MessageFns<ConsolidateRequest> = {
+  encode(message: ConsolidateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(16).bool(message.dryRun);
+    }
+    if (message.minAgeDays !== undefined) {
+      writer.uint32(24).int32(message.minAgeDays);
+    }
+    if (message.minGroupSize !== undefined) {
+      writer.uint32(32).int32(message.minGroupSize);
+    }
+    for (const v of message.tags) {
+      writer.uint32(42).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConsolidateRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConsolidateRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.minAgeDays = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.minGroupSize = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConsolidateRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+      minAgeDays: isSet(object.minAgeDays)
+        ? globalThis.Number(object.minAgeDays)
+        : isSet(object.min_age_days)
+        ? globalThis.Number(object.min_age_days)
+        : undefined,
+      minGroupSize: isSet(object.minGroupSize)
+        ? globalThis.Number(object.minGroupSize)
+        : isSet(object.min_group_size)
+        ? globalThis.Number(object.min_group_size)
+        : undefined,
+      tags: globalThis.Array.isArray(object?.tags)
+        ? object.tags.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ConsolidateRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    if (message.minAgeDays !== undefined) {
+      obj.minAgeDays = Math.round(message.minAgeDays);
+    }
+    if (message.minGroupSize !== undefined) {
+      obj.minGroupSize = Math.round(message.minGroupSize);
+    }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConsolidateRequest>, I>>(base?: I): ConsolidateRequest {
+    return ConsolidateRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConsolidateRequest>, I>>(object: I): ConsolidateRequest {
+    const message = createBaseConsolidateRequest();
+    message.agentId = object.agentId ?? "";
+    message.dryRun = object.dryRun ?? false;
+    message.minAgeDays = object.minAgeDays ?? undefined;
+    message.minGroupSize = object.minGroupSize ?? undefined;
+    message.tags = object.tags?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseConsolidatedGroup(): ConsolidatedGroup {
+  return { group: "", sourceIds: [], derivedId: "", content: "", method: "" };
+}
+
+export const ConsolidatedGroup: MessageFns<ConsolidatedGroup> = {
+  encode(message: ConsolidatedGroup, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.group !== "") {
+      writer.uint32(10).string(message.group);
+    }
+    for (const v of message.sourceIds) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.derivedId !== "") {
+      writer.uint32(26).string(message.derivedId);
+    }
+    if (message.content !== "") {
+      writer.uint32(34).string(message.content);
+    }
+    if (message.method !== "") {
+      writer.uint32(42).string(message.method);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConsolidatedGroup {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConsolidatedGroup();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sourceIds.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.derivedId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.method = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConsolidatedGroup {
+    return {
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
+      sourceIds: globalThis.Array.isArray(object?.sourceIds)
+        ? object.sourceIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.source_ids)
+        ? object.source_ids.map((e: any) => globalThis.String(e))
+        : [],
+      derivedId: isSet(object.derivedId)
+        ? globalThis.String(object.derivedId)
+        : isSet(object.derived_id)
+        ? globalThis.String(object.derived_id)
+        : "",
+      content: isSet(object.content) ? globalThis.String(object.content) : "",
+      method: isSet(object.method) ? globalThis.String(object.method) : "",
+    };
+  },
+
+  toJSON(message: ConsolidatedGroup): unknown {
+    const obj: any = {};
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
+    if (message.sourceIds?.length) {
+      obj.sourceIds = message.sourceIds;
+    }
+    if (message.derivedId !== "") {
+      obj.derivedId = message.derivedId;
+    }
+    if (message.content !== "") {
+      obj.content = message.content;
+    }
+    if (message.method !== "") {
+      obj.method = message.method;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConsolidatedGroup>, I>>(base?: I): ConsolidatedGroup {
+    return ConsolidatedGroup.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConsolidatedGroup>, I>>(object: I): ConsolidatedGroup {
+    const message = createBaseConsolidatedGroup();
+    message.group = object.group ?? "";
+    message.sourceIds = object.sourceIds?.map((e) => e) || [];
+    message.derivedId = object.derivedId ?? "";
+    message.content = object.content ?? "";
+    message.method = object.method ?? "";
+    return message;
+  },
+};
+
+function createBaseConsolidateResult(): ConsolidateResult {
+  return { groups: 0, consolidated: 0, dryRun: false, details: [], degraded: [] };
+}
+
+export const ConsolidateResult: MessageFns<ConsolidateResult> = {
+  encode(message: ConsolidateResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.groups !== 0) {
+      writer.uint32(8).int64(message.groups);
+    }
+    if (message.consolidated !== 0) {
+      writer.uint32(16).int64(message.consolidated);
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(24).bool(message.dryRun);
+    }
+    for (const v of message.details) {
+      ConsolidatedGroup.encode(v!, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.degraded) {
+      Degradation.encode(v!, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConsolidateResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConsolidateResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.groups = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.consolidated = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.details.push(ConsolidatedGroup.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.degraded.push(Degradation.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConsolidateResult {
+    return {
+      groups: isSet(object.groups) ? globalThis.Number(object.groups) : 0,
+      consolidated: isSet(object.consolidated) ? globalThis.Number(object.consolidated) : 0,
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+      details: globalThis.Array.isArray(object?.details)
+        ? object.details.map((e: any) => ConsolidatedGroup.fromJSON(e))
+        : [],
+      degraded: globalThis.Array.isArray(object?.degraded)
+        ? object.degraded.map((e: any) => Degradation.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ConsolidateResult): unknown {
+    const obj: any = {};
+    if (message.groups !== 0) {
+      obj.groups = Math.round(message.groups);
+    }
+    if (message.consolidated !== 0) {
+      obj.consolidated = Math.round(message.consolidated);
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    if (message.details?.length) {
+      obj.details = message.details.map((e) => ConsolidatedGroup.toJSON(e));
+    }
+    if (message.degraded?.length) {
+      obj.degraded = message.degraded.map((e) => Degradation.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConsolidateResult>, I>>(base?: I): ConsolidateResult {
+    return ConsolidateResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConsolidateResult>, I>>(object: I): ConsolidateResult {
+    const message = createBaseConsolidateResult();
+    message.groups = object.groups ?? 0;
+    message.consolidated = object.consolidated ?? 0;
+    message.dryRun = object.dryRun ?? false;
+    message.details = object.details?.map((e) => ConsolidatedGroup.fromPartial(e)) || [];
+    message.degraded = object.degraded?.map((e) => Degradation.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseConsolidateResponse(): ConsolidateResponse {
+  return { progress: undefined, result: undefined };
+}
+
+export const ConsolidateResponse: MessageFns<ConsolidateResponse> = {
+  encode(message: ConsolidateResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.progress !== undefined) {
+      Progress.encode(message.progress, writer.uint32(10).fork()).join();
+    }
+    if (message.result !== undefined) {
+      ConsolidateResult.encode(message.result, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConsolidateResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConsolidateResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.progress = Progress.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.result = ConsolidateResult.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConsolidateResponse {
+    return {
+      progress: isSet(object.progress) ? Progress.fromJSON(object.progress) : undefined,
+      result: isSet(object.result) ? ConsolidateResult.fromJSON(object.result) : undefined,
+    };
+  },
+
+  toJSON(message: ConsolidateResponse): unknown {
+    const obj: any = {};
+    if (message.progress !== undefined) {
+      obj.progress = Progress.toJSON(message.progress);
+    }
+    if (message.result !== undefined) {
+      obj.result = ConsolidateResult.toJSON(message.result);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConsolidateResponse>, I>>(base?: I): ConsolidateResponse {
+    return ConsolidateResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConsolidateResponse>, I>>(object: I): ConsolidateResponse {
+    const message = createBaseConsolidateResponse();
+    message.progress = (object.progress !== undefined && object.progress !== null)
+      ? Progress.fromPartial(object.progress)
+      : undefined;
+    message.result = (object.result !== undefined && object.result !== null)
+      ? ConsolidateResult.fromPartial(object.result)
+      : undefined;
     return message;
   },
 };
@@ -4676,6 +5361,19 @@ export const LifecycleServiceService = {
       Buffer.from(RunMaintenanceResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RunMaintenanceResponse => RunMaintenanceResponse.decode(value),
   },
+  /**
+   * Condenses groups of related older memories into derived ones; the originals are
+   * archived with links, restorable (Restore with undo_consolidation).
+   */
+  consolidate: {
+    path: "/memoryd.v1.LifecycleService/Consolidate" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: ConsolidateRequest): Buffer => Buffer.from(ConsolidateRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ConsolidateRequest => ConsolidateRequest.decode(value),
+    responseSerialize: (value: ConsolidateResponse): Buffer => Buffer.from(ConsolidateResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ConsolidateResponse => ConsolidateResponse.decode(value),
+  },
   /** Every record of an agent (or, for admins, the tenant), JSONL-compatible. */
   export: {
     path: "/memoryd.v1.LifecycleService/Export" as const,
@@ -4718,6 +5416,11 @@ export interface LifecycleServiceServer extends UntypedServiceImplementation {
   reset: handleUnaryCall<ResetRequest, ResetResponse>;
   compact: handleServerStreamingCall<CompactRequest, CompactResponse>;
   runMaintenance: handleServerStreamingCall<RunMaintenanceRequest, RunMaintenanceResponse>;
+  /**
+   * Condenses groups of related older memories into derived ones; the originals are
+   * archived with links, restorable (Restore with undo_consolidation).
+   */
+  consolidate: handleServerStreamingCall<ConsolidateRequest, ConsolidateResponse>;
   /** Every record of an agent (or, for admins, the tenant), JSONL-compatible. */
   export: handleServerStreamingCall<ExportRequest, ExportResponse>;
   /** Idempotent by id and version. */
@@ -4819,6 +5522,16 @@ export interface LifecycleServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<RunMaintenanceResponse>;
+  /**
+   * Condenses groups of related older memories into derived ones; the originals are
+   * archived with links, restorable (Restore with undo_consolidation).
+   */
+  consolidate(request: ConsolidateRequest, options?: Partial<CallOptions>): ClientReadableStream<ConsolidateResponse>;
+  consolidate(
+    request: ConsolidateRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<ConsolidateResponse>;
   /** Every record of an agent (or, for admins, the tenant), JSONL-compatible. */
   export(request: ExportRequest, options?: Partial<CallOptions>): ClientReadableStream<ExportResponse>;
   export(

@@ -100,12 +100,59 @@ export function scoringPresetToJSON(object: ScoringPreset): string {
   }
 }
 
+/** What recency counts from. */
+export enum RecencyBasis {
+  /** RECENCY_BASIS_UNSPECIFIED - The server default (recall.recency_basis; "updated" unless configured). */
+  RECENCY_BASIS_UNSPECIFIED = 0,
+  /** RECENCY_BASIS_UPDATED - The last update (or creation). */
+  RECENCY_BASIS_UPDATED = 1,
+  /** RECENCY_BASIS_LAST_ACCESS - The last access or update, whichever is later: memories in use stay fresh. */
+  RECENCY_BASIS_LAST_ACCESS = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function recencyBasisFromJSON(object: any): RecencyBasis {
+  switch (object) {
+    case 0:
+    case "RECENCY_BASIS_UNSPECIFIED":
+      return RecencyBasis.RECENCY_BASIS_UNSPECIFIED;
+    case 1:
+    case "RECENCY_BASIS_UPDATED":
+      return RecencyBasis.RECENCY_BASIS_UPDATED;
+    case 2:
+    case "RECENCY_BASIS_LAST_ACCESS":
+      return RecencyBasis.RECENCY_BASIS_LAST_ACCESS;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return RecencyBasis.UNRECOGNIZED;
+  }
+}
+
+export function recencyBasisToJSON(object: RecencyBasis): string {
+  switch (object) {
+    case RecencyBasis.RECENCY_BASIS_UNSPECIFIED:
+      return "RECENCY_BASIS_UNSPECIFIED";
+    case RecencyBasis.RECENCY_BASIS_UPDATED:
+      return "RECENCY_BASIS_UPDATED";
+    case RecencyBasis.RECENCY_BASIS_LAST_ACCESS:
+      return "RECENCY_BASIS_LAST_ACCESS";
+    case RecencyBasis.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** Orders for listing. */
 export enum MemoryOrder {
   MEMORY_ORDER_UNSPECIFIED = 0,
   /** MEMORY_ORDER_CREATED_DESC - Newest first (the default). */
   MEMORY_ORDER_CREATED_DESC = 1,
   MEMORY_ORDER_CREATED_ASC = 2,
+  /** MEMORY_ORDER_ACCESS_COUNT_DESC - Most accessed first (ties: newest first). */
+  MEMORY_ORDER_ACCESS_COUNT_DESC = 3,
+  /** MEMORY_ORDER_IMPORTANCE_DESC - Most important first (ties: newest first). */
+  MEMORY_ORDER_IMPORTANCE_DESC = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -120,6 +167,12 @@ export function memoryOrderFromJSON(object: any): MemoryOrder {
     case 2:
     case "MEMORY_ORDER_CREATED_ASC":
       return MemoryOrder.MEMORY_ORDER_CREATED_ASC;
+    case 3:
+    case "MEMORY_ORDER_ACCESS_COUNT_DESC":
+      return MemoryOrder.MEMORY_ORDER_ACCESS_COUNT_DESC;
+    case 4:
+    case "MEMORY_ORDER_IMPORTANCE_DESC":
+      return MemoryOrder.MEMORY_ORDER_IMPORTANCE_DESC;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -135,6 +188,10 @@ export function memoryOrderToJSON(object: MemoryOrder): string {
       return "MEMORY_ORDER_CREATED_DESC";
     case MemoryOrder.MEMORY_ORDER_CREATED_ASC:
       return "MEMORY_ORDER_CREATED_ASC";
+    case MemoryOrder.MEMORY_ORDER_ACCESS_COUNT_DESC:
+      return "MEMORY_ORDER_ACCESS_COUNT_DESC";
+    case MemoryOrder.MEMORY_ORDER_IMPORTANCE_DESC:
+      return "MEMORY_ORDER_IMPORTANCE_DESC";
     case MemoryOrder.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -345,11 +402,15 @@ export interface RememberBatchResponse {
 
 export interface Scoring {
   preset: ScoringPreset;
-  /** Overrides for the decay half-life and the weighted preset's weights. */
+  /**
+   * Overrides for the decay half-life and the weighted preset's weights (weights
+   * must not be negative).
+   */
   halfLifeHours?: number | undefined;
   similarityWeight?: number | undefined;
   recencyWeight?: number | undefined;
   importanceWeight?: number | undefined;
+  recencyBasis: RecencyBasis;
 }
 
 /** Every component the score was built from. */
@@ -1502,6 +1563,7 @@ function createBaseScoring(): Scoring {
     similarityWeight: undefined,
     recencyWeight: undefined,
     importanceWeight: undefined,
+    recencyBasis: 0,
   };
 }
 
@@ -1521,6 +1583,9 @@ export const Scoring: MessageFns<Scoring> = {
     }
     if (message.importanceWeight !== undefined) {
       writer.uint32(41).double(message.importanceWeight);
+    }
+    if (message.recencyBasis !== 0) {
+      writer.uint32(48).int32(message.recencyBasis);
     }
     return writer;
   },
@@ -1578,6 +1643,14 @@ export const Scoring: MessageFns<Scoring> = {
             message.importanceWeight = reader.double();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.recencyBasis = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1613,6 +1686,11 @@ export const Scoring: MessageFns<Scoring> = {
         : isSet(object.importance_weight)
         ? globalThis.Number(object.importance_weight)
         : undefined,
+      recencyBasis: isSet(object.recencyBasis)
+        ? recencyBasisFromJSON(object.recencyBasis)
+        : isSet(object.recency_basis)
+        ? recencyBasisFromJSON(object.recency_basis)
+        : 0,
     };
   },
 
@@ -1633,6 +1711,9 @@ export const Scoring: MessageFns<Scoring> = {
     if (message.importanceWeight !== undefined) {
       obj.importanceWeight = floatToJson(message.importanceWeight);
     }
+    if (message.recencyBasis !== 0) {
+      obj.recencyBasis = recencyBasisToJSON(message.recencyBasis);
+    }
     return obj;
   },
 
@@ -1646,6 +1727,7 @@ export const Scoring: MessageFns<Scoring> = {
     message.similarityWeight = object.similarityWeight ?? undefined;
     message.recencyWeight = object.recencyWeight ?? undefined;
     message.importanceWeight = object.importanceWeight ?? undefined;
+    message.recencyBasis = object.recencyBasis ?? 0;
     return message;
   },
 };
