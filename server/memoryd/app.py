@@ -304,6 +304,7 @@ class App:
             profiles=profiles,
             working=working,
             sessions=sessions,
+            states=states,
         )
         default_read = DefaultReadService(
             keyed=keyed, counter=counter, settings=s.snapshot, limits=s.limits

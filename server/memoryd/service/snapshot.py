@@ -9,8 +9,11 @@ expired and above-clearance memories never appear.
 
 A section whose input is missing (no scope, no session id, no trigger) is skipped
 when the request asks for every section, and is INVALID_ARGUMENT when the request
-names it. A dependency that fails degrades the snapshot instead of failing it: the
-embedder (semantic hits then come from full-text search), the session summariser.
+names it. A dependency that fails degrades the snapshot instead of failing it, and
+``degraded`` names each one it was served with: the embedder (semantic hits from the
+hashing fallback space or full-text search), the store (reads overlaid on the
+write-ahead log while it is down: the ``states`` passed in, and what the reads
+reported), the LLM (a session summary made by the extractive fallback).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from memoryd.domain.snapshot import (
     SnapshotRequest,
     SnapshotSection,
 )
+from memoryd.resilience.degradation import ComponentStates, collecting, report
 from memoryd.service import validation as check
 from memoryd.service.memory import MemoryService
 from memoryd.service.profile import ProfileService
@@ -47,6 +51,9 @@ from memoryd.storage.base import Store
 from memoryd.text import normalise_content
 
 EMBEDDER_COMPONENT = "embedder"
+#: Components whose impairment degrades every read made meanwhile: while the store is
+#: down, reads overlay the write-ahead log.
+AMBIENT_COMPONENTS = ("store",)
 #: Extra candidates fetched for limited sections, so duplicates of earlier sections
 #: do not leave them short.
 _SPARE = 5
@@ -85,8 +92,10 @@ class SnapshotService:
         profiles: ProfileService | None = None,
         working: WorkingMemoryService | None = None,
         sessions: SessionService | None = None,
+        states: ComponentStates | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
+        self._states = states
         self._memories = memories
         self._store = store
         self._dimension = dimension
@@ -103,6 +112,19 @@ class SnapshotService:
         return self._counter
 
     async def build(self, scope: CallScope, req: SnapshotRequest) -> Snapshot:
+        """The snapshot, with every fallback it was served with in ``degraded``."""
+        with collecting() as reported:
+            snapshot = await self._build(scope, req)
+        for item in reported:  # the caller's collector hears them too
+            report(item.component, item.reason)
+        ambient = self._states.impaired(*AMBIENT_COMPONENTS) if self._states else []
+        degraded = list(snapshot.degraded)
+        for item in (*reported, *ambient):
+            if not any(d.component == item.component for d in degraded):
+                degraded.append(item)
+        return replace(snapshot, degraded=tuple(degraded))
+
+    async def _build(self, scope: CallScope, req: SnapshotRequest) -> Snapshot:
         plan = self._plan(req)
         gatherers = {
             S.PINNED: self._pinned,

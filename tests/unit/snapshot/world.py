@@ -29,6 +29,7 @@ from memoryd.domain.models import Partition, SecurityLevel
 from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.embedding import HashingEmbedder
 from memoryd.embedding.base import EmbedKind
+from memoryd.resilience.degradation import ComponentStates
 from memoryd.service.access_stats import AccessStatsBuffer
 from memoryd.service.bulk import LifecycleDeps
 from memoryd.service.default_read import DefaultReadService
@@ -136,6 +137,7 @@ async def world(
     clock: Clock | None = None,
     history_dir: Path | None = None,
     llm: ChatClient | None = None,
+    states: ComponentStates | None = None,
 ) -> AsyncIterator[World]:
     """Services over in-memory stores, or LanceDB under ``data_dir``."""
     store: Store
@@ -206,6 +208,7 @@ async def world(
         profiles=profiles,
         working=working,
         sessions=sessions,
+        states=states,
         clock=clock,
     )
     default_read = DefaultReadService(
