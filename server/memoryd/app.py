@@ -47,6 +47,8 @@ from memoryd.resilience.embedder import FallbackEmbedder
 from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
 from memoryd.security.file_watch import FileWatcher
 from memoryd.security.keys import KeyFileError
+from memoryd.security.masking import Masker
+from memoryd.security.read_trail import ReadTrail
 from memoryd.security.tls import TlsConfigError, server_credentials
 from memoryd.service.access_stats import AccessStatsBuffer
 from memoryd.service.bulk import LifecycleDeps
@@ -249,6 +251,7 @@ class App:
             else PageTokenCodec.from_data_dir(data_dir)
         )
         quotas = Quotas(s.quotas, store)
+        masker = Masker(s.masking)
         # The LLM (summaries, extraction, contradictions) is optional.
         llm = ChatClient.from_settings(s.llm)
         if llm is not None:
@@ -264,6 +267,7 @@ class App:
             quotas=quotas,
             dedup=s.dedup,
             contradictions=ContradictionResolver(store, embedder, s.contradictions, llm),
+            masker=masker,
         )
         keyed = KeyedMemoryService(
             records=records,
@@ -305,9 +309,10 @@ class App:
             working=working,
             sessions=sessions,
             states=states,
+            masker=masker,
         )
         default_read = DefaultReadService(
-            keyed=keyed, counter=counter, settings=s.snapshot, limits=s.limits
+            keyed=keyed, counter=counter, settings=s.snapshot, limits=s.limits, masker=masker
         )
         state = StateService(records=records, settings=s.snapshot, sessions=s.sessions)
         lifecycle = LifecycleService(
@@ -324,6 +329,7 @@ class App:
                 working=working,
                 sessions=sessions,
                 llm=llm,
+                masker=masker,
             ),
             ImportLimits(
                 keys=s.keys,
@@ -346,6 +352,7 @@ class App:
             max_message_bytes=s.limits.max_request_bytes,
             credentials=credentials,
             audit=self.audit,
+            read_trail=ReadTrail(self.audit, enabled=s.audit.read_trail),
             keyed=keyed,
             working=working,
             profiles=profiles,

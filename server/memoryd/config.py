@@ -20,7 +20,13 @@ from pydantic_settings import (
 )
 
 from memoryd.domain.models import SecurityLevel
-from memoryd.security.settings import AuditSettings, AuthSettings, Clearance, QuotaSettings
+from memoryd.security.settings import (
+    AuditSettings,
+    AuthSettings,
+    Clearance,
+    MaskingSettings,
+    QuotaSettings,
+)
 
 EmbedderKind = Literal["local", "openai", "hashing", "multilingual"]
 StoreBackend = Literal["lancedb", "memory", "qdrant"]
@@ -427,6 +433,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     quotas: QuotaSettings = Field(default_factory=QuotaSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
+    masking: MaskingSettings = Field(default_factory=MaskingSettings)
     working_memory: WorkingMemorySettings = Field(default_factory=WorkingMemorySettings)
     profile: ProfileSettings = Field(default_factory=ProfileSettings)
     sessions: SessionSettings = Field(default_factory=SessionSettings)

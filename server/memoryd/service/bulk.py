@@ -19,6 +19,7 @@ from memoryd.config import DedupSettings, LimitsSettings, MaintenanceSettings
 from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, PageCursor, Partition, utcnow
 from memoryd.domain.records import Record, RecordKind
 from memoryd.embedding.base import Embedder
+from memoryd.security.masking import Masker
 from memoryd.service.keyed import KeyedMemoryService
 from memoryd.service.llm import ChatClient
 from memoryd.service.sessions import SessionService
@@ -62,6 +63,8 @@ class LifecycleDeps:
     sessions: SessionService | None = None
     #: The optional chat endpoint (consolidation summaries).
     llm: ChatClient | None = None
+    #: Masks exports for low-clearance callers (security/masking.py).
+    masker: Masker | None = None
     clock: Callable[[], datetime] = utcnow
 
     @property

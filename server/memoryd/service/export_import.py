@@ -13,6 +13,7 @@ the caller may see is exported: memories and keys above its clearance are left o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any
@@ -32,6 +33,7 @@ from memoryd.domain.lifecycle import (
 )
 from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.records import Record, RecordKind
+from memoryd.security.masking import Mask, mask_json
 from memoryd.service import bulk
 from memoryd.service.bulk import LifecycleDeps
 from memoryd.service.keyed_docs import entry_from
@@ -197,11 +199,14 @@ class Exporter:
         clearance: SecurityLevel,
         *,
         include_vectors: bool,
+        mask: Mask | None = None,
     ) -> AsyncIterator[ExportItem | Progress]:
+        """The header, then every item; ``mask`` (a low-clearance, non-admin caller)
+        masks the text of memories, keys, working memory, profiles and sessions."""
         yield header
         for partition in partitions:
             async for item in self._partition(partition, clearance, include_vectors):
-                yield item
+                yield item if mask is None else masked_item(item, mask)
 
     async def _partition(
         self, partition: Partition, clearance: SecurityLevel, include_vectors: bool
@@ -265,6 +270,33 @@ class Exporter:
         self, partition: Partition, kind: RecordKind, prefix: str = ""
     ) -> AsyncIterator[list[Record]]:
         return bulk.scan_records(self._deps.records, partition, kind, self._deps.batch, prefix)
+
+
+def masked_item(item: ExportItem | Progress, mask: Mask) -> ExportItem | Progress:
+    """``item`` with its text masked (security/masking.py)."""
+    if isinstance(item, ExportedMemory):
+        copy = item.memory.copy()
+        copy.content = mask(copy.content)
+        return ExportedMemory(copy)
+    if isinstance(item, ExportedKeyEvent):
+        entry = dataclasses.replace(item.entry, content=mask_json(item.entry.content, mask))
+        return dataclasses.replace(item, entry=entry)
+    if isinstance(item, ExportedWorkingMemory):
+        working = dataclasses.replace(item.working, content=mask_json(item.working.content, mask))
+        return dataclasses.replace(item, working=working)
+    if isinstance(item, ExportedProfile):
+        profile = dataclasses.replace(item.profile, content=mask(item.profile.content))
+        return dataclasses.replace(item, profile=profile)
+    if isinstance(item, ExportedSession):
+        return dataclasses.replace(
+            item,
+            summary=mask(item.summary),
+            messages=[dataclasses.replace(m, content=mask(m.content)) for m in item.messages],
+        )
+    if isinstance(item, ExportedSessionMessage):
+        message = dataclasses.replace(item.message, content=mask(item.message.content))
+        return dataclasses.replace(item, message=message)
+    return item
 
 
 def describe(item: Any) -> str:

@@ -44,6 +44,7 @@ from memoryd.domain.requests import (
 )
 from memoryd.embedding.base import Embedder
 from memoryd.resilience.embedder import embed_in_space, searchable
+from memoryd.security.masking import Masker
 from memoryd.service import validation as check
 from memoryd.service.access_stats import AccessStatsBuffer
 from memoryd.service.contradiction import ContradictionResolver
@@ -78,7 +79,9 @@ class MemoryService:
         quotas: Quotas | None = None,
         dedup: DedupSettings | None = None,
         contradictions: ContradictionResolver | None = None,
+        masker: Masker | None = None,
     ) -> None:
+        self._masker = masker
         self._store = store
         self._embedder = embedder
         self._writer = writer
@@ -241,7 +244,20 @@ class MemoryService:
     async def get(self, scope: CallScope, memory_id: str) -> Memory:
         memory = await self._get_visible(scope, memory_id)
         self._access.record(scope.partition, [memory.id], utcnow())
-        return memory
+        return self._masked(scope, [memory])[0]
+
+    def _masked(self, scope: CallScope, memories: list[Memory]) -> list[Memory]:
+        """Copies with personal data masked, for a caller below the unmasked clearance
+        (security/masking.py); the memories themselves are left as stored."""
+        mask = self._masker.for_scope(scope) if self._masker is not None else None
+        if mask is None:
+            return memories
+        out = []
+        for memory in memories:
+            copy = memory.copy()
+            copy.content = mask(memory.content)
+            out.append(copy)
+        return out
 
     async def recall(self, scope: CallScope, query: RecallQuery) -> RecallOutcome:
         v = Violations()
@@ -324,6 +340,8 @@ class MemoryService:
         scored.sort(key=lambda s: s.score, reverse=True)
         results = scored[:limit]
         self._access.record(scope.partition, (s.memory.id for s in results), now)
+        masked = self._masked(scope, [s.memory for s in results])
+        results = [dataclasses.replace(s, memory=m) for s, m in zip(results, masked, strict=True)]
         return RecallOutcome(results=results, embedding_model=space)
 
     async def list_memories(self, scope: CallScope, query: ListQuery) -> MemoryPage:
@@ -358,7 +376,7 @@ class MemoryService:
                 else PageCursor(last.created_at, last.id)
             )
             token = self._page_tokens.encode(position, query_print)
-        return MemoryPage(memories=page, next_page_token=token)
+        return MemoryPage(memories=self._masked(scope, page), next_page_token=token)
 
     # ------------------------------------------------------------------ helpers
 

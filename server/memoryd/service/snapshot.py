@@ -38,6 +38,7 @@ from memoryd.domain.snapshot import (
     SnapshotSection,
 )
 from memoryd.resilience.degradation import ComponentStates, collecting, report
+from memoryd.security.masking import Masker
 from memoryd.service import validation as check
 from memoryd.service.memory import MemoryService
 from memoryd.service.profile import ProfileService
@@ -93,9 +94,11 @@ class SnapshotService:
         working: WorkingMemoryService | None = None,
         sessions: SessionService | None = None,
         states: ComponentStates | None = None,
+        masker: Masker | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._states = states
+        self._masker = masker
         self._memories = memories
         self._store = store
         self._dimension = dimension
@@ -143,6 +146,9 @@ class SnapshotService:
             by_section[section] = gathered.candidates
             degraded.extend(gathered.degraded)
         candidates = _limited(by_section, plan)
+        mask = self._masker.for_scope(scope) if self._masker is not None else None
+        if mask is not None:  # before packing: the budget counts what is returned
+            candidates = [replace(c, text=mask(c.text)) for c in candidates]
         packed = Packer(self._counter, req.format, plan.budget).pack(candidates, plan.order)
         return Snapshot(
             text=packed.text,
