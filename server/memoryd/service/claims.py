@@ -24,6 +24,7 @@ An LLM, when configured, judges instead (memoryd.service.contradiction).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -233,6 +234,12 @@ def _clause_claim(clause: str, previous: Claim | None) -> Claim | None:
 
 def claims(text: str) -> list[Claim]:
     """The claims of ``text``, clause by clause."""
+    return list(_claims(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _claims(text: str) -> tuple[Claim, ...]:
+    """Cached: a stored memory is judged again as a candidate of later Remembers."""
     out: list[Claim] = []
     previous: Claim | None = None
     for clause in _CLAUSES.split(_fold(text)):
@@ -244,7 +251,7 @@ def claims(text: str) -> list[Claim]:
             if claim is not None:
                 out.append(claim)
                 previous = claim
-    return out
+    return tuple(out)
 
 
 # ---------------------------------------------------------------- judgement

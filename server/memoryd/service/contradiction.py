@@ -93,19 +93,19 @@ class ContradictionResolver:
             return []
         stored = await self._stored_candidates(scope, [memories[i] for i in wanted], now)
         touched: dict[str, Memory] = {}
+        known = {memories[i].id: parsed[i] for i in wanted}
         for position, i in enumerate(wanted):
             new = memories[i]
             # A stored memory an earlier item already changed is judged in that state.
             pool = [_Candidate(touched.get(c.id, c), True) for c in stored[position]]
             pool += [
                 _Candidate(memories[j], False)
-                for j in wanted[:position]
-                if _eligible(memories[j], new)
+                for j in self._closest_earlier(memories, wanted[:position], new)
             ]
             pool = [c for c in pool if not c.memory.archived]
             if not pool:
                 continue
-            verdicts = await self._verdicts(new, parsed[i], pool, use_llm)
+            verdicts = await self._verdicts(new, parsed[i], pool, use_llm, known)
             for candidate, kind, reason in verdicts:
                 old = candidate.memory
                 link(new, old, kind, now, reason)
@@ -148,6 +148,19 @@ class ContradictionResolver:
                 ][: self._settings.candidates]
         return out
 
+    def _closest_earlier(
+        self, memories: Sequence[Memory], earlier: list[int], new: Memory
+    ) -> list[int]:
+        """The earlier items of the batch closest to ``new`` (as stored candidates are
+        chosen: at or above min_similarity, the best ``candidates`` of them)."""
+        eligible = [j for j in earlier if _eligible(memories[j], new)]
+        if not eligible or new.vector is None:
+            return []
+        matrix = np.stack([np.asarray(memories[j].vector, dtype=np.float32) for j in eligible])
+        sims = matrix @ np.asarray(new.vector, dtype=np.float32)
+        order = np.argsort(-sims, kind="stable")[: self._settings.candidates]
+        return [eligible[k] for k in order if sims[k] >= self._settings.min_similarity]
+
     async def _with_vectors(
         self, scope: CallScope, touched: list[Memory], now: datetime
     ) -> list[Memory]:
@@ -180,7 +193,12 @@ class ContradictionResolver:
     # ------------------------------------------------------------------ judging
 
     async def _verdicts(
-        self, new: Memory, parsed: list[Claim], pool: list[_Candidate], use_llm: bool
+        self,
+        new: Memory,
+        parsed: list[Claim],
+        pool: list[_Candidate],
+        use_llm: bool,
+        known: dict[str, list[Claim]],
     ) -> list[tuple[_Candidate, RelationKind, str]]:
         if use_llm and self._llm is not None:
             try:
@@ -189,7 +207,10 @@ class ContradictionResolver:
                 report(LLM_COMPONENT, f"{exc.message}; contradictions judged by the rules")
         out = []
         for candidate in pool:
-            judgements = judge(parsed, claims(candidate.memory.content))
+            old = known.get(candidate.memory.id)
+            if old is None:
+                old = known[candidate.memory.id] = claims(candidate.memory.content)
+            judgements = judge(parsed, old)
             for j in judgements:
                 if await self._holds(j):
                     out.append((candidate, j.kind, j.reason))
