@@ -47,9 +47,12 @@ from memoryd.resilience.embedder import FallbackEmbedder
 from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
 from memoryd.security.file_watch import FileWatcher
 from memoryd.security.keys import KeyFileError
+from memoryd.security.masking import Masker
+from memoryd.security.read_trail import ReadTrail
 from memoryd.security.tls import TlsConfigError, server_credentials
 from memoryd.service.access_stats import AccessStatsBuffer
 from memoryd.service.bulk import LifecycleDeps
+from memoryd.service.contradiction import ContradictionResolver
 from memoryd.service.default_read import DefaultReadService
 from memoryd.service.importer import ImportLimits
 from memoryd.service.keyed import KeyedMemoryService
@@ -248,6 +251,11 @@ class App:
             else PageTokenCodec.from_data_dir(data_dir)
         )
         quotas = Quotas(s.quotas, store)
+        masker = Masker(s.masking)
+        # The LLM (summaries, extraction, contradictions) is optional.
+        llm = ChatClient.from_settings(s.llm)
+        if llm is not None:
+            self._stack.push_async_callback(llm.close)
         service = MemoryService(
             store=store,
             embedder=embedder,
@@ -258,6 +266,8 @@ class App:
             recall=s.recall,
             quotas=quotas,
             dedup=s.dedup,
+            contradictions=ContradictionResolver(store, embedder, s.contradictions, llm),
+            masker=masker,
         )
         keyed = KeyedMemoryService(
             records=records,
@@ -269,10 +279,7 @@ class App:
             keys=s.keys,
             quotas=quotas,
         )
-        # Working memory, profile and sessions; the LLM (summaries, extraction) is optional.
-        llm = ChatClient.from_settings(s.llm)
-        if llm is not None:
-            self._stack.push_async_callback(llm.close)
+        # Working memory, profile and sessions.
         counter = await asyncio.to_thread(build_token_counter, s.sessions.token_counter)
         working = WorkingMemoryService(
             records=records, page_tokens=page_tokens, settings=s.working_memory, limits=s.limits
@@ -288,6 +295,7 @@ class App:
             settings=s.sessions,
             limits=s.limits,
             quotas=quotas,
+            page_tokens=page_tokens,
         )
         # Snapshot and lifecycle services; scheduled maintenance stops before the
         # writer and the stores close (and after the server drained).
@@ -301,9 +309,11 @@ class App:
             profiles=profiles,
             working=working,
             sessions=sessions,
+            states=states,
+            masker=masker,
         )
         default_read = DefaultReadService(
-            keyed=keyed, counter=counter, settings=s.snapshot, limits=s.limits
+            keyed=keyed, counter=counter, settings=s.snapshot, limits=s.limits, masker=masker
         )
         state = StateService(records=records, settings=s.snapshot, sessions=s.sessions)
         lifecycle = LifecycleService(
@@ -319,6 +329,8 @@ class App:
                 keyed=keyed,
                 working=working,
                 sessions=sessions,
+                llm=llm,
+                masker=masker,
             ),
             ImportLimits(
                 keys=s.keys,
@@ -341,6 +353,7 @@ class App:
             max_message_bytes=s.limits.max_request_bytes,
             credentials=credentials,
             audit=self.audit,
+            read_trail=ReadTrail(self.audit, enabled=s.audit.read_trail),
             keyed=keyed,
             working=working,
             profiles=profiles,

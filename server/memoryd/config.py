@@ -26,6 +26,7 @@ from memoryd.security.settings import (
     AuditSettings,
     AuthSettings,
     Clearance,
+    MaskingSettings,
     QuotaSettings,
     TenantId,
 )
@@ -138,9 +139,12 @@ class KeysSettings(BaseModel):
 class RecallSettings(BaseModel):
     default_limit: int = Field(10, ge=1)
     half_life_hours: float = Field(168.0, gt=0)
-    similarity_weight: float = 0.6
-    recency_weight: float = 0.2
-    importance_weight: float = 0.2
+    similarity_weight: float = Field(0.6, ge=0)
+    recency_weight: float = Field(0.2, ge=0)
+    importance_weight: float = Field(0.2, ge=0)
+    #: What recency counts from: "updated" (the last update) or "last_access" (the
+    #: later of the last access and update: memories in use stay fresh).
+    recency_basis: Literal["updated", "last_access"] = "updated"
     #: Whether Recall fuses full-text (BM25) and vector rankings when the request does
     #: not say (RecallRequest.hybrid unset). Chosen by bench/quality.py on REALTALK with
     #: the local model (2026-11-22, in-memory BM25): recall_all@10 / recall_any@10 / MRR
@@ -167,6 +171,8 @@ class RecallSettings(BaseModel):
 
 #: dedup.threshold when the embedder is "multilingual" and none is configured.
 MULTILINGUAL_DEDUP_THRESHOLD = 0.98
+#: contradictions.value_similarity likewise.
+MULTILINGUAL_VALUE_SIMILARITY = 0.95
 
 
 class DedupSettings(BaseModel):
@@ -178,6 +184,28 @@ class DedupSettings(BaseModel):
     #: Near duplicates: cosine similarity at or above this; 0 or above 1 disables them.
     #: Unset with the multilingual embedder: MULTILINGUAL_DEDUP_THRESHOLD.
     threshold: float = Field(0.95, ge=0)
+
+
+class ContradictionSettings(BaseModel):
+    """Remember archives an older memory that the new one supersedes or contradicts
+    (memoryd.service.contradiction): the newest memory about a subject wins."""
+
+    #: "auto": the LLM judges when llm.url is set, else the rules; "rules"; "llm" (the
+    #: rules when no LLM is configured or it fails); "off".
+    mode: Literal["auto", "rules", "llm", "off"] = "auto"
+    #: Stored memories judged per new memory: the closest at or above min_similarity
+    #: (all-MiniLM-L6-v2: "I live in Paris" / "I moved to Berlin" 0.45, "I work at
+    #: Google" / "I work for Microsoft now" 0.42).
+    candidates: int = Field(5, ge=1, le=50)
+    min_similarity: float = Field(0.35, ge=0, le=1)
+    #: Rules: two values of a predicate that names no category ("prefers X") are of one
+    #: kind when their embeddings' cosine is at least this (all-MiniLM-L6-v2: red /
+    #: dark blue 0.64, green / red 0.70, tea / red 0.35). Unset with the multilingual
+    #: embedder: 0.95 (e5's cosines crowd into 0.8-1.0: tea / red 0.85).
+    value_similarity: float = Field(0.5, ge=0, le=1)
+    #: Batches larger than this are judged by the rules even with an LLM (one call per
+    #: new memory).
+    llm_max_batch: int = Field(20, ge=0)
 
 
 class SidecarSettings(BaseModel):
@@ -290,6 +318,26 @@ class SnapshotSettings(BaseModel):
     max_state_name_bytes: int = Field(128, ge=1)
 
 
+class ConsolidationSettings(BaseModel):
+    """Consolidate (and maintenance, when enabled): groups of related older memories
+    condensed into one derived memory each; the originals are archived, not deleted."""
+
+    #: Run in every maintenance run (RunMaintenance's consolidate overrides it).
+    enabled: bool = False
+    #: Only memories neither updated nor accessed for this many days.
+    min_age_days: int = Field(30, ge=0, le=36_500)
+    #: Groups with fewer memories are left alone.
+    min_group_size: int = Field(5, ge=2)
+    #: Memories per derived memory (a larger group makes several).
+    max_group_size: int = Field(50, ge=2)
+    #: Untagged memories group with their neighbours at this cosine or above.
+    cluster_similarity: float = Field(0.75, gt=0, le=1)
+    #: Older memories clustered per run (the oldest first): clustering is pairwise.
+    max_cluster_candidates: int = Field(2000, ge=2)
+    #: Summarise a group with the LLM when one is configured (else: merge).
+    use_llm: bool = True
+
+
 class MaintenanceSettings(BaseModel):
     """RunMaintenance / Compact defaults and the daemon's maintenance schedule."""
 
@@ -319,6 +367,7 @@ class MaintenanceSettings(BaseModel):
     #: under <data_dir>/history/ when compacting.
     history_policy: Literal["keep", "archive"] = "keep"
     history_archive_after_days: int = Field(90, ge=1)
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
 
 
 class DurabilitySettings(BaseModel):
@@ -381,6 +430,7 @@ class Settings(BaseSettings):
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     dedup: DedupSettings = Field(default_factory=DedupSettings)
+    contradictions: ContradictionSettings = Field(default_factory=ContradictionSettings)
     keys: KeysSettings = Field(default_factory=KeysSettings)
     sidecar: SidecarSettings = Field(default_factory=SidecarSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
@@ -389,6 +439,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     quotas: QuotaSettings = Field(default_factory=QuotaSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
+    masking: MaskingSettings = Field(default_factory=MaskingSettings)
     working_memory: WorkingMemorySettings = Field(default_factory=WorkingMemorySettings)
     profile: ProfileSettings = Field(default_factory=ProfileSettings)
     sessions: SessionSettings = Field(default_factory=SessionSettings)
@@ -438,6 +489,11 @@ class Settings(BaseSettings):
             # e5's cosines crowd into 0.8-1.0: at 0.95, 4% of distinct facts of one
             # MemDaily trajectory would merge ("她对花生过敏" / "她对海鲜过敏": 0.962).
             self.dedup.threshold = MULTILINGUAL_DEDUP_THRESHOLD
+        if (
+            self.embedder == "multilingual"
+            and "value_similarity" not in self.contradictions.model_fields_set
+        ):
+            self.contradictions.value_similarity = MULTILINGUAL_VALUE_SIMILARITY
         return self
 
     def masked(self) -> dict[str, Any]:

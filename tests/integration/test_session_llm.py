@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
+from memoryd.service.session_extract import FALLBACK_NOTE
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
@@ -119,8 +120,13 @@ def test_llm_failures_fall_back_to_extractive(
     ended = llm_stub.EndSession(
         mpb.EndSessionRequest(agent_id=agent, session_id="s1", extract_memories=True)
     )
-    assert [m.memory_type for m in ended.extracted] == [pb.MEMORY_TYPE_EPISODE]
+    # The deterministic path: the users' fact sentences (their turns name a date and
+    # a time), then the summary as an episode; and it says so.
+    *facts, episode = ended.extracted
+    assert facts and {m.memory_type for m in facts} == {pb.MEMORY_TYPE_FACT}
+    assert episode.memory_type == pb.MEMORY_TYPE_EPISODE
     assert {d.component for d in ended.degraded} == {"llm"}
+    assert any(FALLBACK_NOTE in d.reason for d in ended.degraded)
 
 
 # ---------------------------------------------------------------- memoryctl

@@ -324,7 +324,10 @@ def test_session_without_llm(memory_stub: MemoryServiceStub) -> None:
     ended = memory_stub.EndSession(
         mpb.EndSessionRequest(agent_id=agent, session_id=sid, extract_memories=True)
     )
-    (episode,) = ended.extracted
+    *facts, episode = ended.extracted
+    # The users' turns state facts (a date, a time): kept as memories of their own.
+    assert facts and all(f.memory_type == pb.MEMORY_TYPE_FACT for f in facts)
+    assert all("dentist appointment is on Monday" in f.content for f in facts)
     assert episode.memory_type == pb.MEMORY_TYPE_EPISODE and episode.content == ended.summary
     assert episode.source.kind == pb.PROVENANCE_KIND_AGENT
     assert episode.source.name == "session" and episode.source.locator == f"session:{sid}"
@@ -332,7 +335,13 @@ def test_session_without_llm(memory_stub: MemoryServiceStub) -> None:
     got = memory_stub.GetMemory(mpb.GetMemoryRequest(agent_id=agent, id=episode.id)).memory
     assert got.content == ended.summary
     hits = memory_stub.Recall(mpb.RecallRequest(agent_id=agent, query="dentist appointment"))
-    assert hits.results[0].memory.id == episode.id
+    assert episode.id in [r.memory.id for r in hits.results]
+    # Every message stays readable, the summarised ones included.
+    stored = memory_stub.GetSessionMessages(
+        mpb.GetSessionMessagesRequest(agent_id=agent, session_id=sid, page_size=100)
+    )
+    assert [m.seq for m in stored.messages] == list(range(1, 31))
+    assert stored.summarized_through_seq == 30 and not stored.next_page_token
 
     code, _ = code_of(
         lambda: memory_stub.AppendMessages(
@@ -488,7 +497,15 @@ def test_memoryctl_session(ctl: Callable[..., Result]) -> None:
     data = ok_json(ctl("session", "window", "run-1", "--json", *a))
     assert [m["seq"] for m in data["recent"]] == ["1", "2", "3"]
     ended = ok_json(ctl("session", "end", "run-1", "--extract", "--json", *a))
-    assert ended["extracted"][0]["memory_type"] == "MEMORY_TYPE_EPISODE"
+    types = [m["memory_type"] for m in ended["extracted"]]
+    assert types == ["MEMORY_TYPE_FACT", "MEMORY_TYPE_FACT", "MEMORY_TYPE_EPISODE"]
+    listed = ctl("session", "messages", "run-1", "--from", "2", *a)
+    assert listed.exit_code == 0 and "#2 assistant: Which time?" in listed.stdout
+    assert "#1 " not in listed.stdout
+    deleted = ok_json(ctl("session", "delete", "run-1", "2", "--json", *a))
+    assert deleted["deleted_seqs"] == ["2"]
+    cleared = ctl("session", "clear", "run-1", "--yes", *a)
+    assert cleared.exit_code == 0 and "2 messages deleted" in cleared.stdout
     late = ctl("session", "append", "run-1", "too late", *a)
     assert late.exit_code == 1 and "FAILED_PRECONDITION" in late.stderr
     usage = ctl("session", "append", "run-2", *a)

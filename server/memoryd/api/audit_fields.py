@@ -91,3 +91,36 @@ def touched(request: Any, response: Any) -> tuple[list[str], str]:
             _ids(message, ids)
             key = key or _key(message)
     return list(dict.fromkeys(ids)), key
+
+
+def _read_ids_of(message: Message, out: list[str]) -> None:
+    """Ids a read returned: memory ids, keys, snapshot item ids, exported records'."""
+    fields = message.DESCRIPTOR.fields_by_name
+    if "results" in fields:  # RecallResponse
+        out.extend(r.memory.id for r in message.results)  # type: ignore[attr-defined]
+    if "memory" in fields and message.HasField("memory"):
+        inner = message.memory  # type: ignore[attr-defined]
+        if "memory" in inner.DESCRIPTOR.fields_by_name:  # ExportedMemory
+            inner = inner.memory
+        out.append(inner.id)
+    if "items" in fields:  # BuildSnapshotResponse
+        out.extend(i.id for i in message.items if i.id)  # type: ignore[attr-defined]
+    if "lines" in fields:  # DefaultReadResponse
+        out.extend(line.key for line in message.lines)  # type: ignore[attr-defined]
+    if "record" in fields and message.HasField("record"):  # ExportResponse
+        record = message.record  # type: ignore[attr-defined]
+        kind = record.WhichOneof("record")
+        if kind == "memory":
+            out.append(record.memory.memory.id)
+        elif kind == "key_event":
+            out.append(record.key_event.entry.key)
+        elif kind in ("session", "session_message", "state"):
+            out.append(f"session:{getattr(record, kind).session_id}")
+
+
+def read_ids(response: Any) -> list[str]:
+    """What a read returned, for the read trail (ids and keys, never content)."""
+    out: list[str] = []
+    if isinstance(response, Message):
+        _read_ids_of(response, out)
+    return [i for i in out if i]

@@ -29,7 +29,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from memoryd.api.audit_fields import touched
+from memoryd.api.audit_fields import read_ids, touched
 from memoryd.api.auth import Authenticator, Transport
 from memoryd.api.context import current_principal, current_request_id
 from memoryd.api.roles import check_role
@@ -39,6 +39,7 @@ from memoryd.domain.principal import Principal, Role
 from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.security.audit import STARTED, AuditEvent, AuditLog
+from memoryd.security.read_trail import ReadTrail
 
 log = structlog.get_logger("memoryd.access")
 
@@ -126,6 +127,8 @@ class _Call:
     agent: str = ""
     ids: list[str] = field(default_factory=list)
     key: str = ""
+    #: What a read returned, for the read trail (None: not recorded).
+    read: list[str] | None = None
 
 
 class CallInterceptor(grpc.aio.ServerInterceptor):
@@ -135,7 +138,9 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         audit: AuditLog | None = None,
         metrics: Metrics | None = None,
         access_log: AccessLog | None = None,
+        read_trail: ReadTrail | None = None,
     ) -> None:
+        self._trail = read_trail
         self._auth = authenticator
         self._audit = audit
         self._metrics = metrics
@@ -243,6 +248,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
                 request = self._begin(call, metadata, request, context, streaming_in)
                 await self._admit(call)
                 response = await inner(request, context)
+                self._note_read(call, response)
                 if call.role is not Role.READ:  # only writes are audited when they succeed
                     ids, key = touched(None, response)
                     call.ids = list(dict.fromkeys([*call.ids, *ids]))
@@ -266,6 +272,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
                 request = self._begin(call, metadata, request, context, streaming_in)
                 await self._admit(call)
                 async for response in inner(request, context):
+                    self._note_read(call, response)
                     yield response
             except asyncio.CancelledError:
                 call.code = "CANCELLED"
@@ -278,8 +285,24 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
 
         return behavior
 
+    def _note_read(self, call: _Call, response: Any) -> None:
+        """Collect what a read returned, when the read trail records it."""
+        if self._trail is None or not self._trail.wants(_operation(call.method)):
+            return
+        call.read = [*(call.read or []), *read_ids(response)]
+
     def _finish(self, call: _Call) -> None:
         elapsed_s = time.perf_counter() - call.started
+        if self._trail is not None and call.read is not None and call.code == "OK":
+            assert call.principal is not None
+            self._trail.record(
+                _operation(call.method),
+                principal=call.principal,
+                agent=call.agent,
+                ids=call.read,
+                request_id=call.request_id,
+                peer=call.peer,
+            )
         principal = call.principal
         fields: dict[str, object] = {"request_id": call.request_id, "method": call.method}
         if principal is not None:
@@ -302,7 +325,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
 def _event(call: _Call, outcome: str) -> AuditEvent:
     principal = call.principal
     return AuditEvent(
-        operation=call.method.removeprefix("/memoryd.v1.").replace("/", "."),
+        operation=_operation(call.method),
         outcome=outcome,
         request_id=call.request_id,
         principal=principal.name if principal else "",
@@ -320,6 +343,11 @@ async def _checked_stream(requests: AsyncIterator[Any], method: str) -> AsyncIte
         if isinstance(request, _Undecodable):
             raise _undecodable_error(method)
         yield request
+
+
+def _operation(method: str) -> str:
+    """The audit log's name of a method: "MemoryService.Recall"."""
+    return method.removeprefix("/memoryd.v1.").replace("/", ".")
 
 
 def _auth_context(context: Ctx) -> dict[str, list[bytes]]:

@@ -206,6 +206,7 @@ class MemoryServicer(mgrpc.MemoryServiceServicer):
             request.session_id,
             convert.message_drafts_from(request),
             convert.append_ttl_from(request),
+            convert.append_compression_from(request),
         )
         return convert.append_response(outcome)
 
@@ -235,3 +236,28 @@ class MemoryServicer(mgrpc.MemoryServiceServicer):
             scope, request.session_id, extract=request.extract_memories
         )
         return convert.end_session_response(outcome)
+
+    async def GetSessionMessages(
+        self, request: mpb.GetSessionMessagesRequest, context: Ctx
+    ) -> mpb.GetSessionMessagesResponse:
+        scope = call_scope(request.agent_id)
+        page = await self._sessions().messages(scope, convert.messages_query_from(request))
+        return convert.messages_response(page)
+
+    async def DeleteMessages(
+        self, request: mpb.DeleteMessagesRequest, context: Ctx
+    ) -> mpb.DeleteMessagesResponse:
+        scope = call_scope(request.agent_id)
+        outcome = await self._sessions().delete_messages(
+            scope, request.session_id, list(request.seqs)
+        )
+        return convert.delete_messages_response(outcome)
+
+    async def ClearSession(
+        self, request: mpb.ClearSessionRequest, context: Ctx
+    ) -> mpb.ClearSessionResponse:
+        scope = call_scope(request.agent_id)
+        deleted = await self._sessions().clear(
+            scope, request.session_id, fixed_zone=request.fixed_zone
+        )
+        return mpb.ClearSessionResponse(deleted=deleted)

@@ -37,6 +37,9 @@ _MEMORY = {
     "GetSessionWindow": R,
     "InjectInstruction": W,
     "EndSession": W,
+    "GetSessionMessages": R,
+    "DeleteMessages": W,
+    "ClearSession": W,
 }
 _SNAPSHOT = {"BuildSnapshot": R, "DefaultRead": R, "SaveState": W, "LoadState": R}
 _LIFECYCLE = {
@@ -47,6 +50,7 @@ _LIFECYCLE = {
     "Reset": A,
     "Compact": W,
     "RunMaintenance": W,  # admin with retention_days / max_entries (see required_role)
+    "Consolidate": W,
     "Export": R,  # admin when all_agents (see required_role)
     "Import": A,
     "Reembed": A,

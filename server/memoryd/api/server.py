@@ -22,6 +22,7 @@ from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.security.audit import AuditLog
+from memoryd.security.read_trail import ReadTrail
 from memoryd.service.default_read import DefaultReadService
 from memoryd.service.keyed import KeyedMemoryService
 from memoryd.service.lifecycle import LifecycleService
@@ -144,6 +145,7 @@ async def start_server(
     max_message_bytes: int,
     credentials: grpc.ServerCredentials | None = None,
     audit: AuditLog | None = None,
+    read_trail: ReadTrail | None = None,
     keyed: KeyedMemoryService | None = None,
     working: WorkingMemoryService | None = None,
     profiles: ProfileService | None = None,
@@ -158,7 +160,7 @@ async def start_server(
 ) -> GrpcServer:
     """Serve on ``listen``; with ``credentials`` the port speaks TLS (or mTLS)."""
     server = grpc.aio.server(
-        interceptors=[CallInterceptor(authenticator, audit, metrics, access_log)],
+        interceptors=[CallInterceptor(authenticator, audit, metrics, access_log, read_trail)],
         options=[
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),

@@ -94,7 +94,11 @@ class LifecycleServicer(lgrpc.LifecycleServiceServicer):
 
     async def Restore(self, request: lpb.RestoreRequest, context: Ctx) -> lpb.RestoreResponse:
         scope = call_scope(request.agent_id)
-        count = await self._service().restore(scope, convert.selector_from(request))
+        selector = convert.selector_from(request)
+        if request.undo_consolidation:
+            undone, back = await self._service().undo_consolidation(scope, selector)
+            return lpb.RestoreResponse(restored=back, consolidations_undone=undone)
+        count = await self._service().restore(scope, selector)
         return lpb.RestoreResponse(restored=count)
 
     async def Prune(self, request: lpb.PruneRequest, context: Ctx) -> lpb.PruneResponse:
@@ -122,6 +126,14 @@ class LifecycleServicer(lgrpc.LifecycleServiceServicer):
         events = self._service().run_maintenance(scope, convert.maintenance_options_from(request))
         async for event in events:
             yield convert.maintenance_event(event)
+
+    async def Consolidate(
+        self, request: lpb.ConsolidateRequest, context: Ctx
+    ) -> AsyncIterator[lpb.ConsolidateResponse]:
+        scope = call_scope(request.agent_id)
+        events = self._service().consolidate(scope, convert.consolidate_options_from(request))
+        async for event in events:
+            yield convert.consolidate_event(event)
 
     async def Export(
         self, request: lpb.ExportRequest, context: Ctx

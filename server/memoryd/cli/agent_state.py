@@ -16,6 +16,8 @@ from rich.text import Text
 
 from memoryd.cli import render
 from memoryd.cli.common import AgentOption, JsonOption, WideOption, session
+from memoryd_client import MemorydError
+from memoryd_client.ops.agent_state import session_message
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
 
 wm_app = typer.Typer(
@@ -336,10 +338,10 @@ def _jsonl_messages(text: str) -> list[memory_service_pb2.SessionMessage]:
             continue
         try:
             item = json.loads(line)
-            role = Role(item.get("role", "user"))
-        except (json.JSONDecodeError, ValueError, AttributeError) as exc:
+            item.setdefault("role", "user")
+            messages.append(session_message(item, f"line {number}"))
+        except (json.JSONDecodeError, AttributeError, MemorydError) as exc:
             raise typer.BadParameter(f"line {number}: {exc}", param_hint="--jsonl") from None
-        messages.append(_message(role, str(item.get("content", "")), item))
     return messages
 
 
@@ -369,7 +371,8 @@ def session_append(
         str | None,
         typer.Option(
             metavar="FILE",
-            help='Messages as JSON lines {"role", "content", "name", "tool_call_id"}; "-": stdin.',
+            help='Messages as JSON lines in the chat shape {"role", "content", "name", '
+            '"tool_call_id", "tool_calls"}; "-": stdin.',
         ),
     ] = None,
     ttl: Annotated[

@@ -152,6 +152,13 @@ def restore(
     types: TypesOption = None,
     older_than: OlderOption = None,
     namespace: NamespaceFilter = None,
+    undo_consolidation: Annotated[
+        bool,
+        typer.Option(
+            "--undo-consolidation",
+            help="For consolidated memories: archive them and bring back their originals.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Restore archived memories by id or filter.
@@ -159,14 +166,18 @@ def restore(
     Example: memoryctl restore 3f2a9c1e-... --agent demo
     """
     request = lifecycle_service_pb2.RestoreRequest(
-        agent_id=agent, selector=_selector(ids, tags, types, older_than, namespace)
+        agent_id=agent,
+        selector=_selector(ids, tags, types, older_than, namespace),
+        undo_consolidation=undo_consolidation,
     )
     with session(ctx) as client:
         response = client.call(client.lifecycle.Restore, request)
     if as_json:
         render.print_json(response)
         return
-    render.console().print(f"Restored {response.restored}.")
+    undone = response.consolidations_undone
+    note = f" ({undone} consolidations undone)" if undo_consolidation else ""
+    render.console().print(f"Restored {response.restored}{note}.")
 
 
 # ---------------------------------------------------------------- prune / reset
@@ -283,6 +294,12 @@ def maintenance(
     retention_days: Annotated[
         int | None, typer.Option(min=1, help="Delete memories older than this many days.")
     ] = None,
+    consolidate: Annotated[
+        bool | None,
+        typer.Option(
+            "--consolidate/--no-consolidate", help="Consolidate old memories (default: config)."
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run maintenance now.
@@ -297,6 +314,8 @@ def maintenance(
         request.max_entries = max_entries
     if retention_days is not None:
         request.retention_days = retention_days
+    if consolidate is not None:
+        request.consolidate = consolidate
 
     def start(client: MemorydClient) -> Iterator[Any]:
         return client.lifecycle.RunMaintenance(request, metadata=metadata(client))  # type: ignore[no-any-return]

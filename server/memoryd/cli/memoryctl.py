@@ -31,8 +31,11 @@ from memoryd.cli.common import (
     parse_metadata,
     session,
 )
+from memoryd.cli.consolidation import ListOrder
+from memoryd.cli.consolidation import register as register_consolidation
 from memoryd.cli.keys import export_tree, key_app, ls
 from memoryd.cli.lifecycle import register as register_lifecycle
+from memoryd.cli.session_log import register as register_session_log
 from memoryd.cli.snapshot import default_read, snapshot, state_app
 from memoryd_client import TargetError, parse_target
 from memoryd_client import requests as rq
@@ -66,6 +69,7 @@ app = typer.Typer(
 )
 app.add_typer(wm_app, name="wm")
 app.add_typer(profile_app, name="profile")
+register_session_log(session_app)
 app.add_typer(session_app, name="session")
 app.add_typer(key_app, name="key")
 app.command("ls")(ls)
@@ -73,6 +77,7 @@ app.command("export-tree")(export_tree)
 app.command("snapshot")(snapshot)
 app.command("default-read")(default_read)
 app.add_typer(state_app, name="state")
+register_consolidation(app)
 register_lifecycle(app)
 
 
@@ -234,10 +239,14 @@ def list_(
     namespace: NamespaceOption = None,
     tags: TagsOption = None,
     types: TypesOption = None,
+    order: Annotated[
+        ListOrder, typer.Option(help="created_desc (newest first), created_asc, ...")
+    ] = ListOrder.created_desc,
     wide: WideOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """List memories, newest first, one page at a time (or every one with --all).
+    """List memories, newest first, one page at a time (or every one with --all);
+    --order access_count_desc or importance_desc lists the most used or important first.
 
     Example: memoryctl list --agent demo --all --json
     """
@@ -252,6 +261,9 @@ def list_(
                 namespace=namespace,
                 tags=tags or (),
                 memory_types=[t.value for t in types or ()],
+            )
+            request.order = memory_service_pb2.MemoryOrder.Value(  # type: ignore[assignment]
+                f"MEMORY_ORDER_{order.value.upper()}"
             )
             response: memory_service_pb2.ListMemoriesResponse = client.call(
                 client.memory.ListMemories, request

@@ -121,6 +121,16 @@ class FixedZoneKind(enum.StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call an assistant message asked for: its id, the tool's name and the
+    arguments as a JSON value (an object, as chat APIs send it)."""
+
+    id: str
+    name: str
+    arguments: Any = None
+
+
+@dataclass(frozen=True, slots=True)
 class MessageDraft:
     """A message to append. ``role`` None means unset on the wire (rejected)."""
 
@@ -129,6 +139,7 @@ class MessageDraft:
     name: str = ""
     tool_call_id: str = ""
     created_at: datetime | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +150,35 @@ class SessionMessage:
     created_at: datetime
     name: str = ""
     tool_call_id: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCompression:
+    """Per-session overrides of the daemon's compression settings (None: the
+    daemon's ``sessions.*`` value)."""
+
+    compress_threshold_messages: int | None = None
+    compress_token_ratio: float | None = None
+    context_budget_tokens: int | None = None
+    keep_recent_messages: int | None = None
+
+    def merged(self, newer: SessionCompression) -> SessionCompression:
+        """These overrides with ``newer``'s set fields replacing them."""
+        return SessionCompression(
+            *(
+                getattr(self, name) if getattr(newer, name) is None else getattr(newer, name)
+                for name in SESSION_COMPRESSION_FIELDS
+            )
+        )
+
+
+SESSION_COMPRESSION_FIELDS = (
+    "compress_threshold_messages",
+    "compress_token_ratio",
+    "context_budget_tokens",
+    "keep_recent_messages",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +206,40 @@ class SessionWindow:
     #: How the summary was made: "llm" or "extractive".
     summarizer: str
     token_counter: str
+    degraded: tuple[Degradation, ...] = ()
+    #: The summary covers the messages up to this seq (0: no summary yet).
+    summarized_through_seq: int = 0
+    #: Messages stored (every one appended and not deleted, summarised or not).
+    stored_messages: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMessagesQuery:
+    """A range of a session's stored messages: seq from..to (inclusive; 0 = open)."""
+
+    session_id: str
+    from_seq: int = 0
+    to_seq: int = 0
+    page_size: int | None = None
+    page_token: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMessagesPage:
+    messages: list[SessionMessage]
+    next_page_token: str = ""
+    #: The seq of the last message appended (message seqs never repeat).
+    message_count: int = 0
+    summarized_through_seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteMessagesOutcome:
+    #: The seqs that existed and were deleted.
+    deleted: list[int]
+    #: True when a deleted message was covered by the summary, so it was rebuilt from
+    #: the messages that remain.
+    summary_rebuilt: bool = False
     degraded: tuple[Degradation, ...] = ()
 
 

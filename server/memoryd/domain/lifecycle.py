@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from memoryd.domain.agent_state import (
     AgentProfile,
     FixedZoneEntry,
+    SessionCompression,
     SessionMessage,
     WorkingMemory,
 )
@@ -111,6 +112,8 @@ class CompactResult:
 class MaintenanceOptions:
     max_entries: int | None = None
     retention_days: int | None = None
+    #: None: maintenance.consolidation.enabled.
+    consolidate: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,41 @@ class MaintenanceResult:
     expired: int
     compacted: bool
     finished_at: datetime
+    #: Memories archived into consolidated ones.
+    consolidated: int = 0
+    degraded: tuple[Degradation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidateOptions:
+    """None: the value of maintenance.consolidation.*."""
+
+    dry_run: bool = False
+    min_age_days: int | None = None
+    min_group_size: int | None = None
+    #: Only groups of these tags (no similarity clusters); empty: every group.
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidatedGroup:
+    #: "tag:<tag>" or "cluster".
+    group: str
+    source_ids: tuple[str, ...]
+    content: str
+    #: "llm" or "merge".
+    method: str
+    #: Empty on a dry run.
+    derived_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidateResult:
+    groups: int
+    consolidated: int
+    dry_run: bool
+    details: tuple[ConsolidatedGroup, ...] = ()
+    degraded: tuple[Degradation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +222,23 @@ class ExportedSession:
     summarizer: str = ""
     summary_degraded: list[Degradation] = field(default_factory=list)
     message_count: int = 0
+    #: ``messages`` are the turns after this seq; the earlier stored ones are
+    #: ExportedSessionMessage items. None: an export from before they were kept
+    #: (every message of it is in ``messages``).
+    summarized_through_seq: int | None = None
+    stored_messages: int | None = None
+    compression: SessionCompression = field(default_factory=SessionCompression)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedSessionMessage:
+    """A summarised message a session keeps until it expires."""
+
+    agent_id: str
+    session_id: str
+    #: Its session's created_at (a session re-created under the same id is another).
+    session_created_at: datetime
+    message: SessionMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +255,7 @@ ExportItem = (
     | ExportedWorkingMemory
     | ExportedProfile
     | ExportedSession
+    | ExportedSessionMessage
     | ExportedState
 )
 

@@ -81,6 +81,9 @@ class TagMatch(enum.StrEnum):
 class MemoryOrder(enum.StrEnum):
     CREATED_DESC = "created_desc"
     CREATED_ASC = "created_asc"
+    #: Ordered by the service, not the store (storage lists by creation only).
+    ACCESS_COUNT_DESC = "access_count_desc"
+    IMPORTANCE_DESC = "importance_desc"
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,12 @@ class RecordKind(enum.StrEnum):
     WORKING = "working"
     #: The agent.md document; record key = "agent.md".
     PROFILE = "profile"
-    #: A session (fixed zone, summary, messages); record key = session id.
+    #: A session (fixed zone, summary, the turns not yet summarised); record key =
+    #: session id.
     SESSION = "session"
+    #: A summarised turn of a session, kept until the session expires; record key =
+    #: "<session id>\x00<generation>\x00<seq:012d>" (see service/session_record.py).
+    SESSION_MESSAGE = "session_message"
     #: Saved component state; record key = "<session id>\x00<component name>".
     STATE = "state"
     #: A per-partition sequence; record key = its name (e.g. "keys"), value = ``version``.

@@ -42,6 +42,13 @@ class RememberOutcome:
     deduplicated: bool = False
 
 
+class RecencyBasis(enum.StrEnum):
+    """What recency counts from: the last update, or the last access or update."""
+
+    UPDATED = "updated"
+    LAST_ACCESS = "last_access"
+
+
 class ScoringPreset(enum.StrEnum):
     SIMILARITY = "similarity"
     DECAYED = "decayed"
@@ -55,6 +62,8 @@ class Scoring:
     similarity_weight: float | None = None
     recency_weight: float | None = None
     importance_weight: float | None = None
+    #: None: the server default (recall.recency_basis).
+    recency_basis: RecencyBasis | None = None
 
 
 @dataclass(frozen=True, slots=True)

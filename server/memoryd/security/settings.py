@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
+import re2
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -180,6 +181,39 @@ class QuotaSettings(BaseModel):
         )
 
 
+MaskingRule = Literal["email", "phone", "national_id", "card", "secret"]
+
+
+class CustomMaskingRule(BaseModel):
+    """A pattern of your own (RE2 syntax: linear time, no backreferences)."""
+
+    model_config = {"extra": "forbid"}
+
+    name: str = Field(min_length=1, max_length=64)
+    pattern: str = Field(min_length=1, max_length=4096)
+    replacement: str = Field("[masked]", max_length=64)
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re2.compile(value)
+        except re2.error as exc:
+            raise ValueError(f"not an RE2 pattern: {exc}") from None
+        return value
+
+
+class MaskingSettings(BaseModel):
+    """Personal data and secrets masked in what low-clearance callers read
+    (security/masking.py); what is stored is never changed."""
+
+    enabled: bool = False
+    #: Callers cleared below this read masked output; at or above, the stored text.
+    unmasked_clearance: Clearance = SecurityLevel.CONFIDENTIAL
+    rules: list[MaskingRule] = Field(default_factory=lambda: list(get_args(MaskingRule)))
+    custom: list[CustomMaskingRule] = Field(default_factory=list)
+
+
 class AuditSettings(BaseModel):
     enabled: bool = True
     #: Unset: <data_dir>/audit.
@@ -188,3 +222,6 @@ class AuditSettings(BaseModel):
     rotate_bytes: int = Field(64 * 1024 * 1024, ge=4096)
     #: Rotated files kept (oldest removed first); 0 keeps every file.
     keep_files: int = Field(20, ge=0)
+    #: Also one line per successful read (Recall, GetMemory, BuildSnapshot, DefaultRead,
+    #: Export) with the ids it returned, never content (security/read_trail.py).
+    read_trail: bool = False

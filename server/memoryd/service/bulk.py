@@ -19,7 +19,9 @@ from memoryd.config import DedupSettings, LimitsSettings, MaintenanceSettings
 from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, PageCursor, Partition, utcnow
 from memoryd.domain.records import Record, RecordKind
 from memoryd.embedding.base import Embedder
+from memoryd.security.masking import Masker
 from memoryd.service.keyed import KeyedMemoryService
+from memoryd.service.llm import ChatClient
 from memoryd.service.sessions import SessionService
 from memoryd.service.working import WorkingMemoryService
 from memoryd.service.write_batcher import WriteBatcher
@@ -38,6 +40,7 @@ DATA_KINDS = (
     RecordKind.WORKING,
     RecordKind.PROFILE,
     RecordKind.SESSION,
+    RecordKind.SESSION_MESSAGE,
     RecordKind.STATE,
 )
 
@@ -58,6 +61,10 @@ class LifecycleDeps:
     keyed: KeyedMemoryService | None = None
     working: WorkingMemoryService | None = None
     sessions: SessionService | None = None
+    #: The optional chat endpoint (consolidation summaries).
+    llm: ChatClient | None = None
+    #: Masks exports for low-clearance callers (security/masking.py).
+    masker: Masker | None = None
     clock: Callable[[], datetime] = utcnow
 
     @property

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import datetime
 
 from memoryd.config import LimitsSettings, SnapshotSettings
@@ -25,6 +26,7 @@ from memoryd.domain.keyed import KeyEntry, KeyListQuery
 from memoryd.domain.models import utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.snapshot import DefaultReadLine, DefaultReadRequest, DefaultReadResult
+from memoryd.security.masking import Masker
 from memoryd.service import validation as check
 from memoryd.service.keyed import KeyedMemoryService
 from memoryd.service.keyed_docs import mirror_fields
@@ -54,8 +56,10 @@ class DefaultReadService:
         counter: TokenCounter,
         settings: SnapshotSettings,
         limits: LimitsSettings,
+        masker: Masker | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
+        self._masker = masker
         self._keyed = keyed
         self._counter = counter
         self._settings = settings
@@ -91,6 +95,9 @@ class DefaultReadService:
         ranked = rank_lines(
             entries, now, req.tags, self._limits, self._settings.default_read_summary_chars
         )
+        mask = self._masker.for_scope(scope) if self._masker is not None else None
+        if mask is not None:  # before the budget: it counts what is returned
+            ranked = [replace(line, summary=mask(line.summary)) for line in ranked]
 
         lines: list[DefaultReadLine] = []
         used = 0

@@ -3,7 +3,8 @@ items, and the mapping between stored records and export items both ways.
 
 The stream is a header, then per agent: its memories (oldest first, with vectors when
 asked), its key history (every write, each flagged when it is the key's current
-slot), working memory, profile, sessions and saved states. Together they hold every
+slot), working memory, profile, sessions (each header followed by its summarised messages)
+and saved states. Together they hold every
 field of every record, so importing them into an empty store reproduces the
 partition exactly (the COUNTER bookkeeping records are recomputed: the key counter
 from the highest key version; when maintenance last ran is not exported). Only what
@@ -12,6 +13,7 @@ the caller may see is exported: memories and keys above its clearance are left o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any
@@ -22,6 +24,7 @@ from memoryd.domain.lifecycle import (
     ExportedMemory,
     ExportedProfile,
     ExportedSession,
+    ExportedSessionMessage,
     ExportedState,
     ExportedWorkingMemory,
     ExportHeader,
@@ -30,11 +33,21 @@ from memoryd.domain.lifecycle import (
 )
 from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.records import Record, RecordKind
+from memoryd.security.masking import Mask, mask_json
 from memoryd.service import bulk
 from memoryd.service.bulk import LifecycleDeps
 from memoryd.service.keyed_docs import entry_from
 from memoryd.service.profile import profile_etag
-from memoryd.service.session_record import CLOSED, OPEN, SessionState
+from memoryd.service.session_record import (
+    CLOSED,
+    OPEN,
+    SessionState,
+    generation_of,
+    message_doc,
+    message_from_doc,
+    message_key,
+    message_prefix,
+)
 from memoryd.service.state import component_from, state_record
 
 # ---------------------------------------------------------------- record <-> item
@@ -86,6 +99,8 @@ def profile_record(profile: AgentProfile) -> Record:
 
 
 def session_from_record(agent_id: str, record: Record) -> ExportedSession:
+    """The header of a session; its folded messages are exported apart
+    (:func:`session_message_item`)."""
     s = SessionState.from_record(record)
     return ExportedSession(
         agent_id=agent_id,
@@ -102,10 +117,15 @@ def session_from_record(agent_id: str, record: Record) -> ExportedSession:
         summarizer=s.summarizer,
         summary_degraded=list(s.summary_degraded),
         message_count=s.message_count,
+        summarized_through_seq=s.summarized_through_seq,
+        stored_messages=s.stored_messages,
+        compression=s.compression,
     )
 
 
 def session_record(item: ExportedSession) -> Record:
+    legacy = item.summarized_through_seq is None
+    first_tail = item.messages[0].seq - 1 if item.messages else item.message_count
     state = SessionState(
         id=item.session_id,
         created_at=item.created_at,
@@ -117,11 +137,36 @@ def session_record(item: ExportedSession) -> Record:
         summary_degraded=list(item.summary_degraded),
         messages=list(item.messages),
         message_count=item.message_count,
+        summarized_through_seq=first_tail if legacy else item.summarized_through_seq or 0,
+        stored_messages=len(item.messages) if legacy else item.stored_messages or 0,
+        compression=item.compression,
         # record() writes version + 1 and, untouched, keeps expires_at.
         version=item.version - 1,
         expires_at=item.expires_at,
     )
     return state.record(item.updated_at, touch=False)
+
+
+def session_message_item(
+    agent_id: str, session: SessionState, record: Record
+) -> ExportedSessionMessage:
+    return ExportedSessionMessage(
+        agent_id=agent_id,
+        session_id=session.id,
+        session_created_at=session.created_at,
+        message=message_from_doc(record.doc),
+    )
+
+
+def session_message_record(item: ExportedSessionMessage) -> Record:
+    message = item.message
+    return Record(
+        kind=RecordKind.SESSION_MESSAGE,
+        key=message_key(item.session_id, generation_of(item.session_created_at), message.seq),
+        doc=message_doc(message),
+        version=1,
+        updated_at=message.created_at,
+    )
 
 
 def state_item(agent_id: str, record: Record) -> ExportedState:
@@ -154,11 +199,14 @@ class Exporter:
         clearance: SecurityLevel,
         *,
         include_vectors: bool,
+        mask: Mask | None = None,
     ) -> AsyncIterator[ExportItem | Progress]:
+        """The header, then every item; ``mask`` (a low-clearance, non-admin caller)
+        masks the text of memories, keys, working memory, profiles and sessions."""
         yield header
         for partition in partitions:
             async for item in self._partition(partition, clearance, include_vectors):
-                yield item
+                yield item if mask is None else masked_item(item, mask)
 
     async def _partition(
         self, partition: Partition, clearance: SecurityLevel, include_vectors: bool
@@ -208,13 +256,47 @@ class Exporter:
         async for records in self._records(partition, RecordKind.SESSION):
             for record in records:
                 yield session_from_record(agent, record)
+                session = SessionState.from_record(record)
+                prefix = message_prefix(session.id, session.generation)
+                async for messages in self._records(partition, RecordKind.SESSION_MESSAGE, prefix):
+                    for message in messages:
+                        yield session_message_item(agent, session, message)
         async for records in self._records(partition, RecordKind.STATE):
             for record in records:
                 yield state_item(agent, record)
         yield Progress("records", 0, 0, agent)
 
-    def _records(self, partition: Partition, kind: RecordKind) -> AsyncIterator[list[Record]]:
-        return bulk.scan_records(self._deps.records, partition, kind, self._deps.batch)
+    def _records(
+        self, partition: Partition, kind: RecordKind, prefix: str = ""
+    ) -> AsyncIterator[list[Record]]:
+        return bulk.scan_records(self._deps.records, partition, kind, self._deps.batch, prefix)
+
+
+def masked_item(item: ExportItem | Progress, mask: Mask) -> ExportItem | Progress:
+    """``item`` with its text masked (security/masking.py)."""
+    if isinstance(item, ExportedMemory):
+        copy = item.memory.copy()
+        copy.content = mask(copy.content)
+        return ExportedMemory(copy)
+    if isinstance(item, ExportedKeyEvent):
+        entry = dataclasses.replace(item.entry, content=mask_json(item.entry.content, mask))
+        return dataclasses.replace(item, entry=entry)
+    if isinstance(item, ExportedWorkingMemory):
+        working = dataclasses.replace(item.working, content=mask_json(item.working.content, mask))
+        return dataclasses.replace(item, working=working)
+    if isinstance(item, ExportedProfile):
+        profile = dataclasses.replace(item.profile, content=mask(item.profile.content))
+        return dataclasses.replace(item, profile=profile)
+    if isinstance(item, ExportedSession):
+        return dataclasses.replace(
+            item,
+            summary=mask(item.summary),
+            messages=[dataclasses.replace(m, content=mask(m.content)) for m in item.messages],
+        )
+    if isinstance(item, ExportedSessionMessage):
+        message = dataclasses.replace(item.message, content=mask(item.message.content))
+        return dataclasses.replace(item, message=message)
+    return item
 
 
 def describe(item: Any) -> str:

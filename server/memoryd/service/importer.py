@@ -37,6 +37,7 @@ from memoryd.domain.lifecycle import (
     ExportedMemory,
     ExportedProfile,
     ExportedSession,
+    ExportedSessionMessage,
     ExportedState,
     ExportedWorkingMemory,
     ExportItem,
@@ -51,6 +52,7 @@ from memoryd.service import validation as check
 from memoryd.service.bulk import LifecycleDeps
 from memoryd.service.export_import import (
     profile_record,
+    session_message_record,
     session_record,
     state_item_record,
     working_record,
@@ -277,6 +279,16 @@ class Importer:
             self._check_version(v, item.version)
             v.raise_if_any()
             return session_record(item)
+        if isinstance(item, ExportedSessionMessage):
+            v = Violations("session_message.")
+            self._check_session_id(v, item.session_id)
+            message = item.message
+            if message.seq < 1:
+                v.add("message.seq", "must be at least 1")
+            if len(message.content.encode()) > lim.sessions.max_message_bytes:
+                v.add("message.content", f"longer than {lim.sessions.max_message_bytes} bytes")
+            v.raise_if_any()
+            return session_message_record(item)
         if isinstance(item, ExportedState):
             v = Violations("state.")
             self._check_session_id(v, item.session_id)

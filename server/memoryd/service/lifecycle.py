@@ -20,6 +20,8 @@ from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.lifecycle import (
     CompactOptions,
     CompactResult,
+    ConsolidateOptions,
+    ConsolidateResult,
     ExportHeader,
     ExportItem,
     MaintenanceOptions,
@@ -35,10 +37,13 @@ from memoryd.domain.limits import next_version
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.principal import CallScope, Role
 from memoryd.domain.records import RecordKind
+from memoryd.domain.relations import restored
 from memoryd.service import bulk
 from memoryd.service import validation as check
 from memoryd.service.bulk import DATA_KINDS, EVERYTHING, LifecycleDeps
 from memoryd.service.compaction import Compactor
+from memoryd.service.consolidation import Consolidator
+from memoryd.service.consolidation import undo as undo_consolidation
 from memoryd.service.export_import import Exporter
 from memoryd.service.importer import Importer, ImportLimits
 from memoryd.service.keyed_docs import entry_from
@@ -59,7 +64,8 @@ class LifecycleService:
         self._deps = deps
         self._import_limits = import_limits
         self.compactor = Compactor(deps)
-        self.maintainer = Maintainer(deps, self.compactor)
+        self.consolidator = Consolidator(deps)
+        self.maintainer = Maintainer(deps, self.compactor, self.consolidator)
         self.exporter = Exporter(deps)
         self.reembedder = Reembedder(deps)
 
@@ -133,6 +139,13 @@ class LifecycleService:
     async def restore(self, scope: CallScope, selector: MemorySelector) -> int:
         return await self._set_archived(scope, selector, archived=False)
 
+    async def undo_consolidation(
+        self, scope: CallScope, selector: MemorySelector
+    ) -> tuple[int, int]:
+        """Undo the consolidated memories the selector names: (undone, originals back)."""
+        ids = await self._select(scope, selector)
+        return await undo_consolidation(self._deps, scope.partition, scope.clearance, ids)
+
     async def _set_archived(
         self, scope: CallScope, selector: MemorySelector, *, archived: bool
     ) -> int:
@@ -142,8 +155,14 @@ class LifecycleService:
         def flip(m: Memory) -> Memory | None:
             if m.archived == archived or m.security_level > scope.clearance:
                 return None
+            # A memory restored is current again: it is no longer superseded.
+            metadata = m.metadata if archived else restored(m.metadata)
             return dataclasses.replace(
-                m, archived=archived, version=next_version(m.version), updated_at=now
+                m,
+                archived=archived,
+                metadata=metadata,
+                version=next_version(m.version),
+                updated_at=now,
             )
 
         return await bulk.rewrite(self._deps, scope.partition, ids, flip)
@@ -278,6 +297,18 @@ class LifecycleService:
         v.raise_if_any()
         return self.compactor.compact(scope.partition, scope.clearance, options)
 
+    def consolidate(
+        self, scope: CallScope, options: ConsolidateOptions
+    ) -> AsyncIterator[Progress | ConsolidateResult]:
+        v = Violations()
+        if options.min_age_days is not None and not 0 <= options.min_age_days <= MAX_DAYS:
+            v.add("min_age_days", f"must be between 0 and {MAX_DAYS}")
+        if options.min_group_size is not None and options.min_group_size < 2:
+            v.add("min_group_size", "must be at least 2")
+        check.check_tags(v, options.tags, self._deps.limits)
+        v.raise_if_any()
+        return self.consolidator.run(scope.partition, scope.clearance, options)
+
     def run_maintenance(
         self, scope: CallScope, options: MaintenanceOptions
     ) -> AsyncIterator[Progress | MaintenanceResult]:
@@ -317,8 +348,10 @@ class LifecycleService:
             embedding_model=embedder.model_id,
             embedding_dimension=embedder.dimension,
         )
+        masker = self._deps.masker
+        mask = masker.for_scope(scope, export=True) if masker is not None else None
         return self.exporter.export(
-            header, partitions, scope.clearance, include_vectors=include_vectors
+            header, partitions, scope.clearance, include_vectors=include_vectors, mask=mask
         )
 
     def importer(self) -> Importer:

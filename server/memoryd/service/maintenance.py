@@ -9,6 +9,9 @@ One run over a partition:
    archived. Score = 0.5 importance + 0.3 recency (half-life 30 days since the last
    access or update) + 0.2 use (log-scaled access count, 1 from 50 accesses); ties
    go oldest first;
+3b. consolidate (``consolidation.enabled``, or the request's ``consolidate``): groups of
+   related older memories condensed into one each, the originals archived
+   (consolidation.py);
 4. compact (compaction.py) when needed: this run changed something, a key slot is a
    tombstone, or a tag group is above the merge threshold;
 5. record the finish time (a COUNTER record "maintenance": GetStats reports it).
@@ -34,6 +37,8 @@ from memoryd.aio import cancel_and_wait
 from memoryd.domain.lifecycle import (
     CompactOptions,
     CompactResult,
+    ConsolidateOptions,
+    ConsolidateResult,
     MaintenanceOptions,
     MaintenanceResult,
     Progress,
@@ -45,6 +50,7 @@ from memoryd.domain.snapshot import PINNED_TAG
 from memoryd.service import bulk
 from memoryd.service.bulk import LifecycleDeps
 from memoryd.service.compaction import Compactor
+from memoryd.service.consolidation import Consolidator
 from memoryd.service.keyed_docs import entry_from
 
 log = structlog.get_logger(__name__)
@@ -72,9 +78,12 @@ async def last_maintenance(deps: LifecycleDeps, partition: Partition) -> datetim
 
 
 class Maintainer:
-    def __init__(self, deps: LifecycleDeps, compactor: Compactor) -> None:
+    def __init__(
+        self, deps: LifecycleDeps, compactor: Compactor, consolidator: Consolidator
+    ) -> None:
         self._deps = deps
         self._compactor = compactor
+        self._consolidator = consolidator
 
     async def run(
         self, partition: Partition, ceiling: SecurityLevel, options: MaintenanceOptions
@@ -107,8 +116,17 @@ class Maintainer:
             yield Progress("capacity", message=f"keeping at most {max_entries} live memories")
             archived = await self._archive_excess(partition, ceiling, max_entries, now)
 
+        consolidation = ConsolidateResult(groups=0, consolidated=0, dry_run=False)
+        if s.consolidation.enabled if options.consolidate is None else options.consolidate:
+            steps = self._consolidator.run(partition, ceiling, ConsolidateOptions())
+            async for step in steps:
+                if isinstance(step, ConsolidateResult):
+                    consolidation = step
+                else:
+                    yield step
+
         compacted = False
-        changed = expired + deleted + archived
+        changed = expired + deleted + archived + consolidation.consolidated
         if changed or await self._needs_compaction(partition, ceiling, now):
             async for event in self._compactor.compact(partition, ceiling, CompactOptions()):
                 if isinstance(event, CompactResult):
@@ -124,6 +142,8 @@ class Maintainer:
             expired=expired,
             compacted=compacted,
             finished_at=finished,
+            consolidated=consolidation.consolidated,
+            degraded=consolidation.degraded,
         )
 
     async def _archive_excess(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -31,6 +32,7 @@ from memoryd.domain.models import (
     utcnow,
 )
 from memoryd.domain.principal import CallScope
+from memoryd.domain.relations import reserved
 from memoryd.domain.requests import (
     ListQuery,
     MemoryDraft,
@@ -43,10 +45,13 @@ from memoryd.domain.requests import (
 )
 from memoryd.embedding.base import Embedder
 from memoryd.resilience.embedder import embed_in_space, searchable
+from memoryd.security.masking import Masker
 from memoryd.service import validation as check
 from memoryd.service.access_stats import AccessStatsBuffer
+from memoryd.service.contradiction import ContradictionResolver
 from memoryd.service.dedup import Deduplicator
 from memoryd.service.hybrid import hybrid_candidates
+from memoryd.service.ordering import ORDER_KEYS, cursor_for, ranked_page
 from memoryd.service.pagination import PageTokenCodec, fingerprint
 from memoryd.service.quotas import Quotas
 from memoryd.service.scoring import Scorer
@@ -74,7 +79,10 @@ class MemoryService:
         recall: RecallSettings,
         quotas: Quotas | None = None,
         dedup: DedupSettings | None = None,
+        contradictions: ContradictionResolver | None = None,
+        masker: Masker | None = None,
     ) -> None:
+        self._masker = masker
         self._store = store
         self._embedder = embedder
         self._writer = writer
@@ -84,6 +92,7 @@ class MemoryService:
         self._recall = recall
         self._quotas = quotas
         self._dedup = Deduplicator(store, dedup or DedupSettings())
+        self._contradictions = contradictions
 
     # ------------------------------------------------------------------ writes
 
@@ -128,11 +137,24 @@ class MemoryService:
             for draft, vector, space in zip(drafts, vectors, spaces, strict=True)
         ]
         if not (dedup and self._dedup.enabled):
-            await self._write(scope, memories, len(memories))
+            related = await self._related(scope, memories, now)
+            await self._write(scope, [*memories, *related], len(memories))
             return [RememberOutcome(memory=m) for m in memories]
         async with self._dedup.plan(scope, memories, now) as plan:
-            await self._write(scope, plan.writes, plan.new_count)
+            fresh = {m.id for m in memories}
+            new = [m for m in plan.writes if m.id in fresh]
+            related = await self._related(scope, new, now)
+            await self._write(scope, [*plan.writes, *related], plan.new_count)
         return [RememberOutcome(m, deduplicated=dup) for m, dup in plan.outcomes()]
+
+    async def _related(
+        self, scope: CallScope, new: Sequence[Memory], now: datetime
+    ) -> list[Memory]:
+        """Older memories the new ones supersede, contradict, support or refine
+        (service/contradiction.py), to be written with them."""
+        if self._contradictions is None or not self._contradictions.enabled or not new:
+            return []
+        return await self._contradictions.resolve(scope, new, now)
 
     async def _write(self, scope: CallScope, memories: Sequence[Memory], adding: int) -> None:
         """Commit ``memories``, ``adding`` of which are new (the rest update old ones)."""
@@ -180,6 +202,9 @@ class MemoryService:
             )
 
         changes = {name: values[name] for name in patch.fields}
+        if "metadata" in changes:
+            # Relations and links are the daemon's; new metadata does not erase them.
+            changes["metadata"] = {**reserved(current.metadata), **changes["metadata"]}
         if "tags" in changes:
             changes["tags"] = _normalise_tags(changes["tags"])
         updated = dataclasses.replace(
@@ -220,7 +245,20 @@ class MemoryService:
     async def get(self, scope: CallScope, memory_id: str) -> Memory:
         memory = await self._get_visible(scope, memory_id)
         self._access.record(scope.partition, [memory.id], utcnow())
-        return memory
+        return self._masked(scope, [memory])[0]
+
+    def _masked(self, scope: CallScope, memories: list[Memory]) -> list[Memory]:
+        """Copies with personal data masked, for a caller below the unmasked clearance
+        (security/masking.py); the memories themselves are left as stored."""
+        mask = self._masker.for_scope(scope) if self._masker is not None else None
+        if mask is None:
+            return memories
+        out = []
+        for memory in memories:
+            copy = memory.copy()
+            copy.content = mask(memory.content)
+            out.append(copy)
+        return out
 
     async def recall(self, scope: CallScope, query: RecallQuery) -> RecallOutcome:
         v = Violations()
@@ -234,6 +272,10 @@ class MemoryService:
         check.check_namespace(v, query.filter.namespace, self._limits)
         if query.scoring.half_life_hours is not None and not query.scoring.half_life_hours > 0:
             v.add("scoring.half_life_hours", "must be positive")
+        for name in ("similarity_weight", "recency_weight", "importance_weight"):
+            weight = getattr(query.scoring, name)
+            if weight is not None and not (weight >= 0 and math.isfinite(weight)):
+                v.add(f"scoring.{name}", "must be a finite number, not negative")
         v.raise_if_any()
 
         limit = query.limit or self._recall.default_limit
@@ -299,6 +341,8 @@ class MemoryService:
         scored.sort(key=lambda s: s.score, reverse=True)
         results = scored[:limit]
         self._access.record(scope.partition, (s.memory.id for s in results), now)
+        masked = self._masked(scope, [s.memory for s in results])
+        results = [dataclasses.replace(s, memory=m) for s, m in zip(results, masked, strict=True)]
         return RecallOutcome(results=results, embedding_model=space)
 
     async def list_memories(self, scope: CallScope, query: ListQuery) -> MemoryPage:
@@ -315,15 +359,25 @@ class MemoryService:
         )
         # not_expired_at is evaluated per page so a long listing sees a consistent "now".
         flt = dataclasses.replace(flt, not_expired_at=utcnow())
-        rows = await self._store.list(
-            scope.partition, flt, order=query.order, after=cursor, limit=page_size + 1
-        )
+        if query.order in ORDER_KEYS:
+            rows = await ranked_page(
+                self._store, scope.partition, flt, query.order, cursor, page_size + 1
+            )
+        else:
+            rows = await self._store.list(
+                scope.partition, flt, order=query.order, after=cursor, limit=page_size + 1
+            )
         page, more = rows[:page_size], len(rows) > page_size
         token = ""
         if more:
             last = page[-1]
-            token = self._page_tokens.encode(PageCursor(last.created_at, last.id), query_print)
-        return MemoryPage(memories=page, next_page_token=token)
+            position = (
+                cursor_for(query.order, last)
+                if query.order in ORDER_KEYS
+                else PageCursor(last.created_at, last.id)
+            )
+            token = self._page_tokens.encode(position, query_print)
+        return MemoryPage(memories=self._masked(scope, page), next_page_token=token)
 
     # ------------------------------------------------------------------ helpers
 

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from memoryd.config import RecallSettings
 from memoryd.domain.models import Memory
-from memoryd.domain.requests import ScoreComponents, Scoring, ScoringPreset
+from memoryd.domain.requests import RecencyBasis, ScoreComponents, Scoring, ScoringPreset
 
 _LN2 = math.log(2.0)
 
@@ -22,6 +22,7 @@ class Scorer:
     similarity_weight: float
     recency_weight: float
     importance_weight: float
+    recency_basis: RecencyBasis = RecencyBasis.UPDATED
 
     @classmethod
     def resolve(cls, scoring: Scoring, defaults: RecallSettings) -> Scorer:
@@ -34,6 +35,7 @@ class Scorer:
             similarity_weight=pick(scoring.similarity_weight, defaults.similarity_weight),
             recency_weight=pick(scoring.recency_weight, defaults.recency_weight),
             importance_weight=pick(scoring.importance_weight, defaults.importance_weight),
+            recency_basis=scoring.recency_basis or RecencyBasis(defaults.recency_basis),
         )
 
     @property
@@ -42,7 +44,10 @@ class Scorer:
         return self.preset is not ScoringPreset.SIMILARITY
 
     def recency(self, memory: Memory, now: datetime) -> float:
-        age_hours = max(0.0, (now - memory.updated_at).total_seconds() / 3600.0)
+        last = memory.updated_at
+        if self.recency_basis is RecencyBasis.LAST_ACCESS and memory.accessed_at is not None:
+            last = max(last, memory.accessed_at)
+        age_hours = max(0.0, (now - last).total_seconds() / 3600.0)
         return math.exp(-_LN2 * age_hours / self.half_life_hours)
 
     def score(

@@ -1,7 +1,16 @@
-"""The SESSION record of a session: its JSON document and back.
+"""The records of a session: its SESSION header and its SESSION_MESSAGE records.
 
-One record per session (see memoryd.service.sessions for the size bound). Timestamps
-are ISO 8601 strings; enums their values.
+The header holds the fixed zone, the summary, the per-session compression settings
+and the turns not yet summarised (the "tail", bounded by the compression threshold).
+When turns are folded into the summary they move out of the header into one
+SESSION_MESSAGE record each, written in the same store write as the header: nothing
+is deleted by compression, and an append rewrites only the small header.
+
+A message record's key is ``<session id>\\x00<generation>\\x00<seq:012d>``; the
+generation is derived from the session's creation time, so a session created again
+under the same id after expiring never sees the old one's messages (those are
+deleted with their header by maintenance). Message records carry no expiry of their
+own: the header's decides. Timestamps are ISO 8601 strings; enums their values.
 """
 
 from __future__ import annotations
@@ -10,17 +19,53 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from memoryd.domain.agent_state import FixedZoneEntry, FixedZoneKind, MessageRole, SessionMessage
+from memoryd.domain.agent_state import (
+    SESSION_COMPRESSION_FIELDS,
+    FixedZoneEntry,
+    FixedZoneKind,
+    MessageRole,
+    SessionCompression,
+    SessionMessage,
+    ToolCall,
+)
 from memoryd.domain.limits import next_version
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.requests import Degradation
 
 OPEN, CLOSED = "open", "closed"
+#: Separates session id, generation and seq in a message record key (session ids
+#: have no control characters, so the key is unambiguous).
+KEY_SEPARATOR = "\x00"
+_SEQ_DIGITS = 12
+
+
+def generation_of(created_at: datetime) -> str:
+    """The generation of a session created at ``created_at`` (microseconds, hex)."""
+    return format(int(created_at.timestamp() * 1_000_000), "x")
+
+
+def message_prefix(session_id: str, generation: str) -> str:
+    """The key prefix of every message record of one session generation."""
+    return f"{session_id}{KEY_SEPARATOR}{generation}{KEY_SEPARATOR}"
+
+
+def message_key(session_id: str, generation: str, seq: int) -> str:
+    return f"{message_prefix(session_id, generation)}{seq:0{_SEQ_DIGITS}d}"
+
+
+def seq_of_key(key: str) -> int:
+    return int(key.rsplit(KEY_SEPARATOR, 1)[1])
+
+
+def session_of_key(key: str) -> tuple[str, str]:
+    """(session id, generation) of a message record key."""
+    session_id, generation, _ = key.split(KEY_SEPARATOR)
+    return session_id, generation
 
 
 @dataclass(slots=True)
 class SessionState:
-    """A session as held in memory between loading and storing its record."""
+    """A session's header as held in memory between loading and storing it."""
 
     id: str
     created_at: datetime
@@ -30,13 +75,29 @@ class SessionState:
     summary: str = ""
     summarizer: str = ""
     summary_degraded: list[Degradation] = field(default_factory=list)
+    #: The turns after summarized_through_seq, kept verbatim in the header.
     messages: list[SessionMessage] = field(default_factory=list)
+    #: The seq of the last message appended (seqs are never reused).
     message_count: int = 0
+    #: The summary covers every stored message up to this seq.
+    summarized_through_seq: int = 0
+    #: Messages stored: the folded ones (message records) plus the tail.
+    stored_messages: int = 0
+    compression: SessionCompression = field(default_factory=SessionCompression)
     version: int = 0
     expires_at: datetime | None = None
 
+    @property
+    def generation(self) -> str:
+        return generation_of(self.created_at)
+
+    @property
+    def folded_messages(self) -> int:
+        """Stored messages that live in message records (summarised ones)."""
+        return self.stored_messages - len(self.messages)
+
     def record(self, now: datetime, *, touch: bool = True) -> Record:
-        """The record to store; ``touch`` restarts the TTL from ``now``."""
+        """The header record to store; ``touch`` restarts the TTL from ``now``."""
         doc: dict[str, Any] = {
             "status": self.status,
             "created_at": self.created_at.isoformat(),
@@ -50,8 +111,15 @@ class SessionState:
             "summary_degraded": [
                 {"component": d.component, "reason": d.reason} for d in self.summary_degraded
             ],
-            "messages": [_message_doc(m) for m in self.messages],
+            "messages": [message_doc(m) for m in self.messages],
             "message_count": self.message_count,
+            "summarized_through_seq": self.summarized_through_seq,
+            "stored_messages": self.stored_messages,
+            "compression": {
+                name: getattr(self.compression, name)
+                for name in SESSION_COMPRESSION_FIELDS
+                if getattr(self.compression, name) is not None
+            },
         }
         expires_at = now + timedelta(seconds=self.ttl_s) if touch else self.expires_at
         return Record(
@@ -63,9 +131,29 @@ class SessionState:
             expires_at=expires_at,
         )
 
+    def message_record(self, message: SessionMessage) -> Record:
+        """The SESSION_MESSAGE record of a folded message."""
+        return Record(
+            kind=RecordKind.SESSION_MESSAGE,
+            key=message_key(self.id, self.generation, message.seq),
+            doc=message_doc(message),
+            version=1,
+            updated_at=message.created_at,
+        )
+
     @classmethod
     def from_record(cls, record: Record) -> SessionState:
         doc = record.doc
+        messages = [message_from_doc(m) for m in doc.get("messages", [])]
+        message_count = int(doc.get("message_count", 0))
+        if "summarized_through_seq" in doc:
+            through = int(doc["summarized_through_seq"])
+            stored = int(doc.get("stored_messages", len(messages)))
+        else:
+            # A header written before messages were kept: its folded turns are gone.
+            through = messages[0].seq - 1 if messages else message_count
+            stored = len(messages)
+        overrides = doc.get("compression") or {}
         return cls(
             id=record.key,
             created_at=datetime.fromisoformat(doc["created_at"]),
@@ -82,15 +170,20 @@ class SessionState:
             summary_degraded=[
                 Degradation(d["component"], d["reason"]) for d in doc.get("summary_degraded", [])
             ],
-            messages=[_message_from_doc(m) for m in doc.get("messages", [])],
-            message_count=int(doc.get("message_count", 0)),
+            messages=messages,
+            message_count=message_count,
+            summarized_through_seq=through,
+            stored_messages=stored,
+            compression=SessionCompression(
+                **{k: overrides[k] for k in SESSION_COMPRESSION_FIELDS if k in overrides}
+            ),
             version=record.version,
             expires_at=record.expires_at,
         )
 
 
-def _message_doc(m: SessionMessage) -> dict[str, Any]:
-    return {
+def message_doc(m: SessionMessage) -> dict[str, Any]:
+    doc: dict[str, Any] = {
         "role": m.role.value,
         "content": m.content,
         "name": m.name,
@@ -98,9 +191,14 @@ def _message_doc(m: SessionMessage) -> dict[str, Any]:
         "created_at": m.created_at.isoformat(),
         "seq": m.seq,
     }
+    if m.tool_calls:
+        doc["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls
+        ]
+    return doc
 
 
-def _message_from_doc(d: dict[str, Any]) -> SessionMessage:
+def message_from_doc(d: dict[str, Any]) -> SessionMessage:
     return SessionMessage(
         role=MessageRole(d["role"]),
         content=d["content"],
@@ -108,4 +206,8 @@ def _message_from_doc(d: dict[str, Any]) -> SessionMessage:
         created_at=datetime.fromisoformat(d["created_at"]),
         name=d.get("name", ""),
         tool_call_id=d.get("tool_call_id", ""),
+        tool_calls=tuple(
+            ToolCall(str(c.get("id", "")), str(c.get("name", "")), c.get("arguments"))
+            for c in d.get("tool_calls", [])
+        ),
     )

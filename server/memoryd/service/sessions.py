@@ -1,15 +1,20 @@
 """Sessions (short-term memory): the message log of a run, its fixed zone and summary.
 
-A session is one SESSION record: the fixed zone (trigger, focus, instructions; never
-compressed), the summary of older turns and the turns still kept verbatim. When the
-verbatim turns reach ``compress_threshold_messages`` or ``compress_token_ratio`` of
+A session keeps every message appended to it until it expires: compression builds
+the summary view, it never deletes the record. The header (fixed zone, summary,
+turns not yet summarised) and the folded turns are stored as described in
+memoryd.service.session_record. When the turns not yet summarised reach
+``compress_threshold_messages`` or ``compress_token_ratio`` of
 ``context_budget_tokens``, all but the last ``keep_recent_messages`` are folded into
-the summary (so a record holds fewer than ``compress_threshold_messages`` turns plus at
-most ``max_fixed_zone_entries`` entries; with the default limits well under 2 MiB).
+the summary; those settings are the daemon's ``sessions.*`` unless the session set
+its own (AppendMessages ``compression``).
 
 Appending to an unknown session, or injecting into one, creates it. A session expires
-``ttl`` after its last append or injection and then reads as absent. EndSession closes
-it (later appends and injections are FAILED_PRECONDITION; the window stays readable).
+``ttl`` after its last append or injection and then reads as absent. EndSession
+closes it (later appends and injections are FAILED_PRECONDITION; the window and the
+messages stay readable). GetSessionMessages pages through every stored message by
+seq; DeleteMessages removes messages by seq (rebuilding the summary when it covered
+one); ClearSession removes every message and the summary.
 
 Window token counts: each fixed-zone entry is counted as ``kind: content``, the summary
 as its text and each message as ``role(name): content`` (see :func:`message_line`);
@@ -18,51 +23,45 @@ as its text and each message as ``role(name): content`` (see :func:`message_line
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from memoryd.config import LimitsSettings, SessionSettings
 from memoryd.domain.agent_state import (
     AppendOutcome,
+    DeleteMessagesOutcome,
     EndSessionOutcome,
     FixedZoneEntry,
     FixedZoneKind,
     MessageDraft,
-    MessageRole,
+    SessionCompression,
     SessionMessage,
+    SessionMessagesPage,
+    SessionMessagesQuery,
     SessionWindow,
 )
 from memoryd.domain.errors import FailedPrecondition, NotFound, ResourceExhausted
-from memoryd.domain.limits import MAX_TTL
-from memoryd.domain.models import (
-    MemoryType,
-    Partition,
-    Provenance,
-    ProvenanceKind,
-    SecurityLevel,
-    utcnow,
-)
+from memoryd.domain.models import PageCursor, Partition, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import RecordKind
-from memoryd.domain.requests import Degradation, MemoryDraft
-from memoryd.service.llm import LLM_COMPONENT, LLMError
+from memoryd.domain.requests import Degradation
+from memoryd.service import session_history as history
 from memoryd.service.memory import MemoryService
+from memoryd.service.pagination import PageTokenCodec, fingerprint
 from memoryd.service.quotas import Quotas
 from memoryd.service.scope_locks import KeyedLocks
+from memoryd.service.session_checks import MAX_TOKEN_BUDGET, SessionChecks
+from memoryd.service.session_extract import extraction_drafts
 from memoryd.service.session_record import CLOSED, OPEN, SessionState
-from memoryd.service.summarize import ExtractedMemory, Summarizer, message_line
+from memoryd.service.summarize import Summarizer, SummaryResult, message_line
 from memoryd.service.tokens import TokenCounter, truncate_to_tokens
-from memoryd.service.validation import Violations
-from memoryd.service.working import check_identifier, purge_expired_records
+from memoryd.service.validation import Violations, check_limit
 from memoryd.storage.records import RecordStore
 
 #: Component of degradations caused by the token budget (truncation), not a dependency.
 BUDGET_COMPONENT = "token_budget"
-#: Largest token_budget a window request may ask for.
-MAX_TOKEN_BUDGET = 10_000_000
-SESSION_SOURCE_NAME = "session"
-SESSION_TAG = "session"
+DEFAULT_MESSAGES_PAGE = 100
 
 
 def fixed_line(entry: FixedZoneEntry) -> str:
@@ -72,6 +71,16 @@ def fixed_line(entry: FixedZoneEntry) -> str:
 
 def _fixed_renderer(kind: FixedZoneKind) -> Callable[[str], str]:
     return lambda content: f"{kind.value}: {content}"
+
+
+@dataclass(frozen=True, slots=True)
+class Compression:
+    """The compression settings in force for one session."""
+
+    threshold: int
+    token_ratio: float
+    budget: int
+    keep: int
 
 
 class SessionService:
@@ -84,6 +93,7 @@ class SessionService:
         counter: TokenCounter,
         settings: SessionSettings,
         limits: LimitsSettings,
+        page_tokens: PageTokenCodec,
         quotas: Quotas | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
@@ -94,12 +104,25 @@ class SessionService:
         self._counter = counter
         self._settings = settings
         self._limits = limits
+        self._page_tokens = page_tokens
         self._clock = clock
         self._locks = KeyedLocks()
+        self._check = SessionChecks(settings)
 
     @property
     def token_counter(self) -> TokenCounter:
         return self._counter
+
+    def compression(self, session: SessionState) -> Compression:
+        s, o = self._settings, session.compression
+        return Compression(
+            threshold=o.compress_threshold_messages or s.compress_threshold_messages,
+            token_ratio=o.compress_token_ratio or s.compress_token_ratio,
+            budget=o.context_budget_tokens or s.context_budget_tokens,
+            keep=s.keep_recent_messages
+            if o.keep_recent_messages is None
+            else o.keep_recent_messages,
+        )
 
     # ------------------------------------------------------------------ writes
 
@@ -109,10 +132,11 @@ class SessionService:
         session_id: str,
         drafts: Sequence[MessageDraft],
         ttl: timedelta | None = None,
+        compression: SessionCompression | None = None,
     ) -> AppendOutcome:
         v = Violations()
-        self._check_session_id(v, session_id)
-        self._check_ttl(v, ttl)
+        self._check.session_id(v, session_id)
+        self._check.ttl(v, ttl)
         if not drafts:
             v.add("messages", "must not be empty")
         elif len(drafts) > self._limits.max_batch_size:
@@ -123,25 +147,18 @@ class SessionService:
             )
         now = self._clock()
         for i, draft in enumerate(drafts):
-            self._check_message(v, draft, f"messages[{i}].", now)
+            self._check.message(v, draft, f"messages[{i}].", now)
         v.raise_if_any()
 
         async with self._locks.hold((scope.partition, session_id)):
             now = self._clock()
             session = await self._load(scope.partition, session_id, now)
             if session is None:
-                session = self._new_session(session_id, now)
+                session = await self._new_session(scope.partition, session_id, now)
             self._require_open(session)
-            limit = self._settings.max_messages
-            if session.message_count + len(drafts) > limit:
-                raise ResourceExhausted(
-                    f"session {session_id!r} has {session.message_count} messages; appending "
-                    f"{len(drafts)} would exceed sessions.max_messages ({limit})"
-                )
-            if self._quotas is not None:  # quotas.max_session_messages, per tenant
-                self._quotas.check_session_messages(
-                    scope.partition.tenant_id, session.message_count, len(drafts)
-                )
+            if compression is not None:
+                self._set_compression(session, compression)
+            self._admit(scope.partition, session, len(drafts))
             for draft in drafts:
                 session.message_count += 1
                 assert draft.role is not None  # checked above
@@ -153,30 +170,51 @@ class SessionService:
                         created_at=draft.created_at or now,
                         name=draft.name,
                         tool_call_id=draft.tool_call_id,
+                        tool_calls=draft.tool_calls,
                     )
                 )
+            session.stored_messages += len(drafts)
             if ttl is not None:
                 session.ttl_s = ttl.total_seconds()
-            compressed, degraded = await self._compress_if_due(session)
-            await self._records.put_records(scope.partition, [session.record(self._clock())])
-        return AppendOutcome(session.message_count, compressed, degraded)
+            folded, degraded = await self._compress_if_due(session)
+            await self._store(scope.partition, session, folded, self._clock())
+        return AppendOutcome(session.message_count, bool(folded), degraded)
+
+    def _admit(self, partition: Partition, session: SessionState, adding: int) -> None:
+        """Raise ResourceExhausted when ``adding`` messages would pass a limit: the
+        daemon's ``sessions.max_messages`` or the tenant's ``quotas.max_session_messages``."""
+        limit = self._settings.max_messages
+        if session.message_count + adding > limit:
+            raise ResourceExhausted(
+                f"session {session.id!r} has {session.message_count} messages; appending "
+                f"{adding} would exceed sessions.max_messages ({limit})"
+            )
+        if self._quotas is not None:
+            self._quotas.check_session_messages(partition.tenant_id, session.message_count, adding)
+
+    def _set_compression(self, session: SessionState, overrides: SessionCompression) -> None:
+        merged = session.compression.merged(overrides)
+        v = Violations()
+        self._check.compression(v, overrides, merged)
+        v.raise_if_any()
+        session.compression = merged
 
     async def inject(
         self, scope: CallScope, session_id: str, kind: FixedZoneKind | None, content: str
     ) -> list[FixedZoneEntry]:
         """Add to the fixed zone; a trigger or focus replaces the previous one."""
         v = Violations()
-        self._check_session_id(v, session_id)
+        self._check.session_id(v, session_id)
         if kind is None:
             v.add("kind", "must be set (trigger, focus or instruction)")
-        self._check_text(v, content, "content", required=True)
+        self._check.text(v, content, "content", required=True)
         v.raise_if_any()
         assert kind is not None
         async with self._locks.hold((scope.partition, session_id)):
             now = self._clock()
             session = await self._load(scope.partition, session_id, now)
             if session is None:
-                session = self._new_session(session_id, now)
+                session = await self._new_session(scope.partition, session_id, now)
             self._require_open(session)
             zone = session.fixed_zone
             if kind is not FixedZoneKind.INSTRUCTION:
@@ -187,30 +225,41 @@ class SessionService:
                     f"(sessions.max_fixed_zone_entries)"
                 )
             session.fixed_zone = [*zone, FixedZoneEntry(kind, content, now)]
-            await self._records.put_records(scope.partition, [session.record(now)])
+            await self._store(scope.partition, session, [], now)
         return list(session.fixed_zone)
 
     async def end(self, scope: CallScope, session_id: str, *, extract: bool) -> EndSessionOutcome:
+        """Summarise what is left, close the session and (``extract``) remember what
+        it taught; every message stays stored until the session expires."""
         v = Violations()
-        self._check_session_id(v, session_id)
+        self._check.session_id(v, session_id)
         v.raise_if_any()
         async with self._locks.hold((scope.partition, session_id)):
             now = self._clock()
             session = await self._get(scope.partition, session_id, now)
             self._require_open(session)
             degraded: list[Degradation] = []
+            folded: list[SessionMessage] = []
             if session.messages:
                 result = await self._summarizer.summarize(session.summary, session.messages)
-                summary = result.text
                 degraded.extend(result.degraded)
-                session.summarizer = result.method
-                session.summary_degraded = list(result.degraded)
+                folded = self._fold(session, len(session.messages), result)
             else:
-                summary = session.summary
                 degraded.extend(session.summary_degraded)
             extracted = []
             if extract:
-                drafts, notes = await self._extraction_drafts(scope, session, summary, now)
+                messages = [
+                    m async for page in self._stored(scope.partition, session, folded) for m in page
+                ]
+                drafts, notes = await extraction_drafts(
+                    scope,
+                    session,
+                    messages,
+                    summarizer=self._summarizer,
+                    settings=self._settings,
+                    limits=self._limits,
+                    now=now,
+                )
                 degraded.extend(notes)
                 if drafts:
                     outcomes = await self._memories.remember_batch(
@@ -218,17 +267,89 @@ class SessionService:
                     )
                     extracted = [o.memory for o in outcomes]
             session.status = CLOSED
-            session.summary = summary
-            await self._records.put_records(
-                scope.partition, [session.record(self._clock(), touch=False)]
+            await self._store(scope.partition, session, folded, self._clock(), touch=False)
+        return EndSessionOutcome(session.summary, extracted, tuple(dict.fromkeys(degraded)))
+
+    async def delete_messages(
+        self, scope: CallScope, session_id: str, seqs: Sequence[int]
+    ) -> DeleteMessagesOutcome:
+        """Delete stored messages by seq (unknown seqs are ignored). When the summary
+        covered a deleted message it is rebuilt from the folded messages that remain,
+        so what was deleted does not live on in it."""
+        v = Violations()
+        self._check.session_id(v, session_id)
+        if not seqs:
+            v.add("seqs", "must not be empty")
+        elif len(seqs) > self._limits.max_batch_size:
+            v.add("seqs", f"has {len(seqs)} seqs; the limit is {self._limits.max_batch_size}")
+        if any(s < 1 for s in seqs):
+            v.add("seqs", "must be positive")
+        v.raise_if_any()
+        wanted = set(seqs)
+        async with self._locks.hold((scope.partition, session_id)):
+            now = self._clock()
+            session = await self._get(scope.partition, session_id, now)
+            tail = [m.seq for m in session.messages if m.seq in wanted]
+            session.messages = [m for m in session.messages if m.seq not in wanted]
+            older = sorted(s for s in wanted if s <= session.summarized_through_seq)
+            gone = await history.delete_folded(self._records, scope.partition, session, older)
+            session.stored_messages -= len(tail) + len(gone)
+            degraded: tuple[Degradation, ...] = ()
+            if gone:
+                degraded = await self._rebuild_summary(scope.partition, session)
+            await self._store(scope.partition, session, [], now, touch=False)
+        deleted = sorted([*tail, *gone])
+        return DeleteMessagesOutcome(deleted, bool(gone), degraded)
+
+    async def clear(self, scope: CallScope, session_id: str, *, fixed_zone: bool = False) -> int:
+        """Delete every message and the summary (and, ``fixed_zone``, the fixed zone);
+        the session stays open and its seqs keep counting. Returns messages deleted."""
+        v = Violations()
+        self._check.session_id(v, session_id)
+        v.raise_if_any()
+        async with self._locks.hold((scope.partition, session_id)):
+            now = self._clock()
+            session = await self._get(scope.partition, session_id, now)
+            deleted = session.stored_messages
+            await history.delete_generation(
+                self._records, scope.partition, session.id, session.generation
             )
-        return EndSessionOutcome(summary, extracted, tuple(dict.fromkeys(degraded)))
+            session.messages = []
+            session.stored_messages = 0
+            session.summary, session.summarizer, session.summary_degraded = "", "", []
+            session.summarized_through_seq = session.message_count
+            if fixed_zone:
+                session.fixed_zone = []
+            await self._store(scope.partition, session, [], now, touch=False)
+        return deleted
 
     async def purge_expired(self, partition: Partition, now: datetime | None = None) -> int:
-        """Delete the partition's expired sessions (for maintenance); returns how many."""
-        return await purge_expired_records(
-            self._records, partition, RecordKind.SESSION, now or self._clock()
-        )
+        """Delete the partition's expired sessions with their messages, and message
+        records left behind by an earlier session of the same id (for maintenance);
+        returns how many sessions went."""
+        now = now or self._clock()
+        expired = set(await history.expired_sessions(self._records, partition, now))
+        generations = await history.message_generations(self._records, partition)
+        gone = 0
+        for session_id in sorted(expired | set(generations)):
+            async with self._locks.hold((partition, session_id)):
+                found = await self._records.get_records(partition, RecordKind.SESSION, [session_id])
+                live = found and not (found[0].expires_at and found[0].expires_at <= now)
+                if live:
+                    current = SessionState.from_record(found[0]).generation
+                    for generation in generations.get(session_id, set()) - {current}:
+                        await history.delete_generation(
+                            self._records, partition, session_id, generation
+                        )
+                    continue
+                await history.delete_generation(self._records, partition, session_id)
+                if found:
+                    gone += len(
+                        await self._records.delete_records(
+                            partition, RecordKind.SESSION, [session_id]
+                        )
+                    )
+        return gone
 
     # ------------------------------------------------------------------ reads
 
@@ -237,39 +358,15 @@ class SessionService:
     ) -> SessionWindow:
         """Fixed zone, summary, then the most recent turns that fit, never over budget."""
         v = Violations()
-        self._check_session_id(v, session_id)
+        self._check.session_id(v, session_id)
         if token_budget is not None and not 0 < token_budget <= MAX_TOKEN_BUDGET:
             v.add("token_budget", f"must be between 1 and {MAX_TOKEN_BUDGET}")
         v.raise_if_any()
         session = await self._get(scope.partition, session_id, self._clock())
-        budget = token_budget or self._settings.context_budget_tokens
+        budget = token_budget or self.compression(session).budget
         count = self._counter.count
         degraded = list(session.summary_degraded) if session.summary else []
-        used = 0
-
-        fixed: list[FixedZoneEntry] = []
-        for entry in session.fixed_zone:
-            cost = count(fixed_line(entry))
-            if used + cost > budget:
-                room = budget - used
-                text = truncate_to_tokens(
-                    self._counter, entry.content, room, _fixed_renderer(entry.kind)
-                )
-                total = sum(count(fixed_line(e)) for e in session.fixed_zone)
-                degraded.append(
-                    Degradation(
-                        BUDGET_COMPONENT,
-                        f"the fixed zone needs {total} tokens, more than token_budget {budget}: "
-                        "truncated",
-                    )
-                )
-                if text:
-                    entry = replace(entry, content=text)
-                    fixed.append(entry)
-                    used += count(fixed_line(entry))
-                break
-            fixed.append(entry)
-            used += cost
+        fixed, used = self._fit_fixed_zone(session.fixed_zone, budget, degraded)
 
         summary = session.summary
         if summary and used + count(summary) > budget:
@@ -300,6 +397,85 @@ class SessionService:
             summarizer=session.summarizer or self._summarizer.preferred_method,
             token_counter=self._counter.name,
             degraded=tuple(dict.fromkeys(degraded)),
+            summarized_through_seq=session.summarized_through_seq,
+            stored_messages=session.stored_messages,
+        )
+
+    def _fit_fixed_zone(
+        self, zone: list[FixedZoneEntry], budget: int, degraded: list[Degradation]
+    ) -> tuple[list[FixedZoneEntry], int]:
+        count = self._counter.count
+        fixed: list[FixedZoneEntry] = []
+        used = 0
+        for entry in zone:
+            cost = count(fixed_line(entry))
+            if used + cost > budget:
+                text = truncate_to_tokens(
+                    self._counter, entry.content, budget - used, _fixed_renderer(entry.kind)
+                )
+                total = sum(count(fixed_line(e)) for e in zone)
+                degraded.append(
+                    Degradation(
+                        BUDGET_COMPONENT,
+                        f"the fixed zone needs {total} tokens, more than token_budget {budget}: "
+                        "truncated",
+                    )
+                )
+                if text:
+                    entry = replace(entry, content=text)
+                    fixed.append(entry)
+                    used += count(fixed_line(entry))
+                break
+            fixed.append(entry)
+            used += cost
+        return fixed, used
+
+    async def messages(self, scope: CallScope, query: SessionMessagesQuery) -> SessionMessagesPage:
+        """Stored messages with from_seq <= seq <= to_seq (0: unbounded), oldest first."""
+        v = Violations()
+        self._check.session_id(v, query.session_id)
+        check_limit(v, query.page_size, self._limits.max_page_size, "page_size")
+        if query.from_seq < 0:
+            v.add("from_seq", "must not be negative")
+        if query.to_seq < 0:
+            v.add("to_seq", "must not be negative")
+        elif query.to_seq and query.to_seq < query.from_seq:
+            v.add("to_seq", "must not be below from_seq")
+        v.raise_if_any()
+        page_size = query.page_size or DEFAULT_MESSAGES_PAGE
+        session = await self._get(scope.partition, query.session_id, self._clock())
+        query_print = fingerprint(
+            scope,
+            [
+                "session_messages",
+                query.session_id,
+                session.generation,
+                query.from_seq,
+                query.to_seq,
+            ],
+        )
+        after = max(0, query.from_seq - 1)
+        if query.page_token:
+            after = max(after, int(self._page_tokens.decode(query.page_token, query_print).id))
+        found: list[SessionMessage] = []
+        async for batch in history.stored(
+            self._records, scope.partition, session, after_seq=after, batch=page_size + 1
+        ):
+            found.extend(m for m in batch if not query.to_seq or m.seq <= query.to_seq)
+            if len(found) > page_size or (query.to_seq and batch[-1].seq >= query.to_seq):
+                break
+        page, more = found[:page_size], len(found) > page_size
+        token = ""
+        if more:
+            last = page[-1]
+            token = self._page_tokens.encode(
+                PageCursor(last.created_at, str(last.seq)), query_print
+            )
+        return SessionMessagesPage(
+            messages=page,
+            next_page_token=token,
+            message_count=session.message_count,
+            summarized_through_seq=session.summarized_through_seq,
         )
 
     # ------------------------------------------------------------------ helpers
@@ -321,117 +497,90 @@ class SessionService:
             raise NotFound(f"session {session_id!r} not found")
         return session
 
-    def _new_session(self, session_id: str, now: datetime) -> SessionState:
+    async def _new_session(
+        self, partition: Partition, session_id: str, now: datetime
+    ) -> SessionState:
+        """A new session; what an expired one of the same id left behind goes first."""
+        await history.delete_generation(self._records, partition, session_id)
         return SessionState(id=session_id, created_at=now, ttl_s=self._settings.ttl_s)
+
+    async def _store(
+        self,
+        partition: Partition,
+        session: SessionState,
+        folded: Sequence[SessionMessage],
+        now: datetime,
+        *,
+        touch: bool = True,
+    ) -> None:
+        """The header and the newly folded messages, in one store write."""
+        records = [session.record(now, touch=touch), *(session.message_record(m) for m in folded)]
+        await self._records.put_records(partition, records)
+
+    async def _stored(
+        self, partition: Partition, session: SessionState, folded: Sequence[SessionMessage]
+    ) -> AsyncIterator[list[SessionMessage]]:
+        """Every stored message, including ``folded`` ones not written yet."""
+        pending = {m.seq for m in folded}
+        async for page in history.stored(self._records, partition, session):
+            yield [m for m in page if m.seq not in pending]
+        if folded:
+            yield list(folded)
 
     @staticmethod
     def _require_open(session: SessionState) -> None:
         if session.status != OPEN:
             raise FailedPrecondition(f"session {session.id!r} has ended")
 
-    async def _compress_if_due(self, session: SessionState) -> tuple[bool, tuple[Degradation, ...]]:
-        s = self._settings
-        messages = session.messages
-        if len(messages) <= s.keep_recent_messages:
-            return False, ()
-        due = len(messages) >= s.compress_threshold_messages
-        if not due:
-            tokens = sum(self._counter.count(message_line(m)) for m in messages)
-            due = tokens >= s.compress_token_ratio * s.context_budget_tokens
-        if not due:
-            return False, ()
-        cut = len(messages) - s.keep_recent_messages
-        result = await self._summarizer.summarize(session.summary, messages[:cut])
+    @staticmethod
+    def _fold(session: SessionState, cut: int, result: SummaryResult) -> list[SessionMessage]:
+        """Fold the first ``cut`` tail messages into the summary ``result``; returns
+        them (to be stored as message records with the header)."""
+        folded = session.messages[:cut]
         session.summary = result.text
         session.summarizer = result.method
         session.summary_degraded = list(result.degraded)
-        session.messages = messages[cut:]
-        return True, result.degraded
+        session.messages = session.messages[cut:]
+        if folded:
+            session.summarized_through_seq = folded[-1].seq
+        return folded
 
-    async def _extraction_drafts(
-        self, scope: CallScope, session: SessionState, summary: str, now: datetime
-    ) -> tuple[list[MemoryDraft], list[Degradation]]:
-        """Drafts of the memories to keep: the LLM's when it answers, else one episode."""
+    async def _compress_if_due(
+        self, session: SessionState
+    ) -> tuple[list[SessionMessage], tuple[Degradation, ...]]:
+        c = self.compression(session)
+        messages = session.messages
+        if len(messages) <= c.keep:
+            return [], ()
+        due = len(messages) >= c.threshold
+        if not due:
+            tokens = sum(self._counter.count(message_line(m)) for m in messages)
+            due = tokens >= c.token_ratio * c.budget
+        if not due:
+            return [], ()
+        cut = len(messages) - c.keep
+        result = await self._summarizer.summarize(session.summary, messages[:cut])
+        return self._fold(session, cut, result), result.degraded
+
+    async def _rebuild_summary(
+        self, partition: Partition, session: SessionState
+    ) -> tuple[Degradation, ...]:
+        """The summary anew from the folded messages that remain, a threshold's worth
+        at a time (as compression built it)."""
+        chunk = self.compression(session).threshold
+        summary = SummaryResult("", self._summarizer.preferred_method)
         notes: list[Degradation] = []
-        level = min(SecurityLevel.INTERNAL, scope.clearance)
-        source = Provenance(
-            kind=ProvenanceKind.AGENT,
-            name=SESSION_SOURCE_NAME,
-            retrieved_at=now,
-            locator=f"session:{session.id}",
-        )
-        items: list[ExtractedMemory] | None = None
-        if self._summarizer.llm is not None and (session.summary or session.messages):
-            try:
-                items = await self._summarizer.extract(
-                    session.summary,
-                    session.messages,
-                    max_items=self._settings.max_extracted_memories,
-                )
-            except LLMError as exc:
-                notes.append(
-                    Degradation(LLM_COMPONENT, f"{exc.message}; kept the summary as one episode")
-                )
-        if items is None:
-            items = [ExtractedMemory(summary, MemoryType.EPISODE)] if summary.strip() else []
-        limits = self._limits
-        drafts = [
-            MemoryDraft(
-                content=_cut_bytes(item.content, limits.max_content_bytes),
-                memory_type=item.memory_type,
-                tags=tuple(
-                    t
-                    for t in dict.fromkeys((SESSION_TAG, *item.tags))
-                    if len(t.encode()) <= limits.max_tag_bytes
-                )[: limits.max_tags],
-                importance=item.importance,
-                security_level=level,
-                metadata={"session_id": session.id},
-                source=source,
+        after = 0
+        while True:
+            page = await history.folded(
+                self._records, partition, session, after_seq=after, limit=chunk
             )
-            for item in items
-        ]
-        return drafts, notes
-
-    # ------------------------------------------------------------------ checks
-
-    def _check_session_id(self, v: Violations, session_id: str) -> None:
-        if not session_id:
-            v.add("session_id", "must not be empty")
-        check_identifier(v, session_id, "session_id", self._settings.max_session_id_bytes)
-
-    @staticmethod
-    def _check_ttl(v: Violations, ttl: timedelta | None) -> None:
-        if ttl is not None and not timedelta(0) < ttl <= MAX_TTL:
-            v.add("ttl", f"must be positive and at most {MAX_TTL.days} days")
-
-    def _check_text(self, v: Violations, text: str, field: str, *, required: bool) -> None:
-        if required and not text.strip():
-            v.add(field, "must not be empty")
-        size = len(text.encode("utf-8"))
-        if size > self._settings.max_message_bytes:
-            v.add(
-                field,
-                f"is {size} bytes; the limit is {self._settings.max_message_bytes} "
-                "(sessions.max_message_bytes)",
-            )
-        if "\x00" in text:
-            v.add(field, "must not contain NUL characters")
-
-    def _check_message(
-        self, v: Violations, draft: MessageDraft, prefix: str, now: datetime
-    ) -> None:
-        if draft.role is None:
-            v.add(f"{prefix}role", "must be set (user, assistant, system or tool)")
-        self._check_text(
-            v, draft.content, f"{prefix}content", required=draft.role is not MessageRole.TOOL
-        )
-        for name, value in (("name", draft.name), ("tool_call_id", draft.tool_call_id)):
-            check_identifier(v, value, f"{prefix}{name}", self._settings.max_session_id_bytes)
-        if draft.created_at is not None and draft.created_at > now:
-            v.add(f"{prefix}created_at", "must not be in the future")
-
-
-def _cut_bytes(text: str, max_bytes: int) -> str:
-    """At most ``max_bytes`` of UTF-8, cut at a character boundary."""
-    return text.encode("utf-8")[:max_bytes].decode("utf-8", errors="ignore")
+            if not page:
+                break
+            summary = await self._summarizer.summarize(summary.text, page)
+            notes.extend(summary.degraded)
+            after = page[-1].seq
+        session.summary = summary.text
+        session.summarizer = summary.method if summary.text else ""
+        session.summary_degraded = list(summary.degraded)
+        return tuple(dict.fromkeys(notes))

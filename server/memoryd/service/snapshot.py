@@ -9,11 +9,11 @@ expired and above-clearance memories never appear.
 
 A section whose input is missing (no scope, no session id, no trigger) is skipped
 when the request asks for every section, and is INVALID_ARGUMENT when the request
-names it. A dependency that fails degrades the snapshot instead of failing it: the
-embedder (semantic hits then come from full-text search), the session summariser, a
-store that cannot serve a section (the section is left out). Every fallback taken on
-the way (the embedder's hashing space, a store read served from the log) is named in
-``degraded``.
+names it. A dependency that fails degrades the snapshot instead of failing it, and
+``degraded`` names each one it was served with: the embedder (semantic hits from the
+hashing fallback space or full-text search), the store (a section it cannot serve is
+left out; reads overlaid on the write-ahead log while it is down), the LLM (a session
+summary made by the extractive fallback).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from memoryd.domain.snapshot import (
     SnapshotRequest,
     SnapshotSection,
 )
-from memoryd.resilience.degradation import collecting
+from memoryd.resilience.degradation import ComponentStates, collecting, report
+from memoryd.security.masking import Masker
 from memoryd.service import validation as check
 from memoryd.service.memory import MemoryService
 from memoryd.service.profile import ProfileService
@@ -52,6 +53,9 @@ from memoryd.text import normalise_content
 
 EMBEDDER_COMPONENT = "embedder"
 STORE_COMPONENT = "store"
+#: Components whose impairment degrades every read made meanwhile: while the store is
+#: down, reads overlay the write-ahead log.
+AMBIENT_COMPONENTS = ("store",)
 #: Extra candidates fetched for limited sections, so duplicates of earlier sections
 #: do not leave them short.
 _SPARE = 5
@@ -90,8 +94,12 @@ class SnapshotService:
         profiles: ProfileService | None = None,
         working: WorkingMemoryService | None = None,
         sessions: SessionService | None = None,
+        states: ComponentStates | None = None,
+        masker: Masker | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
+        self._states = states
+        self._masker = masker
         self._memories = memories
         self._store = store
         self._dimension = dimension
@@ -108,6 +116,20 @@ class SnapshotService:
         return self._counter
 
     async def build(self, scope: CallScope, req: SnapshotRequest) -> Snapshot:
+        """The snapshot, with every fallback it was served with in ``degraded`` (a
+        component named by a section keeps that section's reason: it says more)."""
+        with collecting() as reported:
+            snapshot = await self._build(scope, req)
+        for item in reported:  # the caller's collector hears them too
+            report(item.component, item.reason)
+        ambient = self._states.impaired(*AMBIENT_COMPONENTS) if self._states else []
+        degraded = list(snapshot.degraded)
+        for item in (*reported, *ambient):
+            if not any(d.component == item.component for d in degraded):
+                degraded.append(item)
+        return replace(snapshot, degraded=tuple(degraded))
+
+    async def _build(self, scope: CallScope, req: SnapshotRequest) -> Snapshot:
         plan = self._plan(req)
         gatherers = {
             S.PINNED: self._pinned,
@@ -117,22 +139,21 @@ class SnapshotService:
             S.RECENT: self._recent,
             S.SESSION: self._session,
         }
-        with collecting() as reported:  # fallbacks taken on the sections' paths
-            results = await asyncio.gather(
-                *(
-                    self._section(section, gatherers[section], scope, req, plan)
-                    for section in plan.order
-                )
+        results = await asyncio.gather(
+            *(
+                self._section(section, gatherers[section], scope, req, plan)
+                for section in plan.order
             )
+        )
         degraded: list[Degradation] = []
         by_section: dict[SnapshotSection, list[Candidate]] = {}
         for section, gathered in zip(plan.order, results, strict=True):
             by_section[section] = gathered.candidates
             degraded.extend(gathered.degraded)
-        # A component named by a section keeps that section's reason (it says more).
-        named = {d.component for d in degraded}
-        degraded.extend(d for d in reported if d.component not in named)
         candidates = _limited(by_section, plan)
+        mask = self._masker.for_scope(scope) if self._masker is not None else None
+        if mask is not None:  # before packing: the budget counts what is returned
+            candidates = [replace(c, text=mask(c.text)) for c in candidates]
         packed = Packer(self._counter, req.format, plan.budget).pack(candidates, plan.order)
         return Snapshot(
             text=packed.text,

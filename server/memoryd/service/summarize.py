@@ -1,9 +1,13 @@
 """Session summaries and memory extraction: an LLM when configured, else extractive.
 
-The extractive summary is deterministic (same input, same output): it scores the
-sentences of the previous summary and of the folded turns by how many of the
-conversation's frequent terms they carry and keeps the best ones, in their original
-order, within the token limit.
+The extractive summary is deterministic (same input, same output). Every sentence a
+user said that states a fact (memoryd.service.facts: first-person statements,
+preferences, numbers, names, dates) is kept first; the remaining room goes to the
+other sentences of the previous summary and of the folded turns, scored by how many
+of the conversation's frequent terms they carry. Lines are printed in their original
+order, within the token limit. Only facts beyond the limit itself are left out of the
+summary, and those stay in the session's stored messages and are extracted at
+EndSession.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from jsonschema import Draft202012Validator
 from memoryd.domain.agent_state import MessageRole, SessionMessage
 from memoryd.domain.models import MemoryType
 from memoryd.domain.requests import Degradation
+from memoryd.service.facts import is_fact_sentence, sentences
 from memoryd.service.llm import LLM_COMPONENT, ChatClient, ChatMessage, LLMError
 from memoryd.service.tokens import TokenCounter, truncate_to_tokens
 
@@ -32,9 +37,6 @@ MAX_PROMPT_MESSAGE_CHARS = 2000
 MAX_SENTENCE_CHARS = 300
 NO_LLM_REASON = "no LLM configured (llm.url is unset); used the extractive summary"
 
-#: After . ! ? plus whitespace, right after the ideographic full stop and the
-#: full-width ! and ?, or at line breaks.
-_SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+|(?<=[\u3002\uff01\uff1f])|\n+")
 _TERM = re.compile(r"[^\W\d_]{3,}|\d+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _STOPWORDS_TEXT = (
@@ -62,13 +64,29 @@ class ExtractedMemory:
     tags: tuple[str, ...] = ()
 
 
+def _who(message: SessionMessage) -> str:
+    return f"{message.role.value}({message.name})" if message.name else message.role.value
+
+
+def tool_calls_text(message: SessionMessage) -> str:
+    """The message's tool calls as text: ``[tool call get_weather {"city": "Oslo"} #c1]``."""
+    return " ".join(
+        f"[tool call {c.name} {json.dumps(c.arguments, ensure_ascii=False)} #{c.id}]"
+        for c in message.tool_calls
+    )
+
+
 def message_line(message: SessionMessage) -> str:
-    """One message as a transcript line: ``role(name): content``."""
-    who = f"{message.role.value}({message.name})" if message.name else message.role.value
-    return f"{who}: {message.content}"
+    """One message as a transcript line: ``role(name): content`` plus its tool calls."""
+    calls = tool_calls_text(message)
+    text = f"{message.content} {calls}".strip() if calls else message.content
+    return f"{_who(message)}: {text}"
 
 
 # ---------------------------------------------------------------- extractive
+
+#: Prefix of the summary lines that quote a user.
+_USER_PREFIX = f"{MessageRole.USER.value}"
 
 
 def _terms(text: str) -> set[str]:
@@ -77,35 +95,45 @@ def _terms(text: str) -> set[str]:
     return words | set(_CJK.findall(lowered))
 
 
-def _sentences(message: SessionMessage) -> list[str]:
-    who = f"{message.role.value}({message.name})" if message.name else message.role.value
+def _lines(message: SessionMessage) -> list[str]:
+    """The message's sentences as summary lines (``who: sentence``)."""
+    who = _who(message)
     out = []
-    for raw in _SENTENCE_END.split(message.content):
-        sentence = " ".join(raw.split())
+    text = message.content
+    if message.tool_calls:
+        text = f"{text}\n{tool_calls_text(message)}".strip()
+    for sentence in sentences(text):
         if len(sentence) > MAX_SENTENCE_CHARS:
             sentence = sentence[: MAX_SENTENCE_CHARS - 1].rstrip() + "…"
-        if sentence:
-            out.append(f"{who}: {sentence}")
+        out.append(f"{who}: {sentence}")
     return out
+
+
+def is_user_fact_line(line: str) -> bool:
+    """A summary line quoting a user sentence that states a fact."""
+    who, sep, sentence = line.partition(": ")
+    return bool(sep) and who.split("(", 1)[0] == _USER_PREFIX and is_fact_sentence(sentence)
 
 
 def extractive_summary(
     previous: str, messages: Sequence[SessionMessage], *, counter: TokenCounter, max_tokens: int
 ) -> str:
-    """The previous summary's lines and the messages' sentences, best first within
-    ``max_tokens``, printed in their original order. Deterministic."""
+    """The previous summary's lines and the messages' sentences within ``max_tokens``:
+    the users' fact sentences first, then the most central others; printed in their
+    original order. Deterministic."""
     lines = [line.strip() for line in previous.splitlines() if line.strip()]
     # Tool output is often bulky and repetitive: its sentences count half.
     weights = [1.0] * len(lines)
     for message in messages:
-        sentences = _sentences(message)
-        lines.extend(sentences)
-        weights.extend([0.5 if message.role is MessageRole.TOOL else 1.0] * len(sentences))
+        message_lines = _lines(message)
+        lines.extend(message_lines)
+        weights.extend([0.5 if message.role is MessageRole.TOOL else 1.0] * len(message_lines))
     lines = list(dict.fromkeys(lines))  # repeated lines are kept once (first position)
     if not lines:
         return ""
     line_terms = [_terms(line) for line in lines]
     frequency = Counter(term for terms in line_terms for term in terms)
+    facts = [is_user_fact_line(line) for line in lines]
 
     def score(i: int) -> float:
         terms = line_terms[i]
@@ -114,7 +142,7 @@ def extractive_summary(
         # Frequent terms make a line central; the square root keeps long lines from winning.
         return weights[i] * sum(frequency[t] for t in terms) / math.sqrt(len(terms))
 
-    ranked = sorted(range(len(lines)), key=lambda i: (-score(i), i))
+    ranked = sorted(range(len(lines)), key=lambda i: (not facts[i], -score(i), i))
     chosen: list[int] = []
     used = 0
     for i in ranked:

@@ -103,7 +103,14 @@ def _is_mark(ch: str) -> bool:
 
 
 class TokenizerCounter:
-    """Counts the tokens of a HuggingFace ``tokenizer.json`` (special tokens excluded)."""
+    """Counts the tokens of a HuggingFace ``tokenizer.json`` (special tokens excluded).
+
+    WordPiece turns a word it cannot split (longer than ``max_input_chars_per_word``,
+    100 for MiniLM, or made of characters outside its vocabulary) into one ``[UNK]``
+    token, so a 30 KB base64 blob or minified line would count as 1. Each ``[UNK]``
+    span is counted with :class:`EstimateCounter` instead (at least 1): long unbroken
+    strings cost what a chat model's tokenizer would charge for them, roughly.
+    """
 
     def __init__(self, tokenizer_path: Path | None = None, *, label: str = "") -> None:
         path = tokenizer_path or default_tokenizer_path()
@@ -113,11 +120,23 @@ class TokenizerCounter:
         self._tokenizer.no_truncation()
         default_label = LOCAL_TOKENIZER_LABEL if tokenizer_path is None else path.parent.name
         self.name = f"tokenizer:{label or default_label}"
+        self._unknown_id = self._tokenizer.token_to_id("[UNK]")
+        self._estimate = EstimateCounter()
 
     def count(self, text: str) -> int:
         if not text:
             return 0
-        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        ids = encoding.ids
+        if self._unknown_id is None or self._unknown_id not in ids:
+            return len(ids)
+        total = 0
+        for token_id, (start, end) in zip(ids, encoding.offsets, strict=True):
+            if token_id == self._unknown_id:
+                total += max(1, self._estimate.count(text[start:end]))
+            else:
+                total += 1
+        return total
 
 
 def build_token_counter(kind: TokenCounterKind) -> TokenCounter:

@@ -134,6 +134,7 @@ class SessionFactory:
             counter=counter,
             settings=config,
             limits=LimitsSettings(),
+            page_tokens=PageTokenCodec(b"s" * 32),
             clock=self.clock,
         )
 

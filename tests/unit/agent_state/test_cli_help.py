@@ -18,6 +18,9 @@ COMMANDS = [
     ("session", "window"),
     ("session", "inject"),
     ("session", "end"),
+    ("session", "messages"),
+    ("session", "delete"),
+    ("session", "clear"),
 ]
 
 

@@ -17,6 +17,7 @@ from memoryd.domain.errors import (
 )
 from memoryd.domain.models import MemoryType, ProvenanceKind, SecurityLevel
 from memoryd.service.memory import MemoryService
+from memoryd.service.session_extract import FALLBACK_NOTE
 from memoryd.service.sessions import SessionService
 from memoryd.service.summarize import NO_LLM_REASON
 from tests.unit.agent_state.chat_server import ChatServer
@@ -241,7 +242,7 @@ async def test_ttl_from_the_last_append(make_sessions: Make, clock: FakeClock) -
     assert (await sessions.window(A, "s1")).recent[0].content == "fresh"
 
 
-async def test_end_without_llm_keeps_the_summary_as_one_episode(
+async def test_end_without_llm_keeps_every_user_fact_and_the_summary(
     make_sessions: Make, memories: MemoryService, clock: FakeClock
 ) -> None:
     sessions = make_sessions(compress_threshold_messages=6, keep_recent_messages=2)
@@ -249,7 +250,12 @@ async def test_end_without_llm_keeps_the_summary_as_one_episode(
     out = await sessions.end(A, "run-7", extract=True)
     assert out.summary and "Turn" in out.summary
     assert [(d.component, d.reason) for d in out.degraded] == [("llm", NO_LLM_REASON)]
-    (episode,) = out.extracted
+    *facts, episode = out.extracted
+    # The users' turns (even ones) state facts ("we", numbers): each is a memory.
+    assert [m.content for m in facts] == [
+        f"Turn {i}: we discussed the dentist appointment and item {i}." for i in (0, 2, 4, 6)
+    ]
+    assert all(m.memory_type is MemoryType.FACT for m in facts)
     assert episode.content == out.summary and episode.memory_type is MemoryType.EPISODE
     assert episode.source is not None and episode.source.kind is ProvenanceKind.AGENT
     assert episode.source.name == "session" and episode.source.locator == "session:run-7"
@@ -283,7 +289,7 @@ async def test_extracted_memories_respect_a_low_clearance(make_sessions: Make) -
     sessions = make_sessions()
     await sessions.append(public, "s1", turns(2))
     out = await sessions.end(public, "s1", extract=True)
-    assert [m.security_level for m in out.extracted] == [SecurityLevel.PUBLIC]
+    assert [m.security_level for m in out.extracted] == [SecurityLevel.PUBLIC] * 2
 
 
 # ---------------------------------------------------------------- with an LLM on loopback
@@ -333,9 +339,9 @@ async def test_llm_failures_fall_back_to_extractive(
     assert window.degraded == out.degraded
 
     ended = await sessions.end(A, "s1", extract=True)
-    assert [m.memory_type for m in ended.extracted] == [MemoryType.EPISODE]
+    assert [m.memory_type for m in ended.extracted] == [MemoryType.FACT] * 3 + [MemoryType.EPISODE]
     reasons = [d.reason for d in ended.degraded]
-    assert any("kept the summary as one episode" in r for r in reasons)
+    assert any(FALLBACK_NOTE in r for r in reasons)
     assert all(d.component == "llm" for d in ended.degraded)
 
 
@@ -352,7 +358,10 @@ async def test_malformed_extraction_falls_back_to_an_episode(
     await sessions.append(A, "s1", turns(3))
     ended = await sessions.end(A, "s1", extract=True)
     assert ended.summary == "LLM SUMMARY"
-    (episode,) = ended.extracted
+    *facts, episode = ended.extracted
+    assert [m.content for m in facts] == [
+        f"Turn {i}: we discussed the dentist appointment and item {i}." for i in (0, 2)
+    ]
     assert episode.memory_type is MemoryType.EPISODE and episode.content == "LLM SUMMARY"
     (note,) = ended.degraded
     assert note.component == "llm" and "does not match the expected shape" in note.reason

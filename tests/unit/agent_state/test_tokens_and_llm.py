@@ -56,6 +56,21 @@ def test_estimate_is_an_upper_bound_on_plain_prose() -> None:
         assert ESTIMATE.count(line) >= TOKENIZER.count(line), line
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 30_000,  # WordPiece: one [UNK] for the whole word
+        "x" * 150 + " hello",
+        "sk_live_" + "Q9vX2mZ7" * 3_750,  # an API key / base64 blob, 30 KB
+    ],
+)
+def test_tokenizer_counts_long_unbroken_strings_honestly(text: str) -> None:
+    """Words WordPiece cannot split are one [UNK] each; they must cost what they
+    weigh (a 30 KB string counted as 1 token let a window exceed any budget)."""
+    assert TOKENIZER.count(text) >= len(text) // 8
+    assert TOKENIZER.count(text) >= ESTIMATE.count(text) // 2
+
+
 def test_tokenizer_counter_is_the_local_model_tokenizer() -> None:
     assert TOKENIZER.name == "tokenizer:all-MiniLM-L6-v2"
     # No [CLS]/[SEP], no padding to 128, no truncation at 128.

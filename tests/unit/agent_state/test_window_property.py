@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from memoryd.config import LimitsSettings, SessionSettings
 from memoryd.domain.agent_state import FixedZoneKind, MessageDraft, MessageRole, SessionWindow
 from memoryd.service.memory import MemoryService
+from memoryd.service.pagination import PageTokenCodec
 from memoryd.service.sessions import SessionService, fixed_line
 from memoryd.service.summarize import Summarizer, message_line
 from memoryd.service.tokens import EstimateCounter, TokenCounter, TokenizerCounter
@@ -92,6 +93,7 @@ def test_window_is_never_over_budget(
             counter=counter,
             settings=config,
             limits=LimitsSettings(),
+            page_tokens=PageTokenCodec(b"p" * 32),
             clock=FakeClock(),
         )
         session_id = uuid.uuid4().hex

@@ -74,9 +74,13 @@ RETRIED = [
     agent_state.delete_working_memory("a"),
     agent_state.set_profile("a", "doc", if_match="none"),
     agent_state.get_session_window("a", "s"),
+    agent_state.get_session_messages("a", "s"),
+    agent_state.delete_messages("a", "s", [3]),
+    agent_state.clear_session("a", "s"),
     snapshot.build_snapshot("a", "t"),
     lifecycle.get_stats("a"),
     lifecycle.archive("a", ids=["x"]),
+    lifecycle.undo_consolidation("a", ["x"]),
 ]
 NOT_RETRIED = [
     memories.remember("a", "x"),
@@ -88,6 +92,7 @@ NOT_RETRIED = [
     agent_state.end_session("a", "s"),
     snapshot.save_state("a", "s", {"c": {}}),
     lifecycle.compact("a"),
+    lifecycle.consolidate("a"),
     lifecycle.reset("a", confirm=True),
     lifecycle.import_records([]),
 ]

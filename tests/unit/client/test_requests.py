@@ -7,6 +7,7 @@ from google.protobuf import json_format
 
 from memoryd_client import InvalidArgumentError
 from memoryd_client import requests as rq
+from memoryd_client.ops.agent_state import append_messages, session_message
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
@@ -103,3 +104,26 @@ def test_batch_request_mixes_item_kinds() -> None:
     assert all(i.agent_id == "" for i in batch.items)
     assert list(batch.items[1].tags) == ["t"] and batch.items[1].importance == 0.9
     assert batch.items[2].memory_type == pb.MEMORY_TYPE_EPISODE
+
+
+def test_openai_tool_calls_become_structured_calls() -> None:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "search", "arguments": '{"q": "tea", "k": 3}'},
+    }
+    msg = session_message({"role": "assistant", "content": None, "tool_calls": [call]}, "m")
+    assert msg.content == "" and msg.tool_calls[0].name == "search"
+    assert json_format.MessageToDict(msg.tool_calls[0].arguments) == {"q": "tea", "k": 3}
+    flat = session_message(
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "f"}]}, "m"
+    )
+    assert flat.tool_calls[0].name == "f" and not flat.tool_calls[0].HasField("arguments")
+    bad = {"id": "c", "function": {"name": "f", "arguments": "{not json"}}
+    with pytest.raises(InvalidArgumentError) as err:
+        session_message({"role": "assistant", "content": "", "tool_calls": [bad]}, "messages[0]")
+    assert err.value.field_violations[0].field == "messages[0].tool_calls[0].arguments"
+    request = append_messages("a", "s", [("user", "hi")], keep_recent_messages=0).request
+    assert request.compression.HasField("keep_recent_messages")
+    assert not request.compression.HasField("compress_threshold_messages")
+    assert not append_messages("a", "s", [("user", "hi")]).request.HasField("compression")

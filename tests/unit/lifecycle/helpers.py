@@ -11,6 +11,8 @@ from memoryd.domain.agent_state import (
     FixedZoneKind,
     MessageDraft,
     MessageRole,
+    SessionCompression,
+    ToolCall,
     WorkingMemoryWrite,
     WorkingScope,
 )
@@ -124,6 +126,16 @@ async def populate_everything(w: World, scope: CallScope) -> None:
             for i in range(35)
         ],
         ttl=timedelta(days=3),
+        compression=SessionCompression(keep_recent_messages=4),
+    )
+    call = ToolCall("call-7", "lookup", {"q": "dentist", "n": [1, None]})
+    await s.append(
+        scope,
+        "s1",
+        [
+            MessageDraft(MessageRole.ASSISTANT, "", tool_calls=(call,)),
+            MessageDraft(MessageRole.TOOL, "found", tool_call_id="call-7"),
+        ],
     )
     await s.append(scope, "s2", [MessageDraft(MessageRole.USER, "short session")])
     await s.end(scope, "s2", extract=False)

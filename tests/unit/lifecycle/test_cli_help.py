@@ -23,6 +23,7 @@ COMMANDS = [
     ("reset",),
     ("compact",),
     ("maintenance",),
+    ("consolidate",),
     ("reembed",),
     ("export",),
     ("import",),

@@ -29,12 +29,14 @@ from memoryd.domain.models import Partition, SecurityLevel
 from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.embedding import HashingEmbedder
 from memoryd.embedding.base import EmbedKind
+from memoryd.resilience.degradation import ComponentStates
 from memoryd.service.access_stats import AccessStatsBuffer
 from memoryd.service.bulk import LifecycleDeps
 from memoryd.service.default_read import DefaultReadService
 from memoryd.service.importer import ImportLimits
 from memoryd.service.keyed import KeyedMemoryService
 from memoryd.service.lifecycle import LifecycleService
+from memoryd.service.llm import ChatClient
 from memoryd.service.memory import MemoryService
 from memoryd.service.pagination import PageTokenCodec
 from memoryd.service.profile import ProfileService
@@ -134,6 +136,8 @@ async def world(
     embedder: SwitchableEmbedder | None = None,
     clock: Clock | None = None,
     history_dir: Path | None = None,
+    llm: ChatClient | None = None,
+    states: ComponentStates | None = None,
 ) -> AsyncIterator[World]:
     """Services over in-memory stores, or LanceDB under ``data_dir``."""
     store: Store
@@ -191,6 +195,7 @@ async def world(
         counter=counter,
         settings=sessions_settings,
         limits=limits,
+        page_tokens=page_tokens,
         clock=clock,
     )
     snapshots = SnapshotService(
@@ -203,6 +208,7 @@ async def world(
         profiles=profiles,
         working=working,
         sessions=sessions,
+        states=states,
         clock=clock,
     )
     default_read = DefaultReadService(
@@ -224,6 +230,7 @@ async def world(
             keyed=keyed,
             working=working,
             sessions=sessions,
+            llm=llm,
             clock=clock,
         ),
         ImportLimits(

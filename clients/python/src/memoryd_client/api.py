@@ -53,6 +53,9 @@ class Api:
     get_session_window = Method(agent_state.get_session_window)
     inject_instruction = Method(agent_state.inject_instruction)
     end_session = Method(agent_state.end_session)
+    get_session_messages = Method(agent_state.get_session_messages)
+    delete_messages = Method(agent_state.delete_messages)
+    clear_session = Method(agent_state.clear_session)
     # snapshots and state
     build_snapshot = Method(snapshot.build_snapshot)
     default_read = Method(snapshot.default_read)
@@ -68,6 +71,8 @@ class Api:
     reset = Method(lifecycle.reset)
     compact = Method(lifecycle.compact)
     run_maintenance = Method(lifecycle.run_maintenance)
+    consolidate = Method(lifecycle.consolidate)
+    undo_consolidation = Method(lifecycle.undo_consolidation)
     reembed = Method(lifecycle.reembed)
     export = StreamMethod(lifecycle.export)
     import_records = Method(lifecycle.import_records)

@@ -8,6 +8,7 @@ from as ``.raw`` for anything not mapped.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -70,6 +71,18 @@ class Provenance:
 
 
 @dataclass(frozen=True, slots=True)
+class Relation:
+    """How a memory relates to another: ``kind`` is "supersedes", "superseded_by",
+    "contradicts", "supports", "refines", "derived_from", ... (the other memory holds
+    the inverse)."""
+
+    kind: str
+    memory_id: str
+    created_at: datetime | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Memory:
     """A long-term memory."""
 
@@ -96,6 +109,11 @@ class Memory:
     embedding_model: str
     supersedes: str
     raw: common_pb2.Memory = field(repr=False, compare=False)
+    #: The memory that replaced this one (it is then archived); "" when current.
+    superseded_by: str = ""
+    #: The memories a consolidated memory was made from.
+    derived_from: tuple[str, ...] = ()
+    relations: tuple[Relation, ...] = ()
 
     @classmethod
     def from_pb(cls, m: common_pb2.Memory) -> Memory:
@@ -131,6 +149,17 @@ class Memory:
             embedding_model=m.embedding_model,
             supersedes=m.supersedes,
             raw=m,
+            superseded_by=m.superseded_by,
+            derived_from=tuple(m.derived_from),
+            relations=tuple(
+                Relation(
+                    enum_name(common_pb2.RelationKind, r.kind, "RELATION_KIND_"),
+                    r.memory_id,
+                    when(r.created_at),
+                    r.reason,
+                )
+                for r in m.relations
+            ),
         )
 
 
@@ -290,6 +319,28 @@ class Profile:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call of an assistant message; ``arguments`` is plain JSON data."""
+
+    id: str
+    name: str
+    arguments: JSON = None
+
+    @classmethod
+    def from_pb(cls, c: memory_service_pb2.ToolCall) -> ToolCall:
+        return cls(c.id, c.name, value_json(c.arguments) if c.HasField("arguments") else None)
+
+    def as_chat(self) -> dict[str, Any]:
+        """The OpenAI shape (arguments as a JSON string, as chat APIs send them)."""
+        arguments = json.dumps({} if self.arguments is None else self.arguments)
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": arguments},
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     """A session message. :meth:`as_chat` gives the OpenAI chat-message shape."""
 
@@ -299,18 +350,22 @@ class Message:
     tool_call_id: str = ""
     seq: int = 0
     created_at: datetime | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
 
     @classmethod
     def from_pb(cls, m: memory_service_pb2.SessionMessage) -> Message:
         role = enum_name(memory_service_pb2.MessageRole, m.role, "MESSAGE_ROLE_")
-        return cls(role, m.content, m.name, m.tool_call_id, m.seq, when(m.created_at))
+        calls = tuple(ToolCall.from_pb(c) for c in m.tool_calls)
+        return cls(role, m.content, m.name, m.tool_call_id, m.seq, when(m.created_at), calls)
 
-    def as_chat(self) -> dict[str, str]:
-        chat = {"role": self.role, "content": self.content}
+    def as_chat(self) -> dict[str, Any]:
+        chat: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.name:
             chat["name"] = self.name
         if self.tool_call_id:
             chat["tool_call_id"] = self.tool_call_id
+        if self.tool_calls:
+            chat["tool_calls"] = [c.as_chat() for c in self.tool_calls]
         return chat
 
 
@@ -346,8 +401,12 @@ class SessionWindow:
     summarizer: str
     token_counter: str
     degraded: tuple[Degradation, ...] = ()
+    #: The summary covers the stored messages up to this seq (0: no summary yet).
+    summarized_through_seq: int = 0
+    #: Messages stored, summarised or not (read them with get_session_messages).
+    stored_messages: int = 0
 
-    def as_chat(self) -> list[dict[str, str]]:
+    def as_chat(self) -> list[dict[str, Any]]:
         """The window as chat messages: fixed zone and summary as one system message
         (when there are any), then the recent turns."""
         head = [f"{e.kind}: {e.content}" for e in self.fixed_zone]
@@ -355,6 +414,26 @@ class SessionWindow:
             head.append(f"Summary of earlier turns: {self.summary}")
         chat = [{"role": "system", "content": "\n".join(head)}] if head else []
         return chat + [m.as_chat() for m in self.recent]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMessages(_Items[Message]):
+    """One page of a session's stored messages, oldest first."""
+
+    items: tuple[Message, ...]
+    next_page_token: str = ""
+    #: The seq of the last message appended.
+    message_count: int = 0
+    summarized_through_seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesDeleted:
+    #: The seqs that existed and were deleted.
+    deleted_seqs: tuple[int, ...]
+    #: The summary covered a deleted message and was rebuilt from the rest.
+    summary_rebuilt: bool = False
+    degraded: tuple[Degradation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

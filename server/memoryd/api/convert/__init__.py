@@ -32,6 +32,8 @@ from memoryd.api.convert.keyed import (
 from memoryd.api.convert.lifecycle import (
     compact_event,
     compact_options_from,
+    consolidate_event,
+    consolidate_options_from,
     export_item_from,
     export_line,
     export_record,
@@ -60,6 +62,12 @@ from memoryd.api.convert.memories import (
     remember_batch_response,
     remember_response,
 )
+from memoryd.api.convert.sessions import (
+    append_compression_from,
+    delete_messages_response,
+    messages_query_from,
+    messages_response,
+)
 from memoryd.api.convert.snapshot import (
     default_read_request_from,
     default_read_response,
@@ -71,14 +79,18 @@ from memoryd.api.convert.snapshot import (
 )
 
 __all__ = [
+    "append_compression_from",
     "append_response",
     "append_ttl_from",
     "batch_drafts_from",
     "compact_event",
     "compact_options_from",
+    "consolidate_event",
+    "consolidate_options_from",
     "default_read_request_from",
     "default_read_response",
     "degraded_to_proto",
+    "delete_messages_response",
     "draft_from",
     "end_session_response",
     "export_item_from",
@@ -102,6 +114,8 @@ __all__ = [
     "maintenance_options_from",
     "memory_to_proto",
     "message_drafts_from",
+    "messages_query_from",
+    "messages_response",
     "parse_export_line",
     "patch_from",
     "profile_to_proto",

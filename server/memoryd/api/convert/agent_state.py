@@ -19,7 +19,7 @@ from memoryd.api.convert.common import (
     set_timestamp,
     timestamp_from,
 )
-from memoryd.api.convert.keyed import json_from_value
+from memoryd.api.convert.keyed import json_from_value, json_to_value
 from memoryd.api.convert.memories import degraded_to_proto, memory_to_proto
 from memoryd.domain.agent_state import (
     AgentProfile,
@@ -31,6 +31,7 @@ from memoryd.domain.agent_state import (
     MessageRole,
     SessionMessage,
     SessionWindow,
+    ToolCall,
     WorkingMemory,
     WorkingMemoryMode,
     WorkingMemoryWrite,
@@ -132,6 +133,19 @@ def profile_to_proto(profile: AgentProfile) -> mpb.AgentProfile:
 # ---------------------------------------------------------------- sessions
 
 
+def tool_calls_from(msg: mpb.SessionMessage, path: str) -> tuple[ToolCall, ...]:
+    return tuple(
+        ToolCall(
+            id=c.id,
+            name=c.name,
+            arguments=json_from_value(c.arguments, f"{path}.tool_calls[{j}].arguments")
+            if c.HasField("arguments")
+            else None,
+        )
+        for j, c in enumerate(msg.tool_calls)
+    )
+
+
 def message_drafts_from(req: mpb.AppendMessagesRequest) -> list[MessageDraft]:
     """Drafts in request order; an unset role stays None (the service names it)."""
     drafts = []
@@ -143,6 +157,7 @@ def message_drafts_from(req: mpb.AppendMessagesRequest) -> list[MessageDraft]:
                 name=m.name,
                 tool_call_id=m.tool_call_id,
                 created_at=timestamp_from(m, "created_at", f"messages[{i}].created_at"),
+                tool_calls=tool_calls_from(m, f"messages[{i}]"),
             )
         )
     return drafts
@@ -170,13 +185,17 @@ def _fixed_entry_to_proto(entry: FixedZoneEntry, out: mpb.FixedZoneEntry) -> Non
     set_timestamp(out.created_at, entry.created_at)
 
 
-def _message_to_proto(message: SessionMessage, out: mpb.SessionMessage) -> None:
+def message_to_proto(message: SessionMessage, out: mpb.SessionMessage) -> None:
     out.role = _REVERSE_ROLES[message.role]  # type: ignore[assignment]
     out.content = message.content
     out.name = message.name
     out.tool_call_id = message.tool_call_id
     out.seq = message.seq
     set_timestamp(out.created_at, message.created_at)
+    for call in message.tool_calls:
+        c = out.tool_calls.add(id=call.id, name=call.name)
+        if call.arguments is not None:
+            json_to_value(call.arguments, c.arguments)
 
 
 def inject_response(zone: Sequence[FixedZoneEntry]) -> mpb.InjectInstructionResponse:
@@ -192,11 +211,13 @@ def window_response(window: SessionWindow) -> mpb.GetSessionWindowResponse:
         tokens_used=window.tokens_used,
         summarizer=window.summarizer,
         token_counter=window.token_counter,
+        summarized_through_seq=window.summarized_through_seq,
+        stored_messages=window.stored_messages,
     )
     for entry in window.fixed_zone:
         _fixed_entry_to_proto(entry, resp.fixed_zone.add())
     for message in window.recent:
-        _message_to_proto(message, resp.recent.add())
+        message_to_proto(message, resp.recent.add())
     resp.degraded.extend(degraded_to_proto(window.degraded))
     return resp
 

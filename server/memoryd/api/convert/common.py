@@ -21,7 +21,7 @@ from memoryd.domain.models import (
     TagMatch,
     Vector,
 )
-from memoryd.domain.requests import ScoringPreset
+from memoryd.domain.requests import RecencyBasis, ScoringPreset
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
@@ -57,6 +57,12 @@ SCORING_PRESETS: dict[int, ScoringPreset] = {
 MEMORY_ORDERS: dict[int, MemoryOrder] = {
     mpb.MEMORY_ORDER_CREATED_DESC: MemoryOrder.CREATED_DESC,
     mpb.MEMORY_ORDER_CREATED_ASC: MemoryOrder.CREATED_ASC,
+    mpb.MEMORY_ORDER_ACCESS_COUNT_DESC: MemoryOrder.ACCESS_COUNT_DESC,
+    mpb.MEMORY_ORDER_IMPORTANCE_DESC: MemoryOrder.IMPORTANCE_DESC,
+}
+RECENCY_BASES: dict[int, RecencyBasis] = {
+    mpb.RECENCY_BASIS_UPDATED: RecencyBasis.UPDATED,
+    mpb.RECENCY_BASIS_LAST_ACCESS: RecencyBasis.LAST_ACCESS,
 }
 REVERSE_MEMORY_TYPES = {v: k for k, v in MEMORY_TYPES.items()}
 REVERSE_PROVENANCE_KINDS = {v: k for k, v in PROVENANCE_KINDS.items()}

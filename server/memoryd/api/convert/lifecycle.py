@@ -10,7 +10,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from memoryd.api.convert.agent_state import FIXED_ZONE_KINDS, MESSAGE_ROLES, working_memory_to_proto
+from memoryd.api.convert.agent_state import working_memory_to_proto
 from memoryd.api.convert.common import (
     MEMORY_TYPES,
     SECURITY_LEVELS,
@@ -25,11 +25,15 @@ from memoryd.api.convert.common import (
 )
 from memoryd.api.convert.keyed import json_from_value, key_entry_to_proto
 from memoryd.api.convert.memories import memory_to_proto
+from memoryd.api.convert.sessions import (
+    session_from_proto,
+    session_message_from_proto,
+    session_message_to_proto,
+    session_to_proto,
+)
 from memoryd.api.convert.snapshot import state_component_from, state_component_to_proto
 from memoryd.domain.agent_state import (
     AgentProfile,
-    FixedZoneEntry,
-    SessionMessage,
     WorkingMemory,
     WorkingScope,
 )
@@ -38,10 +42,13 @@ from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.lifecycle import (
     CompactOptions,
     CompactResult,
+    ConsolidateOptions,
+    ConsolidateResult,
     ExportedKeyEvent,
     ExportedMemory,
     ExportedProfile,
     ExportedSession,
+    ExportedSessionMessage,
     ExportedState,
     ExportedWorkingMemory,
     ExportHeader,
@@ -61,9 +68,6 @@ from memoryd.domain.requests import Degradation
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
-
-_REVERSE_ROLES = {v: k for k, v in MESSAGE_ROLES.items()}
-_REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
 
 # ---------------------------------------------------------------- requests
 
@@ -106,6 +110,16 @@ def maintenance_options_from(req: lpb.RunMaintenanceRequest) -> MaintenanceOptio
     return MaintenanceOptions(
         max_entries=req.max_entries if req.HasField("max_entries") else None,
         retention_days=req.retention_days if req.HasField("retention_days") else None,
+        consolidate=req.consolidate if req.HasField("consolidate") else None,
+    )
+
+
+def consolidate_options_from(req: lpb.ConsolidateRequest) -> ConsolidateOptions:
+    return ConsolidateOptions(
+        dry_run=req.dry_run,
+        min_age_days=req.min_age_days if req.HasField("min_age_days") else None,
+        min_group_size=req.min_group_size if req.HasField("min_group_size") else None,
+        tags=tuple(req.tags),
     )
 
 
@@ -163,9 +177,29 @@ def maintenance_event(event: Progress | MaintenanceResult) -> lpb.RunMaintenance
         deleted_by_retention=event.deleted_by_retention,
         expired=event.expired,
         compacted=event.compacted,
+        consolidated=event.consolidated,
     )
+    _degradations(list(event.degraded), result.degraded)
     set_timestamp(result.finished_at, event.finished_at)
     return lpb.RunMaintenanceResponse(result=result)
+
+
+def consolidate_event(event: Progress | ConsolidateResult) -> lpb.ConsolidateResponse:
+    if isinstance(event, Progress):
+        return lpb.ConsolidateResponse(progress=progress_to_proto(event))
+    result = lpb.ConsolidateResult(
+        groups=event.groups, consolidated=event.consolidated, dry_run=event.dry_run
+    )
+    for group in event.details:
+        result.details.add(
+            group=group.group,
+            source_ids=group.source_ids,
+            derived_id=group.derived_id,
+            content=group.content,
+            method=group.method,
+        )
+    _degradations(list(event.degraded), result.degraded)
+    return lpb.ConsolidateResponse(result=result)
 
 
 def reembed_event(event: Progress | ReembedResult) -> lpb.ReembedResponse:
@@ -222,39 +256,14 @@ def export_record(item: ExportItem) -> lpb.ExportRecord:
         set_timestamp(p.profile.updated_at, item.profile.updated_at)
         p.version = item.profile.version
     elif isinstance(item, ExportedSession):
-        _session_to_proto(item, record.session)
+        session_to_proto(item, record.session)
+    elif isinstance(item, ExportedSessionMessage):
+        session_message_to_proto(item, record.session_message)
     elif isinstance(item, ExportedState):
         record.state.agent_id = item.agent_id
         record.state.session_id = item.session_id
         state_component_to_proto(item.component, record.state.component)
     return record
-
-
-def _session_to_proto(item: ExportedSession, s: lpb.ExportedSession) -> None:
-    s.agent_id = item.agent_id
-    s.session_id = item.session_id
-    for entry in item.fixed_zone:
-        out = s.fixed_zone.add(kind=_REVERSE_KINDS[entry.kind], content=entry.content)
-        set_timestamp(out.created_at, entry.created_at)
-    s.summary = item.summary
-    for m in item.messages:
-        msg = s.messages.add(
-            role=_REVERSE_ROLES[m.role],
-            content=m.content,
-            name=m.name,
-            tool_call_id=m.tool_call_id,
-            seq=m.seq,
-        )
-        set_timestamp(msg.created_at, m.created_at)
-    set_timestamp(s.expires_at, item.expires_at)
-    s.closed = item.closed
-    set_timestamp(s.created_at, item.created_at)
-    set_timestamp(s.updated_at, item.updated_at)
-    s.ttl.FromTimedelta(item.ttl)
-    s.summarizer = item.summarizer
-    _degradations(item.summary_degraded, s.summary_degraded)
-    s.message_count = item.message_count
-    s.version = item.version
 
 
 def export_line(record: lpb.ExportRecord) -> str:
@@ -367,53 +376,6 @@ def _working_from(msg: lpb.ExportedWorkingMemory, path: str) -> WorkingMemory:
     )
 
 
-def _session_from(s: lpb.ExportedSession, path: str) -> ExportedSession:
-    fixed = []
-    for i, e in enumerate(s.fixed_zone):
-        kind = enum_value(e.kind, FIXED_ZONE_KINDS, f"{path}.fixed_zone[{i}].kind")
-        if kind is None:
-            raise InvalidArgument.field(f"{path}.fixed_zone[{i}].kind", "must be set")
-        fixed.append(
-            FixedZoneEntry(
-                kind, e.content, _required_time(e, "created_at", f"{path}.fixed_zone[{i}]")
-            )
-        )
-    messages = []
-    for i, m in enumerate(s.messages):
-        role = enum_value(m.role, MESSAGE_ROLES, f"{path}.messages[{i}].role")
-        if role is None:
-            raise InvalidArgument.field(f"{path}.messages[{i}].role", "must be set")
-        messages.append(
-            SessionMessage(
-                role=role,
-                content=m.content,
-                seq=m.seq,
-                created_at=_required_time(m, "created_at", f"{path}.messages[{i}]"),
-                name=m.name,
-                tool_call_id=m.tool_call_id,
-            )
-        )
-    ttl = duration_from(s, "ttl", f"{path}.ttl")
-    if ttl is None:
-        raise InvalidArgument.field(f"{path}.ttl", "must be set")
-    return ExportedSession(
-        agent_id=s.agent_id,
-        session_id=s.session_id,
-        created_at=_required_time(s, "created_at", path),
-        updated_at=_required_time(s, "updated_at", path),
-        version=s.version,
-        ttl=ttl,
-        fixed_zone=fixed,
-        summary=s.summary,
-        messages=messages,
-        expires_at=timestamp_from(s, "expires_at", f"{path}.expires_at"),
-        closed=s.closed,
-        summarizer=s.summarizer,
-        summary_degraded=[Degradation(d.component, d.reason) for d in s.summary_degraded],
-        message_count=s.message_count,
-    )
-
-
 def export_item_from(record: lpb.ExportRecord) -> ExportItem:
     """The domain item of one export record; InvalidArgument names the bad field."""
     kind = record.WhichOneof("record")
@@ -447,7 +409,9 @@ def export_item_from(record: lpb.ExportRecord) -> ExportItem:
         )
         return ExportedProfile(p.agent_id, profile)
     if kind == "session":
-        return _session_from(record.session, "session")
+        return session_from_proto(record.session, "session")
+    if kind == "session_message":
+        return session_message_from_proto(record.session_message, "session_message")
     if kind == "state":
         st = record.state
         return ExportedState(

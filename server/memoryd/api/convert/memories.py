@@ -8,6 +8,7 @@ from typing import Any
 from memoryd.api.convert.common import (
     MEMORY_ORDERS,
     MEMORY_TYPES,
+    RECENCY_BASES,
     REVERSE_MEMORY_TYPES,
     REVERSE_PROVENANCE_KINDS,
     SCORING_PRESETS,
@@ -31,6 +32,7 @@ from memoryd.domain.models import (
     SecurityLevel,
     TagMatch,
 )
+from memoryd.domain.relations import RelationKind, derived_from, relations_of, superseded_by
 from memoryd.domain.requests import (
     UPDATABLE_FIELDS,
     Degradation,
@@ -47,6 +49,10 @@ from memoryd.domain.requests import (
 )
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
+
+_RELATION_KINDS = {
+    kind: pb.RelationKind.Value(f"RELATION_KIND_{kind.name}") for kind in RelationKind
+}
 
 # ---------------------------------------------------------------- requests
 
@@ -122,6 +128,7 @@ def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
             similarity_weight=s.similarity_weight if s.HasField("similarity_weight") else None,
             recency_weight=s.recency_weight if s.HasField("recency_weight") else None,
             importance_weight=s.importance_weight if s.HasField("importance_weight") else None,
+            recency_basis=enum_value(s.recency_basis, RECENCY_BASES, "scoring.recency_basis"),
         )
     return RecallQuery(
         query=req.query,
@@ -221,6 +228,15 @@ def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
     msg.embedding_model = m.embedding_model
     msg.embedding_dimension = m.embedding_dimension
     msg.supersedes = m.supersedes
+    msg.superseded_by = superseded_by(m.metadata)
+    msg.derived_from.extend(derived_from(m.metadata))
+    for relation in relations_of(m.metadata):
+        r = msg.relations.add(
+            kind=_RELATION_KINDS[relation.kind],
+            memory_id=relation.memory_id,
+            reason=relation.reason,
+        )
+        set_timestamp(r.created_at, relation.created_at)
     return msg
 
 

@@ -200,6 +200,80 @@ func (ProvenanceKind) EnumDescriptor() ([]byte, []int) {
 	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{2}
 }
 
+// How a memory relates to another one.
+type RelationKind int32
+
+const (
+	RelationKind_RELATION_KIND_UNSPECIFIED       RelationKind = 0
+	RelationKind_RELATION_KIND_SUPERSEDES        RelationKind = 1
+	RelationKind_RELATION_KIND_SUPERSEDED_BY     RelationKind = 2
+	RelationKind_RELATION_KIND_CONTRADICTS       RelationKind = 3
+	RelationKind_RELATION_KIND_CONTRADICTED_BY   RelationKind = 4
+	RelationKind_RELATION_KIND_SUPPORTS          RelationKind = 5
+	RelationKind_RELATION_KIND_SUPPORTED_BY      RelationKind = 6
+	RelationKind_RELATION_KIND_REFINES           RelationKind = 7
+	RelationKind_RELATION_KIND_REFINED_BY        RelationKind = 8
+	RelationKind_RELATION_KIND_DERIVED_FROM      RelationKind = 9
+	RelationKind_RELATION_KIND_CONSOLIDATED_INTO RelationKind = 10
+)
+
+// Enum value maps for RelationKind.
+var (
+	RelationKind_name = map[int32]string{
+		0:  "RELATION_KIND_UNSPECIFIED",
+		1:  "RELATION_KIND_SUPERSEDES",
+		2:  "RELATION_KIND_SUPERSEDED_BY",
+		3:  "RELATION_KIND_CONTRADICTS",
+		4:  "RELATION_KIND_CONTRADICTED_BY",
+		5:  "RELATION_KIND_SUPPORTS",
+		6:  "RELATION_KIND_SUPPORTED_BY",
+		7:  "RELATION_KIND_REFINES",
+		8:  "RELATION_KIND_REFINED_BY",
+		9:  "RELATION_KIND_DERIVED_FROM",
+		10: "RELATION_KIND_CONSOLIDATED_INTO",
+	}
+	RelationKind_value = map[string]int32{
+		"RELATION_KIND_UNSPECIFIED":       0,
+		"RELATION_KIND_SUPERSEDES":        1,
+		"RELATION_KIND_SUPERSEDED_BY":     2,
+		"RELATION_KIND_CONTRADICTS":       3,
+		"RELATION_KIND_CONTRADICTED_BY":   4,
+		"RELATION_KIND_SUPPORTS":          5,
+		"RELATION_KIND_SUPPORTED_BY":      6,
+		"RELATION_KIND_REFINES":           7,
+		"RELATION_KIND_REFINED_BY":        8,
+		"RELATION_KIND_DERIVED_FROM":      9,
+		"RELATION_KIND_CONSOLIDATED_INTO": 10,
+	}
+)
+
+func (x RelationKind) Enum() *RelationKind {
+	p := new(RelationKind)
+	*p = x
+	return p
+}
+
+func (x RelationKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RelationKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_memoryd_v1_common_proto_enumTypes[3].Descriptor()
+}
+
+func (RelationKind) Type() protoreflect.EnumType {
+	return &file_memoryd_v1_common_proto_enumTypes[3]
+}
+
+func (x RelationKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RelationKind.Descriptor instead.
+func (RelationKind) EnumDescriptor() ([]byte, []int) {
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{3}
+}
+
 // How tags in a filter combine.
 type TagMatch int32
 
@@ -236,11 +310,11 @@ func (x TagMatch) String() string {
 }
 
 func (TagMatch) Descriptor() protoreflect.EnumDescriptor {
-	return file_memoryd_v1_common_proto_enumTypes[3].Descriptor()
+	return file_memoryd_v1_common_proto_enumTypes[4].Descriptor()
 }
 
 func (TagMatch) Type() protoreflect.EnumType {
-	return &file_memoryd_v1_common_proto_enumTypes[3]
+	return &file_memoryd_v1_common_proto_enumTypes[4]
 }
 
 func (x TagMatch) Number() protoreflect.EnumNumber {
@@ -249,7 +323,7 @@ func (x TagMatch) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TagMatch.Descriptor instead.
 func (TagMatch) EnumDescriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{3}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{4}
 }
 
 // Provenance of a memory. For kinds TOOL, WEB and FILE (and keys under /kb/),
@@ -352,10 +426,19 @@ type Memory struct {
 	EmbeddingModel     string `protobuf:"bytes,21,opt,name=embedding_model,json=embeddingModel,proto3" json:"embedding_model,omitempty"`
 	EmbeddingDimension int32  `protobuf:"varint,22,opt,name=embedding_dimension,json=embeddingDimension,proto3" json:"embedding_dimension,omitempty"`
 	// Id of another memory this one replaced and absorbed (compaction merging two
-	// stored memories). Remember-time deduplication does not set it: it updates the
+	// stored memories), or superseded (a newer statement about the same subject: see
+	// relations). Remember-time deduplication does not set it: it updates the
 	// existing memory in place (same id, version + 1) and keeps the replaced content
 	// and version in metadata["memoryd:dedup"].
-	Supersedes    string `protobuf:"bytes,23,opt,name=supersedes,proto3" json:"supersedes,omitempty"`
+	Supersedes string `protobuf:"bytes,23,opt,name=supersedes,proto3" json:"supersedes,omitempty"`
+	// The memory that replaced this one (then archived): a newer statement about the
+	// same subject, or the consolidated memory made of it. Cleared by Restore.
+	SupersededBy string `protobuf:"bytes,24,opt,name=superseded_by,json=supersededBy,proto3" json:"superseded_by,omitempty"`
+	// The memories a consolidated (or compacted) memory was made from.
+	DerivedFrom []string `protobuf:"bytes,25,rep,name=derived_from,json=derivedFrom,proto3" json:"derived_from,omitempty"`
+	// How this memory relates to others; each relation is also on the other memory,
+	// with the inverse kind. Kept in metadata["memoryd:relations"].
+	Relations     []*MemoryRelation `protobuf:"bytes,26,rep,name=relations,proto3" json:"relations,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -551,6 +634,96 @@ func (x *Memory) GetSupersedes() string {
 	return ""
 }
 
+func (x *Memory) GetSupersededBy() string {
+	if x != nil {
+		return x.SupersededBy
+	}
+	return ""
+}
+
+func (x *Memory) GetDerivedFrom() []string {
+	if x != nil {
+		return x.DerivedFrom
+	}
+	return nil
+}
+
+func (x *Memory) GetRelations() []*MemoryRelation {
+	if x != nil {
+		return x.Relations
+	}
+	return nil
+}
+
+type MemoryRelation struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Kind      RelationKind           `protobuf:"varint,1,opt,name=kind,proto3,enum=memoryd.v1.RelationKind" json:"kind,omitempty"`
+	MemoryId  string                 `protobuf:"bytes,2,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Why it was recorded: "rule: ...", "llm", "consolidation".
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoryRelation) Reset() {
+	*x = MemoryRelation{}
+	mi := &file_memoryd_v1_common_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryRelation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryRelation) ProtoMessage() {}
+
+func (x *MemoryRelation) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_common_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryRelation.ProtoReflect.Descriptor instead.
+func (*MemoryRelation) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *MemoryRelation) GetKind() RelationKind {
+	if x != nil {
+		return x.Kind
+	}
+	return RelationKind_RELATION_KIND_UNSPECIFIED
+}
+
+func (x *MemoryRelation) GetMemoryId() string {
+	if x != nil {
+		return x.MemoryId
+	}
+	return ""
+}
+
+func (x *MemoryRelation) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *MemoryRelation) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // One reason a response was served degraded (a fallback was taken).
 type Degradation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -564,7 +737,7 @@ type Degradation struct {
 
 func (x *Degradation) Reset() {
 	*x = Degradation{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[2]
+	mi := &file_memoryd_v1_common_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -576,7 +749,7 @@ func (x *Degradation) String() string {
 func (*Degradation) ProtoMessage() {}
 
 func (x *Degradation) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[2]
+	mi := &file_memoryd_v1_common_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -589,7 +762,7 @@ func (x *Degradation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Degradation.ProtoReflect.Descriptor instead.
 func (*Degradation) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{2}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Degradation) GetComponent() string {
@@ -619,7 +792,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[3]
+	mi := &file_memoryd_v1_common_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +804,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[3]
+	mi := &file_memoryd_v1_common_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +817,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{3}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Progress) GetPhase() string {
@@ -686,7 +859,7 @@ type WorkingMemoryScope struct {
 
 func (x *WorkingMemoryScope) Reset() {
 	*x = WorkingMemoryScope{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[4]
+	mi := &file_memoryd_v1_common_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -698,7 +871,7 @@ func (x *WorkingMemoryScope) String() string {
 func (*WorkingMemoryScope) ProtoMessage() {}
 
 func (x *WorkingMemoryScope) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[4]
+	mi := &file_memoryd_v1_common_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -711,7 +884,7 @@ func (x *WorkingMemoryScope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkingMemoryScope.ProtoReflect.Descriptor instead.
 func (*WorkingMemoryScope) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{4}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *WorkingMemoryScope) GetThreadId() string {
@@ -739,7 +912,7 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1a.memoryd.v1.ProvenanceKindR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12=\n" +
 	"\fretrieved_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vretrievedAt\x12\x18\n" +
-	"\alocator\x18\x04 \x01(\tR\alocator\"\x8f\a\n" +
+	"\alocator\x18\x04 \x01(\tR\alocator\"\x91\b\n" +
 	"\x06Memory\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x19\n" +
@@ -775,7 +948,16 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"\x13embedding_dimension\x18\x16 \x01(\x05R\x12embeddingDimension\x12\x1e\n" +
 	"\n" +
 	"supersedes\x18\x17 \x01(\tR\n" +
-	"supersedes\"C\n" +
+	"supersedes\x12#\n" +
+	"\rsuperseded_by\x18\x18 \x01(\tR\fsupersededBy\x12!\n" +
+	"\fderived_from\x18\x19 \x03(\tR\vderivedFrom\x128\n" +
+	"\trelations\x18\x1a \x03(\v2\x1a.memoryd.v1.MemoryRelationR\trelations\"\xae\x01\n" +
+	"\x0eMemoryRelation\x12,\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x18.memoryd.v1.RelationKindR\x04kind\x12\x1b\n" +
+	"\tmemory_id\x18\x02 \x01(\tR\bmemoryId\x129\n" +
+	"\n" +
+	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"C\n" +
 	"\vDegradation\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"d\n" +
@@ -809,7 +991,20 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"\x13PROVENANCE_KIND_WEB\x10\x03\x12\x18\n" +
 	"\x14PROVENANCE_KIND_FILE\x10\x04\x12\x1a\n" +
 	"\x16PROVENANCE_KIND_SYSTEM\x10\x05\x12\x19\n" +
-	"\x15PROVENANCE_KIND_AGENT\x10\x06*K\n" +
+	"\x15PROVENANCE_KIND_AGENT\x10\x06*\xe8\x02\n" +
+	"\fRelationKind\x12\x1d\n" +
+	"\x19RELATION_KIND_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18RELATION_KIND_SUPERSEDES\x10\x01\x12\x1f\n" +
+	"\x1bRELATION_KIND_SUPERSEDED_BY\x10\x02\x12\x1d\n" +
+	"\x19RELATION_KIND_CONTRADICTS\x10\x03\x12!\n" +
+	"\x1dRELATION_KIND_CONTRADICTED_BY\x10\x04\x12\x1a\n" +
+	"\x16RELATION_KIND_SUPPORTS\x10\x05\x12\x1e\n" +
+	"\x1aRELATION_KIND_SUPPORTED_BY\x10\x06\x12\x19\n" +
+	"\x15RELATION_KIND_REFINES\x10\a\x12\x1c\n" +
+	"\x18RELATION_KIND_REFINED_BY\x10\b\x12\x1e\n" +
+	"\x1aRELATION_KIND_DERIVED_FROM\x10\t\x12#\n" +
+	"\x1fRELATION_KIND_CONSOLIDATED_INTO\x10\n" +
+	"*K\n" +
 	"\bTagMatch\x12\x19\n" +
 	"\x15TAG_MATCH_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rTAG_MATCH_ANY\x10\x01\x12\x11\n" +
@@ -830,37 +1025,42 @@ func file_memoryd_v1_common_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_common_proto_rawDescData
 }
 
-var file_memoryd_v1_common_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_memoryd_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_memoryd_v1_common_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_memoryd_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_memoryd_v1_common_proto_goTypes = []any{
 	(MemoryType)(0),               // 0: memoryd.v1.MemoryType
 	(SecurityLevel)(0),            // 1: memoryd.v1.SecurityLevel
 	(ProvenanceKind)(0),           // 2: memoryd.v1.ProvenanceKind
-	(TagMatch)(0),                 // 3: memoryd.v1.TagMatch
-	(*Provenance)(nil),            // 4: memoryd.v1.Provenance
-	(*Memory)(nil),                // 5: memoryd.v1.Memory
-	(*Degradation)(nil),           // 6: memoryd.v1.Degradation
-	(*Progress)(nil),              // 7: memoryd.v1.Progress
-	(*WorkingMemoryScope)(nil),    // 8: memoryd.v1.WorkingMemoryScope
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 10: google.protobuf.Struct
+	(RelationKind)(0),             // 3: memoryd.v1.RelationKind
+	(TagMatch)(0),                 // 4: memoryd.v1.TagMatch
+	(*Provenance)(nil),            // 5: memoryd.v1.Provenance
+	(*Memory)(nil),                // 6: memoryd.v1.Memory
+	(*MemoryRelation)(nil),        // 7: memoryd.v1.MemoryRelation
+	(*Degradation)(nil),           // 8: memoryd.v1.Degradation
+	(*Progress)(nil),              // 9: memoryd.v1.Progress
+	(*WorkingMemoryScope)(nil),    // 10: memoryd.v1.WorkingMemoryScope
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 12: google.protobuf.Struct
 }
 var file_memoryd_v1_common_proto_depIdxs = []int32{
 	2,  // 0: memoryd.v1.Provenance.kind:type_name -> memoryd.v1.ProvenanceKind
-	9,  // 1: memoryd.v1.Provenance.retrieved_at:type_name -> google.protobuf.Timestamp
+	11, // 1: memoryd.v1.Provenance.retrieved_at:type_name -> google.protobuf.Timestamp
 	0,  // 2: memoryd.v1.Memory.memory_type:type_name -> memoryd.v1.MemoryType
 	1,  // 3: memoryd.v1.Memory.security_level:type_name -> memoryd.v1.SecurityLevel
-	4,  // 4: memoryd.v1.Memory.source:type_name -> memoryd.v1.Provenance
-	10, // 5: memoryd.v1.Memory.metadata:type_name -> google.protobuf.Struct
-	9,  // 6: memoryd.v1.Memory.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 7: memoryd.v1.Memory.updated_at:type_name -> google.protobuf.Timestamp
-	9,  // 8: memoryd.v1.Memory.accessed_at:type_name -> google.protobuf.Timestamp
-	9,  // 9: memoryd.v1.Memory.expires_at:type_name -> google.protobuf.Timestamp
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	5,  // 4: memoryd.v1.Memory.source:type_name -> memoryd.v1.Provenance
+	12, // 5: memoryd.v1.Memory.metadata:type_name -> google.protobuf.Struct
+	11, // 6: memoryd.v1.Memory.created_at:type_name -> google.protobuf.Timestamp
+	11, // 7: memoryd.v1.Memory.updated_at:type_name -> google.protobuf.Timestamp
+	11, // 8: memoryd.v1.Memory.accessed_at:type_name -> google.protobuf.Timestamp
+	11, // 9: memoryd.v1.Memory.expires_at:type_name -> google.protobuf.Timestamp
+	7,  // 10: memoryd.v1.Memory.relations:type_name -> memoryd.v1.MemoryRelation
+	3,  // 11: memoryd.v1.MemoryRelation.kind:type_name -> memoryd.v1.RelationKind
+	11, // 12: memoryd.v1.MemoryRelation.created_at:type_name -> google.protobuf.Timestamp
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_common_proto_init() }
@@ -873,8 +1073,8 @@ func file_memoryd_v1_common_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_common_proto_rawDesc), len(file_memoryd_v1_common_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   5,
+			NumEnums:      5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

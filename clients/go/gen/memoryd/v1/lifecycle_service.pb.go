@@ -434,11 +434,14 @@ func (x *ArchiveResponse) GetArchived() int64 {
 }
 
 type RestoreRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	Selector      *MemorySelector        `protobuf:"bytes,2,opt,name=selector,proto3" json:"selector,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AgentId  string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Selector *MemorySelector        `protobuf:"bytes,2,opt,name=selector,proto3" json:"selector,omitempty"`
+	// A selected consolidated memory is archived and the memories it was made from
+	// come back (instead of restoring the consolidated memory itself).
+	UndoConsolidation bool `protobuf:"varint,3,opt,name=undo_consolidation,json=undoConsolidation,proto3" json:"undo_consolidation,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *RestoreRequest) Reset() {
@@ -485,11 +488,20 @@ func (x *RestoreRequest) GetSelector() *MemorySelector {
 	return nil
 }
 
+func (x *RestoreRequest) GetUndoConsolidation() bool {
+	if x != nil {
+		return x.UndoConsolidation
+	}
+	return false
+}
+
 type RestoreResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Restored      int64                  `protobuf:"varint,1,opt,name=restored,proto3" json:"restored,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Restored int64                  `protobuf:"varint,1,opt,name=restored,proto3" json:"restored,omitempty"`
+	// Consolidated memories undone (with undo_consolidation).
+	ConsolidationsUndone int64 `protobuf:"varint,2,opt,name=consolidations_undone,json=consolidationsUndone,proto3" json:"consolidations_undone,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *RestoreResponse) Reset() {
@@ -525,6 +537,13 @@ func (*RestoreResponse) Descriptor() ([]byte, []int) {
 func (x *RestoreResponse) GetRestored() int64 {
 	if x != nil {
 		return x.Restored
+	}
+	return 0
+}
+
+func (x *RestoreResponse) GetConsolidationsUndone() int64 {
+	if x != nil {
+		return x.ConsolidationsUndone
 	}
 	return 0
 }
@@ -989,6 +1008,8 @@ type RunMaintenanceRequest struct {
 	// Override server config for this run.
 	MaxEntries    *int64 `protobuf:"varint,2,opt,name=max_entries,json=maxEntries,proto3,oneof" json:"max_entries,omitempty"`
 	RetentionDays *int32 `protobuf:"varint,3,opt,name=retention_days,json=retentionDays,proto3,oneof" json:"retention_days,omitempty"`
+	// Consolidate old memories in this run (unset: maintenance.consolidation.enabled).
+	Consolidate   *bool `protobuf:"varint,4,opt,name=consolidate,proto3,oneof" json:"consolidate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1044,6 +1065,13 @@ func (x *RunMaintenanceRequest) GetRetentionDays() int32 {
 	return 0
 }
 
+func (x *RunMaintenanceRequest) GetConsolidate() bool {
+	if x != nil && x.Consolidate != nil {
+		return *x.Consolidate
+	}
+	return false
+}
+
 type MaintenanceResult struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	Archived           int64                  `protobuf:"varint,1,opt,name=archived,proto3" json:"archived,omitempty"`
@@ -1051,8 +1079,11 @@ type MaintenanceResult struct {
 	Expired            int64                  `protobuf:"varint,3,opt,name=expired,proto3" json:"expired,omitempty"`
 	Compacted          bool                   `protobuf:"varint,4,opt,name=compacted,proto3" json:"compacted,omitempty"`
 	FinishedAt         *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Memories archived into consolidated ones.
+	Consolidated  int64          `protobuf:"varint,6,opt,name=consolidated,proto3" json:"consolidated,omitempty"`
+	Degraded      []*Degradation `protobuf:"bytes,7,rep,name=degraded,proto3" json:"degraded,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MaintenanceResult) Reset() {
@@ -1120,6 +1151,340 @@ func (x *MaintenanceResult) GetFinishedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *MaintenanceResult) GetConsolidated() int64 {
+	if x != nil {
+		return x.Consolidated
+	}
+	return 0
+}
+
+func (x *MaintenanceResult) GetDegraded() []*Degradation {
+	if x != nil {
+		return x.Degraded
+	}
+	return nil
+}
+
+type ConsolidateRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Report the groups and what they would become; change nothing.
+	DryRun bool `protobuf:"varint,2,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	// Only memories not updated (nor accessed) for this many days; unset: the server's
+	// maintenance.consolidation.min_age_days.
+	MinAgeDays *int32 `protobuf:"varint,3,opt,name=min_age_days,json=minAgeDays,proto3,oneof" json:"min_age_days,omitempty"`
+	// Groups smaller than this are left alone; unset: maintenance.consolidation.min_group_size.
+	MinGroupSize *int32 `protobuf:"varint,4,opt,name=min_group_size,json=minGroupSize,proto3,oneof" json:"min_group_size,omitempty"`
+	// Only groups of these tags (empty: every tag, and similarity clusters of the rest).
+	Tags          []string `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsolidateRequest) Reset() {
+	*x = ConsolidateRequest{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsolidateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsolidateRequest) ProtoMessage() {}
+
+func (x *ConsolidateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsolidateRequest.ProtoReflect.Descriptor instead.
+func (*ConsolidateRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ConsolidateRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ConsolidateRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *ConsolidateRequest) GetMinAgeDays() int32 {
+	if x != nil && x.MinAgeDays != nil {
+		return *x.MinAgeDays
+	}
+	return 0
+}
+
+func (x *ConsolidateRequest) GetMinGroupSize() int32 {
+	if x != nil && x.MinGroupSize != nil {
+		return *x.MinGroupSize
+	}
+	return 0
+}
+
+func (x *ConsolidateRequest) GetTags() []string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+// One group of memories condensed into one.
+type ConsolidatedGroup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "tag:<tag>" or "cluster".
+	Group     string   `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	SourceIds []string `protobuf:"bytes,2,rep,name=source_ids,json=sourceIds,proto3" json:"source_ids,omitempty"`
+	// Empty on a dry run.
+	DerivedId string `protobuf:"bytes,3,opt,name=derived_id,json=derivedId,proto3" json:"derived_id,omitempty"`
+	Content   string `protobuf:"bytes,4,opt,name=content,proto3" json:"content,omitempty"`
+	// "llm" or "merge" (deterministic: every distinct sentence kept).
+	Method        string `protobuf:"bytes,5,opt,name=method,proto3" json:"method,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsolidatedGroup) Reset() {
+	*x = ConsolidatedGroup{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsolidatedGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsolidatedGroup) ProtoMessage() {}
+
+func (x *ConsolidatedGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsolidatedGroup.ProtoReflect.Descriptor instead.
+func (*ConsolidatedGroup) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ConsolidatedGroup) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *ConsolidatedGroup) GetSourceIds() []string {
+	if x != nil {
+		return x.SourceIds
+	}
+	return nil
+}
+
+func (x *ConsolidatedGroup) GetDerivedId() string {
+	if x != nil {
+		return x.DerivedId
+	}
+	return ""
+}
+
+func (x *ConsolidatedGroup) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *ConsolidatedGroup) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+type ConsolidateResult struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Groups int64                  `protobuf:"varint,1,opt,name=groups,proto3" json:"groups,omitempty"`
+	// Memories archived into derived ones (or that would be, on a dry run).
+	Consolidated  int64                `protobuf:"varint,2,opt,name=consolidated,proto3" json:"consolidated,omitempty"`
+	DryRun        bool                 `protobuf:"varint,3,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	Details       []*ConsolidatedGroup `protobuf:"bytes,4,rep,name=details,proto3" json:"details,omitempty"`
+	Degraded      []*Degradation       `protobuf:"bytes,5,rep,name=degraded,proto3" json:"degraded,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsolidateResult) Reset() {
+	*x = ConsolidateResult{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsolidateResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsolidateResult) ProtoMessage() {}
+
+func (x *ConsolidateResult) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsolidateResult.ProtoReflect.Descriptor instead.
+func (*ConsolidateResult) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ConsolidateResult) GetGroups() int64 {
+	if x != nil {
+		return x.Groups
+	}
+	return 0
+}
+
+func (x *ConsolidateResult) GetConsolidated() int64 {
+	if x != nil {
+		return x.Consolidated
+	}
+	return 0
+}
+
+func (x *ConsolidateResult) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *ConsolidateResult) GetDetails() []*ConsolidatedGroup {
+	if x != nil {
+		return x.Details
+	}
+	return nil
+}
+
+func (x *ConsolidateResult) GetDegraded() []*Degradation {
+	if x != nil {
+		return x.Degraded
+	}
+	return nil
+}
+
+type ConsolidateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*ConsolidateResponse_Progress
+	//	*ConsolidateResponse_Result
+	Event         isConsolidateResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsolidateResponse) Reset() {
+	*x = ConsolidateResponse{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsolidateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsolidateResponse) ProtoMessage() {}
+
+func (x *ConsolidateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsolidateResponse.ProtoReflect.Descriptor instead.
+func (*ConsolidateResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ConsolidateResponse) GetEvent() isConsolidateResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ConsolidateResponse) GetProgress() *Progress {
+	if x != nil {
+		if x, ok := x.Event.(*ConsolidateResponse_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+func (x *ConsolidateResponse) GetResult() *ConsolidateResult {
+	if x != nil {
+		if x, ok := x.Event.(*ConsolidateResponse_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+type isConsolidateResponse_Event interface {
+	isConsolidateResponse_Event()
+}
+
+type ConsolidateResponse_Progress struct {
+	Progress *Progress `protobuf:"bytes,1,opt,name=progress,proto3,oneof"`
+}
+
+type ConsolidateResponse_Result struct {
+	Result *ConsolidateResult `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
+}
+
+func (*ConsolidateResponse_Progress) isConsolidateResponse_Event() {}
+
+func (*ConsolidateResponse_Result) isConsolidateResponse_Event() {}
+
 type RunMaintenanceResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
@@ -1133,7 +1498,7 @@ type RunMaintenanceResponse struct {
 
 func (x *RunMaintenanceResponse) Reset() {
 	*x = RunMaintenanceResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[17]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1145,7 +1510,7 @@ func (x *RunMaintenanceResponse) String() string {
 func (*RunMaintenanceResponse) ProtoMessage() {}
 
 func (x *RunMaintenanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[17]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1158,7 +1523,7 @@ func (x *RunMaintenanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunMaintenanceResponse.ProtoReflect.Descriptor instead.
 func (*RunMaintenanceResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{17}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RunMaintenanceResponse) GetEvent() isRunMaintenanceResponse_Event {
@@ -1217,7 +1582,7 @@ type ExportHeader struct {
 
 func (x *ExportHeader) Reset() {
 	*x = ExportHeader{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[18]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1229,7 +1594,7 @@ func (x *ExportHeader) String() string {
 func (*ExportHeader) ProtoMessage() {}
 
 func (x *ExportHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[18]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1242,7 +1607,7 @@ func (x *ExportHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportHeader.ProtoReflect.Descriptor instead.
 func (*ExportHeader) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{18}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ExportHeader) GetFormat() string {
@@ -1298,7 +1663,7 @@ type ExportedMemory struct {
 
 func (x *ExportedMemory) Reset() {
 	*x = ExportedMemory{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[19]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +1675,7 @@ func (x *ExportedMemory) String() string {
 func (*ExportedMemory) ProtoMessage() {}
 
 func (x *ExportedMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[19]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +1688,7 @@ func (x *ExportedMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedMemory.ProtoReflect.Descriptor instead.
 func (*ExportedMemory) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{19}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ExportedMemory) GetMemory() *Memory {
@@ -1353,7 +1718,7 @@ type ExportedKeyEvent struct {
 
 func (x *ExportedKeyEvent) Reset() {
 	*x = ExportedKeyEvent{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[20]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1365,7 +1730,7 @@ func (x *ExportedKeyEvent) String() string {
 func (*ExportedKeyEvent) ProtoMessage() {}
 
 func (x *ExportedKeyEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[20]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1378,7 +1743,7 @@ func (x *ExportedKeyEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedKeyEvent.ProtoReflect.Descriptor instead.
 func (*ExportedKeyEvent) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{20}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ExportedKeyEvent) GetAgentId() string {
@@ -1414,7 +1779,7 @@ type ExportedWorkingMemory struct {
 
 func (x *ExportedWorkingMemory) Reset() {
 	*x = ExportedWorkingMemory{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[21]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1426,7 +1791,7 @@ func (x *ExportedWorkingMemory) String() string {
 func (*ExportedWorkingMemory) ProtoMessage() {}
 
 func (x *ExportedWorkingMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[21]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1439,7 +1804,7 @@ func (x *ExportedWorkingMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedWorkingMemory.ProtoReflect.Descriptor instead.
 func (*ExportedWorkingMemory) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{21}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ExportedWorkingMemory) GetAgentId() string {
@@ -1475,7 +1840,7 @@ type ExportedProfile struct {
 
 func (x *ExportedProfile) Reset() {
 	*x = ExportedProfile{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[22]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1852,7 @@ func (x *ExportedProfile) String() string {
 func (*ExportedProfile) ProtoMessage() {}
 
 func (x *ExportedProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[22]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +1865,7 @@ func (x *ExportedProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedProfile.ProtoReflect.Descriptor instead.
 func (*ExportedProfile) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{22}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ExportedProfile) GetAgentId() string {
@@ -1542,16 +1907,22 @@ type ExportedSession struct {
 	Summarizer string `protobuf:"bytes,11,opt,name=summarizer,proto3" json:"summarizer,omitempty"`
 	// Why the summary was made degraded, if it was.
 	SummaryDegraded []*Degradation `protobuf:"bytes,12,rep,name=summary_degraded,json=summaryDegraded,proto3" json:"summary_degraded,omitempty"`
-	// Messages appended so far (the seq of the last one; older ones live in the summary).
-	MessageCount  int64 `protobuf:"varint,13,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
-	Version       int64 `protobuf:"varint,14,opt,name=version,proto3" json:"version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Messages appended so far (the seq of the last one).
+	MessageCount int64 `protobuf:"varint,13,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
+	Version      int64 `protobuf:"varint,14,opt,name=version,proto3" json:"version,omitempty"`
+	// messages are the turns after this seq (not yet summarised); the earlier stored
+	// ones follow as ExportedSessionMessage records.
+	SummarizedThroughSeq int64 `protobuf:"varint,15,opt,name=summarized_through_seq,json=summarizedThroughSeq,proto3" json:"summarized_through_seq,omitempty"`
+	// Messages stored (summarised or not).
+	StoredMessages int64               `protobuf:"varint,16,opt,name=stored_messages,json=storedMessages,proto3" json:"stored_messages,omitempty"`
+	Compression    *SessionCompression `protobuf:"bytes,17,opt,name=compression,proto3" json:"compression,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExportedSession) Reset() {
 	*x = ExportedSession{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[23]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1563,7 +1934,7 @@ func (x *ExportedSession) String() string {
 func (*ExportedSession) ProtoMessage() {}
 
 func (x *ExportedSession) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[23]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1576,7 +1947,7 @@ func (x *ExportedSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedSession.ProtoReflect.Descriptor instead.
 func (*ExportedSession) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{23}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExportedSession) GetAgentId() string {
@@ -1677,6 +2048,97 @@ func (x *ExportedSession) GetVersion() int64 {
 	return 0
 }
 
+func (x *ExportedSession) GetSummarizedThroughSeq() int64 {
+	if x != nil {
+		return x.SummarizedThroughSeq
+	}
+	return 0
+}
+
+func (x *ExportedSession) GetStoredMessages() int64 {
+	if x != nil {
+		return x.StoredMessages
+	}
+	return 0
+}
+
+func (x *ExportedSession) GetCompression() *SessionCompression {
+	if x != nil {
+		return x.Compression
+	}
+	return nil
+}
+
+// A summarised message a session keeps until it expires.
+type ExportedSessionMessage struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AgentId   string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The created_at of its session (a session re-created under the same id is another).
+	SessionCreatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=session_created_at,json=sessionCreatedAt,proto3" json:"session_created_at,omitempty"`
+	Message          *SessionMessage        `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ExportedSessionMessage) Reset() {
+	*x = ExportedSessionMessage{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedSessionMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedSessionMessage) ProtoMessage() {}
+
+func (x *ExportedSessionMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportedSessionMessage.ProtoReflect.Descriptor instead.
+func (*ExportedSessionMessage) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ExportedSessionMessage) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ExportedSessionMessage) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ExportedSessionMessage) GetSessionCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SessionCreatedAt
+	}
+	return nil
+}
+
+func (x *ExportedSessionMessage) GetMessage() *SessionMessage {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
 type ExportedState struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -1688,7 +2150,7 @@ type ExportedState struct {
 
 func (x *ExportedState) Reset() {
 	*x = ExportedState{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +2162,7 @@ func (x *ExportedState) String() string {
 func (*ExportedState) ProtoMessage() {}
 
 func (x *ExportedState) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +2175,7 @@ func (x *ExportedState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedState.ProtoReflect.Descriptor instead.
 func (*ExportedState) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{24}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ExportedState) GetAgentId() string {
@@ -1749,6 +2211,7 @@ type ExportRecord struct {
 	//	*ExportRecord_Profile
 	//	*ExportRecord_Session
 	//	*ExportRecord_State
+	//	*ExportRecord_SessionMessage
 	Record        isExportRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1756,7 +2219,7 @@ type ExportRecord struct {
 
 func (x *ExportRecord) Reset() {
 	*x = ExportRecord{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1768,7 +2231,7 @@ func (x *ExportRecord) String() string {
 func (*ExportRecord) ProtoMessage() {}
 
 func (x *ExportRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1781,7 +2244,7 @@ func (x *ExportRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRecord.ProtoReflect.Descriptor instead.
 func (*ExportRecord) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{25}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ExportRecord) GetRecord() isExportRecord_Record {
@@ -1854,6 +2317,15 @@ func (x *ExportRecord) GetState() *ExportedState {
 	return nil
 }
 
+func (x *ExportRecord) GetSessionMessage() *ExportedSessionMessage {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_SessionMessage); ok {
+			return x.SessionMessage
+		}
+	}
+	return nil
+}
+
 type isExportRecord_Record interface {
 	isExportRecord_Record()
 }
@@ -1886,6 +2358,10 @@ type ExportRecord_State struct {
 	State *ExportedState `protobuf:"bytes,7,opt,name=state,proto3,oneof"`
 }
 
+type ExportRecord_SessionMessage struct {
+	SessionMessage *ExportedSessionMessage `protobuf:"bytes,8,opt,name=session_message,json=sessionMessage,proto3,oneof"`
+}
+
 func (*ExportRecord_Header) isExportRecord_Record() {}
 
 func (*ExportRecord_Memory) isExportRecord_Record() {}
@@ -1900,6 +2376,8 @@ func (*ExportRecord_Session) isExportRecord_Record() {}
 
 func (*ExportRecord_State) isExportRecord_Record() {}
 
+func (*ExportRecord_SessionMessage) isExportRecord_Record() {}
+
 type ExportRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -1912,7 +2390,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1924,7 +2402,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1937,7 +2415,7 @@ func (x *ExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRequest.ProtoReflect.Descriptor instead.
 func (*ExportRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{26}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ExportRequest) GetAgentId() string {
@@ -1974,7 +2452,7 @@ type ExportResponse struct {
 
 func (x *ExportResponse) Reset() {
 	*x = ExportResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1986,7 +2464,7 @@ func (x *ExportResponse) String() string {
 func (*ExportResponse) ProtoMessage() {}
 
 func (x *ExportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1999,7 +2477,7 @@ func (x *ExportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportResponse.ProtoReflect.Descriptor instead.
 func (*ExportResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{27}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ExportResponse) GetEvent() isExportResponse_Event {
@@ -2054,7 +2532,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2066,7 +2544,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2079,7 +2557,7 @@ func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
 func (*ImportRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{28}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ImportRequest) GetRecord() *ExportRecord {
@@ -2106,7 +2584,7 @@ type ImportRejection struct {
 
 func (x *ImportRejection) Reset() {
 	*x = ImportRejection{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2118,7 +2596,7 @@ func (x *ImportRejection) String() string {
 func (*ImportRejection) ProtoMessage() {}
 
 func (x *ImportRejection) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2131,7 +2609,7 @@ func (x *ImportRejection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRejection.ProtoReflect.Descriptor instead.
 func (*ImportRejection) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{29}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ImportRejection) GetIndex() int64 {
@@ -2160,7 +2638,7 @@ type ImportResponse struct {
 
 func (x *ImportResponse) Reset() {
 	*x = ImportResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2650,7 @@ func (x *ImportResponse) String() string {
 func (*ImportResponse) ProtoMessage() {}
 
 func (x *ImportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2663,7 @@ func (x *ImportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResponse.ProtoReflect.Descriptor instead.
 func (*ImportResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{30}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ImportResponse) GetImported() int64 {
@@ -2221,7 +2699,7 @@ type ReembedRequest struct {
 
 func (x *ReembedRequest) Reset() {
 	*x = ReembedRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2711,7 @@ func (x *ReembedRequest) String() string {
 func (*ReembedRequest) ProtoMessage() {}
 
 func (x *ReembedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2724,7 @@ func (x *ReembedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedRequest.ProtoReflect.Descriptor instead.
 func (*ReembedRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{31}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReembedRequest) GetAgentId() string {
@@ -2280,7 +2758,7 @@ type ReembedResult struct {
 
 func (x *ReembedResult) Reset() {
 	*x = ReembedResult{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2292,7 +2770,7 @@ func (x *ReembedResult) String() string {
 func (*ReembedResult) ProtoMessage() {}
 
 func (x *ReembedResult) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +2783,7 @@ func (x *ReembedResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedResult.ProtoReflect.Descriptor instead.
 func (*ReembedResult) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{32}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ReembedResult) GetReembedded() int64 {
@@ -2335,7 +2813,7 @@ type ReembedResponse struct {
 
 func (x *ReembedResponse) Reset() {
 	*x = ReembedResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2347,7 +2825,7 @@ func (x *ReembedResponse) String() string {
 func (*ReembedResponse) ProtoMessage() {}
 
 func (x *ReembedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2360,7 +2838,7 @@ func (x *ReembedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedResponse.ProtoReflect.Descriptor instead.
 func (*ReembedResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{33}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ReembedResponse) GetEvent() isReembedResponse_Event {
@@ -2443,12 +2921,14 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x126\n" +
 	"\bselector\x18\x02 \x01(\v2\x1a.memoryd.v1.MemorySelectorR\bselector\"-\n" +
 	"\x0fArchiveResponse\x12\x1a\n" +
-	"\barchived\x18\x01 \x01(\x03R\barchived\"c\n" +
+	"\barchived\x18\x01 \x01(\x03R\barchived\"\x92\x01\n" +
 	"\x0eRestoreRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x126\n" +
-	"\bselector\x18\x02 \x01(\v2\x1a.memoryd.v1.MemorySelectorR\bselector\"-\n" +
+	"\bselector\x18\x02 \x01(\v2\x1a.memoryd.v1.MemorySelectorR\bselector\x12-\n" +
+	"\x12undo_consolidation\x18\x03 \x01(\bR\x11undoConsolidation\"b\n" +
 	"\x0fRestoreResponse\x12\x1a\n" +
-	"\brestored\x18\x01 \x01(\x03R\brestored\"\x98\x02\n" +
+	"\brestored\x18\x01 \x01(\x03R\brestored\x123\n" +
+	"\x15consolidations_undone\x18\x02 \x01(\x03R\x14consolidationsUndone\"\x98\x02\n" +
 	"\fPruneRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12A\n" +
 	"\x0ecreated_before\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBefore\x12\x12\n" +
@@ -2479,21 +2959,52 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\x0fCompactResponse\x122\n" +
 	"\bprogress\x18\x01 \x01(\v2\x14.memoryd.v1.ProgressH\x00R\bprogress\x123\n" +
 	"\x06result\x18\x02 \x01(\v2\x19.memoryd.v1.CompactResultH\x00R\x06resultB\a\n" +
-	"\x05event\"\xa7\x01\n" +
+	"\x05event\"\xde\x01\n" +
 	"\x15RunMaintenanceRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12$\n" +
 	"\vmax_entries\x18\x02 \x01(\x03H\x00R\n" +
 	"maxEntries\x88\x01\x01\x12*\n" +
-	"\x0eretention_days\x18\x03 \x01(\x05H\x01R\rretentionDays\x88\x01\x01B\x0e\n" +
+	"\x0eretention_days\x18\x03 \x01(\x05H\x01R\rretentionDays\x88\x01\x01\x12%\n" +
+	"\vconsolidate\x18\x04 \x01(\bH\x02R\vconsolidate\x88\x01\x01B\x0e\n" +
 	"\f_max_entriesB\x11\n" +
-	"\x0f_retention_days\"\xd6\x01\n" +
+	"\x0f_retention_daysB\x0e\n" +
+	"\f_consolidate\"\xaf\x02\n" +
 	"\x11MaintenanceResult\x12\x1a\n" +
 	"\barchived\x18\x01 \x01(\x03R\barchived\x120\n" +
 	"\x14deleted_by_retention\x18\x02 \x01(\x03R\x12deletedByRetention\x12\x18\n" +
 	"\aexpired\x18\x03 \x01(\x03R\aexpired\x12\x1c\n" +
 	"\tcompacted\x18\x04 \x01(\bR\tcompacted\x12;\n" +
 	"\vfinished_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishedAt\"\x8e\x01\n" +
+	"finishedAt\x12\"\n" +
+	"\fconsolidated\x18\x06 \x01(\x03R\fconsolidated\x123\n" +
+	"\bdegraded\x18\a \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"\xd2\x01\n" +
+	"\x12ConsolidateRequest\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x17\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12%\n" +
+	"\fmin_age_days\x18\x03 \x01(\x05H\x00R\n" +
+	"minAgeDays\x88\x01\x01\x12)\n" +
+	"\x0emin_group_size\x18\x04 \x01(\x05H\x01R\fminGroupSize\x88\x01\x01\x12\x12\n" +
+	"\x04tags\x18\x05 \x03(\tR\x04tagsB\x0f\n" +
+	"\r_min_age_daysB\x11\n" +
+	"\x0f_min_group_size\"\x99\x01\n" +
+	"\x11ConsolidatedGroup\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\tR\x05group\x12\x1d\n" +
+	"\n" +
+	"source_ids\x18\x02 \x03(\tR\tsourceIds\x12\x1d\n" +
+	"\n" +
+	"derived_id\x18\x03 \x01(\tR\tderivedId\x12\x18\n" +
+	"\acontent\x18\x04 \x01(\tR\acontent\x12\x16\n" +
+	"\x06method\x18\x05 \x01(\tR\x06method\"\xd6\x01\n" +
+	"\x11ConsolidateResult\x12\x16\n" +
+	"\x06groups\x18\x01 \x01(\x03R\x06groups\x12\"\n" +
+	"\fconsolidated\x18\x02 \x01(\x03R\fconsolidated\x12\x17\n" +
+	"\adry_run\x18\x03 \x01(\bR\x06dryRun\x127\n" +
+	"\adetails\x18\x04 \x03(\v2\x1d.memoryd.v1.ConsolidatedGroupR\adetails\x123\n" +
+	"\bdegraded\x18\x05 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"\x8b\x01\n" +
+	"\x13ConsolidateResponse\x122\n" +
+	"\bprogress\x18\x01 \x01(\v2\x14.memoryd.v1.ProgressH\x00R\bprogress\x127\n" +
+	"\x06result\x18\x02 \x01(\v2\x1d.memoryd.v1.ConsolidateResultH\x00R\x06resultB\a\n" +
+	"\x05event\"\x8e\x01\n" +
 	"\x16RunMaintenanceResponse\x122\n" +
 	"\bprogress\x18\x01 \x01(\v2\x14.memoryd.v1.ProgressH\x00R\bprogress\x127\n" +
 	"\x06result\x18\x02 \x01(\v2\x1d.memoryd.v1.MaintenanceResultH\x00R\x06resultB\a\n" +
@@ -2520,7 +3031,7 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\x0fExportedProfile\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x122\n" +
 	"\aprofile\x18\x02 \x01(\v2\x18.memoryd.v1.AgentProfileR\aprofile\x12\x18\n" +
-	"\aversion\x18\x03 \x01(\x03R\aversion\"\xf1\x04\n" +
+	"\aversion\x18\x03 \x01(\x03R\aversion\"\x92\x06\n" +
 	"\x0fExportedSession\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
@@ -2543,12 +3054,21 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"summarizer\x12B\n" +
 	"\x10summary_degraded\x18\f \x03(\v2\x17.memoryd.v1.DegradationR\x0fsummaryDegraded\x12#\n" +
 	"\rmessage_count\x18\r \x01(\x03R\fmessageCount\x12\x18\n" +
-	"\aversion\x18\x0e \x01(\x03R\aversion\"\x83\x01\n" +
+	"\aversion\x18\x0e \x01(\x03R\aversion\x124\n" +
+	"\x16summarized_through_seq\x18\x0f \x01(\x03R\x14summarizedThroughSeq\x12'\n" +
+	"\x0fstored_messages\x18\x10 \x01(\x03R\x0estoredMessages\x12@\n" +
+	"\vcompression\x18\x11 \x01(\v2\x1e.memoryd.v1.SessionCompressionR\vcompression\"\xd2\x01\n" +
+	"\x16ExportedSessionMessage\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12H\n" +
+	"\x12session_created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionCreatedAt\x124\n" +
+	"\amessage\x18\x04 \x01(\v2\x1a.memoryd.v1.SessionMessageR\amessage\"\x83\x01\n" +
 	"\rExportedState\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x128\n" +
-	"\tcomponent\x18\x03 \x01(\v2\x1a.memoryd.v1.StateComponentR\tcomponent\"\xb0\x03\n" +
+	"\tcomponent\x18\x03 \x01(\v2\x1a.memoryd.v1.StateComponentR\tcomponent\"\xff\x03\n" +
 	"\fExportRecord\x122\n" +
 	"\x06header\x18\x01 \x01(\v2\x18.memoryd.v1.ExportHeaderH\x00R\x06header\x124\n" +
 	"\x06memory\x18\x02 \x01(\v2\x1a.memoryd.v1.ExportedMemoryH\x00R\x06memory\x12;\n" +
@@ -2556,7 +3076,8 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\x0eworking_memory\x18\x04 \x01(\v2!.memoryd.v1.ExportedWorkingMemoryH\x00R\rworkingMemory\x127\n" +
 	"\aprofile\x18\x05 \x01(\v2\x1b.memoryd.v1.ExportedProfileH\x00R\aprofile\x127\n" +
 	"\asession\x18\x06 \x01(\v2\x1b.memoryd.v1.ExportedSessionH\x00R\asession\x121\n" +
-	"\x05state\x18\a \x01(\v2\x19.memoryd.v1.ExportedStateH\x00R\x05stateB\b\n" +
+	"\x05state\x18\a \x01(\v2\x19.memoryd.v1.ExportedStateH\x00R\x05state\x12M\n" +
+	"\x0fsession_message\x18\b \x01(\v2\".memoryd.v1.ExportedSessionMessageH\x00R\x0esessionMessageB\b\n" +
 	"\x06record\"r\n" +
 	"\rExportRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
@@ -2591,7 +3112,7 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\x0fReembedResponse\x122\n" +
 	"\bprogress\x18\x01 \x01(\v2\x14.memoryd.v1.ProgressH\x00R\bprogress\x123\n" +
 	"\x06result\x18\x02 \x01(\v2\x19.memoryd.v1.ReembedResultH\x00R\x06resultB\a\n" +
-	"\x05event2\xca\x05\n" +
+	"\x05event2\x9c\x06\n" +
 	"\x10LifecycleService\x12E\n" +
 	"\bGetStats\x12\x1b.memoryd.v1.GetStatsRequest\x1a\x1c.memoryd.v1.GetStatsResponse\x12B\n" +
 	"\aArchive\x12\x1a.memoryd.v1.ArchiveRequest\x1a\x1b.memoryd.v1.ArchiveResponse\x12B\n" +
@@ -2599,7 +3120,8 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\x05Prune\x12\x18.memoryd.v1.PruneRequest\x1a\x19.memoryd.v1.PruneResponse\x12<\n" +
 	"\x05Reset\x12\x18.memoryd.v1.ResetRequest\x1a\x19.memoryd.v1.ResetResponse\x12D\n" +
 	"\aCompact\x12\x1a.memoryd.v1.CompactRequest\x1a\x1b.memoryd.v1.CompactResponse0\x01\x12Y\n" +
-	"\x0eRunMaintenance\x12!.memoryd.v1.RunMaintenanceRequest\x1a\".memoryd.v1.RunMaintenanceResponse0\x01\x12A\n" +
+	"\x0eRunMaintenance\x12!.memoryd.v1.RunMaintenanceRequest\x1a\".memoryd.v1.RunMaintenanceResponse0\x01\x12P\n" +
+	"\vConsolidate\x12\x1e.memoryd.v1.ConsolidateRequest\x1a\x1f.memoryd.v1.ConsolidateResponse0\x01\x12A\n" +
 	"\x06Export\x12\x19.memoryd.v1.ExportRequest\x1a\x1a.memoryd.v1.ExportResponse0\x01\x12A\n" +
 	"\x06Import\x12\x19.memoryd.v1.ImportRequest\x1a\x1a.memoryd.v1.ImportResponse(\x01\x12D\n" +
 	"\aReembed\x12\x1a.memoryd.v1.ReembedRequest\x1a\x1b.memoryd.v1.ReembedResponse0\x01B\xb0\x01\n" +
@@ -2619,7 +3141,7 @@ func file_memoryd_v1_lifecycle_service_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_lifecycle_service_proto_rawDescData
 }
 
-var file_memoryd_v1_lifecycle_service_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_memoryd_v1_lifecycle_service_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_memoryd_v1_lifecycle_service_proto_goTypes = []any{
 	(*GetStatsRequest)(nil),        // 0: memoryd.v1.GetStatsRequest
 	(*CountByName)(nil),            // 1: memoryd.v1.CountByName
@@ -2638,107 +3160,124 @@ var file_memoryd_v1_lifecycle_service_proto_goTypes = []any{
 	(*CompactResponse)(nil),        // 14: memoryd.v1.CompactResponse
 	(*RunMaintenanceRequest)(nil),  // 15: memoryd.v1.RunMaintenanceRequest
 	(*MaintenanceResult)(nil),      // 16: memoryd.v1.MaintenanceResult
-	(*RunMaintenanceResponse)(nil), // 17: memoryd.v1.RunMaintenanceResponse
-	(*ExportHeader)(nil),           // 18: memoryd.v1.ExportHeader
-	(*ExportedMemory)(nil),         // 19: memoryd.v1.ExportedMemory
-	(*ExportedKeyEvent)(nil),       // 20: memoryd.v1.ExportedKeyEvent
-	(*ExportedWorkingMemory)(nil),  // 21: memoryd.v1.ExportedWorkingMemory
-	(*ExportedProfile)(nil),        // 22: memoryd.v1.ExportedProfile
-	(*ExportedSession)(nil),        // 23: memoryd.v1.ExportedSession
-	(*ExportedState)(nil),          // 24: memoryd.v1.ExportedState
-	(*ExportRecord)(nil),           // 25: memoryd.v1.ExportRecord
-	(*ExportRequest)(nil),          // 26: memoryd.v1.ExportRequest
-	(*ExportResponse)(nil),         // 27: memoryd.v1.ExportResponse
-	(*ImportRequest)(nil),          // 28: memoryd.v1.ImportRequest
-	(*ImportRejection)(nil),        // 29: memoryd.v1.ImportRejection
-	(*ImportResponse)(nil),         // 30: memoryd.v1.ImportResponse
-	(*ReembedRequest)(nil),         // 31: memoryd.v1.ReembedRequest
-	(*ReembedResult)(nil),          // 32: memoryd.v1.ReembedResult
-	(*ReembedResponse)(nil),        // 33: memoryd.v1.ReembedResponse
-	(*timestamppb.Timestamp)(nil),  // 34: google.protobuf.Timestamp
-	(TagMatch)(0),                  // 35: memoryd.v1.TagMatch
-	(MemoryType)(0),                // 36: memoryd.v1.MemoryType
-	(*Progress)(nil),               // 37: memoryd.v1.Progress
-	(*Memory)(nil),                 // 38: memoryd.v1.Memory
-	(*KeyEntry)(nil),               // 39: memoryd.v1.KeyEntry
-	(*WorkingMemory)(nil),          // 40: memoryd.v1.WorkingMemory
-	(*durationpb.Duration)(nil),    // 41: google.protobuf.Duration
-	(*AgentProfile)(nil),           // 42: memoryd.v1.AgentProfile
-	(*FixedZoneEntry)(nil),         // 43: memoryd.v1.FixedZoneEntry
-	(*SessionMessage)(nil),         // 44: memoryd.v1.SessionMessage
-	(*Degradation)(nil),            // 45: memoryd.v1.Degradation
-	(*StateComponent)(nil),         // 46: memoryd.v1.StateComponent
+	(*ConsolidateRequest)(nil),     // 17: memoryd.v1.ConsolidateRequest
+	(*ConsolidatedGroup)(nil),      // 18: memoryd.v1.ConsolidatedGroup
+	(*ConsolidateResult)(nil),      // 19: memoryd.v1.ConsolidateResult
+	(*ConsolidateResponse)(nil),    // 20: memoryd.v1.ConsolidateResponse
+	(*RunMaintenanceResponse)(nil), // 21: memoryd.v1.RunMaintenanceResponse
+	(*ExportHeader)(nil),           // 22: memoryd.v1.ExportHeader
+	(*ExportedMemory)(nil),         // 23: memoryd.v1.ExportedMemory
+	(*ExportedKeyEvent)(nil),       // 24: memoryd.v1.ExportedKeyEvent
+	(*ExportedWorkingMemory)(nil),  // 25: memoryd.v1.ExportedWorkingMemory
+	(*ExportedProfile)(nil),        // 26: memoryd.v1.ExportedProfile
+	(*ExportedSession)(nil),        // 27: memoryd.v1.ExportedSession
+	(*ExportedSessionMessage)(nil), // 28: memoryd.v1.ExportedSessionMessage
+	(*ExportedState)(nil),          // 29: memoryd.v1.ExportedState
+	(*ExportRecord)(nil),           // 30: memoryd.v1.ExportRecord
+	(*ExportRequest)(nil),          // 31: memoryd.v1.ExportRequest
+	(*ExportResponse)(nil),         // 32: memoryd.v1.ExportResponse
+	(*ImportRequest)(nil),          // 33: memoryd.v1.ImportRequest
+	(*ImportRejection)(nil),        // 34: memoryd.v1.ImportRejection
+	(*ImportResponse)(nil),         // 35: memoryd.v1.ImportResponse
+	(*ReembedRequest)(nil),         // 36: memoryd.v1.ReembedRequest
+	(*ReembedResult)(nil),          // 37: memoryd.v1.ReembedResult
+	(*ReembedResponse)(nil),        // 38: memoryd.v1.ReembedResponse
+	(*timestamppb.Timestamp)(nil),  // 39: google.protobuf.Timestamp
+	(TagMatch)(0),                  // 40: memoryd.v1.TagMatch
+	(MemoryType)(0),                // 41: memoryd.v1.MemoryType
+	(*Progress)(nil),               // 42: memoryd.v1.Progress
+	(*Degradation)(nil),            // 43: memoryd.v1.Degradation
+	(*Memory)(nil),                 // 44: memoryd.v1.Memory
+	(*KeyEntry)(nil),               // 45: memoryd.v1.KeyEntry
+	(*WorkingMemory)(nil),          // 46: memoryd.v1.WorkingMemory
+	(*durationpb.Duration)(nil),    // 47: google.protobuf.Duration
+	(*AgentProfile)(nil),           // 48: memoryd.v1.AgentProfile
+	(*FixedZoneEntry)(nil),         // 49: memoryd.v1.FixedZoneEntry
+	(*SessionMessage)(nil),         // 50: memoryd.v1.SessionMessage
+	(*SessionCompression)(nil),     // 51: memoryd.v1.SessionCompression
+	(*StateComponent)(nil),         // 52: memoryd.v1.StateComponent
 }
 var file_memoryd_v1_lifecycle_service_proto_depIdxs = []int32{
 	1,  // 0: memoryd.v1.GetStatsResponse.by_memory_type:type_name -> memoryd.v1.CountByName
 	1,  // 1: memoryd.v1.GetStatsResponse.by_security_level:type_name -> memoryd.v1.CountByName
-	34, // 2: memoryd.v1.GetStatsResponse.last_maintenance_at:type_name -> google.protobuf.Timestamp
+	39, // 2: memoryd.v1.GetStatsResponse.last_maintenance_at:type_name -> google.protobuf.Timestamp
 	1,  // 3: memoryd.v1.GetStatsResponse.by_embedding_model:type_name -> memoryd.v1.CountByName
-	35, // 4: memoryd.v1.MemorySelector.tag_match:type_name -> memoryd.v1.TagMatch
-	36, // 5: memoryd.v1.MemorySelector.memory_types:type_name -> memoryd.v1.MemoryType
-	34, // 6: memoryd.v1.MemorySelector.created_before:type_name -> google.protobuf.Timestamp
-	34, // 7: memoryd.v1.MemorySelector.created_after:type_name -> google.protobuf.Timestamp
+	40, // 4: memoryd.v1.MemorySelector.tag_match:type_name -> memoryd.v1.TagMatch
+	41, // 5: memoryd.v1.MemorySelector.memory_types:type_name -> memoryd.v1.MemoryType
+	39, // 6: memoryd.v1.MemorySelector.created_before:type_name -> google.protobuf.Timestamp
+	39, // 7: memoryd.v1.MemorySelector.created_after:type_name -> google.protobuf.Timestamp
 	3,  // 8: memoryd.v1.ArchiveRequest.selector:type_name -> memoryd.v1.MemorySelector
 	3,  // 9: memoryd.v1.RestoreRequest.selector:type_name -> memoryd.v1.MemorySelector
-	34, // 10: memoryd.v1.PruneRequest.created_before:type_name -> google.protobuf.Timestamp
-	36, // 11: memoryd.v1.PruneRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	37, // 12: memoryd.v1.CompactResponse.progress:type_name -> memoryd.v1.Progress
+	39, // 10: memoryd.v1.PruneRequest.created_before:type_name -> google.protobuf.Timestamp
+	41, // 11: memoryd.v1.PruneRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	42, // 12: memoryd.v1.CompactResponse.progress:type_name -> memoryd.v1.Progress
 	13, // 13: memoryd.v1.CompactResponse.result:type_name -> memoryd.v1.CompactResult
-	34, // 14: memoryd.v1.MaintenanceResult.finished_at:type_name -> google.protobuf.Timestamp
-	37, // 15: memoryd.v1.RunMaintenanceResponse.progress:type_name -> memoryd.v1.Progress
-	16, // 16: memoryd.v1.RunMaintenanceResponse.result:type_name -> memoryd.v1.MaintenanceResult
-	34, // 17: memoryd.v1.ExportHeader.exported_at:type_name -> google.protobuf.Timestamp
-	38, // 18: memoryd.v1.ExportedMemory.memory:type_name -> memoryd.v1.Memory
-	39, // 19: memoryd.v1.ExportedKeyEvent.entry:type_name -> memoryd.v1.KeyEntry
-	40, // 20: memoryd.v1.ExportedWorkingMemory.working_memory:type_name -> memoryd.v1.WorkingMemory
-	41, // 21: memoryd.v1.ExportedWorkingMemory.ttl:type_name -> google.protobuf.Duration
-	42, // 22: memoryd.v1.ExportedProfile.profile:type_name -> memoryd.v1.AgentProfile
-	43, // 23: memoryd.v1.ExportedSession.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	44, // 24: memoryd.v1.ExportedSession.messages:type_name -> memoryd.v1.SessionMessage
-	34, // 25: memoryd.v1.ExportedSession.expires_at:type_name -> google.protobuf.Timestamp
-	34, // 26: memoryd.v1.ExportedSession.created_at:type_name -> google.protobuf.Timestamp
-	34, // 27: memoryd.v1.ExportedSession.updated_at:type_name -> google.protobuf.Timestamp
-	41, // 28: memoryd.v1.ExportedSession.ttl:type_name -> google.protobuf.Duration
-	45, // 29: memoryd.v1.ExportedSession.summary_degraded:type_name -> memoryd.v1.Degradation
-	46, // 30: memoryd.v1.ExportedState.component:type_name -> memoryd.v1.StateComponent
-	18, // 31: memoryd.v1.ExportRecord.header:type_name -> memoryd.v1.ExportHeader
-	19, // 32: memoryd.v1.ExportRecord.memory:type_name -> memoryd.v1.ExportedMemory
-	20, // 33: memoryd.v1.ExportRecord.key_event:type_name -> memoryd.v1.ExportedKeyEvent
-	21, // 34: memoryd.v1.ExportRecord.working_memory:type_name -> memoryd.v1.ExportedWorkingMemory
-	22, // 35: memoryd.v1.ExportRecord.profile:type_name -> memoryd.v1.ExportedProfile
-	23, // 36: memoryd.v1.ExportRecord.session:type_name -> memoryd.v1.ExportedSession
-	24, // 37: memoryd.v1.ExportRecord.state:type_name -> memoryd.v1.ExportedState
-	25, // 38: memoryd.v1.ExportResponse.record:type_name -> memoryd.v1.ExportRecord
-	37, // 39: memoryd.v1.ExportResponse.progress:type_name -> memoryd.v1.Progress
-	25, // 40: memoryd.v1.ImportRequest.record:type_name -> memoryd.v1.ExportRecord
-	29, // 41: memoryd.v1.ImportResponse.rejected:type_name -> memoryd.v1.ImportRejection
-	37, // 42: memoryd.v1.ReembedResponse.progress:type_name -> memoryd.v1.Progress
-	32, // 43: memoryd.v1.ReembedResponse.result:type_name -> memoryd.v1.ReembedResult
-	0,  // 44: memoryd.v1.LifecycleService.GetStats:input_type -> memoryd.v1.GetStatsRequest
-	4,  // 45: memoryd.v1.LifecycleService.Archive:input_type -> memoryd.v1.ArchiveRequest
-	6,  // 46: memoryd.v1.LifecycleService.Restore:input_type -> memoryd.v1.RestoreRequest
-	8,  // 47: memoryd.v1.LifecycleService.Prune:input_type -> memoryd.v1.PruneRequest
-	10, // 48: memoryd.v1.LifecycleService.Reset:input_type -> memoryd.v1.ResetRequest
-	12, // 49: memoryd.v1.LifecycleService.Compact:input_type -> memoryd.v1.CompactRequest
-	15, // 50: memoryd.v1.LifecycleService.RunMaintenance:input_type -> memoryd.v1.RunMaintenanceRequest
-	26, // 51: memoryd.v1.LifecycleService.Export:input_type -> memoryd.v1.ExportRequest
-	28, // 52: memoryd.v1.LifecycleService.Import:input_type -> memoryd.v1.ImportRequest
-	31, // 53: memoryd.v1.LifecycleService.Reembed:input_type -> memoryd.v1.ReembedRequest
-	2,  // 54: memoryd.v1.LifecycleService.GetStats:output_type -> memoryd.v1.GetStatsResponse
-	5,  // 55: memoryd.v1.LifecycleService.Archive:output_type -> memoryd.v1.ArchiveResponse
-	7,  // 56: memoryd.v1.LifecycleService.Restore:output_type -> memoryd.v1.RestoreResponse
-	9,  // 57: memoryd.v1.LifecycleService.Prune:output_type -> memoryd.v1.PruneResponse
-	11, // 58: memoryd.v1.LifecycleService.Reset:output_type -> memoryd.v1.ResetResponse
-	14, // 59: memoryd.v1.LifecycleService.Compact:output_type -> memoryd.v1.CompactResponse
-	17, // 60: memoryd.v1.LifecycleService.RunMaintenance:output_type -> memoryd.v1.RunMaintenanceResponse
-	27, // 61: memoryd.v1.LifecycleService.Export:output_type -> memoryd.v1.ExportResponse
-	30, // 62: memoryd.v1.LifecycleService.Import:output_type -> memoryd.v1.ImportResponse
-	33, // 63: memoryd.v1.LifecycleService.Reembed:output_type -> memoryd.v1.ReembedResponse
-	54, // [54:64] is the sub-list for method output_type
-	44, // [44:54] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	39, // 14: memoryd.v1.MaintenanceResult.finished_at:type_name -> google.protobuf.Timestamp
+	43, // 15: memoryd.v1.MaintenanceResult.degraded:type_name -> memoryd.v1.Degradation
+	18, // 16: memoryd.v1.ConsolidateResult.details:type_name -> memoryd.v1.ConsolidatedGroup
+	43, // 17: memoryd.v1.ConsolidateResult.degraded:type_name -> memoryd.v1.Degradation
+	42, // 18: memoryd.v1.ConsolidateResponse.progress:type_name -> memoryd.v1.Progress
+	19, // 19: memoryd.v1.ConsolidateResponse.result:type_name -> memoryd.v1.ConsolidateResult
+	42, // 20: memoryd.v1.RunMaintenanceResponse.progress:type_name -> memoryd.v1.Progress
+	16, // 21: memoryd.v1.RunMaintenanceResponse.result:type_name -> memoryd.v1.MaintenanceResult
+	39, // 22: memoryd.v1.ExportHeader.exported_at:type_name -> google.protobuf.Timestamp
+	44, // 23: memoryd.v1.ExportedMemory.memory:type_name -> memoryd.v1.Memory
+	45, // 24: memoryd.v1.ExportedKeyEvent.entry:type_name -> memoryd.v1.KeyEntry
+	46, // 25: memoryd.v1.ExportedWorkingMemory.working_memory:type_name -> memoryd.v1.WorkingMemory
+	47, // 26: memoryd.v1.ExportedWorkingMemory.ttl:type_name -> google.protobuf.Duration
+	48, // 27: memoryd.v1.ExportedProfile.profile:type_name -> memoryd.v1.AgentProfile
+	49, // 28: memoryd.v1.ExportedSession.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	50, // 29: memoryd.v1.ExportedSession.messages:type_name -> memoryd.v1.SessionMessage
+	39, // 30: memoryd.v1.ExportedSession.expires_at:type_name -> google.protobuf.Timestamp
+	39, // 31: memoryd.v1.ExportedSession.created_at:type_name -> google.protobuf.Timestamp
+	39, // 32: memoryd.v1.ExportedSession.updated_at:type_name -> google.protobuf.Timestamp
+	47, // 33: memoryd.v1.ExportedSession.ttl:type_name -> google.protobuf.Duration
+	43, // 34: memoryd.v1.ExportedSession.summary_degraded:type_name -> memoryd.v1.Degradation
+	51, // 35: memoryd.v1.ExportedSession.compression:type_name -> memoryd.v1.SessionCompression
+	39, // 36: memoryd.v1.ExportedSessionMessage.session_created_at:type_name -> google.protobuf.Timestamp
+	50, // 37: memoryd.v1.ExportedSessionMessage.message:type_name -> memoryd.v1.SessionMessage
+	52, // 38: memoryd.v1.ExportedState.component:type_name -> memoryd.v1.StateComponent
+	22, // 39: memoryd.v1.ExportRecord.header:type_name -> memoryd.v1.ExportHeader
+	23, // 40: memoryd.v1.ExportRecord.memory:type_name -> memoryd.v1.ExportedMemory
+	24, // 41: memoryd.v1.ExportRecord.key_event:type_name -> memoryd.v1.ExportedKeyEvent
+	25, // 42: memoryd.v1.ExportRecord.working_memory:type_name -> memoryd.v1.ExportedWorkingMemory
+	26, // 43: memoryd.v1.ExportRecord.profile:type_name -> memoryd.v1.ExportedProfile
+	27, // 44: memoryd.v1.ExportRecord.session:type_name -> memoryd.v1.ExportedSession
+	29, // 45: memoryd.v1.ExportRecord.state:type_name -> memoryd.v1.ExportedState
+	28, // 46: memoryd.v1.ExportRecord.session_message:type_name -> memoryd.v1.ExportedSessionMessage
+	30, // 47: memoryd.v1.ExportResponse.record:type_name -> memoryd.v1.ExportRecord
+	42, // 48: memoryd.v1.ExportResponse.progress:type_name -> memoryd.v1.Progress
+	30, // 49: memoryd.v1.ImportRequest.record:type_name -> memoryd.v1.ExportRecord
+	34, // 50: memoryd.v1.ImportResponse.rejected:type_name -> memoryd.v1.ImportRejection
+	42, // 51: memoryd.v1.ReembedResponse.progress:type_name -> memoryd.v1.Progress
+	37, // 52: memoryd.v1.ReembedResponse.result:type_name -> memoryd.v1.ReembedResult
+	0,  // 53: memoryd.v1.LifecycleService.GetStats:input_type -> memoryd.v1.GetStatsRequest
+	4,  // 54: memoryd.v1.LifecycleService.Archive:input_type -> memoryd.v1.ArchiveRequest
+	6,  // 55: memoryd.v1.LifecycleService.Restore:input_type -> memoryd.v1.RestoreRequest
+	8,  // 56: memoryd.v1.LifecycleService.Prune:input_type -> memoryd.v1.PruneRequest
+	10, // 57: memoryd.v1.LifecycleService.Reset:input_type -> memoryd.v1.ResetRequest
+	12, // 58: memoryd.v1.LifecycleService.Compact:input_type -> memoryd.v1.CompactRequest
+	15, // 59: memoryd.v1.LifecycleService.RunMaintenance:input_type -> memoryd.v1.RunMaintenanceRequest
+	17, // 60: memoryd.v1.LifecycleService.Consolidate:input_type -> memoryd.v1.ConsolidateRequest
+	31, // 61: memoryd.v1.LifecycleService.Export:input_type -> memoryd.v1.ExportRequest
+	33, // 62: memoryd.v1.LifecycleService.Import:input_type -> memoryd.v1.ImportRequest
+	36, // 63: memoryd.v1.LifecycleService.Reembed:input_type -> memoryd.v1.ReembedRequest
+	2,  // 64: memoryd.v1.LifecycleService.GetStats:output_type -> memoryd.v1.GetStatsResponse
+	5,  // 65: memoryd.v1.LifecycleService.Archive:output_type -> memoryd.v1.ArchiveResponse
+	7,  // 66: memoryd.v1.LifecycleService.Restore:output_type -> memoryd.v1.RestoreResponse
+	9,  // 67: memoryd.v1.LifecycleService.Prune:output_type -> memoryd.v1.PruneResponse
+	11, // 68: memoryd.v1.LifecycleService.Reset:output_type -> memoryd.v1.ResetResponse
+	14, // 69: memoryd.v1.LifecycleService.Compact:output_type -> memoryd.v1.CompactResponse
+	21, // 70: memoryd.v1.LifecycleService.RunMaintenance:output_type -> memoryd.v1.RunMaintenanceResponse
+	20, // 71: memoryd.v1.LifecycleService.Consolidate:output_type -> memoryd.v1.ConsolidateResponse
+	32, // 72: memoryd.v1.LifecycleService.Export:output_type -> memoryd.v1.ExportResponse
+	35, // 73: memoryd.v1.LifecycleService.Import:output_type -> memoryd.v1.ImportResponse
+	38, // 74: memoryd.v1.LifecycleService.Reembed:output_type -> memoryd.v1.ReembedResponse
+	64, // [64:75] is the sub-list for method output_type
+	53, // [53:64] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_lifecycle_service_proto_init() }
@@ -2757,11 +3296,16 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 		(*CompactResponse_Result)(nil),
 	}
 	file_memoryd_v1_lifecycle_service_proto_msgTypes[15].OneofWrappers = []any{}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[17].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[17].OneofWrappers = []any{}
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[20].OneofWrappers = []any{
+		(*ConsolidateResponse_Progress)(nil),
+		(*ConsolidateResponse_Result)(nil),
+	}
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[21].OneofWrappers = []any{
 		(*RunMaintenanceResponse_Progress)(nil),
 		(*RunMaintenanceResponse_Result)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[25].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[30].OneofWrappers = []any{
 		(*ExportRecord_Header)(nil),
 		(*ExportRecord_Memory)(nil),
 		(*ExportRecord_KeyEvent)(nil),
@@ -2769,12 +3313,13 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 		(*ExportRecord_Profile)(nil),
 		(*ExportRecord_Session)(nil),
 		(*ExportRecord_State)(nil),
+		(*ExportRecord_SessionMessage)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[27].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[32].OneofWrappers = []any{
 		(*ExportResponse_Record)(nil),
 		(*ExportResponse_Progress)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[33].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[38].OneofWrappers = []any{
 		(*ReembedResponse_Progress)(nil),
 		(*ReembedResponse_Result)(nil),
 	}
@@ -2784,7 +3329,7 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_lifecycle_service_proto_rawDesc), len(file_memoryd_v1_lifecycle_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

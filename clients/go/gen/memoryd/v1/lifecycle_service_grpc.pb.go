@@ -26,6 +26,7 @@ const (
 	LifecycleService_Reset_FullMethodName          = "/memoryd.v1.LifecycleService/Reset"
 	LifecycleService_Compact_FullMethodName        = "/memoryd.v1.LifecycleService/Compact"
 	LifecycleService_RunMaintenance_FullMethodName = "/memoryd.v1.LifecycleService/RunMaintenance"
+	LifecycleService_Consolidate_FullMethodName    = "/memoryd.v1.LifecycleService/Consolidate"
 	LifecycleService_Export_FullMethodName         = "/memoryd.v1.LifecycleService/Export"
 	LifecycleService_Import_FullMethodName         = "/memoryd.v1.LifecycleService/Import"
 	LifecycleService_Reembed_FullMethodName        = "/memoryd.v1.LifecycleService/Reembed"
@@ -46,6 +47,9 @@ type LifecycleServiceClient interface {
 	Reset(ctx context.Context, in *ResetRequest, opts ...grpc.CallOption) (*ResetResponse, error)
 	Compact(ctx context.Context, in *CompactRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CompactResponse], error)
 	RunMaintenance(ctx context.Context, in *RunMaintenanceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RunMaintenanceResponse], error)
+	// Condenses groups of related older memories into derived ones; the originals are
+	// archived with links, restorable (Restore with undo_consolidation).
+	Consolidate(ctx context.Context, in *ConsolidateRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ConsolidateResponse], error)
 	// Every record of an agent (or, for admins, the tenant), JSONL-compatible.
 	Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportResponse], error)
 	// Idempotent by id and version.
@@ -150,9 +154,28 @@ func (c *lifecycleServiceClient) RunMaintenance(ctx context.Context, in *RunMain
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type LifecycleService_RunMaintenanceClient = grpc.ServerStreamingClient[RunMaintenanceResponse]
 
+func (c *lifecycleServiceClient) Consolidate(ctx context.Context, in *ConsolidateRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ConsolidateResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &LifecycleService_ServiceDesc.Streams[2], LifecycleService_Consolidate_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ConsolidateRequest, ConsolidateResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LifecycleService_ConsolidateClient = grpc.ServerStreamingClient[ConsolidateResponse]
+
 func (c *lifecycleServiceClient) Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &LifecycleService_ServiceDesc.Streams[2], LifecycleService_Export_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &LifecycleService_ServiceDesc.Streams[3], LifecycleService_Export_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +194,7 @@ type LifecycleService_ExportClient = grpc.ServerStreamingClient[ExportResponse]
 
 func (c *lifecycleServiceClient) Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportRequest, ImportResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &LifecycleService_ServiceDesc.Streams[3], LifecycleService_Import_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &LifecycleService_ServiceDesc.Streams[4], LifecycleService_Import_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +207,7 @@ type LifecycleService_ImportClient = grpc.ClientStreamingClient[ImportRequest, I
 
 func (c *lifecycleServiceClient) Reembed(ctx context.Context, in *ReembedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReembedResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &LifecycleService_ServiceDesc.Streams[4], LifecycleService_Reembed_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &LifecycleService_ServiceDesc.Streams[5], LifecycleService_Reembed_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +239,9 @@ type LifecycleServiceServer interface {
 	Reset(context.Context, *ResetRequest) (*ResetResponse, error)
 	Compact(*CompactRequest, grpc.ServerStreamingServer[CompactResponse]) error
 	RunMaintenance(*RunMaintenanceRequest, grpc.ServerStreamingServer[RunMaintenanceResponse]) error
+	// Condenses groups of related older memories into derived ones; the originals are
+	// archived with links, restorable (Restore with undo_consolidation).
+	Consolidate(*ConsolidateRequest, grpc.ServerStreamingServer[ConsolidateResponse]) error
 	// Every record of an agent (or, for admins, the tenant), JSONL-compatible.
 	Export(*ExportRequest, grpc.ServerStreamingServer[ExportResponse]) error
 	// Idempotent by id and version.
@@ -252,6 +278,9 @@ func (UnimplementedLifecycleServiceServer) Compact(*CompactRequest, grpc.ServerS
 }
 func (UnimplementedLifecycleServiceServer) RunMaintenance(*RunMaintenanceRequest, grpc.ServerStreamingServer[RunMaintenanceResponse]) error {
 	return status.Error(codes.Unimplemented, "method RunMaintenance not implemented")
+}
+func (UnimplementedLifecycleServiceServer) Consolidate(*ConsolidateRequest, grpc.ServerStreamingServer[ConsolidateResponse]) error {
+	return status.Error(codes.Unimplemented, "method Consolidate not implemented")
 }
 func (UnimplementedLifecycleServiceServer) Export(*ExportRequest, grpc.ServerStreamingServer[ExportResponse]) error {
 	return status.Error(codes.Unimplemented, "method Export not implemented")
@@ -395,6 +424,17 @@ func _LifecycleService_RunMaintenance_Handler(srv interface{}, stream grpc.Serve
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type LifecycleService_RunMaintenanceServer = grpc.ServerStreamingServer[RunMaintenanceResponse]
 
+func _LifecycleService_Consolidate_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ConsolidateRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(LifecycleServiceServer).Consolidate(m, &grpc.GenericServerStream[ConsolidateRequest, ConsolidateResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type LifecycleService_ConsolidateServer = grpc.ServerStreamingServer[ConsolidateResponse]
+
 func _LifecycleService_Export_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(ExportRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -461,6 +501,11 @@ var LifecycleService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "RunMaintenance",
 			Handler:       _LifecycleService_RunMaintenance_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Consolidate",
+			Handler:       _LifecycleService_Consolidate_Handler,
 			ServerStreams: true,
 		},
 		{

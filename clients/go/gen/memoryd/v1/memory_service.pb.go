@@ -84,6 +84,59 @@ func (ScoringPreset) EnumDescriptor() ([]byte, []int) {
 	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{0}
 }
 
+// What recency counts from.
+type RecencyBasis int32
+
+const (
+	// The server default (recall.recency_basis; "updated" unless configured).
+	RecencyBasis_RECENCY_BASIS_UNSPECIFIED RecencyBasis = 0
+	// The last update (or creation).
+	RecencyBasis_RECENCY_BASIS_UPDATED RecencyBasis = 1
+	// The last access or update, whichever is later: memories in use stay fresh.
+	RecencyBasis_RECENCY_BASIS_LAST_ACCESS RecencyBasis = 2
+)
+
+// Enum value maps for RecencyBasis.
+var (
+	RecencyBasis_name = map[int32]string{
+		0: "RECENCY_BASIS_UNSPECIFIED",
+		1: "RECENCY_BASIS_UPDATED",
+		2: "RECENCY_BASIS_LAST_ACCESS",
+	}
+	RecencyBasis_value = map[string]int32{
+		"RECENCY_BASIS_UNSPECIFIED": 0,
+		"RECENCY_BASIS_UPDATED":     1,
+		"RECENCY_BASIS_LAST_ACCESS": 2,
+	}
+)
+
+func (x RecencyBasis) Enum() *RecencyBasis {
+	p := new(RecencyBasis)
+	*p = x
+	return p
+}
+
+func (x RecencyBasis) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RecencyBasis) Descriptor() protoreflect.EnumDescriptor {
+	return file_memoryd_v1_memory_service_proto_enumTypes[1].Descriptor()
+}
+
+func (RecencyBasis) Type() protoreflect.EnumType {
+	return &file_memoryd_v1_memory_service_proto_enumTypes[1]
+}
+
+func (x RecencyBasis) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RecencyBasis.Descriptor instead.
+func (RecencyBasis) EnumDescriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{1}
+}
+
 // Orders for listing.
 type MemoryOrder int32
 
@@ -92,6 +145,10 @@ const (
 	// Newest first (the default).
 	MemoryOrder_MEMORY_ORDER_CREATED_DESC MemoryOrder = 1
 	MemoryOrder_MEMORY_ORDER_CREATED_ASC  MemoryOrder = 2
+	// Most accessed first (ties: newest first).
+	MemoryOrder_MEMORY_ORDER_ACCESS_COUNT_DESC MemoryOrder = 3
+	// Most important first (ties: newest first).
+	MemoryOrder_MEMORY_ORDER_IMPORTANCE_DESC MemoryOrder = 4
 )
 
 // Enum value maps for MemoryOrder.
@@ -100,11 +157,15 @@ var (
 		0: "MEMORY_ORDER_UNSPECIFIED",
 		1: "MEMORY_ORDER_CREATED_DESC",
 		2: "MEMORY_ORDER_CREATED_ASC",
+		3: "MEMORY_ORDER_ACCESS_COUNT_DESC",
+		4: "MEMORY_ORDER_IMPORTANCE_DESC",
 	}
 	MemoryOrder_value = map[string]int32{
-		"MEMORY_ORDER_UNSPECIFIED":  0,
-		"MEMORY_ORDER_CREATED_DESC": 1,
-		"MEMORY_ORDER_CREATED_ASC":  2,
+		"MEMORY_ORDER_UNSPECIFIED":       0,
+		"MEMORY_ORDER_CREATED_DESC":      1,
+		"MEMORY_ORDER_CREATED_ASC":       2,
+		"MEMORY_ORDER_ACCESS_COUNT_DESC": 3,
+		"MEMORY_ORDER_IMPORTANCE_DESC":   4,
 	}
 )
 
@@ -119,11 +180,11 @@ func (x MemoryOrder) String() string {
 }
 
 func (MemoryOrder) Descriptor() protoreflect.EnumDescriptor {
-	return file_memoryd_v1_memory_service_proto_enumTypes[1].Descriptor()
+	return file_memoryd_v1_memory_service_proto_enumTypes[2].Descriptor()
 }
 
 func (MemoryOrder) Type() protoreflect.EnumType {
-	return &file_memoryd_v1_memory_service_proto_enumTypes[1]
+	return &file_memoryd_v1_memory_service_proto_enumTypes[2]
 }
 
 func (x MemoryOrder) Number() protoreflect.EnumNumber {
@@ -132,7 +193,7 @@ func (x MemoryOrder) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MemoryOrder.Descriptor instead.
 func (MemoryOrder) EnumDescriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{1}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{2}
 }
 
 // How SetWorkingMemory combines content with what is stored.
@@ -170,11 +231,11 @@ func (x WorkingMemoryMode) String() string {
 }
 
 func (WorkingMemoryMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_memoryd_v1_memory_service_proto_enumTypes[2].Descriptor()
+	return file_memoryd_v1_memory_service_proto_enumTypes[3].Descriptor()
 }
 
 func (WorkingMemoryMode) Type() protoreflect.EnumType {
-	return &file_memoryd_v1_memory_service_proto_enumTypes[2]
+	return &file_memoryd_v1_memory_service_proto_enumTypes[3]
 }
 
 func (x WorkingMemoryMode) Number() protoreflect.EnumNumber {
@@ -183,7 +244,7 @@ func (x WorkingMemoryMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WorkingMemoryMode.Descriptor instead.
 func (WorkingMemoryMode) EnumDescriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{2}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{3}
 }
 
 // Who said a message.
@@ -226,11 +287,11 @@ func (x MessageRole) String() string {
 }
 
 func (MessageRole) Descriptor() protoreflect.EnumDescriptor {
-	return file_memoryd_v1_memory_service_proto_enumTypes[3].Descriptor()
+	return file_memoryd_v1_memory_service_proto_enumTypes[4].Descriptor()
 }
 
 func (MessageRole) Type() protoreflect.EnumType {
-	return &file_memoryd_v1_memory_service_proto_enumTypes[3]
+	return &file_memoryd_v1_memory_service_proto_enumTypes[4]
 }
 
 func (x MessageRole) Number() protoreflect.EnumNumber {
@@ -239,7 +300,7 @@ func (x MessageRole) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MessageRole.Descriptor instead.
 func (MessageRole) EnumDescriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{3}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{4}
 }
 
 // Entries of the fixed zone, never compressed.
@@ -279,11 +340,11 @@ func (x FixedZoneKind) String() string {
 }
 
 func (FixedZoneKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_memoryd_v1_memory_service_proto_enumTypes[4].Descriptor()
+	return file_memoryd_v1_memory_service_proto_enumTypes[5].Descriptor()
 }
 
 func (FixedZoneKind) Type() protoreflect.EnumType {
-	return &file_memoryd_v1_memory_service_proto_enumTypes[4]
+	return &file_memoryd_v1_memory_service_proto_enumTypes[5]
 }
 
 func (x FixedZoneKind) Number() protoreflect.EnumNumber {
@@ -292,7 +353,7 @@ func (x FixedZoneKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FixedZoneKind.Descriptor instead.
 func (FixedZoneKind) EnumDescriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{4}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{5}
 }
 
 type RememberRequest struct {
@@ -668,11 +729,13 @@ func (x *RememberBatchResponse) GetDegraded() []*Degradation {
 type Scoring struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Preset ScoringPreset          `protobuf:"varint,1,opt,name=preset,proto3,enum=memoryd.v1.ScoringPreset" json:"preset,omitempty"`
-	// Overrides for the decay half-life and the weighted preset's weights.
-	HalfLifeHours    *float64 `protobuf:"fixed64,2,opt,name=half_life_hours,json=halfLifeHours,proto3,oneof" json:"half_life_hours,omitempty"`
-	SimilarityWeight *float64 `protobuf:"fixed64,3,opt,name=similarity_weight,json=similarityWeight,proto3,oneof" json:"similarity_weight,omitempty"`
-	RecencyWeight    *float64 `protobuf:"fixed64,4,opt,name=recency_weight,json=recencyWeight,proto3,oneof" json:"recency_weight,omitempty"`
-	ImportanceWeight *float64 `protobuf:"fixed64,5,opt,name=importance_weight,json=importanceWeight,proto3,oneof" json:"importance_weight,omitempty"`
+	// Overrides for the decay half-life and the weighted preset's weights (weights
+	// must not be negative).
+	HalfLifeHours    *float64     `protobuf:"fixed64,2,opt,name=half_life_hours,json=halfLifeHours,proto3,oneof" json:"half_life_hours,omitempty"`
+	SimilarityWeight *float64     `protobuf:"fixed64,3,opt,name=similarity_weight,json=similarityWeight,proto3,oneof" json:"similarity_weight,omitempty"`
+	RecencyWeight    *float64     `protobuf:"fixed64,4,opt,name=recency_weight,json=recencyWeight,proto3,oneof" json:"recency_weight,omitempty"`
+	ImportanceWeight *float64     `protobuf:"fixed64,5,opt,name=importance_weight,json=importanceWeight,proto3,oneof" json:"importance_weight,omitempty"`
+	RecencyBasis     RecencyBasis `protobuf:"varint,6,opt,name=recency_basis,json=recencyBasis,proto3,enum=memoryd.v1.RecencyBasis" json:"recency_basis,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -740,6 +803,13 @@ func (x *Scoring) GetImportanceWeight() float64 {
 		return *x.ImportanceWeight
 	}
 	return 0
+}
+
+func (x *Scoring) GetRecencyBasis() RecencyBasis {
+	if x != nil {
+		return x.RecencyBasis
+	}
+	return RecencyBasis_RECENCY_BASIS_UNSPECIFIED
 }
 
 // Every component the score was built from.
@@ -3049,14 +3119,17 @@ func (x *SetProfileResponse) GetProfile() *AgentProfile {
 }
 
 type SessionMessage struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	Role       MessageRole            `protobuf:"varint,1,opt,name=role,proto3,enum=memoryd.v1.MessageRole" json:"role,omitempty"`
-	Content    string                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
-	Name       string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Role    MessageRole            `protobuf:"varint,1,opt,name=role,proto3,enum=memoryd.v1.MessageRole" json:"role,omitempty"`
+	Content string                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	Name    string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// On a tool message: the id of the call it answers.
 	ToolCallId string                 `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	CreatedAt  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// Assigned by the server, 1-based.
-	Seq           int64 `protobuf:"varint,6,opt,name=seq,proto3" json:"seq,omitempty"`
+	Seq int64 `protobuf:"varint,6,opt,name=seq,proto3" json:"seq,omitempty"`
+	// On an assistant message: the tools it calls.
+	ToolCalls     []*ToolCall `protobuf:"bytes,7,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3133,6 +3206,149 @@ func (x *SessionMessage) GetSeq() int64 {
 	return 0
 }
 
+func (x *SessionMessage) GetToolCalls() []*ToolCall {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return nil
+}
+
+// One tool call of an assistant message.
+type ToolCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The tool (function) name.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The arguments as JSON (an object, as chat APIs send them).
+	Arguments     *structpb.Value `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolCall) Reset() {
+	*x = ToolCall{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolCall) ProtoMessage() {}
+
+func (x *ToolCall) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
+func (*ToolCall) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ToolCall) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ToolCall) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolCall) GetArguments() *structpb.Value {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+// Per-session compression settings; unset fields keep the daemon's sessions.* value.
+type SessionCompression struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Fold older turns when this many are kept verbatim (2..200)...
+	CompressThresholdMessages *int32 `protobuf:"varint,1,opt,name=compress_threshold_messages,json=compressThresholdMessages,proto3,oneof" json:"compress_threshold_messages,omitempty"`
+	// ...or when they take this share (0..1] of context_budget_tokens.
+	CompressTokenRatio *float64 `protobuf:"fixed64,2,opt,name=compress_token_ratio,json=compressTokenRatio,proto3,oneof" json:"compress_token_ratio,omitempty"`
+	// Also the default token_budget of GetSessionWindow.
+	ContextBudgetTokens *int32 `protobuf:"varint,3,opt,name=context_budget_tokens,json=contextBudgetTokens,proto3,oneof" json:"context_budget_tokens,omitempty"`
+	// Turns kept verbatim when older ones are folded; below the threshold.
+	KeepRecentMessages *int32 `protobuf:"varint,4,opt,name=keep_recent_messages,json=keepRecentMessages,proto3,oneof" json:"keep_recent_messages,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *SessionCompression) Reset() {
+	*x = SessionCompression{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionCompression) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionCompression) ProtoMessage() {}
+
+func (x *SessionCompression) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionCompression.ProtoReflect.Descriptor instead.
+func (*SessionCompression) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *SessionCompression) GetCompressThresholdMessages() int32 {
+	if x != nil && x.CompressThresholdMessages != nil {
+		return *x.CompressThresholdMessages
+	}
+	return 0
+}
+
+func (x *SessionCompression) GetCompressTokenRatio() float64 {
+	if x != nil && x.CompressTokenRatio != nil {
+		return *x.CompressTokenRatio
+	}
+	return 0
+}
+
+func (x *SessionCompression) GetContextBudgetTokens() int32 {
+	if x != nil && x.ContextBudgetTokens != nil {
+		return *x.ContextBudgetTokens
+	}
+	return 0
+}
+
+func (x *SessionCompression) GetKeepRecentMessages() int32 {
+	if x != nil && x.KeepRecentMessages != nil {
+		return *x.KeepRecentMessages
+	}
+	return 0
+}
+
 type FixedZoneEntry struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Kind          FixedZoneKind          `protobuf:"varint,1,opt,name=kind,proto3,enum=memoryd.v1.FixedZoneKind" json:"kind,omitempty"`
@@ -3144,7 +3360,7 @@ type FixedZoneEntry struct {
 
 func (x *FixedZoneEntry) Reset() {
 	*x = FixedZoneEntry{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[42]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3156,7 +3372,7 @@ func (x *FixedZoneEntry) String() string {
 func (*FixedZoneEntry) ProtoMessage() {}
 
 func (x *FixedZoneEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[42]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3169,7 +3385,7 @@ func (x *FixedZoneEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FixedZoneEntry.ProtoReflect.Descriptor instead.
 func (*FixedZoneEntry) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{42}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *FixedZoneEntry) GetKind() FixedZoneKind {
@@ -3199,14 +3415,16 @@ type AppendMessagesRequest struct {
 	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	Messages  []*SessionMessage      `protobuf:"bytes,3,rep,name=messages,proto3" json:"messages,omitempty"`
 	// Session TTL from the last append; unset means the server default.
-	Ttl           *durationpb.Duration `protobuf:"bytes,4,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	Ttl *durationpb.Duration `protobuf:"bytes,4,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	// Changes the session's compression settings (the fields set), from this append on.
+	Compression   *SessionCompression `protobuf:"bytes,5,opt,name=compression,proto3" json:"compression,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AppendMessagesRequest) Reset() {
 	*x = AppendMessagesRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[43]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3218,7 +3436,7 @@ func (x *AppendMessagesRequest) String() string {
 func (*AppendMessagesRequest) ProtoMessage() {}
 
 func (x *AppendMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[43]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3231,7 +3449,7 @@ func (x *AppendMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendMessagesRequest.ProtoReflect.Descriptor instead.
 func (*AppendMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{43}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AppendMessagesRequest) GetAgentId() string {
@@ -3262,6 +3480,13 @@ func (x *AppendMessagesRequest) GetTtl() *durationpb.Duration {
 	return nil
 }
 
+func (x *AppendMessagesRequest) GetCompression() *SessionCompression {
+	if x != nil {
+		return x.Compression
+	}
+	return nil
+}
+
 type AppendMessagesResponse struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	MessageCount int64                  `protobuf:"varint,1,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
@@ -3274,7 +3499,7 @@ type AppendMessagesResponse struct {
 
 func (x *AppendMessagesResponse) Reset() {
 	*x = AppendMessagesResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[44]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3286,7 +3511,7 @@ func (x *AppendMessagesResponse) String() string {
 func (*AppendMessagesResponse) ProtoMessage() {}
 
 func (x *AppendMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[44]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3299,7 +3524,7 @@ func (x *AppendMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendMessagesResponse.ProtoReflect.Descriptor instead.
 func (*AppendMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{44}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AppendMessagesResponse) GetMessageCount() int64 {
@@ -3334,7 +3559,7 @@ type GetSessionWindowRequest struct {
 
 func (x *GetSessionWindowRequest) Reset() {
 	*x = GetSessionWindowRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[45]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3346,7 +3571,7 @@ func (x *GetSessionWindowRequest) String() string {
 func (*GetSessionWindowRequest) ProtoMessage() {}
 
 func (x *GetSessionWindowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[45]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3359,7 +3584,7 @@ func (x *GetSessionWindowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionWindowRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionWindowRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{45}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetSessionWindowRequest) GetAgentId() string {
@@ -3390,16 +3615,20 @@ type GetSessionWindowResponse struct {
 	Recent     []*SessionMessage      `protobuf:"bytes,3,rep,name=recent,proto3" json:"recent,omitempty"`
 	TokensUsed int32                  `protobuf:"varint,4,opt,name=tokens_used,json=tokensUsed,proto3" json:"tokens_used,omitempty"`
 	// "llm" or "extractive".
-	Summarizer    string         `protobuf:"bytes,5,opt,name=summarizer,proto3" json:"summarizer,omitempty"`
-	TokenCounter  string         `protobuf:"bytes,6,opt,name=token_counter,json=tokenCounter,proto3" json:"token_counter,omitempty"`
-	Degraded      []*Degradation `protobuf:"bytes,7,rep,name=degraded,proto3" json:"degraded,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Summarizer   string         `protobuf:"bytes,5,opt,name=summarizer,proto3" json:"summarizer,omitempty"`
+	TokenCounter string         `protobuf:"bytes,6,opt,name=token_counter,json=tokenCounter,proto3" json:"token_counter,omitempty"`
+	Degraded     []*Degradation `protobuf:"bytes,7,rep,name=degraded,proto3" json:"degraded,omitempty"`
+	// The summary covers the stored messages up to this seq (0: no summary yet).
+	SummarizedThroughSeq int64 `protobuf:"varint,8,opt,name=summarized_through_seq,json=summarizedThroughSeq,proto3" json:"summarized_through_seq,omitempty"`
+	// Messages stored (appended and not deleted), summarised or not: GetSessionMessages.
+	StoredMessages int64 `protobuf:"varint,9,opt,name=stored_messages,json=storedMessages,proto3" json:"stored_messages,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *GetSessionWindowResponse) Reset() {
 	*x = GetSessionWindowResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[46]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3411,7 +3640,7 @@ func (x *GetSessionWindowResponse) String() string {
 func (*GetSessionWindowResponse) ProtoMessage() {}
 
 func (x *GetSessionWindowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[46]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3424,7 +3653,7 @@ func (x *GetSessionWindowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionWindowResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionWindowResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{46}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetSessionWindowResponse) GetFixedZone() []*FixedZoneEntry {
@@ -3476,6 +3705,20 @@ func (x *GetSessionWindowResponse) GetDegraded() []*Degradation {
 	return nil
 }
 
+func (x *GetSessionWindowResponse) GetSummarizedThroughSeq() int64 {
+	if x != nil {
+		return x.SummarizedThroughSeq
+	}
+	return 0
+}
+
+func (x *GetSessionWindowResponse) GetStoredMessages() int64 {
+	if x != nil {
+		return x.StoredMessages
+	}
+	return 0
+}
+
 type InjectInstructionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -3488,7 +3731,7 @@ type InjectInstructionRequest struct {
 
 func (x *InjectInstructionRequest) Reset() {
 	*x = InjectInstructionRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[47]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3500,7 +3743,7 @@ func (x *InjectInstructionRequest) String() string {
 func (*InjectInstructionRequest) ProtoMessage() {}
 
 func (x *InjectInstructionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[47]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3513,7 +3756,7 @@ func (x *InjectInstructionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectInstructionRequest.ProtoReflect.Descriptor instead.
 func (*InjectInstructionRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{47}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *InjectInstructionRequest) GetAgentId() string {
@@ -3553,7 +3796,7 @@ type InjectInstructionResponse struct {
 
 func (x *InjectInstructionResponse) Reset() {
 	*x = InjectInstructionResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[48]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3565,7 +3808,7 @@ func (x *InjectInstructionResponse) String() string {
 func (*InjectInstructionResponse) ProtoMessage() {}
 
 func (x *InjectInstructionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[48]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3578,7 +3821,7 @@ func (x *InjectInstructionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectInstructionResponse.ProtoReflect.Descriptor instead.
 func (*InjectInstructionResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{48}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *InjectInstructionResponse) GetFixedZone() []*FixedZoneEntry {
@@ -3600,7 +3843,7 @@ type EndSessionRequest struct {
 
 func (x *EndSessionRequest) Reset() {
 	*x = EndSessionRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[49]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3612,7 +3855,7 @@ func (x *EndSessionRequest) String() string {
 func (*EndSessionRequest) ProtoMessage() {}
 
 func (x *EndSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[49]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3625,7 +3868,7 @@ func (x *EndSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndSessionRequest.ProtoReflect.Descriptor instead.
 func (*EndSessionRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{49}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *EndSessionRequest) GetAgentId() string {
@@ -3660,7 +3903,7 @@ type EndSessionResponse struct {
 
 func (x *EndSessionResponse) Reset() {
 	*x = EndSessionResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[50]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3672,7 +3915,7 @@ func (x *EndSessionResponse) String() string {
 func (*EndSessionResponse) ProtoMessage() {}
 
 func (x *EndSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[50]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3685,7 +3928,7 @@ func (x *EndSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndSessionResponse.ProtoReflect.Descriptor instead.
 func (*EndSessionResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{50}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *EndSessionResponse) GetSummary() string {
@@ -3707,6 +3950,390 @@ func (x *EndSessionResponse) GetDegraded() []*Degradation {
 		return x.Degraded
 	}
 	return nil
+}
+
+type GetSessionMessagesRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AgentId   string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// First and last seq wanted (inclusive); 0 leaves that end open.
+	FromSeq int64 `protobuf:"varint,3,opt,name=from_seq,json=fromSeq,proto3" json:"from_seq,omitempty"`
+	ToSeq   int64 `protobuf:"varint,4,opt,name=to_seq,json=toSeq,proto3" json:"to_seq,omitempty"`
+	// 1..max_page_size; unset means 100.
+	PageSize      int32  `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken     string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSessionMessagesRequest) Reset() {
+	*x = GetSessionMessagesRequest{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSessionMessagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSessionMessagesRequest) ProtoMessage() {}
+
+func (x *GetSessionMessagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSessionMessagesRequest.ProtoReflect.Descriptor instead.
+func (*GetSessionMessagesRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *GetSessionMessagesRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *GetSessionMessagesRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetSessionMessagesRequest) GetFromSeq() int64 {
+	if x != nil {
+		return x.FromSeq
+	}
+	return 0
+}
+
+func (x *GetSessionMessagesRequest) GetToSeq() int64 {
+	if x != nil {
+		return x.ToSeq
+	}
+	return 0
+}
+
+func (x *GetSessionMessagesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetSessionMessagesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type GetSessionMessagesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Oldest first.
+	Messages      []*SessionMessage `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	NextPageToken string            `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// The seq of the last message appended.
+	MessageCount         int64 `protobuf:"varint,3,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
+	SummarizedThroughSeq int64 `protobuf:"varint,4,opt,name=summarized_through_seq,json=summarizedThroughSeq,proto3" json:"summarized_through_seq,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *GetSessionMessagesResponse) Reset() {
+	*x = GetSessionMessagesResponse{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSessionMessagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSessionMessagesResponse) ProtoMessage() {}
+
+func (x *GetSessionMessagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSessionMessagesResponse.ProtoReflect.Descriptor instead.
+func (*GetSessionMessagesResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *GetSessionMessagesResponse) GetMessages() []*SessionMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *GetSessionMessagesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *GetSessionMessagesResponse) GetMessageCount() int64 {
+	if x != nil {
+		return x.MessageCount
+	}
+	return 0
+}
+
+func (x *GetSessionMessagesResponse) GetSummarizedThroughSeq() int64 {
+	if x != nil {
+		return x.SummarizedThroughSeq
+	}
+	return 0
+}
+
+type DeleteMessagesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Seqs          []int64                `protobuf:"varint,3,rep,packed,name=seqs,proto3" json:"seqs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteMessagesRequest) Reset() {
+	*x = DeleteMessagesRequest{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteMessagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteMessagesRequest) ProtoMessage() {}
+
+func (x *DeleteMessagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteMessagesRequest.ProtoReflect.Descriptor instead.
+func (*DeleteMessagesRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *DeleteMessagesRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *DeleteMessagesRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *DeleteMessagesRequest) GetSeqs() []int64 {
+	if x != nil {
+		return x.Seqs
+	}
+	return nil
+}
+
+type DeleteMessagesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The seqs that existed and were deleted.
+	DeletedSeqs []int64 `protobuf:"varint,1,rep,packed,name=deleted_seqs,json=deletedSeqs,proto3" json:"deleted_seqs,omitempty"`
+	// A deleted message was covered by the summary, so it was rebuilt from the rest.
+	SummaryRebuilt bool           `protobuf:"varint,2,opt,name=summary_rebuilt,json=summaryRebuilt,proto3" json:"summary_rebuilt,omitempty"`
+	Degraded       []*Degradation `protobuf:"bytes,3,rep,name=degraded,proto3" json:"degraded,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *DeleteMessagesResponse) Reset() {
+	*x = DeleteMessagesResponse{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteMessagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteMessagesResponse) ProtoMessage() {}
+
+func (x *DeleteMessagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteMessagesResponse.ProtoReflect.Descriptor instead.
+func (*DeleteMessagesResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *DeleteMessagesResponse) GetDeletedSeqs() []int64 {
+	if x != nil {
+		return x.DeletedSeqs
+	}
+	return nil
+}
+
+func (x *DeleteMessagesResponse) GetSummaryRebuilt() bool {
+	if x != nil {
+		return x.SummaryRebuilt
+	}
+	return false
+}
+
+func (x *DeleteMessagesResponse) GetDegraded() []*Degradation {
+	if x != nil {
+		return x.Degraded
+	}
+	return nil
+}
+
+type ClearSessionRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AgentId   string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Clear the fixed zone (trigger, focus, instructions) too.
+	FixedZone     bool `protobuf:"varint,3,opt,name=fixed_zone,json=fixedZone,proto3" json:"fixed_zone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearSessionRequest) Reset() {
+	*x = ClearSessionRequest{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearSessionRequest) ProtoMessage() {}
+
+func (x *ClearSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearSessionRequest.ProtoReflect.Descriptor instead.
+func (*ClearSessionRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ClearSessionRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ClearSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ClearSessionRequest) GetFixedZone() bool {
+	if x != nil {
+		return x.FixedZone
+	}
+	return false
+}
+
+type ClearSessionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Messages deleted.
+	Deleted       int64 `protobuf:"varint,1,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearSessionResponse) Reset() {
+	*x = ClearSessionResponse{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearSessionResponse) ProtoMessage() {}
+
+func (x *ClearSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearSessionResponse.ProtoReflect.Descriptor instead.
+func (*ClearSessionResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ClearSessionResponse) GetDeleted() int64 {
+	if x != nil {
+		return x.Deleted
+	}
+	return 0
 }
 
 var File_memoryd_v1_memory_service_proto protoreflect.FileDescriptor
@@ -3751,13 +4378,14 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\"\x82\x01\n" +
 	"\x15RememberBatchResponse\x124\n" +
 	"\aresults\x18\x01 \x03(\v2\x1a.memoryd.v1.RememberResultR\aresults\x123\n" +
-	"\bdegraded\x18\x02 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"\xcc\x02\n" +
+	"\bdegraded\x18\x02 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"\x8b\x03\n" +
 	"\aScoring\x121\n" +
 	"\x06preset\x18\x01 \x01(\x0e2\x19.memoryd.v1.ScoringPresetR\x06preset\x12+\n" +
 	"\x0fhalf_life_hours\x18\x02 \x01(\x01H\x00R\rhalfLifeHours\x88\x01\x01\x120\n" +
 	"\x11similarity_weight\x18\x03 \x01(\x01H\x01R\x10similarityWeight\x88\x01\x01\x12*\n" +
 	"\x0erecency_weight\x18\x04 \x01(\x01H\x02R\rrecencyWeight\x88\x01\x01\x120\n" +
-	"\x11importance_weight\x18\x05 \x01(\x01H\x03R\x10importanceWeight\x88\x01\x01B\x12\n" +
+	"\x11importance_weight\x18\x05 \x01(\x01H\x03R\x10importanceWeight\x88\x01\x01\x12=\n" +
+	"\rrecency_basis\x18\x06 \x01(\x0e2\x18.memoryd.v1.RecencyBasisR\frecencyBasisB\x12\n" +
 	"\x10_half_life_hoursB\x14\n" +
 	"\x12_similarity_weightB\x11\n" +
 	"\x0f_recency_weightB\x14\n" +
@@ -3950,7 +4578,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12\x19\n" +
 	"\bif_match\x18\x03 \x01(\tR\aifMatch\"H\n" +
 	"\x12SetProfileResponse\x122\n" +
-	"\aprofile\x18\x01 \x01(\v2\x18.memoryd.v1.AgentProfileR\aprofile\"\xda\x01\n" +
+	"\aprofile\x18\x01 \x01(\v2\x18.memoryd.v1.AgentProfileR\aprofile\"\x8f\x02\n" +
 	"\x0eSessionMessage\x12+\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x17.memoryd.v1.MessageRoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12\x12\n" +
@@ -3959,18 +4587,34 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"toolCallId\x129\n" +
 	"\n" +
 	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x10\n" +
-	"\x03seq\x18\x06 \x01(\x03R\x03seq\"\x94\x01\n" +
+	"\x03seq\x18\x06 \x01(\x03R\x03seq\x123\n" +
+	"\n" +
+	"tool_calls\x18\a \x03(\v2\x14.memoryd.v1.ToolCallR\ttoolCalls\"d\n" +
+	"\bToolCall\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x124\n" +
+	"\targuments\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\targuments\"\xec\x02\n" +
+	"\x12SessionCompression\x12C\n" +
+	"\x1bcompress_threshold_messages\x18\x01 \x01(\x05H\x00R\x19compressThresholdMessages\x88\x01\x01\x125\n" +
+	"\x14compress_token_ratio\x18\x02 \x01(\x01H\x01R\x12compressTokenRatio\x88\x01\x01\x127\n" +
+	"\x15context_budget_tokens\x18\x03 \x01(\x05H\x02R\x13contextBudgetTokens\x88\x01\x01\x125\n" +
+	"\x14keep_recent_messages\x18\x04 \x01(\x05H\x03R\x12keepRecentMessages\x88\x01\x01B\x1e\n" +
+	"\x1c_compress_threshold_messagesB\x17\n" +
+	"\x15_compress_token_ratioB\x18\n" +
+	"\x16_context_budget_tokensB\x17\n" +
+	"\x15_keep_recent_messages\"\x94\x01\n" +
 	"\x0eFixedZoneEntry\x12-\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x19.memoryd.v1.FixedZoneKindR\x04kind\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x129\n" +
 	"\n" +
-	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xb6\x01\n" +
+	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xf8\x01\n" +
 	"\x15AppendMessagesRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x126\n" +
 	"\bmessages\x18\x03 \x03(\v2\x1a.memoryd.v1.SessionMessageR\bmessages\x12+\n" +
-	"\x03ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\"\x92\x01\n" +
+	"\x03ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12@\n" +
+	"\vcompression\x18\x05 \x01(\v2\x1e.memoryd.v1.SessionCompressionR\vcompression\"\x92\x01\n" +
 	"\x16AppendMessagesResponse\x12#\n" +
 	"\rmessage_count\x18\x01 \x01(\x03R\fmessageCount\x12\x1e\n" +
 	"\n" +
@@ -3981,7 +4625,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12!\n" +
-	"\ftoken_budget\x18\x03 \x01(\x05R\vtokenBudget\"\xbe\x02\n" +
+	"\ftoken_budget\x18\x03 \x01(\x05R\vtokenBudget\"\x9d\x03\n" +
 	"\x18GetSessionWindowResponse\x129\n" +
 	"\n" +
 	"fixed_zone\x18\x01 \x03(\v2\x1a.memoryd.v1.FixedZoneEntryR\tfixedZone\x12\x18\n" +
@@ -3993,7 +4637,9 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"summarizer\x18\x05 \x01(\tR\n" +
 	"summarizer\x12#\n" +
 	"\rtoken_counter\x18\x06 \x01(\tR\ftokenCounter\x123\n" +
-	"\bdegraded\x18\a \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"\x9d\x01\n" +
+	"\bdegraded\x18\a \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\x124\n" +
+	"\x16summarized_through_seq\x18\b \x01(\x03R\x14summarizedThroughSeq\x12'\n" +
+	"\x0fstored_messages\x18\t \x01(\x03R\x0estoredMessages\"\x9d\x01\n" +
 	"\x18InjectInstructionRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
@@ -4011,16 +4657,53 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x12EndSessionResponse\x12\x18\n" +
 	"\asummary\x18\x01 \x01(\tR\asummary\x120\n" +
 	"\textracted\x18\x02 \x03(\v2\x12.memoryd.v1.MemoryR\textracted\x123\n" +
-	"\bdegraded\x18\x03 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded*\x87\x01\n" +
+	"\bdegraded\x18\x03 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"\xc3\x01\n" +
+	"\x19GetSessionMessagesRequest\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x19\n" +
+	"\bfrom_seq\x18\x03 \x01(\x03R\afromSeq\x12\x15\n" +
+	"\x06to_seq\x18\x04 \x01(\x03R\x05toSeq\x12\x1b\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x06 \x01(\tR\tpageToken\"\xd7\x01\n" +
+	"\x1aGetSessionMessagesResponse\x126\n" +
+	"\bmessages\x18\x01 \x03(\v2\x1a.memoryd.v1.SessionMessageR\bmessages\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12#\n" +
+	"\rmessage_count\x18\x03 \x01(\x03R\fmessageCount\x124\n" +
+	"\x16summarized_through_seq\x18\x04 \x01(\x03R\x14summarizedThroughSeq\"e\n" +
+	"\x15DeleteMessagesRequest\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x12\n" +
+	"\x04seqs\x18\x03 \x03(\x03R\x04seqs\"\x99\x01\n" +
+	"\x16DeleteMessagesResponse\x12!\n" +
+	"\fdeleted_seqs\x18\x01 \x03(\x03R\vdeletedSeqs\x12'\n" +
+	"\x0fsummary_rebuilt\x18\x02 \x01(\bR\x0esummaryRebuilt\x123\n" +
+	"\bdegraded\x18\x03 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"n\n" +
+	"\x13ClearSessionRequest\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x1d\n" +
+	"\n" +
+	"fixed_zone\x18\x03 \x01(\bR\tfixedZone\"0\n" +
+	"\x14ClearSessionResponse\x12\x18\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted*\x87\x01\n" +
 	"\rScoringPreset\x12\x1e\n" +
 	"\x1aSCORING_PRESET_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19SCORING_PRESET_SIMILARITY\x10\x01\x12\x1a\n" +
 	"\x16SCORING_PRESET_DECAYED\x10\x02\x12\x1b\n" +
-	"\x17SCORING_PRESET_WEIGHTED\x10\x03*h\n" +
+	"\x17SCORING_PRESET_WEIGHTED\x10\x03*g\n" +
+	"\fRecencyBasis\x12\x1d\n" +
+	"\x19RECENCY_BASIS_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15RECENCY_BASIS_UPDATED\x10\x01\x12\x1d\n" +
+	"\x19RECENCY_BASIS_LAST_ACCESS\x10\x02*\xae\x01\n" +
 	"\vMemoryOrder\x12\x1c\n" +
 	"\x18MEMORY_ORDER_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19MEMORY_ORDER_CREATED_DESC\x10\x01\x12\x1c\n" +
-	"\x18MEMORY_ORDER_CREATED_ASC\x10\x02*x\n" +
+	"\x18MEMORY_ORDER_CREATED_ASC\x10\x02\x12\"\n" +
+	"\x1eMEMORY_ORDER_ACCESS_COUNT_DESC\x10\x03\x12 \n" +
+	"\x1cMEMORY_ORDER_IMPORTANCE_DESC\x10\x04*x\n" +
 	"\x11WorkingMemoryMode\x12#\n" +
 	"\x1fWORKING_MEMORY_MODE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19WORKING_MEMORY_MODE_MERGE\x10\x01\x12\x1f\n" +
@@ -4035,7 +4718,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x1bFIXED_ZONE_KIND_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17FIXED_ZONE_KIND_TRIGGER\x10\x01\x12\x19\n" +
 	"\x15FIXED_ZONE_KIND_FOCUS\x10\x02\x12\x1f\n" +
-	"\x1bFIXED_ZONE_KIND_INSTRUCTION\x10\x032\xf0\r\n" +
+	"\x1bFIXED_ZONE_KIND_INSTRUCTION\x10\x032\x81\x10\n" +
 	"\rMemoryService\x12E\n" +
 	"\bRemember\x12\x1b.memoryd.v1.RememberRequest\x1a\x1c.memoryd.v1.RememberResponse\x12T\n" +
 	"\rRememberBatch\x12 .memoryd.v1.RememberBatchRequest\x1a!.memoryd.v1.RememberBatchResponse\x12?\n" +
@@ -4061,7 +4744,10 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x10GetSessionWindow\x12#.memoryd.v1.GetSessionWindowRequest\x1a$.memoryd.v1.GetSessionWindowResponse\x12`\n" +
 	"\x11InjectInstruction\x12$.memoryd.v1.InjectInstructionRequest\x1a%.memoryd.v1.InjectInstructionResponse\x12K\n" +
 	"\n" +
-	"EndSession\x12\x1d.memoryd.v1.EndSessionRequest\x1a\x1e.memoryd.v1.EndSessionResponseB\xad\x01\n" +
+	"EndSession\x12\x1d.memoryd.v1.EndSessionRequest\x1a\x1e.memoryd.v1.EndSessionResponse\x12c\n" +
+	"\x12GetSessionMessages\x12%.memoryd.v1.GetSessionMessagesRequest\x1a&.memoryd.v1.GetSessionMessagesResponse\x12W\n" +
+	"\x0eDeleteMessages\x12!.memoryd.v1.DeleteMessagesRequest\x1a\".memoryd.v1.DeleteMessagesResponse\x12Q\n" +
+	"\fClearSession\x12\x1f.memoryd.v1.ClearSessionRequest\x1a .memoryd.v1.ClearSessionResponseB\xad\x01\n" +
 	"\x0ecom.memoryd.v1B\x12MemoryServiceProtoP\x01Z>github.com/memoryd/memoryd/clients/go/gen/memoryd/v1;memorydv1\xa2\x02\x03MXX\xaa\x02\n" +
 	"Memoryd.V1\xca\x02\n" +
 	"Memoryd\\V1\xe2\x02\x16Memoryd\\V1\\GPBMetadata\xea\x02\vMemoryd::V1b\x06proto3"
@@ -4078,205 +4764,226 @@ func file_memoryd_v1_memory_service_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_memory_service_proto_rawDescData
 }
 
-var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(ScoringPreset)(0),                      // 0: memoryd.v1.ScoringPreset
-	(MemoryOrder)(0),                        // 1: memoryd.v1.MemoryOrder
-	(WorkingMemoryMode)(0),                  // 2: memoryd.v1.WorkingMemoryMode
-	(MessageRole)(0),                        // 3: memoryd.v1.MessageRole
-	(FixedZoneKind)(0),                      // 4: memoryd.v1.FixedZoneKind
-	(*RememberRequest)(nil),                 // 5: memoryd.v1.RememberRequest
-	(*RememberResponse)(nil),                // 6: memoryd.v1.RememberResponse
-	(*RememberBatchRequest)(nil),            // 7: memoryd.v1.RememberBatchRequest
-	(*RememberResult)(nil),                  // 8: memoryd.v1.RememberResult
-	(*RememberBatchResponse)(nil),           // 9: memoryd.v1.RememberBatchResponse
-	(*Scoring)(nil),                         // 10: memoryd.v1.Scoring
-	(*ScoreComponents)(nil),                 // 11: memoryd.v1.ScoreComponents
-	(*RecallRequest)(nil),                   // 12: memoryd.v1.RecallRequest
-	(*RecallResult)(nil),                    // 13: memoryd.v1.RecallResult
-	(*RecallResponse)(nil),                  // 14: memoryd.v1.RecallResponse
-	(*GetMemoryRequest)(nil),                // 15: memoryd.v1.GetMemoryRequest
-	(*GetMemoryResponse)(nil),               // 16: memoryd.v1.GetMemoryResponse
-	(*ListMemoriesRequest)(nil),             // 17: memoryd.v1.ListMemoriesRequest
-	(*ListMemoriesResponse)(nil),            // 18: memoryd.v1.ListMemoriesResponse
-	(*UpdateMemoryRequest)(nil),             // 19: memoryd.v1.UpdateMemoryRequest
-	(*UpdateMemoryResponse)(nil),            // 20: memoryd.v1.UpdateMemoryResponse
-	(*ForgetMemoriesRequest)(nil),           // 21: memoryd.v1.ForgetMemoriesRequest
-	(*ForgetMemoriesResponse)(nil),          // 22: memoryd.v1.ForgetMemoriesResponse
-	(*KeyEntry)(nil),                        // 23: memoryd.v1.KeyEntry
-	(*SetMemoryRequest)(nil),                // 24: memoryd.v1.SetMemoryRequest
-	(*SetMemoryResponse)(nil),               // 25: memoryd.v1.SetMemoryResponse
-	(*GetKeyRequest)(nil),                   // 26: memoryd.v1.GetKeyRequest
-	(*GetKeyResponse)(nil),                  // 27: memoryd.v1.GetKeyResponse
-	(*ListKeysRequest)(nil),                 // 28: memoryd.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),                // 29: memoryd.v1.ListKeysResponse
-	(*KeyHistoryRequest)(nil),               // 30: memoryd.v1.KeyHistoryRequest
-	(*KeyHistoryResponse)(nil),              // 31: memoryd.v1.KeyHistoryResponse
-	(*WorkingMemory)(nil),                   // 32: memoryd.v1.WorkingMemory
-	(*SetWorkingMemoryRequest)(nil),         // 33: memoryd.v1.SetWorkingMemoryRequest
-	(*SetWorkingMemoryResponse)(nil),        // 34: memoryd.v1.SetWorkingMemoryResponse
-	(*GetWorkingMemoryRequest)(nil),         // 35: memoryd.v1.GetWorkingMemoryRequest
-	(*GetWorkingMemoryResponse)(nil),        // 36: memoryd.v1.GetWorkingMemoryResponse
-	(*DeleteWorkingMemoryRequest)(nil),      // 37: memoryd.v1.DeleteWorkingMemoryRequest
-	(*DeleteWorkingMemoryResponse)(nil),     // 38: memoryd.v1.DeleteWorkingMemoryResponse
-	(*ListWorkingMemoryScopesRequest)(nil),  // 39: memoryd.v1.ListWorkingMemoryScopesRequest
-	(*ListWorkingMemoryScopesResponse)(nil), // 40: memoryd.v1.ListWorkingMemoryScopesResponse
-	(*AgentProfile)(nil),                    // 41: memoryd.v1.AgentProfile
-	(*GetProfileRequest)(nil),               // 42: memoryd.v1.GetProfileRequest
-	(*GetProfileResponse)(nil),              // 43: memoryd.v1.GetProfileResponse
-	(*SetProfileRequest)(nil),               // 44: memoryd.v1.SetProfileRequest
-	(*SetProfileResponse)(nil),              // 45: memoryd.v1.SetProfileResponse
-	(*SessionMessage)(nil),                  // 46: memoryd.v1.SessionMessage
-	(*FixedZoneEntry)(nil),                  // 47: memoryd.v1.FixedZoneEntry
-	(*AppendMessagesRequest)(nil),           // 48: memoryd.v1.AppendMessagesRequest
-	(*AppendMessagesResponse)(nil),          // 49: memoryd.v1.AppendMessagesResponse
-	(*GetSessionWindowRequest)(nil),         // 50: memoryd.v1.GetSessionWindowRequest
-	(*GetSessionWindowResponse)(nil),        // 51: memoryd.v1.GetSessionWindowResponse
-	(*InjectInstructionRequest)(nil),        // 52: memoryd.v1.InjectInstructionRequest
-	(*InjectInstructionResponse)(nil),       // 53: memoryd.v1.InjectInstructionResponse
-	(*EndSessionRequest)(nil),               // 54: memoryd.v1.EndSessionRequest
-	(*EndSessionResponse)(nil),              // 55: memoryd.v1.EndSessionResponse
-	(MemoryType)(0),                         // 56: memoryd.v1.MemoryType
-	(SecurityLevel)(0),                      // 57: memoryd.v1.SecurityLevel
-	(*structpb.Struct)(nil),                 // 58: google.protobuf.Struct
-	(*Provenance)(nil),                      // 59: memoryd.v1.Provenance
-	(*timestamppb.Timestamp)(nil),           // 60: google.protobuf.Timestamp
-	(*Memory)(nil),                          // 61: memoryd.v1.Memory
-	(*Degradation)(nil),                     // 62: memoryd.v1.Degradation
-	(TagMatch)(0),                           // 63: memoryd.v1.TagMatch
-	(*fieldmaskpb.FieldMask)(nil),           // 64: google.protobuf.FieldMask
-	(*structpb.Value)(nil),                  // 65: google.protobuf.Value
-	(*WorkingMemoryScope)(nil),              // 66: memoryd.v1.WorkingMemoryScope
-	(*durationpb.Duration)(nil),             // 67: google.protobuf.Duration
+	(RecencyBasis)(0),                       // 1: memoryd.v1.RecencyBasis
+	(MemoryOrder)(0),                        // 2: memoryd.v1.MemoryOrder
+	(WorkingMemoryMode)(0),                  // 3: memoryd.v1.WorkingMemoryMode
+	(MessageRole)(0),                        // 4: memoryd.v1.MessageRole
+	(FixedZoneKind)(0),                      // 5: memoryd.v1.FixedZoneKind
+	(*RememberRequest)(nil),                 // 6: memoryd.v1.RememberRequest
+	(*RememberResponse)(nil),                // 7: memoryd.v1.RememberResponse
+	(*RememberBatchRequest)(nil),            // 8: memoryd.v1.RememberBatchRequest
+	(*RememberResult)(nil),                  // 9: memoryd.v1.RememberResult
+	(*RememberBatchResponse)(nil),           // 10: memoryd.v1.RememberBatchResponse
+	(*Scoring)(nil),                         // 11: memoryd.v1.Scoring
+	(*ScoreComponents)(nil),                 // 12: memoryd.v1.ScoreComponents
+	(*RecallRequest)(nil),                   // 13: memoryd.v1.RecallRequest
+	(*RecallResult)(nil),                    // 14: memoryd.v1.RecallResult
+	(*RecallResponse)(nil),                  // 15: memoryd.v1.RecallResponse
+	(*GetMemoryRequest)(nil),                // 16: memoryd.v1.GetMemoryRequest
+	(*GetMemoryResponse)(nil),               // 17: memoryd.v1.GetMemoryResponse
+	(*ListMemoriesRequest)(nil),             // 18: memoryd.v1.ListMemoriesRequest
+	(*ListMemoriesResponse)(nil),            // 19: memoryd.v1.ListMemoriesResponse
+	(*UpdateMemoryRequest)(nil),             // 20: memoryd.v1.UpdateMemoryRequest
+	(*UpdateMemoryResponse)(nil),            // 21: memoryd.v1.UpdateMemoryResponse
+	(*ForgetMemoriesRequest)(nil),           // 22: memoryd.v1.ForgetMemoriesRequest
+	(*ForgetMemoriesResponse)(nil),          // 23: memoryd.v1.ForgetMemoriesResponse
+	(*KeyEntry)(nil),                        // 24: memoryd.v1.KeyEntry
+	(*SetMemoryRequest)(nil),                // 25: memoryd.v1.SetMemoryRequest
+	(*SetMemoryResponse)(nil),               // 26: memoryd.v1.SetMemoryResponse
+	(*GetKeyRequest)(nil),                   // 27: memoryd.v1.GetKeyRequest
+	(*GetKeyResponse)(nil),                  // 28: memoryd.v1.GetKeyResponse
+	(*ListKeysRequest)(nil),                 // 29: memoryd.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),                // 30: memoryd.v1.ListKeysResponse
+	(*KeyHistoryRequest)(nil),               // 31: memoryd.v1.KeyHistoryRequest
+	(*KeyHistoryResponse)(nil),              // 32: memoryd.v1.KeyHistoryResponse
+	(*WorkingMemory)(nil),                   // 33: memoryd.v1.WorkingMemory
+	(*SetWorkingMemoryRequest)(nil),         // 34: memoryd.v1.SetWorkingMemoryRequest
+	(*SetWorkingMemoryResponse)(nil),        // 35: memoryd.v1.SetWorkingMemoryResponse
+	(*GetWorkingMemoryRequest)(nil),         // 36: memoryd.v1.GetWorkingMemoryRequest
+	(*GetWorkingMemoryResponse)(nil),        // 37: memoryd.v1.GetWorkingMemoryResponse
+	(*DeleteWorkingMemoryRequest)(nil),      // 38: memoryd.v1.DeleteWorkingMemoryRequest
+	(*DeleteWorkingMemoryResponse)(nil),     // 39: memoryd.v1.DeleteWorkingMemoryResponse
+	(*ListWorkingMemoryScopesRequest)(nil),  // 40: memoryd.v1.ListWorkingMemoryScopesRequest
+	(*ListWorkingMemoryScopesResponse)(nil), // 41: memoryd.v1.ListWorkingMemoryScopesResponse
+	(*AgentProfile)(nil),                    // 42: memoryd.v1.AgentProfile
+	(*GetProfileRequest)(nil),               // 43: memoryd.v1.GetProfileRequest
+	(*GetProfileResponse)(nil),              // 44: memoryd.v1.GetProfileResponse
+	(*SetProfileRequest)(nil),               // 45: memoryd.v1.SetProfileRequest
+	(*SetProfileResponse)(nil),              // 46: memoryd.v1.SetProfileResponse
+	(*SessionMessage)(nil),                  // 47: memoryd.v1.SessionMessage
+	(*ToolCall)(nil),                        // 48: memoryd.v1.ToolCall
+	(*SessionCompression)(nil),              // 49: memoryd.v1.SessionCompression
+	(*FixedZoneEntry)(nil),                  // 50: memoryd.v1.FixedZoneEntry
+	(*AppendMessagesRequest)(nil),           // 51: memoryd.v1.AppendMessagesRequest
+	(*AppendMessagesResponse)(nil),          // 52: memoryd.v1.AppendMessagesResponse
+	(*GetSessionWindowRequest)(nil),         // 53: memoryd.v1.GetSessionWindowRequest
+	(*GetSessionWindowResponse)(nil),        // 54: memoryd.v1.GetSessionWindowResponse
+	(*InjectInstructionRequest)(nil),        // 55: memoryd.v1.InjectInstructionRequest
+	(*InjectInstructionResponse)(nil),       // 56: memoryd.v1.InjectInstructionResponse
+	(*EndSessionRequest)(nil),               // 57: memoryd.v1.EndSessionRequest
+	(*EndSessionResponse)(nil),              // 58: memoryd.v1.EndSessionResponse
+	(*GetSessionMessagesRequest)(nil),       // 59: memoryd.v1.GetSessionMessagesRequest
+	(*GetSessionMessagesResponse)(nil),      // 60: memoryd.v1.GetSessionMessagesResponse
+	(*DeleteMessagesRequest)(nil),           // 61: memoryd.v1.DeleteMessagesRequest
+	(*DeleteMessagesResponse)(nil),          // 62: memoryd.v1.DeleteMessagesResponse
+	(*ClearSessionRequest)(nil),             // 63: memoryd.v1.ClearSessionRequest
+	(*ClearSessionResponse)(nil),            // 64: memoryd.v1.ClearSessionResponse
+	(MemoryType)(0),                         // 65: memoryd.v1.MemoryType
+	(SecurityLevel)(0),                      // 66: memoryd.v1.SecurityLevel
+	(*structpb.Struct)(nil),                 // 67: google.protobuf.Struct
+	(*Provenance)(nil),                      // 68: memoryd.v1.Provenance
+	(*timestamppb.Timestamp)(nil),           // 69: google.protobuf.Timestamp
+	(*Memory)(nil),                          // 70: memoryd.v1.Memory
+	(*Degradation)(nil),                     // 71: memoryd.v1.Degradation
+	(TagMatch)(0),                           // 72: memoryd.v1.TagMatch
+	(*fieldmaskpb.FieldMask)(nil),           // 73: google.protobuf.FieldMask
+	(*structpb.Value)(nil),                  // 74: google.protobuf.Value
+	(*WorkingMemoryScope)(nil),              // 75: memoryd.v1.WorkingMemoryScope
+	(*durationpb.Duration)(nil),             // 76: google.protobuf.Duration
 }
 var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
-	56,  // 0: memoryd.v1.RememberRequest.memory_type:type_name -> memoryd.v1.MemoryType
-	57,  // 1: memoryd.v1.RememberRequest.security_level:type_name -> memoryd.v1.SecurityLevel
-	58,  // 2: memoryd.v1.RememberRequest.metadata:type_name -> google.protobuf.Struct
-	59,  // 3: memoryd.v1.RememberRequest.source:type_name -> memoryd.v1.Provenance
-	60,  // 4: memoryd.v1.RememberRequest.expires_at:type_name -> google.protobuf.Timestamp
-	60,  // 5: memoryd.v1.RememberRequest.created_at:type_name -> google.protobuf.Timestamp
-	61,  // 6: memoryd.v1.RememberResponse.memory:type_name -> memoryd.v1.Memory
-	62,  // 7: memoryd.v1.RememberResponse.degraded:type_name -> memoryd.v1.Degradation
-	5,   // 8: memoryd.v1.RememberBatchRequest.items:type_name -> memoryd.v1.RememberRequest
-	61,  // 9: memoryd.v1.RememberResult.memory:type_name -> memoryd.v1.Memory
-	8,   // 10: memoryd.v1.RememberBatchResponse.results:type_name -> memoryd.v1.RememberResult
-	62,  // 11: memoryd.v1.RememberBatchResponse.degraded:type_name -> memoryd.v1.Degradation
+	65,  // 0: memoryd.v1.RememberRequest.memory_type:type_name -> memoryd.v1.MemoryType
+	66,  // 1: memoryd.v1.RememberRequest.security_level:type_name -> memoryd.v1.SecurityLevel
+	67,  // 2: memoryd.v1.RememberRequest.metadata:type_name -> google.protobuf.Struct
+	68,  // 3: memoryd.v1.RememberRequest.source:type_name -> memoryd.v1.Provenance
+	69,  // 4: memoryd.v1.RememberRequest.expires_at:type_name -> google.protobuf.Timestamp
+	69,  // 5: memoryd.v1.RememberRequest.created_at:type_name -> google.protobuf.Timestamp
+	70,  // 6: memoryd.v1.RememberResponse.memory:type_name -> memoryd.v1.Memory
+	71,  // 7: memoryd.v1.RememberResponse.degraded:type_name -> memoryd.v1.Degradation
+	6,   // 8: memoryd.v1.RememberBatchRequest.items:type_name -> memoryd.v1.RememberRequest
+	70,  // 9: memoryd.v1.RememberResult.memory:type_name -> memoryd.v1.Memory
+	9,   // 10: memoryd.v1.RememberBatchResponse.results:type_name -> memoryd.v1.RememberResult
+	71,  // 11: memoryd.v1.RememberBatchResponse.degraded:type_name -> memoryd.v1.Degradation
 	0,   // 12: memoryd.v1.Scoring.preset:type_name -> memoryd.v1.ScoringPreset
-	63,  // 13: memoryd.v1.RecallRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	56,  // 14: memoryd.v1.RecallRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	57,  // 15: memoryd.v1.RecallRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	10,  // 16: memoryd.v1.RecallRequest.scoring:type_name -> memoryd.v1.Scoring
-	60,  // 17: memoryd.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
-	60,  // 18: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
-	61,  // 19: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
-	11,  // 20: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
-	13,  // 21: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
-	62,  // 22: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
-	61,  // 23: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	63,  // 24: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	56,  // 25: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	57,  // 26: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	60,  // 27: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
-	60,  // 28: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
-	1,   // 29: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
-	61,  // 30: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
-	61,  // 31: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
-	64,  // 32: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
-	61,  // 33: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	62,  // 34: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	65,  // 35: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
-	60,  // 36: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
-	59,  // 37: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
-	57,  // 38: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
-	65,  // 39: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
-	59,  // 40: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
-	57,  // 41: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
-	23,  // 42: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
-	62,  // 43: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	23,  // 44: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
-	23,  // 45: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
-	23,  // 46: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
-	66,  // 47: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	58,  // 48: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
-	60,  // 49: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
-	60,  // 50: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
-	58,  // 51: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
-	66,  // 52: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	58,  // 53: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
-	2,   // 54: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
-	67,  // 55: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
-	58,  // 56: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
-	32,  // 57: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	66,  // 58: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	32,  // 59: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	66,  // 60: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	32,  // 61: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
-	60,  // 62: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
-	41,  // 63: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	41,  // 64: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	3,   // 65: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
-	60,  // 66: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
-	4,   // 67: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
-	60,  // 68: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
-	46,  // 69: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
-	67,  // 70: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
-	62,  // 71: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	47,  // 72: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	46,  // 73: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
-	62,  // 74: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
-	4,   // 75: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
-	47,  // 76: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	61,  // 77: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
-	62,  // 78: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
-	5,   // 79: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
-	7,   // 80: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
-	12,  // 81: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
-	15,  // 82: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
-	17,  // 83: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
-	19,  // 84: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
-	21,  // 85: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
-	24,  // 86: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
-	26,  // 87: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
-	28,  // 88: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
-	30,  // 89: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
-	33,  // 90: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
-	35,  // 91: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
-	37,  // 92: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
-	39,  // 93: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
-	42,  // 94: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
-	44,  // 95: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
-	48,  // 96: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
-	50,  // 97: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
-	52,  // 98: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
-	54,  // 99: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
-	6,   // 100: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
-	9,   // 101: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
-	14,  // 102: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
-	16,  // 103: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
-	18,  // 104: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
-	20,  // 105: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
-	22,  // 106: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
-	25,  // 107: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
-	27,  // 108: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
-	29,  // 109: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
-	31,  // 110: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
-	34,  // 111: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
-	36,  // 112: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
-	38,  // 113: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
-	40,  // 114: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
-	43,  // 115: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
-	45,  // 116: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
-	49,  // 117: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
-	51,  // 118: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
-	53,  // 119: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
-	55,  // 120: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
-	100, // [100:121] is the sub-list for method output_type
-	79,  // [79:100] is the sub-list for method input_type
-	79,  // [79:79] is the sub-list for extension type_name
-	79,  // [79:79] is the sub-list for extension extendee
-	0,   // [0:79] is the sub-list for field type_name
+	1,   // 13: memoryd.v1.Scoring.recency_basis:type_name -> memoryd.v1.RecencyBasis
+	72,  // 14: memoryd.v1.RecallRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	65,  // 15: memoryd.v1.RecallRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	66,  // 16: memoryd.v1.RecallRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	11,  // 17: memoryd.v1.RecallRequest.scoring:type_name -> memoryd.v1.Scoring
+	69,  // 18: memoryd.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
+	69,  // 19: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
+	70,  // 20: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
+	12,  // 21: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
+	14,  // 22: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
+	71,  // 23: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
+	70,  // 24: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	72,  // 25: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	65,  // 26: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	66,  // 27: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	69,  // 28: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
+	69,  // 29: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
+	2,   // 30: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
+	70,  // 31: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
+	70,  // 32: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
+	73,  // 33: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
+	70,  // 34: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	71,  // 35: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	74,  // 36: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
+	69,  // 37: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
+	68,  // 38: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
+	66,  // 39: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
+	74,  // 40: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
+	68,  // 41: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
+	66,  // 42: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
+	24,  // 43: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
+	71,  // 44: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	24,  // 45: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
+	24,  // 46: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
+	24,  // 47: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
+	75,  // 48: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	67,  // 49: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
+	69,  // 50: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
+	69,  // 51: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
+	67,  // 52: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
+	75,  // 53: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	67,  // 54: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
+	3,   // 55: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
+	76,  // 56: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
+	67,  // 57: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
+	33,  // 58: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	75,  // 59: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	33,  // 60: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	75,  // 61: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	33,  // 62: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
+	69,  // 63: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
+	42,  // 64: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	42,  // 65: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	4,   // 66: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
+	69,  // 67: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
+	48,  // 68: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
+	74,  // 69: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
+	5,   // 70: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
+	69,  // 71: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
+	47,  // 72: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
+	76,  // 73: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
+	49,  // 74: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
+	71,  // 75: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	50,  // 76: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	47,  // 77: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
+	71,  // 78: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
+	5,   // 79: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
+	50,  // 80: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	70,  // 81: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
+	71,  // 82: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
+	47,  // 83: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
+	71,  // 84: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	6,   // 85: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
+	8,   // 86: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
+	13,  // 87: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
+	16,  // 88: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
+	18,  // 89: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
+	20,  // 90: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
+	22,  // 91: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
+	25,  // 92: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
+	27,  // 93: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
+	29,  // 94: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
+	31,  // 95: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
+	34,  // 96: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
+	36,  // 97: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
+	38,  // 98: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
+	40,  // 99: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
+	43,  // 100: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
+	45,  // 101: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
+	51,  // 102: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
+	53,  // 103: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
+	55,  // 104: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
+	57,  // 105: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
+	59,  // 106: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
+	61,  // 107: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
+	63,  // 108: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
+	7,   // 109: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
+	10,  // 110: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
+	15,  // 111: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
+	17,  // 112: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
+	19,  // 113: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
+	21,  // 114: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
+	23,  // 115: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
+	26,  // 116: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
+	28,  // 117: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
+	30,  // 118: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
+	32,  // 119: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
+	35,  // 120: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
+	37,  // 121: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
+	39,  // 122: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
+	41,  // 123: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
+	44,  // 124: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
+	46,  // 125: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
+	52,  // 126: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
+	54,  // 127: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
+	56,  // 128: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
+	58,  // 129: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
+	60,  // 130: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
+	62,  // 131: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	64,  // 132: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	109, // [109:133] is the sub-list for method output_type
+	85,  // [85:109] is the sub-list for method input_type
+	85,  // [85:85] is the sub-list for extension type_name
+	85,  // [85:85] is the sub-list for extension extendee
+	0,   // [0:85] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_memory_service_proto_init() }
@@ -4291,13 +4998,14 @@ func file_memoryd_v1_memory_service_proto_init() {
 	file_memoryd_v1_memory_service_proto_msgTypes[12].OneofWrappers = []any{}
 	file_memoryd_v1_memory_service_proto_msgTypes[14].OneofWrappers = []any{}
 	file_memoryd_v1_memory_service_proto_msgTypes[19].OneofWrappers = []any{}
+	file_memoryd_v1_memory_service_proto_msgTypes[43].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_memory_service_proto_rawDesc), len(file_memoryd_v1_memory_service_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   51,
+			NumEnums:      6,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,9 @@ const (
 	MemoryService_GetSessionWindow_FullMethodName        = "/memoryd.v1.MemoryService/GetSessionWindow"
 	MemoryService_InjectInstruction_FullMethodName       = "/memoryd.v1.MemoryService/InjectInstruction"
 	MemoryService_EndSession_FullMethodName              = "/memoryd.v1.MemoryService/EndSession"
+	MemoryService_GetSessionMessages_FullMethodName      = "/memoryd.v1.MemoryService/GetSessionMessages"
+	MemoryService_DeleteMessages_FullMethodName          = "/memoryd.v1.MemoryService/DeleteMessages"
+	MemoryService_ClearSession_FullMethodName            = "/memoryd.v1.MemoryService/ClearSession"
 )
 
 // MemoryServiceClient is the client API for MemoryService service.
@@ -77,6 +80,12 @@ type MemoryServiceClient interface {
 	GetSessionWindow(ctx context.Context, in *GetSessionWindowRequest, opts ...grpc.CallOption) (*GetSessionWindowResponse, error)
 	InjectInstruction(ctx context.Context, in *InjectInstructionRequest, opts ...grpc.CallOption) (*InjectInstructionResponse, error)
 	EndSession(ctx context.Context, in *EndSessionRequest, opts ...grpc.CallOption) (*EndSessionResponse, error)
+	// Every stored message of a session, summarised or not, by seq range (paged).
+	GetSessionMessages(ctx context.Context, in *GetSessionMessagesRequest, opts ...grpc.CallOption) (*GetSessionMessagesResponse, error)
+	// Deletes messages by seq; a summary that covered one is rebuilt without it.
+	DeleteMessages(ctx context.Context, in *DeleteMessagesRequest, opts ...grpc.CallOption) (*DeleteMessagesResponse, error)
+	// Deletes every message and the summary; the session stays open.
+	ClearSession(ctx context.Context, in *ClearSessionRequest, opts ...grpc.CallOption) (*ClearSessionResponse, error)
 }
 
 type memoryServiceClient struct {
@@ -297,6 +306,36 @@ func (c *memoryServiceClient) EndSession(ctx context.Context, in *EndSessionRequ
 	return out, nil
 }
 
+func (c *memoryServiceClient) GetSessionMessages(ctx context.Context, in *GetSessionMessagesRequest, opts ...grpc.CallOption) (*GetSessionMessagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSessionMessagesResponse)
+	err := c.cc.Invoke(ctx, MemoryService_GetSessionMessages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) DeleteMessages(ctx context.Context, in *DeleteMessagesRequest, opts ...grpc.CallOption) (*DeleteMessagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteMessagesResponse)
+	err := c.cc.Invoke(ctx, MemoryService_DeleteMessages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) ClearSession(ctx context.Context, in *ClearSessionRequest, opts ...grpc.CallOption) (*ClearSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClearSessionResponse)
+	err := c.cc.Invoke(ctx, MemoryService_ClearSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MemoryServiceServer is the server API for MemoryService service.
 // All implementations must embed UnimplementedMemoryServiceServer
 // for forward compatibility.
@@ -332,6 +371,12 @@ type MemoryServiceServer interface {
 	GetSessionWindow(context.Context, *GetSessionWindowRequest) (*GetSessionWindowResponse, error)
 	InjectInstruction(context.Context, *InjectInstructionRequest) (*InjectInstructionResponse, error)
 	EndSession(context.Context, *EndSessionRequest) (*EndSessionResponse, error)
+	// Every stored message of a session, summarised or not, by seq range (paged).
+	GetSessionMessages(context.Context, *GetSessionMessagesRequest) (*GetSessionMessagesResponse, error)
+	// Deletes messages by seq; a summary that covered one is rebuilt without it.
+	DeleteMessages(context.Context, *DeleteMessagesRequest) (*DeleteMessagesResponse, error)
+	// Deletes every message and the summary; the session stays open.
+	ClearSession(context.Context, *ClearSessionRequest) (*ClearSessionResponse, error)
 	mustEmbedUnimplementedMemoryServiceServer()
 }
 
@@ -404,6 +449,15 @@ func (UnimplementedMemoryServiceServer) InjectInstruction(context.Context, *Inje
 }
 func (UnimplementedMemoryServiceServer) EndSession(context.Context, *EndSessionRequest) (*EndSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EndSession not implemented")
+}
+func (UnimplementedMemoryServiceServer) GetSessionMessages(context.Context, *GetSessionMessagesRequest) (*GetSessionMessagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSessionMessages not implemented")
+}
+func (UnimplementedMemoryServiceServer) DeleteMessages(context.Context, *DeleteMessagesRequest) (*DeleteMessagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteMessages not implemented")
+}
+func (UnimplementedMemoryServiceServer) ClearSession(context.Context, *ClearSessionRequest) (*ClearSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClearSession not implemented")
 }
 func (UnimplementedMemoryServiceServer) mustEmbedUnimplementedMemoryServiceServer() {}
 func (UnimplementedMemoryServiceServer) testEmbeddedByValue()                       {}
@@ -804,6 +858,60 @@ func _MemoryService_EndSession_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryService_GetSessionMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSessionMessagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).GetSessionMessages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_GetSessionMessages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).GetSessionMessages(ctx, req.(*GetSessionMessagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_DeleteMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteMessagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).DeleteMessages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_DeleteMessages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).DeleteMessages(ctx, req.(*DeleteMessagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_ClearSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClearSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).ClearSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_ClearSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).ClearSession(ctx, req.(*ClearSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MemoryService_ServiceDesc is the grpc.ServiceDesc for MemoryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -894,6 +1002,18 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "EndSession",
 			Handler:    _MemoryService_EndSession_Handler,
+		},
+		{
+			MethodName: "GetSessionMessages",
+			Handler:    _MemoryService_GetSessionMessages_Handler,
+		},
+		{
+			MethodName: "DeleteMessages",
+			Handler:    _MemoryService_DeleteMessages_Handler,
+		},
+		{
+			MethodName: "ClearSession",
+			Handler:    _MemoryService_ClearSession_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -14,9 +15,11 @@ from memoryd_client.results import (
     FixedZoneEntry,
     Memory,
     Message,
+    MessagesDeleted,
     Page,
     Profile,
     SessionEnd,
+    SessionMessages,
     SessionWindow,
     WorkingMemory,
     degradations,
@@ -141,15 +144,40 @@ def set_profile(agent_id: str, content: str, *, if_match: str = "") -> Unary[Pro
 MessageArg = Mapping[str, Any] | tuple[str, str]
 
 
+def tool_call(call: Mapping[str, Any], field: str) -> memory_service_pb2.ToolCall:
+    """An OpenAI tool call (``{"id", "type": "function", "function": {"name",
+    "arguments": "<JSON text>"}}``) or the flat ``{"id", "name", "arguments"}``;
+    arguments given as JSON text are parsed, so they are stored as JSON."""
+    if not isinstance(call, Mapping):
+        raise invalid_argument(field, "must be a tool call dict")
+    function = call.get("function")
+    spec = function if isinstance(function, Mapping) else call
+    arguments = spec.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise invalid_argument(f"{field}.arguments", f"is not JSON: {exc.msg}") from None
+    out = memory_service_pb2.ToolCall(
+        id=str(call.get("id") or ""), name=str(spec.get("name") or "")
+    )
+    if arguments is not None:
+        out.arguments.CopyFrom(rq.json_value(arguments, f"{field}.arguments"))
+    return out
+
+
 def session_message(message: MessageArg, field: str) -> memory_service_pb2.SessionMessage:
-    """``{"role": "user", "content": "hi"}`` (OpenAI chat shape; ``name`` and
-    ``tool_call_id`` kept) or ``("user", "hi")``."""
+    """``{"role": "user", "content": "hi"}`` (OpenAI chat shape; ``name``,
+    ``tool_call_id`` and ``tool_calls`` kept) or ``("user", "hi")``."""
     if isinstance(message, tuple):
         role, content = message
         message = {"role": role, "content": content}
     if not isinstance(message, Mapping):
         raise invalid_argument(field, "must be a {role, content} dict or a (role, content) pair")
     text = message.get("content")
+    calls = message.get("tool_calls") or ()
+    if text is None and calls:
+        text = ""  # an assistant turn that only calls tools
     if not isinstance(text, str):
         raise invalid_argument(f"{field}.content", "must be a string")
     return memory_service_pb2.SessionMessage(
@@ -162,7 +190,26 @@ def session_message(message: MessageArg, field: str) -> memory_service_pb2.Sessi
         content=text,
         name=str(message.get("name") or ""),
         tool_call_id=str(message.get("tool_call_id") or ""),
+        tool_calls=[tool_call(c, f"{field}.tool_calls[{j}]") for j, c in enumerate(calls)],
     )
+
+
+def _compression(
+    compress_threshold_messages: int | None,
+    compress_token_ratio: float | None,
+    context_budget_tokens: int | None,
+    keep_recent_messages: int | None,
+) -> memory_service_pb2.SessionCompression | None:
+    out = memory_service_pb2.SessionCompression()
+    if compress_threshold_messages is not None:
+        out.compress_threshold_messages = compress_threshold_messages
+    if compress_token_ratio is not None:
+        out.compress_token_ratio = compress_token_ratio
+    if context_budget_tokens is not None:
+        out.context_budget_tokens = context_budget_tokens
+    if keep_recent_messages is not None:
+        out.keep_recent_messages = keep_recent_messages
+    return out if out.ListFields() else None
 
 
 def append_messages(
@@ -171,9 +218,14 @@ def append_messages(
     messages: Iterable[MessageArg],
     *,
     ttl: float | timedelta | None = None,
+    compress_threshold_messages: int | None = None,
+    compress_token_ratio: float | None = None,
+    context_budget_tokens: int | None = None,
+    keep_recent_messages: int | None = None,
 ) -> Unary[Appended]:
     """Append messages to a session (created on first append). Not retried: a repeat
-    would append them twice."""
+    would append them twice. The compression settings, when given, become this
+    session's own from now on (the others keep their value)."""
     request = memory_service_pb2.AppendMessagesRequest(
         agent_id=agent_id,
         session_id=session_id,
@@ -181,6 +233,14 @@ def append_messages(
     )
     if ttl is not None:
         request.ttl.CopyFrom(rq.duration(ttl, "ttl"))
+    compression = _compression(
+        compress_threshold_messages,
+        compress_token_ratio,
+        context_budget_tokens,
+        keep_recent_messages,
+    )
+    if compression is not None:
+        request.compression.CopyFrom(compression)
     return Unary(
         "memory",
         "AppendMessages",
@@ -212,7 +272,67 @@ def _window(r: memory_service_pb2.GetSessionWindowResponse) -> SessionWindow:
         summarizer=r.summarizer,
         token_counter=r.token_counter,
         degraded=degradations(r.degraded),
+        summarized_through_seq=r.summarized_through_seq,
+        stored_messages=r.stored_messages,
     )
+
+
+def get_session_messages(
+    agent_id: str,
+    session_id: str,
+    *,
+    from_seq: int = 0,
+    to_seq: int = 0,
+    page_size: int | None = None,
+    page_token: str = "",
+) -> Unary[SessionMessages]:
+    """The session's stored messages with ``from_seq <= seq <= to_seq`` (0: open),
+    summarised or not, oldest first; one page (``next_page_token`` for the next)."""
+    request = memory_service_pb2.GetSessionMessagesRequest(
+        agent_id=agent_id,
+        session_id=session_id,
+        from_seq=from_seq,
+        to_seq=to_seq,
+        page_size=rq.positive_or_unset(page_size, "page_size"),
+        page_token=page_token,
+    )
+    return Unary(
+        "memory",
+        "GetSessionMessages",
+        request,
+        lambda r: SessionMessages(
+            tuple(Message.from_pb(m) for m in r.messages),
+            r.next_page_token,
+            r.message_count,
+            r.summarized_through_seq,
+        ),
+        idempotent=True,
+    )
+
+
+def delete_messages(agent_id: str, session_id: str, seqs: Iterable[int]) -> Unary[MessagesDeleted]:
+    """Delete messages by seq (a summary that covered one is rebuilt). Safe to retry."""
+    request = memory_service_pb2.DeleteMessagesRequest(
+        agent_id=agent_id, session_id=session_id, seqs=list(seqs)
+    )
+    return Unary(
+        "memory",
+        "DeleteMessages",
+        request,
+        lambda r: MessagesDeleted(
+            tuple(r.deleted_seqs), r.summary_rebuilt, degradations(r.degraded)
+        ),
+        idempotent=True,
+    )
+
+
+def clear_session(agent_id: str, session_id: str, *, fixed_zone: bool = False) -> Unary[int]:
+    """Delete every message and the summary (``fixed_zone``: that too); returns how
+    many messages went. The session stays open. Safe to retry."""
+    request = memory_service_pb2.ClearSessionRequest(
+        agent_id=agent_id, session_id=session_id, fixed_zone=fixed_zone
+    )
+    return Unary("memory", "ClearSession", request, lambda r: r.deleted, idempotent=True)
 
 
 def inject_instruction(

@@ -14,7 +14,7 @@ from google.protobuf import json_format
 from memoryd_client import requests as rq
 from memoryd_client.core import Fold, ServerStream, Unary
 from memoryd_client.errors import invalid_argument
-from memoryd_client.results import when
+from memoryd_client.results import Degradation, degradations, when
 from memoryd_proto.v1 import common_pb2, lifecycle_service_pb2
 
 ProgressCallback = Callable[["Progress"], None]
@@ -65,6 +65,37 @@ class MaintenanceResult:
     expired: int
     compacted: bool
     finished_at: datetime | None
+    #: Memories archived into consolidated ones.
+    consolidated: int = 0
+    degraded: tuple[Degradation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidatedGroup:
+    group: str
+    source_ids: tuple[str, ...]
+    #: "" on a dry run.
+    derived_id: str
+    content: str
+    #: "llm" or "merge".
+    method: str
+
+
+@dataclass(frozen=True, slots=True)
+class Consolidated:
+    groups: int
+    consolidated: int
+    dry_run: bool
+    details: tuple[ConsolidatedGroup, ...] = ()
+    degraded: tuple[Degradation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationsUndone:
+    #: Consolidated memories archived again.
+    undone: int
+    #: Their originals brought back.
+    restored: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +177,20 @@ def restore(
         agent_id=agent_id, selector=_selector(ids, tags, namespace)
     )
     return Unary("lifecycle", "Restore", request, lambda r: r.restored, idempotent=True)
+
+
+def undo_consolidation(agent_id: str, ids: rq.StrSeq) -> Unary[ConsolidationsUndone]:
+    """Archive these consolidated memories and bring back what they were made from."""
+    request = lifecycle_service_pb2.RestoreRequest(
+        agent_id=agent_id, selector=_selector(ids, (), None), undo_consolidation=True
+    )
+    return Unary(
+        "lifecycle",
+        "Restore",
+        request,
+        lambda r: ConsolidationsUndone(r.consolidations_undone, r.restored),
+        idempotent=True,
+    )
 
 
 def prune(
@@ -231,24 +276,66 @@ def run_maintenance(
     *,
     max_entries: int | None = None,
     retention_days: int | None = None,
+    consolidate: bool | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> Unary[MaintenanceResult]:
-    """Archive the lowest-scored excess over ``max_entries``, apply retention, drop expired."""
+    """Archive the lowest-scored excess over ``max_entries``, apply retention, drop expired,
+    and (``consolidate``, or the daemon's setting) consolidate old memories."""
     request = lifecycle_service_pb2.RunMaintenanceRequest(agent_id=agent_id)
     if max_entries is not None:
         request.max_entries = max_entries
     if retention_days is not None:
         request.retention_days = retention_days
+    if consolidate is not None:
+        request.consolidate = consolidate
 
     def result(r: lifecycle_service_pb2.RunMaintenanceResponse) -> MaintenanceResult | None:
         if r.WhichOneof("event") != "result":
             return None
         x = r.result
         return MaintenanceResult(
-            x.archived, x.deleted_by_retention, x.expired, x.compacted, when(x.finished_at)
+            x.archived,
+            x.deleted_by_retention,
+            x.expired,
+            x.compacted,
+            when(x.finished_at),
+            x.consolidated,
+            degradations(x.degraded),
         )
 
     return _long("RunMaintenance", request, result, on_progress)
+
+
+def consolidate(
+    agent_id: str,
+    *,
+    dry_run: bool = False,
+    min_age_days: int | None = None,
+    min_group_size: int | None = None,
+    tags: rq.StrSeq = (),
+    on_progress: ProgressCallback | None = None,
+) -> Unary[Consolidated]:
+    """Condense groups of related older memories into one each (the originals are
+    archived, restorable with :func:`undo_consolidation`); ``dry_run`` only reports."""
+    request = lifecycle_service_pb2.ConsolidateRequest(
+        agent_id=agent_id, dry_run=dry_run, tags=[tags] if isinstance(tags, str) else list(tags)
+    )
+    if min_age_days is not None:
+        request.min_age_days = min_age_days
+    if min_group_size is not None:
+        request.min_group_size = min_group_size
+
+    def result(r: lifecycle_service_pb2.ConsolidateResponse) -> Consolidated | None:
+        if r.WhichOneof("event") != "result":
+            return None
+        x = r.result
+        details = tuple(
+            ConsolidatedGroup(g.group, tuple(g.source_ids), g.derived_id, g.content, g.method)
+            for g in x.details
+        )
+        return Consolidated(x.groups, x.consolidated, x.dry_run, details, degradations(x.degraded))
+
+    return _long("Consolidate", request, result, on_progress)
 
 
 def reembed(

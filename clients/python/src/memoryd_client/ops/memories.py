@@ -142,8 +142,10 @@ def list_memories(
     tags: rq.StrSeq = (),
     memory_types: Iterable[rq.EnumArg] = (),
     include_archived: bool = False,
+    order: rq.EnumArg = "created_desc",
 ) -> Unary[Page[Memory]]:
-    """One page of memories, newest first; follow ``next_page_token`` ("" at the end)."""
+    """One page of memories, newest first (``order``: "created_asc",
+    "access_count_desc", "importance_desc"); follow ``next_page_token`` ("" at the end)."""
     request = rq.list_request(
         agent_id,
         page_size=page_size,
@@ -153,6 +155,9 @@ def list_memories(
         memory_types=memory_types,
     )
     request.include_archived = include_archived
+    request.order = rq.enum_value(  # type: ignore[assignment]
+        order, memory_service_pb2.MemoryOrder, "MEMORY_ORDER_", "order"
+    )
     return Unary("memory", "ListMemories", request, _page, idempotent=True)
 
 

@@ -38,6 +38,20 @@ class ProvenanceKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PROVENANCE_KIND_SYSTEM: _ClassVar[ProvenanceKind]
     PROVENANCE_KIND_AGENT: _ClassVar[ProvenanceKind]
 
+class RelationKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RELATION_KIND_UNSPECIFIED: _ClassVar[RelationKind]
+    RELATION_KIND_SUPERSEDES: _ClassVar[RelationKind]
+    RELATION_KIND_SUPERSEDED_BY: _ClassVar[RelationKind]
+    RELATION_KIND_CONTRADICTS: _ClassVar[RelationKind]
+    RELATION_KIND_CONTRADICTED_BY: _ClassVar[RelationKind]
+    RELATION_KIND_SUPPORTS: _ClassVar[RelationKind]
+    RELATION_KIND_SUPPORTED_BY: _ClassVar[RelationKind]
+    RELATION_KIND_REFINES: _ClassVar[RelationKind]
+    RELATION_KIND_REFINED_BY: _ClassVar[RelationKind]
+    RELATION_KIND_DERIVED_FROM: _ClassVar[RelationKind]
+    RELATION_KIND_CONSOLIDATED_INTO: _ClassVar[RelationKind]
+
 class TagMatch(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     TAG_MATCH_UNSPECIFIED: _ClassVar[TagMatch]
@@ -61,6 +75,17 @@ PROVENANCE_KIND_WEB: ProvenanceKind
 PROVENANCE_KIND_FILE: ProvenanceKind
 PROVENANCE_KIND_SYSTEM: ProvenanceKind
 PROVENANCE_KIND_AGENT: ProvenanceKind
+RELATION_KIND_UNSPECIFIED: RelationKind
+RELATION_KIND_SUPERSEDES: RelationKind
+RELATION_KIND_SUPERSEDED_BY: RelationKind
+RELATION_KIND_CONTRADICTS: RelationKind
+RELATION_KIND_CONTRADICTED_BY: RelationKind
+RELATION_KIND_SUPPORTS: RelationKind
+RELATION_KIND_SUPPORTED_BY: RelationKind
+RELATION_KIND_REFINES: RelationKind
+RELATION_KIND_REFINED_BY: RelationKind
+RELATION_KIND_DERIVED_FROM: RelationKind
+RELATION_KIND_CONSOLIDATED_INTO: RelationKind
 TAG_MATCH_UNSPECIFIED: TagMatch
 TAG_MATCH_ANY: TagMatch
 TAG_MATCH_ALL: TagMatch
@@ -78,7 +103,7 @@ class Provenance(_message.Message):
     def __init__(self, kind: _Optional[_Union[ProvenanceKind, str]] = ..., name: _Optional[str] = ..., retrieved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., locator: _Optional[str] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("id", "tenant_id", "agent_id", "namespace", "content", "memory_type", "tags", "security_level", "importance", "confidence", "source", "metadata", "created_at", "updated_at", "accessed_at", "access_count", "version", "archived", "expires_at", "key", "embedding_model", "embedding_dimension", "supersedes")
+    __slots__ = ("id", "tenant_id", "agent_id", "namespace", "content", "memory_type", "tags", "security_level", "importance", "confidence", "source", "metadata", "created_at", "updated_at", "accessed_at", "access_count", "version", "archived", "expires_at", "key", "embedding_model", "embedding_dimension", "supersedes", "superseded_by", "derived_from", "relations")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -102,6 +127,9 @@ class Memory(_message.Message):
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_DIMENSION_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
+    DERIVED_FROM_FIELD_NUMBER: _ClassVar[int]
+    RELATIONS_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     agent_id: str
@@ -125,7 +153,22 @@ class Memory(_message.Message):
     embedding_model: str
     embedding_dimension: int
     supersedes: str
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., namespace: _Optional[str] = ..., content: _Optional[str] = ..., memory_type: _Optional[_Union[MemoryType, str]] = ..., tags: _Optional[_Iterable[str]] = ..., security_level: _Optional[_Union[SecurityLevel, str]] = ..., importance: _Optional[float] = ..., confidence: _Optional[float] = ..., source: _Optional[_Union[Provenance, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., accessed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., access_count: _Optional[int] = ..., version: _Optional[int] = ..., archived: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., key: _Optional[str] = ..., embedding_model: _Optional[str] = ..., embedding_dimension: _Optional[int] = ..., supersedes: _Optional[str] = ...) -> None: ...
+    superseded_by: str
+    derived_from: _containers.RepeatedScalarFieldContainer[str]
+    relations: _containers.RepeatedCompositeFieldContainer[MemoryRelation]
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., namespace: _Optional[str] = ..., content: _Optional[str] = ..., memory_type: _Optional[_Union[MemoryType, str]] = ..., tags: _Optional[_Iterable[str]] = ..., security_level: _Optional[_Union[SecurityLevel, str]] = ..., importance: _Optional[float] = ..., confidence: _Optional[float] = ..., source: _Optional[_Union[Provenance, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., accessed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., access_count: _Optional[int] = ..., version: _Optional[int] = ..., archived: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., key: _Optional[str] = ..., embedding_model: _Optional[str] = ..., embedding_dimension: _Optional[int] = ..., supersedes: _Optional[str] = ..., superseded_by: _Optional[str] = ..., derived_from: _Optional[_Iterable[str]] = ..., relations: _Optional[_Iterable[_Union[MemoryRelation, _Mapping]]] = ...) -> None: ...
+
+class MemoryRelation(_message.Message):
+    __slots__ = ("kind", "memory_id", "created_at", "reason")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    kind: RelationKind
+    memory_id: str
+    created_at: _timestamp_pb2.Timestamp
+    reason: str
+    def __init__(self, kind: _Optional[_Union[RelationKind, str]] = ..., memory_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Degradation(_message.Message):
     __slots__ = ("component", "reason")

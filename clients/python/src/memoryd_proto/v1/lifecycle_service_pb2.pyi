@@ -86,18 +86,22 @@ class ArchiveResponse(_message.Message):
     def __init__(self, archived: _Optional[int] = ...) -> None: ...
 
 class RestoreRequest(_message.Message):
-    __slots__ = ("agent_id", "selector")
+    __slots__ = ("agent_id", "selector", "undo_consolidation")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    UNDO_CONSOLIDATION_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     selector: MemorySelector
-    def __init__(self, agent_id: _Optional[str] = ..., selector: _Optional[_Union[MemorySelector, _Mapping]] = ...) -> None: ...
+    undo_consolidation: bool
+    def __init__(self, agent_id: _Optional[str] = ..., selector: _Optional[_Union[MemorySelector, _Mapping]] = ..., undo_consolidation: _Optional[bool] = ...) -> None: ...
 
 class RestoreResponse(_message.Message):
-    __slots__ = ("restored",)
+    __slots__ = ("restored", "consolidations_undone")
     RESTORED_FIELD_NUMBER: _ClassVar[int]
+    CONSOLIDATIONS_UNDONE_FIELD_NUMBER: _ClassVar[int]
     restored: int
-    def __init__(self, restored: _Optional[int] = ...) -> None: ...
+    consolidations_undone: int
+    def __init__(self, restored: _Optional[int] = ..., consolidations_undone: _Optional[int] = ...) -> None: ...
 
 class PruneRequest(_message.Message):
     __slots__ = ("agent_id", "created_before", "tags", "min_access_count", "memory_types", "dry_run")
@@ -170,28 +174,84 @@ class CompactResponse(_message.Message):
     def __init__(self, progress: _Optional[_Union[_common_pb2.Progress, _Mapping]] = ..., result: _Optional[_Union[CompactResult, _Mapping]] = ...) -> None: ...
 
 class RunMaintenanceRequest(_message.Message):
-    __slots__ = ("agent_id", "max_entries", "retention_days")
+    __slots__ = ("agent_id", "max_entries", "retention_days", "consolidate")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     MAX_ENTRIES_FIELD_NUMBER: _ClassVar[int]
     RETENTION_DAYS_FIELD_NUMBER: _ClassVar[int]
+    CONSOLIDATE_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     max_entries: int
     retention_days: int
-    def __init__(self, agent_id: _Optional[str] = ..., max_entries: _Optional[int] = ..., retention_days: _Optional[int] = ...) -> None: ...
+    consolidate: bool
+    def __init__(self, agent_id: _Optional[str] = ..., max_entries: _Optional[int] = ..., retention_days: _Optional[int] = ..., consolidate: _Optional[bool] = ...) -> None: ...
 
 class MaintenanceResult(_message.Message):
-    __slots__ = ("archived", "deleted_by_retention", "expired", "compacted", "finished_at")
+    __slots__ = ("archived", "deleted_by_retention", "expired", "compacted", "finished_at", "consolidated", "degraded")
     ARCHIVED_FIELD_NUMBER: _ClassVar[int]
     DELETED_BY_RETENTION_FIELD_NUMBER: _ClassVar[int]
     EXPIRED_FIELD_NUMBER: _ClassVar[int]
     COMPACTED_FIELD_NUMBER: _ClassVar[int]
     FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    CONSOLIDATED_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
     archived: int
     deleted_by_retention: int
     expired: int
     compacted: bool
     finished_at: _timestamp_pb2.Timestamp
-    def __init__(self, archived: _Optional[int] = ..., deleted_by_retention: _Optional[int] = ..., expired: _Optional[int] = ..., compacted: _Optional[bool] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    consolidated: int
+    degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    def __init__(self, archived: _Optional[int] = ..., deleted_by_retention: _Optional[int] = ..., expired: _Optional[int] = ..., compacted: _Optional[bool] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., consolidated: _Optional[int] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+
+class ConsolidateRequest(_message.Message):
+    __slots__ = ("agent_id", "dry_run", "min_age_days", "min_group_size", "tags")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    MIN_AGE_DAYS_FIELD_NUMBER: _ClassVar[int]
+    MIN_GROUP_SIZE_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    dry_run: bool
+    min_age_days: int
+    min_group_size: int
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, agent_id: _Optional[str] = ..., dry_run: _Optional[bool] = ..., min_age_days: _Optional[int] = ..., min_group_size: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ConsolidatedGroup(_message.Message):
+    __slots__ = ("group", "source_ids", "derived_id", "content", "method")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_IDS_FIELD_NUMBER: _ClassVar[int]
+    DERIVED_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    source_ids: _containers.RepeatedScalarFieldContainer[str]
+    derived_id: str
+    content: str
+    method: str
+    def __init__(self, group: _Optional[str] = ..., source_ids: _Optional[_Iterable[str]] = ..., derived_id: _Optional[str] = ..., content: _Optional[str] = ..., method: _Optional[str] = ...) -> None: ...
+
+class ConsolidateResult(_message.Message):
+    __slots__ = ("groups", "consolidated", "dry_run", "details", "degraded")
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    CONSOLIDATED_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    groups: int
+    consolidated: int
+    dry_run: bool
+    details: _containers.RepeatedCompositeFieldContainer[ConsolidatedGroup]
+    degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    def __init__(self, groups: _Optional[int] = ..., consolidated: _Optional[int] = ..., dry_run: _Optional[bool] = ..., details: _Optional[_Iterable[_Union[ConsolidatedGroup, _Mapping]]] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+
+class ConsolidateResponse(_message.Message):
+    __slots__ = ("progress", "result")
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    progress: _common_pb2.Progress
+    result: ConsolidateResult
+    def __init__(self, progress: _Optional[_Union[_common_pb2.Progress, _Mapping]] = ..., result: _Optional[_Union[ConsolidateResult, _Mapping]] = ...) -> None: ...
 
 class RunMaintenanceResponse(_message.Message):
     __slots__ = ("progress", "result")
@@ -256,7 +316,7 @@ class ExportedProfile(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., profile: _Optional[_Union[_memory_service_pb2.AgentProfile, _Mapping]] = ..., version: _Optional[int] = ...) -> None: ...
 
 class ExportedSession(_message.Message):
-    __slots__ = ("agent_id", "session_id", "fixed_zone", "summary", "messages", "expires_at", "closed", "created_at", "updated_at", "ttl", "summarizer", "summary_degraded", "message_count", "version")
+    __slots__ = ("agent_id", "session_id", "fixed_zone", "summary", "messages", "expires_at", "closed", "created_at", "updated_at", "ttl", "summarizer", "summary_degraded", "message_count", "version", "summarized_through_seq", "stored_messages", "compression")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     FIXED_ZONE_FIELD_NUMBER: _ClassVar[int]
@@ -271,6 +331,9 @@ class ExportedSession(_message.Message):
     SUMMARY_DEGRADED_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIZED_THROUGH_SEQ_FIELD_NUMBER: _ClassVar[int]
+    STORED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    COMPRESSION_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     session_id: str
     fixed_zone: _containers.RepeatedCompositeFieldContainer[_memory_service_pb2.FixedZoneEntry]
@@ -285,7 +348,22 @@ class ExportedSession(_message.Message):
     summary_degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
     message_count: int
     version: int
-    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., fixed_zone: _Optional[_Iterable[_Union[_memory_service_pb2.FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_memory_service_pb2.SessionMessage, _Mapping]]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed: _Optional[bool] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., summarizer: _Optional[str] = ..., summary_degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., message_count: _Optional[int] = ..., version: _Optional[int] = ...) -> None: ...
+    summarized_through_seq: int
+    stored_messages: int
+    compression: _memory_service_pb2.SessionCompression
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., fixed_zone: _Optional[_Iterable[_Union[_memory_service_pb2.FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_memory_service_pb2.SessionMessage, _Mapping]]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed: _Optional[bool] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., summarizer: _Optional[str] = ..., summary_degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., message_count: _Optional[int] = ..., version: _Optional[int] = ..., summarized_through_seq: _Optional[int] = ..., stored_messages: _Optional[int] = ..., compression: _Optional[_Union[_memory_service_pb2.SessionCompression, _Mapping]] = ...) -> None: ...
+
+class ExportedSessionMessage(_message.Message):
+    __slots__ = ("agent_id", "session_id", "session_created_at", "message")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    session_created_at: _timestamp_pb2.Timestamp
+    message: _memory_service_pb2.SessionMessage
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., session_created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[_Union[_memory_service_pb2.SessionMessage, _Mapping]] = ...) -> None: ...
 
 class ExportedState(_message.Message):
     __slots__ = ("agent_id", "session_id", "component")
@@ -298,7 +376,7 @@ class ExportedState(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., component: _Optional[_Union[_snapshot_service_pb2.StateComponent, _Mapping]] = ...) -> None: ...
 
 class ExportRecord(_message.Message):
-    __slots__ = ("header", "memory", "key_event", "working_memory", "profile", "session", "state")
+    __slots__ = ("header", "memory", "key_event", "working_memory", "profile", "session", "state", "session_message")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     KEY_EVENT_FIELD_NUMBER: _ClassVar[int]
@@ -306,6 +384,7 @@ class ExportRecord(_message.Message):
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     SESSION_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     header: ExportHeader
     memory: ExportedMemory
     key_event: ExportedKeyEvent
@@ -313,7 +392,8 @@ class ExportRecord(_message.Message):
     profile: ExportedProfile
     session: ExportedSession
     state: ExportedState
-    def __init__(self, header: _Optional[_Union[ExportHeader, _Mapping]] = ..., memory: _Optional[_Union[ExportedMemory, _Mapping]] = ..., key_event: _Optional[_Union[ExportedKeyEvent, _Mapping]] = ..., working_memory: _Optional[_Union[ExportedWorkingMemory, _Mapping]] = ..., profile: _Optional[_Union[ExportedProfile, _Mapping]] = ..., session: _Optional[_Union[ExportedSession, _Mapping]] = ..., state: _Optional[_Union[ExportedState, _Mapping]] = ...) -> None: ...
+    session_message: ExportedSessionMessage
+    def __init__(self, header: _Optional[_Union[ExportHeader, _Mapping]] = ..., memory: _Optional[_Union[ExportedMemory, _Mapping]] = ..., key_event: _Optional[_Union[ExportedKeyEvent, _Mapping]] = ..., working_memory: _Optional[_Union[ExportedWorkingMemory, _Mapping]] = ..., profile: _Optional[_Union[ExportedProfile, _Mapping]] = ..., session: _Optional[_Union[ExportedSession, _Mapping]] = ..., state: _Optional[_Union[ExportedState, _Mapping]] = ..., session_message: _Optional[_Union[ExportedSessionMessage, _Mapping]] = ...) -> None: ...
 
 class ExportRequest(_message.Message):
     __slots__ = ("agent_id", "all_agents", "include_vectors")

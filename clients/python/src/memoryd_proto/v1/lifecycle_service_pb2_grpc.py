@@ -70,6 +70,11 @@ class LifecycleServiceStub:
                 request_serializer=memoryd_dot_v1_dot_lifecycle__service__pb2.RunMaintenanceRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_lifecycle__service__pb2.RunMaintenanceResponse.FromString,
                 _registered_method=True)
+        self.Consolidate = channel.unary_stream(
+                '/memoryd.v1.LifecycleService/Consolidate',
+                request_serializer=memoryd_dot_v1_dot_lifecycle__service__pb2.ConsolidateRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_lifecycle__service__pb2.ConsolidateResponse.FromString,
+                _registered_method=True)
         self.Export = channel.unary_stream(
                 '/memoryd.v1.LifecycleService/Export',
                 request_serializer=memoryd_dot_v1_dot_lifecycle__service__pb2.ExportRequest.SerializeToString,
@@ -135,6 +140,14 @@ class LifecycleServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Consolidate(self, request, context):
+        """Condenses groups of related older memories into derived ones; the originals are
+        archived with links, restorable (Restore with undo_consolidation).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Export(self, request, context):
         """Every record of an agent (or, for admins, the tenant), JSONL-compatible.
         """
@@ -193,6 +206,11 @@ def add_LifecycleServiceServicer_to_server(servicer, server):
                     servicer.RunMaintenance,
                     request_deserializer=memoryd_dot_v1_dot_lifecycle__service__pb2.RunMaintenanceRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_lifecycle__service__pb2.RunMaintenanceResponse.SerializeToString,
+            ),
+            'Consolidate': grpc.unary_stream_rpc_method_handler(
+                    servicer.Consolidate,
+                    request_deserializer=memoryd_dot_v1_dot_lifecycle__service__pb2.ConsolidateRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_lifecycle__service__pb2.ConsolidateResponse.SerializeToString,
             ),
             'Export': grpc.unary_stream_rpc_method_handler(
                     servicer.Export,
@@ -400,6 +418,33 @@ class LifecycleService:
             '/memoryd.v1.LifecycleService/RunMaintenance',
             memoryd_dot_v1_dot_lifecycle__service__pb2.RunMaintenanceRequest.SerializeToString,
             memoryd_dot_v1_dot_lifecycle__service__pb2.RunMaintenanceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Consolidate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/memoryd.v1.LifecycleService/Consolidate',
+            memoryd_dot_v1_dot_lifecycle__service__pb2.ConsolidateRequest.SerializeToString,
+            memoryd_dot_v1_dot_lifecycle__service__pb2.ConsolidateResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -21,11 +21,19 @@ class ScoringPreset(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SCORING_PRESET_DECAYED: _ClassVar[ScoringPreset]
     SCORING_PRESET_WEIGHTED: _ClassVar[ScoringPreset]
 
+class RecencyBasis(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RECENCY_BASIS_UNSPECIFIED: _ClassVar[RecencyBasis]
+    RECENCY_BASIS_UPDATED: _ClassVar[RecencyBasis]
+    RECENCY_BASIS_LAST_ACCESS: _ClassVar[RecencyBasis]
+
 class MemoryOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     MEMORY_ORDER_UNSPECIFIED: _ClassVar[MemoryOrder]
     MEMORY_ORDER_CREATED_DESC: _ClassVar[MemoryOrder]
     MEMORY_ORDER_CREATED_ASC: _ClassVar[MemoryOrder]
+    MEMORY_ORDER_ACCESS_COUNT_DESC: _ClassVar[MemoryOrder]
+    MEMORY_ORDER_IMPORTANCE_DESC: _ClassVar[MemoryOrder]
 
 class WorkingMemoryMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -51,9 +59,14 @@ SCORING_PRESET_UNSPECIFIED: ScoringPreset
 SCORING_PRESET_SIMILARITY: ScoringPreset
 SCORING_PRESET_DECAYED: ScoringPreset
 SCORING_PRESET_WEIGHTED: ScoringPreset
+RECENCY_BASIS_UNSPECIFIED: RecencyBasis
+RECENCY_BASIS_UPDATED: RecencyBasis
+RECENCY_BASIS_LAST_ACCESS: RecencyBasis
 MEMORY_ORDER_UNSPECIFIED: MemoryOrder
 MEMORY_ORDER_CREATED_DESC: MemoryOrder
 MEMORY_ORDER_CREATED_ASC: MemoryOrder
+MEMORY_ORDER_ACCESS_COUNT_DESC: MemoryOrder
+MEMORY_ORDER_IMPORTANCE_DESC: MemoryOrder
 WORKING_MEMORY_MODE_UNSPECIFIED: WorkingMemoryMode
 WORKING_MEMORY_MODE_MERGE: WorkingMemoryMode
 WORKING_MEMORY_MODE_REPLACE: WorkingMemoryMode
@@ -132,18 +145,20 @@ class RememberBatchResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[RememberResult, _Mapping]]] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
 
 class Scoring(_message.Message):
-    __slots__ = ("preset", "half_life_hours", "similarity_weight", "recency_weight", "importance_weight")
+    __slots__ = ("preset", "half_life_hours", "similarity_weight", "recency_weight", "importance_weight", "recency_basis")
     PRESET_FIELD_NUMBER: _ClassVar[int]
     HALF_LIFE_HOURS_FIELD_NUMBER: _ClassVar[int]
     SIMILARITY_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     RECENCY_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     IMPORTANCE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    RECENCY_BASIS_FIELD_NUMBER: _ClassVar[int]
     preset: ScoringPreset
     half_life_hours: float
     similarity_weight: float
     recency_weight: float
     importance_weight: float
-    def __init__(self, preset: _Optional[_Union[ScoringPreset, str]] = ..., half_life_hours: _Optional[float] = ..., similarity_weight: _Optional[float] = ..., recency_weight: _Optional[float] = ..., importance_weight: _Optional[float] = ...) -> None: ...
+    recency_basis: RecencyBasis
+    def __init__(self, preset: _Optional[_Union[ScoringPreset, str]] = ..., half_life_hours: _Optional[float] = ..., similarity_weight: _Optional[float] = ..., recency_weight: _Optional[float] = ..., importance_weight: _Optional[float] = ..., recency_basis: _Optional[_Union[RecencyBasis, str]] = ...) -> None: ...
 
 class ScoreComponents(_message.Message):
     __slots__ = ("similarity", "recency", "importance", "decayed", "weighted", "keyword", "fused")
@@ -536,20 +551,44 @@ class SetProfileResponse(_message.Message):
     def __init__(self, profile: _Optional[_Union[AgentProfile, _Mapping]] = ...) -> None: ...
 
 class SessionMessage(_message.Message):
-    __slots__ = ("role", "content", "name", "tool_call_id", "created_at", "seq")
+    __slots__ = ("role", "content", "name", "tool_call_id", "created_at", "seq", "tool_calls")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
     role: MessageRole
     content: str
     name: str
     tool_call_id: str
     created_at: _timestamp_pb2.Timestamp
     seq: int
-    def __init__(self, role: _Optional[_Union[MessageRole, str]] = ..., content: _Optional[str] = ..., name: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., seq: _Optional[int] = ...) -> None: ...
+    tool_calls: _containers.RepeatedCompositeFieldContainer[ToolCall]
+    def __init__(self, role: _Optional[_Union[MessageRole, str]] = ..., content: _Optional[str] = ..., name: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., seq: _Optional[int] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ...) -> None: ...
+
+class ToolCall(_message.Message):
+    __slots__ = ("id", "name", "arguments")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    arguments: _struct_pb2.Value
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class SessionCompression(_message.Message):
+    __slots__ = ("compress_threshold_messages", "compress_token_ratio", "context_budget_tokens", "keep_recent_messages")
+    COMPRESS_THRESHOLD_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    COMPRESS_TOKEN_RATIO_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_BUDGET_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    KEEP_RECENT_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    compress_threshold_messages: int
+    compress_token_ratio: float
+    context_budget_tokens: int
+    keep_recent_messages: int
+    def __init__(self, compress_threshold_messages: _Optional[int] = ..., compress_token_ratio: _Optional[float] = ..., context_budget_tokens: _Optional[int] = ..., keep_recent_messages: _Optional[int] = ...) -> None: ...
 
 class FixedZoneEntry(_message.Message):
     __slots__ = ("kind", "content", "created_at")
@@ -562,16 +601,18 @@ class FixedZoneEntry(_message.Message):
     def __init__(self, kind: _Optional[_Union[FixedZoneKind, str]] = ..., content: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class AppendMessagesRequest(_message.Message):
-    __slots__ = ("agent_id", "session_id", "messages", "ttl")
+    __slots__ = ("agent_id", "session_id", "messages", "ttl", "compression")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
+    COMPRESSION_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     session_id: str
     messages: _containers.RepeatedCompositeFieldContainer[SessionMessage]
     ttl: _duration_pb2.Duration
-    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[SessionMessage, _Mapping]]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    compression: SessionCompression
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[SessionMessage, _Mapping]]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., compression: _Optional[_Union[SessionCompression, _Mapping]] = ...) -> None: ...
 
 class AppendMessagesResponse(_message.Message):
     __slots__ = ("message_count", "compressed", "degraded")
@@ -594,7 +635,7 @@ class GetSessionWindowRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., token_budget: _Optional[int] = ...) -> None: ...
 
 class GetSessionWindowResponse(_message.Message):
-    __slots__ = ("fixed_zone", "summary", "recent", "tokens_used", "summarizer", "token_counter", "degraded")
+    __slots__ = ("fixed_zone", "summary", "recent", "tokens_used", "summarizer", "token_counter", "degraded", "summarized_through_seq", "stored_messages")
     FIXED_ZONE_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     RECENT_FIELD_NUMBER: _ClassVar[int]
@@ -602,6 +643,8 @@ class GetSessionWindowResponse(_message.Message):
     SUMMARIZER_FIELD_NUMBER: _ClassVar[int]
     TOKEN_COUNTER_FIELD_NUMBER: _ClassVar[int]
     DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIZED_THROUGH_SEQ_FIELD_NUMBER: _ClassVar[int]
+    STORED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     fixed_zone: _containers.RepeatedCompositeFieldContainer[FixedZoneEntry]
     summary: str
     recent: _containers.RepeatedCompositeFieldContainer[SessionMessage]
@@ -609,7 +652,9 @@ class GetSessionWindowResponse(_message.Message):
     summarizer: str
     token_counter: str
     degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
-    def __init__(self, fixed_zone: _Optional[_Iterable[_Union[FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., recent: _Optional[_Iterable[_Union[SessionMessage, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., summarizer: _Optional[str] = ..., token_counter: _Optional[str] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+    summarized_through_seq: int
+    stored_messages: int
+    def __init__(self, fixed_zone: _Optional[_Iterable[_Union[FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., recent: _Optional[_Iterable[_Union[SessionMessage, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., summarizer: _Optional[str] = ..., token_counter: _Optional[str] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., summarized_through_seq: _Optional[int] = ..., stored_messages: _Optional[int] = ...) -> None: ...
 
 class InjectInstructionRequest(_message.Message):
     __slots__ = ("agent_id", "session_id", "kind", "content")
@@ -648,3 +693,67 @@ class EndSessionResponse(_message.Message):
     extracted: _containers.RepeatedCompositeFieldContainer[_common_pb2.Memory]
     degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
     def __init__(self, summary: _Optional[str] = ..., extracted: _Optional[_Iterable[_Union[_common_pb2.Memory, _Mapping]]] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+
+class GetSessionMessagesRequest(_message.Message):
+    __slots__ = ("agent_id", "session_id", "from_seq", "to_seq", "page_size", "page_token")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    FROM_SEQ_FIELD_NUMBER: _ClassVar[int]
+    TO_SEQ_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    from_seq: int
+    to_seq: int
+    page_size: int
+    page_token: str
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., from_seq: _Optional[int] = ..., to_seq: _Optional[int] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class GetSessionMessagesResponse(_message.Message):
+    __slots__ = ("messages", "next_page_token", "message_count", "summarized_through_seq")
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIZED_THROUGH_SEQ_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[SessionMessage]
+    next_page_token: str
+    message_count: int
+    summarized_through_seq: int
+    def __init__(self, messages: _Optional[_Iterable[_Union[SessionMessage, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., message_count: _Optional[int] = ..., summarized_through_seq: _Optional[int] = ...) -> None: ...
+
+class DeleteMessagesRequest(_message.Message):
+    __slots__ = ("agent_id", "session_id", "seqs")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQS_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    seqs: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., seqs: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class DeleteMessagesResponse(_message.Message):
+    __slots__ = ("deleted_seqs", "summary_rebuilt", "degraded")
+    DELETED_SEQS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_REBUILT_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    deleted_seqs: _containers.RepeatedScalarFieldContainer[int]
+    summary_rebuilt: bool
+    degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
+    def __init__(self, deleted_seqs: _Optional[_Iterable[int]] = ..., summary_rebuilt: _Optional[bool] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+
+class ClearSessionRequest(_message.Message):
+    __slots__ = ("agent_id", "session_id", "fixed_zone")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    FIXED_ZONE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    fixed_zone: bool
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., fixed_zone: _Optional[bool] = ...) -> None: ...
+
+class ClearSessionResponse(_message.Message):
+    __slots__ = ("deleted",)
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    deleted: int
+    def __init__(self, deleted: _Optional[int] = ...) -> None: ...

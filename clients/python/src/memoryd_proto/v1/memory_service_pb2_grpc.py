@@ -141,6 +141,21 @@ class MemoryServiceStub:
                 request_serializer=memoryd_dot_v1_dot_memory__service__pb2.EndSessionRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.EndSessionResponse.FromString,
                 _registered_method=True)
+        self.GetSessionMessages = channel.unary_unary(
+                '/memoryd.v1.MemoryService/GetSessionMessages',
+                request_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionMessagesRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionMessagesResponse.FromString,
+                _registered_method=True)
+        self.DeleteMessages = channel.unary_unary(
+                '/memoryd.v1.MemoryService/DeleteMessages',
+                request_serializer=memoryd_dot_v1_dot_memory__service__pb2.DeleteMessagesRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.DeleteMessagesResponse.FromString,
+                _registered_method=True)
+        self.ClearSession = channel.unary_unary(
+                '/memoryd.v1.MemoryService/ClearSession',
+                request_serializer=memoryd_dot_v1_dot_memory__service__pb2.ClearSessionRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.ClearSessionResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -281,6 +296,27 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetSessionMessages(self, request, context):
+        """Every stored message of a session, summarised or not, by seq range (paged).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteMessages(self, request, context):
+        """Deletes messages by seq; a summary that covered one is rebuilt without it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClearSession(self, request, context):
+        """Deletes every message and the summary; the session stays open.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -388,6 +424,21 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.EndSession,
                     request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.EndSessionRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_memory__service__pb2.EndSessionResponse.SerializeToString,
+            ),
+            'GetSessionMessages': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSessionMessages,
+                    request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionMessagesRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionMessagesResponse.SerializeToString,
+            ),
+            'DeleteMessages': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteMessages,
+                    request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.DeleteMessagesRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_memory__service__pb2.DeleteMessagesResponse.SerializeToString,
+            ),
+            'ClearSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClearSession,
+                    request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.ClearSessionRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_memory__service__pb2.ClearSessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -959,6 +1010,87 @@ class MemoryService:
             '/memoryd.v1.MemoryService/EndSession',
             memoryd_dot_v1_dot_memory__service__pb2.EndSessionRequest.SerializeToString,
             memoryd_dot_v1_dot_memory__service__pb2.EndSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSessionMessages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.MemoryService/GetSessionMessages',
+            memoryd_dot_v1_dot_memory__service__pb2.GetSessionMessagesRequest.SerializeToString,
+            memoryd_dot_v1_dot_memory__service__pb2.GetSessionMessagesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteMessages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.MemoryService/DeleteMessages',
+            memoryd_dot_v1_dot_memory__service__pb2.DeleteMessagesRequest.SerializeToString,
+            memoryd_dot_v1_dot_memory__service__pb2.DeleteMessagesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClearSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.MemoryService/ClearSession',
+            memoryd_dot_v1_dot_memory__service__pb2.ClearSessionRequest.SerializeToString,
+            memoryd_dot_v1_dot_memory__service__pb2.ClearSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

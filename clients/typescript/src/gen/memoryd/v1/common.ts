@@ -187,6 +187,94 @@ export function provenanceKindToJSON(object: ProvenanceKind): string {
   }
 }
 
+/** How a memory relates to another one. */
+export enum RelationKind {
+  RELATION_KIND_UNSPECIFIED = 0,
+  RELATION_KIND_SUPERSEDES = 1,
+  RELATION_KIND_SUPERSEDED_BY = 2,
+  RELATION_KIND_CONTRADICTS = 3,
+  RELATION_KIND_CONTRADICTED_BY = 4,
+  RELATION_KIND_SUPPORTS = 5,
+  RELATION_KIND_SUPPORTED_BY = 6,
+  RELATION_KIND_REFINES = 7,
+  RELATION_KIND_REFINED_BY = 8,
+  RELATION_KIND_DERIVED_FROM = 9,
+  RELATION_KIND_CONSOLIDATED_INTO = 10,
+  UNRECOGNIZED = -1,
+}
+
+export function relationKindFromJSON(object: any): RelationKind {
+  switch (object) {
+    case 0:
+    case "RELATION_KIND_UNSPECIFIED":
+      return RelationKind.RELATION_KIND_UNSPECIFIED;
+    case 1:
+    case "RELATION_KIND_SUPERSEDES":
+      return RelationKind.RELATION_KIND_SUPERSEDES;
+    case 2:
+    case "RELATION_KIND_SUPERSEDED_BY":
+      return RelationKind.RELATION_KIND_SUPERSEDED_BY;
+    case 3:
+    case "RELATION_KIND_CONTRADICTS":
+      return RelationKind.RELATION_KIND_CONTRADICTS;
+    case 4:
+    case "RELATION_KIND_CONTRADICTED_BY":
+      return RelationKind.RELATION_KIND_CONTRADICTED_BY;
+    case 5:
+    case "RELATION_KIND_SUPPORTS":
+      return RelationKind.RELATION_KIND_SUPPORTS;
+    case 6:
+    case "RELATION_KIND_SUPPORTED_BY":
+      return RelationKind.RELATION_KIND_SUPPORTED_BY;
+    case 7:
+    case "RELATION_KIND_REFINES":
+      return RelationKind.RELATION_KIND_REFINES;
+    case 8:
+    case "RELATION_KIND_REFINED_BY":
+      return RelationKind.RELATION_KIND_REFINED_BY;
+    case 9:
+    case "RELATION_KIND_DERIVED_FROM":
+      return RelationKind.RELATION_KIND_DERIVED_FROM;
+    case 10:
+    case "RELATION_KIND_CONSOLIDATED_INTO":
+      return RelationKind.RELATION_KIND_CONSOLIDATED_INTO;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return RelationKind.UNRECOGNIZED;
+  }
+}
+
+export function relationKindToJSON(object: RelationKind): string {
+  switch (object) {
+    case RelationKind.RELATION_KIND_UNSPECIFIED:
+      return "RELATION_KIND_UNSPECIFIED";
+    case RelationKind.RELATION_KIND_SUPERSEDES:
+      return "RELATION_KIND_SUPERSEDES";
+    case RelationKind.RELATION_KIND_SUPERSEDED_BY:
+      return "RELATION_KIND_SUPERSEDED_BY";
+    case RelationKind.RELATION_KIND_CONTRADICTS:
+      return "RELATION_KIND_CONTRADICTS";
+    case RelationKind.RELATION_KIND_CONTRADICTED_BY:
+      return "RELATION_KIND_CONTRADICTED_BY";
+    case RelationKind.RELATION_KIND_SUPPORTS:
+      return "RELATION_KIND_SUPPORTS";
+    case RelationKind.RELATION_KIND_SUPPORTED_BY:
+      return "RELATION_KIND_SUPPORTED_BY";
+    case RelationKind.RELATION_KIND_REFINES:
+      return "RELATION_KIND_REFINES";
+    case RelationKind.RELATION_KIND_REFINED_BY:
+      return "RELATION_KIND_REFINED_BY";
+    case RelationKind.RELATION_KIND_DERIVED_FROM:
+      return "RELATION_KIND_DERIVED_FROM";
+    case RelationKind.RELATION_KIND_CONSOLIDATED_INTO:
+      return "RELATION_KIND_CONSOLIDATED_INTO";
+    case RelationKind.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** How tags in a filter combine. */
 export enum TagMatch {
   TAG_MATCH_UNSPECIFIED = 0,
@@ -274,11 +362,34 @@ export interface Memory {
   embeddingDimension: number;
   /**
    * Id of another memory this one replaced and absorbed (compaction merging two
-   * stored memories). Remember-time deduplication does not set it: it updates the
+   * stored memories), or superseded (a newer statement about the same subject: see
+   * relations). Remember-time deduplication does not set it: it updates the
    * existing memory in place (same id, version + 1) and keeps the replaced content
    * and version in metadata["memoryd:dedup"].
    */
   supersedes: string;
+  /**
+   * The memory that replaced this one (then archived): a newer statement about the
+   * same subject, or the consolidated memory made of it. Cleared by Restore.
+   */
+  supersededBy: string;
+  /** The memories a consolidated (or compacted) memory was made from. */
+  derivedFrom: string[];
+  /**
+   * How this memory relates to others; each relation is also on the other memory,
+   * with the inverse kind. Kept in metadata["memoryd:relations"].
+   */
+  relations: MemoryRelation[];
+}
+
+export interface MemoryRelation {
+  kind: RelationKind;
+  memoryId: string;
+  createdAt:
+    | Date
+    | undefined;
+  /** Why it was recorded: "rule: ...", "llm", "consolidation". */
+  reason: string;
 }
 
 /** One reason a response was served degraded (a fallback was taken). */
@@ -449,6 +560,9 @@ function createBaseMemory(): Memory {
     embeddingModel: "",
     embeddingDimension: 0,
     supersedes: "",
+    supersededBy: "",
+    derivedFrom: [],
+    relations: [],
   };
 }
 
@@ -522,6 +636,15 @@ export const Memory: MessageFns<Memory> = {
     }
     if (message.supersedes !== "") {
       writer.uint32(186).string(message.supersedes);
+    }
+    if (message.supersededBy !== "") {
+      writer.uint32(194).string(message.supersededBy);
+    }
+    for (const v of message.derivedFrom) {
+      writer.uint32(202).string(v!);
+    }
+    for (const v of message.relations) {
+      MemoryRelation.encode(v!, writer.uint32(210).fork()).join();
     }
     return writer;
   },
@@ -723,6 +846,30 @@ export const Memory: MessageFns<Memory> = {
             message.supersedes = reader.string();
             continue;
           }
+          case 24: {
+            if (tag !== 194) {
+              break;
+            }
+
+            message.supersededBy = reader.string();
+            continue;
+          }
+          case 25: {
+            if (tag !== 202) {
+              break;
+            }
+
+            message.derivedFrom.push(reader.string());
+            continue;
+          }
+          case 26: {
+            if (tag !== 210) {
+              break;
+            }
+
+            message.relations.push(MemoryRelation.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -806,6 +953,19 @@ export const Memory: MessageFns<Memory> = {
         ? globalThis.Number(object.embedding_dimension)
         : 0,
       supersedes: isSet(object.supersedes) ? globalThis.String(object.supersedes) : "",
+      supersededBy: isSet(object.supersededBy)
+        ? globalThis.String(object.supersededBy)
+        : isSet(object.superseded_by)
+        ? globalThis.String(object.superseded_by)
+        : "",
+      derivedFrom: globalThis.Array.isArray(object?.derivedFrom)
+        ? object.derivedFrom.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.derived_from)
+        ? object.derived_from.map((e: any) => globalThis.String(e))
+        : [],
+      relations: globalThis.Array.isArray(object?.relations)
+        ? object.relations.map((e: any) => MemoryRelation.fromJSON(e))
+        : [],
     };
   },
 
@@ -880,6 +1040,15 @@ export const Memory: MessageFns<Memory> = {
     if (message.supersedes !== "") {
       obj.supersedes = message.supersedes;
     }
+    if (message.supersededBy !== "") {
+      obj.supersededBy = message.supersededBy;
+    }
+    if (message.derivedFrom?.length) {
+      obj.derivedFrom = message.derivedFrom;
+    }
+    if (message.relations?.length) {
+      obj.relations = message.relations.map((e) => MemoryRelation.toJSON(e));
+    }
     return obj;
   },
 
@@ -913,6 +1082,134 @@ export const Memory: MessageFns<Memory> = {
     message.embeddingModel = object.embeddingModel ?? "";
     message.embeddingDimension = object.embeddingDimension ?? 0;
     message.supersedes = object.supersedes ?? "";
+    message.supersededBy = object.supersededBy ?? "";
+    message.derivedFrom = object.derivedFrom?.map((e) => e) || [];
+    message.relations = object.relations?.map((e) => MemoryRelation.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseMemoryRelation(): MemoryRelation {
+  return { kind: 0, memoryId: "", createdAt: undefined, reason: "" };
+}
+
+export const MemoryRelation: MessageFns<MemoryRelation> = {
+  encode(message: MemoryRelation, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== 0) {
+      writer.uint32(8).int32(message.kind);
+    }
+    if (message.memoryId !== "") {
+      writer.uint32(18).string(message.memoryId);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(26).fork()).join();
+    }
+    if (message.reason !== "") {
+      writer.uint32(34).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MemoryRelation {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMemoryRelation();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.kind = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.memoryId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MemoryRelation {
+    return {
+      kind: isSet(object.kind) ? relationKindFromJSON(object.kind) : 0,
+      memoryId: isSet(object.memoryId)
+        ? globalThis.String(object.memoryId)
+        : isSet(object.memory_id)
+        ? globalThis.String(object.memory_id)
+        : "",
+      createdAt: isSet(object.createdAt)
+        ? fromJsonTimestamp(object.createdAt)
+        : isSet(object.created_at)
+        ? fromJsonTimestamp(object.created_at)
+        : undefined,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: MemoryRelation): unknown {
+    const obj: any = {};
+    if (message.kind !== 0) {
+      obj.kind = relationKindToJSON(message.kind);
+    }
+    if (message.memoryId !== "") {
+      obj.memoryId = message.memoryId;
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt.toISOString();
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MemoryRelation>, I>>(base?: I): MemoryRelation {
+    return MemoryRelation.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MemoryRelation>, I>>(object: I): MemoryRelation {
+    const message = createBaseMemoryRelation();
+    message.kind = object.kind ?? 0;
+    message.memoryId = object.memoryId ?? "";
+    message.createdAt = object.createdAt ?? undefined;
+    message.reason = object.reason ?? "";
     return message;
   },
 };

@@ -35,7 +35,14 @@ import {
   tagMatchFromJSON,
   tagMatchToJSON,
 } from "./common";
-import { AgentProfile, FixedZoneEntry, KeyEntry, SessionMessage, WorkingMemory } from "./memory_service";
+import {
+  AgentProfile,
+  FixedZoneEntry,
+  KeyEntry,
+  SessionCompression,
+  SessionMessage,
+  WorkingMemory,
+} from "./memory_service";
 import { StateComponent } from "./snapshot_service";
 
 export const protobufPackage = "memoryd.v1";
@@ -88,11 +95,20 @@ export interface ArchiveResponse {
 
 export interface RestoreRequest {
   agentId: string;
-  selector: MemorySelector | undefined;
+  selector:
+    | MemorySelector
+    | undefined;
+  /**
+   * A selected consolidated memory is archived and the memories it was made from
+   * come back (instead of restoring the consolidated memory itself).
+   */
+  undoConsolidation: boolean;
 }
 
 export interface RestoreResponse {
   restored: number;
+  /** Consolidated memories undone (with undo_consolidation). */
+  consolidationsUndone: number;
 }
 
 export interface PruneRequest {
@@ -145,7 +161,11 @@ export interface RunMaintenanceRequest {
   agentId: string;
   /** Override server config for this run. */
   maxEntries?: number | undefined;
-  retentionDays?: number | undefined;
+  retentionDays?:
+    | number
+    | undefined;
+  /** Consolidate old memories in this run (unset: maintenance.consolidation.enabled). */
+  consolidate?: boolean | undefined;
 }
 
 export interface MaintenanceResult {
@@ -153,7 +173,57 @@ export interface MaintenanceResult {
   deletedByRetention: number;
   expired: number;
   compacted: boolean;
-  finishedAt: Date | undefined;
+  finishedAt:
+    | Date
+    | undefined;
+  /** Memories archived into consolidated ones. */
+  consolidated: number;
+  degraded: Degradation[];
+}
+
+export interface ConsolidateRequest {
+  agentId: string;
+  /** Report the groups and what they would become; change nothing. */
+  dryRun: boolean;
+  /**
+   * Only memories not updated (nor accessed) for this many days; unset: the server's
+   * maintenance.consolidation.min_age_days.
+   */
+  minAgeDays?:
+    | number
+    | undefined;
+  /** Groups smaller than this are left alone; unset: maintenance.consolidation.min_group_size. */
+  minGroupSize?:
+    | number
+    | undefined;
+  /** Only groups of these tags (empty: every tag, and similarity clusters of the rest). */
+  tags: string[];
+}
+
+/** One group of memories condensed into one. */
+export interface ConsolidatedGroup {
+  /** "tag:<tag>" or "cluster". */
+  group: string;
+  sourceIds: string[];
+  /** Empty on a dry run. */
+  derivedId: string;
+  content: string;
+  /** "llm" or "merge" (deterministic: every distinct sentence kept). */
+  method: string;
+}
+
+export interface ConsolidateResult {
+  groups: number;
+  /** Memories archived into derived ones (or that would be, on a dry run). */
+  consolidated: number;
+  dryRun: boolean;
+  details: ConsolidatedGroup[];
+  degraded: Degradation[];
+}
+
+export interface ConsolidateResponse {
+  progress?: Progress | undefined;
+  result?: ConsolidateResult | undefined;
 }
 
 export interface RunMaintenanceResponse {
@@ -232,9 +302,26 @@ export interface ExportedSession {
   summarizer: string;
   /** Why the summary was made degraded, if it was. */
   summaryDegraded: Degradation[];
-  /** Messages appended so far (the seq of the last one; older ones live in the summary). */
+  /** Messages appended so far (the seq of the last one). */
   messageCount: number;
   version: number;
+  /**
+   * messages are the turns after this seq (not yet summarised); the earlier stored
+   * ones follow as ExportedSessionMessage records.
+   */
+  summarizedThroughSeq: number;
+  /** Messages stored (summarised or not). */
+  storedMessages: number;
+  compression: SessionCompression | undefined;
+}
+
+/** A summarised message a session keeps until it expires. */
+export interface ExportedSessionMessage {
+  agentId: string;
+  sessionId: string;
+  /** The created_at of its session (a session re-created under the same id is another). */
+  sessionCreatedAt: Date | undefined;
+  message: SessionMessage | undefined;
 }
 
 export interface ExportedState {
@@ -252,6 +339,7 @@ export interface ExportRecord {
   profile?: ExportedProfile | undefined;
   session?: ExportedSession | undefined;
   state?: ExportedState | undefined;
+  sessionMessage?: ExportedSessionMessage | undefined;
 }
 
 export interface ExportRequest {
@@ -1092,7 +1180,7 @@ export const ArchiveResponse: MessageFns<ArchiveResponse> = {
 };
 
 function createBaseRestoreRequest(): RestoreRequest {
-  return { agentId: "", selector: undefined };
+  return { agentId: "", selector: undefined, undoConsolidation: false };
 }
 
 export const RestoreRequest: MessageFns<RestoreRequest> = {
@@ -1102,6 +1190,9 @@ export const RestoreRequest: MessageFns<RestoreRequest> = {
     }
     if (message.selector !== undefined) {
       MemorySelector.encode(message.selector, writer.uint32(18).fork()).join();
+    }
+    if (message.undoConsolidation !== false) {
+      writer.uint32(24).bool(message.undoConsolidation);
     }
     return writer;
   },
@@ -1135,6 +1226,14 @@ export const RestoreRequest: MessageFns<RestoreRequest> = {
             message.selector = MemorySelector.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.undoConsolidation = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1155,6 +1254,11 @@ export const RestoreRequest: MessageFns<RestoreRequest> = {
         ? globalThis.String(object.agent_id)
         : "",
       selector: isSet(object.selector) ? MemorySelector.fromJSON(object.selector) : undefined,
+      undoConsolidation: isSet(object.undoConsolidation)
+        ? globalThis.Boolean(object.undoConsolidation)
+        : isSet(object.undo_consolidation)
+        ? globalThis.Boolean(object.undo_consolidation)
+        : false,
     };
   },
 
@@ -1165,6 +1269,9 @@ export const RestoreRequest: MessageFns<RestoreRequest> = {
     }
     if (message.selector !== undefined) {
       obj.selector = MemorySelector.toJSON(message.selector);
+    }
+    if (message.undoConsolidation !== false) {
+      obj.undoConsolidation = message.undoConsolidation;
     }
     return obj;
   },
@@ -1178,18 +1285,22 @@ export const RestoreRequest: MessageFns<RestoreRequest> = {
     message.selector = (object.selector !== undefined && object.selector !== null)
       ? MemorySelector.fromPartial(object.selector)
       : undefined;
+    message.undoConsolidation = object.undoConsolidation ?? false;
     return message;
   },
 };
 
 function createBaseRestoreResponse(): RestoreResponse {
-  return { restored: 0 };
+  return { restored: 0, consolidationsUndone: 0 };
 }
 
 export const RestoreResponse: MessageFns<RestoreResponse> = {
   encode(message: RestoreResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.restored !== 0) {
       writer.uint32(8).int64(message.restored);
+    }
+    if (message.consolidationsUndone !== 0) {
+      writer.uint32(16).int64(message.consolidationsUndone);
     }
     return writer;
   },
@@ -1215,6 +1326,14 @@ export const RestoreResponse: MessageFns<RestoreResponse> = {
             message.restored = longToNumber(reader.int64());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.consolidationsUndone = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1228,13 +1347,23 @@ export const RestoreResponse: MessageFns<RestoreResponse> = {
   },
 
   fromJSON(object: any): RestoreResponse {
-    return { restored: isSet(object.restored) ? globalThis.Number(object.restored) : 0 };
+    return {
+      restored: isSet(object.restored) ? globalThis.Number(object.restored) : 0,
+      consolidationsUndone: isSet(object.consolidationsUndone)
+        ? globalThis.Number(object.consolidationsUndone)
+        : isSet(object.consolidations_undone)
+        ? globalThis.Number(object.consolidations_undone)
+        : 0,
+    };
   },
 
   toJSON(message: RestoreResponse): unknown {
     const obj: any = {};
     if (message.restored !== 0) {
       obj.restored = Math.round(message.restored);
+    }
+    if (message.consolidationsUndone !== 0) {
+      obj.consolidationsUndone = Math.round(message.consolidationsUndone);
     }
     return obj;
   },
@@ -1245,6 +1374,7 @@ export const RestoreResponse: MessageFns<RestoreResponse> = {
   fromPartial<I extends Exact<DeepPartial<RestoreResponse>, I>>(object: I): RestoreResponse {
     const message = createBaseRestoreResponse();
     message.restored = object.restored ?? 0;
+    message.consolidationsUndone = object.consolidationsUndone ?? 0;
     return message;
   },
 };
@@ -2025,7 +2155,7 @@ export const CompactResponse: MessageFns<CompactResponse> = {
 };
 
 function createBaseRunMaintenanceRequest(): RunMaintenanceRequest {
-  return { agentId: "", maxEntries: undefined, retentionDays: undefined };
+  return { agentId: "", maxEntries: undefined, retentionDays: undefined, consolidate: undefined };
 }
 
 export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
@@ -2038,6 +2168,9 @@ export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
     }
     if (message.retentionDays !== undefined) {
       writer.uint32(24).int32(message.retentionDays);
+    }
+    if (message.consolidate !== undefined) {
+      writer.uint32(32).bool(message.consolidate);
     }
     return writer;
   },
@@ -2079,6 +2212,14 @@ export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
             message.retentionDays = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.consolidate = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2108,6 +2249,7 @@ export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
         : isSet(object.retention_days)
         ? globalThis.Number(object.retention_days)
         : undefined,
+      consolidate: isSet(object.consolidate) ? globalThis.Boolean(object.consolidate) : undefined,
     };
   },
 
@@ -2122,6 +2264,9 @@ export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
     if (message.retentionDays !== undefined) {
       obj.retentionDays = Math.round(message.retentionDays);
     }
+    if (message.consolidate !== undefined) {
+      obj.consolidate = message.consolidate;
+    }
     return obj;
   },
 
@@ -2133,12 +2278,21 @@ export const RunMaintenanceRequest: MessageFns<RunMaintenanceRequest> = {
     message.agentId = object.agentId ?? "";
     message.maxEntries = object.maxEntries ?? undefined;
     message.retentionDays = object.retentionDays ?? undefined;
+    message.consolidate = object.consolidate ?? undefined;
     return message;
   },
 };
 
 function createBaseMaintenanceResult(): MaintenanceResult {
-  return { archived: 0, deletedByRetention: 0, expired: 0, compacted: false, finishedAt: undefined };
+  return {
+    archived: 0,
+    deletedByRetention: 0,
+    expired: 0,
+    compacted: false,
+    finishedAt: undefined,
+    consolidated: 0,
+    degraded: [],
+  };
 }
 
 export const MaintenanceResult: MessageFns<MaintenanceResult> = {
@@ -2157,6 +2311,12 @@ export const MaintenanceResult: MessageFns<MaintenanceResult> = {
     }
     if (message.finishedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.finishedAt), writer.uint32(42).fork()).join();
+    }
+    if (message.consolidated !== 0) {
+      writer.uint32(48).int64(message.consolidated);
+    }
+    for (const v of message.degraded) {
+      Degradation.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -2214,6 +2374,22 @@ export const MaintenanceResult: MessageFns<MaintenanceResult> = {
             message.finishedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.consolidated = longToNumber(reader.int64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.degraded.push(Degradation.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2241,6 +2417,10 @@ export const MaintenanceResult: MessageFns<MaintenanceResult> = {
         : isSet(object.finished_at)
         ? fromJsonTimestamp(object.finished_at)
         : undefined,
+      consolidated: isSet(object.consolidated) ? globalThis.Number(object.consolidated) : 0,
+      degraded: globalThis.Array.isArray(object?.degraded)
+        ? object.degraded.map((e: any) => Degradation.fromJSON(e))
+        : [],
     };
   },
 
@@ -2261,6 +2441,12 @@ export const MaintenanceResult: MessageFns<MaintenanceResult> = {
     if (message.finishedAt !== undefined) {
       obj.finishedAt = message.finishedAt.toISOString();
     }
+    if (message.consolidated !== 0) {
+      obj.consolidated = Math.round(message.consolidated);
+    }
+    if (message.degraded?.length) {
+      obj.degraded = message.degraded.map((e) => Degradation.toJSON(e));
+    }
     return obj;
   },
 
@@ -2274,6 +2460,530 @@ export const MaintenanceResult: MessageFns<MaintenanceResult> = {
     message.expired = object.expired ?? 0;
     message.compacted = object.compacted ?? false;
     message.finishedAt = object.finishedAt ?? undefined;
+    message.consolidated = object.consolidated ?? 0;
+    message.degraded = object.degraded?.map((e) => Degradation.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseConsolidateRequest(): ConsolidateRequest {
+  return { agentId: "", dryRun: false, minAgeDays: undefined, minGroupSize: undefined, tags: [] };
+}
+
+export const ConsolidateRequest: MessageFns<ConsolidateRequest> = {
+  encode(message: ConsolidateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(16).bool(message.dryRun);
+    }
+    if (message.minAgeDays !== undefined) {
+      writer.uint32(24).int32(message.minAgeDays);
+    }
+    if (message.minGroupSize !== undefined) {
+      writer.uint32(32).int32(message.minGroupSize);
+    }
+    for (const v of message.tags) {
+      writer.uint32(42).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConsolidateRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConsolidateRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.minAgeDays = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.minGroupSize = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConsolidateRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+      minAgeDays: isSet(object.minAgeDays)
+        ? globalThis.Number(object.minAgeDays)
+        : isSet(object.min_age_days)
+        ? globalThis.Number(object.min_age_days)
+        : undefined,
+      minGroupSize: isSet(object.minGroupSize)
+        ? globalThis.Number(object.minGroupSize)
+        : isSet(object.min_group_size)
+        ? globalThis.Number(object.min_group_size)
+        : undefined,
+      tags: globalThis.Array.isArray(object?.tags)
+        ? object.tags.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ConsolidateRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    if (message.minAgeDays !== undefined) {
+      obj.minAgeDays = Math.round(message.minAgeDays);
+    }
+    if (message.minGroupSize !== undefined) {
+      obj.minGroupSize = Math.round(message.minGroupSize);
+    }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConsolidateRequest>, I>>(base?: I): ConsolidateRequest {
+    return ConsolidateRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConsolidateRequest>, I>>(object: I): ConsolidateRequest {
+    const message = createBaseConsolidateRequest();
+    message.agentId = object.agentId ?? "";
+    message.dryRun = object.dryRun ?? false;
+    message.minAgeDays = object.minAgeDays ?? undefined;
+    message.minGroupSize = object.minGroupSize ?? undefined;
+    message.tags = object.tags?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseConsolidatedGroup(): ConsolidatedGroup {
+  return { group: "", sourceIds: [], derivedId: "", content: "", method: "" };
+}
+
+export const ConsolidatedGroup: MessageFns<ConsolidatedGroup> = {
+  encode(message: ConsolidatedGroup, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.group !== "") {
+      writer.uint32(10).string(message.group);
+    }
+    for (const v of message.sourceIds) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.derivedId !== "") {
+      writer.uint32(26).string(message.derivedId);
+    }
+    if (message.content !== "") {
+      writer.uint32(34).string(message.content);
+    }
+    if (message.method !== "") {
+      writer.uint32(42).string(message.method);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConsolidatedGroup {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConsolidatedGroup();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sourceIds.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.derivedId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.method = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConsolidatedGroup {
+    return {
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
+      sourceIds: globalThis.Array.isArray(object?.sourceIds)
+        ? object.sourceIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.source_ids)
+        ? object.source_ids.map((e: any) => globalThis.String(e))
+        : [],
+      derivedId: isSet(object.derivedId)
+        ? globalThis.String(object.derivedId)
+        : isSet(object.derived_id)
+        ? globalThis.String(object.derived_id)
+        : "",
+      content: isSet(object.content) ? globalThis.String(object.content) : "",
+      method: isSet(object.method) ? globalThis.String(object.method) : "",
+    };
+  },
+
+  toJSON(message: ConsolidatedGroup): unknown {
+    const obj: any = {};
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
+    if (message.sourceIds?.length) {
+      obj.sourceIds = message.sourceIds;
+    }
+    if (message.derivedId !== "") {
+      obj.derivedId = message.derivedId;
+    }
+    if (message.content !== "") {
+      obj.content = message.content;
+    }
+    if (message.method !== "") {
+      obj.method = message.method;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConsolidatedGroup>, I>>(base?: I): ConsolidatedGroup {
+    return ConsolidatedGroup.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConsolidatedGroup>, I>>(object: I): ConsolidatedGroup {
+    const message = createBaseConsolidatedGroup();
+    message.group = object.group ?? "";
+    message.sourceIds = object.sourceIds?.map((e) => e) || [];
+    message.derivedId = object.derivedId ?? "";
+    message.content = object.content ?? "";
+    message.method = object.method ?? "";
+    return message;
+  },
+};
+
+function createBaseConsolidateResult(): ConsolidateResult {
+  return { groups: 0, consolidated: 0, dryRun: false, details: [], degraded: [] };
+}
+
+export const ConsolidateResult: MessageFns<ConsolidateResult> = {
+  encode(message: ConsolidateResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.groups !== 0) {
+      writer.uint32(8).int64(message.groups);
+    }
+    if (message.consolidated !== 0) {
+      writer.uint32(16).int64(message.consolidated);
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(24).bool(message.dryRun);
+    }
+    for (const v of message.details) {
+      ConsolidatedGroup.encode(v!, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.degraded) {
+      Degradation.encode(v!, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConsolidateResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConsolidateResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.groups = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.consolidated = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.details.push(ConsolidatedGroup.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.degraded.push(Degradation.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConsolidateResult {
+    return {
+      groups: isSet(object.groups) ? globalThis.Number(object.groups) : 0,
+      consolidated: isSet(object.consolidated) ? globalThis.Number(object.consolidated) : 0,
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+      details: globalThis.Array.isArray(object?.details)
+        ? object.details.map((e: any) => ConsolidatedGroup.fromJSON(e))
+        : [],
+      degraded: globalThis.Array.isArray(object?.degraded)
+        ? object.degraded.map((e: any) => Degradation.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ConsolidateResult): unknown {
+    const obj: any = {};
+    if (message.groups !== 0) {
+      obj.groups = Math.round(message.groups);
+    }
+    if (message.consolidated !== 0) {
+      obj.consolidated = Math.round(message.consolidated);
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    if (message.details?.length) {
+      obj.details = message.details.map((e) => ConsolidatedGroup.toJSON(e));
+    }
+    if (message.degraded?.length) {
+      obj.degraded = message.degraded.map((e) => Degradation.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConsolidateResult>, I>>(base?: I): ConsolidateResult {
+    return ConsolidateResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConsolidateResult>, I>>(object: I): ConsolidateResult {
+    const message = createBaseConsolidateResult();
+    message.groups = object.groups ?? 0;
+    message.consolidated = object.consolidated ?? 0;
+    message.dryRun = object.dryRun ?? false;
+    message.details = object.details?.map((e) => ConsolidatedGroup.fromPartial(e)) || [];
+    message.degraded = object.degraded?.map((e) => Degradation.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseConsolidateResponse(): ConsolidateResponse {
+  return { progress: undefined, result: undefined };
+}
+
+export const ConsolidateResponse: MessageFns<ConsolidateResponse> = {
+  encode(message: ConsolidateResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.progress !== undefined) {
+      Progress.encode(message.progress, writer.uint32(10).fork()).join();
+    }
+    if (message.result !== undefined) {
+      ConsolidateResult.encode(message.result, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConsolidateResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConsolidateResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.progress = Progress.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.result = ConsolidateResult.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConsolidateResponse {
+    return {
+      progress: isSet(object.progress) ? Progress.fromJSON(object.progress) : undefined,
+      result: isSet(object.result) ? ConsolidateResult.fromJSON(object.result) : undefined,
+    };
+  },
+
+  toJSON(message: ConsolidateResponse): unknown {
+    const obj: any = {};
+    if (message.progress !== undefined) {
+      obj.progress = Progress.toJSON(message.progress);
+    }
+    if (message.result !== undefined) {
+      obj.result = ConsolidateResult.toJSON(message.result);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConsolidateResponse>, I>>(base?: I): ConsolidateResponse {
+    return ConsolidateResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConsolidateResponse>, I>>(object: I): ConsolidateResponse {
+    const message = createBaseConsolidateResponse();
+    message.progress = (object.progress !== undefined && object.progress !== null)
+      ? Progress.fromPartial(object.progress)
+      : undefined;
+    message.result = (object.result !== undefined && object.result !== null)
+      ? ConsolidateResult.fromPartial(object.result)
+      : undefined;
     return message;
   },
 };
@@ -2978,6 +3688,9 @@ function createBaseExportedSession(): ExportedSession {
     summaryDegraded: [],
     messageCount: 0,
     version: 0,
+    summarizedThroughSeq: 0,
+    storedMessages: 0,
+    compression: undefined,
   };
 }
 
@@ -3024,6 +3737,15 @@ export const ExportedSession: MessageFns<ExportedSession> = {
     }
     if (message.version !== 0) {
       writer.uint32(112).int64(message.version);
+    }
+    if (message.summarizedThroughSeq !== 0) {
+      writer.uint32(120).int64(message.summarizedThroughSeq);
+    }
+    if (message.storedMessages !== 0) {
+      writer.uint32(128).int64(message.storedMessages);
+    }
+    if (message.compression !== undefined) {
+      SessionCompression.encode(message.compression, writer.uint32(138).fork()).join();
     }
     return writer;
   },
@@ -3153,6 +3875,30 @@ export const ExportedSession: MessageFns<ExportedSession> = {
             message.version = longToNumber(reader.int64());
             continue;
           }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.summarizedThroughSeq = longToNumber(reader.int64());
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.storedMessages = longToNumber(reader.int64());
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.compression = SessionCompression.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3215,6 +3961,17 @@ export const ExportedSession: MessageFns<ExportedSession> = {
         ? globalThis.Number(object.message_count)
         : 0,
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      summarizedThroughSeq: isSet(object.summarizedThroughSeq)
+        ? globalThis.Number(object.summarizedThroughSeq)
+        : isSet(object.summarized_through_seq)
+        ? globalThis.Number(object.summarized_through_seq)
+        : 0,
+      storedMessages: isSet(object.storedMessages)
+        ? globalThis.Number(object.storedMessages)
+        : isSet(object.stored_messages)
+        ? globalThis.Number(object.stored_messages)
+        : 0,
+      compression: isSet(object.compression) ? SessionCompression.fromJSON(object.compression) : undefined,
     };
   },
 
@@ -3262,6 +4019,15 @@ export const ExportedSession: MessageFns<ExportedSession> = {
     if (message.version !== 0) {
       obj.version = Math.round(message.version);
     }
+    if (message.summarizedThroughSeq !== 0) {
+      obj.summarizedThroughSeq = Math.round(message.summarizedThroughSeq);
+    }
+    if (message.storedMessages !== 0) {
+      obj.storedMessages = Math.round(message.storedMessages);
+    }
+    if (message.compression !== undefined) {
+      obj.compression = SessionCompression.toJSON(message.compression);
+    }
     return obj;
   },
 
@@ -3284,6 +4050,142 @@ export const ExportedSession: MessageFns<ExportedSession> = {
     message.summaryDegraded = object.summaryDegraded?.map((e) => Degradation.fromPartial(e)) || [];
     message.messageCount = object.messageCount ?? 0;
     message.version = object.version ?? 0;
+    message.summarizedThroughSeq = object.summarizedThroughSeq ?? 0;
+    message.storedMessages = object.storedMessages ?? 0;
+    message.compression = (object.compression !== undefined && object.compression !== null)
+      ? SessionCompression.fromPartial(object.compression)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseExportedSessionMessage(): ExportedSessionMessage {
+  return { agentId: "", sessionId: "", sessionCreatedAt: undefined, message: undefined };
+}
+
+export const ExportedSessionMessage: MessageFns<ExportedSessionMessage> = {
+  encode(message: ExportedSessionMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.sessionCreatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.sessionCreatedAt), writer.uint32(26).fork()).join();
+    }
+    if (message.message !== undefined) {
+      SessionMessage.encode(message.message, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExportedSessionMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExportedSessionMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sessionCreatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.message = SessionMessage.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExportedSessionMessage {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      sessionCreatedAt: isSet(object.sessionCreatedAt)
+        ? fromJsonTimestamp(object.sessionCreatedAt)
+        : isSet(object.session_created_at)
+        ? fromJsonTimestamp(object.session_created_at)
+        : undefined,
+      message: isSet(object.message) ? SessionMessage.fromJSON(object.message) : undefined,
+    };
+  },
+
+  toJSON(message: ExportedSessionMessage): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.sessionCreatedAt !== undefined) {
+      obj.sessionCreatedAt = message.sessionCreatedAt.toISOString();
+    }
+    if (message.message !== undefined) {
+      obj.message = SessionMessage.toJSON(message.message);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExportedSessionMessage>, I>>(base?: I): ExportedSessionMessage {
+    return ExportedSessionMessage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExportedSessionMessage>, I>>(object: I): ExportedSessionMessage {
+    const message = createBaseExportedSessionMessage();
+    message.agentId = object.agentId ?? "";
+    message.sessionId = object.sessionId ?? "";
+    message.sessionCreatedAt = object.sessionCreatedAt ?? undefined;
+    message.message = (object.message !== undefined && object.message !== null)
+      ? SessionMessage.fromPartial(object.message)
+      : undefined;
     return message;
   },
 };
@@ -3408,6 +4310,7 @@ function createBaseExportRecord(): ExportRecord {
     profile: undefined,
     session: undefined,
     state: undefined,
+    sessionMessage: undefined,
   };
 }
 
@@ -3433,6 +4336,9 @@ export const ExportRecord: MessageFns<ExportRecord> = {
     }
     if (message.state !== undefined) {
       ExportedState.encode(message.state, writer.uint32(58).fork()).join();
+    }
+    if (message.sessionMessage !== undefined) {
+      ExportedSessionMessage.encode(message.sessionMessage, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -3506,6 +4412,14 @@ export const ExportRecord: MessageFns<ExportRecord> = {
             message.state = ExportedState.decode(reader, reader.uint32());
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.sessionMessage = ExportedSessionMessage.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3535,6 +4449,11 @@ export const ExportRecord: MessageFns<ExportRecord> = {
       profile: isSet(object.profile) ? ExportedProfile.fromJSON(object.profile) : undefined,
       session: isSet(object.session) ? ExportedSession.fromJSON(object.session) : undefined,
       state: isSet(object.state) ? ExportedState.fromJSON(object.state) : undefined,
+      sessionMessage: isSet(object.sessionMessage)
+        ? ExportedSessionMessage.fromJSON(object.sessionMessage)
+        : isSet(object.session_message)
+        ? ExportedSessionMessage.fromJSON(object.session_message)
+        : undefined,
     };
   },
 
@@ -3560,6 +4479,9 @@ export const ExportRecord: MessageFns<ExportRecord> = {
     }
     if (message.state !== undefined) {
       obj.state = ExportedState.toJSON(message.state);
+    }
+    if (message.sessionMessage !== undefined) {
+      obj.sessionMessage = ExportedSessionMessage.toJSON(message.sessionMessage);
     }
     return obj;
   },
@@ -3589,6 +4511,9 @@ export const ExportRecord: MessageFns<ExportRecord> = {
       : undefined;
     message.state = (object.state !== undefined && object.state !== null)
       ? ExportedState.fromPartial(object.state)
+      : undefined;
+    message.sessionMessage = (object.sessionMessage !== undefined && object.sessionMessage !== null)
+      ? ExportedSessionMessage.fromPartial(object.sessionMessage)
       : undefined;
     return message;
   },
@@ -4436,6 +5361,19 @@ export const LifecycleServiceService = {
       Buffer.from(RunMaintenanceResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RunMaintenanceResponse => RunMaintenanceResponse.decode(value),
   },
+  /**
+   * Condenses groups of related older memories into derived ones; the originals are
+   * archived with links, restorable (Restore with undo_consolidation).
+   */
+  consolidate: {
+    path: "/memoryd.v1.LifecycleService/Consolidate" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: ConsolidateRequest): Buffer => Buffer.from(ConsolidateRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ConsolidateRequest => ConsolidateRequest.decode(value),
+    responseSerialize: (value: ConsolidateResponse): Buffer => Buffer.from(ConsolidateResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ConsolidateResponse => ConsolidateResponse.decode(value),
+  },
   /** Every record of an agent (or, for admins, the tenant), JSONL-compatible. */
   export: {
     path: "/memoryd.v1.LifecycleService/Export" as const,
@@ -4478,6 +5416,11 @@ export interface LifecycleServiceServer extends UntypedServiceImplementation {
   reset: handleUnaryCall<ResetRequest, ResetResponse>;
   compact: handleServerStreamingCall<CompactRequest, CompactResponse>;
   runMaintenance: handleServerStreamingCall<RunMaintenanceRequest, RunMaintenanceResponse>;
+  /**
+   * Condenses groups of related older memories into derived ones; the originals are
+   * archived with links, restorable (Restore with undo_consolidation).
+   */
+  consolidate: handleServerStreamingCall<ConsolidateRequest, ConsolidateResponse>;
   /** Every record of an agent (or, for admins, the tenant), JSONL-compatible. */
   export: handleServerStreamingCall<ExportRequest, ExportResponse>;
   /** Idempotent by id and version. */
@@ -4579,6 +5522,16 @@ export interface LifecycleServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<RunMaintenanceResponse>;
+  /**
+   * Condenses groups of related older memories into derived ones; the originals are
+   * archived with links, restorable (Restore with undo_consolidation).
+   */
+  consolidate(request: ConsolidateRequest, options?: Partial<CallOptions>): ClientReadableStream<ConsolidateResponse>;
+  consolidate(
+    request: ConsolidateRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<ConsolidateResponse>;
   /** Every record of an agent (or, for admins, the tenant), JSONL-compatible. */
   export(request: ExportRequest, options?: Partial<CallOptions>): ClientReadableStream<ExportResponse>;
   export(

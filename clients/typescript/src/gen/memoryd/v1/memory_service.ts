@@ -100,12 +100,59 @@ export function scoringPresetToJSON(object: ScoringPreset): string {
   }
 }
 
+/** What recency counts from. */
+export enum RecencyBasis {
+  /** RECENCY_BASIS_UNSPECIFIED - The server default (recall.recency_basis; "updated" unless configured). */
+  RECENCY_BASIS_UNSPECIFIED = 0,
+  /** RECENCY_BASIS_UPDATED - The last update (or creation). */
+  RECENCY_BASIS_UPDATED = 1,
+  /** RECENCY_BASIS_LAST_ACCESS - The last access or update, whichever is later: memories in use stay fresh. */
+  RECENCY_BASIS_LAST_ACCESS = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function recencyBasisFromJSON(object: any): RecencyBasis {
+  switch (object) {
+    case 0:
+    case "RECENCY_BASIS_UNSPECIFIED":
+      return RecencyBasis.RECENCY_BASIS_UNSPECIFIED;
+    case 1:
+    case "RECENCY_BASIS_UPDATED":
+      return RecencyBasis.RECENCY_BASIS_UPDATED;
+    case 2:
+    case "RECENCY_BASIS_LAST_ACCESS":
+      return RecencyBasis.RECENCY_BASIS_LAST_ACCESS;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return RecencyBasis.UNRECOGNIZED;
+  }
+}
+
+export function recencyBasisToJSON(object: RecencyBasis): string {
+  switch (object) {
+    case RecencyBasis.RECENCY_BASIS_UNSPECIFIED:
+      return "RECENCY_BASIS_UNSPECIFIED";
+    case RecencyBasis.RECENCY_BASIS_UPDATED:
+      return "RECENCY_BASIS_UPDATED";
+    case RecencyBasis.RECENCY_BASIS_LAST_ACCESS:
+      return "RECENCY_BASIS_LAST_ACCESS";
+    case RecencyBasis.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** Orders for listing. */
 export enum MemoryOrder {
   MEMORY_ORDER_UNSPECIFIED = 0,
   /** MEMORY_ORDER_CREATED_DESC - Newest first (the default). */
   MEMORY_ORDER_CREATED_DESC = 1,
   MEMORY_ORDER_CREATED_ASC = 2,
+  /** MEMORY_ORDER_ACCESS_COUNT_DESC - Most accessed first (ties: newest first). */
+  MEMORY_ORDER_ACCESS_COUNT_DESC = 3,
+  /** MEMORY_ORDER_IMPORTANCE_DESC - Most important first (ties: newest first). */
+  MEMORY_ORDER_IMPORTANCE_DESC = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -120,6 +167,12 @@ export function memoryOrderFromJSON(object: any): MemoryOrder {
     case 2:
     case "MEMORY_ORDER_CREATED_ASC":
       return MemoryOrder.MEMORY_ORDER_CREATED_ASC;
+    case 3:
+    case "MEMORY_ORDER_ACCESS_COUNT_DESC":
+      return MemoryOrder.MEMORY_ORDER_ACCESS_COUNT_DESC;
+    case 4:
+    case "MEMORY_ORDER_IMPORTANCE_DESC":
+      return MemoryOrder.MEMORY_ORDER_IMPORTANCE_DESC;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -135,6 +188,10 @@ export function memoryOrderToJSON(object: MemoryOrder): string {
       return "MEMORY_ORDER_CREATED_DESC";
     case MemoryOrder.MEMORY_ORDER_CREATED_ASC:
       return "MEMORY_ORDER_CREATED_ASC";
+    case MemoryOrder.MEMORY_ORDER_ACCESS_COUNT_DESC:
+      return "MEMORY_ORDER_ACCESS_COUNT_DESC";
+    case MemoryOrder.MEMORY_ORDER_IMPORTANCE_DESC:
+      return "MEMORY_ORDER_IMPORTANCE_DESC";
     case MemoryOrder.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -345,11 +402,15 @@ export interface RememberBatchResponse {
 
 export interface Scoring {
   preset: ScoringPreset;
-  /** Overrides for the decay half-life and the weighted preset's weights. */
+  /**
+   * Overrides for the decay half-life and the weighted preset's weights (weights
+   * must not be negative).
+   */
   halfLifeHours?: number | undefined;
   similarityWeight?: number | undefined;
   recencyWeight?: number | undefined;
   importanceWeight?: number | undefined;
+  recencyBasis: RecencyBasis;
 }
 
 /** Every component the score was built from. */
@@ -658,12 +719,42 @@ export interface SessionMessage {
   role: MessageRole;
   content: string;
   name: string;
+  /** On a tool message: the id of the call it answers. */
   toolCallId: string;
   createdAt:
     | Date
     | undefined;
   /** Assigned by the server, 1-based. */
   seq: number;
+  /** On an assistant message: the tools it calls. */
+  toolCalls: ToolCall[];
+}
+
+/** One tool call of an assistant message. */
+export interface ToolCall {
+  id: string;
+  /** The tool (function) name. */
+  name: string;
+  /** The arguments as JSON (an object, as chat APIs send them). */
+  arguments: any | undefined;
+}
+
+/** Per-session compression settings; unset fields keep the daemon's sessions.* value. */
+export interface SessionCompression {
+  /** Fold older turns when this many are kept verbatim (2..200)... */
+  compressThresholdMessages?:
+    | number
+    | undefined;
+  /** ...or when they take this share (0..1] of context_budget_tokens. */
+  compressTokenRatio?:
+    | number
+    | undefined;
+  /** Also the default token_budget of GetSessionWindow. */
+  contextBudgetTokens?:
+    | number
+    | undefined;
+  /** Turns kept verbatim when older ones are folded; below the threshold. */
+  keepRecentMessages?: number | undefined;
 }
 
 export interface FixedZoneEntry {
@@ -677,7 +768,11 @@ export interface AppendMessagesRequest {
   sessionId: string;
   messages: SessionMessage[];
   /** Session TTL from the last append; unset means the server default. */
-  ttl: Duration | undefined;
+  ttl:
+    | Duration
+    | undefined;
+  /** Changes the session's compression settings (the fields set), from this append on. */
+  compression: SessionCompression | undefined;
 }
 
 export interface AppendMessagesResponse {
@@ -702,6 +797,10 @@ export interface GetSessionWindowResponse {
   summarizer: string;
   tokenCounter: string;
   degraded: Degradation[];
+  /** The summary covers the stored messages up to this seq (0: no summary yet). */
+  summarizedThroughSeq: number;
+  /** Messages stored (appended and not deleted), summarised or not: GetSessionMessages. */
+  storedMessages: number;
 }
 
 export interface InjectInstructionRequest {
@@ -726,6 +825,52 @@ export interface EndSessionResponse {
   summary: string;
   extracted: Memory[];
   degraded: Degradation[];
+}
+
+export interface GetSessionMessagesRequest {
+  agentId: string;
+  sessionId: string;
+  /** First and last seq wanted (inclusive); 0 leaves that end open. */
+  fromSeq: number;
+  toSeq: number;
+  /** 1..max_page_size; unset means 100. */
+  pageSize: number;
+  pageToken: string;
+}
+
+export interface GetSessionMessagesResponse {
+  /** Oldest first. */
+  messages: SessionMessage[];
+  nextPageToken: string;
+  /** The seq of the last message appended. */
+  messageCount: number;
+  summarizedThroughSeq: number;
+}
+
+export interface DeleteMessagesRequest {
+  agentId: string;
+  sessionId: string;
+  seqs: number[];
+}
+
+export interface DeleteMessagesResponse {
+  /** The seqs that existed and were deleted. */
+  deletedSeqs: number[];
+  /** A deleted message was covered by the summary, so it was rebuilt from the rest. */
+  summaryRebuilt: boolean;
+  degraded: Degradation[];
+}
+
+export interface ClearSessionRequest {
+  agentId: string;
+  sessionId: string;
+  /** Clear the fixed zone (trigger, focus, instructions) too. */
+  fixedZone: boolean;
+}
+
+export interface ClearSessionResponse {
+  /** Messages deleted. */
+  deleted: number;
 }
 
 function createBaseRememberRequest(): RememberRequest {
@@ -1418,6 +1563,7 @@ function createBaseScoring(): Scoring {
     similarityWeight: undefined,
     recencyWeight: undefined,
     importanceWeight: undefined,
+    recencyBasis: 0,
   };
 }
 
@@ -1437,6 +1583,9 @@ export const Scoring: MessageFns<Scoring> = {
     }
     if (message.importanceWeight !== undefined) {
       writer.uint32(41).double(message.importanceWeight);
+    }
+    if (message.recencyBasis !== 0) {
+      writer.uint32(48).int32(message.recencyBasis);
     }
     return writer;
   },
@@ -1494,6 +1643,14 @@ export const Scoring: MessageFns<Scoring> = {
             message.importanceWeight = reader.double();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.recencyBasis = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1529,6 +1686,11 @@ export const Scoring: MessageFns<Scoring> = {
         : isSet(object.importance_weight)
         ? globalThis.Number(object.importance_weight)
         : undefined,
+      recencyBasis: isSet(object.recencyBasis)
+        ? recencyBasisFromJSON(object.recencyBasis)
+        : isSet(object.recency_basis)
+        ? recencyBasisFromJSON(object.recency_basis)
+        : 0,
     };
   },
 
@@ -1549,6 +1711,9 @@ export const Scoring: MessageFns<Scoring> = {
     if (message.importanceWeight !== undefined) {
       obj.importanceWeight = floatToJson(message.importanceWeight);
     }
+    if (message.recencyBasis !== 0) {
+      obj.recencyBasis = recencyBasisToJSON(message.recencyBasis);
+    }
     return obj;
   },
 
@@ -1562,6 +1727,7 @@ export const Scoring: MessageFns<Scoring> = {
     message.similarityWeight = object.similarityWeight ?? undefined;
     message.recencyWeight = object.recencyWeight ?? undefined;
     message.importanceWeight = object.importanceWeight ?? undefined;
+    message.recencyBasis = object.recencyBasis ?? 0;
     return message;
   },
 };
@@ -5814,7 +5980,7 @@ export const SetProfileResponse: MessageFns<SetProfileResponse> = {
 };
 
 function createBaseSessionMessage(): SessionMessage {
-  return { role: 0, content: "", name: "", toolCallId: "", createdAt: undefined, seq: 0 };
+  return { role: 0, content: "", name: "", toolCallId: "", createdAt: undefined, seq: 0, toolCalls: [] };
 }
 
 export const SessionMessage: MessageFns<SessionMessage> = {
@@ -5836,6 +6002,9 @@ export const SessionMessage: MessageFns<SessionMessage> = {
     }
     if (message.seq !== 0) {
       writer.uint32(48).int64(message.seq);
+    }
+    for (const v of message.toolCalls) {
+      ToolCall.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -5901,6 +6070,14 @@ export const SessionMessage: MessageFns<SessionMessage> = {
             message.seq = longToNumber(reader.int64());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.toolCalls.push(ToolCall.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5929,6 +6106,11 @@ export const SessionMessage: MessageFns<SessionMessage> = {
         ? fromJsonTimestamp(object.created_at)
         : undefined,
       seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+      toolCalls: globalThis.Array.isArray(object?.toolCalls)
+        ? object.toolCalls.map((e: any) => ToolCall.fromJSON(e))
+        : globalThis.Array.isArray(object?.tool_calls)
+        ? object.tool_calls.map((e: any) => ToolCall.fromJSON(e))
+        : [],
     };
   },
 
@@ -5952,6 +6134,9 @@ export const SessionMessage: MessageFns<SessionMessage> = {
     if (message.seq !== 0) {
       obj.seq = Math.round(message.seq);
     }
+    if (message.toolCalls?.length) {
+      obj.toolCalls = message.toolCalls.map((e) => ToolCall.toJSON(e));
+    }
     return obj;
   },
 
@@ -5966,6 +6151,246 @@ export const SessionMessage: MessageFns<SessionMessage> = {
     message.toolCallId = object.toolCallId ?? "";
     message.createdAt = object.createdAt ?? undefined;
     message.seq = object.seq ?? 0;
+    message.toolCalls = object.toolCalls?.map((e) => ToolCall.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseToolCall(): ToolCall {
+  return { id: "", name: "", arguments: undefined };
+}
+
+export const ToolCall: MessageFns<ToolCall> = {
+  encode(message: ToolCall, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.arguments !== undefined) {
+      Value.encode(Value.wrap(message.arguments), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ToolCall {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseToolCall();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.arguments = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ToolCall {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      arguments: isSet(object?.arguments) ? object.arguments : undefined,
+    };
+  },
+
+  toJSON(message: ToolCall): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.arguments !== undefined) {
+      obj.arguments = message.arguments;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ToolCall>, I>>(base?: I): ToolCall {
+    return ToolCall.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ToolCall>, I>>(object: I): ToolCall {
+    const message = createBaseToolCall();
+    message.id = object.id ?? "";
+    message.name = object.name ?? "";
+    message.arguments = object.arguments === undefined ? undefined : object.arguments;
+    return message;
+  },
+};
+
+function createBaseSessionCompression(): SessionCompression {
+  return {
+    compressThresholdMessages: undefined,
+    compressTokenRatio: undefined,
+    contextBudgetTokens: undefined,
+    keepRecentMessages: undefined,
+  };
+}
+
+export const SessionCompression: MessageFns<SessionCompression> = {
+  encode(message: SessionCompression, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.compressThresholdMessages !== undefined) {
+      writer.uint32(8).int32(message.compressThresholdMessages);
+    }
+    if (message.compressTokenRatio !== undefined) {
+      writer.uint32(17).double(message.compressTokenRatio);
+    }
+    if (message.contextBudgetTokens !== undefined) {
+      writer.uint32(24).int32(message.contextBudgetTokens);
+    }
+    if (message.keepRecentMessages !== undefined) {
+      writer.uint32(32).int32(message.keepRecentMessages);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionCompression {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionCompression();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.compressThresholdMessages = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.compressTokenRatio = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.contextBudgetTokens = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.keepRecentMessages = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionCompression {
+    return {
+      compressThresholdMessages: isSet(object.compressThresholdMessages)
+        ? globalThis.Number(object.compressThresholdMessages)
+        : isSet(object.compress_threshold_messages)
+        ? globalThis.Number(object.compress_threshold_messages)
+        : undefined,
+      compressTokenRatio: isSet(object.compressTokenRatio)
+        ? globalThis.Number(object.compressTokenRatio)
+        : isSet(object.compress_token_ratio)
+        ? globalThis.Number(object.compress_token_ratio)
+        : undefined,
+      contextBudgetTokens: isSet(object.contextBudgetTokens)
+        ? globalThis.Number(object.contextBudgetTokens)
+        : isSet(object.context_budget_tokens)
+        ? globalThis.Number(object.context_budget_tokens)
+        : undefined,
+      keepRecentMessages: isSet(object.keepRecentMessages)
+        ? globalThis.Number(object.keepRecentMessages)
+        : isSet(object.keep_recent_messages)
+        ? globalThis.Number(object.keep_recent_messages)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SessionCompression): unknown {
+    const obj: any = {};
+    if (message.compressThresholdMessages !== undefined) {
+      obj.compressThresholdMessages = Math.round(message.compressThresholdMessages);
+    }
+    if (message.compressTokenRatio !== undefined) {
+      obj.compressTokenRatio = floatToJson(message.compressTokenRatio);
+    }
+    if (message.contextBudgetTokens !== undefined) {
+      obj.contextBudgetTokens = Math.round(message.contextBudgetTokens);
+    }
+    if (message.keepRecentMessages !== undefined) {
+      obj.keepRecentMessages = Math.round(message.keepRecentMessages);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionCompression>, I>>(base?: I): SessionCompression {
+    return SessionCompression.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionCompression>, I>>(object: I): SessionCompression {
+    const message = createBaseSessionCompression();
+    message.compressThresholdMessages = object.compressThresholdMessages ?? undefined;
+    message.compressTokenRatio = object.compressTokenRatio ?? undefined;
+    message.contextBudgetTokens = object.contextBudgetTokens ?? undefined;
+    message.keepRecentMessages = object.keepRecentMessages ?? undefined;
     return message;
   },
 };
@@ -6076,7 +6501,7 @@ export const FixedZoneEntry: MessageFns<FixedZoneEntry> = {
 };
 
 function createBaseAppendMessagesRequest(): AppendMessagesRequest {
-  return { agentId: "", sessionId: "", messages: [], ttl: undefined };
+  return { agentId: "", sessionId: "", messages: [], ttl: undefined, compression: undefined };
 }
 
 export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
@@ -6092,6 +6517,9 @@ export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
     }
     if (message.ttl !== undefined) {
       Duration.encode(message.ttl, writer.uint32(34).fork()).join();
+    }
+    if (message.compression !== undefined) {
+      SessionCompression.encode(message.compression, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -6141,6 +6569,14 @@ export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
             message.ttl = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.compression = SessionCompression.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6169,6 +6605,7 @@ export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
         ? object.messages.map((e: any) => SessionMessage.fromJSON(e))
         : [],
       ttl: isSet(object.ttl) ? Duration.fromJSON(object.ttl) : undefined,
+      compression: isSet(object.compression) ? SessionCompression.fromJSON(object.compression) : undefined,
     };
   },
 
@@ -6186,6 +6623,9 @@ export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
     if (message.ttl !== undefined) {
       obj.ttl = Duration.toJSON(message.ttl);
     }
+    if (message.compression !== undefined) {
+      obj.compression = SessionCompression.toJSON(message.compression);
+    }
     return obj;
   },
 
@@ -6198,6 +6638,9 @@ export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
     message.sessionId = object.sessionId ?? "";
     message.messages = object.messages?.map((e) => SessionMessage.fromPartial(e)) || [];
     message.ttl = (object.ttl !== undefined && object.ttl !== null) ? Duration.fromPartial(object.ttl) : undefined;
+    message.compression = (object.compression !== undefined && object.compression !== null)
+      ? SessionCompression.fromPartial(object.compression)
+      : undefined;
     return message;
   },
 };
@@ -6423,7 +6866,17 @@ export const GetSessionWindowRequest: MessageFns<GetSessionWindowRequest> = {
 };
 
 function createBaseGetSessionWindowResponse(): GetSessionWindowResponse {
-  return { fixedZone: [], summary: "", recent: [], tokensUsed: 0, summarizer: "", tokenCounter: "", degraded: [] };
+  return {
+    fixedZone: [],
+    summary: "",
+    recent: [],
+    tokensUsed: 0,
+    summarizer: "",
+    tokenCounter: "",
+    degraded: [],
+    summarizedThroughSeq: 0,
+    storedMessages: 0,
+  };
 }
 
 export const GetSessionWindowResponse: MessageFns<GetSessionWindowResponse> = {
@@ -6448,6 +6901,12 @@ export const GetSessionWindowResponse: MessageFns<GetSessionWindowResponse> = {
     }
     for (const v of message.degraded) {
       Degradation.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.summarizedThroughSeq !== 0) {
+      writer.uint32(64).int64(message.summarizedThroughSeq);
+    }
+    if (message.storedMessages !== 0) {
+      writer.uint32(72).int64(message.storedMessages);
     }
     return writer;
   },
@@ -6521,6 +6980,22 @@ export const GetSessionWindowResponse: MessageFns<GetSessionWindowResponse> = {
             message.degraded.push(Degradation.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.summarizedThroughSeq = longToNumber(reader.int64());
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.storedMessages = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6556,6 +7031,16 @@ export const GetSessionWindowResponse: MessageFns<GetSessionWindowResponse> = {
       degraded: globalThis.Array.isArray(object?.degraded)
         ? object.degraded.map((e: any) => Degradation.fromJSON(e))
         : [],
+      summarizedThroughSeq: isSet(object.summarizedThroughSeq)
+        ? globalThis.Number(object.summarizedThroughSeq)
+        : isSet(object.summarized_through_seq)
+        ? globalThis.Number(object.summarized_through_seq)
+        : 0,
+      storedMessages: isSet(object.storedMessages)
+        ? globalThis.Number(object.storedMessages)
+        : isSet(object.stored_messages)
+        ? globalThis.Number(object.stored_messages)
+        : 0,
     };
   },
 
@@ -6582,6 +7067,12 @@ export const GetSessionWindowResponse: MessageFns<GetSessionWindowResponse> = {
     if (message.degraded?.length) {
       obj.degraded = message.degraded.map((e) => Degradation.toJSON(e));
     }
+    if (message.summarizedThroughSeq !== 0) {
+      obj.summarizedThroughSeq = Math.round(message.summarizedThroughSeq);
+    }
+    if (message.storedMessages !== 0) {
+      obj.storedMessages = Math.round(message.storedMessages);
+    }
     return obj;
   },
 
@@ -6597,6 +7088,8 @@ export const GetSessionWindowResponse: MessageFns<GetSessionWindowResponse> = {
     message.summarizer = object.summarizer ?? "";
     message.tokenCounter = object.tokenCounter ?? "";
     message.degraded = object.degraded?.map((e) => Degradation.fromPartial(e)) || [];
+    message.summarizedThroughSeq = object.summarizedThroughSeq ?? 0;
+    message.storedMessages = object.storedMessages ?? 0;
     return message;
   },
 };
@@ -7017,6 +7510,738 @@ export const EndSessionResponse: MessageFns<EndSessionResponse> = {
   },
 };
 
+function createBaseGetSessionMessagesRequest(): GetSessionMessagesRequest {
+  return { agentId: "", sessionId: "", fromSeq: 0, toSeq: 0, pageSize: 0, pageToken: "" };
+}
+
+export const GetSessionMessagesRequest: MessageFns<GetSessionMessagesRequest> = {
+  encode(message: GetSessionMessagesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.fromSeq !== 0) {
+      writer.uint32(24).int64(message.fromSeq);
+    }
+    if (message.toSeq !== 0) {
+      writer.uint32(32).int64(message.toSeq);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(40).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(50).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSessionMessagesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSessionMessagesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.fromSeq = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.toSeq = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSessionMessagesRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      fromSeq: isSet(object.fromSeq)
+        ? globalThis.Number(object.fromSeq)
+        : isSet(object.from_seq)
+        ? globalThis.Number(object.from_seq)
+        : 0,
+      toSeq: isSet(object.toSeq)
+        ? globalThis.Number(object.toSeq)
+        : isSet(object.to_seq)
+        ? globalThis.Number(object.to_seq)
+        : 0,
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: GetSessionMessagesRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.fromSeq !== 0) {
+      obj.fromSeq = Math.round(message.fromSeq);
+    }
+    if (message.toSeq !== 0) {
+      obj.toSeq = Math.round(message.toSeq);
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetSessionMessagesRequest>, I>>(base?: I): GetSessionMessagesRequest {
+    return GetSessionMessagesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetSessionMessagesRequest>, I>>(object: I): GetSessionMessagesRequest {
+    const message = createBaseGetSessionMessagesRequest();
+    message.agentId = object.agentId ?? "";
+    message.sessionId = object.sessionId ?? "";
+    message.fromSeq = object.fromSeq ?? 0;
+    message.toSeq = object.toSeq ?? 0;
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseGetSessionMessagesResponse(): GetSessionMessagesResponse {
+  return { messages: [], nextPageToken: "", messageCount: 0, summarizedThroughSeq: 0 };
+}
+
+export const GetSessionMessagesResponse: MessageFns<GetSessionMessagesResponse> = {
+  encode(message: GetSessionMessagesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      SessionMessage.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
+    }
+    if (message.messageCount !== 0) {
+      writer.uint32(24).int64(message.messageCount);
+    }
+    if (message.summarizedThroughSeq !== 0) {
+      writer.uint32(32).int64(message.summarizedThroughSeq);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSessionMessagesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSessionMessagesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(SessionMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.messageCount = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.summarizedThroughSeq = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSessionMessagesResponse {
+    return {
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => SessionMessage.fromJSON(e))
+        : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+      messageCount: isSet(object.messageCount)
+        ? globalThis.Number(object.messageCount)
+        : isSet(object.message_count)
+        ? globalThis.Number(object.message_count)
+        : 0,
+      summarizedThroughSeq: isSet(object.summarizedThroughSeq)
+        ? globalThis.Number(object.summarizedThroughSeq)
+        : isSet(object.summarized_through_seq)
+        ? globalThis.Number(object.summarized_through_seq)
+        : 0,
+    };
+  },
+
+  toJSON(message: GetSessionMessagesResponse): unknown {
+    const obj: any = {};
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => SessionMessage.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
+    if (message.messageCount !== 0) {
+      obj.messageCount = Math.round(message.messageCount);
+    }
+    if (message.summarizedThroughSeq !== 0) {
+      obj.summarizedThroughSeq = Math.round(message.summarizedThroughSeq);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetSessionMessagesResponse>, I>>(base?: I): GetSessionMessagesResponse {
+    return GetSessionMessagesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetSessionMessagesResponse>, I>>(object: I): GetSessionMessagesResponse {
+    const message = createBaseGetSessionMessagesResponse();
+    message.messages = object.messages?.map((e) => SessionMessage.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
+    message.messageCount = object.messageCount ?? 0;
+    message.summarizedThroughSeq = object.summarizedThroughSeq ?? 0;
+    return message;
+  },
+};
+
+function createBaseDeleteMessagesRequest(): DeleteMessagesRequest {
+  return { agentId: "", sessionId: "", seqs: [] };
+}
+
+export const DeleteMessagesRequest: MessageFns<DeleteMessagesRequest> = {
+  encode(message: DeleteMessagesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.seqs.length !== 0) {
+      writer.uint32(26).fork();
+      for (const v of message.seqs) {
+        writer.int64(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteMessagesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteMessagesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag === 24) {
+              message.seqs.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 26) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.seqs.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteMessagesRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      seqs: globalThis.Array.isArray(object?.seqs) ? object.seqs.map((e: any) => globalThis.Number(e)) : [],
+    };
+  },
+
+  toJSON(message: DeleteMessagesRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.seqs?.length) {
+      obj.seqs = message.seqs.map((e) => Math.round(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteMessagesRequest>, I>>(base?: I): DeleteMessagesRequest {
+    return DeleteMessagesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteMessagesRequest>, I>>(object: I): DeleteMessagesRequest {
+    const message = createBaseDeleteMessagesRequest();
+    message.agentId = object.agentId ?? "";
+    message.sessionId = object.sessionId ?? "";
+    message.seqs = object.seqs?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseDeleteMessagesResponse(): DeleteMessagesResponse {
+  return { deletedSeqs: [], summaryRebuilt: false, degraded: [] };
+}
+
+export const DeleteMessagesResponse: MessageFns<DeleteMessagesResponse> = {
+  encode(message: DeleteMessagesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.deletedSeqs.length !== 0) {
+      writer.uint32(10).fork();
+      for (const v of message.deletedSeqs) {
+        writer.int64(v);
+      }
+      writer.join();
+    }
+    if (message.summaryRebuilt !== false) {
+      writer.uint32(16).bool(message.summaryRebuilt);
+    }
+    for (const v of message.degraded) {
+      Degradation.encode(v!, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteMessagesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteMessagesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag === 8) {
+              message.deletedSeqs.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 10) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.deletedSeqs.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.summaryRebuilt = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.degraded.push(Degradation.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteMessagesResponse {
+    return {
+      deletedSeqs: globalThis.Array.isArray(object?.deletedSeqs)
+        ? object.deletedSeqs.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.deleted_seqs)
+        ? object.deleted_seqs.map((e: any) => globalThis.Number(e))
+        : [],
+      summaryRebuilt: isSet(object.summaryRebuilt)
+        ? globalThis.Boolean(object.summaryRebuilt)
+        : isSet(object.summary_rebuilt)
+        ? globalThis.Boolean(object.summary_rebuilt)
+        : false,
+      degraded: globalThis.Array.isArray(object?.degraded)
+        ? object.degraded.map((e: any) => Degradation.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: DeleteMessagesResponse): unknown {
+    const obj: any = {};
+    if (message.deletedSeqs?.length) {
+      obj.deletedSeqs = message.deletedSeqs.map((e) => Math.round(e));
+    }
+    if (message.summaryRebuilt !== false) {
+      obj.summaryRebuilt = message.summaryRebuilt;
+    }
+    if (message.degraded?.length) {
+      obj.degraded = message.degraded.map((e) => Degradation.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteMessagesResponse>, I>>(base?: I): DeleteMessagesResponse {
+    return DeleteMessagesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteMessagesResponse>, I>>(object: I): DeleteMessagesResponse {
+    const message = createBaseDeleteMessagesResponse();
+    message.deletedSeqs = object.deletedSeqs?.map((e) => e) || [];
+    message.summaryRebuilt = object.summaryRebuilt ?? false;
+    message.degraded = object.degraded?.map((e) => Degradation.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseClearSessionRequest(): ClearSessionRequest {
+  return { agentId: "", sessionId: "", fixedZone: false };
+}
+
+export const ClearSessionRequest: MessageFns<ClearSessionRequest> = {
+  encode(message: ClearSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.fixedZone !== false) {
+      writer.uint32(24).bool(message.fixedZone);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClearSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClearSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.fixedZone = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClearSessionRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      fixedZone: isSet(object.fixedZone)
+        ? globalThis.Boolean(object.fixedZone)
+        : isSet(object.fixed_zone)
+        ? globalThis.Boolean(object.fixed_zone)
+        : false,
+    };
+  },
+
+  toJSON(message: ClearSessionRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.fixedZone !== false) {
+      obj.fixedZone = message.fixedZone;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClearSessionRequest>, I>>(base?: I): ClearSessionRequest {
+    return ClearSessionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClearSessionRequest>, I>>(object: I): ClearSessionRequest {
+    const message = createBaseClearSessionRequest();
+    message.agentId = object.agentId ?? "";
+    message.sessionId = object.sessionId ?? "";
+    message.fixedZone = object.fixedZone ?? false;
+    return message;
+  },
+};
+
+function createBaseClearSessionResponse(): ClearSessionResponse {
+  return { deleted: 0 };
+}
+
+export const ClearSessionResponse: MessageFns<ClearSessionResponse> = {
+  encode(message: ClearSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.deleted !== 0) {
+      writer.uint32(8).int64(message.deleted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClearSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClearSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.deleted = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClearSessionResponse {
+    return { deleted: isSet(object.deleted) ? globalThis.Number(object.deleted) : 0 };
+  },
+
+  toJSON(message: ClearSessionResponse): unknown {
+    const obj: any = {};
+    if (message.deleted !== 0) {
+      obj.deleted = Math.round(message.deleted);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClearSessionResponse>, I>>(base?: I): ClearSessionResponse {
+    return ClearSessionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClearSessionResponse>, I>>(object: I): ClearSessionResponse {
+    const message = createBaseClearSessionResponse();
+    message.deleted = object.deleted ?? 0;
+    return message;
+  },
+};
+
 /**
  * Long-term, keyed, working and short-term (session) memory of an agent.
  * The tenant always comes from the authenticated caller; agent_id names the agent.
@@ -7239,6 +8464,41 @@ export const MemoryServiceService = {
     responseSerialize: (value: EndSessionResponse): Buffer => Buffer.from(EndSessionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): EndSessionResponse => EndSessionResponse.decode(value),
   },
+  /** Every stored message of a session, summarised or not, by seq range (paged). */
+  getSessionMessages: {
+    path: "/memoryd.v1.MemoryService/GetSessionMessages" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSessionMessagesRequest): Buffer =>
+      Buffer.from(GetSessionMessagesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSessionMessagesRequest => GetSessionMessagesRequest.decode(value),
+    responseSerialize: (value: GetSessionMessagesResponse): Buffer =>
+      Buffer.from(GetSessionMessagesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetSessionMessagesResponse => GetSessionMessagesResponse.decode(value),
+  },
+  /** Deletes messages by seq; a summary that covered one is rebuilt without it. */
+  deleteMessages: {
+    path: "/memoryd.v1.MemoryService/DeleteMessages" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteMessagesRequest): Buffer =>
+      Buffer.from(DeleteMessagesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteMessagesRequest => DeleteMessagesRequest.decode(value),
+    responseSerialize: (value: DeleteMessagesResponse): Buffer =>
+      Buffer.from(DeleteMessagesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteMessagesResponse => DeleteMessagesResponse.decode(value),
+  },
+  /** Deletes every message and the summary; the session stays open. */
+  clearSession: {
+    path: "/memoryd.v1.MemoryService/ClearSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ClearSessionRequest): Buffer => Buffer.from(ClearSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ClearSessionRequest => ClearSessionRequest.decode(value),
+    responseSerialize: (value: ClearSessionResponse): Buffer =>
+      Buffer.from(ClearSessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ClearSessionResponse => ClearSessionResponse.decode(value),
+  },
 } as const;
 
 export interface MemoryServiceServer extends UntypedServiceImplementation {
@@ -7270,6 +8530,12 @@ export interface MemoryServiceServer extends UntypedServiceImplementation {
   getSessionWindow: handleUnaryCall<GetSessionWindowRequest, GetSessionWindowResponse>;
   injectInstruction: handleUnaryCall<InjectInstructionRequest, InjectInstructionResponse>;
   endSession: handleUnaryCall<EndSessionRequest, EndSessionResponse>;
+  /** Every stored message of a session, summarised or not, by seq range (paged). */
+  getSessionMessages: handleUnaryCall<GetSessionMessagesRequest, GetSessionMessagesResponse>;
+  /** Deletes messages by seq; a summary that covered one is rebuilt without it. */
+  deleteMessages: handleUnaryCall<DeleteMessagesRequest, DeleteMessagesResponse>;
+  /** Deletes every message and the summary; the session stays open. */
+  clearSession: handleUnaryCall<ClearSessionRequest, ClearSessionResponse>;
 }
 
 export interface MemoryServiceClient extends Client {
@@ -7594,6 +8860,54 @@ export interface MemoryServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: EndSessionResponse) => void,
+  ): ClientUnaryCall;
+  /** Every stored message of a session, summarised or not, by seq range (paged). */
+  getSessionMessages(
+    request: GetSessionMessagesRequest,
+    callback: (error: ServiceError | null, response: GetSessionMessagesResponse) => void,
+  ): ClientUnaryCall;
+  getSessionMessages(
+    request: GetSessionMessagesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetSessionMessagesResponse) => void,
+  ): ClientUnaryCall;
+  getSessionMessages(
+    request: GetSessionMessagesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetSessionMessagesResponse) => void,
+  ): ClientUnaryCall;
+  /** Deletes messages by seq; a summary that covered one is rebuilt without it. */
+  deleteMessages(
+    request: DeleteMessagesRequest,
+    callback: (error: ServiceError | null, response: DeleteMessagesResponse) => void,
+  ): ClientUnaryCall;
+  deleteMessages(
+    request: DeleteMessagesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteMessagesResponse) => void,
+  ): ClientUnaryCall;
+  deleteMessages(
+    request: DeleteMessagesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteMessagesResponse) => void,
+  ): ClientUnaryCall;
+  /** Deletes every message and the summary; the session stays open. */
+  clearSession(
+    request: ClearSessionRequest,
+    callback: (error: ServiceError | null, response: ClearSessionResponse) => void,
+  ): ClientUnaryCall;
+  clearSession(
+    request: ClearSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ClearSessionResponse) => void,
+  ): ClientUnaryCall;
+  clearSession(
+    request: ClearSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ClearSessionResponse) => void,
   ): ClientUnaryCall;
 }
 

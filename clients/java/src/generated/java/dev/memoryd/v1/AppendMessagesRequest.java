@@ -209,6 +209,44 @@ private static final long serialVersionUID = 0L;
     return ttl_ == null ? com.google.protobuf.Duration.getDefaultInstance() : ttl_;
   }
 
+  public static final int COMPRESSION_FIELD_NUMBER = 5;
+  private dev.memoryd.v1.SessionCompression compression_;
+  /**
+   * <pre>
+   * Changes the session's compression settings (the fields set), from this append on.
+   * </pre>
+   *
+   * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+   * @return Whether the compression field is set.
+   */
+  @java.lang.Override
+  public boolean hasCompression() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * Changes the session's compression settings (the fields set), from this append on.
+   * </pre>
+   *
+   * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+   * @return The compression.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.SessionCompression getCompression() {
+    return compression_ == null ? dev.memoryd.v1.SessionCompression.getDefaultInstance() : compression_;
+  }
+  /**
+   * <pre>
+   * Changes the session's compression settings (the fields set), from this append on.
+   * </pre>
+   *
+   * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.SessionCompressionOrBuilder getCompressionOrBuilder() {
+    return compression_ == null ? dev.memoryd.v1.SessionCompression.getDefaultInstance() : compression_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -235,6 +273,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(4, getTtl());
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(5, getCompression());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -257,6 +298,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(4, getTtl());
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(5, getCompression());
     }
     return size;
   }
@@ -293,6 +338,11 @@ private static final long serialVersionUID = 0L;
       if (!getTtl()
           .equals(other.getTtl())) return false;
     }
+    if (hasCompression() != other.hasCompression()) return false;
+    if (hasCompression()) {
+      if (!getCompression()
+          .equals(other.getCompression())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -315,6 +365,10 @@ private static final long serialVersionUID = 0L;
     if (hasTtl()) {
       hash = (37 * hash) + TTL_FIELD_NUMBER;
       hash = (53 * hash) + getTtl().hashCode();
+    }
+    if (hasCompression()) {
+      hash = (37 * hash) + COMPRESSION_FIELD_NUMBER;
+      hash = (53 * hash) + getCompression().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -448,6 +502,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetMessagesFieldBuilder();
         internalGetTtlFieldBuilder();
+        internalGetCompressionFieldBuilder();
       }
     }
     @java.lang.Override
@@ -467,6 +522,11 @@ private static final long serialVersionUID = 0L;
       if (ttlBuilder_ != null) {
         ttlBuilder_.dispose();
         ttlBuilder_ = null;
+      }
+      compression_ = null;
+      if (compressionBuilder_ != null) {
+        compressionBuilder_.dispose();
+        compressionBuilder_ = null;
       }
       return this;
     }
@@ -527,6 +587,12 @@ private static final long serialVersionUID = 0L;
             : ttlBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.compression_ = compressionBuilder_ == null
+            ? compression_
+            : compressionBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -580,6 +646,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasTtl()) {
         mergeTtl(other.getTtl());
+      }
+      if (other.hasCompression()) {
+        mergeCompression(other.getCompression());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -635,6 +704,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 42: {
+              input.readMessage(
+                  internalGetCompressionFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1183,6 +1259,161 @@ private static final long serialVersionUID = 0L;
         ttl_ = null;
       }
       return ttlBuilder_;
+    }
+
+    private dev.memoryd.v1.SessionCompression compression_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.SessionCompression, dev.memoryd.v1.SessionCompression.Builder, dev.memoryd.v1.SessionCompressionOrBuilder> compressionBuilder_;
+    /**
+     * <pre>
+     * Changes the session's compression settings (the fields set), from this append on.
+     * </pre>
+     *
+     * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+     * @return Whether the compression field is set.
+     */
+    public boolean hasCompression() {
+      return ((bitField0_ & 0x00000010) != 0);
+    }
+    /**
+     * <pre>
+     * Changes the session's compression settings (the fields set), from this append on.
+     * </pre>
+     *
+     * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+     * @return The compression.
+     */
+    public dev.memoryd.v1.SessionCompression getCompression() {
+      if (compressionBuilder_ == null) {
+        return compression_ == null ? dev.memoryd.v1.SessionCompression.getDefaultInstance() : compression_;
+      } else {
+        return compressionBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Changes the session's compression settings (the fields set), from this append on.
+     * </pre>
+     *
+     * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+     */
+    public Builder setCompression(dev.memoryd.v1.SessionCompression value) {
+      if (compressionBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        compression_ = value;
+      } else {
+        compressionBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Changes the session's compression settings (the fields set), from this append on.
+     * </pre>
+     *
+     * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+     */
+    public Builder setCompression(
+        dev.memoryd.v1.SessionCompression.Builder builderForValue) {
+      if (compressionBuilder_ == null) {
+        compression_ = builderForValue.build();
+      } else {
+        compressionBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Changes the session's compression settings (the fields set), from this append on.
+     * </pre>
+     *
+     * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+     */
+    public Builder mergeCompression(dev.memoryd.v1.SessionCompression value) {
+      if (compressionBuilder_ == null) {
+        if (((bitField0_ & 0x00000010) != 0) &&
+          compression_ != null &&
+          compression_ != dev.memoryd.v1.SessionCompression.getDefaultInstance()) {
+          getCompressionBuilder().mergeFrom(value);
+        } else {
+          compression_ = value;
+        }
+      } else {
+        compressionBuilder_.mergeFrom(value);
+      }
+      if (compression_ != null) {
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Changes the session's compression settings (the fields set), from this append on.
+     * </pre>
+     *
+     * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+     */
+    public Builder clearCompression() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      compression_ = null;
+      if (compressionBuilder_ != null) {
+        compressionBuilder_.dispose();
+        compressionBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Changes the session's compression settings (the fields set), from this append on.
+     * </pre>
+     *
+     * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+     */
+    public dev.memoryd.v1.SessionCompression.Builder getCompressionBuilder() {
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return internalGetCompressionFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Changes the session's compression settings (the fields set), from this append on.
+     * </pre>
+     *
+     * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+     */
+    public dev.memoryd.v1.SessionCompressionOrBuilder getCompressionOrBuilder() {
+      if (compressionBuilder_ != null) {
+        return compressionBuilder_.getMessageOrBuilder();
+      } else {
+        return compression_ == null ?
+            dev.memoryd.v1.SessionCompression.getDefaultInstance() : compression_;
+      }
+    }
+    /**
+     * <pre>
+     * Changes the session's compression settings (the fields set), from this append on.
+     * </pre>
+     *
+     * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.SessionCompression, dev.memoryd.v1.SessionCompression.Builder, dev.memoryd.v1.SessionCompressionOrBuilder> 
+        internalGetCompressionFieldBuilder() {
+      if (compressionBuilder_ == null) {
+        compressionBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.SessionCompression, dev.memoryd.v1.SessionCompression.Builder, dev.memoryd.v1.SessionCompressionOrBuilder>(
+                getCompression(),
+                getParentForChildren(),
+                isClean());
+        compression_ = null;
+      }
+      return compressionBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.AppendMessagesRequest)

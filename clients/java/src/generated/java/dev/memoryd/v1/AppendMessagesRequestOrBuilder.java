@@ -84,4 +84,31 @@ public interface AppendMessagesRequestOrBuilder extends
    * <code>.google.protobuf.Duration ttl = 4 [json_name = "ttl"];</code>
    */
   com.google.protobuf.DurationOrBuilder getTtlOrBuilder();
+
+  /**
+   * <pre>
+   * Changes the session's compression settings (the fields set), from this append on.
+   * </pre>
+   *
+   * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+   * @return Whether the compression field is set.
+   */
+  boolean hasCompression();
+  /**
+   * <pre>
+   * Changes the session's compression settings (the fields set), from this append on.
+   * </pre>
+   *
+   * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+   * @return The compression.
+   */
+  dev.memoryd.v1.SessionCompression getCompression();
+  /**
+   * <pre>
+   * Changes the session's compression settings (the fields set), from this append on.
+   * </pre>
+   *
+   * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
+   */
+  dev.memoryd.v1.SessionCompressionOrBuilder getCompressionOrBuilder();
 }

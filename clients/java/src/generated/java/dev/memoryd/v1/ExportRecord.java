@@ -65,6 +65,7 @@ private static final long serialVersionUID = 0L;
     PROFILE(5),
     SESSION(6),
     STATE(7),
+    SESSION_MESSAGE(8),
     RECORD_NOT_SET(0);
     private final int value;
     private RecordCase(int value) {
@@ -89,6 +90,7 @@ private static final long serialVersionUID = 0L;
         case 5: return PROFILE;
         case 6: return SESSION;
         case 7: return STATE;
+        case 8: return SESSION_MESSAGE;
         case 0: return RECORD_NOT_SET;
         default: return null;
       }
@@ -321,6 +323,37 @@ private static final long serialVersionUID = 0L;
     return dev.memoryd.v1.ExportedState.getDefaultInstance();
   }
 
+  public static final int SESSION_MESSAGE_FIELD_NUMBER = 8;
+  /**
+   * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+   * @return Whether the sessionMessage field is set.
+   */
+  @java.lang.Override
+  public boolean hasSessionMessage() {
+    return recordCase_ == 8;
+  }
+  /**
+   * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+   * @return The sessionMessage.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.ExportedSessionMessage getSessionMessage() {
+    if (recordCase_ == 8) {
+       return (dev.memoryd.v1.ExportedSessionMessage) record_;
+    }
+    return dev.memoryd.v1.ExportedSessionMessage.getDefaultInstance();
+  }
+  /**
+   * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.ExportedSessionMessageOrBuilder getSessionMessageOrBuilder() {
+    if (recordCase_ == 8) {
+       return (dev.memoryd.v1.ExportedSessionMessage) record_;
+    }
+    return dev.memoryd.v1.ExportedSessionMessage.getDefaultInstance();
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -356,6 +389,9 @@ private static final long serialVersionUID = 0L;
     if (recordCase_ == 7) {
       output.writeMessage(7, (dev.memoryd.v1.ExportedState) record_);
     }
+    if (recordCase_ == 8) {
+      output.writeMessage(8, (dev.memoryd.v1.ExportedSessionMessage) record_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -387,6 +423,10 @@ private static final long serialVersionUID = 0L;
     if (recordCase_ == 7) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(7, (dev.memoryd.v1.ExportedState) record_);
+    }
+    if (recordCase_ == 8) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(8, (dev.memoryd.v1.ExportedSessionMessage) record_);
     }
     return size;
   }
@@ -442,6 +482,10 @@ private static final long serialVersionUID = 0L;
         if (!getState()
             .equals(other.getState())) return false;
         break;
+      case 8:
+        if (!getSessionMessage()
+            .equals(other.getSessionMessage())) return false;
+        break;
       case 0:
       default:
     }
@@ -484,6 +528,10 @@ private static final long serialVersionUID = 0L;
       case 7:
         hash = (37 * hash) + STATE_FIELD_NUMBER;
         hash = (53 * hash) + getState().hashCode();
+        break;
+      case 8:
+        hash = (37 * hash) + SESSION_MESSAGE_FIELD_NUMBER;
+        hash = (53 * hash) + getSessionMessage().hashCode();
         break;
       case 0:
       default:
@@ -644,6 +692,9 @@ private static final long serialVersionUID = 0L;
       if (stateBuilder_ != null) {
         stateBuilder_.clear();
       }
+      if (sessionMessageBuilder_ != null) {
+        sessionMessageBuilder_.clear();
+      }
       recordCase_ = 0;
       record_ = null;
       return this;
@@ -713,6 +764,10 @@ private static final long serialVersionUID = 0L;
           stateBuilder_ != null) {
         result.record_ = stateBuilder_.build();
       }
+      if (recordCase_ == 8 &&
+          sessionMessageBuilder_ != null) {
+        result.record_ = sessionMessageBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -754,6 +809,10 @@ private static final long serialVersionUID = 0L;
         }
         case STATE: {
           mergeState(other.getState());
+          break;
+        }
+        case SESSION_MESSAGE: {
+          mergeSessionMessage(other.getSessionMessage());
           break;
         }
         case RECORD_NOT_SET: {
@@ -833,6 +892,13 @@ private static final long serialVersionUID = 0L;
               recordCase_ = 7;
               break;
             } // case 58
+            case 66: {
+              input.readMessage(
+                  internalGetSessionMessageFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              recordCase_ = 8;
+              break;
+            } // case 66
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1843,6 +1909,146 @@ private static final long serialVersionUID = 0L;
       recordCase_ = 7;
       onChanged();
       return stateBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.ExportedSessionMessage, dev.memoryd.v1.ExportedSessionMessage.Builder, dev.memoryd.v1.ExportedSessionMessageOrBuilder> sessionMessageBuilder_;
+    /**
+     * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+     * @return Whether the sessionMessage field is set.
+     */
+    @java.lang.Override
+    public boolean hasSessionMessage() {
+      return recordCase_ == 8;
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+     * @return The sessionMessage.
+     */
+    @java.lang.Override
+    public dev.memoryd.v1.ExportedSessionMessage getSessionMessage() {
+      if (sessionMessageBuilder_ == null) {
+        if (recordCase_ == 8) {
+          return (dev.memoryd.v1.ExportedSessionMessage) record_;
+        }
+        return dev.memoryd.v1.ExportedSessionMessage.getDefaultInstance();
+      } else {
+        if (recordCase_ == 8) {
+          return sessionMessageBuilder_.getMessage();
+        }
+        return dev.memoryd.v1.ExportedSessionMessage.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+     */
+    public Builder setSessionMessage(dev.memoryd.v1.ExportedSessionMessage value) {
+      if (sessionMessageBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        record_ = value;
+        onChanged();
+      } else {
+        sessionMessageBuilder_.setMessage(value);
+      }
+      recordCase_ = 8;
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+     */
+    public Builder setSessionMessage(
+        dev.memoryd.v1.ExportedSessionMessage.Builder builderForValue) {
+      if (sessionMessageBuilder_ == null) {
+        record_ = builderForValue.build();
+        onChanged();
+      } else {
+        sessionMessageBuilder_.setMessage(builderForValue.build());
+      }
+      recordCase_ = 8;
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+     */
+    public Builder mergeSessionMessage(dev.memoryd.v1.ExportedSessionMessage value) {
+      if (sessionMessageBuilder_ == null) {
+        if (recordCase_ == 8 &&
+            record_ != dev.memoryd.v1.ExportedSessionMessage.getDefaultInstance()) {
+          record_ = dev.memoryd.v1.ExportedSessionMessage.newBuilder((dev.memoryd.v1.ExportedSessionMessage) record_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          record_ = value;
+        }
+        onChanged();
+      } else {
+        if (recordCase_ == 8) {
+          sessionMessageBuilder_.mergeFrom(value);
+        } else {
+          sessionMessageBuilder_.setMessage(value);
+        }
+      }
+      recordCase_ = 8;
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+     */
+    public Builder clearSessionMessage() {
+      if (sessionMessageBuilder_ == null) {
+        if (recordCase_ == 8) {
+          recordCase_ = 0;
+          record_ = null;
+          onChanged();
+        }
+      } else {
+        if (recordCase_ == 8) {
+          recordCase_ = 0;
+          record_ = null;
+        }
+        sessionMessageBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+     */
+    public dev.memoryd.v1.ExportedSessionMessage.Builder getSessionMessageBuilder() {
+      return internalGetSessionMessageFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+     */
+    @java.lang.Override
+    public dev.memoryd.v1.ExportedSessionMessageOrBuilder getSessionMessageOrBuilder() {
+      if ((recordCase_ == 8) && (sessionMessageBuilder_ != null)) {
+        return sessionMessageBuilder_.getMessageOrBuilder();
+      } else {
+        if (recordCase_ == 8) {
+          return (dev.memoryd.v1.ExportedSessionMessage) record_;
+        }
+        return dev.memoryd.v1.ExportedSessionMessage.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.ExportedSessionMessage, dev.memoryd.v1.ExportedSessionMessage.Builder, dev.memoryd.v1.ExportedSessionMessageOrBuilder> 
+        internalGetSessionMessageFieldBuilder() {
+      if (sessionMessageBuilder_ == null) {
+        if (!(recordCase_ == 8)) {
+          record_ = dev.memoryd.v1.ExportedSessionMessage.getDefaultInstance();
+        }
+        sessionMessageBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.ExportedSessionMessage, dev.memoryd.v1.ExportedSessionMessage.Builder, dev.memoryd.v1.ExportedSessionMessageOrBuilder>(
+                (dev.memoryd.v1.ExportedSessionMessage) record_,
+                getParentForChildren(),
+                isClean());
+        record_ = null;
+      }
+      recordCase_ = 8;
+      onChanged();
+      return sessionMessageBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.ExportRecord)

@@ -115,5 +115,20 @@ public interface ExportRecordOrBuilder extends
    */
   dev.memoryd.v1.ExportedStateOrBuilder getStateOrBuilder();
 
+  /**
+   * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+   * @return Whether the sessionMessage field is set.
+   */
+  boolean hasSessionMessage();
+  /**
+   * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+   * @return The sessionMessage.
+   */
+  dev.memoryd.v1.ExportedSessionMessage getSessionMessage();
+  /**
+   * <code>.memoryd.v1.ExportedSessionMessage session_message = 8 [json_name = "sessionMessage"];</code>
+   */
+  dev.memoryd.v1.ExportedSessionMessageOrBuilder getSessionMessageOrBuilder();
+
   dev.memoryd.v1.ExportRecord.RecordCase getRecordCase();
 }

@@ -498,7 +498,7 @@ private static final long serialVersionUID = 0L;
   private long messageCount_ = 0L;
   /**
    * <pre>
-   * Messages appended so far (the seq of the last one; older ones live in the summary).
+   * Messages appended so far (the seq of the last one).
    * </pre>
    *
    * <code>int64 message_count = 13 [json_name = "messageCount"];</code>
@@ -518,6 +518,63 @@ private static final long serialVersionUID = 0L;
   @java.lang.Override
   public long getVersion() {
     return version_;
+  }
+
+  public static final int SUMMARIZED_THROUGH_SEQ_FIELD_NUMBER = 15;
+  private long summarizedThroughSeq_ = 0L;
+  /**
+   * <pre>
+   * messages are the turns after this seq (not yet summarised); the earlier stored
+   * ones follow as ExportedSessionMessage records.
+   * </pre>
+   *
+   * <code>int64 summarized_through_seq = 15 [json_name = "summarizedThroughSeq"];</code>
+   * @return The summarizedThroughSeq.
+   */
+  @java.lang.Override
+  public long getSummarizedThroughSeq() {
+    return summarizedThroughSeq_;
+  }
+
+  public static final int STORED_MESSAGES_FIELD_NUMBER = 16;
+  private long storedMessages_ = 0L;
+  /**
+   * <pre>
+   * Messages stored (summarised or not).
+   * </pre>
+   *
+   * <code>int64 stored_messages = 16 [json_name = "storedMessages"];</code>
+   * @return The storedMessages.
+   */
+  @java.lang.Override
+  public long getStoredMessages() {
+    return storedMessages_;
+  }
+
+  public static final int COMPRESSION_FIELD_NUMBER = 17;
+  private dev.memoryd.v1.SessionCompression compression_;
+  /**
+   * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+   * @return Whether the compression field is set.
+   */
+  @java.lang.Override
+  public boolean hasCompression() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+   * @return The compression.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.SessionCompression getCompression() {
+    return compression_ == null ? dev.memoryd.v1.SessionCompression.getDefaultInstance() : compression_;
+  }
+  /**
+   * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.SessionCompressionOrBuilder getCompressionOrBuilder() {
+    return compression_ == null ? dev.memoryd.v1.SessionCompression.getDefaultInstance() : compression_;
   }
 
   private byte memoizedIsInitialized = -1;
@@ -575,6 +632,15 @@ private static final long serialVersionUID = 0L;
     }
     if (version_ != 0L) {
       output.writeInt64(14, version_);
+    }
+    if (summarizedThroughSeq_ != 0L) {
+      output.writeInt64(15, summarizedThroughSeq_);
+    }
+    if (storedMessages_ != 0L) {
+      output.writeInt64(16, storedMessages_);
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      output.writeMessage(17, getCompression());
     }
     getUnknownFields().writeTo(output);
   }
@@ -647,6 +713,18 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(14, version_);
     }
+    if (summarizedThroughSeq_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(15, summarizedThroughSeq_);
+    }
+    if (storedMessages_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(16, storedMessages_);
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(17, getCompression());
+    }
     return size;
   }
   @java.lang.Override
@@ -711,6 +789,15 @@ private static final long serialVersionUID = 0L;
         != other.getMessageCount()) return false;
     if (getVersion()
         != other.getVersion()) return false;
+    if (getSummarizedThroughSeq()
+        != other.getSummarizedThroughSeq()) return false;
+    if (getStoredMessages()
+        != other.getStoredMessages()) return false;
+    if (hasCompression() != other.hasCompression()) return false;
+    if (hasCompression()) {
+      if (!getCompression()
+          .equals(other.getCompression())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -767,6 +854,16 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + VERSION_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getVersion());
+    hash = (37 * hash) + SUMMARIZED_THROUGH_SEQ_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getSummarizedThroughSeq());
+    hash = (37 * hash) + STORED_MESSAGES_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getStoredMessages());
+    if (hasCompression()) {
+      hash = (37 * hash) + COMPRESSION_FIELD_NUMBER;
+      hash = (53 * hash) + getCompression().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -904,6 +1001,7 @@ private static final long serialVersionUID = 0L;
         internalGetUpdatedAtFieldBuilder();
         internalGetTtlFieldBuilder();
         internalGetSummaryDegradedFieldBuilder();
+        internalGetCompressionFieldBuilder();
       }
     }
     @java.lang.Override
@@ -958,6 +1056,13 @@ private static final long serialVersionUID = 0L;
       bitField0_ = (bitField0_ & ~0x00000800);
       messageCount_ = 0L;
       version_ = 0L;
+      summarizedThroughSeq_ = 0L;
+      storedMessages_ = 0L;
+      compression_ = null;
+      if (compressionBuilder_ != null) {
+        compressionBuilder_.dispose();
+        compressionBuilder_ = null;
+      }
       return this;
     }
 
@@ -1067,6 +1172,18 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00002000) != 0)) {
         result.version_ = version_;
+      }
+      if (((from_bitField0_ & 0x00004000) != 0)) {
+        result.summarizedThroughSeq_ = summarizedThroughSeq_;
+      }
+      if (((from_bitField0_ & 0x00008000) != 0)) {
+        result.storedMessages_ = storedMessages_;
+      }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.compression_ = compressionBuilder_ == null
+            ? compression_
+            : compressionBuilder_.build();
+        to_bitField0_ |= 0x00000010;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1202,6 +1319,15 @@ private static final long serialVersionUID = 0L;
       if (other.getVersion() != 0L) {
         setVersion(other.getVersion());
       }
+      if (other.getSummarizedThroughSeq() != 0L) {
+        setSummarizedThroughSeq(other.getSummarizedThroughSeq());
+      }
+      if (other.getStoredMessages() != 0L) {
+        setStoredMessages(other.getStoredMessages());
+      }
+      if (other.hasCompression()) {
+        mergeCompression(other.getCompression());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1328,6 +1454,23 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00002000;
               break;
             } // case 112
+            case 120: {
+              summarizedThroughSeq_ = input.readInt64();
+              bitField0_ |= 0x00004000;
+              break;
+            } // case 120
+            case 128: {
+              storedMessages_ = input.readInt64();
+              bitField0_ |= 0x00008000;
+              break;
+            } // case 128
+            case 138: {
+              input.readMessage(
+                  internalGetCompressionFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 138
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2986,7 +3129,7 @@ private static final long serialVersionUID = 0L;
     private long messageCount_ ;
     /**
      * <pre>
-     * Messages appended so far (the seq of the last one; older ones live in the summary).
+     * Messages appended so far (the seq of the last one).
      * </pre>
      *
      * <code>int64 message_count = 13 [json_name = "messageCount"];</code>
@@ -2998,7 +3141,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Messages appended so far (the seq of the last one; older ones live in the summary).
+     * Messages appended so far (the seq of the last one).
      * </pre>
      *
      * <code>int64 message_count = 13 [json_name = "messageCount"];</code>
@@ -3014,7 +3157,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Messages appended so far (the seq of the last one; older ones live in the summary).
+     * Messages appended so far (the seq of the last one).
      * </pre>
      *
      * <code>int64 message_count = 13 [json_name = "messageCount"];</code>
@@ -3057,6 +3200,216 @@ private static final long serialVersionUID = 0L;
       version_ = 0L;
       onChanged();
       return this;
+    }
+
+    private long summarizedThroughSeq_ ;
+    /**
+     * <pre>
+     * messages are the turns after this seq (not yet summarised); the earlier stored
+     * ones follow as ExportedSessionMessage records.
+     * </pre>
+     *
+     * <code>int64 summarized_through_seq = 15 [json_name = "summarizedThroughSeq"];</code>
+     * @return The summarizedThroughSeq.
+     */
+    @java.lang.Override
+    public long getSummarizedThroughSeq() {
+      return summarizedThroughSeq_;
+    }
+    /**
+     * <pre>
+     * messages are the turns after this seq (not yet summarised); the earlier stored
+     * ones follow as ExportedSessionMessage records.
+     * </pre>
+     *
+     * <code>int64 summarized_through_seq = 15 [json_name = "summarizedThroughSeq"];</code>
+     * @param value The summarizedThroughSeq to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSummarizedThroughSeq(long value) {
+
+      summarizedThroughSeq_ = value;
+      bitField0_ |= 0x00004000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * messages are the turns after this seq (not yet summarised); the earlier stored
+     * ones follow as ExportedSessionMessage records.
+     * </pre>
+     *
+     * <code>int64 summarized_through_seq = 15 [json_name = "summarizedThroughSeq"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSummarizedThroughSeq() {
+      bitField0_ = (bitField0_ & ~0x00004000);
+      summarizedThroughSeq_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private long storedMessages_ ;
+    /**
+     * <pre>
+     * Messages stored (summarised or not).
+     * </pre>
+     *
+     * <code>int64 stored_messages = 16 [json_name = "storedMessages"];</code>
+     * @return The storedMessages.
+     */
+    @java.lang.Override
+    public long getStoredMessages() {
+      return storedMessages_;
+    }
+    /**
+     * <pre>
+     * Messages stored (summarised or not).
+     * </pre>
+     *
+     * <code>int64 stored_messages = 16 [json_name = "storedMessages"];</code>
+     * @param value The storedMessages to set.
+     * @return This builder for chaining.
+     */
+    public Builder setStoredMessages(long value) {
+
+      storedMessages_ = value;
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Messages stored (summarised or not).
+     * </pre>
+     *
+     * <code>int64 stored_messages = 16 [json_name = "storedMessages"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearStoredMessages() {
+      bitField0_ = (bitField0_ & ~0x00008000);
+      storedMessages_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private dev.memoryd.v1.SessionCompression compression_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.SessionCompression, dev.memoryd.v1.SessionCompression.Builder, dev.memoryd.v1.SessionCompressionOrBuilder> compressionBuilder_;
+    /**
+     * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+     * @return Whether the compression field is set.
+     */
+    public boolean hasCompression() {
+      return ((bitField0_ & 0x00010000) != 0);
+    }
+    /**
+     * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+     * @return The compression.
+     */
+    public dev.memoryd.v1.SessionCompression getCompression() {
+      if (compressionBuilder_ == null) {
+        return compression_ == null ? dev.memoryd.v1.SessionCompression.getDefaultInstance() : compression_;
+      } else {
+        return compressionBuilder_.getMessage();
+      }
+    }
+    /**
+     * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+     */
+    public Builder setCompression(dev.memoryd.v1.SessionCompression value) {
+      if (compressionBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        compression_ = value;
+      } else {
+        compressionBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+     */
+    public Builder setCompression(
+        dev.memoryd.v1.SessionCompression.Builder builderForValue) {
+      if (compressionBuilder_ == null) {
+        compression_ = builderForValue.build();
+      } else {
+        compressionBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+     */
+    public Builder mergeCompression(dev.memoryd.v1.SessionCompression value) {
+      if (compressionBuilder_ == null) {
+        if (((bitField0_ & 0x00010000) != 0) &&
+          compression_ != null &&
+          compression_ != dev.memoryd.v1.SessionCompression.getDefaultInstance()) {
+          getCompressionBuilder().mergeFrom(value);
+        } else {
+          compression_ = value;
+        }
+      } else {
+        compressionBuilder_.mergeFrom(value);
+      }
+      if (compression_ != null) {
+        bitField0_ |= 0x00010000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+     */
+    public Builder clearCompression() {
+      bitField0_ = (bitField0_ & ~0x00010000);
+      compression_ = null;
+      if (compressionBuilder_ != null) {
+        compressionBuilder_.dispose();
+        compressionBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+     */
+    public dev.memoryd.v1.SessionCompression.Builder getCompressionBuilder() {
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return internalGetCompressionFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+     */
+    public dev.memoryd.v1.SessionCompressionOrBuilder getCompressionOrBuilder() {
+      if (compressionBuilder_ != null) {
+        return compressionBuilder_.getMessageOrBuilder();
+      } else {
+        return compression_ == null ?
+            dev.memoryd.v1.SessionCompression.getDefaultInstance() : compression_;
+      }
+    }
+    /**
+     * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.SessionCompression, dev.memoryd.v1.SessionCompression.Builder, dev.memoryd.v1.SessionCompressionOrBuilder> 
+        internalGetCompressionFieldBuilder() {
+      if (compressionBuilder_ == null) {
+        compressionBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.SessionCompression, dev.memoryd.v1.SessionCompression.Builder, dev.memoryd.v1.SessionCompressionOrBuilder>(
+                getCompression(),
+                getParentForChildren(),
+                isClean());
+        compression_ = null;
+      }
+      return compressionBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.ExportedSession)

@@ -242,7 +242,7 @@ public interface ExportedSessionOrBuilder extends
 
   /**
    * <pre>
-   * Messages appended so far (the seq of the last one; older ones live in the summary).
+   * Messages appended so far (the seq of the last one).
    * </pre>
    *
    * <code>int64 message_count = 13 [json_name = "messageCount"];</code>
@@ -255,4 +255,40 @@ public interface ExportedSessionOrBuilder extends
    * @return The version.
    */
   long getVersion();
+
+  /**
+   * <pre>
+   * messages are the turns after this seq (not yet summarised); the earlier stored
+   * ones follow as ExportedSessionMessage records.
+   * </pre>
+   *
+   * <code>int64 summarized_through_seq = 15 [json_name = "summarizedThroughSeq"];</code>
+   * @return The summarizedThroughSeq.
+   */
+  long getSummarizedThroughSeq();
+
+  /**
+   * <pre>
+   * Messages stored (summarised or not).
+   * </pre>
+   *
+   * <code>int64 stored_messages = 16 [json_name = "storedMessages"];</code>
+   * @return The storedMessages.
+   */
+  long getStoredMessages();
+
+  /**
+   * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+   * @return Whether the compression field is set.
+   */
+  boolean hasCompression();
+  /**
+   * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+   * @return The compression.
+   */
+  dev.memoryd.v1.SessionCompression getCompression();
+  /**
+   * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
+   */
+  dev.memoryd.v1.SessionCompressionOrBuilder getCompressionOrBuilder();
 }

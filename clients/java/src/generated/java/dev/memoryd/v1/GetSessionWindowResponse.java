@@ -313,6 +313,36 @@ private static final long serialVersionUID = 0L;
     return degraded_.get(index);
   }
 
+  public static final int SUMMARIZED_THROUGH_SEQ_FIELD_NUMBER = 8;
+  private long summarizedThroughSeq_ = 0L;
+  /**
+   * <pre>
+   * The summary covers the stored messages up to this seq (0: no summary yet).
+   * </pre>
+   *
+   * <code>int64 summarized_through_seq = 8 [json_name = "summarizedThroughSeq"];</code>
+   * @return The summarizedThroughSeq.
+   */
+  @java.lang.Override
+  public long getSummarizedThroughSeq() {
+    return summarizedThroughSeq_;
+  }
+
+  public static final int STORED_MESSAGES_FIELD_NUMBER = 9;
+  private long storedMessages_ = 0L;
+  /**
+   * <pre>
+   * Messages stored (appended and not deleted), summarised or not: GetSessionMessages.
+   * </pre>
+   *
+   * <code>int64 stored_messages = 9 [json_name = "storedMessages"];</code>
+   * @return The storedMessages.
+   */
+  @java.lang.Override
+  public long getStoredMessages() {
+    return storedMessages_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -347,6 +377,12 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < degraded_.size(); i++) {
       output.writeMessage(7, degraded_.get(i));
+    }
+    if (summarizedThroughSeq_ != 0L) {
+      output.writeInt64(8, summarizedThroughSeq_);
+    }
+    if (storedMessages_ != 0L) {
+      output.writeInt64(9, storedMessages_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -392,6 +428,14 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+    if (summarizedThroughSeq_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(8, summarizedThroughSeq_);
+    }
+    if (storedMessages_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(9, storedMessages_);
+    }
     return size;
   }
   @java.lang.Override
@@ -430,6 +474,10 @@ private static final long serialVersionUID = 0L;
         .equals(other.getTokenCounter())) return false;
     if (!getDegradedList()
         .equals(other.getDegradedList())) return false;
+    if (getSummarizedThroughSeq()
+        != other.getSummarizedThroughSeq()) return false;
+    if (getStoredMessages()
+        != other.getStoredMessages()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -461,6 +509,12 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + DEGRADED_FIELD_NUMBER;
       hash = (53 * hash) + getDegradedList().hashCode();
     }
+    hash = (37 * hash) + SUMMARIZED_THROUGH_SEQ_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getSummarizedThroughSeq());
+    hash = (37 * hash) + STORED_MESSAGES_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getStoredMessages());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -617,6 +671,8 @@ private static final long serialVersionUID = 0L;
         degradedBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000040);
+      summarizedThroughSeq_ = 0L;
+      storedMessages_ = 0L;
       return this;
     }
 
@@ -692,6 +748,12 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.tokenCounter_ = tokenCounter_;
+      }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.summarizedThroughSeq_ = summarizedThroughSeq_;
+      }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.storedMessages_ = storedMessages_;
       }
     }
 
@@ -803,6 +865,12 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      if (other.getSummarizedThroughSeq() != 0L) {
+        setSummarizedThroughSeq(other.getSummarizedThroughSeq());
+      }
+      if (other.getStoredMessages() != 0L) {
+        setStoredMessages(other.getStoredMessages());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -886,6 +954,16 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 58
+            case 64: {
+              summarizedThroughSeq_ = input.readInt64();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 64
+            case 72: {
+              storedMessages_ = input.readInt64();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 72
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1871,6 +1949,94 @@ private static final long serialVersionUID = 0L;
         degraded_ = null;
       }
       return degradedBuilder_;
+    }
+
+    private long summarizedThroughSeq_ ;
+    /**
+     * <pre>
+     * The summary covers the stored messages up to this seq (0: no summary yet).
+     * </pre>
+     *
+     * <code>int64 summarized_through_seq = 8 [json_name = "summarizedThroughSeq"];</code>
+     * @return The summarizedThroughSeq.
+     */
+    @java.lang.Override
+    public long getSummarizedThroughSeq() {
+      return summarizedThroughSeq_;
+    }
+    /**
+     * <pre>
+     * The summary covers the stored messages up to this seq (0: no summary yet).
+     * </pre>
+     *
+     * <code>int64 summarized_through_seq = 8 [json_name = "summarizedThroughSeq"];</code>
+     * @param value The summarizedThroughSeq to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSummarizedThroughSeq(long value) {
+
+      summarizedThroughSeq_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The summary covers the stored messages up to this seq (0: no summary yet).
+     * </pre>
+     *
+     * <code>int64 summarized_through_seq = 8 [json_name = "summarizedThroughSeq"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSummarizedThroughSeq() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      summarizedThroughSeq_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private long storedMessages_ ;
+    /**
+     * <pre>
+     * Messages stored (appended and not deleted), summarised or not: GetSessionMessages.
+     * </pre>
+     *
+     * <code>int64 stored_messages = 9 [json_name = "storedMessages"];</code>
+     * @return The storedMessages.
+     */
+    @java.lang.Override
+    public long getStoredMessages() {
+      return storedMessages_;
+    }
+    /**
+     * <pre>
+     * Messages stored (appended and not deleted), summarised or not: GetSessionMessages.
+     * </pre>
+     *
+     * <code>int64 stored_messages = 9 [json_name = "storedMessages"];</code>
+     * @param value The storedMessages to set.
+     * @return This builder for chaining.
+     */
+    public Builder setStoredMessages(long value) {
+
+      storedMessages_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Messages stored (appended and not deleted), summarised or not: GetSessionMessages.
+     * </pre>
+     *
+     * <code>int64 stored_messages = 9 [json_name = "storedMessages"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearStoredMessages() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      storedMessages_ = 0L;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.GetSessionWindowResponse)

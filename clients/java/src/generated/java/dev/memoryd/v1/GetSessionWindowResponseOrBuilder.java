@@ -131,4 +131,24 @@ public interface GetSessionWindowResponseOrBuilder extends
    */
   dev.memoryd.v1.DegradationOrBuilder getDegradedOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * The summary covers the stored messages up to this seq (0: no summary yet).
+   * </pre>
+   *
+   * <code>int64 summarized_through_seq = 8 [json_name = "summarizedThroughSeq"];</code>
+   * @return The summarizedThroughSeq.
+   */
+  long getSummarizedThroughSeq();
+
+  /**
+   * <pre>
+   * Messages stored (appended and not deleted), summarised or not: GetSessionMessages.
+   * </pre>
+   *
+   * <code>int64 stored_messages = 9 [json_name = "storedMessages"];</code>
+   * @return The storedMessages.
+   */
+  long getStoredMessages();
 }

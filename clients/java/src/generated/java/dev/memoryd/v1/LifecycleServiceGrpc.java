@@ -232,6 +232,37 @@ public final class LifecycleServiceGrpc {
     return getRunMaintenanceMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.memoryd.v1.ConsolidateRequest,
+      dev.memoryd.v1.ConsolidateResponse> getConsolidateMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Consolidate",
+      requestType = dev.memoryd.v1.ConsolidateRequest.class,
+      responseType = dev.memoryd.v1.ConsolidateResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+  public static io.grpc.MethodDescriptor<dev.memoryd.v1.ConsolidateRequest,
+      dev.memoryd.v1.ConsolidateResponse> getConsolidateMethod() {
+    io.grpc.MethodDescriptor<dev.memoryd.v1.ConsolidateRequest, dev.memoryd.v1.ConsolidateResponse> getConsolidateMethod;
+    if ((getConsolidateMethod = LifecycleServiceGrpc.getConsolidateMethod) == null) {
+      synchronized (LifecycleServiceGrpc.class) {
+        if ((getConsolidateMethod = LifecycleServiceGrpc.getConsolidateMethod) == null) {
+          LifecycleServiceGrpc.getConsolidateMethod = getConsolidateMethod =
+              io.grpc.MethodDescriptor.<dev.memoryd.v1.ConsolidateRequest, dev.memoryd.v1.ConsolidateResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Consolidate"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.ConsolidateRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.ConsolidateResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new LifecycleServiceMethodDescriptorSupplier("Consolidate"))
+              .build();
+        }
+      }
+    }
+    return getConsolidateMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<dev.memoryd.v1.ExportRequest,
       dev.memoryd.v1.ExportResponse> getExportMethod;
 
@@ -448,6 +479,17 @@ public final class LifecycleServiceGrpc {
 
     /**
      * <pre>
+     * Condenses groups of related older memories into derived ones; the originals are
+     * archived with links, restorable (Restore with undo_consolidation).
+     * </pre>
+     */
+    default void consolidate(dev.memoryd.v1.ConsolidateRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.ConsolidateResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getConsolidateMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * Every record of an agent (or, for admins, the tenant), JSONL-compatible.
      * </pre>
      */
@@ -574,6 +616,18 @@ public final class LifecycleServiceGrpc {
 
     /**
      * <pre>
+     * Condenses groups of related older memories into derived ones; the originals are
+     * archived with links, restorable (Restore with undo_consolidation).
+     * </pre>
+     */
+    public void consolidate(dev.memoryd.v1.ConsolidateRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.ConsolidateResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncServerStreamingCall(
+          getChannel().newCall(getConsolidateMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
      * Every record of an agent (or, for admins, the tenant), JSONL-compatible.
      * </pre>
      */
@@ -682,6 +736,19 @@ public final class LifecycleServiceGrpc {
         runMaintenance(dev.memoryd.v1.RunMaintenanceRequest request) {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getRunMaintenanceMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Condenses groups of related older memories into derived ones; the originals are
+     * archived with links, restorable (Restore with undo_consolidation).
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<?, dev.memoryd.v1.ConsolidateResponse>
+        consolidate(dev.memoryd.v1.ConsolidateRequest request) {
+      return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
+          getChannel(), getConsolidateMethod(), getCallOptions(), request);
     }
 
     /**
@@ -799,6 +866,18 @@ public final class LifecycleServiceGrpc {
 
     /**
      * <pre>
+     * Condenses groups of related older memories into derived ones; the originals are
+     * archived with links, restorable (Restore with undo_consolidation).
+     * </pre>
+     */
+    public java.util.Iterator<dev.memoryd.v1.ConsolidateResponse> consolidate(
+        dev.memoryd.v1.ConsolidateRequest request) {
+      return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+          getChannel(), getConsolidateMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
      * Every record of an agent (or, for admins, the tenant), JSONL-compatible.
      * </pre>
      */
@@ -893,9 +972,10 @@ public final class LifecycleServiceGrpc {
   private static final int METHODID_RESET = 4;
   private static final int METHODID_COMPACT = 5;
   private static final int METHODID_RUN_MAINTENANCE = 6;
-  private static final int METHODID_EXPORT = 7;
-  private static final int METHODID_REEMBED = 8;
-  private static final int METHODID_IMPORT = 9;
+  private static final int METHODID_CONSOLIDATE = 7;
+  private static final int METHODID_EXPORT = 8;
+  private static final int METHODID_REEMBED = 9;
+  private static final int METHODID_IMPORT = 10;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -941,6 +1021,10 @@ public final class LifecycleServiceGrpc {
         case METHODID_RUN_MAINTENANCE:
           serviceImpl.runMaintenance((dev.memoryd.v1.RunMaintenanceRequest) request,
               (io.grpc.stub.StreamObserver<dev.memoryd.v1.RunMaintenanceResponse>) responseObserver);
+          break;
+        case METHODID_CONSOLIDATE:
+          serviceImpl.consolidate((dev.memoryd.v1.ConsolidateRequest) request,
+              (io.grpc.stub.StreamObserver<dev.memoryd.v1.ConsolidateResponse>) responseObserver);
           break;
         case METHODID_EXPORT:
           serviceImpl.export((dev.memoryd.v1.ExportRequest) request,
@@ -1021,6 +1105,13 @@ public final class LifecycleServiceGrpc {
               dev.memoryd.v1.RunMaintenanceResponse>(
                 service, METHODID_RUN_MAINTENANCE)))
         .addMethod(
+          getConsolidateMethod(),
+          io.grpc.stub.ServerCalls.asyncServerStreamingCall(
+            new MethodHandlers<
+              dev.memoryd.v1.ConsolidateRequest,
+              dev.memoryd.v1.ConsolidateResponse>(
+                service, METHODID_CONSOLIDATE)))
+        .addMethod(
           getExportMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
@@ -1096,6 +1187,7 @@ public final class LifecycleServiceGrpc {
               .addMethod(getResetMethod())
               .addMethod(getCompactMethod())
               .addMethod(getRunMaintenanceMethod())
+              .addMethod(getConsolidateMethod())
               .addMethod(getExportMethod())
               .addMethod(getImportMethod())
               .addMethod(getReembedMethod())

@@ -28,6 +28,7 @@ private static final long serialVersionUID = 0L;
     super(builder);
   }
   private MaintenanceResult() {
+    degraded_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -119,6 +120,62 @@ private static final long serialVersionUID = 0L;
     return finishedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : finishedAt_;
   }
 
+  public static final int CONSOLIDATED_FIELD_NUMBER = 6;
+  private long consolidated_ = 0L;
+  /**
+   * <pre>
+   * Memories archived into consolidated ones.
+   * </pre>
+   *
+   * <code>int64 consolidated = 6 [json_name = "consolidated"];</code>
+   * @return The consolidated.
+   */
+  @java.lang.Override
+  public long getConsolidated() {
+    return consolidated_;
+  }
+
+  public static final int DEGRADED_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.memoryd.v1.Degradation> degraded_;
+  /**
+   * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.memoryd.v1.Degradation> getDegradedList() {
+    return degraded_;
+  }
+  /**
+   * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.memoryd.v1.DegradationOrBuilder> 
+      getDegradedOrBuilderList() {
+    return degraded_;
+  }
+  /**
+   * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+   */
+  @java.lang.Override
+  public int getDegradedCount() {
+    return degraded_.size();
+  }
+  /**
+   * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.Degradation getDegraded(int index) {
+    return degraded_.get(index);
+  }
+  /**
+   * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.DegradationOrBuilder getDegradedOrBuilder(
+      int index) {
+    return degraded_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -148,6 +205,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(5, getFinishedAt());
     }
+    if (consolidated_ != 0L) {
+      output.writeInt64(6, consolidated_);
+    }
+    for (int i = 0; i < degraded_.size(); i++) {
+      output.writeMessage(7, degraded_.get(i));
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -172,6 +235,19 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(5, getFinishedAt());
     }
+    if (consolidated_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(6, consolidated_);
+    }
+
+        {
+          final int count = degraded_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(degraded_.get(i));
+          }
+          size += 1 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -209,6 +285,10 @@ private static final long serialVersionUID = 0L;
       if (!getFinishedAt()
           .equals(other.getFinishedAt())) return false;
     }
+    if (getConsolidated()
+        != other.getConsolidated()) return false;
+    if (!getDegradedList()
+        .equals(other.getDegradedList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -235,6 +315,13 @@ private static final long serialVersionUID = 0L;
     if (hasFinishedAt()) {
       hash = (37 * hash) + FINISHED_AT_FIELD_NUMBER;
       hash = (53 * hash) + getFinishedAt().hashCode();
+    }
+    hash = (37 * hash) + CONSOLIDATED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getConsolidated());
+    if (getDegradedCount() > 0) {
+      hash = (37 * hash) + DEGRADED_FIELD_NUMBER;
+      hash = (53 * hash) + getDegradedList().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -367,6 +454,7 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetFinishedAtFieldBuilder();
+        internalGetDegradedFieldBuilder();
       }
     }
     @java.lang.Override
@@ -382,6 +470,14 @@ private static final long serialVersionUID = 0L;
         finishedAtBuilder_.dispose();
         finishedAtBuilder_ = null;
       }
+      consolidated_ = 0L;
+      if (degradedBuilder_ == null) {
+        degraded_ = java.util.Collections.emptyList();
+      } else {
+        degraded_ = null;
+        degradedBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000040);
       return this;
     }
 
@@ -408,9 +504,22 @@ private static final long serialVersionUID = 0L;
     @java.lang.Override
     public dev.memoryd.v1.MaintenanceResult buildPartial() {
       dev.memoryd.v1.MaintenanceResult result = new dev.memoryd.v1.MaintenanceResult(this);
+      buildPartialRepeatedFields(result);
       if (bitField0_ != 0) { buildPartial0(result); }
       onBuilt();
       return result;
+    }
+
+    private void buildPartialRepeatedFields(dev.memoryd.v1.MaintenanceResult result) {
+      if (degradedBuilder_ == null) {
+        if (((bitField0_ & 0x00000040) != 0)) {
+          degraded_ = java.util.Collections.unmodifiableList(degraded_);
+          bitField0_ = (bitField0_ & ~0x00000040);
+        }
+        result.degraded_ = degraded_;
+      } else {
+        result.degraded_ = degradedBuilder_.build();
+      }
     }
 
     private void buildPartial0(dev.memoryd.v1.MaintenanceResult result) {
@@ -433,6 +542,9 @@ private static final long serialVersionUID = 0L;
             ? finishedAt_
             : finishedAtBuilder_.build();
         to_bitField0_ |= 0x00000001;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.consolidated_ = consolidated_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -463,6 +575,35 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasFinishedAt()) {
         mergeFinishedAt(other.getFinishedAt());
+      }
+      if (other.getConsolidated() != 0L) {
+        setConsolidated(other.getConsolidated());
+      }
+      if (degradedBuilder_ == null) {
+        if (!other.degraded_.isEmpty()) {
+          if (degraded_.isEmpty()) {
+            degraded_ = other.degraded_;
+            bitField0_ = (bitField0_ & ~0x00000040);
+          } else {
+            ensureDegradedIsMutable();
+            degraded_.addAll(other.degraded_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.degraded_.isEmpty()) {
+          if (degradedBuilder_.isEmpty()) {
+            degradedBuilder_.dispose();
+            degradedBuilder_ = null;
+            degraded_ = other.degraded_;
+            bitField0_ = (bitField0_ & ~0x00000040);
+            degradedBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetDegradedFieldBuilder() : null;
+          } else {
+            degradedBuilder_.addAllMessages(other.degraded_);
+          }
+        }
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -515,6 +656,24 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 42
+            case 48: {
+              consolidated_ = input.readInt64();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
+            case 58: {
+              dev.memoryd.v1.Degradation m =
+                  input.readMessage(
+                      dev.memoryd.v1.Degradation.parser(),
+                      extensionRegistry);
+              if (degradedBuilder_ == null) {
+                ensureDegradedIsMutable();
+                degraded_.add(m);
+              } else {
+                degradedBuilder_.addMessage(m);
+              }
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -777,6 +936,284 @@ private static final long serialVersionUID = 0L;
         finishedAt_ = null;
       }
       return finishedAtBuilder_;
+    }
+
+    private long consolidated_ ;
+    /**
+     * <pre>
+     * Memories archived into consolidated ones.
+     * </pre>
+     *
+     * <code>int64 consolidated = 6 [json_name = "consolidated"];</code>
+     * @return The consolidated.
+     */
+    @java.lang.Override
+    public long getConsolidated() {
+      return consolidated_;
+    }
+    /**
+     * <pre>
+     * Memories archived into consolidated ones.
+     * </pre>
+     *
+     * <code>int64 consolidated = 6 [json_name = "consolidated"];</code>
+     * @param value The consolidated to set.
+     * @return This builder for chaining.
+     */
+    public Builder setConsolidated(long value) {
+
+      consolidated_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Memories archived into consolidated ones.
+     * </pre>
+     *
+     * <code>int64 consolidated = 6 [json_name = "consolidated"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearConsolidated() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      consolidated_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private java.util.List<dev.memoryd.v1.Degradation> degraded_ =
+      java.util.Collections.emptyList();
+    private void ensureDegradedIsMutable() {
+      if (!((bitField0_ & 0x00000040) != 0)) {
+        degraded_ = new java.util.ArrayList<dev.memoryd.v1.Degradation>(degraded_);
+        bitField0_ |= 0x00000040;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.memoryd.v1.Degradation, dev.memoryd.v1.Degradation.Builder, dev.memoryd.v1.DegradationOrBuilder> degradedBuilder_;
+
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public java.util.List<dev.memoryd.v1.Degradation> getDegradedList() {
+      if (degradedBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(degraded_);
+      } else {
+        return degradedBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public int getDegradedCount() {
+      if (degradedBuilder_ == null) {
+        return degraded_.size();
+      } else {
+        return degradedBuilder_.getCount();
+      }
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public dev.memoryd.v1.Degradation getDegraded(int index) {
+      if (degradedBuilder_ == null) {
+        return degraded_.get(index);
+      } else {
+        return degradedBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public Builder setDegraded(
+        int index, dev.memoryd.v1.Degradation value) {
+      if (degradedBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureDegradedIsMutable();
+        degraded_.set(index, value);
+        onChanged();
+      } else {
+        degradedBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public Builder setDegraded(
+        int index, dev.memoryd.v1.Degradation.Builder builderForValue) {
+      if (degradedBuilder_ == null) {
+        ensureDegradedIsMutable();
+        degraded_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        degradedBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public Builder addDegraded(dev.memoryd.v1.Degradation value) {
+      if (degradedBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureDegradedIsMutable();
+        degraded_.add(value);
+        onChanged();
+      } else {
+        degradedBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public Builder addDegraded(
+        int index, dev.memoryd.v1.Degradation value) {
+      if (degradedBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureDegradedIsMutable();
+        degraded_.add(index, value);
+        onChanged();
+      } else {
+        degradedBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public Builder addDegraded(
+        dev.memoryd.v1.Degradation.Builder builderForValue) {
+      if (degradedBuilder_ == null) {
+        ensureDegradedIsMutable();
+        degraded_.add(builderForValue.build());
+        onChanged();
+      } else {
+        degradedBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public Builder addDegraded(
+        int index, dev.memoryd.v1.Degradation.Builder builderForValue) {
+      if (degradedBuilder_ == null) {
+        ensureDegradedIsMutable();
+        degraded_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        degradedBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public Builder addAllDegraded(
+        java.lang.Iterable<? extends dev.memoryd.v1.Degradation> values) {
+      if (degradedBuilder_ == null) {
+        ensureDegradedIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, degraded_);
+        onChanged();
+      } else {
+        degradedBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public Builder clearDegraded() {
+      if (degradedBuilder_ == null) {
+        degraded_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000040);
+        onChanged();
+      } else {
+        degradedBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public Builder removeDegraded(int index) {
+      if (degradedBuilder_ == null) {
+        ensureDegradedIsMutable();
+        degraded_.remove(index);
+        onChanged();
+      } else {
+        degradedBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public dev.memoryd.v1.Degradation.Builder getDegradedBuilder(
+        int index) {
+      return internalGetDegradedFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public dev.memoryd.v1.DegradationOrBuilder getDegradedOrBuilder(
+        int index) {
+      if (degradedBuilder_ == null) {
+        return degraded_.get(index);  } else {
+        return degradedBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public java.util.List<? extends dev.memoryd.v1.DegradationOrBuilder> 
+         getDegradedOrBuilderList() {
+      if (degradedBuilder_ != null) {
+        return degradedBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(degraded_);
+      }
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public dev.memoryd.v1.Degradation.Builder addDegradedBuilder() {
+      return internalGetDegradedFieldBuilder().addBuilder(
+          dev.memoryd.v1.Degradation.getDefaultInstance());
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public dev.memoryd.v1.Degradation.Builder addDegradedBuilder(
+        int index) {
+      return internalGetDegradedFieldBuilder().addBuilder(
+          index, dev.memoryd.v1.Degradation.getDefaultInstance());
+    }
+    /**
+     * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+     */
+    public java.util.List<dev.memoryd.v1.Degradation.Builder> 
+         getDegradedBuilderList() {
+      return internalGetDegradedFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.memoryd.v1.Degradation, dev.memoryd.v1.Degradation.Builder, dev.memoryd.v1.DegradationOrBuilder> 
+        internalGetDegradedFieldBuilder() {
+      if (degradedBuilder_ == null) {
+        degradedBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.memoryd.v1.Degradation, dev.memoryd.v1.Degradation.Builder, dev.memoryd.v1.DegradationOrBuilder>(
+                degraded_,
+                ((bitField0_ & 0x00000040) != 0),
+                getParentForChildren(),
+                isClean());
+        degraded_ = null;
+      }
+      return degradedBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.MaintenanceResult)

@@ -48,4 +48,38 @@ public interface MaintenanceResultOrBuilder extends
    * <code>.google.protobuf.Timestamp finished_at = 5 [json_name = "finishedAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getFinishedAtOrBuilder();
+
+  /**
+   * <pre>
+   * Memories archived into consolidated ones.
+   * </pre>
+   *
+   * <code>int64 consolidated = 6 [json_name = "consolidated"];</code>
+   * @return The consolidated.
+   */
+  long getConsolidated();
+
+  /**
+   * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+   */
+  java.util.List<dev.memoryd.v1.Degradation> 
+      getDegradedList();
+  /**
+   * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+   */
+  dev.memoryd.v1.Degradation getDegraded(int index);
+  /**
+   * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+   */
+  int getDegradedCount();
+  /**
+   * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+   */
+  java.util.List<? extends dev.memoryd.v1.DegradationOrBuilder> 
+      getDegradedOrBuilderList();
+  /**
+   * <code>repeated .memoryd.v1.Degradation degraded = 7 [json_name = "degraded"];</code>
+   */
+  dev.memoryd.v1.DegradationOrBuilder getDegradedOrBuilder(
+      int index);
 }

@@ -44,6 +44,10 @@ private static final long serialVersionUID = 0L;
     key_ = "";
     embeddingModel_ = "";
     supersedes_ = "";
+    supersededBy_ = "";
+    derivedFrom_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    relations_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -655,7 +659,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * Id of another memory this one replaced and absorbed (compaction merging two
-   * stored memories). Remember-time deduplication does not set it: it updates the
+   * stored memories), or superseded (a newer statement about the same subject: see
+   * relations). Remember-time deduplication does not set it: it updates the
    * existing memory in place (same id, version + 1) and keeps the replaced content
    * and version in metadata["memoryd:dedup"].
    * </pre>
@@ -679,7 +684,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * Id of another memory this one replaced and absorbed (compaction merging two
-   * stored memories). Remember-time deduplication does not set it: it updates the
+   * stored memories), or superseded (a newer statement about the same subject: see
+   * relations). Remember-time deduplication does not set it: it updates the
    * existing memory in place (same id, version + 1) and keeps the replaced content
    * and version in metadata["memoryd:dedup"].
    * </pre>
@@ -700,6 +706,174 @@ private static final long serialVersionUID = 0L;
     } else {
       return (com.google.protobuf.ByteString) ref;
     }
+  }
+
+  public static final int SUPERSEDED_BY_FIELD_NUMBER = 24;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object supersededBy_ = "";
+  /**
+   * <pre>
+   * The memory that replaced this one (then archived): a newer statement about the
+   * same subject, or the consolidated memory made of it. Cleared by Restore.
+   * </pre>
+   *
+   * <code>string superseded_by = 24 [json_name = "supersededBy"];</code>
+   * @return The supersededBy.
+   */
+  @java.lang.Override
+  public java.lang.String getSupersededBy() {
+    java.lang.Object ref = supersededBy_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      supersededBy_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The memory that replaced this one (then archived): a newer statement about the
+   * same subject, or the consolidated memory made of it. Cleared by Restore.
+   * </pre>
+   *
+   * <code>string superseded_by = 24 [json_name = "supersededBy"];</code>
+   * @return The bytes for supersededBy.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getSupersededByBytes() {
+    java.lang.Object ref = supersededBy_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      supersededBy_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int DERIVED_FROM_FIELD_NUMBER = 25;
+  @SuppressWarnings("serial")
+  private com.google.protobuf.LazyStringArrayList derivedFrom_ =
+      com.google.protobuf.LazyStringArrayList.emptyList();
+  /**
+   * <pre>
+   * The memories a consolidated (or compacted) memory was made from.
+   * </pre>
+   *
+   * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+   * @return A list containing the derivedFrom.
+   */
+  public com.google.protobuf.ProtocolStringList
+      getDerivedFromList() {
+    return derivedFrom_;
+  }
+  /**
+   * <pre>
+   * The memories a consolidated (or compacted) memory was made from.
+   * </pre>
+   *
+   * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+   * @return The count of derivedFrom.
+   */
+  public int getDerivedFromCount() {
+    return derivedFrom_.size();
+  }
+  /**
+   * <pre>
+   * The memories a consolidated (or compacted) memory was made from.
+   * </pre>
+   *
+   * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+   * @param index The index of the element to return.
+   * @return The derivedFrom at the given index.
+   */
+  public java.lang.String getDerivedFrom(int index) {
+    return derivedFrom_.get(index);
+  }
+  /**
+   * <pre>
+   * The memories a consolidated (or compacted) memory was made from.
+   * </pre>
+   *
+   * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the derivedFrom at the given index.
+   */
+  public com.google.protobuf.ByteString
+      getDerivedFromBytes(int index) {
+    return derivedFrom_.getByteString(index);
+  }
+
+  public static final int RELATIONS_FIELD_NUMBER = 26;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.memoryd.v1.MemoryRelation> relations_;
+  /**
+   * <pre>
+   * How this memory relates to others; each relation is also on the other memory,
+   * with the inverse kind. Kept in metadata["memoryd:relations"].
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.memoryd.v1.MemoryRelation> getRelationsList() {
+    return relations_;
+  }
+  /**
+   * <pre>
+   * How this memory relates to others; each relation is also on the other memory,
+   * with the inverse kind. Kept in metadata["memoryd:relations"].
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.memoryd.v1.MemoryRelationOrBuilder> 
+      getRelationsOrBuilderList() {
+    return relations_;
+  }
+  /**
+   * <pre>
+   * How this memory relates to others; each relation is also on the other memory,
+   * with the inverse kind. Kept in metadata["memoryd:relations"].
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+   */
+  @java.lang.Override
+  public int getRelationsCount() {
+    return relations_.size();
+  }
+  /**
+   * <pre>
+   * How this memory relates to others; each relation is also on the other memory,
+   * with the inverse kind. Kept in metadata["memoryd:relations"].
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.MemoryRelation getRelations(int index) {
+    return relations_.get(index);
+  }
+  /**
+   * <pre>
+   * How this memory relates to others; each relation is also on the other memory,
+   * with the inverse kind. Kept in metadata["memoryd:relations"].
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.MemoryRelationOrBuilder getRelationsOrBuilder(
+      int index) {
+    return relations_.get(index);
   }
 
   private byte memoizedIsInitialized = -1;
@@ -784,6 +958,15 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(supersedes_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 23, supersedes_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(supersededBy_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 24, supersededBy_);
+    }
+    for (int i = 0; i < derivedFrom_.size(); i++) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 25, derivedFrom_.getRaw(i));
+    }
+    for (int i = 0; i < relations_.size(); i++) {
+      output.writeMessage(26, relations_.get(i));
     }
     getUnknownFields().writeTo(output);
   }
@@ -877,6 +1060,26 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(supersedes_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(23, supersedes_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(supersededBy_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(24, supersededBy_);
+    }
+    {
+      int dataSize = 0;
+      for (int i = 0; i < derivedFrom_.size(); i++) {
+        dataSize += computeStringSizeNoTag(derivedFrom_.getRaw(i));
+      }
+      size += dataSize;
+      size += 2 * getDerivedFromList().size();
+    }
+
+        {
+          final int count = relations_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(relations_.get(i));
+          }
+          size += 2 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -965,6 +1168,12 @@ private static final long serialVersionUID = 0L;
         != other.getEmbeddingDimension()) return false;
     if (!getSupersedes()
         .equals(other.getSupersedes())) return false;
+    if (!getSupersededBy()
+        .equals(other.getSupersededBy())) return false;
+    if (!getDerivedFromList()
+        .equals(other.getDerivedFromList())) return false;
+    if (!getRelationsList()
+        .equals(other.getRelationsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1041,6 +1250,16 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getEmbeddingDimension();
     hash = (37 * hash) + SUPERSEDES_FIELD_NUMBER;
     hash = (53 * hash) + getSupersedes().hashCode();
+    hash = (37 * hash) + SUPERSEDED_BY_FIELD_NUMBER;
+    hash = (53 * hash) + getSupersededBy().hashCode();
+    if (getDerivedFromCount() > 0) {
+      hash = (37 * hash) + DERIVED_FROM_FIELD_NUMBER;
+      hash = (53 * hash) + getDerivedFromList().hashCode();
+    }
+    if (getRelationsCount() > 0) {
+      hash = (37 * hash) + RELATIONS_FIELD_NUMBER;
+      hash = (53 * hash) + getRelationsList().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1181,6 +1400,7 @@ private static final long serialVersionUID = 0L;
         internalGetUpdatedAtFieldBuilder();
         internalGetAccessedAtFieldBuilder();
         internalGetExpiresAtFieldBuilder();
+        internalGetRelationsFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1235,6 +1455,16 @@ private static final long serialVersionUID = 0L;
       embeddingModel_ = "";
       embeddingDimension_ = 0;
       supersedes_ = "";
+      supersededBy_ = "";
+      derivedFrom_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      if (relationsBuilder_ == null) {
+        relations_ = java.util.Collections.emptyList();
+      } else {
+        relations_ = null;
+        relationsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x02000000);
       return this;
     }
 
@@ -1261,9 +1491,22 @@ private static final long serialVersionUID = 0L;
     @java.lang.Override
     public dev.memoryd.v1.Memory buildPartial() {
       dev.memoryd.v1.Memory result = new dev.memoryd.v1.Memory(this);
+      buildPartialRepeatedFields(result);
       if (bitField0_ != 0) { buildPartial0(result); }
       onBuilt();
       return result;
+    }
+
+    private void buildPartialRepeatedFields(dev.memoryd.v1.Memory result) {
+      if (relationsBuilder_ == null) {
+        if (((bitField0_ & 0x02000000) != 0)) {
+          relations_ = java.util.Collections.unmodifiableList(relations_);
+          bitField0_ = (bitField0_ & ~0x02000000);
+        }
+        result.relations_ = relations_;
+      } else {
+        result.relations_ = relationsBuilder_.build();
+      }
     }
 
     private void buildPartial0(dev.memoryd.v1.Memory result) {
@@ -1356,6 +1599,13 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00400000) != 0)) {
         result.supersedes_ = supersedes_;
+      }
+      if (((from_bitField0_ & 0x00800000) != 0)) {
+        result.supersededBy_ = supersededBy_;
+      }
+      if (((from_bitField0_ & 0x01000000) != 0)) {
+        derivedFrom_.makeImmutable();
+        result.derivedFrom_ = derivedFrom_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1463,6 +1713,47 @@ private static final long serialVersionUID = 0L;
         supersedes_ = other.supersedes_;
         bitField0_ |= 0x00400000;
         onChanged();
+      }
+      if (!other.getSupersededBy().isEmpty()) {
+        supersededBy_ = other.supersededBy_;
+        bitField0_ |= 0x00800000;
+        onChanged();
+      }
+      if (!other.derivedFrom_.isEmpty()) {
+        if (derivedFrom_.isEmpty()) {
+          derivedFrom_ = other.derivedFrom_;
+          bitField0_ |= 0x01000000;
+        } else {
+          ensureDerivedFromIsMutable();
+          derivedFrom_.addAll(other.derivedFrom_);
+        }
+        onChanged();
+      }
+      if (relationsBuilder_ == null) {
+        if (!other.relations_.isEmpty()) {
+          if (relations_.isEmpty()) {
+            relations_ = other.relations_;
+            bitField0_ = (bitField0_ & ~0x02000000);
+          } else {
+            ensureRelationsIsMutable();
+            relations_.addAll(other.relations_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.relations_.isEmpty()) {
+          if (relationsBuilder_.isEmpty()) {
+            relationsBuilder_.dispose();
+            relationsBuilder_ = null;
+            relations_ = other.relations_;
+            bitField0_ = (bitField0_ & ~0x02000000);
+            relationsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetRelationsFieldBuilder() : null;
+          } else {
+            relationsBuilder_.addAllMessages(other.relations_);
+          }
+        }
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1615,6 +1906,29 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00400000;
               break;
             } // case 186
+            case 194: {
+              supersededBy_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00800000;
+              break;
+            } // case 194
+            case 202: {
+              ensureDerivedFromIsMutable();
+              derivedFrom_.add(input.readStringRequireUtf8());
+              break;
+            } // case 202
+            case 210: {
+              dev.memoryd.v1.MemoryRelation m =
+                  input.readMessage(
+                      dev.memoryd.v1.MemoryRelation.parser(),
+                      extensionRegistry);
+              if (relationsBuilder_ == null) {
+                ensureRelationsIsMutable();
+                relations_.add(m);
+              } else {
+                relationsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 210
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3305,7 +3619,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Id of another memory this one replaced and absorbed (compaction merging two
-     * stored memories). Remember-time deduplication does not set it: it updates the
+     * stored memories), or superseded (a newer statement about the same subject: see
+     * relations). Remember-time deduplication does not set it: it updates the
      * existing memory in place (same id, version + 1) and keeps the replaced content
      * and version in metadata["memoryd:dedup"].
      * </pre>
@@ -3328,7 +3643,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Id of another memory this one replaced and absorbed (compaction merging two
-     * stored memories). Remember-time deduplication does not set it: it updates the
+     * stored memories), or superseded (a newer statement about the same subject: see
+     * relations). Remember-time deduplication does not set it: it updates the
      * existing memory in place (same id, version + 1) and keeps the replaced content
      * and version in metadata["memoryd:dedup"].
      * </pre>
@@ -3352,7 +3668,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Id of another memory this one replaced and absorbed (compaction merging two
-     * stored memories). Remember-time deduplication does not set it: it updates the
+     * stored memories), or superseded (a newer statement about the same subject: see
+     * relations). Remember-time deduplication does not set it: it updates the
      * existing memory in place (same id, version + 1) and keeps the replaced content
      * and version in metadata["memoryd:dedup"].
      * </pre>
@@ -3372,7 +3689,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Id of another memory this one replaced and absorbed (compaction merging two
-     * stored memories). Remember-time deduplication does not set it: it updates the
+     * stored memories), or superseded (a newer statement about the same subject: see
+     * relations). Remember-time deduplication does not set it: it updates the
      * existing memory in place (same id, version + 1) and keeps the replaced content
      * and version in metadata["memoryd:dedup"].
      * </pre>
@@ -3389,7 +3707,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Id of another memory this one replaced and absorbed (compaction merging two
-     * stored memories). Remember-time deduplication does not set it: it updates the
+     * stored memories), or superseded (a newer statement about the same subject: see
+     * relations). Remember-time deduplication does not set it: it updates the
      * existing memory in place (same id, version + 1) and keeps the replaced content
      * and version in metadata["memoryd:dedup"].
      * </pre>
@@ -3406,6 +3725,574 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00400000;
       onChanged();
       return this;
+    }
+
+    private java.lang.Object supersededBy_ = "";
+    /**
+     * <pre>
+     * The memory that replaced this one (then archived): a newer statement about the
+     * same subject, or the consolidated memory made of it. Cleared by Restore.
+     * </pre>
+     *
+     * <code>string superseded_by = 24 [json_name = "supersededBy"];</code>
+     * @return The supersededBy.
+     */
+    public java.lang.String getSupersededBy() {
+      java.lang.Object ref = supersededBy_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        supersededBy_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The memory that replaced this one (then archived): a newer statement about the
+     * same subject, or the consolidated memory made of it. Cleared by Restore.
+     * </pre>
+     *
+     * <code>string superseded_by = 24 [json_name = "supersededBy"];</code>
+     * @return The bytes for supersededBy.
+     */
+    public com.google.protobuf.ByteString
+        getSupersededByBytes() {
+      java.lang.Object ref = supersededBy_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        supersededBy_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The memory that replaced this one (then archived): a newer statement about the
+     * same subject, or the consolidated memory made of it. Cleared by Restore.
+     * </pre>
+     *
+     * <code>string superseded_by = 24 [json_name = "supersededBy"];</code>
+     * @param value The supersededBy to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSupersededBy(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      supersededBy_ = value;
+      bitField0_ |= 0x00800000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The memory that replaced this one (then archived): a newer statement about the
+     * same subject, or the consolidated memory made of it. Cleared by Restore.
+     * </pre>
+     *
+     * <code>string superseded_by = 24 [json_name = "supersededBy"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSupersededBy() {
+      supersededBy_ = getDefaultInstance().getSupersededBy();
+      bitField0_ = (bitField0_ & ~0x00800000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The memory that replaced this one (then archived): a newer statement about the
+     * same subject, or the consolidated memory made of it. Cleared by Restore.
+     * </pre>
+     *
+     * <code>string superseded_by = 24 [json_name = "supersededBy"];</code>
+     * @param value The bytes for supersededBy to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSupersededByBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      supersededBy_ = value;
+      bitField0_ |= 0x00800000;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.LazyStringArrayList derivedFrom_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    private void ensureDerivedFromIsMutable() {
+      if (!derivedFrom_.isModifiable()) {
+        derivedFrom_ = new com.google.protobuf.LazyStringArrayList(derivedFrom_);
+      }
+      bitField0_ |= 0x01000000;
+    }
+    /**
+     * <pre>
+     * The memories a consolidated (or compacted) memory was made from.
+     * </pre>
+     *
+     * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+     * @return A list containing the derivedFrom.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getDerivedFromList() {
+      derivedFrom_.makeImmutable();
+      return derivedFrom_;
+    }
+    /**
+     * <pre>
+     * The memories a consolidated (or compacted) memory was made from.
+     * </pre>
+     *
+     * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+     * @return The count of derivedFrom.
+     */
+    public int getDerivedFromCount() {
+      return derivedFrom_.size();
+    }
+    /**
+     * <pre>
+     * The memories a consolidated (or compacted) memory was made from.
+     * </pre>
+     *
+     * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+     * @param index The index of the element to return.
+     * @return The derivedFrom at the given index.
+     */
+    public java.lang.String getDerivedFrom(int index) {
+      return derivedFrom_.get(index);
+    }
+    /**
+     * <pre>
+     * The memories a consolidated (or compacted) memory was made from.
+     * </pre>
+     *
+     * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the derivedFrom at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getDerivedFromBytes(int index) {
+      return derivedFrom_.getByteString(index);
+    }
+    /**
+     * <pre>
+     * The memories a consolidated (or compacted) memory was made from.
+     * </pre>
+     *
+     * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+     * @param index The index to set the value at.
+     * @param value The derivedFrom to set.
+     * @return This builder for chaining.
+     */
+    public Builder setDerivedFrom(
+        int index, java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      ensureDerivedFromIsMutable();
+      derivedFrom_.set(index, value);
+      bitField0_ |= 0x01000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The memories a consolidated (or compacted) memory was made from.
+     * </pre>
+     *
+     * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+     * @param value The derivedFrom to add.
+     * @return This builder for chaining.
+     */
+    public Builder addDerivedFrom(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      ensureDerivedFromIsMutable();
+      derivedFrom_.add(value);
+      bitField0_ |= 0x01000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The memories a consolidated (or compacted) memory was made from.
+     * </pre>
+     *
+     * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+     * @param values The derivedFrom to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAllDerivedFrom(
+        java.lang.Iterable<java.lang.String> values) {
+      ensureDerivedFromIsMutable();
+      com.google.protobuf.AbstractMessageLite.Builder.addAll(
+          values, derivedFrom_);
+      bitField0_ |= 0x01000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The memories a consolidated (or compacted) memory was made from.
+     * </pre>
+     *
+     * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearDerivedFrom() {
+      derivedFrom_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+      bitField0_ = (bitField0_ & ~0x01000000);;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The memories a consolidated (or compacted) memory was made from.
+     * </pre>
+     *
+     * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+     * @param value The bytes of the derivedFrom to add.
+     * @return This builder for chaining.
+     */
+    public Builder addDerivedFromBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      ensureDerivedFromIsMutable();
+      derivedFrom_.add(value);
+      bitField0_ |= 0x01000000;
+      onChanged();
+      return this;
+    }
+
+    private java.util.List<dev.memoryd.v1.MemoryRelation> relations_ =
+      java.util.Collections.emptyList();
+    private void ensureRelationsIsMutable() {
+      if (!((bitField0_ & 0x02000000) != 0)) {
+        relations_ = new java.util.ArrayList<dev.memoryd.v1.MemoryRelation>(relations_);
+        bitField0_ |= 0x02000000;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.memoryd.v1.MemoryRelation, dev.memoryd.v1.MemoryRelation.Builder, dev.memoryd.v1.MemoryRelationOrBuilder> relationsBuilder_;
+
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public java.util.List<dev.memoryd.v1.MemoryRelation> getRelationsList() {
+      if (relationsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(relations_);
+      } else {
+        return relationsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public int getRelationsCount() {
+      if (relationsBuilder_ == null) {
+        return relations_.size();
+      } else {
+        return relationsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public dev.memoryd.v1.MemoryRelation getRelations(int index) {
+      if (relationsBuilder_ == null) {
+        return relations_.get(index);
+      } else {
+        return relationsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public Builder setRelations(
+        int index, dev.memoryd.v1.MemoryRelation value) {
+      if (relationsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureRelationsIsMutable();
+        relations_.set(index, value);
+        onChanged();
+      } else {
+        relationsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public Builder setRelations(
+        int index, dev.memoryd.v1.MemoryRelation.Builder builderForValue) {
+      if (relationsBuilder_ == null) {
+        ensureRelationsIsMutable();
+        relations_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        relationsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public Builder addRelations(dev.memoryd.v1.MemoryRelation value) {
+      if (relationsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureRelationsIsMutable();
+        relations_.add(value);
+        onChanged();
+      } else {
+        relationsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public Builder addRelations(
+        int index, dev.memoryd.v1.MemoryRelation value) {
+      if (relationsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureRelationsIsMutable();
+        relations_.add(index, value);
+        onChanged();
+      } else {
+        relationsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public Builder addRelations(
+        dev.memoryd.v1.MemoryRelation.Builder builderForValue) {
+      if (relationsBuilder_ == null) {
+        ensureRelationsIsMutable();
+        relations_.add(builderForValue.build());
+        onChanged();
+      } else {
+        relationsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public Builder addRelations(
+        int index, dev.memoryd.v1.MemoryRelation.Builder builderForValue) {
+      if (relationsBuilder_ == null) {
+        ensureRelationsIsMutable();
+        relations_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        relationsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public Builder addAllRelations(
+        java.lang.Iterable<? extends dev.memoryd.v1.MemoryRelation> values) {
+      if (relationsBuilder_ == null) {
+        ensureRelationsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, relations_);
+        onChanged();
+      } else {
+        relationsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public Builder clearRelations() {
+      if (relationsBuilder_ == null) {
+        relations_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x02000000);
+        onChanged();
+      } else {
+        relationsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public Builder removeRelations(int index) {
+      if (relationsBuilder_ == null) {
+        ensureRelationsIsMutable();
+        relations_.remove(index);
+        onChanged();
+      } else {
+        relationsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public dev.memoryd.v1.MemoryRelation.Builder getRelationsBuilder(
+        int index) {
+      return internalGetRelationsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public dev.memoryd.v1.MemoryRelationOrBuilder getRelationsOrBuilder(
+        int index) {
+      if (relationsBuilder_ == null) {
+        return relations_.get(index);  } else {
+        return relationsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public java.util.List<? extends dev.memoryd.v1.MemoryRelationOrBuilder> 
+         getRelationsOrBuilderList() {
+      if (relationsBuilder_ != null) {
+        return relationsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(relations_);
+      }
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public dev.memoryd.v1.MemoryRelation.Builder addRelationsBuilder() {
+      return internalGetRelationsFieldBuilder().addBuilder(
+          dev.memoryd.v1.MemoryRelation.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public dev.memoryd.v1.MemoryRelation.Builder addRelationsBuilder(
+        int index) {
+      return internalGetRelationsFieldBuilder().addBuilder(
+          index, dev.memoryd.v1.MemoryRelation.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * How this memory relates to others; each relation is also on the other memory,
+     * with the inverse kind. Kept in metadata["memoryd:relations"].
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+     */
+    public java.util.List<dev.memoryd.v1.MemoryRelation.Builder> 
+         getRelationsBuilderList() {
+      return internalGetRelationsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.memoryd.v1.MemoryRelation, dev.memoryd.v1.MemoryRelation.Builder, dev.memoryd.v1.MemoryRelationOrBuilder> 
+        internalGetRelationsFieldBuilder() {
+      if (relationsBuilder_ == null) {
+        relationsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.memoryd.v1.MemoryRelation, dev.memoryd.v1.MemoryRelation.Builder, dev.memoryd.v1.MemoryRelationOrBuilder>(
+                relations_,
+                ((bitField0_ & 0x02000000) != 0),
+                getParentForChildren(),
+                isClean());
+        relations_ = null;
+      }
+      return relationsBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.Memory)

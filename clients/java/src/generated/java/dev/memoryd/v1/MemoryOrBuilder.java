@@ -286,7 +286,8 @@ public interface MemoryOrBuilder extends
   /**
    * <pre>
    * Id of another memory this one replaced and absorbed (compaction merging two
-   * stored memories). Remember-time deduplication does not set it: it updates the
+   * stored memories), or superseded (a newer statement about the same subject: see
+   * relations). Remember-time deduplication does not set it: it updates the
    * existing memory in place (same id, version + 1) and keeps the replaced content
    * and version in metadata["memoryd:dedup"].
    * </pre>
@@ -298,7 +299,8 @@ public interface MemoryOrBuilder extends
   /**
    * <pre>
    * Id of another memory this one replaced and absorbed (compaction merging two
-   * stored memories). Remember-time deduplication does not set it: it updates the
+   * stored memories), or superseded (a newer statement about the same subject: see
+   * relations). Remember-time deduplication does not set it: it updates the
    * existing memory in place (same id, version + 1) and keeps the replaced content
    * and version in metadata["memoryd:dedup"].
    * </pre>
@@ -308,4 +310,116 @@ public interface MemoryOrBuilder extends
    */
   com.google.protobuf.ByteString
       getSupersedesBytes();
+
+  /**
+   * <pre>
+   * The memory that replaced this one (then archived): a newer statement about the
+   * same subject, or the consolidated memory made of it. Cleared by Restore.
+   * </pre>
+   *
+   * <code>string superseded_by = 24 [json_name = "supersededBy"];</code>
+   * @return The supersededBy.
+   */
+  java.lang.String getSupersededBy();
+  /**
+   * <pre>
+   * The memory that replaced this one (then archived): a newer statement about the
+   * same subject, or the consolidated memory made of it. Cleared by Restore.
+   * </pre>
+   *
+   * <code>string superseded_by = 24 [json_name = "supersededBy"];</code>
+   * @return The bytes for supersededBy.
+   */
+  com.google.protobuf.ByteString
+      getSupersededByBytes();
+
+  /**
+   * <pre>
+   * The memories a consolidated (or compacted) memory was made from.
+   * </pre>
+   *
+   * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+   * @return A list containing the derivedFrom.
+   */
+  java.util.List<java.lang.String>
+      getDerivedFromList();
+  /**
+   * <pre>
+   * The memories a consolidated (or compacted) memory was made from.
+   * </pre>
+   *
+   * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+   * @return The count of derivedFrom.
+   */
+  int getDerivedFromCount();
+  /**
+   * <pre>
+   * The memories a consolidated (or compacted) memory was made from.
+   * </pre>
+   *
+   * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+   * @param index The index of the element to return.
+   * @return The derivedFrom at the given index.
+   */
+  java.lang.String getDerivedFrom(int index);
+  /**
+   * <pre>
+   * The memories a consolidated (or compacted) memory was made from.
+   * </pre>
+   *
+   * <code>repeated string derived_from = 25 [json_name = "derivedFrom"];</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the derivedFrom at the given index.
+   */
+  com.google.protobuf.ByteString
+      getDerivedFromBytes(int index);
+
+  /**
+   * <pre>
+   * How this memory relates to others; each relation is also on the other memory,
+   * with the inverse kind. Kept in metadata["memoryd:relations"].
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+   */
+  java.util.List<dev.memoryd.v1.MemoryRelation> 
+      getRelationsList();
+  /**
+   * <pre>
+   * How this memory relates to others; each relation is also on the other memory,
+   * with the inverse kind. Kept in metadata["memoryd:relations"].
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+   */
+  dev.memoryd.v1.MemoryRelation getRelations(int index);
+  /**
+   * <pre>
+   * How this memory relates to others; each relation is also on the other memory,
+   * with the inverse kind. Kept in metadata["memoryd:relations"].
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+   */
+  int getRelationsCount();
+  /**
+   * <pre>
+   * How this memory relates to others; each relation is also on the other memory,
+   * with the inverse kind. Kept in metadata["memoryd:relations"].
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+   */
+  java.util.List<? extends dev.memoryd.v1.MemoryRelationOrBuilder> 
+      getRelationsOrBuilderList();
+  /**
+   * <pre>
+   * How this memory relates to others; each relation is also on the other memory,
+   * with the inverse kind. Kept in metadata["memoryd:relations"].
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.MemoryRelation relations = 26 [json_name = "relations"];</code>
+   */
+  dev.memoryd.v1.MemoryRelationOrBuilder getRelationsOrBuilder(
+      int index);
 }

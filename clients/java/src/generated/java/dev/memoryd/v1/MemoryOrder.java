@@ -31,6 +31,22 @@ public enum MemoryOrder
    * <code>MEMORY_ORDER_CREATED_ASC = 2;</code>
    */
   MEMORY_ORDER_CREATED_ASC(2),
+  /**
+   * <pre>
+   * Most accessed first (ties: newest first).
+   * </pre>
+   *
+   * <code>MEMORY_ORDER_ACCESS_COUNT_DESC = 3;</code>
+   */
+  MEMORY_ORDER_ACCESS_COUNT_DESC(3),
+  /**
+   * <pre>
+   * Most important first (ties: newest first).
+   * </pre>
+   *
+   * <code>MEMORY_ORDER_IMPORTANCE_DESC = 4;</code>
+   */
+  MEMORY_ORDER_IMPORTANCE_DESC(4),
   UNRECOGNIZED(-1),
   ;
 
@@ -59,6 +75,22 @@ public enum MemoryOrder
    * <code>MEMORY_ORDER_CREATED_ASC = 2;</code>
    */
   public static final int MEMORY_ORDER_CREATED_ASC_VALUE = 2;
+  /**
+   * <pre>
+   * Most accessed first (ties: newest first).
+   * </pre>
+   *
+   * <code>MEMORY_ORDER_ACCESS_COUNT_DESC = 3;</code>
+   */
+  public static final int MEMORY_ORDER_ACCESS_COUNT_DESC_VALUE = 3;
+  /**
+   * <pre>
+   * Most important first (ties: newest first).
+   * </pre>
+   *
+   * <code>MEMORY_ORDER_IMPORTANCE_DESC = 4;</code>
+   */
+  public static final int MEMORY_ORDER_IMPORTANCE_DESC_VALUE = 4;
 
 
   public final int getNumber() {
@@ -88,6 +120,8 @@ public enum MemoryOrder
       case 0: return MEMORY_ORDER_UNSPECIFIED;
       case 1: return MEMORY_ORDER_CREATED_DESC;
       case 2: return MEMORY_ORDER_CREATED_ASC;
+      case 3: return MEMORY_ORDER_ACCESS_COUNT_DESC;
+      case 4: return MEMORY_ORDER_IMPORTANCE_DESC;
       default: return null;
     }
   }
@@ -118,7 +152,7 @@ public enum MemoryOrder
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.memoryd.v1.MemoryServiceProto.getDescriptor().getEnumType(1);
+    return dev.memoryd.v1.MemoryServiceProto.getDescriptor().getEnumType(2);
   }
 
   private static final MemoryOrder[] VALUES = values();

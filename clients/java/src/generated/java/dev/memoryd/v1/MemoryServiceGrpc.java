@@ -667,6 +667,99 @@ public final class MemoryServiceGrpc {
     return getEndSessionMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.memoryd.v1.GetSessionMessagesRequest,
+      dev.memoryd.v1.GetSessionMessagesResponse> getGetSessionMessagesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetSessionMessages",
+      requestType = dev.memoryd.v1.GetSessionMessagesRequest.class,
+      responseType = dev.memoryd.v1.GetSessionMessagesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.memoryd.v1.GetSessionMessagesRequest,
+      dev.memoryd.v1.GetSessionMessagesResponse> getGetSessionMessagesMethod() {
+    io.grpc.MethodDescriptor<dev.memoryd.v1.GetSessionMessagesRequest, dev.memoryd.v1.GetSessionMessagesResponse> getGetSessionMessagesMethod;
+    if ((getGetSessionMessagesMethod = MemoryServiceGrpc.getGetSessionMessagesMethod) == null) {
+      synchronized (MemoryServiceGrpc.class) {
+        if ((getGetSessionMessagesMethod = MemoryServiceGrpc.getGetSessionMessagesMethod) == null) {
+          MemoryServiceGrpc.getGetSessionMessagesMethod = getGetSessionMessagesMethod =
+              io.grpc.MethodDescriptor.<dev.memoryd.v1.GetSessionMessagesRequest, dev.memoryd.v1.GetSessionMessagesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetSessionMessages"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.GetSessionMessagesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.GetSessionMessagesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new MemoryServiceMethodDescriptorSupplier("GetSessionMessages"))
+              .build();
+        }
+      }
+    }
+    return getGetSessionMessagesMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.memoryd.v1.DeleteMessagesRequest,
+      dev.memoryd.v1.DeleteMessagesResponse> getDeleteMessagesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "DeleteMessages",
+      requestType = dev.memoryd.v1.DeleteMessagesRequest.class,
+      responseType = dev.memoryd.v1.DeleteMessagesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.memoryd.v1.DeleteMessagesRequest,
+      dev.memoryd.v1.DeleteMessagesResponse> getDeleteMessagesMethod() {
+    io.grpc.MethodDescriptor<dev.memoryd.v1.DeleteMessagesRequest, dev.memoryd.v1.DeleteMessagesResponse> getDeleteMessagesMethod;
+    if ((getDeleteMessagesMethod = MemoryServiceGrpc.getDeleteMessagesMethod) == null) {
+      synchronized (MemoryServiceGrpc.class) {
+        if ((getDeleteMessagesMethod = MemoryServiceGrpc.getDeleteMessagesMethod) == null) {
+          MemoryServiceGrpc.getDeleteMessagesMethod = getDeleteMessagesMethod =
+              io.grpc.MethodDescriptor.<dev.memoryd.v1.DeleteMessagesRequest, dev.memoryd.v1.DeleteMessagesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DeleteMessages"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.DeleteMessagesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.DeleteMessagesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new MemoryServiceMethodDescriptorSupplier("DeleteMessages"))
+              .build();
+        }
+      }
+    }
+    return getDeleteMessagesMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.memoryd.v1.ClearSessionRequest,
+      dev.memoryd.v1.ClearSessionResponse> getClearSessionMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ClearSession",
+      requestType = dev.memoryd.v1.ClearSessionRequest.class,
+      responseType = dev.memoryd.v1.ClearSessionResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.memoryd.v1.ClearSessionRequest,
+      dev.memoryd.v1.ClearSessionResponse> getClearSessionMethod() {
+    io.grpc.MethodDescriptor<dev.memoryd.v1.ClearSessionRequest, dev.memoryd.v1.ClearSessionResponse> getClearSessionMethod;
+    if ((getClearSessionMethod = MemoryServiceGrpc.getClearSessionMethod) == null) {
+      synchronized (MemoryServiceGrpc.class) {
+        if ((getClearSessionMethod = MemoryServiceGrpc.getClearSessionMethod) == null) {
+          MemoryServiceGrpc.getClearSessionMethod = getClearSessionMethod =
+              io.grpc.MethodDescriptor.<dev.memoryd.v1.ClearSessionRequest, dev.memoryd.v1.ClearSessionResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ClearSession"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.ClearSessionRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.ClearSessionResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new MemoryServiceMethodDescriptorSupplier("ClearSession"))
+              .build();
+        }
+      }
+    }
+    return getClearSessionMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -901,6 +994,36 @@ public final class MemoryServiceGrpc {
         io.grpc.stub.StreamObserver<dev.memoryd.v1.EndSessionResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getEndSessionMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * Every stored message of a session, summarised or not, by seq range (paged).
+     * </pre>
+     */
+    default void getSessionMessages(dev.memoryd.v1.GetSessionMessagesRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.GetSessionMessagesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetSessionMessagesMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Deletes messages by seq; a summary that covered one is rebuilt without it.
+     * </pre>
+     */
+    default void deleteMessages(dev.memoryd.v1.DeleteMessagesRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.DeleteMessagesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteMessagesMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Deletes every message and the summary; the session stays open.
+     * </pre>
+     */
+    default void clearSession(dev.memoryd.v1.ClearSessionRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.ClearSessionResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getClearSessionMethod(), responseObserver);
+    }
   }
 
   /**
@@ -1126,6 +1249,39 @@ public final class MemoryServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getEndSessionMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * Every stored message of a session, summarised or not, by seq range (paged).
+     * </pre>
+     */
+    public void getSessionMessages(dev.memoryd.v1.GetSessionMessagesRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.GetSessionMessagesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetSessionMessagesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Deletes messages by seq; a summary that covered one is rebuilt without it.
+     * </pre>
+     */
+    public void deleteMessages(dev.memoryd.v1.DeleteMessagesRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.DeleteMessagesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getDeleteMessagesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Deletes every message and the summary; the session stays open.
+     * </pre>
+     */
+    public void clearSession(dev.memoryd.v1.ClearSessionRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.ClearSessionResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getClearSessionMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1315,6 +1471,36 @@ public final class MemoryServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getEndSessionMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Every stored message of a session, summarised or not, by seq range (paged).
+     * </pre>
+     */
+    public dev.memoryd.v1.GetSessionMessagesResponse getSessionMessages(dev.memoryd.v1.GetSessionMessagesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetSessionMessagesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Deletes messages by seq; a summary that covered one is rebuilt without it.
+     * </pre>
+     */
+    public dev.memoryd.v1.DeleteMessagesResponse deleteMessages(dev.memoryd.v1.DeleteMessagesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getDeleteMessagesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Deletes every message and the summary; the session stays open.
+     * </pre>
+     */
+    public dev.memoryd.v1.ClearSessionResponse clearSession(dev.memoryd.v1.ClearSessionRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getClearSessionMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1503,6 +1689,36 @@ public final class MemoryServiceGrpc {
     public dev.memoryd.v1.EndSessionResponse endSession(dev.memoryd.v1.EndSessionRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getEndSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Every stored message of a session, summarised or not, by seq range (paged).
+     * </pre>
+     */
+    public dev.memoryd.v1.GetSessionMessagesResponse getSessionMessages(dev.memoryd.v1.GetSessionMessagesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetSessionMessagesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Deletes messages by seq; a summary that covered one is rebuilt without it.
+     * </pre>
+     */
+    public dev.memoryd.v1.DeleteMessagesResponse deleteMessages(dev.memoryd.v1.DeleteMessagesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getDeleteMessagesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Deletes every message and the summary; the session stays open.
+     * </pre>
+     */
+    public dev.memoryd.v1.ClearSessionResponse clearSession(dev.memoryd.v1.ClearSessionRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getClearSessionMethod(), getCallOptions(), request);
     }
   }
 
@@ -1714,6 +1930,39 @@ public final class MemoryServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getEndSessionMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * Every stored message of a session, summarised or not, by seq range (paged).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.memoryd.v1.GetSessionMessagesResponse> getSessionMessages(
+        dev.memoryd.v1.GetSessionMessagesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetSessionMessagesMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Deletes messages by seq; a summary that covered one is rebuilt without it.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.memoryd.v1.DeleteMessagesResponse> deleteMessages(
+        dev.memoryd.v1.DeleteMessagesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getDeleteMessagesMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Deletes every message and the summary; the session stays open.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.memoryd.v1.ClearSessionResponse> clearSession(
+        dev.memoryd.v1.ClearSessionRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getClearSessionMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_REMEMBER = 0;
@@ -1737,6 +1986,9 @@ public final class MemoryServiceGrpc {
   private static final int METHODID_GET_SESSION_WINDOW = 18;
   private static final int METHODID_INJECT_INSTRUCTION = 19;
   private static final int METHODID_END_SESSION = 20;
+  private static final int METHODID_GET_SESSION_MESSAGES = 21;
+  private static final int METHODID_DELETE_MESSAGES = 22;
+  private static final int METHODID_CLEAR_SESSION = 23;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1838,6 +2090,18 @@ public final class MemoryServiceGrpc {
         case METHODID_END_SESSION:
           serviceImpl.endSession((dev.memoryd.v1.EndSessionRequest) request,
               (io.grpc.stub.StreamObserver<dev.memoryd.v1.EndSessionResponse>) responseObserver);
+          break;
+        case METHODID_GET_SESSION_MESSAGES:
+          serviceImpl.getSessionMessages((dev.memoryd.v1.GetSessionMessagesRequest) request,
+              (io.grpc.stub.StreamObserver<dev.memoryd.v1.GetSessionMessagesResponse>) responseObserver);
+          break;
+        case METHODID_DELETE_MESSAGES:
+          serviceImpl.deleteMessages((dev.memoryd.v1.DeleteMessagesRequest) request,
+              (io.grpc.stub.StreamObserver<dev.memoryd.v1.DeleteMessagesResponse>) responseObserver);
+          break;
+        case METHODID_CLEAR_SESSION:
+          serviceImpl.clearSession((dev.memoryd.v1.ClearSessionRequest) request,
+              (io.grpc.stub.StreamObserver<dev.memoryd.v1.ClearSessionResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -2004,6 +2268,27 @@ public final class MemoryServiceGrpc {
               dev.memoryd.v1.EndSessionRequest,
               dev.memoryd.v1.EndSessionResponse>(
                 service, METHODID_END_SESSION)))
+        .addMethod(
+          getGetSessionMessagesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.memoryd.v1.GetSessionMessagesRequest,
+              dev.memoryd.v1.GetSessionMessagesResponse>(
+                service, METHODID_GET_SESSION_MESSAGES)))
+        .addMethod(
+          getDeleteMessagesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.memoryd.v1.DeleteMessagesRequest,
+              dev.memoryd.v1.DeleteMessagesResponse>(
+                service, METHODID_DELETE_MESSAGES)))
+        .addMethod(
+          getClearSessionMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.memoryd.v1.ClearSessionRequest,
+              dev.memoryd.v1.ClearSessionResponse>(
+                service, METHODID_CLEAR_SESSION)))
         .build();
   }
 
@@ -2073,6 +2358,9 @@ public final class MemoryServiceGrpc {
               .addMethod(getGetSessionWindowMethod())
               .addMethod(getInjectInstructionMethod())
               .addMethod(getEndSessionMethod())
+              .addMethod(getGetSessionMessagesMethod())
+              .addMethod(getDeleteMessagesMethod())
+              .addMethod(getClearSessionMethod())
               .build();
         }
       }

@@ -128,7 +128,7 @@ public enum MessageRole
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.memoryd.v1.MemoryServiceProto.getDescriptor().getEnumType(3);
+    return dev.memoryd.v1.MemoryServiceProto.getDescriptor().getEnumType(4);
   }
 
   private static final MessageRole[] VALUES = values();

@@ -115,6 +115,22 @@ private static final long serialVersionUID = 0L;
     return selector_ == null ? dev.memoryd.v1.MemorySelector.getDefaultInstance() : selector_;
   }
 
+  public static final int UNDO_CONSOLIDATION_FIELD_NUMBER = 3;
+  private boolean undoConsolidation_ = false;
+  /**
+   * <pre>
+   * A selected consolidated memory is archived and the memories it was made from
+   * come back (instead of restoring the consolidated memory itself).
+   * </pre>
+   *
+   * <code>bool undo_consolidation = 3 [json_name = "undoConsolidation"];</code>
+   * @return The undoConsolidation.
+   */
+  @java.lang.Override
+  public boolean getUndoConsolidation() {
+    return undoConsolidation_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -135,6 +151,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(2, getSelector());
     }
+    if (undoConsolidation_ != false) {
+      output.writeBool(3, undoConsolidation_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -145,6 +164,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(2, getSelector());
+    }
+    if (undoConsolidation_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(3, undoConsolidation_);
     }
     return size;
   }
@@ -177,6 +200,8 @@ private static final long serialVersionUID = 0L;
       if (!getSelector()
           .equals(other.getSelector())) return false;
     }
+    if (getUndoConsolidation()
+        != other.getUndoConsolidation()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -194,6 +219,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + SELECTOR_FIELD_NUMBER;
       hash = (53 * hash) + getSelector().hashCode();
     }
+    hash = (37 * hash) + UNDO_CONSOLIDATION_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getUndoConsolidation());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -337,6 +365,7 @@ private static final long serialVersionUID = 0L;
         selectorBuilder_.dispose();
         selectorBuilder_ = null;
       }
+      undoConsolidation_ = false;
       return this;
     }
 
@@ -380,6 +409,9 @@ private static final long serialVersionUID = 0L;
             : selectorBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.undoConsolidation_ = undoConsolidation_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -402,6 +434,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasSelector()) {
         mergeSelector(other.getSelector());
+      }
+      if (other.getUndoConsolidation() != false) {
+        setUndoConsolidation(other.getUndoConsolidation());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -439,6 +474,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 18
+            case 24: {
+              undoConsolidation_ = input.readBool();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 24
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -645,6 +685,53 @@ private static final long serialVersionUID = 0L;
         selector_ = null;
       }
       return selectorBuilder_;
+    }
+
+    private boolean undoConsolidation_ ;
+    /**
+     * <pre>
+     * A selected consolidated memory is archived and the memories it was made from
+     * come back (instead of restoring the consolidated memory itself).
+     * </pre>
+     *
+     * <code>bool undo_consolidation = 3 [json_name = "undoConsolidation"];</code>
+     * @return The undoConsolidation.
+     */
+    @java.lang.Override
+    public boolean getUndoConsolidation() {
+      return undoConsolidation_;
+    }
+    /**
+     * <pre>
+     * A selected consolidated memory is archived and the memories it was made from
+     * come back (instead of restoring the consolidated memory itself).
+     * </pre>
+     *
+     * <code>bool undo_consolidation = 3 [json_name = "undoConsolidation"];</code>
+     * @param value The undoConsolidation to set.
+     * @return This builder for chaining.
+     */
+    public Builder setUndoConsolidation(boolean value) {
+
+      undoConsolidation_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * A selected consolidated memory is archived and the memories it was made from
+     * come back (instead of restoring the consolidated memory itself).
+     * </pre>
+     *
+     * <code>bool undo_consolidation = 3 [json_name = "undoConsolidation"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearUndoConsolidation() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      undoConsolidation_ = false;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.RestoreRequest)

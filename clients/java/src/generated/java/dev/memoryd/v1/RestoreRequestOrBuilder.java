@@ -36,4 +36,15 @@ public interface RestoreRequestOrBuilder extends
    * <code>.memoryd.v1.MemorySelector selector = 2 [json_name = "selector"];</code>
    */
   dev.memoryd.v1.MemorySelectorOrBuilder getSelectorOrBuilder();
+
+  /**
+   * <pre>
+   * A selected consolidated memory is archived and the memories it was made from
+   * come back (instead of restoring the consolidated memory itself).
+   * </pre>
+   *
+   * <code>bool undo_consolidation = 3 [json_name = "undoConsolidation"];</code>
+   * @return The undoConsolidation.
+   */
+  boolean getUndoConsolidation();
 }

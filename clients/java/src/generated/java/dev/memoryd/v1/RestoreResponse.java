@@ -59,6 +59,21 @@ private static final long serialVersionUID = 0L;
     return restored_;
   }
 
+  public static final int CONSOLIDATIONS_UNDONE_FIELD_NUMBER = 2;
+  private long consolidationsUndone_ = 0L;
+  /**
+   * <pre>
+   * Consolidated memories undone (with undo_consolidation).
+   * </pre>
+   *
+   * <code>int64 consolidations_undone = 2 [json_name = "consolidationsUndone"];</code>
+   * @return The consolidationsUndone.
+   */
+  @java.lang.Override
+  public long getConsolidationsUndone() {
+    return consolidationsUndone_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -76,6 +91,9 @@ private static final long serialVersionUID = 0L;
     if (restored_ != 0L) {
       output.writeInt64(1, restored_);
     }
+    if (consolidationsUndone_ != 0L) {
+      output.writeInt64(2, consolidationsUndone_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -83,6 +101,10 @@ private static final long serialVersionUID = 0L;
     if (restored_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(1, restored_);
+    }
+    if (consolidationsUndone_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(2, consolidationsUndone_);
     }
     return size;
   }
@@ -110,6 +132,8 @@ private static final long serialVersionUID = 0L;
 
     if (getRestored()
         != other.getRestored()) return false;
+    if (getConsolidationsUndone()
+        != other.getConsolidationsUndone()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -124,6 +148,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + RESTORED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getRestored());
+    hash = (37 * hash) + CONSOLIDATIONS_UNDONE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getConsolidationsUndone());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -256,6 +283,7 @@ private static final long serialVersionUID = 0L;
       super.clear();
       bitField0_ = 0;
       restored_ = 0L;
+      consolidationsUndone_ = 0L;
       return this;
     }
 
@@ -292,6 +320,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000001) != 0)) {
         result.restored_ = restored_;
       }
+      if (((from_bitField0_ & 0x00000002) != 0)) {
+        result.consolidationsUndone_ = consolidationsUndone_;
+      }
     }
 
     @java.lang.Override
@@ -308,6 +339,9 @@ private static final long serialVersionUID = 0L;
       if (other == dev.memoryd.v1.RestoreResponse.getDefaultInstance()) return this;
       if (other.getRestored() != 0L) {
         setRestored(other.getRestored());
+      }
+      if (other.getConsolidationsUndone() != 0L) {
+        setConsolidationsUndone(other.getConsolidationsUndone());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -338,6 +372,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000001;
               break;
             } // case 8
+            case 16: {
+              consolidationsUndone_ = input.readInt64();
+              bitField0_ |= 0x00000002;
+              break;
+            } // case 16
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -383,6 +422,50 @@ private static final long serialVersionUID = 0L;
     public Builder clearRestored() {
       bitField0_ = (bitField0_ & ~0x00000001);
       restored_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private long consolidationsUndone_ ;
+    /**
+     * <pre>
+     * Consolidated memories undone (with undo_consolidation).
+     * </pre>
+     *
+     * <code>int64 consolidations_undone = 2 [json_name = "consolidationsUndone"];</code>
+     * @return The consolidationsUndone.
+     */
+    @java.lang.Override
+    public long getConsolidationsUndone() {
+      return consolidationsUndone_;
+    }
+    /**
+     * <pre>
+     * Consolidated memories undone (with undo_consolidation).
+     * </pre>
+     *
+     * <code>int64 consolidations_undone = 2 [json_name = "consolidationsUndone"];</code>
+     * @param value The consolidationsUndone to set.
+     * @return This builder for chaining.
+     */
+    public Builder setConsolidationsUndone(long value) {
+
+      consolidationsUndone_ = value;
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Consolidated memories undone (with undo_consolidation).
+     * </pre>
+     *
+     * <code>int64 consolidations_undone = 2 [json_name = "consolidationsUndone"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearConsolidationsUndone() {
+      bitField0_ = (bitField0_ & ~0x00000002);
+      consolidationsUndone_ = 0L;
       onChanged();
       return this;
     }

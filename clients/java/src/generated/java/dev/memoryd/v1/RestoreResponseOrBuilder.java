@@ -15,4 +15,14 @@ public interface RestoreResponseOrBuilder extends
    * @return The restored.
    */
   long getRestored();
+
+  /**
+   * <pre>
+   * Consolidated memories undone (with undo_consolidation).
+   * </pre>
+   *
+   * <code>int64 consolidations_undone = 2 [json_name = "consolidationsUndone"];</code>
+   * @return The consolidationsUndone.
+   */
+  long getConsolidationsUndone();
 }

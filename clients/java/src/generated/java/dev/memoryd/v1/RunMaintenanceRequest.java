@@ -135,6 +135,33 @@ private static final long serialVersionUID = 0L;
     return retentionDays_;
   }
 
+  public static final int CONSOLIDATE_FIELD_NUMBER = 4;
+  private boolean consolidate_ = false;
+  /**
+   * <pre>
+   * Consolidate old memories in this run (unset: maintenance.consolidation.enabled).
+   * </pre>
+   *
+   * <code>optional bool consolidate = 4 [json_name = "consolidate"];</code>
+   * @return Whether the consolidate field is set.
+   */
+  @java.lang.Override
+  public boolean hasConsolidate() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * Consolidate old memories in this run (unset: maintenance.consolidation.enabled).
+   * </pre>
+   *
+   * <code>optional bool consolidate = 4 [json_name = "consolidate"];</code>
+   * @return The consolidate.
+   */
+  @java.lang.Override
+  public boolean getConsolidate() {
+    return consolidate_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -158,6 +185,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeInt32(3, retentionDays_);
     }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeBool(4, consolidate_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -172,6 +202,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(3, retentionDays_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(4, consolidate_);
     }
     return size;
   }
@@ -209,6 +243,11 @@ private static final long serialVersionUID = 0L;
       if (getRetentionDays()
           != other.getRetentionDays()) return false;
     }
+    if (hasConsolidate() != other.hasConsolidate()) return false;
+    if (hasConsolidate()) {
+      if (getConsolidate()
+          != other.getConsolidate()) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -230,6 +269,11 @@ private static final long serialVersionUID = 0L;
     if (hasRetentionDays()) {
       hash = (37 * hash) + RETENTION_DAYS_FIELD_NUMBER;
       hash = (53 * hash) + getRetentionDays();
+    }
+    if (hasConsolidate()) {
+      hash = (37 * hash) + CONSOLIDATE_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getConsolidate());
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -365,6 +409,7 @@ private static final long serialVersionUID = 0L;
       agentId_ = "";
       maxEntries_ = 0L;
       retentionDays_ = 0;
+      consolidate_ = false;
       return this;
     }
 
@@ -410,6 +455,10 @@ private static final long serialVersionUID = 0L;
         result.retentionDays_ = retentionDays_;
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.consolidate_ = consolidate_;
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -435,6 +484,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasRetentionDays()) {
         setRetentionDays(other.getRetentionDays());
+      }
+      if (other.hasConsolidate()) {
+        setConsolidate(other.getConsolidate());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -475,6 +527,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 24
+            case 32: {
+              consolidate_ = input.readBool();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 32
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -656,6 +713,62 @@ private static final long serialVersionUID = 0L;
     public Builder clearRetentionDays() {
       bitField0_ = (bitField0_ & ~0x00000004);
       retentionDays_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private boolean consolidate_ ;
+    /**
+     * <pre>
+     * Consolidate old memories in this run (unset: maintenance.consolidation.enabled).
+     * </pre>
+     *
+     * <code>optional bool consolidate = 4 [json_name = "consolidate"];</code>
+     * @return Whether the consolidate field is set.
+     */
+    @java.lang.Override
+    public boolean hasConsolidate() {
+      return ((bitField0_ & 0x00000008) != 0);
+    }
+    /**
+     * <pre>
+     * Consolidate old memories in this run (unset: maintenance.consolidation.enabled).
+     * </pre>
+     *
+     * <code>optional bool consolidate = 4 [json_name = "consolidate"];</code>
+     * @return The consolidate.
+     */
+    @java.lang.Override
+    public boolean getConsolidate() {
+      return consolidate_;
+    }
+    /**
+     * <pre>
+     * Consolidate old memories in this run (unset: maintenance.consolidation.enabled).
+     * </pre>
+     *
+     * <code>optional bool consolidate = 4 [json_name = "consolidate"];</code>
+     * @param value The consolidate to set.
+     * @return This builder for chaining.
+     */
+    public Builder setConsolidate(boolean value) {
+
+      consolidate_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Consolidate old memories in this run (unset: maintenance.consolidation.enabled).
+     * </pre>
+     *
+     * <code>optional bool consolidate = 4 [json_name = "consolidate"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearConsolidate() {
+      bitField0_ = (bitField0_ & ~0x00000008);
+      consolidate_ = false;
       onChanged();
       return this;
     }

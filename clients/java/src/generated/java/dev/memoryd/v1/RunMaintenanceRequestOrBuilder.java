@@ -51,4 +51,23 @@ public interface RunMaintenanceRequestOrBuilder extends
    * @return The retentionDays.
    */
   int getRetentionDays();
+
+  /**
+   * <pre>
+   * Consolidate old memories in this run (unset: maintenance.consolidation.enabled).
+   * </pre>
+   *
+   * <code>optional bool consolidate = 4 [json_name = "consolidate"];</code>
+   * @return Whether the consolidate field is set.
+   */
+  boolean hasConsolidate();
+  /**
+   * <pre>
+   * Consolidate old memories in this run (unset: maintenance.consolidation.enabled).
+   * </pre>
+   *
+   * <code>optional bool consolidate = 4 [json_name = "consolidate"];</code>
+   * @return The consolidate.
+   */
+  boolean getConsolidate();
 }

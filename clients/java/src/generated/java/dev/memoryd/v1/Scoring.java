@@ -29,6 +29,7 @@ private static final long serialVersionUID = 0L;
   }
   private Scoring() {
     preset_ = 0;
+    recencyBasis_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -72,7 +73,8 @@ private static final long serialVersionUID = 0L;
   private double halfLifeHours_ = 0D;
   /**
    * <pre>
-   * Overrides for the decay half-life and the weighted preset's weights.
+   * Overrides for the decay half-life and the weighted preset's weights (weights
+   * must not be negative).
    * </pre>
    *
    * <code>optional double half_life_hours = 2 [json_name = "halfLifeHours"];</code>
@@ -84,7 +86,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Overrides for the decay half-life and the weighted preset's weights.
+   * Overrides for the decay half-life and the weighted preset's weights (weights
+   * must not be negative).
    * </pre>
    *
    * <code>optional double half_life_hours = 2 [json_name = "halfLifeHours"];</code>
@@ -152,6 +155,24 @@ private static final long serialVersionUID = 0L;
     return importanceWeight_;
   }
 
+  public static final int RECENCY_BASIS_FIELD_NUMBER = 6;
+  private int recencyBasis_ = 0;
+  /**
+   * <code>.memoryd.v1.RecencyBasis recency_basis = 6 [json_name = "recencyBasis"];</code>
+   * @return The enum numeric value on the wire for recencyBasis.
+   */
+  @java.lang.Override public int getRecencyBasisValue() {
+    return recencyBasis_;
+  }
+  /**
+   * <code>.memoryd.v1.RecencyBasis recency_basis = 6 [json_name = "recencyBasis"];</code>
+   * @return The recencyBasis.
+   */
+  @java.lang.Override public dev.memoryd.v1.RecencyBasis getRecencyBasis() {
+    dev.memoryd.v1.RecencyBasis result = dev.memoryd.v1.RecencyBasis.forNumber(recencyBasis_);
+    return result == null ? dev.memoryd.v1.RecencyBasis.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -181,6 +202,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000008) != 0)) {
       output.writeDouble(5, importanceWeight_);
     }
+    if (recencyBasis_ != dev.memoryd.v1.RecencyBasis.RECENCY_BASIS_UNSPECIFIED.getNumber()) {
+      output.writeEnum(6, recencyBasis_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -204,6 +228,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000008) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(5, importanceWeight_);
+    }
+    if (recencyBasis_ != dev.memoryd.v1.RecencyBasis.RECENCY_BASIS_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(6, recencyBasis_);
     }
     return size;
   }
@@ -254,6 +282,7 @@ private static final long serialVersionUID = 0L;
           != java.lang.Double.doubleToLongBits(
               other.getImportanceWeight())) return false;
     }
+    if (recencyBasis_ != other.recencyBasis_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -287,6 +316,8 @@ private static final long serialVersionUID = 0L;
       hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
           java.lang.Double.doubleToLongBits(getImportanceWeight()));
     }
+    hash = (37 * hash) + RECENCY_BASIS_FIELD_NUMBER;
+    hash = (53 * hash) + recencyBasis_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -423,6 +454,7 @@ private static final long serialVersionUID = 0L;
       similarityWeight_ = 0D;
       recencyWeight_ = 0D;
       importanceWeight_ = 0D;
+      recencyBasis_ = 0;
       return this;
     }
 
@@ -476,6 +508,9 @@ private static final long serialVersionUID = 0L;
         result.importanceWeight_ = importanceWeight_;
         to_bitField0_ |= 0x00000008;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.recencyBasis_ = recencyBasis_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -505,6 +540,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasImportanceWeight()) {
         setImportanceWeight(other.getImportanceWeight());
+      }
+      if (other.recencyBasis_ != 0) {
+        setRecencyBasisValue(other.getRecencyBasisValue());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -555,6 +593,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 41
+            case 48: {
+              recencyBasis_ = input.readEnum();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -627,7 +670,8 @@ private static final long serialVersionUID = 0L;
     private double halfLifeHours_ ;
     /**
      * <pre>
-     * Overrides for the decay half-life and the weighted preset's weights.
+     * Overrides for the decay half-life and the weighted preset's weights (weights
+     * must not be negative).
      * </pre>
      *
      * <code>optional double half_life_hours = 2 [json_name = "halfLifeHours"];</code>
@@ -639,7 +683,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Overrides for the decay half-life and the weighted preset's weights.
+     * Overrides for the decay half-life and the weighted preset's weights (weights
+     * must not be negative).
      * </pre>
      *
      * <code>optional double half_life_hours = 2 [json_name = "halfLifeHours"];</code>
@@ -651,7 +696,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Overrides for the decay half-life and the weighted preset's weights.
+     * Overrides for the decay half-life and the weighted preset's weights (weights
+     * must not be negative).
      * </pre>
      *
      * <code>optional double half_life_hours = 2 [json_name = "halfLifeHours"];</code>
@@ -667,7 +713,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Overrides for the decay half-life and the weighted preset's weights.
+     * Overrides for the decay half-life and the weighted preset's weights (weights
+     * must not be negative).
      * </pre>
      *
      * <code>optional double half_life_hours = 2 [json_name = "halfLifeHours"];</code>
@@ -796,6 +843,58 @@ private static final long serialVersionUID = 0L;
     public Builder clearImportanceWeight() {
       bitField0_ = (bitField0_ & ~0x00000010);
       importanceWeight_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private int recencyBasis_ = 0;
+    /**
+     * <code>.memoryd.v1.RecencyBasis recency_basis = 6 [json_name = "recencyBasis"];</code>
+     * @return The enum numeric value on the wire for recencyBasis.
+     */
+    @java.lang.Override public int getRecencyBasisValue() {
+      return recencyBasis_;
+    }
+    /**
+     * <code>.memoryd.v1.RecencyBasis recency_basis = 6 [json_name = "recencyBasis"];</code>
+     * @param value The enum numeric value on the wire for recencyBasis to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRecencyBasisValue(int value) {
+      recencyBasis_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.RecencyBasis recency_basis = 6 [json_name = "recencyBasis"];</code>
+     * @return The recencyBasis.
+     */
+    @java.lang.Override
+    public dev.memoryd.v1.RecencyBasis getRecencyBasis() {
+      dev.memoryd.v1.RecencyBasis result = dev.memoryd.v1.RecencyBasis.forNumber(recencyBasis_);
+      return result == null ? dev.memoryd.v1.RecencyBasis.UNRECOGNIZED : result;
+    }
+    /**
+     * <code>.memoryd.v1.RecencyBasis recency_basis = 6 [json_name = "recencyBasis"];</code>
+     * @param value The recencyBasis to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setRecencyBasis(dev.memoryd.v1.RecencyBasis value) {
+      java.util.Objects.requireNonNull(value);
+      bitField0_ |= 0x00000020;
+      recencyBasis_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.RecencyBasis recency_basis = 6 [json_name = "recencyBasis"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRecencyBasis() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      recencyBasis_ = 0;
       onChanged();
       return this;
     }

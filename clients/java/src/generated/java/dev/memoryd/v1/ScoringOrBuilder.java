@@ -23,7 +23,8 @@ public interface ScoringOrBuilder extends
 
   /**
    * <pre>
-   * Overrides for the decay half-life and the weighted preset's weights.
+   * Overrides for the decay half-life and the weighted preset's weights (weights
+   * must not be negative).
    * </pre>
    *
    * <code>optional double half_life_hours = 2 [json_name = "halfLifeHours"];</code>
@@ -32,7 +33,8 @@ public interface ScoringOrBuilder extends
   boolean hasHalfLifeHours();
   /**
    * <pre>
-   * Overrides for the decay half-life and the weighted preset's weights.
+   * Overrides for the decay half-life and the weighted preset's weights (weights
+   * must not be negative).
    * </pre>
    *
    * <code>optional double half_life_hours = 2 [json_name = "halfLifeHours"];</code>
@@ -72,4 +74,15 @@ public interface ScoringOrBuilder extends
    * @return The importanceWeight.
    */
   double getImportanceWeight();
+
+  /**
+   * <code>.memoryd.v1.RecencyBasis recency_basis = 6 [json_name = "recencyBasis"];</code>
+   * @return The enum numeric value on the wire for recencyBasis.
+   */
+  int getRecencyBasisValue();
+  /**
+   * <code>.memoryd.v1.RecencyBasis recency_basis = 6 [json_name = "recencyBasis"];</code>
+   * @return The recencyBasis.
+   */
+  dev.memoryd.v1.RecencyBasis getRecencyBasis();
 }

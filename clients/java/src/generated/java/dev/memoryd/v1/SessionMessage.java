@@ -32,6 +32,7 @@ private static final long serialVersionUID = 0L;
     content_ = "";
     name_ = "";
     toolCallId_ = "";
+    toolCalls_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -153,6 +154,10 @@ private static final long serialVersionUID = 0L;
   @SuppressWarnings("serial")
   private volatile java.lang.Object toolCallId_ = "";
   /**
+   * <pre>
+   * On a tool message: the id of the call it answers.
+   * </pre>
+   *
    * <code>string tool_call_id = 4 [json_name = "toolCallId"];</code>
    * @return The toolCallId.
    */
@@ -170,6 +175,10 @@ private static final long serialVersionUID = 0L;
     }
   }
   /**
+   * <pre>
+   * On a tool message: the id of the call it answers.
+   * </pre>
+   *
    * <code>string tool_call_id = 4 [json_name = "toolCallId"];</code>
    * @return The bytes for toolCallId.
    */
@@ -229,6 +238,67 @@ private static final long serialVersionUID = 0L;
     return seq_;
   }
 
+  public static final int TOOL_CALLS_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.memoryd.v1.ToolCall> toolCalls_;
+  /**
+   * <pre>
+   * On an assistant message: the tools it calls.
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.memoryd.v1.ToolCall> getToolCallsList() {
+    return toolCalls_;
+  }
+  /**
+   * <pre>
+   * On an assistant message: the tools it calls.
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.memoryd.v1.ToolCallOrBuilder> 
+      getToolCallsOrBuilderList() {
+    return toolCalls_;
+  }
+  /**
+   * <pre>
+   * On an assistant message: the tools it calls.
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+   */
+  @java.lang.Override
+  public int getToolCallsCount() {
+    return toolCalls_.size();
+  }
+  /**
+   * <pre>
+   * On an assistant message: the tools it calls.
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.ToolCall getToolCalls(int index) {
+    return toolCalls_.get(index);
+  }
+  /**
+   * <pre>
+   * On an assistant message: the tools it calls.
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.ToolCallOrBuilder getToolCallsOrBuilder(
+      int index) {
+    return toolCalls_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -261,6 +331,9 @@ private static final long serialVersionUID = 0L;
     if (seq_ != 0L) {
       output.writeInt64(6, seq_);
     }
+    for (int i = 0; i < toolCalls_.size(); i++) {
+      output.writeMessage(7, toolCalls_.get(i));
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -286,6 +359,15 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(6, seq_);
     }
+
+        {
+          final int count = toolCalls_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(toolCalls_.get(i));
+          }
+          size += 1 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -324,6 +406,8 @@ private static final long serialVersionUID = 0L;
     }
     if (getSeq()
         != other.getSeq()) return false;
+    if (!getToolCallsList()
+        .equals(other.getToolCallsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -350,6 +434,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + SEQ_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getSeq());
+    if (getToolCallsCount() > 0) {
+      hash = (37 * hash) + TOOL_CALLS_FIELD_NUMBER;
+      hash = (53 * hash) + getToolCallsList().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -481,6 +569,7 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetCreatedAtFieldBuilder();
+        internalGetToolCallsFieldBuilder();
       }
     }
     @java.lang.Override
@@ -497,6 +586,13 @@ private static final long serialVersionUID = 0L;
         createdAtBuilder_ = null;
       }
       seq_ = 0L;
+      if (toolCallsBuilder_ == null) {
+        toolCalls_ = java.util.Collections.emptyList();
+      } else {
+        toolCalls_ = null;
+        toolCallsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000040);
       return this;
     }
 
@@ -523,9 +619,22 @@ private static final long serialVersionUID = 0L;
     @java.lang.Override
     public dev.memoryd.v1.SessionMessage buildPartial() {
       dev.memoryd.v1.SessionMessage result = new dev.memoryd.v1.SessionMessage(this);
+      buildPartialRepeatedFields(result);
       if (bitField0_ != 0) { buildPartial0(result); }
       onBuilt();
       return result;
+    }
+
+    private void buildPartialRepeatedFields(dev.memoryd.v1.SessionMessage result) {
+      if (toolCallsBuilder_ == null) {
+        if (((bitField0_ & 0x00000040) != 0)) {
+          toolCalls_ = java.util.Collections.unmodifiableList(toolCalls_);
+          bitField0_ = (bitField0_ & ~0x00000040);
+        }
+        result.toolCalls_ = toolCalls_;
+      } else {
+        result.toolCalls_ = toolCallsBuilder_.build();
+      }
     }
 
     private void buildPartial0(dev.memoryd.v1.SessionMessage result) {
@@ -591,6 +700,32 @@ private static final long serialVersionUID = 0L;
       if (other.getSeq() != 0L) {
         setSeq(other.getSeq());
       }
+      if (toolCallsBuilder_ == null) {
+        if (!other.toolCalls_.isEmpty()) {
+          if (toolCalls_.isEmpty()) {
+            toolCalls_ = other.toolCalls_;
+            bitField0_ = (bitField0_ & ~0x00000040);
+          } else {
+            ensureToolCallsIsMutable();
+            toolCalls_.addAll(other.toolCalls_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.toolCalls_.isEmpty()) {
+          if (toolCallsBuilder_.isEmpty()) {
+            toolCallsBuilder_.dispose();
+            toolCallsBuilder_ = null;
+            toolCalls_ = other.toolCalls_;
+            bitField0_ = (bitField0_ & ~0x00000040);
+            toolCallsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetToolCallsFieldBuilder() : null;
+          } else {
+            toolCallsBuilder_.addAllMessages(other.toolCalls_);
+          }
+        }
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -647,6 +782,19 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 48
+            case 58: {
+              dev.memoryd.v1.ToolCall m =
+                  input.readMessage(
+                      dev.memoryd.v1.ToolCall.parser(),
+                      extensionRegistry);
+              if (toolCallsBuilder_ == null) {
+                ensureToolCallsIsMutable();
+                toolCalls_.add(m);
+              } else {
+                toolCallsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -862,6 +1010,10 @@ private static final long serialVersionUID = 0L;
 
     private java.lang.Object toolCallId_ = "";
     /**
+     * <pre>
+     * On a tool message: the id of the call it answers.
+     * </pre>
+     *
      * <code>string tool_call_id = 4 [json_name = "toolCallId"];</code>
      * @return The toolCallId.
      */
@@ -878,6 +1030,10 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * On a tool message: the id of the call it answers.
+     * </pre>
+     *
      * <code>string tool_call_id = 4 [json_name = "toolCallId"];</code>
      * @return The bytes for toolCallId.
      */
@@ -895,6 +1051,10 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * On a tool message: the id of the call it answers.
+     * </pre>
+     *
      * <code>string tool_call_id = 4 [json_name = "toolCallId"];</code>
      * @param value The toolCallId to set.
      * @return This builder for chaining.
@@ -908,6 +1068,10 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * On a tool message: the id of the call it answers.
+     * </pre>
+     *
      * <code>string tool_call_id = 4 [json_name = "toolCallId"];</code>
      * @return This builder for chaining.
      */
@@ -918,6 +1082,10 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * On a tool message: the id of the call it answers.
+     * </pre>
+     *
      * <code>string tool_call_id = 4 [json_name = "toolCallId"];</code>
      * @param value The bytes for toolCallId to set.
      * @return This builder for chaining.
@@ -1093,6 +1261,312 @@ private static final long serialVersionUID = 0L;
       seq_ = 0L;
       onChanged();
       return this;
+    }
+
+    private java.util.List<dev.memoryd.v1.ToolCall> toolCalls_ =
+      java.util.Collections.emptyList();
+    private void ensureToolCallsIsMutable() {
+      if (!((bitField0_ & 0x00000040) != 0)) {
+        toolCalls_ = new java.util.ArrayList<dev.memoryd.v1.ToolCall>(toolCalls_);
+        bitField0_ |= 0x00000040;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.memoryd.v1.ToolCall, dev.memoryd.v1.ToolCall.Builder, dev.memoryd.v1.ToolCallOrBuilder> toolCallsBuilder_;
+
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public java.util.List<dev.memoryd.v1.ToolCall> getToolCallsList() {
+      if (toolCallsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(toolCalls_);
+      } else {
+        return toolCallsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public int getToolCallsCount() {
+      if (toolCallsBuilder_ == null) {
+        return toolCalls_.size();
+      } else {
+        return toolCallsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public dev.memoryd.v1.ToolCall getToolCalls(int index) {
+      if (toolCallsBuilder_ == null) {
+        return toolCalls_.get(index);
+      } else {
+        return toolCallsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public Builder setToolCalls(
+        int index, dev.memoryd.v1.ToolCall value) {
+      if (toolCallsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureToolCallsIsMutable();
+        toolCalls_.set(index, value);
+        onChanged();
+      } else {
+        toolCallsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public Builder setToolCalls(
+        int index, dev.memoryd.v1.ToolCall.Builder builderForValue) {
+      if (toolCallsBuilder_ == null) {
+        ensureToolCallsIsMutable();
+        toolCalls_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        toolCallsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public Builder addToolCalls(dev.memoryd.v1.ToolCall value) {
+      if (toolCallsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureToolCallsIsMutable();
+        toolCalls_.add(value);
+        onChanged();
+      } else {
+        toolCallsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public Builder addToolCalls(
+        int index, dev.memoryd.v1.ToolCall value) {
+      if (toolCallsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureToolCallsIsMutable();
+        toolCalls_.add(index, value);
+        onChanged();
+      } else {
+        toolCallsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public Builder addToolCalls(
+        dev.memoryd.v1.ToolCall.Builder builderForValue) {
+      if (toolCallsBuilder_ == null) {
+        ensureToolCallsIsMutable();
+        toolCalls_.add(builderForValue.build());
+        onChanged();
+      } else {
+        toolCallsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public Builder addToolCalls(
+        int index, dev.memoryd.v1.ToolCall.Builder builderForValue) {
+      if (toolCallsBuilder_ == null) {
+        ensureToolCallsIsMutable();
+        toolCalls_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        toolCallsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public Builder addAllToolCalls(
+        java.lang.Iterable<? extends dev.memoryd.v1.ToolCall> values) {
+      if (toolCallsBuilder_ == null) {
+        ensureToolCallsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, toolCalls_);
+        onChanged();
+      } else {
+        toolCallsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public Builder clearToolCalls() {
+      if (toolCallsBuilder_ == null) {
+        toolCalls_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000040);
+        onChanged();
+      } else {
+        toolCallsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public Builder removeToolCalls(int index) {
+      if (toolCallsBuilder_ == null) {
+        ensureToolCallsIsMutable();
+        toolCalls_.remove(index);
+        onChanged();
+      } else {
+        toolCallsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public dev.memoryd.v1.ToolCall.Builder getToolCallsBuilder(
+        int index) {
+      return internalGetToolCallsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public dev.memoryd.v1.ToolCallOrBuilder getToolCallsOrBuilder(
+        int index) {
+      if (toolCallsBuilder_ == null) {
+        return toolCalls_.get(index);  } else {
+        return toolCallsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public java.util.List<? extends dev.memoryd.v1.ToolCallOrBuilder> 
+         getToolCallsOrBuilderList() {
+      if (toolCallsBuilder_ != null) {
+        return toolCallsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(toolCalls_);
+      }
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public dev.memoryd.v1.ToolCall.Builder addToolCallsBuilder() {
+      return internalGetToolCallsFieldBuilder().addBuilder(
+          dev.memoryd.v1.ToolCall.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public dev.memoryd.v1.ToolCall.Builder addToolCallsBuilder(
+        int index) {
+      return internalGetToolCallsFieldBuilder().addBuilder(
+          index, dev.memoryd.v1.ToolCall.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * On an assistant message: the tools it calls.
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+     */
+    public java.util.List<dev.memoryd.v1.ToolCall.Builder> 
+         getToolCallsBuilderList() {
+      return internalGetToolCallsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.memoryd.v1.ToolCall, dev.memoryd.v1.ToolCall.Builder, dev.memoryd.v1.ToolCallOrBuilder> 
+        internalGetToolCallsFieldBuilder() {
+      if (toolCallsBuilder_ == null) {
+        toolCallsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.memoryd.v1.ToolCall, dev.memoryd.v1.ToolCall.Builder, dev.memoryd.v1.ToolCallOrBuilder>(
+                toolCalls_,
+                ((bitField0_ & 0x00000040) != 0),
+                getParentForChildren(),
+                isClean());
+        toolCalls_ = null;
+      }
+      return toolCallsBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.SessionMessage)

@@ -46,11 +46,19 @@ public interface SessionMessageOrBuilder extends
       getNameBytes();
 
   /**
+   * <pre>
+   * On a tool message: the id of the call it answers.
+   * </pre>
+   *
    * <code>string tool_call_id = 4 [json_name = "toolCallId"];</code>
    * @return The toolCallId.
    */
   java.lang.String getToolCallId();
   /**
+   * <pre>
+   * On a tool message: the id of the call it answers.
+   * </pre>
+   *
    * <code>string tool_call_id = 4 [json_name = "toolCallId"];</code>
    * @return The bytes for toolCallId.
    */
@@ -81,4 +89,48 @@ public interface SessionMessageOrBuilder extends
    * @return The seq.
    */
   long getSeq();
+
+  /**
+   * <pre>
+   * On an assistant message: the tools it calls.
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+   */
+  java.util.List<dev.memoryd.v1.ToolCall> 
+      getToolCallsList();
+  /**
+   * <pre>
+   * On an assistant message: the tools it calls.
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+   */
+  dev.memoryd.v1.ToolCall getToolCalls(int index);
+  /**
+   * <pre>
+   * On an assistant message: the tools it calls.
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+   */
+  int getToolCallsCount();
+  /**
+   * <pre>
+   * On an assistant message: the tools it calls.
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+   */
+  java.util.List<? extends dev.memoryd.v1.ToolCallOrBuilder> 
+      getToolCallsOrBuilderList();
+  /**
+   * <pre>
+   * On an assistant message: the tools it calls.
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.ToolCall tool_calls = 7 [json_name = "toolCalls"];</code>
+   */
+  dev.memoryd.v1.ToolCallOrBuilder getToolCallsOrBuilder(
+      int index);
 }

@@ -126,7 +126,7 @@ public enum TagMatch
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.memoryd.v1.CommonProto.getDescriptor().getEnumType(3);
+    return dev.memoryd.v1.CommonProto.getDescriptor().getEnumType(4);
   }
 
   private static final TagMatch[] VALUES = values();

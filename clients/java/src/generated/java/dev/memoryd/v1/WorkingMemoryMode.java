@@ -118,7 +118,7 @@ public enum WorkingMemoryMode
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.memoryd.v1.MemoryServiceProto.getDescriptor().getEnumType(2);
+    return dev.memoryd.v1.MemoryServiceProto.getDescriptor().getEnumType(3);
   }
 
   private static final WorkingMemoryMode[] VALUES = values();

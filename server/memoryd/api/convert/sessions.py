@@ -1,0 +1,196 @@
+"""Session requests beyond append / window / inject / end: compression settings, the
+stored messages (GetSessionMessages, DeleteMessages, ClearSession) and sessions in
+export records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memoryd.api.convert.agent_state import (
+    FIXED_ZONE_KINDS,
+    MESSAGE_ROLES,
+    message_to_proto,
+    tool_calls_from,
+)
+from memoryd.api.convert.common import duration_from, set_timestamp, timestamp_from
+from memoryd.api.convert.memories import degraded_to_proto
+from memoryd.domain.agent_state import (
+    DeleteMessagesOutcome,
+    FixedZoneEntry,
+    SessionCompression,
+    SessionMessage,
+    SessionMessagesPage,
+    SessionMessagesQuery,
+)
+from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.lifecycle import ExportedSession, ExportedSessionMessage
+from memoryd.domain.requests import Degradation
+from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+
+_REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
+
+
+def compression_from(msg: mpb.SessionCompression) -> SessionCompression:
+    return SessionCompression(
+        compress_threshold_messages=msg.compress_threshold_messages
+        if msg.HasField("compress_threshold_messages")
+        else None,
+        compress_token_ratio=msg.compress_token_ratio
+        if msg.HasField("compress_token_ratio")
+        else None,
+        context_budget_tokens=msg.context_budget_tokens
+        if msg.HasField("context_budget_tokens")
+        else None,
+        keep_recent_messages=msg.keep_recent_messages
+        if msg.HasField("keep_recent_messages")
+        else None,
+    )
+
+
+def append_compression_from(req: mpb.AppendMessagesRequest) -> SessionCompression | None:
+    return compression_from(req.compression) if req.HasField("compression") else None
+
+
+def compression_to_proto(c: SessionCompression, out: mpb.SessionCompression) -> None:
+    out.SetInParent()
+    if c.compress_threshold_messages is not None:
+        out.compress_threshold_messages = c.compress_threshold_messages
+    if c.compress_token_ratio is not None:
+        out.compress_token_ratio = c.compress_token_ratio
+    if c.context_budget_tokens is not None:
+        out.context_budget_tokens = c.context_budget_tokens
+    if c.keep_recent_messages is not None:
+        out.keep_recent_messages = c.keep_recent_messages
+
+
+def messages_query_from(req: mpb.GetSessionMessagesRequest) -> SessionMessagesQuery:
+    return SessionMessagesQuery(
+        session_id=req.session_id,
+        from_seq=req.from_seq,
+        to_seq=req.to_seq,
+        page_size=req.page_size or None,
+        page_token=req.page_token,
+    )
+
+
+def messages_response(page: SessionMessagesPage) -> mpb.GetSessionMessagesResponse:
+    resp = mpb.GetSessionMessagesResponse(
+        next_page_token=page.next_page_token,
+        message_count=page.message_count,
+        summarized_through_seq=page.summarized_through_seq,
+    )
+    for message in page.messages:
+        message_to_proto(message, resp.messages.add())
+    return resp
+
+
+def delete_messages_response(outcome: DeleteMessagesOutcome) -> mpb.DeleteMessagesResponse:
+    resp = mpb.DeleteMessagesResponse(
+        deleted_seqs=outcome.deleted, summary_rebuilt=outcome.summary_rebuilt
+    )
+    resp.degraded.extend(degraded_to_proto(outcome.degraded))
+    return resp
+
+
+# ---------------------------------------------------------------- export records
+
+
+def _required_time(msg: Any, field: str, path: str) -> Any:
+    when = timestamp_from(msg, field, f"{path}.{field}")
+    if when is None:
+        raise InvalidArgument.field(f"{path}.{field}", "must be set")
+    return when
+
+
+def message_from_proto(m: mpb.SessionMessage, path: str) -> SessionMessage:
+    role = MESSAGE_ROLES.get(m.role)
+    if role is None:
+        raise InvalidArgument.field(f"{path}.role", "must be set")
+    return SessionMessage(
+        role=role,
+        content=m.content,
+        seq=m.seq,
+        created_at=_required_time(m, "created_at", path),
+        name=m.name,
+        tool_call_id=m.tool_call_id,
+        tool_calls=tool_calls_from(m, path),
+    )
+
+
+def session_to_proto(item: ExportedSession, s: lpb.ExportedSession) -> None:
+    s.agent_id = item.agent_id
+    s.session_id = item.session_id
+    for entry in item.fixed_zone:
+        out = s.fixed_zone.add(kind=_REVERSE_KINDS[entry.kind], content=entry.content)
+        set_timestamp(out.created_at, entry.created_at)
+    s.summary = item.summary
+    for m in item.messages:
+        message_to_proto(m, s.messages.add())
+    set_timestamp(s.expires_at, item.expires_at)
+    s.closed = item.closed
+    set_timestamp(s.created_at, item.created_at)
+    set_timestamp(s.updated_at, item.updated_at)
+    s.ttl.FromTimedelta(item.ttl)
+    s.summarizer = item.summarizer
+    for d in item.summary_degraded:
+        s.summary_degraded.add(component=d.component, reason=d.reason)
+    s.message_count = item.message_count
+    s.version = item.version
+    s.summarized_through_seq = item.summarized_through_seq or 0
+    s.stored_messages = item.stored_messages or 0
+    compression_to_proto(item.compression, s.compression)
+
+
+def session_from_proto(s: lpb.ExportedSession, path: str) -> ExportedSession:
+    fixed = []
+    for i, e in enumerate(s.fixed_zone):
+        kind = FIXED_ZONE_KINDS.get(e.kind)
+        if kind is None:
+            raise InvalidArgument.field(f"{path}.fixed_zone[{i}].kind", "must be set")
+        fixed.append(
+            FixedZoneEntry(
+                kind, e.content, _required_time(e, "created_at", f"{path}.fixed_zone[{i}]")
+            )
+        )
+    messages = [message_from_proto(m, f"{path}.messages[{i}]") for i, m in enumerate(s.messages)]
+    ttl = duration_from(s, "ttl", f"{path}.ttl")
+    if ttl is None:
+        raise InvalidArgument.field(f"{path}.ttl", "must be set")
+    # An export written before sessions kept every message has neither count.
+    kept = s.summarized_through_seq > 0 or s.stored_messages > 0
+    return ExportedSession(
+        agent_id=s.agent_id,
+        session_id=s.session_id,
+        created_at=_required_time(s, "created_at", path),
+        updated_at=_required_time(s, "updated_at", path),
+        version=s.version,
+        ttl=ttl,
+        fixed_zone=fixed,
+        summary=s.summary,
+        messages=messages,
+        expires_at=timestamp_from(s, "expires_at", f"{path}.expires_at"),
+        closed=s.closed,
+        summarizer=s.summarizer,
+        summary_degraded=[Degradation(d.component, d.reason) for d in s.summary_degraded],
+        message_count=s.message_count,
+        summarized_through_seq=s.summarized_through_seq if kept else None,
+        stored_messages=s.stored_messages if kept else None,
+        compression=compression_from(s.compression),
+    )
+
+
+def session_message_to_proto(item: ExportedSessionMessage, out: lpb.ExportedSessionMessage) -> None:
+    out.agent_id = item.agent_id
+    out.session_id = item.session_id
+    set_timestamp(out.session_created_at, item.session_created_at)
+    message_to_proto(item.message, out.message)
+
+
+def session_message_from_proto(m: lpb.ExportedSessionMessage, path: str) -> ExportedSessionMessage:
+    return ExportedSessionMessage(
+        agent_id=m.agent_id,
+        session_id=m.session_id,
+        session_created_at=_required_time(m, "session_created_at", path),
+        message=message_from_proto(m.message, f"{path}.message"),
+    )
