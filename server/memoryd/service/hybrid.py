@@ -106,6 +106,10 @@ async def hybrid_candidates(
     results = await asyncio.gather(*searches)
     vector_hits: list[VectorHit] = results[0] if weights[0] > 0 else []
     text_hits: list[TextHit] = results[-1]
+    if vector_hits:
+        # A match on common words alone (memoryd.text.informative) would take a place
+        # in the text ranking that outweighs a close vector match.
+        text_hits = [h for h in text_hits if h.informative]
 
     rankings = [[h.memory.id for h in vector_hits], [h.memory.id for h in text_hits]]
     fused = rrf(rankings, k=settings.rrf_k, weights=weights)

@@ -275,7 +275,7 @@ class MemoryService:
                 limit=wide,
                 settings=self._recall,
                 # Without a re-rank the fused order is the final one.
-                keep=None if scorer.reranks else limit,
+                keep=None if scorer.reranks(hybrid=True) else limit,
                 text_search=early_text,
             )
             for c in found:
@@ -283,13 +283,13 @@ class MemoryService:
                     c.memory,
                     c.relevance,
                     now,
+                    cosine=c.similarity,
                     keyword=c.keyword,
                     fused=c.fused,
-                    cosine=c.similarity,
                 )
                 scored.append(ScoredMemory(c.memory, score, components))
         else:
-            candidates = wide if scorer.reranks else limit
+            candidates = wide if scorer.reranks(hybrid=False) else limit
             for hit in await store.search(scope.partition, vector, flt, candidates):
                 score, components = scorer.score(hit.memory, hit.similarity, now)
                 scored.append(ScoredMemory(hit.memory, score, components))

@@ -34,6 +34,7 @@ from memoryd.domain.models import (
 )
 from memoryd.storage.base import at_least
 from memoryd.text import content_hash, tokenize
+from memoryd.text.informative import is_common
 
 #: BM25 parameters (the usual defaults; LanceDB's full-text index uses the same).
 BM25_K1 = 1.2
@@ -125,6 +126,16 @@ def bm25(documents: Sequence[Sequence[str]], query: Sequence[str]) -> list[float
         norm = BM25_K1 * (1 - BM25_B + BM25_B * len(doc) / avg_len)
         scores.append(sum(idf[t] * f * (BM25_K1 + 1) / (f + norm) for t, f in c.items()))
     return scores
+
+
+def informative_matches(documents: Sequence[Sequence[str]], query: Sequence[str]) -> list[bool]:
+    """Whether each document matches an informative term of ``query``
+    (memoryd.text.informative; all True when every query term is common)."""
+    held = [set(doc) for doc in documents]
+    rare = [t for t in set(query) if not is_common(sum(t in h for h in held), len(held))]
+    if not rare:
+        return [True] * len(held)
+    return [any(t in h for t in rare) for h in held]
 
 
 def matches(m: Memory, flt: MemoryFilter) -> bool:
@@ -265,12 +276,17 @@ class InMemoryStore:
         candidates = [m for m in self._rows(partition).values() if matches(m, flt)]
         if limit <= 0 or not terms or not candidates:
             return []
-        scores = bm25([tokenize(m.content) for m in candidates], terms)
+        documents = [tokenize(m.content) for m in candidates]
+        scores = bm25(documents, terms)
+        telling = informative_matches(documents, terms)
         ranked = sorted(
             (k for k, score in enumerate(scores) if score > 0),
             key=lambda k: (-scores[k], candidates[k].id),
         )
-        return [TextHit(self._copy_out(candidates[k], True), scores[k]) for k in ranked[:limit]]
+        return [
+            TextHit(self._copy_out(candidates[k], True), scores[k], telling[k])
+            for k in ranked[:limit]
+        ]
 
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter

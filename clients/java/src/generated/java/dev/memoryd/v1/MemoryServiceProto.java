@@ -330,257 +330,259 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "ight\210\001\001\0220\n\021importance_weight\030\005 \001(\001H\003R\020im" +
       "portanceWeight\210\001\001B\022\n\020_half_life_hoursB\024\n" +
       "\022_similarity_weightB\021\n\017_recency_weightB\024" +
-      "\n\022_importance_weight\"\321\001\n\017ScoreComponents" +
+      "\n\022_importance_weight\"\357\001\n\017ScoreComponents" +
       "\022\036\n\nsimilarity\030\001 \001(\001R\nsimilarity\022\030\n\007rece" +
       "ncy\030\002 \001(\001R\007recency\022\036\n\nimportance\030\003 \001(\001R\n" +
       "importance\022\030\n\007decayed\030\004 \001(\001R\007decayed\022\032\n\010" +
       "weighted\030\005 \001(\001R\010weighted\022\030\n\007keyword\030\006 \001(" +
-      "\001R\007keyword\022\024\n\005fused\030\007 \001(\001R\005fused\"\236\005\n\rRec" +
-      "allRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\024\n" +
-      "\005query\030\002 \001(\tR\005query\022\024\n\005limit\030\003 \001(\005R\005limi" +
-      "t\022!\n\tnamespace\030\004 \001(\tH\000R\tnamespace\210\001\001\022\022\n\004" +
-      "tags\030\005 \003(\tR\004tags\0221\n\ttag_match\030\006 \001(\0162\024.me" +
-      "moryd.v1.TagMatchR\010tagMatch\0229\n\014memory_ty" +
-      "pes\030\007 \003(\0162\026.memoryd.v1.MemoryTypeR\013memor" +
-      "yTypes\022G\n\022max_security_level\030\010 \001(\0162\031.mem" +
-      "oryd.v1.SecurityLevelR\020maxSecurityLevel\022" +
-      "-\n\007scoring\030\t \001(\0132\023.memoryd.v1.ScoringR\007s" +
-      "coring\022\033\n\006hybrid\030\n \001(\010H\001R\006hybrid\210\001\001\022\'\n\017q" +
-      "uery_embedding\030\013 \003(\002R\016queryEmbedding\022?\n\r" +
-      "created_after\030\014 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\014createdAfter\022A\n\016created_before\030" +
-      "\r \001(\0132\032.google.protobuf.TimestampR\rcreat" +
-      "edBefore\022)\n\020include_archived\030\016 \001(\010R\017incl" +
-      "udeArchived\022\033\n\tmin_score\030\017 \001(\001R\010minScore" +
-      "B\014\n\n_namespaceB\t\n\007_hybrid\"\215\001\n\014RecallResu" +
-      "lt\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006" +
-      "memory\022\024\n\005score\030\002 \001(\001R\005score\022;\n\ncomponen" +
-      "ts\030\003 \001(\0132\033.memoryd.v1.ScoreComponentsR\nc" +
-      "omponents\"\242\001\n\016RecallResponse\0222\n\007results\030" +
-      "\001 \003(\0132\030.memoryd.v1.RecallResultR\007results" +
-      "\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degradat" +
-      "ionR\010degraded\022\'\n\017embedding_model\030\003 \001(\tR\016" +
-      "embeddingModel\"=\n\020GetMemoryRequest\022\031\n\010ag" +
-      "ent_id\030\001 \001(\tR\007agentId\022\016\n\002id\030\002 \001(\tR\002id\"?\n" +
-      "\021GetMemoryResponse\022*\n\006memory\030\001 \001(\0132\022.mem" +
-      "oryd.v1.MemoryR\006memory\"\306\004\n\023ListMemoriesR" +
-      "equest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022!\n\tnam" +
-      "espace\030\002 \001(\tH\000R\tnamespace\210\001\001\022\022\n\004tags\030\003 \003" +
-      "(\tR\004tags\0221\n\ttag_match\030\004 \001(\0162\024.memoryd.v1" +
-      ".TagMatchR\010tagMatch\0229\n\014memory_types\030\005 \003(" +
-      "\0162\026.memoryd.v1.MemoryTypeR\013memoryTypes\022G" +
-      "\n\022max_security_level\030\006 \001(\0162\031.memoryd.v1." +
-      "SecurityLevelR\020maxSecurityLevel\022?\n\rcreat" +
-      "ed_after\030\007 \001(\0132\032.google.protobuf.Timesta" +
-      "mpR\014createdAfter\022A\n\016created_before\030\010 \001(\013" +
-      "2\032.google.protobuf.TimestampR\rcreatedBef" +
-      "ore\022)\n\020include_archived\030\t \001(\010R\017includeAr" +
-      "chived\022\033\n\tpage_size\030\n \001(\005R\010pageSize\022\035\n\np" +
-      "age_token\030\013 \001(\tR\tpageToken\022-\n\005order\030\014 \001(" +
-      "\0162\027.memoryd.v1.MemoryOrderR\005orderB\014\n\n_na" +
-      "mespace\"n\n\024ListMemoriesResponse\022.\n\010memor" +
-      "ies\030\001 \003(\0132\022.memoryd.v1.MemoryR\010memories\022" +
-      "&\n\017next_page_token\030\002 \001(\tR\rnextPageToken\"" +
-      "\352\001\n\023UpdateMemoryRequest\022\031\n\010agent_id\030\001 \001(" +
-      "\tR\007agentId\022*\n\006memory\030\002 \001(\0132\022.memoryd.v1." +
-      "MemoryR\006memory\022;\n\013update_mask\030\003 \001(\0132\032.go" +
-      "ogle.protobuf.FieldMaskR\nupdateMask\022\"\n\ni" +
-      "f_version\030\004 \001(\003H\000R\tifVersion\210\001\001\022\034\n\tembed" +
-      "ding\030\005 \003(\002R\tembeddingB\r\n\013_if_version\"w\n\024" +
-      "UpdateMemoryResponse\022*\n\006memory\030\001 \001(\0132\022.m" +
-      "emoryd.v1.MemoryR\006memory\0223\n\010degraded\030\002 \003" +
-      "(\0132\027.memoryd.v1.DegradationR\010degraded\"D\n" +
-      "\025ForgetMemoriesRequest\022\031\n\010agent_id\030\001 \001(\t" +
-      "R\007agentId\022\020\n\003ids\030\002 \003(\tR\003ids\"=\n\026ForgetMem" +
-      "oriesResponse\022#\n\rforgotten_ids\030\001 \003(\tR\014fo" +
-      "rgottenIds\"\346\002\n\010KeyEntry\022\020\n\003key\030\001 \001(\tR\003ke" +
-      "y\0220\n\007content\030\002 \001(\0132\026.google.protobuf.Val" +
-      "ueR\007content\022\024\n\005valid\030\003 \001(\010R\005valid\022\030\n\007ver" +
-      "sion\030\004 \001(\003R\007version\0229\n\nupdated_at\030\005 \001(\0132" +
-      "\032.google.protobuf.TimestampR\tupdatedAt\022." +
-      "\n\006source\030\006 \001(\0132\026.memoryd.v1.ProvenanceR\006" +
-      "source\022@\n\016security_level\030\007 \001(\0162\031.memoryd" +
-      ".v1.SecurityLevelR\rsecurityLevel\022\033\n\tmemo" +
-      "ry_id\030\010 \001(\tR\010memoryId\022\034\n\tnamespace\030\t \001(\t" +
-      "R\tnamespace\"\264\002\n\020SetMemoryRequest\022\031\n\010agen" +
-      "t_id\030\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\0220\n" +
-      "\007content\030\003 \001(\0132\026.google.protobuf.ValueR\007" +
-      "content\022.\n\006source\030\004 \001(\0132\026.memoryd.v1.Pro" +
-      "venanceR\006source\022\"\n\nif_version\030\005 \001(\003H\000R\ti" +
-      "fVersion\210\001\001\022@\n\016security_level\030\006 \001(\0162\031.me" +
-      "moryd.v1.SecurityLevelR\rsecurityLevel\022\034\n" +
-      "\tnamespace\030\007 \001(\tR\tnamespaceB\r\n\013_if_versi" +
-      "on\"t\n\021SetMemoryResponse\022*\n\005entry\030\001 \001(\0132\024" +
-      ".memoryd.v1.KeyEntryR\005entry\0223\n\010degraded\030" +
-      "\002 \003(\0132\027.memoryd.v1.DegradationR\010degraded" +
-      "\"<\n\rGetKeyRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\022\020\n\003key\030\002 \001(\tR\003key\"<\n\016GetKeyResponse" +
-      "\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.KeyEntryR\005e" +
-      "ntry\"\236\001\n\017ListKeysRequest\022\031\n\010agent_id\030\001 \001" +
-      "(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006prefix\022\034\n\tr" +
-      "ecursive\030\003 \001(\010R\trecursive\022\033\n\tpage_size\030\004" +
-      " \001(\005R\010pageSize\022\035\n\npage_token\030\005 \001(\tR\tpage" +
-      "Token\"\214\001\n\020ListKeysResponse\022.\n\007entries\030\001 " +
-      "\003(\0132\024.memoryd.v1.KeyEntryR\007entries\022 \n\013di" +
-      "rectories\030\002 \003(\tR\013directories\022&\n\017next_pag" +
-      "e_token\030\003 \001(\tR\rnextPageToken\"|\n\021KeyHisto" +
-      "ryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003" +
-      "key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003 \001(\005R\010pageS" +
-      "ize\022\035\n\npage_token\030\004 \001(\tR\tpageToken\"l\n\022Ke" +
-      "yHistoryResponse\022.\n\007entries\030\001 \003(\0132\024.memo" +
-      "ryd.v1.KeyEntryR\007entries\022&\n\017next_page_to" +
-      "ken\030\002 \001(\tR\rnextPageToken\"\302\002\n\rWorkingMemo" +
-      "ry\0224\n\005scope\030\001 \001(\0132\036.memoryd.v1.WorkingMe" +
-      "moryScopeR\005scope\0221\n\007content\030\002 \001(\0132\027.goog" +
-      "le.protobuf.StructR\007content\022\030\n\007version\030\003" +
-      " \001(\003R\007version\0229\n\nupdated_at\030\004 \001(\0132\032.goog" +
-      "le.protobuf.TimestampR\tupdatedAt\0229\n\nexpi" +
-      "res_at\030\005 \001(\0132\032.google.protobuf.Timestamp" +
-      "R\texpiresAt\0228\n\013json_schema\030\006 \001(\0132\027.googl" +
-      "e.protobuf.StructR\njsonSchema\"\267\002\n\027SetWor" +
-      "kingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Working" +
-      "MemoryScopeR\005scope\0221\n\007content\030\003 \001(\0132\027.go" +
-      "ogle.protobuf.StructR\007content\0221\n\004mode\030\004 " +
-      "\001(\0162\035.memoryd.v1.WorkingMemoryModeR\004mode" +
-      "\022+\n\003ttl\030\005 \001(\0132\031.google.protobuf.Duration" +
-      "R\003ttl\0228\n\013json_schema\030\006 \001(\0132\027.google.prot" +
-      "obuf.StructR\njsonSchema\"\\\n\030SetWorkingMem" +
-      "oryResponse\022@\n\016working_memory\030\001 \001(\0132\031.me" +
-      "moryd.v1.WorkingMemoryR\rworkingMemory\"j\n" +
-      "\027GetWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001" +
-      "(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1." +
-      "WorkingMemoryScopeR\005scope\"\\\n\030GetWorkingM" +
-      "emoryResponse\022@\n\016working_memory\030\001 \001(\0132\031." +
-      "memoryd.v1.WorkingMemoryR\rworkingMemory\"" +
-      "m\n\032DeleteWorkingMemoryRequest\022\031\n\010agent_i" +
-      "d\030\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memory" +
-      "d.v1.WorkingMemoryScopeR\005scope\"7\n\033Delete" +
-      "WorkingMemoryResponse\022\030\n\007deleted\030\001 \001(\010R\007" +
-      "deleted\"\265\001\n\036ListWorkingMemoryScopesReque" +
-      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\033\n\tthread_" +
-      "id\030\002 \001(\tR\010threadId\022\037\n\013resource_id\030\003 \001(\tR" +
-      "\nresourceId\022\033\n\tpage_size\030\004 \001(\005R\010pageSize" +
-      "\022\035\n\npage_token\030\005 \001(\tR\tpageToken\"|\n\037ListW" +
-      "orkingMemoryScopesResponse\0221\n\006scopes\030\001 \003" +
-      "(\0132\031.memoryd.v1.WorkingMemoryR\006scopes\022&\n" +
-      "\017next_page_token\030\002 \001(\tR\rnextPageToken\"w\n" +
-      "\014AgentProfile\022\030\n\007content\030\001 \001(\tR\007content\022" +
-      "\022\n\004etag\030\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132" +
-      "\032.google.protobuf.TimestampR\tupdatedAt\"." +
-      "\n\021GetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
-      "gentId\"H\n\022GetProfileResponse\0222\n\007profile\030" +
-      "\001 \001(\0132\030.memoryd.v1.AgentProfileR\007profile" +
-      "\"c\n\021SetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR" +
-      "\007agentId\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if" +
-      "_match\030\003 \001(\tR\007ifMatch\"H\n\022SetProfileRespo" +
-      "nse\0222\n\007profile\030\001 \001(\0132\030.memoryd.v1.AgentP" +
-      "rofileR\007profile\"\332\001\n\016SessionMessage\022+\n\004ro" +
-      "le\030\001 \001(\0162\027.memoryd.v1.MessageRoleR\004role\022" +
-      "\030\n\007content\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR" +
-      "\004name\022 \n\014tool_call_id\030\004 \001(\tR\ntoolCallId\022" +
-      "9\n\ncreated_at\030\005 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\"\224\001\n" +
-      "\016FixedZoneEntry\022-\n\004kind\030\001 \001(\0162\031.memoryd." +
-      "v1.FixedZoneKindR\004kind\022\030\n\007content\030\002 \001(\tR" +
-      "\007content\0229\n\ncreated_at\030\003 \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\tcreatedAt\"\266\001\n\025AppendMe" +
-      "ssagesRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
-      "\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0226\n\010messa" +
-      "ges\030\003 \003(\0132\032.memoryd.v1.SessionMessageR\010m" +
-      "essages\022+\n\003ttl\030\004 \001(\0132\031.google.protobuf.D" +
-      "urationR\003ttl\"\222\001\n\026AppendMessagesResponse\022" +
-      "#\n\rmessage_count\030\001 \001(\003R\014messageCount\022\036\n\n" +
-      "compressed\030\002 \001(\010R\ncompressed\0223\n\010degraded" +
-      "\030\003 \003(\0132\027.memoryd.v1.DegradationR\010degrade" +
-      "d\"v\n\027GetSessionWindowRequest\022\031\n\010agent_id" +
-      "\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tses" +
-      "sionId\022!\n\014token_budget\030\003 \001(\005R\013tokenBudge" +
-      "t\"\276\002\n\030GetSessionWindowResponse\0229\n\nfixed_" +
-      "zone\030\001 \003(\0132\032.memoryd.v1.FixedZoneEntryR\t" +
-      "fixedZone\022\030\n\007summary\030\002 \001(\tR\007summary\0222\n\006r" +
-      "ecent\030\003 \003(\0132\032.memoryd.v1.SessionMessageR" +
-      "\006recent\022\037\n\013tokens_used\030\004 \001(\005R\ntokensUsed" +
-      "\022\036\n\nsummarizer\030\005 \001(\tR\nsummarizer\022#\n\rtoke" +
-      "n_counter\030\006 \001(\tR\014tokenCounter\0223\n\010degrade" +
-      "d\030\007 \003(\0132\027.memoryd.v1.DegradationR\010degrad" +
-      "ed\"\235\001\n\030InjectInstructionRequest\022\031\n\010agent" +
-      "_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\t" +
-      "sessionId\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1.Fix" +
-      "edZoneKindR\004kind\022\030\n\007content\030\004 \001(\tR\007conte" +
-      "nt\"V\n\031InjectInstructionResponse\0229\n\nfixed" +
-      "_zone\030\001 \003(\0132\032.memoryd.v1.FixedZoneEntryR" +
-      "\tfixedZone\"x\n\021EndSessionRequest\022\031\n\010agent" +
-      "_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\t" +
-      "sessionId\022)\n\020extract_memories\030\003 \001(\010R\017ext" +
-      "ractMemories\"\225\001\n\022EndSessionResponse\022\030\n\007s" +
-      "ummary\030\001 \001(\tR\007summary\0220\n\textracted\030\002 \003(\013" +
-      "2\022.memoryd.v1.MemoryR\textracted\0223\n\010degra" +
-      "ded\030\003 \003(\0132\027.memoryd.v1.DegradationR\010degr" +
-      "aded*\207\001\n\rScoringPreset\022\036\n\032SCORING_PRESET" +
-      "_UNSPECIFIED\020\000\022\035\n\031SCORING_PRESET_SIMILAR" +
-      "ITY\020\001\022\032\n\026SCORING_PRESET_DECAYED\020\002\022\033\n\027SCO" +
-      "RING_PRESET_WEIGHTED\020\003*h\n\013MemoryOrder\022\034\n" +
-      "\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031MEMORY_OR" +
-      "DER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORDER_CREAT" +
-      "ED_ASC\020\002*x\n\021WorkingMemoryMode\022#\n\037WORKING" +
-      "_MEMORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_ME" +
-      "MORY_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE" +
-      "_REPLACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_RO" +
-      "LE_UNSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022" +
-      "\032\n\026MESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_R" +
-      "OLE_SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\211\001\n\r" +
-      "FixedZoneKind\022\037\n\033FIXED_ZONE_KIND_UNSPECI" +
-      "FIED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIGGER\020\001\022\031\n\025F" +
-      "IXED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXED_ZONE_KIN" +
-      "D_INSTRUCTION\020\0032\360\r\n\rMemoryService\022E\n\010Rem" +
-      "ember\022\033.memoryd.v1.RememberRequest\032\034.mem" +
-      "oryd.v1.RememberResponse\022T\n\rRememberBatc" +
-      "h\022 .memoryd.v1.RememberBatchRequest\032!.me" +
-      "moryd.v1.RememberBatchResponse\022?\n\006Recall" +
-      "\022\031.memoryd.v1.RecallRequest\032\032.memoryd.v1" +
-      ".RecallResponse\022H\n\tGetMemory\022\034.memoryd.v" +
-      "1.GetMemoryRequest\032\035.memoryd.v1.GetMemor" +
-      "yResponse\022Q\n\014ListMemories\022\037.memoryd.v1.L" +
-      "istMemoriesRequest\032 .memoryd.v1.ListMemo" +
-      "riesResponse\022Q\n\014UpdateMemory\022\037.memoryd.v" +
-      "1.UpdateMemoryRequest\032 .memoryd.v1.Updat" +
-      "eMemoryResponse\022W\n\016ForgetMemories\022!.memo" +
-      "ryd.v1.ForgetMemoriesRequest\032\".memoryd.v" +
-      "1.ForgetMemoriesResponse\022H\n\tSetMemory\022\034." +
-      "memoryd.v1.SetMemoryRequest\032\035.memoryd.v1" +
-      ".SetMemoryResponse\022?\n\006GetKey\022\031.memoryd.v" +
-      "1.GetKeyRequest\032\032.memoryd.v1.GetKeyRespo" +
-      "nse\022E\n\010ListKeys\022\033.memoryd.v1.ListKeysReq" +
-      "uest\032\034.memoryd.v1.ListKeysResponse\022K\n\nKe" +
-      "yHistory\022\035.memoryd.v1.KeyHistoryRequest\032" +
-      "\036.memoryd.v1.KeyHistoryResponse\022]\n\020SetWo" +
-      "rkingMemory\022#.memoryd.v1.SetWorkingMemor" +
-      "yRequest\032$.memoryd.v1.SetWorkingMemoryRe" +
-      "sponse\022]\n\020GetWorkingMemory\022#.memoryd.v1." +
-      "GetWorkingMemoryRequest\032$.memoryd.v1.Get" +
-      "WorkingMemoryResponse\022f\n\023DeleteWorkingMe" +
-      "mory\022&.memoryd.v1.DeleteWorkingMemoryReq" +
-      "uest\032\'.memoryd.v1.DeleteWorkingMemoryRes" +
-      "ponse\022r\n\027ListWorkingMemoryScopes\022*.memor" +
-      "yd.v1.ListWorkingMemoryScopesRequest\032+.m" +
-      "emoryd.v1.ListWorkingMemoryScopesRespons" +
-      "e\022K\n\nGetProfile\022\035.memoryd.v1.GetProfileR" +
-      "equest\032\036.memoryd.v1.GetProfileResponse\022K" +
-      "\n\nSetProfile\022\035.memoryd.v1.SetProfileRequ" +
-      "est\032\036.memoryd.v1.SetProfileResponse\022W\n\016A" +
-      "ppendMessages\022!.memoryd.v1.AppendMessage" +
-      "sRequest\032\".memoryd.v1.AppendMessagesResp" +
-      "onse\022]\n\020GetSessionWindow\022#.memoryd.v1.Ge" +
-      "tSessionWindowRequest\032$.memoryd.v1.GetSe" +
-      "ssionWindowResponse\022`\n\021InjectInstruction" +
-      "\022$.memoryd.v1.InjectInstructionRequest\032%" +
-      ".memoryd.v1.InjectInstructionResponse\022K\n" +
-      "\nEndSession\022\035.memoryd.v1.EndSessionReque" +
-      "st\032\036.memoryd.v1.EndSessionResponseBm\n\016de" +
-      "v.memoryd.v1B\022MemoryServiceProtoP\001\242\002\003MXX" +
-      "\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\" +
-      "GPBMetadata\352\002\013Memoryd::V1b\006proto3"
+      "\001R\007keyword\022\024\n\005fused\030\007 \001(\001R\005fused\022\034\n\trele" +
+      "vance\030\010 \001(\001R\trelevance\"\236\005\n\rRecallRequest" +
+      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\024\n\005query\030\002 \001" +
+      "(\tR\005query\022\024\n\005limit\030\003 \001(\005R\005limit\022!\n\tnames" +
+      "pace\030\004 \001(\tH\000R\tnamespace\210\001\001\022\022\n\004tags\030\005 \003(\t" +
+      "R\004tags\0221\n\ttag_match\030\006 \001(\0162\024.memoryd.v1.T" +
+      "agMatchR\010tagMatch\0229\n\014memory_types\030\007 \003(\0162" +
+      "\026.memoryd.v1.MemoryTypeR\013memoryTypes\022G\n\022" +
+      "max_security_level\030\010 \001(\0162\031.memoryd.v1.Se" +
+      "curityLevelR\020maxSecurityLevel\022-\n\007scoring" +
+      "\030\t \001(\0132\023.memoryd.v1.ScoringR\007scoring\022\033\n\006" +
+      "hybrid\030\n \001(\010H\001R\006hybrid\210\001\001\022\'\n\017query_embed" +
+      "ding\030\013 \003(\002R\016queryEmbedding\022?\n\rcreated_af" +
+      "ter\030\014 \001(\0132\032.google.protobuf.TimestampR\014c" +
+      "reatedAfter\022A\n\016created_before\030\r \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\rcreatedBefore\022)" +
+      "\n\020include_archived\030\016 \001(\010R\017includeArchive" +
+      "d\022\033\n\tmin_score\030\017 \001(\001R\010minScoreB\014\n\n_names" +
+      "paceB\t\n\007_hybrid\"\215\001\n\014RecallResult\022*\n\006memo" +
+      "ry\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022\024\n\005" +
+      "score\030\002 \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033" +
+      ".memoryd.v1.ScoreComponentsR\ncomponents\"" +
+      "\242\001\n\016RecallResponse\0222\n\007results\030\001 \003(\0132\030.me" +
+      "moryd.v1.RecallResultR\007results\0223\n\010degrad" +
+      "ed\030\002 \003(\0132\027.memoryd.v1.DegradationR\010degra" +
+      "ded\022\'\n\017embedding_model\030\003 \001(\tR\016embeddingM" +
+      "odel\"=\n\020GetMemoryRequest\022\031\n\010agent_id\030\001 \001" +
+      "(\tR\007agentId\022\016\n\002id\030\002 \001(\tR\002id\"?\n\021GetMemory" +
+      "Response\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.Me" +
+      "moryR\006memory\"\306\004\n\023ListMemoriesRequest\022\031\n\010" +
+      "agent_id\030\001 \001(\tR\007agentId\022!\n\tnamespace\030\002 \001" +
+      "(\tH\000R\tnamespace\210\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221" +
+      "\n\ttag_match\030\004 \001(\0162\024.memoryd.v1.TagMatchR" +
+      "\010tagMatch\0229\n\014memory_types\030\005 \003(\0162\026.memory" +
+      "d.v1.MemoryTypeR\013memoryTypes\022G\n\022max_secu" +
+      "rity_level\030\006 \001(\0162\031.memoryd.v1.SecurityLe" +
+      "velR\020maxSecurityLevel\022?\n\rcreated_after\030\007" +
+      " \001(\0132\032.google.protobuf.TimestampR\014create" +
+      "dAfter\022A\n\016created_before\030\010 \001(\0132\032.google." +
+      "protobuf.TimestampR\rcreatedBefore\022)\n\020inc" +
+      "lude_archived\030\t \001(\010R\017includeArchived\022\033\n\t" +
+      "page_size\030\n \001(\005R\010pageSize\022\035\n\npage_token\030" +
+      "\013 \001(\tR\tpageToken\022-\n\005order\030\014 \001(\0162\027.memory" +
+      "d.v1.MemoryOrderR\005orderB\014\n\n_namespace\"n\n" +
+      "\024ListMemoriesResponse\022.\n\010memories\030\001 \003(\0132" +
+      "\022.memoryd.v1.MemoryR\010memories\022&\n\017next_pa" +
+      "ge_token\030\002 \001(\tR\rnextPageToken\"\352\001\n\023Update" +
+      "MemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
+      "\022*\n\006memory\030\002 \001(\0132\022.memoryd.v1.MemoryR\006me" +
+      "mory\022;\n\013update_mask\030\003 \001(\0132\032.google.proto" +
+      "buf.FieldMaskR\nupdateMask\022\"\n\nif_version\030" +
+      "\004 \001(\003H\000R\tifVersion\210\001\001\022\034\n\tembedding\030\005 \003(\002" +
+      "R\tembeddingB\r\n\013_if_version\"w\n\024UpdateMemo" +
+      "ryResponse\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1." +
+      "MemoryR\006memory\0223\n\010degraded\030\002 \003(\0132\027.memor" +
+      "yd.v1.DegradationR\010degraded\"D\n\025ForgetMem" +
+      "oriesRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022" +
+      "\020\n\003ids\030\002 \003(\tR\003ids\"=\n\026ForgetMemoriesRespo" +
+      "nse\022#\n\rforgotten_ids\030\001 \003(\tR\014forgottenIds" +
+      "\"\346\002\n\010KeyEntry\022\020\n\003key\030\001 \001(\tR\003key\0220\n\007conte" +
+      "nt\030\002 \001(\0132\026.google.protobuf.ValueR\007conten" +
+      "t\022\024\n\005valid\030\003 \001(\010R\005valid\022\030\n\007version\030\004 \001(\003" +
+      "R\007version\0229\n\nupdated_at\030\005 \001(\0132\032.google.p" +
+      "rotobuf.TimestampR\tupdatedAt\022.\n\006source\030\006" +
+      " \001(\0132\026.memoryd.v1.ProvenanceR\006source\022@\n\016" +
+      "security_level\030\007 \001(\0162\031.memoryd.v1.Securi" +
+      "tyLevelR\rsecurityLevel\022\033\n\tmemory_id\030\010 \001(" +
+      "\tR\010memoryId\022\034\n\tnamespace\030\t \001(\tR\tnamespac" +
+      "e\"\264\002\n\020SetMemoryRequest\022\031\n\010agent_id\030\001 \001(\t" +
+      "R\007agentId\022\020\n\003key\030\002 \001(\tR\003key\0220\n\007content\030\003" +
+      " \001(\0132\026.google.protobuf.ValueR\007content\022.\n" +
+      "\006source\030\004 \001(\0132\026.memoryd.v1.ProvenanceR\006s" +
+      "ource\022\"\n\nif_version\030\005 \001(\003H\000R\tifVersion\210\001" +
+      "\001\022@\n\016security_level\030\006 \001(\0162\031.memoryd.v1.S" +
+      "ecurityLevelR\rsecurityLevel\022\034\n\tnamespace" +
+      "\030\007 \001(\tR\tnamespaceB\r\n\013_if_version\"t\n\021SetM" +
+      "emoryResponse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v" +
+      "1.KeyEntryR\005entry\0223\n\010degraded\030\002 \003(\0132\027.me" +
+      "moryd.v1.DegradationR\010degraded\"<\n\rGetKey" +
+      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ke" +
+      "y\030\002 \001(\tR\003key\"<\n\016GetKeyResponse\022*\n\005entry\030" +
+      "\001 \001(\0132\024.memoryd.v1.KeyEntryR\005entry\"\236\001\n\017L" +
+      "istKeysRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
+      "d\022\026\n\006prefix\030\002 \001(\tR\006prefix\022\034\n\trecursive\030\003" +
+      " \001(\010R\trecursive\022\033\n\tpage_size\030\004 \001(\005R\010page" +
+      "Size\022\035\n\npage_token\030\005 \001(\tR\tpageToken\"\214\001\n\020" +
+      "ListKeysResponse\022.\n\007entries\030\001 \003(\0132\024.memo" +
+      "ryd.v1.KeyEntryR\007entries\022 \n\013directories\030" +
+      "\002 \003(\tR\013directories\022&\n\017next_page_token\030\003 " +
+      "\001(\tR\rnextPageToken\"|\n\021KeyHistoryRequest\022" +
+      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR" +
+      "\003key\022\033\n\tpage_size\030\003 \001(\005R\010pageSize\022\035\n\npag" +
+      "e_token\030\004 \001(\tR\tpageToken\"l\n\022KeyHistoryRe" +
+      "sponse\022.\n\007entries\030\001 \003(\0132\024.memoryd.v1.Key" +
+      "EntryR\007entries\022&\n\017next_page_token\030\002 \001(\tR" +
+      "\rnextPageToken\"\302\002\n\rWorkingMemory\0224\n\005scop" +
+      "e\030\001 \001(\0132\036.memoryd.v1.WorkingMemoryScopeR" +
+      "\005scope\0221\n\007content\030\002 \001(\0132\027.google.protobu" +
+      "f.StructR\007content\022\030\n\007version\030\003 \001(\003R\007vers" +
+      "ion\0229\n\nupdated_at\030\004 \001(\0132\032.google.protobu" +
+      "f.TimestampR\tupdatedAt\0229\n\nexpires_at\030\005 \001" +
+      "(\0132\032.google.protobuf.TimestampR\texpiresA" +
+      "t\0228\n\013json_schema\030\006 \001(\0132\027.google.protobuf" +
+      ".StructR\njsonSchema\"\267\002\n\027SetWorkingMemory" +
+      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0224\n\005sc" +
+      "ope\030\002 \001(\0132\036.memoryd.v1.WorkingMemoryScop" +
+      "eR\005scope\0221\n\007content\030\003 \001(\0132\027.google.proto" +
+      "buf.StructR\007content\0221\n\004mode\030\004 \001(\0162\035.memo" +
+      "ryd.v1.WorkingMemoryModeR\004mode\022+\n\003ttl\030\005 " +
+      "\001(\0132\031.google.protobuf.DurationR\003ttl\0228\n\013j" +
+      "son_schema\030\006 \001(\0132\027.google.protobuf.Struc" +
+      "tR\njsonSchema\"\\\n\030SetWorkingMemoryRespons" +
+      "e\022@\n\016working_memory\030\001 \001(\0132\031.memoryd.v1.W" +
+      "orkingMemoryR\rworkingMemory\"j\n\027GetWorkin" +
+      "gMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
+      "d\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.WorkingMem" +
+      "oryScopeR\005scope\"\\\n\030GetWorkingMemoryRespo" +
+      "nse\022@\n\016working_memory\030\001 \001(\0132\031.memoryd.v1" +
+      ".WorkingMemoryR\rworkingMemory\"m\n\032DeleteW" +
+      "orkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
+      "gentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Worki" +
+      "ngMemoryScopeR\005scope\"7\n\033DeleteWorkingMem" +
+      "oryResponse\022\030\n\007deleted\030\001 \001(\010R\007deleted\"\265\001" +
+      "\n\036ListWorkingMemoryScopesRequest\022\031\n\010agen" +
+      "t_id\030\001 \001(\tR\007agentId\022\033\n\tthread_id\030\002 \001(\tR\010" +
+      "threadId\022\037\n\013resource_id\030\003 \001(\tR\nresourceI" +
+      "d\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022\035\n\npage_t" +
+      "oken\030\005 \001(\tR\tpageToken\"|\n\037ListWorkingMemo" +
+      "ryScopesResponse\0221\n\006scopes\030\001 \003(\0132\031.memor" +
+      "yd.v1.WorkingMemoryR\006scopes\022&\n\017next_page" +
+      "_token\030\002 \001(\tR\rnextPageToken\"w\n\014AgentProf" +
+      "ile\022\030\n\007content\030\001 \001(\tR\007content\022\022\n\004etag\030\002 " +
+      "\001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132\032.google.p" +
+      "rotobuf.TimestampR\tupdatedAt\".\n\021GetProfi" +
+      "leRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\"H\n\022" +
+      "GetProfileResponse\0222\n\007profile\030\001 \001(\0132\030.me" +
+      "moryd.v1.AgentProfileR\007profile\"c\n\021SetPro" +
+      "fileRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\030" +
+      "\n\007content\030\002 \001(\tR\007content\022\031\n\010if_match\030\003 \001" +
+      "(\tR\007ifMatch\"H\n\022SetProfileResponse\0222\n\007pro" +
+      "file\030\001 \001(\0132\030.memoryd.v1.AgentProfileR\007pr" +
+      "ofile\"\332\001\n\016SessionMessage\022+\n\004role\030\001 \001(\0162\027" +
+      ".memoryd.v1.MessageRoleR\004role\022\030\n\007content" +
+      "\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004name\022 \n\014t" +
+      "ool_call_id\030\004 \001(\tR\ntoolCallId\0229\n\ncreated" +
+      "_at\030\005 \001(\0132\032.google.protobuf.TimestampR\tc" +
+      "reatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\"\224\001\n\016FixedZone" +
+      "Entry\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZo" +
+      "neKindR\004kind\022\030\n\007content\030\002 \001(\tR\007content\0229" +
+      "\n\ncreated_at\030\003 \001(\0132\032.google.protobuf.Tim" +
+      "estampR\tcreatedAt\"\266\001\n\025AppendMessagesRequ" +
+      "est\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsessio" +
+      "n_id\030\002 \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\0132" +
+      "\032.memoryd.v1.SessionMessageR\010messages\022+\n" +
+      "\003ttl\030\004 \001(\0132\031.google.protobuf.DurationR\003t" +
+      "tl\"\222\001\n\026AppendMessagesResponse\022#\n\rmessage" +
+      "_count\030\001 \001(\003R\014messageCount\022\036\n\ncompressed" +
+      "\030\002 \001(\010R\ncompressed\0223\n\010degraded\030\003 \003(\0132\027.m" +
+      "emoryd.v1.DegradationR\010degraded\"v\n\027GetSe" +
+      "ssionWindowRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
+      "entId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022!\n\014" +
+      "token_budget\030\003 \001(\005R\013tokenBudget\"\276\002\n\030GetS" +
+      "essionWindowResponse\0229\n\nfixed_zone\030\001 \003(\013" +
+      "2\032.memoryd.v1.FixedZoneEntryR\tfixedZone\022" +
+      "\030\n\007summary\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(" +
+      "\0132\032.memoryd.v1.SessionMessageR\006recent\022\037\n" +
+      "\013tokens_used\030\004 \001(\005R\ntokensUsed\022\036\n\nsummar" +
+      "izer\030\005 \001(\tR\nsummarizer\022#\n\rtoken_counter\030" +
+      "\006 \001(\tR\014tokenCounter\0223\n\010degraded\030\007 \003(\0132\027." +
+      "memoryd.v1.DegradationR\010degraded\"\235\001\n\030Inj" +
+      "ectInstructionRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022" +
+      "-\n\004kind\030\003 \001(\0162\031.memoryd.v1.FixedZoneKind" +
+      "R\004kind\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031Inje" +
+      "ctInstructionResponse\0229\n\nfixed_zone\030\001 \003(" +
+      "\0132\032.memoryd.v1.FixedZoneEntryR\tfixedZone" +
+      "\"x\n\021EndSessionRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022" +
+      ")\n\020extract_memories\030\003 \001(\010R\017extractMemori" +
+      "es\"\225\001\n\022EndSessionResponse\022\030\n\007summary\030\001 \001" +
+      "(\tR\007summary\0220\n\textracted\030\002 \003(\0132\022.memoryd" +
+      ".v1.MemoryR\textracted\0223\n\010degraded\030\003 \003(\0132" +
+      "\027.memoryd.v1.DegradationR\010degraded*\245\001\n\rS" +
+      "coringPreset\022\036\n\032SCORING_PRESET_UNSPECIFI" +
+      "ED\020\000\022\035\n\031SCORING_PRESET_SIMILARITY\020\001\022\032\n\026S" +
+      "CORING_PRESET_DECAYED\020\002\022\033\n\027SCORING_PRESE" +
+      "T_WEIGHTED\020\003\022\034\n\030SCORING_PRESET_RELEVANCE" +
+      "\020\004*h\n\013MemoryOrder\022\034\n\030MEMORY_ORDER_UNSPEC" +
+      "IFIED\020\000\022\035\n\031MEMORY_ORDER_CREATED_DESC\020\001\022\034" +
+      "\n\030MEMORY_ORDER_CREATED_ASC\020\002*x\n\021WorkingM" +
+      "emoryMode\022#\n\037WORKING_MEMORY_MODE_UNSPECI" +
+      "FIED\020\000\022\035\n\031WORKING_MEMORY_MODE_MERGE\020\001\022\037\n" +
+      "\033WORKING_MEMORY_MODE_REPLACE\020\002*\216\001\n\013Messa" +
+      "geRole\022\034\n\030MESSAGE_ROLE_UNSPECIFIED\020\000\022\025\n\021" +
+      "MESSAGE_ROLE_USER\020\001\022\032\n\026MESSAGE_ROLE_ASSI" +
+      "STANT\020\002\022\027\n\023MESSAGE_ROLE_SYSTEM\020\003\022\025\n\021MESS" +
+      "AGE_ROLE_TOOL\020\004*\211\001\n\rFixedZoneKind\022\037\n\033FIX" +
+      "ED_ZONE_KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE" +
+      "_KIND_TRIGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS" +
+      "\020\002\022\037\n\033FIXED_ZONE_KIND_INSTRUCTION\020\0032\360\r\n\r" +
+      "MemoryService\022E\n\010Remember\022\033.memoryd.v1.R" +
+      "ememberRequest\032\034.memoryd.v1.RememberResp" +
+      "onse\022T\n\rRememberBatch\022 .memoryd.v1.Remem" +
+      "berBatchRequest\032!.memoryd.v1.RememberBat" +
+      "chResponse\022?\n\006Recall\022\031.memoryd.v1.Recall" +
+      "Request\032\032.memoryd.v1.RecallResponse\022H\n\tG" +
+      "etMemory\022\034.memoryd.v1.GetMemoryRequest\032\035" +
+      ".memoryd.v1.GetMemoryResponse\022Q\n\014ListMem" +
+      "ories\022\037.memoryd.v1.ListMemoriesRequest\032 " +
+      ".memoryd.v1.ListMemoriesResponse\022Q\n\014Upda" +
+      "teMemory\022\037.memoryd.v1.UpdateMemoryReques" +
+      "t\032 .memoryd.v1.UpdateMemoryResponse\022W\n\016F" +
+      "orgetMemories\022!.memoryd.v1.ForgetMemorie" +
+      "sRequest\032\".memoryd.v1.ForgetMemoriesResp" +
+      "onse\022H\n\tSetMemory\022\034.memoryd.v1.SetMemory" +
+      "Request\032\035.memoryd.v1.SetMemoryResponse\022?" +
+      "\n\006GetKey\022\031.memoryd.v1.GetKeyRequest\032\032.me" +
+      "moryd.v1.GetKeyResponse\022E\n\010ListKeys\022\033.me" +
+      "moryd.v1.ListKeysRequest\032\034.memoryd.v1.Li" +
+      "stKeysResponse\022K\n\nKeyHistory\022\035.memoryd.v" +
+      "1.KeyHistoryRequest\032\036.memoryd.v1.KeyHist" +
+      "oryResponse\022]\n\020SetWorkingMemory\022#.memory" +
+      "d.v1.SetWorkingMemoryRequest\032$.memoryd.v" +
+      "1.SetWorkingMemoryResponse\022]\n\020GetWorking" +
+      "Memory\022#.memoryd.v1.GetWorkingMemoryRequ" +
+      "est\032$.memoryd.v1.GetWorkingMemoryRespons" +
+      "e\022f\n\023DeleteWorkingMemory\022&.memoryd.v1.De" +
+      "leteWorkingMemoryRequest\032\'.memoryd.v1.De" +
+      "leteWorkingMemoryResponse\022r\n\027ListWorking" +
+      "MemoryScopes\022*.memoryd.v1.ListWorkingMem" +
+      "oryScopesRequest\032+.memoryd.v1.ListWorkin" +
+      "gMemoryScopesResponse\022K\n\nGetProfile\022\035.me" +
+      "moryd.v1.GetProfileRequest\032\036.memoryd.v1." +
+      "GetProfileResponse\022K\n\nSetProfile\022\035.memor" +
+      "yd.v1.SetProfileRequest\032\036.memoryd.v1.Set" +
+      "ProfileResponse\022W\n\016AppendMessages\022!.memo" +
+      "ryd.v1.AppendMessagesRequest\032\".memoryd.v" +
+      "1.AppendMessagesResponse\022]\n\020GetSessionWi" +
+      "ndow\022#.memoryd.v1.GetSessionWindowReques" +
+      "t\032$.memoryd.v1.GetSessionWindowResponse\022" +
+      "`\n\021InjectInstruction\022$.memoryd.v1.Inject" +
+      "InstructionRequest\032%.memoryd.v1.InjectIn" +
+      "structionResponse\022K\n\nEndSession\022\035.memory" +
+      "d.v1.EndSessionRequest\032\036.memoryd.v1.EndS" +
+      "essionResponseBm\n\016dev.memoryd.v1B\022Memory" +
+      "ServiceProtoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemo" +
+      "ryd\\V1\342\002\026Memoryd\\V1\\GPBMetadata\352\002\013Memory" +
+      "d::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -632,7 +634,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_ScoreComponents_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ScoreComponents_descriptor,
-        new java.lang.String[] { "Similarity", "Recency", "Importance", "Decayed", "Weighted", "Keyword", "Fused", });
+        new java.lang.String[] { "Similarity", "Recency", "Importance", "Decayed", "Weighted", "Keyword", "Fused", "Relevance", });
     internal_static_memoryd_v1_RecallRequest_descriptor =
       getDescriptor().getMessageType(7);
     internal_static_memoryd_v1_RecallRequest_fieldAccessorTable = new
