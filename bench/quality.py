@@ -85,9 +85,9 @@ NEW = Variant("new")
 #: One lever changed against the new defaults each (named by what they change).
 AB_VARIANTS = (
     Variant("new, context expansion off", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "0"}),
-    Variant("new, feedback round off", env={"MEMORYD_RECALL__FEEDBACK_HITS": "0"}),
-    Variant("new, vector weight 0.3", env={"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "0.3"}),
-    Variant("new, vector weight 1.0", env={"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "1.0"}),
+    Variant("new, context of 2 seeds", env={"MEMORYD_RECALL__CONTEXT_SEEDS": "2"}),
+    Variant("new, vector weight 0.5", env={"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "0.5"}),
+    Variant("new, rrf k 20", env={"MEMORYD_RECALL__RRF_K": "20"}),
 )
 
 

@@ -149,6 +149,14 @@ class RecallSettings(BaseModel):
     #: paraphrase-level vector match outvoted an exact keyword match too often.
     hybrid_vector_weight: float = Field(0.3, ge=0)
     hybrid_text_weight: float = Field(1.0, ge=0)
+    #: Context expansion of hybrid recall (service/context.py): the memories this many
+    #: steps before and after each of the ``context_seeds`` best candidates, in their
+    #: namespace by created_at, join the results just below it (relevance x
+    #: ``context_discount`` per step); 0 turns it off. Chosen on REALTALK's dev chats
+    #: (bench/quality.py, issue 24): 1 neighbour of the best hit.
+    context_neighbours: int = Field(1, ge=0, le=5)
+    context_seeds: int = Field(1, ge=1, le=10)
+    context_discount: float = Field(0.9, gt=0, le=1)
 
     @model_validator(mode="after")
     def _one_ranking_counts(self) -> RecallSettings:

@@ -44,6 +44,7 @@ from memoryd.embedding.base import Embedder
 from memoryd.resilience.embedder import embed_in_space, searchable
 from memoryd.service import validation as check
 from memoryd.service.access_stats import AccessStatsBuffer
+from memoryd.service.context import with_context
 from memoryd.service.dedup import Deduplicator
 from memoryd.service.hybrid import hybrid_candidates
 from memoryd.service.pagination import PageTokenCodec, fingerprint
@@ -274,10 +275,11 @@ class MemoryService:
                 flt=flt,
                 limit=wide,
                 settings=self._recall,
-                # Without a re-rank the fused order is the final one.
-                keep=None if scorer.reranks(hybrid=True) else limit,
                 text_search=early_text,
             )
+            found = await with_context(store, scope.partition, found, flt, vector, self._recall)
+            if not scorer.reranks(hybrid=True):  # the order by relevance is the final one
+                found = found[:limit]
             for c in found:
                 score, components = scorer.score(
                     c.memory,

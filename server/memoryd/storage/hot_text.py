@@ -11,7 +11,7 @@ goes to a small *delta* of Python dicts. When the delta and the stale postings
 outgrow a quarter of the base they are merged into a new base (vectorised, amortised
 O(1) per posting), so writes stay cheap and queries stay array-bound.
 
-Scores are Okapi BM25 (k1 = 1.2, b = 0.75, as every backend) with N, the document
+Scores are Okapi BM25 (k1 = 1.2, b = 0.1: see storage.memory.BM25_B) with N, the document
 frequencies and the average length all counted over exactly the memories that pass
 the query's filter mask: a memory above the caller's clearance, archived or in
 another namespace never influences a score, the semantics of InMemoryStore.
