@@ -22,7 +22,10 @@ REALTALK's chats in quality_data.HELD_OUT were kept aside from the start: settin
 were chosen on the other eight ("dev"), and the held-out split is reported apart.
 
 Usage: python bench/quality.py [--quick] [--skip-memdaily] [--skip-realtalk] [--skip-ab]
-       [--json-out PATH] [--memdaily-embedders NAME,NAME]
+       [--json-out PATH] [--memdaily-embedders NAME,NAME] [--memdaily-files N]
+`make bench` runs all of REALTALK and 4 MemDaily files (`--quick`: 3 chats); the whole
+MemDaily protocol with both embedders: --skip-realtalk --memdaily-embedders
+local,multilingual (the first run embeds 26,531 messages per model: minutes).
 Prints a markdown report; writes JSON to bench/results/quality-<date>.json.
 """
 
@@ -84,8 +87,7 @@ BASELINE = Variant("baseline", baseline=True)
 NEW = Variant("new")
 #: One lever changed against the new defaults each (named by what they change).
 AB_VARIANTS = (
-    Variant("new, context expansion off", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "0"}),
-    Variant("new, context of 2 seeds", env={"MEMORYD_RECALL__CONTEXT_SEEDS": "2"}),
+    Variant("new, context expansion on", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "1"}),
     Variant("new, vector weight 0.5", env={"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "0.5"}),
     Variant("new, rrf k 20", env={"MEMORYD_RECALL__RRF_K": "20"}),
 )
@@ -330,6 +332,9 @@ def main() -> None:
     parser.add_argument("--skip-ab", action="store_true", help="baseline and new only")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument(
+        "--memdaily-files", type=int, default=None, help="a spread of this many MemDaily files"
+    )
+    parser.add_argument(
         "--realtalk-embedder", default="local", help="memoryd embedder for REALTALK"
     )
     parser.add_argument(
@@ -369,7 +374,7 @@ def main() -> None:
             save()
             sections.append(markdown("REALTALK", result))
         if not args.skip_memdaily:
-            memdaily = load_memdaily(4 if args.quick else None)
+            memdaily = load_memdaily(4 if args.quick else args.memdaily_files)
             for embedder in args.memdaily_embedders:
                 result = measure(memdaily, embedder, Path(tmp), [BASELINE, NEW])
                 report[f"memdaily_{embedder}"] = result

@@ -152,9 +152,11 @@ class RecallSettings(BaseModel):
     #: Context expansion of hybrid recall (service/context.py): the memories this many
     #: steps before and after each of the ``context_seeds`` best candidates, in their
     #: namespace by created_at, join the results just below it (relevance x
-    #: ``context_discount`` per step); 0 turns it off. Chosen on REALTALK's dev chats
-    #: (bench/quality.py, issue 24): 1 neighbour of the best hit.
-    context_neighbours: int = Field(1, ge=0, le=5)
+    #: ``context_discount`` per step); 0 (the default) turns it off. On REALTALK
+    #: (bench/quality.py, 2026-11-25, 1 neighbour of the best hit) it raised the dev
+    #: chats' recall_all@10 0.450 -> 0.464 but left the held-out chats level (0.440 ->
+    #: 0.433, recall_any@10 0.761 -> 0.769: one question each way), so it is opt-in.
+    context_neighbours: int = Field(0, ge=0, le=5)
     context_seeds: int = Field(1, ge=1, le=10)
     context_discount: float = Field(0.9, gt=0, le=1)
 

@@ -15,6 +15,7 @@ from memoryd.domain.requests import MemoryDraft, RecallQuery
 from .conftest import DIM, MakeRig, Rig, scope_for, unit
 
 S = scope_for()
+ON = RecallSettings(context_neighbours=1)
 START = datetime(2025, 3, 1, 12, tzinfo=UTC)
 TURNS = [
     "Ana: morning! how was the weekend",
@@ -55,7 +56,7 @@ def ask(query_axis: int, **fields: object) -> RecallQuery:
 
 
 async def test_the_turns_around_the_best_match_follow_it(make_rig: MakeRig) -> None:
-    rig = await make_rig()
+    rig = await make_rig(recall=ON)
     ids = await seed(rig)
     out = await rig.service.recall(S, ask(1, limit=3))
     got = [r.memory.id for r in out.results]
@@ -71,8 +72,11 @@ async def test_the_turns_around_the_best_match_follow_it(make_rig: MakeRig) -> N
         assert r.score == pytest.approx(r.components.relevance)
 
 
-async def test_off_neighbours_are_only_what_the_searches_found(make_rig: MakeRig) -> None:
-    rig = await make_rig(recall=RecallSettings(context_neighbours=0))
+async def test_off_by_default_results_are_only_what_the_searches_found(
+    make_rig: MakeRig,
+) -> None:
+    assert RecallSettings().context_neighbours == 0
+    rig = await make_rig()
     ids = await seed(rig)
     out = await rig.service.recall(S, ask(1, limit=3))
     assert out.results[0].memory.id == ids[1]
@@ -80,7 +84,7 @@ async def test_off_neighbours_are_only_what_the_searches_found(make_rig: MakeRig
 
 
 async def test_a_neighbour_the_caller_may_not_see_is_skipped(make_rig: MakeRig) -> None:
-    rig = await make_rig()
+    rig = await make_rig(recall=ON)
     ids = await seed(rig, hidden_level=SecurityLevel.RESTRICTED)
     low = scope_for(clearance=SecurityLevel.INTERNAL)
     out = await rig.service.recall(low, ask(1, limit=10))
