@@ -59,6 +59,28 @@ def max_fused(weights: Sequence[float], k: float = DEFAULT_K) -> float:
     return sum(weights) / (k + 1)
 
 
+def convex(
+    similarity: dict[K, float], keyword: dict[K, float], weights: Sequence[float]
+) -> dict[K, float]:
+    """Convex combination of each candidate's cosine, min-max scaled over the
+    candidates, and its BM25 score over the best one's: (w_v * v + w_t * t) / (w_v +
+    w_t), 0..1, 1 for a memory best by both. A candidate one side did not find gets 0
+    there (an empty ``similarity``: no vector side at all)."""
+    vector_weight, text_weight = weights
+    items = list(dict.fromkeys([*similarity, *keyword]))
+    cosines = [similarity[i] for i in similarity]
+    low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
+    best = max(keyword.values(), default=0.0)
+    total = (vector_weight if similarity else 0.0) + (text_weight if best > 0 else 0.0)
+    out: dict[K, float] = {}
+    for item in items:
+        v = (similarity[item] - low) / (high - low) if high > low else 1.0
+        t = keyword.get(item, 0.0) / best if best > 0 else 0.0
+        score = (vector_weight * v if item in similarity else 0.0) + text_weight * t
+        out[item] = score / total if total > 0 else 0.0
+    return out
+
+
 def fused_order(fused: dict[K, float], tiebreak: dict[K, float] | None = None) -> list[K]:
     """Items by fused score, then by ``tiebreak`` (higher first), then by key."""
     extra = tiebreak or {}
@@ -111,9 +133,6 @@ async def hybrid_candidates(
         # in the text ranking that outweighs a close vector match.
         text_hits = [h for h in text_hits if h.informative]
 
-    rankings = [[h.memory.id for h in vector_hits], [h.memory.id for h in text_hits]]
-    fused = rrf(rankings, k=settings.rrf_k, weights=weights)
-    top = max_fused([w for w, r in zip(weights, rankings, strict=True) if r], settings.rrf_k)
     similarity = {h.memory.id: h.similarity for h in vector_hits}
     keyword = {h.memory.id: h.score for h in text_hits}
     memories = {h.memory.id: h.memory for h in vector_hits}
@@ -128,6 +147,13 @@ async def hybrid_candidates(
         matrix = np.asarray(list(vectors.values()), dtype=np.float32)
         cosines = matrix @ np.asarray(vector, dtype=np.float32)
         similarity.update(zip(vectors, cosines.tolist(), strict=True))
+    if settings.fusion == "convex":
+        fused = convex(similarity if vector_hits else {}, keyword, weights)
+        top = 1.0
+    else:
+        rankings = [[h.memory.id for h in vector_hits], [h.memory.id for h in text_hits]]
+        fused = rrf(rankings, k=settings.rrf_k, weights=weights)
+        top = max_fused([w for w, r in zip(weights, rankings, strict=True) if r], settings.rrf_k)
     order = fused_order(fused, similarity)[:keep]
     out = []
     for i in order:

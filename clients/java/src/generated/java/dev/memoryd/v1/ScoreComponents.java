@@ -144,9 +144,11 @@ private static final long serialVersionUID = 0L;
   private double fused_ = 0D;
   /**
    * <pre>
-   * Reciprocal-rank-fusion score when hybrid: sum over the rankings (vector,
-   * full text, and a feedback round's when recall.feedback_hits &gt; 0) of
-   * weight / (k + rank), k = 60; 0 for a memory added as a found memory's context.
+   * The fusion's score when hybrid (recall.fusion): "convex" (the default), the
+   * weighted mean of the cosine min-max scaled over the candidates and the BM25
+   * score over the best one's, 0..1; "rrf", the sum over the vector and full-text
+   * rankings of weight / (k + rank), k = 60. 0 for a memory only added as the
+   * neighbour of a found one (recall.context_neighbours).
    * </pre>
    *
    * <code>double fused = 7 [json_name = "fused"];</code>
@@ -161,10 +163,10 @@ private static final long serialVersionUID = 0L;
   private double relevance_ = 0D;
   /**
    * <pre>
-   * How well the memory matches the query, 0..1: hybrid, the fused score over the
-   * fused score of a memory ranked first everywhere (a memory added as context
-   * gets a share of its neighbour's); vector-only, the cosine. DECAYED and
-   * WEIGHTED are built on it, RELEVANCE returns it.
+   * How well the memory matches the query, 0..1: hybrid, the fused score over that
+   * of a memory best in every ranking (convex: the fused score itself; a memory
+   * added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
+   * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
    * </pre>
    *
    * <code>double relevance = 8 [json_name = "relevance"];</code>
@@ -912,9 +914,11 @@ private static final long serialVersionUID = 0L;
     private double fused_ ;
     /**
      * <pre>
-     * Reciprocal-rank-fusion score when hybrid: sum over the rankings (vector,
-     * full text, and a feedback round's when recall.feedback_hits &gt; 0) of
-     * weight / (k + rank), k = 60; 0 for a memory added as a found memory's context.
+     * The fusion's score when hybrid (recall.fusion): "convex" (the default), the
+     * weighted mean of the cosine min-max scaled over the candidates and the BM25
+     * score over the best one's, 0..1; "rrf", the sum over the vector and full-text
+     * rankings of weight / (k + rank), k = 60. 0 for a memory only added as the
+     * neighbour of a found one (recall.context_neighbours).
      * </pre>
      *
      * <code>double fused = 7 [json_name = "fused"];</code>
@@ -926,9 +930,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Reciprocal-rank-fusion score when hybrid: sum over the rankings (vector,
-     * full text, and a feedback round's when recall.feedback_hits &gt; 0) of
-     * weight / (k + rank), k = 60; 0 for a memory added as a found memory's context.
+     * The fusion's score when hybrid (recall.fusion): "convex" (the default), the
+     * weighted mean of the cosine min-max scaled over the candidates and the BM25
+     * score over the best one's, 0..1; "rrf", the sum over the vector and full-text
+     * rankings of weight / (k + rank), k = 60. 0 for a memory only added as the
+     * neighbour of a found one (recall.context_neighbours).
      * </pre>
      *
      * <code>double fused = 7 [json_name = "fused"];</code>
@@ -944,9 +950,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Reciprocal-rank-fusion score when hybrid: sum over the rankings (vector,
-     * full text, and a feedback round's when recall.feedback_hits &gt; 0) of
-     * weight / (k + rank), k = 60; 0 for a memory added as a found memory's context.
+     * The fusion's score when hybrid (recall.fusion): "convex" (the default), the
+     * weighted mean of the cosine min-max scaled over the candidates and the BM25
+     * score over the best one's, 0..1; "rrf", the sum over the vector and full-text
+     * rankings of weight / (k + rank), k = 60. 0 for a memory only added as the
+     * neighbour of a found one (recall.context_neighbours).
      * </pre>
      *
      * <code>double fused = 7 [json_name = "fused"];</code>
@@ -962,10 +970,10 @@ private static final long serialVersionUID = 0L;
     private double relevance_ ;
     /**
      * <pre>
-     * How well the memory matches the query, 0..1: hybrid, the fused score over the
-     * fused score of a memory ranked first everywhere (a memory added as context
-     * gets a share of its neighbour's); vector-only, the cosine. DECAYED and
-     * WEIGHTED are built on it, RELEVANCE returns it.
+     * How well the memory matches the query, 0..1: hybrid, the fused score over that
+     * of a memory best in every ranking (convex: the fused score itself; a memory
+     * added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
+     * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
      * </pre>
      *
      * <code>double relevance = 8 [json_name = "relevance"];</code>
@@ -977,10 +985,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * How well the memory matches the query, 0..1: hybrid, the fused score over the
-     * fused score of a memory ranked first everywhere (a memory added as context
-     * gets a share of its neighbour's); vector-only, the cosine. DECAYED and
-     * WEIGHTED are built on it, RELEVANCE returns it.
+     * How well the memory matches the query, 0..1: hybrid, the fused score over that
+     * of a memory best in every ranking (convex: the fused score itself; a memory
+     * added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
+     * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
      * </pre>
      *
      * <code>double relevance = 8 [json_name = "relevance"];</code>
@@ -996,10 +1004,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * How well the memory matches the query, 0..1: hybrid, the fused score over the
-     * fused score of a memory ranked first everywhere (a memory added as context
-     * gets a share of its neighbour's); vector-only, the cosine. DECAYED and
-     * WEIGHTED are built on it, RELEVANCE returns it.
+     * How well the memory matches the query, 0..1: hybrid, the fused score over that
+     * of a memory best in every ranking (convex: the fused score itself; a memory
+     * added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
+     * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
      * </pre>
      *
      * <code>double relevance = 8 [json_name = "relevance"];</code>
