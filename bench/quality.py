@@ -87,9 +87,9 @@ BASELINE = Variant("baseline", baseline=True)
 NEW = Variant("new")
 #: One lever changed against the new defaults each (named by what they change).
 AB_VARIANTS = (
+    Variant("new, rrf fusion (as before)", env={"MEMORYD_RECALL__FUSION": "rrf"}),
     Variant("new, context expansion on", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "1"}),
-    Variant("new, vector weight 0.5", env={"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "0.5"}),
-    Variant("new, rrf k 20", env={"MEMORYD_RECALL__RRF_K": "20"}),
+    Variant("new, vector weight 0.7", env={"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "0.7"}),
 )
 
 

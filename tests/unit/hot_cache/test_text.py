@@ -36,10 +36,10 @@ PUBLIC = MemoryFilter(max_security_level=SecurityLevel.PUBLIC)
 def brute_force_bm25(
     memories: Sequence[Memory], query: str, flt: MemoryFilter, limit: int
 ) -> list[tuple[str, float]]:
-    """Okapi BM25 (k1 1.2, b 0.75) written out plainly: N, document frequencies and
-    the average length over the memories ``flt`` lets through; best first, ties by
-    id, only scores > 0."""
-    k1, b = 1.2, 0.75
+    """Okapi BM25 (k1 1.2, b 0.1: storage.memory.BM25_B) written out plainly: N,
+    document frequencies and the average length over the memories ``flt`` lets
+    through; best first, ties by id, only scores > 0."""
+    k1, b = 1.2, 0.1
     docs = {m.id: tokenize(m.content) for m in memories if matches(m, flt)}
     if not docs:
         return []
