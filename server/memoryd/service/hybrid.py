@@ -1,12 +1,14 @@
-"""Hybrid recall: vector and full-text (BM25) rankings fused by reciprocal rank fusion
-(Cormack, Clarke and Buettcher, SIGIR 2009).
+"""Hybrid recall: vector and full-text (BM25) searches fused into one ranking.
 
-Each ranking contributes ``weight / (k + rank)`` (rank 1-based) to every item it
-contains; an item's fused score is the sum. Only ranks count, so a cosine and a BM25
-score never have to be put on one scale. k = 60 is the paper's value: it flattens the
-head of each list, so an item ranked well by both beats one ranked first by one.
-Both searches run with the same filter inside the store; the scoring presets are
-applied afterwards by the caller (see ``Candidate.relevance``).
+``recall.fusion: convex`` (the default): each candidate's cosine, min-max scaled over
+the candidates, and its BM25 score over the best one's, mixed by the two weights. It
+keeps how much better one match is than the next, which ranks lose: on REALTALK it
+found more of the evidence than rank fusion (bench/quality.py, issue 24).
+``recall.fusion: rrf``: reciprocal rank fusion (Cormack, Clarke and Buettcher, SIGIR
+2009): each ranking contributes ``weight / (k + rank)`` to every item it contains.
+A full-text match on common words alone (``TextHit.informative`` False) is left out
+when there is a vector side. Both searches run with the same filter inside the store;
+the scoring presets are applied afterwards by the caller (``Candidate.relevance``).
 """
 
 from __future__ import annotations
@@ -113,11 +115,9 @@ async def hybrid_candidates(
     flt: MemoryFilter,
     limit: int,
     settings: RecallSettings,
-    keep: int | None = None,
     text_search: Awaitable[list[TextHit]] | None = None,
 ) -> list[Candidate]:
-    """Vector and full-text rankings of up to ``limit`` each, fused, best first; only
-    the ``keep`` best when given (a caller that does not re-rank needs no more). A
+    """Vector and full-text rankings of up to ``limit`` each, fused, best first. A
     ranking whose weight is 0 is not searched at all. ``text_search``: the full-text
     search of ``text``, already started by the caller."""
     weights = (settings.hybrid_vector_weight, settings.hybrid_text_weight)
@@ -154,7 +154,7 @@ async def hybrid_candidates(
         rankings = [[h.memory.id for h in vector_hits], [h.memory.id for h in text_hits]]
         fused = rrf(rankings, k=settings.rrf_k, weights=weights)
         top = max_fused([w for w, r in zip(weights, rankings, strict=True) if r], settings.rrf_k)
-    order = fused_order(fused, similarity)[:keep]
+    order = fused_order(fused, similarity)
     out = []
     for i in order:
         memory = memories.get(i)
