@@ -1,40 +1,40 @@
-"""Retrieval quality of the daemon's own Recall on REALTALK and MemDaily.
+"""Retrieval quality of the daemon's own Recall on REALTALK and MemDaily: today's
+defaults (the baseline) against the new ones, side by side in one run.
 
 The protocol of bench/data/README.md: one namespace per chat (REALTALK) or trajectory
 (MemDaily), every turn one memory ("<speaker>: <text>", created_at from its date, its
 turn id in metadata), all in one agent of one real daemon (LanceDB on disk) reached
-over real gRPC; each question recalls the top 50 of its namespace. Reported per
-category and overall: recall_any@k (a gold turn in the top k), recall_all@k (every
-gold turn in the top k) and MRR, for k in 1, 5, 10, 25, 50; plus ingest throughput
-and recall latency percentiles (the embedding cache is off, so every query runs the
-model).
+over real gRPC; each question recalls the top 50 of its namespace with the server's
+default scoring. Reported per split and category: recall_all@k (every gold turn in
+the top k), recall_any@k (a gold turn in the top k) and MRR, with recall latency.
 
-Methods:
-- vector: RecallRequest.hybrid = false.
-- bm25: hybrid = true on a daemon started with recall.hybrid_vector_weight = 0, which
-  drops the vector ranking from the fusion (the documented way to rank by BM25 alone).
-- hybrid: hybrid = true with the default weights (reciprocal rank fusion, k = 60).
-Each with scoring preset SIMILARITY (decay off) and DECAYED (decay on, half-life
-168 h, measured from now, as the daemon does).
+Variants (each a daemon: its code and its settings):
+- baseline: the code of BASELINE_COMMIT (today's defaults before issue 24), extracted
+  with `git archive` and run from this venv.
+- new: this tree's defaults.
+- A/B variants: this tree with one recall setting changed (a lever off or on).
+Embeddings are computed once per model (quality_data.py, cached in bench/.cache) and
+sent with the requests, so the variants differ only in what the daemon does with
+them; then the baseline and the new defaults are run once more end to end, the query
+text alone, the daemon's model embedding it (latency is taken from these runs).
 
-Deduplication is off while ingesting: the protocol stores every turn, and REALTALK
-repeats short turns ("Haha yes!") whose merging would drop gold turn ids.
+REALTALK's chats in quality_data.HELD_OUT were kept aside from the start: settings
+were chosen on the other eight ("dev"), and the held-out split is reported apart.
 
-Usage: python bench/quality.py [--quick] [--skip-memdaily] [--skip-realtalk] [--json-out PATH]
-       [--realtalk-embedder NAME] [--memdaily-embedders NAME,NAME]
-The multilingual embedder on MemDaily alone (needs memoryd[multilingual]):
-  python bench/quality.py --skip-realtalk --memdaily-embedders multilingual
+Usage: python bench/quality.py [--quick] [--skip-memdaily] [--skip-realtalk] [--skip-ab]
+       [--json-out PATH] [--memdaily-embedders NAME,NAME] [--memdaily-files N]
+`make bench` runs all of REALTALK and 4 MemDaily files (`--quick`: 3 chats); the whole
+MemDaily protocol with both embedders: --skip-realtalk --memdaily-embedders
+local,multilingual (the first run embeds 26,531 messages per model: minutes).
 Prints a markdown report; writes JSON to bench/results/quality-<date>.json.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
@@ -42,121 +42,78 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import grpc
 import numpy as np
 from google.protobuf import struct_pb2, timestamp_pb2
+from quality_data import (
+    HELD_OUT,
+    Corpus,
+    Question,
+    Vectors,
+    embeddings,
+    load_memdaily,
+    load_realtalk,
+    split,
+)
 
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
-DATA = Path(__file__).resolve().parent / "data"
-RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
+#: main before issue 24: the baseline's code.
+BASELINE_COMMIT = "2f50275"
 KS = (1, 5, 10, 25, 50)
 TOP = max(KS)
 AGENT = "quality"
 BATCH = 500
-REALTALK_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "commonsense"}
-PRESETS = {"similarity": mpb.SCORING_PRESET_SIMILARITY, "decayed": mpb.SCORING_PRESET_DECAYED}
 
 
 @dataclass(frozen=True)
-class Turn:
-    namespace: str
-    turn_id: str
-    text: str
-    created_at: datetime
+class Variant:
+    """A daemon to measure: ``baseline`` code or this tree's, with ``env`` settings."""
 
-
-@dataclass(frozen=True)
-class Question:
-    namespace: str
-    text: str
-    gold: frozenset[str]
-    category: str
-
-
-@dataclass(frozen=True)
-class Corpus:
     name: str
-    turns: list[Turn]
-    questions: list[Question]
+    baseline: bool = False
+    env: dict[str, str] = field(default_factory=dict)
 
 
-# ---------------------------------------------------------------- datasets
-
-
-def _realtalk_time(value: str) -> datetime:
-    return datetime.strptime(value, "%d.%m.%Y, %H:%M:%S").replace(tzinfo=UTC)
-
-
-def load_realtalk(max_chats: int | None = None) -> Corpus:
-    turns: list[Turn] = []
-    questions: list[Question] = []
-    files = sorted((DATA / "realtalk").glob("Chat_*.json.gz"))[:max_chats]
-    for path in files:
-        chat = json.loads(gzip.decompress(path.read_bytes()))
-        namespace = path.name.removesuffix(".json.gz")
-        known: set[str] = set()
-        for key, session in chat.items():
-            if not re.fullmatch(r"session_\d+", key):
-                continue
-            session_date = chat.get(f"{key}_date_time")
-            for t in session:
-                when = t.get("date_time") or session_date
-                text = f"{t['speaker']}: {t['clean_text']}"
-                turns.append(Turn(namespace, t["dia_id"], text, _realtalk_time(when)))
-                known.add(t["dia_id"])
-        for qa in chat["qa"]:
-            # Some evidence strings are malformed ("D8:6; D9:17", unknown ids).
-            gold = {
-                part
-                for evidence in qa["evidence"]
-                for part in re.split(r"[;,\s]+", evidence)
-                if part in known
-            }
-            if gold:
-                category = REALTALK_CATEGORIES.get(qa["category"], str(qa["category"]))
-                questions.append(Question(namespace, qa["question"], frozenset(gold), category))
-    return Corpus("REALTALK", turns, questions)
-
-
-def _memdaily_time(value: str) -> datetime:
-    # "2024年04月01日 周一 08:30": the weekday is redundant.
-    day, _, clock = value.split(" ")
-    return datetime.strptime(f"{day} {clock}", "%Y年%m月%d日 %H:%M").replace(tzinfo=UTC)
-
-
-def load_memdaily(max_files: int | None = None) -> Corpus:
-    turns: list[Turn] = []
-    questions: list[Question] = []
-    files = sorted((DATA / "memdaily").glob("*.json.gz"))
-    if max_files is not None:
-        files = files[:: max(1, len(files) // max_files)][:max_files]
-    for path in files:
-        stem = path.name.removesuffix(".json.gz")
-        # "01_simple_events" -> "simple"; "05_post_processing_roles" -> "post_processing"
-        category = stem.split("_", 1)[1].rsplit("_", 1)[0]
-        for trajectory in json.loads(gzip.decompress(path.read_bytes())):
-            namespace = f"{stem}/{trajectory['tid']}"
-            for m in trajectory["message_list"]:
-                created = _memdaily_time(m["time"])
-                turns.append(Turn(namespace, str(m["mid"]), m["message"], created))
-            for q in trajectory["question_list"]:
-                gold = frozenset(str(mid) for mid in q["target_step_id"])
-                if gold:
-                    questions.append(Question(namespace, q["question"], gold, category))
-    return Corpus("MemDaily", turns, questions)
+BASELINE = Variant("baseline", baseline=True)
+NEW = Variant("new")
+#: One lever changed against the new defaults each (named by what they change).
+AB_VARIANTS = (
+    Variant("new, rrf fusion (as before)", env={"MEMORYD_RECALL__FUSION": "rrf"}),
+    Variant("new, context expansion on", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "1"}),
+    Variant("new, vector weight 0.7", env={"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "0.7"}),
+)
 
 
 # ---------------------------------------------------------------- the daemon
 
 
 @contextmanager
-def daemon(data_dir: Path, embedder: str, env: dict[str, str]) -> Iterator[mgrpc.MemoryServiceStub]:
+def baseline_code() -> Iterator[Path]:
+    """BASELINE_COMMIT's server/ in a temporary directory (for PYTHONPATH)."""
+    with tempfile.TemporaryDirectory(prefix="memoryd-baseline-") as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", BASELINE_COMMIT, "server"],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        yield Path(tmp) / "server"
+
+
+@contextmanager
+def daemon(
+    data_dir: Path, embedder: str, env: dict[str, str], code: Path | None = None
+) -> Iterator[mgrpc.MemoryServiceStub]:
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
     ready = data_dir.parent / f"{data_dir.name}.ready"
     ready.unlink(missing_ok=True)
     log = data_dir.parent / f"{data_dir.name}.log"
@@ -173,21 +130,11 @@ def daemon(data_dir: Path, embedder: str, env: dict[str, str]) -> Iterator[mgrpc
         "MEMORYD_MAINTENANCE__ENABLED": "false",
         **env,
     }
+    if code is not None:
+        settings["PYTHONPATH"] = str(code)
+    args = ["--listen", "127.0.0.1:0", "--data-dir", str(data_dir), "--ready-file", str(ready)]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "memoryd",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--data-dir",
-            str(data_dir),
-            "--ready-file",
-            str(ready),
-            "--embedder",
-            embedder,
-        ],
+        [sys.executable, "-m", "memoryd", "serve", *args, "--embedder", embedder],
         stderr=log.open("ab"),
         env={**os.environ, **settings},
     )
@@ -210,22 +157,23 @@ def _timestamp(value: datetime) -> timestamp_pb2.Timestamp:
     return ts
 
 
-def ingest(stub: mgrpc.MemoryServiceStub, corpus: Corpus) -> float:
-    """Stores every turn; returns memories per second."""
+def ingest(stub: mgrpc.MemoryServiceStub, corpus: Corpus, vectors: Vectors | None) -> float:
+    """Stores every turn (with its vector when given); returns memories per second."""
     started = time.perf_counter()
     for i in range(0, len(corpus.turns), BATCH):
         items = []
-        for t in corpus.turns[i : i + BATCH]:
+        for j, t in enumerate(corpus.turns[i : i + BATCH], start=i):
             meta = struct_pb2.Struct()
             meta.update({"turn_id": t.turn_id})
-            items.append(
-                mpb.RememberRequest(
-                    content=t.text,
-                    namespace=t.namespace,
-                    created_at=_timestamp(t.created_at),
-                    metadata=meta,
-                )
+            item = mpb.RememberRequest(
+                content=t.text,
+                namespace=t.namespace,
+                created_at=_timestamp(t.created_at),
+                metadata=meta,
             )
+            if vectors is not None:
+                item.embedding.extend(vectors[j].tolist())
+            items.append(item)
         response = stub.RememberBatch(
             mpb.RememberBatchRequest(agent_id=AGENT, items=items), timeout=600
         )
@@ -238,37 +186,43 @@ def _check_not_degraded(degraded: Sequence[object]) -> None:
         raise SystemExit(f"the daemon answered degraded, measurements are void: {degraded}")
 
 
+def warm_up(stub: mgrpc.MemoryServiceStub, corpus: Corpus) -> None:
+    """Loads every namespace's partition and builds its text index before timing (the
+    first text searches of a big partition go to LanceDB while it builds)."""
+    for q in corpus.questions[:5]:
+        stub.Recall(mpb.RecallRequest(agent_id=AGENT, query=q.text, namespace=q.namespace))
+    time.sleep(3)
+
+
 # ---------------------------------------------------------------- measuring
 
 
 def evaluate(
-    stub: mgrpc.MemoryServiceStub, corpus: Corpus, *, hybrid: bool, preset: int
-) -> dict[str, object]:
-    per_category: dict[str, list[tuple[list[str], frozenset[str]]]] = defaultdict(list)
+    stub: mgrpc.MemoryServiceStub, questions: list[Question], vectors: Vectors | None
+) -> tuple[list[list[str]], list[float]]:
+    """Each question's ranked turn ids and its recall latency (seconds)."""
+    ranked: list[list[str]] = []
     latencies: list[float] = []
-    for q in corpus.questions:
-        request = mpb.RecallRequest(
-            agent_id=AGENT,
-            query=q.text,
-            namespace=q.namespace,
-            limit=TOP,
-            hybrid=hybrid,
-            scoring=mpb.Scoring(preset=preset),  # type: ignore[arg-type]
-        )
+    for i, q in enumerate(questions):
+        request = mpb.RecallRequest(agent_id=AGENT, query=q.text, namespace=q.namespace, limit=TOP)
+        if vectors is not None:
+            request.query_embedding.extend(vectors[i].tolist())
         started = time.perf_counter()
         response = stub.Recall(request, timeout=60)
         latencies.append(time.perf_counter() - started)
         _check_not_degraded(response.degraded)
-        ranked = [r.memory.metadata["turn_id"] for r in response.results]
-        per_category[q.category].append((ranked, q.gold))
-    everything = [item for items in per_category.values() for item in items]
-    scores = {name: _scores(items) for name, items in sorted(per_category.items())}
-    scores["overall"] = _scores(everything)
-    ms = np.array(latencies) * 1000
-    return {
-        "scores": scores,
-        "latency_ms": {f"p{p}": round(float(np.percentile(ms, p)), 2) for p in (50, 95, 99)},
-    }
+        ranked.append([r.memory.metadata["turn_id"] for r in response.results])
+    return ranked, latencies
+
+
+def scores(questions: list[Question], ranked: list[list[str]]) -> dict[str, dict[str, float]]:
+    """Per category and overall."""
+    by_category: dict[str, list[tuple[list[str], frozenset[str]]]] = defaultdict(list)
+    for q, r in zip(questions, ranked, strict=True):
+        by_category[q.category].append((r, q.gold))
+    out = {name: _scores(items) for name, items in sorted(by_category.items())}
+    out["overall"] = _scores([item for items in by_category.values() for item in items])
+    return out
 
 
 def _scores(items: list[tuple[list[str], frozenset[str]]]) -> dict[str, float]:
@@ -289,68 +243,82 @@ def _mean(values: list[bool] | list[float]) -> float:
     return round(float(np.mean(values)), 4) if values else 0.0
 
 
+def latency(seconds: list[float]) -> dict[str, float]:
+    ms = np.array(seconds) * 1000
+    return {f"p{p}": round(float(np.percentile(ms, p)), 2) for p in (50, 95, 99)}
+
+
 def measure(
     corpus: Corpus,
     embedder: str,
     tmp: Path,
-    methods: list[str],
-    presets: list[str],
-    vector_weights: Sequence[float] = (),
-) -> dict[str, object]:
-    """Ingests once, then runs each method (bm25, and hybrid with other vector weights,
-    on a daemon restarted over the same data)."""
-    data_dir = tmp / f"{corpus.name}-{embedder}" / "data"
-    data_dir.parent.mkdir(parents=True)
-    report: dict[str, object] = {"embedder": embedder, "memories": len(corpus.turns)}
-    runs: dict[str, object] = {}
-    with daemon(data_dir, embedder, {}) as stub:
-        report["ingest_per_s"] = round(ingest(stub, corpus), 1)
-        for method in (m for m in methods if m != "bm25"):
-            for preset in presets:
-                print(f"  {corpus.name} {embedder} {method} {preset}", flush=True)
-                runs[f"{method}/{preset}"] = evaluate(
-                    stub, corpus, hybrid=method == "hybrid", preset=PRESETS[preset]
-                )
-    if "bm25" in methods:
-        env = {"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "0"}
-        with daemon(data_dir, embedder, env) as stub:
-            for preset in presets:
-                print(f"  {corpus.name} {embedder} bm25 {preset}", flush=True)
-                runs[f"bm25/{preset}"] = evaluate(stub, corpus, hybrid=True, preset=PRESETS[preset])
-    for weight in vector_weights:
-        env = {"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": str(weight)}
-        with daemon(data_dir, embedder, env) as stub:
-            print(f"  {corpus.name} {embedder} hybrid, vector weight {weight}", flush=True)
-            runs[f"hybrid(vector_weight={weight})/similarity"] = evaluate(
-                stub, corpus, hybrid=True, preset=PRESETS["similarity"]
-            )
-    report["runs"] = runs
+    variants: Sequence[Variant],
+    *,
+    held_out: frozenset[str] = frozenset(),
+    end_to_end: bool = True,
+) -> dict[str, Any]:
+    """Every variant on ``corpus`` with cached vectors, then the baseline and the new
+    defaults end to end (query text only)."""
+    doc_vectors, query_vectors = embeddings(corpus, embedder)
+    index = {id(q): i for i, q in enumerate(corpus.questions)}
+    splits = split(corpus, held_out)
+    report: dict[str, Any] = {
+        "embedder": embedder,
+        "memories": len(corpus.turns),
+        "splits": {name: len(qs) for name, qs in splits.items()},
+        "runs": {},
+    }
+    with baseline_code() as old_code:
+        for code_name in ("baseline", "new"):
+            code = old_code if code_name == "baseline" else None
+            data_dir = tmp / f"{corpus.name}-{embedder}-{code_name}" / "data"
+            with daemon(data_dir, embedder, {}, code) as stub:
+                report[f"ingest_per_s ({code_name})"] = round(ingest(stub, corpus, doc_vectors), 1)
+                warm_up(stub, corpus)
+            for variant in (v for v in variants if v.baseline == (code_name == "baseline")):
+                runs = [("vectors supplied", True)]
+                if end_to_end and variant in (BASELINE, NEW):
+                    runs.append(("end to end", False))
+                with daemon(data_dir, embedder, variant.env, code) as stub:
+                    warm_up(stub, corpus)
+                    for how, supplied in runs:
+                        print(f"  {corpus.name} {embedder} {variant.name} ({how})", flush=True)
+                        ranked, seconds = evaluate(
+                            stub, corpus.questions, query_vectors if supplied else None
+                        )
+                        report["runs"][f"{variant.name} ({how})"] = {
+                            name: {
+                                "scores": scores(qs, [ranked[index[id(q)]] for q in qs]),
+                                "latency_ms": latency([seconds[index[id(q)]] for q in qs]),
+                            }
+                            for name, qs in splits.items()
+                        }
     return report
 
 
 # ---------------------------------------------------------------- reporting
 
+COLUMNS = ("recall_all@10", "recall_any@10", "recall_all@5", "recall_all@25", "mrr")
 
-def markdown(name: str, report: dict[str, object], columns: list[str]) -> str:
-    runs: dict[str, dict[str, object]] = report["runs"]  # type: ignore[assignment]
+
+def markdown(name: str, report: dict[str, Any]) -> str:
     lines = [
-        f"### {name} ({report['embedder']} embedder, {report['memories']} memories, "
-        f"ingest {report['ingest_per_s']}/s)",
+        f"### {name} ({report['embedder']} embedder, {report['memories']} memories; "
+        f"questions {report['splits']})",
         "",
-        "| method | decay | category | n | " + " | ".join(columns) + " | p50 ms | p99 ms |",
-        "|---|---|---|---|" + "---|" * len(columns) + "---|---|",
+        "| run | split | category | n | " + " | ".join(COLUMNS) + " | p50 ms | p95 ms |",
+        "|---|---|---|---|" + "---|" * len(COLUMNS) + "---|---|",
     ]
-    for run, result in runs.items():
-        method, preset = run.split("/")
-        scores: dict[str, dict[str, float]] = result["scores"]  # type: ignore[assignment]
-        latency: dict[str, float] = result["latency_ms"]  # type: ignore[assignment]
-        for category, s in scores.items():
-            cells = " | ".join(f"{s[c]:.3f}" for c in columns)
-            timing = f"{latency['p50']} | {latency['p99']}" if category == "overall" else " | "
-            decay = "on" if preset == "decayed" else "off"
-            lines.append(
-                f"| {method} | {decay} | {category} | {int(s['questions'])} | {cells} | {timing} |"
-            )
+    for run, by_split in report["runs"].items():
+        for split_name, result in by_split.items():
+            for category, s in result["scores"].items():
+                cells = " | ".join(f"{s[c]:.3f}" for c in COLUMNS)
+                lat = result["latency_ms"]
+                timing = f"{lat['p50']} | {lat['p95']}" if category == "overall" else " | "
+                lines.append(
+                    f"| {run} | {split_name} | {category} | {int(s['questions'])} | {cells} "
+                    f"| {timing} |"
+                )
     return "\n".join(lines)
 
 
@@ -358,78 +326,73 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="2 chats, 4 MemDaily files")
+    parser.add_argument("--quick", action="store_true", help="3 chats, 4 MemDaily files")
     parser.add_argument("--skip-memdaily", action="store_true")
     parser.add_argument("--skip-realtalk", action="store_true")
+    parser.add_argument("--skip-ab", action="store_true", help="baseline and new only")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument(
-        "--vector-weights",
-        type=lambda v: [float(x) for x in v.split(",") if x],
-        default=[],
-        help="also run REALTALK hybrid with these recall.hybrid_vector_weight values, e.g. 0.5,0.3",
+        "--memdaily-files", type=int, default=None, help="a spread of this many MemDaily files"
     )
     parser.add_argument(
-        "--realtalk-embedder",
-        default="local",
-        help="memoryd embedder for REALTALK (local | multilingual | hashing | openai)",
+        "--realtalk-embedder", default="local", help="memoryd embedder for REALTALK"
     )
     parser.add_argument(
         "--memdaily-embedders",
         type=lambda v: [x for x in v.split(",") if x],
-        default=["hashing", "local"],
-        help="comma-separated embedders for MemDaily, e.g. multilingual (default hashing,local)",
+        default=["local"],
+        help="comma-separated embedders for MemDaily, e.g. local,multilingual",
     )
     args = parser.parse_args()
-
-    methods = ["vector", "bm25", "hybrid"]
-    report: dict[str, object] = {
+    report: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}",
+        f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}",
         "quick": args.quick,
+        "baseline_commit": BASELINE_COMMIT,
     }
-    wide = [f"recall_all@{k}" for k in KS] + [f"recall_any@{k}" for k in (1, 5, 10)] + ["mrr"]
     sections = []
-    out = args.json_out or RESULTS / f"quality-{datetime.now(UTC).date().isoformat()}.json"
+    stem = "quality-quick" if args.quick else "quality"
+    out = args.json_out or RESULTS / f"{stem}-{datetime.now(UTC).date().isoformat()}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
 
     def save() -> None:  # after each corpus, so a late failure keeps what was measured
         out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
 
+    variants = [BASELINE, NEW, *(() if args.skip_ab else AB_VARIANTS)]
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_realtalk:
-            realtalk = load_realtalk(2 if args.quick else None)
+            # --quick: the first two chats (dev) and one held-out chat.
+            realtalk = load_realtalk(None)
+            if args.quick:
+                keep = {"Chat_10_Fahim_Muhhamed", "Chat_1_Emi_Elise", "Chat_3_Kevin_Paola"}
+                realtalk = _subset(realtalk, keep)
             result = measure(
-                realtalk,
-                args.realtalk_embedder,
-                Path(tmp),
-                methods,
-                ["similarity", "decayed"],
-                args.vector_weights,
+                realtalk, args.realtalk_embedder, Path(tmp), variants, held_out=HELD_OUT
             )
             report["realtalk"] = result
             save()
-            sections.append(markdown("REALTALK", result, wide))
+            sections.append(markdown("REALTALK", result))
         if not args.skip_memdaily:
-            memdaily = load_memdaily(4 if args.quick else None)
-            short = [
-                "recall_any@1",
-                "recall_any@5",
-                "recall_all@5",
-                "recall_any@10",
-                "recall_all@10",
-                "mrr",
-            ]
+            memdaily = load_memdaily(4 if args.quick else args.memdaily_files)
             for embedder in args.memdaily_embedders:
-                result = measure(memdaily, embedder, Path(tmp), methods, ["similarity"])
+                result = measure(memdaily, embedder, Path(tmp), [BASELINE, NEW])
                 report[f"memdaily_{embedder}"] = result
                 save()
-                sections.append(markdown("MemDaily", result, short))
+                sections.append(markdown("MemDaily", result))
 
     print(f"\n## Recall quality ({report['date']}, {report['machine']})\n")
     print("\n\n".join(sections))
     save()
     print(f"\nwrote {out}")
+
+
+def _subset(corpus: Corpus, namespaces: set[str]) -> Corpus:
+    return Corpus(
+        corpus.name,
+        [t for t in corpus.turns if t.namespace in namespaces],
+        [q for q in corpus.questions if q.namespace in namespaces],
+    )
 
 
 if __name__ == "__main__":

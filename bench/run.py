@@ -17,8 +17,9 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
               embedder (REALTALK turns, 100 a call, 1 and 8 writers); Remember
               single-item latency (bench/writes.py); BuildSnapshot at 10k
   mem0        mem0 (infer=False, same embedder, its default local store) add and search
-  quality     bench/quality.py --quick (2 REALTALK chats, 4 MemDaily files; the whole
-              protocol takes ~45 min: run `python bench/quality.py` for it)
+  quality     bench/quality.py: today's defaults (baseline commit) against the new
+              ones on all of REALTALK (dev and held-out chats) and 4 MemDaily files;
+              --quick: 3 chats. Embeddings cached in bench/.cache after the first run
 
 Writes bench/results/report-<date>.md and bench/results/<date>.json (with --quick:
 report-<date>-quick.md and <date>-quick.json).
@@ -383,10 +384,13 @@ def servers(tmp: Path, cfg: dict[str, Any]) -> list[dict[str, Any]]:
 # -- quality (bench/quality.py, written separately) ---------------------------------------
 
 
-def quality() -> dict[str, Any]:
-    """The quick protocol: the whole one (~45 min) would not fit `make bench`'s 20."""
-    out_path = RESULTS / f"quality-quick-{datetime.now(UTC):%Y-%m-%d}.json"
-    args = [sys.executable, str(BENCH / "quality.py"), "--json-out", str(out_path), "--quick"]
+def quality(quick: bool) -> dict[str, Any]:
+    """Baseline against new defaults: all of REALTALK and 4 MemDaily files (quick: 3
+    chats); embeddings are cached in bench/.cache after the first run."""
+    stem = "quality-quick" if quick else "quality"
+    out_path = RESULTS / f"{stem}-{datetime.now(UTC):%Y-%m-%d}.json"
+    args = [sys.executable, str(BENCH / "quality.py"), "--json-out", str(out_path)]
+    args += ["--quick"] if quick else ["--memdaily-files", "4"]
     done = subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=3600)
     if done.returncode != 0:
         return {"status": f"failed ({done.returncode})", "stderr": done.stderr[-1500:]}
@@ -453,7 +457,7 @@ def main() -> None:
             log(f"mem0: {result['mem0']}")
         if "quality" in chosen:
             log("quality: bench/quality.py")
-            result["quality"] = quality()
+            result["quality"] = quality(args.quick)
     result["calibration"]["end"] = calibration()
     log(f"calibration at the end: {result['calibration']['end']}")
     result["elapsed_s"] = round(time.perf_counter() - started)

@@ -13,8 +13,15 @@ from pathlib import Path
 
 import grpc
 import pytest
+from hypothesis import settings
+
 
 from memoryd_proto.v1 import memory_service_pb2_grpc
+
+# Property tests run beside daemons on a busy 2-core box: a per-example deadline there
+# measures the machine, not the code (speed targets live in `make bench`).
+settings.register_profile("memoryd", deadline=None)
+settings.load_profile("memoryd")
 
 REPO = Path(__file__).resolve().parent.parent
 #: Generous: the first start also loads the ONNX model. Not a performance assertion.

@@ -151,16 +151,43 @@ class RecallSettings(BaseModel):
     #: hybrid 0.434 / 0.684 / 0.451, vector-only 0.329 / 0.555 / 0.334, BM25-only
     #: 0.417 / 0.659 / 0.450; hybrid also finds exact codes and names.
     hybrid_default: bool = True
+    #: How hybrid recall fuses the vector and full-text searches. "convex": each
+    #: candidate's cosine (min-max scaled over the candidates) and BM25 score (over the
+    #: best one's) mixed by the weights below; "rrf": reciprocal rank fusion. Convex
+    #: keeps how much better a match is, which ranks do not: on REALTALK (issue 24,
+    #: bench/quality.py) recall_all@10 / recall_any@10 dev 0.452 / 0.681 (rrf) ->
+    #: 0.461 / 0.699, held-out chats 0.448 / 0.761 -> 0.455 / 0.806.
+    fusion: Literal["convex", "rrf"] = "convex"
     #: k of reciprocal rank fusion: score = sum of weight / (k + rank).
     rrf_k: float = Field(60.0, gt=0)
     #: Weights of the two rankings in the fusion. A weight of 0 drops that search
     #: altogether: hybrid_vector_weight=0 makes hybrid recall rank by BM25 alone
     #: (similarity is still computed and returned) - how bench/quality.py measures it.
-    #: 0.3 measured best on REALTALK (recall_all@10 at 1.0 / 0.5 / 0.4 / 0.3: 0.415 /
-    #: 0.434 / 0.434 / 0.434, MRR 0.428 / 0.438 / 0.447 / 0.451): at equal weights a
-    #: paraphrase-level vector match outvoted an exact keyword match too often.
-    hybrid_vector_weight: float = Field(0.3, ge=0)
+    #: Unset, the vector weight is 1.0 with convex fusion (equal shares measured best:
+    #: REALTALK dev recall_all@10 at 0.4 / 0.5 / 0.6 of the mix: 0.459 / 0.461 /
+    #: 0.454) and 0.3 with rrf (measured best there, recall_all@10 at 1.0 / 0.5 / 0.3:
+    #: 0.415 / 0.434 / 0.434, MRR 0.428 / 0.438 / 0.451: at equal weights a
+    #: paraphrase-level vector match outvoted an exact keyword match too often).
+    hybrid_vector_weight: float = Field(1.0, ge=0)
     hybrid_text_weight: float = Field(1.0, ge=0)
+    #: Context expansion of hybrid recall (service/context.py): the memories this many
+    #: steps before and after each of the ``context_seeds`` best candidates, in their
+    #: namespace by created_at, join the results just below it (relevance x
+    #: ``context_discount`` per step); 0 (the default) turns it off. On REALTALK
+    #: (bench/quality.py, 2026-11-25, 1 neighbour of the best hit) it raised the dev
+    #: chats' recall_all@10 0.450 -> 0.464 but left the held-out chats level (0.440 ->
+    #: 0.433, recall_any@10 0.761 -> 0.769: one question each way), so it is opt-in.
+    context_neighbours: int = Field(0, ge=0, le=5)
+    context_seeds: int = Field(1, ge=1, le=10)
+    context_discount: float = Field(0.9, gt=0, le=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _vector_weight_by_fusion(cls, values: Any) -> Any:
+        if isinstance(values, dict) and values.get("hybrid_vector_weight") is None:
+            rrf = values.get("fusion") == "rrf"
+            values = {**values, "hybrid_vector_weight": 0.3 if rrf else 1.0}
+        return values
 
     @model_validator(mode="after")
     def _one_ranking_counts(self) -> RecallSettings:

@@ -17,6 +17,13 @@ def test_words_are_folded_stemmed_and_stop_words_dropped() -> None:
     assert tokenize("The Cities were BUILT quickly") == ["citi", "built", "quick"]
 
 
+def test_words_that_are_also_contractions_without_apostrophe_are_kept() -> None:
+    # "she'd", "we'll", "I'll" without apostrophes; "don't" typed "dont" is dropped.
+    assert tokenize("The kayak is in the shed, well, I feel ill. Dont go") == [
+        "kayak", "shed", "well", "feel", "ill", "go",
+    ]  # fmt: skip
+
+
 def test_joined_words_are_kept_whole_and_as_parts() -> None:
     assert tokenize("ticket XJ-4471, v1.2 to a@b.org") == [
         "ticket", "xj-4471", "xj", "4471", "v1.2", "v1", "2", "a@b.org", "b", "org",

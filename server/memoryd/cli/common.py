@@ -29,6 +29,7 @@ class MemoryType(StrEnum):
 
 
 class Scoring(StrEnum):
+    relevance = "relevance"
     similarity = "similarity"
     decayed = "decayed"
     weighted = "weighted"

@@ -169,7 +169,7 @@ def recall(
         Scoring | None,
         typer.Option(
             metavar="PRESET",
-            help="Ranking: similarity, decayed (by age) or weighted; default: the daemon's.",
+            help="Ranking: relevance (the default), similarity (cosine), decayed (by age) or weighted.",
         ),
     ] = None,
     wide: WideOption = False,

@@ -210,6 +210,12 @@ class TextHit:
     memory: Memory
     #: BM25 relevance, > 0; comparable only within one search.
     score: float
+    #: Whether the match rests on an informative query term: one held by at most
+    #: COMMON_TERM_RATIO of the searched memories (see memoryd.text.informative).
+    #: False when the memory shares only common words ("user" in a store about the
+    #: user) with a query that has rarer ones; hybrid recall then leaves it out of
+    #: the fusion. Stores that cannot tell say True.
+    informative: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,10 @@ class RecencyBasis(enum.StrEnum):
 
 
 class ScoringPreset(enum.StrEnum):
+    #: How well the memory matches the query, 0..1 (hybrid: the normalised fused
+    #: rank score; vector-only: the cosine). The default.
+    RELEVANCE = "relevance"
+    #: The cosine of query and memory vectors, and the order by it.
     SIMILARITY = "similarity"
     DECAYED = "decayed"
     WEIGHTED = "weighted"
@@ -57,7 +61,7 @@ class ScoringPreset(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Scoring:
-    preset: ScoringPreset = ScoringPreset.SIMILARITY
+    preset: ScoringPreset = ScoringPreset.RELEVANCE
     half_life_hours: float | None = None
     similarity_weight: float | None = None
     recency_weight: float | None = None
@@ -75,6 +79,7 @@ class ScoreComponents:
     weighted: float = 0.0
     keyword: float = 0.0
     fused: float = 0.0
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,12 +1,14 @@
-"""Hybrid recall: vector and full-text (BM25) rankings fused by reciprocal rank fusion
-(Cormack, Clarke and Buettcher, SIGIR 2009).
+"""Hybrid recall: vector and full-text (BM25) searches fused into one ranking.
 
-Each ranking contributes ``weight / (k + rank)`` (rank 1-based) to every item it
-contains; an item's fused score is the sum. Only ranks count, so a cosine and a BM25
-score never have to be put on one scale. k = 60 is the paper's value: it flattens the
-head of each list, so an item ranked well by both beats one ranked first by one.
-Both searches run with the same filter inside the store; the scoring presets are
-applied afterwards by the caller (see ``Candidate.relevance``).
+``recall.fusion: convex`` (the default): each candidate's cosine, min-max scaled over
+the candidates, and its BM25 score over the best one's, mixed by the two weights. It
+keeps how much better one match is than the next, which ranks lose: on REALTALK it
+found more of the evidence than rank fusion (bench/quality.py, issue 24).
+``recall.fusion: rrf``: reciprocal rank fusion (Cormack, Clarke and Buettcher, SIGIR
+2009): each ranking contributes ``weight / (k + rank)`` to every item it contains.
+A full-text match on common words alone (``TextHit.informative`` False) is left out
+when there is a vector side. Both searches run with the same filter inside the store;
+the scoring presets are applied afterwards by the caller (``Candidate.relevance``).
 """
 
 from __future__ import annotations
@@ -59,6 +61,28 @@ def max_fused(weights: Sequence[float], k: float = DEFAULT_K) -> float:
     return sum(weights) / (k + 1)
 
 
+def convex(
+    similarity: dict[K, float], keyword: dict[K, float], weights: Sequence[float]
+) -> dict[K, float]:
+    """Convex combination of each candidate's cosine, min-max scaled over the
+    candidates, and its BM25 score over the best one's: (w_v * v + w_t * t) / (w_v +
+    w_t), 0..1, 1 for a memory best by both. A candidate one side did not find gets 0
+    there (an empty ``similarity``: no vector side at all)."""
+    vector_weight, text_weight = weights
+    items = list(dict.fromkeys([*similarity, *keyword]))
+    cosines = [similarity[i] for i in similarity]
+    low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
+    best = max(keyword.values(), default=0.0)
+    total = (vector_weight if similarity else 0.0) + (text_weight if best > 0 else 0.0)
+    out: dict[K, float] = {}
+    for item in items:
+        v = (similarity[item] - low) / (high - low) if high > low else 1.0
+        t = keyword.get(item, 0.0) / best if best > 0 else 0.0
+        score = (vector_weight * v if item in similarity else 0.0) + text_weight * t
+        out[item] = score / total if total > 0 else 0.0
+    return out
+
+
 def fused_order(fused: dict[K, float], tiebreak: dict[K, float] | None = None) -> list[K]:
     """Items by fused score, then by ``tiebreak`` (higher first), then by key."""
     extra = tiebreak or {}
@@ -91,11 +115,9 @@ async def hybrid_candidates(
     flt: MemoryFilter,
     limit: int,
     settings: RecallSettings,
-    keep: int | None = None,
     text_search: Awaitable[list[TextHit]] | None = None,
 ) -> list[Candidate]:
-    """Vector and full-text rankings of up to ``limit`` each, fused, best first; only
-    the ``keep`` best when given (a caller that does not re-rank needs no more). A
+    """Vector and full-text rankings of up to ``limit`` each, fused, best first. A
     ranking whose weight is 0 is not searched at all. ``text_search``: the full-text
     search of ``text``, already started by the caller."""
     weights = (settings.hybrid_vector_weight, settings.hybrid_text_weight)
@@ -106,10 +128,11 @@ async def hybrid_candidates(
     results = await asyncio.gather(*searches)
     vector_hits: list[VectorHit] = results[0] if weights[0] > 0 else []
     text_hits: list[TextHit] = results[-1]
+    if vector_hits:
+        # A match on common words alone (memoryd.text.informative) would take a place
+        # in the text ranking that outweighs a close vector match.
+        text_hits = [h for h in text_hits if h.informative]
 
-    rankings = [[h.memory.id for h in vector_hits], [h.memory.id for h in text_hits]]
-    fused = rrf(rankings, k=settings.rrf_k, weights=weights)
-    top = max_fused([w for w, r in zip(weights, rankings, strict=True) if r], settings.rrf_k)
     similarity = {h.memory.id: h.similarity for h in vector_hits}
     keyword = {h.memory.id: h.score for h in text_hits}
     memories = {h.memory.id: h.memory for h in vector_hits}
@@ -124,7 +147,14 @@ async def hybrid_candidates(
         matrix = np.asarray(list(vectors.values()), dtype=np.float32)
         cosines = matrix @ np.asarray(vector, dtype=np.float32)
         similarity.update(zip(vectors, cosines.tolist(), strict=True))
-    order = fused_order(fused, similarity)[:keep]
+    if settings.fusion == "convex":
+        fused = convex(similarity if vector_hits else {}, keyword, weights)
+        top = 1.0
+    else:
+        rankings = [[h.memory.id for h in vector_hits], [h.memory.id for h in text_hits]]
+        fused = rrf(rankings, k=settings.rrf_k, weights=weights)
+        top = max_fused([w for w, r in zip(weights, rankings, strict=True) if r], settings.rrf_k)
+    order = fused_order(fused, similarity)
     out = []
     for i in order:
         memory = memories.get(i)

@@ -48,6 +48,7 @@ from memoryd.resilience.embedder import embed_in_space, searchable
 from memoryd.security.masking import Masker
 from memoryd.service import validation as check
 from memoryd.service.access_stats import AccessStatsBuffer
+from memoryd.service.context import with_context
 from memoryd.service.contradiction import ContradictionResolver
 from memoryd.service.dedup import Deduplicator
 from memoryd.service.hybrid import hybrid_candidates
@@ -317,22 +318,23 @@ class MemoryService:
                 flt=flt,
                 limit=wide,
                 settings=self._recall,
-                # Without a re-rank the fused order is the final one.
-                keep=None if scorer.reranks else limit,
                 text_search=early_text,
             )
+            found = await with_context(store, scope.partition, found, flt, vector, self._recall)
+            if not scorer.reranks(hybrid=True):  # the order by relevance is the final one
+                found = found[:limit]
             for c in found:
                 score, components = scorer.score(
                     c.memory,
                     c.relevance,
                     now,
+                    cosine=c.similarity,
                     keyword=c.keyword,
                     fused=c.fused,
-                    cosine=c.similarity,
                 )
                 scored.append(ScoredMemory(c.memory, score, components))
         else:
-            candidates = wide if scorer.reranks else limit
+            candidates = wide if scorer.reranks(hybrid=False) else limit
             for hit in await store.search(scope.partition, vector, flt, candidates):
                 score, components = scorer.score(hit.memory, hit.similarity, now)
                 scored.append(ScoredMemory(hit.memory, score, components))

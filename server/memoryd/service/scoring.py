@@ -1,4 +1,11 @@
-"""Recall scoring: the presets of DESIGN §2, every component returned."""
+"""Recall scoring: the presets of DESIGN §2, every component returned.
+
+``relevance`` is how well a memory matches the query on a 0..1 scale: the cosine in
+vector-only recall, the fused rank score over its maximum in hybrid recall. RELEVANCE
+(the default) returns it, SIMILARITY returns the cosine (and orders by it), DECAYED
+multiplies relevance by recency, WEIGHTED mixes relevance, recency and importance; the
+components always say exactly what the score was made of.
+"""
 
 from __future__ import annotations
 
@@ -38,10 +45,12 @@ class Scorer:
             recency_basis=scoring.recency_basis or RecencyBasis(defaults.recency_basis),
         )
 
-    @property
-    def reranks(self) -> bool:
-        """Whether the final order can differ from the similarity order."""
-        return self.preset is not ScoringPreset.SIMILARITY
+    def reranks(self, *, hybrid: bool) -> bool:
+        """Whether the final order can differ from the order candidates come in (hybrid:
+        by relevance; vector-only: by cosine, which is then the relevance too)."""
+        if self.preset is ScoringPreset.SIMILARITY:
+            return hybrid
+        return self.preset is not ScoringPreset.RELEVANCE
 
     def recency(self, memory: Memory, now: datetime) -> float:
         last = memory.updated_at
@@ -53,33 +62,37 @@ class Scorer:
     def score(
         self,
         memory: Memory,
-        similarity: float,
+        relevance: float,
         now: datetime,
         *,
+        cosine: float | None = None,
         keyword: float = 0.0,
         fused: float = 0.0,
-        cosine: float | None = None,
     ) -> tuple[float, ScoreComponents]:
-        """The preset's score and every component. ``similarity`` is what the presets
-        use (hybrid recall: the normalised fused score); ``cosine``, when given, is the
-        similarity reported among the components."""
+        """The preset's score and every component. ``relevance`` is what DECAYED and
+        WEIGHTED build on (hybrid recall: the normalised fused score; vector-only: the
+        cosine, when ``cosine`` is not given); ``cosine`` is the similarity component
+        and what SIMILARITY returns."""
+        similarity = relevance if cosine is None else cosine
         recency = self.recency(memory, now)
-        decayed = similarity * recency
+        decayed = relevance * recency
         weighted = (
-            self.similarity_weight * similarity
+            self.similarity_weight * relevance
             + self.recency_weight * recency
             + self.importance_weight * memory.importance
         )
         components = ScoreComponents(
-            similarity=similarity if cosine is None else cosine,
+            similarity=similarity,
             recency=recency,
             importance=memory.importance,
             decayed=decayed,
             weighted=weighted,
             keyword=keyword,
             fused=fused,
+            relevance=relevance,
         )
         final = {
+            ScoringPreset.RELEVANCE: relevance,
             ScoringPreset.SIMILARITY: similarity,
             ScoringPreset.DECAYED: decayed,
             ScoringPreset.WEIGHTED: weighted,

@@ -330,7 +330,7 @@ class HotCacheStore:
         if part is None:
             self.bypasses += 1
             return await self.inner.text_search(partition, query, flt, limit)
-        return [TextHit(m, s) for m, s in part.text_search(terms, flt, limit)]
+        return part.text_search(terms, flt, limit)
 
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter

@@ -32,6 +32,7 @@ from memoryd.domain.models import (
     PageCursor,
     SecurityLevel,
     TagMatch,
+    TextHit,
 )
 from memoryd.storage.hot_ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot_hashes import ContentHashes
@@ -576,23 +577,22 @@ class HotPartition:
         assert memory is not None
         return memory
 
-    def text_search(
-        self, terms: Sequence[str], flt: MemoryFilter, limit: int
-    ) -> list[tuple[Memory, float]]:
-        """The ``limit`` best (memory, BM25 score) pairs for the distinct query
-        ``terms`` under ``flt``, best first, ties by id, only scores > 0; the memories
-        are copies *with* their vectors. The text index must be built."""
+    def text_search(self, terms: Sequence[str], flt: MemoryFilter, limit: int) -> list[TextHit]:
+        """The ``limit`` best BM25 hits for the distinct query ``terms`` under ``flt``,
+        best first, ties by id, only scores > 0; the memories are copies *with* their
+        vectors. The text index must be built."""
         assert self.text is not None
         n = self.high_water
         if limit <= 0 or n == 0 or not terms:
             return []
-        slots, scores = self.text.candidates(terms, self.mask(flt, n), limit)
+        slots, scores, informative = self.text.candidates(terms, self.mask(flt, n), limit)
         ranked = best(self._ids, slots, scores, limit)
+        telling = dict(zip(slots.tolist(), informative.tolist(), strict=True))
         # One gather for every hit's vector; each copy gets a row of it.
         vectors = self.vectors[[slot for slot, _ in ranked]]
-        out: list[tuple[Memory, float]] = []
+        out: list[TextHit] = []
         for (slot, score), vector in zip(ranked, vectors, strict=True):
             found = self._memory_at(slot).copy()
             found.vector = vector
-            out.append((found, score))
+            out.append(TextHit(found, score, telling[slot]))
         return out

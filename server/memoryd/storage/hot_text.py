@@ -11,7 +11,7 @@ goes to a small *delta* of Python dicts. When the delta and the stale postings
 outgrow a quarter of the base they are merged into a new base (vectorised, amortised
 O(1) per posting), so writes stay cheap and queries stay array-bound.
 
-Scores are Okapi BM25 (k1 = 1.2, b = 0.75, as every backend) with N, the document
+Scores are Okapi BM25 (k1 = 1.2, b = 0.1: see storage.memory.BM25_B) with N, the document
 frequencies and the average length all counted over exactly the memories that pass
 the query's filter mask: a memory above the caller's clearance, archived or in
 another namespace never influences a score, the semantics of InMemoryStore.
@@ -30,6 +30,7 @@ import numpy.typing as npt
 from memoryd.storage.hot_rows import grown
 from memoryd.storage.memory import BM25_B, BM25_K1
 from memoryd.text import tokenize
+from memoryd.text.informative import is_common
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -249,25 +250,33 @@ class TextIndex:
         vocab = len(self.vocab) * _TERM_OVERHEAD + self._term_chars
         return per_slot + base + vocab + self._delta_postings * _DELTA_POSTING
 
-    def candidates(self, terms: Sequence[str], mask: Mask, k: int) -> tuple[I64, F64]:
+    def candidates(self, terms: Sequence[str], mask: Mask, k: int) -> tuple[I64, F64, Mask]:
         """Slots and BM25 scores of the best ``k`` documents under ``mask`` (a filter
         over slots [0, len(mask)), which must cover every slot ever set), plus every
         other document tied with the k-th, so the caller can break ties by id;
-        unordered. Only scores > 0."""
+        unordered. Only scores > 0. The third array says which of them match an
+        informative term (memoryd.text.informative)."""
         n = len(mask)
         total = int(np.count_nonzero(mask))
         if total == 0 or k <= 0:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+            empty = np.empty(0, dtype=np.int64)
+            return empty, np.empty(0, dtype=np.float64), np.empty(0, dtype=bool)
         doclen = self.doclen[:n]
         avg_len = float(doclen[mask].sum()) / total or 1.0
         base_ok = mask & self._base_live[:n] if self._stale_postings else mask
         scores = np.zeros(n, dtype=np.float64)
+        informative = np.zeros(n, dtype=bool)
+        rare_terms = 0
         for term in terms:
             found = self._postings(term, mask, base_ok)
             if found is None:
+                rare_terms += 1  # held by no memory here: rare
                 continue
             slots, tfs = found
             df = len(slots)
+            if not is_common(df, total):
+                rare_terms += 1
+                informative[slots] = True
             # As InMemoryStore's bm25 (math.log, not log1p: the same float).
             idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
             norm = BM25_K1 * (1 - BM25_B + BM25_B * doclen[slots] / avg_len)
@@ -276,7 +285,9 @@ class TextIndex:
         if len(hits) > k:
             kth = np.partition(scores[hits], len(hits) - k)[len(hits) - k]
             hits = hits[scores[hits] >= kth]
-        return hits, scores[hits]
+        if rare_terms == 0:  # common terms only: each of them counts
+            return hits, scores[hits], np.ones(len(hits), dtype=bool)
+        return hits, scores[hits], informative[hits]
 
     def _postings(self, term: str, mask: Mask, base_ok: Mask) -> tuple[I64, F64] | None:
         """The slots under the filter holding ``term``, with their term frequencies."""

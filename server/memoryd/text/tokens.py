@@ -63,8 +63,14 @@ to from up down in out on off over under again further then once here there when
 why how all any both each few more most other some such no nor not only own same so
 than too very s t d ll re ve m don
 """
+#: Contractions written without their apostrophe that are words of their own ("she'd"
+#: -> "shed", "we'll" -> "well", "I'll" -> "ill"): never stop words.
+_CONTENT_WORDS = frozenset({"shed", "shell", "well", "hell", "ill", "wed", "id", "cant", "wont"})
 STOP_WORDS = frozenset(
-    w for word in _STOP_SOURCE.split() for w in (word, word.replace("'", ""), *word.split("'"))
+    w
+    for word in _STOP_SOURCE.split()
+    for w in (word, word.replace("'", ""), *word.split("'"))
+    if w not in _CONTENT_WORDS
 )
 
 _local = threading.local()

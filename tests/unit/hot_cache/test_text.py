@@ -36,10 +36,10 @@ PUBLIC = MemoryFilter(max_security_level=SecurityLevel.PUBLIC)
 def brute_force_bm25(
     memories: Sequence[Memory], query: str, flt: MemoryFilter, limit: int
 ) -> list[tuple[str, float]]:
-    """Okapi BM25 (k1 1.2, b 0.75) written out plainly: N, document frequencies and
-    the average length over the memories ``flt`` lets through; best first, ties by
-    id, only scores > 0."""
-    k1, b = 1.2, 0.75
+    """Okapi BM25 (k1 1.2, b 0.1: storage.memory.BM25_B) written out plainly: N,
+    document frequencies and the average length over the memories ``flt`` lets
+    through; best first, ties by id, only scores > 0."""
+    k1, b = 1.2, 0.1
     docs = {m.id: tokenize(m.content) for m in memories if matches(m, flt)}
     if not docs:
         return []
@@ -419,8 +419,8 @@ def test_merges_keep_the_index_equal_to_a_fresh_build() -> None:
     mask = np.zeros(260, dtype=bool)
     mask[list(contents)] = True
     for query in ["fresh3 common", "w1 w2", "fresh0", "fresh5 fresh6"]:
-        got_slots, got_scores = index.candidates(query_terms(query), mask, 10)
-        want_slots, want_scores = fresh.candidates(query_terms(query), mask, 10)
+        got_slots, got_scores, _ = index.candidates(query_terms(query), mask, 10)
+        want_slots, want_scores, _ = fresh.candidates(query_terms(query), mask, 10)
         got = sorted(zip(got_slots.tolist(), got_scores.tolist(), strict=True))
         want = sorted(zip(want_slots.tolist(), want_scores.tolist(), strict=True))
         assert got == want
@@ -441,8 +441,8 @@ def test_ties_at_the_limit_are_broken_by_id() -> None:
     base = build_text_base(part.start_text_build())
     part.finish_text_build(base)
     hits = part.text_search(["word"], MemoryFilter(), 3)
-    assert [m.id for m, _ in hits] == ["a", "b", "c"]
-    assert len({s for _, s in hits}) == 1
+    assert [h.memory.id for h in hits] == ["a", "b", "c"]
+    assert len({h.score for h in hits}) == 1
 
 
 # -- property: any history of writes, any filter, equal to brute force -------------------

@@ -19,7 +19,7 @@ from memoryd.embedding.base import EmbedKind
 from memoryd.service.hybrid import max_fused
 from memoryd.storage.memory import InMemoryStore
 
-from .conftest import DIM, MakeRig, Rig, scope_for, unit
+from .conftest import DIM, MakeRig, Rig, scope_for, unit, with_cosine
 
 S = scope_for()
 RNG = np.random.default_rng(42)
@@ -45,7 +45,17 @@ async def seed_with_code(rig: Rig) -> tuple[np.ndarray, str]:  # type: ignore[ty
     return query, code.memory.id
 
 
-async def test_hybrid_finds_a_keyword_only_match_vector_search_misses(rig: Rig) -> None:
+RRF = RecallSettings(fusion="rrf")
+
+
+@pytest.fixture
+async def rrf_rig(make_rig: MakeRig) -> Rig:
+    """Reciprocal rank fusion (recall.fusion: rrf), whose scores these tests compute."""
+    return await make_rig(recall=RRF)
+
+
+async def test_hybrid_finds_a_keyword_only_match_vector_search_misses(rrf_rig: Rig) -> None:
+    rig = rrf_rig
     query, code_id = await seed_with_code(rig)
     ask = RecallQuery(query="where is XJ-4471?", embedding=query, limit=5, hybrid=False)
     vector_only = await rig.service.recall(S, ask)
@@ -58,7 +68,7 @@ async def test_hybrid_finds_a_keyword_only_match_vector_search_misses(rig: Rig) 
     hit = hybrid.results[ids.index(code_id)]
     c = hit.components
     # First by keyword, last (21st) of the 21 vector candidates.
-    w_vector, w_text = RecallSettings().hybrid_vector_weight, RecallSettings().hybrid_text_weight
+    w_vector, w_text = RRF.hybrid_vector_weight, RRF.hybrid_text_weight
     assert c.keyword > 0 and c.fused == pytest.approx(w_text / 61 + w_vector / 81)
     # similarity is the real cosine even though only the text search found it
     assert c.similarity == pytest.approx(
@@ -85,10 +95,12 @@ def _fields(q: RecallQuery) -> dict[str, object]:
 
 
 #: The default fusion weights (vector, text).
-WEIGHTS = [RecallSettings().hybrid_vector_weight, RecallSettings().hybrid_text_weight]
+WEIGHTS = [RRF.hybrid_vector_weight, RRF.hybrid_text_weight]
 
 
-async def test_first_in_both_rankings_scores_one(rig: Rig) -> None:
+@pytest.mark.parametrize("fusion", ["rrf", "convex"])
+async def test_first_in_both_rankings_scores_one(make_rig: MakeRig, fusion: str) -> None:
+    rig = await make_rig(recall=RecallSettings(fusion=fusion))  # type: ignore[arg-type]
     target = rand()
     await rig.service.remember_batch(
         S,
@@ -104,8 +116,40 @@ async def test_first_in_both_rankings_scores_one(rig: Rig) -> None:
     top = out.results[0]
     assert top.memory.content.startswith("the aurora")
     assert top.score == pytest.approx(1.0)
-    assert top.components.fused == pytest.approx(max_fused(WEIGHTS))
+    best_fused = max_fused(WEIGHTS) if fusion == "rrf" else 1.0
+    assert top.components.fused == pytest.approx(best_fused)
     assert top.components.similarity == pytest.approx(1.0, abs=1e-5)
+
+
+async def test_convex_fusion_mixes_scaled_cosine_and_bm25(make_rig: MakeRig) -> None:
+    rig = await make_rig(recall=RecallSettings(hybrid_vector_weight=1.0, hybrid_text_weight=3.0))
+    assert RecallSettings().fusion == "convex"
+    query = rand()
+    for seed, (text, cosine) in enumerate(
+        [
+            ("the red kayak is in the garden", 0.2),  # the keyword match, far by vector
+            ("a canoe trip last summer", 0.9),
+            ("boats and paddles", 0.5),
+            ("an unrelated note", -0.1),
+        ]
+    ):
+        vector = with_cosine(query, cosine, seed=seed)
+        await rig.service.remember(S, MemoryDraft(text, embedding=vector))
+    out = await rig.service.recall(
+        S, RecallQuery(query="kayak", embedding=query, hybrid=True, limit=10)
+    )
+    by_text = {r.memory.content: r for r in out.results}
+    low, high = -0.1, 0.9  # the cosines of the candidates, the scale's ends
+    for r in out.results:
+        c = r.components
+        v = (c.similarity - low) / (high - low)
+        t = 1.0 if c.keyword > 0 else 0.0  # one keyword match: the best one
+        assert c.fused == pytest.approx((1.0 * v + 3.0 * t) / 4.0, abs=1e-5)
+        assert r.score == pytest.approx(c.relevance) and c.relevance == pytest.approx(c.fused)
+    # The keyword weighs three times the vector: the kayak first, by its margin.
+    assert len(out.results) == 4
+    assert out.results[0].memory.content == "the red kayak is in the garden"
+    assert by_text["a canoe trip last summer"].components.fused == pytest.approx(0.25, abs=1e-5)
 
 
 async def test_embedding_without_text_is_vector_only(rig: Rig) -> None:
@@ -135,7 +179,7 @@ def test_hybrid_is_the_default() -> None:
 
 
 async def test_zero_vector_weight_ranks_by_bm25_alone(make_rig: MakeRig) -> None:
-    rig = await make_rig(recall=RecallSettings(hybrid_vector_weight=0))
+    rig = await make_rig(recall=RecallSettings(hybrid_vector_weight=0, context_neighbours=0))
     query, code_id = await seed_with_code(rig)
     out = await rig.service.recall(
         S, RecallQuery(query="XJ-4471 shipment", embedding=query, hybrid=True, limit=10)
@@ -172,7 +216,8 @@ async def test_filters_apply_to_both_searches(rig: Rig) -> None:
     }
 
 
-async def test_presets_apply_after_fusion(rig: Rig) -> None:
+async def test_presets_apply_after_fusion(rrf_rig: Rig) -> None:
+    rig = rrf_rig
     query, code_id = await seed_with_code(rig)
     base = dict(query="XJ-4471 Berlin", embedding=query, hybrid=True, limit=25)
     decayed = await rig.service.recall(
@@ -180,7 +225,10 @@ async def test_presets_apply_after_fusion(rig: Rig) -> None:
         RecallQuery(**base, scoring=Scoring(preset=ScoringPreset.DECAYED)),  # type: ignore[arg-type]
     )
     for r in decayed.results:
-        relevance = r.components.fused / max_fused(WEIGHTS)
+        relevance = r.components.relevance
+        # The normalised fused score, or more for a neighbour of the best hit (raised
+        # to its share of the hit's: test_context.py).
+        assert relevance >= r.components.fused / max_fused(WEIGHTS) - 1e-12
         assert r.components.decayed == pytest.approx(relevance * r.components.recency)
         assert r.score == r.components.decayed
     weighted = await rig.service.recall(
@@ -188,7 +236,7 @@ async def test_presets_apply_after_fusion(rig: Rig) -> None:
         RecallQuery(**base, scoring=Scoring(preset=ScoringPreset.WEIGHTED)),  # type: ignore[arg-type]
     )
     for r in weighted.results:
-        relevance = r.components.fused / max_fused(WEIGHTS)
+        relevance = r.components.relevance
         expected = 0.6 * relevance + 0.2 * r.components.recency + 0.2 * r.components.importance
         assert r.score == pytest.approx(expected)
     assert code_id in [r.memory.id for r in weighted.results]

@@ -33,6 +33,7 @@ SECURITY_LEVELS: dict[str, common_pb2.SecurityLevel] = {
     "restricted": common_pb2.SECURITY_LEVEL_RESTRICTED,
 }
 SCORING_PRESETS: dict[str, memory_service_pb2.ScoringPreset] = {
+    "relevance": memory_service_pb2.SCORING_PRESET_RELEVANCE,
     "similarity": memory_service_pb2.SCORING_PRESET_SIMILARITY,
     "decayed": memory_service_pb2.SCORING_PRESET_DECAYED,
     "weighted": memory_service_pb2.SCORING_PRESET_WEIGHTED,

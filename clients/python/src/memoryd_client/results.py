@@ -181,6 +181,8 @@ class ScoreComponents:
     weighted: float
     keyword: float
     fused: float
+    #: How well the memory matches the query, 0..1 (what DECAYED and WEIGHTED build on).
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +226,14 @@ def recall_hit(r: memory_service_pb2.RecallResult) -> RecallHit:
         memory=Memory.from_pb(r.memory),
         score=r.score,
         components=ScoreComponents(
-            c.similarity, c.recency, c.importance, c.decayed, c.weighted, c.keyword, c.fused
+            c.similarity,
+            c.recency,
+            c.importance,
+            c.decayed,
+            c.weighted,
+            c.keyword,
+            c.fused,
+            c.relevance,
         ),
     )
 

@@ -53,6 +53,7 @@ SCORING_PRESETS: dict[int, ScoringPreset] = {
     mpb.SCORING_PRESET_SIMILARITY: ScoringPreset.SIMILARITY,
     mpb.SCORING_PRESET_DECAYED: ScoringPreset.DECAYED,
     mpb.SCORING_PRESET_WEIGHTED: ScoringPreset.WEIGHTED,
+    mpb.SCORING_PRESET_RELEVANCE: ScoringPreset.RELEVANCE,
 }
 MEMORY_ORDERS: dict[int, MemoryOrder] = {
     mpb.MEMORY_ORDER_CREATED_DESC: MemoryOrder.CREATED_DESC,

@@ -119,7 +119,7 @@ def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
     if req.HasField("scoring"):
         s = req.scoring
         preset = enum_value(
-            s.preset, SCORING_PRESETS, "scoring.preset", default=ScoringPreset.SIMILARITY
+            s.preset, SCORING_PRESETS, "scoring.preset", default=ScoringPreset.RELEVANCE
         )
         assert preset is not None
         scoring = Scoring(
@@ -266,6 +266,7 @@ def _components_to_proto(c: ScoreComponents, out: mpb.ScoreComponents) -> None:
     out.weighted = c.weighted
     out.keyword = c.keyword
     out.fused = c.fused
+    out.relevance = c.relevance
 
 
 def recall_response(outcome: RecallOutcome) -> mpb.RecallResponse:

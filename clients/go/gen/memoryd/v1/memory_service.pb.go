@@ -29,16 +29,19 @@ const (
 type ScoringPreset int32
 
 const (
+	// The server's default: RELEVANCE.
 	ScoringPreset_SCORING_PRESET_UNSPECIFIED ScoringPreset = 0
-	// Cosine similarity; when hybrid, the fused score normalised to 0..1 (fused *
-	// (k + 1) / sum of the rankings' weights: 1 = first in both rankings).
+	// Cosine similarity of the query and memory vectors; results are ordered by it
+	// (hybrid recall: among the candidates both searches found).
 	ScoringPreset_SCORING_PRESET_SIMILARITY ScoringPreset = 1
-	// similarity * exp(-ln2 * age / half_life), half-life 168 h by default; when
-	// hybrid, the normalised fused score takes the place of similarity.
+	// relevance * 2^(-age / half_life), half-life 168 h by default.
 	ScoringPreset_SCORING_PRESET_DECAYED ScoringPreset = 2
-	// w_s * similarity + w_r * recency + w_i * importance (0.6 / 0.2 / 0.2); when
-	// hybrid, the normalised fused score takes the place of similarity.
+	// w_r * relevance + w_t * recency + w_i * importance (0.6 / 0.2 / 0.2 by default;
+	// Scoring.similarity_weight is w_r).
 	ScoringPreset_SCORING_PRESET_WEIGHTED ScoringPreset = 3
+	// The relevance component: how well the memory matches the query, 0..1 (hybrid:
+	// the fused rank score normalised to 0..1; vector-only: the cosine).
+	ScoringPreset_SCORING_PRESET_RELEVANCE ScoringPreset = 4
 )
 
 // Enum value maps for ScoringPreset.
@@ -48,12 +51,14 @@ var (
 		1: "SCORING_PRESET_SIMILARITY",
 		2: "SCORING_PRESET_DECAYED",
 		3: "SCORING_PRESET_WEIGHTED",
+		4: "SCORING_PRESET_RELEVANCE",
 	}
 	ScoringPreset_value = map[string]int32{
 		"SCORING_PRESET_UNSPECIFIED": 0,
 		"SCORING_PRESET_SIMILARITY":  1,
 		"SCORING_PRESET_DECAYED":     2,
 		"SCORING_PRESET_WEIGHTED":    3,
+		"SCORING_PRESET_RELEVANCE":   4,
 	}
 )
 
@@ -818,20 +823,27 @@ type ScoreComponents struct {
 	// Cosine similarity of the query and memory vectors, also for a memory that only
 	// the full-text search found.
 	Similarity float64 `protobuf:"fixed64,1,opt,name=similarity,proto3" json:"similarity,omitempty"`
-	// exp(-ln2 * age / half_life), 1 for a brand-new memory.
+	// 2^(-age / half_life), 1 for a brand-new memory.
 	Recency    float64 `protobuf:"fixed64,2,opt,name=recency,proto3" json:"recency,omitempty"`
 	Importance float64 `protobuf:"fixed64,3,opt,name=importance,proto3" json:"importance,omitempty"`
-	// similarity * recency (hybrid: normalised fused score * recency).
+	// relevance * recency.
 	Decayed float64 `protobuf:"fixed64,4,opt,name=decayed,proto3" json:"decayed,omitempty"`
-	// w_s * similarity + w_r * recency + w_i * importance (hybrid: the normalised
-	// fused score in place of similarity).
+	// w_r * relevance + w_t * recency + w_i * importance.
 	Weighted float64 `protobuf:"fixed64,5,opt,name=weighted,proto3" json:"weighted,omitempty"`
 	// Full-text (BM25) score, 0 when not ranked by text or not matched by it.
 	// Comparable only within one response.
 	Keyword float64 `protobuf:"fixed64,6,opt,name=keyword,proto3" json:"keyword,omitempty"`
-	// Reciprocal-rank-fusion score when hybrid: sum over the vector and full-text
-	// rankings of weight / (k + rank), k = 60 and weights 1 by default.
-	Fused         float64 `protobuf:"fixed64,7,opt,name=fused,proto3" json:"fused,omitempty"`
+	// The fusion's score when hybrid (recall.fusion): "convex" (the default), the
+	// weighted mean of the cosine min-max scaled over the candidates and the BM25
+	// score over the best one's, 0..1; "rrf", the sum over the vector and full-text
+	// rankings of weight / (k + rank), k = 60. 0 for a memory only added as the
+	// neighbour of a found one (recall.context_neighbours).
+	Fused float64 `protobuf:"fixed64,7,opt,name=fused,proto3" json:"fused,omitempty"`
+	// How well the memory matches the query, 0..1: hybrid, the fused score over that
+	// of a memory best in every ranking (convex: the fused score itself; a memory
+	// added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
+	// DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
+	Relevance     float64 `protobuf:"fixed64,8,opt,name=relevance,proto3" json:"relevance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -911,6 +923,13 @@ func (x *ScoreComponents) GetKeyword() float64 {
 func (x *ScoreComponents) GetFused() float64 {
 	if x != nil {
 		return x.Fused
+	}
+	return 0
+}
+
+func (x *ScoreComponents) GetRelevance() float64 {
+	if x != nil {
+		return x.Relevance
 	}
 	return 0
 }
@@ -4389,7 +4408,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x10_half_life_hoursB\x14\n" +
 	"\x12_similarity_weightB\x11\n" +
 	"\x0f_recency_weightB\x14\n" +
-	"\x12_importance_weight\"\xd1\x01\n" +
+	"\x12_importance_weight\"\xef\x01\n" +
 	"\x0fScoreComponents\x12\x1e\n" +
 	"\n" +
 	"similarity\x18\x01 \x01(\x01R\n" +
@@ -4401,7 +4420,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\adecayed\x18\x04 \x01(\x01R\adecayed\x12\x1a\n" +
 	"\bweighted\x18\x05 \x01(\x01R\bweighted\x12\x18\n" +
 	"\akeyword\x18\x06 \x01(\x01R\akeyword\x12\x14\n" +
-	"\x05fused\x18\a \x01(\x01R\x05fused\"\x9e\x05\n" +
+	"\x05fused\x18\a \x01(\x01R\x05fused\x12\x1c\n" +
+	"\trelevance\x18\b \x01(\x01R\trelevance\"\x9e\x05\n" +
 	"\rRecallRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\x14\n" +
@@ -4688,12 +4708,13 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"fixed_zone\x18\x03 \x01(\bR\tfixedZone\"0\n" +
 	"\x14ClearSessionResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted*\x87\x01\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted*\xa5\x01\n" +
 	"\rScoringPreset\x12\x1e\n" +
 	"\x1aSCORING_PRESET_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19SCORING_PRESET_SIMILARITY\x10\x01\x12\x1a\n" +
 	"\x16SCORING_PRESET_DECAYED\x10\x02\x12\x1b\n" +
-	"\x17SCORING_PRESET_WEIGHTED\x10\x03*g\n" +
+	"\x17SCORING_PRESET_WEIGHTED\x10\x03\x12\x1c\n" +
+	"\x18SCORING_PRESET_RELEVANCE\x10\x04*g\n" +
 	"\fRecencyBasis\x12\x1d\n" +
 	"\x19RECENCY_BASIS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15RECENCY_BASIS_UPDATED\x10\x01\x12\x1d\n" +

@@ -20,6 +20,7 @@ class ScoringPreset(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SCORING_PRESET_SIMILARITY: _ClassVar[ScoringPreset]
     SCORING_PRESET_DECAYED: _ClassVar[ScoringPreset]
     SCORING_PRESET_WEIGHTED: _ClassVar[ScoringPreset]
+    SCORING_PRESET_RELEVANCE: _ClassVar[ScoringPreset]
 
 class RecencyBasis(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -59,6 +60,7 @@ SCORING_PRESET_UNSPECIFIED: ScoringPreset
 SCORING_PRESET_SIMILARITY: ScoringPreset
 SCORING_PRESET_DECAYED: ScoringPreset
 SCORING_PRESET_WEIGHTED: ScoringPreset
+SCORING_PRESET_RELEVANCE: ScoringPreset
 RECENCY_BASIS_UNSPECIFIED: RecencyBasis
 RECENCY_BASIS_UPDATED: RecencyBasis
 RECENCY_BASIS_LAST_ACCESS: RecencyBasis
@@ -161,7 +163,7 @@ class Scoring(_message.Message):
     def __init__(self, preset: _Optional[_Union[ScoringPreset, str]] = ..., half_life_hours: _Optional[float] = ..., similarity_weight: _Optional[float] = ..., recency_weight: _Optional[float] = ..., importance_weight: _Optional[float] = ..., recency_basis: _Optional[_Union[RecencyBasis, str]] = ...) -> None: ...
 
 class ScoreComponents(_message.Message):
-    __slots__ = ("similarity", "recency", "importance", "decayed", "weighted", "keyword", "fused")
+    __slots__ = ("similarity", "recency", "importance", "decayed", "weighted", "keyword", "fused", "relevance")
     SIMILARITY_FIELD_NUMBER: _ClassVar[int]
     RECENCY_FIELD_NUMBER: _ClassVar[int]
     IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
@@ -169,6 +171,7 @@ class ScoreComponents(_message.Message):
     WEIGHTED_FIELD_NUMBER: _ClassVar[int]
     KEYWORD_FIELD_NUMBER: _ClassVar[int]
     FUSED_FIELD_NUMBER: _ClassVar[int]
+    RELEVANCE_FIELD_NUMBER: _ClassVar[int]
     similarity: float
     recency: float
     importance: float
@@ -176,7 +179,8 @@ class ScoreComponents(_message.Message):
     weighted: float
     keyword: float
     fused: float
-    def __init__(self, similarity: _Optional[float] = ..., recency: _Optional[float] = ..., importance: _Optional[float] = ..., decayed: _Optional[float] = ..., weighted: _Optional[float] = ..., keyword: _Optional[float] = ..., fused: _Optional[float] = ...) -> None: ...
+    relevance: float
+    def __init__(self, similarity: _Optional[float] = ..., recency: _Optional[float] = ..., importance: _Optional[float] = ..., decayed: _Optional[float] = ..., weighted: _Optional[float] = ..., keyword: _Optional[float] = ..., fused: _Optional[float] = ..., relevance: _Optional[float] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
     __slots__ = ("agent_id", "query", "limit", "namespace", "tags", "tag_match", "memory_types", "max_security_level", "scoring", "hybrid", "query_embedding", "created_after", "created_before", "include_archived", "min_score")

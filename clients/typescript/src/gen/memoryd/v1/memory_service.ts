@@ -44,22 +44,25 @@ export const protobufFileName = "memoryd/v1/memory_service.proto";
 
 /** Built-in scoring presets. */
 export enum ScoringPreset {
+  /** SCORING_PRESET_UNSPECIFIED - The server's default: RELEVANCE. */
   SCORING_PRESET_UNSPECIFIED = 0,
   /**
-   * SCORING_PRESET_SIMILARITY - Cosine similarity; when hybrid, the fused score normalised to 0..1 (fused *
-   * (k + 1) / sum of the rankings' weights: 1 = first in both rankings).
+   * SCORING_PRESET_SIMILARITY - Cosine similarity of the query and memory vectors; results are ordered by it
+   * (hybrid recall: among the candidates both searches found).
    */
   SCORING_PRESET_SIMILARITY = 1,
-  /**
-   * SCORING_PRESET_DECAYED - similarity * exp(-ln2 * age / half_life), half-life 168 h by default; when
-   * hybrid, the normalised fused score takes the place of similarity.
-   */
+  /** SCORING_PRESET_DECAYED - relevance * 2^(-age / half_life), half-life 168 h by default. */
   SCORING_PRESET_DECAYED = 2,
   /**
-   * SCORING_PRESET_WEIGHTED - w_s * similarity + w_r * recency + w_i * importance (0.6 / 0.2 / 0.2); when
-   * hybrid, the normalised fused score takes the place of similarity.
+   * SCORING_PRESET_WEIGHTED - w_r * relevance + w_t * recency + w_i * importance (0.6 / 0.2 / 0.2 by default;
+   * Scoring.similarity_weight is w_r).
    */
   SCORING_PRESET_WEIGHTED = 3,
+  /**
+   * SCORING_PRESET_RELEVANCE - The relevance component: how well the memory matches the query, 0..1 (hybrid:
+   * the fused rank score normalised to 0..1; vector-only: the cosine).
+   */
+  SCORING_PRESET_RELEVANCE = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -77,6 +80,9 @@ export function scoringPresetFromJSON(object: any): ScoringPreset {
     case 3:
     case "SCORING_PRESET_WEIGHTED":
       return ScoringPreset.SCORING_PRESET_WEIGHTED;
+    case 4:
+    case "SCORING_PRESET_RELEVANCE":
+      return ScoringPreset.SCORING_PRESET_RELEVANCE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -94,6 +100,8 @@ export function scoringPresetToJSON(object: ScoringPreset): string {
       return "SCORING_PRESET_DECAYED";
     case ScoringPreset.SCORING_PRESET_WEIGHTED:
       return "SCORING_PRESET_WEIGHTED";
+    case ScoringPreset.SCORING_PRESET_RELEVANCE:
+      return "SCORING_PRESET_RELEVANCE";
     case ScoringPreset.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -420,15 +428,12 @@ export interface ScoreComponents {
    * the full-text search found.
    */
   similarity: number;
-  /** exp(-ln2 * age / half_life), 1 for a brand-new memory. */
+  /** 2^(-age / half_life), 1 for a brand-new memory. */
   recency: number;
   importance: number;
-  /** similarity * recency (hybrid: normalised fused score * recency). */
+  /** relevance * recency. */
   decayed: number;
-  /**
-   * w_s * similarity + w_r * recency + w_i * importance (hybrid: the normalised
-   * fused score in place of similarity).
-   */
+  /** w_r * relevance + w_t * recency + w_i * importance. */
   weighted: number;
   /**
    * Full-text (BM25) score, 0 when not ranked by text or not matched by it.
@@ -436,10 +441,20 @@ export interface ScoreComponents {
    */
   keyword: number;
   /**
-   * Reciprocal-rank-fusion score when hybrid: sum over the vector and full-text
-   * rankings of weight / (k + rank), k = 60 and weights 1 by default.
+   * The fusion's score when hybrid (recall.fusion): "convex" (the default), the
+   * weighted mean of the cosine min-max scaled over the candidates and the BM25
+   * score over the best one's, 0..1; "rrf", the sum over the vector and full-text
+   * rankings of weight / (k + rank), k = 60. 0 for a memory only added as the
+   * neighbour of a found one (recall.context_neighbours).
    */
   fused: number;
+  /**
+   * How well the memory matches the query, 0..1: hybrid, the fused score over that
+   * of a memory best in every ranking (convex: the fused score itself; a memory
+   * added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
+   * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
+   */
+  relevance: number;
 }
 
 export interface RecallRequest {
@@ -1733,7 +1748,7 @@ export const Scoring: MessageFns<Scoring> = {
 };
 
 function createBaseScoreComponents(): ScoreComponents {
-  return { similarity: 0, recency: 0, importance: 0, decayed: 0, weighted: 0, keyword: 0, fused: 0 };
+  return { similarity: 0, recency: 0, importance: 0, decayed: 0, weighted: 0, keyword: 0, fused: 0, relevance: 0 };
 }
 
 export const ScoreComponents: MessageFns<ScoreComponents> = {
@@ -1758,6 +1773,9 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     }
     if (message.fused !== 0) {
       writer.uint32(57).double(message.fused);
+    }
+    if (message.relevance !== 0) {
+      writer.uint32(65).double(message.relevance);
     }
     return writer;
   },
@@ -1831,6 +1849,14 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
             message.fused = reader.double();
             continue;
           }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.relevance = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1852,6 +1878,7 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
       weighted: isSet(object.weighted) ? globalThis.Number(object.weighted) : 0,
       keyword: isSet(object.keyword) ? globalThis.Number(object.keyword) : 0,
       fused: isSet(object.fused) ? globalThis.Number(object.fused) : 0,
+      relevance: isSet(object.relevance) ? globalThis.Number(object.relevance) : 0,
     };
   },
 
@@ -1878,6 +1905,9 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     if (message.fused !== 0) {
       obj.fused = floatToJson(message.fused);
     }
+    if (message.relevance !== 0) {
+      obj.relevance = floatToJson(message.relevance);
+    }
     return obj;
   },
 
@@ -1893,6 +1923,7 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     message.weighted = object.weighted ?? 0;
     message.keyword = object.keyword ?? 0;
     message.fused = object.fused ?? 0;
+    message.relevance = object.relevance ?? 0;
     return message;
   },
 };

@@ -372,306 +372,308 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "2\030.memoryd.v1.RecencyBasisR\014recencyBasis" +
       "B\022\n\020_half_life_hoursB\024\n\022_similarity_weig" +
       "htB\021\n\017_recency_weightB\024\n\022_importance_wei" +
-      "ght\"\321\001\n\017ScoreComponents\022\036\n\nsimilarity\030\001 " +
+      "ght\"\357\001\n\017ScoreComponents\022\036\n\nsimilarity\030\001 " +
       "\001(\001R\nsimilarity\022\030\n\007recency\030\002 \001(\001R\007recenc" +
       "y\022\036\n\nimportance\030\003 \001(\001R\nimportance\022\030\n\007dec" +
       "ayed\030\004 \001(\001R\007decayed\022\032\n\010weighted\030\005 \001(\001R\010w" +
       "eighted\022\030\n\007keyword\030\006 \001(\001R\007keyword\022\024\n\005fus" +
-      "ed\030\007 \001(\001R\005fused\"\236\005\n\rRecallRequest\022\031\n\010age" +
-      "nt_id\030\001 \001(\tR\007agentId\022\024\n\005query\030\002 \001(\tR\005que" +
-      "ry\022\024\n\005limit\030\003 \001(\005R\005limit\022!\n\tnamespace\030\004 " +
-      "\001(\tH\000R\tnamespace\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tags\022" +
-      "1\n\ttag_match\030\006 \001(\0162\024.memoryd.v1.TagMatch" +
-      "R\010tagMatch\0229\n\014memory_types\030\007 \003(\0162\026.memor" +
-      "yd.v1.MemoryTypeR\013memoryTypes\022G\n\022max_sec" +
-      "urity_level\030\010 \001(\0162\031.memoryd.v1.SecurityL" +
-      "evelR\020maxSecurityLevel\022-\n\007scoring\030\t \001(\0132" +
-      "\023.memoryd.v1.ScoringR\007scoring\022\033\n\006hybrid\030" +
-      "\n \001(\010H\001R\006hybrid\210\001\001\022\'\n\017query_embedding\030\013 " +
-      "\003(\002R\016queryEmbedding\022?\n\rcreated_after\030\014 \001" +
-      "(\0132\032.google.protobuf.TimestampR\014createdA" +
-      "fter\022A\n\016created_before\030\r \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\rcreatedBefore\022)\n\020inclu" +
-      "de_archived\030\016 \001(\010R\017includeArchived\022\033\n\tmi" +
-      "n_score\030\017 \001(\001R\010minScoreB\014\n\n_namespaceB\t\n" +
-      "\007_hybrid\"\215\001\n\014RecallResult\022*\n\006memory\030\001 \001(" +
-      "\0132\022.memoryd.v1.MemoryR\006memory\022\024\n\005score\030\002" +
-      " \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033.memory" +
-      "d.v1.ScoreComponentsR\ncomponents\"\242\001\n\016Rec" +
-      "allResponse\0222\n\007results\030\001 \003(\0132\030.memoryd.v" +
-      "1.RecallResultR\007results\0223\n\010degraded\030\002 \003(" +
-      "\0132\027.memoryd.v1.DegradationR\010degraded\022\'\n\017" +
-      "embedding_model\030\003 \001(\tR\016embeddingModel\"=\n" +
-      "\020GetMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\022\016\n\002id\030\002 \001(\tR\002id\"?\n\021GetMemoryRespons" +
-      "e\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006m" +
-      "emory\"\306\004\n\023ListMemoriesRequest\022\031\n\010agent_i" +
-      "d\030\001 \001(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000R\tn" +
-      "amespace\210\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_m" +
-      "atch\030\004 \001(\0162\024.memoryd.v1.TagMatchR\010tagMat" +
-      "ch\0229\n\014memory_types\030\005 \003(\0162\026.memoryd.v1.Me" +
-      "moryTypeR\013memoryTypes\022G\n\022max_security_le" +
-      "vel\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\020ma" +
-      "xSecurityLevel\022?\n\rcreated_after\030\007 \001(\0132\032." +
-      "google.protobuf.TimestampR\014createdAfter\022" +
-      "A\n\016created_before\030\010 \001(\0132\032.google.protobu" +
-      "f.TimestampR\rcreatedBefore\022)\n\020include_ar" +
-      "chived\030\t \001(\010R\017includeArchived\022\033\n\tpage_si" +
-      "ze\030\n \001(\005R\010pageSize\022\035\n\npage_token\030\013 \001(\tR\t" +
-      "pageToken\022-\n\005order\030\014 \001(\0162\027.memoryd.v1.Me" +
-      "moryOrderR\005orderB\014\n\n_namespace\"n\n\024ListMe" +
-      "moriesResponse\022.\n\010memories\030\001 \003(\0132\022.memor" +
-      "yd.v1.MemoryR\010memories\022&\n\017next_page_toke" +
-      "n\030\002 \001(\tR\rnextPageToken\"\352\001\n\023UpdateMemoryR" +
-      "equest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\006mem" +
-      "ory\030\002 \001(\0132\022.memoryd.v1.MemoryR\006memory\022;\n" +
-      "\013update_mask\030\003 \001(\0132\032.google.protobuf.Fie" +
-      "ldMaskR\nupdateMask\022\"\n\nif_version\030\004 \001(\003H\000" +
-      "R\tifVersion\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembed" +
-      "dingB\r\n\013_if_version\"w\n\024UpdateMemoryRespo" +
-      "nse\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR" +
-      "\006memory\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.D" +
-      "egradationR\010degraded\"D\n\025ForgetMemoriesRe" +
-      "quest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030" +
-      "\002 \003(\tR\003ids\"=\n\026ForgetMemoriesResponse\022#\n\r" +
-      "forgotten_ids\030\001 \003(\tR\014forgottenIds\"\346\002\n\010Ke" +
-      "yEntry\022\020\n\003key\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(" +
-      "\0132\026.google.protobuf.ValueR\007content\022\024\n\005va" +
-      "lid\030\003 \001(\010R\005valid\022\030\n\007version\030\004 \001(\003R\007versi" +
-      "on\0229\n\nupdated_at\030\005 \001(\0132\032.google.protobuf" +
-      ".TimestampR\tupdatedAt\022.\n\006source\030\006 \001(\0132\026." +
-      "memoryd.v1.ProvenanceR\006source\022@\n\016securit" +
-      "y_level\030\007 \001(\0162\031.memoryd.v1.SecurityLevel" +
-      "R\rsecurityLevel\022\033\n\tmemory_id\030\010 \001(\tR\010memo" +
-      "ryId\022\034\n\tnamespace\030\t \001(\tR\tnamespace\"\264\002\n\020S" +
-      "etMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
-      "Id\022\020\n\003key\030\002 \001(\tR\003key\0220\n\007content\030\003 \001(\0132\026." +
-      "google.protobuf.ValueR\007content\022.\n\006source" +
-      "\030\004 \001(\0132\026.memoryd.v1.ProvenanceR\006source\022\"" +
-      "\n\nif_version\030\005 \001(\003H\000R\tifVersion\210\001\001\022@\n\016se" +
-      "curity_level\030\006 \001(\0162\031.memoryd.v1.Security" +
-      "LevelR\rsecurityLevel\022\034\n\tnamespace\030\007 \001(\tR" +
-      "\tnamespaceB\r\n\013_if_version\"t\n\021SetMemoryRe" +
-      "sponse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.KeyEn" +
-      "tryR\005entry\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v" +
-      "1.DegradationR\010degraded\"<\n\rGetKeyRequest" +
-      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(\t" +
-      "R\003key\"<\n\016GetKeyResponse\022*\n\005entry\030\001 \001(\0132\024" +
-      ".memoryd.v1.KeyEntryR\005entry\"\236\001\n\017ListKeys" +
-      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006pr" +
-      "efix\030\002 \001(\tR\006prefix\022\034\n\trecursive\030\003 \001(\010R\tr" +
-      "ecursive\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022\035\n" +
-      "\npage_token\030\005 \001(\tR\tpageToken\"\214\001\n\020ListKey" +
-      "sResponse\022.\n\007entries\030\001 \003(\0132\024.memoryd.v1." +
-      "KeyEntryR\007entries\022 \n\013directories\030\002 \003(\tR\013" +
-      "directories\022&\n\017next_page_token\030\003 \001(\tR\rne" +
-      "xtPageToken\"|\n\021KeyHistoryRequest\022\031\n\010agen" +
-      "t_id\030\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\022\033\n" +
-      "\tpage_size\030\003 \001(\005R\010pageSize\022\035\n\npage_token" +
-      "\030\004 \001(\tR\tpageToken\"l\n\022KeyHistoryResponse\022" +
+      "ed\030\007 \001(\001R\005fused\022\034\n\trelevance\030\010 \001(\001R\trele" +
+      "vance\"\236\005\n\rRecallRequest\022\031\n\010agent_id\030\001 \001(" +
+      "\tR\007agentId\022\024\n\005query\030\002 \001(\tR\005query\022\024\n\005limi" +
+      "t\030\003 \001(\005R\005limit\022!\n\tnamespace\030\004 \001(\tH\000R\tnam" +
+      "espace\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tags\0221\n\ttag_mat" +
+      "ch\030\006 \001(\0162\024.memoryd.v1.TagMatchR\010tagMatch" +
+      "\0229\n\014memory_types\030\007 \003(\0162\026.memoryd.v1.Memo" +
+      "ryTypeR\013memoryTypes\022G\n\022max_security_leve" +
+      "l\030\010 \001(\0162\031.memoryd.v1.SecurityLevelR\020maxS" +
+      "ecurityLevel\022-\n\007scoring\030\t \001(\0132\023.memoryd." +
+      "v1.ScoringR\007scoring\022\033\n\006hybrid\030\n \001(\010H\001R\006h" +
+      "ybrid\210\001\001\022\'\n\017query_embedding\030\013 \003(\002R\016query" +
+      "Embedding\022?\n\rcreated_after\030\014 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\014createdAfter\022A\n\016cr" +
+      "eated_before\030\r \001(\0132\032.google.protobuf.Tim" +
+      "estampR\rcreatedBefore\022)\n\020include_archive" +
+      "d\030\016 \001(\010R\017includeArchived\022\033\n\tmin_score\030\017 " +
+      "\001(\001R\010minScoreB\014\n\n_namespaceB\t\n\007_hybrid\"\215" +
+      "\001\n\014RecallResult\022*\n\006memory\030\001 \001(\0132\022.memory" +
+      "d.v1.MemoryR\006memory\022\024\n\005score\030\002 \001(\001R\005scor" +
+      "e\022;\n\ncomponents\030\003 \001(\0132\033.memoryd.v1.Score" +
+      "ComponentsR\ncomponents\"\242\001\n\016RecallRespons" +
+      "e\0222\n\007results\030\001 \003(\0132\030.memoryd.v1.RecallRe" +
+      "sultR\007results\0223\n\010degraded\030\002 \003(\0132\027.memory" +
+      "d.v1.DegradationR\010degraded\022\'\n\017embedding_" +
+      "model\030\003 \001(\tR\016embeddingModel\"=\n\020GetMemory" +
+      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\016\n\002id" +
+      "\030\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022*\n\006memor" +
+      "y\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\"\306\004\n\023" +
+      "ListMemoriesRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
+      "gentId\022!\n\tnamespace\030\002 \001(\tH\000R\tnamespace\210\001" +
+      "\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_match\030\004 \001(\016" +
+      "2\024.memoryd.v1.TagMatchR\010tagMatch\0229\n\014memo" +
+      "ry_types\030\005 \003(\0162\026.memoryd.v1.MemoryTypeR\013" +
+      "memoryTypes\022G\n\022max_security_level\030\006 \001(\0162" +
+      "\031.memoryd.v1.SecurityLevelR\020maxSecurityL" +
+      "evel\022?\n\rcreated_after\030\007 \001(\0132\032.google.pro" +
+      "tobuf.TimestampR\014createdAfter\022A\n\016created" +
+      "_before\030\010 \001(\0132\032.google.protobuf.Timestam" +
+      "pR\rcreatedBefore\022)\n\020include_archived\030\t \001" +
+      "(\010R\017includeArchived\022\033\n\tpage_size\030\n \001(\005R\010" +
+      "pageSize\022\035\n\npage_token\030\013 \001(\tR\tpageToken\022" +
+      "-\n\005order\030\014 \001(\0162\027.memoryd.v1.MemoryOrderR" +
+      "\005orderB\014\n\n_namespace\"n\n\024ListMemoriesResp" +
+      "onse\022.\n\010memories\030\001 \003(\0132\022.memoryd.v1.Memo" +
+      "ryR\010memories\022&\n\017next_page_token\030\002 \001(\tR\rn" +
+      "extPageToken\"\352\001\n\023UpdateMemoryRequest\022\031\n\010" +
+      "agent_id\030\001 \001(\tR\007agentId\022*\n\006memory\030\002 \001(\0132" +
+      "\022.memoryd.v1.MemoryR\006memory\022;\n\013update_ma" +
+      "sk\030\003 \001(\0132\032.google.protobuf.FieldMaskR\nup" +
+      "dateMask\022\"\n\nif_version\030\004 \001(\003H\000R\tifVersio" +
+      "n\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembeddingB\r\n\013_i" +
+      "f_version\"w\n\024UpdateMemoryResponse\022*\n\006mem" +
+      "ory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\0223\n" +
+      "\010degraded\030\002 \003(\0132\027.memoryd.v1.Degradation" +
+      "R\010degraded\"D\n\025ForgetMemoriesRequest\022\031\n\010a" +
+      "gent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 \003(\tR\003ids" +
+      "\"=\n\026ForgetMemoriesResponse\022#\n\rforgotten_" +
+      "ids\030\001 \003(\tR\014forgottenIds\"\346\002\n\010KeyEntry\022\020\n\003" +
+      "key\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132\026.google" +
+      ".protobuf.ValueR\007content\022\024\n\005valid\030\003 \001(\010R" +
+      "\005valid\022\030\n\007version\030\004 \001(\003R\007version\0229\n\nupda" +
+      "ted_at\030\005 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.memoryd.v1" +
+      ".ProvenanceR\006source\022@\n\016security_level\030\007 " +
+      "\001(\0162\031.memoryd.v1.SecurityLevelR\rsecurity" +
+      "Level\022\033\n\tmemory_id\030\010 \001(\tR\010memoryId\022\034\n\tna" +
+      "mespace\030\t \001(\tR\tnamespace\"\264\002\n\020SetMemoryRe" +
+      "quest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003key\030" +
+      "\002 \001(\tR\003key\0220\n\007content\030\003 \001(\0132\026.google.pro" +
+      "tobuf.ValueR\007content\022.\n\006source\030\004 \001(\0132\026.m" +
+      "emoryd.v1.ProvenanceR\006source\022\"\n\nif_versi" +
+      "on\030\005 \001(\003H\000R\tifVersion\210\001\001\022@\n\016security_lev" +
+      "el\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\rsec" +
+      "urityLevel\022\034\n\tnamespace\030\007 \001(\tR\tnamespace" +
+      "B\r\n\013_if_version\"t\n\021SetMemoryResponse\022*\n\005" +
+      "entry\030\001 \001(\0132\024.memoryd.v1.KeyEntryR\005entry" +
+      "\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degradat" +
+      "ionR\010degraded\"<\n\rGetKeyRequest\022\031\n\010agent_" +
+      "id\030\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\"<\n\016G" +
+      "etKeyResponse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v" +
+      "1.KeyEntryR\005entry\"\236\001\n\017ListKeysRequest\022\031\n" +
+      "\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\t" +
+      "R\006prefix\022\034\n\trecursive\030\003 \001(\010R\trecursive\022\033" +
+      "\n\tpage_size\030\004 \001(\005R\010pageSize\022\035\n\npage_toke" +
+      "n\030\005 \001(\tR\tpageToken\"\214\001\n\020ListKeysResponse\022" +
       ".\n\007entries\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007" +
-      "entries\022&\n\017next_page_token\030\002 \001(\tR\rnextPa" +
-      "geToken\"\302\002\n\rWorkingMemory\0224\n\005scope\030\001 \001(\013" +
-      "2\036.memoryd.v1.WorkingMemoryScopeR\005scope\022" +
-      "1\n\007content\030\002 \001(\0132\027.google.protobuf.Struc" +
-      "tR\007content\022\030\n\007version\030\003 \001(\003R\007version\0229\n\n" +
-      "updated_at\030\004 \001(\0132\032.google.protobuf.Times" +
-      "tampR\tupdatedAt\0229\n\nexpires_at\030\005 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\texpiresAt\0228\n\013js" +
-      "on_schema\030\006 \001(\0132\027.google.protobuf.Struct" +
-      "R\njsonSchema\"\267\002\n\027SetWorkingMemoryRequest" +
-      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001" +
-      "(\0132\036.memoryd.v1.WorkingMemoryScopeR\005scop" +
-      "e\0221\n\007content\030\003 \001(\0132\027.google.protobuf.Str" +
-      "uctR\007content\0221\n\004mode\030\004 \001(\0162\035.memoryd.v1." +
-      "WorkingMemoryModeR\004mode\022+\n\003ttl\030\005 \001(\0132\031.g" +
-      "oogle.protobuf.DurationR\003ttl\0228\n\013json_sch" +
-      "ema\030\006 \001(\0132\027.google.protobuf.StructR\njson" +
-      "Schema\"\\\n\030SetWorkingMemoryResponse\022@\n\016wo" +
-      "rking_memory\030\001 \001(\0132\031.memoryd.v1.WorkingM" +
-      "emoryR\rworkingMemory\"j\n\027GetWorkingMemory" +
-      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0224\n\005sc" +
-      "ope\030\002 \001(\0132\036.memoryd.v1.WorkingMemoryScop" +
-      "eR\005scope\"\\\n\030GetWorkingMemoryResponse\022@\n\016" +
-      "working_memory\030\001 \001(\0132\031.memoryd.v1.Workin" +
-      "gMemoryR\rworkingMemory\"m\n\032DeleteWorkingM" +
-      "emoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022" +
-      "4\n\005scope\030\002 \001(\0132\036.memoryd.v1.WorkingMemor" +
-      "yScopeR\005scope\"7\n\033DeleteWorkingMemoryResp" +
-      "onse\022\030\n\007deleted\030\001 \001(\010R\007deleted\"\265\001\n\036ListW" +
-      "orkingMemoryScopesRequest\022\031\n\010agent_id\030\001 " +
-      "\001(\tR\007agentId\022\033\n\tthread_id\030\002 \001(\tR\010threadI" +
-      "d\022\037\n\013resource_id\030\003 \001(\tR\nresourceId\022\033\n\tpa" +
-      "ge_size\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030\005 " +
-      "\001(\tR\tpageToken\"|\n\037ListWorkingMemoryScope" +
-      "sResponse\0221\n\006scopes\030\001 \003(\0132\031.memoryd.v1.W" +
-      "orkingMemoryR\006scopes\022&\n\017next_page_token\030" +
-      "\002 \001(\tR\rnextPageToken\"w\n\014AgentProfile\022\030\n\007" +
-      "content\030\001 \001(\tR\007content\022\022\n\004etag\030\002 \001(\tR\004et" +
-      "ag\0229\n\nupdated_at\030\003 \001(\0132\032.google.protobuf" +
-      ".TimestampR\tupdatedAt\".\n\021GetProfileReque" +
-      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\"H\n\022GetProf" +
-      "ileResponse\0222\n\007profile\030\001 \001(\0132\030.memoryd.v" +
-      "1.AgentProfileR\007profile\"c\n\021SetProfileReq" +
-      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\030\n\007conte" +
-      "nt\030\002 \001(\tR\007content\022\031\n\010if_match\030\003 \001(\tR\007ifM" +
-      "atch\"H\n\022SetProfileResponse\0222\n\007profile\030\001 " +
-      "\001(\0132\030.memoryd.v1.AgentProfileR\007profile\"\217" +
-      "\002\n\016SessionMessage\022+\n\004role\030\001 \001(\0162\027.memory" +
-      "d.v1.MessageRoleR\004role\022\030\n\007content\030\002 \001(\tR" +
-      "\007content\022\022\n\004name\030\003 \001(\tR\004name\022 \n\014tool_cal" +
-      "l_id\030\004 \001(\tR\ntoolCallId\0229\n\ncreated_at\030\005 \001" +
-      "(\0132\032.google.protobuf.TimestampR\tcreatedA" +
-      "t\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\ntool_calls\030\007 \003(\0132" +
-      "\024.memoryd.v1.ToolCallR\ttoolCalls\"d\n\010Tool" +
-      "Call\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name\030\002 \001(\tR\004name" +
-      "\0224\n\targuments\030\003 \001(\0132\026.google.protobuf.Va" +
-      "lueR\targuments\"\354\002\n\022SessionCompression\022C\n" +
-      "\033compress_threshold_messages\030\001 \001(\005H\000R\031co" +
-      "mpressThresholdMessages\210\001\001\0225\n\024compress_t" +
-      "oken_ratio\030\002 \001(\001H\001R\022compressTokenRatio\210\001" +
-      "\001\0227\n\025context_budget_tokens\030\003 \001(\005H\002R\023cont" +
-      "extBudgetTokens\210\001\001\0225\n\024keep_recent_messag" +
-      "es\030\004 \001(\005H\003R\022keepRecentMessages\210\001\001B\036\n\034_co" +
-      "mpress_threshold_messagesB\027\n\025_compress_t" +
-      "oken_ratioB\030\n\026_context_budget_tokensB\027\n\025" +
-      "_keep_recent_messages\"\224\001\n\016FixedZoneEntry" +
-      "\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZoneKin" +
-      "dR\004kind\022\030\n\007content\030\002 \001(\tR\007content\0229\n\ncre" +
-      "ated_at\030\003 \001(\0132\032.google.protobuf.Timestam" +
-      "pR\tcreatedAt\"\370\001\n\025AppendMessagesRequest\022\031" +
+      "entries\022 \n\013directories\030\002 \003(\tR\013directorie" +
+      "s\022&\n\017next_page_token\030\003 \001(\tR\rnextPageToke" +
+      "n\"|\n\021KeyHistoryRequest\022\031\n\010agent_id\030\001 \001(\t" +
+      "R\007agentId\022\020\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size" +
+      "\030\003 \001(\005R\010pageSize\022\035\n\npage_token\030\004 \001(\tR\tpa" +
+      "geToken\"l\n\022KeyHistoryResponse\022.\n\007entries" +
+      "\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entries\022&\n" +
+      "\017next_page_token\030\002 \001(\tR\rnextPageToken\"\302\002" +
+      "\n\rWorkingMemory\0224\n\005scope\030\001 \001(\0132\036.memoryd" +
+      ".v1.WorkingMemoryScopeR\005scope\0221\n\007content" +
+      "\030\002 \001(\0132\027.google.protobuf.StructR\007content" +
+      "\022\030\n\007version\030\003 \001(\003R\007version\0229\n\nupdated_at" +
+      "\030\004 \001(\0132\032.google.protobuf.TimestampR\tupda" +
+      "tedAt\0229\n\nexpires_at\030\005 \001(\0132\032.google.proto" +
+      "buf.TimestampR\texpiresAt\0228\n\013json_schema\030" +
+      "\006 \001(\0132\027.google.protobuf.StructR\njsonSche" +
+      "ma\"\267\002\n\027SetWorkingMemoryRequest\022\031\n\010agent_" +
+      "id\030\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memor" +
+      "yd.v1.WorkingMemoryScopeR\005scope\0221\n\007conte" +
+      "nt\030\003 \001(\0132\027.google.protobuf.StructR\007conte" +
+      "nt\0221\n\004mode\030\004 \001(\0162\035.memoryd.v1.WorkingMem" +
+      "oryModeR\004mode\022+\n\003ttl\030\005 \001(\0132\031.google.prot" +
+      "obuf.DurationR\003ttl\0228\n\013json_schema\030\006 \001(\0132" +
+      "\027.google.protobuf.StructR\njsonSchema\"\\\n\030" +
+      "SetWorkingMemoryResponse\022@\n\016working_memo" +
+      "ry\030\001 \001(\0132\031.memoryd.v1.WorkingMemoryR\rwor" +
+      "kingMemory\"j\n\027GetWorkingMemoryRequest\022\031\n" +
+      "\010agent_id\030\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132" +
+      "\036.memoryd.v1.WorkingMemoryScopeR\005scope\"\\" +
+      "\n\030GetWorkingMemoryResponse\022@\n\016working_me" +
+      "mory\030\001 \001(\0132\031.memoryd.v1.WorkingMemoryR\rw" +
+      "orkingMemory\"m\n\032DeleteWorkingMemoryReque" +
+      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0224\n\005scope\030\002" +
+      " \001(\0132\036.memoryd.v1.WorkingMemoryScopeR\005sc" +
+      "ope\"7\n\033DeleteWorkingMemoryResponse\022\030\n\007de" +
+      "leted\030\001 \001(\010R\007deleted\"\265\001\n\036ListWorkingMemo" +
+      "ryScopesRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
+      "Id\022\033\n\tthread_id\030\002 \001(\tR\010threadId\022\037\n\013resou" +
+      "rce_id\030\003 \001(\tR\nresourceId\022\033\n\tpage_size\030\004 " +
+      "\001(\005R\010pageSize\022\035\n\npage_token\030\005 \001(\tR\tpageT" +
+      "oken\"|\n\037ListWorkingMemoryScopesResponse\022" +
+      "1\n\006scopes\030\001 \003(\0132\031.memoryd.v1.WorkingMemo" +
+      "ryR\006scopes\022&\n\017next_page_token\030\002 \001(\tR\rnex" +
+      "tPageToken\"w\n\014AgentProfile\022\030\n\007content\030\001 " +
+      "\001(\tR\007content\022\022\n\004etag\030\002 \001(\tR\004etag\0229\n\nupda" +
+      "ted_at\030\003 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\tupdatedAt\".\n\021GetProfileRequest\022\031\n\010agen" +
+      "t_id\030\001 \001(\tR\007agentId\"H\n\022GetProfileRespons" +
+      "e\0222\n\007profile\030\001 \001(\0132\030.memoryd.v1.AgentPro" +
+      "fileR\007profile\"c\n\021SetProfileRequest\022\031\n\010ag" +
+      "ent_id\030\001 \001(\tR\007agentId\022\030\n\007content\030\002 \001(\tR\007" +
+      "content\022\031\n\010if_match\030\003 \001(\tR\007ifMatch\"H\n\022Se" +
+      "tProfileResponse\0222\n\007profile\030\001 \001(\0132\030.memo" +
+      "ryd.v1.AgentProfileR\007profile\"\217\002\n\016Session" +
+      "Message\022+\n\004role\030\001 \001(\0162\027.memoryd.v1.Messa" +
+      "geRoleR\004role\022\030\n\007content\030\002 \001(\tR\007content\022\022" +
+      "\n\004name\030\003 \001(\tR\004name\022 \n\014tool_call_id\030\004 \001(\t" +
+      "R\ntoolCallId\0229\n\ncreated_at\030\005 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\tcreatedAt\022\020\n\003seq\030\006" +
+      " \001(\003R\003seq\0223\n\ntool_calls\030\007 \003(\0132\024.memoryd." +
+      "v1.ToolCallR\ttoolCalls\"d\n\010ToolCall\022\016\n\002id" +
+      "\030\001 \001(\tR\002id\022\022\n\004name\030\002 \001(\tR\004name\0224\n\targume" +
+      "nts\030\003 \001(\0132\026.google.protobuf.ValueR\targum" +
+      "ents\"\354\002\n\022SessionCompression\022C\n\033compress_" +
+      "threshold_messages\030\001 \001(\005H\000R\031compressThre" +
+      "sholdMessages\210\001\001\0225\n\024compress_token_ratio" +
+      "\030\002 \001(\001H\001R\022compressTokenRatio\210\001\001\0227\n\025conte" +
+      "xt_budget_tokens\030\003 \001(\005H\002R\023contextBudgetT" +
+      "okens\210\001\001\0225\n\024keep_recent_messages\030\004 \001(\005H\003" +
+      "R\022keepRecentMessages\210\001\001B\036\n\034_compress_thr" +
+      "eshold_messagesB\027\n\025_compress_token_ratio" +
+      "B\030\n\026_context_budget_tokensB\027\n\025_keep_rece" +
+      "nt_messages\"\224\001\n\016FixedZoneEntry\022-\n\004kind\030\001" +
+      " \001(\0162\031.memoryd.v1.FixedZoneKindR\004kind\022\030\n" +
+      "\007content\030\002 \001(\tR\007content\0229\n\ncreated_at\030\003 " +
+      "\001(\0132\032.google.protobuf.TimestampR\tcreated" +
+      "At\"\370\001\n\025AppendMessagesRequest\022\031\n\010agent_id" +
+      "\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tses" +
+      "sionId\0226\n\010messages\030\003 \003(\0132\032.memoryd.v1.Se" +
+      "ssionMessageR\010messages\022+\n\003ttl\030\004 \001(\0132\031.go" +
+      "ogle.protobuf.DurationR\003ttl\022@\n\013compressi" +
+      "on\030\005 \001(\0132\036.memoryd.v1.SessionCompression" +
+      "R\013compression\"\222\001\n\026AppendMessagesResponse" +
+      "\022#\n\rmessage_count\030\001 \001(\003R\014messageCount\022\036\n" +
+      "\ncompressed\030\002 \001(\010R\ncompressed\0223\n\010degrade" +
+      "d\030\003 \003(\0132\027.memoryd.v1.DegradationR\010degrad" +
+      "ed\"v\n\027GetSessionWindowRequest\022\031\n\010agent_i" +
+      "d\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tse" +
+      "ssionId\022!\n\014token_budget\030\003 \001(\005R\013tokenBudg" +
+      "et\"\235\003\n\030GetSessionWindowResponse\0229\n\nfixed" +
+      "_zone\030\001 \003(\0132\032.memoryd.v1.FixedZoneEntryR" +
+      "\tfixedZone\022\030\n\007summary\030\002 \001(\tR\007summary\0222\n\006" +
+      "recent\030\003 \003(\0132\032.memoryd.v1.SessionMessage" +
+      "R\006recent\022\037\n\013tokens_used\030\004 \001(\005R\ntokensUse" +
+      "d\022\036\n\nsummarizer\030\005 \001(\tR\nsummarizer\022#\n\rtok" +
+      "en_counter\030\006 \001(\tR\014tokenCounter\0223\n\010degrad" +
+      "ed\030\007 \003(\0132\027.memoryd.v1.DegradationR\010degra" +
+      "ded\0224\n\026summarized_through_seq\030\010 \001(\003R\024sum" +
+      "marizedThroughSeq\022\'\n\017stored_messages\030\t \001" +
+      "(\003R\016storedMessages\"\235\001\n\030InjectInstruction" +
+      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nse" +
+      "ssion_id\030\002 \001(\tR\tsessionId\022-\n\004kind\030\003 \001(\0162" +
+      "\031.memoryd.v1.FixedZoneKindR\004kind\022\030\n\007cont" +
+      "ent\030\004 \001(\tR\007content\"V\n\031InjectInstructionR" +
+      "esponse\0229\n\nfixed_zone\030\001 \003(\0132\032.memoryd.v1" +
+      ".FixedZoneEntryR\tfixedZone\"x\n\021EndSession" +
+      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nse" +
+      "ssion_id\030\002 \001(\tR\tsessionId\022)\n\020extract_mem" +
+      "ories\030\003 \001(\010R\017extractMemories\"\225\001\n\022EndSess" +
+      "ionResponse\022\030\n\007summary\030\001 \001(\tR\007summary\0220\n" +
+      "\textracted\030\002 \003(\0132\022.memoryd.v1.MemoryR\tex" +
+      "tracted\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1.D" +
+      "egradationR\010degraded\"\303\001\n\031GetSessionMessa" +
+      "gesRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n" +
+      "\nsession_id\030\002 \001(\tR\tsessionId\022\031\n\010from_seq" +
+      "\030\003 \001(\003R\007fromSeq\022\025\n\006to_seq\030\004 \001(\003R\005toSeq\022\033" +
+      "\n\tpage_size\030\005 \001(\005R\010pageSize\022\035\n\npage_toke" +
+      "n\030\006 \001(\tR\tpageToken\"\327\001\n\032GetSessionMessage" +
+      "sResponse\0226\n\010messages\030\001 \003(\0132\032.memoryd.v1" +
+      ".SessionMessageR\010messages\022&\n\017next_page_t" +
+      "oken\030\002 \001(\tR\rnextPageToken\022#\n\rmessage_cou" +
+      "nt\030\003 \001(\003R\014messageCount\0224\n\026summarized_thr" +
+      "ough_seq\030\004 \001(\003R\024summarizedThroughSeq\"e\n\025" +
+      "DeleteMessagesRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022" +
+      "\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n\026DeleteMessagesRe" +
+      "sponse\022!\n\014deleted_seqs\030\001 \003(\003R\013deletedSeq" +
+      "s\022\'\n\017summary_rebuilt\030\002 \001(\010R\016summaryRebui" +
+      "lt\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1.Degrad" +
+      "ationR\010degraded\"n\n\023ClearSessionRequest\022\031" +
       "\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030" +
-      "\002 \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\0132\032.mem" +
-      "oryd.v1.SessionMessageR\010messages\022+\n\003ttl\030" +
-      "\004 \001(\0132\031.google.protobuf.DurationR\003ttl\022@\n" +
-      "\013compression\030\005 \001(\0132\036.memoryd.v1.SessionC" +
-      "ompressionR\013compression\"\222\001\n\026AppendMessag" +
-      "esResponse\022#\n\rmessage_count\030\001 \001(\003R\014messa" +
-      "geCount\022\036\n\ncompressed\030\002 \001(\010R\ncompressed\022" +
-      "3\n\010degraded\030\003 \003(\0132\027.memoryd.v1.Degradati" +
-      "onR\010degraded\"v\n\027GetSessionWindowRequest\022" +
-      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id" +
-      "\030\002 \001(\tR\tsessionId\022!\n\014token_budget\030\003 \001(\005R" +
-      "\013tokenBudget\"\235\003\n\030GetSessionWindowRespons" +
-      "e\0229\n\nfixed_zone\030\001 \003(\0132\032.memoryd.v1.Fixed" +
-      "ZoneEntryR\tfixedZone\022\030\n\007summary\030\002 \001(\tR\007s" +
-      "ummary\0222\n\006recent\030\003 \003(\0132\032.memoryd.v1.Sess" +
-      "ionMessageR\006recent\022\037\n\013tokens_used\030\004 \001(\005R" +
-      "\ntokensUsed\022\036\n\nsummarizer\030\005 \001(\tR\nsummari" +
-      "zer\022#\n\rtoken_counter\030\006 \001(\tR\014tokenCounter" +
-      "\0223\n\010degraded\030\007 \003(\0132\027.memoryd.v1.Degradat" +
-      "ionR\010degraded\0224\n\026summarized_through_seq\030" +
-      "\010 \001(\003R\024summarizedThroughSeq\022\'\n\017stored_me" +
-      "ssages\030\t \001(\003R\016storedMessages\"\235\001\n\030InjectI" +
-      "nstructionRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022-\n\004k" +
-      "ind\030\003 \001(\0162\031.memoryd.v1.FixedZoneKindR\004ki" +
-      "nd\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031InjectIn" +
-      "structionResponse\0229\n\nfixed_zone\030\001 \003(\0132\032." +
-      "memoryd.v1.FixedZoneEntryR\tfixedZone\"x\n\021" +
-      "EndSessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022)\n\020e" +
-      "xtract_memories\030\003 \001(\010R\017extractMemories\"\225" +
-      "\001\n\022EndSessionResponse\022\030\n\007summary\030\001 \001(\tR\007" +
-      "summary\0220\n\textracted\030\002 \003(\0132\022.memoryd.v1." +
-      "MemoryR\textracted\0223\n\010degraded\030\003 \003(\0132\027.me" +
-      "moryd.v1.DegradationR\010degraded\"\303\001\n\031GetSe" +
-      "ssionMessagesRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
-      "agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\031" +
-      "\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to_seq\030\004 \001(" +
-      "\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010pageSize\022\035\n" +
-      "\npage_token\030\006 \001(\tR\tpageToken\"\327\001\n\032GetSess" +
-      "ionMessagesResponse\0226\n\010messages\030\001 \003(\0132\032." +
-      "memoryd.v1.SessionMessageR\010messages\022&\n\017n" +
-      "ext_page_token\030\002 \001(\tR\rnextPageToken\022#\n\rm" +
-      "essage_count\030\003 \001(\003R\014messageCount\0224\n\026summ" +
-      "arized_through_seq\030\004 \001(\003R\024summarizedThro" +
-      "ughSeq\"e\n\025DeleteMessagesRequest\022\031\n\010agent" +
-      "_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\t" +
-      "sessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n\026Delete" +
-      "MessagesResponse\022!\n\014deleted_seqs\030\001 \003(\003R\013" +
-      "deletedSeqs\022\'\n\017summary_rebuilt\030\002 \001(\010R\016su" +
-      "mmaryRebuilt\0223\n\010degraded\030\003 \003(\0132\027.memoryd" +
-      ".v1.DegradationR\010degraded\"n\n\023ClearSessio" +
-      "nRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\ns" +
-      "ession_id\030\002 \001(\tR\tsessionId\022\035\n\nfixed_zone" +
-      "\030\003 \001(\010R\tfixedZone\"0\n\024ClearSessionRespons" +
-      "e\022\030\n\007deleted\030\001 \001(\003R\007deleted*\207\001\n\rScoringP" +
-      "reset\022\036\n\032SCORING_PRESET_UNSPECIFIED\020\000\022\035\n" +
-      "\031SCORING_PRESET_SIMILARITY\020\001\022\032\n\026SCORING_" +
-      "PRESET_DECAYED\020\002\022\033\n\027SCORING_PRESET_WEIGH" +
-      "TED\020\003*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_U" +
-      "NSPECIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022" +
-      "\035\n\031RECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013Memor" +
-      "yOrder\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031" +
-      "MEMORY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_OR" +
-      "DER_CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS" +
-      "_COUNT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE" +
-      "_DESC\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_" +
-      "MEMORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEM" +
-      "ORY_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_" +
-      "REPLACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROL" +
-      "E_UNSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032" +
-      "\n\026MESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_RO" +
-      "LE_SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\211\001\n\rF" +
-      "ixedZoneKind\022\037\n\033FIXED_ZONE_KIND_UNSPECIF" +
-      "IED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIGGER\020\001\022\031\n\025FI" +
-      "XED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXED_ZONE_KIND" +
-      "_INSTRUCTION\020\0032\201\020\n\rMemoryService\022E\n\010Reme" +
-      "mber\022\033.memoryd.v1.RememberRequest\032\034.memo" +
-      "ryd.v1.RememberResponse\022T\n\rRememberBatch" +
-      "\022 .memoryd.v1.RememberBatchRequest\032!.mem" +
-      "oryd.v1.RememberBatchResponse\022?\n\006Recall\022" +
-      "\031.memoryd.v1.RecallRequest\032\032.memoryd.v1." +
-      "RecallResponse\022H\n\tGetMemory\022\034.memoryd.v1" +
-      ".GetMemoryRequest\032\035.memoryd.v1.GetMemory" +
-      "Response\022Q\n\014ListMemories\022\037.memoryd.v1.Li" +
-      "stMemoriesRequest\032 .memoryd.v1.ListMemor" +
-      "iesResponse\022Q\n\014UpdateMemory\022\037.memoryd.v1" +
-      ".UpdateMemoryRequest\032 .memoryd.v1.Update" +
-      "MemoryResponse\022W\n\016ForgetMemories\022!.memor" +
-      "yd.v1.ForgetMemoriesRequest\032\".memoryd.v1" +
-      ".ForgetMemoriesResponse\022H\n\tSetMemory\022\034.m" +
-      "emoryd.v1.SetMemoryRequest\032\035.memoryd.v1." +
-      "SetMemoryResponse\022?\n\006GetKey\022\031.memoryd.v1" +
-      ".GetKeyRequest\032\032.memoryd.v1.GetKeyRespon" +
-      "se\022E\n\010ListKeys\022\033.memoryd.v1.ListKeysRequ" +
-      "est\032\034.memoryd.v1.ListKeysResponse\022K\n\nKey" +
-      "History\022\035.memoryd.v1.KeyHistoryRequest\032\036" +
-      ".memoryd.v1.KeyHistoryResponse\022]\n\020SetWor" +
-      "kingMemory\022#.memoryd.v1.SetWorkingMemory" +
-      "Request\032$.memoryd.v1.SetWorkingMemoryRes" +
-      "ponse\022]\n\020GetWorkingMemory\022#.memoryd.v1.G" +
-      "etWorkingMemoryRequest\032$.memoryd.v1.GetW" +
-      "orkingMemoryResponse\022f\n\023DeleteWorkingMem" +
-      "ory\022&.memoryd.v1.DeleteWorkingMemoryRequ" +
-      "est\032\'.memoryd.v1.DeleteWorkingMemoryResp" +
-      "onse\022r\n\027ListWorkingMemoryScopes\022*.memory" +
-      "d.v1.ListWorkingMemoryScopesRequest\032+.me" +
-      "moryd.v1.ListWorkingMemoryScopesResponse" +
-      "\022K\n\nGetProfile\022\035.memoryd.v1.GetProfileRe" +
-      "quest\032\036.memoryd.v1.GetProfileResponse\022K\n" +
-      "\nSetProfile\022\035.memoryd.v1.SetProfileReque" +
-      "st\032\036.memoryd.v1.SetProfileResponse\022W\n\016Ap" +
-      "pendMessages\022!.memoryd.v1.AppendMessages" +
-      "Request\032\".memoryd.v1.AppendMessagesRespo" +
-      "nse\022]\n\020GetSessionWindow\022#.memoryd.v1.Get" +
-      "SessionWindowRequest\032$.memoryd.v1.GetSes" +
-      "sionWindowResponse\022`\n\021InjectInstruction\022" +
-      "$.memoryd.v1.InjectInstructionRequest\032%." +
-      "memoryd.v1.InjectInstructionResponse\022K\n\n" +
-      "EndSession\022\035.memoryd.v1.EndSessionReques" +
-      "t\032\036.memoryd.v1.EndSessionResponse\022c\n\022Get" +
-      "SessionMessages\022%.memoryd.v1.GetSessionM" +
-      "essagesRequest\032&.memoryd.v1.GetSessionMe" +
-      "ssagesResponse\022W\n\016DeleteMessages\022!.memor" +
-      "yd.v1.DeleteMessagesRequest\032\".memoryd.v1" +
-      ".DeleteMessagesResponse\022Q\n\014ClearSession\022" +
-      "\037.memoryd.v1.ClearSessionRequest\032 .memor" +
-      "yd.v1.ClearSessionResponseBm\n\016dev.memory" +
-      "d.v1B\022MemoryServiceProtoP\001\242\002\003MXX\252\002\nMemor" +
-      "yd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetad" +
-      "ata\352\002\013Memoryd::V1b\006proto3"
+      "\002 \001(\tR\tsessionId\022\035\n\nfixed_zone\030\003 \001(\010R\tfi" +
+      "xedZone\"0\n\024ClearSessionResponse\022\030\n\007delet" +
+      "ed\030\001 \001(\003R\007deleted*\245\001\n\rScoringPreset\022\036\n\032S" +
+      "CORING_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORING_P" +
+      "RESET_SIMILARITY\020\001\022\032\n\026SCORING_PRESET_DEC" +
+      "AYED\020\002\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030S" +
+      "CORING_PRESET_RELEVANCE\020\004*g\n\014RecencyBasi" +
+      "s\022\035\n\031RECENCY_BASIS_UNSPECIFIED\020\000\022\031\n\025RECE" +
+      "NCY_BASIS_UPDATED\020\001\022\035\n\031RECENCY_BASIS_LAS" +
+      "T_ACCESS\020\002*\256\001\n\013MemoryOrder\022\034\n\030MEMORY_ORD" +
+      "ER_UNSPECIFIED\020\000\022\035\n\031MEMORY_ORDER_CREATED" +
+      "_DESC\020\001\022\034\n\030MEMORY_ORDER_CREATED_ASC\020\002\022\"\n" +
+      "\036MEMORY_ORDER_ACCESS_COUNT_DESC\020\003\022 \n\034MEM" +
+      "ORY_ORDER_IMPORTANCE_DESC\020\004*x\n\021WorkingMe" +
+      "moryMode\022#\n\037WORKING_MEMORY_MODE_UNSPECIF" +
+      "IED\020\000\022\035\n\031WORKING_MEMORY_MODE_MERGE\020\001\022\037\n\033" +
+      "WORKING_MEMORY_MODE_REPLACE\020\002*\216\001\n\013Messag" +
+      "eRole\022\034\n\030MESSAGE_ROLE_UNSPECIFIED\020\000\022\025\n\021M" +
+      "ESSAGE_ROLE_USER\020\001\022\032\n\026MESSAGE_ROLE_ASSIS" +
+      "TANT\020\002\022\027\n\023MESSAGE_ROLE_SYSTEM\020\003\022\025\n\021MESSA" +
+      "GE_ROLE_TOOL\020\004*\211\001\n\rFixedZoneKind\022\037\n\033FIXE" +
+      "D_ZONE_KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_" +
+      "KIND_TRIGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020" +
+      "\002\022\037\n\033FIXED_ZONE_KIND_INSTRUCTION\020\0032\201\020\n\rM" +
+      "emoryService\022E\n\010Remember\022\033.memoryd.v1.Re" +
+      "memberRequest\032\034.memoryd.v1.RememberRespo" +
+      "nse\022T\n\rRememberBatch\022 .memoryd.v1.Rememb" +
+      "erBatchRequest\032!.memoryd.v1.RememberBatc" +
+      "hResponse\022?\n\006Recall\022\031.memoryd.v1.RecallR" +
+      "equest\032\032.memoryd.v1.RecallResponse\022H\n\tGe" +
+      "tMemory\022\034.memoryd.v1.GetMemoryRequest\032\035." +
+      "memoryd.v1.GetMemoryResponse\022Q\n\014ListMemo" +
+      "ries\022\037.memoryd.v1.ListMemoriesRequest\032 ." +
+      "memoryd.v1.ListMemoriesResponse\022Q\n\014Updat" +
+      "eMemory\022\037.memoryd.v1.UpdateMemoryRequest" +
+      "\032 .memoryd.v1.UpdateMemoryResponse\022W\n\016Fo" +
+      "rgetMemories\022!.memoryd.v1.ForgetMemories" +
+      "Request\032\".memoryd.v1.ForgetMemoriesRespo" +
+      "nse\022H\n\tSetMemory\022\034.memoryd.v1.SetMemoryR" +
+      "equest\032\035.memoryd.v1.SetMemoryResponse\022?\n" +
+      "\006GetKey\022\031.memoryd.v1.GetKeyRequest\032\032.mem" +
+      "oryd.v1.GetKeyResponse\022E\n\010ListKeys\022\033.mem" +
+      "oryd.v1.ListKeysRequest\032\034.memoryd.v1.Lis" +
+      "tKeysResponse\022K\n\nKeyHistory\022\035.memoryd.v1" +
+      ".KeyHistoryRequest\032\036.memoryd.v1.KeyHisto" +
+      "ryResponse\022]\n\020SetWorkingMemory\022#.memoryd" +
+      ".v1.SetWorkingMemoryRequest\032$.memoryd.v1" +
+      ".SetWorkingMemoryResponse\022]\n\020GetWorkingM" +
+      "emory\022#.memoryd.v1.GetWorkingMemoryReque" +
+      "st\032$.memoryd.v1.GetWorkingMemoryResponse" +
+      "\022f\n\023DeleteWorkingMemory\022&.memoryd.v1.Del" +
+      "eteWorkingMemoryRequest\032\'.memoryd.v1.Del" +
+      "eteWorkingMemoryResponse\022r\n\027ListWorkingM" +
+      "emoryScopes\022*.memoryd.v1.ListWorkingMemo" +
+      "ryScopesRequest\032+.memoryd.v1.ListWorking" +
+      "MemoryScopesResponse\022K\n\nGetProfile\022\035.mem" +
+      "oryd.v1.GetProfileRequest\032\036.memoryd.v1.G" +
+      "etProfileResponse\022K\n\nSetProfile\022\035.memory" +
+      "d.v1.SetProfileRequest\032\036.memoryd.v1.SetP" +
+      "rofileResponse\022W\n\016AppendMessages\022!.memor" +
+      "yd.v1.AppendMessagesRequest\032\".memoryd.v1" +
+      ".AppendMessagesResponse\022]\n\020GetSessionWin" +
+      "dow\022#.memoryd.v1.GetSessionWindowRequest" +
+      "\032$.memoryd.v1.GetSessionWindowResponse\022`" +
+      "\n\021InjectInstruction\022$.memoryd.v1.InjectI" +
+      "nstructionRequest\032%.memoryd.v1.InjectIns" +
+      "tructionResponse\022K\n\nEndSession\022\035.memoryd" +
+      ".v1.EndSessionRequest\032\036.memoryd.v1.EndSe" +
+      "ssionResponse\022c\n\022GetSessionMessages\022%.me" +
+      "moryd.v1.GetSessionMessagesRequest\032&.mem" +
+      "oryd.v1.GetSessionMessagesResponse\022W\n\016De" +
+      "leteMessages\022!.memoryd.v1.DeleteMessages" +
+      "Request\032\".memoryd.v1.DeleteMessagesRespo" +
+      "nse\022Q\n\014ClearSession\022\037.memoryd.v1.ClearSe" +
+      "ssionRequest\032 .memoryd.v1.ClearSessionRe" +
+      "sponseBm\n\016dev.memoryd.v1B\022MemoryServiceP" +
+      "rotoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002" +
+      "\026Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006p" +
+      "roto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -723,7 +725,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_ScoreComponents_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ScoreComponents_descriptor,
-        new java.lang.String[] { "Similarity", "Recency", "Importance", "Decayed", "Weighted", "Keyword", "Fused", });
+        new java.lang.String[] { "Similarity", "Recency", "Importance", "Decayed", "Weighted", "Keyword", "Fused", "Relevance", });
     internal_static_memoryd_v1_RecallRequest_descriptor =
       getDescriptor().getMessageType(7);
     internal_static_memoryd_v1_RecallRequest_fieldAccessorTable = new

@@ -72,7 +72,7 @@ private static final long serialVersionUID = 0L;
   private double recency_ = 0D;
   /**
    * <pre>
-   * exp(-ln2 * age / half_life), 1 for a brand-new memory.
+   * 2^(-age / half_life), 1 for a brand-new memory.
    * </pre>
    *
    * <code>double recency = 2 [json_name = "recency"];</code>
@@ -98,7 +98,7 @@ private static final long serialVersionUID = 0L;
   private double decayed_ = 0D;
   /**
    * <pre>
-   * similarity * recency (hybrid: normalised fused score * recency).
+   * relevance * recency.
    * </pre>
    *
    * <code>double decayed = 4 [json_name = "decayed"];</code>
@@ -113,8 +113,7 @@ private static final long serialVersionUID = 0L;
   private double weighted_ = 0D;
   /**
    * <pre>
-   * w_s * similarity + w_r * recency + w_i * importance (hybrid: the normalised
-   * fused score in place of similarity).
+   * w_r * relevance + w_t * recency + w_i * importance.
    * </pre>
    *
    * <code>double weighted = 5 [json_name = "weighted"];</code>
@@ -145,8 +144,11 @@ private static final long serialVersionUID = 0L;
   private double fused_ = 0D;
   /**
    * <pre>
-   * Reciprocal-rank-fusion score when hybrid: sum over the vector and full-text
-   * rankings of weight / (k + rank), k = 60 and weights 1 by default.
+   * The fusion's score when hybrid (recall.fusion): "convex" (the default), the
+   * weighted mean of the cosine min-max scaled over the candidates and the BM25
+   * score over the best one's, 0..1; "rrf", the sum over the vector and full-text
+   * rankings of weight / (k + rank), k = 60. 0 for a memory only added as the
+   * neighbour of a found one (recall.context_neighbours).
    * </pre>
    *
    * <code>double fused = 7 [json_name = "fused"];</code>
@@ -155,6 +157,24 @@ private static final long serialVersionUID = 0L;
   @java.lang.Override
   public double getFused() {
     return fused_;
+  }
+
+  public static final int RELEVANCE_FIELD_NUMBER = 8;
+  private double relevance_ = 0D;
+  /**
+   * <pre>
+   * How well the memory matches the query, 0..1: hybrid, the fused score over that
+   * of a memory best in every ranking (convex: the fused score itself; a memory
+   * added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
+   * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
+   * </pre>
+   *
+   * <code>double relevance = 8 [json_name = "relevance"];</code>
+   * @return The relevance.
+   */
+  @java.lang.Override
+  public double getRelevance() {
+    return relevance_;
   }
 
   private byte memoizedIsInitialized = -1;
@@ -192,6 +212,9 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(fused_) != 0) {
       output.writeDouble(7, fused_);
     }
+    if (java.lang.Double.doubleToRawLongBits(relevance_) != 0) {
+      output.writeDouble(8, relevance_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -223,6 +246,10 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(fused_) != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(7, fused_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(relevance_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(8, relevance_);
     }
     return size;
   }
@@ -269,6 +296,9 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToLongBits(getFused())
         != java.lang.Double.doubleToLongBits(
             other.getFused())) return false;
+    if (java.lang.Double.doubleToLongBits(getRelevance())
+        != java.lang.Double.doubleToLongBits(
+            other.getRelevance())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -301,6 +331,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + FUSED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         java.lang.Double.doubleToLongBits(getFused()));
+    hash = (37 * hash) + RELEVANCE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getRelevance()));
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -443,6 +476,7 @@ private static final long serialVersionUID = 0L;
       weighted_ = 0D;
       keyword_ = 0D;
       fused_ = 0D;
+      relevance_ = 0D;
       return this;
     }
 
@@ -497,6 +531,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.fused_ = fused_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.relevance_ = relevance_;
+      }
     }
 
     @java.lang.Override
@@ -531,6 +568,9 @@ private static final long serialVersionUID = 0L;
       }
       if (java.lang.Double.doubleToRawLongBits(other.getFused()) != 0) {
         setFused(other.getFused());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getRelevance()) != 0) {
+        setRelevance(other.getRelevance());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -591,6 +631,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 57
+            case 65: {
+              relevance_ = input.readDouble();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 65
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -658,7 +703,7 @@ private static final long serialVersionUID = 0L;
     private double recency_ ;
     /**
      * <pre>
-     * exp(-ln2 * age / half_life), 1 for a brand-new memory.
+     * 2^(-age / half_life), 1 for a brand-new memory.
      * </pre>
      *
      * <code>double recency = 2 [json_name = "recency"];</code>
@@ -670,7 +715,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * exp(-ln2 * age / half_life), 1 for a brand-new memory.
+     * 2^(-age / half_life), 1 for a brand-new memory.
      * </pre>
      *
      * <code>double recency = 2 [json_name = "recency"];</code>
@@ -686,7 +731,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * exp(-ln2 * age / half_life), 1 for a brand-new memory.
+     * 2^(-age / half_life), 1 for a brand-new memory.
      * </pre>
      *
      * <code>double recency = 2 [json_name = "recency"];</code>
@@ -734,7 +779,7 @@ private static final long serialVersionUID = 0L;
     private double decayed_ ;
     /**
      * <pre>
-     * similarity * recency (hybrid: normalised fused score * recency).
+     * relevance * recency.
      * </pre>
      *
      * <code>double decayed = 4 [json_name = "decayed"];</code>
@@ -746,7 +791,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * similarity * recency (hybrid: normalised fused score * recency).
+     * relevance * recency.
      * </pre>
      *
      * <code>double decayed = 4 [json_name = "decayed"];</code>
@@ -762,7 +807,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * similarity * recency (hybrid: normalised fused score * recency).
+     * relevance * recency.
      * </pre>
      *
      * <code>double decayed = 4 [json_name = "decayed"];</code>
@@ -778,8 +823,7 @@ private static final long serialVersionUID = 0L;
     private double weighted_ ;
     /**
      * <pre>
-     * w_s * similarity + w_r * recency + w_i * importance (hybrid: the normalised
-     * fused score in place of similarity).
+     * w_r * relevance + w_t * recency + w_i * importance.
      * </pre>
      *
      * <code>double weighted = 5 [json_name = "weighted"];</code>
@@ -791,8 +835,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * w_s * similarity + w_r * recency + w_i * importance (hybrid: the normalised
-     * fused score in place of similarity).
+     * w_r * relevance + w_t * recency + w_i * importance.
      * </pre>
      *
      * <code>double weighted = 5 [json_name = "weighted"];</code>
@@ -808,8 +851,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * w_s * similarity + w_r * recency + w_i * importance (hybrid: the normalised
-     * fused score in place of similarity).
+     * w_r * relevance + w_t * recency + w_i * importance.
      * </pre>
      *
      * <code>double weighted = 5 [json_name = "weighted"];</code>
@@ -872,8 +914,11 @@ private static final long serialVersionUID = 0L;
     private double fused_ ;
     /**
      * <pre>
-     * Reciprocal-rank-fusion score when hybrid: sum over the vector and full-text
-     * rankings of weight / (k + rank), k = 60 and weights 1 by default.
+     * The fusion's score when hybrid (recall.fusion): "convex" (the default), the
+     * weighted mean of the cosine min-max scaled over the candidates and the BM25
+     * score over the best one's, 0..1; "rrf", the sum over the vector and full-text
+     * rankings of weight / (k + rank), k = 60. 0 for a memory only added as the
+     * neighbour of a found one (recall.context_neighbours).
      * </pre>
      *
      * <code>double fused = 7 [json_name = "fused"];</code>
@@ -885,8 +930,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Reciprocal-rank-fusion score when hybrid: sum over the vector and full-text
-     * rankings of weight / (k + rank), k = 60 and weights 1 by default.
+     * The fusion's score when hybrid (recall.fusion): "convex" (the default), the
+     * weighted mean of the cosine min-max scaled over the candidates and the BM25
+     * score over the best one's, 0..1; "rrf", the sum over the vector and full-text
+     * rankings of weight / (k + rank), k = 60. 0 for a memory only added as the
+     * neighbour of a found one (recall.context_neighbours).
      * </pre>
      *
      * <code>double fused = 7 [json_name = "fused"];</code>
@@ -902,8 +950,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Reciprocal-rank-fusion score when hybrid: sum over the vector and full-text
-     * rankings of weight / (k + rank), k = 60 and weights 1 by default.
+     * The fusion's score when hybrid (recall.fusion): "convex" (the default), the
+     * weighted mean of the cosine min-max scaled over the candidates and the BM25
+     * score over the best one's, 0..1; "rrf", the sum over the vector and full-text
+     * rankings of weight / (k + rank), k = 60. 0 for a memory only added as the
+     * neighbour of a found one (recall.context_neighbours).
      * </pre>
      *
      * <code>double fused = 7 [json_name = "fused"];</code>
@@ -912,6 +963,59 @@ private static final long serialVersionUID = 0L;
     public Builder clearFused() {
       bitField0_ = (bitField0_ & ~0x00000040);
       fused_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private double relevance_ ;
+    /**
+     * <pre>
+     * How well the memory matches the query, 0..1: hybrid, the fused score over that
+     * of a memory best in every ranking (convex: the fused score itself; a memory
+     * added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
+     * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
+     * </pre>
+     *
+     * <code>double relevance = 8 [json_name = "relevance"];</code>
+     * @return The relevance.
+     */
+    @java.lang.Override
+    public double getRelevance() {
+      return relevance_;
+    }
+    /**
+     * <pre>
+     * How well the memory matches the query, 0..1: hybrid, the fused score over that
+     * of a memory best in every ranking (convex: the fused score itself; a memory
+     * added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
+     * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
+     * </pre>
+     *
+     * <code>double relevance = 8 [json_name = "relevance"];</code>
+     * @param value The relevance to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRelevance(double value) {
+
+      relevance_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How well the memory matches the query, 0..1: hybrid, the fused score over that
+     * of a memory best in every ranking (convex: the fused score itself; a memory
+     * added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
+     * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
+     * </pre>
+     *
+     * <code>double relevance = 8 [json_name = "relevance"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRelevance() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      relevance_ = 0D;
       onChanged();
       return this;
     }

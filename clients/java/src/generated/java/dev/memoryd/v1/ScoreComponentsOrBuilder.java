@@ -23,7 +23,7 @@ public interface ScoreComponentsOrBuilder extends
 
   /**
    * <pre>
-   * exp(-ln2 * age / half_life), 1 for a brand-new memory.
+   * 2^(-age / half_life), 1 for a brand-new memory.
    * </pre>
    *
    * <code>double recency = 2 [json_name = "recency"];</code>
@@ -39,7 +39,7 @@ public interface ScoreComponentsOrBuilder extends
 
   /**
    * <pre>
-   * similarity * recency (hybrid: normalised fused score * recency).
+   * relevance * recency.
    * </pre>
    *
    * <code>double decayed = 4 [json_name = "decayed"];</code>
@@ -49,8 +49,7 @@ public interface ScoreComponentsOrBuilder extends
 
   /**
    * <pre>
-   * w_s * similarity + w_r * recency + w_i * importance (hybrid: the normalised
-   * fused score in place of similarity).
+   * w_r * relevance + w_t * recency + w_i * importance.
    * </pre>
    *
    * <code>double weighted = 5 [json_name = "weighted"];</code>
@@ -71,12 +70,28 @@ public interface ScoreComponentsOrBuilder extends
 
   /**
    * <pre>
-   * Reciprocal-rank-fusion score when hybrid: sum over the vector and full-text
-   * rankings of weight / (k + rank), k = 60 and weights 1 by default.
+   * The fusion's score when hybrid (recall.fusion): "convex" (the default), the
+   * weighted mean of the cosine min-max scaled over the candidates and the BM25
+   * score over the best one's, 0..1; "rrf", the sum over the vector and full-text
+   * rankings of weight / (k + rank), k = 60. 0 for a memory only added as the
+   * neighbour of a found one (recall.context_neighbours).
    * </pre>
    *
    * <code>double fused = 7 [json_name = "fused"];</code>
    * @return The fused.
    */
   double getFused();
+
+  /**
+   * <pre>
+   * How well the memory matches the query, 0..1: hybrid, the fused score over that
+   * of a memory best in every ranking (convex: the fused score itself; a memory
+   * added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
+   * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
+   * </pre>
+   *
+   * <code>double relevance = 8 [json_name = "relevance"];</code>
+   * @return The relevance.
+   */
+  double getRelevance();
 }

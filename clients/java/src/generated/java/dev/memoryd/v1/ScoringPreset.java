@@ -16,13 +16,17 @@ package dev.memoryd.v1;
 public enum ScoringPreset
     implements com.google.protobuf.ProtocolMessageEnum {
   /**
+   * <pre>
+   * The server's default: RELEVANCE.
+   * </pre>
+   *
    * <code>SCORING_PRESET_UNSPECIFIED = 0;</code>
    */
   SCORING_PRESET_UNSPECIFIED(0),
   /**
    * <pre>
-   * Cosine similarity; when hybrid, the fused score normalised to 0..1 (fused *
-   * (k + 1) / sum of the rankings' weights: 1 = first in both rankings).
+   * Cosine similarity of the query and memory vectors; results are ordered by it
+   * (hybrid recall: among the candidates both searches found).
    * </pre>
    *
    * <code>SCORING_PRESET_SIMILARITY = 1;</code>
@@ -30,8 +34,7 @@ public enum ScoringPreset
   SCORING_PRESET_SIMILARITY(1),
   /**
    * <pre>
-   * similarity * exp(-ln2 * age / half_life), half-life 168 h by default; when
-   * hybrid, the normalised fused score takes the place of similarity.
+   * relevance * 2^(-age / half_life), half-life 168 h by default.
    * </pre>
    *
    * <code>SCORING_PRESET_DECAYED = 2;</code>
@@ -39,13 +42,22 @@ public enum ScoringPreset
   SCORING_PRESET_DECAYED(2),
   /**
    * <pre>
-   * w_s * similarity + w_r * recency + w_i * importance (0.6 / 0.2 / 0.2); when
-   * hybrid, the normalised fused score takes the place of similarity.
+   * w_r * relevance + w_t * recency + w_i * importance (0.6 / 0.2 / 0.2 by default;
+   * Scoring.similarity_weight is w_r).
    * </pre>
    *
    * <code>SCORING_PRESET_WEIGHTED = 3;</code>
    */
   SCORING_PRESET_WEIGHTED(3),
+  /**
+   * <pre>
+   * The relevance component: how well the memory matches the query, 0..1 (hybrid:
+   * the fused rank score normalised to 0..1; vector-only: the cosine).
+   * </pre>
+   *
+   * <code>SCORING_PRESET_RELEVANCE = 4;</code>
+   */
+  SCORING_PRESET_RELEVANCE(4),
   UNRECOGNIZED(-1),
   ;
 
@@ -59,13 +71,17 @@ public enum ScoringPreset
       "ScoringPreset");
   }
   /**
+   * <pre>
+   * The server's default: RELEVANCE.
+   * </pre>
+   *
    * <code>SCORING_PRESET_UNSPECIFIED = 0;</code>
    */
   public static final int SCORING_PRESET_UNSPECIFIED_VALUE = 0;
   /**
    * <pre>
-   * Cosine similarity; when hybrid, the fused score normalised to 0..1 (fused *
-   * (k + 1) / sum of the rankings' weights: 1 = first in both rankings).
+   * Cosine similarity of the query and memory vectors; results are ordered by it
+   * (hybrid recall: among the candidates both searches found).
    * </pre>
    *
    * <code>SCORING_PRESET_SIMILARITY = 1;</code>
@@ -73,8 +89,7 @@ public enum ScoringPreset
   public static final int SCORING_PRESET_SIMILARITY_VALUE = 1;
   /**
    * <pre>
-   * similarity * exp(-ln2 * age / half_life), half-life 168 h by default; when
-   * hybrid, the normalised fused score takes the place of similarity.
+   * relevance * 2^(-age / half_life), half-life 168 h by default.
    * </pre>
    *
    * <code>SCORING_PRESET_DECAYED = 2;</code>
@@ -82,13 +97,22 @@ public enum ScoringPreset
   public static final int SCORING_PRESET_DECAYED_VALUE = 2;
   /**
    * <pre>
-   * w_s * similarity + w_r * recency + w_i * importance (0.6 / 0.2 / 0.2); when
-   * hybrid, the normalised fused score takes the place of similarity.
+   * w_r * relevance + w_t * recency + w_i * importance (0.6 / 0.2 / 0.2 by default;
+   * Scoring.similarity_weight is w_r).
    * </pre>
    *
    * <code>SCORING_PRESET_WEIGHTED = 3;</code>
    */
   public static final int SCORING_PRESET_WEIGHTED_VALUE = 3;
+  /**
+   * <pre>
+   * The relevance component: how well the memory matches the query, 0..1 (hybrid:
+   * the fused rank score normalised to 0..1; vector-only: the cosine).
+   * </pre>
+   *
+   * <code>SCORING_PRESET_RELEVANCE = 4;</code>
+   */
+  public static final int SCORING_PRESET_RELEVANCE_VALUE = 4;
 
 
   public final int getNumber() {
@@ -119,6 +143,7 @@ public enum ScoringPreset
       case 1: return SCORING_PRESET_SIMILARITY;
       case 2: return SCORING_PRESET_DECAYED;
       case 3: return SCORING_PRESET_WEIGHTED;
+      case 4: return SCORING_PRESET_RELEVANCE;
       default: return null;
     }
   }
