@@ -15,7 +15,6 @@ import grpc
 import pytest
 from hypothesis import settings
 
-
 from memoryd_proto.v1 import memory_service_pb2_grpc
 
 # Property tests run beside daemons on a busy 2-core box: a per-example deadline there
