@@ -42,6 +42,7 @@ from memoryd.observability.instrumented import (
 from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
+from memoryd.observability.tracing import NO_TRACING, Tracing, build_tracing
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.resilience.embedder import FallbackEmbedder
 from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
@@ -112,6 +113,8 @@ class App:
         #: Prometheus metrics (None when metrics.enabled is false) and their endpoint.
         self.metrics: Metrics | None = None
         self.metrics_server: MetricsServer | None = None
+        #: OpenTelemetry spans (NO_TRACING unless tracing.enabled); flushed last.
+        self.tracing: Tracing = NO_TRACING
 
     @property
     def address(self) -> str:
@@ -155,9 +158,11 @@ class App:
             self.audit.start()
             self._stack.push_async_callback(self.audit.close)
         metrics = self._start_metrics()
+        tracing = self._start_tracing()
+        observed = metrics is not None or tracing.enabled
 
         def instrument(model: Embedder) -> Embedder:
-            return model if metrics is None else InstrumentedEmbedder(model, metrics)
+            return InstrumentedEmbedder(model, metrics, tracing) if observed else model
 
         embedder = await asyncio.to_thread(build_embedder, s.embedder, s.embedding, wrap=instrument)
         self._stack.push_async_callback(embedder.close)
@@ -203,8 +208,8 @@ class App:
         if metrics is not None and isinstance(store, HotCacheStore):
             metrics.watch_hot_cache(store)
         counted_store = store
-        if metrics is not None:
-            store = InstrumentedStore(store, metrics)
+        if observed:
+            store = InstrumentedStore(store, metrics, tracing)
         await check_store(s, data_dir)
         await store.open()
         self._stack.push_async_callback(store.close)
@@ -220,17 +225,17 @@ class App:
 
         # Keys, working memory, profiles and sessions: same backend, same directory.
         records = build_record_store(s.storage.backend, data_dir=data_dir, qdrant=s.storage.qdrant)
-        if metrics is not None:
-            records = InstrumentedRecordStore(records, metrics)
+        if observed:
+            records = InstrumentedRecordStore(records, metrics, tracing)
         await records.open()
         self._stack.push_async_callback(records.close)
         # Every write goes through the write-ahead log (durability/); replayed here.
         store, records, _ = await make_durable(
-            self._stack, s, data_dir, store, records, states, metrics
+            self._stack, s, data_dir, store, records, states, metrics, tracing
         )
         start_reembedder(self._stack, s, store, embedder)
 
-        writer = WriteBatcher(store, max_batch=s.storage.write_batch_max)
+        writer = WriteBatcher(store, max_batch=s.storage.write_batch_max, tracing=tracing)
         writer.start()
         self._stack.push_async_callback(writer.close)
 
@@ -351,6 +356,7 @@ class App:
             metrics=metrics,
             states=states,
             access_log=AccessLog(s.logging),
+            tracing=tracing,
         )
         self._stack.push_async_callback(self.server.stop, s.shutdown_grace_s)
         await self.server.set_serving(True)
@@ -387,6 +393,21 @@ class App:
         self._stack.push_async_callback(self.metrics_server.close)
         log.info("metrics serving", address=self.metrics_server.address, path="/metrics")
         return self.metrics
+
+    def _start_tracing(self) -> Tracing:
+        """OpenTelemetry spans when tracing.enabled (exported until stop, after the
+        server has drained); NO_TRACING otherwise, with nothing of OpenTelemetry loaded."""
+        self.tracing = build_tracing(self.settings.tracing)
+        if self.tracing.enabled:
+            self._stack.push_async_callback(self.tracing.close)
+            log.info(
+                "tracing on",
+                exporter="otlp/grpc",
+                endpoint=os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+                or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4317"),
+                capture_query_text=self.settings.tracing.capture_query_text,
+            )
+        return self.tracing
 
     def reload_keys(self) -> None:
         """SIGHUP or a changed file: re-read the API keys file; a bad file keeps the

@@ -201,6 +201,18 @@ class MetricsSettings(BaseModel):
     partition_refresh_s: float = Field(60.0, gt=0)
 
 
+class TracingSettings(BaseModel):
+    """OpenTelemetry traces (observability/tracing.py), off by default. Where they go and
+    how they are sampled come from the standard variables (``OTEL_EXPORTER_OTLP_ENDPOINT``,
+    ``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_TRACES_SAMPLER``, ``OTEL_SERVICE_NAME``, ...);
+    spans are exported over OTLP/gRPC. Needs ``pip install 'memoryd[tracing]'``."""
+
+    enabled: bool = False
+    #: Record a search's query text as ``gen_ai.memory.query.text``. It is the caller's
+    #: text (often personal), so it is opt-in; memory content is never recorded.
+    capture_query_text: bool = False
+
+
 class WorkingMemorySettings(BaseModel):
     #: Largest working-memory object, as compact JSON.
     max_content_bytes: int = Field(64 * 1024, ge=1)
@@ -374,6 +386,7 @@ class Settings(BaseSettings):
     sidecar: SidecarSettings = Field(default_factory=SidecarSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
     #: Who callers are (sidecar | api_key | mtls) and TLS; see README "Security".
     auth: AuthSettings = Field(default_factory=AuthSettings)
     quotas: QuotaSettings = Field(default_factory=QuotaSettings)

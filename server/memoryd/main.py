@@ -17,6 +17,7 @@ from memoryd.app import DataDirLocked, lock_data_dir, serve
 from memoryd.config import Settings, unknown_env_vars
 from memoryd.durability.set_aside import SetAsideEntry, requeue, set_aside_entries
 from memoryd.observability.logging import configure_logging
+from memoryd.observability.tracing import TracingUnavailable
 from memoryd.storage.space import EmbeddingSpaceChanged
 
 log = structlog.get_logger(__name__)
@@ -73,7 +74,7 @@ def serve_command(
         log.warning("unknown setting in the environment, ignored", variable=name)
     try:
         asyncio.run(serve(settings, ready_file=ready_file))
-    except (DataDirLocked, ListenError, EmbeddingSpaceChanged) as exc:
+    except (DataDirLocked, ListenError, EmbeddingSpaceChanged, TracingUnavailable) as exc:
         typer.echo(f"memoryd: {exc}", err=True)
         raise typer.Exit(1) from None
 

@@ -20,6 +20,7 @@ from memoryd.api.memory_servicer import MemoryServicer
 from memoryd.api.snapshot_lifecycle_servicers import LifecycleServicer, SnapshotServicer
 from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
+from memoryd.observability.tracing import NO_TRACING, Tracing
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.security.audit import AuditLog
 from memoryd.service.default_read import DefaultReadService
@@ -155,10 +156,11 @@ async def start_server(
     metrics: Metrics | None = None,
     states: ComponentStates | None = None,
     access_log: AccessLog | None = None,
+    tracing: Tracing = NO_TRACING,
 ) -> GrpcServer:
     """Serve on ``listen``; with ``credentials`` the port speaks TLS (or mTLS)."""
     server = grpc.aio.server(
-        interceptors=[CallInterceptor(authenticator, audit, metrics, access_log)],
+        interceptors=[CallInterceptor(authenticator, audit, metrics, access_log, tracing)],
         options=[
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),

@@ -17,6 +17,7 @@ import structlog
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Memory, Partition
+from memoryd.observability.tracing import NO_TRACING, WRITE_BATCH, WRITE_WAIT, Tracing
 from memoryd.storage.base import Store
 
 log = structlog.get_logger(__name__)
@@ -26,14 +27,17 @@ log = structlog.get_logger(__name__)
 class _Pending:
     partition: Partition
     memories: Sequence[Memory]
+    #: The caller's span, linked from the batch's (tracing on).
+    link: object | None = None
     done: asyncio.Future[None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
 
 
 class WriteBatcher:
-    def __init__(self, store: Store, *, max_batch: int) -> None:
+    def __init__(self, store: Store, *, max_batch: int, tracing: Tracing = NO_TRACING) -> None:
         self._store = store
+        self._tracing = tracing
         self._max_batch = max_batch
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -46,9 +50,10 @@ class WriteBatcher:
         """Returns once the memories are committed to the store."""
         if self._closing or self._task is None:
             raise Unavailable("the server is shutting down; write not accepted")
-        pending = _Pending(partition, memories)
+        pending = _Pending(partition, memories, self._tracing.current_link())
         self._queue.put_nowait(pending)
-        await asyncio.shield(pending.done)
+        with self._tracing.span(WRITE_WAIT, {"memoryd.write.memories": len(memories)}):
+            await asyncio.shield(pending.done)
 
     async def close(self) -> None:
         """Commit everything already accepted, then stop."""
@@ -67,8 +72,12 @@ class WriteBatcher:
                 item = self._queue.get_nowait()
                 batch.append(item)
                 size += len(item.memories)
+            links = [p.link for p in batch if p.link is not None]
             try:
-                await self._commit(batch)
+                with self._tracing.span(
+                    WRITE_BATCH, {"memoryd.write.calls": len(batch)}, links=links
+                ):
+                    await self._commit(batch)
             finally:
                 for _ in batch:
                     self._queue.task_done()
