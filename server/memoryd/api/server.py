@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from memoryd.api.auth import Authenticator
+from memoryd.api.health import HealthServicer
 from memoryd.api.interceptors import CallInterceptor
 from memoryd.api.memory_servicer import MemoryServicer
 from memoryd.api.snapshot_lifecycle_servicers import LifecycleServicer, SnapshotServicer
@@ -54,7 +55,7 @@ class ListenError(RuntimeError):
 @dataclass(slots=True)
 class GrpcServer:
     server: grpc.aio.Server
-    health: health.aio.HealthServicer
+    health: HealthServicer
     address: str
     unix_path: Path | None
     #: Dependencies' states once ``watch`` was called (resilience/degradation.py).
@@ -179,7 +180,7 @@ async def start_server(
     snapshot_servicer = SnapshotServicer(snapshots, default_read, state)
     sgrpc.add_SnapshotServiceServicer_to_server(snapshot_servicer, server)  # type: ignore[no-untyped-call]
     lgrpc.add_LifecycleServiceServicer_to_server(LifecycleServicer(lifecycle), server)  # type: ignore[no-untyped-call]
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (
