@@ -10,7 +10,14 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    PlainSerializer,
+    field_validator,
+    model_validator,
+)
 
 from memoryd.domain.models import SecurityLevel
 from memoryd.domain.principal import Role
@@ -33,7 +40,12 @@ def parse_level(value: Any) -> Any:
     return value
 
 
-Clearance = Annotated[SecurityLevel, BeforeValidator(parse_level)]
+#: Read as a name or a number; written (``memoryd config show``) as the lower-case name.
+Clearance = Annotated[
+    SecurityLevel,
+    BeforeValidator(parse_level),
+    PlainSerializer(lambda level: level.name.lower(), return_type=str, when_used="json"),
+]
 
 
 class Grant(BaseModel):
