@@ -26,7 +26,8 @@ class Daemon:
     """A memoryd process on 127.0.0.1:<ephemeral> (or a Unix socket) with its own data dir."""
 
     data_dir: Path
-    env: dict[str, str] = field(default_factory=dict)
+    #: Added to the environment; a None value removes the variable.
+    env: dict[str, str | None] = field(default_factory=dict)
     listen: str = "127.0.0.1:0"
     process: subprocess.Popen[bytes] | None = None
     address: str = ""
@@ -40,10 +41,14 @@ class Daemon:
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.log"
         # Metrics on a free port: daemons of concurrent tests must not fight over 9464.
         env = {
-            **os.environ,
-            "MEMORYD_LOGGING__FORMAT": "json",
-            "MEMORYD_METRICS__LISTEN": "127.0.0.1:0",
-            **self.env,
+            key: value
+            for key, value in {
+                **os.environ,
+                "MEMORYD_LOGGING__FORMAT": "json",
+                "MEMORYD_METRICS__LISTEN": "127.0.0.1:0",
+                **self.env,
+            }.items()
+            if value is not None
         }
         self.process = subprocess.Popen(
             [
@@ -103,7 +108,7 @@ def daemon_factory(tmp_path: Path) -> Iterator[type[Daemon]]:
 
     def make(
         data_dir: Path | None = None,
-        env: dict[str, str] | None = None,
+        env: dict[str, str | None] | None = None,
         listen: str = "127.0.0.1:0",
         config_file: Path | None = None,
     ) -> Daemon:

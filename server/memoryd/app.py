@@ -386,11 +386,21 @@ class App:
             auth=self.settings.auth.mode,
         )
         self.metrics_server = MetricsServer(self.metrics.registry, settings.listen)
+        # The default port taken (a second daemon on this machine) is no reason not to
+        # start; a port asked for explicitly is, since scrapers are pointed at it.
+        default = "listen" not in settings.model_fields_set
         try:
-            self.metrics_server.start()
+            moved = self.metrics_server.start(or_free_port=default)
         except MetricsListenError as exc:
             raise ListenError(str(exc)) from None
         self._stack.push_async_callback(self.metrics_server.close)
+        if moved:
+            log.warning(
+                "default metrics port in use (another daemon?); serving metrics on a free "
+                "port instead: set metrics.listen to choose one",
+                wanted=settings.listen,
+                address=self.metrics_server.address,
+            )
         log.info("metrics serving", address=self.metrics_server.address, path="/metrics")
         return self.metrics
 

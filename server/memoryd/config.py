@@ -191,7 +191,9 @@ class MetricsSettings(BaseModel):
     """Prometheus /metrics over HTTP (observability/metrics.py); nothing is ever pushed."""
 
     enabled: bool = True
-    #: host:port of the HTTP endpoint; port 0 picks a free one (logged at start).
+    #: host:port of the HTTP endpoint; port 0 picks a free one (logged at start). Left at
+    #: the default, a port in use falls back to a free one with a warning (a second
+    #: daemon on one machine starts); set explicitly, a port in use stops the start.
     listen: str = Field("127.0.0.1:9464", pattern=r"^(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]*):\d{1,5}$")
     #: Opt-in gauge of live memories per (tenant, agent): one store count per partition
     #: every partition_refresh_s, the largest max_partition_series partitions as series
