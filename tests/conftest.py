@@ -83,6 +83,15 @@ class Daemon:
     def logs(self) -> str:
         return self.log_path.read_text() if self.log_path and self.log_path.exists() else ""
 
+    def imported(self) -> set[str]:
+        """Modules the daemon imported, from its ``-X importtime`` lines on stderr (start
+        it with ``PYTHONPROFILEIMPORTTIME=1`` in its env)."""
+        return {
+            line.rsplit("|", 1)[-1].strip()
+            for line in self.logs().splitlines()
+            if line.startswith("import time:") and "|" in line
+        }
+
     def stop(self, timeout: float = 30.0) -> int:
         """SIGTERM and wait; returns the exit code."""
         assert self.process is not None

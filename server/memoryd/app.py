@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import gc
 import os
 import signal
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
-from typing import IO
 
 import structlog
 from threadpoolctl import ThreadpoolController
@@ -26,6 +24,7 @@ from memoryd import __version__
 from memoryd.api.auth import Authenticator, build_authenticator, reload_keys
 from memoryd.api.server import GrpcServer, ListenError, start_server
 from memoryd.config import Settings
+from memoryd.datadir import lock_data_dir
 from memoryd.durability.wiring import (
     check_store,
     make_durable,
@@ -75,22 +74,6 @@ from memoryd.storage.hot_cache import HotCacheStore
 from memoryd.storage.space import Space, check_space
 
 log = structlog.get_logger("memoryd")
-
-
-class DataDirLocked(RuntimeError):
-    pass
-
-
-def lock_data_dir(data_dir: Path) -> IO[bytes]:
-    """One daemon per data dir: LanceDB tables must have a single writer."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    handle = open(data_dir / ".lock", "wb")  # noqa: SIM115 - held for the daemon's lifetime
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise DataDirLocked(f"another memoryd is using {data_dir}") from None
-    return handle
 
 
 def _observe_component(metrics: Metrics, state: ComponentState) -> None:

@@ -12,13 +12,11 @@ import structlog
 import typer
 from pydantic import ValidationError
 
-from memoryd.api.server import ListenError
-from memoryd.app import DataDirLocked, lock_data_dir, serve
 from memoryd.config import Settings, unknown_env_vars
+from memoryd.datadir import DataDirLocked, lock_data_dir
 from memoryd.durability.set_aside import SetAsideEntry, requeue, set_aside_entries
 from memoryd.observability.logging import configure_logging
 from memoryd.observability.tracing import TracingUnavailable
-from memoryd.storage.space import EmbeddingSpaceChanged
 
 log = structlog.get_logger(__name__)
 
@@ -68,6 +66,12 @@ def serve_command(
     ] = None,
 ) -> None:
     """Start the daemon and serve until SIGTERM / Ctrl-C."""
+    # The daemon's modules (gRPC, LanceDB, the model) are imported here rather than at
+    # the top: `config show` and `wal` need none of them, and they take seconds to load.
+    from memoryd.api.server import ListenError
+    from memoryd.app import serve
+    from memoryd.storage.space import EmbeddingSpaceChanged
+
     settings = _load(config, listen=listen, data_dir=data_dir, embedder=embedder)
     configure_logging(settings.logging)
     for name in unknown_env_vars(os.environ):

@@ -11,7 +11,6 @@ import structlog
 from memoryd.config import Settings
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
-from memoryd.durability.lance_check import check_lancedb
 from memoryd.durability.wal import WriteAheadLog
 from memoryd.embedding.base import Embedder
 from memoryd.observability.metrics import Metrics
@@ -27,6 +26,9 @@ log = structlog.get_logger(__name__)
 async def check_store(settings: Settings, data_dir: Path) -> None:
     """Before the stores open: roll back a LanceDB table whose latest version is unreadable."""
     if settings.storage.backend == "lancedb":
+        # Imported for this backend only: a daemon on Qdrant never loads lancedb.
+        from memoryd.durability.lance_check import check_lancedb
+
         await check_lancedb(data_dir / "lancedb")
 
 
