@@ -32,6 +32,7 @@ from memoryd.durability.wiring import (
     start_reembedder,
 )
 from memoryd.embedding import CachingEmbedder, Embedder, build_embedder
+from memoryd.heap import release_free_heap
 from memoryd.observability.http import MetricsListenError, MetricsServer
 from memoryd.observability.instrumented import (
     InstrumentedEmbedder,
@@ -451,6 +452,7 @@ async def serve(settings: Settings, *, ready_file: Path | None = None) -> None:
         # What start loaded (modules, settings, the model) lives as long as the
         # process: later collections need not walk it again.
         gc.freeze()
+        release_free_heap()  # what start freed, glibc would otherwise keep in our RSS
         if ready_file is not None:
             tmp = ready_file.with_suffix(".tmp")
             tmp.write_text(app.address)
