@@ -179,6 +179,9 @@ def wal_requeue(
             json.dumps({"requeued": [{"seq": old, "new_seq": new} for old, new in moved.items()]})
         )
         return
+    if not moved:
+        typer.echo(f"nothing to requeue: no set-aside entries in {_wal_dir(settings)}")
+        return
     typer.echo(
         f"requeued {len(moved)} entries; the next start replays them"
         + "".join(f"\n  seq {old} -> {new}" for old, new in moved.items())
