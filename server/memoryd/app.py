@@ -172,6 +172,10 @@ class App:
             dimension=embedder.dimension,
             qdrant=s.storage.qdrant,
         )
+        if tracing.enabled:
+            # Spans for the backend's own calls, under the hot cache: what the cache
+            # answers from memory takes less time than a span costs and is no I/O.
+            store = InstrumentedStore(store, None, tracing)
         hot = s.storage.hot_cache
         if hot.enabled or (hot.enabled is None and s.storage.backend == "lancedb"):
             limit = cgroup_memory_limit()
@@ -192,8 +196,8 @@ class App:
         if metrics is not None and isinstance(store, HotCacheStore):
             metrics.watch_hot_cache(store)
         counted_store = store
-        if observed:
-            store = InstrumentedStore(store, metrics, tracing)
+        if metrics is not None:
+            store = InstrumentedStore(store, metrics)
         await check_store(s, data_dir)
         await store.open()
         self._stack.push_async_callback(store.close)

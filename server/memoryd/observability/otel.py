@@ -145,15 +145,22 @@ class OtelTracing:
     def span(
         self, name: str, attributes: Attributes | None = None, *, links: Sequence[object] = ()
     ) -> OtelSpan:
-        kept = [link for link in links if isinstance(link, trace.Link)]
+        kept = [
+            trace.Link(trace.get_current_span(c).get_span_context())
+            for c in links
+            if isinstance(c, Context)
+        ]
         return self._start(name, attributes, None, SpanKind.INTERNAL, kept)
 
-    def current_link(self) -> trace.Link | None:
-        current = trace.get_current_span().get_span_context()
-        return trace.Link(current) if current.is_valid else None
+    def capture(self) -> Context | None:
+        current = context.get_current()
+        return current if trace.get_current_span(current).get_span_context().is_valid else None
+
+    def resumed(self, captured: object | None) -> AbstractContextManager[None]:
+        return _attached(captured if isinstance(captured, Context) else Context())
 
     def detached(self) -> AbstractContextManager[None]:
-        return _detached()
+        return _attached(Context())
 
     async def close(self) -> None:
         # shutdown() flushes the batch processor: blocking I/O, off the event loop.
@@ -161,8 +168,8 @@ class OtelTracing:
 
 
 @contextmanager
-def _detached() -> Iterator[None]:
-    token = context.attach(Context())
+def _attached(current: Context) -> Iterator[None]:
+    token = context.attach(current)
     try:
         yield
     finally:

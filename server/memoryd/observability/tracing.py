@@ -63,9 +63,8 @@ SERVER_FAULTS = frozenset(
 WAL_APPEND = "memoryd.wal.append"
 #: Applying durable log entries to the store (inline, or behind the answer).
 WAL_APPLY = "memoryd.wal.apply"
-#: A write waiting for the write batcher's commit of its memories (durable on return).
-WRITE_WAIT = "memoryd.write.wait"
-#: One commit of the write batcher: the writes of several calls, linked to each.
+#: One commit of the write batcher carrying several calls' writes, linked to each (a
+#: batch of one call's writes runs in that call's trace instead).
 WRITE_BATCH = "memoryd.write.batch"
 
 # -- gen_ai.operation.name of each operation ---------------------------------------------
@@ -167,11 +166,16 @@ class Tracing(Protocol):
     ) -> Span:
         """A child of the current span, started now and current until it ends: use it
         as a ``with`` block (an exception escaping it is recorded as above). ``links``:
-        :meth:`current_link` values of the calls it works for (a group commit)."""
+        :meth:`capture` values of the calls it works for (a group commit)."""
 
-    def current_link(self) -> object | None:
-        """A link to the current span, for work done later on behalf of several calls;
-        None without one (or with tracing off)."""
+    def capture(self) -> object | None:
+        """The current span's context, for work done later on the caller's behalf (in
+        another task): :meth:`resumed` continues it, :meth:`span` links to it. None
+        without a current span (or with tracing off)."""
+
+    def resumed(self, captured: object | None) -> AbstractContextManager[None]:
+        """A :meth:`capture` value current within the block: spans started in it are
+        children of the captured span."""
 
     def detached(self) -> AbstractContextManager[None]:
         """No current span within the block: a task created in it starts its own traces
@@ -258,8 +262,11 @@ class NoTracing:
     ) -> Span:
         return NO_SPAN
 
-    def current_link(self) -> object | None:
+    def capture(self) -> object | None:
         return None
+
+    def resumed(self, captured: object | None) -> AbstractContextManager[None]:
+        return _NOTHING
 
     def detached(self) -> AbstractContextManager[None]:
         return _NOTHING

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Memory, Partition
-from memoryd.observability.tracing import NO_TRACING, WRITE_BATCH, WRITE_WAIT, Tracing
+from memoryd.observability.tracing import NO_TRACING, WRITE_BATCH, Tracing
 from memoryd.storage.base import Store
 
 log = structlog.get_logger(__name__)
@@ -27,8 +29,9 @@ log = structlog.get_logger(__name__)
 class _Pending:
     partition: Partition
     memories: Sequence[Memory]
-    #: The caller's span, linked from the batch's (tracing on).
-    link: object | None = None
+    #: The caller's trace context (tracing on): a batch of its writes alone continues
+    #: it, a batch of several calls' writes links to it.
+    trace: object | None = None
     done: asyncio.Future[None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -50,10 +53,9 @@ class WriteBatcher:
         """Returns once the memories are committed to the store."""
         if self._closing or self._task is None:
             raise Unavailable("the server is shutting down; write not accepted")
-        pending = _Pending(partition, memories, self._tracing.current_link())
+        pending = _Pending(partition, memories, self._tracing.capture())
         self._queue.put_nowait(pending)
-        with self._tracing.span(WRITE_WAIT, {"memoryd.write.memories": len(memories)}):
-            await asyncio.shield(pending.done)
+        await asyncio.shield(pending.done)
 
     async def close(self) -> None:
         """Commit everything already accepted, then stop."""
@@ -72,15 +74,20 @@ class WriteBatcher:
                 item = self._queue.get_nowait()
                 batch.append(item)
                 size += len(item.memories)
-            links = [p.link for p in batch if p.link is not None]
             try:
-                with self._tracing.span(
-                    WRITE_BATCH, {"memoryd.write.calls": len(batch)}, links=links
-                ):
+                with self._traced(batch):
                     await self._commit(batch)
             finally:
                 for _ in batch:
                     self._queue.task_done()
+
+    def _traced(self, batch: list[_Pending]) -> AbstractContextManager[Any]:
+        """One call's writes: its trace continues (the log's fsync shows under it);
+        several calls': a span of the batch's own, linked to each call."""
+        if len(batch) == 1:
+            return self._tracing.resumed(batch[0].trace)
+        contexts = [p.trace for p in batch if p.trace is not None]
+        return self._tracing.span(WRITE_BATCH, {"memoryd.write.calls": len(batch)}, links=contexts)
 
     async def _commit(self, batch: list[_Pending]) -> None:
         groups: dict[Partition, list[_Pending]] = {}

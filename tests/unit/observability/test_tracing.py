@@ -28,6 +28,7 @@ from memoryd.observability.tracing import (
     TracingUnavailable,
     build_tracing,
 )
+from memoryd.service.write_batcher import WriteBatcher
 from memoryd.storage.memory import InMemoryStore
 from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -63,7 +64,9 @@ def test_off_is_the_shared_no_op() -> None:
     with NO_TRACING.span("x") as span:
         assert span is NO_SPAN and not span.recording
     assert NO_TRACING.start_operation("op", {}) is NO_SPAN
-    assert NO_TRACING.current_link() is None
+    assert NO_TRACING.capture() is None
+    with NO_TRACING.resumed(None), NO_TRACING.detached():
+        pass
 
 
 def test_an_operation_joins_the_callers_trace_and_nests_its_children(
@@ -115,29 +118,34 @@ def test_errors_are_typed_and_never_quote_the_message(exported: InMemorySpanExpo
         assert "secret" not in str(span.status.description)
 
 
-async def test_detached_tasks_start_their_own_traces_and_links_join_them(
+async def test_detached_tasks_start_their_own_traces_and_captured_ones_resume_or_link(
     exported: InMemorySpanExporter,
 ) -> None:
     tracing = tracing_with(exported)
+    assert tracing.capture() is None  # no current span
 
     async def background() -> None:
         with tracing.span("background"):
             pass
 
     with tracing.operation_span("request", {}):
-        link = tracing.current_link()
+        captured = tracing.capture()
         inherited = asyncio.create_task(background())
         with tracing.detached():
             detached = asyncio.create_task(background())
         await asyncio.gather(inherited, detached)
-    with tracing.span("batch", links=[link, None, "not a link"]):
+    with tracing.resumed(captured), tracing.span("on the caller's behalf"):
         pass
-    request = by_name(exported)["request"]
+    with tracing.span("batch", links=[captured, None, "not a context"]):
+        pass
+    spans = by_name(exported)
+    request = spans["request"].context.span_id
     parents = [s.parent for s in exported.get_finished_spans() if s.name == "background"]
     assert sorted(p is None for p in parents) == [False, True]
-    (batch,) = [s for s in exported.get_finished_spans() if s.name == "batch"]
-    assert batch.parent is None
-    assert [k.context.span_id for k in batch.links] == [request.context.span_id]
+    resumed = spans["on the caller's behalf"].parent
+    assert resumed is not None and resumed.span_id == request
+    assert spans["batch"].parent is None
+    assert [k.context.span_id for k in spans["batch"].links] == [request]
 
 
 def test_the_provider_is_the_daemons_own(
@@ -251,3 +259,34 @@ async def test_store_and_embedder_calls_are_spans_without_metrics(
     for name in ("upsert memories", "get memories", f"embeddings {model.model_id}"):
         parent = spans[name].parent
         assert parent is not None and parent.span_id == root
+
+
+async def test_the_write_batcher_continues_a_lone_call_and_links_a_batch_to_its_calls(
+    exported: InMemorySpanExporter,
+) -> None:
+    tracing = tracing_with(exported)
+    store = InstrumentedStore(InMemoryStore(DIM), None, tracing)
+    await store.open()
+    writer = WriteBatcher(store, max_batch=100, tracing=tracing)
+    writer.start()
+    p = Partition("t", "a")
+
+    async def call(name: str) -> None:
+        with tracing.operation_span(name, {}):
+            await writer.submit(p, [memory(p, id=name)])
+
+    try:
+        await call("alone")
+        await asyncio.gather(*(call(f"together-{i}") for i in range(3)))
+    finally:
+        await writer.close()
+    spans = exported.get_finished_spans()
+    ops = {s.name: s.context.span_id for s in spans if s.name.startswith(("alone", "together"))}
+    upserts = [s for s in spans if s.name == "upsert memories"]
+    assert upserts[0].parent is not None and upserts[0].parent.span_id == ops["alone"]
+    (batch,) = [s for s in spans if s.name == "memoryd.write.batch"]
+    assert batch.parent is None and batch.attributes == {"memoryd.write.calls": 3}
+    assert sorted(k.context.span_id for k in batch.links) == sorted(
+        v for k, v in ops.items() if k.startswith("together")
+    )
+    assert upserts[1].parent is not None and upserts[1].parent.span_id == batch.context.span_id
