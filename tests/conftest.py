@@ -17,8 +17,9 @@ import pytest
 from memoryd_proto.v1 import memory_service_pb2_grpc
 
 REPO = Path(__file__).resolve().parent.parent
-#: Generous: the first start also loads the ONNX model. Not a performance assertion.
-START_TIMEOUT_S = 60.0
+#: Generous: the first start also loads the ONNX model, and the 2-core machine is shared
+#: (starts took over 60 s at a load average of 17). Not a performance assertion.
+START_TIMEOUT_S = 120.0
 
 
 @dataclass
