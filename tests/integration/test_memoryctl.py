@@ -300,6 +300,22 @@ def test_the_api_key_comes_from_memoryd_api_key_and_errors_say_so(
 # ------------------------------------------------------------------ the client README
 
 
+def test_main_readme_quickstart_python_runs(
+    shared_daemon: Daemon, ctl: Invoke, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Quickstart's Python example, which needs nothing `make run` does not install."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    quickstart = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    example = re.search(r"<<'EOF'\n(.*?)\nEOF\n", quickstart, re.S)
+    assert example is not None
+    agent = fresh_agent()
+    remember(ctl, agent, COLOUR)
+    code = example.group(1).replace('"127.0.0.1:50051"', repr(shared_daemon.address))
+    exec(compile(code.replace('"demo"', repr(agent)), "README.md", "exec"), {})
+    first = capsys.readouterr().out.splitlines()[0]
+    assert re.fullmatch(rf"\d\.\d{{3}}  {re.escape(COLOUR)}", first)
+
+
 def test_client_readme_example_runs(
     shared_daemon: Daemon, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
