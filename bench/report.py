@@ -158,6 +158,19 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             f"{fa}x / {fs}x (mem0 {_fmt(theirs_add, ' ms')} / {_fmt(theirs_search, ' ms')}){beyond}",
             None if fa is None or fs is None else fa >= 20 and fs >= 20,
         )
+    tr = r.get("tracing") or {}
+    if tr:
+        ratios = [_get(tr, op, "p50_ratio") for op in ("recall_vector", "remember_vector")]
+        measured = " / ".join(
+            f"{_fmt(_get(tr, op, 'on', 'p50'), ' ms')} vs {_fmt(_get(tr, op, 'off', 'p50'), ' ms')} = {ratio}x"
+            for op, ratio in zip(("recall_vector", "remember_vector"), ratios, strict=True)
+        )
+        row(
+            "Tracing on vs off, p50 Recall / Remember (vector)",
+            "≤ 1.05x",
+            measured,
+            None if None in ratios else all(x <= 1.05 for x in ratios),
+        )
     fp = r.get("footprint") or {}
     if fp:
         rss = _get(fp, "without_model", "idle_rss_mb")
@@ -305,7 +318,7 @@ def render(r: dict[str, Any]) -> str:
         lines += ["", "## Writes", ""]
         for key, val in w.items():
             lines.append(f"- {key}: {val}")
-    for key in ("footprint", "model", "mem0"):
+    for key in ("footprint", "tracing", "model", "mem0"):
         if r.get(key):
             lines += ["", f"## {key}", "", f"```json\n{_compact(r[key])}\n```"]
     q = r.get("quality")

@@ -1,7 +1,8 @@
 """`make bench`: memoryd against the floor and the peers, in one run, on this machine.
 
 Sections (each on a fresh daemon with LanceDB in a temp dir and the local model):
-  footprint   idle RSS with and without the model, cold start to SERVING
+  footprint   time and CPU to SERVING, idle RSS and RSS after the first calls, with and
+              without the model, and the import profile of a start (bench/footprint.py)
   model       the local model's own single-query time and batch throughput
   recall      Recall over gRPC on loopback, k = 10, filtered to the agent, vector supplied
               (recall@10 against exact NumPy), text query (new and repeated) and Remember,
@@ -16,6 +17,8 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
   writes      RememberBatch with client vectors (1 and 8 writers) and with the local
               embedder (REALTALK turns, 100 a call, 1 and 8 writers); Remember
               single-item latency (bench/writes.py); BuildSnapshot at 10k
+  tracing     Recall and Remember p50 with tracing off and on (OTLP/gRPC to a receiver in
+              the bench), alternated round by round (bench/footprint.py)
   mem0        mem0 (infer=False, same embedder, its default local store) add and search
   quality     bench/quality.py: today's defaults (baseline commit) against the new
               ones on all of REALTALK (dev and held-out chats) and 4 MemDaily files;
@@ -68,6 +71,7 @@ from common import (
     sentence,
     timed,
 )
+from footprint import footprint, tracing_overhead
 from report import render
 from writes import embedder_write_texts, writes
 
@@ -80,19 +84,23 @@ BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results"
 #: The Go load generator (bench/loadgen), built by `make bench`.
 LOADGEN = BENCH / ".bin" / "loadgen"
-SECTIONS = ("footprint", "model", "recall", "sweep", "servers", "writes", "mem0", "quality")
+SECTIONS = (
+    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mem0", "quality",
+)  # fmt: skip
 
 FULL = {
     "tiers": [("10k", 10_000, 1), ("100k", 100_000, 1), ("1M/100 agents", 1_000_000, 100)],
     "queries": 500, "text_queries": 300, "sweep_s": 5.0, "peer_queries": 200,
     "writes": 20_000, "embed_writes": 2_000, "mem0": 1_000, "cold_starts": 3,
     "ingest_budget_s": 420, "qdrant_local_max": 10_000, "remember_calls": 200,
+    "trace_memories": 10_000, "trace_rounds": 12, "trace_calls": 100,
 }  # fmt: skip
 QUICK = {
     "tiers": [("10k", 10_000, 1), ("20k/10 agents", 20_000, 10)],
     "queries": 200, "text_queries": 100, "sweep_s": 2.0, "peer_queries": 100,
     "writes": 3_000, "embed_writes": 300, "mem0": 100, "cold_starts": 1,
     "ingest_budget_s": 30, "qdrant_local_max": 0, "remember_calls": 40,
+    "trace_memories": 2_000, "trace_rounds": 6, "trace_calls": 60,
 }  # fmt: skip
 #: Concurrent RememberBatch calls while loading a tier of several agents.
 INGEST_WRITERS = 4
@@ -104,24 +112,7 @@ def daemon_env() -> dict[str, str]:
     return {"MEMORYD_STORAGE__HOT_CACHE__MEMORY_BUDGET_MB": str(BUDGET_MB)}
 
 
-# -- footprint and model ------------------------------------------------------------
-
-
-def footprint(tmp: Path, cfg: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for label, embedder in (("without_model", "hashing"), ("with_model", "local")):
-        starts, rss = [], []
-        for i in range(cfg["cold_starts"]):
-            with Daemon(tmp / f"fp-{label}-{i}" / "data", embedder=embedder) as d:
-                time.sleep(1.0)  # idle: let start-up garbage settle
-                starts.append(d.cold_start_s)
-                rss.append(d.rss_mb())
-        out[label] = {
-            "cold_start_s": round(float(np.median(starts)), 2),
-            "idle_rss_mb": float(np.median(rss)),
-        }
-        log(f"footprint {label}: {out[label]}")
-    return out
+# -- model -------------------------------------------------------------------------------
 
 
 def model_speed(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -435,7 +426,7 @@ def main() -> None:
         result["model"] = model
         source = (
             VectorSource.from_model(400 if args.quick else 2000)
-            if {"recall", "sweep", "writes"} & set(chosen)
+            if {"recall", "sweep", "writes", "tracing"} & set(chosen)
             else None
         )
         if "recall" in chosen and source is not None:
@@ -448,6 +439,8 @@ def main() -> None:
             result["servers"] = servers(tmp, cfg)
         if "writes" in chosen and source is not None:
             result["writes"] = writes(tmp, cfg, source, daemon_env())
+        if "tracing" in chosen and source is not None:
+            result["tracing"] = tracing_overhead(tmp, cfg, source)
         if "mem0" in chosen:
             rng = random.Random(21)
             texts = [sentence(rng, i) for i in range(cfg["mem0"])]

@@ -10,4 +10,10 @@ import os
 # operator's own value wins.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
+# Before anything imports lancedb: skip its REST client's import-time validators
+# (see lance_imports.py: most of lancedb's import time, for a client memoryd never uses).
+from memoryd.lance_imports import defer_rest_client_init
+
+defer_rest_client_init()
+
 __version__ = "0.1.0"

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import gc
 import os
 import signal
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
-from typing import IO
 
 import structlog
 from threadpoolctl import ThreadpoolController
@@ -26,6 +24,7 @@ from memoryd import __version__
 from memoryd.api.auth import Authenticator, build_authenticator, reload_keys
 from memoryd.api.server import GrpcServer, ListenError, start_server
 from memoryd.config import Settings
+from memoryd.datadir import lock_data_dir
 from memoryd.durability.wiring import (
     check_store,
     make_durable,
@@ -33,6 +32,7 @@ from memoryd.durability.wiring import (
     start_reembedder,
 )
 from memoryd.embedding import CachingEmbedder, Embedder, build_embedder
+from memoryd.heap import release_free_heap
 from memoryd.observability.http import MetricsListenError, MetricsServer
 from memoryd.observability.instrumented import (
     InstrumentedEmbedder,
@@ -42,6 +42,7 @@ from memoryd.observability.instrumented import (
 from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
+from memoryd.observability.tracing import NO_TRACING, Tracing, build_tracing
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.resilience.embedder import FallbackEmbedder
 from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
@@ -79,22 +80,6 @@ from memoryd.storage.space import Space, check_space
 log = structlog.get_logger("memoryd")
 
 
-class DataDirLocked(RuntimeError):
-    pass
-
-
-def lock_data_dir(data_dir: Path) -> IO[bytes]:
-    """One daemon per data dir: LanceDB tables must have a single writer."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    handle = open(data_dir / ".lock", "wb")  # noqa: SIM115 - held for the daemon's lifetime
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise DataDirLocked(f"another memoryd is using {data_dir}") from None
-    return handle
-
-
 def _observe_component(metrics: Metrics, state: ComponentState) -> None:
     """Degraded gauge per component; entering a degraded state counts as a fallback."""
     metrics.degraded(state.name, not state.ok)
@@ -115,6 +100,8 @@ class App:
         #: Prometheus metrics (None when metrics.enabled is false) and their endpoint.
         self.metrics: Metrics | None = None
         self.metrics_server: MetricsServer | None = None
+        #: OpenTelemetry spans (NO_TRACING unless tracing.enabled); flushed last.
+        self.tracing: Tracing = NO_TRACING
 
     @property
     def address(self) -> str:
@@ -158,9 +145,11 @@ class App:
             self.audit.start()
             self._stack.push_async_callback(self.audit.close)
         metrics = self._start_metrics()
+        tracing = self._start_tracing()
+        observed = metrics is not None or tracing.enabled
 
         def instrument(model: Embedder) -> Embedder:
-            return model if metrics is None else InstrumentedEmbedder(model, metrics)
+            return InstrumentedEmbedder(model, metrics, tracing) if observed else model
 
         embedder = await asyncio.to_thread(build_embedder, s.embedder, s.embedding, wrap=instrument)
         self._stack.push_async_callback(embedder.close)
@@ -186,6 +175,10 @@ class App:
             dimension=embedder.dimension,
             qdrant=s.storage.qdrant,
         )
+        if tracing.enabled:
+            # Spans for the backend's own calls, under the hot cache: what the cache
+            # answers from memory takes less time than a span costs and is no I/O.
+            store = InstrumentedStore(store, None, tracing)
         hot = s.storage.hot_cache
         if hot.enabled or (hot.enabled is None and s.storage.backend == "lancedb"):
             limit = cgroup_memory_limit()
@@ -223,17 +216,17 @@ class App:
 
         # Keys, working memory, profiles and sessions: same backend, same directory.
         records = build_record_store(s.storage.backend, data_dir=data_dir, qdrant=s.storage.qdrant)
-        if metrics is not None:
-            records = InstrumentedRecordStore(records, metrics)
+        if observed:
+            records = InstrumentedRecordStore(records, metrics, tracing)
         await records.open()
         self._stack.push_async_callback(records.close)
         # Every write goes through the write-ahead log (durability/); replayed here.
         store, records, _ = await make_durable(
-            self._stack, s, data_dir, store, records, states, metrics
+            self._stack, s, data_dir, store, records, states, metrics, tracing
         )
         start_reembedder(self._stack, s, store, embedder)
 
-        writer = WriteBatcher(store, max_batch=s.storage.write_batch_max)
+        writer = WriteBatcher(store, max_batch=s.storage.write_batch_max, tracing=tracing)
         writer.start()
         self._stack.push_async_callback(writer.close)
 
@@ -365,6 +358,7 @@ class App:
             metrics=metrics,
             states=states,
             access_log=AccessLog(s.logging),
+            tracing=tracing,
         )
         self._stack.push_async_callback(self.server.stop, s.shutdown_grace_s)
         await self.server.set_serving(True)
@@ -394,13 +388,38 @@ class App:
             auth=self.settings.auth.mode,
         )
         self.metrics_server = MetricsServer(self.metrics.registry, settings.listen)
+        # The default port taken (a second daemon on this machine) is no reason not to
+        # start; a port asked for explicitly is, since scrapers are pointed at it.
+        default = "listen" not in settings.model_fields_set
         try:
-            self.metrics_server.start()
+            moved = self.metrics_server.start(or_free_port=default)
         except MetricsListenError as exc:
             raise ListenError(str(exc)) from None
         self._stack.push_async_callback(self.metrics_server.close)
+        if moved:
+            log.warning(
+                "default metrics port in use (another daemon?); serving metrics on a free "
+                "port instead: set metrics.listen to choose one",
+                wanted=settings.listen,
+                address=self.metrics_server.address,
+            )
         log.info("metrics serving", address=self.metrics_server.address, path="/metrics")
         return self.metrics
+
+    def _start_tracing(self) -> Tracing:
+        """OpenTelemetry spans when tracing.enabled (exported until stop, after the
+        server has drained); NO_TRACING otherwise, with nothing of OpenTelemetry loaded."""
+        self.tracing = build_tracing(self.settings.tracing)
+        if self.tracing.enabled:
+            self._stack.push_async_callback(self.tracing.close)
+            log.info(
+                "tracing on",
+                exporter="otlp/grpc",
+                endpoint=os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+                or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4317"),
+                capture_query_text=self.settings.tracing.capture_query_text,
+            )
+        return self.tracing
 
     def reload_keys(self) -> None:
         """SIGHUP or a changed file: re-read the API keys file; a bad file keeps the
@@ -451,6 +470,7 @@ async def serve(settings: Settings, *, ready_file: Path | None = None) -> None:
         # What start loaded (modules, settings, the model) lives as long as the
         # process: later collections need not walk it again.
         gc.freeze()
+        release_free_heap()  # what start freed, glibc would otherwise keep in our RSS
         if ready_file is not None:
             tmp = ready_file.with_suffix(".tmp")
             tmp.write_text(app.address)

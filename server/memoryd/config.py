@@ -254,7 +254,9 @@ class MetricsSettings(BaseModel):
     """Prometheus /metrics over HTTP (observability/metrics.py); nothing is ever pushed."""
 
     enabled: bool = True
-    #: host:port of the HTTP endpoint; port 0 picks a free one (logged at start).
+    #: host:port of the HTTP endpoint; port 0 picks a free one (logged at start). Left at
+    #: the default, a port in use falls back to a free one with a warning (a second
+    #: daemon on one machine starts); set explicitly, a port in use stops the start.
     listen: str = Field("127.0.0.1:9464", pattern=r"^(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]*):\d{1,5}$")
     #: Opt-in gauge of live memories per (tenant, agent): one store count per partition
     #: every partition_refresh_s, the largest max_partition_series partitions as series
@@ -262,6 +264,18 @@ class MetricsSettings(BaseModel):
     per_partition: bool = False
     max_partition_series: int = Field(20, ge=1, le=1000)
     partition_refresh_s: float = Field(60.0, gt=0)
+
+
+class TracingSettings(BaseModel):
+    """OpenTelemetry traces (observability/tracing.py), off by default. Where they go and
+    how they are sampled come from the standard variables (``OTEL_EXPORTER_OTLP_ENDPOINT``,
+    ``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_TRACES_SAMPLER``, ``OTEL_SERVICE_NAME``, ...);
+    spans are exported over OTLP/gRPC. Needs ``pip install 'memoryd[tracing]'``."""
+
+    enabled: bool = False
+    #: Record a search's query text as ``gen_ai.memory.query.text``. It is the caller's
+    #: text (often personal), so it is opt-in; memory content is never recorded.
+    capture_query_text: bool = False
 
 
 class WorkingMemorySettings(BaseModel):
@@ -462,6 +476,7 @@ class Settings(BaseSettings):
     sidecar: SidecarSettings = Field(default_factory=SidecarSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
     #: Who callers are (sidecar | api_key | mtls) and TLS; see README "Security".
     auth: AuthSettings = Field(default_factory=AuthSettings)
     quotas: QuotaSettings = Field(default_factory=QuotaSettings)

@@ -12,12 +12,11 @@ import structlog
 import typer
 from pydantic import ValidationError
 
-from memoryd.api.server import ListenError
-from memoryd.app import DataDirLocked, lock_data_dir, serve
 from memoryd.config import Settings, unknown_env_vars
+from memoryd.datadir import DataDirLocked, lock_data_dir
 from memoryd.durability.set_aside import SetAsideEntry, requeue, set_aside_entries
 from memoryd.observability.logging import configure_logging
-from memoryd.storage.space import EmbeddingSpaceChanged
+from memoryd.observability.tracing import TracingUnavailable
 
 log = structlog.get_logger(__name__)
 
@@ -67,13 +66,19 @@ def serve_command(
     ] = None,
 ) -> None:
     """Start the daemon and serve until SIGTERM / Ctrl-C."""
+    # The daemon's modules (gRPC, LanceDB, the model) are imported here rather than at
+    # the top: `config show` and `wal` need none of them, and they take seconds to load.
+    from memoryd.api.server import ListenError
+    from memoryd.app import serve
+    from memoryd.storage.space import EmbeddingSpaceChanged
+
     settings = _load(config, listen=listen, data_dir=data_dir, embedder=embedder)
     configure_logging(settings.logging)
     for name in unknown_env_vars(os.environ):
         log.warning("unknown setting in the environment, ignored", variable=name)
     try:
         asyncio.run(serve(settings, ready_file=ready_file))
-    except (DataDirLocked, ListenError, EmbeddingSpaceChanged) as exc:
+    except (DataDirLocked, ListenError, EmbeddingSpaceChanged, TracingUnavailable) as exc:
         typer.echo(f"memoryd: {exc}", err=True)
         raise typer.Exit(1) from None
 
@@ -173,6 +178,9 @@ def wal_requeue(
         typer.echo(
             json.dumps({"requeued": [{"seq": old, "new_seq": new} for old, new in moved.items()]})
         )
+        return
+    if not moved:
+        typer.echo(f"nothing to requeue: no set-aside entries in {_wal_dir(settings)}")
         return
     typer.echo(
         f"requeued {len(moved)} entries; the next start replays them"

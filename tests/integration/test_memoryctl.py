@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -262,12 +263,57 @@ def test_help_everywhere() -> None:
     assert (
         top.exit_code == 0 and "memoryctl recall" in top.stdout and "MEMORYD_ADDRESS" in top.stdout
     )
+    assert "MEMORYD_API_KEY" in top.stdout
     for command in ("remember", "recall", "get", "list", "forget", "health"):
         result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "120"})
         assert result.exit_code == 0 and "--json" in result.stdout and "Example" in result.stdout
 
 
+def test_the_api_key_comes_from_memoryd_api_key_and_errors_say_so(
+    daemon_factory: type[Daemon], tmp_path: Path
+) -> None:
+    key = f"key-{uuid.uuid4().hex}"
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    config = tmp_path / "api-key.yaml"
+    config.write_text(
+        "auth:\n  mode: api_key\n  keys:\n"
+        f"    - {{sha256: {digest}, name: ctl, tenant_id: t, agents: '*', roles: [read, write]}}\n"
+    )
+    d = daemon_factory(env={"MEMORYD_EMBEDDER": "hashing"}, config_file=config)
+    d.start()
+    runner = CliRunner()
+    args = ["--timeout", TIMEOUT, "list", "--agent", "a"]
+
+    def run(api_key: str | None) -> Result:
+        return runner.invoke(app, args, env={**cli_env(d.address), "MEMORYD_API_KEY": api_key})
+
+    missing = run(None)
+    assert missing.exit_code == 1
+    assert missing.stderr.startswith("error: UNAUTHENTICATED: missing credential")
+    assert "$MEMORYD_API_KEY" in missing.stderr.splitlines()[0]  # the daemon's own message
+    assert "export MEMORYD_API_KEY=<your key>" in missing.stderr
+    wrong = run("not-the-key")
+    assert wrong.exit_code == 1 and "it is set, but not to a key the daemon knows" in wrong.stderr
+    assert run(key).exit_code == 0
+
+
 # ------------------------------------------------------------------ the client README
+
+
+def test_main_readme_quickstart_python_runs(
+    shared_daemon: Daemon, ctl: Invoke, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Quickstart's Python example, which needs nothing `make run` does not install."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    quickstart = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    example = re.search(r"<<'EOF'\n(.*?)\nEOF\n", quickstart, re.S)
+    assert example is not None
+    agent = fresh_agent()
+    remember(ctl, agent, COLOUR)
+    code = example.group(1).replace('"127.0.0.1:50051"', repr(shared_daemon.address))
+    exec(compile(code.replace('"demo"', repr(agent)), "README.md", "exec"), {})
+    first = capsys.readouterr().out.splitlines()[0]
+    assert re.fullmatch(rf"\d\.\d{{3}}  {re.escape(COLOUR)}", first)
 
 
 def test_client_readme_example_runs(

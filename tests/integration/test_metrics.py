@@ -199,6 +199,25 @@ def test_metrics_can_be_disabled(daemon_factory: type[Daemon]) -> None:
     assert not [e for e in log_events(d) if e["event"] == "metrics serving"]
 
 
+def test_a_second_daemon_on_the_default_metrics_port_starts(daemon_factory: type[Daemon]) -> None:
+    """Left at its default (127.0.0.1:9464), a metrics port in use falls back to a free
+    one with a warning. Whichever daemon holds 9464 (or neither, when something else on
+    this machine does), both start and serve their own /metrics."""
+    default = {"MEMORYD_EMBEDDER": "hashing", "MEMORYD_METRICS__LISTEN": None}
+    first, second = daemon_factory(env=default), daemon_factory(env=default)
+    first.start()
+    second.start()
+    addresses = [metrics_address(first), metrics_address(second)]
+    assert addresses[0] != addresses[1]
+    for d, address in zip((first, second), addresses, strict=True):
+        assert "memoryd_build_info" in {name for name, _ in scrape(address)}
+        moved = [e for e in log_events(d) if e["event"].startswith("default metrics port in use")]
+        assert bool(moved) == (address != "127.0.0.1:9464")
+        if moved:
+            assert moved[0]["wanted"] == "127.0.0.1:9464" and moved[0]["address"] == address
+    assert addresses[1] != "127.0.0.1:9464"  # the second never gets it
+
+
 def test_a_taken_metrics_port_stops_the_start(daemon_factory: type[Daemon]) -> None:
     first = daemon_factory(env={"MEMORYD_EMBEDDER": "hashing"})
     first.start()

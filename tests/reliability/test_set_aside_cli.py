@@ -150,6 +150,14 @@ def test_requeue_arguments_are_checked(args: tuple[str, ...], message: str, tmp_
     assert done.returncode == 2 and message in done.stderr
 
 
+def test_requeue_with_nothing_set_aside_says_so(tmp_path: Path) -> None:
+    done = wal_cli("requeue", "--all", "--yes", "--data-dir", str(tmp_path / "data"))
+    wal = tmp_path / "data" / "wal"
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"nothing to requeue: no set-aside entries in {wal}"
+    assert not list(wal.glob(f"*{SUFFIX}"))  # no segment written
+
+
 def test_requeue_of_an_unknown_or_unreadable_entry_writes_nothing(tmp_path: Path) -> None:
     wal = tmp_path / "data" / "wal"
     wal.mkdir(parents=True)

@@ -66,6 +66,25 @@ def test_config_show_masks_secrets(tmp_path: Path) -> None:
     assert shown["embedding"]["openai_api_key"] == "**********"
 
 
+def test_config_show_names_clearances_and_reads_its_own_output(tmp_path: Path) -> None:
+    cfg = tmp_path / "memoryd.yaml"
+    cfg.write_text(
+        "sidecar:\n  clearance: 2\nauth:\n  keys:\n"
+        "    - {sha256: " + "ab" * 32 + ", name: k, tenant_id: t, clearance: confidential}\n"
+    )
+    show = [sys.executable, "-m", "memoryd", "config", "show", "--config"]
+    out = subprocess.run([*show, str(cfg)], check=True, capture_output=True, text=True).stdout
+    shown = json.loads(out)
+    assert shown["sidecar"]["clearance"] == "internal"  # the level's name, not 2
+    assert shown["auth"]["keys"][0]["clearance"] == "confidential"
+    # What it prints is a valid config (JSON is YAML) that means the same.
+    again = tmp_path / "shown.yaml"
+    again.write_text(out.replace('"**********"', "null"))
+    assert json.loads(
+        subprocess.run([*show, str(again)], check=True, capture_output=True, text=True).stdout
+    ) == json.loads(out.replace('"**********"', "null"))
+
+
 def test_config_show_reports_bad_config(tmp_path: Path) -> None:
     cfg = tmp_path / "memoryd.yaml"
     cfg.write_text("limits:\n  max_top_k: -3\n")

@@ -36,8 +36,14 @@ SUBJECT_PROPERTIES = (
     "peer_ip",
 )
 
-MISSING_CREDENTIAL = "missing credential: send 'authorization: Bearer <api key>'"
-INVALID_CREDENTIAL = "invalid credential"
+MISSING_CREDENTIAL = (
+    "missing credential: send 'authorization: Bearer <api key>' "
+    "(memoryctl and the memoryd clients send $MEMORYD_API_KEY)"
+)
+INVALID_CREDENTIAL = (
+    "invalid credential: not a known API key "
+    "(memoryctl and the memoryd clients send $MEMORYD_API_KEY)"
+)
 NO_CLIENT_CERT = "a verified client certificate is required"
 UNMAPPED_CERT = "the client certificate is not mapped to a principal"
 

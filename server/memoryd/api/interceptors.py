@@ -32,12 +32,14 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from memoryd.api.audit_fields import read_ids, touched
 from memoryd.api.auth import Authenticator, Transport
 from memoryd.api.context import current_principal, current_request_id
+from memoryd.api.grpc_tracing import RpcTrace
 from memoryd.api.roles import check_role
 from memoryd.config import LoggingSettings
 from memoryd.domain.errors import InvalidArgument, MemorydError
 from memoryd.domain.principal import Principal, Role
 from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
+from memoryd.observability.tracing import NO_TRACING, Tracing
 from memoryd.security.audit import STARTED, AuditEvent, AuditLog
 from memoryd.security.read_trail import ReadTrail
 
@@ -129,6 +131,7 @@ class _Call:
     key: str = ""
     #: What a read returned, for the read trail (None: not recorded).
     read: list[str] | None = None
+    trace: RpcTrace | None = None
 
 
 class CallInterceptor(grpc.aio.ServerInterceptor):
@@ -139,12 +142,14 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         metrics: Metrics | None = None,
         access_log: AccessLog | None = None,
         read_trail: ReadTrail | None = None,
+        tracing: Tracing = NO_TRACING,
     ) -> None:
         self._trail = read_trail
         self._auth = authenticator
         self._audit = audit
         self._metrics = metrics
         self._access = access_log or AccessLog(LoggingSettings())
+        self._tracing = tracing
 
     async def intercept_service(
         self,
@@ -190,6 +195,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         self, call: _Call, metadata: Any, request: Any, context: Ctx, streaming_in: bool
     ) -> Any:
         """Authenticate, authorise and bind the call; returns the request to pass on."""
+        call.trace = RpcTrace.start(self._tracing, call.method, metadata, call.request_id)
         current_request_id.set(call.request_id)
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(request_id=call.request_id, method=call.method)
@@ -249,6 +255,8 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
                 await self._admit(call)
                 response = await inner(request, context)
                 self._note_read(call, response)
+                if call.trace is not None:
+                    call.trace.result(request, response)
                 if call.role is not Role.READ:  # only writes are audited when they succeed
                     ids, key = touched(None, response)
                     call.ids = list(dict.fromkeys([*call.ids, *ids]))
@@ -303,6 +311,8 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
                 request_id=call.request_id,
                 peer=call.peer,
             )
+        if call.trace is not None:
+            call.trace.end(call.code, call.principal, call.agent, call.ids, call.key)
         principal = call.principal
         fields: dict[str, object] = {"request_id": call.request_id, "method": call.method}
         if principal is not None:

@@ -11,15 +11,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from memoryd.api.auth import Authenticator
+from memoryd.api.health import HealthServicer
 from memoryd.api.interceptors import CallInterceptor
 from memoryd.api.memory_servicer import MemoryServicer
 from memoryd.api.snapshot_lifecycle_servicers import LifecycleServicer, SnapshotServicer
 from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
+from memoryd.observability.tracing import NO_TRACING, Tracing
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.security.audit import AuditLog
 from memoryd.security.read_trail import ReadTrail
@@ -54,7 +56,7 @@ class ListenError(RuntimeError):
 @dataclass(slots=True)
 class GrpcServer:
     server: grpc.aio.Server
-    health: health.aio.HealthServicer
+    health: HealthServicer
     address: str
     unix_path: Path | None
     #: Dependencies' states once ``watch`` was called (resilience/degradation.py).
@@ -157,10 +159,20 @@ async def start_server(
     metrics: Metrics | None = None,
     states: ComponentStates | None = None,
     access_log: AccessLog | None = None,
+    tracing: Tracing = NO_TRACING,
 ) -> GrpcServer:
     """Serve on ``listen``; with ``credentials`` the port speaks TLS (or mTLS)."""
     server = grpc.aio.server(
-        interceptors=[CallInterceptor(authenticator, audit, metrics, access_log, read_trail)],
+        interceptors=[
+            CallInterceptor(
+                authenticator,
+                audit,
+                metrics,
+                access_log,
+                read_trail=read_trail,
+                tracing=tracing,
+            )
+        ],
         options=[
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
@@ -179,7 +191,7 @@ async def start_server(
     snapshot_servicer = SnapshotServicer(snapshots, default_read, state)
     sgrpc.add_SnapshotServiceServicer_to_server(snapshot_servicer, server)  # type: ignore[no-untyped-call]
     lgrpc.add_LifecycleServiceServicer_to_server(LifecycleServicer(lifecycle), server)  # type: ignore[no-untyped-call]
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ import typer
 from memoryd_client import MemorydClient, MemorydError
 from memoryd_client.requests import MEMORY_TYPES
 from memoryd_client.target import ADDRESS_ENV
+from memoryd_client.transport import API_KEY_ENV
 
 AGENT_ENV = "MEMORYD_AGENT"
 TIMEOUT_ENV = "MEMORYD_TIMEOUT"
@@ -100,6 +102,16 @@ def error_lines(error: MemorydError, address: str) -> list[str]:
             f"  ({error.message})",
             "  start one with `make run` in the memoryd checkout (or `memoryd serve`),",
             f"  or point --address / ${ADDRESS_ENV} at a running daemon",
+        ]
+    if error.code == grpc.StatusCode.UNAUTHENTICATED:
+        return [
+            f"error: {error.code_name}: {error.message}",
+            f"  the daemon wants an API key: export {API_KEY_ENV}=<your key>"
+            + (
+                " (it is set, but not to a key the daemon knows)"
+                if os.environ.get(API_KEY_ENV)
+                else ""
+            ),
         ]
     lines = [f"error: {error.code_name}: {error.message}"]
     lines += [f"  {v.field}: {v.description}" for v in error.field_violations]

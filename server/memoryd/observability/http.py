@@ -7,6 +7,7 @@ there is no push gateway and no outbound connection of any kind.
 from __future__ import annotations
 
 import asyncio
+import errno
 import threading
 from wsgiref.simple_server import WSGIServer
 
@@ -44,15 +45,30 @@ class MetricsServer:
         text = host.decode() if isinstance(host, bytes) else str(host)
         return f"[{text}]:{port}" if ":" in text else f"{text}:{port}"
 
-    def start(self) -> None:
+    def start(self, *, or_free_port: bool = False) -> bool:
+        """Listen; with ``or_free_port``, a port in use is replaced by a free one.
+        Returns whether that happened (the caller says so: scrapers look elsewhere)."""
         try:
-            self._server, self._thread = start_http_server(
-                self._port, addr=self._host, registry=self._registry
-            )
+            self._listen(self._port)
+        except OSError as exc:
+            if not (or_free_port and exc.errno == errno.EADDRINUSE):
+                raise MetricsListenError(
+                    f"cannot serve metrics on {self._host}:{self._port}: {exc.strerror or exc}"
+                ) from None
+        else:
+            return False
+        try:
+            self._listen(0)
         except OSError as exc:
             raise MetricsListenError(
-                f"cannot serve metrics on {self._host}:{self._port}: {exc.strerror or exc}"
+                f"cannot serve metrics on {self._host}: {exc.strerror or exc}"
             ) from None
+        return True
+
+    def _listen(self, port: int) -> None:
+        self._server, self._thread = start_http_server(
+            port, addr=self._host, registry=self._registry
+        )
 
     async def close(self) -> None:
         server, thread = self._server, self._thread

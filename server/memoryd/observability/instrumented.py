@@ -1,4 +1,5 @@
-"""Wrappers that time the embedder and the stores into :class:`Metrics` and delegate.
+"""Wrappers that time the embedder and the stores into :class:`Metrics` and trace each
+call as a child span (observability/tracing.py) when either is on, and delegate.
 
 Each implements its protocol method by method (tests/unit/observability fails when a
 protocol gains a method that is not wrapped here), and passes backend extras
@@ -31,6 +32,17 @@ from memoryd.domain.models import (
 from memoryd.domain.records import Record, RecordKind
 from memoryd.embedding.base import Embedder, EmbedKind
 from memoryd.observability.metrics import Metrics
+from memoryd.observability.tracing import (
+    DB_COLLECTION,
+    DB_OPERATION,
+    EMBEDDING_DIMENSION,
+    NO_SPAN,
+    NO_TRACING,
+    OPERATION_NAME,
+    REQUEST_MODEL,
+    Span,
+    Tracing,
+)
 from memoryd.storage.base import Store
 from memoryd.storage.records import RecordStore
 
@@ -39,11 +51,15 @@ class InstrumentedEmbedder:
     """Times each call to the model and records its batch size; failures are counted.
 
     Put it under the cache (``build_embedder(..., wrap=...)``) so it measures the
-    model, not cache hits."""
+    model, not cache hits. Its span (``embeddings <model>``) records the model, the
+    kind and the number of texts, never the texts."""
 
-    def __init__(self, inner: Embedder, metrics: Metrics) -> None:
+    def __init__(
+        self, inner: Embedder, metrics: Metrics | None, tracing: Tracing = NO_TRACING
+    ) -> None:
         self.inner = inner
         self._metrics = metrics
+        self._tracing = tracing
 
     @property
     def model_id(self) -> str:
@@ -56,16 +72,32 @@ class InstrumentedEmbedder:
     async def embed(
         self, texts: Sequence[str], *, kind: EmbedKind = "document"
     ) -> npt.NDArray[np.float32]:
+        model = self.inner.model_id
         started = time.perf_counter()
-        try:
-            vectors = await self.inner.embed(texts, kind=kind)
-        except Exception:
-            self._metrics.embedding_failed(self.inner.model_id)
-            raise
-        self._metrics.observe_embedding(
-            self.inner.model_id, kind, len(texts), time.perf_counter() - started
-        )
+        with self._span(model, kind, len(texts)):
+            try:
+                vectors = await self.inner.embed(texts, kind=kind)
+            except Exception:
+                if self._metrics is not None:
+                    self._metrics.embedding_failed(model)
+                raise
+        if self._metrics is not None:
+            self._metrics.observe_embedding(model, kind, len(texts), time.perf_counter() - started)
         return vectors
+
+    def _span(self, model: str, kind: EmbedKind, texts: int) -> Span:
+        if not self._tracing.enabled:
+            return NO_SPAN
+        return self._tracing.span(
+            f"embeddings {model}",
+            {
+                OPERATION_NAME: "embeddings",
+                REQUEST_MODEL: model,
+                EMBEDDING_DIMENSION: self.inner.dimension,
+                "memoryd.embedding.kind": kind,
+                "memoryd.embedding.texts": texts,
+            },
+        )
 
     async def close(self) -> None:
         await self.inner.close()
@@ -77,15 +109,25 @@ class InstrumentedEmbedder:
 
 
 class _Timed:
-    """``with self._timed("get"):`` around one awaited storage call."""
+    """``with self._timed("get"):`` around one awaited storage call: its latency and,
+    with tracing on, a span ``<operation> <store>`` (``get memories``)."""
 
-    __slots__ = ("_metrics", "_operation", "_started", "_store")
+    __slots__ = ("_metrics", "_operation", "_span", "_started", "_store", "_tracing")
 
-    def __init__(self, metrics: Metrics, store: str, operation: str) -> None:
+    def __init__(
+        self, metrics: Metrics | None, tracing: Tracing, store: str, operation: str
+    ) -> None:
         self._metrics, self._store, self._operation = metrics, store, operation
+        self._tracing = tracing
         self._started = 0.0
+        self._span: Span = NO_SPAN
 
     def __enter__(self) -> None:
+        if self._tracing.enabled:
+            self._span = self._tracing.span(
+                f"{self._operation} {self._store}",
+                {DB_OPERATION: self._operation, DB_COLLECTION: self._store},
+            )
         self._started = time.perf_counter()
 
     def __exit__(
@@ -94,8 +136,9 @@ class _Timed:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._span.__exit__(exc_type, exc, tb)
         # A cancelled call is neither a latency sample nor an error of the store.
-        if exc_type is not None and not issubclass(exc_type, Exception):
+        if self._metrics is None or (exc_type is not None and not issubclass(exc_type, Exception)):
             return
         self._metrics.observe_store(
             self._store,
@@ -116,18 +159,22 @@ class _Delegating:
 
 
 class InstrumentedStore(_Delegating):
-    """A Store that records ``memoryd_store_operation_duration_seconds{store="memories"}``."""
+    """A Store that records ``memoryd_store_operation_duration_seconds{store="memories"}``
+    (with ``metrics``) and a span per call (with tracing)."""
 
     STORE = "memories"
     inner: Store
 
-    def __init__(self, inner: Store, metrics: Metrics) -> None:
+    def __init__(
+        self, inner: Store, metrics: Metrics | None, tracing: Tracing = NO_TRACING
+    ) -> None:
         self.inner = inner
         self.name = inner.name
         self._metrics = metrics
+        self._tracing = tracing
 
     def _timed(self, operation: str) -> _Timed:
-        return _Timed(self._metrics, self.STORE, operation)
+        return _Timed(self._metrics, self._tracing, self.STORE, operation)
 
     async def open(self) -> None:
         await self.inner.open()
@@ -216,18 +263,22 @@ class InstrumentedStore(_Delegating):
 
 
 class InstrumentedRecordStore(_Delegating):
-    """A RecordStore that records ``memoryd_store_operation_duration_seconds{store="records"}``."""
+    """A RecordStore that records ``memoryd_store_operation_duration_seconds{store="records"}``
+    (with ``metrics``) and a span per call (with tracing)."""
 
     STORE = "records"
     inner: RecordStore
 
-    def __init__(self, inner: RecordStore, metrics: Metrics) -> None:
+    def __init__(
+        self, inner: RecordStore, metrics: Metrics | None, tracing: Tracing = NO_TRACING
+    ) -> None:
         self.inner = inner
         self.name = inner.name
         self._metrics = metrics
+        self._tracing = tracing
 
     def _timed(self, operation: str) -> _Timed:
-        return _Timed(self._metrics, self.STORE, operation)
+        return _Timed(self._metrics, self._tracing, self.STORE, operation)
 
     async def open(self) -> None:
         await self.inner.open()

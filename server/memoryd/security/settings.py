@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     Field,
+    PlainSerializer,
     field_validator,
     model_validator,
 )
@@ -42,7 +43,12 @@ def parse_level(value: Any) -> Any:
     return value
 
 
-Clearance = Annotated[SecurityLevel, BeforeValidator(parse_level)]
+#: Read as a name or a number; written (``memoryd config show``) as the lower-case name.
+Clearance = Annotated[
+    SecurityLevel,
+    BeforeValidator(parse_level),
+    PlainSerializer(lambda level: level.name.lower(), return_type=str, when_used="json"),
+]
 
 
 def checked_id(value: str) -> str:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Memory, Partition
+from memoryd.observability.tracing import NO_TRACING, WRITE_BATCH, Tracing
 from memoryd.storage.base import Store
 
 log = structlog.get_logger(__name__)
@@ -26,14 +29,18 @@ log = structlog.get_logger(__name__)
 class _Pending:
     partition: Partition
     memories: Sequence[Memory]
+    #: The caller's trace context (tracing on): a batch of its writes alone continues
+    #: it, a batch of several calls' writes links to it.
+    trace: object | None = None
     done: asyncio.Future[None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
 
 
 class WriteBatcher:
-    def __init__(self, store: Store, *, max_batch: int) -> None:
+    def __init__(self, store: Store, *, max_batch: int, tracing: Tracing = NO_TRACING) -> None:
         self._store = store
+        self._tracing = tracing
         self._max_batch = max_batch
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -46,7 +53,7 @@ class WriteBatcher:
         """Returns once the memories are committed to the store."""
         if self._closing or self._task is None:
             raise Unavailable("the server is shutting down; write not accepted")
-        pending = _Pending(partition, memories)
+        pending = _Pending(partition, memories, self._tracing.capture())
         self._queue.put_nowait(pending)
         await asyncio.shield(pending.done)
 
@@ -68,10 +75,19 @@ class WriteBatcher:
                 batch.append(item)
                 size += len(item.memories)
             try:
-                await self._commit(batch)
+                with self._traced(batch):
+                    await self._commit(batch)
             finally:
                 for _ in batch:
                     self._queue.task_done()
+
+    def _traced(self, batch: list[_Pending]) -> AbstractContextManager[Any]:
+        """One call's writes: its trace continues (the log's fsync shows under it);
+        several calls': a span of the batch's own, linked to each call."""
+        if len(batch) == 1:
+            return self._tracing.resumed(batch[0].trace)
+        contexts = [p.trace for p in batch if p.trace is not None]
+        return self._tracing.span(WRITE_BATCH, {"memoryd.write.calls": len(batch)}, links=contexts)
 
     async def _commit(self, batch: list[_Pending]) -> None:
         groups: dict[Partition, list[_Pending]] = {}

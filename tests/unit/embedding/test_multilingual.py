@@ -19,14 +19,9 @@ import pytest_asyncio
 
 from memoryd.config import MULTILINGUAL_DEDUP_THRESHOLD, EmbeddingSettings, Settings
 from memoryd.domain.errors import EmbeddingError, InvalidArgument
-from memoryd.embedding import (
-    CachingEmbedder,
-    Embedder,
-    MultilingualE5Embedder,
-    build_embedder,
-)
+from memoryd.embedding import CachingEmbedder, Embedder, build_embedder
 from memoryd.embedding import multilingual as multilingual_module
-from memoryd.embedding.multilingual import DIMENSION, MODEL_ID, engine_path
+from memoryd.embedding.multilingual import DIMENSION, MODEL_ID, MultilingualE5Embedder, engine_path
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

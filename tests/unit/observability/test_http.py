@@ -60,3 +60,23 @@ async def test_a_port_in_use_is_a_clear_error() -> None:
         server = MetricsServer(Metrics(process_metrics=False).registry, f"127.0.0.1:{port}")
         with pytest.raises(MetricsListenError, match=f"127.0.0.1:{port}"):
             server.start()
+
+
+async def test_a_port_in_use_can_fall_back_to_a_free_one() -> None:
+    metrics = Metrics(process_metrics=False)
+    metrics.wal_backlog(7)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = MetricsServer(metrics.registry, f"127.0.0.1:{port}")
+        assert server.start(or_free_port=True) is True
+        try:
+            assert server.address.startswith("127.0.0.1:")
+            assert server.address != f"127.0.0.1:{port}"
+            assert scrape(server.address)["memoryd_wal_backlog_entries"] == 7
+        finally:
+            await server.close()
+    free = MetricsServer(metrics.registry, "127.0.0.1:0")
+    assert free.start(or_free_port=True) is False  # nothing was in the way
+    await free.close()
