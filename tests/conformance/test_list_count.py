@@ -25,7 +25,11 @@ def _tied_memories() -> list[Memory]:
     ]
 
 
-@pytest.mark.parametrize("order", list(MemoryOrder))
+#: The orders a store lists by; the others are the service's (service/ordering.py).
+STORE_ORDERS = [MemoryOrder.CREATED_DESC, MemoryOrder.CREATED_ASC]
+
+
+@pytest.mark.parametrize("order", STORE_ORDERS)
 @pytest.mark.parametrize("page_size", [1, 4, 7, 30, 50])
 async def test_keyset_pagination_visits_every_record_once(
     store: Store, order: MemoryOrder, page_size: int

@@ -334,7 +334,11 @@ def test_session_without_llm(memory_stub: MemoryServiceStub) -> None:
     assert episode.source.HasField("retrieved_at")
     got = memory_stub.GetMemory(mpb.GetMemoryRequest(agent_id=agent, id=episode.id)).memory
     assert got.content == ended.summary
-    hits = memory_stub.Recall(mpb.RecallRequest(agent_id=agent, query="dentist appointment"))
+    # The extracted facts (one per user turn, all about the appointment) rank before
+    # the long summary: recall every candidate, not the default 10.
+    hits = memory_stub.Recall(
+        mpb.RecallRequest(agent_id=agent, query="dentist appointment", limit=50)
+    )
     assert episode.id in [r.memory.id for r in hits.results]
     # Every message stays readable, the summarised ones included.
     stored = memory_stub.GetSessionMessages(

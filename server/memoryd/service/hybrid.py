@@ -83,10 +83,13 @@ def convex(
     return out
 
 
-def fused_order(fused: dict[K, float], tiebreak: dict[K, float] | None = None) -> list[K]:
-    """Items by fused score, then by ``tiebreak`` (higher first), then by key."""
-    extra = tiebreak or {}
-    return sorted(fused, key=lambda item: (-fused[item], -extra.get(item, 0.0), str(item)))
+def fused_order(fused: dict[K, float], *tiebreaks: dict[K, float]) -> list[K]:
+    """Items by fused score, then by each of ``tiebreaks`` in turn (higher first),
+    then by key."""
+    return sorted(
+        fused,
+        key=lambda item: (-fused[item], *(-extra.get(item, 0.0) for extra in tiebreaks), str(item)),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +157,11 @@ async def hybrid_candidates(
         rankings = [[h.memory.id for h in vector_hits], [h.memory.id for h in text_hits]]
         fused = rrf(rankings, k=settings.rrf_k, weights=weights)
         top = max_fused([w for w, r in zip(weights, rankings, strict=True) if r], settings.rrf_k)
-    order = fused_order(fused, similarity)
+    # A tie between the best of one side and the best of the other is structural
+    # (convex: a memory found by its text alone at the lowest cosine against the
+    # closest vector with no text match, 0.5 each): the full-text match on an
+    # informative term is the more specific evidence (an id, a code, a name).
+    order = fused_order(fused, keyword, similarity)
     out = []
     for i in order:
         memory = memories.get(i)

@@ -152,6 +152,29 @@ async def test_convex_fusion_mixes_scaled_cosine_and_bm25(make_rig: MakeRig) -> 
     assert by_text["a canoe trip last summer"].components.fused == pytest.approx(0.25, abs=1e-5)
 
 
+async def test_a_code_found_by_its_text_alone_beats_the_closest_vector(rig: Rig) -> None:
+    # Convex fusion with equal weights: the only full-text match sits at the lowest
+    # cosine of the candidates (0 + 0.5) and the closest vector has no text match
+    # (0.5 + 0): a tie the exact match on an informative term must win.
+    query = rand()
+    for seed, (text, cosine) in enumerate(
+        [
+            ("The locker code for site 1 is QX001b44788", 0.2),
+            ("The locker code for site 0 is QX000e5b15f", 0.45),
+            ("The locker code for site 2 is QX002c10a9d", 0.3),
+        ]
+    ):
+        await rig.service.remember(
+            S, MemoryDraft(text, embedding=with_cosine(query, cosine, seed=seed))
+        )
+    out = await rig.service.recall(
+        S, RecallQuery(query="QX001b44788", embedding=query, hybrid=True, limit=3)
+    )
+    top, second = out.results[:2]
+    assert top.components.fused == pytest.approx(second.components.fused)
+    assert top.memory.content.endswith("QX001b44788") and top.components.keyword > 0
+
+
 async def test_embedding_without_text_is_vector_only(rig: Rig) -> None:
     query, _ = await seed_with_code(rig)
     out = await rig.service.recall(S, RecallQuery(embedding=query, hybrid=True, limit=5))
