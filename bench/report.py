@@ -299,7 +299,7 @@ def render(r: dict[str, Any]) -> str:
             "## gRPC server kinds (a Recall handler returning a prebuilt response)",
             "",
             "What the framework alone costs per call on this machine, and what memoryd's",
-            "call interceptor adds (bench/grpc_servers.py; Go client, closed loop).",
+            "call path (handler and door) adds (bench/grpc_servers.py; Go client, closed loop).",
             "",
             "| server | clients | RPS | p50 ms | p99 ms |",
             "|---|---|---|---|---|",

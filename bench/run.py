@@ -13,7 +13,7 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
   sweep       1 / 8 / 32 / 64 concurrent grpc.aio clients on Recall at 10k: RPS, p99
   servers     grpc.aio against the sync server with a thread pool, each answering Recall
               with a prebuilt response (the framework's own cost), and grpc.aio with
-              memoryd's call interceptor: RPS and latency at 1 and 32 Go clients
+              memoryd's call path: RPS and latency at 1 and 32 Go clients
   writes      RememberBatch with client vectors (1 and 8 writers) and with the local
               embedder (REALTALK turns, 100 a call, 1 and 8 writers); Remember
               single-item latency (bench/writes.py); BuildSnapshot at 10k

@@ -21,7 +21,6 @@ import structlog
 from threadpoolctl import ThreadpoolController
 
 from memoryd import __version__
-from memoryd.api.auth import Authenticator, build_authenticator, reload_keys
 from memoryd.api.server import GrpcServer, ListenError, start_server
 from memoryd.config import Settings
 from memoryd.datadir import lock_data_dir
@@ -43,6 +42,8 @@ from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
 from memoryd.observability.tracing import NO_TRACING, Tracing, build_tracing
+from memoryd.operations import Door, Services
+from memoryd.operations.auth import Authenticator, build_authenticator, reload_keys
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.resilience.embedder import FallbackEmbedder
 from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
@@ -339,26 +340,33 @@ class App:
             )
             self.scheduler.start()
             self._stack.push_async_callback(self.scheduler.close)
-        self.server = await start_server(
-            listen=s.listen,
-            service=service,
-            authenticator=self.authenticator,
-            max_message_bytes=s.limits.max_request_bytes,
-            credentials=credentials,
+        # The one door every transport runs operations through (memoryd.operations).
+        door = Door(
+            Services(
+                memories=service,
+                keyed_memory=keyed,
+                working_memory=working,
+                profile_service=profiles,
+                session_service=sessions,
+                snapshot_service=snapshots,
+                default_read_service=default_read,
+                state_service=state,
+                lifecycle_service=lifecycle,
+            ),
+            self.authenticator,
             audit=self.audit,
             read_trail=ReadTrail(self.audit, enabled=s.audit.read_trail),
-            keyed=keyed,
-            working=working,
-            profiles=profiles,
-            sessions=sessions,
-            snapshots=snapshots,
-            default_read=default_read,
-            state=state,
-            lifecycle=lifecycle,
-            metrics=metrics,
             states=states,
+            metrics=metrics,
             access_log=AccessLog(s.logging),
             tracing=tracing,
+        )
+        self.server = await start_server(
+            listen=s.listen,
+            door=door,
+            max_message_bytes=s.limits.max_request_bytes,
+            credentials=credentials,
+            states=states,
         )
         self._stack.push_async_callback(self.server.stop, s.shutdown_grace_s)
         await self.server.set_serving(True)

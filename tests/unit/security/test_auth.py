@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.api.auth import (
+from memoryd.operations.auth import (
     ApiKeyAuthenticator,
     MtlsAuthenticator,
     Transport,
