@@ -8,8 +8,7 @@ from memoryd.domain.keyed import KeyEntry, KeyWrite
 from memoryd.domain.lifecycle import MemorySelector
 from memoryd.domain.models import Memory
 from memoryd.domain.requests import RememberOutcome
-from memoryd.operations import OPERATIONS
-from memoryd.operations import keyed, lifecycle, memories
+from memoryd.operations import OPERATIONS, keyed, lifecycle, memories
 from memoryd.operations.agent_state import APPEND_MESSAGES, Append
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

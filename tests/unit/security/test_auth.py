@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.config import SidecarSettings
+from memoryd.domain.errors import Unauthenticated
+from memoryd.domain.models import SecurityLevel
+from memoryd.domain.principal import Role
 from memoryd.operations.auth import (
     ApiKeyAuthenticator,
     MtlsAuthenticator,
@@ -14,10 +18,6 @@ from memoryd.operations.auth import (
     build_authenticator,
     reload_keys,
 )
-from memoryd.config import SidecarSettings
-from memoryd.domain.errors import Unauthenticated
-from memoryd.domain.models import SecurityLevel
-from memoryd.domain.principal import Role
 from memoryd.security.keys import KeyFileError, KeyRing, build_ring, hash_key, load_key_file
 from memoryd.security.settings import ApiKeyEntry, AuthSettings, MtlsIdentity
 
