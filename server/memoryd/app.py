@@ -16,6 +16,7 @@ import signal
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 from threadpoolctl import ThreadpoolController
@@ -78,6 +79,9 @@ from memoryd.storage.hot_ann import AnnParams
 from memoryd.storage.hot_cache import HotCacheStore
 from memoryd.storage.space import Space, check_space
 
+if TYPE_CHECKING:
+    from memoryd.mcp.http import McpHttpServer
+
 log = structlog.get_logger("memoryd")
 
 
@@ -103,6 +107,8 @@ class App:
         self.metrics_server: MetricsServer | None = None
         #: OpenTelemetry spans (NO_TRACING unless tracing.enabled); flushed last.
         self.tracing: Tracing = NO_TRACING
+        #: The MCP endpoint (memoryd.mcp.http.McpHttpServer) when mcp.listen is set.
+        self.mcp: McpHttpServer | None = None
 
     @property
     def address(self) -> str:
@@ -369,6 +375,7 @@ class App:
             states=states,
         )
         self._stack.push_async_callback(self.server.stop, s.shutdown_grace_s)
+        await self._start_mcp(door)
         await self.server.set_serving(True)
         log.info(
             "serving",
@@ -380,8 +387,24 @@ class App:
             pid=os.getpid(),
             auth=s.auth.mode,
             tls=credentials is not None,
+            mcp=self.mcp.address if self.mcp is not None else None,
         )
         _warn_if_exposed(s, self.server.address, tls=credentials is not None)
+
+    async def _start_mcp(self, door: Door) -> None:
+        """MCP over Streamable HTTP when mcp.listen is set (stopped before the gRPC
+        server drains); nothing of MCP is imported otherwise."""
+        s = self.settings
+        if not s.mcp.listen:
+            return
+        from memoryd.mcp.http import McpHttpServer, McpListenError  # heavy: only when enabled
+
+        try:
+            self.mcp = McpHttpServer(s.mcp, door, s.auth.tls, mode=s.auth.mode)
+            await self.mcp.start()
+        except McpListenError as exc:
+            raise ListenError(str(exc)) from None
+        self._stack.push_async_callback(self.mcp.stop)
 
     def _start_metrics(self) -> Metrics | None:
         """The daemon's one metrics registry and its /metrics endpoint (stopped last)."""
