@@ -24,7 +24,13 @@ from memoryd.domain.agent_state import (
 )
 from memoryd.domain.errors import InvalidArgument, MemorydError, NotFound
 from memoryd.domain.keyed import KeyHistoryQuery, KeyListQuery, KeyWrite
-from memoryd.domain.models import MemoryFilter, MemoryType, Provenance, ProvenanceKind
+from memoryd.domain.models import (
+    MemoryFilter,
+    MemoryType,
+    Provenance,
+    ProvenanceKind,
+    SecurityLevel,
+)
 from memoryd.domain.requests import MemoryDraft, RecallQuery
 from memoryd.domain.snapshot import (
     DefaultReadRequest,
@@ -149,6 +155,11 @@ class _Files:
                 return sorted(out)
 
 
+def _level(args: JSON) -> SecurityLevel | None:
+    name = args.get("security_level")
+    return SecurityLevel[name.upper()] if name else None
+
+
 def _const(value: I) -> Callable[[], I]:
     return lambda: value
 
@@ -202,6 +213,7 @@ class DoorTools:
             importance=a.get("importance"),
             namespace=a.get("namespace", ""),
             source=provenance(a.get("source")),
+            security_level=_level(a),
         )
         out = await t.run(memory_ops.REMEMBER, lambda: draft)
         result = {"id": out.value.memory.id, "deduplicated": out.value.deduplicated}
@@ -228,6 +240,7 @@ class DoorTools:
             content=a["value"],
             source=provenance(a.get("source")),
             if_version=a.get("if_version"),
+            security_level=_level(a),
         )
         out = await t.run(keyed_ops.SET_MEMORY, lambda: write)
         entry = out.value

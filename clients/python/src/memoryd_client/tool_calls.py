@@ -191,6 +191,7 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
             tags=args.get("tags", ()),
             importance=args.get("importance"),
             namespace=namespace,
+            security_level=args.get("security_level"),
         )
         return ToolPlan(
             _mapped(
@@ -224,7 +225,13 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
 
 
 def _set_memory(agent: str, args: Mapping[str, Any]) -> ToolPlan:
-    call = keys.set_memory(agent, args["key"], args["value"], if_version=args.get("if_version"))
+    call = keys.set_memory(
+        agent,
+        args["key"],
+        args["value"],
+        if_version=args.get("if_version"),
+        security_level=args.get("security_level"),
+    )
     return ToolPlan(
         _mapped(
             _with_source(call, args.get("source")),

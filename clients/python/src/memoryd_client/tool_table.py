@@ -136,6 +136,11 @@ _SOURCE: JSON = {
         },
     ],
 }
+_LEVEL = {
+    "type": "string",
+    "enum": ["public", "internal", "confidential", "restricted"],
+    "description": "Who may read it (default internal); at most the caller's clearance.",
+}
 _DEGRADED = {
     "type": "array",
     "description": "What the call fell back on (a dependency down), if anything.",
@@ -212,6 +217,7 @@ _SPECS = [
             "memory_type": {"type": "string", "enum": MEMORY_TYPES},
             "tags": _TAGS,
             "importance": {"type": "number", "minimum": 0, "maximum": 1},
+            "security_level": _LEVEL,
             "source": _SOURCE,
             "agent_id": _AGENT,
             "namespace": _NAMESPACE,
@@ -265,6 +271,7 @@ _SPECS = [
             "key": {"type": "string", "pattern": "^/", "description": "Starts with /."},
             "value": {"description": "Any JSON value; null deletes the key."},
             "source": _SOURCE,
+            "security_level": _LEVEL,
             "if_version": {
                 "type": "integer",
                 "minimum": 0,
