@@ -136,6 +136,10 @@ class McpHttpServer:
         family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit it: uvicorn writes a response's head and body
+        # apart, and with Nagle on the body waited for the client's delayed ACK (~40 ms
+        # a call, measured).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             sock.bind((self._host, self._port))
         except OSError as exc:

@@ -152,9 +152,12 @@ def _agent_of(uri: str) -> tuple[str, str]:
 
 def build_server(backend: ToolBackend) -> Server[Any]:
     """The MCP server over ``backend`` (one per listener or bridge process)."""
+    # Built once: the SDK also looks a tool's input schema up on every call.
+    tools = types.ListToolsResult(tools=[_tool(n) for n in MCP_TOOLS])
+    input_schemas = {n: TOOLS[n].input_schema() for n in MCP_TOOLS}
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[_tool(n) for n in MCP_TOOLS])
+        return tools
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -254,11 +257,12 @@ def build_server(backend: ToolBackend) -> Server[Any]:
             ],
         )
 
-    return Server(
+    server: Server[Any] = Server(
         "memoryd",
         version=__version__,
         title="memoryd",
         instructions=INSTRUCTIONS,
+        get_tool_input_schema=input_schemas.get,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -267,3 +271,8 @@ def build_server(backend: ToolBackend) -> Server[Any]:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+    # memoryd traces a tool call itself (the door's spans, parented on the call's _meta
+    # traceparent, exported only with tracing.enabled); the SDK's own span per message
+    # would go to the global no-op provider and cost ~0.2 ms a call.
+    server.middleware.clear()
+    return server

@@ -664,14 +664,22 @@ def _check_object(value: Mapping[str, Any], schema: Mapping[str, Any], path: str
             _check(item, extra, where)
 
 
+#: Each tool's input schema, with and without the context fields (read-only copies).
+_INPUTS = {
+    (name, context): spec.input_schema(with_context=context)
+    for name, spec in TOOLS.items()
+    for context in (True, False)
+}
+
+
 def check_arguments(name: str, arguments: Mapping[str, Any], *, with_context: bool = True) -> JSON:
     """``arguments`` checked against tool ``name``'s schema: a copy without nulls for
     optional fields (``value`` keeps its null). Raises KeyError for an unknown tool and
     ToolArgumentError naming the first bad field."""
-    spec = TOOLS[name]
+    schema = _INPUTS[name, with_context]
     if not isinstance(arguments, Mapping):
         raise ToolArgumentError("", "arguments must be a JSON object")
-    _check_object(arguments, spec.input_schema(with_context=with_context), "")
+    _check_object(arguments, schema, "")
     return {k: v for k, v in arguments.items() if v is not None or k == "value"}
 
 
