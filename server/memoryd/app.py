@@ -405,6 +405,7 @@ class App:
         except McpListenError as exc:
             raise ListenError(str(exc)) from None
         self._stack.push_async_callback(self.mcp.stop)
+        _warn_if_exposed(s, s.mcp.listen, tls=s.auth.tls.enabled)
 
     def _start_metrics(self) -> Metrics | None:
         """The daemon's one metrics registry and its /metrics endpoint (stopped last)."""
