@@ -22,7 +22,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from memoryd import __version__
-from memoryd_client.tool_table import MCP_TOOLS, TOOLS, ToolArgumentError, check_arguments
+from memoryd_client.tool_args import check_arguments
+from memoryd_client.tool_table import MCP_TOOLS, TOOLS, ToolArgumentError
 
 JSON = dict[str, Any]
 PROFILE_URI = "memory://agents/{agent}/agent.md"

@@ -51,7 +51,8 @@ from memoryd.operations.keyed import KeyRef
 from memoryd.operations.memories import MemoryIds
 from memoryd.operations.snapshot import LoadState, SaveState
 from memoryd_client.memory_files import run_memory_command
-from memoryd_client.tool_table import ToolArgumentError, parse_source
+from memoryd_client.tool_args import parse_source
+from memoryd_client.tool_table import ToolArgumentError
 
 JSON = dict[str, Any]
 I = TypeVar("I")  # noqa: E741

@@ -6,14 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memoryd_client.tool_table import (
-    CONTEXT_FIELDS,
-    MCP_TOOLS,
-    TOOLS,
-    ToolArgumentError,
-    check_arguments,
-    parse_source,
-)
+from memoryd_client.tool_args import check_arguments, parse_source
+from memoryd_client.tool_table import CONTEXT_FIELDS, MCP_TOOLS, TOOLS, ToolArgumentError
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 

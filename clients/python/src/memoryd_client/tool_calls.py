@@ -28,7 +28,8 @@ from memoryd_client.results import (
     SessionWindow,
     WorkingMemory,
 )
-from memoryd_client.tool_table import TOOLS, ToolArgumentError, check_arguments, parse_source
+from memoryd_client.tool_args import check_arguments, parse_source
+from memoryd_client.tool_table import TOOLS, ToolArgumentError
 from memoryd_proto.v1 import common_pb2
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ def _record(agent: str, namespace: str, messages: list[JSON]) -> Unary[JSON]:
 
 def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> ToolPlan:
     """The call tool ``name`` makes with ``args`` (checked by
-    :func:`~memoryd_client.tool_table.check_arguments`). Pure: nothing is sent."""
+    :func:`~memoryd_client.tool_args.check_arguments`). Pure: nothing is sent."""
     agent = args.get("agent_id") or context.agent_id
     session = args.get("session_id") or context.session_id
     thread = args.get("thread_id", context.thread_id)

@@ -38,9 +38,10 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd_client.core import Unary
 from memoryd_client.errors import MemorydError, NotFoundError
+from memoryd_client.tool_args import check_arguments
 from memoryd_client.tool_calls import AsyncToolRunner, ToolContext
 from memoryd_client.tool_calls import plan_tool_call as _plan
-from memoryd_client.tool_table import TOOLS, ToolArgumentError, check_arguments
+from memoryd_client.tool_table import TOOLS, ToolArgumentError
 
 if TYPE_CHECKING:
     from memoryd_client.aio import AsyncMemorydClient
