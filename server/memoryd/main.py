@@ -103,7 +103,11 @@ def mcp_command(
     The API key comes from $MEMORYD_API_KEY (api_key mode). Logs go to stderr.
     """
     from memoryd.cli.mcp_bridge import BridgeOptions, run_bridge  # MCP SDK: only here
+    from memoryd.config import LoggingSettings
     from memoryd_client import TlsConfig
+
+    # stdout carries the MCP protocol: every log line goes to stderr.
+    configure_logging(LoggingSettings(format="json"))
 
     tls = (
         TlsConfig(ca_file=tls_ca, cert_file=tls_cert, key_file=tls_key)

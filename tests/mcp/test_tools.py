@@ -234,7 +234,8 @@ async def test_identity_is_the_transports(mcp_daemon: McpDaemon, transport: str)
         hits = await bob.call_tool("recall", {"query": f"{secret} launch codes", "agent_id": agent})
         key = await bob.call_tool("get_memory_key", {"key": f"/ops/{transport}", "agent_id": agent})
         bob_writes = await bob.call_tool("remember", {"content": "globex note", "agent_id": agent})
-    assert hits.structured_content == {"memories": []}
+    assert hits.structured_content is not None  # globex's own notes only, never acme's
+    assert not [m for m in hits.structured_content["memories"] if secret in m["content"]]
     assert key.structured_content is not None and key.structured_content["found"] is False
     assert not bob_writes.is_error
     async with mcp_client(transport, d, url, READER.raw) as reader:
@@ -244,7 +245,8 @@ async def test_identity_is_the_transports(mcp_daemon: McpDaemon, transport: str)
     assert denied_write["error"] == "PERMISSION_DENIED"
     assert denied_agent["error"] == "PERMISSION_DENIED"
     # Remembered at the default level (internal): above the reader's public clearance.
-    assert low.structured_content == {"memories": []}
+    assert low.structured_content is not None
+    assert not [m for m in low.structured_content["memories"] if secret in m["content"]]
     if transport == "http":
         for headers in ({}, {"Authorization": "Bearer not-a-key"}):
             async with httpx2.AsyncClient() as http:
