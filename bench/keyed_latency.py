@@ -23,8 +23,11 @@ from typing import Any
 from common import Daemon, channel, machine, pct, timed
 from google.protobuf import struct_pb2
 
+from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
+
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
 
 AGENT = "bench-keys"
 DIRS = ["calendar", "preference", "contacts", "projects", "notes", "travel", "health", "work"]
@@ -59,7 +62,7 @@ def run(keys: int, reads: int) -> dict[str, Any]:
             started = time.perf_counter()
             for i in range(keys):
                 request = mpb.SetMemoryRequest(
-                    agent_id=AGENT, key=key_of(i), content=content(rng, i)
+                    agent_id=AGENT, key=key_of(i), content=content(rng, i), source=USER_SOURCE_PB
                 )
                 t0 = time.perf_counter()
                 stub.SetMemory(request)
@@ -98,7 +101,9 @@ def run(keys: int, reads: int) -> dict[str, Any]:
             tomb_times = []
             for i in range(min(50, keys)):
                 null = struct_pb2.Value(null_value=struct_pb2.NULL_VALUE)
-                request = mpb.SetMemoryRequest(agent_id=AGENT, key=key_of(i), content=null)
+                request = mpb.SetMemoryRequest(
+                    agent_id=AGENT, key=key_of(i), content=null, source=USER_SOURCE_PB
+                )
                 t0 = time.perf_counter()
                 stub.SetMemory(request)
                 tomb_times.append(time.perf_counter() - t0)

@@ -129,8 +129,10 @@ class LimitsSettings(BaseModel):
 class KeysSettings(BaseModel):
     """Keyed memory (SetMemory / GetKey / ListKeys / KeyHistory)."""
 
-    #: UTF-8 bytes of a normalised key, and of each of its segments.
+    #: UTF-8 bytes of a normalised key.
     max_key_bytes: int = Field(512, ge=2, le=4096)
+    #: Not enforced any more (a long segment is shortened plus a hash in file paths);
+    #: kept so that configuration files setting it still load.
     max_segment_bytes: int = Field(255, ge=1, le=4096)
     #: UTF-8 bytes of a key's content as compact JSON.
     max_content_bytes: int = Field(64 * 1024, ge=2)

@@ -15,6 +15,7 @@ from google.protobuf import struct_pb2
 from typer.testing import CliRunner
 
 from memoryd.cli.memoryctl import app as memoryctl
+from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import snapshot_service_pb2 as spb
@@ -23,6 +24,8 @@ from memoryd_proto.v1.snapshot_service_pb2_grpc import SnapshotServiceStub
 
 from ..conftest import Daemon
 from .test_memory_api import violations
+
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
 
 S = spb
 SCOPE = pb.WorkingMemoryScope(thread_id="thread-1")
@@ -190,7 +193,11 @@ def test_default_read(memory_stub: MemoryServiceStub, snapshot_stub: SnapshotSer
         ("/user/old", "to delete"),
         ("/user/old", None),
     ):
-        memory_stub.SetMemory(mpb.SetMemoryRequest(agent_id=agent, key=key, content=value(content)))
+        memory_stub.SetMemory(
+            mpb.SetMemoryRequest(
+                agent_id=agent, key=key, content=value(content), source=USER_SOURCE_PB
+            )
+        )
     resp = snapshot_stub.DefaultRead(S.DefaultReadRequest(agent_id=agent))
     assert resp.text.splitlines() == [
         "/task/today [fact]: Call the dentist back",
@@ -259,7 +266,9 @@ def test_memoryctl_snapshot_default_read_and_state(
     agent = fresh_agent()
     populate(memory_stub, agent)
     memory_stub.SetMemory(
-        mpb.SetMemoryRequest(agent_id=agent, key="/user/name", content=value("Ada"))
+        mpb.SetMemoryRequest(
+            agent_id=agent, key="/user/name", content=value("Ada"), source=USER_SOURCE_PB
+        )
     )
     result = ctl("snapshot", "dentist", "--agent", agent, "--budget", "200", "--session", "s1")
     assert result.exit_code == 0, result.output

@@ -10,17 +10,19 @@ import pytest
 from memoryd.config import LimitsSettings
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.keyed import KeyEntry, KeyWrite
-from memoryd.domain.models import SecurityLevel
+from memoryd.domain.models import Provenance, ProvenanceKind, SecurityLevel
 from memoryd.domain.snapshot import DefaultReadRequest
 from memoryd.service.default_read import rank_lines
 from memoryd.service.tokens import TokenizerCounter
 from tests.unit.snapshot.world import World, scope_for, world
 
+USER_SOURCE = Provenance(ProvenanceKind.USER)
+
 A = scope_for("agent-a")
 
 
 async def put(w: World, key: str, content: object, **kw: object) -> None:
-    await w.keyed.set(A, KeyWrite(key=key, content=content, **kw))  # type: ignore[arg-type]
+    await w.keyed.set(A, KeyWrite(key=key, content=content, **kw, source=USER_SOURCE))  # type: ignore[arg-type]
 
 
 async def test_lines_skip_tombstones_and_expired_entries() -> None:
