@@ -9,9 +9,12 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from memoryd.config import MaintenanceSettings
 from memoryd.domain.agent_state import MessageDraft, MessageRole, WorkingMemoryWrite, WorkingScope
-from memoryd.domain.keyed import KeyHistoryQuery, KeyWrite
+from memoryd.domain.errors import NotFound
+from memoryd.domain.keyed import KeyHistoryQuery, KeyListQuery, KeyWrite
 from memoryd.domain.lifecycle import (
     CompactOptions,
     CompactResult,
@@ -241,3 +244,31 @@ async def test_scheduler_runs_every_partition_and_stops() -> None:
             stats = await w.lifecycle.stats(scope_for(agent, tenant=tenant))
             assert stats.last_maintenance_at is not None, agent
         await scheduler.close()  # idempotent
+
+
+async def test_compaction_removes_keys_whose_content_expired() -> None:
+    """Issue 22: a key whose content.expired_at had passed stayed in GetKey, ListKeys
+    and the exported state (only DefaultRead and Recall hid it); compaction now
+    removes it from the key state and its long-term memory, the history keeps it."""
+    async with world() as w:
+        soon = (w.clock() + timedelta(minutes=5)).isoformat()
+        gone = await w.keyed.set(
+            A,
+            KeyWrite(
+                "/task/today", {"text": "Book the dentist", "expired_at": soon}, source=USER_SOURCE
+            ),
+        )
+        await w.keyed.set(A, KeyWrite("/user/name", "Alice", source=USER_SOURCE))
+        first = await compact(w)
+        assert first.expired_purged == 0
+        assert (await w.keyed.get(A, "/task/today")).valid  # not expired yet
+        w.clock.advance(minutes=10)
+        result = await compact(w)
+        assert result.expired_purged >= 1
+        listing = await w.keyed.list(A, KeyListQuery(prefix="/", recursive=True))
+        assert [e.key for e in listing.entries] == ["/user/name"]
+        with pytest.raises(NotFound):
+            await w.keyed.get(A, "/task/today")
+        assert await w.store.get(A.partition, [gone.memory_id]) == []
+        history = await w.keyed.history(A, KeyHistoryQuery("/task/today"))
+        assert [e.version for e in history.entries] == [gone.version]

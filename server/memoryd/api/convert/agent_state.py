@@ -79,9 +79,12 @@ def working_scope_from(msg: pb.WorkingMemoryScope) -> WorkingScope:
     return WorkingScope(thread_id=msg.thread_id, resource_id=msg.resource_id)
 
 
-def json_object(msg: Message, text_field: str, struct_field: str, path: str) -> dict[str, Any]:
-    """A JSON object given as text (exact numbers) or as a Struct; {} when unset."""
-    found = json_object_from(msg, text_field, struct_field, path)
+def json_object(
+    msg: Message, text_field: str, struct_field: str, path: str, *, exclusive: bool = True
+) -> dict[str, Any]:
+    """A JSON object given as text (exact numbers) or as a Struct; {} when unset (see
+    json_object_from for ``exclusive``)."""
+    found = json_object_from(msg, text_field, struct_field, path, exclusive=exclusive)
     if found is not None:
         return found
     return _object_from(msg, struct_field, f"{path}{struct_field}") or {}

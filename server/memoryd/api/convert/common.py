@@ -146,15 +146,16 @@ def struct_to_dict(msg: Message, field: str, path: str | None = None) -> dict[st
 
 
 def json_object_from(
-    msg: Message, text_field: str, struct_field: str, path: str = ""
+    msg: Message, text_field: str, struct_field: str, path: str = "", *, exclusive: bool = True
 ) -> dict[str, Any] | None:
     """A JSON object field given as text (``text_field``: integers keep every digit);
     None when the text is not set (the caller reads ``struct_field`` its own way).
-    Both set is INVALID_ARGUMENT."""
+    Both set is INVALID_ARGUMENT in a request (``exclusive``); a record the daemon
+    wrote (an export) carries both, and the text is read."""
     text = getattr(msg, text_field)
     if not text:
         return None
-    if msg.HasField(struct_field):
+    if exclusive and msg.HasField(struct_field):
         raise InvalidArgument.field(
             f"{path}{text_field}",
             f"set either {text_field} (JSON text) or {struct_field}, not both",

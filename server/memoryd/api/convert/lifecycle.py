@@ -297,7 +297,7 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         default=SecurityLevel.INTERNAL,
     )
     assert memory_type is not None and level is not None
-    metadata = json_object(msg, "metadata_json", "metadata", f"{path}.")
+    metadata = json_object(msg, "metadata_json", "metadata", f"{path}.", exclusive=False)
     source = provenance_from(msg, "source", f"{path}.source")
     return Memory(
         id=msg.id,
@@ -379,7 +379,7 @@ def _working_from(msg: lpb.ExportedWorkingMemory, path: str) -> WorkingMemory:
     inner = f"{path}.working_memory"
     return WorkingMemory(
         scope=WorkingScope(wm.scope.thread_id, wm.scope.resource_id),
-        content=json_object(wm, "content_json", "content", f"{inner}."),
+        content=json_object(wm, "content_json", "content", f"{inner}.", exclusive=False),
         version=wm.version,
         updated_at=_required_time(wm, "updated_at", inner),
         expires_at=timestamp_from(wm, "expires_at", f"{inner}.expires_at"),

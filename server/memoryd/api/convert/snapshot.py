@@ -164,7 +164,7 @@ def state_component_from(msg: spb.StateComponent, path: str) -> StateComponent:
     updated = timestamp_from(msg, "updated_at", f"{path}.updated_at")
     if updated is None:
         raise InvalidArgument.field(f"{path}.updated_at", "must be set")
-    state = json_object(msg, "state_json", "state", f"{path}.")
+    state = json_object(msg, "state_json", "state", f"{path}.", exclusive=False)
     return StateComponent(name=msg.name, state=state, version=msg.version, updated_at=updated)
 
 
