@@ -265,7 +265,14 @@ class App:
             contradictions=ContradictionResolver(store, embedder, s.contradictions, llm),
             masker=masker,
         )
-        indexes = KeyIndexes(records, s.limits, max_entries=s.keys.read_index_max_entries)
+        indexes = KeyIndexes(
+            records,
+            s.limits,
+            max_entries=s.keys.read_index_max_entries,
+            summary_chars=s.snapshot.default_read_summary_chars,
+            # Replicas may share a Qdrant store; a LanceDB data dir has one writer.
+            validate=s.storage.backend == "qdrant",
+        )
         keyed = KeyedMemoryService(
             records=records,
             store=store,

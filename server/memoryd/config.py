@@ -136,9 +136,10 @@ class KeysSettings(BaseModel):
     max_segment_bytes: int = Field(255, ge=1, le=4096)
     #: UTF-8 bytes of a key's content as compact JSON.
     max_content_bytes: int = Field(64 * 1024, ge=2)
-    #: Keys held in the default-read index, over all partitions (about 0.5 KB each);
-    #: past it the least recently read partitions are dropped and reloaded on demand.
-    read_index_max_entries: int = Field(1_000_000, ge=1)
+    #: Keys held in the default-read index, over all partitions (about 1 KB each with
+    #: their summaries); past it the least recently read partitions are dropped and
+    #: reloaded on demand.
+    read_index_max_entries: int = Field(250_000, ge=1)
     #: A live file mirror of every partition's keys (log.jsonl, index/, state.jsonl,
     #: as memoryctl export-tree writes them) under <mirror_dir>/<tenant>/<agent>/,
     #: for ls, grep, jq and cat. Unset: none.

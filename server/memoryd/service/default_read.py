@@ -2,8 +2,9 @@
 
 The keys come ranked from the default-read index (key_index.py: recency leads,
 importance and tag overlap count; tombstones, expired content and keys above the
-caller's clearance never appear). Their current records are read a batch at a time,
-only as far as the token limit reaches, and rendered as the design suggests::
+caller's clearance never appear), with what their lines show; only contents too big
+for the index are read from the store, and only for lines that are returned. They
+are rendered as the design suggests::
 
     [Agent Memory]
     /user/preference/style preference Prefers short answers with code first.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -29,7 +30,6 @@ import structlog
 
 from memoryd.config import KeysSettings, LimitsSettings, SnapshotSettings
 from memoryd.domain import json_text
-from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.models import utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import RecordKind
@@ -38,7 +38,7 @@ from memoryd.security.masking import Mask, Masker
 from memoryd.service import validation as check
 from memoryd.service.key_index import IndexedKey, KeyIndexes, Ranking
 from memoryd.service.key_tree import ts_text
-from memoryd.service.keyed_docs import entry_from, mirror_fields, source_summary
+from memoryd.service.keyed_docs import entry_from
 from memoryd.service.keys import InvalidKey, KeyLimits, normalise_prefix
 from memoryd.service.tokens import TokenCounter
 from memoryd.service.validation import Violations
@@ -57,13 +57,6 @@ _MAX_MISSES = 32
 _LOGGED_KEYS = 50
 
 
-def _one_line(text: str, max_chars: int) -> str:
-    flat = _SPACE.sub(" ", text).strip()
-    if len(flat) <= max_chars:
-        return flat
-    return flat[: max_chars - 1].rstrip() + ELLIPSIS
-
-
 def render_line(line: DefaultReadLine) -> str:
     parts = [line.key, line.type, line.summary] if line.type else [line.key, line.summary]
     return " ".join(p for p in parts if p)
@@ -75,20 +68,14 @@ def render(lines: list[DefaultReadLine]) -> str:
     return "\n".join([HEADER, *(render_line(line) for line in lines)])
 
 
-def line_of(
-    entry: KeyEntry, score: float, limits: LimitsSettings, summary_chars: int
-) -> DefaultReadLine:
+def line_of(item: IndexedKey, score: float, content_json: str) -> DefaultReadLine:
     """One key's line (without masking)."""
-    fields = mirror_fields(entry.content, limits, Violations())
-    content = entry.content
-    kind = content.get("type") if isinstance(content, dict) else None
-    type_name = kind.strip() if isinstance(kind, str) else ""
     return DefaultReadLine(
-        key=entry.key,
-        type=_one_line(type_name, 40),
-        summary=_one_line(fields.text, summary_chars),
-        updated_at=entry.updated_at,
-        content_json=entry.content_json,
+        key=item.key,
+        type=item.type,
+        summary=item.summary,
+        updated_at=item.updated_at,
+        content_json=content_json,
         score=score,
     )
 
@@ -110,7 +97,7 @@ class _Build:
     limit: int
     used: int
     lines: list[DefaultReadLine]
-    entries: list[KeyEntry]
+    items: list[IndexedKey]
     misses: int = 0
 
 
@@ -195,37 +182,39 @@ class DefaultReadService:
         chunk: list[tuple[float, IndexedKey]],
         mask: Mask | None,
     ) -> None:
-        """Add the lines of ``chunk`` (in rank order) that fit, from the stored records."""
-        found = await self._records.get_records(
-            scope.partition, RecordKind.KEY, [item.key for _, item in chunk]
-        )
-        by_key = {record.key: entry_from(record) for record in found}
+        """Add the lines of ``chunk`` (in rank order) that fit."""
+        big = await self._big_contents(scope, [item for _, item in chunk])
         for score, item in chunk:
-            entry = by_key.get(item.key)
-            # Written or deleted since the index was read: the store decides.
-            if entry is None or not entry.valid or entry.security_level > scope.clearance:
+            text = item.content_json if item.content_json is not None else big.get(item.key)
+            if text is None:  # deleted since the index was read
                 continue
-            line = line_of(entry, score, self._limits, self._settings.default_read_summary_chars)
+            line = line_of(item, score, text)
             if mask is not None:  # before the budget: it counts what is returned
-                masked = json_text.dumps(_masked_json(entry.content, mask))
-                line = DefaultReadLine(
-                    line.key,
-                    line.type,
-                    mask(line.summary),
-                    line.updated_at,
-                    masked,
-                    line.score,
-                )
+                masked = json_text.dumps(_masked_json(json_text.parse(text), mask))
+                line = replace(line, summary=mask(line.summary), content_json=masked)
             cost = self._counter.count(render_line(line))
             if build.used + cost <= build.limit:
                 build.lines.append(line)
-                build.entries.append(entry)
+                build.items.append(item)
                 build.used += cost
                 build.misses = 0
             else:
                 build.misses += 1
             if build.used >= build.limit or build.misses >= _MAX_MISSES:
                 return
+
+    async def _big_contents(self, scope: CallScope, items: list[IndexedKey]) -> dict[str, str]:
+        """The JSON text of contents too big for the index, from the store (the same
+        version as indexed: a newer one waits for the next read's index)."""
+        wanted = {item.key: item.version for item in items if item.content_json is None}
+        if not wanted:
+            return {}
+        found = await self._records.get_records(scope.partition, RecordKind.KEY, list(wanted))
+        return {
+            record.key: entry.content_json
+            for record in found
+            if (entry := entry_from(record)).valid and entry.version == wanted[record.key]
+        }
 
     @staticmethod
     def _log(scope: CallScope, build: _Build, tokens: int) -> None:
@@ -236,13 +225,8 @@ class DefaultReadService:
             lines=len(build.lines),
             tokens=tokens,
             keys=[
-                {
-                    "key": e.key,
-                    "ts": ts_text(e.updated_at),
-                    "valid": e.valid,
-                    "source": source_summary(e.source),
-                }
-                for e in build.entries[: len(build.lines)][:_LOGGED_KEYS]
+                {"key": i.key, "ts": ts_text(i.updated_at), "valid": True, "source": i.source}
+                for i in build.items[: len(build.lines)][:_LOGGED_KEYS]
             ],
         )
 

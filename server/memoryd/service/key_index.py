@@ -20,10 +20,16 @@ about as many keys as it returns, plus one list head per distinct (tag set, leve
 importance): that count, not the number of keys, is the per-read overhead. A read under a
 prefix scores the keys of that subtree only (a sorted key list).
 
+Each entry also holds what its line shows (type, summary, and the content's JSON
+text when it is at most ``CACHED_CONTENT_BYTES``), so a read touches the store only
+for bigger contents.
+
 The index is fed by the keyed service's writes (a KeyObserver), loaded from the
-store on first use, dropped when lifecycle operations rewrite the partition's keys,
-and validated on each read against the partition's version counter in the store:
-writes it did not see (another process) make it reload.
+store on first use and dropped when lifecycle operations rewrite the partition's
+keys. On a store other processes may write to (Qdrant: replicas), each read first
+checks the partition's version counter in the store and reloads on a difference; on
+LanceDB the data directory has one writer (its lock), this process, and the check is
+skipped.
 """
 
 from __future__ import annotations
@@ -32,10 +38,11 @@ import asyncio
 import bisect
 import heapq
 import math
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import structlog
 
@@ -44,7 +51,7 @@ from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.models import Partition, SecurityLevel, utcnow
 from memoryd.domain.records import RecordKind
 from memoryd.service import bulk
-from memoryd.service.keyed_docs import COUNTER_KEY, entry_from, mirror_fields
+from memoryd.service.keyed_docs import COUNTER_KEY, entry_from, mirror_fields, source_summary
 from memoryd.service.validation import Violations
 from memoryd.storage.records import RecordStore
 
@@ -54,6 +61,10 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Importance buckets: hundredths.
 _BUCKETS = 100
 LOAD_BATCH = 1000
+#: Contents up to this many bytes of JSON text are kept in the index.
+CACHED_CONTENT_BYTES = 1024
+_SPACE = re.compile(r"\s+")
+ELLIPSIS = "…"
 
 
 def micros(when: datetime) -> int:
@@ -71,6 +82,14 @@ class Ranking:
     half_life_hours: float = 24.0
 
 
+def one_line(text: str, max_chars: int) -> str:
+    """``text`` on one line, whitespace collapsed, cut to ``max_chars`` with "…"."""
+    flat = _SPACE.sub(" ", text).strip()
+    if len(flat) <= max_chars:
+        return flat
+    return flat[: max_chars - 1].rstrip() + ELLIPSIS
+
+
 @dataclass(frozen=True, slots=True)
 class IndexedKey:
     key: str
@@ -82,15 +101,29 @@ class IndexedKey:
     level: int
     #: content.expired_at in microseconds; None: never.
     expires: int | None
+    #: The line: the content's own "type" ("" when none) and its summary.
+    type: str = ""
+    summary: str = ""
+    #: The content's JSON text when small (else None: read from the store).
+    content_json: str | None = None
+    #: The write's source, as logs show it.
+    source: str = ""
+
+    @property
+    def updated_at(self) -> datetime:
+        return _EPOCH + timedelta(microseconds=self.ts)
 
 
-def indexed(entry: KeyEntry, limits: LimitsSettings) -> IndexedKey | None:
+def indexed(entry: KeyEntry, limits: LimitsSettings, summary_chars: int = 160) -> IndexedKey | None:
     """What the index keeps of an entry; None for a tombstone."""
     if not entry.valid:
         return None
     # Stored content passed validation when written: a reserved field that is
     # unusable here only falls back to its default.
     fields = mirror_fields(entry.content, limits, Violations())
+    content = entry.content
+    kind = content.get("type") if isinstance(content, dict) else None
+    text = entry.content_json
     return IndexedKey(
         key=entry.key,
         version=entry.version,
@@ -99,6 +132,10 @@ def indexed(entry: KeyEntry, limits: LimitsSettings) -> IndexedKey | None:
         tags=frozenset(fields.tags),
         level=int(entry.security_level),
         expires=None if fields.expires_at is None else micros(fields.expires_at),
+        type=one_line(kind, 40) if isinstance(kind, str) else "",
+        summary=one_line(fields.text, summary_chars),
+        content_json=text if len(text.encode("utf-8")) <= CACHED_CONTENT_BYTES else None,
+        source=source_summary(entry.source),
     )
 
 
@@ -138,6 +175,20 @@ class PartitionIndex:
             self._remove(old)
         if item is not None:
             self._add(item)
+
+    def load(self, items: list[IndexedKey], version: int) -> None:
+        """Fill an empty index at once (a sort per list instead of an insert per key)."""
+        assert not self.keys
+        for item in items:
+            self.keys[item.key] = item
+            self._lists.setdefault(self._list_id(item), []).append((item.ts, item.key))
+            if item.expires is not None:
+                self._expiry.append((item.expires, item.key, item.version))
+        for entries in self._lists.values():
+            entries.sort()
+        self._sorted = sorted(self.keys)
+        heapq.heapify(self._expiry)
+        self.version = max(self.version, version)
 
     @staticmethod
     def _list_id(item: IndexedKey) -> ListId:
@@ -288,12 +339,17 @@ class KeyIndexes:
         records: RecordStore,
         limits: LimitsSettings,
         *,
-        max_entries: int = 1_000_000,
+        max_entries: int = 250_000,
+        summary_chars: int = 160,
+        validate: bool = False,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._records = records
         self._limits = limits
         self._max_entries = max_entries
+        self._summary_chars = summary_chars
+        #: Check the store's version counter on each read (a store shared by replicas).
+        self._validate = validate
         self._slots: OrderedDict[Partition, _Slot] = OrderedDict()
         self._now = clock
         #: Loads done (a test and the bench read it).
@@ -308,7 +364,10 @@ class KeyIndexes:
         if slot.pending is not None:
             slot.pending.append(entry)
             return
-        slot.index.apply(entry, indexed(entry, self._limits))
+        slot.index.apply(entry, self._indexed(entry))
+
+    def _indexed(self, entry: KeyEntry) -> IndexedKey | None:
+        return indexed(entry, self._limits, self._summary_chars)
 
     async def keys_rewritten(self, partition: Partition) -> None:
         self._slots.pop(partition, None)
@@ -322,8 +381,12 @@ class KeyIndexes:
             await slot.ready.wait()
             slot = self._slots.get(partition)
         if slot is not None and slot.pending is None:
-            found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
-            stored = found[0].version if found else 0
+            stored = slot.index.version
+            if self._validate:
+                found = await self._records.get_records(
+                    partition, RecordKind.COUNTER, [COUNTER_KEY]
+                )
+                stored = found[0].version if found else 0
             if stored == slot.index.version and self._slots.get(partition) is slot:
                 self._slots.move_to_end(partition)
                 slot.index.expire(micros(self._now()))
@@ -344,15 +407,16 @@ class KeyIndexes:
         try:
             found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
             index = slot.index
-            index.version = found[0].version if found else 0
+            items: list[IndexedKey] = []
             async for page in bulk.scan_records(
                 self._records, partition, RecordKind.KEY, LOAD_BATCH
             ):
-                for record in page:
-                    entry = entry_from(record)
-                    index.apply(entry, indexed(entry, self._limits))
+                items.extend(
+                    item for item in map(self._indexed, map(entry_from, page)) if item is not None
+                )
+            index.load(items, found[0].version if found else 0)
             for entry in slot.pending:
-                index.apply(entry, indexed(entry, self._limits))
+                index.apply(entry, self._indexed(entry))
             slot.pending = None
             self.loads += 1
         except BaseException:

@@ -199,3 +199,29 @@ def test_writes_replace_and_tombstones_and_expiry_remove() -> None:
     ranked = index.ranked(later, frozenset(), SecurityLevel.RESTRICTED, "/", Ranking())
     assert [item.key for _, item in ranked] == ["/a"]  # /b expired at "later"
     assert index.expire(micros(later)) == 1 and sorted(index.keys) == ["/a"]
+
+
+def test_a_bulk_load_ranks_like_one_write_at_a_time() -> None:
+    now = datetime(2026, 3, 1, tzinfo=UTC)
+    rng = random.Random(9)
+    entries = [
+        KeyEntry(
+            key=f"/d{i % 5}/k{i:04d}",
+            content={"importance": round(rng.random(), 2), "tags": [rng.choice("abc")]},
+            valid=True,
+            version=i + 1,
+            updated_at=now - timedelta(minutes=rng.randint(0, 5000)),
+        )
+        for i in range(500)
+    ]
+    one_by_one, bulk = PartitionIndex(), PartitionIndex()
+    for entry in entries:
+        add(one_by_one, entry)
+    items = [indexed(e, LimitsSettings()) for e in entries]
+    bulk.load([i for i in items if i is not None], 500)
+    for tags in (frozenset(), frozenset({"a"})):
+        for prefix in ("/", "/d3/"):
+            a = one_by_one.ranked(now, tags, SecurityLevel.RESTRICTED, prefix, Ranking())
+            b = bulk.ranked(now, tags, SecurityLevel.RESTRICTED, prefix, Ranking())
+            assert [i.key for _, i in a] == [i.key for _, i in b]
+    assert bulk.version == 500

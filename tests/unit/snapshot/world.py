@@ -172,7 +172,13 @@ async def world(
         recall=RecallSettings(),
         dedup=DedupSettings(),
     )
-    indexes = KeyIndexes(records, limits, clock=clock)
+    indexes = KeyIndexes(
+        records,
+        limits,
+        summary_chars=snapshot.default_read_summary_chars,
+        validate=True,
+        clock=clock,
+    )
     keyed = KeyedMemoryService(
         records=records,
         store=store,
