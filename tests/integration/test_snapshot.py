@@ -200,15 +200,18 @@ def test_default_read(memory_stub: MemoryServiceStub, snapshot_stub: SnapshotSer
         )
     resp = snapshot_stub.DefaultRead(S.DefaultReadRequest(agent_id=agent))
     assert resp.text.splitlines() == [
-        "/task/today [fact]: Call the dentist back",
-        "/user/style [preference]: Short answers, code first.",
+        "[Agent Memory]",
+        "/task/today Call the dentist back",
+        "/user/style preference Short answers, code first.",
     ]
+    assert [line.type for line in resp.lines] == ["", "preference"]
     assert resp.token_counter == "tokenizer:all-MiniLM-L6-v2" and 0 < resp.tokens_used <= 300
     later = S.DefaultReadRequest(agent_id=agent)
     later.current_time.FromDatetime(datetime.now(UTC) + timedelta(hours=2))
     assert [line.key for line in snapshot_stub.DefaultRead(later).lines] == ["/user/style"]
-    tiny = snapshot_stub.DefaultRead(S.DefaultReadRequest(agent_id=agent, token_limit=12))
-    assert len(tiny.lines) == 1 and tiny.tokens_used <= 12
+    limit = resp.tokens_used - 1  # room for the header and the first line only
+    tiny = snapshot_stub.DefaultRead(S.DefaultReadRequest(agent_id=agent, token_limit=limit))
+    assert len(tiny.lines) == 1 and tiny.tokens_used <= limit
 
 
 def test_save_and_load_state(snapshot_stub: SnapshotServiceStub) -> None:
@@ -282,7 +285,7 @@ def test_memoryctl_snapshot_default_read_and_state(
     data = json.loads(result.stdout)
     assert data["text"].startswith("<long_term_memory>") and data["tokens_used"] <= 500
     result = ctl("default-read", "--agent", agent)
-    assert result.exit_code == 0 and "/user/name [fact]: Ada" in result.stdout
+    assert result.exit_code == 0 and "/user/name Ada" in result.stdout
     result = ctl("state", "save", "s1", "planner", '{"step": 1}', "--agent", agent)
     assert result.exit_code == 0, result.output
     result = ctl("state", "load", "s1", "--agent", agent, "--json")

@@ -24,7 +24,6 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
 
 import structlog
 
@@ -34,7 +33,7 @@ from memoryd.domain.models import utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import RecordKind
 from memoryd.domain.snapshot import DefaultReadLine, DefaultReadRequest, DefaultReadResult
-from memoryd.security.masking import Mask, Masker
+from memoryd.security.masking import Mask, Masker, mask_json
 from memoryd.service import validation as check
 from memoryd.service.key_index import IndexedKey, KeyIndexes, Ranking
 from memoryd.service.key_tree import ts_text
@@ -78,16 +77,6 @@ def line_of(item: IndexedKey, score: float, content_json: str) -> DefaultReadLin
         content_json=content_json,
         score=score,
     )
-
-
-def _masked_json(value: Any, mask: Mask) -> Any:
-    if isinstance(value, str):
-        return mask(value)
-    if isinstance(value, list):
-        return [_masked_json(v, mask) for v in value]
-    if isinstance(value, dict):
-        return {k: _masked_json(v, mask) for k, v in value.items()}
-    return value
 
 
 @dataclass(slots=True)
@@ -190,7 +179,7 @@ class DefaultReadService:
                 continue
             line = line_of(item, score, text)
             if mask is not None:  # before the budget: it counts what is returned
-                masked = json_text.dumps(_masked_json(json_text.parse(text), mask))
+                masked = json_text.dumps(mask_json(json_text.parse(text), mask))
                 line = replace(line, summary=mask(line.summary), content_json=masked)
             cost = self._counter.count(render_line(line))
             if build.used + cost <= build.limit:
