@@ -29,7 +29,7 @@ import structlog
 
 from memoryd.config import KeysSettings, LimitsSettings, SnapshotSettings
 from memoryd.domain import json_text
-from memoryd.domain.models import utcnow
+from memoryd.domain.models import Partition, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import RecordKind
 from memoryd.domain.snapshot import DefaultReadLine, DefaultReadRequest, DefaultReadResult
@@ -51,7 +51,9 @@ _SPACE = re.compile(r"\s+")
 #: Keys read per store call; each round reads twice as many as the last.
 _FIRST_BATCH = 32
 #: Stop looking for a line that fits after this many in a row did not.
-_MAX_MISSES = 32
+_MAX_MISSES = 8
+#: Line token counts kept (cleared past it).
+_TOKEN_CACHE_MAX = 200_000
 #: Entries of the build's log line.
 _LOGGED_KEYS = 50
 
@@ -104,6 +106,8 @@ class DefaultReadService:
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._indexes = indexes
+        #: Tokens of unmasked lines by (partition, key): (version, count).
+        self._token_cache: dict[tuple[Partition, str], tuple[int, int]] = {}
         self._records = records
         self._masker = masker
         self._counter = counter
@@ -139,13 +143,18 @@ class DefaultReadService:
         build = _Build(limit, self._counter.count(HEADER), [], [])
         considered: set[str] = set()
         batch = _FIRST_BATCH
+        ranked: Iterator[tuple[float, IndexedKey]] = iter(())
+        changes = -1
         while build.used < limit and build.misses < _MAX_MISSES:
-            # Taken whole before the store read: the index may change meanwhile.
-            ranked = (
-                pair
-                for pair in index.ranked(now, tags, scope.clearance, prefix, self._ranking)
-                if pair[1].key not in considered
-            )
+            if index.changes != changes:
+                # The lists changed while the store was read: rank again, skipping
+                # what was already considered.
+                changes = index.changes
+                ranked = (
+                    pair
+                    for pair in index.ranked(now, tags, scope.clearance, prefix, self._ranking)
+                    if pair[1].key not in considered
+                )
             chunk = _take(ranked, batch)
             if not chunk:
                 break
@@ -181,7 +190,7 @@ class DefaultReadService:
             if mask is not None:  # before the budget: it counts what is returned
                 masked = json_text.dumps(mask_json(json_text.parse(text), mask))
                 line = replace(line, summary=mask(line.summary), content_json=masked)
-            cost = self._counter.count(render_line(line))
+            cost = self._line_tokens(scope.partition, line, item, masked=mask is not None)
             if build.used + cost <= build.limit:
                 build.lines.append(line)
                 build.items.append(item)
@@ -191,6 +200,21 @@ class DefaultReadService:
                 build.misses += 1
             if build.used >= build.limit or build.misses >= _MAX_MISSES:
                 return
+
+    def _line_tokens(
+        self, partition: Partition, line: DefaultReadLine, item: IndexedKey, *, masked: bool
+    ) -> int:
+        """The tokens of a line; an unmasked line's count is kept per key version."""
+        if masked:
+            return self._counter.count(render_line(line))
+        cached = self._token_cache.get((partition, item.key))
+        if cached is not None and cached[0] == item.version:
+            return cached[1]
+        if len(self._token_cache) >= _TOKEN_CACHE_MAX:
+            self._token_cache.clear()
+        cost = self._counter.count(render_line(line))
+        self._token_cache[(partition, item.key)] = (item.version, cost)
+        return cost
 
     async def _big_contents(self, scope: CallScope, items: list[IndexedKey]) -> dict[str, str]:
         """The JSON text of contents too big for the index, from the store (the same

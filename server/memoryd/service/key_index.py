@@ -159,6 +159,8 @@ class PartitionIndex:
         self.version = 0
         #: Exact scores the last ranked read computed (its cost, for tests).
         self.scored = 0
+        #: Bumped by every change of the lists (a ranking in progress is then stale).
+        self.changes = 0
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -195,6 +197,7 @@ class PartitionIndex:
         return (item.tags, item.level, _bucket(item.importance))
 
     def _add(self, item: IndexedKey) -> None:
+        self.changes += 1
         self.keys[item.key] = item
         bisect.insort(self._lists.setdefault(self._list_id(item), []), (item.ts, item.key))
         bisect.insort(self._sorted, item.key)
@@ -202,6 +205,7 @@ class PartitionIndex:
             heapq.heappush(self._expiry, (item.expires, item.key, item.version))
 
     def _remove(self, item: IndexedKey) -> None:
+        self.changes += 1
         del self.keys[item.key]
         list_id = self._list_id(item)
         entries = self._lists[list_id]
