@@ -273,6 +273,8 @@ class App:
             # Replicas may share a Qdrant store; a LanceDB data dir has one writer.
             validate=s.storage.backend == "qdrant",
         )
+        indexes.start()
+        self._stack.push_async_callback(indexes.close)
         keyed = KeyedMemoryService(
             records=records,
             store=store,

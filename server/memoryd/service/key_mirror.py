@@ -62,7 +62,7 @@ from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)
 
-SCAN_BATCH = 1000
+SCAN_BATCH = 10_000
 #: Bytes read from the end of log.jsonl at a time to find its last line.
 _TAIL_CHUNK = 64 * 1024
 

@@ -3,14 +3,17 @@ one line each under an [Agent Memory] header, within the token limit."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memoryd.config import LimitsSettings
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.keyed import KeyWrite
 from memoryd.domain.models import Provenance, ProvenanceKind, SecurityLevel
 from memoryd.domain.snapshot import DefaultReadRequest
+from memoryd.service.key_index import KeyIndexes
 from memoryd.service.tokens import TokenizerCounter
 from tests.unit.snapshot.world import World, scope_for, world
 
@@ -102,3 +105,28 @@ async def test_bad_requests_name_the_field() -> None:
             with pytest.raises(InvalidArgument) as err:
                 await w.default_read.read(A, req)
             assert err.value.violations[0].field == field
+
+
+async def test_indexes_warm_up_at_start_and_follow_the_store() -> None:
+    """Loaded in the background at start (an agent's first read does not wait for
+    it), then fed by writes; a write it did not see (another process on a shared
+    store) makes a validating index reload."""
+    async with world() as w:
+        for i in range(5):
+            await put(w, f"/n/{i}", {"summary": f"note {i}"})
+        fresh = KeyIndexes(w.records, LimitsSettings(), validate=True)
+        fresh.start()
+        try:
+            for _ in range(500):
+                if fresh.loads:
+                    break
+                await asyncio.sleep(0.01)
+            assert fresh.loads == 1
+            index = await fresh.get(A.partition)
+            assert sorted(index.keys) == [f"/n/{i}" for i in range(5)] and fresh.loads == 1
+            # Written through the world's own service: this index was not told.
+            await put(w, "/n/new", {"summary": "new"})
+            index = await fresh.get(A.partition)
+            assert "/n/new" in index.keys and fresh.loads == 2
+        finally:
+            await fresh.close()
