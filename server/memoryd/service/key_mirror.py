@@ -75,6 +75,8 @@ class _PartitionMirror:
     repaired: bool = False
     #: The version of the last line of log.jsonl.
     logged: int = 0
+    #: A background repair is waiting to start (rewrites in a row share it).
+    scheduled: bool = False
 
 
 def _expires_at(entry: KeyEntry, limits: LimitsSettings) -> datetime | None:
@@ -199,8 +201,11 @@ class KeyMirror:
             self._schedule(partition, entry, expires)
 
     async def keys_rewritten(self, partition: Partition) -> None:
-        self._mirror(partition).repaired = False
-        self._spawn(self._repair_logged(partition))
+        mirror = self._mirror(partition)
+        mirror.repaired = False
+        if not mirror.scheduled:  # an import rewrites in many batches: one repair
+            mirror.scheduled = True
+            self._spawn(self._repair_logged(partition))
 
     # ------------------------------------------------------------------ repair
 
@@ -208,6 +213,7 @@ class KeyMirror:
         """Check the partition's files against the store and fix what differs."""
         mirror = self._mirror(partition)
         async with mirror.lock:
+            mirror.scheduled = False  # a rewrite from now on needs another repair
             await self._repair_locked(partition, mirror)
 
     async def _repair_locked(self, partition: Partition, mirror: _PartitionMirror) -> None:
