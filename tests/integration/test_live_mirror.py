@@ -11,10 +11,12 @@ files.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -326,3 +328,19 @@ def test_a_sigkill_between_store_and_files_is_repaired_on_the_next_start(
                 ["grep", "-rl", f'"key":"{key}"', "index/"], cwd=root, capture_output=True
             )
             assert (grep.returncode == 0) == (key in expected), key
+
+
+def test_readme_keyed_memory_example_runs(
+    shared_daemon: Daemon, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README "Keyed memory": the example runs and prints the output shown under
+    "Default read"."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Keyed memory", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    shown = re.search(r"```\n(\[Agent Memory\]\n.*?)```", section, re.S)
+    assert blocks and shown is not None
+    agent = f"readme-{uuid.uuid4().hex[:8]}"
+    code = blocks[0].replace('"127.0.0.1:50051"', repr(shared_daemon.address))
+    exec(compile(code.replace('"demo"', repr(agent)), "README.md", "exec"), {})
+    assert capsys.readouterr().out == shown.group(1)
