@@ -189,8 +189,6 @@ class KeyMirror:
             if not mirror.repaired:
                 await self._repair_locked(partition, mirror)  # includes this write
                 return
-            if not self._shown(entry):
-                return
             try:
                 await asyncio.to_thread(self._apply_write, mirror, entry)
             except OSError:
@@ -303,15 +301,16 @@ class KeyMirror:
     def _apply_write(self, mirror: _PartitionMirror, entry: KeyEntry) -> None:
         directory = mirror.directory
         index_root = directory / INDEX_DIR
-        if entry.version > mirror.logged:
+        shown = self._shown(entry)
+        if shown and entry.version > mirror.logged:
             with open(directory / LOG_FILE, "a", encoding="utf-8") as out:
                 out.write(envelope_line(entry))
             mirror.logged = entry.version
         target = index_file(index_root, entry.key)
         expires = _expires_at(entry, self._limits)
-        if entry.valid and (expires is None or expires > self._clock()):
+        if shown and entry.valid and (expires is None or expires > self._clock()):
             atomic_write(target, envelope_line(entry))
-        else:
+        else:  # a tombstone, expired, or now above the mirror's clearance
             remove_file(target, index_root)
 
     # ------------------------------------------------------------------ expiry

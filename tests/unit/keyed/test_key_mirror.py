@@ -75,6 +75,12 @@ async def test_writes_tombstones_and_hidden_levels(
     ]
     assert '"content":{"n": 1}' not in (root / "log.jsonl").read_text()  # compacted text
     assert '"content":{"n":1}' in (root / "log.jsonl").read_text()
+    # Rewritten above the mirror's clearance: its file goes, it does not stay stale.
+    await service.set(
+        S, KeyWrite("/user/name", "Bob", source=USER, security_level=SecurityLevel.CONFIDENTIAL)
+    )
+    assert index_keys(root) == set()
+    assert "Bob" not in (root / "log.jsonl").read_text()
 
 
 async def test_repair_fixes_what_a_crash_or_a_hand_left(
