@@ -22,6 +22,9 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
   mcp         recall and remember as MCP tool calls over Streamable HTTP (the SDK's
               client) beside the same gRPC calls, interleaved call by call: p50/p99, what
               MCP adds, the daemon's CPU per call (bench/mcp_overhead.py)
+  keyed       DefaultRead (first read, 300 and 2,000 tokens, with a tag), GetKey and ListKeys
+              at 1k, 10k and 100k keys in one agent, SetMemory at 1k (bench/keyed_latency.py;
+              --quick: 1k and 10k)
   mem0        mem0 (infer=False, same embedder, its default local store) add and search
   quality     bench/quality.py: today's defaults (baseline commit) against the new
               ones on all of REALTALK (dev and held-out chats) and 4 MemDaily files;
@@ -51,6 +54,7 @@ from typing import Any
 
 import grpc
 import grpc_servers
+import keyed_latency
 import numpy as np
 import peers
 from common import (
@@ -89,7 +93,8 @@ RESULTS = BENCH / "results"
 #: The Go load generator (bench/loadgen), built by `make bench`.
 LOADGEN = BENCH / ".bin" / "loadgen"
 SECTIONS = (
-    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mcp", "mem0",
+    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mcp", "keyed",
+    "mem0",
     "quality",
 )  # fmt: skip
 
@@ -100,6 +105,7 @@ FULL = {
     "ingest_budget_s": 420, "qdrant_local_max": 10_000, "remember_calls": 200,
     "trace_memories": 10_000, "trace_rounds": 12, "trace_calls": 100,
     "mcp_memories": 10_000, "mcp_calls": 500,
+    "keyed_tiers": (1_000, 10_000, 100_000), "keyed_reads": 200,
 }  # fmt: skip
 QUICK = {
     "tiers": [("10k", 10_000, 1), ("20k/10 agents", 20_000, 10)],
@@ -108,6 +114,7 @@ QUICK = {
     "ingest_budget_s": 30, "qdrant_local_max": 0, "remember_calls": 40,
     "trace_memories": 2_000, "trace_rounds": 6, "trace_calls": 60,
     "mcp_memories": 1_000, "mcp_calls": 150,
+    "keyed_tiers": (1_000, 10_000), "keyed_reads": 100,
 }  # fmt: skip
 #: Concurrent RememberBatch calls while loading a tier of several agents.
 INGEST_WRITERS = 4
@@ -450,6 +457,8 @@ def main() -> None:
             result["tracing"] = tracing_overhead(tmp, cfg, source)
         if "mcp" in chosen:
             result["mcp"] = mcp_overhead(tmp, cfg["mcp_memories"], cfg["mcp_calls"])
+        if "keyed" in chosen:
+            result["keyed"] = keyed_latency.run(tmp, cfg["keyed_tiers"], cfg["keyed_reads"])
         if "mem0" in chosen:
             rng = random.Random(21)
             texts = [sentence(rng, i) for i in range(cfg["mem0"])]

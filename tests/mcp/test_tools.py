@@ -121,10 +121,11 @@ async def test_bad_input_is_a_tool_error_naming_the_field_and_stores_nothing(
 ) -> None:
     agent = f"bad-{transport}"
     bad = [
-        ("set_memory", {"key": "no-slash", "value": 1}, "key"),
-        ("set_memory", {"key": "/user/x"}, "value"),
+        ("set_memory", {"key": "no-slash", "value": 1, "source": "user"}, "key"),
+        ("set_memory", {"key": "/user/x", "source": "user"}, "value"),
+        ("set_memory", {"key": "/user/x", "value": 1}, "source"),
         ("set_memory", {"key": "/kb/fact", "value": "x", "source": "user"}, "source"),
-        ("set_memory", {"key": "/a/../b", "value": 1}, "key"),
+        ("set_memory", {"key": "/a/../b", "value": 1, "source": "user"}, "key"),
         ("remember", {"content": ""}, "content"),
         ("remember", {"content": "x", "tenant_id": "globex"}, "tenant_id"),
         ("remember", {"content": "x", "source": "carrier-pigeon"}, "source"),
@@ -198,7 +199,8 @@ async def test_resources_and_the_memory_context_prompt(
             "update_agent_memory", {"content": "# Travel agent\nBe concise.", "agent_id": agent}
         )
         await client.call_tool(
-            "set_memory", {"key": "/user/home", "value": "Porto", "agent_id": agent}
+            "set_memory",
+            {"key": "/user/home", "value": "Porto", "source": "user", "agent_id": agent},
         )
         await client.call_tool(
             "remember", {"content": "Ada is afraid of flying", "agent_id": agent}
@@ -228,7 +230,8 @@ async def test_identity_is_the_transports(mcp_daemon: McpDaemon, transport: str)
     async with mcp_client(transport, d, url, ALICE.raw) as alice:
         await alice.call_tool("remember", {"content": f"{secret} launch codes", "agent_id": agent})
         await alice.call_tool(
-            "set_memory", {"key": f"/ops/{transport}", "value": secret, "agent_id": agent}
+            "set_memory",
+            {"key": f"/ops/{transport}", "value": secret, "source": "agent", "agent_id": agent},
         )
     async with mcp_client(transport, d, url, BOB.raw) as bob:
         hits = await bob.call_tool("recall", {"query": f"{secret} launch codes", "agent_id": agent})

@@ -43,7 +43,7 @@ SCRIPT = [
         "Hi, I'm Ada. Please keep your answers short, I read them on my phone.",
         [
             ("remember", {"content": "Ada prefers short answers", "memory_type": "preference"}),
-            ("set_memory", {"key": "/user/name", "value": "Ada"}),
+            ("set_memory", {"key": "/user/name", "value": "Ada", "source": "user"}),
         ],
         lambda results: "Got it, Ada: short answers from now on.",
     ),

@@ -58,10 +58,14 @@ def test_bad_sources_name_the_field(value: object, message: str) -> None:
 
 
 def test_arguments_are_checked_against_the_schema() -> None:
-    assert check_arguments("set_memory", {"key": "/k", "value": None}) == {
+    assert check_arguments("set_memory", {"key": "/k", "value": None, "source": "user"}) == {
         "key": "/k",
         "value": None,
+        "source": "user",
     }
+    with pytest.raises(ToolArgumentError) as error:
+        check_arguments("set_memory", {"key": "/k", "value": 1})
+    assert error.value.field == "source"
     with pytest.raises(ToolArgumentError) as error:
         check_arguments("save_state", {"session_id": "s", "components": {"a": 1}})
     assert error.value.field == "components.a"

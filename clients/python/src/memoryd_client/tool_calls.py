@@ -226,16 +226,19 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
 
 
 def _set_memory(agent: str, args: Mapping[str, Any]) -> ToolPlan:
+    source = _source_pb(args["source"])  # required: check_arguments saw it
+    assert source is not None
     call = keys.set_memory(
         agent,
         args["key"],
         args["value"],
+        source=source,
         if_version=args.get("if_version"),
         security_level=args.get("security_level"),
     )
     return ToolPlan(
         _mapped(
-            _with_source(call, args.get("source")),
+            call,
             lambda e: {
                 "key": e.key,
                 "version": e.version,
@@ -431,8 +434,8 @@ class _ClientFiles:
         return (content if isinstance(content, str) else str(content)), entry.version
 
     async def write(self, key: str, text: str | None, if_version: int | None) -> int:
-        call = _with_source(keys.set_memory(self._agent, key, text, if_version=if_version), "agent")
-        call.request.source.name = "memory tool"
+        source = {"kind": "agent", "name": "memory tool"}
+        call = keys.set_memory(self._agent, key, text, source=source, if_version=if_version)
         entry: KeyEntry = await self._client.run(call)
         return entry.version
 

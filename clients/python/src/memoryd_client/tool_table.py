@@ -114,7 +114,8 @@ SOURCE_SCHEMA: JSON = {
     "description": (
         'Where the content came from: "user", "agent", "system", "tool:<name>", '
         '"web:<url>", "file:<path>", or an object {kind, name, locator, retrieved_at}. '
-        "Required (with a name and locator) for keys under /kb/."
+        "Required on every key write; for keys under /kb/ and kinds web, tool and file "
+        "with a name and locator (the short forms fill them)."
     ),
     "oneOf": [
         {"type": "string", "minLength": 1},
@@ -274,7 +275,7 @@ _SPECS = [
             },
             "agent_id": _AGENT,
         },
-        ("key", "value"),
+        ("key", "value", "source"),
         _out(
             {
                 "key": _STR,
