@@ -311,7 +311,7 @@ class WorkingMemorySettings(BaseModel):
     max_schema_bytes: int = Field(64 * 1024, ge=1)
     #: Longest thread_id / resource_id.
     max_scope_id_bytes: int = Field(256, ge=1)
-    #: Longest a schema check or validation may run (in a worker thread) before the
+    #: CPU time a schema check or validation may use (in a worker thread) before the
     #: write is refused: a client schema must not hold the daemon's workers.
     schema_time_budget_ms: float = Field(250.0, gt=0, le=60_000)
 
