@@ -457,6 +457,7 @@ class MemoryService:
             created_at=created,
             updated_at=created,
             expires_at=draft.expires_at,
+            occurred_at=draft.occurred_at,
             embedding_model=space,
             embedding_dimension=self._embedder.dimension,
             vector=vector,

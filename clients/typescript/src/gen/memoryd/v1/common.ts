@@ -380,6 +380,13 @@ export interface Memory {
    * with the inverse kind. Kept in metadata["memoryd:relations"].
    */
   relations: MemoryRelation[];
+  /**
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   */
+  occurredAt: Date | undefined;
 }
 
 export interface MemoryRelation {
@@ -563,6 +570,7 @@ function createBaseMemory(): Memory {
     supersededBy: "",
     derivedFrom: [],
     relations: [],
+    occurredAt: undefined,
   };
 }
 
@@ -645,6 +653,9 @@ export const Memory: MessageFns<Memory> = {
     }
     for (const v of message.relations) {
       MemoryRelation.encode(v!, writer.uint32(210).fork()).join();
+    }
+    if (message.occurredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(218).fork()).join();
     }
     return writer;
   },
@@ -870,6 +881,14 @@ export const Memory: MessageFns<Memory> = {
             message.relations.push(MemoryRelation.decode(reader, reader.uint32()));
             continue;
           }
+          case 27: {
+            if (tag !== 218) {
+              break;
+            }
+
+            message.occurredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -966,6 +985,11 @@ export const Memory: MessageFns<Memory> = {
       relations: globalThis.Array.isArray(object?.relations)
         ? object.relations.map((e: any) => MemoryRelation.fromJSON(e))
         : [],
+      occurredAt: isSet(object.occurredAt)
+        ? fromJsonTimestamp(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? fromJsonTimestamp(object.occurred_at)
+        : undefined,
     };
   },
 
@@ -1049,6 +1073,9 @@ export const Memory: MessageFns<Memory> = {
     if (message.relations?.length) {
       obj.relations = message.relations.map((e) => MemoryRelation.toJSON(e));
     }
+    if (message.occurredAt !== undefined) {
+      obj.occurredAt = message.occurredAt.toISOString();
+    }
     return obj;
   },
 
@@ -1085,6 +1112,7 @@ export const Memory: MessageFns<Memory> = {
     message.supersededBy = object.supersededBy ?? "";
     message.derivedFrom = object.derivedFrom?.map((e) => e) || [];
     message.relations = object.relations?.map((e) => MemoryRelation.fromPartial(e)) || [];
+    message.occurredAt = object.occurredAt ?? undefined;
     return message;
   },
 };

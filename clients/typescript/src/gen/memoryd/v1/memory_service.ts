@@ -366,7 +366,14 @@ export interface RememberRequest {
   /** Optional client-supplied embedding; must match the daemon's dimension. */
   embedding: number[];
   /** Optional creation time (imports, replays of conversations); defaults to now. */
-  createdAt: Date | undefined;
+  createdAt:
+    | Date
+    | undefined;
+  /**
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   */
+  occurredAt: Date | undefined;
 }
 
 export interface RememberResponse {
@@ -455,6 +462,14 @@ export interface ScoreComponents {
    * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
    */
   relevance: number;
+  /**
+   * Whether the memory's event time (occurred_at, else created_at) falls in a time
+   * the query names ("yesterday", "in May", "on 3 March", "上周"; allowing a day
+   * before and two after): 1 or 0, and 0 when the query names no time. In hybrid
+   * recall relevance is then (1 - w) * match + w * temporal, w =
+   * recall.temporal_weight.
+   */
+  temporal: number;
 }
 
 export interface RecallRequest {
@@ -487,6 +502,11 @@ export interface RecallRequest {
   includeArchived: boolean;
   /** Drop results whose final score is below this; 0 means no threshold. */
   minScore: number;
+  /**
+   * The reference time of relative time expressions in the query ("yesterday", "last
+   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   */
+  now: Date | undefined;
 }
 
 export interface RecallResult {
@@ -540,7 +560,7 @@ export interface UpdateMemoryRequest {
   /**
    * memory.id names the memory; the fields in update_mask are replaced.
    * Updatable: content, memory_type, tags, security_level, importance, confidence,
-   * namespace, metadata, source, expires_at, archived.
+   * namespace, metadata, source, expires_at, archived, occurred_at.
    */
   memory: Memory | undefined;
   updateMask:
@@ -903,6 +923,7 @@ function createBaseRememberRequest(): RememberRequest {
     expiresAt: undefined,
     embedding: [],
     createdAt: undefined,
+    occurredAt: undefined,
   };
 }
 
@@ -950,6 +971,9 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     }
     if (message.createdAt !== undefined) {
       Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(106).fork()).join();
+    }
+    if (message.occurredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(114).fork()).join();
     }
     return writer;
   },
@@ -1081,6 +1105,14 @@ export const RememberRequest: MessageFns<RememberRequest> = {
             message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.occurredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1130,6 +1162,11 @@ export const RememberRequest: MessageFns<RememberRequest> = {
         : isSet(object.created_at)
         ? fromJsonTimestamp(object.created_at)
         : undefined,
+      occurredAt: isSet(object.occurredAt)
+        ? fromJsonTimestamp(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? fromJsonTimestamp(object.occurred_at)
+        : undefined,
     };
   },
 
@@ -1174,6 +1211,9 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     if (message.createdAt !== undefined) {
       obj.createdAt = message.createdAt.toISOString();
     }
+    if (message.occurredAt !== undefined) {
+      obj.occurredAt = message.occurredAt.toISOString();
+    }
     return obj;
   },
 
@@ -1197,6 +1237,7 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     message.expiresAt = object.expiresAt ?? undefined;
     message.embedding = object.embedding?.map((e) => e) || [];
     message.createdAt = object.createdAt ?? undefined;
+    message.occurredAt = object.occurredAt ?? undefined;
     return message;
   },
 };
@@ -1748,7 +1789,17 @@ export const Scoring: MessageFns<Scoring> = {
 };
 
 function createBaseScoreComponents(): ScoreComponents {
-  return { similarity: 0, recency: 0, importance: 0, decayed: 0, weighted: 0, keyword: 0, fused: 0, relevance: 0 };
+  return {
+    similarity: 0,
+    recency: 0,
+    importance: 0,
+    decayed: 0,
+    weighted: 0,
+    keyword: 0,
+    fused: 0,
+    relevance: 0,
+    temporal: 0,
+  };
 }
 
 export const ScoreComponents: MessageFns<ScoreComponents> = {
@@ -1776,6 +1827,9 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     }
     if (message.relevance !== 0) {
       writer.uint32(65).double(message.relevance);
+    }
+    if (message.temporal !== 0) {
+      writer.uint32(73).double(message.temporal);
     }
     return writer;
   },
@@ -1857,6 +1911,14 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
             message.relevance = reader.double();
             continue;
           }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.temporal = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1879,6 +1941,7 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
       keyword: isSet(object.keyword) ? globalThis.Number(object.keyword) : 0,
       fused: isSet(object.fused) ? globalThis.Number(object.fused) : 0,
       relevance: isSet(object.relevance) ? globalThis.Number(object.relevance) : 0,
+      temporal: isSet(object.temporal) ? globalThis.Number(object.temporal) : 0,
     };
   },
 
@@ -1908,6 +1971,9 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     if (message.relevance !== 0) {
       obj.relevance = floatToJson(message.relevance);
     }
+    if (message.temporal !== 0) {
+      obj.temporal = floatToJson(message.temporal);
+    }
     return obj;
   },
 
@@ -1924,6 +1990,7 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     message.keyword = object.keyword ?? 0;
     message.fused = object.fused ?? 0;
     message.relevance = object.relevance ?? 0;
+    message.temporal = object.temporal ?? 0;
     return message;
   },
 };
@@ -1945,6 +2012,7 @@ function createBaseRecallRequest(): RecallRequest {
     createdBefore: undefined,
     includeArchived: false,
     minScore: 0,
+    now: undefined,
   };
 }
 
@@ -2002,6 +2070,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     }
     if (message.minScore !== 0) {
       writer.uint32(121).double(message.minScore);
+    }
+    if (message.now !== undefined) {
+      Timestamp.encode(toTimestamp(message.now), writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -2159,6 +2230,14 @@ export const RecallRequest: MessageFns<RecallRequest> = {
             message.minScore = reader.double();
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.now = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2224,6 +2303,7 @@ export const RecallRequest: MessageFns<RecallRequest> = {
         : isSet(object.min_score)
         ? globalThis.Number(object.min_score)
         : 0,
+      now: isSet(object.now) ? fromJsonTimestamp(object.now) : undefined,
     };
   },
 
@@ -2274,6 +2354,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     if (message.minScore !== 0) {
       obj.minScore = floatToJson(message.minScore);
     }
+    if (message.now !== undefined) {
+      obj.now = message.now.toISOString();
+    }
     return obj;
   },
 
@@ -2299,6 +2382,7 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     message.createdBefore = object.createdBefore ?? undefined;
     message.includeArchived = object.includeArchived ?? false;
     message.minScore = object.minScore ?? 0;
+    message.now = object.now ?? undefined;
     return message;
   },
 };
