@@ -61,6 +61,7 @@ from quality_data import (
     split,
 )
 
+from memoryd.text.when import time_spans
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
@@ -69,6 +70,8 @@ RESULTS = REPO / "bench" / "results"
 #: main before issue 24: the baseline's code.
 BASELINE_COMMIT = "2f50275"
 KS = (1, 5, 10, 25, 50)
+#: The category of the questions that name a time (memoryd.text.when), any category.
+NAMES_A_TIME = "names a time"
 TOP = max(KS)
 AGENT = "quality"
 BATCH = 500
@@ -87,6 +90,7 @@ BASELINE = Variant("baseline", baseline=True)
 NEW = Variant("new")
 #: One lever changed against the new defaults each (named by what they change).
 AB_VARIANTS = (
+    Variant("new, time-aware off", env={"MEMORYD_RECALL__TEMPORAL_WEIGHT": "0"}),
     Variant("new, rrf fusion (as before)", env={"MEMORYD_RECALL__FUSION": "rrf"}),
     Variant("new, context expansion on", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "1"}),
     Variant("new, vector weight 0.7", env={"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "0.7"}),
@@ -169,6 +173,9 @@ def ingest(stub: mgrpc.MemoryServiceStub, corpus: Corpus, vectors: Vectors | Non
                 content=t.text,
                 namespace=t.namespace,
                 created_at=_timestamp(t.created_at),
+                # The turn's time is also when what it tells happened, as far as the
+                # data says (the baseline's server ignores the field).
+                occurred_at=_timestamp(t.created_at),
                 metadata=meta,
             )
             if vectors is not None:
@@ -204,7 +211,13 @@ def evaluate(
     ranked: list[list[str]] = []
     latencies: list[float] = []
     for i, q in enumerate(questions):
-        request = mpb.RecallRequest(agent_id=AGENT, query=q.text, namespace=q.namespace, limit=TOP)
+        request = mpb.RecallRequest(
+            agent_id=AGENT,
+            query=q.text,
+            namespace=q.namespace,
+            limit=TOP,
+            now=_timestamp(q.asked_at),
+        )
         if vectors is not None:
             request.query_embedding.extend(vectors[i].tolist())
         started = time.perf_counter()
@@ -216,11 +229,17 @@ def evaluate(
 
 
 def scores(questions: list[Question], ranked: list[list[str]]) -> dict[str, dict[str, float]]:
-    """Per category and overall."""
+    """Per category, for the questions that name a time (of any category: what
+    time-aware recall can change), and overall."""
     by_category: dict[str, list[tuple[list[str], frozenset[str]]]] = defaultdict(list)
+    timed = []
     for q, r in zip(questions, ranked, strict=True):
         by_category[q.category].append((r, q.gold))
+        if time_spans(q.text, q.asked_at):
+            timed.append((r, q.gold))
     out = {name: _scores(items) for name, items in sorted(by_category.items())}
+    if timed:
+        out[NAMES_A_TIME] = _scores(timed)
     out["overall"] = _scores([item for items in by_category.values() for item in items])
     return out
 
@@ -270,6 +289,8 @@ def measure(
     }
     with baseline_code() as old_code:
         for code_name in ("baseline", "new"):
+            if not any(v.baseline == (code_name == "baseline") for v in variants):
+                continue
             code = old_code if code_name == "baseline" else None
             data_dir = tmp / f"{corpus.name}-{embedder}-{code_name}" / "data"
             with daemon(data_dir, embedder, {}, code) as stub:
@@ -330,6 +351,15 @@ def main() -> None:
     parser.add_argument("--skip-memdaily", action="store_true")
     parser.add_argument("--skip-realtalk", action="store_true")
     parser.add_argument("--skip-ab", action="store_true", help="baseline and new only")
+    parser.add_argument(
+        "--variants",
+        type=lambda v: [x for x in v.split(",") if x],
+        default=None,
+        help="only the variants whose names contain one of these (comma-separated)",
+    )
+    parser.add_argument(
+        "--no-end-to-end", action="store_true", help="vectors supplied only (no latency runs)"
+    )
     parser.add_argument("--json-out", type=Path)
     parser.add_argument(
         "--memdaily-files", type=int, default=None, help="a spread of this many MemDaily files"
@@ -360,6 +390,13 @@ def main() -> None:
         out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
 
     variants = [BASELINE, NEW, *(() if args.skip_ab else AB_VARIANTS)]
+    if args.variants:  # each part: a variant's exact name, else part of names
+        names = {v.name for v in variants}
+        variants = [
+            v
+            for v in variants
+            if any(p == v.name or (p not in names and p in v.name) for p in args.variants)
+        ]
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_realtalk:
             # --quick: the first two chats (dev) and one held-out chat.
@@ -368,7 +405,12 @@ def main() -> None:
                 keep = {"Chat_10_Fahim_Muhhamed", "Chat_1_Emi_Elise", "Chat_3_Kevin_Paola"}
                 realtalk = _subset(realtalk, keep)
             result = measure(
-                realtalk, args.realtalk_embedder, Path(tmp), variants, held_out=HELD_OUT
+                realtalk,
+                args.realtalk_embedder,
+                Path(tmp),
+                variants,
+                held_out=HELD_OUT,
+                end_to_end=not args.no_end_to_end,
             )
             report["realtalk"] = result
             save()
@@ -376,7 +418,10 @@ def main() -> None:
         if not args.skip_memdaily:
             memdaily = load_memdaily(4 if args.quick else args.memdaily_files)
             for embedder in args.memdaily_embedders:
-                result = measure(memdaily, embedder, Path(tmp), [BASELINE, NEW])
+                chosen = [v for v in variants if v in (BASELINE, NEW)]
+                result = measure(
+                    memdaily, embedder, Path(tmp), chosen, end_to_end=not args.no_end_to_end
+                )
                 report[f"memdaily_{embedder}"] = result
                 save()
                 sections.append(markdown("MemDaily", result))

@@ -180,6 +180,13 @@ class RecallSettings(BaseModel):
     context_neighbours: int = Field(0, ge=0, le=5)
     context_seeds: int = Field(1, ge=1, le=10)
     context_discount: float = Field(0.9, gt=0, le=1)
+    #: Time-aware recall (service/temporal.py): a query naming a time ("yesterday",
+    #: "on 29 Dec 2023", "上周三") favours memories whose event time (occurred_at, else
+    #: created_at) falls in it, widened by the hours before and after; relevance
+    #: becomes (1 - w) * relevance + w * temporal. 0 turns it off.
+    temporal_weight: float = Field(0.3, ge=0, le=1)
+    temporal_before_hours: float = Field(24.0, ge=0)
+    temporal_after_hours: float = Field(48.0, ge=0)
 
     @model_validator(mode="before")
     @classmethod
