@@ -52,6 +52,7 @@ from memoryd.service.access_stats import AccessStatsBuffer
 from memoryd.service.context import with_context
 from memoryd.service.contradiction import ContradictionResolver
 from memoryd.service.dedup import Deduplicator
+from memoryd.service.feedback import with_feedback
 from memoryd.service.hybrid import Candidate, hybrid_candidates
 from memoryd.service.ordering import ORDER_KEYS, cursor_for, ranked_page
 from memoryd.service.pagination import PageTokenCodec, fingerprint
@@ -305,6 +306,16 @@ class MemoryService:
                 limit=wide,
                 settings=self._recall,
                 text_search=early_text,
+            )
+            found = await with_feedback(
+                store,
+                scope.partition,
+                found,
+                text=text,
+                vector=vector,
+                flt=flt,
+                limit=wide,
+                settings=self._recall,
             )
             found = await with_context(store, scope.partition, found, flt, vector, self._recall)
             scored = _scored_hybrid(found, scorer, now, when, limit)
