@@ -91,10 +91,7 @@ NEW = Variant("new")
 #: One lever changed against the new defaults each (named by what they change).
 AB_VARIANTS = (
     Variant("new, time-aware off", env={"MEMORYD_RECALL__TEMPORAL_WEIGHT": "0"}),
-    Variant("new, time weight 0.5", env={"MEMORYD_RECALL__TEMPORAL_WEIGHT": "0.5"}),
-    Variant("new, cosine spread floor 0.1", env={"MEMORYD_RECALL__CONVEX_MIN_SPREAD": "0.1"}),
     Variant("new, cosine spread floor 0.2", env={"MEMORYD_RECALL__CONVEX_MIN_SPREAD": "0.2"}),
-    Variant("new, cosine spread floor 0.4", env={"MEMORYD_RECALL__CONVEX_MIN_SPREAD": "0.4"}),
     Variant("new, text feedback 5 terms", env={"MEMORYD_RECALL__FEEDBACK_TERMS": "5"}),
     Variant("new, rrf fusion (as before)", env={"MEMORYD_RECALL__FUSION": "rrf"}),
     Variant("new, context expansion on", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "1"}),
