@@ -41,7 +41,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,7 +61,7 @@ from quality_data import (
     split,
 )
 
-from memoryd.text.when import time_spans
+from memoryd.text.when import asked_part, time_spans
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
@@ -74,6 +74,8 @@ KS = (1, 5, 10, 25, 50)
 NAMES_A_TIME = "names a time"
 TOP = max(KS)
 AGENT = "quality"
+#: Questions timed in the interleaved latency comparison (the first of the corpus).
+LATENCY_QUESTIONS = 700
 BATCH = 500
 
 
@@ -92,6 +94,7 @@ NEW = Variant("new")
 AB_VARIANTS = (
     Variant("new, time-aware off", env={"MEMORYD_RECALL__TEMPORAL_WEIGHT": "0"}),
     Variant("new, cosine spread floor 0.2", env={"MEMORYD_RECALL__CONVEX_MIN_SPREAD": "0.2"}),
+    Variant("new, cosine spread floor 0.3", env={"MEMORYD_RECALL__CONVEX_MIN_SPREAD": "0.3"}),
     Variant("new, text feedback 5 terms", env={"MEMORYD_RECALL__FEEDBACK_TERMS": "5"}),
     Variant("new, rrf fusion (as before)", env={"MEMORYD_RECALL__FUSION": "rrf"}),
     Variant("new, context expansion on", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "1"}),
@@ -126,6 +129,10 @@ def daemon(
     settings = {
         "MEMORYD_LOGGING__LEVEL": "warning",
         "MEMORYD_DEDUP__ENABLED": "false",
+        # Every turn stays one live memory: contradiction handling would archive an
+        # earlier turn that a later one contradicts ("I love pasta" / "I don't"),
+        # and recall does not return archived memories (the baseline has none).
+        "MEMORYD_CONTRADICTIONS__MODE": "off",
         "MEMORYD_EMBEDDING__CACHE_SIZE": "0",
         "MEMORYD_METRICS__LISTEN": "127.0.0.1:0",
         # A slow batch must not fall back to the hashing embedder: that measures the
@@ -237,7 +244,7 @@ def scores(questions: list[Question], ranked: list[list[str]]) -> dict[str, dict
     timed = []
     for q, r in zip(questions, ranked, strict=True):
         by_category[q.category].append((r, q.gold))
-        if time_spans(q.text, q.asked_at):
+        if time_spans(asked_part(q.text), q.asked_at):
             timed.append((r, q.gold))
     out = {name: _scores(items) for name, items in sorted(by_category.items())}
     if timed:
@@ -316,12 +323,85 @@ def measure(
                             }
                             for name, qs in splits.items()
                         }
+        if end_to_end and BASELINE in variants and NEW in variants:
+            print(f"  {corpus.name} {embedder} latency, baseline and new interleaved", flush=True)
+            pair = {
+                "baseline": (tmp / f"{corpus.name}-{embedder}-baseline" / "data", old_code),
+                "new": (tmp / f"{corpus.name}-{embedder}-new" / "data", None),
+            }
+            report["latency_interleaved"] = interleaved_latency(
+                pair, embedder, corpus, query_vectors
+            )
     return report
+
+
+def interleaved_latency(
+    pair: dict[str, tuple[Path, Path | None]],
+    embedder: str,
+    corpus: Corpus,
+    query_vectors: Vectors,
+) -> dict[str, Any]:
+    """Recall latency of the baseline's and the new daemon, both running, each question
+    sent to one and then the other (the order alternating), with the vector supplied
+    and end to end: on a shared machine whose load drifts, the two see the same load,
+    which separate runs minutes apart do not."""
+    questions = corpus.questions[:LATENCY_QUESTIONS]
+    seconds: dict[str, list[float]] = defaultdict(list)
+    with ExitStack() as stack:
+        stubs = {
+            name: stack.enter_context(daemon(data_dir, embedder, {}, code))
+            for name, (data_dir, code) in pair.items()
+        }
+        for stub in stubs.values():
+            warm_up(stub, corpus)
+        names = list(stubs)
+        for i, q in enumerate(questions):
+            for how in ("vectors supplied", "end to end"):
+                for name in names if i % 2 == 0 else names[::-1]:
+                    request = mpb.RecallRequest(
+                        agent_id=AGENT, query=q.text, namespace=q.namespace, limit=TOP
+                    )
+                    if how == "vectors supplied":
+                        request.query_embedding.extend(query_vectors[i].tolist())
+                    started = time.perf_counter()
+                    stubs[name].Recall(request, timeout=60)
+                    seconds[f"{name} ({how})"].append(time.perf_counter() - started)
+    out: dict[str, Any] = {"questions": len(questions)}
+    out.update({run: latency(values) for run, values in seconds.items()})
+    for how in ("vectors supplied", "end to end"):
+        new, old = out[f"new ({how})"]["p50"], out[f"baseline ({how})"]["p50"]
+        out[f"p50 new / baseline ({how})"] = round(new / old, 2) if old else None
+    return out
 
 
 # ---------------------------------------------------------------- reporting
 
 COLUMNS = ("recall_all@10", "recall_any@10", "recall_all@5", "recall_all@25", "mrr")
+
+
+def _latency_lines(report: dict[str, Any]) -> list[str]:
+    timing = report.get("latency_interleaved")
+    if not timing:
+        return []
+    lines = [
+        "",
+        f"Recall latency, baseline and new interleaved ({timing['questions']} questions):",
+        "",
+        "| daemon | how | p50 ms | p95 ms | p99 ms |",
+        "|---|---|---|---|---|",
+    ]
+    for run, values in timing.items():
+        if isinstance(values, dict):
+            name, _, how = run.partition(" (")
+            lines.append(
+                f"| {name} | {how.rstrip(')')} | {values['p50']} | {values['p95']} | "
+                f"{values['p99']} |"
+            )
+    lines += [
+        f"| p50 new / baseline | {how} | {timing[f'p50 new / baseline ({how})']} | | |"
+        for how in ("vectors supplied", "end to end")
+    ]
+    return lines
 
 
 def markdown(name: str, report: dict[str, Any]) -> str:
@@ -342,7 +422,7 @@ def markdown(name: str, report: dict[str, Any]) -> str:
                     f"| {run} | {split_name} | {category} | {int(s['questions'])} | {cells} "
                     f"| {timing} |"
                 )
-    return "\n".join(lines)
+    return "\n".join(lines + _latency_lines(report))
 
 
 def main() -> None:
@@ -420,7 +500,8 @@ def main() -> None:
         if not args.skip_memdaily:
             memdaily = load_memdaily(4 if args.quick else args.memdaily_files)
             for embedder in args.memdaily_embedders:
-                chosen = [v for v in variants if v in (BASELINE, NEW)]
+                # The A/B levers on MemDaily only when asked for by name (--variants).
+                chosen = variants if args.variants else [BASELINE, NEW]
                 result = measure(
                     memdaily, embedder, Path(tmp), chosen, end_to_end=not args.no_end_to_end
                 )

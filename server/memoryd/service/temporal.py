@@ -9,8 +9,9 @@ before it and ``temporal_after_hours`` after it (people tell of a day's events t
 evening or the next days, and of plans the days before), else 0. Relevance becomes
 (1 - w) * relevance + w * temporal, w = ``recall.temporal_weight``: a boost, not a
 filter, so a misread expression costs order, never a result. When no candidate falls
-in a span (a time the memories do not cover, or a time mentioned in passing) nothing
-changes.
+in a span (a time the memories do not cover) nothing changes; a time mentioned in a
+remark before the question ("Nice weather today. Where was I last week?") is not read
+(memoryd.text.when.asked_part).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import datetime, timedelta
 
 from memoryd.config import RecallSettings
 from memoryd.domain.models import Memory
-from memoryd.text.when import TimeSpan, time_spans
+from memoryd.text.when import TimeSpan, asked_part, time_spans
 
 
 class TimeQuery:
@@ -30,7 +31,7 @@ class TimeQuery:
         self.weight = settings.temporal_weight
         before = timedelta(hours=settings.temporal_before_hours)
         after = timedelta(hours=settings.temporal_after_hours)
-        spans = time_spans(query, now) if self.weight > 0 and query else []
+        spans = time_spans(asked_part(query), now) if self.weight > 0 and query else []
         self.spans: list[TimeSpan] = [
             TimeSpan(
                 None if s.start is None else s.start - before,

@@ -52,6 +52,24 @@ class TimeSpan:
 
 # --------------------------------------------------------------- the entry point
 
+#: A sentence: up to its terminator (a period only before a space, so "24.01.2024"
+#: stays whole) or the end of the text.
+_SENTENCE = re.compile(r".*?(?:[!?\u3002\uff01\uff1f]+|\.(?=\s)|$)", re.S)
+
+
+def asked_part(text: str) -> str:
+    """The question sentences of ``text`` when it has other sentences as well; else all
+    of it. "Nice weather today. Where was I last week?" asks about last week, not
+    today: a time in a remark before the question is not what is asked about
+    (MemDaily's noisy questions chat about yesterday before asking; reading those
+    times cost its MRR 0.940 -> 0.927 with MiniLM, in process)."""
+    sentences = [m.group(0).strip() for m in _SENTENCE.finditer(text)]
+    sentences = [s for s in sentences if s]
+    questions = [s for s in sentences if s.endswith(("?", "\uff1f"))]
+    if len(sentences) > 1 and questions:
+        return " ".join(questions)
+    return text
+
 
 def time_spans(text: str, now: datetime) -> list[TimeSpan]:
     """The spans of time ``text`` refers to, in order of appearance; [] for none.

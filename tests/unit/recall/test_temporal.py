@@ -117,3 +117,12 @@ async def test_hybrid_recall_is_time_aware_too(make_rig: MakeRig) -> None:
     assert first.memory.content == "made pasta"
     assert first.components.temporal == 1.0
     assert first.memory.occurred_at == datetime(2023, 12, 29, 19, tzinfo=UTC)
+
+
+async def test_a_time_in_a_remark_before_the_question_is_not_read(make_rig: MakeRig) -> None:
+    rig = await make_rig()
+    await seed(rig)
+    found = await ranked(rig, "It was 29 Dec 2023 last time I checked. What did I cook?", now=NOW)
+    assert [text for text, _ in found] == ["made risotto", "made curry", "made pasta"]
+    found = await ranked(rig, "Just wondering. What did I cook on 29 Dec 2023?", now=NOW)
+    assert found[0] == ("made pasta", 1.0)

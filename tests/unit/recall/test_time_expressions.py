@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from memoryd.text.when import time_spans
+from memoryd.text.when import asked_part, time_spans
 
 #: A Thursday.
 NOW = datetime(2024, 1, 25, 15, 30, tzinfo=UTC)
@@ -138,3 +138,25 @@ def test_contains_is_half_open() -> None:
     assert span.contains(datetime(2023, 12, 29, tzinfo=UTC))
     assert span.contains(datetime(2023, 12, 29, 23, 59, 59, tzinfo=UTC))
     assert not span.contains(datetime(2023, 12, 30, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("I was tired. What did I eat yesterday?", "What did I eat yesterday?"),
+        # A time in a remark before the question is not what is asked about.
+        ("Nice weather today. Where was I last week?", "Where was I last week?"),
+        ("Yesterday was long. What did I eat?", "What did I eat?"),
+        (
+            "今天天气真好。我真正想问的是\uff1a那个生日是10月23日的人是谁\uff1f",
+            "我真正想问的是\uff1a那个生日是10月23日的人是谁\uff1f",
+        ),
+        # One sentence, or no question mark: all of it ("24.01.2024" is no sentence end).
+        ("What did Paola explore on 24.01.2024?", "What did Paola explore on 24.01.2024?"),
+        ("on 24.01.2024 what did Paola explore", "on 24.01.2024 what did Paola explore"),
+        ("Went out. Ate well.", "Went out. Ate well."),
+        ("Really? What happened on 3 March?", "Really? What happened on 3 March?"),
+    ],
+)
+def test_asked_part(text: str, asked: str) -> None:
+    assert asked_part(text) == asked
