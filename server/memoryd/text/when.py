@@ -52,6 +52,18 @@ class TimeSpan:
 
 # --------------------------------------------------------------- the entry point
 
+#: What every time expression holds one of (a digit, a time word's start, a CJK time
+#: character): most queries have none and are passed over with this one search
+#: instead of every rule's (~140 us per query).
+_MAYBE = re.compile(
+    r"\d|\b(?:today|tonight|yesterday|tomorrow|ago|last|this|next|past|previous|coming|"
+    r"week|month|year|spring|summer|autumn|fall|winter|morning|afternoon|evening|night|"
+    r"mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|"
+    r"earlier|first|second|third|fourth|a\s+few|several|couple)|[\u4e00-\u9fff]",
+    re.I,
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+
 #: A sentence: up to its terminator (a period only before a space, so "24.01.2024"
 #: stays whole) or the end of the text.
 _SENTENCE = re.compile(r".*?(?:[!?\u3002\uff01\uff1f]+|\.(?=\s)|$)", re.S)
@@ -84,6 +96,8 @@ def time_spans(text: str, now: datetime) -> list[TimeSpan]:
     # NFKC: full-width digits and punctuation ("４月１日", typed on CJK keyboards)
     # become ASCII, so one set of patterns reads both.
     text = unicodedata.normalize("NFKC", text)
+    if not _MAYBE.search(text):
+        return []
     found: list[tuple[int, int, str, TimeSpan]] = []
     for kind, match, (start, end) in _matches(text, today):
         if any(s <= match.start() < e or match.start() <= s < match.end() for s, e, *_ in found):
@@ -98,7 +112,8 @@ def time_spans(text: str, now: datetime) -> list[TimeSpan]:
 def _matches(text: str, today: date) -> Iterator[tuple[str, re.Match[str], Span]]:
     """Every rule's matches, longest first (so a longer expression claims its text)."""
     candidates = []
-    for kind, (pattern, resolve) in (*when_en.RULES, *when_zh.RULES):
+    rules = [*when_en.RULES, *when_zh.RULES] if _CJK.search(text) else when_en.RULES
+    for kind, (pattern, resolve) in rules:
         for match in pattern.finditer(text):
             try:
                 span = resolve(match, today)
