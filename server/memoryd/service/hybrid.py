@@ -80,12 +80,12 @@ def convex(
     items = list(dict.fromkeys([*similarity, *keyword]))
     cosines = [similarity[i] for i in similarity]
     low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
-    spread = max(high - low, min_spread)
+    spread = max(high - low, min_spread) if cosines else 0.0
     best = max(keyword.values(), default=0.0)
     total = (vector_weight if similarity else 0.0) + (text_weight if best > 0 else 0.0)
     out: dict[K, float] = {}
     for item in items:
-        v = (similarity[item] - low) / spread if spread > 0 else 1.0
+        v = (similarity[item] - low) / spread if spread > 0 and item in similarity else 1.0
         t = keyword.get(item, 0.0) / best if best > 0 else 0.0
         score = (vector_weight * v if item in similarity else 0.0) + text_weight * t
         out[item] = score / total if total > 0 else 0.0

@@ -152,10 +152,17 @@ async def test_convex_fusion_mixes_scaled_cosine_and_bm25(make_rig: MakeRig) -> 
     assert by_text["a canoe trip last summer"].components.fused == pytest.approx(0.25, abs=1e-5)
 
 
-async def test_a_code_found_by_its_text_alone_beats_the_closest_vector(rig: Rig) -> None:
-    # Convex fusion with equal weights: the only full-text match sits at the lowest
-    # cosine of the candidates (0 + 0.5) and the closest vector has no text match
-    # (0.5 + 0): a tie the exact match on an informative term must win.
+@pytest.mark.parametrize("floor", [0.0, None])
+async def test_a_code_found_by_its_text_alone_beats_the_closest_vector(
+    make_rig: MakeRig, floor: float | None
+) -> None:
+    # Convex fusion with equal weights and min-max scaling (floor 0): the only
+    # full-text match sits at the lowest cosine of the candidates (0 + 0.5) and the
+    # closest vector has no text match (0.5 + 0): a tie the exact match on an
+    # informative term must win. With the default floor under the cosines' spread
+    # (0.25 here) the closest vector gets only half the vector share: no tie.
+    settings = RecallSettings() if floor is None else RecallSettings(convex_min_spread=floor)
+    rig = await make_rig(recall=settings)
     query = rand()
     for seed, (text, cosine) in enumerate(
         [
@@ -171,8 +178,12 @@ async def test_a_code_found_by_its_text_alone_beats_the_closest_vector(rig: Rig)
         S, RecallQuery(query="QX001b44788", embedding=query, hybrid=True, limit=3)
     )
     top, second = out.results[:2]
-    assert top.components.fused == pytest.approx(second.components.fused)
     assert top.memory.content.endswith("QX001b44788") and top.components.keyword > 0
+    if floor == 0.0:
+        assert top.components.fused == pytest.approx(second.components.fused)
+    else:
+        assert second.components.fused == pytest.approx(0.5 * 0.25 / 0.5, abs=1e-5)
+        assert top.components.fused == pytest.approx(0.5, abs=1e-5)
 
 
 async def test_embedding_without_text_is_vector_only(rig: Rig) -> None:
