@@ -2,11 +2,14 @@
 defaults (the baseline) against the new ones, side by side in one run.
 
 The protocol of bench/data/README.md: one namespace per chat (REALTALK) or trajectory
-(MemDaily), every turn one memory ("<speaker>: <text>", created_at from its date, its
-turn id in metadata), all in one agent of one real daemon (LanceDB on disk) reached
-over real gRPC; each question recalls the top 50 of its namespace with the server's
-default scoring. Reported per split and category: recall_all@k (every gold turn in
-the top k), recall_any@k (a gold turn in the top k) and MRR, with recall latency.
+(MemDaily), every turn one memory ("<speaker>: <text>", created_at and occurred_at
+from its date, its turn id in metadata), all in one agent of one real daemon (LanceDB
+on disk) reached over real gRPC; each question recalls the top 50 of its namespace
+with the server's default scoring, asked at its time (RecallRequest.now: MemDaily's
+question time, REALTALK's last turn). Reported per split and category (and for the
+questions that name a time, memoryd.text.when): recall_all@k (every gold turn in the
+top k), recall_any@k (a gold turn in the top k) and MRR, with recall latency; then the
+baseline's and the new daemon's latency with both running, questions interleaved.
 
 Variants (each a daemon: its code and its settings):
 - baseline: the code of BASELINE_COMMIT (today's defaults before issue 24), extracted
