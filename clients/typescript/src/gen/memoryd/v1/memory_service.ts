@@ -465,9 +465,9 @@ export interface ScoreComponents {
   /**
    * Whether the memory's event time (occurred_at, else created_at) falls in a time
    * the query names ("yesterday", "in May", "on 3 March", "上周"; allowing a day
-   * before and two after): 1 or 0, and 0 when the query names no time. In hybrid
-   * recall relevance is then (1 - w) * match + w * temporal, w =
-   * recall.temporal_weight.
+   * before and two after; only the question sentences' times are read): 1 or 0, 0
+   * when the query names no time. When a candidate falls in one, relevance is
+   * (1 - w) * relevance + w * temporal, w = recall.temporal_weight (0.3).
    */
   temporal: number;
 }
