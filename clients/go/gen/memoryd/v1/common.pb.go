@@ -443,7 +443,8 @@ type Memory struct {
 	// conversation turn's time, the date of a reported event. Unset: unknown, and
 	// created_at (when it was learned) stands in for it. Recall favours memories whose
 	// event time falls in a time the query names ("last week", "on 3 March").
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,27,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// 27 is main's metadata_json (issue 22).
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,28,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -964,7 +965,7 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"\rsuperseded_by\x18\x18 \x01(\tR\fsupersededBy\x12!\n" +
 	"\fderived_from\x18\x19 \x03(\tR\vderivedFrom\x128\n" +
 	"\trelations\x18\x1a \x03(\v2\x1a.memoryd.v1.MemoryRelationR\trelations\x12;\n" +
-	"\voccurred_at\x18\x1b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"\voccurred_at\x18\x1c \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\"\xae\x01\n" +
 	"\x0eMemoryRelation\x12,\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x18.memoryd.v1.RelationKindR\x04kind\x12\x1b\n" +

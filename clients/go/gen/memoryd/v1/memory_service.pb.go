@@ -382,7 +382,8 @@ type RememberRequest struct {
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// Optional event time: when what the memory is about happened (see
 	// Memory.occurred_at); may lie in the past or the future (a planned event).
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// 14 is main's metadata_json (issue 22).
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4416,7 +4417,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\tembedding\x18\f \x03(\x02R\tembedding\x129\n" +
 	"\n" +
 	"created_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12;\n" +
-	"\voccurred_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"\voccurred_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAtB\r\n" +
 	"\v_importanceB\r\n" +
 	"\v_confidence\"\x97\x01\n" +

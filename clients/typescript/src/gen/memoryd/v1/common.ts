@@ -385,6 +385,7 @@ export interface Memory {
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
+   * 27 is main's metadata_json (issue 22).
    */
   occurredAt: Date | undefined;
 }
@@ -655,7 +656,7 @@ export const Memory: MessageFns<Memory> = {
       MemoryRelation.encode(v!, writer.uint32(210).fork()).join();
     }
     if (message.occurredAt !== undefined) {
-      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(218).fork()).join();
+      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(226).fork()).join();
     }
     return writer;
   },
@@ -881,8 +882,8 @@ export const Memory: MessageFns<Memory> = {
             message.relations.push(MemoryRelation.decode(reader, reader.uint32()));
             continue;
           }
-          case 27: {
-            if (tag !== 218) {
+          case 28: {
+            if (tag !== 226) {
               break;
             }
 

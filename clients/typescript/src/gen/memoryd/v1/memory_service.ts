@@ -372,6 +372,7 @@ export interface RememberRequest {
   /**
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * 14 is main's metadata_json (issue 22).
    */
   occurredAt: Date | undefined;
 }
@@ -973,7 +974,7 @@ export const RememberRequest: MessageFns<RememberRequest> = {
       Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(106).fork()).join();
     }
     if (message.occurredAt !== undefined) {
-      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(114).fork()).join();
+      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -1105,8 +1106,8 @@ export const RememberRequest: MessageFns<RememberRequest> = {
             message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
-          case 14: {
-            if (tag !== 114) {
+          case 15: {
+            if (tag !== 122) {
               break;
             }
 

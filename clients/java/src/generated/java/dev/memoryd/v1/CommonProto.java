@@ -98,7 +98,7 @@ public final class CommonProto extends com.google.protobuf.GeneratedFile {
       "_by\030\030 \001(\tR\014supersededBy\022!\n\014derived_from\030" +
       "\031 \003(\tR\013derivedFrom\0228\n\trelations\030\032 \003(\0132\032." +
       "memoryd.v1.MemoryRelationR\trelations\022;\n\013" +
-      "occurred_at\030\033 \001(\0132\032.google.protobuf.Time" +
+      "occurred_at\030\034 \001(\0132\032.google.protobuf.Time" +
       "stampR\noccurredAt\"\256\001\n\016MemoryRelation\022,\n\004" +
       "kind\030\001 \001(\0162\030.memoryd.v1.RelationKindR\004ki" +
       "nd\022\033\n\tmemory_id\030\002 \001(\tR\010memoryId\0229\n\ncreat" +

@@ -876,7 +876,7 @@ private static final long serialVersionUID = 0L;
     return relations_.get(index);
   }
 
-  public static final int OCCURRED_AT_FIELD_NUMBER = 27;
+  public static final int OCCURRED_AT_FIELD_NUMBER = 28;
   private com.google.protobuf.Timestamp occurredAt_;
   /**
    * <pre>
@@ -884,9 +884,10 @@ private static final long serialVersionUID = 0L;
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
+   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
    * @return Whether the occurredAt field is set.
    */
   @java.lang.Override
@@ -899,9 +900,10 @@ private static final long serialVersionUID = 0L;
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
+   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
    * @return The occurredAt.
    */
   @java.lang.Override
@@ -914,9 +916,10 @@ private static final long serialVersionUID = 0L;
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
+   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
    */
   @java.lang.Override
   public com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder() {
@@ -1016,7 +1019,7 @@ private static final long serialVersionUID = 0L;
       output.writeMessage(26, relations_.get(i));
     }
     if (((bitField0_ & 0x00000040) != 0)) {
-      output.writeMessage(27, getOccurredAt());
+      output.writeMessage(28, getOccurredAt());
     }
     getUnknownFields().writeTo(output);
   }
@@ -1132,7 +1135,7 @@ private static final long serialVersionUID = 0L;
         }
     if (((bitField0_ & 0x00000040) != 0)) {
       size += com.google.protobuf.CodedOutputStream
-        .computeMessageSize(27, getOccurredAt());
+        .computeMessageSize(28, getOccurredAt());
     }
     return size;
   }
@@ -2007,13 +2010,13 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 210
-            case 218: {
+            case 226: {
               input.readMessage(
                   internalGetOccurredAtFieldBuilder().getBuilder(),
                   extensionRegistry);
               bitField0_ |= 0x04000000;
               break;
-            } // case 218
+            } // case 226
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4389,9 +4392,10 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
+     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      * @return Whether the occurredAt field is set.
      */
     public boolean hasOccurredAt() {
@@ -4403,9 +4407,10 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
+     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      * @return The occurredAt.
      */
     public com.google.protobuf.Timestamp getOccurredAt() {
@@ -4421,9 +4426,10 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
+     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      */
     public Builder setOccurredAt(com.google.protobuf.Timestamp value) {
       if (occurredAtBuilder_ == null) {
@@ -4442,9 +4448,10 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
+     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      */
     public Builder setOccurredAt(
         com.google.protobuf.Timestamp.Builder builderForValue) {
@@ -4463,9 +4470,10 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
+     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      */
     public Builder mergeOccurredAt(com.google.protobuf.Timestamp value) {
       if (occurredAtBuilder_ == null) {
@@ -4491,9 +4499,10 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
+     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      */
     public Builder clearOccurredAt() {
       bitField0_ = (bitField0_ & ~0x04000000);
@@ -4511,9 +4520,10 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
+     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      */
     public com.google.protobuf.Timestamp.Builder getOccurredAtBuilder() {
       bitField0_ |= 0x04000000;
@@ -4526,9 +4536,10 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
+     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      */
     public com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder() {
       if (occurredAtBuilder_ != null) {
@@ -4544,9 +4555,10 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
+     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      */
     private com.google.protobuf.SingleFieldBuilder<
         com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 

@@ -429,9 +429,10 @@ public interface MemoryOrBuilder extends
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
+   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
    * @return Whether the occurredAt field is set.
    */
   boolean hasOccurredAt();
@@ -441,9 +442,10 @@ public interface MemoryOrBuilder extends
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
+   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
    * @return The occurredAt.
    */
   com.google.protobuf.Timestamp getOccurredAt();
@@ -453,9 +455,10 @@ public interface MemoryOrBuilder extends
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
+   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 27 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder();
 }

@@ -349,7 +349,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "2\032.google.protobuf.TimestampR\texpiresAt\022" +
       "\034\n\tembedding\030\014 \003(\002R\tembedding\0229\n\ncreated" +
       "_at\030\r \001(\0132\032.google.protobuf.TimestampR\tc" +
-      "reatedAt\022;\n\013occurred_at\030\016 \001(\0132\032.google.p" +
+      "reatedAt\022;\n\013occurred_at\030\017 \001(\0132\032.google.p" +
       "rotobuf.TimestampR\noccurredAtB\r\n\013_import" +
       "anceB\r\n\013_confidence\"\227\001\n\020RememberResponse" +
       "\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006me" +

@@ -459,15 +459,16 @@ private static final long serialVersionUID = 0L;
     return createdAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : createdAt_;
   }
 
-  public static final int OCCURRED_AT_FIELD_NUMBER = 14;
+  public static final int OCCURRED_AT_FIELD_NUMBER = 15;
   private com.google.protobuf.Timestamp occurredAt_;
   /**
    * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
    * @return Whether the occurredAt field is set.
    */
   @java.lang.Override
@@ -478,9 +479,10 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
    * @return The occurredAt.
    */
   @java.lang.Override
@@ -491,9 +493,10 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
    */
   @java.lang.Override
   public com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder() {
@@ -559,7 +562,7 @@ private static final long serialVersionUID = 0L;
       output.writeMessage(13, getCreatedAt());
     }
     if (((bitField0_ & 0x00000040) != 0)) {
-      output.writeMessage(14, getOccurredAt());
+      output.writeMessage(15, getOccurredAt());
     }
     getUnknownFields().writeTo(output);
   }
@@ -627,7 +630,7 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000040) != 0)) {
       size += com.google.protobuf.CodedOutputStream
-        .computeMessageSize(14, getOccurredAt());
+        .computeMessageSize(15, getOccurredAt());
     }
     return size;
   }
@@ -1219,13 +1222,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00001000;
               break;
             } // case 106
-            case 114: {
+            case 122: {
               input.readMessage(
                   internalGetOccurredAtFieldBuilder().getBuilder(),
                   extensionRegistry);
               bitField0_ |= 0x00002000;
               break;
-            } // case 114
+            } // case 122
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2423,9 +2426,10 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      * @return Whether the occurredAt field is set.
      */
     public boolean hasOccurredAt() {
@@ -2435,9 +2439,10 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      * @return The occurredAt.
      */
     public com.google.protobuf.Timestamp getOccurredAt() {
@@ -2451,9 +2456,10 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      */
     public Builder setOccurredAt(com.google.protobuf.Timestamp value) {
       if (occurredAtBuilder_ == null) {
@@ -2470,9 +2476,10 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      */
     public Builder setOccurredAt(
         com.google.protobuf.Timestamp.Builder builderForValue) {
@@ -2489,9 +2496,10 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      */
     public Builder mergeOccurredAt(com.google.protobuf.Timestamp value) {
       if (occurredAtBuilder_ == null) {
@@ -2515,9 +2523,10 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      */
     public Builder clearOccurredAt() {
       bitField0_ = (bitField0_ & ~0x00002000);
@@ -2533,9 +2542,10 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      */
     public com.google.protobuf.Timestamp.Builder getOccurredAtBuilder() {
       bitField0_ |= 0x00002000;
@@ -2546,9 +2556,10 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      */
     public com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder() {
       if (occurredAtBuilder_ != null) {
@@ -2562,9 +2573,10 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
-     * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      */
     private com.google.protobuf.SingleFieldBuilder<
         com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 

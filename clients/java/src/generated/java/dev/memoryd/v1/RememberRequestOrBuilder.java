@@ -236,9 +236,10 @@ public interface RememberRequestOrBuilder extends
    * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
    * @return Whether the occurredAt field is set.
    */
   boolean hasOccurredAt();
@@ -246,9 +247,10 @@ public interface RememberRequestOrBuilder extends
    * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
    * @return The occurredAt.
    */
   com.google.protobuf.Timestamp getOccurredAt();
@@ -256,9 +258,10 @@ public interface RememberRequestOrBuilder extends
    * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
-   * <code>.google.protobuf.Timestamp occurred_at = 14 [json_name = "occurredAt"];</code>
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder();
 }
