@@ -370,9 +370,13 @@ export interface RememberRequest {
     | Date
     | undefined;
   /**
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   */
+  metadataJson: string;
+  /**
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
-   * 14 is main's metadata_json (issue 22).
    */
   occurredAt: Date | undefined;
 }
@@ -607,17 +611,37 @@ export interface KeyEntry {
   /** The long-term memory mirroring this key's content (empty for a tombstone). */
   memoryId: string;
   namespace: string;
+  /**
+   * The content as JSON text exactly as written (whitespace between tokens
+   * removed): numbers, escapes and member order as the writer sent them. "null" for
+   * a tombstone. content carries the same value through doubles.
+   */
+  contentJson: string;
 }
 
 export interface SetMemoryRequest {
   agentId: string;
   key: string;
-  /** Any JSON value; null_value writes a tombstone. {} is valid content. */
-  content: any | undefined;
+  /**
+   * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+   * travel as doubles: prefer content_json. Set exactly one of content, content_json.
+   */
+  content:
+    | any
+    | undefined;
+  /**
+   * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+   * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+   */
   source: Provenance | undefined;
   ifVersion?: number | undefined;
   securityLevel: SecurityLevel;
   namespace: string;
+  /**
+   * The content as JSON text ("null" writes a tombstone), stored as written apart
+   * from whitespace between tokens, so it reads back byte for byte.
+   */
+  contentJson: string;
 }
 
 export interface SetMemoryResponse {
@@ -670,7 +694,11 @@ export interface WorkingMemory {
   version: number;
   updatedAt: Date | undefined;
   expiresAt: Date | undefined;
-  jsonSchema: { [key: string]: any } | undefined;
+  jsonSchema:
+    | { [key: string]: any }
+    | undefined;
+  /** content as JSON text (an object): integers keep every digit. */
+  contentJson: string;
 }
 
 export interface SetWorkingMemoryRequest {
@@ -683,7 +711,11 @@ export interface SetWorkingMemoryRequest {
     | Duration
     | undefined;
   /** Optional JSON Schema; once set, every later write is validated against it. */
-  jsonSchema: { [key: string]: any } | undefined;
+  jsonSchema:
+    | { [key: string]: any }
+    | undefined;
+  /** content as JSON text (an object); set this or content, not both. */
+  contentJson: string;
 }
 
 export interface SetWorkingMemoryResponse {
@@ -924,6 +956,7 @@ function createBaseRememberRequest(): RememberRequest {
     expiresAt: undefined,
     embedding: [],
     createdAt: undefined,
+    metadataJson: "",
     occurredAt: undefined,
   };
 }
@@ -972,6 +1005,9 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     }
     if (message.createdAt !== undefined) {
       Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(106).fork()).join();
+    }
+    if (message.metadataJson !== "") {
+      writer.uint32(114).string(message.metadataJson);
     }
     if (message.occurredAt !== undefined) {
       Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(122).fork()).join();
@@ -1106,6 +1142,14 @@ export const RememberRequest: MessageFns<RememberRequest> = {
             message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.metadataJson = reader.string();
+            continue;
+          }
           case 15: {
             if (tag !== 122) {
               break;
@@ -1163,6 +1207,11 @@ export const RememberRequest: MessageFns<RememberRequest> = {
         : isSet(object.created_at)
         ? fromJsonTimestamp(object.created_at)
         : undefined,
+      metadataJson: isSet(object.metadataJson)
+        ? globalThis.String(object.metadataJson)
+        : isSet(object.metadata_json)
+        ? globalThis.String(object.metadata_json)
+        : "",
       occurredAt: isSet(object.occurredAt)
         ? fromJsonTimestamp(object.occurredAt)
         : isSet(object.occurred_at)
@@ -1212,6 +1261,9 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     if (message.createdAt !== undefined) {
       obj.createdAt = message.createdAt.toISOString();
     }
+    if (message.metadataJson !== "") {
+      obj.metadataJson = message.metadataJson;
+    }
     if (message.occurredAt !== undefined) {
       obj.occurredAt = message.occurredAt.toISOString();
     }
@@ -1238,6 +1290,7 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     message.expiresAt = object.expiresAt ?? undefined;
     message.embedding = object.embedding?.map((e) => e) || [];
     message.createdAt = object.createdAt ?? undefined;
+    message.metadataJson = object.metadataJson ?? "";
     message.occurredAt = object.occurredAt ?? undefined;
     return message;
   },
@@ -3582,6 +3635,7 @@ function createBaseKeyEntry(): KeyEntry {
     securityLevel: 0,
     memoryId: "",
     namespace: "",
+    contentJson: "",
   };
 }
 
@@ -3613,6 +3667,9 @@ export const KeyEntry: MessageFns<KeyEntry> = {
     }
     if (message.namespace !== "") {
       writer.uint32(74).string(message.namespace);
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(82).string(message.contentJson);
     }
     return writer;
   },
@@ -3702,6 +3759,14 @@ export const KeyEntry: MessageFns<KeyEntry> = {
             message.namespace = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3737,6 +3802,11 @@ export const KeyEntry: MessageFns<KeyEntry> = {
         ? globalThis.String(object.memory_id)
         : "",
       namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "",
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -3769,6 +3839,9 @@ export const KeyEntry: MessageFns<KeyEntry> = {
     if (message.namespace !== "") {
       obj.namespace = message.namespace;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -3788,6 +3861,7 @@ export const KeyEntry: MessageFns<KeyEntry> = {
     message.securityLevel = object.securityLevel ?? 0;
     message.memoryId = object.memoryId ?? "";
     message.namespace = object.namespace ?? "";
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };
@@ -3801,6 +3875,7 @@ function createBaseSetMemoryRequest(): SetMemoryRequest {
     ifVersion: undefined,
     securityLevel: 0,
     namespace: "",
+    contentJson: "",
   };
 }
 
@@ -3826,6 +3901,9 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
     }
     if (message.namespace !== "") {
       writer.uint32(58).string(message.namespace);
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(66).string(message.contentJson);
     }
     return writer;
   },
@@ -3899,6 +3977,14 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
             message.namespace = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3932,6 +4018,11 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
         ? securityLevelFromJSON(object.security_level)
         : 0,
       namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "",
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -3958,6 +4049,9 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
     if (message.namespace !== "") {
       obj.namespace = message.namespace;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -3975,6 +4069,7 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
     message.ifVersion = object.ifVersion ?? undefined;
     message.securityLevel = object.securityLevel ?? 0;
     message.namespace = object.namespace ?? "";
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };
@@ -4704,6 +4799,7 @@ function createBaseWorkingMemory(): WorkingMemory {
     updatedAt: undefined,
     expiresAt: undefined,
     jsonSchema: undefined,
+    contentJson: "",
   };
 }
 
@@ -4726,6 +4822,9 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
     }
     if (message.jsonSchema !== undefined) {
       Struct.encode(Struct.wrap(message.jsonSchema), writer.uint32(50).fork()).join();
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(58).string(message.contentJson);
     }
     return writer;
   },
@@ -4791,6 +4890,14 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
             message.jsonSchema = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4823,6 +4930,11 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
         : isObject(object.json_schema)
         ? object.json_schema
         : undefined,
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -4846,6 +4958,9 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
     if (message.jsonSchema !== undefined) {
       obj.jsonSchema = message.jsonSchema;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -4862,12 +4977,21 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.expiresAt = object.expiresAt ?? undefined;
     message.jsonSchema = object.jsonSchema ?? undefined;
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };
 
 function createBaseSetWorkingMemoryRequest(): SetWorkingMemoryRequest {
-  return { agentId: "", scope: undefined, content: undefined, mode: 0, ttl: undefined, jsonSchema: undefined };
+  return {
+    agentId: "",
+    scope: undefined,
+    content: undefined,
+    mode: 0,
+    ttl: undefined,
+    jsonSchema: undefined,
+    contentJson: "",
+  };
 }
 
 export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
@@ -4889,6 +5013,9 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
     }
     if (message.jsonSchema !== undefined) {
       Struct.encode(Struct.wrap(message.jsonSchema), writer.uint32(50).fork()).join();
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(58).string(message.contentJson);
     }
     return writer;
   },
@@ -4954,6 +5081,14 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
             message.jsonSchema = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4982,6 +5117,11 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
         : isObject(object.json_schema)
         ? object.json_schema
         : undefined,
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -5005,6 +5145,9 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
     if (message.jsonSchema !== undefined) {
       obj.jsonSchema = message.jsonSchema;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -5021,6 +5164,7 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
     message.mode = object.mode ?? 0;
     message.ttl = (object.ttl !== undefined && object.ttl !== null) ? Duration.fromPartial(object.ttl) : undefined;
     message.jsonSchema = object.jsonSchema ?? undefined;
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };

@@ -48,6 +48,7 @@ private static final long serialVersionUID = 0L;
     derivedFrom_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
     relations_ = java.util.Collections.emptyList();
+    metadataJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -876,6 +877,57 @@ private static final long serialVersionUID = 0L;
     return relations_.get(index);
   }
 
+  public static final int METADATA_JSON_FIELD_NUMBER = 27;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object metadataJson_ = "";
+  /**
+   * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  @java.lang.Override
+  public java.lang.String getMetadataJson() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      metadataJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getMetadataJsonBytes() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      metadataJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   public static final int OCCURRED_AT_FIELD_NUMBER = 28;
   private com.google.protobuf.Timestamp occurredAt_;
   /**
@@ -884,7 +936,6 @@ private static final long serialVersionUID = 0L;
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
-   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
@@ -900,7 +951,6 @@ private static final long serialVersionUID = 0L;
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
-   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
@@ -916,7 +966,6 @@ private static final long serialVersionUID = 0L;
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
-   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
@@ -1017,6 +1066,9 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < relations_.size(); i++) {
       output.writeMessage(26, relations_.get(i));
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 27, metadataJson_);
     }
     if (((bitField0_ & 0x00000040) != 0)) {
       output.writeMessage(28, getOccurredAt());
@@ -1133,6 +1185,9 @@ private static final long serialVersionUID = 0L;
           }
           size += 2 * count;
         }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(27, metadataJson_);
+    }
     if (((bitField0_ & 0x00000040) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(28, getOccurredAt());
@@ -1231,6 +1286,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getDerivedFromList())) return false;
     if (!getRelationsList()
         .equals(other.getRelationsList())) return false;
+    if (!getMetadataJson()
+        .equals(other.getMetadataJson())) return false;
     if (hasOccurredAt() != other.hasOccurredAt()) return false;
     if (hasOccurredAt()) {
       if (!getOccurredAt()
@@ -1322,6 +1379,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + RELATIONS_FIELD_NUMBER;
       hash = (53 * hash) + getRelationsList().hashCode();
     }
+    hash = (37 * hash) + METADATA_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getMetadataJson().hashCode();
     if (hasOccurredAt()) {
       hash = (37 * hash) + OCCURRED_AT_FIELD_NUMBER;
       hash = (53 * hash) + getOccurredAt().hashCode();
@@ -1532,6 +1591,7 @@ private static final long serialVersionUID = 0L;
         relationsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x02000000);
+      metadataJson_ = "";
       occurredAt_ = null;
       if (occurredAtBuilder_ != null) {
         occurredAtBuilder_.dispose();
@@ -1680,6 +1740,9 @@ private static final long serialVersionUID = 0L;
         result.derivedFrom_ = derivedFrom_;
       }
       if (((from_bitField0_ & 0x04000000) != 0)) {
+        result.metadataJson_ = metadataJson_;
+      }
+      if (((from_bitField0_ & 0x08000000) != 0)) {
         result.occurredAt_ = occurredAtBuilder_ == null
             ? occurredAt_
             : occurredAtBuilder_.build();
@@ -1832,6 +1895,11 @@ private static final long serialVersionUID = 0L;
             relationsBuilder_.addAllMessages(other.relations_);
           }
         }
+      }
+      if (!other.getMetadataJson().isEmpty()) {
+        metadataJson_ = other.metadataJson_;
+        bitField0_ |= 0x04000000;
+        onChanged();
       }
       if (other.hasOccurredAt()) {
         mergeOccurredAt(other.getOccurredAt());
@@ -2010,11 +2078,16 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 210
+            case 218: {
+              metadataJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x04000000;
+              break;
+            } // case 218
             case 226: {
               input.readMessage(
                   internalGetOccurredAtFieldBuilder().getBuilder(),
                   extensionRegistry);
-              bitField0_ |= 0x04000000;
+              bitField0_ |= 0x08000000;
               break;
             } // case 226
             default: {
@@ -4383,6 +4456,108 @@ private static final long serialVersionUID = 0L;
       return relationsBuilder_;
     }
 
+    private java.lang.Object metadataJson_ = "";
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @return The metadataJson.
+     */
+    public java.lang.String getMetadataJson() {
+      java.lang.Object ref = metadataJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        metadataJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @return The bytes for metadataJson.
+     */
+    public com.google.protobuf.ByteString
+        getMetadataJsonBytes() {
+      java.lang.Object ref = metadataJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        metadataJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @param value The metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJson(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x04000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMetadataJson() {
+      metadataJson_ = getDefaultInstance().getMetadataJson();
+      bitField0_ = (bitField0_ & ~0x04000000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @param value The bytes for metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJsonBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x04000000;
+      onChanged();
+      return this;
+    }
+
     private com.google.protobuf.Timestamp occurredAt_;
     private com.google.protobuf.SingleFieldBuilder<
         com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> occurredAtBuilder_;
@@ -4392,14 +4567,13 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
-     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      * @return Whether the occurredAt field is set.
      */
     public boolean hasOccurredAt() {
-      return ((bitField0_ & 0x04000000) != 0);
+      return ((bitField0_ & 0x08000000) != 0);
     }
     /**
      * <pre>
@@ -4407,7 +4581,6 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
-     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
@@ -4426,7 +4599,6 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
-     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
@@ -4438,7 +4610,7 @@ private static final long serialVersionUID = 0L;
       } else {
         occurredAtBuilder_.setMessage(value);
       }
-      bitField0_ |= 0x04000000;
+      bitField0_ |= 0x08000000;
       onChanged();
       return this;
     }
@@ -4448,7 +4620,6 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
-     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
@@ -4460,7 +4631,7 @@ private static final long serialVersionUID = 0L;
       } else {
         occurredAtBuilder_.setMessage(builderForValue.build());
       }
-      bitField0_ |= 0x04000000;
+      bitField0_ |= 0x08000000;
       onChanged();
       return this;
     }
@@ -4470,14 +4641,13 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
-     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      */
     public Builder mergeOccurredAt(com.google.protobuf.Timestamp value) {
       if (occurredAtBuilder_ == null) {
-        if (((bitField0_ & 0x04000000) != 0) &&
+        if (((bitField0_ & 0x08000000) != 0) &&
           occurredAt_ != null &&
           occurredAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
           getOccurredAtBuilder().mergeFrom(value);
@@ -4488,7 +4658,7 @@ private static final long serialVersionUID = 0L;
         occurredAtBuilder_.mergeFrom(value);
       }
       if (occurredAt_ != null) {
-        bitField0_ |= 0x04000000;
+        bitField0_ |= 0x08000000;
         onChanged();
       }
       return this;
@@ -4499,13 +4669,12 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
-     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      */
     public Builder clearOccurredAt() {
-      bitField0_ = (bitField0_ & ~0x04000000);
+      bitField0_ = (bitField0_ & ~0x08000000);
       occurredAt_ = null;
       if (occurredAtBuilder_ != null) {
         occurredAtBuilder_.dispose();
@@ -4520,13 +4689,12 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
-     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
      */
     public com.google.protobuf.Timestamp.Builder getOccurredAtBuilder() {
-      bitField0_ |= 0x04000000;
+      bitField0_ |= 0x08000000;
       onChanged();
       return internalGetOccurredAtFieldBuilder().getBuilder();
     }
@@ -4536,7 +4704,6 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
-     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
@@ -4555,7 +4722,6 @@ private static final long serialVersionUID = 0L;
      * conversation turn's time, the date of a reported event. Unset: unknown, and
      * created_at (when it was learned) stands in for it. Recall favours memories whose
      * event time falls in a time the query names ("last week", "on 3 March").
-     * 27 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>

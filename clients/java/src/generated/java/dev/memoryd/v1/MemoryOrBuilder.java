@@ -425,11 +425,34 @@ public interface MemoryOrBuilder extends
 
   /**
    * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  java.lang.String getMetadataJson();
+  /**
+   * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  com.google.protobuf.ByteString
+      getMetadataJsonBytes();
+
+  /**
+   * <pre>
    * When what the memory is about happened (event time), as the client says: a
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
-   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
@@ -442,7 +465,6 @@ public interface MemoryOrBuilder extends
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
-   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
@@ -455,7 +477,6 @@ public interface MemoryOrBuilder extends
    * conversation turn's time, the date of a reported event. Unset: unknown, and
    * created_at (when it was learned) stands in for it. Recall favours memories whose
    * event time falls in a time the query names ("last week", "on 3 March").
-   * 27 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>

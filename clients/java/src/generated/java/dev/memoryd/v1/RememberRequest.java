@@ -36,6 +36,7 @@ private static final long serialVersionUID = 0L;
     securityLevel_ = 0;
     namespace_ = "";
     embedding_ = emptyFloatList();
+    metadataJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -459,13 +460,61 @@ private static final long serialVersionUID = 0L;
     return createdAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : createdAt_;
   }
 
+  public static final int METADATA_JSON_FIELD_NUMBER = 14;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object metadataJson_ = "";
+  /**
+   * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  @java.lang.Override
+  public java.lang.String getMetadataJson() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      metadataJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getMetadataJsonBytes() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      metadataJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   public static final int OCCURRED_AT_FIELD_NUMBER = 15;
   private com.google.protobuf.Timestamp occurredAt_;
   /**
    * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
-   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
@@ -479,7 +528,6 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
-   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
@@ -493,7 +541,6 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
-   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
@@ -561,6 +608,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000020) != 0)) {
       output.writeMessage(13, getCreatedAt());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 14, metadataJson_);
+    }
     if (((bitField0_ & 0x00000040) != 0)) {
       output.writeMessage(15, getOccurredAt());
     }
@@ -627,6 +677,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000020) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(13, getCreatedAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(14, metadataJson_);
     }
     if (((bitField0_ & 0x00000040) != 0)) {
       size += com.google.protobuf.CodedOutputStream
@@ -700,6 +753,8 @@ private static final long serialVersionUID = 0L;
       if (!getCreatedAt()
           .equals(other.getCreatedAt())) return false;
     }
+    if (!getMetadataJson()
+        .equals(other.getMetadataJson())) return false;
     if (hasOccurredAt() != other.hasOccurredAt()) return false;
     if (hasOccurredAt()) {
       if (!getOccurredAt()
@@ -760,6 +815,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + CREATED_AT_FIELD_NUMBER;
       hash = (53 * hash) + getCreatedAt().hashCode();
     }
+    hash = (37 * hash) + METADATA_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getMetadataJson().hashCode();
     if (hasOccurredAt()) {
       hash = (37 * hash) + OCCURRED_AT_FIELD_NUMBER;
       hash = (53 * hash) + getOccurredAt().hashCode();
@@ -935,6 +992,7 @@ private static final long serialVersionUID = 0L;
         createdAtBuilder_.dispose();
         createdAtBuilder_ = null;
       }
+      metadataJson_ = "";
       occurredAt_ = null;
       if (occurredAtBuilder_ != null) {
         occurredAtBuilder_.dispose();
@@ -1030,6 +1088,9 @@ private static final long serialVersionUID = 0L;
         to_bitField0_ |= 0x00000020;
       }
       if (((from_bitField0_ & 0x00002000) != 0)) {
+        result.metadataJson_ = metadataJson_;
+      }
+      if (((from_bitField0_ & 0x00004000) != 0)) {
         result.occurredAt_ = occurredAtBuilder_ == null
             ? occurredAt_
             : occurredAtBuilder_.build();
@@ -1109,6 +1170,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasCreatedAt()) {
         mergeCreatedAt(other.getCreatedAt());
+      }
+      if (!other.getMetadataJson().isEmpty()) {
+        metadataJson_ = other.metadataJson_;
+        bitField0_ |= 0x00002000;
+        onChanged();
       }
       if (other.hasOccurredAt()) {
         mergeOccurredAt(other.getOccurredAt());
@@ -1222,11 +1288,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00001000;
               break;
             } // case 106
+            case 114: {
+              metadataJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00002000;
+              break;
+            } // case 114
             case 122: {
               input.readMessage(
                   internalGetOccurredAtFieldBuilder().getBuilder(),
                   extensionRegistry);
-              bitField0_ |= 0x00002000;
+              bitField0_ |= 0x00004000;
               break;
             } // case 122
             default: {
@@ -2419,6 +2490,103 @@ private static final long serialVersionUID = 0L;
       return createdAtBuilder_;
     }
 
+    private java.lang.Object metadataJson_ = "";
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @return The metadataJson.
+     */
+    public java.lang.String getMetadataJson() {
+      java.lang.Object ref = metadataJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        metadataJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @return The bytes for metadataJson.
+     */
+    public com.google.protobuf.ByteString
+        getMetadataJsonBytes() {
+      java.lang.Object ref = metadataJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        metadataJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @param value The metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJson(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMetadataJson() {
+      metadataJson_ = getDefaultInstance().getMetadataJson();
+      bitField0_ = (bitField0_ & ~0x00002000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @param value The bytes for metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJsonBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+
     private com.google.protobuf.Timestamp occurredAt_;
     private com.google.protobuf.SingleFieldBuilder<
         com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> occurredAtBuilder_;
@@ -2426,20 +2594,18 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
-     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      * @return Whether the occurredAt field is set.
      */
     public boolean hasOccurredAt() {
-      return ((bitField0_ & 0x00002000) != 0);
+      return ((bitField0_ & 0x00004000) != 0);
     }
     /**
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
-     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
@@ -2456,7 +2622,6 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
-     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
@@ -2468,7 +2633,7 @@ private static final long serialVersionUID = 0L;
       } else {
         occurredAtBuilder_.setMessage(value);
       }
-      bitField0_ |= 0x00002000;
+      bitField0_ |= 0x00004000;
       onChanged();
       return this;
     }
@@ -2476,7 +2641,6 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
-     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
@@ -2488,7 +2652,7 @@ private static final long serialVersionUID = 0L;
       } else {
         occurredAtBuilder_.setMessage(builderForValue.build());
       }
-      bitField0_ |= 0x00002000;
+      bitField0_ |= 0x00004000;
       onChanged();
       return this;
     }
@@ -2496,14 +2660,13 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
-     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      */
     public Builder mergeOccurredAt(com.google.protobuf.Timestamp value) {
       if (occurredAtBuilder_ == null) {
-        if (((bitField0_ & 0x00002000) != 0) &&
+        if (((bitField0_ & 0x00004000) != 0) &&
           occurredAt_ != null &&
           occurredAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
           getOccurredAtBuilder().mergeFrom(value);
@@ -2514,7 +2677,7 @@ private static final long serialVersionUID = 0L;
         occurredAtBuilder_.mergeFrom(value);
       }
       if (occurredAt_ != null) {
-        bitField0_ |= 0x00002000;
+        bitField0_ |= 0x00004000;
         onChanged();
       }
       return this;
@@ -2523,13 +2686,12 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
-     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      */
     public Builder clearOccurredAt() {
-      bitField0_ = (bitField0_ & ~0x00002000);
+      bitField0_ = (bitField0_ & ~0x00004000);
       occurredAt_ = null;
       if (occurredAtBuilder_ != null) {
         occurredAtBuilder_.dispose();
@@ -2542,13 +2704,12 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
-     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
      */
     public com.google.protobuf.Timestamp.Builder getOccurredAtBuilder() {
-      bitField0_ |= 0x00002000;
+      bitField0_ |= 0x00004000;
       onChanged();
       return internalGetOccurredAtFieldBuilder().getBuilder();
     }
@@ -2556,7 +2717,6 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
-     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
@@ -2573,7 +2733,6 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * Optional event time: when what the memory is about happened (see
      * Memory.occurred_at); may lie in the past or the future (a planned event).
-     * 14 is main's metadata_json (issue 22).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>

@@ -234,9 +234,30 @@ public interface RememberRequestOrBuilder extends
 
   /**
    * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  java.lang.String getMetadataJson();
+  /**
+   * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  com.google.protobuf.ByteString
+      getMetadataJsonBytes();
+
+  /**
+   * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
-   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
@@ -247,7 +268,6 @@ public interface RememberRequestOrBuilder extends
    * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
-   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
@@ -258,7 +278,6 @@ public interface RememberRequestOrBuilder extends
    * <pre>
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
-   * 14 is main's metadata_json (issue 22).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
