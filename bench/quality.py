@@ -102,6 +102,12 @@ AB_VARIANTS = (
     Variant("new, rrf fusion (as before)", env={"MEMORYD_RECALL__FUSION": "rrf"}),
     Variant("new, context expansion on", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "1"}),
     Variant("new, vector weight 0.7", env={"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "0.7"}),
+    # The protocol turns write-time curation off (every turn one live memory); this is
+    # the daemon exactly as configured out of the box.
+    Variant(
+        "new, write-time curation on (dedup, contradictions: the defaults)",
+        env={"MEMORYD_DEDUP__ENABLED": "true", "MEMORYD_CONTRADICTIONS__MODE": "auto"},
+    ),
 )
 
 
