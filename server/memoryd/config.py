@@ -183,6 +183,14 @@ class RecallSettings(BaseModel):
     #: paraphrase-level vector match outvoted an exact keyword match too often).
     hybrid_vector_weight: float = Field(1.0, ge=0)
     hybrid_text_weight: float = Field(1.0, ge=0)
+    #: Convex fusion scales the candidates' cosines by max(highest - lowest, this):
+    #: a narrow spread (a small store, or no memory much closer than another) is not
+    #: stretched to 0..1 (service/hybrid.py, convex). Measured (bench/quality.py, in
+    #: process on cached vectors, issue 24): REALTALK ranks the same at 0.2-0.5 (its
+    #: 50-200 candidates spread wider) and loses at 1.0 (held-out recall_any@10 0.836
+    #: -> 0.799); MemDaily, ~9 messages per trajectory, MRR with MiniLM 0.939 (0) ->
+    #: 0.943 (0.3) -> 0.945 (0.5).
+    convex_min_spread: float = Field(0.5, ge=0, le=2)
     #: Context expansion of hybrid recall (service/context.py): the memories this many
     #: steps before and after each of the ``context_seeds`` best candidates, in their
     #: namespace by created_at, join the results just below it (relevance x
@@ -193,6 +201,19 @@ class RecallSettings(BaseModel):
     context_neighbours: int = Field(0, ge=0, le=5)
     context_seeds: int = Field(1, ge=1, le=10)
     context_discount: float = Field(0.9, gt=0, le=1)
+    #: Pseudo-relevance feedback (service/feedback.py): a second full-text search with
+    #: the ``feedback_terms`` terms most particular to the ``feedback_seeds`` best
+    #: candidates added, mixed into relevance with ``feedback_weight``; 0 terms: off.
+    feedback_terms: int = Field(0, ge=0, le=20)
+    feedback_seeds: int = Field(3, ge=1, le=10)
+    feedback_weight: float = Field(0.3, ge=0, le=1)
+    #: Time-aware recall (service/temporal.py): a query naming a time ("yesterday",
+    #: "on 29 Dec 2023", "上周三") favours memories whose event time (occurred_at, else
+    #: created_at) falls in it, widened by the hours before and after; relevance
+    #: becomes (1 - w) * relevance + w * temporal. 0 turns it off.
+    temporal_weight: float = Field(0.3, ge=0, le=1)
+    temporal_before_hours: float = Field(24.0, ge=0)
+    temporal_after_hours: float = Field(48.0, ge=0)
 
     @model_validator(mode="before")
     @classmethod

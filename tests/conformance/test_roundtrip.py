@@ -61,6 +61,8 @@ def full_memory() -> Memory:
         embedding_model="all-MiniLM-L6-v2",
         embedding_dimension=DIM,
         supersedes="older-id",
+        # In another offset too: an event time comes back as the same instant, in UTC.
+        occurred_at=datetime(2023, 12, 29, 21, 15, 0, 250000, tzinfo=IST),
     )
 
 

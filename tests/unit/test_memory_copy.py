@@ -38,6 +38,7 @@ def _distinct() -> Memory:
         embedding_model="model",
         embedding_dimension=4,
         supersedes="id-0",
+        occurred_at=t0 - timedelta(days=3),
         vector=np.ones(4, dtype=np.float32),
     )
 

@@ -130,11 +130,19 @@ class Memory:
     embedding_model: str = ""
     embedding_dimension: int = 0
     supersedes: str = ""
+    #: When what the memory is about happened (event time), if the client said;
+    #: ``created_at`` is when it was learned (the bi-temporal pair).
+    occurred_at: datetime | None = None
     vector: Vector | None = None
 
     @property
     def partition(self) -> Partition:
         return Partition(self.tenant_id, self.agent_id)
+
+    @property
+    def event_time(self) -> datetime:
+        """When it happened: ``occurred_at``, else when it was learned (``created_at``)."""
+        return self.occurred_at if self.occurred_at is not None else self.created_at
 
     def copy(self) -> Memory:
         """A shallow copy a caller may set fields on. Reads copy every result out of
@@ -165,6 +173,7 @@ class Memory:
         out.embedding_model = self.embedding_model
         out.embedding_dimension = self.embedding_dimension
         out.supersedes = self.supersedes
+        out.occurred_at = self.occurred_at
         out.vector = self.vector
         return out
 

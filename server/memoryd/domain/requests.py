@@ -33,6 +33,8 @@ class MemoryDraft:
     source: Provenance | None = None
     expires_at: datetime | None = None
     created_at: datetime | None = None
+    #: Event time (Memory.occurred_at); may lie in the future (a planned event).
+    occurred_at: datetime | None = None
     embedding: Vector | None = None
 
 
@@ -80,6 +82,8 @@ class ScoreComponents:
     keyword: float = 0.0
     fused: float = 0.0
     relevance: float = 0.0
+    #: 1 when the memory's event time falls in a time the query names, else 0.
+    temporal: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,8 @@ class RecallQuery:
     hybrid: bool | None = None
     #: None: no threshold (the wire's 0 means unset).
     min_score: float | None = None
+    #: The reference time of relative time expressions in the query; None: the clock.
+    now: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +148,7 @@ UPDATABLE_FIELDS = frozenset(
         "source",
         "expires_at",
         "archived",
+        "occurred_at",
     }
 )
 

@@ -84,6 +84,7 @@ def _memory_doc(m: Memory) -> dict[str, Any]:
         "em": m.embedding_model,
         "ed": m.embedding_dimension,
         "sup": m.supersedes,
+        "oa": _micros(m.occurred_at),
         "vec": None if m.vector is None else np.asarray(m.vector, dtype="<f4").tobytes(),
     }
 
@@ -116,6 +117,8 @@ def _memory_from(d: dict[str, Any]) -> Memory:
         embedding_model=d["em"],
         embedding_dimension=d["ed"],
         supersedes=d["sup"],
+        # Absent in entries logged before event times existed.
+        occurred_at=_instant(d.get("oa")),
         vector=None if d["vec"] is None else np.frombuffer(d["vec"], dtype="<f4").copy(),
     )
 

@@ -14,8 +14,8 @@ the caller cannot read, and never moves content across levels.
 
 The candidate is updated in place (``merge``): same id, version + 1, newest content
 and vector, union of tags, maximum importance and confidence, merged metadata, the
-later expiry and the earlier creation time. ``supersedes`` is left alone: no memory
-was replaced. The replaced content and version are kept under the metadata key
+later expiry, the earlier creation time and the newer event time when it has one.
+``supersedes`` is left alone: no memory was replaced. The replaced content and version are kept under the metadata key
 ``memoryd:dedup`` (with a count of absorbed duplicates).
 
 Items of one batch collapse into each other the same way. Concurrent writes to one
@@ -80,6 +80,7 @@ def merge(base: Memory, new: Memory) -> Memory:
         confidence=max(base.confidence, new.confidence),
         metadata=metadata,
         source=new.source or base.source,
+        occurred_at=new.occurred_at or base.occurred_at,
         expires_at=_later(base.expires_at, new.expires_at),
         created_at=min(base.created_at, new.created_at),
         updated_at=max(base.updated_at, new.updated_at),

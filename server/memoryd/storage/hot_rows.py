@@ -46,6 +46,7 @@ def stored_form(m: Memory) -> Memory:
     out.updated_at = utc(m.updated_at) or m.updated_at
     out.accessed_at = utc(m.accessed_at)
     out.expires_at = utc(m.expires_at)
+    out.occurred_at = utc(m.occurred_at)
     out.tags = tuple(m.tags)
     out.metadata = json.loads(json.dumps(m.metadata)) if m.metadata else {}
     if m.source is not None and m.source.retrieved_at is not None:

@@ -227,6 +227,7 @@ class InMemoryStore:
             stored.updated_at = _utc(m.updated_at)
             stored.accessed_at = _utc_opt(m.accessed_at)
             stored.expires_at = _utc_opt(m.expires_at)
+            stored.occurred_at = _utc_opt(m.occurred_at)
             if stored.source is not None and stored.source.retrieved_at is not None:
                 stored.source = dataclasses.replace(
                     stored.source, retrieved_at=_utc(stored.source.retrieved_at)

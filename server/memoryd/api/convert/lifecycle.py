@@ -323,6 +323,7 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         embedding_model=msg.embedding_model,
         embedding_dimension=msg.embedding_dimension,
         supersedes=msg.supersedes,
+        occurred_at=timestamp_from(msg, "occurred_at", f"{path}.occurred_at"),
     )
 
 

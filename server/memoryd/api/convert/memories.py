@@ -84,6 +84,7 @@ def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
         source=provenance_from(req, "source", f"{prefix}source"),
         expires_at=timestamp_from(req, "expires_at", f"{prefix}expires_at"),
         created_at=timestamp_from(req, "created_at", f"{prefix}created_at"),
+        occurred_at=timestamp_from(req, "occurred_at", f"{prefix}occurred_at"),
         embedding=vector_from(req.embedding),
     )
 
@@ -148,6 +149,7 @@ def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
         scoring=scoring,
         hybrid=req.hybrid if req.HasField("hybrid") else None,
         min_score=req.min_score or None,
+        now=timestamp_from(req, "now"),
     )
 
 
@@ -197,6 +199,8 @@ def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
         values["source"] = provenance_from(m, "source", "memory.source")
     if "expires_at" in fields:
         values["expires_at"] = timestamp_from(m, "expires_at", "memory.expires_at")
+    if "occurred_at" in fields:  # unset clears it (the event time becomes unknown)
+        values["occurred_at"] = timestamp_from(m, "occurred_at", "memory.occurred_at")
     return MemoryPatch(
         fields=fields,
         values={k: v for k, v in values.items() if k in fields},
@@ -232,6 +236,7 @@ def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
     set_timestamp(msg.updated_at, m.updated_at)
     set_timestamp(msg.accessed_at, m.accessed_at)
     set_timestamp(msg.expires_at, m.expires_at)
+    set_timestamp(msg.occurred_at, m.occurred_at)
     msg.access_count = m.access_count
     msg.version = m.version
     msg.archived = m.archived
@@ -278,6 +283,7 @@ def _components_to_proto(c: ScoreComponents, out: mpb.ScoreComponents) -> None:
     out.keyword = c.keyword
     out.fused = c.fused
     out.relevance = c.relevance
+    out.temporal = c.temporal
 
 
 def recall_response(outcome: RecallOutcome) -> mpb.RecallResponse:

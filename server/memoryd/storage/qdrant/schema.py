@@ -215,6 +215,7 @@ def memory_payload(m: Memory) -> dict[str, Any]:
         "embedding_model": m.embedding_model,
         "embedding_dimension": int(m.embedding_dimension),
         "supersedes": m.supersedes,
+        "occurred_at": _opt_micros(m.occurred_at),
     }
 
 
@@ -253,6 +254,8 @@ def memory_from_point(payload: Mapping[str, Any], vector: object = None) -> Memo
         embedding_model=payload["embedding_model"],
         embedding_dimension=int(payload["embedding_dimension"]),
         supersedes=payload["supersedes"],
+        # Absent from points written before event times existed.
+        occurred_at=_opt_instant(payload.get("occurred_at")),
         vector=None if dense is None else np.asarray(dense, dtype=np.float32),
     )
 

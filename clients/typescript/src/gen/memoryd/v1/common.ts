@@ -386,6 +386,13 @@ export interface Memory {
    * on UpdateMemory, an alternative to metadata (not both).
    */
   metadataJson: string;
+  /**
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   */
+  occurredAt: Date | undefined;
 }
 
 export interface MemoryRelation {
@@ -570,6 +577,7 @@ function createBaseMemory(): Memory {
     derivedFrom: [],
     relations: [],
     metadataJson: "",
+    occurredAt: undefined,
   };
 }
 
@@ -655,6 +663,9 @@ export const Memory: MessageFns<Memory> = {
     }
     if (message.metadataJson !== "") {
       writer.uint32(218).string(message.metadataJson);
+    }
+    if (message.occurredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(226).fork()).join();
     }
     return writer;
   },
@@ -888,6 +899,14 @@ export const Memory: MessageFns<Memory> = {
             message.metadataJson = reader.string();
             continue;
           }
+          case 28: {
+            if (tag !== 226) {
+              break;
+            }
+
+            message.occurredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -989,6 +1008,11 @@ export const Memory: MessageFns<Memory> = {
         : isSet(object.metadata_json)
         ? globalThis.String(object.metadata_json)
         : "",
+      occurredAt: isSet(object.occurredAt)
+        ? fromJsonTimestamp(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? fromJsonTimestamp(object.occurred_at)
+        : undefined,
     };
   },
 
@@ -1075,6 +1099,9 @@ export const Memory: MessageFns<Memory> = {
     if (message.metadataJson !== "") {
       obj.metadataJson = message.metadataJson;
     }
+    if (message.occurredAt !== undefined) {
+      obj.occurredAt = message.occurredAt.toISOString();
+    }
     return obj;
   },
 
@@ -1112,6 +1139,7 @@ export const Memory: MessageFns<Memory> = {
     message.derivedFrom = object.derivedFrom?.map((e) => e) || [];
     message.relations = object.relations?.map((e) => MemoryRelation.fromPartial(e)) || [];
     message.metadataJson = object.metadataJson ?? "";
+    message.occurredAt = object.occurredAt ?? undefined;
     return message;
   },
 };

@@ -374,6 +374,11 @@ export interface RememberRequest {
    * metadata, not both.
    */
   metadataJson: string;
+  /**
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   */
+  occurredAt: Date | undefined;
 }
 
 export interface RememberResponse {
@@ -462,6 +467,14 @@ export interface ScoreComponents {
    * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
    */
   relevance: number;
+  /**
+   * Whether the memory's event time (occurred_at, else created_at) falls in a time
+   * the query names ("yesterday", "in May", "on 3 March", "上周"; allowing a day
+   * before and two after; only the question sentences' times are read): 1 or 0, 0
+   * when the query names no time. When a candidate falls in one, relevance is
+   * (1 - w) * relevance + w * temporal, w = recall.temporal_weight (0.3).
+   */
+  temporal: number;
 }
 
 export interface RecallRequest {
@@ -494,6 +507,11 @@ export interface RecallRequest {
   includeArchived: boolean;
   /** Drop results whose final score is below this; 0 means no threshold. */
   minScore: number;
+  /**
+   * The reference time of relative time expressions in the query ("yesterday", "last
+   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   */
+  now: Date | undefined;
 }
 
 export interface RecallResult {
@@ -547,7 +565,7 @@ export interface UpdateMemoryRequest {
   /**
    * memory.id names the memory; the fields in update_mask are replaced.
    * Updatable: content, memory_type, tags, security_level, importance, confidence,
-   * namespace, metadata, source, expires_at, archived.
+   * namespace, metadata, source, expires_at, archived, occurred_at.
    */
   memory: Memory | undefined;
   updateMask:
@@ -939,6 +957,7 @@ function createBaseRememberRequest(): RememberRequest {
     embedding: [],
     createdAt: undefined,
     metadataJson: "",
+    occurredAt: undefined,
   };
 }
 
@@ -989,6 +1008,9 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     }
     if (message.metadataJson !== "") {
       writer.uint32(114).string(message.metadataJson);
+    }
+    if (message.occurredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -1128,6 +1150,14 @@ export const RememberRequest: MessageFns<RememberRequest> = {
             message.metadataJson = reader.string();
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.occurredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1182,6 +1212,11 @@ export const RememberRequest: MessageFns<RememberRequest> = {
         : isSet(object.metadata_json)
         ? globalThis.String(object.metadata_json)
         : "",
+      occurredAt: isSet(object.occurredAt)
+        ? fromJsonTimestamp(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? fromJsonTimestamp(object.occurred_at)
+        : undefined,
     };
   },
 
@@ -1229,6 +1264,9 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     if (message.metadataJson !== "") {
       obj.metadataJson = message.metadataJson;
     }
+    if (message.occurredAt !== undefined) {
+      obj.occurredAt = message.occurredAt.toISOString();
+    }
     return obj;
   },
 
@@ -1253,6 +1291,7 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     message.embedding = object.embedding?.map((e) => e) || [];
     message.createdAt = object.createdAt ?? undefined;
     message.metadataJson = object.metadataJson ?? "";
+    message.occurredAt = object.occurredAt ?? undefined;
     return message;
   },
 };
@@ -1804,7 +1843,17 @@ export const Scoring: MessageFns<Scoring> = {
 };
 
 function createBaseScoreComponents(): ScoreComponents {
-  return { similarity: 0, recency: 0, importance: 0, decayed: 0, weighted: 0, keyword: 0, fused: 0, relevance: 0 };
+  return {
+    similarity: 0,
+    recency: 0,
+    importance: 0,
+    decayed: 0,
+    weighted: 0,
+    keyword: 0,
+    fused: 0,
+    relevance: 0,
+    temporal: 0,
+  };
 }
 
 export const ScoreComponents: MessageFns<ScoreComponents> = {
@@ -1832,6 +1881,9 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     }
     if (message.relevance !== 0) {
       writer.uint32(65).double(message.relevance);
+    }
+    if (message.temporal !== 0) {
+      writer.uint32(73).double(message.temporal);
     }
     return writer;
   },
@@ -1913,6 +1965,14 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
             message.relevance = reader.double();
             continue;
           }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.temporal = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1935,6 +1995,7 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
       keyword: isSet(object.keyword) ? globalThis.Number(object.keyword) : 0,
       fused: isSet(object.fused) ? globalThis.Number(object.fused) : 0,
       relevance: isSet(object.relevance) ? globalThis.Number(object.relevance) : 0,
+      temporal: isSet(object.temporal) ? globalThis.Number(object.temporal) : 0,
     };
   },
 
@@ -1964,6 +2025,9 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     if (message.relevance !== 0) {
       obj.relevance = floatToJson(message.relevance);
     }
+    if (message.temporal !== 0) {
+      obj.temporal = floatToJson(message.temporal);
+    }
     return obj;
   },
 
@@ -1980,6 +2044,7 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     message.keyword = object.keyword ?? 0;
     message.fused = object.fused ?? 0;
     message.relevance = object.relevance ?? 0;
+    message.temporal = object.temporal ?? 0;
     return message;
   },
 };
@@ -2001,6 +2066,7 @@ function createBaseRecallRequest(): RecallRequest {
     createdBefore: undefined,
     includeArchived: false,
     minScore: 0,
+    now: undefined,
   };
 }
 
@@ -2058,6 +2124,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     }
     if (message.minScore !== 0) {
       writer.uint32(121).double(message.minScore);
+    }
+    if (message.now !== undefined) {
+      Timestamp.encode(toTimestamp(message.now), writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -2215,6 +2284,14 @@ export const RecallRequest: MessageFns<RecallRequest> = {
             message.minScore = reader.double();
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.now = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2280,6 +2357,7 @@ export const RecallRequest: MessageFns<RecallRequest> = {
         : isSet(object.min_score)
         ? globalThis.Number(object.min_score)
         : 0,
+      now: isSet(object.now) ? fromJsonTimestamp(object.now) : undefined,
     };
   },
 
@@ -2330,6 +2408,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     if (message.minScore !== 0) {
       obj.minScore = floatToJson(message.minScore);
     }
+    if (message.now !== undefined) {
+      obj.now = message.now.toISOString();
+    }
     return obj;
   },
 
@@ -2355,6 +2436,7 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     message.createdBefore = object.createdBefore ?? undefined;
     message.includeArchived = object.includeArchived ?? false;
     message.minScore = object.minScore ?? 0;
+    message.now = object.now ?? undefined;
     return message;
   },
 };

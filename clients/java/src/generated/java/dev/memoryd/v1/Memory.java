@@ -928,6 +928,53 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int OCCURRED_AT_FIELD_NUMBER = 28;
+  private com.google.protobuf.Timestamp occurredAt_;
+  /**
+   * <pre>
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+   * @return Whether the occurredAt field is set.
+   */
+  @java.lang.Override
+  public boolean hasOccurredAt() {
+    return ((bitField0_ & 0x00000040) != 0);
+  }
+  /**
+   * <pre>
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+   * @return The occurredAt.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getOccurredAt() {
+    return occurredAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+  }
+  /**
+   * <pre>
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder() {
+    return occurredAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1022,6 +1069,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 27, metadataJson_);
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      output.writeMessage(28, getOccurredAt());
     }
     getUnknownFields().writeTo(output);
   }
@@ -1138,6 +1188,10 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(27, metadataJson_);
     }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(28, getOccurredAt());
+    }
     return size;
   }
   @java.lang.Override
@@ -1234,6 +1288,11 @@ private static final long serialVersionUID = 0L;
         .equals(other.getRelationsList())) return false;
     if (!getMetadataJson()
         .equals(other.getMetadataJson())) return false;
+    if (hasOccurredAt() != other.hasOccurredAt()) return false;
+    if (hasOccurredAt()) {
+      if (!getOccurredAt()
+          .equals(other.getOccurredAt())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1322,6 +1381,10 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + METADATA_JSON_FIELD_NUMBER;
     hash = (53 * hash) + getMetadataJson().hashCode();
+    if (hasOccurredAt()) {
+      hash = (37 * hash) + OCCURRED_AT_FIELD_NUMBER;
+      hash = (53 * hash) + getOccurredAt().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1463,6 +1526,7 @@ private static final long serialVersionUID = 0L;
         internalGetAccessedAtFieldBuilder();
         internalGetExpiresAtFieldBuilder();
         internalGetRelationsFieldBuilder();
+        internalGetOccurredAtFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1528,6 +1592,11 @@ private static final long serialVersionUID = 0L;
       }
       bitField0_ = (bitField0_ & ~0x02000000);
       metadataJson_ = "";
+      occurredAt_ = null;
+      if (occurredAtBuilder_ != null) {
+        occurredAtBuilder_.dispose();
+        occurredAtBuilder_ = null;
+      }
       return this;
     }
 
@@ -1672,6 +1741,12 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x04000000) != 0)) {
         result.metadataJson_ = metadataJson_;
+      }
+      if (((from_bitField0_ & 0x08000000) != 0)) {
+        result.occurredAt_ = occurredAtBuilder_ == null
+            ? occurredAt_
+            : occurredAtBuilder_.build();
+        to_bitField0_ |= 0x00000040;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1825,6 +1900,9 @@ private static final long serialVersionUID = 0L;
         metadataJson_ = other.metadataJson_;
         bitField0_ |= 0x04000000;
         onChanged();
+      }
+      if (other.hasOccurredAt()) {
+        mergeOccurredAt(other.getOccurredAt());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -2005,6 +2083,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x04000000;
               break;
             } // case 218
+            case 226: {
+              input.readMessage(
+                  internalGetOccurredAtFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x08000000;
+              break;
+            } // case 226
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4471,6 +4556,188 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x04000000;
       onChanged();
       return this;
+    }
+
+    private com.google.protobuf.Timestamp occurredAt_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> occurredAtBuilder_;
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     * @return Whether the occurredAt field is set.
+     */
+    public boolean hasOccurredAt() {
+      return ((bitField0_ & 0x08000000) != 0);
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     * @return The occurredAt.
+     */
+    public com.google.protobuf.Timestamp getOccurredAt() {
+      if (occurredAtBuilder_ == null) {
+        return occurredAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+      } else {
+        return occurredAtBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public Builder setOccurredAt(com.google.protobuf.Timestamp value) {
+      if (occurredAtBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        occurredAt_ = value;
+      } else {
+        occurredAtBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x08000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public Builder setOccurredAt(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (occurredAtBuilder_ == null) {
+        occurredAt_ = builderForValue.build();
+      } else {
+        occurredAtBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x08000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public Builder mergeOccurredAt(com.google.protobuf.Timestamp value) {
+      if (occurredAtBuilder_ == null) {
+        if (((bitField0_ & 0x08000000) != 0) &&
+          occurredAt_ != null &&
+          occurredAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getOccurredAtBuilder().mergeFrom(value);
+        } else {
+          occurredAt_ = value;
+        }
+      } else {
+        occurredAtBuilder_.mergeFrom(value);
+      }
+      if (occurredAt_ != null) {
+        bitField0_ |= 0x08000000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public Builder clearOccurredAt() {
+      bitField0_ = (bitField0_ & ~0x08000000);
+      occurredAt_ = null;
+      if (occurredAtBuilder_ != null) {
+        occurredAtBuilder_.dispose();
+        occurredAtBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getOccurredAtBuilder() {
+      bitField0_ |= 0x08000000;
+      onChanged();
+      return internalGetOccurredAtFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder() {
+      if (occurredAtBuilder_ != null) {
+        return occurredAtBuilder_.getMessageOrBuilder();
+      } else {
+        return occurredAt_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+      }
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetOccurredAtFieldBuilder() {
+      if (occurredAtBuilder_ == null) {
+        occurredAtBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getOccurredAt(),
+                getParentForChildren(),
+                isClean());
+        occurredAt_ = null;
+      }
+      return occurredAtBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.Memory)

@@ -253,4 +253,34 @@ public interface RememberRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getMetadataJsonBytes();
+
+  /**
+   * <pre>
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+   * @return Whether the occurredAt field is set.
+   */
+  boolean hasOccurredAt();
+  /**
+   * <pre>
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+   * @return The occurredAt.
+   */
+  com.google.protobuf.Timestamp getOccurredAt();
+  /**
+   * <pre>
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder();
 }
