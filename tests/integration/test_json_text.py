@@ -17,8 +17,10 @@ from google.protobuf import struct_pb2
 
 from memoryd_client import MemorydClient
 from memoryd_proto.v1 import common_pb2 as pb
+from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import snapshot_service_pb2 as spb
+from memoryd_proto.v1.lifecycle_service_pb2_grpc import LifecycleServiceStub
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
 from memoryd_proto.v1.snapshot_service_pb2_grpc import SnapshotServiceStub
 
@@ -148,3 +150,83 @@ def test_python_client_round_trips_exactly(shared_daemon: Daemon) -> None:
         assert wm.content == {"step": 2, "id": 12345678901234567}
         state = client.save_state(a, "s1", {"planner": {"step": 2}})
         assert state[0].state == {"step": 2} and type(state[0].state["step"]) is int
+
+
+# ------------------------------------------------ decimals, exponents, -0: byte for byte
+
+#: Spellings a parser changes beyond integers: 1.50 -> 1.5, 1e2 -> 100.0, -0 -> 0.
+WRITTEN = (
+    '{"price": 1.50, "e": 1e2, "id": 12345678901234567, "z": -0,'
+    ' "nested": {"rate": 0.10, "list": [1.0, 2E-3, {"deep": 3.000}]}}'
+)
+STORED = compact(WRITTEN)
+
+
+def exported(life: LifecycleServiceStub, agent_id: str) -> list[lpb.ExportRecord]:
+    return [
+        e.record for e in life.Export(lpb.ExportRequest(agent_id=agent_id)) if e.HasField("record")
+    ]
+
+
+def test_working_memory_keeps_its_text_and_a_merge_keeps_each_members_text(
+    shared_daemon: Daemon, memory_stub: MemoryServiceStub
+) -> None:
+    a = agent()
+    scope = pb.WorkingMemoryScope(thread_id="t1")
+    schema = struct_pb2.Struct()
+    schema.update({"type": "object", "properties": {"price": {"type": "number", "maximum": 5}}})
+    first = memory_stub.SetWorkingMemory(
+        mpb.SetWorkingMemoryRequest(
+            agent_id=a, scope=scope, content_json=WRITTEN, json_schema=schema
+        )
+    ).working_memory
+    assert first.content_json == STORED
+    merged_text = '{"e":2.50,"added":{"x":1.0}}'
+    merged = memory_stub.SetWorkingMemory(
+        mpb.SetWorkingMemoryRequest(agent_id=a, scope=scope, content_json=merged_text)
+    ).working_memory
+    expected = STORED[:-1].replace('"e":1e2', '"e":2.50') + ',"added":{"x":1.0}}'
+    assert merged.content_json == expected
+    got = memory_stub.GetWorkingMemory(mpb.GetWorkingMemoryRequest(agent_id=a, scope=scope))
+    assert got.working_memory.content_json == expected
+    # The schema checks the value: 7.50 is above its maximum, whatever its spelling.
+    with pytest.raises(grpc.RpcError) as err:
+        memory_stub.SetWorkingMemory(
+            mpb.SetWorkingMemoryRequest(agent_id=a, scope=scope, content_json='{"price": 7.50}')
+        )
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert set(violations(err.value)) == {"content.$.price"}
+
+    # Export carries the text, import stores it: the imported agent reads it back.
+    with shared_daemon.channel() as channel:
+        life = LifecycleServiceStub(channel)
+        records = [r for r in exported(life, a) if r.WhichOneof("record") == "working_memory"]
+        assert [r.working_memory.working_memory.content_json for r in records] == [expected]
+        b = agent()
+        life.Import(iter(lpb.ImportRequest(record=r, target_agent_id=b) for r in exported(life, a)))
+    imported = memory_stub.GetWorkingMemory(mpb.GetWorkingMemoryRequest(agent_id=b, scope=scope))
+    assert imported.working_memory.content_json == expected
+
+
+def test_saved_state_keeps_its_text(shared_daemon: Daemon) -> None:
+    a = agent()
+    with shared_daemon.channel() as channel:
+        snapshots = SnapshotServiceStub(channel)
+        saved = snapshots.SaveState(
+            spb.SaveStateRequest(
+                agent_id=a,
+                session_id="s1",
+                components=[spb.StateComponent(name="planner", state_json=WRITTEN)],
+            )
+        ).components
+        assert [c.state_json for c in saved] == [STORED]
+        loaded = snapshots.LoadState(spb.LoadStateRequest(agent_id=a, session_id="s1"))
+        assert [c.state_json for c in loaded.components] == [STORED]
+
+        life = LifecycleServiceStub(channel)
+        records = [r for r in exported(life, a) if r.WhichOneof("record") == "state"]
+        assert [r.state.component.state_json for r in records] == [STORED]
+        b = agent()
+        life.Import(iter(lpb.ImportRequest(record=r, target_agent_id=b) for r in exported(life, a)))
+        again = snapshots.LoadState(spb.LoadStateRequest(agent_id=b, session_id="s1"))
+        assert [c.state_json for c in again.components] == [STORED]

@@ -64,7 +64,7 @@ _RELATION_KINDS = {
 def _metadata_from(msg: Message, prefix: str) -> dict[str, Any]:
     """metadata_json (exact) or metadata (a Struct: numbers are doubles)."""
     found = json_object_from(msg, "metadata_json", "metadata", prefix)
-    return found if found is not None else struct_to_dict(msg, "metadata", f"{prefix}metadata")
+    return found[0] if found is not None else struct_to_dict(msg, "metadata", f"{prefix}metadata")
 
 
 def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
