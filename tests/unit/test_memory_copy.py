@@ -39,6 +39,7 @@ def _distinct() -> Memory:
         embedding_dimension=4,
         supersedes="id-0",
         vector=np.ones(4, dtype=np.float32),
+        metadata_json='{"k":[1,2]}',
     )
 
 

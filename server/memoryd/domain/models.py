@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memoryd.domain.json_text import spelled
+
 Vector = npt.NDArray[np.float32]
 
 
@@ -131,10 +133,19 @@ class Memory:
     embedding_dimension: int = 0
     supersedes: str = ""
     vector: Vector | None = None
+    #: The metadata as its writer's JSON text ("" when it came as a value); a spelling
+    #: of ``metadata``, which stays the truth of what it holds (the daemon adds to it):
+    #: see :meth:`metadata_text`. Not compared: memories are equal by value.
+    metadata_json: str = field(default="", compare=False)
 
     @property
     def partition(self) -> Partition:
         return Partition(self.tenant_id, self.agent_id)
+
+    def metadata_text(self) -> str:
+        """The metadata as stored and returned: JSON text keeping ``metadata_json``'s
+        spelling (``1.50``, ``1e2``) of every part ``metadata`` still holds as written."""
+        return spelled(self.metadata, self.metadata_json)
 
     def copy(self) -> Memory:
         """A shallow copy a caller may set fields on. Reads copy every result out of
@@ -166,6 +177,7 @@ class Memory:
         out.embedding_dimension = self.embedding_dimension
         out.supersedes = self.supersedes
         out.vector = self.vector
+        out.metadata_json = self.metadata_json
         return out
 
 

@@ -34,6 +34,9 @@ class MemoryDraft:
     expires_at: datetime | None = None
     created_at: datetime | None = None
     embedding: Vector | None = None
+    #: ``metadata`` as the writer's JSON text (whitespace between tokens removed),
+    #: kept as written; "" when it came as a value.
+    metadata_json: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,3 +157,5 @@ class MemoryPatch:
     values: dict[str, Any]
     if_version: int | None = None
     embedding: Vector | None = None
+    #: The new metadata as the writer's JSON text ("" when it came as a value).
+    metadata_json: str = ""

@@ -297,7 +297,9 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         default=SecurityLevel.INTERNAL,
     )
     assert memory_type is not None and level is not None
-    metadata, _ = json_object(msg, "metadata_json", "metadata", f"{path}.", exclusive=False)
+    metadata, metadata_json = json_object(
+        msg, "metadata_json", "metadata", f"{path}.", exclusive=False
+    )
     source = provenance_from(msg, "source", f"{path}.source")
     return Memory(
         id=msg.id,
@@ -314,6 +316,7 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         confidence=msg.confidence,
         source=source,
         metadata=metadata,
+        metadata_json=metadata_json,
         accessed_at=timestamp_from(msg, "accessed_at", f"{path}.accessed_at"),
         access_count=msg.access_count,
         version=msg.version,
