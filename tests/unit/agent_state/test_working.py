@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
+from memoryd.domain import json_text
 from memoryd.domain.agent_state import (
     WorkingMemoryMode,
     WorkingMemoryWrite,
     WorkingScope,
     WorkingScopeQuery,
 )
-from memoryd.domain import json_text
 from memoryd.domain.errors import InvalidArgument, NotFound
 from memoryd.domain.records import Record, RecordKind
 from memoryd.service.working import WorkingMemoryService
