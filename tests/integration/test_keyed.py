@@ -318,13 +318,16 @@ def test_export_tree_layout(ctl: Invoke, memory_stub: MemoryServiceStub, tmp_pat
     put(memory_stub, agent, "/user/name", "Alicia")
     put(memory_stub, agent, "/user/old", "gone soon")
     put(memory_stub, agent, "/user/old", None)
+    # Expired (content.expired_at passed), not yet compacted: not a live key either.
+    put(memory_stub, agent, "/task/done", {"summary": "Paid", "expired_at": "2020-01-01T00:00:00Z"})
     for key, data in HOSTILE.items():
         put(memory_stub, agent, key, data)
 
     out = tmp_path / "export"
     done = ok_json(ctl("export-tree", str(out), "--agent", agent, "--json"))
     live = 4 + len(HOSTILE) - 1  # the tombstoned /user/old is not a live key
-    assert done == {"dir": str(out.resolve()), "writes": 6 + len(HOSTILE), "keys": live}
+    assert done == {"dir": str(out.resolve()), "writes": 7 + len(HOSTILE), "keys": live}
+    assert not (out / "index" / "task").exists()
     assert sorted(os.listdir(tmp_path)) == ["export"]  # nothing escaped DIR
     assert sorted(os.listdir(out)) == ["index", "log.jsonl", "state.jsonl"]
 
@@ -370,6 +373,7 @@ def test_export_tree_layout(ctl: Invoke, memory_stub: MemoryServiceStub, tmp_pat
     assert [e["version"] for e in log] == sorted(e["version"] for e in log)
     old = [e for e in log if e["key"] == "/user/old"]
     assert [(e["valid"], e["content"]) for e in old] == [(True, "gone soon"), (False, None)]
+    assert [e["content"]["summary"] for e in log if e["key"] == "/task/done"] == ["Paid"]
     assert {"key", "ts", "valid", "source", "content"} <= set(log[0])
 
     # A second export refuses to mix with the first unless asked to replace it.

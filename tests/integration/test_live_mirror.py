@@ -242,8 +242,12 @@ def test_the_design_examples_through_grpc_the_client_and_the_live_mirror(
         assert f"{STYLE} preference Prefers short answers with code first" in read.text
         assert "/user/scratch" not in read.text and "/task/today" not in read.text
 
-        # Compaction removes the expired key from the key state and rewrites state.jsonl.
-        assert stub.GetKey(mpb.GetKeyRequest(agent_id=AGENT, key="/task/today")).entry.valid
+        # Expired: GetKey and ListKeys read it as missing at once, as index/ does.
+        with pytest.raises(grpc.RpcError) as err:
+            stub.GetKey(mpb.GetKeyRequest(agent_id=AGENT, key="/task/today"))
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND
+        assert "/task/today" not in store_keys(stub)
+        # Compaction removes it from the key state and rewrites state.jsonl.
         result = compact(channel)
         assert result.result.expired_purged >= 1
         with pytest.raises(grpc.RpcError) as err:

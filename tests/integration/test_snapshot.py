@@ -290,5 +290,7 @@ def test_memoryctl_snapshot_default_read_and_state(
     assert result.exit_code == 0, result.output
     result = ctl("state", "load", "s1", "--agent", agent, "--json")
     assert json.loads(result.stdout)["components"][0]["state"] == {"step": 1}
+    result = ctl("state", "save", "s1", "planner", '{"price": 1.50}', "--agent", agent)
+    assert result.exit_code == 0 and '{"price":1.50}' in result.stdout, result.output
     result = ctl("snapshot", "x", "--agent", agent, "--section", "working")
     assert result.exit_code == 1 and "scope" in result.stderr

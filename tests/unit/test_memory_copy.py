@@ -40,6 +40,7 @@ def _distinct() -> Memory:
         supersedes="id-0",
         occurred_at=t0 - timedelta(days=3),
         vector=np.ones(4, dtype=np.float32),
+        metadata_json='{"k":[1,2]}',
     )
 
 

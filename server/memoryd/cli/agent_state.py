@@ -99,9 +99,9 @@ def _working_detail(wm: memory_service_pb2.WorkingMemory) -> Table:
         table.add_row("expires", render.timestamp(wm.expires_at))
     if wm.HasField("json_schema"):
         table.add_row("schema", Text(_compact(wm.json_schema)))
-    # From the JSON text: integers as stored (the Struct carries doubles).
-    data = json.loads(wm.content_json) if wm.content_json else json_format.MessageToDict(wm.content)
-    table.add_row("content", Text(json.dumps(data, ensure_ascii=False, indent=2)))
+    # The JSON text as stored (1.50 stays 1.50; the Struct carries doubles).
+    content = wm.content_json or json.dumps(json_format.MessageToDict(wm.content))
+    table.add_row("content", Text(content))
     return table
 
 

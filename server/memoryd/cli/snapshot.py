@@ -206,8 +206,8 @@ def _components_table(components: Any) -> Table:
     table.add_column("updated", no_wrap=True)
     table.add_column("state", overflow="fold", ratio=1)
     for c in components:
-        data = json.loads(c.state_json) if c.state_json else json_format.MessageToDict(c.state)
-        state = json.dumps(data, ensure_ascii=False, sort_keys=True)
+        # The JSON text as stored (1.50 stays 1.50; the Struct carries doubles).
+        state = c.state_json or json.dumps(json_format.MessageToDict(c.state), ensure_ascii=False)
         table.add_row(Text(c.name), str(c.version), render.timestamp(c.updated_at), Text(state))
     return table
 

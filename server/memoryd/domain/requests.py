@@ -36,6 +36,9 @@ class MemoryDraft:
     #: Event time (Memory.occurred_at); may lie in the future (a planned event).
     occurred_at: datetime | None = None
     embedding: Vector | None = None
+    #: ``metadata`` as the writer's JSON text (whitespace between tokens removed),
+    #: kept as written; "" when it came as a value.
+    metadata_json: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,3 +164,5 @@ class MemoryPatch:
     values: dict[str, Any]
     if_version: int | None = None
     embedding: Vector | None = None
+    #: The new metadata as the writer's JSON text ("" when it came as a value).
+    metadata_json: str = ""

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memoryd.domain.agent_state import WorkingScope
+from memoryd.domain.json_text import dumps
 from memoryd.domain.models import SecurityLevel, Vector
 from memoryd.domain.requests import Degradation
 
@@ -139,6 +140,9 @@ class StateWrite:
 
     name: str
     state: dict[str, Any]
+    #: ``state`` as the writer's JSON text without whitespace between tokens
+    #: (domain/json_text.py), stored as written; "" when it came as a value.
+    state_json: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,3 +151,10 @@ class StateComponent:
     state: dict[str, Any]
     version: int
     updated_at: datetime
+    #: The state as stored: the writer's JSON text. Left empty, it is made from
+    #: ``state``.
+    state_json: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.state_json:
+            object.__setattr__(self, "state_json", dumps(self.state))

@@ -75,6 +75,7 @@ def _memory_doc(m: Memory) -> dict[str, Any]:
         if src is None
         else [src.kind.value, src.name, _micros(src.retrieved_at), src.locator],
         "md": m.metadata,
+        "mj": m.metadata_json,
         "aa": _micros(m.accessed_at),
         "ac": m.access_count,
         "v": m.version,
@@ -108,6 +109,7 @@ def _memory_from(d: dict[str, Any]) -> Memory:
         if src is None
         else Provenance(ProvenanceKind(src[0]), src[1], _instant(src[2]), src[3]),
         metadata=d["md"],
+        metadata_json=d.get("mj", ""),  # absent in entries of older daemons
         accessed_at=_instant(d["aa"]),
         access_count=d["ac"],
         version=d["v"],

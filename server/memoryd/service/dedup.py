@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memoryd.config import DedupSettings
+from memoryd.domain import json_text
 from memoryd.domain.limits import next_version
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel, VectorHit
 from memoryd.domain.principal import CallScope
@@ -79,6 +80,8 @@ def merge(base: Memory, new: Memory) -> Memory:
         importance=max(base.importance, new.importance),
         confidence=max(base.confidence, new.confidence),
         metadata=metadata,
+        # Each side's members as their writer spelled them (the record is re-spelled).
+        metadata_json=json_text.merge_objects(base.metadata_text(), new.metadata_text()),
         source=new.source or base.source,
         occurred_at=new.occurred_at or base.occurred_at,
         expires_at=_later(base.expires_at, new.expires_at),

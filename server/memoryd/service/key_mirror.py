@@ -8,7 +8,8 @@ agent's own ``ls``, ``grep``, ``jq`` and ``cat``:
   ``index/`` file atomically (a tombstone removes it);
 - a key whose ``content.expired_at`` passes leaves ``index/`` at that time;
 - ``state.jsonl`` is rewritten atomically by every repair (at start, after
-  compaction and other lifecycle rewrites).
+  compaction and other lifecycle rewrites): it is the compacted state as of the last
+  repair, while ``index/`` and ``log.jsonl`` are the live view.
 
 Keys above ``keys.mirror_clearance`` (INTERNAL by default) are left out: whoever
 can read the directory reads what is in it.

@@ -7,7 +7,10 @@ and snapshots find it; a tombstone deletes the mirror.
 
 Every write names its ``source`` (tombstones too). Content is kept as the writer's
 JSON text (``content_json``; a ``content`` value is encoded once), so it reads back
-as written.
+as written. A key whose content's ``expired_at`` has passed reads as missing (GetKey,
+ListKeys), as in DefaultRead and recall, until compaction removes its slot; its
+slot's version still counts for ``if_version``, like a tombstone's, and KeyHistory
+keeps its writes.
 
 Ordering and atomicity. Writes to one partition are serialised by an asyncio lock
 per partition, which makes the version counter and ``if_version`` checks exact --
@@ -24,7 +27,7 @@ the store and never fail a write.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -60,7 +63,7 @@ from memoryd.domain.models import (
     utcnow,
 )
 from memoryd.domain.principal import CallScope
-from memoryd.domain.records import RecordKind
+from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import transaction
 from memoryd.embedding.base import Embedder
 from memoryd.resilience.embedder import embed_in_space
@@ -149,8 +152,11 @@ class KeyedMemoryService:
         keys: KeysSettings,
         quotas: Quotas | None = None,
         observers: Sequence[KeyObserver] = (),
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._records = records
+        #: "Now" for expiry on reads.
+        self._clock = clock
         self._observers = tuple(observers)
         self._store = store
         self._embedder = embedder
@@ -405,9 +411,13 @@ class KeyedMemoryService:
     # ------------------------------------------------------------------ reads
 
     async def get(self, scope: CallScope, raw_key: str) -> KeyEntry:
+        """The key's current value; NotFound for a tombstone, a key whose content's
+        ``expired_at`` has passed (until compaction removes it, it only reads as
+        missing) and a key above the caller's clearance."""
         key = self._key(raw_key, "key")
         found = await self._records.get_records(scope.partition, RecordKind.KEY, [key])
-        entry = entry_from(found[0]) if found else None
+        live = bool(found) and not _expired(found[0], self._clock())
+        entry = entry_from(found[0]) if live else None
         if entry is None or not self._visible(scope, entry):
             raise NotFound(f"key {key!r} not found")
         return entry
@@ -429,6 +439,7 @@ class KeyedMemoryService:
         items: list[tuple[str, KeyEntry | str]] = []
         skipping: str | None = None  # a directory already listed: skip its subtree
         fetch = max(_FETCH_MIN, page_size + 1)
+        now = self._clock()
         while len(items) <= page_size:
             rows = await self._records.list_records(
                 scope.partition, RecordKind.KEY, prefix=prefix, after=after, limit=fetch
@@ -437,6 +448,8 @@ class KeyedMemoryService:
                 if skipping is not None and row.key.startswith(skipping):
                     continue
                 skipping = None
+                if _expired(row, now):  # as GetKey: missing until compaction removes it
+                    continue
                 entry = entry_from(row)
                 child, is_dir = child_of(row.key, prefix)
                 if not self._visible(scope, entry):
@@ -543,3 +556,8 @@ class KeyedMemoryService:
     def _visible(scope: CallScope, entry: KeyEntry) -> bool:
         """Tombstones and keys above the caller's clearance read as missing."""
         return entry.valid and entry.security_level <= scope.clearance
+
+
+def _expired(record: Record, now: datetime) -> bool:
+    """Whether a KEY record's content ``expired_at`` (its ``expires_at``) has passed."""
+    return record.expires_at is not None and record.expires_at <= now

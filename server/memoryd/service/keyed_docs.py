@@ -13,6 +13,7 @@ The three are written in one ``put_records`` batch: one store commit.
 
 from __future__ import annotations
 
+import json
 import math
 import uuid
 from dataclasses import dataclass
@@ -124,7 +125,7 @@ def entry_from(record: Record) -> KeyEntry:
     key = doc.get("key") or record.key.split(EVENT_SEPARATOR, 1)[0]
     text = doc.get(CONTENT_JSON_FIELD)
     if isinstance(text, str):
-        content = json_text.parse(text)
+        content = json.loads(text)  # checked by json_text.parse when it was written
     else:  # written before content_json
         content = doc.get(CONTENT_FIELD)
         text = json_text.dumps(content)

@@ -214,6 +214,8 @@ class MemoryService:
         updated = dataclasses.replace(
             current, **changes, updated_at=now, version=next_version(current.version)
         )
+        if "metadata" in changes:
+            updated.metadata_json = patch.metadata_json
         if "content" in patch.fields or patch.embedding is not None:
             space = self._embedder.model_id
             if patch.embedding is not None:
@@ -457,6 +459,7 @@ class MemoryService:
             confidence=1.0 if draft.confidence is None else draft.confidence,
             source=draft.source,
             metadata=dict(draft.metadata),
+            metadata_json=draft.metadata_json,
             created_at=created,
             updated_at=created,
             expires_at=draft.expires_at,

@@ -319,15 +319,31 @@ async def test_rewriting_a_key_replaces_its_mirror(keyed: Keyed) -> None:
     assert outcome.results[0].memory.content == "The user drinks coffee"
 
 
-async def test_expired_keys_are_not_recalled(keyed: Keyed) -> None:
+async def test_expired_keys_are_not_recalled_nor_read(keyed: Keyed) -> None:
     past = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
-    await keyed.service.set(
-        S, KeyWrite("/old", {"text": "an old reminder", "expired_at": past}, source=USER_SOURCE)
+    old = await keyed.service.set(
+        S, KeyWrite("/old/one", {"text": "an old reminder", "expired_at": past}, source=USER_SOURCE)
     )
+    await keyed.service.set(S, KeyWrite("/kept", "k", source=USER_SOURCE))
     outcome = await keyed.memories.recall(S, RecallQuery(query="an old reminder"))
-    assert outcome.results == []
-    # The slot itself stays readable: expiry is for recall and default reads.
-    assert (await keyed.service.get(S, "/old")).valid
+    assert old.memory_id not in {r.memory.id for r in outcome.results}
+    # GetKey and ListKeys read it as missing, as DefaultRead and recall do (it used
+    # to stay until compaction); a directory holding only it is not listed.
+    with pytest.raises(NotFound):
+        await keyed.service.get(S, "/old/one")
+    listing = await keyed.service.list(S, KeyListQuery("/", recursive=True))
+    assert [e.key for e in listing.entries] == ["/kept"]
+    root = await keyed.service.list(S, KeyListQuery("/"))
+    assert root.directories == [] and [e.key for e in root.entries] == ["/kept"]
+    # The history keeps the write; its version still counts for if_version.
+    history = await keyed.service.history(S, KeyHistoryQuery("/old/one"))
+    assert [e.version for e in history.entries] == [old.version]
+    with pytest.raises(FailedPrecondition):
+        await keyed.service.set(S, KeyWrite("/old/one", 1, source=USER_SOURCE, if_version=0))
+    again = await keyed.service.set(
+        S, KeyWrite("/old/one", 2, source=USER_SOURCE, if_version=old.version)
+    )
+    assert (await keyed.service.get(S, "/old/one")).version == again.version
 
 
 async def test_clearance(keyed: Keyed) -> None:

@@ -170,4 +170,5 @@ async def everything(
 def memory_fields(m: Memory) -> dict[str, Any]:
     out = {name: getattr(m, name) for name in Memory.__slots__ if name != "vector"}  # type: ignore[attr-defined]
     out["vector"] = None if m.vector is None else np.asarray(m.vector).tobytes()
+    out["metadata_json"] = m.metadata_text()  # "" and its JSON are one spelling
     return out

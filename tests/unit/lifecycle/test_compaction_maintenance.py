@@ -263,6 +263,12 @@ async def test_compaction_removes_keys_whose_content_expired() -> None:
         assert first.expired_purged == 0
         assert (await w.keyed.get(A, "/task/today")).valid  # not expired yet
         w.clock.advance(minutes=10)
+        # Expired: GetKey and ListKeys read it as missing at once, before compaction.
+        with pytest.raises(NotFound):
+            await w.keyed.get(A, "/task/today")
+        listed = await w.keyed.list(A, KeyListQuery(prefix="/", recursive=True))
+        assert [e.key for e in listed.entries] == ["/user/name"]
+        assert await w.store.get(A.partition, [gone.memory_id]) != []  # until compaction
         result = await compact(w)
         assert result.expired_purged >= 1
         listing = await w.keyed.list(A, KeyListQuery(prefix="/", recursive=True))

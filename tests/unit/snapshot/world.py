@@ -188,6 +188,7 @@ async def world(
         limits=limits,
         keys=KeysSettings(),
         observers=[indexes],
+        clock=clock,
     )
     working = WorkingMemoryService(
         records=records,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NotRequired, TypedDict, TypeVar
 
@@ -45,6 +46,21 @@ E = TypeVar("E", bound=int)
 StrSeq = Iterable[str] | str
 
 
+@dataclass(frozen=True, slots=True)
+class JsonText:
+    """JSON text to send as written, wherever a JSON value goes (key content,
+    metadata, working memory, saved state): the daemon stores the text, so
+    ``JsonText('{"price": 1.50}')`` reads back as ``{"price":1.50}`` in the
+    ``*_json`` fields of results (whitespace between tokens removed), where a Python
+    float would be sent as ``1.5``. Checked to be JSON before it is sent."""
+
+    text: str
+
+
+#: A JSON object as Python data or as :class:`JsonText`.
+JsonObjectArg = Mapping[str, Any] | JsonText
+
+
 class RememberItem(TypedDict):
     """One item of :func:`remember_batch_request`; keys mirror ``remember``'s arguments."""
 
@@ -53,7 +69,7 @@ class RememberItem(TypedDict):
     tags: NotRequired[StrSeq]
     importance: NotRequired[float | None]
     namespace: NotRequired[str]
-    metadata: NotRequired[Mapping[str, Any] | None]
+    metadata: NotRequired[JsonObjectArg | None]
     security_level: NotRequired[EnumArg | None]
     embedding: NotRequired[Sequence[float] | None]
 
@@ -129,7 +145,16 @@ def duration(value: float | timedelta, field: str) -> duration_pb2.Duration:
 
 def json_text(value: Any, field: str, *, object_only: bool = False) -> str:
     """JSON text of Python data for the ``*_json`` fields: integers keep every digit
-    (``google.protobuf.Value`` would carry them as doubles)."""
+    (``google.protobuf.Value`` would carry them as doubles); a :class:`JsonText` as
+    written."""
+    if isinstance(value, JsonText):
+        try:
+            parsed = json.loads(value.text)
+        except ValueError as exc:
+            raise invalid_argument(field, f"is not valid JSON: {exc}") from None
+        if object_only and not isinstance(parsed, dict):
+            raise invalid_argument(field, "must be a JSON object")
+        return value.text
     if object_only and not isinstance(value, Mapping):
         raise invalid_argument(field, f"must be a JSON object, not {type(value).__name__}")
     try:
@@ -231,7 +256,7 @@ def remember_request(
     tags: StrSeq = (),
     importance: float | None = None,
     namespace: str = "",
-    metadata: Mapping[str, Any] | None = None,
+    metadata: JsonObjectArg | None = None,
     security_level: EnumArg | None = None,
     embedding: Sequence[float] | None = None,
     field_prefix: str = "",

@@ -129,6 +129,8 @@ class Memory:
     #: The memories a consolidated memory was made from.
     derived_from: tuple[str, ...] = ()
     relations: tuple[Relation, ...] = ()
+    #: The metadata as stored: its JSON text as written (whitespace aside).
+    metadata_json: str = ""
 
     @classmethod
     def from_pb(cls, m: common_pb2.Memory) -> Memory:
@@ -168,6 +170,7 @@ class Memory:
                 )
                 for r in m.relations
             ),
+            metadata_json=m.metadata_json,
         )
 
 
@@ -314,6 +317,8 @@ class WorkingMemory:
     updated_at: datetime | None
     expires_at: datetime | None
     json_schema: dict[str, JSON] | None
+    #: The content as stored: its JSON text as written (whitespace aside).
+    content_json: str = ""
 
     @classmethod
     def from_pb(cls, w: memory_service_pb2.WorkingMemory) -> WorkingMemory:
@@ -325,6 +330,7 @@ class WorkingMemory:
             updated_at=when(w.updated_at),
             expires_at=when(w.expires_at),
             json_schema=struct_dict(w.json_schema) if w.HasField("json_schema") else None,
+            content_json=w.content_json,
         )
 
 
@@ -472,11 +478,13 @@ class StateComponent:
     state: dict[str, JSON]
     version: int
     updated_at: datetime | None
+    #: The state as stored: its JSON text as written (whitespace aside).
+    state_json: str = ""
 
     @classmethod
     def from_pb(cls, c: snapshot_service_pb2.StateComponent) -> StateComponent:
         state = json_or(c.state_json, None) or struct_dict(c.state)
-        return cls(c.name, state, c.version, when(c.updated_at))
+        return cls(c.name, state, c.version, when(c.updated_at), c.state_json)
 
 
 # ---------------------------------------------------------------------- snapshots

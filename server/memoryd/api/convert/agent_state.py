@@ -23,7 +23,6 @@ from memoryd.api.convert.common import (
 )
 from memoryd.api.convert.keyed import json_from_value, json_to_value
 from memoryd.api.convert.memories import degraded_to_proto, memory_to_proto
-from memoryd.domain import json_text
 from memoryd.domain.agent_state import (
     AgentProfile,
     AppendOutcome,
@@ -81,21 +80,23 @@ def working_scope_from(msg: pb.WorkingMemoryScope) -> WorkingScope:
 
 def json_object(
     msg: Message, text_field: str, struct_field: str, path: str, *, exclusive: bool = True
-) -> dict[str, Any]:
-    """A JSON object given as text (exact numbers) or as a Struct; {} when unset (see
-    json_object_from for ``exclusive``)."""
+) -> tuple[dict[str, Any], str]:
+    """A JSON object given as text (stored as written) or as a Struct, and its text
+    ("" for a Struct); ({}, "") when unset (see json_object_from for ``exclusive``)."""
     found = json_object_from(msg, text_field, struct_field, path, exclusive=exclusive)
     if found is not None:
         return found
-    return _object_from(msg, struct_field, f"{path}{struct_field}") or {}
+    return _object_from(msg, struct_field, f"{path}{struct_field}") or {}, ""
 
 
 def working_write_from(req: mpb.SetWorkingMemoryRequest) -> WorkingMemoryWrite:
     mode = enum_value(req.mode, WORKING_MODES, "mode", default=WorkingMemoryMode.MERGE)
     assert mode is not None
+    content, text = json_object(req, "content_json", "content", "")
     return WorkingMemoryWrite(
         scope=working_scope_from(req.scope),
-        content=json_object(req, "content_json", "content", ""),
+        content=content,
+        content_json=text,
         mode=mode,
         ttl=duration_from(req, "ttl"),
         json_schema=_object_from(req, "json_schema", "json_schema"),
@@ -110,7 +111,7 @@ def working_memory_to_proto(
     msg.scope.resource_id = wm.scope.resource_id
     msg.content.SetInParent()
     dict_to_struct(msg.content, wm.content)
-    msg.content_json = json_text.dumps(wm.content)
+    msg.content_json = wm.content_json
     msg.version = wm.version
     set_timestamp(msg.updated_at, wm.updated_at)
     set_timestamp(msg.expires_at, wm.expires_at)

@@ -147,11 +147,12 @@ def struct_to_dict(msg: Message, field: str, path: str | None = None) -> dict[st
 
 def json_object_from(
     msg: Message, text_field: str, struct_field: str, path: str = "", *, exclusive: bool = True
-) -> dict[str, Any] | None:
-    """A JSON object field given as text (``text_field``: integers keep every digit);
-    None when the text is not set (the caller reads ``struct_field`` its own way).
-    Both set is INVALID_ARGUMENT in a request (``exclusive``); a record the daemon
-    wrote (an export) carries both, and the text is read."""
+) -> tuple[dict[str, Any], str] | None:
+    """A JSON object field given as text (``text_field``: stored and returned as
+    written): its value and its text without whitespace between tokens. None when
+    the text is not set (the caller reads ``struct_field`` its own way). Both set is
+    INVALID_ARGUMENT in a request (``exclusive``); a record the daemon wrote (an
+    export) carries both, and the text is read."""
     text = getattr(msg, text_field)
     if not text:
         return None
@@ -161,12 +162,12 @@ def json_object_from(
             f"set either {text_field} (JSON text) or {struct_field}, not both",
         )
     try:
-        value = json_text.parse(text)
+        stored, value = json_text.normalise(text)
     except json_text.JsonTextError as exc:
         raise InvalidArgument.field(f"{path}{text_field}", f"is {exc}") from None
     if not isinstance(value, dict):
         raise InvalidArgument.field(f"{path}{text_field}", "must be a JSON object")
-    return value
+    return value, stored
 
 
 def dict_to_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:

@@ -297,7 +297,9 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         default=SecurityLevel.INTERNAL,
     )
     assert memory_type is not None and level is not None
-    metadata = json_object(msg, "metadata_json", "metadata", f"{path}.", exclusive=False)
+    metadata, metadata_json = json_object(
+        msg, "metadata_json", "metadata", f"{path}.", exclusive=False
+    )
     source = provenance_from(msg, "source", f"{path}.source")
     return Memory(
         id=msg.id,
@@ -314,6 +316,7 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         confidence=msg.confidence,
         source=source,
         metadata=metadata,
+        metadata_json=metadata_json,
         accessed_at=timestamp_from(msg, "accessed_at", f"{path}.accessed_at"),
         access_count=msg.access_count,
         version=msg.version,
@@ -378,9 +381,11 @@ def _object(msg: Any, field: str, path: str) -> dict[str, Any] | None:
 def _working_from(msg: lpb.ExportedWorkingMemory, path: str) -> WorkingMemory:
     wm = msg.working_memory
     inner = f"{path}.working_memory"
+    content, text = json_object(wm, "content_json", "content", f"{inner}.", exclusive=False)
     return WorkingMemory(
         scope=WorkingScope(wm.scope.thread_id, wm.scope.resource_id),
-        content=json_object(wm, "content_json", "content", f"{inner}.", exclusive=False),
+        content=content,
+        content_json=text,
         version=wm.version,
         updated_at=_required_time(wm, "updated_at", inner),
         expires_at=timestamp_from(wm, "expires_at", f"{inner}.expires_at"),

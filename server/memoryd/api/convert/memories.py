@@ -26,7 +26,6 @@ from memoryd.api.convert.common import (
     timestamp_from,
     vector_from,
 )
-from memoryd.domain import json_text
 from memoryd.domain.errors import FieldViolation, InvalidArgument
 from memoryd.domain.models import (
     Memory,
@@ -61,10 +60,13 @@ _RELATION_KINDS = {
 # ---------------------------------------------------------------- requests
 
 
-def _metadata_from(msg: Message, prefix: str) -> dict[str, Any]:
-    """metadata_json (exact) or metadata (a Struct: numbers are doubles)."""
+def _metadata_from(msg: Message, prefix: str) -> tuple[dict[str, Any], str]:
+    """metadata_json (kept as written) or metadata (a Struct: numbers are doubles),
+    and the text ("" for a Struct)."""
     found = json_object_from(msg, "metadata_json", "metadata", prefix)
-    return found if found is not None else struct_to_dict(msg, "metadata", f"{prefix}metadata")
+    if found is not None:
+        return found
+    return struct_to_dict(msg, "metadata", f"{prefix}metadata"), ""
 
 
 def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
@@ -72,6 +74,7 @@ def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
         req.memory_type, MEMORY_TYPES, f"{prefix}memory_type", default=MemoryType.FACT
     )
     assert memory_type is not None
+    metadata, metadata_json = _metadata_from(req, prefix)
     return MemoryDraft(
         content=req.content,
         memory_type=memory_type,
@@ -80,7 +83,8 @@ def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
         importance=req.importance if req.HasField("importance") else None,
         confidence=req.confidence if req.HasField("confidence") else None,
         namespace=req.namespace,
-        metadata=_metadata_from(req, prefix),
+        metadata=metadata,
+        metadata_json=metadata_json,
         source=provenance_from(req, "source", f"{prefix}source"),
         expires_at=timestamp_from(req, "expires_at", f"{prefix}expires_at"),
         created_at=timestamp_from(req, "created_at", f"{prefix}created_at"),
@@ -193,8 +197,9 @@ def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
         if level is None:
             raise InvalidArgument.field("memory.security_level", "must be set when in update_mask")
         values["security_level"] = level
+    metadata_json = ""
     if "metadata" in fields:  # from metadata_json when set
-        values["metadata"] = _metadata_from(m, "memory.")
+        values["metadata"], metadata_json = _metadata_from(m, "memory.")
     if "source" in fields:
         values["source"] = provenance_from(m, "source", "memory.source")
     if "expires_at" in fields:
@@ -206,6 +211,7 @@ def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
         values={k: v for k, v in values.items() if k in fields},
         if_version=req.if_version if req.HasField("if_version") else None,
         embedding=vector_from(req.embedding),
+        metadata_json=metadata_json,
     )
 
 
@@ -231,7 +237,7 @@ def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
         set_timestamp(msg.source.retrieved_at, m.source.retrieved_at)
     if m.metadata:
         dict_to_struct(msg.metadata, m.metadata)
-        msg.metadata_json = json_text.dumps(m.metadata)
+        msg.metadata_json = m.metadata_text()
     set_timestamp(msg.created_at, m.created_at)
     set_timestamp(msg.updated_at, m.updated_at)
     set_timestamp(msg.accessed_at, m.accessed_at)

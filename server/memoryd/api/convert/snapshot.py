@@ -16,7 +16,6 @@ from memoryd.api.convert.common import (
 )
 from memoryd.api.convert.keyed import json_to_value
 from memoryd.api.convert.memories import degraded_to_proto
-from memoryd.domain import json_text
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.models import SecurityLevel
 from memoryd.domain.snapshot import (
@@ -140,8 +139,8 @@ def default_read_response(result: DefaultReadResult) -> spb.DefaultReadResponse:
 def state_writes_from(req: spb.SaveStateRequest) -> list[StateWrite]:
     writes = []
     for i, component in enumerate(req.components):
-        state = json_object(component, "state_json", "state", f"components[{i}].")
-        writes.append(StateWrite(name=component.name, state=state))
+        state, text = json_object(component, "state_json", "state", f"components[{i}].")
+        writes.append(StateWrite(name=component.name, state=state, state_json=text))
     return writes
 
 
@@ -154,7 +153,7 @@ def state_component_to_proto(
     msg.state.SetInParent()
     for name, value in component.state.items():
         json_to_value(value, msg.state.fields[name])
-    msg.state_json = json_text.dumps(component.state)
+    msg.state_json = component.state_json
     set_timestamp(msg.updated_at, component.updated_at)
     return msg
 
@@ -164,8 +163,10 @@ def state_component_from(msg: spb.StateComponent, path: str) -> StateComponent:
     updated = timestamp_from(msg, "updated_at", f"{path}.updated_at")
     if updated is None:
         raise InvalidArgument.field(f"{path}.updated_at", "must be set")
-    state = json_object(msg, "state_json", "state", f"{path}.", exclusive=False)
-    return StateComponent(name=msg.name, state=state, version=msg.version, updated_at=updated)
+    state, text = json_object(msg, "state_json", "state", f"{path}.", exclusive=False)
+    return StateComponent(
+        name=msg.name, state=state, state_json=text, version=msg.version, updated_at=updated
+    )
 
 
 def save_state_response(components: Sequence[StateComponent]) -> spb.SaveStateResponse:

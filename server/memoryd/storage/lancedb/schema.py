@@ -132,9 +132,8 @@ def to_arrow(memories: Sequence[Memory], dimension: int) -> pa.Table:
         "source_name": ["" if s is None else s.name for s in sources],
         "source_retrieved_at": _ts_array([None if s is None else s.retrieved_at for s in sources]),
         "source_locator": ["" if s is None else s.locator for s in sources],
-        "metadata": [
-            json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":")) for m in memories
-        ],
+        # The writer's spelling of its metadata (1.50 stays 1.50): Memory.metadata_text.
+        "metadata": [m.metadata_text() for m in memories],
         "created_at": _ts_array([m.created_at for m in memories]),
         "updated_at": _ts_array([m.updated_at for m in memories]),
         "accessed_at": _ts_array([m.accessed_at for m in memories]),
@@ -194,6 +193,7 @@ def from_arrow(table: pa.Table) -> list[Memory]:
                 confidence=col["confidence"][i],
                 source=source,
                 metadata=json.loads(col["metadata"][i]),
+                metadata_json=col["metadata"][i],
                 accessed_at=_from_micros(ts["accessed_at"][i]),
                 access_count=col["access_count"][i],
                 version=col["version"][i],

@@ -201,8 +201,9 @@ def memory_payload(m: Memory) -> dict[str, Any]:
         "confidence": float(m.confidence),
         "source": source,
         # A JSON string: arbitrary metadata round-trips exactly (payload numbers are
-        # i64/f64 on the server) and can never collide with an indexed field.
-        "metadata": json.dumps(m.metadata, ensure_ascii=False),
+        # i64/f64 on the server; the text keeps the writer's spelling, 1.50 stays 1.50:
+        # Memory.metadata_text) and can never collide with an indexed field.
+        "metadata": m.metadata_text(),
         "created_at": to_micros(m.created_at),
         "updated_at": to_micros(m.updated_at),
         "accessed_at": _opt_micros(m.accessed_at),
@@ -245,6 +246,7 @@ def memory_from_point(payload: Mapping[str, Any], vector: object = None) -> Memo
         confidence=float(payload["confidence"]),
         source=source,
         metadata=json.loads(payload["metadata"]),
+        metadata_json=payload["metadata"],
         accessed_at=_opt_instant(payload.get("accessed_at")),
         access_count=int(payload["access_count"]),
         version=int(payload["version"]),

@@ -20,7 +20,8 @@ def set_memory(
     security_level: rq.EnumArg | None = None,
     namespace: str = "",
 ) -> Unary[KeyEntry]:
-    """Write ``content`` (any JSON value) to ``key``; ``None`` writes a tombstone.
+    """Write ``content`` (any JSON value, or :class:`~memoryd_client.JsonText` stored
+    as written) to ``key``; ``None`` writes a tombstone.
 
     ``source`` is required on every write, tombstones included: ``{"kind": "user"}``,
     ``{"kind": "agent"}``, or for web / tool / file and keys under /kb/ also ``name``,

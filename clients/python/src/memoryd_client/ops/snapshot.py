@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from memoryd_client import requests as rq
 from memoryd_client.core import Unary
@@ -142,10 +142,11 @@ def _default_read(r: snapshot_service_pb2.DefaultReadResponse) -> DefaultRead:
 
 
 def save_state(
-    agent_id: str, session_id: str, components: Mapping[str, Mapping[str, Any]]
+    agent_id: str, session_id: str, components: Mapping[str, rq.JsonObjectArg]
 ) -> Unary[list[StateComponent]]:
-    """Save named component states (JSON objects) of a session; each save bumps the
-    component's version, so it is not retried unless the client has ``retry_writes``."""
+    """Save named component states (JSON objects, or :class:`~memoryd_client.JsonText`
+    stored as written) of a session; each save bumps the component's version, so it
+    is not retried unless the client has ``retry_writes``."""
     request = snapshot_service_pb2.SaveStateRequest(
         agent_id=agent_id,
         session_id=session_id,
