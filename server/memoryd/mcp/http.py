@@ -3,10 +3,12 @@
 The endpoint (``mcp.path``, ``/mcp`` by default) answers the MCP SDK's stateless
 Streamable HTTP with JSON responses. Every HTTP request is authenticated as a gRPC call
 is (api_key mode: ``Authorization: Bearer <key>``, the same keys and principals;
-sidecar mode: the listener's principal): one without a valid credential is answered
-401 before MCP sees it, and each tool call is authenticated and authorised again by the
-door. TLS comes from ``auth.tls`` as for gRPC. uvicorn runs in the daemon's event loop
-and leaves the daemon's signal handling alone.
+sidecar mode: the listener's principal; mtls mode: the client certificate, mapped by
+``auth.mtls.subjects``, see mcp/tls.py): one without a valid credential is answered 401
+before MCP sees it, and each tool call is authenticated and authorised again by the
+door. TLS comes from ``auth.tls`` as for gRPC (in mtls mode the handshake requires a
+client certificate signed by ``auth.tls.client_ca_file``). uvicorn runs in the daemon's
+event loop and leaves the daemon's signal handling alone.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
 
@@ -24,7 +27,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from memoryd.config import McpSettings
 from memoryd.domain.errors import Unauthenticated
-from memoryd.mcp.server import build_server
+from memoryd.mcp.server import build_server, client_certificate
+from memoryd.mcp.tls import PeerCertificateProtocol
 from memoryd.mcp.tools import DoorTools
 from memoryd.operations import Door
 from memoryd.operations.auth import Transport
@@ -58,7 +62,11 @@ class _Authenticated:
             client = scope.get("client") or ("", 0)
             try:
                 self._door.authenticator.authenticate(
-                    Transport(metadata=headers, peer=f"ipv4:{client[0]}:{client[1]}")
+                    Transport(
+                        metadata=headers,
+                        peer=f"ipv4:{client[0]}:{client[1]}",
+                        auth_context=client_certificate(scope),
+                    )
                 )
             except Unauthenticated as exc:
                 body = json.dumps({"error": "UNAUTHENTICATED", "message": exc.message}).encode()
@@ -94,10 +102,11 @@ class McpHttpServer:
     """The daemon's MCP endpoint: start() binds and serves, stop() drains."""
 
     def __init__(self, settings: McpSettings, door: Door, tls: TlsSettings, *, mode: str) -> None:
-        if mode == "mtls":
+        mtls = mode == "mtls"
+        if mtls and (not tls.enabled or tls.client_ca_file is None):
             raise McpListenError(
-                "mcp.listen is not available with auth.mode mtls (client certificates cannot "
-                "be mapped over HTTP yet): use `memoryd mcp` (stdio over gRPC) instead"
+                "mcp.listen with auth.mode mtls needs auth.tls.cert_file, auth.tls.key_file "
+                "and auth.tls.client_ca_file"
             )
         self._settings = settings
         self._host, self._port = _split(settings.listen)
@@ -125,6 +134,11 @@ class McpHttpServer:
             access_log=False,
             ssl_certfile=str(tls.cert_file) if tls.cert_file else None,
             ssl_keyfile=str(tls.key_file) if tls.key_file else None,
+            # mtls: the handshake requires a client certificate of the client CA (as
+            # gRPC's does), and the protocol hands it to the authenticator.
+            ssl_cert_reqs=ssl.CERT_REQUIRED if mtls else ssl.CERT_NONE,
+            ssl_ca_certs=str(tls.client_ca_file) if mtls else None,
+            http=PeerCertificateProtocol if mtls else "auto",
             timeout_graceful_shutdown=5,
         )
         self._tls = tls.enabled

@@ -31,6 +31,11 @@ DEFAULT_READ_URI = "memory://agents/{agent}/default-read"
 PROMPT = "memory_context"
 #: W3C trace context read from a tool call's ``_meta``.
 PROPAGATION_KEYS = ("traceparent", "tracestate")
+#: The ASGI scope extension holding the connection's verified client certificate, as
+#: grpc's auth context properties (memoryd.mcp.tls fills it in mtls mode).
+CLIENT_CERTIFICATE = "memoryd.client_certificate"
+#: grpc auth-context shape: property name -> values.
+AuthContext = Mapping[str, Sequence[bytes]]
 INSTRUCTIONS = (
     "memoryd is this agent's memory. Call recall (or build_snapshot) before answering "
     "about the user or earlier work; remember durable facts and preferences; keep "
@@ -47,6 +52,8 @@ class McpRequest:
     peer: str = ""
     #: The request's ``_meta`` (traceparent, ...).
     meta: Mapping[str, Any] = field(default_factory=dict)
+    #: The connection's verified client certificate (mtls), as grpc's auth context.
+    auth_context: AuthContext = field(default_factory=dict)
 
     @property
     def trace_parent(self) -> dict[str, str] | None:
@@ -89,16 +96,27 @@ def _error(
     )
 
 
+def client_certificate(scope: Mapping[str, Any]) -> AuthContext:
+    """The client certificate an ASGI ``scope`` carries (empty without one)."""
+    extensions = scope.get("extensions") or {}
+    found: AuthContext = extensions.get(CLIENT_CERTIFICATE) or {}
+    return found
+
+
 def _request_of(ctx: ServerRequestContext[Any, Any]) -> McpRequest:
     http = ctx.request
     headers: list[tuple[str, str]] = []
     peer = ""
+    certificate: AuthContext = {}
     if http is not None and hasattr(http, "headers"):
         headers = [(k.lower(), v) for k, v in http.headers.items()]
         client = getattr(http, "client", None)
         if client is not None:
             peer = f"ipv4:{client.host}:{client.port}"
-    return McpRequest(headers=headers, peer=peer, meta=dict(ctx.meta or {}))
+        certificate = client_certificate(getattr(http, "scope", {}))
+    return McpRequest(
+        headers=headers, peer=peer, meta=dict(ctx.meta or {}), auth_context=certificate
+    )
 
 
 async def run_tool(

@@ -99,7 +99,11 @@ class _Tool:
         return Call(
             request_id=self.request_id,
             label=f"/mcp/{self.name}",
-            credentials=Transport(metadata=tuple(self.request.headers), peer=self.request.peer),
+            credentials=Transport(
+                metadata=tuple(self.request.headers),
+                peer=self.request.peer,
+                auth_context=self.request.auth_context,
+            ),
             trace_parent=self.request.trace_parent if self.door.tracing.enabled else None,
             trace_attributes={"rpc.system": "mcp", "gen_ai.tool.name": self.name},
         )

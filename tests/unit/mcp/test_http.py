@@ -1,13 +1,11 @@
-"""The daemon's MCP endpoint, in process: Nagle off on its connections, mtls refused."""
+"""The daemon's MCP endpoint, in process: Nagle off on its connections (mtls: test_mtls.py)."""
 
 from __future__ import annotations
 
 import socket
 
-import pytest
-
 from memoryd.config import McpSettings, SidecarSettings
-from memoryd.mcp.http import McpHttpServer, McpListenError
+from memoryd.mcp.http import McpHttpServer
 from memoryd.operations import Door, Services
 from memoryd.operations.auth import SidecarAuthenticator
 from memoryd.security.settings import TlsSettings
@@ -34,8 +32,3 @@ async def test_connections_are_accepted_with_nagle_off(harness: Harness) -> None
         assert listening.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
     finally:
         await server.stop()
-
-
-def test_mtls_mode_refuses_the_http_endpoint(harness: Harness) -> None:  # noqa: F811
-    with pytest.raises(McpListenError, match="memoryd mcp"):
-        McpHttpServer(McpSettings(listen="127.0.0.1:0"), _door(harness), TlsSettings(), mode="mtls")
