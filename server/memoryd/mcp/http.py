@@ -119,7 +119,7 @@ class McpHttpServer:
             if self._host in LOOPBACK
             else TransportSecuritySettings(enable_dns_rebinding_protection=False)
         )
-        mcp = build_server(DoorTools(door, settings.default_agent))
+        mcp = build_server(DoorTools(door, settings.default_agent), tracing=door.tracing)
         app = mcp.streamable_http_app(
             streamable_http_path=settings.path,
             stateless_http=True,

@@ -12,7 +12,8 @@ a failed precondition) are tool errors too, with their status.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import unquote
@@ -22,6 +23,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from memoryd import __version__
+from memoryd.mcp.trace import PROMPTS_GET, RESOURCES_READ, TOOLS_CALL, request_span
+from memoryd.observability.tracing import NO_TRACING, SERVER_FAULTS, Tracing
 from memoryd_client.tool_args import check_arguments
 from memoryd_client.tool_table import MCP_TOOLS, TOOLS, ToolArgumentError
 
@@ -54,6 +57,9 @@ class McpRequest:
     meta: Mapping[str, Any] = field(default_factory=dict)
     #: The connection's verified client certificate (mtls), as grpc's auth context.
     auth_context: AuthContext = field(default_factory=dict)
+    #: The JSON-RPC request id and the session's protocol version (for its span).
+    rpc_id: str = ""
+    protocol_version: str = ""
 
     @property
     def trace_parent(self) -> dict[str, str] | None:
@@ -115,19 +121,58 @@ def _request_of(ctx: ServerRequestContext[Any, Any]) -> McpRequest:
             peer = f"ipv4:{client.host}:{client.port}"
         certificate = client_certificate(getattr(http, "scope", {}))
     return McpRequest(
-        headers=headers, peer=peer, meta=dict(ctx.meta or {}), auth_context=certificate
+        headers=headers,
+        peer=peer,
+        meta=dict(ctx.meta or {}),
+        auth_context=certificate,
+        rpc_id="" if ctx.request_id is None else str(ctx.request_id),
+        protocol_version=ctx.protocol_version or "",
     )
 
 
+@contextmanager
+def _traced(
+    tracing: Tracing, request: McpRequest, method: str, target: str = "", uri: str = ""
+) -> Iterator[None]:
+    """The request's span around the block. A tool failure or a bad argument escaping it
+    is recorded by its status code (an ERROR status only for a server fault); anything
+    else as the span records an exception."""
+    caught: ToolFailure | ToolArgumentError | None = None
+    with request_span(
+        tracing,
+        method,
+        target=target,
+        parent=request.trace_parent,
+        rpc_id=request.rpc_id,
+        protocol_version=request.protocol_version,
+        resource_uri=uri,
+    ) as span:
+        try:
+            yield
+        except (ToolFailure, ToolArgumentError) as exc:
+            code = exc.code if isinstance(exc, ToolFailure) else "INVALID_ARGUMENT"
+            span.fail(code, fault=code in SERVER_FAULTS)
+            caught = exc
+    if caught is not None:
+        raise caught
+
+
 async def run_tool(
-    backend: ToolBackend, name: str, arguments: Mapping[str, Any] | None, request: McpRequest
+    backend: ToolBackend,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    request: McpRequest,
+    tracing: Tracing = NO_TRACING,
 ) -> types.CallToolResult:
-    """One tool call as its MCP result: structured content, or a tool error."""
+    """One tool call as its MCP result: structured content, or a tool error. With
+    ``tracing`` on, the call is one span (mcp/trace.py) and the operations the backend
+    runs for it are its children."""
     if name not in MCP_TOOLS:
         return _error("NOT_FOUND", f"unknown tool {name!r}")
     try:
-        checked = check_arguments(name, arguments or {})
-        result = await backend.call(name, checked, request)
+        with _traced(tracing, request, TOOLS_CALL, name):
+            checked = check_arguments(name, arguments or {})
+            result = await backend.call(name, checked, request)
     except ToolArgumentError as exc:
         fields = {exc.field: exc.reason} if exc.field else None
         return _error("INVALID_ARGUMENT", f"invalid argument: {exc}", fields)
@@ -169,8 +214,10 @@ def _agent_of(uri: str) -> tuple[str, str]:
     return unquote(agent), leaf
 
 
-def build_server(backend: ToolBackend) -> Server[Any]:
-    """The MCP server over ``backend`` (one per listener or bridge process)."""
+def build_server(backend: ToolBackend, *, tracing: Tracing = NO_TRACING) -> Server[Any]:
+    """The MCP server over ``backend`` (one per listener or bridge process). With
+    ``tracing`` on, each tool call, resource read and prompt is a span (the parent of the
+    operations it runs; ``backend`` must run them under the current span)."""
     # Built once: the SDK also looks a tool's input schema up on every call.
     tools = types.ListToolsResult(tools=[_tool(n) for n in MCP_TOOLS])
     input_schemas = {n: TOOLS[n].input_schema() for n in MCP_TOOLS}
@@ -181,7 +228,7 @@ def build_server(backend: ToolBackend) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await run_tool(backend, params.name, params.arguments, _request_of(ctx))
+        return await run_tool(backend, params.name, params.arguments, _request_of(ctx), tracing)
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: Any
@@ -224,12 +271,13 @@ def build_server(backend: ToolBackend) -> Server[Any]:
         uri = str(params.uri)
         agent, leaf = _agent_of(uri)
         request = _request_of(ctx)
-        if leaf == "agent.md":
-            profile = await backend.call("read_agent_memory", {"agent_id": agent}, request)
-            text, mime = str(profile["content"]), "text/markdown"
-        else:
-            read = await backend.call("default_read", {"agent_id": agent}, request)
-            text, mime = str(read["text"]), "text/plain"
+        with _traced(tracing, request, RESOURCES_READ, uri=uri):
+            if leaf == "agent.md":
+                profile = await backend.call("read_agent_memory", {"agent_id": agent}, request)
+                text, mime = str(profile["content"]), "text/markdown"
+            else:
+                read = await backend.call("default_read", {"agent_id": agent}, request)
+                text, mime = str(read["text"]), "text/plain"
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, text=text, mime_type=mime)]
         )
@@ -265,8 +313,10 @@ def build_server(backend: ToolBackend) -> Server[Any]:
         if params.name != PROMPT:
             raise ToolFailure("NOT_FOUND", f"no prompt {params.name!r}")
         arguments = {k: v for k, v in (params.arguments or {}).items() if v}
-        checked = check_arguments("build_snapshot", arguments)
-        snapshot = await backend.call("build_snapshot", checked, _request_of(ctx))
+        request = _request_of(ctx)
+        with _traced(tracing, request, PROMPTS_GET, PROMPT):
+            checked = check_arguments("build_snapshot", arguments)
+            snapshot = await backend.call("build_snapshot", checked, request)
         return types.GetPromptResult(
             description="memoryd snapshot",
             messages=[
@@ -290,8 +340,8 @@ def build_server(backend: ToolBackend) -> Server[Any]:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
-    # memoryd traces a tool call itself (the door's spans, parented on the call's _meta
-    # traceparent, exported only with tracing.enabled); the SDK's own span per message
-    # would go to the global no-op provider and cost ~0.2 ms a call.
+    # memoryd traces a tool call itself (its span and the door's below it, exported only
+    # with tracing.enabled); the SDK's own span per message would go to the global
+    # no-op provider and cost ~0.2 ms a call.
     server.middleware.clear()
     return server
