@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import mcp_types as types
 from mcp import Client
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -14,9 +15,10 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from memoryd.config import McpSettings, SidecarSettings
 from memoryd.mcp.http import McpHttpServer
-from memoryd.mcp.server import McpRequest, build_server, run_tool
+from memoryd.mcp.server import McpRequest, ToolBackend, build_server, run_tool
 from memoryd.mcp.tools import DoorTools
 from memoryd.observability.otel import OtelTracing
+from memoryd.observability.tracing import NO_TRACING, Tracing
 from memoryd.operations import Door, Services
 from memoryd.operations.auth import SidecarAuthenticator
 from memoryd.security.settings import TlsSettings
@@ -37,6 +39,19 @@ def _door(services: Services, exporter: InMemorySpanExporter | None = None) -> D
     return Door(services, SIDECAR, tracing=tracing_with(exporter))
 
 
+async def _run(
+    backend: ToolBackend,
+    name: str,
+    arguments: dict[str, Any],
+    request: McpRequest,
+    tracing: Tracing = NO_TRACING,
+) -> types.CallToolResult:
+    """run_tool's wire dict, read back as the SDK's client reads it."""
+    return types.CallToolResult.model_validate(
+        await run_tool(backend, name, arguments, request, tracing)
+    )
+
+
 def _children(spans: list[ReadableSpan], parent: ReadableSpan) -> list[ReadableSpan]:
     return [s for s in spans if s.parent is not None and s.parent.span_id == parent.context.span_id]
 
@@ -52,8 +67,8 @@ async def test_a_tool_call_is_a_span_of_the_callers_trace(harness: Harness) -> N
     door = _door(Services(memories=harness.service), exporter)
     tools = DoorTools(door, "a1")
     request = McpRequest(meta={"traceparent": PARENT}, rpc_id="7", protocol_version="2025-11-25")
-    stored = await run_tool(tools, "remember", {"content": "likes tea"}, request, door.tracing)
-    found = await run_tool(tools, "recall", {"query": "tea"}, McpRequest(), door.tracing)
+    stored = await _run(tools, "remember", {"content": "likes tea"}, request, door.tracing)
+    found = await _run(tools, "recall", {"query": "tea"}, McpRequest(), door.tracing)
     assert not stored.is_error and stored.structured_content is not None
     assert found.structured_content is not None
     assert [m["id"] for m in found.structured_content["memories"]] == [
@@ -88,9 +103,9 @@ async def test_the_memory_tool_is_one_span_over_its_operations(keyed: Keyed) -> 
     tools = DoorTools(door, "a1")
     create = {"command": "create", "path": "/memories/notes.md", "file_text": "tea at 5"}
     edit = {"command": "str_replace", "path": "/memories/notes.md", "old_str": "5", "new_str": "6"}
-    assert not (await run_tool(tools, "memory", create, McpRequest(), door.tracing)).is_error
+    assert not (await _run(tools, "memory", create, McpRequest(), door.tracing)).is_error
     request = McpRequest(meta={"traceparent": PARENT})
-    edited = await run_tool(tools, "memory", edit, request, door.tracing)
+    edited = await _run(tools, "memory", edit, request, door.tracing)
     assert not edited.is_error, edited.content
     spans = list(exporter.get_finished_spans())
     tool = [s for s in spans if s.name == "tools/call memory"][-1]
@@ -108,8 +123,8 @@ async def test_a_tool_error_is_recorded_on_the_tool_span(harness: Harness) -> No
     exporter = InMemorySpanExporter()
     door = _door(Services(memories=harness.service), exporter)
     tools = DoorTools(door, "a1")
-    bad = await run_tool(tools, "recall", {"query": 7}, McpRequest(), door.tracing)
-    missing = await run_tool(tools, "set_memory", {"key": "/a", "value": 1, "source": "user"},
+    bad = await _run(tools, "recall", {"query": 7}, McpRequest(), door.tracing)
+    missing = await _run(tools, "set_memory", {"key": "/a", "value": 1, "source": "user"},
                              McpRequest(), door.tracing)  # fmt: skip
     assert bad.is_error and missing.is_error
     spans = list(exporter.get_finished_spans())
@@ -152,7 +167,7 @@ async def test_a_tool_call_over_http_is_traced_from_its_meta(harness: Harness) -
 
 async def test_bad_arguments_never_reach_the_door(harness: Harness) -> None:  # noqa: F811
     door = _door(Services(memories=harness.service))
-    result = await run_tool(DoorTools(door, "a1"), "recall", {"query": 7}, McpRequest())
+    result = await _run(DoorTools(door, "a1"), "recall", {"query": 7}, McpRequest())
     assert result.is_error and '"query": "must be of type string' in result.content[0].text  # type: ignore[union-attr]
 
 
