@@ -4,8 +4,8 @@ Identity is the transport's, exactly as for gRPC: the request's headers go to th
 daemon's authenticator (``Authorization: Bearer <key>`` in api_key mode; the
 listener's principal in sidecar mode), the tenant comes from the principal and the
 agent from the ``agent_id`` argument (default: the listener's agent), checked against
-what the principal may act for. Each operation is one span, parented on the
-``traceparent`` of the call's ``_meta``.
+what the principal may act for. Each operation is one span, a child of the tool call's
+(run_tool opens it, parented on the ``traceparent`` of the call's ``_meta``).
 """
 
 from __future__ import annotations
@@ -99,8 +99,13 @@ class _Tool:
         return Call(
             request_id=self.request_id,
             label=f"/mcp/{self.name}",
-            credentials=Transport(metadata=tuple(self.request.headers), peer=self.request.peer),
-            trace_parent=self.request.trace_parent if self.door.tracing.enabled else None,
+            credentials=Transport(
+                metadata=tuple(self.request.headers),
+                peer=self.request.peer,
+                auth_context=self.request.auth_context,
+            ),
+            # The tool call's span (run_tool's) is current: this operation's is its child.
+            nested=True,
             trace_attributes={"rpc.system": "mcp", "gen_ai.tool.name": self.name},
         )
 

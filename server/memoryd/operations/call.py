@@ -31,6 +31,10 @@ class Call:
     credentials: Transport
     #: W3C trace context the caller sent (traceparent, tracestate), if any.
     trace_parent: Mapping[str, str] | None = None
+    #: The transport runs the call inside a span of its own, current in this task (an
+    #: MCP tool call, which may run several operations): the call's span is that span's
+    #: child (INTERNAL), and trace_parent is the transport span's business.
+    nested: bool = False
     #: The transport's own span attributes (rpc.system, rpc.method, mcp.method.name, ...).
     trace_attributes: Mapping[str, str] = field(default_factory=dict)
     #: The span attribute that carries the outcome's status code ("rpc.grpc.status_code").

@@ -3,7 +3,8 @@
 Started before authentication and ended with the call's outcome: named by the
 operation's GenAI memory operation (``search_memory``, ...; the transport's label for
 operations that have none), parented on the W3C trace context the transport read
-(gRPC metadata, MCP ``_meta``), with the transport's attributes (``rpc.*``), the
+(gRPC metadata), or a child of the transport's own span (an MCP tool call's, parented
+on its ``_meta``), with the transport's attributes (``rpc.*``), the
 partition as ``gen_ai.memory.store.id`` and ids and counts, never content.
 """
 
@@ -63,8 +64,11 @@ class CallTrace:
         attributes = {**call.trace_attributes, REQUEST_ID: call.request_id}
         if op.genai:
             attributes[OPERATION_NAME] = op.genai
-        span = tracing.start_operation(
-            op.genai or call.label.lstrip("/"), attributes, parent=call.trace_parent
+        name = op.genai or call.label.lstrip("/")
+        span = (
+            tracing.span(name, attributes)
+            if call.nested
+            else tracing.start_operation(name, attributes, parent=call.trace_parent)
         )
         return cls(span, op.genai, capture_query_text=tracing.capture_query_text)
 
