@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +17,14 @@ import pytest
 from hypothesis import settings
 
 from memoryd_proto.v1 import memory_service_pb2_grpc
+from tests.qdrant_server import (
+    TEST_ENV,
+    NoQdrant,
+    QdrantServer,
+    locate,
+    memory_dir,
+    start_server,
+)
 
 # Property tests run beside daemons on a busy 2-core box: a per-example deadline there
 # measures the machine, not the code (speed targets live in `make bench`).
@@ -155,3 +164,30 @@ def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
 def memory_stub(shared_daemon: Daemon) -> Iterator[memory_service_pb2_grpc.MemoryServiceStub]:
     with shared_daemon.channel() as channel:
         yield memory_service_pb2_grpc.MemoryServiceStub(channel)
+
+
+@pytest.fixture(scope="session")
+def qdrant_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QdrantServer]:
+    """One real Qdrant server for the session (free loopback ports, a temporary storage
+    dir, on tmpfs where there is one), stopped at the end; tests isolate their data by
+    collection prefix. Skipped, saying why, where no server binary exists (see
+    tests/qdrant_server.py)."""
+    try:
+        binary = locate()
+    except NoQdrant as exc:
+        pytest.skip(str(exc))
+    storage = memory_dir()
+    try:
+        server = start_server(
+            binary,
+            tmp_path_factory.mktemp("qdrant-server"),
+            storage_dir=storage,
+            extra_env=TEST_ENV,
+        )
+        try:
+            yield server
+        finally:
+            server.stop()
+    finally:
+        if storage is not None:
+            shutil.rmtree(storage, ignore_errors=True)
