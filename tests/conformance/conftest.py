@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from qdrant_client import QdrantClient
 
 from memoryd.storage.base import Store
 from memoryd.storage.hot_cache import HotCacheStore
@@ -26,6 +25,7 @@ from memoryd.storage.memory_records import InMemoryRecordStore
 from memoryd.storage.qdrant import QdrantOptions, QdrantRecordStore, QdrantStore
 from memoryd.storage.qdrant.edge import edge_record_store, edge_store
 from memoryd.storage.records import RecordStore
+from tests.conftest import drop_collections
 from tests.qdrant_server import QdrantServer
 
 from .support import DIM
@@ -96,17 +96,6 @@ BACKENDS = [
 ]
 
 
-def _drop_collections(server: QdrantServer, prefix: str) -> None:
-    """Delete a test's collections (REST: no gRPC channel to tear down)."""
-    client = QdrantClient(url=server.url, prefer_grpc=False, check_compatibility=False)
-    try:
-        for c in client.get_collections().collections:
-            if c.name.startswith(prefix):
-                client.delete_collection(c.name)
-    finally:
-        client.close()
-
-
 @pytest.fixture
 def scratch(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scratch]:
     """The test's scratch place; the session's Qdrant server when its backend needs one."""
@@ -120,7 +109,7 @@ def scratch(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scratch]
     try:
         yield made
     finally:
-        _drop_collections(server, made.prefix)
+        drop_collections(server, made.prefix)
 
 
 @pytest.fixture(params=BACKENDS, ids=lambda b: b.name)
