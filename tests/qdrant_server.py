@@ -6,7 +6,7 @@ Where the binary comes from, in order:
 1. ``QDRANT_BIN``: a Qdrant server executable (a release binary, or one built from
    source);
 2. ``REPO/../shared/qdrant/qdrant.xz`` (the project's CI keeps ``shared`` beside the
-   clone; ``MEMORYD_SHARED_DIR`` names another such directory): decompressed once into ``~/.cache/memoryd-tests/qdrant-<version>/`` (or
+   clone; ``SHARED_DIR`` names another such directory): decompressed once into ``~/.cache/memoryd-tests/qdrant-<version>/`` (or
    ``$XDG_CACHE_HOME``), under a file lock so parallel test processes do not race,
    and checked against the sha256 its README states;
 3. ``qdrant`` on PATH.
@@ -43,8 +43,8 @@ SHARED_SHA256 = "ab57548166dcf79b4b55882d0535eadaaf7cd23d529f7895a7d362872331817
 
 
 def shared_dir() -> Path:
-    """The project's shared files: REPO/../shared unless MEMORYD_SHARED_DIR says otherwise."""
-    configured = os.environ.get("MEMORYD_SHARED_DIR")
+    """The project's shared files: REPO/../shared unless SHARED_DIR says otherwise."""
+    configured = os.environ.get("SHARED_DIR")
     return Path(configured).expanduser() if configured else REPO.parent / "shared"
 
 

@@ -1,0 +1,90 @@
+"""A real Qdrant server goes away under a daemon and comes back (same ports, same
+storage): a single replica keeps accepting writes into its log and applies them when
+the server returns."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
+from tests.conftest import Daemon, qdrant_daemon_env
+from tests.qdrant_server import NoQdrant, QdrantServer, locate, start_server
+
+AGENT = "outage"
+NO_SCHEDULE = {"MEMORYD_EMBEDDER": "hashing", "MEMORYD_MAINTENANCE__ENABLED": "false"}
+
+
+@pytest.fixture
+def own_server(tmp_path: Path) -> Iterator[QdrantServer]:
+    """A Qdrant server of this test alone (it is killed and restarted)."""
+    try:
+        binary = locate()
+    except NoQdrant as exc:
+        pytest.skip(str(exc))
+    server = start_server(binary, tmp_path / "qdrant")
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+def _restart(server: QdrantServer) -> None:
+    """Start the killed server again on its ports and storage."""
+    server.start()
+
+
+def _degraded(response: mpb.RememberResponse | mpb.SetMemoryResponse) -> set[str]:
+    return {d.component for d in response.degraded}
+
+
+def _until(cond: Callable[[], bool], timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.1)
+
+
+def test_a_single_replica_logs_writes_while_qdrant_is_down(
+    daemon_factory: Callable[..., Daemon], own_server: QdrantServer
+) -> None:
+    env = {**NO_SCHEDULE, **qdrant_daemon_env(own_server, "outage_", timeout_s="2")}
+    daemon = daemon_factory(env=env)
+    daemon.start()
+    with daemon.channel() as channel:
+        stub = mgrpc.MemoryServiceStub(channel)
+        before = stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="before the outage"))
+        assert not _degraded(before)
+
+        own_server.kill()
+        during = stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="during the outage"))
+        assert "store" in _degraded(during)
+        # The daemon's own log answers for what the store has not got yet.
+        got = stub.GetMemory(mpb.GetMemoryRequest(agent_id=AGENT, id=during.memory.id))
+        assert got.memory.content == "during the outage"
+
+        _restart(own_server)
+
+        health = health_pb2_grpc.HealthStub(channel)
+
+        def store_serving() -> bool:
+            request = health_pb2.HealthCheckRequest(service="memoryd.component.store")
+            status = health.Check(request).status
+            return bool(status == health_pb2.HealthCheckResponse.SERVING)
+
+        _until(store_serving)  # the logged writes are applied
+    assert daemon.stop() == 0
+    # A new daemon with an empty log reads everything from the server.
+    fresh = daemon_factory(env=env)
+    fresh.start()
+    with fresh.channel() as channel:
+        stub = mgrpc.MemoryServiceStub(channel)
+        for memory in (before.memory, during.memory):
+            got = stub.GetMemory(mpb.GetMemoryRequest(agent_id=AGENT, id=memory.id))
+            assert got.memory.content == memory.content
+    assert fresh.stop() == 0
