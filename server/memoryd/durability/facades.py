@@ -7,6 +7,7 @@ answered from what the log holds, and the call is told it was served degraded.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -30,7 +31,7 @@ from memoryd.durability.durable_store import Durability
 from memoryd.durability.ops import Op
 from memoryd.storage.base import Store, at_least
 from memoryd.storage.memory import matches
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import RecordStore, put_if_unchanged
 from memoryd.text.normalize import content_hash
 
 
@@ -92,6 +93,7 @@ class DurableStore:
         self.core = core
         self.inner: Store = core.store
         self.name = self.inner.name
+        self.capabilities = self.inner.capabilities
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -312,6 +314,8 @@ class DurableRecordStore:
         self.core = core
         self.inner: RecordStore = core.records
         self.name = self.inner.name
+        self.capabilities = self.inner.capabilities
+        self._conditional = asyncio.Lock()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -378,6 +382,14 @@ class DurableRecordStore:
                 continue
             merged[k] = r
         return sorted(merged.values(), key=lambda r: r.key.encode())[:limit]
+
+    async def put_record_if(
+        self, partition: Partition, record: Record, expected: Record | None
+    ) -> bool:
+        # Compared with what the log overlays and written through the log: the log is
+        # only in front of a store this process alone writes (app.py), so the lock is
+        # the whole condition.
+        return await put_if_unchanged(self, self._conditional, partition, record, expected)
 
     async def count_records(self, partition: Partition, kind: RecordKind) -> int:
         return await self.inner.count_records(partition, kind)
