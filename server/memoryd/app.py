@@ -243,6 +243,12 @@ class App:
             if s.page_token_secret
             else PageTokenCodec.from_data_dir(data_dir)
         )
+        if store.capabilities.shared and not s.page_token_secret:
+            log.warning(
+                "shared store without page_token_secret: page tokens are signed with this "
+                "replica's own key and other replicas reject them; give every replica the "
+                "same MEMORYD_PAGE_TOKEN_SECRET"
+            )
         quotas = Quotas(s.quotas, store)
         masker = Masker(s.masking)
         # The LLM (summaries, extraction, contradictions) is optional.

@@ -1,6 +1,7 @@
 """A real Qdrant server goes away under a daemon and comes back (same ports, same
 storage): a single replica keeps accepting writes into its log and applies them when
-the server returns."""
+the server returns; a shared replica refuses them (an acknowledgement means Qdrant
+has the write) and takes them again once the server is back."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import grpc
 import pytest
+from google.protobuf import struct_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -53,7 +56,10 @@ def _until(cond: Callable[[], bool], timeout_s: float = 60.0) -> None:
 def test_a_single_replica_logs_writes_while_qdrant_is_down(
     daemon_factory: Callable[..., Daemon], own_server: QdrantServer
 ) -> None:
-    env = {**NO_SCHEDULE, **qdrant_daemon_env(own_server, "outage_", timeout_s="2")}
+    env = {
+        **NO_SCHEDULE,
+        **qdrant_daemon_env(own_server, "outage_", timeout_s="2", shared="false"),
+    }
     daemon = daemon_factory(env=env)
     daemon.start()
     with daemon.channel() as channel:
@@ -88,3 +94,59 @@ def test_a_single_replica_logs_writes_while_qdrant_is_down(
             got = stub.GetMemory(mpb.GetMemoryRequest(agent_id=AGENT, id=memory.id))
             assert got.memory.content == memory.content
     assert fresh.stop() == 0
+
+
+def test_shared_replicas_refuse_writes_while_qdrant_is_down(
+    daemon_factory: Callable[..., Daemon], own_server: QdrantServer
+) -> None:
+    """Shared mode: an acknowledgement means Qdrant has the write. While it is down a
+    write is UNAVAILABLE (nothing buffered on the replica's disk), reads say they are
+    degraded, and once it is back the same daemon takes writes again."""
+    env = {
+        **NO_SCHEDULE,
+        **qdrant_daemon_env(own_server, "shared_", timeout_s="2", shared="true"),
+        "MEMORYD_PAGE_TOKEN_SECRET": "s" * 32,
+    }
+    daemon = daemon_factory(env=env)
+    daemon.start()
+    with daemon.channel() as channel:
+        stub = mgrpc.MemoryServiceStub(channel)
+        health = health_pb2_grpc.HealthStub(channel)
+        before = stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="before the outage"))
+
+        own_server.kill()
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="during the outage"))
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        with pytest.raises(grpc.RpcError) as refused_key:
+            stub.SetMemory(
+                mpb.SetMemoryRequest(
+                    agent_id=AGENT, key="/k", content=struct_pb2.Value(string_value="refused")
+                )
+            )
+        assert refused_key.value.code() == grpc.StatusCode.UNAVAILABLE
+        recalled = stub.Recall(mpb.RecallRequest(agent_id=AGENT, query="outage"))
+        assert "store" in {d.component for d in recalled.degraded}
+        request = health_pb2.HealthCheckRequest(service="memoryd.component.store")
+        assert health.Check(request).status == health_pb2.HealthCheckResponse.NOT_SERVING
+        assert not (daemon.data_dir / "wal").exists()  # nothing was logged locally
+
+        _restart(own_server)
+
+        def writes_again() -> bool:
+            try:
+                stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="after the outage"))
+            except grpc.RpcError:
+                return False
+            return True
+
+        _until(writes_again)
+        _until(lambda: health.Check(request).status == health_pb2.HealthCheckResponse.SERVING)
+        got = stub.GetMemory(mpb.GetMemoryRequest(agent_id=AGENT, id=before.memory.id))
+        assert got.memory.content == "before the outage"
+        listed = stub.ListMemories(mpb.ListMemoriesRequest(agent_id=AGENT, page_size=10))
+        assert sorted(m.content for m in listed.memories) == [
+            "after the outage",
+            "before the outage",
+        ]
+    assert daemon.stop() == 0
