@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import keyed_latency
+
 
 def _get(d: Any, *path: str) -> Any:
     for key in path:
@@ -106,6 +108,16 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
                 + (f"; ingest-limited: {t['ingest_limited']}" if t.get("ingest_limited") else ""),
                 None if p99 is None or t.get("memories") != 1_000_000 else p99 <= 15,
             )
+    k100 = _get(r, "keyed", "100k")
+    if k100:
+        p50 = _get(k100, "default_read_ms", "p50")
+        row(
+            "DefaultRead at 100k keys",
+            f"p50 ≤ {keyed_latency.TARGET_P50_MS:g} ms",
+            f"p50 {_fmt(p50, ' ms')}, p99 {_fmt(_get(k100, 'default_read_ms', 'p99'), ' ms')}"
+            f" ({k100.get('default_read_lines')} lines; first read {_fmt(k100.get('default_read_first_ms'), ' ms')})",
+            None if p50 is None else p50 <= keyed_latency.TARGET_P50_MS,
+        )
     w = r.get("writes") or {}
     if w:
         one, eight = w.get("batch_vectors_1_writer_per_s"), w.get("batch_vectors_8_writers_per_s")
@@ -312,6 +324,34 @@ def render(r: dict[str, Any]) -> str:
                 continue
             lines.append(
                 f"| {k['server']} | {k['clients']} | {_fmt(k.get('rps'))} | {_fmt(k.get('p50'))} | {_fmt(k.get('p99'))} |"
+            )
+    keyed = r.get("keyed")
+    if keyed:
+        lines += [
+            "",
+            "## Keyed memory (bench/keyed_latency.py)",
+            "",
+            "p50 / p99 ms over gRPC; the first DefaultRead loads the agent's index.",
+            "",
+            "| keys | DefaultRead 300 tok | with a tag | 2,000 tok | first read | GetKey | ListKeys dir | ListKeys -r | SetMemory |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+
+        def pp(t: dict[str, Any], name: str) -> str:
+            return f"{_fmt(_get(t, name, 'p50'))} / {_fmt(_get(t, name, 'p99'))}"
+
+        for label, t in keyed.items():
+            lines.append(
+                f"| {label} | {pp(t, 'default_read_ms')} | {pp(t, 'default_read_tag_ms')} | "
+                f"{pp(t, 'default_read_2000_tokens_ms')} | {_fmt(t.get('default_read_first_ms'))} | "
+                f"{pp(t, 'get_key_ms')} | {pp(t, 'list_keys_one_dir_page_100_ms')} | "
+                f"{pp(t, 'list_keys_recursive_page_100_ms')} | "
+                + (
+                    pp(t, "set_memory_ms")
+                    if "set_memory_ms" in t
+                    else f"imported in {t.get('load_s')} s"
+                )
+                + " |"
             )
     w = r.get("writes")
     if w:

@@ -19,6 +19,9 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
               single-item latency (bench/writes.py); BuildSnapshot at 10k
   tracing     Recall and Remember p50 with tracing off and on (OTLP/gRPC to a receiver in
               the bench), alternated round by round (bench/footprint.py)
+  keyed       DefaultRead (first read, 300 and 2,000 tokens, with a tag), GetKey and ListKeys
+              at 1k, 10k and 100k keys in one agent, SetMemory at 1k (bench/keyed_latency.py;
+              --quick: 1k and 10k)
   mem0        mem0 (infer=False, same embedder, its default local store) add and search
   quality     bench/quality.py: today's defaults (baseline commit) against the new
               ones on all of REALTALK (dev and held-out chats) and 4 MemDaily files;
@@ -48,6 +51,7 @@ from typing import Any
 
 import grpc
 import grpc_servers
+import keyed_latency
 import numpy as np
 import peers
 from common import (
@@ -85,7 +89,8 @@ RESULTS = BENCH / "results"
 #: The Go load generator (bench/loadgen), built by `make bench`.
 LOADGEN = BENCH / ".bin" / "loadgen"
 SECTIONS = (
-    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mem0", "quality",
+    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "keyed", "mem0",
+    "quality",
 )  # fmt: skip
 
 FULL = {
@@ -94,6 +99,7 @@ FULL = {
     "writes": 20_000, "embed_writes": 2_000, "mem0": 1_000, "cold_starts": 3,
     "ingest_budget_s": 420, "qdrant_local_max": 10_000, "remember_calls": 200,
     "trace_memories": 10_000, "trace_rounds": 12, "trace_calls": 100,
+    "keyed_tiers": (1_000, 10_000, 100_000), "keyed_reads": 200,
 }  # fmt: skip
 QUICK = {
     "tiers": [("10k", 10_000, 1), ("20k/10 agents", 20_000, 10)],
@@ -101,6 +107,7 @@ QUICK = {
     "writes": 3_000, "embed_writes": 300, "mem0": 100, "cold_starts": 1,
     "ingest_budget_s": 30, "qdrant_local_max": 0, "remember_calls": 40,
     "trace_memories": 2_000, "trace_rounds": 6, "trace_calls": 60,
+    "keyed_tiers": (1_000, 10_000), "keyed_reads": 100,
 }  # fmt: skip
 #: Concurrent RememberBatch calls while loading a tier of several agents.
 INGEST_WRITERS = 4
@@ -441,6 +448,8 @@ def main() -> None:
             result["writes"] = writes(tmp, cfg, source, daemon_env())
         if "tracing" in chosen and source is not None:
             result["tracing"] = tracing_overhead(tmp, cfg, source)
+        if "keyed" in chosen:
+            result["keyed"] = keyed_latency.run(tmp, cfg["keyed_tiers"], cfg["keyed_reads"])
         if "mem0" in chosen:
             rng = random.Random(21)
             texts = [sentence(rng, i) for i in range(cfg["mem0"])]

@@ -56,7 +56,9 @@ from memoryd.service.bulk import LifecycleDeps
 from memoryd.service.contradiction import ContradictionResolver
 from memoryd.service.default_read import DefaultReadService
 from memoryd.service.importer import ImportLimits
-from memoryd.service.keyed import KeyedMemoryService
+from memoryd.service.key_index import KeyIndexes
+from memoryd.service.key_mirror import KeyMirror
+from memoryd.service.keyed import KeyedMemoryService, KeyObserver
 from memoryd.service.lifecycle import LifecycleService
 from memoryd.service.llm import ChatClient
 from memoryd.service.maintenance import MaintenanceScheduler
@@ -75,6 +77,7 @@ from memoryd.storage import build_record_store, build_store
 from memoryd.storage.budget import cgroup_memory_limit, default_budget_mb
 from memoryd.storage.hot_ann import AnnParams
 from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.records import RecordStore
 from memoryd.storage.space import Space, check_space
 
 log = structlog.get_logger("memoryd")
@@ -268,6 +271,16 @@ class App:
             contradictions=ContradictionResolver(store, embedder, s.contradictions, llm),
             masker=masker,
         )
+        indexes = KeyIndexes(
+            records,
+            s.limits,
+            max_entries=s.keys.read_index_max_entries,
+            summary_chars=s.snapshot.default_read_summary_chars,
+            # Replicas may share a Qdrant store; a LanceDB data dir has one writer.
+            validate=s.storage.backend == "qdrant",
+        )
+        indexes.start()
+        self._stack.push_async_callback(indexes.close)
         keyed = KeyedMemoryService(
             records=records,
             store=store,
@@ -277,6 +290,7 @@ class App:
             limits=s.limits,
             keys=s.keys,
             quotas=quotas,
+            observers=[indexes, *await self._start_key_mirror(records)],
         )
         # Working memory, profile and sessions.
         counter = await asyncio.to_thread(build_token_counter, s.sessions.token_counter)
@@ -312,7 +326,13 @@ class App:
             masker=masker,
         )
         default_read = DefaultReadService(
-            keyed=keyed, counter=counter, settings=s.snapshot, limits=s.limits, masker=masker
+            indexes=indexes,
+            records=records,
+            counter=counter,
+            settings=s.snapshot,
+            limits=s.limits,
+            keys=s.keys,
+            masker=masker,
         )
         state = StateService(records=records, settings=s.snapshot, sessions=s.sessions)
         lifecycle = LifecycleService(
@@ -380,6 +400,22 @@ class App:
             tls=credentials is not None,
         )
         _warn_if_exposed(s, self.server.address, tls=credentials is not None)
+
+    async def _start_key_mirror(self, records: RecordStore) -> list[KeyObserver]:
+        """The live file mirror of keyed memory (keys.mirror_dir), checked against the
+        store and repaired in the background from start; stopped before the stores."""
+        mirror_dir = self.settings.keys.mirror_dir
+        if mirror_dir is None:
+            return []
+        mirror = KeyMirror(
+            mirror_dir.absolute(),
+            records,
+            self.settings.limits,
+            clearance=self.settings.keys.mirror_clearance,
+        )
+        await mirror.start()
+        self._stack.push_async_callback(mirror.close)
+        return [mirror]
 
     def _start_metrics(self) -> Metrics | None:
         """The daemon's one metrics registry and its /metrics endpoint (stopped last)."""

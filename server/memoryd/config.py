@@ -168,11 +168,24 @@ class LimitsSettings(BaseModel):
 class KeysSettings(BaseModel):
     """Keyed memory (SetMemory / GetKey / ListKeys / KeyHistory)."""
 
-    #: UTF-8 bytes of a normalised key, and of each of its segments.
+    #: UTF-8 bytes of a normalised key.
     max_key_bytes: int = Field(512, ge=2, le=4096)
+    #: Not enforced any more (a long segment is shortened plus a hash in file paths);
+    #: kept so that configuration files setting it still load.
     max_segment_bytes: int = Field(255, ge=1, le=4096)
     #: UTF-8 bytes of a key's content as compact JSON.
     max_content_bytes: int = Field(64 * 1024, ge=2)
+    #: Keys held in the default-read index, over all partitions (about 1 KB each with
+    #: their summaries); past it the least recently read partitions are dropped and
+    #: reloaded on demand.
+    read_index_max_entries: int = Field(250_000, ge=1)
+    #: A live file mirror of every partition's keys (log.jsonl, index/, state.jsonl,
+    #: as memoryctl export-tree writes them) under <mirror_dir>/<tenant>/<agent>/,
+    #: for ls, grep, jq and cat. Unset: none.
+    mirror_dir: Path | None = None
+    #: Keys above this level are not written to the mirror: whoever can read the
+    #: directory reads what is in it.
+    mirror_clearance: Clearance = SecurityLevel.INTERNAL
 
 
 class RecallSettings(BaseModel):
@@ -392,6 +405,12 @@ class SnapshotSettings(BaseModel):
     default_read_token_limit: int = Field(300, ge=1)
     #: Longest summary of one DefaultRead line, in characters.
     default_read_summary_chars: int = Field(160, ge=16)
+    #: DefaultRead's ranking: recency_weight * 2^(-age / half_life) + importance_weight
+    #: * importance + tag_weight * (share of the request's tags the key carries).
+    default_read_recency_weight: float = Field(0.6, ge=0)
+    default_read_importance_weight: float = Field(0.25, ge=0)
+    default_read_tag_weight: float = Field(0.15, ge=0)
+    default_read_half_life_hours: float = Field(24.0, gt=0)
     #: Largest saved state component (compact JSON), and components per session.
     max_state_bytes: int = Field(256 * 1024, ge=2)
     max_state_components: int = Field(64, ge=1)

@@ -55,11 +55,11 @@ def test_every_family_through_the_sync_client(shared_daemon: Daemon) -> None:
             client.update(a, memory.id, importance=0.1, if_version=memory.version)
         assert [m.id for m in client.list(a)] == [memory.id]
         # Keyed memory.
-        entry = client.set_memory(a, "/user/drink", {"tea": "green"})
+        entry = client.set_memory(a, "/user/drink", {"tea": "green"}, source={"kind": "user"})
         assert entry.content == {"tea": "green"} and entry.valid
         assert client.get_key(a, "/user/drink").version == entry.version
         assert client.list_keys(a, "/").directories == ("/user/",)
-        client.set_memory(a, "/user/drink", None)
+        client.set_memory(a, "/user/drink", None, source={"kind": "user"})
         assert [e.valid for e in client.key_history(a, "/user/drink")] == [True, False]
         # Working memory and profile.
         wm = client.set_working_memory(a, {"step": "plan"}, thread_id="t1")
@@ -79,7 +79,7 @@ def test_every_family_through_the_sync_client(shared_daemon: Daemon) -> None:
         snapshot = client.build_snapshot(a, "tea time", session_id="s1", token_budget=300)
         assert "green tea" in snapshot.text and snapshot.tokens_used <= 300
         assert client.memory_context(a, "tea time").source == "snapshot"
-        client.set_memory(a, "/user/city", "Lisbon")
+        client.set_memory(a, "/user/city", "Lisbon", source={"kind": "user"})
         assert "Lisbon" in client.default_read(a).text
         client.save_state(a, "s1", {"planner": {"stage": 2}})
         assert client.load_state(a, "s1")["planner"].state == {"stage": 2}

@@ -19,9 +19,12 @@ import grpc
 import pytest
 from google.protobuf import struct_pb2
 
+from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 from tests.conftest import DAEMON_STORES, Daemon, daemon_store_env
+
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
 
 AGENT = "crash"
 THREADS = 4
@@ -81,7 +84,10 @@ def _load(
                     ledger.attempted_keys.add(key)
                 stub.SetMemory(
                     mpb.SetMemoryRequest(
-                        agent_id=AGENT, key=key, content=struct_pb2.Value(string_value=value)
+                        agent_id=AGENT,
+                        key=key,
+                        content=struct_pb2.Value(string_value=value),
+                        source=USER_SOURCE_PB,
                     ),
                     timeout=10,
                 )

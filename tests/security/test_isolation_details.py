@@ -13,6 +13,7 @@ from typing import Any
 import grpc
 import pytest
 
+from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -21,6 +22,8 @@ from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
 from tests.conftest import DAEMON_STORES, Daemon, daemon_store_env
 from tests.security import records as rec
 from tests.security.support import KeySpec, api_key_config, write_config
+
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
 
 HIGH = KeySpec("high-4d5e6f7a8b", "high", "acme", "*", "restricted", ("read", "write"))
 LOW = KeySpec("low-1a2b3c4d5e", "low", "acme", "*", "internal", ("read", "write"))
@@ -89,7 +92,11 @@ def set_key(
     if_version: int | None = None,
 ) -> mpb.SetMemoryResponse:
     request = mpb.SetMemoryRequest(
-        agent_id="a1", key=key, content={"string_value": text}, security_level=level
+        agent_id="a1",
+        key=key,
+        content={"string_value": text},
+        security_level=level,
+        source=USER_SOURCE_PB,
     )
     if if_version is not None:
         request.if_version = if_version

@@ -78,7 +78,12 @@ def test_masked_for_a_low_clearance_reader_intact_for_an_admin_export(
     daemon.start()
     with _client(daemon, ADMIN) as admin, _client(daemon, READER) as reader:
         stored = admin.remember("ops", SECRET_TEXT, tags=["pinned"]).memory
-        admin.set_memory("ops", "/user/contact", {"summary": "Reach Alice at alice@example.com"})
+        admin.set_memory(
+            "ops",
+            "/user/contact",
+            {"summary": "Reach Alice at alice@example.com"},
+            source={"kind": "user"},
+        )
 
         seen = [
             reader.recall("ops", "Alice email card deploy key")[0].memory.content,

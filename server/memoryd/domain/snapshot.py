@@ -112,9 +112,14 @@ class DefaultReadRequest:
 @dataclass(frozen=True, slots=True)
 class DefaultReadLine:
     key: str
+    #: The content's own "type" field; "" when it has none.
     type: str
     summary: str
     updated_at: datetime
+    #: The key's content as stored (its JSON text).
+    content_json: str = ""
+    #: The ranking score (service/default_read.py).
+    score: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any
 
+from memoryd.domain import json_text
 from memoryd.domain.agent_state import PROFILE_KEY, AgentProfile, WorkingMemory, WorkingScope
 from memoryd.domain.lifecycle import (
     ExportedKeyEvent,
@@ -279,7 +280,11 @@ def masked_item(item: ExportItem | Progress, mask: Mask) -> ExportItem | Progres
         copy.content = mask(copy.content)
         return ExportedMemory(copy)
     if isinstance(item, ExportedKeyEvent):
-        entry = dataclasses.replace(item.entry, content=mask_json(item.entry.content, mask))
+        masked = mask_json(item.entry.content, mask)
+        # The stored text goes too: it is what the export carries (content_json).
+        entry = dataclasses.replace(
+            item.entry, content=masked, content_json=json_text.dumps(masked)
+        )
         return dataclasses.replace(item, entry=entry)
     if isinstance(item, ExportedWorkingMemory):
         working = dataclasses.replace(item.working, content=mask_json(item.working.content, mask))

@@ -5,25 +5,35 @@ next version and a history event; ``None`` content is a tombstone. A valid value
 also a long-term memory (its "mirror", id = uuid5 of partition and key) so recall
 and snapshots find it; a tombstone deletes the mirror.
 
+Every write names its ``source`` (tombstones too). Content is kept as the writer's
+JSON text (``content_json``; a ``content`` value is encoded once), so it reads back
+as written.
+
 Ordering and atomicity. Writes to one partition are serialised by an asyncio lock
 per partition, which makes the version counter and ``if_version`` checks exact --
 within this process only: a replicated deployment needs conditional writes in the
-store (DESIGN §9), which is later work. Slot, event and counter are one store
-commit; the mirror is written after it. If the mirror write fails (or the process
-dies in between) the key is stored but recall shows its previous content until the
-key is written again: the write-ahead log that closes this window comes later, and
-nothing is repaired at start-up yet.
+store (DESIGN §9), which is later work. Slot, event, counter and the long-term
+memory are one write-ahead log entry (durability/).
+
+Observers (:class:`KeyObserver`: the default-read index, the file mirror) are told
+of each committed write, and of lifecycle rewrites (``exclusive``), under the same
+lock, so they see a partition's writes in version order. They derive state from
+the store and never fail a write.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Protocol
+
+import structlog
 
 from memoryd.config import KeysSettings, LimitsSettings
+from memoryd.domain import json_text
 from memoryd.domain.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -58,12 +68,12 @@ from memoryd.service import validation as check
 from memoryd.service.keyed_docs import (
     COUNTER_KEY,
     MirrorFields,
-    compact_json,
     entry_from,
     entry_records,
     history_prefix,
     mirror_fields,
     mirror_id,
+    source_summary,
 )
 from memoryd.service.keys import (
     InvalidKey,
@@ -81,6 +91,8 @@ from memoryd.service.write_batcher import WriteBatcher
 from memoryd.storage.base import Store
 from memoryd.storage.records import RecordStore
 
+log = structlog.get_logger(__name__)
+
 DEFAULT_SECURITY_LEVEL = SecurityLevel.INTERNAL
 DEFAULT_PAGE_SIZE = 100
 #: Records read per store call while filling a page (tombstones and keys above the
@@ -89,6 +101,31 @@ _FETCH_MIN, _FETCH_MAX = 64, 1000
 #: Partitions whose counts are cached; past this the cache starts over.
 _PARTITIONS_MAX = 10_000
 _CURSOR_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class KeyObserver(Protocol):
+    """Keeps something derived from a partition's keys (an index, a file mirror).
+
+    Called under the partition's write lock, after the store commit: writes arrive
+    in version order. A failure is logged and does not fail the write: an observer
+    must be able to rebuild itself from the store.
+    """
+
+    async def key_written(self, partition: Partition, entry: KeyEntry) -> None:
+        """One committed write (a value or a tombstone)."""
+
+    async def keys_rewritten(self, partition: Partition) -> None:
+        """Lifecycle operations rewrote the partition's key records (import, reset,
+        compaction): rebuild from the store."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Content:
+    """A write's content as stored (text) and as data; mirror fields of a value."""
+
+    text: str
+    value: json_text.JsonValue
+    mirror: MirrorFields | None
 
 
 @dataclass(slots=True)
@@ -111,15 +148,17 @@ class KeyedMemoryService:
         limits: LimitsSettings,
         keys: KeysSettings,
         quotas: Quotas | None = None,
+        observers: Sequence[KeyObserver] = (),
     ) -> None:
         self._records = records
+        self._observers = tuple(observers)
         self._store = store
         self._embedder = embedder
         self._writer = writer
         self._page_tokens = page_tokens
         self._limits = limits
         self._keys = keys
-        self._key_limits = KeyLimits(keys.max_key_bytes, keys.max_segment_bytes)
+        self._key_limits = KeyLimits(keys.max_key_bytes)
         # Every key in a subtree "/a/b/" sorts before "/a/b/" + this: a key within the
         # byte limit cannot start its tail with this many U+10FFFF (4 bytes each).
         self._subtree_end = "\U0010ffff" * (keys.max_key_bytes // 4 + 1)
@@ -134,16 +173,16 @@ class KeyedMemoryService:
     async def set(self, scope: CallScope, write: KeyWrite) -> KeyEntry:
         key = self._key(write.key, "key")
         level = write.security_level or DEFAULT_SECURITY_LEVEL
-        mirror = self._validate(write, key)
+        content = self._validate(write, key)
         if level > scope.clearance:
             raise PermissionDenied(f"security_level: {level.name} is above the caller's clearance")
         vector, space = None, self._embedder.model_id
-        if mirror is not None:  # embed before taking the lock: it is the slow part
-            embedded, space = await embed_in_space(self._embedder, [mirror.text])
+        if content.mirror is not None:  # embed before taking the lock: it is the slow part
+            embedded, space = await embed_in_space(self._embedder, [content.mirror.text])
             vector = embedded[0]
         # Shielded: a caller that goes away (deadline, disconnect) must not cut the
         # write between the key records and the mirror.
-        task = asyncio.create_task(self._apply(scope, key, write, level, mirror, vector, space))
+        task = asyncio.create_task(self._apply(scope, key, write, level, content, vector, space))
         self._applying.add(task)
         task.add_done_callback(self._applying.discard)
         return await asyncio.shield(task)
@@ -154,11 +193,12 @@ class KeyedMemoryService:
         key: str,
         write: KeyWrite,
         level: SecurityLevel,
-        mirror: MirrorFields | None,
+        content: _Content,
         vector: Vector | None,
         space: str,
     ) -> KeyEntry:
-        valid = write.content is not None
+        mirror = content.mirror
+        valid = content.value is not None
         partition = scope.partition
         async with self._locks.hold(partition):
             found = await self._records.get_records(partition, RecordKind.KEY, [key])
@@ -190,7 +230,8 @@ class KeyedMemoryService:
             memory_id = mirror_id(partition.tenant_id, partition.agent_id, key)
             entry = KeyEntry(
                 key=key,
-                content=write.content,
+                content=content.value,
+                content_json=content.text,
                 valid=valid,
                 version=version,
                 updated_at=now,
@@ -220,30 +261,83 @@ class KeyedMemoryService:
             state.version = version
             if not held and state.keys is not None:
                 state.keys += 1
+            log.info(
+                "set_memory",
+                tenant=partition.tenant_id,
+                agent=partition.agent_id,
+                key=key,
+                ts=now.isoformat(),
+                version=version,
+                valid=valid,
+                source=source_summary(write.source),
+            )
+            await self._notify(partition, entry)
         return entry
 
-    def _validate(self, write: KeyWrite, key: str) -> MirrorFields | None:
-        """Every violation of the request at once; the mirror's fields for a value."""
+    async def _notify(self, partition: Partition, entry: KeyEntry | None) -> None:
+        """Tell the observers of a write (``entry``) or of a rewrite (None)."""
+        for observer in self._observers:
+            try:
+                if entry is None:
+                    await observer.keys_rewritten(partition)
+                else:
+                    await observer.key_written(partition, entry)
+            except Exception:
+                log.exception(
+                    "key observer failed",
+                    observer=type(observer).__name__,
+                    tenant=partition.tenant_id,
+                    agent=partition.agent_id,
+                )
+
+    def _validate(self, write: KeyWrite, key: str) -> _Content:
+        """Every violation of the request at once; the content as stored."""
         v = Violations()
+        text, value, field = self._content_text(write, v)
         mirror = None
-        if write.content is not None:
-            encoded = compact_json(write.content)
-            size = len(encoded.encode("utf-8"))
+        if text is not None:
+            size = len(text.encode("utf-8"))
             if size > self._keys.max_content_bytes:
                 v.add(
-                    "content",
+                    field,
                     f"is {size} bytes as JSON; the limit is {self._keys.max_content_bytes} "
                     "(keys.max_content_bytes)",
                 )
-            mirror = mirror_fields(write.content, self._limits, v)
-            if needs_provenance(key):
-                self._require_provenance(v, write, key)
+            if value is not None:
+                mirror = mirror_fields(value, self._limits, v)
+                if needs_provenance(key):
+                    self._require_provenance(v, write, key)
+        if write.source is None:
+            v.add(
+                "source",
+                "is required on every keyed write, tombstones included: say where the "
+                "value comes from (kind user, agent, tool, web, file or system)",
+            )
         check.check_source(v, write.source)
         check.check_namespace(v, write.namespace, self._limits)
         if write.if_version is not None and write.if_version < 0:
             v.add("if_version", "must not be negative (0: the key was never written)")
         v.raise_if_any()
-        return mirror
+        assert text is not None
+        return _Content(text, value, mirror)
+
+    @staticmethod
+    def _content_text(
+        write: KeyWrite, v: Violations
+    ) -> tuple[str | None, json_text.JsonValue, str]:
+        """(stored text, value, the field it came from); text None when invalid."""
+        if write.content_json is not None:
+            try:
+                text, value = json_text.normalise(write.content_json)
+            except json_text.JsonTextError as exc:
+                v.add("content_json", f"is {exc}")
+                return None, None, "content_json"
+            return text, value, "content_json"
+        try:
+            return json_text.dumps(write.content), write.content, "content"
+        except (TypeError, ValueError) as exc:
+            v.add("content", f"is not JSON data: {exc}")
+            return None, None, "content"
 
     @staticmethod
     def _require_provenance(v: Violations, write: KeyWrite, key: str) -> None:
@@ -421,6 +515,7 @@ class KeyedMemoryService:
                 yield
             finally:
                 self._partitions.pop(partition, None)
+                await self._notify(partition, None)
 
     # ------------------------------------------------------------------ helpers
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from google.protobuf import json_format
 
@@ -33,7 +35,8 @@ def test_remember_request_defaults_and_fields() -> None:
     assert req.memory_type == pb.MEMORY_TYPE_PREFERENCE
     assert list(req.tags) == ["one tag"]
     assert req.HasField("importance") and req.importance == 0.0
-    assert json_format.MessageToDict(req.metadata) == {"turn": 3, "nested": {"ok": True}}
+    assert json.loads(req.metadata_json) == {"turn": 3, "nested": {"ok": True}}
+    assert not req.HasField("metadata")  # as JSON text: integers keep every digit
     assert req.security_level == pb.SECURITY_LEVEL_CONFIDENTIAL
     assert list(req.embedding) == [0.5, 1.0]
 

@@ -19,6 +19,7 @@ from memoryd_client.tools import (
     UnknownToolError,
     plan_tool_call,
 )
+from memoryd_proto.v1 import common_pb2 as pb
 from tests.unit.client.fake_server import Script, fake_daemon
 
 CTX = ToolContext(agent_id="agent", session_id="s1", thread_id="t1")
@@ -52,9 +53,10 @@ def test_plans_map_arguments_to_requests() -> None:
     assert call.request.agent_id == "agent" and not call.idempotent
     assert plan_tool_call(CTX, "recall", {"query": "tea", "limit": 3}).request.limit == 3
     key = plan_tool_call(CTX, "set_memory", {"key": "/user/theme", "value": None}).request
-    assert key.key == "/user/theme" and key.content.WhichOneof("kind") == "null_value"
+    assert key.key == "/user/theme" and key.content_json == "null"
+    assert key.source.kind == pb.PROVENANCE_KIND_AGENT
     wm = plan_tool_call(CTX, "update_working_memory", {"updates": {"step": 2}}).request
-    assert wm.scope.thread_id == "t1" and dict(wm.content) == {"step": 2}
+    assert wm.scope.thread_id == "t1" and wm.content_json == '{"step":2}'
     rec = plan_tool_call(CTX, "record", {"messages": [{"role": "user", "content": "hi"}]})
     assert rec.method == "AppendMessages" and rec.request.session_id == "s1"
     assert plan_tool_call(CTX, "retrieve", {"source": "session"}).method == "GetSessionWindow"

@@ -9,6 +9,7 @@ INVALID_ARGUMENT with the field named, like the daemon's own errors.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NotRequired, TypedDict, TypeVar
@@ -126,6 +127,60 @@ def duration(value: float | timedelta, field: str) -> duration_pb2.Duration:
     return d
 
 
+def json_text(value: Any, field: str, *, object_only: bool = False) -> str:
+    """JSON text of Python data for the ``*_json`` fields: integers keep every digit
+    (``google.protobuf.Value`` would carry them as doubles)."""
+    if object_only and not isinstance(value, Mapping):
+        raise invalid_argument(field, f"must be a JSON object, not {type(value).__name__}")
+    try:
+        return json.dumps(
+            dict(value) if isinstance(value, Mapping) else value,
+            ensure_ascii=False,
+            allow_nan=False,
+            separators=(",", ":"),
+        )
+    except (TypeError, ValueError) as exc:
+        raise invalid_argument(field, f"must be JSON: {exc}") from None
+
+
+class SourceDict(TypedDict):
+    """A source as a mapping: ``kind`` ("user", "agent", "tool", "web", "file",
+    "system") and, for tool / web / file and keys under /kb/, the rest."""
+
+    kind: EnumArg
+    name: NotRequired[str]
+    retrieved_at: NotRequired[datetime | None]
+    locator: NotRequired[str]
+
+
+SourceArg = common_pb2.Provenance | SourceDict | Mapping[str, Any]
+
+
+def provenance(source: SourceArg, field: str = "source") -> common_pb2.Provenance:
+    """A ``Provenance`` from a mapping (``{"kind": "web", "name": ..., "retrieved_at":
+    datetime, "locator": url}``) or a ``Provenance`` message (as is)."""
+    if isinstance(source, common_pb2.Provenance):
+        return source
+    if not isinstance(source, Mapping) or "kind" not in source:
+        raise invalid_argument(
+            field, "must be a Provenance or a mapping with a kind (e.g. {'kind': 'user'})"
+        )
+    unknown = set(source) - {"kind", "name", "retrieved_at", "locator"}
+    if unknown:
+        raise invalid_argument(field, f"has unknown fields {sorted(unknown)}")
+    out = common_pb2.Provenance(
+        kind=enum_value(  # type: ignore[arg-type]
+            source["kind"], common_pb2.ProvenanceKind, "PROVENANCE_KIND_", f"{field}.kind"
+        ),
+        name=source.get("name", ""),
+        locator=source.get("locator", ""),
+    )
+    retrieved = source.get("retrieved_at")
+    if retrieved is not None:
+        out.retrieved_at.CopyFrom(timestamp(retrieved, f"{field}.retrieved_at"))
+    return out
+
+
 def json_value(value: Any, field: str) -> struct_pb2.Value:
     """Any JSON value (None, bool, number, str, list, dict) as a google.protobuf.Value."""
     out = struct_pb2.Value()
@@ -192,7 +247,7 @@ def remember_request(
     if importance is not None:
         request.importance = float(importance)
     if metadata is not None:
-        request.metadata.CopyFrom(_struct(metadata, f"{field_prefix}metadata"))
+        request.metadata_json = json_text(metadata, f"{field_prefix}metadata", object_only=True)
     if security_level is not None:
         request.security_level = security_level_value(
             security_level, f"{field_prefix}security_level"

@@ -43,6 +43,21 @@ def struct_dict(struct: struct_pb2.Struct) -> dict[str, JSON]:
     return result
 
 
+def json_or(text: str, fallback: JSON) -> JSON:
+    """The value of a ``*_json`` field (exact: integers keep every digit), or
+    ``fallback`` (its Struct / Value form) when an older daemon left it empty."""
+    return json.loads(text) if text else fallback
+
+
+def provenance_of(p: common_pb2.Provenance) -> Provenance:
+    return Provenance(
+        kind=enum_name(common_pb2.ProvenanceKind, p.kind, "PROVENANCE_KIND_"),
+        name=p.name,
+        retrieved_at=when(p.retrieved_at),
+        locator=p.locator,
+    )
+
+
 def value_json(value: struct_pb2.Value) -> JSON:
     """A google.protobuf.Value as plain Python; an unset Value is None."""
     if value.WhichOneof("kind") is None:
@@ -117,14 +132,7 @@ class Memory:
 
     @classmethod
     def from_pb(cls, m: common_pb2.Memory) -> Memory:
-        source = None
-        if m.HasField("source"):
-            source = Provenance(
-                kind=enum_name(common_pb2.ProvenanceKind, m.source.kind, "PROVENANCE_KIND_"),
-                name=m.source.name,
-                retrieved_at=when(m.source.retrieved_at),
-                locator=m.source.locator,
-            )
+        source = provenance_of(m.source) if m.HasField("source") else None
         return cls(
             id=m.id,
             agent_id=m.agent_id,
@@ -135,7 +143,7 @@ class Memory:
             importance=m.importance,
             confidence=m.confidence,
             namespace=m.namespace,
-            metadata=struct_dict(m.metadata),
+            metadata=json_or(m.metadata_json, None) or struct_dict(m.metadata),
             created_at=when(m.created_at),
             updated_at=when(m.updated_at),
             accessed_at=when(m.accessed_at),
@@ -263,12 +271,16 @@ class KeyEntry:
     memory_id: str
     namespace: str
     raw: memory_service_pb2.KeyEntry = field(repr=False, compare=False)
+    #: Where the value came from.
+    source: Provenance | None = None
+    #: The content as stored: the JSON text as written (whitespace aside).
+    content_json: str = ""
 
     @classmethod
     def from_pb(cls, e: memory_service_pb2.KeyEntry) -> KeyEntry:
         return cls(
             key=e.key,
-            content=value_json(e.content),
+            content=json_or(e.content_json, None) if e.content_json else value_json(e.content),
             valid=e.valid,
             version=e.version,
             updated_at=when(e.updated_at),
@@ -276,6 +288,8 @@ class KeyEntry:
             memory_id=e.memory_id,
             namespace=e.namespace,
             raw=e,
+            source=provenance_of(e.source) if e.HasField("source") else None,
+            content_json=e.content_json,
         )
 
 
@@ -306,7 +320,7 @@ class WorkingMemory:
         return cls(
             thread_id=w.scope.thread_id,
             resource_id=w.scope.resource_id,
-            content=struct_dict(w.content),
+            content=json_or(w.content_json, None) or struct_dict(w.content),
             version=w.version,
             updated_at=when(w.updated_at),
             expires_at=when(w.expires_at),
@@ -461,7 +475,8 @@ class StateComponent:
 
     @classmethod
     def from_pb(cls, c: snapshot_service_pb2.StateComponent) -> StateComponent:
-        return cls(c.name, struct_dict(c.state), c.version, when(c.updated_at))
+        state = json_or(c.state_json, None) or struct_dict(c.state)
+        return cls(c.name, state, c.version, when(c.updated_at))
 
 
 # ---------------------------------------------------------------------- snapshots
@@ -516,9 +531,15 @@ class Snapshot:
 @dataclass(frozen=True, slots=True)
 class DefaultReadLine:
     key: str
+    #: The content's own "type"; "" when it has none.
     type: str
     summary: str
     updated_at: datetime | None
+    #: The key's content (from its JSON text) and the text itself.
+    content: JSON = None
+    content_json: str = ""
+    #: The ranking score (recency, importance, tag overlap).
+    score: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -263,7 +263,10 @@ def plan_tool_call(
     if name == "set_memory":
         if "value" not in args:
             raise ToolArgumentError("value is required (null deletes the key)")
-        call = keys.set_memory(agent, _get(args, "key", str, _REQUIRED), args["value"])
+        # The model decided this write: its source is the agent (a source is required).
+        call = keys.set_memory(
+            agent, _get(args, "key", str, _REQUIRED), args["value"], source={"kind": "agent"}
+        )
         return _mapped(call, lambda e: {"key": e.key, "version": e.version, "deleted": not e.valid})
     if name == "update_working_memory":
         call = agent_state.set_working_memory(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from google.protobuf.message import Message
+
 from memoryd.api.convert.common import (
     MEMORY_ORDERS,
     MEMORY_TYPES,
@@ -17,12 +19,14 @@ from memoryd.api.convert.common import (
     dict_to_struct,
     enum_list,
     enum_value,
+    json_object_from,
     provenance_from,
     set_timestamp,
     struct_to_dict,
     timestamp_from,
     vector_from,
 )
+from memoryd.domain import json_text
 from memoryd.domain.errors import FieldViolation, InvalidArgument
 from memoryd.domain.models import (
     Memory,
@@ -57,6 +61,12 @@ _RELATION_KINDS = {
 # ---------------------------------------------------------------- requests
 
 
+def _metadata_from(msg: Message, prefix: str) -> dict[str, Any]:
+    """metadata_json (exact) or metadata (a Struct: numbers are doubles)."""
+    found = json_object_from(msg, "metadata_json", "metadata", prefix)
+    return found if found is not None else struct_to_dict(msg, "metadata", f"{prefix}metadata")
+
+
 def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
     memory_type = enum_value(
         req.memory_type, MEMORY_TYPES, f"{prefix}memory_type", default=MemoryType.FACT
@@ -70,7 +80,7 @@ def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
         importance=req.importance if req.HasField("importance") else None,
         confidence=req.confidence if req.HasField("confidence") else None,
         namespace=req.namespace,
-        metadata=struct_to_dict(req, "metadata", f"{prefix}metadata"),
+        metadata=_metadata_from(req, prefix),
         source=provenance_from(req, "source", f"{prefix}source"),
         expires_at=timestamp_from(req, "expires_at", f"{prefix}expires_at"),
         created_at=timestamp_from(req, "created_at", f"{prefix}created_at"),
@@ -181,8 +191,8 @@ def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
         if level is None:
             raise InvalidArgument.field("memory.security_level", "must be set when in update_mask")
         values["security_level"] = level
-    if "metadata" in fields:
-        values["metadata"] = struct_to_dict(m, "metadata", "memory.metadata")
+    if "metadata" in fields:  # from metadata_json when set
+        values["metadata"] = _metadata_from(m, "memory.")
     if "source" in fields:
         values["source"] = provenance_from(m, "source", "memory.source")
     if "expires_at" in fields:
@@ -217,6 +227,7 @@ def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
         set_timestamp(msg.source.retrieved_at, m.source.retrieved_at)
     if m.metadata:
         dict_to_struct(msg.metadata, m.metadata)
+        msg.metadata_json = json_text.dumps(m.metadata)
     set_timestamp(msg.created_at, m.created_at)
     set_timestamp(msg.updated_at, m.updated_at)
     set_timestamp(msg.accessed_at, m.accessed_at)

@@ -438,7 +438,11 @@ type Memory struct {
 	DerivedFrom []string `protobuf:"bytes,25,rep,name=derived_from,json=derivedFrom,proto3" json:"derived_from,omitempty"`
 	// How this memory relates to others; each relation is also on the other memory,
 	// with the inverse kind. Kept in metadata["memoryd:relations"].
-	Relations     []*MemoryRelation `protobuf:"bytes,26,rep,name=relations,proto3" json:"relations,omitempty"`
+	Relations []*MemoryRelation `protobuf:"bytes,26,rep,name=relations,proto3" json:"relations,omitempty"`
+	// metadata as JSON text (an object), its numbers as stored: integers keep every
+	// digit (metadata's Struct carries doubles). Set on every response with metadata;
+	// on UpdateMemory, an alternative to metadata (not both).
+	MetadataJson  string `protobuf:"bytes,27,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -653,6 +657,13 @@ func (x *Memory) GetRelations() []*MemoryRelation {
 		return x.Relations
 	}
 	return nil
+}
+
+func (x *Memory) GetMetadataJson() string {
+	if x != nil {
+		return x.MetadataJson
+	}
+	return ""
 }
 
 type MemoryRelation struct {
@@ -912,7 +923,7 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1a.memoryd.v1.ProvenanceKindR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12=\n" +
 	"\fretrieved_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vretrievedAt\x12\x18\n" +
-	"\alocator\x18\x04 \x01(\tR\alocator\"\x91\b\n" +
+	"\alocator\x18\x04 \x01(\tR\alocator\"\xb6\b\n" +
 	"\x06Memory\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x19\n" +
@@ -951,7 +962,8 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"supersedes\x12#\n" +
 	"\rsuperseded_by\x18\x18 \x01(\tR\fsupersededBy\x12!\n" +
 	"\fderived_from\x18\x19 \x03(\tR\vderivedFrom\x128\n" +
-	"\trelations\x18\x1a \x03(\v2\x1a.memoryd.v1.MemoryRelationR\trelations\"\xae\x01\n" +
+	"\trelations\x18\x1a \x03(\v2\x1a.memoryd.v1.MemoryRelationR\trelations\x12#\n" +
+	"\rmetadata_json\x18\x1b \x01(\tR\fmetadataJson\"\xae\x01\n" +
 	"\x0eMemoryRelation\x12,\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x18.memoryd.v1.RelationKindR\x04kind\x12\x1b\n" +
 	"\tmemory_id\x18\x02 \x01(\tR\bmemoryId\x129\n" +

@@ -379,7 +379,10 @@ type RememberRequest struct {
 	// Optional client-supplied embedding; must match the daemon's dimension.
 	Embedding []float32 `protobuf:"fixed32,12,rep,packed,name=embedding,proto3" json:"embedding,omitempty"`
 	// Optional creation time (imports, replays of conversations); defaults to now.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// metadata as JSON text (an object): integers keep every digit. Set this or
+	// metadata, not both.
+	MetadataJson  string `protobuf:"bytes,14,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -503,6 +506,13 @@ func (x *RememberRequest) GetCreatedAt() *timestamppb.Timestamp {
 		return x.CreatedAt
 	}
 	return nil
+}
+
+func (x *RememberRequest) GetMetadataJson() string {
+	if x != nil {
+		return x.MetadataJson
+	}
+	return ""
 }
 
 type RememberResponse struct {
@@ -1747,8 +1757,12 @@ type KeyEntry struct {
 	Source        *Provenance            `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
 	SecurityLevel SecurityLevel          `protobuf:"varint,7,opt,name=security_level,json=securityLevel,proto3,enum=memoryd.v1.SecurityLevel" json:"security_level,omitempty"`
 	// The long-term memory mirroring this key's content (empty for a tombstone).
-	MemoryId      string `protobuf:"bytes,8,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
-	Namespace     string `protobuf:"bytes,9,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	MemoryId  string `protobuf:"bytes,8,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
+	Namespace string `protobuf:"bytes,9,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// The content as JSON text exactly as written (whitespace between tokens
+	// removed): numbers, escapes and member order as the writer sent them. "null" for
+	// a tombstone. content carries the same value through doubles.
+	ContentJson   string `protobuf:"bytes,10,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1846,16 +1860,29 @@ func (x *KeyEntry) GetNamespace() string {
 	return ""
 }
 
+func (x *KeyEntry) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
+	}
+	return ""
+}
+
 type SetMemoryRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	Key     string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
-	// Any JSON value; null_value writes a tombstone. {} is valid content.
-	Content       *structpb.Value `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
-	Source        *Provenance     `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
-	IfVersion     *int64          `protobuf:"varint,5,opt,name=if_version,json=ifVersion,proto3,oneof" json:"if_version,omitempty"`
-	SecurityLevel SecurityLevel   `protobuf:"varint,6,opt,name=security_level,json=securityLevel,proto3,enum=memoryd.v1.SecurityLevel" json:"security_level,omitempty"`
-	Namespace     string          `protobuf:"bytes,7,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+	// travel as doubles: prefer content_json. Set exactly one of content, content_json.
+	Content *structpb.Value `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	// Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+	// TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+	Source        *Provenance   `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	IfVersion     *int64        `protobuf:"varint,5,opt,name=if_version,json=ifVersion,proto3,oneof" json:"if_version,omitempty"`
+	SecurityLevel SecurityLevel `protobuf:"varint,6,opt,name=security_level,json=securityLevel,proto3,enum=memoryd.v1.SecurityLevel" json:"security_level,omitempty"`
+	Namespace     string        `protobuf:"bytes,7,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// The content as JSON text ("null" writes a tombstone), stored as written apart
+	// from whitespace between tokens, so it reads back byte for byte.
+	ContentJson   string `protobuf:"bytes,8,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1935,6 +1962,13 @@ func (x *SetMemoryRequest) GetSecurityLevel() SecurityLevel {
 func (x *SetMemoryRequest) GetNamespace() string {
 	if x != nil {
 		return x.Namespace
+	}
+	return ""
+}
+
+func (x *SetMemoryRequest) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
 	}
 	return ""
 }
@@ -2348,13 +2382,15 @@ func (x *KeyHistoryResponse) GetNextPageToken() string {
 }
 
 type WorkingMemory struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Scope         *WorkingMemoryScope    `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
-	Content       *structpb.Struct       `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
-	Version       int64                  `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	JsonSchema    *structpb.Struct       `protobuf:"bytes,6,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Scope      *WorkingMemoryScope    `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Content    *structpb.Struct       `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	Version    int64                  `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
+	UpdatedAt  *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	ExpiresAt  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	JsonSchema *structpb.Struct       `protobuf:"bytes,6,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	// content as JSON text (an object): integers keep every digit.
+	ContentJson   string `protobuf:"bytes,7,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2431,6 +2467,13 @@ func (x *WorkingMemory) GetJsonSchema() *structpb.Struct {
 	return nil
 }
 
+func (x *WorkingMemory) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
+	}
+	return ""
+}
+
 type SetWorkingMemoryRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -2440,7 +2483,9 @@ type SetWorkingMemoryRequest struct {
 	// Counted from the last update; unset means no expiry.
 	Ttl *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	// Optional JSON Schema; once set, every later write is validated against it.
-	JsonSchema    *structpb.Struct `protobuf:"bytes,6,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	JsonSchema *structpb.Struct `protobuf:"bytes,6,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	// content as JSON text (an object); set this or content, not both.
+	ContentJson   string `protobuf:"bytes,7,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2515,6 +2560,13 @@ func (x *SetWorkingMemoryRequest) GetJsonSchema() *structpb.Struct {
 		return x.JsonSchema
 	}
 	return nil
+}
+
+func (x *SetWorkingMemoryRequest) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
+	}
+	return ""
 }
 
 type SetWorkingMemoryResponse struct {
@@ -4360,7 +4412,7 @@ var File_memoryd_v1_memory_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1fmemoryd/v1/memory_service.proto\x12\n" +
-	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xd4\x04\n" +
+	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xf9\x04\n" +
 	"\x0fRememberRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x127\n" +
@@ -4382,7 +4434,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"expires_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1c\n" +
 	"\tembedding\x18\f \x03(\x02R\tembedding\x129\n" +
 	"\n" +
-	"created_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAtB\r\n" +
+	"created_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12#\n" +
+	"\rmetadata_json\x18\x0e \x01(\tR\fmetadataJsonB\r\n" +
 	"\v_importanceB\r\n" +
 	"\v_confidence\"\x97\x01\n" +
 	"\x10RememberResponse\x12*\n" +
@@ -4493,7 +4546,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\tR\x03ids\"=\n" +
 	"\x16ForgetMemoriesResponse\x12#\n" +
-	"\rforgotten_ids\x18\x01 \x03(\tR\fforgottenIds\"\xe6\x02\n" +
+	"\rforgotten_ids\x18\x01 \x03(\tR\fforgottenIds\"\x89\x03\n" +
 	"\bKeyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x120\n" +
 	"\acontent\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\acontent\x12\x14\n" +
@@ -4504,7 +4557,9 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x06source\x18\x06 \x01(\v2\x16.memoryd.v1.ProvenanceR\x06source\x12@\n" +
 	"\x0esecurity_level\x18\a \x01(\x0e2\x19.memoryd.v1.SecurityLevelR\rsecurityLevel\x12\x1b\n" +
 	"\tmemory_id\x18\b \x01(\tR\bmemoryId\x12\x1c\n" +
-	"\tnamespace\x18\t \x01(\tR\tnamespace\"\xb4\x02\n" +
+	"\tnamespace\x18\t \x01(\tR\tnamespace\x12!\n" +
+	"\fcontent_json\x18\n" +
+	" \x01(\tR\vcontentJson\"\xd7\x02\n" +
 	"\x10SetMemoryRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x120\n" +
@@ -4513,7 +4568,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"if_version\x18\x05 \x01(\x03H\x00R\tifVersion\x88\x01\x01\x12@\n" +
 	"\x0esecurity_level\x18\x06 \x01(\x0e2\x19.memoryd.v1.SecurityLevelR\rsecurityLevel\x12\x1c\n" +
-	"\tnamespace\x18\a \x01(\tR\tnamespaceB\r\n" +
+	"\tnamespace\x18\a \x01(\tR\tnamespace\x12!\n" +
+	"\fcontent_json\x18\b \x01(\tR\vcontentJsonB\r\n" +
 	"\v_if_version\"t\n" +
 	"\x11SetMemoryResponse\x12*\n" +
 	"\x05entry\x18\x01 \x01(\v2\x14.memoryd.v1.KeyEntryR\x05entry\x123\n" +
@@ -4542,7 +4598,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\"l\n" +
 	"\x12KeyHistoryResponse\x12.\n" +
 	"\aentries\x18\x01 \x03(\v2\x14.memoryd.v1.KeyEntryR\aentries\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc2\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xe5\x02\n" +
 	"\rWorkingMemory\x124\n" +
 	"\x05scope\x18\x01 \x01(\v2\x1e.memoryd.v1.WorkingMemoryScopeR\x05scope\x121\n" +
 	"\acontent\x18\x02 \x01(\v2\x17.google.protobuf.StructR\acontent\x12\x18\n" +
@@ -4552,7 +4608,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x128\n" +
 	"\vjson_schema\x18\x06 \x01(\v2\x17.google.protobuf.StructR\n" +
-	"jsonSchema\"\xb7\x02\n" +
+	"jsonSchema\x12!\n" +
+	"\fcontent_json\x18\a \x01(\tR\vcontentJson\"\xda\x02\n" +
 	"\x17SetWorkingMemoryRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x124\n" +
 	"\x05scope\x18\x02 \x01(\v2\x1e.memoryd.v1.WorkingMemoryScopeR\x05scope\x121\n" +
@@ -4560,7 +4617,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x04mode\x18\x04 \x01(\x0e2\x1d.memoryd.v1.WorkingMemoryModeR\x04mode\x12+\n" +
 	"\x03ttl\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x128\n" +
 	"\vjson_schema\x18\x06 \x01(\v2\x17.google.protobuf.StructR\n" +
-	"jsonSchema\"\\\n" +
+	"jsonSchema\x12!\n" +
+	"\fcontent_json\x18\a \x01(\tR\vcontentJson\"\\\n" +
 	"\x18SetWorkingMemoryResponse\x12@\n" +
 	"\x0eworking_memory\x18\x01 \x01(\v2\x19.memoryd.v1.WorkingMemoryR\rworkingMemory\"j\n" +
 	"\x17GetWorkingMemoryRequest\x12\x19\n" +

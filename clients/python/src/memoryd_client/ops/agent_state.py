@@ -53,7 +53,7 @@ def set_working_memory(
     request = memory_service_pb2.SetWorkingMemoryRequest(
         agent_id=agent_id,
         scope=_scope(thread_id, resource_id),
-        content=rq.struct(content, "content"),
+        content_json=rq.json_text(content, "content", object_only=True),
         mode=mode,
     )
     if ttl is not None:

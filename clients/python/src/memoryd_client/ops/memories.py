@@ -208,7 +208,7 @@ def _set_field(memory: common_pb2.Memory, name: str, value: Any) -> None:
     elif name == "tags":
         memory.tags.extend([value] if isinstance(value, str) else list(value))
     elif name == "metadata":
-        memory.metadata.CopyFrom(rq.struct(value, "metadata"))
+        memory.metadata_json = rq.json_text(value, "metadata", object_only=True)
     elif name == "expires_at":
         if not isinstance(value, datetime):
             raise invalid_argument("expires_at", "must be a datetime")

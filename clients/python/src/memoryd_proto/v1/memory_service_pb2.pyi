@@ -83,7 +83,7 @@ FIXED_ZONE_KIND_FOCUS: FixedZoneKind
 FIXED_ZONE_KIND_INSTRUCTION: FixedZoneKind
 
 class RememberRequest(_message.Message):
-    __slots__ = ("agent_id", "content", "memory_type", "tags", "security_level", "importance", "confidence", "namespace", "metadata", "source", "expires_at", "embedding", "created_at")
+    __slots__ = ("agent_id", "content", "memory_type", "tags", "security_level", "importance", "confidence", "namespace", "metadata", "source", "expires_at", "embedding", "created_at", "metadata_json")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     MEMORY_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -97,6 +97,7 @@ class RememberRequest(_message.Message):
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    METADATA_JSON_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     content: str
     memory_type: _common_pb2.MemoryType
@@ -110,7 +111,8 @@ class RememberRequest(_message.Message):
     expires_at: _timestamp_pb2.Timestamp
     embedding: _containers.RepeatedScalarFieldContainer[float]
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, agent_id: _Optional[str] = ..., content: _Optional[str] = ..., memory_type: _Optional[_Union[_common_pb2.MemoryType, str]] = ..., tags: _Optional[_Iterable[str]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., importance: _Optional[float] = ..., confidence: _Optional[float] = ..., namespace: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding: _Optional[_Iterable[float]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    metadata_json: str
+    def __init__(self, agent_id: _Optional[str] = ..., content: _Optional[str] = ..., memory_type: _Optional[_Union[_common_pb2.MemoryType, str]] = ..., tags: _Optional[_Iterable[str]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., importance: _Optional[float] = ..., confidence: _Optional[float] = ..., namespace: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding: _Optional[_Iterable[float]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., metadata_json: _Optional[str] = ...) -> None: ...
 
 class RememberResponse(_message.Message):
     __slots__ = ("memory", "deduplicated", "degraded")
@@ -323,7 +325,7 @@ class ForgetMemoriesResponse(_message.Message):
     def __init__(self, forgotten_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class KeyEntry(_message.Message):
-    __slots__ = ("key", "content", "valid", "version", "updated_at", "source", "security_level", "memory_id", "namespace")
+    __slots__ = ("key", "content", "valid", "version", "updated_at", "source", "security_level", "memory_id", "namespace", "content_json")
     KEY_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     VALID_FIELD_NUMBER: _ClassVar[int]
@@ -333,6 +335,7 @@ class KeyEntry(_message.Message):
     SECURITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
     MEMORY_ID_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
     key: str
     content: _struct_pb2.Value
     valid: bool
@@ -342,10 +345,11 @@ class KeyEntry(_message.Message):
     security_level: _common_pb2.SecurityLevel
     memory_id: str
     namespace: str
-    def __init__(self, key: _Optional[str] = ..., content: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., valid: _Optional[bool] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., memory_id: _Optional[str] = ..., namespace: _Optional[str] = ...) -> None: ...
+    content_json: str
+    def __init__(self, key: _Optional[str] = ..., content: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., valid: _Optional[bool] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., memory_id: _Optional[str] = ..., namespace: _Optional[str] = ..., content_json: _Optional[str] = ...) -> None: ...
 
 class SetMemoryRequest(_message.Message):
-    __slots__ = ("agent_id", "key", "content", "source", "if_version", "security_level", "namespace")
+    __slots__ = ("agent_id", "key", "content", "source", "if_version", "security_level", "namespace", "content_json")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
@@ -353,6 +357,7 @@ class SetMemoryRequest(_message.Message):
     IF_VERSION_FIELD_NUMBER: _ClassVar[int]
     SECURITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     key: str
     content: _struct_pb2.Value
@@ -360,7 +365,8 @@ class SetMemoryRequest(_message.Message):
     if_version: int
     security_level: _common_pb2.SecurityLevel
     namespace: str
-    def __init__(self, agent_id: _Optional[str] = ..., key: _Optional[str] = ..., content: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., if_version: _Optional[int] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., namespace: _Optional[str] = ...) -> None: ...
+    content_json: str
+    def __init__(self, agent_id: _Optional[str] = ..., key: _Optional[str] = ..., content: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., if_version: _Optional[int] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., namespace: _Optional[str] = ..., content_json: _Optional[str] = ...) -> None: ...
 
 class SetMemoryResponse(_message.Message):
     __slots__ = ("entry", "degraded")
@@ -429,36 +435,40 @@ class KeyHistoryResponse(_message.Message):
     def __init__(self, entries: _Optional[_Iterable[_Union[KeyEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class WorkingMemory(_message.Message):
-    __slots__ = ("scope", "content", "version", "updated_at", "expires_at", "json_schema")
+    __slots__ = ("scope", "content", "version", "updated_at", "expires_at", "json_schema", "content_json")
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     JSON_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
     scope: _common_pb2.WorkingMemoryScope
     content: _struct_pb2.Struct
     version: int
     updated_at: _timestamp_pb2.Timestamp
     expires_at: _timestamp_pb2.Timestamp
     json_schema: _struct_pb2.Struct
-    def __init__(self, scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., json_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    content_json: str
+    def __init__(self, scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., json_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., content_json: _Optional[str] = ...) -> None: ...
 
 class SetWorkingMemoryRequest(_message.Message):
-    __slots__ = ("agent_id", "scope", "content", "mode", "ttl", "json_schema")
+    __slots__ = ("agent_id", "scope", "content", "mode", "ttl", "json_schema", "content_json")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     JSON_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     scope: _common_pb2.WorkingMemoryScope
     content: _struct_pb2.Struct
     mode: WorkingMemoryMode
     ttl: _duration_pb2.Duration
     json_schema: _struct_pb2.Struct
-    def __init__(self, agent_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., mode: _Optional[_Union[WorkingMemoryMode, str]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., json_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    content_json: str
+    def __init__(self, agent_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., mode: _Optional[_Union[WorkingMemoryMode, str]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., json_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., content_json: _Optional[str] = ...) -> None: ...
 
 class SetWorkingMemoryResponse(_message.Message):
     __slots__ = ("working_memory",)

@@ -380,6 +380,12 @@ export interface Memory {
    * with the inverse kind. Kept in metadata["memoryd:relations"].
    */
   relations: MemoryRelation[];
+  /**
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   */
+  metadataJson: string;
 }
 
 export interface MemoryRelation {
@@ -563,6 +569,7 @@ function createBaseMemory(): Memory {
     supersededBy: "",
     derivedFrom: [],
     relations: [],
+    metadataJson: "",
   };
 }
 
@@ -645,6 +652,9 @@ export const Memory: MessageFns<Memory> = {
     }
     for (const v of message.relations) {
       MemoryRelation.encode(v!, writer.uint32(210).fork()).join();
+    }
+    if (message.metadataJson !== "") {
+      writer.uint32(218).string(message.metadataJson);
     }
     return writer;
   },
@@ -870,6 +880,14 @@ export const Memory: MessageFns<Memory> = {
             message.relations.push(MemoryRelation.decode(reader, reader.uint32()));
             continue;
           }
+          case 27: {
+            if (tag !== 218) {
+              break;
+            }
+
+            message.metadataJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -966,6 +984,11 @@ export const Memory: MessageFns<Memory> = {
       relations: globalThis.Array.isArray(object?.relations)
         ? object.relations.map((e: any) => MemoryRelation.fromJSON(e))
         : [],
+      metadataJson: isSet(object.metadataJson)
+        ? globalThis.String(object.metadataJson)
+        : isSet(object.metadata_json)
+        ? globalThis.String(object.metadata_json)
+        : "",
     };
   },
 
@@ -1049,6 +1072,9 @@ export const Memory: MessageFns<Memory> = {
     if (message.relations?.length) {
       obj.relations = message.relations.map((e) => MemoryRelation.toJSON(e));
     }
+    if (message.metadataJson !== "") {
+      obj.metadataJson = message.metadataJson;
+    }
     return obj;
   },
 
@@ -1085,6 +1111,7 @@ export const Memory: MessageFns<Memory> = {
     message.supersededBy = object.supersededBy ?? "";
     message.derivedFrom = object.derivedFrom?.map((e) => e) || [];
     message.relations = object.relations?.map((e) => MemoryRelation.fromPartial(e)) || [];
+    message.metadataJson = object.metadataJson ?? "";
     return message;
   },
 };

@@ -366,7 +366,14 @@ export interface RememberRequest {
   /** Optional client-supplied embedding; must match the daemon's dimension. */
   embedding: number[];
   /** Optional creation time (imports, replays of conversations); defaults to now. */
-  createdAt: Date | undefined;
+  createdAt:
+    | Date
+    | undefined;
+  /**
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   */
+  metadataJson: string;
 }
 
 export interface RememberResponse {
@@ -586,17 +593,37 @@ export interface KeyEntry {
   /** The long-term memory mirroring this key's content (empty for a tombstone). */
   memoryId: string;
   namespace: string;
+  /**
+   * The content as JSON text exactly as written (whitespace between tokens
+   * removed): numbers, escapes and member order as the writer sent them. "null" for
+   * a tombstone. content carries the same value through doubles.
+   */
+  contentJson: string;
 }
 
 export interface SetMemoryRequest {
   agentId: string;
   key: string;
-  /** Any JSON value; null_value writes a tombstone. {} is valid content. */
-  content: any | undefined;
+  /**
+   * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+   * travel as doubles: prefer content_json. Set exactly one of content, content_json.
+   */
+  content:
+    | any
+    | undefined;
+  /**
+   * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+   * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+   */
   source: Provenance | undefined;
   ifVersion?: number | undefined;
   securityLevel: SecurityLevel;
   namespace: string;
+  /**
+   * The content as JSON text ("null" writes a tombstone), stored as written apart
+   * from whitespace between tokens, so it reads back byte for byte.
+   */
+  contentJson: string;
 }
 
 export interface SetMemoryResponse {
@@ -649,7 +676,11 @@ export interface WorkingMemory {
   version: number;
   updatedAt: Date | undefined;
   expiresAt: Date | undefined;
-  jsonSchema: { [key: string]: any } | undefined;
+  jsonSchema:
+    | { [key: string]: any }
+    | undefined;
+  /** content as JSON text (an object): integers keep every digit. */
+  contentJson: string;
 }
 
 export interface SetWorkingMemoryRequest {
@@ -662,7 +693,11 @@ export interface SetWorkingMemoryRequest {
     | Duration
     | undefined;
   /** Optional JSON Schema; once set, every later write is validated against it. */
-  jsonSchema: { [key: string]: any } | undefined;
+  jsonSchema:
+    | { [key: string]: any }
+    | undefined;
+  /** content as JSON text (an object); set this or content, not both. */
+  contentJson: string;
 }
 
 export interface SetWorkingMemoryResponse {
@@ -903,6 +938,7 @@ function createBaseRememberRequest(): RememberRequest {
     expiresAt: undefined,
     embedding: [],
     createdAt: undefined,
+    metadataJson: "",
   };
 }
 
@@ -950,6 +986,9 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     }
     if (message.createdAt !== undefined) {
       Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(106).fork()).join();
+    }
+    if (message.metadataJson !== "") {
+      writer.uint32(114).string(message.metadataJson);
     }
     return writer;
   },
@@ -1081,6 +1120,14 @@ export const RememberRequest: MessageFns<RememberRequest> = {
             message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.metadataJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1130,6 +1177,11 @@ export const RememberRequest: MessageFns<RememberRequest> = {
         : isSet(object.created_at)
         ? fromJsonTimestamp(object.created_at)
         : undefined,
+      metadataJson: isSet(object.metadataJson)
+        ? globalThis.String(object.metadataJson)
+        : isSet(object.metadata_json)
+        ? globalThis.String(object.metadata_json)
+        : "",
     };
   },
 
@@ -1174,6 +1226,9 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     if (message.createdAt !== undefined) {
       obj.createdAt = message.createdAt.toISOString();
     }
+    if (message.metadataJson !== "") {
+      obj.metadataJson = message.metadataJson;
+    }
     return obj;
   },
 
@@ -1197,6 +1252,7 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     message.expiresAt = object.expiresAt ?? undefined;
     message.embedding = object.embedding?.map((e) => e) || [];
     message.createdAt = object.createdAt ?? undefined;
+    message.metadataJson = object.metadataJson ?? "";
     return message;
   },
 };
@@ -3497,6 +3553,7 @@ function createBaseKeyEntry(): KeyEntry {
     securityLevel: 0,
     memoryId: "",
     namespace: "",
+    contentJson: "",
   };
 }
 
@@ -3528,6 +3585,9 @@ export const KeyEntry: MessageFns<KeyEntry> = {
     }
     if (message.namespace !== "") {
       writer.uint32(74).string(message.namespace);
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(82).string(message.contentJson);
     }
     return writer;
   },
@@ -3617,6 +3677,14 @@ export const KeyEntry: MessageFns<KeyEntry> = {
             message.namespace = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3652,6 +3720,11 @@ export const KeyEntry: MessageFns<KeyEntry> = {
         ? globalThis.String(object.memory_id)
         : "",
       namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "",
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -3684,6 +3757,9 @@ export const KeyEntry: MessageFns<KeyEntry> = {
     if (message.namespace !== "") {
       obj.namespace = message.namespace;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -3703,6 +3779,7 @@ export const KeyEntry: MessageFns<KeyEntry> = {
     message.securityLevel = object.securityLevel ?? 0;
     message.memoryId = object.memoryId ?? "";
     message.namespace = object.namespace ?? "";
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };
@@ -3716,6 +3793,7 @@ function createBaseSetMemoryRequest(): SetMemoryRequest {
     ifVersion: undefined,
     securityLevel: 0,
     namespace: "",
+    contentJson: "",
   };
 }
 
@@ -3741,6 +3819,9 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
     }
     if (message.namespace !== "") {
       writer.uint32(58).string(message.namespace);
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(66).string(message.contentJson);
     }
     return writer;
   },
@@ -3814,6 +3895,14 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
             message.namespace = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3847,6 +3936,11 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
         ? securityLevelFromJSON(object.security_level)
         : 0,
       namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "",
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -3873,6 +3967,9 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
     if (message.namespace !== "") {
       obj.namespace = message.namespace;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -3890,6 +3987,7 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
     message.ifVersion = object.ifVersion ?? undefined;
     message.securityLevel = object.securityLevel ?? 0;
     message.namespace = object.namespace ?? "";
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };
@@ -4619,6 +4717,7 @@ function createBaseWorkingMemory(): WorkingMemory {
     updatedAt: undefined,
     expiresAt: undefined,
     jsonSchema: undefined,
+    contentJson: "",
   };
 }
 
@@ -4641,6 +4740,9 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
     }
     if (message.jsonSchema !== undefined) {
       Struct.encode(Struct.wrap(message.jsonSchema), writer.uint32(50).fork()).join();
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(58).string(message.contentJson);
     }
     return writer;
   },
@@ -4706,6 +4808,14 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
             message.jsonSchema = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4738,6 +4848,11 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
         : isObject(object.json_schema)
         ? object.json_schema
         : undefined,
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -4761,6 +4876,9 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
     if (message.jsonSchema !== undefined) {
       obj.jsonSchema = message.jsonSchema;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -4777,12 +4895,21 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.expiresAt = object.expiresAt ?? undefined;
     message.jsonSchema = object.jsonSchema ?? undefined;
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };
 
 function createBaseSetWorkingMemoryRequest(): SetWorkingMemoryRequest {
-  return { agentId: "", scope: undefined, content: undefined, mode: 0, ttl: undefined, jsonSchema: undefined };
+  return {
+    agentId: "",
+    scope: undefined,
+    content: undefined,
+    mode: 0,
+    ttl: undefined,
+    jsonSchema: undefined,
+    contentJson: "",
+  };
 }
 
 export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
@@ -4804,6 +4931,9 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
     }
     if (message.jsonSchema !== undefined) {
       Struct.encode(Struct.wrap(message.jsonSchema), writer.uint32(50).fork()).join();
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(58).string(message.contentJson);
     }
     return writer;
   },
@@ -4869,6 +4999,14 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
             message.jsonSchema = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4897,6 +5035,11 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
         : isObject(object.json_schema)
         ? object.json_schema
         : undefined,
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -4920,6 +5063,9 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
     if (message.jsonSchema !== undefined) {
       obj.jsonSchema = message.jsonSchema;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -4936,6 +5082,7 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
     message.mode = object.mode ?? 0;
     message.ttl = (object.ttl !== undefined && object.ttl !== null) ? Duration.fromPartial(object.ttl) : undefined;
     message.jsonSchema = object.jsonSchema ?? undefined;
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };

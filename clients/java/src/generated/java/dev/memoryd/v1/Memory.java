@@ -48,6 +48,7 @@ private static final long serialVersionUID = 0L;
     derivedFrom_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
     relations_ = java.util.Collections.emptyList();
+    metadataJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -876,6 +877,57 @@ private static final long serialVersionUID = 0L;
     return relations_.get(index);
   }
 
+  public static final int METADATA_JSON_FIELD_NUMBER = 27;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object metadataJson_ = "";
+  /**
+   * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  @java.lang.Override
+  public java.lang.String getMetadataJson() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      metadataJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getMetadataJsonBytes() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      metadataJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -967,6 +1019,9 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < relations_.size(); i++) {
       output.writeMessage(26, relations_.get(i));
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 27, metadataJson_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -1080,6 +1135,9 @@ private static final long serialVersionUID = 0L;
           }
           size += 2 * count;
         }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(27, metadataJson_);
+    }
     return size;
   }
   @java.lang.Override
@@ -1174,6 +1232,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getDerivedFromList())) return false;
     if (!getRelationsList()
         .equals(other.getRelationsList())) return false;
+    if (!getMetadataJson()
+        .equals(other.getMetadataJson())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1260,6 +1320,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + RELATIONS_FIELD_NUMBER;
       hash = (53 * hash) + getRelationsList().hashCode();
     }
+    hash = (37 * hash) + METADATA_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getMetadataJson().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1465,6 +1527,7 @@ private static final long serialVersionUID = 0L;
         relationsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x02000000);
+      metadataJson_ = "";
       return this;
     }
 
@@ -1606,6 +1669,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x01000000) != 0)) {
         derivedFrom_.makeImmutable();
         result.derivedFrom_ = derivedFrom_;
+      }
+      if (((from_bitField0_ & 0x04000000) != 0)) {
+        result.metadataJson_ = metadataJson_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1754,6 +1820,11 @@ private static final long serialVersionUID = 0L;
             relationsBuilder_.addAllMessages(other.relations_);
           }
         }
+      }
+      if (!other.getMetadataJson().isEmpty()) {
+        metadataJson_ = other.metadataJson_;
+        bitField0_ |= 0x04000000;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1929,6 +2000,11 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 210
+            case 218: {
+              metadataJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x04000000;
+              break;
+            } // case 218
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4293,6 +4369,108 @@ private static final long serialVersionUID = 0L;
         relations_ = null;
       }
       return relationsBuilder_;
+    }
+
+    private java.lang.Object metadataJson_ = "";
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @return The metadataJson.
+     */
+    public java.lang.String getMetadataJson() {
+      java.lang.Object ref = metadataJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        metadataJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @return The bytes for metadataJson.
+     */
+    public com.google.protobuf.ByteString
+        getMetadataJsonBytes() {
+      java.lang.Object ref = metadataJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        metadataJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @param value The metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJson(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x04000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMetadataJson() {
+      metadataJson_ = getDefaultInstance().getMetadataJson();
+      bitField0_ = (bitField0_ & ~0x04000000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @param value The bytes for metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJsonBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x04000000;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.Memory)

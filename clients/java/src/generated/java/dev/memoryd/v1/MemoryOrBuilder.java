@@ -422,4 +422,28 @@ public interface MemoryOrBuilder extends
    */
   dev.memoryd.v1.MemoryRelationOrBuilder getRelationsOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  java.lang.String getMetadataJson();
+  /**
+   * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  com.google.protobuf.ByteString
+      getMetadataJsonBytes();
 }

@@ -36,6 +36,7 @@ private static final long serialVersionUID = 0L;
     securityLevel_ = 0;
     namespace_ = "";
     embedding_ = emptyFloatList();
+    metadataJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -459,6 +460,55 @@ private static final long serialVersionUID = 0L;
     return createdAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : createdAt_;
   }
 
+  public static final int METADATA_JSON_FIELD_NUMBER = 14;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object metadataJson_ = "";
+  /**
+   * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  @java.lang.Override
+  public java.lang.String getMetadataJson() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      metadataJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getMetadataJsonBytes() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      metadataJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -516,6 +566,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000020) != 0)) {
       output.writeMessage(13, getCreatedAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 14, metadataJson_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -580,6 +633,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000020) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(13, getCreatedAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(14, metadataJson_);
     }
     return size;
   }
@@ -649,6 +705,8 @@ private static final long serialVersionUID = 0L;
       if (!getCreatedAt()
           .equals(other.getCreatedAt())) return false;
     }
+    if (!getMetadataJson()
+        .equals(other.getMetadataJson())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -704,6 +762,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + CREATED_AT_FIELD_NUMBER;
       hash = (53 * hash) + getCreatedAt().hashCode();
     }
+    hash = (37 * hash) + METADATA_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getMetadataJson().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -874,6 +934,7 @@ private static final long serialVersionUID = 0L;
         createdAtBuilder_.dispose();
         createdAtBuilder_ = null;
       }
+      metadataJson_ = "";
       return this;
     }
 
@@ -963,6 +1024,9 @@ private static final long serialVersionUID = 0L;
             : createdAtBuilder_.build();
         to_bitField0_ |= 0x00000020;
       }
+      if (((from_bitField0_ & 0x00002000) != 0)) {
+        result.metadataJson_ = metadataJson_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1037,6 +1101,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasCreatedAt()) {
         mergeCreatedAt(other.getCreatedAt());
+      }
+      if (!other.getMetadataJson().isEmpty()) {
+        metadataJson_ = other.metadataJson_;
+        bitField0_ |= 0x00002000;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1147,6 +1216,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00001000;
               break;
             } // case 106
+            case 114: {
+              metadataJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00002000;
+              break;
+            } // case 114
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2335,6 +2409,103 @@ private static final long serialVersionUID = 0L;
         createdAt_ = null;
       }
       return createdAtBuilder_;
+    }
+
+    private java.lang.Object metadataJson_ = "";
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @return The metadataJson.
+     */
+    public java.lang.String getMetadataJson() {
+      java.lang.Object ref = metadataJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        metadataJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @return The bytes for metadataJson.
+     */
+    public com.google.protobuf.ByteString
+        getMetadataJsonBytes() {
+      java.lang.Object ref = metadataJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        metadataJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @param value The metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJson(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMetadataJson() {
+      metadataJson_ = getDefaultInstance().getMetadataJson();
+      bitField0_ = (bitField0_ & ~0x00002000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @param value The bytes for metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJsonBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.RememberRequest)

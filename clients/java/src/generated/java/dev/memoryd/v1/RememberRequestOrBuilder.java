@@ -231,4 +231,26 @@ public interface RememberRequestOrBuilder extends
    * <code>.google.protobuf.Timestamp created_at = 13 [json_name = "createdAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getCreatedAtOrBuilder();
+
+  /**
+   * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  java.lang.String getMetadataJson();
+  /**
+   * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  com.google.protobuf.ByteString
+      getMetadataJsonBytes();
 }
