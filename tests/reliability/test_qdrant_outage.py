@@ -14,12 +14,14 @@ import pytest
 from google.protobuf import struct_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 from tests.conftest import Daemon, qdrant_daemon_env
 from tests.qdrant_server import NoQdrant, QdrantServer, locate, start_server
 
 AGENT = "outage"
+SOURCE = pb.Provenance(kind=pb.PROVENANCE_KIND_USER, name="outage test")
 NO_SCHEDULE = {"MEMORYD_EMBEDDER": "hashing", "MEMORYD_MAINTENANCE__ENABLED": "false"}
 
 
@@ -66,10 +68,28 @@ def test_a_single_replica_logs_writes_while_qdrant_is_down(
         stub = mgrpc.MemoryServiceStub(channel)
         before = stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="before the outage"))
         assert not _degraded(before)
+        # Written once before: its rewrite needs no key count (quotas), only the log.
+        stub.SetMemory(
+            mpb.SetMemoryRequest(
+                agent_id=AGENT,
+                key="/k",
+                content=struct_pb2.Value(string_value="first"),
+                source=SOURCE,
+            )
+        )
 
         own_server.kill()
         during = stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="during the outage"))
         assert "store" in _degraded(during)
+        key = stub.SetMemory(
+            mpb.SetMemoryRequest(
+                agent_id=AGENT,
+                key="/k",
+                content=struct_pb2.Value(string_value="logged"),
+                source=SOURCE,
+            )
+        )
+        assert key.entry.version == 2
         # The daemon's own log answers for what the store has not got yet.
         got = stub.GetMemory(mpb.GetMemoryRequest(agent_id=AGENT, id=during.memory.id))
         assert got.memory.content == "during the outage"
@@ -93,6 +113,8 @@ def test_a_single_replica_logs_writes_while_qdrant_is_down(
         for memory in (before.memory, during.memory):
             got = stub.GetMemory(mpb.GetMemoryRequest(agent_id=AGENT, id=memory.id))
             assert got.memory.content == memory.content
+        entry = stub.GetKey(mpb.GetKeyRequest(agent_id=AGENT, key="/k")).entry
+        assert entry.content.string_value == "logged"
     assert fresh.stop() == 0
 
 
@@ -121,7 +143,10 @@ def test_shared_replicas_refuse_writes_while_qdrant_is_down(
         with pytest.raises(grpc.RpcError) as refused_key:
             stub.SetMemory(
                 mpb.SetMemoryRequest(
-                    agent_id=AGENT, key="/k", content=struct_pb2.Value(string_value="refused")
+                    agent_id=AGENT,
+                    key="/k",
+                    content=struct_pb2.Value(string_value="refused"),
+                    source=SOURCE,
                 )
             )
         assert refused_key.value.code() == grpc.StatusCode.UNAVAILABLE

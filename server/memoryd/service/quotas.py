@@ -81,6 +81,10 @@ class Quotas:
                 f"quota quotas.max_memories_per_partition ({limit}) reached for this agent"
             )
 
+    def keys_limit(self, tenant_id: str) -> int:
+        """quotas.max_keys_per_partition for the tenant; 0: no limit."""
+        return self._settings.for_tenant(tenant_id).max_keys_per_partition or 0
+
     def check_keys(self, tenant_id: str, current: int, adding: int) -> None:
         """For the keyed-memory service: raise when a partition would hold too many keys."""
         limit = self._settings.for_tenant(tenant_id).max_keys_per_partition or 0
