@@ -64,6 +64,7 @@ from memoryd.service.llm import ChatClient
 from memoryd.service.maintenance import MaintenanceScheduler
 from memoryd.service.memory import MemoryService
 from memoryd.service.pagination import PageTokenCodec
+from memoryd.service.partition_lease import PartitionLeases
 from memoryd.service.profile import ProfileService
 from memoryd.service.quotas import Quotas
 from memoryd.service.sessions import SessionService
@@ -270,6 +271,7 @@ class App:
             dedup=s.dedup,
             contradictions=ContradictionResolver(store, embedder, s.contradictions, llm),
             masker=masker,
+            leases=PartitionLeases(records),
         )
         indexes = KeyIndexes(
             records,
@@ -277,7 +279,7 @@ class App:
             max_entries=s.keys.read_index_max_entries,
             summary_chars=s.snapshot.default_read_summary_chars,
             # Replicas may share a Qdrant store; a LanceDB data dir has one writer.
-            validate=s.storage.backend == "qdrant",
+            validate=records.capabilities.shared,
         )
         indexes.start()
         self._stack.push_async_callback(indexes.close)

@@ -598,15 +598,18 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _shared_store_is_not_cached(self) -> Settings:
-        if (
-            self.storage.backend == "qdrant"
-            and self.storage.qdrant.is_shared
-            and self.storage.hot_cache.enabled
-        ):
+        if not (self.storage.backend == "qdrant" and self.storage.qdrant.is_shared):
+            return self
+        single = "(set storage.qdrant.shared=false for a single replica)"
+        if self.storage.hot_cache.enabled:
             raise ValueError(
                 "storage.hot_cache.enabled cannot be used with a shared Qdrant store: other "
-                "replicas' writes would not be in it (set storage.qdrant.shared=false for a "
-                "single replica)"
+                f"replicas' writes would not be in it {single}"
+            )
+        if self.keys.mirror_dir is not None:
+            raise ValueError(
+                "keys.mirror_dir cannot be used with a shared Qdrant store: each replica's "
+                f"directory would hold only the keys it wrote {single}"
             )
         return self
 

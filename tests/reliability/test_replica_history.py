@@ -8,11 +8,15 @@ load breaks them: the check can fail.
 
 from __future__ import annotations
 
+import random
+import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
 
+from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 from tests.conftest import Daemon, daemon_store_env
 from tests.reliability import replica_history
@@ -72,3 +76,73 @@ def test_the_check_fails_when_each_replica_trusts_its_own_locks(
             findings = replica_history.check(stubs[0], ledger)
     print(f"\nwithout shared mode: {findings.violations}")
     assert findings.duplicate_versions
+
+
+def _remember_everywhere(
+    stubs: list[mgrpc.MemoryServiceStub], agent: str, texts: list[str], threads: int
+) -> tuple[list[str], Counter[str]]:
+    """Every text remembered by ``threads`` clients at once, each through a random
+    replica (``{client}`` in a text becomes the client's number); returns the ids
+    answered and the refusals by status."""
+    ids: list[str] = []
+    refused: Counter[str] = Counter()
+    lock = threading.Lock()
+    start = threading.Barrier(threads)
+
+    def client(seed: int) -> None:
+        rng = random.Random(seed)
+        start.wait()
+        for template in texts:
+            stub = rng.choice(stubs)
+            text = template.format(client=seed)
+            try:
+                r = stub.Remember(mpb.RememberRequest(agent_id=agent, content=text), timeout=60)
+            except grpc.RpcError as exc:
+                with lock:
+                    refused[exc.code().name] += 1
+                continue
+            with lock:
+                ids.append(r.memory.id)
+
+    workers = [threading.Thread(target=client, args=(i,)) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return ids, refused
+
+
+def _stored(stub: mgrpc.MemoryServiceStub, agent: str) -> list[str]:
+    page = stub.ListMemories(mpb.ListMemoriesRequest(agent_id=agent, page_size=500), timeout=60)
+    return [m.id for m in page.memories]
+
+
+@pytest.mark.slow
+def test_duplicates_merge_and_quotas_count_once_across_replicas(
+    daemon_factory: Callable[..., Daemon], request: pytest.FixtureRequest
+) -> None:
+    """The same fact (exactly, and nearly: case, spacing, punctuation) remembered at
+    once through every replica becomes one memory; a memory quota admits exactly its
+    limit however the writes are spread over the replicas."""
+    quota = {"MEMORYD_QUOTAS__MAX_MEMORIES_PER_PARTITION": "40"}
+    with daemon_store_env("qdrant-server", request, shared="true") as env:
+        for stubs in _replicas(daemon_factory, {**env, **quota}):
+            variants = [
+                "The deploy freeze starts on Friday at noon",
+                "the deploy freeze starts on friday at noon",
+                "The deploy  freeze starts on Friday at noon.",
+            ]
+            ids, refused = _remember_everywhere(stubs, "dup", variants, threads=12)
+            assert not refused
+            assert len(set(ids)) == 1, f"{len(set(ids))} memories for one fact"
+            assert _stored(stubs[0], "dup") == [ids[0]]
+
+            texts = [
+                f"client {{client}} noted fact {i}: {['kiwi', 'mango', 'lamp', 'river'][i % 4]}"
+                for i in range(8)
+            ]
+            ids, refused = _remember_everywhere(stubs, "quota", texts, threads=9)
+            stored = _stored(stubs[0], "quota")
+            assert len(stored) == 40, len(stored)  # exactly the quota, never more
+            assert set(ids) == set(stored)
+            assert set(refused) == {"RESOURCE_EXHAUSTED"}

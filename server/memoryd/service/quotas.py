@@ -50,11 +50,13 @@ class Quotas:
         try:
             result = await write()
         finally:
-            left = self._in_flight[partition] - adding
-            if left:
+            # Another write of the partition may have finished first and removed the
+            # entry (this one adding nothing: a deduplicated Remember).
+            left = self._in_flight.get(partition, 0) - adding
+            if left > 0:
                 self._in_flight[partition] = left
             else:
-                del self._in_flight[partition]
+                self._in_flight.pop(partition, None)
         cached = self._counts.get(partition)
         if cached is not None:
             cached.value += adding
@@ -66,6 +68,9 @@ class Quotas:
         pending = self._in_flight.get(partition, 0)
         if (
             cached is None
+            # Other replicas add memories too: count the store every time (under the
+            # partition's lease, service/partition_lease.py, so the count is exact).
+            or self._store.capabilities.shared
             or now - cached.at > _STALE_AFTER_S
             or cached.value + pending + adding > limit * _TRUST_FRACTION
         ):
