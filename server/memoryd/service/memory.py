@@ -151,14 +151,14 @@ class MemoryService:
             fresh = {m.id for m in memories}
             new = [m for m in plan.writes if m.id in fresh]
             related = await self._related(scope, new, now)
-            lease.check()
+            await lease.confirm()
             await self._write(scope, [*plan.writes, *related], plan.new_count)
         return [RememberOutcome(m, deduplicated=dup) for m, dup in plan.outcomes()]
 
     def _exclusive(self, scope: CallScope) -> AbstractAsyncContextManager[Lease]:
         """The partition's lease where replicas share the store (see partition_lease)."""
         if self._leases is None:
-            return contextlib.nullcontext(Lease(float("inf")))
+            return contextlib.nullcontext(Lease(None, scope.partition, None))
         return self._leases.hold(scope.partition)
 
     async def _related(
@@ -241,7 +241,7 @@ class MemoryService:
             updated.vector = vector
             updated.embedding_model = space
             updated.embedding_dimension = self._embedder.dimension
-        lease.check()
+        await lease.confirm()
         await self._writer.submit(scope.partition, [updated])
         return updated
 

@@ -10,10 +10,12 @@ a free or expired lease, held while the plan is written, and freed the same way.
 One process's tasks queue on a lock first, so only one of them asks the store.
 
 A lease expires ``ttl_s`` after it was taken, so a replica that dies holding it
-blocks that partition's Remembers for at most that long. A holder that has held it
-for half its ttl before writing gives up the write (UNAVAILABLE) rather than write
-after another replica may have taken over; the ttl is well above the store's
-request timeout, so a write sent in time is applied in time. Wall clocks of the
+blocks that partition's Remembers for at most that long. A holder about to write
+after holding it for more than half its ttl (a big batch planned against a big
+partition) first renews it, with a conditional write over the lease as it took it:
+if another replica has taken it over meanwhile the renewal fails and the write is
+given up (UNAVAILABLE). The ttl is well above the store's request timeout, so a write
+sent while the lease is fresh is applied while it holds. Wall clocks of the
 replicas are compared (expiry is a time in the record): they must agree to within a
 few seconds (NTP). Where one process owns the store nothing of this happens.
 """
@@ -44,19 +46,31 @@ _FIRST_BACKOFF_S, _MAX_BACKOFF_S = 0.002, 0.05
 
 
 class Lease:
-    """A held lease: ``check`` before writing under it."""
+    """A held lease: ``confirm`` before writing under it."""
 
-    def __init__(self, deadline: float) -> None:
-        self._deadline = deadline
+    def __init__(
+        self, owner: PartitionLeases | None, partition: Partition, held: Record | None
+    ) -> None:
+        self._owner = owner
+        self._partition = partition
+        #: The lease record as this holder last wrote it (None: one process, no record).
+        self.held = held
+        self._taken = time.monotonic()
 
-    def check(self) -> None:
-        """UNAVAILABLE when the lease may no longer be this replica's by the time a
-        write it sends now is applied."""
-        if time.monotonic() > self._deadline:
+    async def confirm(self) -> None:
+        """Make sure the lease is still this holder's for a write sent now: renewed
+        past half its ttl; UNAVAILABLE if another replica took it over."""
+        if self._owner is None or self.held is None:
+            return
+        if time.monotonic() - self._taken < self._owner.ttl.total_seconds() / 2:
+            return
+        renewed = await self._owner.renew(self._partition, self.held)
+        if renewed is None:
             raise Unavailable(
-                "held the partition's write lease too long before writing; nothing was "
-                "written, retry"
+                "the partition's write lease expired and another replica took it before "
+                "this write; nothing was written, retry"
             )
+        self.held, self._taken = renewed, time.monotonic()
 
 
 class PartitionLeases:
@@ -64,7 +78,7 @@ class PartitionLeases:
 
     def __init__(self, records: RecordStore, *, ttl_s: float = 30.0) -> None:
         self._records = records
-        self._ttl = timedelta(seconds=ttl_s)
+        self.ttl = timedelta(seconds=ttl_s)
         self._locks = KeyedLocks()
         #: Whether replicas share the store (else only the lock is taken).
         self.shared = records.capabilities.shared
@@ -74,20 +88,34 @@ class PartitionLeases:
         """The partition's lease (one process: nothing to take, its planners already
         see each other's writes in flight)."""
         if not self.shared:
-            yield Lease(float("inf"))
+            yield Lease(None, partition, None)
             return
         async with self._locks.hold(partition):
-            started = time.monotonic()
-            held = await self._acquire(partition)
+            lease = Lease(self, partition, await self._acquire(partition))
             try:
-                yield Lease(started + self._ttl.total_seconds() / 2)
+                yield lease
             finally:
-                await self._release(partition, held)
+                assert lease.held is not None
+                await self._release(partition, lease.held)
+
+    async def renew(self, partition: Partition, held: Record) -> Record | None:
+        """``held`` extended by a ttl from now, if it is still what the store holds."""
+        now = utcnow()
+        renewed = Record(
+            RecordKind.COUNTER,
+            LEASE_KEY,
+            dict(held.doc),
+            held.version + 1,
+            now,
+            expires_at=now + self.ttl,
+            write_id=new_write_id(),
+        )
+        return renewed if await self._records.put_record_if(partition, renewed, held) else None
 
     async def _acquire(self, partition: Partition) -> Record:
         owner = new_write_id()
         backoff = _FIRST_BACKOFF_S
-        give_up = time.monotonic() + _WAIT_FACTOR * self._ttl.total_seconds()
+        give_up = time.monotonic() + _WAIT_FACTOR * self.ttl.total_seconds()
         while True:
             found = await self._records.get_records(partition, RecordKind.COUNTER, [LEASE_KEY])
             current = found[0] if found else None
@@ -99,7 +127,7 @@ class PartitionLeases:
                     {"holder": owner},
                     (current.version if current is not None else 0) + 1,
                     now,
-                    expires_at=now + self._ttl,
+                    expires_at=now + self.ttl,
                     write_id=owner,
                 )
                 if await self._records.put_record_if(partition, taken, current):

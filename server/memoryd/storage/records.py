@@ -30,11 +30,11 @@ def new_write_id() -> str:
 
 
 def same_write(stored: Record | None, expected: Record | None) -> bool:
-    """Whether ``stored`` is the state ``expected`` was read as: the same write id where
-    the backend keeps one, else the same persisted fields."""
+    """Whether ``stored`` is the state ``expected`` was read (or written) as: the same
+    write id where the backend keeps one, else the same persisted fields."""
     if stored is None or expected is None:
         return stored is None and expected is None
-    if stored.write_id or expected.write_id:
+    if stored.write_id:
         return stored.write_id == expected.write_id
     return (
         stored.doc == expected.doc
