@@ -379,9 +379,11 @@ def _qdrant_server(q: dict[str, Any] | None) -> list[str]:
     lines += [
         f"Qdrant: {q.get('qdrant')}. memoryd in shared mode (what the Helm chart runs). "
         "p50 / p99 ms through one replica; ratio = memoryd p50 / the peer's "
-        "(qdrant-client on the same server and collection).",
+        "(qdrant-client on the same server and collection: the filtered dense query; for "
+        "text, the query embedded by the same local model and a fused dense + BM25 "
+        "query; a single point upsert).",
         "",
-        "| memories | ingest /s | vector | text | Remember | peer vector | peer BM25 | "
+        "| memories | ingest /s | vector | text | Remember | peer vector | peer text | "
         "peer upsert | ratio vector / text / write | vector via a 3rd replica |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
