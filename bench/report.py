@@ -183,6 +183,20 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             measured,
             None if None in ratios else all(x <= 1.05 for x in ratios),
         )
+    mc = r.get("mcp") or {}
+    if mc:
+        adds = [_get(mc, op, "mcp_adds_p50_ms") for op in ("recall", "remember")]
+        measured = " / ".join(
+            f"{_fmt(_get(mc, op, 'mcp', 'p50'), ' ms')} vs {_fmt(_get(mc, op, 'grpc', 'p50'), ' ms')}"
+            f" (+{_fmt(add, ' ms')}; CPU +{_fmt(_get(mc, op, 'mcp_adds_cpu_ms'), ' ms')})"
+            for op, add in zip(("recall", "remember"), adds, strict=True)
+        )
+        row(
+            "MCP tool call vs gRPC, p50 recall / remember",
+            "adds ≤ 2 ms",
+            measured,
+            None if None in adds else all(x <= 2 for x in adds),
+        )
     fp = r.get("footprint") or {}
     if fp:
         rss = _get(fp, "without_model", "idle_rss_mb")
@@ -311,7 +325,7 @@ def render(r: dict[str, Any]) -> str:
             "## gRPC server kinds (a Recall handler returning a prebuilt response)",
             "",
             "What the framework alone costs per call on this machine, and what memoryd's",
-            "call interceptor adds (bench/grpc_servers.py; Go client, closed loop).",
+            "call path (handler and door) adds (bench/grpc_servers.py; Go client, closed loop).",
             "",
             "| server | clients | RPS | p50 ms | p99 ms |",
             "|---|---|---|---|---|",
@@ -359,7 +373,7 @@ def render(r: dict[str, Any]) -> str:
         lines += ["", "## Writes", ""]
         for key, val in w.items():
             lines.append(f"- {key}: {val}")
-    for key in ("footprint", "tracing", "model", "mem0"):
+    for key in ("footprint", "tracing", "mcp", "model", "mem0"):
         if r.get(key):
             lines += ["", f"## {key}", "", f"```json\n{_compact(r[key])}\n```"]
     q = r.get("quality")

@@ -13,12 +13,15 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
   sweep       1 / 8 / 32 / 64 concurrent grpc.aio clients on Recall at 10k: RPS, p99
   servers     grpc.aio against the sync server with a thread pool, each answering Recall
               with a prebuilt response (the framework's own cost), and grpc.aio with
-              memoryd's call interceptor: RPS and latency at 1 and 32 Go clients
+              memoryd's call path: RPS and latency at 1 and 32 Go clients
   writes      RememberBatch with client vectors (1 and 8 writers) and with the local
               embedder (REALTALK turns, 100 a call, 1 and 8 writers); Remember
               single-item latency (bench/writes.py); BuildSnapshot at 10k
   tracing     Recall and Remember p50 with tracing off and on (OTLP/gRPC to a receiver in
               the bench), alternated round by round (bench/footprint.py)
+  mcp         recall and remember as MCP tool calls over Streamable HTTP (the SDK's
+              client) beside the same gRPC calls, interleaved call by call: p50/p99, what
+              MCP adds, the daemon's CPU per call (bench/mcp_overhead.py)
   keyed       DefaultRead (first read, 300 and 2,000 tokens, with a tag), GetKey and ListKeys
               at 1k, 10k and 100k keys in one agent, SetMemory at 1k (bench/keyed_latency.py;
               --quick: 1k and 10k)
@@ -82,6 +85,7 @@ from common import (
     timed,
 )
 from footprint import footprint, tracing_overhead
+from mcp_overhead import mcp_overhead
 from report import render
 from writes import embedder_write_texts, writes
 
@@ -95,8 +99,8 @@ RESULTS = BENCH / "results"
 #: The Go load generator (bench/loadgen), built by `make bench`.
 LOADGEN = BENCH / ".bin" / "loadgen"
 SECTIONS = (
-    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "keyed", "qdrant",
-    "mem0", "quality",
+    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mcp", "keyed",
+    "qdrant", "mem0", "quality",
 )  # fmt: skip
 
 FULL = {
@@ -105,6 +109,7 @@ FULL = {
     "writes": 20_000, "embed_writes": 2_000, "mem0": 1_000, "cold_starts": 3,
     "ingest_budget_s": 420, "qdrant_local_max": 10_000, "remember_calls": 200,
     "trace_memories": 10_000, "trace_rounds": 12, "trace_calls": 100,
+    "mcp_memories": 10_000, "mcp_calls": 500,
     "keyed_tiers": (1_000, 10_000, 100_000), "keyed_reads": 200,
 }  # fmt: skip
 QUICK = {
@@ -113,6 +118,7 @@ QUICK = {
     "writes": 3_000, "embed_writes": 300, "mem0": 100, "cold_starts": 1,
     "ingest_budget_s": 30, "qdrant_local_max": 0, "remember_calls": 40,
     "trace_memories": 2_000, "trace_rounds": 6, "trace_calls": 60,
+    "mcp_memories": 1_000, "mcp_calls": 150,
     "keyed_tiers": (1_000, 10_000), "keyed_reads": 100,
 }  # fmt: skip
 #: Concurrent RememberBatch calls while loading a tier of several agents.
@@ -454,6 +460,8 @@ def main() -> None:
             result["writes"] = writes(tmp, cfg, source, daemon_env())
         if "tracing" in chosen and source is not None:
             result["tracing"] = tracing_overhead(tmp, cfg, source)
+        if "mcp" in chosen:
+            result["mcp"] = mcp_overhead(tmp, cfg["mcp_memories"], cfg["mcp_calls"])
         if "keyed" in chosen:
             result["keyed"] = keyed_latency.run(tmp, cfg["keyed_tiers"], cfg["keyed_reads"])
         if "qdrant" in chosen and source is not None:

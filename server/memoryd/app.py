@@ -16,12 +16,12 @@ import signal
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 from threadpoolctl import ThreadpoolController
 
 from memoryd import __version__
-from memoryd.api.auth import Authenticator, build_authenticator, reload_keys
 from memoryd.api.server import GrpcServer, ListenError, start_server
 from memoryd.config import Settings
 from memoryd.datadir import lock_data_dir
@@ -43,6 +43,8 @@ from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
 from memoryd.observability.tracing import NO_TRACING, Tracing, build_tracing
+from memoryd.operations import Door, Services
+from memoryd.operations.auth import Authenticator, build_authenticator, reload_keys
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.resilience.embedder import FallbackEmbedder
 from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
@@ -81,6 +83,9 @@ from memoryd.storage.hot_cache import HotCacheStore
 from memoryd.storage.records import RecordStore
 from memoryd.storage.space import Space, check_space
 
+if TYPE_CHECKING:
+    from memoryd.mcp.http import McpHttpServer
+
 log = structlog.get_logger("memoryd")
 
 
@@ -106,6 +111,8 @@ class App:
         self.metrics_server: MetricsServer | None = None
         #: OpenTelemetry spans (NO_TRACING unless tracing.enabled); flushed last.
         self.tracing: Tracing = NO_TRACING
+        #: The MCP endpoint (memoryd.mcp.http.McpHttpServer) when mcp.listen is set.
+        self.mcp: McpHttpServer | None = None
 
     @property
     def address(self) -> str:
@@ -367,28 +374,36 @@ class App:
             )
             self.scheduler.start()
             self._stack.push_async_callback(self.scheduler.close)
-        self.server = await start_server(
-            listen=s.listen,
-            service=service,
-            authenticator=self.authenticator,
-            max_message_bytes=s.limits.max_request_bytes,
-            credentials=credentials,
+        # The one door every transport runs operations through (memoryd.operations).
+        door = Door(
+            Services(
+                memories=service,
+                keyed_memory=keyed,
+                working_memory=working,
+                profile_service=profiles,
+                session_service=sessions,
+                snapshot_service=snapshots,
+                default_read_service=default_read,
+                state_service=state,
+                lifecycle_service=lifecycle,
+            ),
+            self.authenticator,
             audit=self.audit,
             read_trail=ReadTrail(self.audit, enabled=s.audit.read_trail),
-            keyed=keyed,
-            working=working,
-            profiles=profiles,
-            sessions=sessions,
-            snapshots=snapshots,
-            default_read=default_read,
-            state=state,
-            lifecycle=lifecycle,
-            metrics=metrics,
             states=states,
+            metrics=metrics,
             access_log=AccessLog(s.logging),
             tracing=tracing,
         )
+        self.server = await start_server(
+            listen=s.listen,
+            door=door,
+            max_message_bytes=s.limits.max_request_bytes,
+            credentials=credentials,
+            states=states,
+        )
         self._stack.push_async_callback(self.server.stop, s.shutdown_grace_s)
+        await self._start_mcp(door)
         await self.server.set_serving(True)
         log.info(
             "serving",
@@ -400,8 +415,25 @@ class App:
             pid=os.getpid(),
             auth=s.auth.mode,
             tls=credentials is not None,
+            mcp=self.mcp.address if self.mcp is not None else None,
         )
         _warn_if_exposed(s, self.server.address, tls=credentials is not None)
+
+    async def _start_mcp(self, door: Door) -> None:
+        """MCP over Streamable HTTP when mcp.listen is set (stopped before the gRPC
+        server drains); nothing of MCP is imported otherwise."""
+        s = self.settings
+        if not s.mcp.listen:
+            return
+        from memoryd.mcp.http import McpHttpServer, McpListenError  # heavy: only when enabled
+
+        try:
+            self.mcp = McpHttpServer(s.mcp, door, s.auth.tls, mode=s.auth.mode)
+            await self.mcp.start()
+        except McpListenError as exc:
+            raise ListenError(str(exc)) from None
+        self._stack.push_async_callback(self.mcp.stop)
+        _warn_if_exposed(s, s.mcp.listen, tls=s.auth.tls.enabled)
 
     async def _start_key_mirror(self, records: RecordStore) -> list[KeyObserver]:
         """The live file mirror of keyed memory (keys.mirror_dir), checked against the

@@ -330,6 +330,19 @@ class TracingSettings(BaseModel):
     capture_query_text: bool = False
 
 
+class McpSettings(BaseModel):
+    """MCP over Streamable HTTP served by the daemon (memoryd/mcp/), off by default.
+    Identity and TLS are the gRPC listener's (``auth``); the stdio bridge is
+    ``memoryd mcp --address``."""
+
+    #: host:port of the endpoint ("" : off), e.g. 127.0.0.1:8765.
+    listen: str = ""
+    #: The endpoint's path.
+    path: str = Field("/mcp", pattern=r"^/[A-Za-z0-9._~/-]*$")
+    #: The agent a tool call uses when it names none (its ``agent_id`` argument).
+    default_agent: str = Field("default", min_length=1, max_length=128)
+
+
 class WorkingMemorySettings(BaseModel):
     #: Largest working-memory object, as compact JSON.
     max_content_bytes: int = Field(64 * 1024, ge=1)
@@ -535,6 +548,7 @@ class Settings(BaseSettings):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     #: Who callers are (sidecar | api_key | mtls) and TLS; see README "Security".
     auth: AuthSettings = Field(default_factory=AuthSettings)
     quotas: QuotaSettings = Field(default_factory=QuotaSettings)

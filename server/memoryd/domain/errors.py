@@ -1,5 +1,6 @@
-"""One exception hierarchy. Each class names the gRPC status it maps to; the API
-layer's error interceptor is the only place that turns them into gRPC errors."""
+"""One exception hierarchy. Each class names the status it maps to (gRPC's names);
+each transport turns them into its own errors in one place: api/rpc.py into gRPC
+statuses, memoryd/mcp into MCP tool errors."""
 
 from __future__ import annotations
 
