@@ -15,13 +15,23 @@ from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
+from google.protobuf import struct_pb2
 
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
+from memoryd_proto.v1 import snapshot_service_pb2 as spb
+from memoryd_proto.v1 import snapshot_service_pb2_grpc as sgrpc
 from tests.conftest import Daemon, daemon_store_env
 from tests.reliability import replica_history
 
 REPLICAS, CLIENTS_PER_REPLICA, OPS_PER_CLIENT = 3, 8, 30
+
+
+_ADDRESSES: dict[int, str] = {}
+
+
+def _address(stub: mgrpc.MemoryServiceStub) -> str:
+    return _ADDRESSES[id(stub)]
 
 
 def _replicas(
@@ -37,8 +47,10 @@ def _replicas(
     for d in daemons:
         d.start()
     channels = [grpc.insecure_channel(d.address) for d in daemons]
+    stubs = [mgrpc.MemoryServiceStub(c) for c in channels]
+    _ADDRESSES.update({id(s): d.address for s, d in zip(stubs, daemons, strict=True)})
     try:
-        yield [mgrpc.MemoryServiceStub(c) for c in channels]
+        yield stubs
     finally:
         for c in channels:
             c.close()
@@ -146,3 +158,46 @@ def test_duplicates_merge_and_quotas_count_once_across_replicas(
             assert len(stored) == 40, len(stored)  # exactly the quota, never more
             assert set(ids) == set(stored)
             assert set(refused) == {"RESOURCE_EXHAUSTED"}
+
+
+@pytest.mark.slow
+def test_a_read_on_one_replica_sees_a_write_acknowledged_by_another(
+    daemon_factory: Callable[..., Daemon], request: pytest.FixtureRequest
+) -> None:
+    """Nothing a replica keeps in memory hides another replica's write: keys (and the
+    default-read index, loaded before the write), working memory and memories."""
+    with daemon_store_env("qdrant-server", request, shared="true") as env:
+        for stubs in _replicas(daemon_factory, env):
+            writer, reader = stubs[0], stubs[1]
+            reads = sgrpc.SnapshotServiceStub(grpc.insecure_channel(_address(reader)))
+            source = replica_history.SOURCE
+            for i in range(20):
+                key = f"/raw/k{i % 4}"
+                value = struct_pb2.Value(string_value=f"value {i}")
+                if i == 1:  # the reader's default-read index is loaded by now
+                    reads.DefaultRead(spb.DefaultReadRequest(agent_id="raw", token_limit=2000))
+                written = writer.SetMemory(
+                    mpb.SetMemoryRequest(agent_id="raw", key=key, content=value, source=source)
+                ).entry
+                got = reader.GetKey(mpb.GetKeyRequest(agent_id="raw", key=key)).entry
+                assert (got.version, got.content.string_value) == (written.version, f"value {i}")
+                lines = reads.DefaultRead(
+                    spb.DefaultReadRequest(agent_id="raw", token_limit=2000)
+                ).lines
+                assert {line.key: line.content_json for line in lines}[key] == f'"value {i}"'
+                content = struct_pb2.Struct()
+                content.update({f"f{i}": i})
+                writer.SetWorkingMemory(
+                    mpb.SetWorkingMemoryRequest(
+                        agent_id="raw", scope=replica_history.SCOPE, content=content
+                    )
+                )
+                wm = reader.GetWorkingMemory(
+                    mpb.GetWorkingMemoryRequest(agent_id="raw", scope=replica_history.SCOPE)
+                ).working_memory
+                assert wm.version == i + 1 and f"f{i}" in wm.content
+                memory = writer.Remember(
+                    mpb.RememberRequest(agent_id="raw", content=f"note {i} on the {key}")
+                ).memory
+                seen = reader.GetMemory(mpb.GetMemoryRequest(agent_id="raw", id=memory.id))
+                assert seen.memory.content == memory.content
