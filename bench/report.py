@@ -367,6 +367,7 @@ def render(r: dict[str, Any]) -> str:
                 )
                 + " |"
             )
+    lines += _qdrant_server(r.get("qdrant"))
     w = r.get("writes")
     if w:
         lines += ["", "## Writes", ""]
@@ -380,6 +381,77 @@ def render(r: dict[str, Any]) -> str:
         lines += ["", "## Quality (bench/quality.py)", ""]
         lines.append(q.get("markdown") or f"{q.get('status')}\n\n```\n{q.get('stderr', '')}\n```")
     return "\n".join(lines) + "\n"
+
+
+def _qdrant_server(q: dict[str, Any] | None) -> list[str]:
+    """Section `qdrant` (bench/qdrant_server_bench.py)."""
+    if not q:
+        return []
+    lines = ["", "## memoryd over a Qdrant server (bench/qdrant_server_bench.py)", ""]
+    if "tiers" not in q:
+        return [*lines, str(q.get("status"))]
+    lines += [
+        f"Qdrant: {q.get('qdrant')}. memoryd in shared mode (what the Helm chart runs). "
+        "p50 / p99 ms through one replica; ratio = memoryd p50 / the peer's "
+        "(qdrant-client on the same server and collection: the filtered dense query; for "
+        "text, the query embedded by the same local model and a fused dense + BM25 "
+        "query; a single point upsert).",
+        "",
+        "| memories | ingest /s | vector | text | Remember | peer vector | peer text | "
+        "peer upsert | ratio vector / text / write | vector via a 3rd replica |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def pp(t: dict[str, Any], *path: str) -> str:
+        return f"{_fmt(_get(t, *path, 'p50'))} / {_fmt(_get(t, *path, 'p99'))}"
+
+    for label, t in q["tiers"].items():
+        ratio = t.get("ratio_p50", {})
+        lines.append(
+            f"| {label} | {_fmt(t.get('ingest_per_s'))} | {pp(t, 'one_replica', 'vector')} | "
+            f"{pp(t, 'one_replica', 'text')} | {pp(t, 'one_replica', 'remember')} | "
+            f"{pp(t, 'peer', 'vector')} | {pp(t, 'peer', 'text')} | {pp(t, 'peer', 'upsert')} | "
+            f"{ratio.get('vector')} / {ratio.get('text')} / {ratio.get('remember')} | "
+            f"{pp(t, 'third_replica', 'vector')} |"
+        )
+    lines += [
+        "",
+        "Concurrency sweep (vector Recall, closed loop; the Go client against memoryd, "
+        "qdrant-client's asyncio client against the server):",
+        "",
+        "| memories | replicas | clients | memoryd RPS | p50 / p99 ms | peer RPS | RPS ratio |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for label, t in q["tiers"].items():
+        for row in t.get("sweep", []):
+            m, p = row["memoryd"], row["peer"]
+            lines.append(
+                f"| {label} | {row['replicas']} | {m.get('clients')} | {_fmt(m.get('rps'))} | "
+                f"{_fmt(m.get('p50'))} / {_fmt(m.get('p99'))} | {_fmt(p.get('rps'))} | "
+                f"{row.get('rps_ratio')} |"
+            )
+    cost = q.get("cost")
+    if cost:
+        lines += [
+            "",
+            "What shared mode costs (one replica, 10k memories, p50 ms):",
+            "",
+            "| mode | Recall vector | Recall text | Remember | SetMemory |",
+            "|---|---|---|---|---|",
+        ]
+        for mode in ("shared", "single_replica", "single_replica_hot_cache"):
+            c = cost.get(mode, {})
+            lines.append(
+                f"| {mode} | {_fmt(c.get('vector'))} | {_fmt(c.get('text'))} | "
+                f"{_fmt(c.get('remember'))} | {_fmt(c.get('set_memory'))} |"
+            )
+        lines.append(
+            f"\nshared / single replica: {cost.get('shared_over_single_p50')}; "
+            f"shared / single replica with the hot cache: {cost.get('shared_over_hot_cache_p50')}"
+        )
+    if q.get("not_run"):
+        lines.append(f"\nNot run: {q['not_run']}.")
+    return lines
 
 
 def _compact(value: Any) -> str:

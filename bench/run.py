@@ -25,6 +25,11 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
   keyed       DefaultRead (first read, 300 and 2,000 tokens, with a tag), GetKey and ListKeys
               at 1k, 10k and 100k keys in one agent, SetMemory at 1k (bench/keyed_latency.py;
               --quick: 1k and 10k)
+  qdrant      memoryd in shared mode over a real Qdrant server against qdrant-client on
+              the same server and collection: vector and text Recall and Remember at 10k
+              and 100k memories in one agent, one and three replicas, a concurrency
+              sweep, and what shared mode costs (bench/qdrant_server_bench.py; --quick:
+              10k). Skipped, saying why, without a Qdrant server binary
   mem0        mem0 (infer=False, same embedder, its default local store) add and search
   quality     bench/quality.py: today's defaults (baseline commit) against the new
               ones on all of REALTALK (dev and held-out chats) and 4 MemDaily files;
@@ -57,6 +62,7 @@ import grpc_servers
 import keyed_latency
 import numpy as np
 import peers
+import qdrant_server_bench
 from common import (
     F32,
     REPO,
@@ -94,8 +100,7 @@ RESULTS = BENCH / "results"
 LOADGEN = BENCH / ".bin" / "loadgen"
 SECTIONS = (
     "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mcp", "keyed",
-    "mem0",
-    "quality",
+    "qdrant", "mem0", "quality",
 )  # fmt: skip
 
 FULL = {
@@ -440,7 +445,7 @@ def main() -> None:
         result["model"] = model
         source = (
             VectorSource.from_model(400 if args.quick else 2000)
-            if {"recall", "sweep", "writes", "tracing"} & set(chosen)
+            if {"recall", "sweep", "writes", "tracing", "qdrant"} & set(chosen)
             else None
         )
         if "recall" in chosen and source is not None:
@@ -459,6 +464,8 @@ def main() -> None:
             result["mcp"] = mcp_overhead(tmp, cfg["mcp_memories"], cfg["mcp_calls"])
         if "keyed" in chosen:
             result["keyed"] = keyed_latency.run(tmp, cfg["keyed_tiers"], cfg["keyed_reads"])
+        if "qdrant" in chosen and source is not None:
+            result["qdrant"] = qdrant_server_bench.run(tmp, args.quick, source)
         if "mem0" in chosen:
             rng = random.Random(21)
             texts = [sentence(rng, i) for i in range(cfg["mem0"])]

@@ -66,6 +66,7 @@ from memoryd.service.llm import ChatClient
 from memoryd.service.maintenance import MaintenanceScheduler
 from memoryd.service.memory import MemoryService
 from memoryd.service.pagination import PageTokenCodec
+from memoryd.service.partition_lease import PartitionLeases
 from memoryd.service.profile import ProfileService
 from memoryd.service.quotas import Quotas
 from memoryd.service.sessions import SessionService
@@ -253,6 +254,12 @@ class App:
             if s.page_token_secret
             else PageTokenCodec.from_data_dir(data_dir)
         )
+        if store.capabilities.shared and not s.page_token_secret:
+            log.warning(
+                "shared store without page_token_secret: page tokens are signed with this "
+                "replica's own key and other replicas reject them; give every replica the "
+                "same MEMORYD_PAGE_TOKEN_SECRET"
+            )
         quotas = Quotas(s.quotas, store)
         masker = Masker(s.masking)
         # The LLM (summaries, extraction, contradictions) is optional.
@@ -271,6 +278,7 @@ class App:
             dedup=s.dedup,
             contradictions=ContradictionResolver(store, embedder, s.contradictions, llm),
             masker=masker,
+            leases=PartitionLeases(records),
         )
         indexes = KeyIndexes(
             records,
@@ -278,7 +286,7 @@ class App:
             max_entries=s.keys.read_index_max_entries,
             summary_chars=s.snapshot.default_read_summary_chars,
             # Replicas may share a Qdrant store; a LanceDB data dir has one writer.
-            validate=s.storage.backend == "qdrant",
+            validate=records.capabilities.shared,
         )
         indexes.start()
         self._stack.push_async_callback(indexes.close)

@@ -97,6 +97,45 @@ class QdrantSettings(BaseModel):
     timeout_s: float = Field(10.0, gt=0)
     #: Prefix of every collection name, so several deployments can share one server.
     collection_prefix: str = Field("memoryd_", pattern=r"^[A-Za-z0-9_-]*$", max_length=64)
+    #: Other memoryd processes (replicas) write the same collections. Then every write
+    #: is acknowledged once Qdrant has applied it (no local write-ahead log: nothing
+    #: acknowledged lives only on a replica's disk), versions, if_version, etags,
+    #: merges and appends are compare-and-set in Qdrant, and nothing is cached per
+    #: process. None: true with a url (a server), false in local mode. README "Running
+    #: several replicas".
+    shared: bool | None = None
+    #: Write ordering of every write (Qdrant's `ordering`): "strong" serialises a
+    #: shard's writes through its permanent leader (conditional writes exact on
+    #: replicated shards; a shard whose leader is down refuses writes until it is
+    #: back); "medium" through a dynamically elected leader (writes go on when a node
+    #: fails; a conditional write in flight at the instant a leader changes may be
+    #: applied out of order); "weak" no ordering (not for replicated collections).
+    write_ordering: Literal["weak", "medium", "strong"] = "strong"
+    #: Collection settings used when memoryd creates its collections (distributed
+    #: mode; an existing collection keeps its own). None: the server's default
+    #: (shards: one per node at creation; replication factor 1; write consistency 1).
+    shard_number: int | None = Field(None, ge=1, le=1024)
+    replication_factor: int | None = Field(None, ge=1, le=64)
+    write_consistency_factor: int | None = Field(None, ge=1, le=64)
+
+    @property
+    def is_shared(self) -> bool:
+        """Whether other processes may write these collections (see ``shared``)."""
+        return self.shared if self.shared is not None else self.url is not None
+
+    @model_validator(mode="after")
+    def _consistency_fits_replication(self) -> QdrantSettings:
+        if self.shared and self.url is None:
+            raise ValueError(
+                "storage.qdrant.shared needs storage.qdrant.url: local mode is one process's"
+            )
+        wcf, rf = self.write_consistency_factor, self.replication_factor
+        if wcf is not None and wcf > (rf or 1):
+            raise ValueError(
+                f"storage.qdrant.write_consistency_factor ({wcf}) cannot exceed "
+                f"replication_factor ({rf or 1}): no write could ever succeed"
+            )
+        return self
 
 
 class StorageSettings(BaseModel):
@@ -590,6 +629,23 @@ class Settings(BaseSettings):
             and "value_similarity" not in self.contradictions.model_fields_set
         ):
             self.contradictions.value_similarity = MULTILINGUAL_VALUE_SIMILARITY
+        return self
+
+    @model_validator(mode="after")
+    def _shared_store_is_not_cached(self) -> Settings:
+        if not (self.storage.backend == "qdrant" and self.storage.qdrant.is_shared):
+            return self
+        single = "(set storage.qdrant.shared=false for a single replica)"
+        if self.storage.hot_cache.enabled:
+            raise ValueError(
+                "storage.hot_cache.enabled cannot be used with a shared Qdrant store: other "
+                f"replicas' writes would not be in it {single}"
+            )
+        if self.keys.mirror_dir is not None:
+            raise ValueError(
+                "keys.mirror_dir cannot be used with a shared Qdrant store: each replica's "
+                f"directory would hold only the keys it wrote {single}"
+            )
         return self
 
     def masked(self) -> dict[str, Any]:

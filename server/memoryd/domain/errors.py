@@ -87,6 +87,13 @@ class Unavailable(MemorydError):
     status = "UNAVAILABLE"
 
 
+class Aborted(MemorydError):
+    """A write lost every attempt at a record other writers kept changing (replicas
+    over a shared store); nothing was written: retry."""
+
+    status = "ABORTED"
+
+
 class Unimplemented(MemorydError):
     status = "UNIMPLEMENTED"
 

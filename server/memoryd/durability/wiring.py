@@ -12,6 +12,7 @@ from memoryd.config import Settings
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
 from memoryd.durability.wal import WriteAheadLog
+from memoryd.durability.write_through import WriteThrough
 from memoryd.embedding.base import Embedder
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.tracing import NO_TRACING, Tracing
@@ -59,8 +60,18 @@ async def make_durable(
     tracing: Tracing = NO_TRACING,
 ) -> tuple[Store, RecordStore, Durability | None]:
     """Replay the log into the (open) stores and return their logged faces; closed
-    through ``stack`` before the stores."""
+    through ``stack`` before the stores. A store other replicas share gets no log: its
+    writes are applied before they are answered (WriteThrough)."""
     d = settings.durability
+    if store.capabilities.shared:
+        log.info(
+            "shared store: a write is acknowledged once the store has applied it; "
+            "no local write-ahead log"
+        )
+        through = WriteThrough(store, records, states=states, retry_max_s=d.store_retry_max_s)
+        await through.open()
+        stack.push_async_callback(through.close)
+        return DurableStore(through), DurableRecordStore(through), None
     if not d.wal_enabled:
         log.warning("write-ahead log disabled: acknowledged writes may be lost on a crash")
         return store, records, None

@@ -436,13 +436,18 @@ class KeyIndexes:
             found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
             index = slot.index
             items: list[IndexedKey] = []
+            newest = 0
             async for page in bulk.scan_records(
                 self._records, partition, RecordKind.KEY, LOAD_BATCH
             ):
+                newest = max([newest, *(r.version for r in page)])
                 items.extend(
                     item for item in map(self._indexed, map(entry_from, page)) if item is not None
                 )
-            index.load(items, found[0].version if found else 0)
+            # Replicas claim a version before writing its key: a load between the two
+            # holds the counter without that key. The newest key it read is what it
+            # is current with, so the next read that finds the counter ahead reloads.
+            index.load(items, newest if self._validate else found[0].version if found else 0)
             for entry in slot.pending:
                 index.apply(entry, self._indexed(entry))
             slot.pending = None

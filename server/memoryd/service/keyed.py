@@ -13,10 +13,11 @@ slot's version still counts for ``if_version``, like a tombstone's, and KeyHisto
 keeps its writes.
 
 Ordering and atomicity. Writes to one partition are serialised by an asyncio lock
-per partition, which makes the version counter and ``if_version`` checks exact --
-within this process only: a replicated deployment needs conditional writes in the
-store (DESIGN §9), which is later work. Slot, event, counter and the long-term
-memory are one write-ahead log entry (durability/).
+per partition, which makes the version counter and ``if_version`` checks exact in
+this process; slot, event, counter and the long-term memory are one write-ahead log
+entry (durability/). Where replicas share the store (Capabilities.shared) versions
+are claimed and slots written with the store's conditional writes instead
+(service/keyed_shared.py), and nothing about a partition is cached here.
 
 Observers (:class:`KeyObserver`: the default-read index, the file mirror) are told
 of each committed write, and of lifecycle rewrites (``exclusive``), under the same
@@ -38,7 +39,6 @@ import structlog
 from memoryd.config import KeysSettings, LimitsSettings
 from memoryd.domain import json_text
 from memoryd.domain.errors import (
-    FailedPrecondition,
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -71,13 +71,16 @@ from memoryd.service import validation as check
 from memoryd.service.keyed_docs import (
     COUNTER_KEY,
     MirrorFields,
+    check_if_version,
     entry_from,
     entry_records,
     history_prefix,
     mirror_fields,
     mirror_id,
     source_summary,
+    visible_slot,
 )
+from memoryd.service.keyed_shared import SharedKeyWrites, SlotWrite
 from memoryd.service.keys import (
     InvalidKey,
     KeyLimits,
@@ -88,6 +91,7 @@ from memoryd.service.keys import (
 )
 from memoryd.service.pagination import PageTokenCodec, fingerprint
 from memoryd.service.quotas import Quotas
+from memoryd.service.record_writes import RecordWrites
 from memoryd.service.scope_locks import KeyedLocks
 from memoryd.service.validation import Violations
 from memoryd.service.write_batcher import WriteBatcher
@@ -171,6 +175,12 @@ class KeyedMemoryService:
         self._quotas = quotas
         self._locks = KeyedLocks()
         self._partitions: dict[Partition, _PartitionState] = {}
+        #: Replicas share the store: versions and slots are conditional writes there.
+        self._shared = (
+            SharedKeyWrites(records, store, RecordWrites(records), self._mirror_of)
+            if records.capabilities.shared
+            else None
+        )
         #: Writes in progress (strong references: see ``set``).
         self._applying: set[asyncio.Task[KeyEntry]] = set()
 
@@ -203,82 +213,126 @@ class KeyedMemoryService:
         vector: Vector | None,
         space: str,
     ) -> KeyEntry:
-        mirror = content.mirror
-        valid = content.value is not None
         partition = scope.partition
         async with self._locks.hold(partition):
-            found = await self._records.get_records(partition, RecordKind.KEY, [key])
-            held = bool(found)
-            current = found[0] if found else None
-            if current is not None and entry_from(current).security_level > scope.clearance:
-                # To this caller the key does not exist, on writes as on reads (same
-                # answers, same quota check): the write becomes the key's value at the
-                # caller's level; the hidden value stays in its history, at its level.
-                current = None
-            current_version = 0 if current is None else current.version
-            if write.if_version is not None and write.if_version != current_version:
-                # No number: a key's version is the partition's write counter, which
-                # also counts writes the caller may not see.
-                raise FailedPrecondition(
-                    f"if_version {write.if_version} does not match the key's current version"
-                    + (" (the key does not exist: use 0)" if current is None else "")
-                )
-            state = self._state(partition)
-            if current is None:
-                await self._admit_new_key(partition, state)
-            if state.version is None:
-                found = await self._records.get_records(
-                    partition, RecordKind.COUNTER, [COUNTER_KEY]
-                )
-                state.version = found[0].version if found else 0
-            version = next_version(state.version)
-            now = utcnow()
-            memory_id = mirror_id(partition.tenant_id, partition.agent_id, key)
-            entry = KeyEntry(
-                key=key,
-                content=content.value,
-                content_json=content.text,
-                valid=valid,
-                version=version,
-                updated_at=now,
-                source=write.source,
-                security_level=level,
-                memory_id=memory_id if valid else "",
-                namespace=write.namespace,
-            )
-            expires_at = None if mirror is None else mirror.expires_at
-            memory = None
-            if mirror is not None and vector is not None:
-                memory = self._mirror(scope, entry, mirror, vector, space)
-            try:
-                # One write-ahead log entry (durability/): a crash never leaves the
-                # key without its mirror. The mirror goes second, under the lock, so
-                # mirrors of one key are written in version order.
-                async with transaction():
-                    await self._records.put_records(partition, entry_records(entry, expires_at))
-                    if memory is None:
-                        await self._store.delete(partition, [memory_id])
-                    else:
-                        await self._store.upsert(partition, [memory])
-            except BaseException:
-                # The commit may have happened anyway: re-read the counts next time.
-                self._partitions.pop(partition, None)
-                raise
-            state.version = version
-            if not held and state.keys is not None:
-                state.keys += 1
+            if self._shared is None:
+                entry = await self._apply_here(scope, key, write, level, content, vector, space)
+            else:
+
+                async def check(slot: Record | None) -> None:
+                    current = visible_slot(scope.clearance, slot)
+                    check_if_version(write.if_version, current)
+                    if current is None:
+                        await self._admit_new_key(partition, _PartitionState())
+
+                async def plan(slot: Record | None, version: int) -> SlotWrite:
+                    return self._planned(scope, key, write, level, content, vector, space, version)
+
+                entry = await self._shared.set(partition, key, check, plan)
             log.info(
                 "set_memory",
                 tenant=partition.tenant_id,
                 agent=partition.agent_id,
                 key=key,
-                ts=now.isoformat(),
-                version=version,
-                valid=valid,
+                ts=entry.updated_at.isoformat(),
+                version=entry.version,
+                valid=entry.valid,
                 source=source_summary(write.source),
             )
             await self._notify(partition, entry)
         return entry
+
+    async def _apply_here(
+        self,
+        scope: CallScope,
+        key: str,
+        write: KeyWrite,
+        level: SecurityLevel,
+        content: _Content,
+        vector: Vector | None,
+        space: str,
+    ) -> KeyEntry:
+        """The write where this process is the store's only writer (its lock held)."""
+        partition = scope.partition
+        found = await self._records.get_records(partition, RecordKind.KEY, [key])
+        held = bool(found)
+        current = visible_slot(scope.clearance, found[0] if found else None)
+        check_if_version(write.if_version, current)
+        state = self._state(partition)
+        if current is None:
+            await self._admit_new_key(partition, state)
+        if state.version is None:
+            found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
+            state.version = found[0].version if found else 0
+        planned = self._planned(
+            scope, key, write, level, content, vector, space, next_version(state.version)
+        )
+        entry = planned.entry
+        try:
+            # One write-ahead log entry (durability/): a crash never leaves the key
+            # without its mirror. The mirror goes second, under the lock, so mirrors
+            # of one key are written in version order.
+            async with transaction():
+                await self._records.put_records(partition, planned.records)
+                if planned.mirror is None:
+                    await self._store.delete(
+                        partition, [entry.memory_id or self._mirror_id(scope, key)]
+                    )
+                else:
+                    await self._store.upsert(partition, [planned.mirror])
+        except BaseException:
+            # The commit may have happened anyway: re-read the counts next time.
+            self._partitions.pop(partition, None)
+            raise
+        state.version = entry.version
+        if not held and state.keys is not None:
+            state.keys += 1
+        return entry
+
+    def _planned(
+        self,
+        scope: CallScope,
+        key: str,
+        write: KeyWrite,
+        level: SecurityLevel,
+        content: _Content,
+        vector: Vector | None,
+        space: str,
+        version: int,
+    ) -> SlotWrite:
+        """The records and the mirror of this write at ``version``."""
+        valid = content.value is not None
+        entry = KeyEntry(
+            key=key,
+            content=content.value,
+            content_json=content.text,
+            valid=valid,
+            version=version,
+            updated_at=utcnow(),
+            source=write.source,
+            security_level=level,
+            memory_id=self._mirror_id(scope, key) if valid else "",
+            namespace=write.namespace,
+        )
+        mirror = content.mirror
+        memory = None
+        if mirror is not None and vector is not None:
+            memory = self._mirror(scope.partition, entry, mirror, vector, space)
+        expires_at = None if mirror is None else mirror.expires_at
+        return SlotWrite(entry, entry_records(entry, expires_at), memory)
+
+    @staticmethod
+    def _mirror_id(scope: CallScope, key: str) -> str:
+        return mirror_id(scope.partition.tenant_id, scope.partition.agent_id, key)
+
+    async def _mirror_of(self, partition: Partition, entry: KeyEntry) -> Memory | None:
+        """The mirror of a stored value, its text embedded again (a replica rewriting
+        a mirror another replica's write left behind)."""
+        if not entry.valid or entry.content is None:
+            return None
+        fields = mirror_fields(entry.content, self._limits, Violations())
+        embedded, space = await embed_in_space(self._embedder, [fields.text])
+        return self._mirror(partition, entry, fields, embedded[0], space)
 
     async def _notify(self, partition: Partition, entry: KeyEntry | None) -> None:
         """Tell the observers of a write (``entry``) or of a rewrite (None)."""
@@ -360,9 +414,13 @@ class KeyedMemoryService:
                 v.add(f"source.{name}", f"is required for keys under /kb/ ({key})")
 
     def _mirror(
-        self, scope: CallScope, entry: KeyEntry, fields: MirrorFields, vector: Vector, space: str
+        self,
+        partition: Partition,
+        entry: KeyEntry,
+        fields: MirrorFields,
+        vector: Vector,
+        space: str,
     ) -> Memory:
-        partition = scope.partition
         return Memory(
             id=entry.memory_id,
             tenant_id=partition.tenant_id,
@@ -396,8 +454,10 @@ class KeyedMemoryService:
         return state
 
     async def _admit_new_key(self, partition: Partition, state: _PartitionState) -> None:
-        """quotas.max_keys_per_partition (tombstoned slots count: they are stored)."""
-        if self._quotas is None:
+        """quotas.max_keys_per_partition (tombstoned slots count: they are stored).
+        Without a limit nothing is counted (a store that cannot count must not stop a
+        write it could log)."""
+        if self._quotas is None or not self._quotas.keys_limit(partition.tenant_id):
             return
         if state.keys is None:
             state.keys = await self._records.count_records(partition, RecordKind.KEY)

@@ -22,6 +22,7 @@ from typing import Any
 
 from memoryd.config import LimitsSettings
 from memoryd.domain import json_text
+from memoryd.domain.errors import FailedPrecondition
 from memoryd.domain.keyed import JsonValue, KeyEntry
 from memoryd.domain.models import (
     MemoryType,
@@ -117,6 +118,28 @@ def entry_records(entry: KeyEntry, expires_at: datetime | None) -> list[Record]:
         ),
         Record(RecordKind.COUNTER, COUNTER_KEY, {}, entry.version, entry.updated_at),
     ]
+
+
+def visible_slot(clearance: SecurityLevel, slot: Record | None) -> Record | None:
+    """The slot as a caller of ``clearance`` sees it: one above its clearance does not
+    exist to it, on writes as on reads (same answers, same quota check): the write
+    becomes the key's value at the caller's level; the hidden value stays in its
+    history."""
+    if slot is not None and entry_from(slot).security_level > clearance:
+        return None
+    return slot
+
+
+def check_if_version(if_version: int | None, current: Record | None) -> None:
+    """FailedPrecondition unless ``if_version`` (if given) is the slot's version."""
+    current_version = 0 if current is None else current.version
+    if if_version is not None and if_version != current_version:
+        # No number: a key's version is the partition's write counter, which also
+        # counts writes the caller may not see.
+        raise FailedPrecondition(
+            f"if_version {if_version} does not match the key's current version"
+            + (" (the key does not exist: use 0)" if current is None else "")
+        )
 
 
 def entry_from(record: Record) -> KeyEntry:

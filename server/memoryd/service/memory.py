@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import math
 import uuid
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 
 import numpy as np
@@ -56,6 +58,7 @@ from memoryd.service.feedback import with_feedback
 from memoryd.service.hybrid import Candidate, hybrid_candidates
 from memoryd.service.ordering import ORDER_KEYS, cursor_for, ranked_page
 from memoryd.service.pagination import PageTokenCodec, fingerprint
+from memoryd.service.partition_lease import Lease, PartitionLeases
 from memoryd.service.quotas import Quotas
 from memoryd.service.scoring import Scorer
 from memoryd.service.temporal import TimeQuery
@@ -85,8 +88,11 @@ class MemoryService:
         dedup: DedupSettings | None = None,
         contradictions: ContradictionResolver | None = None,
         masker: Masker | None = None,
+        leases: PartitionLeases | None = None,
     ) -> None:
         self._masker = masker
+        #: Replicas sharing the store: plans and checked updates under a partition lease.
+        self._leases = leases
         self._store = store
         self._embedder = embedder
         self._writer = writer
@@ -144,12 +150,19 @@ class MemoryService:
             related = await self._related(scope, memories, now)
             await self._write(scope, [*memories, *related], len(memories))
             return [RememberOutcome(memory=m) for m in memories]
-        async with self._dedup.plan(scope, memories, now) as plan:
+        async with self._exclusive(scope) as lease, self._dedup.plan(scope, memories, now) as plan:
             fresh = {m.id for m in memories}
             new = [m for m in plan.writes if m.id in fresh]
             related = await self._related(scope, new, now)
+            await lease.confirm()
             await self._write(scope, [*plan.writes, *related], plan.new_count)
         return [RememberOutcome(m, deduplicated=dup) for m, dup in plan.outcomes()]
+
+    def _exclusive(self, scope: CallScope) -> AbstractAsyncContextManager[Lease]:
+        """The partition's lease where replicas share the store (see partition_lease)."""
+        if self._leases is None:
+            return contextlib.nullcontext(Lease(None, scope.partition, None))
+        return self._leases.hold(scope.partition)
 
     async def _related(
         self, scope: CallScope, new: Sequence[Memory], now: datetime
@@ -172,6 +185,13 @@ class MemoryService:
             await self._writer.submit(scope.partition, memories)
 
     async def update(self, scope: CallScope, memory_id: str, patch: MemoryPatch) -> Memory:
+        # Read, if_version check and write under the lease where replicas share the store.
+        async with self._exclusive(scope) as lease:
+            return await self._update(scope, memory_id, patch, lease)
+
+    async def _update(
+        self, scope: CallScope, memory_id: str, patch: MemoryPatch, lease: Lease
+    ) -> Memory:
         current = await self._get_visible(scope, memory_id, with_vectors=True)
         if patch.if_version is not None and patch.if_version != current.version:
             raise FailedPrecondition(
@@ -226,6 +246,7 @@ class MemoryService:
             updated.vector = vector
             updated.embedding_model = space
             updated.embedding_dimension = self._embedder.dimension
+        await lease.confirm()
         await self._writer.submit(scope.partition, [updated])
         return updated
 

@@ -23,7 +23,7 @@ from memoryd.domain.models import Partition, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.snapshot import StateComponent, StateWrite
-from memoryd.service.scope_locks import KeyedLocks
+from memoryd.service.record_writes import RecordWrites
 from memoryd.service.validation import Violations
 from memoryd.service.working import check_identifier, compact_json_size
 from memoryd.storage.records import RecordStore
@@ -76,7 +76,7 @@ class StateService:
         self._settings = settings
         self._sessions = sessions
         self._clock = clock
-        self._locks = KeyedLocks()
+        self._writes = RecordWrites(records)
 
     async def save(
         self, scope: CallScope, session_id: str, writes: Sequence[StateWrite]
@@ -112,8 +112,9 @@ class StateService:
         v.raise_if_any()
 
         partition = scope.partition
-        async with self._locks.hold((partition, session_id)):
-            keys = [state_key(session_id, w.name) for w in writes]
+        keys = [state_key(session_id, w.name) for w in writes]
+
+        async def attempt() -> list[StateComponent]:
             current = {
                 r.key: r for r in await self._records.get_records(partition, RecordKind.STATE, keys)
             }
@@ -137,8 +138,17 @@ class StateService:
                 )
                 for w, k in zip(writes, keys, strict=True)
             ]
-            await self._records.put_records(partition, [state_record(session_id, c) for c in saved])
-        return saved
+            records = [state_record(session_id, c) for c in saved]
+            if not self._writes.shared:
+                await self._records.put_records(partition, records)  # one write, as before
+                return saved
+            # Replicas: each component over the version read (a lost race starts over;
+            # components already written then count as read).
+            for record in records:
+                await self._writes.replace(partition, record, current.get(record.key))
+            return saved
+
+        return await self._writes.run((partition, session_id), attempt)
 
     async def load(
         self, scope: CallScope, session_id: str, names: Sequence[str] = ()

@@ -9,10 +9,16 @@ replaces them (a zero TTL removes the expiry, an empty schema ``{}`` removes the
 schema). The TTL counts from the last write; an expired scope reads as absent (NOT_FOUND,
 left out of listings, and a write starts it afresh at version 1) until
 :meth:`WorkingMemoryService.purge_expired` deletes it.
+
+A merge reads the scope and writes it back (service/record_writes.py): under a lock in
+this process, and conditional on the scope being unchanged where replicas share the
+store, so no merge is lost. There a delete expires the scope rather than removing it
+(the conditional writes of racing merges need the record to compare with).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -37,7 +43,7 @@ from memoryd.service import json_schemas
 from memoryd.service import validation as check
 from memoryd.service.json_schemas import SchemaRunner
 from memoryd.service.pagination import PageTokenCodec, fingerprint
-from memoryd.service.scope_locks import KeyedLocks
+from memoryd.service.record_writes import RecordWrites
 from memoryd.service.validation import Violations
 from memoryd.storage.records import RecordStore
 
@@ -138,7 +144,7 @@ class WorkingMemoryService:
         self._settings = settings
         self._limits = limits
         self._clock = clock
-        self._locks = KeyedLocks()
+        self._writes = RecordWrites(records)
         self._schemas = SchemaRunner(settings)
 
     # ------------------------------------------------------------------ writes
@@ -155,50 +161,72 @@ class WorkingMemoryService:
         v.raise_if_any()
 
         key = write.scope.key
-        async with self._locks.hold((scope.partition, key)):
+
+        async def attempt() -> Record:
             now = self._clock()
             found = await self._records.get_records(scope.partition, RecordKind.WORKING, [key])
             current = found[0] if found and not is_expired(found[0], now) else None
-            stored = current.doc if current is not None else {}
+            return await self._merged(scope, write, current, now, found[0] if found else None)
 
-            content, text = dict(write.content), _written_text(write)
-            if write.mode is WorkingMemoryMode.MERGE and current is not None:
-                stored_content, stored_text = working_content(stored)
-                content = {**stored_content, **content}
-                text = json_text.merge_objects(stored_text, text)
-            schema: dict[str, Any] | None = stored.get("json_schema")
-            if write.json_schema is not None:
-                schema = new_schema
-            ttl_s: float | None = stored.get("ttl_s")
-            if write.ttl is not None:
-                ttl_s = write.ttl.total_seconds() or None
-
-            self._check_size(text)
-            if schema is not None:
-                await self._check_against(scope, content, schema, check_first=new_schema)
-            record = Record(
-                kind=RecordKind.WORKING,
-                key=key,
-                doc=working_doc(text, schema, ttl_s),
-                version=next_version(current.version) if current is not None else 1,
-                updated_at=now,
-                expires_at=now + timedelta(seconds=ttl_s) if ttl_s else None,
-            )
-            await self._records.put_records(scope.partition, [record])
+        record = await self._writes.run((scope.partition, key), attempt)
         return working_memory_from(record)
+
+    async def _merged(
+        self,
+        scope: CallScope,
+        write: WorkingMemoryWrite,
+        current: Record | None,
+        now: datetime,
+        stored_record: Record | None,
+    ) -> Record:
+        """The scope's next state from ``current`` (None: absent or expired), written
+        over what was read (``stored_record``)."""
+        stored = current.doc if current is not None else {}
+        new_schema = write.json_schema or None
+        content, text = dict(write.content), _written_text(write)
+        if write.mode is WorkingMemoryMode.MERGE and current is not None:
+            stored_content, stored_text = working_content(stored)
+            content = {**stored_content, **content}
+            text = json_text.merge_objects(stored_text, text)
+        schema: dict[str, Any] | None = stored.get("json_schema")
+        if write.json_schema is not None:
+            schema = new_schema
+        ttl_s: float | None = stored.get("ttl_s")
+        if write.ttl is not None:
+            ttl_s = write.ttl.total_seconds() or None
+
+        self._check_size(text)
+        if schema is not None:
+            await self._check_against(scope, content, schema, check_first=new_schema)
+        record = Record(
+            kind=RecordKind.WORKING,
+            key=write.scope.key,
+            doc=working_doc(text, schema, ttl_s),
+            version=next_version(current.version) if current is not None else 1,
+            updated_at=now,
+            expires_at=now + timedelta(seconds=ttl_s) if ttl_s else None,
+        )
+        return await self._writes.replace(scope.partition, record, stored_record)
 
     async def delete(self, scope: CallScope, wscope: WorkingScope) -> bool:
         """True when a live scope was deleted; an expired one is removed but reads as absent."""
         self._check_scope_only(wscope)
-        async with self._locks.hold((scope.partition, wscope.key)):
+        partition, key = scope.partition, wscope.key
+
+        async def attempt() -> bool:
             now = self._clock()
-            found = await self._records.get_records(
-                scope.partition, RecordKind.WORKING, [wscope.key]
-            )
+            found = await self._records.get_records(partition, RecordKind.WORKING, [key])
             if not found:
                 return False
-            await self._records.delete_records(scope.partition, RecordKind.WORKING, [wscope.key])
+            if self._writes.shared:
+                # Expired from now on: reads as absent, purged by maintenance.
+                gone = dataclasses.replace(found[0], updated_at=now, expires_at=now)
+                await self._writes.replace(partition, gone, found[0])
+            else:
+                await self._records.delete_records(partition, RecordKind.WORKING, [key])
             return not is_expired(found[0], now)
+
+        return await self._writes.run((partition, key), attempt)
 
     async def purge_expired(self, partition: Partition, now: datetime | None = None) -> int:
         """Delete the partition's expired scopes (for maintenance); returns how many."""

@@ -36,6 +36,7 @@ from lancedb.query import ColumnOrdering
 from memoryd.domain.errors import MemorydError, StoreError
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.base import SINGLE_PROCESS
 from memoryd.storage.lancedb.filters import sql_str, sql_str_list, to_micros, where
 from memoryd.storage.lancedb.store import distinct_partitions
 from memoryd.storage.memory_records import (
@@ -44,6 +45,7 @@ from memoryd.storage.memory_records import (
     prefix_upper_bound,
     unique_records,
 )
+from memoryd.storage.records import put_if_unchanged
 
 log = structlog.get_logger(__name__)
 
@@ -152,6 +154,7 @@ class LanceDBRecordStore:
     """Records in the LanceDB table ``records`` under ``path`` (the memories' directory)."""
 
     name = "lancedb"
+    capabilities = SINGLE_PROCESS
 
     def __init__(
         self,
@@ -168,6 +171,8 @@ class LanceDBRecordStore:
         self._db: Any = None
         self._table: Any = None
         self._write_lock = asyncio.Lock()
+        #: Serialises put_record_if's compare and write (this process is the only writer).
+        self._conditional = asyncio.Lock()
         self._writes_since_compaction = 0
         self._compaction: asyncio.Task[None] | None = None
 
@@ -341,6 +346,11 @@ class LanceDBRecordStore:
                 .to_arrow()
             )
             return _from_arrow(rows)
+
+    async def put_record_if(
+        self, partition: Partition, record: Record, expected: Record | None
+    ) -> bool:
+        return await put_if_unchanged(self, self._conditional, partition, record, expected)
 
     async def count_records(self, partition: Partition, kind: RecordKind) -> int:
         table = self._tbl()

@@ -35,7 +35,7 @@ from memoryd.domain.models import (
     Vector,
     VectorHit,
 )
-from memoryd.storage.base import at_least
+from memoryd.storage.base import SINGLE_PROCESS, at_least
 from memoryd.storage.lancedb.filters import (
     cursor_clause,
     filter_clauses,
@@ -126,6 +126,7 @@ class LanceDBStore:
     """Memories in one LanceDB table ``memories`` under ``path``."""
 
     name = "lancedb"
+    capabilities = SINGLE_PROCESS
 
     def __init__(
         self,

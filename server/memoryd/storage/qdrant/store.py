@@ -33,6 +33,7 @@ from memoryd.domain.models import (
     VectorHit,
     unit_rows,
 )
+from memoryd.storage.base import Capabilities
 from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
 from memoryd.storage.qdrant import sparse
 from memoryd.storage.qdrant.engine import (
@@ -120,11 +121,13 @@ class QdrantStore:
         prefix: str = "memoryd_",
         where: str = "qdrant",
         name: str = "qdrant",
+        shared: bool = False,
     ) -> None:
         if dimension <= 0:
             raise ValueError("dimension must be positive")
         self.dimension = dimension
         self.name = name
+        self.capabilities = Capabilities(shared=shared)
         self.where = where
         self.spec = memory_collection(prefix, dimension)
         self._connect = connect
@@ -138,6 +141,7 @@ class QdrantStore:
             dimension,
             prefix=options.collection_prefix,
             where=options.where,
+            shared=options.shared,
         )
 
     # -- lifecycle ---------------------------------------------------------------
