@@ -74,8 +74,11 @@ def convex(
 
     ``min_spread``: the cosines are scaled by max(high - low, min_spread), so a narrow
     spread (0.32..0.38: no candidate much closer than another) is not stretched to the
-    full 0..1 and does not outweigh a clear full-text match; the closest candidate then
-    gets (high - low) / min_spread."""
+    full 0..1 and does not outweigh a clear full-text match. The closest candidate keeps
+    1 and the others fall below it by their distance over that spread (the farthest to
+    1 - (high - low) / spread): a lone candidate, or the best one of a narrow spread, is
+    not scored 0. Every candidate's cosine is known (text-only matches included), so
+    this orders them as plain min-max scaling by the spread would."""
     vector_weight, text_weight = weights
     items = list(dict.fromkeys([*similarity, *keyword]))
     cosines = [similarity[i] for i in similarity]
@@ -85,7 +88,7 @@ def convex(
     total = (vector_weight if similarity else 0.0) + (text_weight if best > 0 else 0.0)
     out: dict[K, float] = {}
     for item in items:
-        v = (similarity[item] - low) / spread if spread > 0 and item in similarity else 1.0
+        v = 1.0 - (high - similarity[item]) / spread if spread > 0 and item in similarity else 1.0
         t = keyword.get(item, 0.0) / best if best > 0 else 0.0
         score = (vector_weight * v if item in similarity else 0.0) + text_weight * t
         out[item] = score / total if total > 0 else 0.0

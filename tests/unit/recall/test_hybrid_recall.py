@@ -159,8 +159,9 @@ async def test_a_code_found_by_its_text_alone_beats_the_closest_vector(
     # Convex fusion with equal weights and min-max scaling (floor 0): the only
     # full-text match sits at the lowest cosine of the candidates (0 + 0.5) and the
     # closest vector has no text match (0.5 + 0): a tie the exact match on an
-    # informative term must win. With the default floor under the cosines' spread
-    # (0.25 here) the closest vector gets only half the vector share: no tie.
+    # informative term must win. With the default floor above the cosines' spread
+    # (0.25 here) the farthest candidate keeps half the vector share (1 - 0.25 / 0.5):
+    # no tie, and the closest vector alone still scores its full share.
     settings = RecallSettings() if floor is None else RecallSettings(convex_min_spread=floor)
     rig = await make_rig(recall=settings)
     query = rand()
@@ -182,8 +183,8 @@ async def test_a_code_found_by_its_text_alone_beats_the_closest_vector(
     if floor == 0.0:
         assert top.components.fused == pytest.approx(second.components.fused)
     else:
-        assert second.components.fused == pytest.approx(0.5 * 0.25 / 0.5, abs=1e-5)
-        assert top.components.fused == pytest.approx(0.5, abs=1e-5)
+        assert second.components.fused == pytest.approx(0.5, abs=1e-5)
+        assert top.components.fused == pytest.approx(0.5 * (1 - 0.25 / 0.5) + 0.5, abs=1e-5)
 
 
 async def test_embedding_without_text_is_vector_only(rig: Rig) -> None:
@@ -377,7 +378,7 @@ async def test_a_cosine_spread_floor_keeps_a_narrow_spread_from_outweighing_text
 ) -> None:
     # Cosines 0.32..0.38: min-max scaling stretches them to 0..1, so the closest vector
     # (no keyword) ties the only keyword match at the lowest cosine. Scaled by at least
-    # 0.2 the closest gets 0.3 of the vector share and the keyword match wins outright.
+    # 0.2 the farthest keeps 0.7 of the vector share and the keyword match wins outright.
     rows = [("Kate sold her old kayak", 0.32), ("a trip to the lake", 0.38), ("boats", 0.35)]
     for floor, winner in ((0.0, None), (0.2, "Kate sold her old kayak")):
         rig = await make_rig(recall=RecallSettings(convex_min_spread=floor))
@@ -391,5 +392,21 @@ async def test_a_cosine_spread_floor_keeps_a_narrow_spread_from_outweighing_text
             assert fused["Kate sold her old kayak"] == pytest.approx(fused["a trip to the lake"])
         else:
             assert out.results[0].memory.content == winner
-            assert fused["a trip to the lake"] == pytest.approx(0.5 * 0.06 / 0.2, abs=1e-5)
-            assert fused[winner] == pytest.approx(0.5, abs=1e-5)
+            assert fused["a trip to the lake"] == pytest.approx(0.5, abs=1e-5)
+            assert fused[winner] == pytest.approx(0.5 * (1 - 0.06 / 0.2) + 0.5, abs=1e-5)
+
+
+async def test_a_lone_close_match_is_not_scored_zero(make_rig: MakeRig) -> None:
+    # The spread floor scaled a single candidate's cosine to 0 (low == high), so the
+    # only memory, a near-exact match, came back with score 0 (found by the Python
+    # client's end-to-end test).
+    rig = await make_rig()
+    query = rand()
+    await rig.service.remember(
+        S, MemoryDraft("The user prefers green tea", embedding=with_cosine(query, 0.9, seed=1))
+    )
+    out = await rig.service.recall(
+        S, RecallQuery(query="what does the user drink", embedding=query, hybrid=True)
+    )
+    assert len(out.results) == 1
+    assert out.results[0].score > 0.5
