@@ -61,12 +61,29 @@ def xdist_group(item: pytest.Item) -> str | None:
     return item.nodeid.split("::", 1)[0]
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's hook reads the marks into node ids
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Iterator[None]:
+    """Mark the groups before xdist's hook reads the marks into node ids ("id@group"), and
+    check afterwards that it did: with pytest 9.2 it silently does not (pytest-xdist
+    issue 1386), and every worker would build the module daemons and security runs."""
+    groups: dict[pytest.Item, str] = {}
     for item in items:
         group = xdist_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+            groups[item] = group
+    yield
+    if getattr(config.option, "loadgroup", False):
+        lost = [
+            item.nodeid for item, group in groups.items() if not item.nodeid.endswith(f"@{group}")
+        ]
+        if lost:
+            raise pytest.UsageError(
+                f"pytest-xdist did not group {len(lost)} tests under --dist loadgroup (e.g. "
+                f"{lost[0]}): a pytest it does not support (pytest-xdist issue 1386)?"
+            )
 
 
 @dataclass
