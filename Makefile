@@ -24,6 +24,11 @@ GO_STAMP := clients/go/.bin/.installed
 JAVA_STAMP := clients/java/.bin/.installed
 CLIENT_LANGS := typescript go java
 PYTEST_ARGS ?=
+# make test runs the suites on this many pytest-xdist worker processes (0: serially, in
+# this process). loadgroup keeps the tests sharing a module-scoped fixture, or a
+# sub-suite's session fixture, on one worker (tests/conftest.py: xdist_group).
+PYTEST_WORKERS ?= 2
+PYTEST_XDIST = -n $(PYTEST_WORKERS) --dist loadgroup
 
 .DEFAULT_GOAL := help
 
@@ -85,7 +90,11 @@ run: $(RUN_STAMP) ## Install what serving needs and start the daemon (LanceDB in
 
 .PHONY: test
 test: $(STAMP) $(BUF_STAMP) proto-check clients-check lint-fast ## Set up, check generated code and lint, run every test suite
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
+
+.PHONY: test-fast
+test-fast: $(STAMP) ## Run the unit tests only (tests/unit), no generated-code checks or lint
+	$(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_ARGS) tests/unit
 
 .PHONY: proto
 proto: $(STAMP) $(BUF_STAMP) clients ## Lint the protos, regenerate clients/python/src/memoryd_proto and the generated clients

@@ -38,6 +38,54 @@ REPO = Path(__file__).resolve().parent.parent
 START_TIMEOUT_S = 120.0
 
 
+#: Where pytest's own fixtures (baseid "") and this file's live: their session fixtures
+#: (shared_daemon, qdrant_server, ...) are meant to be built once per xdist worker.
+_PER_WORKER_BASEIDS = {"", "tests"}
+_WIDER = {"session": 0, "package": 1, "module": 2, "class": 3}
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    """The work unit ``item`` must share with other tests under ``--dist loadgroup``,
+    None for any worker. A test using a module- or class-scoped fixture stays with its
+    module, one using a session fixture of a sub-suite's conftest (the security suite's
+    adversarial and fuzzing runs) with that sub-suite: split across workers, each worker
+    would build those (daemons, whole attack runs) again."""
+    # _fixtureinfo: pytest has no public way to ask which fixture definitions a test uses.
+    defs = [d for ds in item._fixtureinfo.name2fixturedefs.values() for d in ds]  # type: ignore[attr-defined]
+    shared = [d for d in defs if d.scope in _WIDER and d.baseid not in _PER_WORKER_BASEIDS]
+    if not shared:
+        return None
+    widest = min(shared, key=lambda d: _WIDER[d.scope])
+    if widest.scope in ("session", "package"):
+        return str(widest.baseid)
+    return item.nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Iterator[None]:
+    """Mark the groups before xdist's hook reads the marks into node ids ("id@group"), and
+    check afterwards that it did: with pytest 9.2 it silently does not (pytest-xdist
+    issue 1386), and every worker would build the module daemons and security runs."""
+    groups: dict[pytest.Item, str] = {}
+    for item in items:
+        group = xdist_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+            groups[item] = group
+    yield
+    if getattr(config.option, "loadgroup", False):
+        lost = [
+            item.nodeid for item, group in groups.items() if not item.nodeid.endswith(f"@{group}")
+        ]
+        if lost:
+            raise pytest.UsageError(
+                f"pytest-xdist did not group {len(lost)} tests under --dist loadgroup (e.g. "
+                f"{lost[0]}): a pytest it does not support (pytest-xdist issue 1386)?"
+            )
+
+
 @dataclass
 class Daemon:
     """A memoryd process on 127.0.0.1:<ephemeral> (or a Unix socket) with its own data dir."""

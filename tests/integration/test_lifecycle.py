@@ -524,7 +524,9 @@ def test_memoryctl_lifecycle_commands(
     runner = CliRunner()
 
     def ctl(*args: str) -> Any:
-        env = {"MEMORYD_ADDRESS": shared_daemon.address, "MEMORYD_AGENT": None, "COLUMNS": None}
+        # Wide: rich's error panel cuts a line at the console's width, and under an xdist
+        # worker (no terminal: 80 columns, a longer tmp_path) "bad.jsonl:2" fell past it.
+        env = {"MEMORYD_ADDRESS": shared_daemon.address, "MEMORYD_AGENT": None, "COLUMNS": "400"}
         return runner.invoke(memoryctl, ["--timeout", "60", *args], env=env)
 
     result = ctl("stats", "--agent", agent)

@@ -222,7 +222,9 @@ def test_a_second_daemon_on_the_default_metrics_port_starts(daemon_factory: type
         assert bool(moved) == (address != "127.0.0.1:9464")
         if moved:
             assert moved[0]["wanted"] == "127.0.0.1:9464" and moved[0]["address"] == address
-    assert addresses[1] != "127.0.0.1:9464"  # the second never gets it
+    # Not "the second never gets it": whatever else on the machine held 9464 during the
+    # first start (a daemon, another checkout's test run) may free it before the second
+    # starts; the first holding it, the inequality above keeps it from the second.
 
 
 def test_a_taken_metrics_port_stops_the_start(daemon_factory: type[Daemon]) -> None:
