@@ -252,8 +252,12 @@ def test_memoryd_keeps_serving_when_a_qdrant_node_dies_and_loses_nothing(
     assert count("down", reads, ok=True) > 0
     assert count("down", reads, ok=False) == 0
     assert count("down", writes, ok=True) > 0
+    # A write past the client's deadline is not acknowledged either: on a loaded
+    # 2-core box a write to a shard that lost its leader can outlast 15 s of Qdrant's
+    # own timeouts and memoryd's conditional-write read-back (seen under a parallel
+    # suite); its value counts as unsure below, like an UNAVAILABLE one.
     refused = {code for (p, op, code) in outcomes if p == "down" and op in writes}
-    assert refused <= {"OK", "UNAVAILABLE"}, refused
+    assert refused <= {"OK", "UNAVAILABLE", "DEADLINE_EXCEEDED"}, refused
     # While the node catches up, Qdrant 1.19 may route a read to its copy before it
     # has every write made while it was down (README "Running several replicas"):
     # such a miss is transient, and every acknowledged write reads back below.
