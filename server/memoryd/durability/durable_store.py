@@ -174,7 +174,7 @@ class Durability:
     async def open(self) -> None:
         """Replay the log after the checkpoint (stores already open), then start."""
         entries = await asyncio.to_thread(self.wal.recover)
-        self.checkpoint = await asyncio.to_thread(self.wal.read_checkpoint)
+        self.checkpoint = (await asyncio.to_thread(self.wal.read_checkpoint)).applied
         for seq, payload in entries:
             for _, op in coalesce(list(enumerate(decode(payload)))):
                 try:
