@@ -14,7 +14,7 @@ import typer
 from pydantic import ValidationError
 
 from memoryd.config import Settings, unknown_env_vars
-from memoryd.datadir import DataDirLocked, lock_data_dir
+from memoryd.datadir import DataDirDamaged, DataDirLocked, lock_data_dir
 from memoryd.durability.set_aside import SetAsideEntry, requeue, set_aside_entries
 from memoryd.durability.wal_check import check_log, describe
 from memoryd.observability.logging import configure_logging
@@ -80,7 +80,13 @@ def serve_command(
         log.warning("unknown setting in the environment, ignored", variable=name)
     try:
         asyncio.run(serve(settings, ready_file=ready_file))
-    except (DataDirLocked, ListenError, EmbeddingSpaceChanged, TracingUnavailable) as exc:
+    except (
+        DataDirLocked,
+        DataDirDamaged,
+        ListenError,
+        EmbeddingSpaceChanged,
+        TracingUnavailable,
+    ) as exc:
         typer.echo(f"memoryd: {exc}", err=True)
         raise typer.Exit(1) from None
 

@@ -36,7 +36,7 @@ import asyncio
 import contextlib
 import ctypes
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,6 +141,7 @@ class Durability:
         apply_behind: int = 0,
         apply_delay_s: float = 0.0,
         tracing: Tracing = NO_TRACING,
+        store_versions: Callable[[], Mapping[str, int]] | None = None,
     ) -> None:
         self.wal = wal
         self.store = store
@@ -154,6 +155,9 @@ class Durability:
         self.apply_delay_s = apply_delay_s
         #: Spans for the wait on the group fsync and for each apply pass.
         self.tracing = tracing
+        #: The store's table versions, recorded with each checkpoint (LanceDB: a
+        #: start never rolls a table back below them).
+        self.store_versions = store_versions
         #: Set on close: the background apply stops waiting for company.
         self._hurry = asyncio.Event()
         self.pending: dict[int, Entry] = {}
@@ -459,8 +463,11 @@ class Durability:
     def _make_durable(self, target: int) -> None:
         if target <= self.checkpoint:
             return
+        # Read before the sync: these versions hold every write up to ``target`` (it
+        # was applied before) and the sync makes every file of them durable.
+        versions = self.store_versions() if self.store_versions is not None else None
         sync_tree(self.store_dir)  # LanceDB does not fsync its own files
-        self.wal.write_checkpoint(target)
+        self.wal.write_checkpoint(target, versions)
         self.checkpoint = target
         self.wal.truncate(target)
 

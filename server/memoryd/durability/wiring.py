@@ -3,7 +3,9 @@ the embedder (kept here so the wiring stays a few lines there)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AsyncExitStack
+from functools import partial
 from pathlib import Path
 
 import structlog
@@ -11,7 +13,7 @@ import structlog
 from memoryd.config import Settings
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
-from memoryd.durability.wal import WriteAheadLog
+from memoryd.durability.wal import Checkpoint, WriteAheadLog, load_checkpoint
 from memoryd.embedding.base import Embedder
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.tracing import NO_TRACING, Tracing
@@ -23,13 +25,30 @@ from memoryd.storage.records import RecordStore
 log = structlog.get_logger(__name__)
 
 
+def _wal_dir(settings: Settings, data_dir: Path) -> Path:
+    return settings.durability.wal_dir or data_dir / "wal"
+
+
 async def check_store(settings: Settings, data_dir: Path) -> None:
-    """Before the stores open: roll back a LanceDB table whose latest version is unreadable."""
+    """Before the stores open: roll back a LanceDB table whose latest version is
+    unreadable, never below the version the log's checkpoint covered (DataDirDamaged)."""
     if settings.storage.backend == "lancedb":
         # Imported for this backend only: a daemon on Qdrant never loads lancedb.
         from memoryd.durability.lance_check import check_lancedb
 
-        await check_lancedb(data_dir / "lancedb")
+        checkpoint = load_checkpoint(_wal_dir(settings, data_dir))
+        if not settings.durability.wal_enabled:
+            checkpoint = Checkpoint()
+        await check_lancedb(data_dir / "lancedb", checkpoint.tables, checkpoint.applied)
+
+
+def _store_versions(settings: Settings, data_dir: Path) -> Callable[[], dict[str, int]] | None:
+    """What a checkpoint records of the store: LanceDB's table versions."""
+    if settings.storage.backend != "lancedb":
+        return None
+    from memoryd.durability.lance_check import table_versions
+
+    return partial(table_versions, data_dir / "lancedb")
 
 
 def resilient_embedder(settings: Settings, embedder: Embedder, states: ComponentStates) -> Embedder:
@@ -64,7 +83,7 @@ async def make_durable(
     if not d.wal_enabled:
         log.warning("write-ahead log disabled: acknowledged writes may be lost on a crash")
         return store, records, None
-    wal = WriteAheadLog(d.wal_dir or data_dir / "wal", segment_bytes=d.segment_mb * 2**20)
+    wal = WriteAheadLog(_wal_dir(settings, data_dir), segment_bytes=d.segment_mb * 2**20)
     core = Durability(
         wal,
         store,
@@ -76,6 +95,7 @@ async def make_durable(
         apply_behind=_apply_behind(settings),
         apply_delay_s=d.apply_delay_ms / 1000,
         tracing=tracing,
+        store_versions=_store_versions(settings, data_dir),
     )
     if metrics is not None:
 
