@@ -36,6 +36,7 @@ from memoryd.domain.models import (
     VectorHit,
 )
 from memoryd.storage.base import at_least
+from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import (
     cursor_clause,
     filter_clauses,
@@ -78,7 +79,7 @@ async def _backend(op: str) -> AsyncIterator[None]:
     except MemorydError:
         raise
     except Exception as exc:
-        raise StoreError(f"lancedb {op} failed: {type(exc).__name__}: {exc}") from exc
+        raise backend_failure("lancedb", op, exc) from exc
 
 
 async def _offload(fn: Callable[..., _T], *args: Any, rows: int) -> _T:
