@@ -26,6 +26,7 @@ from memoryd.api.server import GrpcServer, ListenError, start_server
 from memoryd.config import Settings
 from memoryd.datadir import lock_data_dir
 from memoryd.durability.wiring import (
+    StoreOpener,
     check_store,
     make_durable,
     resilient_embedder,
@@ -202,8 +203,17 @@ class App:
         if metrics is not None:
             store = InstrumentedStore(store, metrics)
         await check_store(s, data_dir)
-        await store.open()
+        # Keys, working memory, profiles and sessions: same backend, same directory.
+        records = build_record_store(s.storage.backend, data_dir=data_dir, qdrant=s.storage.qdrant)
+        if observed:
+            records = InstrumentedRecordStore(records, metrics, tracing)
         self._stack.push_async_callback(store.close)
+        self._stack.push_async_callback(records.close)
+        # Every write goes through the write-ahead log (durability/); the stores are
+        # opened and the log replayed here.
+        store, records, _ = await make_durable(
+            self._stack, s, data_dir, StoreOpener(store, records), states, metrics, tracing
+        )
         if metrics is not None and s.metrics.per_partition:
             partitions = PartitionCounter(
                 counted_store,  # not timed: its counts are not request traffic
@@ -213,17 +223,6 @@ class App:
             )
             partitions.start()
             self._stack.push_async_callback(partitions.close)
-
-        # Keys, working memory, profiles and sessions: same backend, same directory.
-        records = build_record_store(s.storage.backend, data_dir=data_dir, qdrant=s.storage.qdrant)
-        if observed:
-            records = InstrumentedRecordStore(records, metrics, tracing)
-        await records.open()
-        self._stack.push_async_callback(records.close)
-        # Every write goes through the write-ahead log (durability/); replayed here.
-        store, records, _ = await make_durable(
-            self._stack, s, data_dir, store, records, states, metrics, tracing
-        )
         start_reembedder(self._stack, s, store, embedder)
 
         writer = WriteBatcher(store, max_batch=s.storage.write_batch_max, tracing=tracing)

@@ -268,36 +268,47 @@ async def test_a_store_failure_behind_the_answer_keeps_the_write(tmp_path: Path)
     await core.close()
 
 
-async def test_an_answered_write_the_store_rejects_is_kept_not_dropped(tmp_path: Path) -> None:
-    # Applied first, a write the store calls invalid is dropped and its caller hears
-    # why; answered first, nobody would hear it, so it is kept and retried instead.
+def _set_aside_ids(tmp: Path) -> list[list[str]]:
+    return [
+        [m.id for op in decode(path.read_bytes()) for m in op.memories]
+        for path in sorted((tmp / "wal").glob(f"{REJECTED_PREFIX}*.bin"))
+    ]
+
+
+async def test_an_answered_write_the_store_rejects_is_set_aside_and_holds_up_nothing(
+    tmp_path: Path,
+) -> None:
+    # Applied first, a write the store calls invalid is not stored and its caller
+    # hears why; answered first, nobody would hear it, so it is set aside next to the
+    # log (memoryd wal set-aside / requeue), never retried: a retry that can never
+    # succeed would hold up every later write of every partition.
     held, core, store = await _held(tmp_path)
-    held.rejecting = True
+    held.invalid_ids = {"m1"}
     await store.upsert(P, [_memory(1)])
-    await until(lambda: not core.states.get("store").ok)  # type: ignore[union-attr]
-    assert [m.id for m in await store.get(P, ["m1"])] == ["m1"]
-    await asyncio.sleep(0.3)  # retries keep failing; the entry stays
-    assert len(core.pending) == 1
-    held.rejecting = False
+    await store.upsert(OTHER, [_memory(2, partition=OTHER)])
+    await store.upsert(P, [_memory(3)])
     await until(lambda: not core.pending)
-    assert [m.id for m in await held.inner.get(P, ["m1"])] == ["m1"]
+    assert _set_aside_ids(tmp_path) == [["m1"]]
+    assert sorted(m.id for m in await held.inner.get(P, ["m1", "m3"])) == ["m3"]
+    assert [m.id for m in await held.inner.get(OTHER, ["m2"])] == ["m2"]
+    assert core.states.get("store").ok  # type: ignore[union-attr]
     await core.close()
 
 
-async def test_a_write_answered_while_the_store_fails_is_never_dropped(tmp_path: Path) -> None:
+async def test_a_write_answered_while_the_store_fails_is_set_aside_if_rejected(
+    tmp_path: Path,
+) -> None:
     # Answered from the log (degraded), then rejected as invalid when the store is
-    # back: kept and retried, as the caller was told it was stored.
+    # back: set aside (the caller was told it was stored), the rest applied.
     held, core, store = await _held(tmp_path, behind=0)
     held.down = True
     await store.upsert(P, [_memory(1)])
+    await store.upsert(OTHER, [_memory(2, partition=OTHER)])
     held.invalid_ids = {"m1"}
     held.down = False
-    await asyncio.sleep(0.5)  # retries keep meeting the rejection
-    assert len(core.pending) == 1
-    assert [m.id for m in await store.get(P, ["m1"])] == ["m1"]
-    held.invalid_ids = set()
     await until(lambda: not core.pending)
-    assert [m.id for m in await held.inner.get(P, ["m1"])] == ["m1"]
+    assert _set_aside_ids(tmp_path) == [["m1"]]
+    assert [m.id for m in await held.inner.get(OTHER, ["m2"])] == ["m2"]
     await core.close()
 
 

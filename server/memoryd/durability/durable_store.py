@@ -36,7 +36,7 @@ import asyncio
 import contextlib
 import ctypes
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,14 +44,15 @@ from pathlib import Path
 import structlog
 
 from memoryd.aio import cancel_and_wait
-from memoryd.domain.errors import MemorydError, Unavailable
+from memoryd.domain.errors import MemorydError, StoreError, Unavailable
 from memoryd.domain.models import Partition
-from memoryd.durability.ops import Op, coalesce, decode, encode
+from memoryd.durability.ops import Op, decode, encode, plan, size
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
 from memoryd.observability.tracing import NO_TRACING, WAL_APPEND, WAL_APPLY, Tracing
 from memoryd.resilience.breaker import BreakerState, CircuitBreaker
 from memoryd.resilience.degradation import ComponentStates, report
 from memoryd.storage.base import Store
+from memoryd.storage.failures import cause_of, public_reason
 from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)
@@ -142,6 +143,7 @@ class Durability:
         apply_delay_s: float = 0.0,
         tracing: Tracing = NO_TRACING,
         store_versions: Callable[[], Mapping[str, int]] | None = None,
+        reopen: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.wal = wal
         self.store = store
@@ -158,6 +160,11 @@ class Durability:
         #: The store's table versions, recorded with each checkpoint (LanceDB: a
         #: start never rolls a table back below them).
         self.store_versions = store_versions
+        #: Opens the stores that are not open (a start with the store unreachable).
+        self.reopen = reopen
+        self._store_closed = False
+        #: Why the stores did not open at start (for the degraded reason).
+        self.open_error = ""
         #: Set on close: the background apply stops waiting for company.
         self._hurry = asyncio.Event()
         self.pending: dict[int, Entry] = {}
@@ -175,36 +182,67 @@ class Durability:
 
     # -- start and stop ------------------------------------------------------------
 
-    async def open(self) -> None:
-        """Replay the log after the checkpoint (stores already open), then start."""
+    async def open(self, *, store_open: bool = True) -> None:
+        """Replay the log after the checkpoint into the stores, then start.
+
+        The replay applies every entry in a few large store calls (``ops.plan``). When
+        the store fails meanwhile, or could not be opened (``store_open`` False; then
+        ``reopen`` is tried first), the daemon starts anyway: the rest stays pending,
+        laid over reads, the store is reported impaired, and a background task applies
+        it once the store answers."""
         entries = await asyncio.to_thread(self.wal.recover)
-        self.checkpoint = (await asyncio.to_thread(self.wal.read_checkpoint)).applied
+        self.checkpoint = self.wal.recovered.applied
+        loop = asyncio.get_running_loop()
         for seq, payload in entries:
-            for _, op in coalesce(list(enumerate(decode(payload)))):
-                try:
-                    await self._apply_op(op)
-                except Exception as exc:
-                    if not _is_poison(exc):
-                        raise
-                    # The log does not say whether this entry was answered before it
-                    # was applied (apply_behind), so it is set aside, not thrown away.
-                    kept = await asyncio.to_thread(self.wal.set_aside, seq, payload)
-                    log.error(
-                        "logged write rejected by the store; skipped and kept for inspection",
-                        seq=seq,
-                        error=str(exc),
-                        kept=str(kept),
-                    )
-            self.replayed += 1
-            last = seq
-        if entries:
-            await asyncio.to_thread(self._make_durable, last)
-            log.info("write-ahead log replayed", entries=len(entries), through=last)
-        await asyncio.to_thread(self.wal.truncate, self.checkpoint)
+            try:
+                ops = decode(payload)
+            except Exception as exc:  # checksummed, yet not an entry this code can read
+                await self._set_aside(seq, payload, exc)
+                continue
+            durable: asyncio.Future[None] = loop.create_future()
+            durable.set_result(None)
+            self.pending[seq] = Entry(seq, ops, durable, answered=True)
+        self._store_closed = not store_open
         self.wal.start()
         self.states.set(WAL, ok=True, critical=True)
-        self.states.set(STORE, ok=True)
+        if self.pending and not self._store_closed:
+            async with self._apply_lock:
+                await self._apply_ready()
+        self.replayed = len(entries) - len(self.pending)
+        if entries:
+            log.info(
+                "write-ahead log replayed",
+                entries=self.replayed,
+                through=self._applied_through(),
+                pending=len(self.pending),
+            )
+        if self.pending or self._store_closed:
+            self._start_degraded()
+        else:
+            self.states.set(STORE, ok=True)
+            if entries:
+                await asyncio.to_thread(self._make_durable, self._applied_through())
+        await asyncio.to_thread(self.wal.truncate, self.checkpoint)
         self._checkpointer = asyncio.create_task(self._checkpoint_loop(), name="wal-checkpoint")
+
+    def _start_degraded(self) -> None:
+        if self._store_closed:
+            self.breaker.failure(self.open_error or "the store did not open")
+        reason = self._store_reason()
+        self.states.set(STORE, ok=False, reason=reason)
+        log.error("serving without the store; retried in the background", reason=reason)
+        self._schedule_retry()
+        # A start in trouble (a full disk?) checks its log as well, so that health
+        # says at once whether writes can be taken.
+        self._probe = asyncio.create_task(self._check_log(), name="wal-check")
+
+    async def _check_log(self) -> None:
+        try:
+            _, done = self.wal.submit(encode([]))
+            await done
+        except WalUnusable as exc:
+            self._probe = None
+            self._unusable(exc)
 
     async def close(self) -> None:
         self._closed = True
@@ -272,7 +310,7 @@ class Durability:
         writes are applied first (their last-write-wins reads the store)."""
         if self.apply_behind <= 0 or not all(op.kind in _MEMORY_OPS for op in entry.ops):
             return False
-        waiting = sum(_op_size(op) for e in self.pending.values() if not e.applied for op in e.ops)
+        waiting = sum(size(op) for e in self.pending.values() if not e.applied for op in e.ops)
         return waiting <= self.apply_behind
 
     def _apply_behind(self) -> None:
@@ -352,51 +390,66 @@ class Durability:
             await self._apply_entries(ready)
 
     async def _apply_entries(self, ready: list[Entry]) -> None:
-        flat: list[tuple[int, Op]] = []
-        ends: list[int] = []
+        flat: list[Op] = []
+        owner: list[Entry] = []
         for entry in ready:
-            flat.extend((len(flat), op) for op in entry.ops)
-            ends.append(len(flat) - 1)
-        done_through = -1
+            flat.extend(entry.ops)
+            owner.extend(entry for _ in entry.ops)
+        done: set[int] = set()
         try:
-            for last_index, op in coalesce(flat):
+            for indices, op in plan(flat):
                 try:
                     await self._apply_op(op)
                 except Exception as exc:
-                    if not _is_poison(exc) or any(e.answered for e in ready):
-                        # An answered write is kept and retried like a failing
-                        # store (loudly degraded), never dropped.
+                    if not _is_poison(exc):
                         raise
-                    # Bad input the store will never take: retrying would block
-                    # every later entry. The caller hears the error.
-                    log.error("write rejected by the store; dropped", error=str(exc))
-                    self._poisoned(ready, flat, last_index, exc)
-                done_through = last_index
+                    # Bad input the store will never take: find whose, one at a time.
+                    await self._isolate([(i, flat[i], owner[i]) for i in indices], exc)
+                done.update(indices)
         except Exception as exc:
-            self.breaker.failure(f"{type(exc).__name__}: {exc}")
+            self.breaker.failure(public_reason(exc))
             self.states.set(STORE, ok=False, reason=self._store_reason())
-            log.warning("store apply failed; writes stay in the log", error=str(exc))
+            log.warning("store apply failed; writes stay in the log", error=repr(exc))
         else:
             self.breaker.success()
-        for entry, end in zip(ready, ends, strict=True):
-            if end > done_through:
-                break
-            entry.applied = True
-            del self.pending[entry.seq]
+        position = 0
+        for entry in ready:
+            covered = range(position, position + len(entry.ops))
+            position += len(entry.ops)
+            if entry.error is not None or all(i in done for i in covered):
+                entry.applied = True
+                self.pending.pop(entry.seq, None)
         if not self.pending and self.breaker.state == "closed":
             self.states.set(STORE, ok=True)
 
-    @staticmethod
-    def _poisoned(
-        ready: list[Entry], flat: list[tuple[int, Op]], index: int, exc: Exception
-    ) -> None:
-        # Which entry holds flat[index]: the error goes to that entry's caller.
-        position = 0
-        for entry in ready:
-            position += len(entry.ops)
-            if index < position:
+    async def _isolate(self, calls: list[tuple[int, Op, Entry]], first: Exception) -> None:
+        """Apply one merged call's operations one by one; an entry the store rejects
+        as invalid is settled: its caller hears why, or, answered already (applied
+        behind, or replayed), it is set aside next to the log. Never retried: it
+        would hold up every later write of every partition."""
+        for _, op, entry in calls:
+            if entry.error is not None:
+                continue  # settled by an earlier operation of it
+            try:
+                await self._apply_op(op)
+            except Exception as exc:
+                if not _is_poison(exc):
+                    raise
                 entry.error = exc
-                return
+                if entry.answered:
+                    await self._set_aside(entry.seq, encode(entry.ops), exc)
+                else:
+                    log.error("write rejected by the store; not stored", error=repr(exc))
+        del first  # the one-by-one attempts say which entries it was
+
+    async def _set_aside(self, seq: int, payload: bytes, exc: Exception) -> None:
+        kept = await asyncio.to_thread(self.wal.set_aside, seq, payload)
+        log.error(
+            "logged write rejected by the store; set aside for inspection (memoryd wal set-aside)",
+            seq=seq,
+            error=repr(exc),
+            kept=str(kept),
+        )
 
     async def _apply_op(self, op: Op) -> None:
         if op.kind == "upsert":
@@ -416,15 +469,32 @@ class Durability:
             self._retry = asyncio.create_task(self._retry_loop(), name="wal-apply-retry")
 
     async def _retry_loop(self) -> None:
-        while self.pending:
+        while self.pending or self._store_closed:
             await asyncio.sleep(self.breaker.wait_s)
-            if not self.breaker.allow():
+            if not self.breaker.allow() or not await self._ensure_open():
                 continue
             async with self._apply_lock:
                 await self._apply_ready()
             if self.breaker.state == "closed" and self.pending:
                 await asyncio.sleep(0)  # entries still in their fsync: next round
+        self.states.set(STORE, ok=True)
         log.info("store recovered; every logged write applied")
+
+    async def _ensure_open(self) -> bool:
+        """Open the stores if the start could not (with the breaker allowing a try)."""
+        if not self._store_closed:
+            return True
+        assert self.reopen is not None
+        try:
+            await self.reopen()
+        except Exception as exc:
+            self.breaker.failure(public_reason(exc))
+            self.states.set(STORE, ok=False, reason=self._store_reason())
+            log.warning("store still not open", error=repr(exc))
+            return False
+        self._store_closed = False
+        log.info("store opened; applying the logged writes", pending=len(self.pending))
+        return True
 
     async def _probe_loop(self) -> None:
         """While the log is unusable, try an empty entry now and then."""
@@ -476,8 +546,15 @@ class Durability:
     def pending_ops(self) -> list[Op]:
         return [op for e in self.pending.values() if not e.applied for op in e.ops]
 
+    def read_error(self, exc: Exception) -> StoreError:
+        """What a read the store failed (and the log cannot answer) raises: a clean
+        UNAVAILABLE (the backend's own text is in the daemon's log)."""
+        self.note_read_failure(exc)
+        reason = self.open_error if self._store_closed and self.open_error else public_reason(exc)
+        return StoreError(f"store unavailable: {reason}; try again later", cause=cause_of(exc))
+
     def note_read_failure(self, exc: Exception) -> None:
-        self.breaker.failure(f"{type(exc).__name__}: {exc}")
+        self.breaker.failure(public_reason(exc))
         self.states.set(STORE, ok=False, reason=self._store_reason())
         report(STORE, f"store unavailable for reads ({type(exc).__name__}); partial results")
         if self.pending:
@@ -498,7 +575,7 @@ class Durability:
             try:
                 await self.store.list_partitions()
             except Exception as exc:
-                self.breaker.failure(f"{type(exc).__name__}: {exc}")
+                self.breaker.failure(public_reason(exc))
                 continue
             self.breaker.success()
             if not self.pending:
@@ -513,10 +590,6 @@ class Durability:
 
 def _touches(entry: Entry, partition: Partition | None) -> bool:
     return partition is None or any(op.partition == partition for op in entry.ops)
-
-
-def _op_size(op: Op) -> int:
-    return len(op.memories) + len(op.ids) + len(op.records) + len(op.keys)
 
 
 def _is_poison(exc: Exception) -> bool:

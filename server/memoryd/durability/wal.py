@@ -142,6 +142,8 @@ class WriteAheadLog:
         self.on_sync: Callable[[float], None] | None = None
         #: Segments truncate must keep (a damaged range not yet copied aside).
         self._pinned: set[Path] = set()
+        #: The checkpoint ``recover`` started from.
+        self.recovered = Checkpoint()
 
     # -- recovery ------------------------------------------------------------------
 
@@ -187,7 +189,7 @@ class WriteAheadLog:
         segment whose copy failed is kept past the checkpoint) and both are logged
         with what they held."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        checkpoint = self.read_checkpoint()
+        checkpoint = self.recovered = self.read_checkpoint()
         if checkpoint.unreadable:
             log.warning(
                 "write-ahead log checkpoint unreadable; replaying the whole log "

@@ -11,6 +11,7 @@ from pathlib import Path
 import structlog
 
 from memoryd.config import Settings
+from memoryd.domain.errors import StoreError
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
 from memoryd.durability.wal import Checkpoint, WriteAheadLog, load_checkpoint
@@ -20,6 +21,7 @@ from memoryd.observability.tracing import NO_TRACING, Tracing
 from memoryd.resilience.degradation import ComponentStates
 from memoryd.resilience.embedder import FallbackEmbedder, Reembedder
 from memoryd.storage.base import Store
+from memoryd.storage.failures import TRANSIENT
 from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)
@@ -51,6 +53,34 @@ def _store_versions(settings: Settings, data_dir: Path) -> Callable[[], dict[str
     return partial(table_versions, data_dir / "lancedb")
 
 
+class StoreOpener:
+    """Opens the store and the record store, each once, whichever call succeeds."""
+
+    def __init__(self, store: Store, records: RecordStore) -> None:
+        self.store = store
+        self.records = records
+        self._opened: set[str] = set()
+
+    async def open(self) -> None:
+        for name, target in (("store", self.store), ("records", self.records)):
+            if name not in self._opened:
+                await target.open()
+                self._opened.add(name)
+
+    async def first_open(self, settings: Settings) -> str | None:
+        """Open both at start; a failure that passes by itself (unreachable, no space
+        left, an I/O error) does not stop a start with the log on: returns why, and
+        the log's core keeps trying in the background. Anything else raises."""
+        try:
+            await self.open()
+        except StoreError as exc:
+            if not settings.durability.wal_enabled or exc.cause not in TRANSIENT:
+                raise
+            log.error("the store did not open; starting without it", error=exc.message)
+            return exc.message
+        return None
+
+
 def resilient_embedder(settings: Settings, embedder: Embedder, states: ComponentStates) -> Embedder:
     """The provider behind a timeout, a breaker and the hashing fallback (the hashing
     embedder itself cannot fail)."""
@@ -71,14 +101,16 @@ async def make_durable(
     stack: AsyncExitStack,
     settings: Settings,
     data_dir: Path,
-    store: Store,
-    records: RecordStore,
+    opener: StoreOpener,
     states: ComponentStates,
     metrics: Metrics | None = None,
     tracing: Tracing = NO_TRACING,
 ) -> tuple[Store, RecordStore, Durability | None]:
-    """Replay the log into the (open) stores and return their logged faces; closed
-    through ``stack`` before the stores."""
+    """Open the stores and replay the log into them; return their logged faces,
+    closed through ``stack`` before the stores. A store that does not open for a
+    passing cause leaves the daemon serving degraded (see ``StoreOpener``)."""
+    store, records = opener.store, opener.records
+    open_error = await opener.first_open(settings)
     d = settings.durability
     if not d.wal_enabled:
         log.warning("write-ahead log disabled: acknowledged writes may be lost on a crash")
@@ -96,7 +128,9 @@ async def make_durable(
         apply_delay_s=d.apply_delay_ms / 1000,
         tracing=tracing,
         store_versions=_store_versions(settings, data_dir),
+        reopen=opener.open,
     )
+    core.open_error = open_error or ""
     if metrics is not None:
 
         def observe_sync(seconds: float) -> None:
@@ -104,7 +138,7 @@ async def make_durable(
             metrics.wal_backlog(len(core.pending))
 
         wal.on_sync = observe_sync
-    await core.open()
+    await core.open(store_open=open_error is None)
     stack.push_async_callback(core.close)
     return DurableStore(core), DurableRecordStore(core), core
 
