@@ -1,8 +1,14 @@
 """The Store and RecordStore faces of ``Durability``: writes through the log, reads
 from the store with pending (logged, not yet applied) writes laid over them.
 
-Without pending entries reads pass straight through. A read the store fails is
-answered from what the log holds, and the call is told it was served degraded.
+Without pending entries reads pass straight through. When the store fails a read:
+
+- searches (vector, full text) and duplicate lookups are answered from what the log
+  holds, and the call is told it was served degraded (Recall, Remember say so);
+- a read by id or key is answered when the log holds every id or key asked for;
+- anything else (the rest of a get, list, count, keys, records) raises
+  ``StoreError``: UNAVAILABLE, never "not found" or an empty list, which a caller
+  would take for the truth (an agent would overwrite the memory it thinks it lacks).
 """
 
 from __future__ import annotations
@@ -146,7 +152,7 @@ class DurableStore:
             try:
                 found = await self.inner.get(partition, wanted, with_vectors=with_vectors)
             except Exception as exc:
-                self.core.note_read_failure(exc)
+                raise self.core.read_error(exc) from exc
         by_id = {m.id: m for m in found}
         for i in ids:
             pending = overlay.get(i)
@@ -165,13 +171,12 @@ class DurableStore:
     ) -> builtins.list[Memory]:
         self.core.report_if_degraded()
         overlay = self._overlay(partition)
-        rows: list[Memory] = []
         try:
             rows = await self.inner.list(
                 partition, flt, order=order, after=after, limit=limit + len(overlay)
             )
         except Exception as exc:
-            self.core.note_read_failure(exc)
+            raise self.core.read_error(exc) from exc
         if not overlay:
             return rows[:limit]
         merged = {m.id: m for m in rows if m.id not in overlay}
@@ -296,13 +301,14 @@ class DurableStore:
         try:
             return await self.inner.count(partition, flt)
         except Exception as exc:
-            self.core.note_read_failure(exc)
-            overlay = self._overlay(partition)
-            return sum(1 for m in overlay.values() if m is not None and matches(m, flt))
+            raise self.core.read_error(exc) from exc
 
     async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
         await self.core.caught_up()
-        return await self.inner.list_partitions(tenant_id)
+        try:
+            return await self.inner.list_partitions(tenant_id)
+        except Exception as exc:
+            raise self.core.read_error(exc) from exc
 
 
 class DurableRecordStore:
@@ -343,7 +349,7 @@ class DurableRecordStore:
             try:
                 found = await self.inner.get_records(partition, kind, wanted)
             except Exception as exc:
-                self.core.note_read_failure(exc)
+                raise self.core.read_error(exc) from exc
         by_key = {r.key: r for r in found}
         for k, r in overlay.items():
             if r is not None:
@@ -361,13 +367,12 @@ class DurableRecordStore:
     ) -> list[Record]:
         ops = self.core.pending_ops()
         overlay = _record_overlay(ops, partition, kind) if ops else {}
-        rows: list[Record] = []
         try:
             rows = await self.inner.list_records(
                 partition, kind, prefix=prefix, after=after, limit=limit + len(overlay)
             )
         except Exception as exc:
-            self.core.note_read_failure(exc)
+            raise self.core.read_error(exc) from exc
         if not overlay:
             return rows[:limit]
         merged = {r.key: r for r in rows if r.key not in overlay}
@@ -380,7 +385,13 @@ class DurableRecordStore:
         return sorted(merged.values(), key=lambda r: r.key.encode())[:limit]
 
     async def count_records(self, partition: Partition, kind: RecordKind) -> int:
-        return await self.inner.count_records(partition, kind)
+        try:
+            return await self.inner.count_records(partition, kind)
+        except Exception as exc:
+            raise self.core.read_error(exc) from exc
 
     async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
-        return await self.inner.list_partitions(tenant_id)
+        try:
+            return await self.inner.list_partitions(tenant_id)
+        except Exception as exc:
+            raise self.core.read_error(exc) from exc
