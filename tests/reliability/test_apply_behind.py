@@ -512,3 +512,33 @@ async def test_a_write_past_the_bound_applies_the_backlog_without_waiting_out_th
     assert held.applied >= 1 and not core.pending
     assert len(await held.inner.get(P, ["m1", "m2", "m3", "m4"])) == 4
     await core.close()
+
+
+async def test_a_read_applies_its_own_partition_only(tmp_path: Path) -> None:
+    # Issue 20, finding 9: a full-text search waited until every agent's logged writes
+    # were applied; it catches up its own partition, nothing else.
+    held, core, store = await _held(tmp_path, delay_s=60)  # no background pass here
+    await store.upsert(OTHER, [_memory(i, partition=OTHER) for i in range(5, 9)])
+    await store.upsert(P, [_memory(1, "a note about the dentist")])
+    await store.upsert(OTHER, [_memory(9, partition=OTHER)])
+    hits = await store.text_search(P, "dentist", EVERYTHING, 5)
+    assert [h.memory.id for h in hits] == ["m1"]
+    waiting = [op.partition for e in core.pending.values() for op in e.ops]
+    assert waiting == [OTHER, OTHER]  # the other agent's writes are still to apply
+    assert await store.count(P, EVERYTHING) == 1
+    assert len(core.pending) == 2
+    await core.close()
+
+
+async def test_a_key_write_is_not_queued_behind_other_agents_writes(tmp_path: Path) -> None:
+    held, core, store = await _held(tmp_path, delay_s=60)
+    for i in range(4):
+        await store.upsert(OTHER, [_memory(10 + i, partition=OTHER)])
+    records = DurableRecordStore(core)
+    record = Record(kind=RecordKind.KEY, key="k", doc={}, version=1, updated_at=utcnow())
+    await records.put_records(P, [record])  # applied before it is answered ...
+    assert [r.key for r in await core.records.get_records(P, RecordKind.KEY, ["k"])] == ["k"]
+    assert held.applied == 0  # ... alone: the other agent's four are still waiting
+    assert len(core.pending) == 4
+    await core.close()
+    assert not core.pending  # close applies the rest

@@ -9,44 +9,51 @@ entries in order with backoff (the circuit breaker's half-open probe). Reads ove
 pending entries (get, list, search, find_by_content, get_records), so a caller reads
 its own writes while the store is down.
 
+Entries are applied per partition: each partition's entries in log order, merged
+into large store calls (``ops.plan``); different partitions' rows are independent,
+so a write or a read that needs its own partition applied applies that partition
+only (and whatever a transaction of it also touches), never the whole backlog.
+
 With ``apply_behind`` > 0 a memory write (upsert, delete) is answered right after its
 fsync while at most that many memories wait to be applied, and a background task
-applies them in log order, ``apply_delay_s`` after the first (group commit: the
-entries logged meanwhile are coalesced into one store commit). It is
-as durable as before (the log has it; a crash replays it) and reads see it through
-the overlay; the reads with no overlay (full text, count, list_partitions) first
-wait until the logged writes to their partition are applied (``caught_up``). One the
-store rejects as invalid is kept and retried like a failing store (degraded), never
-dropped: its caller can no longer hear why (on replay it is set aside, see
-``WriteAheadLog.set_aside``). Only for a store this process alone reads: another
-replica reading a shared store would not see it yet.
+applies them, ``apply_delay_s`` after the first (group commit: the entries logged
+meanwhile share one store commit per partition), one partition at a time with the
+lock released in between. It is as durable as before (the log has it; a crash
+replays it) and reads see it through the overlay; the reads with no overlay (full
+text, count, list_partitions) first apply the logged writes to their partition
+(``caught_up``). An entry the store rejects as invalid is found by applying its
+merged call one operation at a time: its caller hears why, or, if it was answered
+already (applied behind, degraded, or replayed), it is set aside next to the log
+(``WriteAheadLog.set_aside``), never retried: that would hold up every later write.
+Applying behind is only for a store this process alone reads: another replica
+reading a shared store would not see the write yet.
 
 ``transaction()`` collects the writes of a block (in the same task) into ONE log
 entry applied in order: keyed memory writes a key and its mirror memory together.
 
 A checkpoint task makes the store's files durable (``syncfs`` of its directory, off
 the request path) and then records the highest sequence applied with every earlier
-one; segments below it are deleted. On start the entries after the checkpoint are
-replayed in order.
+one, and the store's table versions then; segments below it are deleted. On start
+the entries after the checkpoint are replayed; a store that fails the replay or does
+not open leaves the daemon serving degraded while a background task catches up.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
 
 from memoryd.aio import cancel_and_wait
-from memoryd.domain.errors import MemorydError, StoreError, Unavailable
+from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
+from memoryd.durability.entries import Entry, is_poison, needed, partitions_of, touches
 from memoryd.durability.ops import Op, decode, encode, plan, size
+from memoryd.durability.sync import sync_tree
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
 from memoryd.observability.tracing import NO_TRACING, WAL_APPEND, WAL_APPLY, Tracing
 from memoryd.resilience.breaker import BreakerState, CircuitBreaker
@@ -84,48 +91,6 @@ async def transaction() -> AsyncIterator[None]:
     if collected:
         owner = collected[0][0]
         await owner.commit([op for _, op in collected])
-
-
-def _libc_syncfs() -> Callable[[int], int] | None:
-    with contextlib.suppress(OSError, AttributeError):
-        fn: Callable[[int], int] = ctypes.CDLL(None, use_errno=True).syncfs
-        return fn
-    return None
-
-
-_SYNCFS = _libc_syncfs()
-
-
-def sync_tree(path: Path) -> None:
-    """Flush everything written under ``path`` (its file system) to disk."""
-    path.mkdir(parents=True, exist_ok=True)
-    if _SYNCFS is None:
-        os.sync()
-        return
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        if _SYNCFS(fd) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, os.strerror(err))
-    finally:
-        os.close(fd)
-
-
-@dataclass(slots=True)
-class Entry:
-    seq: int
-    ops: list[Op]
-    durable: asyncio.Future[None]
-    applied: bool = False
-    #: Set when the store rejected the entry as invalid (it was dropped).
-    error: Exception | None = None
-    #: Its caller was answered while it was not applied (``apply_behind``, or the
-    #: store failing): it is never dropped.
-    answered: bool = False
-
-    @property
-    def is_durable(self) -> bool:
-        return self.durable.done() and self.durable.exception() is None
 
 
 class Durability:
@@ -205,6 +170,7 @@ class Durability:
         self._store_closed = not store_open
         self.wal.start()
         self.states.set(WAL, ok=True, critical=True)
+        started = loop.time()
         if self.pending and not self._store_closed:
             async with self._apply_lock:
                 await self._apply_ready()
@@ -215,6 +181,7 @@ class Durability:
                 entries=self.replayed,
                 through=self._applied_through(),
                 pending=len(self.pending),
+                seconds=round(loop.time() - started, 3),
             )
         if self.pending or self._store_closed:
             self._start_degraded()
@@ -297,7 +264,9 @@ class Durability:
             return
         async with self._apply_lock:
             if not entry.applied:
-                await self._apply_ready()
+                # Its partitions' entries only: a key write is not queued behind
+                # other agents' bulk writes.
+                await self._apply_ready(partitions_of([entry]))
         if entry.error is not None:
             raise entry.error
         if not entry.applied:
@@ -332,17 +301,29 @@ class Durability:
             if not self.breaker.allow():
                 self._schedule_retry()
                 return
-            async with self._apply_lock:
-                await self._apply_ready()
-            if self.breaker.state is not BreakerState.CLOSED:
-                self._schedule_retry()
-                return
+            # One partition at a time, the lock released in between: a write or a
+            # read waiting for its own partition waits for one store call at most,
+            # never for the whole backlog.
+            for partition in self._ready_partitions():
+                async with self._apply_lock:
+                    await self._apply_ready(frozenset({partition}))
+                if self.breaker.state is not BreakerState.CLOSED:
+                    self._schedule_retry()
+                    return
+
+    def _ready_partitions(self) -> list[Partition]:
+        """The partitions of the ready unapplied entries, oldest first."""
+        found: dict[Partition, None] = {}
+        for entry in self.pending.values():
+            if not entry.applied and entry.is_durable:
+                found.update(dict.fromkeys(op.partition for op in entry.ops))
+        return list(found)
 
     def _ready_unapplied(self, partition: Partition | None = None) -> bool:
         """Whether a durable entry (writing to ``partition``, None: anywhere) is not
         applied yet."""
         return any(
-            not e.applied and e.is_durable and _touches(e, partition) for e in self.pending.values()
+            not e.applied and e.is_durable and touches(e, partition) for e in self.pending.values()
         )
 
     async def caught_up(self, partition: Partition | None = None) -> None:
@@ -355,7 +336,7 @@ class Durability:
             return
         async with self._apply_lock:
             if self.breaker.allow():
-                await self._apply_ready()
+                await self._apply_ready(None if partition is None else frozenset({partition}))
 
     def _unusable(self, exc: OSError) -> Unavailable:
         reason = f"write-ahead log unusable: {exc.strerror or exc}; nothing was stored"
@@ -374,8 +355,11 @@ class Durability:
             f"{len(self.pending)} logged write(s) not yet applied, applied when it returns"
         )
 
-    async def _apply_ready(self) -> None:
-        """Apply every durable pending entry in sequence order (caller holds the lock)."""
+    async def _apply_ready(self, partitions: frozenset[Partition] | None = None) -> None:
+        """Apply the durable pending entries in sequence order (caller holds the lock):
+        all, or those writing to ``partitions`` and, transitively, to any partition
+        such an entry also writes to (each partition's own order is the log's;
+        different partitions' rows are independent)."""
         ready: list[Entry] = []
         for entry in self.pending.values():
             if entry.applied:
@@ -384,6 +368,8 @@ class Durability:
                 break  # later entries wait for it: order is the log's order
             if entry.is_durable:
                 ready.append(entry)
+        if partitions is not None:
+            ready = needed(ready, partitions)
         if not ready:
             return
         with self.tracing.span(WAL_APPLY, {"memoryd.wal.entries": len(ready)}):
@@ -401,7 +387,7 @@ class Durability:
                 try:
                     await self._apply_op(op)
                 except Exception as exc:
-                    if not _is_poison(exc):
+                    if not is_poison(exc):
                         raise
                     # Bad input the store will never take: find whose, one at a time.
                     await self._isolate([(i, flat[i], owner[i]) for i in indices], exc)
@@ -433,7 +419,7 @@ class Durability:
             try:
                 await self._apply_op(op)
             except Exception as exc:
-                if not _is_poison(exc):
+                if not is_poison(exc):
                     raise
                 entry.error = exc
                 if entry.answered:
@@ -586,14 +572,3 @@ class Durability:
         state = self.states.get(STORE)
         if state is not None and not state.ok:
             report(STORE, state.reason)
-
-
-def _touches(entry: Entry, partition: Partition | None) -> bool:
-    return partition is None or any(op.partition == partition for op in entry.ops)
-
-
-def _is_poison(exc: Exception) -> bool:
-    """Bad input (never succeeds on retry), as opposed to the store failing."""
-    if isinstance(exc, Unavailable):
-        return False
-    return isinstance(exc, MemorydError | ValueError | TypeError)
