@@ -50,11 +50,13 @@ class Quotas:
         try:
             result = await write()
         finally:
-            left = self._in_flight[partition] - adding
-            if left:
+            # Another write of the partition may have ended meanwhile and, with
+            # nothing left in flight, dropped the entry (writes that add 0 overlap).
+            left = self._in_flight.get(partition, 0) - adding
+            if left > 0:
                 self._in_flight[partition] = left
             else:
-                del self._in_flight[partition]
+                self._in_flight.pop(partition, None)
         cached = self._counts.get(partition)
         if cached is not None:
             cached.value += adding
