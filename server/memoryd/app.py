@@ -13,6 +13,8 @@ import contextlib
 import gc
 import os
 import signal
+import sys
+import threading
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
@@ -476,9 +478,36 @@ async def serve(settings: Settings, *, ready_file: Path | None = None) -> None:
             tmp.replace(ready_file)  # atomic: readers never see a partial address
         await stop.wait()
         log.info("shutting down", grace_s=settings.shutdown_grace_s)
+        _exit_when_overdue(settings.shutdown_grace_s + SHUTDOWN_SLACK_S)
     finally:
         with contextlib.suppress(Exception):
             await app.stop()
+
+
+#: Seconds past the grace period after which a shutdown stops waiting for anything:
+#: the in-flight calls had the grace period; the closes after it are bounded
+#: (durability.close, the access statistics, LanceDB's index refresh) and this is the
+#: backstop for the rest (a worker thread asyncio would wait for at exit).
+SHUTDOWN_SLACK_S = 1.5
+
+
+def _exit_when_overdue(after_s: float) -> None:
+    """Exit the process ``after_s`` from now if it is still running. Safe like a kill
+    -9: every acknowledged write is in the fsynced write-ahead log, and the next start
+    replays what was not applied."""
+
+    def overdue() -> None:
+        log.warning(
+            "shutdown overran the grace period; exiting now (logged writes not yet "
+            "applied are replayed at the next start)",
+            after_s=after_s,
+        )
+        sys.stderr.flush()
+        os._exit(0)
+
+    timer = threading.Timer(after_s, overdue)
+    timer.daemon = True  # never keeps a finished process alive
+    timer.start()
 
 
 def _warn_if_exposed(s: Settings, address: str, *, tls: bool) -> None:

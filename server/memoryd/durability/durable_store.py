@@ -66,6 +66,8 @@ log = structlog.get_logger(__name__)
 
 STORE = "store"
 WAL = "wal"
+#: Seconds a shutdown spends applying pending writes (the rest is replayed later).
+FINAL_APPLY_S = 0.8
 #: Operations that may be applied behind the acknowledgement (see the module doc).
 _MEMORY_OPS = frozenset({"upsert", "delete"})
 
@@ -130,6 +132,8 @@ class Durability:
         self._store_closed = False
         #: Why the stores did not open at start (for the degraded reason).
         self.open_error = ""
+        #: How long close applies pending writes before leaving them to the log.
+        self.final_apply_s = FINAL_APPLY_S
         #: Set on close: the background apply stops waiting for company.
         self._hurry = asyncio.Event()
         self.pending: dict[int, Entry] = {}
@@ -212,17 +216,28 @@ class Durability:
             self._unusable(exc)
 
     async def close(self) -> None:
+        """Stop taking writes, apply what is pending for at most ``final_apply_s``,
+        checkpoint. What is not applied by then is left to the next start's replay:
+        a shutdown is bounded (the log has every acknowledged write)."""
         self._closed = True
         self._hurry.set()
         await self.wal.close()
-        if self._behind is not None:
-            await asyncio.wait([self._behind])  # a store commit is not cut short
         for task in (self._retry, self._probe):
             await cancel_and_wait(task)
-        # One last attempt to apply, then a final checkpoint.
-        with contextlib.suppress(Exception):
-            async with self._apply_lock:
-                await self._apply_ready()
+        try:
+            async with asyncio.timeout(self.final_apply_s):
+                if self._behind is not None:
+                    await asyncio.wait([self._behind])
+                async with self._apply_lock:
+                    await self._apply_ready()
+        except TimeoutError:
+            log.warning(
+                "shutdown: logged writes left for the next start to replay",
+                entries=len(self.pending),
+            )
+        except Exception as exc:  # the store failing: the log keeps them
+            log.warning("shutdown: logged writes not applied", error=repr(exc))
+        await cancel_and_wait(self._behind)  # cut short: its entries stay pending
         await cancel_and_wait(self._checkpointer)
         with contextlib.suppress(OSError):
             await asyncio.to_thread(self._make_durable, self._applied_through())

@@ -21,6 +21,9 @@ from memoryd.storage.base import Store
 
 log = structlog.get_logger(__name__)
 
+#: Seconds the flush at shutdown may take.
+FINAL_FLUSH_S = 0.3
+
 
 class AccessStatsBuffer:
     def __init__(self, store: Store, *, interval_s: float, max_pending: int) -> None:
@@ -57,10 +60,17 @@ class AccessStatsBuffer:
             except Exception:
                 log.warning("access statistics flush failed", exc_info=True, dropped=len(updates))
 
-    async def close(self) -> None:
+    async def close(self, budget_s: float = FINAL_FLUSH_S) -> None:
+        """Stop; the last flush gets ``budget_s`` (statistics are best effort, and a
+        flush rewrites whole rows: under load it took seconds of a shutdown)."""
         await cancel_and_wait(self._task)
         self._task = None
-        await self.flush()
+        left = self._count
+        try:
+            async with asyncio.timeout(budget_s):
+                await self.flush()
+        except TimeoutError:
+            log.warning("access statistics not all flushed at shutdown", pending=left)
 
     async def _run(self) -> None:
         while True:
