@@ -19,6 +19,10 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
               single-item latency (bench/writes.py); BuildSnapshot at 10k
   tracing     Recall and Remember p50 with tracing off and on (OTLP/gRPC to a receiver in
               the bench), alternated round by round (bench/footprint.py)
+  mixed       32 Go clients on 8 agents: reads only, writes only, then mixed Remember /
+              RememberBatch / SetMemory / hybrid Recall (20/5/15/60 %): RPS and
+              p50/p95/p99 per method; replay rate after a SIGKILL with 10k pending
+              entries; SIGTERM-to-exit with a 1,000-item batch in flight (bench/mixed.py)
   mem0        mem0 (infer=False, same embedder, its default local store) add and search
   quality     bench/quality.py: today's defaults (baseline commit) against the new
               ones on all of REALTALK (dev and held-out chats) and 4 MemDaily files;
@@ -72,6 +76,7 @@ from common import (
     timed,
 )
 from footprint import footprint, tracing_overhead
+from mixed import mixed
 from report import render
 from writes import embedder_write_texts, writes
 
@@ -85,7 +90,8 @@ RESULTS = BENCH / "results"
 #: The Go load generator (bench/loadgen), built by `make bench`.
 LOADGEN = BENCH / ".bin" / "loadgen"
 SECTIONS = (
-    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mem0", "quality",
+    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mixed", "mem0",
+    "quality",
 )  # fmt: skip
 
 FULL = {
@@ -94,6 +100,7 @@ FULL = {
     "writes": 20_000, "embed_writes": 2_000, "mem0": 1_000, "cold_starts": 3,
     "ingest_budget_s": 420, "qdrant_local_max": 10_000, "remember_calls": 200,
     "trace_memories": 10_000, "trace_rounds": 12, "trace_calls": 100,
+    "mixed_memories": 1_000, "mixed_s": 60.0, "replay_entries": 10_000, "replay_write_s": 7.0,
 }  # fmt: skip
 QUICK = {
     "tiers": [("10k", 10_000, 1), ("20k/10 agents", 20_000, 10)],
@@ -101,6 +108,7 @@ QUICK = {
     "writes": 3_000, "embed_writes": 300, "mem0": 100, "cold_starts": 1,
     "ingest_budget_s": 30, "qdrant_local_max": 0, "remember_calls": 40,
     "trace_memories": 2_000, "trace_rounds": 6, "trace_calls": 60,
+    "mixed_memories": 50, "mixed_s": 5.0, "replay_entries": 2_000, "replay_write_s": 2.0,
 }  # fmt: skip
 #: Concurrent RememberBatch calls while loading a tier of several agents.
 INGEST_WRITERS = 4
@@ -426,7 +434,7 @@ def main() -> None:
         result["model"] = model
         source = (
             VectorSource.from_model(400 if args.quick else 2000)
-            if {"recall", "sweep", "writes", "tracing"} & set(chosen)
+            if {"recall", "sweep", "writes", "tracing", "mixed"} & set(chosen)
             else None
         )
         if "recall" in chosen and source is not None:
@@ -441,6 +449,8 @@ def main() -> None:
             result["writes"] = writes(tmp, cfg, source, daemon_env())
         if "tracing" in chosen and source is not None:
             result["tracing"] = tracing_overhead(tmp, cfg, source)
+        if "mixed" in chosen and source is not None:
+            result["mixed"] = mixed(tmp, cfg, daemon_env(), LOADGEN, source)
         if "mem0" in chosen:
             rng = random.Random(21)
             texts = [sentence(rng, i) for i in range(cfg["mem0"])]
