@@ -34,7 +34,9 @@ from memoryd.domain.models import (
 from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.ops import Op
+from memoryd.durability.text_overlay import overlaid_hits
 from memoryd.storage.base import Store, at_least
+from memoryd.storage.hot_text import query_terms
 from memoryd.storage.memory import matches
 from memoryd.storage.records import RecordStore
 from memoryd.text.normalize import content_hash
@@ -250,30 +252,28 @@ class DurableStore:
     async def text_search(
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int
     ) -> builtins.list[TextHit]:
+        """The store's hits with the log's pending writes laid over them: a memory
+        rewritten or deleted since is re-scored or dropped, a new one scored with the
+        store's term weights (text_overlay.py). No waiting for the apply."""
         self.core.report_if_degraded()
-        await self.core.caught_up(partition)  # term statistics cannot be overlaid
+        overlay = self._overlay(partition)
         try:
-            hits = await self.inner.text_search(partition, query, flt, limit)
+            hits = await self.inner.text_search(partition, query, flt, limit + len(overlay))
         except Exception as exc:
             self.core.note_read_failure(exc)
-            return []
-        overlay = self._overlay(partition)
+            hits = []
         if not overlay:
-            return hits
-        # A hit rewritten since the store answered keeps its place with the pending
-        # version (a concurrent update must not make a memory vanish); a deleted one,
-        # or one the filter no longer lets through, goes.
-        out = []
-        for hit in hits:
-            if hit.memory.id not in overlay:
-                out.append(hit)
-                continue
-            pending = overlay[hit.memory.id]
-            if pending is not None and matches(pending, flt):
-                out.append(
-                    TextHit(_without_vector(pending, hit.memory.vector is not None), hit.score)
-                )
-        return out
+            return hits[:limit]
+        pending = [
+            _without_vector(m, False) for m in overlay.values() if m is not None and matches(m, flt)
+        ]
+        try:
+            stored = await self.inner.count(partition, flt)
+        except Exception:  # only a weight's estimate depends on it
+            stored = len(hits)
+        found = overlaid_hits(query_terms(query), hits, set(overlay), pending, stored)
+        found.sort(key=lambda h: (-h.score, h.memory.id))
+        return found[:limit]
 
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
