@@ -196,14 +196,20 @@ async def test_a_batch_larger_than_the_bound_is_applied_before_its_answer(tmp_pa
     await core.close()
 
 
-async def test_record_writes_are_always_applied_first(tmp_path: Path) -> None:
-    held, core, _ = await _held(tmp_path)
+async def test_record_writes_are_applied_behind_and_read_through_the_log(
+    tmp_path: Path,
+) -> None:
+    # Keys, working memory, profiles and sessions like memories: answered at the
+    # fsync (a SetMemory held its agent's key lock through two commits before).
+    _, core, _ = await _held(tmp_path, delay_s=60)  # no background pass here
     records = DurableRecordStore(core)
     record = Record(kind=RecordKind.KEY, key="k", doc={}, version=1, updated_at=utcnow())
     await records.put_records(P, [record])
-    assert not core.pending
+    assert await core.records.get_records(P, RecordKind.KEY, ["k"]) == []  # not applied
+    assert [r.key for r in await records.get_records(P, RecordKind.KEY, ["k"])] == ["k"]
+    assert [r.key for r in await records.list_records(P, RecordKind.KEY)] == ["k"]
+    assert await records.count_records(P, RecordKind.KEY) == 1  # applied first
     assert [r.key for r in await core.records.get_records(P, RecordKind.KEY, ["k"])] == ["k"]
-    assert held.applied == 0
     await core.close()
 
 
@@ -534,7 +540,8 @@ async def test_a_read_applies_its_own_partition_only(tmp_path: Path) -> None:
 
 
 async def test_a_key_write_is_not_queued_behind_other_agents_writes(tmp_path: Path) -> None:
-    held, core, store = await _held(tmp_path, delay_s=60)
+    # Past the bound a write is applied before its answer: its own partition only.
+    held, core, store = await _held(tmp_path, behind=4, delay_s=60)
     for i in range(4):
         await store.upsert(OTHER, [_memory(10 + i, partition=OTHER)])
     records = DurableRecordStore(core)

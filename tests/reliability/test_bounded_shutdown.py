@@ -16,7 +16,7 @@ from typing import Any
 
 from memoryd.domain.models import Memory, Partition, utcnow
 from memoryd.durability.facades import DurableStore
-from memoryd.service.access_stats import AccessStatsBuffer
+from memoryd.service.access_stats import SMALL_FLUSH, AccessStatsBuffer
 from memoryd.storage.lancedb.indexing import IndexRefresher
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
@@ -74,7 +74,7 @@ async def test_the_last_access_statistics_flush_is_bounded() -> None:
     store = HangingStore()
     buffer = AccessStatsBuffer(store, interval_s=3600, max_pending=10_000)  # type: ignore[arg-type]
     buffer.start()
-    buffer.record(P, ["m1", "m2"], utcnow())
+    buffer.record(P, [f"m{i}" for i in range(SMALL_FLUSH + 1)], utcnow())  # a big flush
     async with asyncio.timeout(30):
         await buffer.close(budget_s=0.1)
 

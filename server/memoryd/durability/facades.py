@@ -385,12 +385,14 @@ class DurableRecordStore:
         return sorted(merged.values(), key=lambda r: r.key.encode())[:limit]
 
     async def count_records(self, partition: Partition, kind: RecordKind) -> int:
+        await self.core.caught_up(partition)  # a count cannot be overlaid
         try:
             return await self.inner.count_records(partition, kind)
         except Exception as exc:
             raise self.core.read_error(exc) from exc
 
     async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
+        await self.core.caught_up()
         try:
             return await self.inner.list_partitions(tenant_id)
         except Exception as exc:

@@ -21,8 +21,9 @@ from memoryd.storage.base import Store
 
 log = structlog.get_logger(__name__)
 
-#: Seconds the flush at shutdown may take.
+#: Seconds the flush at shutdown may take, unless it is at most SMALL_FLUSH memories.
 FINAL_FLUSH_S = 0.3
+SMALL_FLUSH = 256
 
 
 class AccessStatsBuffer:
@@ -61,13 +62,14 @@ class AccessStatsBuffer:
                 log.warning("access statistics flush failed", exc_info=True, dropped=len(updates))
 
     async def close(self, budget_s: float = FINAL_FLUSH_S) -> None:
-        """Stop; the last flush gets ``budget_s`` (statistics are best effort, and a
-        flush rewrites whole rows: under load it took seconds of a shutdown)."""
+        """Stop with a last flush: a small one (one commit's worth) in full, a larger
+        one for ``budget_s`` at most (statistics are best effort, and a flush rewrites
+        whole rows: under load it took seconds of a shutdown)."""
         await cancel_and_wait(self._task)
         self._task = None
         left = self._count
         try:
-            async with asyncio.timeout(budget_s):
+            async with asyncio.timeout(None if left <= SMALL_FLUSH else budget_s):
                 await self.flush()
         except TimeoutError:
             log.warning("access statistics not all flushed at shutdown", pending=left)
