@@ -135,8 +135,11 @@ class DurableStore:
     async def record_access(
         self, partition: Partition, updates: Mapping[str, AccessUpdate]
     ) -> None:
-        # Best effort by contract: not logged, dropped while the store is down.
+        # Best effort by contract: not logged, dropped while the store is down. The
+        # store updates the rows it holds only: a recalled memory still waiting in
+        # the log is applied first (a background flush, nobody waits for it).
         try:
+            await self.core.caught_up(partition)
             await self.inner.record_access(partition, updates)
         except Exception as exc:
             self.core.note_read_failure(exc)
