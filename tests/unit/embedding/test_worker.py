@@ -36,14 +36,17 @@ async def test_urgent_jobs_go_first_without_starving_the_others() -> None:
     gate.set()
     assert await asyncio.gather(blocker, *calls)
     queries = [f"query{i}" for i in range(URGENT_STREAK + 2)]
-    assert order == [
-        "blocker",
-        *queries[:URGENT_STREAK],
-        "doc0",  # a streak of urgent jobs lets one waiting document through
-        *queries[URGENT_STREAK:],
-        "doc1",
-        "doc2",
-    ]
+    assert (
+        order
+        == [
+            "blocker",
+            *queries[:URGENT_STREAK],
+            "doc0",  # a streak of urgent jobs lets one waiting document through
+            *queries[URGENT_STREAK:],
+            "doc1",
+            "doc2",
+        ]
+    )
     await worker.close()
 
 
