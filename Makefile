@@ -118,11 +118,12 @@ lint-fast: $(STAMP) $(BUF_STAMP)
 	$(BIN)/ruff format --check server tests clients/python bench
 
 .PHONY: lint
-lint: lint-fast ## buf lint + buf breaking against main, ruff, mypy
+lint: lint-fast ## buf lint + buf breaking against main, ruff, mypy, the layers' import contracts
 	@if git rev-parse -q --verify main >/dev/null && git cat-file -e main:proto/buf.yaml 2>/dev/null; then \
 	  $(BUF) breaking proto --against '.git#branch=main,subdir=proto'; \
 	else echo "buf breaking: main has no proto/ yet, nothing to compare"; fi
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # The Go load generator for the concurrency sweep (uses the generated Go client).
 LOADGEN := bench/.bin/loadgen

@@ -3,8 +3,9 @@
 Each kind serves a Recall handler that returns a prebuilt 10-result response and does
 no memoryd work, so what is measured is the framework's own cost per call; the same Go
 load generator (bench/loadgen) drives each at 1 and 32 clients. A last kind is grpc.aio
-with memoryd's call interceptor (request id, authentication, roles, access log,
-metrics), which every memoryd call passes through.
+with memoryd's call path (api/rpc.py's handler and the operation layer's door: request
+id, authentication, role, scope, access log, metrics), which every memoryd call
+passes through; its operation returns at once.
 
     python bench/grpc_servers.py [seconds]     # prints one JSON row per run
 """
@@ -27,20 +28,22 @@ import grpc
 import numpy as np
 from prometheus_client import CollectorRegistry
 
-from memoryd.api.auth import SidecarAuthenticator
-from memoryd.api.interceptors import CallInterceptor
+from memoryd.api.rpc import Rpcs
 from memoryd.config import LoggingSettings, SidecarSettings
+from memoryd.domain.principal import CallScope, Role
 from memoryd.observability.logging import AccessLog, configure_logging
 from memoryd.observability.metrics import Metrics
+from memoryd.operations import Call, Door, Operation, Services
+from memoryd.operations.auth import SidecarAuthenticator
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
-#: (name, sync thread-pool workers or None for grpc.aio, with memoryd's interceptor)
+#: (name, sync thread-pool workers or None for grpc.aio, with memoryd's call path)
 KINDS: tuple[tuple[str, int | None, bool], ...] = (
     ("grpc.aio", None, False),
     ("sync, 4 threads", 4, False),
     ("sync, 16 threads", 16, False),
-    ("grpc.aio + memoryd interceptor", None, True),
+    ("grpc.aio + memoryd call path", None, True),
 )
 CLIENTS = (1, 32)
 
@@ -76,18 +79,39 @@ class _SyncServicer(mgrpc.MemoryServiceServicer):
         return self.response
 
 
-def _interceptors(with_memoryd: bool) -> list[grpc.aio.ServerInterceptor]:
-    if not with_memoryd:
-        return []
+async def _nothing(services: Services, scope: CallScope, value: object) -> None:
+    return None
+
+
+#: Recall's role and name, doing no work: what is measured is the call path itself.
+_RECALL: Operation[object, None] = Operation(
+    name="MemoryService.Recall", role=Role.READ, run=_nothing
+)
+
+
+def _memoryd_path(server: grpc.aio.Server) -> None:
+    """Recall served the way the daemon serves every RPC (api/rpc.py -> the door)."""
     logging = LoggingSettings(format="json")
     configure_logging(logging)
-    return [
-        CallInterceptor(
-            SidecarAuthenticator(SidecarSettings()),
-            metrics=Metrics(CollectorRegistry()),
-            access_log=AccessLog(logging),
-        )
-    ]
+    door = Door(
+        Services(memories=None),  # type: ignore[arg-type]  # the stub operation uses none
+        SidecarAuthenticator(SidecarSettings()),
+        metrics=Metrics(CollectorRegistry()),
+        access_log=AccessLog(logging),
+    )
+    response = recall_response()
+
+    async def recall(request: mpb.RecallRequest, call: Call) -> mpb.RecallResponse:
+        await door.run(_RECALL, call, request.agent_id, lambda: request)
+        return response
+
+    service = mpb.DESCRIPTOR.services_by_name["MemoryService"]
+    handler = Rpcs(door).handler(service, service.methods_by_name["Recall"], recall, _RECALL)
+    handlers = {"Recall": handler}
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(service.full_name, handlers),)
+    )
+    server.add_registered_method_handlers(service.full_name, handlers)
 
 
 def _serve(workers: int | None, with_memoryd: bool, log_path: str, ports: Any) -> None:
@@ -102,8 +126,11 @@ def _serve(workers: int | None, with_memoryd: bool, log_path: str, ports: Any) -
         return
 
     async def main() -> None:
-        aio = grpc.aio.server(interceptors=_interceptors(with_memoryd))
-        mgrpc.add_MemoryServiceServicer_to_server(_AioServicer(), aio)  # type: ignore[no-untyped-call]
+        aio = grpc.aio.server()
+        if with_memoryd:
+            _memoryd_path(aio)
+        else:
+            mgrpc.add_MemoryServiceServicer_to_server(_AioServicer(), aio)  # type: ignore[no-untyped-call]
         ports.put(aio.add_insecure_port("127.0.0.1:0"))
         await aio.start()
         await aio.wait_for_termination()

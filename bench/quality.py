@@ -2,11 +2,14 @@
 defaults (the baseline) against the new ones, side by side in one run.
 
 The protocol of bench/data/README.md: one namespace per chat (REALTALK) or trajectory
-(MemDaily), every turn one memory ("<speaker>: <text>", created_at from its date, its
-turn id in metadata), all in one agent of one real daemon (LanceDB on disk) reached
-over real gRPC; each question recalls the top 50 of its namespace with the server's
-default scoring. Reported per split and category: recall_all@k (every gold turn in
-the top k), recall_any@k (a gold turn in the top k) and MRR, with recall latency.
+(MemDaily), every turn one memory ("<speaker>: <text>", created_at and occurred_at
+from its date, its turn id in metadata), all in one agent of one real daemon (LanceDB
+on disk) reached over real gRPC; each question recalls the top 50 of its namespace
+with the server's default scoring, asked at its time (RecallRequest.now: MemDaily's
+question time, REALTALK's last turn). Reported per split and category (and for the
+questions that name a time, memoryd.text.when): recall_all@k (every gold turn in the
+top k), recall_any@k (a gold turn in the top k) and MRR, with recall latency; then the
+baseline's and the new daemon's latency with both running, questions interleaved.
 
 Variants (each a daemon: its code and its settings):
 - baseline: the code of BASELINE_COMMIT (today's defaults before issue 24), extracted
@@ -41,7 +44,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,6 +64,7 @@ from quality_data import (
     split,
 )
 
+from memoryd.text.when import asked_part, time_spans
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
@@ -69,8 +73,12 @@ RESULTS = REPO / "bench" / "results"
 #: main before issue 24: the baseline's code.
 BASELINE_COMMIT = "2f50275"
 KS = (1, 5, 10, 25, 50)
+#: The category of the questions that name a time (memoryd.text.when), any category.
+NAMES_A_TIME = "names a time"
 TOP = max(KS)
 AGENT = "quality"
+#: Questions timed in the interleaved latency comparison (the first of the corpus).
+LATENCY_QUESTIONS = 700
 BATCH = 500
 
 
@@ -87,9 +95,19 @@ BASELINE = Variant("baseline", baseline=True)
 NEW = Variant("new")
 #: One lever changed against the new defaults each (named by what they change).
 AB_VARIANTS = (
+    Variant("new, time-aware off", env={"MEMORYD_RECALL__TEMPORAL_WEIGHT": "0"}),
+    Variant("new, cosine spread floor 0.2", env={"MEMORYD_RECALL__CONVEX_MIN_SPREAD": "0.2"}),
+    Variant("new, cosine spread floor 0.3", env={"MEMORYD_RECALL__CONVEX_MIN_SPREAD": "0.3"}),
+    Variant("new, text feedback 5 terms", env={"MEMORYD_RECALL__FEEDBACK_TERMS": "5"}),
     Variant("new, rrf fusion (as before)", env={"MEMORYD_RECALL__FUSION": "rrf"}),
     Variant("new, context expansion on", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "1"}),
     Variant("new, vector weight 0.7", env={"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "0.7"}),
+    # The protocol turns write-time curation off (every turn one live memory); this is
+    # the daemon exactly as configured out of the box.
+    Variant(
+        "new, write-time curation on (dedup, contradictions: the defaults)",
+        env={"MEMORYD_DEDUP__ENABLED": "true", "MEMORYD_CONTRADICTIONS__MODE": "auto"},
+    ),
 )
 
 
@@ -120,6 +138,10 @@ def daemon(
     settings = {
         "MEMORYD_LOGGING__LEVEL": "warning",
         "MEMORYD_DEDUP__ENABLED": "false",
+        # Every turn stays one live memory: contradiction handling would archive an
+        # earlier turn that a later one contradicts ("I love pasta" / "I don't"),
+        # and recall does not return archived memories (the baseline has none).
+        "MEMORYD_CONTRADICTIONS__MODE": "off",
         "MEMORYD_EMBEDDING__CACHE_SIZE": "0",
         "MEMORYD_METRICS__LISTEN": "127.0.0.1:0",
         # A slow batch must not fall back to the hashing embedder: that measures the
@@ -169,6 +191,9 @@ def ingest(stub: mgrpc.MemoryServiceStub, corpus: Corpus, vectors: Vectors | Non
                 content=t.text,
                 namespace=t.namespace,
                 created_at=_timestamp(t.created_at),
+                # The turn's time is also when what it tells happened, as far as the
+                # data says (the baseline's server ignores the field).
+                occurred_at=_timestamp(t.created_at),
                 metadata=meta,
             )
             if vectors is not None:
@@ -204,7 +229,13 @@ def evaluate(
     ranked: list[list[str]] = []
     latencies: list[float] = []
     for i, q in enumerate(questions):
-        request = mpb.RecallRequest(agent_id=AGENT, query=q.text, namespace=q.namespace, limit=TOP)
+        request = mpb.RecallRequest(
+            agent_id=AGENT,
+            query=q.text,
+            namespace=q.namespace,
+            limit=TOP,
+            now=_timestamp(q.asked_at),
+        )
         if vectors is not None:
             request.query_embedding.extend(vectors[i].tolist())
         started = time.perf_counter()
@@ -216,11 +247,17 @@ def evaluate(
 
 
 def scores(questions: list[Question], ranked: list[list[str]]) -> dict[str, dict[str, float]]:
-    """Per category and overall."""
+    """Per category, for the questions that name a time (of any category: what
+    time-aware recall can change), and overall."""
     by_category: dict[str, list[tuple[list[str], frozenset[str]]]] = defaultdict(list)
+    timed = []
     for q, r in zip(questions, ranked, strict=True):
         by_category[q.category].append((r, q.gold))
+        if time_spans(asked_part(q.text), q.asked_at):
+            timed.append((r, q.gold))
     out = {name: _scores(items) for name, items in sorted(by_category.items())}
+    if timed:
+        out[NAMES_A_TIME] = _scores(timed)
     out["overall"] = _scores([item for items in by_category.values() for item in items])
     return out
 
@@ -270,6 +307,8 @@ def measure(
     }
     with baseline_code() as old_code:
         for code_name in ("baseline", "new"):
+            if not any(v.baseline == (code_name == "baseline") for v in variants):
+                continue
             code = old_code if code_name == "baseline" else None
             data_dir = tmp / f"{corpus.name}-{embedder}-{code_name}" / "data"
             with daemon(data_dir, embedder, {}, code) as stub:
@@ -293,12 +332,85 @@ def measure(
                             }
                             for name, qs in splits.items()
                         }
+        if end_to_end and BASELINE in variants and NEW in variants:
+            print(f"  {corpus.name} {embedder} latency, baseline and new interleaved", flush=True)
+            pair = {
+                "baseline": (tmp / f"{corpus.name}-{embedder}-baseline" / "data", old_code),
+                "new": (tmp / f"{corpus.name}-{embedder}-new" / "data", None),
+            }
+            report["latency_interleaved"] = interleaved_latency(
+                pair, embedder, corpus, query_vectors
+            )
     return report
+
+
+def interleaved_latency(
+    pair: dict[str, tuple[Path, Path | None]],
+    embedder: str,
+    corpus: Corpus,
+    query_vectors: Vectors,
+) -> dict[str, Any]:
+    """Recall latency of the baseline's and the new daemon, both running, each question
+    sent to one and then the other (the order alternating), with the vector supplied
+    and end to end: on a shared machine whose load drifts, the two see the same load,
+    which separate runs minutes apart do not."""
+    questions = corpus.questions[:LATENCY_QUESTIONS]
+    seconds: dict[str, list[float]] = defaultdict(list)
+    with ExitStack() as stack:
+        stubs = {
+            name: stack.enter_context(daemon(data_dir, embedder, {}, code))
+            for name, (data_dir, code) in pair.items()
+        }
+        for stub in stubs.values():
+            warm_up(stub, corpus)
+        names = list(stubs)
+        for i, q in enumerate(questions):
+            for how in ("vectors supplied", "end to end"):
+                for name in names if i % 2 == 0 else names[::-1]:
+                    request = mpb.RecallRequest(
+                        agent_id=AGENT, query=q.text, namespace=q.namespace, limit=TOP
+                    )
+                    if how == "vectors supplied":
+                        request.query_embedding.extend(query_vectors[i].tolist())
+                    started = time.perf_counter()
+                    stubs[name].Recall(request, timeout=60)
+                    seconds[f"{name} ({how})"].append(time.perf_counter() - started)
+    out: dict[str, Any] = {"questions": len(questions)}
+    out.update({run: latency(values) for run, values in seconds.items()})
+    for how in ("vectors supplied", "end to end"):
+        new, old = out[f"new ({how})"]["p50"], out[f"baseline ({how})"]["p50"]
+        out[f"p50 new / baseline ({how})"] = round(new / old, 2) if old else None
+    return out
 
 
 # ---------------------------------------------------------------- reporting
 
 COLUMNS = ("recall_all@10", "recall_any@10", "recall_all@5", "recall_all@25", "mrr")
+
+
+def _latency_lines(report: dict[str, Any]) -> list[str]:
+    timing = report.get("latency_interleaved")
+    if not timing:
+        return []
+    lines = [
+        "",
+        f"Recall latency, baseline and new interleaved ({timing['questions']} questions):",
+        "",
+        "| daemon | how | p50 ms | p95 ms | p99 ms |",
+        "|---|---|---|---|---|",
+    ]
+    for run, values in timing.items():
+        if isinstance(values, dict):
+            name, _, how = run.partition(" (")
+            lines.append(
+                f"| {name} | {how.rstrip(')')} | {values['p50']} | {values['p95']} | "
+                f"{values['p99']} |"
+            )
+    lines += [
+        f"| p50 new / baseline | {how} | {timing[f'p50 new / baseline ({how})']} | | |"
+        for how in ("vectors supplied", "end to end")
+    ]
+    return lines
 
 
 def markdown(name: str, report: dict[str, Any]) -> str:
@@ -319,7 +431,7 @@ def markdown(name: str, report: dict[str, Any]) -> str:
                     f"| {run} | {split_name} | {category} | {int(s['questions'])} | {cells} "
                     f"| {timing} |"
                 )
-    return "\n".join(lines)
+    return "\n".join(lines + _latency_lines(report))
 
 
 def main() -> None:
@@ -330,6 +442,15 @@ def main() -> None:
     parser.add_argument("--skip-memdaily", action="store_true")
     parser.add_argument("--skip-realtalk", action="store_true")
     parser.add_argument("--skip-ab", action="store_true", help="baseline and new only")
+    parser.add_argument(
+        "--variants",
+        type=lambda v: [x for x in v.split(",") if x],
+        default=None,
+        help="only the variants whose names contain one of these (comma-separated)",
+    )
+    parser.add_argument(
+        "--no-end-to-end", action="store_true", help="vectors supplied only (no latency runs)"
+    )
     parser.add_argument("--json-out", type=Path)
     parser.add_argument(
         "--memdaily-files", type=int, default=None, help="a spread of this many MemDaily files"
@@ -360,6 +481,13 @@ def main() -> None:
         out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
 
     variants = [BASELINE, NEW, *(() if args.skip_ab else AB_VARIANTS)]
+    if args.variants:  # each part: a variant's exact name, else part of names
+        names = {v.name for v in variants}
+        variants = [
+            v
+            for v in variants
+            if any(p == v.name or (p not in names and p in v.name) for p in args.variants)
+        ]
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_realtalk:
             # --quick: the first two chats (dev) and one held-out chat.
@@ -368,7 +496,12 @@ def main() -> None:
                 keep = {"Chat_10_Fahim_Muhhamed", "Chat_1_Emi_Elise", "Chat_3_Kevin_Paola"}
                 realtalk = _subset(realtalk, keep)
             result = measure(
-                realtalk, args.realtalk_embedder, Path(tmp), variants, held_out=HELD_OUT
+                realtalk,
+                args.realtalk_embedder,
+                Path(tmp),
+                variants,
+                held_out=HELD_OUT,
+                end_to_end=not args.no_end_to_end,
             )
             report["realtalk"] = result
             save()
@@ -376,7 +509,11 @@ def main() -> None:
         if not args.skip_memdaily:
             memdaily = load_memdaily(4 if args.quick else args.memdaily_files)
             for embedder in args.memdaily_embedders:
-                result = measure(memdaily, embedder, Path(tmp), [BASELINE, NEW])
+                # The A/B levers on MemDaily only when asked for by name (--variants).
+                chosen = variants if args.variants else [BASELINE, NEW]
+                result = measure(
+                    memdaily, embedder, Path(tmp), chosen, end_to_end=not args.no_end_to_end
+                )
                 report[f"memdaily_{embedder}"] = result
                 save()
                 sections.append(markdown("MemDaily", result))

@@ -50,6 +50,9 @@ class Question:
     text: str
     gold: frozenset[str]
     category: str
+    #: When the question is asked (RecallRequest.now): MemDaily's question time,
+    #: REALTALK's last turn of the chat.
+    asked_at: datetime
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ def load_realtalk(max_chats: int | None = None) -> Corpus:
         chat = json.loads(gzip.decompress(path.read_bytes()))
         namespace = path.name.removesuffix(".json.gz")
         known: set[str] = set()
+        last = datetime.min.replace(tzinfo=UTC)
         for key, session in chat.items():
             if not re.fullmatch(r"session_\d+", key):
                 continue
@@ -80,6 +84,7 @@ def load_realtalk(max_chats: int | None = None) -> Corpus:
                 text = f"{t['speaker']}: {t['clean_text']}"
                 turns.append(Turn(namespace, t["dia_id"], text, _realtalk_time(when)))
                 known.add(t["dia_id"])
+                last = max(last, _realtalk_time(when))
         for qa in chat["qa"]:
             # Some evidence strings are malformed ("D8:6; D9:17", unknown ids).
             gold = {
@@ -90,7 +95,9 @@ def load_realtalk(max_chats: int | None = None) -> Corpus:
             }
             if gold:
                 category = REALTALK_CATEGORIES.get(qa["category"], str(qa["category"]))
-                questions.append(Question(namespace, qa["question"], frozenset(gold), category))
+                questions.append(
+                    Question(namespace, qa["question"], frozenset(gold), category, last)
+                )
     return Corpus("REALTALK", turns, questions)
 
 
@@ -118,7 +125,8 @@ def load_memdaily(max_files: int | None = None) -> Corpus:
             for q in trajectory["question_list"]:
                 gold = frozenset(str(mid) for mid in q["target_step_id"])
                 if gold:
-                    questions.append(Question(namespace, q["question"], gold, category))
+                    asked = _memdaily_time(q["time"])
+                    questions.append(Question(namespace, q["question"], gold, category, asked))
     return Corpus("MemDaily", turns, questions)
 
 
@@ -156,7 +164,9 @@ def embeddings(corpus: Corpus, embedder: str, log: bool = True) -> tuple[Vectors
 
 
 async def _embed(kind: str, docs: list[str], queries: list[str]) -> tuple[Vectors, Vectors]:
-    settings = EmbeddingSettings(cache_size=0, local_threads=2, multilingual_threads=2)
+    # One OpenMP thread for the multilingual model: a team of two stalls on a busy
+    # machine (README, Multilingual memory), and this box is shared.
+    settings = EmbeddingSettings(cache_size=0, local_threads=2, multilingual_threads=1)
     embedder = build_embedder(kind, settings)  # type: ignore[arg-type]
     try:
         out = []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import keyed_latency
+
 
 def _get(d: Any, *path: str) -> Any:
     for key in path:
@@ -106,6 +108,16 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
                 + (f"; ingest-limited: {t['ingest_limited']}" if t.get("ingest_limited") else ""),
                 None if p99 is None or t.get("memories") != 1_000_000 else p99 <= 15,
             )
+    k100 = _get(r, "keyed", "100k")
+    if k100:
+        p50 = _get(k100, "default_read_ms", "p50")
+        row(
+            "DefaultRead at 100k keys",
+            f"p50 ≤ {keyed_latency.TARGET_P50_MS:g} ms",
+            f"p50 {_fmt(p50, ' ms')}, p99 {_fmt(_get(k100, 'default_read_ms', 'p99'), ' ms')}"
+            f" ({k100.get('default_read_lines')} lines; first read {_fmt(k100.get('default_read_first_ms'), ' ms')})",
+            None if p50 is None else p50 <= keyed_latency.TARGET_P50_MS,
+        )
     w = r.get("writes") or {}
     if w:
         one, eight = w.get("batch_vectors_1_writer_per_s"), w.get("batch_vectors_8_writers_per_s")
@@ -172,6 +184,20 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             None if None in ratios else all(x <= 1.05 for x in ratios),
         )
     _mixed_targets(r.get("mixed") or {}, row)
+    mc = r.get("mcp") or {}
+    if mc:
+        adds = [_get(mc, op, "mcp_adds_p50_ms") for op in ("recall", "remember")]
+        measured = " / ".join(
+            f"{_fmt(_get(mc, op, 'mcp', 'p50'), ' ms')} vs {_fmt(_get(mc, op, 'grpc', 'p50'), ' ms')}"
+            f" (+{_fmt(add, ' ms')}; CPU +{_fmt(_get(mc, op, 'mcp_adds_cpu_ms'), ' ms')})"
+            for op, add in zip(("recall", "remember"), adds, strict=True)
+        )
+        row(
+            "MCP tool call vs gRPC, p50 recall / remember",
+            "adds ≤ 2 ms",
+            measured,
+            None if None in adds else all(x <= 2 for x in adds),
+        )
     fp = r.get("footprint") or {}
     if fp:
         rss = _get(fp, "without_model", "idle_rss_mb")
@@ -375,7 +401,7 @@ def render(r: dict[str, Any]) -> str:
             "## gRPC server kinds (a Recall handler returning a prebuilt response)",
             "",
             "What the framework alone costs per call on this machine, and what memoryd's",
-            "call interceptor adds (bench/grpc_servers.py; Go client, closed loop).",
+            "call path (handler and door) adds (bench/grpc_servers.py; Go client, closed loop).",
             "",
             "| server | clients | RPS | p50 ms | p99 ms |",
             "|---|---|---|---|---|",
@@ -390,12 +416,41 @@ def render(r: dict[str, Any]) -> str:
                 f"| {k['server']} | {k['clients']} | {_fmt(k.get('rps'))} | {_fmt(k.get('p50'))} | {_fmt(k.get('p99'))} |"
             )
     lines += _mixed_lines(r.get("mixed") or {})
+    keyed = r.get("keyed")
+    if keyed:
+        lines += [
+            "",
+            "## Keyed memory (bench/keyed_latency.py)",
+            "",
+            "p50 / p99 ms over gRPC; the first DefaultRead loads the agent's index.",
+            "",
+            "| keys | DefaultRead 300 tok | with a tag | 2,000 tok | first read | GetKey | ListKeys dir | ListKeys -r | SetMemory |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+
+        def pp(t: dict[str, Any], name: str) -> str:
+            return f"{_fmt(_get(t, name, 'p50'))} / {_fmt(_get(t, name, 'p99'))}"
+
+        for label, t in keyed.items():
+            lines.append(
+                f"| {label} | {pp(t, 'default_read_ms')} | {pp(t, 'default_read_tag_ms')} | "
+                f"{pp(t, 'default_read_2000_tokens_ms')} | {_fmt(t.get('default_read_first_ms'))} | "
+                f"{pp(t, 'get_key_ms')} | {pp(t, 'list_keys_one_dir_page_100_ms')} | "
+                f"{pp(t, 'list_keys_recursive_page_100_ms')} | "
+                + (
+                    pp(t, "set_memory_ms")
+                    if "set_memory_ms" in t
+                    else f"imported in {t.get('load_s')} s"
+                )
+                + " |"
+            )
+    lines += _qdrant_server(r.get("qdrant"))
     w = r.get("writes")
     if w:
         lines += ["", "## Writes", ""]
         for key, val in w.items():
             lines.append(f"- {key}: {val}")
-    for key in ("footprint", "tracing", "model", "mem0"):
+    for key in ("footprint", "tracing", "mcp", "model", "mem0"):
         if r.get(key):
             lines += ["", f"## {key}", "", f"```json\n{_compact(r[key])}\n```"]
     q = r.get("quality")
@@ -403,6 +458,77 @@ def render(r: dict[str, Any]) -> str:
         lines += ["", "## Quality (bench/quality.py)", ""]
         lines.append(q.get("markdown") or f"{q.get('status')}\n\n```\n{q.get('stderr', '')}\n```")
     return "\n".join(lines) + "\n"
+
+
+def _qdrant_server(q: dict[str, Any] | None) -> list[str]:
+    """Section `qdrant` (bench/qdrant_server_bench.py)."""
+    if not q:
+        return []
+    lines = ["", "## memoryd over a Qdrant server (bench/qdrant_server_bench.py)", ""]
+    if "tiers" not in q:
+        return [*lines, str(q.get("status"))]
+    lines += [
+        f"Qdrant: {q.get('qdrant')}. memoryd in shared mode (what the Helm chart runs). "
+        "p50 / p99 ms through one replica; ratio = memoryd p50 / the peer's "
+        "(qdrant-client on the same server and collection: the filtered dense query; for "
+        "text, the query embedded by the same local model and a fused dense + BM25 "
+        "query; a single point upsert).",
+        "",
+        "| memories | ingest /s | vector | text | Remember | peer vector | peer text | "
+        "peer upsert | ratio vector / text / write | vector via a 3rd replica |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def pp(t: dict[str, Any], *path: str) -> str:
+        return f"{_fmt(_get(t, *path, 'p50'))} / {_fmt(_get(t, *path, 'p99'))}"
+
+    for label, t in q["tiers"].items():
+        ratio = t.get("ratio_p50", {})
+        lines.append(
+            f"| {label} | {_fmt(t.get('ingest_per_s'))} | {pp(t, 'one_replica', 'vector')} | "
+            f"{pp(t, 'one_replica', 'text')} | {pp(t, 'one_replica', 'remember')} | "
+            f"{pp(t, 'peer', 'vector')} | {pp(t, 'peer', 'text')} | {pp(t, 'peer', 'upsert')} | "
+            f"{ratio.get('vector')} / {ratio.get('text')} / {ratio.get('remember')} | "
+            f"{pp(t, 'third_replica', 'vector')} |"
+        )
+    lines += [
+        "",
+        "Concurrency sweep (vector Recall, closed loop; the Go client against memoryd, "
+        "qdrant-client's asyncio client against the server):",
+        "",
+        "| memories | replicas | clients | memoryd RPS | p50 / p99 ms | peer RPS | RPS ratio |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for label, t in q["tiers"].items():
+        for row in t.get("sweep", []):
+            m, p = row["memoryd"], row["peer"]
+            lines.append(
+                f"| {label} | {row['replicas']} | {m.get('clients')} | {_fmt(m.get('rps'))} | "
+                f"{_fmt(m.get('p50'))} / {_fmt(m.get('p99'))} | {_fmt(p.get('rps'))} | "
+                f"{row.get('rps_ratio')} |"
+            )
+    cost = q.get("cost")
+    if cost:
+        lines += [
+            "",
+            "What shared mode costs (one replica, 10k memories, p50 ms):",
+            "",
+            "| mode | Recall vector | Recall text | Remember | SetMemory |",
+            "|---|---|---|---|---|",
+        ]
+        for mode in ("shared", "single_replica", "single_replica_hot_cache"):
+            c = cost.get(mode, {})
+            lines.append(
+                f"| {mode} | {_fmt(c.get('vector'))} | {_fmt(c.get('text'))} | "
+                f"{_fmt(c.get('remember'))} | {_fmt(c.get('set_memory'))} |"
+            )
+        lines.append(
+            f"\nshared / single replica: {cost.get('shared_over_single_p50')}; "
+            f"shared / single replica with the hot cache: {cost.get('shared_over_hot_cache_p50')}"
+        )
+    if q.get("not_run"):
+        lines.append(f"\nNot run: {q['not_run']}.")
+    return lines
 
 
 def _compact(value: Any) -> str:

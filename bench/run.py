@@ -13,7 +13,7 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
   sweep       1 / 8 / 32 / 64 concurrent grpc.aio clients on Recall at 10k: RPS, p99
   servers     grpc.aio against the sync server with a thread pool, each answering Recall
               with a prebuilt response (the framework's own cost), and grpc.aio with
-              memoryd's call interceptor: RPS and latency at 1 and 32 Go clients
+              memoryd's call path: RPS and latency at 1 and 32 Go clients
   writes      RememberBatch with client vectors (1 and 8 writers) and with the local
               embedder (REALTALK turns, 100 a call, 1 and 8 writers); Remember
               single-item latency (bench/writes.py); BuildSnapshot at 10k
@@ -23,6 +23,17 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
               RememberBatch / SetMemory / hybrid Recall (20/5/15/60 %): RPS and
               p50/p95/p99 per method; replay rate after a SIGKILL with 10k pending
               entries; SIGTERM-to-exit with a 1,000-item batch in flight (bench/mixed.py)
+  mcp         recall and remember as MCP tool calls over Streamable HTTP (the SDK's
+              client) beside the same gRPC calls, interleaved call by call: p50/p99, what
+              MCP adds, the daemon's CPU per call (bench/mcp_overhead.py)
+  keyed       DefaultRead (first read, 300 and 2,000 tokens, with a tag), GetKey and ListKeys
+              at 1k, 10k and 100k keys in one agent, SetMemory at 1k (bench/keyed_latency.py;
+              --quick: 1k and 10k)
+  qdrant      memoryd in shared mode over a real Qdrant server against qdrant-client on
+              the same server and collection: vector and text Recall and Remember at 10k
+              and 100k memories in one agent, one and three replicas, a concurrency
+              sweep, and what shared mode costs (bench/qdrant_server_bench.py; --quick:
+              10k). Skipped, saying why, without a Qdrant server binary
   mem0        mem0 (infer=False, same embedder, its default local store) add and search
   quality     bench/quality.py: today's defaults (baseline commit) against the new
               ones on all of REALTALK (dev and held-out chats) and 4 MemDaily files;
@@ -52,8 +63,10 @@ from typing import Any
 
 import grpc
 import grpc_servers
+import keyed_latency
 import numpy as np
 import peers
+import qdrant_server_bench
 from common import (
     F32,
     REPO,
@@ -76,6 +89,7 @@ from common import (
     timed,
 )
 from footprint import footprint, tracing_overhead
+from mcp_overhead import mcp_overhead
 from mixed import mixed
 from report import render
 from writes import embedder_write_texts, writes
@@ -90,8 +104,8 @@ RESULTS = BENCH / "results"
 #: The Go load generator (bench/loadgen), built by `make bench`.
 LOADGEN = BENCH / ".bin" / "loadgen"
 SECTIONS = (
-    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mixed", "mem0",
-    "quality",
+    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mixed", "mcp",
+    "keyed", "qdrant", "mem0", "quality",
 )  # fmt: skip
 
 FULL = {
@@ -101,6 +115,8 @@ FULL = {
     "ingest_budget_s": 420, "qdrant_local_max": 10_000, "remember_calls": 200,
     "trace_memories": 10_000, "trace_rounds": 12, "trace_calls": 100,
     "mixed_memories": 1_000, "mixed_s": 60.0, "replay_entries": 10_000, "replay_write_s": 7.0,
+    "mcp_memories": 10_000, "mcp_calls": 500,
+    "keyed_tiers": (1_000, 10_000, 100_000), "keyed_reads": 200,
 }  # fmt: skip
 QUICK = {
     "tiers": [("10k", 10_000, 1), ("20k/10 agents", 20_000, 10)],
@@ -109,6 +125,8 @@ QUICK = {
     "ingest_budget_s": 30, "qdrant_local_max": 0, "remember_calls": 40,
     "trace_memories": 2_000, "trace_rounds": 6, "trace_calls": 60,
     "mixed_memories": 50, "mixed_s": 5.0, "replay_entries": 2_000, "replay_write_s": 2.0,
+    "mcp_memories": 1_000, "mcp_calls": 150,
+    "keyed_tiers": (1_000, 10_000), "keyed_reads": 100,
 }  # fmt: skip
 #: Concurrent RememberBatch calls while loading a tier of several agents.
 INGEST_WRITERS = 4
@@ -434,7 +452,7 @@ def main() -> None:
         result["model"] = model
         source = (
             VectorSource.from_model(400 if args.quick else 2000)
-            if {"recall", "sweep", "writes", "tracing", "mixed"} & set(chosen)
+            if {"recall", "sweep", "writes", "tracing", "mixed", "qdrant"} & set(chosen)
             else None
         )
         if "recall" in chosen and source is not None:
@@ -451,6 +469,12 @@ def main() -> None:
             result["tracing"] = tracing_overhead(tmp, cfg, source)
         if "mixed" in chosen and source is not None:
             result["mixed"] = mixed(tmp, cfg, daemon_env(), LOADGEN, source)
+        if "mcp" in chosen:
+            result["mcp"] = mcp_overhead(tmp, cfg["mcp_memories"], cfg["mcp_calls"])
+        if "keyed" in chosen:
+            result["keyed"] = keyed_latency.run(tmp, cfg["keyed_tiers"], cfg["keyed_reads"])
+        if "qdrant" in chosen and source is not None:
+            result["qdrant"] = qdrant_server_bench.run(tmp, args.quick, source)
         if "mem0" in chosen:
             rng = random.Random(21)
             texts = [sentence(rng, i) for i in range(cfg["mem0"])]

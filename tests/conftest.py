@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +18,14 @@ import pytest
 from hypothesis import settings
 
 from memoryd_proto.v1 import memory_service_pb2_grpc
+from tests.qdrant_server import (
+    TEST_ENV,
+    NoQdrant,
+    QdrantServer,
+    locate,
+    memory_dir,
+    start_server,
+)
 
 # Property tests run beside daemons on a busy 2-core box: a per-example deadline there
 # measures the machine, not the code (speed targets live in `make bench`).
@@ -155,3 +165,88 @@ def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
 def memory_stub(shared_daemon: Daemon) -> Iterator[memory_service_pb2_grpc.MemoryServiceStub]:
     with shared_daemon.channel() as channel:
         yield memory_service_pb2_grpc.MemoryServiceStub(channel)
+
+
+@pytest.fixture(scope="session")
+def qdrant_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QdrantServer]:
+    """One real Qdrant server for the session (free loopback ports, a temporary storage
+    dir, on tmpfs where there is one), stopped at the end; tests isolate their data by
+    collection prefix. Skipped, saying why, where no server binary exists (see
+    tests/qdrant_server.py)."""
+    try:
+        binary = locate()
+    except NoQdrant as exc:
+        pytest.skip(str(exc))
+    storage = memory_dir()
+    try:
+        server = start_server(
+            binary,
+            tmp_path_factory.mktemp("qdrant-server"),
+            storage_dir=storage,
+            extra_env=TEST_ENV,
+        )
+        try:
+            yield server
+        finally:
+            server.stop()
+    finally:
+        if storage is not None:
+            shutil.rmtree(storage, ignore_errors=True)
+
+
+#: Where a daemon-level suite keeps its data: the embedded store, or the session's
+#: Qdrant server (its own collection prefix per daemon).
+DAEMON_STORES = ["lancedb", "qdrant-server"]
+
+
+def qdrant_daemon_env(server: QdrantServer, prefix: str, **settings: str) -> dict[str, str | None]:
+    """Environment putting a daemon on ``server`` in collections named ``prefix``...;
+    ``settings`` adds storage.qdrant.* values (``shared="false"``)."""
+    env: dict[str, str | None] = {
+        "MEMORYD_STORAGE__BACKEND": "qdrant",
+        "MEMORYD_STORAGE__QDRANT__URL": server.url,
+        "MEMORYD_STORAGE__QDRANT__GRPC_PORT": str(server.grpc_port),
+        "MEMORYD_STORAGE__QDRANT__COLLECTION_PREFIX": prefix,
+    }
+    for name, value in settings.items():
+        env[f"MEMORYD_STORAGE__QDRANT__{name.upper()}"] = value
+    return env
+
+
+def drop_collections(server: QdrantServer, prefix: str) -> int:
+    """Delete the collections named ``prefix``... (REST: no gRPC channel to tear down);
+    returns how many there were."""
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(url=server.url, prefer_grpc=False, check_compatibility=False)
+    try:
+        names = [c.name for c in client.get_collections().collections]
+        mine = [name for name in names if name.startswith(prefix)]
+        for name in mine:
+            client.delete_collection(name)
+        return len(mine)
+    finally:
+        client.close()
+
+
+_prefixes = iter(range(1, 1 << 30))
+
+
+@contextlib.contextmanager
+def daemon_store_env(
+    store: str, request: pytest.FixtureRequest, **settings: str
+) -> Iterator[dict[str, str | None]]:
+    """The daemon environment for ``store`` (one of DAEMON_STORES); the Qdrant server's
+    collections are dropped on exit, and a block that made none fails (its daemons did
+    not run on the server: the suite would pass without testing it)."""
+    if store == "lancedb":
+        yield {}
+        return
+    server: QdrantServer = request.getfixturevalue("qdrant_server")
+    prefix = f"d{os.getpid()}_{next(_prefixes)}_"
+    try:
+        yield qdrant_daemon_env(server, prefix, **settings)
+    except BaseException:
+        drop_collections(server, prefix)
+        raise
+    assert drop_collections(server, prefix) > 0, "no daemon used the Qdrant server"

@@ -18,12 +18,12 @@ import threading
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 from threadpoolctl import ThreadpoolController
 
 from memoryd import __version__
-from memoryd.api.auth import Authenticator, build_authenticator, reload_keys
 from memoryd.api.server import GrpcServer, ListenError, start_server
 from memoryd.config import Settings
 from memoryd.datadir import lock_data_dir
@@ -46,6 +46,8 @@ from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
 from memoryd.observability.tracing import NO_TRACING, Tracing, build_tracing
+from memoryd.operations import Door, Services
+from memoryd.operations.auth import Authenticator, build_authenticator, reload_keys
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.resilience.embedder import FallbackEmbedder
 from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
@@ -59,12 +61,15 @@ from memoryd.service.bulk import LifecycleDeps
 from memoryd.service.contradiction import ContradictionResolver
 from memoryd.service.default_read import DefaultReadService
 from memoryd.service.importer import ImportLimits
-from memoryd.service.keyed import KeyedMemoryService
+from memoryd.service.key_index import KeyIndexes
+from memoryd.service.key_mirror import KeyMirror
+from memoryd.service.keyed import KeyedMemoryService, KeyObserver
 from memoryd.service.lifecycle import LifecycleService
 from memoryd.service.llm import ChatClient
 from memoryd.service.maintenance import MaintenanceScheduler
 from memoryd.service.memory import MemoryService
 from memoryd.service.pagination import PageTokenCodec
+from memoryd.service.partition_lease import PartitionLeases
 from memoryd.service.profile import ProfileService
 from memoryd.service.quotas import Quotas
 from memoryd.service.sessions import SessionService
@@ -78,7 +83,11 @@ from memoryd.storage import build_record_store, build_store
 from memoryd.storage.budget import cgroup_memory_limit, default_budget_mb
 from memoryd.storage.hot_ann import AnnParams
 from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.records import RecordStore
 from memoryd.storage.space import Space, check_space
+
+if TYPE_CHECKING:
+    from memoryd.mcp.http import McpHttpServer
 
 log = structlog.get_logger("memoryd")
 
@@ -105,6 +114,8 @@ class App:
         self.metrics_server: MetricsServer | None = None
         #: OpenTelemetry spans (NO_TRACING unless tracing.enabled); flushed last.
         self.tracing: Tracing = NO_TRACING
+        #: The MCP endpoint (memoryd.mcp.http.McpHttpServer) when mcp.listen is set.
+        self.mcp: McpHttpServer | None = None
 
     @property
     def address(self) -> str:
@@ -244,6 +255,12 @@ class App:
             if s.page_token_secret
             else PageTokenCodec.from_data_dir(data_dir)
         )
+        if store.capabilities.shared and not s.page_token_secret:
+            log.warning(
+                "shared store without page_token_secret: page tokens are signed with this "
+                "replica's own key and other replicas reject them; give every replica the "
+                "same MEMORYD_PAGE_TOKEN_SECRET"
+            )
         quotas = Quotas(s.quotas, store)
         masker = Masker(s.masking)
         # The LLM (summaries, extraction, contradictions) is optional.
@@ -262,7 +279,18 @@ class App:
             dedup=s.dedup,
             contradictions=ContradictionResolver(store, embedder, s.contradictions, llm),
             masker=masker,
+            leases=PartitionLeases(records),
         )
+        indexes = KeyIndexes(
+            records,
+            s.limits,
+            max_entries=s.keys.read_index_max_entries,
+            summary_chars=s.snapshot.default_read_summary_chars,
+            # Replicas may share a Qdrant store; a LanceDB data dir has one writer.
+            validate=records.capabilities.shared,
+        )
+        indexes.start()
+        self._stack.push_async_callback(indexes.close)
         keyed = KeyedMemoryService(
             records=records,
             store=store,
@@ -272,6 +300,7 @@ class App:
             limits=s.limits,
             keys=s.keys,
             quotas=quotas,
+            observers=[indexes, *await self._start_key_mirror(records)],
         )
         # Working memory, profile and sessions.
         counter = await asyncio.to_thread(build_token_counter, s.sessions.token_counter)
@@ -307,7 +336,13 @@ class App:
             masker=masker,
         )
         default_read = DefaultReadService(
-            keyed=keyed, counter=counter, settings=s.snapshot, limits=s.limits, masker=masker
+            indexes=indexes,
+            records=records,
+            counter=counter,
+            settings=s.snapshot,
+            limits=s.limits,
+            keys=s.keys,
+            masker=masker,
         )
         state = StateService(records=records, settings=s.snapshot, sessions=s.sessions)
         lifecycle = LifecycleService(
@@ -340,28 +375,36 @@ class App:
             )
             self.scheduler.start()
             self._stack.push_async_callback(self.scheduler.close)
-        self.server = await start_server(
-            listen=s.listen,
-            service=service,
-            authenticator=self.authenticator,
-            max_message_bytes=s.limits.max_request_bytes,
-            credentials=credentials,
+        # The one door every transport runs operations through (memoryd.operations).
+        door = Door(
+            Services(
+                memories=service,
+                keyed_memory=keyed,
+                working_memory=working,
+                profile_service=profiles,
+                session_service=sessions,
+                snapshot_service=snapshots,
+                default_read_service=default_read,
+                state_service=state,
+                lifecycle_service=lifecycle,
+            ),
+            self.authenticator,
             audit=self.audit,
             read_trail=ReadTrail(self.audit, enabled=s.audit.read_trail),
-            keyed=keyed,
-            working=working,
-            profiles=profiles,
-            sessions=sessions,
-            snapshots=snapshots,
-            default_read=default_read,
-            state=state,
-            lifecycle=lifecycle,
-            metrics=metrics,
             states=states,
+            metrics=metrics,
             access_log=AccessLog(s.logging),
             tracing=tracing,
         )
+        self.server = await start_server(
+            listen=s.listen,
+            door=door,
+            max_message_bytes=s.limits.max_request_bytes,
+            credentials=credentials,
+            states=states,
+        )
         self._stack.push_async_callback(self.server.stop, s.shutdown_grace_s)
+        await self._start_mcp(door)
         await self.server.set_serving(True)
         log.info(
             "serving",
@@ -373,8 +416,41 @@ class App:
             pid=os.getpid(),
             auth=s.auth.mode,
             tls=credentials is not None,
+            mcp=self.mcp.address if self.mcp is not None else None,
         )
         _warn_if_exposed(s, self.server.address, tls=credentials is not None)
+
+    async def _start_mcp(self, door: Door) -> None:
+        """MCP over Streamable HTTP when mcp.listen is set (stopped before the gRPC
+        server drains); nothing of MCP is imported otherwise."""
+        s = self.settings
+        if not s.mcp.listen:
+            return
+        from memoryd.mcp.http import McpHttpServer, McpListenError  # heavy: only when enabled
+
+        try:
+            self.mcp = McpHttpServer(s.mcp, door, s.auth.tls, mode=s.auth.mode)
+            await self.mcp.start()
+        except McpListenError as exc:
+            raise ListenError(str(exc)) from None
+        self._stack.push_async_callback(self.mcp.stop)
+        _warn_if_exposed(s, s.mcp.listen, tls=s.auth.tls.enabled)
+
+    async def _start_key_mirror(self, records: RecordStore) -> list[KeyObserver]:
+        """The live file mirror of keyed memory (keys.mirror_dir), checked against the
+        store and repaired in the background from start; stopped before the stores."""
+        mirror_dir = self.settings.keys.mirror_dir
+        if mirror_dir is None:
+            return []
+        mirror = KeyMirror(
+            mirror_dir.absolute(),
+            records,
+            self.settings.limits,
+            clearance=self.settings.keys.mirror_clearance,
+        )
+        await mirror.start()
+        self._stack.push_async_callback(mirror.close)
+        return [mirror]
 
     def _start_metrics(self) -> Metrics | None:
         """The daemon's one metrics registry and its /metrics endpoint (stopped last)."""

@@ -97,6 +97,45 @@ class QdrantSettings(BaseModel):
     timeout_s: float = Field(10.0, gt=0)
     #: Prefix of every collection name, so several deployments can share one server.
     collection_prefix: str = Field("memoryd_", pattern=r"^[A-Za-z0-9_-]*$", max_length=64)
+    #: Other memoryd processes (replicas) write the same collections. Then every write
+    #: is acknowledged once Qdrant has applied it (no local write-ahead log: nothing
+    #: acknowledged lives only on a replica's disk), versions, if_version, etags,
+    #: merges and appends are compare-and-set in Qdrant, and nothing is cached per
+    #: process. None: true with a url (a server), false in local mode. README "Running
+    #: several replicas".
+    shared: bool | None = None
+    #: Write ordering of every write (Qdrant's `ordering`): "strong" serialises a
+    #: shard's writes through its permanent leader (conditional writes exact on
+    #: replicated shards; a shard whose leader is down refuses writes until it is
+    #: back); "medium" through a dynamically elected leader (writes go on when a node
+    #: fails; a conditional write in flight at the instant a leader changes may be
+    #: applied out of order); "weak" no ordering (not for replicated collections).
+    write_ordering: Literal["weak", "medium", "strong"] = "strong"
+    #: Collection settings used when memoryd creates its collections (distributed
+    #: mode; an existing collection keeps its own). None: the server's default
+    #: (shards: one per node at creation; replication factor 1; write consistency 1).
+    shard_number: int | None = Field(None, ge=1, le=1024)
+    replication_factor: int | None = Field(None, ge=1, le=64)
+    write_consistency_factor: int | None = Field(None, ge=1, le=64)
+
+    @property
+    def is_shared(self) -> bool:
+        """Whether other processes may write these collections (see ``shared``)."""
+        return self.shared if self.shared is not None else self.url is not None
+
+    @model_validator(mode="after")
+    def _consistency_fits_replication(self) -> QdrantSettings:
+        if self.shared and self.url is None:
+            raise ValueError(
+                "storage.qdrant.shared needs storage.qdrant.url: local mode is one process's"
+            )
+        wcf, rf = self.write_consistency_factor, self.replication_factor
+        if wcf is not None and wcf > (rf or 1):
+            raise ValueError(
+                f"storage.qdrant.write_consistency_factor ({wcf}) cannot exceed "
+                f"replication_factor ({rf or 1}): no write could ever succeed"
+            )
+        return self
 
 
 class StorageSettings(BaseModel):
@@ -129,11 +168,24 @@ class LimitsSettings(BaseModel):
 class KeysSettings(BaseModel):
     """Keyed memory (SetMemory / GetKey / ListKeys / KeyHistory)."""
 
-    #: UTF-8 bytes of a normalised key, and of each of its segments.
+    #: UTF-8 bytes of a normalised key.
     max_key_bytes: int = Field(512, ge=2, le=4096)
+    #: Not enforced any more (a long segment is shortened plus a hash in file paths);
+    #: kept so that configuration files setting it still load.
     max_segment_bytes: int = Field(255, ge=1, le=4096)
     #: UTF-8 bytes of a key's content as compact JSON.
     max_content_bytes: int = Field(64 * 1024, ge=2)
+    #: Keys held in the default-read index, over all partitions (about 1 KB each with
+    #: their summaries); past it the least recently read partitions are dropped and
+    #: reloaded on demand.
+    read_index_max_entries: int = Field(250_000, ge=1)
+    #: A live file mirror of every partition's keys (log.jsonl, index/, state.jsonl,
+    #: as memoryctl export-tree writes them) under <mirror_dir>/<tenant>/<agent>/,
+    #: for ls, grep, jq and cat. Unset: none.
+    mirror_dir: Path | None = None
+    #: Keys above this level are not written to the mirror: whoever can read the
+    #: directory reads what is in it.
+    mirror_clearance: Clearance = SecurityLevel.INTERNAL
 
 
 class RecallSettings(BaseModel):
@@ -170,6 +222,14 @@ class RecallSettings(BaseModel):
     #: paraphrase-level vector match outvoted an exact keyword match too often).
     hybrid_vector_weight: float = Field(1.0, ge=0)
     hybrid_text_weight: float = Field(1.0, ge=0)
+    #: Convex fusion scales the candidates' cosines by max(highest - lowest, this):
+    #: a narrow spread (a small store, or no memory much closer than another) is not
+    #: stretched to 0..1 (service/hybrid.py, convex). Measured (bench/quality.py, in
+    #: process on cached vectors, issue 24): REALTALK ranks the same at 0.2-0.5 (its
+    #: 50-200 candidates spread wider) and loses at 1.0 (held-out recall_any@10 0.836
+    #: -> 0.799); MemDaily, ~9 messages per trajectory, MRR with MiniLM 0.939 (0) ->
+    #: 0.943 (0.3) -> 0.945 (0.5).
+    convex_min_spread: float = Field(0.5, ge=0, le=2)
     #: Context expansion of hybrid recall (service/context.py): the memories this many
     #: steps before and after each of the ``context_seeds`` best candidates, in their
     #: namespace by created_at, join the results just below it (relevance x
@@ -180,6 +240,19 @@ class RecallSettings(BaseModel):
     context_neighbours: int = Field(0, ge=0, le=5)
     context_seeds: int = Field(1, ge=1, le=10)
     context_discount: float = Field(0.9, gt=0, le=1)
+    #: Pseudo-relevance feedback (service/feedback.py): a second full-text search with
+    #: the ``feedback_terms`` terms most particular to the ``feedback_seeds`` best
+    #: candidates added, mixed into relevance with ``feedback_weight``; 0 terms: off.
+    feedback_terms: int = Field(0, ge=0, le=20)
+    feedback_seeds: int = Field(3, ge=1, le=10)
+    feedback_weight: float = Field(0.3, ge=0, le=1)
+    #: Time-aware recall (service/temporal.py): a query naming a time ("yesterday",
+    #: "on 29 Dec 2023", "上周三") favours memories whose event time (occurred_at, else
+    #: created_at) falls in it, widened by the hours before and after; relevance
+    #: becomes (1 - w) * relevance + w * temporal. 0 turns it off.
+    temporal_weight: float = Field(0.3, ge=0, le=1)
+    temporal_before_hours: float = Field(24.0, ge=0)
+    temporal_after_hours: float = Field(48.0, ge=0)
 
     @model_validator(mode="before")
     @classmethod
@@ -278,6 +351,19 @@ class TracingSettings(BaseModel):
     capture_query_text: bool = False
 
 
+class McpSettings(BaseModel):
+    """MCP over Streamable HTTP served by the daemon (memoryd/mcp/), off by default.
+    Identity and TLS are the gRPC listener's (``auth``); the stdio bridge is
+    ``memoryd mcp --address``."""
+
+    #: host:port of the endpoint ("" : off), e.g. 127.0.0.1:8765.
+    listen: str = ""
+    #: The endpoint's path.
+    path: str = Field("/mcp", pattern=r"^/[A-Za-z0-9._~/-]*$")
+    #: The agent a tool call uses when it names none (its ``agent_id`` argument).
+    default_agent: str = Field("default", min_length=1, max_length=128)
+
+
 class WorkingMemorySettings(BaseModel):
     #: Largest working-memory object, as compact JSON.
     max_content_bytes: int = Field(64 * 1024, ge=1)
@@ -285,7 +371,7 @@ class WorkingMemorySettings(BaseModel):
     max_schema_bytes: int = Field(64 * 1024, ge=1)
     #: Longest thread_id / resource_id.
     max_scope_id_bytes: int = Field(256, ge=1)
-    #: Longest a schema check or validation may run (in a worker thread) before the
+    #: CPU time a schema check or validation may use (in a worker thread) before the
     #: write is refused: a client schema must not hold the daemon's workers.
     schema_time_budget_ms: float = Field(250.0, gt=0, le=60_000)
 
@@ -353,6 +439,12 @@ class SnapshotSettings(BaseModel):
     default_read_token_limit: int = Field(300, ge=1)
     #: Longest summary of one DefaultRead line, in characters.
     default_read_summary_chars: int = Field(160, ge=16)
+    #: DefaultRead's ranking: recency_weight * 2^(-age / half_life) + importance_weight
+    #: * importance + tag_weight * (share of the request's tags the key carries).
+    default_read_recency_weight: float = Field(0.6, ge=0)
+    default_read_importance_weight: float = Field(0.25, ge=0)
+    default_read_tag_weight: float = Field(0.15, ge=0)
+    default_read_half_life_hours: float = Field(24.0, gt=0)
     #: Largest saved state component (compact JSON), and components per session.
     max_state_bytes: int = Field(256 * 1024, ge=2)
     max_state_components: int = Field(64, ge=1)
@@ -477,6 +569,7 @@ class Settings(BaseSettings):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     #: Who callers are (sidecar | api_key | mtls) and TLS; see README "Security".
     auth: AuthSettings = Field(default_factory=AuthSettings)
     quotas: QuotaSettings = Field(default_factory=QuotaSettings)
@@ -536,6 +629,23 @@ class Settings(BaseSettings):
             and "value_similarity" not in self.contradictions.model_fields_set
         ):
             self.contradictions.value_similarity = MULTILINGUAL_VALUE_SIMILARITY
+        return self
+
+    @model_validator(mode="after")
+    def _shared_store_is_not_cached(self) -> Settings:
+        if not (self.storage.backend == "qdrant" and self.storage.qdrant.is_shared):
+            return self
+        single = "(set storage.qdrant.shared=false for a single replica)"
+        if self.storage.hot_cache.enabled:
+            raise ValueError(
+                "storage.hot_cache.enabled cannot be used with a shared Qdrant store: other "
+                f"replicas' writes would not be in it {single}"
+            )
+        if self.keys.mirror_dir is not None:
+            raise ValueError(
+                "keys.mirror_dir cannot be used with a shared Qdrant store: each replica's "
+                f"directory would hold only the keys it wrote {single}"
+            )
         return self
 
     def masked(self) -> dict[str, Any]:

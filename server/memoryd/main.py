@@ -1,4 +1,4 @@
-"""`memoryd`: the daemon's command line (serve, config show, wal check / set-aside /
+"""`memoryd`: the daemon's command line (serve, mcp, config show, wal check / set-aside /
 requeue)."""
 
 from __future__ import annotations
@@ -89,6 +89,40 @@ def serve_command(
     ) as exc:
         typer.echo(f"memoryd: {exc}", err=True)
         raise typer.Exit(1) from None
+
+
+@app.command("mcp")
+def mcp_command(
+    address: Annotated[
+        str | None,
+        typer.Option(
+            help="The daemon: HOST:PORT or unix:PATH ($MEMORYD_ADDRESS, else 127.0.0.1:50051)."
+        ),
+    ] = None,
+    agent: Annotated[
+        str, typer.Option(help="The agent a tool call uses when it names none.")
+    ] = "default",
+    tls_ca: Annotated[Path | None, typer.Option(help="CA of the daemon's TLS certificate.")] = None,
+    tls_cert: Annotated[Path | None, typer.Option(help="Client certificate (mtls).")] = None,
+    tls_key: Annotated[Path | None, typer.Option(help="Client key (mtls).")] = None,
+) -> None:
+    """Serve MCP on stdin/stdout for an agent host, talking to the daemon over gRPC.
+
+    The API key comes from $MEMORYD_API_KEY (api_key mode). Logs go to stderr.
+    """
+    from memoryd.cli.mcp_bridge import BridgeOptions, run_bridge  # MCP SDK: only here
+    from memoryd.config import LoggingSettings
+    from memoryd_client import TlsConfig
+
+    # stdout carries the MCP protocol: every log line goes to stderr.
+    configure_logging(LoggingSettings(format="json"))
+
+    tls = (
+        TlsConfig(ca_file=tls_ca, cert_file=tls_cert, key_file=tls_key)
+        if tls_ca or tls_cert
+        else None
+    )
+    asyncio.run(run_bridge(BridgeOptions(address=address, agent=agent, tls=tls)))
 
 
 @config_app.command("show")

@@ -1,12 +1,16 @@
 """One conformance suite, run against every Store backend.
 
 To add a backend, append a :class:`Backend` to ``BACKENDS``; every test in this
-directory then runs against it through the ``store`` fixture.
+directory then runs against it through the ``store`` fixture. The ``qdrant-server``
+backends run on the session's real Qdrant server (tests/qdrant_server.py), each test
+in collections of its own prefix, deleted after it; they are skipped, saying why,
+where no server binary exists.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import hashlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,38 +25,91 @@ from memoryd.storage.memory_records import InMemoryRecordStore
 from memoryd.storage.qdrant import QdrantOptions, QdrantRecordStore, QdrantStore
 from memoryd.storage.qdrant.edge import edge_record_store, edge_store
 from memoryd.storage.records import RecordStore
+from tests.conftest import drop_collections
+from tests.qdrant_server import QdrantServer
 
 from .support import DIM
 
 
 @dataclass(frozen=True)
+class Scratch:
+    """Where a test's store lives: a directory, and for the server backends a server."""
+
+    path: Path
+    server: QdrantServer | None = None
+
+    @property
+    def prefix(self) -> str:
+        """Collection prefix of this test (the same for a reopened store)."""
+        return "t" + hashlib.sha256(str(self.path).encode()).hexdigest()[:16] + "_"
+
+    def qdrant(self, *, grpc: bool = True) -> QdrantOptions:
+        """The session server, with this test's collection prefix."""
+        assert self.server is not None
+        return QdrantOptions(
+            url=self.server.url,
+            grpc_port=self.server.grpc_port,
+            prefer_grpc=grpc,
+            collection_prefix=self.prefix,
+        )
+
+
+@dataclass(frozen=True)
 class Backend:
     name: str
-    #: (scratch directory, vector dimension) -> a new, unopened store.
-    make: Callable[[Path, int], Store]
+    #: (scratch, vector dimension) -> a new, unopened store.
+    make: Callable[[Scratch, int], Store]
     #: Whether a new instance on the same directory sees the old data.
     persistent: bool
+    #: Runs on the session's Qdrant server.
+    server: bool = False
 
 
 BACKENDS = [
-    Backend("memory", lambda _path, dim: InMemoryStore(dim), persistent=False),
-    Backend("lancedb", lambda path, dim: LanceDBStore(path / "lancedb", dim), persistent=True),
+    Backend("memory", lambda _s, dim: InMemoryStore(dim), persistent=False),
+    Backend("lancedb", lambda s, dim: LanceDBStore(s.path / "lancedb", dim), persistent=True),
     Backend(
         "lancedb+hot-cache",
-        lambda path, dim: HotCacheStore(
-            LanceDBStore(path / "lancedb", dim), dimension=dim, budget_bytes=64 * 2**20
+        lambda s, dim: HotCacheStore(
+            LanceDBStore(s.path / "lancedb", dim), dimension=dim, budget_bytes=64 * 2**20
         ),
         persistent=True,
     ),
     Backend(
         "qdrant-local",
-        lambda path, dim: QdrantStore.from_options(QdrantOptions(path=path / "qdrant"), dim),
+        lambda s, dim: QdrantStore.from_options(QdrantOptions(path=s.path / "qdrant"), dim),
         persistent=True,
     ),
+    Backend("qdrant-edge", lambda s, dim: edge_store(s.path / "qdrant-edge", dim), persistent=True),
     Backend(
-        "qdrant-edge", lambda path, dim: edge_store(path / "qdrant-edge", dim), persistent=True
+        "qdrant-server",
+        lambda s, dim: QdrantStore.from_options(s.qdrant(), dim),
+        persistent=True,
+        server=True,
+    ),
+    Backend(
+        "qdrant-server-rest",
+        lambda s, dim: QdrantStore.from_options(s.qdrant(grpc=False), dim),
+        persistent=True,
+        server=True,
     ),
 ]
+
+
+@pytest.fixture
+def scratch(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scratch]:
+    """The test's scratch place; the session's Qdrant server when its backend needs one."""
+    callspec = getattr(request.node, "callspec", None)
+    params = [] if callspec is None else list(callspec.params.values())
+    if not any(isinstance(b, Backend | RecordBackend) and b.server for b in params):
+        yield Scratch(tmp_path)
+        return
+    server: QdrantServer = request.getfixturevalue("qdrant_server")
+    made = Scratch(tmp_path, server)
+    try:
+        yield made
+    finally:
+        drop_collections(server, made.prefix)
 
 
 @pytest.fixture(params=BACKENDS, ids=lambda b: b.name)
@@ -62,8 +119,8 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 
 @pytest.fixture
-async def store(backend: Backend, tmp_path: Path) -> AsyncIterator[Store]:
-    s = backend.make(tmp_path, DIM)
+async def store(backend: Backend, scratch: Scratch) -> AsyncIterator[Store]:
+    s = backend.make(scratch, DIM)
     await s.open()
     yield s
     await s.close()
@@ -73,7 +130,7 @@ Reopen = Callable[..., Awaitable[Store]]
 
 
 @pytest.fixture
-async def reopen(backend: Backend, tmp_path: Path, store: Store) -> AsyncIterator[Reopen]:
+async def reopen(backend: Backend, scratch: Scratch, store: Store) -> AsyncIterator[Reopen]:
     """Close ``store`` and open a new instance on the same directory (persistent only)."""
     if not backend.persistent:
         pytest.skip(f"{backend.name} does not persist across instances")
@@ -83,7 +140,7 @@ async def reopen(backend: Backend, tmp_path: Path, store: Store) -> AsyncIterato
         await store.close()
         for s in opened:
             await s.close()
-        new = backend.make(tmp_path, dimension)
+        new = backend.make(scratch, dimension)
         await new.open()
         opened.append(new)
         return new
@@ -99,21 +156,34 @@ async def reopen(backend: Backend, tmp_path: Path, store: Store) -> AsyncIterato
 @dataclass(frozen=True)
 class RecordBackend:
     name: str
-    #: scratch directory -> a new, unopened record store.
-    make: Callable[[Path], RecordStore]
+    #: scratch -> a new, unopened record store.
+    make: Callable[[Scratch], RecordStore]
     persistent: bool
+    server: bool = False
 
 
 RECORD_BACKENDS = [
-    RecordBackend("memory", lambda _path: InMemoryRecordStore(), persistent=False),
-    RecordBackend("lancedb", lambda path: LanceDBRecordStore(path / "lancedb"), persistent=True),
+    RecordBackend("memory", lambda _s: InMemoryRecordStore(), persistent=False),
+    RecordBackend("lancedb", lambda s: LanceDBRecordStore(s.path / "lancedb"), persistent=True),
     RecordBackend(
         "qdrant-local",
-        lambda path: QdrantRecordStore.from_options(QdrantOptions(path=path / "qdrant-records")),
+        lambda s: QdrantRecordStore.from_options(QdrantOptions(path=s.path / "qdrant-records")),
         persistent=True,
     ),
     RecordBackend(
-        "qdrant-edge", lambda path: edge_record_store(path / "qdrant-edge"), persistent=True
+        "qdrant-edge", lambda s: edge_record_store(s.path / "qdrant-edge"), persistent=True
+    ),
+    RecordBackend(
+        "qdrant-server",
+        lambda s: QdrantRecordStore.from_options(s.qdrant()),
+        persistent=True,
+        server=True,
+    ),
+    RecordBackend(
+        "qdrant-server-rest",
+        lambda s: QdrantRecordStore.from_options(s.qdrant(grpc=False)),
+        persistent=True,
+        server=True,
     ),
 ]
 
@@ -125,8 +195,10 @@ def record_backend(request: pytest.FixtureRequest) -> RecordBackend:
 
 
 @pytest.fixture
-async def record_store(record_backend: RecordBackend, tmp_path: Path) -> AsyncIterator[RecordStore]:
-    s = record_backend.make(tmp_path)
+async def record_store(
+    record_backend: RecordBackend, scratch: Scratch
+) -> AsyncIterator[RecordStore]:
+    s = record_backend.make(scratch)
     await s.open()
     yield s
     await s.close()
@@ -137,7 +209,7 @@ ReopenRecords = Callable[[], Awaitable[RecordStore]]
 
 @pytest.fixture
 async def reopen_records(
-    record_backend: RecordBackend, tmp_path: Path, record_store: RecordStore
+    record_backend: RecordBackend, scratch: Scratch, record_store: RecordStore
 ) -> AsyncIterator[ReopenRecords]:
     """Close ``record_store`` and open a new instance on the same directory."""
     if not record_backend.persistent:
@@ -148,7 +220,7 @@ async def reopen_records(
         await record_store.close()
         for s in opened:
             await s.close()
-        new = record_backend.make(tmp_path)
+        new = record_backend.make(scratch)
         await new.open()
         opened.append(new)
         return new

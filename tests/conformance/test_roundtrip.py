@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import numpy as np
 import pytest
 
+from memoryd.domain import json_text
 from memoryd.domain.errors import StoreError
 from memoryd.domain.models import (
     Memory,
@@ -61,6 +62,8 @@ def full_memory() -> Memory:
         embedding_model="all-MiniLM-L6-v2",
         embedding_dimension=DIM,
         supersedes="older-id",
+        # In another offset too: an event time comes back as the same instant, in UTC.
+        occurred_at=datetime(2023, 12, 29, 21, 15, 0, 250000, tzinfo=IST),
     )
 
 
@@ -82,6 +85,24 @@ async def test_every_field_round_trips(store: Store) -> None:
     got = {m.id: m for m in await store.get(P, ["full-1", "min-1"], with_vectors=True)}
     assert_same(got["full-1"], full, vector=True)
     assert_same(got["min-1"], minimal, vector=True)
+
+
+async def test_metadata_keeps_its_writers_spelling(store: Store) -> None:
+    text = '{"price":1.50,"e":1e2,"big":12345678901234567,"z":-0,"n":{"r":0.10,"l":[2E-3]}}'
+    m = make_memory(P, metadata=json_text.parse(text), metadata_json=text)
+    await store.upsert(P, [m])
+    [got] = await store.get(P, [m.id], with_vectors=True)
+    assert got.metadata_text() == text
+    # The daemon adds to the metadata (a relation, a dedup record): what it left
+    # alone keeps its spelling.
+    got.metadata = {**got.metadata, "n": {**got.metadata["n"], "r": 0.2}, "memoryd:x": 1}
+    await store.upsert(P, [got])
+    [again] = await store.get(P, [m.id])
+    assert again.metadata_text() == (
+        '{"price":1.50,"e":1e2,"big":12345678901234567,"z":-0,"n":{"r":0.2,"l":[2E-3]},'
+        '"memoryd:x":1}'
+    )
+    assert again.metadata["price"] == 1.5
 
 
 async def test_provenance_without_optional_parts(store: Store) -> None:

@@ -61,6 +61,21 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
             "metricsFrom": [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}],
         },
     },
+    "cluster-qdrant-distributed": {
+        **QDRANT_EXTERNAL,
+        "storage": {
+            "backend": "qdrant",
+            "qdrant": {
+                "url": "http://qdrant.vectors.svc:6333",
+                "shardNumber": 6,
+                "replicationFactor": 2,
+                "writeConsistencyFactor": 1,
+                "writeOrdering": "medium",
+            },
+        },
+        "pageTokens": {"existingSecret": "memoryd-page-key", "key": "hmac"},
+        "autoscaling": {"enabled": True},
+    },
     # The qdrant/qdrant dependency cannot be fetched here, so only memoryd's side renders.
     "cluster-qdrant-bundled": {
         "storage": {"backend": "qdrant", "qdrant": {"apiKeySecret": {"name": "qdrant-key"}}},
@@ -210,13 +225,101 @@ def test_qdrant_backend_scales_out(rendered: dict[str, list[Any]]) -> None:
     config = config_of(rendered["cluster-qdrant"])
     assert config["storage"] == {
         "backend": "qdrant",
-        "qdrant": {"url": "http://qdrant.vectors.svc:6333"},
+        "qdrant": {
+            "url": "http://qdrant.vectors.svc:6333",
+            "shared": True,
+            "write_ordering": "strong",
+        },
     }
     env = container(
         one(rendered["cluster-qdrant"], "Deployment")["spec"]["template"]["spec"], "memoryd"
     )["env"]
     (key_env,) = [e for e in env if "QDRANT" in e["name"]]
     assert key_env["valueFrom"]["secretKeyRef"] == {"name": "qdrant-key", "key": "api-key"}
+
+
+REPLICATED_SETS = [
+    "cluster-qdrant",
+    "cluster-qdrant-hpa-monitor",
+    "cluster-qdrant-distributed",
+    "cluster-qdrant-bundled",
+]
+
+
+@pytest.mark.parametrize("name", REPLICATED_SETS)
+def test_replicated_layout_keeps_nothing_acknowledged_on_a_pod(
+    name: str, rendered: dict[str, list[Any]]
+) -> None:
+    """The rule in cluster mode on Qdrant: a write is acknowledged once Qdrant has
+    applied it. So the replicas share the store (conditional writes, no per-replica
+    log), the pods are a Deployment whose data dir is an emptyDir holding nothing
+    acknowledged, and every replica signs page tokens with one key from a Secret."""
+    manifests = rendered[name]
+    by_kind = kinds(manifests)
+    assert "StatefulSet" not in by_kind
+    deployment = one(manifests, "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    config = config_of(manifests)
+    assert config["storage"]["qdrant"]["shared"] is True  # no local write-ahead log
+    assert "durability" not in config  # nothing re-enables a log on the emptyDir
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert "emptyDir" in volumes["memoryd-data"]
+    assert not any("persistentVolumeClaim" in v for v in volumes.values())
+    (secret_env,) = [e for e in container(pod, "memoryd")["env"] if "PAGE_TOKEN" in e["name"]]
+    assert secret_env["name"] == "MEMORYD_PAGE_TOKEN_SECRET"
+    ref = secret_env["valueFrom"]["secretKeyRef"]
+    secrets = {s["metadata"]["name"]: s for s in by_kind.get("Secret", [])}
+    existing = VALUE_SETS[name].get("pageTokens", {}).get("existingSecret")
+    if existing:
+        assert ref == {"name": existing, "key": VALUE_SETS[name]["pageTokens"]["key"]}
+        assert existing not in secrets
+    else:
+        created = secrets[ref["name"]]
+        assert ref["key"] in created["data"]
+        assert created["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    if VALUE_SETS[name].get("autoscaling", {}).get("enabled"):
+        hpa = one(manifests, "HorizontalPodAutoscaler")
+        assert hpa["spec"]["scaleTargetRef"]["kind"] == "Deployment"
+        assert one(manifests, "PodDisruptionBudget")
+
+
+def test_embedded_store_keeps_its_writes_on_a_claim(rendered: dict[str, list[Any]]) -> None:
+    """The other layout: the embedded store acknowledges a write once it is in the
+    log on the StatefulSet's claim; no page-token Secret (one replica)."""
+    manifests = rendered["cluster-defaults"]
+    sts = one(manifests, "StatefulSet")
+    assert [c["metadata"]["name"] for c in sts["spec"]["volumeClaimTemplates"]] == ["memoryd-data"]
+    volumes = {v["name"] for v in sts["spec"]["template"]["spec"]["volumes"]}
+    assert "memoryd-data" not in volumes  # the claim, not an emptyDir
+    assert "shared" not in config_of(manifests)["storage"].get("qdrant", {})
+    env = container(sts["spec"]["template"]["spec"], "memoryd")["env"]
+    assert not [e for e in env if "PAGE_TOKEN" in e["name"]]
+
+
+def test_distributed_collection_settings_reach_the_daemon(
+    rendered: dict[str, list[Any]],
+) -> None:
+    qdrant = config_of(rendered["cluster-qdrant-distributed"])["storage"]["qdrant"]
+    assert qdrant == {
+        "url": "http://qdrant.vectors.svc:6333",
+        "shared": True,
+        "write_ordering": "medium",
+        "shard_number": 6,
+        "replication_factor": 2,
+        "write_consistency_factor": 1,
+    }
+
+
+def test_write_consistency_above_replication_is_refused() -> None:
+    values = {
+        **QDRANT_EXTERNAL,
+        "storage": {
+            "backend": "qdrant",
+            "qdrant": {"url": "http://q:6333", "replicationFactor": 2, "writeConsistencyFactor": 3},
+        },
+    }
+    with pytest.raises(Exception, match="writeConsistencyFactor cannot exceed"):
+        render_chart(values)
 
 
 def test_bundled_qdrant_is_the_dependency_service(rendered: dict[str, list[Any]]) -> None:

@@ -221,6 +221,15 @@ def test_sidecar_example_wiring(tmp_path: Path) -> None:
     assert claim == docs["PersistentVolumeClaim"]["metadata"]["name"]
     assert volumes["memoryd-config"]["configMap"]["name"] == docs["ConfigMap"]["metadata"]["name"]
 
+    # The live memory_root: memoryd writes keys.mirror_dir, the agent reads its own
+    # tree (<tenant>/<agent>) read-only at /memory.
+    assert settings.keys.mirror_dir is not None
+    assert memoryd_mounts["memoryd-mirror"] == str(settings.keys.mirror_dir)
+    (mirror,) = [m for m in agent["volumeMounts"] if m["name"] == "memoryd-mirror"]
+    assert mirror["readOnly"] is True and mirror["mountPath"] == "/memory"
+    assert mirror["subPath"] == f"{settings.sidecar.tenant_id}/demo"
+    assert "emptyDir" in volumes["memoryd-mirror"]
+
 
 # ------------------------------------------------------------------ memoryd-healthcheck, live
 

@@ -126,10 +126,17 @@ def test_native_sidecar_with_a_claim(agent_chart: Path) -> None:
 
     agent = container(pod, "agent")
     assert agent["env"] == [{"name": "MEMORYD_ADDRESS", "value": "unix:/run/memoryd/memoryd.sock"}]
-    assert agent["volumeMounts"] == [{"name": "memoryd-socket", "mountPath": "/run/memoryd"}]
+    # The live memory_root: memoryd writes it, the agent reads it (read-only).
+    assert agent["volumeMounts"] == [
+        {"name": "memoryd-socket", "mountPath": "/run/memoryd"},
+        {"name": "memoryd-mirror", "mountPath": "/memory", "readOnly": True},
+    ]
+    assert mounts["memoryd-mirror"] == "/run/memoryd-mirror"
+    assert "emptyDir" in volumes["memoryd-mirror"]
 
     config = yaml.safe_load(config_map["data"]["config.yaml"])
     assert config["listen"] == "unix:/run/memoryd/memoryd.sock"
+    assert config["keys"]["mirror_dir"] == "/run/memoryd-mirror"
     annotation = one(manifests, "StatefulSet")["spec"]["template"]["metadata"]["annotations"]
     assert len(annotation["checksum/memoryd-config"]) == 64
 
@@ -166,3 +173,27 @@ def test_names_follow_the_release(agent_chart: Path) -> None:
     assert volumes["memoryd-config"]["configMap"]["name"] == "mem-config"
     default = render_agent(agent_chart, {})
     assert one(default, "ConfigMap")["metadata"]["name"] == f"{RELEASE}-memoryd-config"
+
+
+def test_memory_root_of_one_agent_or_none(agent_chart: Path) -> None:
+    """The agent's own tree at /memory (subPath <tenant>/<agent>), so
+    `ls /memory/index/user/calendar/` works; or no mirror at all."""
+    one_agent = pod_of(
+        render_agent(
+            agent_chart,
+            {"principal": {"tenantId": "acme"}, "sidecar": {"memoryRoot": {"agent": "planner"}}},
+        )
+    )
+    mounts = container(one_agent, "agent")["volumeMounts"]
+    assert mounts[1] == {
+        "name": "memoryd-mirror",
+        "mountPath": "/memory",
+        "readOnly": True,
+        "subPath": "acme/planner",
+    }
+    manifests = render_agent(agent_chart, {"sidecar": {"memoryRoot": {"enabled": False}}})
+    pod = pod_of(manifests)
+    assert [m["name"] for m in container(pod, "agent")["volumeMounts"]] == ["memoryd-socket"]
+    assert "memoryd-mirror" not in {v["name"] for v in pod["volumes"]}
+    config = yaml.safe_load(one(manifests, "ConfigMap")["data"]["config.yaml"])
+    assert "keys" not in config

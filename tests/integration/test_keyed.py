@@ -47,7 +47,11 @@ def value(data: Any) -> struct_pb2.Value:
     return out
 
 
+USER = pb.Provenance(kind=pb.PROVENANCE_KIND_USER)
+
+
 def put(stub: MemoryServiceStub, agent: str, key: str, data: Any, **fields: Any) -> mpb.KeyEntry:
+    fields.setdefault("source", USER)
     request = mpb.SetMemoryRequest(agent_id=agent, key=key, content=value(data), **fields)
     entry: mpb.KeyEntry = stub.SetMemory(request).entry
     return entry
@@ -167,7 +171,7 @@ def test_normalised_keys(memory_stub: MemoryServiceStub) -> None:
 
 
 BAD_INPUT: list[tuple[str, dict[str, Any], set[str]]] = [
-    ("no content", {"key": "/k"}, {"content"}),
+    ("no content", {"key": "/k"}, {"content_json"}),
     ("relative key", {"key": "k", "content": value(1)}, {"key"}),
     ("directory key", {"key": "/k/", "content": value(1)}, {"key"}),
     ("dot-dot", {"key": "/a/../b", "content": value(1)}, {"key"}),
@@ -175,6 +179,8 @@ BAD_INPUT: list[tuple[str, dict[str, Any], set[str]]] = [
     ("control", {"key": "/a\x07b", "content": value(1)}, {"key"}),
     ("too long", {"key": "/" + "a/" * 300 + "b", "content": value(1)}, {"key"}),
     ("NaN", {"key": "/k", "content": struct_pb2.Value(number_value=math.nan)}, {"content"}),
+    ("bad JSON text", {"key": "/k", "content_json": "{'a': 1}"}, {"content_json"}),
+    ("both forms", {"key": "/k", "content_json": "1", "content": value(1)}, {"content_json"}),
     (
         "web source without provenance",
         {
@@ -189,11 +195,19 @@ BAD_INPUT: list[tuple[str, dict[str, Any], set[str]]] = [
         {"key": "/kb/fact", "content": value({"text": "x"})},
         {"source.name", "source.retrieved_at", "source.locator"},
     ),
-    ("bad importance", {"key": "/k", "content": value({"importance": 7})}, {"content.importance"}),
+    ("bad importance", {"key": "/k", "content": value({"importance": 11})}, {"content.importance"}),
     (
         "bad expiry",
         {"key": "/k", "content": value({"expired_at": "soon"})},
         {"content.expired_at"},
+    ),
+    # Issue 22: a write without a source was stored; an unspecified kind became "user".
+    ("no source", {"key": "/k", "content": value(1), "source": None}, {"source"}),
+    ("no source, tombstone", {"key": "/k", "content_json": "null", "source": None}, {"source"}),
+    (
+        "unspecified source kind",
+        {"key": "/k", "content": value(1), "source": pb.Provenance(name="x")},
+        {"source.kind"},
     ),
 ]
 
@@ -203,6 +217,9 @@ def test_bad_input_names_the_field_and_stores_nothing(
     memory_stub: MemoryServiceStub, case: str, fields: dict[str, Any], named: set[str]
 ) -> None:
     agent = fresh_agent()
+    fields = {"source": USER, **fields}
+    if fields["source"] is None:
+        del fields["source"]
     with pytest.raises(grpc.RpcError) as err:
         memory_stub.SetMemory(mpb.SetMemoryRequest(agent_id=agent, **fields))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -301,13 +318,16 @@ def test_export_tree_layout(ctl: Invoke, memory_stub: MemoryServiceStub, tmp_pat
     put(memory_stub, agent, "/user/name", "Alicia")
     put(memory_stub, agent, "/user/old", "gone soon")
     put(memory_stub, agent, "/user/old", None)
+    # Expired (content.expired_at passed), not yet compacted: not a live key either.
+    put(memory_stub, agent, "/task/done", {"summary": "Paid", "expired_at": "2020-01-01T00:00:00Z"})
     for key, data in HOSTILE.items():
         put(memory_stub, agent, key, data)
 
     out = tmp_path / "export"
     done = ok_json(ctl("export-tree", str(out), "--agent", agent, "--json"))
     live = 4 + len(HOSTILE) - 1  # the tombstoned /user/old is not a live key
-    assert done == {"dir": str(out.resolve()), "writes": 6 + len(HOSTILE), "keys": live}
+    assert done == {"dir": str(out.resolve()), "writes": 7 + len(HOSTILE), "keys": live}
+    assert not (out / "index" / "task").exists()
     assert sorted(os.listdir(tmp_path)) == ["export"]  # nothing escaped DIR
     assert sorted(os.listdir(out)) == ["index", "log.jsonl", "state.jsonl"]
 
@@ -353,6 +373,7 @@ def test_export_tree_layout(ctl: Invoke, memory_stub: MemoryServiceStub, tmp_pat
     assert [e["version"] for e in log] == sorted(e["version"] for e in log)
     old = [e for e in log if e["key"] == "/user/old"]
     assert [(e["valid"], e["content"]) for e in old] == [(True, "gone soon"), (False, None)]
+    assert [e["content"]["summary"] for e in log if e["key"] == "/task/done"] == ["Paid"]
     assert {"key", "ts", "valid", "source", "content"} <= set(log[0])
 
     # A second export refuses to mix with the first unless asked to replace it.

@@ -23,6 +23,7 @@ from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.lancedb.records import LanceDBRecordStore
+from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -34,6 +35,8 @@ from tests.security.support import KeySpec, api_key_config, write_config
 
 from ..conftest import Daemon
 from .test_memory_api import violations
+
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
 
 NO_SCHEDULE = {"MEMORYD_MAINTENANCE__ENABLED": "false"}
 DIMENSION = 384
@@ -207,10 +210,17 @@ def test_compact_and_maintenance_stream_progress(
     for i, note in enumerate(notes):
         remember(memory_stub, agent, note, importance=i / 10)
     memory_stub.SetMemory(
-        mpb.SetMemoryRequest(agent_id=agent, key="/x", content=struct_pb2.Value(string_value="a"))
+        mpb.SetMemoryRequest(
+            agent_id=agent,
+            key="/x",
+            content=struct_pb2.Value(string_value="a"),
+            source=USER_SOURCE_PB,
+        )
     )
     memory_stub.SetMemory(
-        mpb.SetMemoryRequest(agent_id=agent, key="/x", content=struct_pb2.Value(null_value=0))
+        mpb.SetMemoryRequest(
+            agent_id=agent, key="/x", content=struct_pb2.Value(null_value=0), source=USER_SOURCE_PB
+        )
     )
     progress, result = final(lifecycle_stub.Compact(lpb.CompactRequest(agent_id=agent)))
     assert [p.phase for p in progress][:2] == ["tombstones", "expired"]
@@ -309,10 +319,16 @@ def populate_every_kind(channel: grpc.Channel, agent: str) -> None:
         ("/tmp/gone", struct_pb2.Value(string_value="x")),
         ("/tmp/gone", struct_pb2.Value(null_value=0)),
     ):
-        memory.SetMemory(mpb.SetMemoryRequest(agent_id=agent, key=key, content=value))
+        memory.SetMemory(
+            mpb.SetMemoryRequest(agent_id=agent, key=key, content=value, source=USER_SOURCE_PB)
+        )
     final(lifecycle.Compact(lpb.CompactRequest(agent_id=agent)))  # purges the /tmp/gone slot
     for value in (struct_pb2.Value(string_value="y"), struct_pb2.Value(null_value=0)):
-        memory.SetMemory(mpb.SetMemoryRequest(agent_id=agent, key="/tmp/tomb", content=value))
+        memory.SetMemory(
+            mpb.SetMemoryRequest(
+                agent_id=agent, key="/tmp/tomb", content=value, source=USER_SOURCE_PB
+            )
+        )
     memory.SetWorkingMemory(
         mpb.SetWorkingMemoryRequest(
             agent_id=agent,

@@ -175,13 +175,17 @@ def test_recall_json_carries_scores_and_filters(ctl: Invoke) -> None:
 def test_get_list_forget_round_trip(ctl: Invoke) -> None:
     agent = fresh_agent()
     ids = [remember(ctl, agent, text) for text in UNRELATED]
-    target = remember(ctl, agent, COLOUR, "--namespace", "slides", "--metadata", '{"turn": 3}')
+    meta = '{"turn": 3, "price": 1.50}'
+    target = remember(ctl, agent, COLOUR, "--namespace", "slides", "--metadata", meta)
 
     got = ok_json(ctl("get", target, "--agent", agent, "--json"))["memory"]
     assert got["id"] == target and got["content"] == COLOUR
-    assert got["namespace"] == "slides" and got["metadata"] == {"turn": 3}
+    assert got["namespace"] == "slides" and got["metadata"] == {"turn": 3, "price": 1.5}
+    # Stored as typed (whitespace aside).
+    assert got["metadata_json"] == '{"turn":3,"price":1.50}'
     detail = ctl("get", target, "--agent", agent)
     assert detail.exit_code == 0 and COLOUR in detail.stdout and target in detail.stdout
+    assert '{"turn":3,"price":1.50}' in detail.stdout
 
     page = ok_json(ctl("list", "--agent", agent, "--limit", "2", "--json"))
     assert len(page["memories"]) == 2 and page["next_page_token"]

@@ -16,9 +16,12 @@ import pytest
 from google.protobuf import struct_pb2
 from prometheus_client.parser import text_string_to_metric_families
 
+from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
 from tests.conftest import Daemon
+
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 MEMORY = "memoryd.v1.MemoryService"
@@ -113,7 +116,11 @@ def test_series_move_with_traffic(daemon: Daemon) -> None:
             stub.Remember(mpb.RememberRequest(agent_id=agents[0], content=""))
         assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         value = struct_pb2.Value(string_value="dark")
-        stub.SetMemory(mpb.SetMemoryRequest(agent_id=agents[2], key="/ui/theme", content=value))
+        stub.SetMemory(
+            mpb.SetMemoryRequest(
+                agent_id=agents[2], key="/ui/theme", content=value, source=USER_SOURCE_PB
+            )
+        )
 
     after = scrape(address)
 

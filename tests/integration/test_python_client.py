@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from memoryd_client import (
+    TOOL_NAMES,
     AsyncMemorydClient,
     AsyncMemoryTools,
     FailedPreconditionError,
@@ -55,11 +56,11 @@ def test_every_family_through_the_sync_client(shared_daemon: Daemon) -> None:
             client.update(a, memory.id, importance=0.1, if_version=memory.version)
         assert [m.id for m in client.list(a)] == [memory.id]
         # Keyed memory.
-        entry = client.set_memory(a, "/user/drink", {"tea": "green"})
+        entry = client.set_memory(a, "/user/drink", {"tea": "green"}, source={"kind": "user"})
         assert entry.content == {"tea": "green"} and entry.valid
         assert client.get_key(a, "/user/drink").version == entry.version
         assert client.list_keys(a, "/").directories == ("/user/",)
-        client.set_memory(a, "/user/drink", None)
+        client.set_memory(a, "/user/drink", None, source={"kind": "user"})
         assert [e.valid for e in client.key_history(a, "/user/drink")] == [True, False]
         # Working memory and profile.
         wm = client.set_working_memory(a, {"step": "plan"}, thread_id="t1")
@@ -79,7 +80,7 @@ def test_every_family_through_the_sync_client(shared_daemon: Daemon) -> None:
         snapshot = client.build_snapshot(a, "tea time", session_id="s1", token_budget=300)
         assert "green tea" in snapshot.text and snapshot.tokens_used <= 300
         assert client.memory_context(a, "tea time").source == "snapshot"
-        client.set_memory(a, "/user/city", "Lisbon")
+        client.set_memory(a, "/user/city", "Lisbon", source={"kind": "user"})
         assert "Lisbon" in client.default_read(a).text
         client.save_state(a, "s1", {"planner": {"stage": 2}})
         assert client.load_state(a, "s1")["planner"].state == {"stage": 2}
@@ -116,12 +117,26 @@ async def test_the_async_client_and_tools(shared_daemon: Daemon) -> None:
         assert hits[0].memory.content == "Deploys happen on Tuesdays"
         kinds = [r.WhichOneof("record") async for r in client.export(a)]
         assert kinds[0] == "header" and "memory" in kinds
-        tools = AsyncMemoryTools(client, ToolContext(agent_id=a, session_id="s"))
+        names = [*TOOL_NAMES, "record_messages", "memory"]
+        tools = AsyncMemoryTools(client, ToolContext(agent_id=a, session_id="s"), names)
         out = json.loads(await tools.handle_tool_call("recall", '{"query": "deploy day"}'))
         assert out["memories"][0]["content"] == "Deploys happen on Tuesdays"
-        await tools.handle_tool_call("record", '{"messages": [{"role": "user", "content": "hi"}]}')
+        # The session log: record_messages (issue 21: `record` is long-term memory now).
+        message = '{"messages": [{"role": "user", "content": "hi"}]}'
+        await tools.handle_tool_call("record_messages", message)
         window = json.loads(await tools.handle_tool_call("retrieve", '{"source": "session"}'))
         assert window["messages"] == [{"role": "user", "content": "hi"}]
+        kept = json.loads(
+            await tools.handle_tool_call(
+                "record", '{"messages": [{"role": "user", "content": "Deploy freeze in May"}]}'
+            )
+        )
+        found = json.loads(await tools.handle_tool_call("retrieve", '{"query": "deploy freeze"}'))
+        assert found["memories"][0]["id"] == kept["ids"][0]
+        edited = await tools.handle_tool_call(
+            "memory", '{"command": "create", "path": "/memories/a.md", "file_text": "x"}'
+        )
+        assert json.loads(edited)["version"] == 1
         messages = await client.with_memory([{"role": "user", "content": "deploy day?"}], a)
         assert "Tuesdays" in messages[0]["content"]
 
@@ -141,6 +156,33 @@ def test_example_agent_loop_runs_against_a_daemon(shared_daemon: Daemon) -> None
     assert turns[2]["answer"] == "You asked for: Ada prefers short answers."
     assert "Lisbon" in turns[3]["system"]
     assert "I'm planning a trip to Lisbon" in turns[3]["answer"]  # the recorded session
+
+
+def test_example_agentscope_modes_runs_against_a_daemon(shared_daemon: Daemon) -> None:
+    """AgentScope's three long-term memory modes (issue 21): the model's own record and
+    retrieve tools, the framework's retrieve-before and record-after, and both."""
+    example = REPO / "clients" / "python" / "examples" / "agentscope_modes.py"
+    result = subprocess.run(
+        [sys.executable, str(example), "--address", shared_daemon.address, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    modes = json.loads(result.stdout)
+    agent = modes["agent_control"]
+    assert (
+        agent[0]["tools"] == ["record", "retrieve"]
+        and agent[0]["prompt"] == "You are a helpful assistant."
+    )
+    assert agent[0]["tool_results"][0]["ids"]  # recorded to long-term memory
+    assert agent[2]["answer"] == "You like green tea."  # its own retrieve found it
+    static = modes["static_control"]
+    assert all(turn["tools"] == [] for turn in static)
+    assert "green tea" in static[2]["prompt"]  # injected before the reply
+    assert static[2]["answer"] == "You like green tea (from memory)."
+    both = modes["both"]
+    assert "green tea" in both[2]["prompt"] and both[2]["answer"] == "You like green tea."
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from google.protobuf import struct_pb2
 from typer.testing import CliRunner
 
 from memoryd.cli.memoryctl import app as memoryctl
+from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import snapshot_service_pb2 as spb
@@ -23,6 +24,8 @@ from memoryd_proto.v1.snapshot_service_pb2_grpc import SnapshotServiceStub
 
 from ..conftest import Daemon
 from .test_memory_api import violations
+
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
 
 S = spb
 SCOPE = pb.WorkingMemoryScope(thread_id="thread-1")
@@ -190,18 +193,25 @@ def test_default_read(memory_stub: MemoryServiceStub, snapshot_stub: SnapshotSer
         ("/user/old", "to delete"),
         ("/user/old", None),
     ):
-        memory_stub.SetMemory(mpb.SetMemoryRequest(agent_id=agent, key=key, content=value(content)))
+        memory_stub.SetMemory(
+            mpb.SetMemoryRequest(
+                agent_id=agent, key=key, content=value(content), source=USER_SOURCE_PB
+            )
+        )
     resp = snapshot_stub.DefaultRead(S.DefaultReadRequest(agent_id=agent))
     assert resp.text.splitlines() == [
-        "/task/today [fact]: Call the dentist back",
-        "/user/style [preference]: Short answers, code first.",
+        "[Agent Memory]",
+        "/task/today Call the dentist back",
+        "/user/style preference Short answers, code first.",
     ]
+    assert [line.type for line in resp.lines] == ["", "preference"]
     assert resp.token_counter == "tokenizer:all-MiniLM-L6-v2" and 0 < resp.tokens_used <= 300
     later = S.DefaultReadRequest(agent_id=agent)
     later.current_time.FromDatetime(datetime.now(UTC) + timedelta(hours=2))
     assert [line.key for line in snapshot_stub.DefaultRead(later).lines] == ["/user/style"]
-    tiny = snapshot_stub.DefaultRead(S.DefaultReadRequest(agent_id=agent, token_limit=12))
-    assert len(tiny.lines) == 1 and tiny.tokens_used <= 12
+    limit = resp.tokens_used - 1  # room for the header and the first line only
+    tiny = snapshot_stub.DefaultRead(S.DefaultReadRequest(agent_id=agent, token_limit=limit))
+    assert len(tiny.lines) == 1 and tiny.tokens_used <= limit
 
 
 def test_save_and_load_state(snapshot_stub: SnapshotServiceStub) -> None:
@@ -259,7 +269,9 @@ def test_memoryctl_snapshot_default_read_and_state(
     agent = fresh_agent()
     populate(memory_stub, agent)
     memory_stub.SetMemory(
-        mpb.SetMemoryRequest(agent_id=agent, key="/user/name", content=value("Ada"))
+        mpb.SetMemoryRequest(
+            agent_id=agent, key="/user/name", content=value("Ada"), source=USER_SOURCE_PB
+        )
     )
     result = ctl("snapshot", "dentist", "--agent", agent, "--budget", "200", "--session", "s1")
     assert result.exit_code == 0, result.output
@@ -273,10 +285,12 @@ def test_memoryctl_snapshot_default_read_and_state(
     data = json.loads(result.stdout)
     assert data["text"].startswith("<long_term_memory>") and data["tokens_used"] <= 500
     result = ctl("default-read", "--agent", agent)
-    assert result.exit_code == 0 and "/user/name [fact]: Ada" in result.stdout
+    assert result.exit_code == 0 and "/user/name Ada" in result.stdout
     result = ctl("state", "save", "s1", "planner", '{"step": 1}', "--agent", agent)
     assert result.exit_code == 0, result.output
     result = ctl("state", "load", "s1", "--agent", agent, "--json")
     assert json.loads(result.stdout)["components"][0]["state"] == {"step": 1}
+    result = ctl("state", "save", "s1", "planner", '{"price": 1.50}', "--agent", agent)
+    assert result.exit_code == 0 and '{"price":1.50}' in result.stdout, result.output
     result = ctl("snapshot", "x", "--agent", agent, "--section", "working")
     assert result.exit_code == 1 and "scope" in result.stderr

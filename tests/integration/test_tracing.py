@@ -11,10 +11,13 @@ import grpc
 import pytest
 from google.protobuf import struct_pb2
 
+from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
 from tests.conftest import Daemon
 from tests.otlp_receiver import SERVER_KIND, STATUS_ERROR, OtlpReceiver, ReceivedSpan
+
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
 
 AGENT = "tracer"
 CONTENT = "The user keeps a sourdough starter called Bubbles in the fridge"
@@ -73,7 +76,10 @@ def test_spans_per_rpc_with_children_reach_a_real_collector(
         key_trace, _, md = traceparent()
         value = struct_pb2.Value(string_value=KEY_VALUE)
         stub.SetMemory(
-            mpb.SetMemoryRequest(agent_id=AGENT, key="/user/seat", content=value), metadata=md
+            mpb.SetMemoryRequest(
+                agent_id=AGENT, key="/user/seat", content=value, source=USER_SOURCE_PB
+            ),
+            metadata=md,
         )
         bad_trace, _, md = traceparent()
         with pytest.raises(grpc.RpcError) as bad:

@@ -460,6 +460,10 @@ def test_memoryctl_working_memory(ctl: Callable[..., Result], tmp_path: Path) ->
     assert bad.exit_code == 1 and "content.$.step" in bad.stderr
     table = ctl("wm", "ls", *a)
     assert table.exit_code == 0 and "t1" in table.stdout and "dentist" in table.stdout
+    # Shown as stored: the text as typed, 1.50 not 1.5.
+    assert ctl("wm", "set", '{"price": 1.50}', "-T", "t1", *a).exit_code == 0
+    shown = ctl("wm", "get", "-T", "t1", *a)
+    assert '"price":1.50' in shown.stdout, shown.stdout
     assert ok_json(ctl("wm", "delete", "-T", "t1", "--json", *a))["deleted"] is True
     assert "Nothing to delete" in ctl("wm", "delete", "-T", "t1", *a).stdout
     missing = ctl("wm", "get", "-T", "t1", *a)

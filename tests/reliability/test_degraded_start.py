@@ -18,13 +18,9 @@ cannot keep, says what is not serving, and catches up in the background.
 from __future__ import annotations
 
 import contextlib
-import lzma
 import os
-import shutil
-import socket
 import subprocess
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -34,7 +30,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
-from tests.conftest import REPO, Daemon
+from tests import qdrant_server
+from tests.conftest import Daemon
 
 AGENT = "degraded"
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -147,61 +144,25 @@ def test_a_full_disk_start_serves_reads_refuses_writes_and_catches_up(
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+    return qdrant_server.free_port()
 
 
-def _qdrant_binary(tmp_path: Path) -> Path | None:
-    """The Qdrant server of ../shared (or $MEMORYD_SHARED_DIR), decompressed once."""
-    shared = Path(os.environ.get("MEMORYD_SHARED_DIR", REPO.parent / "shared"))
-    packed = shared / "qdrant" / "qdrant.xz"
-    if not packed.exists():
+def _qdrant_binary() -> Path | None:
+    """The Qdrant server binary (tests/qdrant_server.py), or None."""
+    try:
+        return qdrant_server.locate()
+    except qdrant_server.NoQdrant:
         return None
-    cache = Path.home() / ".cache" / "memoryd-tests" / "qdrant-1.19.0"
-    binary = cache / "qdrant"
-    if not binary.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        partial = cache / f"qdrant.{os.getpid()}"
-        with lzma.open(packed) as src, open(partial, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        partial.chmod(0o755)
-        partial.replace(binary)
-    return binary
 
 
 @contextlib.contextmanager
 def _qdrant_server(binary: Path, work: Path, http: int, grpc_port: int) -> Iterator[None]:
-    work.mkdir()
-    env = {
-        **os.environ,
-        "QDRANT__SERVICE__HOST": "127.0.0.1",
-        "QDRANT__SERVICE__HTTP_PORT": str(http),
-        "QDRANT__SERVICE__GRPC_PORT": str(grpc_port),
-        "QDRANT__STORAGE__STORAGE_PATH": str(work / "storage"),
-        "QDRANT__STORAGE__SNAPSHOTS_PATH": str(work / "snapshots"),
-        "QDRANT_INIT_FILE_PATH": str(work / ".initialized"),
-        "QDRANT__TELEMETRY_DISABLED": "true",
-    }
-    log = (work / "qdrant.log").open("wb")
-    server = subprocess.Popen([str(binary)], cwd=work, env=env, stdout=log, stderr=log)
+    server = qdrant_server.QdrantServer(binary, work, http_port=http, grpc_port=grpc_port)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            with (
-                contextlib.suppress(OSError),
-                urllib.request.urlopen(f"http://127.0.0.1:{http}/readyz", timeout=2),
-            ):
-                break
-            assert server.poll() is None, (work / "qdrant.log").read_text()
-            assert time.monotonic() < deadline, "qdrant did not become ready"
-            time.sleep(0.1)
+        server.start()
         yield
     finally:
         server.kill()
-        server.wait()
-        log.close()
 
 
 def test_an_unreachable_qdrant_at_start_serves_degraded_and_catches_up(
@@ -216,6 +177,8 @@ def test_an_unreachable_qdrant_at_start_serves_degraded_and_catches_up(
             "MEMORYD_STORAGE__QDRANT__URL": f"http://127.0.0.1:{http}",
             "MEMORYD_STORAGE__QDRANT__GRPC_PORT": str(grpc_port),
             "MEMORYD_STORAGE__QDRANT__TIMEOUT_S": "2",
+            # One replica keeping its log (shared mode has none: the next test).
+            "MEMORYD_STORAGE__QDRANT__SHARED": "false",
             "MEMORYD_DURABILITY__STORE_RETRY_MAX_S": "1",
         }
     )
@@ -235,9 +198,9 @@ def test_an_unreachable_qdrant_at_start_serves_degraded_and_catches_up(
         assert code == grpc.StatusCode.UNAVAILABLE, (code, details)
         assert "unreachable" in details and "Traceback" not in details and "/" not in details
 
-        binary = _qdrant_binary(tmp_path)
+        binary = _qdrant_binary()
         if binary is None:
-            pytest.skip("no Qdrant server binary in ../shared (or $MEMORYD_SHARED_DIR)")
+            pytest.skip("no Qdrant server binary: see tests/qdrant_server.py (QDRANT_BIN)")
         with _qdrant_server(binary, tmp_path / "qdrant", http, grpc_port):
             _wait_status(channel, SERVING, STORE)  # opened and the log applied
             daemon.kill()
@@ -247,4 +210,43 @@ def test_an_unreachable_qdrant_at_start_serves_degraded_and_catches_up(
                 got = stub.GetMemory(mpb.GetMemoryRequest(agent_id=AGENT, id=r.memory.id))
                 assert got.memory.content == "written while down"
                 assert _status(again, STORE) == SERVING
+            daemon.stop()
+
+
+def test_a_shared_replica_starting_without_qdrant_refuses_writes_and_opens_it_later(
+    tmp_path: Path, daemon_factory: Callable[..., Daemon]
+) -> None:
+    """Shared mode keeps no log, so nothing can be accepted while Qdrant is away: the
+    replica still starts (it exited with a traceback before), says the store is not
+    serving, refuses writes cleanly, and opens the store by itself once it answers."""
+    binary = _qdrant_binary()
+    if binary is None:
+        pytest.skip("no Qdrant server binary: see tests/qdrant_server.py (QDRANT_BIN)")
+    http, grpc_port = _free_port(), _free_port()
+    daemon = daemon_factory(
+        env={
+            "MEMORYD_EMBEDDER": "hashing",
+            "MEMORYD_MAINTENANCE__ENABLED": "false",
+            "MEMORYD_STORAGE__BACKEND": "qdrant",
+            "MEMORYD_STORAGE__QDRANT__URL": f"http://127.0.0.1:{http}",
+            "MEMORYD_STORAGE__QDRANT__GRPC_PORT": str(grpc_port),
+            "MEMORYD_STORAGE__QDRANT__TIMEOUT_S": "2",
+            "MEMORYD_DURABILITY__STORE_RETRY_MAX_S": "1",
+        }
+    )
+    daemon.start()
+    with daemon.channel() as channel:
+        stub = mgrpc.MemoryServiceStub(channel)
+        assert _status(channel, STORE) == NOT_SERVING
+        code, details = _code(
+            lambda: stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="too early"))
+        )
+        assert code == grpc.StatusCode.UNAVAILABLE, (code, details)
+        assert "unreachable" in details and "Traceback" not in details
+        with _qdrant_server(binary, tmp_path / "qdrant", http, grpc_port):
+            _wait_status(channel, SERVING, STORE)  # opened in the background
+            r = stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="in time"))
+            assert not r.degraded
+            listed = stub.ListMemories(mpb.ListMemoriesRequest(agent_id=AGENT, page_size=10))
+            assert [m.content for m in listed.memories] == ["in time"]
             daemon.stop()

@@ -115,3 +115,27 @@ async def test_restart_replays_what_the_store_never_got(tmp_path: Path) -> None:
     assert again.replayed == 1
     assert len(await DurableStore(again).get(P, [f"m{i}" for i in range(5)])) == 5
     await again.close()
+
+
+async def test_a_write_logged_after_a_failed_read_is_applied_when_the_store_returns(
+    tmp_path: Path,
+) -> None:
+    """A failed read starts the read probe; a write logged while it runs must still be
+    applied once the store answers (found with a real Qdrant server killed under a
+    daemon: Remember's duplicate lookup failed first, then its write stayed pending
+    and the store component NOT_SERVING until the next write)."""
+    inner = InMemoryStore(DIM)
+    await inner.open()
+    flaky = FlakyStore(inner)
+    core = await _core(tmp_path, flaky, InMemoryRecordStore())
+    store = DurableStore(core)
+    flaky.down = True
+    with collecting():
+        assert await store.get(P, ["m0"]) == []  # the read fails: probe started
+        await store.upsert(P, [_memory(0)])  # logged, not applied
+    assert core.pending
+    flaky.down = False
+    await until(lambda: not core.pending)
+    assert [m.id for m in await inner.get(P, ["m0"])] == ["m0"]
+    await until(lambda: core.states.get("store").ok)  # type: ignore[union-attr]
+    await core.close()

@@ -1,7 +1,8 @@
 """One api_key daemon shared by the adversarial, fuzzing and log-scan tests.
 
 The suites run as session fixtures so the log scan (which needs both to have run)
-works whichever tests are selected.
+works whichever tests are selected. They run once per store: the embedded LanceDB and
+a real Qdrant server (skipped, saying why, where there is none).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from tests.conftest import Daemon
+from tests.conftest import DAEMON_STORES, Daemon, daemon_store_env
 from tests.security import adversary, seeding
 from tests.security.fuzzing import FuzzReport, run_fuzz
 from tests.security.support import KeySpec, api_key_config, write_config
@@ -37,8 +38,17 @@ class SecurityDaemon:
     channel: grpc.Channel
 
 
-@pytest.fixture(scope="session")
-def security_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecurityDaemon]:
+@pytest.fixture(scope="session", params=DAEMON_STORES)
+def security_daemon(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SecurityDaemon]:
+    with daemon_store_env(request.param, request) as env:
+        yield from _security_daemon(tmp_path_factory, env)
+
+
+def _security_daemon(
+    tmp_path_factory: pytest.TempPathFactory, env: dict[str, str | None]
+) -> Iterator[SecurityDaemon]:
     rng = random.Random(SEED)
     world = World(principals=make_principals(rng))
     root = tmp_path_factory.mktemp("security")
@@ -48,7 +58,9 @@ def security_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Securi
         limits={"max_request_bytes": 1 << 20},
         audit={"rotate_bytes": 256 * 1024},
     )
-    daemon = Daemon(data_dir=root / "data", config_file=write_config(root / "memoryd.yaml", config))
+    daemon = Daemon(
+        data_dir=root / "data", env=env, config_file=write_config(root / "memoryd.yaml", config)
+    )
     daemon.start()
     channel = grpc.insecure_channel(daemon.address)
     try:

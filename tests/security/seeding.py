@@ -33,6 +33,8 @@ from tests.security.world import (
     marker,
 )
 
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
+
 M, S, L = memory_service_pb2, snapshot_service_pb2, lifecycle_service_pb2
 
 
@@ -122,7 +124,11 @@ class Seeder:
                     p,
                     "SetMemory",
                     M.SetMemoryRequest(
-                        agent_id=agent, key=key, content=value, security_level=level
+                        agent_id=agent,
+                        key=key,
+                        content=value,
+                        security_level=level,
+                        source=USER_SOURCE_PB,
                     ),
                 )
                 if not self.try_kind("key", out):

@@ -12,6 +12,7 @@ import grpc
 import pytest
 
 from memoryd.domain.limits import MAX_IMPORTED_VERSION
+from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -21,6 +22,8 @@ from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
 from memoryd_proto.v1.snapshot_service_pb2_grpc import SnapshotServiceStub
 from tests.conftest import Daemon
 from tests.security import records as rec
+
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
 
 ENV = {"MEMORYD_EMBEDDER": "hashing", "MEMORYD_MAINTENANCE__ENABLED": "false"}
 
@@ -53,7 +56,9 @@ def write_each_kind(stubs: Stubs, agent: str) -> dict[str, int]:
         timeout=30,
     )
     key = m.SetMemory(
-        mpb.SetMemoryRequest(agent_id=agent, key=rec.KEY, content={"string_value": "new"}),
+        mpb.SetMemoryRequest(
+            agent_id=agent, key=rec.KEY, content={"string_value": "new"}, source=USER_SOURCE_PB
+        ),
         timeout=30,
     )
     wm = m.SetWorkingMemory(

@@ -13,14 +13,17 @@ from typing import Any
 import grpc
 import pytest
 
+from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.lifecycle_service_pb2_grpc import LifecycleServiceStub
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
-from tests.conftest import Daemon
+from tests.conftest import DAEMON_STORES, Daemon, daemon_store_env
 from tests.security import records as rec
 from tests.security.support import KeySpec, api_key_config, write_config
+
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
 
 HIGH = KeySpec("high-4d5e6f7a8b", "high", "acme", "*", "restricted", ("read", "write"))
 LOW = KeySpec("low-1a2b3c4d5e", "low", "acme", "*", "internal", ("read", "write"))
@@ -31,8 +34,17 @@ GLOBEX = KeySpec(
 DAY_S = 86_400
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+@pytest.fixture(scope="module", params=DAEMON_STORES)
+def daemon(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Daemon]:
+    with daemon_store_env(request.param, request) as env:
+        yield from _daemon(tmp_path_factory, env)
+
+
+def _daemon(
+    tmp_path_factory: pytest.TempPathFactory, env: dict[str, str | None]
+) -> Iterator[Daemon]:
     root = tmp_path_factory.mktemp("isolation")
     config = api_key_config(
         [HIGH, LOW, ADMIN, GLOBEX],
@@ -43,7 +55,9 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
         },
         quotas={"max_session_messages": 5, "tenants": {"globex": {"max_session_messages": 8}}},
     )
-    d = Daemon(data_dir=root / "data", config_file=write_config(root / "memoryd.yaml", config))
+    d = Daemon(
+        data_dir=root / "data", env=env, config_file=write_config(root / "memoryd.yaml", config)
+    )
     d.start()
     yield d
     d.kill()
@@ -78,7 +92,11 @@ def set_key(
     if_version: int | None = None,
 ) -> mpb.SetMemoryResponse:
     request = mpb.SetMemoryRequest(
-        agent_id="a1", key=key, content={"string_value": text}, security_level=level
+        agent_id="a1",
+        key=key,
+        content={"string_value": text},
+        security_level=level,
+        source=USER_SOURCE_PB,
     )
     if if_version is not None:
         request.if_version = if_version

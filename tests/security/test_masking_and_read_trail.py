@@ -14,7 +14,7 @@ import pytest
 
 from memoryd.security.masking import Masker
 from memoryd.security.settings import CustomMaskingRule, MaskingSettings
-from memoryd_client import MemorydClient
+from memoryd_client import JsonText, MemorydClient
 from tests.conftest import Daemon
 from tests.security.support import KeySpec, api_key_config, write_config
 
@@ -78,7 +78,15 @@ def test_masked_for_a_low_clearance_reader_intact_for_an_admin_export(
     daemon.start()
     with _client(daemon, ADMIN) as admin, _client(daemon, READER) as reader:
         stored = admin.remember("ops", SECRET_TEXT, tags=["pinned"]).memory
-        admin.set_memory("ops", "/user/contact", {"summary": "Reach Alice at alice@example.com"})
+        admin.set_memory(
+            "ops",
+            "/user/contact",
+            {"summary": "Reach Alice at alice@example.com"},
+            source={"kind": "user"},
+        )
+        admin.set_working_memory(
+            "ops", JsonText('{"contact": "alice@example.com", "price": 1.50}'), thread_id="t1"
+        )
 
         seen = [
             reader.recall("ops", "Alice email card deploy key")[0].memory.content,
@@ -92,6 +100,13 @@ def test_masked_for_a_low_clearance_reader_intact_for_an_admin_export(
             assert "[email]" in text or "[card]" in text, text
             assert not any(raw in text for raw in RAW), text
         assert "[secret]" in seen[0] and "[card]" in seen[0]
+        # Working memory's stored text is masked too, the rest of it as written.
+        [working] = [
+            r.working_memory.working_memory.content_json
+            for r in reader.export("ops")
+            if r.WhichOneof("record") == "working_memory"
+        ]
+        assert working == '{"contact":"[email]","price":1.50}'
 
         admin_export = "".join(str(r) for r in admin.export("ops"))
         assert all(raw in admin_export for raw in RAW)  # a backup restores what was stored

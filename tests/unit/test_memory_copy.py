@@ -38,7 +38,9 @@ def _distinct() -> Memory:
         embedding_model="model",
         embedding_dimension=4,
         supersedes="id-0",
+        occurred_at=t0 - timedelta(days=3),
         vector=np.ones(4, dtype=np.float32),
+        metadata_json='{"k":[1,2]}',
     )
 
 

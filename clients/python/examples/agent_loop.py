@@ -7,7 +7,7 @@ Each turn shows the flow a real agent follows:
    BuildSnapshot);
 2. hand the memory tools to the model (``MemoryTools.definitions``) and run the tool
    calls it makes (``handle_tool_call``), adding their results as tool messages;
-3. answer, then ``record`` the turn in the session (short-term memory).
+3. answer, then ``record_messages`` the turn in the session (short-term memory).
 
 A real model would choose the tool calls; here the script does, so the example runs
 anywhere. Run a daemon (``make run``), then::
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memoryd_client import MemorydClient, MemoryTools, ToolContext
+from memoryd_client import TOOL_NAMES, MemorydClient, MemoryTools, ToolContext
 
 SYSTEM = "You are a travel assistant. Be concise."
 
@@ -43,7 +43,7 @@ SCRIPT = [
         "Hi, I'm Ada. Please keep your answers short, I read them on my phone.",
         [
             ("remember", {"content": "Ada prefers short answers", "memory_type": "preference"}),
-            ("set_memory", {"key": "/user/name", "value": "Ada"}),
+            ("set_memory", {"key": "/user/name", "value": "Ada", "source": "user"}),
         ],
         lambda results: "Got it, Ada: short answers from now on.",
     ),
@@ -80,7 +80,9 @@ SCRIPT = [
 def run(client: MemorydClient, agent_id: str, session_id: str) -> list[dict[str, Any]]:
     """Play the script; returns the transcript (what the model saw and did per turn)."""
     tools = MemoryTools(
-        client, ToolContext(agent_id=agent_id, session_id=session_id, thread_id=session_id)
+        client,
+        ToolContext(agent_id=agent_id, session_id=session_id, thread_id=session_id),
+        [*TOOL_NAMES, "record_messages"],
     )
     transcript = []
     for turn in SCRIPT:
@@ -94,7 +96,7 @@ def run(client: MemorydClient, agent_id: str, session_id: str) -> list[dict[str,
             prompt.append({"role": "tool", "name": name, "content": output})
         answer = turn.reply(results)
         tools.handle_tool_call(
-            "record",
+            "record_messages",
             {
                 "messages": [
                     {"role": "user", "content": turn.user},

@@ -34,6 +34,15 @@ only .Values and .Release, never .Chart: a parent chart calls them with
 {{- include "memoryd.suffixed" (list . "config") }}
 {{- end }}
 
+{{- define "memoryd.pageTokensSecretName" -}}
+{{- default (include "memoryd.suffixed" (list . "page-tokens")) .Values.pageTokens.existingSecret }}
+{{- end }}
+
+{{/* Cluster mode on Qdrant: several stateless replicas over one shared store. */}}
+{{- define "memoryd.replicated" -}}
+{{- if and (eq .Values.mode "cluster") (eq .Values.storage.backend "qdrant") }}true{{- end }}
+{{- end }}
+
 {{- define "memoryd.apiKeysSecretName" -}}
 {{- default (include "memoryd.suffixed" (list . "api-keys")) .Values.auth.apiKeys.existingSecret }}
 {{- end }}
@@ -104,7 +113,12 @@ config.yaml. Every daemon setting name the chart writes is in this one template
 {{- $_ := set $c "embedding" $embedding }}
 {{- $storage := dict "backend" $v.storage.backend }}
 {{- if eq $v.storage.backend "qdrant" }}
-{{- $_ := set $storage "qdrant" (dict "url" (include "memoryd.qdrantUrl" .)) }}
+{{- /* Acknowledged = applied in Qdrant: replicas keep no write on their emptyDir. */}}
+{{- $q := dict "url" (include "memoryd.qdrantUrl" .) "shared" true "write_ordering" $v.storage.qdrant.writeOrdering }}
+{{- with $v.storage.qdrant.shardNumber }}{{- $_ := set $q "shard_number" . }}{{- end }}
+{{- with $v.storage.qdrant.replicationFactor }}{{- $_ := set $q "replication_factor" . }}{{- end }}
+{{- with $v.storage.qdrant.writeConsistencyFactor }}{{- $_ := set $q "write_consistency_factor" . }}{{- end }}
+{{- $_ := set $storage "qdrant" $q }}
 {{- end }}
 {{- $_ := set $c "storage" $storage }}
 {{- if $v.metrics.enabled }}
@@ -112,6 +126,9 @@ config.yaml. Every daemon setting name the chart writes is in this one template
 {{- end }}
 {{- if eq $v.mode "sidecar" }}
 {{- $_ := set $c "listen" (printf "unix:%s" (include "memoryd.sidecar.socketPath" .)) }}
+{{- if $v.sidecar.memoryRoot.enabled }}
+{{- $_ := set $c "keys" (dict "mirror_dir" $v.sidecar.memoryRoot.dir) }}
+{{- end }}
 {{- else }}
 {{- $_ := set $c "listen" (printf "0.0.0.0:%d" ($v.grpcPort | int)) }}
 {{- $auth := dict "mode" $v.auth.mode }}
@@ -144,6 +161,13 @@ config.yaml. Every daemon setting name the chart writes is in this one template
       name: {{ $v.storage.qdrant.apiKeySecret.name }}
       key: {{ $v.storage.qdrant.apiKeySecret.key }}
 {{- end }}
+{{- if include "memoryd.replicated" . }}
+- name: MEMORYD_PAGE_TOKEN_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "memoryd.pageTokensSecretName" . }}
+      key: {{ $v.pageTokens.key }}
+{{- end }}
 {{- if and (eq $v.embedder "openai") $v.embedding.openai.apiKeySecret.name }}
 - name: MEMORYD_EMBEDDING__OPENAI_API_KEY
   valueFrom:
@@ -174,6 +198,11 @@ config.yaml. Every daemon setting name the chart writes is in this one template
 {{- end }}
 {{- if and $v.auth.apiKeys.create (not $v.auth.apiKeys.content) }}
 {{- fail "auth.apiKeys.create needs auth.apiKeys.content (the keys file, SHA-256 hashes only)" }}
+{{- end }}
+{{- end }}
+{{- with $v.storage.qdrant }}
+{{- if and .writeConsistencyFactor (gt (int .writeConsistencyFactor) (int (default 1 .replicationFactor))) }}
+{{- fail "storage.qdrant.writeConsistencyFactor cannot exceed replicationFactor: no write could succeed" }}
 {{- end }}
 {{- end }}
 {{- if and (eq $v.storage.backend "qdrant") (not (include "memoryd.qdrantUrl" .)) }}

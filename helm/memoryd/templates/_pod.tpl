@@ -77,8 +77,9 @@ spec:
       emptyDir:
         sizeLimit: 256Mi
     {{- if or (eq $v.storage.backend "qdrant") (not $v.persistence.enabled) }}
-    # Qdrant holds the data; this is the local write-ahead buffer (or, with persistence
-    # disabled on the embedded store, everything, for as long as the pod lives).
+    # On Qdrant nothing acknowledged is kept here: a write is answered once Qdrant has
+    # applied it (storage.qdrant.shared; no local log). With persistence disabled on the
+    # embedded store this holds everything, for as long as the pod lives.
     - name: memoryd-data
       emptyDir: {}
     {{- end }}

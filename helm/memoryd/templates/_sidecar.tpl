@@ -51,6 +51,10 @@ memoryd.sidecar.podAnnotations rolls the pod when memoryd's config changes.
   volumeMounts:
     - name: memoryd-socket
       mountPath: {{ .Values.sidecar.socketDir }}
+    {{- if .Values.sidecar.memoryRoot.enabled }}
+    - name: memoryd-mirror
+      mountPath: {{ .Values.sidecar.memoryRoot.dir }}
+    {{- end }}
     {{- include "memoryd.commonMounts" . | nindent 4 }}
 {{- end }}
 
@@ -66,6 +70,12 @@ memoryd.sidecar.podAnnotations rolls the pod when memoryd's config changes.
 - name: memoryd-tmp
   emptyDir:
     sizeLimit: 256Mi
+{{- if .Values.sidecar.memoryRoot.enabled }}
+# The keyed-memory mirror: derived from the store, rebuilt at every start.
+- name: memoryd-mirror
+  emptyDir:
+    sizeLimit: {{ .Values.sidecar.memoryRoot.sizeLimit }}
+{{- end }}
 {{- if not .Values.sidecar.persistence.volumeClaimTemplate }}
 - name: memoryd-data
   {{- if .Values.sidecar.persistence.existingClaim }}
@@ -101,10 +111,20 @@ memoryd.sidecar.podAnnotations rolls the pod when memoryd's config changes.
   value: {{ printf "unix:%s" (include "memoryd.sidecar.socketPath" .) | quote }}
 {{- end }}
 
-{{/* The agent container's mount of the socket directory. */}}
+{{/* The agent container's mounts: the socket directory and, read-only, the memory_root. */}}
 {{- define "memoryd.sidecar.clientVolumeMount" -}}
 - name: memoryd-socket
   mountPath: {{ .Values.sidecar.socketDir }}
+{{- with .Values.sidecar.memoryRoot }}
+{{- if .enabled }}
+- name: memoryd-mirror
+  mountPath: {{ .mountPath }}
+  readOnly: true
+  {{- if .agent }}
+  subPath: {{ printf "%s/%s" $.Values.principal.tenantId .agent | quote }}
+  {{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/* Pod annotations for the agent's pod template. */}}

@@ -1,263 +1,279 @@
-"""MemoryService servicer: validate -> convert -> call the service -> convert back."""
+"""MemoryService: each RPC converts its request, runs its operation through the door
+and converts the outcome back (memoryd.operations defines what each one is)."""
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
-
-import grpc
-
 from memoryd.api import convert
-from memoryd.api.context import call_scope
-from memoryd.domain.errors import Unimplemented
-from memoryd.domain.requests import Degradation
-from memoryd.resilience.degradation import ComponentStates, collecting
-from memoryd.service.keyed import KeyedMemoryService
-from memoryd.service.memory import MemoryService
-from memoryd.service.profile import ProfileService
-from memoryd.service.sessions import SessionService
-from memoryd.service.working import WorkingMemoryService
+from memoryd.operations import Call, Door
+from memoryd.operations import agent_state as ops_state
+from memoryd.operations import keyed as ops_keyed
+from memoryd.operations import memories as ops
+from memoryd.operations.agent_state import (
+    Append,
+    ClearRequest,
+    DeleteMessages,
+    EndRequest,
+    Inject,
+    Nothing,
+    ProfileWrite,
+    WindowRequest,
+)
+from memoryd.operations.keyed import KeyRef
+from memoryd.operations.memories import MemoryIds, MemoryRef, MemoryUpdate
 from memoryd_proto.v1 import memory_service_pb2 as mpb
-from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
-
-Ctx: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
 
-class MemoryServicer(mgrpc.MemoryServiceServicer):
-    def __init__(
-        self,
-        service: MemoryService,
-        *,
-        keyed: KeyedMemoryService | None = None,
-        working: WorkingMemoryService | None = None,
-        profiles: ProfileService | None = None,
-        sessions: SessionService | None = None,
-        states: ComponentStates | None = None,
-    ) -> None:
-        self._states = states
-        self._service = service
-        self._keyed_service = keyed
-        self._working_service = working
-        self._profile_service = profiles
-        self._session_service = sessions
+class MemoryServicer:
+    """The servicer of memoryd.v1.MemoryService; see api/rpc.py for its handlers."""
 
-    def _degraded(self, found: list[Degradation], *already: Degradation) -> list[Degradation]:
-        """What this call fell back on, plus a store that is down (writes wait in
-        the log, reads overlay it): such writes are applied by a background task."""
-        out = [*already]
-        ambient = self._states.impaired("store") if self._states is not None else []
-        for item in (*found, *ambient):
-            if not any(d.component == item.component for d in out):
-                out.append(item)
-        return out
+    def __init__(self, door: Door) -> None:
+        self._door = door
 
-    def _keyed(self) -> KeyedMemoryService:
-        if self._keyed_service is None:
-            raise Unimplemented("keyed memory is not enabled in this server")
-        return self._keyed_service
-
-    def _working(self) -> WorkingMemoryService:
-        if self._working_service is None:
-            raise Unimplemented("working memory is not enabled in this server")
-        return self._working_service
-
-    def _profiles(self) -> ProfileService:
-        if self._profile_service is None:
-            raise Unimplemented("agent profiles are not enabled in this server")
-        return self._profile_service
-
-    def _sessions(self) -> SessionService:
-        if self._session_service is None:
-            raise Unimplemented("sessions are not enabled in this server")
-        return self._session_service
-
-    async def Remember(self, request: mpb.RememberRequest, context: Ctx) -> mpb.RememberResponse:
-        scope = call_scope(request.agent_id)
-        with collecting() as found:
-            outcome = await self._service.remember(scope, convert.draft_from(request))
-        resp = convert.remember_response(outcome)
-        resp.degraded.extend(convert.degraded_to_proto(self._degraded(found)))
+    async def Remember(self, request: mpb.RememberRequest, call: Call) -> mpb.RememberResponse:
+        out = await self._door.run(
+            ops.REMEMBER, call, request.agent_id, lambda: convert.draft_from(request)
+        )
+        resp = convert.remember_response(out.value)
+        resp.degraded.extend(convert.degraded_to_proto(out.degraded))
         return resp
 
     async def RememberBatch(
-        self, request: mpb.RememberBatchRequest, context: Ctx
+        self, request: mpb.RememberBatchRequest, call: Call
     ) -> mpb.RememberBatchResponse:
-        scope = call_scope(request.agent_id)
-        with collecting() as found:
-            outcomes = await self._service.remember_batch(scope, convert.batch_drafts_from(request))
-        resp = convert.remember_batch_response(outcomes)
-        resp.degraded.extend(convert.degraded_to_proto(self._degraded(found)))
+        out = await self._door.run(
+            ops.REMEMBER_BATCH, call, request.agent_id, lambda: convert.batch_drafts_from(request)
+        )
+        resp = convert.remember_batch_response(out.value)
+        resp.degraded.extend(convert.degraded_to_proto(out.degraded))
         return resp
 
-    async def Recall(self, request: mpb.RecallRequest, context: Ctx) -> mpb.RecallResponse:
-        scope = call_scope(request.agent_id)
-        query = convert.recall_query_from(request)
-        with collecting() as found:
-            outcome = await self._service.recall(scope, query)
-        resp = convert.recall_response(outcome)
+    async def Recall(self, request: mpb.RecallRequest, call: Call) -> mpb.RecallResponse:
+        out = await self._door.run(
+            ops.RECALL, call, request.agent_id, lambda: convert.recall_query_from(request)
+        )
+        resp = convert.recall_response(out.value)
         del resp.degraded[:]
-        resp.degraded.extend(convert.degraded_to_proto(self._degraded(found, *outcome.degraded)))
+        resp.degraded.extend(convert.degraded_to_proto(out.degraded))
         return resp
 
-    async def GetMemory(self, request: mpb.GetMemoryRequest, context: Ctx) -> mpb.GetMemoryResponse:
-        scope = call_scope(request.agent_id)
-        memory = await self._service.get(scope, request.id)
-        return mpb.GetMemoryResponse(memory=convert.memory_to_proto(memory))
+    async def GetMemory(self, request: mpb.GetMemoryRequest, call: Call) -> mpb.GetMemoryResponse:
+        out = await self._door.run(
+            ops.GET_MEMORY, call, request.agent_id, lambda: MemoryRef(request.id)
+        )
+        return mpb.GetMemoryResponse(memory=convert.memory_to_proto(out.value))
 
     async def ListMemories(
-        self, request: mpb.ListMemoriesRequest, context: Ctx
+        self, request: mpb.ListMemoriesRequest, call: Call
     ) -> mpb.ListMemoriesResponse:
-        scope = call_scope(request.agent_id)
-        page = await self._service.list_memories(scope, convert.list_query_from(request))
-        return convert.list_response(page)
+        out = await self._door.run(
+            ops.LIST_MEMORIES, call, request.agent_id, lambda: convert.list_query_from(request)
+        )
+        return convert.list_response(out.value)
 
     async def UpdateMemory(
-        self, request: mpb.UpdateMemoryRequest, context: Ctx
+        self, request: mpb.UpdateMemoryRequest, call: Call
     ) -> mpb.UpdateMemoryResponse:
-        scope = call_scope(request.agent_id)
-        patch = convert.patch_from(request)
-        memory = await self._service.update(scope, request.memory.id, patch)
-        return mpb.UpdateMemoryResponse(memory=convert.memory_to_proto(memory))
+        out = await self._door.run(
+            ops.UPDATE_MEMORY,
+            call,
+            request.agent_id,
+            lambda: MemoryUpdate(request.memory.id, convert.patch_from(request)),
+        )
+        return mpb.UpdateMemoryResponse(memory=convert.memory_to_proto(out.value))
 
     async def ForgetMemories(
-        self, request: mpb.ForgetMemoriesRequest, context: Ctx
+        self, request: mpb.ForgetMemoriesRequest, call: Call
     ) -> mpb.ForgetMemoriesResponse:
-        scope = call_scope(request.agent_id)
-        forgotten = await self._service.forget(scope, list(request.ids))
-        return mpb.ForgetMemoriesResponse(forgotten_ids=forgotten)
+        out = await self._door.run(
+            ops.FORGET_MEMORIES, call, request.agent_id, lambda: MemoryIds(tuple(request.ids))
+        )
+        return mpb.ForgetMemoriesResponse(forgotten_ids=out.value)
 
-    async def SetMemory(self, request: mpb.SetMemoryRequest, context: Ctx) -> mpb.SetMemoryResponse:
-        scope = call_scope(request.agent_id)
-        with collecting() as found:
-            entry = await self._keyed().set(scope, convert.key_write_from(request))
-        resp = convert.set_memory_response(entry)
-        resp.degraded.extend(convert.degraded_to_proto(self._degraded(found)))
+    # ------------------------------------------------------------ keyed memory
+
+    async def SetMemory(self, request: mpb.SetMemoryRequest, call: Call) -> mpb.SetMemoryResponse:
+        out = await self._door.run(
+            ops_keyed.SET_MEMORY, call, request.agent_id, lambda: convert.key_write_from(request)
+        )
+        resp = convert.set_memory_response(out.value)
+        resp.degraded.extend(convert.degraded_to_proto(out.degraded))
         return resp
 
-    async def GetKey(self, request: mpb.GetKeyRequest, context: Ctx) -> mpb.GetKeyResponse:
-        scope = call_scope(request.agent_id)
-        return convert.get_key_response(await self._keyed().get(scope, request.key))
+    async def GetKey(self, request: mpb.GetKeyRequest, call: Call) -> mpb.GetKeyResponse:
+        out = await self._door.run(
+            ops_keyed.GET_KEY, call, request.agent_id, lambda: KeyRef(request.key)
+        )
+        return convert.get_key_response(out.value)
 
-    async def ListKeys(self, request: mpb.ListKeysRequest, context: Ctx) -> mpb.ListKeysResponse:
-        scope = call_scope(request.agent_id)
-        listing = await self._keyed().list(scope, convert.key_list_query_from(request))
-        return convert.list_keys_response(listing)
+    async def ListKeys(self, request: mpb.ListKeysRequest, call: Call) -> mpb.ListKeysResponse:
+        out = await self._door.run(
+            ops_keyed.LIST_KEYS,
+            call,
+            request.agent_id,
+            lambda: convert.key_list_query_from(request),
+        )
+        return convert.list_keys_response(out.value)
 
     async def KeyHistory(
-        self, request: mpb.KeyHistoryRequest, context: Ctx
+        self, request: mpb.KeyHistoryRequest, call: Call
     ) -> mpb.KeyHistoryResponse:
-        scope = call_scope(request.agent_id)
-        page = await self._keyed().history(scope, convert.key_history_query_from(request))
-        return convert.key_history_response(page)
+        out = await self._door.run(
+            ops_keyed.KEY_HISTORY,
+            call,
+            request.agent_id,
+            lambda: convert.key_history_query_from(request),
+        )
+        return convert.key_history_response(out.value)
 
     # ------------------------------------------------------------ working memory
 
     async def SetWorkingMemory(
-        self, request: mpb.SetWorkingMemoryRequest, context: Ctx
+        self, request: mpb.SetWorkingMemoryRequest, call: Call
     ) -> mpb.SetWorkingMemoryResponse:
-        scope = call_scope(request.agent_id)
-        wm = await self._working().set(scope, convert.working_write_from(request))
-        return mpb.SetWorkingMemoryResponse(working_memory=convert.working_memory_to_proto(wm))
+        out = await self._door.run(
+            ops_state.SET_WORKING_MEMORY,
+            call,
+            request.agent_id,
+            lambda: convert.working_write_from(request),
+        )
+        return mpb.SetWorkingMemoryResponse(
+            working_memory=convert.working_memory_to_proto(out.value)
+        )
 
     async def GetWorkingMemory(
-        self, request: mpb.GetWorkingMemoryRequest, context: Ctx
+        self, request: mpb.GetWorkingMemoryRequest, call: Call
     ) -> mpb.GetWorkingMemoryResponse:
-        scope = call_scope(request.agent_id)
-        wm = await self._working().get(scope, convert.working_scope_from(request.scope))
-        return mpb.GetWorkingMemoryResponse(working_memory=convert.working_memory_to_proto(wm))
+        out = await self._door.run(
+            ops_state.GET_WORKING_MEMORY,
+            call,
+            request.agent_id,
+            lambda: convert.working_scope_from(request.scope),
+        )
+        return mpb.GetWorkingMemoryResponse(
+            working_memory=convert.working_memory_to_proto(out.value)
+        )
 
     async def DeleteWorkingMemory(
-        self, request: mpb.DeleteWorkingMemoryRequest, context: Ctx
+        self, request: mpb.DeleteWorkingMemoryRequest, call: Call
     ) -> mpb.DeleteWorkingMemoryResponse:
-        scope = call_scope(request.agent_id)
-        deleted = await self._working().delete(scope, convert.working_scope_from(request.scope))
-        return mpb.DeleteWorkingMemoryResponse(deleted=deleted)
+        out = await self._door.run(
+            ops_state.DELETE_WORKING_MEMORY,
+            call,
+            request.agent_id,
+            lambda: convert.working_scope_from(request.scope),
+        )
+        return mpb.DeleteWorkingMemoryResponse(deleted=out.value)
 
     async def ListWorkingMemoryScopes(
-        self, request: mpb.ListWorkingMemoryScopesRequest, context: Ctx
+        self, request: mpb.ListWorkingMemoryScopesRequest, call: Call
     ) -> mpb.ListWorkingMemoryScopesResponse:
-        scope = call_scope(request.agent_id)
-        page = await self._working().list_scopes(scope, convert.working_scope_query_from(request))
-        return convert.list_scopes_response(page)
+        out = await self._door.run(
+            ops_state.LIST_WORKING_MEMORY_SCOPES,
+            call,
+            request.agent_id,
+            lambda: convert.working_scope_query_from(request),
+        )
+        return convert.list_scopes_response(out.value)
 
     # ------------------------------------------------------------ profile
 
     async def GetProfile(
-        self, request: mpb.GetProfileRequest, context: Ctx
+        self, request: mpb.GetProfileRequest, call: Call
     ) -> mpb.GetProfileResponse:
-        scope = call_scope(request.agent_id)
-        profile = await self._profiles().get(scope)
-        return mpb.GetProfileResponse(profile=convert.profile_to_proto(profile))
+        out = await self._door.run(ops_state.GET_PROFILE, call, request.agent_id, Nothing)
+        return mpb.GetProfileResponse(profile=convert.profile_to_proto(out.value))
 
     async def SetProfile(
-        self, request: mpb.SetProfileRequest, context: Ctx
+        self, request: mpb.SetProfileRequest, call: Call
     ) -> mpb.SetProfileResponse:
-        scope = call_scope(request.agent_id)
-        profile = await self._profiles().set(scope, request.content, request.if_match)
-        return mpb.SetProfileResponse(profile=convert.profile_to_proto(profile))
+        out = await self._door.run(
+            ops_state.SET_PROFILE,
+            call,
+            request.agent_id,
+            lambda: ProfileWrite(request.content, request.if_match),
+        )
+        return mpb.SetProfileResponse(profile=convert.profile_to_proto(out.value))
 
     # ------------------------------------------------------------ sessions
 
     async def AppendMessages(
-        self, request: mpb.AppendMessagesRequest, context: Ctx
+        self, request: mpb.AppendMessagesRequest, call: Call
     ) -> mpb.AppendMessagesResponse:
-        scope = call_scope(request.agent_id)
-        outcome = await self._sessions().append(
-            scope,
-            request.session_id,
-            convert.message_drafts_from(request),
-            convert.append_ttl_from(request),
-            convert.append_compression_from(request),
-        )
-        return convert.append_response(outcome)
+        def build() -> Append:
+            return Append(
+                request.session_id,
+                convert.message_drafts_from(request),
+                convert.append_ttl_from(request),
+                convert.append_compression_from(request),
+            )
+
+        out = await self._door.run(ops_state.APPEND_MESSAGES, call, request.agent_id, build)
+        return convert.append_response(out.value)
 
     async def GetSessionWindow(
-        self, request: mpb.GetSessionWindowRequest, context: Ctx
+        self, request: mpb.GetSessionWindowRequest, call: Call
     ) -> mpb.GetSessionWindowResponse:
-        scope = call_scope(request.agent_id)
-        window = await self._sessions().window(
-            scope, request.session_id, request.token_budget or None
+        out = await self._door.run(
+            ops_state.GET_SESSION_WINDOW,
+            call,
+            request.agent_id,
+            lambda: WindowRequest(request.session_id, request.token_budget or None),
         )
-        return convert.window_response(window)
+        return convert.window_response(out.value)
 
     async def InjectInstruction(
-        self, request: mpb.InjectInstructionRequest, context: Ctx
+        self, request: mpb.InjectInstructionRequest, call: Call
     ) -> mpb.InjectInstructionResponse:
-        scope = call_scope(request.agent_id)
-        zone = await self._sessions().inject(
-            scope, request.session_id, convert.fixed_zone_kind_from(request), request.content
+        out = await self._door.run(
+            ops_state.INJECT_INSTRUCTION,
+            call,
+            request.agent_id,
+            lambda: Inject(
+                request.session_id, convert.fixed_zone_kind_from(request), request.content
+            ),
         )
-        return convert.inject_response(zone)
+        return convert.inject_response(out.value)
 
     async def EndSession(
-        self, request: mpb.EndSessionRequest, context: Ctx
+        self, request: mpb.EndSessionRequest, call: Call
     ) -> mpb.EndSessionResponse:
-        scope = call_scope(request.agent_id)
-        outcome = await self._sessions().end(
-            scope, request.session_id, extract=request.extract_memories
+        out = await self._door.run(
+            ops_state.END_SESSION,
+            call,
+            request.agent_id,
+            lambda: EndRequest(request.session_id, request.extract_memories),
         )
-        return convert.end_session_response(outcome)
+        return convert.end_session_response(out.value)
 
     async def GetSessionMessages(
-        self, request: mpb.GetSessionMessagesRequest, context: Ctx
+        self, request: mpb.GetSessionMessagesRequest, call: Call
     ) -> mpb.GetSessionMessagesResponse:
-        scope = call_scope(request.agent_id)
-        page = await self._sessions().messages(scope, convert.messages_query_from(request))
-        return convert.messages_response(page)
+        out = await self._door.run(
+            ops_state.GET_SESSION_MESSAGES,
+            call,
+            request.agent_id,
+            lambda: convert.messages_query_from(request),
+        )
+        return convert.messages_response(out.value)
 
     async def DeleteMessages(
-        self, request: mpb.DeleteMessagesRequest, context: Ctx
+        self, request: mpb.DeleteMessagesRequest, call: Call
     ) -> mpb.DeleteMessagesResponse:
-        scope = call_scope(request.agent_id)
-        outcome = await self._sessions().delete_messages(
-            scope, request.session_id, list(request.seqs)
+        out = await self._door.run(
+            ops_state.DELETE_MESSAGES,
+            call,
+            request.agent_id,
+            lambda: DeleteMessages(request.session_id, tuple(request.seqs)),
         )
-        return convert.delete_messages_response(outcome)
+        return convert.delete_messages_response(out.value)
 
     async def ClearSession(
-        self, request: mpb.ClearSessionRequest, context: Ctx
+        self, request: mpb.ClearSessionRequest, call: Call
     ) -> mpb.ClearSessionResponse:
-        scope = call_scope(request.agent_id)
-        deleted = await self._sessions().clear(
-            scope, request.session_id, fixed_zone=request.fixed_zone
+        out = await self._door.run(
+            ops_state.CLEAR_SESSION,
+            call,
+            request.agent_id,
+            lambda: ClearRequest(request.session_id, request.fixed_zone),
         )
-        return mpb.ClearSessionResponse(deleted=deleted)
+        return mpb.ClearSessionResponse(deleted=out.value)

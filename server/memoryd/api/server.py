@@ -14,30 +14,14 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from memoryd.api.auth import Authenticator
 from memoryd.api.health import HealthServicer
-from memoryd.api.interceptors import CallInterceptor
 from memoryd.api.memory_servicer import MemoryServicer
+from memoryd.api.roles import OPERATIONS_BY_NAME
+from memoryd.api.rpc import Rpcs
 from memoryd.api.snapshot_lifecycle_servicers import LifecycleServicer, SnapshotServicer
-from memoryd.observability.logging import AccessLog
-from memoryd.observability.metrics import Metrics
-from memoryd.observability.tracing import NO_TRACING, Tracing
+from memoryd.operations import Door
 from memoryd.resilience.degradation import ComponentState, ComponentStates
-from memoryd.security.audit import AuditLog
-from memoryd.security.read_trail import ReadTrail
-from memoryd.service.default_read import DefaultReadService
-from memoryd.service.keyed import KeyedMemoryService
-from memoryd.service.lifecycle import LifecycleService
-from memoryd.service.memory import MemoryService
-from memoryd.service.profile import ProfileService
-from memoryd.service.sessions import SessionService
-from memoryd.service.snapshot import SnapshotService
-from memoryd.service.state import StateService
-from memoryd.service.working import WorkingMemoryService
 from memoryd_proto.v1 import lifecycle_service_pb2, memory_service_pb2, snapshot_service_pb2
-from memoryd_proto.v1 import lifecycle_service_pb2_grpc as lgrpc
-from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
-from memoryd_proto.v1 import snapshot_service_pb2_grpc as sgrpc
 
 SERVICE_NAMES = (
     memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name,
@@ -142,55 +126,32 @@ def _add_port(
 async def start_server(
     *,
     listen: str,
-    service: MemoryService,
-    authenticator: Authenticator,
+    door: Door,
     max_message_bytes: int,
     credentials: grpc.ServerCredentials | None = None,
-    audit: AuditLog | None = None,
-    read_trail: ReadTrail | None = None,
-    keyed: KeyedMemoryService | None = None,
-    working: WorkingMemoryService | None = None,
-    profiles: ProfileService | None = None,
-    sessions: SessionService | None = None,
-    snapshots: SnapshotService | None = None,
-    default_read: DefaultReadService | None = None,
-    state: StateService | None = None,
-    lifecycle: LifecycleService | None = None,
-    metrics: Metrics | None = None,
     states: ComponentStates | None = None,
-    access_log: AccessLog | None = None,
-    tracing: Tracing = NO_TRACING,
 ) -> GrpcServer:
-    """Serve on ``listen``; with ``credentials`` the port speaks TLS (or mTLS)."""
+    """Serve memoryd's services through ``door`` on ``listen``; with ``credentials``
+    the port speaks TLS (or mTLS)."""
     server = grpc.aio.server(
-        interceptors=[
-            CallInterceptor(
-                authenticator,
-                audit,
-                metrics,
-                access_log,
-                read_trail=read_trail,
-                tracing=tracing,
-            )
-        ],
         options=[
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
             ("grpc.so_reuseport", 0),
         ],
     )
-    servicer = MemoryServicer(
-        service,
-        keyed=keyed,
-        working=working,
-        profiles=profiles,
-        sessions=sessions,
-        states=states,
-    )
-    mgrpc.add_MemoryServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
-    snapshot_servicer = SnapshotServicer(snapshots, default_read, state)
-    sgrpc.add_SnapshotServiceServicer_to_server(snapshot_servicer, server)  # type: ignore[no-untyped-call]
-    lgrpc.add_LifecycleServiceServicer_to_server(LifecycleServicer(lifecycle), server)  # type: ignore[no-untyped-call]
+    rpcs = Rpcs(door)
+    for module, name, servicer in (
+        (memory_service_pb2, "MemoryService", MemoryServicer(door)),
+        (snapshot_service_pb2, "SnapshotService", SnapshotServicer(door)),
+        (lifecycle_service_pb2, "LifecycleService", LifecycleServicer(door)),
+    ):
+        service = module.DESCRIPTOR.services_by_name[name]
+        handlers = rpcs.handlers(service, servicer, OPERATIONS_BY_NAME)
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(service.full_name, handlers),)
+        )
+        server.add_registered_method_handlers(service.full_name, handlers)
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

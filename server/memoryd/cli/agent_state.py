@@ -99,7 +99,8 @@ def _working_detail(wm: memory_service_pb2.WorkingMemory) -> Table:
         table.add_row("expires", render.timestamp(wm.expires_at))
     if wm.HasField("json_schema"):
         table.add_row("schema", Text(_compact(wm.json_schema)))
-    content = json.dumps(json_format.MessageToDict(wm.content), ensure_ascii=False, indent=2)
+    # The JSON text as stored (1.50 stays 1.50; the Struct carries doubles).
+    content = wm.content_json or json.dumps(json_format.MessageToDict(wm.content))
     table.add_row("content", Text(content))
     return table
 
@@ -136,11 +137,12 @@ def wm_set(
 
     Example: memoryctl wm set '{"step": 2, "goal": "book dentist"}' --thread t1 --agent demo
     """
-    data = _json_object(_read("-") if content == "-" else content, "JSON")
+    text = _read("-") if content == "-" else content
+    _json_object(text, "JSON")
     request = memory_service_pb2.SetWorkingMemoryRequest(
         agent_id=agent,
         scope=_scope(thread, resource),
-        content=_struct(data),
+        content_json=text,  # as typed: numbers are not re-encoded
         mode=memory_service_pb2.WORKING_MEMORY_MODE_REPLACE
         if replace
         else memory_service_pb2.WORKING_MEMORY_MODE_MERGE,

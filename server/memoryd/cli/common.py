@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 import grpc
 import typer
 
-from memoryd_client import MemorydClient, MemorydError
+from memoryd_client import JsonText, MemorydClient, MemorydError
 from memoryd_client.requests import MEMORY_TYPES
 from memoryd_client.target import ADDRESS_ENV
 from memoryd_client.transport import API_KEY_ENV
@@ -131,7 +131,8 @@ def session(ctx: typer.Context) -> Iterator[MemorydClient]:
         fail(error_lines(exc, g.address))
 
 
-def parse_metadata(raw: str | None) -> dict[str, Any] | None:
+def parse_metadata(raw: str | None) -> JsonText | None:
+    """``--metadata`` as typed (checked): the daemon stores the text, 1.50 stays 1.50."""
     if raw is None:
         return None
     try:
@@ -140,4 +141,4 @@ def parse_metadata(raw: str | None) -> dict[str, Any] | None:
         raise typer.BadParameter(f"not valid JSON: {exc}", param_hint="--metadata") from None
     if not isinstance(value, dict):
         raise typer.BadParameter("must be a JSON object", param_hint="--metadata")
-    return value
+    return JsonText(raw)

@@ -1,12 +1,16 @@
 """memoryctl's keyed-memory commands: `key set|get|history`, `ls` and `export-tree`.
 
-`export-tree DIR` writes what shell tools expect:
+`export-tree DIR` writes the layout of service/key_tree.py (the daemon's live mirror,
+``keys.mirror_dir``, keeps the same one up to date):
 - ``DIR/log.jsonl``: one envelope per write, oldest first (tombstones included);
 - ``DIR/state.jsonl``: the latest valid state of every key, in key order;
 - ``DIR/index/<key path>.json``: one file per live key, segments percent-encoded
   (service/keys.py decides the names), so ``ls DIR/index/user/calendar/`` and
   ``jq .content.summary DIR/index/user/calendar/*.json`` work.
 An envelope is ``{"key", "ts", "version", "valid", "source", "content"}``.
+
+Values travel as JSON text (``content_json``): what ``key set`` is given is stored
+and shown as written.
 """
 
 from __future__ import annotations
@@ -21,14 +25,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from google.protobuf import json_format, struct_pb2
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from memoryd.api.convert.lifecycle import key_entry_from
 from memoryd.cli import render
 from memoryd.cli.common import AgentOption, JsonOption, fail, session
-from memoryd.service.keys import InvalidKey, key_file_path
+from memoryd.domain.keyed import KeyEntry
+from memoryd.service import key_tree
+from memoryd.service.key_tree import INDEX_DIR, LOG_FILE, STATE_FILE
 from memoryd_client import MemorydClient
 from memoryd_client.requests import security_level_value
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
@@ -41,8 +47,6 @@ key_app = typer.Typer(
 #: Pages as large as the daemon allows by default (limits.max_page_size).
 PAGE_SIZE = 500
 PREVIEW_CHARS = 80
-LOG_FILE, STATE_FILE, INDEX_DIR = "log.jsonl", "state.jsonl", "index"
-_EXACT_INT = 2**53
 
 KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="The key, e.g. /user/name.")]
 
@@ -66,33 +70,22 @@ class Level(StrEnum):
 # ---------------------------------------------------------------- conversions
 
 
-def _py(data: Any) -> Any:
-    """JSON numbers travel as doubles: give integral ones back as ints."""
-    if isinstance(data, float) and data.is_integer() and abs(data) <= _EXACT_INT:
-        return int(data)
-    if isinstance(data, dict):
-        return {k: _py(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_py(v) for v in data]
-    return data
-
-
 def content_of(entry: memory_service_pb2.KeyEntry) -> Any:
-    return _py(json_format.MessageToDict(entry.content)) if entry.HasField("content") else None
+    """The content, from its JSON text (exact numbers); None for a tombstone."""
+    return json.loads(entry.content_json) if entry.content_json else None
 
 
-def _parse_content(raw: str) -> struct_pb2.Value:
+def _read_content(raw: str) -> str:
+    """The JSON text to send, as given ('-': stdin); checked here for a clear error."""
     text = sys.stdin.read() if raw == "-" else raw
     try:
-        data = json.loads(text)
+        json.loads(text)
     except json.JSONDecodeError as exc:
         raise typer.BadParameter(
             f"not valid JSON ({exc}); quote strings, e.g. '\"Alice\"', and use null to delete",
             param_hint="JSON",
         ) from None
-    value = struct_pb2.Value()
-    json_format.ParseDict(data, value)
-    return value
+    return text
 
 
 def _parse_time(raw: str, param: str) -> datetime:
@@ -114,22 +107,21 @@ def _source_dict(entry: memory_service_pb2.KeyEntry) -> dict[str, Any] | None:
     return {"kind": kind, "name": s.name, "retrieved_at": retrieved, "locator": s.locator}
 
 
+def domain_entry(entry: memory_service_pb2.KeyEntry) -> KeyEntry:
+    """The daemon's answer as the domain entry the tree layout is written from."""
+    return key_entry_from(entry, "entry")
+
+
 def envelope(entry: memory_service_pb2.KeyEntry) -> dict[str, Any]:
-    """One write as export-tree stores it."""
-    return {
-        "key": entry.key,
-        "ts": entry.updated_at.ToJsonString(),
-        "version": entry.version,
-        "valid": entry.valid,
-        "source": _source_dict(entry),
-        "content": content_of(entry) if entry.valid else None,
-    }
+    """One write as export-tree (and the daemon's mirror) stores it."""
+    data: dict[str, Any] = json.loads(key_tree.envelope_line(domain_entry(entry)))
+    return data
 
 
 def _preview(entry: memory_service_pb2.KeyEntry) -> Text:
     if not entry.valid:
         return Text("(deleted)", style="red")
-    text = json.dumps(content_of(entry), ensure_ascii=False)
+    text = entry.content_json or json.dumps(content_of(entry), ensure_ascii=False)
     if len(text) > PREVIEW_CHARS:
         text = text[: PREVIEW_CHARS - 1] + "…"
     return Text(text)
@@ -200,8 +192,9 @@ def key_set(
     ],
     agent: AgentOption,
     source_kind: Annotated[
-        SourceKind | None, typer.Option(help="Where the value comes from.")
-    ] = None,
+        SourceKind,
+        typer.Option(help="Where the value comes from (required by the daemon; you, by default)."),
+    ] = SourceKind.user,
     source_name: Annotated[str, typer.Option(help="The source's name, e.g. a tool.")] = "",
     locator: Annotated[str, typer.Option(help="URL, path or id within the source.")] = "",
     retrieved_at: Annotated[
@@ -217,21 +210,21 @@ def key_set(
     namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace.")] = "",
     as_json: JsonOption = False,
 ) -> None:
-    """Write KEY (last write wins); provenance is required for web, tool and file
-    sources and for keys under /kb/.
+    """Write KEY (last write wins); the JSON is stored as written. Every write has a
+    source (--source-kind, "user" unless given); web, tool and file sources and keys
+    under /kb/ also need --source-name, --retrieved-at and --locator.
 
     Example: memoryctl key set /user/prefs/drink '{"summary": "Prefers tea"}' --agent demo
     """
     request = memory_service_pb2.SetMemoryRequest(
-        agent_id=agent, key=key, content=_parse_content(content), namespace=namespace
+        agent_id=agent, key=key, content_json=_read_content(content), namespace=namespace
     )
-    if source_kind is not None or source_name or locator or retrieved_at:
-        kind = (source_kind or SourceKind.user).value.upper()
-        request.source.kind = common_pb2.ProvenanceKind.Value(f"PROVENANCE_KIND_{kind}")  # type: ignore[assignment]
-        request.source.name = source_name
-        request.source.locator = locator
-        if retrieved_at is not None:
-            request.source.retrieved_at.FromDatetime(_parse_time(retrieved_at, "--retrieved-at"))
+    kind = source_kind.value.upper()
+    request.source.kind = common_pb2.ProvenanceKind.Value(f"PROVENANCE_KIND_{kind}")  # type: ignore[assignment]
+    request.source.name = source_name
+    request.source.locator = locator
+    if retrieved_at is not None:
+        request.source.retrieved_at.FromDatetime(_parse_time(retrieved_at, "--retrieved-at"))
     if if_version is not None:
         request.if_version = if_version
     if security_level is not None:
@@ -279,6 +272,7 @@ def key_get(
     if _source_dict(e) is not None:
         rows.append(("source", _source_text(e)))
     rows.append(("content", Text(json.dumps(content_of(e), ensure_ascii=False, indent=2))))
+    rows.append(("as stored", Text(e.content_json)))
     for name, value in rows:
         table.add_row(name, value)
     render.console().print(table)
@@ -371,10 +365,6 @@ def ls(
 # ---------------------------------------------------------------- export-tree
 
 
-def _jsonl(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
 def _prepare(root: Path, overwrite: bool) -> None:
     mine = [root / LOG_FILE, root / STATE_FILE, root / INDEX_DIR]
     if root.exists() and not root.is_dir():
@@ -400,18 +390,6 @@ def _prepare(root: Path, overwrite: bool) -> None:
     (root / INDEX_DIR).mkdir(parents=True, exist_ok=True)
 
 
-def index_file(index_root: Path, key: str) -> Path:
-    """Where KEY's file goes: inside ``index_root`` (resolved), or ValueError."""
-    try:
-        relative = key_file_path(key)
-    except InvalidKey as exc:
-        raise ValueError(f"key {key!r} {exc}") from None
-    target = (index_root / relative).resolve()
-    if not target.is_relative_to(index_root):
-        raise ValueError(f"key {key!r} would be written outside {index_root}")
-    return target
-
-
 def export_tree(
     ctx: typer.Context,
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Where to write the tree.")],
@@ -428,7 +406,6 @@ def export_tree(
     """
     root = directory.resolve()
     _prepare(root, overwrite)
-    index_root = (root / INDEX_DIR).resolve()
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -445,26 +422,9 @@ def export_tree(
             progress.update(reading, completed=len(writes))
         entries, _ = _all_keys(client, agent, "/", recursive=True)
         progress.update(reading, total=len(writes))
-
-        writes.sort(key=lambda e: e.version)
-        with open(root / LOG_FILE, "w", encoding="utf-8") as log:
-            log.writelines(_jsonl(envelope(e)) for e in writes)
-        writing = progress.add_task("writing keys", total=len(entries))
-        refused: list[str] = []
-        with open(root / STATE_FILE, "w", encoding="utf-8") as state:
-            for e in entries:
-                data = envelope(e)
-                state.write(_jsonl(data))
-                try:
-                    target = index_file(index_root, e.key)
-                except ValueError as exc:  # the daemon sends normalised keys: never expected
-                    refused.append(str(exc))
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(
-                    json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
-                )
-                progress.advance(writing)
+        refused = key_tree.write_tree(
+            root, [domain_entry(e) for e in writes], [domain_entry(e) for e in entries]
+        )
     if refused:
         fail([f"error: not written to {INDEX_DIR}/: {reason}" for reason in refused])
     summary = {"dir": str(root), "writes": len(writes), "keys": len(entries)}
@@ -474,4 +434,4 @@ def export_tree(
     render.console().print(Text(f"Exported {len(entries)} keys ({len(writes)} writes) to {root}"))
 
 
-__all__ = ["envelope", "export_tree", "index_file", "key_app", "ls"]
+__all__ = ["envelope", "export_tree", "key_app", "ls"]

@@ -149,7 +149,9 @@ def memory_detail(m: common_pb2.Memory) -> Table:
         ("version", str(m.version)),
         ("embedding", f"{m.embedding_model} ({m.embedding_dimension})"),
     ]
-    if m.HasField("metadata") and m.metadata.fields:
+    if m.metadata_json and m.metadata_json != "{}":
+        rows.append(("metadata", Text(m.metadata_json)))
+    elif m.HasField("metadata") and m.metadata.fields:
         meta = json.dumps(json_format.MessageToDict(m.metadata), ensure_ascii=False)
         rows.append(("metadata", Text(meta)))
     if m.HasField("source") and m.source.kind:

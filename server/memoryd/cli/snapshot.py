@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import json_format
 from rich.table import Table
 from rich.text import Text
 
@@ -188,16 +188,15 @@ def default_read(
     )
 
 
-def _struct(text: str) -> struct_pb2.Struct:
+def _json_text(text: str) -> str:
+    """A JSON object's text, as typed (numbers are not re-encoded); checked here."""
     try:
         value: Any = json.loads(text)
     except json.JSONDecodeError as exc:
         raise typer.BadParameter(f"not valid JSON: {exc}", param_hint="STATE") from None
     if not isinstance(value, dict):
         raise typer.BadParameter("must be a JSON object", param_hint="STATE")
-    out = struct_pb2.Struct()
-    out.update(value)
-    return out
+    return text
 
 
 def _components_table(components: Any) -> Table:
@@ -207,7 +206,8 @@ def _components_table(components: Any) -> Table:
     table.add_column("updated", no_wrap=True)
     table.add_column("state", overflow="fold", ratio=1)
     for c in components:
-        state = json.dumps(json_format.MessageToDict(c.state), ensure_ascii=False, sort_keys=True)
+        # The JSON text as stored (1.50 stays 1.50; the Struct carries doubles).
+        state = c.state_json or json.dumps(json_format.MessageToDict(c.state), ensure_ascii=False)
         table.add_row(Text(c.name), str(c.version), render.timestamp(c.updated_at), Text(state))
     return table
 
@@ -228,7 +228,7 @@ def state_save(
     request = snapshot_service_pb2.SaveStateRequest(
         agent_id=agent,
         session_id=session_id,
-        components=[snapshot_service_pb2.StateComponent(name=name, state=_struct(state))],
+        components=[snapshot_service_pb2.StateComponent(name=name, state_json=_json_text(state))],
     )
     with session(ctx) as client:
         response = client.call(client.snapshot.SaveState, request)

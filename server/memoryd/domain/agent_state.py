@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from memoryd.domain.json_text import dumps
 from memoryd.domain.models import Memory
 from memoryd.domain.requests import Degradation
 
@@ -53,6 +54,9 @@ class WorkingMemoryWrite:
     mode: WorkingMemoryMode = WorkingMemoryMode.MERGE
     ttl: timedelta | None = None
     json_schema: dict[str, Any] | None = None
+    #: ``content`` as the writer's JSON text without whitespace between tokens
+    #: (domain/json_text.py), stored as written; "" when it came as a value.
+    content_json: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,13 @@ class WorkingMemory:
     expires_at: datetime | None = None
     ttl: timedelta | None = None
     json_schema: dict[str, Any] | None = None
+    #: The content as stored: the writers' JSON text (a MERGE keeps each member's
+    #: text as written). Left empty, it is made from ``content``.
+    content_json: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.content_json:
+            object.__setattr__(self, "content_json", dumps(self.content))
 
 
 @dataclass(frozen=True, slots=True)

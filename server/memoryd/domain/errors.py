@@ -1,5 +1,6 @@
-"""One exception hierarchy. Each class names the gRPC status it maps to; the API
-layer's error interceptor is the only place that turns them into gRPC errors."""
+"""One exception hierarchy. Each class names the status it maps to (gRPC's names);
+each transport turns them into its own errors in one place: api/rpc.py into gRPC
+statuses, memoryd/mcp into MCP tool errors."""
 
 from __future__ import annotations
 
@@ -84,6 +85,13 @@ class Unavailable(MemorydError):
     """A dependency needed to serve the request safely is down; retry later."""
 
     status = "UNAVAILABLE"
+
+
+class Aborted(MemorydError):
+    """A write lost every attempt at a record other writers kept changing (replicas
+    over a shared store); nothing was written: retry."""
+
+    status = "ABORTED"
 
 
 class Unimplemented(MemorydError):

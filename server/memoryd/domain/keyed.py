@@ -8,12 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from memoryd.domain.json_text import JsonValue, dumps
 from memoryd.domain.models import Provenance, SecurityLevel
 
-#: A JSON value as Python data: dict, list, str, int, float, bool or None.
-JsonValue = Any
+__all__ = [
+    "JsonValue",
+    "KeyEntry",
+    "KeyHistoryPage",
+    "KeyHistoryQuery",
+    "KeyListQuery",
+    "KeyListing",
+    "KeyWrite",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,20 +39,33 @@ class KeyEntry:
     #: The long-term memory mirroring the content ("" for a tombstone).
     memory_id: str = ""
     namespace: str = ""
+    #: The content as stored: the writer's JSON text without whitespace between
+    #: tokens ("null" for a tombstone). Left empty, it is made from ``content``.
+    content_json: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.content_json:
+            object.__setattr__(self, "content_json", dumps(self.content))
 
 
 @dataclass(frozen=True, slots=True)
 class KeyWrite:
-    """A SetMemory request. ``content`` None writes a tombstone."""
+    """A SetMemory request. ``content`` None writes a tombstone.
+
+    ``content_json``, when not None, is the content as JSON text and ``content`` is
+    not used: the text is stored as written (whitespace between tokens removed).
+    """
 
     key: str
     content: JsonValue
+    #: Required (the service rejects a write without one); None only to be rejected.
     source: Provenance | None = None
     #: Expected current version (0: the key was never written); None: no check.
     if_version: int | None = None
     #: None: the server default.
     security_level: SecurityLevel | None = None
     namespace: str = ""
+    content_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

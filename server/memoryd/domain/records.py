@@ -45,3 +45,10 @@ class Record:
     version: int
     updated_at: datetime
     expires_at: datetime | None = None
+    #: Identifies the write that stored this state (unique per write; "" where the
+    #: backend does not keep it). Conditional writes compare it (RecordStore.put_record_if).
+    write_id: str = ""
+    #: The ids of the record's latest writes, oldest first, ``write_id`` last: a backend
+    #: whose conditional writes are confirmed by reading the record back keeps them
+    #: (a write followed at once by another is still found); () elsewhere.
+    lineage: tuple[str, ...] = ()

@@ -33,7 +33,12 @@ class MemoryDraft:
     source: Provenance | None = None
     expires_at: datetime | None = None
     created_at: datetime | None = None
+    #: Event time (Memory.occurred_at); may lie in the future (a planned event).
+    occurred_at: datetime | None = None
     embedding: Vector | None = None
+    #: ``metadata`` as the writer's JSON text (whitespace between tokens removed),
+    #: kept as written; "" when it came as a value.
+    metadata_json: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +85,8 @@ class ScoreComponents:
     keyword: float = 0.0
     fused: float = 0.0
     relevance: float = 0.0
+    #: 1 when the memory's event time falls in a time the query names, else 0.
+    temporal: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +99,8 @@ class RecallQuery:
     hybrid: bool | None = None
     #: None: no threshold (the wire's 0 means unset).
     min_score: float | None = None
+    #: The reference time of relative time expressions in the query; None: the clock.
+    now: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +151,7 @@ UPDATABLE_FIELDS = frozenset(
         "source",
         "expires_at",
         "archived",
+        "occurred_at",
     }
 )
 
@@ -154,3 +164,5 @@ class MemoryPatch:
     values: dict[str, Any]
     if_version: int | None = None
     embedding: Vector | None = None
+    #: The new metadata as the writer's JSON text ("" when it came as a value).
+    metadata_json: str = ""

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memoryd.domain.agent_state import WorkingScope
+from memoryd.domain.json_text import dumps
 from memoryd.domain.models import SecurityLevel, Vector
 from memoryd.domain.requests import Degradation
 
@@ -112,9 +113,14 @@ class DefaultReadRequest:
 @dataclass(frozen=True, slots=True)
 class DefaultReadLine:
     key: str
+    #: The content's own "type" field; "" when it has none.
     type: str
     summary: str
     updated_at: datetime
+    #: The key's content as stored (its JSON text).
+    content_json: str = ""
+    #: The ranking score (service/default_read.py).
+    score: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +140,9 @@ class StateWrite:
 
     name: str
     state: dict[str, Any]
+    #: ``state`` as the writer's JSON text without whitespace between tokens
+    #: (domain/json_text.py), stored as written; "" when it came as a value.
+    state_json: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,3 +151,10 @@ class StateComponent:
     state: dict[str, Any]
     version: int
     updated_at: datetime
+    #: The state as stored: the writer's JSON text. Left empty, it is made from
+    #: ``state``.
+    state_json: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.state_json:
+            object.__setattr__(self, "state_json", dumps(self.state))

@@ -579,7 +579,11 @@ class Durability:
                 self.breaker.failure(public_reason(exc))
                 continue
             self.breaker.success()
-            if not self.pending:
+            if self.pending:
+                # Writes logged while this probe ran could not start the retry loop
+                # (this task held its place): apply them now.
+                await self._retry_loop()
+            else:
                 self.states.set(STORE, ok=True)
             return
 

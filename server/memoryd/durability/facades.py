@@ -1,5 +1,7 @@
 """The Store and RecordStore faces of ``Durability``: writes through the log, reads
-from the store with pending (logged, not yet applied) writes laid over them.
+from the store with pending (logged, not yet applied) writes laid over them. In front
+of a store other replicas share the core is a ``WriteThrough`` (no log, nothing
+pending): the same faces, writes applied before they are answered.
 
 Without pending entries reads pass straight through. When the store fails a read:
 
@@ -13,6 +15,7 @@ Without pending entries reads pass straight through. When the store fails a read
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,10 +38,11 @@ from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.ops import Op
 from memoryd.durability.text_overlay import overlaid_hits
+from memoryd.durability.write_through import WriteThrough
 from memoryd.storage.base import Store, at_least
 from memoryd.storage.hot_text import query_terms
 from memoryd.storage.memory import matches
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import RecordStore, put_if_unchanged
 from memoryd.text.normalize import content_hash
 
 
@@ -96,10 +100,11 @@ def _after(m: Memory, order: MemoryOrder, after: PageCursor | None) -> bool:
 class DurableStore:
     """The Store every service uses when the write-ahead log is on."""
 
-    def __init__(self, core: Durability) -> None:
+    def __init__(self, core: Durability | WriteThrough) -> None:
         self.core = core
         self.inner: Store = core.store
         self.name = self.inner.name
+        self.capabilities = self.inner.capabilities
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -317,10 +322,12 @@ class DurableStore:
 class DurableRecordStore:
     """The RecordStore every service uses when the write-ahead log is on."""
 
-    def __init__(self, core: Durability) -> None:
+    def __init__(self, core: Durability | WriteThrough) -> None:
         self.core = core
         self.inner: RecordStore = core.records
         self.name = self.inner.name
+        self.capabilities = self.inner.capabilities
+        self._conditional = asyncio.Lock()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -386,6 +393,17 @@ class DurableRecordStore:
                 continue
             merged[k] = r
         return sorted(merged.values(), key=lambda r: r.key.encode())[:limit]
+
+    async def put_record_if(
+        self, partition: Partition, record: Record, expected: Record | None
+    ) -> bool:
+        if isinstance(self.core, WriteThrough):
+            # A shared store: its own conditional write decides, among every replica.
+            return await self.core.put_record_if(partition, record, expected)
+        # Compared with what the log overlays and written through the log: the log is
+        # only in front of a store this process alone writes, so the lock is the whole
+        # condition.
+        return await put_if_unchanged(self, self._conditional, partition, record, expected)
 
     async def count_records(self, partition: Partition, kind: RecordKind) -> int:
         await self.core.caught_up(partition)  # a count cannot be overlaid

@@ -75,6 +75,7 @@ def _memory_doc(m: Memory) -> dict[str, Any]:
         if src is None
         else [src.kind.value, src.name, _micros(src.retrieved_at), src.locator],
         "md": m.metadata,
+        "mj": m.metadata_json,
         "aa": _micros(m.accessed_at),
         "ac": m.access_count,
         "v": m.version,
@@ -84,6 +85,7 @@ def _memory_doc(m: Memory) -> dict[str, Any]:
         "em": m.embedding_model,
         "ed": m.embedding_dimension,
         "sup": m.supersedes,
+        "oa": _micros(m.occurred_at),
         "vec": None if m.vector is None else np.asarray(m.vector, dtype="<f4").tobytes(),
     }
 
@@ -107,6 +109,7 @@ def _memory_from(d: dict[str, Any]) -> Memory:
         if src is None
         else Provenance(ProvenanceKind(src[0]), src[1], _instant(src[2]), src[3]),
         metadata=d["md"],
+        metadata_json=d.get("mj", ""),  # absent in entries of older daemons
         accessed_at=_instant(d["aa"]),
         access_count=d["ac"],
         version=d["v"],
@@ -116,6 +119,8 @@ def _memory_from(d: dict[str, Any]) -> Memory:
         embedding_model=d["em"],
         embedding_dimension=d["ed"],
         supersedes=d["sup"],
+        # Absent in entries logged before event times existed.
+        occurred_at=_instant(d.get("oa")),
         vector=None if d["vec"] is None else np.frombuffer(d["vec"], dtype="<f4").copy(),
     )
 

@@ -15,6 +15,7 @@ from memoryd.domain.errors import StoreError
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
 from memoryd.durability.wal import Checkpoint, WriteAheadLog, load_checkpoint
+from memoryd.durability.write_through import WriteThrough
 from memoryd.embedding.base import Embedder
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.tracing import NO_TRACING, Tracing
@@ -108,10 +109,23 @@ async def make_durable(
 ) -> tuple[Store, RecordStore, Durability | None]:
     """Open the stores and replay the log into them; return their logged faces,
     closed through ``stack`` before the stores. A store that does not open for a
-    passing cause leaves the daemon serving degraded (see ``StoreOpener``)."""
+    passing cause leaves the daemon serving degraded (see ``StoreOpener``). A store
+    other replicas share gets no log: its writes are applied before they are answered
+    (WriteThrough), refused while it cannot take them."""
     store, records = opener.store, opener.records
     open_error = await opener.first_open(settings)
     d = settings.durability
+    if store.capabilities.shared:
+        log.info(
+            "shared store: a write is acknowledged once the store has applied it; "
+            "no local write-ahead log"
+        )
+        through = WriteThrough(
+            store, records, states=states, retry_max_s=d.store_retry_max_s, reopen=opener.open
+        )
+        await through.open(open_error)
+        stack.push_async_callback(through.close)
+        return DurableStore(through), DurableRecordStore(through), None
     if not d.wal_enabled:
         log.warning("write-ahead log disabled: acknowledged writes may be lost on a crash")
         return store, records, None

@@ -170,6 +170,7 @@ class InstrumentedStore(_Delegating):
     ) -> None:
         self.inner = inner
         self.name = inner.name
+        self.capabilities = inner.capabilities
         self._metrics = metrics
         self._tracing = tracing
 
@@ -274,6 +275,7 @@ class InstrumentedRecordStore(_Delegating):
     ) -> None:
         self.inner = inner
         self.name = inner.name
+        self.capabilities = inner.capabilities
         self._metrics = metrics
         self._tracing = tracing
 
@@ -285,6 +287,12 @@ class InstrumentedRecordStore(_Delegating):
 
     async def close(self) -> None:
         await self.inner.close()
+
+    async def put_record_if(
+        self, partition: Partition, record: Record, expected: Record | None
+    ) -> bool:
+        with self._timed("put_record_if"):
+            return await self.inner.put_record_if(partition, record, expected)
 
     async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:
         with self._timed("put_records"):

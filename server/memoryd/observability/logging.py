@@ -51,8 +51,8 @@ def configure_logging(settings: LoggingSettings) -> None:
 
 
 class AccessLog:
-    """The access log: one ``rpc`` line per finished call, with the fields the call
-    interceptor passes (request id, method, principal, tenant, agent, code, latency).
+    """The access log: one ``rpc`` line per finished call, with the fields the
+    operation layer's door passes (request id, method, principal, tenant, agent, code, latency).
 
     As JSON it is written here, in the shape and timestamp format of structlog's JSON
     lines, instead of through structlog's processor chain: that chain costs ~40 us a

@@ -2,7 +2,7 @@
 
 Nothing here registers at import time and nothing uses prometheus_client's global
 REGISTRY: app.py builds one ``Metrics`` at start-up and passes it to what records
-(the call interceptor, the instrumented embedder and stores, and later the write-ahead
+(the operation layer's door, the instrumented embedder and stores, and later the write-ahead
 log and maintenance). Metrics are only ever pulled from the HTTP endpoint
 (observability/http.py); nothing is pushed anywhere.
 

@@ -1,6 +1,6 @@
 """Opt-in OpenTelemetry tracing behind one small interface, :class:`Tracing`.
 
-app.py builds one with :func:`build_tracing` and passes it down (the gRPC interceptor,
+app.py builds one with :func:`build_tracing` and passes it down (the operation layer's door,
 the instrumented embedder and stores, the write-ahead log); nothing here sets a global
 tracer provider. Off (``tracing.enabled: false``, the default) it is :data:`NO_TRACING`:
 every call returns the shared no-op span and nothing of OpenTelemetry is imported,

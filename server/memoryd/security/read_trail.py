@@ -3,9 +3,9 @@
 
 With ``audit.read_trail: true`` every successful Recall, GetMemory, BuildSnapshot,
 DefaultRead and Export adds one line to the audit log: time, request id, principal,
-tenant, agent, the operation and the ids (or keys) it returned, never content. A
-transport (the gRPC interceptor, or an operation layer in front of every transport)
-calls :meth:`ReadTrail.record` once per call with what it returned.
+tenant, agent, the operation and the ids (or keys) it returned, never content. The
+operation layer's door (every transport's calls pass it) calls :meth:`ReadTrail.record`
+once per call with what it returned.
 """
 
 from __future__ import annotations

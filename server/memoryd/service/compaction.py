@@ -1,6 +1,12 @@
 """Compact: purge tombstones and expired items, merge near-duplicates, rotate key
 history, optimise the store.
 
+Keys. Tombstoned slots go, and so do slots whose ``content.expired_at`` has passed
+(with the long-term memory mirroring them): GetKey, ListKeys and the file mirror's
+index and state then no longer show them; their writes stay in the key history
+(``history_policy``). Each compaction logs the keys it removed (key, ts, valid,
+source; never content).
+
 Merging. Live, non-keyed memories are grouped by (tag, namespace, security level);
 every group with more than ``merge_group_threshold`` members is searched for
 near-duplicates (cosine >= ``merge_similarity``, default the dedup threshold) with
@@ -29,17 +35,25 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import structlog
+
+from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.lifecycle import CompactOptions, CompactResult, Progress
 from memoryd.domain.limits import MAX_COUNT, next_version
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.records import Record, RecordKind
 from memoryd.service import bulk
 from memoryd.service.bulk import LifecycleDeps
-from memoryd.service.keyed_docs import EVENT_SEPARATOR, entry_from
+from memoryd.service.key_tree import ts_text
+from memoryd.service.keyed_docs import EVENT_SEPARATOR, entry_from, source_summary
 from memoryd.service.keys import file_segment
 from memoryd.service.working import purge_expired_records
 
+log = structlog.get_logger(__name__)
+
 DERIVED_FROM = "memoryd:derived_from"
+#: Removed keys named in a compaction's log line (of each kind).
+_LOGGED_KEYS = 50
 #: Ids kept in DERIVED_FROM (the newest), so metadata stays small.
 MAX_DERIVED_IDS = 100
 #: Neighbours looked up per group member.
@@ -89,10 +103,10 @@ class Compactor:
     ) -> AsyncIterator[Progress | CompactResult]:
         deps = self._deps
         now = deps.clock()
-        yield Progress("tombstones", message="purging tombstoned keys")
-        tombstones = await self.purge_tombstones(partition, ceiling)
+        yield Progress("tombstones", message="purging tombstoned and expired keys")
+        tombstones, expired_keys = await self.purge_keys(partition, ceiling, now)
         yield Progress("expired", message="purging expired memories, working memory, sessions")
-        expired = await self.purge_expired(partition, ceiling, now)
+        expired = expired_keys + await self.purge_expired(partition, ceiling, now)
         merged = 0
         async for event in self.merge(partition, ceiling, options, now):
             if isinstance(event, Progress):
@@ -116,21 +130,52 @@ class Compactor:
     # ------------------------------------------------------------------ purging
 
     async def purge_tombstones(self, partition: Partition, ceiling: SecurityLevel) -> int:
+        """Tombstoned key slots (expired ones too); returns the tombstones purged."""
+        tombstones, _ = await self.purge_keys(partition, ceiling, self._deps.clock())
+        return tombstones
+
+    async def purge_keys(
+        self, partition: Partition, ceiling: SecurityLevel, now: datetime
+    ) -> tuple[int, int]:
+        """Tombstoned key slots, and slots whose content expired before ``now`` with
+        their long-term memories: (tombstones, expired) purged."""
         deps = self._deps
         if deps.keyed is None:
-            return await self._purge_tombstones(partition, ceiling)
+            return await self._purge_keys(partition, ceiling, now)
         async with deps.keyed.exclusive(partition):
-            return await self._purge_tombstones(partition, ceiling)
+            return await self._purge_keys(partition, ceiling, now)
 
-    async def _purge_tombstones(self, partition: Partition, ceiling: SecurityLevel) -> int:
+    async def _purge_keys(
+        self, partition: Partition, ceiling: SecurityLevel, now: datetime
+    ) -> tuple[int, int]:
         deps = self._deps
-        dead: list[str] = []
+        dead: list[KeyEntry] = []
+        expired: list[KeyEntry] = []
         async for page in bulk.scan_records(deps.records, partition, RecordKind.KEY, deps.batch):
             for record in page:
                 entry = entry_from(record)
-                if not entry.valid and entry.security_level <= ceiling:
-                    dead.append(record.key)
-        return await bulk.delete_records(deps, partition, RecordKind.KEY, dead)
+                if entry.security_level > ceiling:
+                    continue
+                if not entry.valid:
+                    dead.append(entry)
+                elif record.expires_at is not None and record.expires_at <= now:
+                    expired.append(entry)
+        tombstones = await bulk.delete_records(
+            deps, partition, RecordKind.KEY, [e.key for e in dead]
+        )
+        gone = await bulk.delete_records(deps, partition, RecordKind.KEY, [e.key for e in expired])
+        await bulk.delete(deps, partition, [e.memory_id for e in expired if e.memory_id])
+        if dead or expired:
+            log.info(
+                "key compaction",
+                tenant=partition.tenant_id,
+                agent=partition.agent_id,
+                tombstones=tombstones,
+                expired=gone,
+                keys=[_logged(e, "tombstone") for e in dead[:_LOGGED_KEYS]]
+                + [_logged(e, "expired") for e in expired[:_LOGGED_KEYS]],
+            )
+        return tombstones, gone
 
     async def purge_expired(
         self, partition: Partition, ceiling: SecurityLevel, now: datetime
@@ -337,6 +382,17 @@ def archive_folder(history_dir: Path, partition: Partition) -> Path:
     if folder.resolve().parent.parent != root:
         raise ValueError(f"archive folder of {partition} would leave {root}")
     return folder
+
+
+def _logged(entry: KeyEntry, reason: str) -> dict[str, object]:
+    """A removed key in the compaction's log line (never its content)."""
+    return {
+        "key": entry.key,
+        "ts": ts_text(entry.updated_at),
+        "valid": entry.valid,
+        "source": source_summary(entry.source),
+        "removed": reason,
+    }
 
 
 def _key_of(record: Record) -> str:

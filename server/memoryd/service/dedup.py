@@ -14,8 +14,8 @@ the caller cannot read, and never moves content across levels.
 
 The candidate is updated in place (``merge``): same id, version + 1, newest content
 and vector, union of tags, maximum importance and confidence, merged metadata, the
-later expiry and the earlier creation time. ``supersedes`` is left alone: no memory
-was replaced. The replaced content and version are kept under the metadata key
+later expiry, the earlier creation time and the newer event time when it has one.
+``supersedes`` is left alone: no memory was replaced. The replaced content and version are kept under the metadata key
 ``memoryd:dedup`` (with a count of absorbed duplicates).
 
 Items of one batch collapse into each other the same way. Concurrent writes to one
@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memoryd.config import DedupSettings
+from memoryd.domain import json_text
 from memoryd.domain.limits import next_version
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel, VectorHit
 from memoryd.domain.principal import CallScope
@@ -79,7 +80,10 @@ def merge(base: Memory, new: Memory) -> Memory:
         importance=max(base.importance, new.importance),
         confidence=max(base.confidence, new.confidence),
         metadata=metadata,
+        # Each side's members as their writer spelled them (the record is re-spelled).
+        metadata_json=json_text.merge_objects(base.metadata_text(), new.metadata_text()),
         source=new.source or base.source,
+        occurred_at=new.occurred_at or base.occurred_at,
         expires_at=_later(base.expires_at, new.expires_at),
         created_at=min(base.created_at, new.created_at),
         updated_at=max(base.updated_at, new.updated_at),

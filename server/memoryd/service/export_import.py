@@ -18,7 +18,8 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any
 
-from memoryd.domain.agent_state import PROFILE_KEY, AgentProfile, WorkingMemory, WorkingScope
+from memoryd.domain import json_text
+from memoryd.domain.agent_state import PROFILE_KEY, AgentProfile, WorkingMemory
 from memoryd.domain.lifecycle import (
     ExportedKeyEvent,
     ExportedMemory,
@@ -49,21 +50,9 @@ from memoryd.service.session_record import (
     message_prefix,
 )
 from memoryd.service.state import component_from, state_record
+from memoryd.service.working import working_doc, working_memory_from
 
 # ---------------------------------------------------------------- record <-> item
-
-
-def working_from_record(record: Record) -> WorkingMemory:
-    ttl_s = record.doc.get("ttl_s")
-    return WorkingMemory(
-        scope=WorkingScope.from_key(record.key),
-        content=dict(record.doc.get("content", {})),
-        version=record.version,
-        updated_at=record.updated_at,
-        expires_at=record.expires_at,
-        ttl=timedelta(seconds=ttl_s) if ttl_s else None,
-        json_schema=record.doc.get("json_schema"),
-    )
 
 
 def working_record(wm: WorkingMemory) -> Record:
@@ -71,7 +60,7 @@ def working_record(wm: WorkingMemory) -> Record:
     return Record(
         kind=RecordKind.WORKING,
         key=wm.scope.key,
-        doc={"content": wm.content, "json_schema": wm.json_schema, "ttl_s": ttl_s},
+        doc=working_doc(wm.content_json, wm.json_schema, ttl_s),
         version=wm.version,
         updated_at=wm.updated_at,
         expires_at=wm.expires_at,
@@ -250,7 +239,7 @@ class Exporter:
 
         async for records in self._records(partition, RecordKind.WORKING):
             for record in records:
-                yield ExportedWorkingMemory(agent, working_from_record(record))
+                yield ExportedWorkingMemory(agent, working_memory_from(record))
         for record in await deps.records.get_records(partition, RecordKind.PROFILE, [PROFILE_KEY]):
             yield ExportedProfile(agent, profile_from_record(record))
         async for records in self._records(partition, RecordKind.SESSION):
@@ -279,10 +268,18 @@ def masked_item(item: ExportItem | Progress, mask: Mask) -> ExportItem | Progres
         copy.content = mask(copy.content)
         return ExportedMemory(copy)
     if isinstance(item, ExportedKeyEvent):
-        entry = dataclasses.replace(item.entry, content=mask_json(item.entry.content, mask))
+        masked = mask_json(item.entry.content, mask)
+        # The stored text goes too: it is what the export carries (content_json).
+        entry = dataclasses.replace(
+            item.entry,
+            content=masked,
+            content_json=json_text.spelled(masked, item.entry.content_json),
+        )
         return dataclasses.replace(item, entry=entry)
     if isinstance(item, ExportedWorkingMemory):
-        working = dataclasses.replace(item.working, content=mask_json(item.working.content, mask))
+        content = mask_json(item.working.content, mask)
+        text = json_text.spelled(content, item.working.content_json)
+        working = dataclasses.replace(item.working, content=content, content_json=text)
         return dataclasses.replace(item, working=working)
     if isinstance(item, ExportedProfile):
         profile = dataclasses.replace(item.profile, content=mask(item.profile.content))

@@ -62,21 +62,30 @@ def max_fused(weights: Sequence[float], k: float = DEFAULT_K) -> float:
 
 
 def convex(
-    similarity: dict[K, float], keyword: dict[K, float], weights: Sequence[float]
+    similarity: dict[K, float],
+    keyword: dict[K, float],
+    weights: Sequence[float],
+    min_spread: float = 0.0,
 ) -> dict[K, float]:
     """Convex combination of each candidate's cosine, min-max scaled over the
     candidates, and its BM25 score over the best one's: (w_v * v + w_t * t) / (w_v +
     w_t), 0..1, 1 for a memory best by both. A candidate one side did not find gets 0
-    there (an empty ``similarity``: no vector side at all)."""
+    there (an empty ``similarity``: no vector side at all).
+
+    ``min_spread``: the cosines are scaled by max(high - low, min_spread), so a narrow
+    spread (0.32..0.38: no candidate much closer than another) is not stretched to the
+    full 0..1 and does not outweigh a clear full-text match; the closest candidate then
+    gets (high - low) / min_spread."""
     vector_weight, text_weight = weights
     items = list(dict.fromkeys([*similarity, *keyword]))
     cosines = [similarity[i] for i in similarity]
     low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
+    spread = max(high - low, min_spread) if cosines else 0.0
     best = max(keyword.values(), default=0.0)
     total = (vector_weight if similarity else 0.0) + (text_weight if best > 0 else 0.0)
     out: dict[K, float] = {}
     for item in items:
-        v = (similarity[item] - low) / (high - low) if high > low else 1.0
+        v = (similarity[item] - low) / spread if spread > 0 and item in similarity else 1.0
         t = keyword.get(item, 0.0) / best if best > 0 else 0.0
         score = (vector_weight * v if item in similarity else 0.0) + text_weight * t
         out[item] = score / total if total > 0 else 0.0
@@ -151,7 +160,9 @@ async def hybrid_candidates(
         cosines = matrix @ np.asarray(vector, dtype=np.float32)
         similarity.update(zip(vectors, cosines.tolist(), strict=True))
     if settings.fusion == "convex":
-        fused = convex(similarity if vector_hits else {}, keyword, weights)
+        fused = convex(
+            similarity if vector_hits else {}, keyword, weights, settings.convex_min_spread
+        )
         top = 1.0
     else:
         rankings = [[h.memory.id for h in vector_hits], [h.memory.id for h in text_hits]]

@@ -60,7 +60,6 @@ from memoryd.service.export_import import (
 from memoryd.service.json_schemas import OverBudget, check_schema, over_budget, within_budget
 from memoryd.service.keyed_docs import (
     COUNTER_KEY,
-    compact_json,
     entry_records,
     mirror_fields,
     mirror_id,
@@ -100,7 +99,7 @@ class Importer:
     def __init__(self, deps: LifecycleDeps, limits: ImportLimits) -> None:
         self._deps = deps
         self._limits = limits
-        self._key_limits = KeyLimits(limits.keys.max_key_bytes, limits.keys.max_segment_bytes)
+        self._key_limits = KeyLimits(limits.keys.max_key_bytes)
         self._pending = _Pending()
         self.outcome = ImportOutcome()
 
@@ -213,7 +212,7 @@ class Importer:
         if not entry.valid and entry.content is not None:
             v.add("content", "must be null for a tombstone (valid false)")
         if entry.content is not None:
-            size = len(compact_json(entry.content).encode())
+            size = len(entry.content_json.encode())
             if size > self._limits.keys.max_content_bytes:
                 v.add(
                     "content",

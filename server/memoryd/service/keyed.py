@@ -5,27 +5,40 @@ next version and a history event; ``None`` content is a tombstone. A valid value
 also a long-term memory (its "mirror", id = uuid5 of partition and key) so recall
 and snapshots find it; a tombstone deletes the mirror.
 
+Every write names its ``source`` (tombstones too). Content is kept as the writer's
+JSON text (``content_json``; a ``content`` value is encoded once), so it reads back
+as written. A key whose content's ``expired_at`` has passed reads as missing (GetKey,
+ListKeys), as in DefaultRead and recall, until compaction removes its slot; its
+slot's version still counts for ``if_version``, like a tombstone's, and KeyHistory
+keeps its writes.
+
 Ordering and atomicity. Writes to one partition are serialised by an asyncio lock
-per partition, which makes the version counter and ``if_version`` checks exact --
-within this process only: a replicated deployment needs conditional writes in the
-store (DESIGN §9), which is later work. Slot, event and counter are one store
-commit; the mirror is written after it. If the mirror write fails (or the process
-dies in between) the key is stored but recall shows its previous content until the
-key is written again: the write-ahead log that closes this window comes later, and
-nothing is repaired at start-up yet.
+per partition, which makes the version counter and ``if_version`` checks exact in
+this process; slot, event, counter and the long-term memory are one write-ahead log
+entry (durability/). Where replicas share the store (Capabilities.shared) versions
+are claimed and slots written with the store's conditional writes instead
+(service/keyed_shared.py), and nothing about a partition is cached here.
+
+Observers (:class:`KeyObserver`: the default-read index, the file mirror) are told
+of each committed write, and of lifecycle rewrites (``exclusive``), under the same
+lock, so they see a partition's writes in version order. They derive state from
+the store and never fail a write.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Protocol
+
+import structlog
 
 from memoryd.config import KeysSettings, LimitsSettings
+from memoryd.domain import json_text
 from memoryd.domain.errors import (
-    FailedPrecondition,
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -50,7 +63,7 @@ from memoryd.domain.models import (
     utcnow,
 )
 from memoryd.domain.principal import CallScope
-from memoryd.domain.records import RecordKind
+from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import transaction
 from memoryd.embedding.base import Embedder
 from memoryd.resilience.embedder import embed_in_space
@@ -58,13 +71,16 @@ from memoryd.service import validation as check
 from memoryd.service.keyed_docs import (
     COUNTER_KEY,
     MirrorFields,
-    compact_json,
+    check_if_version,
     entry_from,
     entry_records,
     history_prefix,
     mirror_fields,
     mirror_id,
+    source_summary,
+    visible_slot,
 )
+from memoryd.service.keyed_shared import SharedKeyWrites, SlotWrite
 from memoryd.service.keys import (
     InvalidKey,
     KeyLimits,
@@ -75,11 +91,14 @@ from memoryd.service.keys import (
 )
 from memoryd.service.pagination import PageTokenCodec, fingerprint
 from memoryd.service.quotas import Quotas
+from memoryd.service.record_writes import RecordWrites
 from memoryd.service.scope_locks import KeyedLocks
 from memoryd.service.validation import Violations
 from memoryd.service.write_batcher import WriteBatcher
 from memoryd.storage.base import Store
 from memoryd.storage.records import RecordStore
+
+log = structlog.get_logger(__name__)
 
 DEFAULT_SECURITY_LEVEL = SecurityLevel.INTERNAL
 DEFAULT_PAGE_SIZE = 100
@@ -89,6 +108,31 @@ _FETCH_MIN, _FETCH_MAX = 64, 1000
 #: Partitions whose counts are cached; past this the cache starts over.
 _PARTITIONS_MAX = 10_000
 _CURSOR_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class KeyObserver(Protocol):
+    """Keeps something derived from a partition's keys (an index, a file mirror).
+
+    Called under the partition's write lock, after the store commit: writes arrive
+    in version order. A failure is logged and does not fail the write: an observer
+    must be able to rebuild itself from the store.
+    """
+
+    async def key_written(self, partition: Partition, entry: KeyEntry) -> None:
+        """One committed write (a value or a tombstone)."""
+
+    async def keys_rewritten(self, partition: Partition) -> None:
+        """Lifecycle operations rewrote the partition's key records (import, reset,
+        compaction): rebuild from the store."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Content:
+    """A write's content as stored (text) and as data; mirror fields of a value."""
+
+    text: str
+    value: json_text.JsonValue
+    mirror: MirrorFields | None
 
 
 @dataclass(slots=True)
@@ -111,21 +155,32 @@ class KeyedMemoryService:
         limits: LimitsSettings,
         keys: KeysSettings,
         quotas: Quotas | None = None,
+        observers: Sequence[KeyObserver] = (),
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._records = records
+        #: "Now" for expiry on reads.
+        self._clock = clock
+        self._observers = tuple(observers)
         self._store = store
         self._embedder = embedder
         self._writer = writer
         self._page_tokens = page_tokens
         self._limits = limits
         self._keys = keys
-        self._key_limits = KeyLimits(keys.max_key_bytes, keys.max_segment_bytes)
+        self._key_limits = KeyLimits(keys.max_key_bytes)
         # Every key in a subtree "/a/b/" sorts before "/a/b/" + this: a key within the
         # byte limit cannot start its tail with this many U+10FFFF (4 bytes each).
         self._subtree_end = "\U0010ffff" * (keys.max_key_bytes // 4 + 1)
         self._quotas = quotas
         self._locks = KeyedLocks()
         self._partitions: dict[Partition, _PartitionState] = {}
+        #: Replicas share the store: versions and slots are conditional writes there.
+        self._shared = (
+            SharedKeyWrites(records, store, RecordWrites(records), self._mirror_of)
+            if records.capabilities.shared
+            else None
+        )
         #: Writes in progress (strong references: see ``set``).
         self._applying: set[asyncio.Task[KeyEntry]] = set()
 
@@ -134,16 +189,16 @@ class KeyedMemoryService:
     async def set(self, scope: CallScope, write: KeyWrite) -> KeyEntry:
         key = self._key(write.key, "key")
         level = write.security_level or DEFAULT_SECURITY_LEVEL
-        mirror = self._validate(write, key)
+        content = self._validate(write, key)
         if level > scope.clearance:
             raise PermissionDenied(f"security_level: {level.name} is above the caller's clearance")
         vector, space = None, self._embedder.model_id
-        if mirror is not None:  # embed before taking the lock: it is the slow part
-            embedded, space = await embed_in_space(self._embedder, [mirror.text])
+        if content.mirror is not None:  # embed before taking the lock: it is the slow part
+            embedded, space = await embed_in_space(self._embedder, [content.mirror.text])
             vector = embedded[0]
         # Shielded: a caller that goes away (deadline, disconnect) must not cut the
         # write between the key records and the mirror.
-        task = asyncio.create_task(self._apply(scope, key, write, level, mirror, vector, space))
+        task = asyncio.create_task(self._apply(scope, key, write, level, content, vector, space))
         self._applying.add(task)
         task.add_done_callback(self._applying.discard)
         return await asyncio.shield(task)
@@ -154,96 +209,195 @@ class KeyedMemoryService:
         key: str,
         write: KeyWrite,
         level: SecurityLevel,
-        mirror: MirrorFields | None,
+        content: _Content,
         vector: Vector | None,
         space: str,
     ) -> KeyEntry:
-        valid = write.content is not None
         partition = scope.partition
         async with self._locks.hold(partition):
-            found = await self._records.get_records(partition, RecordKind.KEY, [key])
-            held = bool(found)
-            current = found[0] if found else None
-            if current is not None and entry_from(current).security_level > scope.clearance:
-                # To this caller the key does not exist, on writes as on reads (same
-                # answers, same quota check): the write becomes the key's value at the
-                # caller's level; the hidden value stays in its history, at its level.
-                current = None
-            current_version = 0 if current is None else current.version
-            if write.if_version is not None and write.if_version != current_version:
-                # No number: a key's version is the partition's write counter, which
-                # also counts writes the caller may not see.
-                raise FailedPrecondition(
-                    f"if_version {write.if_version} does not match the key's current version"
-                    + (" (the key does not exist: use 0)" if current is None else "")
-                )
-            state = self._state(partition)
-            if current is None:
-                await self._admit_new_key(partition, state)
-            if state.version is None:
-                found = await self._records.get_records(
-                    partition, RecordKind.COUNTER, [COUNTER_KEY]
-                )
-                state.version = found[0].version if found else 0
-            version = next_version(state.version)
-            now = utcnow()
-            memory_id = mirror_id(partition.tenant_id, partition.agent_id, key)
-            entry = KeyEntry(
+            if self._shared is None:
+                entry = await self._apply_here(scope, key, write, level, content, vector, space)
+            else:
+
+                async def check(slot: Record | None) -> None:
+                    current = visible_slot(scope.clearance, slot)
+                    check_if_version(write.if_version, current)
+                    if current is None:
+                        await self._admit_new_key(partition, _PartitionState())
+
+                async def plan(slot: Record | None, version: int) -> SlotWrite:
+                    return self._planned(scope, key, write, level, content, vector, space, version)
+
+                entry = await self._shared.set(partition, key, check, plan)
+            log.info(
+                "set_memory",
+                tenant=partition.tenant_id,
+                agent=partition.agent_id,
                 key=key,
-                content=write.content,
-                valid=valid,
-                version=version,
-                updated_at=now,
-                source=write.source,
-                security_level=level,
-                memory_id=memory_id if valid else "",
-                namespace=write.namespace,
+                ts=entry.updated_at.isoformat(),
+                version=entry.version,
+                valid=entry.valid,
+                source=source_summary(write.source),
             )
-            expires_at = None if mirror is None else mirror.expires_at
-            memory = None
-            if mirror is not None and vector is not None:
-                memory = self._mirror(scope, entry, mirror, vector, space)
-            try:
-                # One write-ahead log entry (durability/): a crash never leaves the
-                # key without its mirror. The mirror goes second, under the lock, so
-                # mirrors of one key are written in version order.
-                async with transaction():
-                    await self._records.put_records(partition, entry_records(entry, expires_at))
-                    if memory is None:
-                        await self._store.delete(partition, [memory_id])
-                    else:
-                        await self._store.upsert(partition, [memory])
-            except BaseException:
-                # The commit may have happened anyway: re-read the counts next time.
-                self._partitions.pop(partition, None)
-                raise
-            state.version = version
-            if not held and state.keys is not None:
-                state.keys += 1
+            await self._notify(partition, entry)
         return entry
 
-    def _validate(self, write: KeyWrite, key: str) -> MirrorFields | None:
-        """Every violation of the request at once; the mirror's fields for a value."""
+    async def _apply_here(
+        self,
+        scope: CallScope,
+        key: str,
+        write: KeyWrite,
+        level: SecurityLevel,
+        content: _Content,
+        vector: Vector | None,
+        space: str,
+    ) -> KeyEntry:
+        """The write where this process is the store's only writer (its lock held)."""
+        partition = scope.partition
+        found = await self._records.get_records(partition, RecordKind.KEY, [key])
+        held = bool(found)
+        current = visible_slot(scope.clearance, found[0] if found else None)
+        check_if_version(write.if_version, current)
+        state = self._state(partition)
+        if current is None:
+            await self._admit_new_key(partition, state)
+        if state.version is None:
+            found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
+            state.version = found[0].version if found else 0
+        planned = self._planned(
+            scope, key, write, level, content, vector, space, next_version(state.version)
+        )
+        entry = planned.entry
+        try:
+            # One write-ahead log entry (durability/): a crash never leaves the key
+            # without its mirror. The mirror goes second, under the lock, so mirrors
+            # of one key are written in version order.
+            async with transaction():
+                await self._records.put_records(partition, planned.records)
+                if planned.mirror is None:
+                    await self._store.delete(
+                        partition, [entry.memory_id or self._mirror_id(scope, key)]
+                    )
+                else:
+                    await self._store.upsert(partition, [planned.mirror])
+        except BaseException:
+            # The commit may have happened anyway: re-read the counts next time.
+            self._partitions.pop(partition, None)
+            raise
+        state.version = entry.version
+        if not held and state.keys is not None:
+            state.keys += 1
+        return entry
+
+    def _planned(
+        self,
+        scope: CallScope,
+        key: str,
+        write: KeyWrite,
+        level: SecurityLevel,
+        content: _Content,
+        vector: Vector | None,
+        space: str,
+        version: int,
+    ) -> SlotWrite:
+        """The records and the mirror of this write at ``version``."""
+        valid = content.value is not None
+        entry = KeyEntry(
+            key=key,
+            content=content.value,
+            content_json=content.text,
+            valid=valid,
+            version=version,
+            updated_at=utcnow(),
+            source=write.source,
+            security_level=level,
+            memory_id=self._mirror_id(scope, key) if valid else "",
+            namespace=write.namespace,
+        )
+        mirror = content.mirror
+        memory = None
+        if mirror is not None and vector is not None:
+            memory = self._mirror(scope.partition, entry, mirror, vector, space)
+        expires_at = None if mirror is None else mirror.expires_at
+        return SlotWrite(entry, entry_records(entry, expires_at), memory)
+
+    @staticmethod
+    def _mirror_id(scope: CallScope, key: str) -> str:
+        return mirror_id(scope.partition.tenant_id, scope.partition.agent_id, key)
+
+    async def _mirror_of(self, partition: Partition, entry: KeyEntry) -> Memory | None:
+        """The mirror of a stored value, its text embedded again (a replica rewriting
+        a mirror another replica's write left behind)."""
+        if not entry.valid or entry.content is None:
+            return None
+        fields = mirror_fields(entry.content, self._limits, Violations())
+        embedded, space = await embed_in_space(self._embedder, [fields.text])
+        return self._mirror(partition, entry, fields, embedded[0], space)
+
+    async def _notify(self, partition: Partition, entry: KeyEntry | None) -> None:
+        """Tell the observers of a write (``entry``) or of a rewrite (None)."""
+        for observer in self._observers:
+            try:
+                if entry is None:
+                    await observer.keys_rewritten(partition)
+                else:
+                    await observer.key_written(partition, entry)
+            except Exception:
+                log.exception(
+                    "key observer failed",
+                    observer=type(observer).__name__,
+                    tenant=partition.tenant_id,
+                    agent=partition.agent_id,
+                )
+
+    def _validate(self, write: KeyWrite, key: str) -> _Content:
+        """Every violation of the request at once; the content as stored."""
         v = Violations()
+        text, value, field = self._content_text(write, v)
         mirror = None
-        if write.content is not None:
-            encoded = compact_json(write.content)
-            size = len(encoded.encode("utf-8"))
+        if text is not None:
+            size = len(text.encode("utf-8"))
             if size > self._keys.max_content_bytes:
                 v.add(
-                    "content",
+                    field,
                     f"is {size} bytes as JSON; the limit is {self._keys.max_content_bytes} "
                     "(keys.max_content_bytes)",
                 )
-            mirror = mirror_fields(write.content, self._limits, v)
-            if needs_provenance(key):
-                self._require_provenance(v, write, key)
+            if value is not None:
+                mirror = mirror_fields(value, self._limits, v)
+                if needs_provenance(key):
+                    self._require_provenance(v, write, key)
+        if write.source is None:
+            v.add(
+                "source",
+                "is required on every keyed write, tombstones included: say where the "
+                "value comes from (kind user, agent, tool, web, file or system)",
+            )
         check.check_source(v, write.source)
         check.check_namespace(v, write.namespace, self._limits)
         if write.if_version is not None and write.if_version < 0:
             v.add("if_version", "must not be negative (0: the key was never written)")
         v.raise_if_any()
-        return mirror
+        assert text is not None
+        return _Content(text, value, mirror)
+
+    @staticmethod
+    def _content_text(
+        write: KeyWrite, v: Violations
+    ) -> tuple[str | None, json_text.JsonValue, str]:
+        """(stored text, value, the field it came from); text None when invalid."""
+        if write.content_json is not None:
+            try:
+                text, value = json_text.normalise(write.content_json)
+            except json_text.JsonTextError as exc:
+                v.add("content_json", f"is {exc}")
+                return None, None, "content_json"
+            return text, value, "content_json"
+        try:
+            return json_text.dumps(write.content), write.content, "content"
+        except (TypeError, ValueError) as exc:
+            v.add("content", f"is not JSON data: {exc}")
+            return None, None, "content"
 
     @staticmethod
     def _require_provenance(v: Violations, write: KeyWrite, key: str) -> None:
@@ -260,9 +414,13 @@ class KeyedMemoryService:
                 v.add(f"source.{name}", f"is required for keys under /kb/ ({key})")
 
     def _mirror(
-        self, scope: CallScope, entry: KeyEntry, fields: MirrorFields, vector: Vector, space: str
+        self,
+        partition: Partition,
+        entry: KeyEntry,
+        fields: MirrorFields,
+        vector: Vector,
+        space: str,
     ) -> Memory:
-        partition = scope.partition
         return Memory(
             id=entry.memory_id,
             tenant_id=partition.tenant_id,
@@ -296,8 +454,10 @@ class KeyedMemoryService:
         return state
 
     async def _admit_new_key(self, partition: Partition, state: _PartitionState) -> None:
-        """quotas.max_keys_per_partition (tombstoned slots count: they are stored)."""
-        if self._quotas is None:
+        """quotas.max_keys_per_partition (tombstoned slots count: they are stored).
+        Without a limit nothing is counted (a store that cannot count must not stop a
+        write it could log)."""
+        if self._quotas is None or not self._quotas.keys_limit(partition.tenant_id):
             return
         if state.keys is None:
             state.keys = await self._records.count_records(partition, RecordKind.KEY)
@@ -311,9 +471,13 @@ class KeyedMemoryService:
     # ------------------------------------------------------------------ reads
 
     async def get(self, scope: CallScope, raw_key: str) -> KeyEntry:
+        """The key's current value; NotFound for a tombstone, a key whose content's
+        ``expired_at`` has passed (until compaction removes it, it only reads as
+        missing) and a key above the caller's clearance."""
         key = self._key(raw_key, "key")
         found = await self._records.get_records(scope.partition, RecordKind.KEY, [key])
-        entry = entry_from(found[0]) if found else None
+        live = bool(found) and not _expired(found[0], self._clock())
+        entry = entry_from(found[0]) if live else None
         if entry is None or not self._visible(scope, entry):
             raise NotFound(f"key {key!r} not found")
         return entry
@@ -335,6 +499,7 @@ class KeyedMemoryService:
         items: list[tuple[str, KeyEntry | str]] = []
         skipping: str | None = None  # a directory already listed: skip its subtree
         fetch = max(_FETCH_MIN, page_size + 1)
+        now = self._clock()
         while len(items) <= page_size:
             rows = await self._records.list_records(
                 scope.partition, RecordKind.KEY, prefix=prefix, after=after, limit=fetch
@@ -343,6 +508,8 @@ class KeyedMemoryService:
                 if skipping is not None and row.key.startswith(skipping):
                     continue
                 skipping = None
+                if _expired(row, now):  # as GetKey: missing until compaction removes it
+                    continue
                 entry = entry_from(row)
                 child, is_dir = child_of(row.key, prefix)
                 if not self._visible(scope, entry):
@@ -421,6 +588,7 @@ class KeyedMemoryService:
                 yield
             finally:
                 self._partitions.pop(partition, None)
+                await self._notify(partition, None)
 
     # ------------------------------------------------------------------ helpers
 
@@ -448,3 +616,8 @@ class KeyedMemoryService:
     def _visible(scope: CallScope, entry: KeyEntry) -> bool:
         """Tombstones and keys above the caller's clearance read as missing."""
         return entry.valid and entry.security_level <= scope.clearance
+
+
+def _expired(record: Record, now: datetime) -> bool:
+    """Whether a KEY record's content ``expired_at`` (its ``expires_at``) has passed."""
+    return record.expires_at is not None and record.expires_at <= now

@@ -3,7 +3,9 @@ mirrors a key. Pure functions: no I/O.
 
 Record layout (one partition):
 - ``KEY`` "<key>": the latest write, tombstones included (so versions and
-  ``if_version`` stay meaningful after a delete);
+  ``if_version`` stay meaningful after a delete); its document holds the content as
+  the writer's JSON text (``content_json``), so numbers are never re-encoded
+  (records written before hold the parsed value in ``content``: both are read);
 - ``KEY_EVENT`` "<key>\\x00<version:020d>": every write, oldest first in key order;
 - ``COUNTER`` "keys": the partition's last version.
 The three are written in one ``put_records`` batch: one store commit.
@@ -19,6 +21,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memoryd.config import LimitsSettings
+from memoryd.domain import json_text
+from memoryd.domain.errors import FailedPrecondition
 from memoryd.domain.keyed import JsonValue, KeyEntry
 from memoryd.domain.models import (
     MemoryType,
@@ -35,6 +39,9 @@ EVENT_SEPARATOR = "\x00"
 #: (partition, key), so rewriting a key replaces its mirror.
 MIRROR_NAMESPACE = uuid.UUID("5b0d6f1e-4c1a-5a8e-9f57-6b0c2d1e7a10")
 CONTENT_FIELD = "content"
+CONTENT_JSON_FIELD = "content_json"
+#: ``importance`` above 1 and up to this is on the design's 0-10 scale (divided by 10).
+IMPORTANCE_SCALE = 10.0
 _MEMORY_TYPES = frozenset(t.value for t in MemoryType)
 
 
@@ -51,13 +58,21 @@ def mirror_id(tenant_id: str, agent_id: str, key: str) -> str:
 
 
 def compact_json(value: JsonValue) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return json_text.dumps(value)
+
+
+def source_summary(source: Provenance | None) -> str:
+    """A source for logs: "kind" or "kind:name" (never a locator or content)."""
+    if source is None:
+        return "none"
+    return f"{source.kind.value}:{source.name}" if source.name else source.kind.value
 
 
 # ---------------------------------------------------------------- records
 
 
-def _source_doc(source: Provenance | None) -> dict[str, Any] | None:
+def source_doc(source: Provenance | None) -> dict[str, Any] | None:
+    """A source as stored in key documents and written to the file mirror."""
     if source is None:
         return None
     return {
@@ -84,9 +99,9 @@ def entry_records(entry: KeyEntry, expires_at: datetime | None) -> list[Record]:
     """The slot, the history event and the counter for one write."""
     doc = {
         "key": entry.key,
-        CONTENT_FIELD: entry.content,
+        CONTENT_JSON_FIELD: entry.content_json,
         "valid": entry.valid,
-        "source": _source_doc(entry.source),
+        "source": source_doc(entry.source),
         "security_level": int(entry.security_level),
         "memory_id": entry.memory_id,
         "namespace": entry.namespace,
@@ -105,13 +120,42 @@ def entry_records(entry: KeyEntry, expires_at: datetime | None) -> list[Record]:
     ]
 
 
+def visible_slot(clearance: SecurityLevel, slot: Record | None) -> Record | None:
+    """The slot as a caller of ``clearance`` sees it: one above its clearance does not
+    exist to it, on writes as on reads (same answers, same quota check): the write
+    becomes the key's value at the caller's level; the hidden value stays in its
+    history."""
+    if slot is not None and entry_from(slot).security_level > clearance:
+        return None
+    return slot
+
+
+def check_if_version(if_version: int | None, current: Record | None) -> None:
+    """FailedPrecondition unless ``if_version`` (if given) is the slot's version."""
+    current_version = 0 if current is None else current.version
+    if if_version is not None and if_version != current_version:
+        # No number: a key's version is the partition's write counter, which also
+        # counts writes the caller may not see.
+        raise FailedPrecondition(
+            f"if_version {if_version} does not match the key's current version"
+            + (" (the key does not exist: use 0)" if current is None else "")
+        )
+
+
 def entry_from(record: Record) -> KeyEntry:
     """A KeyEntry from a KEY or KEY_EVENT record."""
     doc = record.doc
     key = doc.get("key") or record.key.split(EVENT_SEPARATOR, 1)[0]
+    text = doc.get(CONTENT_JSON_FIELD)
+    if isinstance(text, str):
+        content = json.loads(text)  # checked by json_text.parse when it was written
+    else:  # written before content_json
+        content = doc.get(CONTENT_FIELD)
+        text = json_text.dumps(content)
     return KeyEntry(
         key=key,
-        content=doc.get(CONTENT_FIELD),
+        content=content,
+        content_json=text,
         valid=bool(doc.get("valid")),
         version=record.version,
         updated_at=record.updated_at,
@@ -161,6 +205,18 @@ def _parse_time(value: str) -> datetime:
     return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
 
 
+def scaled_importance(raw: object) -> float | None:
+    """``importance`` on 0..1: values up to 1 as they are, values above 1 up to 10 on
+    the design's 0-10 scale (divided by 10: 6 -> 0.6); None when out of range or not
+    a number."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        return None
+    value = float(raw)
+    if not math.isfinite(value) or not 0.0 <= value <= IMPORTANCE_SCALE:
+        return None
+    return value if value <= 1.0 else value / IMPORTANCE_SCALE
+
+
 def mirror_fields(content: JsonValue, limits: LimitsSettings, v: Violations) -> MirrorFields:
     """The mirror's fields from a valid content; reserved fields with a wrong type are
     reported to ``v`` as ``content.<name>``. ``type`` is used only when it names a
@@ -177,14 +233,15 @@ def mirror_fields(content: JsonValue, limits: LimitsSettings, v: Violations) -> 
     importance = 0.5
     raw_importance = content.get("importance")
     if raw_importance is not None:
-        if (
-            isinstance(raw_importance, bool)
-            or not isinstance(raw_importance, int | float)
-            or not (math.isfinite(raw_importance) and 0.0 <= raw_importance <= 1.0)
-        ):
-            v.add(f"{CONTENT_FIELD}.importance", "must be a number between 0 and 1")
+        scaled = scaled_importance(raw_importance)
+        if scaled is None:
+            v.add(
+                f"{CONTENT_FIELD}.importance",
+                "must be a number between 0 and 1, or between 0 and 10 (divided by 10 "
+                f"when above 1), got {raw_importance!r}",
+            )
         else:
-            importance = float(raw_importance)
+            importance = scaled
 
     tags: tuple[str, ...] = ()
     raw_tags = content.get("tags")

@@ -2,8 +2,10 @@
 
 Pure functions. A normalised key is NFC Unicode, starts with "/", has no empty,
 "." or ".." segment, no control character (NUL included), no trailing "/" (that
-names a directory), and fits the byte limits. The file mirror percent-encodes
-every segment, so a key can never name anything outside the export root.
+names a directory), and fits the key's byte limit. A segment may be as long as the
+key: the file mirror percent-encodes every segment and shortens a long one to its
+first bytes plus a short hash, so a key never names anything outside the mirror's
+root and every key has a file name.
 """
 
 from __future__ import annotations
@@ -35,7 +37,6 @@ class InvalidKey(ValueError):
 @dataclass(frozen=True, slots=True)
 class KeyLimits:
     max_key_bytes: int = 512
-    max_segment_bytes: int = 255
 
 
 def _clean(raw: str, what: str) -> str:
@@ -58,11 +59,6 @@ def _check_segments(segments: list[str], text: str, limits: KeyLimits) -> None:
     for segment in segments:
         if segment in (".", ".."):
             raise InvalidKey("must not contain '.' or '..' segments")
-        size = len(segment.encode("utf-8"))
-        if size > limits.max_segment_bytes:
-            raise InvalidKey(
-                f"has a segment of {size} bytes; the limit is {limits.max_segment_bytes}"
-            )
     size = len(text.encode("utf-8"))
     if size > limits.max_key_bytes:
         raise InvalidKey(f"is {size} bytes; the limit is {limits.max_key_bytes}")

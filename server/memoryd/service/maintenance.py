@@ -13,7 +13,8 @@ One run over a partition:
    related older memories condensed into one each, the originals archived
    (consolidation.py);
 4. compact (compaction.py) when needed: this run changed something, a key slot is a
-   tombstone, or a tag group is above the merge threshold;
+   tombstone or its content has expired, or a tag group is above the merge
+   threshold;
 5. record the finish time (a COUNTER record "maintenance": GetStats reports it).
 
 The scheduler runs every ``interval_s`` (shifted by up to +-``jitter`` of it, so a
@@ -181,7 +182,10 @@ class Maintainer:
     ) -> bool:
         deps = self._deps
         async for page in bulk.scan_records(deps.records, partition, RecordKind.KEY, deps.batch):
-            if any(not entry_from(r).valid for r in page):
+            if any(
+                not entry_from(r).valid or (r.expires_at is not None and r.expires_at <= now)
+                for r in page
+            ):
                 return True
         groups = await self._compactor.merge_groups(
             partition, ceiling, deps.settings.merge_group_threshold, now

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import math
 import uuid
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 
 import numpy as np
@@ -28,6 +30,7 @@ from memoryd.domain.models import (
     SecurityLevel,
     TextHit,
     Vector,
+    VectorHit,
     unit_rows,
     utcnow,
 )
@@ -51,11 +54,14 @@ from memoryd.service.access_stats import AccessStatsBuffer
 from memoryd.service.context import with_context
 from memoryd.service.contradiction import ContradictionResolver
 from memoryd.service.dedup import Deduplicator
-from memoryd.service.hybrid import hybrid_candidates
+from memoryd.service.feedback import with_feedback
+from memoryd.service.hybrid import Candidate, hybrid_candidates
 from memoryd.service.ordering import ORDER_KEYS, cursor_for, ranked_page
 from memoryd.service.pagination import PageTokenCodec, fingerprint
+from memoryd.service.partition_lease import Lease, PartitionLeases
 from memoryd.service.quotas import Quotas
 from memoryd.service.scoring import Scorer
+from memoryd.service.temporal import TimeQuery
 from memoryd.service.validation import Violations
 from memoryd.service.write_batcher import WriteBatcher
 from memoryd.storage.base import Store
@@ -82,8 +88,11 @@ class MemoryService:
         dedup: DedupSettings | None = None,
         contradictions: ContradictionResolver | None = None,
         masker: Masker | None = None,
+        leases: PartitionLeases | None = None,
     ) -> None:
         self._masker = masker
+        #: Replicas sharing the store: plans and checked updates under a partition lease.
+        self._leases = leases
         self._store = store
         self._embedder = embedder
         self._writer = writer
@@ -141,12 +150,19 @@ class MemoryService:
             related = await self._related(scope, memories, now)
             await self._write(scope, [*memories, *related], len(memories))
             return [RememberOutcome(memory=m) for m in memories]
-        async with self._dedup.plan(scope, memories, now) as plan:
+        async with self._exclusive(scope) as lease, self._dedup.plan(scope, memories, now) as plan:
             fresh = {m.id for m in memories}
             new = [m for m in plan.writes if m.id in fresh]
             related = await self._related(scope, new, now)
+            await lease.confirm()
             await self._write(scope, [*plan.writes, *related], plan.new_count)
         return [RememberOutcome(m, deduplicated=dup) for m, dup in plan.outcomes()]
+
+    def _exclusive(self, scope: CallScope) -> AbstractAsyncContextManager[Lease]:
+        """The partition's lease where replicas share the store (see partition_lease)."""
+        if self._leases is None:
+            return contextlib.nullcontext(Lease(None, scope.partition, None))
+        return self._leases.hold(scope.partition)
 
     async def _related(
         self, scope: CallScope, new: Sequence[Memory], now: datetime
@@ -169,6 +185,13 @@ class MemoryService:
             await self._writer.submit(scope.partition, memories)
 
     async def update(self, scope: CallScope, memory_id: str, patch: MemoryPatch) -> Memory:
+        # Read, if_version check and write under the lease where replicas share the store.
+        async with self._exclusive(scope) as lease:
+            return await self._update(scope, memory_id, patch, lease)
+
+    async def _update(
+        self, scope: CallScope, memory_id: str, patch: MemoryPatch, lease: Lease
+    ) -> Memory:
         current = await self._get_visible(scope, memory_id, with_vectors=True)
         if patch.if_version is not None and patch.if_version != current.version:
             raise FailedPrecondition(
@@ -211,6 +234,8 @@ class MemoryService:
         updated = dataclasses.replace(
             current, **changes, updated_at=now, version=next_version(current.version)
         )
+        if "metadata" in changes:
+            updated.metadata_json = patch.metadata_json
         if "content" in patch.fields or patch.embedding is not None:
             space = self._embedder.model_id
             if patch.embedding is not None:
@@ -221,6 +246,7 @@ class MemoryService:
             updated.vector = vector
             updated.embedding_model = space
             updated.embedding_dimension = self._embedder.dimension
+        await lease.confirm()
         await self._writer.submit(scope.partition, [updated])
         return updated
 
@@ -262,23 +288,7 @@ class MemoryService:
         return out
 
     async def recall(self, scope: CallScope, query: RecallQuery) -> RecallOutcome:
-        v = Violations()
-        check.check_limit(v, query.limit, self._limits.max_top_k, "limit")
-        if query.embedding is None and not query.query.strip():
-            v.add("query", "must not be empty unless query_embedding is given")
-        if len(query.query.encode()) > self._limits.max_content_bytes:
-            v.add("query", f"longer than {self._limits.max_content_bytes} bytes")
-        check.check_embedding(v, query.embedding, self._embedder.dimension, "query_embedding")
-        check.check_tags(v, query.filter.tags, self._limits)
-        check.check_namespace(v, query.filter.namespace, self._limits)
-        if query.scoring.half_life_hours is not None and not query.scoring.half_life_hours > 0:
-            v.add("scoring.half_life_hours", "must be positive")
-        for name in ("similarity_weight", "recency_weight", "importance_weight"):
-            weight = getattr(query.scoring, name)
-            if weight is not None and not (weight >= 0 and math.isfinite(weight)):
-                v.add(f"scoring.{name}", "must be a finite number, not negative")
-        v.raise_if_any()
-
+        self._check_recall(query)
         limit = query.limit or self._recall.default_limit
         now = utcnow()
         flt = self._visible_filter(scope, query.filter, now)
@@ -308,7 +318,7 @@ class MemoryService:
         store = searchable(self._store, self._embedder, space)
         # In the fallback space full text finds what vectors of that space cannot.
         hybrid = hybrid or space != self._embedder.model_id
-        scored = []
+        when = TimeQuery(query.query, query.now or now, self._recall)
         if hybrid and text:
             found = await hybrid_candidates(
                 store,
@@ -320,24 +330,22 @@ class MemoryService:
                 settings=self._recall,
                 text_search=early_text,
             )
+            found = await with_feedback(
+                store,
+                scope.partition,
+                found,
+                text=text,
+                vector=vector,
+                flt=flt,
+                limit=wide,
+                settings=self._recall,
+            )
             found = await with_context(store, scope.partition, found, flt, vector, self._recall)
-            if not scorer.reranks(hybrid=True):  # the order by relevance is the final one
-                found = found[:limit]
-            for c in found:
-                score, components = scorer.score(
-                    c.memory,
-                    c.relevance,
-                    now,
-                    cosine=c.similarity,
-                    keyword=c.keyword,
-                    fused=c.fused,
-                )
-                scored.append(ScoredMemory(c.memory, score, components))
+            scored = _scored_hybrid(found, scorer, now, when, limit)
         else:
-            candidates = wide if scorer.reranks(hybrid=False) else limit
-            for hit in await store.search(scope.partition, vector, flt, candidates):
-                score, components = scorer.score(hit.memory, hit.similarity, now)
-                scored.append(ScoredMemory(hit.memory, score, components))
+            candidates = wide if scorer.reranks(hybrid=False) or when else limit
+            hits = await store.search(scope.partition, vector, flt, candidates)
+            scored = _scored_vector(hits, scorer, now, when)
         if query.min_score is not None:
             scored = [s for s in scored if s.score >= query.min_score]
         scored.sort(key=lambda s: s.score, reverse=True)
@@ -346,6 +354,24 @@ class MemoryService:
         masked = self._masked(scope, [s.memory for s in results])
         results = [dataclasses.replace(s, memory=m) for s, m in zip(results, masked, strict=True)]
         return RecallOutcome(results=results, embedding_model=space)
+
+    def _check_recall(self, query: RecallQuery) -> None:
+        v = Violations()
+        check.check_limit(v, query.limit, self._limits.max_top_k, "limit")
+        if query.embedding is None and not query.query.strip():
+            v.add("query", "must not be empty unless query_embedding is given")
+        if len(query.query.encode()) > self._limits.max_content_bytes:
+            v.add("query", f"longer than {self._limits.max_content_bytes} bytes")
+        check.check_embedding(v, query.embedding, self._embedder.dimension, "query_embedding")
+        check.check_tags(v, query.filter.tags, self._limits)
+        check.check_namespace(v, query.filter.namespace, self._limits)
+        if query.scoring.half_life_hours is not None and not query.scoring.half_life_hours > 0:
+            v.add("scoring.half_life_hours", "must be positive")
+        for name in ("similarity_weight", "recency_weight", "importance_weight"):
+            weight = getattr(query.scoring, name)
+            if weight is not None and not (weight >= 0 and math.isfinite(weight)):
+                v.add(f"scoring.{name}", "must be a finite number, not negative")
+        v.raise_if_any()
 
     async def list_memories(self, scope: CallScope, query: ListQuery) -> MemoryPage:
         v = Violations()
@@ -454,13 +480,61 @@ class MemoryService:
             confidence=1.0 if draft.confidence is None else draft.confidence,
             source=draft.source,
             metadata=dict(draft.metadata),
+            metadata_json=draft.metadata_json,
             created_at=created,
             updated_at=created,
             expires_at=draft.expires_at,
+            occurred_at=draft.occurred_at,
             embedding_model=space,
             embedding_dimension=self._embedder.dimension,
             vector=vector,
         )
+
+
+def _scored_hybrid(
+    found: list[Candidate], scorer: Scorer, now: datetime, when: TimeQuery, limit: int
+) -> list[ScoredMemory]:
+    """Hybrid candidates (best first by relevance) scored by the preset; a query that
+    names a time moves the memories of that time up first (service/temporal.py)."""
+    temporal = when.matches([c.memory for c in found]) if when else []
+    if any(temporal):
+        relevance = [when.relevance(c.relevance, t) for c, t in zip(found, temporal, strict=True)]
+        order = sorted(range(len(found)), key=lambda i: -relevance[i])  # stable
+        found = [dataclasses.replace(found[i], relevance=relevance[i]) for i in order]
+        temporal = [temporal[i] for i in order]
+    if not scorer.reranks(hybrid=True):  # the order by relevance is the final one
+        found = found[:limit]
+    out = []
+    for i, c in enumerate(found):
+        score, components = scorer.score(
+            c.memory,
+            c.relevance,
+            now,
+            cosine=c.similarity,
+            keyword=c.keyword,
+            fused=c.fused,
+            temporal=temporal[i] if temporal else 0.0,
+        )
+        out.append(ScoredMemory(c.memory, score, components))
+    return out
+
+
+def _scored_vector(
+    hits: list[VectorHit], scorer: Scorer, now: datetime, when: TimeQuery
+) -> list[ScoredMemory]:
+    """Vector-only hits scored by the preset, relevance being the cosine (moved toward
+    the memories of a time the query names, as in hybrid recall)."""
+    temporal = when.matches([h.memory for h in hits]) if when else []
+    if not any(temporal):
+        return [ScoredMemory(h.memory, *scorer.score(h.memory, h.similarity, now)) for h in hits]
+    out = []
+    for hit, t in zip(hits, temporal, strict=True):
+        relevance = when.relevance(hit.similarity, t)
+        score, components = scorer.score(
+            hit.memory, relevance, now, cosine=hit.similarity, temporal=t
+        )
+        out.append(ScoredMemory(hit.memory, score, components))
+    return out
 
 
 def _normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:

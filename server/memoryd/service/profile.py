@@ -3,7 +3,8 @@
 The etag is the first 32 hex digits of SHA-256 over the version and the content,
 returned unquoted. ``if_match`` accepts it bare or in double quotes (as in HTTP);
 "none" means "only if no profile exists yet" and "*" "only if one exists". Any
-mismatch is FAILED_PRECONDITION.
+mismatch is FAILED_PRECONDITION. The check and the write are one read-modify-write
+(service/record_writes.py): exact across replicas of a shared store too.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from memoryd.domain.limits import next_version
 from memoryd.domain.models import utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
-from memoryd.service.scope_locks import KeyedLocks
+from memoryd.service.record_writes import RecordWrites
 from memoryd.storage.records import RecordStore
 
 
@@ -49,7 +50,7 @@ class ProfileService:
         self._records = records
         self._settings = settings
         self._clock = clock
-        self._locks = KeyedLocks()
+        self._writes = RecordWrites(records)
 
     async def get(self, scope: CallScope) -> AgentProfile:
         found = await self._load(scope)
@@ -71,7 +72,8 @@ class ProfileService:
         expected = if_match.strip()
         if len(expected) >= 2 and expected[0] == expected[-1] == '"':
             expected = expected[1:-1]
-        async with self._locks.hold(scope.partition):
+
+        async def attempt() -> Record:
             current = await self._load(scope)
             _check_precondition(expected, None if current is None else _profile(current))
             record = Record(
@@ -81,8 +83,9 @@ class ProfileService:
                 version=1 if current is None else next_version(current.version),
                 updated_at=self._clock(),
             )
-            await self._records.put_records(scope.partition, [record])
-        return _profile(record)
+            return await self._writes.replace(scope.partition, record, current)
+
+        return _profile(await self._writes.run(scope.partition, attempt))
 
     async def _load(self, scope: CallScope) -> Record | None:
         found = await self._records.get_records(scope.partition, RecordKind.PROFILE, [PROFILE_KEY])

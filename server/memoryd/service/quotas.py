@@ -68,6 +68,9 @@ class Quotas:
         pending = self._in_flight.get(partition, 0)
         if (
             cached is None
+            # Other replicas add memories too: count the store every time (under the
+            # partition's lease, service/partition_lease.py, so the count is exact).
+            or self._store.capabilities.shared
             or now - cached.at > _STALE_AFTER_S
             or cached.value + pending + adding > limit * _TRUST_FRACTION
         ):
@@ -90,6 +93,10 @@ class Quotas:
                 # caller's clearance.
                 f"quota quotas.max_memories_per_partition ({limit}) reached for this agent"
             )
+
+    def keys_limit(self, tenant_id: str) -> int:
+        """quotas.max_keys_per_partition for the tenant; 0: no limit."""
+        return self._settings.for_tenant(tenant_id).max_keys_per_partition or 0
 
     def check_keys(self, tenant_id: str, current: int, adding: int) -> None:
         """For the keyed-memory service: raise when a partition would hold too many keys."""

@@ -68,6 +68,7 @@ class Scorer:
         cosine: float | None = None,
         keyword: float = 0.0,
         fused: float = 0.0,
+        temporal: float = 0.0,
     ) -> tuple[float, ScoreComponents]:
         """The preset's score and every component. ``relevance`` is what DECAYED and
         WEIGHTED build on (hybrid recall: the normalised fused score; vector-only: the
@@ -90,6 +91,7 @@ class Scorer:
             keyword=keyword,
             fused=fused,
             relevance=relevance,
+            temporal=temporal,
         )
         final = {
             ScoringPreset.RELEVANCE: relevance,

@@ -44,7 +44,10 @@ async def folded(
     page = await records.list_records(
         partition, RecordKind.SESSION_MESSAGE, prefix=prefix, after=after, limit=limit
     )
-    return [message_from_doc(r.doc) for r in page]
+    # A record past the summary is a fold another replica wrote and then lost the
+    # header to (same content: the message is still in the tail): not folded yet.
+    messages = [message_from_doc(r.doc) for r in page]
+    return [m for m in messages if m.seq <= session.summarized_through_seq]
 
 
 async def stored(

@@ -86,6 +86,11 @@ class SessionState:
     compression: SessionCompression = field(default_factory=SessionCompression)
     version: int = 0
     expires_at: datetime | None = None
+    #: The header record this state was read from (a conditional write replaces
+    #: exactly it), and its message_count then: messages up to it were stored with
+    #: their content, so folding them may be written before the header.
+    read_from: Record | None = field(default=None, repr=False)
+    read_count: int = 0
 
     @property
     def generation(self) -> str:
@@ -179,6 +184,8 @@ class SessionState:
             ),
             version=record.version,
             expires_at=record.expires_at,
+            read_from=record,
+            read_count=message_count,
         )
 
 

@@ -50,7 +50,7 @@ from memoryd.service import session_history as history
 from memoryd.service.memory import MemoryService
 from memoryd.service.pagination import PageTokenCodec, fingerprint
 from memoryd.service.quotas import Quotas
-from memoryd.service.scope_locks import KeyedLocks
+from memoryd.service.record_writes import RecordWrites
 from memoryd.service.session_checks import MAX_TOKEN_BUDGET, SessionChecks
 from memoryd.service.session_extract import extraction_drafts
 from memoryd.service.session_record import CLOSED, OPEN, SessionState
@@ -106,7 +106,7 @@ class SessionService:
         self._limits = limits
         self._page_tokens = page_tokens
         self._clock = clock
-        self._locks = KeyedLocks()
+        self._writes = RecordWrites(records)
         self._check = SessionChecks(settings)
 
     @property
@@ -150,11 +150,9 @@ class SessionService:
             self._check.message(v, draft, f"messages[{i}].", now)
         v.raise_if_any()
 
-        async with self._locks.hold((scope.partition, session_id)):
+        async def attempt() -> AppendOutcome:
             now = self._clock()
-            session = await self._load(scope.partition, session_id, now)
-            if session is None:
-                session = await self._new_session(scope.partition, session_id, now)
+            session = await self._load_or_new(scope.partition, session_id, now)
             self._require_open(session)
             if compression is not None:
                 self._set_compression(session, compression)
@@ -178,7 +176,9 @@ class SessionService:
                 session.ttl_s = ttl.total_seconds()
             folded, degraded = await self._compress_if_due(session)
             await self._store(scope.partition, session, folded, self._clock())
-        return AppendOutcome(session.message_count, bool(folded), degraded)
+            return AppendOutcome(session.message_count, bool(folded), degraded)
+
+        return await self._writes.run((scope.partition, session_id), attempt)
 
     def _admit(self, partition: Partition, session: SessionState, adding: int) -> None:
         """Raise ResourceExhausted when ``adding`` messages would pass a limit: the
@@ -210,11 +210,10 @@ class SessionService:
         self._check.text(v, content, "content", required=True)
         v.raise_if_any()
         assert kind is not None
-        async with self._locks.hold((scope.partition, session_id)):
+
+        async def attempt() -> list[FixedZoneEntry]:
             now = self._clock()
-            session = await self._load(scope.partition, session_id, now)
-            if session is None:
-                session = await self._new_session(scope.partition, session_id, now)
+            session = await self._load_or_new(scope.partition, session_id, now)
             self._require_open(session)
             zone = session.fixed_zone
             if kind is not FixedZoneKind.INSTRUCTION:
@@ -226,7 +225,9 @@ class SessionService:
                 )
             session.fixed_zone = [*zone, FixedZoneEntry(kind, content, now)]
             await self._store(scope.partition, session, [], now)
-        return list(session.fixed_zone)
+            return list(session.fixed_zone)
+
+        return await self._writes.run((scope.partition, session_id), attempt)
 
     async def end(self, scope: CallScope, session_id: str, *, extract: bool) -> EndSessionOutcome:
         """Summarise what is left, close the session and (``extract``) remember what
@@ -234,7 +235,8 @@ class SessionService:
         v = Violations()
         self._check.session_id(v, session_id)
         v.raise_if_any()
-        async with self._locks.hold((scope.partition, session_id)):
+
+        async def attempt() -> EndSessionOutcome:
             now = self._clock()
             session = await self._get(scope.partition, session_id, now)
             self._require_open(session)
@@ -262,13 +264,17 @@ class SessionService:
                 )
                 degraded.extend(notes)
                 if drafts:
+                    # Replicas: an attempt that loses the header to another writer
+                    # remembers these again; deduplication merges the repeats.
                     outcomes = await self._memories.remember_batch(
                         scope, drafts, field_prefix="extracted"
                     )
                     extracted = [o.memory for o in outcomes]
             session.status = CLOSED
             await self._store(scope.partition, session, folded, self._clock(), touch=False)
-        return EndSessionOutcome(session.summary, extracted, tuple(dict.fromkeys(degraded)))
+            return EndSessionOutcome(session.summary, extracted, tuple(dict.fromkeys(degraded)))
+
+        return await self._writes.run((scope.partition, session_id), attempt)
 
     async def delete_messages(
         self, scope: CallScope, session_id: str, seqs: Sequence[int]
@@ -286,20 +292,28 @@ class SessionService:
             v.add("seqs", "must be positive")
         v.raise_if_any()
         wanted = set(seqs)
-        async with self._locks.hold((scope.partition, session_id)):
+        #: Folded messages this call deleted, over every attempt: an attempt that lost
+        #: the header to another writer finds them gone, yet its header must count them.
+        removed: set[int] = set()
+
+        async def attempt() -> DeleteMessagesOutcome:
             now = self._clock()
             session = await self._get(scope.partition, session_id, now)
             tail = [m.seq for m in session.messages if m.seq in wanted]
             session.messages = [m for m in session.messages if m.seq not in wanted]
             older = sorted(s for s in wanted if s <= session.summarized_through_seq)
-            gone = await history.delete_folded(self._records, scope.partition, session, older)
+            removed.update(
+                await history.delete_folded(self._records, scope.partition, session, older)
+            )
+            gone = sorted(removed.intersection(older))
             session.stored_messages -= len(tail) + len(gone)
             degraded: tuple[Degradation, ...] = ()
             if gone:
                 degraded = await self._rebuild_summary(scope.partition, session)
             await self._store(scope.partition, session, [], now, touch=False)
-        deleted = sorted([*tail, *gone])
-        return DeleteMessagesOutcome(deleted, bool(gone), degraded)
+            return DeleteMessagesOutcome(sorted([*tail, *gone]), bool(gone), degraded)
+
+        return await self._writes.run((scope.partition, session_id), attempt)
 
     async def clear(self, scope: CallScope, session_id: str, *, fixed_zone: bool = False) -> int:
         """Delete every message and the summary (and, ``fixed_zone``, the fixed zone);
@@ -307,7 +321,8 @@ class SessionService:
         v = Violations()
         self._check.session_id(v, session_id)
         v.raise_if_any()
-        async with self._locks.hold((scope.partition, session_id)):
+
+        async def attempt() -> int:
             now = self._clock()
             session = await self._get(scope.partition, session_id, now)
             deleted = session.stored_messages
@@ -321,7 +336,9 @@ class SessionService:
             if fixed_zone:
                 session.fixed_zone = []
             await self._store(scope.partition, session, [], now, touch=False)
-        return deleted
+            return deleted
+
+        return await self._writes.run((scope.partition, session_id), attempt)
 
     async def purge_expired(self, partition: Partition, now: datetime | None = None) -> int:
         """Delete the partition's expired sessions with their messages, and message
@@ -332,7 +349,7 @@ class SessionService:
         generations = await history.message_generations(self._records, partition)
         gone = 0
         for session_id in sorted(expired | set(generations)):
-            async with self._locks.hold((partition, session_id)):
+            async with self._writes.locked((partition, session_id)):
                 found = await self._records.get_records(partition, RecordKind.SESSION, [session_id])
                 live = found and not (found[0].expires_at and found[0].expires_at <= now)
                 if live:
@@ -491,18 +508,27 @@ class SessionService:
             return None
         return SessionState.from_record(record)
 
+    async def _load_or_new(
+        self, partition: Partition, session_id: str, now: datetime
+    ) -> SessionState:
+        """The live session, else a new one (what an expired one of the same id left
+        behind goes first; its header is what the new one's first write replaces)."""
+        found = await self._records.get_records(partition, RecordKind.SESSION, [session_id])
+        record = found[0] if found else None
+        if record is not None and not (record.expires_at is not None and record.expires_at <= now):
+            return SessionState.from_record(record)
+        if record is not None:
+            old = SessionState.from_record(record).generation
+            await history.delete_generation(self._records, partition, session_id, old)
+        return SessionState(
+            id=session_id, created_at=now, ttl_s=self._settings.ttl_s, read_from=record
+        )
+
     async def _get(self, partition: Partition, session_id: str, now: datetime) -> SessionState:
         session = await self._load(partition, session_id, now)
         if session is None:
             raise NotFound(f"session {session_id!r} not found")
         return session
-
-    async def _new_session(
-        self, partition: Partition, session_id: str, now: datetime
-    ) -> SessionState:
-        """A new session; what an expired one of the same id left behind goes first."""
-        await history.delete_generation(self._records, partition, session_id)
-        return SessionState(id=session_id, created_at=now, ttl_s=self._settings.ttl_s)
 
     async def _store(
         self,
@@ -513,9 +539,15 @@ class SessionService:
         *,
         touch: bool = True,
     ) -> None:
-        """The header and the newly folded messages, in one store write."""
-        records = [session.record(now, touch=touch), *(session.message_record(m) for m in folded)]
-        await self._records.put_records(partition, records)
+        """The header and the newly folded messages, in one store write, over the header
+        read (service/record_writes.py). On a shared store the folded messages stored
+        when the header was read are written first (whoever wins, their content is
+        the same); those appended in this call, after the header is won."""
+        stored = [session.message_record(m) for m in folded if m.seq <= session.read_count]
+        new = [session.message_record(m) for m in folded if m.seq > session.read_count]
+        await self._writes.replace(
+            partition, session.record(now, touch=touch), session.read_from, before=stored, after=new
+        )
 
     async def _stored(
         self, partition: Partition, session: SessionState, folded: Sequence[SessionMessage]

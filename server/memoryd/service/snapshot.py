@@ -19,7 +19,6 @@ summary made by the extractive fallback).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -304,7 +303,7 @@ class SnapshotService:
             return _Gathered([], [])
         if not wm.content:
             return _Gathered([], [])
-        text = json.dumps(wm.content, ensure_ascii=False, separators=(",", ":"))
+        text = wm.content_json  # as the agent wrote it
         name = f"{wscope.thread_id}/{wscope.resource_id}"
         candidate = Candidate(
             section=S.WORKING,

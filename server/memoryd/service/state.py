@@ -2,7 +2,8 @@
 
 Like AgentScope's StateModule: a run saves the state of its components (a planner,
 a tool cache...) under the session's id and a later run loads them back. One STATE
-record per component, key ``<session id>\\x00<component name>``; every save of a
+record per component, key ``<session id>\\x00<component name>``, holding the state as
+the writer's JSON text (``state_json``: ``1.50`` reads back as written); every save of a
 component bumps its version (last write wins; saves of one session are serialised
 in this process). A component is limited to ``snapshot.max_state_bytes`` as compact
 JSON and a session to ``snapshot.max_state_components`` components.
@@ -10,8 +11,10 @@ JSON and a session to ``snapshot.max_state_components`` components.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
 from memoryd.config import SessionSettings, SnapshotSettings
 from memoryd.domain.errors import ResourceExhausted
@@ -20,7 +23,7 @@ from memoryd.domain.models import Partition, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.snapshot import StateComponent, StateWrite
-from memoryd.service.scope_locks import KeyedLocks
+from memoryd.service.record_writes import RecordWrites
 from memoryd.service.validation import Violations
 from memoryd.service.working import check_identifier, compact_json_size
 from memoryd.storage.records import RecordStore
@@ -34,19 +37,27 @@ def state_key(session_id: str, name: str) -> str:
 
 def component_from(record: Record) -> StateComponent:
     _, _, name = record.key.partition(SEPARATOR)
+    text = record.doc.get("state_json")
+    if isinstance(text, str):
+        state: dict[str, Any] = json.loads(text)
+    else:  # saved before the text was kept
+        state = dict(record.doc.get("state", {}))
+        text = ""
     return StateComponent(
         name=name,
-        state=dict(record.doc.get("state", {})),
+        state=state,
+        state_json=text,
         version=record.version,
         updated_at=record.updated_at,
     )
 
 
 def state_record(session_id: str, component: StateComponent) -> Record:
+    """The text is the one stored form of the state."""
     return Record(
         kind=RecordKind.STATE,
         key=state_key(session_id, component.name),
-        doc={"state": component.state},
+        doc={"state_json": component.state_json},
         version=component.version,
         updated_at=component.updated_at,
     )
@@ -65,7 +76,7 @@ class StateService:
         self._settings = settings
         self._sessions = sessions
         self._clock = clock
-        self._locks = KeyedLocks()
+        self._writes = RecordWrites(records)
 
     async def save(
         self, scope: CallScope, session_id: str, writes: Sequence[StateWrite]
@@ -85,7 +96,11 @@ class StateService:
             self._check_name(v, write.name, f"components[{i}].name")
             if write.name and write.name in (w.name for w in writes[:i]):
                 v.add(f"components[{i}].name", f"repeats {write.name!r}")
-            size = compact_json_size(write.state)
+            size = (
+                len(write.state_json.encode())
+                if write.state_json
+                else compact_json_size(write.state)
+            )
             if size is None:
                 v.add(f"components[{i}].state", "is not valid JSON (NaN or infinity)")
             elif size > s.max_state_bytes:
@@ -97,8 +112,9 @@ class StateService:
         v.raise_if_any()
 
         partition = scope.partition
-        async with self._locks.hold((partition, session_id)):
-            keys = [state_key(session_id, w.name) for w in writes]
+        keys = [state_key(session_id, w.name) for w in writes]
+
+        async def attempt() -> list[StateComponent]:
             current = {
                 r.key: r for r in await self._records.get_records(partition, RecordKind.STATE, keys)
             }
@@ -116,13 +132,23 @@ class StateService:
                 StateComponent(
                     name=w.name,
                     state=dict(w.state),
+                    state_json=w.state_json,
                     version=next_version(current[k].version) if k in current else 1,
                     updated_at=now,
                 )
                 for w, k in zip(writes, keys, strict=True)
             ]
-            await self._records.put_records(partition, [state_record(session_id, c) for c in saved])
-        return saved
+            records = [state_record(session_id, c) for c in saved]
+            if not self._writes.shared:
+                await self._records.put_records(partition, records)  # one write, as before
+                return saved
+            # Replicas: each component over the version read (a lost race starts over;
+            # components already written then count as read).
+            for record in records:
+                await self._writes.replace(partition, record, current.get(record.key))
+            return saved
+
+        return await self._writes.run((partition, session_id), attempt)
 
     async def load(
         self, scope: CallScope, session_id: str, names: Sequence[str] = ()

@@ -1,21 +1,31 @@
 """Working memory: a JSON object of task state per scope (thread_id, resource_id).
 
 Writes merge top-level fields (MERGE, the default) or replace the object (REPLACE).
+The content is stored as the writers' JSON text (``content_json``): a MERGE joins the
+stored members' text and the new members' text as written, so ``1.50`` or ``1e2``
+reads back as written; a JSON Schema checks the parsed value.
 A TTL and a JSON Schema, once given, are kept for later writes of the scope; a new one
 replaces them (a zero TTL removes the expiry, an empty schema ``{}`` removes the
 schema). The TTL counts from the last write; an expired scope reads as absent (NOT_FOUND,
 left out of listings, and a write starts it afresh at version 1) until
 :meth:`WorkingMemoryService.purge_expired` deletes it.
+
+A merge reads the scope and writes it back (service/record_writes.py): under a lock in
+this process, and conditional on the scope being unchanged where replicas share the
+store, so no merge is lost. There a delete expires the scope rather than removing it
+(the conditional writes of racing merges need the record to compare with).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from memoryd.config import LimitsSettings, WorkingMemorySettings
+from memoryd.domain import json_text
 from memoryd.domain.agent_state import (
     WorkingMemory,
     WorkingMemoryMode,
@@ -33,7 +43,7 @@ from memoryd.service import json_schemas
 from memoryd.service import validation as check
 from memoryd.service.json_schemas import SchemaRunner
 from memoryd.service.pagination import PageTokenCodec, fingerprint
-from memoryd.service.scope_locks import KeyedLocks
+from memoryd.service.record_writes import RecordWrites
 from memoryd.service.validation import Violations
 from memoryd.storage.records import RecordStore
 
@@ -80,6 +90,24 @@ def checked_schema(
     return True
 
 
+def working_content(doc: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The content of a WORKING record's document and its stored JSON text."""
+    text = doc.get("content_json")
+    if isinstance(text, str):
+        content: dict[str, Any] = json.loads(text)
+        return content, text
+    content = doc.get("content", {})  # written before the text was kept
+    return content, json_text.dumps(content)
+
+
+def working_doc(
+    content_json: str, json_schema: dict[str, Any] | None, ttl_s: float | None
+) -> dict[str, Any]:
+    """The document of a WORKING record: the content as its JSON text only, so the
+    text is the one source of what the content is."""
+    return {"content_json": content_json, "json_schema": json_schema, "ttl_s": ttl_s}
+
+
 def is_expired(record: Record, now: datetime) -> bool:
     return record.expires_at is not None and record.expires_at <= now
 
@@ -116,7 +144,7 @@ class WorkingMemoryService:
         self._settings = settings
         self._limits = limits
         self._clock = clock
-        self._locks = KeyedLocks()
+        self._writes = RecordWrites(records)
         self._schemas = SchemaRunner(settings)
 
     # ------------------------------------------------------------------ writes
@@ -133,48 +161,72 @@ class WorkingMemoryService:
         v.raise_if_any()
 
         key = write.scope.key
-        async with self._locks.hold((scope.partition, key)):
+
+        async def attempt() -> Record:
             now = self._clock()
             found = await self._records.get_records(scope.partition, RecordKind.WORKING, [key])
             current = found[0] if found and not is_expired(found[0], now) else None
-            stored = current.doc if current is not None else {}
+            return await self._merged(scope, write, current, now, found[0] if found else None)
 
-            content = dict(write.content)
-            if write.mode is WorkingMemoryMode.MERGE:
-                content = {**stored.get("content", {}), **content}
-            schema: dict[str, Any] | None = stored.get("json_schema")
-            if write.json_schema is not None:
-                schema = new_schema
-            ttl_s: float | None = stored.get("ttl_s")
-            if write.ttl is not None:
-                ttl_s = write.ttl.total_seconds() or None
+        record = await self._writes.run((scope.partition, key), attempt)
+        return working_memory_from(record)
 
-            self._check_size(content)
-            if schema is not None:
-                await self._check_against(scope, content, schema, check_first=new_schema)
-            record = Record(
-                kind=RecordKind.WORKING,
-                key=key,
-                doc={"content": content, "json_schema": schema, "ttl_s": ttl_s},
-                version=next_version(current.version) if current is not None else 1,
-                updated_at=now,
-                expires_at=now + timedelta(seconds=ttl_s) if ttl_s else None,
-            )
-            await self._records.put_records(scope.partition, [record])
-        return _working_memory(record)
+    async def _merged(
+        self,
+        scope: CallScope,
+        write: WorkingMemoryWrite,
+        current: Record | None,
+        now: datetime,
+        stored_record: Record | None,
+    ) -> Record:
+        """The scope's next state from ``current`` (None: absent or expired), written
+        over what was read (``stored_record``)."""
+        stored = current.doc if current is not None else {}
+        new_schema = write.json_schema or None
+        content, text = dict(write.content), _written_text(write)
+        if write.mode is WorkingMemoryMode.MERGE and current is not None:
+            stored_content, stored_text = working_content(stored)
+            content = {**stored_content, **content}
+            text = json_text.merge_objects(stored_text, text)
+        schema: dict[str, Any] | None = stored.get("json_schema")
+        if write.json_schema is not None:
+            schema = new_schema
+        ttl_s: float | None = stored.get("ttl_s")
+        if write.ttl is not None:
+            ttl_s = write.ttl.total_seconds() or None
+
+        self._check_size(text)
+        if schema is not None:
+            await self._check_against(scope, content, schema, check_first=new_schema)
+        record = Record(
+            kind=RecordKind.WORKING,
+            key=write.scope.key,
+            doc=working_doc(text, schema, ttl_s),
+            version=next_version(current.version) if current is not None else 1,
+            updated_at=now,
+            expires_at=now + timedelta(seconds=ttl_s) if ttl_s else None,
+        )
+        return await self._writes.replace(scope.partition, record, stored_record)
 
     async def delete(self, scope: CallScope, wscope: WorkingScope) -> bool:
         """True when a live scope was deleted; an expired one is removed but reads as absent."""
         self._check_scope_only(wscope)
-        async with self._locks.hold((scope.partition, wscope.key)):
+        partition, key = scope.partition, wscope.key
+
+        async def attempt() -> bool:
             now = self._clock()
-            found = await self._records.get_records(
-                scope.partition, RecordKind.WORKING, [wscope.key]
-            )
+            found = await self._records.get_records(partition, RecordKind.WORKING, [key])
             if not found:
                 return False
-            await self._records.delete_records(scope.partition, RecordKind.WORKING, [wscope.key])
+            if self._writes.shared:
+                # Expired from now on: reads as absent, purged by maintenance.
+                gone = dataclasses.replace(found[0], updated_at=now, expires_at=now)
+                await self._writes.replace(partition, gone, found[0])
+            else:
+                await self._records.delete_records(partition, RecordKind.WORKING, [key])
             return not is_expired(found[0], now)
+
+        return await self._writes.run((partition, key), attempt)
 
     async def purge_expired(self, partition: Partition, now: datetime | None = None) -> int:
         """Delete the partition's expired scopes (for maintenance); returns how many."""
@@ -192,7 +244,7 @@ class WorkingMemoryService:
                 f"no working memory for thread_id {wscope.thread_id!r}, "
                 f"resource_id {wscope.resource_id!r}"
             )
-        return _working_memory(found[0])
+        return working_memory_from(found[0])
 
     async def list_scopes(self, scope: CallScope, query: WorkingScopeQuery) -> WorkingScopePage:
         v = Violations()
@@ -232,7 +284,7 @@ class WorkingMemoryService:
         if more:
             last = page[-1]
             token = self._page_tokens.encode(PageCursor(last.updated_at, last.key), query_print)
-        return WorkingScopePage(items=[_working_memory(r) for r in page], next_page_token=token)
+        return WorkingScopePage(items=[working_memory_from(r) for r in page], next_page_token=token)
 
     # ------------------------------------------------------------------ checks
 
@@ -248,10 +300,8 @@ class WorkingMemoryService:
         self._check_scope(v, wscope)
         v.raise_if_any()
 
-    def _check_size(self, content: dict[str, Any]) -> None:
-        size = compact_json_size(content)
-        if size is None:
-            raise InvalidArgument.field("content", "is not valid JSON (NaN or infinity)")
+    def _check_size(self, text: str) -> None:
+        size = len(text.encode())
         if size > self._settings.max_content_bytes:
             raise InvalidArgument.field(
                 "content",
@@ -282,11 +332,24 @@ class WorkingMemoryService:
         found.raise_if_any()
 
 
-def _working_memory(record: Record) -> WorkingMemory:
+def _written_text(write: WorkingMemoryWrite) -> str:
+    """The write's content as JSON text: as written, or made from a value."""
+    if write.content_json:
+        return write.content_json
+    try:
+        return json_text.dumps(write.content)
+    except ValueError:
+        raise InvalidArgument.field("content", "is not valid JSON (NaN or infinity)") from None
+
+
+def working_memory_from(record: Record) -> WorkingMemory:
+    """The working memory a WORKING record holds."""
     ttl_s = record.doc.get("ttl_s")
+    content, text = working_content(record.doc)
     return WorkingMemory(
         scope=WorkingScope.from_key(record.key),
-        content=record.doc.get("content", {}),
+        content=content,
+        content_json=text,
         version=record.version,
         updated_at=record.updated_at,
         expires_at=record.expires_at,

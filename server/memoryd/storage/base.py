@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from memoryd.domain.models import (
@@ -30,12 +31,29 @@ from memoryd.domain.models import (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a backend declares about itself, so callers never test backend names."""
+
+    #: Other processes (memoryd replicas) write the same data. Then this process's
+    #: locks, counters and caches prove nothing: read-modify-writes go through the
+    #: store's conditional writes (RecordStore.put_record_if), nothing is cached, and
+    #: an acknowledged write is one the store has applied (no local log).
+    shared: bool = False
+
+
+#: One process owns the data (LanceDB, local mode, Qdrant Edge, in-process).
+SINGLE_PROCESS = Capabilities()
+
+
 @runtime_checkable
 class Store(Protocol):
     """Durable home of long-term memories."""
 
     #: Backend name as chosen in config ("lancedb", "memory", ...).
     name: str
+    #: What the backend declares about itself.
+    capabilities: Capabilities
 
     async def open(self) -> None:
         """Create or open the underlying tables / collections."""

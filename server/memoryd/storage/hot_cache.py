@@ -107,6 +107,10 @@ class HotCacheStore:
             raise ValueError("budget_bytes must be positive")
         self.inner = inner
         self.name = inner.name
+        #: A cache of what this process wrote is only complete for one process.
+        if inner.capabilities.shared:
+            raise ValueError("a hot cache cannot front a store other processes write")
+        self.capabilities = inner.capabilities
         self.dimension = dimension
         self.budget_bytes = budget_bytes
         self.ann = ann or AnnParams()

@@ -46,8 +46,10 @@ def stored_form(m: Memory) -> Memory:
     out.updated_at = utc(m.updated_at) or m.updated_at
     out.accessed_at = utc(m.accessed_at)
     out.expires_at = utc(m.expires_at)
+    out.occurred_at = utc(m.occurred_at)
     out.tags = tuple(m.tags)
-    out.metadata = json.loads(json.dumps(m.metadata)) if m.metadata else {}
+    out.metadata_json = m.metadata_text()
+    out.metadata = json.loads(out.metadata_json) if m.metadata else {}
     if m.source is not None and m.source.retrieved_at is not None:
         out.source = dataclasses.replace(m.source, retrieved_at=utc(m.source.retrieved_at))
     return out

@@ -32,7 +32,7 @@ from memoryd.domain.models import (
     VectorHit,
     finite_nonzero,
 )
-from memoryd.storage.base import at_least
+from memoryd.storage.base import SINGLE_PROCESS, at_least
 from memoryd.text import content_hash, tokenize
 from memoryd.text.informative import is_common
 
@@ -182,6 +182,7 @@ class InMemoryStore:
     """A Store kept in process memory; state is lost on close."""
 
     name = "memory"
+    capabilities = SINGLE_PROCESS
 
     def __init__(self, dimension: int) -> None:
         if dimension <= 0:
@@ -227,6 +228,7 @@ class InMemoryStore:
             stored.updated_at = _utc(m.updated_at)
             stored.accessed_at = _utc_opt(m.accessed_at)
             stored.expires_at = _utc_opt(m.expires_at)
+            stored.occurred_at = _utc_opt(m.occurred_at)
             if stored.source is not None and stored.source.retrieved_at is not None:
                 stored.source = dataclasses.replace(
                     stored.source, retrieved_at=_utc(stored.source.retrieved_at)

@@ -8,6 +8,7 @@ The helpers here (encoding, batch checks) are shared by every backend.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from typing import Any
 from memoryd.domain.errors import StoreError
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.base import SINGLE_PROCESS
+from memoryd.storage.records import put_if_unchanged
 
 
 def encode_doc(doc: dict[str, Any]) -> str:
@@ -101,9 +104,11 @@ class InMemoryRecordStore:
     """A RecordStore kept in process memory; state is lost on close."""
 
     name = "memory"
+    capabilities = SINGLE_PROCESS
 
     def __init__(self) -> None:
         self._data: dict[Partition, dict[RecordKind, dict[str, _Stored]]] | None = None
+        self._conditional = asyncio.Lock()
 
     async def open(self) -> None:
         if self._data is None:
@@ -166,6 +171,11 @@ class InMemoryRecordStore:
 
     async def count_records(self, partition: Partition, kind: RecordKind) -> int:
         return len(self._kind(partition, kind))
+
+    async def put_record_if(
+        self, partition: Partition, record: Record, expected: Record | None
+    ) -> bool:
+        return await put_if_unchanged(self, self._conditional, partition, record, expected)
 
     async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
         if self._data is None:

@@ -8,20 +8,64 @@ Rules (checked by tests/conformance for every backend):
   pages with ``after`` (exclusive). Expiry is not applied by the store: services
   decide what an expired record means.
 - Documents round-trip as JSON (nested objects, lists, null, unicode, numbers).
+- ``put_record_if`` is exact: of concurrent conditional writes expecting the same
+  state, exactly one succeeds and the caller learns which.
 """
 
 from __future__ import annotations
 
+import asyncio
+import uuid
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.base import Capabilities
+
+
+def new_write_id() -> str:
+    """A fresh id for one conditional write (Record.write_id)."""
+    return uuid.uuid4().hex
+
+
+def same_write(stored: Record | None, expected: Record | None) -> bool:
+    """Whether ``stored`` is the state ``expected`` was read (or written) as: the same
+    write id where the backend keeps one, else the same persisted fields."""
+    if stored is None or expected is None:
+        return stored is None and expected is None
+    if stored.write_id:
+        return stored.write_id == expected.write_id
+    return (
+        stored.doc == expected.doc
+        and stored.version == expected.version
+        and stored.updated_at == expected.updated_at
+        and stored.expires_at == expected.expires_at
+    )
+
+
+async def put_if_unchanged(
+    store: RecordStore,
+    lock: asyncio.Lock,
+    partition: Partition,
+    record: Record,
+    expected: Record | None,
+) -> bool:
+    """``put_record_if`` for a store only this process writes: compare and write under
+    one lock (the backend's own conditional write, where it has one, is not needed)."""
+    async with lock:
+        found = await store.get_records(partition, record.kind, [record.key])
+        if not same_write(found[0] if found else None, expected):
+            return False
+        await store.put_records(partition, [record])
+        return True
 
 
 @runtime_checkable
 class RecordStore(Protocol):
     name: str
+    #: What the backend declares about itself (see storage.base.Capabilities).
+    capabilities: Capabilities
 
     async def open(self) -> None: ...
 
@@ -56,3 +100,11 @@ class RecordStore(Protocol):
     async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
         """Every partition holding at least one record (only ``tenant_id``'s when
         given), sorted by (tenant_id, agent_id)."""
+
+    async def put_record_if(
+        self, partition: Partition, record: Record, expected: Record | None
+    ) -> bool:
+        """Write ``record`` only if its (kind, key) still holds ``expected`` as read from
+        this store (the same write), or holds nothing when ``expected`` is None; True
+        when it was written. ``record.write_id`` must be fresh (:func:`new_write_id`).
+        Exact among every process the backend's capabilities allow to write."""

@@ -40,6 +40,11 @@ def qdrant_options(settings: QdrantSettings, data_dir: Path, part: str) -> Qdran
         grpc_port=settings.grpc_port,
         timeout_s=settings.timeout_s,
         collection_prefix=settings.collection_prefix,
+        shared=settings.is_shared,
+        write_ordering=settings.write_ordering,
+        shard_number=settings.shard_number,
+        replication_factor=settings.replication_factor,
+        write_consistency_factor=settings.write_consistency_factor,
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from memoryd.domain import json_text
 from memoryd.domain.agent_state import (
     WorkingMemoryMode,
     WorkingMemoryWrite,
@@ -15,8 +16,10 @@ from memoryd.domain.agent_state import (
     WorkingScopeQuery,
 )
 from memoryd.domain.errors import InvalidArgument, NotFound
+from memoryd.domain.records import Record, RecordKind
 from memoryd.service.working import WorkingMemoryService
-from tests.unit.agent_state.conftest import FakeClock
+from memoryd.storage.memory_records import InMemoryRecordStore
+from tests.unit.agent_state.conftest import T0, FakeClock
 from tests.unit.service.helpers import scope_for
 
 A = scope_for("agent-a")
@@ -306,3 +309,56 @@ async def test_page_tokens_are_bound_to_query_and_caller(working: WorkingMemoryS
     with pytest.raises(InvalidArgument) as err:
         await working.list_scopes(A, WorkingScopeQuery(page_size=100_000, thread_id="\x01"))
     assert fields_of(err).keys() == {"page_size", "thread_id"}
+
+
+def texted(text: str, scope: WorkingScope = T1, **kw: Any) -> WorkingMemoryWrite:
+    """A write whose content came as JSON text (as the API passes it on)."""
+    stored, value = json_text.normalise(text)
+    return WorkingMemoryWrite(scope=scope, content=value, content_json=stored, **kw)
+
+
+async def test_content_is_kept_as_written_and_a_merge_keeps_each_members_text(
+    working: WorkingMemoryService,
+) -> None:
+    first = await working.set(
+        A, texted('{"price": 1.50, "e": 1e2, "id": 12345678901234567, "z": -0, "n": {"a": 1.0}}')
+    )
+    assert (
+        first.content_json == '{"price":1.50,"e":1e2,"id":12345678901234567,"z":-0,"n":{"a":1.0}}'
+    )
+    merged = await working.set(A, texted('{"e": 2.50, "new": [1E-7]}'))
+    assert merged.content_json == (
+        '{"price":1.50,"e":2.50,"id":12345678901234567,"z":-0,"n":{"a":1.0},"new":[1E-7]}'
+    )
+    assert merged.content == {
+        "price": 1.5,
+        "e": 2.5,
+        "id": 12345678901234567,
+        "z": 0,
+        "n": {"a": 1.0},
+        "new": [1e-7],
+    }
+    assert (await working.get(A, T1)).content_json == merged.content_json
+    listed = await working.list_scopes(A, WorkingScopeQuery())
+    assert [wm.content_json for wm in listed.items] == [merged.content_json]
+    replaced = await working.set(A, texted('{"only": 1.50}', mode=WorkingMemoryMode.REPLACE))
+    assert replaced.content_json == '{"only":1.50}'
+
+
+async def test_a_schema_checks_the_value_of_the_text(working: WorkingMemoryService) -> None:
+    schema = {"type": "object", "properties": {"price": {"type": "number", "maximum": 2}}}
+    await working.set(A, texted('{"price": 1.50}', json_schema=schema))
+    with pytest.raises(InvalidArgument) as err:
+        await working.set(A, texted('{"price": 2.50}'))
+    assert list(fields_of(err)) == ["content.$.price"]
+    assert (await working.get(A, T1)).content_json == '{"price":1.50}'
+
+
+async def test_a_record_stored_before_the_text_was_kept_reads_and_merges(
+    working: WorkingMemoryService, records: InMemoryRecordStore
+) -> None:
+    old = Record(RecordKind.WORKING, T1.key, {"content": {"step": 2}}, 1, T0)
+    await records.put_records(A.partition, [old])
+    assert (await working.get(A, T1)).content_json == '{"step":2}'
+    merged = await working.set(A, texted('{"price": 1.50}'))
+    assert merged.content_json == '{"step":2,"price":1.50}' and merged.version == 2

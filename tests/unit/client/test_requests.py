@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from google.protobuf import json_format
 
@@ -33,7 +35,8 @@ def test_remember_request_defaults_and_fields() -> None:
     assert req.memory_type == pb.MEMORY_TYPE_PREFERENCE
     assert list(req.tags) == ["one tag"]
     assert req.HasField("importance") and req.importance == 0.0
-    assert json_format.MessageToDict(req.metadata) == {"turn": 3, "nested": {"ok": True}}
+    assert json.loads(req.metadata_json) == {"turn": 3, "nested": {"ok": True}}
+    assert not req.HasField("metadata")  # as JSON text: integers keep every digit
     assert req.security_level == pb.SECURITY_LEVEL_CONFIDENTIAL
     assert list(req.embedding) == [0.5, 1.0]
 
@@ -127,3 +130,18 @@ def test_openai_tool_calls_become_structured_calls() -> None:
     assert request.compression.HasField("keep_recent_messages")
     assert not request.compression.HasField("compress_threshold_messages")
     assert not append_messages("a", "s", [("user", "hi")]).request.HasField("compression")
+
+
+def test_json_text_is_sent_as_written_once_checked() -> None:
+    text = '{"price": 1.50, "e": 1e2, "z": -0}'
+    assert rq.json_text(rq.JsonText(text), "content", object_only=True) == text
+    assert rq.remember_request("a", "x", metadata=rq.JsonText(text)).metadata_json == text
+    assert rq.json_text(rq.JsonText("1.50"), "content") == "1.50"
+    for bad, object_only, why in [
+        ("[1.50]", True, "must be a JSON object"),
+        ("{1.50", False, "is not valid JSON"),
+    ]:
+        with pytest.raises(InvalidArgumentError) as err:
+            rq.json_text(rq.JsonText(bad), "content", object_only=object_only)
+        [violation] = err.value.field_violations
+        assert violation.field == "content" and why in violation.description

@@ -19,6 +19,7 @@ from memoryd_client.tools import (
     UnknownToolError,
     plan_tool_call,
 )
+from memoryd_proto.v1 import common_pb2 as pb
 from tests.unit.client.fake_server import Script, fake_daemon
 
 CTX = ToolContext(agent_id="agent", session_id="s1", thread_id="t1")
@@ -28,13 +29,16 @@ def test_definitions_have_the_openai_function_shape() -> None:
     defs = tool_definitions()
     assert [d["function"]["name"] for d in defs] == list(TOOL_NAMES)
     assert set(TOOL_NAMES) == {
-        "remember", "recall", "set_memory", "update_working_memory", "record", "retrieve"
+        "remember", "recall", "set_memory", "update_working_memory", "read_agent_memory",
+        "update_agent_memory", "record", "retrieve",
     }  # fmt: skip
     for d in defs:
         assert d["type"] == "function"
         fn = d["function"]
         assert fn["description"] and fn["parameters"]["type"] == "object"
         assert set(fn["parameters"]["required"]) <= set(fn["parameters"]["properties"])
+        # Whose memory comes from the ToolContext, never from the model.
+        assert not {"agent_id", "session_id", "thread_id"} & set(fn["parameters"]["properties"])
         json.dumps(d)  # plain JSON
     defs[0]["function"]["name"] = "changed"
     assert tool_definitions()[0]["function"]["name"] == "remember"  # copies
@@ -51,12 +55,25 @@ def test_plans_map_arguments_to_requests() -> None:
     )
     assert call.request.agent_id == "agent" and not call.idempotent
     assert plan_tool_call(CTX, "recall", {"query": "tea", "limit": 3}).request.limit == 3
-    key = plan_tool_call(CTX, "set_memory", {"key": "/user/theme", "value": None}).request
-    assert key.key == "/user/theme" and key.content.WhichOneof("kind") == "null_value"
+    key = plan_tool_call(
+        CTX, "set_memory", {"key": "/user/theme", "value": None, "source": "agent"}
+    ).request
+    assert key.key == "/user/theme" and key.content_json == "null"
+    assert key.source.kind == pb.PROVENANCE_KIND_AGENT
     wm = plan_tool_call(CTX, "update_working_memory", {"updates": {"step": 2}}).request
-    assert wm.scope.thread_id == "t1" and dict(wm.content) == {"step": 2}
+    assert wm.scope.thread_id == "t1" and wm.content_json == '{"step":2}'
     rec = plan_tool_call(CTX, "record", {"messages": [{"role": "user", "content": "hi"}]})
-    assert rec.method == "AppendMessages" and rec.request.session_id == "s1"
+    assert rec.method == "RememberBatch"  # AgentScope's record: to long-term memory
+    assert [(i.content, list(i.tags)) for i in rec.request.items] == [("hi", ["role:user"])]
+    sourced = plan_tool_call(
+        CTX, "set_memory", {"key": "/kb/tea", "value": "x", "source": "web:https://e.org/t"}
+    ).request
+    assert (sourced.source.name, sourced.source.locator) == ("e.org", "https://e.org/t")
+    assert sourced.source.HasField("retrieved_at")
+    ttl = plan_tool_call(CTX, "update_working_memory", {"updates": {}, "ttl_seconds": 60}).request
+    assert ttl.ttl.seconds == 60
+    profile = plan_tool_call(CTX, "update_agent_memory", {"content": "# A", "etag": "abc"})
+    assert (profile.method, profile.request.if_match) == ("SetProfile", "abc")
     assert plan_tool_call(CTX, "retrieve", {"source": "session"}).method == "GetSessionWindow"
     memory = plan_tool_call(CTX, "retrieve", {"source": "memory", "query": "tea"})
     assert memory.method == "Recall"
@@ -65,14 +82,16 @@ def test_plans_map_arguments_to_requests() -> None:
 @pytest.mark.parametrize(
     ("name", "arguments", "message"),
     [
-        ("remember", "{}", "content is required"),
+        ("remember", "{}", "content: is required"),
         ("remember", "not json", "not JSON"),
         ("remember", "[1]", "JSON object"),
-        ("remember", {"content": "x", "mood": "happy"}, "unknown argument"),
-        ("recall", {"query": 3}, "wrong type"),
-        ("set_memory", {"key": "/k"}, "value is required"),
-        ("retrieve", {"source": "memory"}, "query is required"),
-        ("retrieve", {"source": "elsewhere"}, "source must be"),
+        ("remember", {"content": "x", "mood": "happy"}, "mood: is not an argument"),
+        ("remember", {"content": "x", "agent_id": "other"}, "agent_id: is not an argument"),
+        ("recall", {"query": 3}, "query: must be of type string"),
+        ("set_memory", {"key": "/k"}, "value: is required"),
+        ("set_memory", {"key": "/k", "value": 1, "source": "pigeon"}, "source: "),
+        ("retrieve", {"source": "memory"}, "query: is required"),
+        ("retrieve", {"source": "elsewhere"}, "source: must be one of"),
     ],
 )
 def test_bad_arguments_are_explained(name: str, arguments: Any, message: str) -> None:
@@ -82,7 +101,7 @@ def test_bad_arguments_are_explained(name: str, arguments: Any, message: str) ->
 
 def test_session_tools_need_a_session() -> None:
     with pytest.raises(ToolArgumentError, match="session_id"):
-        plan_tool_call(ToolContext("agent"), "record", {"messages": []})
+        plan_tool_call(ToolContext("agent"), "retrieve", {"source": "session"})
 
 
 def test_inject_merges_into_the_system_message_and_replaces_old_blocks() -> None:
@@ -144,7 +163,7 @@ def test_tool_errors_reach_the_model_as_json() -> None:
         denied = json.loads(tools.handle_tool_call("remember", '{"content": "x"}'))
         assert denied["error"] == "PERMISSION_DENIED"
         bad = json.loads(tools.handle_tool_call("remember", "{}"))
-        assert bad == {"error": "INVALID_ARGUMENT", "message": "content is required"}
+        assert bad == {"error": "INVALID_ARGUMENT", "message": "content: is required"}
         ok = json.loads(tools.handle_tool_call("remember", '{"content": "x"}'))
         assert ok == {"id": "m1", "deduplicated": False}
         hits = json.loads(tools.handle_tool_call("recall", '{"query": "tea"}'))

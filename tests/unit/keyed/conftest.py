@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 import pytest
@@ -13,7 +13,7 @@ from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.embedding import HashingEmbedder
 from memoryd.security.settings import QuotaSettings
 from memoryd.service.access_stats import AccessStatsBuffer
-from memoryd.service.keyed import KeyedMemoryService
+from memoryd.service.keyed import KeyedMemoryService, KeyObserver
 from memoryd.service.memory import MemoryService
 from memoryd.service.pagination import PageTokenCodec
 from memoryd.service.quotas import Quotas
@@ -41,7 +41,7 @@ class Keyed:
     embedder: HashingEmbedder
     quotas: QuotaSettings
 
-    def new_service(self, **keys: int) -> KeyedMemoryService:
+    def new_service(self, observers: Sequence[KeyObserver] = (), **keys: int) -> KeyedMemoryService:
         """Another service over the same stores (a restarted daemon)."""
         return KeyedMemoryService(
             records=self.records,
@@ -52,6 +52,7 @@ class Keyed:
             limits=LimitsSettings(),
             keys=KeysSettings(**keys),
             quotas=Quotas(self.quotas, self.store),
+            observers=observers,
         )
 
 

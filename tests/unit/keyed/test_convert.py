@@ -56,7 +56,7 @@ def test_non_finite_numbers_are_rejected_with_their_path(number: float) -> None:
 def test_unset_values_are_rejected() -> None:
     with pytest.raises(InvalidArgument) as err:
         key_write_from(mpb.SetMemoryRequest(agent_id="a", key="/k"))
-    assert [v.field for v in err.value.violations] == ["content"]
+    assert [v.field for v in err.value.violations] == ["content_json"]
     unset_inside = mpb.SetMemoryRequest(agent_id="a", key="/k")
     unset_inside.content.struct_value.fields["x"].SetInParent()
     with pytest.raises(InvalidArgument) as err:
@@ -100,3 +100,25 @@ def test_request_fields() -> None:
             )
         )
     assert [v.field for v in err.value.violations] == ["security_level"]
+
+
+def test_content_json_is_passed_as_text() -> None:
+    write = key_write_from(mpb.SetMemoryRequest(key="/k", content_json='{"n": 12345678901234567}'))
+    assert write.content_json == '{"n": 12345678901234567}' and write.content is None
+
+
+def test_content_and_content_json_together_are_rejected() -> None:
+    req = mpb.SetMemoryRequest(key="/k", content_json="1", content=struct_pb2.Value(number_value=1))
+    with pytest.raises(InvalidArgument) as err:
+        key_write_from(req)
+    assert [v.field for v in err.value.violations] == ["content_json"]
+    assert "not both" in err.value.violations[0].description
+
+
+def test_an_unspecified_source_kind_is_rejected_naming_source_kind() -> None:
+    req = mpb.SetMemoryRequest(
+        key="/k", content_json="1", source=pb.Provenance(name="calendar-sync")
+    )
+    with pytest.raises(InvalidArgument) as err:
+        key_write_from(req)
+    assert [v.field for v in err.value.violations] == ["source.kind"]

@@ -57,7 +57,6 @@ def test_normalise_accepts(raw: str, expected: str) -> None:
         ("/a\tb", "control characters"),
         ("/a\x7fb", "control characters"),
         ("/a\x85b", "control characters"),
-        ("/" + "a" * 256, "segment of 256 bytes"),
         ("/" + "/".join(["a" * 200] * 3), "603 bytes"),
         ("/bad\udcff", "UTF-8"),
     ],
@@ -68,15 +67,27 @@ def test_normalise_rejects(raw: str, reason: str) -> None:
 
 
 def test_limits_are_configurable() -> None:
-    tight = KeyLimits(max_key_bytes=10, max_segment_bytes=4)
+    tight = KeyLimits(max_key_bytes=10)
     assert normalise_key("/abcd/ef", tight) == "/abcd/ef"
-    with pytest.raises(InvalidKey, match="segment of 5 bytes"):
-        normalise_key("/abcde", tight)
     with pytest.raises(InvalidKey, match="11 bytes"):
         normalise_key("/abcd/ef/gh", tight)
     # Bytes, not characters: "é" is two.
-    with pytest.raises(InvalidKey, match="segment of 6 bytes"):
-        normalise_key("/ééé", tight)
+    assert normalise_key("/ééééé", KeyLimits(max_key_bytes=11)) == "/ééééé"
+    with pytest.raises(InvalidKey, match="13 bytes"):
+        normalise_key("/éééééé", KeyLimits(max_key_bytes=11))
+
+
+def test_a_long_segment_within_the_key_limit_is_accepted_and_shortened_on_disk() -> None:
+    """Issue 22: a 300-byte segment in a 512-byte key was rejected (segment limit
+    255); the design shortens it in the file path instead."""
+    key = "/notes/" + "a" * 300
+    assert normalise_key(key) == key
+    path = key_file_path(key)
+    leaf = path.parts[-1]
+    assert len(leaf.encode()) <= MAX_FILE_SEGMENT_BYTES + len(".json")
+    assert "~" in leaf and leaf.startswith("a" * 40)
+    other = key_file_path("/notes/" + "a" * 299 + "b").parts[-1]
+    assert other != leaf
 
 
 def test_prefixes_are_directories() -> None:

@@ -10,10 +10,13 @@ from hypothesis import strategies as st
 
 from memoryd.domain.errors import InvalidArgument, NotFound
 from memoryd.domain.keyed import KeyHistoryQuery, KeyListing, KeyListQuery, KeyWrite
+from memoryd.domain.models import Provenance, ProvenanceKind
 from memoryd.domain.principal import CallScope
 from memoryd.service.keyed import KeyedMemoryService
 
 from .conftest import Keyed, scope_for
+
+USER_SOURCE = Provenance(ProvenanceKind.USER)
 
 S = scope_for()
 
@@ -50,7 +53,7 @@ async def test_ls_one_level(keyed: Keyed) -> None:
         "/users/x",
         "/top",
     ]:
-        await keyed.service.set(S, KeyWrite(key, {"text": key}))
+        await keyed.service.set(S, KeyWrite(key, {"text": key}, source=USER_SOURCE))
     user = await keyed.service.list(S, KeyListQuery("/user/"))
     assert [e.key for e in user.entries] == ["/user/name"]
     assert user.directories == ["/user/calendar/", "/user/prefs/"]
@@ -78,12 +81,12 @@ async def test_ls_one_level(keyed: Keyed) -> None:
 
 
 async def test_directories_of_only_tombstones_are_hidden(keyed: Keyed) -> None:
-    await keyed.service.set(S, KeyWrite("/d/gone/a", 1))
-    await keyed.service.set(S, KeyWrite("/d/gone/b", 1))
-    await keyed.service.set(S, KeyWrite("/d/half/a", 1))
-    await keyed.service.set(S, KeyWrite("/d/half/b", 1))
+    await keyed.service.set(S, KeyWrite("/d/gone/a", 1, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/d/gone/b", 1, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/d/half/a", 1, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/d/half/b", 1, source=USER_SOURCE))
     for key in ("/d/gone/a", "/d/gone/b", "/d/half/a"):
-        await keyed.service.set(S, KeyWrite(key, None))
+        await keyed.service.set(S, KeyWrite(key, None, source=USER_SOURCE))
     listing = await keyed.service.list(S, KeyListQuery("/d/"))
     assert listing.directories == ["/d/half/"]
 
@@ -101,7 +104,7 @@ async def test_bad_list_requests(keyed: Keyed) -> None:
 
 async def test_page_tokens_are_bound_to_query_and_caller(keyed: Keyed) -> None:
     for i in range(5):
-        await keyed.service.set(S, KeyWrite(f"/p/{i}", i))
+        await keyed.service.set(S, KeyWrite(f"/p/{i}", i, source=USER_SOURCE))
     first = await keyed.service.list(S, KeyListQuery("/p/", page_size=2))
     assert first.next_page_token
     for other_scope, query in [
@@ -120,9 +123,13 @@ async def test_page_tokens_are_bound_to_query_and_caller(keyed: Keyed) -> None:
 async def test_history_pages_oldest_first(keyed: Keyed) -> None:
     written = []
     for i in range(7):
-        written.append(await keyed.service.set(S, KeyWrite("/h", None if i == 3 else i)))
-        await keyed.service.set(S, KeyWrite("/h/child", i))  # a key below: not /h's history
-        await keyed.service.set(S, KeyWrite("/h0", i))
+        written.append(
+            await keyed.service.set(S, KeyWrite("/h", None if i == 3 else i, source=USER_SOURCE))
+        )
+        await keyed.service.set(
+            S, KeyWrite("/h/child", i, source=USER_SOURCE)
+        )  # a key below: not /h's history
+        await keyed.service.set(S, KeyWrite("/h0", i, source=USER_SOURCE))
     seen, token = [], ""
     while True:
         page = await keyed.service.history(S, KeyHistoryQuery("/h", page_size=3, page_token=token))
@@ -138,10 +145,10 @@ async def test_history_pages_oldest_first(keyed: Keyed) -> None:
 
 
 async def test_history_of_a_directory(keyed: Keyed) -> None:
-    await keyed.service.set(S, KeyWrite("/a/x", 1))
-    await keyed.service.set(S, KeyWrite("/b", 1))
-    await keyed.service.set(S, KeyWrite("/a/x", None))
-    await keyed.service.set(S, KeyWrite("/a/y/z", 2))
+    await keyed.service.set(S, KeyWrite("/a/x", 1, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/b", 1, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/a/x", None, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/a/y/z", 2, source=USER_SOURCE))
     page = await keyed.service.history(S, KeyHistoryQuery("/a/"))
     assert [(e.key, e.version) for e in page.entries] == [("/a/x", 1), ("/a/x", 3), ("/a/y/z", 4)]
     everything = await keyed.service.history(S, KeyHistoryQuery("/"))
@@ -169,9 +176,9 @@ async def test_paging_matches_a_reference_listing(
     """Every page-size gives the same listing as the reference, each item once."""
     scope = scope_for(agent=uuid.uuid4().hex)  # a fresh partition per example
     for key, alive in written.items():
-        await keyed.service.set(scope, KeyWrite(key, {"k": key}))
+        await keyed.service.set(scope, KeyWrite(key, {"k": key}, source=USER_SOURCE))
         if not alive:
-            await keyed.service.set(scope, KeyWrite(key, None))
+            await keyed.service.set(scope, KeyWrite(key, None, source=USER_SOURCE))
     live = sorted((k for k, alive in written.items() if alive), key=lambda k: k.encode())
     below = [k for k in live if k.startswith(prefix)]
 
@@ -190,9 +197,9 @@ async def test_paging_matches_a_reference_listing(
 
 async def test_one_level_listing_skips_big_subtrees(keyed: Keyed) -> None:
     for i in range(300):
-        await keyed.service.set(S, KeyWrite(f"/d/sub/{i:04d}", i))
+        await keyed.service.set(S, KeyWrite(f"/d/sub/{i:04d}", i, source=USER_SOURCE))
     for key in ("/d/a", "/d/sub0", "/d/sub\U0010ffff", "/d/zz/x"):
-        await keyed.service.set(S, KeyWrite(key, 1))
+        await keyed.service.set(S, KeyWrite(key, 1, source=USER_SOURCE))
     reads: list[int] = []
     real = keyed.records.list_records
 

@@ -30,6 +30,8 @@ from memoryd.service.keyed_docs import mirror_id
 
 from .conftest import Keyed, scope_for
 
+USER_SOURCE = Provenance(ProvenanceKind.USER)
+
 S = scope_for()
 DENTIST = "/user/calendar/2026-02-23_10-00_dentist"
 WEB = Provenance(
@@ -53,7 +55,7 @@ async def stored_nothing(k: Keyed) -> None:
 async def test_set_then_get(keyed: Keyed) -> None:
     content = {"summary": "Dentist appointment on 23 Feb 2026 at 10:00", "type": "episode"}
     entry = await keyed.service.set(
-        S, KeyWrite("//user//calendar/2026-02-23_10-00_dentist", content)
+        S, KeyWrite("//user//calendar/2026-02-23_10-00_dentist", content, source=USER_SOURCE)
     )
     assert entry.key == DENTIST and entry.valid and entry.version == 1
     assert entry.content == content and entry.security_level is SecurityLevel.INTERNAL
@@ -66,25 +68,28 @@ async def test_set_then_get(keyed: Keyed) -> None:
     "content", [{}, [], "", 0, 1.5, True, False, "text", [None, {"a": []}], {"n": None}]
 )
 async def test_any_json_value_except_null_is_content(keyed: Keyed, content: Any) -> None:
-    await keyed.service.set(S, KeyWrite("/k", content))
+    await keyed.service.set(S, KeyWrite("/k", content, source=USER_SOURCE))
     got = await keyed.service.get(S, "/k")
     assert got.valid and got.content == content and type(got.content) is type(content)
 
 
 async def test_versions_are_monotonic_per_partition(keyed: Keyed) -> None:
-    versions = [(await keyed.service.set(S, KeyWrite(f"/k{i % 3}", i))).version for i in range(7)]
+    versions = [
+        (await keyed.service.set(S, KeyWrite(f"/k{i % 3}", i, source=USER_SOURCE))).version
+        for i in range(7)
+    ]
     assert versions == list(range(1, 8))
     other = scope_for(agent="a2")
-    assert (await keyed.service.set(other, KeyWrite("/k0", "x"))).version == 1
+    assert (await keyed.service.set(other, KeyWrite("/k0", "x", source=USER_SOURCE))).version == 1
     # A restarted service continues from the stored counter.
     restarted = keyed.new_service()
-    assert (await restarted.set(S, KeyWrite("/k9", 1))).version == 8
+    assert (await restarted.set(S, KeyWrite("/k9", 1, source=USER_SOURCE))).version == 8
 
 
 async def test_null_writes_a_tombstone(keyed: Keyed) -> None:
-    first = await keyed.service.set(S, KeyWrite("/a/b", {"text": "hello"}))
-    await keyed.service.set(S, KeyWrite("/a/c", 1))
-    tomb = await keyed.service.set(S, KeyWrite("/a/b", None))
+    first = await keyed.service.set(S, KeyWrite("/a/b", {"text": "hello"}, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/a/c", 1, source=USER_SOURCE))
+    tomb = await keyed.service.set(S, KeyWrite("/a/b", None, source=USER_SOURCE))
     assert not tomb.valid and tomb.content is None and tomb.memory_id == ""
     assert tomb.version == 3
     with pytest.raises(NotFound):
@@ -99,13 +104,13 @@ async def test_null_writes_a_tombstone(keyed: Keyed) -> None:
     # The mirror is gone with it.
     assert await keyed.store.get(S.partition, [first.memory_id]) == []
     # Writing again revives the key (and its mirror, under the same id).
-    again = await keyed.service.set(S, KeyWrite("/a/b", "back"))
+    again = await keyed.service.set(S, KeyWrite("/a/b", "back", source=USER_SOURCE))
     assert (await keyed.service.get(S, "/a/b")).content == "back"
     assert [m.content for m in await keyed.store.get(S.partition, [again.memory_id])] == ["back"]
 
 
 async def test_tombstone_of_a_never_written_key_is_recorded(keyed: Keyed) -> None:
-    entry = await keyed.service.set(S, KeyWrite("/never", None))
+    entry = await keyed.service.set(S, KeyWrite("/never", None, source=USER_SOURCE))
     assert entry.version == 1 and not entry.valid
     with pytest.raises(NotFound):
         await keyed.service.get(S, "/never")
@@ -114,27 +119,34 @@ async def test_tombstone_of_a_never_written_key_is_recorded(keyed: Keyed) -> Non
 
 async def test_if_version(keyed: Keyed) -> None:
     with pytest.raises(FailedPrecondition, match="does not exist: use 0"):
-        await keyed.service.set(S, KeyWrite("/k", 1, if_version=3))
+        await keyed.service.set(S, KeyWrite("/k", 1, if_version=3, source=USER_SOURCE))
     await stored_nothing(keyed)
-    first = await keyed.service.set(S, KeyWrite("/k", 1, if_version=0))
-    await keyed.service.set(S, KeyWrite("/other", 1))
+    first = await keyed.service.set(S, KeyWrite("/k", 1, if_version=0, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/other", 1, source=USER_SOURCE))
     with pytest.raises(FailedPrecondition):
-        await keyed.service.set(S, KeyWrite("/k", 2, if_version=0))
-    second = await keyed.service.set(S, KeyWrite("/k", 2, if_version=first.version))
-    tomb = await keyed.service.set(S, KeyWrite("/k", None, if_version=second.version))
+        await keyed.service.set(S, KeyWrite("/k", 2, if_version=0, source=USER_SOURCE))
+    second = await keyed.service.set(
+        S, KeyWrite("/k", 2, if_version=first.version, source=USER_SOURCE)
+    )
+    tomb = await keyed.service.set(
+        S, KeyWrite("/k", None, if_version=second.version, source=USER_SOURCE)
+    )
     # A tombstone keeps its version: if_version=0 does not "create" over it.
     with pytest.raises(FailedPrecondition):
-        await keyed.service.set(S, KeyWrite("/k", 3, if_version=0))
-    await keyed.service.set(S, KeyWrite("/k", 3, if_version=tomb.version))
+        await keyed.service.set(S, KeyWrite("/k", 3, if_version=0, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/k", 3, if_version=tomb.version, source=USER_SOURCE))
     assert (await keyed.service.get(S, "/k")).content == 3
     with pytest.raises(InvalidArgument) as err:
-        await keyed.service.set(S, KeyWrite("/k", 4, if_version=-1))
+        await keyed.service.set(S, KeyWrite("/k", 4, if_version=-1, source=USER_SOURCE))
     assert "if_version" in fields(err.value)
 
 
 async def test_concurrent_creates_with_if_version_zero_admit_exactly_one(keyed: Keyed) -> None:
     results = await asyncio.gather(
-        *(keyed.service.set(S, KeyWrite("/race", i, if_version=0)) for i in range(20)),
+        *(
+            keyed.service.set(S, KeyWrite("/race", i, if_version=0, source=USER_SOURCE))
+            for i in range(20)
+        ),
         return_exceptions=True,
     )
     winners = [r for r in results if not isinstance(r, BaseException)]
@@ -145,7 +157,7 @@ async def test_concurrent_creates_with_if_version_zero_admit_exactly_one(keyed: 
 
 async def test_concurrent_writes_get_distinct_versions_and_last_one_wins(keyed: Keyed) -> None:
     entries = await asyncio.gather(
-        *(keyed.service.set(S, KeyWrite(f"/c/{i % 4}", i)) for i in range(24))
+        *(keyed.service.set(S, KeyWrite(f"/c/{i % 4}", i, source=USER_SOURCE)) for i in range(24))
     )
     assert sorted(e.version for e in entries) == list(range(1, 25))
     for slot in range(4):
@@ -175,7 +187,7 @@ async def test_bad_keys_name_the_field_and_store_nothing(
     keyed: Keyed, key: str, reason: str
 ) -> None:
     with pytest.raises(InvalidArgument) as err:
-        await keyed.service.set(S, KeyWrite(key, {"a": 1}))
+        await keyed.service.set(S, KeyWrite(key, {"a": 1}, source=USER_SOURCE))
     assert list(fields(err.value)) == ["key"]
     assert reason in fields(err.value)["key"]
     await stored_nothing(keyed)
@@ -201,7 +213,7 @@ async def test_provenance_required_for_web_tool_file(keyed: Keyed) -> None:
 
 async def test_provenance_required_under_kb(keyed: Keyed) -> None:
     with pytest.raises(InvalidArgument) as err:
-        await keyed.service.set(S, KeyWrite("/kb/teeth", {"text": "32 teeth"}))
+        await keyed.service.set(S, KeyWrite("/kb/teeth", {"text": "32 teeth"}, source=USER_SOURCE))
     assert set(fields(err.value)) == {"source.name", "source.retrieved_at", "source.locator"}
     user = Provenance(ProvenanceKind.USER, name="chat")
     with pytest.raises(InvalidArgument) as err:
@@ -210,9 +222,9 @@ async def test_provenance_required_under_kb(keyed: Keyed) -> None:
     await stored_nothing(keyed)
     await keyed.service.set(S, KeyWrite("/kb/teeth", {"text": "32 teeth"}, source=WEB))
     # Deleting asserts nothing: a tombstone needs no provenance.
-    await keyed.service.set(S, KeyWrite("/kb/teeth", None))
+    await keyed.service.set(S, KeyWrite("/kb/teeth", None, source=USER_SOURCE))
     # Only the /kb/ directory itself, not look-alikes.
-    await keyed.service.set(S, KeyWrite("/kbase/x", 1))
+    await keyed.service.set(S, KeyWrite("/kbase/x", 1, source=USER_SOURCE))
 
 
 async def test_reserved_content_fields_feed_the_mirror(keyed: Keyed) -> None:
@@ -225,7 +237,14 @@ async def test_reserved_content_fields_feed_the_mirror(keyed: Keyed) -> None:
         "expired_at": "2026-02-23T11:00:00Z",
     }
     entry = await keyed.service.set(
-        S, KeyWrite(DENTIST, content, security_level=SecurityLevel.CONFIDENTIAL, namespace="u1")
+        S,
+        KeyWrite(
+            DENTIST,
+            content,
+            security_level=SecurityLevel.CONFIDENTIAL,
+            namespace="u1",
+            source=USER_SOURCE,
+        ),
     )
     [m] = await keyed.store.get(S.partition, [entry.memory_id], with_vectors=True)
     assert m.content == content["summary"] and m.key == DENTIST
@@ -251,13 +270,15 @@ async def test_reserved_content_fields_feed_the_mirror(keyed: Keyed) -> None:
     ],
 )
 async def test_mirror_text(keyed: Keyed, content: Any, text: str) -> None:
-    entry = await keyed.service.set(S, KeyWrite("/k", content))
+    entry = await keyed.service.set(S, KeyWrite("/k", content, source=USER_SOURCE))
     [m] = await keyed.store.get(S.partition, [entry.memory_id])
     assert m.content == text and m.memory_type is MemoryType.FACT and m.importance == 0.5
 
 
 async def test_unknown_type_is_content_of_its_own(keyed: Keyed) -> None:
-    entry = await keyed.service.set(S, KeyWrite("/k", {"type": "meeting", "text": "x"}))
+    entry = await keyed.service.set(
+        S, KeyWrite("/k", {"type": "meeting", "text": "x"}, source=USER_SOURCE)
+    )
     [m] = await keyed.store.get(S.partition, [entry.memory_id])
     assert m.memory_type is MemoryType.FACT
 
@@ -265,7 +286,8 @@ async def test_unknown_type_is_content_of_its_own(keyed: Keyed) -> None:
 @pytest.mark.parametrize(
     ("content", "field"),
     [
-        ({"importance": 1.5}, "content.importance"),
+        ({"importance": 10.5}, "content.importance"),
+        ({"importance": -0.1}, "content.importance"),
         ({"importance": "high"}, "content.importance"),
         ({"importance": True}, "content.importance"),
         ({"tags": "a,b"}, "content.tags"),
@@ -278,14 +300,18 @@ async def test_unknown_type_is_content_of_its_own(keyed: Keyed) -> None:
 )
 async def test_bad_content_fields(keyed: Keyed, content: Any, field: str) -> None:
     with pytest.raises(InvalidArgument) as err:
-        await keyed.service.set(S, KeyWrite("/k", content))
+        await keyed.service.set(S, KeyWrite("/k", content, source=USER_SOURCE))
     assert field in fields(err.value)
     await stored_nothing(keyed)
 
 
 async def test_rewriting_a_key_replaces_its_mirror(keyed: Keyed) -> None:
-    await keyed.service.set(S, KeyWrite("/pref/drink", {"text": "The user drinks tea"}))
-    entry = await keyed.service.set(S, KeyWrite("/pref/drink", {"text": "The user drinks coffee"}))
+    await keyed.service.set(
+        S, KeyWrite("/pref/drink", {"text": "The user drinks tea"}, source=USER_SOURCE)
+    )
+    entry = await keyed.service.set(
+        S, KeyWrite("/pref/drink", {"text": "The user drinks coffee"}, source=USER_SOURCE)
+    )
     everything = MemoryFilter(include_archived=True)
     assert await keyed.store.count(S.partition, everything) == 1
     outcome = await keyed.memories.recall(S, RecallQuery(query="what does the user drink coffee"))
@@ -293,24 +319,47 @@ async def test_rewriting_a_key_replaces_its_mirror(keyed: Keyed) -> None:
     assert outcome.results[0].memory.content == "The user drinks coffee"
 
 
-async def test_expired_keys_are_not_recalled(keyed: Keyed) -> None:
+async def test_expired_keys_are_not_recalled_nor_read(keyed: Keyed) -> None:
     past = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
-    await keyed.service.set(S, KeyWrite("/old", {"text": "an old reminder", "expired_at": past}))
+    old = await keyed.service.set(
+        S, KeyWrite("/old/one", {"text": "an old reminder", "expired_at": past}, source=USER_SOURCE)
+    )
+    await keyed.service.set(S, KeyWrite("/kept", "k", source=USER_SOURCE))
     outcome = await keyed.memories.recall(S, RecallQuery(query="an old reminder"))
-    assert outcome.results == []
-    # The slot itself stays readable: expiry is for recall and default reads.
-    assert (await keyed.service.get(S, "/old")).valid
+    assert old.memory_id not in {r.memory.id for r in outcome.results}
+    # GetKey and ListKeys read it as missing, as DefaultRead and recall do (it used
+    # to stay until compaction); a directory holding only it is not listed.
+    with pytest.raises(NotFound):
+        await keyed.service.get(S, "/old/one")
+    listing = await keyed.service.list(S, KeyListQuery("/", recursive=True))
+    assert [e.key for e in listing.entries] == ["/kept"]
+    root = await keyed.service.list(S, KeyListQuery("/"))
+    assert root.directories == [] and [e.key for e in root.entries] == ["/kept"]
+    # The history keeps the write; its version still counts for if_version.
+    history = await keyed.service.history(S, KeyHistoryQuery("/old/one"))
+    assert [e.version for e in history.entries] == [old.version]
+    with pytest.raises(FailedPrecondition):
+        await keyed.service.set(S, KeyWrite("/old/one", 1, source=USER_SOURCE, if_version=0))
+    again = await keyed.service.set(
+        S, KeyWrite("/old/one", 2, source=USER_SOURCE, if_version=old.version)
+    )
+    assert (await keyed.service.get(S, "/old/one")).version == again.version
 
 
 async def test_clearance(keyed: Keyed) -> None:
     low = scope_for(clearance=SecurityLevel.INTERNAL)
     with pytest.raises(PermissionDenied, match="security_level"):
-        await keyed.service.set(low, KeyWrite("/x", 1, security_level=SecurityLevel.RESTRICTED))
+        await keyed.service.set(
+            low, KeyWrite("/x", 1, security_level=SecurityLevel.RESTRICTED, source=USER_SOURCE)
+        )
     await stored_nothing(keyed)
-    await keyed.service.set(S, KeyWrite("/s/secret", "s", security_level=SecurityLevel.RESTRICTED))
-    await keyed.service.set(S, KeyWrite("/s/open", "o"))
     await keyed.service.set(
-        S, KeyWrite("/hidden/only", "h", security_level=SecurityLevel.RESTRICTED)
+        S, KeyWrite("/s/secret", "s", security_level=SecurityLevel.RESTRICTED, source=USER_SOURCE)
+    )
+    await keyed.service.set(S, KeyWrite("/s/open", "o", source=USER_SOURCE))
+    await keyed.service.set(
+        S,
+        KeyWrite("/hidden/only", "h", security_level=SecurityLevel.RESTRICTED, source=USER_SOURCE),
     )
     with pytest.raises(NotFound):
         await keyed.service.get(low, "/s/secret")
@@ -326,8 +375,12 @@ async def test_clearance(keyed: Keyed) -> None:
     # must be 0, and a write becomes the key's value at the caller's level; the hidden
     # value stays in the history, at its own level.
     with pytest.raises(FailedPrecondition, match="does not exist: use 0"):
-        await keyed.service.set(low, KeyWrite("/s/secret", "mine", if_version=1))
-    mine = await keyed.service.set(low, KeyWrite("/s/secret", "mine", if_version=0))
+        await keyed.service.set(
+            low, KeyWrite("/s/secret", "mine", if_version=1, source=USER_SOURCE)
+        )
+    mine = await keyed.service.set(
+        low, KeyWrite("/s/secret", "mine", if_version=0, source=USER_SOURCE)
+    )
     assert (await keyed.service.get(S, "/s/secret")).content == "mine"
     assert mine.security_level == SecurityLevel.INTERNAL
     history = await keyed.service.history(S, KeyHistoryQuery("/s/secret"))
@@ -339,7 +392,7 @@ async def test_clearance(keyed: Keyed) -> None:
 
 async def test_partitions_are_isolated(keyed: Keyed) -> None:
     other_agent, other_tenant = scope_for(agent="a2"), scope_for(tenant="t2")
-    await keyed.service.set(S, KeyWrite("/k", "mine"))
+    await keyed.service.set(S, KeyWrite("/k", "mine", source=USER_SOURCE))
     for other in (other_agent, other_tenant):
         with pytest.raises(NotFound):
             await keyed.service.get(other, "/k")
@@ -347,7 +400,7 @@ async def test_partitions_are_isolated(keyed: Keyed) -> None:
             await keyed.service.history(other, KeyHistoryQuery("/k"))
         assert (await keyed.service.list(other, KeyListQuery("/", recursive=True))).entries == []
         # The same key elsewhere is another slot (and another mirror).
-        theirs = await keyed.service.set(other, KeyWrite("/k", "theirs"))
+        theirs = await keyed.service.set(other, KeyWrite("/k", "theirs", source=USER_SOURCE))
         assert theirs.memory_id != mirror_id("t1", "a1", "/k")
     assert (await keyed.service.get(S, "/k")).content == "mine"
 
@@ -355,12 +408,14 @@ async def test_partitions_are_isolated(keyed: Keyed) -> None:
 async def test_key_quota(keyed: Keyed) -> None:
     keyed.quotas = QuotaSettings(max_keys_per_partition=2)
     service = keyed.new_service()
-    await service.set(S, KeyWrite("/a", 1))
-    await service.set(S, KeyWrite("/b", None))  # a tombstone occupies a slot too
-    await service.set(S, KeyWrite("/a", 2))  # rewriting is always fine
+    await service.set(S, KeyWrite("/a", 1, source=USER_SOURCE))
+    await service.set(
+        S, KeyWrite("/b", None, source=USER_SOURCE)
+    )  # a tombstone occupies a slot too
+    await service.set(S, KeyWrite("/a", 2, source=USER_SOURCE))  # rewriting is always fine
     with pytest.raises(ResourceExhausted, match="max_keys_per_partition"):
-        await service.set(S, KeyWrite("/c", 1))
-    await service.set(S, KeyWrite("/b", 3))
+        await service.set(S, KeyWrite("/c", 1, source=USER_SOURCE))
+    await service.set(S, KeyWrite("/b", 3, source=USER_SOURCE))
 
 
 async def test_a_cancelled_caller_does_not_cut_a_write_in_half(keyed: Keyed) -> None:
@@ -374,7 +429,9 @@ async def test_a_cancelled_caller_does_not_cut_a_write_in_half(keyed: Keyed) -> 
         await real_upsert(partition, memories)
 
     keyed.store.upsert = slow_upsert  # type: ignore[method-assign]
-    caller = asyncio.create_task(keyed.service.set(S, KeyWrite("/k", {"text": "kept whole"})))
+    caller = asyncio.create_task(
+        keyed.service.set(S, KeyWrite("/k", {"text": "kept whole"}, source=USER_SOURCE))
+    )
     await committed.wait()
     caller.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -384,3 +441,69 @@ async def test_a_cancelled_caller_does_not_cut_a_write_in_half(keyed: Keyed) -> 
     entry = await keyed.service.get(S, "/k")
     [mirror] = await keyed.store.get(S.partition, [entry.memory_id])
     assert mirror.content == "kept whole" and mirror.version == entry.version
+
+
+@pytest.mark.parametrize(
+    ("raw", "stored"), [(6, 0.6), (8, 0.8), (10, 1.0), (7.5, 0.75), (0.3, 0.3), (1, 1.0), (0, 0.0)]
+)
+async def test_importance_on_the_design_scale_of_0_to_10(
+    keyed: Keyed, raw: float, stored: float
+) -> None:
+    """Issue 22: the design's examples write "importance": 6 and 8, which were
+    rejected; above 1 (up to 10) it is on the 0-10 scale."""
+    entry = await keyed.service.set(
+        S,
+        KeyWrite("/user/preference/style", {"summary": "s", "importance": raw}, source=USER_SOURCE),
+    )
+    assert entry.content["importance"] == raw  # the content itself is kept as written
+    m = await keyed.memories.get(S, entry.memory_id)
+    assert m.importance == pytest.approx(stored)
+
+
+async def test_source_is_required_on_every_write_tombstones_included(keyed: Keyed) -> None:
+    """Issue 22: a write without a source was stored (and an unspecified kind became
+    "user"); now it is INVALID_ARGUMENT naming source, and nothing is stored."""
+    for content in ({"summary": "Dentist"}, None):
+        with pytest.raises(InvalidArgument) as err:
+            await keyed.service.set(S, KeyWrite(DENTIST, content))
+        assert "source" in fields(err.value)
+    await stored_nothing(keyed)
+    await keyed.service.set(S, KeyWrite(DENTIST, {"summary": "Dentist"}, source=USER_SOURCE))
+    with pytest.raises(InvalidArgument) as err:
+        await keyed.service.set(S, KeyWrite(DENTIST, None))
+    assert list(fields(err.value)) == ["source"]
+    assert (await keyed.service.get(S, DENTIST)).valid  # the tombstone was not written
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["12345678901234567", "1", '{"step": 2}', '{"a": 1.50, "b": 1e2, "c": "\\u00e9", "d": -0}'],
+)
+async def test_content_json_reads_back_as_written(keyed: Keyed, text: str) -> None:
+    """Issue 22: content passed through doubles (12345678901234567 came back as
+    1.2345678901234568e+16, 1 as 1.0); the JSON text is stored and returned as
+    written, whitespace between tokens aside."""
+    written = await keyed.service.set(
+        S, KeyWrite("/k", None, source=USER_SOURCE, content_json=text)
+    )
+    expected = text.replace(": ", ":").replace(", ", ",")
+    assert written.content_json == expected
+    assert (await keyed.service.get(S, "/k")).content_json == expected
+    history = await keyed.service.history(S, KeyHistoryQuery("/k"))
+    assert [e.content_json for e in history.entries] == [expected]
+
+
+async def test_content_json_that_is_not_json_is_rejected_naming_it(keyed: Keyed) -> None:
+    for text in ("{", "NaN", '{"a": 1, "a": 2}', "1e999", "[" * 100_000):
+        with pytest.raises(InvalidArgument) as err:
+            await keyed.service.set(S, KeyWrite("/k", None, source=USER_SOURCE, content_json=text))
+        assert list(fields(err.value)) == ["content_json"], text
+    await stored_nothing(keyed)
+
+
+async def test_content_json_null_is_a_tombstone(keyed: Keyed) -> None:
+    await keyed.service.set(S, KeyWrite("/k", None, source=USER_SOURCE, content_json="[1]"))
+    tomb = await keyed.service.set(
+        S, KeyWrite("/k", None, source=USER_SOURCE, content_json=" null ")
+    )
+    assert not tomb.valid and tomb.content_json == "null"

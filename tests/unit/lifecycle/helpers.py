@@ -33,6 +33,8 @@ from memoryd.domain.requests import MemoryDraft, MemoryPatch
 from memoryd.domain.snapshot import StateWrite
 from tests.unit.snapshot.world import World
 
+USER_SOURCE = Provenance(ProvenanceKind.USER)
+
 EVERYTHING = MemoryFilter(include_archived=True)
 
 
@@ -79,10 +81,18 @@ async def populate_everything(w: World, scope: CallScope) -> None:
     await w.access.flush()
 
     k = w.keyed
-    await k.set(scope, KeyWrite("/user/style", {"summary": "short answers", "type": "preference"}))
-    await k.set(scope, KeyWrite("/user/style", {"summary": "code first", "importance": 0.9}))
-    await k.set(scope, KeyWrite("/user/old", "to be deleted"))
-    await k.set(scope, KeyWrite("/user/old", None))
+    await k.set(
+        scope,
+        KeyWrite(
+            "/user/style", {"summary": "short answers", "type": "preference"}, source=USER_SOURCE
+        ),
+    )
+    await k.set(
+        scope,
+        KeyWrite("/user/style", {"summary": "code first", "importance": 0.9}, source=USER_SOURCE),
+    )
+    await k.set(scope, KeyWrite("/user/old", "to be deleted", source=USER_SOURCE))
+    await k.set(scope, KeyWrite("/user/old", None, source=USER_SOURCE))
     await k.set(
         scope,
         KeyWrite(
@@ -91,12 +101,12 @@ async def populate_everything(w: World, scope: CallScope) -> None:
             source=Provenance(ProvenanceKind.FILE, "doc", now, "/tmp/doc.md"),
         ),
     )
-    await k.set(scope, KeyWrite("/tmp/gone", "x"))
-    await k.set(scope, KeyWrite("/tmp/gone", None))
+    await k.set(scope, KeyWrite("/tmp/gone", "x", source=USER_SOURCE))
+    await k.set(scope, KeyWrite("/tmp/gone", None, source=USER_SOURCE))
     # A tombstone whose slot compaction purged: only its history remains.
     await w.lifecycle.compactor.purge_tombstones(scope.partition, SecurityLevel.RESTRICTED)
-    await k.set(scope, KeyWrite("/user/old2", "stays a tombstone"))
-    await k.set(scope, KeyWrite("/user/old2", None))
+    await k.set(scope, KeyWrite("/user/old2", "stays a tombstone", source=USER_SOURCE))
+    await k.set(scope, KeyWrite("/user/old2", None, source=USER_SOURCE))
 
     await w.working.set(
         scope,
@@ -160,4 +170,5 @@ async def everything(
 def memory_fields(m: Memory) -> dict[str, Any]:
     out = {name: getattr(m, name) for name in Memory.__slots__ if name != "vector"}  # type: ignore[attr-defined]
     out["vector"] = None if m.vector is None else np.asarray(m.vector).tobytes()
+    out["metadata_json"] = m.metadata_text()  # "" and its JSON are one spelling
     return out

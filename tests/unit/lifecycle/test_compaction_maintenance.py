@@ -9,9 +9,12 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from memoryd.config import MaintenanceSettings
 from memoryd.domain.agent_state import MessageDraft, MessageRole, WorkingMemoryWrite, WorkingScope
-from memoryd.domain.keyed import KeyHistoryQuery, KeyWrite
+from memoryd.domain.errors import NotFound
+from memoryd.domain.keyed import KeyHistoryQuery, KeyListQuery, KeyWrite
 from memoryd.domain.lifecycle import (
     CompactOptions,
     CompactResult,
@@ -19,12 +22,14 @@ from memoryd.domain.lifecycle import (
     MaintenanceResult,
     Progress,
 )
-from memoryd.domain.models import Memory, MemoryFilter, SecurityLevel
+from memoryd.domain.models import Memory, MemoryFilter, Provenance, ProvenanceKind, SecurityLevel
 from memoryd.domain.records import RecordKind
 from memoryd.domain.requests import MemoryDraft
 from memoryd.service.compaction import DERIVED_FROM
 from memoryd.service.maintenance import MaintenanceScheduler, retention_score
 from tests.unit.snapshot.world import World, drain, scope_for, world
+
+USER_SOURCE = Provenance(ProvenanceKind.USER)
 
 A = scope_for("agent-a")
 ALL = MemoryFilter(include_archived=True)
@@ -69,7 +74,11 @@ async def test_merges_near_duplicates_in_big_tag_groups_deterministically() -> N
         )
         await w.keyed.set(
             A,
-            KeyWrite("/tea", {"text": "The user likes green tea in the morning", "tags": ["work"]}),
+            KeyWrite(
+                "/tea",
+                {"text": "The user likes green tea in the morning", "tags": ["work"]},
+                source=USER_SOURCE,
+            ),
         )
         result = await compact(w, merge_group_threshold=3, merge_similarity=0.9)
         assert result.merged == 1
@@ -99,9 +108,9 @@ async def test_merges_near_duplicates_in_big_tag_groups_deterministically() -> N
 
 async def test_purges_tombstones_and_expired_items() -> None:
     async with world() as w:
-        await w.keyed.set(A, KeyWrite("/a", "x"))
-        await w.keyed.set(A, KeyWrite("/a", None))
-        await w.keyed.set(A, KeyWrite("/b", "kept"))
+        await w.keyed.set(A, KeyWrite("/a", "x", source=USER_SOURCE))
+        await w.keyed.set(A, KeyWrite("/a", None, source=USER_SOURCE))
+        await w.keyed.set(A, KeyWrite("/b", "kept", source=USER_SOURCE))
         soon = w.clock() + timedelta(hours=1)
         await add(w, "expires soon", expires_at=soon)
         await add(w, "stays")
@@ -129,8 +138,8 @@ async def test_history_policy_archive_moves_old_writes_to_files(tmp_path: Path) 
     settings = MaintenanceSettings(history_policy="archive", history_archive_after_days=1)
     async with world(maintenance=settings, history_dir=tmp_path) as w:
         for value in ("v1", "v2", "v3"):
-            await w.keyed.set(A, KeyWrite("/k", value))
-        await w.keyed.set(A, KeyWrite("/single", "only"))
+            await w.keyed.set(A, KeyWrite("/k", value, source=USER_SOURCE))
+        await w.keyed.set(A, KeyWrite("/single", "only", source=USER_SOURCE))
         w.clock.advance(days=2)
         result = await compact(w)
         assert result.history_archived == 2
@@ -139,7 +148,7 @@ async def test_history_policy_archive_moves_old_writes_to_files(tmp_path: Path) 
         assert (await w.keyed.get(A, "/single")).content == "only"
         files = list((tmp_path / "t1" / "agent-a").glob("key-history-*.jsonl"))
         lines = [json.loads(line) for f in files for line in f.read_text().splitlines()]
-        assert sorted(line["doc"]["content"] for line in lines) == ["v1", "v2"]
+        assert sorted(json.loads(line["doc"]["content_json"]) for line in lines) == ["v1", "v2"]
         assert {line["key"] for line in lines} == {"/k"}
 
 
@@ -155,7 +164,9 @@ async def test_maintenance_expiry_retention_and_capacity() -> None:
         await add(w, "expiring", expires_at=w.clock() + timedelta(minutes=30))
         pinned = await add(w, "pinned but unimportant", tags=("pinned",), importance=0.0)
         ranked = [await add(w, f"memory of importance {i}", importance=i / 10) for i in range(10)]
-        await w.keyed.set(A, KeyWrite("/k", {"text": "keyed", "importance": 0.0}))
+        await w.keyed.set(
+            A, KeyWrite("/k", {"text": "keyed", "importance": 0.0}, source=USER_SOURCE)
+        )
         w.clock.advance(hours=1)
         events = await drain(
             w.lifecycle.run_maintenance(A, MaintenanceOptions(max_entries=5, retention_days=365))
@@ -233,3 +244,37 @@ async def test_scheduler_runs_every_partition_and_stops() -> None:
             stats = await w.lifecycle.stats(scope_for(agent, tenant=tenant))
             assert stats.last_maintenance_at is not None, agent
         await scheduler.close()  # idempotent
+
+
+async def test_compaction_removes_keys_whose_content_expired() -> None:
+    """Issue 22: a key whose content.expired_at had passed stayed in GetKey, ListKeys
+    and the exported state (only DefaultRead and Recall hid it); compaction now
+    removes it from the key state and its long-term memory, the history keeps it."""
+    async with world() as w:
+        soon = (w.clock() + timedelta(minutes=5)).isoformat()
+        gone = await w.keyed.set(
+            A,
+            KeyWrite(
+                "/task/today", {"text": "Book the dentist", "expired_at": soon}, source=USER_SOURCE
+            ),
+        )
+        await w.keyed.set(A, KeyWrite("/user/name", "Alice", source=USER_SOURCE))
+        first = await compact(w)
+        assert first.expired_purged == 0
+        assert (await w.keyed.get(A, "/task/today")).valid  # not expired yet
+        w.clock.advance(minutes=10)
+        # Expired: GetKey and ListKeys read it as missing at once, before compaction.
+        with pytest.raises(NotFound):
+            await w.keyed.get(A, "/task/today")
+        listed = await w.keyed.list(A, KeyListQuery(prefix="/", recursive=True))
+        assert [e.key for e in listed.entries] == ["/user/name"]
+        assert await w.store.get(A.partition, [gone.memory_id]) != []  # until compaction
+        result = await compact(w)
+        assert result.expired_purged >= 1
+        listing = await w.keyed.list(A, KeyListQuery(prefix="/", recursive=True))
+        assert [e.key for e in listing.entries] == ["/user/name"]
+        with pytest.raises(NotFound):
+            await w.keyed.get(A, "/task/today")
+        assert await w.store.get(A.partition, [gone.memory_id]) == []
+        history = await w.keyed.history(A, KeyHistoryQuery("/task/today"))
+        assert [e.version for e in history.entries] == [gone.version]

@@ -20,7 +20,7 @@ from memoryd.domain.lifecycle import (
     MaintenanceOptions,
     Progress,
 )
-from memoryd.domain.models import SecurityLevel
+from memoryd.domain.models import Provenance, ProvenanceKind, SecurityLevel
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import RecordKind
 from memoryd.domain.snapshot import SnapshotRequest
@@ -28,6 +28,8 @@ from memoryd.service.keyed_docs import mirror_id
 from memoryd.service.maintenance import MAINTENANCE_KEY
 from tests.unit.lifecycle.helpers import everything, memory_fields, populate_everything
 from tests.unit.snapshot.world import World, drain, scope_for, world
+
+USER_SOURCE = Provenance(ProvenanceKind.USER)
 
 A = scope_for("agent-a")
 
@@ -119,7 +121,7 @@ async def test_import_into_another_agent_rederives_mirror_ids() -> None:
         assert "dark blue" in snap.text
         # Key versions continue after the imported ones.
         counter = await w.records.get_records(b.partition, RecordKind.COUNTER, ["keys"])
-        written = await w.keyed.set(b, KeyWrite("/new", "value"))
+        written = await w.keyed.set(b, KeyWrite("/new", "value", source=USER_SOURCE))
         assert written.version == counter[0].version + 1
 
 

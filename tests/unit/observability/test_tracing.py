@@ -14,11 +14,17 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from memoryd.api.grpc_tracing import RpcTrace
 from memoryd.config import TracingSettings
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.models import Partition, SecurityLevel
 from memoryd.domain.principal import Principal, Role
+from memoryd.domain.requests import (
+    MemoryDraft,
+    RecallOutcome,
+    RecallQuery,
+    ScoreComponents,
+    ScoredMemory,
+)
 from memoryd.embedding import HashingEmbedder
 from memoryd.observability.instrumented import InstrumentedEmbedder, InstrumentedStore
 from memoryd.observability.otel import OtelTracing, build_otel_tracing
@@ -28,11 +34,14 @@ from memoryd.observability.tracing import (
     TracingUnavailable,
     build_tracing,
 )
+from memoryd.operations import Call
+from memoryd.operations import lifecycle as lifecycle_ops
+from memoryd.operations import memories as memory_ops
+from memoryd.operations.auth import Transport
+from memoryd.operations.trace import CallTrace
 from memoryd.service.write_batcher import WriteBatcher
 from memoryd.storage.memory import InMemoryStore
-from memoryd_proto.v1 import common_pb2
-from memoryd_proto.v1 import memory_service_pb2 as mpb
-from tests.unit.hot_cache.helpers import DIM, memory
+from tests.unit.hot_cache.helpers import DIM, P, memory
 
 ON = TracingSettings(enabled=True)
 RECALL = "/memoryd.v1.MemoryService/Recall"
@@ -168,20 +177,39 @@ def test_only_otlp_over_grpc_is_exported(monkeypatch: pytest.MonkeyPatch) -> Non
         build_tracing(ON)
 
 
-def _recall_call(tracing: OtelTracing, request: mpb.RecallRequest, results: int) -> None:
-    call = RpcTrace.start(tracing, RECALL, (("x-other", "1"),), "req-1")
-    response = mpb.RecallResponse(
-        results=[mpb.RecallResult(memory=common_pb2.Memory(id=f"m{i}")) for i in range(results)]
+def grpc_call(
+    method: str, request_id: str = "r", metadata: tuple[tuple[str, str], ...] = ()
+) -> Call:
+    """The Call api/rpc.py makes for one gRPC request."""
+    service, _, name = method.lstrip("/").partition("/")
+    return Call(
+        request_id=request_id,
+        label=method,
+        credentials=Transport(metadata=metadata),
+        trace_attributes={"rpc.system": "grpc", "rpc.service": service, "rpc.method": name},
+        status_attribute="rpc.grpc.status_code",
     )
-    call.result(request, response)
-    call.end("OK", PRINCIPAL, request.agent_id, [], "")
+
+
+def _recall_call(tracing: OtelTracing, query: RecallQuery, results: int) -> None:
+    call = grpc_call(RECALL, "req-1", (("x-other", "1"),))
+    trace = CallTrace.start(tracing, memory_ops.RECALL, call)
+    outcome = RecallOutcome(
+        results=[
+            ScoredMemory(memory(P, id=f"m{i}"), 0.5, ScoreComponents()) for i in range(results)
+        ],
+        embedding_model="m",
+    )
+    trace.result(memory_ops.RECALL, query, outcome)
+    call.principal, call.agent = PRINCIPAL, "a1"
+    trace.end(call)
 
 
 def test_a_grpc_calls_span_counts_results_and_keeps_the_query_out(
     exported: InMemorySpanExporter,
 ) -> None:
-    request = mpb.RecallRequest(agent_id="a1", query="where does my sister live?")
-    _recall_call(tracing_with(exported), request, results=3)
+    query = RecallQuery(query="where does my sister live?")
+    _recall_call(tracing_with(exported), query, results=3)
     span = by_name(exported)["search_memory"]
     assert dict(span.attributes or {}) == {
         "rpc.system": "grpc",
@@ -195,7 +223,7 @@ def test_a_grpc_calls_span_counts_results_and_keeps_the_query_out(
     }
     exported.clear()
     opted_in = tracing_with(exported, TracingSettings(enabled=True, capture_query_text=True))
-    _recall_call(opted_in, request, results=0)
+    _recall_call(opted_in, query, results=0)
     attributes = by_name(exported)["search_memory"].attributes or {}
     assert attributes["gen_ai.memory.query.text"] == "where does my sister live?"
     assert attributes["gen_ai.memory.record.count"] == 0
@@ -205,17 +233,20 @@ def test_a_writes_span_counts_what_it_sent_and_names_its_record(
     exported: InMemorySpanExporter,
 ) -> None:
     tracing = tracing_with(exported)
-    batch = mpb.RememberBatchRequest(
-        agent_id="a1", items=[mpb.RememberRequest(content=f"fact {i}") for i in range(4)]
-    )
-    call = RpcTrace.start(tracing, "/memoryd.v1.MemoryService/RememberBatch", (), "r")
-    call.result(batch, mpb.RememberBatchResponse())
-    call.end("OK", PRINCIPAL, "a1", ["m1", "m2"], "")
-    single = RpcTrace.start(tracing, "/memoryd.v1.MemoryService/Remember", (), "r")
-    single.result(mpb.RememberRequest(content="one"), mpb.RememberResponse())
-    single.end("UNAVAILABLE", PRINCIPAL, "a1", ["m9"], "")
-    stats = RpcTrace.start(tracing, "/memoryd.v1.LifecycleService/GetStats", (), "r")
-    stats.end("PERMISSION_DENIED", None, "", [], "")
+    drafts = [MemoryDraft(f"fact {i}") for i in range(4)]
+    call = grpc_call("/memoryd.v1.MemoryService/RememberBatch")
+    batch = CallTrace.start(tracing, memory_ops.REMEMBER_BATCH, call)
+    batch.result(memory_ops.REMEMBER_BATCH, drafts, [])
+    call.principal, call.agent, call.ids = PRINCIPAL, "a1", ["m1", "m2"]
+    batch.end(call)
+    call = grpc_call("/memoryd.v1.MemoryService/Remember")
+    single = CallTrace.start(tracing, memory_ops.REMEMBER, call)
+    call.principal, call.agent, call.ids, call.code = PRINCIPAL, "a1", ["m9"], "UNAVAILABLE"
+    single.end(call)
+    call = grpc_call("/memoryd.v1.LifecycleService/GetStats")
+    stats = CallTrace.start(tracing, lifecycle_ops.GET_STATS, call)
+    call.code = "PERMISSION_DENIED"
+    stats.end(call)
     spans = {s.attributes["rpc.method"]: s for s in exported.get_finished_spans() if s.attributes}
     assert spans["RememberBatch"].attributes["gen_ai.memory.record.count"] == 4
     assert "gen_ai.memory.record.id" not in spans["RememberBatch"].attributes
@@ -228,10 +259,11 @@ def test_a_writes_span_counts_what_it_sent_and_names_its_record(
 
 
 def test_a_grpc_call_without_tracing_costs_no_span() -> None:
-    call = RpcTrace.start(NO_TRACING, RECALL, (), "r")
-    assert call.span is NO_SPAN
-    call.result(mpb.RecallRequest(), mpb.RecallResponse())
-    call.end("OK", PRINCIPAL, "a", [], "")
+    call = grpc_call(RECALL)
+    trace = CallTrace.start(NO_TRACING, memory_ops.RECALL, call)
+    assert trace.span is NO_SPAN
+    trace.result(memory_ops.RECALL, RecallQuery(), RecallOutcome([], "m"))
+    trace.end(call)
 
 
 async def test_store_and_embedder_calls_are_spans_without_metrics(

@@ -10,8 +10,11 @@ import uuid
 import pytest
 from google.protobuf import struct_pb2
 
+from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
+
+USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
 
 FACTS = [
     "The user is allergic to peanuts",
@@ -28,7 +31,11 @@ def seeded_agent(stub: MemoryServiceStub) -> str:
     stub.RememberBatch(mpb.RememberBatchRequest(agent_id=agent, items=items))
     # A keyed preference: its mirror's content is the value's text.
     value = struct_pb2.Value(string_value="Prefers green tea, no coffee")
-    stub.SetMemory(mpb.SetMemoryRequest(agent_id=agent, key="/user/drink", content=value))
+    stub.SetMemory(
+        mpb.SetMemoryRequest(
+            agent_id=agent, key="/user/drink", content=value, source=USER_SOURCE_PB
+        )
+    )
     return agent
 
 

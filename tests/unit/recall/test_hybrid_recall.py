@@ -152,10 +152,17 @@ async def test_convex_fusion_mixes_scaled_cosine_and_bm25(make_rig: MakeRig) -> 
     assert by_text["a canoe trip last summer"].components.fused == pytest.approx(0.25, abs=1e-5)
 
 
-async def test_a_code_found_by_its_text_alone_beats_the_closest_vector(rig: Rig) -> None:
-    # Convex fusion with equal weights: the only full-text match sits at the lowest
-    # cosine of the candidates (0 + 0.5) and the closest vector has no text match
-    # (0.5 + 0): a tie the exact match on an informative term must win.
+@pytest.mark.parametrize("floor", [0.0, None])
+async def test_a_code_found_by_its_text_alone_beats_the_closest_vector(
+    make_rig: MakeRig, floor: float | None
+) -> None:
+    # Convex fusion with equal weights and min-max scaling (floor 0): the only
+    # full-text match sits at the lowest cosine of the candidates (0 + 0.5) and the
+    # closest vector has no text match (0.5 + 0): a tie the exact match on an
+    # informative term must win. With the default floor under the cosines' spread
+    # (0.25 here) the closest vector gets only half the vector share: no tie.
+    settings = RecallSettings() if floor is None else RecallSettings(convex_min_spread=floor)
+    rig = await make_rig(recall=settings)
     query = rand()
     for seed, (text, cosine) in enumerate(
         [
@@ -171,8 +178,12 @@ async def test_a_code_found_by_its_text_alone_beats_the_closest_vector(rig: Rig)
         S, RecallQuery(query="QX001b44788", embedding=query, hybrid=True, limit=3)
     )
     top, second = out.results[:2]
-    assert top.components.fused == pytest.approx(second.components.fused)
     assert top.memory.content.endswith("QX001b44788") and top.components.keyword > 0
+    if floor == 0.0:
+        assert top.components.fused == pytest.approx(second.components.fused)
+    else:
+        assert second.components.fused == pytest.approx(0.5 * 0.25 / 0.5, abs=1e-5)
+        assert top.components.fused == pytest.approx(0.5, abs=1e-5)
 
 
 async def test_embedding_without_text_is_vector_only(rig: Rig) -> None:
@@ -359,3 +370,26 @@ async def test_a_failed_embedding_cancels_the_keyword_search(make_rig: MakeRig) 
     with pytest.raises(EmbeddingError):
         await asyncio.wait_for(recall, 5)
     await asyncio.wait_for(store.text_cancelled.wait(), 5)
+
+
+async def test_a_cosine_spread_floor_keeps_a_narrow_spread_from_outweighing_text(
+    make_rig: MakeRig,
+) -> None:
+    # Cosines 0.32..0.38: min-max scaling stretches them to 0..1, so the closest vector
+    # (no keyword) ties the only keyword match at the lowest cosine. Scaled by at least
+    # 0.2 the closest gets 0.3 of the vector share and the keyword match wins outright.
+    rows = [("Kate sold her old kayak", 0.32), ("a trip to the lake", 0.38), ("boats", 0.35)]
+    for floor, winner in ((0.0, None), (0.2, "Kate sold her old kayak")):
+        rig = await make_rig(recall=RecallSettings(convex_min_spread=floor))
+        query = rand()
+        for seed, (text, cosine) in enumerate(rows):
+            vector = with_cosine(query, cosine, seed=seed)
+            await rig.service.remember(S, MemoryDraft(text, embedding=vector))
+        out = await rig.service.recall(S, RecallQuery(query="kayak", embedding=query, limit=3))
+        fused = {r.memory.content: r.components.fused for r in out.results}
+        if winner is None:
+            assert fused["Kate sold her old kayak"] == pytest.approx(fused["a trip to the lake"])
+        else:
+            assert out.results[0].memory.content == winner
+            assert fused["a trip to the lake"] == pytest.approx(0.5 * 0.06 / 0.2, abs=1e-5)
+            assert fused[winner] == pytest.approx(0.5, abs=1e-5)

@@ -17,7 +17,13 @@ import pytest
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.lancedb.fulltext import TOKENS_COLUMN, document_tokens, query_tokens
-from memoryd.storage.lancedb.schema import DERIVED_COLUMNS, TABLE_NAME, memory_schema, to_arrow
+from memoryd.storage.lancedb.schema import (
+    ADDED_COLUMNS,
+    DERIVED_COLUMNS,
+    TABLE_NAME,
+    memory_schema,
+    to_arrow,
+)
 from memoryd.text import content_hash
 
 DIM = 8
@@ -97,7 +103,8 @@ async def test_close_waits_for_a_running_refresh(tmp_path: Path) -> None:
 async def test_upgrades_a_table_without_the_derived_columns(tmp_path: Path) -> None:
     path = tmp_path / "db"
     memories = [mem(i, f"Legacy row {i}") for i in range(10)]
-    old_schema = pa.schema([f for f in memory_schema(DIM) if f.name not in DERIVED_COLUMNS])
+    legacy = (*DERIVED_COLUMNS, *ADDED_COLUMNS)
+    old_schema = pa.schema([f for f in memory_schema(DIM) if f.name not in legacy])
     db = await lancedb.connect_async(str(path))
     rows = to_arrow(memories, DIM).select(old_schema.names).cast(old_schema)
     table = await db.create_table(TABLE_NAME, data=rows, schema=old_schema)
@@ -107,7 +114,7 @@ async def test_upgrades_a_table_without_the_derived_columns(tmp_path: Path) -> N
     store = LanceDBStore(path, DIM)
     await store.open()
     try:
-        assert (await store._table.schema()).names[-2:] == list(DERIVED_COLUMNS)
+        assert (await store._table.schema()).names == memory_schema(DIM).names
         hits = await store.text_search(P, "legacy row 3", MemoryFilter(), 20)
         assert len(hits) == 10 and hits[0].memory.id == "id-3"
         found = await store.find_by_content(P, [content_hash("legacy ROW 7")], MemoryFilter())
@@ -115,6 +122,33 @@ async def test_upgrades_a_table_without_the_derived_columns(tmp_path: Path) -> N
         assert await store.count(P, MemoryFilter()) == 10
     finally:
         await store.close()
+
+
+async def test_upgrades_a_table_without_the_event_time(tmp_path: Path) -> None:
+    """A table written before occurred_at existed gets the column, all null, in the
+    schema's place; old rows read back without an event time and new rows keep theirs."""
+    path = tmp_path / "db"
+    old_schema = pa.schema([f for f in memory_schema(DIM) if f.name not in ADDED_COLUMNS])
+    db = await lancedb.connect_async(str(path))
+    rows = to_arrow([mem(1, "Before the event time")], DIM).select(old_schema.names)
+    table = await db.create_table(TABLE_NAME, data=rows.cast(old_schema), schema=old_schema)
+    table.close()
+    db.close()
+
+    when = datetime(2023, 12, 29, 20, 0, tzinfo=UTC)
+    new = mem(2, "After it")
+    new.occurred_at = when
+    for _ in range(2):  # the second open finds nothing to add
+        store = LanceDBStore(path, DIM)
+        await store.open()
+        try:
+            assert (await store._table.schema()).names == memory_schema(DIM).names
+            await store.upsert(P, [new])
+            found = {m.id: m for m in await store.get(P, ["id-1", "id-2"])}
+            assert found["id-1"].occurred_at is None
+            assert found["id-2"].occurred_at == when
+        finally:
+            await store.close()
 
 
 async def test_rows_are_indexed_once_writes_pause(tmp_path: Path) -> None:

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.api.auth import (
+from memoryd.config import SidecarSettings
+from memoryd.domain.errors import Unauthenticated
+from memoryd.domain.models import SecurityLevel
+from memoryd.domain.principal import Role
+from memoryd.operations.auth import (
     ApiKeyAuthenticator,
     MtlsAuthenticator,
     Transport,
     build_authenticator,
     reload_keys,
 )
-from memoryd.config import SidecarSettings
-from memoryd.domain.errors import Unauthenticated
-from memoryd.domain.models import SecurityLevel
-from memoryd.domain.principal import Role
 from memoryd.security.keys import KeyFileError, KeyRing, build_ring, hash_key, load_key_file
 from memoryd.security.settings import ApiKeyEntry, AuthSettings, MtlsIdentity
 

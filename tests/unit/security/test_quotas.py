@@ -102,3 +102,29 @@ def test_keys_and_session_messages() -> None:
     with pytest.raises(ResourceExhausted, match="max_session_messages"):
         quotas.check_session_messages("t", 9, 2)
     quotas.check_session_messages("big", 9, 2)
+
+
+async def test_a_write_adding_nothing_finishing_last_is_counted_right() -> None:
+    """A deduplicated Remember adds no memory; while it is in flight another write of
+    the partition finishes. Before the fix the first to finish dropped the partition's
+    in-flight entry and the other failed with KeyError (INTERNAL), found with three
+    replicas remembering one fact at once."""
+    import asyncio
+
+    store = InMemoryStore(dimension=8)
+    await store.open()
+    quotas = Quotas(QuotaSettings(max_memories_per_partition=5), store)
+    release = asyncio.Event()
+
+    async def slow_merge() -> None:
+        await release.wait()
+
+    merge = asyncio.create_task(quotas.admit_memories(P, 0, slow_merge))
+    await asyncio.sleep(0)
+    await quotas.admit_memories(P, 1, lambda: store.upsert(P, memories(1)))
+    release.set()
+    await merge
+    # The bookkeeping is back to nothing in flight: the quota still admits exactly 4.
+    await quotas.admit_memories(P, 4, lambda: store.upsert(P, memories(4, 10)))
+    with pytest.raises(ResourceExhausted):
+        await quotas.admit_memories(P, 1, lambda: store.upsert(P, memories(1, 20)))

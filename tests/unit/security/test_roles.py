@@ -1,13 +1,15 @@
-"""The method -> role table covers every RPC of every service, and fails closed."""
+"""Every RPC runs one operation, whose role follows the rule; inputs that widen a call
+raise it to admin."""
 
 from __future__ import annotations
 
 import pytest
 
-from memoryd.api.roles import METHOD_ROLES, check_role, required_role
-from memoryd.domain.errors import PermissionDenied
-from memoryd.domain.models import SecurityLevel
-from memoryd.domain.principal import Principal, Role
+from memoryd.api.roles import METHOD_ROLES, OPERATIONS_BY_NAME
+from memoryd.domain.lifecycle import MaintenanceOptions
+from memoryd.domain.principal import Role
+from memoryd.operations import OPERATIONS
+from memoryd.operations.lifecycle import EXPORT, RUN_MAINTENANCE, ExportRequest
 from memoryd_proto.v1 import (
     lifecycle_service_pb2,
     memory_service_pb2,
@@ -27,10 +29,11 @@ def all_methods() -> list[tuple[str, str]]:
     return out
 
 
-def test_every_rpc_has_a_role() -> None:
+def test_every_rpc_runs_one_operation() -> None:
     methods = all_methods()
     assert len(methods) >= 35
     assert {m for m, _ in methods} == set(METHOD_ROLES)
+    assert len(OPERATIONS) == len(OPERATIONS_BY_NAME) == len(methods)
 
 
 @pytest.mark.parametrize(("method", "name"), all_methods())
@@ -44,28 +47,11 @@ def test_role_follows_the_rule(method: str, name: str) -> None:
         assert role is Role.WRITE, name
 
 
-def test_tenant_wide_export_needs_admin() -> None:
-    method = "/memoryd.v1.LifecycleService/Export"
-    assert required_role(method, lifecycle_service_pb2.ExportRequest(agent_id="a")) is Role.READ
-    request = lifecycle_service_pb2.ExportRequest(agent_id="a", all_agents=True)
-    assert required_role(method, request) is Role.ADMIN
-    reader = Principal("r", "t", frozenset({"*"}), SecurityLevel.RESTRICTED, frozenset({Role.READ}))
-    with pytest.raises(PermissionDenied, match="admin"):
-        check_role(reader, method, request)
-    check_role(reader, method, lifecycle_service_pb2.ExportRequest(agent_id="a"))
-
-
-def test_unknown_method_is_denied() -> None:
-    admin = Principal("a", "t", frozenset({"*"}), SecurityLevel.RESTRICTED, frozenset(Role))
-    with pytest.raises(PermissionDenied, match="no role"):
-        check_role(admin, "/memoryd.v1.MemoryService/Teleport", None)
-
-
-def test_writer_cannot_read_and_reader_cannot_write() -> None:
-    writer = Principal("w", "t", frozenset({"*"}), SecurityLevel.PUBLIC, frozenset({Role.WRITE}))
-    reader = Principal("r", "t", frozenset({"*"}), SecurityLevel.PUBLIC, frozenset({Role.READ}))
-    with pytest.raises(PermissionDenied):
-        check_role(writer, "/memoryd.v1.MemoryService/Recall", None)
-    with pytest.raises(PermissionDenied):
-        check_role(reader, "/memoryd.v1.MemoryService/Remember", None)
-    check_role(writer, "/memoryd.v1.MemoryService/Remember", None)
+def test_tenant_wide_export_and_deleting_maintenance_need_admin() -> None:
+    assert EXPORT.required_role(ExportRequest()) is Role.READ
+    assert EXPORT.required_role(ExportRequest(all_agents=True)) is Role.ADMIN
+    assert RUN_MAINTENANCE.required_role(MaintenanceOptions()) is Role.WRITE
+    assert RUN_MAINTENANCE.required_role(MaintenanceOptions(retention_days=3)) is Role.ADMIN
+    assert RUN_MAINTENANCE.required_role(MaintenanceOptions(max_entries=10)) is Role.ADMIN
+    # An input that could not be built: the operation's own role.
+    assert EXPORT.required_role(None) is Role.READ

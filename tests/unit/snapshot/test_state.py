@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memoryd.config import SnapshotSettings
+from memoryd.domain import json_text
 from memoryd.domain.errors import InvalidArgument, ResourceExhausted
 from memoryd.domain.snapshot import StateWrite
 from tests.unit.snapshot.world import scope_for, world
@@ -54,3 +55,18 @@ async def test_limits_and_validation() -> None:
             await w.state.save(A, "s1", [StateWrite("c", {})])
         with pytest.raises(InvalidArgument):
             await w.state.load(A, "s1", ["bad\x00name"])
+
+
+async def test_state_is_kept_as_its_writers_text() -> None:
+    text = '{"price":1.50,"e":1e2,"id":12345678901234567,"z":-0,"n":{"a":[1.0]}}'
+    async with world() as w:
+        saved = await w.state.save(
+            A, "s1", [StateWrite("planner", json_text.parse(text), state_json=text)]
+        )
+        assert saved[0].state_json == text
+        loaded = await w.state.load(A, "s1")
+        assert [c.state_json for c in loaded] == [text]
+        assert loaded[0].state["price"] == 1.5
+        # A value without text (a Struct on the wire) is stored as its JSON.
+        await w.state.save(A, "s1", [StateWrite("cache", {"hits": 2})])
+        assert [c.state_json for c in await w.state.load(A, "s1", ["cache"])] == ['{"hits":2}']

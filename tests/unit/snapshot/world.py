@@ -34,6 +34,7 @@ from memoryd.service.access_stats import AccessStatsBuffer
 from memoryd.service.bulk import LifecycleDeps
 from memoryd.service.default_read import DefaultReadService
 from memoryd.service.importer import ImportLimits
+from memoryd.service.key_index import KeyIndexes
 from memoryd.service.keyed import KeyedMemoryService
 from memoryd.service.lifecycle import LifecycleService
 from memoryd.service.llm import ChatClient
@@ -171,6 +172,13 @@ async def world(
         recall=RecallSettings(),
         dedup=DedupSettings(),
     )
+    indexes = KeyIndexes(
+        records,
+        limits,
+        summary_chars=snapshot.default_read_summary_chars,
+        validate=True,
+        clock=clock,
+    )
     keyed = KeyedMemoryService(
         records=records,
         store=store,
@@ -179,6 +187,8 @@ async def world(
         page_tokens=page_tokens,
         limits=limits,
         keys=KeysSettings(),
+        observers=[indexes],
+        clock=clock,
     )
     working = WorkingMemoryService(
         records=records,
@@ -212,7 +222,13 @@ async def world(
         clock=clock,
     )
     default_read = DefaultReadService(
-        keyed=keyed, counter=counter, settings=snapshot, limits=limits, clock=clock
+        indexes=indexes,
+        records=records,
+        counter=counter,
+        settings=snapshot,
+        limits=limits,
+        keys=KeysSettings(),
+        clock=clock,
     )
     state = StateService(
         records=records, settings=snapshot, sessions=sessions_settings, clock=clock

@@ -32,7 +32,7 @@ from memoryd_client.errors import (
     from_rpc_error,
 )
 from memoryd_client.prompt import MemoryContext, inject_context
-from memoryd_client.requests import RememberItem
+from memoryd_client.requests import JsonText, RememberItem
 from memoryd_client.results import (
     KeyEntry,
     Memory,
@@ -80,6 +80,7 @@ __all__ = [
     "FieldViolation",
     "InternalError",
     "InvalidArgumentError",
+    "JsonText",
     "KeyEntry",
     "Memory",
     "MemoryContext",

@@ -9,7 +9,9 @@ INVALID_ARGUMENT with the field named, like the daemon's own errors.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NotRequired, TypedDict, TypeVar
 
@@ -44,6 +46,21 @@ E = TypeVar("E", bound=int)
 StrSeq = Iterable[str] | str
 
 
+@dataclass(frozen=True, slots=True)
+class JsonText:
+    """JSON text to send as written, wherever a JSON value goes (key content,
+    metadata, working memory, saved state): the daemon stores the text, so
+    ``JsonText('{"price": 1.50}')`` reads back as ``{"price":1.50}`` in the
+    ``*_json`` fields of results (whitespace between tokens removed), where a Python
+    float would be sent as ``1.5``. Checked to be JSON before it is sent."""
+
+    text: str
+
+
+#: A JSON object as Python data or as :class:`JsonText`.
+JsonObjectArg = Mapping[str, Any] | JsonText
+
+
 class RememberItem(TypedDict):
     """One item of :func:`remember_batch_request`; keys mirror ``remember``'s arguments."""
 
@@ -52,7 +69,7 @@ class RememberItem(TypedDict):
     tags: NotRequired[StrSeq]
     importance: NotRequired[float | None]
     namespace: NotRequired[str]
-    metadata: NotRequired[Mapping[str, Any] | None]
+    metadata: NotRequired[JsonObjectArg | None]
     security_level: NotRequired[EnumArg | None]
     embedding: NotRequired[Sequence[float] | None]
 
@@ -126,6 +143,69 @@ def duration(value: float | timedelta, field: str) -> duration_pb2.Duration:
     return d
 
 
+def json_text(value: Any, field: str, *, object_only: bool = False) -> str:
+    """JSON text of Python data for the ``*_json`` fields: integers keep every digit
+    (``google.protobuf.Value`` would carry them as doubles); a :class:`JsonText` as
+    written."""
+    if isinstance(value, JsonText):
+        try:
+            parsed = json.loads(value.text)
+        except ValueError as exc:
+            raise invalid_argument(field, f"is not valid JSON: {exc}") from None
+        if object_only and not isinstance(parsed, dict):
+            raise invalid_argument(field, "must be a JSON object")
+        return value.text
+    if object_only and not isinstance(value, Mapping):
+        raise invalid_argument(field, f"must be a JSON object, not {type(value).__name__}")
+    try:
+        return json.dumps(
+            dict(value) if isinstance(value, Mapping) else value,
+            ensure_ascii=False,
+            allow_nan=False,
+            separators=(",", ":"),
+        )
+    except (TypeError, ValueError) as exc:
+        raise invalid_argument(field, f"must be JSON: {exc}") from None
+
+
+class SourceDict(TypedDict):
+    """A source as a mapping: ``kind`` ("user", "agent", "tool", "web", "file",
+    "system") and, for tool / web / file and keys under /kb/, the rest."""
+
+    kind: EnumArg
+    name: NotRequired[str]
+    retrieved_at: NotRequired[datetime | None]
+    locator: NotRequired[str]
+
+
+SourceArg = common_pb2.Provenance | SourceDict | Mapping[str, Any]
+
+
+def provenance(source: SourceArg, field: str = "source") -> common_pb2.Provenance:
+    """A ``Provenance`` from a mapping (``{"kind": "web", "name": ..., "retrieved_at":
+    datetime, "locator": url}``) or a ``Provenance`` message (as is)."""
+    if isinstance(source, common_pb2.Provenance):
+        return source
+    if not isinstance(source, Mapping) or "kind" not in source:
+        raise invalid_argument(
+            field, "must be a Provenance or a mapping with a kind (e.g. {'kind': 'user'})"
+        )
+    unknown = set(source) - {"kind", "name", "retrieved_at", "locator"}
+    if unknown:
+        raise invalid_argument(field, f"has unknown fields {sorted(unknown)}")
+    out = common_pb2.Provenance(
+        kind=enum_value(  # type: ignore[arg-type]
+            source["kind"], common_pb2.ProvenanceKind, "PROVENANCE_KIND_", f"{field}.kind"
+        ),
+        name=source.get("name", ""),
+        locator=source.get("locator", ""),
+    )
+    retrieved = source.get("retrieved_at")
+    if retrieved is not None:
+        out.retrieved_at.CopyFrom(timestamp(retrieved, f"{field}.retrieved_at"))
+    return out
+
+
 def json_value(value: Any, field: str) -> struct_pb2.Value:
     """Any JSON value (None, bool, number, str, list, dict) as a google.protobuf.Value."""
     out = struct_pb2.Value()
@@ -176,7 +256,7 @@ def remember_request(
     tags: StrSeq = (),
     importance: float | None = None,
     namespace: str = "",
-    metadata: Mapping[str, Any] | None = None,
+    metadata: JsonObjectArg | None = None,
     security_level: EnumArg | None = None,
     embedding: Sequence[float] | None = None,
     field_prefix: str = "",
@@ -192,7 +272,7 @@ def remember_request(
     if importance is not None:
         request.importance = float(importance)
     if metadata is not None:
-        request.metadata.CopyFrom(_struct(metadata, f"{field_prefix}metadata"))
+        request.metadata_json = json_text(metadata, f"{field_prefix}metadata", object_only=True)
     if security_level is not None:
         request.security_level = security_level_value(
             security_level, f"{field_prefix}security_level"

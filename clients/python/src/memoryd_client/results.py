@@ -43,6 +43,21 @@ def struct_dict(struct: struct_pb2.Struct) -> dict[str, JSON]:
     return result
 
 
+def json_or(text: str, fallback: JSON) -> JSON:
+    """The value of a ``*_json`` field (exact: integers keep every digit), or
+    ``fallback`` (its Struct / Value form) when an older daemon left it empty."""
+    return json.loads(text) if text else fallback
+
+
+def provenance_of(p: common_pb2.Provenance) -> Provenance:
+    return Provenance(
+        kind=enum_name(common_pb2.ProvenanceKind, p.kind, "PROVENANCE_KIND_"),
+        name=p.name,
+        retrieved_at=when(p.retrieved_at),
+        locator=p.locator,
+    )
+
+
 def value_json(value: struct_pb2.Value) -> JSON:
     """A google.protobuf.Value as plain Python; an unset Value is None."""
     if value.WhichOneof("kind") is None:
@@ -114,17 +129,12 @@ class Memory:
     #: The memories a consolidated memory was made from.
     derived_from: tuple[str, ...] = ()
     relations: tuple[Relation, ...] = ()
+    #: The metadata as stored: its JSON text as written (whitespace aside).
+    metadata_json: str = ""
 
     @classmethod
     def from_pb(cls, m: common_pb2.Memory) -> Memory:
-        source = None
-        if m.HasField("source"):
-            source = Provenance(
-                kind=enum_name(common_pb2.ProvenanceKind, m.source.kind, "PROVENANCE_KIND_"),
-                name=m.source.name,
-                retrieved_at=when(m.source.retrieved_at),
-                locator=m.source.locator,
-            )
+        source = provenance_of(m.source) if m.HasField("source") else None
         return cls(
             id=m.id,
             agent_id=m.agent_id,
@@ -135,7 +145,7 @@ class Memory:
             importance=m.importance,
             confidence=m.confidence,
             namespace=m.namespace,
-            metadata=struct_dict(m.metadata),
+            metadata=json_or(m.metadata_json, None) or struct_dict(m.metadata),
             created_at=when(m.created_at),
             updated_at=when(m.updated_at),
             accessed_at=when(m.accessed_at),
@@ -160,6 +170,7 @@ class Memory:
                 )
                 for r in m.relations
             ),
+            metadata_json=m.metadata_json,
         )
 
 
@@ -263,12 +274,16 @@ class KeyEntry:
     memory_id: str
     namespace: str
     raw: memory_service_pb2.KeyEntry = field(repr=False, compare=False)
+    #: Where the value came from.
+    source: Provenance | None = None
+    #: The content as stored: the JSON text as written (whitespace aside).
+    content_json: str = ""
 
     @classmethod
     def from_pb(cls, e: memory_service_pb2.KeyEntry) -> KeyEntry:
         return cls(
             key=e.key,
-            content=value_json(e.content),
+            content=json_or(e.content_json, None) if e.content_json else value_json(e.content),
             valid=e.valid,
             version=e.version,
             updated_at=when(e.updated_at),
@@ -276,6 +291,8 @@ class KeyEntry:
             memory_id=e.memory_id,
             namespace=e.namespace,
             raw=e,
+            source=provenance_of(e.source) if e.HasField("source") else None,
+            content_json=e.content_json,
         )
 
 
@@ -300,17 +317,20 @@ class WorkingMemory:
     updated_at: datetime | None
     expires_at: datetime | None
     json_schema: dict[str, JSON] | None
+    #: The content as stored: its JSON text as written (whitespace aside).
+    content_json: str = ""
 
     @classmethod
     def from_pb(cls, w: memory_service_pb2.WorkingMemory) -> WorkingMemory:
         return cls(
             thread_id=w.scope.thread_id,
             resource_id=w.scope.resource_id,
-            content=struct_dict(w.content),
+            content=json_or(w.content_json, None) or struct_dict(w.content),
             version=w.version,
             updated_at=when(w.updated_at),
             expires_at=when(w.expires_at),
             json_schema=struct_dict(w.json_schema) if w.HasField("json_schema") else None,
+            content_json=w.content_json,
         )
 
 
@@ -458,10 +478,13 @@ class StateComponent:
     state: dict[str, JSON]
     version: int
     updated_at: datetime | None
+    #: The state as stored: its JSON text as written (whitespace aside).
+    state_json: str = ""
 
     @classmethod
     def from_pb(cls, c: snapshot_service_pb2.StateComponent) -> StateComponent:
-        return cls(c.name, struct_dict(c.state), c.version, when(c.updated_at))
+        state = json_or(c.state_json, None) or struct_dict(c.state)
+        return cls(c.name, state, c.version, when(c.updated_at), c.state_json)
 
 
 # ---------------------------------------------------------------------- snapshots
@@ -516,9 +539,15 @@ class Snapshot:
 @dataclass(frozen=True, slots=True)
 class DefaultReadLine:
     key: str
+    #: The content's own "type"; "" when it has none.
     type: str
     summary: str
     updated_at: datetime | None
+    #: The key's content (from its JSON text) and the text itself.
+    content: JSON = None
+    content_json: str = ""
+    #: The ranking score (recency, importance, tag overlap).
+    score: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,17 +1,24 @@
 """Memory as tools for a model: definitions in the OpenAI function-calling shape and a
 dispatcher that runs the model's tool calls against a client.
 
-The tools (the agent, session and working-memory scope come from a
-:class:`ToolContext`, never from the model):
+The tools come from the one table of :mod:`memoryd_client.tool_table`, which the MCP
+server (``memoryd mcp`` and the daemon's Streamable HTTP endpoint) serves too. The
+default set (:data:`TOOL_NAMES`):
 
 ``remember``               store a long-term memory.
 ``recall``                 search long-term memory.
-``set_memory``             write a keyed memory (``/user/preference/style``); null deletes.
-``update_working_memory``  merge fields into the task's working memory.
-``record``                 append messages to the current session (short-term memory).
-``retrieve``               read back: ``source="session"`` the current session's window
-                           (fixed zone, summary of older turns, recent turns);
-                           ``source="memory"`` long-term memories matching ``query``.
+``set_memory``             write a keyed memory (``/user/preference/style``) with its
+                           source (``"user"``, ``"tool:web_search"``, ...); null deletes.
+``update_working_memory``  merge fields into the task's working memory (``ttl_seconds``).
+``read_agent_memory``      read the agent's profile (agent.md) and its etag.
+``update_agent_memory``    replace agent.md, conditional on that etag.
+``record``                 keep messages in long-term memory (AgentScope's ``record``).
+``retrieve``               read back: ``source="memory"`` long-term memories matching
+                           ``query``; ``source="session"`` the current session's window.
+
+Every other tool of the table (``forget``, ``get_memory_key``, ``list_memory_keys``,
+``build_snapshot``, ...) can be asked for by name. Whose memory they use (agent,
+session, working-memory scope) comes from a :class:`ToolContext`, never from the model.
 
 >>> tools = MemoryTools(client, ToolContext(agent_id="demo", session_id="s1"))  # doctest: +SKIP
 >>> response = llm.chat(messages, tools=tools.definitions)                     # doctest: +SKIP
@@ -27,116 +34,36 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memoryd_client.core import Unary
-from memoryd_client.errors import MemorydError
-from memoryd_client.ops import agent_state, keys, memories
-from memoryd_client.results import Recalled, SessionWindow
+from memoryd_client.errors import MemorydError, NotFoundError
+from memoryd_client.tool_args import check_arguments
+from memoryd_client.tool_calls import AsyncToolRunner, ToolContext
+from memoryd_client.tool_calls import plan_tool_call as _plan
+from memoryd_client.tool_table import TOOLS, ToolArgumentError
 
 if TYPE_CHECKING:
     from memoryd_client.aio import AsyncMemorydClient
     from memoryd_client.client import MemorydClient
 
 JSON = dict[str, Any]
-MEMORY_TYPES = ["preference", "fact", "pattern", "skill", "episode"]
-ROLES = ["user", "assistant", "system", "tool"]
+TOOL_NAMES = (
+    "remember",
+    "recall",
+    "set_memory",
+    "update_working_memory",
+    "read_agent_memory",
+    "update_agent_memory",
+    "record",
+    "retrieve",
+)
+#: Tools that take several calls: served by AsyncMemoryTools (and MCP) only.
+_ASYNC_ONLY = frozenset({"memory"})
 
 
-def _tool(name: str, description: str, properties: JSON, required: list[str]) -> JSON:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": required,
-                "additionalProperties": False,
-            },
-        },
-    }
-
-
-_TAGS = {"type": "array", "items": {"type": "string"}, "description": "Short labels."}
-_LIMIT = {"type": "integer", "minimum": 1, "maximum": 20, "description": "Most results (5)."}
-
-TOOLS: dict[str, JSON] = {
-    "remember": _tool(
-        "remember",
-        "Store a fact, preference, pattern, skill or episode in long-term memory so it "
-        "can be recalled in later conversations.",
-        {
-            "content": {"type": "string", "description": "One self-contained statement."},
-            "memory_type": {"type": "string", "enum": MEMORY_TYPES},
-            "tags": _TAGS,
-            "importance": {"type": "number", "minimum": 0, "maximum": 1},
-        },
-        ["content"],
-    ),
-    "recall": _tool(
-        "recall",
-        "Search long-term memory for what is relevant to a query; best matches first.",
-        {"query": {"type": "string"}, "limit": _LIMIT, "tags": _TAGS},
-        ["query"],
-    ),
-    "set_memory": _tool(
-        "set_memory",
-        "Write a value under a key path like /user/preference/style (last write wins). "
-        "A null value deletes the key.",
-        {
-            "key": {"type": "string", "pattern": "^/", "description": "Starts with /."},
-            "value": {"description": "Any JSON value; null deletes the key."},
-        },
-        ["key", "value"],
-    ),
-    "update_working_memory": _tool(
-        "update_working_memory",
-        "Update the current task's working memory (its state between steps): the given "
-        "fields are merged in, or replace everything with replace=true.",
-        {
-            "updates": {"type": "object", "description": "Fields to set."},
-            "replace": {"type": "boolean", "description": "Replace instead of merge."},
-        },
-        ["updates"],
-    ),
-    "record": _tool(
-        "record",
-        "Append messages to the current session's log (short-term memory).",
-        {
-            "messages": {
-                "type": "array",
-                "minItems": 1,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "role": {"type": "string", "enum": ROLES},
-                        "content": {"type": "string"},
-                    },
-                    "required": ["role", "content"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        ["messages"],
-    ),
-    "retrieve": _tool(
-        "retrieve",
-        'Read memory back. source="session": the current session (pinned instructions, '
-        'a summary of older turns and the recent turns). source="memory": long-term '
-        "memories matching query.",
-        {
-            "source": {"type": "string", "enum": ["session", "memory"]},
-            "query": {"type": "string", "description": 'Required with source="memory".'},
-            "limit": _LIMIT,
-            "token_budget": {"type": "integer", "minimum": 16},
-        },
-        ["source"],
-    ),
-}
-TOOL_NAMES = tuple(TOOLS)
+class UnknownToolError(KeyError):
+    """A tool name that is not one of the table's (or not one this dispatcher serves)."""
 
 
 def tool_definitions(names: Sequence[str] = TOOL_NAMES) -> list[JSON]:
@@ -144,151 +71,30 @@ def tool_definitions(names: Sequence[str] = TOOL_NAMES) -> list[JSON]:
     unknown = [n for n in names if n not in TOOLS]
     if unknown:
         raise UnknownToolError(unknown[0])
-    return [json.loads(json.dumps(TOOLS[n])) for n in names]  # copies: callers may edit
+    return [TOOLS[n].openai() for n in names]
 
 
-class UnknownToolError(KeyError):
-    """A tool name that is not one of :data:`TOOL_NAMES`."""
-
-
-class ToolArgumentError(ValueError):
-    """The model's arguments do not fit the tool's schema."""
-
-
-@dataclass(frozen=True, slots=True)
-class ToolContext:
-    """Whose memory the tools use; ``session_id`` is needed by record and retrieve."""
-
-    agent_id: str
-    session_id: str = ""
-    thread_id: str = ""
-    resource_id: str = ""
-    namespace: str = ""
-
-
-# ---------------------------------------------------------------------- planning
-
-
-def _args(arguments: str | Mapping[str, Any]) -> JSON:
+def _args(arguments: str | Mapping[str, Any]) -> Mapping[str, Any]:
     if isinstance(arguments, Mapping):
-        return dict(arguments)
+        return arguments
     try:
         parsed = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
-        raise ToolArgumentError(f"arguments are not JSON: {exc}") from None
+        raise ToolArgumentError("", f"arguments are not JSON: {exc}") from None
     if not isinstance(parsed, dict):
-        raise ToolArgumentError("arguments must be a JSON object")
+        raise ToolArgumentError("", "arguments must be a JSON object")
     return parsed
-
-
-def _get(args: JSON, name: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
-    if name not in args or args[name] is None:
-        if default is _REQUIRED:
-            raise ToolArgumentError(f"{name} is required")
-        return default
-    value = args[name]
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ToolArgumentError(f"{name} has the wrong type ({type(value).__name__})")
-    return value
-
-
-_REQUIRED: Any = object()
-
-
-def _hits(hits: Recalled) -> JSON:
-    return {
-        "memories": [
-            {
-                "id": h.memory.id,
-                "content": h.memory.content,
-                "memory_type": h.memory.memory_type,
-                "tags": list(h.memory.tags),
-                "score": round(h.score, 4),
-            }
-            for h in hits
-        ]
-    }
-
-
-def _window(w: SessionWindow) -> JSON:
-    return {
-        "pinned": [{"kind": e.kind, "content": e.content} for e in w.fixed_zone],
-        "summary": w.summary,
-        "messages": [{"role": m.role, "content": m.content} for m in w.recent],
-        "tokens_used": w.tokens_used,
-    }
-
-
-def _mapped(call: Unary[Any], render: Any) -> Unary[JSON]:
-    return Unary(
-        call.service,
-        call.method,
-        call.request,
-        lambda r: render(call.parse(r)),
-        idempotent=call.idempotent,
-    )
 
 
 def plan_tool_call(
     context: ToolContext, name: str, arguments: str | Mapping[str, Any]
 ) -> Unary[JSON]:
-    """The call a tool call makes, with a JSON-ready result; raises ToolArgumentError or
-    UnknownToolError. Pure: nothing is sent."""
-    if name not in TOOLS:
+    """The call a model's tool call makes, with a JSON-ready result; raises
+    ToolArgumentError or UnknownToolError. Pure: nothing is sent."""
+    if name not in TOOLS or name in _ASYNC_ONLY:
         raise UnknownToolError(name)
-    args = _args(arguments)
-    known = set(TOOLS[name]["function"]["parameters"]["properties"])
-    extra = sorted(set(args) - known)
-    if extra:
-        raise ToolArgumentError(f"unknown argument {extra[0]!r}; expected {sorted(known)}")
-    agent, ns = context.agent_id, context.namespace
-    call: Unary[Any]
-    if name == "remember":
-        call = memories.remember(
-            agent,
-            _get(args, "content", str, _REQUIRED),
-            memory_type=_get(args, "memory_type", str, "fact"),
-            tags=_get(args, "tags", list, []),
-            importance=_get(args, "importance", (int, float)),
-            namespace=ns,
-        )
-        return _mapped(call, lambda r: {"id": r.memory.id, "deduplicated": r.deduplicated})
-    if name == "recall" or (name == "retrieve" and args.get("source") == "memory"):
-        query = _get(args, "query", str, _REQUIRED)
-        limit = _get(args, "limit", int, 5)
-        tags = _get(args, "tags", list, []) if name == "recall" else []
-        return _mapped(
-            memories.recall(agent, query, limit=limit, tags=tags, namespace=ns or None), _hits
-        )
-    if name == "set_memory":
-        if "value" not in args:
-            raise ToolArgumentError("value is required (null deletes the key)")
-        call = keys.set_memory(agent, _get(args, "key", str, _REQUIRED), args["value"])
-        return _mapped(call, lambda e: {"key": e.key, "version": e.version, "deleted": not e.valid})
-    if name == "update_working_memory":
-        call = agent_state.set_working_memory(
-            agent,
-            _get(args, "updates", dict, _REQUIRED),
-            thread_id=context.thread_id,
-            resource_id=context.resource_id,
-            replace=_get(args, "replace", bool, False),
-        )
-        return _mapped(call, lambda w: {"working_memory": w.content, "version": w.version})
-    if not context.session_id:
-        raise ToolArgumentError(f"{name} needs a session: the ToolContext has no session_id")
-    if name == "record":
-        messages = _get(args, "messages", list, _REQUIRED)
-        call = agent_state.append_messages(agent, context.session_id, messages)
-        return _mapped(
-            call, lambda a: {"message_count": a.message_count, "compressed": a.compressed}
-        )
-    source = _get(args, "source", str, _REQUIRED)
-    if source != "session":
-        raise ToolArgumentError('source must be "session" or "memory"')
-    call = agent_state.get_session_window(
-        agent, context.session_id, token_budget=_get(args, "token_budget", int)
-    )
-    return _mapped(call, _window)
+    checked = check_arguments(name, _args(arguments), with_context=False)
+    return _plan(context, name, checked).call
 
 
 def error_result(error: Exception) -> JSON:
@@ -305,6 +111,13 @@ def _dumps(result: JSON) -> str:
     return json.dumps(result, ensure_ascii=False, default=str)
 
 
+def _checked_names(names: Sequence[str], *, sync: bool) -> tuple[str, ...]:
+    for name in names:
+        if name not in TOOLS or (sync and name in _ASYNC_ONLY):
+            raise UnknownToolError(name)
+    return tuple(names)
+
+
 class MemoryTools:
     """The tools bound to a sync client and a context."""
 
@@ -315,21 +128,28 @@ class MemoryTools:
         names: Sequence[str] = TOOL_NAMES,
     ) -> None:
         self.client, self.context = client, context
-        self.definitions = tool_definitions(names)
-        self.names = tuple(names)
+        self.names = _checked_names(names, sync=True)
+        self.definitions = tool_definitions(self.names)
 
     def handle_tool_call(self, name: str, arguments: str | Mapping[str, Any]) -> str:
         """Run one tool call; returns the JSON string for the tool message."""
         if name not in self.names:
             raise UnknownToolError(name)
         try:
-            return _dumps(self.client.run(plan_tool_call(self.context, name, arguments)))
+            checked = check_arguments(name, _args(arguments), with_context=False)
+            plan = _plan(self.context, name, checked)
+            try:
+                return _dumps(self.client.run(plan.call))
+            except NotFoundError:
+                if plan.missing is None:
+                    raise
+                return _dumps(dict(plan.missing))
         except (ToolArgumentError, MemorydError) as error:
             return _dumps(error_result(error))
 
 
 class AsyncMemoryTools:
-    """The tools bound to an async client and a context."""
+    """The tools bound to an async client and a context (the ``memory`` file tool too)."""
 
     def __init__(
         self,
@@ -338,14 +158,28 @@ class AsyncMemoryTools:
         names: Sequence[str] = TOOL_NAMES,
     ) -> None:
         self.client, self.context = client, context
-        self.definitions = tool_definitions(names)
-        self.names = tuple(names)
+        self.names = _checked_names(names, sync=False)
+        self.definitions = tool_definitions(self.names)
+        self._runner = AsyncToolRunner(client, context)
 
     async def handle_tool_call(self, name: str, arguments: str | Mapping[str, Any]) -> str:
         """Run one tool call; returns the JSON string for the tool message."""
         if name not in self.names:
             raise UnknownToolError(name)
         try:
-            return _dumps(await self.client.run(plan_tool_call(self.context, name, arguments)))
+            return _dumps(await self._runner.run(name, _args(arguments), with_context=False))
         except (ToolArgumentError, MemorydError) as error:
             return _dumps(error_result(error))
+
+
+__all__ = [
+    "TOOL_NAMES",
+    "AsyncMemoryTools",
+    "MemoryTools",
+    "ToolArgumentError",
+    "ToolContext",
+    "UnknownToolError",
+    "error_result",
+    "plan_tool_call",
+    "tool_definitions",
+]

@@ -1,7 +1,8 @@
 """Working memory, agent profile and session messages.
 
-JSON objects travel as ``google.protobuf.Struct``; integral numbers within 2**53 come
-back as Python ints (see :func:`memoryd.api.convert.keyed.json_from_value`).
+JSON objects travel as text (``content_json``: integers keep every digit) or as
+``google.protobuf.Struct``, whose integral numbers within 2**53 come back as Python
+ints (see :func:`memoryd.api.convert.keyed.json_from_value`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from memoryd.api.convert.common import (
     dict_to_struct,
     duration_from,
     enum_value,
+    json_object_from,
     set_timestamp,
     timestamp_from,
 )
@@ -76,12 +78,25 @@ def working_scope_from(msg: pb.WorkingMemoryScope) -> WorkingScope:
     return WorkingScope(thread_id=msg.thread_id, resource_id=msg.resource_id)
 
 
+def json_object(
+    msg: Message, text_field: str, struct_field: str, path: str, *, exclusive: bool = True
+) -> tuple[dict[str, Any], str]:
+    """A JSON object given as text (stored as written) or as a Struct, and its text
+    ("" for a Struct); ({}, "") when unset (see json_object_from for ``exclusive``)."""
+    found = json_object_from(msg, text_field, struct_field, path, exclusive=exclusive)
+    if found is not None:
+        return found
+    return _object_from(msg, struct_field, f"{path}{struct_field}") or {}, ""
+
+
 def working_write_from(req: mpb.SetWorkingMemoryRequest) -> WorkingMemoryWrite:
     mode = enum_value(req.mode, WORKING_MODES, "mode", default=WorkingMemoryMode.MERGE)
     assert mode is not None
+    content, text = json_object(req, "content_json", "content", "")
     return WorkingMemoryWrite(
         scope=working_scope_from(req.scope),
-        content=_object_from(req, "content", "content") or {},
+        content=content,
+        content_json=text,
         mode=mode,
         ttl=duration_from(req, "ttl"),
         json_schema=_object_from(req, "json_schema", "json_schema"),
@@ -96,6 +111,7 @@ def working_memory_to_proto(
     msg.scope.resource_id = wm.scope.resource_id
     msg.content.SetInParent()
     dict_to_struct(msg.content, wm.content)
+    msg.content_json = wm.content_json
     msg.version = wm.version
     set_timestamp(msg.updated_at, wm.updated_at)
     set_timestamp(msg.expires_at, wm.expires_at)

@@ -10,6 +10,7 @@ import numpy as np
 from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 from google.protobuf.message import Message
 
+from memoryd.domain import json_text
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.limits import MAX_DURATION_SECONDS
 from memoryd.domain.models import (
@@ -142,6 +143,31 @@ def struct_to_dict(msg: Message, field: str, path: str | None = None) -> dict[st
     except (ValueError, json_format.Error) as exc:
         raise InvalidArgument.field(path or field, f"is not valid JSON: {exc}") from None
     return value
+
+
+def json_object_from(
+    msg: Message, text_field: str, struct_field: str, path: str = "", *, exclusive: bool = True
+) -> tuple[dict[str, Any], str] | None:
+    """A JSON object field given as text (``text_field``: stored and returned as
+    written): its value and its text without whitespace between tokens. None when
+    the text is not set (the caller reads ``struct_field`` its own way). Both set is
+    INVALID_ARGUMENT in a request (``exclusive``); a record the daemon wrote (an
+    export) carries both, and the text is read."""
+    text = getattr(msg, text_field)
+    if not text:
+        return None
+    if exclusive and msg.HasField(struct_field):
+        raise InvalidArgument.field(
+            f"{path}{text_field}",
+            f"set either {text_field} (JSON text) or {struct_field}, not both",
+        )
+    try:
+        stored, value = json_text.normalise(text)
+    except json_text.JsonTextError as exc:
+        raise InvalidArgument.field(f"{path}{text_field}", f"is {exc}") from None
+    if not isinstance(value, dict):
+        raise InvalidArgument.field(f"{path}{text_field}", "must be a JSON object")
+    return value, stored
 
 
 def dict_to_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:

@@ -1,7 +1,9 @@
 """Keyed memory: SetMemory, GetKey, ListKeys and KeyHistory messages.
 
-Content travels as ``google.protobuf.Value``. JSON numbers are doubles on the wire:
-integral values within 2**53 come back as Python ints, so ``3`` round-trips as ``3``.
+Content travels as JSON text (``content_json``, stored and returned as written) or as
+``google.protobuf.Value``, whose numbers are doubles: integral values within 2**53
+come back as Python ints, so ``3`` round-trips as ``3`` there too. A request sets
+one of the two; responses carry both.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import math
 
 from google.protobuf import struct_pb2
+from google.protobuf.message import Message
 
 from memoryd.api.convert.common import (
     REVERSE_PROVENANCE_KINDS,
@@ -85,15 +88,40 @@ def json_to_value(data: JsonValue, out: struct_pb2.Value) -> None:
 # ---------------------------------------------------------------- requests
 
 
-def key_write_from(req: mpb.SetMemoryRequest) -> KeyWrite:
-    if not req.HasField("content"):
+def json_text_or_value(
+    msg: Message, text_field: str, value_field: str, path: str = ""
+) -> tuple[str | None, bool]:
+    """Which form of a JSON field a request uses: (its text, or None for the message
+    form; whether either is set). Both set is INVALID_ARGUMENT."""
+    text = getattr(msg, text_field)
+    has_value = msg.HasField(value_field)
+    if text and has_value:
         raise InvalidArgument.field(
-            "content", "must be set: a JSON value, or null to delete the key"
+            f"{path}{text_field}",
+            f"set either {text_field} (JSON text) or {value_field}, not both",
+        )
+    return (text or None), bool(text) or has_value
+
+
+def key_write_from(req: mpb.SetMemoryRequest) -> KeyWrite:
+    text, given = json_text_or_value(req, "content_json", "content")
+    if not given:
+        raise InvalidArgument.field(
+            "content_json",
+            "must be set (or content): a JSON text, or null to delete the key",
+        )
+    source = provenance_from(req, "source")
+    if req.HasField("source") and req.source.kind == 0:
+        raise InvalidArgument.field(
+            "source.kind",
+            "must be set: PROVENANCE_KIND_UNSPECIFIED is not a source (user, agent, tool, "
+            "web, file or system)",
         )
     return KeyWrite(
         key=req.key,
-        content=json_from_value(req.content, "content"),
-        source=provenance_from(req, "source"),
+        content=None if text is not None else json_from_value(req.content, "content"),
+        content_json=text,
+        source=source,
         if_version=req.if_version if req.HasField("if_version") else None,
         security_level=enum_value(req.security_level, SECURITY_LEVELS, "security_level"),
         namespace=req.namespace,
@@ -131,6 +159,7 @@ def key_entry_to_proto(entry: KeyEntry, out: mpb.KeyEntry | None = None) -> mpb.
     msg.security_level = _REVERSE_SECURITY_LEVELS[entry.security_level]  # type: ignore[assignment]
     msg.memory_id = entry.memory_id
     msg.namespace = entry.namespace
+    msg.content_json = entry.content_json
     return msg
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from memoryd.api.convert.agent_state import working_memory_to_proto
+from memoryd.api.convert.agent_state import json_object, working_memory_to_proto
 from memoryd.api.convert.common import (
     MEMORY_TYPES,
     SECURITY_LEVELS,
@@ -32,6 +32,7 @@ from memoryd.api.convert.sessions import (
     session_to_proto,
 )
 from memoryd.api.convert.snapshot import state_component_from, state_component_to_proto
+from memoryd.domain import json_text
 from memoryd.domain.agent_state import (
     AgentProfile,
     WorkingMemory,
@@ -296,12 +297,9 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         default=SecurityLevel.INTERNAL,
     )
     assert memory_type is not None and level is not None
-    metadata: dict[str, Any] = {}
-    if msg.HasField("metadata"):
-        metadata = {
-            name: json_from_value(value, f"{path}.metadata.{name}")
-            for name, value in msg.metadata.fields.items()
-        }
+    metadata, metadata_json = json_object(
+        msg, "metadata_json", "metadata", f"{path}.", exclusive=False
+    )
     source = provenance_from(msg, "source", f"{path}.source")
     return Memory(
         id=msg.id,
@@ -318,6 +316,7 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         confidence=msg.confidence,
         source=source,
         metadata=metadata,
+        metadata_json=metadata_json,
         accessed_at=timestamp_from(msg, "accessed_at", f"{path}.accessed_at"),
         access_count=msg.access_count,
         version=msg.version,
@@ -327,12 +326,13 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         embedding_model=msg.embedding_model,
         embedding_dimension=msg.embedding_dimension,
         supersedes=msg.supersedes,
+        occurred_at=timestamp_from(msg, "occurred_at", f"{path}.occurred_at"),
     )
 
 
 def key_entry_from(msg: mpb.KeyEntry, path: str) -> KeyEntry:
-    if not msg.HasField("content"):
-        raise InvalidArgument.field(f"{path}.content", "must be set (null_value for a tombstone)")
+    """An exported key write; its content_json (exact) is preferred over content."""
+    content, text = _key_content(msg, path)
     level = enum_value(
         msg.security_level,
         SECURITY_LEVELS,
@@ -342,7 +342,8 @@ def key_entry_from(msg: mpb.KeyEntry, path: str) -> KeyEntry:
     assert level is not None
     return KeyEntry(
         key=msg.key,
-        content=json_from_value(msg.content, f"{path}.content"),
+        content=content,
+        content_json=text,
         valid=msg.valid,
         version=msg.version,
         updated_at=_required_time(msg, "updated_at", path),
@@ -351,6 +352,21 @@ def key_entry_from(msg: mpb.KeyEntry, path: str) -> KeyEntry:
         memory_id=msg.memory_id,
         namespace=msg.namespace,
     )
+
+
+def _key_content(msg: mpb.KeyEntry, path: str) -> tuple[Any, str]:
+    """(value, stored text) of an exported key write; text "" when only content is set."""
+    if msg.content_json:
+        try:
+            text, value = json_text.normalise(msg.content_json)
+        except json_text.JsonTextError as exc:
+            raise InvalidArgument.field(f"{path}.content_json", f"is {exc}") from None
+        return value, text
+    if not msg.HasField("content"):
+        raise InvalidArgument.field(
+            f"{path}.content_json", "must be set (or content; null for a tombstone)"
+        )
+    return json_from_value(msg.content, f"{path}.content"), ""
 
 
 def _object(msg: Any, field: str, path: str) -> dict[str, Any] | None:
@@ -365,9 +381,11 @@ def _object(msg: Any, field: str, path: str) -> dict[str, Any] | None:
 def _working_from(msg: lpb.ExportedWorkingMemory, path: str) -> WorkingMemory:
     wm = msg.working_memory
     inner = f"{path}.working_memory"
+    content, text = json_object(wm, "content_json", "content", f"{inner}.", exclusive=False)
     return WorkingMemory(
         scope=WorkingScope(wm.scope.thread_id, wm.scope.resource_id),
-        content=_object(wm, "content", inner) or {},
+        content=content,
+        content_json=text,
         version=wm.version,
         updated_at=_required_time(wm, "updated_at", inner),
         expires_at=timestamp_from(wm, "expires_at", f"{inner}.expires_at"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from google.protobuf.message import Message
+
 from memoryd.api.convert.common import (
     MEMORY_ORDERS,
     MEMORY_TYPES,
@@ -17,6 +19,7 @@ from memoryd.api.convert.common import (
     dict_to_struct,
     enum_list,
     enum_value,
+    json_object_from,
     provenance_from,
     set_timestamp,
     struct_to_dict,
@@ -57,11 +60,21 @@ _RELATION_KINDS = {
 # ---------------------------------------------------------------- requests
 
 
+def _metadata_from(msg: Message, prefix: str) -> tuple[dict[str, Any], str]:
+    """metadata_json (kept as written) or metadata (a Struct: numbers are doubles),
+    and the text ("" for a Struct)."""
+    found = json_object_from(msg, "metadata_json", "metadata", prefix)
+    if found is not None:
+        return found
+    return struct_to_dict(msg, "metadata", f"{prefix}metadata"), ""
+
+
 def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
     memory_type = enum_value(
         req.memory_type, MEMORY_TYPES, f"{prefix}memory_type", default=MemoryType.FACT
     )
     assert memory_type is not None
+    metadata, metadata_json = _metadata_from(req, prefix)
     return MemoryDraft(
         content=req.content,
         memory_type=memory_type,
@@ -70,10 +83,12 @@ def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
         importance=req.importance if req.HasField("importance") else None,
         confidence=req.confidence if req.HasField("confidence") else None,
         namespace=req.namespace,
-        metadata=struct_to_dict(req, "metadata", f"{prefix}metadata"),
+        metadata=metadata,
+        metadata_json=metadata_json,
         source=provenance_from(req, "source", f"{prefix}source"),
         expires_at=timestamp_from(req, "expires_at", f"{prefix}expires_at"),
         created_at=timestamp_from(req, "created_at", f"{prefix}created_at"),
+        occurred_at=timestamp_from(req, "occurred_at", f"{prefix}occurred_at"),
         embedding=vector_from(req.embedding),
     )
 
@@ -138,6 +153,7 @@ def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
         scoring=scoring,
         hybrid=req.hybrid if req.HasField("hybrid") else None,
         min_score=req.min_score or None,
+        now=timestamp_from(req, "now"),
     )
 
 
@@ -181,17 +197,21 @@ def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
         if level is None:
             raise InvalidArgument.field("memory.security_level", "must be set when in update_mask")
         values["security_level"] = level
-    if "metadata" in fields:
-        values["metadata"] = struct_to_dict(m, "metadata", "memory.metadata")
+    metadata_json = ""
+    if "metadata" in fields:  # from metadata_json when set
+        values["metadata"], metadata_json = _metadata_from(m, "memory.")
     if "source" in fields:
         values["source"] = provenance_from(m, "source", "memory.source")
     if "expires_at" in fields:
         values["expires_at"] = timestamp_from(m, "expires_at", "memory.expires_at")
+    if "occurred_at" in fields:  # unset clears it (the event time becomes unknown)
+        values["occurred_at"] = timestamp_from(m, "occurred_at", "memory.occurred_at")
     return MemoryPatch(
         fields=fields,
         values={k: v for k, v in values.items() if k in fields},
         if_version=req.if_version if req.HasField("if_version") else None,
         embedding=vector_from(req.embedding),
+        metadata_json=metadata_json,
     )
 
 
@@ -217,10 +237,12 @@ def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
         set_timestamp(msg.source.retrieved_at, m.source.retrieved_at)
     if m.metadata:
         dict_to_struct(msg.metadata, m.metadata)
+        msg.metadata_json = m.metadata_text()
     set_timestamp(msg.created_at, m.created_at)
     set_timestamp(msg.updated_at, m.updated_at)
     set_timestamp(msg.accessed_at, m.accessed_at)
     set_timestamp(msg.expires_at, m.expires_at)
+    set_timestamp(msg.occurred_at, m.occurred_at)
     msg.access_count = m.access_count
     msg.version = m.version
     msg.archived = m.archived
@@ -267,6 +289,7 @@ def _components_to_proto(c: ScoreComponents, out: mpb.ScoreComponents) -> None:
     out.keyword = c.keyword
     out.fused = c.fused
     out.relevance = c.relevance
+    out.temporal = c.temporal
 
 
 def recall_response(outcome: RecallOutcome) -> mpb.RecallResponse:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memoryd.api.convert.agent_state import working_scope_from
+from memoryd.api.convert.agent_state import json_object, working_scope_from
 from memoryd.api.convert.common import (
     SECURITY_LEVELS,
     duration_from,
@@ -14,7 +14,7 @@ from memoryd.api.convert.common import (
     timestamp_from,
     vector_from,
 )
-from memoryd.api.convert.keyed import json_from_value, json_to_value
+from memoryd.api.convert.keyed import json_to_value
 from memoryd.api.convert.memories import degraded_to_proto
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.models import SecurityLevel
@@ -125,7 +125,13 @@ def default_read_response(result: DefaultReadResult) -> spb.DefaultReadResponse:
         text=result.text, tokens_used=result.tokens_used, token_counter=result.token_counter
     )
     for line in result.lines:
-        out = resp.lines.add(key=line.key, type=line.type, summary=line.summary)
+        out = resp.lines.add(
+            key=line.key,
+            type=line.type,
+            summary=line.summary,
+            content_json=line.content_json,
+            score=line.score,
+        )
         set_timestamp(out.updated_at, line.updated_at)
     return resp
 
@@ -133,11 +139,8 @@ def default_read_response(result: DefaultReadResult) -> spb.DefaultReadResponse:
 def state_writes_from(req: spb.SaveStateRequest) -> list[StateWrite]:
     writes = []
     for i, component in enumerate(req.components):
-        state = {
-            name: json_from_value(value, f"components[{i}].state.{name}")
-            for name, value in component.state.fields.items()
-        }
-        writes.append(StateWrite(name=component.name, state=state))
+        state, text = json_object(component, "state_json", "state", f"components[{i}].")
+        writes.append(StateWrite(name=component.name, state=state, state_json=text))
     return writes
 
 
@@ -150,6 +153,7 @@ def state_component_to_proto(
     msg.state.SetInParent()
     for name, value in component.state.items():
         json_to_value(value, msg.state.fields[name])
+    msg.state_json = component.state_json
     set_timestamp(msg.updated_at, component.updated_at)
     return msg
 
@@ -159,11 +163,10 @@ def state_component_from(msg: spb.StateComponent, path: str) -> StateComponent:
     updated = timestamp_from(msg, "updated_at", f"{path}.updated_at")
     if updated is None:
         raise InvalidArgument.field(f"{path}.updated_at", "must be set")
-    state = {
-        name: json_from_value(value, f"{path}.state.{name}")
-        for name, value in msg.state.fields.items()
-    }
-    return StateComponent(name=msg.name, state=state, version=msg.version, updated_at=updated)
+    state, text = json_object(msg, "state_json", "state", f"{path}.", exclusive=False)
+    return StateComponent(
+        name=msg.name, state=state, state_json=text, version=msg.version, updated_at=updated
+    )
 
 
 def save_state_response(components: Sequence[StateComponent]) -> spb.SaveStateResponse:

@@ -6,6 +6,12 @@ filters.sql_str); a ``put_records`` batch is one ``merge_insert`` commit keyed o
 Prefix listing is a key range (``key >= prefix AND key < successor``): it needs no
 LIKE escaping and can use the BTree index on ``key``.
 
+Reads and deletes by key, and listings under a prefix, let the ``key`` index alone
+choose the rows and check the partition and kind on those rows (:func:`_by_key`): LanceDB intersects the row sets of
+every indexed predicate, and the tenant's, agent's and kind's are large (``kind =
+'key'`` is every key of every partition), so a point read at 100k keys spent ~13 ms
+intersecting them against ~0.15 ms for the key's own.
+
 Records are written one small commit at a time (a SetMemory is one), and every
 commit adds a fragment that each later query must open: after 300 writes a point
 read took ~50 ms, after compaction ~2 ms. So every ``compact_every`` writes the
@@ -30,6 +36,7 @@ from lancedb.query import ColumnOrdering
 from memoryd.domain.errors import MemorydError, StoreError
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.base import SINGLE_PROCESS
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import sql_str, sql_str_list, to_micros, where
 from memoryd.storage.lancedb.store import distinct_partitions
@@ -39,6 +46,7 @@ from memoryd.storage.memory_records import (
     prefix_upper_bound,
     unique_records,
 )
+from memoryd.storage.records import put_if_unchanged
 
 log = structlog.get_logger(__name__)
 
@@ -125,6 +133,19 @@ def _kind_clause(kind: RecordKind) -> str:
     return f"(kind = {sql_str(RecordKind(kind).value)})"
 
 
+def _by_key(partition: Partition, kind: RecordKind, *key_clauses: str) -> str:
+    """``key_clauses`` (on ``key``: answered by its index) AND the partition and kind,
+    checked on the rows the key index selects rather than looked up in their own
+    indexes: ``column || ''`` is the column's value, which no index answers. Every
+    row is still checked, so the result is the same."""
+    own = [
+        f"((tenant_id || '') = {sql_str(partition.tenant_id)})",
+        f"((agent_id || '') = {sql_str(partition.agent_id)})",
+        f"((kind || '') = {sql_str(RecordKind(kind).value)})",
+    ]
+    return " AND ".join([*key_clauses, *own])
+
+
 def _chunks(keys: Sequence[str]) -> list[list[str]]:
     unique = list(dict.fromkeys(keys))
     return [unique[i : i + _KEYS_PER_QUERY] for i in range(0, len(unique), _KEYS_PER_QUERY)]
@@ -134,6 +155,7 @@ class LanceDBRecordStore:
     """Records in the LanceDB table ``records`` under ``path`` (the memories' directory)."""
 
     name = "lancedb"
+    capabilities = SINGLE_PROCESS
 
     def __init__(
         self,
@@ -150,6 +172,8 @@ class LanceDBRecordStore:
         self._db: Any = None
         self._table: Any = None
         self._write_lock = asyncio.Lock()
+        #: Serialises put_record_if's compare and write (this process is the only writer).
+        self._conditional = asyncio.Lock()
         self._writes_since_compaction = 0
         self._compaction: asyncio.Task[None] | None = None
 
@@ -244,7 +268,7 @@ class LanceDBRecordStore:
                 existing.update(found.column("key").to_pylist())
             gone = [k for k in dict.fromkeys(keys) if k in existing]
             for chunk in _chunks(gone):
-                await table.delete(where(partition, _kind_clause(kind), _keys_clause(chunk)))
+                await table.delete(_by_key(partition, kind, _keys_clause(chunk)))
         if gone:
             self._wrote()
         return gone
@@ -271,7 +295,7 @@ class LanceDBRecordStore:
     async def _select(
         self, partition: Partition, kind: RecordKind, keys: list[str], columns: list[str]
     ) -> pa.Table:
-        predicate = where(partition, _kind_clause(kind), _keys_clause(keys))
+        predicate = _by_key(partition, kind, _keys_clause(keys))
         result: pa.Table = await self._tbl().query().where(predicate).select(columns).to_arrow()
         return result
 
@@ -298,7 +322,7 @@ class LanceDBRecordStore:
         table = self._tbl()
         if limit <= 0:
             return []
-        clauses = [_kind_clause(kind)]
+        clauses = []
         if prefix:
             clauses.append(f"(key >= {sql_str(prefix)})")
             upper = prefix_upper_bound(prefix)
@@ -306,16 +330,28 @@ class LanceDBRecordStore:
                 clauses.append(f"(key < {sql_str(upper)})")
         if after is not None:
             clauses.append(f"(key > {sql_str(after)})")
+        # A prefix bounds the key range, so its index chooses the rows; without one
+        # the partition's indexes do (a range open to the end of the table would hold
+        # every later key of every partition).
+        if prefix:
+            predicate = _by_key(partition, kind, *clauses)
+        else:
+            predicate = where(partition, _kind_clause(kind), *clauses)
         async with _backend("list"):
             rows: pa.Table = await (
                 table.query()
-                .where(where(partition, *clauses))
+                .where(predicate)
                 .order_by([ColumnOrdering(column_name="key", ascending=True)])
                 .limit(limit)
                 .select(_COLUMNS)
                 .to_arrow()
             )
             return _from_arrow(rows)
+
+    async def put_record_if(
+        self, partition: Partition, record: Record, expected: Record | None
+    ) -> bool:
+        return await put_if_unchanged(self, self._conditional, partition, record, expected)
 
     async def count_records(self, partition: Partition, kind: RecordKind) -> int:
         table = self._tbl()

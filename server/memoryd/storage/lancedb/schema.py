@@ -29,6 +29,10 @@ HASH_COLUMN = "content_hash"
 #: Columns derived from a record (never read back into a Memory); last in the schema
 #: so that tables created before they existed get them in the same place.
 DERIVED_COLUMNS = (HASH_COLUMN, TOKENS_COLUMN)
+#: Nullable columns added after tables were first written (after the derived ones,
+#: so that a table that gets them added has the same column order as a new one): an
+#: older table gets them, all null, when it is opened (LanceDBStore.open).
+ADDED_COLUMNS = ("occurred_at",)
 #: The merge key: ids are unique within a partition, never matched across partitions.
 MERGE_KEY = ["tenant_id", "agent_id", "id"]
 #: Scalar (BTree) indexes: every query filters on the partition, many on ids.
@@ -71,6 +75,7 @@ def memory_schema(dimension: int) -> pa.Schema:
             pa.field(VECTOR_COLUMN, pa.list_(pa.float32(), dimension), nullable=False),
             pa.field(HASH_COLUMN, pa.string(), nullable=False),
             pa.field(TOKENS_COLUMN, pa.string(), nullable=False),
+            pa.field("occurred_at", _TS, nullable=True),
         ]
     )
 
@@ -127,9 +132,8 @@ def to_arrow(memories: Sequence[Memory], dimension: int) -> pa.Table:
         "source_name": ["" if s is None else s.name for s in sources],
         "source_retrieved_at": _ts_array([None if s is None else s.retrieved_at for s in sources]),
         "source_locator": ["" if s is None else s.locator for s in sources],
-        "metadata": [
-            json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":")) for m in memories
-        ],
+        # The writer's spelling of its metadata (1.50 stays 1.50): Memory.metadata_text.
+        "metadata": [m.metadata_text() for m in memories],
         "created_at": _ts_array([m.created_at for m in memories]),
         "updated_at": _ts_array([m.updated_at for m in memories]),
         "accessed_at": _ts_array([m.accessed_at for m in memories]),
@@ -144,6 +148,7 @@ def to_arrow(memories: Sequence[Memory], dimension: int) -> pa.Table:
         VECTOR_COLUMN: pa.FixedSizeListArray.from_arrays(flat, dimension),
         HASH_COLUMN: [content_hash(m.content) for m in memories],
         TOKENS_COLUMN: [document_tokens(m) for m in memories],
+        "occurred_at": _ts_array([m.occurred_at for m in memories]),
     }
     arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
@@ -188,6 +193,7 @@ def from_arrow(table: pa.Table) -> list[Memory]:
                 confidence=col["confidence"][i],
                 source=source,
                 metadata=json.loads(col["metadata"][i]),
+                metadata_json=col["metadata"][i],
                 accessed_at=_from_micros(ts["accessed_at"][i]),
                 access_count=col["access_count"][i],
                 version=col["version"][i],
@@ -197,6 +203,7 @@ def from_arrow(table: pa.Table) -> list[Memory]:
                 embedding_model=col["embedding_model"][i],
                 embedding_dimension=col["embedding_dimension"][i],
                 supersedes=col["supersedes"][i],
+                occurred_at=_from_micros(ts["occurred_at"][i]),
                 vector=None if vectors is None else vectors[i].copy(),
             )
         )

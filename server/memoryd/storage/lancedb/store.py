@@ -35,7 +35,7 @@ from memoryd.domain.models import (
     Vector,
     VectorHit,
 )
-from memoryd.storage.base import at_least
+from memoryd.storage.base import SINGLE_PROCESS, at_least
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import (
     cursor_clause,
@@ -48,6 +48,7 @@ from memoryd.storage.lancedb.filters import (
 from memoryd.storage.lancedb.fulltext import TOKENS_COLUMN, fts_config, query_tokens
 from memoryd.storage.lancedb.indexing import IndexRefresher
 from memoryd.storage.lancedb.schema import (
+    ADDED_COLUMNS,
     DERIVED_COLUMNS,
     HASH_COLUMN,
     INDEXED_COLUMNS,
@@ -128,6 +129,7 @@ class LanceDBStore:
     """Memories in one LanceDB table ``memories`` under ``path``."""
 
     name = "lancedb"
+    capabilities = SINGLE_PROCESS
 
     def __init__(
         self,
@@ -168,7 +170,8 @@ class LanceDBStore:
                 if TABLE_NAME in await self._table_names(db):
                     table = await db.open_table(TABLE_NAME)
                     self._check_schema(await table.schema())
-                    await self._add_derived_columns(table)
+                    await self._add_missing_columns(table)
+                    await self._backfill_derived(table)
                 else:
                     table = await db.create_table(TABLE_NAME, schema=memory_schema(self.dimension))
                 await self._ensure_indexes(table)
@@ -203,14 +206,22 @@ class LanceDBStore:
         if (TOKENS_COLUMN,) not in have:
             await table.create_index(TOKENS_COLUMN, config=fts_config())
 
-    async def _add_derived_columns(self, table: Any) -> None:
-        """Upgrade a table written before the derived columns existed: add them empty,
-        then rewrite the rows that lack them (resumable: a crash leaves rows with an
-        empty hash, which the next open rewrites)."""
+    async def _add_missing_columns(self, table: Any) -> None:
+        """Upgrade a table written before some columns existed: the derived ones are
+        added empty (``_backfill_derived`` fills them), ADDED_COLUMNS all null (no row
+        is rewritten); in schema order, so the table's columns line up with new rows."""
+        schema = memory_schema(self.dimension)
         names = (await table.schema()).names
-        missing = [c for c in DERIVED_COLUMNS if c not in names]
-        if missing:
-            await table.add_columns({c: "''" for c in missing})
+        derived = [c for c in DERIVED_COLUMNS if c not in names]
+        if derived:
+            await table.add_columns({c: "''" for c in derived})
+        for name in ADDED_COLUMNS:
+            if name not in names:
+                await table.add_columns(schema.field(name))
+
+    async def _backfill_derived(self, table: Any) -> None:
+        """Rewrite the rows that lack the derived columns (resumable: a crash leaves
+        rows with an empty hash, which the next open rewrites)."""
         columns = [*SCALAR_COLUMNS, VECTOR_COLUMN]
         while True:
             rows = await (
@@ -237,7 +248,7 @@ class LanceDBStore:
         missing = [
             n
             for n in memory_schema(self.dimension).names
-            if n not in schema.names and n not in DERIVED_COLUMNS
+            if n not in schema.names and n not in DERIVED_COLUMNS and n not in ADDED_COLUMNS
         ]
         if missing:
             raise StoreError(f"the LanceDB table at {self.path} lacks columns {missing}")

@@ -207,6 +207,21 @@ class EdgeEngine:
         op = edge.UpdateOperation.upsert_points([_point(p) for p in points])
         await asyncio.to_thread(self._shard(name).update, op)
 
+    async def upsert_if(
+        self, name: str, point: models.PointStruct, condition: models.Filter | None
+    ) -> None:
+        if condition is None:
+            op = edge.UpdateOperation.upsert_points(
+                [_point(point)], update_mode=edge.UpdateMode.InsertOnly
+            )
+        else:
+            op = edge.UpdateOperation.upsert_points(
+                [_point(point)],
+                condition=_filter(condition),
+                update_mode=edge.UpdateMode.UpdateOnly,
+            )
+        await asyncio.to_thread(self._shard(name).update, op)
+
     async def retrieve(
         self, name: str, ids: Sequence[str], *, with_vectors: bool
     ) -> list[models.Record]:

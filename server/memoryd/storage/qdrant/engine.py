@@ -42,10 +42,26 @@ class QdrantOptions:
     grpc_port: int = 6334
     timeout_s: float = 10.0
     collection_prefix: str = "memoryd_"
+    #: Other processes write the same collections (storage.qdrant.shared).
+    shared: bool = False
+    #: Qdrant's write ordering for every write (a server only; None: the server's).
+    write_ordering: str | None = None
+    #: Settings of collections memoryd creates (None: the server's defaults).
+    shard_number: int | None = None
+    replication_factor: int | None = None
+    write_consistency_factor: int | None = None
 
     def __post_init__(self) -> None:
         if (self.url is None) == (self.path is None):
             raise ValueError("exactly one of url (a Qdrant server) or path (local mode) is needed")
+        if self.shared and self.url is None:
+            raise ValueError("a shared store needs a server: local mode is one process's")
+
+    @property
+    def ordering(self) -> models.WriteOrdering | None:
+        if self.url is None or self.write_ordering is None:
+            return None
+        return models.WriteOrdering(self.write_ordering)
 
     @property
     def where(self) -> str:
@@ -59,6 +75,13 @@ class Engine(Protocol):
 
     async def upsert(self, name: str, points: Sequence[models.PointStruct]) -> None:
         """Insert or replace, acknowledged once applied (``wait=True``)."""
+
+    async def upsert_if(
+        self, name: str, point: models.PointStruct, condition: models.Filter | None
+    ) -> None:
+        """Conditional upsert: with ``condition`` None insert only if the point is
+        absent, else update only if the point exists and matches ``condition``.
+        Qdrant does not say whether it wrote: the caller reads the point back."""
 
     async def retrieve(
         self, name: str, ids: Sequence[str], *, with_vectors: bool
@@ -233,12 +256,16 @@ class ClientEngine:
         sparse = {
             name: models.SparseVectorParams(modifier=models.Modifier.IDF) for name in spec.sparse
         }
+        o = self.options
         await self._call(
             self.client.create_collection(
                 spec.name,
                 vectors_config=dense,
                 sparse_vectors_config=sparse or None,
                 hnsw_config=spec.hnsw,
+                shard_number=o.shard_number,
+                replication_factor=o.replication_factor,
+                write_consistency_factor=o.write_consistency_factor,
             )
         )
         await self._create_indexes(spec.name, spec.indexes)
@@ -254,7 +281,24 @@ class ClientEngine:
                 await self._call(self.client.create_payload_index(name, field, params, wait=True))
 
     async def upsert(self, name: str, points: Sequence[models.PointStruct]) -> None:
-        await self._call(self.client.upsert(name, list(points), wait=True))
+        await self._call(
+            self.client.upsert(name, list(points), wait=True, ordering=self.options.ordering)
+        )
+
+    async def upsert_if(
+        self, name: str, point: models.PointStruct, condition: models.Filter | None
+    ) -> None:
+        mode = models.UpdateMode.INSERT_ONLY if condition is None else models.UpdateMode.UPDATE_ONLY
+        await self._call(
+            self.client.upsert(
+                name,
+                [point],
+                wait=True,
+                ordering=self.options.ordering,
+                update_filter=condition,
+                update_mode=mode,
+            )
+        )
 
     async def retrieve(
         self, name: str, ids: Sequence[str], *, with_vectors: bool
@@ -335,7 +379,9 @@ class ClientEngine:
 
     async def delete(self, name: str, flt: models.Filter) -> None:
         selector = models.FilterSelector(filter=flt)
-        await self._call(self.client.delete(name, selector, wait=True))
+        await self._call(
+            self.client.delete(name, selector, wait=True, ordering=self.options.ordering)
+        )
 
     async def set_payloads(
         self, name: str, updates: Sequence[tuple[dict[str, object], models.Filter]]
@@ -346,7 +392,9 @@ class ClientEngine:
             models.SetPayloadOperation(set_payload=models.SetPayload(payload=p, filter=f))
             for p, f in updates
         ]
-        await self._call(self.client.batch_update_points(name, ops, wait=True))
+        await self._call(
+            self.client.batch_update_points(name, ops, wait=True, ordering=self.options.ordering)
+        )
 
     async def close(self) -> None:
         try:

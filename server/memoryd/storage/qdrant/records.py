@@ -19,9 +19,10 @@ from contextlib import AbstractAsyncContextManager
 
 from qdrant_client import models
 
-from memoryd.domain.errors import StoreError
+from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.base import Capabilities
 from memoryd.storage.memory_records import check_key, unique_records
 from memoryd.storage.qdrant.engine import (
     ClientEngine,
@@ -29,11 +30,14 @@ from memoryd.storage.qdrant.engine import (
     IncompatibleCollection,
     QdrantOptions,
 )
-from memoryd.storage.qdrant.filters import Condition, has_ids, scoped, value_range
+from memoryd.storage.qdrant.filters import Condition, has_ids, match, scoped, value_range
 from memoryd.storage.qdrant.paging import Row, keyset_page
 from memoryd.storage.qdrant.schema import (
     KEY_ORDER,
+    LINEAGE,
+    LINEAGE_LENGTH,
     RECORD_KEY,
+    WRITE_ID,
     CollectionSpec,
     in_partition,
     key_order,
@@ -41,6 +45,7 @@ from memoryd.storage.qdrant.schema import (
     record_from_payload,
     record_payload,
     record_point_id,
+    to_micros,
 )
 from memoryd.storage.qdrant.store import backend_errors, chunks, partitions_in, scroll_all
 
@@ -57,9 +62,11 @@ class QdrantRecordStore:
         prefix: str = "memoryd_",
         where: str = "qdrant",
         name: str = "qdrant",
+        shared: bool = False,
     ) -> None:
         self.name = name
         self.where = where
+        self.capabilities = Capabilities(shared=shared)
         self.specs: dict[RecordKind, CollectionSpec] = {
             kind: record_collection(prefix, kind) for kind in RecordKind
         }
@@ -73,6 +80,7 @@ class QdrantRecordStore:
             lambda: ClientEngine.connect(options),
             prefix=options.collection_prefix,
             where=options.where,
+            shared=options.shared,
         )
 
     async def open(self) -> None:
@@ -126,6 +134,45 @@ class QdrantRecordStore:
             for kind, points in by_kind.items():
                 for i in range(0, len(points), _BATCH):
                     await engine.upsert(self._collection(kind), points[i : i + _BATCH])
+
+    async def put_record_if(
+        self, partition: Partition, record: Record, expected: Record | None
+    ) -> bool:
+        """Qdrant's conditional upsert (insert only, or update only where the stored
+        write id is the expected one), then the point read back: Qdrant does not say
+        whether it wrote, so the record carries the ids of its latest writes
+        (LINEAGE_LENGTH) and the write succeeded iff its id is among them. No lock:
+        other processes race here too, and the store decides."""
+        engine = self._eng()
+        kind = RecordKind(record.kind)
+        if not record.write_id:
+            raise ValueError("put_record_if needs a record with a fresh write_id")
+        [record] = unique_records([record])  # the key and document checks of put_records
+        previous = () if expected is None else (expected.lineage or (expected.write_id,))
+        kept = [i for i in previous if i][-(LINEAGE_LENGTH - 1) :]
+        lineage = (*kept, record.write_id)
+        point_id = record_point_id(partition, kind, record.key)
+        point = models.PointStruct(
+            id=point_id, vector={}, payload=record_payload(partition, record, lineage)
+        )
+        name = self._collection(kind)
+        async with self._errors("put_record_if"):
+            await engine.upsert_if(name, point, _stored_as(partition, expected))
+            found = await engine.retrieve(name, [point_id], with_vectors=False)
+        writes = found[0].payload.get(LINEAGE) if found and found[0].payload else None
+        ids = [str(i) for i in writes] if isinstance(writes, list) else []
+        if record.write_id in ids:
+            return True
+        # The writes since the expected state are all listed while it still is (or while
+        # the list is not full): then ours is not among them. Otherwise so many writes
+        # followed that ours may have dropped out of the list.
+        since_expected = expected is not None and expected.write_id in ids
+        if not since_expected and len(ids) >= LINEAGE_LENGTH:
+            raise Unavailable(
+                f"{kind.value} record {record.key!r}: {LINEAGE_LENGTH} writes raced this one; "
+                "it may or may not have been applied (read it before writing again)"
+            )
+        return False
 
     async def delete_records(
         self, partition: Partition, kind: RecordKind, keys: Sequence[str]
@@ -225,3 +272,19 @@ class QdrantRecordStore:
         engine = self._eng()
         async with self._errors("count_records"):
             return await engine.count(self._collection(kind), scoped(partition))
+
+
+def _stored_as(partition: Partition, expected: Record | None) -> models.Filter | None:
+    """The condition that a point still holds ``expected`` (None: the point must be
+    absent). A record stored before write ids were kept matches by its fields."""
+    if expected is None:
+        return None
+    if expected.write_id:
+        return scoped(partition, match(WRITE_ID, expected.write_id))
+    return scoped(
+        partition,
+        value_range("version", gte=expected.version, lte=expected.version),
+        value_range(
+            "updated_at", gte=to_micros(expected.updated_at), lte=to_micros(expected.updated_at)
+        ),
+    )

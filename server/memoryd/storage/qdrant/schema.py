@@ -47,6 +47,11 @@ MEMORY_ID = "memory_id"
 #: memoryd.text.content_hash(content), for exact-duplicate lookups.
 CONTENT_HASH = "content_hash"
 RECORD_KEY, KEY_ORDER = "key", "key_order"
+#: A record's write id and the ids of its latest writes (Record.write_id, .lineage).
+WRITE_ID, LINEAGE = "write_id", "writes"
+#: Write ids kept per record: a conditional write is confirmed by finding its id in
+#: the record it reads back, so this many writes may follow it before it looks lost.
+LINEAGE_LENGTH = 16
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Namespace of every point id this backend derives (fixed forever: ids are on disk).
@@ -201,8 +206,9 @@ def memory_payload(m: Memory) -> dict[str, Any]:
         "confidence": float(m.confidence),
         "source": source,
         # A JSON string: arbitrary metadata round-trips exactly (payload numbers are
-        # i64/f64 on the server) and can never collide with an indexed field.
-        "metadata": json.dumps(m.metadata, ensure_ascii=False),
+        # i64/f64 on the server; the text keeps the writer's spelling, 1.50 stays 1.50:
+        # Memory.metadata_text) and can never collide with an indexed field.
+        "metadata": m.metadata_text(),
         "created_at": to_micros(m.created_at),
         "updated_at": to_micros(m.updated_at),
         "accessed_at": _opt_micros(m.accessed_at),
@@ -215,6 +221,7 @@ def memory_payload(m: Memory) -> dict[str, Any]:
         "embedding_model": m.embedding_model,
         "embedding_dimension": int(m.embedding_dimension),
         "supersedes": m.supersedes,
+        "occurred_at": _opt_micros(m.occurred_at),
     }
 
 
@@ -244,6 +251,7 @@ def memory_from_point(payload: Mapping[str, Any], vector: object = None) -> Memo
         confidence=float(payload["confidence"]),
         source=source,
         metadata=json.loads(payload["metadata"]),
+        metadata_json=payload["metadata"],
         accessed_at=_opt_instant(payload.get("accessed_at")),
         access_count=int(payload["access_count"]),
         version=int(payload["version"]),
@@ -253,6 +261,8 @@ def memory_from_point(payload: Mapping[str, Any], vector: object = None) -> Memo
         embedding_model=payload["embedding_model"],
         embedding_dimension=int(payload["embedding_dimension"]),
         supersedes=payload["supersedes"],
+        # Absent from points written before event times existed.
+        occurred_at=_opt_instant(payload.get("occurred_at")),
         vector=None if dense is None else np.asarray(dense, dtype=np.float32),
     )
 
@@ -268,8 +278,13 @@ def key_order(key: str) -> int:
     return int.from_bytes(head, "big")
 
 
-def record_payload(partition: Partition, r: Record) -> dict[str, Any]:
-    """The payload of a record; a document that is not a JSON object raises ValueError."""
+def record_payload(
+    partition: Partition, r: Record, lineage: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """The payload of a record; a document that is not a JSON object raises ValueError.
+    ``lineage``: the ids of the record's latest writes (default: its own write id)."""
+    if lineage is None:
+        lineage = (r.write_id,) if r.write_id else ()
     return {
         TENANT: partition.tenant_id,
         AGENT: partition.agent_id,
@@ -280,6 +295,8 @@ def record_payload(partition: Partition, r: Record) -> dict[str, Any]:
         "version": int(r.version),
         "updated_at": to_micros(r.updated_at),
         "expires_at": _opt_micros(r.expires_at),
+        WRITE_ID: r.write_id,
+        LINEAGE: list(lineage[-LINEAGE_LENGTH:]),
     }
 
 
@@ -291,4 +308,6 @@ def record_from_payload(kind: RecordKind, payload: Mapping[str, Any]) -> Record:
         version=int(payload["version"]),
         updated_at=from_micros(payload["updated_at"]),
         expires_at=_opt_instant(payload.get("expires_at")),
+        write_id=str(payload.get(WRITE_ID) or ""),
+        lineage=tuple(str(i) for i in payload.get(LINEAGE) or ()),
     )

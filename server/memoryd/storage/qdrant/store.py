@@ -33,6 +33,7 @@ from memoryd.domain.models import (
     VectorHit,
     unit_rows,
 )
+from memoryd.storage.base import Capabilities
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
 from memoryd.storage.qdrant import sparse
@@ -121,11 +122,13 @@ class QdrantStore:
         prefix: str = "memoryd_",
         where: str = "qdrant",
         name: str = "qdrant",
+        shared: bool = False,
     ) -> None:
         if dimension <= 0:
             raise ValueError("dimension must be positive")
         self.dimension = dimension
         self.name = name
+        self.capabilities = Capabilities(shared=shared)
         self.where = where
         self.spec = memory_collection(prefix, dimension)
         self._connect = connect
@@ -139,6 +142,7 @@ class QdrantStore:
             dimension,
             prefix=options.collection_prefix,
             where=options.where,
+            shared=options.shared,
         )
 
     # -- lifecycle ---------------------------------------------------------------

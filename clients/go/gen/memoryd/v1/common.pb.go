@@ -438,7 +438,16 @@ type Memory struct {
 	DerivedFrom []string `protobuf:"bytes,25,rep,name=derived_from,json=derivedFrom,proto3" json:"derived_from,omitempty"`
 	// How this memory relates to others; each relation is also on the other memory,
 	// with the inverse kind. Kept in metadata["memoryd:relations"].
-	Relations     []*MemoryRelation `protobuf:"bytes,26,rep,name=relations,proto3" json:"relations,omitempty"`
+	Relations []*MemoryRelation `protobuf:"bytes,26,rep,name=relations,proto3" json:"relations,omitempty"`
+	// metadata as JSON text (an object), its numbers as stored: integers keep every
+	// digit (metadata's Struct carries doubles). Set on every response with metadata;
+	// on UpdateMemory, an alternative to metadata (not both).
+	MetadataJson string `protobuf:"bytes,27,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
+	// When what the memory is about happened (event time), as the client says: a
+	// conversation turn's time, the date of a reported event. Unset: unknown, and
+	// created_at (when it was learned) stands in for it. Recall favours memories whose
+	// event time falls in a time the query names ("last week", "on 3 March").
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,28,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -651,6 +660,20 @@ func (x *Memory) GetDerivedFrom() []string {
 func (x *Memory) GetRelations() []*MemoryRelation {
 	if x != nil {
 		return x.Relations
+	}
+	return nil
+}
+
+func (x *Memory) GetMetadataJson() string {
+	if x != nil {
+		return x.MetadataJson
+	}
+	return ""
+}
+
+func (x *Memory) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
 	}
 	return nil
 }
@@ -912,7 +935,7 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1a.memoryd.v1.ProvenanceKindR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12=\n" +
 	"\fretrieved_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vretrievedAt\x12\x18\n" +
-	"\alocator\x18\x04 \x01(\tR\alocator\"\x91\b\n" +
+	"\alocator\x18\x04 \x01(\tR\alocator\"\xf3\b\n" +
 	"\x06Memory\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x19\n" +
@@ -951,7 +974,10 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"supersedes\x12#\n" +
 	"\rsuperseded_by\x18\x18 \x01(\tR\fsupersededBy\x12!\n" +
 	"\fderived_from\x18\x19 \x03(\tR\vderivedFrom\x128\n" +
-	"\trelations\x18\x1a \x03(\v2\x1a.memoryd.v1.MemoryRelationR\trelations\"\xae\x01\n" +
+	"\trelations\x18\x1a \x03(\v2\x1a.memoryd.v1.MemoryRelationR\trelations\x12#\n" +
+	"\rmetadata_json\x18\x1b \x01(\tR\fmetadataJson\x12;\n" +
+	"\voccurred_at\x18\x1c \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\xae\x01\n" +
 	"\x0eMemoryRelation\x12,\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x18.memoryd.v1.RelationKindR\x04kind\x12\x1b\n" +
 	"\tmemory_id\x18\x02 \x01(\tR\bmemoryId\x129\n" +
@@ -1054,13 +1080,14 @@ var file_memoryd_v1_common_proto_depIdxs = []int32{
 	11, // 8: memoryd.v1.Memory.accessed_at:type_name -> google.protobuf.Timestamp
 	11, // 9: memoryd.v1.Memory.expires_at:type_name -> google.protobuf.Timestamp
 	7,  // 10: memoryd.v1.Memory.relations:type_name -> memoryd.v1.MemoryRelation
-	3,  // 11: memoryd.v1.MemoryRelation.kind:type_name -> memoryd.v1.RelationKind
-	11, // 12: memoryd.v1.MemoryRelation.created_at:type_name -> google.protobuf.Timestamp
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	11, // 11: memoryd.v1.Memory.occurred_at:type_name -> google.protobuf.Timestamp
+	3,  // 12: memoryd.v1.MemoryRelation.kind:type_name -> memoryd.v1.RelationKind
+	11, // 13: memoryd.v1.MemoryRelation.created_at:type_name -> google.protobuf.Timestamp
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_common_proto_init() }

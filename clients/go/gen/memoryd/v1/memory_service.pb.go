@@ -379,7 +379,13 @@ type RememberRequest struct {
 	// Optional client-supplied embedding; must match the daemon's dimension.
 	Embedding []float32 `protobuf:"fixed32,12,rep,packed,name=embedding,proto3" json:"embedding,omitempty"`
 	// Optional creation time (imports, replays of conversations); defaults to now.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// metadata as JSON text (an object): integers keep every digit. Set this or
+	// metadata, not both.
+	MetadataJson string `protobuf:"bytes,14,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
+	// Optional event time: when what the memory is about happened (see
+	// Memory.occurred_at); may lie in the past or the future (a planned event).
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -501,6 +507,20 @@ func (x *RememberRequest) GetEmbedding() []float32 {
 func (x *RememberRequest) GetCreatedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *RememberRequest) GetMetadataJson() string {
+	if x != nil {
+		return x.MetadataJson
+	}
+	return ""
+}
+
+func (x *RememberRequest) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
 	}
 	return nil
 }
@@ -843,7 +863,13 @@ type ScoreComponents struct {
 	// of a memory best in every ranking (convex: the fused score itself; a memory
 	// added as a neighbour gets a share of its neighbour's); vector-only, the cosine.
 	// DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
-	Relevance     float64 `protobuf:"fixed64,8,opt,name=relevance,proto3" json:"relevance,omitempty"`
+	Relevance float64 `protobuf:"fixed64,8,opt,name=relevance,proto3" json:"relevance,omitempty"`
+	// Whether the memory's event time (occurred_at, else created_at) falls in a time
+	// the query names ("yesterday", "in May", "on 3 March", "上周"; allowing a day
+	// before and two after; only the question sentences' times are read): 1 or 0, 0
+	// when the query names no time. When a candidate falls in one, relevance is
+	// (1 - w) * relevance + w * temporal, w = recall.temporal_weight (0.3).
+	Temporal      float64 `protobuf:"fixed64,9,opt,name=temporal,proto3" json:"temporal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -934,6 +960,13 @@ func (x *ScoreComponents) GetRelevance() float64 {
 	return 0
 }
 
+func (x *ScoreComponents) GetTemporal() float64 {
+	if x != nil {
+		return x.Temporal
+	}
+	return 0
+}
+
 type RecallRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -958,7 +991,10 @@ type RecallRequest struct {
 	CreatedBefore   *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=created_before,json=createdBefore,proto3" json:"created_before,omitempty"`
 	IncludeArchived bool                   `protobuf:"varint,14,opt,name=include_archived,json=includeArchived,proto3" json:"include_archived,omitempty"`
 	// Drop results whose final score is below this; 0 means no threshold.
-	MinScore      float64 `protobuf:"fixed64,15,opt,name=min_score,json=minScore,proto3" json:"min_score,omitempty"`
+	MinScore float64 `protobuf:"fixed64,15,opt,name=min_score,json=minScore,proto3" json:"min_score,omitempty"`
+	// The reference time of relative time expressions in the query ("yesterday", "last
+	// week", "上周三"): when the question is asked. Unset: the server's clock.
+	Now           *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=now,proto3" json:"now,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1096,6 +1132,13 @@ func (x *RecallRequest) GetMinScore() float64 {
 		return x.MinScore
 	}
 	return 0
+}
+
+func (x *RecallRequest) GetNow() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Now
+	}
+	return nil
 }
 
 type RecallResult struct {
@@ -1508,7 +1551,7 @@ type UpdateMemoryRequest struct {
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	// memory.id names the memory; the fields in update_mask are replaced.
 	// Updatable: content, memory_type, tags, security_level, importance, confidence,
-	// namespace, metadata, source, expires_at, archived.
+	// namespace, metadata, source, expires_at, archived, occurred_at.
 	Memory     *Memory                `protobuf:"bytes,2,opt,name=memory,proto3" json:"memory,omitempty"`
 	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,3,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	// Optimistic concurrency: fail with FAILED_PRECONDITION unless the version matches.
@@ -1747,8 +1790,12 @@ type KeyEntry struct {
 	Source        *Provenance            `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
 	SecurityLevel SecurityLevel          `protobuf:"varint,7,opt,name=security_level,json=securityLevel,proto3,enum=memoryd.v1.SecurityLevel" json:"security_level,omitempty"`
 	// The long-term memory mirroring this key's content (empty for a tombstone).
-	MemoryId      string `protobuf:"bytes,8,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
-	Namespace     string `protobuf:"bytes,9,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	MemoryId  string `protobuf:"bytes,8,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
+	Namespace string `protobuf:"bytes,9,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// The content as JSON text exactly as written (whitespace between tokens
+	// removed): numbers, escapes and member order as the writer sent them. "null" for
+	// a tombstone. content carries the same value through doubles.
+	ContentJson   string `protobuf:"bytes,10,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1846,16 +1893,29 @@ func (x *KeyEntry) GetNamespace() string {
 	return ""
 }
 
+func (x *KeyEntry) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
+	}
+	return ""
+}
+
 type SetMemoryRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	Key     string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
-	// Any JSON value; null_value writes a tombstone. {} is valid content.
-	Content       *structpb.Value `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
-	Source        *Provenance     `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
-	IfVersion     *int64          `protobuf:"varint,5,opt,name=if_version,json=ifVersion,proto3,oneof" json:"if_version,omitempty"`
-	SecurityLevel SecurityLevel   `protobuf:"varint,6,opt,name=security_level,json=securityLevel,proto3,enum=memoryd.v1.SecurityLevel" json:"security_level,omitempty"`
-	Namespace     string          `protobuf:"bytes,7,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+	// travel as doubles: prefer content_json. Set exactly one of content, content_json.
+	Content *structpb.Value `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	// Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+	// TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+	Source        *Provenance   `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	IfVersion     *int64        `protobuf:"varint,5,opt,name=if_version,json=ifVersion,proto3,oneof" json:"if_version,omitempty"`
+	SecurityLevel SecurityLevel `protobuf:"varint,6,opt,name=security_level,json=securityLevel,proto3,enum=memoryd.v1.SecurityLevel" json:"security_level,omitempty"`
+	Namespace     string        `protobuf:"bytes,7,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// The content as JSON text ("null" writes a tombstone), stored as written apart
+	// from whitespace between tokens, so it reads back byte for byte.
+	ContentJson   string `protobuf:"bytes,8,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1935,6 +1995,13 @@ func (x *SetMemoryRequest) GetSecurityLevel() SecurityLevel {
 func (x *SetMemoryRequest) GetNamespace() string {
 	if x != nil {
 		return x.Namespace
+	}
+	return ""
+}
+
+func (x *SetMemoryRequest) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
 	}
 	return ""
 }
@@ -2348,13 +2415,15 @@ func (x *KeyHistoryResponse) GetNextPageToken() string {
 }
 
 type WorkingMemory struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Scope         *WorkingMemoryScope    `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
-	Content       *structpb.Struct       `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
-	Version       int64                  `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	JsonSchema    *structpb.Struct       `protobuf:"bytes,6,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Scope      *WorkingMemoryScope    `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Content    *structpb.Struct       `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	Version    int64                  `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
+	UpdatedAt  *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	ExpiresAt  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	JsonSchema *structpb.Struct       `protobuf:"bytes,6,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	// content as JSON text (an object): integers keep every digit.
+	ContentJson   string `protobuf:"bytes,7,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2431,6 +2500,13 @@ func (x *WorkingMemory) GetJsonSchema() *structpb.Struct {
 	return nil
 }
 
+func (x *WorkingMemory) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
+	}
+	return ""
+}
+
 type SetWorkingMemoryRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -2440,7 +2516,9 @@ type SetWorkingMemoryRequest struct {
 	// Counted from the last update; unset means no expiry.
 	Ttl *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	// Optional JSON Schema; once set, every later write is validated against it.
-	JsonSchema    *structpb.Struct `protobuf:"bytes,6,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	JsonSchema *structpb.Struct `protobuf:"bytes,6,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	// content as JSON text (an object); set this or content, not both.
+	ContentJson   string `protobuf:"bytes,7,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2515,6 +2593,13 @@ func (x *SetWorkingMemoryRequest) GetJsonSchema() *structpb.Struct {
 		return x.JsonSchema
 	}
 	return nil
+}
+
+func (x *SetWorkingMemoryRequest) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
+	}
+	return ""
 }
 
 type SetWorkingMemoryResponse struct {
@@ -4360,7 +4445,7 @@ var File_memoryd_v1_memory_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1fmemoryd/v1/memory_service.proto\x12\n" +
-	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xd4\x04\n" +
+	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xb6\x05\n" +
 	"\x0fRememberRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x127\n" +
@@ -4382,7 +4467,10 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"expires_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1c\n" +
 	"\tembedding\x18\f \x03(\x02R\tembedding\x129\n" +
 	"\n" +
-	"created_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAtB\r\n" +
+	"created_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12#\n" +
+	"\rmetadata_json\x18\x0e \x01(\tR\fmetadataJson\x12;\n" +
+	"\voccurred_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAtB\r\n" +
 	"\v_importanceB\r\n" +
 	"\v_confidence\"\x97\x01\n" +
 	"\x10RememberResponse\x12*\n" +
@@ -4408,7 +4496,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x10_half_life_hoursB\x14\n" +
 	"\x12_similarity_weightB\x11\n" +
 	"\x0f_recency_weightB\x14\n" +
-	"\x12_importance_weight\"\xef\x01\n" +
+	"\x12_importance_weight\"\x8b\x02\n" +
 	"\x0fScoreComponents\x12\x1e\n" +
 	"\n" +
 	"similarity\x18\x01 \x01(\x01R\n" +
@@ -4421,7 +4509,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\bweighted\x18\x05 \x01(\x01R\bweighted\x12\x18\n" +
 	"\akeyword\x18\x06 \x01(\x01R\akeyword\x12\x14\n" +
 	"\x05fused\x18\a \x01(\x01R\x05fused\x12\x1c\n" +
-	"\trelevance\x18\b \x01(\x01R\trelevance\"\x9e\x05\n" +
+	"\trelevance\x18\b \x01(\x01R\trelevance\x12\x1a\n" +
+	"\btemporal\x18\t \x01(\x01R\btemporal\"\xcc\x05\n" +
 	"\rRecallRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\x14\n" +
@@ -4438,7 +4527,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\rcreated_after\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\fcreatedAfter\x12A\n" +
 	"\x0ecreated_before\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBefore\x12)\n" +
 	"\x10include_archived\x18\x0e \x01(\bR\x0fincludeArchived\x12\x1b\n" +
-	"\tmin_score\x18\x0f \x01(\x01R\bminScoreB\f\n" +
+	"\tmin_score\x18\x0f \x01(\x01R\bminScore\x12,\n" +
+	"\x03now\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\x03nowB\f\n" +
 	"\n" +
 	"_namespaceB\t\n" +
 	"\a_hybrid\"\x8d\x01\n" +
@@ -4493,7 +4583,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\tR\x03ids\"=\n" +
 	"\x16ForgetMemoriesResponse\x12#\n" +
-	"\rforgotten_ids\x18\x01 \x03(\tR\fforgottenIds\"\xe6\x02\n" +
+	"\rforgotten_ids\x18\x01 \x03(\tR\fforgottenIds\"\x89\x03\n" +
 	"\bKeyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x120\n" +
 	"\acontent\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\acontent\x12\x14\n" +
@@ -4504,7 +4594,9 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x06source\x18\x06 \x01(\v2\x16.memoryd.v1.ProvenanceR\x06source\x12@\n" +
 	"\x0esecurity_level\x18\a \x01(\x0e2\x19.memoryd.v1.SecurityLevelR\rsecurityLevel\x12\x1b\n" +
 	"\tmemory_id\x18\b \x01(\tR\bmemoryId\x12\x1c\n" +
-	"\tnamespace\x18\t \x01(\tR\tnamespace\"\xb4\x02\n" +
+	"\tnamespace\x18\t \x01(\tR\tnamespace\x12!\n" +
+	"\fcontent_json\x18\n" +
+	" \x01(\tR\vcontentJson\"\xd7\x02\n" +
 	"\x10SetMemoryRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x120\n" +
@@ -4513,7 +4605,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"if_version\x18\x05 \x01(\x03H\x00R\tifVersion\x88\x01\x01\x12@\n" +
 	"\x0esecurity_level\x18\x06 \x01(\x0e2\x19.memoryd.v1.SecurityLevelR\rsecurityLevel\x12\x1c\n" +
-	"\tnamespace\x18\a \x01(\tR\tnamespaceB\r\n" +
+	"\tnamespace\x18\a \x01(\tR\tnamespace\x12!\n" +
+	"\fcontent_json\x18\b \x01(\tR\vcontentJsonB\r\n" +
 	"\v_if_version\"t\n" +
 	"\x11SetMemoryResponse\x12*\n" +
 	"\x05entry\x18\x01 \x01(\v2\x14.memoryd.v1.KeyEntryR\x05entry\x123\n" +
@@ -4542,7 +4635,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\"l\n" +
 	"\x12KeyHistoryResponse\x12.\n" +
 	"\aentries\x18\x01 \x03(\v2\x14.memoryd.v1.KeyEntryR\aentries\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc2\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xe5\x02\n" +
 	"\rWorkingMemory\x124\n" +
 	"\x05scope\x18\x01 \x01(\v2\x1e.memoryd.v1.WorkingMemoryScopeR\x05scope\x121\n" +
 	"\acontent\x18\x02 \x01(\v2\x17.google.protobuf.StructR\acontent\x12\x18\n" +
@@ -4552,7 +4645,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x128\n" +
 	"\vjson_schema\x18\x06 \x01(\v2\x17.google.protobuf.StructR\n" +
-	"jsonSchema\"\xb7\x02\n" +
+	"jsonSchema\x12!\n" +
+	"\fcontent_json\x18\a \x01(\tR\vcontentJson\"\xda\x02\n" +
 	"\x17SetWorkingMemoryRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x124\n" +
 	"\x05scope\x18\x02 \x01(\v2\x1e.memoryd.v1.WorkingMemoryScopeR\x05scope\x121\n" +
@@ -4560,7 +4654,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x04mode\x18\x04 \x01(\x0e2\x1d.memoryd.v1.WorkingMemoryModeR\x04mode\x12+\n" +
 	"\x03ttl\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x128\n" +
 	"\vjson_schema\x18\x06 \x01(\v2\x17.google.protobuf.StructR\n" +
-	"jsonSchema\"\\\n" +
+	"jsonSchema\x12!\n" +
+	"\fcontent_json\x18\a \x01(\tR\vcontentJson\"\\\n" +
 	"\x18SetWorkingMemoryResponse\x12@\n" +
 	"\x0eworking_memory\x18\x01 \x01(\v2\x19.memoryd.v1.WorkingMemoryR\rworkingMemory\"j\n" +
 	"\x17GetWorkingMemoryRequest\x12\x19\n" +
@@ -4873,138 +4968,140 @@ var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	68,  // 3: memoryd.v1.RememberRequest.source:type_name -> memoryd.v1.Provenance
 	69,  // 4: memoryd.v1.RememberRequest.expires_at:type_name -> google.protobuf.Timestamp
 	69,  // 5: memoryd.v1.RememberRequest.created_at:type_name -> google.protobuf.Timestamp
-	70,  // 6: memoryd.v1.RememberResponse.memory:type_name -> memoryd.v1.Memory
-	71,  // 7: memoryd.v1.RememberResponse.degraded:type_name -> memoryd.v1.Degradation
-	6,   // 8: memoryd.v1.RememberBatchRequest.items:type_name -> memoryd.v1.RememberRequest
-	70,  // 9: memoryd.v1.RememberResult.memory:type_name -> memoryd.v1.Memory
-	9,   // 10: memoryd.v1.RememberBatchResponse.results:type_name -> memoryd.v1.RememberResult
-	71,  // 11: memoryd.v1.RememberBatchResponse.degraded:type_name -> memoryd.v1.Degradation
-	0,   // 12: memoryd.v1.Scoring.preset:type_name -> memoryd.v1.ScoringPreset
-	1,   // 13: memoryd.v1.Scoring.recency_basis:type_name -> memoryd.v1.RecencyBasis
-	72,  // 14: memoryd.v1.RecallRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	65,  // 15: memoryd.v1.RecallRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	66,  // 16: memoryd.v1.RecallRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	11,  // 17: memoryd.v1.RecallRequest.scoring:type_name -> memoryd.v1.Scoring
-	69,  // 18: memoryd.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
-	69,  // 19: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
-	70,  // 20: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
-	12,  // 21: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
-	14,  // 22: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
-	71,  // 23: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
-	70,  // 24: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	72,  // 25: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	65,  // 26: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	66,  // 27: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	69,  // 28: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
-	69,  // 29: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
-	2,   // 30: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
-	70,  // 31: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
-	70,  // 32: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
-	73,  // 33: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
-	70,  // 34: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	71,  // 35: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	74,  // 36: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
-	69,  // 37: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
-	68,  // 38: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
-	66,  // 39: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
-	74,  // 40: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
-	68,  // 41: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
-	66,  // 42: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
-	24,  // 43: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
-	71,  // 44: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	24,  // 45: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
-	24,  // 46: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
-	24,  // 47: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
-	75,  // 48: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	67,  // 49: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
-	69,  // 50: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
-	69,  // 51: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
-	67,  // 52: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
-	75,  // 53: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	67,  // 54: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
-	3,   // 55: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
-	76,  // 56: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
-	67,  // 57: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
-	33,  // 58: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	75,  // 59: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	33,  // 60: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	75,  // 61: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	33,  // 62: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
-	69,  // 63: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
-	42,  // 64: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	42,  // 65: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	4,   // 66: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
-	69,  // 67: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
-	48,  // 68: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
-	74,  // 69: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
-	5,   // 70: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
-	69,  // 71: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
-	47,  // 72: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
-	76,  // 73: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
-	49,  // 74: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
-	71,  // 75: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	50,  // 76: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	47,  // 77: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
-	71,  // 78: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
-	5,   // 79: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
-	50,  // 80: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	70,  // 81: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
-	71,  // 82: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
-	47,  // 83: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
-	71,  // 84: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	6,   // 85: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
-	8,   // 86: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
-	13,  // 87: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
-	16,  // 88: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
-	18,  // 89: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
-	20,  // 90: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
-	22,  // 91: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
-	25,  // 92: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
-	27,  // 93: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
-	29,  // 94: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
-	31,  // 95: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
-	34,  // 96: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
-	36,  // 97: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
-	38,  // 98: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
-	40,  // 99: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
-	43,  // 100: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
-	45,  // 101: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
-	51,  // 102: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
-	53,  // 103: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
-	55,  // 104: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
-	57,  // 105: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
-	59,  // 106: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
-	61,  // 107: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
-	63,  // 108: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
-	7,   // 109: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
-	10,  // 110: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
-	15,  // 111: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
-	17,  // 112: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
-	19,  // 113: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
-	21,  // 114: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
-	23,  // 115: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
-	26,  // 116: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
-	28,  // 117: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
-	30,  // 118: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
-	32,  // 119: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
-	35,  // 120: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
-	37,  // 121: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
-	39,  // 122: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
-	41,  // 123: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
-	44,  // 124: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
-	46,  // 125: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
-	52,  // 126: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
-	54,  // 127: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
-	56,  // 128: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
-	58,  // 129: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
-	60,  // 130: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
-	62,  // 131: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
-	64,  // 132: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
-	109, // [109:133] is the sub-list for method output_type
-	85,  // [85:109] is the sub-list for method input_type
-	85,  // [85:85] is the sub-list for extension type_name
-	85,  // [85:85] is the sub-list for extension extendee
-	0,   // [0:85] is the sub-list for field type_name
+	69,  // 6: memoryd.v1.RememberRequest.occurred_at:type_name -> google.protobuf.Timestamp
+	70,  // 7: memoryd.v1.RememberResponse.memory:type_name -> memoryd.v1.Memory
+	71,  // 8: memoryd.v1.RememberResponse.degraded:type_name -> memoryd.v1.Degradation
+	6,   // 9: memoryd.v1.RememberBatchRequest.items:type_name -> memoryd.v1.RememberRequest
+	70,  // 10: memoryd.v1.RememberResult.memory:type_name -> memoryd.v1.Memory
+	9,   // 11: memoryd.v1.RememberBatchResponse.results:type_name -> memoryd.v1.RememberResult
+	71,  // 12: memoryd.v1.RememberBatchResponse.degraded:type_name -> memoryd.v1.Degradation
+	0,   // 13: memoryd.v1.Scoring.preset:type_name -> memoryd.v1.ScoringPreset
+	1,   // 14: memoryd.v1.Scoring.recency_basis:type_name -> memoryd.v1.RecencyBasis
+	72,  // 15: memoryd.v1.RecallRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	65,  // 16: memoryd.v1.RecallRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	66,  // 17: memoryd.v1.RecallRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	11,  // 18: memoryd.v1.RecallRequest.scoring:type_name -> memoryd.v1.Scoring
+	69,  // 19: memoryd.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
+	69,  // 20: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
+	69,  // 21: memoryd.v1.RecallRequest.now:type_name -> google.protobuf.Timestamp
+	70,  // 22: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
+	12,  // 23: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
+	14,  // 24: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
+	71,  // 25: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
+	70,  // 26: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	72,  // 27: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	65,  // 28: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	66,  // 29: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	69,  // 30: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
+	69,  // 31: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
+	2,   // 32: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
+	70,  // 33: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
+	70,  // 34: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
+	73,  // 35: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
+	70,  // 36: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	71,  // 37: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	74,  // 38: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
+	69,  // 39: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
+	68,  // 40: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
+	66,  // 41: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
+	74,  // 42: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
+	68,  // 43: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
+	66,  // 44: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
+	24,  // 45: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
+	71,  // 46: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	24,  // 47: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
+	24,  // 48: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
+	24,  // 49: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
+	75,  // 50: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	67,  // 51: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
+	69,  // 52: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
+	69,  // 53: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
+	67,  // 54: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
+	75,  // 55: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	67,  // 56: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
+	3,   // 57: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
+	76,  // 58: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
+	67,  // 59: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
+	33,  // 60: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	75,  // 61: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	33,  // 62: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	75,  // 63: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	33,  // 64: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
+	69,  // 65: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
+	42,  // 66: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	42,  // 67: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	4,   // 68: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
+	69,  // 69: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
+	48,  // 70: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
+	74,  // 71: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
+	5,   // 72: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
+	69,  // 73: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
+	47,  // 74: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
+	76,  // 75: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
+	49,  // 76: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
+	71,  // 77: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	50,  // 78: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	47,  // 79: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
+	71,  // 80: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
+	5,   // 81: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
+	50,  // 82: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	70,  // 83: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
+	71,  // 84: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
+	47,  // 85: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
+	71,  // 86: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	6,   // 87: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
+	8,   // 88: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
+	13,  // 89: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
+	16,  // 90: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
+	18,  // 91: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
+	20,  // 92: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
+	22,  // 93: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
+	25,  // 94: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
+	27,  // 95: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
+	29,  // 96: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
+	31,  // 97: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
+	34,  // 98: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
+	36,  // 99: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
+	38,  // 100: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
+	40,  // 101: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
+	43,  // 102: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
+	45,  // 103: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
+	51,  // 104: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
+	53,  // 105: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
+	55,  // 106: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
+	57,  // 107: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
+	59,  // 108: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
+	61,  // 109: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
+	63,  // 110: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
+	7,   // 111: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
+	10,  // 112: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
+	15,  // 113: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
+	17,  // 114: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
+	19,  // 115: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
+	21,  // 116: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
+	23,  // 117: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
+	26,  // 118: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
+	28,  // 119: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
+	30,  // 120: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
+	32,  // 121: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
+	35,  // 122: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
+	37,  // 123: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
+	39,  // 124: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
+	41,  // 125: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
+	44,  // 126: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
+	46,  // 127: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
+	52,  // 128: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
+	54,  // 129: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
+	56,  // 130: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
+	58,  // 131: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
+	60,  // 132: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
+	62,  // 133: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	64,  // 134: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	111, // [111:135] is the sub-list for method output_type
+	87,  // [87:111] is the sub-list for method input_type
+	87,  // [87:87] is the sub-list for extension type_name
+	87,  // [87:87] is the sub-list for extension extendee
+	0,   // [0:87] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_memory_service_proto_init() }

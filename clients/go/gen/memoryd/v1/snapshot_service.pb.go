@@ -604,7 +604,7 @@ type DefaultReadRequest struct {
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	// Unset means 300.
 	TokenLimit int32 `protobuf:"varint,2,opt,name=token_limit,json=tokenLimit,proto3" json:"token_limit,omitempty"`
-	// Entries sharing these tags rank higher at equal recency and importance.
+	// Entries sharing these tags rank higher (the tag-overlap term of the ranking).
 	Tags []string `protobuf:"bytes,3,rep,name=tags,proto3" json:"tags,omitempty"`
 	// Entries whose content expired_at is before this are skipped; unset means now.
 	CurrentTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=current_time,json=currentTime,proto3" json:"current_time,omitempty"`
@@ -680,11 +680,17 @@ func (x *DefaultReadRequest) GetPrefix() string {
 }
 
 type DefaultReadLine struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
-	Summary       string                 `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// The content's own "type" field; empty when it has none.
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// The content's "summary", else a short extract of it.
+	Summary   string                 `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The key's content as JSON text, as written (see KeyEntry.content_json).
+	ContentJson string `protobuf:"bytes,5,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
+	// The ranking score (README: Default read): recency, importance and tag overlap.
+	Score         float64 `protobuf:"fixed64,6,opt,name=score,proto3" json:"score,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -745,6 +751,20 @@ func (x *DefaultReadLine) GetUpdatedAt() *timestamppb.Timestamp {
 		return x.UpdatedAt
 	}
 	return nil
+}
+
+func (x *DefaultReadLine) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
+	}
+	return ""
+}
+
+func (x *DefaultReadLine) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
 }
 
 type DefaultReadResponse struct {
@@ -816,11 +836,14 @@ func (x *DefaultReadResponse) GetTokenCounter() string {
 }
 
 type StateComponent struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	State         *structpb.Struct       `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
-	Version       int64                  `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Name      string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	State     *structpb.Struct       `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	Version   int64                  `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// state as JSON text (an object): integers keep every digit. On SaveState, set
+	// this or state, not both.
+	StateJson     string `protobuf:"bytes,5,opt,name=state_json,json=stateJson,proto3" json:"state_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -881,6 +904,13 @@ func (x *StateComponent) GetUpdatedAt() *timestamppb.Timestamp {
 		return x.UpdatedAt
 	}
 	return nil
+}
+
+func (x *StateComponent) GetStateJson() string {
+	if x != nil {
+		return x.StateJson
+	}
+	return ""
 }
 
 type SaveStateRequest struct {
@@ -1149,25 +1179,29 @@ const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"tokenLimit\x12\x12\n" +
 	"\x04tags\x18\x03 \x03(\tR\x04tags\x12=\n" +
 	"\fcurrent_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vcurrentTime\x12\x16\n" +
-	"\x06prefix\x18\x05 \x01(\tR\x06prefix\"\x8c\x01\n" +
+	"\x06prefix\x18\x05 \x01(\tR\x06prefix\"\xc5\x01\n" +
 	"\x0fDefaultReadLine\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
 	"\asummary\x18\x03 \x01(\tR\asummary\x129\n" +
 	"\n" +
-	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xa2\x01\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12!\n" +
+	"\fcontent_json\x18\x05 \x01(\tR\vcontentJson\x12\x14\n" +
+	"\x05score\x18\x06 \x01(\x01R\x05score\"\xa2\x01\n" +
 	"\x13DefaultReadResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x121\n" +
 	"\x05lines\x18\x02 \x03(\v2\x1b.memoryd.v1.DefaultReadLineR\x05lines\x12\x1f\n" +
 	"\vtokens_used\x18\x03 \x01(\x05R\n" +
 	"tokensUsed\x12#\n" +
-	"\rtoken_counter\x18\x04 \x01(\tR\ftokenCounter\"\xa8\x01\n" +
+	"\rtoken_counter\x18\x04 \x01(\tR\ftokenCounter\"\xc7\x01\n" +
 	"\x0eStateComponent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\x05state\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x05state\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\x03R\aversion\x129\n" +
 	"\n" +
-	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x88\x01\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"state_json\x18\x05 \x01(\tR\tstateJson\"\x88\x01\n" +
 	"\x10SaveStateRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +

@@ -35,7 +35,7 @@ def _scope(thread_id: str, resource_id: str) -> common_pb2.WorkingMemoryScope:
 
 def set_working_memory(
     agent_id: str,
-    content: Mapping[str, Any],
+    content: rq.JsonObjectArg,
     *,
     thread_id: str = "",
     resource_id: str = "",
@@ -44,7 +44,9 @@ def set_working_memory(
     json_schema: Mapping[str, Any] | None = None,
 ) -> Unary[WorkingMemory]:
     """Merge ``content``'s top-level fields into the scope's working memory
-    (``replace=True``: replace it). A replace is safe to retry; a merge is not."""
+    (``replace=True``: replace it). A replace is safe to retry; a merge is not.
+    ``content`` as :class:`~memoryd_client.JsonText` is stored as written (a merge
+    keeps each member's text)."""
     mode = (
         memory_service_pb2.WORKING_MEMORY_MODE_REPLACE
         if replace
@@ -53,7 +55,7 @@ def set_working_memory(
     request = memory_service_pb2.SetWorkingMemoryRequest(
         agent_id=agent_id,
         scope=_scope(thread_id, resource_id),
-        content=rq.struct(content, "content"),
+        content_json=rq.json_text(content, "content", object_only=True),
         mode=mode,
     )
     if ttl is not None:

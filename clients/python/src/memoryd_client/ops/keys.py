@@ -15,11 +15,18 @@ def set_memory(
     key: str,
     content: Any,
     *,
+    source: rq.SourceArg,
     if_version: int | None = None,
     security_level: rq.EnumArg | None = None,
     namespace: str = "",
 ) -> Unary[KeyEntry]:
-    """Write ``content`` (any JSON value) to ``key``; ``None`` writes a tombstone.
+    """Write ``content`` (any JSON value, or :class:`~memoryd_client.JsonText` stored
+    as written) to ``key``; ``None`` writes a tombstone.
+
+    ``source`` is required on every write, tombstones included: ``{"kind": "user"}``,
+    ``{"kind": "agent"}``, or for web / tool / file and keys under /kb/ also ``name``,
+    ``retrieved_at`` (a datetime) and ``locator``. The content travels as JSON text,
+    so it reads back exactly (``12345678901234567`` stays an int).
 
     Each write is a new version in the key's history, so it is retried on UNAVAILABLE
     only with ``if_version`` (a repeat then fails cleanly) or ``retry_writes``.
@@ -27,7 +34,8 @@ def set_memory(
     request = memory_service_pb2.SetMemoryRequest(
         agent_id=agent_id,
         key=key,
-        content=rq.json_value(content, "content"),
+        content_json=rq.json_text(content, "content"),
+        source=rq.provenance(source),
         namespace=namespace,
     )
     if if_version is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -44,11 +44,12 @@ def remember(
     tags: rq.StrSeq = (),
     importance: float | None = None,
     namespace: str = "",
-    metadata: Mapping[str, Any] | None = None,
+    metadata: rq.JsonObjectArg | None = None,
     security_level: rq.EnumArg | None = None,
     embedding: Sequence[float] | None = None,
 ) -> Unary[Remembered]:
     """Store one memory (a near-duplicate updates the existing one: ``deduplicated``).
+    ``metadata`` as :class:`~memoryd_client.JsonText` is stored as written.
 
     Not idempotent: not retried on UNAVAILABLE unless the client has ``retry_writes``.
     """
@@ -208,7 +209,7 @@ def _set_field(memory: common_pb2.Memory, name: str, value: Any) -> None:
     elif name == "tags":
         memory.tags.extend([value] if isinstance(value, str) else list(value))
     elif name == "metadata":
-        memory.metadata.CopyFrom(rq.struct(value, "metadata"))
+        memory.metadata_json = rq.json_text(value, "metadata", object_only=True)
     elif name == "expires_at":
         if not isinstance(value, datetime):
             raise invalid_argument("expires_at", "must be a datetime")

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from memoryd_client import requests as rq
 from memoryd_client.core import Unary
-from memoryd_client.results import DefaultRead, DefaultReadLine, Snapshot, StateComponent, when
+from memoryd_client.results import (
+    DefaultRead,
+    DefaultReadLine,
+    Snapshot,
+    StateComponent,
+    json_or,
+    when,
+)
 from memoryd_proto.v1 import common_pb2, snapshot_service_pb2
 
 SECTION_PREFIX = "SNAPSHOT_SECTION_"
@@ -119,21 +126,34 @@ def default_read(
 
 
 def _default_read(r: snapshot_service_pb2.DefaultReadResponse) -> DefaultRead:
-    lines = tuple(DefaultReadLine(x.key, x.type, x.summary, when(x.updated_at)) for x in r.lines)
+    lines = tuple(
+        DefaultReadLine(
+            x.key,
+            x.type,
+            x.summary,
+            when(x.updated_at),
+            json_or(x.content_json, None),
+            x.content_json,
+            x.score,
+        )
+        for x in r.lines
+    )
     return DefaultRead(r.text, lines, r.tokens_used, r.token_counter)
 
 
 def save_state(
-    agent_id: str, session_id: str, components: Mapping[str, Mapping[str, Any]]
+    agent_id: str, session_id: str, components: Mapping[str, rq.JsonObjectArg]
 ) -> Unary[list[StateComponent]]:
-    """Save named component states (JSON objects) of a session; each save bumps the
-    component's version, so it is not retried unless the client has ``retry_writes``."""
+    """Save named component states (JSON objects, or :class:`~memoryd_client.JsonText`
+    stored as written) of a session; each save bumps the component's version, so it
+    is not retried unless the client has ``retry_writes``."""
     request = snapshot_service_pb2.SaveStateRequest(
         agent_id=agent_id,
         session_id=session_id,
         components=[
             snapshot_service_pb2.StateComponent(
-                name=name, state=rq.struct(state, f"components[{name!r}]")
+                name=name,
+                state_json=rq.json_text(state, f"components[{name!r}]", object_only=True),
             )
             for name, state in components.items()
         ],

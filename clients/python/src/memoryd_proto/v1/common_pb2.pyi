@@ -103,7 +103,7 @@ class Provenance(_message.Message):
     def __init__(self, kind: _Optional[_Union[ProvenanceKind, str]] = ..., name: _Optional[str] = ..., retrieved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., locator: _Optional[str] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("id", "tenant_id", "agent_id", "namespace", "content", "memory_type", "tags", "security_level", "importance", "confidence", "source", "metadata", "created_at", "updated_at", "accessed_at", "access_count", "version", "archived", "expires_at", "key", "embedding_model", "embedding_dimension", "supersedes", "superseded_by", "derived_from", "relations")
+    __slots__ = ("id", "tenant_id", "agent_id", "namespace", "content", "memory_type", "tags", "security_level", "importance", "confidence", "source", "metadata", "created_at", "updated_at", "accessed_at", "access_count", "version", "archived", "expires_at", "key", "embedding_model", "embedding_dimension", "supersedes", "superseded_by", "derived_from", "relations", "metadata_json", "occurred_at")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -130,6 +130,8 @@ class Memory(_message.Message):
     SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
     DERIVED_FROM_FIELD_NUMBER: _ClassVar[int]
     RELATIONS_FIELD_NUMBER: _ClassVar[int]
+    METADATA_JSON_FIELD_NUMBER: _ClassVar[int]
+    OCCURRED_AT_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     agent_id: str
@@ -156,7 +158,9 @@ class Memory(_message.Message):
     superseded_by: str
     derived_from: _containers.RepeatedScalarFieldContainer[str]
     relations: _containers.RepeatedCompositeFieldContainer[MemoryRelation]
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., namespace: _Optional[str] = ..., content: _Optional[str] = ..., memory_type: _Optional[_Union[MemoryType, str]] = ..., tags: _Optional[_Iterable[str]] = ..., security_level: _Optional[_Union[SecurityLevel, str]] = ..., importance: _Optional[float] = ..., confidence: _Optional[float] = ..., source: _Optional[_Union[Provenance, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., accessed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., access_count: _Optional[int] = ..., version: _Optional[int] = ..., archived: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., key: _Optional[str] = ..., embedding_model: _Optional[str] = ..., embedding_dimension: _Optional[int] = ..., supersedes: _Optional[str] = ..., superseded_by: _Optional[str] = ..., derived_from: _Optional[_Iterable[str]] = ..., relations: _Optional[_Iterable[_Union[MemoryRelation, _Mapping]]] = ...) -> None: ...
+    metadata_json: str
+    occurred_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., namespace: _Optional[str] = ..., content: _Optional[str] = ..., memory_type: _Optional[_Union[MemoryType, str]] = ..., tags: _Optional[_Iterable[str]] = ..., security_level: _Optional[_Union[SecurityLevel, str]] = ..., importance: _Optional[float] = ..., confidence: _Optional[float] = ..., source: _Optional[_Union[Provenance, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., accessed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., access_count: _Optional[int] = ..., version: _Optional[int] = ..., archived: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., key: _Optional[str] = ..., embedding_model: _Optional[str] = ..., embedding_dimension: _Optional[int] = ..., supersedes: _Optional[str] = ..., superseded_by: _Optional[str] = ..., derived_from: _Optional[_Iterable[str]] = ..., relations: _Optional[_Iterable[_Union[MemoryRelation, _Mapping]]] = ..., metadata_json: _Optional[str] = ..., occurred_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class MemoryRelation(_message.Message):
     __slots__ = ("kind", "memory_id", "created_at", "reason")

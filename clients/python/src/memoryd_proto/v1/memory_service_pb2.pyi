@@ -83,7 +83,7 @@ FIXED_ZONE_KIND_FOCUS: FixedZoneKind
 FIXED_ZONE_KIND_INSTRUCTION: FixedZoneKind
 
 class RememberRequest(_message.Message):
-    __slots__ = ("agent_id", "content", "memory_type", "tags", "security_level", "importance", "confidence", "namespace", "metadata", "source", "expires_at", "embedding", "created_at")
+    __slots__ = ("agent_id", "content", "memory_type", "tags", "security_level", "importance", "confidence", "namespace", "metadata", "source", "expires_at", "embedding", "created_at", "metadata_json", "occurred_at")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     MEMORY_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -97,6 +97,8 @@ class RememberRequest(_message.Message):
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    METADATA_JSON_FIELD_NUMBER: _ClassVar[int]
+    OCCURRED_AT_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     content: str
     memory_type: _common_pb2.MemoryType
@@ -110,7 +112,9 @@ class RememberRequest(_message.Message):
     expires_at: _timestamp_pb2.Timestamp
     embedding: _containers.RepeatedScalarFieldContainer[float]
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, agent_id: _Optional[str] = ..., content: _Optional[str] = ..., memory_type: _Optional[_Union[_common_pb2.MemoryType, str]] = ..., tags: _Optional[_Iterable[str]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., importance: _Optional[float] = ..., confidence: _Optional[float] = ..., namespace: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding: _Optional[_Iterable[float]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    metadata_json: str
+    occurred_at: _timestamp_pb2.Timestamp
+    def __init__(self, agent_id: _Optional[str] = ..., content: _Optional[str] = ..., memory_type: _Optional[_Union[_common_pb2.MemoryType, str]] = ..., tags: _Optional[_Iterable[str]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., importance: _Optional[float] = ..., confidence: _Optional[float] = ..., namespace: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding: _Optional[_Iterable[float]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., metadata_json: _Optional[str] = ..., occurred_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RememberResponse(_message.Message):
     __slots__ = ("memory", "deduplicated", "degraded")
@@ -163,7 +167,7 @@ class Scoring(_message.Message):
     def __init__(self, preset: _Optional[_Union[ScoringPreset, str]] = ..., half_life_hours: _Optional[float] = ..., similarity_weight: _Optional[float] = ..., recency_weight: _Optional[float] = ..., importance_weight: _Optional[float] = ..., recency_basis: _Optional[_Union[RecencyBasis, str]] = ...) -> None: ...
 
 class ScoreComponents(_message.Message):
-    __slots__ = ("similarity", "recency", "importance", "decayed", "weighted", "keyword", "fused", "relevance")
+    __slots__ = ("similarity", "recency", "importance", "decayed", "weighted", "keyword", "fused", "relevance", "temporal")
     SIMILARITY_FIELD_NUMBER: _ClassVar[int]
     RECENCY_FIELD_NUMBER: _ClassVar[int]
     IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
@@ -172,6 +176,7 @@ class ScoreComponents(_message.Message):
     KEYWORD_FIELD_NUMBER: _ClassVar[int]
     FUSED_FIELD_NUMBER: _ClassVar[int]
     RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    TEMPORAL_FIELD_NUMBER: _ClassVar[int]
     similarity: float
     recency: float
     importance: float
@@ -180,10 +185,11 @@ class ScoreComponents(_message.Message):
     keyword: float
     fused: float
     relevance: float
-    def __init__(self, similarity: _Optional[float] = ..., recency: _Optional[float] = ..., importance: _Optional[float] = ..., decayed: _Optional[float] = ..., weighted: _Optional[float] = ..., keyword: _Optional[float] = ..., fused: _Optional[float] = ..., relevance: _Optional[float] = ...) -> None: ...
+    temporal: float
+    def __init__(self, similarity: _Optional[float] = ..., recency: _Optional[float] = ..., importance: _Optional[float] = ..., decayed: _Optional[float] = ..., weighted: _Optional[float] = ..., keyword: _Optional[float] = ..., fused: _Optional[float] = ..., relevance: _Optional[float] = ..., temporal: _Optional[float] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
-    __slots__ = ("agent_id", "query", "limit", "namespace", "tags", "tag_match", "memory_types", "max_security_level", "scoring", "hybrid", "query_embedding", "created_after", "created_before", "include_archived", "min_score")
+    __slots__ = ("agent_id", "query", "limit", "namespace", "tags", "tag_match", "memory_types", "max_security_level", "scoring", "hybrid", "query_embedding", "created_after", "created_before", "include_archived", "min_score", "now")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -199,6 +205,7 @@ class RecallRequest(_message.Message):
     CREATED_BEFORE_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
     MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
+    NOW_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     query: str
     limit: int
@@ -214,7 +221,8 @@ class RecallRequest(_message.Message):
     created_before: _timestamp_pb2.Timestamp
     include_archived: bool
     min_score: float
-    def __init__(self, agent_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., namespace: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tag_match: _Optional[_Union[_common_pb2.TagMatch, str]] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., scoring: _Optional[_Union[Scoring, _Mapping]] = ..., hybrid: _Optional[bool] = ..., query_embedding: _Optional[_Iterable[float]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_archived: _Optional[bool] = ..., min_score: _Optional[float] = ...) -> None: ...
+    now: _timestamp_pb2.Timestamp
+    def __init__(self, agent_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., namespace: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tag_match: _Optional[_Union[_common_pb2.TagMatch, str]] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., scoring: _Optional[_Union[Scoring, _Mapping]] = ..., hybrid: _Optional[bool] = ..., query_embedding: _Optional[_Iterable[float]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_archived: _Optional[bool] = ..., min_score: _Optional[float] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RecallResult(_message.Message):
     __slots__ = ("memory", "score", "components")
@@ -323,7 +331,7 @@ class ForgetMemoriesResponse(_message.Message):
     def __init__(self, forgotten_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class KeyEntry(_message.Message):
-    __slots__ = ("key", "content", "valid", "version", "updated_at", "source", "security_level", "memory_id", "namespace")
+    __slots__ = ("key", "content", "valid", "version", "updated_at", "source", "security_level", "memory_id", "namespace", "content_json")
     KEY_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     VALID_FIELD_NUMBER: _ClassVar[int]
@@ -333,6 +341,7 @@ class KeyEntry(_message.Message):
     SECURITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
     MEMORY_ID_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
     key: str
     content: _struct_pb2.Value
     valid: bool
@@ -342,10 +351,11 @@ class KeyEntry(_message.Message):
     security_level: _common_pb2.SecurityLevel
     memory_id: str
     namespace: str
-    def __init__(self, key: _Optional[str] = ..., content: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., valid: _Optional[bool] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., memory_id: _Optional[str] = ..., namespace: _Optional[str] = ...) -> None: ...
+    content_json: str
+    def __init__(self, key: _Optional[str] = ..., content: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., valid: _Optional[bool] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., memory_id: _Optional[str] = ..., namespace: _Optional[str] = ..., content_json: _Optional[str] = ...) -> None: ...
 
 class SetMemoryRequest(_message.Message):
-    __slots__ = ("agent_id", "key", "content", "source", "if_version", "security_level", "namespace")
+    __slots__ = ("agent_id", "key", "content", "source", "if_version", "security_level", "namespace", "content_json")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
@@ -353,6 +363,7 @@ class SetMemoryRequest(_message.Message):
     IF_VERSION_FIELD_NUMBER: _ClassVar[int]
     SECURITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     key: str
     content: _struct_pb2.Value
@@ -360,7 +371,8 @@ class SetMemoryRequest(_message.Message):
     if_version: int
     security_level: _common_pb2.SecurityLevel
     namespace: str
-    def __init__(self, agent_id: _Optional[str] = ..., key: _Optional[str] = ..., content: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., if_version: _Optional[int] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., namespace: _Optional[str] = ...) -> None: ...
+    content_json: str
+    def __init__(self, agent_id: _Optional[str] = ..., key: _Optional[str] = ..., content: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., if_version: _Optional[int] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., namespace: _Optional[str] = ..., content_json: _Optional[str] = ...) -> None: ...
 
 class SetMemoryResponse(_message.Message):
     __slots__ = ("entry", "degraded")
@@ -429,36 +441,40 @@ class KeyHistoryResponse(_message.Message):
     def __init__(self, entries: _Optional[_Iterable[_Union[KeyEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class WorkingMemory(_message.Message):
-    __slots__ = ("scope", "content", "version", "updated_at", "expires_at", "json_schema")
+    __slots__ = ("scope", "content", "version", "updated_at", "expires_at", "json_schema", "content_json")
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     JSON_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
     scope: _common_pb2.WorkingMemoryScope
     content: _struct_pb2.Struct
     version: int
     updated_at: _timestamp_pb2.Timestamp
     expires_at: _timestamp_pb2.Timestamp
     json_schema: _struct_pb2.Struct
-    def __init__(self, scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., json_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    content_json: str
+    def __init__(self, scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., json_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., content_json: _Optional[str] = ...) -> None: ...
 
 class SetWorkingMemoryRequest(_message.Message):
-    __slots__ = ("agent_id", "scope", "content", "mode", "ttl", "json_schema")
+    __slots__ = ("agent_id", "scope", "content", "mode", "ttl", "json_schema", "content_json")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     JSON_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     scope: _common_pb2.WorkingMemoryScope
     content: _struct_pb2.Struct
     mode: WorkingMemoryMode
     ttl: _duration_pb2.Duration
     json_schema: _struct_pb2.Struct
-    def __init__(self, agent_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., mode: _Optional[_Union[WorkingMemoryMode, str]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., json_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    content_json: str
+    def __init__(self, agent_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., mode: _Optional[_Union[WorkingMemoryMode, str]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., json_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., content_json: _Optional[str] = ...) -> None: ...
 
 class SetWorkingMemoryResponse(_message.Message):
     __slots__ = ("working_memory",)

@@ -142,16 +142,20 @@ class DefaultReadRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., token_limit: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., current_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., prefix: _Optional[str] = ...) -> None: ...
 
 class DefaultReadLine(_message.Message):
-    __slots__ = ("key", "type", "summary", "updated_at")
+    __slots__ = ("key", "type", "summary", "updated_at", "content_json", "score")
     KEY_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
     key: str
     type: str
     summary: str
     updated_at: _timestamp_pb2.Timestamp
-    def __init__(self, key: _Optional[str] = ..., type: _Optional[str] = ..., summary: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    content_json: str
+    score: float
+    def __init__(self, key: _Optional[str] = ..., type: _Optional[str] = ..., summary: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_json: _Optional[str] = ..., score: _Optional[float] = ...) -> None: ...
 
 class DefaultReadResponse(_message.Message):
     __slots__ = ("text", "lines", "tokens_used", "token_counter")
@@ -166,16 +170,18 @@ class DefaultReadResponse(_message.Message):
     def __init__(self, text: _Optional[str] = ..., lines: _Optional[_Iterable[_Union[DefaultReadLine, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., token_counter: _Optional[str] = ...) -> None: ...
 
 class StateComponent(_message.Message):
-    __slots__ = ("name", "state", "version", "updated_at")
+    __slots__ = ("name", "state", "version", "updated_at", "state_json")
     NAME_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    STATE_JSON_FIELD_NUMBER: _ClassVar[int]
     name: str
     state: _struct_pb2.Struct
     version: int
     updated_at: _timestamp_pb2.Timestamp
-    def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    state_json: str
+    def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., version: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., state_json: _Optional[str] = ...) -> None: ...
 
 class SaveStateRequest(_message.Message):
     __slots__ = ("agent_id", "session_id", "components")

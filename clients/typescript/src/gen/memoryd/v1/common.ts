@@ -380,6 +380,19 @@ export interface Memory {
    * with the inverse kind. Kept in metadata["memoryd:relations"].
    */
   relations: MemoryRelation[];
+  /**
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   */
+  metadataJson: string;
+  /**
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   */
+  occurredAt: Date | undefined;
 }
 
 export interface MemoryRelation {
@@ -563,6 +576,8 @@ function createBaseMemory(): Memory {
     supersededBy: "",
     derivedFrom: [],
     relations: [],
+    metadataJson: "",
+    occurredAt: undefined,
   };
 }
 
@@ -645,6 +660,12 @@ export const Memory: MessageFns<Memory> = {
     }
     for (const v of message.relations) {
       MemoryRelation.encode(v!, writer.uint32(210).fork()).join();
+    }
+    if (message.metadataJson !== "") {
+      writer.uint32(218).string(message.metadataJson);
+    }
+    if (message.occurredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(226).fork()).join();
     }
     return writer;
   },
@@ -870,6 +891,22 @@ export const Memory: MessageFns<Memory> = {
             message.relations.push(MemoryRelation.decode(reader, reader.uint32()));
             continue;
           }
+          case 27: {
+            if (tag !== 218) {
+              break;
+            }
+
+            message.metadataJson = reader.string();
+            continue;
+          }
+          case 28: {
+            if (tag !== 226) {
+              break;
+            }
+
+            message.occurredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -966,6 +1003,16 @@ export const Memory: MessageFns<Memory> = {
       relations: globalThis.Array.isArray(object?.relations)
         ? object.relations.map((e: any) => MemoryRelation.fromJSON(e))
         : [],
+      metadataJson: isSet(object.metadataJson)
+        ? globalThis.String(object.metadataJson)
+        : isSet(object.metadata_json)
+        ? globalThis.String(object.metadata_json)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? fromJsonTimestamp(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? fromJsonTimestamp(object.occurred_at)
+        : undefined,
     };
   },
 
@@ -1049,6 +1096,12 @@ export const Memory: MessageFns<Memory> = {
     if (message.relations?.length) {
       obj.relations = message.relations.map((e) => MemoryRelation.toJSON(e));
     }
+    if (message.metadataJson !== "") {
+      obj.metadataJson = message.metadataJson;
+    }
+    if (message.occurredAt !== undefined) {
+      obj.occurredAt = message.occurredAt.toISOString();
+    }
     return obj;
   },
 
@@ -1085,6 +1138,8 @@ export const Memory: MessageFns<Memory> = {
     message.supersededBy = object.supersededBy ?? "";
     message.derivedFrom = object.derivedFrom?.map((e) => e) || [];
     message.relations = object.relations?.map((e) => MemoryRelation.fromPartial(e)) || [];
+    message.metadataJson = object.metadataJson ?? "";
+    message.occurredAt = object.occurredAt ?? undefined;
     return message;
   },
 };

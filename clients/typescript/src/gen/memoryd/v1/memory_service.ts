@@ -366,7 +366,19 @@ export interface RememberRequest {
   /** Optional client-supplied embedding; must match the daemon's dimension. */
   embedding: number[];
   /** Optional creation time (imports, replays of conversations); defaults to now. */
-  createdAt: Date | undefined;
+  createdAt:
+    | Date
+    | undefined;
+  /**
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   */
+  metadataJson: string;
+  /**
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   */
+  occurredAt: Date | undefined;
 }
 
 export interface RememberResponse {
@@ -455,6 +467,14 @@ export interface ScoreComponents {
    * DECAYED and WEIGHTED are built on it, RELEVANCE returns it.
    */
   relevance: number;
+  /**
+   * Whether the memory's event time (occurred_at, else created_at) falls in a time
+   * the query names ("yesterday", "in May", "on 3 March", "上周"; allowing a day
+   * before and two after; only the question sentences' times are read): 1 or 0, 0
+   * when the query names no time. When a candidate falls in one, relevance is
+   * (1 - w) * relevance + w * temporal, w = recall.temporal_weight (0.3).
+   */
+  temporal: number;
 }
 
 export interface RecallRequest {
@@ -487,6 +507,11 @@ export interface RecallRequest {
   includeArchived: boolean;
   /** Drop results whose final score is below this; 0 means no threshold. */
   minScore: number;
+  /**
+   * The reference time of relative time expressions in the query ("yesterday", "last
+   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   */
+  now: Date | undefined;
 }
 
 export interface RecallResult {
@@ -540,7 +565,7 @@ export interface UpdateMemoryRequest {
   /**
    * memory.id names the memory; the fields in update_mask are replaced.
    * Updatable: content, memory_type, tags, security_level, importance, confidence,
-   * namespace, metadata, source, expires_at, archived.
+   * namespace, metadata, source, expires_at, archived, occurred_at.
    */
   memory: Memory | undefined;
   updateMask:
@@ -586,17 +611,37 @@ export interface KeyEntry {
   /** The long-term memory mirroring this key's content (empty for a tombstone). */
   memoryId: string;
   namespace: string;
+  /**
+   * The content as JSON text exactly as written (whitespace between tokens
+   * removed): numbers, escapes and member order as the writer sent them. "null" for
+   * a tombstone. content carries the same value through doubles.
+   */
+  contentJson: string;
 }
 
 export interface SetMemoryRequest {
   agentId: string;
   key: string;
-  /** Any JSON value; null_value writes a tombstone. {} is valid content. */
-  content: any | undefined;
+  /**
+   * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+   * travel as doubles: prefer content_json. Set exactly one of content, content_json.
+   */
+  content:
+    | any
+    | undefined;
+  /**
+   * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+   * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+   */
   source: Provenance | undefined;
   ifVersion?: number | undefined;
   securityLevel: SecurityLevel;
   namespace: string;
+  /**
+   * The content as JSON text ("null" writes a tombstone), stored as written apart
+   * from whitespace between tokens, so it reads back byte for byte.
+   */
+  contentJson: string;
 }
 
 export interface SetMemoryResponse {
@@ -649,7 +694,11 @@ export interface WorkingMemory {
   version: number;
   updatedAt: Date | undefined;
   expiresAt: Date | undefined;
-  jsonSchema: { [key: string]: any } | undefined;
+  jsonSchema:
+    | { [key: string]: any }
+    | undefined;
+  /** content as JSON text (an object): integers keep every digit. */
+  contentJson: string;
 }
 
 export interface SetWorkingMemoryRequest {
@@ -662,7 +711,11 @@ export interface SetWorkingMemoryRequest {
     | Duration
     | undefined;
   /** Optional JSON Schema; once set, every later write is validated against it. */
-  jsonSchema: { [key: string]: any } | undefined;
+  jsonSchema:
+    | { [key: string]: any }
+    | undefined;
+  /** content as JSON text (an object); set this or content, not both. */
+  contentJson: string;
 }
 
 export interface SetWorkingMemoryResponse {
@@ -903,6 +956,8 @@ function createBaseRememberRequest(): RememberRequest {
     expiresAt: undefined,
     embedding: [],
     createdAt: undefined,
+    metadataJson: "",
+    occurredAt: undefined,
   };
 }
 
@@ -950,6 +1005,12 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     }
     if (message.createdAt !== undefined) {
       Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(106).fork()).join();
+    }
+    if (message.metadataJson !== "") {
+      writer.uint32(114).string(message.metadataJson);
+    }
+    if (message.occurredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -1081,6 +1142,22 @@ export const RememberRequest: MessageFns<RememberRequest> = {
             message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.metadataJson = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.occurredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1130,6 +1207,16 @@ export const RememberRequest: MessageFns<RememberRequest> = {
         : isSet(object.created_at)
         ? fromJsonTimestamp(object.created_at)
         : undefined,
+      metadataJson: isSet(object.metadataJson)
+        ? globalThis.String(object.metadataJson)
+        : isSet(object.metadata_json)
+        ? globalThis.String(object.metadata_json)
+        : "",
+      occurredAt: isSet(object.occurredAt)
+        ? fromJsonTimestamp(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? fromJsonTimestamp(object.occurred_at)
+        : undefined,
     };
   },
 
@@ -1174,6 +1261,12 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     if (message.createdAt !== undefined) {
       obj.createdAt = message.createdAt.toISOString();
     }
+    if (message.metadataJson !== "") {
+      obj.metadataJson = message.metadataJson;
+    }
+    if (message.occurredAt !== undefined) {
+      obj.occurredAt = message.occurredAt.toISOString();
+    }
     return obj;
   },
 
@@ -1197,6 +1290,8 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     message.expiresAt = object.expiresAt ?? undefined;
     message.embedding = object.embedding?.map((e) => e) || [];
     message.createdAt = object.createdAt ?? undefined;
+    message.metadataJson = object.metadataJson ?? "";
+    message.occurredAt = object.occurredAt ?? undefined;
     return message;
   },
 };
@@ -1748,7 +1843,17 @@ export const Scoring: MessageFns<Scoring> = {
 };
 
 function createBaseScoreComponents(): ScoreComponents {
-  return { similarity: 0, recency: 0, importance: 0, decayed: 0, weighted: 0, keyword: 0, fused: 0, relevance: 0 };
+  return {
+    similarity: 0,
+    recency: 0,
+    importance: 0,
+    decayed: 0,
+    weighted: 0,
+    keyword: 0,
+    fused: 0,
+    relevance: 0,
+    temporal: 0,
+  };
 }
 
 export const ScoreComponents: MessageFns<ScoreComponents> = {
@@ -1776,6 +1881,9 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     }
     if (message.relevance !== 0) {
       writer.uint32(65).double(message.relevance);
+    }
+    if (message.temporal !== 0) {
+      writer.uint32(73).double(message.temporal);
     }
     return writer;
   },
@@ -1857,6 +1965,14 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
             message.relevance = reader.double();
             continue;
           }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.temporal = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1879,6 +1995,7 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
       keyword: isSet(object.keyword) ? globalThis.Number(object.keyword) : 0,
       fused: isSet(object.fused) ? globalThis.Number(object.fused) : 0,
       relevance: isSet(object.relevance) ? globalThis.Number(object.relevance) : 0,
+      temporal: isSet(object.temporal) ? globalThis.Number(object.temporal) : 0,
     };
   },
 
@@ -1908,6 +2025,9 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     if (message.relevance !== 0) {
       obj.relevance = floatToJson(message.relevance);
     }
+    if (message.temporal !== 0) {
+      obj.temporal = floatToJson(message.temporal);
+    }
     return obj;
   },
 
@@ -1924,6 +2044,7 @@ export const ScoreComponents: MessageFns<ScoreComponents> = {
     message.keyword = object.keyword ?? 0;
     message.fused = object.fused ?? 0;
     message.relevance = object.relevance ?? 0;
+    message.temporal = object.temporal ?? 0;
     return message;
   },
 };
@@ -1945,6 +2066,7 @@ function createBaseRecallRequest(): RecallRequest {
     createdBefore: undefined,
     includeArchived: false,
     minScore: 0,
+    now: undefined,
   };
 }
 
@@ -2002,6 +2124,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     }
     if (message.minScore !== 0) {
       writer.uint32(121).double(message.minScore);
+    }
+    if (message.now !== undefined) {
+      Timestamp.encode(toTimestamp(message.now), writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -2159,6 +2284,14 @@ export const RecallRequest: MessageFns<RecallRequest> = {
             message.minScore = reader.double();
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.now = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2224,6 +2357,7 @@ export const RecallRequest: MessageFns<RecallRequest> = {
         : isSet(object.min_score)
         ? globalThis.Number(object.min_score)
         : 0,
+      now: isSet(object.now) ? fromJsonTimestamp(object.now) : undefined,
     };
   },
 
@@ -2274,6 +2408,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     if (message.minScore !== 0) {
       obj.minScore = floatToJson(message.minScore);
     }
+    if (message.now !== undefined) {
+      obj.now = message.now.toISOString();
+    }
     return obj;
   },
 
@@ -2299,6 +2436,7 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     message.createdBefore = object.createdBefore ?? undefined;
     message.includeArchived = object.includeArchived ?? false;
     message.minScore = object.minScore ?? 0;
+    message.now = object.now ?? undefined;
     return message;
   },
 };
@@ -3497,6 +3635,7 @@ function createBaseKeyEntry(): KeyEntry {
     securityLevel: 0,
     memoryId: "",
     namespace: "",
+    contentJson: "",
   };
 }
 
@@ -3528,6 +3667,9 @@ export const KeyEntry: MessageFns<KeyEntry> = {
     }
     if (message.namespace !== "") {
       writer.uint32(74).string(message.namespace);
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(82).string(message.contentJson);
     }
     return writer;
   },
@@ -3617,6 +3759,14 @@ export const KeyEntry: MessageFns<KeyEntry> = {
             message.namespace = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3652,6 +3802,11 @@ export const KeyEntry: MessageFns<KeyEntry> = {
         ? globalThis.String(object.memory_id)
         : "",
       namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "",
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -3684,6 +3839,9 @@ export const KeyEntry: MessageFns<KeyEntry> = {
     if (message.namespace !== "") {
       obj.namespace = message.namespace;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -3703,6 +3861,7 @@ export const KeyEntry: MessageFns<KeyEntry> = {
     message.securityLevel = object.securityLevel ?? 0;
     message.memoryId = object.memoryId ?? "";
     message.namespace = object.namespace ?? "";
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };
@@ -3716,6 +3875,7 @@ function createBaseSetMemoryRequest(): SetMemoryRequest {
     ifVersion: undefined,
     securityLevel: 0,
     namespace: "",
+    contentJson: "",
   };
 }
 
@@ -3741,6 +3901,9 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
     }
     if (message.namespace !== "") {
       writer.uint32(58).string(message.namespace);
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(66).string(message.contentJson);
     }
     return writer;
   },
@@ -3814,6 +3977,14 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
             message.namespace = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3847,6 +4018,11 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
         ? securityLevelFromJSON(object.security_level)
         : 0,
       namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "",
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -3873,6 +4049,9 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
     if (message.namespace !== "") {
       obj.namespace = message.namespace;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -3890,6 +4069,7 @@ export const SetMemoryRequest: MessageFns<SetMemoryRequest> = {
     message.ifVersion = object.ifVersion ?? undefined;
     message.securityLevel = object.securityLevel ?? 0;
     message.namespace = object.namespace ?? "";
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };
@@ -4619,6 +4799,7 @@ function createBaseWorkingMemory(): WorkingMemory {
     updatedAt: undefined,
     expiresAt: undefined,
     jsonSchema: undefined,
+    contentJson: "",
   };
 }
 
@@ -4641,6 +4822,9 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
     }
     if (message.jsonSchema !== undefined) {
       Struct.encode(Struct.wrap(message.jsonSchema), writer.uint32(50).fork()).join();
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(58).string(message.contentJson);
     }
     return writer;
   },
@@ -4706,6 +4890,14 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
             message.jsonSchema = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4738,6 +4930,11 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
         : isObject(object.json_schema)
         ? object.json_schema
         : undefined,
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -4761,6 +4958,9 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
     if (message.jsonSchema !== undefined) {
       obj.jsonSchema = message.jsonSchema;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -4777,12 +4977,21 @@ export const WorkingMemory: MessageFns<WorkingMemory> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.expiresAt = object.expiresAt ?? undefined;
     message.jsonSchema = object.jsonSchema ?? undefined;
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };
 
 function createBaseSetWorkingMemoryRequest(): SetWorkingMemoryRequest {
-  return { agentId: "", scope: undefined, content: undefined, mode: 0, ttl: undefined, jsonSchema: undefined };
+  return {
+    agentId: "",
+    scope: undefined,
+    content: undefined,
+    mode: 0,
+    ttl: undefined,
+    jsonSchema: undefined,
+    contentJson: "",
+  };
 }
 
 export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
@@ -4804,6 +5013,9 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
     }
     if (message.jsonSchema !== undefined) {
       Struct.encode(Struct.wrap(message.jsonSchema), writer.uint32(50).fork()).join();
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(58).string(message.contentJson);
     }
     return writer;
   },
@@ -4869,6 +5081,14 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
             message.jsonSchema = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4897,6 +5117,11 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
         : isObject(object.json_schema)
         ? object.json_schema
         : undefined,
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
     };
   },
 
@@ -4920,6 +5145,9 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
     if (message.jsonSchema !== undefined) {
       obj.jsonSchema = message.jsonSchema;
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
     return obj;
   },
 
@@ -4936,6 +5164,7 @@ export const SetWorkingMemoryRequest: MessageFns<SetWorkingMemoryRequest> = {
     message.mode = object.mode ?? 0;
     message.ttl = (object.ttl !== undefined && object.ttl !== null) ? Duration.fromPartial(object.ttl) : undefined;
     message.jsonSchema = object.jsonSchema ?? undefined;
+    message.contentJson = object.contentJson ?? "";
     return message;
   },
 };

@@ -197,7 +197,7 @@ export interface DefaultReadRequest {
   agentId: string;
   /** Unset means 300. */
   tokenLimit: number;
-  /** Entries sharing these tags rank higher at equal recency and importance. */
+  /** Entries sharing these tags rank higher (the tag-overlap term of the ranking). */
   tags: string[];
   /** Entries whose content expired_at is before this are skipped; unset means now. */
   currentTime:
@@ -209,9 +209,17 @@ export interface DefaultReadRequest {
 
 export interface DefaultReadLine {
   key: string;
+  /** The content's own "type" field; empty when it has none. */
   type: string;
+  /** The content's "summary", else a short extract of it. */
   summary: string;
-  updatedAt: Date | undefined;
+  updatedAt:
+    | Date
+    | undefined;
+  /** The key's content as JSON text, as written (see KeyEntry.content_json). */
+  contentJson: string;
+  /** The ranking score (README: Default read): recency, importance and tag overlap. */
+  score: number;
 }
 
 export interface DefaultReadResponse {
@@ -225,7 +233,14 @@ export interface StateComponent {
   name: string;
   state: { [key: string]: any } | undefined;
   version: number;
-  updatedAt: Date | undefined;
+  updatedAt:
+    | Date
+    | undefined;
+  /**
+   * state as JSON text (an object): integers keep every digit. On SaveState, set
+   * this or state, not both.
+   */
+  stateJson: string;
 }
 
 export interface SaveStateRequest {
@@ -1317,7 +1332,7 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
 };
 
 function createBaseDefaultReadLine(): DefaultReadLine {
-  return { key: "", type: "", summary: "", updatedAt: undefined };
+  return { key: "", type: "", summary: "", updatedAt: undefined, contentJson: "", score: 0 };
 }
 
 export const DefaultReadLine: MessageFns<DefaultReadLine> = {
@@ -1333,6 +1348,12 @@ export const DefaultReadLine: MessageFns<DefaultReadLine> = {
     }
     if (message.updatedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(34).fork()).join();
+    }
+    if (message.contentJson !== "") {
+      writer.uint32(42).string(message.contentJson);
+    }
+    if (message.score !== 0) {
+      writer.uint32(49).double(message.score);
     }
     return writer;
   },
@@ -1382,6 +1403,22 @@ export const DefaultReadLine: MessageFns<DefaultReadLine> = {
             message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.contentJson = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.score = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1404,6 +1441,12 @@ export const DefaultReadLine: MessageFns<DefaultReadLine> = {
         : isSet(object.updated_at)
         ? fromJsonTimestamp(object.updated_at)
         : undefined,
+      contentJson: isSet(object.contentJson)
+        ? globalThis.String(object.contentJson)
+        : isSet(object.content_json)
+        ? globalThis.String(object.content_json)
+        : "",
+      score: isSet(object.score) ? globalThis.Number(object.score) : 0,
     };
   },
 
@@ -1421,6 +1464,12 @@ export const DefaultReadLine: MessageFns<DefaultReadLine> = {
     if (message.updatedAt !== undefined) {
       obj.updatedAt = message.updatedAt.toISOString();
     }
+    if (message.contentJson !== "") {
+      obj.contentJson = message.contentJson;
+    }
+    if (message.score !== 0) {
+      obj.score = floatToJson(message.score);
+    }
     return obj;
   },
 
@@ -1433,6 +1482,8 @@ export const DefaultReadLine: MessageFns<DefaultReadLine> = {
     message.type = object.type ?? "";
     message.summary = object.summary ?? "";
     message.updatedAt = object.updatedAt ?? undefined;
+    message.contentJson = object.contentJson ?? "";
+    message.score = object.score ?? 0;
     return message;
   },
 };
@@ -1563,7 +1614,7 @@ export const DefaultReadResponse: MessageFns<DefaultReadResponse> = {
 };
 
 function createBaseStateComponent(): StateComponent {
-  return { name: "", state: undefined, version: 0, updatedAt: undefined };
+  return { name: "", state: undefined, version: 0, updatedAt: undefined, stateJson: "" };
 }
 
 export const StateComponent: MessageFns<StateComponent> = {
@@ -1579,6 +1630,9 @@ export const StateComponent: MessageFns<StateComponent> = {
     }
     if (message.updatedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(34).fork()).join();
+    }
+    if (message.stateJson !== "") {
+      writer.uint32(42).string(message.stateJson);
     }
     return writer;
   },
@@ -1628,6 +1682,14 @@ export const StateComponent: MessageFns<StateComponent> = {
             message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.stateJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1650,6 +1712,11 @@ export const StateComponent: MessageFns<StateComponent> = {
         : isSet(object.updated_at)
         ? fromJsonTimestamp(object.updated_at)
         : undefined,
+      stateJson: isSet(object.stateJson)
+        ? globalThis.String(object.stateJson)
+        : isSet(object.state_json)
+        ? globalThis.String(object.state_json)
+        : "",
     };
   },
 
@@ -1667,6 +1734,9 @@ export const StateComponent: MessageFns<StateComponent> = {
     if (message.updatedAt !== undefined) {
       obj.updatedAt = message.updatedAt.toISOString();
     }
+    if (message.stateJson !== "") {
+      obj.stateJson = message.stateJson;
+    }
     return obj;
   },
 
@@ -1679,6 +1749,7 @@ export const StateComponent: MessageFns<StateComponent> = {
     message.state = object.state ?? undefined;
     message.version = object.version ?? 0;
     message.updatedAt = object.updatedAt ?? undefined;
+    message.stateJson = object.stateJson ?? "";
     return message;
   },
 };

@@ -71,7 +71,7 @@ public final class CommonProto extends com.google.protobuf.GeneratedFile {
       "ind\030\001 \001(\0162\032.memoryd.v1.ProvenanceKindR\004k" +
       "ind\022\022\n\004name\030\002 \001(\tR\004name\022=\n\014retrieved_at\030" +
       "\003 \001(\0132\032.google.protobuf.TimestampR\013retri" +
-      "evedAt\022\030\n\007locator\030\004 \001(\tR\007locator\"\221\010\n\006Mem" +
+      "evedAt\022\030\n\007locator\030\004 \001(\tR\007locator\"\363\010\n\006Mem" +
       "ory\022\016\n\002id\030\001 \001(\tR\002id\022\033\n\ttenant_id\030\002 \001(\tR\010" +
       "tenantId\022\031\n\010agent_id\030\003 \001(\tR\007agentId\022\034\n\tn" +
       "amespace\030\004 \001(\tR\tnamespace\022\030\n\007content\030\005 \001" +
@@ -97,46 +97,48 @@ public final class CommonProto extends com.google.protobuf.GeneratedFile {
       "persedes\030\027 \001(\tR\nsupersedes\022#\n\rsuperseded" +
       "_by\030\030 \001(\tR\014supersededBy\022!\n\014derived_from\030" +
       "\031 \003(\tR\013derivedFrom\0228\n\trelations\030\032 \003(\0132\032." +
-      "memoryd.v1.MemoryRelationR\trelations\"\256\001\n" +
-      "\016MemoryRelation\022,\n\004kind\030\001 \001(\0162\030.memoryd." +
-      "v1.RelationKindR\004kind\022\033\n\tmemory_id\030\002 \001(\t" +
-      "R\010memoryId\0229\n\ncreated_at\030\003 \001(\0132\032.google." +
-      "protobuf.TimestampR\tcreatedAt\022\026\n\006reason\030" +
-      "\004 \001(\tR\006reason\"C\n\013Degradation\022\034\n\tcomponen" +
-      "t\030\001 \001(\tR\tcomponent\022\026\n\006reason\030\002 \001(\tR\006reas" +
-      "on\"d\n\010Progress\022\024\n\005phase\030\001 \001(\tR\005phase\022\022\n\004" +
-      "done\030\002 \001(\003R\004done\022\024\n\005total\030\003 \001(\003R\005total\022\030" +
-      "\n\007message\030\004 \001(\tR\007message\"R\n\022WorkingMemor" +
-      "yScope\022\033\n\tthread_id\030\001 \001(\tR\010threadId\022\037\n\013r" +
-      "esource_id\030\002 \001(\tR\nresourceId*\244\001\n\nMemoryT" +
-      "ype\022\033\n\027MEMORY_TYPE_UNSPECIFIED\020\000\022\032\n\026MEMO" +
-      "RY_TYPE_PREFERENCE\020\001\022\024\n\020MEMORY_TYPE_FACT" +
-      "\020\002\022\027\n\023MEMORY_TYPE_PATTERN\020\003\022\025\n\021MEMORY_TY" +
-      "PE_SKILL\020\004\022\027\n\023MEMORY_TYPE_EPISODE\020\005*\247\001\n\r" +
-      "SecurityLevel\022\036\n\032SECURITY_LEVEL_UNSPECIF" +
-      "IED\020\000\022\031\n\025SECURITY_LEVEL_PUBLIC\020\001\022\033\n\027SECU" +
-      "RITY_LEVEL_INTERNAL\020\002\022\037\n\033SECURITY_LEVEL_" +
-      "CONFIDENTIAL\020\003\022\035\n\031SECURITY_LEVEL_RESTRIC" +
-      "TED\020\004*\317\001\n\016ProvenanceKind\022\037\n\033PROVENANCE_K" +
-      "IND_UNSPECIFIED\020\000\022\030\n\024PROVENANCE_KIND_USE" +
-      "R\020\001\022\030\n\024PROVENANCE_KIND_TOOL\020\002\022\027\n\023PROVENA" +
-      "NCE_KIND_WEB\020\003\022\030\n\024PROVENANCE_KIND_FILE\020\004" +
-      "\022\032\n\026PROVENANCE_KIND_SYSTEM\020\005\022\031\n\025PROVENAN" +
-      "CE_KIND_AGENT\020\006*\350\002\n\014RelationKind\022\035\n\031RELA" +
-      "TION_KIND_UNSPECIFIED\020\000\022\034\n\030RELATION_KIND" +
-      "_SUPERSEDES\020\001\022\037\n\033RELATION_KIND_SUPERSEDE" +
-      "D_BY\020\002\022\035\n\031RELATION_KIND_CONTRADICTS\020\003\022!\n" +
-      "\035RELATION_KIND_CONTRADICTED_BY\020\004\022\032\n\026RELA" +
-      "TION_KIND_SUPPORTS\020\005\022\036\n\032RELATION_KIND_SU" +
-      "PPORTED_BY\020\006\022\031\n\025RELATION_KIND_REFINES\020\007\022" +
-      "\034\n\030RELATION_KIND_REFINED_BY\020\010\022\036\n\032RELATIO" +
-      "N_KIND_DERIVED_FROM\020\t\022#\n\037RELATION_KIND_C" +
-      "ONSOLIDATED_INTO\020\n*K\n\010TagMatch\022\031\n\025TAG_MA" +
-      "TCH_UNSPECIFIED\020\000\022\021\n\rTAG_MATCH_ANY\020\001\022\021\n\r" +
-      "TAG_MATCH_ALL\020\002Bf\n\016dev.memoryd.v1B\013Commo" +
-      "nProtoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1" +
-      "\342\002\026Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b" +
-      "\006proto3"
+      "memoryd.v1.MemoryRelationR\trelations\022#\n\r" +
+      "metadata_json\030\033 \001(\tR\014metadataJson\022;\n\013occ" +
+      "urred_at\030\034 \001(\0132\032.google.protobuf.Timesta" +
+      "mpR\noccurredAt\"\256\001\n\016MemoryRelation\022,\n\004kin" +
+      "d\030\001 \001(\0162\030.memoryd.v1.RelationKindR\004kind\022" +
+      "\033\n\tmemory_id\030\002 \001(\tR\010memoryId\0229\n\ncreated_" +
+      "at\030\003 \001(\0132\032.google.protobuf.TimestampR\tcr" +
+      "eatedAt\022\026\n\006reason\030\004 \001(\tR\006reason\"C\n\013Degra" +
+      "dation\022\034\n\tcomponent\030\001 \001(\tR\tcomponent\022\026\n\006" +
+      "reason\030\002 \001(\tR\006reason\"d\n\010Progress\022\024\n\005phas" +
+      "e\030\001 \001(\tR\005phase\022\022\n\004done\030\002 \001(\003R\004done\022\024\n\005to" +
+      "tal\030\003 \001(\003R\005total\022\030\n\007message\030\004 \001(\tR\007messa" +
+      "ge\"R\n\022WorkingMemoryScope\022\033\n\tthread_id\030\001 " +
+      "\001(\tR\010threadId\022\037\n\013resource_id\030\002 \001(\tR\nreso" +
+      "urceId*\244\001\n\nMemoryType\022\033\n\027MEMORY_TYPE_UNS" +
+      "PECIFIED\020\000\022\032\n\026MEMORY_TYPE_PREFERENCE\020\001\022\024" +
+      "\n\020MEMORY_TYPE_FACT\020\002\022\027\n\023MEMORY_TYPE_PATT" +
+      "ERN\020\003\022\025\n\021MEMORY_TYPE_SKILL\020\004\022\027\n\023MEMORY_T" +
+      "YPE_EPISODE\020\005*\247\001\n\rSecurityLevel\022\036\n\032SECUR" +
+      "ITY_LEVEL_UNSPECIFIED\020\000\022\031\n\025SECURITY_LEVE" +
+      "L_PUBLIC\020\001\022\033\n\027SECURITY_LEVEL_INTERNAL\020\002\022" +
+      "\037\n\033SECURITY_LEVEL_CONFIDENTIAL\020\003\022\035\n\031SECU" +
+      "RITY_LEVEL_RESTRICTED\020\004*\317\001\n\016ProvenanceKi" +
+      "nd\022\037\n\033PROVENANCE_KIND_UNSPECIFIED\020\000\022\030\n\024P" +
+      "ROVENANCE_KIND_USER\020\001\022\030\n\024PROVENANCE_KIND" +
+      "_TOOL\020\002\022\027\n\023PROVENANCE_KIND_WEB\020\003\022\030\n\024PROV" +
+      "ENANCE_KIND_FILE\020\004\022\032\n\026PROVENANCE_KIND_SY" +
+      "STEM\020\005\022\031\n\025PROVENANCE_KIND_AGENT\020\006*\350\002\n\014Re" +
+      "lationKind\022\035\n\031RELATION_KIND_UNSPECIFIED\020" +
+      "\000\022\034\n\030RELATION_KIND_SUPERSEDES\020\001\022\037\n\033RELAT" +
+      "ION_KIND_SUPERSEDED_BY\020\002\022\035\n\031RELATION_KIN" +
+      "D_CONTRADICTS\020\003\022!\n\035RELATION_KIND_CONTRAD" +
+      "ICTED_BY\020\004\022\032\n\026RELATION_KIND_SUPPORTS\020\005\022\036" +
+      "\n\032RELATION_KIND_SUPPORTED_BY\020\006\022\031\n\025RELATI" +
+      "ON_KIND_REFINES\020\007\022\034\n\030RELATION_KIND_REFIN" +
+      "ED_BY\020\010\022\036\n\032RELATION_KIND_DERIVED_FROM\020\t\022" +
+      "#\n\037RELATION_KIND_CONSOLIDATED_INTO\020\n*K\n\010" +
+      "TagMatch\022\031\n\025TAG_MATCH_UNSPECIFIED\020\000\022\021\n\rT" +
+      "AG_MATCH_ANY\020\001\022\021\n\rTAG_MATCH_ALL\020\002Bf\n\016dev" +
+      ".memoryd.v1B\013CommonProtoP\001\242\002\003MXX\252\002\nMemor" +
+      "yd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetad" +
+      "ata\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -155,7 +157,7 @@ public final class CommonProto extends com.google.protobuf.GeneratedFile {
     internal_static_memoryd_v1_Memory_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_Memory_descriptor,
-        new java.lang.String[] { "Id", "TenantId", "AgentId", "Namespace", "Content", "MemoryType", "Tags", "SecurityLevel", "Importance", "Confidence", "Source", "Metadata", "CreatedAt", "UpdatedAt", "AccessedAt", "AccessCount", "Version", "Archived", "ExpiresAt", "Key", "EmbeddingModel", "EmbeddingDimension", "Supersedes", "SupersededBy", "DerivedFrom", "Relations", });
+        new java.lang.String[] { "Id", "TenantId", "AgentId", "Namespace", "Content", "MemoryType", "Tags", "SecurityLevel", "Importance", "Confidence", "Source", "Metadata", "CreatedAt", "UpdatedAt", "AccessedAt", "AccessCount", "Version", "Archived", "ExpiresAt", "Key", "EmbeddingModel", "EmbeddingDimension", "Supersedes", "SupersededBy", "DerivedFrom", "Relations", "MetadataJson", "OccurredAt", });
     internal_static_memoryd_v1_MemoryRelation_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_memoryd_v1_MemoryRelation_fieldAccessorTable = new

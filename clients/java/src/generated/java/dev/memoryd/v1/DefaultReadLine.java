@@ -31,6 +31,7 @@ private static final long serialVersionUID = 0L;
     key_ = "";
     type_ = "";
     summary_ = "";
+    contentJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -95,6 +96,10 @@ private static final long serialVersionUID = 0L;
   @SuppressWarnings("serial")
   private volatile java.lang.Object type_ = "";
   /**
+   * <pre>
+   * The content's own "type" field; empty when it has none.
+   * </pre>
+   *
    * <code>string type = 2 [json_name = "type"];</code>
    * @return The type.
    */
@@ -112,6 +117,10 @@ private static final long serialVersionUID = 0L;
     }
   }
   /**
+   * <pre>
+   * The content's own "type" field; empty when it has none.
+   * </pre>
+   *
    * <code>string type = 2 [json_name = "type"];</code>
    * @return The bytes for type.
    */
@@ -134,6 +143,10 @@ private static final long serialVersionUID = 0L;
   @SuppressWarnings("serial")
   private volatile java.lang.Object summary_ = "";
   /**
+   * <pre>
+   * The content's "summary", else a short extract of it.
+   * </pre>
+   *
    * <code>string summary = 3 [json_name = "summary"];</code>
    * @return The summary.
    */
@@ -151,6 +164,10 @@ private static final long serialVersionUID = 0L;
     }
   }
   /**
+   * <pre>
+   * The content's "summary", else a short extract of it.
+   * </pre>
+   *
    * <code>string summary = 3 [json_name = "summary"];</code>
    * @return The bytes for summary.
    */
@@ -195,6 +212,68 @@ private static final long serialVersionUID = 0L;
     return updatedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : updatedAt_;
   }
 
+  public static final int CONTENT_JSON_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object contentJson_ = "";
+  /**
+   * <pre>
+   * The key's content as JSON text, as written (see KeyEntry.content_json).
+   * </pre>
+   *
+   * <code>string content_json = 5 [json_name = "contentJson"];</code>
+   * @return The contentJson.
+   */
+  @java.lang.Override
+  public java.lang.String getContentJson() {
+    java.lang.Object ref = contentJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      contentJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The key's content as JSON text, as written (see KeyEntry.content_json).
+   * </pre>
+   *
+   * <code>string content_json = 5 [json_name = "contentJson"];</code>
+   * @return The bytes for contentJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getContentJsonBytes() {
+    java.lang.Object ref = contentJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      contentJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int SCORE_FIELD_NUMBER = 6;
+  private double score_ = 0D;
+  /**
+   * <pre>
+   * The ranking score (README: Default read): recency, importance and tag overlap.
+   * </pre>
+   *
+   * <code>double score = 6 [json_name = "score"];</code>
+   * @return The score.
+   */
+  @java.lang.Override
+  public double getScore() {
+    return score_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -221,6 +300,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(4, getUpdatedAt());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(contentJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 5, contentJson_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(score_) != 0) {
+      output.writeDouble(6, score_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -237,6 +322,13 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(4, getUpdatedAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(contentJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(5, contentJson_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(score_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(6, score_);
     }
     return size;
   }
@@ -273,6 +365,11 @@ private static final long serialVersionUID = 0L;
       if (!getUpdatedAt()
           .equals(other.getUpdatedAt())) return false;
     }
+    if (!getContentJson()
+        .equals(other.getContentJson())) return false;
+    if (java.lang.Double.doubleToLongBits(getScore())
+        != java.lang.Double.doubleToLongBits(
+            other.getScore())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -294,6 +391,11 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + UPDATED_AT_FIELD_NUMBER;
       hash = (53 * hash) + getUpdatedAt().hashCode();
     }
+    hash = (37 * hash) + CONTENT_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getContentJson().hashCode();
+    hash = (37 * hash) + SCORE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getScore()));
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -439,6 +541,8 @@ private static final long serialVersionUID = 0L;
         updatedAtBuilder_.dispose();
         updatedAtBuilder_ = null;
       }
+      contentJson_ = "";
+      score_ = 0D;
       return this;
     }
 
@@ -488,6 +592,12 @@ private static final long serialVersionUID = 0L;
             : updatedAtBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.contentJson_ = contentJson_;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.score_ = score_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -520,6 +630,14 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasUpdatedAt()) {
         mergeUpdatedAt(other.getUpdatedAt());
+      }
+      if (!other.getContentJson().isEmpty()) {
+        contentJson_ = other.contentJson_;
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getScore()) != 0) {
+        setScore(other.getScore());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -567,6 +685,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 42: {
+              contentJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
+            case 49: {
+              score_ = input.readDouble();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 49
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -658,6 +786,10 @@ private static final long serialVersionUID = 0L;
 
     private java.lang.Object type_ = "";
     /**
+     * <pre>
+     * The content's own "type" field; empty when it has none.
+     * </pre>
+     *
      * <code>string type = 2 [json_name = "type"];</code>
      * @return The type.
      */
@@ -674,6 +806,10 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * The content's own "type" field; empty when it has none.
+     * </pre>
+     *
      * <code>string type = 2 [json_name = "type"];</code>
      * @return The bytes for type.
      */
@@ -691,6 +827,10 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * The content's own "type" field; empty when it has none.
+     * </pre>
+     *
      * <code>string type = 2 [json_name = "type"];</code>
      * @param value The type to set.
      * @return This builder for chaining.
@@ -704,6 +844,10 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * The content's own "type" field; empty when it has none.
+     * </pre>
+     *
      * <code>string type = 2 [json_name = "type"];</code>
      * @return This builder for chaining.
      */
@@ -714,6 +858,10 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * The content's own "type" field; empty when it has none.
+     * </pre>
+     *
      * <code>string type = 2 [json_name = "type"];</code>
      * @param value The bytes for type to set.
      * @return This builder for chaining.
@@ -730,6 +878,10 @@ private static final long serialVersionUID = 0L;
 
     private java.lang.Object summary_ = "";
     /**
+     * <pre>
+     * The content's "summary", else a short extract of it.
+     * </pre>
+     *
      * <code>string summary = 3 [json_name = "summary"];</code>
      * @return The summary.
      */
@@ -746,6 +898,10 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * The content's "summary", else a short extract of it.
+     * </pre>
+     *
      * <code>string summary = 3 [json_name = "summary"];</code>
      * @return The bytes for summary.
      */
@@ -763,6 +919,10 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * The content's "summary", else a short extract of it.
+     * </pre>
+     *
      * <code>string summary = 3 [json_name = "summary"];</code>
      * @param value The summary to set.
      * @return This builder for chaining.
@@ -776,6 +936,10 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * The content's "summary", else a short extract of it.
+     * </pre>
+     *
      * <code>string summary = 3 [json_name = "summary"];</code>
      * @return This builder for chaining.
      */
@@ -786,6 +950,10 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * The content's "summary", else a short extract of it.
+     * </pre>
+     *
      * <code>string summary = 3 [json_name = "summary"];</code>
      * @param value The bytes for summary to set.
      * @return This builder for chaining.
@@ -917,6 +1085,142 @@ private static final long serialVersionUID = 0L;
         updatedAt_ = null;
       }
       return updatedAtBuilder_;
+    }
+
+    private java.lang.Object contentJson_ = "";
+    /**
+     * <pre>
+     * The key's content as JSON text, as written (see KeyEntry.content_json).
+     * </pre>
+     *
+     * <code>string content_json = 5 [json_name = "contentJson"];</code>
+     * @return The contentJson.
+     */
+    public java.lang.String getContentJson() {
+      java.lang.Object ref = contentJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        contentJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The key's content as JSON text, as written (see KeyEntry.content_json).
+     * </pre>
+     *
+     * <code>string content_json = 5 [json_name = "contentJson"];</code>
+     * @return The bytes for contentJson.
+     */
+    public com.google.protobuf.ByteString
+        getContentJsonBytes() {
+      java.lang.Object ref = contentJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        contentJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The key's content as JSON text, as written (see KeyEntry.content_json).
+     * </pre>
+     *
+     * <code>string content_json = 5 [json_name = "contentJson"];</code>
+     * @param value The contentJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setContentJson(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      contentJson_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The key's content as JSON text, as written (see KeyEntry.content_json).
+     * </pre>
+     *
+     * <code>string content_json = 5 [json_name = "contentJson"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearContentJson() {
+      contentJson_ = getDefaultInstance().getContentJson();
+      bitField0_ = (bitField0_ & ~0x00000010);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The key's content as JSON text, as written (see KeyEntry.content_json).
+     * </pre>
+     *
+     * <code>string content_json = 5 [json_name = "contentJson"];</code>
+     * @param value The bytes for contentJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setContentJsonBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      contentJson_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+
+    private double score_ ;
+    /**
+     * <pre>
+     * The ranking score (README: Default read): recency, importance and tag overlap.
+     * </pre>
+     *
+     * <code>double score = 6 [json_name = "score"];</code>
+     * @return The score.
+     */
+    @java.lang.Override
+    public double getScore() {
+      return score_;
+    }
+    /**
+     * <pre>
+     * The ranking score (README: Default read): recency, importance and tag overlap.
+     * </pre>
+     *
+     * <code>double score = 6 [json_name = "score"];</code>
+     * @param value The score to set.
+     * @return This builder for chaining.
+     */
+    public Builder setScore(double value) {
+
+      score_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The ranking score (README: Default read): recency, importance and tag overlap.
+     * </pre>
+     *
+     * <code>double score = 6 [json_name = "score"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearScore() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      score_ = 0D;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.DefaultReadLine)

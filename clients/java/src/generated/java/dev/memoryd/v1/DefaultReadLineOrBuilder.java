@@ -23,11 +23,19 @@ public interface DefaultReadLineOrBuilder extends
       getKeyBytes();
 
   /**
+   * <pre>
+   * The content's own "type" field; empty when it has none.
+   * </pre>
+   *
    * <code>string type = 2 [json_name = "type"];</code>
    * @return The type.
    */
   java.lang.String getType();
   /**
+   * <pre>
+   * The content's own "type" field; empty when it has none.
+   * </pre>
+   *
    * <code>string type = 2 [json_name = "type"];</code>
    * @return The bytes for type.
    */
@@ -35,11 +43,19 @@ public interface DefaultReadLineOrBuilder extends
       getTypeBytes();
 
   /**
+   * <pre>
+   * The content's "summary", else a short extract of it.
+   * </pre>
+   *
    * <code>string summary = 3 [json_name = "summary"];</code>
    * @return The summary.
    */
   java.lang.String getSummary();
   /**
+   * <pre>
+   * The content's "summary", else a short extract of it.
+   * </pre>
+   *
    * <code>string summary = 3 [json_name = "summary"];</code>
    * @return The bytes for summary.
    */
@@ -60,4 +76,34 @@ public interface DefaultReadLineOrBuilder extends
    * <code>.google.protobuf.Timestamp updated_at = 4 [json_name = "updatedAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getUpdatedAtOrBuilder();
+
+  /**
+   * <pre>
+   * The key's content as JSON text, as written (see KeyEntry.content_json).
+   * </pre>
+   *
+   * <code>string content_json = 5 [json_name = "contentJson"];</code>
+   * @return The contentJson.
+   */
+  java.lang.String getContentJson();
+  /**
+   * <pre>
+   * The key's content as JSON text, as written (see KeyEntry.content_json).
+   * </pre>
+   *
+   * <code>string content_json = 5 [json_name = "contentJson"];</code>
+   * @return The bytes for contentJson.
+   */
+  com.google.protobuf.ByteString
+      getContentJsonBytes();
+
+  /**
+   * <pre>
+   * The ranking score (README: Default read): recency, importance and tag overlap.
+   * </pre>
+   *
+   * <code>double score = 6 [json_name = "score"];</code>
+   * @return The score.
+   */
+  double getScore();
 }

@@ -113,7 +113,7 @@ private static final long serialVersionUID = 0L;
       com.google.protobuf.LazyStringArrayList.emptyList();
   /**
    * <pre>
-   * Entries sharing these tags rank higher at equal recency and importance.
+   * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
    * </pre>
    *
    * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -125,7 +125,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Entries sharing these tags rank higher at equal recency and importance.
+   * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
    * </pre>
    *
    * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -136,7 +136,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Entries sharing these tags rank higher at equal recency and importance.
+   * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
    * </pre>
    *
    * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -148,7 +148,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Entries sharing these tags rank higher at equal recency and importance.
+   * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
    * </pre>
    *
    * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -797,7 +797,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Entries sharing these tags rank higher at equal recency and importance.
+     * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
      * </pre>
      *
      * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -810,7 +810,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Entries sharing these tags rank higher at equal recency and importance.
+     * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
      * </pre>
      *
      * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -821,7 +821,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Entries sharing these tags rank higher at equal recency and importance.
+     * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
      * </pre>
      *
      * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -833,7 +833,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Entries sharing these tags rank higher at equal recency and importance.
+     * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
      * </pre>
      *
      * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -846,7 +846,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Entries sharing these tags rank higher at equal recency and importance.
+     * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
      * </pre>
      *
      * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -865,7 +865,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Entries sharing these tags rank higher at equal recency and importance.
+     * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
      * </pre>
      *
      * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -883,7 +883,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Entries sharing these tags rank higher at equal recency and importance.
+     * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
      * </pre>
      *
      * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -901,7 +901,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Entries sharing these tags rank higher at equal recency and importance.
+     * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
      * </pre>
      *
      * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -916,7 +916,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Entries sharing these tags rank higher at equal recency and importance.
+     * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
      * </pre>
      *
      * <code>repeated string tags = 3 [json_name = "tags"];</code>

@@ -34,7 +34,7 @@ public interface DefaultReadRequestOrBuilder extends
 
   /**
    * <pre>
-   * Entries sharing these tags rank higher at equal recency and importance.
+   * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
    * </pre>
    *
    * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -44,7 +44,7 @@ public interface DefaultReadRequestOrBuilder extends
       getTagsList();
   /**
    * <pre>
-   * Entries sharing these tags rank higher at equal recency and importance.
+   * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
    * </pre>
    *
    * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -53,7 +53,7 @@ public interface DefaultReadRequestOrBuilder extends
   int getTagsCount();
   /**
    * <pre>
-   * Entries sharing these tags rank higher at equal recency and importance.
+   * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
    * </pre>
    *
    * <code>repeated string tags = 3 [json_name = "tags"];</code>
@@ -63,7 +63,7 @@ public interface DefaultReadRequestOrBuilder extends
   java.lang.String getTags(int index);
   /**
    * <pre>
-   * Entries sharing these tags rank higher at equal recency and importance.
+   * Entries sharing these tags rank higher (the tag-overlap term of the ranking).
    * </pre>
    *
    * <code>repeated string tags = 3 [json_name = "tags"];</code>

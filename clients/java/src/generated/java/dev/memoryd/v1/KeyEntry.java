@@ -32,6 +32,7 @@ private static final long serialVersionUID = 0L;
     securityLevel_ = 0;
     memoryId_ = "";
     namespace_ = "";
+    contentJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -324,6 +325,57 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int CONTENT_JSON_FIELD_NUMBER = 10;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object contentJson_ = "";
+  /**
+   * <pre>
+   * The content as JSON text exactly as written (whitespace between tokens
+   * removed): numbers, escapes and member order as the writer sent them. "null" for
+   * a tombstone. content carries the same value through doubles.
+   * </pre>
+   *
+   * <code>string content_json = 10 [json_name = "contentJson"];</code>
+   * @return The contentJson.
+   */
+  @java.lang.Override
+  public java.lang.String getContentJson() {
+    java.lang.Object ref = contentJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      contentJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The content as JSON text exactly as written (whitespace between tokens
+   * removed): numbers, escapes and member order as the writer sent them. "null" for
+   * a tombstone. content carries the same value through doubles.
+   * </pre>
+   *
+   * <code>string content_json = 10 [json_name = "contentJson"];</code>
+   * @return The bytes for contentJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getContentJsonBytes() {
+    java.lang.Object ref = contentJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      contentJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -365,6 +417,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(namespace_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 9, namespace_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(contentJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 10, contentJson_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -401,6 +456,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(namespace_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(9, namespace_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(contentJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(10, contentJson_);
     }
     return size;
   }
@@ -452,6 +510,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getMemoryId())) return false;
     if (!getNamespace()
         .equals(other.getNamespace())) return false;
+    if (!getContentJson()
+        .equals(other.getContentJson())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -489,6 +549,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getMemoryId().hashCode();
     hash = (37 * hash) + NAMESPACE_FIELD_NUMBER;
     hash = (53 * hash) + getNamespace().hashCode();
+    hash = (37 * hash) + CONTENT_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getContentJson().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -649,6 +711,7 @@ private static final long serialVersionUID = 0L;
       securityLevel_ = 0;
       memoryId_ = "";
       namespace_ = "";
+      contentJson_ = "";
       return this;
     }
 
@@ -719,6 +782,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000100) != 0)) {
         result.namespace_ = namespace_;
       }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.contentJson_ = contentJson_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -765,6 +831,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getNamespace().isEmpty()) {
         namespace_ = other.namespace_;
         bitField0_ |= 0x00000100;
+        onChanged();
+      }
+      if (!other.getContentJson().isEmpty()) {
+        contentJson_ = other.contentJson_;
+        bitField0_ |= 0x00000200;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -842,6 +913,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000100;
               break;
             } // case 74
+            case 82: {
+              contentJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 82
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1644,6 +1720,108 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       namespace_ = value;
       bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object contentJson_ = "";
+    /**
+     * <pre>
+     * The content as JSON text exactly as written (whitespace between tokens
+     * removed): numbers, escapes and member order as the writer sent them. "null" for
+     * a tombstone. content carries the same value through doubles.
+     * </pre>
+     *
+     * <code>string content_json = 10 [json_name = "contentJson"];</code>
+     * @return The contentJson.
+     */
+    public java.lang.String getContentJson() {
+      java.lang.Object ref = contentJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        contentJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The content as JSON text exactly as written (whitespace between tokens
+     * removed): numbers, escapes and member order as the writer sent them. "null" for
+     * a tombstone. content carries the same value through doubles.
+     * </pre>
+     *
+     * <code>string content_json = 10 [json_name = "contentJson"];</code>
+     * @return The bytes for contentJson.
+     */
+    public com.google.protobuf.ByteString
+        getContentJsonBytes() {
+      java.lang.Object ref = contentJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        contentJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The content as JSON text exactly as written (whitespace between tokens
+     * removed): numbers, escapes and member order as the writer sent them. "null" for
+     * a tombstone. content carries the same value through doubles.
+     * </pre>
+     *
+     * <code>string content_json = 10 [json_name = "contentJson"];</code>
+     * @param value The contentJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setContentJson(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      contentJson_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The content as JSON text exactly as written (whitespace between tokens
+     * removed): numbers, escapes and member order as the writer sent them. "null" for
+     * a tombstone. content carries the same value through doubles.
+     * </pre>
+     *
+     * <code>string content_json = 10 [json_name = "contentJson"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearContentJson() {
+      contentJson_ = getDefaultInstance().getContentJson();
+      bitField0_ = (bitField0_ & ~0x00000200);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The content as JSON text exactly as written (whitespace between tokens
+     * removed): numbers, escapes and member order as the writer sent them. "null" for
+     * a tombstone. content carries the same value through doubles.
+     * </pre>
+     *
+     * <code>string content_json = 10 [json_name = "contentJson"];</code>
+     * @param value The bytes for contentJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setContentJsonBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      contentJson_ = value;
+      bitField0_ |= 0x00000200;
       onChanged();
       return this;
     }

@@ -149,4 +149,28 @@ public interface KeyEntryOrBuilder extends
    */
   com.google.protobuf.ByteString
       getNamespaceBytes();
+
+  /**
+   * <pre>
+   * The content as JSON text exactly as written (whitespace between tokens
+   * removed): numbers, escapes and member order as the writer sent them. "null" for
+   * a tombstone. content carries the same value through doubles.
+   * </pre>
+   *
+   * <code>string content_json = 10 [json_name = "contentJson"];</code>
+   * @return The contentJson.
+   */
+  java.lang.String getContentJson();
+  /**
+   * <pre>
+   * The content as JSON text exactly as written (whitespace between tokens
+   * removed): numbers, escapes and member order as the writer sent them. "null" for
+   * a tombstone. content carries the same value through doubles.
+   * </pre>
+   *
+   * <code>string content_json = 10 [json_name = "contentJson"];</code>
+   * @return The bytes for contentJson.
+   */
+  com.google.protobuf.ByteString
+      getContentJsonBytes();
 }

@@ -48,6 +48,7 @@ private static final long serialVersionUID = 0L;
     derivedFrom_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
     relations_ = java.util.Collections.emptyList();
+    metadataJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -876,6 +877,104 @@ private static final long serialVersionUID = 0L;
     return relations_.get(index);
   }
 
+  public static final int METADATA_JSON_FIELD_NUMBER = 27;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object metadataJson_ = "";
+  /**
+   * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  @java.lang.Override
+  public java.lang.String getMetadataJson() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      metadataJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getMetadataJsonBytes() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      metadataJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int OCCURRED_AT_FIELD_NUMBER = 28;
+  private com.google.protobuf.Timestamp occurredAt_;
+  /**
+   * <pre>
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+   * @return Whether the occurredAt field is set.
+   */
+  @java.lang.Override
+  public boolean hasOccurredAt() {
+    return ((bitField0_ & 0x00000040) != 0);
+  }
+  /**
+   * <pre>
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+   * @return The occurredAt.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getOccurredAt() {
+    return occurredAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+  }
+  /**
+   * <pre>
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder() {
+    return occurredAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -967,6 +1066,12 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < relations_.size(); i++) {
       output.writeMessage(26, relations_.get(i));
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 27, metadataJson_);
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      output.writeMessage(28, getOccurredAt());
     }
     getUnknownFields().writeTo(output);
   }
@@ -1080,6 +1185,13 @@ private static final long serialVersionUID = 0L;
           }
           size += 2 * count;
         }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(27, metadataJson_);
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(28, getOccurredAt());
+    }
     return size;
   }
   @java.lang.Override
@@ -1174,6 +1286,13 @@ private static final long serialVersionUID = 0L;
         .equals(other.getDerivedFromList())) return false;
     if (!getRelationsList()
         .equals(other.getRelationsList())) return false;
+    if (!getMetadataJson()
+        .equals(other.getMetadataJson())) return false;
+    if (hasOccurredAt() != other.hasOccurredAt()) return false;
+    if (hasOccurredAt()) {
+      if (!getOccurredAt()
+          .equals(other.getOccurredAt())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1259,6 +1378,12 @@ private static final long serialVersionUID = 0L;
     if (getRelationsCount() > 0) {
       hash = (37 * hash) + RELATIONS_FIELD_NUMBER;
       hash = (53 * hash) + getRelationsList().hashCode();
+    }
+    hash = (37 * hash) + METADATA_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getMetadataJson().hashCode();
+    if (hasOccurredAt()) {
+      hash = (37 * hash) + OCCURRED_AT_FIELD_NUMBER;
+      hash = (53 * hash) + getOccurredAt().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1401,6 +1526,7 @@ private static final long serialVersionUID = 0L;
         internalGetAccessedAtFieldBuilder();
         internalGetExpiresAtFieldBuilder();
         internalGetRelationsFieldBuilder();
+        internalGetOccurredAtFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1465,6 +1591,12 @@ private static final long serialVersionUID = 0L;
         relationsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x02000000);
+      metadataJson_ = "";
+      occurredAt_ = null;
+      if (occurredAtBuilder_ != null) {
+        occurredAtBuilder_.dispose();
+        occurredAtBuilder_ = null;
+      }
       return this;
     }
 
@@ -1606,6 +1738,15 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x01000000) != 0)) {
         derivedFrom_.makeImmutable();
         result.derivedFrom_ = derivedFrom_;
+      }
+      if (((from_bitField0_ & 0x04000000) != 0)) {
+        result.metadataJson_ = metadataJson_;
+      }
+      if (((from_bitField0_ & 0x08000000) != 0)) {
+        result.occurredAt_ = occurredAtBuilder_ == null
+            ? occurredAt_
+            : occurredAtBuilder_.build();
+        to_bitField0_ |= 0x00000040;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1754,6 +1895,14 @@ private static final long serialVersionUID = 0L;
             relationsBuilder_.addAllMessages(other.relations_);
           }
         }
+      }
+      if (!other.getMetadataJson().isEmpty()) {
+        metadataJson_ = other.metadataJson_;
+        bitField0_ |= 0x04000000;
+        onChanged();
+      }
+      if (other.hasOccurredAt()) {
+        mergeOccurredAt(other.getOccurredAt());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1929,6 +2078,18 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 210
+            case 218: {
+              metadataJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x04000000;
+              break;
+            } // case 218
+            case 226: {
+              input.readMessage(
+                  internalGetOccurredAtFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x08000000;
+              break;
+            } // case 226
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4293,6 +4454,290 @@ private static final long serialVersionUID = 0L;
         relations_ = null;
       }
       return relationsBuilder_;
+    }
+
+    private java.lang.Object metadataJson_ = "";
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @return The metadataJson.
+     */
+    public java.lang.String getMetadataJson() {
+      java.lang.Object ref = metadataJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        metadataJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @return The bytes for metadataJson.
+     */
+    public com.google.protobuf.ByteString
+        getMetadataJsonBytes() {
+      java.lang.Object ref = metadataJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        metadataJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @param value The metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJson(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x04000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMetadataJson() {
+      metadataJson_ = getDefaultInstance().getMetadataJson();
+      bitField0_ = (bitField0_ & ~0x04000000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object), its numbers as stored: integers keep every
+     * digit (metadata's Struct carries doubles). Set on every response with metadata;
+     * on UpdateMemory, an alternative to metadata (not both).
+     * </pre>
+     *
+     * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+     * @param value The bytes for metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJsonBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x04000000;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.Timestamp occurredAt_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> occurredAtBuilder_;
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     * @return Whether the occurredAt field is set.
+     */
+    public boolean hasOccurredAt() {
+      return ((bitField0_ & 0x08000000) != 0);
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     * @return The occurredAt.
+     */
+    public com.google.protobuf.Timestamp getOccurredAt() {
+      if (occurredAtBuilder_ == null) {
+        return occurredAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+      } else {
+        return occurredAtBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public Builder setOccurredAt(com.google.protobuf.Timestamp value) {
+      if (occurredAtBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        occurredAt_ = value;
+      } else {
+        occurredAtBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x08000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public Builder setOccurredAt(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (occurredAtBuilder_ == null) {
+        occurredAt_ = builderForValue.build();
+      } else {
+        occurredAtBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x08000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public Builder mergeOccurredAt(com.google.protobuf.Timestamp value) {
+      if (occurredAtBuilder_ == null) {
+        if (((bitField0_ & 0x08000000) != 0) &&
+          occurredAt_ != null &&
+          occurredAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getOccurredAtBuilder().mergeFrom(value);
+        } else {
+          occurredAt_ = value;
+        }
+      } else {
+        occurredAtBuilder_.mergeFrom(value);
+      }
+      if (occurredAt_ != null) {
+        bitField0_ |= 0x08000000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public Builder clearOccurredAt() {
+      bitField0_ = (bitField0_ & ~0x08000000);
+      occurredAt_ = null;
+      if (occurredAtBuilder_ != null) {
+        occurredAtBuilder_.dispose();
+        occurredAtBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getOccurredAtBuilder() {
+      bitField0_ |= 0x08000000;
+      onChanged();
+      return internalGetOccurredAtFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder() {
+      if (occurredAtBuilder_ != null) {
+        return occurredAtBuilder_.getMessageOrBuilder();
+      } else {
+        return occurredAt_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+      }
+    }
+    /**
+     * <pre>
+     * When what the memory is about happened (event time), as the client says: a
+     * conversation turn's time, the date of a reported event. Unset: unknown, and
+     * created_at (when it was learned) stands in for it. Recall favours memories whose
+     * event time falls in a time the query names ("last week", "on 3 March").
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetOccurredAtFieldBuilder() {
+      if (occurredAtBuilder_ == null) {
+        occurredAtBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getOccurredAt(),
+                getParentForChildren(),
+                isClean());
+        occurredAt_ = null;
+      }
+      return occurredAtBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.Memory)

@@ -422,4 +422,64 @@ public interface MemoryOrBuilder extends
    */
   dev.memoryd.v1.MemoryRelationOrBuilder getRelationsOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  java.lang.String getMetadataJson();
+  /**
+   * <pre>
+   * metadata as JSON text (an object), its numbers as stored: integers keep every
+   * digit (metadata's Struct carries doubles). Set on every response with metadata;
+   * on UpdateMemory, an alternative to metadata (not both).
+   * </pre>
+   *
+   * <code>string metadata_json = 27 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  com.google.protobuf.ByteString
+      getMetadataJsonBytes();
+
+  /**
+   * <pre>
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+   * @return Whether the occurredAt field is set.
+   */
+  boolean hasOccurredAt();
+  /**
+   * <pre>
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+   * @return The occurredAt.
+   */
+  com.google.protobuf.Timestamp getOccurredAt();
+  /**
+   * <pre>
+   * When what the memory is about happened (event time), as the client says: a
+   * conversation turn's time, the date of a reported event. Unset: unknown, and
+   * created_at (when it was learned) stands in for it. Recall favours memories whose
+   * event time falls in a time the query names ("last week", "on 3 March").
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 28 [json_name = "occurredAt"];</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder();
 }

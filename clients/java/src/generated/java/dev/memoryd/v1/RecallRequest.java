@@ -527,6 +527,47 @@ private static final long serialVersionUID = 0L;
     return minScore_;
   }
 
+  public static final int NOW_FIELD_NUMBER = 16;
+  private com.google.protobuf.Timestamp now_;
+  /**
+   * <pre>
+   * The reference time of relative time expressions in the query ("yesterday", "last
+   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+   * @return Whether the now field is set.
+   */
+  @java.lang.Override
+  public boolean hasNow() {
+    return ((bitField0_ & 0x00000020) != 0);
+  }
+  /**
+   * <pre>
+   * The reference time of relative time expressions in the query ("yesterday", "last
+   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+   * @return The now.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getNow() {
+    return now_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : now_;
+  }
+  /**
+   * <pre>
+   * The reference time of relative time expressions in the query ("yesterday", "last
+   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getNowOrBuilder() {
+    return now_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : now_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -594,6 +635,9 @@ private static final long serialVersionUID = 0L;
     }
     if (java.lang.Double.doubleToRawLongBits(minScore_) != 0) {
       output.writeDouble(15, minScore_);
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      output.writeMessage(16, getNow());
     }
     getUnknownFields().writeTo(output);
   }
@@ -675,6 +719,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(15, minScore_);
     }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(16, getNow());
+    }
     return size;
   }
   @java.lang.Override
@@ -742,6 +790,11 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToLongBits(getMinScore())
         != java.lang.Double.doubleToLongBits(
             other.getMinScore())) return false;
+    if (hasNow() != other.hasNow()) return false;
+    if (hasNow()) {
+      if (!getNow()
+          .equals(other.getNow())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -802,6 +855,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + MIN_SCORE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         java.lang.Double.doubleToLongBits(getMinScore()));
+    if (hasNow()) {
+      hash = (37 * hash) + NOW_FIELD_NUMBER;
+      hash = (53 * hash) + getNow().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -935,6 +992,7 @@ private static final long serialVersionUID = 0L;
         internalGetScoringFieldBuilder();
         internalGetCreatedAfterFieldBuilder();
         internalGetCreatedBeforeFieldBuilder();
+        internalGetNowFieldBuilder();
       }
     }
     @java.lang.Override
@@ -969,6 +1027,11 @@ private static final long serialVersionUID = 0L;
       }
       includeArchived_ = false;
       minScore_ = 0D;
+      now_ = null;
+      if (nowBuilder_ != null) {
+        nowBuilder_.dispose();
+        nowBuilder_ = null;
+      }
       return this;
     }
 
@@ -1062,6 +1125,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00004000) != 0)) {
         result.minScore_ = minScore_;
       }
+      if (((from_bitField0_ & 0x00008000) != 0)) {
+        result.now_ = nowBuilder_ == null
+            ? now_
+            : nowBuilder_.build();
+        to_bitField0_ |= 0x00000020;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1150,6 +1219,9 @@ private static final long serialVersionUID = 0L;
       }
       if (java.lang.Double.doubleToRawLongBits(other.getMinScore()) != 0) {
         setMinScore(other.getMinScore());
+      }
+      if (other.hasNow()) {
+        mergeNow(other.getNow());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1279,6 +1351,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00004000;
               break;
             } // case 121
+            case 130: {
+              input.readMessage(
+                  internalGetNowFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00008000;
+              break;
+            } // case 130
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2573,6 +2652,170 @@ private static final long serialVersionUID = 0L;
       minScore_ = 0D;
       onChanged();
       return this;
+    }
+
+    private com.google.protobuf.Timestamp now_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> nowBuilder_;
+    /**
+     * <pre>
+     * The reference time of relative time expressions in the query ("yesterday", "last
+     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+     * @return Whether the now field is set.
+     */
+    public boolean hasNow() {
+      return ((bitField0_ & 0x00008000) != 0);
+    }
+    /**
+     * <pre>
+     * The reference time of relative time expressions in the query ("yesterday", "last
+     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+     * @return The now.
+     */
+    public com.google.protobuf.Timestamp getNow() {
+      if (nowBuilder_ == null) {
+        return now_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : now_;
+      } else {
+        return nowBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The reference time of relative time expressions in the query ("yesterday", "last
+     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+     */
+    public Builder setNow(com.google.protobuf.Timestamp value) {
+      if (nowBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        now_ = value;
+      } else {
+        nowBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The reference time of relative time expressions in the query ("yesterday", "last
+     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+     */
+    public Builder setNow(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (nowBuilder_ == null) {
+        now_ = builderForValue.build();
+      } else {
+        nowBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The reference time of relative time expressions in the query ("yesterday", "last
+     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+     */
+    public Builder mergeNow(com.google.protobuf.Timestamp value) {
+      if (nowBuilder_ == null) {
+        if (((bitField0_ & 0x00008000) != 0) &&
+          now_ != null &&
+          now_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getNowBuilder().mergeFrom(value);
+        } else {
+          now_ = value;
+        }
+      } else {
+        nowBuilder_.mergeFrom(value);
+      }
+      if (now_ != null) {
+        bitField0_ |= 0x00008000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The reference time of relative time expressions in the query ("yesterday", "last
+     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+     */
+    public Builder clearNow() {
+      bitField0_ = (bitField0_ & ~0x00008000);
+      now_ = null;
+      if (nowBuilder_ != null) {
+        nowBuilder_.dispose();
+        nowBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The reference time of relative time expressions in the query ("yesterday", "last
+     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getNowBuilder() {
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return internalGetNowFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The reference time of relative time expressions in the query ("yesterday", "last
+     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getNowOrBuilder() {
+      if (nowBuilder_ != null) {
+        return nowBuilder_.getMessageOrBuilder();
+      } else {
+        return now_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : now_;
+      }
+    }
+    /**
+     * <pre>
+     * The reference time of relative time expressions in the query ("yesterday", "last
+     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetNowFieldBuilder() {
+      if (nowBuilder_ == null) {
+        nowBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getNow(),
+                getParentForChildren(),
+                isClean());
+        now_ = null;
+      }
+      return nowBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.RecallRequest)

@@ -269,4 +269,34 @@ public interface RecallRequestOrBuilder extends
    * @return The minScore.
    */
   double getMinScore();
+
+  /**
+   * <pre>
+   * The reference time of relative time expressions in the query ("yesterday", "last
+   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+   * @return Whether the now field is set.
+   */
+  boolean hasNow();
+  /**
+   * <pre>
+   * The reference time of relative time expressions in the query ("yesterday", "last
+   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+   * @return The now.
+   */
+  com.google.protobuf.Timestamp getNow();
+  /**
+   * <pre>
+   * The reference time of relative time expressions in the query ("yesterday", "last
+   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getNowOrBuilder();
 }

@@ -36,6 +36,7 @@ private static final long serialVersionUID = 0L;
     securityLevel_ = 0;
     namespace_ = "";
     embedding_ = emptyFloatList();
+    metadataJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -459,6 +460,96 @@ private static final long serialVersionUID = 0L;
     return createdAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : createdAt_;
   }
 
+  public static final int METADATA_JSON_FIELD_NUMBER = 14;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object metadataJson_ = "";
+  /**
+   * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  @java.lang.Override
+  public java.lang.String getMetadataJson() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      metadataJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getMetadataJsonBytes() {
+    java.lang.Object ref = metadataJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      metadataJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int OCCURRED_AT_FIELD_NUMBER = 15;
+  private com.google.protobuf.Timestamp occurredAt_;
+  /**
+   * <pre>
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+   * @return Whether the occurredAt field is set.
+   */
+  @java.lang.Override
+  public boolean hasOccurredAt() {
+    return ((bitField0_ & 0x00000040) != 0);
+  }
+  /**
+   * <pre>
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+   * @return The occurredAt.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getOccurredAt() {
+    return occurredAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+  }
+  /**
+   * <pre>
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder() {
+    return occurredAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -516,6 +607,12 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000020) != 0)) {
       output.writeMessage(13, getCreatedAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 14, metadataJson_);
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      output.writeMessage(15, getOccurredAt());
     }
     getUnknownFields().writeTo(output);
   }
@@ -580,6 +677,13 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000020) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(13, getCreatedAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(metadataJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(14, metadataJson_);
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(15, getOccurredAt());
     }
     return size;
   }
@@ -649,6 +753,13 @@ private static final long serialVersionUID = 0L;
       if (!getCreatedAt()
           .equals(other.getCreatedAt())) return false;
     }
+    if (!getMetadataJson()
+        .equals(other.getMetadataJson())) return false;
+    if (hasOccurredAt() != other.hasOccurredAt()) return false;
+    if (hasOccurredAt()) {
+      if (!getOccurredAt()
+          .equals(other.getOccurredAt())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -703,6 +814,12 @@ private static final long serialVersionUID = 0L;
     if (hasCreatedAt()) {
       hash = (37 * hash) + CREATED_AT_FIELD_NUMBER;
       hash = (53 * hash) + getCreatedAt().hashCode();
+    }
+    hash = (37 * hash) + METADATA_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getMetadataJson().hashCode();
+    if (hasOccurredAt()) {
+      hash = (37 * hash) + OCCURRED_AT_FIELD_NUMBER;
+      hash = (53 * hash) + getOccurredAt().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -838,6 +955,7 @@ private static final long serialVersionUID = 0L;
         internalGetSourceFieldBuilder();
         internalGetExpiresAtFieldBuilder();
         internalGetCreatedAtFieldBuilder();
+        internalGetOccurredAtFieldBuilder();
       }
     }
     @java.lang.Override
@@ -873,6 +991,12 @@ private static final long serialVersionUID = 0L;
       if (createdAtBuilder_ != null) {
         createdAtBuilder_.dispose();
         createdAtBuilder_ = null;
+      }
+      metadataJson_ = "";
+      occurredAt_ = null;
+      if (occurredAtBuilder_ != null) {
+        occurredAtBuilder_.dispose();
+        occurredAtBuilder_ = null;
       }
       return this;
     }
@@ -963,6 +1087,15 @@ private static final long serialVersionUID = 0L;
             : createdAtBuilder_.build();
         to_bitField0_ |= 0x00000020;
       }
+      if (((from_bitField0_ & 0x00002000) != 0)) {
+        result.metadataJson_ = metadataJson_;
+      }
+      if (((from_bitField0_ & 0x00004000) != 0)) {
+        result.occurredAt_ = occurredAtBuilder_ == null
+            ? occurredAt_
+            : occurredAtBuilder_.build();
+        to_bitField0_ |= 0x00000040;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1037,6 +1170,14 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasCreatedAt()) {
         mergeCreatedAt(other.getCreatedAt());
+      }
+      if (!other.getMetadataJson().isEmpty()) {
+        metadataJson_ = other.metadataJson_;
+        bitField0_ |= 0x00002000;
+        onChanged();
+      }
+      if (other.hasOccurredAt()) {
+        mergeOccurredAt(other.getOccurredAt());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1147,6 +1288,18 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00001000;
               break;
             } // case 106
+            case 114: {
+              metadataJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00002000;
+              break;
+            } // case 114
+            case 122: {
+              input.readMessage(
+                  internalGetOccurredAtFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00004000;
+              break;
+            } // case 122
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2335,6 +2488,267 @@ private static final long serialVersionUID = 0L;
         createdAt_ = null;
       }
       return createdAtBuilder_;
+    }
+
+    private java.lang.Object metadataJson_ = "";
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @return The metadataJson.
+     */
+    public java.lang.String getMetadataJson() {
+      java.lang.Object ref = metadataJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        metadataJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @return The bytes for metadataJson.
+     */
+    public com.google.protobuf.ByteString
+        getMetadataJsonBytes() {
+      java.lang.Object ref = metadataJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        metadataJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @param value The metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJson(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMetadataJson() {
+      metadataJson_ = getDefaultInstance().getMetadataJson();
+      bitField0_ = (bitField0_ & ~0x00002000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * metadata as JSON text (an object): integers keep every digit. Set this or
+     * metadata, not both.
+     * </pre>
+     *
+     * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+     * @param value The bytes for metadataJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMetadataJsonBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      metadataJson_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.Timestamp occurredAt_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> occurredAtBuilder_;
+    /**
+     * <pre>
+     * Optional event time: when what the memory is about happened (see
+     * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+     * @return Whether the occurredAt field is set.
+     */
+    public boolean hasOccurredAt() {
+      return ((bitField0_ & 0x00004000) != 0);
+    }
+    /**
+     * <pre>
+     * Optional event time: when what the memory is about happened (see
+     * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+     * @return The occurredAt.
+     */
+    public com.google.protobuf.Timestamp getOccurredAt() {
+      if (occurredAtBuilder_ == null) {
+        return occurredAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+      } else {
+        return occurredAtBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Optional event time: when what the memory is about happened (see
+     * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+     */
+    public Builder setOccurredAt(com.google.protobuf.Timestamp value) {
+      if (occurredAtBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        occurredAt_ = value;
+      } else {
+        occurredAtBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00004000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Optional event time: when what the memory is about happened (see
+     * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+     */
+    public Builder setOccurredAt(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (occurredAtBuilder_ == null) {
+        occurredAt_ = builderForValue.build();
+      } else {
+        occurredAtBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00004000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Optional event time: when what the memory is about happened (see
+     * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+     */
+    public Builder mergeOccurredAt(com.google.protobuf.Timestamp value) {
+      if (occurredAtBuilder_ == null) {
+        if (((bitField0_ & 0x00004000) != 0) &&
+          occurredAt_ != null &&
+          occurredAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getOccurredAtBuilder().mergeFrom(value);
+        } else {
+          occurredAt_ = value;
+        }
+      } else {
+        occurredAtBuilder_.mergeFrom(value);
+      }
+      if (occurredAt_ != null) {
+        bitField0_ |= 0x00004000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Optional event time: when what the memory is about happened (see
+     * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+     */
+    public Builder clearOccurredAt() {
+      bitField0_ = (bitField0_ & ~0x00004000);
+      occurredAt_ = null;
+      if (occurredAtBuilder_ != null) {
+        occurredAtBuilder_.dispose();
+        occurredAtBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Optional event time: when what the memory is about happened (see
+     * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getOccurredAtBuilder() {
+      bitField0_ |= 0x00004000;
+      onChanged();
+      return internalGetOccurredAtFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Optional event time: when what the memory is about happened (see
+     * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder() {
+      if (occurredAtBuilder_ != null) {
+        return occurredAtBuilder_.getMessageOrBuilder();
+      } else {
+        return occurredAt_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
+      }
+    }
+    /**
+     * <pre>
+     * Optional event time: when what the memory is about happened (see
+     * Memory.occurred_at); may lie in the past or the future (a planned event).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetOccurredAtFieldBuilder() {
+      if (occurredAtBuilder_ == null) {
+        occurredAtBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getOccurredAt(),
+                getParentForChildren(),
+                isClean());
+        occurredAt_ = null;
+      }
+      return occurredAtBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.RememberRequest)

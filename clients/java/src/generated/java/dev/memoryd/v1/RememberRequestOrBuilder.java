@@ -231,4 +231,56 @@ public interface RememberRequestOrBuilder extends
    * <code>.google.protobuf.Timestamp created_at = 13 [json_name = "createdAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getCreatedAtOrBuilder();
+
+  /**
+   * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The metadataJson.
+   */
+  java.lang.String getMetadataJson();
+  /**
+   * <pre>
+   * metadata as JSON text (an object): integers keep every digit. Set this or
+   * metadata, not both.
+   * </pre>
+   *
+   * <code>string metadata_json = 14 [json_name = "metadataJson"];</code>
+   * @return The bytes for metadataJson.
+   */
+  com.google.protobuf.ByteString
+      getMetadataJsonBytes();
+
+  /**
+   * <pre>
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+   * @return Whether the occurredAt field is set.
+   */
+  boolean hasOccurredAt();
+  /**
+   * <pre>
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+   * @return The occurredAt.
+   */
+  com.google.protobuf.Timestamp getOccurredAt();
+  /**
+   * <pre>
+   * Optional event time: when what the memory is about happened (see
+   * Memory.occurred_at); may lie in the past or the future (a planned event).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder();
 }

@@ -177,6 +177,25 @@ private static final long serialVersionUID = 0L;
     return relevance_;
   }
 
+  public static final int TEMPORAL_FIELD_NUMBER = 9;
+  private double temporal_ = 0D;
+  /**
+   * <pre>
+   * Whether the memory's event time (occurred_at, else created_at) falls in a time
+   * the query names ("yesterday", "in May", "on 3 March", "上周"; allowing a day
+   * before and two after; only the question sentences' times are read): 1 or 0, 0
+   * when the query names no time. When a candidate falls in one, relevance is
+   * (1 - w) * relevance + w * temporal, w = recall.temporal_weight (0.3).
+   * </pre>
+   *
+   * <code>double temporal = 9 [json_name = "temporal"];</code>
+   * @return The temporal.
+   */
+  @java.lang.Override
+  public double getTemporal() {
+    return temporal_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -215,6 +234,9 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(relevance_) != 0) {
       output.writeDouble(8, relevance_);
     }
+    if (java.lang.Double.doubleToRawLongBits(temporal_) != 0) {
+      output.writeDouble(9, temporal_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -250,6 +272,10 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(relevance_) != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(8, relevance_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(temporal_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(9, temporal_);
     }
     return size;
   }
@@ -299,6 +325,9 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToLongBits(getRelevance())
         != java.lang.Double.doubleToLongBits(
             other.getRelevance())) return false;
+    if (java.lang.Double.doubleToLongBits(getTemporal())
+        != java.lang.Double.doubleToLongBits(
+            other.getTemporal())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -334,6 +363,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + RELEVANCE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         java.lang.Double.doubleToLongBits(getRelevance()));
+    hash = (37 * hash) + TEMPORAL_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getTemporal()));
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -477,6 +509,7 @@ private static final long serialVersionUID = 0L;
       keyword_ = 0D;
       fused_ = 0D;
       relevance_ = 0D;
+      temporal_ = 0D;
       return this;
     }
 
@@ -534,6 +567,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000080) != 0)) {
         result.relevance_ = relevance_;
       }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.temporal_ = temporal_;
+      }
     }
 
     @java.lang.Override
@@ -571,6 +607,9 @@ private static final long serialVersionUID = 0L;
       }
       if (java.lang.Double.doubleToRawLongBits(other.getRelevance()) != 0) {
         setRelevance(other.getRelevance());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getTemporal()) != 0) {
+        setTemporal(other.getTemporal());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -636,6 +675,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000080;
               break;
             } // case 65
+            case 73: {
+              temporal_ = input.readDouble();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 73
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1016,6 +1060,62 @@ private static final long serialVersionUID = 0L;
     public Builder clearRelevance() {
       bitField0_ = (bitField0_ & ~0x00000080);
       relevance_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private double temporal_ ;
+    /**
+     * <pre>
+     * Whether the memory's event time (occurred_at, else created_at) falls in a time
+     * the query names ("yesterday", "in May", "on 3 March", "上周"; allowing a day
+     * before and two after; only the question sentences' times are read): 1 or 0, 0
+     * when the query names no time. When a candidate falls in one, relevance is
+     * (1 - w) * relevance + w * temporal, w = recall.temporal_weight (0.3).
+     * </pre>
+     *
+     * <code>double temporal = 9 [json_name = "temporal"];</code>
+     * @return The temporal.
+     */
+    @java.lang.Override
+    public double getTemporal() {
+      return temporal_;
+    }
+    /**
+     * <pre>
+     * Whether the memory's event time (occurred_at, else created_at) falls in a time
+     * the query names ("yesterday", "in May", "on 3 March", "上周"; allowing a day
+     * before and two after; only the question sentences' times are read): 1 or 0, 0
+     * when the query names no time. When a candidate falls in one, relevance is
+     * (1 - w) * relevance + w * temporal, w = recall.temporal_weight (0.3).
+     * </pre>
+     *
+     * <code>double temporal = 9 [json_name = "temporal"];</code>
+     * @param value The temporal to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTemporal(double value) {
+
+      temporal_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether the memory's event time (occurred_at, else created_at) falls in a time
+     * the query names ("yesterday", "in May", "on 3 March", "上周"; allowing a day
+     * before and two after; only the question sentences' times are read): 1 or 0, 0
+     * when the query names no time. When a candidate falls in one, relevance is
+     * (1 - w) * relevance + w * temporal, w = recall.temporal_weight (0.3).
+     * </pre>
+     *
+     * <code>double temporal = 9 [json_name = "temporal"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTemporal() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      temporal_ = 0D;
       onChanged();
       return this;
     }

@@ -94,4 +94,18 @@ public interface ScoreComponentsOrBuilder extends
    * @return The relevance.
    */
   double getRelevance();
+
+  /**
+   * <pre>
+   * Whether the memory's event time (occurred_at, else created_at) falls in a time
+   * the query names ("yesterday", "in May", "on 3 March", "上周"; allowing a day
+   * before and two after; only the question sentences' times are read): 1 or 0, 0
+   * when the query names no time. When a candidate falls in one, relevance is
+   * (1 - w) * relevance + w * temporal, w = recall.temporal_weight (0.3).
+   * </pre>
+   *
+   * <code>double temporal = 9 [json_name = "temporal"];</code>
+   * @return The temporal.
+   */
+  double getTemporal();
 }

@@ -32,6 +32,7 @@ private static final long serialVersionUID = 0L;
     key_ = "";
     securityLevel_ = 0;
     namespace_ = "";
+    contentJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -135,7 +136,8 @@ private static final long serialVersionUID = 0L;
   private com.google.protobuf.Value content_;
   /**
    * <pre>
-   * Any JSON value; null_value writes a tombstone. {} is valid content.
+   * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+   * travel as doubles: prefer content_json. Set exactly one of content, content_json.
    * </pre>
    *
    * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -147,7 +149,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Any JSON value; null_value writes a tombstone. {} is valid content.
+   * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+   * travel as doubles: prefer content_json. Set exactly one of content, content_json.
    * </pre>
    *
    * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -159,7 +162,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Any JSON value; null_value writes a tombstone. {} is valid content.
+   * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+   * travel as doubles: prefer content_json. Set exactly one of content, content_json.
    * </pre>
    *
    * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -172,6 +176,11 @@ private static final long serialVersionUID = 0L;
   public static final int SOURCE_FIELD_NUMBER = 4;
   private dev.memoryd.v1.Provenance source_;
   /**
+   * <pre>
+   * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+   * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+   * </pre>
+   *
    * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
    * @return Whether the source field is set.
    */
@@ -180,6 +189,11 @@ private static final long serialVersionUID = 0L;
     return ((bitField0_ & 0x00000002) != 0);
   }
   /**
+   * <pre>
+   * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+   * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+   * </pre>
+   *
    * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
    * @return The source.
    */
@@ -188,6 +202,11 @@ private static final long serialVersionUID = 0L;
     return source_ == null ? dev.memoryd.v1.Provenance.getDefaultInstance() : source_;
   }
   /**
+   * <pre>
+   * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+   * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+   * </pre>
+   *
    * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
    */
   @java.lang.Override
@@ -271,6 +290,55 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int CONTENT_JSON_FIELD_NUMBER = 8;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object contentJson_ = "";
+  /**
+   * <pre>
+   * The content as JSON text ("null" writes a tombstone), stored as written apart
+   * from whitespace between tokens, so it reads back byte for byte.
+   * </pre>
+   *
+   * <code>string content_json = 8 [json_name = "contentJson"];</code>
+   * @return The contentJson.
+   */
+  @java.lang.Override
+  public java.lang.String getContentJson() {
+    java.lang.Object ref = contentJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      contentJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The content as JSON text ("null" writes a tombstone), stored as written apart
+   * from whitespace between tokens, so it reads back byte for byte.
+   * </pre>
+   *
+   * <code>string content_json = 8 [json_name = "contentJson"];</code>
+   * @return The bytes for contentJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getContentJsonBytes() {
+    java.lang.Object ref = contentJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      contentJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -306,6 +374,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(namespace_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 7, namespace_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(contentJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 8, contentJson_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -334,6 +405,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(namespace_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(7, namespace_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(contentJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(8, contentJson_);
     }
     return size;
   }
@@ -381,6 +455,8 @@ private static final long serialVersionUID = 0L;
     if (securityLevel_ != other.securityLevel_) return false;
     if (!getNamespace()
         .equals(other.getNamespace())) return false;
+    if (!getContentJson()
+        .equals(other.getContentJson())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -413,6 +489,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + securityLevel_;
     hash = (37 * hash) + NAMESPACE_FIELD_NUMBER;
     hash = (53 * hash) + getNamespace().hashCode();
+    hash = (37 * hash) + CONTENT_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getContentJson().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -566,6 +644,7 @@ private static final long serialVersionUID = 0L;
       ifVersion_ = 0L;
       securityLevel_ = 0;
       namespace_ = "";
+      contentJson_ = "";
       return this;
     }
 
@@ -628,6 +707,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.namespace_ = namespace_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.contentJson_ = contentJson_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -668,6 +750,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getNamespace().isEmpty()) {
         namespace_ = other.namespace_;
         bitField0_ |= 0x00000040;
+        onChanged();
+      }
+      if (!other.getContentJson().isEmpty()) {
+        contentJson_ = other.contentJson_;
+        bitField0_ |= 0x00000080;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -733,6 +820,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 58
+            case 66: {
+              contentJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -899,7 +991,8 @@ private static final long serialVersionUID = 0L;
         com.google.protobuf.Value, com.google.protobuf.Value.Builder, com.google.protobuf.ValueOrBuilder> contentBuilder_;
     /**
      * <pre>
-     * Any JSON value; null_value writes a tombstone. {} is valid content.
+     * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+     * travel as doubles: prefer content_json. Set exactly one of content, content_json.
      * </pre>
      *
      * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -910,7 +1003,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Any JSON value; null_value writes a tombstone. {} is valid content.
+     * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+     * travel as doubles: prefer content_json. Set exactly one of content, content_json.
      * </pre>
      *
      * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -925,7 +1019,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Any JSON value; null_value writes a tombstone. {} is valid content.
+     * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+     * travel as doubles: prefer content_json. Set exactly one of content, content_json.
      * </pre>
      *
      * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -943,7 +1038,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Any JSON value; null_value writes a tombstone. {} is valid content.
+     * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+     * travel as doubles: prefer content_json. Set exactly one of content, content_json.
      * </pre>
      *
      * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -961,7 +1057,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Any JSON value; null_value writes a tombstone. {} is valid content.
+     * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+     * travel as doubles: prefer content_json. Set exactly one of content, content_json.
      * </pre>
      *
      * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -986,7 +1083,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Any JSON value; null_value writes a tombstone. {} is valid content.
+     * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+     * travel as doubles: prefer content_json. Set exactly one of content, content_json.
      * </pre>
      *
      * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -1003,7 +1101,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Any JSON value; null_value writes a tombstone. {} is valid content.
+     * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+     * travel as doubles: prefer content_json. Set exactly one of content, content_json.
      * </pre>
      *
      * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -1015,7 +1114,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Any JSON value; null_value writes a tombstone. {} is valid content.
+     * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+     * travel as doubles: prefer content_json. Set exactly one of content, content_json.
      * </pre>
      *
      * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -1030,7 +1130,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Any JSON value; null_value writes a tombstone. {} is valid content.
+     * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+     * travel as doubles: prefer content_json. Set exactly one of content, content_json.
      * </pre>
      *
      * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -1053,6 +1154,11 @@ private static final long serialVersionUID = 0L;
     private com.google.protobuf.SingleFieldBuilder<
         dev.memoryd.v1.Provenance, dev.memoryd.v1.Provenance.Builder, dev.memoryd.v1.ProvenanceOrBuilder> sourceBuilder_;
     /**
+     * <pre>
+     * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+     * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+     * </pre>
+     *
      * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
      * @return Whether the source field is set.
      */
@@ -1060,6 +1166,11 @@ private static final long serialVersionUID = 0L;
       return ((bitField0_ & 0x00000008) != 0);
     }
     /**
+     * <pre>
+     * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+     * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+     * </pre>
+     *
      * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
      * @return The source.
      */
@@ -1071,6 +1182,11 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+     * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+     * </pre>
+     *
      * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
      */
     public Builder setSource(dev.memoryd.v1.Provenance value) {
@@ -1085,6 +1201,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+     * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+     * </pre>
+     *
      * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
      */
     public Builder setSource(
@@ -1099,6 +1220,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+     * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+     * </pre>
+     *
      * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
      */
     public Builder mergeSource(dev.memoryd.v1.Provenance value) {
@@ -1120,6 +1246,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+     * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+     * </pre>
+     *
      * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
      */
     public Builder clearSource() {
@@ -1133,6 +1264,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+     * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+     * </pre>
+     *
      * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
      */
     public dev.memoryd.v1.Provenance.Builder getSourceBuilder() {
@@ -1141,6 +1277,11 @@ private static final long serialVersionUID = 0L;
       return internalGetSourceFieldBuilder().getBuilder();
     }
     /**
+     * <pre>
+     * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+     * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+     * </pre>
+     *
      * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
      */
     public dev.memoryd.v1.ProvenanceOrBuilder getSourceOrBuilder() {
@@ -1152,6 +1293,11 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+     * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+     * </pre>
+     *
      * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
      */
     private com.google.protobuf.SingleFieldBuilder<
@@ -1328,6 +1474,103 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       namespace_ = value;
       bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object contentJson_ = "";
+    /**
+     * <pre>
+     * The content as JSON text ("null" writes a tombstone), stored as written apart
+     * from whitespace between tokens, so it reads back byte for byte.
+     * </pre>
+     *
+     * <code>string content_json = 8 [json_name = "contentJson"];</code>
+     * @return The contentJson.
+     */
+    public java.lang.String getContentJson() {
+      java.lang.Object ref = contentJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        contentJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The content as JSON text ("null" writes a tombstone), stored as written apart
+     * from whitespace between tokens, so it reads back byte for byte.
+     * </pre>
+     *
+     * <code>string content_json = 8 [json_name = "contentJson"];</code>
+     * @return The bytes for contentJson.
+     */
+    public com.google.protobuf.ByteString
+        getContentJsonBytes() {
+      java.lang.Object ref = contentJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        contentJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The content as JSON text ("null" writes a tombstone), stored as written apart
+     * from whitespace between tokens, so it reads back byte for byte.
+     * </pre>
+     *
+     * <code>string content_json = 8 [json_name = "contentJson"];</code>
+     * @param value The contentJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setContentJson(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      contentJson_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The content as JSON text ("null" writes a tombstone), stored as written apart
+     * from whitespace between tokens, so it reads back byte for byte.
+     * </pre>
+     *
+     * <code>string content_json = 8 [json_name = "contentJson"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearContentJson() {
+      contentJson_ = getDefaultInstance().getContentJson();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The content as JSON text ("null" writes a tombstone), stored as written apart
+     * from whitespace between tokens, so it reads back byte for byte.
+     * </pre>
+     *
+     * <code>string content_json = 8 [json_name = "contentJson"];</code>
+     * @param value The bytes for contentJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setContentJsonBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      contentJson_ = value;
+      bitField0_ |= 0x00000080;
       onChanged();
       return this;
     }

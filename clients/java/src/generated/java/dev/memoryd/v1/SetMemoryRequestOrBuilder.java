@@ -36,7 +36,8 @@ public interface SetMemoryRequestOrBuilder extends
 
   /**
    * <pre>
-   * Any JSON value; null_value writes a tombstone. {} is valid content.
+   * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+   * travel as doubles: prefer content_json. Set exactly one of content, content_json.
    * </pre>
    *
    * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -45,7 +46,8 @@ public interface SetMemoryRequestOrBuilder extends
   boolean hasContent();
   /**
    * <pre>
-   * Any JSON value; null_value writes a tombstone. {} is valid content.
+   * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+   * travel as doubles: prefer content_json. Set exactly one of content, content_json.
    * </pre>
    *
    * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -54,7 +56,8 @@ public interface SetMemoryRequestOrBuilder extends
   com.google.protobuf.Value getContent();
   /**
    * <pre>
-   * Any JSON value; null_value writes a tombstone. {} is valid content.
+   * Any JSON value; null_value writes a tombstone. {} is valid content. Numbers
+   * travel as doubles: prefer content_json. Set exactly one of content, content_json.
    * </pre>
    *
    * <code>.google.protobuf.Value content = 3 [json_name = "content"];</code>
@@ -62,16 +65,31 @@ public interface SetMemoryRequestOrBuilder extends
   com.google.protobuf.ValueOrBuilder getContentOrBuilder();
 
   /**
+   * <pre>
+   * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+   * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+   * </pre>
+   *
    * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
    * @return Whether the source field is set.
    */
   boolean hasSource();
   /**
+   * <pre>
+   * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+   * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+   * </pre>
+   *
    * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
    * @return The source.
    */
   dev.memoryd.v1.Provenance getSource();
   /**
+   * <pre>
+   * Required on every write, tombstones included (kind not UNSPECIFIED). Kinds
+   * TOOL, WEB and FILE, and keys under /kb/, also need name, retrieved_at, locator.
+   * </pre>
+   *
    * <code>.memoryd.v1.Provenance source = 4 [json_name = "source"];</code>
    */
   dev.memoryd.v1.ProvenanceOrBuilder getSourceOrBuilder();
@@ -109,4 +127,26 @@ public interface SetMemoryRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getNamespaceBytes();
+
+  /**
+   * <pre>
+   * The content as JSON text ("null" writes a tombstone), stored as written apart
+   * from whitespace between tokens, so it reads back byte for byte.
+   * </pre>
+   *
+   * <code>string content_json = 8 [json_name = "contentJson"];</code>
+   * @return The contentJson.
+   */
+  java.lang.String getContentJson();
+  /**
+   * <pre>
+   * The content as JSON text ("null" writes a tombstone), stored as written apart
+   * from whitespace between tokens, so it reads back byte for byte.
+   * </pre>
+   *
+   * <code>string content_json = 8 [json_name = "contentJson"];</code>
+   * @return The bytes for contentJson.
+   */
+  com.google.protobuf.ByteString
+      getContentJsonBytes();
 }

@@ -116,4 +116,24 @@ public interface SetWorkingMemoryRequestOrBuilder extends
    * <code>.google.protobuf.Struct json_schema = 6 [json_name = "jsonSchema"];</code>
    */
   com.google.protobuf.StructOrBuilder getJsonSchemaOrBuilder();
+
+  /**
+   * <pre>
+   * content as JSON text (an object); set this or content, not both.
+   * </pre>
+   *
+   * <code>string content_json = 7 [json_name = "contentJson"];</code>
+   * @return The contentJson.
+   */
+  java.lang.String getContentJson();
+  /**
+   * <pre>
+   * content as JSON text (an object); set this or content, not both.
+   * </pre>
+   *
+   * <code>string content_json = 7 [json_name = "contentJson"];</code>
+   * @return The bytes for contentJson.
+   */
+  com.google.protobuf.ByteString
+      getContentJsonBytes();
 }

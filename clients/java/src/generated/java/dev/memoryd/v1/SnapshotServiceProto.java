@@ -144,49 +144,51 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
       "\007agentId\022\037\n\013token_limit\030\002 \001(\005R\ntokenLimi" +
       "t\022\022\n\004tags\030\003 \003(\tR\004tags\022=\n\014current_time\030\004 " +
       "\001(\0132\032.google.protobuf.TimestampR\013current" +
-      "Time\022\026\n\006prefix\030\005 \001(\tR\006prefix\"\214\001\n\017Default" +
+      "Time\022\026\n\006prefix\030\005 \001(\tR\006prefix\"\305\001\n\017Default" +
       "ReadLine\022\020\n\003key\030\001 \001(\tR\003key\022\022\n\004type\030\002 \001(\t" +
       "R\004type\022\030\n\007summary\030\003 \001(\tR\007summary\0229\n\nupda" +
       "ted_at\030\004 \001(\0132\032.google.protobuf.Timestamp" +
-      "R\tupdatedAt\"\242\001\n\023DefaultReadResponse\022\022\n\004t" +
-      "ext\030\001 \001(\tR\004text\0221\n\005lines\030\002 \003(\0132\033.memoryd" +
-      ".v1.DefaultReadLineR\005lines\022\037\n\013tokens_use" +
-      "d\030\003 \001(\005R\ntokensUsed\022#\n\rtoken_counter\030\004 \001" +
-      "(\tR\014tokenCounter\"\250\001\n\016StateComponent\022\022\n\004n" +
-      "ame\030\001 \001(\tR\004name\022-\n\005state\030\002 \001(\0132\027.google." +
-      "protobuf.StructR\005state\022\030\n\007version\030\003 \001(\003R" +
-      "\007version\0229\n\nupdated_at\030\004 \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\tupdatedAt\"\210\001\n\020SaveStat" +
-      "eRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\ns" +
-      "ession_id\030\002 \001(\tR\tsessionId\022:\n\ncomponents" +
-      "\030\003 \003(\0132\032.memoryd.v1.StateComponentR\ncomp" +
-      "onents\"O\n\021SaveStateResponse\022:\n\ncomponent" +
-      "s\030\001 \003(\0132\032.memoryd.v1.StateComponentR\ncom" +
-      "ponents\"b\n\020LoadStateRequest\022\031\n\010agent_id\030" +
-      "\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsess" +
-      "ionId\022\024\n\005names\030\003 \003(\tR\005names\"O\n\021LoadState" +
-      "Response\022:\n\ncomponents\030\001 \003(\0132\032.memoryd.v" +
-      "1.StateComponentR\ncomponents*\346\001\n\017Snapsho" +
-      "tSection\022 \n\034SNAPSHOT_SECTION_UNSPECIFIED" +
-      "\020\000\022\033\n\027SNAPSHOT_SECTION_PINNED\020\001\022\034\n\030SNAPS" +
-      "HOT_SECTION_PROFILE\020\002\022\034\n\030SNAPSHOT_SECTIO" +
-      "N_WORKING\020\003\022\035\n\031SNAPSHOT_SECTION_SEMANTIC" +
-      "\020\004\022\033\n\027SNAPSHOT_SECTION_RECENT\020\005\022\034\n\030SNAPS" +
-      "HOT_SECTION_SESSION\020\006*h\n\016SnapshotFormat\022" +
-      "\037\n\033SNAPSHOT_FORMAT_UNSPECIFIED\020\000\022\034\n\030SNAP" +
-      "SHOT_FORMAT_MARKDOWN\020\001\022\027\n\023SNAPSHOT_FORMA" +
-      "T_XML\020\0022\313\002\n\017SnapshotService\022T\n\rBuildSnap" +
-      "shot\022 .memoryd.v1.BuildSnapshotRequest\032!" +
-      ".memoryd.v1.BuildSnapshotResponse\022N\n\013Def" +
-      "aultRead\022\036.memoryd.v1.DefaultReadRequest" +
-      "\032\037.memoryd.v1.DefaultReadResponse\022H\n\tSav" +
-      "eState\022\034.memoryd.v1.SaveStateRequest\032\035.m" +
-      "emoryd.v1.SaveStateResponse\022H\n\tLoadState" +
-      "\022\034.memoryd.v1.LoadStateRequest\032\035.memoryd" +
-      ".v1.LoadStateResponseBo\n\016dev.memoryd.v1B" +
-      "\024SnapshotServiceProtoP\001\242\002\003MXX\252\002\nMemoryd." +
-      "V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetadata" +
-      "\352\002\013Memoryd::V1b\006proto3"
+      "R\tupdatedAt\022!\n\014content_json\030\005 \001(\tR\013conte" +
+      "ntJson\022\024\n\005score\030\006 \001(\001R\005score\"\242\001\n\023Default" +
+      "ReadResponse\022\022\n\004text\030\001 \001(\tR\004text\0221\n\005line" +
+      "s\030\002 \003(\0132\033.memoryd.v1.DefaultReadLineR\005li" +
+      "nes\022\037\n\013tokens_used\030\003 \001(\005R\ntokensUsed\022#\n\r" +
+      "token_counter\030\004 \001(\tR\014tokenCounter\"\307\001\n\016St" +
+      "ateComponent\022\022\n\004name\030\001 \001(\tR\004name\022-\n\005stat" +
+      "e\030\002 \001(\0132\027.google.protobuf.StructR\005state\022" +
+      "\030\n\007version\030\003 \001(\003R\007version\0229\n\nupdated_at\030" +
+      "\004 \001(\0132\032.google.protobuf.TimestampR\tupdat" +
+      "edAt\022\035\n\nstate_json\030\005 \001(\tR\tstateJson\"\210\001\n\020" +
+      "SaveStateRequest\022\031\n\010agent_id\030\001 \001(\tR\007agen" +
+      "tId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022:\n\nco" +
+      "mponents\030\003 \003(\0132\032.memoryd.v1.StateCompone" +
+      "ntR\ncomponents\"O\n\021SaveStateResponse\022:\n\nc" +
+      "omponents\030\001 \003(\0132\032.memoryd.v1.StateCompon" +
+      "entR\ncomponents\"b\n\020LoadStateRequest\022\031\n\010a" +
+      "gent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001" +
+      "(\tR\tsessionId\022\024\n\005names\030\003 \003(\tR\005names\"O\n\021L" +
+      "oadStateResponse\022:\n\ncomponents\030\001 \003(\0132\032.m" +
+      "emoryd.v1.StateComponentR\ncomponents*\346\001\n" +
+      "\017SnapshotSection\022 \n\034SNAPSHOT_SECTION_UNS" +
+      "PECIFIED\020\000\022\033\n\027SNAPSHOT_SECTION_PINNED\020\001\022" +
+      "\034\n\030SNAPSHOT_SECTION_PROFILE\020\002\022\034\n\030SNAPSHO" +
+      "T_SECTION_WORKING\020\003\022\035\n\031SNAPSHOT_SECTION_" +
+      "SEMANTIC\020\004\022\033\n\027SNAPSHOT_SECTION_RECENT\020\005\022" +
+      "\034\n\030SNAPSHOT_SECTION_SESSION\020\006*h\n\016Snapsho" +
+      "tFormat\022\037\n\033SNAPSHOT_FORMAT_UNSPECIFIED\020\000" +
+      "\022\034\n\030SNAPSHOT_FORMAT_MARKDOWN\020\001\022\027\n\023SNAPSH" +
+      "OT_FORMAT_XML\020\0022\313\002\n\017SnapshotService\022T\n\rB" +
+      "uildSnapshot\022 .memoryd.v1.BuildSnapshotR" +
+      "equest\032!.memoryd.v1.BuildSnapshotRespons" +
+      "e\022N\n\013DefaultRead\022\036.memoryd.v1.DefaultRea" +
+      "dRequest\032\037.memoryd.v1.DefaultReadRespons" +
+      "e\022H\n\tSaveState\022\034.memoryd.v1.SaveStateReq" +
+      "uest\032\035.memoryd.v1.SaveStateResponse\022H\n\tL" +
+      "oadState\022\034.memoryd.v1.LoadStateRequest\032\035" +
+      ".memoryd.v1.LoadStateResponseBo\n\016dev.mem" +
+      "oryd.v1B\024SnapshotServiceProtoP\001\242\002\003MXX\252\002\n" +
+      "Memoryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPB" +
+      "Metadata\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -237,7 +239,7 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
     internal_static_memoryd_v1_DefaultReadLine_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_DefaultReadLine_descriptor,
-        new java.lang.String[] { "Key", "Type", "Summary", "UpdatedAt", });
+        new java.lang.String[] { "Key", "Type", "Summary", "UpdatedAt", "ContentJson", "Score", });
     internal_static_memoryd_v1_DefaultReadResponse_descriptor =
       getDescriptor().getMessageType(7);
     internal_static_memoryd_v1_DefaultReadResponse_fieldAccessorTable = new
@@ -249,7 +251,7 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
     internal_static_memoryd_v1_StateComponent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_StateComponent_descriptor,
-        new java.lang.String[] { "Name", "State", "Version", "UpdatedAt", });
+        new java.lang.String[] { "Name", "State", "Version", "UpdatedAt", "StateJson", });
     internal_static_memoryd_v1_SaveStateRequest_descriptor =
       getDescriptor().getMessageType(9);
     internal_static_memoryd_v1_SaveStateRequest_fieldAccessorTable = new

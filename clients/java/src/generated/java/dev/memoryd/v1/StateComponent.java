@@ -29,6 +29,7 @@ private static final long serialVersionUID = 0L;
   }
   private StateComponent() {
     name_ = "";
+    stateJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -152,6 +153,55 @@ private static final long serialVersionUID = 0L;
     return updatedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : updatedAt_;
   }
 
+  public static final int STATE_JSON_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object stateJson_ = "";
+  /**
+   * <pre>
+   * state as JSON text (an object): integers keep every digit. On SaveState, set
+   * this or state, not both.
+   * </pre>
+   *
+   * <code>string state_json = 5 [json_name = "stateJson"];</code>
+   * @return The stateJson.
+   */
+  @java.lang.Override
+  public java.lang.String getStateJson() {
+    java.lang.Object ref = stateJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      stateJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * state as JSON text (an object): integers keep every digit. On SaveState, set
+   * this or state, not both.
+   * </pre>
+   *
+   * <code>string state_json = 5 [json_name = "stateJson"];</code>
+   * @return The bytes for stateJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getStateJsonBytes() {
+    java.lang.Object ref = stateJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      stateJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -178,6 +228,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(4, getUpdatedAt());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(stateJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 5, stateJson_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -196,6 +249,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(4, getUpdatedAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(stateJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(5, stateJson_);
     }
     return size;
   }
@@ -235,6 +291,8 @@ private static final long serialVersionUID = 0L;
       if (!getUpdatedAt()
           .equals(other.getUpdatedAt())) return false;
     }
+    if (!getStateJson()
+        .equals(other.getStateJson())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -259,6 +317,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + UPDATED_AT_FIELD_NUMBER;
       hash = (53 * hash) + getUpdatedAt().hashCode();
     }
+    hash = (37 * hash) + STATE_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getStateJson().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -409,6 +469,7 @@ private static final long serialVersionUID = 0L;
         updatedAtBuilder_.dispose();
         updatedAtBuilder_ = null;
       }
+      stateJson_ = "";
       return this;
     }
 
@@ -461,6 +522,9 @@ private static final long serialVersionUID = 0L;
             : updatedAtBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.stateJson_ = stateJson_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -489,6 +553,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasUpdatedAt()) {
         mergeUpdatedAt(other.getUpdatedAt());
+      }
+      if (!other.getStateJson().isEmpty()) {
+        stateJson_ = other.stateJson_;
+        bitField0_ |= 0x00000010;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -538,6 +607,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 42: {
+              stateJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -895,6 +969,103 @@ private static final long serialVersionUID = 0L;
         updatedAt_ = null;
       }
       return updatedAtBuilder_;
+    }
+
+    private java.lang.Object stateJson_ = "";
+    /**
+     * <pre>
+     * state as JSON text (an object): integers keep every digit. On SaveState, set
+     * this or state, not both.
+     * </pre>
+     *
+     * <code>string state_json = 5 [json_name = "stateJson"];</code>
+     * @return The stateJson.
+     */
+    public java.lang.String getStateJson() {
+      java.lang.Object ref = stateJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        stateJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * state as JSON text (an object): integers keep every digit. On SaveState, set
+     * this or state, not both.
+     * </pre>
+     *
+     * <code>string state_json = 5 [json_name = "stateJson"];</code>
+     * @return The bytes for stateJson.
+     */
+    public com.google.protobuf.ByteString
+        getStateJsonBytes() {
+      java.lang.Object ref = stateJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        stateJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * state as JSON text (an object): integers keep every digit. On SaveState, set
+     * this or state, not both.
+     * </pre>
+     *
+     * <code>string state_json = 5 [json_name = "stateJson"];</code>
+     * @param value The stateJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setStateJson(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      stateJson_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * state as JSON text (an object): integers keep every digit. On SaveState, set
+     * this or state, not both.
+     * </pre>
+     *
+     * <code>string state_json = 5 [json_name = "stateJson"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearStateJson() {
+      stateJson_ = getDefaultInstance().getStateJson();
+      bitField0_ = (bitField0_ & ~0x00000010);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * state as JSON text (an object): integers keep every digit. On SaveState, set
+     * this or state, not both.
+     * </pre>
+     *
+     * <code>string state_json = 5 [json_name = "stateJson"];</code>
+     * @param value The bytes for stateJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setStateJsonBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      stateJson_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.StateComponent)

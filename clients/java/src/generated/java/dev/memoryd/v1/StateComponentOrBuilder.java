@@ -57,4 +57,26 @@ public interface StateComponentOrBuilder extends
    * <code>.google.protobuf.Timestamp updated_at = 4 [json_name = "updatedAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getUpdatedAtOrBuilder();
+
+  /**
+   * <pre>
+   * state as JSON text (an object): integers keep every digit. On SaveState, set
+   * this or state, not both.
+   * </pre>
+   *
+   * <code>string state_json = 5 [json_name = "stateJson"];</code>
+   * @return The stateJson.
+   */
+  java.lang.String getStateJson();
+  /**
+   * <pre>
+   * state as JSON text (an object): integers keep every digit. On SaveState, set
+   * this or state, not both.
+   * </pre>
+   *
+   * <code>string state_json = 5 [json_name = "stateJson"];</code>
+   * @return The bytes for stateJson.
+   */
+  com.google.protobuf.ByteString
+      getStateJsonBytes();
 }

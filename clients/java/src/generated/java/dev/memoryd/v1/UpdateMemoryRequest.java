@@ -96,7 +96,7 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * memory.id names the memory; the fields in update_mask are replaced.
    * Updatable: content, memory_type, tags, security_level, importance, confidence,
-   * namespace, metadata, source, expires_at, archived.
+   * namespace, metadata, source, expires_at, archived, occurred_at.
    * </pre>
    *
    * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -110,7 +110,7 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * memory.id names the memory; the fields in update_mask are replaced.
    * Updatable: content, memory_type, tags, security_level, importance, confidence,
-   * namespace, metadata, source, expires_at, archived.
+   * namespace, metadata, source, expires_at, archived, occurred_at.
    * </pre>
    *
    * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -124,7 +124,7 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * memory.id names the memory; the fields in update_mask are replaced.
    * Updatable: content, memory_type, tags, security_level, importance, confidence,
-   * namespace, metadata, source, expires_at, archived.
+   * namespace, metadata, source, expires_at, archived, occurred_at.
    * </pre>
    *
    * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -775,7 +775,7 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * memory.id names the memory; the fields in update_mask are replaced.
      * Updatable: content, memory_type, tags, security_level, importance, confidence,
-     * namespace, metadata, source, expires_at, archived.
+     * namespace, metadata, source, expires_at, archived, occurred_at.
      * </pre>
      *
      * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -788,7 +788,7 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * memory.id names the memory; the fields in update_mask are replaced.
      * Updatable: content, memory_type, tags, security_level, importance, confidence,
-     * namespace, metadata, source, expires_at, archived.
+     * namespace, metadata, source, expires_at, archived, occurred_at.
      * </pre>
      *
      * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -805,7 +805,7 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * memory.id names the memory; the fields in update_mask are replaced.
      * Updatable: content, memory_type, tags, security_level, importance, confidence,
-     * namespace, metadata, source, expires_at, archived.
+     * namespace, metadata, source, expires_at, archived, occurred_at.
      * </pre>
      *
      * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -825,7 +825,7 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * memory.id names the memory; the fields in update_mask are replaced.
      * Updatable: content, memory_type, tags, security_level, importance, confidence,
-     * namespace, metadata, source, expires_at, archived.
+     * namespace, metadata, source, expires_at, archived, occurred_at.
      * </pre>
      *
      * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -845,7 +845,7 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * memory.id names the memory; the fields in update_mask are replaced.
      * Updatable: content, memory_type, tags, security_level, importance, confidence,
-     * namespace, metadata, source, expires_at, archived.
+     * namespace, metadata, source, expires_at, archived, occurred_at.
      * </pre>
      *
      * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -872,7 +872,7 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * memory.id names the memory; the fields in update_mask are replaced.
      * Updatable: content, memory_type, tags, security_level, importance, confidence,
-     * namespace, metadata, source, expires_at, archived.
+     * namespace, metadata, source, expires_at, archived, occurred_at.
      * </pre>
      *
      * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -891,7 +891,7 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * memory.id names the memory; the fields in update_mask are replaced.
      * Updatable: content, memory_type, tags, security_level, importance, confidence,
-     * namespace, metadata, source, expires_at, archived.
+     * namespace, metadata, source, expires_at, archived, occurred_at.
      * </pre>
      *
      * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -905,7 +905,7 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * memory.id names the memory; the fields in update_mask are replaced.
      * Updatable: content, memory_type, tags, security_level, importance, confidence,
-     * namespace, metadata, source, expires_at, archived.
+     * namespace, metadata, source, expires_at, archived, occurred_at.
      * </pre>
      *
      * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -922,7 +922,7 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * memory.id names the memory; the fields in update_mask are replaced.
      * Updatable: content, memory_type, tags, security_level, importance, confidence,
-     * namespace, metadata, source, expires_at, archived.
+     * namespace, metadata, source, expires_at, archived, occurred_at.
      * </pre>
      *
      * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>

@@ -26,7 +26,7 @@ public interface UpdateMemoryRequestOrBuilder extends
    * <pre>
    * memory.id names the memory; the fields in update_mask are replaced.
    * Updatable: content, memory_type, tags, security_level, importance, confidence,
-   * namespace, metadata, source, expires_at, archived.
+   * namespace, metadata, source, expires_at, archived, occurred_at.
    * </pre>
    *
    * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -37,7 +37,7 @@ public interface UpdateMemoryRequestOrBuilder extends
    * <pre>
    * memory.id names the memory; the fields in update_mask are replaced.
    * Updatable: content, memory_type, tags, security_level, importance, confidence,
-   * namespace, metadata, source, expires_at, archived.
+   * namespace, metadata, source, expires_at, archived, occurred_at.
    * </pre>
    *
    * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>
@@ -48,7 +48,7 @@ public interface UpdateMemoryRequestOrBuilder extends
    * <pre>
    * memory.id names the memory; the fields in update_mask are replaced.
    * Updatable: content, memory_type, tags, security_level, importance, confidence,
-   * namespace, metadata, source, expires_at, archived.
+   * namespace, metadata, source, expires_at, archived, occurred_at.
    * </pre>
    *
    * <code>.memoryd.v1.Memory memory = 2 [json_name = "memory"];</code>

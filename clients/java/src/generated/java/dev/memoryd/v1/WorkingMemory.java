@@ -28,6 +28,7 @@ private static final long serialVersionUID = 0L;
     super(builder);
   }
   private WorkingMemory() {
+    contentJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -190,6 +191,53 @@ private static final long serialVersionUID = 0L;
     return jsonSchema_ == null ? com.google.protobuf.Struct.getDefaultInstance() : jsonSchema_;
   }
 
+  public static final int CONTENT_JSON_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object contentJson_ = "";
+  /**
+   * <pre>
+   * content as JSON text (an object): integers keep every digit.
+   * </pre>
+   *
+   * <code>string content_json = 7 [json_name = "contentJson"];</code>
+   * @return The contentJson.
+   */
+  @java.lang.Override
+  public java.lang.String getContentJson() {
+    java.lang.Object ref = contentJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      contentJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * content as JSON text (an object): integers keep every digit.
+   * </pre>
+   *
+   * <code>string content_json = 7 [json_name = "contentJson"];</code>
+   * @return The bytes for contentJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getContentJsonBytes() {
+    java.lang.Object ref = contentJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      contentJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -222,6 +270,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000010) != 0)) {
       output.writeMessage(6, getJsonSchema());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(contentJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 7, contentJson_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -249,6 +300,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000010) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(6, getJsonSchema());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(contentJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(7, contentJson_);
     }
     return size;
   }
@@ -301,6 +355,8 @@ private static final long serialVersionUID = 0L;
       if (!getJsonSchema()
           .equals(other.getJsonSchema())) return false;
     }
+    if (!getContentJson()
+        .equals(other.getContentJson())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -335,6 +391,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + JSON_SCHEMA_FIELD_NUMBER;
       hash = (53 * hash) + getJsonSchema().hashCode();
     }
+    hash = (37 * hash) + CONTENT_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getContentJson().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -502,6 +560,7 @@ private static final long serialVersionUID = 0L;
         jsonSchemaBuilder_.dispose();
         jsonSchemaBuilder_ = null;
       }
+      contentJson_ = "";
       return this;
     }
 
@@ -569,6 +628,9 @@ private static final long serialVersionUID = 0L;
             : jsonSchemaBuilder_.build();
         to_bitField0_ |= 0x00000010;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.contentJson_ = contentJson_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -601,6 +663,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasJsonSchema()) {
         mergeJsonSchema(other.getJsonSchema());
+      }
+      if (!other.getContentJson().isEmpty()) {
+        contentJson_ = other.contentJson_;
+        bitField0_ |= 0x00000040;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -666,6 +733,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 50
+            case 58: {
+              contentJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1308,6 +1380,98 @@ private static final long serialVersionUID = 0L;
         jsonSchema_ = null;
       }
       return jsonSchemaBuilder_;
+    }
+
+    private java.lang.Object contentJson_ = "";
+    /**
+     * <pre>
+     * content as JSON text (an object): integers keep every digit.
+     * </pre>
+     *
+     * <code>string content_json = 7 [json_name = "contentJson"];</code>
+     * @return The contentJson.
+     */
+    public java.lang.String getContentJson() {
+      java.lang.Object ref = contentJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        contentJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * content as JSON text (an object): integers keep every digit.
+     * </pre>
+     *
+     * <code>string content_json = 7 [json_name = "contentJson"];</code>
+     * @return The bytes for contentJson.
+     */
+    public com.google.protobuf.ByteString
+        getContentJsonBytes() {
+      java.lang.Object ref = contentJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        contentJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * content as JSON text (an object): integers keep every digit.
+     * </pre>
+     *
+     * <code>string content_json = 7 [json_name = "contentJson"];</code>
+     * @param value The contentJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setContentJson(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      contentJson_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * content as JSON text (an object): integers keep every digit.
+     * </pre>
+     *
+     * <code>string content_json = 7 [json_name = "contentJson"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearContentJson() {
+      contentJson_ = getDefaultInstance().getContentJson();
+      bitField0_ = (bitField0_ & ~0x00000040);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * content as JSON text (an object): integers keep every digit.
+     * </pre>
+     *
+     * <code>string content_json = 7 [json_name = "contentJson"];</code>
+     * @param value The bytes for contentJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setContentJsonBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      contentJson_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.WorkingMemory)

@@ -1,0 +1,479 @@
+"""The tool table's tools as gRPC calls: what each tool call sends, and its result as
+the table's structured output.
+
+:func:`plan_tool_call` turns a checked tool call into one :class:`Unary` (pure:
+nothing is sent); the OpenAI-style dispatcher (:mod:`memoryd_client.tools`) and the
+MCP stdio bridge (``memoryd mcp``) run the plans. The ``memory`` file tool takes
+several calls and runs on an async client (:class:`AsyncToolRunner`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from memoryd_client import requests as rq
+from memoryd_client.core import Unary
+from memoryd_client.errors import NotFoundError
+from memoryd_client.memory_files import run_memory_command
+from memoryd_client.ops import agent_state, keys, memories, snapshot
+from memoryd_client.results import (
+    Degradation,
+    KeyEntry,
+    KeyListing,
+    Page,
+    Recalled,
+    SessionWindow,
+    WorkingMemory,
+)
+from memoryd_client.tool_args import check_arguments, parse_source
+from memoryd_client.tool_table import TOOLS, ToolArgumentError
+from memoryd_proto.v1 import common_pb2
+
+if TYPE_CHECKING:
+    from memoryd_client.aio import AsyncMemorydClient
+
+JSON = dict[str, Any]
+#: The page size a listing tool reads (its ``limit`` may ask for fewer).
+LIST_PAGE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Whose memory the tools use. A tool call's own ``agent_id`` / ``session_id`` /
+    ``thread_id`` / ``resource_id`` / ``namespace`` (MCP) take precedence; the
+    OpenAI-style tools never show them to the model."""
+
+    agent_id: str
+    session_id: str = ""
+    thread_id: str = ""
+    resource_id: str = ""
+    namespace: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPlan:
+    """The call a tool makes; ``missing`` is the result when it answers NOT_FOUND."""
+
+    call: Unary[JSON]
+    missing: JSON | None = None
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z") if value else None
+
+
+def _degraded(result: JSON, items: tuple[Degradation, ...]) -> JSON:
+    if items:
+        result["degraded"] = [{"component": d.component, "reason": d.reason} for d in items]
+    return result
+
+
+def _source_pb(value: Any) -> common_pb2.Provenance | None:
+    parsed = parse_source(value)
+    if parsed is None:
+        return None
+    source = common_pb2.Provenance(
+        kind=common_pb2.ProvenanceKind.Value(f"PROVENANCE_KIND_{parsed['kind'].upper()}"),  # type: ignore[arg-type]
+        name=str(parsed.get("name", "")),
+        locator=str(parsed.get("locator", "")),
+    )
+    stamp = parsed.get("retrieved_at")
+    if stamp:
+        try:
+            when = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+        except ValueError:
+            raise ToolArgumentError("source.retrieved_at", "must be an RFC 3339 time") from None
+        source.retrieved_at.FromDatetime(when.astimezone(UTC))
+    return source
+
+
+def _source_json(raw: common_pb2.Provenance | None) -> JSON | None:
+    if raw is None or raw.kind == 0:
+        return None
+    out: JSON = {
+        "kind": common_pb2.ProvenanceKind.Name(raw.kind).removeprefix("PROVENANCE_KIND_").lower(),
+        "name": raw.name,
+        "locator": raw.locator,
+    }
+    if raw.HasField("retrieved_at"):
+        out["retrieved_at"] = _time(raw.retrieved_at.ToDatetime(UTC))
+    return out
+
+
+def key_version(e: KeyEntry) -> JSON:
+    return {
+        "key": e.key,
+        "value": e.content if e.valid else None,
+        "version": e.version,
+        "deleted": not e.valid,
+        "updated_at": _time(e.updated_at),
+        "source": _source_json(e.raw.source if e.raw.HasField("source") else None),
+    }
+
+
+def hits(r: Recalled) -> JSON:
+    out = []
+    for h in r:
+        hit: JSON = {
+            "id": h.memory.id,
+            "content": h.memory.content,
+            "memory_type": h.memory.memory_type,
+            "tags": list(h.memory.tags),
+            "score": round(h.score, 4),
+        }
+        if h.memory.key:
+            hit["key"] = h.memory.key
+        out.append(hit)
+    return _degraded({"memories": out}, r.degraded)
+
+
+def window(w: SessionWindow) -> JSON:
+    return {
+        "pinned": [{"kind": e.kind, "content": e.content} for e in w.fixed_zone],
+        "summary": w.summary,
+        "messages": [{"role": m.role, "content": m.content} for m in w.recent],
+        "tokens_used": w.tokens_used,
+    }
+
+
+def working(w: WorkingMemory) -> JSON:
+    return {"content": w.content, "version": w.version, "expires_at": _time(w.expires_at)}
+
+
+def _mapped(call: Unary[Any], render: Callable[[Any], JSON]) -> Unary[JSON]:
+    return Unary(
+        call.service,
+        call.method,
+        call.request,
+        lambda r: render(call.parse(r)),
+        idempotent=call.idempotent,
+    )
+
+
+def _with_source(call: Unary[Any], value: Any) -> Unary[Any]:
+    source = _source_pb(value)
+    if source is not None:
+        call.request.source.CopyFrom(source)
+    return call
+
+
+def _record(agent: str, namespace: str, messages: list[JSON]) -> Unary[JSON]:
+    """AgentScope's long-term ``record``: each message an episode in long-term memory."""
+    items: list[rq.BatchItem] = [
+        {
+            "content": m["content"],
+            "memory_type": "episode",
+            "tags": [f"role:{m['role']}"],
+            "namespace": namespace,
+        }
+        for m in messages
+    ]
+    return _mapped(
+        memories.remember_batch(agent, items), lambda out: {"ids": [r.memory.id for r in out]}
+    )
+
+
+def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> ToolPlan:
+    """The call tool ``name`` makes with ``args`` (checked by
+    :func:`~memoryd_client.tool_args.check_arguments`). Pure: nothing is sent."""
+    agent = args.get("agent_id") or context.agent_id
+    session = args.get("session_id") or context.session_id
+    thread = args.get("thread_id", context.thread_id)
+    resource = args.get("resource_id", context.resource_id)
+    namespace = args.get("namespace", context.namespace)
+    if name == "remember":
+        call = memories.remember(
+            agent,
+            args["content"],
+            memory_type=args.get("memory_type", "fact"),
+            tags=args.get("tags", ()),
+            importance=args.get("importance"),
+            namespace=namespace,
+            security_level=args.get("security_level"),
+        )
+        return ToolPlan(
+            _mapped(
+                _with_source(call, args.get("source")),
+                lambda r: _degraded(
+                    {"id": r.memory.id, "deduplicated": r.deduplicated}, r.degraded
+                ),
+            )
+        )
+    if name == "recall" or (name == "retrieve" and args.get("source", "memory") == "memory"):
+        if "query" not in args:
+            raise ToolArgumentError("query", 'is required with source="memory"')
+        recall = memories.recall(
+            agent, args["query"], limit=args.get("limit", 5), tags=args.get("tags", ()),
+            namespace=namespace or None,
+        )  # fmt: skip
+        return ToolPlan(_mapped(recall, hits))
+    if name == "forget":
+        return ToolPlan(
+            _mapped(memories.forget(agent, args["ids"]), lambda ids: {"forgotten": list(ids)})
+        )
+    if name == "record":
+        return ToolPlan(_record(agent, namespace, args["messages"]))
+    if name in _KEYED:
+        return _KEYED[name](agent, args)
+    if name in _AGENT_STATE:
+        return _AGENT_STATE[name](agent, thread, resource, args)
+    if not session and name != "build_snapshot":
+        raise ToolArgumentError("session_id", "is required: the tool context has no session")
+    return _SESSION[name](agent, session, thread, resource, args)
+
+
+def _set_memory(agent: str, args: Mapping[str, Any]) -> ToolPlan:
+    source = _source_pb(args["source"])  # required: check_arguments saw it
+    assert source is not None
+    call = keys.set_memory(
+        agent,
+        args["key"],
+        args["value"],
+        source=source,
+        if_version=args.get("if_version"),
+        security_level=args.get("security_level"),
+    )
+    return ToolPlan(
+        _mapped(
+            call,
+            lambda e: {
+                "key": e.key,
+                "version": e.version,
+                "deleted": not e.valid,
+                "memory_id": e.memory_id,
+            },
+        )
+    )
+
+
+def _get_key(agent: str, args: Mapping[str, Any]) -> ToolPlan:
+    missing = {"found": False, "key": args["key"], "value": None, "version": 0, "deleted": False}
+    return ToolPlan(
+        _mapped(keys.get_key(agent, args["key"]), lambda e: {"found": e.valid, **key_version(e)}),
+        missing,
+    )
+
+
+def _list_keys(agent: str, args: Mapping[str, Any]) -> ToolPlan:
+    call = keys.list_keys(
+        agent, args.get("prefix", "/"), recursive=args.get("recursive", False),
+        page_size=args.get("limit", LIST_PAGE),
+    )  # fmt: skip
+
+    def render(listing: KeyListing) -> JSON:
+        return {
+            "keys": [key_version(e) for e in listing],
+            "directories": list(listing.directories),
+            "more": bool(listing.next_page_token),
+        }
+
+    return ToolPlan(_mapped(call, render))
+
+
+def _history(agent: str, args: Mapping[str, Any]) -> ToolPlan:
+    call = keys.key_history(agent, args["key"], page_size=args.get("limit", LIST_PAGE))
+
+    def render(page: Page[KeyEntry]) -> JSON:
+        return {"versions": [key_version(e) for e in page], "more": bool(page.next_page_token)}
+
+    return ToolPlan(_mapped(call, render))
+
+
+def _default_read(agent: str, args: Mapping[str, Any]) -> ToolPlan:
+    call = snapshot.default_read(
+        agent, token_limit=args.get("token_limit"), prefix=args.get("prefix", "")
+    )
+    return ToolPlan(
+        _mapped(
+            call,
+            lambda r: {
+                "text": r.text,
+                "keys": [line.key for line in r.lines],
+                "tokens_used": r.tokens_used,
+            },
+        )
+    )
+
+
+_KEYED: dict[str, Callable[[str, Mapping[str, Any]], ToolPlan]] = {
+    "set_memory": _set_memory,
+    "get_memory_key": _get_key,
+    "list_memory_keys": _list_keys,
+    "memory_key_history": _history,
+    "default_read": _default_read,
+}
+
+
+def _get_working(agent: str, thread: str, resource: str, args: Mapping[str, Any]) -> ToolPlan:
+    call = agent_state.get_working_memory(agent, thread_id=thread, resource_id=resource)
+    missing = {"found": False, "content": {}, "version": 0, "expires_at": None}
+    return ToolPlan(_mapped(call, lambda w: {"found": True, **working(w)}), missing)
+
+
+def _update_working(agent: str, thread: str, resource: str, args: Mapping[str, Any]) -> ToolPlan:
+    call = agent_state.set_working_memory(
+        agent,
+        args["updates"],
+        thread_id=thread,
+        resource_id=resource,
+        replace=args.get("replace", False),
+        ttl=args.get("ttl_seconds"),
+        json_schema=args.get("schema"),
+    )
+    return ToolPlan(_mapped(call, working))
+
+
+def _read_profile(agent: str, thread: str, resource: str, args: Mapping[str, Any]) -> ToolPlan:
+    call = agent_state.get_profile(agent)
+    missing = {"found": False, "content": "", "etag": ""}
+    return ToolPlan(
+        _mapped(call, lambda p: {"found": True, "content": p.content, "etag": p.etag}), missing
+    )
+
+
+def _update_profile(agent: str, thread: str, resource: str, args: Mapping[str, Any]) -> ToolPlan:
+    call = agent_state.set_profile(agent, args["content"], if_match=args.get("etag", ""))
+    return ToolPlan(_mapped(call, lambda p: {"etag": p.etag}))
+
+
+_AGENT_STATE: dict[str, Callable[[str, str, str, Mapping[str, Any]], ToolPlan]] = {
+    "get_working_memory": _get_working,
+    "update_working_memory": _update_working,
+    "read_agent_memory": _read_profile,
+    "update_agent_memory": _update_profile,
+}
+
+
+def _snapshot(
+    agent: str, session: str, thread: str, resource: str, args: Mapping[str, Any]
+) -> ToolPlan:
+    call = snapshot.build_snapshot(
+        agent,
+        args.get("trigger", ""),
+        token_budget=args.get("token_budget"),
+        format=args.get("format", "markdown"),
+        thread_id=thread,
+        resource_id=resource,
+        session_id=session,
+    )
+    return ToolPlan(
+        _mapped(
+            call,
+            lambda s: _degraded(
+                {
+                    "text": s.text,
+                    "tokens_used": s.tokens_used,
+                    "token_budget": s.token_budget,
+                    "items": [{"section": i.section, "id": i.id} for i in s.items],
+                },
+                s.degraded,
+            ),
+        )
+    )
+
+
+def _record_messages(
+    agent: str, session: str, thread: str, resource: str, args: Mapping[str, Any]
+) -> ToolPlan:
+    call = agent_state.append_messages(agent, session, args["messages"])
+    return ToolPlan(
+        _mapped(call, lambda a: {"message_count": a.message_count, "compressed": a.compressed})
+    )
+
+
+def _window(
+    agent: str, session: str, thread: str, resource: str, args: Mapping[str, Any]
+) -> ToolPlan:
+    call = agent_state.get_session_window(agent, session, token_budget=args.get("token_budget"))
+    return ToolPlan(_mapped(call, window))
+
+
+def _save_state(
+    agent: str, session: str, thread: str, resource: str, args: Mapping[str, Any]
+) -> ToolPlan:
+    call = snapshot.save_state(agent, session, args["components"])
+    return ToolPlan(_mapped(call, lambda saved: {"saved": {c.name: c.version for c in saved}}))
+
+
+def _load_state(
+    agent: str, session: str, thread: str, resource: str, args: Mapping[str, Any]
+) -> ToolPlan:
+    call = snapshot.load_state(agent, session, args.get("names", ()))
+    return ToolPlan(
+        _mapped(call, lambda loaded: {"components": {n: c.state for n, c in loaded.items()}})
+    )
+
+
+_SESSION: dict[str, Callable[[str, str, str, str, Mapping[str, Any]], ToolPlan]] = {
+    "build_snapshot": _snapshot,
+    "record_messages": _record_messages,
+    "get_session_window": _window,
+    "retrieve": _window,
+    "save_state": _save_state,
+    "load_state": _load_state,
+}
+
+
+class _ClientFiles:
+    """The memory file tool's key calls over an async client."""
+
+    def __init__(self, client: AsyncMemorydClient, agent: str) -> None:
+        self._client, self._agent = client, agent
+
+    async def read(self, key: str) -> tuple[str, int] | None:
+        try:
+            entry = await self._client.run(keys.get_key(self._agent, key))
+        except NotFoundError:
+            return None
+        if not entry.valid:
+            return None
+        content = entry.content
+        return (content if isinstance(content, str) else str(content)), entry.version
+
+    async def write(self, key: str, text: str | None, if_version: int | None) -> int:
+        source = {"kind": "agent", "name": "memory tool"}
+        call = keys.set_memory(self._agent, key, text, source=source, if_version=if_version)
+        entry: KeyEntry = await self._client.run(call)
+        return entry.version
+
+    async def keys(self, prefix: str) -> list[str]:
+        out: list[str] = []
+        token = ""
+        while True:
+            listing = await self._client.run(
+                keys.list_keys(
+                    self._agent, prefix, recursive=True, page_size=LIST_PAGE, page_token=token
+                )
+            )
+            out.extend(e.key for e in listing if e.valid)
+            token = listing.next_page_token
+            if not token:
+                return sorted(out)
+
+
+class AsyncToolRunner:
+    """Every tool of the table on an async client (the MCP stdio bridge's backend)."""
+
+    def __init__(self, client: AsyncMemorydClient, context: ToolContext) -> None:
+        self.client, self.context = client, context
+
+    async def run(self, name: str, args: Mapping[str, Any], *, with_context: bool = True) -> JSON:
+        """Tool ``name``'s structured result; raises ToolArgumentError, KeyError for an
+        unknown tool, or the client's MemorydError."""
+        checked = check_arguments(name, args, with_context=with_context)
+        if name == "memory":
+            agent = checked.get("agent_id") or self.context.agent_id
+            return await run_memory_command(_ClientFiles(self.client, agent), checked)
+        plan = plan_tool_call(self.context, name, checked)
+        try:
+            return await self.client.run(plan.call)
+        except NotFoundError:
+            if plan.missing is None:
+                raise
+            return dict(plan.missing)
+
+
+__all__ = ["TOOLS", "AsyncToolRunner", "ToolContext", "ToolPlan", "plan_tool_call"]

@@ -1,0 +1,193 @@
+"""JSON text as clients write it: checked, stored and returned without re-encoding.
+
+JSON numbers that pass through ``google.protobuf.Value`` become doubles
+(``12345678901234567`` -> ``1.2345678901234568e+16``, ``1`` -> ``1.0``). The ``*_json``
+fields of the API carry JSON text instead; this module checks such text and brings it
+to its stored form, which differs from what was sent only by the whitespace between
+tokens (removed): every number, escape and member order stays as written.
+
+``parse`` gives Python data for the places that need values (reserved fields of keyed
+content, merges, schemas): integers of any size stay ``int``, so ``dumps(parse(t))``
+is ``t`` for text without non-canonical number or escape spellings; a float such as
+``1.50``, ``1e2`` or ``-0`` is not. Where a value is changed by the daemon (a working
+memory MERGE, masking, metadata the daemon adds to), :func:`merge_objects` and
+:func:`spelled` keep the writer's spelling of every part the change left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from typing import Any
+
+#: A JSON value as Python data: dict, list, str, int, float, bool or None.
+JsonValue = Any
+
+#: A string token (kept as is) or a run of JSON whitespace (dropped).
+_TOKENS = re.compile(r'("(?:[^"\\]|\\.)*")|[ \t\n\r]+', re.DOTALL)
+#: Finds where a value's text ends (its value is not kept).
+_DECODER = json.JSONDecoder()
+#: A \uD800-\uDFFF escape: the text may encode a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+class JsonTextError(ValueError):
+    """Why a text is not acceptable JSON (the message completes "is ...")."""
+
+
+def _no_constants(name: str) -> Any:
+    raise JsonTextError(f"not JSON: {name} is not a JSON number")
+
+
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise JsonTextError(f"not JSON: {literal} is out of the range of a double")
+    return value
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in out:
+            raise JsonTextError(f"not accepted: the object has the name {name!r} twice")
+        out[name] = value
+    return out
+
+
+def parse(text: str) -> JsonValue:
+    """The value of a JSON text; JsonTextError says what is wrong.
+
+    Stricter than ``json.loads``: no NaN / Infinity, no number beyond a double's
+    range, no repeated member name (readers disagree on which one wins), no lone
+    surrogate (it cannot be stored as UTF-8).
+    """
+    try:
+        value = json.loads(
+            text,
+            parse_constant=_no_constants,
+            parse_float=_finite,
+            object_pairs_hook=_unique,
+        )
+    except JsonTextError:
+        raise
+    except RecursionError:
+        raise JsonTextError("nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, int digit limits
+        raise JsonTextError(f"not valid JSON: {exc}") from None
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            dumps(value).encode("utf-8")
+        except UnicodeEncodeError:
+            raise JsonTextError("not accepted: it encodes a lone surrogate") from None
+    return value
+
+
+def compact(text: str) -> str:
+    """``text`` without whitespace between tokens (strings untouched). ``text`` must
+    be valid JSON (see :func:`normalise`)."""
+    return _TOKENS.sub(lambda m: m.group(1) or "", text)
+
+
+def normalise(text: str) -> tuple[str, JsonValue]:
+    """The stored form of a client's JSON text and its value (JsonTextError if the
+    text is not acceptable JSON)."""
+    value = parse(text)
+    return compact(text), value
+
+
+def dumps(value: JsonValue) -> str:
+    """Compact JSON text of Python data (UTF-8 characters kept, NaN refused)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _skip(text: str, i: int) -> int:
+    """The index of the first non-whitespace character at or after ``i``."""
+    while i < len(text) and text[i] in " \t\n\r":
+        i += 1
+    return i
+
+
+def _parts(text: str) -> Iterator[tuple[str, str]]:
+    """The (name token, value text) of each member of an object text, or ("", item
+    text) of each item of an array text, in order; ``text`` must be valid JSON."""
+    is_object = text[0] == "{"
+    i = _skip(text, 1)
+    if text[i] in "]}":
+        return
+    while True:
+        name = ""
+        if is_object:
+            _, after = _DECODER.raw_decode(text, i)
+            name = text[i:after]
+            i = _skip(text, _skip(text, after) + 1)  # past the colon
+        _, after = _DECODER.raw_decode(text, i)
+        yield name, text[i:after]
+        i = _skip(text, after)
+        if text[i] != ",":
+            return
+        i = _skip(text, i + 1)
+
+
+def members(text: str) -> dict[str, tuple[str, str]]:
+    """Each member of a JSON object text by name: (its name as written, its value's
+    text as written), in the text's order."""
+    return {json.loads(name): (name, value) for name, value in _parts(text)}
+
+
+def _object_text(parts: Iterator[tuple[str, str]] | list[tuple[str, str]]) -> str:
+    return "{" + ",".join(f"{name}:{value}" for name, value in parts) + "}"
+
+
+def merge_objects(base: str, update: str) -> str:
+    """The text of ``{**parse(base), **parse(update)}`` (both JSON object texts):
+    ``base``'s members in place and as written, ``update``'s replacing or following
+    them as written."""
+    merged = members(base)
+    merged.update(members(update))
+    return _object_text(list(merged.values()))
+
+
+def _same(a: JsonValue, b: JsonValue) -> bool:
+    """Equal and of the same JSON types all the way down (1, 1.0 and True differ)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def spelled(value: JsonValue, text: str) -> str:
+    """JSON text of ``value`` that keeps ``text``'s spelling (numbers, escapes) of
+    every part ``value`` still holds unchanged; ``text`` is an earlier text of the
+    value, "" or invalid when there is none (then this is ``dumps(value)``)."""
+    if not text:
+        return dumps(value)
+    try:
+        earlier = json.loads(text)
+    except ValueError:
+        return dumps(value)
+    return _respelled(value, earlier, text)
+
+
+def _respelled(value: JsonValue, earlier: JsonValue, text: str) -> str:
+    if _same(value, earlier):
+        return text
+    if isinstance(value, dict) and isinstance(earlier, dict):
+        written = members(text)
+        out = []
+        for name, item in value.items():
+            if name in written:
+                token, item_text = written[name]
+                out.append((token, _respelled(item, earlier[name], item_text)))
+            else:
+                out.append((dumps(name), dumps(item)))
+        return _object_text(out)
+    if isinstance(value, list) and isinstance(earlier, list) and len(value) == len(earlier):
+        items = [item for _, item in _parts(text)]
+        return "[" + ",".join(map(_respelled, value, earlier, items)) + "]"
+    return dumps(value)

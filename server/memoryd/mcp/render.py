@@ -1,0 +1,103 @@
+"""Domain results as the structured content of the tool table's output schemas.
+
+The gRPC-backed tools of the Python client render the same shapes from its result
+types; the end-to-end tests check both transports against the same schemas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from memoryd.domain.agent_state import AgentProfile, SessionWindow, WorkingMemory
+from memoryd.domain.keyed import KeyEntry
+from memoryd.domain.models import Provenance
+from memoryd.domain.requests import Degradation, RecallOutcome
+from memoryd.domain.snapshot import DefaultReadResult, Snapshot
+
+JSON = dict[str, Any]
+
+
+def time(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def degraded(items: Sequence[Degradation]) -> list[JSON]:
+    return [{"component": d.component, "reason": d.reason} for d in items]
+
+
+def with_degraded(result: JSON, items: Sequence[Degradation]) -> JSON:
+    if items:
+        result["degraded"] = degraded(items)
+    return result
+
+
+def source(value: Provenance | None) -> JSON | None:
+    if value is None:
+        return None
+    out: JSON = {"kind": value.kind.value, "name": value.name, "locator": value.locator}
+    if value.retrieved_at is not None:
+        out["retrieved_at"] = time(value.retrieved_at)
+    return out
+
+
+def hits(outcome: RecallOutcome, extra: Sequence[Degradation]) -> JSON:
+    memories = []
+    for scored in outcome.results:
+        m = scored.memory
+        hit: JSON = {
+            "id": m.id,
+            "content": m.content,
+            "memory_type": m.memory_type.value,
+            "tags": list(m.tags),
+            "score": round(scored.score, 4),
+        }
+        if m.key:
+            hit["key"] = m.key
+        memories.append(hit)
+    return with_degraded({"memories": memories}, extra)
+
+
+def key_version(entry: KeyEntry) -> JSON:
+    return {
+        "key": entry.key,
+        "value": entry.content if entry.valid else None,
+        "version": entry.version,
+        "deleted": not entry.valid,
+        "updated_at": time(entry.updated_at),
+        "source": source(entry.source),
+    }
+
+
+def working(wm: WorkingMemory) -> JSON:
+    return {"content": wm.content, "version": wm.version, "expires_at": time(wm.expires_at)}
+
+
+def profile(p: AgentProfile) -> JSON:
+    return {"found": p.version > 0, "content": p.content, "etag": p.etag}
+
+
+def window(w: SessionWindow) -> JSON:
+    return {
+        "pinned": [{"kind": e.kind.value, "content": e.content} for e in w.fixed_zone],
+        "summary": w.summary,
+        "messages": [{"role": m.role.value, "content": m.content} for m in w.recent],
+        "tokens_used": w.tokens_used,
+    }
+
+
+def snapshot(s: Snapshot) -> JSON:
+    return with_degraded(
+        {
+            "text": s.text,
+            "tokens_used": s.tokens_used,
+            "token_budget": s.token_budget,
+            "items": [{"section": i.section.value, "id": i.id} for i in s.items],
+        },
+        s.degraded,
+    )
+
+
+def default_read(r: DefaultReadResult) -> JSON:
+    return {"text": r.text, "keys": [line.key for line in r.lines], "tokens_used": r.tokens_used}

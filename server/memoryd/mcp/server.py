@@ -1,0 +1,379 @@
+"""memoryd's MCP server: the tool table's tools, the agent profile and default read as
+resources, and the ``memory_context`` prompt, over a :class:`ToolBackend`.
+
+Two backends serve it: the daemon's own (mcp/tools.py, every tool one or more
+operations through the door, for the Streamable HTTP endpoint) and the stdio bridge's
+(memoryd.cli.mcp_bridge, the Python client over gRPC). Arguments are checked against
+the table first: a bad one is a tool error naming the field (``isError``), never a
+protocol error, and nothing is stored. Errors of the call itself (not found, denied,
+a failed precondition) are tool errors too, with their status.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import unquote
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
+
+from memoryd import __version__
+from memoryd.mcp.trace import PROMPTS_GET, RESOURCES_READ, TOOLS_CALL, request_span
+from memoryd.observability.tracing import NO_TRACING, SERVER_FAULTS, Tracing
+from memoryd_client.tool_args import check_arguments
+from memoryd_client.tool_table import MCP_TOOLS, TOOLS, ToolArgumentError
+
+JSON = dict[str, Any]
+PROFILE_URI = "memory://agents/{agent}/agent.md"
+DEFAULT_READ_URI = "memory://agents/{agent}/default-read"
+PROMPT = "memory_context"
+#: W3C trace context read from a tool call's ``_meta``.
+PROPAGATION_KEYS = ("traceparent", "tracestate")
+#: The ASGI scope extension holding the connection's verified client certificate, as
+#: grpc's auth context properties (memoryd.mcp.tls fills it in mtls mode).
+CLIENT_CERTIFICATE = "memoryd.client_certificate"
+#: grpc auth-context shape: property name -> values.
+AuthContext = Mapping[str, Sequence[bytes]]
+INSTRUCTIONS = (
+    "memoryd is this agent's memory. Call recall (or build_snapshot) before answering "
+    "about the user or earlier work; remember durable facts and preferences; keep "
+    "structured facts under keys with set_memory; keep task state in working memory."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class McpRequest:
+    """What the transport tells about one MCP request."""
+
+    #: HTTP headers, lower-case names (empty over stdio).
+    headers: Sequence[tuple[str, str]] = ()
+    peer: str = ""
+    #: The request's ``_meta`` (traceparent, ...).
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    #: The connection's verified client certificate (mtls), as grpc's auth context.
+    auth_context: AuthContext = field(default_factory=dict)
+    #: The JSON-RPC request id and the session's protocol version (for its span).
+    rpc_id: str = ""
+    protocol_version: str = ""
+
+    @property
+    def trace_parent(self) -> dict[str, str] | None:
+        found = {
+            k: str(self.meta[k]) for k in PROPAGATION_KEYS if isinstance(self.meta.get(k), str)
+        }
+        return found or None
+
+
+class ToolFailure(Exception):
+    """A tool call that failed for a reason the caller can act on."""
+
+    def __init__(self, code: str, message: str, fields: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.fields = dict(fields or {})
+
+
+class ToolBackend(Protocol):
+    """Runs the table's tools for one server."""
+
+    @property
+    def default_agent(self) -> str: ...
+
+    async def call(self, name: str, arguments: JSON, request: McpRequest) -> JSON:
+        """The structured result of tool ``name``; raises ToolFailure or
+        ToolArgumentError."""
+
+
+def _result(content: JSON, *, error: bool = False) -> JSON:
+    """A CallToolResult as its wire dict. The SDK validates and shapes every result for
+    the wire anyway; a model built here would be validated, dumped, validated and dumped
+    again (a tenth of the endpoint's CPU per call, measured)."""
+    text = {"type": "text", "text": json.dumps(content, ensure_ascii=False)}
+    # resultType: required from protocol 2026-07-28; the SDK drops it for older ones.
+    if error:
+        return {"content": [text], "isError": True, "resultType": "complete"}
+    return {
+        "content": [text],
+        "structuredContent": content,
+        "isError": False,
+        "resultType": "complete",
+    }
+
+
+def _error(code: str, message: str, fields: Mapping[str, str] | None = None) -> JSON:
+    detail: JSON = {"error": code, "message": message}
+    if fields:
+        detail["fields"] = dict(fields)
+    return _result(detail, error=True)
+
+
+def client_certificate(scope: Mapping[str, Any]) -> AuthContext:
+    """The client certificate an ASGI ``scope`` carries (empty without one)."""
+    extensions = scope.get("extensions") or {}
+    found: AuthContext = extensions.get(CLIENT_CERTIFICATE) or {}
+    return found
+
+
+def _request_of(ctx: ServerRequestContext[Any, Any]) -> McpRequest:
+    # The HTTP request's ASGI scope (None over stdio), read as it is: names are lower
+    # case, and Starlette's header views cost more than the tool's own work.
+    scope: Mapping[str, Any] = getattr(ctx.request, "scope", None) or {}
+    client = scope.get("client")
+    return McpRequest(
+        headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", ())],
+        peer=f"ipv4:{client[0]}:{client[1]}" if client else "",
+        meta=dict(ctx.meta or {}),
+        auth_context=client_certificate(scope),
+        rpc_id="" if ctx.request_id is None else str(ctx.request_id),
+        protocol_version=ctx.protocol_version or "",
+    )
+
+
+def _traced(
+    tracing: Tracing, request: McpRequest, method: str, target: str = "", uri: str = ""
+) -> AbstractContextManager[None]:
+    """The request's span around the block (nothing with tracing off)."""
+    if not tracing.enabled:
+        return _UNTRACED
+    return _span(tracing, request, method, target, uri)
+
+
+_UNTRACED = nullcontext()
+
+
+@contextmanager
+def _span(
+    tracing: Tracing, request: McpRequest, method: str, target: str, uri: str
+) -> Iterator[None]:
+    """A tool failure or a bad argument escaping the block is recorded by its status
+    code (an ERROR status only for a server fault); anything else as the span records
+    an exception."""
+    caught: ToolFailure | ToolArgumentError | None = None
+    with request_span(
+        tracing,
+        method,
+        target=target,
+        parent=request.trace_parent,
+        rpc_id=request.rpc_id,
+        protocol_version=request.protocol_version,
+        resource_uri=uri,
+    ) as span:
+        try:
+            yield
+        except (ToolFailure, ToolArgumentError) as exc:
+            code = exc.code if isinstance(exc, ToolFailure) else "INVALID_ARGUMENT"
+            span.fail(code, fault=code in SERVER_FAULTS)
+            caught = exc
+    if caught is not None:
+        raise caught
+
+
+async def run_tool(
+    backend: ToolBackend,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    request: McpRequest,
+    tracing: Tracing = NO_TRACING,
+) -> JSON:
+    """One tool call as its MCP result (a CallToolResult's wire dict): structured
+    content, or a tool error. With ``tracing`` on, the call is one span (mcp/trace.py)
+    and the operations the backend runs for it are its children."""
+    if name not in MCP_TOOLS:
+        return _error("NOT_FOUND", f"unknown tool {name!r}")
+    try:
+        with _traced(tracing, request, TOOLS_CALL, name):
+            checked = check_arguments(name, arguments or {})
+            result = await backend.call(name, checked, request)
+    except ToolArgumentError as exc:
+        fields = {exc.field: exc.reason} if exc.field else None
+        return _error("INVALID_ARGUMENT", f"invalid argument: {exc}", fields)
+    except ToolFailure as exc:
+        return _error(exc.code, exc.message, exc.fields)
+    return _result(result)
+
+
+def _tool(name: str) -> types.Tool:
+    spec = TOOLS[name]
+    hints = spec.annotations()
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema(),
+        output_schema=spec.output_schema(),
+        annotations=types.ToolAnnotations(
+            title=hints["title"],
+            read_only_hint=hints["readOnlyHint"],
+            destructive_hint=hints["destructiveHint"],
+            idempotent_hint=hints["idempotentHint"],
+            open_world_hint=hints["openWorldHint"],
+        ),
+    )
+
+
+def _agent_of(uri: str) -> tuple[str, str]:
+    """("agent", "agent.md" | "default-read") of a memory:// resource URI."""
+    prefix = "memory://agents/"
+    if not uri.startswith(prefix):
+        raise ToolFailure("NOT_FOUND", f"no resource {uri!r}")
+    agent, _, leaf = uri[len(prefix) :].partition("/")
+    if not agent or leaf not in ("agent.md", "default-read"):
+        raise ToolFailure("NOT_FOUND", f"no resource {uri!r}")
+    return unquote(agent), leaf
+
+
+def header_schemas(schemas: Mapping[str, JSON]) -> dict[str, JSON]:
+    """Of tools' input ``schemas``, those declaring ``Mcp-Param-*`` headers (none of the
+    table's do).
+
+    The SDK looks a called tool's input schema up only to check those headers against
+    the arguments, walking the whole schema twice on every call; for a tool without
+    ``x-mcp-header`` annotations there is nothing to check, so none is handed over.
+    """
+    return {
+        name: schema
+        for name, schema in schemas.items()
+        if find_invalid_x_mcp_header(schema) is None and x_mcp_header_map(schema)
+    }
+
+
+def build_server(backend: ToolBackend, *, tracing: Tracing = NO_TRACING) -> Server[Any]:
+    """The MCP server over ``backend`` (one per listener or bridge process). With
+    ``tracing`` on, each tool call, resource read and prompt is a span (the parent of the
+    operations it runs; ``backend`` must run them under the current span)."""
+    # Built once: the SDK also looks a tool's input schema up on every call.
+    tools = types.ListToolsResult(tools=[_tool(n) for n in MCP_TOOLS])
+    with_headers = header_schemas({n: TOOLS[n].input_schema() for n in MCP_TOOLS})
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
+        return tools
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> JSON:
+        return await run_tool(backend, params.name, params.arguments, _request_of(ctx), tracing)
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: Any
+    ) -> types.ListResourcesResult:
+        agent = backend.default_agent
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=PROFILE_URI.format(agent=agent),
+                    name=f"{agent}/agent.md",
+                    description="The agent's profile document (persona, rules, what it learned).",
+                    mime_type="text/markdown",
+                ),
+                types.Resource(
+                    uri=DEFAULT_READ_URI.format(agent=agent),
+                    name=f"{agent}/default-read",
+                    description="The agent's keyed memory, one compact line per key.",
+                    mime_type="text/plain",
+                ),
+            ]
+        )
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any, Any], params: Any
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=PROFILE_URI, name="agent.md", mime_type="text/markdown"
+                ),
+                types.ResourceTemplate(
+                    uri_template=DEFAULT_READ_URI, name="default read", mime_type="text/plain"
+                ),
+            ]
+        )
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        agent, leaf = _agent_of(uri)
+        request = _request_of(ctx)
+        with _traced(tracing, request, RESOURCES_READ, uri=uri):
+            if leaf == "agent.md":
+                profile = await backend.call("read_agent_memory", {"agent_id": agent}, request)
+                text, mime = str(profile["content"]), "text/markdown"
+            else:
+                read = await backend.call("default_read", {"agent_id": agent}, request)
+                text, mime = str(read["text"]), "text/plain"
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, text=text, mime_type=mime)]
+        )
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: Any
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=PROMPT,
+                    title="Memory context",
+                    description="What memoryd knows that is relevant to a message or task "
+                    "(a token-budgeted snapshot), to put before the conversation.",
+                    arguments=[
+                        types.PromptArgument(
+                            name="trigger", description="The message or task.", required=True
+                        ),
+                        types.PromptArgument(
+                            name="agent_id", description="Whose memory.", required=False
+                        ),
+                        types.PromptArgument(
+                            name="session_id", description="The session.", required=False
+                        ),
+                    ],
+                )
+            ]
+        )
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        if params.name != PROMPT:
+            raise ToolFailure("NOT_FOUND", f"no prompt {params.name!r}")
+        arguments = {k: v for k, v in (params.arguments or {}).items() if v}
+        request = _request_of(ctx)
+        with _traced(tracing, request, PROMPTS_GET, PROMPT):
+            checked = check_arguments("build_snapshot", arguments)
+            snapshot = await backend.call("build_snapshot", checked, request)
+        return types.GetPromptResult(
+            description="memoryd snapshot",
+            messages=[
+                types.PromptMessage(
+                    role="user", content=types.TextContent(type="text", text=str(snapshot["text"]))
+                )
+            ],
+        )
+
+    server: Server[Any] = Server(
+        "memoryd",
+        version=__version__,
+        title="memoryd",
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=with_headers.get,
+        on_list_tools=list_tools,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+    # memoryd traces a tool call itself (its span and the door's below it, exported only
+    # with tracing.enabled); the SDK's own span per message would go to the global
+    # no-op provider and cost ~0.2 ms a call.
+    server.middleware.clear()
+    # Registered apart: on_call_tool is typed to return a CallToolResult model, and
+    # call_tool returns its wire dict (see _result).
+    server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+    return server

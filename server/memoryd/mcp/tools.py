@@ -1,0 +1,361 @@
+"""The daemon's MCP tools: each one or more operations through the door.
+
+Identity is the transport's, exactly as for gRPC: the request's headers go to the
+daemon's authenticator (``Authorization: Bearer <key>`` in api_key mode; the
+listener's principal in sidecar mode), the tenant comes from the principal and the
+agent from the ``agent_id`` argument (default: the listener's agent), checked against
+what the principal may act for. Each operation is one span, a child of the tool call's
+(run_tool opens it, parented on the ``traceparent`` of the call's ``_meta``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from memoryd.domain.agent_state import (
+    MessageDraft,
+    MessageRole,
+    WorkingMemoryMode,
+    WorkingMemoryWrite,
+    WorkingScope,
+)
+from memoryd.domain.errors import InvalidArgument, MemorydError, NotFound
+from memoryd.domain.keyed import KeyHistoryQuery, KeyListQuery, KeyWrite
+from memoryd.domain.models import (
+    MemoryFilter,
+    MemoryType,
+    Provenance,
+    ProvenanceKind,
+    SecurityLevel,
+)
+from memoryd.domain.requests import MemoryDraft, RecallQuery
+from memoryd.domain.snapshot import (
+    DefaultReadRequest,
+    SnapshotFormat,
+    SnapshotRequest,
+    StateWrite,
+)
+from memoryd.mcp import render
+from memoryd.mcp.server import McpRequest, ToolFailure
+from memoryd.operations import Call, Door, Operation, Outcome
+from memoryd.operations import agent_state as state_ops
+from memoryd.operations import keyed as keyed_ops
+from memoryd.operations import memories as memory_ops
+from memoryd.operations import snapshot as snapshot_ops
+from memoryd.operations.agent_state import Append, Nothing, ProfileWrite, WindowRequest
+from memoryd.operations.auth import Transport
+from memoryd.operations.keyed import KeyRef
+from memoryd.operations.memories import MemoryIds
+from memoryd.operations.snapshot import LoadState, SaveState
+from memoryd_client.memory_files import run_memory_command
+from memoryd_client.tool_args import parse_source
+from memoryd_client.tool_table import ToolArgumentError
+
+JSON = dict[str, Any]
+I = TypeVar("I")  # noqa: E741
+O = TypeVar("O")  # noqa: E741
+#: The page size a listing tool reads (its ``limit`` may ask for fewer).
+LIST_PAGE = 200
+
+
+def provenance(value: Any) -> Provenance | None:
+    """A tool's ``source`` argument as a Provenance (the short forms of the table)."""
+    parsed = parse_source(value)
+    if parsed is None:
+        return None
+    stamp = parsed.get("retrieved_at")
+    try:
+        retrieved = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
+    except ValueError:
+        raise ToolArgumentError("source.retrieved_at", "must be an RFC 3339 time") from None
+    return Provenance(
+        kind=ProvenanceKind(parsed["kind"]),
+        name=str(parsed.get("name", "")),
+        retrieved_at=retrieved,
+        locator=str(parsed.get("locator", "")),
+    )
+
+
+def failure(error: MemorydError) -> ToolFailure:
+    fields = (
+        {v.field: v.description for v in error.violations}
+        if isinstance(error, InvalidArgument)
+        else None
+    )
+    return ToolFailure(error.status, error.message, fields)
+
+
+class _Tool:
+    """One MCP tool call: its operations share a request id and the caller's identity."""
+
+    def __init__(self, door: Door, name: str, request: McpRequest, agent: str) -> None:
+        self.door, self.name, self.request, self.agent = door, name, request, agent
+        self.request_id = uuid.uuid4().hex
+
+    def _call(self) -> Call:
+        return Call(
+            request_id=self.request_id,
+            label=f"/mcp/{self.name}",
+            credentials=Transport(
+                metadata=tuple(self.request.headers),
+                peer=self.request.peer,
+                auth_context=self.request.auth_context,
+            ),
+            # The tool call's span (run_tool's) is current: this operation's is its child.
+            nested=True,
+            trace_attributes={"rpc.system": "mcp", "gen_ai.tool.name": self.name},
+        )
+
+    async def run(self, op: Operation[I, O], build: Callable[[], I]) -> Outcome[O]:
+        try:
+            return await self.door.run(op, self._call(), self.agent, build)
+        except MemorydError as exc:
+            raise failure(exc) from None
+
+    async def found(self, op: Operation[I, O], build: Callable[[], I]) -> O | None:
+        """The operation's value, None when it is not found."""
+        try:
+            return (await self.door.run(op, self._call(), self.agent, build)).value
+        except NotFound:
+            return None
+        except MemorydError as exc:
+            raise failure(exc) from None
+
+
+class _Files:
+    """The memory file tool's key calls, on keyed memory through the door."""
+
+    def __init__(self, tool: _Tool) -> None:
+        self._tool = tool
+
+    async def read(self, key: str) -> tuple[str, int] | None:
+        entry = await self._tool.found(keyed_ops.GET_KEY, lambda: KeyRef(key))
+        if entry is None or not entry.valid:
+            return None
+        content = entry.content
+        return (content if isinstance(content, str) else str(content)), entry.version
+
+    async def write(self, key: str, text: str | None, if_version: int | None) -> int:
+        write = KeyWrite(
+            key=key,
+            content=text,
+            source=Provenance(ProvenanceKind.AGENT, name="memory tool"),
+            if_version=if_version,
+        )
+        return (await self._tool.run(keyed_ops.SET_MEMORY, lambda: write)).value.version
+
+    async def keys(self, prefix: str) -> list[str]:
+        out: list[str] = []
+        token = ""
+        while True:
+            query = KeyListQuery(
+                prefix=prefix, recursive=True, page_size=LIST_PAGE, page_token=token
+            )
+            listing = (await self._tool.run(keyed_ops.LIST_KEYS, _const(query))).value
+            out.extend(e.key for e in listing.entries if e.valid)
+            token = listing.next_page_token
+            if not token:
+                return sorted(out)
+
+
+def _level(args: JSON) -> SecurityLevel | None:
+    name = args.get("security_level")
+    return SecurityLevel[name.upper()] if name else None
+
+
+def _const(value: I) -> Callable[[], I]:
+    return lambda: value
+
+
+def _scope(args: JSON) -> WorkingScope:
+    return WorkingScope(args.get("thread_id", ""), args.get("resource_id", ""))
+
+
+class DoorTools:
+    """The tool table's MCP tools on the daemon's door."""
+
+    def __init__(self, door: Door, default_agent: str) -> None:
+        self._door = door
+        self._default_agent = default_agent
+        self._tools: dict[str, Callable[[_Tool, JSON], Awaitable[JSON]]] = {
+            "remember": self._remember,
+            "recall": self._recall,
+            "forget": self._forget,
+            "set_memory": self._set_memory,
+            "get_memory_key": self._get_key,
+            "list_memory_keys": self._list_keys,
+            "memory_key_history": self._history,
+            "default_read": self._default_read,
+            "get_working_memory": self._get_working,
+            "update_working_memory": self._update_working,
+            "read_agent_memory": self._read_profile,
+            "update_agent_memory": self._update_profile,
+            "build_snapshot": self._snapshot,
+            "record_messages": self._record_messages,
+            "get_session_window": self._window,
+            "save_state": self._save_state,
+            "load_state": self._load_state,
+            "memory": self._memory_files,
+        }
+
+    @property
+    def default_agent(self) -> str:
+        return self._default_agent
+
+    async def call(self, name: str, arguments: JSON, request: McpRequest) -> JSON:
+        tool = _Tool(self._door, name, request, arguments.get("agent_id") or self._default_agent)
+        return await self._tools[name](tool, arguments)
+
+    # ------------------------------------------------------------ long-term memory
+
+    async def _remember(self, t: _Tool, a: JSON) -> JSON:
+        draft = MemoryDraft(
+            content=a["content"],
+            memory_type=MemoryType(a.get("memory_type", "fact")),
+            tags=tuple(a.get("tags", ())),
+            importance=a.get("importance"),
+            namespace=a.get("namespace", ""),
+            source=provenance(a.get("source")),
+            security_level=_level(a),
+        )
+        out = await t.run(memory_ops.REMEMBER, lambda: draft)
+        result = {"id": out.value.memory.id, "deduplicated": out.value.deduplicated}
+        return render.with_degraded(result, out.degraded)
+
+    async def _recall(self, t: _Tool, a: JSON) -> JSON:
+        query = RecallQuery(
+            query=a["query"],
+            limit=a.get("limit", 5),
+            filter=MemoryFilter(namespace=a.get("namespace"), tags=tuple(a.get("tags", ()))),
+        )
+        out = await t.run(memory_ops.RECALL, lambda: query)
+        return render.hits(out.value, out.degraded)
+
+    async def _forget(self, t: _Tool, a: JSON) -> JSON:
+        out = await t.run(memory_ops.FORGET_MEMORIES, lambda: MemoryIds(tuple(a["ids"])))
+        return {"forgotten": list(out.value)}
+
+    # ------------------------------------------------------------ keyed memory
+
+    async def _set_memory(self, t: _Tool, a: JSON) -> JSON:
+        write = KeyWrite(
+            key=a["key"],
+            content=a["value"],
+            source=provenance(a.get("source")),
+            if_version=a.get("if_version"),
+            security_level=_level(a),
+        )
+        out = await t.run(keyed_ops.SET_MEMORY, lambda: write)
+        entry = out.value
+        result = {
+            "key": entry.key,
+            "version": entry.version,
+            "deleted": not entry.valid,
+            "memory_id": entry.memory_id,
+        }
+        return render.with_degraded(result, out.degraded)
+
+    async def _get_key(self, t: _Tool, a: JSON) -> JSON:
+        entry = await t.found(keyed_ops.GET_KEY, lambda: KeyRef(a["key"]))
+        if entry is None:
+            return {"found": False, "key": a["key"], "value": None, "version": 0, "deleted": False}
+        return {"found": entry.valid, **render.key_version(entry)}
+
+    async def _list_keys(self, t: _Tool, a: JSON) -> JSON:
+        limit = a.get("limit", LIST_PAGE)
+        query = KeyListQuery(
+            prefix=a.get("prefix", "/"), recursive=a.get("recursive", False), page_size=limit
+        )
+        listing = (await t.run(keyed_ops.LIST_KEYS, lambda: query)).value
+        return {
+            "keys": [render.key_version(e) for e in listing.entries],
+            "directories": list(listing.directories),
+            "more": bool(listing.next_page_token),
+        }
+
+    async def _history(self, t: _Tool, a: JSON) -> JSON:
+        query = KeyHistoryQuery(key=a["key"], page_size=a.get("limit", LIST_PAGE))
+        page = (await t.run(keyed_ops.KEY_HISTORY, lambda: query)).value
+        return {
+            "versions": [render.key_version(e) for e in page.entries],
+            "more": bool(page.next_page_token),
+        }
+
+    async def _default_read(self, t: _Tool, a: JSON) -> JSON:
+        request = DefaultReadRequest(token_limit=a.get("token_limit"), prefix=a.get("prefix", ""))
+        return render.default_read((await t.run(snapshot_ops.DEFAULT_READ, lambda: request)).value)
+
+    # ------------------------------------------------------------ working memory, profile
+
+    async def _get_working(self, t: _Tool, a: JSON) -> JSON:
+        wm = await t.found(state_ops.GET_WORKING_MEMORY, lambda: _scope(a))
+        if wm is None:
+            return {"found": False, "content": {}, "version": 0, "expires_at": None}
+        return {"found": True, **render.working(wm)}
+
+    async def _update_working(self, t: _Tool, a: JSON) -> JSON:
+        ttl = a.get("ttl_seconds")
+        write = WorkingMemoryWrite(
+            scope=_scope(a),
+            content=a["updates"],
+            mode=WorkingMemoryMode.REPLACE if a.get("replace") else WorkingMemoryMode.MERGE,
+            ttl=timedelta(seconds=ttl) if ttl is not None else None,
+            json_schema=a.get("schema"),
+        )
+        wm = (await t.run(state_ops.SET_WORKING_MEMORY, lambda: write)).value
+        return render.working(wm)
+
+    async def _read_profile(self, t: _Tool, a: JSON) -> JSON:
+        profile = await t.found(state_ops.GET_PROFILE, Nothing)
+        if profile is None:
+            return {"found": False, "content": "", "etag": ""}
+        return render.profile(profile)
+
+    async def _update_profile(self, t: _Tool, a: JSON) -> JSON:
+        write = ProfileWrite(a["content"], a.get("etag", ""))
+        profile = (await t.run(state_ops.SET_PROFILE, lambda: write)).value
+        return {"etag": profile.etag}
+
+    async def _snapshot(self, t: _Tool, a: JSON) -> JSON:
+        scoped = "thread_id" in a or "resource_id" in a
+        request = SnapshotRequest(
+            trigger=a.get("trigger", ""),
+            token_budget=a.get("token_budget"),
+            format=SnapshotFormat(a.get("format", "markdown")),
+            session_id=a.get("session_id", ""),
+            scope=_scope(a) if scoped else None,
+        )
+        return render.snapshot((await t.run(snapshot_ops.BUILD_SNAPSHOT, lambda: request)).value)
+
+    # ------------------------------------------------------------ sessions and state
+
+    async def _record_messages(self, t: _Tool, a: JSON) -> JSON:
+        drafts: Sequence[MessageDraft] = [
+            MessageDraft(role=MessageRole(m["role"]), content=m["content"]) for m in a["messages"]
+        ]
+        out = (
+            await t.run(state_ops.APPEND_MESSAGES, lambda: Append(a["session_id"], drafts))
+        ).value
+        return {"message_count": out.message_count, "compressed": out.compressed}
+
+    async def _window(self, t: _Tool, a: JSON) -> JSON:
+        request = WindowRequest(a["session_id"], a.get("token_budget"))
+        return render.window((await t.run(state_ops.GET_SESSION_WINDOW, lambda: request)).value)
+
+    async def _save_state(self, t: _Tool, a: JSON) -> JSON:
+        writes = [StateWrite(name, state) for name, state in a["components"].items()]
+        saved = (
+            await t.run(snapshot_ops.SAVE_STATE, lambda: SaveState(a["session_id"], writes))
+        ).value
+        return {"saved": {c.name: c.version for c in saved}}
+
+    async def _load_state(self, t: _Tool, a: JSON) -> JSON:
+        request = LoadState(a["session_id"], tuple(a.get("names", ())))
+        loaded = (await t.run(snapshot_ops.LOAD_STATE, lambda: request)).value
+        return {"components": {c.name: c.state for c in loaded}}
+
+    async def _memory_files(self, t: _Tool, a: JSON) -> JSON:
+        return await run_memory_command(_Files(t), a)

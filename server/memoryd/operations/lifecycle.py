@@ -1,0 +1,270 @@
+"""Lifecycle operations: stats, archive and restore, prune, reset, the long-running
+ones that stream progress (compact, maintenance, consolidation, re-embedding), and
+export and import."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+
+from memoryd.domain.errors import InvalidArgument, PermissionDenied
+from memoryd.domain.lifecycle import (
+    EXPORT_FORMAT,
+    CompactOptions,
+    CompactResult,
+    ConsolidateOptions,
+    ConsolidateResult,
+    ExportedKeyEvent,
+    ExportedMemory,
+    ExportedSession,
+    ExportedSessionMessage,
+    ExportedState,
+    ExportHeader,
+    ExportItem,
+    ImportOutcome,
+    MaintenanceOptions,
+    MaintenanceResult,
+    MemorySelector,
+    Progress,
+    PruneCriteria,
+    PruneOutcome,
+    ReembedResult,
+    Stats,
+)
+from memoryd.domain.principal import CallScope, Role
+from memoryd.observability.tracing import DELETE, SEARCH, UPDATE, UPSERT
+from memoryd.operations.definition import Operation, StreamOperation
+from memoryd.operations.scope import agent_scope
+from memoryd.operations.services import Services
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    selector: MemorySelector
+    #: Restore only: undo consolidations (restore the sources, archive what was derived).
+    undo_consolidation: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Restored:
+    restored: int
+    consolidations_undone: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ResetRequest:
+    confirm: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Everything:
+    """The input of GetStats: the whole partition."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExportRequest:
+    all_agents: bool = False
+    include_vectors: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReembedRequest:
+    all_agents: bool = False
+    #: None: the default batch size.
+    batch_size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRecord:
+    """One record of an import stream: its item, or why it cannot be read."""
+
+    index: int
+    item: ExportItem | None
+    problem: str = ""
+    #: The agent it is imported into, and the request field that named it.
+    agent: str = ""
+    field: str = "record.agent_id"
+
+
+async def _stats(s: Services, scope: CallScope, _: Everything) -> Stats:
+    return await s.lifecycle.stats(scope)
+
+
+async def _archive(s: Services, scope: CallScope, sel: Selection) -> int:
+    return await s.lifecycle.archive(scope, sel.selector)
+
+
+async def _restore(s: Services, scope: CallScope, sel: Selection) -> Restored:
+    if sel.undo_consolidation:
+        undone, back = await s.lifecycle.undo_consolidation(scope, sel.selector)
+        return Restored(back, undone)
+    return Restored(await s.lifecycle.restore(scope, sel.selector))
+
+
+async def _prune(s: Services, scope: CallScope, criteria: PruneCriteria) -> PruneOutcome:
+    return await s.lifecycle.prune(scope, criteria)
+
+
+async def _reset(s: Services, scope: CallScope, req: ResetRequest) -> int:
+    return await s.lifecycle.reset(scope, req.confirm)
+
+
+def _compact(
+    s: Services, scope: CallScope, o: CompactOptions
+) -> AsyncIterator[Progress | CompactResult]:
+    return s.lifecycle.compact(scope, o)
+
+
+def _maintain(
+    s: Services, scope: CallScope, o: MaintenanceOptions
+) -> AsyncIterator[Progress | MaintenanceResult]:
+    return s.lifecycle.run_maintenance(scope, o)
+
+
+def _consolidate(
+    s: Services, scope: CallScope, o: ConsolidateOptions
+) -> AsyncIterator[Progress | ConsolidateResult]:
+    return s.lifecycle.consolidate(scope, o)
+
+
+async def _export(
+    s: Services, scope: CallScope, req: ExportRequest
+) -> AsyncIterator[ExportItem | Progress]:
+    service = s.lifecycle
+    partitions = await service.export_partitions(scope, req.all_agents)
+    items = service.export(
+        scope, partitions, all_agents=req.all_agents, include_vectors=req.include_vectors
+    )
+    async for item in items:
+        yield item
+
+
+async def _reembed(
+    s: Services, scope: CallScope, req: ReembedRequest
+) -> AsyncIterator[Progress | ReembedResult]:
+    service = s.lifecycle
+    partitions = await service.export_partitions(scope, req.all_agents)
+    if req.batch_size is not None and req.batch_size < 0:
+        raise InvalidArgument.field("batch_size", "must not be negative")
+    async for event in service.reembed(partitions, req.batch_size or None):
+        yield event
+
+
+async def _import(
+    s: Services, scope: CallScope, records: AsyncIterator[ImportRecord]
+) -> ImportOutcome:
+    """Every record of the stream into the agent it names (or the target agent); a
+    record that cannot be read or names an agent the caller may not act for is
+    reported in ``rejected`` and the stream goes on."""
+    importer = s.lifecycle.importer()
+    scopes: dict[str, CallScope] = {}
+    async for record in records:
+        index, item = record.index, record.item
+        if item is None:
+            importer.reject(index, record.problem)
+            continue
+        if isinstance(item, ExportHeader):
+            if item.format == EXPORT_FORMAT:
+                continue
+            problem = f"{item.format!r} is not a format this server reads ({EXPORT_FORMAT})"
+            if index == 0:  # nothing read yet: the whole stream is of another format
+                raise InvalidArgument.field("record.header.format", problem)
+            importer.reject(index, f"record.header.format: {problem}")
+            continue
+        target = scopes.get(record.agent)
+        if target is None:
+            try:
+                target = agent_scope(scope.principal, record.agent, record.field)
+            except (InvalidArgument, PermissionDenied) as exc:
+                importer.reject(index, exc.message)
+                continue
+            scopes[record.agent] = target
+        await importer.add(index, target, item)
+    return await importer.finish()
+
+
+def _exported_ids(item: ExportItem | Progress) -> Iterable[str]:
+    if isinstance(item, ExportedMemory):
+        return (item.memory.id,)
+    if isinstance(item, ExportedKeyEvent):
+        return (item.entry.key,)
+    if isinstance(item, ExportedSession | ExportedSessionMessage | ExportedState):
+        return (f"session:{item.session_id}",)
+    return ()
+
+
+GET_STATS: Operation[Everything, Stats] = Operation(
+    name="LifecycleService.GetStats", role=Role.READ, run=_stats
+)
+ARCHIVE: Operation[Selection, int] = Operation(
+    name="LifecycleService.Archive",
+    role=Role.WRITE,
+    genai=UPDATE,
+    run=_archive,
+    touched_in=lambda sel: (sel.selector.ids, ""),
+)
+RESTORE: Operation[Selection, Restored] = Operation(
+    name="LifecycleService.Restore",
+    role=Role.WRITE,
+    genai=UPDATE,
+    run=_restore,
+    touched_in=lambda sel: (sel.selector.ids, ""),
+)
+PRUNE: Operation[PruneCriteria, PruneOutcome] = Operation(
+    name="LifecycleService.Prune", role=Role.ADMIN, genai=DELETE, run=_prune
+)
+RESET: Operation[ResetRequest, int] = Operation(
+    name="LifecycleService.Reset", role=Role.ADMIN, genai=DELETE, run=_reset
+)
+COMPACT: StreamOperation[CompactOptions, Progress | CompactResult] = StreamOperation(
+    name="LifecycleService.Compact", role=Role.WRITE, run=_compact
+)
+RUN_MAINTENANCE: StreamOperation[MaintenanceOptions, Progress | MaintenanceResult] = (
+    StreamOperation(
+        name="LifecycleService.RunMaintenance",
+        role=Role.WRITE,
+        run=_maintain,
+        # Overrides that delete or archive beyond the configured policy, as Prune does.
+        admin_when=lambda o: o.retention_days is not None or o.max_entries is not None,
+    )
+)
+CONSOLIDATE: StreamOperation[ConsolidateOptions, Progress | ConsolidateResult] = StreamOperation(
+    name="LifecycleService.Consolidate", role=Role.WRITE, run=_consolidate
+)
+EXPORT: StreamOperation[ExportRequest, ExportItem | Progress] = StreamOperation(
+    name="LifecycleService.Export",
+    role=Role.READ,
+    genai=SEARCH,
+    run=_export,
+    admin_when=lambda r: r.all_agents,
+    tenant_wide=lambda r: r.all_agents,
+    returned=_exported_ids,
+)
+IMPORT: Operation[AsyncIterator[ImportRecord], ImportOutcome] = Operation(
+    name="LifecycleService.Import",
+    role=Role.ADMIN,
+    genai=UPSERT,
+    run=_import,
+    tenant_wide=lambda _: True,
+)
+REEMBED: StreamOperation[ReembedRequest, Progress | ReembedResult] = StreamOperation(
+    name="LifecycleService.Reembed",
+    role=Role.ADMIN,
+    genai=UPDATE,
+    run=_reembed,
+    tenant_wide=lambda r: r.all_agents,
+)
+
+OPERATIONS = (
+    GET_STATS,
+    ARCHIVE,
+    RESTORE,
+    PRUNE,
+    RESET,
+    COMPACT,
+    RUN_MAINTENANCE,
+    CONSOLIDATE,
+    EXPORT,
+    IMPORT,
+    REEMBED,
+)

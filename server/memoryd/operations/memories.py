@@ -1,0 +1,135 @@
+"""Long-term memory operations: remember, recall, get, list, update, forget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memoryd.domain.models import Memory
+from memoryd.domain.principal import CallScope, Role
+from memoryd.domain.requests import (
+    ListQuery,
+    MemoryDraft,
+    MemoryPage,
+    MemoryPatch,
+    RecallOutcome,
+    RecallQuery,
+    RememberOutcome,
+)
+from memoryd.observability.tracing import DELETE, SEARCH, UPDATE, UPSERT
+from memoryd.operations.definition import Operation
+from memoryd.operations.services import Services
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRef:
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUpdate:
+    id: str
+    patch: MemoryPatch
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryIds:
+    ids: tuple[str, ...]
+
+
+async def _remember(s: Services, scope: CallScope, draft: MemoryDraft) -> RememberOutcome:
+    return await s.memories.remember(scope, draft)
+
+
+async def _remember_batch(
+    s: Services, scope: CallScope, drafts: Sequence[MemoryDraft]
+) -> list[RememberOutcome]:
+    return await s.memories.remember_batch(scope, drafts)
+
+
+async def _recall(s: Services, scope: CallScope, query: RecallQuery) -> RecallOutcome:
+    return await s.memories.recall(scope, query)
+
+
+async def _get(s: Services, scope: CallScope, ref: MemoryRef) -> Memory:
+    return await s.memories.get(scope, ref.id)
+
+
+async def _list(s: Services, scope: CallScope, query: ListQuery) -> MemoryPage:
+    return await s.memories.list_memories(scope, query)
+
+
+async def _update(s: Services, scope: CallScope, update: MemoryUpdate) -> Memory:
+    return await s.memories.update(scope, update.id, update.patch)
+
+
+async def _forget(s: Services, scope: CallScope, ids: MemoryIds) -> list[str]:
+    return await s.memories.forget(scope, list(ids.ids))
+
+
+REMEMBER: Operation[MemoryDraft, RememberOutcome] = Operation(
+    name="MemoryService.Remember",
+    role=Role.WRITE,
+    genai=UPSERT,
+    run=_remember,
+    touched_out=lambda o: ((o.memory.id,), ""),
+)
+REMEMBER_BATCH: Operation[Sequence[MemoryDraft], list[RememberOutcome]] = Operation(
+    name="MemoryService.RememberBatch",
+    role=Role.WRITE,
+    genai=UPSERT,
+    run=_remember_batch,
+    touched_out=lambda out: ([o.memory.id for o in out], ""),
+    count=lambda drafts, _: len(drafts),
+)
+RECALL: Operation[RecallQuery, RecallOutcome] = Operation(
+    name="MemoryService.Recall",
+    role=Role.READ,
+    genai=SEARCH,
+    run=_recall,
+    returned=lambda o: [r.memory.id for r in o.results],
+    count=lambda _, o: len(o.results),
+    own_degraded=lambda o: o.degraded,
+)
+GET_MEMORY: Operation[MemoryRef, Memory] = Operation(
+    name="MemoryService.GetMemory",
+    role=Role.READ,
+    genai=SEARCH,
+    run=_get,
+    touched_in=lambda ref: ((ref.id,) if ref.id else (), ""),
+    returned=lambda m: (m.id,),
+)
+LIST_MEMORIES: Operation[ListQuery, MemoryPage] = Operation(
+    name="MemoryService.ListMemories",
+    role=Role.READ,
+    genai=SEARCH,
+    run=_list,
+    count=lambda _, page: len(page.memories),
+)
+UPDATE_MEMORY: Operation[MemoryUpdate, Memory] = Operation(
+    name="MemoryService.UpdateMemory",
+    role=Role.WRITE,
+    genai=UPDATE,
+    run=_update,
+    touched_in=lambda u: ((u.id,) if u.id else (), ""),
+    touched_out=lambda m: ((m.id,), ""),
+)
+FORGET_MEMORIES: Operation[MemoryIds, list[str]] = Operation(
+    name="MemoryService.ForgetMemories",
+    role=Role.WRITE,
+    genai=DELETE,
+    run=_forget,
+    touched_in=lambda i: (i.ids, ""),
+    touched_out=lambda forgotten: (forgotten, ""),
+    count=lambda i, _: len(i.ids),
+)
+
+OPERATIONS = (
+    REMEMBER,
+    REMEMBER_BATCH,
+    RECALL,
+    GET_MEMORY,
+    LIST_MEMORIES,
+    UPDATE_MEMORY,
+    FORGET_MEMORIES,
+)

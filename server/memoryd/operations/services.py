@@ -1,0 +1,76 @@
+"""The services behind the operation layer; only operations reach them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeVar
+
+from memoryd.domain.errors import Unimplemented
+from memoryd.service.default_read import DefaultReadService
+from memoryd.service.keyed import KeyedMemoryService
+from memoryd.service.lifecycle import LifecycleService
+from memoryd.service.memory import MemoryService
+from memoryd.service.profile import ProfileService
+from memoryd.service.sessions import SessionService
+from memoryd.service.snapshot import SnapshotService
+from memoryd.service.state import StateService
+from memoryd.service.working import WorkingMemoryService
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """Every feature service; one left out answers UNIMPLEMENTED."""
+
+    memories: MemoryService
+    keyed_memory: KeyedMemoryService | None = None
+    working_memory: WorkingMemoryService | None = None
+    profile_service: ProfileService | None = None
+    session_service: SessionService | None = None
+    snapshot_service: SnapshotService | None = None
+    default_read_service: DefaultReadService | None = None
+    state_service: StateService | None = None
+    lifecycle_service: LifecycleService | None = None
+
+    @property
+    def keyed(self) -> KeyedMemoryService:
+        return _need(self.keyed_memory, "keyed memory is not enabled in this server")
+
+    @property
+    def working(self) -> WorkingMemoryService:
+        return _need(self.working_memory, "working memory is not enabled in this server")
+
+    @property
+    def profiles(self) -> ProfileService:
+        return _need(self.profile_service, "agent profiles are not enabled in this server")
+
+    @property
+    def sessions(self) -> SessionService:
+        return _need(self.session_service, "sessions are not enabled in this server")
+
+    @property
+    def snapshots(self) -> SnapshotService:
+        return _need(self.snapshot_service, "BuildSnapshot is not enabled in this server")
+
+    @property
+    def default_read(self) -> DefaultReadService:
+        return _need(
+            self.default_read_service, "DefaultRead (keyed memory) is not enabled in this server"
+        )
+
+    @property
+    def states(self) -> StateService:
+        return _need(
+            self.state_service, "saved state (SaveState, LoadState) is not enabled in this server"
+        )
+
+    @property
+    def lifecycle(self) -> LifecycleService:
+        return _need(self.lifecycle_service, "the lifecycle service is not enabled in this server")
+
+
+def _need(service: T | None, message: str) -> T:
+    if service is None:
+        raise Unimplemented(message)
+    return service

@@ -1,0 +1,140 @@
+"""The live file mirror (service/key_mirror.py) over the in-process stores."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import LimitsSettings
+from memoryd.domain.keyed import KeyWrite
+from memoryd.domain.models import Provenance, ProvenanceKind, SecurityLevel
+from memoryd.service.key_mirror import KeyMirror, last_logged_version
+from memoryd.service.keyed import KeyedMemoryService
+
+from .conftest import Keyed, scope_for
+
+S = scope_for()
+USER = Provenance(ProvenanceKind.USER)
+
+
+@pytest.fixture
+async def mirrored(
+    keyed: Keyed, tmp_path: Path
+) -> AsyncIterator[tuple[KeyedMemoryService, KeyMirror, Path]]:
+    mirror = KeyMirror(tmp_path / "memory", keyed.records, LimitsSettings())
+    await mirror.start()
+    service = keyed.new_service(observers=[mirror])
+    try:
+        yield service, mirror, tmp_path / "memory" / "t1" / "a1"
+    finally:
+        await mirror.close()
+
+
+def index_keys(root: Path) -> set[str]:
+    return {json.loads(p.read_text())["key"] for p in (root / "index").rglob("*.json")}
+
+
+def log_lines(root: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (root / "log.jsonl").read_text().splitlines()]
+
+
+async def until(check: object, what: str) -> None:
+    for _ in range(1000):
+        if check():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(what)
+
+
+async def test_writes_tombstones_and_hidden_levels(
+    mirrored: tuple[KeyedMemoryService, KeyMirror, Path],
+) -> None:
+    service, _, root = mirrored
+    await service.set(S, KeyWrite("/user/name", None, source=USER, content_json='{"n": 1}'))
+    await service.set(S, KeyWrite("/user/name", None, source=USER, content_json='"Alice"'))
+    await service.set(S, KeyWrite("/user/old", "x", source=USER))
+    await service.set(S, KeyWrite("/user/old", None, source=USER))
+    await service.set(
+        S, KeyWrite("/secret", "s", source=USER, security_level=SecurityLevel.RESTRICTED)
+    )
+    assert index_keys(root) == {"/user/name"}
+    name = json.loads((root / "index" / "user" / "name.json").read_text())
+    assert name["content"] == "Alice" and name["version"] == 2
+    lines = log_lines(root)
+    # Every shown write in order; the RESTRICTED key (above INTERNAL) is left out.
+    assert [(line["key"], line["valid"]) for line in lines] == [
+        ("/user/name", True),
+        ("/user/name", True),
+        ("/user/old", True),
+        ("/user/old", False),
+    ]
+    assert '"content":{"n": 1}' not in (root / "log.jsonl").read_text()  # compacted text
+    assert '"content":{"n":1}' in (root / "log.jsonl").read_text()
+    # Rewritten above the mirror's clearance: its file goes, it does not stay stale.
+    await service.set(
+        S, KeyWrite("/user/name", "Bob", source=USER, security_level=SecurityLevel.CONFIDENTIAL)
+    )
+    assert index_keys(root) == set()
+    assert "Bob" not in (root / "log.jsonl").read_text()
+
+
+async def test_repair_fixes_what_a_crash_or_a_hand_left(
+    keyed: Keyed, mirrored: tuple[KeyedMemoryService, KeyMirror, Path], tmp_path: Path
+) -> None:
+    service, _, root = mirrored
+    for i in range(6):
+        await service.set(S, KeyWrite(f"/k/{i}", {"i": i}, source=USER))
+    # Writes the files never saw (a crash after the store commit), and damage.
+    bare = keyed.new_service()
+    await bare.set(S, KeyWrite("/k/7", {"i": 7}, source=USER))
+    await bare.set(S, KeyWrite("/k/0", None, source=USER))
+    text = (root / "log.jsonl").read_text()
+    (root / "log.jsonl").write_text(text + '{"key":"/k/torn","ver')
+    (root / "index" / "k" / "3.json").unlink()
+    (root / "index" / "k" / "stray.json").write_text("{}")
+    (root / "index" / "k" / "5.json").write_text('{"key":"/k/5","stale":true}\n')
+
+    fresh = KeyMirror(tmp_path / "memory", keyed.records, LimitsSettings())
+    await fresh.start()
+    try:
+        await until(lambda: fresh.repairs >= 1, "the start-up repair")
+    finally:
+        await fresh.close()
+    assert index_keys(root) == {f"/k/{i}" for i in (1, 2, 3, 4, 5, 7)}
+    assert json.loads((root / "index" / "k" / "5.json").read_text())["content"] == {"i": 5}
+    assert [line["version"] for line in log_lines(root)] == list(range(1, 9))
+    state = [json.loads(line)["key"] for line in (root / "state.jsonl").read_text().splitlines()]
+    assert state == [f"/k/{i}" for i in (1, 2, 3, 4, 5, 7)]
+    assert last_logged_version(root / "log.jsonl") == 8
+
+
+async def test_an_expired_key_leaves_the_index_when_it_expires(
+    mirrored: tuple[KeyedMemoryService, KeyMirror, Path],
+) -> None:
+    service, _, root = mirrored
+    soon = (datetime.now(UTC) + timedelta(seconds=0.5)).isoformat()
+    await service.set(S, KeyWrite("/task/today", {"text": "call", "expired_at": soon}, source=USER))
+    await service.set(S, KeyWrite("/task/later", {"text": "later"}, source=USER))
+    assert index_keys(root) == {"/task/today", "/task/later"}
+    await until(lambda: index_keys(root) == {"/task/later"}, "the expiry")
+    assert [line["key"] for line in log_lines(root)] == ["/task/today", "/task/later"]
+
+
+async def test_rewrites_in_a_row_share_one_repair(
+    keyed: Keyed, mirrored: tuple[KeyedMemoryService, KeyMirror, Path]
+) -> None:
+    service, mirror, root = mirrored
+    await service.set(S, KeyWrite("/a", 1, source=USER))
+    before = mirror.repairs
+    for _ in range(20):  # an import's batches
+        async with service.exclusive(S.partition):
+            pass
+    await until(lambda: mirror.repairs > before, "the repair after the rewrites")
+    await asyncio.sleep(0.05)
+    assert mirror.repairs - before <= 2
+    assert index_keys(root) == {"/a"}
