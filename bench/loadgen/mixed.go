@@ -43,13 +43,13 @@ type mixSpec struct {
 }
 
 type methodStats struct {
-	Calls       int     `json:"calls"`
-	RPS         float64 `json:"rps"`
-	P50         float64 `json:"p50"`
-	P95         float64 `json:"p95"`
-	P99         float64 `json:"p99"`
-	Errors      int     `json:"errors"`
-	ErrorSample string  `json:"error_sample,omitempty"`
+	Calls       int      `json:"calls"`
+	RPS         float64  `json:"rps"`
+	P50         *float64 `json:"p50"` // null when no call succeeded
+	P95         *float64 `json:"p95"`
+	P99         *float64 `json:"p99"`
+	Errors      int      `json:"errors"`
+	ErrorSample string   `json:"error_sample,omitempty"`
 }
 
 type mixResult struct {
@@ -146,9 +146,11 @@ func runMixed(args []string) {
 		sort.Float64s(latencies[i])
 		stats.Calls = len(latencies[i])
 		stats.RPS = round(float64(stats.Calls)/elapsed, 1)
-		stats.P50 = round(percentile(latencies[i], 50), 3)
-		stats.P95 = round(percentile(latencies[i], 95), 3)
-		stats.P99 = round(percentile(latencies[i], 99), 3)
+		if len(latencies[i]) > 0 {
+			stats.P50 = ptr(round(percentile(latencies[i], 50), 3))
+			stats.P95 = ptr(round(percentile(latencies[i], 95), 3))
+			stats.P99 = ptr(round(percentile(latencies[i], 99), 3))
+		}
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
 		fail(err)
@@ -191,6 +193,7 @@ func call(
 			AgentId: agent,
 			Key:     fmt.Sprintf("/bench/client%d/key%d", c, rng.Intn(spec.Keys)),
 			Content: structpb.NewStringValue(text(0)),
+			Source:  &memorydv1.Provenance{Kind: memorydv1.ProvenanceKind_PROVENANCE_KIND_USER},
 		})
 	default:
 		hybrid := true
@@ -200,3 +203,5 @@ func call(
 	}
 	return err
 }
+
+func ptr(v float64) *float64 { return &v }

@@ -32,6 +32,7 @@ class HangingStore:
     def __init__(self) -> None:
         self.inner = InMemoryStore(DIM)
         self.name = self.inner.name
+        self.capabilities = self.inner.capabilities
         self.hang = asyncio.Event()
 
     async def open(self) -> None:

@@ -31,6 +31,7 @@ class CountingStore:
     def __init__(self) -> None:
         self.inner = InMemoryStore(DIM)
         self.name = self.inner.name
+        self.capabilities = self.inner.capabilities
         self.upserts = 0
         self.down = False
 

@@ -26,6 +26,7 @@ from memoryd_proto.v1.snapshot_service_pb2_grpc import SnapshotServiceStub
 from tests.conftest import Daemon
 
 AGENT = "unreadable"
+SOURCE = cpb.Provenance(kind=cpb.PROVENANCE_KIND_USER, name="unreadable test")
 SCOPE = cpb.WorkingMemoryScope(thread_id="t1")
 #: Backend text that must never reach a client.
 LEAKS = re.compile(r"rustc|\.rs:|/tmp|/root|\.lance|Traceback|LanceError|location", re.IGNORECASE)
@@ -44,6 +45,7 @@ def _seed(memory: MemoryServiceStub, snapshot: SnapshotServiceStub) -> None:
                 agent_id=AGENT,
                 key=f"/prefs/k{i}",
                 content=struct_pb2.Value(string_value=f"value {i}"),
+                source=SOURCE,
             )
         )
     memory.SetWorkingMemory(
@@ -108,7 +110,10 @@ def test_records_unreadable_reads_answer_unavailable_cleanly(
             ),
             "SetMemory": lambda: memory.SetMemory(
                 mpb.SetMemoryRequest(
-                    agent_id=AGENT, key="/prefs/k0", content=struct_pb2.Value(string_value="x")
+                    agent_id=AGENT,
+                    key="/prefs/k0",
+                    content=struct_pb2.Value(string_value="x"),
+                    source=SOURCE,
                 )
             ),
             "DefaultRead": lambda: snapshot.DefaultRead(spb.DefaultReadRequest(agent_id=AGENT)),
