@@ -183,6 +183,7 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             measured,
             None if None in ratios else all(x <= 1.05 for x in ratios),
         )
+    _mixed_targets(r.get("mixed") or {}, row)
     mc = r.get("mcp") or {}
     if mc:
         adds = [_get(mc, op, "mcp_adds_p50_ms") for op in ("recall", "remember")]
@@ -215,6 +216,81 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             None if cold is None else cold <= 2,
         )
     return rows
+
+
+def _mixed_targets(mx: dict[str, Any], row: Any) -> None:
+    """The mixed section's targets (bench/mixed.py)."""
+    if not mx or "error" in mx:
+        return
+    ratios = mx.get("ratios") or {}
+    recall = ratios.get("recall_p99_mixed_over_read_only")
+    row(
+        "Mixed load: Recall p99, mixed vs reads only",
+        "≤ 3x",
+        f"{_fmt(_get(mx, 'mixed', 'methods', 'Recall', 'p99'), ' ms')} vs "
+        f"{_fmt(_get(mx, 'read_only', 'methods', 'Recall', 'p99'), ' ms')} = {recall}x",
+        None if recall is None else recall <= 3,
+    )
+    setmem = ratios.get("setmemory_p50_mixed_over_write_only")
+    row(
+        "Mixed load: SetMemory p50, mixed vs writes only",
+        "≤ 3x",
+        f"{_fmt(_get(mx, 'mixed', 'methods', 'SetMemory', 'p50'), ' ms')} vs "
+        f"{_fmt(_get(mx, 'write_only', 'methods', 'SetMemory', 'p50'), ' ms')} = {setmem}x",
+        None if setmem is None else setmem <= 3,
+    )
+    errors = sum(
+        int(m.get("errors", 0))
+        for phase in ("read_only", "write_only", "mixed")
+        for m in (_get(mx, phase, "methods") or {}).values()
+    )
+    row("Mixed load: errors", "0", _fmt(errors), errors == 0)
+    rate = _get(mx, "replay", "entries_per_s")
+    ready = _get(mx, "replay", "start_to_serving_s")
+    entries = _get(mx, "replay", "replayed_entries")
+    row(
+        "Replay after SIGKILL",
+        "≥ 2,000 entries/s; 10k pending: SERVING ≤ 10 s",
+        f"{_fmt(rate, '/s')} ({_fmt(entries)} entries), SERVING after {_fmt(ready, ' s')}",
+        None if rate is None or ready is None else rate >= 2000 and ready <= 10,
+    )
+    exit_s, grace = _get(mx, "shutdown", "sigterm_to_exit_s"), _get(mx, "shutdown", "grace_s")
+    row(
+        "SIGTERM to exit, 1,000-item batch in flight",
+        "≤ grace + 2 s",
+        f"{_fmt(exit_s, ' s')} (grace {_fmt(grace, ' s')}; the batch: "
+        f"{_get(mx, 'shutdown', 'batch')})",
+        None if exit_s is None or grace is None else exit_s <= grace + 2,
+    )
+
+
+def _mixed_lines(mx: dict[str, Any]) -> list[str]:
+    if not mx:
+        return []
+    if "error" in mx:
+        return ["", "## Mixed load", "", f"error: {mx['error']}"]
+    lines = [
+        "",
+        "## Mixed load (bench/mixed.py)",
+        "",
+        f"{mx.get('clients')} Go clients (bench/loadgen mixed), closed loop, each bound to one "
+        f"of {mx.get('agents')} agents; the same clients in each phase; local model, "
+        f"LanceDB; preload {_get(mx, 'preload', 'memories')} REALTALK turns.",
+        "",
+        "| phase | method | RPS | p50 ms | p95 ms | p99 ms | errors |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for phase in ("read_only", "write_only", "mixed"):
+        methods = _get(mx, phase, "methods") or {}
+        for name, m in methods.items():
+            lines.append(
+                f"| {phase} | {name} | {_fmt(m.get('rps'))} | {_fmt(m.get('p50'))} | "
+                f"{_fmt(m.get('p95'))} | {_fmt(m.get('p99'))} | {_fmt(m.get('errors'))} |"
+            )
+    for key in ("replay", "shutdown"):
+        if mx.get(key):
+            lines.append(f"\n{key}: `{json.dumps(mx[key])}`")
+    return lines
 
 
 def _calibration_line(c: dict[str, dict[str, float]]) -> list[str]:
@@ -339,6 +415,7 @@ def render(r: dict[str, Any]) -> str:
             lines.append(
                 f"| {k['server']} | {k['clients']} | {_fmt(k.get('rps'))} | {_fmt(k.get('p50'))} | {_fmt(k.get('p99'))} |"
             )
+    lines += _mixed_lines(r.get("mixed") or {})
     keyed = r.get("keyed")
     if keyed:
         lines += [

@@ -19,6 +19,10 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
               single-item latency (bench/writes.py); BuildSnapshot at 10k
   tracing     Recall and Remember p50 with tracing off and on (OTLP/gRPC to a receiver in
               the bench), alternated round by round (bench/footprint.py)
+  mixed       32 Go clients on 8 agents: reads only, writes only, then mixed Remember /
+              RememberBatch / SetMemory / hybrid Recall (20/5/15/60 %): RPS and
+              p50/p95/p99 per method; replay rate after a SIGKILL with 10k pending
+              entries; SIGTERM-to-exit with a 1,000-item batch in flight (bench/mixed.py)
   mcp         recall and remember as MCP tool calls over Streamable HTTP (the SDK's
               client) beside the same gRPC calls, interleaved call by call: p50/p99, what
               MCP adds, the daemon's CPU per call (bench/mcp_overhead.py)
@@ -86,6 +90,7 @@ from common import (
 )
 from footprint import footprint, tracing_overhead
 from mcp_overhead import mcp_overhead
+from mixed import mixed
 from report import render
 from writes import embedder_write_texts, writes
 
@@ -99,8 +104,8 @@ RESULTS = BENCH / "results"
 #: The Go load generator (bench/loadgen), built by `make bench`.
 LOADGEN = BENCH / ".bin" / "loadgen"
 SECTIONS = (
-    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mcp", "keyed",
-    "qdrant", "mem0", "quality",
+    "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mixed", "mcp",
+    "keyed", "qdrant", "mem0", "quality",
 )  # fmt: skip
 
 FULL = {
@@ -109,6 +114,7 @@ FULL = {
     "writes": 20_000, "embed_writes": 2_000, "mem0": 1_000, "cold_starts": 3,
     "ingest_budget_s": 420, "qdrant_local_max": 10_000, "remember_calls": 200,
     "trace_memories": 10_000, "trace_rounds": 12, "trace_calls": 100,
+    "mixed_memories": 1_000, "mixed_s": 60.0, "replay_entries": 10_000, "replay_write_s": 7.0,
     "mcp_memories": 10_000, "mcp_calls": 500,
     "keyed_tiers": (1_000, 10_000, 100_000), "keyed_reads": 200,
 }  # fmt: skip
@@ -118,6 +124,7 @@ QUICK = {
     "writes": 3_000, "embed_writes": 300, "mem0": 100, "cold_starts": 1,
     "ingest_budget_s": 30, "qdrant_local_max": 0, "remember_calls": 40,
     "trace_memories": 2_000, "trace_rounds": 6, "trace_calls": 60,
+    "mixed_memories": 50, "mixed_s": 5.0, "replay_entries": 2_000, "replay_write_s": 2.0,
     "mcp_memories": 1_000, "mcp_calls": 150,
     "keyed_tiers": (1_000, 10_000), "keyed_reads": 100,
 }  # fmt: skip
@@ -445,7 +452,7 @@ def main() -> None:
         result["model"] = model
         source = (
             VectorSource.from_model(400 if args.quick else 2000)
-            if {"recall", "sweep", "writes", "tracing", "qdrant"} & set(chosen)
+            if {"recall", "sweep", "writes", "tracing", "mixed", "qdrant"} & set(chosen)
             else None
         )
         if "recall" in chosen and source is not None:
@@ -460,6 +467,8 @@ def main() -> None:
             result["writes"] = writes(tmp, cfg, source, daemon_env())
         if "tracing" in chosen and source is not None:
             result["tracing"] = tracing_overhead(tmp, cfg, source)
+        if "mixed" in chosen and source is not None:
+            result["mixed"] = mixed(tmp, cfg, daemon_env(), LOADGEN, source)
         if "mcp" in chosen:
             result["mcp"] = mcp_overhead(tmp, cfg["mcp_memories"], cfg["mcp_calls"])
         if "keyed" in chosen:

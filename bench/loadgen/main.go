@@ -6,6 +6,7 @@
 //	loadgen ADDRESS AGENT QUERIES.f32 CONCURRENCY SECONDS
 //
 // QUERIES.f32 holds the query vectors as little-endian float32, 384 per query.
+// `loadgen mixed ADDRESS SPEC.json` is the mixed-load mode (mixed.go).
 package main
 
 import (
@@ -40,6 +41,10 @@ type result struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "mixed" {
+		runMixed(os.Args[2:])
+		return
+	}
 	if len(os.Args) != 6 {
 		fail(fmt.Errorf("usage: loadgen ADDRESS AGENT QUERIES.f32 CONCURRENCY SECONDS"))
 	}

@@ -13,6 +13,8 @@ import contextlib
 import gc
 import os
 import signal
+import sys
+import threading
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
@@ -26,6 +28,7 @@ from memoryd.api.server import GrpcServer, ListenError, start_server
 from memoryd.config import Settings
 from memoryd.datadir import lock_data_dir
 from memoryd.durability.wiring import (
+    StoreOpener,
     check_store,
     make_durable,
     resilient_embedder,
@@ -213,8 +216,17 @@ class App:
         if metrics is not None:
             store = InstrumentedStore(store, metrics)
         await check_store(s, data_dir)
-        await store.open()
+        # Keys, working memory, profiles and sessions: same backend, same directory.
+        records = build_record_store(s.storage.backend, data_dir=data_dir, qdrant=s.storage.qdrant)
+        if observed:
+            records = InstrumentedRecordStore(records, metrics, tracing)
         self._stack.push_async_callback(store.close)
+        self._stack.push_async_callback(records.close)
+        # Every write goes through the write-ahead log (durability/); the stores are
+        # opened and the log replayed here.
+        store, records, _ = await make_durable(
+            self._stack, s, data_dir, StoreOpener(store, records), states, metrics, tracing
+        )
         if metrics is not None and s.metrics.per_partition:
             partitions = PartitionCounter(
                 counted_store,  # not timed: its counts are not request traffic
@@ -224,17 +236,6 @@ class App:
             )
             partitions.start()
             self._stack.push_async_callback(partitions.close)
-
-        # Keys, working memory, profiles and sessions: same backend, same directory.
-        records = build_record_store(s.storage.backend, data_dir=data_dir, qdrant=s.storage.qdrant)
-        if observed:
-            records = InstrumentedRecordStore(records, metrics, tracing)
-        await records.open()
-        self._stack.push_async_callback(records.close)
-        # Every write goes through the write-ahead log (durability/); replayed here.
-        store, records, _ = await make_durable(
-            self._stack, s, data_dir, store, records, states, metrics, tracing
-        )
         start_reembedder(self._stack, s, store, embedder)
 
         writer = WriteBatcher(store, max_batch=s.storage.write_batch_max, tracing=tracing)
@@ -553,9 +554,36 @@ async def serve(settings: Settings, *, ready_file: Path | None = None) -> None:
             tmp.replace(ready_file)  # atomic: readers never see a partial address
         await stop.wait()
         log.info("shutting down", grace_s=settings.shutdown_grace_s)
+        _exit_when_overdue(settings.shutdown_grace_s + SHUTDOWN_SLACK_S)
     finally:
         with contextlib.suppress(Exception):
             await app.stop()
+
+
+#: Seconds past the grace period after which a shutdown stops waiting for anything:
+#: the in-flight calls had the grace period; the closes after it are bounded
+#: (durability.close, the access statistics, LanceDB's index refresh) and this is the
+#: backstop for the rest (a worker thread asyncio would wait for at exit).
+SHUTDOWN_SLACK_S = 1.5
+
+
+def _exit_when_overdue(after_s: float) -> None:
+    """Exit the process ``after_s`` from now if it is still running. Safe like a kill
+    -9: every acknowledged write is in the fsynced write-ahead log, and the next start
+    replays what was not applied."""
+
+    def overdue() -> None:
+        log.warning(
+            "shutdown overran the grace period; exiting now (logged writes not yet "
+            "applied are replayed at the next start)",
+            after_s=after_s,
+        )
+        sys.stderr.flush()
+        os._exit(0)
+
+    timer = threading.Timer(after_s, overdue)
+    timer.daemon = True  # never keeps a finished process alive
+    timer.start()
 
 
 def _warn_if_exposed(s: Settings, address: str, *, tls: bool) -> None:

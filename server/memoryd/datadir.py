@@ -1,4 +1,5 @@
-"""The data directory's lock: one daemon (or offline `memoryd wal` command) at a time.
+"""The data directory's lock: one daemon (or offline `memoryd wal` command) at a time;
+the error a start refuses with when the directory's store is damaged.
 
 Apart from app.py so the command line takes it without importing the daemon's
 modules (LanceDB, the model, gRPC).
@@ -13,6 +14,11 @@ from typing import IO
 
 class DataDirLocked(RuntimeError):
     pass
+
+
+class DataDirDamaged(RuntimeError):
+    """The store's files are damaged beyond what the write-ahead log can repair: the
+    daemon refuses to start rather than lose acknowledged writes."""
 
 
 def lock_data_dir(data_dir: Path) -> IO[bytes]:

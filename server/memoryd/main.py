@@ -1,4 +1,5 @@
-"""`memoryd`: the daemon's command line (serve, mcp, config show, wal set-aside / requeue)."""
+"""`memoryd`: the daemon's command line (serve, mcp, config show, wal check / set-aside /
+requeue)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import typer
 from pydantic import ValidationError
 
 from memoryd.config import Settings, unknown_env_vars
-from memoryd.datadir import DataDirLocked, lock_data_dir
+from memoryd.datadir import DataDirDamaged, DataDirLocked, lock_data_dir
 from memoryd.durability.set_aside import SetAsideEntry, requeue, set_aside_entries
+from memoryd.durability.wal_check import check_log, describe
 from memoryd.observability.logging import configure_logging
 from memoryd.observability.tracing import TracingUnavailable
 
@@ -26,8 +28,8 @@ app = typer.Typer(
 config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 wal_app = typer.Typer(
-    help="Writes set aside when the store rejected them on replay: list and requeue them "
-    "(with the daemon stopped).",
+    help="The write-ahead log: check it for damage; list and requeue the writes set aside "
+    "when the store rejected them on replay (with the daemon stopped).",
     no_args_is_help=True,
 )
 app.add_typer(wal_app, name="wal")
@@ -78,7 +80,13 @@ def serve_command(
         log.warning("unknown setting in the environment, ignored", variable=name)
     try:
         asyncio.run(serve(settings, ready_file=ready_file))
-    except (DataDirLocked, ListenError, EmbeddingSpaceChanged, TracingUnavailable) as exc:
+    except (
+        DataDirLocked,
+        DataDirDamaged,
+        ListenError,
+        EmbeddingSpaceChanged,
+        TracingUnavailable,
+    ) as exc:
         typer.echo(f"memoryd: {exc}", err=True)
         raise typer.Exit(1) from None
 
@@ -150,6 +158,29 @@ def _describe(entry: SetAsideEntry) -> str:
         for op in entry.ops
     )
     return f"seq {entry.seq}: {entry.path.name}, {entry.size} bytes, {ops}"
+
+
+@wal_app.command("check")
+def wal_check(
+    config: ConfigOption = None, data_dir: DataDirOption = None, as_json: JsonOption = False
+) -> None:
+    """Read the log as the next start would, changing nothing: the checkpoint, the
+    entries to replay, a torn tail (dropped at start), damaged ranges (the writes they
+    held are lost; the start keeps the bytes aside and replays what follows).
+
+    Exit status 1 when writes were or will be lost (damage in the log, or damaged
+    ranges kept aside: delete those files once inspected) or the checkpoint is
+    unreadable; 0 otherwise. While a daemon runs, its newest entry may show as a torn
+    tail.
+    """
+    settings = _load(config, data_dir=data_dir)
+    check = check_log(_wal_dir(settings))
+    if as_json:
+        typer.echo(json.dumps(check.as_dict(), indent=2))
+    else:
+        typer.echo("\n".join(describe(check)))
+    if not check.ok:
+        raise typer.Exit(1)
 
 
 @wal_app.command("set-aside")

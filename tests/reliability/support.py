@@ -12,10 +12,17 @@ from memoryd.resilience.degradation import ComponentStates
 
 
 async def open_core(
-    tmp: Path, store: Any, records: Any, *, apply_behind: int = 0, apply_delay_s: float = 0.0
+    tmp: Path,
+    store: Any,
+    records: Any,
+    *,
+    apply_behind: int = 0,
+    apply_delay_s: float = 0.0,
+    reopen: Any = None,
 ) -> Durability:
     """A Durability on a log in ``tmp`` with fast checkpoints and retries, opened
-    (the log replayed into ``store`` and ``records``)."""
+    (the log replayed into ``store`` and ``records``; with ``reopen``, the stores are
+    not open yet and that opens them)."""
     core = Durability(
         WriteAheadLog(tmp / "wal"),
         store,
@@ -26,8 +33,9 @@ async def open_core(
         retry_max_s=0.2,
         apply_behind=apply_behind,
         apply_delay_s=apply_delay_s,
+        reopen=reopen,
     )
-    await core.open()
+    await core.open(store_open=reopen is None)
     return core
 
 

@@ -1,5 +1,6 @@
 """A real Qdrant server goes away under a daemon and comes back (same ports, same
-storage): a single replica keeps accepting writes into its log and applies them when
+storage): a single replica keeps accepting memory writes into its log (a key write,
+which needs the stored slot, is refused) and applies them when
 the server returns; a shared replica refuses them (an acknowledgement means Qdrant
 has the write) and takes them again once the server is back."""
 
@@ -68,7 +69,6 @@ def test_a_single_replica_logs_writes_while_qdrant_is_down(
         stub = mgrpc.MemoryServiceStub(channel)
         before = stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="before the outage"))
         assert not _degraded(before)
-        # Written once before: its rewrite needs no key count (quotas), only the log.
         stub.SetMemory(
             mpb.SetMemoryRequest(
                 agent_id=AGENT,
@@ -81,15 +81,20 @@ def test_a_single_replica_logs_writes_while_qdrant_is_down(
         own_server.kill()
         during = stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="during the outage"))
         assert "store" in _degraded(during)
-        key = stub.SetMemory(
-            mpb.SetMemoryRequest(
-                agent_id=AGENT,
-                key="/k",
-                content=struct_pb2.Value(string_value="logged"),
-                source=SOURCE,
+        # A key write needs the key's stored slot (its version, if_version), which
+        # neither the store nor the log can give now: refused cleanly, never taken as
+        # a write over a key read as missing (issue 20).
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.SetMemory(
+                mpb.SetMemoryRequest(
+                    agent_id=AGENT,
+                    key="/k",
+                    content=struct_pb2.Value(string_value="over a key read as missing"),
+                    source=SOURCE,
+                )
             )
-        )
-        assert key.entry.version == 2
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "store unavailable" in (refused.value.details() or "")
         # The daemon's own log answers for what the store has not got yet.
         got = stub.GetMemory(mpb.GetMemoryRequest(agent_id=AGENT, id=during.memory.id))
         assert got.memory.content == "during the outage"
@@ -114,7 +119,7 @@ def test_a_single_replica_logs_writes_while_qdrant_is_down(
             got = stub.GetMemory(mpb.GetMemoryRequest(agent_id=AGENT, id=memory.id))
             assert got.memory.content == memory.content
         entry = stub.GetKey(mpb.GetKeyRequest(agent_id=AGENT, key="/k")).entry
-        assert entry.content.string_value == "logged"
+        assert entry.content.string_value == "first" and entry.version == 1
     assert fresh.stop() == 0
 
 

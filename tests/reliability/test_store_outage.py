@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from memoryd.domain.errors import StoreError
 from memoryd.domain.models import Memory, MemoryFilter, Partition, utcnow
@@ -76,11 +77,20 @@ async def test_writes_survive_a_store_outage(tmp_path: Path) -> None:
     assert [d.component for d in found] == ["store"]
     assert not core.states.get("store").ok  # type: ignore[union-attr]
     with collecting() as found:
-        got = await store.get(P, ["m0", "m1", "m2"])
-        listed = await store.list(P, MemoryFilter())
-    assert [m.id for m in got] == ["m1", "m2"]  # m0 only in the unreachable store
-    assert {m.id for m in listed} == {"m1", "m2"}
+        got = await store.get(P, ["m1", "m2"])  # every id asked for is in the log
+        hits = await store.search(P, _memory(1).vector, MemoryFilter(), 5)  # type: ignore[arg-type]
+    assert [m.id for m in got] == ["m1", "m2"]
+    assert [h.memory.id for h in hits][:1] == ["m1"]  # searched in the log, said so
     assert "store" in {d.component for d in found}
+    # What only the store can answer is UNAVAILABLE, never missing: m0 is stored, and a
+    # caller told "not found" or an incomplete list would take it for the truth.
+    for read in (
+        lambda: store.get(P, ["m0", "m1"]),
+        lambda: store.list(P, MemoryFilter()),
+        lambda: store.count(P, MemoryFilter()),
+    ):
+        with pytest.raises(StoreError, match="store unavailable: connection refused"):
+            await read()
     await store.delete(P, ["m1"])
 
     flaky.down = False
@@ -121,7 +131,8 @@ async def test_a_write_logged_after_a_failed_read_is_applied_when_the_store_retu
     store = DurableStore(core)
     flaky.down = True
     with collecting():
-        assert await store.get(P, ["m0"]) == []  # the read fails: probe started
+        with pytest.raises(StoreError):  # the read fails (never "not found"): probe started
+            await store.get(P, ["m0"])
         await store.upsert(P, [_memory(0)])  # logged, not applied
     assert core.pending
     flaky.down = False

@@ -107,4 +107,9 @@ class EmbeddingError(Unavailable):
 
 
 class StoreError(Unavailable):
-    """The storage backend failed."""
+    """The storage backend failed. Its message is written for clients (never the
+    backend's own text: see storage/failures.py); ``cause`` classifies why."""
+
+    def __init__(self, message: str, *, cause: str = "") -> None:
+        super().__init__(message)
+        self.cause = cause

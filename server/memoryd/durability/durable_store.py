@@ -9,57 +9,65 @@ entries in order with backoff (the circuit breaker's half-open probe). Reads ove
 pending entries (get, list, search, find_by_content, get_records), so a caller reads
 its own writes while the store is down.
 
+Entries are applied per partition: each partition's entries in log order, merged
+into large store calls (``ops.plan``); different partitions' rows are independent,
+so a write or a read that needs its own partition applied applies that partition
+only (and whatever a transaction of it also touches), never the whole backlog.
+
 With ``apply_behind`` > 0 a memory write (upsert, delete) is answered right after its
 fsync while at most that many memories wait to be applied, and a background task
-applies them in log order, ``apply_delay_s`` after the first (group commit: the
-entries logged meanwhile are coalesced into one store commit). It is
-as durable as before (the log has it; a crash replays it) and reads see it through
-the overlay; the reads with no overlay (full text, count, list_partitions) first
-wait until the logged writes to their partition are applied (``caught_up``). One the
-store rejects as invalid is kept and retried like a failing store (degraded), never
-dropped: its caller can no longer hear why (on replay it is set aside, see
-``WriteAheadLog.set_aside``). Only for a store this process alone reads: another
-replica reading a shared store would not see it yet.
+applies them, ``apply_delay_s`` after the first (group commit: the entries logged
+meanwhile share one store commit per partition), one partition at a time with the
+lock released in between. It is as durable as before (the log has it; a crash
+replays it) and reads see it through the overlay; the reads with no overlay (full
+text, count, list_partitions) first apply the logged writes to their partition
+(``caught_up``). An entry the store rejects as invalid is found by applying its
+merged call one operation at a time: its caller hears why, or, if it was answered
+already (applied behind, degraded, or replayed), it is set aside next to the log
+(``WriteAheadLog.set_aside``), never retried: that would hold up every later write.
+Applying behind is only for a store this process alone reads: another replica
+reading a shared store would not see the write yet.
 
 ``transaction()`` collects the writes of a block (in the same task) into ONE log
 entry applied in order: keyed memory writes a key and its mirror memory together.
 
 A checkpoint task makes the store's files durable (``syncfs`` of its directory, off
 the request path) and then records the highest sequence applied with every earlier
-one; segments below it are deleted. On start the entries after the checkpoint are
-replayed in order.
+one, and the store's table versions then; segments below it are deleted. On start
+the entries after the checkpoint are replayed; a store that fails the replay or does
+not open leaves the daemon serving degraded while a background task catches up.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
 
 from memoryd.aio import cancel_and_wait
-from memoryd.domain.errors import MemorydError, Unavailable
+from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
-from memoryd.durability.ops import Op, coalesce, decode, encode
+from memoryd.durability.entries import Entry, is_poison, needed, partitions_of, touches
+from memoryd.durability.ops import Op, decode, encode, plan, size
+from memoryd.durability.sync import sync_tree
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
 from memoryd.observability.tracing import NO_TRACING, WAL_APPEND, WAL_APPLY, Tracing
 from memoryd.resilience.breaker import BreakerState, CircuitBreaker
 from memoryd.resilience.degradation import ComponentStates, report
 from memoryd.storage.base import Store
+from memoryd.storage.failures import cause_of, public_reason
 from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)
 
 STORE = "store"
 WAL = "wal"
-#: Operations that may be applied behind the acknowledgement (see the module doc).
-_MEMORY_OPS = frozenset({"upsert", "delete"})
+#: Seconds a shutdown spends applying pending writes (the rest is replayed later).
+FINAL_APPLY_S = 0.8
 
 _transaction: ContextVar[list[tuple[Durability, Op]] | None] = ContextVar(
     "wal_transaction", default=None
@@ -85,48 +93,6 @@ async def transaction() -> AsyncIterator[None]:
         await owner.commit([op for _, op in collected])
 
 
-def _libc_syncfs() -> Callable[[int], int] | None:
-    with contextlib.suppress(OSError, AttributeError):
-        fn: Callable[[int], int] = ctypes.CDLL(None, use_errno=True).syncfs
-        return fn
-    return None
-
-
-_SYNCFS = _libc_syncfs()
-
-
-def sync_tree(path: Path) -> None:
-    """Flush everything written under ``path`` (its file system) to disk."""
-    path.mkdir(parents=True, exist_ok=True)
-    if _SYNCFS is None:
-        os.sync()
-        return
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        if _SYNCFS(fd) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, os.strerror(err))
-    finally:
-        os.close(fd)
-
-
-@dataclass(slots=True)
-class Entry:
-    seq: int
-    ops: list[Op]
-    durable: asyncio.Future[None]
-    applied: bool = False
-    #: Set when the store rejected the entry as invalid (it was dropped).
-    error: Exception | None = None
-    #: Its caller was answered while it was not applied (``apply_behind``, or the
-    #: store failing): it is never dropped.
-    answered: bool = False
-
-    @property
-    def is_durable(self) -> bool:
-        return self.durable.done() and self.durable.exception() is None
-
-
 class Durability:
     def __init__(
         self,
@@ -141,6 +107,8 @@ class Durability:
         apply_behind: int = 0,
         apply_delay_s: float = 0.0,
         tracing: Tracing = NO_TRACING,
+        store_versions: Callable[[], Mapping[str, int]] | None = None,
+        reopen: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.wal = wal
         self.store = store
@@ -154,6 +122,16 @@ class Durability:
         self.apply_delay_s = apply_delay_s
         #: Spans for the wait on the group fsync and for each apply pass.
         self.tracing = tracing
+        #: The store's table versions, recorded with each checkpoint (LanceDB: a
+        #: start never rolls a table back below them).
+        self.store_versions = store_versions
+        #: Opens the stores that are not open (a start with the store unreachable).
+        self.reopen = reopen
+        self._store_closed = False
+        #: Why the stores did not open at start (for the degraded reason).
+        self.open_error = ""
+        #: How long close applies pending writes before leaving them to the log.
+        self.final_apply_s = FINAL_APPLY_S
         #: Set on close: the background apply stops waiting for company.
         self._hurry = asyncio.Event()
         self.pending: dict[int, Entry] = {}
@@ -171,49 +149,93 @@ class Durability:
 
     # -- start and stop ------------------------------------------------------------
 
-    async def open(self) -> None:
-        """Replay the log after the checkpoint (stores already open), then start."""
+    async def open(self, *, store_open: bool = True) -> None:
+        """Replay the log after the checkpoint into the stores, then start.
+
+        The replay applies every entry in a few large store calls (``ops.plan``). When
+        the store fails meanwhile, or could not be opened (``store_open`` False; then
+        ``reopen`` is tried first), the daemon starts anyway: the rest stays pending,
+        laid over reads, the store is reported impaired, and a background task applies
+        it once the store answers."""
         entries = await asyncio.to_thread(self.wal.recover)
-        self.checkpoint = await asyncio.to_thread(self.wal.read_checkpoint)
+        self.checkpoint = self.wal.recovered.applied
+        loop = asyncio.get_running_loop()
         for seq, payload in entries:
-            for _, op in coalesce(list(enumerate(decode(payload)))):
-                try:
-                    await self._apply_op(op)
-                except Exception as exc:
-                    if not _is_poison(exc):
-                        raise
-                    # The log does not say whether this entry was answered before it
-                    # was applied (apply_behind), so it is set aside, not thrown away.
-                    kept = await asyncio.to_thread(self.wal.set_aside, seq, payload)
-                    log.error(
-                        "logged write rejected by the store; skipped and kept for inspection",
-                        seq=seq,
-                        error=str(exc),
-                        kept=str(kept),
-                    )
-            self.replayed += 1
-            last = seq
-        if entries:
-            await asyncio.to_thread(self._make_durable, last)
-            log.info("write-ahead log replayed", entries=len(entries), through=last)
-        await asyncio.to_thread(self.wal.truncate, self.checkpoint)
+            try:
+                ops = decode(payload)
+            except Exception as exc:  # checksummed, yet not an entry this code can read
+                await self._set_aside(seq, payload, exc)
+                continue
+            durable: asyncio.Future[None] = loop.create_future()
+            durable.set_result(None)
+            self.pending[seq] = Entry(seq, ops, durable, answered=True)
+        self._store_closed = not store_open
         self.wal.start()
         self.states.set(WAL, ok=True, critical=True)
-        self.states.set(STORE, ok=True)
+        started = loop.time()
+        if self.pending and not self._store_closed:
+            async with self._apply_lock:
+                await self._apply_ready()
+        self.replayed = len(entries) - len(self.pending)
+        if entries:
+            log.info(
+                "write-ahead log replayed",
+                entries=self.replayed,
+                through=self._applied_through(),
+                pending=len(self.pending),
+                seconds=round(loop.time() - started, 3),
+            )
+        if self.pending or self._store_closed:
+            self._start_degraded()
+        else:
+            self.states.set(STORE, ok=True)
+            if entries:
+                await asyncio.to_thread(self._make_durable, self._applied_through())
+        await asyncio.to_thread(self.wal.truncate, self.checkpoint)
         self._checkpointer = asyncio.create_task(self._checkpoint_loop(), name="wal-checkpoint")
 
+    def _start_degraded(self) -> None:
+        if self._store_closed:
+            self.breaker.failure(self.open_error or "the store did not open")
+        reason = self._store_reason()
+        self.states.set(STORE, ok=False, reason=reason)
+        log.error("serving without the store; retried in the background", reason=reason)
+        self._schedule_retry()
+        # A start in trouble (a full disk?) checks its log as well, so that health
+        # says at once whether writes can be taken.
+        self._probe = asyncio.create_task(self._check_log(), name="wal-check")
+
+    async def _check_log(self) -> None:
+        try:
+            _, done = self.wal.submit(encode([]))
+            await done
+        except WalUnusable as exc:
+            self._probe = None
+            self._unusable(exc)
+
     async def close(self) -> None:
+        """Stop taking writes, apply what is pending for at most ``final_apply_s``,
+        checkpoint. What is not applied by then is left to the next start's replay:
+        a shutdown is bounded (the log has every acknowledged write)."""
         self._closed = True
         self._hurry.set()
         await self.wal.close()
-        if self._behind is not None:
-            await asyncio.wait([self._behind])  # a store commit is not cut short
         for task in (self._retry, self._probe):
             await cancel_and_wait(task)
-        # One last attempt to apply, then a final checkpoint.
-        with contextlib.suppress(Exception):
-            async with self._apply_lock:
-                await self._apply_ready()
+        try:
+            async with asyncio.timeout(self.final_apply_s):
+                if self._behind is not None:
+                    await asyncio.wait([self._behind])
+                async with self._apply_lock:
+                    await self._apply_ready()
+        except TimeoutError:
+            log.warning(
+                "shutdown: logged writes left for the next start to replay",
+                entries=len(self.pending),
+            )
+        except Exception as exc:  # the store failing: the log keeps them
+            log.warning("shutdown: logged writes not applied", error=repr(exc))
+        await cancel_and_wait(self._behind)  # cut short: its entries stay pending
         await cancel_and_wait(self._checkpointer)
         with contextlib.suppress(OSError):
             await asyncio.to_thread(self._make_durable, self._applied_through())
@@ -255,7 +277,9 @@ class Durability:
             return
         async with self._apply_lock:
             if not entry.applied:
-                await self._apply_ready()
+                # Its partitions' entries only: a key write is not queued behind
+                # other agents' bulk writes.
+                await self._apply_ready(partitions_of([entry]))
         if entry.error is not None:
             raise entry.error
         if not entry.applied:
@@ -264,11 +288,13 @@ class Durability:
 
     def _may_apply_behind(self, entry: Entry) -> bool:
         """Whether ``entry`` (durable, not applied) may be answered before it is
-        applied: memory writes only, and few enough waiting with it. Key and record
-        writes are applied first (their last-write-wins reads the store)."""
-        if self.apply_behind <= 0 or not all(op.kind in _MEMORY_OPS for op in entry.ops):
+        applied: when few enough wait with it. Memory and record writes alike: every
+        read of either lays the log over the store or applies its partition first
+        (SetMemory held its agent's key lock through two commits, queued behind the
+        agent's other applies: p50 10 s in the mixed bench)."""
+        if self.apply_behind <= 0:
             return False
-        waiting = sum(_op_size(op) for e in self.pending.values() if not e.applied for op in e.ops)
+        waiting = sum(size(op) for e in self.pending.values() if not e.applied for op in e.ops)
         return waiting <= self.apply_behind
 
     def _apply_behind(self) -> None:
@@ -290,17 +316,29 @@ class Durability:
             if not self.breaker.allow():
                 self._schedule_retry()
                 return
-            async with self._apply_lock:
-                await self._apply_ready()
-            if self.breaker.state is not BreakerState.CLOSED:
-                self._schedule_retry()
-                return
+            # One partition at a time, the lock released in between: a write or a
+            # read waiting for its own partition waits for one store call at most,
+            # never for the whole backlog.
+            for partition in self._ready_partitions():
+                async with self._apply_lock:
+                    await self._apply_ready(frozenset({partition}))
+                if self.breaker.state is not BreakerState.CLOSED:
+                    self._schedule_retry()
+                    return
+
+    def _ready_partitions(self) -> list[Partition]:
+        """The partitions of the ready unapplied entries, oldest first."""
+        found: dict[Partition, None] = {}
+        for entry in self.pending.values():
+            if not entry.applied and entry.is_durable:
+                found.update(dict.fromkeys(op.partition for op in entry.ops))
+        return list(found)
 
     def _ready_unapplied(self, partition: Partition | None = None) -> bool:
         """Whether a durable entry (writing to ``partition``, None: anywhere) is not
         applied yet."""
         return any(
-            not e.applied and e.is_durable and _touches(e, partition) for e in self.pending.values()
+            not e.applied and e.is_durable and touches(e, partition) for e in self.pending.values()
         )
 
     async def caught_up(self, partition: Partition | None = None) -> None:
@@ -313,7 +351,7 @@ class Durability:
             return
         async with self._apply_lock:
             if self.breaker.allow():
-                await self._apply_ready()
+                await self._apply_ready(None if partition is None else frozenset({partition}))
 
     def _unusable(self, exc: OSError) -> Unavailable:
         reason = f"write-ahead log unusable: {exc.strerror or exc}; nothing was stored"
@@ -332,8 +370,11 @@ class Durability:
             f"{len(self.pending)} logged write(s) not yet applied, applied when it returns"
         )
 
-    async def _apply_ready(self) -> None:
-        """Apply every durable pending entry in sequence order (caller holds the lock)."""
+    async def _apply_ready(self, partitions: frozenset[Partition] | None = None) -> None:
+        """Apply the durable pending entries in sequence order (caller holds the lock):
+        all, or those writing to ``partitions`` and, transitively, to any partition
+        such an entry also writes to (each partition's own order is the log's;
+        different partitions' rows are independent)."""
         ready: list[Entry] = []
         for entry in self.pending.values():
             if entry.applied:
@@ -342,57 +383,74 @@ class Durability:
                 break  # later entries wait for it: order is the log's order
             if entry.is_durable:
                 ready.append(entry)
+        if partitions is not None:
+            ready = needed(ready, partitions)
         if not ready:
             return
         with self.tracing.span(WAL_APPLY, {"memoryd.wal.entries": len(ready)}):
             await self._apply_entries(ready)
 
     async def _apply_entries(self, ready: list[Entry]) -> None:
-        flat: list[tuple[int, Op]] = []
-        ends: list[int] = []
+        flat: list[Op] = []
+        owner: list[Entry] = []
         for entry in ready:
-            flat.extend((len(flat), op) for op in entry.ops)
-            ends.append(len(flat) - 1)
-        done_through = -1
+            flat.extend(entry.ops)
+            owner.extend(entry for _ in entry.ops)
+        done: set[int] = set()
         try:
-            for last_index, op in coalesce(flat):
+            for indices, op in plan(flat):
                 try:
                     await self._apply_op(op)
                 except Exception as exc:
-                    if not _is_poison(exc) or any(e.answered for e in ready):
-                        # An answered write is kept and retried like a failing
-                        # store (loudly degraded), never dropped.
+                    if not is_poison(exc):
                         raise
-                    # Bad input the store will never take: retrying would block
-                    # every later entry. The caller hears the error.
-                    log.error("write rejected by the store; dropped", error=str(exc))
-                    self._poisoned(ready, flat, last_index, exc)
-                done_through = last_index
+                    # Bad input the store will never take: find whose, one at a time.
+                    await self._isolate([(i, flat[i], owner[i]) for i in indices], exc)
+                done.update(indices)
         except Exception as exc:
-            self.breaker.failure(f"{type(exc).__name__}: {exc}")
+            self.breaker.failure(public_reason(exc))
             self.states.set(STORE, ok=False, reason=self._store_reason())
-            log.warning("store apply failed; writes stay in the log", error=str(exc))
+            log.warning("store apply failed; writes stay in the log", error=repr(exc))
         else:
             self.breaker.success()
-        for entry, end in zip(ready, ends, strict=True):
-            if end > done_through:
-                break
-            entry.applied = True
-            del self.pending[entry.seq]
+        position = 0
+        for entry in ready:
+            covered = range(position, position + len(entry.ops))
+            position += len(entry.ops)
+            if entry.error is not None or all(i in done for i in covered):
+                entry.applied = True
+                self.pending.pop(entry.seq, None)
         if not self.pending and self.breaker.state == "closed":
             self.states.set(STORE, ok=True)
 
-    @staticmethod
-    def _poisoned(
-        ready: list[Entry], flat: list[tuple[int, Op]], index: int, exc: Exception
-    ) -> None:
-        # Which entry holds flat[index]: the error goes to that entry's caller.
-        position = 0
-        for entry in ready:
-            position += len(entry.ops)
-            if index < position:
+    async def _isolate(self, calls: list[tuple[int, Op, Entry]], first: Exception) -> None:
+        """Apply one merged call's operations one by one; an entry the store rejects
+        as invalid is settled: its caller hears why, or, answered already (applied
+        behind, or replayed), it is set aside next to the log. Never retried: it
+        would hold up every later write of every partition."""
+        for _, op, entry in calls:
+            if entry.error is not None:
+                continue  # settled by an earlier operation of it
+            try:
+                await self._apply_op(op)
+            except Exception as exc:
+                if not is_poison(exc):
+                    raise
                 entry.error = exc
-                return
+                if entry.answered:
+                    await self._set_aside(entry.seq, encode(entry.ops), exc)
+                else:
+                    log.error("write rejected by the store; not stored", error=repr(exc))
+        del first  # the one-by-one attempts say which entries it was
+
+    async def _set_aside(self, seq: int, payload: bytes, exc: Exception) -> None:
+        kept = await asyncio.to_thread(self.wal.set_aside, seq, payload)
+        log.error(
+            "logged write rejected by the store; set aside for inspection (memoryd wal set-aside)",
+            seq=seq,
+            error=repr(exc),
+            kept=str(kept),
+        )
 
     async def _apply_op(self, op: Op) -> None:
         if op.kind == "upsert":
@@ -412,15 +470,32 @@ class Durability:
             self._retry = asyncio.create_task(self._retry_loop(), name="wal-apply-retry")
 
     async def _retry_loop(self) -> None:
-        while self.pending:
+        while self.pending or self._store_closed:
             await asyncio.sleep(self.breaker.wait_s)
-            if not self.breaker.allow():
+            if not self.breaker.allow() or not await self._ensure_open():
                 continue
             async with self._apply_lock:
                 await self._apply_ready()
             if self.breaker.state == "closed" and self.pending:
                 await asyncio.sleep(0)  # entries still in their fsync: next round
+        self.states.set(STORE, ok=True)
         log.info("store recovered; every logged write applied")
+
+    async def _ensure_open(self) -> bool:
+        """Open the stores if the start could not (with the breaker allowing a try)."""
+        if not self._store_closed:
+            return True
+        assert self.reopen is not None
+        try:
+            await self.reopen()
+        except Exception as exc:
+            self.breaker.failure(public_reason(exc))
+            self.states.set(STORE, ok=False, reason=self._store_reason())
+            log.warning("store still not open", error=repr(exc))
+            return False
+        self._store_closed = False
+        log.info("store opened; applying the logged writes", pending=len(self.pending))
+        return True
 
     async def _probe_loop(self) -> None:
         """While the log is unusable, try an empty entry now and then."""
@@ -459,8 +534,11 @@ class Durability:
     def _make_durable(self, target: int) -> None:
         if target <= self.checkpoint:
             return
+        # Read before the sync: these versions hold every write up to ``target`` (it
+        # was applied before) and the sync makes every file of them durable.
+        versions = self.store_versions() if self.store_versions is not None else None
         sync_tree(self.store_dir)  # LanceDB does not fsync its own files
-        self.wal.write_checkpoint(target)
+        self.wal.write_checkpoint(target, versions)
         self.checkpoint = target
         self.wal.truncate(target)
 
@@ -469,8 +547,15 @@ class Durability:
     def pending_ops(self) -> list[Op]:
         return [op for e in self.pending.values() if not e.applied for op in e.ops]
 
+    def read_error(self, exc: Exception) -> StoreError:
+        """What a read the store failed (and the log cannot answer) raises: a clean
+        UNAVAILABLE (the backend's own text is in the daemon's log)."""
+        self.note_read_failure(exc)
+        reason = self.open_error if self._store_closed and self.open_error else public_reason(exc)
+        return StoreError(f"store unavailable: {reason}; try again later", cause=cause_of(exc))
+
     def note_read_failure(self, exc: Exception) -> None:
-        self.breaker.failure(f"{type(exc).__name__}: {exc}")
+        self.breaker.failure(public_reason(exc))
         self.states.set(STORE, ok=False, reason=self._store_reason())
         report(STORE, f"store unavailable for reads ({type(exc).__name__}); partial results")
         if self.pending:
@@ -491,7 +576,7 @@ class Durability:
             try:
                 await self.store.list_partitions()
             except Exception as exc:
-                self.breaker.failure(f"{type(exc).__name__}: {exc}")
+                self.breaker.failure(public_reason(exc))
                 continue
             self.breaker.success()
             if self.pending:
@@ -506,18 +591,3 @@ class Durability:
         state = self.states.get(STORE)
         if state is not None and not state.ok:
             report(STORE, state.reason)
-
-
-def _touches(entry: Entry, partition: Partition | None) -> bool:
-    return partition is None or any(op.partition == partition for op in entry.ops)
-
-
-def _op_size(op: Op) -> int:
-    return len(op.memories) + len(op.ids) + len(op.records) + len(op.keys)
-
-
-def _is_poison(exc: Exception) -> bool:
-    """Bad input (never succeeds on retry), as opposed to the store failing."""
-    if isinstance(exc, Unavailable):
-        return False
-    return isinstance(exc, MemorydError | ValueError | TypeError)

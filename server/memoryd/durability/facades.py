@@ -3,8 +3,14 @@ from the store with pending (logged, not yet applied) writes laid over them. In 
 of a store other replicas share the core is a ``WriteThrough`` (no log, nothing
 pending): the same faces, writes applied before they are answered.
 
-Without pending entries reads pass straight through. A read the store fails is
-answered from what the log holds, and the call is told it was served degraded.
+Without pending entries reads pass straight through. When the store fails a read:
+
+- searches (vector, full text) and duplicate lookups are answered from what the log
+  holds, and the call is told it was served degraded (Recall, Remember say so);
+- a read by id or key is answered when the log holds every id or key asked for;
+- anything else (the rest of a get, list, count, keys, records) raises
+  ``StoreError``: UNAVAILABLE, never "not found" or an empty list, which a caller
+  would take for the truth (an agent would overwrite the memory it thinks it lacks).
 """
 
 from __future__ import annotations
@@ -31,8 +37,10 @@ from memoryd.domain.models import (
 from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.ops import Op
+from memoryd.durability.text_overlay import overlaid_hits
 from memoryd.durability.write_through import WriteThrough
 from memoryd.storage.base import Store, at_least
+from memoryd.storage.hot_text import query_terms
 from memoryd.storage.memory import matches
 from memoryd.storage.records import RecordStore, put_if_unchanged
 from memoryd.text.normalize import content_hash
@@ -132,8 +140,11 @@ class DurableStore:
     async def record_access(
         self, partition: Partition, updates: Mapping[str, AccessUpdate]
     ) -> None:
-        # Best effort by contract: not logged, dropped while the store is down.
+        # Best effort by contract: not logged, dropped while the store is down. The
+        # store updates the rows it holds only: a recalled memory still waiting in
+        # the log is applied first (a background flush, nobody waits for it).
         try:
+            await self.core.caught_up(partition)
             await self.inner.record_access(partition, updates)
         except Exception as exc:
             self.core.note_read_failure(exc)
@@ -151,7 +162,7 @@ class DurableStore:
             try:
                 found = await self.inner.get(partition, wanted, with_vectors=with_vectors)
             except Exception as exc:
-                self.core.note_read_failure(exc)
+                raise self.core.read_error(exc) from exc
         by_id = {m.id: m for m in found}
         for i in ids:
             pending = overlay.get(i)
@@ -170,13 +181,12 @@ class DurableStore:
     ) -> builtins.list[Memory]:
         self.core.report_if_degraded()
         overlay = self._overlay(partition)
-        rows: list[Memory] = []
         try:
             rows = await self.inner.list(
                 partition, flt, order=order, after=after, limit=limit + len(overlay)
             )
         except Exception as exc:
-            self.core.note_read_failure(exc)
+            raise self.core.read_error(exc) from exc
         if not overlay:
             return rows[:limit]
         merged = {m.id: m for m in rows if m.id not in overlay}
@@ -250,30 +260,28 @@ class DurableStore:
     async def text_search(
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int
     ) -> builtins.list[TextHit]:
+        """The store's hits with the log's pending writes laid over them: a memory
+        rewritten or deleted since is re-scored or dropped, a new one scored with the
+        store's term weights (text_overlay.py). No waiting for the apply."""
         self.core.report_if_degraded()
-        await self.core.caught_up(partition)  # term statistics cannot be overlaid
+        overlay = self._overlay(partition)
         try:
-            hits = await self.inner.text_search(partition, query, flt, limit)
+            hits = await self.inner.text_search(partition, query, flt, limit + len(overlay))
         except Exception as exc:
             self.core.note_read_failure(exc)
-            return []
-        overlay = self._overlay(partition)
+            hits = []
         if not overlay:
-            return hits
-        # A hit rewritten since the store answered keeps its place with the pending
-        # version (a concurrent update must not make a memory vanish); a deleted one,
-        # or one the filter no longer lets through, goes.
-        out = []
-        for hit in hits:
-            if hit.memory.id not in overlay:
-                out.append(hit)
-                continue
-            pending = overlay[hit.memory.id]
-            if pending is not None and matches(pending, flt):
-                out.append(
-                    TextHit(_without_vector(pending, hit.memory.vector is not None), hit.score)
-                )
-        return out
+            return hits[:limit]
+        pending = [
+            _without_vector(m, False) for m in overlay.values() if m is not None and matches(m, flt)
+        ]
+        try:
+            stored = await self.inner.count(partition, flt)
+        except Exception:  # only a weight's estimate depends on it
+            stored = len(hits)
+        found = overlaid_hits(query_terms(query), hits, set(overlay), pending, stored)
+        found.sort(key=lambda h: (-h.score, h.memory.id))
+        return found[:limit]
 
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
@@ -301,13 +309,14 @@ class DurableStore:
         try:
             return await self.inner.count(partition, flt)
         except Exception as exc:
-            self.core.note_read_failure(exc)
-            overlay = self._overlay(partition)
-            return sum(1 for m in overlay.values() if m is not None and matches(m, flt))
+            raise self.core.read_error(exc) from exc
 
     async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
         await self.core.caught_up()
-        return await self.inner.list_partitions(tenant_id)
+        try:
+            return await self.inner.list_partitions(tenant_id)
+        except Exception as exc:
+            raise self.core.read_error(exc) from exc
 
 
 class DurableRecordStore:
@@ -350,7 +359,7 @@ class DurableRecordStore:
             try:
                 found = await self.inner.get_records(partition, kind, wanted)
             except Exception as exc:
-                self.core.note_read_failure(exc)
+                raise self.core.read_error(exc) from exc
         by_key = {r.key: r for r in found}
         for k, r in overlay.items():
             if r is not None:
@@ -368,13 +377,12 @@ class DurableRecordStore:
     ) -> list[Record]:
         ops = self.core.pending_ops()
         overlay = _record_overlay(ops, partition, kind) if ops else {}
-        rows: list[Record] = []
         try:
             rows = await self.inner.list_records(
                 partition, kind, prefix=prefix, after=after, limit=limit + len(overlay)
             )
         except Exception as exc:
-            self.core.note_read_failure(exc)
+            raise self.core.read_error(exc) from exc
         if not overlay:
             return rows[:limit]
         merged = {r.key: r for r in rows if r.key not in overlay}
@@ -398,7 +406,15 @@ class DurableRecordStore:
         return await put_if_unchanged(self, self._conditional, partition, record, expected)
 
     async def count_records(self, partition: Partition, kind: RecordKind) -> int:
-        return await self.inner.count_records(partition, kind)
+        await self.core.caught_up(partition)  # a count cannot be overlaid
+        try:
+            return await self.inner.count_records(partition, kind)
+        except Exception as exc:
+            raise self.core.read_error(exc) from exc
 
     async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
-        return await self.inner.list_partitions(tenant_id)
+        await self.core.caught_up()
+        try:
+            return await self.inner.list_partitions(tenant_id)
+        except Exception as exc:
+            raise self.core.read_error(exc) from exc

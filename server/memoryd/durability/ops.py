@@ -179,29 +179,49 @@ def decode(payload: bytes) -> list[Op]:
     return ops
 
 
-def coalesce(ops: Sequence[tuple[int, Op]]) -> list[tuple[int, Op]]:
-    """Adjacent operations of one kind on one partition merged into one store call
-    (later writes of the same id or key win), each tagged with the index of the last
-    input operation it covers. Order between different operations is kept."""
-    merged: list[tuple[int, Op]] = []
-    for index, op in ops:
-        if merged:
-            _, last = merged[-1]
-            same = last.kind == op.kind and last.partition == op.partition
-            if same and op.kind == "upsert":
-                by_id = {m.id: m for m in (*last.memories, *op.memories)}
-                merged[-1] = (index, Op("upsert", op.partition, memories=tuple(by_id.values())))
-                continue
-            if same and op.kind == "delete":
-                ids = tuple(dict.fromkeys((*last.ids, *op.ids)))
-                merged[-1] = (index, Op("delete", op.partition, ids=ids))
-                continue
-            if same and op.kind == "put_records":
-                by_key = {(r.kind, r.key): r for r in (*last.records, *op.records)}
-                merged[-1] = (
-                    index,
-                    Op("put_records", op.partition, records=tuple(by_key.values())),
-                )
-                continue
-        merged.append((index, op))
-    return merged
+#: Memories, ids, records or keys merged into one store call by ``plan`` (a replay of
+#: 10k logged Remembers makes a few calls of this size, not 10k commits).
+MAX_CALL_ITEMS = 4096
+
+
+def size(op: Op) -> int:
+    """Memories, ids, records or keys ``op`` carries."""
+    return len(op.memories) + len(op.ids) + len(op.records) + len(op.keys)
+
+
+def _merged(last: Op, op: Op) -> Op | None:
+    """``last`` and ``op`` (the next operation on the same partition) as one store
+    call, when they are of one kind (later writes of the same id or key win)."""
+    if last.kind != op.kind or size(last) + size(op) > MAX_CALL_ITEMS:
+        return None
+    if op.kind == "upsert":
+        by_id = {m.id: m for m in (*last.memories, *op.memories)}
+        return Op("upsert", op.partition, memories=tuple(by_id.values()))
+    if op.kind == "delete":
+        return Op("delete", op.partition, ids=tuple(dict.fromkeys((*last.ids, *op.ids))))
+    if op.kind == "put_records":
+        by_key = {(r.kind, r.key): r for r in (*last.records, *op.records)}
+        return Op("put_records", op.partition, records=tuple(by_key.values()))
+    if last.record_kind == op.record_kind:
+        keys = tuple(dict.fromkeys((*last.keys, *op.keys)))
+        return Op("delete_records", op.partition, record_kind=op.record_kind, keys=keys)
+    return None
+
+
+def plan(ops: Sequence[Op]) -> list[tuple[list[int], Op]]:
+    """The store calls that apply ``ops`` (in log order), each with the indices of
+    the operations it covers. Per partition the order is kept and adjacent operations
+    of one kind are merged into one call of at most MAX_CALL_ITEMS; operations on
+    different partitions touch different rows, so each partition's calls are grouped
+    together instead of interleaved (interleaved writers would otherwise cost a store
+    commit per operation)."""
+    calls: dict[Partition, list[tuple[list[int], Op]]] = {}
+    for index, op in enumerate(ops):
+        mine = calls.setdefault(op.partition, [])
+        merged = _merged(mine[-1][1], op) if mine else None
+        if merged is None:
+            mine.append(([index], op))
+        else:
+            mine[-1][0].append(index)
+            mine[-1] = (mine[-1][0], merged)
+    return [call for partition_calls in calls.values() for call in partition_calls]

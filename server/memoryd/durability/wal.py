@@ -2,10 +2,13 @@
 
 On disk (``<data_dir>/wal/``): segments ``<first seq:020d>.wal``, each a run of entries
 ``length:u32 | crc32:u32 | seq:u64 | payload`` (little endian; the crc covers seq and
-payload). A torn or corrupt entry ends its segment's readable part: only the last
-segment can have one after a crash. ``checkpoint`` holds the highest sequence whose
-entry and every earlier one is applied *and* durable in the store; segments wholly
-at or below it are deleted.
+payload). Only the last segment can end in a torn entry after a crash; it is cut
+off at start. Any other unreadable range is damage: copied aside, the writes it held
+counted and logged, and the intact entries after it replayed (see wal_scan.py).
+``checkpoint`` holds the highest sequence whose entry and every earlier one is
+applied *and* durable in the store, and the LanceDB table versions that hold them;
+segments wholly at or below it are deleted. An unreadable checkpoint counts as 0
+(replay is idempotent), with a warning.
 
 Group commit: ``submit`` assigns the next sequence number and queues the payload;
 one writer task takes everything queued, writes it and calls ``fsync`` once, in a
@@ -25,27 +28,65 @@ import os
 import struct
 import threading
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
 
 from memoryd.aio import cancel_and_wait
+from memoryd.durability.wal_scan import HEADER, LogScan, Unreadable, scan_log, scan_segment
 
 log = structlog.get_logger(__name__)
 
-_HEADER = struct.Struct("<IIQ")
-#: Larger payloads are corrupt (a batch of 1000 memories of 8 KiB is ~10 MiB).
-MAX_ENTRY_BYTES = 256 * 2**20
 SUFFIX = ".wal"
 CHECKPOINT = "checkpoint"
 #: File name prefix of a logged entry the store rejected on replay (kept, never read).
 REJECTED_PREFIX = "rejected-"
+#: File name prefix of an unreadable range of a segment, copied aside at start.
+DAMAGED_PREFIX = "damaged-"
 
 
 class WalUnusable(OSError):
     """The log cannot be written (disk full, read-only, I/O error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """What the store holds durably: every entry up to ``applied``."""
+
+    applied: int = 0
+    #: LanceDB table -> the version that held every entry up to ``applied`` when the
+    #: store's files were synced (a rollback below it would lose checkpointed writes).
+    tables: Mapping[str, int] = field(default_factory=dict)
+    #: Why the checkpoint file could not be read (``applied`` is then 0).
+    unreadable: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"applied": self.applied, "tables": dict(self.tables)}
+        if self.unreadable:
+            out["unreadable"] = self.unreadable
+        return out
+
+
+def load_checkpoint(directory: Path) -> Checkpoint:
+    """The checkpoint in ``directory``; an absent one is 0, a garbage one too (with
+    ``unreadable`` saying why: replaying from the start is idempotent)."""
+    try:
+        text = (directory / CHECKPOINT).read_text()
+    except FileNotFoundError:
+        return Checkpoint()
+    except (OSError, UnicodeDecodeError) as exc:
+        return Checkpoint(unreadable=f"{type(exc).__name__}: {exc}")
+    try:
+        doc = json.loads(text)
+        applied = int(doc["applied"])
+        tables = {str(k): int(v) for k, v in dict(doc.get("tables") or {}).items()}
+        if applied < 0:
+            raise ValueError(f"negative sequence {applied}")
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        return Checkpoint(unreadable=f"{type(exc).__name__}: {exc}")
+    return Checkpoint(applied, tables)
 
 
 @dataclass(slots=True)
@@ -67,23 +108,17 @@ def fsync_dir(path: Path) -> None:
 
 def encode_entry(seq: int, payload: bytes) -> bytes:
     body = struct.pack("<Q", seq) + payload
-    return _HEADER.pack(len(payload), zlib.crc32(body), seq) + payload
+    return HEADER.pack(len(payload), zlib.crc32(body), seq) + payload
 
 
 def read_segment(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(seq, payload) of every intact entry, stopping at the first torn or corrupt one."""
-    data = path.read_bytes()
-    pos = 0
-    while pos + _HEADER.size <= len(data):
-        length, crc, seq = _HEADER.unpack_from(data, pos)
-        start = pos + _HEADER.size
-        if length > MAX_ENTRY_BYTES or start + length > len(data):
-            return
-        payload = data[start : start + length]
-        if zlib.crc32(struct.pack("<Q", seq) + payload) != crc:
-            return
-        yield seq, payload
-        pos = start + length
+    """(seq, payload) of every intact entry of one segment."""
+    yield from scan_segment(path, 0).entries
+
+
+def damage_file(directory: Path, damage: Unreadable) -> Path:
+    """Where an unreadable range is copied aside (never read by a replay)."""
+    return directory / f"{DAMAGED_PREFIX}{damage.segment.stem}-{damage.offset:012d}.bin"
 
 
 class WriteAheadLog:
@@ -105,6 +140,10 @@ class WriteAheadLog:
         self.groups = 0
         #: Called after each successful group fsync with its duration (metrics).
         self.on_sync: Callable[[float], None] | None = None
+        #: Segments truncate must keep (a damaged range not yet copied aside).
+        self._pinned: set[Path] = set()
+        #: The checkpoint ``recover`` started from.
+        self.recovered = Checkpoint()
 
     # -- recovery ------------------------------------------------------------------
 
@@ -115,11 +154,12 @@ class WriteAheadLog:
                 found.append((int(p.stem), p))
         return sorted(found)
 
-    def read_checkpoint(self) -> int:
-        try:
-            return int(json.loads((self.directory / CHECKPOINT).read_text())["applied"])
-        except FileNotFoundError:
-            return 0
+    def read_checkpoint(self) -> Checkpoint:
+        return load_checkpoint(self.directory)
+
+    def scan(self, after: int = 0) -> LogScan:
+        """Every segment read and classified, nothing changed (``memoryd wal check``)."""
+        return scan_log([p for _, p in self.segments()], after)
 
     def set_aside(self, seq: int, payload: bytes) -> Path:
         """Keep entry ``seq``'s payload (``durability.ops.decode``-able) durably in
@@ -132,31 +172,93 @@ class WriteAheadLog:
         fsync_dir(self.directory)
         return path
 
-    def write_checkpoint(self, seq: int) -> None:
+    def write_checkpoint(self, seq: int, tables: Mapping[str, int] | None = None) -> None:
         """Atomically: temp file, fsync, rename, fsync the directory."""
         tmp = self.directory / (CHECKPOINT + ".tmp")
         with open(tmp, "w") as f:
-            f.write(json.dumps({"applied": seq}))
+            f.write(json.dumps({"applied": seq, "tables": dict(tables or {})}))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.directory / CHECKPOINT)
         fsync_dir(self.directory)
 
     def recover(self) -> list[tuple[int, bytes]]:
-        """Every intact entry after the checkpoint, in order; sets the next sequence."""
+        """Every intact entry after the checkpoint, in order; sets the next sequence.
+
+        A torn tail is cut off the last segment; a damaged range is copied aside (a
+        segment whose copy failed is kept past the checkpoint) and both are logged
+        with what they held."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        checkpoint = self.read_checkpoint()
-        entries: list[tuple[int, bytes]] = []
-        last = checkpoint
-        for _, path in self.segments():
-            for seq, payload in read_segment(path):
-                last = max(last, seq)
-                if seq > checkpoint:
-                    entries.append((seq, payload))
+        checkpoint = self.recovered = self.read_checkpoint()
+        if checkpoint.unreadable:
+            log.warning(
+                "write-ahead log checkpoint unreadable; replaying the whole log "
+                "(replay is idempotent)",
+                file=str(self.directory / CHECKPOINT),
+                error=checkpoint.unreadable,
+            )
+        scan = self.scan()
+        if scan.torn_tail is not None:
+            self._drop_torn_tail(scan.torn_tail)
+        for damage in scan.damaged:
+            self._set_damage_aside(scan, damage, checkpoint.applied)
+        entries = [(seq, p) for seq, p in scan.entries() if seq > checkpoint.applied]
         entries.sort(key=lambda e: e[0])
+        last = max([checkpoint.applied, *(seq for seq, _ in scan.entries())])
         self._next_seq = last + 1
         self.durable_seq = last
         return entries
+
+    def _drop_torn_tail(self, tail: Unreadable) -> None:
+        """Cut an interrupted write off the last segment (its caller was never answered)."""
+        with open(tail.segment, "r+b") as f:
+            f.truncate(tail.offset)
+            f.flush()
+            os.fsync(f.fileno())
+        log.warning(
+            "write-ahead log torn tail dropped (an interrupted write, never acknowledged)",
+            segment=tail.segment.name,
+            offset=tail.offset,
+            bytes=tail.length,
+        )
+
+    def _set_damage_aside(self, scan: LogScan, damage: Unreadable, checkpoint: int) -> None:
+        if not damage.lost_entries(checkpoint) and damage.seq_after is not None:
+            log.warning(
+                "write-ahead log damaged where its writes are already in the store; nothing lost",
+                segment=damage.segment.name,
+                offset=damage.offset,
+                bytes=damage.length,
+            )
+            return
+        kept = damage_file(self.directory, damage)
+        with open(damage.segment, "rb") as src:
+            src.seek(damage.offset)
+            data = src.read(damage.length)
+        try:
+            with open(kept, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            kept.with_suffix(".json").write_text(json.dumps(damage.as_dict(checkpoint)))
+            fsync_dir(self.directory)
+        except OSError as exc:
+            # The segment itself stays until the copy is made: never deleted by truncate.
+            self._pinned.add(damage.segment)
+            log.error("could not copy damaged log range aside", error=str(exc))
+        resumed = damage.seq_after if damage.seq_after is not None else 2**64
+        replayed_after = sum(1 for seq, _ in scan.entries() if seq >= resumed and seq > checkpoint)
+        log.error(
+            "write-ahead log damaged: the writes in this range cannot be read and are "
+            "lost; the intact entries after it are replayed",
+            segment=damage.segment.name,
+            offset=damage.offset,
+            bytes=damage.length,
+            lost_entries=damage.lost_entries(checkpoint),
+            lost_seqs=damage.lost_seqs(checkpoint),
+            replayed_after=replayed_after,
+            kept=str(kept),
+        )
 
     def truncate(self, checkpoint: int) -> int:
         """Delete segments whose entries are all at or below ``checkpoint``; returns how many."""
@@ -164,7 +266,7 @@ class WriteAheadLog:
             segs = self.segments()
             removed = 0
             for (_, path), (next_first, _) in itertools.pairwise(segs):
-                if next_first - 1 <= checkpoint and path != self._file_path:
+                if next_first - 1 <= checkpoint and path not in (self._file_path, *self._pinned):
                     path.unlink(missing_ok=True)
                     removed += 1
             return removed

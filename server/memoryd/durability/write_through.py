@@ -14,7 +14,7 @@ store may refuse writes to one shard and take them for all others.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import structlog
@@ -26,6 +26,7 @@ from memoryd.domain.records import Record
 from memoryd.durability.ops import Op
 from memoryd.resilience.degradation import ComponentStates, report
 from memoryd.storage.base import Store
+from memoryd.storage.failures import cause_of, public_reason
 from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)
@@ -44,16 +45,29 @@ class WriteThrough:
         *,
         states: ComponentStates,
         retry_max_s: float = 5.0,
+        reopen: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
         self.records = records
         self.states = states
         self.retry_max_s = retry_max_s
+        self._reopen = reopen
+        self._opened = True
+        self._open_error = ""
         self._probe: asyncio.Task[None] | None = None
         self._closed = False
 
-    async def open(self) -> None:
-        self.states.set(STORE, ok=True)
+    async def open(self, open_error: str | None = None) -> None:
+        """``open_error``: why the store did not open at start (a passing cause). The
+        replica then serves degraded, refuses writes, and opens the store in the
+        background (``reopen``) like the probe after a failure."""
+        if open_error is None:
+            self.states.set(STORE, ok=True)
+            return
+        self._opened = False
+        self._open_error = open_error
+        self.states.set(STORE, ok=False, reason=f"{open_error}; retrying in the background")
+        self._schedule_probe()
 
     async def close(self) -> None:
         self._closed = True
@@ -91,6 +105,12 @@ class WriteThrough:
         if self._closed:
             call.close()
             raise Unavailable("the server is shutting down; write not accepted")
+        if not self._opened:
+            call.close()
+            state = self.states.get(STORE)
+            raise Unavailable(
+                f"{state.reason if state else 'store unavailable'}; write not accepted"
+            )
         try:
             result = await call
         except (MemorydError, ValueError, TypeError) as exc:
@@ -103,7 +123,7 @@ class WriteThrough:
         return result
 
     def _failed(self, exc: Exception) -> Unavailable:
-        reason = f"{type(exc).__name__}: {exc}"
+        reason = public_reason(exc)
         self.states.set(STORE, ok=False, reason=f"store unavailable ({reason})")
         log.warning("store write failed; refused, nothing buffered", error=str(exc))
         self._schedule_probe()
@@ -130,8 +150,16 @@ class WriteThrough:
         if state is not None and not state.ok:
             report(STORE, state.reason)
 
+    def read_error(self, exc: Exception) -> StoreError:
+        """What a read the store failed raises: a clean UNAVAILABLE (the backend's own
+        text is in the daemon's log)."""
+        self.note_read_failure(exc)
+        reason = self._open_error if not self._opened else public_reason(exc)
+        reason = reason.removeprefix("store unavailable: ")
+        return StoreError(f"store unavailable: {reason}; try again later", cause=cause_of(exc))
+
     def note_read_failure(self, exc: Exception) -> None:
-        self.states.set(STORE, ok=False, reason=f"store unavailable ({type(exc).__name__})")
+        self.states.set(STORE, ok=False, reason=f"store unavailable ({public_reason(exc)})")
         report(STORE, f"store unavailable for reads ({type(exc).__name__}); partial results")
         self._schedule_probe()
 
@@ -145,6 +173,10 @@ class WriteThrough:
         while True:
             await asyncio.sleep(delay)
             try:
+                if not self._opened and self._reopen is not None:
+                    await self._reopen()
+                    self._opened = True
+                    log.info("store opened")
                 await self.store.list_partitions()
             except Exception:
                 delay = min(delay * 2, self.retry_max_s)

@@ -90,8 +90,9 @@ class LocalMiniLMEmbedder:
         if not texts:
             return empty_result(DIMENSION)
         if len(texts) == 1:
-            # A query: tokenised and run in one job (one thread hop, not two).
-            return await self._thread.run(self._embed_one, texts[0])
+            # One text: tokenised and run in one job (one thread hop, not two); a
+            # query goes before the documents queued for writes.
+            return await self._thread.run(self._embed_one, texts[0], urgent=kind == "query")
         encoded = await self._thread.run(self._tokenize, list(texts))
         # Longest first, so similar lengths share a batch and padding stays small.
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]), reverse=True)

@@ -102,8 +102,11 @@ class MultilingualE5Embedder:
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
         for start in range(0, len(texts), self._max_batch_size):
             batch = list(texts[start : start + self._max_batch_size])
-            # One executor job per batch: a concurrent query can slip in between.
-            out[start : start + len(batch)] = await self._thread.run(self._infer, (batch, is_query))
+            # One executor job per batch: a concurrent query can slip in between, and
+            # goes before the documents queued for writes.
+            out[start : start + len(batch)] = await self._thread.run(
+                self._infer, (batch, is_query), urgent=is_query
+            )
         return out
 
     async def inference_threads(self) -> int:

@@ -21,6 +21,10 @@ from memoryd.storage.base import Store
 
 log = structlog.get_logger(__name__)
 
+#: Seconds the flush at shutdown may take, unless it is at most SMALL_FLUSH memories.
+FINAL_FLUSH_S = 0.3
+SMALL_FLUSH = 256
+
 
 class AccessStatsBuffer:
     def __init__(self, store: Store, *, interval_s: float, max_pending: int) -> None:
@@ -57,10 +61,18 @@ class AccessStatsBuffer:
             except Exception:
                 log.warning("access statistics flush failed", exc_info=True, dropped=len(updates))
 
-    async def close(self) -> None:
+    async def close(self, budget_s: float = FINAL_FLUSH_S) -> None:
+        """Stop with a last flush: a small one (one commit's worth) in full, a larger
+        one for ``budget_s`` at most (statistics are best effort, and a flush rewrites
+        whole rows: under load it took seconds of a shutdown)."""
         await cancel_and_wait(self._task)
         self._task = None
-        await self.flush()
+        left = self._count
+        try:
+            async with asyncio.timeout(None if left <= SMALL_FLUSH else budget_s):
+                await self.flush()
+        except TimeoutError:
+            log.warning("access statistics not all flushed at shutdown", pending=left)
 
     async def _run(self) -> None:
         while True:

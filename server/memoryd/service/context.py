@@ -19,7 +19,9 @@ import dataclasses
 import numpy as np
 
 from memoryd.config import RecallSettings
+from memoryd.domain.errors import Unavailable
 from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, PageCursor, Partition, Vector
+from memoryd.resilience.degradation import report
 from memoryd.service.hybrid import Candidate
 from memoryd.storage.base import Store
 
@@ -37,19 +39,23 @@ async def with_context(
     if reach <= 0 or not ranked:
         return ranked
     seeds = ranked[: settings.context_seeds]
-    pages = await asyncio.gather(
-        *(
-            store.list(
-                partition,
-                dataclasses.replace(flt, namespace=seed.memory.namespace),
-                order=order,
-                after=PageCursor(seed.memory.created_at, seed.memory.id),
-                limit=reach,
+    try:
+        pages = await asyncio.gather(
+            *(
+                store.list(
+                    partition,
+                    dataclasses.replace(flt, namespace=seed.memory.namespace),
+                    order=order,
+                    after=PageCursor(seed.memory.created_at, seed.memory.id),
+                    limit=reach,
+                )
+                for seed in seeds
+                for order in (MemoryOrder.CREATED_DESC, MemoryOrder.CREATED_ASC)
             )
-            for seed in seeds
-            for order in (MemoryOrder.CREATED_DESC, MemoryOrder.CREATED_ASC)
         )
-    )
+    except Unavailable as exc:  # the store cannot list: the hits themselves still stand
+        report("store", f"context expansion left out: {exc.message}")
+        return ranked
     by_id = {c.memory.id: c for c in ranked}
     added: dict[str, tuple[Memory, float]] = {}
     for i, page in enumerate(pages):

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from memoryd.domain.errors import ResourceExhausted
+from memoryd.domain.errors import ResourceExhausted, Unavailable
 from memoryd.domain.models import MemoryFilter, Partition
 from memoryd.security.settings import QuotaSettings
 from memoryd.storage.base import Store
@@ -50,8 +50,8 @@ class Quotas:
         try:
             result = await write()
         finally:
-            # Another write of the partition may have finished first and removed the
-            # entry (this one adding nothing: a deduplicated Remember).
+            # Another write of the partition may have ended meanwhile and, with
+            # nothing left in flight, dropped the entry (writes that add 0 overlap).
             left = self._in_flight.get(partition, 0) - adding
             if left > 0:
                 self._in_flight[partition] = left
@@ -74,10 +74,18 @@ class Quotas:
             or now - cached.at > _STALE_AFTER_S
             or cached.value + pending + adding > limit * _TRUST_FRACTION
         ):
-            exact = await self._store.count(partition, _EVERYTHING)
-            if len(self._counts) >= _CACHE_MAX:
-                self._counts.clear()
-            cached = self._counts[partition] = _Count(exact, now)
+            try:
+                exact = await self._store.count(partition, _EVERYTHING)
+            except Unavailable:
+                # The store cannot count (an outage: the write goes to the log). The
+                # last count, however old, still bounds the partition; without one
+                # the write is let through rather than refused for the outage.
+                if cached is None:
+                    return
+            else:
+                if len(self._counts) >= _CACHE_MAX:
+                    self._counts.clear()
+                cached = self._counts[partition] = _Count(exact, now)
             pending = self._in_flight.get(partition, 0)
         if cached.value + pending + adding > limit:
             raise ResourceExhausted(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -44,6 +46,31 @@ async def test_memories_per_partition_quota() -> None:
     # Another partition has its own count.
     other = Partition("t1", "a2")
     await quotas.admit_memories(other, 5, lambda: store.upsert(other, []))
+
+
+async def test_overlapping_writes_that_add_nothing_keep_the_books() -> None:
+    # A Remember merged into an existing memory adds 0. Two such writes overlapping:
+    # the first to finish dropped the partition's in-flight entry, the second then
+    # failed with KeyError (INTERNAL) although its write was stored (issue 20, found
+    # by make bench's mixed load).
+    store = InMemoryStore(dimension=8)
+    await store.open()
+    quotas = Quotas(QuotaSettings(max_memories_per_partition=50), store)
+    first_in, release = asyncio.Event(), asyncio.Event()
+
+    async def held() -> None:
+        first_in.set()
+        await release.wait()
+
+    first = asyncio.ensure_future(quotas.admit_memories(P, 0, held))
+    await first_in.wait()
+    second = asyncio.ensure_future(quotas.admit_memories(P, 0, release.wait))
+    third = asyncio.ensure_future(quotas.admit_memories(P, 2, lambda: store.upsert(P, memories(2))))
+    await asyncio.sleep(0)
+    release.set()
+    await asyncio.gather(first, second, third)
+    await quotas.admit_memories(P, 1, lambda: store.upsert(P, memories(1, 5)))
+    assert await store.count(P, MemoryFilter(include_archived=True)) == 3
 
 
 async def test_per_tenant_override_and_unlimited() -> None:

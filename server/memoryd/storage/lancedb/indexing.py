@@ -20,11 +20,15 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
+from memoryd.aio import cancel_and_wait
+
 log = structlog.get_logger(__name__)
 
 
 #: Commits between runs at most (see the module docstring).
 MAX_COMMITS = 256
+#: Seconds close waits for a refresh under way before abandoning it.
+CLOSE_WAIT_S = 0.3
 
 
 class IndexRefresher:
@@ -73,11 +77,16 @@ class IndexRefresher:
             # Commits made while this ran: pick them up after the next pause.
             self._idle = asyncio.get_running_loop().call_later(self.idle_s, self._start)
 
-    async def close(self) -> None:
+    async def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None
         task, self.task = self.task, None
         if task is not None:
-            # optimize() cannot be interrupted midway; let it finish.
-            await asyncio.wait([task])
+            # An optimize under way gets a moment, then is abandoned: each of its
+            # steps is its own atomic commit, and a shutdown must not wait for a
+            # compaction of the whole table.
+            await asyncio.wait([task], timeout=wait_s)
+            if not task.done():
+                log.warning("shutdown: background index refresh abandoned")
+                await cancel_and_wait(task)

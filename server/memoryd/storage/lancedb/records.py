@@ -37,6 +37,7 @@ from memoryd.domain.errors import MemorydError, StoreError
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import SINGLE_PROCESS
+from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import sql_str, sql_str_list, to_micros, where
 from memoryd.storage.lancedb.store import distinct_partitions
 from memoryd.storage.memory_records import (
@@ -82,7 +83,7 @@ async def _backend(op: str) -> AsyncIterator[None]:
     except MemorydError:
         raise
     except Exception as exc:
-        raise StoreError(f"lancedb records {op} failed: {type(exc).__name__}: {exc}") from exc
+        raise backend_failure("lancedb records", op, exc) from exc
 
 
 def _ts_array(values: Sequence[datetime | None]) -> pa.Array:

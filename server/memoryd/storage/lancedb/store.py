@@ -36,6 +36,7 @@ from memoryd.domain.models import (
     VectorHit,
 )
 from memoryd.storage.base import SINGLE_PROCESS, at_least
+from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import (
     cursor_clause,
     filter_clauses,
@@ -64,6 +65,8 @@ from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
 
 #: Ids per ``id IN (...)`` predicate; bigger requests are split into several reads.
 _IDS_PER_QUERY = 1000
+#: Rows rewritten per commit (and write-lock hold) by an access-statistics flush.
+ACCESS_ROWS_PER_COMMIT = 256
 #: Conversions of at least this many rows run in a worker thread.
 _OFFLOAD_ROWS = 128
 #: Rows rewritten per commit when a table from before the derived columns is upgraded.
@@ -79,7 +82,7 @@ async def _backend(op: str) -> AsyncIterator[None]:
     except MemorydError:
         raise
     except Exception as exc:
-        raise StoreError(f"lancedb {op} failed: {type(exc).__name__}: {exc}") from exc
+        raise backend_failure("lancedb", op, exc) from exc
 
 
 async def _offload(fn: Callable[..., _T], *args: Any, rows: int) -> _T:
@@ -315,16 +318,23 @@ class LanceDBStore:
         self, partition: Partition, updates: Mapping[str, AccessUpdate]
     ) -> None:
         table = self._tbl()
-        if not updates:
-            return
+        ids = list(dict.fromkeys(updates))
+        for start in range(0, len(ids), ACCESS_ROWS_PER_COMMIT):
+            # One commit per slice, the write lock released in between: a flush after
+            # a burst of recalls rewrote thousands of rows in one hold (9.3 s measured
+            # under load), and every write of every agent waited behind it.
+            chunk = ids[start : start + ACCESS_ROWS_PER_COMMIT]
+            await self._record_access(table, partition, {i: updates[i] for i in chunk})
+
+    async def _record_access(
+        self, table: Any, partition: Partition, updates: Mapping[str, AccessUpdate]
+    ) -> None:
         columns = [*SCALAR_COLUMNS, VECTOR_COLUMN]
         async with self._write_lock, _backend("record_access"):
             # Read-modify-write of whole rows under the write lock: a column-subset
             # merge_insert exists but measured ~6x slower than rewriting full rows.
-            current: list[Memory] = []
-            for chunk in _chunks(list(updates)):
-                rows = await self._select(table, where(partition, ids_clause(chunk)), columns)
-                current.extend(await _offload(from_arrow, rows, rows=rows.num_rows))
+            rows = await self._select(table, where(partition, ids_clause(list(updates))), columns)
+            current = await _offload(from_arrow, rows, rows=rows.num_rows)
             if not current:
                 return
             for m in current:

@@ -34,6 +34,7 @@ from memoryd.domain.models import (
     unit_rows,
 )
 from memoryd.storage.base import Capabilities
+from memoryd.storage.failures import backend_failure
 from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
 from memoryd.storage.qdrant import sparse
 from memoryd.storage.qdrant.engine import (
@@ -84,7 +85,7 @@ async def backend_errors(engine: str, op: str) -> AsyncIterator[None]:
     except MemorydError:
         raise
     except Exception as exc:
-        raise StoreError(f"{engine} {op} failed: {type(exc).__name__}: {exc}") from exc
+        raise backend_failure(engine, op, exc) from exc
 
 
 def chunks(items: Sequence[str]) -> list[list[str]]:
