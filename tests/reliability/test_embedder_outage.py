@@ -49,7 +49,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"provider down")
             return
         if self.server.mode == "slow":
-            time.sleep(3)  # beyond the daemon's 1 s timeout
+            time.sleep(6)  # beyond the daemon's 3 s timeout
         data = []
         for i, text in enumerate(body["input"]):
             rng = np.random.default_rng(zlib.crc32(text.encode()))
@@ -85,9 +85,9 @@ def test_embedder_down_slow_and_back(
             "MEMORYD_EMBEDDING__OPENAI_URL": f"http://127.0.0.1:{provider.server_port}/v1",
             "MEMORYD_EMBEDDING__OPENAI_MODEL": MODEL,
             "MEMORYD_EMBEDDING__OPENAI_DIMENSION": str(DIM),
-            "MEMORYD_EMBEDDING__OPENAI_TIMEOUT_S": "1",
+            "MEMORYD_EMBEDDING__OPENAI_TIMEOUT_S": "3",
             "MEMORYD_EMBEDDING__CACHE_SIZE": "0",
-            "MEMORYD_RESILIENCE__EMBEDDER_TIMEOUT_S": "1",
+            "MEMORYD_RESILIENCE__EMBEDDER_TIMEOUT_S": "3",
             "MEMORYD_RESILIENCE__EMBEDDER_PROBE_AFTER_S": "0.2",
             "MEMORYD_RESILIENCE__REEMBED_INTERVAL_S": "0.2",
             "MEMORYD_MAINTENANCE__ENABLED": "false",
