@@ -47,6 +47,34 @@ SINGLE_PROCESS = Capabilities()
 
 
 @runtime_checkable
+class Compactable(Protocol):
+    """A store with files to compact (LanceDB); every layer in front of one says so
+    explicitly by defining ``optimize`` too."""
+
+    async def optimize(self) -> bool:
+        """Compact files, bring indexes up to date, drop old versions; False when
+        there is nothing of the kind to do (no backend files behind this layer)."""
+
+
+@runtime_checkable
+class DiskSized(Protocol):
+    """A store that knows the bytes its files take."""
+
+    def disk_bytes(self) -> int:
+        """Bytes on disk; 0 when the store keeps no files of its own."""
+
+
+async def compact(store: object) -> bool:
+    """``store.optimize()`` where it has one; False otherwise (nothing to compact)."""
+    return await store.optimize() if isinstance(store, Compactable) else False
+
+
+def disk_bytes(store: object) -> int:
+    """``store.disk_bytes()`` where it has one; 0 otherwise (no files of its own)."""
+    return store.disk_bytes() if isinstance(store, DiskSized) else 0
+
+
+@runtime_checkable
 class Store(Protocol):
     """Durable home of long-term memories."""
 

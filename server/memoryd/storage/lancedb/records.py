@@ -365,13 +365,14 @@ class LanceDBRecordStore:
 
     # -- maintenance -------------------------------------------------------------
 
-    async def optimize(self) -> None:
+    async def optimize(self) -> bool:
         """Compact small fragments (one per write), bring the indexes up to date and
         remove versions older than ``cleanup_older_than``."""
         table = self._tbl()
         async with self._write_lock, _backend("optimize"):
             await self._ensure_indexes(table)
             await table.optimize(cleanup_older_than=self.cleanup_older_than)
+        return True
 
 
 def _keys_clause(keys: Sequence[str]) -> str:
