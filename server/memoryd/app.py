@@ -194,7 +194,7 @@ class App:
             # answers from memory takes less time than a span costs and is no I/O.
             store = InstrumentedStore(store, None, tracing)
         hot = s.storage.hot_cache
-        if hot.enabled or (hot.enabled is None and s.storage.backend == "lancedb"):
+        if hot.enabled or (hot.enabled is None and store.capabilities.wants_hot_cache):
             limit = cgroup_memory_limit()
             budget_mb = hot.memory_budget_mb or default_budget_mb(limit)
             log.info(

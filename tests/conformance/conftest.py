@@ -57,40 +57,35 @@ class Scratch:
 @dataclass(frozen=True)
 class Backend:
     name: str
-    #: (scratch, vector dimension) -> a new, unopened store.
+    #: (scratch, vector dimension) -> a new, unopened store (whether a new instance
+    #: on the same directory sees the old data: its ``capabilities.persistent``).
     make: Callable[[Scratch, int], Store]
-    #: Whether a new instance on the same directory sees the old data.
-    persistent: bool
     #: Runs on the session's Qdrant server.
     server: bool = False
 
 
 BACKENDS = [
-    Backend("memory", lambda _s, dim: InMemoryStore(dim), persistent=False),
-    Backend("lancedb", lambda s, dim: LanceDBStore(s.path / "lancedb", dim), persistent=True),
+    Backend("memory", lambda _s, dim: InMemoryStore(dim)),
+    Backend("lancedb", lambda s, dim: LanceDBStore(s.path / "lancedb", dim)),
     Backend(
         "lancedb+hot-cache",
         lambda s, dim: HotCacheStore(
             LanceDBStore(s.path / "lancedb", dim), dimension=dim, budget_bytes=64 * 2**20
         ),
-        persistent=True,
     ),
     Backend(
         "qdrant-local",
         lambda s, dim: QdrantStore.from_options(QdrantOptions(path=s.path / "qdrant"), dim),
-        persistent=True,
     ),
-    Backend("qdrant-edge", lambda s, dim: edge_store(s.path / "qdrant-edge", dim), persistent=True),
+    Backend("qdrant-edge", lambda s, dim: edge_store(s.path / "qdrant-edge", dim)),
     Backend(
         "qdrant-server",
         lambda s, dim: QdrantStore.from_options(s.qdrant(), dim),
-        persistent=True,
         server=True,
     ),
     Backend(
         "qdrant-server-rest",
         lambda s, dim: QdrantStore.from_options(s.qdrant(grpc=False), dim),
-        persistent=True,
         server=True,
     ),
 ]
@@ -132,7 +127,7 @@ Reopen = Callable[..., Awaitable[Store]]
 @pytest.fixture
 async def reopen(backend: Backend, scratch: Scratch, store: Store) -> AsyncIterator[Reopen]:
     """Close ``store`` and open a new instance on the same directory (persistent only)."""
-    if not backend.persistent:
+    if not store.capabilities.persistent:
         pytest.skip(f"{backend.name} does not persist across instances")
     opened: list[Store] = []
 
@@ -156,33 +151,30 @@ async def reopen(backend: Backend, scratch: Scratch, store: Store) -> AsyncItera
 @dataclass(frozen=True)
 class RecordBackend:
     name: str
-    #: scratch -> a new, unopened record store.
+    #: scratch -> a new, unopened record store (persistence: its capabilities).
     make: Callable[[Scratch], RecordStore]
-    persistent: bool
     server: bool = False
 
 
 RECORD_BACKENDS = [
-    RecordBackend("memory", lambda _s: InMemoryRecordStore(), persistent=False),
-    RecordBackend("lancedb", lambda s: LanceDBRecordStore(s.path / "lancedb"), persistent=True),
+    RecordBackend("memory", lambda _s: InMemoryRecordStore()),
+    RecordBackend("lancedb", lambda s: LanceDBRecordStore(s.path / "lancedb")),
     RecordBackend(
         "qdrant-local",
         lambda s: QdrantRecordStore.from_options(QdrantOptions(path=s.path / "qdrant-records")),
-        persistent=True,
     ),
     RecordBackend(
-        "qdrant-edge", lambda s: edge_record_store(s.path / "qdrant-edge"), persistent=True
+        "qdrant-edge",
+        lambda s: edge_record_store(s.path / "qdrant-edge"),
     ),
     RecordBackend(
         "qdrant-server",
         lambda s: QdrantRecordStore.from_options(s.qdrant()),
-        persistent=True,
         server=True,
     ),
     RecordBackend(
         "qdrant-server-rest",
         lambda s: QdrantRecordStore.from_options(s.qdrant(grpc=False)),
-        persistent=True,
         server=True,
     ),
 ]
@@ -212,7 +204,7 @@ async def reopen_records(
     record_backend: RecordBackend, scratch: Scratch, record_store: RecordStore
 ) -> AsyncIterator[ReopenRecords]:
     """Close ``record_store`` and open a new instance on the same directory."""
-    if not record_backend.persistent:
+    if not record_store.capabilities.persistent:
         pytest.skip(f"{record_backend.name} does not persist across instances")
     opened: list[RecordStore] = []
 

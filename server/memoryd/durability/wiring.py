@@ -116,6 +116,11 @@ async def make_durable(
     open_error = await opener.first_open(settings)
     d = settings.durability
     if store.capabilities.shared:
+        if not (store.capabilities.conditional_writes and records.capabilities.conditional_writes):
+            raise ValueError(
+                f"the {store.name} store is shared but cannot decide conditional writes "
+                "itself: replicas would lose each other's read-modify-writes"
+            )
         log.info(
             "shared store: a write is acknowledged once the store has applied it; "
             "no local write-ahead log"
@@ -138,7 +143,7 @@ async def make_durable(
         store_dir=data_dir,
         checkpoint_interval_s=d.checkpoint_interval_s,
         retry_max_s=d.store_retry_max_s,
-        apply_behind=_apply_behind(settings),
+        apply_behind=_apply_behind(settings, store),
         apply_delay_s=d.apply_delay_ms / 1000,
         tracing=tracing,
         store_versions=_store_versions(settings, data_dir),
@@ -161,11 +166,13 @@ async def make_durable(
 APPLY_BEHIND_EMBEDDED = 256
 
 
-def _apply_behind(settings: Settings) -> int:
+def _apply_behind(settings: Settings, store: Store) -> int:
+    """The configured bound; by default one only where commits are costly (LanceDB):
+    a store applied at once needs none, and other replicas read it directly."""
     configured = settings.durability.apply_behind
     if configured is not None:
         return configured
-    return APPLY_BEHIND_EMBEDDED if settings.storage.backend == "lancedb" else 0
+    return APPLY_BEHIND_EMBEDDED if store.capabilities.group_commit else 0
 
 
 def start_reembedder(

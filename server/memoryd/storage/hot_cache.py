@@ -103,7 +103,7 @@ class HotCacheStore:
         self.inner = inner
         self.name = inner.name
         #: A cache of what this process wrote is only complete for one process.
-        if inner.capabilities.shared:
+        if not inner.capabilities.single_writer:
             raise ValueError("a hot cache cannot front a store other processes write")
         self.capabilities = inner.capabilities
         self.dimension = dimension

@@ -36,7 +36,7 @@ from lancedb.query import ColumnOrdering
 from memoryd.domain.errors import MemorydError, StoreError
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
-from memoryd.storage.base import SINGLE_PROCESS
+from memoryd.storage.base import LANCEDB
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import sql_str, sql_str_list, to_micros, where
 from memoryd.storage.lancedb.store import distinct_partitions
@@ -155,7 +155,7 @@ class LanceDBRecordStore:
     """Records in the LanceDB table ``records`` under ``path`` (the memories' directory)."""
 
     name = "lancedb"
-    capabilities = SINGLE_PROCESS
+    capabilities = LANCEDB
 
     def __init__(
         self,

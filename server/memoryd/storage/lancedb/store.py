@@ -35,7 +35,7 @@ from memoryd.domain.models import (
     Vector,
     VectorHit,
 )
-from memoryd.storage.base import SINGLE_PROCESS, at_least
+from memoryd.storage.base import LANCEDB, at_least
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import (
     cursor_clause,
@@ -129,7 +129,7 @@ class LanceDBStore:
     """Memories in one LanceDB table ``memories`` under ``path``."""
 
     name = "lancedb"
-    capabilities = SINGLE_PROCESS
+    capabilities = LANCEDB
 
     def __init__(
         self,
