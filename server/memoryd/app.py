@@ -15,7 +15,8 @@ import os
 import signal
 import sys
 import threading
-from contextlib import AsyncExitStack
+from collections.abc import Callable
+from contextlib import AbstractContextManager, AsyncExitStack
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,21 +28,17 @@ from memoryd import __version__
 from memoryd.api.server import GrpcServer, ListenError, start_server
 from memoryd.config import Settings
 from memoryd.datadir import lock_data_dir
+from memoryd.durability.repository import HotCacheOptions, Repository, compose_repository
 from memoryd.durability.wiring import (
-    StoreOpener,
     check_store,
-    make_durable,
+    log_options,
     resilient_embedder,
     start_reembedder,
 )
 from memoryd.embedding import CachingEmbedder, Embedder, build_embedder
 from memoryd.heap import release_free_heap
 from memoryd.observability.http import MetricsListenError, MetricsServer
-from memoryd.observability.instrumented import (
-    InstrumentedEmbedder,
-    InstrumentedRecordStore,
-    InstrumentedStore,
-)
+from memoryd.observability.instrumented import InstrumentedEmbedder
 from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
@@ -80,9 +77,9 @@ from memoryd.service.tokens import build_token_counter
 from memoryd.service.working import WorkingMemoryService
 from memoryd.service.write_batcher import WriteBatcher
 from memoryd.storage import build_record_store, build_store
+from memoryd.storage.base import Store
 from memoryd.storage.budget import cgroup_memory_limit, default_budget_mb
 from memoryd.storage.hot_ann import AnnParams
-from memoryd.storage.hot_cache import HotCacheStore
 from memoryd.storage.records import RecordStore
 from memoryd.storage.space import Space, check_space
 
@@ -183,53 +180,13 @@ class App:
             absorbed=embedder.fallback_model_id if isinstance(embedder, FallbackEmbedder) else None,
         )
 
-        store = build_store(
-            s.storage.backend,
-            data_dir=data_dir,
-            dimension=embedder.dimension,
-            qdrant=s.storage.qdrant,
+        repository = await self._start_repository(
+            embedder.dimension, states, metrics, tracing, bulk_compute
         )
-        if tracing.enabled:
-            # Spans for the backend's own calls, under the hot cache: what the cache
-            # answers from memory takes less time than a span costs and is no I/O.
-            store = InstrumentedStore(store, None, tracing)
-        hot = s.storage.hot_cache
-        if hot.enabled or (hot.enabled is None and store.capabilities.wants_hot_cache):
-            limit = cgroup_memory_limit()
-            budget_mb = hot.memory_budget_mb or default_budget_mb(limit)
-            log.info(
-                "hot cache budget",
-                mb=budget_mb,
-                memory_limit_mb=limit // 2**20 if limit else None,
-                configured=hot.memory_budget_mb is not None,
-            )
-            store = HotCacheStore(
-                store,
-                dimension=embedder.dimension,
-                budget_bytes=budget_mb * 2**20,
-                ann=AnnParams(threshold=hot.hnsw_threshold),
-                bulk_compute=bulk_compute,
-            )
-        if metrics is not None and isinstance(store, HotCacheStore):
-            metrics.watch_hot_cache(store)
-        counted_store = store
-        if metrics is not None:
-            store = InstrumentedStore(store, metrics)
-        await check_store(s, data_dir)
-        # Keys, working memory, profiles and sessions: same backend, same directory.
-        records = build_record_store(s.storage.backend, data_dir=data_dir, qdrant=s.storage.qdrant)
-        if observed:
-            records = InstrumentedRecordStore(records, metrics, tracing)
-        self._stack.push_async_callback(store.close)
-        self._stack.push_async_callback(records.close)
-        # Every write goes through the write-ahead log (durability/); the stores are
-        # opened and the log replayed here.
-        store, records, _ = await make_durable(
-            self._stack, s, data_dir, StoreOpener(store, records), states, metrics, tracing
-        )
+        store, records = repository.store, repository.records
         if metrics is not None and s.metrics.per_partition:
             partitions = PartitionCounter(
-                counted_store,  # not timed: its counts are not request traffic
+                repository.uncounted,  # not timed: its counts are not request traffic
                 metrics.partitions,
                 interval_s=s.metrics.partition_refresh_s,
                 max_series=s.metrics.max_partition_series,
@@ -419,6 +376,61 @@ class App:
             mcp=self.mcp.address if self.mcp is not None else None,
         )
         _warn_if_exposed(s, self.server.address, tls=credentials is not None)
+
+    async def _start_repository(
+        self,
+        dimension: int,
+        states: ComponentStates,
+        metrics: Metrics | None,
+        tracing: Tracing,
+        bulk_compute: Callable[[], AbstractContextManager[object]],
+    ) -> Repository:
+        """The configured backend composed with the log, the hot cache, metrics and
+        spans (durability/repository.py), opened and replayed; closed in reverse."""
+        s = self.settings
+        data_dir = s.data_dir.absolute()
+        store = build_store(
+            s.storage.backend, data_dir=data_dir, dimension=dimension, qdrant=s.storage.qdrant
+        )
+        await check_store(s, data_dir)
+        # Keys, working memory, profiles and sessions: same backend, same directory.
+        records = build_record_store(s.storage.backend, data_dir=data_dir, qdrant=s.storage.qdrant)
+        return await compose_repository(
+            store,
+            records,
+            stack=self._stack,
+            states=states,
+            wal=log_options(s, data_dir, store),
+            retry_max_s=s.durability.store_retry_max_s,
+            hot_cache=self._hot_cache(store, dimension, bulk_compute),
+            metrics=metrics,
+            tracing=tracing,
+        )
+
+    def _hot_cache(
+        self,
+        store: Store,
+        dimension: int,
+        bulk_compute: Callable[[], AbstractContextManager[object]],
+    ) -> HotCacheOptions | None:
+        """The hot cache's options: on where the backend wants one unless configured."""
+        hot = self.settings.storage.hot_cache
+        if not (hot.enabled or (hot.enabled is None and store.capabilities.wants_hot_cache)):
+            return None
+        limit = cgroup_memory_limit()
+        budget_mb = hot.memory_budget_mb or default_budget_mb(limit)
+        log.info(
+            "hot cache budget",
+            mb=budget_mb,
+            memory_limit_mb=limit // 2**20 if limit else None,
+            configured=hot.memory_budget_mb is not None,
+        )
+        return HotCacheOptions(
+            dimension=dimension,
+            budget_bytes=budget_mb * 2**20,
+            ann=AnnParams(threshold=hot.hnsw_threshold),
+            bulk_compute=bulk_compute,
+        )
 
     async def _start_mcp(self, door: Door) -> None:
         """MCP over Streamable HTTP when mcp.listen is set (stopped before the gRPC

@@ -9,6 +9,7 @@ where no server binary exists.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from memoryd.storage.records import RecordStore
 from tests.conftest import drop_collections
 from tests.qdrant_server import QdrantServer
 
+from .composed import compose
 from .support import DIM
 
 
@@ -62,6 +64,8 @@ class Backend:
     make: Callable[[Scratch, int], Store]
     #: Runs on the session's Qdrant server.
     server: bool = False
+    #: Composed with these records into a repository (composed.py) when given.
+    records: Callable[[Scratch], RecordStore] | None = None
 
 
 BACKENDS = [
@@ -91,6 +95,36 @@ BACKENDS = [
 ]
 
 
+def _shared(options: QdrantOptions) -> QdrantOptions:
+    return dataclasses.replace(options, shared=True)
+
+
+#: (name, store factory, record factory, on the server): each composed into the
+#: daemon's repository (composed.py); the store and the record suites both run on
+#: it. A representative subset, one per kind of chain (see composed.py).
+COMPOSED: list[
+    tuple[str, Callable[[Scratch, int], Store], Callable[[Scratch], RecordStore], bool]
+] = [
+    ("memory", lambda _s, dim: InMemoryStore(dim), lambda _s: InMemoryRecordStore(), False),
+    (
+        "lancedb",
+        lambda s, dim: LanceDBStore(s.path / "lancedb", dim),
+        lambda s: LanceDBRecordStore(s.path / "lancedb"),
+        False,
+    ),
+    (
+        "qdrant-server-shared",
+        lambda s, dim: QdrantStore.from_options(_shared(s.qdrant()), dim),
+        lambda s: QdrantRecordStore.from_options(_shared(s.qdrant())),
+        True,
+    ),
+]
+BACKENDS += [
+    Backend(f"{name}+repository", make, server=server, records=records)
+    for name, make, records, server in COMPOSED
+]
+
+
 @pytest.fixture
 def scratch(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scratch]:
     """The test's scratch place; the session's Qdrant server when its backend needs one."""
@@ -113,36 +147,65 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     return result
 
 
+class Opened:
+    """The stores a test opened: bare, or composed into a repository."""
+
+    def __init__(self) -> None:
+        self._closers: list[Callable[[], Awaitable[None]]] = []
+
+    async def store(self, backend: Backend, scratch: Scratch, dimension: int) -> Store:
+        s = backend.make(scratch, dimension)
+        if backend.records is None:
+            await s.open()
+            self._closers.append(s.close)
+            return s
+        made = await compose(scratch.path, s, backend.records(scratch), dimension)
+        self._closers.append(made.close)
+        return made.repository.store
+
+    async def records(self, backend: RecordBackend, scratch: Scratch) -> RecordStore:
+        r = backend.make(scratch)
+        if backend.store is None:
+            await r.open()
+            self._closers.append(r.close)
+            return r
+        made = await compose(scratch.path, backend.store(scratch, DIM), r, DIM)
+        self._closers.append(made.close)
+        return made.repository.records
+
+    async def close(self) -> None:
+        while self._closers:
+            await self._closers.pop()()
+
+
 @pytest.fixture
-async def store(backend: Backend, scratch: Scratch) -> AsyncIterator[Store]:
-    s = backend.make(scratch, DIM)
-    await s.open()
-    yield s
-    await s.close()
+async def opened() -> AsyncIterator[Opened]:
+    made = Opened()
+    yield made
+    await made.close()
+
+
+@pytest.fixture
+async def store(backend: Backend, scratch: Scratch, opened: Opened) -> Store:
+    return await opened.store(backend, scratch, DIM)
 
 
 Reopen = Callable[..., Awaitable[Store]]
 
 
 @pytest.fixture
-async def reopen(backend: Backend, scratch: Scratch, store: Store) -> AsyncIterator[Reopen]:
+async def reopen(
+    backend: Backend, scratch: Scratch, store: Store, opened: Opened
+) -> AsyncIterator[Reopen]:
     """Close ``store`` and open a new instance on the same directory (persistent only)."""
     if not store.capabilities.persistent:
         pytest.skip(f"{backend.name} does not persist across instances")
-    opened: list[Store] = []
 
     async def _reopen(dimension: int = DIM) -> Store:
-        await store.close()
-        for s in opened:
-            await s.close()
-        new = backend.make(scratch, dimension)
-        await new.open()
-        opened.append(new)
-        return new
+        await opened.close()
+        return await opened.store(backend, scratch, dimension)
 
     yield _reopen
-    for s in opened:
-        await s.close()
 
 
 # ---------------------------------------------------------------- record stores
@@ -154,6 +217,8 @@ class RecordBackend:
     #: scratch -> a new, unopened record store (persistence: its capabilities).
     make: Callable[[Scratch], RecordStore]
     server: bool = False
+    #: Composed with this store into a repository (composed.py) when given.
+    store: Callable[[Scratch, int], Store] | None = None
 
 
 RECORD_BACKENDS = [
@@ -178,6 +243,10 @@ RECORD_BACKENDS = [
         server=True,
     ),
 ]
+RECORD_BACKENDS += [
+    RecordBackend(f"{name}+repository", records, server=server, store=make)
+    for name, make, records, server in COMPOSED
+]
 
 
 @pytest.fixture(params=RECORD_BACKENDS, ids=lambda b: b.name)
@@ -188,12 +257,9 @@ def record_backend(request: pytest.FixtureRequest) -> RecordBackend:
 
 @pytest.fixture
 async def record_store(
-    record_backend: RecordBackend, scratch: Scratch
-) -> AsyncIterator[RecordStore]:
-    s = record_backend.make(scratch)
-    await s.open()
-    yield s
-    await s.close()
+    record_backend: RecordBackend, scratch: Scratch, opened: Opened
+) -> RecordStore:
+    return await opened.records(record_backend, scratch)
 
 
 ReopenRecords = Callable[[], Awaitable[RecordStore]]
@@ -201,22 +267,14 @@ ReopenRecords = Callable[[], Awaitable[RecordStore]]
 
 @pytest.fixture
 async def reopen_records(
-    record_backend: RecordBackend, scratch: Scratch, record_store: RecordStore
+    record_backend: RecordBackend, scratch: Scratch, record_store: RecordStore, opened: Opened
 ) -> AsyncIterator[ReopenRecords]:
     """Close ``record_store`` and open a new instance on the same directory."""
     if not record_store.capabilities.persistent:
         pytest.skip(f"{record_backend.name} does not persist across instances")
-    opened: list[RecordStore] = []
 
     async def _reopen() -> RecordStore:
-        await record_store.close()
-        for s in opened:
-            await s.close()
-        new = record_backend.make(scratch)
-        await new.open()
-        opened.append(new)
-        return new
+        await opened.close()
+        return await opened.records(record_backend, scratch)
 
     yield _reopen
-    for s in opened:
-        await s.close()
