@@ -29,7 +29,7 @@ from memoryd.storage.records import RecordStore
 from tests.conftest import drop_collections
 from tests.qdrant_server import QdrantServer
 
-from .composed import compose
+from .composed import compose, known_gap
 from .support import DIM
 
 
@@ -139,6 +139,17 @@ def scratch(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scratch]
         yield made
     finally:
         drop_collections(server, made.prefix)
+
+
+@pytest.fixture(autouse=True)
+def _composed_gaps(request: pytest.FixtureRequest) -> None:
+    """The composed variants' known gaps (composed.KNOWN_GAPS) are expected failures."""
+    callspec = getattr(request.node, "callspec", None)
+    for param in [] if callspec is None else callspec.params.values():
+        if isinstance(param, Backend | RecordBackend) and param.name.endswith("+repository"):
+            reason = known_gap(request.node.originalname, param.name)
+            if reason is not None:
+                request.node.add_marker(pytest.mark.xfail(reason=reason, strict=False))
 
 
 @pytest.fixture(params=BACKENDS, ids=lambda b: b.name)
