@@ -1,9 +1,13 @@
 """Wiring: components start in dependency order and stop in reverse.
 
-logging -> data dir lock -> embedder -> store -> record store -> write batcher -> access buffer
--> services -> maintenance scheduler -> gRPC server -> health SERVING. Stop: health NOT_SERVING, stop
-accepting and drain in-flight calls within the grace period, then flush and close
-everything else in reverse.
+``App.start`` reads as the list: process (data dir lock, BLAS threads) -> security
+(auth, key file watch, audit) -> observability (metrics, tracing, component states)
+-> embedder -> repository (durability/repository.py: log -> cache -> backend,
+opened and replayed) -> background (partition counts, re-embedding) -> services
+(builders.py: writer, access buffer, the services, maintenance scheduler) ->
+transports (gRPC, MCP) -> health SERVING. Each builder registers its own stop on
+one AsyncExitStack. Stop: health NOT_SERVING, stop accepting and drain in-flight
+calls within the grace period, then flush and close everything else in reverse.
 """
 
 from __future__ import annotations
@@ -15,33 +19,32 @@ import os
 import signal
 import sys
 import threading
-from contextlib import AsyncExitStack
+from collections.abc import Callable
+from contextlib import AbstractContextManager, AsyncExitStack
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import grpc
 import structlog
 from threadpoolctl import ThreadpoolController
 
 from memoryd import __version__
 from memoryd.api.server import GrpcServer, ListenError, start_server
+from memoryd.builders import Base, build_services
 from memoryd.config import Settings
 from memoryd.datadir import lock_data_dir
+from memoryd.durability.repository import HotCacheOptions, Repository, compose_repository
 from memoryd.durability.wiring import (
-    StoreOpener,
     check_store,
-    make_durable,
+    log_options,
     resilient_embedder,
     start_reembedder,
 )
 from memoryd.embedding import CachingEmbedder, Embedder, build_embedder
 from memoryd.heap import release_free_heap
 from memoryd.observability.http import MetricsListenError, MetricsServer
-from memoryd.observability.instrumented import (
-    InstrumentedEmbedder,
-    InstrumentedRecordStore,
-    InstrumentedStore,
-)
+from memoryd.observability.instrumented import InstrumentedEmbedder
 from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
@@ -53,37 +56,13 @@ from memoryd.resilience.embedder import FallbackEmbedder
 from memoryd.security.audit import AuditEvent, AuditLog, audit_dir
 from memoryd.security.file_watch import FileWatcher
 from memoryd.security.keys import KeyFileError
-from memoryd.security.masking import Masker
 from memoryd.security.read_trail import ReadTrail
 from memoryd.security.tls import TlsConfigError, server_credentials
-from memoryd.service.access_stats import AccessStatsBuffer
-from memoryd.service.bulk import LifecycleDeps
-from memoryd.service.contradiction import ContradictionResolver
-from memoryd.service.default_read import DefaultReadService
-from memoryd.service.importer import ImportLimits
-from memoryd.service.key_index import KeyIndexes
-from memoryd.service.key_mirror import KeyMirror
-from memoryd.service.keyed import KeyedMemoryService, KeyObserver
-from memoryd.service.lifecycle import LifecycleService
-from memoryd.service.llm import ChatClient
 from memoryd.service.maintenance import MaintenanceScheduler
-from memoryd.service.memory import MemoryService
-from memoryd.service.pagination import PageTokenCodec
-from memoryd.service.partition_lease import PartitionLeases
-from memoryd.service.profile import ProfileService
-from memoryd.service.quotas import Quotas
-from memoryd.service.sessions import SessionService
-from memoryd.service.snapshot import SnapshotService
-from memoryd.service.state import StateService
-from memoryd.service.summarize import Summarizer
-from memoryd.service.tokens import build_token_counter
-from memoryd.service.working import WorkingMemoryService
-from memoryd.service.write_batcher import WriteBatcher
 from memoryd.storage import build_record_store, build_store
+from memoryd.storage.base import Store
 from memoryd.storage.budget import cgroup_memory_limit, default_budget_mb
 from memoryd.storage.hot_ann import AnnParams
-from memoryd.storage.hot_cache import HotCacheStore
-from memoryd.storage.records import RecordStore
 from memoryd.storage.space import Space, check_space
 
 if TYPE_CHECKING:
@@ -123,17 +102,56 @@ class App:
         return self.server.address
 
     async def start(self) -> None:
-        s = self.settings
-        data_dir = s.data_dir.absolute()
-        lock = lock_data_dir(data_dir)
+        """Start every component in dependency order; ``stop`` stops them in reverse
+        (each builder registers its own stop on the exit stack)."""
+        bulk_compute = self._start_process()
+        credentials = self._start_security()
+        metrics, tracing = self._start_metrics(), self._start_tracing()
+        states = self._component_states(metrics)
+        embedder = await self._start_embedder(states, metrics, tracing)
+        repository = await self._start_repository(
+            embedder.dimension, states, metrics, tracing, bulk_compute
+        )
+        self._start_background(repository, embedder, metrics)
+        built = await build_services(
+            Base(
+                settings=self.settings,
+                data_dir=self._data_dir,
+                stack=self._stack,
+                store=repository.store,
+                records=repository.records,
+                embedder=embedder,
+                states=states,
+                metrics=metrics,
+                tracing=tracing,
+            )
+        )
+        self.scheduler = built.scheduler
+        door = self._door(built.services, states, metrics, tracing)
+        await self._start_transports(door, states, credentials)
+        self._log_serving(repository.store.name, embedder, credentials is not None)
+
+    @property
+    def _data_dir(self) -> Path:
+        return self.settings.data_dir.absolute()
+
+    def _start_process(self) -> Callable[[], AbstractContextManager[object]]:
+        """The data directory's lock and the BLAS thread limits; returns what batched
+        searches enter to use more threads."""
+        hot = self.settings.storage.hot_cache
+        lock = lock_data_dir(self._data_dir)
         self._stack.callback(lock.close)
         threadpools = ThreadpoolController()
-        blas = threadpools.limit(limits=s.storage.hot_cache.blas_threads, user_api="blas")
+        blas = threadpools.limit(limits=hot.blas_threads, user_api="blas")
         self._stack.callback(blas.restore_original_limits)
-        bulk_threads = s.storage.hot_cache.bulk_blas_threads or os.cpu_count() or 1
-        bulk_compute = partial(threadpools.limit, limits=bulk_threads, user_api="blas")
+        bulk_threads = hot.bulk_blas_threads or os.cpu_count() or 1
+        return partial(threadpools.limit, limits=bulk_threads, user_api="blas")
 
-        # Security first: a bad keys file or certificate stops the start before any work.
+    def _start_security(self) -> grpc.ServerCredentials | None:
+        """Security first: a bad keys file or certificate stops the start before any
+        work. The authenticator, its key file watch and the audit log; returns the
+        server's TLS credentials (None without TLS)."""
+        s = self.settings
         try:
             self.authenticator = build_authenticator(s.auth, s.sidecar)
             credentials = (
@@ -152,14 +170,27 @@ class App:
         if s.audit.enabled:
             # Closed after the server has drained, so every call's audit event is written.
             self.audit = AuditLog(
-                audit_dir(s.audit.dir, data_dir),
+                audit_dir(s.audit.dir, self._data_dir),
                 rotate_bytes=s.audit.rotate_bytes,
                 keep_files=s.audit.keep_files,
             )
             self.audit.start()
             self._stack.push_async_callback(self.audit.close)
-        metrics = self._start_metrics()
-        tracing = self._start_tracing()
+        return credentials
+
+    def _component_states(self, metrics: Metrics | None) -> ComponentStates:
+        """Dependencies' states: per-component health, degraded responses (resilience/)."""
+        states = ComponentStates()
+        if metrics is not None:
+            states.listen(partial(_observe_component, metrics))
+        return states
+
+    async def _start_embedder(
+        self, states: ComponentStates, metrics: Metrics | None, tracing: Tracing
+    ) -> Embedder:
+        """The model (timed under its cache), behind the fallback; the data directory's
+        embedding space checked before any store opens."""
+        s = self.settings
         observed = metrics is not None or tracing.enabled
 
         def instrument(model: Embedder) -> Embedder:
@@ -169,225 +200,45 @@ class App:
         self._stack.push_async_callback(embedder.close)
         if metrics is not None and isinstance(embedder, CachingEmbedder):
             metrics.watch_cache("embedding", embedder)
-        # Dependencies' states: per-component health, degraded responses (resilience/).
-        states = ComponentStates()
-        if metrics is not None:
-            states.listen(partial(_observe_component, metrics))
         embedder = resilient_embedder(s, embedder, states)
-        # Before any store opens: vectors of another model must not be searched. The
-        # fallback's own space is kept apart and re-embedded by the resilience layer.
+        # Vectors of another model must not be searched. The fallback's own space is
+        # kept apart and re-embedded by the resilience layer.
         check_space(
-            data_dir,
+            self._data_dir,
             Space(embedder.model_id, embedder.dimension),
             allow_change=s.embedding.allow_model_change,
             absorbed=embedder.fallback_model_id if isinstance(embedder, FallbackEmbedder) else None,
         )
+        return embedder
 
-        store = build_store(
-            s.storage.backend,
-            data_dir=data_dir,
-            dimension=embedder.dimension,
-            qdrant=s.storage.qdrant,
-        )
-        if tracing.enabled:
-            # Spans for the backend's own calls, under the hot cache: what the cache
-            # answers from memory takes less time than a span costs and is no I/O.
-            store = InstrumentedStore(store, None, tracing)
-        hot = s.storage.hot_cache
-        if hot.enabled or (hot.enabled is None and s.storage.backend == "lancedb"):
-            limit = cgroup_memory_limit()
-            budget_mb = hot.memory_budget_mb or default_budget_mb(limit)
-            log.info(
-                "hot cache budget",
-                mb=budget_mb,
-                memory_limit_mb=limit // 2**20 if limit else None,
-                configured=hot.memory_budget_mb is not None,
-            )
-            store = HotCacheStore(
-                store,
-                dimension=embedder.dimension,
-                budget_bytes=budget_mb * 2**20,
-                ann=AnnParams(threshold=hot.hnsw_threshold),
-                bulk_compute=bulk_compute,
-            )
-        if metrics is not None and isinstance(store, HotCacheStore):
-            metrics.watch_hot_cache(store)
-        counted_store = store
-        if metrics is not None:
-            store = InstrumentedStore(store, metrics)
-        await check_store(s, data_dir)
-        # Keys, working memory, profiles and sessions: same backend, same directory.
-        records = build_record_store(s.storage.backend, data_dir=data_dir, qdrant=s.storage.qdrant)
-        if observed:
-            records = InstrumentedRecordStore(records, metrics, tracing)
-        self._stack.push_async_callback(store.close)
-        self._stack.push_async_callback(records.close)
-        # Every write goes through the write-ahead log (durability/); the stores are
-        # opened and the log replayed here.
-        store, records, _ = await make_durable(
-            self._stack, s, data_dir, StoreOpener(store, records), states, metrics, tracing
-        )
+    def _start_background(
+        self, repository: Repository, embedder: Embedder, metrics: Metrics | None
+    ) -> None:
+        """Per-partition counts for metrics, and the re-embedding of fallback vectors."""
+        s = self.settings
         if metrics is not None and s.metrics.per_partition:
             partitions = PartitionCounter(
-                counted_store,  # not timed: its counts are not request traffic
+                repository.uncounted,  # not timed: its counts are not request traffic
                 metrics.partitions,
                 interval_s=s.metrics.partition_refresh_s,
                 max_series=s.metrics.max_partition_series,
             )
             partitions.start()
             self._stack.push_async_callback(partitions.close)
-        start_reembedder(self._stack, s, store, embedder)
+        start_reembedder(self._stack, s, repository.store, embedder)
 
-        writer = WriteBatcher(store, max_batch=s.storage.write_batch_max, tracing=tracing)
-        writer.start()
-        self._stack.push_async_callback(writer.close)
-
-        access = AccessStatsBuffer(
-            store,
-            interval_s=s.storage.access_flush_interval_s,
-            max_pending=s.storage.access_flush_max_pending,
-        )
-        access.start()
-        self._stack.push_async_callback(access.close)
-
-        page_tokens = (
-            PageTokenCodec(s.page_token_secret.get_secret_value().encode())
-            if s.page_token_secret
-            else PageTokenCodec.from_data_dir(data_dir)
-        )
-        if store.capabilities.shared and not s.page_token_secret:
-            log.warning(
-                "shared store without page_token_secret: page tokens are signed with this "
-                "replica's own key and other replicas reject them; give every replica the "
-                "same MEMORYD_PAGE_TOKEN_SECRET"
-            )
-        quotas = Quotas(s.quotas, store)
-        masker = Masker(s.masking)
-        # The LLM (summaries, extraction, contradictions) is optional.
-        llm = ChatClient.from_settings(s.llm)
-        if llm is not None:
-            self._stack.push_async_callback(llm.close)
-        service = MemoryService(
-            store=store,
-            embedder=embedder,
-            writer=writer,
-            access=access,
-            page_tokens=page_tokens,
-            limits=s.limits,
-            recall=s.recall,
-            quotas=quotas,
-            dedup=s.dedup,
-            contradictions=ContradictionResolver(store, embedder, s.contradictions, llm),
-            masker=masker,
-            leases=PartitionLeases(records),
-        )
-        indexes = KeyIndexes(
-            records,
-            s.limits,
-            max_entries=s.keys.read_index_max_entries,
-            summary_chars=s.snapshot.default_read_summary_chars,
-            # Replicas may share a Qdrant store; a LanceDB data dir has one writer.
-            validate=records.capabilities.shared,
-        )
-        indexes.start()
-        self._stack.push_async_callback(indexes.close)
-        keyed = KeyedMemoryService(
-            records=records,
-            store=store,
-            embedder=embedder,
-            writer=writer,
-            page_tokens=page_tokens,
-            limits=s.limits,
-            keys=s.keys,
-            quotas=quotas,
-            observers=[indexes, *await self._start_key_mirror(records)],
-        )
-        # Working memory, profile and sessions.
-        counter = await asyncio.to_thread(build_token_counter, s.sessions.token_counter)
-        working = WorkingMemoryService(
-            records=records, page_tokens=page_tokens, settings=s.working_memory, limits=s.limits
-        )
-        profiles = ProfileService(records=records, settings=s.profile)
-        sessions = SessionService(
-            records=records,
-            memories=service,
-            summarizer=Summarizer(
-                counter=counter, max_tokens=s.sessions.summary_max_tokens, llm=llm
-            ),
-            counter=counter,
-            settings=s.sessions,
-            limits=s.limits,
-            quotas=quotas,
-            page_tokens=page_tokens,
-        )
-        # Snapshot and lifecycle services; scheduled maintenance stops before the
-        # writer and the stores close (and after the server drained).
-        snapshots = SnapshotService(
-            memories=service,
-            store=store,
-            dimension=embedder.dimension,
-            counter=counter,
-            settings=s.snapshot,
-            limits=s.limits,
-            profiles=profiles,
-            working=working,
-            sessions=sessions,
-            states=states,
-            masker=masker,
-        )
-        default_read = DefaultReadService(
-            indexes=indexes,
-            records=records,
-            counter=counter,
-            settings=s.snapshot,
-            limits=s.limits,
-            keys=s.keys,
-            masker=masker,
-        )
-        state = StateService(records=records, settings=s.snapshot, sessions=s.sessions)
-        lifecycle = LifecycleService(
-            LifecycleDeps(
-                store=store,
-                records=records,
-                writer=writer,
-                embedder=embedder,
-                settings=s.maintenance,
-                limits=s.limits,
-                dedup=s.dedup,
-                history_dir=data_dir / "history",
-                keyed=keyed,
-                working=working,
-                sessions=sessions,
-                llm=llm,
-                masker=masker,
-            ),
-            ImportLimits(
-                keys=s.keys,
-                working=s.working_memory,
-                profile=s.profile,
-                sessions=s.sessions,
-                snapshot=s.snapshot,
-            ),
-        )
-        if s.maintenance.enabled:
-            self.scheduler = lifecycle.scheduler(
-                on_run=None if metrics is None else metrics.maintenance_run
-            )
-            self.scheduler.start()
-            self._stack.push_async_callback(self.scheduler.close)
-        # The one door every transport runs operations through (memoryd.operations).
-        door = Door(
-            Services(
-                memories=service,
-                keyed_memory=keyed,
-                working_memory=working,
-                profile_service=profiles,
-                session_service=sessions,
-                snapshot_service=snapshots,
-                default_read_service=default_read,
-                state_service=state,
-                lifecycle_service=lifecycle,
-            ),
+    def _door(
+        self,
+        services: Services,
+        states: ComponentStates,
+        metrics: Metrics | None,
+        tracing: Tracing,
+    ) -> Door:
+        """The one door every transport runs operations through (memoryd.operations)."""
+        s = self.settings
+        assert self.authenticator is not None, "security starts first"
+        return Door(
+            services,
             self.authenticator,
             audit=self.audit,
             read_trail=ReadTrail(self.audit, enabled=s.audit.read_trail),
@@ -396,6 +247,12 @@ class App:
             access_log=AccessLog(s.logging),
             tracing=tracing,
         )
+
+    async def _start_transports(
+        self, door: Door, states: ComponentStates, credentials: grpc.ServerCredentials | None
+    ) -> None:
+        """gRPC, then MCP when configured; health SERVING last."""
+        s = self.settings
         self.server = await start_server(
             listen=s.listen,
             door=door,
@@ -406,19 +263,78 @@ class App:
         self._stack.push_async_callback(self.server.stop, s.shutdown_grace_s)
         await self._start_mcp(door)
         await self.server.set_serving(True)
+
+    def _log_serving(self, store: str, embedder: Embedder, tls: bool) -> None:
+        s = self.settings
+        assert self.server is not None
         log.info(
             "serving",
             address=self.server.address,
-            store=store.name,
+            store=store,
             embedder=embedder.model_id,
             dimension=embedder.dimension,
-            data_dir=str(data_dir),
+            data_dir=str(self._data_dir),
             pid=os.getpid(),
             auth=s.auth.mode,
-            tls=credentials is not None,
+            tls=tls,
             mcp=self.mcp.address if self.mcp is not None else None,
         )
-        _warn_if_exposed(s, self.server.address, tls=credentials is not None)
+        _warn_if_exposed(s, self.server.address, tls=tls)
+
+    async def _start_repository(
+        self,
+        dimension: int,
+        states: ComponentStates,
+        metrics: Metrics | None,
+        tracing: Tracing,
+        bulk_compute: Callable[[], AbstractContextManager[object]],
+    ) -> Repository:
+        """The configured backend composed with the log, the hot cache, metrics and
+        spans (durability/repository.py), opened and replayed; closed in reverse."""
+        s = self.settings
+        data_dir = s.data_dir.absolute()
+        store = build_store(
+            s.storage.backend, data_dir=data_dir, dimension=dimension, qdrant=s.storage.qdrant
+        )
+        await check_store(s, data_dir)
+        # Keys, working memory, profiles and sessions: same backend, same directory.
+        records = build_record_store(s.storage.backend, data_dir=data_dir, qdrant=s.storage.qdrant)
+        return await compose_repository(
+            store,
+            records,
+            stack=self._stack,
+            states=states,
+            wal=log_options(s, data_dir, store),
+            retry_max_s=s.durability.store_retry_max_s,
+            hot_cache=self._hot_cache(store, dimension, bulk_compute),
+            metrics=metrics,
+            tracing=tracing,
+        )
+
+    def _hot_cache(
+        self,
+        store: Store,
+        dimension: int,
+        bulk_compute: Callable[[], AbstractContextManager[object]],
+    ) -> HotCacheOptions | None:
+        """The hot cache's options: on where the backend wants one unless configured."""
+        hot = self.settings.storage.hot_cache
+        if not (hot.enabled or (hot.enabled is None and store.capabilities.wants_hot_cache)):
+            return None
+        limit = cgroup_memory_limit()
+        budget_mb = hot.memory_budget_mb or default_budget_mb(limit)
+        log.info(
+            "hot cache budget",
+            mb=budget_mb,
+            memory_limit_mb=limit // 2**20 if limit else None,
+            configured=hot.memory_budget_mb is not None,
+        )
+        return HotCacheOptions(
+            dimension=dimension,
+            budget_bytes=budget_mb * 2**20,
+            ann=AnnParams(threshold=hot.hnsw_threshold),
+            bulk_compute=bulk_compute,
+        )
 
     async def _start_mcp(self, door: Door) -> None:
         """MCP over Streamable HTTP when mcp.listen is set (stopped before the gRPC
@@ -435,22 +351,6 @@ class App:
             raise ListenError(str(exc)) from None
         self._stack.push_async_callback(self.mcp.stop)
         _warn_if_exposed(s, s.mcp.listen, tls=s.auth.tls.enabled)
-
-    async def _start_key_mirror(self, records: RecordStore) -> list[KeyObserver]:
-        """The live file mirror of keyed memory (keys.mirror_dir), checked against the
-        store and repaired in the background from start; stopped before the stores."""
-        mirror_dir = self.settings.keys.mirror_dir
-        if mirror_dir is None:
-            return []
-        mirror = KeyMirror(
-            mirror_dir.absolute(),
-            records,
-            self.settings.limits,
-            clearance=self.settings.keys.mirror_clearance,
-        )
-        await mirror.start()
-        self._stack.push_async_callback(mirror.close)
-        return [mirror]
 
     def _start_metrics(self) -> Metrics | None:
         """The daemon's one metrics registry and its /metrics endpoint (stopped last)."""

@@ -9,6 +9,7 @@ where no server binary exists.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from memoryd.storage.records import RecordStore
 from tests.conftest import drop_collections
 from tests.qdrant_server import QdrantServer
 
+from .composed import compose, known_gap
 from .support import DIM
 
 
@@ -57,42 +59,69 @@ class Scratch:
 @dataclass(frozen=True)
 class Backend:
     name: str
-    #: (scratch, vector dimension) -> a new, unopened store.
+    #: (scratch, vector dimension) -> a new, unopened store (whether a new instance
+    #: on the same directory sees the old data: its ``capabilities.persistent``).
     make: Callable[[Scratch, int], Store]
-    #: Whether a new instance on the same directory sees the old data.
-    persistent: bool
     #: Runs on the session's Qdrant server.
     server: bool = False
+    #: Composed with these records into a repository (composed.py) when given.
+    records: Callable[[Scratch], RecordStore] | None = None
 
 
 BACKENDS = [
-    Backend("memory", lambda _s, dim: InMemoryStore(dim), persistent=False),
-    Backend("lancedb", lambda s, dim: LanceDBStore(s.path / "lancedb", dim), persistent=True),
+    Backend("memory", lambda _s, dim: InMemoryStore(dim)),
+    Backend("lancedb", lambda s, dim: LanceDBStore(s.path / "lancedb", dim)),
     Backend(
         "lancedb+hot-cache",
         lambda s, dim: HotCacheStore(
             LanceDBStore(s.path / "lancedb", dim), dimension=dim, budget_bytes=64 * 2**20
         ),
-        persistent=True,
     ),
     Backend(
         "qdrant-local",
         lambda s, dim: QdrantStore.from_options(QdrantOptions(path=s.path / "qdrant"), dim),
-        persistent=True,
     ),
-    Backend("qdrant-edge", lambda s, dim: edge_store(s.path / "qdrant-edge", dim), persistent=True),
+    Backend("qdrant-edge", lambda s, dim: edge_store(s.path / "qdrant-edge", dim)),
     Backend(
         "qdrant-server",
         lambda s, dim: QdrantStore.from_options(s.qdrant(), dim),
-        persistent=True,
         server=True,
     ),
     Backend(
         "qdrant-server-rest",
         lambda s, dim: QdrantStore.from_options(s.qdrant(grpc=False), dim),
-        persistent=True,
         server=True,
     ),
+]
+
+
+def _shared(options: QdrantOptions) -> QdrantOptions:
+    return dataclasses.replace(options, shared=True)
+
+
+#: (name, store factory, record factory, on the server): each composed into the
+#: daemon's repository (composed.py); the store and the record suites both run on
+#: it. A representative subset, one per kind of chain (see composed.py).
+COMPOSED: list[
+    tuple[str, Callable[[Scratch, int], Store], Callable[[Scratch], RecordStore], bool]
+] = [
+    ("memory", lambda _s, dim: InMemoryStore(dim), lambda _s: InMemoryRecordStore(), False),
+    (
+        "lancedb",
+        lambda s, dim: LanceDBStore(s.path / "lancedb", dim),
+        lambda s: LanceDBRecordStore(s.path / "lancedb"),
+        False,
+    ),
+    (
+        "qdrant-server-shared",
+        lambda s, dim: QdrantStore.from_options(_shared(s.qdrant()), dim),
+        lambda s: QdrantRecordStore.from_options(_shared(s.qdrant())),
+        True,
+    ),
+]
+BACKENDS += [
+    Backend(f"{name}+repository", make, server=server, records=records)
+    for name, make, records, server in COMPOSED
 ]
 
 
@@ -112,42 +141,82 @@ def scratch(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scratch]
         drop_collections(server, made.prefix)
 
 
+@pytest.fixture(autouse=True)
+def _composed_gaps(request: pytest.FixtureRequest) -> None:
+    """The composed variants' known gaps (composed.KNOWN_GAPS) are expected failures."""
+    callspec = getattr(request.node, "callspec", None)
+    for param in [] if callspec is None else callspec.params.values():
+        if isinstance(param, Backend | RecordBackend) and param.name.endswith("+repository"):
+            reason = known_gap(request.node.originalname, param.name)
+            if reason is not None:
+                request.node.add_marker(pytest.mark.xfail(reason=reason, strict=False))
+
+
 @pytest.fixture(params=BACKENDS, ids=lambda b: b.name)
 def backend(request: pytest.FixtureRequest) -> Backend:
     result: Backend = request.param
     return result
 
 
+class Opened:
+    """The stores a test opened: bare, or composed into a repository."""
+
+    def __init__(self) -> None:
+        self._closers: list[Callable[[], Awaitable[None]]] = []
+
+    async def store(self, backend: Backend, scratch: Scratch, dimension: int) -> Store:
+        s = backend.make(scratch, dimension)
+        if backend.records is None:
+            await s.open()
+            self._closers.append(s.close)
+            return s
+        made = await compose(scratch.path, s, backend.records(scratch), dimension)
+        self._closers.append(made.close)
+        return made.repository.store
+
+    async def records(self, backend: RecordBackend, scratch: Scratch) -> RecordStore:
+        r = backend.make(scratch)
+        if backend.store is None:
+            await r.open()
+            self._closers.append(r.close)
+            return r
+        made = await compose(scratch.path, backend.store(scratch, DIM), r, DIM)
+        self._closers.append(made.close)
+        return made.repository.records
+
+    async def close(self) -> None:
+        while self._closers:
+            await self._closers.pop()()
+
+
 @pytest.fixture
-async def store(backend: Backend, scratch: Scratch) -> AsyncIterator[Store]:
-    s = backend.make(scratch, DIM)
-    await s.open()
-    yield s
-    await s.close()
+async def opened() -> AsyncIterator[Opened]:
+    made = Opened()
+    yield made
+    await made.close()
+
+
+@pytest.fixture
+async def store(backend: Backend, scratch: Scratch, opened: Opened) -> Store:
+    return await opened.store(backend, scratch, DIM)
 
 
 Reopen = Callable[..., Awaitable[Store]]
 
 
 @pytest.fixture
-async def reopen(backend: Backend, scratch: Scratch, store: Store) -> AsyncIterator[Reopen]:
+async def reopen(
+    backend: Backend, scratch: Scratch, store: Store, opened: Opened
+) -> AsyncIterator[Reopen]:
     """Close ``store`` and open a new instance on the same directory (persistent only)."""
-    if not backend.persistent:
+    if not store.capabilities.persistent:
         pytest.skip(f"{backend.name} does not persist across instances")
-    opened: list[Store] = []
 
     async def _reopen(dimension: int = DIM) -> Store:
-        await store.close()
-        for s in opened:
-            await s.close()
-        new = backend.make(scratch, dimension)
-        await new.open()
-        opened.append(new)
-        return new
+        await opened.close()
+        return await opened.store(backend, scratch, dimension)
 
     yield _reopen
-    for s in opened:
-        await s.close()
 
 
 # ---------------------------------------------------------------- record stores
@@ -156,35 +225,38 @@ async def reopen(backend: Backend, scratch: Scratch, store: Store) -> AsyncItera
 @dataclass(frozen=True)
 class RecordBackend:
     name: str
-    #: scratch -> a new, unopened record store.
+    #: scratch -> a new, unopened record store (persistence: its capabilities).
     make: Callable[[Scratch], RecordStore]
-    persistent: bool
     server: bool = False
+    #: Composed with this store into a repository (composed.py) when given.
+    store: Callable[[Scratch, int], Store] | None = None
 
 
 RECORD_BACKENDS = [
-    RecordBackend("memory", lambda _s: InMemoryRecordStore(), persistent=False),
-    RecordBackend("lancedb", lambda s: LanceDBRecordStore(s.path / "lancedb"), persistent=True),
+    RecordBackend("memory", lambda _s: InMemoryRecordStore()),
+    RecordBackend("lancedb", lambda s: LanceDBRecordStore(s.path / "lancedb")),
     RecordBackend(
         "qdrant-local",
         lambda s: QdrantRecordStore.from_options(QdrantOptions(path=s.path / "qdrant-records")),
-        persistent=True,
     ),
     RecordBackend(
-        "qdrant-edge", lambda s: edge_record_store(s.path / "qdrant-edge"), persistent=True
+        "qdrant-edge",
+        lambda s: edge_record_store(s.path / "qdrant-edge"),
     ),
     RecordBackend(
         "qdrant-server",
         lambda s: QdrantRecordStore.from_options(s.qdrant()),
-        persistent=True,
         server=True,
     ),
     RecordBackend(
         "qdrant-server-rest",
         lambda s: QdrantRecordStore.from_options(s.qdrant(grpc=False)),
-        persistent=True,
         server=True,
     ),
+]
+RECORD_BACKENDS += [
+    RecordBackend(f"{name}+repository", records, server=server, store=make)
+    for name, make, records, server in COMPOSED
 ]
 
 
@@ -196,12 +268,9 @@ def record_backend(request: pytest.FixtureRequest) -> RecordBackend:
 
 @pytest.fixture
 async def record_store(
-    record_backend: RecordBackend, scratch: Scratch
-) -> AsyncIterator[RecordStore]:
-    s = record_backend.make(scratch)
-    await s.open()
-    yield s
-    await s.close()
+    record_backend: RecordBackend, scratch: Scratch, opened: Opened
+) -> RecordStore:
+    return await opened.records(record_backend, scratch)
 
 
 ReopenRecords = Callable[[], Awaitable[RecordStore]]
@@ -209,22 +278,14 @@ ReopenRecords = Callable[[], Awaitable[RecordStore]]
 
 @pytest.fixture
 async def reopen_records(
-    record_backend: RecordBackend, scratch: Scratch, record_store: RecordStore
+    record_backend: RecordBackend, scratch: Scratch, record_store: RecordStore, opened: Opened
 ) -> AsyncIterator[ReopenRecords]:
     """Close ``record_store`` and open a new instance on the same directory."""
-    if not record_backend.persistent:
+    if not record_store.capabilities.persistent:
         pytest.skip(f"{record_backend.name} does not persist across instances")
-    opened: list[RecordStore] = []
 
     async def _reopen() -> RecordStore:
-        await record_store.close()
-        for s in opened:
-            await s.close()
-        new = record_backend.make(scratch)
-        await new.open()
-        opened.append(new)
-        return new
+        await opened.close()
+        return await opened.records(record_backend, scratch)
 
     yield _reopen
-    for s in opened:
-        await s.close()

@@ -11,7 +11,7 @@ from memoryd.domain.errors import StoreError
 from memoryd.domain.models import AccessUpdate, MemoryFilter, Partition
 from memoryd.storage.base import Store
 
-from .conftest import Reopen
+from .conftest import Backend, Reopen, Scratch
 from .support import BASE, DIM, assert_same, make_memory
 
 P = Partition("tenant", "agent")
@@ -69,6 +69,22 @@ async def test_reopen_keeps_everything(store: Store, reopen: Reopen) -> None:
     # Still writable.
     await again.upsert(P, [make_memory(P, id="after-reopen")])
     assert await again.count(P, MemoryFilter()) == 20
+
+
+async def test_a_store_declared_not_persistent_forgets(
+    store: Store, backend: Backend, scratch: Scratch
+) -> None:
+    """``capabilities.persistent`` is what the reopen tests (and the composition) rely
+    on: a store that declares False loses its data with the instance."""
+    if store.capabilities.persistent:
+        pytest.skip(f"{backend.name} persists: test_reopen_keeps_everything covers it")
+    await store.upsert(P, [make_memory(P, id="gone")])
+    new = backend.make(scratch, DIM)
+    await new.open()
+    try:
+        assert await new.get(P, ["gone"]) == []
+    finally:
+        await new.close()
 
 
 async def test_dimension_mismatch_on_reopen(store: Store, reopen: Reopen) -> None:

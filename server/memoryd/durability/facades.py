@@ -39,7 +39,7 @@ from memoryd.durability.durable_store import Durability
 from memoryd.durability.ops import Op
 from memoryd.durability.text_overlay import overlaid_hits
 from memoryd.durability.write_through import WriteThrough
-from memoryd.storage.base import Store, at_least
+from memoryd.storage.base import Store, at_least, compact, disk_bytes
 from memoryd.storage.hot_text import query_terms
 from memoryd.storage.memory import matches
 from memoryd.storage.records import RecordStore, put_if_unchanged
@@ -105,9 +105,6 @@ class DurableStore:
         self.inner: Store = core.store
         self.name = self.inner.name
         self.capabilities = self.inner.capabilities
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     async def open(self) -> None:
         return None  # the inner store is opened before the log is replayed
@@ -318,6 +315,14 @@ class DurableStore:
         except Exception as exc:
             raise self.core.read_error(exc) from exc
 
+    # -- backend extras (not logged: they change no memory) -----------------------
+
+    async def optimize(self) -> bool:
+        return await compact(self.inner)
+
+    def disk_bytes(self) -> int:
+        return disk_bytes(self.inner)
+
 
 class DurableRecordStore:
     """The RecordStore every service uses when the write-ahead log is on."""
@@ -328,9 +333,6 @@ class DurableRecordStore:
         self.name = self.inner.name
         self.capabilities = self.inner.capabilities
         self._conditional = asyncio.Lock()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     async def open(self) -> None:
         return None
@@ -418,3 +420,6 @@ class DurableRecordStore:
             return await self.inner.list_partitions(tenant_id)
         except Exception as exc:
             raise self.core.read_error(exc) from exc
+
+    async def optimize(self) -> bool:
+        return await compact(self.inner)

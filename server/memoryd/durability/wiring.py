@@ -1,5 +1,6 @@
-"""How app.py puts the write-ahead log and the fallbacks in front of the stores and
-the embedder (kept here so the wiring stays a few lines there)."""
+"""The settings' side of the composition: the write-ahead log's options for
+durability/repository.py, LanceDB's start check, and the embedder's fallbacks (kept
+here so app.py's builders stay a few lines)."""
 
 from __future__ import annotations
 
@@ -11,19 +12,12 @@ from pathlib import Path
 import structlog
 
 from memoryd.config import Settings
-from memoryd.domain.errors import StoreError
-from memoryd.durability.durable_store import Durability
-from memoryd.durability.facades import DurableRecordStore, DurableStore
-from memoryd.durability.wal import Checkpoint, WriteAheadLog, load_checkpoint
-from memoryd.durability.write_through import WriteThrough
+from memoryd.durability.repository import LogOptions
+from memoryd.durability.wal import Checkpoint, load_checkpoint
 from memoryd.embedding.base import Embedder
-from memoryd.observability.metrics import Metrics
-from memoryd.observability.tracing import NO_TRACING, Tracing
 from memoryd.resilience.degradation import ComponentStates
 from memoryd.resilience.embedder import FallbackEmbedder, Reembedder
 from memoryd.storage.base import Store
-from memoryd.storage.failures import TRANSIENT
-from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)
 
@@ -54,34 +48,6 @@ def _store_versions(settings: Settings, data_dir: Path) -> Callable[[], dict[str
     return partial(table_versions, data_dir / "lancedb")
 
 
-class StoreOpener:
-    """Opens the store and the record store, each once, whichever call succeeds."""
-
-    def __init__(self, store: Store, records: RecordStore) -> None:
-        self.store = store
-        self.records = records
-        self._opened: set[str] = set()
-
-    async def open(self) -> None:
-        for name, target in (("store", self.store), ("records", self.records)):
-            if name not in self._opened:
-                await target.open()
-                self._opened.add(name)
-
-    async def first_open(self, settings: Settings) -> str | None:
-        """Open both at start; a failure that passes by itself (unreachable, no space
-        left, an I/O error) does not stop a start with the log on: returns why, and
-        the log's core keeps trying in the background. Anything else raises."""
-        try:
-            await self.open()
-        except StoreError as exc:
-            if not settings.durability.wal_enabled or exc.cause not in TRANSIENT:
-                raise
-            log.error("the store did not open; starting without it", error=exc.message)
-            return exc.message
-        return None
-
-
 def resilient_embedder(settings: Settings, embedder: Embedder, states: ComponentStates) -> Embedder:
     """The provider behind a timeout, a breaker and the hashing fallback (the hashing
     embedder itself cannot fail)."""
@@ -98,74 +64,33 @@ def resilient_embedder(settings: Settings, embedder: Embedder, states: Component
     )
 
 
-async def make_durable(
-    stack: AsyncExitStack,
-    settings: Settings,
-    data_dir: Path,
-    opener: StoreOpener,
-    states: ComponentStates,
-    metrics: Metrics | None = None,
-    tracing: Tracing = NO_TRACING,
-) -> tuple[Store, RecordStore, Durability | None]:
-    """Open the stores and replay the log into them; return their logged faces,
-    closed through ``stack`` before the stores. A store that does not open for a
-    passing cause leaves the daemon serving degraded (see ``StoreOpener``). A store
-    other replicas share gets no log: its writes are applied before they are answered
-    (WriteThrough), refused while it cannot take them."""
-    store, records = opener.store, opener.records
-    open_error = await opener.first_open(settings)
+def log_options(settings: Settings, data_dir: Path, store: Store) -> LogOptions | None:
+    """The write-ahead log's options from the settings (None: the log is disabled)."""
     d = settings.durability
-    if store.capabilities.shared:
-        log.info(
-            "shared store: a write is acknowledged once the store has applied it; "
-            "no local write-ahead log"
-        )
-        through = WriteThrough(
-            store, records, states=states, retry_max_s=d.store_retry_max_s, reopen=opener.open
-        )
-        await through.open(open_error)
-        stack.push_async_callback(through.close)
-        return DurableStore(through), DurableRecordStore(through), None
     if not d.wal_enabled:
-        log.warning("write-ahead log disabled: acknowledged writes may be lost on a crash")
-        return store, records, None
-    wal = WriteAheadLog(_wal_dir(settings, data_dir), segment_bytes=d.segment_mb * 2**20)
-    core = Durability(
-        wal,
-        store,
-        records,
-        states=states,
+        return None
+    return LogOptions(
+        wal_dir=_wal_dir(settings, data_dir),
         store_dir=data_dir,
+        segment_bytes=d.segment_mb * 2**20,
         checkpoint_interval_s=d.checkpoint_interval_s,
-        retry_max_s=d.store_retry_max_s,
-        apply_behind=_apply_behind(settings),
+        apply_behind=_apply_behind(settings, store),
         apply_delay_s=d.apply_delay_ms / 1000,
-        tracing=tracing,
         store_versions=_store_versions(settings, data_dir),
-        reopen=opener.open,
     )
-    core.open_error = open_error or ""
-    if metrics is not None:
-
-        def observe_sync(seconds: float) -> None:
-            metrics.wal_fsync(seconds)
-            metrics.wal_backlog(len(core.pending))
-
-        wal.on_sync = observe_sync
-    await core.open(store_open=open_error is None)
-    stack.push_async_callback(core.close)
-    return DurableStore(core), DurableRecordStore(core), core
 
 
 #: ``durability.apply_behind`` on the embedded store (see DurabilitySettings).
 APPLY_BEHIND_EMBEDDED = 256
 
 
-def _apply_behind(settings: Settings) -> int:
+def _apply_behind(settings: Settings, store: Store) -> int:
+    """The configured bound; by default one only where commits are costly (LanceDB):
+    a store applied at once needs none, and other replicas read it directly."""
     configured = settings.durability.apply_behind
     if configured is not None:
         return configured
-    return APPLY_BEHIND_EMBEDDED if settings.storage.backend == "lancedb" else 0
+    return APPLY_BEHIND_EMBEDDED if store.capabilities.group_commit else 0
 
 
 def start_reembedder(

@@ -2,9 +2,8 @@
 call as a child span (observability/tracing.py) when either is on, and delegate.
 
 Each implements its protocol method by method (tests/unit/observability fails when a
-protocol gains a method that is not wrapped here), and passes backend extras
-(``optimize``, ``disk_bytes``, the hot cache's introspection) through untouched, like
-storage/hot_cache.py does.
+protocol gains a method that is not wrapped here), and the backend extras the services
+use (``optimize``, ``disk_bytes``) explicitly, untimed: they are not request traffic.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import builtins
 import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -43,7 +41,7 @@ from memoryd.observability.tracing import (
     Span,
     Tracing,
 )
-from memoryd.storage.base import Store
+from memoryd.storage.base import Store, compact, disk_bytes
 from memoryd.storage.records import RecordStore
 
 
@@ -102,11 +100,6 @@ class InstrumentedEmbedder:
     async def close(self) -> None:
         await self.inner.close()
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner" or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
 
 class _Timed:
     """``with self._timed("get"):`` around one awaited storage call: its latency and,
@@ -148,17 +141,7 @@ class _Timed:
         )
 
 
-class _Delegating:
-    inner: Any
-
-    def __getattr__(self, name: str) -> Any:
-        """Backend extras pass through (not timed: they are not part of the protocol)."""
-        if name == "inner" or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-
-class InstrumentedStore(_Delegating):
+class InstrumentedStore:
     """A Store that records ``memoryd_store_operation_duration_seconds{store="memories"}``
     (with ``metrics``) and a span per call (with tracing)."""
 
@@ -262,8 +245,16 @@ class InstrumentedStore(_Delegating):
         with self._timed("list_partitions"):
             return await self.inner.list_partitions(tenant_id)
 
+    # -- backend extras (untimed) -----------------------
 
-class InstrumentedRecordStore(_Delegating):
+    async def optimize(self) -> bool:
+        return await compact(self.inner)
+
+    def disk_bytes(self) -> int:
+        return disk_bytes(self.inner)
+
+
+class InstrumentedRecordStore:
     """A RecordStore that records ``memoryd_store_operation_duration_seconds{store="records"}``
     (with ``metrics``) and a span per call (with tracing)."""
 
@@ -331,3 +322,6 @@ class InstrumentedRecordStore(_Delegating):
     async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
         with self._timed("list_partitions"):
             return await self.inner.list_partitions(tenant_id)
+
+    async def optimize(self) -> bool:
+        return await compact(self.inner)

@@ -19,15 +19,24 @@ import builtins
 import contextlib
 import dataclasses
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 import structlog
 
 from memoryd.domain.errors import EmbeddingError, Unavailable
-from memoryd.domain.models import MemoryFilter, Partition, Vector, VectorHit
+from memoryd.domain.models import (
+    AccessUpdate,
+    Memory,
+    MemoryFilter,
+    MemoryOrder,
+    PageCursor,
+    Partition,
+    TextHit,
+    Vector,
+    VectorHit,
+)
 from memoryd.embedding.base import Embedder, EmbedKind
 from memoryd.embedding.hashing import HashingEmbedder
 from memoryd.resilience.breaker import BreakerState, CircuitBreaker
@@ -80,9 +89,6 @@ class FallbackEmbedder:
     @property
     def dimension(self) -> int:
         return self.primary.dimension
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.primary, name)
 
     def _changed(self, state: BreakerState) -> None:
         if state is BreakerState.CLOSED:
@@ -141,14 +147,14 @@ async def embed_in_space(
 
 
 class SpaceView:
-    """A store whose vector searches see one embedding space only."""
+    """A store whose vector searches see one embedding space only; every other call
+    goes to the store unchanged."""
 
-    def __init__(self, store: Store, flt_for: Any) -> None:
+    def __init__(self, store: Store, flt_for: Callable[[MemoryFilter], MemoryFilter]) -> None:
         self._store = store
         self._flt_for = flt_for
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+        self.name = store.name
+        self.capabilities = store.capabilities
 
     async def search(
         self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
@@ -167,6 +173,64 @@ class SpaceView:
         return await self._store.search_many(
             partition, vectors, self._flt_for(flt), limit, min_similarity=min_similarity
         )
+
+    # -- the rest of Store, unchanged (a view opens and closes nothing) -------------
+
+    async def open(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def upsert(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        *,
+        new_ids: frozenset[str] = frozenset(),
+        stored_ids: frozenset[str] = frozenset(),
+    ) -> None:
+        await self._store.upsert(partition, memories, new_ids=new_ids, stored_ids=stored_ids)
+
+    async def get(
+        self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
+    ) -> builtins.list[Memory]:
+        return await self._store.get(partition, ids, with_vectors=with_vectors)
+
+    async def delete(self, partition: Partition, ids: Sequence[str]) -> builtins.list[str]:
+        return await self._store.delete(partition, ids)
+
+    async def text_search(
+        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
+    ) -> builtins.list[TextHit]:
+        return await self._store.text_search(partition, query, flt, limit)
+
+    async def find_by_content(
+        self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
+    ) -> builtins.list[Memory]:
+        return await self._store.find_by_content(partition, content_hashes, flt)
+
+    async def list(
+        self,
+        partition: Partition,
+        flt: MemoryFilter,
+        *,
+        order: MemoryOrder = MemoryOrder.CREATED_DESC,
+        after: PageCursor | None = None,
+        limit: int = 50,
+    ) -> builtins.list[Memory]:
+        return await self._store.list(partition, flt, order=order, after=after, limit=limit)
+
+    async def count(self, partition: Partition, flt: MemoryFilter) -> int:
+        return await self._store.count(partition, flt)
+
+    async def record_access(
+        self, partition: Partition, updates: Mapping[str, AccessUpdate]
+    ) -> None:
+        await self._store.record_access(partition, updates)
+
+    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
+        return await self._store.list_partitions(tenant_id)
 
 
 def searchable(store: Store, embedder: Embedder, space: str) -> Store:

@@ -48,6 +48,7 @@ from memoryd.service.key_tree import ts_text
 from memoryd.service.keyed_docs import EVENT_SEPARATOR, entry_from, source_summary
 from memoryd.service.keys import file_segment
 from memoryd.service.working import purge_expired_records
+from memoryd.storage.base import compact
 
 log = structlog.get_logger(__name__)
 
@@ -361,12 +362,9 @@ class Compactor:
         """Compact the stores' files and drop old versions, where the backend can."""
         done = False
         for target in (self._deps.store, self._deps.records):
-            # A backend extra (LanceDB), not part of the protocols; looked up
-            # dynamically so wrappers that pass extras through (the hot cache) work.
-            optimize = getattr(target, "optimize", None)
-            if callable(optimize):
-                await optimize()
-                done = True
+            # A backend extra (LanceDB), not part of the protocols; every layer in
+            # front of the backend defines it explicitly.
+            done = await compact(target) or done
         return done
 
 

@@ -56,6 +56,7 @@ from memoryd.service.maintenance import (
 from memoryd.service.reembed import DEFAULT_BATCH, MAX_BATCH, Reembedder
 from memoryd.service.validation import Violations
 from memoryd.service.working import is_expired
+from memoryd.storage.base import disk_bytes
 from memoryd.storage.memory import matches
 
 
@@ -104,10 +105,9 @@ class LifecycleService:
         sessions = await self._live(partition, RecordKind.SESSION, now)
         working = await self._live(partition, RecordKind.WORKING, now)
         store_bytes = 0
-        disk_bytes = getattr(deps.store, "disk_bytes", None)
         # The store's size covers every tenant: only admins see it.
-        if Role.ADMIN in scope.principal.roles and callable(disk_bytes):
-            store_bytes = int(await asyncio.to_thread(disk_bytes))
+        if Role.ADMIN in scope.principal.roles:
+            store_bytes = await asyncio.to_thread(disk_bytes, deps.store)
         visible_levels = [lv for lv in SecurityLevel if lv <= scope.clearance]
         return Stats(
             memories=total,

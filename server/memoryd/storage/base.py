@@ -40,10 +40,64 @@ class Capabilities:
     #: store's conditional writes (RecordStore.put_record_if), nothing is cached, and
     #: an acknowledged write is one the store has applied (no local log).
     shared: bool = False
+    #: What it holds outlives the process (a new instance on the same place sees it).
+    persistent: bool = True
+    #: Searches are worth answering from memory in front of it (an embedded store
+    #: that scans files): the default of ``storage.hot_cache.enabled``.
+    wants_hot_cache: bool = False
+    #: ``put_record_if`` is decided by the store itself, atomically among every
+    #: process that writes it; without it, only a lock in one process makes it exact.
+    conditional_writes: bool = False
+    #: Each commit is costly (a new table version): the write-ahead log acknowledges
+    #: writes once logged and applies them behind, many per commit (the default of
+    #: ``durability.apply_behind``).
+    group_commit: bool = False
+
+    @property
+    def single_writer(self) -> bool:
+        """Only this process writes it: what this process saw and wrote is the whole
+        truth, so a local log, locks and caches are exact."""
+        return not self.shared
 
 
-#: One process owns the data (LanceDB, local mode, Qdrant Edge, in-process).
-SINGLE_PROCESS = Capabilities()
+#: The embedded LanceDB database in the data directory.
+LANCEDB = Capabilities(wants_hot_cache=True, group_commit=True)
+#: In-process only (tests, the ``memory`` backend): gone with the process.
+IN_PROCESS = Capabilities(persistent=False)
+
+
+def qdrant_capabilities(*, shared: bool) -> Capabilities:
+    """Qdrant in every mode (server, local, Edge): conditional upserts of its own;
+    ``shared`` when other replicas write the same server."""
+    return Capabilities(shared=shared, conditional_writes=True)
+
+
+@runtime_checkable
+class Compactable(Protocol):
+    """A store with files to compact (LanceDB); every layer in front of one says so
+    explicitly by defining ``optimize`` too."""
+
+    async def optimize(self) -> bool:
+        """Compact files, bring indexes up to date, drop old versions; False when
+        there is nothing of the kind to do (no backend files behind this layer)."""
+
+
+@runtime_checkable
+class DiskSized(Protocol):
+    """A store that knows the bytes its files take."""
+
+    def disk_bytes(self) -> int:
+        """Bytes on disk; 0 when the store keeps no files of its own."""
+
+
+async def compact(store: object) -> bool:
+    """``store.optimize()`` where it has one; False otherwise (nothing to compact)."""
+    return await store.optimize() if isinstance(store, Compactable) else False
+
+
+def disk_bytes(store: object) -> int:
+    """``store.disk_bytes()`` where it has one; 0 otherwise (no files of its own)."""
+    return store.disk_bytes() if isinstance(store, DiskSized) else 0
 
 
 @runtime_checkable

@@ -28,14 +28,11 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
-import functools
-import inspect
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import structlog
@@ -52,7 +49,7 @@ from memoryd.domain.models import (
     VectorHit,
     unit_rows,
 )
-from memoryd.storage.base import Store
+from memoryd.storage.base import Store, compact, disk_bytes
 from memoryd.storage.hot_ann import AnnParams, build_ann
 from memoryd.storage.hot_partition import HotPartition
 from memoryd.storage.hot_rows import stored_form
@@ -71,8 +68,6 @@ _Page = list[Memory]
 TEXT_BUILD_WAIT = 2000
 #: Batched searches of at least this many vectors run under ``bulk_compute``.
 BULK_QUERIES = 32
-#: Backend extras known not to change records (passed through without invalidation).
-READ_ONLY_EXTRAS = frozenset({"optimize", "disk_bytes"})
 
 
 @dataclass(slots=True)
@@ -108,7 +103,7 @@ class HotCacheStore:
         self.inner = inner
         self.name = inner.name
         #: A cache of what this process wrote is only complete for one process.
-        if inner.capabilities.shared:
+        if not inner.capabilities.single_writer:
             raise ValueError("a hot cache cannot front a store other processes write")
         self.capabilities = inner.capabilities
         self.dimension = dimension
@@ -148,34 +143,13 @@ class HotCacheStore:
                 await task
         await self.inner.close()
 
-    def __getattr__(self, name: str) -> Any:
-        """Anything this class does not define passes through to the wrapped store.
+    # -- backend extras (they change no memory: the cache stays valid) -------------
 
-        Every Store protocol method is defined here explicitly (tests/unit/hot_cache
-        fails when the protocol gains one that is not). Until then, and for backend
-        extras, an unknown coroutine method may write, so after it returns the cache
-        of the partition it names (or the whole cache) is dropped: slower, never stale.
-        """
-        if name in ("inner", "_entries") or name.startswith("__"):
-            raise AttributeError(name)  # during construction or copying: no recursion
-        target = getattr(self.inner, name)
-        if name in READ_ONLY_EXTRAS or not inspect.iscoroutinefunction(target):
-            return target
+    async def optimize(self) -> bool:
+        return await compact(self.inner)
 
-        @functools.wraps(target)
-        async def delegated(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await target(*args, **kwargs)
-            finally:
-                named = [a for a in args if isinstance(a, Partition)]
-                if named:
-                    for partition in named:
-                        self._drop(partition)
-                else:
-                    for partition in list(self._entries):
-                        self._drop(partition)
-
-        return delegated
+    def disk_bytes(self) -> int:
+        return disk_bytes(self.inner)
 
     # -- introspection ---------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from memoryd.domain.models import (
     VectorHit,
     finite_nonzero,
 )
-from memoryd.storage.base import SINGLE_PROCESS, at_least
+from memoryd.storage.base import IN_PROCESS, at_least
 from memoryd.text import content_hash, tokenize
 from memoryd.text.informative import is_common
 
@@ -182,7 +182,7 @@ class InMemoryStore:
     """A Store kept in process memory; state is lost on close."""
 
     name = "memory"
-    capabilities = SINGLE_PROCESS
+    capabilities = IN_PROCESS
 
     def __init__(self, dimension: int) -> None:
         if dimension <= 0:

@@ -18,7 +18,7 @@ from typing import Any
 from memoryd.domain.errors import StoreError
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
-from memoryd.storage.base import SINGLE_PROCESS
+from memoryd.storage.base import IN_PROCESS
 from memoryd.storage.records import put_if_unchanged
 
 
@@ -104,7 +104,7 @@ class InMemoryRecordStore:
     """A RecordStore kept in process memory; state is lost on close."""
 
     name = "memory"
-    capabilities = SINGLE_PROCESS
+    capabilities = IN_PROCESS
 
     def __init__(self) -> None:
         self._data: dict[Partition, dict[RecordKind, dict[str, _Stored]]] | None = None

@@ -11,8 +11,8 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from memoryd.domain.models import AccessUpdate, MemoryFilter, Partition
-from memoryd.storage.base import Store
+from memoryd.domain.models import AccessUpdate, MemoryFilter
+from memoryd.storage.base import Store, compact, disk_bytes
 from memoryd.storage.hot_cache import HotCacheStore
 
 from .helpers import BASE, DIM, GatedStore, P, memory, unit_vector
@@ -138,20 +138,33 @@ async def test_returned_memories_are_copies(cached: HotCacheStore) -> None:
     assert again.memory.content != "mutated" and again.memory.access_count == 0
 
 
-async def test_unknown_coroutine_methods_pass_through_and_invalidate(
+async def test_backend_extras_are_explicit_and_keep_the_cache(
     cached: HotCacheStore, inner: GatedStore
 ) -> None:
-    calls: list[Partition] = []
+    """Only the extras the services use reach the backend (optimize, disk_bytes),
+    without dropping a loaded partition (they change no memory); anything else is
+    an AttributeError, not a silent pass-through."""
+    optimized: list[bool] = []
 
-    async def purge(partition: Partition) -> int:
-        calls.append(partition)
-        return 7
+    async def optimize() -> bool:
+        optimized.append(True)
+        return True
 
-    inner.purge = purge  # type: ignore[attr-defined]
+    inner.optimize = optimize  # type: ignore[attr-defined]
+    inner.disk_bytes = lambda: 1234  # type: ignore[attr-defined]
+    inner.purge = optimize  # type: ignore[attr-defined]
     await cached.upsert(P, [memory()])
     await cached.search(P, unit_vector(np.random.default_rng(6)), ALL, 1)
-    assert await cached.purge(P) == 7
-    assert calls == [P]
-    assert cached.partition_state(P) == "absent"
+    assert await compact(cached) is True and optimized == [True]
+    assert disk_bytes(cached) == 1234
+    assert cached.partition_state(P) != "absent"
+    with pytest.raises(AttributeError):
+        _ = cached.purge  # type: ignore[attr-defined]
     assert cached.dimension == DIM  # attributes of the wrapper itself
     assert cached.name == inner.name
+
+
+async def test_extras_of_a_backend_without_files() -> None:
+    cached = HotCacheStore(GatedStore(), dimension=DIM, budget_bytes=2**20)
+    assert await compact(cached) is False
+    assert disk_bytes(cached) == 0

@@ -21,7 +21,7 @@ from memoryd.observability.instrumented import (
     InstrumentedStore,
 )
 from memoryd.observability.metrics import Metrics
-from memoryd.storage.base import Store
+from memoryd.storage.base import Store, compact, disk_bytes
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from memoryd.storage.records import RecordStore
@@ -93,14 +93,19 @@ async def test_store_errors_are_counted_and_re_raised() -> None:
     )
 
 
-async def test_backend_extras_pass_through() -> None:
+async def test_backend_extras_are_explicit() -> None:
+    """optimize and disk_bytes reach the backend (untimed); nothing else passes."""
     inner = InMemoryStore(DIM)
     inner.extra_marker = "kept"  # type: ignore[attr-defined]
-    store = InstrumentedStore(inner, Metrics(process_metrics=False))
-    assert store.extra_marker == "kept"
+    inner.disk_bytes = lambda: 99  # type: ignore[attr-defined]
+    m = Metrics(process_metrics=False)
+    store = InstrumentedStore(inner, m)
     assert store.inner is inner
+    assert disk_bytes(store) == 99
+    assert await compact(store) is False  # the in-memory store has nothing to compact
+    assert await compact(InstrumentedRecordStore(InMemoryRecordStore(), m)) is False
     with pytest.raises(AttributeError):
-        _ = store.no_such_extra
+        _ = store.extra_marker  # type: ignore[attr-defined]
 
 
 async def test_record_store_operations_are_timed() -> None:

@@ -34,7 +34,7 @@ CLOSE_WAIT_S = 0.3
 class IndexRefresher:
     def __init__(
         self,
-        optimize: Callable[[], Awaitable[None]],
+        optimize: Callable[[], Awaitable[object]],
         *,
         rows: int,
         idle_s: float,

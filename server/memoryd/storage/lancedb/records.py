@@ -36,7 +36,7 @@ from lancedb.query import ColumnOrdering
 from memoryd.domain.errors import MemorydError, StoreError
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
-from memoryd.storage.base import SINGLE_PROCESS
+from memoryd.storage.base import LANCEDB
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import sql_str, sql_str_list, to_micros, where
 from memoryd.storage.lancedb.store import distinct_partitions
@@ -155,7 +155,7 @@ class LanceDBRecordStore:
     """Records in the LanceDB table ``records`` under ``path`` (the memories' directory)."""
 
     name = "lancedb"
-    capabilities = SINGLE_PROCESS
+    capabilities = LANCEDB
 
     def __init__(
         self,
@@ -365,13 +365,14 @@ class LanceDBRecordStore:
 
     # -- maintenance -------------------------------------------------------------
 
-    async def optimize(self) -> None:
+    async def optimize(self) -> bool:
         """Compact small fragments (one per write), bring the indexes up to date and
         remove versions older than ``cleanup_older_than``."""
         table = self._tbl()
         async with self._write_lock, _backend("optimize"):
             await self._ensure_indexes(table)
             await table.optimize(cleanup_older_than=self.cleanup_older_than)
+        return True
 
 
 def _keys_clause(keys: Sequence[str]) -> str:

@@ -35,7 +35,7 @@ from memoryd.domain.models import (
     Vector,
     VectorHit,
 )
-from memoryd.storage.base import SINGLE_PROCESS, at_least
+from memoryd.storage.base import LANCEDB, at_least
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import (
     cursor_clause,
@@ -129,7 +129,7 @@ class LanceDBStore:
     """Memories in one LanceDB table ``memories`` under ``path``."""
 
     name = "lancedb"
-    capabilities = SINGLE_PROCESS
+    capabilities = LANCEDB
 
     def __init__(
         self,
@@ -526,7 +526,7 @@ class LanceDBStore:
 
     # -- maintenance (used by Lifecycle) -----------------------------------------
 
-    async def optimize(self) -> None:
+    async def optimize(self) -> bool:
         """Compact small fragments, bring the scalar indexes up to date and remove
         versions older than ``cleanup_older_than``."""
         table = self._tbl()
@@ -537,6 +537,7 @@ class LanceDBStore:
         # A run costs more the bigger the table (and writes wait for it): refresh after
         # a tenth of the table is new, so its cost per written row stays flat.
         self._indexing.rows = max(self._refresh_rows, rows // REFRESH_FRACTION)
+        return True
 
     def disk_bytes(self) -> int:
         """Bytes used by the database directory."""

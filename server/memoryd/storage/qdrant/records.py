@@ -22,7 +22,7 @@ from qdrant_client import models
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
-from memoryd.storage.base import Capabilities
+from memoryd.storage.base import qdrant_capabilities
 from memoryd.storage.memory_records import check_key, unique_records
 from memoryd.storage.qdrant.engine import (
     ClientEngine,
@@ -66,7 +66,7 @@ class QdrantRecordStore:
     ) -> None:
         self.name = name
         self.where = where
-        self.capabilities = Capabilities(shared=shared)
+        self.capabilities = qdrant_capabilities(shared=shared)
         self.specs: dict[RecordKind, CollectionSpec] = {
             kind: record_collection(prefix, kind) for kind in RecordKind
         }

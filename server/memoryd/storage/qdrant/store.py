@@ -33,7 +33,7 @@ from memoryd.domain.models import (
     VectorHit,
     unit_rows,
 )
-from memoryd.storage.base import Capabilities
+from memoryd.storage.base import qdrant_capabilities
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
 from memoryd.storage.qdrant import sparse
@@ -128,7 +128,7 @@ class QdrantStore:
             raise ValueError("dimension must be positive")
         self.dimension = dimension
         self.name = name
-        self.capabilities = Capabilities(shared=shared)
+        self.capabilities = qdrant_capabilities(shared=shared)
         self.where = where
         self.spec = memory_collection(prefix, dimension)
         self._connect = connect

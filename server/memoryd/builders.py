@@ -1,0 +1,323 @@
+"""The services, built from the repository and the embedder (app.py starts them in
+this order after the stores; everything started here stops through ``stack``, in
+reverse, before the stores close).
+
+    writer, access statistics -> memories -> key indexes, keyed memory, its mirror
+    -> working memory, profiles, sessions -> snapshots, default read, state
+    -> lifecycle (and its maintenance scheduler, when enabled)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from memoryd.config import Settings
+from memoryd.embedding import Embedder
+from memoryd.observability.metrics import Metrics
+from memoryd.observability.tracing import Tracing
+from memoryd.operations import Services
+from memoryd.resilience.degradation import ComponentStates
+from memoryd.security.masking import Masker
+from memoryd.service.access_stats import AccessStatsBuffer
+from memoryd.service.bulk import LifecycleDeps
+from memoryd.service.contradiction import ContradictionResolver
+from memoryd.service.default_read import DefaultReadService
+from memoryd.service.importer import ImportLimits
+from memoryd.service.key_index import KeyIndexes
+from memoryd.service.key_mirror import KeyMirror
+from memoryd.service.keyed import KeyedMemoryService, KeyObserver
+from memoryd.service.lifecycle import LifecycleService
+from memoryd.service.llm import ChatClient
+from memoryd.service.maintenance import MaintenanceScheduler
+from memoryd.service.memory import MemoryService
+from memoryd.service.pagination import PageTokenCodec
+from memoryd.service.partition_lease import PartitionLeases
+from memoryd.service.profile import ProfileService
+from memoryd.service.quotas import Quotas
+from memoryd.service.sessions import SessionService
+from memoryd.service.snapshot import SnapshotService
+from memoryd.service.state import StateService
+from memoryd.service.summarize import Summarizer
+from memoryd.service.tokens import TokenCounter, build_token_counter
+from memoryd.service.working import WorkingMemoryService
+from memoryd.service.write_batcher import WriteBatcher
+from memoryd.storage.base import Store
+from memoryd.storage.records import RecordStore
+
+log = structlog.get_logger("memoryd")
+
+
+@dataclass(frozen=True, slots=True)
+class Base:
+    """What every service builder takes: the settings, the composed repository's
+    faces, the embedder, and the stack that stops what they start."""
+
+    settings: Settings
+    data_dir: Path
+    stack: AsyncExitStack
+    store: Store
+    records: RecordStore
+    embedder: Embedder
+    states: ComponentStates
+    metrics: Metrics | None
+    tracing: Tracing
+
+
+@dataclass(frozen=True, slots=True)
+class Common:
+    """Pieces several services share."""
+
+    writer: WriteBatcher
+    access: AccessStatsBuffer
+    page_tokens: PageTokenCodec
+    quotas: Quotas
+    masker: Masker
+    #: The optional chat endpoint (summaries, extraction, contradictions).
+    llm: ChatClient | None
+    counter: TokenCounter
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    services: Services
+    #: Scheduled maintenance (None when maintenance.enabled is false).
+    scheduler: MaintenanceScheduler | None
+
+
+async def build_services(base: Base) -> Built:
+    """Every service, in dependency order."""
+    common = await _common(base)
+    memories = _memories(base, common)
+    indexes = _key_indexes(base)
+    keyed = await _keyed(base, common, indexes)
+    s = base.settings
+    working = WorkingMemoryService(
+        records=base.records,
+        page_tokens=common.page_tokens,
+        settings=s.working_memory,
+        limits=s.limits,
+    )
+    profiles = ProfileService(records=base.records, settings=s.profile)
+    sessions = _sessions(base, common, memories)
+    lifecycle = _lifecycle(base, common, keyed, working, sessions)
+    services = Services(
+        memories=memories,
+        keyed_memory=keyed,
+        working_memory=working,
+        profile_service=profiles,
+        session_service=sessions,
+        snapshot_service=_snapshots(base, common, memories, profiles, working, sessions),
+        default_read_service=_default_read(base, common, indexes),
+        state_service=StateService(records=base.records, settings=s.snapshot, sessions=s.sessions),
+        lifecycle_service=lifecycle,
+    )
+    return Built(services, _start_scheduler(base, lifecycle))
+
+
+async def _common(base: Base) -> Common:
+    """The write batcher and the access statistics (started), page tokens, quotas,
+    masking, the LLM and the token counter."""
+    s, stack = base.settings, base.stack
+    writer = WriteBatcher(base.store, max_batch=s.storage.write_batch_max, tracing=base.tracing)
+    writer.start()
+    stack.push_async_callback(writer.close)
+    access = AccessStatsBuffer(
+        base.store,
+        interval_s=s.storage.access_flush_interval_s,
+        max_pending=s.storage.access_flush_max_pending,
+    )
+    access.start()
+    stack.push_async_callback(access.close)
+    llm = ChatClient.from_settings(s.llm)
+    if llm is not None:
+        stack.push_async_callback(llm.close)
+    return Common(
+        writer=writer,
+        access=access,
+        page_tokens=_page_tokens(base),
+        quotas=Quotas(s.quotas, base.store),
+        masker=Masker(s.masking),
+        llm=llm,
+        counter=await asyncio.to_thread(build_token_counter, s.sessions.token_counter),
+    )
+
+
+def _page_tokens(base: Base) -> PageTokenCodec:
+    s = base.settings
+    if s.page_token_secret:
+        return PageTokenCodec(s.page_token_secret.get_secret_value().encode())
+    if base.store.capabilities.shared:
+        log.warning(
+            "shared store without page_token_secret: page tokens are signed with this "
+            "replica's own key and other replicas reject them; give every replica the "
+            "same MEMORYD_PAGE_TOKEN_SECRET"
+        )
+    return PageTokenCodec.from_data_dir(base.data_dir)
+
+
+def _memories(base: Base, common: Common) -> MemoryService:
+    s = base.settings
+    return MemoryService(
+        store=base.store,
+        embedder=base.embedder,
+        writer=common.writer,
+        access=common.access,
+        page_tokens=common.page_tokens,
+        limits=s.limits,
+        recall=s.recall,
+        quotas=common.quotas,
+        dedup=s.dedup,
+        contradictions=ContradictionResolver(
+            base.store, base.embedder, s.contradictions, common.llm
+        ),
+        masker=common.masker,
+        leases=PartitionLeases(base.records),
+    )
+
+
+def _key_indexes(base: Base) -> KeyIndexes:
+    s = base.settings
+    indexes = KeyIndexes(
+        base.records,
+        s.limits,
+        max_entries=s.keys.read_index_max_entries,
+        summary_chars=s.snapshot.default_read_summary_chars,
+        # Replicas may share a Qdrant store; a LanceDB data dir has one writer.
+        validate=base.records.capabilities.shared,
+    )
+    indexes.start()
+    base.stack.push_async_callback(indexes.close)
+    return indexes
+
+
+async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemoryService:
+    s = base.settings
+    return KeyedMemoryService(
+        records=base.records,
+        store=base.store,
+        embedder=base.embedder,
+        writer=common.writer,
+        page_tokens=common.page_tokens,
+        limits=s.limits,
+        keys=s.keys,
+        quotas=common.quotas,
+        observers=[indexes, *await _key_mirror(base)],
+    )
+
+
+async def _key_mirror(base: Base) -> list[KeyObserver]:
+    """The live file mirror of keyed memory (keys.mirror_dir), checked against the
+    store and repaired in the background from start; stopped before the stores."""
+    s = base.settings
+    if s.keys.mirror_dir is None:
+        return []
+    mirror = KeyMirror(
+        s.keys.mirror_dir.absolute(), base.records, s.limits, clearance=s.keys.mirror_clearance
+    )
+    await mirror.start()
+    base.stack.push_async_callback(mirror.close)
+    return [mirror]
+
+
+def _sessions(base: Base, common: Common, memories: MemoryService) -> SessionService:
+    s = base.settings
+    return SessionService(
+        records=base.records,
+        memories=memories,
+        summarizer=Summarizer(
+            counter=common.counter, max_tokens=s.sessions.summary_max_tokens, llm=common.llm
+        ),
+        counter=common.counter,
+        settings=s.sessions,
+        limits=s.limits,
+        quotas=common.quotas,
+        page_tokens=common.page_tokens,
+    )
+
+
+def _snapshots(
+    base: Base,
+    common: Common,
+    memories: MemoryService,
+    profiles: ProfileService,
+    working: WorkingMemoryService,
+    sessions: SessionService,
+) -> SnapshotService:
+    s = base.settings
+    return SnapshotService(
+        memories=memories,
+        store=base.store,
+        dimension=base.embedder.dimension,
+        counter=common.counter,
+        settings=s.snapshot,
+        limits=s.limits,
+        profiles=profiles,
+        working=working,
+        sessions=sessions,
+        states=base.states,
+        masker=common.masker,
+    )
+
+
+def _default_read(base: Base, common: Common, indexes: KeyIndexes) -> DefaultReadService:
+    s = base.settings
+    return DefaultReadService(
+        indexes=indexes,
+        records=base.records,
+        counter=common.counter,
+        settings=s.snapshot,
+        limits=s.limits,
+        keys=s.keys,
+        masker=common.masker,
+    )
+
+
+def _lifecycle(
+    base: Base,
+    common: Common,
+    keyed: KeyedMemoryService,
+    working: WorkingMemoryService,
+    sessions: SessionService,
+) -> LifecycleService:
+    s = base.settings
+    return LifecycleService(
+        LifecycleDeps(
+            store=base.store,
+            records=base.records,
+            writer=common.writer,
+            embedder=base.embedder,
+            settings=s.maintenance,
+            limits=s.limits,
+            dedup=s.dedup,
+            history_dir=base.data_dir / "history",
+            keyed=keyed,
+            working=working,
+            sessions=sessions,
+            llm=common.llm,
+            masker=common.masker,
+        ),
+        ImportLimits(
+            keys=s.keys,
+            working=s.working_memory,
+            profile=s.profile,
+            sessions=s.sessions,
+            snapshot=s.snapshot,
+        ),
+    )
+
+
+def _start_scheduler(base: Base, lifecycle: LifecycleService) -> MaintenanceScheduler | None:
+    """Scheduled maintenance; stops before the writer and the stores close (and after
+    the server drained)."""
+    if not base.settings.maintenance.enabled:
+        return None
+    metrics = base.metrics
+    scheduler = lifecycle.scheduler(on_run=None if metrics is None else metrics.maintenance_run)
+    scheduler.start()
+    base.stack.push_async_callback(scheduler.close)
+    return scheduler
