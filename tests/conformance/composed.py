@@ -100,9 +100,10 @@ _OVERLAY_RANKING = (
 _CLOSE = "the log's faces open and close nothing (the composition's stack does)"
 
 #: Parts of the contract the composed chains do not hold yet, found by running this
-#: suite on them: test -> (variants, or None for all three; why). Marked xfail (not
-#: strict: some parametrisations pass) so that the rest of each test's matrix still
-#: runs and a fix shows as XPASS; each is a follow-up of issue 25.
+#: suite on them: test -> (variants, or None for all three; why). Skipped on those
+#: variants with the reason (a non-strict xfail could never fail the run; a strict
+#: one would fail on the parametrisations that pass, some of them by timing); each
+#: is a follow-up of issue 25, and the bare backends run every one of these tests.
 KNOWN_GAPS: dict[str, tuple[frozenset[str] | None, str]] = {
     "test_upsert_rejects_invalid_records": (None, _UNCHECKED),
     "test_upsert_rejects_records_of_another_partition": (None, _UNCHECKED),

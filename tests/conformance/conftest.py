@@ -143,13 +143,14 @@ def scratch(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scratch]
 
 @pytest.fixture(autouse=True)
 def _composed_gaps(request: pytest.FixtureRequest) -> None:
-    """The composed variants' known gaps (composed.KNOWN_GAPS) are expected failures."""
+    """The composed variants' known gaps (composed.KNOWN_GAPS) are skipped, each with
+    its reason: not an expected failure that could never fail the run."""
     callspec = getattr(request.node, "callspec", None)
     for param in [] if callspec is None else callspec.params.values():
         if isinstance(param, Backend | RecordBackend) and param.name.endswith("+repository"):
             reason = known_gap(request.node.originalname, param.name)
             if reason is not None:
-                request.node.add_marker(pytest.mark.xfail(reason=reason, strict=False))
+                pytest.skip(f"known gap of the composed chain (issue 25 follow-up): {reason}")
 
 
 @pytest.fixture(params=BACKENDS, ids=lambda b: b.name)
