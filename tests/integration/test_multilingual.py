@@ -29,7 +29,14 @@ MEMORIES = [
 @pytest.fixture
 def stub(daemon_factory: type[Daemon]) -> Iterator[MemoryServiceStub]:
     daemon = daemon_factory(
-        env={"MEMORYD_EMBEDDER": "multilingual", "MEMORYD_EMBEDDING__MULTILINGUAL_THREADS": "1"}
+        env={
+            "MEMORYD_EMBEDDER": "multilingual",
+            "MEMORYD_EMBEDDING__MULTILINGUAL_THREADS": "1",
+            # The model on one thread of a loaded 2-core box can pass the default 5 s
+            # (the fallback answered a Remember under a parallel suite); this test is
+            # about what the model finds, not about the fallback.
+            "MEMORYD_RESILIENCE__EMBEDDER_TIMEOUT_S": "120",
+        }
     )
     daemon.start()
     with daemon.channel() as channel:

@@ -51,7 +51,9 @@ async def test_search_after_load_sees_writes_applied_to_the_cache(
     cached: HotCacheStore, inner: GatedStore
 ) -> None:
     q = unit_vector(np.random.default_rng(0))
-    await cached.upsert(P, [memory(id="a")])
+    # Its own vector: memory()'s default comes from a process-wide counter, which is 0
+    # (the vector q itself) when this test runs first in its worker.
+    await cached.upsert(P, [memory(id="a", vector=unit_vector(np.random.default_rng(1)))])
     assert [h.memory.id for h in await cached.search(P, q, ALL, 10)] == ["a"]
     reads = inner.vector_reads
     await cached.upsert(P, [memory(id="b", vector=q)])
