@@ -18,8 +18,6 @@ cannot keep, says what is not serving, and catches up in the background.
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +30,7 @@ from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 from tests import qdrant_server
 from tests.conftest import Daemon
+from tests.small_disk import fill, mounted_tmpfs
 
 AGENT = "degraded"
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -44,30 +43,8 @@ WAL = "memoryd.component.wal"
 def tmpfs_data_dir(tmp_path: Path) -> Iterator[Path]:
     """A 48 MiB tmpfs mounted as the data dir itself (the ready file and the daemon's
     log are written beside it, outside)."""
-    mount = tmp_path / "data"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "data", "48m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def _fill(path: Path) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (65536, 512, 1):
-            with contextlib.suppress(OSError):
-                while True:
-                    os.write(fd, b"\0" * size)
-    finally:
-        os.close(fd)
 
 
 def _status(channel: grpc.Channel, service: str = "") -> int:
@@ -110,7 +87,7 @@ def test_a_full_disk_start_serves_reads_refuses_writes_and_catches_up(
             acked[r.memory.id] = r.memory.content
     daemon.kill()
     filler = tmpfs_data_dir / "filler"
-    _fill(filler)
+    fill(filler)
 
     daemon.start()  # replays into a full disk
     with daemon.channel() as channel:

@@ -6,9 +6,7 @@ The write-ahead log lives on a small tmpfs (mounted here; needs root, else skipp
 
 from __future__ import annotations
 
-import contextlib
 import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,37 +18,15 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 from tests.conftest import Daemon
+from tests.small_disk import fill, mounted_tmpfs
 
 AGENT = "diskfull"
 
 
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "walfs"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "walfs", "2m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def _fill(path: Path) -> None:
-    """Write until the file system is full."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (65536, 512, 1):
-            with contextlib.suppress(OSError):
-                while True:
-                    os.write(fd, b"\0" * size)
-    finally:
-        os.close(fd)
 
 
 def _status(channel: grpc.Channel, service: str = "") -> int:
@@ -88,7 +64,7 @@ def test_full_log_disk_refuses_writes_and_recovers(
         assert _status(channel) == serving
 
         filler = small_fs / "filler"
-        _fill(filler)
+        fill(filler)
         with pytest.raises(grpc.RpcError) as err:
             stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="while full " + "x" * 4000))
         assert err.value.code() == grpc.StatusCode.UNAVAILABLE

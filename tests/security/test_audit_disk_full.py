@@ -8,10 +8,7 @@ The audit directory lives on a small tmpfs (mounted here; needs root, else skipp
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,37 +23,15 @@ from memoryd_proto.v1.lifecycle_service_pb2_grpc import LifecycleServiceStub
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
 from tests.conftest import Daemon
 from tests.security.support import write_config
+from tests.small_disk import fill, mounted_tmpfs
 
 AGENT = "audited"
 
 
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "auditfs"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "auditfs", "1m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(path: Path) -> None:
-    """Write until the file system is full."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (65536, 512, 1):
-            with contextlib.suppress(OSError):
-                while True:
-                    os.write(fd, b"\0" * size)
-    finally:
-        os.close(fd)
 
 
 def remember(memory: MemoryServiceStub, request_id: str) -> grpc.StatusCode:
