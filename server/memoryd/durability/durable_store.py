@@ -52,7 +52,7 @@ from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
 from memoryd.durability.entries import Entry, is_poison, needed, partitions_of, touches
-from memoryd.durability.ops import Op, decode, encode, plan, size
+from memoryd.durability.ops import Op, apply, decode, encode, plan, size
 from memoryd.durability.sync import sync_tree
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
 from memoryd.observability.tracing import NO_TRACING, WAL_APPEND, WAL_APPLY, Tracing
@@ -453,15 +453,7 @@ class Durability:
         )
 
     async def _apply_op(self, op: Op) -> None:
-        if op.kind == "upsert":
-            await self.store.upsert(op.partition, op.memories)
-        elif op.kind == "delete":
-            await self.store.delete(op.partition, op.ids)
-        elif op.kind == "put_records":
-            await self.records.put_records(op.partition, op.records)
-        else:
-            assert op.record_kind is not None
-            await self.records.delete_records(op.partition, op.record_kind, op.keys)
+        await apply(op, self.store, self.records)
 
     def _schedule_retry(self) -> None:
         if self._closed or (self._retry is not None and not self._retry.done()):

@@ -25,6 +25,8 @@ from memoryd.domain.models import (
     SecurityLevel,
 )
 from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.base import Store
+from memoryd.storage.records import RecordStore
 
 OpKind = Literal["upsert", "delete", "put_records", "delete_records"]
 
@@ -225,3 +227,16 @@ def plan(ops: Sequence[Op]) -> list[tuple[list[int], Op]]:
             mine[-1][0].append(index)
             mine[-1] = (mine[-1][0], merged)
     return [call for partition_calls in calls.values() for call in partition_calls]
+
+
+async def apply(op: Op, store: Store, records: RecordStore) -> None:
+    """Apply ``op`` to the store (memories) or the record store it is for."""
+    if op.kind == "upsert":
+        await store.upsert(op.partition, op.memories)
+    elif op.kind == "delete":
+        await store.delete(op.partition, op.ids)
+    elif op.kind == "put_records":
+        await records.put_records(op.partition, op.records)
+    else:
+        assert op.record_kind is not None
+        await records.delete_records(op.partition, op.record_kind, op.keys)

@@ -23,7 +23,7 @@ from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import MemorydError, StoreError, Unavailable
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record
-from memoryd.durability.ops import Op
+from memoryd.durability.ops import Op, apply
 from memoryd.resilience.degradation import ComponentStates, report
 from memoryd.storage.base import Store
 from memoryd.storage.failures import cause_of, public_reason
@@ -82,24 +82,13 @@ class WriteThrough:
 
     async def commit(self, ops: list[Op]) -> None:
         for op in ops:
-            await self._guarded(self._apply(op))
+            await self._guarded(apply(op, self.store, self.records))
 
     async def put_record_if(
         self, partition: Partition, record: Record, expected: Record | None
     ) -> bool:
         """The store's own conditional write: it decides among every replica."""
         return await self._guarded(self.records.put_record_if(partition, record, expected))
-
-    async def _apply(self, op: Op) -> None:
-        if op.kind == "upsert":
-            await self.store.upsert(op.partition, op.memories)
-        elif op.kind == "delete":
-            await self.store.delete(op.partition, op.ids)
-        elif op.kind == "put_records":
-            await self.records.put_records(op.partition, op.records)
-        else:
-            assert op.record_kind is not None
-            await self.records.delete_records(op.partition, op.record_kind, op.keys)
 
     async def _guarded(self, call: Coroutine[Any, Any, _T]) -> _T:
         if self._closed:
