@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memoryd.config import QdrantSettings
 from memoryd.storage.base import Store
 from memoryd.storage.records import RecordStore
+from memoryd.storage.settings import QdrantSettings
 
 if TYPE_CHECKING:
     from memoryd.storage.qdrant import QdrantOptions

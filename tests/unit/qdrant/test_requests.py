@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from qdrant_client import models
 
-from memoryd.config import QdrantSettings, Settings
+from memoryd.config import Settings
 from memoryd.domain.errors import StoreError
 from memoryd.domain.models import AccessUpdate, MemoryFilter, Partition
 from memoryd.domain.records import RecordKind
@@ -24,6 +24,7 @@ from memoryd.storage.qdrant import QdrantOptions, QdrantRecordStore, QdrantStore
 from memoryd.storage.qdrant.edge import EdgeEngine
 from memoryd.storage.qdrant.engine import ClientEngine, Engine, QueryInput
 from memoryd.storage.qdrant.schema import CollectionSpec
+from memoryd.storage.settings import QdrantSettings
 from tests.conformance.records_support import rec
 from tests.conformance.support import BASE, DIM, make_memory, unit_vector
 

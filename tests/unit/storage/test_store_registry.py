@@ -33,7 +33,7 @@ def test_unknown_backend_lists_the_known_ones(tmp_path: Path) -> None:
 def test_every_configurable_backend_is_registered() -> None:
     from typing import get_args
 
-    from memoryd.config import StoreBackend
+    from memoryd.storage.settings import StoreBackend
 
     assert set(get_args(StoreBackend)) <= set(BACKENDS)
 
