@@ -293,6 +293,22 @@ def test_bad_metadata_nan_is_rejected(memory_stub: MemoryServiceStub) -> None:
     assert count(memory_stub, agent) == 0
 
 
+def test_metadata_integer_past_64_bits_is_rejected(memory_stub: MemoryServiceStub) -> None:
+    """Neither the write-ahead log nor Qdrant's payloads hold it: refused at the door,
+    never a failure behind the answer."""
+    agent = fresh_agent()
+    with pytest.raises(grpc.RpcError) as err:
+        memory_stub.Remember(
+            mpb.RememberRequest(
+                agent_id=agent, content="ok", metadata_json='{"n": {"id": 1180591620717411303424}}'
+            )
+        )
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    said = violations(err.value)
+    assert any(f.startswith("metadata") and "past 64 bits" in d for f, d in said.items()), said
+    assert count(memory_stub, agent) == 0
+
+
 def test_bad_batch_stores_nothing_and_names_the_item(memory_stub: MemoryServiceStub) -> None:
     agent = fresh_agent()
     items = [

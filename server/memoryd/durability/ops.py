@@ -26,6 +26,7 @@ from memoryd.domain.models import (
 )
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import Store
+from memoryd.storage.memory_records import decode_doc, encode_doc
 from memoryd.storage.records import RecordStore
 
 OpKind = Literal["upsert", "delete", "put_records", "delete_records"]
@@ -128,14 +129,19 @@ def _memory_from(d: dict[str, Any]) -> Memory:
 
 
 def _record_doc(r: Record) -> list[Any]:
-    return [r.kind.value, r.key, r.doc, r.version, _micros(r.updated_at), _micros(r.expires_at)]
+    # The document as its JSON text, as the stores keep it: msgpack has no integers
+    # past 64 bits, JSON (and every store) has.
+    doc = encode_doc(r.doc)
+    return [r.kind.value, r.key, doc, r.version, _micros(r.updated_at), _micros(r.expires_at)]
 
 
 def _record_from(v: list[Any]) -> Record:
+    doc = v[2]
     return Record(
         kind=RecordKind(v[0]),
         key=v[1],
-        doc=v[2],
+        # A map in entries of older daemons (which could not hold what msgpack can't).
+        doc=decode_doc(doc) if isinstance(doc, str) else doc,
         version=v[3],
         updated_at=_req_instant(v[4]),
         expires_at=_instant(v[5]),
@@ -157,7 +163,10 @@ def encode(ops: Sequence[Op]) -> bytes:
             item["rk"] = op.record_kind.value
             item["k"] = list(op.keys)
         out.append(item)
-    packed: bytes = msgpack.packb(out, use_bin_type=True)
+    try:
+        packed: bytes = msgpack.packb(out, use_bin_type=True)
+    except OverflowError as exc:  # an integer in a memory's metadata past 64 bits
+        raise ValueError(f"a number cannot be logged: {exc}") from None
     return packed
 
 

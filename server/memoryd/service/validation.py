@@ -100,6 +100,25 @@ def check_metadata(
             field,
             f"is {len(encoded.encode())} bytes as JSON; the limit is {limits.max_metadata_bytes}",
         )
+    wide = _integer_past_64_bits(metadata)
+    if wide is not None:
+        v.add(field, f"holds the integer {wide}, past 64 bits: send it as a string")
+
+
+#: The integers every store and the write-ahead log hold (signed and unsigned 64-bit).
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+
+
+def _integer_past_64_bits(value: Any) -> int | None:
+    """The first integer in ``value`` (JSON data) outside 64 bits; None when none is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if not _INT_MIN <= value <= _INT_MAX else None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for item in items:
+        found = _integer_past_64_bits(item)
+        if found is not None:
+            return found
+    return None
 
 
 def check_source(v: Violations, source: Provenance | None, field: str = "source") -> None:
