@@ -302,6 +302,7 @@ class App:
         return await compose_repository(
             store,
             records,
+            dimension=dimension,
             stack=self._stack,
             states=states,
             wal=log_options(s, data_dir, store),
@@ -330,7 +331,6 @@ class App:
             configured=hot.memory_budget_mb is not None,
         )
         return HotCacheOptions(
-            dimension=dimension,
             budget_bytes=budget_mb * 2**20,
             ann=AnnParams(threshold=hot.hnsw_threshold),
             bulk_compute=bulk_compute,

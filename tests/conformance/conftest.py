@@ -29,7 +29,7 @@ from memoryd.storage.records import RecordStore
 from tests.conftest import drop_collections
 from tests.qdrant_server import QdrantServer
 
-from .composed import compose, known_gap
+from .composed import compose
 from .support import DIM
 
 
@@ -99,9 +99,9 @@ def _shared(options: QdrantOptions) -> QdrantOptions:
     return dataclasses.replace(options, shared=True)
 
 
-#: (name, store factory, record factory, on the server): each composed into the
-#: daemon's repository (composed.py); the store and the record suites both run on
-#: it. A representative subset, one per kind of chain (see composed.py).
+#: (name, store factory, record factory, on the server): every backend composed into
+#: the daemon's repository (composed.py) with the record store it is deployed with;
+#: the store and the record suites both run on each.
 COMPOSED: list[
     tuple[str, Callable[[Scratch, int], Store], Callable[[Scratch], RecordStore], bool]
 ] = [
@@ -111,6 +111,24 @@ COMPOSED: list[
         lambda s, dim: LanceDBStore(s.path / "lancedb", dim),
         lambda s: LanceDBRecordStore(s.path / "lancedb"),
         False,
+    ),
+    (
+        "qdrant-local",
+        lambda s, dim: QdrantStore.from_options(QdrantOptions(path=s.path / "qdrant"), dim),
+        lambda s: QdrantRecordStore.from_options(QdrantOptions(path=s.path / "qdrant-records")),
+        False,
+    ),
+    (
+        "qdrant-edge",
+        lambda s, dim: edge_store(s.path / "qdrant-edge", dim),
+        lambda s: edge_record_store(s.path / "qdrant-edge"),
+        False,
+    ),
+    (
+        "qdrant-server",
+        lambda s, dim: QdrantStore.from_options(s.qdrant(), dim),
+        lambda s: QdrantRecordStore.from_options(s.qdrant()),
+        True,
     ),
     (
         "qdrant-server-shared",
@@ -141,18 +159,6 @@ def scratch(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scratch]
         drop_collections(server, made.prefix)
 
 
-@pytest.fixture(autouse=True)
-def _composed_gaps(request: pytest.FixtureRequest) -> None:
-    """The composed variants' known gaps (composed.KNOWN_GAPS) are skipped, each with
-    its reason: not an expected failure that could never fail the run."""
-    callspec = getattr(request.node, "callspec", None)
-    for param in [] if callspec is None else callspec.params.values():
-        if isinstance(param, Backend | RecordBackend) and param.name.endswith("+repository"):
-            reason = known_gap(request.node.originalname, param.name)
-            if reason is not None:
-                pytest.skip(f"known gap of the composed chain (issue 25 follow-up): {reason}")
-
-
 @pytest.fixture(params=BACKENDS, ids=lambda b: b.name)
 def backend(request: pytest.FixtureRequest) -> Backend:
     result: Backend = request.param
@@ -164,6 +170,8 @@ class Opened:
 
     def __init__(self) -> None:
         self._closers: list[Callable[[], Awaitable[None]]] = []
+        #: The backend under the last record store opened (itself when bare).
+        self.backend_records: RecordStore | None = None
 
     async def store(self, backend: Backend, scratch: Scratch, dimension: int) -> Store:
         s = backend.make(scratch, dimension)
@@ -177,6 +185,7 @@ class Opened:
 
     async def records(self, backend: RecordBackend, scratch: Scratch) -> RecordStore:
         r = backend.make(scratch)
+        self.backend_records = r
         if backend.store is None:
             await r.open()
             self._closers.append(r.close)

@@ -107,7 +107,7 @@ async def _held(
     await inner.open()
     held = HeldStore(inner)
     core = await _core(tmp, held, behind=behind, delay_s=delay_s)
-    return held, core, DurableStore(core)
+    return held, core, DurableStore(core, dimension=DIM)
 
 
 async def test_a_write_is_answered_before_the_store_has_it_and_every_read_sees_it(
@@ -406,7 +406,7 @@ async def test_a_replaced_memory_never_vanishes_from_any_read(tmp_path: Path, be
     lance = LanceDBStore(tmp_path / "lance", DIM)
     await lance.open()
     core = await _core(tmp_path, lance, behind=behind)
-    store = DurableStore(core)
+    store = DurableStore(core, dimension=DIM)
     others = [_memory(i, f"filler memory {i} about gardening") for i in range(2, 8)]
     await store.upsert(P, [_memory(1, "version 0 of the parking note"), *others])
     done = False

@@ -58,7 +58,7 @@ async def test_close_leaves_what_it_cannot_apply_to_the_log(tmp_path: Path) -> N
     await store.open()
     core = await open_core(tmp_path, store, InMemoryRecordStore(), apply_behind=8)
     store.hang.set()
-    await DurableStore(core).upsert(P, [_memory(1, P)])  # answered; its apply hangs
+    await DurableStore(core, dimension=DIM).upsert(P, [_memory(1, P)])  # answered; its apply hangs
     core.final_apply_s = 0.2
     async with asyncio.timeout(30):
         await core.close()

@@ -104,7 +104,7 @@ async def test_a_store_failing_during_replay_leaves_the_log_pending_and_serving(
     state = core.states.get("store")
     assert state is not None and not state.ok and "no space left on device" in state.reason
     assert len(core.pending) == 30 and core.replayed == 0
-    facade = DurableStore(core)
+    facade = DurableStore(core, dimension=DIM)
     p = PARTITIONS[0]
     assert [m.id for m in await facade.get(p, written[p][:3])] == written[p][:3]  # from the log
     store.down = False  # space freed: the background retry applies everything

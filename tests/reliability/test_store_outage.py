@@ -67,7 +67,7 @@ async def test_writes_survive_a_store_outage(tmp_path: Path) -> None:
     await inner.open()
     flaky = FlakyStore(inner)
     core = await _core(tmp_path, flaky, InMemoryRecordStore())
-    store = DurableStore(core)
+    store = DurableStore(core, dimension=DIM)
     await store.upsert(P, [_memory(0)])
     assert core.states.get("store").ok  # type: ignore[union-attr]
 
@@ -106,14 +106,14 @@ async def test_restart_replays_what_the_store_never_got(tmp_path: Path) -> None:
     flaky = FlakyStore(inner)
     core = await _core(tmp_path, flaky, InMemoryRecordStore())
     flaky.down = True
-    await DurableStore(core).upsert(P, [_memory(i) for i in range(5)])
+    await DurableStore(core, dimension=DIM).upsert(P, [_memory(i) for i in range(5)])
     # "Crash": abandon the core without closing it; a new process has a new store.
     core._closed = True
     fresh = InMemoryStore(DIM)
     await fresh.open()
     again = await _core(tmp_path, fresh, InMemoryRecordStore())
     assert again.replayed == 1
-    assert len(await DurableStore(again).get(P, [f"m{i}" for i in range(5)])) == 5
+    assert len(await DurableStore(again, dimension=DIM).get(P, [f"m{i}" for i in range(5)])) == 5
     await again.close()
 
 
@@ -128,7 +128,7 @@ async def test_a_write_logged_after_a_failed_read_is_applied_when_the_store_retu
     await inner.open()
     flaky = FlakyStore(inner)
     core = await _core(tmp_path, flaky, InMemoryRecordStore())
-    store = DurableStore(core)
+    store = DurableStore(core, dimension=DIM)
     flaky.down = True
     with collecting():
         with pytest.raises(StoreError):  # the read fails (never "not found"): probe started

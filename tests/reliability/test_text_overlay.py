@@ -86,7 +86,7 @@ async def _setup(tmp: Path) -> tuple[HeldStore, DurableStore, list[Memory]]:
     held = HeldStore(inner)
     await inner.upsert(P, _corpus())
     core = await open_core(tmp, held, InMemoryRecordStore(), apply_behind=64)
-    store = DurableStore(core)
+    store = DurableStore(core, dimension=DIM)
     pending = [_memory(i + 1, text) for i, text in enumerate(PENDING.values())]
     held.hold()  # answered from the log, not applied
     for m in pending:

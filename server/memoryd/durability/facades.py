@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from memoryd.domain.errors import StoreError
 from memoryd.domain.models import (
     AccessUpdate,
     Memory,
@@ -41,7 +42,8 @@ from memoryd.durability.text_overlay import overlaid_hits
 from memoryd.durability.write_through import WriteThrough
 from memoryd.storage.base import Store, at_least, compact, disk_bytes
 from memoryd.storage.hot_text import query_terms
-from memoryd.storage.memory import matches
+from memoryd.storage.memory import admitted, copied_out, matches, unit_queries
+from memoryd.storage.memory_records import copied_record, stored_record, unique_records
 from memoryd.storage.records import RecordStore, put_if_unchanged
 from memoryd.text.normalize import content_hash
 
@@ -78,14 +80,6 @@ def _record_overlay(
     return state
 
 
-def _without_vector(m: Memory, keep: bool) -> Memory:
-    if keep or m.vector is None:
-        return m
-    copy = Memory(**{f: getattr(m, f) for f in m.__dataclass_fields__})
-    copy.vector = None
-    return copy
-
-
 def _sort_key(order: MemoryOrder) -> Any:
     return lambda m: (m.created_at, m.id)
 
@@ -97,22 +91,40 @@ def _after(m: Memory, order: MemoryOrder, after: PageCursor | None) -> bool:
     return key > cur if order is MemoryOrder.CREATED_ASC else key < cur
 
 
-class DurableStore:
-    """The Store every service uses when the write-ahead log is on."""
+def _closed(name: str) -> StoreError:
+    return StoreError(f"the {name} store is closed")
 
-    def __init__(self, core: Durability | WriteThrough) -> None:
+
+class DurableStore:
+    """The Store every service uses when the write-ahead log is on.
+
+    Writes are checked and copied here, as a store checks and keeps them, before
+    they are logged: a bad one is refused at the call (not set aside when applied),
+    and what is read back while it waits in the log is what the store would return.
+    Query vectors are checked and scaled to unit length here, once."""
+
+    def __init__(self, core: Durability | WriteThrough, *, dimension: int) -> None:
         self.core = core
         self.inner: Store = core.store
         self.name = self.inner.name
         self.capabilities = self.inner.capabilities
+        self.dimension = dimension
+        self._closed = False
 
     async def open(self) -> None:
         return None  # the inner store is opened before the log is replayed
 
     async def close(self) -> None:
-        return None  # closed by its owner after the log
+        # The stores and the log are closed by their owner (the composition's stack);
+        # this face stops serving.
+        self._closed = True
+
+    def _serving(self) -> None:
+        if self._closed:
+            raise _closed(self.name)
 
     def _overlay(self, partition: Partition) -> dict[str, Memory | None]:
+        self._serving()
         ops = self.core.pending_ops()
         return _memory_overlay(ops, partition) if ops else {}
 
@@ -126,10 +138,13 @@ class DurableStore:
         new_ids: frozenset[str] = frozenset(),
         stored_ids: frozenset[str] = frozenset(),
     ) -> None:
+        self._serving()
+        stored = admitted(partition, memories, self.dimension)
         # No hint goes into the log: a replay must look every id up.
-        await self.core.write(Op("upsert", partition, memories=tuple(memories)))
+        await self.core.write(Op("upsert", partition, memories=tuple(stored)))
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
+        self._serving()
         existing = [m.id for m in await self.get(partition, ids)]
         await self.core.write(Op("delete", partition, ids=tuple(ids)))
         return existing
@@ -140,6 +155,7 @@ class DurableStore:
         # Best effort by contract: not logged, dropped while the store is down. The
         # store updates the rows it holds only: a recalled memory still waiting in
         # the log is applied first (a background flush, nobody waits for it).
+        self._serving()
         try:
             await self.core.caught_up(partition)
             await self.inner.record_access(partition, updates)
@@ -164,7 +180,7 @@ class DurableStore:
         for i in ids:
             pending = overlay.get(i)
             if pending is not None:
-                by_id[i] = _without_vector(pending, with_vectors)
+                by_id[i] = copied_out(pending, with_vectors)
         return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
 
     async def list(
@@ -189,7 +205,7 @@ class DurableStore:
         merged = {m.id: m for m in rows if m.id not in overlay}
         for i, m in overlay.items():
             if m is not None and matches(m, flt) and _after(m, order, after):
-                merged[i] = _without_vector(m, False)
+                merged[i] = copied_out(m, False)
         out = sorted(
             merged.values(), key=_sort_key(order), reverse=order is not MemoryOrder.CREATED_ASC
         )
@@ -211,13 +227,17 @@ class DurableStore:
     ) -> builtins.list[builtins.list[VectorHit]]:
         self.core.report_if_degraded()
         overlay = self._overlay(partition)
+        # A bad query vector is the caller's error, not the store's failure.
+        queries = unit_queries(vectors, self.dimension)
+        if not len(queries):
+            return []
         try:
             wanted = limit + len(overlay)
-            if len(vectors) == 1 and min_similarity is None:
-                found = [await self.inner.search(partition, vectors[0], flt, wanted)]
+            if len(queries) == 1 and min_similarity is None:
+                found = [await self.inner.search(partition, queries[0], flt, wanted)]
             else:
                 found = await self.inner.search_many(
-                    partition, vectors, flt, wanted, min_similarity=min_similarity
+                    partition, list(queries), flt, wanted, min_similarity=min_similarity
                 )
         except Exception as exc:
             self.core.note_read_failure(exc)
@@ -231,10 +251,10 @@ class DurableStore:
         ]
         # Every query against every pending memory in one product (a batch of new
         # memories looks for near-duplicates among the ones still being applied).
-        sims = np.zeros((len(vectors), 0), dtype=np.float32)
+        sims = np.zeros((len(queries), 0), dtype=np.float32)
         if extra:
-            queries = unit_rows(np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1))
-            sims = queries @ np.asarray([m.vector for m in extra], dtype=np.float32).T
+            pending = unit_rows(np.stack([m.vector for m in extra if m.vector is not None]))
+            sims = np.matmul(queries, pending.T)
         out = []
         for row, hits in zip(sims, found, strict=True):
             kept = [h for h in hits if h.memory.id not in overlay]
@@ -248,7 +268,9 @@ class DurableStore:
             if len(near) > limit:  # the best ``limit`` and any tied with the last
                 kth = np.partition(row[near], len(near) - max(limit, 1))[len(near) - max(limit, 1)]
                 near = near[row[near] >= kth]
-            kept.extend(VectorHit(extra[i], float(row[i])) for i in near.tolist())
+            kept.extend(
+                VectorHit(copied_out(extra[i], False), float(row[i])) for i in near.tolist()
+            )
             kept = at_least(kept, min_similarity)
             kept.sort(key=lambda h: (-h.similarity, h.memory.id))
             out.append(kept[:limit])
@@ -269,8 +291,9 @@ class DurableStore:
             hits = []
         if not overlay:
             return hits[:limit]
+        # With their vectors, as a store's text hits are.
         pending = [
-            _without_vector(m, False) for m in overlay.values() if m is not None and matches(m, flt)
+            copied_out(m, True) for m in overlay.values() if m is not None and matches(m, flt)
         ]
         try:
             stored = await self.inner.count(partition, flt)
@@ -294,13 +317,14 @@ class DurableStore:
         wanted = set(content_hashes)
         kept = [m for m in found if m.id not in overlay]
         kept.extend(
-            _without_vector(m, False)
+            copied_out(m, False)
             for m in overlay.values()
             if m is not None and matches(m, flt) and content_hash(m.content) in wanted
         )
         return kept
 
     async def count(self, partition: Partition, flt: MemoryFilter) -> int:
+        self._serving()
         self.core.report_if_degraded()
         await self.core.caught_up(partition)
         try:
@@ -309,6 +333,7 @@ class DurableStore:
             raise self.core.read_error(exc) from exc
 
     async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
+        self._serving()
         await self.core.caught_up()
         try:
             return await self.inner.list_partitions(tenant_id)
@@ -333,19 +358,33 @@ class DurableRecordStore:
         self.name = self.inner.name
         self.capabilities = self.inner.capabilities
         self._conditional = asyncio.Lock()
+        self._closed = False
 
     async def open(self) -> None:
         return None
 
     async def close(self) -> None:
-        return None
+        self._closed = True  # the stores are closed by their owner, as for DurableStore
+
+    def _serving(self) -> None:
+        if self._closed:
+            raise _closed(self.name)
+
+    def _overlay(self, partition: Partition, kind: RecordKind) -> dict[str, Record | None]:
+        self._serving()
+        ops = self.core.pending_ops()
+        return _record_overlay(ops, partition, kind) if ops else {}
 
     async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:
-        await self.core.write(Op("put_records", partition, records=tuple(records)))
+        """Checked and copied as a store keeps them (one bad record: nothing logged)."""
+        self._serving()
+        stored = tuple(stored_record(r) for r in unique_records(records))
+        await self.core.write(Op("put_records", partition, records=stored))
 
     async def delete_records(
         self, partition: Partition, kind: RecordKind, keys: Sequence[str]
     ) -> list[str]:
+        self._serving()
         existing = [r.key for r in await self.get_records(partition, kind, keys)]
         await self.core.write(Op("delete_records", partition, record_kind=kind, keys=tuple(keys)))
         return existing
@@ -353,8 +392,8 @@ class DurableRecordStore:
     async def get_records(
         self, partition: Partition, kind: RecordKind, keys: Sequence[str]
     ) -> list[Record]:
-        ops = self.core.pending_ops()
-        overlay = _record_overlay(ops, partition, kind) if ops else {}
+        overlay = self._overlay(partition, kind)
+        keys = list(dict.fromkeys(keys))
         wanted = [k for k in keys if k not in overlay]
         found: list[Record] = []
         if wanted:
@@ -365,7 +404,7 @@ class DurableRecordStore:
         by_key = {r.key: r for r in found}
         for k, r in overlay.items():
             if r is not None:
-                by_key[k] = r
+                by_key[k] = copied_record(r)
         return [by_key[k] for k in keys if k in by_key]
 
     async def list_records(
@@ -377,8 +416,7 @@ class DurableRecordStore:
         after: str | None = None,
         limit: int = 100,
     ) -> list[Record]:
-        ops = self.core.pending_ops()
-        overlay = _record_overlay(ops, partition, kind) if ops else {}
+        overlay = self._overlay(partition, kind)
         try:
             rows = await self.inner.list_records(
                 partition, kind, prefix=prefix, after=after, limit=limit + len(overlay)
@@ -393,21 +431,24 @@ class DurableRecordStore:
                 continue
             if after is not None and k.encode() <= after.encode():
                 continue
-            merged[k] = r
+            merged[k] = copied_record(r)
         return sorted(merged.values(), key=lambda r: r.key.encode())[:limit]
 
     async def put_record_if(
         self, partition: Partition, record: Record, expected: Record | None
     ) -> bool:
+        self._serving()
         if isinstance(self.core, WriteThrough):
             # A shared store: its own conditional write decides, among every replica.
-            return await self.core.put_record_if(partition, record, expected)
+            [stored] = (stored_record(r) for r in unique_records([record]))
+            return await self.core.put_record_if(partition, stored, expected)
         # Compared with what the log overlays and written through the log: the log is
         # only in front of a store this process alone writes, so the lock is the whole
         # condition.
         return await put_if_unchanged(self, self._conditional, partition, record, expected)
 
     async def count_records(self, partition: Partition, kind: RecordKind) -> int:
+        self._serving()
         await self.core.caught_up(partition)  # a count cannot be overlaid
         try:
             return await self.inner.count_records(partition, kind)
@@ -415,6 +456,7 @@ class DurableRecordStore:
             raise self.core.read_error(exc) from exc
 
     async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
+        self._serving()
         await self.core.caught_up()
         try:
             return await self.inner.list_partitions(tenant_id)

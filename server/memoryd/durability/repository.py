@@ -48,7 +48,6 @@ log = structlog.get_logger(__name__)
 class HotCacheOptions:
     """The hot cache in front of a single-writer store (storage/hot_cache.py)."""
 
-    dimension: int
     budget_bytes: int
     ann: AnnParams | None = None
     #: Entered around batched searches (more BLAS threads for them).
@@ -88,7 +87,12 @@ class Repository:
 
 
 def _layers(
-    backend: Store, *, hot_cache: HotCacheOptions | None, metrics: Metrics | None, tracing: Tracing
+    backend: Store,
+    *,
+    dimension: int,
+    hot_cache: HotCacheOptions | None,
+    metrics: Metrics | None,
+    tracing: Tracing,
 ) -> tuple[Store, Store, HotCacheStore | None]:
     """backend -> spans -> hot cache -> metrics; returns (outermost, uncounted, cache)."""
     store = backend
@@ -100,7 +104,7 @@ def _layers(
     if hot_cache is not None:
         cache = HotCacheStore(
             store,
-            dimension=hot_cache.dimension,
+            dimension=dimension,
             budget_bytes=hot_cache.budget_bytes,
             ann=hot_cache.ann,
             bulk_compute=hot_cache.bulk_compute,
@@ -147,6 +151,7 @@ async def compose_repository(
     backend: Store,
     records: RecordStore,
     *,
+    dimension: int,
     stack: AsyncExitStack,
     states: ComponentStates,
     wal: LogOptions | None,
@@ -157,6 +162,9 @@ async def compose_repository(
 ) -> Repository:
     """Compose, open and (with a log) replay; ``stack`` closes it all in reverse.
 
+    ``dimension``: of every vector stored and searched (the embedder's); writes and
+    query vectors are checked against it where the services hand them over.
+
     ``wal`` None: no write-ahead log (acknowledged writes may be lost on a crash). A
     store other replicas share never gets one: its writes are applied before they are
     answered (WriteThrough), refused while it cannot take them. A store that does not
@@ -164,7 +172,7 @@ async def compose_repository(
     caps = backend.capabilities
     _refuse_what_would_lie(backend, records, hot_cache)
     store, uncounted, cache = _layers(
-        backend, hot_cache=hot_cache, metrics=metrics, tracing=tracing
+        backend, dimension=dimension, hot_cache=hot_cache, metrics=metrics, tracing=tracing
     )
     observed = metrics is not None or tracing.enabled
     recs = InstrumentedRecordStore(records, metrics, tracing) if observed else records
@@ -183,13 +191,13 @@ async def compose_repository(
         )
         await through.open(open_error)
         stack.push_async_callback(through.close)
-        store, recs = DurableStore(through), DurableRecordStore(through)
+        store, recs = DurableStore(through, dimension=dimension), DurableRecordStore(through)
     elif wal is None:
         log.warning("write-ahead log disabled: acknowledged writes may be lost on a crash")
     else:
         durability = await _open_log(opener, wal, states, retry_max_s, metrics, tracing, open_error)
         stack.push_async_callback(durability.close)
-        store, recs = DurableStore(durability), DurableRecordStore(durability)
+        store, recs = DurableStore(durability, dimension=dimension), DurableRecordStore(durability)
     return Repository(
         store=store,
         records=recs,

@@ -107,6 +107,40 @@ def unit_queries(vectors: Sequence[Vector], dimension: int) -> npt.NDArray[np.fl
     return unit
 
 
+def stored_copy(m: Memory) -> Memory:
+    """``m`` as a store keeps it: a copy the caller can no longer reach (metadata
+    deep-copied, the vector a float32 array of its own) with every instant in UTC."""
+    out = m.copy()
+    out.metadata = copy.deepcopy(m.metadata)
+    out.tags = tuple(m.tags)
+    if m.vector is not None:
+        out.vector = np.array(m.vector, dtype=np.float32)
+    out.created_at = _utc(m.created_at)
+    out.updated_at = _utc(m.updated_at)
+    out.accessed_at = _utc_opt(m.accessed_at)
+    out.expires_at = _utc_opt(m.expires_at)
+    out.occurred_at = _utc_opt(m.occurred_at)
+    if m.source is not None and m.source.retrieved_at is not None:
+        out.source = dataclasses.replace(m.source, retrieved_at=_utc(m.source.retrieved_at))
+    return out
+
+
+def copied_out(m: Memory, with_vector: bool) -> Memory:
+    """A copy of a stored memory for a caller (who may change it), with or without
+    its vector."""
+    out = m.copy()
+    out.metadata = copy.deepcopy(m.metadata)
+    out.vector = None if not with_vector or m.vector is None else np.array(m.vector)
+    return out
+
+
+def admitted(partition: Partition, memories: Sequence[Memory], dimension: int) -> list[Memory]:
+    """What an ``upsert`` of ``memories`` stores: checked (``check_upsert``), the last
+    of each id, each a ``stored_copy``. Raises ValueError before anything is kept."""
+    check_upsert(partition, memories, dimension)
+    return [stored_copy(m) for m in dedupe_last(memories)]
+
+
 def dedupe_last(memories: Sequence[Memory]) -> list[Memory]:
     """Keep the last record of each id (one call writes each id once)."""
     by_id: dict[str, Memory] = {}
@@ -202,13 +236,6 @@ class InMemoryStore:
             raise StoreError("memory store is not open")
         return self._data.get(partition, {})
 
-    @staticmethod
-    def _copy_out(m: Memory, with_vector: bool) -> Memory:
-        out = copy.deepcopy(m)
-        if not with_vector:
-            out.vector = None
-        return out
-
     async def upsert(
         self,
         partition: Partition,
@@ -219,21 +246,9 @@ class InMemoryStore:
     ) -> None:
         if self._data is None:
             raise StoreError("memory store is not open")
-        check_upsert(partition, memories, self.dimension)
         rows = self._data.setdefault(partition, {})
-        for m in dedupe_last(memories):
-            stored = copy.deepcopy(m)
-            stored.vector = np.asarray(m.vector, dtype=np.float32).copy()
-            stored.created_at = _utc(m.created_at)
-            stored.updated_at = _utc(m.updated_at)
-            stored.accessed_at = _utc_opt(m.accessed_at)
-            stored.expires_at = _utc_opt(m.expires_at)
-            stored.occurred_at = _utc_opt(m.occurred_at)
-            if stored.source is not None and stored.source.retrieved_at is not None:
-                stored.source = dataclasses.replace(
-                    stored.source, retrieved_at=_utc(stored.source.retrieved_at)
-                )
-            rows[m.id] = stored
+        for m in admitted(partition, memories, self.dimension):
+            rows[m.id] = m
 
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
@@ -242,7 +257,7 @@ class InMemoryStore:
         out: list[Memory] = []
         for i in dict.fromkeys(ids):
             if i in rows:
-                out.append(self._copy_out(rows[i], with_vectors))
+                out.append(copied_out(rows[i], with_vectors))
         return out
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
@@ -260,9 +275,7 @@ class InMemoryStore:
         norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(query)
         sims = (matrix @ query) / np.where(norms == 0, np.float32(1), norms)
         ranked = sorted(range(len(candidates)), key=lambda k: (-float(sims[k]), candidates[k].id))
-        return [
-            VectorHit(self._copy_out(candidates[k], False), float(sims[k])) for k in ranked[:limit]
-        ]
+        return [VectorHit(copied_out(candidates[k], False), float(sims[k])) for k in ranked[:limit]]
 
     async def search_many(
         self,
@@ -292,8 +305,7 @@ class InMemoryStore:
             key=lambda k: (-scores[k], candidates[k].id),
         )
         return [
-            TextHit(self._copy_out(candidates[k], True), scores[k], telling[k])
-            for k in ranked[:limit]
+            TextHit(copied_out(candidates[k], True), scores[k], telling[k]) for k in ranked[:limit]
         ]
 
     async def find_by_content(
@@ -301,7 +313,7 @@ class InMemoryStore:
     ) -> list[Memory]:
         wanted = set(content_hashes)
         return [
-            self._copy_out(m, False)
+            copied_out(m, False)
             for m in self._rows(partition).values()
             if matches(m, flt) and content_hash(m.content) in wanted
         ]
@@ -324,7 +336,7 @@ class InMemoryStore:
             else:
                 rows = [m for m in rows if (m.created_at, m.id) > pos]
         rows.sort(key=lambda m: (m.created_at, m.id), reverse=desc)
-        return [self._copy_out(m, False) for m in rows[: max(limit, 0)]]
+        return [copied_out(m, False) for m in rows[: max(limit, 0)]]
 
     async def count(self, partition: Partition, flt: MemoryFilter) -> int:
         return sum(1 for m in self._rows(partition).values() if matches(m, flt))

@@ -9,6 +9,8 @@ The helpers here (encoding, batch checks) are shared by every backend.
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,6 +64,26 @@ def unique_records(records: Sequence[Record]) -> list[Record]:
         by_key.pop((r.kind, r.key), None)
         by_key[(r.kind, r.key)] = r
     return list(by_key.values())
+
+
+def stored_record(r: Record) -> Record:
+    """``r`` as a store keeps it: the document through JSON (a copy the caller can no
+    longer reach; tuples become lists; NaN raises ValueError), instants in UTC."""
+    return Record(
+        kind=RecordKind(r.kind),
+        key=r.key,
+        doc=decode_doc(encode_doc(r.doc)),
+        version=int(r.version),
+        updated_at=utc(r.updated_at),
+        expires_at=None if r.expires_at is None else utc(r.expires_at),
+        write_id=r.write_id,
+        lineage=r.lineage,
+    )
+
+
+def copied_record(r: Record) -> Record:
+    """A copy of a stored record for a caller (who may change its document)."""
+    return dataclasses.replace(r, doc=copy.deepcopy(r.doc))
 
 
 def prefix_upper_bound(prefix: str) -> str | None:

@@ -64,11 +64,12 @@ async def test_log_then_metrics_then_cache_then_backend(
     repo = await compose_repository(
         backend,
         records,
+        dimension=DIM,
         stack=stack,
         states=ComponentStates(),
         wal=_log(tmp_path),
         retry_max_s=0.2,
-        hot_cache=HotCacheOptions(DIM, 2**20),
+        hot_cache=HotCacheOptions(2**20),
         metrics=metrics,
     )
     assert isinstance(repo.store, DurableStore) and isinstance(repo.records, DurableRecordStore)
@@ -92,7 +93,13 @@ async def test_without_log_or_observers_the_backend_is_what_services_get(
 ) -> None:
     backend, records = InMemoryStore(DIM), InMemoryRecordStore()
     repo = await compose_repository(
-        backend, records, stack=stack, states=ComponentStates(), wal=None, retry_max_s=0.2
+        backend,
+        records,
+        dimension=DIM,
+        stack=stack,
+        states=ComponentStates(),
+        wal=None,
+        retry_max_s=0.2,
     )
     assert repo.store is backend and repo.records is records and repo.durability is None
 
@@ -103,6 +110,7 @@ async def test_a_shared_store_is_written_through_never_logged(
     repo = await compose_repository(
         Shared(DIM),
         SharedRecords(),
+        dimension=DIM,
         stack=stack,
         states=ComponentStates(),
         wal=_log(tmp_path),
@@ -119,6 +127,7 @@ async def test_a_shared_store_without_conditional_writes_is_refused(
         await compose_repository(
             Shared(DIM),
             SharedWithoutConditions(),
+            dimension=DIM,
             stack=stack,
             states=ComponentStates(),
             wal=None,
@@ -131,9 +140,10 @@ async def test_no_hot_cache_in_front_of_a_shared_store(stack: AsyncExitStack) ->
         await compose_repository(
             Shared(DIM),
             SharedRecords(),
+            dimension=DIM,
             stack=stack,
             states=ComponentStates(),
             wal=None,
             retry_max_s=0.2,
-            hot_cache=HotCacheOptions(DIM, 2**20),
+            hot_cache=HotCacheOptions(2**20),
         )
