@@ -7,7 +7,7 @@ the hashing model id, and are never compared with the provider's. Memories writt
 in it are the re-embed queue (``Reembedder`` finds them by ``embedding_model``):
 no extra state, nothing to lose.
 
-Vector searches run in one space only (``SpaceView``): the provider's space when
+Vector searches run in one space only (``in_space``): the provider's space when
 the query was embedded by it, the fallback space otherwise (and recall then adds
 full text, which needs no vectors).
 """
@@ -15,11 +15,10 @@ full text, which needs no vectors).
 from __future__ import annotations
 
 import asyncio
-import builtins
 import contextlib
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -27,15 +26,8 @@ import structlog
 
 from memoryd.domain.errors import EmbeddingError, Unavailable
 from memoryd.domain.models import (
-    AccessUpdate,
-    Memory,
     MemoryFilter,
-    MemoryOrder,
-    PageCursor,
     Partition,
-    TextHit,
-    Vector,
-    VectorHit,
 )
 from memoryd.embedding.base import Embedder, EmbedKind
 from memoryd.embedding.hashing import HashingEmbedder
@@ -146,104 +138,16 @@ async def embed_in_space(
     return await embedder.embed(texts, kind=kind), embedder.model_id
 
 
-class SpaceView:
-    """A store whose vector searches see one embedding space only; every other call
-    goes to the store unchanged."""
-
-    def __init__(self, store: Store, flt_for: Callable[[MemoryFilter], MemoryFilter]) -> None:
-        self._store = store
-        self._flt_for = flt_for
-        self.name = store.name
-        self.capabilities = store.capabilities
-
-    async def search(
-        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
-    ) -> builtins.list[VectorHit]:
-        return await self._store.search(partition, vector, self._flt_for(flt), limit)
-
-    async def search_many(
-        self,
-        partition: Partition,
-        vectors: Sequence[Vector],
-        flt: MemoryFilter,
-        limit: int,
-        *,
-        min_similarity: float | None = None,
-    ) -> builtins.list[builtins.list[VectorHit]]:
-        return await self._store.search_many(
-            partition, vectors, self._flt_for(flt), limit, min_similarity=min_similarity
-        )
-
-    # -- the rest of Store, unchanged (a view opens and closes nothing) -------------
-
-    async def open(self) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
-
-    async def upsert(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        *,
-        new_ids: frozenset[str] = frozenset(),
-        stored_ids: frozenset[str] = frozenset(),
-    ) -> None:
-        await self._store.upsert(partition, memories, new_ids=new_ids, stored_ids=stored_ids)
-
-    async def get(
-        self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
-    ) -> builtins.list[Memory]:
-        return await self._store.get(partition, ids, with_vectors=with_vectors)
-
-    async def delete(self, partition: Partition, ids: Sequence[str]) -> builtins.list[str]:
-        return await self._store.delete(partition, ids)
-
-    async def text_search(
-        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
-    ) -> builtins.list[TextHit]:
-        return await self._store.text_search(partition, query, flt, limit)
-
-    async def find_by_content(
-        self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
-    ) -> builtins.list[Memory]:
-        return await self._store.find_by_content(partition, content_hashes, flt)
-
-    async def list(
-        self,
-        partition: Partition,
-        flt: MemoryFilter,
-        *,
-        order: MemoryOrder = MemoryOrder.CREATED_DESC,
-        after: PageCursor | None = None,
-        limit: int = 50,
-    ) -> builtins.list[Memory]:
-        return await self._store.list(partition, flt, order=order, after=after, limit=limit)
-
-    async def count(self, partition: Partition, flt: MemoryFilter) -> int:
-        return await self._store.count(partition, flt)
-
-    async def record_access(
-        self, partition: Partition, updates: Mapping[str, AccessUpdate]
-    ) -> None:
-        await self._store.record_access(partition, updates)
-
-    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
-        return await self._store.list_partitions(tenant_id)
-
-
-def searchable(store: Store, embedder: Embedder, space: str) -> Store:
-    """``store`` restricted to ``space`` for vector searches (itself when only one
-    space can exist)."""
+def in_space(flt: MemoryFilter, embedder: Embedder, space: str) -> MemoryFilter:
+    """``flt`` for a vector search in ``space``: only the memories embedded in it
+    (``flt`` itself when only one space can exist). Full-text searches need none."""
     if not isinstance(embedder, FallbackEmbedder):
-        return store
+        return flt
     if space == embedder.fallback_model_id:
-        return SpaceView(store, lambda f: dataclasses.replace(f, embedding_model=space))
+        return dataclasses.replace(flt, embedding_model=space)
     if not embedder.fallback_space_used:
-        return store
-    fallback = embedder.fallback_model_id
-    return SpaceView(store, lambda f: dataclasses.replace(f, exclude_embedding_model=fallback))
+        return flt
+    return dataclasses.replace(flt, exclude_embedding_model=embedder.fallback_model_id)
 
 
 class Reembedder:

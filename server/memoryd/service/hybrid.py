@@ -130,15 +130,17 @@ async def hybrid_candidates(
     flt: MemoryFilter,
     limit: int,
     settings: RecallSettings,
+    vector_flt: MemoryFilter | None = None,
     text_search: Awaitable[list[TextHit]] | None = None,
 ) -> list[Candidate]:
     """Vector and full-text rankings of up to ``limit`` each, fused, best first. A
-    ranking whose weight is 0 is not searched at all. ``text_search``: the full-text
-    search of ``text``, already started by the caller."""
+    ranking whose weight is 0 is not searched at all. ``vector_flt``: the vector
+    search's filter when it differs (one embedding space: ``in_space``);
+    ``text_search``: the full-text search of ``text``, already started by the caller."""
     weights = (settings.hybrid_vector_weight, settings.hybrid_text_weight)
     searches: list[Awaitable[Any]] = []
     if weights[0] > 0:
-        searches.append(store.search(partition, vector, flt, limit))
+        searches.append(store.search(partition, vector, vector_flt or flt, limit))
     searches.append(text_search or store.text_search(partition, text, flt, limit))
     results = await asyncio.gather(*searches)
     vector_hits: list[VectorHit] = results[0] if weights[0] > 0 else []

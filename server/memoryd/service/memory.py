@@ -47,7 +47,7 @@ from memoryd.domain.requests import (
     ScoredMemory,
 )
 from memoryd.embedding.base import Embedder
-from memoryd.resilience.embedder import embed_in_space, searchable
+from memoryd.resilience.embedder import embed_in_space, in_space
 from memoryd.security.masking import Masker
 from memoryd.service import validation as check
 from memoryd.service.access_stats import AccessStatsBuffer
@@ -315,23 +315,24 @@ class MemoryService:
                 raise
             vector = embedded[0]
         # Vectors are compared within one embedding space only (resilience/embedder.py).
-        store = searchable(self._store, self._embedder, space)
+        vector_flt = in_space(flt, self._embedder, space)
         # In the fallback space full text finds what vectors of that space cannot.
         hybrid = hybrid or space != self._embedder.model_id
         when = TimeQuery(query.query, query.now or now, self._recall)
         if hybrid and text:
             found = await hybrid_candidates(
-                store,
+                self._store,
                 scope.partition,
                 vector=vector,
                 text=text,
                 flt=flt,
+                vector_flt=vector_flt,
                 limit=wide,
                 settings=self._recall,
                 text_search=early_text,
             )
             found = await with_feedback(
-                store,
+                self._store,
                 scope.partition,
                 found,
                 text=text,
@@ -340,11 +341,13 @@ class MemoryService:
                 limit=wide,
                 settings=self._recall,
             )
-            found = await with_context(store, scope.partition, found, flt, vector, self._recall)
+            found = await with_context(
+                self._store, scope.partition, found, flt, vector, self._recall
+            )
             scored = _scored_hybrid(found, scorer, now, when, limit)
         else:
             candidates = wide if scorer.reranks(hybrid=False) or when else limit
-            hits = await store.search(scope.partition, vector, flt, candidates)
+            hits = await self._store.search(scope.partition, vector, vector_flt, candidates)
             scored = _scored_vector(hits, scorer, now, when)
         if query.min_score is not None:
             scored = [s for s in scored if s.score >= query.min_score]
