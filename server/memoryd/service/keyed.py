@@ -5,9 +5,8 @@ next version and a history event; ``None`` content is a tombstone. A valid value
 also a long-term memory (its "mirror", id = uuid5 of partition and key) so recall
 and snapshots find it; a tombstone deletes the mirror.
 
-Every write names its ``source`` (tombstones too). Content is kept as the writer's
-JSON text (``content_json``; a ``content`` value is encoded once), so it reads back
-as written. A key whose content's ``expired_at`` has passed reads as missing (GetKey,
+Every write names its ``source`` (tombstones too); its content is kept as the
+writer's JSON text (service/keyed_validation.py). A key whose content's ``expired_at`` has passed reads as missing (GetKey,
 ListKeys), as in DefaultRead and recall, until compaction removes its slot; its
 slot's version still counts for ``if_version``, like a tombstone's, and KeyHistory
 keeps its writes.
@@ -37,7 +36,6 @@ from typing import Protocol
 import structlog
 
 from memoryd.config import KeysSettings, LimitsSettings
-from memoryd.domain import json_text
 from memoryd.domain.errors import (
     InvalidArgument,
     NotFound,
@@ -54,7 +52,6 @@ from memoryd.domain.keyed import (
 )
 from memoryd.domain.limits import next_version
 from memoryd.domain.models import (
-    PROVENANCE_REQUIRED_KINDS,
     Memory,
     PageCursor,
     Partition,
@@ -81,11 +78,11 @@ from memoryd.service.keyed_docs import (
     visible_slot,
 )
 from memoryd.service.keyed_shared import SharedKeyWrites, SlotWrite
+from memoryd.service.keyed_validation import KeyContent, validated_content
 from memoryd.service.keys import (
     InvalidKey,
     KeyLimits,
     child_of,
-    needs_provenance,
     normalise_key,
     normalise_prefix,
 )
@@ -124,15 +121,6 @@ class KeyObserver(Protocol):
     async def keys_rewritten(self, partition: Partition) -> None:
         """Lifecycle operations rewrote the partition's key records (import, reset,
         compaction): rebuild from the store."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Content:
-    """A write's content as stored (text) and as data; mirror fields of a value."""
-
-    text: str
-    value: json_text.JsonValue
-    mirror: MirrorFields | None
 
 
 @dataclass(slots=True)
@@ -189,7 +177,7 @@ class KeyedMemoryService:
     async def set(self, scope: CallScope, write: KeyWrite) -> KeyEntry:
         key = self._key(write.key, "key")
         level = write.security_level or DEFAULT_SECURITY_LEVEL
-        content = self._validate(write, key)
+        content = validated_content(write, key, self._keys, self._limits)
         if level > scope.clearance:
             raise PermissionDenied(f"security_level: {level.name} is above the caller's clearance")
         vector, space = None, self._embedder.model_id
@@ -209,7 +197,7 @@ class KeyedMemoryService:
         key: str,
         write: KeyWrite,
         level: SecurityLevel,
-        content: _Content,
+        content: KeyContent,
         vector: Vector | None,
         space: str,
     ) -> KeyEntry:
@@ -248,7 +236,7 @@ class KeyedMemoryService:
         key: str,
         write: KeyWrite,
         level: SecurityLevel,
-        content: _Content,
+        content: KeyContent,
         vector: Vector | None,
         space: str,
     ) -> KeyEntry:
@@ -295,7 +283,7 @@ class KeyedMemoryService:
         key: str,
         write: KeyWrite,
         level: SecurityLevel,
-        content: _Content,
+        content: KeyContent,
         vector: Vector | None,
         space: str,
         version: int,
@@ -349,69 +337,6 @@ class KeyedMemoryService:
                     tenant=partition.tenant_id,
                     agent=partition.agent_id,
                 )
-
-    def _validate(self, write: KeyWrite, key: str) -> _Content:
-        """Every violation of the request at once; the content as stored."""
-        v = Violations()
-        text, value, field = self._content_text(write, v)
-        mirror = None
-        if text is not None:
-            size = len(text.encode("utf-8"))
-            if size > self._keys.max_content_bytes:
-                v.add(
-                    field,
-                    f"is {size} bytes as JSON; the limit is {self._keys.max_content_bytes} "
-                    "(keys.max_content_bytes)",
-                )
-            if value is not None:
-                mirror = mirror_fields(value, self._limits, v)
-                if needs_provenance(key):
-                    self._require_provenance(v, write, key)
-        if write.source is None:
-            v.add(
-                "source",
-                "is required on every keyed write, tombstones included: say where the "
-                "value comes from (kind user, agent, tool, web, file or system)",
-            )
-        check.check_source(v, write.source)
-        check.check_namespace(v, write.namespace, self._limits)
-        if write.if_version is not None and write.if_version < 0:
-            v.add("if_version", "must not be negative (0: the key was never written)")
-        v.raise_if_any()
-        assert text is not None
-        return _Content(text, value, mirror)
-
-    @staticmethod
-    def _content_text(
-        write: KeyWrite, v: Violations
-    ) -> tuple[str | None, json_text.JsonValue, str]:
-        """(stored text, value, the field it came from); text None when invalid."""
-        if write.content_json is not None:
-            try:
-                text, value = json_text.normalise(write.content_json)
-            except json_text.JsonTextError as exc:
-                v.add("content_json", f"is {exc}")
-                return None, None, "content_json"
-            return text, value, "content_json"
-        try:
-            return json_text.dumps(write.content), write.content, "content"
-        except (TypeError, ValueError) as exc:
-            v.add("content", f"is not JSON data: {exc}")
-            return None, None, "content"
-
-    @staticmethod
-    def _require_provenance(v: Violations, write: KeyWrite, key: str) -> None:
-        source = write.source
-        if source is not None and source.kind in PROVENANCE_REQUIRED_KINDS:
-            return  # check_source reports what is missing
-        present = {
-            "name": source is not None and bool(source.name.strip()),
-            "retrieved_at": source is not None and source.retrieved_at is not None,
-            "locator": source is not None and bool(source.locator.strip()),
-        }
-        for name, ok in present.items():
-            if not ok:
-                v.add(f"source.{name}", f"is required for keys under /kb/ ({key})")
 
     def _mirror(
         self,
