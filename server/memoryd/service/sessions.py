@@ -16,15 +16,14 @@ messages stay readable). GetSessionMessages pages through every stored message b
 seq; DeleteMessages removes messages by seq (rebuilding the summary when it covered
 one); ClearSession removes every message and the summary.
 
-Window token counts: each fixed-zone entry is counted as ``kind: content``, the summary
-as its text and each message as ``role(name): content`` (see :func:`message_line`);
-``tokens_used`` is their sum and never exceeds the budget.
+The window (fixed zone, summary, recent turns within a token budget) is fitted by
+memoryd.service.session_window.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memoryd.config import LimitsSettings, SessionSettings
@@ -54,23 +53,13 @@ from memoryd.service.record_writes import RecordWrites
 from memoryd.service.session_checks import MAX_TOKEN_BUDGET, SessionChecks
 from memoryd.service.session_extract import extraction_drafts
 from memoryd.service.session_record import CLOSED, OPEN, SessionState
+from memoryd.service.session_window import fitted_window
 from memoryd.service.summarize import Summarizer, SummaryResult, message_line
-from memoryd.service.tokens import TokenCounter, truncate_to_tokens
+from memoryd.service.tokens import TokenCounter
 from memoryd.service.validation import Violations, check_limit
 from memoryd.storage.records import RecordStore
 
-#: Component of degradations caused by the token budget (truncation), not a dependency.
-BUDGET_COMPONENT = "token_budget"
 DEFAULT_MESSAGES_PAGE = 100
-
-
-def fixed_line(entry: FixedZoneEntry) -> str:
-    """A fixed-zone entry as counted (and rendered): ``kind: content``."""
-    return f"{entry.kind.value}: {entry.content}"
-
-
-def _fixed_renderer(kind: FixedZoneKind) -> Callable[[str], str]:
-    return lambda content: f"{kind.value}: {content}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,71 +370,9 @@ class SessionService:
         v.raise_if_any()
         session = await self._get(scope.partition, session_id, self._clock())
         budget = token_budget or self.compression(session).budget
-        count = self._counter.count
-        degraded = list(session.summary_degraded) if session.summary else []
-        fixed, used = self._fit_fixed_zone(session.fixed_zone, budget, degraded)
-
-        summary = session.summary
-        if summary and used + count(summary) > budget:
-            summary = truncate_to_tokens(self._counter, summary, budget - used)
-            degraded.append(
-                Degradation(
-                    BUDGET_COMPONENT,
-                    "the summary was truncated to fit token_budget"
-                    if summary
-                    else "the summary did not fit token_budget",
-                )
-            )
-        used += count(summary) if summary else 0
-
-        recent: list[SessionMessage] = []
-        for message in reversed(session.messages):
-            cost = count(message_line(message))
-            if used + cost > budget:
-                break
-            recent.append(message)
-            used += cost
-        recent.reverse()
-        return SessionWindow(
-            fixed_zone=fixed,
-            summary=summary,
-            recent=recent,
-            tokens_used=used,
-            summarizer=session.summarizer or self._summarizer.preferred_method,
-            token_counter=self._counter.name,
-            degraded=tuple(dict.fromkeys(degraded)),
-            summarized_through_seq=session.summarized_through_seq,
-            stored_messages=session.stored_messages,
+        return fitted_window(
+            session, budget, self._counter, summarizer=self._summarizer.preferred_method
         )
-
-    def _fit_fixed_zone(
-        self, zone: list[FixedZoneEntry], budget: int, degraded: list[Degradation]
-    ) -> tuple[list[FixedZoneEntry], int]:
-        count = self._counter.count
-        fixed: list[FixedZoneEntry] = []
-        used = 0
-        for entry in zone:
-            cost = count(fixed_line(entry))
-            if used + cost > budget:
-                text = truncate_to_tokens(
-                    self._counter, entry.content, budget - used, _fixed_renderer(entry.kind)
-                )
-                total = sum(count(fixed_line(e)) for e in zone)
-                degraded.append(
-                    Degradation(
-                        BUDGET_COMPONENT,
-                        f"the fixed zone needs {total} tokens, more than token_budget {budget}: "
-                        "truncated",
-                    )
-                )
-                if text:
-                    entry = replace(entry, content=text)
-                    fixed.append(entry)
-                    used += count(fixed_line(entry))
-                break
-            fixed.append(entry)
-            used += cost
-        return fixed, used
 
     async def messages(self, scope: CallScope, query: SessionMessagesQuery) -> SessionMessagesPage:
         """Stored messages with from_seq <= seq <= to_seq (0: unbounded), oldest first."""

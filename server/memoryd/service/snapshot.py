@@ -41,7 +41,8 @@ from memoryd.security.masking import Masker
 from memoryd.service import validation as check
 from memoryd.service.memory import MemoryService
 from memoryd.service.profile import ProfileService
-from memoryd.service.sessions import BUDGET_COMPONENT, SessionService
+from memoryd.service.session_window import BUDGET_COMPONENT
+from memoryd.service.sessions import SessionService
 from memoryd.service.snapshot_pack import Packer
 from memoryd.service.snapshot_render import Candidate
 from memoryd.service.tokens import TokenCounter

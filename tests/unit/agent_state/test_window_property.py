@@ -12,7 +12,8 @@ from memoryd.config import LimitsSettings, SessionSettings
 from memoryd.domain.agent_state import FixedZoneKind, MessageDraft, MessageRole, SessionWindow
 from memoryd.service.memory import MemoryService
 from memoryd.service.pagination import PageTokenCodec
-from memoryd.service.sessions import SessionService, fixed_line
+from memoryd.service.session_window import fixed_line
+from memoryd.service.sessions import SessionService
 from memoryd.service.summarize import Summarizer, message_line
 from memoryd.service.tokens import EstimateCounter, TokenCounter, TokenizerCounter
 from memoryd.storage.memory_records import InMemoryRecordStore
