@@ -22,6 +22,7 @@ from tests.qdrant_server import (
     TEST_ENV,
     NoQdrant,
     QdrantServer,
+    die_with_parent,
     locate,
     memory_dir,
     start_server,
@@ -133,6 +134,7 @@ class Daemon:
             stdout=subprocess.DEVNULL,
             stderr=self.log_path.open("ab"),
             cwd=REPO,
+            preexec_fn=die_with_parent,
         )
         deadline = time.monotonic() + START_TIMEOUT_S
         while not ready.exists():
