@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import keyed_latency
@@ -526,9 +527,30 @@ def _qdrant_server(q: dict[str, Any] | None) -> list[str]:
             f"\nshared / single replica: {cost.get('shared_over_single_p50')}; "
             f"shared / single replica with the hot cache: {cost.get('shared_over_hot_cache_p50')}"
         )
+    lines += _million(q.get("million"), pp)
     if q.get("not_run"):
         lines.append(f"\nNot run: {q['not_run']}.")
     return lines
+
+
+def _million(m: dict[str, Any] | None, pp: Callable[..., str]) -> list[str]:
+    """The qdrant section's 1M tier (bench/qdrant_million.py)."""
+    if not m:
+        return []
+    ratio = m.get("ratio_p50", {})
+    return [
+        "",
+        f"1M tier: {m['memories']:,} memories over {m['agents']:,} agents in one collection, "
+        f"seeded with memoryd's own QdrantStore at {_fmt(m.get('seed_per_s'))} memories/s "
+        "(not through the API: bench/qdrant_million.py says why); Qdrant's index when "
+        f"measured: {m.get('index')}. One replica, a random agent per query, p50 / p99 ms:",
+        "",
+        "| Recall vector | Recall text | Remember | peer vector | peer text | ratio vector / text |",
+        "|---|---|---|---|---|---|",
+        f"| {pp(m, 'memoryd', 'vector')} | {pp(m, 'memoryd', 'text')} | "
+        f"{pp(m, 'memoryd', 'remember')} | {pp(m, 'peer', 'vector')} | {pp(m, 'peer', 'text')} | "
+        f"{ratio.get('vector')} / {ratio.get('text')} |",
+    ]
 
 
 def _compact(value: Any) -> str:
