@@ -22,7 +22,6 @@ from tests.qdrant_server import (
     TEST_ENV,
     NoQdrant,
     QdrantServer,
-    die_with_parent,
     locate,
     memory_dir,
     start_server,
@@ -134,7 +133,6 @@ class Daemon:
             stdout=subprocess.DEVNULL,
             stderr=self.log_path.open("ab"),
             cwd=REPO,
-            preexec_fn=die_with_parent,
         )
         deadline = time.monotonic() + START_TIMEOUT_S
         while not ready.exists():

@@ -20,7 +20,6 @@ distributed mode (peer-to-peer ports, the first node bootstraps the others).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import hashlib
 import lzma
@@ -149,20 +148,6 @@ def _get(url: str, timeout: float = 2.0) -> tuple[int, bytes]:
         return exc.code, exc.read()
 
 
-_PR_SET_PDEATHSIG = 1
-try:  # resolved here, not in the child: a forked child of a threaded process must not load
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl
-except (OSError, AttributeError):  # not Linux
-    _prctl = None
-
-
-def die_with_parent() -> None:
-    """``preexec_fn`` of a test's servers: Linux SIGKILLs the child when the test
-    process dies, so a killed or crashed run leaves no server or daemon behind."""
-    if _prctl is not None:
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
 @dataclass
 class QdrantServer:
     """One Qdrant process on 127.0.0.1 with its own ports and storage directory."""
@@ -228,7 +213,6 @@ class QdrantServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=die_with_parent,
             )
         self.wait_ready()
         return self
