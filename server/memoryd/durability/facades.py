@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -91,7 +92,7 @@ def _after(m: Memory, order: MemoryOrder, after: PageCursor | None) -> bool:
     return key > cur if order is MemoryOrder.CREATED_ASC else key < cur
 
 
-def _closed(name: str) -> StoreError:
+def _closed_error(name: str) -> StoreError:
     return StoreError(f"the {name} store is closed")
 
 
@@ -121,7 +122,7 @@ class DurableStore:
 
     def _serving(self) -> None:
         if self._closed:
-            raise _closed(self.name)
+            raise _closed_error(self.name)
 
     def _overlay(self, partition: Partition) -> dict[str, Memory | None]:
         self._serving()
@@ -205,11 +206,12 @@ class DurableStore:
         merged = {m.id: m for m in rows if m.id not in overlay}
         for i, m in overlay.items():
             if m is not None and matches(m, flt) and _after(m, order, after):
-                merged[i] = copied_out(m, False)
+                merged[i] = m
         out = sorted(
             merged.values(), key=_sort_key(order), reverse=order is not MemoryOrder.CREATED_ASC
         )
-        return out[:limit]
+        # Only the pending memories on the page are copied.
+        return [copied_out(m, False) if m.id in overlay else m for m in out[:limit]]
 
     async def search(
         self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
@@ -291,17 +293,21 @@ class DurableStore:
             hits = []
         if not overlay:
             return hits[:limit]
-        # With their vectors, as a store's text hits are.
-        pending = [
-            copied_out(m, True) for m in overlay.values() if m is not None and matches(m, flt)
-        ]
+        pending = [m for m in overlay.values() if m is not None and matches(m, flt)]
         try:
             stored = await self.inner.count(partition, flt)
         except Exception:  # only a weight's estimate depends on it
             stored = len(hits)
         found = overlaid_hits(query_terms(query), hits, set(overlay), pending, stored)
         found.sort(key=lambda h: (-h.score, h.memory.id))
-        return found[:limit]
+        # Only the pending memories returned are copied (with their vectors, as a
+        # store's text hits are); the store's hits are copies already.
+        return [
+            dataclasses.replace(h, memory=copied_out(h.memory, True))
+            if h.memory.id in overlay
+            else h
+            for h in found[:limit]
+        ]
 
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
@@ -368,7 +374,7 @@ class DurableRecordStore:
 
     def _serving(self) -> None:
         if self._closed:
-            raise _closed(self.name)
+            raise _closed_error(self.name)
 
     def _overlay(self, partition: Partition, kind: RecordKind) -> dict[str, Record | None]:
         self._serving()

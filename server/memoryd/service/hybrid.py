@@ -140,7 +140,8 @@ async def hybrid_candidates(
     weights = (settings.hybrid_vector_weight, settings.hybrid_text_weight)
     searches: list[Awaitable[Any]] = []
     if weights[0] > 0:
-        searches.append(store.search(partition, vector, vector_flt or flt, limit))
+        in_space = flt if vector_flt is None else vector_flt
+        searches.append(store.search(partition, vector, in_space, limit))
     searches.append(text_search or store.text_search(partition, text, flt, limit))
     results = await asyncio.gather(*searches)
     vector_hits: list[VectorHit] = results[0] if weights[0] > 0 else []
