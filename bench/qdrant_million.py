@@ -14,7 +14,7 @@ replica in shared mode, each query for a random agent:
 - the peer: qdrant-client's filtered dense query and fused dense + BM25 query for
   the same agents, over gRPC.
 
-    python bench/qdrant_million.py [--agents N --per-agent M]   (alone, on a new server)
+    python bench/qdrant_server_bench.py --million [--agents N --per-agent M]   (alone)
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 from common import (
     REPO,
-    LocalMiniLMEmbedder,
     VectorSource,
     channel,
     log,
@@ -44,11 +43,12 @@ from common import (
     timed,
 )
 from qdrant_client import QdrantClient, models
+from qdrant_peer import agent_filter, hybrid_latencies
 
 from memoryd.domain.models import Memory, Partition
 from memoryd.embedding.local import MODEL_ID
-from memoryd.storage.qdrant import QdrantOptions, QdrantStore, sparse
-from memoryd.storage.qdrant.schema import DENSE, SPARSE
+from memoryd.storage.qdrant import QdrantOptions, QdrantStore
+from memoryd.storage.qdrant.schema import DENSE
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
@@ -121,15 +121,6 @@ def wait_indexed(client: QdrantClient, name: str, timeout_s: float) -> dict[str,
         time.sleep(5)
 
 
-def _filter(agent: str) -> models.Filter:
-    return models.Filter(
-        must=[
-            models.FieldCondition(key="tenant_id", match=models.MatchValue(value=TENANT)),
-            models.FieldCondition(key="agent_id", match=models.MatchValue(value=agent)),
-        ]
-    )
-
-
 def peer(
     server: QdrantServer, queries: np.ndarray, texts: list[str], agents: int
 ) -> dict[str, Any]:
@@ -146,41 +137,16 @@ def peer(
                     name,
                     query=next(it),
                     using=DENSE,
-                    query_filter=_filter(_agent(pick.randrange(agents))),
+                    query_filter=agent_filter(_agent(pick.randrange(agents)), TENANT),
                     limit=10,
                     with_payload=True,
                 ),
                 len(queries) - 5,
             )
         )
-        model = LocalMiniLMEmbedder(threads=2)
-        loop = asyncio.new_event_loop()
-        words = iter(texts)
-
-        def hybrid() -> None:
-            text, flt = next(words), _filter(_agent(pick.randrange(agents)))
-            dense = loop.run_until_complete(model.embed([text]))[0].tolist()
-            idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=flt))
-            prefetch = [models.Prefetch(query=dense, using=DENSE, filter=flt, limit=40)]
-            terms = sparse.query_vector(text)
-            if terms is not None:
-                prefetch.append(
-                    models.Prefetch(query=terms, using=SPARSE, filter=flt, limit=40, params=idf)
-                )
-            client.query_points(
-                name,
-                query=models.FusionQuery(fusion=models.Fusion.RRF),
-                prefetch=prefetch,
-                query_filter=flt,
-                limit=10,
-                with_payload=True,
-            )
-
-        try:
-            out["text"] = pct(timed(hybrid, len(texts) - 5))
-        finally:
-            loop.run_until_complete(model.close())
-            loop.close()
+        out["text"] = hybrid_latencies(
+            client, name, texts, lambda: agent_filter(_agent(pick.randrange(agents)), TENANT)
+        )
     finally:
         client.close()
     return out
@@ -257,39 +223,3 @@ def million(
     }
     log(f"qdrant 1M: {out}")
     return out
-
-
-def main() -> None:
-    """Run the tier alone on a new server: JSON, then its report table."""
-    import argparse
-    import json
-    import tempfile
-
-    import qdrant_server_bench as section
-    import report
-
-    from tests.qdrant_server import locate, start_server
-
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--agents", type=int, default=1000)
-    parser.add_argument("--per-agent", type=int, default=1000)
-    args = parser.parse_args()
-    cfg = {**section.FULL, "million": (args.agents, args.per_agent)}
-    source = VectorSource.from_model(2000)
-    with tempfile.TemporaryDirectory(prefix="memoryd-bench-1m-") as tmp:
-        server = start_server(locate(), Path(tmp) / "qdrant-server")
-        try:
-            out = million(Path(tmp), server, cfg, source, section._one_replica(Path(tmp), server))
-        finally:
-            server.stop()
-    out["qdrant"] = section.build(locate())
-    print(json.dumps(out, indent=2))
-
-    def pp(t: dict[str, Any], *path: str) -> str:
-        return f"{report._fmt(report._get(t, *path, 'p50'))} / {report._fmt(report._get(t, *path, 'p99'))}"
-
-    print("\n".join(report._million(out, pp)))
-
-
-if __name__ == "__main__":
-    main()

@@ -24,6 +24,7 @@ chart deploys), first one replica, then three over the same collections:
   the 10k and 100k tiers' measured rate, hours for a million on this box).
 
     python bench/qdrant_server_bench.py [--quick]     (or make bench ARGS="--only qdrant")
+    python bench/qdrant_server_bench.py --million     (the 1M tier alone)
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ import numpy as np
 from common import (
     REPO,
     Daemon,
-    LocalMiniLMEmbedder,
     VectorSource,
     channel,
     ingest,
@@ -58,14 +58,15 @@ from common import (
 )
 from google.protobuf import struct_pb2
 from qdrant_client import AsyncQdrantClient, QdrantClient, models
+from qdrant_peer import agent_filter, hybrid_latencies
 
-from memoryd.storage.qdrant import sparse
-from memoryd.storage.qdrant.schema import DENSE, SPARSE
+from memoryd.storage.qdrant.schema import DENSE
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
 sys.path.insert(0, str(REPO))  # tests/qdrant_server.py: the server the tests run
+import report
 from qdrant_million import million
 
 from tests.qdrant_server import (
@@ -145,26 +146,16 @@ def _one_replica(tmp: Path, server: QdrantServer) -> Callable[[str], AbstractCon
 # -- the peer: qdrant-client on the same server and collection ---------------------------
 
 
-def _agent_filter() -> models.Filter:
-    return models.Filter(
-        must=[
-            models.FieldCondition(key="tenant_id", match=models.MatchValue(value="default")),
-            models.FieldCondition(key="agent_id", match=models.MatchValue(value=AGENT)),
-        ]
-    )
-
-
 def peer(
     server: QdrantServer, prefix: str, queries: np.ndarray, texts: list[str], writes: int
 ) -> dict[str, Any]:
     """qdrant-client against memoryd's own collection: the same filtered dense query;
-    for a text query the same work as memoryd's default (hybrid) Recall: the text
-    embedded by the same local model in this process, then one Query API request
-    fusing the dense and the BM25 (sparse, IDF over the agent's points) prefetches;
-    and a single point upsert with wait=true. All over gRPC."""
+    for a text query the same work as memoryd's default (hybrid) Recall
+    (qdrant_peer.hybrid_latencies); and a single point upsert with wait=true. All over
+    gRPC."""
     name = f"{prefix}memories"
     client = QdrantClient(url=server.url, prefer_grpc=True, grpc_port=server.grpc_port)
-    flt = _agent_filter()
+    flt = agent_filter(AGENT)
     out: dict[str, Any] = {}
     try:
         it = iter(queries.tolist())
@@ -172,34 +163,7 @@ def peer(
             timed(lambda: client.query_points(name, query=next(it), using=DENSE, query_filter=flt,
                                               limit=10, with_payload=True), len(queries) - 5)
         )  # fmt: skip
-        idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=flt))
-        model = LocalMiniLMEmbedder(threads=2)
-        loop = asyncio.new_event_loop()
-        words = iter(texts)
-
-        def hybrid() -> None:
-            text = next(words)
-            dense = loop.run_until_complete(model.embed([text]))[0].tolist()
-            prefetch = [models.Prefetch(query=dense, using=DENSE, filter=flt, limit=40)]
-            terms = sparse.query_vector(text)
-            if terms is not None:
-                prefetch.append(
-                    models.Prefetch(query=terms, using=SPARSE, filter=flt, limit=40, params=idf)
-                )
-            client.query_points(
-                name,
-                query=models.FusionQuery(fusion=models.Fusion.RRF),
-                prefetch=prefetch,
-                query_filter=flt,
-                limit=10,
-                with_payload=True,
-            )
-
-        try:
-            out["text"] = pct(timed(hybrid, len(texts) - 5))
-        finally:
-            loop.run_until_complete(model.close())
-            loop.close()
+        out["text"] = hybrid_latencies(client, name, texts, lambda: flt)
         rng = np.random.default_rng(3)
         vectors = rng.standard_normal((writes + 5, queries.shape[1])).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -228,7 +192,7 @@ async def _peer_sweep(
     server: QdrantServer, name: str, queries: list[list[float]], clients: int, seconds: float
 ) -> dict[str, Any]:
     client = AsyncQdrantClient(url=server.url, prefer_grpc=True, grpc_port=server.grpc_port)
-    flt = _agent_filter()
+    flt = agent_filter(AGENT)
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
 
@@ -441,16 +405,37 @@ def run(tmp: Path, quick: bool, source: VectorSource) -> dict[str, Any]:
     return out
 
 
+def run_million(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, Any]:
+    """The 1M tier alone, on a new server."""
+    binary = locate()
+    server = start_server(binary, tmp / "qdrant-server")
+    try:
+        out = million(tmp, server, cfg, source, _one_replica(tmp, server))
+    finally:
+        server.stop()
+    return {**out, "qdrant": build(binary)}
+
+
 def main() -> None:
     import argparse
     import tempfile
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--million", action="store_true", help="only the 1M tier; then its report table"
+    )
+    parser.add_argument("--agents", type=int, default=1000, help="the 1M tier's agents")
+    parser.add_argument("--per-agent", type=int, default=1000, help="memories per agent")
     args = parser.parse_args()
     source = VectorSource.from_model(400 if args.quick else 2000)
     with tempfile.TemporaryDirectory(prefix="memoryd-bench-qdrant-") as tmp:
-        print(json.dumps(run(Path(tmp), args.quick, source), indent=2))
+        if not args.million:
+            print(json.dumps(run(Path(tmp), args.quick, source), indent=2))
+            return
+        out = run_million(Path(tmp), {**FULL, "million": (args.agents, args.per_agent)}, source)
+    print(json.dumps(out, indent=2))
+    print("\n".join(report.million_lines(out)))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import keyed_latency
@@ -461,6 +460,10 @@ def render(r: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _p50_p99(t: dict[str, Any], *path: str) -> str:
+    return f"{_fmt(_get(t, *path, 'p50'))} / {_fmt(_get(t, *path, 'p99'))}"
+
+
 def _qdrant_server(q: dict[str, Any] | None) -> list[str]:
     """Section `qdrant` (bench/qdrant_server_bench.py)."""
     if not q:
@@ -480,17 +483,14 @@ def _qdrant_server(q: dict[str, Any] | None) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
 
-    def pp(t: dict[str, Any], *path: str) -> str:
-        return f"{_fmt(_get(t, *path, 'p50'))} / {_fmt(_get(t, *path, 'p99'))}"
-
     for label, t in q["tiers"].items():
         ratio = t.get("ratio_p50", {})
         lines.append(
-            f"| {label} | {_fmt(t.get('ingest_per_s'))} | {pp(t, 'one_replica', 'vector')} | "
-            f"{pp(t, 'one_replica', 'text')} | {pp(t, 'one_replica', 'remember')} | "
-            f"{pp(t, 'peer', 'vector')} | {pp(t, 'peer', 'text')} | {pp(t, 'peer', 'upsert')} | "
+            f"| {label} | {_fmt(t.get('ingest_per_s'))} | {_p50_p99(t, 'one_replica', 'vector')} | "
+            f"{_p50_p99(t, 'one_replica', 'text')} | {_p50_p99(t, 'one_replica', 'remember')} | "
+            f"{_p50_p99(t, 'peer', 'vector')} | {_p50_p99(t, 'peer', 'text')} | {_p50_p99(t, 'peer', 'upsert')} | "
             f"{ratio.get('vector')} / {ratio.get('text')} / {ratio.get('remember')} | "
-            f"{pp(t, 'third_replica', 'vector')} |"
+            f"{_p50_p99(t, 'third_replica', 'vector')} |"
         )
     lines += [
         "",
@@ -527,13 +527,13 @@ def _qdrant_server(q: dict[str, Any] | None) -> list[str]:
             f"\nshared / single replica: {cost.get('shared_over_single_p50')}; "
             f"shared / single replica with the hot cache: {cost.get('shared_over_hot_cache_p50')}"
         )
-    lines += _million(q.get("million"), pp)
+    lines += million_lines(q.get("million"))
     if q.get("not_run"):
         lines.append(f"\nNot run: {q['not_run']}.")
     return lines
 
 
-def _million(m: dict[str, Any] | None, pp: Callable[..., str]) -> list[str]:
+def million_lines(m: dict[str, Any] | None) -> list[str]:
     """The qdrant section's 1M tier (bench/qdrant_million.py)."""
     if not m:
         return []
@@ -547,8 +547,8 @@ def _million(m: dict[str, Any] | None, pp: Callable[..., str]) -> list[str]:
         "",
         "| Recall vector | Recall text | Remember | peer vector | peer text | ratio vector / text |",
         "|---|---|---|---|---|---|",
-        f"| {pp(m, 'memoryd', 'vector')} | {pp(m, 'memoryd', 'text')} | "
-        f"{pp(m, 'memoryd', 'remember')} | {pp(m, 'peer', 'vector')} | {pp(m, 'peer', 'text')} | "
+        f"| {_p50_p99(m, 'memoryd', 'vector')} | {_p50_p99(m, 'memoryd', 'text')} | "
+        f"{_p50_p99(m, 'memoryd', 'remember')} | {_p50_p99(m, 'peer', 'vector')} | {_p50_p99(m, 'peer', 'text')} | "
         f"{ratio.get('vector')} / {ratio.get('text')} |",
     ]
 
