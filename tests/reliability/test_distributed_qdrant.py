@@ -15,7 +15,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,11 +63,12 @@ class Ledger:
     outcomes: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
 
-    def acknowledged(self, phase: str, operations: frozenset[str]) -> int:
+    def count(self, phase: str, operations: Collection[str], ok: bool | None = None) -> int:
+        """Calls of ``operations`` in ``phase``: all, or only answered OK (True) or not."""
         with self.lock:
             return sum(
                 v for (p, op, code), v in self.outcomes.items()
-                if p == phase and op in operations and code == "OK"
+                if p == phase and op in operations and (ok is None or (code == "OK") == ok)
             )  # fmt: skip
 
 
@@ -230,7 +231,7 @@ def test_memoryd_keeps_serving_when_a_qdrant_node_dies_and_loses_nothing(
         doomed.kill()
         time.sleep(PHASES["down"])
         _until(
-            lambda: ledger.acknowledged("down", WRITES) > 0,
+            lambda: ledger.count("down", WRITES, ok=True) > 0,
             DOWN_MAX_S,
             "a write acknowledged while a node is down",
         )
@@ -254,14 +255,8 @@ def test_memoryd_keeps_serving_when_a_qdrant_node_dies_and_loses_nothing(
     print("\n" + "\n".join(f"{k}: {v}" for k, v in sorted(outcomes.items())))
     print("\n".join(e[:300] for e in ledger.errors))
 
-    def count(phase_: str, ops: set[str], ok: bool | None = None) -> int:
-        return sum(
-            v
-            for (p, op, code), v in outcomes.items()
-            if p == phase_ and op in ops and (ok is None or (code == "OK") == ok)
-        )
-
-    reads, writes = {"recall", "get_memory", "get_key"}, set(WRITES)
+    count = ledger.count
+    reads, writes = {"recall", "get_memory", "get_key"}, WRITES
     # Before and after the outage everything is answered.
     for p in ("before", "after"):
         assert count(p, reads | writes) > 0
