@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -40,7 +41,13 @@ def unit_rows(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
 
 
 def utcnow() -> datetime:
+    """The server's clock: the default :data:`Clock` of every service."""
     return datetime.now(UTC)
+
+
+#: Where a service reads "now" from: ``utcnow`` in the daemon, a fixed instant in tests
+#: (relative dates in a query, expiry, recency decay all depend on it).
+Clock = Callable[[], datetime]
 
 
 class MemoryType(enum.StrEnum):

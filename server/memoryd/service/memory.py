@@ -24,6 +24,7 @@ from memoryd.domain.errors import (
 )
 from memoryd.domain.limits import next_version
 from memoryd.domain.models import (
+    Clock,
     Memory,
     MemoryFilter,
     PageCursor,
@@ -89,7 +90,9 @@ class MemoryService:
         contradictions: ContradictionResolver | None = None,
         masker: Masker | None = None,
         leases: PartitionLeases | None = None,
+        clock: Clock = utcnow,
     ) -> None:
+        self._clock = clock
         self._masker = masker
         #: Replicas sharing the store: plans and checked updates under a partition lease.
         self._leases = leases
@@ -129,7 +132,7 @@ class MemoryService:
                 field_prefix or "items",
                 f"has {len(drafts)} items; the limit is {self._limits.max_batch_size} (limits.max_batch_size)",
             )
-        now = utcnow()
+        now = self._clock()
         violations = Violations()
         for i, draft in enumerate(drafts):
             prefix = f"{field_prefix}[{i}]." if field_prefix else ""
@@ -197,7 +200,7 @@ class MemoryService:
             raise FailedPrecondition(
                 f"if_version {patch.if_version} does not match the current version {current.version}"
             )
-        now = utcnow()
+        now = self._clock()
         values = patch.values
         v = Violations("memory.")
         if "content" in patch.fields:
@@ -271,7 +274,7 @@ class MemoryService:
 
     async def get(self, scope: CallScope, memory_id: str) -> Memory:
         memory = await self._get_visible(scope, memory_id)
-        self._access.record(scope.partition, [memory.id], utcnow())
+        self._access.record(scope.partition, [memory.id], self._clock())
         return self._masked(scope, [memory])[0]
 
     def _masked(self, scope: CallScope, memories: list[Memory]) -> list[Memory]:
@@ -290,7 +293,7 @@ class MemoryService:
     async def recall(self, scope: CallScope, query: RecallQuery) -> RecallOutcome:
         self._check_recall(query)
         limit = query.limit or self._recall.default_limit
-        now = utcnow()
+        now = self._clock()
         flt = self._visible_filter(scope, query.filter, now)
         scorer = Scorer.resolve(query.scoring, self._recall)
         wide = max(limit * RERANK_FACTOR, MIN_RERANK_CANDIDATES)
@@ -389,7 +392,7 @@ class MemoryService:
             self._page_tokens.decode(query.page_token, query_print) if query.page_token else None
         )
         # not_expired_at is evaluated per page so a long listing sees a consistent "now".
-        flt = dataclasses.replace(flt, not_expired_at=utcnow())
+        flt = dataclasses.replace(flt, not_expired_at=self._clock())
         if query.order in ORDER_KEYS:
             rows = await ranked_page(
                 self._store, scope.partition, flt, query.order, cursor, page_size + 1

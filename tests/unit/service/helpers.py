@@ -14,6 +14,7 @@ from memoryd.service.memory import MemoryService
 from memoryd.service.pagination import PageTokenCodec
 from memoryd.service.write_batcher import WriteBatcher
 from memoryd.storage.memory import InMemoryStore
+from tests.clock import INSTANTS, SteppingClock
 
 
 def scope_for(
@@ -29,10 +30,14 @@ class Harness:
     store: InMemoryStore
     access: AccessStatsBuffer
     writer: WriteBatcher
+    clock: SteppingClock
 
 
-@pytest.fixture
-async def harness() -> AsyncIterator[Harness]:
+@pytest.fixture(params=INSTANTS, ids=lambda instant: instant.strftime("%a-%Y-%m-%d"))
+async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
+    """A MemoryService over the in-process store whose clock starts at each of the
+    fixed instants in turn (tests/clock.py)."""
+    clock = SteppingClock(request.param)
     store = InMemoryStore(dimension=64)
     await store.open()
     writer = WriteBatcher(store, max_batch=100)
@@ -47,8 +52,9 @@ async def harness() -> AsyncIterator[Harness]:
         page_tokens=PageTokenCodec(b"k" * 32),
         limits=LimitsSettings(),
         recall=RecallSettings(),
+        clock=clock,
     )
-    yield Harness(service, store, access, writer)
+    yield Harness(service, store, access, writer, clock)
     await access.close()
     await writer.close()
     await store.close()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memoryd.domain.errors import InvalidArgument, NotFound, PermissionDenied
-from memoryd.domain.models import MemoryFilter, SecurityLevel, utcnow
+from memoryd.domain.models import MemoryFilter, SecurityLevel
 from memoryd.domain.requests import (
     ListQuery,
     MemoryDraft,
@@ -86,28 +86,30 @@ async def test_reads_never_exceed_clearance(harness: Harness) -> None:
 
 async def test_scoring_presets_rank_differently(harness: Harness) -> None:
     scope = scope_for()
-    now = utcnow()
+    now = harness.clock()
     old = (
         await harness.service.remember(
             scope,
             MemoryDraft(
-                content="deploy the service on friday", created_at=now - timedelta(days=60)
+                content="deploy the service to the staging cluster",
+                created_at=now - timedelta(days=60),
             ),
         )
     ).memory
     new = (
         await harness.service.remember(
-            scope, MemoryDraft(content="deploy the service on fridays maybe", importance=0.9)
+            scope,
+            MemoryDraft(content="deploy the service to the staging clusters maybe", importance=0.9),
         )
     ).memory
     by_similarity = await harness.service.recall(
-        scope, RecallQuery(query="deploy the service on friday", limit=2)
+        scope, RecallQuery(query="deploy the service to the staging cluster", limit=2)
     )
     assert by_similarity.results[0].memory.id == old.id
     decayed = await harness.service.recall(
         scope,
         RecallQuery(
-            query="deploy the service on friday",
+            query="deploy the service to the staging cluster",
             limit=2,
             scoring=Scoring(ScoringPreset.DECAYED),
             hybrid=False,  # the preset formula over cosine similarity
@@ -187,16 +189,16 @@ async def test_expired_memories_are_invisible(harness: Harness) -> None:
     m = (
         await harness.service.remember(
             scope,
-            MemoryDraft(content="short lived", expires_at=utcnow() + timedelta(milliseconds=1)),
+            MemoryDraft(
+                content="short lived", expires_at=harness.clock() + timedelta(milliseconds=1)
+            ),
         )
     ).memory
-    await asyncio.sleep(
-        0.01
-    )  # let the expiry pass; a correctness precondition, not a timing assertion
+    harness.clock.advance(timedelta(milliseconds=10))  # the expiry passes
     assert (await harness.service.recall(scope, RecallQuery(query="short lived"))).results == []
     assert (await harness.service.list_memories(scope, ListQuery())).memories == []
     with pytest.raises(InvalidArgument):
         await harness.service.remember(
-            scope, MemoryDraft(content="x", expires_at=utcnow() - timedelta(seconds=1))
+            scope, MemoryDraft(content="x", expires_at=harness.clock() - timedelta(seconds=1))
         )
     assert m.id
