@@ -89,7 +89,7 @@ run: $(RUN_STAMP) ## Install what serving needs and start the daemon (LanceDB in
 	PYTHONDONTWRITEBYTECODE= $(BIN)/memoryd serve $(ARGS)
 
 .PHONY: test
-test: $(STAMP) $(BUF_STAMP) proto-check clients-check lint-fast ## Set up, check generated code and lint, run every test suite
+test: $(STAMP) $(BUF_STAMP) proto-check clients-check lint-fast typecheck contracts ## Set up, check generated code, lint, type-check, check the import contracts, run every test suite
 	$(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 .PHONY: test-fast
@@ -126,13 +126,19 @@ lint-fast: $(STAMP) $(BUF_STAMP)
 	$(BIN)/ruff check server tests clients/python bench
 	$(BIN)/ruff format --check server tests clients/python bench
 
+.PHONY: typecheck
+typecheck: $(STAMP) ## mypy --strict over the daemon and the Python client
+	$(BIN)/mypy
+
+.PHONY: contracts
+contracts: $(STAMP) ## The layers' import contracts ([tool.importlinter] in pyproject.toml)
+	$(BIN)/lint-imports
+
 .PHONY: lint
-lint: lint-fast ## buf lint + buf breaking against main, ruff, mypy, the layers' import contracts
+lint: lint-fast typecheck contracts ## buf lint + buf breaking against main, ruff, mypy, the layers' import contracts
 	@if git rev-parse -q --verify main >/dev/null && git cat-file -e main:proto/buf.yaml 2>/dev/null; then \
 	  $(BUF) breaking proto --against '.git#branch=main,subdir=proto'; \
 	else echo "buf breaking: main has no proto/ yet, nothing to compare"; fi
-	$(BIN)/mypy
-	$(BIN)/lint-imports
 
 # The Go load generator for the concurrency sweep (uses the generated Go client).
 LOADGEN := bench/.bin/loadgen

@@ -58,7 +58,7 @@ from memoryd.security.file_watch import FileWatcher
 from memoryd.security.keys import KeyFileError
 from memoryd.security.read_trail import ReadTrail
 from memoryd.security.tls import TlsConfigError, server_credentials
-from memoryd.service.maintenance import MaintenanceScheduler
+from memoryd.service.lifecycle.maintenance import MaintenanceScheduler
 from memoryd.storage import build_record_store, build_store
 from memoryd.storage.base import Store
 from memoryd.storage.budget import cgroup_memory_limit, default_budget_mb

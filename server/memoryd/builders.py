@@ -23,29 +23,29 @@ from memoryd.observability.tracing import Tracing
 from memoryd.operations import Services
 from memoryd.resilience.degradation import ComponentStates
 from memoryd.security.masking import Masker
-from memoryd.service.access_stats import AccessStatsBuffer
-from memoryd.service.bulk import LifecycleDeps
-from memoryd.service.contradiction import ContradictionResolver
-from memoryd.service.default_read import DefaultReadService
-from memoryd.service.importer import ImportLimits
-from memoryd.service.key_index import KeyIndexes
-from memoryd.service.key_mirror import KeyMirror
-from memoryd.service.keyed import KeyedMemoryService, KeyObserver
-from memoryd.service.lifecycle import LifecycleService
-from memoryd.service.llm import ChatClient
-from memoryd.service.maintenance import MaintenanceScheduler
-from memoryd.service.memory import MemoryService
-from memoryd.service.pagination import PageTokenCodec
-from memoryd.service.partition_lease import PartitionLeases
-from memoryd.service.profile import ProfileService
-from memoryd.service.quotas import Quotas
-from memoryd.service.sessions import SessionService
-from memoryd.service.snapshot import SnapshotService
-from memoryd.service.state import StateService
-from memoryd.service.summarize import Summarizer
-from memoryd.service.tokens import TokenCounter, build_token_counter
-from memoryd.service.working import WorkingMemoryService
-from memoryd.service.write_batcher import WriteBatcher
+from memoryd.service.agent_state.profile import ProfileService
+from memoryd.service.agent_state.state import StateService
+from memoryd.service.agent_state.working import WorkingMemoryService
+from memoryd.service.common.leases import PartitionLeases
+from memoryd.service.common.llm import ChatClient
+from memoryd.service.common.pagination import PageTokenCodec
+from memoryd.service.common.quotas import Quotas
+from memoryd.service.common.tokens import TokenCounter, build_token_counter
+from memoryd.service.common.write_batcher import WriteBatcher
+from memoryd.service.keyed.index import KeyIndexes
+from memoryd.service.keyed.mirror import KeyMirror
+from memoryd.service.keyed.service import KeyedMemoryService, KeyObserver
+from memoryd.service.lifecycle.bulk import LifecycleDeps
+from memoryd.service.lifecycle.importer import ImportLimits
+from memoryd.service.lifecycle.maintenance import MaintenanceScheduler
+from memoryd.service.lifecycle.service import LifecycleService
+from memoryd.service.memories.access_stats import AccessStatsBuffer
+from memoryd.service.memories.contradiction import ContradictionResolver
+from memoryd.service.memories.service import MemoryService
+from memoryd.service.sessions.service import SessionService
+from memoryd.service.sessions.summarize import Summarizer
+from memoryd.service.snapshot.default_read import DefaultReadService
+from memoryd.service.snapshot.service import SnapshotService
 from memoryd.storage.base import Store
 from memoryd.storage.records import RecordStore
 

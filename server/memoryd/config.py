@@ -134,13 +134,13 @@ class RecallSettings(BaseModel):
     hybrid_text_weight: float = Field(1.0, ge=0)
     #: Convex fusion scales the candidates' cosines by max(highest - lowest, this):
     #: a narrow spread (a small store, or no memory much closer than another) is not
-    #: stretched to 0..1 (service/hybrid.py, convex). Measured (bench/quality.py, in
+    #: stretched to 0..1 (service/memories/hybrid.py, convex). Measured (bench/quality.py, in
     #: process on cached vectors, issue 24): REALTALK ranks the same at 0.2-0.5 (its
     #: 50-200 candidates spread wider) and loses at 1.0 (held-out recall_any@10 0.836
     #: -> 0.799); MemDaily, ~9 messages per trajectory, MRR with MiniLM 0.939 (0) ->
     #: 0.943 (0.3) -> 0.945 (0.5).
     convex_min_spread: float = Field(0.5, ge=0, le=2)
-    #: Context expansion of hybrid recall (service/context.py): the memories this many
+    #: Context expansion of hybrid recall (service/memories/context.py): the memories this many
     #: steps before and after each of the ``context_seeds`` best candidates, in their
     #: namespace by created_at, join the results just below it (relevance x
     #: ``context_discount`` per step); 0 (the default) turns it off. On REALTALK
@@ -150,13 +150,13 @@ class RecallSettings(BaseModel):
     context_neighbours: int = Field(0, ge=0, le=5)
     context_seeds: int = Field(1, ge=1, le=10)
     context_discount: float = Field(0.9, gt=0, le=1)
-    #: Pseudo-relevance feedback (service/feedback.py): a second full-text search with
+    #: Pseudo-relevance feedback (service/memories/feedback.py): a second full-text search with
     #: the ``feedback_terms`` terms most particular to the ``feedback_seeds`` best
     #: candidates added, mixed into relevance with ``feedback_weight``; 0 terms: off.
     feedback_terms: int = Field(0, ge=0, le=20)
     feedback_seeds: int = Field(3, ge=1, le=10)
     feedback_weight: float = Field(0.3, ge=0, le=1)
-    #: Time-aware recall (service/temporal.py): a query naming a time ("yesterday",
+    #: Time-aware recall (service/memories/temporal.py): a query naming a time ("yesterday",
     #: "on 29 Dec 2023", "上周三") favours memories whose event time (occurred_at, else
     #: created_at) falls in it, widened by the hours before and after; relevance
     #: becomes (1 - w) * relevance + w * temporal. 0 turns it off.
@@ -198,7 +198,7 @@ class DedupSettings(BaseModel):
 
 class ContradictionSettings(BaseModel):
     """Remember archives an older memory that the new one supersedes or contradicts
-    (memoryd.service.contradiction): the newest memory about a subject wins."""
+    (memoryd.service.memories.contradiction): the newest memory about a subject wins."""
 
     #: "auto": the LLM judges when llm.url is set, else the rules; "rules"; "llm" (the
     #: rules when no LLM is configured or it fails); "off".

@@ -25,7 +25,7 @@ def _tied_memories() -> list[Memory]:
     ]
 
 
-#: The orders a store lists by; the others are the service's (service/ordering.py).
+#: The orders a store lists by; the others are the service's (service/memories/ordering.py).
 STORE_ORDERS = [MemoryOrder.CREATED_DESC, MemoryOrder.CREATED_ASC]
 
 

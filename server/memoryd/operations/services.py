@@ -6,15 +6,15 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from memoryd.domain.errors import Unimplemented
-from memoryd.service.default_read import DefaultReadService
-from memoryd.service.keyed import KeyedMemoryService
-from memoryd.service.lifecycle import LifecycleService
-from memoryd.service.memory import MemoryService
-from memoryd.service.profile import ProfileService
-from memoryd.service.sessions import SessionService
-from memoryd.service.snapshot import SnapshotService
-from memoryd.service.state import StateService
-from memoryd.service.working import WorkingMemoryService
+from memoryd.service.agent_state.profile import ProfileService
+from memoryd.service.agent_state.state import StateService
+from memoryd.service.agent_state.working import WorkingMemoryService
+from memoryd.service.keyed.service import KeyedMemoryService
+from memoryd.service.lifecycle.service import LifecycleService
+from memoryd.service.memories.service import MemoryService
+from memoryd.service.sessions.service import SessionService
+from memoryd.service.snapshot.default_read import DefaultReadService
+from memoryd.service.snapshot.service import SnapshotService
 
 T = TypeVar("T")
 

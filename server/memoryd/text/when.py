@@ -5,7 +5,7 @@ a question that names a time asks about what happened then. ``time_spans`` finds
 such expressions in English and Chinese and resolves each to a half-open UTC
 interval [start, end) relative to a reference time (the request's ``now``, else the
 server's clock). Recall then favours memories whose event time (``occurred_at``,
-else ``created_at``) falls in a span (service/temporal.py). Deterministic, no model:
+else ``created_at``) falls in a span (service/memories/temporal.py). Deterministic, no model:
 
 - absolute dates: "29 Dec 2023", "December 29th, 2023", "the 5th of January 2024",
   "2024-01-02", "02.01.2024" (day first), "1/2/2024" (month first unless the first

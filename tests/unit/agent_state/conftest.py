@@ -17,16 +17,16 @@ from memoryd.config import (
     WorkingMemorySettings,
 )
 from memoryd.embedding import HashingEmbedder
-from memoryd.service.access_stats import AccessStatsBuffer
-from memoryd.service.llm import ChatClient
-from memoryd.service.memory import MemoryService
-from memoryd.service.pagination import PageTokenCodec
-from memoryd.service.profile import ProfileService
-from memoryd.service.sessions import SessionService
-from memoryd.service.summarize import Summarizer
-from memoryd.service.tokens import EstimateCounter, TokenCounter
-from memoryd.service.working import WorkingMemoryService
-from memoryd.service.write_batcher import WriteBatcher
+from memoryd.service.agent_state.profile import ProfileService
+from memoryd.service.agent_state.working import WorkingMemoryService
+from memoryd.service.common.llm import ChatClient
+from memoryd.service.common.pagination import PageTokenCodec
+from memoryd.service.common.tokens import EstimateCounter, TokenCounter
+from memoryd.service.common.write_batcher import WriteBatcher
+from memoryd.service.memories.access_stats import AccessStatsBuffer
+from memoryd.service.memories.service import MemoryService
+from memoryd.service.sessions.service import SessionService
+from memoryd.service.sessions.summarize import Summarizer
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from tests.unit.agent_state.chat_server import ChatServer, running_chat_server

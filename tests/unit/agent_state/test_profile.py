@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memoryd.domain.errors import FailedPrecondition, InvalidArgument, NotFound
-from memoryd.service.profile import ProfileService, profile_etag
+from memoryd.service.agent_state.profile import ProfileService, profile_etag
 from tests.unit.agent_state.conftest import FakeClock
 from tests.unit.service.helpers import scope_for
 

@@ -22,8 +22,8 @@ from memoryd.domain.errors import InvalidArgument, NotFound
 from memoryd.domain.models import MemoryType
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.requests import RecallQuery
-from memoryd.service.memory import MemoryService
-from memoryd.service.sessions import SessionService
+from memoryd.service.memories.service import MemoryService
+from memoryd.service.sessions.service import SessionService
 from memoryd.storage.memory_records import InMemoryRecordStore
 from tests.unit.agent_state.conftest import FakeClock
 from tests.unit.service.helpers import scope_for

@@ -16,10 +16,10 @@ from memoryd.domain.errors import (
     ResourceExhausted,
 )
 from memoryd.domain.models import MemoryType, ProvenanceKind, SecurityLevel
-from memoryd.service.memory import MemoryService
-from memoryd.service.session_extract import FALLBACK_NOTE
-from memoryd.service.sessions import SessionService
-from memoryd.service.summarize import NO_LLM_REASON
+from memoryd.service.memories.service import MemoryService
+from memoryd.service.sessions.extract import FALLBACK_NOTE
+from memoryd.service.sessions.service import SessionService
+from memoryd.service.sessions.summarize import NO_LLM_REASON
 from tests.unit.agent_state.chat_server import ChatServer
 from tests.unit.agent_state.conftest import FakeClock
 from tests.unit.service.helpers import scope_for

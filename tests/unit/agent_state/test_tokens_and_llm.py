@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.config import LLMSettings
-from memoryd.service.llm import ChatClient, ChatMessage, LLMError
-from memoryd.service.tokens import (
+from memoryd.service.common.llm import ChatClient, ChatMessage, LLMError
+from memoryd.service.common.tokens import (
     EstimateCounter,
     TokenCounter,
     TokenizerCounter,

@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 from memoryd.config import LimitsSettings, SessionSettings
 from memoryd.domain.agent_state import FixedZoneKind, MessageDraft, MessageRole, SessionWindow
-from memoryd.service.memory import MemoryService
-from memoryd.service.pagination import PageTokenCodec
-from memoryd.service.session_window import fixed_line
-from memoryd.service.sessions import SessionService
-from memoryd.service.summarize import Summarizer, message_line
-from memoryd.service.tokens import EstimateCounter, TokenCounter, TokenizerCounter
+from memoryd.service.common.pagination import PageTokenCodec
+from memoryd.service.common.tokens import EstimateCounter, TokenCounter, TokenizerCounter
+from memoryd.service.memories.service import MemoryService
+from memoryd.service.sessions.service import SessionService
+from memoryd.service.sessions.summarize import Summarizer, message_line
+from memoryd.service.sessions.window import fixed_line
 from memoryd.storage.memory_records import InMemoryRecordStore
 from tests.unit.agent_state.conftest import FakeClock
 from tests.unit.service.helpers import scope_for

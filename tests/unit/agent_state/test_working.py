@@ -17,7 +17,7 @@ from memoryd.domain.agent_state import (
 )
 from memoryd.domain.errors import InvalidArgument, NotFound
 from memoryd.domain.records import Record, RecordKind
-from memoryd.service.working import WorkingMemoryService
+from memoryd.service.agent_state.working import WorkingMemoryService
 from memoryd.storage.memory_records import InMemoryRecordStore
 from tests.unit.agent_state.conftest import T0, FakeClock
 from tests.unit.service.helpers import scope_for

@@ -12,12 +12,12 @@ from memoryd.domain.models import Partition, SecurityLevel
 from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.embedding import HashingEmbedder
 from memoryd.security.settings import QuotaSettings
-from memoryd.service.access_stats import AccessStatsBuffer
-from memoryd.service.keyed import KeyedMemoryService, KeyObserver
-from memoryd.service.memory import MemoryService
-from memoryd.service.pagination import PageTokenCodec
-from memoryd.service.quotas import Quotas
-from memoryd.service.write_batcher import WriteBatcher
+from memoryd.service.common.pagination import PageTokenCodec
+from memoryd.service.common.quotas import Quotas
+from memoryd.service.common.write_batcher import WriteBatcher
+from memoryd.service.keyed.service import KeyedMemoryService, KeyObserver
+from memoryd.service.memories.access_stats import AccessStatsBuffer
+from memoryd.service.memories.service import MemoryService
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 

@@ -1,4 +1,4 @@
-"""The live file mirror (service/key_mirror.py) over the in-process stores."""
+"""The live file mirror (service/keyed/mirror.py) over the in-process stores."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from memoryd.config import LimitsSettings
 from memoryd.domain.keyed import KeyWrite
 from memoryd.domain.models import Provenance, ProvenanceKind, SecurityLevel
-from memoryd.service.key_mirror import KeyMirror, last_logged_version
-from memoryd.service.keyed import KeyedMemoryService
+from memoryd.service.keyed.mirror import KeyMirror, last_logged_version
+from memoryd.service.keyed.service import KeyedMemoryService
 
 from .conftest import Keyed, scope_for
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.service.keys import (
+from memoryd.service.keyed.keys import (
     MAX_FILE_SEGMENT_BYTES,
     InvalidKey,
     KeyLimits,

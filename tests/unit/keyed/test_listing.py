@@ -12,7 +12,7 @@ from memoryd.domain.errors import InvalidArgument, NotFound
 from memoryd.domain.keyed import KeyHistoryQuery, KeyListing, KeyListQuery, KeyWrite
 from memoryd.domain.models import Provenance, ProvenanceKind
 from memoryd.domain.principal import CallScope
-from memoryd.service.keyed import KeyedMemoryService
+from memoryd.service.keyed.service import KeyedMemoryService
 
 from .conftest import Keyed, scope_for
 

@@ -26,7 +26,7 @@ from memoryd.domain.models import (
 from memoryd.domain.records import RecordKind
 from memoryd.domain.requests import RecallQuery
 from memoryd.security.settings import QuotaSettings
-from memoryd.service.keyed_docs import mirror_id
+from memoryd.service.keyed.docs import mirror_id
 
 from .conftest import Keyed, scope_for
 

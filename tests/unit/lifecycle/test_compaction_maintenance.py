@@ -25,8 +25,8 @@ from memoryd.domain.lifecycle import (
 from memoryd.domain.models import Memory, MemoryFilter, Provenance, ProvenanceKind, SecurityLevel
 from memoryd.domain.records import RecordKind
 from memoryd.domain.requests import MemoryDraft
-from memoryd.service.compaction import DERIVED_FROM
-from memoryd.service.maintenance import MaintenanceScheduler, retention_score
+from memoryd.service.lifecycle.compaction import DERIVED_FROM
+from memoryd.service.lifecycle.maintenance import MaintenanceScheduler, retention_score
 from tests.unit.snapshot.world import World, drain, scope_for, world
 
 USER_SOURCE = Provenance(ProvenanceKind.USER)

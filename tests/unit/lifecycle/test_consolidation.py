@@ -22,8 +22,8 @@ from memoryd.domain.lifecycle import (
 from memoryd.domain.models import Memory, MemoryFilter
 from memoryd.domain.relations import RelationKind, derived_from, relations_of, superseded_by
 from memoryd.domain.requests import MemoryDraft, RecallQuery
-from memoryd.service.consolidation import CONSOLIDATED_TAG
-from memoryd.service.llm import ChatClient
+from memoryd.service.common.llm import ChatClient
+from memoryd.service.lifecycle.consolidation import CONSOLIDATED_TAG
 from tests.unit.agent_state.chat_server import ChatServer, running_chat_server
 from tests.unit.snapshot.world import World, scope_for, world
 

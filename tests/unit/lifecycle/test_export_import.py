@@ -24,8 +24,8 @@ from memoryd.domain.models import Provenance, ProvenanceKind, SecurityLevel
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import RecordKind
 from memoryd.domain.snapshot import SnapshotRequest
-from memoryd.service.keyed_docs import mirror_id
-from memoryd.service.maintenance import MAINTENANCE_KEY
+from memoryd.service.keyed.docs import mirror_id
+from memoryd.service.lifecycle.maintenance import MAINTENANCE_KEY
 from tests.unit.lifecycle.helpers import everything, memory_fields, populate_everything
 from tests.unit.snapshot.world import World, drain, scope_for, world
 

@@ -39,7 +39,7 @@ from memoryd.operations import lifecycle as lifecycle_ops
 from memoryd.operations import memories as memory_ops
 from memoryd.operations.auth import Transport
 from memoryd.operations.trace import CallTrace
-from memoryd.service.write_batcher import WriteBatcher
+from memoryd.service.common.write_batcher import WriteBatcher
 from memoryd.storage.memory import InMemoryStore
 from tests.unit.hot_cache.helpers import DIM, P, memory
 

@@ -15,10 +15,10 @@ from memoryd.domain.models import Partition, SecurityLevel, Vector
 from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.embedding import HashingEmbedder
 from memoryd.embedding.base import Embedder
-from memoryd.service.access_stats import AccessStatsBuffer
-from memoryd.service.memory import MemoryService
-from memoryd.service.pagination import PageTokenCodec
-from memoryd.service.write_batcher import WriteBatcher
+from memoryd.service.common.pagination import PageTokenCodec
+from memoryd.service.common.write_batcher import WriteBatcher
+from memoryd.service.memories.access_stats import AccessStatsBuffer
+from memoryd.service.memories.service import MemoryService
 from memoryd.storage.memory import InMemoryStore
 
 DIM = 64

@@ -1,4 +1,4 @@
-"""Context expansion (service/context.py): the turns around the best match join the
+"""Context expansion (service/memories/context.py): the turns around the best match join the
 results just below it, within its namespace and the request's filter."""
 
 from __future__ import annotations

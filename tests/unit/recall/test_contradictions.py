@@ -26,15 +26,15 @@ from memoryd.embedding import HashingEmbedder
 from memoryd.embedding.base import Embedder
 from memoryd.embedding.local import LocalMiniLMEmbedder
 from memoryd.resilience.degradation import collecting
-from memoryd.service.access_stats import AccessStatsBuffer
-from memoryd.service.bulk import LifecycleDeps
-from memoryd.service.contradiction import ContradictionResolver
-from memoryd.service.importer import ImportLimits
-from memoryd.service.lifecycle import LifecycleService
-from memoryd.service.llm import ChatClient
-from memoryd.service.memory import MemoryService
-from memoryd.service.pagination import PageTokenCodec
-from memoryd.service.write_batcher import WriteBatcher
+from memoryd.service.common.llm import ChatClient
+from memoryd.service.common.pagination import PageTokenCodec
+from memoryd.service.common.write_batcher import WriteBatcher
+from memoryd.service.lifecycle.bulk import LifecycleDeps
+from memoryd.service.lifecycle.importer import ImportLimits
+from memoryd.service.lifecycle.service import LifecycleService
+from memoryd.service.memories.access_stats import AccessStatsBuffer
+from memoryd.service.memories.contradiction import ContradictionResolver
+from memoryd.service.memories.service import MemoryService
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from tests.unit.agent_state.chat_server import ChatServer, running_chat_server

@@ -14,7 +14,7 @@ from memoryd.domain.errors import StoreError
 from memoryd.domain.models import Memory, MemoryFilter, SecurityLevel, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.requests import MemoryDraft
-from memoryd.service.dedup import DEDUP_METADATA_KEY
+from memoryd.service.memories.dedup import DEDUP_METADATA_KEY
 
 from .conftest import DIM, MakeRig, Rig, scope_for, unit, with_cosine
 

@@ -1,4 +1,4 @@
-"""Pseudo-relevance feedback on the text side (service/feedback.py): the terms most
+"""Pseudo-relevance feedback on the text side (service/memories/feedback.py): the terms most
 particular to the best first-round hits find evidence that shares no word with the
 question; off by default."""
 
@@ -11,8 +11,8 @@ import numpy as np
 from memoryd.config import RecallSettings
 from memoryd.domain.models import Memory
 from memoryd.domain.requests import MemoryDraft, RecallQuery
-from memoryd.service.feedback import feedback_terms
-from memoryd.service.hybrid import Candidate
+from memoryd.service.memories.feedback import feedback_terms
+from memoryd.service.memories.hybrid import Candidate
 
 from .conftest import DIM, MakeRig, scope_for, unit, with_cosine
 

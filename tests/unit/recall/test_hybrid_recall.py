@@ -16,7 +16,7 @@ from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel, TextHi
 from memoryd.domain.requests import MemoryDraft, RecallQuery, Scoring, ScoringPreset
 from memoryd.embedding import HashingEmbedder
 from memoryd.embedding.base import EmbedKind
-from memoryd.service.hybrid import max_fused
+from memoryd.service.memories.hybrid import max_fused
 from memoryd.storage.memory import InMemoryStore
 
 from .conftest import DIM, MakeRig, Rig, scope_for, unit, with_cosine

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.service.hybrid import fused_order, max_fused, rrf
+from memoryd.service.memories.hybrid import fused_order, max_fused, rrf
 
 _ranking = st.lists(st.integers(0, 40), unique=True, max_size=30)
 _k = st.floats(0.5, 200, allow_nan=False)

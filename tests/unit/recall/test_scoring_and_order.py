@@ -20,7 +20,7 @@ from memoryd.domain.requests import (
     Scoring,
     ScoringPreset,
 )
-from memoryd.service.scoring import Scorer
+from memoryd.service.memories.scoring import Scorer
 
 from .conftest import Rig, scope_for
 

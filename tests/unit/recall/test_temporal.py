@@ -1,4 +1,4 @@
-"""Time-aware recall (service/temporal.py): a query that names a time moves the
+"""Time-aware recall (service/memories/temporal.py): a query that names a time moves the
 memories of that time (occurred_at, else created_at) up; nothing changes when it names
 none, or a time no candidate falls in; the reference time is the request's ``now``."""
 

@@ -10,7 +10,7 @@ import pytest
 from memoryd.domain.errors import ResourceExhausted
 from memoryd.domain.models import Memory, MemoryFilter, Partition, utcnow
 from memoryd.security.settings import QuotaSettings
-from memoryd.service.quotas import Quotas
+from memoryd.service.common.quotas import Quotas
 from memoryd.storage.memory import InMemoryStore
 
 P = Partition("t1", "a1")

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from memoryd.service.json_schemas import OverBudget, content_violations, within_budget
+from memoryd.service.agent_state.schemas import OverBudget, content_violations, within_budget
 
 
 def _step(n: int) -> int:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.models import PageCursor, Partition
-from memoryd.service.pagination import PageTokenCodec, fingerprint
+from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 
 CODEC = PageTokenCodec(b"s" * 32)
 P = Partition("t", "a")

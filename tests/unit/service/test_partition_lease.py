@@ -11,7 +11,7 @@ import pytest
 from memoryd.domain.errors import Unavailable
 from memoryd.domain.models import Partition
 from memoryd.domain.records import RecordKind
-from memoryd.service.partition_lease import PartitionLeases
+from memoryd.service.common.leases import PartitionLeases
 from memoryd.storage.base import Capabilities
 from memoryd.storage.memory_records import InMemoryRecordStore
 

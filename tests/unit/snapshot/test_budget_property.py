@@ -19,7 +19,7 @@ from memoryd.domain.agent_state import (
 )
 from memoryd.domain.requests import MemoryDraft
 from memoryd.domain.snapshot import Snapshot, SnapshotFormat, SnapshotRequest
-from memoryd.service.tokens import EstimateCounter, TokenCounter, TokenizerCounter
+from memoryd.service.common.tokens import EstimateCounter, TokenCounter, TokenizerCounter
 from tests.unit.snapshot.world import scope_for, world
 
 COUNTERS: dict[str, TokenCounter] = {"estimate": EstimateCounter(), "tokenizer": TokenizerCounter()}

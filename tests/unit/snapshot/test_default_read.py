@@ -13,8 +13,8 @@ from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.keyed import KeyWrite
 from memoryd.domain.models import Provenance, ProvenanceKind, SecurityLevel
 from memoryd.domain.snapshot import DefaultReadRequest
-from memoryd.service.key_index import KeyIndexes
-from memoryd.service.tokens import TokenizerCounter
+from memoryd.service.common.tokens import TokenizerCounter
+from memoryd.service.keyed.index import KeyIndexes
 from tests.unit.snapshot.world import World, scope_for, world
 
 USER_SOURCE = Provenance(ProvenanceKind.USER)

@@ -1,4 +1,4 @@
-"""The default-read ranking and its index (service/key_index.py)."""
+"""The default-read ranking and its index (service/keyed/index.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from memoryd.config import LimitsSettings
 from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.models import SecurityLevel
-from memoryd.service.key_index import PartitionIndex, Ranking, indexed, micros
+from memoryd.service.keyed.index import PartitionIndex, Ranking, indexed, micros
 
 DENTIST = "/user/calendar/2026-02-23_10-00_dentist"
 

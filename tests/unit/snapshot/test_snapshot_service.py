@@ -25,7 +25,7 @@ from memoryd.domain.snapshot import (
     SnapshotRequest,
     SnapshotSection,
 )
-from memoryd.service.tokens import TokenizerCounter
+from memoryd.service.common.tokens import TokenizerCounter
 from tests.unit.snapshot.world import World, scope_for, world
 
 A = scope_for("agent-a")

@@ -1,0 +1,374 @@
+"""The live memory_root: keyed memory as files, kept up to date by the daemon.
+
+With ``keys.mirror_dir`` set, each partition has ``<mirror_dir>/<tenant>/<agent>/``
+in the layout of key_tree.py (``log.jsonl``, ``index/``, ``state.jsonl``), for an
+agent's own ``ls``, ``grep``, ``jq`` and ``cat``:
+
+- each committed write appends its envelope to ``log.jsonl`` and replaces the key's
+  ``index/`` file atomically (a tombstone removes it);
+- a key whose ``content.expired_at`` passes leaves ``index/`` at that time;
+- ``state.jsonl`` is rewritten atomically by every repair (at start, after
+  compaction and other lifecycle rewrites): it is the compacted state as of the last
+  repair, while ``index/`` and ``log.jsonl`` are the live view.
+
+Keys above ``keys.mirror_clearance`` (INTERNAL by default) are left out: whoever
+can read the directory reads what is in it.
+
+It is a mirror: the store is the source of truth. A repair checks a partition's
+files against the store and fixes them: missing log lines appended from the key
+history (a torn last line cut), index files written, replaced or removed, state
+rewritten. Repairs run for every partition at start (in the background: a crash
+between a store commit and the file update is repaired then) and after each
+lifecycle rewrite; a partition's first write after start, or after a failed file
+update, waits for its repair. A file error never fails a write: it is logged and
+the partition is repaired on its next write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import json
+import os
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from memoryd.aio import cancel_and_wait
+from memoryd.config import LimitsSettings
+from memoryd.domain.keyed import KeyEntry
+from memoryd.domain.models import Partition, SecurityLevel, utcnow
+from memoryd.domain.records import RecordKind
+from memoryd.service.common import scanning
+from memoryd.service.common.validation import Violations
+from memoryd.service.keyed.docs import COUNTER_KEY, entry_from, mirror_fields
+from memoryd.service.keyed.tree import (
+    INDEX_DIR,
+    LOG_FILE,
+    STATE_FILE,
+    TMP_PREFIX,
+    atomic_write,
+    envelope_line,
+    index_file,
+    partition_dir,
+    remove_file,
+    state_text,
+)
+from memoryd.storage.records import RecordStore
+
+log = structlog.get_logger(__name__)
+
+SCAN_BATCH = 10_000
+#: Bytes read from the end of log.jsonl at a time to find its last line.
+_TAIL_CHUNK = 64 * 1024
+
+
+@dataclass(slots=True)
+class _PartitionMirror:
+    directory: Path
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: Checked against the store since start (or since the last rewrite / failure).
+    repaired: bool = False
+    #: The version of the last line of log.jsonl.
+    logged: int = 0
+    #: A background repair is waiting to start (rewrites in a row share it).
+    scheduled: bool = False
+
+
+def _expires_at(entry: KeyEntry, limits: LimitsSettings) -> datetime | None:
+    if not entry.valid:
+        return None
+    return mirror_fields(entry.content, limits, Violations()).expires_at
+
+
+def last_logged_version(path: Path) -> int:
+    """The version of the last complete line of ``path`` (0: none); a torn last line
+    (a crash in the middle of an append) is cut off."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    with open(path, "rb+") as f:
+        end = size
+        tail = b""
+        while end > 0:
+            start = max(0, end - _TAIL_CHUNK)
+            f.seek(start)
+            tail = f.read(end - start) + tail
+            end = start
+            if tail.count(b"\n") >= 2 or (end == 0 and b"\n" in tail):
+                break
+        if not tail.endswith(b"\n"):
+            cut = tail.rfind(b"\n") + 1  # 0: no complete line at all
+            f.truncate(size - (len(tail) - cut))
+            tail = tail[:cut]
+        lines = tail.splitlines()
+        if not lines:
+            return 0
+        try:
+            version: int = json.loads(lines[-1])["version"]
+        except (ValueError, KeyError, TypeError):
+            # Not a line the mirror wrote: start the log again from the history.
+            f.truncate(0)
+            return 0
+        return version
+
+
+class KeyMirror:
+    """The file mirror of every partition's keys under ``root`` (a KeyObserver)."""
+
+    def __init__(
+        self,
+        root: Path,
+        records: RecordStore,
+        limits: LimitsSettings,
+        *,
+        clearance: SecurityLevel = SecurityLevel.INTERNAL,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._root = root
+        self._clearance = clearance
+        self._records = records
+        self._limits = limits
+        self._clock = clock
+        self._partitions: dict[Partition, _PartitionMirror] = {}
+        #: (expires_at, partition, key, version) of index files to remove then.
+        self._expiry: list[tuple[datetime, str, str, str, int]] = []
+        self._wake = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._expirer: asyncio.Task[None] | None = None
+        #: Repairs completed (tests wait for them).
+        self.repairs = 0
+
+    # ------------------------------------------------------------------ life cycle
+
+    async def start(self) -> None:
+        """Create the root and repair every partition in the background."""
+        await asyncio.to_thread(self._root.mkdir, parents=True, exist_ok=True)
+        self._expirer = asyncio.create_task(self._expire_loop(), name="key-mirror-expiry")
+        self._spawn(self._repair_all())
+
+    def _shown(self, entry: KeyEntry) -> bool:
+        return entry.security_level <= self._clearance
+
+    async def close(self) -> None:
+        for task in [*self._tasks, self._expirer]:
+            await cancel_and_wait(task)
+        self._tasks.clear()
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _repair_all(self) -> None:
+        for partition in await self._records.list_partitions():
+            await self._repair_logged(partition)
+            await scanning.pause()
+
+    async def _repair_logged(self, partition: Partition) -> None:
+        """A background repair: a failure is logged; the next write tries again."""
+        try:
+            await self.repair(partition)
+        except Exception:
+            log.exception(
+                "key mirror repair failed",
+                tenant=partition.tenant_id,
+                agent=partition.agent_id,
+            )
+
+    # ------------------------------------------------------------------ observer
+
+    async def key_written(self, partition: Partition, entry: KeyEntry) -> None:
+        mirror = self._mirror(partition)
+        async with mirror.lock:
+            if not mirror.repaired:
+                await self._repair_locked(partition, mirror)  # includes this write
+                return
+            try:
+                await asyncio.to_thread(self._apply_write, mirror, entry)
+            except OSError:
+                mirror.repaired = False
+                raise
+        expires = _expires_at(entry, self._limits)
+        if expires is not None:
+            self._schedule(partition, entry, expires)
+
+    async def keys_rewritten(self, partition: Partition) -> None:
+        mirror = self._mirror(partition)
+        mirror.repaired = False
+        if not mirror.scheduled:  # an import rewrites in many batches: one repair
+            mirror.scheduled = True
+            self._spawn(self._repair_logged(partition))
+
+    # ------------------------------------------------------------------ repair
+
+    async def repair(self, partition: Partition) -> None:
+        """Check the partition's files against the store and fix what differs."""
+        mirror = self._mirror(partition)
+        async with mirror.lock:
+            mirror.scheduled = False  # a rewrite from now on needs another repair
+            await self._repair_locked(partition, mirror)
+
+    async def _repair_locked(self, partition: Partition, mirror: _PartitionMirror) -> None:
+        found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
+        stored = found[0].version if found else 0
+        current: list[KeyEntry] = []
+        async for page in scanning.scan_records(
+            self._records, partition, RecordKind.KEY, SCAN_BATCH
+        ):
+            current.extend(e for e in map(entry_from, page) if self._shown(e))
+        logged = await asyncio.to_thread(last_logged_version, mirror.directory / LOG_FILE)
+        missing: list[KeyEntry] = []
+        if logged != stored:
+            missing = await self._events_after(partition, 0 if logged > stored else logged)
+        now = self._clock()
+        live = [
+            e
+            for e in current
+            if e.valid and ((x := _expires_at(e, self._limits)) is None or x > now)
+        ]
+        changed = await asyncio.to_thread(
+            self._rewrite, mirror.directory, live, missing, logged > stored
+        )
+        mirror.logged = max([stored, *(e.version for e in missing)])
+        mirror.repaired = True
+        self.repairs += 1
+        for e in live:
+            expires = _expires_at(e, self._limits)
+            if expires is not None:
+                self._schedule(partition, e, expires)
+        log.info(
+            "key mirror repaired",
+            tenant=partition.tenant_id,
+            agent=partition.agent_id,
+            keys=len(live),
+            log_lines_added=len(missing),
+            files_changed=changed,
+        )
+
+    async def _events_after(self, partition: Partition, version: int) -> list[KeyEntry]:
+        """Every write after ``version`` still in the key history, in version order."""
+        events: list[KeyEntry] = []
+        async for page in scanning.scan_records(
+            self._records, partition, RecordKind.KEY_EVENT, SCAN_BATCH
+        ):
+            events.extend(
+                e for e in map(entry_from, page) if e.version > version and self._shown(e)
+            )
+        events.sort(key=lambda e: e.version)
+        return events
+
+    def _rewrite(
+        self, directory: Path, live: list[KeyEntry], missing: list[KeyEntry], restart_log: bool
+    ) -> int:
+        """Bring ``directory`` to the store's state; returns how many files changed."""
+        index_root = directory / INDEX_DIR
+        index_root.mkdir(parents=True, exist_ok=True)
+        log_path = directory / LOG_FILE
+        if restart_log:  # the log is ahead of the store: it is another history
+            log_path.unlink(missing_ok=True)
+        if missing:
+            with open(log_path, "a", encoding="utf-8") as out:
+                out.writelines(envelope_line(e) for e in missing)
+        expected = {index_file(index_root, e.key): envelope_line(e) for e in live}
+        changed = 0
+        for folder, _, names in os.walk(index_root, topdown=False):
+            for name in names:
+                path = Path(folder, name)
+                want = expected.get(path)
+                if want is None or name.startswith(TMP_PREFIX):
+                    remove_file(path, index_root)
+                    changed += 1
+                elif path.read_text(encoding="utf-8") != want:
+                    atomic_write(path, want)
+                    changed += 1
+                expected.pop(path, None)
+        for path, text in expected.items():
+            atomic_write(path, text)
+            changed += 1
+        state = state_text(live)
+        state_path = directory / STATE_FILE
+        if not state_path.exists() or state_path.read_text(encoding="utf-8") != state:
+            atomic_write(state_path, state)
+            changed += 1
+        return changed
+
+    # ------------------------------------------------------------------ writes
+
+    def _apply_write(self, mirror: _PartitionMirror, entry: KeyEntry) -> None:
+        directory = mirror.directory
+        index_root = directory / INDEX_DIR
+        shown = self._shown(entry)
+        if shown and entry.version > mirror.logged:
+            with open(directory / LOG_FILE, "a", encoding="utf-8") as out:
+                out.write(envelope_line(entry))
+            mirror.logged = entry.version
+        target = index_file(index_root, entry.key)
+        expires = _expires_at(entry, self._limits)
+        if shown and entry.valid and (expires is None or expires > self._clock()):
+            atomic_write(target, envelope_line(entry))
+        else:  # a tombstone, expired, or now above the mirror's clearance
+            remove_file(target, index_root)
+
+    # ------------------------------------------------------------------ expiry
+
+    def _schedule(self, partition: Partition, entry: KeyEntry, expires: datetime) -> None:
+        item = (expires, partition.tenant_id, partition.agent_id, entry.key, entry.version)
+        heapq.heappush(self._expiry, item)
+        if self._expiry[0] is item:
+            self._wake.set()
+
+    async def _expire_loop(self) -> None:
+        while True:
+            self._wake.clear()
+            delay = None
+            if self._expiry:
+                delay = max(0.0, (self._expiry[0][0] - self._clock()).total_seconds())
+            if delay is None or delay > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=delay)
+                continue
+            _, tenant, agent, key, version = heapq.heappop(self._expiry)
+            try:
+                await self._expire(Partition(tenant, agent), key, version)
+            except OSError:
+                log.exception("key mirror: removing an expired key's file failed", key=key)
+
+    async def _expire(self, partition: Partition, key: str, version: int) -> None:
+        mirror = self._mirror(partition)
+        async with mirror.lock:
+            index_root = mirror.directory / INDEX_DIR
+            target = index_file(index_root, key)
+
+            def remove_if_current() -> bool:
+                try:
+                    held = json.loads(target.read_text(encoding="utf-8"))
+                except FileNotFoundError:
+                    return False
+                if held.get("version") != version:
+                    return False
+                return remove_file(target, index_root)
+
+            if await asyncio.to_thread(remove_if_current):
+                log.info(
+                    "key mirror: expired key removed from index",
+                    tenant=partition.tenant_id,
+                    agent=partition.agent_id,
+                    key=key,
+                    version=version,
+                )
+
+    # ------------------------------------------------------------------ helpers
+
+    def _mirror(self, partition: Partition) -> _PartitionMirror:
+        mirror = self._partitions.get(partition)
+        if mirror is None:
+            directory = partition_dir(self._root, partition)
+            mirror = self._partitions[partition] = _PartitionMirror(directory)
+        return mirror

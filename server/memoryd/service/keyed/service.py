@@ -1,0 +1,548 @@
+"""Keyed memory: SetMemory, GetKey, ListKeys and KeyHistory.
+
+One slot per key per partition, last write wins; every write gets the partition's
+next version and a history event; ``None`` content is a tombstone. A valid value is
+also a long-term memory (its "mirror", id = uuid5 of partition and key) so recall
+and snapshots find it; a tombstone deletes the mirror.
+
+Every write names its ``source`` (tombstones too); its content is kept as the
+writer's JSON text (service/keyed/validation.py). A key whose content's ``expired_at`` has passed reads as missing (GetKey,
+ListKeys), as in DefaultRead and recall, until compaction removes its slot; its
+slot's version still counts for ``if_version``, like a tombstone's, and KeyHistory
+keeps its writes.
+
+Ordering and atomicity. Writes to one partition are serialised by an asyncio lock
+per partition, which makes the version counter and ``if_version`` checks exact in
+this process; slot, event, counter and the long-term memory are one write-ahead log
+entry (durability/). Where replicas share the store (Capabilities.shared) versions
+are claimed and slots written with the store's conditional writes instead
+(service/keyed/shared.py), and nothing about a partition is cached here.
+
+Observers (:class:`KeyObserver`: the default-read index, the file mirror) are told
+of each committed write, and of lifecycle rewrites (``exclusive``), under the same
+lock, so they see a partition's writes in version order. They derive state from
+the store and never fail a write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+import structlog
+
+from memoryd.config import KeysSettings, LimitsSettings
+from memoryd.domain.errors import (
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+)
+from memoryd.domain.keyed import (
+    KeyEntry,
+    KeyHistoryPage,
+    KeyHistoryQuery,
+    KeyListing,
+    KeyListQuery,
+    KeyWrite,
+)
+from memoryd.domain.limits import next_version
+from memoryd.domain.models import (
+    Memory,
+    PageCursor,
+    Partition,
+    SecurityLevel,
+    Vector,
+    utcnow,
+)
+from memoryd.domain.principal import CallScope
+from memoryd.domain.records import Record, RecordKind
+from memoryd.durability.durable_store import transaction
+from memoryd.embedding.base import Embedder
+from memoryd.resilience.embedder import embed_in_space
+from memoryd.service.common import validation as check
+from memoryd.service.common.locks import KeyedLocks
+from memoryd.service.common.pagination import PageTokenCodec, fingerprint
+from memoryd.service.common.quotas import Quotas
+from memoryd.service.common.record_writes import RecordWrites
+from memoryd.service.common.validation import Violations
+from memoryd.service.common.write_batcher import WriteBatcher
+from memoryd.service.keyed.docs import (
+    COUNTER_KEY,
+    MirrorFields,
+    check_if_version,
+    entry_from,
+    entry_records,
+    history_prefix,
+    mirror_fields,
+    mirror_id,
+    source_summary,
+    visible_slot,
+)
+from memoryd.service.keyed.keys import (
+    InvalidKey,
+    KeyLimits,
+    child_of,
+    normalise_key,
+    normalise_prefix,
+)
+from memoryd.service.keyed.shared import SharedKeyWrites, SlotWrite
+from memoryd.service.keyed.validation import KeyContent, validated_content
+from memoryd.storage.base import Store
+from memoryd.storage.records import RecordStore
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_SECURITY_LEVEL = SecurityLevel.INTERNAL
+DEFAULT_PAGE_SIZE = 100
+#: Records read per store call while filling a page (tombstones and keys above the
+#: caller's clearance are skipped, so a page may need several reads).
+_FETCH_MIN, _FETCH_MAX = 64, 1000
+#: Partitions whose counts are cached; past this the cache starts over.
+_PARTITIONS_MAX = 10_000
+_CURSOR_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class KeyObserver(Protocol):
+    """Keeps something derived from a partition's keys (an index, a file mirror).
+
+    Called under the partition's write lock, after the store commit: writes arrive
+    in version order. A failure is logged and does not fail the write: an observer
+    must be able to rebuild itself from the store.
+    """
+
+    async def key_written(self, partition: Partition, entry: KeyEntry) -> None:
+        """One committed write (a value or a tombstone)."""
+
+    async def keys_rewritten(self, partition: Partition) -> None:
+        """Lifecycle operations rewrote the partition's key records (import, reset,
+        compaction): rebuild from the store."""
+
+
+@dataclass(slots=True)
+class _PartitionState:
+    #: The last version written (the COUNTER record); None: not read yet.
+    version: int | None = None
+    #: Key slots held, tombstones included; None: not counted yet.
+    keys: int | None = None
+
+
+class KeyedMemoryService:
+    def __init__(
+        self,
+        *,
+        records: RecordStore,
+        store: Store,
+        embedder: Embedder,
+        writer: WriteBatcher,
+        page_tokens: PageTokenCodec,
+        limits: LimitsSettings,
+        keys: KeysSettings,
+        quotas: Quotas | None = None,
+        observers: Sequence[KeyObserver] = (),
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._records = records
+        #: "Now" for expiry on reads.
+        self._clock = clock
+        self._observers = tuple(observers)
+        self._store = store
+        self._embedder = embedder
+        self._writer = writer
+        self._page_tokens = page_tokens
+        self._limits = limits
+        self._keys = keys
+        self._key_limits = KeyLimits(keys.max_key_bytes)
+        # Every key in a subtree "/a/b/" sorts before "/a/b/" + this: a key within the
+        # byte limit cannot start its tail with this many U+10FFFF (4 bytes each).
+        self._subtree_end = "\U0010ffff" * (keys.max_key_bytes // 4 + 1)
+        self._quotas = quotas
+        self._locks = KeyedLocks()
+        self._partitions: dict[Partition, _PartitionState] = {}
+        #: Replicas share the store: versions and slots are conditional writes there.
+        self._shared = (
+            SharedKeyWrites(records, store, RecordWrites(records), self._mirror_of)
+            if records.capabilities.shared
+            else None
+        )
+        #: Writes in progress (strong references: see ``set``).
+        self._applying: set[asyncio.Task[KeyEntry]] = set()
+
+    # ------------------------------------------------------------------ writes
+
+    async def set(self, scope: CallScope, write: KeyWrite) -> KeyEntry:
+        key = self._key(write.key, "key")
+        level = write.security_level or DEFAULT_SECURITY_LEVEL
+        content = validated_content(write, key, self._keys, self._limits)
+        if level > scope.clearance:
+            raise PermissionDenied(f"security_level: {level.name} is above the caller's clearance")
+        vector, space = None, self._embedder.model_id
+        if content.mirror is not None:  # embed before taking the lock: it is the slow part
+            embedded, space = await embed_in_space(self._embedder, [content.mirror.text])
+            vector = embedded[0]
+        # Shielded: a caller that goes away (deadline, disconnect) must not cut the
+        # write between the key records and the mirror.
+        task = asyncio.create_task(self._apply(scope, key, write, level, content, vector, space))
+        self._applying.add(task)
+        task.add_done_callback(self._applying.discard)
+        return await asyncio.shield(task)
+
+    async def _apply(
+        self,
+        scope: CallScope,
+        key: str,
+        write: KeyWrite,
+        level: SecurityLevel,
+        content: KeyContent,
+        vector: Vector | None,
+        space: str,
+    ) -> KeyEntry:
+        partition = scope.partition
+        async with self._locks.hold(partition):
+            if self._shared is None:
+                entry = await self._apply_here(scope, key, write, level, content, vector, space)
+            else:
+
+                async def check(slot: Record | None) -> None:
+                    current = visible_slot(scope.clearance, slot)
+                    check_if_version(write.if_version, current)
+                    if current is None:
+                        await self._admit_new_key(partition, _PartitionState())
+
+                async def plan(slot: Record | None, version: int) -> SlotWrite:
+                    return self._planned(scope, key, write, level, content, vector, space, version)
+
+                entry = await self._shared.set(partition, key, check, plan)
+            log.info(
+                "set_memory",
+                tenant=partition.tenant_id,
+                agent=partition.agent_id,
+                key=key,
+                ts=entry.updated_at.isoformat(),
+                version=entry.version,
+                valid=entry.valid,
+                source=source_summary(write.source),
+            )
+            await self._notify(partition, entry)
+        return entry
+
+    async def _apply_here(
+        self,
+        scope: CallScope,
+        key: str,
+        write: KeyWrite,
+        level: SecurityLevel,
+        content: KeyContent,
+        vector: Vector | None,
+        space: str,
+    ) -> KeyEntry:
+        """The write where this process is the store's only writer (its lock held)."""
+        partition = scope.partition
+        found = await self._records.get_records(partition, RecordKind.KEY, [key])
+        held = bool(found)
+        current = visible_slot(scope.clearance, found[0] if found else None)
+        check_if_version(write.if_version, current)
+        state = self._state(partition)
+        if current is None:
+            await self._admit_new_key(partition, state)
+        if state.version is None:
+            found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
+            state.version = found[0].version if found else 0
+        planned = self._planned(
+            scope, key, write, level, content, vector, space, next_version(state.version)
+        )
+        entry = planned.entry
+        try:
+            # One write-ahead log entry (durability/): a crash never leaves the key
+            # without its mirror. The mirror goes second, under the lock, so mirrors
+            # of one key are written in version order.
+            async with transaction():
+                await self._records.put_records(partition, planned.records)
+                if planned.mirror is None:
+                    await self._store.delete(
+                        partition, [entry.memory_id or self._mirror_id(scope, key)]
+                    )
+                else:
+                    await self._store.upsert(partition, [planned.mirror])
+        except BaseException:
+            # The commit may have happened anyway: re-read the counts next time.
+            self._partitions.pop(partition, None)
+            raise
+        state.version = entry.version
+        if not held and state.keys is not None:
+            state.keys += 1
+        return entry
+
+    def _planned(
+        self,
+        scope: CallScope,
+        key: str,
+        write: KeyWrite,
+        level: SecurityLevel,
+        content: KeyContent,
+        vector: Vector | None,
+        space: str,
+        version: int,
+    ) -> SlotWrite:
+        """The records and the mirror of this write at ``version``."""
+        valid = content.value is not None
+        entry = KeyEntry(
+            key=key,
+            content=content.value,
+            content_json=content.text,
+            valid=valid,
+            version=version,
+            updated_at=utcnow(),
+            source=write.source,
+            security_level=level,
+            memory_id=self._mirror_id(scope, key) if valid else "",
+            namespace=write.namespace,
+        )
+        mirror = content.mirror
+        memory = None
+        if mirror is not None and vector is not None:
+            memory = self._mirror(scope.partition, entry, mirror, vector, space)
+        expires_at = None if mirror is None else mirror.expires_at
+        return SlotWrite(entry, entry_records(entry, expires_at), memory)
+
+    @staticmethod
+    def _mirror_id(scope: CallScope, key: str) -> str:
+        return mirror_id(scope.partition.tenant_id, scope.partition.agent_id, key)
+
+    async def _mirror_of(self, partition: Partition, entry: KeyEntry) -> Memory | None:
+        """The mirror of a stored value, its text embedded again (a replica rewriting
+        a mirror another replica's write left behind)."""
+        if not entry.valid or entry.content is None:
+            return None
+        fields = mirror_fields(entry.content, self._limits, Violations())
+        embedded, space = await embed_in_space(self._embedder, [fields.text])
+        return self._mirror(partition, entry, fields, embedded[0], space)
+
+    async def _notify(self, partition: Partition, entry: KeyEntry | None) -> None:
+        """Tell the observers of a write (``entry``) or of a rewrite (None)."""
+        for observer in self._observers:
+            try:
+                if entry is None:
+                    await observer.keys_rewritten(partition)
+                else:
+                    await observer.key_written(partition, entry)
+            except Exception:
+                log.exception(
+                    "key observer failed",
+                    observer=type(observer).__name__,
+                    tenant=partition.tenant_id,
+                    agent=partition.agent_id,
+                )
+
+    def _mirror(
+        self,
+        partition: Partition,
+        entry: KeyEntry,
+        fields: MirrorFields,
+        vector: Vector,
+        space: str,
+    ) -> Memory:
+        return Memory(
+            id=entry.memory_id,
+            tenant_id=partition.tenant_id,
+            agent_id=partition.agent_id,
+            content=fields.text,
+            created_at=entry.updated_at,
+            updated_at=entry.updated_at,
+            namespace=entry.namespace,
+            memory_type=fields.memory_type,
+            tags=fields.tags,
+            security_level=entry.security_level,
+            importance=fields.importance,
+            source=entry.source,
+            # The key's version: a mirror older than its slot is detectable.
+            version=entry.version,
+            expires_at=fields.expires_at,
+            key=entry.key,
+            embedding_model=space,
+            embedding_dimension=self._embedder.dimension,
+            vector=vector,
+        )
+
+    def _state(self, partition: Partition) -> _PartitionState:
+        """Cached counts of a partition (exact: only this service writes keys, under
+        the partition's lock). Forgotten past _PARTITIONS_MAX; re-read on demand."""
+        state = self._partitions.get(partition)
+        if state is None:
+            if len(self._partitions) >= _PARTITIONS_MAX:
+                self._partitions.clear()
+            state = self._partitions[partition] = _PartitionState()
+        return state
+
+    async def _admit_new_key(self, partition: Partition, state: _PartitionState) -> None:
+        """quotas.max_keys_per_partition (tombstoned slots count: they are stored).
+        Without a limit nothing is counted (a store that cannot count must not stop a
+        write it could log)."""
+        if self._quotas is None or not self._quotas.keys_limit(partition.tenant_id):
+            return
+        if state.keys is None:
+            state.keys = await self._records.count_records(partition, RecordKind.KEY)
+        try:
+            self._quotas.check_keys(partition.tenant_id, state.keys, 1)
+        except ResourceExhausted:
+            # Maintenance may have purged tombstones since: count once more.
+            state.keys = await self._records.count_records(partition, RecordKind.KEY)
+            self._quotas.check_keys(partition.tenant_id, state.keys, 1)
+
+    # ------------------------------------------------------------------ reads
+
+    async def get(self, scope: CallScope, raw_key: str) -> KeyEntry:
+        """The key's current value; NotFound for a tombstone, a key whose content's
+        ``expired_at`` has passed (until compaction removes it, it only reads as
+        missing) and a key above the caller's clearance."""
+        key = self._key(raw_key, "key")
+        found = await self._records.get_records(scope.partition, RecordKind.KEY, [key])
+        live = bool(found) and not _expired(found[0], self._clock())
+        entry = entry_from(found[0]) if live else None
+        if entry is None or not self._visible(scope, entry):
+            raise NotFound(f"key {key!r} not found")
+        return entry
+
+    async def list(self, scope: CallScope, query: KeyListQuery) -> KeyListing:
+        try:
+            prefix = normalise_prefix(query.prefix, self._key_limits)
+        except InvalidKey as exc:
+            raise InvalidArgument.field("prefix", str(exc)) from None
+        page_size = self._page_size(query.page_size)
+        query_print = fingerprint(scope, ["keys", prefix, query.recursive])
+        position = ""
+        if query.page_token:
+            position = self._page_tokens.decode(query.page_token, query_print).id
+        after = self._after(position)
+
+        # (position, entry or directory) in key order; one more than a page to know
+        # whether another page follows.
+        items: list[tuple[str, KeyEntry | str]] = []
+        skipping: str | None = None  # a directory already listed: skip its subtree
+        fetch = max(_FETCH_MIN, page_size + 1)
+        now = self._clock()
+        while len(items) <= page_size:
+            rows = await self._records.list_records(
+                scope.partition, RecordKind.KEY, prefix=prefix, after=after, limit=fetch
+            )
+            for row in rows:
+                if skipping is not None and row.key.startswith(skipping):
+                    continue
+                skipping = None
+                if _expired(row, now):  # as GetKey: missing until compaction removes it
+                    continue
+                entry = entry_from(row)
+                child, is_dir = child_of(row.key, prefix)
+                if not self._visible(scope, entry):
+                    continue
+                if query.recursive or not is_dir:
+                    items.append(("k" + row.key, entry))
+                else:
+                    items.append(("d" + child, child))
+                    skipping = child
+            if len(rows) < fetch:
+                break
+            last = rows[-1].key
+            after = last if skipping is None else skipping + self._subtree_end
+            fetch = min(fetch * 2, _FETCH_MAX)
+
+        page, more = items[:page_size], len(items) > page_size
+        token = ""
+        if more:
+            token = self._page_tokens.encode(PageCursor(_CURSOR_TIME, page[-1][0]), query_print)
+        return KeyListing(
+            entries=[item for _, item in page if isinstance(item, KeyEntry)],
+            directories=[item for _, item in page if isinstance(item, str)],
+            next_page_token=token,
+        )
+
+    async def history(self, scope: CallScope, query: KeyHistoryQuery) -> KeyHistoryPage:
+        """A key's writes, oldest first, tombstones included. A directory ("/user/",
+        "/" for everything) gives the writes of every key below it, by key, then
+        oldest first: what an export needs, deleted keys included."""
+        if query.key.endswith("/"):
+            try:
+                prefix = normalise_prefix(query.key, self._key_limits)
+            except InvalidKey as exc:
+                raise InvalidArgument.field("key", str(exc)) from None
+            single = False
+        else:
+            prefix = history_prefix(self._key(query.key, "key"))
+            single = True
+        page_size = self._page_size(query.page_size)
+        query_print = fingerprint(scope, ["key_history", prefix])
+        after: str | None = None
+        if query.page_token:
+            after = self._page_tokens.decode(query.page_token, query_print).id
+
+        entries: list[tuple[str, KeyEntry]] = []
+        fetch = max(_FETCH_MIN, page_size + 1)
+        while len(entries) <= page_size:
+            rows = await self._records.list_records(
+                scope.partition, RecordKind.KEY_EVENT, prefix=prefix, after=after, limit=fetch
+            )
+            for row in rows:
+                entry = entry_from(row)
+                if entry.security_level <= scope.clearance:
+                    entries.append((row.key, entry))
+            if len(rows) < fetch:
+                break
+            after = rows[-1].key
+            fetch = min(fetch * 2, _FETCH_MAX)
+
+        if single and not entries and not query.page_token:
+            raise NotFound(f"key {prefix[:-1]!r} has no history")
+        page, more = entries[:page_size], len(entries) > page_size
+        token = ""
+        if more:
+            token = self._page_tokens.encode(PageCursor(_CURSOR_TIME, page[-1][0]), query_print)
+        return KeyHistoryPage(entries=[e for _, e in page], next_page_token=token)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @asynccontextmanager
+    async def exclusive(self, partition: Partition) -> AsyncIterator[None]:
+        """Hold the partition's key-write lock while lifecycle operations rewrite its
+        key records (import, reset, tombstone purge); cached counts are re-read after."""
+        async with self._locks.hold(partition):
+            try:
+                yield
+            finally:
+                self._partitions.pop(partition, None)
+                await self._notify(partition, None)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _key(self, raw: str, field: str) -> str:
+        try:
+            return normalise_key(raw, self._key_limits)
+        except InvalidKey as exc:
+            raise InvalidArgument.field(field, str(exc)) from None
+
+    def _page_size(self, requested: int | None) -> int:
+        v = Violations()
+        check.check_limit(v, requested, self._limits.max_page_size, "page_size")
+        v.raise_if_any()
+        return requested or DEFAULT_PAGE_SIZE
+
+    def _after(self, position: str) -> str | None:
+        """The store's ``after`` for a page-token position ("k<key>" or "d<dir>")."""
+        if not position:
+            return None
+        if position.startswith("d"):
+            return position[1:] + self._subtree_end
+        return position[1:]
+
+    @staticmethod
+    def _visible(scope: CallScope, entry: KeyEntry) -> bool:
+        """Tombstones and keys above the caller's clearance read as missing."""
+        return entry.valid and entry.security_level <= scope.clearance
+
+
+def _expired(record: Record, now: datetime) -> bool:
+    """Whether a KEY record's content ``expired_at`` (its ``expires_at``) has passed."""
+    return record.expires_at is not None and record.expires_at <= now

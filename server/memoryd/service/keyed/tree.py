@@ -1,0 +1,143 @@
+"""The file layout of keyed memory, for shell tools (``ls``, ``grep``, ``jq``, ``cat``).
+
+One directory per partition holds:
+- ``log.jsonl``: one envelope per write, in version order, tombstones included;
+- ``state.jsonl``: the latest valid, unexpired state of every key, in key order;
+- ``index/<key path>.json``: one file per valid, unexpired key, its segments
+  percent-encoded and long ones shortened (service/keyed/keys.py), so
+  ``ls index/user/calendar/`` and ``jq .content.summary index/user/calendar/*.json``
+  work and no key can name a file outside ``index/``.
+
+An envelope is one line of JSON: ``{"key", "ts", "version", "valid", "source",
+"content"}``, the content embedded as the writer's JSON text. Both the daemon's live
+mirror (key_mirror.py) and ``memoryctl export-tree`` write this layout, with the
+functions here.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memoryd.domain import json_text
+from memoryd.domain.keyed import KeyEntry
+from memoryd.domain.models import Partition
+from memoryd.service.keyed.docs import source_doc
+from memoryd.service.keyed.keys import InvalidKey, file_segment, key_file_path
+
+LOG_FILE, STATE_FILE, INDEX_DIR = "log.jsonl", "state.jsonl", "index"
+#: Prefix of the temporary files of atomic replacement (never a key's file name:
+#: those never start with ".").
+TMP_PREFIX = ".tmp-"
+
+
+def ts_text(when: datetime) -> str:
+    """RFC 3339 in UTC with "Z", fractions as protobuf's JSON has them (none, 3 or 6
+    digits), so the CLI's export and the daemon's mirror write the same text."""
+    utc = when.astimezone(UTC) if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    base = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    micros = utc.microsecond
+    if micros == 0:
+        return base + "Z"
+    if micros % 1000 == 0:
+        return f"{base}.{micros // 1000:03d}Z"
+    return f"{base}.{micros:06d}Z"
+
+
+def envelope_line(entry: KeyEntry) -> str:
+    """One write as a JSONL line (newline included); the content verbatim."""
+    head = json_text.dumps(
+        {
+            "key": entry.key,
+            "ts": ts_text(entry.updated_at),
+            "version": entry.version,
+            "valid": entry.valid,
+            "source": source_doc(entry.source),
+        }
+    )
+    content = entry.content_json if entry.valid else "null"
+    return f'{head[:-1]},"content":{content}}}\n'
+
+
+def partition_dir(root: Path, partition: Partition) -> Path:
+    """``<root>/<tenant>/<agent>``, each id encoded as one file name (never "." or
+    "..", never containing "/")."""
+    return (
+        root
+        / file_segment(partition.tenant_id, leaf=False)
+        / file_segment(partition.agent_id, leaf=False)
+    )
+
+
+def index_file(index_root: Path, key: str) -> Path:
+    """Where KEY's file goes: inside ``index_root`` (resolved), or ValueError."""
+    try:
+        relative = key_file_path(key)
+    except InvalidKey as exc:
+        raise ValueError(f"key {key!r} {exc}") from None
+    target = (index_root / relative).resolve()
+    if not target.is_relative_to(index_root.resolve()):
+        raise ValueError(f"key {key!r} would be written outside {index_root}")
+    return target
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one rename: a reader sees the old file or the
+    new one, never a part. Not fsynced: the files are derived from the store."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(tmp, 0o644)  # readable by an agent container of another user
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def remove_file(path: Path, stop_at: Path) -> bool:
+    """Delete ``path`` and the directories it leaves empty, up to ``stop_at``
+    (excluded); False when it did not exist."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    parent = path.parent
+    while parent != stop_at and parent.is_relative_to(stop_at):
+        try:
+            parent.rmdir()
+        except OSError:  # not empty (or gone)
+            break
+        parent = parent.parent
+    return True
+
+
+def state_text(entries: Iterable[KeyEntry]) -> str:
+    """state.jsonl: the given (valid) entries' envelopes in key order."""
+    ordered = sorted(entries, key=lambda e: e.key.encode("utf-8"))
+    return "".join(envelope_line(e) for e in ordered)
+
+
+def write_tree(root: Path, writes: Iterable[KeyEntry], current: Iterable[KeyEntry]) -> list[str]:
+    """A whole tree at ``root`` (which must hold none of it yet): ``writes`` into the
+    log in version order, ``current`` (valid entries) into state and index. Returns
+    why keys were not written to index/ (never expected: keys are normalised)."""
+    index_root = root / INDEX_DIR
+    index_root.mkdir(parents=True, exist_ok=True)
+    with open(root / LOG_FILE, "w", encoding="utf-8") as log:
+        log.writelines(envelope_line(e) for e in sorted(writes, key=lambda e: e.version))
+    live = list(current)
+    refused: list[str] = []
+    for entry in live:
+        try:
+            target = index_file(index_root, entry.key)
+        except ValueError as exc:
+            refused.append(str(exc))
+            continue
+        atomic_write(target, envelope_line(entry))
+    atomic_write(root / STATE_FILE, state_text(live))
+    return refused

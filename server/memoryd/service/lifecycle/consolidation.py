@@ -1,0 +1,364 @@
+"""Consolidation: related older memories condensed into one, without losing any.
+
+Eligible: live (not archived, not expired), not keyed (a slot owns it), not pinned,
+neither updated nor accessed for ``min_age_days``, at or below the caller's clearance.
+They are grouped within one namespace and security level: by tag first (largest
+groups first, each memory in one group), then the rest by similarity (greedy
+clusters at cosine >= ``cluster_similarity``, the oldest memory seeding each). Groups
+of ``min_group_size`` or more are condensed, ``max_group_size`` memories at a time:
+
+- with an LLM (configured, ``use_llm``): a summary that must keep every fact,
+  preference, name, number and date;
+- otherwise, or when the LLM fails (said in ``degraded``): a deterministic merge, every
+  distinct sentence of the group in the order the memories were written; a merge too
+  long for one memory is split into several.
+
+The derived memory gets the group's tags (plus "consolidated"), its highest
+importance, summed access counts, the earliest creation time, provenance "system /
+consolidation", ``derived_from`` = the originals and a ``derived_from`` relation to each.
+The originals are archived with ``superseded_by`` = the derived memory and a
+``consolidated_into`` relation, in the same write. Restore with ``undo_consolidation``
+brings them back and archives the derived memory. A dry run reports the same groups
+and contents and writes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime, timedelta
+
+import numpy as np
+
+from memoryd.config import ConsolidationSettings
+from memoryd.domain.lifecycle import (
+    ConsolidatedGroup,
+    ConsolidateOptions,
+    ConsolidateResult,
+    Progress,
+)
+from memoryd.domain.limits import next_version
+from memoryd.domain.models import (
+    Memory,
+    MemoryFilter,
+    Partition,
+    Provenance,
+    ProvenanceKind,
+    SecurityLevel,
+)
+from memoryd.domain.relations import (
+    DERIVED_FROM_KEY,
+    SUPERSEDED_BY_KEY,
+    RelationKind,
+    derived_from,
+    link,
+    restored,
+)
+from memoryd.domain.requests import Degradation
+from memoryd.domain.snapshot import PINNED_TAG
+from memoryd.resilience.embedder import embed_in_space
+from memoryd.service.common import scanning
+from memoryd.service.common.llm import LLM_COMPONENT, ChatMessage, LLMError
+from memoryd.service.lifecycle.bulk import LifecycleDeps
+from memoryd.text import content_hash
+from memoryd.text.facts import sentences
+
+CONSOLIDATED_TAG = "consolidated"
+#: Metadata of a derived memory: how it was made (and, once undone, when).
+CONSOLIDATION_KEY = "memoryd:consolidation"
+SOURCE_NAME = "consolidation"
+#: Groups listed in a result.
+MAX_DETAILS = 100
+SUMMARY_PROMPT = (
+    "You condense an AI agent's long-term memories. Merge the numbered memories into one "
+    "memory that keeps every fact, preference, name, number and date they contain; drop "
+    "only repetition. Answer with the merged memory text only."
+)
+
+_GroupKey = tuple[str, SecurityLevel]
+
+
+@dataclasses.dataclass(slots=True)
+class _Group:
+    label: str
+    members: list[Memory]
+
+
+def merged_text(memories: Sequence[Memory]) -> str:
+    """Every distinct sentence of ``memories``, in order, one per line."""
+    seen: set[str] = set()
+    lines: list[str] = []
+    for memory in memories:
+        for sentence in sentences(memory.content):
+            key = content_hash(sentence)
+            if key not in seen:
+                seen.add(key)
+                lines.append(sentence)
+    return "\n".join(lines)
+
+
+class Consolidator:
+    def __init__(self, deps: LifecycleDeps) -> None:
+        self._deps = deps
+
+    @property
+    def settings(self) -> ConsolidationSettings:
+        return self._deps.settings.consolidation
+
+    async def run(
+        self, partition: Partition, ceiling: SecurityLevel, options: ConsolidateOptions
+    ) -> AsyncIterator[Progress | ConsolidateResult]:
+        s = self.settings
+        now = self._deps.clock()
+        min_age = s.min_age_days if options.min_age_days is None else options.min_age_days
+        min_size = options.min_group_size or s.min_group_size
+        yield Progress("consolidate", message="finding groups of older memories")
+        eligible = await self._eligible(partition, ceiling, now - timedelta(days=min_age))
+        found = await self._groups(partition, eligible, options.tags, min_size)
+        groups = [g for g in found if len(g.members) >= min_size]
+        details: list[ConsolidatedGroup] = []
+        degraded: list[Degradation] = []
+        consolidated = 0
+        for i, group in enumerate(groups):
+            for chunk in _chunks(group.members, s.max_group_size):
+                for made in await self._condense(
+                    partition, group.label, chunk, now, options.dry_run, degraded
+                ):
+                    details.append(made)
+                    consolidated += len(made.source_ids)
+            yield Progress("consolidate", i + 1, len(groups), group.label)
+            await scanning.pause()
+        yield ConsolidateResult(
+            groups=len(details),
+            consolidated=consolidated,
+            dry_run=options.dry_run,
+            details=tuple(details[:MAX_DETAILS]),
+            degraded=tuple(dict.fromkeys(degraded)),
+        )
+
+    # ------------------------------------------------------------------ grouping
+
+    async def _eligible(
+        self, partition: Partition, ceiling: SecurityLevel, cutoff: datetime
+    ) -> list[Memory]:
+        flt = MemoryFilter(max_security_level=ceiling, not_expired_at=self._deps.clock())
+        out = []
+        async for page in scanning.scan(self._deps.store, partition, flt):
+            for m in page:
+                last = max(m.updated_at, m.accessed_at) if m.accessed_at else m.updated_at
+                if not m.key and PINNED_TAG not in m.tags and last < cutoff:
+                    out.append(m)
+        return out
+
+    async def _groups(
+        self, partition: Partition, memories: list[Memory], only_tags: Sequence[str], min_size: int
+    ) -> list[_Group]:
+        by_tag: dict[tuple[_GroupKey, str], list[Memory]] = {}
+        for m in memories:
+            for tag in m.tags:
+                if tag != CONSOLIDATED_TAG and (not only_tags or tag in only_tags):
+                    by_tag.setdefault(((m.namespace, m.security_level), tag), []).append(m)
+        assigned: set[str] = set()
+        groups = []
+        # Largest tag groups first; each memory joins one group.
+        for (_, tag), members in sorted(by_tag.items(), key=lambda kv: (-len(kv[1]), kv[0][1])):
+            free = [m for m in members if m.id not in assigned]
+            if len(free) >= min_size:
+                assigned.update(m.id for m in free)
+                groups.append(_Group(f"tag:{tag}", free))
+        if not only_tags:
+            rest = [m for m in memories if m.id not in assigned]
+            groups.extend(await self._clusters(partition, rest))
+        return groups
+
+    async def _clusters(self, partition: Partition, memories: list[Memory]) -> list[_Group]:
+        """Greedy similarity clusters within each (namespace, level), oldest first."""
+        s = self.settings
+        oldest = sorted(memories, key=lambda m: (m.created_at, m.id))[: s.max_cluster_candidates]
+        if len(oldest) < 2:
+            return []
+        with_vectors = await self._deps.store.get(
+            partition, [m.id for m in oldest], with_vectors=True
+        )
+        by_key: dict[_GroupKey, list[Memory]] = {}
+        for m in with_vectors:
+            if m.vector is not None:
+                by_key.setdefault((m.namespace, m.security_level), []).append(m)
+        groups = []
+        for members in by_key.values():
+            members.sort(key=lambda m: (m.created_at, m.id))
+            matrix = np.stack([np.asarray(m.vector, dtype=np.float32) for m in members])
+            free = np.ones(len(members), dtype=bool)
+            for i in range(len(members)):
+                if not free[i]:
+                    continue
+                near = np.flatnonzero(free & (matrix @ matrix[i] >= s.cluster_similarity))
+                if len(near) >= 2:
+                    free[near] = False
+                    groups.append(_Group("cluster", [members[j] for j in near]))
+        return groups
+
+    # ------------------------------------------------------------------ condensing
+
+    async def _condense(
+        self,
+        partition: Partition,
+        label: str,
+        members: list[Memory],
+        now: datetime,
+        dry_run: bool,
+        degraded: list[Degradation],
+    ) -> list[ConsolidatedGroup]:
+        """One derived memory for ``members`` (several when a merge is too long)."""
+        members = sorted(members, key=lambda m: (m.created_at, m.id))
+        text, method = await self._summary(members, degraded)
+        parts = self._merged_parts(members) if text is None else [(members, text)]
+        out = []
+        for part, content in parts:
+            derived_id = ""
+            if not dry_run:
+                derived_id = await self._write(partition, label, part, content, method, now)
+            out.append(
+                ConsolidatedGroup(label, tuple(m.id for m in part), content, method, derived_id)
+            )
+        return out
+
+    def _merged_parts(self, members: list[Memory]) -> list[tuple[list[Memory], str]]:
+        """The merge of ``members``, halved until every part fits in one memory."""
+        limit = self._deps.limits.max_content_bytes
+        text = merged_text(members)
+        if len(text.encode()) <= limit or len(members) == 1:
+            return [(members, text)]
+        half = len(members) // 2
+        return [*self._merged_parts(members[:half]), *self._merged_parts(members[half:])]
+
+    async def _summary(
+        self, members: list[Memory], degraded: list[Degradation]
+    ) -> tuple[str | None, str]:
+        """The LLM's summary and "llm"; (None, "merge") without one or when it fails."""
+        llm = self._deps.llm
+        if llm is None or not self.settings.use_llm:
+            return None, "merge"
+        listing = "\n".join(f"{i + 1}. {m.content}" for i, m in enumerate(members))
+        try:
+            reply = await llm.complete(
+                [ChatMessage("system", SUMMARY_PROMPT), ChatMessage("user", listing)]
+            )
+        except LLMError as exc:
+            degraded.append(Degradation(LLM_COMPONENT, f"{exc.message}; merged deterministically"))
+            return None, "merge"
+        if len(reply.encode()) > self._deps.limits.max_content_bytes:
+            degraded.append(
+                Degradation(LLM_COMPONENT, "summary longer than a memory; merged deterministically")
+            )
+            return None, "merge"
+        return reply, "llm"
+
+    async def _write(
+        self,
+        partition: Partition,
+        label: str,
+        members: list[Memory],
+        content: str,
+        method: str,
+        now: datetime,
+    ) -> str:
+        deps = self._deps
+        vectors, space = await embed_in_space(deps.embedder, [content])
+        derived = _derived(partition, label, members, content, method, now, deps.limits.max_tags)
+        derived.vector = vectors[0]
+        derived.embedding_model = space
+        derived.embedding_dimension = deps.embedder.dimension
+        current = await deps.store.get(partition, [m.id for m in members], with_vectors=True)
+        sources = [m for m in current if not m.archived]
+        for source in sources:
+            link(derived, source, RelationKind.DERIVED_FROM, now, "consolidation")
+            source.metadata = {**source.metadata, SUPERSEDED_BY_KEY: derived.id}
+            source.archived = True
+            source.version += 1
+            source.updated_at = now
+        await deps.writer.submit(partition, [derived, *sources])
+        return derived.id
+
+
+def _derived(
+    partition: Partition,
+    label: str,
+    members: list[Memory],
+    content: str,
+    method: str,
+    now: datetime,
+    max_tags: int,
+) -> Memory:
+    types = Counter(m.memory_type for m in members)
+    accessed = [m.accessed_at for m in members if m.accessed_at is not None]
+    own = dict.fromkeys(t for m in members for t in m.tags if t != CONSOLIDATED_TAG)
+    tags = [*list(own)[: max(0, max_tags - 1)], CONSOLIDATED_TAG][:max_tags]
+    return Memory(
+        id=str(uuid.uuid4()),
+        tenant_id=partition.tenant_id,
+        agent_id=partition.agent_id,
+        namespace=members[0].namespace,
+        content=content,
+        memory_type=types.most_common(1)[0][0],
+        tags=tuple(tags),
+        security_level=members[0].security_level,
+        importance=max(m.importance for m in members),
+        confidence=min(m.confidence for m in members),
+        source=Provenance(ProvenanceKind.SYSTEM, SOURCE_NAME, now, label),
+        metadata={
+            DERIVED_FROM_KEY: [m.id for m in members],
+            CONSOLIDATION_KEY: {"method": method, "group": label, "at": now.isoformat()},
+        },
+        created_at=min(m.created_at for m in members),
+        updated_at=now,
+        accessed_at=max(accessed) if accessed else None,
+        access_count=sum(m.access_count for m in members),
+    )
+
+
+async def undo(
+    deps: LifecycleDeps, partition: Partition, ceiling: SecurityLevel, ids: Sequence[str]
+) -> tuple[int, int]:
+    """Undo the consolidations of the derived memories ``ids``: their originals come
+    back (no longer superseded) and they are archived. Returns (derived memories
+    undone, originals restored)."""
+    now = deps.clock()
+    derived = [
+        m
+        for m in await deps.store.get(partition, list(ids), with_vectors=True)
+        if CONSOLIDATION_KEY in m.metadata and not m.archived and m.security_level <= ceiling
+    ]
+    undone = restored_count = 0
+    for memory in derived:
+        sources = await deps.store.get(partition, derived_from(memory.metadata), with_vectors=True)
+        back = [
+            dataclasses.replace(
+                s,
+                archived=False,
+                metadata=restored(s.metadata),
+                version=next_version(s.version),
+                updated_at=now,
+            )
+            for s in sources
+            if s.archived and s.security_level <= ceiling
+        ]
+        record = {**memory.metadata[CONSOLIDATION_KEY], "undone_at": now.isoformat()}
+        retired = dataclasses.replace(
+            memory,
+            archived=True,
+            metadata={**memory.metadata, CONSOLIDATION_KEY: record},
+            version=next_version(memory.version),
+            updated_at=now,
+        )
+        await deps.writer.submit(partition, [retired, *back])
+        undone += 1
+        restored_count += len(back)
+    return undone, restored_count
+
+
+def _chunks(members: list[Memory], size: int) -> list[list[Memory]]:
+    ordered = sorted(members, key=lambda m: (m.created_at, m.id))
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]

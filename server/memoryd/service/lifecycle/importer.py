@@ -1,0 +1,495 @@
+"""Import: ``memoryd.export.v1`` items into partitions, idempotent by id and version.
+
+Every item is validated like the write that first stored it; a bad item is rejected
+(with its index and the reason) and the rest go on. An item whose record already
+exists at the same or a newer version is skipped, so importing the same file twice
+changes nothing. Items are buffered and written in batches (one store read and one
+write per batch and kind).
+
+Memories keep their id, version, timestamps and counters; without a usable vector
+(none exported, or another dimension) they are embedded anew by this daemon's
+embedder. Importing into another agent (or tenant) re-derives the ids of keyed
+memories' mirrors, which are a function of the partition and the key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+
+from memoryd.config import (
+    KeysSettings,
+    ProfileSettings,
+    SessionSettings,
+    SnapshotSettings,
+    WorkingMemorySettings,
+)
+from memoryd.domain.errors import InvalidArgument, PermissionDenied
+from memoryd.domain.keyed import KeyEntry
+from memoryd.domain.lifecycle import (
+    ExportedKeyEvent,
+    ExportedMemory,
+    ExportedProfile,
+    ExportedSession,
+    ExportedSessionMessage,
+    ExportedState,
+    ExportedWorkingMemory,
+    ExportItem,
+    ImportOutcome,
+    ImportRejection,
+)
+from memoryd.domain.limits import MAX_COUNT, MAX_IMPORTED_VERSION, MAX_TTL
+from memoryd.domain.models import Memory, Partition, SecurityLevel
+from memoryd.domain.principal import CallScope
+from memoryd.domain.records import Record, RecordKind
+from memoryd.service.agent_state.schemas import OverBudget, check_schema, over_budget, within_budget
+from memoryd.service.agent_state.working import check_identifier, checked_schema, compact_json_size
+from memoryd.service.common import validation as check
+from memoryd.service.common.validation import Violations
+from memoryd.service.keyed.docs import (
+    COUNTER_KEY,
+    entry_records,
+    mirror_fields,
+    mirror_id,
+)
+from memoryd.service.keyed.keys import InvalidKey, KeyLimits, normalise_key
+from memoryd.service.lifecycle.bulk import LifecycleDeps
+from memoryd.service.lifecycle.export_import import (
+    profile_record,
+    session_message_record,
+    session_record,
+    state_item_record,
+    working_record,
+)
+
+_MAX_ID_BYTES = 256
+#: A stored vector is used as it is when its norm is this close to 1.
+_UNIT_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True, slots=True)
+class ImportLimits:
+    keys: KeysSettings
+    working: WorkingMemorySettings
+    profile: ProfileSettings
+    sessions: SessionSettings
+    snapshot: SnapshotSettings
+
+
+@dataclass(slots=True)
+class _Pending:
+    memories: dict[Partition, list[tuple[int, Memory]]] = field(default_factory=dict)
+    keys: dict[Partition, list[tuple[int, ExportedKeyEvent, Record, Record, Record]]] = field(
+        default_factory=dict
+    )
+    records: dict[tuple[Partition, RecordKind], list[tuple[int, Record]]] = field(
+        default_factory=dict
+    )
+
+
+class Importer:
+    """One import stream: ``add`` each item, then ``finish``."""
+
+    def __init__(self, deps: LifecycleDeps, limits: ImportLimits) -> None:
+        self._deps = deps
+        self._limits = limits
+        self._key_limits = KeyLimits(limits.keys.max_key_bytes)
+        self._pending = _Pending()
+        self.outcome = ImportOutcome()
+
+    def reject(self, index: int, reason: str) -> None:
+        self.outcome.rejected.append(ImportRejection(index, reason))
+
+    async def add(self, index: int, scope: CallScope, item: ExportItem) -> None:
+        try:
+            await self._add(index, scope, item)
+        except (InvalidArgument, PermissionDenied) as exc:
+            self.reject(index, exc.message)
+
+    async def finish(self) -> ImportOutcome:
+        pending = self._pending
+        for partition in list(pending.memories):
+            await self._flush_memories(partition)
+        for partition in list(pending.keys):
+            await self._flush_keys(partition)
+        for partition, kind in list(pending.records):
+            await self._flush_records(partition, kind)
+        self.outcome.rejected.sort(key=lambda r: r.index)
+        return self.outcome
+
+    # ------------------------------------------------------------------ buffering
+
+    async def _add(self, index: int, scope: CallScope, item: ExportItem) -> None:
+        partition = scope.partition
+        batch = self._deps.batch
+        if isinstance(item, ExportedMemory):
+            memory = self._memory(scope, item.memory)
+            queue = self._pending.memories.setdefault(partition, [])
+            queue.append((index, memory))
+            if len(queue) >= batch:
+                await self._flush_memories(partition)
+            return
+        if isinstance(item, ExportedKeyEvent):
+            entry = self._key_entry(scope, item.entry)
+            expires_at = None
+            if entry.valid:
+                v = Violations("key_event.entry.")
+                expires_at = mirror_fields(entry.content, self._deps.limits, v).expires_at
+                v.raise_if_any()
+            slot, event, counter = entry_records(entry, expires_at)
+            keys = self._pending.keys.setdefault(partition, [])
+            keys.append((index, dataclasses.replace(item, entry=entry), slot, event, counter))
+            if len(keys) >= batch:
+                await self._flush_keys(partition)
+            return
+        if isinstance(item, ExportedWorkingMemory) and item.working.json_schema:
+            await self._check_schema(item.working.json_schema)
+        record = self._record(item)
+        queue_key = (partition, record.kind)
+        queue2 = self._pending.records.setdefault(queue_key, [])
+        queue2.append((index, record))
+        if len(queue2) >= batch:
+            await self._flush_records(partition, record.kind)
+
+    def _memory(self, scope: CallScope, m: Memory) -> Memory:
+        v = Violations("memory.memory.")
+        self._check_id(v, m.id, "id")
+        check.check_content(v, m.content, self._deps.limits)
+        check.check_tags(v, m.tags, self._deps.limits)
+        check.check_namespace(v, m.namespace, self._deps.limits)
+        check.check_metadata(v, m.metadata, self._deps.limits)
+        check.check_source(v, m.source)
+        check.check_unit_interval(v, m.importance, "importance")
+        check.check_unit_interval(v, m.confidence, "confidence")
+        self._check_version(v, m.version)
+        if not 0 <= m.access_count <= MAX_COUNT:
+            v.add("access_count", f"must be between 0 and {MAX_COUNT}")
+        check_identifier(v, m.embedding_model, "embedding_model", _MAX_ID_BYTES)
+        check_identifier(v, m.supersedes, "supersedes", _MAX_ID_BYTES)
+        v.raise_if_any()
+        self._check_level(m.security_level, scope, "memory.memory.security_level")
+        partition = scope.partition
+        memory_id = m.id
+        if m.key:
+            memory_id = mirror_id(
+                partition.tenant_id, partition.agent_id, self._key(m.key, "memory.memory.key")
+            )
+        vector = m.vector
+        if vector is not None:
+            vector = np.asarray(vector, dtype=np.float32)
+            norm = float(np.linalg.norm(vector)) if vector.ndim == 1 else 0.0
+            if (
+                vector.shape != (self._deps.embedder.dimension,)
+                or not np.isfinite(norm)
+                or norm == 0
+            ):
+                vector = None  # another model's space: embedded anew below
+            elif abs(norm - 1.0) > _UNIT_TOLERANCE:
+                vector = vector / np.float32(norm)
+        return dataclasses.replace(
+            m,
+            id=memory_id,
+            tenant_id=partition.tenant_id,
+            agent_id=partition.agent_id,
+            tags=tuple(dict.fromkeys(t.strip() for t in m.tags)),
+            vector=vector,
+            # The vector's own dimension, whatever the record claimed.
+            embedding_dimension=self._deps.embedder.dimension,
+        )
+
+    def _key_entry(self, scope: CallScope, entry: KeyEntry) -> KeyEntry:
+        v = Violations("key_event.entry.")
+        key = self._key(entry.key, "key_event.entry.key")
+        self._check_version(v, entry.version)
+        if entry.valid and entry.content is None:
+            v.add("content", "is null but the entry is marked valid")
+        if not entry.valid and entry.content is not None:
+            v.add("content", "must be null for a tombstone (valid false)")
+        if entry.content is not None:
+            size = len(entry.content_json.encode())
+            if size > self._limits.keys.max_content_bytes:
+                v.add(
+                    "content",
+                    f"is {size} bytes as JSON; the limit is {self._limits.keys.max_content_bytes}",
+                )
+        check.check_source(v, entry.source)
+        check.check_namespace(v, entry.namespace, self._deps.limits)
+        v.raise_if_any()
+        self._check_level(entry.security_level, scope, "key_event.entry.security_level")
+        partition = scope.partition
+        memory_id = mirror_id(partition.tenant_id, partition.agent_id, key) if entry.valid else ""
+        return dataclasses.replace(entry, key=key, memory_id=memory_id)
+
+    def _record(self, item: ExportItem) -> Record:
+        lim = self._limits
+        if isinstance(item, ExportedWorkingMemory):
+            wm = item.working
+            v = Violations("working_memory.working_memory.")
+            if not wm.scope.thread_id and not wm.scope.resource_id:
+                v.add("scope", "thread_id or resource_id must be set")
+            check_identifier(
+                v, wm.scope.thread_id, "scope.thread_id", lim.working.max_scope_id_bytes
+            )
+            check_identifier(
+                v, wm.scope.resource_id, "scope.resource_id", lim.working.max_scope_id_bytes
+            )
+            self._check_json(v, wm.content, "content", lim.working.max_content_bytes)
+            if wm.ttl is not None and not timedelta(0) <= wm.ttl <= MAX_TTL:
+                v.add("ttl", f"must be between 0 and {MAX_TTL.days} days")
+            self._check_version(v, wm.version)
+            v.raise_if_any()
+            return working_record(wm)
+        if isinstance(item, ExportedProfile):
+            v = Violations("profile.")
+            size = len(item.profile.content.encode())
+            if size > lim.profile.max_content_bytes:
+                v.add(
+                    "profile.content",
+                    f"is {size} bytes; the limit is {lim.profile.max_content_bytes}",
+                )
+            if "\x00" in item.profile.content:
+                v.add("profile.content", "must not contain NUL characters")
+            self._check_version(v, item.profile.version)
+            v.raise_if_any()
+            return profile_record(item.profile)
+        if isinstance(item, ExportedSession):
+            v = Violations("session.")
+            self._check_session_id(v, item.session_id)
+            if len(item.messages) > lim.sessions.max_messages:
+                v.add(
+                    "messages",
+                    f"has {len(item.messages)} messages; the limit is {lim.sessions.max_messages}",
+                )
+            for i, message in enumerate(item.messages):
+                if len(message.content.encode()) > lim.sessions.max_message_bytes:
+                    v.add(
+                        f"messages[{i}].content",
+                        f"longer than {lim.sessions.max_message_bytes} bytes",
+                    )
+            if not timedelta(0) < item.ttl <= MAX_TTL:
+                v.add("ttl", f"must be positive and at most {MAX_TTL.days} days")
+            self._check_session_counts(v, item)
+            self._check_version(v, item.version)
+            v.raise_if_any()
+            return session_record(item)
+        if isinstance(item, ExportedSessionMessage):
+            v = Violations("session_message.")
+            self._check_session_id(v, item.session_id)
+            message = item.message
+            if message.seq < 1:
+                v.add("message.seq", "must be at least 1")
+            if len(message.content.encode()) > lim.sessions.max_message_bytes:
+                v.add("message.content", f"longer than {lim.sessions.max_message_bytes} bytes")
+            v.raise_if_any()
+            return session_message_record(item)
+        if isinstance(item, ExportedState):
+            v = Violations("state.")
+            self._check_session_id(v, item.session_id)
+            name = item.component.name
+            if not name.strip():
+                v.add("component.name", "must not be empty")
+            check_identifier(v, name, "component.name", lim.snapshot.max_state_name_bytes)
+            self._check_json(
+                v, item.component.state, "component.state", lim.snapshot.max_state_bytes
+            )
+            self._check_version(v, item.component.version)
+            v.raise_if_any()
+            return state_item_record(item)
+        raise InvalidArgument.field("record", f"cannot import a {type(item).__name__} here")
+
+    # ------------------------------------------------------------------ checks
+
+    def _key(self, raw: str, field: str) -> str:
+        try:
+            key = normalise_key(raw, self._key_limits)
+        except InvalidKey as exc:
+            raise InvalidArgument.field(field, str(exc)) from None
+        if key != raw:
+            raise InvalidArgument.field(field, f"is not a normalised key (expected {key!r})")
+        return key
+
+    @staticmethod
+    def _check_level(level: SecurityLevel, scope: CallScope, field: str) -> None:
+        if level > scope.clearance:
+            raise PermissionDenied(f"{field}: {level.name} is above the caller's clearance")
+
+    @staticmethod
+    def _check_id(v: Violations, value: str, field: str) -> None:
+        if not value:
+            v.add(field, "must not be empty")
+        check_identifier(v, value, field, _MAX_ID_BYTES)
+
+    @staticmethod
+    def _check_version(v: Violations, version: int) -> None:
+        # At most 2^52: the record keeps room for more writes than it will ever get.
+        if not 1 <= version <= MAX_IMPORTED_VERSION:
+            v.add("version", f"must be between 1 and {MAX_IMPORTED_VERSION}")
+
+    def _check_session_counts(self, v: Violations, item: ExportedSession) -> None:
+        lim = self._limits.sessions
+        if not len(item.messages) <= item.message_count <= MAX_COUNT:
+            v.add(
+                "message_count",
+                f"must be between the number of messages ({len(item.messages)}) and {MAX_COUNT}",
+            )
+        for i, message in enumerate(item.messages):
+            if not 0 <= message.seq <= item.message_count:
+                v.add(f"messages[{i}].seq", "must be between 0 and message_count")
+        if len(item.fixed_zone) > lim.max_fixed_zone_entries:
+            v.add(
+                "fixed_zone",
+                f"has {len(item.fixed_zone)} entries; the limit is {lim.max_fixed_zone_entries}",
+            )
+        for i, entry in enumerate(item.fixed_zone):
+            if len(entry.content.encode()) > lim.max_message_bytes:
+                v.add(f"fixed_zone[{i}].content", f"longer than {lim.max_message_bytes} bytes")
+
+    @staticmethod
+    def _check_json(v: Violations, value: object, field: str, max_bytes: int) -> None:
+        size = compact_json_size(value)
+        if size is None:
+            v.add(field, "is not valid JSON")
+        elif size > max_bytes:
+            v.add(field, f"is {size} bytes as JSON; the limit is {max_bytes}")
+
+    async def _check_schema(self, schema: dict[str, Any]) -> None:
+        """The checks SetWorkingMemory makes of a schema, off the event loop."""
+        v = Violations("working_memory.working_memory.")
+        settings = self._limits.working
+        if checked_schema(v, schema, settings, "json_schema"):
+            budget_s = settings.schema_time_budget_ms / 1000
+            try:
+                await asyncio.to_thread(
+                    within_budget, budget_s, lambda: check_schema(v, schema, "json_schema")
+                )
+            except OverBudget:
+                raise over_budget(budget_s) from None
+        v.raise_if_any()
+
+    def _check_session_id(self, v: Violations, session_id: str) -> None:
+        if not session_id:
+            v.add("session_id", "must not be empty")
+        check_identifier(v, session_id, "session_id", self._limits.sessions.max_session_id_bytes)
+
+    # ------------------------------------------------------------------ flushing
+
+    async def _flush_memories(self, partition: Partition) -> None:
+        batch = self._pending.memories.pop(partition, [])
+        if not batch:
+            return
+        deps = self._deps
+        newest: dict[str, tuple[int, Memory]] = {}
+        for index, m in batch:
+            kept = newest.get(m.id)
+            if kept is not None and kept[1].version >= m.version:
+                self.outcome.skipped += 1
+                continue
+            if kept is not None:
+                self.outcome.skipped += 1
+            newest[m.id] = (index, m)
+        stored = {m.id: m.version for m in await deps.store.get(partition, list(newest))}
+        todo: list[tuple[int, Memory]] = []
+        for index, m in newest.values():
+            if stored.get(m.id, 0) >= m.version:
+                self.outcome.skipped += 1
+            else:
+                todo.append((index, m))
+        await self._embed_missing(todo)
+        ready = [m for _, m in todo if m.vector is not None]
+        if ready:
+            await deps.writer.submit(partition, ready)
+            self.outcome.imported += len(ready)
+
+    async def _embed_missing(self, todo: list[tuple[int, Memory]]) -> None:
+        embedder = self._deps.embedder
+        missing = [(i, m) for i, m in todo if m.vector is None]
+        if not missing:
+            return
+        vectors = await embedder.embed([m.content for _, m in missing])
+        for (index, m), vector in zip(missing, vectors, strict=True):
+            if not np.any(vector):
+                self.reject(index, "memory.memory.content: the embedder produced no vector for it")
+                continue
+            m.vector = vector
+            m.embedding_model = embedder.model_id
+            m.embedding_dimension = embedder.dimension
+
+    async def _flush_keys(self, partition: Partition) -> None:
+        batch = self._pending.keys.pop(partition, [])
+        if not batch:
+            return
+        deps = self._deps
+        if deps.keyed is None:
+            await self._write_keys(partition, batch)
+            return
+        async with deps.keyed.exclusive(partition):
+            await self._write_keys(partition, batch)
+
+    async def _write_keys(
+        self,
+        partition: Partition,
+        batch: Sequence[tuple[int, ExportedKeyEvent, Record, Record, Record]],
+    ) -> None:
+        records = self._deps.records
+        events = {
+            r.key
+            for r in await records.get_records(
+                partition, RecordKind.KEY_EVENT, [e.key for _, _, _, e, _ in batch]
+            )
+        }
+        slots = {
+            r.key: r.version
+            for r in await records.get_records(
+                partition,
+                RecordKind.KEY,
+                [item.entry.key for _, item, _, _, _ in batch if item.current],
+            )
+        }
+        found = await records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
+        counter: Record | None = found[0] if found else None
+        top = counter
+        puts: list[Record] = []
+        for _, item, slot, event, new_counter in batch:
+            if event.key in events:
+                self.outcome.skipped += 1
+                continue
+            events.add(event.key)
+            puts.append(event)
+            if item.current and slots.get(slot.key, 0) < slot.version:
+                puts.append(slot)
+                slots[slot.key] = slot.version
+            if top is None or new_counter.version > top.version:
+                top = new_counter
+            self.outcome.imported += 1
+        if top is not None and top is not counter:
+            puts.append(top)
+        if puts:
+            await records.put_records(partition, puts)
+
+    async def _flush_records(self, partition: Partition, kind: RecordKind) -> None:
+        batch = self._pending.records.pop((partition, kind), [])
+        if not batch:
+            return
+        records = self._deps.records
+        newest: dict[str, Record] = {}
+        for _, record in batch:
+            kept = newest.get(record.key)
+            if kept is not None:
+                self.outcome.skipped += 1
+                if kept.version >= record.version:
+                    continue
+            newest[record.key] = record
+        stored = {
+            r.key: r.version for r in await records.get_records(partition, kind, list(newest))
+        }
+        puts = [r for r in newest.values() if stored.get(r.key, 0) < r.version]
+        self.outcome.skipped += len(newest) - len(puts)
+        if puts:
+            await records.put_records(partition, puts)
+            self.outcome.imported += len(puts)

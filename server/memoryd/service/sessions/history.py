@@ -1,0 +1,135 @@
+"""A session's stored messages: reading ranges, deleting, and purging expired sessions.
+
+The stored messages of a session are its folded turns (SESSION_MESSAGE records, seq
+up to the header's ``summarized_through_seq``) followed by the header's tail (the
+turns not yet summarised); see memoryd.service.sessions.record. Every function takes
+the partition explicitly and touches only that session generation's records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+
+from memoryd.domain.agent_state import SessionMessage
+from memoryd.domain.models import Partition
+from memoryd.domain.records import RecordKind
+from memoryd.service.agent_state.working import is_expired
+from memoryd.service.sessions.record import (
+    SessionState,
+    message_from_doc,
+    message_key,
+    message_prefix,
+    session_of_key,
+)
+from memoryd.storage.records import RecordStore
+
+#: Records read per store call.
+READ_BATCH = 200
+
+
+async def folded(
+    records: RecordStore,
+    partition: Partition,
+    session: SessionState,
+    *,
+    after_seq: int = 0,
+    limit: int = READ_BATCH,
+) -> list[SessionMessage]:
+    """Up to ``limit`` folded messages with seq > ``after_seq``, in seq order."""
+    if session.folded_messages <= 0 or after_seq >= session.summarized_through_seq:
+        return []
+    prefix = message_prefix(session.id, session.generation)
+    after = message_key(session.id, session.generation, after_seq) if after_seq > 0 else None
+    page = await records.list_records(
+        partition, RecordKind.SESSION_MESSAGE, prefix=prefix, after=after, limit=limit
+    )
+    # A record past the summary is a fold another replica wrote and then lost the
+    # header to (same content: the message is still in the tail): not folded yet.
+    messages = [message_from_doc(r.doc) for r in page]
+    return [m for m in messages if m.seq <= session.summarized_through_seq]
+
+
+async def stored(
+    records: RecordStore,
+    partition: Partition,
+    session: SessionState,
+    *,
+    after_seq: int = 0,
+    batch: int = READ_BATCH,
+) -> AsyncIterator[list[SessionMessage]]:
+    """Every stored message with seq > ``after_seq`` (folded, then the tail), in pages."""
+    while True:
+        page = await folded(records, partition, session, after_seq=after_seq, limit=batch)
+        if page:
+            yield page
+            after_seq = page[-1].seq
+        if len(page) < batch:
+            break
+    tail = [m for m in session.messages if m.seq > after_seq]
+    if tail:
+        yield tail
+
+
+async def delete_folded(
+    records: RecordStore, partition: Partition, session: SessionState, seqs: Sequence[int]
+) -> list[int]:
+    """Delete the folded messages with these seqs; returns the seqs that existed."""
+    keys = [message_key(session.id, session.generation, s) for s in seqs]
+    if not keys:
+        return []
+    gone = set(await records.delete_records(partition, RecordKind.SESSION_MESSAGE, keys))
+    return [s for s, k in zip(seqs, keys, strict=True) if k in gone]
+
+
+async def delete_generation(
+    records: RecordStore, partition: Partition, session_id: str, generation: str | None = None
+) -> int:
+    """Delete the message records of a session (of one generation, or of every one)."""
+    prefix = (
+        message_prefix(session_id, generation) if generation is not None else f"{session_id}\x00"
+    )
+    gone = 0
+    while True:
+        page = await records.list_records(
+            partition, RecordKind.SESSION_MESSAGE, prefix=prefix, limit=READ_BATCH
+        )
+        if not page:
+            return gone
+        gone += len(
+            await records.delete_records(
+                partition, RecordKind.SESSION_MESSAGE, [r.key for r in page]
+            )
+        )
+        if len(page) < READ_BATCH:
+            return gone
+
+
+async def expired_sessions(records: RecordStore, partition: Partition, now: datetime) -> list[str]:
+    """Ids of the partition's sessions whose header expired at or before ``now``."""
+    expired: list[str] = []
+    after: str | None = None
+    while True:
+        page = await records.list_records(
+            partition, RecordKind.SESSION, after=after, limit=READ_BATCH
+        )
+        expired.extend(r.key for r in page if is_expired(r, now))
+        if len(page) < READ_BATCH:
+            return expired
+        after = page[-1].key
+
+
+async def message_generations(records: RecordStore, partition: Partition) -> dict[str, set[str]]:
+    """Session id -> the generations that have message records in the partition."""
+    found: dict[str, set[str]] = {}
+    after: str | None = None
+    while True:
+        page = await records.list_records(
+            partition, RecordKind.SESSION_MESSAGE, after=after, limit=READ_BATCH
+        )
+        for record in page:
+            session_id, generation = session_of_key(record.key)
+            found.setdefault(session_id, set()).add(generation)
+        if len(page) < READ_BATCH:
+            return found
+        after = page[-1].key

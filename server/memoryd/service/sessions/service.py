@@ -1,0 +1,545 @@
+"""Sessions (short-term memory): the message log of a run, its fixed zone and summary.
+
+A session keeps every message appended to it until it expires: compression builds
+the summary view, it never deletes the record. The header (fixed zone, summary,
+turns not yet summarised) and the folded turns are stored as described in
+memoryd.service.sessions.record. When the turns not yet summarised reach
+``compress_threshold_messages`` or ``compress_token_ratio`` of
+``context_budget_tokens``, all but the last ``keep_recent_messages`` are folded into
+the summary; those settings are the daemon's ``sessions.*`` unless the session set
+its own (AppendMessages ``compression``).
+
+Appending to an unknown session, or injecting into one, creates it. A session expires
+``ttl`` after its last append or injection and then reads as absent. EndSession
+closes it (later appends and injections are FAILED_PRECONDITION; the window and the
+messages stay readable). GetSessionMessages pages through every stored message by
+seq; DeleteMessages removes messages by seq (rebuilding the summary when it covered
+one); ClearSession removes every message and the summary.
+
+The window (fixed zone, summary, recent turns within a token budget) is fitted by
+memoryd.service.sessions.window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from memoryd.config import LimitsSettings, SessionSettings
+from memoryd.domain.agent_state import (
+    AppendOutcome,
+    DeleteMessagesOutcome,
+    EndSessionOutcome,
+    FixedZoneEntry,
+    FixedZoneKind,
+    MessageDraft,
+    SessionCompression,
+    SessionMessage,
+    SessionMessagesPage,
+    SessionMessagesQuery,
+    SessionWindow,
+)
+from memoryd.domain.errors import FailedPrecondition, NotFound, ResourceExhausted
+from memoryd.domain.models import PageCursor, Partition, utcnow
+from memoryd.domain.principal import CallScope
+from memoryd.domain.records import RecordKind
+from memoryd.domain.requests import Degradation
+from memoryd.service.common.pagination import PageTokenCodec, fingerprint
+from memoryd.service.common.quotas import Quotas
+from memoryd.service.common.record_writes import RecordWrites
+from memoryd.service.common.tokens import TokenCounter
+from memoryd.service.common.validation import Violations, check_limit
+from memoryd.service.memories.service import MemoryService
+from memoryd.service.sessions import history
+from memoryd.service.sessions.checks import MAX_TOKEN_BUDGET, SessionChecks
+from memoryd.service.sessions.extract import extraction_drafts
+from memoryd.service.sessions.record import CLOSED, OPEN, SessionState
+from memoryd.service.sessions.summarize import Summarizer, SummaryResult, message_line
+from memoryd.service.sessions.window import fitted_window
+from memoryd.storage.records import RecordStore
+
+DEFAULT_MESSAGES_PAGE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Compression:
+    """The compression settings in force for one session."""
+
+    threshold: int
+    token_ratio: float
+    budget: int
+    keep: int
+
+
+class SessionService:
+    def __init__(
+        self,
+        *,
+        records: RecordStore,
+        memories: MemoryService,
+        summarizer: Summarizer,
+        counter: TokenCounter,
+        settings: SessionSettings,
+        limits: LimitsSettings,
+        page_tokens: PageTokenCodec,
+        quotas: Quotas | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._records = records
+        self._quotas = quotas
+        self._memories = memories
+        self._summarizer = summarizer
+        self._counter = counter
+        self._settings = settings
+        self._limits = limits
+        self._page_tokens = page_tokens
+        self._clock = clock
+        self._writes = RecordWrites(records)
+        self._check = SessionChecks(settings)
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        return self._counter
+
+    def compression(self, session: SessionState) -> Compression:
+        s, o = self._settings, session.compression
+        return Compression(
+            threshold=o.compress_threshold_messages or s.compress_threshold_messages,
+            token_ratio=o.compress_token_ratio or s.compress_token_ratio,
+            budget=o.context_budget_tokens or s.context_budget_tokens,
+            keep=s.keep_recent_messages
+            if o.keep_recent_messages is None
+            else o.keep_recent_messages,
+        )
+
+    # ------------------------------------------------------------------ writes
+
+    async def append(
+        self,
+        scope: CallScope,
+        session_id: str,
+        drafts: Sequence[MessageDraft],
+        ttl: timedelta | None = None,
+        compression: SessionCompression | None = None,
+    ) -> AppendOutcome:
+        v = Violations()
+        self._check.session_id(v, session_id)
+        self._check.ttl(v, ttl)
+        if not drafts:
+            v.add("messages", "must not be empty")
+        elif len(drafts) > self._limits.max_batch_size:
+            v.add(
+                "messages",
+                f"has {len(drafts)} messages; the limit is {self._limits.max_batch_size} "
+                "(limits.max_batch_size)",
+            )
+        now = self._clock()
+        for i, draft in enumerate(drafts):
+            self._check.message(v, draft, f"messages[{i}].", now)
+        v.raise_if_any()
+
+        async def attempt() -> AppendOutcome:
+            now = self._clock()
+            session = await self._load_or_new(scope.partition, session_id, now)
+            self._require_open(session)
+            if compression is not None:
+                self._set_compression(session, compression)
+            self._admit(scope.partition, session, len(drafts))
+            for draft in drafts:
+                session.message_count += 1
+                assert draft.role is not None  # checked above
+                session.messages.append(
+                    SessionMessage(
+                        role=draft.role,
+                        content=draft.content,
+                        seq=session.message_count,
+                        created_at=draft.created_at or now,
+                        name=draft.name,
+                        tool_call_id=draft.tool_call_id,
+                        tool_calls=draft.tool_calls,
+                    )
+                )
+            session.stored_messages += len(drafts)
+            if ttl is not None:
+                session.ttl_s = ttl.total_seconds()
+            folded, degraded = await self._compress_if_due(session)
+            await self._store(scope.partition, session, folded, self._clock())
+            return AppendOutcome(session.message_count, bool(folded), degraded)
+
+        return await self._writes.run((scope.partition, session_id), attempt)
+
+    def _admit(self, partition: Partition, session: SessionState, adding: int) -> None:
+        """Raise ResourceExhausted when ``adding`` messages would pass a limit: the
+        daemon's ``sessions.max_messages`` or the tenant's ``quotas.max_session_messages``."""
+        limit = self._settings.max_messages
+        if session.message_count + adding > limit:
+            raise ResourceExhausted(
+                f"session {session.id!r} has {session.message_count} messages; appending "
+                f"{adding} would exceed sessions.max_messages ({limit})"
+            )
+        if self._quotas is not None:
+            self._quotas.check_session_messages(partition.tenant_id, session.message_count, adding)
+
+    def _set_compression(self, session: SessionState, overrides: SessionCompression) -> None:
+        merged = session.compression.merged(overrides)
+        v = Violations()
+        self._check.compression(v, overrides, merged)
+        v.raise_if_any()
+        session.compression = merged
+
+    async def inject(
+        self, scope: CallScope, session_id: str, kind: FixedZoneKind | None, content: str
+    ) -> list[FixedZoneEntry]:
+        """Add to the fixed zone; a trigger or focus replaces the previous one."""
+        v = Violations()
+        self._check.session_id(v, session_id)
+        if kind is None:
+            v.add("kind", "must be set (trigger, focus or instruction)")
+        self._check.text(v, content, "content", required=True)
+        v.raise_if_any()
+        assert kind is not None
+
+        async def attempt() -> list[FixedZoneEntry]:
+            now = self._clock()
+            session = await self._load_or_new(scope.partition, session_id, now)
+            self._require_open(session)
+            zone = session.fixed_zone
+            if kind is not FixedZoneKind.INSTRUCTION:
+                zone = [e for e in zone if e.kind is not kind]
+            if len(zone) >= self._settings.max_fixed_zone_entries:
+                raise ResourceExhausted(
+                    f"session {session_id!r} has {len(zone)} fixed-zone entries, the limit "
+                    f"(sessions.max_fixed_zone_entries)"
+                )
+            session.fixed_zone = [*zone, FixedZoneEntry(kind, content, now)]
+            await self._store(scope.partition, session, [], now)
+            return list(session.fixed_zone)
+
+        return await self._writes.run((scope.partition, session_id), attempt)
+
+    async def end(self, scope: CallScope, session_id: str, *, extract: bool) -> EndSessionOutcome:
+        """Summarise what is left, close the session and (``extract``) remember what
+        it taught; every message stays stored until the session expires."""
+        v = Violations()
+        self._check.session_id(v, session_id)
+        v.raise_if_any()
+
+        async def attempt() -> EndSessionOutcome:
+            now = self._clock()
+            session = await self._get(scope.partition, session_id, now)
+            self._require_open(session)
+            degraded: list[Degradation] = []
+            folded: list[SessionMessage] = []
+            if session.messages:
+                result = await self._summarizer.summarize(session.summary, session.messages)
+                degraded.extend(result.degraded)
+                folded = self._fold(session, len(session.messages), result)
+            else:
+                degraded.extend(session.summary_degraded)
+            extracted = []
+            if extract:
+                messages = [
+                    m async for page in self._stored(scope.partition, session, folded) for m in page
+                ]
+                drafts, notes = await extraction_drafts(
+                    scope,
+                    session,
+                    messages,
+                    summarizer=self._summarizer,
+                    settings=self._settings,
+                    limits=self._limits,
+                    now=now,
+                )
+                degraded.extend(notes)
+                if drafts:
+                    # Replicas: an attempt that loses the header to another writer
+                    # remembers these again; deduplication merges the repeats.
+                    outcomes = await self._memories.remember_batch(
+                        scope, drafts, field_prefix="extracted"
+                    )
+                    extracted = [o.memory for o in outcomes]
+            session.status = CLOSED
+            await self._store(scope.partition, session, folded, self._clock(), touch=False)
+            return EndSessionOutcome(session.summary, extracted, tuple(dict.fromkeys(degraded)))
+
+        return await self._writes.run((scope.partition, session_id), attempt)
+
+    async def delete_messages(
+        self, scope: CallScope, session_id: str, seqs: Sequence[int]
+    ) -> DeleteMessagesOutcome:
+        """Delete stored messages by seq (unknown seqs are ignored). When the summary
+        covered a deleted message it is rebuilt from the folded messages that remain,
+        so what was deleted does not live on in it."""
+        v = Violations()
+        self._check.session_id(v, session_id)
+        if not seqs:
+            v.add("seqs", "must not be empty")
+        elif len(seqs) > self._limits.max_batch_size:
+            v.add("seqs", f"has {len(seqs)} seqs; the limit is {self._limits.max_batch_size}")
+        if any(s < 1 for s in seqs):
+            v.add("seqs", "must be positive")
+        v.raise_if_any()
+        wanted = set(seqs)
+        #: Folded messages this call deleted, over every attempt: an attempt that lost
+        #: the header to another writer finds them gone, yet its header must count them.
+        removed: set[int] = set()
+
+        async def attempt() -> DeleteMessagesOutcome:
+            now = self._clock()
+            session = await self._get(scope.partition, session_id, now)
+            tail = [m.seq for m in session.messages if m.seq in wanted]
+            session.messages = [m for m in session.messages if m.seq not in wanted]
+            older = sorted(s for s in wanted if s <= session.summarized_through_seq)
+            removed.update(
+                await history.delete_folded(self._records, scope.partition, session, older)
+            )
+            gone = sorted(removed.intersection(older))
+            session.stored_messages -= len(tail) + len(gone)
+            degraded: tuple[Degradation, ...] = ()
+            if gone:
+                degraded = await self._rebuild_summary(scope.partition, session)
+            await self._store(scope.partition, session, [], now, touch=False)
+            return DeleteMessagesOutcome(sorted([*tail, *gone]), bool(gone), degraded)
+
+        return await self._writes.run((scope.partition, session_id), attempt)
+
+    async def clear(self, scope: CallScope, session_id: str, *, fixed_zone: bool = False) -> int:
+        """Delete every message and the summary (and, ``fixed_zone``, the fixed zone);
+        the session stays open and its seqs keep counting. Returns messages deleted."""
+        v = Violations()
+        self._check.session_id(v, session_id)
+        v.raise_if_any()
+
+        async def attempt() -> int:
+            now = self._clock()
+            session = await self._get(scope.partition, session_id, now)
+            deleted = session.stored_messages
+            await history.delete_generation(
+                self._records, scope.partition, session.id, session.generation
+            )
+            session.messages = []
+            session.stored_messages = 0
+            session.summary, session.summarizer, session.summary_degraded = "", "", []
+            session.summarized_through_seq = session.message_count
+            if fixed_zone:
+                session.fixed_zone = []
+            await self._store(scope.partition, session, [], now, touch=False)
+            return deleted
+
+        return await self._writes.run((scope.partition, session_id), attempt)
+
+    async def purge_expired(self, partition: Partition, now: datetime | None = None) -> int:
+        """Delete the partition's expired sessions with their messages, and message
+        records left behind by an earlier session of the same id (for maintenance);
+        returns how many sessions went."""
+        now = now or self._clock()
+        expired = set(await history.expired_sessions(self._records, partition, now))
+        generations = await history.message_generations(self._records, partition)
+        gone = 0
+        for session_id in sorted(expired | set(generations)):
+            async with self._writes.locked((partition, session_id)):
+                found = await self._records.get_records(partition, RecordKind.SESSION, [session_id])
+                live = found and not (found[0].expires_at and found[0].expires_at <= now)
+                if live:
+                    current = SessionState.from_record(found[0]).generation
+                    for generation in generations.get(session_id, set()) - {current}:
+                        await history.delete_generation(
+                            self._records, partition, session_id, generation
+                        )
+                    continue
+                await history.delete_generation(self._records, partition, session_id)
+                if found:
+                    gone += len(
+                        await self._records.delete_records(
+                            partition, RecordKind.SESSION, [session_id]
+                        )
+                    )
+        return gone
+
+    # ------------------------------------------------------------------ reads
+
+    async def window(
+        self, scope: CallScope, session_id: str, token_budget: int | None = None
+    ) -> SessionWindow:
+        """Fixed zone, summary, then the most recent turns that fit, never over budget."""
+        v = Violations()
+        self._check.session_id(v, session_id)
+        if token_budget is not None and not 0 < token_budget <= MAX_TOKEN_BUDGET:
+            v.add("token_budget", f"must be between 1 and {MAX_TOKEN_BUDGET}")
+        v.raise_if_any()
+        session = await self._get(scope.partition, session_id, self._clock())
+        budget = token_budget or self.compression(session).budget
+        return fitted_window(
+            session, budget, self._counter, summarizer=self._summarizer.preferred_method
+        )
+
+    async def messages(self, scope: CallScope, query: SessionMessagesQuery) -> SessionMessagesPage:
+        """Stored messages with from_seq <= seq <= to_seq (0: unbounded), oldest first."""
+        v = Violations()
+        self._check.session_id(v, query.session_id)
+        check_limit(v, query.page_size, self._limits.max_page_size, "page_size")
+        if query.from_seq < 0:
+            v.add("from_seq", "must not be negative")
+        if query.to_seq < 0:
+            v.add("to_seq", "must not be negative")
+        elif query.to_seq and query.to_seq < query.from_seq:
+            v.add("to_seq", "must not be below from_seq")
+        v.raise_if_any()
+        page_size = query.page_size or DEFAULT_MESSAGES_PAGE
+        session = await self._get(scope.partition, query.session_id, self._clock())
+        query_print = fingerprint(
+            scope,
+            [
+                "session_messages",
+                query.session_id,
+                session.generation,
+                query.from_seq,
+                query.to_seq,
+            ],
+        )
+        after = max(0, query.from_seq - 1)
+        if query.page_token:
+            after = max(after, int(self._page_tokens.decode(query.page_token, query_print).id))
+        found: list[SessionMessage] = []
+        async for batch in history.stored(
+            self._records, scope.partition, session, after_seq=after, batch=page_size + 1
+        ):
+            found.extend(m for m in batch if not query.to_seq or m.seq <= query.to_seq)
+            if len(found) > page_size or (query.to_seq and batch[-1].seq >= query.to_seq):
+                break
+        page, more = found[:page_size], len(found) > page_size
+        token = ""
+        if more:
+            last = page[-1]
+            token = self._page_tokens.encode(
+                PageCursor(last.created_at, str(last.seq)), query_print
+            )
+        return SessionMessagesPage(
+            messages=page,
+            next_page_token=token,
+            message_count=session.message_count,
+            summarized_through_seq=session.summarized_through_seq,
+        )
+
+    # ------------------------------------------------------------------ helpers
+
+    async def _load(
+        self, partition: Partition, session_id: str, now: datetime
+    ) -> SessionState | None:
+        found = await self._records.get_records(partition, RecordKind.SESSION, [session_id])
+        if not found:
+            return None
+        record = found[0]
+        if record.expires_at is not None and record.expires_at <= now:
+            return None
+        return SessionState.from_record(record)
+
+    async def _load_or_new(
+        self, partition: Partition, session_id: str, now: datetime
+    ) -> SessionState:
+        """The live session, else a new one (what an expired one of the same id left
+        behind goes first; its header is what the new one's first write replaces)."""
+        found = await self._records.get_records(partition, RecordKind.SESSION, [session_id])
+        record = found[0] if found else None
+        if record is not None and not (record.expires_at is not None and record.expires_at <= now):
+            return SessionState.from_record(record)
+        if record is not None:
+            old = SessionState.from_record(record).generation
+            await history.delete_generation(self._records, partition, session_id, old)
+        return SessionState(
+            id=session_id, created_at=now, ttl_s=self._settings.ttl_s, read_from=record
+        )
+
+    async def _get(self, partition: Partition, session_id: str, now: datetime) -> SessionState:
+        session = await self._load(partition, session_id, now)
+        if session is None:
+            raise NotFound(f"session {session_id!r} not found")
+        return session
+
+    async def _store(
+        self,
+        partition: Partition,
+        session: SessionState,
+        folded: Sequence[SessionMessage],
+        now: datetime,
+        *,
+        touch: bool = True,
+    ) -> None:
+        """The header and the newly folded messages, in one store write, over the header
+        read (service/common/record_writes.py). On a shared store the folded messages stored
+        when the header was read are written first (whoever wins, their content is
+        the same); those appended in this call, after the header is won."""
+        stored = [session.message_record(m) for m in folded if m.seq <= session.read_count]
+        new = [session.message_record(m) for m in folded if m.seq > session.read_count]
+        await self._writes.replace(
+            partition, session.record(now, touch=touch), session.read_from, before=stored, after=new
+        )
+
+    async def _stored(
+        self, partition: Partition, session: SessionState, folded: Sequence[SessionMessage]
+    ) -> AsyncIterator[list[SessionMessage]]:
+        """Every stored message, including ``folded`` ones not written yet."""
+        pending = {m.seq for m in folded}
+        async for page in history.stored(self._records, partition, session):
+            yield [m for m in page if m.seq not in pending]
+        if folded:
+            yield list(folded)
+
+    @staticmethod
+    def _require_open(session: SessionState) -> None:
+        if session.status != OPEN:
+            raise FailedPrecondition(f"session {session.id!r} has ended")
+
+    @staticmethod
+    def _fold(session: SessionState, cut: int, result: SummaryResult) -> list[SessionMessage]:
+        """Fold the first ``cut`` tail messages into the summary ``result``; returns
+        them (to be stored as message records with the header)."""
+        folded = session.messages[:cut]
+        session.summary = result.text
+        session.summarizer = result.method
+        session.summary_degraded = list(result.degraded)
+        session.messages = session.messages[cut:]
+        if folded:
+            session.summarized_through_seq = folded[-1].seq
+        return folded
+
+    async def _compress_if_due(
+        self, session: SessionState
+    ) -> tuple[list[SessionMessage], tuple[Degradation, ...]]:
+        c = self.compression(session)
+        messages = session.messages
+        if len(messages) <= c.keep:
+            return [], ()
+        due = len(messages) >= c.threshold
+        if not due:
+            tokens = sum(self._counter.count(message_line(m)) for m in messages)
+            due = tokens >= c.token_ratio * c.budget
+        if not due:
+            return [], ()
+        cut = len(messages) - c.keep
+        result = await self._summarizer.summarize(session.summary, messages[:cut])
+        return self._fold(session, cut, result), result.degraded
+
+    async def _rebuild_summary(
+        self, partition: Partition, session: SessionState
+    ) -> tuple[Degradation, ...]:
+        """The summary anew from the folded messages that remain, a threshold's worth
+        at a time (as compression built it)."""
+        chunk = self.compression(session).threshold
+        summary = SummaryResult("", self._summarizer.preferred_method)
+        notes: list[Degradation] = []
+        after = 0
+        while True:
+            page = await history.folded(
+                self._records, partition, session, after_seq=after, limit=chunk
+            )
+            if not page:
+                break
+            summary = await self._summarizer.summarize(summary.text, page)
+            notes.extend(summary.degraded)
+            after = page[-1].seq
+        session.summary = summary.text
+        session.summarizer = summary.method if summary.text else ""
+        session.summary_degraded = list(summary.degraded)
+        return tuple(dict.fromkeys(notes))

@@ -1,0 +1,2 @@
+"""What an agent run starts with: token-budgeted snapshots and the default read over
+keyed memory."""
