@@ -12,6 +12,14 @@ is ``t`` for text without non-canonical number or escape spellings; a float such
 ``1.50``, ``1e2`` or ``-0`` is not. Where a value is changed by the daemon (a working
 memory MERGE, masking, metadata the daemon adds to), :func:`merge_objects` and
 :func:`spelled` keep the writer's spelling of every part the change left alone.
+
+:class:`Json` is the one type a JSON-bearing input becomes where it enters the daemon
+(the gRPC and MCP adapters, Import): its text and value, checked once, so that what
+is stored can always be read back and sent on every transport. Anything a double
+cannot hold (NaN, infinities, integers past 1.8e308), repeated names, lone
+surrogates and nesting deeper than ``MAX_JSON_DEPTH`` are refused there, naming the
+field; a stored text that fails these checks (written before them) no longer decodes
+(:func:`parse` raises), and readers skip it.
 """
 
 from __future__ import annotations
@@ -20,7 +28,11 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
+
+from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.limits import MAX_JSON_DEPTH
 
 #: A JSON value as Python data: dict, list, str, int, float, bool or None.
 JsonValue = Any
@@ -31,6 +43,12 @@ _TOKENS = re.compile(r'("(?:[^"\\]|\\.)*")|[ \t\n\r]+', re.DOTALL)
 _DECODER = json.JSONDecoder()
 #: A \uD800-\uDFFF escape: the text may encode a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+#: A string token, and an array or object bracket (to measure nesting outside strings).
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[][{}]")
+#: Digits (with a sign) from which an integer may lie beyond a double's range (1e308
+#: has 309 digits): shorter ones need no check.
+_DOUBLE_DIGITS = 309
 
 
 class JsonTextError(ValueError):
@@ -48,6 +66,43 @@ def _finite(literal: str) -> float:
     return value
 
 
+def _beyond_double(value: int) -> bool:
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
+
+
+def _integer(literal: str) -> int:
+    value = int(literal)
+    if len(literal) >= _DOUBLE_DIGITS and _beyond_double(value):
+        raise JsonTextError(
+            f"not accepted: an integer of {len(literal.lstrip('-'))} digits is out of the "
+            "range of a double (every JSON reader must be able to hold it)"
+        )
+    return value
+
+
+def _too_deep() -> JsonTextError:
+    return JsonTextError(f"not accepted: nested deeper than {MAX_JSON_DEPTH} arrays or objects")
+
+
+def _check_nesting(text: str) -> None:
+    """JsonTextError when ``text`` nests arrays and objects deeper than MAX_JSON_DEPTH
+    (before parsing: a deep text would also cost the parser its recursion)."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return
+    depth = 0
+    for bracket in _BRACKET.findall(_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise _too_deep()
+        else:
+            depth -= 1
+
+
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in pairs:
@@ -62,13 +117,16 @@ def parse(text: str) -> JsonValue:
 
     Stricter than ``json.loads``: no NaN / Infinity, no number beyond a double's
     range, no repeated member name (readers disagree on which one wins), no lone
-    surrogate (it cannot be stored as UTF-8).
+    surrogate (it cannot be stored as UTF-8), no nesting deeper than MAX_JSON_DEPTH
+    (protobuf readers stop there). Also the check of a stored text as it is read.
     """
+    _check_nesting(text)
     try:
         value = json.loads(
             text,
             parse_constant=_no_constants,
             parse_float=_finite,
+            parse_int=_integer,
             object_pairs_hook=_unique,
         )
     except JsonTextError:
@@ -101,6 +159,100 @@ def normalise(text: str) -> tuple[str, JsonValue]:
 def dumps(value: JsonValue) -> str:
     """Compact JSON text of Python data (UTF-8 characters kept, NaN refused)."""
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def check_value(value: Any) -> None:
+    """JsonTextError unless ``value`` is JSON data :func:`parse` would accept: dicts
+    with string names, lists, strings, booleans, None, finite floats and integers
+    within a double's range, nested at most MAX_JSON_DEPTH deep."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                raise _too_deep()
+            if isinstance(item, list):
+                stack.extend((child, depth + 1) for child in item)
+                continue
+            for name, child in item.items():
+                if not isinstance(name, str):
+                    raise JsonTextError(f"not JSON: the object name {name!r} is not a string")
+                stack.append((child, depth + 1))
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise JsonTextError(f"not JSON: {item} is not a JSON number")
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if item.bit_length() > 1000 and _beyond_double(item):
+                raise JsonTextError(
+                    f"not accepted: an integer of about {int(item.bit_length() * 0.30103) + 1} "
+                    "digits is out of the range of a double (every JSON reader must be able "
+                    "to hold it)"
+                )
+        elif not (item is None or isinstance(item, str | bool)):
+            raise JsonTextError(f"not JSON data: a {type(item).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class Json:
+    """A JSON value accepted at the door: its stored ``text`` (the writer's text
+    without whitespace between tokens, or the compact encoding of data) and its
+    ``value``. Made only by :meth:`parse` / :meth:`of` (or their ``from_*`` forms
+    that name the request field), so holding one means the checks of :func:`parse`
+    passed: services take it and never parse the text again."""
+
+    text: str
+    value: JsonValue
+
+    @classmethod
+    def parse(cls, text: str) -> Json:
+        """A client's JSON text; JsonTextError says what is wrong."""
+        stored, value = normalise(text)
+        return cls(stored, value)
+
+    @classmethod
+    def of(cls, value: Any) -> Json:
+        """Python JSON data (from a protobuf Value, an MCP argument); JsonTextError
+        says what is wrong."""
+        check_value(value)
+        text = dumps(value)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise JsonTextError("not accepted: it holds a lone surrogate") from None
+        return cls(text, value)
+
+    @classmethod
+    def from_text(cls, text: str, field: str, *, object_only: bool = False) -> Json:
+        """:meth:`parse`, INVALID_ARGUMENT naming ``field`` when the text is refused."""
+        try:
+            out = cls.parse(text)
+        except JsonTextError as exc:
+            raise InvalidArgument.field(field, f"is {exc}") from None
+        return out.required_object(field) if object_only else out
+
+    @classmethod
+    def from_value(cls, value: Any, field: str, *, object_only: bool = False) -> Json:
+        """:meth:`of`, INVALID_ARGUMENT naming ``field`` when the value is refused."""
+        try:
+            out = cls.of(value)
+        except JsonTextError as exc:
+            raise InvalidArgument.field(field, f"is {exc}") from None
+        return out.required_object(field) if object_only else out
+
+    def required_object(self, field: str) -> Json:
+        """This value when it is an object; INVALID_ARGUMENT naming ``field`` else."""
+        if not isinstance(self.value, dict):
+            raise InvalidArgument.field(field, "must be a JSON object")
+        return self
+
+    @property
+    def members(self) -> dict[str, Any]:
+        """The value of an object (see :meth:`required_object`); {} for anything else."""
+        return self.value if isinstance(self.value, dict) else {}
+
+
+#: The empty object.
+EMPTY_OBJECT = Json("{}", {})
 
 
 def _skip(text: str, i: int) -> int:

@@ -25,6 +25,14 @@ MAX_COUNT = 2**53 - 1
 MAX_DURATION_SECONDS = 315_576_000_000
 #: Longest TTL a record may carry (keeps expiry instants far from datetime's end).
 MAX_TTL = timedelta(days=36_500)
+#: Deepest nesting of arrays and objects in a stored JSON value (the top level is 1).
+#: A value travels as ``google.protobuf.Value`` too, and every protobuf parser stops
+#: at 100 nested messages: an object level costs three (Value, Struct, map entry), so
+#: 32 levels is the most a ListKeys response can carry, and an export record wraps
+#: a value in two messages more. 24 keeps every response and export line readable.
+MAX_JSON_DEPTH = 24
+#: Highest session message seq (and message count): seqs are 12 digits in record keys.
+MAX_SEQ = 10**12 - 1
 
 #: Tenant and agent ids: 1..128 letters, digits, "_", ".", ":", "@" or "-".
 ID_PATTERN = re.compile(r"[\w.:@-]{1,128}")
