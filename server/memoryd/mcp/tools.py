@@ -282,20 +282,23 @@ class DoorTools:
         query = KeyListQuery(
             prefix=a.get("prefix", "/"), recursive=a.get("recursive", False), page_size=limit
         )
-        listing = (await t.run(keyed_ops.LIST_KEYS, lambda: query)).value
-        return {
+        out = await t.run(keyed_ops.LIST_KEYS, lambda: query)
+        listing = out.value
+        result = {
             "keys": [render.key_version(e) for e in listing.entries],
             "directories": list(listing.directories),
             "more": bool(listing.next_page_token),
         }
+        return render.with_degraded(result, out.degraded)
 
     async def _history(self, t: _Tool, a: JSON) -> JSON:
         query = KeyHistoryQuery(key=a["key"], page_size=a.get("limit", LIST_PAGE))
-        page = (await t.run(keyed_ops.KEY_HISTORY, lambda: query)).value
-        return {
-            "versions": [render.key_version(e) for e in page.entries],
-            "more": bool(page.next_page_token),
+        out = await t.run(keyed_ops.KEY_HISTORY, lambda: query)
+        result = {
+            "versions": [render.key_version(e) for e in out.value.entries],
+            "more": bool(out.value.next_page_token),
         }
+        return render.with_degraded(result, out.degraded)
 
     async def _default_read(self, t: _Tool, a: JSON) -> JSON:
         request = DefaultReadRequest(token_limit=a.get("token_limit"), prefix=a.get("prefix", ""))
@@ -377,8 +380,9 @@ class DoorTools:
 
     async def _load_state(self, t: _Tool, a: JSON) -> JSON:
         request = LoadState(a["session_id"], tuple(a.get("names", ())))
-        loaded = (await t.run(snapshot_ops.LOAD_STATE, lambda: request)).value
-        return {"components": {c.name: c.state for c in loaded}}
+        out = await t.run(snapshot_ops.LOAD_STATE, lambda: request)
+        result = {"components": {c.name: c.state for c in out.value}}
+        return render.with_degraded(result, out.degraded)
 
     async def _memory_files(self, t: _Tool, a: JSON) -> JSON:
         return await run_memory_command(_Files(t), a)

@@ -40,7 +40,7 @@ from memoryd.service.agent_state.state import component_from, state_record
 from memoryd.service.agent_state.working import working_doc, working_memory_from
 from memoryd.service.common import scanning
 from memoryd.service.common.undecodable import skipped
-from memoryd.service.keyed.docs import entry_from, level_of
+from memoryd.service.keyed.docs import EVENT_SEPARATOR, entry_from, level_of
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.sessions.record import (
     CLOSED,
@@ -222,14 +222,17 @@ class Exporter:
         matched: set[str] = set()
         async for records in self._records(partition, RecordKind.KEY_EVENT):
             shown = [r for r in records if level_of(r) <= clearance]
+            # A slot's write that no longer decodes is skipped here, not again below.
+            matched.update(
+                key
+                for r in shown
+                if slots.get(key := r.key.split(EVENT_SEPARATOR, 1)[0]) == r.version
+            )
             for entry in _decoded(shown, entry_from):
                 if isinstance(entry, Progress):
                     yield entry
                     continue
-                current = slots.get(entry.key) == entry.version
-                if current:
-                    matched.add(entry.key)
-                yield ExportedKeyEvent(agent, entry, current)
+                yield ExportedKeyEvent(agent, entry, slots.get(entry.key) == entry.version)
         missing = sorted(set(slots) - matched)
         if missing:
             # A slot whose write has no history event (data from before history was

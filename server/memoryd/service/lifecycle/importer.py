@@ -44,7 +44,7 @@ from memoryd.domain.lifecycle import (
     ImportOutcome,
     ImportRejection,
 )
-from memoryd.domain.limits import MAX_COUNT, MAX_IMPORTED_VERSION, MAX_TTL
+from memoryd.domain.limits import MAX_COUNT, MAX_IMPORTED_VERSION, MAX_SEQ, MAX_TTL
 from memoryd.domain.models import Memory, Partition, SecurityLevel
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
@@ -67,6 +67,7 @@ from memoryd.service.lifecycle.export_import import (
     state_item_record,
     working_record,
 )
+from memoryd.service.sessions.checks import SessionChecks
 
 _MAX_ID_BYTES = 256
 #: A stored vector is used as it is when its norm is this close to 1.
@@ -100,6 +101,7 @@ class Importer:
         self._deps = deps
         self._limits = limits
         self._key_limits = KeyLimits(limits.keys.max_key_bytes)
+        self._sessions = SessionChecks(limits.sessions)
         self._pending = _Pending()
         self.outcome = ImportOutcome()
 
@@ -282,8 +284,8 @@ class Importer:
             v = Violations("session_message.")
             self._check_session_id(v, item.session_id)
             message = item.message
-            if message.seq < 1:
-                v.add("message.seq", "must be at least 1")
+            if not 1 <= message.seq <= MAX_SEQ:
+                v.add("message.seq", f"must be between 1 and {MAX_SEQ}")
             if len(message.content.encode()) > lim.sessions.max_message_bytes:
                 v.add("message.content", f"longer than {lim.sessions.max_message_bytes} bytes")
             v.raise_if_any()
@@ -332,15 +334,31 @@ class Importer:
             v.add("version", f"must be between 1 and {MAX_IMPORTED_VERSION}")
 
     def _check_session_counts(self, v: Violations, item: ExportedSession) -> None:
+        """Counters and seqs within what a session can reach and consistent with each
+        other (like versions: ClearSession reported an imported 2^63 - 1 as deleted)."""
         lim = self._limits.sessions
-        if not len(item.messages) <= item.message_count <= MAX_COUNT:
+        tail, count = len(item.messages), item.message_count
+        if not tail <= count <= MAX_SEQ:
+            v.add("message_count", f"must be between the number of messages ({tail}) and {MAX_SEQ}")
+            count = MAX_SEQ
+        through, stored = item.summarized_through_seq, item.stored_messages
+        if through is not None and not 0 <= through <= count:
+            v.add("summarized_through_seq", f"must be between 0 and message_count ({count})")
+        if stored is not None and not tail <= stored <= count:
             v.add(
-                "message_count",
-                f"must be between the number of messages ({len(item.messages)}) and {MAX_COUNT}",
+                "stored_messages",
+                f"must be between the number of messages ({tail}) and message_count ({count})",
+            )
+        elif stored is not None and through is not None and stored - tail > through:
+            v.add(
+                "stored_messages",
+                f"counts {stored - tail} summarised messages, more than summarized_through_seq "
+                f"({through})",
             )
         for i, message in enumerate(item.messages):
-            if not 0 <= message.seq <= item.message_count:
+            if not 0 <= message.seq <= count:
                 v.add(f"messages[{i}].seq", "must be between 0 and message_count")
+        self._sessions.compression(v, item.compression, item.compression)
         if len(item.fixed_zone) > lim.max_fixed_zone_entries:
             v.add(
                 "fixed_zone",
