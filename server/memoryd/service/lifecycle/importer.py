@@ -232,19 +232,19 @@ class Importer:
         lim = self._limits
         if isinstance(item, ExportedWorkingMemory):
             wm = item.working
-            v = Violations("working_memory.working_memory.")
+            v = Violations("working_memory.")  # the item's ttl; the rest is its working_memory
+            inner = "working_memory."
             if not wm.scope.thread_id and not wm.scope.resource_id:
-                v.add("scope", "thread_id or resource_id must be set")
-            check_identifier(
-                v, wm.scope.thread_id, "scope.thread_id", lim.working.max_scope_id_bytes
-            )
-            check_identifier(
-                v, wm.scope.resource_id, "scope.resource_id", lim.working.max_scope_id_bytes
-            )
-            self._check_json(v, wm.content, "content", lim.working.max_content_bytes)
+                v.add(f"{inner}scope", "thread_id or resource_id must be set")
+            for name, value in (
+                ("thread_id", wm.scope.thread_id),
+                ("resource_id", wm.scope.resource_id),
+            ):
+                check_identifier(v, value, f"{inner}scope.{name}", lim.working.max_scope_id_bytes)
+            self._check_json(v, wm.content, f"{inner}content", lim.working.max_content_bytes)
             if wm.ttl is not None and not timedelta(0) <= wm.ttl <= MAX_TTL:
                 v.add("ttl", f"must be between 0 and {MAX_TTL.days} days")
-            self._check_version(v, wm.version)
+            self._check_version(v, wm.version, f"{inner}version")
             v.raise_if_any()
             return working_record(wm)
         if isinstance(item, ExportedProfile):
@@ -300,7 +300,7 @@ class Importer:
             self._check_json(
                 v, item.component.state, "component.state", lim.snapshot.max_state_bytes
             )
-            self._check_version(v, item.component.version)
+            self._check_version(v, item.component.version, "component.version")
             v.raise_if_any()
             return state_item_record(item)
         raise InvalidArgument.field("record", f"cannot import a {type(item).__name__} here")
@@ -328,10 +328,10 @@ class Importer:
         check_identifier(v, value, field, _MAX_ID_BYTES)
 
     @staticmethod
-    def _check_version(v: Violations, version: int) -> None:
+    def _check_version(v: Violations, version: int, field: str = "version") -> None:
         # At most 2^52: the record keeps room for more writes than it will ever get.
         if not 1 <= version <= MAX_IMPORTED_VERSION:
-            v.add("version", f"must be between 1 and {MAX_IMPORTED_VERSION}")
+            v.add(field, f"must be between 1 and {MAX_IMPORTED_VERSION}")
 
     def _check_session_counts(self, v: Violations, item: ExportedSession) -> None:
         """Counters and seqs within what a session can reach and consistent with each
