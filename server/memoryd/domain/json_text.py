@@ -7,8 +7,8 @@ to its stored form, which differs from what was sent only by the whitespace betw
 tokens (removed): every number, escape and member order stays as written.
 
 ``parse`` gives Python data for the places that need values (reserved fields of keyed
-content, merges, schemas): integers of any size stay ``int``, so ``dumps(parse(t))``
-is ``t`` for text without non-canonical number or escape spellings; a float such as
+content, merges, schemas): integers stay ``int``, so ``dumps(parse(t))`` is ``t`` for
+text without non-canonical number or escape spellings; a float such as
 ``1.50``, ``1e2`` or ``-0`` is not. Where a value is changed by the daemon (a working
 memory MERGE, masking, metadata the daemon adds to), :func:`merge_objects` and
 :func:`spelled` keep the writer's spelling of every part the change left alone.
@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,18 +37,25 @@ from memoryd.domain.limits import MAX_JSON_DEPTH
 #: A JSON value as Python data: dict, list, str, int, float, bool or None.
 JsonValue = Any
 
-#: A string token (kept as is) or a run of JSON whitespace (dropped).
-_TOKENS = re.compile(r'("(?:[^"\\]|\\.)*")|[ \t\n\r]+', re.DOTALL)
+#: A string token, unrolled (runs of plain characters, then one escape): an
+#: alternation per character made it the larger part of a write's cost.
+_STRING_TOKEN = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+#: Splits a text into what lies between strings (even items) and strings (odd ones).
+_STRINGS = re.compile(f"({_STRING_TOKEN})", re.DOTALL)
+#: JSON whitespace, removed between tokens.
+_WHITESPACE = " \t\n\r"
+_NO_WHITESPACE = str.maketrans("", "", _WHITESPACE)
 #: Finds where a value's text ends (its value is not kept).
 _DECODER = json.JSONDecoder()
 #: A \uD800-\uDFFF escape: the text may encode a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-#: A string token, and an array or object bracket (to measure nesting outside strings).
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKET = re.compile(r"[][{}]")
+#: Strings and everything but brackets: what is left of a text measures its nesting.
+_NOT_BRACKETS = re.compile(f'{_STRING_TOKEN}|[^][{{}}"]+', re.DOTALL)
 #: Digits (with a sign) from which an integer may lie beyond a double's range (1e308
 #: has 309 digits): shorter ones need no check.
 _DOUBLE_DIGITS = 309
+#: A run of that many digits.
+_LONG_DIGITS = re.compile(f"[0-9]{{{_DOUBLE_DIGITS}}}")
 
 
 class JsonTextError(ValueError):
@@ -90,17 +97,17 @@ def _too_deep() -> JsonTextError:
 
 def _check_nesting(text: str) -> None:
     """JsonTextError when ``text`` nests arrays and objects deeper than MAX_JSON_DEPTH
-    (before parsing: a deep text would also cost the parser its recursion)."""
+    (before parsing: a deep text would also cost the parser its recursion). With the
+    strings and everything but brackets taken out, each round of removing the
+    innermost empty pairs takes one level off."""
     if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
         return
-    depth = 0
-    for bracket in _BRACKET.findall(_STRING.sub("", text)):
-        if bracket in "[{":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                raise _too_deep()
-        else:
-            depth -= 1
+    brackets = _NOT_BRACKETS.sub("", text)
+    for _ in range(MAX_JSON_DEPTH):
+        brackets = brackets.replace("[]", "").replace("{}", "")
+        if not brackets:
+            return
+    raise _too_deep()
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -121,12 +128,15 @@ def parse(text: str) -> JsonValue:
     (protobuf readers stop there). Also the check of a stored text as it is read.
     """
     _check_nesting(text)
+    # Only a text with a run of 309 digits can hold an integer beyond a double: the
+    # others are parsed without a call per integer.
+    parse_int: Callable[[str], int] = _integer if _LONG_DIGITS.search(text) else int
     try:
         value = json.loads(
             text,
             parse_constant=_no_constants,
             parse_float=_finite,
-            parse_int=_integer,
+            parse_int=parse_int,
             object_pairs_hook=_unique,
         )
     except JsonTextError:
@@ -146,7 +156,11 @@ def parse(text: str) -> JsonValue:
 def compact(text: str) -> str:
     """``text`` without whitespace between tokens (strings untouched). ``text`` must
     be valid JSON (see :func:`normalise`)."""
-    return _TOKENS.sub(lambda m: m.group(1) or "", text)
+    if not any(ch in text for ch in _WHITESPACE):
+        return text
+    parts = _STRINGS.split(text)
+    parts[::2] = [between.translate(_NO_WHITESPACE) for between in parts[::2]]
+    return "".join(parts)
 
 
 def normalise(text: str) -> tuple[str, JsonValue]:
@@ -161,35 +175,45 @@ def dumps(value: JsonValue) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def check_value(value: Any) -> None:
-    """JsonTextError unless ``value`` is JSON data :func:`parse` would accept: dicts
-    with string names, lists, strings, booleans, None, finite floats and integers
-    within a double's range, nested at most MAX_JSON_DEPTH deep."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
+def _check_integers(value: Any) -> None:
+    """JsonTextError for an integer in ``value`` (JSON data) beyond a double's range."""
+    stack = [value]
     while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > MAX_JSON_DEPTH:
-                raise _too_deep()
-            if isinstance(item, list):
-                stack.extend((child, depth + 1) for child in item)
-                continue
-            for name, child in item.items():
-                if not isinstance(name, str):
-                    raise JsonTextError(f"not JSON: the object name {name!r} is not a string")
-                stack.append((child, depth + 1))
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                raise JsonTextError(f"not JSON: {item} is not a JSON number")
-        elif isinstance(item, int) and not isinstance(item, bool):
-            if item.bit_length() > 1000 and _beyond_double(item):
-                raise JsonTextError(
-                    f"not accepted: an integer of about {int(item.bit_length() * 0.30103) + 1} "
-                    "digits is out of the range of a double (every JSON reader must be able "
-                    "to hold it)"
-                )
-        elif not (item is None or isinstance(item, str | bool)):
-            raise JsonTextError(f"not JSON data: a {type(item).__name__}")
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and item.bit_length() > 1000 and _beyond_double(item):
+            raise JsonTextError(
+                f"not accepted: an integer of about {int(item.bit_length() * 0.30103) + 1} "
+                "digits is out of the range of a double (every JSON reader must be able "
+                "to hold it)"
+            )
+
+
+def data_text(value: Any) -> str:
+    """The compact JSON text of ``value`` if it is JSON data :func:`parse` would
+    accept; JsonTextError says what is wrong (encoding does the type and NaN checks in
+    C; integers are looked at only when the text has a run of 309 digits). Object
+    names are strings in data a JSON or protobuf parser made (an int name would be
+    encoded as its digits)."""
+    try:
+        text = dumps(value)
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError as exc:
+        raise JsonTextError(f"not JSON: {exc} (NaN and infinities are not JSON numbers)") from None
+    except TypeError as exc:
+        raise JsonTextError(f"not JSON data: {exc}") from None
+    _check_nesting(text)
+    if _LONG_DIGITS.search(text):
+        _check_integers(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise JsonTextError("not accepted: it holds a lone surrogate") from None
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,13 +237,7 @@ class Json:
     def of(cls, value: Any) -> Json:
         """Python JSON data (from a protobuf Value, an MCP argument); JsonTextError
         says what is wrong."""
-        check_value(value)
-        text = dumps(value)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise JsonTextError("not accepted: it holds a lone surrogate") from None
-        return cls(text, value)
+        return cls(data_text(value), value)
 
     @classmethod
     def from_text(cls, text: str, field: str, *, object_only: bool = False) -> Json:
