@@ -34,7 +34,7 @@ from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import snapshot_service_pb2 as spb
 from tests.conftest import Daemon
-from tests.mcp.support import http_client, start_daemon
+from tests.mcp.support import TRANSPORTS, http_client, mcp_client, start_daemon
 from tests.security.poison import Poison, leaves, names_field, poisons
 from tests.security.support import KeySpec, Outcome, all_rpcs, invoke
 
@@ -529,12 +529,13 @@ async def test_mcp_poison_is_refused_or_kept_never_internal(world: World) -> Non
     assert failures == [], "\n".join(failures[:30])
 
 
-async def test_memory_tool_keeps_json_values_json(world: World) -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_memory_tool_keeps_json_values_json(world: World, transport: str) -> None:
     """str_replace on a key holding {"a":1,"b":true,"c":null} stored the string
     "{'a': 2, 'b': True, 'c': None}"; it keeps the value JSON, and refuses an edit
-    that would leave invalid JSON."""
+    that would leave invalid JSON (the daemon's tools and the stdio bridge's alike)."""
     agent = fresh()
-    async with http_client(world.mcp_url, ADMIN.raw) as client:
+    async with mcp_client(transport, world.daemon, world.mcp_url, ADMIN.raw) as client:
         path = "/memories/config.json"
         await client.call_tool(
             "set_memory",
