@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,15 +128,12 @@ def parse(text: str) -> JsonValue:
     (protobuf readers stop there). Also the check of a stored text as it is read.
     """
     _check_nesting(text)
-    # Only a text with a run of 309 digits can hold an integer beyond a double: the
-    # others are parsed without a call per integer.
-    parse_int: Callable[[str], int] = _integer if _LONG_DIGITS.search(text) else int
     try:
         value = json.loads(
             text,
             parse_constant=_no_constants,
             parse_float=_finite,
-            parse_int=parse_int,
+            parse_int=_integer,  # a call per integer costs less than a scan for long ones
             object_pairs_hook=_unique,
         )
     except JsonTextError:
