@@ -32,6 +32,12 @@ from memoryd.operations.auth import Transport
 
 REQUEST_ID_KEY = "x-request-id"
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
+#: Trailing metadata, one per degradation: "<component>: <reason>" (ASCII-escaped).
+#: Every answer carries its degradations here, also those whose message has no
+#: ``degraded`` field (ListKeys, KeyHistory, LoadState, ...).
+DEGRADED_KEY = "x-memoryd-degraded"
+_DEGRADED_CHARS = 512
+_MAX_DEGRADED = 8
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:/+=-]{1,128}$")
 #: W3C trace-context metadata keys (gRPC metadata keys are lower case).
 PROPAGATION_KEYS = ("traceparent", "tracestate")
@@ -94,6 +100,19 @@ def status_trailers(error: MemorydError, request_id: str) -> tuple[tuple[str, st
         detail.Pack(bad_request)
         status.details.append(detail)
     return ((REQUEST_ID_KEY, request_id), (STATUS_DETAILS_KEY, status.SerializeToString()))
+
+
+def degraded_trailers(call: Call) -> tuple[tuple[str, str], ...]:
+    """The request id and the call's degradations as trailing metadata (printable
+    ASCII, bounded well under gRPC's metadata limit)."""
+    items = [
+        (
+            DEGRADED_KEY,
+            f"{d.component}: {d.reason}".encode("unicode_escape").decode("ascii")[:_DEGRADED_CHARS],
+        )
+        for d in call.degraded[:_MAX_DEGRADED]
+    ]
+    return ((REQUEST_ID_KEY, call.request_id), *items)
 
 
 def _request_id(metadata: Sequence[tuple[str, str | bytes]]) -> str:
@@ -206,10 +225,13 @@ class Rpcs:
             try:
                 if isinstance(request, Undecodable):
                     await self._reject(op, call, method)
-                return await inner(request, call)
+                response = await inner(request, call)
             except (Exception, asyncio.CancelledError) as exc:
                 await _abort(context, exc, call)
                 raise
+            if call.degraded:
+                context.set_trailing_metadata(degraded_trailers(call))
+            return response
 
         return behavior
 

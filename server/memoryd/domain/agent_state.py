@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from memoryd.domain.json_text import dumps
+from memoryd.domain.json_text import EMPTY_OBJECT, Json, dumps
 from memoryd.domain.models import Memory
 from memoryd.domain.requests import Degradation
 
@@ -47,16 +47,14 @@ class WorkingMemoryMode(enum.StrEnum):
 @dataclass(frozen=True, slots=True)
 class WorkingMemoryWrite:
     """A SetWorkingMemory request. ``ttl`` and ``json_schema`` are None when not given
-    (the stored ones are kept); a zero ttl removes the expiry, ``{}`` the schema."""
+    (the stored ones are kept); a zero ttl removes the expiry, ``{}`` the schema.
+    ``content`` (a JSON object) is stored as its text."""
 
     scope: WorkingScope
-    content: dict[str, Any] = field(default_factory=dict)
+    content: Json = EMPTY_OBJECT
     mode: WorkingMemoryMode = WorkingMemoryMode.MERGE
     ttl: timedelta | None = None
-    json_schema: dict[str, Any] | None = None
-    #: ``content`` as the writer's JSON text without whitespace between tokens
-    #: (domain/json_text.py), stored as written; "" when it came as a value.
-    content_json: str = ""
+    json_schema: Json | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,6 +102,14 @@ class DeadlineExceeded(MemorydError):
     status = "DEADLINE_EXCEEDED"
 
 
+class DataLoss(MemorydError):
+    """A stored record the caller asked for by name can no longer be read (it holds
+    what the daemon refuses today, written before the rule); listings skip such a
+    record instead, reporting a degradation."""
+
+    status = "DATA_LOSS"
+
+
 class EmbeddingError(Unavailable):
     """The embedding provider failed (timeout, HTTP error, model error)."""
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from memoryd.domain.json_text import JsonValue, dumps
+from memoryd.domain.json_text import Json, JsonValue, dumps
 from memoryd.domain.models import Provenance, SecurityLevel
 
 __all__ = [
+    "Json",
     "JsonValue",
     "KeyEntry",
     "KeyHistoryPage",
@@ -50,14 +51,11 @@ class KeyEntry:
 
 @dataclass(frozen=True, slots=True)
 class KeyWrite:
-    """A SetMemory request. ``content`` None writes a tombstone.
-
-    ``content_json``, when not None, is the content as JSON text and ``content`` is
-    not used: the text is stored as written (whitespace between tokens removed).
-    """
+    """A SetMemory request. ``content`` JSON null writes a tombstone; its text is
+    stored as written (whitespace between tokens removed)."""
 
     key: str
-    content: JsonValue
+    content: Json
     #: Required (the service rejects a write without one); None only to be rejected.
     source: Provenance | None = None
     #: Expected current version (0: the key was never written); None: no check.
@@ -65,7 +63,6 @@ class KeyWrite:
     #: None: the server default.
     security_level: SecurityLevel | None = None
     namespace: str = ""
-    content_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memoryd.domain.errors import DataLoss
+from memoryd.domain.json_text import Json, JsonTextError, parse
+
 
 class RecordKind(enum.StrEnum):
     #: Latest state of a keyed-memory slot; record key = the normalised key path.
@@ -52,3 +55,26 @@ class Record:
     #: whose conditional writes are confirmed by reading the record back keeps them
     #: (a write followed at once by another is still found); () elsewhere.
     lineage: tuple[str, ...] = ()
+
+
+class UndecodableRecord(DataLoss):
+    """A stored record that no longer decodes: it holds what the daemon refuses today
+    (a JSON number beyond a double, say), written before the rule. A read that names
+    it answers DATA_LOSS; a listing or an export skips it, reporting a degradation
+    (service/common/undecodable.py)."""
+
+    def __init__(self, what: str, reason: str) -> None:
+        super().__init__(
+            f"the stored {what} no longer decodes ({reason}); write it again or delete it"
+        )
+        self.what = what
+        self.reason = reason
+
+
+def stored_json(text: str, what: str) -> Json:
+    """A stored JSON text, checked as it is read (domain/json_text.py): UndecodableRecord
+    naming ``what`` when the checks it passed when written have since grown."""
+    try:
+        return Json(text, parse(text))
+    except JsonTextError as exc:
+        raise UndecodableRecord(what, str(exc)) from None

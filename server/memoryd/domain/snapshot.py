@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memoryd.domain.agent_state import WorkingScope
-from memoryd.domain.json_text import dumps
+from memoryd.domain.json_text import Json, dumps
 from memoryd.domain.models import SecurityLevel, Vector
 from memoryd.domain.requests import Degradation
 
@@ -139,10 +139,8 @@ class StateWrite:
     """One component of a SaveState request."""
 
     name: str
-    state: dict[str, Any]
-    #: ``state`` as the writer's JSON text without whitespace between tokens
-    #: (domain/json_text.py), stored as written; "" when it came as a value.
-    state_json: str = ""
+    #: A JSON object, stored as its text.
+    state: Json
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from memoryd.domain.agent_state import (
     WorkingScope,
 )
 from memoryd.domain.errors import InvalidArgument, MemorydError, NotFound
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyHistoryQuery, KeyListQuery, KeyWrite
 from memoryd.domain.models import (
     MemoryFilter,
@@ -50,7 +51,7 @@ from memoryd.operations.auth import Transport
 from memoryd.operations.keyed import KeyRef
 from memoryd.operations.memories import MemoryIds
 from memoryd.operations.snapshot import LoadState, SaveState
-from memoryd_client.memory_files import run_memory_command
+from memoryd_client.memory_files import FileWrite, KeyFile, run_memory_command
 from memoryd_client.tool_args import parse_source
 from memoryd_client.tool_table import ToolArgumentError
 
@@ -131,21 +132,30 @@ class _Files:
     def __init__(self, tool: _Tool) -> None:
         self._tool = tool
 
-    async def read(self, key: str) -> tuple[str, int] | None:
+    async def read(self, key: str) -> KeyFile | None:
         entry = await self._tool.found(keyed_ops.GET_KEY, lambda: KeyRef(key))
         if entry is None or not entry.valid:
             return None
-        content = entry.content
-        return (content if isinstance(content, str) else str(content)), entry.version
+        if isinstance(entry.content, str):
+            return KeyFile(entry.content, entry.version)
+        return KeyFile(entry.content_json, entry.version, is_json=True)
 
-    async def write(self, key: str, text: str | None, if_version: int | None) -> int:
-        write = KeyWrite(
-            key=key,
-            content=text,
-            source=Provenance(ProvenanceKind.AGENT, name="memory tool"),
-            if_version=if_version,
-        )
-        return (await self._tool.run(keyed_ops.SET_MEMORY, lambda: write)).value.version
+    async def write(self, key: str, file: FileWrite) -> int:
+        def build() -> KeyWrite:
+            if file.text is None:
+                content = Json.of(None)
+            elif file.is_json:
+                content = Json.from_text(file.text, file.field)
+            else:
+                content = Json.from_value(file.text, file.field)
+            return KeyWrite(
+                key=key,
+                content=content,
+                source=Provenance(ProvenanceKind.AGENT, name="memory tool"),
+                if_version=file.if_version,
+            )
+
+        return (await self._tool.run(keyed_ops.SET_MEMORY, build)).value.version
 
     async def keys(self, prefix: str) -> list[str]:
         out: list[str] = []
@@ -241,14 +251,17 @@ class DoorTools:
     # ------------------------------------------------------------ keyed memory
 
     async def _set_memory(self, t: _Tool, a: JSON) -> JSON:
-        write = KeyWrite(
-            key=a["key"],
-            content=a["value"],
-            source=provenance(a.get("source")),
-            if_version=a.get("if_version"),
-            security_level=_level(a),
+        source = provenance(a.get("source"))
+        out = await t.run(
+            keyed_ops.SET_MEMORY,
+            lambda: KeyWrite(
+                key=a["key"],
+                content=Json.from_value(a["value"], "value"),
+                source=source,
+                if_version=a.get("if_version"),
+                security_level=_level(a),
+            ),
         )
-        out = await t.run(keyed_ops.SET_MEMORY, lambda: write)
         entry = out.value
         result = {
             "key": entry.key,
@@ -269,20 +282,23 @@ class DoorTools:
         query = KeyListQuery(
             prefix=a.get("prefix", "/"), recursive=a.get("recursive", False), page_size=limit
         )
-        listing = (await t.run(keyed_ops.LIST_KEYS, lambda: query)).value
-        return {
+        out = await t.run(keyed_ops.LIST_KEYS, lambda: query)
+        listing = out.value
+        result = {
             "keys": [render.key_version(e) for e in listing.entries],
             "directories": list(listing.directories),
             "more": bool(listing.next_page_token),
         }
+        return render.with_degraded(result, out.degraded)
 
     async def _history(self, t: _Tool, a: JSON) -> JSON:
         query = KeyHistoryQuery(key=a["key"], page_size=a.get("limit", LIST_PAGE))
-        page = (await t.run(keyed_ops.KEY_HISTORY, lambda: query)).value
-        return {
-            "versions": [render.key_version(e) for e in page.entries],
-            "more": bool(page.next_page_token),
+        out = await t.run(keyed_ops.KEY_HISTORY, lambda: query)
+        result = {
+            "versions": [render.key_version(e) for e in out.value.entries],
+            "more": bool(out.value.next_page_token),
         }
+        return render.with_degraded(result, out.degraded)
 
     async def _default_read(self, t: _Tool, a: JSON) -> JSON:
         request = DefaultReadRequest(token_limit=a.get("token_limit"), prefix=a.get("prefix", ""))
@@ -297,15 +313,21 @@ class DoorTools:
         return {"found": True, **render.working(wm)}
 
     async def _update_working(self, t: _Tool, a: JSON) -> JSON:
-        ttl = a.get("ttl_seconds")
-        write = WorkingMemoryWrite(
-            scope=_scope(a),
-            content=a["updates"],
-            mode=WorkingMemoryMode.REPLACE if a.get("replace") else WorkingMemoryMode.MERGE,
-            ttl=timedelta(seconds=ttl) if ttl is not None else None,
-            json_schema=a.get("schema"),
-        )
-        wm = (await t.run(state_ops.SET_WORKING_MEMORY, lambda: write)).value
+        def build() -> WorkingMemoryWrite:
+            ttl = a.get("ttl_seconds")
+            schema = a.get("schema")
+            return WorkingMemoryWrite(
+                scope=_scope(a),
+                content=Json.from_value(a["updates"], "updates", object_only=True),
+                mode=WorkingMemoryMode.REPLACE if a.get("replace") else WorkingMemoryMode.MERGE,
+                # The table bounds ttl_seconds (tool_args): timedelta would overflow.
+                ttl=timedelta(seconds=ttl) if ttl is not None else None,
+                json_schema=None
+                if schema is None
+                else Json.from_value(schema, "schema", object_only=True),
+            )
+
+        wm = (await t.run(state_ops.SET_WORKING_MEMORY, build)).value
         return render.working(wm)
 
     async def _read_profile(self, t: _Tool, a: JSON) -> JSON:
@@ -346,16 +368,21 @@ class DoorTools:
         return render.window((await t.run(state_ops.GET_SESSION_WINDOW, lambda: request)).value)
 
     async def _save_state(self, t: _Tool, a: JSON) -> JSON:
-        writes = [StateWrite(name, state) for name, state in a["components"].items()]
-        saved = (
-            await t.run(snapshot_ops.SAVE_STATE, lambda: SaveState(a["session_id"], writes))
-        ).value
+        def build() -> SaveState:
+            writes = [
+                StateWrite(name, Json.from_value(state, f"components.{name}", object_only=True))
+                for name, state in a["components"].items()
+            ]
+            return SaveState(a["session_id"], writes)
+
+        saved = (await t.run(snapshot_ops.SAVE_STATE, build)).value
         return {"saved": {c.name: c.version for c in saved}}
 
     async def _load_state(self, t: _Tool, a: JSON) -> JSON:
         request = LoadState(a["session_id"], tuple(a.get("names", ())))
-        loaded = (await t.run(snapshot_ops.LOAD_STATE, lambda: request)).value
-        return {"components": {c.name: c.state for c in loaded}}
+        out = await t.run(snapshot_ops.LOAD_STATE, lambda: request)
+        result = {"components": {c.name: c.state for c in out.value}}
+        return render.with_degraded(result, out.degraded)
 
     async def _memory_files(self, t: _Tool, a: JSON) -> JSON:
         return await run_memory_command(_Files(t), a)

@@ -51,6 +51,9 @@ class Call:
     reason: str = ""
     #: What a read returned, for the read trail (None: not recorded).
     read: list[str] | None = None
+    #: What the call was served degraded by (the door sets it when the call ends
+    #: well): a transport whose response has no field for it tells it its own way.
+    degraded: tuple[Degradation, ...] = ()
 
     @property
     def peer(self) -> str:

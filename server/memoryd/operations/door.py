@@ -27,6 +27,7 @@ import structlog
 
 from memoryd.config import LoggingSettings
 from memoryd.domain.errors import MemorydError, PermissionDenied
+from memoryd.domain.limits import canonical_id
 from memoryd.domain.principal import CallScope, Role
 from memoryd.domain.requests import Degradation
 from memoryd.observability.logging import AccessLog
@@ -89,7 +90,8 @@ class Door:
                 call.read = list(op.returned(result))
             if call.role is not Role.READ:  # only writes are audited when they succeed
                 call.touch(*op.touched_out(result))
-            return Outcome(result, self._degraded(op.own_degraded(result), found))
+            call.degraded = self._degraded(op.own_degraded(result), found)
+            return Outcome(result, call.degraded)
         except (Exception, asyncio.CancelledError) as exc:
             _failed(call, exc)
             raise
@@ -121,7 +123,7 @@ class Door:
 
     def _begin(self, op: AnyOperation, call: Call, agent_id: str) -> CallTrace:
         trace = CallTrace.start(self.tracing, op, call)
-        call.agent = agent_id[:128]
+        call.agent = canonical_id(agent_id)[:128]  # as the scope will name it
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(request_id=call.request_id, method=call.label)
         return trace

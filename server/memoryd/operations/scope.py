@@ -4,14 +4,17 @@ request, never the other way round."""
 from __future__ import annotations
 
 from memoryd.domain.errors import InvalidArgument, PermissionDenied
-from memoryd.domain.limits import id_problem
+from memoryd.domain.limits import canonical_id, id_problem
 from memoryd.domain.models import Partition
 from memoryd.domain.principal import CallScope, Principal
 
 
 def agent_scope(caller: Principal, agent_id: str, field: str = "agent_id") -> CallScope:
-    """The caller's scope for ``agent_id``: INVALID_ARGUMENT for a malformed id,
-    PERMISSION_DENIED for an agent the caller may not act for."""
+    """The caller's scope for ``agent_id`` in its canonical form (NFKC: a full-width
+    id names the same agent as its plain letters): INVALID_ARGUMENT for a malformed or
+    confusable id (mixed scripts), PERMISSION_DENIED for an agent the caller may not
+    act for. Every transport's agent comes through here."""
+    agent_id = canonical_id(agent_id)
     problem = id_problem(agent_id)
     if problem is not None:
         raise InvalidArgument.field(field, problem)

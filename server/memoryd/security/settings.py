@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from memoryd.domain.limits import id_problem
+from memoryd.domain.limits import canonical_id, id_problem
 from memoryd.domain.models import SecurityLevel
 from memoryd.domain.principal import Role
 
@@ -52,11 +52,13 @@ Clearance = Annotated[
 
 
 def checked_id(value: str) -> str:
-    """A tenant or agent id as the daemon accepts them in requests (see domain.limits)."""
-    problem = id_problem(value)
+    """A tenant or agent id as the daemon accepts them in requests, in its canonical
+    form (see domain.limits)."""
+    canonical = canonical_id(value)
+    problem = id_problem(canonical)
     if problem is not None:
         raise ValueError(f"{value!r} {problem}")
-    return value
+    return canonical
 
 
 def checked_agents(values: list[str]) -> list[str]:

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from memoryd.domain import json_text
 from memoryd.domain.agent_state import (
     WorkingMemoryMode,
     WorkingMemoryWrite,
@@ -16,6 +15,7 @@ from memoryd.domain.agent_state import (
     WorkingScopeQuery,
 )
 from memoryd.domain.errors import InvalidArgument, NotFound
+from memoryd.domain.json_text import Json
 from memoryd.domain.records import Record, RecordKind
 from memoryd.service.agent_state.working import WorkingMemoryService
 from memoryd.storage.memory_records import InMemoryRecordStore
@@ -37,7 +37,14 @@ PLAN_SCHEMA: dict[str, Any] = {
 
 
 def write(content: dict[str, Any], scope: WorkingScope = T1, **kw: Any) -> WorkingMemoryWrite:
-    return WorkingMemoryWrite(scope=scope, content=content, **kw)
+    return WorkingMemoryWrite(scope=scope, content=Json.of(content), **_schema(kw))
+
+
+def _schema(kw: dict[str, Any]) -> dict[str, Any]:
+    """``json_schema`` as the adapters pass it on (a Json)."""
+    if kw.get("json_schema") is not None:
+        kw["json_schema"] = Json.of(kw["json_schema"])
+    return kw
 
 
 def fields_of(err: pytest.ExceptionInfo[InvalidArgument]) -> dict[str, str]:
@@ -230,8 +237,8 @@ async def test_content_size_limit(working: WorkingMemoryService) -> None:
     with pytest.raises(InvalidArgument) as err:
         await working.set(A, write({"b": "y" * 1100}))  # the merged object is too big
     assert "working_memory.max_content_bytes" in fields_of(err)["content"]
-    with pytest.raises(InvalidArgument) as err:
-        await working.set(A, write({"n": float("nan")}))
+    with pytest.raises(InvalidArgument) as err:  # refused where it enters: no write
+        Json.from_value({"n": float("nan")}, "content")
     assert "content" in fields_of(err)
 
 
@@ -313,8 +320,7 @@ async def test_page_tokens_are_bound_to_query_and_caller(working: WorkingMemoryS
 
 def texted(text: str, scope: WorkingScope = T1, **kw: Any) -> WorkingMemoryWrite:
     """A write whose content came as JSON text (as the API passes it on)."""
-    stored, value = json_text.normalise(text)
-    return WorkingMemoryWrite(scope=scope, content=value, content_json=stored, **kw)
+    return WorkingMemoryWrite(scope=scope, content=Json.parse(text), **_schema(kw))
 
 
 async def test_content_is_kept_as_written_and_a_merge_keeps_each_members_text(

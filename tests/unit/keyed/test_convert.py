@@ -10,7 +10,8 @@ from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.api.convert.keyed import json_from_value, json_to_value, key_write_from
+from memoryd.api.convert.common import json_from_value, json_to_value
+from memoryd.api.convert.keyed import key_write_from
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.models import ProvenanceKind, SecurityLevel
 from memoryd_proto.v1 import common_pb2 as pb
@@ -68,10 +69,10 @@ def test_null_and_empty_object() -> None:
     tomb = key_write_from(
         mpb.SetMemoryRequest(key="/k", content=struct_pb2.Value(null_value=struct_pb2.NULL_VALUE))
     )
-    assert tomb.content is None
+    assert tomb.content.value is None and tomb.content.text == "null"
     empty = mpb.SetMemoryRequest(key="/k")
     empty.content.struct_value.SetInParent()
-    assert key_write_from(empty).content == {}
+    assert key_write_from(empty).content.value == {}
 
 
 def test_request_fields() -> None:
@@ -104,7 +105,8 @@ def test_request_fields() -> None:
 
 def test_content_json_is_passed_as_text() -> None:
     write = key_write_from(mpb.SetMemoryRequest(key="/k", content_json='{"n": 12345678901234567}'))
-    assert write.content_json == '{"n": 12345678901234567}' and write.content is None
+    assert write.content.text == '{"n":12345678901234567}'
+    assert write.content.value == {"n": 12345678901234567}
 
 
 def test_content_and_content_json_together_are_rejected() -> None:

@@ -4,12 +4,16 @@ a working memory MERGE, masking, metadata the daemon adds to."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryd.domain import json_text
+from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.json_text import Json
 
 WRITTEN = (
     '{"price": 1.50, "e": 1e2, "big": 12345678901234567, "z": -0, "n": {"x": 2.0, "s": "\\u00e9"}}'
@@ -92,3 +96,73 @@ def test_spelled_is_always_the_value(earlier: Any, value: Any) -> None:
     out = json_text.spelled(value, text)
     assert json.loads(out) == json.loads(json_text.dumps(value))
     assert json_text.spelled(json.loads(text), text) == text
+
+
+# ---------------------------------------------------------------- the Json type (issue 30)
+
+
+@given(_JSON, st.sampled_from([None, 1, 2]))
+def test_compact_removes_exactly_the_whitespace_between_tokens(value: Any, indent: Any) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    assert json_text.compact(text) == json_text.dumps(value)
+    assert Json.parse(text) == Json(json_text.dumps(value), json.loads(text))
+
+
+@given(_JSON)
+def test_of_and_parse_agree(value: Any) -> None:
+    made = Json.of(value)
+    assert made.value == value and Json.parse(made.text) == made
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("1" + "0" * 400, "out of the range of a double"),
+        ("-1" + "0" * 309, "out of the range of a double"),
+        ('{"a": [1e309]}', "out of the range of a double"),
+        ("[-Infinity]", "not a JSON number"),
+        ("NaN", "not a JSON number"),
+        ("[" * 25 + "]" * 25, "nested deeper than 24"),
+        ('{"a":' * 25 + "1" + "}" * 25, "nested deeper than 24"),
+        ('["\\ud800"]', "lone surrogate"),
+        ('{"a": 1, "a": 2}', "twice"),
+    ],
+)
+def test_what_no_reader_could_hold_is_refused_naming_the_field(text: str, why: str) -> None:
+    with pytest.raises(json_text.JsonTextError, match=why):
+        Json.parse(text)
+    with pytest.raises(InvalidArgument) as err:
+        Json.from_text(text, "content_json")
+    assert [v.field for v in err.value.violations] == ["content_json"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [10**400, -(10**309), [math.nan], {"a": math.inf}, json.loads("[" * 30 + "]" * 30), "\ud800"],
+)
+def test_data_no_reader_could_hold_is_refused(value: Any) -> None:
+    with pytest.raises(InvalidArgument) as err:
+        Json.from_value(value, "value")
+    assert [v.field for v in err.value.violations] == ["value"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        str(2**64),
+        "1" + "0" * 308,  # 1e308: a double holds it
+        "[" * 24 + "]" * 24,
+        '"' + "[" * 40 + '"',  # brackets in a string do not nest
+        '["\\\\", "\\"[[[[[[[[[[[[[[[[[[[[[[[[[[["]',
+        "1e-400",
+    ],
+)
+def test_what_every_reader_holds_is_kept_as_written(text: str) -> None:
+    assert Json.parse(text).text == text.replace(", ", ",")
+
+
+def test_an_object_is_required_where_one_is_named() -> None:
+    with pytest.raises(InvalidArgument) as err:
+        Json.from_text("[1]", "state_json", object_only=True)
+    assert [v.field for v in err.value.violations] == ["state_json"]
+    assert Json.from_value({"a": 1}, "state", object_only=True).members == {"a": 1}

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import LimitsSettings
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyWrite
 from memoryd.domain.models import Provenance, ProvenanceKind, SecurityLevel
 from memoryd.service.keyed.mirror import KeyMirror, last_logged_version
@@ -55,12 +56,12 @@ async def test_writes_tombstones_and_hidden_levels(
     mirrored: tuple[KeyedMemoryService, KeyMirror, Path],
 ) -> None:
     service, _, root = mirrored
-    await service.set(S, KeyWrite("/user/name", None, source=USER, content_json='{"n": 1}'))
-    await service.set(S, KeyWrite("/user/name", None, source=USER, content_json='"Alice"'))
-    await service.set(S, KeyWrite("/user/old", "x", source=USER))
-    await service.set(S, KeyWrite("/user/old", None, source=USER))
+    await service.set(S, KeyWrite("/user/name", Json.parse('{"n": 1}'), source=USER))
+    await service.set(S, KeyWrite("/user/name", Json.parse('"Alice"'), source=USER))
+    await service.set(S, KeyWrite("/user/old", Json.of("x"), source=USER))
+    await service.set(S, KeyWrite("/user/old", Json.of(None), source=USER))
     await service.set(
-        S, KeyWrite("/secret", "s", source=USER, security_level=SecurityLevel.RESTRICTED)
+        S, KeyWrite("/secret", Json.of("s"), source=USER, security_level=SecurityLevel.RESTRICTED)
     )
     assert index_keys(root) == {"/user/name"}
     name = json.loads((root / "index" / "user" / "name.json").read_text())
@@ -77,7 +78,10 @@ async def test_writes_tombstones_and_hidden_levels(
     assert '"content":{"n":1}' in (root / "log.jsonl").read_text()
     # Rewritten above the mirror's clearance: its file goes, it does not stay stale.
     await service.set(
-        S, KeyWrite("/user/name", "Bob", source=USER, security_level=SecurityLevel.CONFIDENTIAL)
+        S,
+        KeyWrite(
+            "/user/name", Json.of("Bob"), source=USER, security_level=SecurityLevel.CONFIDENTIAL
+        ),
     )
     assert index_keys(root) == set()
     assert "Bob" not in (root / "log.jsonl").read_text()
@@ -88,11 +92,11 @@ async def test_repair_fixes_what_a_crash_or_a_hand_left(
 ) -> None:
     service, _, root = mirrored
     for i in range(6):
-        await service.set(S, KeyWrite(f"/k/{i}", {"i": i}, source=USER))
+        await service.set(S, KeyWrite(f"/k/{i}", Json.of({"i": i}), source=USER))
     # Writes the files never saw (a crash after the store commit), and damage.
     bare = keyed.new_service()
-    await bare.set(S, KeyWrite("/k/7", {"i": 7}, source=USER))
-    await bare.set(S, KeyWrite("/k/0", None, source=USER))
+    await bare.set(S, KeyWrite("/k/7", Json.of({"i": 7}), source=USER))
+    await bare.set(S, KeyWrite("/k/0", Json.of(None), source=USER))
     text = (root / "log.jsonl").read_text()
     (root / "log.jsonl").write_text(text + '{"key":"/k/torn","ver')
     (root / "index" / "k" / "3.json").unlink()
@@ -118,8 +122,10 @@ async def test_an_expired_key_leaves_the_index_when_it_expires(
 ) -> None:
     service, _, root = mirrored
     soon = (datetime.now(UTC) + timedelta(seconds=0.5)).isoformat()
-    await service.set(S, KeyWrite("/task/today", {"text": "call", "expired_at": soon}, source=USER))
-    await service.set(S, KeyWrite("/task/later", {"text": "later"}, source=USER))
+    await service.set(
+        S, KeyWrite("/task/today", Json.of({"text": "call", "expired_at": soon}), source=USER)
+    )
+    await service.set(S, KeyWrite("/task/later", Json.of({"text": "later"}), source=USER))
     assert index_keys(root) == {"/task/today", "/task/later"}
     await until(lambda: index_keys(root) == {"/task/later"}, "the expiry")
     assert [line["key"] for line in log_lines(root)] == ["/task/today", "/task/later"]
@@ -129,7 +135,7 @@ async def test_rewrites_in_a_row_share_one_repair(
     keyed: Keyed, mirrored: tuple[KeyedMemoryService, KeyMirror, Path]
 ) -> None:
     service, mirror, root = mirrored
-    await service.set(S, KeyWrite("/a", 1, source=USER))
+    await service.set(S, KeyWrite("/a", Json.of(1), source=USER))
     before = mirror.repairs
     for _ in range(20):  # an import's batches
         async with service.exclusive(S.partition):

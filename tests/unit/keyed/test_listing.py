@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.domain.errors import InvalidArgument, NotFound
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyHistoryQuery, KeyListing, KeyListQuery, KeyWrite
 from memoryd.domain.models import Provenance, ProvenanceKind
 from memoryd.domain.principal import CallScope
@@ -53,7 +54,7 @@ async def test_ls_one_level(keyed: Keyed) -> None:
         "/users/x",
         "/top",
     ]:
-        await keyed.service.set(S, KeyWrite(key, {"text": key}, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite(key, Json.of({"text": key}), source=USER_SOURCE))
     user = await keyed.service.list(S, KeyListQuery("/user/"))
     assert [e.key for e in user.entries] == ["/user/name"]
     assert user.directories == ["/user/calendar/", "/user/prefs/"]
@@ -81,12 +82,12 @@ async def test_ls_one_level(keyed: Keyed) -> None:
 
 
 async def test_directories_of_only_tombstones_are_hidden(keyed: Keyed) -> None:
-    await keyed.service.set(S, KeyWrite("/d/gone/a", 1, source=USER_SOURCE))
-    await keyed.service.set(S, KeyWrite("/d/gone/b", 1, source=USER_SOURCE))
-    await keyed.service.set(S, KeyWrite("/d/half/a", 1, source=USER_SOURCE))
-    await keyed.service.set(S, KeyWrite("/d/half/b", 1, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/d/gone/a", Json.of(1), source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/d/gone/b", Json.of(1), source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/d/half/a", Json.of(1), source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/d/half/b", Json.of(1), source=USER_SOURCE))
     for key in ("/d/gone/a", "/d/gone/b", "/d/half/a"):
-        await keyed.service.set(S, KeyWrite(key, None, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite(key, Json.of(None), source=USER_SOURCE))
     listing = await keyed.service.list(S, KeyListQuery("/d/"))
     assert listing.directories == ["/d/half/"]
 
@@ -104,7 +105,7 @@ async def test_bad_list_requests(keyed: Keyed) -> None:
 
 async def test_page_tokens_are_bound_to_query_and_caller(keyed: Keyed) -> None:
     for i in range(5):
-        await keyed.service.set(S, KeyWrite(f"/p/{i}", i, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite(f"/p/{i}", Json.of(i), source=USER_SOURCE))
     first = await keyed.service.list(S, KeyListQuery("/p/", page_size=2))
     assert first.next_page_token
     for other_scope, query in [
@@ -124,12 +125,14 @@ async def test_history_pages_oldest_first(keyed: Keyed) -> None:
     written = []
     for i in range(7):
         written.append(
-            await keyed.service.set(S, KeyWrite("/h", None if i == 3 else i, source=USER_SOURCE))
+            await keyed.service.set(
+                S, KeyWrite("/h", Json.of(None if i == 3 else i), source=USER_SOURCE)
+            )
         )
         await keyed.service.set(
-            S, KeyWrite("/h/child", i, source=USER_SOURCE)
+            S, KeyWrite("/h/child", Json.of(i), source=USER_SOURCE)
         )  # a key below: not /h's history
-        await keyed.service.set(S, KeyWrite("/h0", i, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite("/h0", Json.of(i), source=USER_SOURCE))
     seen, token = [], ""
     while True:
         page = await keyed.service.history(S, KeyHistoryQuery("/h", page_size=3, page_token=token))
@@ -145,10 +148,10 @@ async def test_history_pages_oldest_first(keyed: Keyed) -> None:
 
 
 async def test_history_of_a_directory(keyed: Keyed) -> None:
-    await keyed.service.set(S, KeyWrite("/a/x", 1, source=USER_SOURCE))
-    await keyed.service.set(S, KeyWrite("/b", 1, source=USER_SOURCE))
-    await keyed.service.set(S, KeyWrite("/a/x", None, source=USER_SOURCE))
-    await keyed.service.set(S, KeyWrite("/a/y/z", 2, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/a/x", Json.of(1), source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/b", Json.of(1), source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/a/x", Json.of(None), source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/a/y/z", Json.of(2), source=USER_SOURCE))
     page = await keyed.service.history(S, KeyHistoryQuery("/a/"))
     assert [(e.key, e.version) for e in page.entries] == [("/a/x", 1), ("/a/x", 3), ("/a/y/z", 4)]
     everything = await keyed.service.history(S, KeyHistoryQuery("/"))
@@ -176,9 +179,9 @@ async def test_paging_matches_a_reference_listing(
     """Every page-size gives the same listing as the reference, each item once."""
     scope = scope_for(agent=uuid.uuid4().hex)  # a fresh partition per example
     for key, alive in written.items():
-        await keyed.service.set(scope, KeyWrite(key, {"k": key}, source=USER_SOURCE))
+        await keyed.service.set(scope, KeyWrite(key, Json.of({"k": key}), source=USER_SOURCE))
         if not alive:
-            await keyed.service.set(scope, KeyWrite(key, None, source=USER_SOURCE))
+            await keyed.service.set(scope, KeyWrite(key, Json.of(None), source=USER_SOURCE))
     live = sorted((k for k, alive in written.items() if alive), key=lambda k: k.encode())
     below = [k for k in live if k.startswith(prefix)]
 
@@ -197,9 +200,9 @@ async def test_paging_matches_a_reference_listing(
 
 async def test_one_level_listing_skips_big_subtrees(keyed: Keyed) -> None:
     for i in range(300):
-        await keyed.service.set(S, KeyWrite(f"/d/sub/{i:04d}", i, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite(f"/d/sub/{i:04d}", Json.of(i), source=USER_SOURCE))
     for key in ("/d/a", "/d/sub0", "/d/sub\U0010ffff", "/d/zz/x"):
-        await keyed.service.set(S, KeyWrite(key, 1, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite(key, Json.of(1), source=USER_SOURCE))
     reads: list[int] = []
     real = keyed.records.list_records
 

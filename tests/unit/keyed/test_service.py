@@ -15,6 +15,7 @@ from memoryd.domain.errors import (
     PermissionDenied,
     ResourceExhausted,
 )
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyHistoryQuery, KeyListQuery, KeyWrite
 from memoryd.domain.models import (
     MemoryFilter,
@@ -55,7 +56,8 @@ async def stored_nothing(k: Keyed) -> None:
 async def test_set_then_get(keyed: Keyed) -> None:
     content = {"summary": "Dentist appointment on 23 Feb 2026 at 10:00", "type": "episode"}
     entry = await keyed.service.set(
-        S, KeyWrite("//user//calendar/2026-02-23_10-00_dentist", content, source=USER_SOURCE)
+        S,
+        KeyWrite("//user//calendar/2026-02-23_10-00_dentist", Json.of(content), source=USER_SOURCE),
     )
     assert entry.key == DENTIST and entry.valid and entry.version == 1
     assert entry.content == content and entry.security_level is SecurityLevel.INTERNAL
@@ -68,28 +70,32 @@ async def test_set_then_get(keyed: Keyed) -> None:
     "content", [{}, [], "", 0, 1.5, True, False, "text", [None, {"a": []}], {"n": None}]
 )
 async def test_any_json_value_except_null_is_content(keyed: Keyed, content: Any) -> None:
-    await keyed.service.set(S, KeyWrite("/k", content, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/k", Json.of(content), source=USER_SOURCE))
     got = await keyed.service.get(S, "/k")
     assert got.valid and got.content == content and type(got.content) is type(content)
 
 
 async def test_versions_are_monotonic_per_partition(keyed: Keyed) -> None:
     versions = [
-        (await keyed.service.set(S, KeyWrite(f"/k{i % 3}", i, source=USER_SOURCE))).version
+        (await keyed.service.set(S, KeyWrite(f"/k{i % 3}", Json.of(i), source=USER_SOURCE))).version
         for i in range(7)
     ]
     assert versions == list(range(1, 8))
     other = scope_for(agent="a2")
-    assert (await keyed.service.set(other, KeyWrite("/k0", "x", source=USER_SOURCE))).version == 1
+    assert (
+        await keyed.service.set(other, KeyWrite("/k0", Json.of("x"), source=USER_SOURCE))
+    ).version == 1
     # A restarted service continues from the stored counter.
     restarted = keyed.new_service()
-    assert (await restarted.set(S, KeyWrite("/k9", 1, source=USER_SOURCE))).version == 8
+    assert (await restarted.set(S, KeyWrite("/k9", Json.of(1), source=USER_SOURCE))).version == 8
 
 
 async def test_null_writes_a_tombstone(keyed: Keyed) -> None:
-    first = await keyed.service.set(S, KeyWrite("/a/b", {"text": "hello"}, source=USER_SOURCE))
-    await keyed.service.set(S, KeyWrite("/a/c", 1, source=USER_SOURCE))
-    tomb = await keyed.service.set(S, KeyWrite("/a/b", None, source=USER_SOURCE))
+    first = await keyed.service.set(
+        S, KeyWrite("/a/b", Json.of({"text": "hello"}), source=USER_SOURCE)
+    )
+    await keyed.service.set(S, KeyWrite("/a/c", Json.of(1), source=USER_SOURCE))
+    tomb = await keyed.service.set(S, KeyWrite("/a/b", Json.of(None), source=USER_SOURCE))
     assert not tomb.valid and tomb.content is None and tomb.memory_id == ""
     assert tomb.version == 3
     with pytest.raises(NotFound):
@@ -104,13 +110,13 @@ async def test_null_writes_a_tombstone(keyed: Keyed) -> None:
     # The mirror is gone with it.
     assert await keyed.store.get(S.partition, [first.memory_id]) == []
     # Writing again revives the key (and its mirror, under the same id).
-    again = await keyed.service.set(S, KeyWrite("/a/b", "back", source=USER_SOURCE))
+    again = await keyed.service.set(S, KeyWrite("/a/b", Json.of("back"), source=USER_SOURCE))
     assert (await keyed.service.get(S, "/a/b")).content == "back"
     assert [m.content for m in await keyed.store.get(S.partition, [again.memory_id])] == ["back"]
 
 
 async def test_tombstone_of_a_never_written_key_is_recorded(keyed: Keyed) -> None:
-    entry = await keyed.service.set(S, KeyWrite("/never", None, source=USER_SOURCE))
+    entry = await keyed.service.set(S, KeyWrite("/never", Json.of(None), source=USER_SOURCE))
     assert entry.version == 1 and not entry.valid
     with pytest.raises(NotFound):
         await keyed.service.get(S, "/never")
@@ -119,32 +125,34 @@ async def test_tombstone_of_a_never_written_key_is_recorded(keyed: Keyed) -> Non
 
 async def test_if_version(keyed: Keyed) -> None:
     with pytest.raises(FailedPrecondition, match="does not exist: use 0"):
-        await keyed.service.set(S, KeyWrite("/k", 1, if_version=3, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite("/k", Json.of(1), if_version=3, source=USER_SOURCE))
     await stored_nothing(keyed)
-    first = await keyed.service.set(S, KeyWrite("/k", 1, if_version=0, source=USER_SOURCE))
-    await keyed.service.set(S, KeyWrite("/other", 1, source=USER_SOURCE))
+    first = await keyed.service.set(S, KeyWrite("/k", Json.of(1), if_version=0, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/other", Json.of(1), source=USER_SOURCE))
     with pytest.raises(FailedPrecondition):
-        await keyed.service.set(S, KeyWrite("/k", 2, if_version=0, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite("/k", Json.of(2), if_version=0, source=USER_SOURCE))
     second = await keyed.service.set(
-        S, KeyWrite("/k", 2, if_version=first.version, source=USER_SOURCE)
+        S, KeyWrite("/k", Json.of(2), if_version=first.version, source=USER_SOURCE)
     )
     tomb = await keyed.service.set(
-        S, KeyWrite("/k", None, if_version=second.version, source=USER_SOURCE)
+        S, KeyWrite("/k", Json.of(None), if_version=second.version, source=USER_SOURCE)
     )
     # A tombstone keeps its version: if_version=0 does not "create" over it.
     with pytest.raises(FailedPrecondition):
-        await keyed.service.set(S, KeyWrite("/k", 3, if_version=0, source=USER_SOURCE))
-    await keyed.service.set(S, KeyWrite("/k", 3, if_version=tomb.version, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite("/k", Json.of(3), if_version=0, source=USER_SOURCE))
+    await keyed.service.set(
+        S, KeyWrite("/k", Json.of(3), if_version=tomb.version, source=USER_SOURCE)
+    )
     assert (await keyed.service.get(S, "/k")).content == 3
     with pytest.raises(InvalidArgument) as err:
-        await keyed.service.set(S, KeyWrite("/k", 4, if_version=-1, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite("/k", Json.of(4), if_version=-1, source=USER_SOURCE))
     assert "if_version" in fields(err.value)
 
 
 async def test_concurrent_creates_with_if_version_zero_admit_exactly_one(keyed: Keyed) -> None:
     results = await asyncio.gather(
         *(
-            keyed.service.set(S, KeyWrite("/race", i, if_version=0, source=USER_SOURCE))
+            keyed.service.set(S, KeyWrite("/race", Json.of(i), if_version=0, source=USER_SOURCE))
             for i in range(20)
         ),
         return_exceptions=True,
@@ -157,7 +165,10 @@ async def test_concurrent_creates_with_if_version_zero_admit_exactly_one(keyed: 
 
 async def test_concurrent_writes_get_distinct_versions_and_last_one_wins(keyed: Keyed) -> None:
     entries = await asyncio.gather(
-        *(keyed.service.set(S, KeyWrite(f"/c/{i % 4}", i, source=USER_SOURCE)) for i in range(24))
+        *(
+            keyed.service.set(S, KeyWrite(f"/c/{i % 4}", Json.of(i), source=USER_SOURCE))
+            for i in range(24)
+        )
     )
     assert sorted(e.version for e in entries) == list(range(1, 25))
     for slot in range(4):
@@ -187,7 +198,7 @@ async def test_bad_keys_name_the_field_and_store_nothing(
     keyed: Keyed, key: str, reason: str
 ) -> None:
     with pytest.raises(InvalidArgument) as err:
-        await keyed.service.set(S, KeyWrite(key, {"a": 1}, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite(key, Json.of({"a": 1}), source=USER_SOURCE))
     assert list(fields(err.value)) == ["key"]
     assert reason in fields(err.value)["key"]
     await stored_nothing(keyed)
@@ -201,10 +212,12 @@ async def test_bad_keys_name_the_field_and_store_nothing(
 async def test_provenance_required_for_web_tool_file(keyed: Keyed) -> None:
     for kind in (ProvenanceKind.WEB, ProvenanceKind.TOOL, ProvenanceKind.FILE):
         with pytest.raises(InvalidArgument) as err:
-            await keyed.service.set(S, KeyWrite("/k", 1, source=Provenance(kind, name="x")))
+            await keyed.service.set(
+                S, KeyWrite("/k", Json.of(1), source=Provenance(kind, name="x"))
+            )
         assert set(fields(err.value)) == {"source.retrieved_at", "source.locator"}
     await stored_nothing(keyed)
-    entry = await keyed.service.set(S, KeyWrite("/k", 1, source=WEB))
+    entry = await keyed.service.set(S, KeyWrite("/k", Json.of(1), source=WEB))
     assert entry.source == WEB
     assert (await keyed.service.get(S, "/k")).source == WEB
     [mirror] = await keyed.store.get(S.partition, [entry.memory_id])
@@ -213,18 +226,20 @@ async def test_provenance_required_for_web_tool_file(keyed: Keyed) -> None:
 
 async def test_provenance_required_under_kb(keyed: Keyed) -> None:
     with pytest.raises(InvalidArgument) as err:
-        await keyed.service.set(S, KeyWrite("/kb/teeth", {"text": "32 teeth"}, source=USER_SOURCE))
+        await keyed.service.set(
+            S, KeyWrite("/kb/teeth", Json.of({"text": "32 teeth"}), source=USER_SOURCE)
+        )
     assert set(fields(err.value)) == {"source.name", "source.retrieved_at", "source.locator"}
     user = Provenance(ProvenanceKind.USER, name="chat")
     with pytest.raises(InvalidArgument) as err:
-        await keyed.service.set(S, KeyWrite("/kb/teeth", {"text": "32"}, source=user))
+        await keyed.service.set(S, KeyWrite("/kb/teeth", Json.of({"text": "32"}), source=user))
     assert set(fields(err.value)) == {"source.retrieved_at", "source.locator"}
     await stored_nothing(keyed)
-    await keyed.service.set(S, KeyWrite("/kb/teeth", {"text": "32 teeth"}, source=WEB))
+    await keyed.service.set(S, KeyWrite("/kb/teeth", Json.of({"text": "32 teeth"}), source=WEB))
     # Deleting asserts nothing: a tombstone needs no provenance.
-    await keyed.service.set(S, KeyWrite("/kb/teeth", None, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/kb/teeth", Json.of(None), source=USER_SOURCE))
     # Only the /kb/ directory itself, not look-alikes.
-    await keyed.service.set(S, KeyWrite("/kbase/x", 1, source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/kbase/x", Json.of(1), source=USER_SOURCE))
 
 
 async def test_reserved_content_fields_feed_the_mirror(keyed: Keyed) -> None:
@@ -240,7 +255,7 @@ async def test_reserved_content_fields_feed_the_mirror(keyed: Keyed) -> None:
         S,
         KeyWrite(
             DENTIST,
-            content,
+            Json.of(content),
             security_level=SecurityLevel.CONFIDENTIAL,
             namespace="u1",
             source=USER_SOURCE,
@@ -270,14 +285,14 @@ async def test_reserved_content_fields_feed_the_mirror(keyed: Keyed) -> None:
     ],
 )
 async def test_mirror_text(keyed: Keyed, content: Any, text: str) -> None:
-    entry = await keyed.service.set(S, KeyWrite("/k", content, source=USER_SOURCE))
+    entry = await keyed.service.set(S, KeyWrite("/k", Json.of(content), source=USER_SOURCE))
     [m] = await keyed.store.get(S.partition, [entry.memory_id])
     assert m.content == text and m.memory_type is MemoryType.FACT and m.importance == 0.5
 
 
 async def test_unknown_type_is_content_of_its_own(keyed: Keyed) -> None:
     entry = await keyed.service.set(
-        S, KeyWrite("/k", {"type": "meeting", "text": "x"}, source=USER_SOURCE)
+        S, KeyWrite("/k", Json.of({"type": "meeting", "text": "x"}), source=USER_SOURCE)
     )
     [m] = await keyed.store.get(S.partition, [entry.memory_id])
     assert m.memory_type is MemoryType.FACT
@@ -300,17 +315,17 @@ async def test_unknown_type_is_content_of_its_own(keyed: Keyed) -> None:
 )
 async def test_bad_content_fields(keyed: Keyed, content: Any, field: str) -> None:
     with pytest.raises(InvalidArgument) as err:
-        await keyed.service.set(S, KeyWrite("/k", content, source=USER_SOURCE))
+        await keyed.service.set(S, KeyWrite("/k", Json.of(content), source=USER_SOURCE))
     assert field in fields(err.value)
     await stored_nothing(keyed)
 
 
 async def test_rewriting_a_key_replaces_its_mirror(keyed: Keyed) -> None:
     await keyed.service.set(
-        S, KeyWrite("/pref/drink", {"text": "The user drinks tea"}, source=USER_SOURCE)
+        S, KeyWrite("/pref/drink", Json.of({"text": "The user drinks tea"}), source=USER_SOURCE)
     )
     entry = await keyed.service.set(
-        S, KeyWrite("/pref/drink", {"text": "The user drinks coffee"}, source=USER_SOURCE)
+        S, KeyWrite("/pref/drink", Json.of({"text": "The user drinks coffee"}), source=USER_SOURCE)
     )
     everything = MemoryFilter(include_archived=True)
     assert await keyed.store.count(S.partition, everything) == 1
@@ -322,9 +337,12 @@ async def test_rewriting_a_key_replaces_its_mirror(keyed: Keyed) -> None:
 async def test_expired_keys_are_not_recalled_nor_read(keyed: Keyed) -> None:
     past = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
     old = await keyed.service.set(
-        S, KeyWrite("/old/one", {"text": "an old reminder", "expired_at": past}, source=USER_SOURCE)
+        S,
+        KeyWrite(
+            "/old/one", Json.of({"text": "an old reminder", "expired_at": past}), source=USER_SOURCE
+        ),
     )
-    await keyed.service.set(S, KeyWrite("/kept", "k", source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/kept", Json.of("k"), source=USER_SOURCE))
     outcome = await keyed.memories.recall(S, RecallQuery(query="an old reminder"))
     assert old.memory_id not in {r.memory.id for r in outcome.results}
     # GetKey and ListKeys read it as missing, as DefaultRead and recall do (it used
@@ -339,9 +357,11 @@ async def test_expired_keys_are_not_recalled_nor_read(keyed: Keyed) -> None:
     history = await keyed.service.history(S, KeyHistoryQuery("/old/one"))
     assert [e.version for e in history.entries] == [old.version]
     with pytest.raises(FailedPrecondition):
-        await keyed.service.set(S, KeyWrite("/old/one", 1, source=USER_SOURCE, if_version=0))
+        await keyed.service.set(
+            S, KeyWrite("/old/one", Json.of(1), source=USER_SOURCE, if_version=0)
+        )
     again = await keyed.service.set(
-        S, KeyWrite("/old/one", 2, source=USER_SOURCE, if_version=old.version)
+        S, KeyWrite("/old/one", Json.of(2), source=USER_SOURCE, if_version=old.version)
     )
     assert (await keyed.service.get(S, "/old/one")).version == again.version
 
@@ -350,16 +370,25 @@ async def test_clearance(keyed: Keyed) -> None:
     low = scope_for(clearance=SecurityLevel.INTERNAL)
     with pytest.raises(PermissionDenied, match="security_level"):
         await keyed.service.set(
-            low, KeyWrite("/x", 1, security_level=SecurityLevel.RESTRICTED, source=USER_SOURCE)
+            low,
+            KeyWrite("/x", Json.of(1), security_level=SecurityLevel.RESTRICTED, source=USER_SOURCE),
         )
     await stored_nothing(keyed)
     await keyed.service.set(
-        S, KeyWrite("/s/secret", "s", security_level=SecurityLevel.RESTRICTED, source=USER_SOURCE)
+        S,
+        KeyWrite(
+            "/s/secret", Json.of("s"), security_level=SecurityLevel.RESTRICTED, source=USER_SOURCE
+        ),
     )
-    await keyed.service.set(S, KeyWrite("/s/open", "o", source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/s/open", Json.of("o"), source=USER_SOURCE))
     await keyed.service.set(
         S,
-        KeyWrite("/hidden/only", "h", security_level=SecurityLevel.RESTRICTED, source=USER_SOURCE),
+        KeyWrite(
+            "/hidden/only",
+            Json.of("h"),
+            security_level=SecurityLevel.RESTRICTED,
+            source=USER_SOURCE,
+        ),
     )
     with pytest.raises(NotFound):
         await keyed.service.get(low, "/s/secret")
@@ -376,10 +405,10 @@ async def test_clearance(keyed: Keyed) -> None:
     # value stays in the history, at its own level.
     with pytest.raises(FailedPrecondition, match="does not exist: use 0"):
         await keyed.service.set(
-            low, KeyWrite("/s/secret", "mine", if_version=1, source=USER_SOURCE)
+            low, KeyWrite("/s/secret", Json.of("mine"), if_version=1, source=USER_SOURCE)
         )
     mine = await keyed.service.set(
-        low, KeyWrite("/s/secret", "mine", if_version=0, source=USER_SOURCE)
+        low, KeyWrite("/s/secret", Json.of("mine"), if_version=0, source=USER_SOURCE)
     )
     assert (await keyed.service.get(S, "/s/secret")).content == "mine"
     assert mine.security_level == SecurityLevel.INTERNAL
@@ -392,7 +421,7 @@ async def test_clearance(keyed: Keyed) -> None:
 
 async def test_partitions_are_isolated(keyed: Keyed) -> None:
     other_agent, other_tenant = scope_for(agent="a2"), scope_for(tenant="t2")
-    await keyed.service.set(S, KeyWrite("/k", "mine", source=USER_SOURCE))
+    await keyed.service.set(S, KeyWrite("/k", Json.of("mine"), source=USER_SOURCE))
     for other in (other_agent, other_tenant):
         with pytest.raises(NotFound):
             await keyed.service.get(other, "/k")
@@ -400,7 +429,9 @@ async def test_partitions_are_isolated(keyed: Keyed) -> None:
             await keyed.service.history(other, KeyHistoryQuery("/k"))
         assert (await keyed.service.list(other, KeyListQuery("/", recursive=True))).entries == []
         # The same key elsewhere is another slot (and another mirror).
-        theirs = await keyed.service.set(other, KeyWrite("/k", "theirs", source=USER_SOURCE))
+        theirs = await keyed.service.set(
+            other, KeyWrite("/k", Json.of("theirs"), source=USER_SOURCE)
+        )
         assert theirs.memory_id != mirror_id("t1", "a1", "/k")
     assert (await keyed.service.get(S, "/k")).content == "mine"
 
@@ -408,14 +439,14 @@ async def test_partitions_are_isolated(keyed: Keyed) -> None:
 async def test_key_quota(keyed: Keyed) -> None:
     keyed.quotas = QuotaSettings(max_keys_per_partition=2)
     service = keyed.new_service()
-    await service.set(S, KeyWrite("/a", 1, source=USER_SOURCE))
+    await service.set(S, KeyWrite("/a", Json.of(1), source=USER_SOURCE))
     await service.set(
-        S, KeyWrite("/b", None, source=USER_SOURCE)
+        S, KeyWrite("/b", Json.of(None), source=USER_SOURCE)
     )  # a tombstone occupies a slot too
-    await service.set(S, KeyWrite("/a", 2, source=USER_SOURCE))  # rewriting is always fine
+    await service.set(S, KeyWrite("/a", Json.of(2), source=USER_SOURCE))  # rewriting is always fine
     with pytest.raises(ResourceExhausted, match="max_keys_per_partition"):
-        await service.set(S, KeyWrite("/c", 1, source=USER_SOURCE))
-    await service.set(S, KeyWrite("/b", 3, source=USER_SOURCE))
+        await service.set(S, KeyWrite("/c", Json.of(1), source=USER_SOURCE))
+    await service.set(S, KeyWrite("/b", Json.of(3), source=USER_SOURCE))
 
 
 async def test_a_cancelled_caller_does_not_cut_a_write_in_half(keyed: Keyed) -> None:
@@ -430,7 +461,7 @@ async def test_a_cancelled_caller_does_not_cut_a_write_in_half(keyed: Keyed) -> 
 
     keyed.store.upsert = slow_upsert  # type: ignore[method-assign]
     caller = asyncio.create_task(
-        keyed.service.set(S, KeyWrite("/k", {"text": "kept whole"}, source=USER_SOURCE))
+        keyed.service.set(S, KeyWrite("/k", Json.of({"text": "kept whole"}), source=USER_SOURCE))
     )
     await committed.wait()
     caller.cancel()
@@ -453,7 +484,11 @@ async def test_importance_on_the_design_scale_of_0_to_10(
     rejected; above 1 (up to 10) it is on the 0-10 scale."""
     entry = await keyed.service.set(
         S,
-        KeyWrite("/user/preference/style", {"summary": "s", "importance": raw}, source=USER_SOURCE),
+        KeyWrite(
+            "/user/preference/style",
+            Json.of({"summary": "s", "importance": raw}),
+            source=USER_SOURCE,
+        ),
     )
     assert entry.content["importance"] == raw  # the content itself is kept as written
     m = await keyed.memories.get(S, entry.memory_id)
@@ -465,12 +500,14 @@ async def test_source_is_required_on_every_write_tombstones_included(keyed: Keye
     "user"); now it is INVALID_ARGUMENT naming source, and nothing is stored."""
     for content in ({"summary": "Dentist"}, None):
         with pytest.raises(InvalidArgument) as err:
-            await keyed.service.set(S, KeyWrite(DENTIST, content))
+            await keyed.service.set(S, KeyWrite(DENTIST, Json.of(content)))
         assert "source" in fields(err.value)
     await stored_nothing(keyed)
-    await keyed.service.set(S, KeyWrite(DENTIST, {"summary": "Dentist"}, source=USER_SOURCE))
+    await keyed.service.set(
+        S, KeyWrite(DENTIST, Json.of({"summary": "Dentist"}), source=USER_SOURCE)
+    )
     with pytest.raises(InvalidArgument) as err:
-        await keyed.service.set(S, KeyWrite(DENTIST, None))
+        await keyed.service.set(S, KeyWrite(DENTIST, Json.of(None)))
     assert list(fields(err.value)) == ["source"]
     assert (await keyed.service.get(S, DENTIST)).valid  # the tombstone was not written
 
@@ -483,9 +520,7 @@ async def test_content_json_reads_back_as_written(keyed: Keyed, text: str) -> No
     """Issue 22: content passed through doubles (12345678901234567 came back as
     1.2345678901234568e+16, 1 as 1.0); the JSON text is stored and returned as
     written, whitespace between tokens aside."""
-    written = await keyed.service.set(
-        S, KeyWrite("/k", None, source=USER_SOURCE, content_json=text)
-    )
+    written = await keyed.service.set(S, KeyWrite("/k", Json.parse(text), source=USER_SOURCE))
     expected = text.replace(": ", ":").replace(", ", ",")
     assert written.content_json == expected
     assert (await keyed.service.get(S, "/k")).content_json == expected
@@ -493,17 +528,17 @@ async def test_content_json_reads_back_as_written(keyed: Keyed, text: str) -> No
     assert [e.content_json for e in history.entries] == [expected]
 
 
-async def test_content_json_that_is_not_json_is_rejected_naming_it(keyed: Keyed) -> None:
-    for text in ("{", "NaN", '{"a": 1, "a": 2}', "1e999", "[" * 100_000):
+async def test_content_json_that_is_not_json_is_refused_where_it_enters(keyed: Keyed) -> None:
+    """The adapter makes the Json (api/convert, mcp/tools); a text it refuses never
+    becomes a write, and the error names the field."""
+    for text in ("{", "NaN", '{"a": 1, "a": 2}', "1e999", "[" * 100_000, "1" + "0" * 400):
         with pytest.raises(InvalidArgument) as err:
-            await keyed.service.set(S, KeyWrite("/k", None, source=USER_SOURCE, content_json=text))
+            Json.from_text(text, "content_json")
         assert list(fields(err.value)) == ["content_json"], text
     await stored_nothing(keyed)
 
 
 async def test_content_json_null_is_a_tombstone(keyed: Keyed) -> None:
-    await keyed.service.set(S, KeyWrite("/k", None, source=USER_SOURCE, content_json="[1]"))
-    tomb = await keyed.service.set(
-        S, KeyWrite("/k", None, source=USER_SOURCE, content_json=" null ")
-    )
+    await keyed.service.set(S, KeyWrite("/k", Json.parse("[1]"), source=USER_SOURCE))
+    tomb = await keyed.service.set(S, KeyWrite("/k", Json.parse(" null "), source=USER_SOURCE))
     assert not tomb.valid and tomb.content_json == "null"

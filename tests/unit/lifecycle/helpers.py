@@ -16,6 +16,7 @@ from memoryd.domain.agent_state import (
     WorkingMemoryWrite,
     WorkingScope,
 )
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyWrite
 from memoryd.domain.models import (
     Memory,
@@ -84,40 +85,46 @@ async def populate_everything(w: World, scope: CallScope) -> None:
     await k.set(
         scope,
         KeyWrite(
-            "/user/style", {"summary": "short answers", "type": "preference"}, source=USER_SOURCE
+            "/user/style",
+            Json.of({"summary": "short answers", "type": "preference"}),
+            source=USER_SOURCE,
         ),
     )
     await k.set(
         scope,
-        KeyWrite("/user/style", {"summary": "code first", "importance": 0.9}, source=USER_SOURCE),
+        KeyWrite(
+            "/user/style", Json.of({"summary": "code first", "importance": 0.9}), source=USER_SOURCE
+        ),
     )
-    await k.set(scope, KeyWrite("/user/old", "to be deleted", source=USER_SOURCE))
-    await k.set(scope, KeyWrite("/user/old", None, source=USER_SOURCE))
+    await k.set(scope, KeyWrite("/user/old", Json.of("to be deleted"), source=USER_SOURCE))
+    await k.set(scope, KeyWrite("/user/old", Json.of(None), source=USER_SOURCE))
     await k.set(
         scope,
         KeyWrite(
             "/kb/doc",
-            {"text": "facts"},
+            Json.of({"text": "facts"}),
             source=Provenance(ProvenanceKind.FILE, "doc", now, "/tmp/doc.md"),
         ),
     )
-    await k.set(scope, KeyWrite("/tmp/gone", "x", source=USER_SOURCE))
-    await k.set(scope, KeyWrite("/tmp/gone", None, source=USER_SOURCE))
+    await k.set(scope, KeyWrite("/tmp/gone", Json.of("x"), source=USER_SOURCE))
+    await k.set(scope, KeyWrite("/tmp/gone", Json.of(None), source=USER_SOURCE))
     # A tombstone whose slot compaction purged: only its history remains.
     await w.lifecycle.compactor.purge_tombstones(scope.partition, SecurityLevel.RESTRICTED)
-    await k.set(scope, KeyWrite("/user/old2", "stays a tombstone", source=USER_SOURCE))
-    await k.set(scope, KeyWrite("/user/old2", None, source=USER_SOURCE))
+    await k.set(scope, KeyWrite("/user/old2", Json.of("stays a tombstone"), source=USER_SOURCE))
+    await k.set(scope, KeyWrite("/user/old2", Json.of(None), source=USER_SOURCE))
 
     await w.working.set(
         scope,
         WorkingMemoryWrite(
             scope=WorkingScope("thread-1", "doc-9"),
-            content={"goal": "book", "steps": [1, 2.5, {"x": None}]},
+            content=Json.of({"goal": "book", "steps": [1, 2.5, {"x": None}]}),
             ttl=timedelta(hours=2),
-            json_schema={"type": "object"},
+            json_schema=Json.of({"type": "object"}),
         ),
     )
-    await w.working.set(scope, WorkingMemoryWrite(scope=WorkingScope("", "res-only"), content={}))
+    await w.working.set(
+        scope, WorkingMemoryWrite(scope=WorkingScope("", "res-only"), content=Json.of({}))
+    )
     await w.profiles.set(scope, "# Agent\nBe concise.")
     await w.profiles.set(scope, "# Agent\nBe concise and kind.")
 
@@ -150,8 +157,12 @@ async def populate_everything(w: World, scope: CallScope) -> None:
     await s.append(scope, "s2", [MessageDraft(MessageRole.USER, "short session")])
     await s.end(scope, "s2", extract=False)
 
-    await w.state.save(scope, "s1", [StateWrite("planner", {"step": 3, "plan": ["a", "b"]})])
-    await w.state.save(scope, "s1", [StateWrite("planner", {"step": 4}), StateWrite("cache", {})])
+    await w.state.save(
+        scope, "s1", [StateWrite("planner", Json.of({"step": 3, "plan": ["a", "b"]}))]
+    )
+    await w.state.save(
+        scope, "s1", [StateWrite("planner", Json.of({"step": 4})), StateWrite("cache", Json.of({}))]
+    )
 
 
 async def everything(

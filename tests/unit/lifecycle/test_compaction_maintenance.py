@@ -14,6 +14,7 @@ import pytest
 from memoryd.config import MaintenanceSettings
 from memoryd.domain.agent_state import MessageDraft, MessageRole, WorkingMemoryWrite, WorkingScope
 from memoryd.domain.errors import NotFound
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyHistoryQuery, KeyListQuery, KeyWrite
 from memoryd.domain.lifecycle import (
     CompactOptions,
@@ -76,7 +77,7 @@ async def test_merges_near_duplicates_in_big_tag_groups_deterministically() -> N
             A,
             KeyWrite(
                 "/tea",
-                {"text": "The user likes green tea in the morning", "tags": ["work"]},
+                Json.of({"text": "The user likes green tea in the morning", "tags": ["work"]}),
                 source=USER_SOURCE,
             ),
         )
@@ -108,15 +109,17 @@ async def test_merges_near_duplicates_in_big_tag_groups_deterministically() -> N
 
 async def test_purges_tombstones_and_expired_items() -> None:
     async with world() as w:
-        await w.keyed.set(A, KeyWrite("/a", "x", source=USER_SOURCE))
-        await w.keyed.set(A, KeyWrite("/a", None, source=USER_SOURCE))
-        await w.keyed.set(A, KeyWrite("/b", "kept", source=USER_SOURCE))
+        await w.keyed.set(A, KeyWrite("/a", Json.of("x"), source=USER_SOURCE))
+        await w.keyed.set(A, KeyWrite("/a", Json.of(None), source=USER_SOURCE))
+        await w.keyed.set(A, KeyWrite("/b", Json.of("kept"), source=USER_SOURCE))
         soon = w.clock() + timedelta(hours=1)
         await add(w, "expires soon", expires_at=soon)
         await add(w, "stays")
         await w.working.set(
             A,
-            WorkingMemoryWrite(scope=WorkingScope("t"), content={"a": 1}, ttl=timedelta(minutes=5)),
+            WorkingMemoryWrite(
+                scope=WorkingScope("t"), content=Json.of({"a": 1}), ttl=timedelta(minutes=5)
+            ),
         )
         await w.sessions.append(
             A, "s", [MessageDraft(MessageRole.USER, "hi")], ttl=timedelta(minutes=5)
@@ -138,8 +141,8 @@ async def test_history_policy_archive_moves_old_writes_to_files(tmp_path: Path) 
     settings = MaintenanceSettings(history_policy="archive", history_archive_after_days=1)
     async with world(maintenance=settings, history_dir=tmp_path) as w:
         for value in ("v1", "v2", "v3"):
-            await w.keyed.set(A, KeyWrite("/k", value, source=USER_SOURCE))
-        await w.keyed.set(A, KeyWrite("/single", "only", source=USER_SOURCE))
+            await w.keyed.set(A, KeyWrite("/k", Json.of(value), source=USER_SOURCE))
+        await w.keyed.set(A, KeyWrite("/single", Json.of("only"), source=USER_SOURCE))
         w.clock.advance(days=2)
         result = await compact(w)
         assert result.history_archived == 2
@@ -165,7 +168,7 @@ async def test_maintenance_expiry_retention_and_capacity() -> None:
         pinned = await add(w, "pinned but unimportant", tags=("pinned",), importance=0.0)
         ranked = [await add(w, f"memory of importance {i}", importance=i / 10) for i in range(10)]
         await w.keyed.set(
-            A, KeyWrite("/k", {"text": "keyed", "importance": 0.0}, source=USER_SOURCE)
+            A, KeyWrite("/k", Json.of({"text": "keyed", "importance": 0.0}), source=USER_SOURCE)
         )
         w.clock.advance(hours=1)
         events = await drain(
@@ -255,10 +258,12 @@ async def test_compaction_removes_keys_whose_content_expired() -> None:
         gone = await w.keyed.set(
             A,
             KeyWrite(
-                "/task/today", {"text": "Book the dentist", "expired_at": soon}, source=USER_SOURCE
+                "/task/today",
+                Json.of({"text": "Book the dentist", "expired_at": soon}),
+                source=USER_SOURCE,
             ),
         )
-        await w.keyed.set(A, KeyWrite("/user/name", "Alice", source=USER_SOURCE))
+        await w.keyed.set(A, KeyWrite("/user/name", Json.of("Alice"), source=USER_SOURCE))
         first = await compact(w)
         assert first.expired_purged == 0
         assert (await w.keyed.get(A, "/task/today")).valid  # not expired yet

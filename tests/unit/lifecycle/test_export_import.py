@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.api import convert
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyWrite
 from memoryd.domain.lifecycle import (
     EXPORT_FORMAT,
@@ -121,7 +122,7 @@ async def test_import_into_another_agent_rederives_mirror_ids() -> None:
         assert "dark blue" in snap.text
         # Key versions continue after the imported ones.
         counter = await w.records.get_records(b.partition, RecordKind.COUNTER, ["keys"])
-        written = await w.keyed.set(b, KeyWrite("/new", "value", source=USER_SOURCE))
+        written = await w.keyed.set(b, KeyWrite("/new", Json.of("value"), source=USER_SOURCE))
         assert written.version == counter[0].version + 1
 
 

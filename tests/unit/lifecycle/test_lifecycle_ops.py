@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyWrite
 from memoryd.domain.lifecycle import (
     MaintenanceOptions,
@@ -118,7 +119,9 @@ async def test_prune_dry_run_then_for_real() -> None:
         await w.memories.get(A, used.memory.id)
         await w.access.flush()
         await w.memories.remember(A, MemoryDraft(content="new note"))
-        await w.keyed.set(A, KeyWrite("/k", "a key's mirror is never pruned", source=USER_SOURCE))
+        await w.keyed.set(
+            A, KeyWrite("/k", Json.of("a key's mirror is never pruned"), source=USER_SOURCE)
+        )
         criteria = PruneCriteria(
             created_before=w.clock() - timedelta(days=30), min_access_count=1, dry_run=True
         )
@@ -153,7 +156,7 @@ async def test_reset_wipes_the_partition_only() -> None:
         others, other_records = await everything(w, b.partition)
         assert len(others) == 8 and all(other_records[k] for k in RecordKind)
         # Keys start over cleanly after a reset.
-        entry = await w.keyed.set(A, KeyWrite("/fresh", 1, source=USER_SOURCE))
+        entry = await w.keyed.set(A, KeyWrite("/fresh", Json.of(1), source=USER_SOURCE))
         assert entry.version >= 1
         assert (await w.keyed.get(A, "/fresh")).content == 1
 
@@ -163,7 +166,7 @@ async def test_reembed_after_a_model_change_is_resumable() -> None:
     async with world(embedder=first) as w:
         for i in range(7):
             await w.memories.remember(A, MemoryDraft(content=f"memory {i} about gardens"))
-        await w.keyed.set(A, KeyWrite("/g", "garden key", source=USER_SOURCE))
+        await w.keyed.set(A, KeyWrite("/g", Json.of("garden key"), source=USER_SOURCE))
         first.model = "model-b"
         events = await drain(w.lifecycle.reembed([A.partition], 3))
         progress = [e for e in events if isinstance(e, Progress) and e.phase == "reembed"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyEntry, KeyWrite
 from memoryd.domain.lifecycle import MemorySelector
 from memoryd.domain.models import Memory
@@ -33,7 +34,10 @@ def test_ids_selectors_keys_and_sessions() -> None:
     )
     selection = lifecycle.Selection(MemorySelector(ids=("s1",)))
     assert lifecycle.ARCHIVE.touched_in(selection) == (("s1",), "")
-    assert keyed.SET_MEMORY.touched_in(KeyWrite("/profile/name", "Ada")) == ((), "/profile/name")
+    assert keyed.SET_MEMORY.touched_in(KeyWrite("/profile/name", Json.of("Ada"))) == (
+        (),
+        "/profile/name",
+    )
     entry = KeyEntry("/profile/name", "Ada", True, 2, NOW, memory_id="m9")
     assert keyed.SET_MEMORY.touched_out(entry) == (("m9",), "/profile/name")
     assert APPEND_MESSAGES.touched_in(Append("s-1", ())) == ((), "session:s-1")

@@ -29,6 +29,7 @@ from memoryd.domain.agent_state import (
     WorkingScope,
 )
 from memoryd.domain.errors import FailedPrecondition
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyWrite
 from memoryd.domain.models import Partition, Provenance, ProvenanceKind
 from memoryd.domain.records import Record, RecordKind
@@ -130,7 +131,9 @@ async def replicas() -> list[Replica]:
 
 async def test_key_versions_are_unique_and_if_version_exact(replicas: list[Replica]) -> None:
     writes = [
-        replicas[i % 2].keyed.set(S, KeyWrite(key=f"/k{i % 3}", content=f"v{i}", source=SOURCE))
+        replicas[i % 2].keyed.set(
+            S, KeyWrite(key=f"/k{i % 3}", content=Json.of(f"v{i}"), source=SOURCE)
+        )
         for i in range(30)
     ]
     entries = await asyncio.gather(*writes)
@@ -142,7 +145,12 @@ async def test_key_versions_are_unique_and_if_version_exact(replicas: list[Repli
         *(
             r.keyed.set(
                 S,
-                KeyWrite(key="/k0", content=f"from {i}", source=SOURCE, if_version=current.version),
+                KeyWrite(
+                    key="/k0",
+                    content=Json.of(f"from {i}"),
+                    source=SOURCE,
+                    if_version=current.version,
+                ),
             )
             for i, r in enumerate(replicas)
         ),
@@ -157,7 +165,10 @@ async def test_no_merge_is_lost(replicas: list[Replica]) -> None:
     scope = WorkingScope(thread_id="t", resource_id="r")
     merges = [
         replicas[i % 2].working.set(
-            S, WorkingMemoryWrite(scope=scope, content={f"f{i}": i}, mode=WorkingMemoryMode.MERGE)
+            S,
+            WorkingMemoryWrite(
+                scope=scope, content=Json.of({f"f{i}": i}), mode=WorkingMemoryMode.MERGE
+            ),
         )
         for i in range(40)
     ]
@@ -168,7 +179,10 @@ async def test_no_merge_is_lost(replicas: list[Replica]) -> None:
     # A delete expires the scope: a later merge starts it afresh over the record.
     assert await replicas[1].working.delete(S, scope)
     again = await replicas[0].working.set(
-        S, WorkingMemoryWrite(scope=scope, content={"after": 1}, mode=WorkingMemoryMode.MERGE)
+        S,
+        WorkingMemoryWrite(
+            scope=scope, content=Json.of({"after": 1}), mode=WorkingMemoryMode.MERGE
+        ),
     )
     assert again.content == {"after": 1} and again.version == 1
 
@@ -202,7 +216,7 @@ async def test_a_record_written_twice_in_one_race_keeps_its_lineage(
     """The counter record every SetMemory claims on: one claim per write."""
     await asyncio.gather(
         *(
-            replicas[i % 2].keyed.set(S, KeyWrite(key=f"/c{i}", content=i, source=SOURCE))
+            replicas[i % 2].keyed.set(S, KeyWrite(key=f"/c{i}", content=Json.of(i), source=SOURCE))
             for i in range(20)
         )
     )

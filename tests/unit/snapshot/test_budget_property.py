@@ -17,6 +17,7 @@ from memoryd.domain.agent_state import (
     WorkingMemoryWrite,
     WorkingScope,
 )
+from memoryd.domain.json_text import Json
 from memoryd.domain.requests import MemoryDraft
 from memoryd.domain.snapshot import Snapshot, SnapshotFormat, SnapshotRequest
 from memoryd.service.common.tokens import EstimateCounter, TokenCounter, TokenizerCounter
@@ -71,7 +72,7 @@ async def _build(
             await w.profiles.set(A, profile)
         scope = WorkingScope("thread-1", "")
         if working:
-            await w.working.set(A, WorkingMemoryWrite(scope=scope, content=working))
+            await w.working.set(A, WorkingMemoryWrite(scope=scope, content=Json.of(working)))
         if messages:
             await w.sessions.inject(A, "s1", FixedZoneKind.TRIGGER, trigger)
             drafts2 = [

@@ -10,6 +10,7 @@ import pytest
 
 from memoryd.config import LimitsSettings
 from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyWrite
 from memoryd.domain.models import Provenance, ProvenanceKind, SecurityLevel
 from memoryd.domain.snapshot import DefaultReadRequest
@@ -23,7 +24,7 @@ A = scope_for("agent-a")
 
 
 async def put(w: World, key: str, content: object, **kw: object) -> None:
-    await w.keyed.set(A, KeyWrite(key=key, content=content, **kw, source=USER_SOURCE))  # type: ignore[arg-type]
+    await w.keyed.set(A, KeyWrite(key=key, content=Json.of(content), **kw, source=USER_SOURCE))  # type: ignore[arg-type]
 
 
 async def test_lines_skip_tombstones_and_expired_entries() -> None:

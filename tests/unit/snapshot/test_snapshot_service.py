@@ -16,6 +16,7 @@ from memoryd.domain.agent_state import (
     WorkingScope,
 )
 from memoryd.domain.errors import InvalidArgument, StoreError, Unavailable
+from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyListQuery
 from memoryd.domain.models import SecurityLevel
 from memoryd.domain.requests import MemoryDraft, MemoryPatch
@@ -47,7 +48,9 @@ async def populate(w: World) -> dict[str, str]:
         "colour": await remember(w, "The user prefers dark blue slides."),
     }
     await w.profiles.set(A, "You are a careful assistant.\nAnswer briefly.")
-    await w.working.set(A, WorkingMemoryWrite(scope=SCOPE, content={"goal": "book the dentist"}))
+    await w.working.set(
+        A, WorkingMemoryWrite(scope=SCOPE, content=Json.of({"goal": "book the dentist"}))
+    )
     await w.sessions.inject(A, "s1", FixedZoneKind.TRIGGER, "The dentist's office called.")
     await w.sessions.append(
         A,

@@ -14,7 +14,9 @@ gRPC-backed tools of this package each supply one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memoryd_client.tool_table import ToolArgumentError
@@ -23,16 +25,39 @@ ROOT = "/memories"
 MAX_LISTED = 500
 
 
+@dataclass(frozen=True, slots=True)
+class KeyFile:
+    """A file as read: its text and version. A key holding a JSON value other than a
+    string (written by ``set_memory``) reads as that value's JSON text, ``is_json``:
+    an edit of it must leave JSON, and is stored as the JSON value it spells, never
+    as a string."""
+
+    text: str
+    version: int
+    is_json: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FileWrite:
+    """What to write at a key: ``text`` (None deletes), if the key is at
+    ``if_version`` (0: never written; None: no check). ``is_json``: ``text`` is JSON
+    text, stored as the value it spells. ``field`` is the argument the text came
+    from, which an error names."""
+
+    text: str | None
+    if_version: int | None = None
+    field: str = "file_text"
+    is_json: bool = False
+
+
 class KeyFiles(Protocol):
     """The keyed-memory calls the tool needs."""
 
-    async def read(self, key: str) -> tuple[str, int] | None:
-        """The text at ``key`` and its version; None when absent or deleted (a value
-        that is not a string reads as its JSON text)."""
+    async def read(self, key: str) -> KeyFile | None:
+        """The file at ``key``; None when absent or deleted."""
 
-    async def write(self, key: str, text: str | None, if_version: int | None) -> int:
-        """Write ``text`` (None deletes) if the key is at ``if_version`` (0: never
-        written; None: no check); returns the new version."""
+    async def write(self, key: str, file: FileWrite) -> int:
+        """Write ``file`` at ``key``; returns the new version."""
 
     async def keys(self, prefix: str) -> list[str]:
         """Every live key below ``prefix`` (a directory ending in "/"), sorted."""
@@ -83,14 +108,14 @@ async def run_memory_command(files: KeyFiles, args: Mapping[str, Any]) -> dict[s
     if path == ROOT:
         raise ToolArgumentError("path", f"{command} needs a file below {ROOT}")
     if command == "create":
-        version = await files.write(path, _text(args, "file_text"), None)
+        version = await files.write(path, FileWrite(_text(args, "file_text")))
         return {"result": f"File created successfully at {path}", "path": path, "version": version}
     if command == "delete":
         return await _delete(files, path)
     found = await files.read(path)
     if found is None:
         raise ToolArgumentError("path", f"{path} does not exist")
-    text, version = found
+    text = found.text
     if command == "str_replace":
         old = _text(args, "old_str")
         count = text.count(old) if old else 0
@@ -98,24 +123,45 @@ async def run_memory_command(files: KeyFiles, args: Mapping[str, Any]) -> dict[s
             raise ToolArgumentError(
                 "old_str", f"must occur exactly once in {path} (found {count} times)"
             )
-        new_text = text.replace(old, args.get("new_str") or "", 1)
+        new_text, field = text.replace(old, args.get("new_str") or "", 1), "new_str"
     elif command == "insert":
         line = args.get("insert_line")
         lines = text.split("\n")
         if not isinstance(line, int) or isinstance(line, bool) or not 0 <= line <= len(lines):
             raise ToolArgumentError("insert_line", f"must be between 0 and {len(lines)}")
         new_text = "\n".join([*lines[:line], _text(args, "insert_text"), *lines[line:]])
+        field = "insert_text"
     else:
         raise ToolArgumentError("command", f"{command!r} is not a memory command")
-    new_version = await files.write(path, new_text, version)
+    if found.is_json:
+        _still_json(new_text, field, path)
+    edit = FileWrite(new_text, found.version, field, found.is_json)
+    new_version = await files.write(path, edit)
     return {"result": f"The file {path} has been edited", "path": path, "version": new_version}
+
+
+def _still_json(text: str, field: str, path: str) -> None:
+    """ToolArgumentError naming ``field`` unless an edit of a JSON value is JSON."""
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        json.loads(text, parse_constant=constant)
+    except ValueError as exc:
+        raise ToolArgumentError(
+            field, f"leaves {path} invalid JSON ({exc}): the key holds a JSON value, not text"
+        ) from None
 
 
 async def _view(files: KeyFiles, path: str, view_range: Any) -> dict[str, Any]:
     found = None if path == ROOT else await files.read(path)
     if found is not None:
-        text, version = found
-        return {"result": _numbered(text, view_range), "path": path, "version": version}
+        return {
+            "result": _numbered(found.text, view_range),
+            "path": path,
+            "version": found.version,
+        }
     keys = await files.keys(path + "/")
     if not keys and path != ROOT:
         raise ToolArgumentError("path", f"{path} does not exist")
@@ -127,13 +173,13 @@ async def _view(files: KeyFiles, path: str, view_range: Any) -> dict[str, Any]:
 
 async def _delete(files: KeyFiles, path: str) -> dict[str, Any]:
     if await files.read(path) is not None:
-        version = await files.write(path, None, None)
+        version = await files.write(path, FileWrite(None))
         return {"result": f"Deleted {path}", "path": path, "version": version}
     keys = await files.keys(path + "/")
     if not keys:
         raise ToolArgumentError("path", f"{path} does not exist")
     for key in keys:
-        await files.write(key, None, None)
+        await files.write(key, FileWrite(None))
     return {"result": f"Deleted {path} ({len(keys)} files)", "path": path}
 
 
@@ -143,6 +189,7 @@ async def _rename(files: KeyFiles, old: str, new: str) -> dict[str, Any]:
         raise ToolArgumentError("old_path", f"{old} does not exist")
     if await files.read(new) is not None:
         raise ToolArgumentError("new_path", f"{new} already exists")
-    version = await files.write(new, found[0], None)
-    await files.write(old, None, found[1])
+    moved = FileWrite(found.text, None, "old_path", found.is_json)
+    version = await files.write(new, moved)
+    await files.write(old, FileWrite(None, found.version))
     return {"result": f"Renamed {old} to {new}", "path": new, "version": version}

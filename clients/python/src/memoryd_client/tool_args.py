@@ -5,6 +5,7 @@ Used by the MCP server and the Python client's tools alike."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +20,10 @@ from memoryd_client.tool_table import (
 )
 
 # ---------------------------------------------------------------------- arguments
+
+#: A number argument without bounds of its own stays within what a double holds
+#: exactly (the table bounds each integer argument; this is the floor under them).
+_EXACT = 2**53 - 1
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -62,11 +67,8 @@ def _check(value: Any, schema: Mapping[str, Any], path: str) -> None:
             raise ToolArgumentError(path, "must not be empty")
         if schema.get("pattern") == "^/" and not value.startswith("/"):
             raise ToolArgumentError(path, "must start with /")
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            raise ToolArgumentError(path, f"must be at least {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            raise ToolArgumentError(path, f"must be at most {schema['maximum']}")
+    if isinstance(value, int | float) and not isinstance(value, bool) and _numeric(kind):
+        _check_number(value, schema, path)
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             raise ToolArgumentError(path, f"must have at least {schema['minItems']} items")
@@ -76,6 +78,24 @@ def _check(value: Any, schema: Mapping[str, Any], path: str) -> None:
             _check(item, schema.get("items", {}), f"{path}[{i}]")
     if isinstance(value, dict):
         _check_object(value, schema, path)
+
+
+def _numeric(kind: str | list[str] | None) -> bool:
+    """Whether a schema's type is a number (a JSON value of any type is not bounded
+    here: the daemon checks it as JSON)."""
+    kinds = [kind] if isinstance(kind, str) else kind or []
+    return "integer" in kinds or "number" in kinds
+
+
+def _check_number(value: float, schema: Mapping[str, Any], path: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ToolArgumentError(path, "must be a finite number")
+    low = schema.get("minimum", -_EXACT)
+    high = schema.get("maximum", _EXACT)
+    if value < low:
+        raise ToolArgumentError(path, f"must be at least {low}")
+    if value > high:
+        raise ToolArgumentError(path, f"must be at most {high}")
 
 
 def _check_object(value: Mapping[str, Any], schema: Mapping[str, Any], path: str) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd_client import requests as rq
 from memoryd_client.core import Unary
 from memoryd_client.errors import NotFoundError
-from memoryd_client.memory_files import run_memory_command
+from memoryd_client.memory_files import FileWrite, KeyFile, run_memory_command
 from memoryd_client.ops import agent_state, keys, memories, snapshot
 from memoryd_client.results import (
     Degradation,
@@ -423,19 +423,21 @@ class _ClientFiles:
     def __init__(self, client: AsyncMemorydClient, agent: str) -> None:
         self._client, self._agent = client, agent
 
-    async def read(self, key: str) -> tuple[str, int] | None:
+    async def read(self, key: str) -> KeyFile | None:
         try:
             entry = await self._client.run(keys.get_key(self._agent, key))
         except NotFoundError:
             return None
         if not entry.valid:
             return None
-        content = entry.content
-        return (content if isinstance(content, str) else str(content)), entry.version
+        if isinstance(entry.content, str):
+            return KeyFile(entry.content, entry.version)
+        return KeyFile(entry.content_json, entry.version, is_json=True)
 
-    async def write(self, key: str, text: str | None, if_version: int | None) -> int:
+    async def write(self, key: str, file: FileWrite) -> int:
         source = {"kind": "agent", "name": "memory tool"}
-        call = keys.set_memory(self._agent, key, text, source=source, if_version=if_version)
+        content = rq.JsonText(file.text) if file.is_json and file.text is not None else file.text
+        call = keys.set_memory(self._agent, key, content, source=source, if_version=file.if_version)
         entry: KeyEntry = await self._client.run(call)
         return entry.version
 

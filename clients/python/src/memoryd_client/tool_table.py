@@ -99,6 +99,16 @@ class ToolSpec:
 
 _STR = {"type": "string"}
 _INT = {"type": "integer"}
+#: Every integer argument is bounded (tool_args refuses the rest, naming it) by what
+#: the daemon's field for it holds: int32 for lines and token budgets, 2^53 - 1 for
+#: versions (exact in a double), 100 years for a TTL (the daemon's longest). An
+#: unbounded one reached ``timedelta`` or C and failed ("Python int too large to
+#: convert to C int"); the daemon's tests check each has bounds.
+INT32_MAX = 2**31 - 1
+MAX_VERSION = 2**53 - 1
+MAX_TTL_SECONDS = 36_500 * 86_400
+_TOKENS = {"type": "integer", "minimum": 16, "maximum": INT32_MAX}
+_LINE = {"type": "integer", "minimum": -1, "maximum": INT32_MAX}
 _BOOL = {"type": "boolean"}
 _TIME = {"type": ["string", "null"], "description": "RFC 3339 UTC, or null."}
 _TAGS = {"type": "array", "items": _STR, "description": "Short labels."}
@@ -271,6 +281,7 @@ _SPECS = [
             "if_version": {
                 "type": "integer",
                 "minimum": 0,
+                "maximum": MAX_VERSION,
                 "description": "Write only if the key is at this version (0: never written).",
             },
             "agent_id": _AGENT,
@@ -317,6 +328,7 @@ _SPECS = [
                 "keys": {"type": "array", "items": _KEY_VERSION},
                 "directories": {"type": "array", "items": _STR},
                 "more": _BOOL,
+                "degraded": _DEGRADED,
             },
             "keys",
             "directories",
@@ -334,7 +346,14 @@ _SPECS = [
             "agent_id": _AGENT,
         },
         ("key",),
-        _out({"versions": {"type": "array", "items": _KEY_VERSION}, "more": _BOOL}, "versions"),
+        _out(
+            {
+                "versions": {"type": "array", "items": _KEY_VERSION},
+                "more": _BOOL,
+                "degraded": _DEGRADED,
+            },
+            "versions",
+        ),
         read_only=True,
         idempotent=True,
     ),
@@ -344,7 +363,7 @@ _SPECS = [
         "The agent's keyed memory as compact lines within a token limit, most recent first: "
         "what to read at the start of a task.",
         {
-            "token_limit": {"type": "integer", "minimum": 1},
+            "token_limit": {"type": "integer", "minimum": 1, "maximum": INT32_MAX},
             "prefix": {"type": "string", "description": 'Only keys below this (e.g. "/user/").'},
             "agent_id": _AGENT,
         },
@@ -383,6 +402,7 @@ _SPECS = [
             "ttl_seconds": {
                 "type": "integer",
                 "minimum": 1,
+                "maximum": MAX_TTL_SECONDS,
                 "description": "Expire after this long.",
             },
             "schema": {"type": "object", "description": "A JSON Schema the content must follow."},
@@ -434,7 +454,7 @@ _SPECS = [
         "ones, the profile, working memory and the session, within a token budget.",
         {
             "trigger": {"type": "string", "description": "The user's message or the task."},
-            "token_budget": {"type": "integer", "minimum": 16},
+            "token_budget": _TOKENS,
             "format": {"type": "string", "enum": ["markdown", "xml"]},
             "session_id": _SESSION,
             "thread_id": _THREAD,
@@ -469,7 +489,7 @@ _SPECS = [
         "A session read back within a token budget: pinned instructions, a summary of older "
         "turns and the recent turns.",
         {
-            "token_budget": {"type": "integer", "minimum": 16},
+            "token_budget": _TOKENS,
             "session_id": _SESSION,
             "agent_id": _AGENT,
         },
@@ -502,7 +522,10 @@ _SPECS = [
         {"names": {"type": "array", "items": _STR}, "session_id": _SESSION, "agent_id": _AGENT},
         ("session_id",),
         _out(
-            {"components": {"type": "object", "additionalProperties": {"type": "object"}}},
+            {
+                "components": {"type": "object", "additionalProperties": {"type": "object"}},
+                "degraded": _DEGRADED,
+            },
             "components",
         ),
         read_only=True,
@@ -530,12 +553,13 @@ _SPECS = [
             "insert_line": {
                 "type": "integer",
                 "minimum": 0,
+                "maximum": INT32_MAX,
                 "description": "insert: after this line (0: at the top).",
             },
             "insert_text": {"type": "string", "description": "insert: the text."},
             "old_path": {"type": "string", "description": "rename: the current path."},
             "new_path": {"type": "string", "description": "rename: the new path."},
-            "view_range": {"type": "array", "items": _INT, "minItems": 2, "maxItems": 2},
+            "view_range": {"type": "array", "items": _LINE, "minItems": 2, "maxItems": 2},
             "agent_id": _AGENT,
         },
         ("command",),
@@ -563,7 +587,7 @@ _SPECS = [
             "query": {"type": "string", "description": 'Required with source="memory".'},
             "source": {"type": "string", "enum": ["memory", "session"]},
             "limit": {"type": "integer", "minimum": 1, "maximum": 50},
-            "token_budget": {"type": "integer", "minimum": 16},
+            "token_budget": _TOKENS,
             "agent_id": _AGENT,
             "session_id": _SESSION,
             "namespace": _NAMESPACE,

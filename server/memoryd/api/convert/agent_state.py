@@ -11,17 +11,17 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from google.protobuf.message import Message
-
 from memoryd.api.convert.common import (
     dict_to_struct,
     duration_from,
     enum_value,
-    json_object_from,
+    json_from_value,
+    json_object,
+    json_to_value,
     set_timestamp,
+    struct_data,
     timestamp_from,
 )
-from memoryd.api.convert.keyed import json_from_value, json_to_value
 from memoryd.api.convert.memories import degraded_to_proto, memory_to_proto
 from memoryd.domain.agent_state import (
     AgentProfile,
@@ -41,6 +41,7 @@ from memoryd.domain.agent_state import (
     WorkingScopePage,
     WorkingScopeQuery,
 )
+from memoryd.domain.json_text import EMPTY_OBJECT, Json
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
@@ -63,14 +64,6 @@ _REVERSE_ROLES = {v: k for k, v in MESSAGE_ROLES.items()}
 _REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
 
 
-def _object_from(msg: Message, field: str, path: str) -> dict[str, Any] | None:
-    """A Struct field as a dict; None when the field is unset."""
-    if not msg.HasField(field):
-        return None
-    struct = getattr(msg, field)
-    return {name: json_from_value(value, f"{path}.{name}") for name, value in struct.fields.items()}
-
-
 # ---------------------------------------------------------------- working memory
 
 
@@ -78,28 +71,18 @@ def working_scope_from(msg: pb.WorkingMemoryScope) -> WorkingScope:
     return WorkingScope(thread_id=msg.thread_id, resource_id=msg.resource_id)
 
 
-def json_object(
-    msg: Message, text_field: str, struct_field: str, path: str, *, exclusive: bool = True
-) -> tuple[dict[str, Any], str]:
-    """A JSON object given as text (stored as written) or as a Struct, and its text
-    ("" for a Struct); ({}, "") when unset (see json_object_from for ``exclusive``)."""
-    found = json_object_from(msg, text_field, struct_field, path, exclusive=exclusive)
-    if found is not None:
-        return found
-    return _object_from(msg, struct_field, f"{path}{struct_field}") or {}, ""
-
-
 def working_write_from(req: mpb.SetWorkingMemoryRequest) -> WorkingMemoryWrite:
     mode = enum_value(req.mode, WORKING_MODES, "mode", default=WorkingMemoryMode.MERGE)
     assert mode is not None
-    content, text = json_object(req, "content_json", "content", "")
+    schema = None
+    if req.HasField("json_schema"):
+        schema = Json.from_value(struct_data(req.json_schema, "json_schema"), "json_schema")
     return WorkingMemoryWrite(
         scope=working_scope_from(req.scope),
-        content=content,
-        content_json=text,
+        content=json_object(req, "content_json", "content") or EMPTY_OBJECT,
         mode=mode,
         ttl=duration_from(req, "ttl"),
-        json_schema=_object_from(req, "json_schema", "json_schema"),
+        json_schema=schema,
     )
 
 
@@ -151,15 +134,17 @@ def profile_to_proto(profile: AgentProfile) -> mpb.AgentProfile:
 
 def tool_calls_from(msg: mpb.SessionMessage, path: str) -> tuple[ToolCall, ...]:
     return tuple(
-        ToolCall(
-            id=c.id,
-            name=c.name,
-            arguments=json_from_value(c.arguments, f"{path}.tool_calls[{j}].arguments")
-            if c.HasField("arguments")
-            else None,
-        )
+        ToolCall(id=c.id, name=c.name, arguments=_arguments(c, f"{path}.tool_calls[{j}].arguments"))
         for j, c in enumerate(msg.tool_calls)
     )
+
+
+def _arguments(call: mpb.ToolCall, path: str) -> Any:
+    """A tool call's arguments as JSON data (checked like every JSON value); None when
+    unset."""
+    if not call.HasField("arguments"):
+        return None
+    return Json.from_value(json_from_value(call.arguments, path), path).value
 
 
 def message_drafts_from(req: mpb.AppendMessagesRequest) -> list[MessageDraft]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -10,8 +11,8 @@ import numpy as np
 from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 from google.protobuf.message import Message
 
-from memoryd.domain import json_text
 from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.json_text import Json
 from memoryd.domain.limits import MAX_DURATION_SECONDS
 from memoryd.domain.models import (
     MemoryOrder,
@@ -27,6 +28,8 @@ from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
 E = TypeVar("E")
+#: Integral doubles up to this are exact: they come out of a Value as ints.
+_EXACT_INT = 2**53
 
 MEMORY_TYPES: dict[int, MemoryType] = {
     pb.MEMORY_TYPE_PREFERENCE: MemoryType.PREFERENCE,
@@ -145,29 +148,78 @@ def struct_to_dict(msg: Message, field: str, path: str | None = None) -> dict[st
     return value
 
 
-def json_object_from(
-    msg: Message, text_field: str, struct_field: str, path: str = "", *, exclusive: bool = True
-) -> tuple[dict[str, Any], str] | None:
-    """A JSON object field given as text (``text_field``: stored and returned as
-    written): its value and its text without whitespace between tokens. None when
-    the text is not set (the caller reads ``struct_field`` its own way). Both set is
-    INVALID_ARGUMENT in a request (``exclusive``); a record the daemon wrote (an
-    export) carries both, and the text is read."""
-    text = getattr(msg, text_field)
-    if not text:
+def json_from_value(value: struct_pb2.Value, path: str) -> Any:
+    """Python JSON data from a Value; a Value without a kind (anywhere) is invalid.
+    Integral numbers within 2**53 become ints (a double holds them exactly)."""
+    kind = value.WhichOneof("kind")
+    if kind == "null_value":
         return None
-    if exclusive and msg.HasField(struct_field):
-        raise InvalidArgument.field(
-            f"{path}{text_field}",
-            f"set either {text_field} (JSON text) or {struct_field}, not both",
-        )
-    try:
-        stored, value = json_text.normalise(text)
-    except json_text.JsonTextError as exc:
-        raise InvalidArgument.field(f"{path}{text_field}", f"is {exc}") from None
-    if not isinstance(value, dict):
-        raise InvalidArgument.field(f"{path}{text_field}", "must be a JSON object")
-    return value, stored
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "string_value":
+        return value.string_value
+    if kind == "number_value":
+        number = value.number_value
+        if not math.isfinite(number):
+            raise InvalidArgument.field(path, "must be a finite number (JSON has no NaN)")
+        if number.is_integer() and abs(number) <= _EXACT_INT:
+            return int(number)
+        return number
+    if kind == "struct_value":
+        return struct_data(value.struct_value, path)
+    if kind == "list_value":
+        return [
+            json_from_value(item, f"{path}[{i}]") for i, item in enumerate(value.list_value.values)
+        ]
+    raise InvalidArgument.field(path, "has no value: set a JSON value (null_value for null)")
+
+
+def struct_data(struct: struct_pb2.Struct, path: str) -> dict[str, Any]:
+    """A Struct as a dict (see :func:`json_from_value`)."""
+    return {name: json_from_value(item, f"{path}.{name}") for name, item in struct.fields.items()}
+
+
+def json_to_value(data: Any, out: struct_pb2.Value) -> None:
+    if data is None:
+        out.null_value = struct_pb2.NULL_VALUE
+    elif isinstance(data, bool):
+        out.bool_value = data
+    elif isinstance(data, int | float):
+        out.number_value = float(data)
+    elif isinstance(data, str):
+        out.string_value = data
+    elif isinstance(data, dict):
+        out.struct_value.SetInParent()
+        for name, item in data.items():
+            json_to_value(item, out.struct_value.fields[name])
+    elif isinstance(data, list):
+        out.list_value.SetInParent()
+        for item in data:
+            json_to_value(item, out.list_value.values.add())
+    else:
+        raise TypeError(f"not JSON data: {type(data).__name__}")
+
+
+def json_object(
+    msg: Message, text_field: str, struct_field: str, path: str = "", *, exclusive: bool = True
+) -> Json | None:
+    """A JSON object field given as text (``text_field``: stored and returned as
+    written) or as a Struct, checked once (domain/json_text.py); None when neither is
+    set. Both set is INVALID_ARGUMENT in a request (``exclusive``); a record the
+    daemon wrote (an export) carries both, and the text is read."""
+    text = getattr(msg, text_field)
+    has_struct = msg.HasField(struct_field)
+    if text:
+        if exclusive and has_struct:
+            raise InvalidArgument.field(
+                f"{path}{text_field}",
+                f"set either {text_field} (JSON text) or {struct_field}, not both",
+            )
+        return Json.from_text(text, f"{path}{text_field}", object_only=True)
+    if not has_struct:
+        return None
+    where = f"{path}{struct_field}"
+    return Json.from_value(struct_data(getattr(msg, struct_field), where), where)
 
 
 def dict_to_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:

@@ -8,21 +8,20 @@ one of the two; responses carry both.
 
 from __future__ import annotations
 
-import math
-
-from google.protobuf import struct_pb2
 from google.protobuf.message import Message
 
 from memoryd.api.convert.common import (
     REVERSE_PROVENANCE_KINDS,
     SECURITY_LEVELS,
     enum_value,
+    json_from_value,
+    json_to_value,
     provenance_from,
     set_timestamp,
 )
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.keyed import (
-    JsonValue,
+    Json,
     KeyEntry,
     KeyHistoryPage,
     KeyHistoryQuery,
@@ -32,57 +31,7 @@ from memoryd.domain.keyed import (
 )
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
-_EXACT_INT = 2**53
 _REVERSE_SECURITY_LEVELS = {v: k for k, v in SECURITY_LEVELS.items()}
-
-
-def json_from_value(value: struct_pb2.Value, path: str) -> JsonValue:
-    """Python JSON data from a Value; a Value without a kind (anywhere) is invalid."""
-    kind = value.WhichOneof("kind")
-    if kind == "null_value":
-        return None
-    if kind == "bool_value":
-        return value.bool_value
-    if kind == "string_value":
-        return value.string_value
-    if kind == "number_value":
-        number = value.number_value
-        if not math.isfinite(number):
-            raise InvalidArgument.field(path, "must be a finite number (JSON has no NaN)")
-        if number.is_integer() and abs(number) <= _EXACT_INT:
-            return int(number)
-        return number
-    if kind == "struct_value":
-        return {
-            name: json_from_value(item, f"{path}.{name}")
-            for name, item in value.struct_value.fields.items()
-        }
-    if kind == "list_value":
-        return [
-            json_from_value(item, f"{path}[{i}]") for i, item in enumerate(value.list_value.values)
-        ]
-    raise InvalidArgument.field(path, "has no value: set a JSON value (null_value for null)")
-
-
-def json_to_value(data: JsonValue, out: struct_pb2.Value) -> None:
-    if data is None:
-        out.null_value = struct_pb2.NULL_VALUE
-    elif isinstance(data, bool):
-        out.bool_value = data
-    elif isinstance(data, int | float):
-        out.number_value = float(data)
-    elif isinstance(data, str):
-        out.string_value = data
-    elif isinstance(data, dict):
-        out.struct_value.SetInParent()
-        for name, item in data.items():
-            json_to_value(item, out.struct_value.fields[name])
-    elif isinstance(data, list):
-        out.list_value.SetInParent()
-        for item in data:
-            json_to_value(item, out.list_value.values.add())
-    else:
-        raise TypeError(f"not JSON data: {type(data).__name__}")
 
 
 # ---------------------------------------------------------------- requests
@@ -103,9 +52,21 @@ def json_text_or_value(
     return (text or None), bool(text) or has_value
 
 
-def key_write_from(req: mpb.SetMemoryRequest) -> KeyWrite:
-    text, given = json_text_or_value(req, "content_json", "content")
+def json_of(msg: Message, text_field: str, value_field: str, path: str = "") -> Json | None:
+    """A JSON field given as text or as a Value, checked (domain/json_text.py); None
+    when neither is set. Both set is INVALID_ARGUMENT."""
+    text, given = json_text_or_value(msg, text_field, value_field, path)
     if not given:
+        return None
+    if text is not None:
+        return Json.from_text(text, f"{path}{text_field}")
+    where = f"{path}{value_field}"
+    return Json.from_value(json_from_value(getattr(msg, value_field), where), where)
+
+
+def key_write_from(req: mpb.SetMemoryRequest) -> KeyWrite:
+    content = json_of(req, "content_json", "content")
+    if content is None:
         raise InvalidArgument.field(
             "content_json",
             "must be set (or content): a JSON text, or null to delete the key",
@@ -119,8 +80,7 @@ def key_write_from(req: mpb.SetMemoryRequest) -> KeyWrite:
         )
     return KeyWrite(
         key=req.key,
-        content=None if text is not None else json_from_value(req.content, "content"),
-        content_json=text,
+        content=content,
         source=source,
         if_version=req.if_version if req.HasField("if_version") else None,
         security_level=enum_value(req.security_level, SECURITY_LEVELS, "security_level"),

@@ -10,7 +10,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from memoryd.api.convert.agent_state import json_object, working_memory_to_proto
+from memoryd.api.convert.agent_state import working_memory_to_proto
 from memoryd.api.convert.common import (
     MEMORY_TYPES,
     SECURITY_LEVELS,
@@ -18,12 +18,15 @@ from memoryd.api.convert.common import (
     duration_from,
     enum_list,
     enum_value,
+    json_from_value,
+    json_object,
     provenance_from,
     set_timestamp,
+    struct_data,
     timestamp_from,
     vector_from,
 )
-from memoryd.api.convert.keyed import json_from_value, key_entry_to_proto
+from memoryd.api.convert.keyed import key_entry_to_proto
 from memoryd.api.convert.memories import memory_to_proto
 from memoryd.api.convert.sessions import (
     session_from_proto,
@@ -32,13 +35,13 @@ from memoryd.api.convert.sessions import (
     session_to_proto,
 )
 from memoryd.api.convert.snapshot import state_component_from, state_component_to_proto
-from memoryd.domain import json_text
 from memoryd.domain.agent_state import (
     AgentProfile,
     WorkingMemory,
     WorkingScope,
 )
 from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.json_text import EMPTY_OBJECT, Json
 from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.lifecycle import (
     CompactOptions,
@@ -297,9 +300,7 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         default=SecurityLevel.INTERNAL,
     )
     assert memory_type is not None and level is not None
-    metadata, metadata_json = json_object(
-        msg, "metadata_json", "metadata", f"{path}.", exclusive=False
-    )
+    metadata = json_object(msg, "metadata_json", "metadata", f"{path}.", exclusive=False)
     source = provenance_from(msg, "source", f"{path}.source")
     return Memory(
         id=msg.id,
@@ -315,8 +316,8 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         importance=msg.importance,
         confidence=msg.confidence,
         source=source,
-        metadata=metadata,
-        metadata_json=metadata_json,
+        metadata=metadata.members if metadata is not None else {},
+        metadata_json=metadata.text if metadata is not None else "",
         accessed_at=timestamp_from(msg, "accessed_at", f"{path}.accessed_at"),
         access_count=msg.access_count,
         version=msg.version,
@@ -355,37 +356,36 @@ def key_entry_from(msg: mpb.KeyEntry, path: str) -> KeyEntry:
 
 
 def _key_content(msg: mpb.KeyEntry, path: str) -> tuple[Any, str]:
-    """(value, stored text) of an exported key write; text "" when only content is set."""
+    """(value, stored text) of an exported key write; its content_json (exact) is
+    read when set, content otherwise."""
     if msg.content_json:
-        try:
-            text, value = json_text.normalise(msg.content_json)
-        except json_text.JsonTextError as exc:
-            raise InvalidArgument.field(f"{path}.content_json", f"is {exc}") from None
-        return value, text
-    if not msg.HasField("content"):
+        content = Json.from_text(msg.content_json, f"{path}.content_json")
+    elif msg.HasField("content"):
+        where = f"{path}.content"
+        content = Json.from_value(json_from_value(msg.content, where), where)
+    else:
         raise InvalidArgument.field(
             f"{path}.content_json", "must be set (or content; null for a tombstone)"
         )
-    return json_from_value(msg.content, f"{path}.content"), ""
+    return content.value, content.text
 
 
 def _object(msg: Any, field: str, path: str) -> dict[str, Any] | None:
     if not msg.HasField(field):
         return None
-    return {
-        name: json_from_value(value, f"{path}.{field}.{name}")
-        for name, value in getattr(msg, field).fields.items()
-    }
+    where = f"{path}.{field}"
+    return Json.from_value(struct_data(getattr(msg, field), where), where).members
 
 
 def _working_from(msg: lpb.ExportedWorkingMemory, path: str) -> WorkingMemory:
     wm = msg.working_memory
     inner = f"{path}.working_memory"
-    content, text = json_object(wm, "content_json", "content", f"{inner}.", exclusive=False)
+    content = json_object(wm, "content_json", "content", f"{inner}.", exclusive=False)
+    content = content or EMPTY_OBJECT
     return WorkingMemory(
         scope=WorkingScope(wm.scope.thread_id, wm.scope.resource_id),
-        content=content,
-        content_json=text,
+        content=content.members,
+        content_json=content.text,
         version=wm.version,
         updated_at=_required_time(wm, "updated_at", inner),
         expires_at=timestamp_from(wm, "expires_at", f"{inner}.expires_at"),

@@ -19,7 +19,7 @@ from memoryd.api.convert.common import (
     dict_to_struct,
     enum_list,
     enum_value,
-    json_object_from,
+    json_object,
     provenance_from,
     set_timestamp,
     struct_to_dict,
@@ -63,10 +63,12 @@ _RELATION_KINDS = {
 def _metadata_from(msg: Message, prefix: str) -> tuple[dict[str, Any], str]:
     """metadata_json (kept as written) or metadata (a Struct: numbers are doubles),
     and the text ("" for a Struct)."""
-    found = json_object_from(msg, "metadata_json", "metadata", prefix)
-    if found is not None:
-        return found
-    return struct_to_dict(msg, "metadata", f"{prefix}metadata"), ""
+    found = json_object(msg, "metadata_json", "metadata", prefix)  # checked either way
+    if found is None:
+        return {}, ""
+    if msg.HasField("metadata"):  # its numbers stay the doubles the Struct held
+        return struct_to_dict(msg, "metadata", f"{prefix}metadata"), ""
+    return found.members, found.text
 
 
 def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memoryd.api.convert.agent_state import json_object, working_scope_from
+from memoryd.api.convert.agent_state import working_scope_from
 from memoryd.api.convert.common import (
     SECURITY_LEVELS,
     duration_from,
     enum_list,
     enum_value,
+    json_object,
+    json_to_value,
     set_timestamp,
     timestamp_from,
     vector_from,
 )
-from memoryd.api.convert.keyed import json_to_value
 from memoryd.api.convert.memories import degraded_to_proto
 from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.json_text import EMPTY_OBJECT
 from memoryd.domain.models import SecurityLevel
 from memoryd.domain.snapshot import (
     DefaultReadRequest,
@@ -139,8 +141,8 @@ def default_read_response(result: DefaultReadResult) -> spb.DefaultReadResponse:
 def state_writes_from(req: spb.SaveStateRequest) -> list[StateWrite]:
     writes = []
     for i, component in enumerate(req.components):
-        state, text = json_object(component, "state_json", "state", f"components[{i}].")
-        writes.append(StateWrite(name=component.name, state=state, state_json=text))
+        state = json_object(component, "state_json", "state", f"components[{i}].")
+        writes.append(StateWrite(name=component.name, state=state or EMPTY_OBJECT))
     return writes
 
 
@@ -163,9 +165,13 @@ def state_component_from(msg: spb.StateComponent, path: str) -> StateComponent:
     updated = timestamp_from(msg, "updated_at", f"{path}.updated_at")
     if updated is None:
         raise InvalidArgument.field(f"{path}.updated_at", "must be set")
-    state, text = json_object(msg, "state_json", "state", f"{path}.", exclusive=False)
+    state = json_object(msg, "state_json", "state", f"{path}.", exclusive=False) or EMPTY_OBJECT
     return StateComponent(
-        name=msg.name, state=state, state_json=text, version=msg.version, updated_at=updated
+        name=msg.name,
+        state=state.members,
+        state_json=state.text,
+        version=msg.version,
+        updated_at=updated,
     )
 
 

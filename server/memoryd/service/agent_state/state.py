@@ -11,20 +11,20 @@ JSON and a session to ``snapshot.max_state_components`` components.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
 
 from memoryd.config import SessionSettings, SnapshotSettings
+from memoryd.domain import json_text
 from memoryd.domain.errors import ResourceExhausted
 from memoryd.domain.limits import next_version
 from memoryd.domain.models import Partition, utcnow
 from memoryd.domain.principal import CallScope
-from memoryd.domain.records import Record, RecordKind
+from memoryd.domain.records import Record, RecordKind, UndecodableRecord, stored_json
 from memoryd.domain.snapshot import StateComponent, StateWrite
-from memoryd.service.agent_state.working import check_identifier, compact_json_size
+from memoryd.service.agent_state.working import check_identifier
 from memoryd.service.common.record_writes import RecordWrites
+from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.storage.records import RecordStore
 
@@ -36,17 +36,23 @@ def state_key(session_id: str, name: str) -> str:
 
 
 def component_from(record: Record) -> StateComponent:
-    _, _, name = record.key.partition(SEPARATOR)
+    """A STATE record's component; UndecodableRecord (DATA_LOSS) when its state no
+    longer decodes."""
+    session_id, _, name = record.key.partition(SEPARATOR)
+    what = f"state component {name!r} of session {session_id!r}"
     text = record.doc.get("state_json")
-    if isinstance(text, str):
-        state: dict[str, Any] = json.loads(text)
-    else:  # saved before the text was kept
-        state = dict(record.doc.get("state", {}))
-        text = ""
+    if not isinstance(text, str):  # saved before the text was kept
+        try:
+            text = json_text.dumps(dict(record.doc.get("state", {})))
+        except (TypeError, ValueError) as exc:
+            raise UndecodableRecord(what, f"not JSON: {exc}") from None
+    state = stored_json(text, what)
+    if not isinstance(state.value, dict):
+        raise UndecodableRecord(what, "not a JSON object")
     return StateComponent(
         name=name,
-        state=state,
-        state_json=text,
+        state=state.value,
+        state_json=state.text,
         version=record.version,
         updated_at=record.updated_at,
     )
@@ -96,13 +102,9 @@ class StateService:
             self._check_name(v, write.name, f"components[{i}].name")
             if write.name and write.name in (w.name for w in writes[:i]):
                 v.add(f"components[{i}].name", f"repeats {write.name!r}")
-            size = (
-                len(write.state_json.encode())
-                if write.state_json
-                else compact_json_size(write.state)
-            )
-            if size is None:
-                v.add(f"components[{i}].state", "is not valid JSON (NaN or infinity)")
+            size = len(write.state.text.encode())
+            if not isinstance(write.state.value, dict):
+                v.add(f"components[{i}].state", "must be a JSON object")
             elif size > s.max_state_bytes:
                 v.add(
                     f"components[{i}].state",
@@ -131,8 +133,8 @@ class StateService:
             saved = [
                 StateComponent(
                     name=w.name,
-                    state=dict(w.state),
-                    state_json=w.state_json,
+                    state=dict(w.state.members),
+                    state_json=w.state.text,
                     version=next_version(current[k].version) if k in current else 1,
                     updated_at=now,
                 )
@@ -164,7 +166,7 @@ class StateService:
             found = await self._records.get_records(scope.partition, RecordKind.STATE, keys)
         else:
             found = await self._all(scope.partition, session_id)
-        return sorted((component_from(r) for r in found), key=lambda c: c.name)
+        return sorted(decodable(found, component_from), key=lambda c: c.name)
 
     async def _all(self, partition: Partition, session_id: str) -> list[Record]:
         prefix = session_id + SEPARATOR

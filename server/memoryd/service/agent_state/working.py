@@ -35,15 +35,17 @@ from memoryd.domain.agent_state import (
     WorkingScopeQuery,
 )
 from memoryd.domain.errors import InvalidArgument, NotFound
+from memoryd.domain.json_text import Json
 from memoryd.domain.limits import MAX_TTL, next_version
 from memoryd.domain.models import PageCursor, Partition, utcnow
 from memoryd.domain.principal import CallScope
-from memoryd.domain.records import Record, RecordKind
+from memoryd.domain.records import Record, RecordKind, UndecodableRecord, stored_json
 from memoryd.service.agent_state import schemas as json_schemas
 from memoryd.service.agent_state.schemas import SchemaRunner
 from memoryd.service.common import validation as check
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.record_writes import RecordWrites
+from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.storage.records import RecordStore
 
@@ -90,14 +92,24 @@ def checked_schema(
     return True
 
 
-def working_content(doc: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """The content of a WORKING record's document and its stored JSON text."""
-    text = doc.get("content_json")
-    if isinstance(text, str):
-        content: dict[str, Any] = json.loads(text)
-        return content, text
-    content = doc.get("content", {})  # written before the text was kept
-    return content, json_text.dumps(content)
+def _what(record: Record) -> str:
+    scope = WorkingScope.from_key(record.key)
+    return f"working memory of thread_id {scope.thread_id!r}, resource_id {scope.resource_id!r}"
+
+
+def working_content(record: Record) -> tuple[dict[str, Any], str]:
+    """The content of a WORKING record and its stored JSON text; UndecodableRecord
+    (DATA_LOSS) when the text no longer decodes."""
+    text = record.doc.get("content_json")
+    if not isinstance(text, str):  # written before the text was kept
+        try:
+            text = json_text.dumps(record.doc.get("content", {}))
+        except (TypeError, ValueError) as exc:
+            raise UndecodableRecord(_what(record), f"not JSON: {exc}") from None
+    content = stored_json(text, _what(record))
+    if not isinstance(content.value, dict):
+        raise UndecodableRecord(_what(record), "not a JSON object")
+    return content.value, content.text
 
 
 def working_doc(
@@ -155,7 +167,7 @@ class WorkingMemoryService:
         if write.ttl is not None and not timedelta(0) <= write.ttl <= MAX_TTL:
             v.add("ttl", f"must be between 0 and {MAX_TTL.days} days")
         # {} removes the schema; any other is kept for the scope's later writes.
-        new_schema = write.json_schema or None
+        new_schema = _schema_of(write)
         if new_schema is not None:
             checked_schema(v, new_schema, self._settings, "json_schema")
         v.raise_if_any()
@@ -182,10 +194,10 @@ class WorkingMemoryService:
         """The scope's next state from ``current`` (None: absent or expired), written
         over what was read (``stored_record``)."""
         stored = current.doc if current is not None else {}
-        new_schema = write.json_schema or None
-        content, text = dict(write.content), _written_text(write)
+        new_schema = _schema_of(write)
+        content, text = dict(write.content.members), write.content.text
         if write.mode is WorkingMemoryMode.MERGE and current is not None:
-            stored_content, stored_text = working_content(stored)
+            stored_content, stored_text = working_content(current)
             content = {**stored_content, **content}
             text = json_text.merge_objects(stored_text, text)
         schema: dict[str, Any] | None = stored.get("json_schema")
@@ -284,7 +296,7 @@ class WorkingMemoryService:
         if more:
             last = page[-1]
             token = self._page_tokens.encode(PageCursor(last.updated_at, last.key), query_print)
-        return WorkingScopePage(items=[working_memory_from(r) for r in page], next_page_token=token)
+        return WorkingScopePage(items=decodable(page, working_memory_from), next_page_token=token)
 
     # ------------------------------------------------------------------ checks
 
@@ -332,20 +344,23 @@ class WorkingMemoryService:
         found.raise_if_any()
 
 
-def _written_text(write: WorkingMemoryWrite) -> str:
-    """The write's content as JSON text: as written, or made from a value."""
-    if write.content_json:
-        return write.content_json
-    try:
-        return json_text.dumps(write.content)
-    except ValueError:
-        raise InvalidArgument.field("content", "is not valid JSON (NaN or infinity)") from None
+def _schema_of(write: WorkingMemoryWrite) -> dict[str, Any] | None:
+    """The write's new schema; None when it brings none or ``{}`` (which removes it)."""
+    if write.json_schema is None:
+        return None
+    return write.json_schema.members or None
 
 
 def working_memory_from(record: Record) -> WorkingMemory:
     """The working memory a WORKING record holds."""
     ttl_s = record.doc.get("ttl_s")
-    content, text = working_content(record.doc)
+    content, text = working_content(record)
+    schema = record.doc.get("json_schema")
+    if schema is not None:
+        try:
+            Json.of(schema)
+        except json_text.JsonTextError as exc:
+            raise UndecodableRecord(_what(record) + "'s schema", str(exc)) from None
     return WorkingMemory(
         scope=WorkingScope.from_key(record.key),
         content=content,
@@ -354,5 +369,5 @@ def working_memory_from(record: Record) -> WorkingMemory:
         updated_at=record.updated_at,
         expires_at=record.expires_at,
         ttl=timedelta(seconds=ttl_s) if ttl_s else None,
-        json_schema=record.doc.get("json_schema"),
+        json_schema=schema,
     )

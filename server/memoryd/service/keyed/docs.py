@@ -13,7 +13,6 @@ The three are written in one ``put_records`` batch: one store commit.
 
 from __future__ import annotations
 
-import json
 import math
 import uuid
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from memoryd.domain.models import (
     ProvenanceKind,
     SecurityLevel,
 )
-from memoryd.domain.records import Record, RecordKind
+from memoryd.domain.records import Record, RecordKind, UndecodableRecord, stored_json
 from memoryd.service.common.validation import Violations, check_tags
 
 COUNTER_KEY = "keys"
@@ -120,12 +119,23 @@ def entry_records(entry: KeyEntry, expires_at: datetime | None) -> list[Record]:
     ]
 
 
+def level_of(record: Record) -> SecurityLevel:
+    """The security level of a KEY or KEY_EVENT record (its content left undecoded)."""
+    return SecurityLevel(record.doc.get("security_level", SecurityLevel.INTERNAL))
+
+
+def is_live(record: Record) -> bool:
+    """Whether a KEY or KEY_EVENT record holds a value (False for a tombstone)."""
+    return bool(record.doc.get("valid"))
+
+
 def visible_slot(clearance: SecurityLevel, slot: Record | None) -> Record | None:
     """The slot as a caller of ``clearance`` sees it: one above its clearance does not
     exist to it, on writes as on reads (same answers, same quota check): the write
     becomes the key's value at the caller's level; the hidden value stays in its
-    history."""
-    if slot is not None and entry_from(slot).security_level > clearance:
+    history. The content is not decoded: a value that no longer decodes can be
+    overwritten."""
+    if slot is not None and level_of(slot) > clearance:
         return None
     return slot
 
@@ -143,24 +153,27 @@ def check_if_version(if_version: int | None, current: Record | None) -> None:
 
 
 def entry_from(record: Record) -> KeyEntry:
-    """A KeyEntry from a KEY or KEY_EVENT record."""
+    """A KeyEntry from a KEY or KEY_EVENT record; UndecodableRecord (DATA_LOSS) when
+    its content no longer decodes (see service/common/undecodable.py)."""
     doc = record.doc
     key = doc.get("key") or record.key.split(EVENT_SEPARATOR, 1)[0]
+    what = f"value of key {key!r} (version {record.version})"
     text = doc.get(CONTENT_JSON_FIELD)
-    if isinstance(text, str):
-        content = json.loads(text)  # checked by json_text.parse when it was written
-    else:  # written before content_json
-        content = doc.get(CONTENT_FIELD)
-        text = json_text.dumps(content)
+    if not isinstance(text, str):  # written before content_json
+        try:
+            text = json_text.dumps(doc.get(CONTENT_FIELD))
+        except (TypeError, ValueError) as exc:
+            raise UndecodableRecord(what, f"not JSON: {exc}") from None
+    content = stored_json(text, what)
     return KeyEntry(
         key=key,
-        content=content,
-        content_json=text,
-        valid=bool(doc.get("valid")),
+        content=content.value,
+        content_json=content.text,
+        valid=is_live(record),
         version=record.version,
         updated_at=record.updated_at,
         source=_source_from(doc.get("source")),
-        security_level=SecurityLevel(doc.get("security_level", SecurityLevel.INTERNAL)),
+        security_level=level_of(record),
         memory_id=doc.get("memory_id", ""),
         namespace=doc.get("namespace", ""),
     )

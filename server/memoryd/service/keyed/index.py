@@ -52,6 +52,7 @@ from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.models import Partition, SecurityLevel, utcnow
 from memoryd.domain.records import RecordKind
 from memoryd.service.common import scanning
+from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.service.keyed.docs import COUNTER_KEY, entry_from, mirror_fields, source_summary
 from memoryd.storage.records import RecordStore
@@ -442,7 +443,9 @@ class KeyIndexes:
             ):
                 newest = max([newest, *(r.version for r in page)])
                 items.extend(
-                    item for item in map(self._indexed, map(entry_from, page)) if item is not None
+                    item
+                    for item in map(self._indexed, decodable(page, entry_from))
+                    if item is not None
                 )
             # Replicas claim a version before writing its key: a load between the two
             # holds the counter without that key. The newest key it read is what it

@@ -45,6 +45,7 @@ from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.models import Partition, SecurityLevel, utcnow
 from memoryd.domain.records import RecordKind
 from memoryd.service.common import scanning
+from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.service.keyed.docs import COUNTER_KEY, entry_from, mirror_fields
 from memoryd.service.keyed.tree import (
@@ -222,7 +223,7 @@ class KeyMirror:
         async for page in scanning.scan_records(
             self._records, partition, RecordKind.KEY, SCAN_BATCH
         ):
-            current.extend(e for e in map(entry_from, page) if self._shown(e))
+            current.extend(e for e in decodable(page, entry_from) if self._shown(e))
         logged = await asyncio.to_thread(last_logged_version, mirror.directory / LOG_FILE)
         missing: list[KeyEntry] = []
         if logged != stored:
@@ -259,7 +260,7 @@ class KeyMirror:
             self._records, partition, RecordKind.KEY_EVENT, SCAN_BATCH
         ):
             events.extend(
-                e for e in map(entry_from, page) if e.version > version and self._shown(e)
+                e for e in decodable(page, entry_from) if e.version > version and self._shown(e)
             )
         events.sort(key=lambda e: e.version)
         return events

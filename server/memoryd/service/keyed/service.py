@@ -69,6 +69,7 @@ from memoryd.service.common.locks import KeyedLocks
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.quotas import Quotas
 from memoryd.service.common.record_writes import RecordWrites
+from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.service.common.write_batcher import WriteBatcher
 from memoryd.service.keyed.docs import (
@@ -78,6 +79,8 @@ from memoryd.service.keyed.docs import (
     entry_from,
     entry_records,
     history_prefix,
+    is_live,
+    level_of,
     mirror_fields,
     mirror_id,
     source_summary,
@@ -401,11 +404,9 @@ class KeyedMemoryService:
         missing) and a key above the caller's clearance."""
         key = self._key(raw_key, "key")
         found = await self._records.get_records(scope.partition, RecordKind.KEY, [key])
-        live = bool(found) and not _expired(found[0], self._clock())
-        entry = entry_from(found[0]) if live else None
-        if entry is None or not self._visible(scope, entry):
+        if not found or _expired(found[0], self._clock()) or not self._shown(scope, found[0]):
             raise NotFound(f"key {key!r} not found")
-        return entry
+        return entry_from(found[0])  # DATA_LOSS if its value no longer decodes
 
     async def list(self, scope: CallScope, query: KeyListQuery) -> KeyListing:
         try:
@@ -435,12 +436,11 @@ class KeyedMemoryService:
                 skipping = None
                 if _expired(row, now):  # as GetKey: missing until compaction removes it
                     continue
-                entry = entry_from(row)
                 child, is_dir = child_of(row.key, prefix)
-                if not self._visible(scope, entry):
+                if not self._shown(scope, row):
                     continue
                 if query.recursive or not is_dir:
-                    items.append(("k" + row.key, entry))
+                    items.extend(("k" + row.key, entry) for entry in decodable([row], entry_from))
                 else:
                     items.append(("d" + child, child))
                     skipping = child
@@ -485,9 +485,9 @@ class KeyedMemoryService:
             rows = await self._records.list_records(
                 scope.partition, RecordKind.KEY_EVENT, prefix=prefix, after=after, limit=fetch
             )
-            for row in rows:
-                entry = entry_from(row)
-                if entry.security_level <= scope.clearance:
+            shown = [row for row in rows if level_of(row) <= scope.clearance]
+            for row, entry in zip(shown, map(_decoded, shown), strict=True):
+                if entry is not None:
                     entries.append((row.key, entry))
             if len(rows) < fetch:
                 break
@@ -538,9 +538,15 @@ class KeyedMemoryService:
         return position[1:]
 
     @staticmethod
-    def _visible(scope: CallScope, entry: KeyEntry) -> bool:
+    def _shown(scope: CallScope, slot: Record) -> bool:
         """Tombstones and keys above the caller's clearance read as missing."""
-        return entry.valid and entry.security_level <= scope.clearance
+        return is_live(slot) and level_of(slot) <= scope.clearance
+
+
+def _decoded(record: Record) -> KeyEntry | None:
+    """The entry of a KEY_EVENT record; None (reported) when it no longer decodes."""
+    found = decodable([record], entry_from)
+    return found[0] if found else None
 
 
 def _expired(record: Record, now: datetime) -> bool:

@@ -1,7 +1,7 @@
 """A SetMemory request checked: every violation at once, and the content as stored.
 
-Content is kept as the writer's JSON text (``content_json``; a ``content`` value is
-encoded once), so it reads back as written. Every write names its ``source``
+Content arrives checked (domain/json_text.Json, made by the adapter) and is kept as
+its text, so it reads back as written. Every write names its ``source``
 (tombstones too); keys under ``/kb/`` need a full provenance.
 """
 
@@ -33,20 +33,19 @@ def validated_content(
 ) -> KeyContent:
     """``write``'s content as stored; InvalidArgument naming every bad field."""
     v = Violations()
-    text, value, field = _content_text(write, v)
+    text, value = write.content.text, write.content.value
     mirror = None
-    if text is not None:
-        size = len(text.encode("utf-8"))
-        if size > keys.max_content_bytes:
-            v.add(
-                field,
-                f"is {size} bytes as JSON; the limit is {keys.max_content_bytes} "
-                "(keys.max_content_bytes)",
-            )
-        if value is not None:
-            mirror = mirror_fields(value, limits, v)
-            if needs_provenance(key):
-                _require_provenance(v, write, key)
+    size = len(text.encode("utf-8"))
+    if size > keys.max_content_bytes:
+        v.add(
+            "content",
+            f"is {size} bytes as JSON; the limit is {keys.max_content_bytes} "
+            "(keys.max_content_bytes)",
+        )
+    if value is not None:
+        mirror = mirror_fields(value, limits, v)
+        if needs_provenance(key):
+            _require_provenance(v, write, key)
     if write.source is None:
         v.add(
             "source",
@@ -58,24 +57,7 @@ def validated_content(
     if write.if_version is not None and write.if_version < 0:
         v.add("if_version", "must not be negative (0: the key was never written)")
     v.raise_if_any()
-    assert text is not None
     return KeyContent(text, value, mirror)
-
-
-def _content_text(write: KeyWrite, v: Violations) -> tuple[str | None, json_text.JsonValue, str]:
-    """(stored text, value, the field it came from); text None when invalid."""
-    if write.content_json is not None:
-        try:
-            text, value = json_text.normalise(write.content_json)
-        except json_text.JsonTextError as exc:
-            v.add("content_json", f"is {exc}")
-            return None, None, "content_json"
-        return text, value, "content_json"
-    try:
-        return json_text.dumps(write.content), write.content, "content"
-    except (TypeError, ValueError) as exc:
-        v.add("content", f"is not JSON data: {exc}")
-        return None, None, "content"
 
 
 def _require_provenance(v: Violations, write: KeyWrite, key: str) -> None:

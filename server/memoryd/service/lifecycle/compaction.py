@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -44,6 +44,7 @@ from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.records import Record, RecordKind
 from memoryd.service.agent_state.working import purge_expired_records
 from memoryd.service.common import scanning
+from memoryd.service.common.undecodable import decodable
 from memoryd.service.keyed.docs import EVENT_SEPARATOR, entry_from, source_summary
 from memoryd.service.keyed.keys import file_segment
 from memoryd.service.keyed.tree import ts_text
@@ -156,8 +157,7 @@ class Compactor:
         async for page in scanning.scan_records(
             deps.records, partition, RecordKind.KEY, deps.batch
         ):
-            for record in page:
-                entry = entry_from(record)
+            for record, entry in _entries(page):
                 if entry.security_level > ceiling:
                     continue
                 if not entry.valid:
@@ -383,6 +383,12 @@ def archive_folder(history_dir: Path, partition: Partition) -> Path:
     if folder.resolve().parent.parent != root:
         raise ValueError(f"archive folder of {partition} would leave {root}")
     return folder
+
+
+def _entries(page: Sequence[Record]) -> list[tuple[Record, KeyEntry]]:
+    """Each KEY record with its entry, leaving out (reported) those that no longer
+    decode: compaction must go on past them."""
+    return [(r, e) for r in page for e in decodable([r], entry_from)]
 
 
 def _logged(entry: KeyEntry, reason: str) -> dict[str, object]:

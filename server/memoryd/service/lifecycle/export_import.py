@@ -14,9 +14,9 @@ the caller may see is exported: memories and keys above its clearance are left o
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from memoryd.domain import json_text
 from memoryd.domain.agent_state import PROFILE_KEY, AgentProfile, WorkingMemory
@@ -33,13 +33,14 @@ from memoryd.domain.lifecycle import (
     Progress,
 )
 from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel
-from memoryd.domain.records import Record, RecordKind
+from memoryd.domain.records import Record, RecordKind, UndecodableRecord
 from memoryd.security.masking import Mask, mask_json
 from memoryd.service.agent_state.profile import profile_etag
 from memoryd.service.agent_state.state import component_from, state_record
 from memoryd.service.agent_state.working import working_doc, working_memory_from
 from memoryd.service.common import scanning
-from memoryd.service.keyed.docs import entry_from
+from memoryd.service.common.undecodable import skipped
+from memoryd.service.keyed.docs import EVENT_SEPARATOR, entry_from, level_of
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.sessions.record import (
     CLOSED,
@@ -51,6 +52,8 @@ from memoryd.service.sessions.record import (
     message_key,
     message_prefix,
 )
+
+T = TypeVar("T")
 
 # ---------------------------------------------------------------- record <-> item
 
@@ -215,31 +218,36 @@ class Exporter:
 
         slots: dict[str, int] = {}
         async for records in self._records(partition, RecordKind.KEY):
-            for record in records:
-                entry = entry_from(record)
-                if entry.security_level <= clearance:
-                    slots[entry.key] = entry.version
+            slots.update((r.key, r.version) for r in records if level_of(r) <= clearance)
         matched: set[str] = set()
         async for records in self._records(partition, RecordKind.KEY_EVENT):
-            for record in records:
-                entry = entry_from(record)
-                if entry.security_level > clearance:
+            shown = [r for r in records if level_of(r) <= clearance]
+            # A slot's write that no longer decodes is skipped here, not again below.
+            matched.update(
+                key
+                for r in shown
+                if slots.get(key := r.key.split(EVENT_SEPARATOR, 1)[0]) == r.version
+            )
+            for entry in _decoded(shown, entry_from):
+                if isinstance(entry, Progress):
+                    yield entry
                     continue
-                current = slots.get(entry.key) == entry.version
-                if current:
-                    matched.add(entry.key)
-                yield ExportedKeyEvent(agent, entry, current)
+                yield ExportedKeyEvent(agent, entry, slots.get(entry.key) == entry.version)
         missing = sorted(set(slots) - matched)
         if missing:
             # A slot whose write has no history event (data from before history was
             # kept): exported as its own current write.
-            for record in await deps.records.get_records(partition, RecordKind.KEY, missing):
-                yield ExportedKeyEvent(agent, entry_from(record), current=True)
+            found = await deps.records.get_records(partition, RecordKind.KEY, missing)
+            for entry in _decoded(found, entry_from):
+                yield entry if isinstance(entry, Progress) else ExportedKeyEvent(agent, entry, True)
         yield Progress("keys", len(slots), len(slots), agent)
 
         async for records in self._records(partition, RecordKind.WORKING):
-            for record in records:
-                yield ExportedWorkingMemory(agent, working_memory_from(record))
+            for working in _decoded(records, working_memory_from):
+                if isinstance(working, Progress):
+                    yield working
+                else:
+                    yield ExportedWorkingMemory(agent, working)
         for record in await deps.records.get_records(partition, RecordKind.PROFILE, [PROFILE_KEY]):
             yield ExportedProfile(agent, profile_from_record(record))
         async for records in self._records(partition, RecordKind.SESSION):
@@ -251,14 +259,30 @@ class Exporter:
                     for message in messages:
                         yield session_message_item(agent, session, message)
         async for records in self._records(partition, RecordKind.STATE):
-            for record in records:
-                yield state_item(agent, record)
+            for state in _decoded(records, lambda r: state_item(agent, r)):
+                yield state
         yield Progress("records", 0, 0, agent)
 
     def _records(
         self, partition: Partition, kind: RecordKind, prefix: str = ""
     ) -> AsyncIterator[list[Record]]:
         return scanning.scan_records(self._deps.records, partition, kind, self._deps.batch, prefix)
+
+
+#: The phase of the progress event that tells of a record an export left out.
+SKIPPED = "skipped"
+
+
+def _decoded(records: Sequence[Record], decode: Callable[[Record], T]) -> Iterator[T | Progress]:
+    """``decode`` of each record; one that no longer decodes is left out, logged and
+    told to the caller as a "skipped" progress event naming it (an export is a
+    stream: it has no degradations of its own)."""
+    for record in records:
+        try:
+            yield decode(record)
+        except UndecodableRecord as error:
+            skipped(error)
+            yield Progress(SKIPPED, message=error.message)
 
 
 def masked_item(item: ExportItem | Progress, mask: Mask) -> ExportItem | Progress:

@@ -44,7 +44,7 @@ from memoryd.domain.lifecycle import (
     ImportOutcome,
     ImportRejection,
 )
-from memoryd.domain.limits import MAX_COUNT, MAX_IMPORTED_VERSION, MAX_TTL
+from memoryd.domain.limits import MAX_COUNT, MAX_IMPORTED_VERSION, MAX_SEQ, MAX_TTL
 from memoryd.domain.models import Memory, Partition, SecurityLevel
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
@@ -67,6 +67,7 @@ from memoryd.service.lifecycle.export_import import (
     state_item_record,
     working_record,
 )
+from memoryd.service.sessions.checks import SessionChecks
 
 _MAX_ID_BYTES = 256
 #: A stored vector is used as it is when its norm is this close to 1.
@@ -100,6 +101,7 @@ class Importer:
         self._deps = deps
         self._limits = limits
         self._key_limits = KeyLimits(limits.keys.max_key_bytes)
+        self._sessions = SessionChecks(limits.sessions)
         self._pending = _Pending()
         self.outcome = ImportOutcome()
 
@@ -230,19 +232,19 @@ class Importer:
         lim = self._limits
         if isinstance(item, ExportedWorkingMemory):
             wm = item.working
-            v = Violations("working_memory.working_memory.")
+            v = Violations("working_memory.")  # the item's ttl; the rest is its working_memory
+            inner = "working_memory."
             if not wm.scope.thread_id and not wm.scope.resource_id:
-                v.add("scope", "thread_id or resource_id must be set")
-            check_identifier(
-                v, wm.scope.thread_id, "scope.thread_id", lim.working.max_scope_id_bytes
-            )
-            check_identifier(
-                v, wm.scope.resource_id, "scope.resource_id", lim.working.max_scope_id_bytes
-            )
-            self._check_json(v, wm.content, "content", lim.working.max_content_bytes)
+                v.add(f"{inner}scope", "thread_id or resource_id must be set")
+            for name, value in (
+                ("thread_id", wm.scope.thread_id),
+                ("resource_id", wm.scope.resource_id),
+            ):
+                check_identifier(v, value, f"{inner}scope.{name}", lim.working.max_scope_id_bytes)
+            self._check_json(v, wm.content, f"{inner}content", lim.working.max_content_bytes)
             if wm.ttl is not None and not timedelta(0) <= wm.ttl <= MAX_TTL:
                 v.add("ttl", f"must be between 0 and {MAX_TTL.days} days")
-            self._check_version(v, wm.version)
+            self._check_version(v, wm.version, f"{inner}version")
             v.raise_if_any()
             return working_record(wm)
         if isinstance(item, ExportedProfile):
@@ -282,8 +284,8 @@ class Importer:
             v = Violations("session_message.")
             self._check_session_id(v, item.session_id)
             message = item.message
-            if message.seq < 1:
-                v.add("message.seq", "must be at least 1")
+            if not 1 <= message.seq <= MAX_SEQ:
+                v.add("message.seq", f"must be between 1 and {MAX_SEQ}")
             if len(message.content.encode()) > lim.sessions.max_message_bytes:
                 v.add("message.content", f"longer than {lim.sessions.max_message_bytes} bytes")
             v.raise_if_any()
@@ -298,7 +300,7 @@ class Importer:
             self._check_json(
                 v, item.component.state, "component.state", lim.snapshot.max_state_bytes
             )
-            self._check_version(v, item.component.version)
+            self._check_version(v, item.component.version, "component.version")
             v.raise_if_any()
             return state_item_record(item)
         raise InvalidArgument.field("record", f"cannot import a {type(item).__name__} here")
@@ -326,21 +328,37 @@ class Importer:
         check_identifier(v, value, field, _MAX_ID_BYTES)
 
     @staticmethod
-    def _check_version(v: Violations, version: int) -> None:
+    def _check_version(v: Violations, version: int, field: str = "version") -> None:
         # At most 2^52: the record keeps room for more writes than it will ever get.
         if not 1 <= version <= MAX_IMPORTED_VERSION:
-            v.add("version", f"must be between 1 and {MAX_IMPORTED_VERSION}")
+            v.add(field, f"must be between 1 and {MAX_IMPORTED_VERSION}")
 
     def _check_session_counts(self, v: Violations, item: ExportedSession) -> None:
+        """Counters and seqs within what a session can reach and consistent with each
+        other (like versions: ClearSession reported an imported 2^63 - 1 as deleted)."""
         lim = self._limits.sessions
-        if not len(item.messages) <= item.message_count <= MAX_COUNT:
+        tail, count = len(item.messages), item.message_count
+        if not tail <= count <= MAX_SEQ:
+            v.add("message_count", f"must be between the number of messages ({tail}) and {MAX_SEQ}")
+            count = MAX_SEQ
+        through, stored = item.summarized_through_seq, item.stored_messages
+        if through is not None and not 0 <= through <= count:
+            v.add("summarized_through_seq", f"must be between 0 and message_count ({count})")
+        if stored is not None and not tail <= stored <= count:
             v.add(
-                "message_count",
-                f"must be between the number of messages ({len(item.messages)}) and {MAX_COUNT}",
+                "stored_messages",
+                f"must be between the number of messages ({tail}) and message_count ({count})",
+            )
+        elif stored is not None and through is not None and stored - tail > through:
+            v.add(
+                "stored_messages",
+                f"counts {stored - tail} summarised messages, more than summarized_through_seq "
+                f"({through})",
             )
         for i, message in enumerate(item.messages):
-            if not 0 <= message.seq <= item.message_count:
+            if not 0 <= message.seq <= count:
                 v.add(f"messages[{i}].seq", "must be between 0 and message_count")
+        self._sessions.compression(v, item.compression, item.compression)
         if len(item.fixed_zone) > lim.max_fixed_zone_entries:
             v.add(
                 "fixed_zone",

@@ -49,7 +49,7 @@ from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.snapshot import PINNED_TAG
 from memoryd.service.common import scanning
-from memoryd.service.keyed.docs import entry_from
+from memoryd.service.keyed.docs import is_live
 from memoryd.service.lifecycle import bulk
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.lifecycle.compaction import Compactor
@@ -186,8 +186,7 @@ class Maintainer:
             deps.records, partition, RecordKind.KEY, deps.batch
         ):
             if any(
-                not entry_from(r).valid or (r.expires_at is not None and r.expires_at <= now)
-                for r in page
+                not is_live(r) or (r.expires_at is not None and r.expires_at <= now) for r in page
             ):
                 return True
         groups = await self._compactor.merge_groups(

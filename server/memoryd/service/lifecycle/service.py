@@ -42,7 +42,7 @@ from memoryd.service.agent_state.working import is_expired
 from memoryd.service.common import scanning
 from memoryd.service.common import validation as check
 from memoryd.service.common.validation import Violations
-from memoryd.service.keyed.docs import entry_from
+from memoryd.service.keyed.docs import is_live, level_of
 from memoryd.service.lifecycle import bulk
 from memoryd.service.lifecycle.bulk import DATA_KINDS, EVERYTHING, LifecycleDeps
 from memoryd.service.lifecycle.compaction import Compactor
@@ -102,9 +102,7 @@ class LifecycleService:
         async for records in scanning.scan_records(
             deps.records, partition, RecordKind.KEY, deps.batch
         ):
-            for record in records:
-                entry = entry_from(record)
-                keys += entry.valid and entry.security_level <= scope.clearance
+            keys += sum(is_live(r) and level_of(r) <= scope.clearance for r in records)
         sessions = await self._live(partition, RecordKind.SESSION, now)
         working = await self._live(partition, RecordKind.WORKING, now)
         store_bytes = 0

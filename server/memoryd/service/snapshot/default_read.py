@@ -36,6 +36,7 @@ from memoryd.domain.snapshot import DefaultReadLine, DefaultReadRequest, Default
 from memoryd.security.masking import Mask, Masker, mask_json
 from memoryd.service.common import validation as check
 from memoryd.service.common.tokens import TokenCounter
+from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.service.keyed.docs import entry_from
 from memoryd.service.keyed.index import IndexedKey, KeyIndexes, Ranking
@@ -224,9 +225,9 @@ class DefaultReadService:
             return {}
         found = await self._records.get_records(scope.partition, RecordKind.KEY, list(wanted))
         return {
-            record.key: entry.content_json
-            for record in found
-            if (entry := entry_from(record)).valid and entry.version == wanted[record.key]
+            entry.key: entry.content_json
+            for entry in decodable(found, entry_from)
+            if entry.valid and entry.version == wanted[entry.key]
         }
 
     @staticmethod
