@@ -139,7 +139,7 @@ PII = "reach alice@example.com or +1 415-555-0100"
 
 class WithLow(Keys):
     def authenticate(self, transport: Transport) -> Principal:
-        if ((AUTHORIZATION, "Bearer low"),) == tuple(transport.metadata):
+        if tuple(transport.metadata) == ((AUTHORIZATION, "Bearer low"),):
             return LOW
         return super().authenticate(transport)
 
