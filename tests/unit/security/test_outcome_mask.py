@@ -4,10 +4,16 @@ spelling kept), ids stay usable, and nothing stored is changed."""
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
+import enum
 import json
-from datetime import UTC, datetime
+import types
+import typing
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import numpy as np
 import pytest
 
 from memoryd.domain.agent_state import (
@@ -23,6 +29,7 @@ from memoryd.domain.models import Memory, Provenance, ProvenanceKind
 from memoryd.domain.relations import DERIVED_FROM_KEY, RELATIONS_KEY, SUPERSEDED_BY_KEY
 from memoryd.domain.requests import Degradation, RecallOutcome, ScoreComponents, ScoredMemory
 from memoryd.domain.snapshot import StateComponent
+from memoryd.operations import OPERATIONS
 from memoryd.security.masked_fields import FIELD_KINDS, Kind
 from memoryd.security.masking import Masker, OutcomeMask, mask_json_text, mask_path
 from memoryd.security.settings import CustomMaskingRule, MaskingSettings
@@ -183,3 +190,82 @@ def test_json_text_and_paths(masker: Masker) -> None:
     assert both == {"[email]": 1, "[email]~2": 2}  # two names masked alike both stay
     assert mask_json_text(f"not json {EMAIL}", m) == "not json [email]"
     assert mask_path("/", m) == "/" and mask_path(f"/{EMAIL}/", m) == "/[email]/"
+
+
+# ---------------------------------------------------------------- every outcome
+
+
+def sample(hint: Any) -> Any:
+    """An instance of ``hint`` with personal data in every string (and JSON value)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any or hint is object:
+        return {"any": PII}
+    if origin in (types.UnionType, typing.Union):
+        return sample(next(a for a in args if a is not type(None)))
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return next(iter(hint))
+    if hint is str:
+        return PII
+    if hint in (int, float, bool, datetime, timedelta):
+        return {int: 7, float: 0.5, bool: True, datetime: NOW, timedelta: timedelta(1)}[hint]
+    if origin is np.ndarray:
+        return np.zeros(2, dtype=np.float32)
+    if origin in (list, tuple, collections.abc.Sequence):
+        item = sample(args[0])
+        return (item,) if origin is tuple else [item]
+    if origin is dict:
+        return {PII: sample(args[1])}
+    if dataclasses.is_dataclass(hint):
+        hints = typing.get_type_hints(hint)
+        fields = dataclasses.fields(hint)
+        return hint(**{f.name: sample(hints[f.name]) for f in fields if f.init})
+    raise AssertionError(f"no sample for {hint!r}")
+
+
+def outcome_types(hint: Any) -> list[Any]:
+    """The types an operation's result (or stream items) can have."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        return [t for a in args for t in outcome_types(a)]
+    if origin is collections.abc.AsyncIterator:
+        return outcome_types(args[0])
+    return [hint]
+
+
+def raw_strings(value: Any, path: str = "") -> list[str]:
+    """Where ``value`` still holds the sample's personal data."""
+    if isinstance(value, str):
+        return [path] if EMAIL in value or "415-555-0100" in value else []
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [
+            p
+            for f in dataclasses.fields(value)
+            for p in raw_strings(getattr(value, f.name), f"{type(value).__name__}.{f.name}")
+        ]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in raw_strings(k, path) + raw_strings(v, path)]
+    if isinstance(value, list | tuple | frozenset):
+        return [p for item in value for p in raw_strings(item, path)]
+    return []
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.name)
+def test_every_outcome_of_every_operation_is_masked_but_its_identifiers(
+    op: Any, mask: OutcomeMask
+) -> None:
+    """Built from the operations' own result types, so a field or an outcome added
+    later is checked without anyone listing it."""
+    keep = {
+        f"{cls.__name__}.{name}"
+        for cls, kinds in FIELD_KINDS.items()
+        for name, kind in kinds.items()
+        if kind is Kind.KEEP
+    }
+    for hint in outcome_types(typing.get_type_hints(op.run)["return"]):
+        value = sample(hint)
+        shown = mask(value, op.outcome_kind)
+        left = raw_strings(shown)
+        if op.outcome_kind is Kind.KEEP and not dataclasses.is_dataclass(value):
+            assert shown == value
+            continue
+        assert set(left) <= keep, (op.name, hint, sorted(set(left) - keep))
