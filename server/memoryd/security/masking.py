@@ -79,7 +79,7 @@ class Masker:
 
     def __init__(self, settings: MaskingSettings) -> None:
         self.settings = settings
-        patterns = [
+        patterns: list[tuple[str, str, str]] = [
             (name, pattern, replacement)
             for name, (pattern, replacement) in BUILTIN_RULES.items()
             if name in settings.rules
