@@ -13,8 +13,8 @@ value of every operation is masked except the fields security/masked_fields.py d
 as identifiers. What is stored is never changed. An admin's Export is never masked: a
 backup must restore exactly what was stored.
 
-Masking is idempotent (a replacement is never matched again, checked when the rules
-are compiled): services that render text within a token budget (snapshots, the
+Masking is idempotent (no rule matches a replacement: MaskingSettings checks it when
+the config is read): services that render text within a token budget (snapshots, the
 default read) mask what they render before counting it, and the door's pass over the
 rendered text leaves it as it is.
 """
@@ -38,33 +38,12 @@ from memoryd.domain import json_text
 from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.domain.relations import DERIVED_FROM_KEY, RESERVED_PREFIX, SUPERSEDED_BY_KEY
 from memoryd.security.masked_fields import FIELD_KINDS, Kind
-from memoryd.security.settings import MaskingSettings
+from memoryd.security.settings import BUILTIN_RULES, MaskingSettings
 
 Mask = Callable[[str], str]
 T = TypeVar("T")
 #: Which strings of a JSON value are kept, by the member names on the way to them.
 Keep = Callable[[tuple[str, ...]], bool]
-
-#: Applied in this order: card numbers before the looser phone pattern.
-BUILTIN_RULES: dict[str, tuple[str, str]] = {
-    "secret": (
-        r"(?i)\b(?:api[_-]?key|secret|token|password|passwd|pwd)\s*[:=]\s*\S+"
-        r"|\b(?:sk|pk|rk)[-_](?:live|test|proj)[-_][A-Za-z0-9_-]{8,}"
-        r"|\bsk-[A-Za-z0-9_-]{16,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{30,}"
-        r"|\bxox[abprs]-[A-Za-z0-9-]{10,}|\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}",
-        "[secret]",
-    ),
-    "email": (r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", "[email]"),
-    "national_id": (
-        r"\b\d{3}-\d{2}-\d{4}\b|\b\d{17}[\dXx]\b|\b[A-Za-z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-Da-d]\b",
-        "[national id]",
-    ),
-    "card": (r"\b\d{4}(?:[ -]?\d{4}){2}[ -]?\d{1,7}\b", "[card]"),
-    "phone": (
-        r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{3,4}[\s.-]?\d{3,4}(?:[\s.-]?\d{2,4})?\b",
-        "[phone]",
-    ),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +68,6 @@ class Masker:
         #: Any rule's match: most strings have none, and one search costs a fifth of
         #: running every rule (a Recall of 10 memories masks some 80 strings).
         self._any = re2.compile("|".join(f"(?:{p})" for _, p, _ in patterns) or "$^")
-        rules = self._rules
-        for rule in rules:
-            if self.mask(rule.replacement) != rule.replacement:
-                raise ValueError(
-                    f"masking rule {rule.name!r}: its replacement {rule.replacement!r} is "
-                    "masked again; masked text must stay as it is when masked twice"
-                )
         self._outcomes = OutcomeMask(self.mask, FIELD_KINDS)
 
     def mask(self, text: str) -> str:

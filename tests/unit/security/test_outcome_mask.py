@@ -171,11 +171,9 @@ def test_masking_twice_is_masking_once(masker: Masker) -> None:
         once = masker.mask(text)
         assert masker.mask(once) == once
     with pytest.raises(ValueError, match="masked again"):
-        Masker(
-            MaskingSettings(
-                enabled=True,
-                custom=[CustomMaskingRule(name="x", pattern=r"\[\w+\]", replacement="[x1]")],
-            )
+        MaskingSettings(
+            enabled=True,
+            custom=[CustomMaskingRule(name="x", pattern=r"\[\w+\]", replacement="[x1]")],
         )
 
 
