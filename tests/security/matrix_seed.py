@@ -114,7 +114,6 @@ def call(
 
 def seed(channel: grpc.Channel, agent: str) -> Seeded:
     """Personal data in every kind of record of ``agent``, written by the admin."""
-    s = Seeded(agent)
     metadata = {"contact": EMAIL, "phone": PHONE, EMAIL: {"note": MARK}, "price": 1.50}
     items = [
         mpb.RememberRequest(
@@ -125,95 +124,88 @@ def seed(channel: grpc.Channel, agent: str) -> Seeded:
         )
         for text in SEED_MEMORIES
     ]
-    [batch] = call(
-        channel,
-        "MemoryService.RememberBatch",
-        mpb.RememberBatchRequest(agent_id=agent, items=items),
-        ADMIN,
-    )
-    s.memory_ids = [r.memory.id for r in batch.results]  # type: ignore[attr-defined]
-    assert len(set(s.memory_ids)) == len(SEED_MEMORIES), "seed memories were deduplicated"
-    for version in (1, 2):  # two writes: a history
-        content = {
-            "summary": f"{MARK} call {PHONE} v{version}",
-            "email": EMAIL,
-            "n": 12345678901234567,
-        }
-        call(
-            channel,
-            "MemoryService.SetMemory",
-            mpb.SetMemoryRequest(
-                agent_id=agent,
-                key=SEED_KEY,
-                content_json=json.dumps(content),
-                source=web_source(EMAIL, PHONE),
+    batch = mpb.RememberBatchRequest(agent_id=agent, items=items)
+    [stored] = call(channel, "MemoryService.RememberBatch", batch, ADMIN)
+    ids = [r.memory.id for r in stored.results]  # type: ignore[attr-defined]
+    assert len(set(ids)) == len(SEED_MEMORIES), "seed memories were deduplicated"
+    for label, request in [*_keys(agent), *_agent_state(agent)]:
+        call(channel, label, request, ADMIN)
+    return Seeded(agent, ids)
+
+
+def _keys(agent: str) -> list[tuple[str, Message]]:
+    """A key whose path holds the email, written twice (a history), and a file."""
+    writes = [
+        mpb.SetMemoryRequest(
+            agent_id=agent,
+            key=SEED_KEY,
+            content_json=json.dumps(
+                {"summary": f"{MARK} call {PHONE} v{v}", "email": EMAIL, "n": 12345678901234567}
             ),
-            ADMIN,
+            source=web_source(EMAIL, PHONE),
         )
-    call(
-        channel,
-        "MemoryService.SetMemory",
+        for v in (1, 2)
+    ]
+    writes.append(
         mpb.SetMemoryRequest(
             agent_id=agent,
             key=SEED_FILE,
             content_json=json.dumps(f"# {MARK} notes\nmail {EMAIL}\ncall {PHONE}\n"),
             source=user_source(),
-        ),
-        ADMIN,
+        )
     )
+    return [("MemoryService.SetMemory", w) for w in writes]
+
+
+def _agent_state(agent: str) -> list[tuple[str, Message]]:
+    """Working memory, the profile, a session (messages, fixed zone) and its state."""
     working = {"contact": EMAIL, "note": f"{MARK} {PHONE}", EMAIL: True}
-    call(
-        channel,
-        "MemoryService.SetWorkingMemory",
-        mpb.SetWorkingMemoryRequest(
-            agent_id=agent,
-            scope=pb.WorkingMemoryScope(thread_id=THREAD),
-            content_json=json.dumps(working),
-        ),
-        ADMIN,
-    )
-    call(
-        channel,
-        "MemoryService.SetProfile",
-        mpb.SetProfileRequest(agent_id=agent, content=f"# {MARK}\nOwner: {EMAIL}, {PHONE}\n"),
-        ADMIN,
-    )
     messages = [
         mpb.SessionMessage(role=mpb.MESSAGE_ROLE_USER, content=f"{MARK} my email is {EMAIL}"),
         mpb.SessionMessage(
             role=mpb.MESSAGE_ROLE_ASSISTANT, content=f"Noted. I will call {PHONE} tomorrow."
         ),
     ]
-    call(
-        channel,
-        "MemoryService.AppendMessages",
-        mpb.AppendMessagesRequest(agent_id=agent, session_id=SESSION, messages=messages),
-        ADMIN,
-    )
-    for kind, text in (
+    zone = (
         (mpb.FIXED_ZONE_KIND_TRIGGER, f"{MARK} mail from {EMAIL}"),
         (mpb.FIXED_ZONE_KIND_INSTRUCTION, f"Call {PHONE} before noon"),
-    ):
-        call(
-            channel,
-            "MemoryService.InjectInstruction",
-            mpb.InjectInstructionRequest(
-                agent_id=agent, session_id=SESSION, kind=kind, content=text
-            ),
-            ADMIN,
-        )
-    state = {"next": f"{MARK} write to {EMAIL}", "tel": PHONE}
-    call(
-        channel,
-        "SnapshotService.SaveState",
-        spb.SaveStateRequest(
-            agent_id=agent,
-            session_id=SESSION,
-            components=[spb.StateComponent(name=COMPONENT, state_json=json.dumps(state))],
-        ),
-        ADMIN,
     )
-    return s
+    state = {"next": f"{MARK} write to {EMAIL}", "tel": PHONE}
+    return [
+        (
+            "MemoryService.SetWorkingMemory",
+            mpb.SetWorkingMemoryRequest(
+                agent_id=agent,
+                scope=pb.WorkingMemoryScope(thread_id=THREAD),
+                content_json=json.dumps(working),
+            ),
+        ),
+        (
+            "MemoryService.SetProfile",
+            mpb.SetProfileRequest(agent_id=agent, content=f"# {MARK}\nOwner: {EMAIL}, {PHONE}\n"),
+        ),
+        (
+            "MemoryService.AppendMessages",
+            mpb.AppendMessagesRequest(agent_id=agent, session_id=SESSION, messages=messages),
+        ),
+        *(
+            (
+                "MemoryService.InjectInstruction",
+                mpb.InjectInstructionRequest(
+                    agent_id=agent, session_id=SESSION, kind=kind, content=text
+                ),
+            )
+            for kind, text in zone
+        ),
+        (
+            "SnapshotService.SaveState",
+            spb.SaveStateRequest(
+                agent_id=agent,
+                session_id=SESSION,
+                components=[spb.StateComponent(name=COMPONENT, state_json=json.dumps(state))],
+            ),
+        ),
+    ]
 
 
 def rendered(messages: Sequence[Message]) -> str:
