@@ -24,11 +24,15 @@ from memoryd_proto.v1 import snapshot_service_pb2 as spb
 from tests.security.matrix_seed import (
     COMPONENT,
     EMAIL2,
+    EVERYTHING,
+    KEYS,
     MARK2,
+    MEMORIES,
     PHONE2,
     SEED_KEY,
     SEED_MEMORIES,
     SESSION,
+    STATE,
     THREAD,
     Seeded,
     now,
@@ -51,6 +55,8 @@ class GrpcCase:
     #: Whether the admin's outcome carries personal data (so a masked caller's must
     #: carry placeholders): a check that the case reaches the seeded data.
     shows_pii: bool = False
+    #: What a write's own agent is seeded with (reads run on a fully seeded one).
+    seeds: frozenset[str] = EVERYTHING
 
     @property
     def id(self) -> str:
@@ -101,12 +107,14 @@ CASES: tuple[GrpcCase, ...] = (
             source=web_source(EMAIL2, PHONE2),
         ),
         shows_pii=True,
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "MemoryService.Remember",
         "deduplicated",
         lambda s: mpb.RememberRequest(agent_id=s.agent, content=SEED_MEMORIES[0], tags=["pii"]),
         shows_pii=True,
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "MemoryService.RememberBatch",
@@ -116,6 +124,7 @@ CASES: tuple[GrpcCase, ...] = (
             items=[_remember(WRITTEN), _remember(f"{MARK2} pays rent to {EMAIL2} each month")],
         ),
         shows_pii=True,
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "MemoryService.Recall",
@@ -144,11 +153,13 @@ CASES: tuple[GrpcCase, ...] = (
             update_mask=field_mask_pb2.FieldMask(paths=["importance"]),
         ),
         shows_pii=True,
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "MemoryService.ForgetMemories",
         "",
         lambda s: mpb.ForgetMemoriesRequest(agent_id=s.agent, ids=[s.memory_ids[1]]),
+        seeds=frozenset({MEMORIES}),
     ),
     # ------------------------------------------------------------ keyed memory
     C(
@@ -161,6 +172,7 @@ CASES: tuple[GrpcCase, ...] = (
             source=user_source(),
         ),
         shows_pii=True,
+        seeds=frozenset({KEYS}),
     ),
     C(
         "MemoryService.GetKey",
@@ -197,6 +209,7 @@ CASES: tuple[GrpcCase, ...] = (
             mode=mpb.WORKING_MEMORY_MODE_MERGE,
         ),
         shows_pii=True,
+        seeds=frozenset({STATE}),
     ),
     C(
         "MemoryService.GetWorkingMemory",
@@ -208,6 +221,7 @@ CASES: tuple[GrpcCase, ...] = (
         "MemoryService.DeleteWorkingMemory",
         "",
         lambda s: mpb.DeleteWorkingMemoryRequest(agent_id=s.agent, scope=_scope()),
+        seeds=frozenset({STATE}),
     ),
     C(
         "MemoryService.ListWorkingMemoryScopes",
@@ -226,6 +240,7 @@ CASES: tuple[GrpcCase, ...] = (
         "",
         lambda s: mpb.SetProfileRequest(agent_id=s.agent, content=f"# Agent\n{WRITTEN}\n"),
         shows_pii=True,
+        seeds=frozenset({STATE}),
     ),
     # ------------------------------------------------------------ sessions
     C(
@@ -236,6 +251,7 @@ CASES: tuple[GrpcCase, ...] = (
             session_id=SESSION,
             messages=[mpb.SessionMessage(role=mpb.MESSAGE_ROLE_USER, content=WRITTEN)],
         ),
+        seeds=frozenset({STATE}),
     ),
     C(
         "MemoryService.GetSessionWindow",
@@ -253,6 +269,7 @@ CASES: tuple[GrpcCase, ...] = (
             content=WRITTEN,
         ),
         shows_pii=True,
+        seeds=frozenset({STATE}),
     ),
     C(
         "MemoryService.EndSession",
@@ -261,6 +278,7 @@ CASES: tuple[GrpcCase, ...] = (
             agent_id=s.agent, session_id=SESSION, extract_memories=True
         ),
         shows_pii=True,
+        seeds=frozenset({STATE}),
     ),
     C(
         "MemoryService.GetSessionMessages",
@@ -272,11 +290,13 @@ CASES: tuple[GrpcCase, ...] = (
         "MemoryService.DeleteMessages",
         "",
         lambda s: mpb.DeleteMessagesRequest(agent_id=s.agent, session_id=SESSION, seqs=[1]),
+        seeds=frozenset({STATE}),
     ),
     C(
         "MemoryService.ClearSession",
         "",
         lambda s: mpb.ClearSessionRequest(agent_id=s.agent, session_id=SESSION),
+        seeds=frozenset({STATE}),
     ),
     # ------------------------------------------------------------ snapshots and state
     C(
@@ -318,6 +338,7 @@ CASES: tuple[GrpcCase, ...] = (
             components=[spb.StateComponent(name="notes", state_json=json.dumps({"text": WRITTEN}))],
         ),
         shows_pii=True,
+        seeds=frozenset({STATE}),
     ),
     C(
         "SnapshotService.LoadState",
@@ -333,6 +354,7 @@ CASES: tuple[GrpcCase, ...] = (
         lambda s: lpb.ArchiveRequest(
             agent_id=s.agent, selector=lpb.MemorySelector(ids=[s.memory_ids[2]])
         ),
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "LifecycleService.Restore",
@@ -340,11 +362,13 @@ CASES: tuple[GrpcCase, ...] = (
         lambda s: lpb.RestoreRequest(
             agent_id=s.agent, selector=lpb.MemorySelector(ids=[s.memory_ids[2]])
         ),
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "LifecycleService.Prune",
         "",
         lambda s: lpb.PruneRequest(agent_id=s.agent, tags=["pii"]),
+        seeds=frozenset({MEMORIES}),
     ),
     C("LifecycleService.Reset", "", lambda s: lpb.ResetRequest(agent_id=s.agent, confirm=True)),
     C(
@@ -352,42 +376,49 @@ CASES: tuple[GrpcCase, ...] = (
         "policy",
         lambda s: lpb.CompactRequest(agent_id=s.agent),
         value=CompactOptions(),
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "LifecycleService.Compact",
         "merge-overrides",
         lambda s: lpb.CompactRequest(agent_id=s.agent, **_MERGE),  # type: ignore[arg-type]
-        value=CompactOptions(**_MERGE),  # type: ignore[arg-type]
+        value=CompactOptions(**_MERGE),  # type: ignore[arg-type],
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "LifecycleService.RunMaintenance",
         "policy",
         lambda s: lpb.RunMaintenanceRequest(agent_id=s.agent),
         value=MaintenanceOptions(),
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "LifecycleService.RunMaintenance",
         "retention",
         lambda s: lpb.RunMaintenanceRequest(agent_id=s.agent, retention_days=1),
         value=MaintenanceOptions(retention_days=1),
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "LifecycleService.RunMaintenance",
         "max-entries",
         lambda s: lpb.RunMaintenanceRequest(agent_id=s.agent, max_entries=1),
         value=MaintenanceOptions(max_entries=1),
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "LifecycleService.Consolidate",
         "dry-run",
         lambda s: lpb.ConsolidateRequest(agent_id=s.agent, dry_run=True, **_CONSOLIDATE),  # type: ignore[arg-type]
         shows_pii=True,
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "LifecycleService.Consolidate",
         "",
         lambda s: lpb.ConsolidateRequest(agent_id=s.agent, **_CONSOLIDATE),  # type: ignore[arg-type]
         shows_pii=True,
+        seeds=frozenset({MEMORIES}),
     ),
     C(
         "LifecycleService.Export",
@@ -403,6 +434,11 @@ CASES: tuple[GrpcCase, ...] = (
         value=ExportRequest(all_agents=True),
         shows_pii=True,
     ),
-    C("LifecycleService.Import", "", _import),
-    C("LifecycleService.Reembed", "", lambda s: lpb.ReembedRequest(agent_id=s.agent)),
+    C("LifecycleService.Import", "", _import, seeds=frozenset({MEMORIES})),
+    C(
+        "LifecycleService.Reembed",
+        "",
+        lambda s: lpb.ReembedRequest(agent_id=s.agent),
+        seeds=frozenset({MEMORIES}),
+    ),
 )

@@ -12,7 +12,18 @@ from mcp import Client
 
 from memoryd.mcp.server import DEFAULT_READ_URI, PROFILE_URI, PROMPT
 from tests.security.matrix_grpc import WRITTEN
-from tests.security.matrix_seed import EMAIL2, SEED_FILE, SEED_KEY, SESSION, THREAD, Seeded
+from tests.security.matrix_seed import (
+    EMAIL2,
+    EVERYTHING,
+    KEYS,
+    MEMORIES,
+    SEED_FILE,
+    SEED_KEY,
+    SESSION,
+    STATE,
+    THREAD,
+    Seeded,
+)
 
 JSON = dict[str, Any]
 #: What a resource or the prompt runs: the tool the server calls for it.
@@ -34,6 +45,8 @@ class McpCase:
     shows_pii: bool = False
     #: An edit of a file a masked caller reads masked: refused for it.
     edits_masked_file: bool = False
+    #: What a write's own agent is seeded with (reads run on a fully seeded one).
+    seeds: frozenset[str] = EVERYTHING
 
     @property
     def tool(self) -> str:
@@ -61,6 +74,7 @@ CASES: tuple[McpCase, ...] = (
         "",
         lambda s: {"content": WRITTEN, "tags": [EMAIL2]},
         ("MemoryService.Remember",),
+        seeds=frozenset({MEMORIES}),
     ),
     M(
         "recall",
@@ -69,13 +83,20 @@ CASES: tuple[McpCase, ...] = (
         ("MemoryService.Recall",),
         shows_pii=True,
     ),
-    M("forget", "", lambda s: {"ids": [s.memory_ids[1]]}, ("MemoryService.ForgetMemories",)),
+    M(
+        "forget",
+        "",
+        lambda s: {"ids": [s.memory_ids[1]]},
+        ("MemoryService.ForgetMemories",),
+        seeds=frozenset({MEMORIES}),
+    ),
     M(
         "set_memory",
         "",
         lambda s: {"key": f"/people/{EMAIL2}/note", "value": {"text": WRITTEN}, "source": "user"},
         (SET_MEMORY,),
         shows_pii=True,
+        seeds=frozenset({KEYS}),
     ),
     M("get_memory_key", "", lambda s: {"key": SEED_KEY}, (GET_KEY,), shows_pii=True),
     M(
@@ -106,6 +127,7 @@ CASES: tuple[McpCase, ...] = (
         lambda s: {"thread_id": THREAD, "updates": {"added": WRITTEN}},
         ("MemoryService.SetWorkingMemory",),
         shows_pii=True,
+        seeds=frozenset({STATE}),
     ),
     M("read_agent_memory", "", _no_arguments, ("MemoryService.GetProfile",), shows_pii=True),
     M(
@@ -113,6 +135,7 @@ CASES: tuple[McpCase, ...] = (
         "",
         lambda s: {"content": f"# Agent\n{WRITTEN}"},
         ("MemoryService.SetProfile",),
+        seeds=frozenset({STATE}),
     ),
     M(
         "build_snapshot",
@@ -130,6 +153,7 @@ CASES: tuple[McpCase, ...] = (
         "",
         lambda s: {"session_id": SESSION, "messages": [{"role": "user", "content": WRITTEN}]},
         ("MemoryService.AppendMessages",),
+        seeds=frozenset({STATE}),
     ),
     M(
         "get_session_window",
@@ -143,6 +167,7 @@ CASES: tuple[McpCase, ...] = (
         "",
         lambda s: {"session_id": SESSION, "components": {"notes": {"text": WRITTEN}}},
         ("SnapshotService.SaveState",),
+        seeds=frozenset({STATE}),
     ),
     M(
         "load_state",
@@ -164,6 +189,7 @@ CASES: tuple[McpCase, ...] = (
         "create",
         lambda s: {"command": "create", "path": "/memories/new.md", "file_text": WRITTEN},
         (SET_MEMORY,),
+        seeds=frozenset({KEYS}),
     ),
     M(
         "memory",
@@ -176,6 +202,7 @@ CASES: tuple[McpCase, ...] = (
         },
         (GET_KEY, SET_MEMORY),
         edits_masked_file=True,
+        seeds=frozenset({KEYS}),
     ),
     M(PROFILE_URI, "", _no_arguments, ("MemoryService.GetProfile",), shows_pii=True),
     M(DEFAULT_READ_URI, "", _no_arguments, ("SnapshotService.DefaultRead",), shows_pii=True),

@@ -112,8 +112,25 @@ def call(
     return out.responses
 
 
-def seed(channel: grpc.Channel, agent: str) -> Seeded:
-    """Personal data in every kind of record of ``agent``, written by the admin."""
+#: What an agent can be seeded with: memories, keys (and the memory tool's file), and
+#: agent state (working memory, profile, a session with its fixed zone and state).
+MEMORIES, KEYS, STATE = "memories", "keys", "state"
+EVERYTHING = frozenset({MEMORIES, KEYS, STATE})
+
+
+def seed(channel: grpc.Channel, agent: str, parts: frozenset[str] = EVERYTHING) -> Seeded:
+    """Personal data in every kind of record of ``agent`` (of ``parts``), written by
+    the admin."""
+    ids: list[str] = []
+    if MEMORIES in parts:
+        ids = _memories(channel, agent)
+    writes = [*(_keys(agent) if KEYS in parts else []), *(_state(agent) if STATE in parts else [])]
+    for label, request in writes:
+        call(channel, label, request, ADMIN)
+    return Seeded(agent, ids)
+
+
+def _memories(channel: grpc.Channel, agent: str) -> list[str]:
     metadata = {"contact": EMAIL, "phone": PHONE, EMAIL: {"note": MARK}, "price": 1.50}
     items = [
         mpb.RememberRequest(
@@ -128,9 +145,7 @@ def seed(channel: grpc.Channel, agent: str) -> Seeded:
     [stored] = call(channel, "MemoryService.RememberBatch", batch, ADMIN)
     ids = [r.memory.id for r in stored.results]  # type: ignore[attr-defined]
     assert len(set(ids)) == len(SEED_MEMORIES), "seed memories were deduplicated"
-    for label, request in [*_keys(agent), *_agent_state(agent)]:
-        call(channel, label, request, ADMIN)
-    return Seeded(agent, ids)
+    return ids
 
 
 def _keys(agent: str) -> list[tuple[str, Message]]:
@@ -157,7 +172,7 @@ def _keys(agent: str) -> list[tuple[str, Message]]:
     return [("MemoryService.SetMemory", w) for w in writes]
 
 
-def _agent_state(agent: str) -> list[tuple[str, Message]]:
+def _state(agent: str) -> list[tuple[str, Message]]:
     """Working memory, the profile, a session (messages, fixed zone) and its state."""
     working = {"contact": EMAIL, "note": f"{MARK} {PHONE}", EMAIL: True}
     messages = [

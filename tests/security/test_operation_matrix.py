@@ -78,14 +78,16 @@ class Matrix:
     #: Every memory id seeded in the admin's tenant.
     seeded_ids: set[str] = field(default_factory=set)
 
-    def agent(self, name: str, key: KeySpec, role: Role, effect: Effect) -> Seeded:
+    def agent(
+        self, name: str, key: KeySpec, role: Role, writes: bool, seeds: frozenset[str]
+    ) -> Seeded:
         """Where ``key`` runs a case: the shared agent for reads, for a write its role
         denies (the denial is checked on real data) and for the other tenant (its own
         partition of that name), else an agent seeded for the case."""
-        if effect is Effect.READ or key is OTHER or role.value not in key.roles:
+        if not writes or key is OTHER or role.value not in key.roles:
             return self.shared
         agent = f"{re.sub(r'[^a-z0-9]+', '-', name.lower()).strip('-')}-{key.name}"
-        seeded = seed(self.channel, agent)
+        seeded = seed(self.channel, agent, seeds)
         self.seeded_ids.update(seeded.memory_ids)
         return seeded
 
@@ -147,9 +149,11 @@ def grpc_results(matrix: Matrix) -> dict[str, dict[str, Result]]:
     plans = []
     for case in GRPC_CASES:
         op = OPERATIONS_BY_NAME[case.op]
-        role, effect = op.required_role(case.value), op.effect_for(case.value)
+        # An operation whose own effect is a read (Export) reads, whatever role an
+        # input makes it need.
+        role, writes = op.required_role(case.value), op.effect is not Effect.READ
         for key in PRINCIPALS:
-            plans.append((case, key, matrix.agent(case.id, key, role, effect)))
+            plans.append((case, key, matrix.agent(case.id, key, role, writes, case.seeds)))
     results: dict[str, dict[str, Result]] = {}
     for case, key, seeded in plans:
         results.setdefault(case.id, {})[key.name] = _grpc(matrix, case, key, seeded)
@@ -193,9 +197,9 @@ def mcp_results(matrix: Matrix) -> dict[str, dict[str, Result]]:
     plans = []
     for case in MCP_CASES:
         role = _mcp_role(case)
-        effect = Effect.READ if role is Role.READ else Effect.WRITE
         for key in PRINCIPALS:
-            plans.append((case, key, matrix.agent(case.id, key, role, effect)))
+            writes = role is not Role.READ
+            plans.append((case, key, matrix.agent(case.id, key, role, writes, case.seeds)))
     return asyncio.run(_run_mcp(matrix, plans))  # type: ignore[no-any-return]
 
 
