@@ -30,11 +30,12 @@ from prometheus_client import CollectorRegistry
 
 from memoryd.api.rpc import Rpcs
 from memoryd.config import LoggingSettings, SidecarSettings
-from memoryd.domain.principal import CallScope, Role
+from memoryd.domain.principal import CallScope
 from memoryd.observability.logging import AccessLog, configure_logging
 from memoryd.observability.metrics import Metrics
 from memoryd.operations import Call, Door, Operation, Services
 from memoryd.operations.auth import SidecarAuthenticator
+from memoryd.operations.definition import Effect
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
@@ -83,9 +84,9 @@ async def _nothing(services: Services, scope: CallScope, value: object) -> None:
     return None
 
 
-#: Recall's role and name, doing no work: what is measured is the call path itself.
+#: Recall's effect and name, doing no work: what is measured is the call path itself.
 _RECALL: Operation[object, None] = Operation(
-    name="MemoryService.Recall", role=Role.READ, run=_nothing
+    name="MemoryService.Recall", effect=Effect.READ, run=_nothing
 )
 
 

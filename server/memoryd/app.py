@@ -31,7 +31,7 @@ from threadpoolctl import ThreadpoolController
 
 from memoryd import __version__
 from memoryd.api.server import GrpcServer, ListenError, start_server
-from memoryd.builders import Base, build_services
+from memoryd.builders import Base, Built, build_services
 from memoryd.config import Settings
 from memoryd.datadir import lock_data_dir
 from memoryd.durability.repository import HotCacheOptions, Repository, compose_repository
@@ -49,7 +49,7 @@ from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.partitions import PartitionCounter
 from memoryd.observability.tracing import NO_TRACING, Tracing, build_tracing
-from memoryd.operations import Door, Services
+from memoryd.operations import Door
 from memoryd.operations.auth import Authenticator, build_authenticator, reload_keys
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd.resilience.embedder import FallbackEmbedder
@@ -127,7 +127,7 @@ class App:
             )
         )
         self.scheduler = built.scheduler
-        door = self._door(built.services, states, metrics, tracing)
+        door = self._door(built, states, metrics, tracing)
         await self._start_transports(door, states, credentials)
         self._log_serving(repository.store.name, embedder, credentials is not None)
 
@@ -229,7 +229,7 @@ class App:
 
     def _door(
         self,
-        services: Services,
+        built: Built,
         states: ComponentStates,
         metrics: Metrics | None,
         tracing: Tracing,
@@ -238,7 +238,7 @@ class App:
         s = self.settings
         assert self.authenticator is not None, "security starts first"
         return Door(
-            services,
+            built.services,
             self.authenticator,
             audit=self.audit,
             read_trail=ReadTrail(self.audit, enabled=s.audit.read_trail),
@@ -246,6 +246,7 @@ class App:
             metrics=metrics,
             access_log=AccessLog(s.logging),
             tracing=tracing,
+            masker=built.masker,
         )
 
     async def _start_transports(

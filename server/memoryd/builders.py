@@ -85,6 +85,8 @@ class Common:
 @dataclass(frozen=True, slots=True)
 class Built:
     services: Services
+    #: What low-clearance callers read masked with (the door masks every outcome).
+    masker: Masker
     #: Scheduled maintenance (None when maintenance.enabled is false).
     scheduler: MaintenanceScheduler | None
 
@@ -116,7 +118,7 @@ async def build_services(base: Base) -> Built:
         state_service=StateService(records=base.records, settings=s.snapshot, sessions=s.sessions),
         lifecycle_service=lifecycle,
     )
-    return Built(services, _start_scheduler(base, lifecycle))
+    return Built(services, common.masker, _start_scheduler(base, lifecycle))
 
 
 async def _common(base: Base) -> Common:
@@ -175,7 +177,6 @@ def _memories(base: Base, common: Common) -> MemoryService:
         contradictions=ContradictionResolver(
             base.store, base.embedder, s.contradictions, common.llm
         ),
-        masker=common.masker,
         leases=PartitionLeases(base.records),
     )
 
@@ -299,7 +300,6 @@ def _lifecycle(
             working=working,
             sessions=sessions,
             llm=common.llm,
-            masker=common.masker,
         ),
         ImportLimits(
             keys=s.keys,

@@ -1,7 +1,9 @@
-"""The role each RPC needs, from the operation it runs (memoryd.operations defines
-them): reads need ``read``, writes ``write``; wiping, pruning, importing, re-embedding,
-tenant-wide exports and maintenance with deleting overrides (``retention_days``,
-``max_entries``) need ``admin``.
+"""The role each RPC needs, from the effect of the operation it runs
+(operations/definition.py): reads need ``read``, writes ``write``; what can delete or
+irreversibly merge beyond the ids a call names (Reset, Prune, Compact with merge
+overrides, maintenance with a retention override) and what crosses agents or overrides
+the operator's policy (Import, Reembed, tenant-wide Export, maintenance's max_entries)
+need ``admin``.
 
 Every method of memoryd's services runs one operation (a unit test checks the table
 against the proto descriptors); a method without one is not served.
@@ -18,7 +20,8 @@ from memoryd.operations import OPERATIONS, Operation, StreamOperation
 OPERATIONS_BY_NAME: dict[str, Operation[Any, Any] | StreamOperation[Any, Any]] = {
     op.name: op for op in OPERATIONS
 }
-#: Full gRPC method name -> the role it needs (before inputs that raise it to admin).
+#: Full gRPC method name -> the role of its operation's own effect (an input may need
+#: more: ``op.required_role``).
 METHOD_ROLES: dict[str, Role] = {
     f"/memoryd.v1.{op.service}/{op.method}": op.role for op in OPERATIONS
 }

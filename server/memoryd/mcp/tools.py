@@ -61,6 +61,30 @@ O = TypeVar("O")  # noqa: E741
 #: The page size a listing tool reads (its ``limit`` may ask for fewer).
 LIST_PAGE = 200
 
+#: The operations each tool may run (a tool running another one fails): the role a
+#: tool call needs is that of the operations it runs, exactly as over gRPC, and the
+#: tool table's readOnlyHint says whether they are all reads.
+TOOL_OPERATIONS: dict[str, tuple[Operation[Any, Any], ...]] = {
+    "remember": (memory_ops.REMEMBER,),
+    "recall": (memory_ops.RECALL,),
+    "forget": (memory_ops.FORGET_MEMORIES,),
+    "set_memory": (keyed_ops.SET_MEMORY,),
+    "get_memory_key": (keyed_ops.GET_KEY,),
+    "list_memory_keys": (keyed_ops.LIST_KEYS,),
+    "memory_key_history": (keyed_ops.KEY_HISTORY,),
+    "default_read": (snapshot_ops.DEFAULT_READ,),
+    "get_working_memory": (state_ops.GET_WORKING_MEMORY,),
+    "update_working_memory": (state_ops.SET_WORKING_MEMORY,),
+    "read_agent_memory": (state_ops.GET_PROFILE,),
+    "update_agent_memory": (state_ops.SET_PROFILE,),
+    "build_snapshot": (snapshot_ops.BUILD_SNAPSHOT,),
+    "record_messages": (state_ops.APPEND_MESSAGES,),
+    "get_session_window": (state_ops.GET_SESSION_WINDOW,),
+    "save_state": (snapshot_ops.SAVE_STATE,),
+    "load_state": (snapshot_ops.LOAD_STATE,),
+    "memory": (keyed_ops.GET_KEY, keyed_ops.SET_MEMORY, keyed_ops.LIST_KEYS),
+}
+
 
 def provenance(value: Any) -> Provenance | None:
     """A tool's ``source`` argument as a Provenance (the short forms of the table)."""
@@ -95,6 +119,7 @@ class _Tool:
     def __init__(self, door: Door, name: str, request: McpRequest, agent: str) -> None:
         self.door, self.name, self.request, self.agent = door, name, request, agent
         self.request_id = uuid.uuid4().hex
+        self._allowed = TOOL_OPERATIONS[name]
 
     def _call(self) -> Call:
         return Call(
@@ -112,35 +137,59 @@ class _Tool:
 
     async def run(self, op: Operation[I, O], build: Callable[[], I]) -> Outcome[O]:
         try:
-            return await self.door.run(op, self._call(), self.agent, build)
+            return await self.door.run(self._declared(op), self._call(), self.agent, build)
         except MemorydError as exc:
             raise failure(exc) from None
 
-    async def found(self, op: Operation[I, O], build: Callable[[], I]) -> O | None:
-        """The operation's value, None when it is not found."""
+    async def outcome(self, op: Operation[I, O], build: Callable[[], I]) -> Outcome[O] | None:
+        """The operation's outcome, None when it is not found."""
         try:
-            return (await self.door.run(op, self._call(), self.agent, build)).value
+            return await self.door.run(self._declared(op), self._call(), self.agent, build)
         except NotFound:
             return None
         except MemorydError as exc:
             raise failure(exc) from None
 
+    async def found(self, op: Operation[I, O], build: Callable[[], I]) -> O | None:
+        """The operation's value, None when it is not found."""
+        out = await self.outcome(op, build)
+        return None if out is None else out.value
+
+    def _declared(self, op: Operation[I, O]) -> Operation[I, O]:
+        if op not in self._allowed:
+            raise RuntimeError(f"tool {self.name!r} runs {op.name}, not in TOOL_OPERATIONS")
+        return op
+
 
 class _Files:
-    """The memory file tool's key calls, on keyed memory through the door."""
+    """The memory file tool's key calls, on keyed memory through the door.
+
+    A file read masked (the caller is below the unmasked clearance) is never written
+    back: an edit of the masked text would overwrite what the caller could not see."""
 
     def __init__(self, tool: _Tool) -> None:
         self._tool = tool
+        self._masked_read = ""
 
     async def read(self, key: str) -> KeyFile | None:
-        entry = await self._tool.found(keyed_ops.GET_KEY, lambda: KeyRef(key))
-        if entry is None or not entry.valid:
+        out = await self._tool.outcome(keyed_ops.GET_KEY, lambda: KeyRef(key))
+        if out is None or not out.value.valid:
             return None
+        entry = out.value
+        if out.masked:
+            self._masked_read = key
         if isinstance(entry.content, str):
             return KeyFile(entry.content, entry.version)
         return KeyFile(entry.content_json, entry.version, is_json=True)
 
     async def write(self, key: str, file: FileWrite) -> int:
+        if file.text is not None and self._masked_read:
+            raise ToolFailure(
+                "PERMISSION_DENIED",
+                f"{self._masked_read} holds text masked for this caller's clearance; "
+                "writing an edit of it would overwrite what was masked",
+            )
+
         def build() -> KeyWrite:
             if file.text is None:
                 content = Json.of(None)

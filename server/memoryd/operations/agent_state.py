@@ -24,9 +24,9 @@ from memoryd.domain.agent_state import (
     WorkingScopePage,
     WorkingScopeQuery,
 )
-from memoryd.domain.principal import CallScope, Role
+from memoryd.domain.principal import CallScope
 from memoryd.observability.tracing import CREATE, DELETE, SEARCH, UPSERT
-from memoryd.operations.definition import Operation, Touched
+from memoryd.operations.definition import Effect, Operation, Touched
 from memoryd.operations.services import Services
 
 
@@ -59,28 +59,28 @@ async def _list_scopes(s: Services, scope: CallScope, q: WorkingScopeQuery) -> W
 
 SET_WORKING_MEMORY: Operation[WorkingMemoryWrite, WorkingMemory] = Operation(
     name="MemoryService.SetWorkingMemory",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     genai=UPSERT,
     run=_set_working,
     touched_in=lambda w: _scope_key(w.scope),
 )
 GET_WORKING_MEMORY: Operation[WorkingScope, WorkingMemory] = Operation(
     name="MemoryService.GetWorkingMemory",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_get_working,
     touched_in=_scope_key,
 )
 DELETE_WORKING_MEMORY: Operation[WorkingScope, bool] = Operation(
     name="MemoryService.DeleteWorkingMemory",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     genai=DELETE,
     run=_delete_working,
     touched_in=_scope_key,
 )
 LIST_WORKING_MEMORY_SCOPES: Operation[WorkingScopeQuery, WorkingScopePage] = Operation(
     name="MemoryService.ListWorkingMemoryScopes",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_list_scopes,
     count=lambda _, page: len(page.items),
@@ -110,10 +110,10 @@ async def _set_profile(s: Services, scope: CallScope, write: ProfileWrite) -> Ag
 
 
 GET_PROFILE: Operation[Nothing, AgentProfile] = Operation(
-    name="MemoryService.GetProfile", role=Role.READ, genai=SEARCH, run=_get_profile
+    name="MemoryService.GetProfile", effect=Effect.READ, genai=SEARCH, run=_get_profile
 )
 SET_PROFILE: Operation[ProfileWrite, AgentProfile] = Operation(
-    name="MemoryService.SetProfile", role=Role.WRITE, genai=UPSERT, run=_set_profile
+    name="MemoryService.SetProfile", effect=Effect.WRITE, genai=UPSERT, run=_set_profile
 )
 
 # ---------------------------------------------------------------- sessions
@@ -190,7 +190,7 @@ async def _clear(s: Services, scope: CallScope, c: ClearRequest) -> int:
 
 APPEND_MESSAGES: Operation[Append, AppendOutcome] = Operation(
     name="MemoryService.AppendMessages",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     genai=CREATE,
     run=_append,
     touched_in=lambda a: _session_key(a.session_id),
@@ -198,39 +198,39 @@ APPEND_MESSAGES: Operation[Append, AppendOutcome] = Operation(
 )
 GET_SESSION_WINDOW: Operation[WindowRequest, SessionWindow] = Operation(
     name="MemoryService.GetSessionWindow",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_window,
     touched_in=lambda w: _session_key(w.session_id),
 )
 INJECT_INSTRUCTION: Operation[Inject, list[FixedZoneEntry]] = Operation(
     name="MemoryService.InjectInstruction",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     genai=CREATE,
     run=_inject,
     touched_in=lambda i: _session_key(i.session_id),
 )
 END_SESSION: Operation[EndRequest, EndSessionOutcome] = Operation(
     name="MemoryService.EndSession",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     run=_end,
     touched_in=lambda e: _session_key(e.session_id),
 )
 GET_SESSION_MESSAGES: Operation[SessionMessagesQuery, SessionMessagesPage] = Operation(
     name="MemoryService.GetSessionMessages",
-    role=Role.READ,
+    effect=Effect.READ,
     run=_messages,
     touched_in=lambda q: _session_key(q.session_id),
 )
 DELETE_MESSAGES: Operation[DeleteMessages, DeleteMessagesOutcome] = Operation(
     name="MemoryService.DeleteMessages",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     run=_delete_messages,
     touched_in=lambda d: _session_key(d.session_id),
 )
 CLEAR_SESSION: Operation[ClearRequest, int] = Operation(
     name="MemoryService.ClearSession",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     run=_clear,
     touched_in=lambda c: _session_key(c.session_id),
 )

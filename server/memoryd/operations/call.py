@@ -68,7 +68,11 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class Outcome(Generic[T]):
-    """What an operation returned and what it was served degraded by."""
+    """What an operation returned (masked for the caller: see door.py) and what it was
+    served degraded by."""
 
     value: T
     degraded: tuple[Degradation, ...] = ()
+    #: Masking changed the value: it is not what is stored (writing it back would
+    #: overwrite what the caller could not see).
+    masked: bool = False

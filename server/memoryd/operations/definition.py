@@ -1,14 +1,31 @@
-"""What one operation is: its name, the role it needs, how its scope is drawn, what the
-audit log and traces record of it, and the code it runs against the services.
+"""What one operation is: its name, its effect (which gives the role it needs), how its
+scope is drawn, what the audit log and traces record of it, how its outcome is masked,
+and the code it runs against the services.
 
 Every transport runs an operation the same way (see door.py), so an operation's
-authorisation, audit fields and degradation reporting are defined here once, not per
-transport. ``I`` is the operation's typed input (domain types, built by the adapter
-from its wire format), ``O`` what it returns (or, for a stream, each item it yields).
+authorisation, audit fields, masking and degradation reporting are defined here once,
+not per transport. ``I`` is the operation's typed input (domain types, built by the
+adapter from its wire format), ``O`` what it returns (or, for a stream, each item it
+yields).
+
+Roles by effect. An operation declares what it does to the caller's data, for its
+input when that matters; the role follows from the effect, never from a per-operation
+choice:
+
+- READ (role ``read``): returns data, changes nothing.
+- WRITE (role ``write``): creates or changes what the call names (memory ids, a key, a
+  scope, a session), or applies the operator's configured policy; what it archives
+  can be restored and what it replaces stays in a history or an archive.
+- DESTRUCTIVE (role ``admin``): can delete, or irreversibly merge, data beyond the ids
+  the call names (Prune, Reset, Compact with merge overrides, maintenance with a
+  retention override).
+- ADMIN_OVERRIDE (role ``admin``): crosses the tenant's agents or overrides the
+  operator's policy (tenant-wide Export, Import, Reembed, maintenance's max_entries).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -16,6 +33,7 @@ from typing import Any, Generic, TypeVar
 from memoryd.domain.principal import CallScope, Role
 from memoryd.domain.requests import Degradation
 from memoryd.operations.services import Services
+from memoryd.security.masked_fields import Kind
 
 I = TypeVar("I")  # noqa: E741
 O = TypeVar("O")  # noqa: E741
@@ -24,6 +42,31 @@ O = TypeVar("O")  # noqa: E741
 #: (a keyed-memory key, "session:<id>", "scope:<thread>/<resource>").
 Touched = tuple[Sequence[str], str]
 NOTHING: Touched = ((), "")
+
+
+class Effect(enum.Enum):
+    """What an operation does to the caller's data (see the module's docstring)."""
+
+    READ = "read"
+    WRITE = "write"
+    DESTRUCTIVE = "destructive"
+    ADMIN_OVERRIDE = "admin override"
+
+    @property
+    def role(self) -> Role:
+        """The role a call with this effect needs."""
+        return _ROLES[self]
+
+
+_ROLES = {
+    Effect.READ: Role.READ,
+    Effect.WRITE: Role.WRITE,
+    Effect.DESTRUCTIVE: Role.ADMIN,
+    Effect.ADMIN_OVERRIDE: Role.ADMIN,
+}
+
+
+_RANK = {effect: rank for rank, effect in enumerate(Effect)}
 
 
 def _nothing(_: Any) -> Touched:
@@ -39,11 +82,13 @@ class _Definition(Generic[I, O]):
     #: "<Service>.<Method>": the audit log's and read trail's operation name, and the
     #: gRPC method it is served as (/memoryd.v1.<Service>/<Method>).
     name: str
-    role: Role
+    #: What the operation does to the caller's data, whatever its input.
+    effect: Effect
+    #: The effect of an input when it depends on it (deleting overrides, a
+    #: tenant-wide export): the larger of this and ``effect``.
+    effect_of: Callable[[I], Effect] | None = None
     #: The GenAI memory operation (gen_ai.operation.name), "" when none fits.
     genai: str = ""
-    #: Inputs that raise the role to admin (a tenant-wide export, deleting overrides).
-    admin_when: Callable[[I], bool] | None = None
     #: Inputs for which the call is tenant-wide: the agent may be empty.
     tenant_wide: Callable[[I], bool] | None = None
     #: What the input addresses (recorded even when the call is denied).
@@ -56,6 +101,12 @@ class _Definition(Generic[I, O]):
     count: Callable[[I, O], int | None] | None = None
     #: Degradations the result itself carries (a Recall's, a snapshot's).
     own_degraded: Callable[[O], Sequence[Degradation]] = _no_degradations
+    #: How strings of the outcome outside any dataclass are masked (a list of ids:
+    #: KEEP); strings inside one follow security/masked_fields.py.
+    outcome_kind: Kind = Kind.TEXT
+    #: An admin reads the outcome unmasked whatever its clearance (Export: a backup
+    #: must restore exactly what was stored).
+    unmasked_for_admin: bool = False
 
     @property
     def service(self) -> str:
@@ -65,11 +116,22 @@ class _Definition(Generic[I, O]):
     def method(self) -> str:
         return self.name.partition(".")[2]
 
+    @property
+    def role(self) -> Role:
+        """The role of the operation's own effect (an input may need more)."""
+        return self.effect.role
+
+    def effect_for(self, value: I | None) -> Effect:
+        """The effect of a call with input ``value`` (None: one that could not be
+        built, which runs nothing: the operation's own effect)."""
+        if value is None or self.effect_of is None:
+            return self.effect
+        found = self.effect_of(value)
+        return found if _RANK[found] > _RANK[self.effect] else self.effect
+
     def required_role(self, value: I | None) -> Role:
-        """The role this call needs: admin when ``admin_when`` holds for its input."""
-        if value is not None and self.admin_when is not None and self.admin_when(value):
-            return Role.ADMIN
-        return self.role
+        """The role a call with input ``value`` needs: its effect's."""
+        return self.effect_for(value).role
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,9 +4,11 @@ Per call it authenticates the caller's credentials into a Principal (UNAUTHENTIC
 otherwise), builds the operation's typed input, checks the role the operation needs
 for that input (PERMISSION_DENIED otherwise), draws the call's scope (the tenant from
 the principal, the agent from the request), admits a write only once its STARTED
-audit event is on disk, runs the operation with its degradations collected, and
-records the call: its span, the access log line, request metrics, the audit event of
-a write or a denial and the read trail of a read. Errors propagate as they are (each
+audit event is on disk, runs the operation with its degradations collected, masks
+what it returns for a caller below the unmasked clearance (every string and JSON value
+of the outcome, of each streamed item and of an error's message: security/masking.py),
+and records the call: its span, the access log line, request metrics, the audit event
+of a write or a denial and the read trail of a read (ids and keys as they are stored). Errors propagate as they are (each
 MemorydError knows its status) for the transport to put on its wire; an unexpected
 exception is logged with its traceback and ends the call as INTERNAL. Nothing here
 logs a request body or a credential.
@@ -26,9 +28,9 @@ from typing import Any, TypeVar
 import structlog
 
 from memoryd.config import LoggingSettings
-from memoryd.domain.errors import MemorydError, PermissionDenied
+from memoryd.domain.errors import FieldViolation, InvalidArgument, MemorydError, PermissionDenied
 from memoryd.domain.limits import canonical_id
-from memoryd.domain.principal import CallScope, Role
+from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.domain.requests import Degradation
 from memoryd.observability.logging import AccessLog
 from memoryd.observability.metrics import Metrics
@@ -41,6 +43,7 @@ from memoryd.operations.services import Services
 from memoryd.operations.trace import CallTrace
 from memoryd.resilience.degradation import ComponentStates, collecting
 from memoryd.security.audit import STARTED, AuditEvent, AuditLog
+from memoryd.security.masking import Masker, OutcomeMask
 from memoryd.security.read_trail import ReadTrail
 
 log = structlog.get_logger("memoryd.access")
@@ -65,6 +68,7 @@ class Door:
         metrics: Metrics | None = None,
         access_log: AccessLog | None = None,
         tracing: Tracing = NO_TRACING,
+        masker: Masker | None = None,
     ) -> None:
         self.services = services
         self.authenticator = authenticator
@@ -74,6 +78,7 @@ class Door:
         self._states = states
         self._metrics = metrics
         self._access = access_log or AccessLog(LoggingSettings())
+        self._masker = masker
 
     async def run(
         self, op: Operation[I, O], call: Call, agent_id: str, build: Callable[[], I]
@@ -90,10 +95,17 @@ class Door:
                 call.read = list(op.returned(result))
             if call.role is not Role.READ:  # only writes are audited when they succeed
                 call.touch(*op.touched_out(result))
-            call.degraded = self._degraded(op.own_degraded(result), found)
-            return Outcome(result, call.degraded)
+            degraded = self._degraded(op.own_degraded(result), found)
+            mask = self._mask(op, scope.principal)
+            if mask is None:
+                call.degraded = degraded
+                return Outcome(result, degraded)
+            shown = mask(result, op.outcome_kind)
+            call.degraded = mask(degraded)
+            return Outcome(shown, call.degraded, masked=shown is not result)
         except (Exception, asyncio.CancelledError) as exc:
             _failed(call, exc)
+            self._mask_error(op, call.principal, exc)
             raise
         finally:
             self._finish(op, call, trace)
@@ -106,18 +118,46 @@ class Door:
         try:
             value, scope = await self._enter(op, call, agent_id, build)
             reads = self._trail is not None and op.returned is not None
+            mask = self._mask(op, scope.principal)
             async for item in op.run(self.services, scope, value):
                 if reads and op.returned is not None:
                     call.read = [*(call.read or []), *op.returned(item)]
-                yield item
+                yield item if mask is None else mask(item, op.outcome_kind)
         except (Exception, asyncio.CancelledError) as exc:
             _failed(call, exc)
+            self._mask_error(op, call.principal, exc)
             raise
         except GeneratorExit:  # the consumer stopped reading (the client went away)
             call.code = "CANCELLED"
             raise
         finally:
             self._finish(op, call, trace)
+
+    # ------------------------------------------------------------------ masking
+
+    def _mask(self, op: AnyOperation, principal: Principal) -> OutcomeMask | None:
+        """The mask of what ``principal`` reads from ``op``, None when it reads it as
+        stored."""
+        if self._masker is None:
+            return None
+        return self._masker.for_principal(principal, export=op.unmasked_for_admin)
+
+    def _mask_error(
+        self, op: AnyOperation, principal: Principal | None, exc: BaseException
+    ) -> None:
+        """Mask an error's message for the caller: a message may quote stored data (a
+        schema violation of merged working memory, a key)."""
+        if principal is None or not isinstance(exc, MemorydError):
+            return
+        mask = self._mask(op, principal)
+        if mask is None:
+            return
+        exc.message = mask(exc.message)
+        exc.args = (exc.message,)
+        if isinstance(exc, InvalidArgument):
+            exc.violations = [
+                FieldViolation(mask(v.field), mask(v.description)) for v in exc.violations
+            ]
 
     # ------------------------------------------------------------------ per call
 

@@ -12,9 +12,9 @@ from memoryd.domain.keyed import (
     KeyListQuery,
     KeyWrite,
 )
-from memoryd.domain.principal import CallScope, Role
+from memoryd.domain.principal import CallScope
 from memoryd.observability.tracing import SEARCH, UPSERT
-from memoryd.operations.definition import Operation
+from memoryd.operations.definition import Effect, Operation
 from memoryd.operations.services import Services
 
 
@@ -45,7 +45,7 @@ def _entry(entry: KeyEntry) -> tuple[tuple[str, ...], str]:
 
 SET_MEMORY: Operation[KeyWrite, KeyEntry] = Operation(
     name="MemoryService.SetMemory",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     genai=UPSERT,
     run=_set,
     touched_in=lambda w: ((), w.key),
@@ -53,21 +53,21 @@ SET_MEMORY: Operation[KeyWrite, KeyEntry] = Operation(
 )
 GET_KEY: Operation[KeyRef, KeyEntry] = Operation(
     name="MemoryService.GetKey",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_get,
     touched_in=lambda ref: ((), ref.key),
 )
 LIST_KEYS: Operation[KeyListQuery, KeyListing] = Operation(
     name="MemoryService.ListKeys",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_list,
     count=lambda _, listing: len(listing.entries),
 )
 KEY_HISTORY: Operation[KeyHistoryQuery, KeyHistoryPage] = Operation(
     name="MemoryService.KeyHistory",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_history,
     touched_in=lambda q: ((), q.key),

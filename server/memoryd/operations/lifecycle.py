@@ -31,9 +31,9 @@ from memoryd.domain.lifecycle import (
     ReembedResult,
     Stats,
 )
-from memoryd.domain.principal import CallScope, Role
+from memoryd.domain.principal import CallScope
 from memoryd.observability.tracing import DELETE, SEARCH, UPDATE, UPSERT
-from memoryd.operations.definition import Operation, StreamOperation
+from memoryd.operations.definition import Effect, Operation, StreamOperation
 from memoryd.operations.scope import agent_scope
 from memoryd.operations.services import Services
 
@@ -194,62 +194,89 @@ def _exported_ids(item: ExportItem | Progress) -> Iterable[str]:
 
 
 GET_STATS: Operation[Everything, Stats] = Operation(
-    name="LifecycleService.GetStats", role=Role.READ, run=_stats
+    name="LifecycleService.GetStats", effect=Effect.READ, run=_stats
 )
 ARCHIVE: Operation[Selection, int] = Operation(
     name="LifecycleService.Archive",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     genai=UPDATE,
     run=_archive,
     touched_in=lambda sel: (sel.selector.ids, ""),
 )
 RESTORE: Operation[Selection, Restored] = Operation(
     name="LifecycleService.Restore",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     genai=UPDATE,
     run=_restore,
     touched_in=lambda sel: (sel.selector.ids, ""),
 )
 PRUNE: Operation[PruneCriteria, PruneOutcome] = Operation(
-    name="LifecycleService.Prune", role=Role.ADMIN, genai=DELETE, run=_prune
+    name="LifecycleService.Prune",
+    # Deletes whatever matches its criteria (a dry run previews exactly that).
+    effect=Effect.DESTRUCTIVE,
+    genai=DELETE,
+    run=_prune,
 )
 RESET: Operation[ResetRequest, int] = Operation(
-    name="LifecycleService.Reset", role=Role.ADMIN, genai=DELETE, run=_reset
+    name="LifecycleService.Reset", effect=Effect.DESTRUCTIVE, genai=DELETE, run=_reset
 )
+
+
+def _compact_effect(o: CompactOptions) -> Effect:
+    """Compacting by the configured policy (tombstones, expired items, near-duplicate
+    merges at the operator's threshold, which scheduled maintenance applies anyway) is
+    a write; a merge threshold or similarity of the caller's own deletes the memories
+    it merges away, well beyond anything the call names."""
+    overrides = o.merge_group_threshold is not None or o.merge_similarity is not None
+    return Effect.DESTRUCTIVE if overrides else Effect.WRITE
+
+
+def _maintenance_effect(o: MaintenanceOptions) -> Effect:
+    """A retention override deletes; max_entries archives beyond the operator's policy."""
+    if o.retention_days is not None:
+        return Effect.DESTRUCTIVE
+    return Effect.ADMIN_OVERRIDE if o.max_entries is not None else Effect.WRITE
+
+
 COMPACT: StreamOperation[CompactOptions, Progress | CompactResult] = StreamOperation(
-    name="LifecycleService.Compact", role=Role.WRITE, run=_compact
+    name="LifecycleService.Compact", effect=Effect.WRITE, effect_of=_compact_effect, run=_compact
 )
 RUN_MAINTENANCE: StreamOperation[MaintenanceOptions, Progress | MaintenanceResult] = (
     StreamOperation(
         name="LifecycleService.RunMaintenance",
-        role=Role.WRITE,
+        effect=Effect.WRITE,
+        effect_of=_maintenance_effect,
         run=_maintain,
-        # Overrides that delete or archive beyond the configured policy, as Prune does.
-        admin_when=lambda o: o.retention_days is not None or o.max_entries is not None,
     )
 )
 CONSOLIDATE: StreamOperation[ConsolidateOptions, Progress | ConsolidateResult] = StreamOperation(
-    name="LifecycleService.Consolidate", role=Role.WRITE, run=_consolidate
+    name="LifecycleService.Consolidate",
+    # Lossless: the originals are archived beside the derived memory, and Restore's
+    # undo_consolidation brings them back (service/lifecycle/consolidation.py).
+    effect=Effect.WRITE,
+    run=_consolidate,
 )
 EXPORT: StreamOperation[ExportRequest, ExportItem | Progress] = StreamOperation(
     name="LifecycleService.Export",
-    role=Role.READ,
+    effect=Effect.READ,
+    effect_of=lambda r: Effect.ADMIN_OVERRIDE if r.all_agents else Effect.READ,
     genai=SEARCH,
     run=_export,
-    admin_when=lambda r: r.all_agents,
     tenant_wide=lambda r: r.all_agents,
     returned=_exported_ids,
+    unmasked_for_admin=True,
 )
 IMPORT: Operation[AsyncIterator[ImportRecord], ImportOutcome] = Operation(
     name="LifecycleService.Import",
-    role=Role.ADMIN,
+    # Writes into every agent its records name, over what they hold.
+    effect=Effect.ADMIN_OVERRIDE,
     genai=UPSERT,
     run=_import,
     tenant_wide=lambda _: True,
 )
 REEMBED: StreamOperation[ReembedRequest, Progress | ReembedResult] = StreamOperation(
     name="LifecycleService.Reembed",
-    role=Role.ADMIN,
+    effect=Effect.ADMIN_OVERRIDE,
     genai=UPDATE,
     run=_reembed,
     tenant_wide=lambda r: r.all_agents,

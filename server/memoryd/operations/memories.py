@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memoryd.domain.models import Memory
-from memoryd.domain.principal import CallScope, Role
+from memoryd.domain.principal import CallScope
 from memoryd.domain.requests import (
     ListQuery,
     MemoryDraft,
@@ -17,8 +17,9 @@ from memoryd.domain.requests import (
     RememberOutcome,
 )
 from memoryd.observability.tracing import DELETE, SEARCH, UPDATE, UPSERT
-from memoryd.operations.definition import Operation
+from memoryd.operations.definition import Effect, Operation
 from memoryd.operations.services import Services
+from memoryd.security.masked_fields import Kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +70,14 @@ async def _forget(s: Services, scope: CallScope, ids: MemoryIds) -> list[str]:
 
 REMEMBER: Operation[MemoryDraft, RememberOutcome] = Operation(
     name="MemoryService.Remember",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     genai=UPSERT,
     run=_remember,
     touched_out=lambda o: ((o.memory.id,), ""),
 )
 REMEMBER_BATCH: Operation[Sequence[MemoryDraft], list[RememberOutcome]] = Operation(
     name="MemoryService.RememberBatch",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     genai=UPSERT,
     run=_remember_batch,
     touched_out=lambda out: ([o.memory.id for o in out], ""),
@@ -84,7 +85,7 @@ REMEMBER_BATCH: Operation[Sequence[MemoryDraft], list[RememberOutcome]] = Operat
 )
 RECALL: Operation[RecallQuery, RecallOutcome] = Operation(
     name="MemoryService.Recall",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_recall,
     returned=lambda o: [r.memory.id for r in o.results],
@@ -93,7 +94,7 @@ RECALL: Operation[RecallQuery, RecallOutcome] = Operation(
 )
 GET_MEMORY: Operation[MemoryRef, Memory] = Operation(
     name="MemoryService.GetMemory",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_get,
     touched_in=lambda ref: ((ref.id,) if ref.id else (), ""),
@@ -101,14 +102,14 @@ GET_MEMORY: Operation[MemoryRef, Memory] = Operation(
 )
 LIST_MEMORIES: Operation[ListQuery, MemoryPage] = Operation(
     name="MemoryService.ListMemories",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_list,
     count=lambda _, page: len(page.memories),
 )
 UPDATE_MEMORY: Operation[MemoryUpdate, Memory] = Operation(
     name="MemoryService.UpdateMemory",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     genai=UPDATE,
     run=_update,
     touched_in=lambda u: ((u.id,) if u.id else (), ""),
@@ -116,12 +117,14 @@ UPDATE_MEMORY: Operation[MemoryUpdate, Memory] = Operation(
 )
 FORGET_MEMORIES: Operation[MemoryIds, list[str]] = Operation(
     name="MemoryService.ForgetMemories",
-    role=Role.WRITE,
+    # Deletes exactly the ids it names.
+    effect=Effect.WRITE,
     genai=DELETE,
     run=_forget,
     touched_in=lambda i: (i.ids, ""),
     touched_out=lambda forgotten: (forgotten, ""),
     count=lambda i, _: len(i.ids),
+    outcome_kind=Kind.KEEP,  # the ids forgotten
 )
 
 OPERATIONS = (

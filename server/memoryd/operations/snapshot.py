@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memoryd.domain.principal import CallScope, Role
+from memoryd.domain.principal import CallScope
 from memoryd.domain.snapshot import (
     DefaultReadRequest,
     DefaultReadResult,
@@ -15,7 +15,7 @@ from memoryd.domain.snapshot import (
     StateWrite,
 )
 from memoryd.observability.tracing import SEARCH, UPSERT
-from memoryd.operations.definition import NOTHING, Operation, Touched
+from memoryd.operations.definition import NOTHING, Effect, Operation, Touched
 from memoryd.operations.services import Services
 
 
@@ -60,7 +60,7 @@ def _snapshot_touched(req: SnapshotRequest) -> Touched:
 
 BUILD_SNAPSHOT: Operation[SnapshotRequest, Snapshot] = Operation(
     name="SnapshotService.BuildSnapshot",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_build,
     touched_in=_snapshot_touched,
@@ -70,21 +70,21 @@ BUILD_SNAPSHOT: Operation[SnapshotRequest, Snapshot] = Operation(
 )
 DEFAULT_READ: Operation[DefaultReadRequest, DefaultReadResult] = Operation(
     name="SnapshotService.DefaultRead",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_default_read,
     returned=lambda result: [line.key for line in result.lines],
 )
 SAVE_STATE: Operation[SaveState, list[StateComponent]] = Operation(
     name="SnapshotService.SaveState",
-    role=Role.WRITE,
+    effect=Effect.WRITE,
     genai=UPSERT,
     run=_save,
     touched_in=lambda r: ((), f"session:{r.session_id}"[:1024] if r.session_id else ""),
 )
 LOAD_STATE: Operation[LoadState, list[StateComponent]] = Operation(
     name="SnapshotService.LoadState",
-    role=Role.READ,
+    effect=Effect.READ,
     genai=SEARCH,
     run=_load,
     touched_in=lambda r: ((), f"session:{r.session_id}"[:1024] if r.session_id else ""),

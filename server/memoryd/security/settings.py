@@ -192,6 +192,28 @@ class QuotaSettings(BaseModel):
 MaskingRule = Literal["email", "phone", "national_id", "card", "secret"]
 
 
+#: Applied in this order: card numbers before the looser phone pattern.
+BUILTIN_RULES: dict[str, tuple[str, str]] = {
+    "secret": (
+        r"(?i)\b(?:api[_-]?key|secret|token|password|passwd|pwd)\s*[:=]\s*\S+"
+        r"|\b(?:sk|pk|rk)[-_](?:live|test|proj)[-_][A-Za-z0-9_-]{8,}"
+        r"|\bsk-[A-Za-z0-9_-]{16,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{30,}"
+        r"|\bxox[abprs]-[A-Za-z0-9-]{10,}|\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}",
+        "[secret]",
+    ),
+    "email": (r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", "[email]"),
+    "national_id": (
+        r"\b\d{3}-\d{2}-\d{4}\b|\b\d{17}[\dXx]\b|\b[A-Za-z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-Da-d]\b",
+        "[national id]",
+    ),
+    "card": (r"\b\d{4}(?:[ -]?\d{4}){2}[ -]?\d{1,7}\b", "[card]"),
+    "phone": (
+        r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{3,4}[\s.-]?\d{3,4}(?:[\s.-]?\d{2,4})?\b",
+        "[phone]",
+    ),
+}
+
+
 class CustomMaskingRule(BaseModel):
     """A pattern of your own (RE2 syntax: linear time, no backreferences)."""
 
@@ -220,6 +242,27 @@ class MaskingSettings(BaseModel):
     unmasked_clearance: Clearance = SecurityLevel.CONFIDENTIAL
     rules: list[MaskingRule] = Field(default_factory=lambda: list(get_args(MaskingRule)))
     custom: list[CustomMaskingRule] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _replacements_stay(self) -> MaskingSettings:
+        """Masked text must stay as it is when masked again (the operation door masks
+        a rendered snapshot whose parts were masked before its tokens were counted): no
+        rule may match a replacement."""
+        rules: list[tuple[str, str, str]] = [
+            (name, *BUILTIN_RULES[name]) for name in BUILTIN_RULES if name in self.rules
+        ]
+        rules += [(c.name, c.pattern, c.replacement) for c in self.custom]
+        compiled = [re2.compile(pattern) for _, pattern, _ in rules]
+        for name, _, replacement in rules:
+            text = replacement
+            for pattern, (_, _, other) in zip(compiled, rules, strict=True):
+                text = pattern.sub(other, text)
+            if text != replacement:
+                raise ValueError(
+                    f"masking rule {name!r}: its replacement {replacement!r} is masked again "
+                    f"(to {text!r}); a replacement must not match any rule"
+                )
+        return self
 
 
 class AuditSettings(BaseModel):

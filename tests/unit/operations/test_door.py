@@ -9,17 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.domain.errors import InvalidArgument, PermissionDenied, Unauthenticated
+from memoryd.domain.errors import InvalidArgument, NotFound, PermissionDenied, Unauthenticated
 from memoryd.domain.models import SecurityLevel
 from memoryd.domain.principal import Principal, Role
 from memoryd.domain.requests import ListQuery, MemoryDraft, RecallQuery
 from memoryd.operations import Call, Door, Services
 from memoryd.operations import memories as ops
 from memoryd.operations.auth import AUTHORIZATION, Transport
-from memoryd.operations.memories import MemoryIds
+from memoryd.operations.memories import MemoryIds, MemoryRef
 from memoryd.resilience.degradation import ComponentStates
 from memoryd.security.audit import AuditLog
+from memoryd.security.masking import Masker
 from memoryd.security.read_trail import ReadTrail
+from memoryd.security.settings import MaskingSettings
 from tests.unit.service.helpers import Harness, harness, scope_for  # noqa: F401 (fixture)
 
 PRINCIPALS = {
@@ -129,3 +131,49 @@ async def test_the_outcome_carries_what_the_call_was_degraded_by(
     states.set("store", ok=True)
     out = await door.run(ops.REMEMBER, call_as("writer"), "a1", lambda: MemoryDraft("coffee"))
     assert out.degraded == ()
+
+
+LOW = Principal("low", "t1", frozenset({"a1"}), SecurityLevel.INTERNAL, frozenset(Role))
+PII = "reach alice@example.com or +1 415-555-0100"
+
+
+class WithLow(Keys):
+    def authenticate(self, transport: Transport) -> Principal:
+        if tuple(transport.metadata) == ((AUTHORIZATION, "Bearer low"),):
+            return LOW
+        return super().authenticate(transport)
+
+
+async def test_the_door_masks_every_outcome_for_a_low_clearance_caller(
+    tmp_path: Path,
+    harness: Harness,  # noqa: F811
+) -> None:
+    audit = AuditLog(tmp_path / "audit", rotate_bytes=1 << 20, keep_files=0)
+    audit.start()
+    door = Door(
+        Services(memories=harness.service),
+        WithLow(),
+        audit=audit,
+        read_trail=ReadTrail(audit, enabled=True),
+        masker=Masker(MaskingSettings(enabled=True)),
+    )
+    draft = MemoryDraft(PII, tags=("alice@example.com",), metadata={"phone": "+1 415-555-0100"})
+    # A write's answer is masked too (the caller wrote it, but reads at its clearance).
+    written = await door.run(ops.REMEMBER, call_as("low"), "a1", lambda: draft)
+    assert written.masked and written.value.memory.content == "reach [email] or [phone]"
+    memory_id = written.value.memory.id
+    got = await door.run(ops.GET_MEMORY, call_as("low"), "a1", lambda: MemoryRef(memory_id))
+    assert got.value.tags == ("[email]",) and got.value.metadata == {"phone": "[phone]"}
+    assert got.value.id == memory_id
+    recalled = await door.run(ops.RECALL, call_as("low"), "a1", lambda: RecallQuery("alice"))
+    assert [r.memory.content for r in recalled.value.results] == ["reach [email] or [phone]"]
+    # Stored as written: a cleared caller reads it.
+    full = await door.run(ops.GET_MEMORY, call_as("writer"), "a1", lambda: MemoryRef(memory_id))
+    assert full.value.content == PII and not full.masked
+    # An error's message is masked as well.
+    with pytest.raises(NotFound) as missing:
+        await door.run(ops.GET_MEMORY, call_as("low"), "a1", lambda: MemoryRef("bob@example.com"))
+    assert "bob@example.com" not in missing.value.message
+    await audit.close()
+    trail = [e for e in events(tmp_path / "audit" / "audit.jsonl") if e["principal"] == "low"]
+    assert [memory_id] in [e.get("ids") for e in trail]  # the trail names real ids

@@ -17,7 +17,6 @@ from memoryd.config import DedupSettings, LimitsSettings, MaintenanceSettings
 from memoryd.domain.models import Memory, MemoryFilter, Partition, utcnow
 from memoryd.domain.records import RecordKind
 from memoryd.embedding.base import Embedder
-from memoryd.security.masking import Masker
 from memoryd.service.agent_state.working import WorkingMemoryService
 from memoryd.service.common import scanning
 from memoryd.service.common.llm import ChatClient
@@ -59,8 +58,6 @@ class LifecycleDeps:
     sessions: SessionService | None = None
     #: The optional chat endpoint (consolidation summaries).
     llm: ChatClient | None = None
-    #: Masks exports for low-clearance callers (security/masking.py).
-    masker: Masker | None = None
     clock: Callable[[], datetime] = utcnow
 
     @property

@@ -13,12 +13,10 @@ the caller may see is exported: memories and keys above its clearance are left o
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from memoryd.domain import json_text
 from memoryd.domain.agent_state import PROFILE_KEY, AgentProfile, WorkingMemory
 from memoryd.domain.lifecycle import (
     ExportedKeyEvent,
@@ -34,7 +32,6 @@ from memoryd.domain.lifecycle import (
 )
 from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.records import Record, RecordKind, UndecodableRecord
-from memoryd.security.masking import Mask, mask_json
 from memoryd.service.agent_state.profile import profile_etag
 from memoryd.service.agent_state.state import component_from, state_record
 from memoryd.service.agent_state.working import working_doc, working_memory_from
@@ -191,14 +188,13 @@ class Exporter:
         clearance: SecurityLevel,
         *,
         include_vectors: bool,
-        mask: Mask | None = None,
     ) -> AsyncIterator[ExportItem | Progress]:
-        """The header, then every item; ``mask`` (a low-clearance, non-admin caller)
-        masks the text of memories, keys, working memory, profiles and sessions."""
+        """The header, then every item (as stored: the operation door masks each one
+        for a low-clearance caller)."""
         yield header
         for partition in partitions:
             async for item in self._partition(partition, clearance, include_vectors):
-                yield item if mask is None else masked_item(item, mask)
+                yield item
 
     async def _partition(
         self, partition: Partition, clearance: SecurityLevel, include_vectors: bool
@@ -283,41 +279,6 @@ def _decoded(records: Sequence[Record], decode: Callable[[Record], T]) -> Iterat
         except UndecodableRecord as error:
             skipped(error)
             yield Progress(SKIPPED, message=error.message)
-
-
-def masked_item(item: ExportItem | Progress, mask: Mask) -> ExportItem | Progress:
-    """``item`` with its text masked (security/masking.py)."""
-    if isinstance(item, ExportedMemory):
-        copy = item.memory.copy()
-        copy.content = mask(copy.content)
-        return ExportedMemory(copy)
-    if isinstance(item, ExportedKeyEvent):
-        masked = mask_json(item.entry.content, mask)
-        # The stored text goes too: it is what the export carries (content_json).
-        entry = dataclasses.replace(
-            item.entry,
-            content=masked,
-            content_json=json_text.spelled(masked, item.entry.content_json),
-        )
-        return dataclasses.replace(item, entry=entry)
-    if isinstance(item, ExportedWorkingMemory):
-        content = mask_json(item.working.content, mask)
-        text = json_text.spelled(content, item.working.content_json)
-        working = dataclasses.replace(item.working, content=content, content_json=text)
-        return dataclasses.replace(item, working=working)
-    if isinstance(item, ExportedProfile):
-        profile = dataclasses.replace(item.profile, content=mask(item.profile.content))
-        return dataclasses.replace(item, profile=profile)
-    if isinstance(item, ExportedSession):
-        return dataclasses.replace(
-            item,
-            summary=mask(item.summary),
-            messages=[dataclasses.replace(m, content=mask(m.content)) for m in item.messages],
-        )
-    if isinstance(item, ExportedSessionMessage):
-        message = dataclasses.replace(item.message, content=mask(item.message.content))
-        return dataclasses.replace(item, message=message)
-    return item
 
 
 def describe(item: Any) -> str:

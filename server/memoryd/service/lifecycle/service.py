@@ -349,10 +349,8 @@ class LifecycleService:
             embedding_model=embedder.model_id,
             embedding_dimension=embedder.dimension,
         )
-        masker = self._deps.masker
-        mask = masker.for_scope(scope, export=True) if masker is not None else None
         return self.exporter.export(
-            header, partitions, scope.clearance, include_vectors=include_vectors, mask=mask
+            header, partitions, scope.clearance, include_vectors=include_vectors
         )
 
     def importer(self) -> Importer:

@@ -49,7 +49,6 @@ from memoryd.domain.requests import (
 )
 from memoryd.embedding.base import Embedder
 from memoryd.resilience.embedder import embed_in_space, in_space
-from memoryd.security.masking import Masker
 from memoryd.service.common import validation as check
 from memoryd.service.common.leases import Lease, PartitionLeases
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
@@ -88,12 +87,10 @@ class MemoryService:
         quotas: Quotas | None = None,
         dedup: DedupSettings | None = None,
         contradictions: ContradictionResolver | None = None,
-        masker: Masker | None = None,
         leases: PartitionLeases | None = None,
         clock: Clock = utcnow,
     ) -> None:
         self._clock = clock
-        self._masker = masker
         #: Replicas sharing the store: plans and checked updates under a partition lease.
         self._leases = leases
         self._store = store
@@ -275,20 +272,7 @@ class MemoryService:
     async def get(self, scope: CallScope, memory_id: str) -> Memory:
         memory = await self._get_visible(scope, memory_id)
         self._access.record(scope.partition, [memory.id], self._clock())
-        return self._masked(scope, [memory])[0]
-
-    def _masked(self, scope: CallScope, memories: list[Memory]) -> list[Memory]:
-        """Copies with personal data masked, for a caller below the unmasked clearance
-        (security/masking.py); the memories themselves are left as stored."""
-        mask = self._masker.for_scope(scope) if self._masker is not None else None
-        if mask is None:
-            return memories
-        out = []
-        for memory in memories:
-            copy = memory.copy()
-            copy.content = mask(memory.content)
-            out.append(copy)
-        return out
+        return memory
 
     async def recall(self, scope: CallScope, query: RecallQuery) -> RecallOutcome:
         self._check_recall(query)
@@ -357,8 +341,6 @@ class MemoryService:
         scored.sort(key=lambda s: s.score, reverse=True)
         results = scored[:limit]
         self._access.record(scope.partition, (s.memory.id for s in results), now)
-        masked = self._masked(scope, [s.memory for s in results])
-        results = [dataclasses.replace(s, memory=m) for s, m in zip(results, masked, strict=True)]
         return RecallOutcome(results=results, embedding_model=space)
 
     def _check_recall(self, query: RecallQuery) -> None:
@@ -411,7 +393,7 @@ class MemoryService:
                 else PageCursor(last.created_at, last.id)
             )
             token = self._page_tokens.encode(position, query_print)
-        return MemoryPage(memories=self._masked(scope, page), next_page_token=token)
+        return MemoryPage(memories=page, next_page_token=token)
 
     # ------------------------------------------------------------------ helpers
 

@@ -20,6 +20,7 @@ never content).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -28,18 +29,17 @@ from datetime import datetime
 import structlog
 
 from memoryd.config import KeysSettings, LimitsSettings, SnapshotSettings
-from memoryd.domain import json_text
 from memoryd.domain.models import Partition, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import RecordKind
 from memoryd.domain.snapshot import DefaultReadLine, DefaultReadRequest, DefaultReadResult
-from memoryd.security.masking import Mask, Masker, mask_json
+from memoryd.security.masking import Mask, Masker, mask_json_text, mask_path
 from memoryd.service.common import validation as check
 from memoryd.service.common.tokens import TokenCounter
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
-from memoryd.service.keyed.docs import entry_from
-from memoryd.service.keyed.index import IndexedKey, KeyIndexes, Ranking
+from memoryd.service.keyed.docs import entry_from, mirror_fields
+from memoryd.service.keyed.index import IndexedKey, KeyIndexes, Ranking, one_line
 from memoryd.service.keyed.keys import InvalidKey, KeyLimits, normalise_prefix
 from memoryd.service.keyed.tree import ts_text
 from memoryd.storage.records import RecordStore
@@ -189,8 +189,7 @@ class DefaultReadService:
                 continue
             line = line_of(item, score, text)
             if mask is not None:  # before the budget: it counts what is returned
-                masked = json_text.dumps(mask_json(json_text.parse(text), mask))
-                line = replace(line, summary=mask(line.summary), content_json=masked)
+                line = self._masked(line, mask)
             cost = self._line_tokens(scope.partition, line, item, masked=mask is not None)
             if build.used + cost <= build.limit:
                 build.lines.append(line)
@@ -201,6 +200,23 @@ class DefaultReadService:
                 build.misses += 1
             if build.used >= build.limit or build.misses >= _MAX_MISSES:
                 return
+
+    def _masked(self, line: DefaultReadLine, mask: Mask) -> DefaultReadLine:
+        """The line a low-clearance caller reads: key, type and content masked, and the
+        summary made again from the masked content (one cut before masking could keep
+        part of an email). Every part is masked as the door masks it again (text, path,
+        JSON text), so the door's pass leaves the rendered text as it was counted."""
+        content_json = mask_json_text(line.content_json, mask)
+        content = json.loads(content_json)
+        kind = content.get("type") if isinstance(content, dict) else None
+        text = mirror_fields(content, self._limits, Violations()).text
+        return replace(
+            line,
+            key=mask_path(line.key, mask),
+            type=one_line(mask(kind), 40) if isinstance(kind, str) else "",
+            summary=one_line(mask(text), self._settings.default_read_summary_chars),
+            content_json=content_json,
+        )
 
     def _line_tokens(
         self, partition: Partition, line: DefaultReadLine, item: IndexedKey, *, masked: bool

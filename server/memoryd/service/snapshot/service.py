@@ -37,7 +37,7 @@ from memoryd.domain.snapshot import (
     SnapshotSection,
 )
 from memoryd.resilience.degradation import ComponentStates, collecting, report
-from memoryd.security.masking import Masker
+from memoryd.security.masking import Mask, Masker, mask_path
 from memoryd.service.agent_state.profile import ProfileService
 from memoryd.service.agent_state.working import WorkingMemoryService
 from memoryd.service.common import validation as check
@@ -153,7 +153,7 @@ class SnapshotService:
         candidates = _limited(by_section, plan)
         mask = self._masker.for_scope(scope) if self._masker is not None else None
         if mask is not None:  # before packing: the budget counts what is returned
-            candidates = [replace(c, text=mask(c.text)) for c in candidates]
+            candidates = [_masked(c, mask) for c in candidates]
         packed = Packer(self._counter, req.format, plan.budget).pack(candidates, plan.order)
         return Snapshot(
             text=packed.text,
@@ -391,6 +391,17 @@ class SnapshotService:
         # Budget cuts are this snapshot's own business (reported as omitted items).
         degraded = [d for d in window.degraded if d.component != BUDGET_COMPONENT]
         return _Gathered(out, degraded)
+
+
+def _masked(candidate: Candidate, mask: Mask) -> Candidate:
+    """What a low-clearance caller reads of a candidate: its text, label and key masked
+    as text (as the door masks the rendered snapshot again, which then stays as it was
+    counted); ids, scopes and enum attributes are not personal data."""
+    attrs = tuple(
+        (name, mask_path(value, mask) if name == "key" else value)
+        for name, value in candidate.attrs
+    )
+    return replace(candidate, text=mask(candidate.text), label=mask(candidate.label), attrs=attrs)
 
 
 def _memory_candidate(section: SnapshotSection, m: Memory, rank: int) -> Candidate:
