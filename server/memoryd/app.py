@@ -127,7 +127,9 @@ class App:
             )
         )
         self.scheduler = built.scheduler
-        door = self._door(built.services, states, metrics, tracing)
+        door = self._door(
+            built.services, states, metrics, tracing, logged=repository.durability is not None
+        )
         await self._start_transports(door, states, credentials)
         self._log_serving(repository.store.name, embedder, credentials is not None)
 
@@ -233,8 +235,12 @@ class App:
         states: ComponentStates,
         metrics: Metrics | None,
         tracing: Tracing,
+        *,
+        logged: bool,
     ) -> Door:
-        """The one door every transport runs operations through (memoryd.operations)."""
+        """The one door every transport runs operations through (memoryd.operations).
+        ``logged``: writes go through the write-ahead log, whose entries can carry
+        their audit events (one fsync per write)."""
         s = self.settings
         assert self.authenticator is not None, "security starts first"
         return Door(
@@ -246,6 +252,7 @@ class App:
             metrics=metrics,
             access_log=AccessLog(s.logging),
             tracing=tracing,
+            audit_rides_log=logged,
         )
 
     async def _start_transports(
@@ -310,6 +317,7 @@ class App:
             hot_cache=self._hot_cache(store, dimension, bulk_compute),
             metrics=metrics,
             tracing=tracing,
+            audit=self.audit,
         )
 
     def _hot_cache(

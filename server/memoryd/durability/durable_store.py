@@ -31,6 +31,12 @@ reading a shared store would not see the write yet.
 ``transaction()`` collects the writes of a block (in the same task) into ONE log
 entry applied in order: keyed memory writes a key and its mirror memory together.
 
+An entry carries the STARTED audit events of the calls whose writes it holds
+(security/admission.py): one group fsync makes a write and its audit record durable
+together. Reads and applies see an entry only once it is durable. A checkpoint first
+syncs the audit file (``AuditLog.sync``), so no entry leaves the log before its event
+is durable in the file; a start re-appends the events the file lost.
+
 A checkpoint task makes the store's files durable (``syncfs`` of its directory, off
 the request path) and then records the highest sequence applied with every earlier
 one, and the store's table versions then; segments below it are deleted. On start
@@ -52,12 +58,14 @@ from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
 from memoryd.durability.entries import Entry, is_poison, needed, partitions_of, touches
-from memoryd.durability.ops import Op, apply, decode, encode, plan, size
+from memoryd.durability.ops import Op, apply, decode_entry, encode, plan, size
 from memoryd.durability.sync import sync_tree
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
 from memoryd.observability.tracing import NO_TRACING, WAL_APPEND, WAL_APPLY, Tracing
 from memoryd.resilience.breaker import BreakerState, CircuitBreaker
 from memoryd.resilience.degradation import ComponentStates, report
+from memoryd.security.admission import uncarried
+from memoryd.security.audit import AuditLog
 from memoryd.storage.base import Store
 from memoryd.storage.failures import cause_of, public_reason
 from memoryd.storage.records import RecordStore
@@ -109,8 +117,11 @@ class Durability:
         tracing: Tracing = NO_TRACING,
         store_versions: Callable[[], Mapping[str, int]] | None = None,
         reopen: Callable[[], Awaitable[None]] | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self.wal = wal
+        #: The audit log whose events ride in the entries (synced before a checkpoint).
+        self.audit = audit
         self.store = store
         self.records = records
         self.states = states
@@ -160,15 +171,19 @@ class Durability:
         entries = await asyncio.to_thread(self.wal.recover)
         self.checkpoint = self.wal.recovered.applied
         loop = asyncio.get_running_loop()
+        logged: list[tuple[int, str]] = []
         for seq, payload in entries:
             try:
-                ops = decode(payload)
+                ops, events = decode_entry(payload)
             except Exception as exc:  # checksummed, yet not an entry this code can read
                 await self._set_aside(seq, payload, exc)
                 continue
+            logged.extend((seq, line) for line in events)
             durable: asyncio.Future[None] = loop.create_future()
             durable.set_result(None)
             self.pending[seq] = Entry(seq, ops, durable, answered=True)
+        if self.audit is not None and logged:
+            await asyncio.to_thread(self.audit.restore, logged)
         self._store_closed = not store_open
         self.wal.start()
         self.states.set(WAL, ok=True, critical=True)
@@ -254,10 +269,14 @@ class Durability:
         store is degraded, in which case the reason is reported to the call."""
         if self._closed:
             raise Unavailable("the server is shutting down; write not accepted")
+        # The calls' STARTED events ride in the entry: durable with it, in one fsync.
+        admissions = uncarried()
         try:
-            seq, durable = self.wal.submit(encode(ops))
+            seq, durable = self.wal.submit(encode(ops, [a.line() for a in admissions]))
         except WalUnusable as exc:
             raise self._unusable(exc) from None
+        for admission in admissions:
+            admission.logged(seq)
         entry = Entry(seq, ops, durable)
         self.pending[seq] = entry
         try:
@@ -530,6 +549,10 @@ class Durability:
         # was applied before) and the sync makes every file of them durable.
         versions = self.store_versions() if self.store_versions is not None else None
         sync_tree(self.store_dir)  # LanceDB does not fsync its own files
+        if self.audit is not None:
+            # The events the entries up to ``target`` carry: durable in the audit file
+            # before the log may drop those entries (OSError: no checkpoint now).
+            self.audit.sync()
         self.wal.write_checkpoint(target, versions)
         self.checkpoint = target
         self.wal.truncate(target)
@@ -537,7 +560,9 @@ class Durability:
     # -- overlay of pending writes ---------------------------------------------------
 
     def pending_ops(self) -> list[Op]:
-        return [op for e in self.pending.values() if not e.applied for op in e.ops]
+        """The operations logged and not yet applied; an entry still in its fsync is
+        not visible (its write, and its audit event, are not durable yet)."""
+        return [op for e in self.pending.values() if not e.applied and e.is_durable for op in e.ops]
 
     def read_error(self, exc: Exception) -> StoreError:
         """What a read the store failed (and the log cannot answer) raises: a clean

@@ -4,6 +4,10 @@ An entry is a list of operations applied in order (a transaction is several). Th
 encoding is msgpack; vectors travel as raw little-endian float32 bytes, instants as
 microseconds since the epoch (UTC). Every operation is idempotent when replayed in
 order: upserts by id, puts by (kind, key), deletes of absent ids or keys are no-ops.
+
+An entry may also carry the audit events of the calls whose writes it holds (an item
+``{"o": "audit", "e": [JSON line, ...]}``, first): they are durable with the entry
+(security/admission.py). Entries of older daemons have none.
 """
 
 from __future__ import annotations
@@ -148,8 +152,13 @@ def _record_from(v: list[Any]) -> Record:
     )
 
 
-def encode(ops: Sequence[Op]) -> bytes:
-    out = []
+#: The operation name of the item holding an entry's audit events.
+AUDIT = "audit"
+
+
+def encode(ops: Sequence[Op], audit: Sequence[str] = ()) -> bytes:
+    """One entry: ``ops`` in order, and ``audit`` (events' JSON lines) when given."""
+    out: list[dict[str, Any]] = [{"o": AUDIT, "e": list(audit)}] if audit else []
     for op in ops:
         item: dict[str, Any] = {"o": op.kind, "p": [op.partition.tenant_id, op.partition.agent_id]}
         if op.kind == "upsert":
@@ -171,10 +180,20 @@ def encode(ops: Sequence[Op]) -> bytes:
 
 
 def decode(payload: bytes) -> list[Op]:
+    """The operations of an entry."""
+    return decode_entry(payload)[0]
+
+
+def decode_entry(payload: bytes) -> tuple[list[Op], list[str]]:
+    """The operations of an entry and the audit events it carries."""
     ops = []
+    audit: list[str] = []
     for item in msgpack.unpackb(payload, raw=False, strict_map_key=False):
-        partition = Partition(item["p"][0], item["p"][1])
         kind = item["o"]
+        if kind == AUDIT:
+            audit.extend(str(line) for line in item["e"])
+            continue
+        partition = Partition(item["p"][0], item["p"][1])
         if kind == "upsert":
             ops.append(Op(kind, partition, memories=tuple(_memory_from(d) for d in item["m"])))
         elif kind == "delete":
@@ -187,7 +206,7 @@ def decode(payload: bytes) -> list[Op]:
             )
         else:
             raise ValueError(f"unknown write-ahead log operation {kind!r}")
-    return ops
+    return ops, audit
 
 
 #: Memories, ids, records or keys merged into one store call by ``plan`` (a replay of

@@ -56,6 +56,11 @@ class _Definition(Generic[I, O]):
     count: Callable[[I, O], int | None] | None = None
     #: Degradations the result itself carries (a Recall's, a snapshot's).
     own_degraded: Callable[[O], Sequence[Degradation]] = _no_degradations
+    #: Every effect of a call is a store write, made through the write-ahead log where
+    #: there is one: its STARTED audit event rides in the log entry that carries them
+    #: (security/admission.py: one fsync per write). Left False, the door fsyncs the
+    #: event on its own before the call runs, which is always safe.
+    audit_in_log: bool = False
 
     @property
     def service(self) -> str:
