@@ -49,7 +49,7 @@ from memoryd.domain.models import (
     VectorHit,
     unit_rows,
 )
-from memoryd.storage.base import Store, compact, disk_bytes
+from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
 from memoryd.storage.hot_ann import AnnParams, build_ann
 from memoryd.storage.hot_partition import HotPartition
 from memoryd.storage.hot_rows import stored_form
@@ -212,6 +212,35 @@ class HotCacheStore:
         if part is not None:
             put_many(part, memories, from_store=False)
             self._after_growth(partition)
+
+    async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
+        """``upsert`` of several partitions in one store call (the log's apply pass)."""
+        hinted = [self._hinted(w) for w in writes]
+        try:
+            await upsert_many(self.inner, hinted)
+        except BaseException:
+            for w in writes:
+                self._write_failed(w.partition, [m.id for m in w.memories])
+            raise
+        for w in writes:
+            part = self._loaded_or_mark(w.partition, [m.id for m in w.memories])
+            if part is not None:
+                put_many(part, w.memories, from_store=False)
+                self._after_growth(w.partition)
+
+    def _hinted(self, write: PartitionUpsert) -> PartitionUpsert:
+        """``write`` with what a loaded partition knows: which ids are new, which stored."""
+        entry = self._entries.get(write.partition)
+        if entry is None or entry.part is None:
+            return write
+        slot_of = entry.part.slot_of
+        ids = [m.id for m in write.memories]
+        return PartitionUpsert(
+            write.partition,
+            write.memories,
+            new_ids=write.new_ids | {i for i in ids if i not in slot_of},
+            stored_ids=write.stored_ids | {i for i in ids if i in slot_of},
+        )
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
         try:
