@@ -427,7 +427,7 @@ class DurabilitySettings(BaseModel):
     store_retry_max_s: float = Field(5.0, gt=0)
     #: Memories a memory write may leave to be applied after it is acknowledged (it
     #: is in the fsynced log and reads overlay it); past this a write waits for its
-    #: apply. None: 256 on LanceDB, 0 on Qdrant, whose other replicas read the store
+    #: apply. None: 16,384 on LanceDB, 0 on Qdrant, whose other replicas read the store
     #: directly. 0: every write is applied before it is acknowledged.
     apply_behind: int | None = Field(None, ge=0)
     #: How long the background apply of such writes waits for more to join its one

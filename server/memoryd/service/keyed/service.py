@@ -135,6 +135,8 @@ class _PartitionState:
     keys: int | None = None
     #: Key -> its stored slot (None: no slot), as read or last written here.
     slots: dict[str, Record | None] = field(default_factory=dict)
+    #: ``slots`` holds every slot of the partition (it had none when counted).
+    complete: bool = False
 
 
 class KeyedMemoryService:
@@ -282,16 +284,29 @@ class KeyedMemoryService:
         if not held and state.keys is not None:
             state.keys += 1
         written = [r for r in planned.records if r.kind is RecordKind.KEY]
+        if len(state.slots) >= _SLOTS_MAX and key not in state.slots:
+            state.slots.clear()
+            state.complete = False
         state.slots[key] = written[0] if written else None
         return entry
 
     async def _slot(self, partition: Partition, state: _PartitionState, key: str) -> Record | None:
-        """The key's stored slot: kept since this process read or wrote it, else read."""
+        """The key's stored slot: kept since this process read or wrote it, else read.
+        A partition counted with no slots at all (a new agent's) reads none: every
+        slot it gets from then on is written here."""
         if key in state.slots:
             return state.slots[key]
+        if state.complete:
+            return None
+        if state.keys is None:
+            state.keys = await self._records.count_records(partition, RecordKind.KEY)
+            if state.keys == 0:
+                state.complete = True
+                return None
         found = await self._records.get_records(partition, RecordKind.KEY, [key])
         if len(state.slots) >= _SLOTS_MAX:
             state.slots.clear()
+            state.complete = False
         slot = state.slots[key] = found[0] if found else None
         return slot
 
