@@ -153,6 +153,9 @@ class Durability:
         self.final_apply_s = FINAL_APPLY_S
         #: Set on close: the background apply stops waiting for company.
         self._hurry = asyncio.Event()
+        #: Wakes the background apply's wait for company: set on close (with
+        #: ``_hurry``) and once half a pass's worth of items waits.
+        self._wake = asyncio.Event()
         self.pending = Backlog()
         self.breaker = CircuitBreaker(
             STORE, failure_threshold=1, reset_after_s=0.2, max_reset_after_s=retry_max_s
@@ -242,6 +245,7 @@ class Durability:
         a shutdown is bounded (the log has every acknowledged write)."""
         self._closed = True
         self._hurry.set()
+        self._wake.set()
         await self.wal.close()
         for task in (self._retry, self._probe):
             await cancel_and_wait(task)
@@ -300,6 +304,8 @@ class Durability:
             return
         if self._may_apply_behind(entry):
             entry.answered = True
+            if self.pending.items >= PASS_ITEMS // 2:
+                self._wake.set()
             self._apply_behind()
             return
         async with self._apply_lock:
@@ -333,12 +339,18 @@ class Durability:
     async def _apply_behind_loop(self) -> None:
         # Loops: an entry acknowledged while a pass runs is in no pass yet.
         while self.pending.has_ready():
-            if self.apply_delay_s > 0:
+            if (
+                self.apply_delay_s > 0
+                and self.pending.items < PASS_ITEMS // 2
+                and not self._hurry.is_set()
+            ):
                 # Group commit: the writes logged meanwhile join this pass's commit.
                 # Nothing waits on it (reads overlay the log or apply it themselves,
-                # a write past the bound applies itself), except close, which hurries.
+                # a write past the bound applies itself), except close, which hurries;
+                # half a pass's worth of items starts it at once.
+                self._wake.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._hurry.wait(), self.apply_delay_s)
+                    await asyncio.wait_for(self._wake.wait(), self.apply_delay_s)
             if not self.breaker.allow():
                 self._schedule_retry()
                 return

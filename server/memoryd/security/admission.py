@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from memoryd.security.audit import AuditEvent, AuditLog
+from memoryd.security.audit import AuditEvent, AuditLog, with_wal_seq
 
 
 @dataclass(slots=True)
@@ -35,6 +35,7 @@ class Admission:
     audit: AuditLog
     #: The log entry that carries the event (0: none yet).
     seq: int = 0
+    _line: str = ""
 
     @property
     def carried(self) -> bool:
@@ -42,12 +43,14 @@ class Admission:
 
     def line(self) -> str:
         """The event as the log entry holds it (its ``wal_seq`` is the entry's own)."""
-        return self.event.to_json()
+        if not self._line:
+            self._line = self.event.to_json()
+        return self._line
 
     def logged(self, seq: int) -> None:
         """Entry ``seq`` carries the event: queue it to the audit file, marked."""
         self.seq = seq
-        self.audit.record(replace(self.event, wal_seq=seq))
+        self.audit.record(with_wal_seq(self.line(), seq))
 
     def unlogged(self) -> None:
         """The call wrote nothing through the log: record the event as it is."""
