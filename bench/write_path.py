@@ -19,15 +19,21 @@ Phases (bench/loadgen mixed mode: Go clients, closed loop; every call a new text
              SetMemory and Remember in equal parts at a fixed rate: p99 per window
              and the daemon's RSS over time, plotted to soak-<date>.png
 Every phase reports the 1-minute load average at its start: the box is shared.
+
+    python bench/write_path.py [--write-seconds 300] [--phase-seconds 20] [--soak-minutes 30]
+
+runs this part alone (bench/results/report-writes-<date>.md and writes-<date>.json).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -35,7 +41,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from common import REPO, Daemon, channel, log, pct, rss_mb
+import write_report
+from common import REPO, Daemon, channel, log, machine, pct, rss_mb
 from quality_data import load_realtalk
 
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -291,3 +298,39 @@ def ratios(out: dict[str, Any]) -> dict[str, float | None]:
                 None if not ours or not theirs else round(ours / theirs, 2)
             )
     return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--write-seconds", type=float, default=300.0)
+    parser.add_argument("--phase-seconds", type=float, default=20.0)
+    parser.add_argument("--soak-minutes", type=float, default=0.0)
+    args = parser.parse_args()
+    results = REPO / "bench" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y-%m-%d")
+    cfg = {"write_s": args.phase_seconds, "write_long_s": args.write_seconds}
+    env = {"MEMORYD_STORAGE__HOT_CACHE__MEMORY_BUDGET_MB": "1024"}
+    loadgen = REPO / "bench" / ".bin" / "loadgen"
+    with tempfile.TemporaryDirectory(prefix="memoryd-writes-") as tmp:
+        out = {"machine": machine(), "write_path": run(
+            Path(tmp), cfg, env, loadgen, results, stamp, args.soak_minutes
+        )}  # fmt: skip
+    (results / f"writes-{stamp}.json").write_text(json.dumps(out, indent=2, default=str))
+    rows: list[tuple[str, str, str, bool | None]] = []
+    write_report.targets(out["write_path"], {}, lambda *row: rows.append(row))
+    lines = [f"# memoryd write path — {stamp}", "",
+             f"Machine: {out['machine']['cpu']}, {out['machine']['cores']} cores; load average "
+             f"at start {out['machine']['load_average_1m_at_start']}.", "",
+             "| target | goal | measured | met |", "|---|---|---|---|"]  # fmt: skip
+    for name, goal, measured, ok in rows:
+        lines.append(
+            f"| {name} | {goal} | {measured} | {'—' if ok is None else ('yes' if ok else 'no')} |"
+        )
+    lines += write_report.lines(out["write_path"])
+    (results / f"report-writes-{stamp}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
