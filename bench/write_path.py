@@ -305,15 +305,23 @@ def main() -> None:
     parser.add_argument("--write-seconds", type=float, default=300.0)
     parser.add_argument("--phase-seconds", type=float, default=20.0)
     parser.add_argument("--soak-minutes", type=float, default=0.0)
+    parser.add_argument(
+        "--embedder",
+        default="local",
+        help="the daemons' embedder: hashing takes the model out of the write path",
+    )
     args = parser.parse_args()
     results = REPO / "bench" / "results"
     results.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y-%m-%d")
+    stamp = time.strftime("%Y-%m-%d") + ("" if args.embedder == "local" else f"-{args.embedder}")
     cfg = {"write_s": args.phase_seconds, "write_long_s": args.write_seconds}
-    env = {"MEMORYD_STORAGE__HOT_CACHE__MEMORY_BUDGET_MB": "1024"}
+    env = {
+        "MEMORYD_STORAGE__HOT_CACHE__MEMORY_BUDGET_MB": "1024",
+        "MEMORYD_EMBEDDER": args.embedder,
+    }
     loadgen = REPO / "bench" / ".bin" / "loadgen"
     with tempfile.TemporaryDirectory(prefix="memoryd-writes-") as tmp:
-        out = {"machine": machine(), "write_path": run(
+        out = {"machine": machine(), "embedder": args.embedder, "write_path": run(
             Path(tmp), cfg, env, loadgen, results, stamp, args.soak_minutes
         )}  # fmt: skip
     (results / f"writes-{stamp}.json").write_text(json.dumps(out, indent=2, default=str))
@@ -321,7 +329,7 @@ def main() -> None:
     write_report.targets(out["write_path"], {}, lambda *row: rows.append(row))
     lines = [f"# memoryd write path — {stamp}", "",
              f"Machine: {out['machine']['cpu']}, {out['machine']['cores']} cores; load average "
-             f"at start {out['machine']['load_average_1m_at_start']}.", "",
+             f"at start {out['machine']['load_average_1m_at_start']}; embedder {args.embedder}.", "",
              "| target | goal | measured | met |", "|---|---|---|---|"]  # fmt: skip
     for name, goal, measured, ok in rows:
         lines.append(
