@@ -142,7 +142,7 @@ lint: lint-fast typecheck contracts ## buf lint + buf breaking against main, ruf
 
 # The Go load generator for the concurrency sweep (uses the generated Go client).
 LOADGEN := bench/.bin/loadgen
-$(LOADGEN): bench/loadgen/main.go bench/loadgen/go.mod bench/loadgen/go.sum $(wildcard clients/go/*.go clients/go/gen/memoryd/v1/*.go)
+$(LOADGEN): $(wildcard bench/loadgen/*.go) bench/loadgen/go.mod bench/loadgen/go.sum $(wildcard clients/go/*.go clients/go/gen/memoryd/v1/*.go)
 	cd bench/loadgen && go build -o ../.bin/loadgen .
 
 .PHONY: bench

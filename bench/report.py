@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import keyed_latency
+import write_report
 
 
 def _get(d: Any, *path: str) -> Any:
@@ -184,6 +185,7 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             None if None in ratios else all(x <= 1.05 for x in ratios),
         )
     _mixed_targets(r.get("mixed") or {}, row)
+    write_report.targets(r.get("write_path") or {}, r.get("mixed") or {}, row)
     mc = r.get("mcp") or {}
     if mc:
         adds = [_get(mc, op, "mcp_adds_p50_ms") for op in ("recall", "remember")]
@@ -445,6 +447,7 @@ def render(r: dict[str, Any]) -> str:
                 + " |"
             )
     lines += _qdrant_server(r.get("qdrant"))
+    lines += write_report.lines(r.get("write_path") or {})
     w = r.get("writes")
     if w:
         lines += ["", "## Writes", ""]

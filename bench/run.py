@@ -16,7 +16,12 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
               memoryd's call path: RPS and latency at 1 and 32 Go clients
   writes      RememberBatch with client vectors (1 and 8 writers) and with the local
               embedder (REALTALK turns, 100 a call, 1 and 8 writers); Remember
-              single-item latency (bench/writes.py); BuildSnapshot at 10k
+              single-item latency (bench/writes.py); BuildSnapshot at 10k; the write
+              path beside its floor (grpc.aio + a group-committed fsynced file) and
+              the previous release: SetMemory 1 and 8 writers (the 8-writer run on
+              memoryd lasts --write-seconds), Remember 8 writers, a new agent's first
+              write, and with --soak-minutes a soak at half capacity, plotted
+              (bench/write_path.py)
   tracing     Recall and Remember p50 with tracing off and on (OTLP/gRPC to a receiver in
               the bench), alternated round by round (bench/footprint.py)
   mixed       32 Go clients on 8 agents: reads only, writes only, then mixed Remember /
@@ -43,6 +48,7 @@ Writes bench/results/report-<date>.md and bench/results/<date>.json (with --quic
 report-<date>-quick.md and <date>-quick.json).
 
     python bench/run.py [--quick] [--only recall,sweep,...] [--skip mem0,...]
+                        [--write-seconds 300] [--soak-minutes 30]
 """
 
 from __future__ import annotations
@@ -92,6 +98,7 @@ from footprint import footprint, tracing_overhead
 from mcp_overhead import mcp_overhead
 from mixed import mixed
 from report import render
+from write_path import run as write_path
 from writes import embedder_write_texts, writes
 
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -117,6 +124,7 @@ FULL = {
     "mixed_memories": 1_000, "mixed_s": 60.0, "replay_entries": 10_000, "replay_write_s": 7.0,
     "mcp_memories": 10_000, "mcp_calls": 500,
     "keyed_tiers": (1_000, 10_000, 100_000), "keyed_reads": 200,
+    "write_s": 20.0, "write_long_s": 300.0,
 }  # fmt: skip
 QUICK = {
     "tiers": [("10k", 10_000, 1), ("20k/10 agents", 20_000, 10)],
@@ -127,6 +135,7 @@ QUICK = {
     "mixed_memories": 50, "mixed_s": 5.0, "replay_entries": 2_000, "replay_write_s": 2.0,
     "mcp_memories": 1_000, "mcp_calls": 150,
     "keyed_tiers": (1_000, 10_000), "keyed_reads": 100,
+    "write_s": 5.0, "write_long_s": 15.0,
 }  # fmt: skip
 #: Concurrent RememberBatch calls while loading a tier of several agents.
 INGEST_WRITERS = 4
@@ -426,8 +435,22 @@ def main() -> None:
         "--only", default="", help=f"comma-separated subset of {','.join(SECTIONS)}"
     )
     parser.add_argument("--skip", default="", help="comma-separated sections to skip")
+    parser.add_argument(
+        "--write-seconds",
+        type=float,
+        default=None,
+        help="length of memoryd's 8-writer SetMemory run (default 300, --quick 15)",
+    )
+    parser.add_argument(
+        "--soak-minutes",
+        type=float,
+        default=0.0,
+        help="writes section: a soak at half capacity this long (30 for the issue's; 0: none)",
+    )
     args = parser.parse_args()
-    cfg = QUICK if args.quick else FULL
+    cfg = dict(QUICK if args.quick else FULL)
+    if args.write_seconds is not None:
+        cfg["write_long_s"] = args.write_seconds
     chosen = [
         s
         for s in (args.only.split(",") if args.only else SECTIONS)
@@ -465,6 +488,9 @@ def main() -> None:
             result["servers"] = servers(tmp, cfg)
         if "writes" in chosen and source is not None:
             result["writes"] = writes(tmp, cfg, source, daemon_env())
+            result["write_path"] = write_path(
+                tmp, cfg, daemon_env(), LOADGEN, RESULTS, f"{stamp:%Y-%m-%d}", args.soak_minutes
+            )
         if "tracing" in chosen and source is not None:
             result["tracing"] = tracing_overhead(tmp, cfg, source)
         if "mixed" in chosen and source is not None:

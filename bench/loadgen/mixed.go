@@ -11,6 +11,11 @@ package main
 //
 // SPEC.json: {"clients": 32, "seconds": 60, "agents": [...], "mix": {"Recall": 60, ...},
 // "texts": [...], "queries": [...], "batch": 20, "keys": 50, "seed": 1}
+//
+// Optional: "rate" (calls per second over all clients: each client paced to its
+// share, an open loop at a fixed load; 0 = closed loop) and "timeline_s" (> 0: also
+// per window of that many seconds, the calls, p50, p99 and longest call of each
+// method, for a soak's plot). Every method reports its longest call ("max").
 
 import (
 	"context"
@@ -40,6 +45,16 @@ type mixSpec struct {
 	Batch   int                `json:"batch"`
 	Keys    int                `json:"keys"`
 	Seed    int64              `json:"seed"`
+	Rate    float64            `json:"rate"`
+	Window  float64            `json:"timeline_s"`
+}
+
+type window struct {
+	Start float64  `json:"t"`
+	Calls int      `json:"calls"`
+	P50   *float64 `json:"p50"`
+	P99   *float64 `json:"p99"`
+	Max   *float64 `json:"max"`
 }
 
 type methodStats struct {
@@ -48,8 +63,10 @@ type methodStats struct {
 	P50         *float64 `json:"p50"` // null when no call succeeded
 	P95         *float64 `json:"p95"`
 	P99         *float64 `json:"p99"`
+	Max         *float64 `json:"max"`
 	Errors      int      `json:"errors"`
 	ErrorSample string   `json:"error_sample,omitempty"`
+	Timeline    []window `json:"timeline,omitempty"`
 }
 
 type mixResult struct {
@@ -60,6 +77,7 @@ type mixResult struct {
 
 type sample struct {
 	method  int
+	at      time.Duration // since the start, when the call began
 	latency time.Duration
 	err     error
 }
@@ -109,11 +127,20 @@ func runMixed(args []string) {
 			rng := rand.New(rand.NewSource(spec.Seed*1000 + int64(c)))
 			stub := stubs[c%len(stubs)]
 			agent := spec.Agents[c%len(spec.Agents)]
+			var every time.Duration
+			if spec.Rate > 0 {
+				every = time.Duration(float64(spec.Clients) / spec.Rate * float64(time.Second))
+			}
+			next := start.Add(time.Duration(c) * every / time.Duration(max(1, spec.Clients)))
 			for n := 0; time.Now().Before(deadline); n++ {
+				if every > 0 {
+					time.Sleep(time.Until(next))
+					next = next.Add(every)
+				}
 				m := pick(rng, weights, total)
 				t0 := time.Now()
 				err := call(stub, &spec, rng, methods[m], agent, c, n)
-				samples[c] = append(samples[c], sample{m, time.Since(t0), err})
+				samples[c] = append(samples[c], sample{m, t0.Sub(start), time.Since(t0), err})
 			}
 		}(c)
 	}
@@ -121,6 +148,10 @@ func runMixed(args []string) {
 	elapsed := time.Since(start).Seconds()
 	out := mixResult{Clients: spec.Clients, Seconds: round(elapsed, 2), Methods: map[string]*methodStats{}}
 	latencies := make([][]float64, len(methods))
+	windows := make([]map[int][]float64, len(methods))
+	for i := range windows {
+		windows[i] = map[int][]float64{}
+	}
 	for _, mine := range samples {
 		for _, s := range mine {
 			stats := out.Methods[methods[s.method]]
@@ -135,7 +166,12 @@ func runMixed(args []string) {
 				}
 				continue
 			}
-			latencies[s.method] = append(latencies[s.method], float64(s.latency.Microseconds())/1000)
+			ms := float64(s.latency.Microseconds()) / 1000
+			latencies[s.method] = append(latencies[s.method], ms)
+			if spec.Window > 0 {
+				w := int(s.at.Seconds() / spec.Window)
+				windows[s.method][w] = append(windows[s.method][w], ms)
+			}
 		}
 	}
 	for i, m := range methods {
@@ -150,11 +186,33 @@ func runMixed(args []string) {
 			stats.P50 = ptr(round(percentile(latencies[i], 50), 3))
 			stats.P95 = ptr(round(percentile(latencies[i], 95), 3))
 			stats.P99 = ptr(round(percentile(latencies[i], 99), 3))
+			stats.Max = ptr(latencies[i][len(latencies[i])-1])
 		}
+		stats.Timeline = timeline(windows[i], spec.Window)
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
 		fail(err)
 	}
+}
+
+// timeline: each window's calls, p50, p99 and longest call, in time order.
+func timeline(windows map[int][]float64, width float64) []window {
+	var keys []int
+	for k := range windows {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	var out []window
+	for _, k := range keys {
+		v := windows[k]
+		sort.Float64s(v)
+		out = append(out, window{
+			Start: round(float64(k)*width, 1), Calls: len(v),
+			P50: ptr(round(percentile(v, 50), 3)), P99: ptr(round(percentile(v, 99), 3)),
+			Max: ptr(v[len(v)-1]),
+		})
+	}
+	return out
 }
 
 func pick(rng *rand.Rand, weights []float64, total float64) int {

@@ -127,7 +127,7 @@ class App:
             )
         )
         self.scheduler = built.scheduler
-        door = self._door(built, states, metrics, tracing)
+        door = self._door(built, states, metrics, tracing, logged=repository.durability is not None)
         await self._start_transports(door, states, credentials)
         self._log_serving(repository.store.name, embedder, credentials is not None)
 
@@ -233,8 +233,12 @@ class App:
         states: ComponentStates,
         metrics: Metrics | None,
         tracing: Tracing,
+        *,
+        logged: bool,
     ) -> Door:
-        """The one door every transport runs operations through (memoryd.operations)."""
+        """The one door every transport runs operations through (memoryd.operations).
+        ``logged``: writes go through the write-ahead log, whose entries can carry
+        their audit events (one fsync per write)."""
         s = self.settings
         assert self.authenticator is not None, "security starts first"
         return Door(
@@ -247,6 +251,7 @@ class App:
             access_log=AccessLog(s.logging),
             tracing=tracing,
             masker=built.masker,
+            audit_rides_log=logged,
         )
 
     async def _start_transports(
@@ -311,6 +316,7 @@ class App:
             hot_cache=self._hot_cache(store, dimension, bulk_compute),
             metrics=metrics,
             tracing=tracing,
+            audit=self.audit,
         )
 
     def _hot_cache(

@@ -9,16 +9,20 @@ entries in order with backoff (the circuit breaker's half-open probe). Reads ove
 pending entries (get, list, search, find_by_content, get_records), so a caller reads
 its own writes while the store is down.
 
-Entries are applied per partition: each partition's entries in log order, merged
-into large store calls (``ops.plan``); different partitions' rows are independent,
-so a write or a read that needs its own partition applied applies that partition
-only (and whatever a transaction of it also touches), never the whole backlog.
+Entries are applied in log order per partition, merged into large store calls
+(``ops.plan_calls``: the memory writes and the record writes of every partition a
+pass takes go to the store as one call per kind, a few commits for a burst from many
+agents); different partitions' rows are independent, so a write or a read that needs
+its own partition applied applies that partition only (and whatever a transaction of
+it also touches), never the whole backlog.
 
 With ``apply_behind`` > 0 a memory write (upsert, delete) is answered right after its
 fsync while at most that many memories wait to be applied, and a background task
 applies them, ``apply_delay_s`` after the first (group commit: the entries logged
-meanwhile share one store commit per partition), one partition at a time with the
-lock released in between. It is as durable as before (the log has it; a crash
+meanwhile share one store commit), in passes of at most PASS_ITEMS with the lock
+released in between. The backlog (entries.Backlog) keeps what a write or a read asks
+of it cheap, so a store that is slow for a while (a LanceDB compaction holding its
+write lock) holds no writer while fewer than ``apply_behind`` items wait. It is as durable as before (the log has it; a crash
 replays it) and reads see it through the overlay; the reads with no overlay (full
 text, count, list_partitions) first apply the logged writes to their partition
 (``caught_up``). An entry the store rejects as invalid is found by applying its
@@ -30,6 +34,12 @@ reading a shared store would not see the write yet.
 
 ``transaction()`` collects the writes of a block (in the same task) into ONE log
 entry applied in order: keyed memory writes a key and its mirror memory together.
+
+An entry carries the STARTED audit events of the calls whose writes it holds
+(security/admission.py): one group fsync makes a write and its audit record durable
+together. Reads and applies see an entry only once it is durable. A checkpoint first
+syncs the audit file (``AuditLog.sync``), so no entry leaves the log before its event
+is durable in the file; a start re-appends the events the file lost.
 
 A checkpoint task makes the store's files durable (``syncfs`` of its directory, off
 the request path) and then records the highest sequence applied with every earlier
@@ -51,13 +61,15 @@ import structlog
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
-from memoryd.durability.entries import Entry, is_poison, needed, partitions_of, touches
-from memoryd.durability.ops import Op, apply, decode, encode, plan, size
+from memoryd.durability.entries import Backlog, Entry, is_poison, needed, partitions_of
+from memoryd.durability.ops import Op, apply, apply_call, decode_entry, encode, plan_calls
 from memoryd.durability.sync import sync_tree
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
 from memoryd.observability.tracing import NO_TRACING, WAL_APPEND, WAL_APPLY, Tracing
 from memoryd.resilience.breaker import BreakerState, CircuitBreaker
 from memoryd.resilience.degradation import ComponentStates, report
+from memoryd.security.admission import uncarried
+from memoryd.security.audit import AuditLog
 from memoryd.storage.base import Store
 from memoryd.storage.failures import cause_of, public_reason
 from memoryd.storage.records import RecordStore
@@ -68,6 +80,10 @@ STORE = "store"
 WAL = "wal"
 #: Seconds a shutdown spends applying pending writes (the rest is replayed later).
 FINAL_APPLY_S = 0.8
+#: Items (memories, records, ids, keys) one background apply pass takes at most: the
+#: apply lock is released between passes, so a read or a write that applies its own
+#: partition waits for one bounded pass at most.
+PASS_ITEMS = 4096
 
 _transaction: ContextVar[list[tuple[Durability, Op]] | None] = ContextVar(
     "wal_transaction", default=None
@@ -109,8 +125,11 @@ class Durability:
         tracing: Tracing = NO_TRACING,
         store_versions: Callable[[], Mapping[str, int]] | None = None,
         reopen: Callable[[], Awaitable[None]] | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self.wal = wal
+        #: The audit log whose events ride in the entries (synced before a checkpoint).
+        self.audit = audit
         self.store = store
         self.records = records
         self.states = states
@@ -134,7 +153,10 @@ class Durability:
         self.final_apply_s = FINAL_APPLY_S
         #: Set on close: the background apply stops waiting for company.
         self._hurry = asyncio.Event()
-        self.pending: dict[int, Entry] = {}
+        #: Wakes the background apply's wait for company: set on close (with
+        #: ``_hurry``) and once half a pass's worth of items waits.
+        self._wake = asyncio.Event()
+        self.pending = Backlog()
         self.breaker = CircuitBreaker(
             STORE, failure_threshold=1, reset_after_s=0.2, max_reset_after_s=retry_max_s
         )
@@ -160,15 +182,19 @@ class Durability:
         entries = await asyncio.to_thread(self.wal.recover)
         self.checkpoint = self.wal.recovered.applied
         loop = asyncio.get_running_loop()
+        logged: list[tuple[int, str]] = []
         for seq, payload in entries:
             try:
-                ops = decode(payload)
+                ops, events = decode_entry(payload)
             except Exception as exc:  # checksummed, yet not an entry this code can read
                 await self._set_aside(seq, payload, exc)
                 continue
+            logged.extend((seq, line) for line in events)
             durable: asyncio.Future[None] = loop.create_future()
             durable.set_result(None)
-            self.pending[seq] = Entry(seq, ops, durable, answered=True)
+            self.pending.add(Entry(seq, ops, durable, answered=True))
+        if self.audit is not None and logged:
+            await asyncio.to_thread(self.audit.restore, logged)
         self._store_closed = not store_open
         self.wal.start()
         self.states.set(WAL, ok=True, critical=True)
@@ -219,6 +245,7 @@ class Durability:
         a shutdown is bounded (the log has every acknowledged write)."""
         self._closed = True
         self._hurry.set()
+        self._wake.set()
         await self.wal.close()
         for task in (self._retry, self._probe):
             await cancel_and_wait(task)
@@ -254,17 +281,21 @@ class Durability:
         store is degraded, in which case the reason is reported to the call."""
         if self._closed:
             raise Unavailable("the server is shutting down; write not accepted")
+        # The calls' STARTED events ride in the entry: durable with it, in one fsync.
+        admissions = uncarried()
         try:
-            seq, durable = self.wal.submit(encode(ops))
+            seq, durable = self.wal.submit(encode(ops, [a.line() for a in admissions]))
         except WalUnusable as exc:
             raise self._unusable(exc) from None
+        for admission in admissions:
+            admission.logged(seq)
         entry = Entry(seq, ops, durable)
-        self.pending[seq] = entry
+        self.pending.add(entry)
         try:
             with self.tracing.span(WAL_APPEND, {"memoryd.wal.seq": seq}):
                 await asyncio.shield(durable)
         except WalUnusable as exc:
-            self.pending.pop(seq, None)
+            self.pending.remove(entry)
             raise self._unusable(exc) from None
         self.states.set(WAL, ok=True, critical=True)
         if not self.breaker.allow():
@@ -273,6 +304,8 @@ class Durability:
             return
         if self._may_apply_behind(entry):
             entry.answered = True
+            if self.pending.items >= PASS_ITEMS // 2:
+                self._wake.set()
             self._apply_behind()
             return
         async with self._apply_lock:
@@ -294,8 +327,7 @@ class Durability:
         agent's other applies: p50 10 s in the mixed bench)."""
         if self.apply_behind <= 0:
             return False
-        waiting = sum(size(op) for e in self.pending.values() if not e.applied for op in e.ops)
-        return waiting <= self.apply_behind
+        return self.pending.items <= self.apply_behind
 
     def _apply_behind(self) -> None:
         if self._behind is None or self._behind.done():
@@ -306,40 +338,30 @@ class Durability:
 
     async def _apply_behind_loop(self) -> None:
         # Loops: an entry acknowledged while a pass runs is in no pass yet.
-        while self._ready_unapplied():
-            if self.apply_delay_s > 0:
+        while self.pending.has_ready():
+            if (
+                self.apply_delay_s > 0
+                and self.pending.items < PASS_ITEMS // 2
+                and not self._hurry.is_set()
+            ):
                 # Group commit: the writes logged meanwhile join this pass's commit.
                 # Nothing waits on it (reads overlay the log or apply it themselves,
-                # a write past the bound applies itself), except close, which hurries.
+                # a write past the bound applies itself), except close, which hurries;
+                # half a pass's worth of items starts it at once.
+                self._wake.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._hurry.wait(), self.apply_delay_s)
+                    await asyncio.wait_for(self._wake.wait(), self.apply_delay_s)
             if not self.breaker.allow():
                 self._schedule_retry()
                 return
-            # One partition at a time, the lock released in between: a write or a
-            # read waiting for its own partition waits for one store call at most,
-            # never for the whole backlog.
-            for partition in self._ready_partitions():
-                async with self._apply_lock:
-                    await self._apply_ready(frozenset({partition}))
-                if self.breaker.state is not BreakerState.CLOSED:
-                    self._schedule_retry()
-                    return
-
-    def _ready_partitions(self) -> list[Partition]:
-        """The partitions of the ready unapplied entries, oldest first."""
-        found: dict[Partition, None] = {}
-        for entry in self.pending.values():
-            if not entry.applied and entry.is_durable:
-                found.update(dict.fromkeys(op.partition for op in entry.ops))
-        return list(found)
-
-    def _ready_unapplied(self, partition: Partition | None = None) -> bool:
-        """Whether a durable entry (writing to ``partition``, None: anywhere) is not
-        applied yet."""
-        return any(
-            not e.applied and e.is_durable and touches(e, partition) for e in self.pending.values()
-        )
+            # Every partition's entries together, a bounded pass at a time, the lock
+            # released in between: a write or a read waiting for its own partition
+            # waits for one pass at most, never for the whole backlog.
+            async with self._apply_lock:
+                await self._apply_ready(max_items=PASS_ITEMS)
+            if self.breaker.state is not BreakerState.CLOSED:
+                self._schedule_retry()
+                return
 
     async def caught_up(self, partition: Partition | None = None) -> None:
         """Return once every durable write to ``partition`` (None: to any) is applied,
@@ -347,7 +369,7 @@ class Durability:
         is under way: LanceDB replaces a row by a delete and an add. While the store
         is failing nothing waits: those reads are answered as they are (degraded) and
         the entries are retried."""
-        if self.breaker.state is not BreakerState.CLOSED or not self._ready_unapplied(partition):
+        if self.breaker.state is not BreakerState.CLOSED or not self.pending.has_ready(partition):
             return
         async with self._apply_lock:
             if self.breaker.allow():
@@ -370,19 +392,14 @@ class Durability:
             f"{len(self.pending)} logged write(s) not yet applied, applied when it returns"
         )
 
-    async def _apply_ready(self, partitions: frozenset[Partition] | None = None) -> None:
+    async def _apply_ready(
+        self, partitions: frozenset[Partition] | None = None, *, max_items: int | None = None
+    ) -> None:
         """Apply the durable pending entries in sequence order (caller holds the lock):
-        all, or those writing to ``partitions`` and, transitively, to any partition
-        such an entry also writes to (each partition's own order is the log's;
-        different partitions' rows are independent)."""
-        ready: list[Entry] = []
-        for entry in self.pending.values():
-            if entry.applied:
-                continue
-            if not entry.durable.done():
-                break  # later entries wait for it: order is the log's order
-            if entry.is_durable:
-                ready.append(entry)
+        all (at most about ``max_items``), or those writing to ``partitions`` and,
+        transitively, to any partition such an entry also writes to (each partition's
+        own order is the log's; different partitions' rows are independent)."""
+        ready = self.pending.ready(max_items if partitions is None else None)
         if partitions is not None:
             ready = needed(ready, partitions)
         if not ready:
@@ -398,15 +415,15 @@ class Durability:
             owner.extend(entry for _ in entry.ops)
         done: set[int] = set()
         try:
-            for indices, op in plan(flat):
+            for call in plan_calls(flat):
                 try:
-                    await self._apply_op(op)
+                    await apply_call(call, self.store, self.records)
                 except Exception as exc:
                     if not is_poison(exc):
                         raise
                     # Bad input the store will never take: find whose, one at a time.
-                    await self._isolate([(i, flat[i], owner[i]) for i in indices], exc)
-                done.update(indices)
+                    await self._isolate([(i, flat[i], owner[i]) for i in call.indices], exc)
+                done.update(call.indices)
         except Exception as exc:
             self.breaker.failure(public_reason(exc))
             self.states.set(STORE, ok=False, reason=self._store_reason())
@@ -419,7 +436,7 @@ class Durability:
             position += len(entry.ops)
             if entry.error is not None or all(i in done for i in covered):
                 entry.applied = True
-                self.pending.pop(entry.seq, None)
+                self.pending.remove(entry)
         if not self.pending and self.breaker.state == "closed":
             self.states.set(STORE, ok=True)
 
@@ -509,7 +526,7 @@ class Durability:
     def _applied_through(self) -> int:
         """Highest sequence with it and every earlier entry applied."""
         if self.pending:
-            return min(self.pending) - 1
+            return self.pending.first_seq() - 1
         return self.wal.durable_seq
 
     async def _checkpoint_loop(self) -> None:
@@ -530,14 +547,20 @@ class Durability:
         # was applied before) and the sync makes every file of them durable.
         versions = self.store_versions() if self.store_versions is not None else None
         sync_tree(self.store_dir)  # LanceDB does not fsync its own files
+        if self.audit is not None:
+            # The events the entries up to ``target`` carry: durable in the audit file
+            # before the log may drop those entries (OSError: no checkpoint now).
+            self.audit.sync()
         self.wal.write_checkpoint(target, versions)
         self.checkpoint = target
         self.wal.truncate(target)
 
     # -- overlay of pending writes ---------------------------------------------------
 
-    def pending_ops(self) -> list[Op]:
-        return [op for e in self.pending.values() if not e.applied for op in e.ops]
+    def pending_ops(self, partition: Partition) -> list[Op]:
+        """The operations on ``partition`` logged and not yet applied; an entry still
+        in its fsync is not visible (its write, and its audit event, are not durable)."""
+        return self.pending.ops_for(partition)
 
     def read_error(self, exc: Exception) -> StoreError:
         """What a read the store failed (and the log cannot answer) raises: a clean

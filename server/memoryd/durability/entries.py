@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from memoryd.domain.errors import MemorydError, Unavailable
 from memoryd.domain.models import Partition
-from memoryd.durability.ops import Op
+from memoryd.durability.ops import Op, size
 
 
 @dataclass(slots=True)
@@ -26,6 +26,90 @@ class Entry:
     @property
     def is_durable(self) -> bool:
         return self.durable.done() and self.durable.exception() is None
+
+
+class Backlog:
+    """The entries logged and not applied, by sequence and by partition, with what
+    every question asked per write or per read costs kept small: the items waiting
+    (the apply-behind bound) is a counter, a partition's overlay reads that
+    partition's entries only. A backlog of thousands of entries (a store compacting
+    behind the answer) so costs a write or a read no more than a few entries would."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, Entry] = {}
+        self._by_partition: dict[Partition, dict[int, Entry]] = {}
+        #: Memories, ids, records and keys of the entries held.
+        self.items = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def __contains__(self, seq: int) -> bool:
+        return seq in self._entries
+
+    def add(self, entry: Entry) -> None:
+        self._entries[entry.seq] = entry
+        for partition in partitions_of([entry]):
+            self._by_partition.setdefault(partition, {})[entry.seq] = entry
+        self.items += sum(size(op) for op in entry.ops)
+
+    def remove(self, entry: Entry) -> None:
+        if self._entries.pop(entry.seq, None) is None:
+            return
+        for partition in partitions_of([entry]):
+            mine = self._by_partition.get(partition)
+            if mine is not None:
+                mine.pop(entry.seq, None)
+                if not mine:
+                    del self._by_partition[partition]
+        self.items -= sum(size(op) for op in entry.ops)
+
+    def values(self) -> list[Entry]:
+        """Every entry held, in log order (dicts keep insertion order; sequences are
+        assigned in order and replayed in order)."""
+        return list(self._entries.values())
+
+    def first_seq(self) -> int:
+        return next(iter(self._entries))
+
+    def of(self, partition: Partition) -> list[Entry]:
+        return list(self._by_partition.get(partition, {}).values())
+
+    def ops_for(self, partition: Partition) -> list[Op]:
+        """The operations on ``partition`` of its durable entries, in log order."""
+        return [
+            op
+            for e in self._by_partition.get(partition, {}).values()
+            if not e.applied and e.is_durable
+            for op in e.ops
+            if op.partition == partition
+        ]
+
+    def has_ready(self, partition: Partition | None = None) -> bool:
+        """Whether a durable entry (writing to ``partition``; None: anywhere) waits."""
+        held = self._entries if partition is None else self._by_partition.get(partition, {})
+        return any(not e.applied and e.is_durable for e in held.values())
+
+    def ready(self, max_items: int | None = None) -> list[Entry]:
+        """The durable entries in log order up to the first still in its fsync (later
+        ones wait for it), at most about ``max_items`` items (one entry at least)."""
+        out: list[Entry] = []
+        taken = 0
+        for entry in self._entries.values():
+            if entry.applied:
+                continue
+            if not entry.durable.done():
+                break
+            if not entry.is_durable:
+                continue
+            if max_items is not None and out and taken >= max_items:
+                break
+            out.append(entry)
+            taken += sum(size(op) for op in entry.ops)
+        return out
 
 
 def partitions_of(entries: list[Entry]) -> frozenset[Partition]:

@@ -126,7 +126,7 @@ class DurableStore:
 
     def _overlay(self, partition: Partition) -> dict[str, Memory | None]:
         self._serving()
-        ops = self.core.pending_ops()
+        ops = self.core.pending_ops(partition)
         return _memory_overlay(ops, partition) if ops else {}
 
     # -- writes ----------------------------------------------------------------
@@ -378,7 +378,7 @@ class DurableRecordStore:
 
     def _overlay(self, partition: Partition, kind: RecordKind) -> dict[str, Record | None]:
         self._serving()
-        ops = self.core.pending_ops()
+        ops = self.core.pending_ops(partition)
         return _record_overlay(ops, partition, kind) if ops else {}
 
     async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:

@@ -4,6 +4,10 @@ An entry is a list of operations applied in order (a transaction is several). Th
 encoding is msgpack; vectors travel as raw little-endian float32 bytes, instants as
 microseconds since the epoch (UTC). Every operation is idempotent when replayed in
 order: upserts by id, puts by (kind, key), deletes of absent ids or keys are no-ops.
+
+An entry may also carry the audit events of the calls whose writes it holds (an item
+``{"o": "audit", "e": [JSON line, ...]}``, first): they are durable with the entry
+(security/admission.py). Entries of older daemons have none.
 """
 
 from __future__ import annotations
@@ -25,9 +29,9 @@ from memoryd.domain.models import (
     SecurityLevel,
 )
 from memoryd.domain.records import Record, RecordKind
-from memoryd.storage.base import Store
+from memoryd.storage.base import PartitionUpsert, Store, upsert_many
 from memoryd.storage.memory_records import decode_doc, encode_doc
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import RecordStore, put_records_many
 
 OpKind = Literal["upsert", "delete", "put_records", "delete_records"]
 
@@ -148,8 +152,13 @@ def _record_from(v: list[Any]) -> Record:
     )
 
 
-def encode(ops: Sequence[Op]) -> bytes:
-    out = []
+#: The operation name of the item holding an entry's audit events.
+AUDIT = "audit"
+
+
+def encode(ops: Sequence[Op], audit: Sequence[str] = ()) -> bytes:
+    """One entry: ``ops`` in order, and ``audit`` (events' JSON lines) when given."""
+    out: list[dict[str, Any]] = [{"o": AUDIT, "e": list(audit)}] if audit else []
     for op in ops:
         item: dict[str, Any] = {"o": op.kind, "p": [op.partition.tenant_id, op.partition.agent_id]}
         if op.kind == "upsert":
@@ -171,10 +180,20 @@ def encode(ops: Sequence[Op]) -> bytes:
 
 
 def decode(payload: bytes) -> list[Op]:
+    """The operations of an entry."""
+    return decode_entry(payload)[0]
+
+
+def decode_entry(payload: bytes) -> tuple[list[Op], list[str]]:
+    """The operations of an entry and the audit events it carries."""
     ops = []
+    audit: list[str] = []
     for item in msgpack.unpackb(payload, raw=False, strict_map_key=False):
-        partition = Partition(item["p"][0], item["p"][1])
         kind = item["o"]
+        if kind == AUDIT:
+            audit.extend(str(line) for line in item["e"])
+            continue
+        partition = Partition(item["p"][0], item["p"][1])
         if kind == "upsert":
             ops.append(Op(kind, partition, memories=tuple(_memory_from(d) for d in item["m"])))
         elif kind == "delete":
@@ -187,10 +206,10 @@ def decode(payload: bytes) -> list[Op]:
             )
         else:
             raise ValueError(f"unknown write-ahead log operation {kind!r}")
-    return ops
+    return ops, audit
 
 
-#: Memories, ids, records or keys merged into one store call by ``plan`` (a replay of
+#: Memories, ids, records or keys merged into one store call by ``plan_calls`` (a replay of
 #: 10k logged Remembers makes a few calls of this size, not 10k commits).
 MAX_CALL_ITEMS = 4096
 
@@ -219,23 +238,80 @@ def _merged(last: Op, op: Op) -> Op | None:
     return None
 
 
-def plan(ops: Sequence[Op]) -> list[tuple[list[int], Op]]:
-    """The store calls that apply ``ops`` (in log order), each with the indices of
-    the operations it covers. Per partition the order is kept and adjacent operations
-    of one kind are merged into one call of at most MAX_CALL_ITEMS; operations on
-    different partitions touch different rows, so each partition's calls are grouped
-    together instead of interleaved (interleaved writers would otherwise cost a store
-    commit per operation)."""
-    calls: dict[Partition, list[tuple[list[int], Op]]] = {}
+#: Which store an operation writes: memories, or records. Their rows are independent.
+_LANE = {
+    "upsert": "memories",
+    "delete": "memories",
+    "put_records": "records",
+    "delete_records": "records",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCall:
+    """One store call of an apply: operations of one kind, one per partition, with
+    the indices (into the planned list) of the logged operations each covers."""
+
+    ops: tuple[Op, ...]
+    covers: tuple[tuple[int, ...], ...]
+
+    @property
+    def indices(self) -> list[int]:
+        return [i for covered in self.covers for i in covered]
+
+
+def plan_calls(ops: Sequence[Op]) -> list[StoreCall]:
+    """The store calls that apply ``ops`` (in log order). Each partition's memory
+    writes and record writes are two lanes whose order is kept; adjacent operations of
+    one kind in a lane merge into one (at most MAX_CALL_ITEMS). The lanes' k-th calls
+    are independent of each other (different rows or different stores), so they are
+    made together: upserts of every partition as one multi-partition upsert, record
+    puts as one put; deletes one per partition. A burst of writes from many agents,
+    keyed writes included (a key's records, then its mirror), costs a few store
+    commits instead of a few per agent (issue 31: each LanceDB commit is a table
+    version, and interleaved kinds made every SetMemory two commits of its own)."""
+    lanes: dict[tuple[Partition, str], list[tuple[list[int], Op]]] = {}
     for index, op in enumerate(ops):
-        mine = calls.setdefault(op.partition, [])
+        mine = lanes.setdefault((op.partition, _LANE[op.kind]), [])
         merged = _merged(mine[-1][1], op) if mine else None
         if merged is None:
             mine.append(([index], op))
         else:
             mine[-1][0].append(index)
             mine[-1] = (mine[-1][0], merged)
-    return [call for partition_calls in calls.values() for call in partition_calls]
+    depth = max((len(calls) for calls in lanes.values()), default=0)
+    out: list[StoreCall] = []
+    for k in range(depth):
+        wave = [calls[k] for calls in lanes.values() if k < len(calls)]
+        for kind in ("upsert", "put_records"):
+            together: list[tuple[list[int], Op]] = []
+            for indices, op in (call for call in wave if call[1].kind == kind):
+                if together and sum(size(o) for _, o in together) + size(op) > MAX_CALL_ITEMS:
+                    out.append(_call(together))
+                    together = []
+                together.append((indices, op))
+            if together:
+                out.append(_call(together))
+        out.extend(
+            StoreCall((op,), (tuple(indices),))
+            for indices, op in wave
+            if op.kind not in ("upsert", "put_records")
+        )
+    return out
+
+
+def _call(together: list[tuple[list[int], Op]]) -> StoreCall:
+    return StoreCall(tuple(op for _, op in together), tuple(tuple(i) for i, _ in together))
+
+
+async def apply_call(call: StoreCall, store: Store, records: RecordStore) -> None:
+    """Make one planned store call."""
+    if len(call.ops) == 1:
+        await apply(call.ops[0], store, records)
+    elif call.ops[0].kind == "upsert":
+        await upsert_many(store, [PartitionUpsert(op.partition, op.memories) for op in call.ops])
+    else:
+        await put_records_many(records, [(op.partition, op.records) for op in call.ops])
 
 
 async def apply(op: Op, store: Store, records: RecordStore) -> None:

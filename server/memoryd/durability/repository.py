@@ -35,6 +35,7 @@ from memoryd.observability.instrumented import InstrumentedRecordStore, Instrume
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.tracing import NO_TRACING, Tracing
 from memoryd.resilience.degradation import ComponentStates
+from memoryd.security.audit import AuditLog
 from memoryd.storage.base import Store
 from memoryd.storage.failures import TRANSIENT
 from memoryd.storage.hot_ann import AnnParams
@@ -159,8 +160,12 @@ async def compose_repository(
     hot_cache: HotCacheOptions | None = None,
     metrics: Metrics | None = None,
     tracing: Tracing = NO_TRACING,
+    audit: AuditLog | None = None,
 ) -> Repository:
     """Compose, open and (with a log) replay; ``stack`` closes it all in reverse.
+
+    ``audit``: the audit log whose STARTED events ride in the log's entries (synced
+    before each checkpoint, restored from the entries a start replays).
 
     ``dimension``: of every vector stored and searched (the embedder's); writes and
     query vectors are checked against it where the services hand them over.
@@ -195,7 +200,9 @@ async def compose_repository(
     elif wal is None:
         log.warning("write-ahead log disabled: acknowledged writes may be lost on a crash")
     else:
-        durability = await _open_log(opener, wal, states, retry_max_s, metrics, tracing, open_error)
+        durability = await _open_log(
+            opener, wal, states, retry_max_s, metrics, tracing, open_error, audit
+        )
         stack.push_async_callback(durability.close)
         store, recs = DurableStore(durability, dimension=dimension), DurableRecordStore(durability)
     return Repository(
@@ -232,6 +239,7 @@ async def _open_log(
     metrics: Metrics | None,
     tracing: Tracing,
     open_error: str | None,
+    audit: AuditLog | None,
 ) -> Durability:
     """The write-ahead log in front of the opened stores, replayed into them."""
     wal = WriteAheadLog(options.wal_dir, segment_bytes=options.segment_bytes)
@@ -248,6 +256,7 @@ async def _open_log(
         tracing=tracing,
         store_versions=options.store_versions,
         reopen=opener.open,
+        audit=audit,
     )
     core.open_error = open_error or ""
     if metrics is not None:

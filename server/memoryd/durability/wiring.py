@@ -80,8 +80,13 @@ def log_options(settings: Settings, data_dir: Path, store: Store) -> LogOptions 
     )
 
 
-#: ``durability.apply_behind`` on the embedded store (see DurabilitySettings).
-APPLY_BEHIND_EMBEDDED = 256
+#: ``durability.apply_behind`` on the embedded store (see DurabilitySettings). Large
+#: enough that a LanceDB compaction (seconds on a big table, holding the store's write
+#: lock) is absorbed behind the answer instead of holding writers: at 256 a burst of
+#: keyed writes (4 items each) passed it within a second of a slow commit and every
+#: writer then applied itself (issue 31). What it costs is memory (a few KB an item)
+#: and reads' overlays, which read their own partition's entries only.
+APPLY_BEHIND_EMBEDDED = 16_384
 
 
 def _apply_behind(settings: Settings, store: Store) -> int:

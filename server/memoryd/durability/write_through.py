@@ -128,7 +128,7 @@ class WriteThrough:
 
     # -- reads (the facades) -----------------------------------------------------------
 
-    def pending_ops(self) -> list[Op]:
+    def pending_ops(self, partition: Partition) -> list[Op]:
         return []  # nothing is ever held back from the store
 
     async def caught_up(self, partition: Partition | None = None) -> None:

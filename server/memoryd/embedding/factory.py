@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from memoryd.config import EmbedderKind, EmbeddingSettings
 from memoryd.embedding.base import Embedder
+from memoryd.embedding.batcher import BatchingEmbedder
 from memoryd.embedding.cache import CachingEmbedder
 from memoryd.embedding.hashing import HashingEmbedder
 
@@ -19,7 +20,9 @@ def build_embedder(
     """The embedder of ``kind``, behind a cache when ``settings.cache_size > 0``.
 
     ``wrap`` is applied to the model's embedder under the cache (metrics time model
-    calls, not cache hits).
+    calls, not cache hits). A model's document requests are batched across callers
+    (embedding/batcher.py: concurrent Remembers share a model call); the hashing
+    embedder, which costs next to nothing per text, is not.
 
     Raises ValueError for an unusable configuration (e.g. "openai" without
     ``openai_dimension``) and EmbeddingError when a local model cannot be loaded (or, for "multilingual",
@@ -65,6 +68,8 @@ def build_embedder(
         raise ValueError(f"unknown embedder kind {kind!r}")
     if wrap is not None:
         embedder = wrap(embedder)
+    if kind != "hashing":
+        embedder = BatchingEmbedder(embedder, max_batch=settings.max_batch_size)
     if settings.cache_size > 0:
         return CachingEmbedder(embedder, settings.cache_size)
     return embedder

@@ -41,8 +41,8 @@ from memoryd.observability.tracing import (
     Span,
     Tracing,
 )
-from memoryd.storage.base import Store, compact, disk_bytes
-from memoryd.storage.records import RecordStore
+from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
+from memoryd.storage.records import RecordStore, put_records_many
 
 
 class InstrumentedEmbedder:
@@ -177,6 +177,10 @@ class InstrumentedStore:
         with self._timed("upsert"):
             await self.inner.upsert(partition, memories, new_ids=new_ids, stored_ids=stored_ids)
 
+    async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
+        with self._timed("upsert_many"):
+            await upsert_many(self.inner, writes)
+
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
     ) -> list[Memory]:
@@ -288,6 +292,10 @@ class InstrumentedRecordStore:
     async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:
         with self._timed("put_records"):
             await self.inner.put_records(partition, records)
+
+    async def put_records_many(self, writes: Sequence[tuple[Partition, Sequence[Record]]]) -> None:
+        with self._timed("put_records_many"):
+            await put_records_many(self.inner, writes)
 
     async def get_records(
         self, partition: Partition, kind: RecordKind, keys: Sequence[str]

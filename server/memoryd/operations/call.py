@@ -3,7 +3,9 @@
 A transport adapter (gRPC, MCP) makes a :class:`Call` per request with the request id,
 the peer and the caller's credentials, hands it to the door with the operation, and
 reads it back when the call ends (the outcome code for its wire status). Nothing about
-the call travels in a context variable: the call and its scope are passed explicitly.
+the call travels in a context variable but a write's admission, which the log entry
+carrying the write takes (security/admission.py): the call and its scope are passed
+explicitly.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Generic, TypeVar
 from memoryd.domain.principal import Principal, Role
 from memoryd.domain.requests import Degradation
 from memoryd.operations.auth import Transport
+from memoryd.security.admission import Admission
 
 T = TypeVar("T")
 
@@ -54,6 +57,9 @@ class Call:
     #: What the call was served degraded by (the door sets it when the call ends
     #: well): a transport whose response has no field for it tells it its own way.
     degraded: tuple[Degradation, ...] = ()
+    #: A write's STARTED event waiting to ride in its log entry (None: admitted by
+    #: the audit log itself, or not a write).
+    admission: Admission | None = None
 
     @property
     def peer(self) -> str:

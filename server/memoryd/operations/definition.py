@@ -107,6 +107,11 @@ class _Definition(Generic[I, O]):
     #: An admin reads the outcome unmasked whatever its clearance (Export: a backup
     #: must restore exactly what was stored).
     unmasked_for_admin: bool = False
+    #: Every effect of a call is a store write, made through the write-ahead log where
+    #: there is one: its STARTED audit event rides in the log entry that carries them
+    #: (security/admission.py: one fsync per write). Left False, the door fsyncs the
+    #: event on its own before the call runs, which is always safe.
+    audit_in_log: bool = False
 
     @property
     def service(self) -> str:

@@ -4,11 +4,14 @@ Per call it authenticates the caller's credentials into a Principal (UNAUTHENTIC
 otherwise), builds the operation's typed input, checks the role the operation needs
 for that input (PERMISSION_DENIED otherwise), draws the call's scope (the tenant from
 the principal, the agent from the request), admits a write only once its STARTED
-audit event is on disk, runs the operation with its degradations collected, masks
-what it returns for a caller below the unmasked clearance (every string and JSON value
-of the outcome, of each streamed item and of an error's message: security/masking.py),
-and records the call: its span, the access log line, request metrics, the audit event
-of a write or a denial and the read trail of a read (ids and keys as they are stored). Errors propagate as they are (each
+audit event is durable (fsynced by the audit log, or, for an operation whose writes
+all go through the write-ahead log, carried by the log entry that makes the write
+itself durable: one fsync, security/admission.py), runs the operation with its
+degradations collected, masks what it returns for a caller below the unmasked
+clearance (every string and JSON value of the outcome, of each streamed item and of an
+error's message: security/masking.py), and records the call: its span, the access log
+line, request metrics, the audit event of a write or a denial and the read trail of a
+read (ids and keys as they are stored). Errors propagate as they are (each
 MemorydError knows its status) for the transport to put on its wire; an unexpected
 exception is logged with its traceback and ends the call as INTERNAL. Nothing here
 logs a request body or a credential.
@@ -42,6 +45,7 @@ from memoryd.operations.scope import agent_scope, tenant_scope
 from memoryd.operations.services import Services
 from memoryd.operations.trace import CallTrace
 from memoryd.resilience.degradation import ComponentStates, collecting
+from memoryd.security.admission import Admission, riding
 from memoryd.security.audit import STARTED, AuditEvent, AuditLog
 from memoryd.security.masking import Masker, OutcomeMask
 from memoryd.security.read_trail import ReadTrail
@@ -69,11 +73,15 @@ class Door:
         access_log: AccessLog | None = None,
         tracing: Tracing = NO_TRACING,
         masker: Masker | None = None,
+        audit_rides_log: bool = False,
     ) -> None:
+        """``audit_rides_log``: the services' writes go through a write-ahead log whose
+        entries carry their calls' STARTED events (operations marked ``audit_in_log``)."""
         self.services = services
         self.authenticator = authenticator
         self.tracing = tracing
         self._audit = audit
+        self._rides_log = audit_rides_log
         self._trail = read_trail if read_trail is not None and read_trail.enabled else None
         self._states = states
         self._metrics = metrics
@@ -88,7 +96,8 @@ class Door:
         trace = self._begin(op, call, agent_id)
         try:
             value, scope = await self._enter(op, call, agent_id, build)
-            with collecting() as found:
+            admissions = () if call.admission is None else (call.admission,)
+            with riding(admissions), collecting() as found:
                 result = await op.run(self.services, scope, value)
             trace.result(op, value, result)
             if self._trail is not None and op.returned is not None:
@@ -116,7 +125,7 @@ class Door:
         """:meth:`run` for an operation that streams its results."""
         trace = self._begin(op, call, agent_id)
         try:
-            value, scope = await self._enter(op, call, agent_id, build)
+            value, scope = await self._enter(op, call, agent_id, build, stream=True)
             reads = self._trail is not None and op.returned is not None
             mask = self._mask(op, scope.principal)
             async for item in op.run(self.services, scope, value):
@@ -169,7 +178,13 @@ class Door:
         return trace
 
     async def _enter(
-        self, op: AnyOperation, call: Call, agent_id: str, build: Callable[[], I]
+        self,
+        op: AnyOperation,
+        call: Call,
+        agent_id: str,
+        build: Callable[[], I],
+        *,
+        stream: bool = False,
     ) -> tuple[I, CallScope]:
         """Authenticate, build, authorise, scope and admit the call."""
         value: I | None = None
@@ -193,8 +208,14 @@ class Door:
         wide = value is not None and op.tenant_wide is not None and op.tenant_wide(value)
         scope = tenant_scope(principal, agent_id) if wide else agent_scope(principal, agent_id)
         if self._audit is not None and role is not Role.READ:
-            # A write runs only once its STARTED event is on disk (UNAVAILABLE else).
-            await self._audit.admit(_event(op, call, STARTED))
+            event = _event(op, call, STARTED)
+            if self._rides_log and op.audit_in_log and not stream and self._audit.healthy:
+                # Durable with the log entry that carries the write (one fsync). While
+                # the audit file refuses events, writes wait for it instead (below).
+                call.admission = Admission(event, self._audit)
+            else:
+                # A write runs only once its STARTED event is on disk (UNAVAILABLE else).
+                await self._audit.admit(event)
         if problem is not None:
             raise problem
         assert value is not None
@@ -234,6 +255,8 @@ class Door:
         if self._metrics is not None:
             self._metrics.observe_request(call.label, call.code, elapsed_s)
         is_write = call.role is not None and call.role is not Role.READ
+        if call.admission is not None:
+            call.admission.unlogged()  # no log entry carried it: nothing was logged
         if self._audit is not None and (is_write or call.code in DENIALS):
             self._audit.record(_event(op, call, call.code))
 

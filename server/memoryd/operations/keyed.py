@@ -50,6 +50,7 @@ SET_MEMORY: Operation[KeyWrite, KeyEntry] = Operation(
     run=_set,
     touched_in=lambda w: ((), w.key),
     touched_out=_entry,
+    audit_in_log=True,
 )
 GET_KEY: Operation[KeyRef, KeyEntry] = Operation(
     name="MemoryService.GetKey",

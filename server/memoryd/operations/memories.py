@@ -74,6 +74,7 @@ REMEMBER: Operation[MemoryDraft, RememberOutcome] = Operation(
     genai=UPSERT,
     run=_remember,
     touched_out=lambda o: ((o.memory.id,), ""),
+    audit_in_log=True,
 )
 REMEMBER_BATCH: Operation[Sequence[MemoryDraft], list[RememberOutcome]] = Operation(
     name="MemoryService.RememberBatch",
@@ -82,6 +83,7 @@ REMEMBER_BATCH: Operation[Sequence[MemoryDraft], list[RememberOutcome]] = Operat
     run=_remember_batch,
     touched_out=lambda out: ([o.memory.id for o in out], ""),
     count=lambda drafts, _: len(drafts),
+    audit_in_log=True,
 )
 RECALL: Operation[RecallQuery, RecallOutcome] = Operation(
     name="MemoryService.Recall",
@@ -114,6 +116,7 @@ UPDATE_MEMORY: Operation[MemoryUpdate, Memory] = Operation(
     run=_update,
     touched_in=lambda u: ((u.id,) if u.id else (), ""),
     touched_out=lambda m: ((m.id,), ""),
+    audit_in_log=True,
 )
 FORGET_MEMORIES: Operation[MemoryIds, list[str]] = Operation(
     name="MemoryService.ForgetMemories",
@@ -125,6 +128,7 @@ FORGET_MEMORIES: Operation[MemoryIds, list[str]] = Operation(
     touched_out=lambda forgotten: (forgotten, ""),
     count=lambda i, _: len(i.ids),
     outcome_kind=Kind.KEEP,  # the ids forgotten
+    audit_in_log=True,
 )
 
 OPERATIONS = (

@@ -8,7 +8,13 @@ One background thread writes the file in batches. A write RPC is first *admitted
 its ``STARTED`` event is appended and fsynced (one fsync for every event of the batch,
 as the write-ahead log does) before the write runs, and the write is refused with
 UNAVAILABLE when that fails (a full or broken disk): an acknowledged write always has
-its event on disk, a crash included. Other events (the outcome of a call, denials)
+its event on disk, a crash included. A write whose effects all go into one
+write-ahead log entry is admitted by that entry instead (security/admission.py): its
+event rides in the entry, durable with it in the log's one group fsync, and is queued
+here with the entry's sequence (``wal_seq``) to be written like any other event; the
+log keeps the entry until :meth:`AuditLog.sync` has made the file durable up to it,
+and a start re-appends the events of the entries it replays that the file lost
+(:meth:`AuditLog.restore`). Other events (the outcome of a call, denials)
 are queued; one that cannot be written is kept and written again once the disk takes
 it (up to ``_RETAINED_MAX`` events; past that the oldest are dropped and counted in
 the log), and a write that failed half-way is cut back, so no line is torn.
@@ -23,8 +29,8 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -45,6 +51,8 @@ _RETRY_S = 1.0
 #: Outcome of the event that admits a write (its result follows in another event).
 STARTED = "STARTED"
 _STOP = object()
+#: Bytes read from the end of an audit file at a time while looking for logged events.
+_TAIL_CHUNK = 256 * 1024
 
 
 class AuditUnavailable(Unavailable):
@@ -76,6 +84,14 @@ class _Admission:
         self.loop.call_soon_threadsafe(resolve)
 
 
+@dataclass(slots=True)
+class _Sync:
+    """A marker: every event queued before it is written and fsynced when it is set."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    error: OSError | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class AuditEvent:
     operation: str
@@ -90,15 +106,29 @@ class AuditEvent:
     #: Our own denial text (UNAUTHENTICATED / PERMISSION_DENIED), never request content.
     reason: str = ""
     time: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    #: The write-ahead log entry the event rode in (0: it was admitted here).
+    wal_seq: int = 0
 
     def to_json(self) -> str:
-        data = asdict(self)
+        # The fields one by one (dataclasses.asdict deep-copies: a write's hot path).
+        data: dict[str, object] = {name: getattr(self, name) for name in _FIELDS}
         ids = list(self.ids)
         data["ids"] = ids[:MAX_IDS]
         if len(ids) > MAX_IDS:
             data["ids_truncated"] = len(ids)
         # ASCII only: a JSONL reader never meets a raw U+2028 or control character.
-        return json.dumps({k: v for k, v in data.items() if v not in ("", [])}, ensure_ascii=True)
+        return json.dumps(
+            {k: v for k, v in data.items() if v not in ("", [], 0)}, ensure_ascii=True
+        )
+
+
+_FIELDS = tuple(f.name for f in fields(AuditEvent))
+
+
+def with_wal_seq(line: str, seq: int) -> str:
+    """An event's JSON line (``AuditEvent.to_json``: an object with fields) marked
+    with its log entry."""
+    return f'{line[:-1]}, "wal_seq": {int(seq)}}}'
 
 
 class AuditLog:
@@ -112,9 +142,11 @@ class AuditLog:
         self._size = 0
         self._lock = threading.Lock()  # file handle: writer thread vs rotate()
         #: Queued events the disk refused, oldest first (writer thread only).
-        self._retained: list[AuditEvent] = []
+        self._retained: list[AuditEvent | str] = []
         self.written = 0
         self.dropped = 0
+        #: The last write of the file succeeded (writes ride the log only while it does).
+        self.healthy = True
 
     @property
     def path(self) -> Path:
@@ -127,9 +159,43 @@ class AuditLog:
         self._thread = threading.Thread(target=self._run, name="memoryd-audit", daemon=True)
         self._thread.start()
 
-    def record(self, event: AuditEvent) -> None:
-        """Queue an event; never blocks the caller on disk I/O."""
+    def record(self, event: AuditEvent | str) -> None:
+        """Queue an event (or its JSON line); never blocks the caller on disk I/O."""
         self._queue.put(event)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def sync(self, timeout_s: float = 30.0) -> None:
+        """Block (a worker thread, never the event loop) until every event queued
+        before this call is written and fsynced; OSError when the file refused them.
+        The write-ahead log drops no entry whose event this has not covered."""
+        if self._thread is None:
+            raise OSError("the audit log is closed")
+        marker = _Sync()
+        self._queue.put(marker)
+        if not marker.done.wait(timeout_s):
+            raise OSError("the audit log did not sync in time")
+        if marker.error is not None:
+            raise marker.error
+
+    def restore(self, logged: Sequence[tuple[int, str]]) -> int:
+        """At start, before any write: queue the events of replayed log entries
+        (``(seq, line)``, in log order) that no audit file holds; returns how many.
+        A crash may have lost the file's unsynced tail, never the log's entries."""
+        if not logged:
+            return 0
+        present = logged_seqs(self.directory, min(seq for seq, _ in logged))
+        missing = [(seq, line) for seq, line in logged if seq not in present]
+        for seq, line in missing:
+            self._queue.put(with_wal_seq(line, seq))
+        if missing:
+            log.warning(
+                "audit events restored from the write-ahead log (the file lost its unsynced tail)",
+                events=len(missing),
+            )
+        return len(missing)
 
     async def admit(self, event: AuditEvent) -> None:
         """Return once ``event`` is written and fsynced; AuditUnavailable (UNAVAILABLE)
@@ -169,11 +235,13 @@ class AuditLog:
     def _open(self) -> None:
         self._file = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self._size = os.fstat(self._file).st_size
+        if self._size:
+            self._size = _cut_torn_line(self.path, self._file, self._size)
 
     def _run(self) -> None:
         stop = False
         while not stop:
-            batch: list[AuditEvent | _Admission] = []
+            batch: list[AuditEvent | str | _Admission | _Sync] = []
             try:
                 item = self._queue.get(timeout=_RETRY_S if self._retained else None)
             except queue.Empty:
@@ -181,7 +249,7 @@ class AuditLog:
             while item is not None:
                 if item is _STOP:
                     stop = True
-                elif isinstance(item, AuditEvent | _Admission):
+                elif isinstance(item, AuditEvent | str | _Admission | _Sync):
                     batch.append(item)
                 if len(batch) >= _BATCH:
                     break
@@ -192,31 +260,39 @@ class AuditLog:
             if batch or self._retained:
                 self._write(batch)
 
-    def _write(self, batch: list[AuditEvent | _Admission]) -> None:
-        """Kept events first, then the batch; admissions are fsynced before they are
-        settled. On failure, admissions fail and the other events are kept."""
-        queued = [item for item in batch if isinstance(item, AuditEvent)]
+    def _write(self, batch: list[AuditEvent | str | _Admission | _Sync]) -> None:
+        """Kept events first, then the batch; admissions and sync markers are settled
+        after an fsync. On failure, admissions and markers fail and the other events
+        are kept."""
+        queued = [item for item in batch if isinstance(item, AuditEvent | str)]
         admissions = [item for item in batch if isinstance(item, _Admission)]
+        syncs = [item for item in batch if isinstance(item, _Sync)]
         events = [*self._retained, *queued, *(a.event for a in admissions)]
-        lines = [(event.to_json() + "\n").encode("utf-8") for event in events]
+        lines = [(_line(event) + "\n").encode("utf-8") for event in events]
         error: OSError | None = None
         with self._lock:
             try:
                 self._append_lines(lines)
-                if admissions:
+                if admissions or syncs:
+                    if self._file is None:
+                        self._open()
                     assert self._file is not None
                     os.fsync(self._file)
             except OSError as exc:
                 error = exc
+        self.healthy = error is None
         for admission in admissions:
             admission.settle(error)
+        for marker in syncs:
+            marker.error = error
+            marker.done.set()
         if error is None:
             self.written += len(events)
             self._retained = []
             return
         self._keep([*self._retained, *queued], error)
 
-    def _keep(self, events: list[AuditEvent], error: OSError) -> None:
+    def _keep(self, events: list[AuditEvent | str], error: OSError) -> None:
         overflow = len(events) - _RETAINED_MAX
         if overflow > 0:
             self.dropped += overflow
@@ -279,6 +355,76 @@ class AuditLog:
         rotated = sorted(p for p in self.directory.glob("audit-*.jsonl"))
         for old in rotated[: max(0, len(rotated) - self._keep_files)]:
             old.unlink(missing_ok=True)
+
+
+def _cut_torn_line(path: Path, fd: int, size: int) -> int:
+    """Cut a line a crash left half-written off the end of the file (the next event
+    would otherwise be glued to it); returns the size kept."""
+    with open(path, "rb") as f:
+        end = size
+        while end > 0:
+            start = max(0, end - _TAIL_CHUNK)
+            f.seek(start)
+            newline = f.read(end - start).rfind(b"\n")
+            if newline >= 0:
+                end = start + newline + 1
+                break
+            end = start
+    if end != size:
+        os.ftruncate(fd, end)
+        log.warning("audit log: a torn last line cut off", file=str(path), bytes=size - end)
+    return end
+
+
+def _line(event: AuditEvent | str) -> str:
+    return event if isinstance(event, str) else event.to_json()
+
+
+def logged_seqs(directory: Path, since: int) -> set[int]:
+    """The ``wal_seq`` of every event at or after ``since`` in the audit files, read
+    from the end of the newest file backwards until an earlier one shows up (events
+    reach the files in log order)."""
+    files = sorted(directory.glob("audit-*.jsonl"))
+    active = directory / ACTIVE_NAME
+    found: set[int] = set()
+    for path in [active, *reversed(files)]:
+        for seq in _wal_seqs_backwards(path):
+            if seq < since:
+                return found
+            found.add(seq)
+    return found
+
+
+def _wal_seqs_backwards(path: Path) -> Iterator[int]:
+    """The ``wal_seq`` of the events of one file, last line first."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (a generator holds it while it is read)
+    except FileNotFoundError:
+        return
+    with f:
+        end = f.seek(0, os.SEEK_END)
+        rest = b""
+        while end > 0:
+            start = max(0, end - _TAIL_CHUNK)
+            f.seek(start)
+            chunk = f.read(end - start) + rest
+            end = start
+            lines = chunk.split(b"\n")
+            rest = lines.pop(0) if start > 0 else b""
+            for raw in reversed(lines):
+                seq = _wal_seq(raw)
+                if seq is not None:
+                    yield seq
+
+
+def _wal_seq(raw: bytes) -> int | None:
+    if b'"wal_seq"' not in raw:
+        return None
+    try:
+        value = json.loads(raw).get("wal_seq")
+    except (ValueError, AttributeError):
+        return None  # a torn line
+    return value if isinstance(value, int) else None
 
 
 async def _join(thread: threading.Thread) -> None:

@@ -100,6 +100,36 @@ def disk_bytes(store: object) -> int:
     return store.disk_bytes() if isinstance(store, DiskSized) else 0
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionUpsert:
+    """One partition's part of a multi-partition upsert (``Store.upsert``'s arguments)."""
+
+    partition: Partition
+    memories: Sequence[Memory]
+    new_ids: frozenset[str] = frozenset()
+    stored_ids: frozenset[str] = frozenset()
+
+
+@runtime_checkable
+class BatchUpsert(Protocol):
+    """A store that writes several partitions' upserts in one commit (LanceDB: every
+    partition is one table, so a commit per partition would cost as many table
+    versions); every layer in front of one defines it too."""
+
+    async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
+        """``upsert`` of each write, every partition still applied inside the query."""
+
+
+async def upsert_many(store: Store, writes: Sequence[PartitionUpsert]) -> None:
+    """One multi-partition commit where ``store`` has one; one upsert per partition
+    otherwise."""
+    if isinstance(store, BatchUpsert):
+        await store.upsert_many(writes)
+        return
+    for w in writes:
+        await store.upsert(w.partition, w.memories, new_ids=w.new_ids, stored_ids=w.stored_ids)
+
+
 @runtime_checkable
 class Store(Protocol):
     """Durable home of long-term memories."""

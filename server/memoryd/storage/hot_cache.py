@@ -49,8 +49,9 @@ from memoryd.domain.models import (
     VectorHit,
     unit_rows,
 )
-from memoryd.storage.base import Store, compact, disk_bytes
+from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
 from memoryd.storage.hot_ann import AnnParams, build_ann
+from memoryd.storage.hot_known import StoredPartitions
 from memoryd.storage.hot_partition import HotPartition
 from memoryd.storage.hot_rows import stored_form
 from memoryd.storage.hot_text import build_text_base, query_terms
@@ -120,6 +121,8 @@ class HotCacheStore:
         self.bypasses = 0
         self.text_builds = 0
         self._entries: OrderedDict[Partition, _Entry] = OrderedDict()
+        self._stored = StoredPartitions()
+        self._listing: asyncio.Task[None] | None = None
         #: Partitions too big for the whole budget: searched in the store.
         self._oversized: set[Partition] = set()
         self._closing = False
@@ -129,9 +132,13 @@ class HotCacheStore:
     async def open(self) -> None:
         self._closing = False
         await self.inner.open()
+        # A partition the store does not hold is loaded without a scan (hot_known.py).
+        self._listing = asyncio.create_task(self._stored.list(self.inner), name="hot-partitions")
 
     async def close(self) -> None:
         self._closing = True  # graph builds in worker threads stop at their next step
+        if self._listing is not None:
+            self._listing.cancel()
         entries = list(self._entries.values())
         self._entries.clear()
         self._oversized.clear()
@@ -195,6 +202,7 @@ class HotCacheStore:
         new_ids: frozenset[str] = frozenset(),
         stored_ids: frozenset[str] = frozenset(),
     ) -> None:
+        self._stored.wrote(partition)
         ids = [m.id for m in memories]
         entry = self._entries.get(partition)
         if entry is not None and entry.part is not None:
@@ -212,6 +220,37 @@ class HotCacheStore:
         if part is not None:
             put_many(part, memories, from_store=False)
             self._after_growth(partition)
+
+    async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
+        """``upsert`` of several partitions in one store call (the log's apply pass)."""
+        for w in writes:
+            self._stored.wrote(w.partition)
+        hinted = [self._hinted(w) for w in writes]
+        try:
+            await upsert_many(self.inner, hinted)
+        except BaseException:
+            for w in writes:
+                self._write_failed(w.partition, [m.id for m in w.memories])
+            raise
+        for w in writes:
+            part = self._loaded_or_mark(w.partition, [m.id for m in w.memories])
+            if part is not None:
+                put_many(part, w.memories, from_store=False)
+                self._after_growth(w.partition)
+
+    def _hinted(self, write: PartitionUpsert) -> PartitionUpsert:
+        """``write`` with what a loaded partition knows: which ids are new, which stored."""
+        entry = self._entries.get(write.partition)
+        if entry is None or entry.part is None:
+            return write
+        slot_of = entry.part.slot_of
+        ids = [m.id for m in write.memories]
+        return PartitionUpsert(
+            write.partition,
+            write.memories,
+            new_ids=write.new_ids | {i for i in ids if i not in slot_of},
+            stored_ids=write.stored_ids | {i for i in ids if i in slot_of},
+        )
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
         try:
@@ -313,12 +352,14 @@ class HotCacheStore:
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
     ) -> list[Memory]:
-        """From a loaded partition (the dedup of a Remember runs before its vector
-        search, so this never loads one); else from the store."""
-        entry = self._entries.get(partition)
-        if entry is None or entry.part is None:
+        """From the partition in memory, loaded now if it is not (the dedup of a
+        Remember, whose vector search comes next and would load it anyway: a new
+        agent's first write then reads the store once, not twice); from the store
+        when it is too big to hold."""
+        part = await self._acquire(partition)
+        if part is None:
             return await self.inner.find_by_content(partition, content_hashes, flt)
-        return entry.part.find_by_content(content_hashes, flt)
+        return part.find_by_content(content_hashes, flt)
 
     # get, list and count of a loaded partition are answered from it (every write
     # passes through here, so it holds what the store holds): a LanceDB query costs
@@ -421,7 +462,10 @@ class HotCacheStore:
         return entry.part
 
     async def _scan(self, partition: Partition) -> AsyncIterator[_Page]:
-        """Every record of ``partition`` with its vector, in pages (any backend)."""
+        """Every record of ``partition`` with its vector, in pages (any backend);
+        none, without asking the store, for a partition it is known not to hold."""
+        if self._stored.known_empty(partition):
+            return
         after: PageCursor | None = None
         while True:
             page = await self.inner.list(

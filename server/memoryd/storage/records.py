@@ -108,3 +108,23 @@ class RecordStore(Protocol):
         this store (the same write), or holds nothing when ``expected`` is None; True
         when it was written. ``record.write_id`` must be fresh (:func:`new_write_id`).
         Exact among every process the backend's capabilities allow to write."""
+
+
+@runtime_checkable
+class BatchPut(Protocol):
+    """A record store that writes several partitions' records in one commit (LanceDB);
+    every layer in front of one defines it too."""
+
+    async def put_records_many(self, writes: Sequence[tuple[Partition, Sequence[Record]]]) -> None:
+        """``put_records`` of each partition's records, in one write."""
+
+
+async def put_records_many(
+    records: RecordStore, writes: Sequence[tuple[Partition, Sequence[Record]]]
+) -> None:
+    """One multi-partition write where the store has one; one per partition otherwise."""
+    if isinstance(records, BatchPut):
+        await records.put_records_many(writes)
+        return
+    for partition, batch in writes:
+        await records.put_records(partition, batch)

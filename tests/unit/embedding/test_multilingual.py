@@ -21,6 +21,7 @@ from memoryd.config import MULTILINGUAL_DEDUP_THRESHOLD, EmbeddingSettings, Sett
 from memoryd.domain.errors import EmbeddingError, InvalidArgument
 from memoryd.embedding import CachingEmbedder, Embedder, build_embedder
 from memoryd.embedding import multilingual as multilingual_module
+from memoryd.embedding.batcher import BatchingEmbedder
 from memoryd.embedding.multilingual import DIMENSION, MODEL_ID, MultilingualE5Embedder, engine_path
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -166,9 +167,11 @@ async def test_factory_builds_it_behind_the_cache() -> None:
     built = build_embedder("multilingual", settings)
     try:
         assert isinstance(built, CachingEmbedder)
-        assert isinstance(built.inner, MultilingualE5Embedder)
+        # Documents batched across callers in front of the model (embedding/batcher.py).
+        assert isinstance(built.inner, BatchingEmbedder)
+        assert isinstance(built.inner.inner, MultilingualE5Embedder)
         assert (built.model_id, built.dimension) == (MODEL_ID, 384)
-        assert await built.inner.inference_threads() == 1
+        assert await built.inner.inner.inference_threads() == 1
         first = await built.embed(["缓存"], kind="query")
         np.testing.assert_array_equal(await built.embed(["缓存"], kind="query"), first)
         assert built.hits == 1

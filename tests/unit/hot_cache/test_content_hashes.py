@@ -3,13 +3,14 @@ writes that change, archive, hide and remove contents."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 
 import numpy as np
 import pytest
 
-from memoryd.domain.models import MemoryFilter, SecurityLevel
+from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel
 from memoryd.storage.hot_cache import HotCacheStore
 from memoryd.text import content_hash
 
@@ -77,10 +78,44 @@ async def test_lookups_follow_every_write(stores: tuple[HotCacheStore, CountingS
     await agree(cached, inner, [*texts, "Bob now likes juice"])
 
 
-async def test_an_unloaded_partition_asks_the_store(
+async def test_an_unloaded_partition_is_loaded_rather_than_asked(
     stores: tuple[HotCacheStore, CountingStore],
 ) -> None:
+    # A Remember's dedup looks up contents, then searches vectors: loading the
+    # partition for the first makes a new agent's first write read the store once
+    # (issue 31), and the search that follows is answered from memory.
     cached, inner = stores
     await cached.upsert(P, [memory(id="a", content="x")])
     found = await cached.find_by_content(P, [content_hash("x")], MemoryFilter())
-    assert [m.id for m in found] == ["a"] and inner.content_lookups == 1
+    assert [m.id for m in found] == ["a"] and inner.content_lookups == 0
+    assert P in cached.cached_partitions()
+
+
+class ListCountingStore(CountingStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lists = 0
+
+    async def list(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.lists += 1
+        return await super().list(*args, **kwargs)
+
+
+async def test_a_partition_the_store_never_held_is_loaded_without_reading_it() -> None:
+    inner = ListCountingStore()
+    await inner.open()
+    await inner.upsert(P, [memory(id="a", content="x")])  # held before the cache opens
+    cached = HotCacheStore(inner, dimension=DIM, budget_bytes=64 * 2**20)
+    await cached.open()
+    new = Partition(P.tenant_id, "brand-new")
+    async with asyncio.timeout(10):
+        while cached._stored.known_empty(new) is False:  # noqa: ASYNC110 - the listing at open
+            await asyncio.sleep(0.01)
+    assert await cached.find_by_content(new, [content_hash("x")], MemoryFilter()) == []
+    assert inner.lists == 0 and inner.content_lookups == 0  # no scan, no lookup
+    # A partition the store holds is scanned as before.
+    assert [m.id for m in await cached.find_by_content(P, [content_hash("x")], MemoryFilter())] == [
+        "a"
+    ]
+    assert inner.lists == 1
+    await cached.close()

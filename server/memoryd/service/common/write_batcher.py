@@ -1,9 +1,11 @@
 """Coalesces concurrent writes into few store commits (LanceDB commits are slow).
 
 Callers await ``submit``; a single background task takes everything queued, groups it
-by partition and writes each group with one ``Store.upsert``. While one commit runs,
-new writes accumulate for the next: throughput grows with concurrency and a lone
-write pays for one commit only.
+by partition and writes each group with one ``Store.upsert``, the groups side by side
+(behind the write-ahead log they share one group fsync). While one commit runs, new
+writes accumulate for the next: throughput grows with concurrency and a lone write
+pays for one commit only. Each caller's audit admission goes with its memories
+(security/admission.py): the log entry of its group carries it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Memory, Partition
 from memoryd.observability.tracing import NO_TRACING, WRITE_BATCH, Tracing
+from memoryd.security.admission import Admission, riding, uncarried
 from memoryd.storage.base import Store
 
 log = structlog.get_logger(__name__)
@@ -32,6 +35,8 @@ class _Pending:
     #: The caller's trace context (tracing on): a batch of its writes alone continues
     #: it, a batch of several calls' writes links to it.
     trace: object | None = None
+    #: The caller's audit admissions, for the log entry that carries its memories.
+    admissions: list[Admission] = field(default_factory=list)
     done: asyncio.Future[None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -53,7 +58,7 @@ class WriteBatcher:
         """Returns once the memories are committed to the store."""
         if self._closing or self._task is None:
             raise Unavailable("the server is shutting down; write not accepted")
-        pending = _Pending(partition, memories, self._tracing.capture())
+        pending = _Pending(partition, memories, self._tracing.capture(), uncarried())
         self._queue.put_nowait(pending)
         await asyncio.shield(pending.done)
 
@@ -93,20 +98,23 @@ class WriteBatcher:
         groups: dict[Partition, list[_Pending]] = {}
         for item in batch:
             groups.setdefault(item.partition, []).append(item)
-        for partition, items in groups.items():
-            memories = [m for item in items for m in item.memories]
-            error: BaseException | None = None
-            try:
+        await asyncio.gather(*(self._commit_group(p, items) for p, items in groups.items()))
+
+    async def _commit_group(self, partition: Partition, items: list[_Pending]) -> None:
+        memories = [m for item in items for m in item.memories]
+        error: BaseException | None = None
+        try:
+            with riding([a for item in items for a in item.admissions]):
                 await self._store.upsert(partition, memories)
-            except (StoreError, Unavailable) as exc:  # e.g. the write-ahead log's disk is full
-                error = exc
-            except Exception as exc:
-                log.exception("store upsert failed", records=len(memories))
-                error = StoreError(f"store write failed: {type(exc).__name__}")
-            for item in items:
-                if item.done.done():
-                    continue
-                if error is None:
-                    item.done.set_result(None)
-                else:
-                    item.done.set_exception(error)
+        except (StoreError, Unavailable) as exc:  # e.g. the write-ahead log's disk is full
+            error = exc
+        except Exception as exc:
+            log.exception("store upsert failed", records=len(memories))
+            error = StoreError(f"store write failed: {type(exc).__name__}")
+        for item in items:
+            if item.done.done():
+                continue
+            if error is None:
+                item.done.set_result(None)
+            else:
+                item.done.set_exception(error)

@@ -14,7 +14,9 @@ keeps its writes.
 Ordering and atomicity. Writes to one partition are serialised by an asyncio lock
 per partition, which makes the version counter and ``if_version`` checks exact in
 this process; slot, event, counter and the long-term memory are one write-ahead log
-entry (durability/). Where replicas share the store (Capabilities.shared) versions
+entry (durability/). The slots written or read are kept per partition (exact: this
+service is the store's only writer of keys, and lifecycle rewrites go through
+``exclusive``), so a write reads its key's slot from the store once, not every time. Where replicas share the store (Capabilities.shared) versions
 are claimed and slots written with the store's conditional writes instead
 (service/keyed/shared.py), and nothing about a partition is cached here.
 
@@ -29,7 +31,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -107,6 +109,8 @@ DEFAULT_PAGE_SIZE = 100
 _FETCH_MIN, _FETCH_MAX = 64, 1000
 #: Partitions whose counts are cached; past this the cache starts over.
 _PARTITIONS_MAX = 10_000
+#: Key slots kept per partition; past this the partition's start over.
+_SLOTS_MAX = 10_000
 _CURSOR_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -132,6 +136,10 @@ class _PartitionState:
     version: int | None = None
     #: Key slots held, tombstones included; None: not counted yet.
     keys: int | None = None
+    #: Key -> its stored slot (None: no slot), as read or last written here.
+    slots: dict[str, Record | None] = field(default_factory=dict)
+    #: ``slots`` holds every slot of the partition (it had none when counted).
+    complete: bool = False
 
 
 class KeyedMemoryService:
@@ -245,11 +253,11 @@ class KeyedMemoryService:
     ) -> KeyEntry:
         """The write where this process is the store's only writer (its lock held)."""
         partition = scope.partition
-        found = await self._records.get_records(partition, RecordKind.KEY, [key])
-        held = bool(found)
-        current = visible_slot(scope.clearance, found[0] if found else None)
-        check_if_version(write.if_version, current)
         state = self._state(partition)
+        slot = await self._slot(partition, state, key)
+        held = slot is not None
+        current = visible_slot(scope.clearance, slot)
+        check_if_version(write.if_version, current)
         if current is None:
             await self._admit_new_key(partition, state)
         if state.version is None:
@@ -278,7 +286,32 @@ class KeyedMemoryService:
         state.version = entry.version
         if not held and state.keys is not None:
             state.keys += 1
+        written = [r for r in planned.records if r.kind is RecordKind.KEY]
+        if len(state.slots) >= _SLOTS_MAX and key not in state.slots:
+            state.slots.clear()
+            state.complete = False
+        state.slots[key] = written[0] if written else None
         return entry
+
+    async def _slot(self, partition: Partition, state: _PartitionState, key: str) -> Record | None:
+        """The key's stored slot: kept since this process read or wrote it, else read.
+        A partition counted with no slots at all (a new agent's) reads none: every
+        slot it gets from then on is written here."""
+        if key in state.slots:
+            return state.slots[key]
+        if state.complete:
+            return None
+        if state.keys is None:
+            state.keys = await self._records.count_records(partition, RecordKind.KEY)
+            if state.keys == 0:
+                state.complete = True
+                return None
+        found = await self._records.get_records(partition, RecordKind.KEY, [key])
+        if len(state.slots) >= _SLOTS_MAX:
+            state.slots.clear()
+            state.complete = False
+        slot = state.slots[key] = found[0] if found else None
+        return slot
 
     def _planned(
         self,

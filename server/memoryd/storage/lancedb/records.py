@@ -255,6 +255,24 @@ class LanceDBRecordStore:
             )
         self._wrote()
 
+    async def put_records_many(self, writes: Sequence[tuple[Partition, Sequence[Record]]]) -> None:
+        """Several partitions' records in one ``merge_insert`` commit (the merge key
+        holds the partition): a pass of the write-ahead log's apply writes every
+        agent's keys with one table version."""
+        table = self._tbl()
+        parts = [_to_arrow(p, unique) for p, batch in writes if (unique := unique_records(batch))]
+        if not parts:
+            return
+        rows = pa.concat_tables(parts)
+        async with self._write_lock, _backend("put"):
+            await (
+                table.merge_insert(MERGE_KEY)
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(rows)
+            )
+        self._wrote()
+
     async def delete_records(
         self, partition: Partition, kind: RecordKind, keys: Sequence[str]
     ) -> list[str]:

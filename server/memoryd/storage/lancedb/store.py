@@ -35,7 +35,7 @@ from memoryd.domain.models import (
     Vector,
     VectorHit,
 )
-from memoryd.storage.base import LANCEDB, at_least
+from memoryd.storage.base import LANCEDB, PartitionUpsert, at_least
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import (
     cursor_clause,
@@ -65,6 +65,8 @@ from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
 
 #: Ids per ``id IN (...)`` predicate; bigger requests are split into several reads.
 _IDS_PER_QUERY = 1000
+#: Partitions' id lists OR-ed into one lookup of a multi-partition upsert.
+_PARTITIONS_PER_LOOKUP = 32
 #: Rows rewritten per commit (and write-lock hold) by an access-statistics flush.
 ACCESS_ROWS_PER_COMMIT = 256
 #: Conversions of at least this many rows run in a worker thread.
@@ -299,6 +301,61 @@ class LanceDBStore:
                 await table.delete(where(partition, ids_clause(chunk)))
             await table.add(await _offload(to_arrow, unique, self.dimension, rows=len(unique)))
         self._indexing.wrote(len(unique))
+
+    async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
+        """Several partitions' upserts as one: one id lookup, one delete of the rows
+        being replaced (their partitions' predicates OR-ed), one add. Behind the
+        write-ahead log a pass applies every agent's writes with this, so a burst
+        from many agents costs two table versions, not two per agent."""
+        table = self._tbl()
+        for w in writes:
+            check_upsert(w.partition, w.memories, self.dimension)
+        chosen = [(w, dedupe_last(w.memories)) for w in writes if w.memories]
+        if not chosen:
+            return
+        rows = [m for _, unique in chosen for m in unique]
+        async with self._write_lock, _backend("upsert"):
+            lookups = [
+                (w.partition, [m.id for m in unique if m.id not in known])
+                for w, unique in chosen
+                for known in [w.new_ids | w.stored_ids]
+            ]
+            stored = await self._stored_in(table, [(p, ids) for p, ids in lookups if ids])
+            replaced = [
+                where(w.partition, ids_clause(chunk))
+                for w, unique in chosen
+                for chunk in _chunks(
+                    [m.id for m in unique if (w.partition, m.id) in stored or m.id in w.stored_ids]
+                )
+            ]
+            if replaced:
+                await table.delete(" OR ".join(f"({clause})" for clause in replaced))
+            await table.add(await _offload(to_arrow, rows, self.dimension, rows=len(rows)))
+        self._indexing.wrote(len(rows))
+
+    async def _stored_in(
+        self, table: Any, lookups: Sequence[tuple[Partition, Sequence[str]]]
+    ) -> set[tuple[Partition, str]]:
+        """Which (partition, id) of ``lookups`` are stored, in one read per chunk of
+        partitions (callers hold the write lock)."""
+        found: set[tuple[Partition, str]] = set()
+        clauses = [
+            (partition, where(partition, ids_clause(chunk)))
+            for partition, ids in lookups
+            for chunk in _chunks(ids)
+        ]
+        for start in range(0, len(clauses), _PARTITIONS_PER_LOOKUP):
+            part = clauses[start : start + _PARTITIONS_PER_LOOKUP]
+            predicate = " OR ".join(f"({clause})" for _, clause in part)
+            rows = await self._select(table, predicate, ["tenant_id", "agent_id", "id"])
+            for t, a, i in zip(
+                rows.column("tenant_id").to_pylist(),
+                rows.column("agent_id").to_pylist(),
+                rows.column("id").to_pylist(),
+                strict=True,
+            ):
+                found.add((Partition(t, a), i))
+        return found
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
         table = self._tbl()
