@@ -37,7 +37,14 @@ async def mirrored(
 
 
 def index_keys(root: Path) -> set[str]:
-    return {json.loads(p.read_text())["key"] for p in (root / "index").rglob("*.json")}
+    """The keys the index holds now; a file the mirror removes mid-walk is gone, not an error."""
+    keys: set[str] = set()
+    for path in (root / "index").rglob("*.json"):
+        try:
+            keys.add(json.loads(path.read_text())["key"])
+        except FileNotFoundError:
+            continue
+    return keys
 
 
 def log_lines(root: Path) -> list[dict[str, object]]:
