@@ -166,7 +166,7 @@ def embeddings(corpus: Corpus, embedder: str, log: bool = True) -> tuple[Vectors
 async def _embed(kind: str, docs: list[str], queries: list[str]) -> tuple[Vectors, Vectors]:
     # One OpenMP thread for the multilingual model: a team of two stalls on a busy
     # machine (README, Multilingual memory), and this box is shared.
-    settings = EmbeddingSettings(cache_size=0, local_threads=2, multilingual_threads=1)
+    settings = EmbeddingSettings(cache_size=0, local_threads=1, multilingual_threads=1)
     embedder = build_embedder(kind, settings)  # type: ignore[arg-type]
     try:
         out = []
