@@ -29,12 +29,13 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from quality import scores
+from quality_checks import auroc
 from quality_data import (
     HELD_OUT,
     Corpus,
@@ -58,14 +59,15 @@ from memoryd.service.memories.service import MemoryService
 from memoryd.storage.memory import InMemoryStore
 
 TOP = 50
-SPREADS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
-VECTOR_SHARES = (0.4, 0.5, 0.6, 0.7)
+SPREADS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
+VECTOR_SHARES = (0.5, 0.6, 0.7)
 MODEL_IDS = {kind: model for model, kind in KIND_OF_MODEL.items()}
 
 
 class Replayed(InMemoryStore):
     """The in-process store whose searches are computed once per (partition, query,
-    filter, limit) and replayed: they do not depend on the fusion settings."""
+    filter, limit) and replayed: they do not depend on the fusion settings (nothing
+    here expires: the filter's clock is left out of the key)."""
 
     def __init__(self, dimension: int) -> None:
         super().__init__(dimension)
@@ -75,7 +77,7 @@ class Replayed(InMemoryStore):
     async def search(
         self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
     ) -> list[VectorHit]:
-        key = (partition, np.asarray(vector).tobytes(), flt, limit)
+        key = (partition, np.asarray(vector).tobytes(), replace(flt, not_expired_at=None), limit)
         if key not in self._searches:
             self._searches[key] = await super().search(partition, vector, flt, limit)
         return self._searches[key]
@@ -83,7 +85,7 @@ class Replayed(InMemoryStore):
     async def text_search(
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int
     ) -> list[TextHit]:
-        key = (partition, query, flt, limit)
+        key = (partition, query, replace(flt, not_expired_at=None), limit)
         if key not in self._texts:
             self._texts[key] = await super().text_search(partition, query, flt, limit)
         return self._texts[key]
@@ -195,11 +197,16 @@ def split_scores(corpus: Corpus, rankings: list[list[str]]) -> dict[str, dict[st
 
 
 async def grid(
-    world: World, corpus: Corpus, queries: Vectors, base: RecallSettings
+    world: World,
+    corpus: Corpus,
+    queries: Vectors,
+    base: RecallSettings,
+    spreads: Sequence[float],
+    shares: Sequence[float],
 ) -> list[dict[str, Any]]:
     rows = []
-    for spread in SPREADS:
-        for share in VECTOR_SHARES:
+    for spread in spreads:
+        for share in shares:
             recall = base.model_copy(
                 update={
                     "convex_min_spread": spread,
@@ -222,16 +229,6 @@ def best(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- relevance
-
-
-def auroc(positives: Sequence[float], negatives: Sequence[float]) -> float:
-    """P(a positive scores above a negative), ties counting half."""
-    pos = np.asarray(positives)
-    neg = np.asarray(negatives)
-    if not len(pos) or not len(neg):
-        return float("nan")
-    above = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
-    return float(above / (len(pos) * len(neg)))
 
 
 def fit_logistic(features: np.ndarray, labels: np.ndarray, steps: int = 3000) -> np.ndarray:
@@ -324,7 +321,9 @@ def calibrate(observed: list[Observed]) -> tuple[Relevance, dict[str, Any]]:
 # ---------------------------------------------------------------- main
 
 
-async def tune(kind: str, memdaily: bool) -> dict[str, Any]:
+async def tune(
+    kind: str, memdaily: bool, spreads: Sequence[float], shares: Sequence[float]
+) -> dict[str, Any]:
     realtalk = load_realtalk(None)
     docs, queries = embeddings(realtalk, kind)
     world = build_world = await build(realtalk, docs, MODEL_IDS[kind])
@@ -336,7 +335,7 @@ async def tune(kind: str, memdaily: bool) -> dict[str, Any]:
         "model": MODEL_IDS[kind],
         "profile": split_scores(realtalk, await ranked(world.service(base), realtalk, queries)),
     }
-    rows = await grid(world, realtalk, queries, base)
+    rows = await grid(world, realtalk, queries, base, spreads, shares)
     chosen = best(rows)
     report["grid"] = rows
     report["chosen"] = chosen
@@ -382,8 +381,15 @@ def main() -> None:
     parser.add_argument("--models", default="e5,minilm")
     parser.add_argument("--memdaily", action="store_true")
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument("--spreads", default=",".join(map(str, SPREADS)))
+    parser.add_argument("--shares", default=",".join(map(str, VECTOR_SHARES)))
     args = parser.parse_args()
-    report = {kind: asyncio.run(tune(kind, args.memdaily)) for kind in args.models.split(",")}
+    spreads = [float(x) for x in args.spreads.split(",")]
+    shares = [float(x) for x in args.shares.split(",")]
+    report = {
+        kind: asyncio.run(tune(kind, args.memdaily, spreads, shares))
+        for kind in args.models.split(",")
+    }
     if args.json_out:
         args.json_out.write_text(json.dumps(report, indent=2))
     json.dump(

@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from memoryd.config import EmbeddingSettings
 from memoryd.embedding.factory import build_embedder
+from memoryd.model_catalog import canonical_kind
 
 DATA = Path(__file__).resolve().parent / "data"
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -148,6 +149,7 @@ def split(corpus: Corpus, held_out: frozenset[str]) -> dict[str, list[Question]]
 def embeddings(corpus: Corpus, embedder: str, log: bool = True) -> tuple[Vectors, Vectors]:
     """Vectors of every turn (as documents) and question (as queries) of ``corpus``
     by the memoryd embedder ``embedder``, from bench/.cache when computed before."""
+    embedder = canonical_kind(embedder)  # "local" is MiniLM's former name: one cache
     docs = [t.text for t in corpus.turns]
     queries = [q.text for q in corpus.questions]
     digest = hashlib.sha256("\x00".join([embedder, *docs, "\x01", *queries]).encode())

@@ -98,15 +98,14 @@ async def e5_memories() -> AsyncIterator[MemoryService]:
 async def test_the_fact_outranks_the_episode_for_a_direct_question(
     e5_memories: MemoryService,
 ) -> None:
+    scope = scope_for(agent="sessions")  # every session's memories in one agent
     for session in SESSIONS:
-        if not session["questions"]:
-            continue
-        scope = scope_for(agent=session["id"])
         messages = _messages(session)
         summary = extractive_summary("", messages, counter=EstimateCounter(), max_tokens=512)
         items = deterministic_items(messages, summary, max_items=20, max_bytes=8192)
         drafts = [MemoryDraft(content=i.content, memory_type=i.memory_type) for i in items]
         await e5_memories.remember_batch(scope, drafts, dedup=False)
+    for session in SESSIONS:
         for question, answer in session["questions"]:
             outcome = await e5_memories.recall(
                 scope, RecallQuery(query=question, limit=3, filter=MemoryFilter())

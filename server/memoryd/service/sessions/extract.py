@@ -105,10 +105,18 @@ def deterministic_items(
 
 
 def _without(summary: str, facts: set[str]) -> str:
-    """The summary's lines (``who: sentence``) but those quoting a kept fact."""
-    lines = [line for line in summary.splitlines() if line.strip()]
-    kept = [line for line in lines if _normalised(line.partition(": ")[2] or line) not in facts]
-    return "\n".join(kept).strip()
+    """The summary's lines (``who: sentence``) but those quoting a kept fact, the
+    user's own in their words alone: "user" on every other line made an episode
+    match every question about "the user" by its full text."""
+    out = []
+    for line in summary.splitlines():
+        who, sep, sentence = line.strip().partition(": ")
+        if not sep:
+            who, sentence = "", line.strip()
+        if not sentence or _normalised(sentence) in facts:
+            continue
+        out.append(sentence if who in ("", MessageRole.USER.value) else f"{who}: {sentence}")
+    return "\n".join(out)
 
 
 async def extraction_drafts(
