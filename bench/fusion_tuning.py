@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 from quality import scores
-from quality_checks import auroc
+from quality_checks import auroc, unrelated_namespace
 from quality_data import (
     HELD_OUT,
     Corpus,
@@ -255,14 +255,14 @@ class Observed:
 async def observe(
     world: World, corpus: Corpus, queries: Vectors, recall: RecallSettings
 ) -> list[Observed]:
-    """Per question: its top hit in its own chat, in the next chat (another namespace),
-    and its evidence in its own top 10, each as (cosine, coverage)."""
+    """Per question: its top hit in its own chat, in a chat without its speakers, and
+    its evidence in its own top 10, each as (cosine, coverage)."""
     service = world.service(recall)
     namespaces = sorted({q.namespace for q in corpus.questions})
     out = []
     for q, v in zip(corpus.questions, queries, strict=True):
         terms = query_terms(q.text)
-        other = namespaces[(namespaces.index(q.namespace) + 1) % len(namespaces)]
+        other = unrelated_namespace(q.namespace, namespaces)
         own = await ask(service, q, v)
         off = await ask(service, q, v, namespace=other)
         if not own or not off:
@@ -335,8 +335,14 @@ async def tune(
         "model": MODEL_IDS[kind],
         "profile": split_scores(realtalk, await ranked(world.service(base), realtalk, queries)),
     }
-    rows = await grid(world, realtalk, queries, base, spreads, shares)
-    chosen = best(rows)
+    rows = await grid(world, realtalk, queries, base, spreads, shares) if spreads else []
+    profile = {
+        "spread": base.convex_min_spread,
+        "vector_share": base.hybrid_vector_weight
+        / (base.hybrid_vector_weight + base.hybrid_text_weight),
+        **report["profile"],
+    }
+    chosen = best(rows) if rows else profile
     report["grid"] = rows
     report["chosen"] = chosen
     tuned = base.model_copy(
@@ -384,8 +390,8 @@ def main() -> None:
     parser.add_argument("--spreads", default=",".join(map(str, SPREADS)))
     parser.add_argument("--shares", default=",".join(map(str, VECTOR_SHARES)))
     args = parser.parse_args()
-    spreads = [float(x) for x in args.spreads.split(",")]
-    shares = [float(x) for x in args.shares.split(",")]
+    spreads = [float(x) for x in args.spreads.split(",") if x]
+    shares = [float(x) for x in args.shares.split(",") if x]
     report = {
         kind: asyncio.run(tune(kind, args.memdaily, spreads, shares))
         for kind in args.models.split(",")

@@ -33,6 +33,20 @@ def _timestamp(value: datetime) -> timestamp_pb2.Timestamp:
     return ts
 
 
+def unrelated_namespace(namespace: str, namespaces: Sequence[str]) -> str:
+    """The next chat (in sorted order) that shares no speaker with ``namespace``
+    ("Chat_3_Kevin_Paola" -> "Chat_5_Nicolas_Nebraas", not "Chat_4_Emi_Paola"): its
+    memories cannot answer the question, so its top hit is truly off-topic."""
+    ordered = sorted(namespaces)
+    speakers = set(namespace.split("_")[2:])
+    start = ordered.index(namespace)
+    for step in range(1, len(ordered)):
+        other = ordered[(start + step) % len(ordered)]
+        if not speakers & set(other.split("_")[2:]):
+            return other
+    return ordered[(start + 1) % len(ordered)]
+
+
 def relevance_separation(
     stub: mgrpc.MemoryServiceStub,
     corpus: Corpus,
@@ -41,14 +55,15 @@ def relevance_separation(
     relevances: list[list[float]],
     held_out: frozenset[str],
 ) -> dict[str, Any]:
-    """Each question's top hit in its own namespace against its top hit in the next
-    chat's (where it has no answer): the AUROC of their relevances; and the
+    """Each question's top hit in its own namespace against its top hit in a chat
+    without its speakers (unrelated_namespace: no answer there): the AUROC of their
+    relevances; and the
     min_relevance chosen on the dev chats that keeps 90 % of the questions' best
     evidence hit (in the top 10), with the share of other-chat top hits it drops."""
     namespaces = sorted({q.namespace for q in corpus.questions})
     own, other, evidence, dev = [], [], [], []
     for i, q in enumerate(corpus.questions):
-        elsewhere = namespaces[(namespaces.index(q.namespace) + 1) % len(namespaces)]
+        elsewhere = unrelated_namespace(q.namespace, namespaces)
         request = mpb.RecallRequest(
             agent_id=AGENT, query=q.text, namespace=elsewhere, limit=1, now=_timestamp(q.asked_at)
         )

@@ -95,31 +95,24 @@ class RecallSettings(BaseModel):
     #: 0.417 / 0.659 / 0.450; hybrid also finds exact codes and names.
     hybrid_default: bool = True
     #: How hybrid recall fuses the vector and full-text searches. "convex": each
-    #: candidate's cosine (min-max scaled over the candidates) and BM25 score (over the
-    #: best one's) mixed by the weights below; "rrf": reciprocal rank fusion. Convex
-    #: keeps how much better a match is, which ranks do not: on REALTALK (issue 24,
-    #: bench/quality.py) recall_all@10 / recall_any@10 dev 0.452 / 0.681 (rrf) ->
-    #: 0.461 / 0.699, held-out chats 0.448 / 0.761 -> 0.455 / 0.806.
+    #: candidate's cosine (min-max scaled) and BM25 score (over the best one's) mixed by
+    #: the weights below; "rrf": reciprocal rank fusion. Convex keeps how much better a
+    #: match is (REALTALK, issue 24: recall_all@10 dev 0.452 (rrf) -> 0.461).
     fusion: Literal["convex", "rrf"] = "convex"
     #: k of reciprocal rank fusion: score = sum of weight / (k + rank).
     rrf_k: float = Field(60.0, gt=0)
     #: Weights of the two rankings in the fusion. A weight of 0 drops that search
     #: altogether: hybrid_vector_weight=0 makes hybrid recall rank by BM25 alone
     #: (similarity is still computed and returned) - how bench/quality.py measures it.
-    #: Unset, the vector weight is 1.0 with convex fusion (equal shares measured best:
-    #: REALTALK dev recall_all@10 at 0.4 / 0.5 / 0.6 of the mix: 0.459 / 0.461 /
-    #: 0.454) and 0.3 with rrf (measured best there, recall_all@10 at 1.0 / 0.5 / 0.3:
-    #: 0.415 / 0.434 / 0.434, MRR 0.428 / 0.438 / 0.451: at equal weights a
-    #: paraphrase-level vector match outvoted an exact keyword match too often).
+    #: Unset: the embedder's (model_catalog.Profile, tuned per model on REALTALK's dev
+    #: chats: MiniLM 1.0 / 1.0, e5 see E5_PROFILE), 0.3 / 1.0 with rrf.
     hybrid_vector_weight: float = Field(1.0, ge=0)
     hybrid_text_weight: float = Field(1.0, ge=0)
     #: Convex fusion scales the candidates' cosines by max(highest - lowest, this):
     #: a narrow spread (a small store, or no memory much closer than another) is not
-    #: stretched to 0..1 (service/memories/hybrid.py, convex). Measured (bench/quality.py, in
-    #: process on cached vectors, issue 24): REALTALK ranks the same at 0.2-0.5 (its
-    #: 50-200 candidates spread wider) and loses at 1.0 (held-out recall_any@10 0.836
-    #: -> 0.799); MemDaily, ~9 messages per trajectory, MRR with MiniLM 0.939 (0) ->
-    #: 0.943 (0.3) -> 0.945 (0.5).
+    #: stretched to 0..1 (service/memories/hybrid.py). Unset: the embedder's (MiniLM
+    #: 0.5; e5, whose cosines crowd into a narrow band, far less: at 0.5 its vector
+    #: side was flattened and e5 gained nothing over MiniLM, issue 32).
     convex_min_spread: float = Field(0.5, ge=0, le=2)
     #: Context expansion of hybrid recall (service/memories/context.py): the memories this many
     #: steps before and after each of the ``context_seeds`` best candidates, in their

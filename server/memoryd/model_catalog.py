@@ -150,17 +150,26 @@ MINILM_PROFILE = Profile(
     relevance=Relevance(cosine_centre=0.45, cosine_weight=12.0, coverage_weight=3.0),
 )
 
-#: e5-small-v2 int8. Its cosines crowd into 0.7-0.95: the spread floor and every
-#: threshold move up (bench/fusion_tuning.py on REALTALK's dev chats; the cosine
-#: thresholds from the same pairs as MiniLM's, README "Embedding models").
+#: e5-small-v2 int8. Its cosines crowd into 0.75-1.0, so every threshold moves up,
+#: set from the pairs MiniLM's were (e5 cosines): near duplicates 0.984-0.994 against
+#: distinct facts of one kind 0.871-0.971 ("allergic to peanuts" / "to seafood" 0.910),
+#: dedup 0.98; one subject ("I live in Paris" / "I moved to Berlin" 0.832, Google /
+#: Microsoft 0.864) against unrelated statements 0.762-0.797, contradictions 0.82;
+#: values of one kind (green / red 0.880, Paris / Berlin 0.899, red / dark blue 0.834)
+#: against other kinds (tea / red 0.853, Paris / blue 0.842): 0.86 keeps the kinds
+#: apart at the price of red / dark blue. Fusion: bench/fusion_tuning.py's grid on
+#: REALTALK's dev chats (spread floor 0.05-0.5 x vector share 0.5-0.7: recall_all@10
+#: 0.457-0.487), the best by recall_all@10 within one question (0.0017), then MRR,
+#: keeping MemDaily's MRR >= 0.93: 0.1 / 0.5 (0.486, MRR 0.548; MemDaily 0.949 on 4
+#: files) over 0.05 / 0.7 (0.487, MRR 0.540) and 0.05 / 0.6 (MemDaily 0.931).
 E5_PROFILE = Profile(
     convex_min_spread=0.1,
-    vector_weight=0.6,
-    text_weight=0.4,
-    dedup_threshold=0.97,
+    vector_weight=0.5,
+    text_weight=0.5,
+    dedup_threshold=0.98,
     contradiction_similarity=0.82,
-    value_similarity=0.9,
-    cluster_similarity=0.9,
+    value_similarity=0.86,
+    cluster_similarity=0.88,
     relevance=Relevance(cosine_centre=0.82, cosine_weight=40.0, coverage_weight=3.0),
 )
 
