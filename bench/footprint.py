@@ -78,7 +78,8 @@ WRITE_BYTECODE = {"PYTHONDONTWRITEBYTECODE": ""}
 
 def footprint(tmp: Path, cfg: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for label, embedder in (("without_model", "hashing"), ("with_model", "local")):
+    models = (("without_model", "hashing"), ("with_model", "e5"), ("with_minilm", "minilm"))
+    for label, embedder in models:
         with Daemon(tmp / f"fp-{label}-first" / "data", embedder=embedder, env=WRITE_BYTECODE):
             pass
         starts, cpu, rss, used = [], [], [], []

@@ -35,6 +35,7 @@ Prints a markdown report; writes JSON to bench/results/quality-<date>.json.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import platform
@@ -53,6 +54,13 @@ from typing import Any
 import grpc
 import numpy as np
 from google.protobuf import struct_pb2, timestamp_pb2
+from quality_checks import (
+    extraction,
+    extraction_markdown,
+    relevance_separation,
+    targets,
+    targets_markdown,
+)
 from quality_data import (
     HELD_OUT,
     Corpus,
@@ -64,6 +72,8 @@ from quality_data import (
     split,
 )
 
+from memoryd.config import EmbeddingSettings
+from memoryd.embedding.factory import build_embedder
 from memoryd.text.when import asked_part, time_spans
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
@@ -84,24 +94,34 @@ BATCH = 500
 
 @dataclass(frozen=True)
 class Variant:
-    """A daemon to measure: ``baseline`` code or this tree's, with ``env`` settings."""
+    """A daemon to measure: ``baseline`` code or this tree's, with ``env`` settings and
+    its ``embedder`` (None: the run's, --realtalk-embedder / --memdaily-embedders)."""
 
     name: str
     baseline: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    embedder: str | None = None
 
 
-BASELINE = Variant("baseline", baseline=True)
+#: The code before issue 24 with its model, MiniLM ("local" then).
+BASELINE = Variant("baseline", baseline=True, embedder="local")
 NEW = Variant("new")
 #: One lever changed against the new defaults each (named by what they change).
 AB_VARIANTS = (
+    # MiniLM from PyPI (no fetch) with its own profile (model_catalog.MINILM_PROFILE).
+    Variant("new, minilm", embedder="minilm"),
     Variant("new, time-aware off", env={"MEMORYD_RECALL__TEMPORAL_WEIGHT": "0"}),
-    Variant("new, cosine spread floor 0.2", env={"MEMORYD_RECALL__CONVEX_MIN_SPREAD": "0.2"}),
-    Variant("new, cosine spread floor 0.3", env={"MEMORYD_RECALL__CONVEX_MIN_SPREAD": "0.3"}),
+    Variant("new, cosine spread floor 0.5", env={"MEMORYD_RECALL__CONVEX_MIN_SPREAD": "0.5"}),
     Variant("new, text feedback 5 terms", env={"MEMORYD_RECALL__FEEDBACK_TERMS": "5"}),
     Variant("new, rrf fusion (as before)", env={"MEMORYD_RECALL__FUSION": "rrf"}),
     Variant("new, context expansion on", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "1"}),
-    Variant("new, vector weight 0.7", env={"MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "0.7"}),
+    Variant(
+        "new, equal weights",
+        env={
+            "MEMORYD_RECALL__HYBRID_VECTOR_WEIGHT": "1",
+            "MEMORYD_RECALL__HYBRID_TEXT_WEIGHT": "1",
+        },
+    ),
     # The protocol turns write-time curation off (every turn one live memory); this is
     # the daemon exactly as configured out of the box.
     Variant(
@@ -224,10 +244,12 @@ def warm_up(stub: mgrpc.MemoryServiceStub, corpus: Corpus) -> None:
 
 def evaluate(
     stub: mgrpc.MemoryServiceStub, questions: list[Question], vectors: Vectors | None
-) -> tuple[list[list[str]], list[float]]:
-    """Each question's ranked turn ids and its recall latency (seconds)."""
+) -> tuple[list[list[str]], list[float], list[list[float]]]:
+    """Each question's ranked turn ids, its recall latency (seconds) and its hits'
+    relevance (RecallResult.relevance; 0 from the baseline, which has none)."""
     ranked: list[list[str]] = []
     latencies: list[float] = []
+    relevances: list[list[float]] = []
     for i, q in enumerate(questions):
         request = mpb.RecallRequest(
             agent_id=AGENT,
@@ -243,7 +265,8 @@ def evaluate(
         latencies.append(time.perf_counter() - started)
         _check_not_degraded(response.degraded)
         ranked.append([r.memory.metadata["turn_id"] for r in response.results])
-    return ranked, latencies
+        relevances.append([r.relevance for r in response.results])
+    return ranked, latencies, relevances
 
 
 def scores(questions: list[Question], ranked: list[list[str]]) -> dict[str, dict[str, float]]:
@@ -293,10 +316,12 @@ def measure(
     *,
     held_out: frozenset[str] = frozenset(),
     end_to_end: bool = True,
+    relevance: bool = False,
 ) -> dict[str, Any]:
-    """Every variant on ``corpus`` with cached vectors, then the baseline and the new
-    defaults end to end (query text only)."""
-    doc_vectors, query_vectors = embeddings(corpus, embedder)
+    """Every variant on ``corpus`` with cached vectors (its own embedder's), then the
+    baseline and the new defaults end to end (query text only). ``relevance``: how
+    well the new defaults' relevance separates a question's hits in its own namespace
+    from its top hit in another (relevance_separation)."""
     index = {id(q): i for i, q in enumerate(corpus.questions)}
     splits = split(corpus, held_out)
     report: dict[str, Any] = {
@@ -305,50 +330,76 @@ def measure(
         "splits": {name: len(qs) for name, qs in splits.items()},
         "runs": {},
     }
+    groups: dict[tuple[bool, str], list[Variant]] = defaultdict(list)
+    for v in variants:
+        groups[(v.baseline, v.embedder or embedder)].append(v)
+    served: dict[str, tuple[Path, Path | None, str, Vectors]] = {}
     with baseline_code() as old_code:
-        for code_name in ("baseline", "new"):
-            if not any(v.baseline == (code_name == "baseline") for v in variants):
-                continue
-            code = old_code if code_name == "baseline" else None
-            data_dir = tmp / f"{corpus.name}-{embedder}-{code_name}" / "data"
-            with daemon(data_dir, embedder, {}, code) as stub:
-                report[f"ingest_per_s ({code_name})"] = round(ingest(stub, corpus, doc_vectors), 1)
+        for (is_baseline, model), members in groups.items():
+            doc_vectors, query_vectors = embeddings(corpus, model)
+            code, code_name = (old_code, "baseline") if is_baseline else (None, "new")
+            data_dir = tmp / f"{corpus.name}-{model}-{code_name}" / "data"
+            with daemon(data_dir, model, {}, code) as stub:
+                rate = ingest(stub, corpus, doc_vectors)
+                report[f"ingest_per_s ({code_name}, {model})"] = round(rate, 1)
                 warm_up(stub, corpus)
-            for variant in (v for v in variants if v.baseline == (code_name == "baseline")):
+            for variant in members:
+                served[variant.name] = (data_dir, code, model, query_vectors)
                 runs = [("vectors supplied", True)]
                 if end_to_end and variant in (BASELINE, NEW):
                     runs.append(("end to end", False))
-                with daemon(data_dir, embedder, variant.env, code) as stub:
+                with daemon(data_dir, model, variant.env, code) as stub:
                     warm_up(stub, corpus)
                     for how, supplied in runs:
-                        print(f"  {corpus.name} {embedder} {variant.name} ({how})", flush=True)
-                        ranked, seconds = evaluate(
+                        print(f"  {corpus.name} {model} {variant.name} ({how})", flush=True)
+                        ranked, seconds, relevances = evaluate(
                             stub, corpus.questions, query_vectors if supplied else None
                         )
                         report["runs"][f"{variant.name} ({how})"] = {
                             name: {
+                                "embedder": model,
                                 "scores": scores(qs, [ranked[index[id(q)]] for q in qs]),
                                 "latency_ms": latency([seconds[index[id(q)]] for q in qs]),
                             }
                             for name, qs in splits.items()
                         }
-        if end_to_end and BASELINE in variants and NEW in variants:
-            print(f"  {corpus.name} {embedder} latency, baseline and new interleaved", flush=True)
-            pair = {
-                "baseline": (tmp / f"{corpus.name}-{embedder}-baseline" / "data", old_code),
-                "new": (tmp / f"{corpus.name}-{embedder}-new" / "data", None),
-            }
-            report["latency_interleaved"] = interleaved_latency(
-                pair, embedder, corpus, query_vectors
-            )
+                    if relevance and variant is NEW:
+                        print(f"  {corpus.name} {model} relevance, own and other chats", flush=True)
+                        report["relevance"] = relevance_separation(
+                            stub, corpus, query_vectors, ranked, relevances, held_out
+                        )
+        if end_to_end and BASELINE.name in served and NEW.name in served:
+            print(f"  {corpus.name} latency, baseline and new interleaved", flush=True)
+            pair = {"baseline": served[BASELINE.name], "new": served[NEW.name]}
+            report["latency_interleaved"] = interleaved_latency(pair, corpus)
+            report["model_query_ms"] = model_query_ms(corpus, served[NEW.name][2])
     return report
 
 
+def model_query_ms(corpus: Corpus, embedder: str) -> dict[str, Any]:
+    """The model alone embedding each question as a query, in process, with the
+    daemon's threads: what Recall's end-to-end latency is compared with."""
+    questions = [q.text for q in corpus.questions[:LATENCY_QUESTIONS]]
+
+    async def run() -> list[float]:
+        model = build_embedder(embedder, EmbeddingSettings(cache_size=0))  # type: ignore[arg-type]
+        try:
+            for text in questions[:5]:
+                await model.embed([text], kind="query")
+            seconds = []
+            for text in questions:
+                started = time.perf_counter()
+                await model.embed([text], kind="query")
+                seconds.append(time.perf_counter() - started)
+            return seconds
+        finally:
+            await model.close()
+
+    return {"embedder": embedder, **latency(asyncio.run(run()))}
+
+
 def interleaved_latency(
-    pair: dict[str, tuple[Path, Path | None]],
-    embedder: str,
-    corpus: Corpus,
-    query_vectors: Vectors,
+    pair: dict[str, tuple[Path, Path | None, str, Vectors]], corpus: Corpus
 ) -> dict[str, Any]:
     """Recall latency of the baseline's and the new daemon, both running, each question
     sent to one and then the other (the order alternating), with the vector supplied
@@ -358,8 +409,8 @@ def interleaved_latency(
     seconds: dict[str, list[float]] = defaultdict(list)
     with ExitStack() as stack:
         stubs = {
-            name: stack.enter_context(daemon(data_dir, embedder, {}, code))
-            for name, (data_dir, code) in pair.items()
+            name: stack.enter_context(daemon(data_dir, model, {}, code))
+            for name, (data_dir, code, model, _) in pair.items()
         }
         for stub in stubs.values():
             warm_up(stub, corpus)
@@ -371,7 +422,7 @@ def interleaved_latency(
                         agent_id=AGENT, query=q.text, namespace=q.namespace, limit=TOP
                     )
                     if how == "vectors supplied":
-                        request.query_embedding.extend(query_vectors[i].tolist())
+                        request.query_embedding.extend(pair[name][3][i].tolist())
                     started = time.perf_counter()
                     stubs[name].Recall(request, timeout=60)
                     seconds[f"{name} ({how})"].append(time.perf_counter() - started)
@@ -456,13 +507,13 @@ def main() -> None:
         "--memdaily-files", type=int, default=None, help="a spread of this many MemDaily files"
     )
     parser.add_argument(
-        "--realtalk-embedder", default="local", help="memoryd embedder for REALTALK"
+        "--realtalk-embedder", default="e5", help="memoryd embedder of the new defaults"
     )
     parser.add_argument(
         "--memdaily-embedders",
         type=lambda v: [x for x in v.split(",") if x],
-        default=["local"],
-        help="comma-separated embedders for MemDaily, e.g. local,multilingual",
+        default=["e5"],
+        help="comma-separated embedders for MemDaily, e.g. e5,multilingual",
     )
     args = parser.parse_args()
     report: dict[str, Any] = {
@@ -502,6 +553,7 @@ def main() -> None:
                 variants,
                 held_out=HELD_OUT,
                 end_to_end=not args.no_end_to_end,
+                relevance=True,
             )
             report["realtalk"] = result
             save()
@@ -518,6 +570,10 @@ def main() -> None:
                 save()
                 sections.append(markdown("MemDaily", result))
 
+    report["extraction"] = extraction()
+    report["targets"] = targets(report)
+    sections.append(extraction_markdown(report["extraction"]))
+    sections.append(targets_markdown(report["targets"]))
     print(f"\n## Recall quality ({report['date']}, {report['machine']})\n")
     print("\n\n".join(sections))
     save()

@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from memoryd.config import EmbeddingSettings
 from memoryd.embedding.factory import build_embedder
+from memoryd.model_catalog import canonical_kind
 
 DATA = Path(__file__).resolve().parent / "data"
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -148,6 +149,7 @@ def split(corpus: Corpus, held_out: frozenset[str]) -> dict[str, list[Question]]
 def embeddings(corpus: Corpus, embedder: str, log: bool = True) -> tuple[Vectors, Vectors]:
     """Vectors of every turn (as documents) and question (as queries) of ``corpus``
     by the memoryd embedder ``embedder``, from bench/.cache when computed before."""
+    embedder = canonical_kind(embedder)  # "local" is MiniLM's former name: one cache
     docs = [t.text for t in corpus.turns]
     queries = [q.text for q in corpus.questions]
     digest = hashlib.sha256("\x00".join([embedder, *docs, "\x01", *queries]).encode())
@@ -166,7 +168,7 @@ def embeddings(corpus: Corpus, embedder: str, log: bool = True) -> tuple[Vectors
 async def _embed(kind: str, docs: list[str], queries: list[str]) -> tuple[Vectors, Vectors]:
     # One OpenMP thread for the multilingual model: a team of two stalls on a busy
     # machine (README, Multilingual memory), and this box is shared.
-    settings = EmbeddingSettings(cache_size=0, local_threads=2, multilingual_threads=1)
+    settings = EmbeddingSettings(cache_size=0, local_threads=1, multilingual_threads=1)
     embedder = build_embedder(kind, settings)  # type: ignore[arg-type]
     try:
         out = []

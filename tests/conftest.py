@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -17,6 +18,8 @@ import grpc
 import pytest
 from hypothesis import settings
 
+from memoryd.embedding.packaged import fetch_command, verify
+from memoryd.model_catalog import E5_SMALL_V2
 from memoryd_proto.v1 import memory_service_pb2_grpc
 from tests.qdrant_server import (
     TEST_ENV,
@@ -41,6 +44,35 @@ START_TIMEOUT_S = 120.0
 #: Where pytest's own fixtures (baseid "") and this file's live: their session fixtures
 #: (shared_daemon, qdrant_server, ...) are meant to be built once per xdist worker.
 _PER_WORKER_BASEIDS = {"", "tests"}
+
+
+@functools.cache
+def e5_missing() -> str | None:
+    """Why the default model (e5-small-v2 int8) cannot be used here, None when it is in
+    the models cache and verified (make test fetches it: `make models-for-tests`)."""
+    bad = [s for s in verify(E5_SMALL_V2, None) if s.state != "ok"]
+    if not bad:
+        return None
+    return (
+        f"the e5 model is not in the models cache ({bad[0].path}: {bad[0].state}); "
+        f"Maven Central could not be reached by `{fetch_command(E5_SMALL_V2, None)}`"
+    )
+
+
+def needs_e5() -> None:
+    """Skip the calling test, saying why, when the e5 model is not here."""
+    reason = e5_missing()
+    if reason is not None:
+        pytest.skip(reason)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    reason = e5_missing()
+    if reason is None:
+        return None
+    return f"{reason}: e5 tests skip, daemons started with the default embedder use minilm"
+
+
 _WIDER = {"session": 0, "package": 1, "module": 2, "class": 3}
 
 
@@ -105,12 +137,15 @@ class Daemon:
         ready.unlink(missing_ok=True)
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.log"
         # Metrics on a free port: daemons of concurrent tests must not fight over 9464.
+        # Without the default model (no Maven Central here), MiniLM stands in for it.
+        fallback = {"MEMORYD_EMBEDDER": "minilm"} if e5_missing() is not None else {}
         env = {
             key: value
             for key, value in {
                 **os.environ,
                 "MEMORYD_LOGGING__FORMAT": "json",
                 "MEMORYD_METRICS__LISTEN": "127.0.0.1:0",
+                **fallback,
                 **self.env,
             }.items()
             if value is not None

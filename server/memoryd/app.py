@@ -41,8 +41,10 @@ from memoryd.durability.wiring import (
     resilient_embedder,
     start_reembedder,
 )
-from memoryd.embedding import CachingEmbedder, Embedder, build_embedder
+from memoryd.embedding import CachingEmbedder, Embedder
+from memoryd.embedding.factory import build_embedder
 from memoryd.heap import release_free_heap
+from memoryd.model_catalog import KIND_OF_MODEL
 from memoryd.observability.http import MetricsListenError, MetricsServer
 from memoryd.observability.instrumented import InstrumentedEmbedder
 from memoryd.observability.logging import AccessLog
@@ -63,7 +65,7 @@ from memoryd.storage import build_record_store, build_store
 from memoryd.storage.base import Store
 from memoryd.storage.budget import cgroup_memory_limit, default_budget_mb
 from memoryd.storage.hot_ann import AnnParams
-from memoryd.storage.space import Space, check_space
+from memoryd.storage.space import Space, check_space, recorded_space
 
 if TYPE_CHECKING:
     from memoryd.mcp.http import McpHttpServer
@@ -190,7 +192,7 @@ class App:
     ) -> Embedder:
         """The model (timed under its cache), behind the fallback; the data directory's
         embedding space checked before any store opens."""
-        s = self.settings
+        self.settings = s = self._recorded_embedder(self.settings)
         observed = metrics is not None or tracing.enabled
 
         def instrument(model: Embedder) -> Embedder:
@@ -210,6 +212,27 @@ class App:
             absorbed=embedder.fallback_model_id if isinstance(embedder, FallbackEmbedder) else None,
         )
         return embedder
+
+    def _recorded_embedder(self, s: Settings) -> Settings:
+        """With no embedder configured, a data directory whose vectors another known
+        model made keeps that model (the default changed under it: its memories stay
+        searchable) and says how to move to the default."""
+        recorded = recorded_space(self._data_dir)
+        kept = KIND_OF_MODEL.get(recorded.model) if recorded is not None else None
+        if "embedder" in s.model_fields_set or kept is None or kept == s.embedder:
+            return s
+        assert recorded is not None
+        log.warning(
+            f"the memories in {self._data_dir} were embedded by {recorded.model}: serving "
+            f"with that model (--embedder {kept}), not the default ({s.embedder}). To move "
+            f"to {s.embedder}: start with --embedder {s.embedder} and "
+            "MEMORYD_EMBEDDING__ALLOW_MODEL_CHANGE=true, then run `memoryctl reembed "
+            "--all-agents` for each tenant; to keep it, set embedder: "
+            f"{kept} (MEMORYD_EMBEDDER={kept}) and this message goes",
+            recorded=recorded.model,
+            default=s.embedder,
+        )
+        return s.with_embedder(kept)
 
     def _start_background(
         self, repository: Repository, embedder: Embedder, metrics: Metrics | None

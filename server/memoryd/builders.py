@@ -18,6 +18,7 @@ import structlog
 
 from memoryd.config import Settings
 from memoryd.embedding import Embedder
+from memoryd.model_catalog import profile_of
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.tracing import Tracing
 from memoryd.operations import Services
@@ -178,6 +179,7 @@ def _memories(base: Base, common: Common) -> MemoryService:
             base.store, base.embedder, s.contradictions, common.llm
         ),
         leases=PartitionLeases(base.records),
+        relevance=profile_of(s.embedder).relevance,
     )
 
 

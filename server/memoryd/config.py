@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -21,6 +21,14 @@ from pydantic_settings import (
 
 from memoryd.domain.limits import MAX_TTL
 from memoryd.domain.models import SecurityLevel
+from memoryd.embedding.settings import EmbeddingSettings
+from memoryd.model_catalog import (
+    DEFAULT_EMBEDDER,
+    EmbedderKind,
+    Profile,
+    canonical_kind,
+    profile_of,
+)
 from memoryd.security.settings import (
     AgentList,
     AuditSettings,
@@ -32,34 +40,7 @@ from memoryd.security.settings import (
 )
 from memoryd.storage.settings import StorageSettings
 
-EmbedderKind = Literal["local", "openai", "hashing", "multilingual"]
-
-
-class EmbeddingSettings(BaseModel):
-    """Options of the embedders; which one is used is ``Settings.embedder``."""
-
-    #: onnxruntime intra-op threads for the local model (bounded: the daemon shares cores).
-    local_threads: int = Field(2, ge=1, le=64)
-    #: OpenMP threads of the multilingual model (embedding/multilingual.py). One: an
-    #: OpenMP team waits at every barrier for a thread the OS may not schedule; on a
-    #: busy 2-core machine two threads measured single-query p95 516 ms vs 27 ms.
-    multilingual_threads: int = Field(1, ge=1, le=64)
-    #: Largest batch sent to the model in one call.
-    max_batch_size: int = Field(64, ge=1, le=4096)
-    #: Texts longer than this many tokens are truncated by the local model.
-    local_max_tokens: int = Field(256, ge=8, le=512)
-    openai_url: str = "http://127.0.0.1:8080/v1"
-    openai_api_key: SecretStr | None = None
-    openai_model: str = "text-embedding-3-small"
-    #: Expected output dimension of the OpenAI-compatible endpoint (checked on first call).
-    openai_dimension: int | None = None
-    openai_timeout_s: float = Field(10.0, gt=0)
-    hashing_dimension: int = Field(384, ge=16, le=8192)
-    #: Entries in the content-hash embedding cache (0 disables it).
-    cache_size: int = Field(10_000, ge=0)
-    #: Start although the data directory's vectors come from another model
-    #: (storage/space.py); then run `memoryctl reembed --all-agents` per tenant.
-    allow_model_change: bool = False
+__all__ = ["EmbedderKind", "EmbeddingSettings", "Settings"]
 
 
 class LimitsSettings(BaseModel):
@@ -114,31 +95,24 @@ class RecallSettings(BaseModel):
     #: 0.417 / 0.659 / 0.450; hybrid also finds exact codes and names.
     hybrid_default: bool = True
     #: How hybrid recall fuses the vector and full-text searches. "convex": each
-    #: candidate's cosine (min-max scaled over the candidates) and BM25 score (over the
-    #: best one's) mixed by the weights below; "rrf": reciprocal rank fusion. Convex
-    #: keeps how much better a match is, which ranks do not: on REALTALK (issue 24,
-    #: bench/quality.py) recall_all@10 / recall_any@10 dev 0.452 / 0.681 (rrf) ->
-    #: 0.461 / 0.699, held-out chats 0.448 / 0.761 -> 0.455 / 0.806.
+    #: candidate's cosine (min-max scaled) and BM25 score (over the best one's) mixed by
+    #: the weights below; "rrf": reciprocal rank fusion. Convex keeps how much better a
+    #: match is (REALTALK, issue 24: recall_all@10 dev 0.452 (rrf) -> 0.461).
     fusion: Literal["convex", "rrf"] = "convex"
     #: k of reciprocal rank fusion: score = sum of weight / (k + rank).
     rrf_k: float = Field(60.0, gt=0)
     #: Weights of the two rankings in the fusion. A weight of 0 drops that search
     #: altogether: hybrid_vector_weight=0 makes hybrid recall rank by BM25 alone
     #: (similarity is still computed and returned) - how bench/quality.py measures it.
-    #: Unset, the vector weight is 1.0 with convex fusion (equal shares measured best:
-    #: REALTALK dev recall_all@10 at 0.4 / 0.5 / 0.6 of the mix: 0.459 / 0.461 /
-    #: 0.454) and 0.3 with rrf (measured best there, recall_all@10 at 1.0 / 0.5 / 0.3:
-    #: 0.415 / 0.434 / 0.434, MRR 0.428 / 0.438 / 0.451: at equal weights a
-    #: paraphrase-level vector match outvoted an exact keyword match too often).
+    #: Unset: the embedder's (model_catalog.Profile, tuned per model on REALTALK's dev
+    #: chats: MiniLM 1.0 / 1.0, e5 see E5_PROFILE), 0.3 / 1.0 with rrf.
     hybrid_vector_weight: float = Field(1.0, ge=0)
     hybrid_text_weight: float = Field(1.0, ge=0)
     #: Convex fusion scales the candidates' cosines by max(highest - lowest, this):
     #: a narrow spread (a small store, or no memory much closer than another) is not
-    #: stretched to 0..1 (service/memories/hybrid.py, convex). Measured (bench/quality.py, in
-    #: process on cached vectors, issue 24): REALTALK ranks the same at 0.2-0.5 (its
-    #: 50-200 candidates spread wider) and loses at 1.0 (held-out recall_any@10 0.836
-    #: -> 0.799); MemDaily, ~9 messages per trajectory, MRR with MiniLM 0.939 (0) ->
-    #: 0.943 (0.3) -> 0.945 (0.5).
+    #: stretched to 0..1 (service/memories/hybrid.py). Unset: the embedder's (MiniLM
+    #: 0.5; e5, whose cosines crowd into a narrow band, far less: at 0.5 its vector
+    #: side was flattened and e5 gained nothing over MiniLM, issue 32).
     convex_min_spread: float = Field(0.5, ge=0, le=2)
     #: Context expansion of hybrid recall (service/memories/context.py): the memories this many
     #: steps before and after each of the ``context_seeds`` best candidates, in their
@@ -164,25 +138,14 @@ class RecallSettings(BaseModel):
     temporal_before_hours: float = Field(24.0, ge=0)
     temporal_after_hours: float = Field(48.0, ge=0)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _vector_weight_by_fusion(cls, values: Any) -> Any:
-        if isinstance(values, dict) and values.get("hybrid_vector_weight") is None:
-            rrf = values.get("fusion") == "rrf"
-            values = {**values, "hybrid_vector_weight": 0.3 if rrf else 1.0}
-        return values
-
     @model_validator(mode="after")
     def _one_ranking_counts(self) -> RecallSettings:
+        if self.fusion == "rrf" and "hybrid_vector_weight" not in self.model_fields_set:
+            # Left unset (not marked as set: a model's profile may still supply it).
+            object.__setattr__(self, "hybrid_vector_weight", _RRF_WEIGHTS["hybrid_vector_weight"])
         if self.hybrid_vector_weight == 0 and self.hybrid_text_weight == 0:
             raise ValueError("recall.hybrid_vector_weight and hybrid_text_weight are both 0")
         return self
-
-
-#: dedup.threshold when the embedder is "multilingual" and none is configured.
-MULTILINGUAL_DEDUP_THRESHOLD = 0.98
-#: contradictions.value_similarity likewise.
-MULTILINGUAL_VALUE_SIMILARITY = 0.95
 
 
 class DedupSettings(BaseModel):
@@ -465,7 +428,11 @@ class Settings(BaseSettings):
     #: host:port, or unix:/path/to.sock
     listen: str = "127.0.0.1:50051"
     data_dir: Path = Path("data")
-    embedder: EmbedderKind = "local"
+    #: e5 (the default: e5-small-v2 int8, fetched at setup) | minilm (all-MiniLM-L6-v2
+    #: from PyPI, no fetch; "local" is its former name) | multilingual | openai |
+    #: hashing. Unset, a data directory whose vectors another model made keeps that
+    #: model (app.py: the recorded one, with a warning saying how to move).
+    embedder: EmbedderKind = DEFAULT_EMBEDDER
     #: Seconds in-flight calls get to finish on SIGTERM.
     shutdown_grace_s: float = Field(10.0, ge=0)
     #: Secret for signing page tokens; generated per data dir when unset.
@@ -496,6 +463,8 @@ class Settings(BaseSettings):
     maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
     durability: DurabilitySettings = Field(default_factory=DurabilitySettings)
     resilience: ResilienceSettings = Field(default_factory=ResilienceSettings)
+    #: The model-dependent settings the configuration set itself ("section.field").
+    _explicit: frozenset[str] = PrivateAttr(default=frozenset())
 
     @classmethod
     def settings_customise_sources(
@@ -526,6 +495,11 @@ class Settings(BaseSettings):
         settings: Settings = FileSettings(**overrides)
         return settings
 
+    @field_validator("embedder", mode="after")
+    @classmethod
+    def _current_name(cls, kind: EmbedderKind) -> EmbedderKind:
+        return "minilm" if kind == "local" else kind
+
     @model_validator(mode="after")
     def _embedder_is_configured(self) -> Settings:
         if self.embedder == "openai" and self.embedding.openai_dimension is None:
@@ -533,16 +507,17 @@ class Settings(BaseSettings):
                 "embedding.openai_dimension (MEMORYD_EMBEDDING__OPENAI_DIMENSION) is required "
                 "with the openai embedder: the store needs it before the first write"
             )
-        if self.embedder == "multilingual" and "threshold" not in self.dedup.model_fields_set:
-            # e5's cosines crowd into 0.8-1.0: at 0.95, 4% of distinct facts of one
-            # MemDaily trajectory would merge ("她对花生过敏" / "她对海鲜过敏": 0.962).
-            self.dedup.threshold = MULTILINGUAL_DEDUP_THRESHOLD
-        if (
-            self.embedder == "multilingual"
-            and "value_similarity" not in self.contradictions.model_fields_set
-        ):
-            self.contradictions.value_similarity = MULTILINGUAL_VALUE_SIMILARITY
+        self._explicit = frozenset(_explicit_fields(self))
+        _apply_profile(self, profile_of(self.embedder), self._explicit)
         return self
+
+    def with_embedder(self, kind: EmbedderKind) -> Settings:
+        """These settings with another embedder, and that model's defaults in every
+        setting the configuration left unset (model_catalog.Profile)."""
+        copy = self.model_copy(deep=True)
+        copy.embedder = canonical_kind(kind)  # type: ignore[assignment]
+        _apply_profile(copy, profile_of(kind), self._explicit)
+        return copy
 
     @model_validator(mode="after")
     def _shared_store_is_not_cached(self) -> Settings:
@@ -564,6 +539,48 @@ class Settings(BaseSettings):
     def masked(self) -> dict[str, Any]:
         """The effective config as plain data, secrets masked (for `memoryd config show`)."""
         return self.model_dump(mode="json")
+
+
+#: The settings a model's profile supplies when unset: (section path, field, profile field).
+_PROFILED = (
+    (("recall",), "convex_min_spread", "convex_min_spread"),
+    (("recall",), "hybrid_vector_weight", "vector_weight"),
+    (("recall",), "hybrid_text_weight", "text_weight"),
+    (("dedup",), "threshold", "dedup_threshold"),
+    (("contradictions",), "min_similarity", "contradiction_similarity"),
+    (("contradictions",), "value_similarity", "value_similarity"),
+    (("maintenance", "consolidation"), "cluster_similarity", "cluster_similarity"),
+)
+#: Reciprocal rank fusion's weights when unset: measured best there, recall_all@10 at
+#: a vector weight of 1.0 / 0.5 / 0.3: 0.415 / 0.434 / 0.434, MRR 0.428 / 0.438 / 0.451
+#: (at equal weights a paraphrase-level vector match outvoted an exact keyword match).
+_RRF_WEIGHTS = {"hybrid_vector_weight": 0.3, "hybrid_text_weight": 1.0}
+
+
+def _section(settings: Settings, path: tuple[str, ...]) -> BaseModel:
+    section: BaseModel = settings
+    for name in path:
+        section = getattr(section, name)
+    return section
+
+
+def _explicit_fields(settings: Settings) -> set[str]:
+    return {
+        ".".join((*path, name))
+        for path, name, _ in _PROFILED
+        if name in _section(settings, path).model_fields_set
+    }
+
+
+def _apply_profile(settings: Settings, profile: Profile, explicit: frozenset[str]) -> None:
+    for path, name, source in _PROFILED:
+        if ".".join((*path, name)) in explicit:
+            continue
+        value = getattr(profile, source)
+        if path == ("recall",) and name in _RRF_WEIGHTS and settings.recall.fusion == "rrf":
+            value = _RRF_WEIGHTS[name]
+        # Not marked as set: with_embedder applies another model's profile over it.
+        object.__setattr__(_section(settings, path), name, value)
 
 
 def _env_names(model: type[BaseModel], prefix: str) -> set[str]:

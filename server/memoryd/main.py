@@ -1,5 +1,5 @@
 """`memoryd`: the daemon's command line (serve, mcp, config show, wal check / set-aside /
-requeue)."""
+requeue, models list / fetch / verify)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import structlog
 import typer
 from pydantic import ValidationError
 
+from memoryd.cli.models import models_app
 from memoryd.config import Settings, unknown_env_vars
 from memoryd.datadir import DataDirDamaged, DataDirLocked, lock_data_dir
+from memoryd.domain.errors import EmbeddingError
 from memoryd.durability.set_aside import SetAsideEntry, requeue, set_aside_entries
 from memoryd.durability.wal_check import check_log, describe
 from memoryd.observability.logging import configure_logging
@@ -33,6 +35,7 @@ wal_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(wal_app, name="wal")
+app.add_typer(models_app, name="models")
 
 ConfigOption = Annotated[
     Path | None,
@@ -60,7 +63,8 @@ def serve_command(
         Path | None, typer.Option(help="Where data lives (MEMORYD_DATA_DIR).")
     ] = None,
     embedder: Annotated[
-        str | None, typer.Option(help="local | multilingual | openai | hashing (MEMORYD_EMBEDDER).")
+        str | None,
+        typer.Option(help="e5 | minilm | multilingual | openai | hashing (MEMORYD_EMBEDDER)."),
     ] = None,
     ready_file: Annotated[
         Path | None,
@@ -88,6 +92,9 @@ def serve_command(
         TracingUnavailable,
     ) as exc:
         typer.echo(f"memoryd: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except EmbeddingError as exc:  # the model cannot load: not fetched, damaged
+        typer.echo(f"memoryd: {exc.message}", err=True)
         raise typer.Exit(1) from None
 
 

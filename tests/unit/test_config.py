@@ -12,13 +12,12 @@ import pytest
 from pydantic import ValidationError
 
 from memoryd.config import Settings, unknown_env_vars
+from memoryd.model_catalog import profile_of
 
 
 def test_defaults() -> None:
     s = Settings()
-    assert (
-        s.listen == "127.0.0.1:50051" and s.embedder == "local" and s.storage.backend == "lancedb"
-    )
+    assert s.listen == "127.0.0.1:50051" and s.embedder == "e5" and s.storage.backend == "lancedb"
     assert s.limits.max_content_bytes == 8192
 
 
@@ -32,8 +31,36 @@ def test_yaml_then_env_then_overrides(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("MEMORYD_EMBEDDER", "local")
     monkeypatch.setenv("MEMORYD_LIMITS__MAX_CONTENT_BYTES", "200")
     s = Settings.load(cfg)
-    assert s.embedder == "local" and s.limits.max_content_bytes == 200 and s.limits.max_top_k == 7
+    # "local" is MiniLM's former name: configurations saying it keep MiniLM.
+    assert s.embedder == "minilm" and s.limits.max_content_bytes == 200 and s.limits.max_top_k == 7
     assert Settings.load(cfg, listen="127.0.0.1:1").listen == "127.0.0.1:1"
+
+
+def test_each_model_brings_its_own_cosine_settings_where_none_are_configured() -> None:
+    e5, minilm = profile_of("e5"), profile_of("minilm")
+    s = Settings()
+    assert s.recall.convex_min_spread == e5.convex_min_spread
+    assert (s.recall.hybrid_vector_weight, s.recall.hybrid_text_weight) == (
+        e5.vector_weight,
+        e5.text_weight,
+    )
+    assert s.dedup.threshold == e5.dedup_threshold
+    assert s.contradictions.value_similarity == e5.value_similarity
+    assert s.maintenance.consolidation.cluster_similarity == e5.cluster_similarity
+    m = Settings(embedder="minilm")
+    assert (m.recall.convex_min_spread, m.dedup.threshold) == (0.5, minilm.dedup_threshold)
+    # What the configuration sets stays, whichever model; the rest follows the model.
+    mine = Settings(recall={"convex_min_spread": 0.3}, dedup={"threshold": 0.9})
+    moved = mine.with_embedder("minilm")
+    assert (moved.recall.convex_min_spread, moved.dedup.threshold) == (0.3, 0.9)
+    assert moved.recall.hybrid_vector_weight == minilm.vector_weight
+    assert moved.contradictions.min_similarity == minilm.contradiction_similarity
+    assert (mine.embedder, moved.embedder) == ("e5", "minilm")
+    # Reciprocal rank fusion keeps its own measured weights unless set.
+    rrf = Settings(recall={"fusion": "rrf"})
+    assert (rrf.recall.hybrid_vector_weight, rrf.recall.hybrid_text_weight) == (0.3, 1.0)
+    with pytest.raises(ValidationError, match="both 0"):
+        Settings(recall={"hybrid_vector_weight": 0, "hybrid_text_weight": 0})
 
 
 def test_invalid_values_are_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -101,10 +101,14 @@ config.yaml. Every daemon setting name the chart writes is in this one template
 */}}
 {{- define "memoryd.config" -}}
 {{- $v := .Values }}
-{{- $c := dict "data_dir" $v.dataDir "embedder" $v.embedder "shutdown_grace_s" $v.shutdownGraceSeconds }}
+{{- $c := dict "data_dir" $v.dataDir "shutdown_grace_s" $v.shutdownGraceSeconds }}
+{{- /* Unset: the daemon's default (e5), and a volume embedded by another model keeps it. */}}
+{{- if $v.embedder }}
+{{- $_ := set $c "embedder" $v.embedder }}
+{{- end }}
 {{- $_ := set $c "logging" (dict "level" $v.logging.level "format" $v.logging.format) }}
 {{- $_ := set $c "sidecar" (dict "tenant_id" $v.principal.tenantId "agents" $v.principal.agents "clearance" $v.principal.clearance) }}
-{{- $embedding := dict "local_threads" $v.embedding.localThreads }}
+{{- $embedding := dict "local_threads" $v.embedding.localThreads "models_dir" $v.embedding.modelsDir }}
 {{- if eq $v.embedder "openai" }}
 {{- $_ := set $embedding "openai_url" $v.embedding.openai.url }}
 {{- $_ := set $embedding "openai_model" $v.embedding.openai.model }}

@@ -99,6 +99,9 @@ class RecallQuery:
     hybrid: bool | None = None
     #: None: no threshold (the wire's 0 means unset).
     min_score: float | None = None
+    #: Drop results whose absolute relevance (ScoredMemory.relevance) is below this;
+    #: None: no threshold (the wire's 0 means unset).
+    min_relevance: float | None = None
     #: The reference time of relative time expressions in the query; None: the clock.
     now: datetime | None = None
 
@@ -108,6 +111,9 @@ class ScoredMemory:
     memory: Memory
     score: float
     components: ScoreComponents
+    #: How well the memory matches the query, 0..1, the same meaning for every query
+    #: (service/memories/relevance.py); ``components.relevance`` ranks within one.
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

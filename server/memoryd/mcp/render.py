@@ -52,6 +52,7 @@ def hits(outcome: RecallOutcome, extra: Sequence[Degradation]) -> JSON:
             "memory_type": m.memory_type.value,
             "tags": list(m.tags),
             "score": round(scored.score, 4),
+            "relevance": round(scored.relevance, 4),
         }
         if m.key:
             hit["key"] = m.key

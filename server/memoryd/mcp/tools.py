@@ -289,6 +289,7 @@ class DoorTools:
             query=a["query"],
             limit=a.get("limit", 5),
             filter=MemoryFilter(namespace=a.get("namespace"), tags=tuple(a.get("tags", ()))),
+            min_relevance=a.get("min_relevance"),
         )
         out = await t.run(memory_ops.RECALL, lambda: query)
         return render.hits(out.value, out.degraded)

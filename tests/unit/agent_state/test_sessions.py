@@ -246,22 +246,25 @@ async def test_end_without_llm_keeps_every_user_fact_and_the_summary(
     make_sessions: Make, memories: MemoryService, clock: FakeClock
 ) -> None:
     sessions = make_sessions(compress_threshold_messages=6, keep_recent_messages=2)
-    await sessions.append(A, "run-7", turns(8))
+    fact = "My dentist is Dr. Lee on Baker Street."
+    await sessions.append(A, "run-7", [*turns(8), user(fact)])
     out = await sessions.end(A, "run-7", extract=True)
     assert out.summary and "Turn" in out.summary
     assert [(d.component, d.reason) for d in out.degraded] == [("llm", NO_LLM_REASON)]
     *facts, episode = out.extracted
-    # The users' turns (even ones) state facts ("we", numbers): each is a memory.
-    assert [m.content for m in facts] == [
-        f"Turn {i}: we discussed the dentist appointment and item {i}." for i in (0, 2, 4, 6)
-    ]
-    assert all(m.memory_type is MemoryType.FACT for m in facts)
-    assert episode.content == out.summary and episode.memory_type is MemoryType.EPISODE
+    # The users' turns talk about the conversation ("we discussed ... item 4"): no
+    # facts. The statement is one, kept on its own and not again in the episode.
+    assert [(m.content, m.memory_type) for m in facts] == [(fact, MemoryType.FACT)]
+    assert episode.memory_type is MemoryType.EPISODE and fact not in episode.content
+    # The episode is the summary's other lines, the user's without "user: " before them.
+    assert "Turn 0: we discussed the dentist appointment and item 0." in episode.content
+    assert "assistant: Turn 1: we discussed" in episode.content
+    assert "user:" not in episode.content
     assert episode.source is not None and episode.source.kind is ProvenanceKind.AGENT
     assert episode.source.name == "session" and episode.source.locator == "session:run-7"
     assert episode.source.retrieved_at == clock.now
     assert "session" in episode.tags and episode.metadata == {"session_id": "run-7"}
-    assert (await memories.get(A, episode.id)).content == out.summary
+    assert (await memories.get(A, episode.id)).content == episode.content
 
     with pytest.raises(FailedPrecondition, match="has ended"):
         await sessions.append(A, "run-7", [user("late")])
@@ -287,7 +290,7 @@ async def test_end_without_extraction_and_empty_sessions(make_sessions: Make) ->
 async def test_extracted_memories_respect_a_low_clearance(make_sessions: Make) -> None:
     public = scope_for("agent-a", clearance=SecurityLevel.PUBLIC)
     sessions = make_sessions()
-    await sessions.append(public, "s1", turns(2))
+    await sessions.append(public, "s1", [*turns(2), user("I live in Porto.")])
     out = await sessions.end(public, "s1", extract=True)
     assert [m.security_level for m in out.extracted] == [SecurityLevel.PUBLIC] * 2
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from memoryd.config import EmbeddingSettings
-from memoryd.embedding import CachingEmbedder, Embedder, HashingEmbedder, build_embedder
+from memoryd.embedding import CachingEmbedder, Embedder, HashingEmbedder
+from memoryd.embedding.factory import build_embedder
 
 
 async def test_hashing_without_cache() -> None:

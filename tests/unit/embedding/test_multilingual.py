@@ -17,14 +17,17 @@ import numpy.typing as npt
 import pytest
 import pytest_asyncio
 
-from memoryd.config import MULTILINGUAL_DEDUP_THRESHOLD, EmbeddingSettings, Settings
+from memoryd.config import EmbeddingSettings, Settings
 from memoryd.domain.errors import EmbeddingError, InvalidArgument
-from memoryd.embedding import CachingEmbedder, Embedder, build_embedder
+from memoryd.embedding import CachingEmbedder, Embedder
 from memoryd.embedding import multilingual as multilingual_module
 from memoryd.embedding.batcher import BatchingEmbedder
+from memoryd.embedding.factory import build_embedder
 from memoryd.embedding.multilingual import DIMENSION, MODEL_ID, MultilingualE5Embedder, engine_path
+from memoryd.model_catalog import profile_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+MULTILINGUAL_DEDUP_THRESHOLD = profile_of("multilingual").dedup_threshold
 
 #: (anchor, paraphrase, unrelated): the paraphrase shares meaning, often few characters.
 CHINESE_TRIPLES = [
@@ -200,7 +203,7 @@ async def test_closed_embedder_raises_embedding_error() -> None:
 async def test_multilingual_raises_the_default_dedup_threshold() -> None:
     """e5 puts distinct facts close ("她对花生过敏" / "她对海鲜过敏" at 0.96)."""
     assert Settings().dedup.threshold == 0.95
-    assert Settings(embedder="multilingual").dedup.threshold == MULTILINGUAL_DEDUP_THRESHOLD
+    assert Settings(embedder="multilingual").dedup.threshold == MULTILINGUAL_DEDUP_THRESHOLD == 0.98
     configured = Settings(embedder="multilingual", dedup={"threshold": 0.9})
     assert configured.dedup.threshold == 0.9
 

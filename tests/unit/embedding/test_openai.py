@@ -16,7 +16,8 @@ import pytest
 
 from memoryd.config import EmbeddingSettings
 from memoryd.domain.errors import EmbeddingError
-from memoryd.embedding import CachingEmbedder, build_embedder
+from memoryd.embedding import CachingEmbedder
+from memoryd.embedding.factory import build_embedder
 from memoryd.embedding.openai import OpenAICompatibleEmbedder
 
 DIM = 8

@@ -208,3 +208,20 @@ async def test_a_resource_read_and_the_prompt_are_spans_too() -> None:
     assert prompt_span.attributes is not None
     assert prompt_span.attributes["gen_ai.prompt.name"] == "memory_context"
     assert [s.name for s in _children(spans, prompt_span)] == ["operation build_snapshot"]
+
+
+async def test_recall_reports_relevance_and_takes_min_relevance(harness: Harness) -> None:  # noqa: F811
+    door = _door(Services(memories=harness.service), InMemorySpanExporter())
+    tools = DoorTools(door, "a1")
+    await _run(tools, "remember", {"content": "likes green tea"}, McpRequest(), door.tracing)
+    found = await _run(tools, "recall", {"query": "green tea"}, McpRequest(), door.tracing)
+    assert found.structured_content is not None
+    (hit,) = found.structured_content["memories"]
+    assert 0.0 < hit["relevance"] <= 1.0
+    above = {"query": "green tea", "min_relevance": min(1.0, hit["relevance"] + 0.01)}
+    none = await _run(tools, "recall", above, McpRequest(), door.tracing)
+    assert none.structured_content is not None and none.structured_content["memories"] == []
+    bad = await _run(
+        tools, "recall", {"query": "tea", "min_relevance": 2}, McpRequest(), door.tracing
+    )
+    assert bad.is_error

@@ -12,9 +12,10 @@ from memoryd.config import EmbeddingSettings
 from memoryd.domain.errors import EmbeddingError
 from memoryd.domain.models import MemoryFilter, Partition
 from memoryd.domain.records import Record, RecordKind
-from memoryd.embedding import HashingEmbedder, build_embedder
+from memoryd.embedding import HashingEmbedder
 from memoryd.embedding.base import Embedder
 from memoryd.embedding.cache import CachingEmbedder
+from memoryd.embedding.factory import build_embedder
 from memoryd.observability.instrumented import (
     InstrumentedEmbedder,
     InstrumentedRecordStore,

@@ -201,6 +201,8 @@ class RecallHit:
     memory: Memory
     score: float
     components: ScoreComponents
+    #: How well the memory matches the query, 0..1, comparable across queries.
+    relevance: float = 0.0
 
 
 class _Items(Generic[T]):
@@ -246,6 +248,7 @@ def recall_hit(r: memory_service_pb2.RecallResult) -> RecallHit:
             c.fused,
             c.relevance,
         ),
+        relevance=r.relevance,
     )
 
 

@@ -123,6 +123,7 @@ def hits(r: Recalled) -> JSON:
             "memory_type": h.memory.memory_type,
             "tags": list(h.memory.tags),
             "score": round(h.score, 4),
+            "relevance": round(h.relevance, 4),
         }
         if h.memory.key:
             hit["key"] = h.memory.key
@@ -207,7 +208,7 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
             raise ToolArgumentError("query", 'is required with source="memory"')
         recall = memories.recall(
             agent, args["query"], limit=args.get("limit", 5), tags=args.get("tags", ()),
-            namespace=namespace or None,
+            namespace=namespace or None, min_relevance=args.get("min_relevance", 0.0),
         )  # fmt: skip
         return ToolPlan(_mapped(recall, hits))
     if name == "forget":

@@ -164,9 +164,13 @@ _MEMORY_HIT = {
         "memory_type": _STR,
         "tags": {"type": "array", "items": _STR},
         "score": {"type": "number"},
+        "relevance": {
+            "type": "number",
+            "description": "How well it matches the query, 0..1, comparable across queries.",
+        },
         "key": _STR,
     },
-    "required": ["id", "content", "memory_type", "tags", "score"],
+    "required": ["id", "content", "memory_type", "tags", "score", "relevance"],
 }
 _KEY_VERSION: JSON = {
     "type": "object",
@@ -242,6 +246,13 @@ _SPECS = [
                 "minimum": 1,
                 "maximum": 50,
                 "description": "Most results (5).",
+            },
+            "min_relevance": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": "Leave out memories less relevant than this (0..1; each hit "
+                "reports its relevance): with it, nothing relevant returns no memories.",
             },
             "tags": _TAGS,
             "agent_id": _AGENT,

@@ -155,6 +155,7 @@ def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
         scoring=scoring,
         hybrid=req.hybrid if req.HasField("hybrid") else None,
         min_score=req.min_score or None,
+        min_relevance=req.min_relevance or None,
         now=timestamp_from(req, "now"),
     )
 
@@ -297,7 +298,7 @@ def _components_to_proto(c: ScoreComponents, out: mpb.ScoreComponents) -> None:
 def recall_response(outcome: RecallOutcome) -> mpb.RecallResponse:
     resp = mpb.RecallResponse(embedding_model=outcome.embedding_model)
     for scored in outcome.results:
-        result = resp.results.add(score=scored.score)
+        result = resp.results.add(score=scored.score, relevance=scored.relevance)
         memory_to_proto(scored.memory, result.memory)
         _components_to_proto(scored.components, result.components)
     resp.degraded.extend(degraded_to_proto(outcome.degraded))

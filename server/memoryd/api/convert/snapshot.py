@@ -79,6 +79,7 @@ def snapshot_request_from(req: spb.BuildSnapshotRequest) -> SnapshotRequest:
         recent_limit=_positive_or_none(req.recent_limit, "recent_limit"),
         recent_window=window,
         max_security_level=level,
+        min_relevance=req.min_relevance or None,
     )
 
 

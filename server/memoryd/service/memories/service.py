@@ -48,6 +48,7 @@ from memoryd.domain.requests import (
     ScoredMemory,
 )
 from memoryd.embedding.base import Embedder
+from memoryd.model_catalog import Relevance, profile_of
 from memoryd.resilience.embedder import embed_in_space, in_space
 from memoryd.service.common import validation as check
 from memoryd.service.common.leases import Lease, PartitionLeases
@@ -62,6 +63,7 @@ from memoryd.service.memories.dedup import Deduplicator
 from memoryd.service.memories.feedback import with_feedback
 from memoryd.service.memories.hybrid import Candidate, hybrid_candidates
 from memoryd.service.memories.ordering import ORDER_KEYS, cursor_for, ranked_page
+from memoryd.service.memories.relevance import absolute_relevance, coverage, query_terms
 from memoryd.service.memories.scoring import Scorer
 from memoryd.service.memories.temporal import TimeQuery
 from memoryd.storage.base import Store
@@ -88,9 +90,13 @@ class MemoryService:
         dedup: DedupSettings | None = None,
         contradictions: ContradictionResolver | None = None,
         leases: PartitionLeases | None = None,
+        relevance: Relevance | None = None,
         clock: Clock = utcnow,
     ) -> None:
+        """``relevance``: the embedder's calibration of the absolute relevance
+        (model_catalog.Profile.relevance; unset: MiniLM's)."""
         self._clock = clock
+        self._relevance = relevance or profile_of("minilm").relevance
         #: Replicas sharing the store: plans and checked updates under a partition lease.
         self._leases = leases
         self._store = store
@@ -339,13 +345,35 @@ class MemoryService:
         if query.min_score is not None:
             scored = [s for s in scored if s.score >= query.min_score]
         scored.sort(key=lambda s: s.score, reverse=True)
-        results = scored[:limit]
+        results = self._relevant(scored, query, limit, same_space=space == self._embedder.model_id)
         self._access.record(scope.partition, (s.memory.id for s in results), now)
         return RecallOutcome(results=results, embedding_model=space)
+
+    def _relevant(
+        self, scored: list[ScoredMemory], query: RecallQuery, limit: int, *, same_space: bool
+    ) -> list[ScoredMemory]:
+        """The first ``limit`` of ``scored`` (best first) at or above the query's
+        min_relevance, each with its absolute relevance (service/memories/relevance.py).
+        Computed for those alone, in order: a few tokenised contents per recall. In the
+        fallback's embedding space the cosine says nothing on the model's scale: the
+        relevance then rests on the query terms a memory holds."""
+        terms = query_terms(query.query)
+        calibration = self._relevance
+        out: list[ScoredMemory] = []
+        for s in scored:
+            cosine = s.components.similarity if same_space else calibration.cosine_centre
+            relevance = absolute_relevance(calibration, cosine, coverage(terms, s.memory.content))
+            if query.min_relevance is not None and relevance < query.min_relevance:
+                continue
+            out.append(dataclasses.replace(s, relevance=relevance))
+            if len(out) == limit:
+                break
+        return out
 
     def _check_recall(self, query: RecallQuery) -> None:
         v = Violations()
         check.check_limit(v, query.limit, self._limits.max_top_k, "limit")
+        check.check_unit_interval(v, query.min_relevance, "min_relevance")
         if query.embedding is None and not query.query.strip():
             v.add("query", "must not be empty unless query_embedding is given")
         if len(query.query.encode()) > self._limits.max_content_bytes:

@@ -2,10 +2,12 @@
 
 With an LLM: the memories it extracts from the summary and the latest turns. Without
 one (or when it fails): every fact sentence a user said in the session (see
-memoryd.text.facts) as its own memory, a preference or a fact, plus the summary
-as one episode. Nothing a user stated is dropped for want of room: past
-``max_items`` the remaining sentences are packed, in order, into episode memories of
-at most ``max_bytes`` each.
+memoryd.text.facts: facts only, no filler, requests or talk about the conversation)
+as its own memory, a preference or a fact, plus the summary as one episode without
+the lines already kept as facts (the episode holding "My name is Alice" among twenty
+other lines outranked the fact itself for "what is the user's name?"). Nothing a
+user stated is dropped for want of room: past ``max_items`` the remaining sentences
+are packed, in order, into episode memories of at most ``max_bytes`` each.
 """
 
 from __future__ import annotations
@@ -96,9 +98,25 @@ def deterministic_items(
         for fact in single
     ]
     items.extend(ExtractedMemory(text, MemoryType.EPISODE, tags=(PACKED_TAG,)) for text in packed)
-    if summary.strip():
-        items.append(ExtractedMemory(_cut(summary, max_bytes), MemoryType.EPISODE))
+    episode = _without(summary, {_normalised(f) for f in single})
+    if episode:
+        items.append(ExtractedMemory(_cut(episode, max_bytes), MemoryType.EPISODE))
     return items
+
+
+def _without(summary: str, facts: set[str]) -> str:
+    """The summary's lines (``who: sentence``) but those quoting a kept fact, the
+    user's own in their words alone: "user" on every other line made an episode
+    match every question about "the user" by its full text."""
+    out = []
+    for line in summary.splitlines():
+        who, sep, sentence = line.strip().partition(": ")
+        if not sep:
+            who, sentence = "", line.strip()
+        if not sentence or _normalised(sentence) in facts:
+            continue
+        out.append(sentence if who in ("", MessageRole.USER.value) else f"{who}: {sentence}")
+    return "\n".join(out)
 
 
 async def extraction_drafts(

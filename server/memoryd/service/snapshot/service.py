@@ -185,6 +185,7 @@ class SnapshotService:
         if not timedelta(0) < window <= _MAX_RECENT_WINDOW:
             v.add("recent_window", f"must be positive and at most {_MAX_RECENT_WINDOW.days} days")
         check.check_namespace(v, req.namespace, self._limits)
+        check.check_unit_interval(v, req.min_relevance, "min_relevance")
         check.check_embedding(v, req.trigger_embedding, self._dimension, "trigger_embedding")
         for i, section in enumerate(req.priority):
             if section in req.priority[:i]:
@@ -323,6 +324,7 @@ class SnapshotService:
             embedding=req.trigger_embedding,
             limit=limit,
             filter=self._filter(req),
+            min_relevance=req.min_relevance,
         )
         degraded: list[Degradation] = []
         try:

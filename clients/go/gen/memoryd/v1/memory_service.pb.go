@@ -994,7 +994,11 @@ type RecallRequest struct {
 	MinScore float64 `protobuf:"fixed64,15,opt,name=min_score,json=minScore,proto3" json:"min_score,omitempty"`
 	// The reference time of relative time expressions in the query ("yesterday", "last
 	// week", "上周三"): when the question is asked. Unset: the server's clock.
-	Now           *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=now,proto3" json:"now,omitempty"`
+	Now *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=now,proto3" json:"now,omitempty"`
+	// Drop results whose relevance (RecallResult.relevance) is below this, 0..1; 0
+	// means no threshold. With it, a query nothing answers gets no results rather than
+	// its least unrelated memories.
+	MinRelevance  float64 `protobuf:"fixed64,17,opt,name=min_relevance,json=minRelevance,proto3" json:"min_relevance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1141,11 +1145,25 @@ func (x *RecallRequest) GetNow() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *RecallRequest) GetMinRelevance() float64 {
+	if x != nil {
+		return x.MinRelevance
+	}
+	return 0
+}
+
 type RecallResult struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Memory        *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
-	Score         float64                `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
-	Components    *ScoreComponents       `protobuf:"bytes,3,opt,name=components,proto3" json:"components,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Memory     *Memory                `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
+	Score      float64                `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
+	Components *ScoreComponents       `protobuf:"bytes,3,opt,name=components,proto3" json:"components,omitempty"`
+	// How well the memory matches the query, 0..1, with the same meaning for every
+	// query (unlike score and components.relevance, which rank one query's candidates
+	// against each other: the best of them gets 1 even when nothing matches): a
+	// logistic of the query-memory cosine on the embedding model's own scale and of
+	// the share of the query's content words the memory holds, calibrated per model on
+	// REALTALK. Results stay ordered by score.
+	Relevance     float64 `protobuf:"fixed64,4,opt,name=relevance,proto3" json:"relevance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1199,6 +1217,13 @@ func (x *RecallResult) GetComponents() *ScoreComponents {
 		return x.Components
 	}
 	return nil
+}
+
+func (x *RecallResult) GetRelevance() float64 {
+	if x != nil {
+		return x.Relevance
+	}
+	return 0
 }
 
 type RecallResponse struct {
@@ -4510,7 +4535,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\akeyword\x18\x06 \x01(\x01R\akeyword\x12\x14\n" +
 	"\x05fused\x18\a \x01(\x01R\x05fused\x12\x1c\n" +
 	"\trelevance\x18\b \x01(\x01R\trelevance\x12\x1a\n" +
-	"\btemporal\x18\t \x01(\x01R\btemporal\"\xcc\x05\n" +
+	"\btemporal\x18\t \x01(\x01R\btemporal\"\xf1\x05\n" +
 	"\rRecallRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\x14\n" +
@@ -4528,16 +4553,18 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x0ecreated_before\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBefore\x12)\n" +
 	"\x10include_archived\x18\x0e \x01(\bR\x0fincludeArchived\x12\x1b\n" +
 	"\tmin_score\x18\x0f \x01(\x01R\bminScore\x12,\n" +
-	"\x03now\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\x03nowB\f\n" +
+	"\x03now\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\x12#\n" +
+	"\rmin_relevance\x18\x11 \x01(\x01R\fminRelevanceB\f\n" +
 	"\n" +
 	"_namespaceB\t\n" +
-	"\a_hybrid\"\x8d\x01\n" +
+	"\a_hybrid\"\xab\x01\n" +
 	"\fRecallResult\x12*\n" +
 	"\x06memory\x18\x01 \x01(\v2\x12.memoryd.v1.MemoryR\x06memory\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12;\n" +
 	"\n" +
 	"components\x18\x03 \x01(\v2\x1b.memoryd.v1.ScoreComponentsR\n" +
-	"components\"\xa2\x01\n" +
+	"components\x12\x1c\n" +
+	"\trelevance\x18\x04 \x01(\x01R\trelevance\"\xa2\x01\n" +
 	"\x0eRecallResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.memoryd.v1.RecallResultR\aresults\x123\n" +
 	"\bdegraded\x18\x02 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\x12'\n" +

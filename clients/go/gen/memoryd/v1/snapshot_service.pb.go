@@ -161,8 +161,11 @@ type BuildSnapshotRequest struct {
 	// Unset means 24 h.
 	RecentWindow     *durationpb.Duration `protobuf:"bytes,14,opt,name=recent_window,json=recentWindow,proto3" json:"recent_window,omitempty"`
 	MaxSecurityLevel SecurityLevel        `protobuf:"varint,15,opt,name=max_security_level,json=maxSecurityLevel,proto3,enum=memoryd.v1.SecurityLevel" json:"max_security_level,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The semantic section leaves out hits whose relevance (RecallResult.relevance) is
+	// below this, 0..1; 0 means no threshold.
+	MinRelevance  float64 `protobuf:"fixed64,16,opt,name=min_relevance,json=minRelevance,proto3" json:"min_relevance,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BuildSnapshotRequest) Reset() {
@@ -298,6 +301,13 @@ func (x *BuildSnapshotRequest) GetMaxSecurityLevel() SecurityLevel {
 		return x.MaxSecurityLevel
 	}
 	return SecurityLevel_SECURITY_LEVEL_UNSPECIFIED
+}
+
+func (x *BuildSnapshotRequest) GetMinRelevance() float64 {
+	if x != nil {
+		return x.MinRelevance
+	}
+	return 0
 }
 
 type SnapshotItem struct {
@@ -1128,7 +1138,7 @@ var File_memoryd_v1_snapshot_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"\n" +
 	"!memoryd/v1/snapshot_service.proto\x12\n" +
-	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xb0\x05\n" +
+	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xd5\x05\n" +
 	"\x14BuildSnapshotRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12!\n" +
 	"\tnamespace\x18\x02 \x01(\tH\x00R\tnamespace\x88\x01\x01\x12\x18\n" +
@@ -1146,7 +1156,8 @@ const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"\x0esemantic_limit\x18\f \x01(\x05R\rsemanticLimit\x12!\n" +
 	"\frecent_limit\x18\r \x01(\x05R\vrecentLimit\x12>\n" +
 	"\rrecent_window\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\frecentWindow\x12G\n" +
-	"\x12max_security_level\x18\x0f \x01(\x0e2\x19.memoryd.v1.SecurityLevelR\x10maxSecurityLevelB\f\n" +
+	"\x12max_security_level\x18\x0f \x01(\x0e2\x19.memoryd.v1.SecurityLevelR\x10maxSecurityLevel\x12#\n" +
+	"\rmin_relevance\x18\x10 \x01(\x01R\fminRelevanceB\f\n" +
 	"\n" +
 	"_namespace\"\x9f\x01\n" +
 	"\fSnapshotItem\x125\n" +

@@ -95,11 +95,14 @@ def recall(
     hybrid: bool | None = None,
     min_score: float = 0.0,
     query_embedding: Sequence[float] | None = None,
+    min_relevance: float = 0.0,
 ) -> Unary[Recalled]:
-    """The best matches for ``query``, best first, with score components.
+    """The best matches for ``query``, best first, with score components and each
+    one's relevance (0..1, comparable across queries).
 
     ``scoring``: ``"similarity"``, ``"decayed"``, ``"weighted"`` or a ``Scoring``;
-    ``hybrid``: fuse full-text and vector rankings (None: the daemon's default).
+    ``hybrid``: fuse full-text and vector rankings (None: the daemon's default);
+    ``min_relevance``: leave out hits less relevant than this (0: none left out).
     """
     request = rq.recall_request(
         agent_id,
@@ -114,6 +117,7 @@ def recall(
     if hybrid is not None:
         request.hybrid = hybrid
     request.min_score = float(min_score)
+    request.min_relevance = float(min_relevance)
     return Unary("memory", "Recall", request, _recalled, idempotent=True)
 
 

@@ -40,7 +40,7 @@ SNAPSHOT_FORMAT_MARKDOWN: SnapshotFormat
 SNAPSHOT_FORMAT_XML: SnapshotFormat
 
 class BuildSnapshotRequest(_message.Message):
-    __slots__ = ("agent_id", "namespace", "trigger", "trigger_embedding", "focus", "token_budget", "sections", "priority", "format", "scope", "session_id", "semantic_limit", "recent_limit", "recent_window", "max_security_level")
+    __slots__ = ("agent_id", "namespace", "trigger", "trigger_embedding", "focus", "token_budget", "sections", "priority", "format", "scope", "session_id", "semantic_limit", "recent_limit", "recent_window", "max_security_level", "min_relevance")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     TRIGGER_FIELD_NUMBER: _ClassVar[int]
@@ -56,6 +56,7 @@ class BuildSnapshotRequest(_message.Message):
     RECENT_LIMIT_FIELD_NUMBER: _ClassVar[int]
     RECENT_WINDOW_FIELD_NUMBER: _ClassVar[int]
     MAX_SECURITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     namespace: str
     trigger: str
@@ -71,7 +72,8 @@ class BuildSnapshotRequest(_message.Message):
     recent_limit: int
     recent_window: _duration_pb2.Duration
     max_security_level: _common_pb2.SecurityLevel
-    def __init__(self, agent_id: _Optional[str] = ..., namespace: _Optional[str] = ..., trigger: _Optional[str] = ..., trigger_embedding: _Optional[_Iterable[float]] = ..., focus: _Optional[str] = ..., token_budget: _Optional[int] = ..., sections: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., priority: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., format: _Optional[_Union[SnapshotFormat, str]] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., session_id: _Optional[str] = ..., semantic_limit: _Optional[int] = ..., recent_limit: _Optional[int] = ..., recent_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ...) -> None: ...
+    min_relevance: float
+    def __init__(self, agent_id: _Optional[str] = ..., namespace: _Optional[str] = ..., trigger: _Optional[str] = ..., trigger_embedding: _Optional[_Iterable[float]] = ..., focus: _Optional[str] = ..., token_budget: _Optional[int] = ..., sections: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., priority: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., format: _Optional[_Union[SnapshotFormat, str]] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., session_id: _Optional[str] = ..., semantic_limit: _Optional[int] = ..., recent_limit: _Optional[int] = ..., recent_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., min_relevance: _Optional[float] = ...) -> None: ...
 
 class SnapshotItem(_message.Message):
     __slots__ = ("section", "id", "text", "tokens", "truncated")

@@ -511,13 +511,32 @@ export interface RecallRequest {
    * The reference time of relative time expressions in the query ("yesterday", "last
    * week", "上周三"): when the question is asked. Unset: the server's clock.
    */
-  now: Date | undefined;
+  now:
+    | Date
+    | undefined;
+  /**
+   * Drop results whose relevance (RecallResult.relevance) is below this, 0..1; 0
+   * means no threshold. With it, a query nothing answers gets no results rather than
+   * its least unrelated memories.
+   */
+  minRelevance: number;
 }
 
 export interface RecallResult {
   memory: Memory | undefined;
   score: number;
-  components: ScoreComponents | undefined;
+  components:
+    | ScoreComponents
+    | undefined;
+  /**
+   * How well the memory matches the query, 0..1, with the same meaning for every
+   * query (unlike score and components.relevance, which rank one query's candidates
+   * against each other: the best of them gets 1 even when nothing matches): a
+   * logistic of the query-memory cosine on the embedding model's own scale and of
+   * the share of the query's content words the memory holds, calibrated per model on
+   * REALTALK. Results stay ordered by score.
+   */
+  relevance: number;
 }
 
 export interface RecallResponse {
@@ -2067,6 +2086,7 @@ function createBaseRecallRequest(): RecallRequest {
     includeArchived: false,
     minScore: 0,
     now: undefined,
+    minRelevance: 0,
   };
 }
 
@@ -2127,6 +2147,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     }
     if (message.now !== undefined) {
       Timestamp.encode(toTimestamp(message.now), writer.uint32(130).fork()).join();
+    }
+    if (message.minRelevance !== 0) {
+      writer.uint32(137).double(message.minRelevance);
     }
     return writer;
   },
@@ -2292,6 +2315,14 @@ export const RecallRequest: MessageFns<RecallRequest> = {
             message.now = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 17: {
+            if (tag !== 137) {
+              break;
+            }
+
+            message.minRelevance = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2358,6 +2389,11 @@ export const RecallRequest: MessageFns<RecallRequest> = {
         ? globalThis.Number(object.min_score)
         : 0,
       now: isSet(object.now) ? fromJsonTimestamp(object.now) : undefined,
+      minRelevance: isSet(object.minRelevance)
+        ? globalThis.Number(object.minRelevance)
+        : isSet(object.min_relevance)
+        ? globalThis.Number(object.min_relevance)
+        : 0,
     };
   },
 
@@ -2411,6 +2447,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     if (message.now !== undefined) {
       obj.now = message.now.toISOString();
     }
+    if (message.minRelevance !== 0) {
+      obj.minRelevance = floatToJson(message.minRelevance);
+    }
     return obj;
   },
 
@@ -2437,12 +2476,13 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     message.includeArchived = object.includeArchived ?? false;
     message.minScore = object.minScore ?? 0;
     message.now = object.now ?? undefined;
+    message.minRelevance = object.minRelevance ?? 0;
     return message;
   },
 };
 
 function createBaseRecallResult(): RecallResult {
-  return { memory: undefined, score: 0, components: undefined };
+  return { memory: undefined, score: 0, components: undefined, relevance: 0 };
 }
 
 export const RecallResult: MessageFns<RecallResult> = {
@@ -2455,6 +2495,9 @@ export const RecallResult: MessageFns<RecallResult> = {
     }
     if (message.components !== undefined) {
       ScoreComponents.encode(message.components, writer.uint32(26).fork()).join();
+    }
+    if (message.relevance !== 0) {
+      writer.uint32(33).double(message.relevance);
     }
     return writer;
   },
@@ -2496,6 +2539,14 @@ export const RecallResult: MessageFns<RecallResult> = {
             message.components = ScoreComponents.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.relevance = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2513,6 +2564,7 @@ export const RecallResult: MessageFns<RecallResult> = {
       memory: isSet(object.memory) ? Memory.fromJSON(object.memory) : undefined,
       score: isSet(object.score) ? globalThis.Number(object.score) : 0,
       components: isSet(object.components) ? ScoreComponents.fromJSON(object.components) : undefined,
+      relevance: isSet(object.relevance) ? globalThis.Number(object.relevance) : 0,
     };
   },
 
@@ -2526,6 +2578,9 @@ export const RecallResult: MessageFns<RecallResult> = {
     }
     if (message.components !== undefined) {
       obj.components = ScoreComponents.toJSON(message.components);
+    }
+    if (message.relevance !== 0) {
+      obj.relevance = floatToJson(message.relevance);
     }
     return obj;
   },
@@ -2542,6 +2597,7 @@ export const RecallResult: MessageFns<RecallResult> = {
     message.components = (object.components !== undefined && object.components !== null)
       ? ScoreComponents.fromPartial(object.components)
       : undefined;
+    message.relevance = object.relevance ?? 0;
     return message;
   },
 };

@@ -157,6 +157,11 @@ export interface BuildSnapshotRequest {
   /** Unset means 24 h. */
   recentWindow: Duration | undefined;
   maxSecurityLevel: SecurityLevel;
+  /**
+   * The semantic section leaves out hits whose relevance (RecallResult.relevance) is
+   * below this, 0..1; 0 means no threshold.
+   */
+  minRelevance: number;
 }
 
 export interface SnapshotItem {
@@ -282,6 +287,7 @@ function createBaseBuildSnapshotRequest(): BuildSnapshotRequest {
     recentLimit: 0,
     recentWindow: undefined,
     maxSecurityLevel: 0,
+    minRelevance: 0,
   };
 }
 
@@ -343,6 +349,9 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     }
     if (message.maxSecurityLevel !== 0) {
       writer.uint32(120).int32(message.maxSecurityLevel);
+    }
+    if (message.minRelevance !== 0) {
+      writer.uint32(129).double(message.minRelevance);
     }
     return writer;
   },
@@ -510,6 +519,14 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
             message.maxSecurityLevel = reader.int32() as any;
             continue;
           }
+          case 16: {
+            if (tag !== 129) {
+              break;
+            }
+
+            message.minRelevance = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -575,6 +592,11 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
         : isSet(object.max_security_level)
         ? securityLevelFromJSON(object.max_security_level)
         : 0,
+      minRelevance: isSet(object.minRelevance)
+        ? globalThis.Number(object.minRelevance)
+        : isSet(object.min_relevance)
+        ? globalThis.Number(object.min_relevance)
+        : 0,
     };
   },
 
@@ -625,6 +647,9 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     if (message.maxSecurityLevel !== 0) {
       obj.maxSecurityLevel = securityLevelToJSON(message.maxSecurityLevel);
     }
+    if (message.minRelevance !== 0) {
+      obj.minRelevance = floatToJson(message.minRelevance);
+    }
     return obj;
   },
 
@@ -652,6 +677,7 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
       ? Duration.fromPartial(object.recentWindow)
       : undefined;
     message.maxSecurityLevel = object.maxSecurityLevel ?? 0;
+    message.minRelevance = object.minRelevance ?? 0;
     return message;
   },
 };

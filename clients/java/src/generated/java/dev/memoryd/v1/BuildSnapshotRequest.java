@@ -603,6 +603,22 @@ private static final long serialVersionUID = 0L;
     return result == null ? dev.memoryd.v1.SecurityLevel.UNRECOGNIZED : result;
   }
 
+  public static final int MIN_RELEVANCE_FIELD_NUMBER = 16;
+  private double minRelevance_ = 0D;
+  /**
+   * <pre>
+   * The semantic section leaves out hits whose relevance (RecallResult.relevance) is
+   * below this, 0..1; 0 means no threshold.
+   * </pre>
+   *
+   * <code>double min_relevance = 16 [json_name = "minRelevance"];</code>
+   * @return The minRelevance.
+   */
+  @java.lang.Override
+  public double getMinRelevance() {
+    return minRelevance_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -674,6 +690,9 @@ private static final long serialVersionUID = 0L;
     }
     if (maxSecurityLevel_ != dev.memoryd.v1.SecurityLevel.SECURITY_LEVEL_UNSPECIFIED.getNumber()) {
       output.writeEnum(15, maxSecurityLevel_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(minRelevance_) != 0) {
+      output.writeDouble(16, minRelevance_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -757,6 +776,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeEnumSize(15, maxSecurityLevel_);
     }
+    if (java.lang.Double.doubleToRawLongBits(minRelevance_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(16, minRelevance_);
+    }
     return size;
   }
   @java.lang.Override
@@ -816,6 +839,9 @@ private static final long serialVersionUID = 0L;
           .equals(other.getRecentWindow())) return false;
     }
     if (maxSecurityLevel_ != other.maxSecurityLevel_) return false;
+    if (java.lang.Double.doubleToLongBits(getMinRelevance())
+        != java.lang.Double.doubleToLongBits(
+            other.getMinRelevance())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -869,6 +895,9 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + MAX_SECURITY_LEVEL_FIELD_NUMBER;
     hash = (53 * hash) + maxSecurityLevel_;
+    hash = (37 * hash) + MIN_RELEVANCE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getMinRelevance()));
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1030,6 +1059,7 @@ private static final long serialVersionUID = 0L;
         recentWindowBuilder_ = null;
       }
       maxSecurityLevel_ = 0;
+      minRelevance_ = 0D;
       return this;
     }
 
@@ -1118,6 +1148,9 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00004000) != 0)) {
         result.maxSecurityLevel_ = maxSecurityLevel_;
+      }
+      if (((from_bitField0_ & 0x00008000) != 0)) {
+        result.minRelevance_ = minRelevance_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1212,6 +1245,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.maxSecurityLevel_ != 0) {
         setMaxSecurityLevelValue(other.getMaxSecurityLevelValue());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getMinRelevance()) != 0) {
+        setMinRelevance(other.getMinRelevance());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1350,6 +1386,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00004000;
               break;
             } // case 120
+            case 129: {
+              minRelevance_ = input.readDouble();
+              bitField0_ |= 0x00008000;
+              break;
+            } // case 129
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2722,6 +2763,53 @@ private static final long serialVersionUID = 0L;
     public Builder clearMaxSecurityLevel() {
       bitField0_ = (bitField0_ & ~0x00004000);
       maxSecurityLevel_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private double minRelevance_ ;
+    /**
+     * <pre>
+     * The semantic section leaves out hits whose relevance (RecallResult.relevance) is
+     * below this, 0..1; 0 means no threshold.
+     * </pre>
+     *
+     * <code>double min_relevance = 16 [json_name = "minRelevance"];</code>
+     * @return The minRelevance.
+     */
+    @java.lang.Override
+    public double getMinRelevance() {
+      return minRelevance_;
+    }
+    /**
+     * <pre>
+     * The semantic section leaves out hits whose relevance (RecallResult.relevance) is
+     * below this, 0..1; 0 means no threshold.
+     * </pre>
+     *
+     * <code>double min_relevance = 16 [json_name = "minRelevance"];</code>
+     * @param value The minRelevance to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMinRelevance(double value) {
+
+      minRelevance_ = value;
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The semantic section leaves out hits whose relevance (RecallResult.relevance) is
+     * below this, 0..1; 0 means no threshold.
+     * </pre>
+     *
+     * <code>double min_relevance = 16 [json_name = "minRelevance"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMinRelevance() {
+      bitField0_ = (bitField0_ & ~0x00008000);
+      minRelevance_ = 0D;
       onChanged();
       return this;
     }

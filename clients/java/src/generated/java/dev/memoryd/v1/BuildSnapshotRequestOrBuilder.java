@@ -291,4 +291,15 @@ public interface BuildSnapshotRequestOrBuilder extends
    * @return The maxSecurityLevel.
    */
   dev.memoryd.v1.SecurityLevel getMaxSecurityLevel();
+
+  /**
+   * <pre>
+   * The semantic section leaves out hits whose relevance (RecallResult.relevance) is
+   * below this, 0..1; 0 means no threshold.
+   * </pre>
+   *
+   * <code>double min_relevance = 16 [json_name = "minRelevance"];</code>
+   * @return The minRelevance.
+   */
+  double getMinRelevance();
 }

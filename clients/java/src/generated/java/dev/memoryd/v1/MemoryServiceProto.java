@@ -381,7 +381,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "\010weighted\030\005 \001(\001R\010weighted\022\030\n\007keyword\030\006 \001" +
       "(\001R\007keyword\022\024\n\005fused\030\007 \001(\001R\005fused\022\034\n\trel" +
       "evance\030\010 \001(\001R\trelevance\022\032\n\010temporal\030\t \001(" +
-      "\001R\010temporal\"\314\005\n\rRecallRequest\022\031\n\010agent_i" +
+      "\001R\010temporal\"\361\005\n\rRecallRequest\022\031\n\010agent_i" +
       "d\030\001 \001(\tR\007agentId\022\024\n\005query\030\002 \001(\tR\005query\022\024" +
       "\n\005limit\030\003 \001(\005R\005limit\022!\n\tnamespace\030\004 \001(\tH" +
       "\000R\tnamespace\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tags\0221\n\tt" +
@@ -398,289 +398,291 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "uf.TimestampR\rcreatedBefore\022)\n\020include_a" +
       "rchived\030\016 \001(\010R\017includeArchived\022\033\n\tmin_sc" +
       "ore\030\017 \001(\001R\010minScore\022,\n\003now\030\020 \001(\0132\032.googl" +
-      "e.protobuf.TimestampR\003nowB\014\n\n_namespaceB" +
-      "\t\n\007_hybrid\"\215\001\n\014RecallResult\022*\n\006memory\030\001 " +
-      "\001(\0132\022.memoryd.v1.MemoryR\006memory\022\024\n\005score" +
-      "\030\002 \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033.memo" +
-      "ryd.v1.ScoreComponentsR\ncomponents\"\242\001\n\016R" +
-      "ecallResponse\0222\n\007results\030\001 \003(\0132\030.memoryd" +
-      ".v1.RecallResultR\007results\0223\n\010degraded\030\002 " +
-      "\003(\0132\027.memoryd.v1.DegradationR\010degraded\022\'" +
-      "\n\017embedding_model\030\003 \001(\tR\016embeddingModel\"" +
-      "=\n\020GetMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
-      "gentId\022\016\n\002id\030\002 \001(\tR\002id\"?\n\021GetMemoryRespo" +
-      "nse\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR" +
-      "\006memory\"\306\004\n\023ListMemoriesRequest\022\031\n\010agent" +
-      "_id\030\001 \001(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000R" +
-      "\tnamespace\210\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag" +
-      "_match\030\004 \001(\0162\024.memoryd.v1.TagMatchR\010tagM" +
-      "atch\0229\n\014memory_types\030\005 \003(\0162\026.memoryd.v1." +
-      "MemoryTypeR\013memoryTypes\022G\n\022max_security_" +
-      "level\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\020" +
-      "maxSecurityLevel\022?\n\rcreated_after\030\007 \001(\0132" +
-      "\032.google.protobuf.TimestampR\014createdAfte" +
-      "r\022A\n\016created_before\030\010 \001(\0132\032.google.proto" +
-      "buf.TimestampR\rcreatedBefore\022)\n\020include_" +
-      "archived\030\t \001(\010R\017includeArchived\022\033\n\tpage_" +
-      "size\030\n \001(\005R\010pageSize\022\035\n\npage_token\030\013 \001(\t" +
-      "R\tpageToken\022-\n\005order\030\014 \001(\0162\027.memoryd.v1." +
-      "MemoryOrderR\005orderB\014\n\n_namespace\"n\n\024List" +
-      "MemoriesResponse\022.\n\010memories\030\001 \003(\0132\022.mem" +
-      "oryd.v1.MemoryR\010memories\022&\n\017next_page_to" +
-      "ken\030\002 \001(\tR\rnextPageToken\"\352\001\n\023UpdateMemor" +
-      "yRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\006m" +
-      "emory\030\002 \001(\0132\022.memoryd.v1.MemoryR\006memory\022" +
-      ";\n\013update_mask\030\003 \001(\0132\032.google.protobuf.F" +
-      "ieldMaskR\nupdateMask\022\"\n\nif_version\030\004 \001(\003" +
-      "H\000R\tifVersion\210\001\001\022\034\n\tembedding\030\005 \003(\002R\temb" +
-      "eddingB\r\n\013_if_version\"w\n\024UpdateMemoryRes" +
-      "ponse\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.Memor" +
-      "yR\006memory\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1" +
-      ".DegradationR\010degraded\"D\n\025ForgetMemories" +
-      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003id" +
-      "s\030\002 \003(\tR\003ids\"=\n\026ForgetMemoriesResponse\022#" +
-      "\n\rforgotten_ids\030\001 \003(\tR\014forgottenIds\"\211\003\n\010" +
-      "KeyEntry\022\020\n\003key\030\001 \001(\tR\003key\0220\n\007content\030\002 " +
-      "\001(\0132\026.google.protobuf.ValueR\007content\022\024\n\005" +
-      "valid\030\003 \001(\010R\005valid\022\030\n\007version\030\004 \001(\003R\007ver" +
-      "sion\0229\n\nupdated_at\030\005 \001(\0132\032.google.protob" +
-      "uf.TimestampR\tupdatedAt\022.\n\006source\030\006 \001(\0132" +
-      "\026.memoryd.v1.ProvenanceR\006source\022@\n\016secur" +
-      "ity_level\030\007 \001(\0162\031.memoryd.v1.SecurityLev" +
-      "elR\rsecurityLevel\022\033\n\tmemory_id\030\010 \001(\tR\010me" +
-      "moryId\022\034\n\tnamespace\030\t \001(\tR\tnamespace\022!\n\014" +
-      "content_json\030\n \001(\tR\013contentJson\"\327\002\n\020SetM" +
-      "emoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022" +
-      "\020\n\003key\030\002 \001(\tR\003key\0220\n\007content\030\003 \001(\0132\026.goo" +
-      "gle.protobuf.ValueR\007content\022.\n\006source\030\004 " +
-      "\001(\0132\026.memoryd.v1.ProvenanceR\006source\022\"\n\ni" +
-      "f_version\030\005 \001(\003H\000R\tifVersion\210\001\001\022@\n\016secur" +
-      "ity_level\030\006 \001(\0162\031.memoryd.v1.SecurityLev" +
-      "elR\rsecurityLevel\022\034\n\tnamespace\030\007 \001(\tR\tna" +
-      "mespace\022!\n\014content_json\030\010 \001(\tR\013contentJs" +
-      "onB\r\n\013_if_version\"t\n\021SetMemoryResponse\022*" +
-      "\n\005entry\030\001 \001(\0132\024.memoryd.v1.KeyEntryR\005ent" +
-      "ry\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degrad" +
-      "ationR\010degraded\"<\n\rGetKeyRequest\022\031\n\010agen" +
-      "t_id\030\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\"<\n" +
-      "\016GetKeyResponse\022*\n\005entry\030\001 \001(\0132\024.memoryd" +
-      ".v1.KeyEntryR\005entry\"\236\001\n\017ListKeysRequest\022" +
-      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006prefix\030\002 \001" +
-      "(\tR\006prefix\022\034\n\trecursive\030\003 \001(\010R\trecursive" +
-      "\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022\035\n\npage_to" +
-      "ken\030\005 \001(\tR\tpageToken\"\214\001\n\020ListKeysRespons" +
-      "e\022.\n\007entries\030\001 \003(\0132\024.memoryd.v1.KeyEntry" +
-      "R\007entries\022 \n\013directories\030\002 \003(\tR\013director" +
-      "ies\022&\n\017next_page_token\030\003 \001(\tR\rnextPageTo" +
-      "ken\"|\n\021KeyHistoryRequest\022\031\n\010agent_id\030\001 \001" +
-      "(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_si" +
-      "ze\030\003 \001(\005R\010pageSize\022\035\n\npage_token\030\004 \001(\tR\t" +
-      "pageToken\"l\n\022KeyHistoryResponse\022.\n\007entri" +
-      "es\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entries\022" +
-      "&\n\017next_page_token\030\002 \001(\tR\rnextPageToken\"" +
-      "\345\002\n\rWorkingMemory\0224\n\005scope\030\001 \001(\0132\036.memor" +
-      "yd.v1.WorkingMemoryScopeR\005scope\0221\n\007conte" +
-      "nt\030\002 \001(\0132\027.google.protobuf.StructR\007conte" +
-      "nt\022\030\n\007version\030\003 \001(\003R\007version\0229\n\nupdated_" +
-      "at\030\004 \001(\0132\032.google.protobuf.TimestampR\tup" +
-      "datedAt\0229\n\nexpires_at\030\005 \001(\0132\032.google.pro" +
-      "tobuf.TimestampR\texpiresAt\0228\n\013json_schem" +
-      "a\030\006 \001(\0132\027.google.protobuf.StructR\njsonSc" +
-      "hema\022!\n\014content_json\030\007 \001(\tR\013contentJson\"" +
-      "\332\002\n\027SetWorkingMemoryRequest\022\031\n\010agent_id\030" +
-      "\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd." +
-      "v1.WorkingMemoryScopeR\005scope\0221\n\007content\030" +
-      "\003 \001(\0132\027.google.protobuf.StructR\007content\022" +
-      "1\n\004mode\030\004 \001(\0162\035.memoryd.v1.WorkingMemory" +
-      "ModeR\004mode\022+\n\003ttl\030\005 \001(\0132\031.google.protobu" +
-      "f.DurationR\003ttl\0228\n\013json_schema\030\006 \001(\0132\027.g" +
-      "oogle.protobuf.StructR\njsonSchema\022!\n\014con" +
-      "tent_json\030\007 \001(\tR\013contentJson\"\\\n\030SetWorki" +
-      "ngMemoryResponse\022@\n\016working_memory\030\001 \001(\013" +
-      "2\031.memoryd.v1.WorkingMemoryR\rworkingMemo" +
-      "ry\"j\n\027GetWorkingMemoryRequest\022\031\n\010agent_i" +
-      "d\030\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memory" +
-      "d.v1.WorkingMemoryScopeR\005scope\"\\\n\030GetWor" +
-      "kingMemoryResponse\022@\n\016working_memory\030\001 \001" +
-      "(\0132\031.memoryd.v1.WorkingMemoryR\rworkingMe" +
-      "mory\"m\n\032DeleteWorkingMemoryRequest\022\031\n\010ag" +
-      "ent_id\030\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.m" +
-      "emoryd.v1.WorkingMemoryScopeR\005scope\"7\n\033D" +
-      "eleteWorkingMemoryResponse\022\030\n\007deleted\030\001 " +
-      "\001(\010R\007deleted\"\265\001\n\036ListWorkingMemoryScopes" +
-      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\033\n\tth" +
-      "read_id\030\002 \001(\tR\010threadId\022\037\n\013resource_id\030\003" +
-      " \001(\tR\nresourceId\022\033\n\tpage_size\030\004 \001(\005R\010pag" +
-      "eSize\022\035\n\npage_token\030\005 \001(\tR\tpageToken\"|\n\037" +
-      "ListWorkingMemoryScopesResponse\0221\n\006scope" +
-      "s\030\001 \003(\0132\031.memoryd.v1.WorkingMemoryR\006scop" +
-      "es\022&\n\017next_page_token\030\002 \001(\tR\rnextPageTok" +
-      "en\"w\n\014AgentProfile\022\030\n\007content\030\001 \001(\tR\007con" +
-      "tent\022\022\n\004etag\030\002 \001(\tR\004etag\0229\n\nupdated_at\030\003" +
-      " \001(\0132\032.google.protobuf.TimestampR\tupdate" +
-      "dAt\".\n\021GetProfileRequest\022\031\n\010agent_id\030\001 \001" +
-      "(\tR\007agentId\"H\n\022GetProfileResponse\0222\n\007pro" +
-      "file\030\001 \001(\0132\030.memoryd.v1.AgentProfileR\007pr" +
-      "ofile\"c\n\021SetProfileRequest\022\031\n\010agent_id\030\001" +
-      " \001(\tR\007agentId\022\030\n\007content\030\002 \001(\tR\007content\022" +
-      "\031\n\010if_match\030\003 \001(\tR\007ifMatch\"H\n\022SetProfile" +
-      "Response\0222\n\007profile\030\001 \001(\0132\030.memoryd.v1.A" +
-      "gentProfileR\007profile\"\217\002\n\016SessionMessage\022" +
-      "+\n\004role\030\001 \001(\0162\027.memoryd.v1.MessageRoleR\004" +
-      "role\022\030\n\007content\030\002 \001(\tR\007content\022\022\n\004name\030\003" +
-      " \001(\tR\004name\022 \n\014tool_call_id\030\004 \001(\tR\ntoolCa" +
-      "llId\0229\n\ncreated_at\030\005 \001(\0132\032.google.protob" +
-      "uf.TimestampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003se" +
-      "q\0223\n\ntool_calls\030\007 \003(\0132\024.memoryd.v1.ToolC" +
-      "allR\ttoolCalls\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002" +
-      "id\022\022\n\004name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(" +
-      "\0132\026.google.protobuf.ValueR\targuments\"\354\002\n" +
-      "\022SessionCompression\022C\n\033compress_threshol" +
-      "d_messages\030\001 \001(\005H\000R\031compressThresholdMes" +
-      "sages\210\001\001\0225\n\024compress_token_ratio\030\002 \001(\001H\001" +
-      "R\022compressTokenRatio\210\001\001\0227\n\025context_budge" +
-      "t_tokens\030\003 \001(\005H\002R\023contextBudgetTokens\210\001\001" +
-      "\0225\n\024keep_recent_messages\030\004 \001(\005H\003R\022keepRe" +
-      "centMessages\210\001\001B\036\n\034_compress_threshold_m" +
-      "essagesB\027\n\025_compress_token_ratioB\030\n\026_con" +
-      "text_budget_tokensB\027\n\025_keep_recent_messa" +
-      "ges\"\224\001\n\016FixedZoneEntry\022-\n\004kind\030\001 \001(\0162\031.m" +
-      "emoryd.v1.FixedZoneKindR\004kind\022\030\n\007content" +
-      "\030\002 \001(\tR\007content\0229\n\ncreated_at\030\003 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\tcreatedAt\"\370\001\n\025A" +
-      "ppendMessagesRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
-      "agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0226" +
-      "\n\010messages\030\003 \003(\0132\032.memoryd.v1.SessionMes" +
-      "sageR\010messages\022+\n\003ttl\030\004 \001(\0132\031.google.pro" +
-      "tobuf.DurationR\003ttl\022@\n\013compression\030\005 \001(\013" +
-      "2\036.memoryd.v1.SessionCompressionR\013compre" +
-      "ssion\"\222\001\n\026AppendMessagesResponse\022#\n\rmess" +
-      "age_count\030\001 \001(\003R\014messageCount\022\036\n\ncompres" +
-      "sed\030\002 \001(\010R\ncompressed\0223\n\010degraded\030\003 \003(\0132" +
-      "\027.memoryd.v1.DegradationR\010degraded\"v\n\027Ge" +
-      "tSessionWindowRequest\022\031\n\010agent_id\030\001 \001(\tR" +
-      "\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022" +
-      "!\n\014token_budget\030\003 \001(\005R\013tokenBudget\"\235\003\n\030G" +
-      "etSessionWindowResponse\0229\n\nfixed_zone\030\001 " +
-      "\003(\0132\032.memoryd.v1.FixedZoneEntryR\tfixedZo" +
-      "ne\022\030\n\007summary\030\002 \001(\tR\007summary\0222\n\006recent\030\003" +
-      " \003(\0132\032.memoryd.v1.SessionMessageR\006recent" +
-      "\022\037\n\013tokens_used\030\004 \001(\005R\ntokensUsed\022\036\n\nsum" +
-      "marizer\030\005 \001(\tR\nsummarizer\022#\n\rtoken_count" +
-      "er\030\006 \001(\tR\014tokenCounter\0223\n\010degraded\030\007 \003(\013" +
-      "2\027.memoryd.v1.DegradationR\010degraded\0224\n\026s" +
-      "ummarized_through_seq\030\010 \001(\003R\024summarizedT" +
-      "hroughSeq\022\'\n\017stored_messages\030\t \001(\003R\016stor" +
-      "edMessages\"\235\001\n\030InjectInstructionRequest\022" +
-      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id" +
-      "\030\002 \001(\tR\tsessionId\022-\n\004kind\030\003 \001(\0162\031.memory" +
-      "d.v1.FixedZoneKindR\004kind\022\030\n\007content\030\004 \001(" +
-      "\tR\007content\"V\n\031InjectInstructionResponse\022" +
-      "9\n\nfixed_zone\030\001 \003(\0132\032.memoryd.v1.FixedZo" +
-      "neEntryR\tfixedZone\"x\n\021EndSessionRequest\022" +
-      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id" +
-      "\030\002 \001(\tR\tsessionId\022)\n\020extract_memories\030\003 " +
-      "\001(\010R\017extractMemories\"\225\001\n\022EndSessionRespo" +
-      "nse\022\030\n\007summary\030\001 \001(\tR\007summary\0220\n\textract" +
-      "ed\030\002 \003(\0132\022.memoryd.v1.MemoryR\textracted\022" +
-      "3\n\010degraded\030\003 \003(\0132\027.memoryd.v1.Degradati" +
-      "onR\010degraded\"\303\001\n\031GetSessionMessagesReque" +
-      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession" +
-      "_id\030\002 \001(\tR\tsessionId\022\031\n\010from_seq\030\003 \001(\003R\007" +
-      "fromSeq\022\025\n\006to_seq\030\004 \001(\003R\005toSeq\022\033\n\tpage_s" +
-      "ize\030\005 \001(\005R\010pageSize\022\035\n\npage_token\030\006 \001(\tR" +
-      "\tpageToken\"\327\001\n\032GetSessionMessagesRespons" +
-      "e\0226\n\010messages\030\001 \003(\0132\032.memoryd.v1.Session" +
-      "MessageR\010messages\022&\n\017next_page_token\030\002 \001" +
-      "(\tR\rnextPageToken\022#\n\rmessage_count\030\003 \001(\003" +
-      "R\014messageCount\0224\n\026summarized_through_seq" +
-      "\030\004 \001(\003R\024summarizedThroughSeq\"e\n\025DeleteMe" +
-      "ssagesRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
-      "\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\022\n\004seqs\030" +
-      "\003 \003(\003R\004seqs\"\231\001\n\026DeleteMessagesResponse\022!" +
-      "\n\014deleted_seqs\030\001 \003(\003R\013deletedSeqs\022\'\n\017sum" +
-      "mary_rebuilt\030\002 \001(\010R\016summaryRebuilt\0223\n\010de" +
-      "graded\030\003 \003(\0132\027.memoryd.v1.DegradationR\010d" +
-      "egraded\"n\n\023ClearSessionRequest\022\031\n\010agent_" +
-      "id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\ts" +
-      "essionId\022\035\n\nfixed_zone\030\003 \001(\010R\tfixedZone\"" +
-      "0\n\024ClearSessionResponse\022\030\n\007deleted\030\001 \001(\003" +
-      "R\007deleted*\245\001\n\rScoringPreset\022\036\n\032SCORING_P" +
-      "RESET_UNSPECIFIED\020\000\022\035\n\031SCORING_PRESET_SI" +
-      "MILARITY\020\001\022\032\n\026SCORING_PRESET_DECAYED\020\002\022\033" +
-      "\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030SCORING_P" +
-      "RESET_RELEVANCE\020\004*g\n\014RecencyBasis\022\035\n\031REC" +
-      "ENCY_BASIS_UNSPECIFIED\020\000\022\031\n\025RECENCY_BASI" +
-      "S_UPDATED\020\001\022\035\n\031RECENCY_BASIS_LAST_ACCESS" +
-      "\020\002*\256\001\n\013MemoryOrder\022\034\n\030MEMORY_ORDER_UNSPE" +
-      "CIFIED\020\000\022\035\n\031MEMORY_ORDER_CREATED_DESC\020\001\022" +
-      "\034\n\030MEMORY_ORDER_CREATED_ASC\020\002\022\"\n\036MEMORY_" +
-      "ORDER_ACCESS_COUNT_DESC\020\003\022 \n\034MEMORY_ORDE" +
-      "R_IMPORTANCE_DESC\020\004*x\n\021WorkingMemoryMode" +
-      "\022#\n\037WORKING_MEMORY_MODE_UNSPECIFIED\020\000\022\035\n" +
-      "\031WORKING_MEMORY_MODE_MERGE\020\001\022\037\n\033WORKING_" +
-      "MEMORY_MODE_REPLACE\020\002*\216\001\n\013MessageRole\022\034\n" +
-      "\030MESSAGE_ROLE_UNSPECIFIED\020\000\022\025\n\021MESSAGE_R" +
-      "OLE_USER\020\001\022\032\n\026MESSAGE_ROLE_ASSISTANT\020\002\022\027" +
-      "\n\023MESSAGE_ROLE_SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_" +
-      "TOOL\020\004*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE_K" +
-      "IND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_TRI" +
-      "GGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIX" +
-      "ED_ZONE_KIND_INSTRUCTION\020\0032\201\020\n\rMemorySer" +
-      "vice\022E\n\010Remember\022\033.memoryd.v1.RememberRe" +
-      "quest\032\034.memoryd.v1.RememberResponse\022T\n\rR" +
-      "ememberBatch\022 .memoryd.v1.RememberBatchR" +
-      "equest\032!.memoryd.v1.RememberBatchRespons" +
-      "e\022?\n\006Recall\022\031.memoryd.v1.RecallRequest\032\032" +
-      ".memoryd.v1.RecallResponse\022H\n\tGetMemory\022" +
-      "\034.memoryd.v1.GetMemoryRequest\032\035.memoryd." +
-      "v1.GetMemoryResponse\022Q\n\014ListMemories\022\037.m" +
-      "emoryd.v1.ListMemoriesRequest\032 .memoryd." +
-      "v1.ListMemoriesResponse\022Q\n\014UpdateMemory\022" +
-      "\037.memoryd.v1.UpdateMemoryRequest\032 .memor" +
-      "yd.v1.UpdateMemoryResponse\022W\n\016ForgetMemo" +
-      "ries\022!.memoryd.v1.ForgetMemoriesRequest\032" +
-      "\".memoryd.v1.ForgetMemoriesResponse\022H\n\tS" +
-      "etMemory\022\034.memoryd.v1.SetMemoryRequest\032\035" +
-      ".memoryd.v1.SetMemoryResponse\022?\n\006GetKey\022" +
-      "\031.memoryd.v1.GetKeyRequest\032\032.memoryd.v1." +
-      "GetKeyResponse\022E\n\010ListKeys\022\033.memoryd.v1." +
-      "ListKeysRequest\032\034.memoryd.v1.ListKeysRes" +
-      "ponse\022K\n\nKeyHistory\022\035.memoryd.v1.KeyHist" +
-      "oryRequest\032\036.memoryd.v1.KeyHistoryRespon" +
-      "se\022]\n\020SetWorkingMemory\022#.memoryd.v1.SetW" +
-      "orkingMemoryRequest\032$.memoryd.v1.SetWork" +
-      "ingMemoryResponse\022]\n\020GetWorkingMemory\022#." +
-      "memoryd.v1.GetWorkingMemoryRequest\032$.mem" +
-      "oryd.v1.GetWorkingMemoryResponse\022f\n\023Dele" +
-      "teWorkingMemory\022&.memoryd.v1.DeleteWorki" +
-      "ngMemoryRequest\032\'.memoryd.v1.DeleteWorki" +
-      "ngMemoryResponse\022r\n\027ListWorkingMemorySco" +
-      "pes\022*.memoryd.v1.ListWorkingMemoryScopes" +
-      "Request\032+.memoryd.v1.ListWorkingMemorySc" +
-      "opesResponse\022K\n\nGetProfile\022\035.memoryd.v1." +
-      "GetProfileRequest\032\036.memoryd.v1.GetProfil" +
-      "eResponse\022K\n\nSetProfile\022\035.memoryd.v1.Set" +
-      "ProfileRequest\032\036.memoryd.v1.SetProfileRe" +
-      "sponse\022W\n\016AppendMessages\022!.memoryd.v1.Ap" +
-      "pendMessagesRequest\032\".memoryd.v1.AppendM" +
-      "essagesResponse\022]\n\020GetSessionWindow\022#.me" +
-      "moryd.v1.GetSessionWindowRequest\032$.memor" +
-      "yd.v1.GetSessionWindowResponse\022`\n\021Inject" +
-      "Instruction\022$.memoryd.v1.InjectInstructi" +
-      "onRequest\032%.memoryd.v1.InjectInstruction" +
-      "Response\022K\n\nEndSession\022\035.memoryd.v1.EndS" +
-      "essionRequest\032\036.memoryd.v1.EndSessionRes" +
-      "ponse\022c\n\022GetSessionMessages\022%.memoryd.v1" +
-      ".GetSessionMessagesRequest\032&.memoryd.v1." +
-      "GetSessionMessagesResponse\022W\n\016DeleteMess" +
-      "ages\022!.memoryd.v1.DeleteMessagesRequest\032" +
-      "\".memoryd.v1.DeleteMessagesResponse\022Q\n\014C" +
-      "learSession\022\037.memoryd.v1.ClearSessionReq" +
-      "uest\032 .memoryd.v1.ClearSessionResponseBm" +
-      "\n\016dev.memoryd.v1B\022MemoryServiceProtoP\001\242\002" +
-      "\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd" +
-      "\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006proto3"
+      "e.protobuf.TimestampR\003now\022#\n\rmin_relevan" +
+      "ce\030\021 \001(\001R\014minRelevanceB\014\n\n_namespaceB\t\n\007" +
+      "_hybrid\"\253\001\n\014RecallResult\022*\n\006memory\030\001 \001(\013" +
+      "2\022.memoryd.v1.MemoryR\006memory\022\024\n\005score\030\002 " +
+      "\001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033.memoryd" +
+      ".v1.ScoreComponentsR\ncomponents\022\034\n\trelev" +
+      "ance\030\004 \001(\001R\trelevance\"\242\001\n\016RecallResponse" +
+      "\0222\n\007results\030\001 \003(\0132\030.memoryd.v1.RecallRes" +
+      "ultR\007results\0223\n\010degraded\030\002 \003(\0132\027.memoryd" +
+      ".v1.DegradationR\010degraded\022\'\n\017embedding_m" +
+      "odel\030\003 \001(\tR\016embeddingModel\"=\n\020GetMemoryR" +
+      "equest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\016\n\002id\030" +
+      "\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022*\n\006memory" +
+      "\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\"\306\004\n\023L" +
+      "istMemoriesRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
+      "entId\022!\n\tnamespace\030\002 \001(\tH\000R\tnamespace\210\001\001" +
+      "\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_match\030\004 \001(\0162" +
+      "\024.memoryd.v1.TagMatchR\010tagMatch\0229\n\014memor" +
+      "y_types\030\005 \003(\0162\026.memoryd.v1.MemoryTypeR\013m" +
+      "emoryTypes\022G\n\022max_security_level\030\006 \001(\0162\031" +
+      ".memoryd.v1.SecurityLevelR\020maxSecurityLe" +
+      "vel\022?\n\rcreated_after\030\007 \001(\0132\032.google.prot" +
+      "obuf.TimestampR\014createdAfter\022A\n\016created_" +
+      "before\030\010 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\rcreatedBefore\022)\n\020include_archived\030\t \001(" +
+      "\010R\017includeArchived\022\033\n\tpage_size\030\n \001(\005R\010p" +
+      "ageSize\022\035\n\npage_token\030\013 \001(\tR\tpageToken\022-" +
+      "\n\005order\030\014 \001(\0162\027.memoryd.v1.MemoryOrderR\005" +
+      "orderB\014\n\n_namespace\"n\n\024ListMemoriesRespo" +
+      "nse\022.\n\010memories\030\001 \003(\0132\022.memoryd.v1.Memor" +
+      "yR\010memories\022&\n\017next_page_token\030\002 \001(\tR\rne" +
+      "xtPageToken\"\352\001\n\023UpdateMemoryRequest\022\031\n\010a" +
+      "gent_id\030\001 \001(\tR\007agentId\022*\n\006memory\030\002 \001(\0132\022" +
+      ".memoryd.v1.MemoryR\006memory\022;\n\013update_mas" +
+      "k\030\003 \001(\0132\032.google.protobuf.FieldMaskR\nupd" +
+      "ateMask\022\"\n\nif_version\030\004 \001(\003H\000R\tifVersion" +
+      "\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembeddingB\r\n\013_if" +
+      "_version\"w\n\024UpdateMemoryResponse\022*\n\006memo" +
+      "ry\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\0223\n\010" +
+      "degraded\030\002 \003(\0132\027.memoryd.v1.DegradationR" +
+      "\010degraded\"D\n\025ForgetMemoriesRequest\022\031\n\010ag" +
+      "ent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 \003(\tR\003ids\"" +
+      "=\n\026ForgetMemoriesResponse\022#\n\rforgotten_i" +
+      "ds\030\001 \003(\tR\014forgottenIds\"\211\003\n\010KeyEntry\022\020\n\003k" +
+      "ey\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132\026.google." +
+      "protobuf.ValueR\007content\022\024\n\005valid\030\003 \001(\010R\005" +
+      "valid\022\030\n\007version\030\004 \001(\003R\007version\0229\n\nupdat" +
+      "ed_at\030\005 \001(\0132\032.google.protobuf.TimestampR" +
+      "\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.memoryd.v1." +
+      "ProvenanceR\006source\022@\n\016security_level\030\007 \001" +
+      "(\0162\031.memoryd.v1.SecurityLevelR\rsecurityL" +
+      "evel\022\033\n\tmemory_id\030\010 \001(\tR\010memoryId\022\034\n\tnam" +
+      "espace\030\t \001(\tR\tnamespace\022!\n\014content_json\030" +
+      "\n \001(\tR\013contentJson\"\327\002\n\020SetMemoryRequest\022" +
+      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR" +
+      "\003key\0220\n\007content\030\003 \001(\0132\026.google.protobuf." +
+      "ValueR\007content\022.\n\006source\030\004 \001(\0132\026.memoryd" +
+      ".v1.ProvenanceR\006source\022\"\n\nif_version\030\005 \001" +
+      "(\003H\000R\tifVersion\210\001\001\022@\n\016security_level\030\006 \001" +
+      "(\0162\031.memoryd.v1.SecurityLevelR\rsecurityL" +
+      "evel\022\034\n\tnamespace\030\007 \001(\tR\tnamespace\022!\n\014co" +
+      "ntent_json\030\010 \001(\tR\013contentJsonB\r\n\013_if_ver" +
+      "sion\"t\n\021SetMemoryResponse\022*\n\005entry\030\001 \001(\013" +
+      "2\024.memoryd.v1.KeyEntryR\005entry\0223\n\010degrade" +
+      "d\030\002 \003(\0132\027.memoryd.v1.DegradationR\010degrad" +
+      "ed\"<\n\rGetKeyRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
+      "gentId\022\020\n\003key\030\002 \001(\tR\003key\"<\n\016GetKeyRespon" +
+      "se\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.KeyEntryR" +
+      "\005entry\"\236\001\n\017ListKeysRequest\022\031\n\010agent_id\030\001" +
+      " \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006prefix\022\034\n" +
+      "\trecursive\030\003 \001(\010R\trecursive\022\033\n\tpage_size" +
+      "\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030\005 \001(\tR\tpa" +
+      "geToken\"\214\001\n\020ListKeysResponse\022.\n\007entries\030" +
+      "\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entries\022 \n\013" +
+      "directories\030\002 \003(\tR\013directories\022&\n\017next_p" +
+      "age_token\030\003 \001(\tR\rnextPageToken\"|\n\021KeyHis" +
+      "toryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020" +
+      "\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003 \001(\005R\010pag" +
+      "eSize\022\035\n\npage_token\030\004 \001(\tR\tpageToken\"l\n\022" +
+      "KeyHistoryResponse\022.\n\007entries\030\001 \003(\0132\024.me" +
+      "moryd.v1.KeyEntryR\007entries\022&\n\017next_page_" +
+      "token\030\002 \001(\tR\rnextPageToken\"\345\002\n\rWorkingMe" +
+      "mory\0224\n\005scope\030\001 \001(\0132\036.memoryd.v1.Working" +
+      "MemoryScopeR\005scope\0221\n\007content\030\002 \001(\0132\027.go" +
+      "ogle.protobuf.StructR\007content\022\030\n\007version" +
+      "\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\tupdatedAt\0229\n\nex" +
+      "pires_at\030\005 \001(\0132\032.google.protobuf.Timesta" +
+      "mpR\texpiresAt\0228\n\013json_schema\030\006 \001(\0132\027.goo" +
+      "gle.protobuf.StructR\njsonSchema\022!\n\014conte" +
+      "nt_json\030\007 \001(\tR\013contentJson\"\332\002\n\027SetWorkin" +
+      "gMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
+      "d\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.WorkingMem" +
+      "oryScopeR\005scope\0221\n\007content\030\003 \001(\0132\027.googl" +
+      "e.protobuf.StructR\007content\0221\n\004mode\030\004 \001(\016" +
+      "2\035.memoryd.v1.WorkingMemoryModeR\004mode\022+\n" +
+      "\003ttl\030\005 \001(\0132\031.google.protobuf.DurationR\003t" +
+      "tl\0228\n\013json_schema\030\006 \001(\0132\027.google.protobu" +
+      "f.StructR\njsonSchema\022!\n\014content_json\030\007 \001" +
+      "(\tR\013contentJson\"\\\n\030SetWorkingMemoryRespo" +
+      "nse\022@\n\016working_memory\030\001 \001(\0132\031.memoryd.v1" +
+      ".WorkingMemoryR\rworkingMemory\"j\n\027GetWork" +
+      "ingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agen" +
+      "tId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.WorkingM" +
+      "emoryScopeR\005scope\"\\\n\030GetWorkingMemoryRes" +
+      "ponse\022@\n\016working_memory\030\001 \001(\0132\031.memoryd." +
+      "v1.WorkingMemoryR\rworkingMemory\"m\n\032Delet" +
+      "eWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Wor" +
+      "kingMemoryScopeR\005scope\"7\n\033DeleteWorkingM" +
+      "emoryResponse\022\030\n\007deleted\030\001 \001(\010R\007deleted\"" +
+      "\265\001\n\036ListWorkingMemoryScopesRequest\022\031\n\010ag" +
+      "ent_id\030\001 \001(\tR\007agentId\022\033\n\tthread_id\030\002 \001(\t" +
+      "R\010threadId\022\037\n\013resource_id\030\003 \001(\tR\nresourc" +
+      "eId\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022\035\n\npage" +
+      "_token\030\005 \001(\tR\tpageToken\"|\n\037ListWorkingMe" +
+      "moryScopesResponse\0221\n\006scopes\030\001 \003(\0132\031.mem" +
+      "oryd.v1.WorkingMemoryR\006scopes\022&\n\017next_pa" +
+      "ge_token\030\002 \001(\tR\rnextPageToken\"w\n\014AgentPr" +
+      "ofile\022\030\n\007content\030\001 \001(\tR\007content\022\022\n\004etag\030" +
+      "\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132\032.google" +
+      ".protobuf.TimestampR\tupdatedAt\".\n\021GetPro" +
+      "fileRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\"H" +
+      "\n\022GetProfileResponse\0222\n\007profile\030\001 \001(\0132\030." +
+      "memoryd.v1.AgentProfileR\007profile\"c\n\021SetP" +
+      "rofileRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
+      "\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if_match\030\003" +
+      " \001(\tR\007ifMatch\"H\n\022SetProfileResponse\0222\n\007p" +
+      "rofile\030\001 \001(\0132\030.memoryd.v1.AgentProfileR\007" +
+      "profile\"\217\002\n\016SessionMessage\022+\n\004role\030\001 \001(\016" +
+      "2\027.memoryd.v1.MessageRoleR\004role\022\030\n\007conte" +
+      "nt\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004name\022 \n" +
+      "\014tool_call_id\030\004 \001(\tR\ntoolCallId\0229\n\ncreat" +
+      "ed_at\030\005 \001(\0132\032.google.protobuf.TimestampR" +
+      "\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\ntool_cal" +
+      "ls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\ttoolCall" +
+      "s\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name\030\002 " +
+      "\001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.google.pr" +
+      "otobuf.ValueR\targuments\"\354\002\n\022SessionCompr" +
+      "ession\022C\n\033compress_threshold_messages\030\001 " +
+      "\001(\005H\000R\031compressThresholdMessages\210\001\001\0225\n\024c" +
+      "ompress_token_ratio\030\002 \001(\001H\001R\022compressTok" +
+      "enRatio\210\001\001\0227\n\025context_budget_tokens\030\003 \001(" +
+      "\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024keep_rece" +
+      "nt_messages\030\004 \001(\005H\003R\022keepRecentMessages\210" +
+      "\001\001B\036\n\034_compress_threshold_messagesB\027\n\025_c" +
+      "ompress_token_ratioB\030\n\026_context_budget_t" +
+      "okensB\027\n\025_keep_recent_messages\"\224\001\n\016Fixed" +
+      "ZoneEntry\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.Fix" +
+      "edZoneKindR\004kind\022\030\n\007content\030\002 \001(\tR\007conte" +
+      "nt\0229\n\ncreated_at\030\003 \001(\0132\032.google.protobuf" +
+      ".TimestampR\tcreatedAt\"\370\001\n\025AppendMessages" +
+      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nse" +
+      "ssion_id\030\002 \001(\tR\tsessionId\0226\n\010messages\030\003 " +
+      "\003(\0132\032.memoryd.v1.SessionMessageR\010message" +
+      "s\022+\n\003ttl\030\004 \001(\0132\031.google.protobuf.Duratio" +
+      "nR\003ttl\022@\n\013compression\030\005 \001(\0132\036.memoryd.v1" +
+      ".SessionCompressionR\013compression\"\222\001\n\026App" +
+      "endMessagesResponse\022#\n\rmessage_count\030\001 \001" +
+      "(\003R\014messageCount\022\036\n\ncompressed\030\002 \001(\010R\nco" +
+      "mpressed\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1." +
+      "DegradationR\010degraded\"v\n\027GetSessionWindo" +
+      "wRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\ns" +
+      "ession_id\030\002 \001(\tR\tsessionId\022!\n\014token_budg" +
+      "et\030\003 \001(\005R\013tokenBudget\"\235\003\n\030GetSessionWind" +
+      "owResponse\0229\n\nfixed_zone\030\001 \003(\0132\032.memoryd" +
+      ".v1.FixedZoneEntryR\tfixedZone\022\030\n\007summary" +
+      "\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132\032.memory" +
+      "d.v1.SessionMessageR\006recent\022\037\n\013tokens_us" +
+      "ed\030\004 \001(\005R\ntokensUsed\022\036\n\nsummarizer\030\005 \001(\t" +
+      "R\nsummarizer\022#\n\rtoken_counter\030\006 \001(\tR\014tok" +
+      "enCounter\0223\n\010degraded\030\007 \003(\0132\027.memoryd.v1" +
+      ".DegradationR\010degraded\0224\n\026summarized_thr" +
+      "ough_seq\030\010 \001(\003R\024summarizedThroughSeq\022\'\n\017" +
+      "stored_messages\030\t \001(\003R\016storedMessages\"\235\001" +
+      "\n\030InjectInstructionRequest\022\031\n\010agent_id\030\001" +
+      " \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessi" +
+      "onId\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1.FixedZon" +
+      "eKindR\004kind\022\030\n\007content\030\004 \001(\tR\007content\"V\n" +
+      "\031InjectInstructionResponse\0229\n\nfixed_zone" +
+      "\030\001 \003(\0132\032.memoryd.v1.FixedZoneEntryR\tfixe" +
+      "dZone\"x\n\021EndSessionRequest\022\031\n\010agent_id\030\001" +
+      " \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessi" +
+      "onId\022)\n\020extract_memories\030\003 \001(\010R\017extractM" +
+      "emories\"\225\001\n\022EndSessionResponse\022\030\n\007summar" +
+      "y\030\001 \001(\tR\007summary\0220\n\textracted\030\002 \003(\0132\022.me" +
+      "moryd.v1.MemoryR\textracted\0223\n\010degraded\030\003" +
+      " \003(\0132\027.memoryd.v1.DegradationR\010degraded\"" +
+      "\303\001\n\031GetSessionMessagesRequest\022\031\n\010agent_i" +
+      "d\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tse" +
+      "ssionId\022\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to" +
+      "_seq\030\004 \001(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010pa" +
+      "geSize\022\035\n\npage_token\030\006 \001(\tR\tpageToken\"\327\001" +
+      "\n\032GetSessionMessagesResponse\0226\n\010messages" +
+      "\030\001 \003(\0132\032.memoryd.v1.SessionMessageR\010mess" +
+      "ages\022&\n\017next_page_token\030\002 \001(\tR\rnextPageT" +
+      "oken\022#\n\rmessage_count\030\003 \001(\003R\014messageCoun" +
+      "t\0224\n\026summarized_through_seq\030\004 \001(\003R\024summa" +
+      "rizedThroughSeq\"e\n\025DeleteMessagesRequest" +
+      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_i" +
+      "d\030\002 \001(\tR\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231" +
+      "\001\n\026DeleteMessagesResponse\022!\n\014deleted_seq" +
+      "s\030\001 \003(\003R\013deletedSeqs\022\'\n\017summary_rebuilt\030" +
+      "\002 \001(\010R\016summaryRebuilt\0223\n\010degraded\030\003 \003(\0132" +
+      "\027.memoryd.v1.DegradationR\010degraded\"n\n\023Cl" +
+      "earSessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
+      "ntId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\035\n\nf" +
+      "ixed_zone\030\003 \001(\010R\tfixedZone\"0\n\024ClearSessi" +
+      "onResponse\022\030\n\007deleted\030\001 \001(\003R\007deleted*\245\001\n" +
+      "\rScoringPreset\022\036\n\032SCORING_PRESET_UNSPECI" +
+      "FIED\020\000\022\035\n\031SCORING_PRESET_SIMILARITY\020\001\022\032\n" +
+      "\026SCORING_PRESET_DECAYED\020\002\022\033\n\027SCORING_PRE" +
+      "SET_WEIGHTED\020\003\022\034\n\030SCORING_PRESET_RELEVAN" +
+      "CE\020\004*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UN" +
+      "SPECIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035" +
+      "\n\031RECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013Memory" +
+      "Order\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031M" +
+      "EMORY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORD" +
+      "ER_CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_" +
+      "COUNT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_" +
+      "DESC\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_M" +
+      "EMORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMO" +
+      "RY_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_R" +
+      "EPLACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE" +
+      "_UNSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n" +
+      "\026MESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROL" +
+      "E_SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\211\001\n\rFi" +
+      "xedZoneKind\022\037\n\033FIXED_ZONE_KIND_UNSPECIFI" +
+      "ED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIGGER\020\001\022\031\n\025FIX" +
+      "ED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXED_ZONE_KIND_" +
+      "INSTRUCTION\020\0032\201\020\n\rMemoryService\022E\n\010Remem" +
+      "ber\022\033.memoryd.v1.RememberRequest\032\034.memor" +
+      "yd.v1.RememberResponse\022T\n\rRememberBatch\022" +
+      " .memoryd.v1.RememberBatchRequest\032!.memo" +
+      "ryd.v1.RememberBatchResponse\022?\n\006Recall\022\031" +
+      ".memoryd.v1.RecallRequest\032\032.memoryd.v1.R" +
+      "ecallResponse\022H\n\tGetMemory\022\034.memoryd.v1." +
+      "GetMemoryRequest\032\035.memoryd.v1.GetMemoryR" +
+      "esponse\022Q\n\014ListMemories\022\037.memoryd.v1.Lis" +
+      "tMemoriesRequest\032 .memoryd.v1.ListMemori" +
+      "esResponse\022Q\n\014UpdateMemory\022\037.memoryd.v1." +
+      "UpdateMemoryRequest\032 .memoryd.v1.UpdateM" +
+      "emoryResponse\022W\n\016ForgetMemories\022!.memory" +
+      "d.v1.ForgetMemoriesRequest\032\".memoryd.v1." +
+      "ForgetMemoriesResponse\022H\n\tSetMemory\022\034.me" +
+      "moryd.v1.SetMemoryRequest\032\035.memoryd.v1.S" +
+      "etMemoryResponse\022?\n\006GetKey\022\031.memoryd.v1." +
+      "GetKeyRequest\032\032.memoryd.v1.GetKeyRespons" +
+      "e\022E\n\010ListKeys\022\033.memoryd.v1.ListKeysReque" +
+      "st\032\034.memoryd.v1.ListKeysResponse\022K\n\nKeyH" +
+      "istory\022\035.memoryd.v1.KeyHistoryRequest\032\036." +
+      "memoryd.v1.KeyHistoryResponse\022]\n\020SetWork" +
+      "ingMemory\022#.memoryd.v1.SetWorkingMemoryR" +
+      "equest\032$.memoryd.v1.SetWorkingMemoryResp" +
+      "onse\022]\n\020GetWorkingMemory\022#.memoryd.v1.Ge" +
+      "tWorkingMemoryRequest\032$.memoryd.v1.GetWo" +
+      "rkingMemoryResponse\022f\n\023DeleteWorkingMemo" +
+      "ry\022&.memoryd.v1.DeleteWorkingMemoryReque" +
+      "st\032\'.memoryd.v1.DeleteWorkingMemoryRespo" +
+      "nse\022r\n\027ListWorkingMemoryScopes\022*.memoryd" +
+      ".v1.ListWorkingMemoryScopesRequest\032+.mem" +
+      "oryd.v1.ListWorkingMemoryScopesResponse\022" +
+      "K\n\nGetProfile\022\035.memoryd.v1.GetProfileReq" +
+      "uest\032\036.memoryd.v1.GetProfileResponse\022K\n\n" +
+      "SetProfile\022\035.memoryd.v1.SetProfileReques" +
+      "t\032\036.memoryd.v1.SetProfileResponse\022W\n\016App" +
+      "endMessages\022!.memoryd.v1.AppendMessagesR" +
+      "equest\032\".memoryd.v1.AppendMessagesRespon" +
+      "se\022]\n\020GetSessionWindow\022#.memoryd.v1.GetS" +
+      "essionWindowRequest\032$.memoryd.v1.GetSess" +
+      "ionWindowResponse\022`\n\021InjectInstruction\022$" +
+      ".memoryd.v1.InjectInstructionRequest\032%.m" +
+      "emoryd.v1.InjectInstructionResponse\022K\n\nE" +
+      "ndSession\022\035.memoryd.v1.EndSessionRequest" +
+      "\032\036.memoryd.v1.EndSessionResponse\022c\n\022GetS" +
+      "essionMessages\022%.memoryd.v1.GetSessionMe" +
+      "ssagesRequest\032&.memoryd.v1.GetSessionMes" +
+      "sagesResponse\022W\n\016DeleteMessages\022!.memory" +
+      "d.v1.DeleteMessagesRequest\032\".memoryd.v1." +
+      "DeleteMessagesResponse\022Q\n\014ClearSession\022\037" +
+      ".memoryd.v1.ClearSessionRequest\032 .memory" +
+      "d.v1.ClearSessionResponseBm\n\016dev.memoryd" +
+      ".v1B\022MemoryServiceProtoP\001\242\002\003MXX\252\002\nMemory" +
+      "d.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetada" +
+      "ta\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -738,13 +740,13 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_RecallRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_RecallRequest_descriptor,
-        new java.lang.String[] { "AgentId", "Query", "Limit", "Namespace", "Tags", "TagMatch", "MemoryTypes", "MaxSecurityLevel", "Scoring", "Hybrid", "QueryEmbedding", "CreatedAfter", "CreatedBefore", "IncludeArchived", "MinScore", "Now", });
+        new java.lang.String[] { "AgentId", "Query", "Limit", "Namespace", "Tags", "TagMatch", "MemoryTypes", "MaxSecurityLevel", "Scoring", "Hybrid", "QueryEmbedding", "CreatedAfter", "CreatedBefore", "IncludeArchived", "MinScore", "Now", "MinRelevance", });
     internal_static_memoryd_v1_RecallResult_descriptor =
       getDescriptor().getMessageType(8);
     internal_static_memoryd_v1_RecallResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_RecallResult_descriptor,
-        new java.lang.String[] { "Memory", "Score", "Components", });
+        new java.lang.String[] { "Memory", "Score", "Components", "Relevance", });
     internal_static_memoryd_v1_RecallResponse_descriptor =
       getDescriptor().getMessageType(9);
     internal_static_memoryd_v1_RecallResponse_fieldAccessorTable = new

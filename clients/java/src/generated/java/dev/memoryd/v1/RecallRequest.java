@@ -568,6 +568,23 @@ private static final long serialVersionUID = 0L;
     return now_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : now_;
   }
 
+  public static final int MIN_RELEVANCE_FIELD_NUMBER = 17;
+  private double minRelevance_ = 0D;
+  /**
+   * <pre>
+   * Drop results whose relevance (RecallResult.relevance) is below this, 0..1; 0
+   * means no threshold. With it, a query nothing answers gets no results rather than
+   * its least unrelated memories.
+   * </pre>
+   *
+   * <code>double min_relevance = 17 [json_name = "minRelevance"];</code>
+   * @return The minRelevance.
+   */
+  @java.lang.Override
+  public double getMinRelevance() {
+    return minRelevance_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -638,6 +655,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000020) != 0)) {
       output.writeMessage(16, getNow());
+    }
+    if (java.lang.Double.doubleToRawLongBits(minRelevance_) != 0) {
+      output.writeDouble(17, minRelevance_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -723,6 +743,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(16, getNow());
     }
+    if (java.lang.Double.doubleToRawLongBits(minRelevance_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(17, minRelevance_);
+    }
     return size;
   }
   @java.lang.Override
@@ -795,6 +819,9 @@ private static final long serialVersionUID = 0L;
       if (!getNow()
           .equals(other.getNow())) return false;
     }
+    if (java.lang.Double.doubleToLongBits(getMinRelevance())
+        != java.lang.Double.doubleToLongBits(
+            other.getMinRelevance())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -859,6 +886,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + NOW_FIELD_NUMBER;
       hash = (53 * hash) + getNow().hashCode();
     }
+    hash = (37 * hash) + MIN_RELEVANCE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getMinRelevance()));
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1032,6 +1062,7 @@ private static final long serialVersionUID = 0L;
         nowBuilder_.dispose();
         nowBuilder_ = null;
       }
+      minRelevance_ = 0D;
       return this;
     }
 
@@ -1131,6 +1162,9 @@ private static final long serialVersionUID = 0L;
             : nowBuilder_.build();
         to_bitField0_ |= 0x00000020;
       }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.minRelevance_ = minRelevance_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1222,6 +1256,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasNow()) {
         mergeNow(other.getNow());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getMinRelevance()) != 0) {
+        setMinRelevance(other.getMinRelevance());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1358,6 +1395,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00008000;
               break;
             } // case 130
+            case 137: {
+              minRelevance_ = input.readDouble();
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 137
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2816,6 +2858,56 @@ private static final long serialVersionUID = 0L;
         now_ = null;
       }
       return nowBuilder_;
+    }
+
+    private double minRelevance_ ;
+    /**
+     * <pre>
+     * Drop results whose relevance (RecallResult.relevance) is below this, 0..1; 0
+     * means no threshold. With it, a query nothing answers gets no results rather than
+     * its least unrelated memories.
+     * </pre>
+     *
+     * <code>double min_relevance = 17 [json_name = "minRelevance"];</code>
+     * @return The minRelevance.
+     */
+    @java.lang.Override
+    public double getMinRelevance() {
+      return minRelevance_;
+    }
+    /**
+     * <pre>
+     * Drop results whose relevance (RecallResult.relevance) is below this, 0..1; 0
+     * means no threshold. With it, a query nothing answers gets no results rather than
+     * its least unrelated memories.
+     * </pre>
+     *
+     * <code>double min_relevance = 17 [json_name = "minRelevance"];</code>
+     * @param value The minRelevance to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMinRelevance(double value) {
+
+      minRelevance_ = value;
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Drop results whose relevance (RecallResult.relevance) is below this, 0..1; 0
+     * means no threshold. With it, a query nothing answers gets no results rather than
+     * its least unrelated memories.
+     * </pre>
+     *
+     * <code>double min_relevance = 17 [json_name = "minRelevance"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMinRelevance() {
+      bitField0_ = (bitField0_ & ~0x00010000);
+      minRelevance_ = 0D;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.RecallRequest)

@@ -299,4 +299,16 @@ public interface RecallRequestOrBuilder extends
    * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getNowOrBuilder();
+
+  /**
+   * <pre>
+   * Drop results whose relevance (RecallResult.relevance) is below this, 0..1; 0
+   * means no threshold. With it, a query nothing answers gets no results rather than
+   * its least unrelated memories.
+   * </pre>
+   *
+   * <code>double min_relevance = 17 [json_name = "minRelevance"];</code>
+   * @return The minRelevance.
+   */
+  double getMinRelevance();
 }

@@ -112,6 +112,26 @@ private static final long serialVersionUID = 0L;
     return components_ == null ? dev.memoryd.v1.ScoreComponents.getDefaultInstance() : components_;
   }
 
+  public static final int RELEVANCE_FIELD_NUMBER = 4;
+  private double relevance_ = 0D;
+  /**
+   * <pre>
+   * How well the memory matches the query, 0..1, with the same meaning for every
+   * query (unlike score and components.relevance, which rank one query's candidates
+   * against each other: the best of them gets 1 even when nothing matches): a
+   * logistic of the query-memory cosine on the embedding model's own scale and of
+   * the share of the query's content words the memory holds, calibrated per model on
+   * REALTALK. Results stay ordered by score.
+   * </pre>
+   *
+   * <code>double relevance = 4 [json_name = "relevance"];</code>
+   * @return The relevance.
+   */
+  @java.lang.Override
+  public double getRelevance() {
+    return relevance_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -135,6 +155,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(3, getComponents());
     }
+    if (java.lang.Double.doubleToRawLongBits(relevance_) != 0) {
+      output.writeDouble(4, relevance_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -150,6 +173,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(3, getComponents());
+    }
+    if (java.lang.Double.doubleToRawLongBits(relevance_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(4, relevance_);
     }
     return size;
   }
@@ -188,6 +215,9 @@ private static final long serialVersionUID = 0L;
       if (!getComponents()
           .equals(other.getComponents())) return false;
     }
+    if (java.lang.Double.doubleToLongBits(getRelevance())
+        != java.lang.Double.doubleToLongBits(
+            other.getRelevance())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -210,6 +240,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + COMPONENTS_FIELD_NUMBER;
       hash = (53 * hash) + getComponents().hashCode();
     }
+    hash = (37 * hash) + RELEVANCE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getRelevance()));
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -359,6 +392,7 @@ private static final long serialVersionUID = 0L;
         componentsBuilder_.dispose();
         componentsBuilder_ = null;
       }
+      relevance_ = 0D;
       return this;
     }
 
@@ -408,6 +442,9 @@ private static final long serialVersionUID = 0L;
             : componentsBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.relevance_ = relevance_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -431,6 +468,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasComponents()) {
         mergeComponents(other.getComponents());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getRelevance()) != 0) {
+        setRelevance(other.getRelevance());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -475,6 +515,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 26
+            case 33: {
+              relevance_ = input.readDouble();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 33
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -760,6 +805,65 @@ private static final long serialVersionUID = 0L;
         components_ = null;
       }
       return componentsBuilder_;
+    }
+
+    private double relevance_ ;
+    /**
+     * <pre>
+     * How well the memory matches the query, 0..1, with the same meaning for every
+     * query (unlike score and components.relevance, which rank one query's candidates
+     * against each other: the best of them gets 1 even when nothing matches): a
+     * logistic of the query-memory cosine on the embedding model's own scale and of
+     * the share of the query's content words the memory holds, calibrated per model on
+     * REALTALK. Results stay ordered by score.
+     * </pre>
+     *
+     * <code>double relevance = 4 [json_name = "relevance"];</code>
+     * @return The relevance.
+     */
+    @java.lang.Override
+    public double getRelevance() {
+      return relevance_;
+    }
+    /**
+     * <pre>
+     * How well the memory matches the query, 0..1, with the same meaning for every
+     * query (unlike score and components.relevance, which rank one query's candidates
+     * against each other: the best of them gets 1 even when nothing matches): a
+     * logistic of the query-memory cosine on the embedding model's own scale and of
+     * the share of the query's content words the memory holds, calibrated per model on
+     * REALTALK. Results stay ordered by score.
+     * </pre>
+     *
+     * <code>double relevance = 4 [json_name = "relevance"];</code>
+     * @param value The relevance to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRelevance(double value) {
+
+      relevance_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How well the memory matches the query, 0..1, with the same meaning for every
+     * query (unlike score and components.relevance, which rank one query's candidates
+     * against each other: the best of them gets 1 even when nothing matches): a
+     * logistic of the query-memory cosine on the embedding model's own scale and of
+     * the share of the query's content words the memory holds, calibrated per model on
+     * REALTALK. Results stay ordered by score.
+     * </pre>
+     *
+     * <code>double relevance = 4 [json_name = "relevance"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRelevance() {
+      bitField0_ = (bitField0_ & ~0x00000008);
+      relevance_ = 0D;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.RecallResult)

@@ -45,4 +45,19 @@ public interface RecallResultOrBuilder extends
    * <code>.memoryd.v1.ScoreComponents components = 3 [json_name = "components"];</code>
    */
   dev.memoryd.v1.ScoreComponentsOrBuilder getComponentsOrBuilder();
+
+  /**
+   * <pre>
+   * How well the memory matches the query, 0..1, with the same meaning for every
+   * query (unlike score and components.relevance, which rank one query's candidates
+   * against each other: the best of them gets 1 even when nothing matches): a
+   * logistic of the query-memory cosine on the embedding model's own scale and of
+   * the share of the query's content words the memory holds, calibrated per model on
+   * REALTALK. Results stay ordered by score.
+   * </pre>
+   *
+   * <code>double relevance = 4 [json_name = "relevance"];</code>
+   * @return The relevance.
+   */
+  double getRelevance();
 }

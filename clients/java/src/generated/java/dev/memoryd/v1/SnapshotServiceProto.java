@@ -104,7 +104,7 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
       "oryd.v1\032\036google/protobuf/duration.proto\032" +
       "\034google/protobuf/struct.proto\032\037google/pr" +
       "otobuf/timestamp.proto\032\027memoryd/v1/commo" +
-      "n.proto\"\260\005\n\024BuildSnapshotRequest\022\031\n\010agen" +
+      "n.proto\"\325\005\n\024BuildSnapshotRequest\022\031\n\010agen" +
       "t_id\030\001 \001(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000" +
       "R\tnamespace\210\001\001\022\030\n\007trigger\030\003 \001(\tR\007trigger" +
       "\022+\n\021trigger_embedding\030\004 \003(\002R\020triggerEmbe" +
@@ -121,74 +121,75 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
       "ndow\030\016 \001(\0132\031.google.protobuf.DurationR\014r" +
       "ecentWindow\022G\n\022max_security_level\030\017 \001(\0162" +
       "\031.memoryd.v1.SecurityLevelR\020maxSecurityL" +
-      "evelB\014\n\n_namespace\"\237\001\n\014SnapshotItem\0225\n\007s" +
-      "ection\030\001 \001(\0162\033.memoryd.v1.SnapshotSectio" +
-      "nR\007section\022\016\n\002id\030\002 \001(\tR\002id\022\022\n\004text\030\003 \001(\t" +
-      "R\004text\022\026\n\006tokens\030\004 \001(\005R\006tokens\022\034\n\ttrunca" +
-      "ted\030\005 \001(\010R\ttruncated\"s\n\014SectionUsage\0225\n\007" +
-      "section\030\001 \001(\0162\033.memoryd.v1.SnapshotSecti" +
-      "onR\007section\022\026\n\006tokens\030\002 \001(\005R\006tokens\022\024\n\005i" +
-      "tems\030\003 \001(\005R\005items\"l\n\013OmittedItem\0225\n\007sect" +
+      "evel\022#\n\rmin_relevance\030\020 \001(\001R\014minRelevanc" +
+      "eB\014\n\n_namespace\"\237\001\n\014SnapshotItem\0225\n\007sect" +
       "ion\030\001 \001(\0162\033.memoryd.v1.SnapshotSectionR\007" +
-      "section\022\016\n\002id\030\002 \001(\tR\002id\022\026\n\006reason\030\003 \001(\tR" +
-      "\006reason\"\334\002\n\025BuildSnapshotResponse\022\022\n\004tex" +
-      "t\030\001 \001(\tR\004text\022.\n\005items\030\002 \003(\0132\030.memoryd.v" +
-      "1.SnapshotItemR\005items\022.\n\005usage\030\003 \003(\0132\030.m" +
-      "emoryd.v1.SectionUsageR\005usage\022\037\n\013tokens_" +
-      "used\030\004 \001(\005R\ntokensUsed\022!\n\014token_budget\030\005" +
-      " \001(\005R\013tokenBudget\0221\n\007omitted\030\006 \003(\0132\027.mem" +
-      "oryd.v1.OmittedItemR\007omitted\022#\n\rtoken_co" +
-      "unter\030\007 \001(\tR\014tokenCounter\0223\n\010degraded\030\010 " +
-      "\003(\0132\027.memoryd.v1.DegradationR\010degraded\"\273" +
-      "\001\n\022DefaultReadRequest\022\031\n\010agent_id\030\001 \001(\tR" +
-      "\007agentId\022\037\n\013token_limit\030\002 \001(\005R\ntokenLimi" +
-      "t\022\022\n\004tags\030\003 \003(\tR\004tags\022=\n\014current_time\030\004 " +
-      "\001(\0132\032.google.protobuf.TimestampR\013current" +
-      "Time\022\026\n\006prefix\030\005 \001(\tR\006prefix\"\305\001\n\017Default" +
-      "ReadLine\022\020\n\003key\030\001 \001(\tR\003key\022\022\n\004type\030\002 \001(\t" +
-      "R\004type\022\030\n\007summary\030\003 \001(\tR\007summary\0229\n\nupda" +
-      "ted_at\030\004 \001(\0132\032.google.protobuf.Timestamp" +
-      "R\tupdatedAt\022!\n\014content_json\030\005 \001(\tR\013conte" +
-      "ntJson\022\024\n\005score\030\006 \001(\001R\005score\"\242\001\n\023Default" +
-      "ReadResponse\022\022\n\004text\030\001 \001(\tR\004text\0221\n\005line" +
-      "s\030\002 \003(\0132\033.memoryd.v1.DefaultReadLineR\005li" +
-      "nes\022\037\n\013tokens_used\030\003 \001(\005R\ntokensUsed\022#\n\r" +
-      "token_counter\030\004 \001(\tR\014tokenCounter\"\307\001\n\016St" +
-      "ateComponent\022\022\n\004name\030\001 \001(\tR\004name\022-\n\005stat" +
-      "e\030\002 \001(\0132\027.google.protobuf.StructR\005state\022" +
-      "\030\n\007version\030\003 \001(\003R\007version\0229\n\nupdated_at\030" +
-      "\004 \001(\0132\032.google.protobuf.TimestampR\tupdat" +
-      "edAt\022\035\n\nstate_json\030\005 \001(\tR\tstateJson\"\210\001\n\020" +
-      "SaveStateRequest\022\031\n\010agent_id\030\001 \001(\tR\007agen" +
-      "tId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022:\n\nco" +
-      "mponents\030\003 \003(\0132\032.memoryd.v1.StateCompone" +
-      "ntR\ncomponents\"O\n\021SaveStateResponse\022:\n\nc" +
-      "omponents\030\001 \003(\0132\032.memoryd.v1.StateCompon" +
-      "entR\ncomponents\"b\n\020LoadStateRequest\022\031\n\010a" +
-      "gent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001" +
-      "(\tR\tsessionId\022\024\n\005names\030\003 \003(\tR\005names\"O\n\021L" +
-      "oadStateResponse\022:\n\ncomponents\030\001 \003(\0132\032.m" +
-      "emoryd.v1.StateComponentR\ncomponents*\346\001\n" +
-      "\017SnapshotSection\022 \n\034SNAPSHOT_SECTION_UNS" +
-      "PECIFIED\020\000\022\033\n\027SNAPSHOT_SECTION_PINNED\020\001\022" +
-      "\034\n\030SNAPSHOT_SECTION_PROFILE\020\002\022\034\n\030SNAPSHO" +
-      "T_SECTION_WORKING\020\003\022\035\n\031SNAPSHOT_SECTION_" +
-      "SEMANTIC\020\004\022\033\n\027SNAPSHOT_SECTION_RECENT\020\005\022" +
-      "\034\n\030SNAPSHOT_SECTION_SESSION\020\006*h\n\016Snapsho" +
-      "tFormat\022\037\n\033SNAPSHOT_FORMAT_UNSPECIFIED\020\000" +
-      "\022\034\n\030SNAPSHOT_FORMAT_MARKDOWN\020\001\022\027\n\023SNAPSH" +
-      "OT_FORMAT_XML\020\0022\313\002\n\017SnapshotService\022T\n\rB" +
-      "uildSnapshot\022 .memoryd.v1.BuildSnapshotR" +
-      "equest\032!.memoryd.v1.BuildSnapshotRespons" +
-      "e\022N\n\013DefaultRead\022\036.memoryd.v1.DefaultRea" +
-      "dRequest\032\037.memoryd.v1.DefaultReadRespons" +
-      "e\022H\n\tSaveState\022\034.memoryd.v1.SaveStateReq" +
-      "uest\032\035.memoryd.v1.SaveStateResponse\022H\n\tL" +
-      "oadState\022\034.memoryd.v1.LoadStateRequest\032\035" +
-      ".memoryd.v1.LoadStateResponseBo\n\016dev.mem" +
-      "oryd.v1B\024SnapshotServiceProtoP\001\242\002\003MXX\252\002\n" +
-      "Memoryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPB" +
-      "Metadata\352\002\013Memoryd::V1b\006proto3"
+      "section\022\016\n\002id\030\002 \001(\tR\002id\022\022\n\004text\030\003 \001(\tR\004t" +
+      "ext\022\026\n\006tokens\030\004 \001(\005R\006tokens\022\034\n\ttruncated" +
+      "\030\005 \001(\010R\ttruncated\"s\n\014SectionUsage\0225\n\007sec" +
+      "tion\030\001 \001(\0162\033.memoryd.v1.SnapshotSectionR" +
+      "\007section\022\026\n\006tokens\030\002 \001(\005R\006tokens\022\024\n\005item" +
+      "s\030\003 \001(\005R\005items\"l\n\013OmittedItem\0225\n\007section" +
+      "\030\001 \001(\0162\033.memoryd.v1.SnapshotSectionR\007sec" +
+      "tion\022\016\n\002id\030\002 \001(\tR\002id\022\026\n\006reason\030\003 \001(\tR\006re" +
+      "ason\"\334\002\n\025BuildSnapshotResponse\022\022\n\004text\030\001" +
+      " \001(\tR\004text\022.\n\005items\030\002 \003(\0132\030.memoryd.v1.S" +
+      "napshotItemR\005items\022.\n\005usage\030\003 \003(\0132\030.memo" +
+      "ryd.v1.SectionUsageR\005usage\022\037\n\013tokens_use" +
+      "d\030\004 \001(\005R\ntokensUsed\022!\n\014token_budget\030\005 \001(" +
+      "\005R\013tokenBudget\0221\n\007omitted\030\006 \003(\0132\027.memory" +
+      "d.v1.OmittedItemR\007omitted\022#\n\rtoken_count" +
+      "er\030\007 \001(\tR\014tokenCounter\0223\n\010degraded\030\010 \003(\013" +
+      "2\027.memoryd.v1.DegradationR\010degraded\"\273\001\n\022" +
+      "DefaultReadRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
+      "entId\022\037\n\013token_limit\030\002 \001(\005R\ntokenLimit\022\022" +
+      "\n\004tags\030\003 \003(\tR\004tags\022=\n\014current_time\030\004 \001(\013" +
+      "2\032.google.protobuf.TimestampR\013currentTim" +
+      "e\022\026\n\006prefix\030\005 \001(\tR\006prefix\"\305\001\n\017DefaultRea" +
+      "dLine\022\020\n\003key\030\001 \001(\tR\003key\022\022\n\004type\030\002 \001(\tR\004t" +
+      "ype\022\030\n\007summary\030\003 \001(\tR\007summary\0229\n\nupdated" +
+      "_at\030\004 \001(\0132\032.google.protobuf.TimestampR\tu" +
+      "pdatedAt\022!\n\014content_json\030\005 \001(\tR\013contentJ" +
+      "son\022\024\n\005score\030\006 \001(\001R\005score\"\242\001\n\023DefaultRea" +
+      "dResponse\022\022\n\004text\030\001 \001(\tR\004text\0221\n\005lines\030\002" +
+      " \003(\0132\033.memoryd.v1.DefaultReadLineR\005lines" +
+      "\022\037\n\013tokens_used\030\003 \001(\005R\ntokensUsed\022#\n\rtok" +
+      "en_counter\030\004 \001(\tR\014tokenCounter\"\307\001\n\016State" +
+      "Component\022\022\n\004name\030\001 \001(\tR\004name\022-\n\005state\030\002" +
+      " \001(\0132\027.google.protobuf.StructR\005state\022\030\n\007" +
+      "version\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004 \001" +
+      "(\0132\032.google.protobuf.TimestampR\tupdatedA" +
+      "t\022\035\n\nstate_json\030\005 \001(\tR\tstateJson\"\210\001\n\020Sav" +
+      "eStateRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
+      "\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022:\n\ncompo" +
+      "nents\030\003 \003(\0132\032.memoryd.v1.StateComponentR" +
+      "\ncomponents\"O\n\021SaveStateResponse\022:\n\ncomp" +
+      "onents\030\001 \003(\0132\032.memoryd.v1.StateComponent" +
+      "R\ncomponents\"b\n\020LoadStateRequest\022\031\n\010agen" +
+      "t_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR" +
+      "\tsessionId\022\024\n\005names\030\003 \003(\tR\005names\"O\n\021Load" +
+      "StateResponse\022:\n\ncomponents\030\001 \003(\0132\032.memo" +
+      "ryd.v1.StateComponentR\ncomponents*\346\001\n\017Sn" +
+      "apshotSection\022 \n\034SNAPSHOT_SECTION_UNSPEC" +
+      "IFIED\020\000\022\033\n\027SNAPSHOT_SECTION_PINNED\020\001\022\034\n\030" +
+      "SNAPSHOT_SECTION_PROFILE\020\002\022\034\n\030SNAPSHOT_S" +
+      "ECTION_WORKING\020\003\022\035\n\031SNAPSHOT_SECTION_SEM" +
+      "ANTIC\020\004\022\033\n\027SNAPSHOT_SECTION_RECENT\020\005\022\034\n\030" +
+      "SNAPSHOT_SECTION_SESSION\020\006*h\n\016SnapshotFo" +
+      "rmat\022\037\n\033SNAPSHOT_FORMAT_UNSPECIFIED\020\000\022\034\n" +
+      "\030SNAPSHOT_FORMAT_MARKDOWN\020\001\022\027\n\023SNAPSHOT_" +
+      "FORMAT_XML\020\0022\313\002\n\017SnapshotService\022T\n\rBuil" +
+      "dSnapshot\022 .memoryd.v1.BuildSnapshotRequ" +
+      "est\032!.memoryd.v1.BuildSnapshotResponse\022N" +
+      "\n\013DefaultRead\022\036.memoryd.v1.DefaultReadRe" +
+      "quest\032\037.memoryd.v1.DefaultReadResponse\022H" +
+      "\n\tSaveState\022\034.memoryd.v1.SaveStateReques" +
+      "t\032\035.memoryd.v1.SaveStateResponse\022H\n\tLoad" +
+      "State\022\034.memoryd.v1.LoadStateRequest\032\035.me" +
+      "moryd.v1.LoadStateResponseBo\n\016dev.memory" +
+      "d.v1B\024SnapshotServiceProtoP\001\242\002\003MXX\252\002\nMem" +
+      "oryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMet" +
+      "adata\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -203,7 +204,7 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
     internal_static_memoryd_v1_BuildSnapshotRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_BuildSnapshotRequest_descriptor,
-        new java.lang.String[] { "AgentId", "Namespace", "Trigger", "TriggerEmbedding", "Focus", "TokenBudget", "Sections", "Priority", "Format", "Scope", "SessionId", "SemanticLimit", "RecentLimit", "RecentWindow", "MaxSecurityLevel", });
+        new java.lang.String[] { "AgentId", "Namespace", "Trigger", "TriggerEmbedding", "Focus", "TokenBudget", "Sections", "Priority", "Format", "Scope", "SessionId", "SemanticLimit", "RecentLimit", "RecentWindow", "MaxSecurityLevel", "MinRelevance", });
     internal_static_memoryd_v1_SnapshotItem_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_memoryd_v1_SnapshotItem_fieldAccessorTable = new

@@ -1,0 +1,82 @@
+"""The default embedder, e5-small-v2 int8 from the models cache (make test fetches it):
+unit vectors, query and passage prefixes, a sentence ranked by meaning, and the
+pinned files checked at load."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pytest_asyncio
+
+from memoryd.domain.errors import EmbeddingError
+from memoryd.embedding.factory import build_embedder
+from memoryd.embedding.local import DIMENSION, E5SmallEmbedder
+from memoryd.embedding.settings import EmbeddingSettings
+from memoryd.model_catalog import E5_SMALL_V2
+from tests.conftest import needs_e5
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def e5() -> AsyncIterator[E5SmallEmbedder]:
+    needs_e5()
+    embedder = E5SmallEmbedder(threads=1, max_batch_size=8)
+    yield embedder
+    await embedder.close()
+
+
+async def test_unit_vectors_in_input_order(e5: E5SmallEmbedder) -> None:
+    assert (e5.model_id, e5.dimension) == ("e5-small-v2-int8", DIMENSION)
+    texts = ["My name is Alice.", "", "I am allergic to peanuts.", "x" * 5000]
+    vectors = await e5.embed(texts)
+    assert vectors.shape == (4, DIMENSION) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    one_by_one = np.stack([(await e5.embed([t]))[0] for t in texts])
+    # Dynamic int8 quantises each call's activations with one scale for the whole
+    # batch, so batch mates move a vector a little; never its meaning.
+    assert np.min(np.sum(vectors * one_by_one, axis=1)) > 0.98
+
+
+async def test_queries_and_passages_get_their_prefixes(e5: E5SmallEmbedder) -> None:
+    text = "where does the user live?"
+    as_query = (await e5.embed([text], kind="query"))[0]
+    as_passage = (await e5.embed([text], kind="document"))[0]
+    assert float(as_query @ as_passage) < 0.999  # "query: " vs "passage: "
+    # The prefix is the catalog's: the same vector as the passage "query: <text>".
+    prefixed = (await e5.embed([E5_SMALL_V2.query_prefix + text], kind="document"))[0]
+    assert float(prefixed @ as_query) < 0.999  # "passage: query: ..." is another text
+    assert E5_SMALL_V2.query_prefix == "query: " and E5_SMALL_V2.document_prefix == "passage: "
+
+
+async def test_the_answer_ranks_first(e5: E5SmallEmbedder) -> None:
+    memories = [
+        "I live in Lisbon with my wife.",
+        "My favourite colour is dark blue.",
+        "The meeting moved to 3 pm on Thursday.",
+        "I am allergic to peanuts.",
+    ]
+    docs = await e5.embed(memories)
+    for question, answer in (
+        ("which city does the user live in?", 0),
+        ("what colour does the user like?", 1),
+        ("when is the meeting?", 2),
+        ("what food must the user avoid?", 3),
+    ):
+        query = (await e5.embed([question], kind="query"))[0]
+        assert int(np.argmax(docs @ query)) == answer, question
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
+def test_missing_or_damaged_files_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingError, match="memoryd models fetch e5-small-v2-int8"):
+        build_embedder("e5", EmbeddingSettings(models_dir=tmp_path, cache_size=0))
+    folder = tmp_path / E5_SMALL_V2.model_id
+    folder.mkdir()
+    (folder / "model.onnx").write_bytes(b"\0" * 1024)
+    (folder / "tokenizer.json").write_text("{}")
+    with pytest.raises(EmbeddingError, match="not the pinned"):
+        E5SmallEmbedder(models_dir=tmp_path)
