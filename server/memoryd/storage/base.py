@@ -7,6 +7,9 @@ Rules every backend follows (the conformance suite in tests/conformance checks t
 - Records carry unit-length float32 vectors of the store's dimension.
 - Filters (MemoryFilter) are applied by the backend, not after the fact.
 - Stores never see protobuf types.
+- ``upsert_if`` is exact: of concurrent conditional writes expecting the same
+  version, exactly one lands; a read-modify-write never overwrites a change it did
+  not read (storage/conditional.py).
 - Full text is tokenised by :func:`memoryd.text.tokenize` on every backend, and
   exact-duplicate lookups use :func:`memoryd.text.content_hash` of the content.
 """
@@ -130,6 +133,23 @@ class Store(Protocol):
         A wrong hint may store a second row with that id, so only a complete view of
         the partition gives one (never a log replay). ``stored_ids``: ids the caller
         knows it does hold; a wrong one costs nothing (the row is inserted anyway)."""
+
+    async def upsert_if(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        expected: Mapping[str, int | None],
+        *,
+        delete: Sequence[str] = (),
+    ) -> builtins.list[str]:
+        """The one conditional write of memories (storage/conditional.py): upsert
+        ``memories`` and delete the ids ``delete``, all or nothing, only if every id of
+        ``expected`` is still stored in this partition at the version it maps to (None:
+        not stored at all). Returns the ids whose version moved on (nothing was
+        written), or [] when everything was. Memories not in ``expected`` are written
+        as ``upsert`` writes them (new ids); every id of ``delete`` must be expected. A
+        conditioned memory keeps stored access statistics above its own. Exact among
+        every process the backend's capabilities allow to write."""
 
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
