@@ -119,6 +119,31 @@ async def test_access_statistics_are_kept(store: Store) -> None:
     assert got is not None and (got.access_count, got.accessed_at) == (50, summed.accessed_at)
 
 
+async def test_flushes_racing_changes_lose_nothing(store: Store) -> None:
+    """Access-statistics flushes racing read-modify-writes of the same memory: every
+    change and every count survives (the counters are merged or the write is tried
+    again, never the count put back)."""
+    await store.upsert(P, [make_memory(P, id="a")])
+
+    async def add(tag: str) -> None:
+        while True:
+            read = await stored(store, "a")
+            assert read is not None
+            later = changed(read, tags=(*read.tags, tag))
+            if not await store.upsert_if(P, [later], {"a": read.version}):
+                return
+
+    async def flush(i: int) -> None:
+        await store.record_access(P, {"a": AccessUpdate(1, BASE + timedelta(minutes=i))})
+
+    tags = [f"t{i}" for i in range(5)]
+    await asyncio.gather(*(add(t) for t in tags), *(flush(i) for i in range(8)))
+    got = await stored(store, "a")
+    assert got is not None
+    assert sorted(got.tags) == tags and got.version == 1 + len(tags)
+    assert (got.access_count, got.accessed_at) == (8, BASE + timedelta(minutes=7))
+
+
 async def test_another_partitions_memory_is_never_expected(store: Store) -> None:
     theirs = make_memory(OTHER, id="a", content="theirs")
     await store.upsert(OTHER, [theirs])

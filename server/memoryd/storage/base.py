@@ -145,8 +145,9 @@ class Store(Protocol):
         """The one conditional write of memories (storage/conditional.py): upsert
         ``memories`` and delete the ids ``delete``, all or nothing, only if every id of
         ``expected`` is still stored in this partition at the version it maps to (None:
-        not stored at all). Returns the ids whose version moved on (nothing was
-        written), or [] when everything was. Memories not in ``expected`` are written
+        not stored at all). Returns the ids found changed (nothing was written; a
+        backend that cannot merge counters exactly also reports one whose access
+        statistics changed meanwhile), or [] when everything was written. Memories not in ``expected`` are written
         as ``upsert`` writes them (new ids); every id of ``delete`` must be expected. A
         conditioned memory keeps stored access statistics above its own. Exact among
         every process the backend's capabilities allow to write."""

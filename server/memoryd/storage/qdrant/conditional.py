@@ -7,7 +7,8 @@ call here
 1. reads the expected points (their versions, statistics, vectors and latest write
    ids) and answers at once if one has moved on;
 2. writes the expected memories in one request per mode, each conditioned on its own
-   version (an update) or on its absence (an insert), all carrying one fresh write id;
+   version and access count (an update) or on its absence (an insert), all carrying
+   one fresh write id;
 3. reads them back: a point was written iff the write id is in the ids of its latest
    writes (``LINEAGE``, as records keep them: storage/qdrant/records.py);
 4. deletes the expected ids to delete, each still at its version, and reads them back;
@@ -127,17 +128,22 @@ async def _read(
     return found
 
 
-def _at_versions(call: _Call, versions: Mapping[str, int | None]) -> models.Filter:
-    """Points of ``versions``' ids, each only while at its version."""
-    each: list[models.Condition] = [
-        models.Filter(
-            must=[
-                has_ids(call.ids([memory_id])),
-                value_range("version", gte=version, lte=version),
-            ]
-        )
-        for memory_id, version in versions.items()
-    ]
+def _at_versions(
+    call: _Call, versions: Mapping[str, int | None], *, counted: bool = False
+) -> models.Filter:
+    """Points of ``versions``' ids, each only while at its version (and, ``counted``,
+    at the access count read: a flush of access statistics landing in between would
+    otherwise be overwritten by the count this write kept; the caller reads again)."""
+    each: list[models.Condition] = []
+    for memory_id, version in versions.items():
+        conditions: list[models.Condition] = [
+            has_ids(call.ids([memory_id])),
+            value_range("version", gte=version, lte=version),
+        ]
+        if counted:
+            count = call.before[memory_id].memory.access_count
+            conditions.append(value_range("access_count", gte=count, lte=count))
+        each.append(models.Filter(must=conditions))
     return models.Filter(must=scoped(call.partition).must, should=each)
 
 
@@ -149,7 +155,7 @@ async def _write_conditioned(call: _Call, memories: Sequence[Memory], expected: 
         await call.engine.upsert_all_if(call.name, points, None)
     if updates:
         points = [call.point(m, call.lineage(m.id), call.write_id) for m in updates]
-        condition = _at_versions(call, {m.id: expected[m.id] for m in updates})
+        condition = _at_versions(call, {m.id: expected[m.id] for m in updates}, counted=True)
         await call.engine.upsert_all_if(call.name, points, condition)
 
 
