@@ -40,16 +40,18 @@ class Capabilities:
 
     #: Other processes (memoryd replicas) write the same data. Then this process's
     #: locks, counters and caches prove nothing: read-modify-writes go through the
-    #: store's conditional writes (RecordStore.put_record_if), nothing is cached, and
-    #: an acknowledged write is one the store has applied (no local log).
+    #: store's conditional writes (RecordStore.put_record_if, Store.upsert_if),
+    #: nothing is cached, and an acknowledged write is one the store has applied (no
+    #: local log).
     shared: bool = False
     #: What it holds outlives the process (a new instance on the same place sees it).
     persistent: bool = True
     #: Searches are worth answering from memory in front of it (an embedded store
     #: that scans files): the default of ``storage.hot_cache.enabled``.
     wants_hot_cache: bool = False
-    #: ``put_record_if`` is decided by the store itself, atomically among every
-    #: process that writes it; without it, only a lock in one process makes it exact.
+    #: ``put_record_if`` and ``upsert_if`` are decided by the store itself, atomically
+    #: among every process that writes it; without it, only this process's lock (or
+    #: log) makes them exact.
     conditional_writes: bool = False
     #: Each commit is costly (a new table version): the write-ahead log acknowledges
     #: writes once logged and applies them behind, many per commit (the default of

@@ -103,7 +103,8 @@ class MemoryService:
     ) -> None:
         self._clock = clock
         self._masker = masker
-        #: Replicas sharing the store: plans and checked updates under a partition lease.
+        #: Replicas sharing the store: Remember plans (deduplication, quotas) under a
+        #: partition lease; updates need none (the conditional write decides).
         self._leases = leases
         self._store = store
         #: Every read-modify-write of a stored memory (service/common/memory_writes.py).
