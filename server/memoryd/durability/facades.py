@@ -40,8 +40,10 @@ from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.ops import Op
 from memoryd.durability.text_overlay import overlaid_hits
+from memoryd.durability.watches import FlushGate, Watches
 from memoryd.durability.write_through import WriteThrough
 from memoryd.storage.base import Store, at_least, compact, disk_bytes
+from memoryd.storage.conditional import Counters, check_call, moved, with_counters
 from memoryd.storage.hot_text import query_terms
 from memoryd.storage.memory import admitted, copied_out, matches, unit_queries
 from memoryd.storage.memory_records import copied_record, stored_record, unique_records
@@ -110,6 +112,10 @@ class DurableStore:
         self.name = self.inner.name
         self.capabilities = self.inner.capabilities
         self.dimension = dimension
+        #: The conditional writes checking memories right now, and their order with
+        #: access-statistics flushes (durability/watches.py).
+        self._watches = Watches()
+        self._gates = FlushGate()
         self._closed = False
 
     async def open(self) -> None:
@@ -141,12 +147,48 @@ class DurableStore:
     ) -> None:
         self._serving()
         stored = admitted(partition, memories, self.dimension)
+        self._watches.wrote(partition, [m.id for m in stored])
         # No hint goes into the log: a replay must look every id up.
         await self.core.write(Op("upsert", partition, memories=tuple(stored)))
+
+    async def upsert_if(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        expected: Mapping[str, int | None],
+        *,
+        delete: Sequence[str] = (),
+    ) -> builtins.list[str]:
+        """A shared store decides itself (WriteThrough). In front of a store only this
+        process writes the log decides: the versions read through the overlay are
+        compared, and the change is logged as one entry (all or nothing) with no
+        await in between; a write logged while the versions were read is caught by
+        the watches (durability/watches.py). Not part of a ``transaction()``: the
+        entry is its own."""
+        self._serving()
+        check_call(memories, expected, delete)
+        stored = admitted(partition, memories, self.dimension)
+        if isinstance(self.core, WriteThrough):
+            return await self.core.upsert_if(partition, stored, expected, delete=delete)
+        async with self._gates.write(partition):
+            with self._watches.watch(partition, list(expected)) as watch:
+                found = await self.get(partition, list(expected)) if expected else []
+            conflicts = moved(expected, {m.id: m.version for m in found})
+            if conflicts or watch.touched:
+                return conflicts or [i for i in expected if i in watch.touched]
+            kept = with_counters(stored, expected, {m.id: Counters.of(m) for m in found})
+            ops = [Op("upsert", partition, memories=tuple(kept))] if kept else []
+            if delete:
+                ops.append(Op("delete", partition, ids=tuple(delete)))
+            self._watches.wrote(partition, [*(m.id for m in kept), *delete])
+            if ops:
+                await self.core.commit(ops)  # logged before its first await
+        return []
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
         self._serving()
         existing = [m.id for m in await self.get(partition, ids)]
+        self._watches.wrote(partition, ids)
         await self.core.write(Op("delete", partition, ids=tuple(ids)))
         return existing
 
@@ -158,8 +200,11 @@ class DurableStore:
         # the log is applied first (a background flush, nobody waits for it).
         self._serving()
         try:
-            await self.core.caught_up(partition)
-            await self.inner.record_access(partition, updates)
+            # After the conditional writes in flight, before new ones: none of them
+            # puts back a count older than this flush (durability/watches.py).
+            async with self._gates.flush(partition):
+                await self.core.caught_up(partition)
+                await self.inner.record_access(partition, updates)
         except Exception as exc:
             self.core.note_read_failure(exc)
 

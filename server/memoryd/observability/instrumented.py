@@ -181,6 +181,17 @@ class InstrumentedStore:
         with self._timed("upsert_many"):
             await upsert_many(self.inner, writes)
 
+    async def upsert_if(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        expected: Mapping[str, int | None],
+        *,
+        delete: Sequence[str] = (),
+    ) -> list[str]:
+        with self._timed("upsert_if"):
+            return await self.inner.upsert_if(partition, memories, expected, delete=delete)
+
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
     ) -> list[Memory]:

@@ -233,7 +233,8 @@ class Reembedder:
             except (EmbeddingError, TimeoutError, OSError) as exc:
                 self._embedder.breaker.failure(_describe(exc))
                 raise Unavailable(f"embedding provider failed again: {_describe(exc)}") from exc
-            # Re-read just before writing: a concurrent update keeps its own vector.
+            # Re-read just before writing, and written only over the versions read
+            # (Store.upsert_if): a concurrent update keeps its own vector.
             current = {
                 m.id: m
                 for m in await self._store.get(partition, [m.id for m in page], with_vectors=True)
@@ -246,8 +247,9 @@ class Reembedder:
                 now.vector = vector
                 now.embedding_model = self._embedder.model_id
                 updated.append(now)
-            if updated:
-                await self._store.upsert(partition, updated)
+            expected = {m.id: m.version for m in updated}
+            if updated and await self._store.upsert_if(partition, updated, expected):
+                updated = []  # one changed meanwhile: the page is listed again
             done += len(updated)
             if len(updated) < len(page) and not updated:
                 return done  # only concurrently changed ones left: next round

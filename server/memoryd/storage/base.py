@@ -7,6 +7,9 @@ Rules every backend follows (the conformance suite in tests/conformance checks t
 - Records carry unit-length float32 vectors of the store's dimension.
 - Filters (MemoryFilter) are applied by the backend, not after the fact.
 - Stores never see protobuf types.
+- ``upsert_if`` is exact: of concurrent conditional writes expecting the same
+  version, exactly one lands; a read-modify-write never overwrites a change it did
+  not read (storage/conditional.py).
 - Full text is tokenised by :func:`memoryd.text.tokenize` on every backend, and
   exact-duplicate lookups use :func:`memoryd.text.content_hash` of the content.
 """
@@ -37,16 +40,18 @@ class Capabilities:
 
     #: Other processes (memoryd replicas) write the same data. Then this process's
     #: locks, counters and caches prove nothing: read-modify-writes go through the
-    #: store's conditional writes (RecordStore.put_record_if), nothing is cached, and
-    #: an acknowledged write is one the store has applied (no local log).
+    #: store's conditional writes (RecordStore.put_record_if, Store.upsert_if),
+    #: nothing is cached, and an acknowledged write is one the store has applied (no
+    #: local log).
     shared: bool = False
     #: What it holds outlives the process (a new instance on the same place sees it).
     persistent: bool = True
     #: Searches are worth answering from memory in front of it (an embedded store
     #: that scans files): the default of ``storage.hot_cache.enabled``.
     wants_hot_cache: bool = False
-    #: ``put_record_if`` is decided by the store itself, atomically among every
-    #: process that writes it; without it, only a lock in one process makes it exact.
+    #: ``put_record_if`` and ``upsert_if`` are decided by the store itself, atomically
+    #: among every process that writes it; without it, only this process's lock (or
+    #: log) makes them exact.
     conditional_writes: bool = False
     #: Each commit is costly (a new table version): the write-ahead log acknowledges
     #: writes once logged and applies them behind, many per commit (the default of
@@ -160,6 +165,24 @@ class Store(Protocol):
         A wrong hint may store a second row with that id, so only a complete view of
         the partition gives one (never a log replay). ``stored_ids``: ids the caller
         knows it does hold; a wrong one costs nothing (the row is inserted anyway)."""
+
+    async def upsert_if(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        expected: Mapping[str, int | None],
+        *,
+        delete: Sequence[str] = (),
+    ) -> builtins.list[str]:
+        """The one conditional write of memories (storage/conditional.py): upsert
+        ``memories`` and delete the ids ``delete``, all or nothing, only if every id of
+        ``expected`` is still stored in this partition at the version it maps to (None:
+        not stored at all). Returns the ids found changed (nothing was written; a
+        backend that cannot merge counters exactly also reports one whose access
+        statistics changed meanwhile), or [] when everything was written. Memories not in ``expected`` are written
+        as ``upsert`` writes them (new ids); every id of ``delete`` must be expected. A
+        conditioned memory keeps stored access statistics above its own. Exact among
+        every process the backend's capabilities allow to write."""
 
     async def get(
         self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False

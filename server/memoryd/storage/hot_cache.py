@@ -50,6 +50,7 @@ from memoryd.domain.models import (
     unit_rows,
 )
 from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
+from memoryd.storage.conditional import Counters, with_counters
 from memoryd.storage.hot_ann import AnnParams, build_ann
 from memoryd.storage.hot_known import StoredPartitions
 from memoryd.storage.hot_partition import HotPartition
@@ -251,6 +252,33 @@ class HotCacheStore:
             new_ids=write.new_ids | {i for i in ids if i not in slot_of},
             stored_ids=write.stored_ids | {i for i in ids if i in slot_of},
         )
+
+    async def upsert_if(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        expected: Mapping[str, int | None],
+        *,
+        delete: Sequence[str] = (),
+    ) -> builtins.list[str]:
+        """Decided by the store behind; the cache then takes what it wrote (the
+        counters it kept are the cache's own where higher: it holds what was stored)."""
+        ids = [*(m.id for m in memories), *delete]
+        try:
+            conflicts = await self.inner.upsert_if(partition, memories, expected, delete=delete)
+        except BaseException:
+            self._write_failed(partition, ids)
+            raise
+        if conflicts:
+            return conflicts
+        part = self._loaded_or_mark(partition, ids)
+        if part is not None:
+            cached = {m.id: Counters.of(m) for m in part.get(list(expected), with_vectors=False)}
+            for memory_id in delete:
+                part.remove(memory_id)
+            put_many(part, with_counters(memories, expected, cached), from_store=False)
+            self._after_growth(partition)
+        return []
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
         try:

@@ -1,9 +1,10 @@
 """Bulk writes for lifecycle operations, in batches that leave room for requests (see
 common/scanning.py for the scans they start from).
 
-Rewrites re-read each batch (with vectors) right before writing it and go through
-the write batcher like every other write, so a memory changed by a request a moment
-earlier is rewritten from its current state, not from the scan's copy.
+Rewrites re-read each batch (with vectors) and write it conditionally
+(service/common/memory_writes.py): a memory changed by a request a moment earlier is
+rewritten from its current state, not from the scan's copy, and one changed between
+that read and the write makes the batch read and change it again.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from memoryd.embedding.base import Embedder
 from memoryd.service.agent_state.working import WorkingMemoryService
 from memoryd.service.common import scanning
 from memoryd.service.common.llm import ChatClient
+from memoryd.service.common.memory_writes import MemoryWrites
 from memoryd.service.common.write_batcher import WriteBatcher
 from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.sessions.service import SessionService
@@ -64,6 +66,11 @@ class LifecycleDeps:
     def batch(self) -> int:
         return self.settings.batch_size
 
+    @property
+    def writes(self) -> MemoryWrites:
+        """Read-modify-writes of the store's memories."""
+        return MemoryWrites(self.store)
+
 
 async def rewrite(
     deps: LifecycleDeps,
@@ -73,15 +80,7 @@ async def rewrite(
 ) -> int:
     """Apply ``change`` to each memory (re-read with its vector); None leaves one as it
     is. Returns how many were written."""
-    written = 0
-    for chunk in scanning.chunks(ids, deps.batch):
-        current = await deps.store.get(partition, chunk, with_vectors=True)
-        updated = [m for m in (change(c) for c in current) if m is not None]
-        if updated:
-            await deps.writer.submit(partition, updated)
-            written += len(updated)
-        await scanning.pause()
-    return written
+    return await deps.writes.rewrite(partition, ids, change, batch=deps.batch)
 
 
 async def delete(deps: LifecycleDeps, partition: Partition, ids: Sequence[str]) -> int:

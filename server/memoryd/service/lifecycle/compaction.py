@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -44,6 +44,7 @@ from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.records import Record, RecordKind
 from memoryd.service.agent_state.working import purge_expired_records
 from memoryd.service.common import scanning
+from memoryd.service.common.memory_writes import Changes
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.keyed.docs import EVENT_SEPARATOR, entry_from, source_summary
 from memoryd.service.keyed.keys import file_segment
@@ -297,19 +298,39 @@ class Compactor:
             absorbed.add(survivor.id)  # merged once per pass: its neighbours changed
         if not plans:
             return 0
-        max_tags = deps.limits.max_tags
-        written = await bulk.rewrite(
-            deps,
-            partition,
-            list(plans),
-            lambda s: merged_memory(s, plans[s.id], now, max_tags) if s.id in plans else None,
-        )
-        if not written:
-            return 0
-        # Absorbed memories go only once their survivor is stored.
-        return await bulk.delete(
-            deps, partition, [o.id for others in plans.values() for o in others]
-        )
+        return await self._absorb(partition, plans, now)
+
+    async def _absorb(
+        self, partition: Partition, plans: dict[str, list[Memory]], now: datetime
+    ) -> int:
+        """Each survivor absorbs its cluster, in one conditional write with the
+        absorbed memories' deletes (service/common/memory_writes.py). A memory changed
+        since the search found it is left out of its cluster (its new text may not
+        repeat the survivor's), and one changed meanwhile makes the batch start over."""
+        max_tags = self._deps.limits.max_tags
+        seen = {o.id: o.version for others in plans.values() for o in others}
+
+        async def absorb(current: Mapping[str, Memory]) -> Changes:
+            upserts: list[Memory] = []
+            deletes: list[str] = []
+            for survivor_id, others in plans.items():
+                survivor = current.get(survivor_id)
+                absorbed = [
+                    current[o.id]
+                    for o in others
+                    if o.id in current
+                    and current[o.id].version == seen[o.id]
+                    and not current[o.id].archived
+                ]
+                if survivor is None or survivor.archived or not absorbed:
+                    continue
+                upserts.append(merged_memory(survivor, absorbed, now, max_tags))
+                deletes.extend(m.id for m in absorbed)
+            return Changes(upserts, deletes)
+
+        ids = [*plans, *seen]
+        written = await self._deps.writes.modify(partition, ids, absorb)
+        return len(written.deletes)
 
     # ------------------------------------------------------------------ history
 

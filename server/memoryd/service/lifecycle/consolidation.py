@@ -17,7 +17,9 @@ The derived memory gets the group's tags (plus "consolidated"), its highest
 importance, summed access counts, the earliest creation time, provenance "system /
 consolidation", ``derived_from`` = the originals and a ``derived_from`` relation to each.
 The originals are archived with ``superseded_by`` = the derived memory and a
-``consolidated_into`` relation, in the same write. Restore with ``undo_consolidation``
+``consolidated_into`` relation, in the same conditional write: a member changed since
+the grouping is left out, and a change landing meanwhile makes the group condense
+again from what is stored (service/common/memory_writes.py). Restore with ``undo_consolidation``
 brings them back and archives the derived memory. A dry run reports the same groups
 and contents and writes nothing.
 """
@@ -27,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -61,6 +63,7 @@ from memoryd.domain.snapshot import PINNED_TAG
 from memoryd.resilience.embedder import embed_in_space
 from memoryd.service.common import scanning
 from memoryd.service.common.llm import LLM_COMPONENT, ChatMessage, LLMError
+from memoryd.service.common.memory_writes import Change, Changes
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.text import content_hash
 from memoryd.text.facts import sentences
@@ -213,17 +216,21 @@ class Consolidator:
     ) -> list[ConsolidatedGroup]:
         """One derived memory for ``members`` (several when a merge is too long)."""
         members = sorted(members, key=lambda m: (m.created_at, m.id))
+        if not dry_run:
+            return await self._write(partition, label, members, now, degraded)
+        return [
+            ConsolidatedGroup(label, tuple(m.id for m in part), content, method, "")
+            for part, content, method in await self._parts(members, degraded)
+        ]
+
+    async def _parts(
+        self, members: list[Memory], degraded: list[Degradation]
+    ) -> list[tuple[list[Memory], str, str]]:
+        """(members, text, method) of each derived memory ``members`` condense into."""
         text, method = await self._summary(members, degraded)
-        parts = self._merged_parts(members) if text is None else [(members, text)]
-        out = []
-        for part, content in parts:
-            derived_id = ""
-            if not dry_run:
-                derived_id = await self._write(partition, label, part, content, method, now)
-            out.append(
-                ConsolidatedGroup(label, tuple(m.id for m in part), content, method, derived_id)
-            )
-        return out
+        if text is None:
+            return [(part, content, method) for part, content in self._merged_parts(members)]
+        return [(members, text, method)]
 
     def _merged_parts(self, members: list[Memory]) -> list[tuple[list[Memory], str]]:
         """The merge of ``members``, halved until every part fits in one memory."""
@@ -261,26 +268,58 @@ class Consolidator:
         partition: Partition,
         label: str,
         members: list[Memory],
+        now: datetime,
+        degraded: list[Degradation],
+    ) -> list[ConsolidatedGroup]:
+        """The derived memories and the originals archived, in one conditional write
+        (service/common/memory_writes.py), condensed from the originals as stored: one
+        changed since the grouping is left out (it is no longer old), one archived or
+        forgotten too; a change landing meanwhile makes it condense them again."""
+        seen = {m.id: m.version for m in members}
+        made: list[ConsolidatedGroup] = []
+
+        async def condense(current: Mapping[str, Memory]) -> Changes:
+            made.clear()
+            sources = [
+                current[i]
+                for i in seen
+                if i in current and current[i].version == seen[i] and not current[i].archived
+            ]
+            if not sources:
+                return Changes()
+            writes: list[Memory] = []
+            for part, content, method in await self._parts(sources, degraded):
+                derived = await self._derived(partition, label, part, content, method, now)
+                for source in part:
+                    link(derived, source, RelationKind.DERIVED_FROM, now, "consolidation")
+                    source.metadata = {**source.metadata, SUPERSEDED_BY_KEY: derived.id}
+                    source.archived = True
+                    source.version = next_version(source.version)
+                    source.updated_at = now
+                writes += [derived, *part]
+                ids = tuple(m.id for m in part)
+                made.append(ConsolidatedGroup(label, ids, content, method, derived.id))
+            return Changes(writes)
+
+        await self._deps.writes.modify(partition, list(seen), condense)
+        return made
+
+    async def _derived(
+        self,
+        partition: Partition,
+        label: str,
+        members: list[Memory],
         content: str,
         method: str,
         now: datetime,
-    ) -> str:
+    ) -> Memory:
         deps = self._deps
         vectors, space = await embed_in_space(deps.embedder, [content])
         derived = _derived(partition, label, members, content, method, now, deps.limits.max_tags)
         derived.vector = vectors[0]
         derived.embedding_model = space
         derived.embedding_dimension = deps.embedder.dimension
-        current = await deps.store.get(partition, [m.id for m in members], with_vectors=True)
-        sources = [m for m in current if not m.archived]
-        for source in sources:
-            link(derived, source, RelationKind.DERIVED_FROM, now, "consolidation")
-            source.metadata = {**source.metadata, SUPERSEDED_BY_KEY: derived.id}
-            source.archived = True
-            source.version += 1
-            source.updated_at = now
-        await deps.writer.submit(partition, [derived, *sources])
-        return derived.id
+        return derived
 
 
 def _derived(
@@ -323,17 +362,38 @@ async def undo(
     deps: LifecycleDeps, partition: Partition, ceiling: SecurityLevel, ids: Sequence[str]
 ) -> tuple[int, int]:
     """Undo the consolidations of the derived memories ``ids``: their originals come
-    back (no longer superseded) and they are archived. Returns (derived memories
-    undone, originals restored)."""
+    back (no longer superseded) and they are archived, each derived memory with its
+    originals in one conditional write. Returns (derived memories undone, originals
+    restored)."""
     now = deps.clock()
-    derived = [
-        m
-        for m in await deps.store.get(partition, list(ids), with_vectors=True)
-        if CONSOLIDATION_KEY in m.metadata and not m.archived and m.security_level <= ceiling
-    ]
     undone = restored_count = 0
-    for memory in derived:
-        sources = await deps.store.get(partition, derived_from(memory.metadata), with_vectors=True)
+    for memory in await deps.store.get(partition, list(dict.fromkeys(ids))):
+        if not _undoable(memory, ceiling):
+            continue
+        written = await deps.writes.modify(
+            partition, [memory.id, *derived_from(memory.metadata)], _undo(memory.id, ceiling, now)
+        )
+        if written:
+            undone += 1
+            restored_count += len(written.upserts) - 1
+    return undone, restored_count
+
+
+def _undoable(memory: Memory, ceiling: SecurityLevel) -> bool:
+    return (
+        CONSOLIDATION_KEY in memory.metadata
+        and not memory.archived
+        and memory.security_level <= ceiling
+    )
+
+
+def _undo(derived_id: str, ceiling: SecurityLevel, now: datetime) -> Change:
+    """The change undoing one consolidation, from the memories as stored."""
+
+    async def change(current: Mapping[str, Memory]) -> Changes:
+        memory = current.get(derived_id)
+        if memory is None or not _undoable(memory, ceiling):
+            return Changes()
         back = [
             dataclasses.replace(
                 s,
@@ -342,8 +402,8 @@ async def undo(
                 version=next_version(s.version),
                 updated_at=now,
             )
-            for s in sources
-            if s.archived and s.security_level <= ceiling
+            for i in derived_from(memory.metadata)
+            if (s := current.get(i)) is not None and s.archived and s.security_level <= ceiling
         ]
         record = {**memory.metadata[CONSOLIDATION_KEY], "undone_at": now.isoformat()}
         retired = dataclasses.replace(
@@ -353,10 +413,9 @@ async def undo(
             version=next_version(memory.version),
             updated_at=now,
         )
-        await deps.writer.submit(partition, [retired, *back])
-        undone += 1
-        restored_count += len(back)
-    return undone, restored_count
+        return Changes([retired, *back])
+
+    return change
 
 
 def _chunks(members: list[Memory], size: int) -> list[list[Memory]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -51,6 +51,7 @@ from memoryd.domain.records import Record, RecordKind
 from memoryd.service.agent_state.schemas import OverBudget, check_schema, over_budget, within_budget
 from memoryd.service.agent_state.working import check_identifier, checked_schema, compact_json_size
 from memoryd.service.common import validation as check
+from memoryd.service.common.memory_writes import Changes
 from memoryd.service.common.validation import Violations
 from memoryd.service.keyed.docs import (
     COUNTER_KEY,
@@ -420,9 +421,19 @@ class Importer:
                 todo.append((index, m))
         await self._embed_missing(todo)
         ready = [m for _, m in todo if m.vector is not None]
-        if ready:
-            await deps.writer.submit(partition, ready)
-            self.outcome.imported += len(ready)
+        if not ready:
+            return
+
+        async def newer(current: Mapping[str, Memory]) -> Changes:
+            # Checked again as the write lands: a request's update since the check
+            # above may have moved a memory past the imported version.
+            return Changes(
+                [m for m in ready if m.id not in current or current[m.id].version < m.version]
+            )
+
+        written = await deps.writes.modify(partition, [m.id for m in ready], newer)
+        self.outcome.imported += len(written.upserts)
+        self.outcome.skipped += len(ready) - len(written.upserts)
 
     async def _embed_missing(self, todo: list[tuple[int, Memory]]) -> None:
         embedder = self._deps.embedder

@@ -4,8 +4,8 @@ After a model change (same dimension; a store of another dimension refuses to op
 or after a period on the fallback embedder, memories whose ``embedding_model`` is
 not the configured embedder's are embedded again, in batches: each batch re-reads
 its memories, embeds their content and writes the new vectors (content, version and
-timestamps unchanged). A memory changed by a request in between keeps the request's
-write. The selection is "model differs", so an interrupted run resumes where it
+timestamps unchanged) over the versions it embedded (service/common/memory_writes.py).
+A memory changed by a request in between keeps the request's write. The selection is "model differs", so an interrupted run resumes where it
 stopped when run again. Every level is re-embedded (nothing is returned to the
 caller but counts).
 """
@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Sequence
 import numpy as np
 
 from memoryd.domain.lifecycle import Progress, ReembedResult
-from memoryd.domain.models import Partition
+from memoryd.domain.models import Memory, Partition
 from memoryd.service.common import scanning
 from memoryd.service.lifecycle.bulk import EVERYTHING, LifecycleDeps
 
@@ -55,32 +55,38 @@ class Reembedder:
         yield Progress("reembed", 0, total, embedder.model_id)
         for partition, ids in todo:
             for chunk in scanning.chunks(ids, batch_size):
-                current = await deps.store.get(partition, chunk)
-                stale = [m for m in current if m.embedding_model != embedder.model_id]
-                if stale:
-                    vectors = await embedder.embed([m.content for m in stale])
-                    fresh = {
-                        m.id: (m.version, vector)
-                        for m, vector in zip(stale, vectors, strict=True)
-                        if np.any(vector)
-                    }
-                    # Re-read with vectors right before writing: a request's update
-                    # since the embedding started wins (its version moved on).
-                    latest = await deps.store.get(partition, list(fresh), with_vectors=True)
-                    updated = [
-                        dataclasses.replace(
-                            m,
-                            vector=fresh[m.id][1],
-                            embedding_model=embedder.model_id,
-                            embedding_dimension=embedder.dimension,
-                        )
-                        for m in latest
-                        if m.version == fresh[m.id][0]
-                    ]
-                    if updated:
-                        await deps.writer.submit(partition, updated)
-                        written += len(updated)
+                written += await self._batch(partition, chunk)
                 done += len(chunk)
                 yield Progress("reembed", done, total, embedder.model_id)
                 await scanning.pause()
         yield ReembedResult(reembedded=written, embedding_model=embedder.model_id)
+
+    async def _batch(self, partition: Partition, ids: Sequence[str]) -> int:
+        """Re-embed the memories ``ids`` still of another model; how many were written."""
+        deps = self._deps
+        embedder = deps.embedder
+        current = await deps.store.get(partition, ids)
+        stale = [m for m in current if m.embedding_model != embedder.model_id]
+        if not stale:
+            return 0
+        vectors = await embedder.embed([m.content for m in stale])
+        fresh = {
+            m.id: (m.version, vector)
+            for m, vector in zip(stale, vectors, strict=True)
+            if np.any(vector)
+        }
+
+        def reembedded(m: Memory) -> Memory | None:
+            # A request's update since the embedding started wins.
+            if m.version != fresh[m.id][0]:
+                return None
+            return dataclasses.replace(
+                m,
+                vector=fresh[m.id][1],
+                embedding_model=embedder.model_id,
+                embedding_dimension=embedder.dimension,
+            )
+
+        return await deps.writes.rewrite(
+            partition, list(fresh), reembedded, batch=max(len(fresh), 1)
+        )

@@ -38,6 +38,7 @@ from memoryd.domain.snapshot import PINNED_TAG
 from memoryd.embedding.base import Embedder
 from memoryd.resilience.degradation import report
 from memoryd.service.common.llm import LLM_COMPONENT, ChatClient, ChatMessage, LLMError
+from memoryd.service.common.memory_writes import MemoryWrites
 from memoryd.service.memories.claims import Claim, Judgement, claims, judge, same_kind_cjk
 from memoryd.storage.base import Store
 
@@ -55,6 +56,19 @@ _RELATIONS = {
     "supports": RelationKind.SUPPORTS,
     "refines": RelationKind.REFINES,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """The stored memories a Remember relates its new ones to, to be written with them,
+    and the version of each as judged: the write is conditional on it (a memory
+    changed since is judged again, never overwritten)."""
+
+    writes: list[Memory]
+    expected: dict[str, int | None]
+
+
+NOTHING_RELATED = Related([], {})
 
 
 @dataclass(slots=True)
@@ -81,9 +95,7 @@ class ContradictionResolver:
     def enabled(self) -> bool:
         return self._settings.mode != "off"
 
-    async def resolve(
-        self, scope: CallScope, memories: Sequence[Memory], now: datetime
-    ) -> list[Memory]:
+    async def resolve(self, scope: CallScope, memories: Sequence[Memory], now: datetime) -> Related:
         """Relate ``memories`` (new, in request order; updated in place) to what is
         stored and to each other. Returns the stored memories to write back (archived
         or linked), with their vectors."""
@@ -91,7 +103,7 @@ class ContradictionResolver:
         parsed = [claims(m.content) for m in memories]
         wanted = [i for i, m in enumerate(memories) if not m.key and (parsed[i] or use_llm)]
         if not wanted:
-            return []
+            return NOTHING_RELATED
         stored = await self._stored_candidates(scope, [memories[i] for i in wanted], now)
         touched: dict[str, Memory] = {}
         known = {memories[i].id: parsed[i] for i in wanted}
@@ -164,10 +176,11 @@ class ContradictionResolver:
 
     async def _with_vectors(
         self, scope: CallScope, touched: list[Memory], now: datetime
-    ) -> list[Memory]:
-        """The stored memories to write, re-read with their vectors, changes applied."""
+    ) -> Related:
+        """The stored memories to write, re-read with their vectors, changes applied;
+        one changed since it was judged starts the Remember over."""
         if not touched:
-            return []
+            return NOTHING_RELATED
         current = {
             m.id: m
             for m in await self._store.get(
@@ -177,8 +190,10 @@ class ContradictionResolver:
         out = []
         for changed in touched:
             base = current.get(changed.id)
-            if base is None or base.archived:
-                continue  # forgotten or archived meanwhile: leave it be
+            if base is None:
+                continue  # forgotten meanwhile: leave it be
+            if base.version != changed.version:
+                raise MemoryWrites.moved()
             out.append(
                 dataclasses.replace(
                     base,
@@ -189,7 +204,7 @@ class ContradictionResolver:
                     updated_at=now if changed.archived else base.updated_at,
                 )
             )
-        return out
+        return Related(out, {m.id: m.version for m in touched if m.id in current})
 
     # ------------------------------------------------------------------ judging
 

@@ -21,10 +21,18 @@ later expiry, the earlier creation time and the newer event time when it has one
 Items of one batch collapse into each other the same way. Concurrent writes to one
 partition plan under a per-partition lock and see each other's not yet committed
 states, so two racing Remembers of the same text make one memory, not two.
+
+A merge is a read-modify-write: the plan says which version of each memory it merged
+into (``Plan.expected``) and the write is conditional on it (Store.upsert_if), so an
+update landing between the lookup and the write makes the Remember plan again
+instead of being overwritten. A merge into another request's uncommitted state waits
+for that request (``Plan.settled``): if it did not commit, the state it merged into
+never existed, and this plan starts over too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -99,6 +107,15 @@ class Plan:
     #: Per request item: the id its memory has, and whether it was a duplicate.
     items: list[tuple[str, bool]]
     new_count: int
+    #: The version of each memory a duplicate was merged into, as the merge read it.
+    expected: dict[str, int | None] = field(default_factory=dict)
+    #: Whether the other requests whose uncommitted states were merged into commit.
+    depends: list[asyncio.Future[bool]] = field(default_factory=list)
+
+    async def settled(self) -> bool:
+        """Whether every request this plan merged into committed its state."""
+        outcomes = [await asyncio.shield(f) for f in dict.fromkeys(self.depends)]
+        return all(outcomes)
 
     def outcomes(self) -> list[tuple[Memory, bool]]:
         """Per request item: the final state of its memory, and whether it was a duplicate."""
@@ -173,6 +190,8 @@ class _Pending:
     """Uncommitted memory states of one partition: what concurrent planners see."""
 
     by_id: dict[str, Memory] = field(default_factory=dict)
+    #: The outcome of the request writing each state: True once it committed.
+    owner: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
 
 
 class Deduplicator:
@@ -198,6 +217,7 @@ class Deduplicator:
         states stay visible to concurrent planners until the block exits, so write
         them inside it."""
         partition = scope.partition
+        outcome: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         async with self._locks.hold(partition):
             pending = self._pending.setdefault(partition, _Pending())
             try:
@@ -208,12 +228,17 @@ class Deduplicator:
                 raise
             for m in plan.writes:
                 pending.by_id[m.id] = m
+                pending.owner[m.id] = outcome
+        committed = False
         try:
             yield plan
+            committed = True
         finally:
+            outcome.set_result(committed)
             for m in plan.writes:
                 if pending.by_id.get(m.id) is m:
                     del pending.by_id[m.id]
+                    del pending.owner[m.id]
             if not pending.by_id and self._pending.get(partition) is pending:
                 del self._pending[partition]
 
@@ -253,6 +278,8 @@ class Deduplicator:
         )
         writes: dict[str, Memory] = {}  # this plan's, by id, in first-write order
         items: list[tuple[str, bool]] = []
+        expected: dict[str, int | None] = {}
+        depends: list[asyncio.Future[bool]] = []
         for i, (m, key) in enumerate(zip(memories, keys, strict=True)):
             target = states.exact(key) or stored.get(key)
             if target is None and near is not None and not quiet:
@@ -263,11 +290,15 @@ class Deduplicator:
                 items.append((m.id, False))
                 continue
             base = states.by_id.get(target.id, target)
+            if target.id not in writes:  # the first merge into it reads it
+                expected[target.id] = base.version
+                if target.id in pending.owner:
+                    depends.append(pending.owner[target.id])
             writes[target.id] = merged = merge(base, m)
             states.put(merged)
             items.append((target.id, True))
         new_count = sum(1 for _, dup in items if not dup)
-        return Plan(writes=list(writes.values()), items=items, new_count=new_count)
+        return Plan(list(writes.values()), items, new_count, expected, depends)
 
     def _nearest(self, m: Memory, stored: list[VectorHit], states: _States) -> Memory | None:
         threshold = self._settings.threshold

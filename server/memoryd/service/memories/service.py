@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import math
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 
@@ -16,13 +16,11 @@ import numpy as np
 from memoryd.aio import abandon
 from memoryd.config import DedupSettings, LimitsSettings, RecallSettings
 from memoryd.domain.errors import (
-    FailedPrecondition,
     FieldViolation,
     InvalidArgument,
     NotFound,
     PermissionDenied,
 )
-from memoryd.domain.limits import next_version
 from memoryd.domain.models import (
     Clock,
     Memory,
@@ -36,7 +34,6 @@ from memoryd.domain.models import (
     utcnow,
 )
 from memoryd.domain.principal import CallScope
-from memoryd.domain.relations import reserved
 from memoryd.domain.requests import (
     ListQuery,
     MemoryDraft,
@@ -52,13 +49,18 @@ from memoryd.model_catalog import Relevance, profile_of
 from memoryd.resilience.embedder import embed_in_space, in_space
 from memoryd.service.common import validation as check
 from memoryd.service.common.leases import Lease, PartitionLeases
+from memoryd.service.common.memory_writes import Changes, MemoryWrites
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.quotas import Quotas
 from memoryd.service.common.validation import Violations
 from memoryd.service.common.write_batcher import WriteBatcher
 from memoryd.service.memories.access_stats import AccessStatsBuffer
 from memoryd.service.memories.context import with_context
-from memoryd.service.memories.contradiction import ContradictionResolver
+from memoryd.service.memories.contradiction import (
+    NOTHING_RELATED,
+    ContradictionResolver,
+    Related,
+)
 from memoryd.service.memories.dedup import Deduplicator
 from memoryd.service.memories.feedback import with_feedback
 from memoryd.service.memories.hybrid import Candidate, hybrid_candidates
@@ -66,6 +68,13 @@ from memoryd.service.memories.ordering import ORDER_KEYS, cursor_for, ranked_pag
 from memoryd.service.memories.relevance import absolute_relevance, coverage, query_terms
 from memoryd.service.memories.scoring import Scorer
 from memoryd.service.memories.temporal import TimeQuery
+from memoryd.service.memories.updates import (
+    NewVector,
+    check_patch,
+    check_version,
+    normalise_tags,
+    patched,
+)
 from memoryd.storage.base import Store
 
 DEFAULT_SECURITY_LEVEL = SecurityLevel.INTERNAL
@@ -97,9 +106,12 @@ class MemoryService:
         (model_catalog.Profile.relevance; unset: MiniLM's)."""
         self._clock = clock
         self._relevance = relevance or profile_of("minilm").relevance
-        #: Replicas sharing the store: plans and checked updates under a partition lease.
+        #: Replicas sharing the store: Remember plans (deduplication, quotas) under a
+        #: partition lease; updates need none (the conditional write decides).
         self._leases = leases
         self._store = store
+        #: Every read-modify-write of a stored memory (service/common/memory_writes.py).
+        self._writes = MemoryWrites(store)
         self._embedder = embedder
         self._writer = writer
         self._access = access
@@ -152,16 +164,32 @@ class MemoryService:
             self._new_memory(scope, draft, vector, now, space)
             for draft, vector, space in zip(drafts, vectors, spaces, strict=True)
         ]
+        return await self._writes.run(lambda: self._remember_once(scope, memories, now, dedup))
+
+    async def _remember_once(
+        self, scope: CallScope, drafted: Sequence[Memory], now: datetime, dedup: bool
+    ) -> list[RememberOutcome]:
+        """One attempt: plan (deduplication, relations) against what is stored, and
+        write conditionally on the versions planned against (MemoryWrites.run starts
+        another attempt when one moved on meanwhile)."""
+        memories = [m.copy() for m in drafted]  # relations are recorded on them
         if not (dedup and self._dedup.enabled):
             related = await self._related(scope, memories, now)
-            await self._write(scope, [*memories, *related], len(memories))
+            await self._write(scope, [*memories, *related.writes], len(memories), related.expected)
             return [RememberOutcome(memory=m) for m in memories]
         async with self._exclusive(scope) as lease, self._dedup.plan(scope, memories, now) as plan:
             fresh = {m.id for m in memories}
             new = [m for m in plan.writes if m.id in fresh]
             related = await self._related(scope, new, now)
+            if not await plan.settled():
+                raise MemoryWrites.moved()
+            # A memory both merged into and related keeps the merge (it is the newer
+            # text); the relation stays recorded on the new memory.
+            merged = {m.id for m in plan.writes}
+            also = [m for m in related.writes if m.id not in merged]
+            expected = {**related.expected, **plan.expected}
             await lease.confirm()
-            await self._write(scope, [*plan.writes, *related], plan.new_count)
+            await self._write(scope, [*plan.writes, *also], plan.new_count, expected)
         return [RememberOutcome(m, deduplicated=dup) for m, dup in plan.outcomes()]
 
     def _exclusive(self, scope: CallScope) -> AbstractAsyncContextManager[Lease]:
@@ -170,91 +198,66 @@ class MemoryService:
             return contextlib.nullcontext(Lease(None, scope.partition, None))
         return self._leases.hold(scope.partition)
 
-    async def _related(
-        self, scope: CallScope, new: Sequence[Memory], now: datetime
-    ) -> list[Memory]:
+    async def _related(self, scope: CallScope, new: Sequence[Memory], now: datetime) -> Related:
         """Older memories the new ones supersede, contradict, support or refine
         (service/memories/contradiction.py), to be written with them."""
         if self._contradictions is None or not self._contradictions.enabled or not new:
-            return []
+            return NOTHING_RELATED
         return await self._contradictions.resolve(scope, new, now)
 
-    async def _write(self, scope: CallScope, memories: Sequence[Memory], adding: int) -> None:
-        """Commit ``memories``, ``adding`` of which are new (the rest update old ones)."""
+    async def _write(
+        self,
+        scope: CallScope,
+        memories: Sequence[Memory],
+        adding: int,
+        expected: Mapping[str, int | None],
+    ) -> None:
+        """Commit ``memories``, ``adding`` of which are new (the rest update old ones
+        read at the ``expected`` versions: a conditional write, which fails the
+        attempt when one moved on; without any, through the write batcher)."""
+
+        async def commit() -> None:
+            if expected:
+                await self._writes.write(scope.partition, memories, expected)
+            else:
+                await self._writer.submit(scope.partition, memories)
+
         if self._quotas is not None:  # quotas.max_memories_per_partition
-            await self._quotas.admit_memories(
-                scope.partition,
-                adding,
-                lambda: self._writer.submit(scope.partition, memories),
-            )
+            await self._quotas.admit_memories(scope.partition, adding, commit)
         else:
-            await self._writer.submit(scope.partition, memories)
+            await commit()
 
     async def update(self, scope: CallScope, memory_id: str, patch: MemoryPatch) -> Memory:
-        # Read, if_version check and write under the lease where replicas share the store.
-        async with self._exclusive(scope) as lease:
-            return await self._update(scope, memory_id, patch, lease)
-
-    async def _update(
-        self, scope: CallScope, memory_id: str, patch: MemoryPatch, lease: Lease
-    ) -> Memory:
+        """Apply ``patch`` with a conditional write: a concurrent change of the memory
+        makes it re-read and re-apply the patch (never overwrite that change), or fail
+        with FAILED_PRECONDITION where ``if_version`` names the state it was for."""
         current = await self._get_visible(scope, memory_id, with_vectors=True)
-        if patch.if_version is not None and patch.if_version != current.version:
-            raise FailedPrecondition(
-                f"if_version {patch.if_version} does not match the current version {current.version}"
-            )
+        check_version(patch, current)
         now = self._clock()
-        values = patch.values
-        v = Violations("memory.")
-        if "content" in patch.fields:
-            check.check_content(v, values["content"], self._limits)
-        if "tags" in patch.fields:
-            check.check_tags(v, values["tags"], self._limits)
-        for name in ("importance", "confidence"):
-            if name in patch.fields:
-                check.check_unit_interval(v, values[name], name)
-        if "namespace" in patch.fields:
-            check.check_namespace(v, values["namespace"], self._limits)
-        if "metadata" in patch.fields:
-            check.check_metadata(v, values["metadata"], self._limits)
-        if "source" in patch.fields:
-            check.check_source(v, values["source"])
-        if "expires_at" in patch.fields:
-            check.check_future(v, values["expires_at"], now, "expires_at")
-        top_level = Violations()
-        check.check_embedding(top_level, patch.embedding, self._embedder.dimension, "embedding")
-        v.extend(top_level.items)
-        v.raise_if_any()
-        level = values.get("security_level") if "security_level" in patch.fields else None
-        if level is not None and level > scope.clearance:
-            raise PermissionDenied(
-                f"memory.security_level: {level.name} is above the caller's clearance"
-            )
+        check_patch(scope, patch, self._limits, self._embedder.dimension, now)
+        vector = await self._patch_vector(patch)
 
-        changes = {name: values[name] for name in patch.fields}
-        if "metadata" in changes:
-            # Relations and links are the daemon's; new metadata does not erase them.
-            changes["metadata"] = {**reserved(current.metadata), **changes["metadata"]}
-        if "tags" in changes:
-            changes["tags"] = _normalise_tags(changes["tags"])
-        updated = dataclasses.replace(
-            current, **changes, updated_at=now, version=next_version(current.version)
+        async def change(read: Mapping[str, Memory]) -> Changes:
+            found = read.get(memory_id)
+            if found is None or found.security_level > scope.clearance:
+                raise NotFound(f"memory {memory_id!r} not found")
+            check_version(patch, found)
+            return Changes([patched(found, patch, now, vector)])
+
+        written = await self._writes.modify(
+            scope.partition, [memory_id], change, read={memory_id: current}
         )
-        if "metadata" in changes:
-            updated.metadata_json = patch.metadata_json
-        if "content" in patch.fields or patch.embedding is not None:
-            space = self._embedder.model_id
-            if patch.embedding is not None:
-                vector = unit_rows(patch.embedding)
-            else:
-                embedded, space = await embed_in_space(self._embedder, [updated.content])
-                vector = embedded[0]
-            updated.vector = vector
-            updated.embedding_model = space
-            updated.embedding_dimension = self._embedder.dimension
-        await lease.confirm()
-        await self._writer.submit(scope.partition, [updated])
-        return updated
+        return written.upserts[0]
+
+    async def _patch_vector(self, patch: MemoryPatch) -> NewVector | None:
+        """The vector an update writes: the caller's, or new content embedded."""
+        dimension = self._embedder.dimension
+        if patch.embedding is not None:
+            return NewVector(unit_rows(patch.embedding), self._embedder.model_id, dimension)
+        if "content" not in patch.fields:
+            return None
+        embedded, space = await embed_in_space(self._embedder, [patch.values["content"]])
+        return NewVector(embedded[0], space, dimension)
 
     async def forget(self, scope: CallScope, ids: Sequence[str]) -> list[str]:
         if not ids:
@@ -490,7 +493,7 @@ class MemoryService:
             namespace=draft.namespace,
             content=draft.content,
             memory_type=draft.memory_type,
-            tags=_normalise_tags(draft.tags),
+            tags=normalise_tags(draft.tags),
             security_level=draft.security_level or DEFAULT_SECURITY_LEVEL,
             importance=0.5 if draft.importance is None else draft.importance,
             confidence=1.0 if draft.confidence is None else draft.confidence,
@@ -551,8 +554,3 @@ def _scored_vector(
         )
         out.append(ScoredMemory(hit.memory, score, components))
     return out
-
-
-def _normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:
-    """Trimmed, de-duplicated, order kept."""
-    return tuple(dict.fromkeys(t.strip() for t in tags))

@@ -36,6 +36,7 @@ from memoryd.domain.models import (
     VectorHit,
 )
 from memoryd.storage.base import LANCEDB, PartitionUpsert, at_least
+from memoryd.storage.conditional import Counters, check_call, moved, with_counters
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import (
     cursor_clause,
@@ -286,20 +287,11 @@ class LanceDBStore:
             return
         unique = dedupe_last(memories)
         async with self._write_lock, _backend("upsert"):
-            # Stored rows are replaced by a delete and an add rather than merge_insert,
-            # whose join against the whole table costs ~3x as much already at 2k rows
-            # (~1 s per 1,000 rows at 300k). Between the two commits the rows are
-            # missing from LanceDB: readers go through the log's overlay
-            # (durability/facades.py), which serves the write until its apply is done,
-            # and a crash in between replays it (an upsert is idempotent). Ids the
-            # caller vouches for are not looked up (one filtered scan per call, ~7 ms
-            # even for one id: most of a single Remember's store time).
+            # Ids the caller vouches for are not looked up (one filtered scan per call,
+            # ~7 ms even for one id: most of a single Remember's store time).
             lookup = [m.id for m in unique if m.id not in new_ids and m.id not in stored_ids]
             stored = await self._stored_ids(table, partition, lookup) if lookup else set()
-            changed = [m.id for m in unique if m.id in stored or m.id in stored_ids]
-            for chunk in _chunks(changed):
-                await table.delete(where(partition, ids_clause(chunk)))
-            await table.add(await _offload(to_arrow, unique, self.dimension, rows=len(unique)))
+            await self._replace(table, partition, unique, stored | stored_ids)
         self._indexing.wrote(len(unique))
 
     async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
@@ -357,6 +349,51 @@ class LanceDBStore:
                 found.add((Partition(t, a), i))
         return found
 
+    async def upsert_if(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        expected: Mapping[str, int | None],
+        *,
+        delete: Sequence[str] = (),
+    ) -> list[str]:
+        table = self._tbl()
+        check_upsert(partition, memories, self.dimension)
+        check_call(memories, expected, delete)
+        unique = dedupe_last(memories)
+        ids = [*expected, *(m.id for m in unique)]
+        async with self._write_lock, _backend("upsert_if"):
+            # Checked and written under the write lock: this process is the table's
+            # only writer (Capabilities), so nothing lands in between.
+            found = await self._counters(table, partition, ids)
+            conflicts = moved(expected, {i: version for i, (version, _) in found.items()})
+            if conflicts:
+                return conflicts
+            counters = {i: c for i, (_, c) in found.items()}
+            kept = with_counters(unique, expected, counters)
+            for chunk in _chunks([i for i in delete if i in found]):
+                await table.delete(where(partition, ids_clause(chunk)))
+            await self._replace(table, partition, kept, set(found))
+        self._indexing.wrote(len(unique))
+        return []
+
+    async def _replace(
+        self, table: Any, partition: Partition, memories: Sequence[Memory], stored: set[str]
+    ) -> None:
+        """Write ``memories`` (unique ids), ``stored`` naming those the table holds.
+        Stored rows are replaced by a delete and an add rather than merge_insert,
+        whose join against the whole table costs ~3x as much already at 2k rows (~1 s
+        per 1,000 rows at 300k). Between the two commits the rows are missing from
+        LanceDB: readers go through the log's overlay (durability/facades.py), which
+        serves the write until its apply is done, and a crash in between replays it
+        (an upsert is idempotent). Callers hold the write lock."""
+        if not memories:
+            return
+        changed = [m.id for m in memories if m.id in stored]
+        for chunk in _chunks(changed):
+            await table.delete(where(partition, ids_clause(chunk)))
+        await table.add(await _offload(to_arrow, memories, self.dimension, rows=len(memories)))
+
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
         table = self._tbl()
         if not ids:
@@ -409,6 +446,18 @@ class LanceDBStore:
                 .execute(await _offload(to_arrow, current, self.dimension, rows=len(current)))
             )
         self._indexing.wrote(len(current))
+
+    async def _counters(
+        self, table: Any, partition: Partition, ids: Sequence[str]
+    ) -> dict[str, tuple[int, Counters]]:
+        """id -> (version, access statistics) of the stored ``ids`` (write lock held)."""
+        out: dict[str, tuple[int, Counters]] = {}
+        columns = ["id", "version", "access_count", "accessed_at"]
+        for chunk in _chunks(ids):
+            rows = await self._select(table, where(partition, ids_clause(chunk)), columns)
+            for row in rows.to_pylist():
+                out[row["id"]] = (row["version"], Counters(row["access_count"], row["accessed_at"]))
+        return out
 
     async def _stored_ids(self, table: Any, partition: Partition, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` the partition holds (callers hold the write lock)."""

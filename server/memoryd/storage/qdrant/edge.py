@@ -210,13 +210,19 @@ class EdgeEngine:
     async def upsert_if(
         self, name: str, point: models.PointStruct, condition: models.Filter | None
     ) -> None:
+        await self.upsert_all_if(name, [point], condition)
+
+    async def upsert_all_if(
+        self, name: str, points: Sequence[models.PointStruct], condition: models.Filter | None
+    ) -> None:
+        edge_points = [_point(p) for p in points]
         if condition is None:
             op = edge.UpdateOperation.upsert_points(
-                [_point(point)], update_mode=edge.UpdateMode.InsertOnly
+                edge_points, update_mode=edge.UpdateMode.InsertOnly
             )
         else:
             op = edge.UpdateOperation.upsert_points(
-                [_point(point)],
+                edge_points,
                 condition=_filter(condition),
                 update_mode=edge.UpdateMode.UpdateOnly,
             )

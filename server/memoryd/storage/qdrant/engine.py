@@ -83,6 +83,13 @@ class Engine(Protocol):
         absent, else update only if the point exists and matches ``condition``.
         Qdrant does not say whether it wrote: the caller reads the point back."""
 
+    async def upsert_all_if(
+        self, name: str, points: Sequence[models.PointStruct], condition: models.Filter | None
+    ) -> None:
+        """``upsert_if`` of several points in one request, each judged on its own: with
+        ``condition`` None each is inserted only if absent, else updated only if it
+        exists and matches ``condition``."""
+
     async def retrieve(
         self, name: str, ids: Sequence[str], *, with_vectors: bool
     ) -> list[models.Record]: ...
@@ -288,11 +295,16 @@ class ClientEngine:
     async def upsert_if(
         self, name: str, point: models.PointStruct, condition: models.Filter | None
     ) -> None:
+        await self.upsert_all_if(name, [point], condition)
+
+    async def upsert_all_if(
+        self, name: str, points: Sequence[models.PointStruct], condition: models.Filter | None
+    ) -> None:
         mode = models.UpdateMode.INSERT_ONLY if condition is None else models.UpdateMode.UPDATE_ONLY
         await self._call(
             self.client.upsert(
                 name,
-                [point],
+                list(points),
                 wait=True,
                 ordering=self.options.ordering,
                 update_filter=condition,

@@ -34,9 +34,10 @@ from memoryd.domain.models import (
     unit_rows,
 )
 from memoryd.storage.base import qdrant_capabilities
+from memoryd.storage.conditional import check_call
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
-from memoryd.storage.qdrant import sparse
+from memoryd.storage.qdrant import conditional, sparse
 from memoryd.storage.qdrant.engine import (
     ClientEngine,
     Engine,
@@ -205,6 +206,25 @@ class QdrantStore:
         async with self._write_lock, self._errors("upsert"):
             for i in range(0, len(points), _BATCH):
                 await engine.upsert(self.spec.name, points[i : i + _BATCH])
+
+    async def upsert_if(
+        self,
+        partition: Partition,
+        memories: Sequence[Memory],
+        expected: Mapping[str, int | None],
+        *,
+        delete: Sequence[str] = (),
+    ) -> list[str]:
+        """Decided by the server (storage/qdrant/conditional.py). No lock: other
+        processes race here too."""
+        engine = self._eng()
+        check_upsert(partition, memories, self.dimension)
+        check_call(memories, expected, delete)
+        unique = dedupe_last(memories)
+        async with self._errors("upsert_if"):
+            return await conditional.upsert_if(
+                engine, self.spec.name, self._point, partition, unique, expected, delete
+            )
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
         engine = self._eng()
