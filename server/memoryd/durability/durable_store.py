@@ -557,6 +557,16 @@ class Durability:
 
     # -- overlay of pending writes ---------------------------------------------------
 
+    async def settled(self, partition: Partition) -> None:
+        """Return once every entry logged for ``partition`` is out of its fsync
+        (durable, or failed): a conditional write's check then reads what stands. An
+        entry in its fsync is in no overlay yet, and its write was announced to the
+        watches before the check began: compared without waiting, the check would
+        pass against the version that write replaces (a lost update)."""
+        waiting = self.pending.in_fsync(partition)
+        if waiting:
+            await asyncio.gather(*(asyncio.shield(f) for f in waiting), return_exceptions=True)
+
     def pending_ops(self, partition: Partition) -> list[Op]:
         """The operations on ``partition`` logged and not yet applied; an entry still
         in its fsync is not visible (its write, and its audit event, are not durable)."""

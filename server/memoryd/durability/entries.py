@@ -88,6 +88,14 @@ class Backlog:
             if op.partition == partition
         ]
 
+    def in_fsync(self, partition: Partition) -> list[asyncio.Future[None]]:
+        """The durability of ``partition``'s entries still in their fsync."""
+        return [
+            e.durable
+            for e in self._by_partition.get(partition, {}).values()
+            if not e.durable.done()
+        ]
+
     def has_ready(self, partition: Partition | None = None) -> bool:
         """Whether a durable entry (writing to ``partition``; None: anywhere) waits."""
         held = self._entries if partition is None else self._by_partition.get(partition, {})

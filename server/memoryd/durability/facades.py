@@ -172,6 +172,7 @@ class DurableStore:
             return await self.core.upsert_if(partition, stored, expected, delete=delete)
         async with self._gates.write(partition):
             with self._watches.watch(partition, list(expected)) as watch:
+                await self.core.settled(partition)
                 found = await self.get(partition, list(expected)) if expected else []
             conflicts = moved(expected, {m.id: m.version for m in found})
             if conflicts or watch.touched:

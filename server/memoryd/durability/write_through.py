@@ -147,6 +147,10 @@ class WriteThrough:
     async def caught_up(self, partition: Partition | None = None) -> None:
         return None
 
+    async def settled(self, partition: Partition) -> None:
+        """Nothing waits in a log here: a write returns once the store holds it."""
+        return None
+
     def report_if_degraded(self) -> None:
         state = self.states.get(STORE)
         if state is not None and not state.ok:
