@@ -129,6 +129,10 @@ class App:
         self.scheduler = built.scheduler
         door = self._door(built.services, states, metrics, tracing)
         await self._start_transports(door, states, credentials)
+        # Closed first, before the transports wait out their in-flight calls: schema
+        # checks still waiting or running answer UNAVAILABLE instead of holding the
+        # shutdown up past its grace period.
+        self._stack.callback(built.services.working.stop_schema_work)
         self._log_serving(repository.store.name, embedder, credentials is not None, states)
 
     @property
