@@ -15,9 +15,9 @@ per check and per tenant, and stopped at shutdown.
   further calls wait in its own queue (at most ``schema_max_waiting``; more are
   refused); a freed turn goes to the waiting tenant with the most budget left (the
   one that used least lately), and the last free turn only to a *light* tenant, one
-  that has spent at most one check's budget lately (its bucket within
-  ``schema_time_budget_ms`` of full): tenants spending their budget on expensive
-  schemas never take every worker from the others.
+  whose last evaluation used at most a tenth of a check's budget: tenants running
+  expensive schemas never hold every worker (for as long as an evaluation takes on a
+  busy machine) while a cheap check of another tenant waits.
 - **Shutdown**: :meth:`SchemaRunner.close` refuses what waits and stops what runs
   (UNAVAILABLE), so a SIGTERM is not held up by schema work.
 
@@ -47,6 +47,9 @@ from memoryd.service.agent_state.schema_work import (
 
 #: A tenant with less schema CPU left than this is refused rather than started.
 MIN_TO_START_S = 0.001
+#: A tenant whose last evaluation used at most this share of a check's budget is
+#: light: it may take the last free worker.
+LIGHT_SHARE = 0.1
 
 
 def over_budget(budget_s: float) -> InvalidArgument:
@@ -61,6 +64,8 @@ def over_budget(budget_s: float) -> InvalidArgument:
 class _Bucket:
     balance: float
     at: float
+    #: CPU the tenant's last evaluation used.
+    last_cost: float = 0.0
 
 
 class CpuBudgets:
@@ -86,7 +91,13 @@ class CpuBudgets:
         return balance
 
     def charge(self, tenant: str, cpu_s: float) -> None:
-        self._buckets[tenant] = _Bucket(self.balance(tenant) - cpu_s, self._clock())
+        self._buckets[tenant] = _Bucket(self.balance(tenant) - cpu_s, self._clock(), cpu_s)
+
+    def last_cost(self, tenant: str) -> float:
+        """CPU of the tenant's last evaluation (0 once its bucket refilled: forgotten)."""
+        self.balance(tenant)  # forgets a full bucket
+        bucket = self._buckets.get(tenant)
+        return 0.0 if bucket is None else bucket.last_cost
 
     def refilled_in(self, tenant: str, needed: float) -> float:
         """Seconds until ``tenant`` has ``needed`` again."""
@@ -95,8 +106,8 @@ class CpuBudgets:
 
 class _Turns:
     """Who evaluates next (see the module docstring): at most ``workers`` at once, one
-    per tenant, the last free turn kept for light tenants (a bucket within ``light``
-    of full)."""
+    per tenant, the last free turn kept for light tenants (a last evaluation of at
+    most ``light`` CPU)."""
 
     def __init__(self, workers: int, budgets: CpuBudgets, max_waiting: int, light: float) -> None:
         self._workers = workers
@@ -146,7 +157,7 @@ class _Turns:
             return False
         if self._free > 1 or self._workers == 1:
             return True
-        return self._budgets.balance(tenant) >= self._budgets.burst - self._light
+        return self._budgets.last_cost(tenant) <= self._light
 
     def _take(self, tenant: str) -> None:
         self._running.add(tenant)
@@ -196,7 +207,8 @@ class SchemaRunner:
         self._evaluator = evaluator or ProcessEvaluator(
             workers, niceness=settings.schema_worker_niceness
         )
-        self._turns = _Turns(workers, self.budgets, settings.schema_max_waiting, self.budget_s)
+        light = LIGHT_SHARE * self.budget_s
+        self._turns = _Turns(workers, self.budgets, settings.schema_max_waiting, light)
         self._closed = False
 
     async def run(self, tenant_id: str, job: Job) -> list[tuple[str, str]]:
