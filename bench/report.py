@@ -7,6 +7,7 @@ from typing import Any
 
 import keyed_latency
 import write_report
+import schema_fairness
 
 
 def _get(d: Any, *path: str) -> Any:
@@ -109,6 +110,17 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
                 + (f"; ingest-limited: {t['ingest_limited']}" if t.get("ingest_limited") else ""),
                 None if p99 is None or t.get("memories") != 1_000_000 else p99 <= 15,
             )
+    budgeted = _get(r, "schemas", "budgeted")
+    if budgeted:
+        ratios = {m: _get(budgeted, m, "ratio_p50") for m in ("set_working_memory", "remember")}
+        row(
+            "Victim p50 under two tenants' schema load",
+            f"≤ {schema_fairness.TARGET_RATIO:g}x unloaded",
+            f"SetWorkingMemory {ratios['set_working_memory']}x, Remember {ratios['remember']}x",
+            None
+            if None in ratios.values()
+            else max(ratios.values()) <= schema_fairness.TARGET_RATIO,  # type: ignore[type-var]
+        )
     k100 = _get(r, "keyed", "100k")
     if k100:
         p50 = _get(k100, "default_read_ms", "p50")
@@ -448,6 +460,7 @@ def render(r: dict[str, Any]) -> str:
             )
     lines += _qdrant_server(r.get("qdrant"))
     lines += write_report.lines(r.get("write_path") or {})
+    lines += _schema_lines(r.get("schemas"))
     w = r.get("writes")
     if w:
         lines += ["", "## Writes", ""]
@@ -461,6 +474,34 @@ def render(r: dict[str, Any]) -> str:
         lines += ["", "## Quality (bench/quality.py)", ""]
         lines.append(q.get("markdown") or f"{q.get('status')}\n\n```\n{q.get('stderr', '')}\n```")
     return "\n".join(lines) + "\n"
+
+
+def _schema_lines(sf: dict[str, Any] | None) -> list[str]:
+    """Section `schemas` (bench/schema_fairness.py)."""
+    if not sf:
+        return []
+    lines = [
+        "",
+        "## Schema fairness (bench/schema_fairness.py)",
+        "",
+        f"The victim tenant's calls, p50 / p99 ms, alone and while {sf.get('attacker_clients')} "
+        "clients of two other tenants send schemas that take a whole check's CPU budget.",
+        "",
+        "| per-tenant budget | method | unloaded | loaded | ratio p50 | ratio p99 | attackers answered | daemon CPU |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name in ("budgeted", "unbudgeted"):
+        phase = sf.get(name) or {}
+        for method in ("set_working_memory", "remember"):
+            t = phase.get(method)
+            if not t:
+                continue
+            lines.append(
+                f"| {'on' if name == 'budgeted' else 'off'} | {method} | {_p50_p99(t, 'unloaded')} "
+                f"| {_p50_p99(t, 'loaded')} | {t.get('ratio_p50')}x | {t.get('ratio_p99')}x "
+                f"| {phase.get('attacker_answers')} | {phase.get('daemon_cpu_while_loaded')} |"
+            )
+    return lines
 
 
 def _p50_p99(t: dict[str, Any], *path: str) -> str:

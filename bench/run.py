@@ -39,6 +39,10 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
               and 100k memories in one agent, one and three replicas, a concurrency
               sweep, and what shared mode costs (bench/qdrant_server_bench.py; --quick:
               10k). Skipped, saying why, without a Qdrant server binary
+  schemas     one tenant's schema-checked SetWorkingMemory and Remember, alone and while
+              two other tenants send schemas that take a whole check's CPU budget:
+              p50/p99 and the loaded/unloaded ratio, with the per-tenant schema budget
+              and without it (bench/schema_fairness.py)
   mem0        mem0 (infer=False, same embedder, its default local store) add and search
   quality     bench/quality.py: today's defaults (baseline commit) against the new
               ones on all of REALTALK (dev and held-out chats) and 4 MemDaily files;
@@ -99,6 +103,7 @@ from mcp_overhead import mcp_overhead
 from mixed import mixed
 from report import render
 from write_path import run as write_path
+from schema_fairness import schema_fairness
 from writes import embedder_write_texts, writes
 
 from memoryd.embedding.local import E5SmallEmbedder, OnnxEmbedder
@@ -113,7 +118,7 @@ RESULTS = BENCH / "results"
 LOADGEN = BENCH / ".bin" / "loadgen"
 SECTIONS = (
     "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mixed", "mcp",
-    "keyed", "qdrant", "mem0", "quality",
+    "keyed", "qdrant", "schemas", "mem0", "quality",
 )  # fmt: skip
 
 FULL = {
@@ -124,7 +129,7 @@ FULL = {
     "trace_memories": 10_000, "trace_rounds": 12, "trace_calls": 100,
     "mixed_memories": 1_000, "mixed_s": 60.0, "replay_entries": 10_000, "replay_write_s": 7.0,
     "mcp_memories": 10_000, "mcp_calls": 500,
-    "keyed_tiers": (1_000, 10_000, 100_000), "keyed_reads": 200,
+    "keyed_tiers": (1_000, 10_000, 100_000), "keyed_reads": 200, "schema_rounds": 200,
     "write_s": 20.0, "write_long_s": 300.0,
 }  # fmt: skip
 QUICK = {
@@ -135,7 +140,7 @@ QUICK = {
     "trace_memories": 2_000, "trace_rounds": 6, "trace_calls": 60,
     "mixed_memories": 50, "mixed_s": 5.0, "replay_entries": 2_000, "replay_write_s": 2.0,
     "mcp_memories": 1_000, "mcp_calls": 150,
-    "keyed_tiers": (1_000, 10_000), "keyed_reads": 100,
+    "keyed_tiers": (1_000, 10_000), "keyed_reads": 100, "schema_rounds": 40,
     "write_s": 5.0, "write_long_s": 15.0,
 }  # fmt: skip
 #: Concurrent RememberBatch calls while loading a tier of several agents.
@@ -503,6 +508,8 @@ def main() -> None:
             result["keyed"] = keyed_latency.run(tmp, cfg["keyed_tiers"], cfg["keyed_reads"])
         if "qdrant" in chosen and source is not None:
             result["qdrant"] = qdrant_server_bench.run(tmp, args.quick, source)
+        if "schemas" in chosen:
+            result["schemas"] = schema_fairness(tmp, cfg["schema_rounds"])
         if "mem0" in chosen:
             rng = random.Random(21)
             texts = [sentence(rng, i) for i in range(cfg["mem0"])]

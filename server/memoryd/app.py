@@ -131,7 +131,11 @@ class App:
         self.scheduler = built.scheduler
         door = self._door(built, states, metrics, tracing, logged=repository.durability is not None)
         await self._start_transports(door, states, credentials)
-        self._log_serving(repository.store.name, embedder, credentials is not None)
+        # Closed first, before the transports wait out their in-flight calls: schema
+        # checks still waiting or running answer UNAVAILABLE instead of holding the
+        # shutdown up past its grace period.
+        self._stack.callback(built.services.working.stop_schema_work)
+        self._log_serving(repository.store.name, embedder, credentials is not None, states)
 
     @property
     def _data_dir(self) -> Path:
@@ -293,11 +297,17 @@ class App:
         await self._start_mcp(door)
         await self.server.set_serving(True)
 
-    def _log_serving(self, store: str, embedder: Embedder, tls: bool) -> None:
+    def _log_serving(
+        self, store: str, embedder: Embedder, tls: bool, states: ComponentStates
+    ) -> None:
+        """The start's last line; a warning naming every impaired component (as health
+        does) when the daemon serves degraded."""
         s = self.settings
         assert self.server is not None
-        log.info(
+        impaired = {state.name: state.reason for state in states.all() if not state.ok}
+        (log.warning if impaired else log.info)(
             "serving",
+            degraded=impaired or None,
             address=self.server.address,
             store=store,
             embedder=embedder.model_id,

@@ -244,9 +244,37 @@ class WorkingMemorySettings(BaseModel):
     max_schema_bytes: int = Field(64 * 1024, ge=1)
     #: Longest thread_id / resource_id.
     max_scope_id_bytes: int = Field(256, ge=1)
-    #: CPU time a schema check or validation may use (in a worker thread) before the
-    #: write is refused: a client schema must not hold the daemon's workers.
+    #: CPU time one schema check or validation may use (in a worker thread) before
+    #: the write is refused (INVALID_ARGUMENT): a client schema must not hold the
+    #: daemon's workers.
     schema_time_budget_ms: float = Field(250.0, gt=0, le=60_000)
+    #: Schema CPU each tenant may use on average, per second of wall time (a token
+    #: bucket refilled continuously). Past it the tenant's own schema-checked writes
+    #: answer RESOURCE_EXHAUSTED until it refills; other tenants are not slowed.
+    schema_cpu_ms_per_s: float = Field(100.0, gt=0, le=1000)
+    #: How much schema CPU a tenant may save up and spend at once (at least one
+    #: check's budget, schema_time_budget_ms).
+    schema_cpu_burst_ms: float = Field(1000.0, gt=0, le=3_600_000)
+    #: Schema checks of one tenant that may wait for a worker; more are refused
+    #: (RESOURCE_EXHAUSTED) rather than queued towards their deadlines.
+    schema_max_waiting: int = Field(16, ge=1, le=10_000)
+    #: Worker processes schemas are evaluated in (started on first use, ~25 MB each):
+    #: evaluations at once, one per tenant.
+    schema_workers: int = Field(2, ge=1, le=64)
+    #: The workers' niceness above the daemon's: when the CPU is short, requests are
+    #: served before schemas are evaluated. Higher starves schema checks on a host
+    #: busy with other work; 0 shares the CPU evenly.
+    schema_worker_niceness: int = Field(5, ge=0, le=19)
+
+    @model_validator(mode="after")
+    def _burst_holds_one_check(self) -> WorkingMemorySettings:
+        if self.schema_cpu_burst_ms < self.schema_time_budget_ms:
+            raise ValueError(
+                f"working_memory.schema_cpu_burst_ms ({self.schema_cpu_burst_ms:g}) must be at "
+                f"least schema_time_budget_ms ({self.schema_time_budget_ms:g}): a tenant could "
+                "never run a check that uses its whole budget"
+            )
+        return self
 
 
 class ProfileSettings(BaseModel):

@@ -10,11 +10,12 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import stdio_client as stdio_transport
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import REPO, Daemon
@@ -52,7 +53,10 @@ async def http_client(url: str, key: str | None) -> AsyncIterator[Client]:
 
 
 @asynccontextmanager
-async def stdio_client(address: str, key: str | None, agent: str = "a1") -> AsyncIterator[Client]:
+async def stdio_client(
+    address: str, key: str | None, agent: str = "a1", errlog: TextIO | None = None
+) -> AsyncIterator[Client]:
+    """A ``memoryd mcp`` bridge process (its stderr to ``errlog``, else this one's)."""
     env = {k: v for k, v in os.environ.items() if k != "MEMORYD_API_KEY"}
     if key:
         env["MEMORYD_API_KEY"] = key
@@ -62,7 +66,8 @@ async def stdio_client(address: str, key: str | None, agent: str = "a1") -> Asyn
         env=env,
         cwd=str(REPO),
     )
-    async with Client(params) as client:
+    transport = stdio_transport(params, errlog=errlog) if errlog is not None else params
+    async with Client(transport) as client:
         yield client
 
 

@@ -5,14 +5,24 @@ and what it leaves is safe to leave: pending writes stay in the log for the next
 start, access statistics are best effort, an index refresh is its own atomic commit.
 ``make bench`` (mixed) measures the signal-to-exit time on a real daemon; these check
 that each close returns while its store call hangs (a deadlock guard of 30 s, not a
-timing assertion)."""
+timing assertion).
+
+A SIGTERM while two tenants loaded expensive JSON Schemas needed the watchdog (issue
+30: 17 s): their calls waited in the schema pool's per-tenant queues and ran to the
+end of the grace period. The schema work now stops when the shutdown starts (what
+waits and what runs answer UNAVAILABLE): a real daemon under that load exits by
+itself, every client call answered."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import concurrent.futures
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import grpc
 
 from memoryd.domain.models import Memory, Partition, utcnow
 from memoryd.durability.facades import DurableStore
@@ -20,8 +30,14 @@ from memoryd.service.memories.access_stats import SMALL_FLUSH, AccessStatsBuffer
 from memoryd.storage.lancedb.indexing import IndexRefresher
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
+from memoryd_proto.v1 import common_pb2 as pb
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
+from tests.conftest import Daemon
 from tests.reliability.support import open_core
 from tests.reliability.test_replay import DIM, _memory
+from tests.security.records import struct
+from tests.security.support import KeySpec, api_key_config, write_config
 
 P = Partition("t", "a")
 
@@ -94,3 +110,59 @@ async def test_an_index_refresh_under_way_is_abandoned_at_close() -> None:
     async with asyncio.timeout(30):
         await refresher.close(wait_s=0.1)
     assert task is not None and task.cancelled()
+
+
+ATTACKERS = [
+    KeySpec(f"attacker{i}-" + "x" * 20, f"att{i}", f"evil{i}", "*", "internal", ("read", "write"))
+    for i in range(2)
+]
+#: uniqueItems over 5,000 objects: past any schema budget (issue 20's hostile schema).
+EXPENSIVE = {"properties": {"items": {"type": "array", "uniqueItems": True}}}
+
+
+def _hammer(daemon: Daemon, key: KeySpec, stop: threading.Event, answers: list[str]) -> None:
+    content = struct({"items": [{"n": i} for i in range(5000)]})
+    with daemon.channel() as channel:
+        stub = MemoryServiceStub(channel)
+        while not stop.is_set():
+            request = mpb.SetWorkingMemoryRequest(
+                agent_id="a1",
+                scope=pb.WorkingMemoryScope(thread_id="t1"),
+                content=content,
+                json_schema=struct(EXPENSIVE),
+            )
+            try:
+                stub.SetWorkingMemory(request, metadata=key.metadata, timeout=60)
+                answers.append("OK")
+            except grpc.RpcError as error:
+                answers.append(error.code().name)
+                if error.code() == grpc.StatusCode.UNAVAILABLE:
+                    return  # the daemon is going away
+
+
+def test_a_sigterm_under_schema_load_stops_without_the_watchdog(
+    daemon_factory: Callable[..., Daemon], tmp_path: Path
+) -> None:
+    config = api_key_config(ATTACKERS, maintenance={"enabled": False})
+    daemon = daemon_factory(
+        config_file=write_config(tmp_path / "c.yaml", config), env={"MEMORYD_EMBEDDER": "hashing"}
+    )
+    daemon.start()
+    stop, answers = threading.Event(), [[] for _ in range(12)]
+    with concurrent.futures.ThreadPoolExecutor(len(answers)) as clients:
+        running = [
+            clients.submit(_hammer, daemon, ATTACKERS[i % 2], stop, answers[i])
+            for i in range(len(answers))
+        ]
+        while sum(map(len, answers)) < 4:  # the load is on: calls answered and queued
+            assert not any(f.done() for f in running), [f.exception() for f in running]
+            threading.Event().wait(0.05)
+        assert daemon.stop(timeout=60) == 0
+        stop.set()
+        concurrent.futures.wait(running, timeout=60)  # a deadlock guard
+    assert all(f.done() and f.exception() is None for f in running)
+    logs = daemon.logs()
+    assert "shutting down" in logs
+    assert "shutdown overran" not in logs, "the watchdog ended the shutdown"
+    seen = {code for calls in answers for code in calls}
+    assert seen <= {"INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "UNAVAILABLE"}, seen

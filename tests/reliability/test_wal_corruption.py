@@ -3,13 +3,15 @@
 A real daemon acknowledges 30 Remembers and is killed before it applies them (the
 background apply waits 10 s for company), so all 30 are only in the log. Then:
 
-- one byte flipped inside entry 16: the next start replays the 29 intact entries
-  (15 before the damage *and* 14 after it), sets the unreadable bytes aside next to
-  the log and logs an error naming the segment, the offset and the one lost write;
-  ``memoryd wal check`` reports the damage (exit 1) before the start;
-- the last entry cut short (a torn tail, what a crash mid-write leaves): dropped and
-  logged as a warning, the 29 before it replayed; ``wal check`` calls it a torn tail
-  (exit 0).
+- one byte flipped inside entry 16, or inside the 30th, the last acknowledged one
+  (issue 30: it used to pass for a torn tail): the next start replays the 29 intact
+  entries (those before the damage *and* after it), sets the unreadable bytes aside
+  next to the log and logs an error naming the segment, the offset and the one lost
+  write; ``memoryd wal check`` reports the damage (exit 1) before the start, and after
+  it counts the same one lost write, once;
+- a write torn mid-way that was never acknowledged (what a crash mid-write leaves
+  behind the 30 answered ones): dropped and logged as a warning, all 30 replayed;
+  ``wal check`` calls it a torn tail (exit 0).
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import grpc
+import pytest
 
-from memoryd.durability.wal import SUFFIX
+from memoryd.durability.wal import SUFFIX, encode_group
+from memoryd.durability.wal_scan import COMMIT_MARK
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 from tests.conftest import REPO, Daemon
@@ -66,6 +70,9 @@ def _entries(wal_dir: Path) -> tuple[Path, list[tuple[int, int, int]]]:
     out, pos = [], 0
     while pos + _HEADER.size <= len(data):
         length, _, seq = _HEADER.unpack_from(data, pos)
+        if length == COMMIT_MARK:  # a group's commit record
+            pos += _HEADER.size
+            continue
         out.append((pos, length, seq))
         pos += _HEADER.size + length
     return segments[0], out
@@ -96,6 +103,14 @@ def _wal_check(data_dir: Path) -> tuple[int, dict[str, object]]:
     return done.returncode, report
 
 
+def _wal_check_text(data_dir: Path) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", "wal", "check", "--data-dir", str(data_dir)],
+        capture_output=True, text=True, cwd=REPO, timeout=120, env={**os.environ, **ENV},
+    )  # fmt: skip
+    return done.stdout.splitlines()
+
+
 def _log_lines(daemon: Daemon) -> list[dict[str, object]]:
     lines = []
     for line in daemon.logs().splitlines():
@@ -104,16 +119,17 @@ def _log_lines(daemon: Daemon) -> list[dict[str, object]]:
     return lines
 
 
-def test_a_flipped_byte_mid_log_loses_only_that_entry_and_says_so(
-    daemon_factory: Callable[..., Daemon],
+@pytest.mark.parametrize("damaged", [DAMAGED, WRITES], ids=["mid-log", "last-acknowledged"])
+def test_a_flipped_byte_loses_only_that_entry_and_says_so(
+    daemon_factory: Callable[..., Daemon], damaged: int
 ) -> None:
     daemon = daemon_factory(env=ENV)
     ids = _remember_and_kill(daemon)
     segment, entries = _entries(daemon.data_dir / "wal")
     assert len(entries) == WRITES, "one log entry per acknowledged Remember, none applied"
-    offset, length, seq = entries[DAMAGED - 1]
+    offset, length, seq = entries[damaged - 1]
     data = bytearray(segment.read_bytes())
-    data[offset + _HEADER.size + length // 2] ^= 0x40  # inside entry 16's payload
+    data[offset + _HEADER.size + length // 2] ^= 0x40  # inside the entry's payload
     segment.write_bytes(bytes(data))
 
     code, report = _wal_check(daemon.data_dir)
@@ -124,12 +140,12 @@ def test_a_flipped_byte_mid_log_loses_only_that_entry_and_says_so(
     assert damage[0]["offset"] == offset
     assert damage[0]["lost_entries"] == 1
     assert damage[0]["lost_seqs"] == [seq, seq]
-    assert report["torn_tail"] is None
+    assert report["torn_tail"] is None and report["lost_writes"] == 1
 
     daemon.start()
     present = _present(daemon, ids)
     lost = [i + 1 for i, ok in enumerate(present) if not ok]
-    assert lost == [DAMAGED], f"writes lost: {lost}"
+    assert lost == [damaged], f"writes lost: {lost}"
     errors = [
         line
         for line in _log_lines(daemon)
@@ -138,19 +154,25 @@ def test_a_flipped_byte_mid_log_loses_only_that_entry_and_says_so(
     assert len(errors) == 1, daemon.logs()
     error = errors[0]
     assert error["segment"] == segment.name and error["offset"] == offset
-    assert error["lost_entries"] == 1 and error["replayed_after"] == WRITES - DAMAGED
+    assert error["lost_entries"] == 1 and error["replayed_after"] == WRITES - damaged
     kept = Path(str(error["kept"]))
     assert kept.exists() and kept.parent == daemon.data_dir / "wal"
     assert data[offset : offset + 64] in kept.read_bytes()
     daemon.stop()
 
-    # Replayed and checkpointed: nothing more can be lost there, but the check keeps
-    # saying that something was, until the kept bytes are deleted.
+    # Replayed and checkpointed: the check keeps saying that one write was lost (one
+    # count, whatever the checkpoint), until the kept bytes are deleted.
     code, report = _wal_check(daemon.data_dir)
     assert code == 1 and not report["ok"], report
-    assert all(d["lost_entries"] == 0 for d in report["damaged"]), report
+    assert report["lost_writes"] == 1, report
+    assert [(d["lost_entries"], d["kept"]) for d in report["damaged"]] == [(1, str(kept))]
     (kept_about,) = report["set_aside_damage"]
     assert kept_about["lost_entries"] == 1 and kept_about["lost_seqs"] == [seq, seq]
+    text = _wal_check_text(daemon.data_dir)
+    assert [line for line in text if "lost" in line] == [
+        next(line for line in text if line.startswith("DAMAGED")),
+        "acknowledged writes lost: 1",
+    ], text
     kept.unlink()
     kept.with_suffix(".json").unlink()
     code, report = _wal_check(daemon.data_dir)
@@ -162,20 +184,22 @@ def test_a_torn_tail_is_dropped_and_logged(daemon_factory: Callable[..., Daemon]
     ids = _remember_and_kill(daemon)
     segment, entries = _entries(daemon.data_dir / "wal")
     assert len(entries) == WRITES
-    offset, length, _ = entries[-1]
-    with open(segment, "r+b") as f:
-        f.truncate(offset + _HEADER.size + length - 7)  # the last entry half written
+    # A 31st write the crash interrupted: half of it reached the file, never answered.
+    offset = segment.stat().st_size
+    torn = encode_group([entries[-1][2] + 1], [b"an unanswered write " * 10])
+    with open(segment, "ab") as f:
+        f.write(torn[: len(torn) // 2])
 
     code, report = _wal_check(daemon.data_dir)
     assert code == 0, report
-    assert report["damaged"] == []
+    assert report["damaged"] == [] and report["lost_writes"] == 0
     tail = report["torn_tail"]
     assert isinstance(tail, dict) and tail["segment"] == segment.name, report
-    assert tail["offset"] == offset and tail["bytes"] == _HEADER.size + length - 7
+    assert tail["offset"] == offset and tail["bytes"] == len(torn) // 2
 
     daemon.start()
     present = _present(daemon, ids)
-    assert present == [True] * (WRITES - 1) + [False]
+    assert present == [True] * WRITES
     warnings = [
         line
         for line in _log_lines(daemon)

@@ -115,3 +115,20 @@ def test_validation_past_its_time_budget_is_refused(daemon: Daemon) -> None:
     content = {"items": [{"n": i} for i in range(5000)]}
     message = others_are_served_while(daemon, lambda ch: set_working(ch, content, schema))
     assert "json_schema" in message and "schema_time_budget_ms" in message
+
+
+@pytest.mark.parametrize(
+    ("schema", "field"),
+    [
+        ({"$ref": "#"}, "json_schema.$ref"),
+        ({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}, "$defs.a"),
+    ],
+)
+def test_a_reference_cycle_is_refused_naming_it(
+    daemon: Daemon, schema: dict[str, Any], field: str
+) -> None:
+    """It answered INTERNAL (RecursionError) before (issue 30, item 6)."""
+    with daemon.channel() as channel:
+        code, message = outcome(lambda: set_working(channel, {"x": 1}, schema))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT, (code, message)
+    assert field in message and "cycle" in message

@@ -14,7 +14,8 @@ from typing import Any
 
 from mcp.server.stdio import stdio_server
 
-from memoryd.mcp.server import McpRequest, ToolFailure, build_server
+from memoryd.mcp.errors import ToolFailure
+from memoryd.mcp.server import McpRequest, build_server
 from memoryd_client import AsyncMemorydClient, TlsConfig
 from memoryd_client.errors import InvalidArgumentError, MemorydError
 from memoryd_client.tool_calls import AsyncToolRunner, ToolContext

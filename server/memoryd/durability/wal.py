@@ -2,17 +2,21 @@
 
 On disk (``<data_dir>/wal/``): segments ``<first seq:020d>.wal``, each a run of entries
 ``length:u32 | crc32:u32 | seq:u64 | payload`` (little endian; the crc covers seq and
-payload). Only the last segment can end in a torn entry after a crash; it is cut
-off at start. Any other unreadable range is damage: copied aside, the writes it held
-counted and logged, and the intact entries after it replayed (see wal_scan.py).
+payload), every group of them followed by a commit record naming its highest sequence.
+Only the last segment can end in a torn write after a crash (bytes after the last
+commit record that hold no intact entry); it is cut off at start. Any other
+unreadable range is damage, the final entries included when a commit record follows
+them: copied aside, the writes it held counted and logged, and the intact entries
+after it replayed (see wal_scan.py).
 ``checkpoint`` holds the highest sequence whose entry and every earlier one is
 applied *and* durable in the store, and the LanceDB table versions that hold them;
 segments wholly at or below it are deleted. An unreadable checkpoint counts as 0
 (replay is idempotent), with a warning.
 
 Group commit: ``submit`` assigns the next sequence number and queues the payload;
-one writer task takes everything queued, writes it and calls ``fsync`` once, in a
-worker thread (never on the event loop), then resolves every waiter. A failed write
+one writer task takes everything queued, writes it with its commit record and calls
+``fsync`` once, in a worker thread (never on the event loop), then resolves every
+waiter. A failed write
 or fsync fails the whole group, cuts the segment back to its last durable entry and
 starts a new segment on the next attempt; nothing of the failed group is ever read
 back.
@@ -35,7 +39,14 @@ from pathlib import Path
 import structlog
 
 from memoryd.aio import cancel_and_wait
-from memoryd.durability.wal_scan import HEADER, LogScan, Unreadable, scan_log, scan_segment
+from memoryd.durability.wal_scan import (
+    HEADER,
+    LogScan,
+    Unreadable,
+    encode_commit,
+    scan_log,
+    scan_segment,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -109,6 +120,12 @@ def fsync_dir(path: Path) -> None:
 def encode_entry(seq: int, payload: bytes) -> bytes:
     body = struct.pack("<Q", seq) + payload
     return HEADER.pack(len(payload), zlib.crc32(body), seq) + payload
+
+
+def encode_group(seqs: list[int], payloads: list[bytes]) -> bytes:
+    """One group commit's bytes: its entries, then the commit record naming the last."""
+    entries = b"".join(map(encode_entry, seqs, payloads))
+    return entries + encode_commit(seqs[-1])
 
 
 def read_segment(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -204,7 +221,8 @@ class WriteAheadLog:
             self._set_damage_aside(scan, damage, checkpoint.applied)
         entries = [(seq, p) for seq, p in scan.entries() if seq > checkpoint.applied]
         entries.sort(key=lambda e: e[0])
-        last = max([checkpoint.applied, *(seq for seq, _ in scan.entries())])
+        # Past a damaged final entry too: a sequence number is never used twice.
+        last = max(checkpoint.applied, scan.last_seq)
         self._next_seq = last + 1
         self.durable_seq = last
         return entries
@@ -223,6 +241,9 @@ class WriteAheadLog:
         )
 
     def _set_damage_aside(self, scan: LogScan, damage: Unreadable, checkpoint: int) -> None:
+        kept = damage_file(self.directory, damage)
+        if kept.exists() and not damage.lost_entries(checkpoint):
+            return  # copied aside (and its loss logged) by an earlier start
         if not damage.lost_entries(checkpoint) and damage.seq_after is not None:
             log.warning(
                 "write-ahead log damaged where its writes are already in the store; nothing lost",
@@ -231,7 +252,6 @@ class WriteAheadLog:
                 bytes=damage.length,
             )
             return
-        kept = damage_file(self.directory, damage)
         with open(damage.segment, "rb") as src:
             src.seek(damage.offset)
             data = src.read(damage.length)
@@ -284,7 +304,7 @@ class WriteAheadLog:
         path = self.directory / f"{seqs[0]:020d}{SUFFIX}"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            view = memoryview(b"".join(map(encode_entry, seqs, payloads)))
+            view = memoryview(encode_group(seqs, payloads))
             while view:
                 view = view[os.write(fd, view) :]
             os.fsync(fd)
@@ -326,7 +346,7 @@ class WriteAheadLog:
             group = [await self._queue.get()]
             while not self._queue.empty():
                 group.append(self._queue.get_nowait())
-            data = b"".join(encode_entry(q.seq, q.payload) for q in group)
+            data = encode_group([q.seq for q in group], [q.payload for q in group])
             loop = asyncio.get_running_loop()
             started = loop.time()
             try:

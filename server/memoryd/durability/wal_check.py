@@ -5,6 +5,10 @@ next start replays, a torn tail (dropped at start: an interrupted, unacknowledge
 write), damaged ranges (the writes they held are lost; the start copies the bytes
 aside and replays the intact entries after them), the damaged ranges earlier starts
 copied aside, and the writes set aside because the store rejected them.
+
+Each lost write is counted once: a damaged range an earlier start copied aside
+counts the writes that start lost (the checkpoint has moved past them since), one
+not yet copied the writes the next start will lose; the report ends with the total.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.durability.set_aside import set_aside_entries
-from memoryd.durability.wal import DAMAGED_PREFIX, Checkpoint, WriteAheadLog
+from memoryd.durability.wal import DAMAGED_PREFIX, Checkpoint, WriteAheadLog, damage_file
 from memoryd.durability.wal_scan import LogScan, Unreadable
 
 Doc = dict[str, object]
@@ -34,12 +38,43 @@ class LogCheck:
     def ok(self) -> bool:
         """False when writes were or will be lost (damage above the checkpoint, or
         kept aside by a start), or the checkpoint is unreadable."""
-        applied = self.checkpoint.applied
-        losing = any(d.lost_entries(applied) for d in self.scan.damaged)
-        return not losing and not self.kept and not self.checkpoint.unreadable
+        return not self.lost_writes() and not self.kept and not self.checkpoint.unreadable
 
     def to_replay(self) -> int:
         return sum(1 for seq, _ in self.scan.entries() if seq > self.checkpoint.applied)
+
+    def kept_file(self, damage: Unreadable) -> Doc | None:
+        """What an earlier start kept of ``damage`` (None: not copied aside yet)."""
+        name = str(damage_file(self.directory, damage))
+        return next((k for k in self.kept if k["file"] == name), None)
+
+    def lost(self, damage: Unreadable) -> tuple[int, list[int] | None]:
+        """(how many, first and last seq) of the acknowledged writes ``damage`` held
+        that are lost: as counted when they were copied aside, else from now on."""
+        kept = self.kept_file(damage)
+        count = None if kept is None else kept_count(kept)
+        if kept is not None and count is not None:
+            seqs = kept.get("lost_seqs")
+            return count, list(seqs) if isinstance(seqs, list) else None
+        seqs = damage.lost_seqs(self.checkpoint.applied)
+        return damage.lost_entries(self.checkpoint.applied), None if seqs is None else list(seqs)
+
+    def kept_elsewhere(self) -> list[Doc]:
+        """Kept ranges whose bytes are no longer in the log (their segment deleted)."""
+        in_log = {str(damage_file(self.directory, d)) for d in self.scan.damaged}
+        return [k for k in self.kept if k["file"] not in in_log]
+
+    def lost_writes(self) -> int:
+        """Every acknowledged write lost or about to be, each counted once."""
+        in_log = sum(self.lost(d)[0] for d in self.scan.damaged)
+        return in_log + sum(kept_count(k) or 0 for k in self.kept_elsewhere())
+
+    def _damage_dict(self, damage: Unreadable) -> Doc:
+        kept = self.kept_file(damage)
+        count, seqs = self.lost(damage)
+        out = damage.as_dict(self.checkpoint.applied)
+        out.update(lost_entries=count, lost_seqs=seqs, kept=None if kept is None else kept["file"])
+        return out
 
     def as_dict(self) -> Doc:
         applied = self.checkpoint.applied
@@ -60,9 +95,10 @@ class LogCheck:
             ],
             "entries_to_replay": self.to_replay(),
             "torn_tail": None if tail is None else tail.as_dict(applied),
-            "damaged": [d.as_dict(applied) for d in self.scan.damaged],
+            "damaged": [self._damage_dict(d) for d in self.scan.damaged],
             "set_aside_damage": self.kept,
             "set_aside_writes": self.set_aside_writes,
+            "lost_writes": self.lost_writes(),
         }
 
 
@@ -88,10 +124,31 @@ def _kept_damage(directory: Path) -> list[Doc]:
     return found
 
 
-def _lost(d: Unreadable, checkpoint: int) -> str:
-    seqs = d.lost_seqs(checkpoint)
-    span = f" (seq {seqs[0]}..{seqs[1]})" if seqs else ""
-    return f"{d.lost_entries(checkpoint)} acknowledged write(s) lost{span}"
+def kept_count(kept: Doc) -> int | None:
+    """The writes a kept damaged range held (None when its description is missing)."""
+    count = kept.get("lost_entries")
+    return count if isinstance(count, int) else None
+
+
+def _lost(count: int, seqs: object) -> str:
+    span = f" (seq {seqs[0]}..{seqs[1]})" if isinstance(seqs, list) and len(seqs) == 2 else ""
+    return f"{count} acknowledged write(s) lost{span}"
+
+
+def _damage_line(check: LogCheck, d: Unreadable) -> str:
+    where = f"DAMAGED: {d.segment.name} offset {d.offset}, {d.length} bytes: "
+    kept = check.kept_file(d)
+    count, seqs = check.lost(d)
+    if kept is not None:
+        return (
+            f"{where}{_lost(count, seqs)}; kept aside in {kept['file']} (delete it once inspected)"
+        )
+    if not count:
+        return f"{where}its writes are already in the store; nothing lost"
+    return (
+        f"{where}{_lost(count, seqs)}; the next start copies the bytes aside and replays "
+        "the intact entries after them"
+    )
 
 
 def describe(check: LogCheck) -> list[str]:
@@ -115,20 +172,19 @@ def describe(check: LogCheck) -> list[str]:
             f"torn tail: {tail.segment.name} offset {tail.offset}, {tail.length} bytes "
             "(an interrupted write, never acknowledged; dropped at start)"
         )
-    for d in check.scan.damaged:
-        lines.append(
-            f"DAMAGED: {d.segment.name} offset {d.offset}, {d.length} bytes: "
-            f"{_lost(d, cp.applied)}; the next start copies the bytes aside and replays "
-            "the intact entries after them"
+    lines.extend(_damage_line(check, d) for d in check.scan.damaged)
+    for k in check.kept_elsewhere():
+        count = kept_count(k)
+        lost = (
+            "an unknown number of writes lost"
+            if count is None
+            else _lost(count, k.get("lost_seqs"))
         )
-    for k in check.kept:
-        lines.append(
-            f"damaged range kept aside: {k['file']} ({k.get('lost_entries', '?')} write(s) "
-            "lost); delete it once inspected"
-        )
+        lines.append(f"damaged range kept aside: {k['file']}: {lost}; delete it once inspected")
     if check.set_aside_writes:
         lines.append(
             f"writes set aside by the store: {check.set_aside_writes} (memoryd wal set-aside)"
         )
+    lines.append(f"acknowledged writes lost: {check.lost_writes()}")
     lines.append("ok" if check.ok else "NOT OK")
     return lines

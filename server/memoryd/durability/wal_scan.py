@@ -9,9 +9,18 @@ replayed; the unreadable range is copied aside and the writes it held are counte
 from the gap in the sequence numbers (they are consecutive within the log), so the
 loss is exact and loud (see ``WriteAheadLog.recover``).
 
-After an unreadable entry the scan looks for the next intact one: an offset whose
-header carries a sequence number just above the last intact one (found vectorised
-over the whole segment), a sane length and a matching checksum.
+Every group commit ends with a *commit record*: a header-sized record (the length
+field :data:`COMMIT_MARK`, no payload) naming the group's highest sequence number,
+written and fsynced with the group. It is what tells damage to the final entries from
+a torn tail: a write interrupted before its fsync ends before its commit record (the
+group is written front to back), so an unreadable range *followed* by an intact
+commit record held acknowledged writes, up to the sequence the record names, and is
+damage like any other. Logs written before commit records existed read as before
+(their unreadable last bytes are a torn tail).
+
+After an unreadable range the scan looks for the next intact entry or commit record:
+an offset whose header carries a sequence number just above the last intact one
+(found vectorised over the whole segment), a sane length and a matching checksum.
 """
 
 from __future__ import annotations
@@ -26,6 +35,10 @@ import numpy as np
 
 HEADER = struct.Struct("<IIQ")
 _SEQ = struct.Struct("<Q")
+#: The length field of a commit record (no entry is this long: see MAX_ENTRY_BYTES).
+COMMIT_MARK = 0xFFFF_FFFF
+#: Mixed into a commit record's checksum, so that no entry header reads as one.
+_COMMIT_TAG = b"memoryd-wal-commit"
 #: Larger payloads are corrupt (a batch of 1000 memories of 8 KiB is ~10 MiB).
 MAX_ENTRY_BYTES = 256 * 2**20
 #: How far past the last intact sequence number the next intact entry may be: a
@@ -43,7 +56,9 @@ class Unreadable:
     length: int
     #: Highest intact sequence number before the range (0: none in the log).
     seq_before: int
-    #: Lowest intact sequence number after it (None: nothing after it in the log).
+    #: The first sequence number after what the range held: the next intact entry's,
+    #: or one past the sequence a commit record after the range names (None: nothing
+    #: after it in the log).
     seq_after: int | None = None
 
     def lost_seqs(self, checkpoint: int = 0) -> tuple[int, int] | None:
@@ -81,6 +96,8 @@ class SegmentScan:
     damaged: list[Unreadable] = field(default_factory=list)
     #: Unreadable bytes at the end (a torn tail if this is the last segment).
     tail: Unreadable | None = None
+    #: Highest sequence number an intact commit record names (0: none).
+    committed: int = 0
 
     @property
     def good_end(self) -> int:
@@ -102,6 +119,31 @@ class LogScan:
         for segment in self.segments:
             yield from segment.entries
 
+    @property
+    def last_seq(self) -> int:
+        """The highest sequence number the log has used: of an intact entry, or named
+        by a commit record (whose entry may be damaged); 0 for an empty log."""
+        return max(
+            (max(s.committed, s.entries[-1][0] if s.entries else 0) for s in self.segments),
+            default=0,
+        )
+
+
+def encode_commit(seq: int) -> bytes:
+    """The commit record of a group whose highest sequence number is ``seq``."""
+    return HEADER.pack(COMMIT_MARK, zlib.crc32(_COMMIT_TAG + _SEQ.pack(seq)), seq)
+
+
+def _commit_at(data: bytes, pos: int, min_seq: int) -> int | None:
+    """The sequence number the intact commit record at ``pos`` names, if it is at
+    least ``min_seq``."""
+    if pos + HEADER.size > len(data):
+        return None
+    length, crc, seq = HEADER.unpack_from(data, pos)
+    if length != COMMIT_MARK or seq < min_seq:
+        return None
+    return seq if zlib.crc32(_COMMIT_TAG + _SEQ.pack(seq)) == crc else None
+
 
 def _entry_at(data: bytes, pos: int, min_seq: int) -> tuple[int, bytes] | None:
     """The intact entry at ``pos`` with a sequence number of at least ``min_seq``."""
@@ -118,8 +160,8 @@ def _entry_at(data: bytes, pos: int, min_seq: int) -> tuple[int, bytes] | None:
 
 
 def _resync(data: bytes, pos: int, last_seq: int) -> int | None:
-    """The offset of the first intact entry after ``pos`` that continues the log
-    (sequence number in (last_seq, last_seq + MAX_SEQ_GAP]), or None."""
+    """The offset of the first intact entry or commit record after ``pos`` that
+    continues the log (sequence number in (last_seq, last_seq + MAX_SEQ_GAP]), or None."""
     raw = np.frombuffer(data, dtype=np.uint8)
     candidates: list[np.ndarray] = []
     # The sequence number sits 8 bytes into an entry: read the file as u64 at each
@@ -137,6 +179,8 @@ def _resync(data: bytes, pos: int, last_seq: int) -> int | None:
     for start in np.sort(np.concatenate(candidates)).tolist():
         if _entry_at(data, start, last_seq + 1) is not None:
             return int(start)
+        if _commit_at(data, start, last_seq + 1) is not None:
+            return int(start)
     return None
 
 
@@ -153,11 +197,19 @@ def scan_segment(path: Path, last_seq: int) -> SegmentScan:
             last_seq = seq
             pos += HEADER.size + len(payload)
             continue
+        committed = _commit_at(data, pos, last_seq)
+        if committed is not None:
+            # Names the entry just read, or (after damage) the last one it covered.
+            scan.committed = last_seq = committed
+            pos += HEADER.size
+            continue
         nxt = _resync(data, pos, last_seq)
         if nxt is None:
             scan.tail = Unreadable(path, pos, len(data) - pos, last_seq)
             break
-        seq_after = HEADER.unpack_from(data, nxt)[2]
+        length, _, seq_after = HEADER.unpack_from(data, nxt)
+        if length == COMMIT_MARK:  # the range held the group's writes up to seq_after
+            seq_after += 1
         scan.damaged.append(Unreadable(path, pos, nxt - pos, last_seq, seq_after))
         pos = nxt
     return scan
@@ -181,6 +233,7 @@ def scan_log(segments: list[Path], after: int = 0) -> LogScan:
                 damaged.append(_closed(open_tail, first_seq))
                 open_tail = None
             last = scan.entries[-1][0]
+        last = max(last, scan.committed)
         damaged.extend(scan.damaged)
         if scan.tail is not None:
             if open_tail is not None:  # no entry in this segment: still open

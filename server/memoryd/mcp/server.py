@@ -6,7 +6,8 @@ operations through the door, for the Streamable HTTP endpoint) and the stdio bri
 (memoryd.cli.mcp_bridge, the Python client over gRPC). Arguments are checked against
 the table first: a bad one is a tool error naming the field (``isError``), never a
 protocol error, and nothing is stored. Errors of the call itself (not found, denied,
-a failed precondition) are tool errors too, with their status.
+a failed precondition) are tool errors too, with their status. A failed resource read
+or prompt is a JSON-RPC error with the code mcp/errors.py assigns its status.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
 
 from memoryd import __version__
+from memoryd.mcp.errors import ToolFailure, invalid_params, jsonrpc_error
 from memoryd.mcp.trace import PROMPTS_GET, RESOURCES_READ, TOOLS_CALL, request_span
 from memoryd.observability.tracing import NO_TRACING, SERVER_FAULTS, Tracing
 from memoryd_client.tool_args import check_arguments
@@ -68,16 +70,6 @@ class McpRequest:
             k: str(self.meta[k]) for k in PROPAGATION_KEYS if isinstance(self.meta.get(k), str)
         }
         return found or None
-
-
-class ToolFailure(Exception):
-    """A tool call that failed for a reason the caller can act on."""
-
-    def __init__(self, code: str, message: str, fields: Mapping[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.fields = dict(fields or {})
 
 
 class ToolBackend(Protocol):
@@ -184,9 +176,10 @@ async def run_tool(
 ) -> JSON:
     """One tool call as its MCP result (a CallToolResult's wire dict): structured
     content, or a tool error. With ``tracing`` on, the call is one span (mcp/trace.py)
-    and the operations the backend runs for it are its children."""
+    and the operations the backend runs for it are its children. An unknown tool is
+    a protocol error (Invalid params, as the specification's example)."""
     if name not in MCP_TOOLS:
-        return _error("NOT_FOUND", f"unknown tool {name!r}")
+        raise invalid_params(f"Unknown tool: {name!r}")
     try:
         with _traced(tracing, request, TOOLS_CALL, name):
             checked = check_arguments(name, arguments or {})
@@ -216,6 +209,15 @@ def _tool(name: str) -> types.Tool:
             open_world_hint=hints["openWorldHint"],
         ),
     )
+
+
+@contextmanager
+def _as_jsonrpc_errors(uri: str = "") -> Iterator[None]:
+    """A resource read's or prompt's failure as its JSON-RPC error (mcp/errors.py)."""
+    try:
+        yield
+    except (ToolFailure, ToolArgumentError) as exc:
+        raise jsonrpc_error(exc, uri=uri) from None
 
 
 def _agent_of(uri: str) -> tuple[str, str]:
@@ -299,9 +301,9 @@ def build_server(backend: ToolBackend, *, tracing: Tracing = NO_TRACING) -> Serv
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
-        agent, leaf = _agent_of(uri)
         request = _request_of(ctx)
-        with _traced(tracing, request, RESOURCES_READ, uri=uri):
+        with _as_jsonrpc_errors(uri), _traced(tracing, request, RESOURCES_READ, uri=uri):
+            agent, leaf = _agent_of(uri)
             if leaf == "agent.md":
                 profile = await backend.call("read_agent_memory", {"agent_id": agent}, request)
                 text, mime = str(profile["content"]), "text/markdown"
@@ -341,10 +343,12 @@ def build_server(backend: ToolBackend, *, tracing: Tracing = NO_TRACING) -> Serv
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         if params.name != PROMPT:
-            raise ToolFailure("NOT_FOUND", f"no prompt {params.name!r}")
+            raise invalid_params(f"Unknown prompt: {params.name!r}")
         arguments = {k: v for k, v in (params.arguments or {}).items() if v}
+        if not arguments.get("trigger"):  # required by the prompt, optional for the tool
+            raise invalid_params("invalid argument: trigger is required", {"trigger": "required"})
         request = _request_of(ctx)
-        with _traced(tracing, request, PROMPTS_GET, PROMPT):
+        with _as_jsonrpc_errors(), _traced(tracing, request, PROMPTS_GET, PROMPT):
             checked = check_arguments("build_snapshot", arguments)
             snapshot = await backend.call("build_snapshot", checked, request)
         return types.GetPromptResult(

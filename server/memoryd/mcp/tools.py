@@ -40,7 +40,8 @@ from memoryd.domain.snapshot import (
     StateWrite,
 )
 from memoryd.mcp import render
-from memoryd.mcp.server import McpRequest, ToolFailure
+from memoryd.mcp.errors import ToolFailure
+from memoryd.mcp.server import McpRequest
 from memoryd.operations import Call, Door, Operation, Outcome
 from memoryd.operations import agent_state as state_ops
 from memoryd.operations import keyed as keyed_ops

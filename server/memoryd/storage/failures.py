@@ -55,6 +55,8 @@ _BY_TEXT = (
     ("unavailable", UNREACHABLE),
     ("timed out", TIMED_OUT),
     ("timeout", TIMED_OUT),
+    # gRPC's own: a server that accepts the connection and never answers.
+    ("deadline exceeded", TIMED_OUT),
     ("sufficient data", DAMAGED),
     ("file size is too small", DAMAGED),
     ("failed to fill whole buffer", DAMAGED),
@@ -93,8 +95,9 @@ def cause_of(exc: BaseException) -> str:
     return FAILED
 
 
-def backend_failure(backend: str, op: str, exc: BaseException) -> StoreError:
-    """The StoreError for a backend call that raised ``exc`` (logged here in full)."""
+def backend_failure(backend: str, op: str, exc: BaseException, *, where: str = "") -> StoreError:
+    """The StoreError for a backend call that raised ``exc`` (logged here in full,
+    with ``where``: the endpoint, for the log only, never for a client)."""
     cause = cause_of(exc)
     log.warning(
         "store call failed",
@@ -102,6 +105,7 @@ def backend_failure(backend: str, op: str, exc: BaseException) -> StoreError:
         op=op,
         cause=cause,
         error=f"{type(exc).__name__}: {exc}",
+        **({"where": where} if where else {}),
     )
     return StoreError(f"{backend} {op} failed: {cause}", cause=cause)
 

@@ -6,12 +6,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import structlog
+
 from memoryd.storage.base import Store
 from memoryd.storage.records import RecordStore
 from memoryd.storage.settings import QdrantSettings
 
 if TYPE_CHECKING:
     from memoryd.storage.qdrant import QdrantOptions
+
+log = structlog.get_logger(__name__)
 
 
 def _lancedb(data_dir: Path, dimension: int) -> Store:
@@ -37,7 +41,7 @@ def qdrant_options(settings: QdrantSettings, data_dir: Path, part: str) -> Qdran
         api_key=key,
         path=None if settings.url else data_dir / "qdrant" / part,
         prefer_grpc=settings.prefer_grpc,
-        grpc_port=settings.grpc_port,
+        grpc_port=settings.grpc_endpoint()[0],
         timeout_s=settings.timeout_s,
         collection_prefix=settings.collection_prefix,
         shared=settings.is_shared,
@@ -51,7 +55,14 @@ def qdrant_options(settings: QdrantSettings, data_dir: Path, part: str) -> Qdran
 def _qdrant(data_dir: Path, dimension: int, settings: QdrantSettings | None = None) -> Store:
     from memoryd.storage.qdrant import QdrantStore
 
-    options = qdrant_options(settings or QdrantSettings(), data_dir, "memories")
+    settings = settings or QdrantSettings()
+    options = qdrant_options(settings, data_dir, "memories")
+    if settings.url is not None:
+        grpc_port, why = settings.grpc_endpoint()
+        endpoint = "REST to the url" if grpc_port is None else f"gRPC on port {grpc_port}"
+        guessing_no_port = grpc_port is None and settings.prefer_grpc
+        say = log.warning if guessing_no_port else log.info
+        say("qdrant server", url=settings.url, talks=endpoint, because=why)
     return QdrantStore.from_options(options, dimension)
 
 

@@ -4,10 +4,19 @@ cache in front of it and the Qdrant server's options."""
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 StoreBackend = Literal["lancedb", "memory", "qdrant"]
+#: Qdrant's default ports: REST, and gRPC beside it.
+QDRANT_REST_PORT = 6333
+QDRANT_GRPC_PORT = 6334
+
+
+def url_port(url: str) -> int | None:
+    """The port a Qdrant URL names (None: none; qdrant-client then uses 6333)."""
+    return urlsplit(url if "://" in url else f"http://{url}").port
 
 
 class HotCacheSettings(BaseModel):
@@ -39,9 +48,14 @@ class QdrantSettings(BaseModel):
     #: under data_dir/qdrant (development and tests; not for production volumes).
     url: str | None = None
     api_key: SecretStr | None = None
-    #: Talk gRPC to the server (on grpc_port) rather than REST.
+    #: Talk gRPC to the server (on its gRPC port, below) rather than REST.
     prefer_grpc: bool = True
-    grpc_port: int = Field(6334, ge=1, le=65535)
+    #: The server's gRPC port. None: derived from ``url`` where it can be: a URL on
+    #: Qdrant's default REST port 6333 (or naming no port, which qdrant-client reads
+    #: as 6333) pairs with 6334. Any other port says nothing about the gRPC one, so
+    #: memoryd talks REST to ``url`` and logs why, never guessing a port that on a
+    #: shared machine may be another Qdrant's.
+    grpc_port: int | None = Field(None, ge=1, le=65535)
     timeout_s: float = Field(10.0, gt=0)
     #: Prefix of every collection name, so several deployments can share one server.
     collection_prefix: str = Field("memoryd_", pattern=r"^[A-Za-z0-9_-]*$", max_length=64)
@@ -65,6 +79,28 @@ class QdrantSettings(BaseModel):
     shard_number: int | None = Field(None, ge=1, le=1024)
     replication_factor: int | None = Field(None, ge=1, le=64)
     write_consistency_factor: int | None = Field(None, ge=1, le=64)
+
+    @field_validator("url")
+    @classmethod
+    def _url_has_a_valid_port(cls, url: str | None) -> str | None:
+        if url is not None:
+            url_port(url)  # ValueError for a port out of range or not a number
+        return url
+
+    def grpc_endpoint(self) -> tuple[int | None, str]:
+        """(the gRPC port memoryd talks to, None for REST to ``url``; why that one)."""
+        if self.url is None:
+            return None, "local mode"
+        if not self.prefer_grpc:
+            return None, "storage.qdrant.prefer_grpc is false"
+        if self.grpc_port is not None:
+            return self.grpc_port, "storage.qdrant.grpc_port"
+        if url_port(self.url) in (None, QDRANT_REST_PORT):
+            return QDRANT_GRPC_PORT, f"Qdrant's default pairing of REST {QDRANT_REST_PORT}"
+        return None, (
+            f"the url's port is not Qdrant's default REST port {QDRANT_REST_PORT}, so the "
+            "gRPC port cannot be derived from it: set storage.qdrant.grpc_port to use gRPC"
+        )
 
     @property
     def is_shared(self) -> bool:

@@ -18,6 +18,8 @@ from memoryd.config import (
 )
 from memoryd.embedding import HashingEmbedder
 from memoryd.service.agent_state.profile import ProfileService
+from memoryd.service.agent_state.schema_evaluators import ThreadEvaluator
+from memoryd.service.agent_state.schema_runner import SchemaRunner
 from memoryd.service.agent_state.working import WorkingMemoryService
 from memoryd.service.common.llm import ChatClient
 from memoryd.service.common.pagination import PageTokenCodec
@@ -59,14 +61,20 @@ async def records() -> AsyncIterator[InMemoryRecordStore]:
 
 
 @pytest.fixture
-def working(records: InMemoryRecordStore, clock: FakeClock) -> WorkingMemoryService:
-    return WorkingMemoryService(
+def working(records: InMemoryRecordStore, clock: FakeClock) -> Iterator[WorkingMemoryService]:
+    settings = WorkingMemorySettings(max_content_bytes=2048)
+    # Schemas evaluated in threads here (the daemon's worker processes: see
+    # test_schema_processes.py).
+    runner = SchemaRunner(settings, evaluator=ThreadEvaluator())
+    yield WorkingMemoryService(
         records=records,
         page_tokens=PageTokenCodec(b"w" * 32),
-        settings=WorkingMemorySettings(max_content_bytes=2048),
+        settings=settings,
         limits=LimitsSettings(),
         clock=clock,
+        schemas=runner,
     )
+    runner.close()
 
 
 @pytest.fixture

@@ -366,7 +366,7 @@ def test_registry_passes_server_settings(tmp_path: Path) -> None:
     settings = QdrantSettings(url="http://q:6333", api_key="s3cret", collection_prefix="x_")
     store = build_store("qdrant", data_dir=tmp_path, dimension=8, qdrant=settings)
     assert isinstance(store, QdrantStore)
-    assert (store.where, store.spec.name) == ("http://q:6333", "x_memories")
+    assert (store.where, store.spec.name) == ("http://q:6333 (gRPC port 6334)", "x_memories")
 
 
 def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -380,7 +380,8 @@ def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "qdrant",
         "http://qdrant:6333",
         False,
-        6334,
+        None,
     )
+    assert q.grpc_endpoint()[0] is None  # REST, as asked
     assert q.api_key is not None and q.api_key.get_secret_value() == "k"
     assert s.masked()["storage"]["qdrant"]["api_key"] != "k"

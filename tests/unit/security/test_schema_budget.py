@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from memoryd.service.agent_state.schemas import OverBudget, content_violations, within_budget
+from memoryd.service.agent_state.schema_work import OverBudget, within_budget
+from memoryd.service.agent_state.schemas import content_problems
 
 
 def _step(n: int) -> int:
@@ -68,7 +69,7 @@ def test_unique_items_over_thousands_of_objects_is_stopped() -> None:
     schema = {"properties": {"items": {"type": "array", "uniqueItems": True}}}
     content = {"items": [{"n": float(i)} for i in range(5000)]}
     with pytest.raises(OverBudget):
-        within_budget(0.05, lambda: content_violations(content, schema))
+        within_budget(0.05, lambda: content_problems(content, schema))
 
 
 def test_time_spent_waiting_is_not_counted() -> None:

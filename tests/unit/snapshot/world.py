@@ -31,6 +31,8 @@ from memoryd.embedding import HashingEmbedder
 from memoryd.embedding.base import EmbedKind
 from memoryd.resilience.degradation import ComponentStates
 from memoryd.service.agent_state.profile import ProfileService
+from memoryd.service.agent_state.schema_evaluators import ThreadEvaluator
+from memoryd.service.agent_state.schema_runner import SchemaRunner
 from memoryd.service.agent_state.state import StateService
 from memoryd.service.agent_state.working import WorkingMemoryService
 from memoryd.service.common.llm import ChatClient
@@ -190,12 +192,15 @@ async def world(
         observers=[indexes],
         clock=clock,
     )
+    working_settings = WorkingMemorySettings()
     working = WorkingMemoryService(
         records=records,
         page_tokens=page_tokens,
-        settings=WorkingMemorySettings(),
+        settings=working_settings,
         limits=limits,
         clock=clock,
+        # In threads: the daemon's worker processes are tested on their own.
+        schemas=SchemaRunner(working_settings, evaluator=ThreadEvaluator()),
     )
     profiles = ProfileService(records=records, settings=ProfileSettings(), clock=clock)
     sessions = SessionService(

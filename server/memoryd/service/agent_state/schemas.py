@@ -1,7 +1,7 @@
 """Client JSON Schemas (working memory), evaluated so that no schema can stall the daemon.
 
 A schema comes from a caller and is run against content on every write of its scope.
-Three things keep that bounded:
+Four things keep that bounded:
 
 - **Patterns run on RE2** (``google-re2``: linear time, no backtracking). ``pattern``,
   ``patternProperties`` and the pattern matching of ``additionalProperties`` are
@@ -10,24 +10,21 @@ Three things keep that bounded:
   ``patternProperties`` is refused: jsonschema matches those with Python's ``re``.
 - **Nothing is fetched**: a ``$ref`` to a remote document is unresolvable (the
   default would fetch it over HTTP, blocking, from inside the daemon).
-- **Off the event loop, within a time budget**: checking and validating run in a
-  small worker pool, one evaluation per tenant at a time, and are stopped once they
-  have used more than ``working_memory.schema_time_budget_ms`` of CPU
-  (INVALID_ARGUMENT).
+- **Bounded**: a ``$ref`` cycle that never descends into the content, or a schema
+  nested deeper than :data:`MAX_SCHEMA_DEPTH`, is refused with INVALID_ARGUMENT naming
+  where it is (validating it would recurse without end).
+- **Out of the daemon's process, within CPU budgets**: checking and validating run in
+  worker processes, per check and per tenant (schema_runner.py, schema_work.py).
+
+This module is plain data in and out (no settings, no service): the worker processes
+import it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import sys
-import time
-from collections import Counter
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from functools import lru_cache
-from types import FrameType
-from typing import Any, TypeVar
+from typing import Any
 
 import re2
 import referencing.exceptions
@@ -35,26 +32,30 @@ from jsonschema import Draft202012Validator, SchemaError, ValidationError, valid
 from jsonschema.protocols import Validator
 from referencing import Registry
 
-from memoryd.config import WorkingMemorySettings
-from memoryd.domain.errors import InvalidArgument
-from memoryd.service.common.validation import Violations
+from memoryd.service.agent_state.schema_bounds import (
+    DATA_KEYWORDS,
+    MAX_SCHEMA_DEPTH,
+    field_name,
+    in_place_cycle,
+    too_deep,
+)
 
-T = TypeVar("T")
 #: Schema violations reported per write (the first ones by JSON path).
 MAX_REPORTED_VIOLATIONS = 10
 #: Characters kept of a violation's description (it may quote the content).
 _DESCRIPTION_CHARS = 300
-#: Schema keywords whose values are data, not schemas: not searched for patterns.
-_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
-_WORKERS = 2
 #: RE2 refuses patterns whose compiled program would need more memory than this.
 _RE2_MAX_MEM = 8 << 20
 #: No remote document is ever fetched: every ``$ref`` must point into the schema.
 _NO_RETRIEVAL: Registry[Any] = Registry()
 
 
-class OverBudget(Exception):
-    """A schema check or validation ran past its time budget."""
+class Problems(list[tuple[str, str]]):
+    """What a check found, as (field, description) pairs: plain data, which the schema
+    worker process sends back as it is (this module imports no settings or service)."""
+
+    def add(self, field: str, description: str) -> None:
+        self.append((field, description))
 
 
 # ---------------------------------------------------------------- patterns on RE2
@@ -137,7 +138,7 @@ def validator_class(schema: dict[str, Any]) -> type[Validator]:
     return _SAFE_CLASSES[name]
 
 
-def _pattern_problems(node: Any, path: str, found: dict[str, set[str]], v: Violations) -> None:
+def _pattern_problems(node: Any, path: str, found: dict[str, set[str]], v: Problems) -> None:
     """Every pattern of a schema that RE2 refuses, and which keywords appear."""
     if isinstance(node, list):
         for i, item in enumerate(node):
@@ -148,7 +149,7 @@ def _pattern_problems(node: Any, path: str, found: dict[str, set[str]], v: Viola
     for name, value in node.items():
         where = f"{path}.{name}"
         found.setdefault(name, set()).add(where)
-        if name in _DATA_KEYWORDS:
+        if name in DATA_KEYWORDS:
             continue
         patterns: list[tuple[str, str]] = []
         if name == "pattern" and isinstance(value, str):
@@ -166,34 +167,57 @@ def _pattern_problems(node: Any, path: str, found: dict[str, set[str]], v: Viola
 # ---------------------------------------------------------------- checks
 
 
-def check_schema(v: Violations, schema: dict[str, Any], field: str = "json_schema") -> None:
-    """Add a violation when ``schema`` is not a valid schema memoryd can run."""
+def shape_problems(schema: dict[str, Any], field: str = "json_schema") -> Problems:
+    """The cheap structural check, before anything recurses through ``schema``: it
+    must nest within MAX_SCHEMA_DEPTH."""
+    v = Problems()
+    deep = too_deep(schema)
+    if deep is not None:
+        v.add(field_name(field, deep), f"nests deeper than {MAX_SCHEMA_DEPTH} levels")
+    return v
+
+
+def schema_problems(schema: dict[str, Any], field: str = "json_schema") -> Problems:
+    """Why ``schema`` is not a valid schema memoryd can run (empty: it is)."""
+    v = shape_problems(schema, field)
+    if v:
+        return v
     found: dict[str, set[str]] = {}
-    before = len(v.items)
+    cycle = in_place_cycle(schema)
+    if cycle is not None:
+        v.add(
+            field_name(field, cycle),
+            "makes a reference cycle that never descends into the content (validation "
+            "would recurse without end)",
+        )
+        return v
     _pattern_problems(schema, field, found, v)
     if "unevaluatedProperties" in found and "patternProperties" in found:
         v.add(
             min(found["unevaluatedProperties"]),
             "cannot be combined with patternProperties in a working-memory schema",
         )
-    if len(v.items) > before:
-        return
+    if v:
+        return v
     try:
         validator_class(schema).check_schema(schema)
     except SchemaError as exc:
         v.add(field, f"is not a valid JSON Schema at {exc.json_path}: {_short(exc.message)}")
+    return v
 
 
-def content_violations(content: dict[str, Any], schema: dict[str, Any]) -> Violations:
-    """The content's violations of ``schema`` (first ones by document order)."""
+def content_problems(content: dict[str, Any], schema: dict[str, Any]) -> Problems:
+    """The content's violations of ``schema`` (first ones by document order); a
+    reference that cannot be resolved is the schema's problem."""
     validator = validator_class(schema)(schema, registry=_NO_RETRIEVAL)
+    v = Problems()
     try:
         errors = sorted(validator.iter_errors(content), key=_path_order)
     except referencing.exceptions.Unresolvable as exc:
-        raise InvalidArgument.field(
+        v.add(
             "json_schema", f"has a reference that cannot be resolved (only local ones are): {exc}"
-        ) from None
-    v = Violations()
+        )
+        return v
     for error in errors[:MAX_REPORTED_VIOLATIONS]:
         v.add(f"content.{error.json_path}", _short(error.message))
     return v
@@ -206,79 +230,3 @@ def _short(text: str) -> str:
 def _path_order(error: ValidationError) -> list[tuple[int, int, str]]:
     """Document order of the failing element: list indexes compare as numbers."""
     return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.absolute_path]
-
-
-# ---------------------------------------------------------------- budget and pool
-
-
-#: Frames of these kinds are never where the budget stops work: a generator's frame
-#: also runs when it is closed, and an exception raised there is "ignored" by the
-#: finaliser (and the tracer is gone with it): the work would go on unbounded.
-_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-#: Python calls between two looks at the thread's CPU clock (a system call each).
-_CALLS_PER_LOOK = 64
-
-
-def within_budget(seconds: float, work: Callable[[], T]) -> T:
-    """Run ``work`` in this thread, stopping it (OverBudget) once it has used more than
-    ``seconds`` of this thread's CPU time: a trace function looks at the clock every
-    few Python calls. CPU time, not wall time: a busy machine (or the GIL held by
-    other threads) must not fail a schema that is cheap to evaluate."""
-    deadline = time.thread_time() + seconds
-    previous = sys.gettrace()
-    calls = 0
-    stopped = False
-
-    def trace(frame: FrameType, event: str, arg: Any) -> None:
-        nonlocal calls, stopped
-        if event != "call" or frame.f_code.co_flags & _RESUMABLE:
-            return None
-        calls += 1
-        if calls % _CALLS_PER_LOOK == 0 and time.thread_time() > deadline:
-            stopped = True
-            raise OverBudget
-        return None
-
-    sys.settrace(trace)
-    try:
-        result = work()
-    finally:
-        sys.settrace(previous)
-    if stopped:  # raised where something caught it: the result is not to be trusted
-        raise OverBudget
-    return result
-
-
-def over_budget(budget_s: float) -> InvalidArgument:
-    return InvalidArgument.field(
-        "json_schema",
-        f"took more than {budget_s * 1000:.0f} ms of CPU to evaluate "
-        "(working_memory.schema_time_budget_ms): simplify it",
-    )
-
-
-class SchemaRunner:
-    """Schema checks and validations off the event loop: a small pool of its own
-    (so they never hold up the store's threads), one evaluation per tenant at a time
-    (so one tenant's schemas never take every worker), each within the budget."""
-
-    def __init__(self, settings: WorkingMemorySettings) -> None:
-        self.budget_s = settings.schema_time_budget_ms / 1000
-        self._pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="memoryd-schema")
-        self._gates: dict[str, asyncio.Lock] = {}
-        self._waiting: Counter[str] = Counter()
-
-    async def run(self, tenant_id: str, work: Callable[[], T]) -> T:
-        """``work()`` in the pool within the budget; INVALID_ARGUMENT past it."""
-        gate = self._gates.setdefault(tenant_id, asyncio.Lock())
-        self._waiting[tenant_id] += 1
-        try:
-            async with gate:
-                loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(self._pool, within_budget, self.budget_s, work)
-        except OverBudget:
-            raise over_budget(self.budget_s) from None
-        finally:
-            self._waiting[tenant_id] -= 1
-            if not self._waiting[tenant_id]:
-                del self._waiting[tenant_id], self._gates[tenant_id]

@@ -34,14 +34,15 @@ from memoryd.domain.agent_state import (
     WorkingScopePage,
     WorkingScopeQuery,
 )
-from memoryd.domain.errors import InvalidArgument, NotFound
+from memoryd.domain.errors import FieldViolation, InvalidArgument, NotFound
 from memoryd.domain.json_text import Json
 from memoryd.domain.limits import MAX_TTL, next_version
 from memoryd.domain.models import PageCursor, Partition, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind, UndecodableRecord, stored_json
 from memoryd.service.agent_state import schemas as json_schemas
-from memoryd.service.agent_state.schemas import SchemaRunner
+from memoryd.service.agent_state.schema_runner import SchemaRunner
+from memoryd.service.agent_state.schema_work import Job
 from memoryd.service.common import validation as check
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.record_writes import RecordWrites
@@ -76,8 +77,12 @@ def compact_json_size(value: Any) -> int | None:
 def checked_schema(
     v: Violations, schema: dict[str, Any], settings: WorkingMemorySettings, field: str
 ) -> bool:
-    """The cheap checks of a schema (size, patterns on RE2), done on the caller's
-    thread; True when the full check (the meta-schema) may follow."""
+    """The cheap checks of a schema (size, depth), done on the caller's thread; True
+    when the full check (cycles, patterns on RE2, the meta-schema) may follow."""
+    shape = json_schemas.shape_problems(schema, field)  # first: the rest recurses
+    if shape:
+        v.extend(FieldViolation(f, d) for f, d in shape)
+        return False
     size = compact_json_size(schema)
     if size is None:
         v.add(field, "is not valid JSON")
@@ -150,6 +155,7 @@ class WorkingMemoryService:
         settings: WorkingMemorySettings,
         limits: LimitsSettings,
         clock: Clock = utcnow,
+        schemas: SchemaRunner | None = None,
     ) -> None:
         self._records = records
         self._page_tokens = page_tokens
@@ -157,7 +163,20 @@ class WorkingMemoryService:
         self._limits = limits
         self._clock = clock
         self._writes = RecordWrites(records)
-        self._schemas = SchemaRunner(settings)
+        self._schemas = schemas or SchemaRunner(settings)
+
+    async def check_schema(self, scope: CallScope, schema: dict[str, Any], v: Violations) -> None:
+        """Add the violations of a schema given for a scope, checked as ``set`` checks a
+        new one: in the schema runner, charged to the caller's tenant."""
+        if checked_schema(v, schema, self._settings, "json_schema"):
+            found = await self._schemas.run(scope.partition.tenant_id, Job(schema, check=True))
+            for field, description in found:
+                v.add(field, description)
+
+    def stop_schema_work(self) -> None:
+        """At the start of a shutdown: schema checks waiting or running answer
+        UNAVAILABLE at once, so no in-flight write holds the shutdown up."""
+        self._schemas.close()
 
     # ------------------------------------------------------------------ writes
 
@@ -209,7 +228,7 @@ class WorkingMemoryService:
 
         self._check_size(text)
         if schema is not None:
-            await self._check_against(scope, content, schema, check_first=new_schema)
+            await self._check_against(scope, content, schema, new=new_schema is not None)
         record = Record(
             kind=RecordKind.WORKING,
             key=write.scope.key,
@@ -322,26 +341,13 @@ class WorkingMemoryService:
             )
 
     async def _check_against(
-        self,
-        scope: CallScope,
-        content: dict[str, Any],
-        schema: dict[str, Any],
-        *,
-        check_first: dict[str, Any] | None,
+        self, scope: CallScope, content: dict[str, Any], schema: dict[str, Any], *, new: bool
     ) -> None:
-        """Check a new schema, then the content against the scope's schema: in the
-        schema pool, within its time budget (see json_schemas)."""
-
-        def evaluate() -> Violations:
-            if check_first is not None:
-                v = Violations()
-                json_schemas.check_schema(v, check_first)
-                if v.items:
-                    return v
-            return json_schemas.content_violations(content, schema)
-
-        found = await self._schemas.run(scope.partition.tenant_id, evaluate)
-        found.raise_if_any()
+        """Check the schema when it is ``new``, then the content against it: in the
+        schema runner, within its budgets (see schema_runner.py)."""
+        found = await self._schemas.run(scope.partition.tenant_id, Job(schema, content, new))
+        if found:
+            raise InvalidArgument([FieldViolation(f, d) for f, d in found])
 
 
 def _schema_of(write: WorkingMemoryWrite) -> dict[str, Any] | None:

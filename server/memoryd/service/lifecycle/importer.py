@@ -14,7 +14,6 @@ memories' mirrors, which are a function of the partition and the key.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,8 +47,7 @@ from memoryd.domain.limits import MAX_COUNT, MAX_IMPORTED_VERSION, MAX_SEQ, MAX_
 from memoryd.domain.models import Memory, Partition, SecurityLevel
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
-from memoryd.service.agent_state.schemas import OverBudget, check_schema, over_budget, within_budget
-from memoryd.service.agent_state.working import check_identifier, checked_schema, compact_json_size
+from memoryd.service.agent_state.working import check_identifier, compact_json_size
 from memoryd.service.common import validation as check
 from memoryd.service.common.memory_writes import Changes
 from memoryd.service.common.validation import Violations
@@ -152,7 +150,7 @@ class Importer:
                 await self._flush_keys(partition)
             return
         if isinstance(item, ExportedWorkingMemory) and item.working.json_schema:
-            await self._check_schema(item.working.json_schema)
+            await self._check_schema(scope, item.working.json_schema)
         record = self._record(item)
         queue_key = (partition, record.kind)
         queue2 = self._pending.records.setdefault(queue_key, [])
@@ -377,18 +375,15 @@ class Importer:
         elif size > max_bytes:
             v.add(field, f"is {size} bytes as JSON; the limit is {max_bytes}")
 
-    async def _check_schema(self, schema: dict[str, Any]) -> None:
-        """The checks SetWorkingMemory makes of a schema, off the event loop."""
+    async def _check_schema(self, scope: CallScope, schema: dict[str, Any]) -> None:
+        """The checks SetWorkingMemory makes of a schema, in the tenant's schema budget."""
+        working = self._deps.working
+        if working is None:
+            raise InvalidArgument.field(
+                "working_memory.working_memory.json_schema", "cannot be checked here"
+            )
         v = Violations("working_memory.working_memory.")
-        settings = self._limits.working
-        if checked_schema(v, schema, settings, "json_schema"):
-            budget_s = settings.schema_time_budget_ms / 1000
-            try:
-                await asyncio.to_thread(
-                    within_budget, budget_s, lambda: check_schema(v, schema, "json_schema")
-                )
-            except OverBudget:
-                raise over_budget(budget_s) from None
+        await working.check_schema(scope, schema, v)
         v.raise_if_any()
 
     def _check_session_id(self, v: Violations, session_id: str) -> None:

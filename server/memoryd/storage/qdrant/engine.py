@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeVar
 from qdrant_client import AsyncQdrantClient, models
 
 from memoryd.storage.qdrant.schema import DENSE, CollectionSpec
+from memoryd.storage.settings import QDRANT_REST_PORT, url_port
 
 #: What a query ranks by: a dense vector, a sparse vector, or a fusion of prefetches.
 QueryInput = list[float] | models.SparseVector | models.FusionQuery
@@ -38,8 +39,10 @@ class QdrantOptions:
     url: str | None = None
     api_key: str | None = None
     path: Path | None = None
+    #: gRPC to ``grpc_port`` of the server's host when both are set, else REST to
+    #: ``url`` (the port is never defaulted: see storage.settings.QdrantSettings).
     prefer_grpc: bool = True
-    grpc_port: int = 6334
+    grpc_port: int | None = None
     timeout_s: float = 10.0
     collection_prefix: str = "memoryd_"
     #: Other processes write the same collections (storage.qdrant.shared).
@@ -64,8 +67,15 @@ class QdrantOptions:
         return models.WriteOrdering(self.write_ordering)
 
     @property
+    def grpc(self) -> bool:
+        """Whether the client talks gRPC (to ``grpc_port``) rather than REST."""
+        return self.url is not None and self.prefer_grpc and self.grpc_port is not None
+
+    @property
     def where(self) -> str:
-        return self.url if self.url is not None else f"local mode at {self.path}"
+        if self.url is None:
+            return f"local mode at {self.path}"
+        return f"{self.url} (gRPC port {self.grpc_port})" if self.grpc else f"{self.url} (REST)"
 
 
 class Engine(Protocol):
@@ -210,11 +220,15 @@ class ClientEngine:
                 worker.stop()
                 raise
             return cls(options, client, worker)
+        assert options.url is not None, "a server's options"
+        # Over REST no gRPC channel is opened; were one ever, it would go to the REST
+        # port and fail, never to a default port another server may hold.
+        rest_port = url_port(options.url) or QDRANT_REST_PORT
         client = AsyncQdrantClient(
             url=options.url,
             api_key=options.api_key,
-            prefer_grpc=options.prefer_grpc,
-            grpc_port=options.grpc_port,
+            prefer_grpc=options.grpc,
+            grpc_port=options.grpc_port if options.grpc_port is not None else rest_port,
             timeout=max(1, round(options.timeout_s)),
             # The version probe is a blocking HTTP call at construction; the first
             # real request (open_collection) reports an unreachable server instead.

@@ -86,7 +86,7 @@ class QdrantRecordStore:
     async def open(self) -> None:
         if self._engine is not None:
             return
-        async with backend_errors(self.name, "open"):
+        async with backend_errors(self.name, "open", self.where):
             engine = await self._connect()
             try:
                 for spec in self.specs.values():

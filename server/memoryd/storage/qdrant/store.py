@@ -79,14 +79,15 @@ _FACET_LIMIT = 1_000_000
 
 
 @asynccontextmanager
-async def backend_errors(engine: str, op: str) -> AsyncIterator[None]:
-    """Turn any client / engine failure into StoreError (never let them escape raw)."""
+async def backend_errors(engine: str, op: str, where: str = "") -> AsyncIterator[None]:
+    """Turn any client / engine failure into StoreError (never let them escape raw);
+    ``where`` (the endpoint) goes to the log."""
     try:
         yield
     except MemorydError:
         raise
     except Exception as exc:
-        raise backend_failure(engine, op, exc) from exc
+        raise backend_failure(engine, op, exc, where=where) from exc
 
 
 def chunks(items: Sequence[str]) -> list[list[str]]:
@@ -151,7 +152,7 @@ class QdrantStore:
     async def open(self) -> None:
         if self._engine is not None:
             return
-        async with backend_errors(self.name, "open"):
+        async with backend_errors(self.name, "open", self.where):
             engine = await self._connect()
             try:
                 await engine.open_collection(self.spec)
