@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import keyed_latency
-import write_report
 import schema_fairness
+import write_report
 
 
 def _get(d: Any, *path: str) -> Any:

@@ -102,8 +102,8 @@ from footprint import footprint, tracing_overhead
 from mcp_overhead import mcp_overhead
 from mixed import mixed
 from report import render
-from write_path import run as write_path
 from schema_fairness import schema_fairness
+from write_path import run as write_path
 from writes import embedder_write_texts, writes
 
 from memoryd.embedding.local import E5SmallEmbedder, OnnxEmbedder
