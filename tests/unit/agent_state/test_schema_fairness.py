@@ -23,6 +23,9 @@ import pytest
 from memoryd.config import LimitsSettings, WorkingMemorySettings
 from memoryd.domain.agent_state import WorkingMemoryWrite, WorkingScope
 from memoryd.domain.errors import InvalidArgument, ResourceExhausted, Unavailable
+from memoryd.domain.json_text import Json, JsonTextError
+from memoryd.domain.limits import MAX_JSON_DEPTH
+from memoryd.service.agent_state.schema_bounds import MAX_SCHEMA_DEPTH
 from memoryd.service.agent_state.schema_evaluators import ThreadEvaluator
 from memoryd.service.agent_state.schema_runner import SchemaRunner
 from memoryd.service.agent_state.schema_work import SHUTDOWN, Evaluated, Job
@@ -132,7 +135,11 @@ async def service(wall: WallClock) -> Any:
 
 
 def write(content: dict[str, Any], schema: dict[str, Any] | None) -> WorkingMemoryWrite:
-    return WorkingMemoryWrite(scope=SCOPE, content=content, json_schema=schema)
+    return WorkingMemoryWrite(
+        scope=SCOPE,
+        content=Json.of(content),
+        json_schema=None if schema is None else Json.of(schema),
+    )
 
 
 async def test_an_attacker_tenant_runs_out_while_a_victim_is_served(
@@ -271,14 +278,15 @@ async def test_a_cycle_through_anchors_is_refused_too(service: WorkingMemoryServ
     assert "recurses" in refused.value.violations[0].description
 
 
-async def test_a_schema_nested_past_the_limit_is_refused(service: WorkingMemoryService) -> None:
+async def test_a_schema_nested_past_the_limit_is_refused() -> None:
+    """Refused where JSON enters (domain/json_text.py, MAX_JSON_DEPTH), before any
+    schema work: a nesting the schema checker would have to follow never reaches it."""
     schema: dict[str, Any] = {}
     for _ in range(200):
         schema = {"not": schema}
-    with pytest.raises(InvalidArgument) as refused:
-        await service.set(VICTIM, write({"x": 1}, schema))
-    (violation,) = refused.value.violations
-    assert violation.field.startswith("json_schema.not.not") and "deeper" in violation.description
+    assert MAX_JSON_DEPTH < MAX_SCHEMA_DEPTH
+    with pytest.raises(JsonTextError, match="nested deeper"):
+        write({"x": 1}, schema)
 
 
 async def test_a_recursive_schema_that_descends_into_the_content_is_fine(

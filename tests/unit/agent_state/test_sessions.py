@@ -342,7 +342,15 @@ async def test_llm_failures_fall_back_to_extractive(
     assert window.degraded == out.degraded
 
     ended = await sessions.end(A, "s1", extract=True)
-    assert [m.memory_type for m in ended.extracted] == [MemoryType.FACT] * 3 + [MemoryType.EPISODE]
+    # The facts are what extraction without an LLM keeps of the same session.
+    extractive = make_sessions(compress_threshold_messages=6, keep_recent_messages=2)
+    await extractive.append(A, "extractive", turns(6))
+    baseline = await extractive.end(A, "extractive", extract=True)
+    *facts, episode = ended.extracted
+    assert [(m.memory_type, m.content) for m in facts] == [
+        (m.memory_type, m.content) for m in baseline.extracted[:-1]
+    ]
+    assert episode.memory_type is MemoryType.EPISODE
     reasons = [d.reason for d in ended.degraded]
     assert any(FALLBACK_NOTE in r for r in reasons)
     assert all(d.component == "llm" for d in ended.degraded)
@@ -358,13 +366,13 @@ async def test_malformed_extraction_falls_back_to_an_episode(
 
     chat.reply = reply
     sessions = make_sessions(llm_url=chat.url)
-    await sessions.append(A, "s1", turns(3))
+    stated = MessageDraft(MessageRole.USER, "My dentist appointment is on Tuesday.")
+    await sessions.append(A, "s1", [*turns(3), stated])
     ended = await sessions.end(A, "s1", extract=True)
     assert ended.summary == "LLM SUMMARY"
     *facts, episode = ended.extracted
-    assert [m.content for m in facts] == [
-        f"Turn {i}: we discussed the dentist appointment and item {i}." for i in (0, 2)
-    ]
+    # The user's statement is kept; talk about the conversation is not a fact.
+    assert [m.content for m in facts] == ["My dentist appointment is on Tuesday."]
     assert episode.memory_type is MemoryType.EPISODE and episode.content == "LLM SUMMARY"
     (note,) = ended.degraded
     assert note.component == "llm" and "does not match the expected shape" in note.reason

@@ -24,7 +24,7 @@ from memoryd.durability.ops import decode_entry
 from memoryd.durability.wal import SUFFIX, WriteAheadLog, read_segment
 from memoryd.operations import Call, Door, Services
 from memoryd.operations.auth import Transport
-from memoryd.operations.definition import Operation
+from memoryd.operations.definition import Effect, Operation
 from memoryd.resilience.degradation import ComponentStates
 from memoryd.security.admission import Admission, riding, uncarried
 from memoryd.security.audit import STARTED, AuditEvent, AuditLog
@@ -216,7 +216,9 @@ def write_op(run: Callable[[], Any], *, in_log: bool) -> Operation[int, None]:
     async def go(services: Services, scope: CallScope, value: int) -> None:
         await run()
 
-    return Operation(name="MemoryService.Remember", role=Role.WRITE, run=go, audit_in_log=in_log)
+    return Operation(
+        name="MemoryService.Remember", effect=Effect.WRITE, run=go, audit_in_log=in_log
+    )
 
 
 async def test_the_door_lets_the_log_carry_the_event_of_a_write_that_reaches_it(
