@@ -158,7 +158,7 @@ class MemoryService:
             new = [m for m in plan.writes if m.id in fresh]
             related = await self._related(scope, new, now)
             await lease.confirm()
-            await self._write(scope, [*plan.writes, *related], plan.new_count)
+            await self._write(scope, [*plan.writes, *related], plan.new_count, lease.tenure)
         return [RememberOutcome(m, deduplicated=dup) for m, dup in plan.outcomes()]
 
     def _exclusive(self, scope: CallScope) -> AbstractAsyncContextManager[Lease]:
@@ -176,13 +176,21 @@ class MemoryService:
             return []
         return await self._contradictions.resolve(scope, new, now)
 
-    async def _write(self, scope: CallScope, memories: Sequence[Memory], adding: int) -> None:
-        """Commit ``memories``, ``adding`` of which are new (the rest update old ones)."""
+    async def _write(
+        self,
+        scope: CallScope,
+        memories: Sequence[Memory],
+        adding: int,
+        tenure: int | None = None,
+    ) -> None:
+        """Commit ``memories``, ``adding`` of which are new (the rest update old ones);
+        ``tenure``: under the partition's lease (Lease.tenure)."""
         if self._quotas is not None:  # quotas.max_memories_per_partition
             await self._quotas.admit_memories(
                 scope.partition,
                 adding,
                 lambda: self._writer.submit(scope.partition, memories),
+                tenure=tenure,
             )
         else:
             await self._writer.submit(scope.partition, memories)
