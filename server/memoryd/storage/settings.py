@@ -66,8 +66,8 @@ class QdrantSettings(BaseModel):
     #: Shared mode: the writes that must see every other write of an agent (key
     #: writes, Remember's duplicate and quota checks) hold the agent's write lease,
     #: for a burst of writes. A replica keeps an idle lease this long for the next
-    #: write (a replica that wants it waits at most this long for an idle one) ...
-    lease_linger_s: float = Field(0.05, ge=0, le=5)
+    #: write (a replica that asks for it gets an idle one within a fifth of this) ...
+    lease_linger_s: float = Field(0.25, ge=0, le=5)
     #: ... and a busy one this long before letting another replica that asked have it.
     lease_turn_s: float = Field(0.5, gt=0, le=60)
     #: A lease not renewed within this expires (a replica that died holding it blocks

@@ -13,11 +13,12 @@ A lease is held per burst, not per write: taking one costs three store requests
 (read, conditional write, read back) and freeing it two, against the one or two a
 write needs. The holder keeps it while its writers keep coming and ``linger_s``
 after the last one, then frees it in the background. A replica that wants a lease
-another holds says so once (a ``lease/<name>/want`` record) and polls; a holder that
-has held it for ``turn_s`` reads that record and, when someone asked after its turn
-began, frees it and stands back for a moment, so a busy replica cannot starve
-another. Replicas writing one agent at once therefore take turns, each writing a
-burst of requests per turn.
+another holds says so in a ``lease/<name>/want`` record (again now and then while it
+waits) and polls. An idle holder reads that record every fifth of ``linger_s`` and
+frees the lease at once when asked; a busy one reads it at the end of each
+``turn_s`` and, when asked, frees it and stands back for a moment, so a busy replica
+cannot starve another. Replicas writing one agent at once therefore take turns,
+each writing a burst of requests per turn.
 
 A lease may carry a block of versions (``versions``: the COUNTER record whose
 version the partition's writes continue). Taking the lease claims the numbers above
@@ -45,11 +46,10 @@ import itertools
 import math
 import random
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 import structlog
 
@@ -67,6 +67,8 @@ MEMORIES_LEASE = "memories"
 #: Longest a replica waits for another's lease before answering UNAVAILABLE.
 _WAIT_FACTOR = 2.0
 _FIRST_BACKOFF_S, _MAX_BACKOFF_S = 0.002, 0.02
+#: Least time between two reads of the want record by an idle holder.
+_MIN_WANT_POLL_S = 0.05
 #: Versions claimed at once by a lease that carries them.
 VERSION_BLOCK = 1024
 #: A want record this much older than a tenure is not addressed to it (wall clocks
@@ -141,7 +143,7 @@ class PartitionLeases:
         *,
         name: str = MEMORIES_LEASE,
         ttl_s: float = 30.0,
-        linger_s: float = 0.05,
+        linger_s: float = 0.25,
         turn_s: float = 0.5,
         versions: str | None = None,
     ) -> None:
@@ -160,9 +162,13 @@ class PartitionLeases:
         #: Partitions whose lease this process gave up at the end of a turn:
         #: time.monotonic() before which it does not try to take it again.
         self._standing_back: dict[Partition, float] = {}
-        self._idle: dict[Partition, asyncio.TimerHandle] = {}
+        #: time.monotonic() a writer last let go of the partition's lease.
+        self._last_use: dict[Partition, float] = {}
+        #: Partitions whose idle lease is watched (freed after lingering, or when asked).
+        self._watched: set[Partition] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._serials = itertools.count(1)
+        self._closing = False
 
     @asynccontextmanager
     async def hold(self, partition: Partition) -> AsyncIterator[Lease]:
@@ -171,7 +177,6 @@ class PartitionLeases:
         if not self.shared:
             yield Lease(None, partition, None)
             return
-        self._cancel_idle(partition)
         try:
             async with self._locks.hold(partition):
                 tenure = await self._current(partition)
@@ -181,14 +186,13 @@ class PartitionLeases:
                     await self._end_of_use(partition, tenure)
         finally:
             # A writer that failed (a quota, a precondition) ends a burst too.
+            self._last_use[partition] = time.monotonic()
             if not self._locks.busy(partition):
                 self._linger(partition)
 
     async def close(self) -> None:
         """Free every lease this process holds (at shutdown)."""
-        for handle in self._idle.values():
-            handle.cancel()
-        self._idle.clear()
+        self._closing = True
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for partition, tenure in list(self._tenures.items()):
             await self._release(partition, tenure)
@@ -292,31 +296,42 @@ class PartitionLeases:
         return want.updated_at >= tenure.started_at - _STALE_WANT
 
     def _linger(self, partition: Partition) -> None:
-        """Keep an idle lease ``linger_s`` for the next burst, then free it."""
-        if partition not in self._tenures or self._linger_s <= 0:
+        """Keep an idle lease ``linger_s`` for the next burst, then free it (sooner
+        when another replica asks for it)."""
+        if partition not in self._tenures or self._linger_s <= 0 or partition in self._watched:
             return
-        loop = asyncio.get_running_loop()
-        self._idle[partition] = loop.call_later(
-            self._linger_s, lambda: self._spawn(self._release_idle(partition))
-        )
-
-    def _cancel_idle(self, partition: Partition) -> None:
-        handle = self._idle.pop(partition, None)
-        if handle is not None:
-            handle.cancel()
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+        self._watched.add(partition)
+        task = asyncio.get_running_loop().create_task(self._watch_idle(partition))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def _watch_idle(self, partition: Partition) -> None:
+        """While no writer holds the partition's lease: free it once idle for
+        ``linger_s``, or once another replica asked for it (read every poll, only
+        after a poll's idleness: a steady stream of writes reads nothing)."""
+        poll = max(_MIN_WANT_POLL_S, self._linger_s / 5)
+        try:
+            while not self._locks.busy(partition):
+                tenure = self._tenures.get(partition)
+                if tenure is None:
+                    return
+                idle = time.monotonic() - self._last_use.get(partition, 0.0)
+                if (
+                    self._closing
+                    or idle >= self._linger_s
+                    or (idle >= poll and await self._asked(partition, tenure))
+                ):
+                    await self._release_idle(partition)
+                    return
+                await asyncio.sleep(min(poll, self._linger_s - idle))
+        finally:
+            self._watched.discard(partition)
+
     async def _release_idle(self, partition: Partition) -> None:
-        self._idle.pop(partition, None)
-        if self._locks.busy(partition):
-            return  # a writer came meanwhile: it holds the lease on
         async with self._locks.hold(partition):
             tenure = self._tenures.get(partition)
-            if tenure is not None:
+            # A writer that came meanwhile (and waits for this lock) holds it on.
+            if tenure is not None and self._locks.users(partition) <= 1:
                 await self._release(partition, tenure)
 
     def _drop(self, partition: Partition, tenure: _Tenure) -> None:
