@@ -19,8 +19,9 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent import futures
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -139,36 +140,51 @@ def _serve(workers: int | None, with_memoryd: bool, log_path: str, ports: Any) -
     asyncio.run(main())
 
 
+@contextmanager
+def serving(name: str, log_dir: Path) -> Iterator[int]:
+    """The server kind ``name`` (one of KINDS) in a process of its own; its port."""
+    workers, with_memoryd = next((w, m) for n, w, m in KINDS if n == name)
+    ctx = mp.get_context("spawn")  # no grpc state inherited from the caller
+    ports = ctx.Queue()
+    log_path = str(log_dir / "stderr.log")
+    server = ctx.Process(target=_serve, args=(workers, with_memoryd, log_path, ports))
+    server.start()
+    try:
+        yield ports.get(timeout=60)
+    finally:
+        server.terminate()
+        server.join(10)
+
+
+def loadgen_row(
+    loadgen: Path, address: str, queries: Path, clients: int, seconds: float, agent: str = "a"
+) -> dict[str, Any]:
+    """One closed-loop run of the Go client: RPS and p50 / p99 ms (or the error)."""
+    done = subprocess.run(
+        [str(loadgen), address, agent, str(queries), str(clients), str(seconds)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    if done.returncode != 0:
+        return {"clients": clients, "error": done.stderr[-300:]}
+    row: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return row
+
+
 def compare(
     loadgen: Path, queries_f32: Path, seconds: float, log: Callable[[str], None] = print
 ) -> list[dict[str, Any]]:
     """One row per (kind, clients): RPS and latency percentiles from the Go client."""
-    ctx = mp.get_context("spawn")  # no grpc state inherited from the caller
     rows = []
     with tempfile.TemporaryDirectory(prefix="memoryd-grpc-kinds-") as tmp:
-        for name, workers, with_memoryd in KINDS:
-            ports = ctx.Queue()
-            log_path = str(Path(tmp) / "stderr.log")
-            server = ctx.Process(target=_serve, args=(workers, with_memoryd, log_path, ports))
-            server.start()
-            try:
-                port = ports.get(timeout=60)
+        for name, _, _ in KINDS:
+            with serving(name, Path(tmp)) as port:
                 for clients in CLIENTS:
-                    done = subprocess.run(
-                        [str(loadgen), f"127.0.0.1:{port}", "a", str(queries_f32),
-                         str(clients), str(seconds)],
-                        capture_output=True, text=True, timeout=600,
-                    )  # fmt: skip
-                    row: dict[str, Any] = {"server": name}
-                    if done.returncode == 0:
-                        row.update(json.loads(done.stdout.strip().splitlines()[-1]))
-                    else:
-                        row.update(clients=clients, error=done.stderr[-300:])
+                    row: dict[str, Any] = {
+                        "server": name,
+                        **loadgen_row(loadgen, f"127.0.0.1:{port}", queries_f32, clients, seconds),
+                    }
                     log(f"grpc servers: {row}")
                     rows.append(row)
-            finally:
-                server.terminate()
-                server.join(10)
     return rows
 
 

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import qdrant_writes
 from common import (
     REPO,
     Daemon,
@@ -392,6 +393,7 @@ def run(tmp: Path, quick: bool, source: VectorSource) -> dict[str, Any]:
     server = start_server(binary, workdir)
     out: dict[str, Any] = {"qdrant": build(binary), "shared_mode": True, "tiers": {}}
     try:
+        out["writes"] = writes(tmp, server, quick, source)
         for n in cfg["tiers"]:
             out["tiers"][f"{n // 1000}k"] = tier(tmp, server, n, cfg, source)
         out["cost"] = shared_mode_cost(tmp, server, cfg, source)
@@ -403,6 +405,13 @@ def run(tmp: Path, quick: bool, source: VectorSource) -> dict[str, Any]:
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     return out
+
+
+def writes(tmp: Path, server: QdrantServer, quick: bool, source: VectorSource) -> dict[str, Any]:
+    """Shared-mode writes against qdrant-client's (bench/qdrant_writes.py)."""
+    return qdrant_writes.run(
+        tmp, server.url, server.grpc_port, lambda prefix: _env(server, prefix), quick, source
+    )
 
 
 def run_million(tmp: Path, cfg: dict[str, Any], source: VectorSource) -> dict[str, Any]:
@@ -425,11 +434,23 @@ def main() -> None:
     parser.add_argument(
         "--million", action="store_true", help="only the 1M tier; then its report table"
     )
+    parser.add_argument(
+        "--writes", action="store_true", help="only the shared-mode writes; then their lines"
+    )
     parser.add_argument("--agents", type=int, default=1000, help="the 1M tier's agents")
     parser.add_argument("--per-agent", type=int, default=1000, help="memories per agent")
     args = parser.parse_args()
     source = VectorSource.from_model(400 if args.quick else 2000)
     with tempfile.TemporaryDirectory(prefix="memoryd-bench-qdrant-") as tmp:
+        if args.writes:
+            server = start_server(locate(), Path(tmp) / "qdrant-server")
+            try:
+                result = writes(Path(tmp), server, args.quick, source)
+            finally:
+                server.stop()
+            print(json.dumps(result, indent=2))
+            print("\n".join(qdrant_writes.lines(result)))
+            return
         if not args.million:
             print(json.dumps(run(Path(tmp), args.quick, source), indent=2))
             return

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import keyed_latency
+import qdrant_writes
+import recall_throughput
 import schema_fairness
 import write_report
 
@@ -229,6 +231,8 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             f"{_fmt(cold, ' s')} without the model, {_fmt(cold_m, ' s')} with it",
             None if cold is None else cold <= 2,
         )
+    rows += qdrant_writes.target_rows(_get(r, "qdrant", "writes"))
+    rows += recall_throughput.target_rows(_get(rec, "10k", "throughput"))
     return rows
 
 
@@ -408,6 +412,7 @@ def render(r: dict[str, Any]) -> str:
                 lines.append(
                     f"| {s.get('client', 'python')} | {s.get('clients')} | {_fmt(s.get('rps'))} | {_fmt(s.get('p50'))} | {_fmt(s.get('p99'))} |"
                 )
+        lines += recall_throughput.lines(_get(rec, "10k", "throughput"))
     kinds = r.get("servers")
     if kinds:
         lines += [
@@ -571,6 +576,7 @@ def _qdrant_server(q: dict[str, Any] | None) -> list[str]:
             f"\nshared / single replica: {cost.get('shared_over_single_p50')}; "
             f"shared / single replica with the hot cache: {cost.get('shared_over_hot_cache_p50')}"
         )
+    lines += qdrant_writes.lines(q.get("writes"))
     lines += million_lines(q.get("million"))
     if q.get("not_run"):
         lines.append(f"\nNot run: {q['not_run']}.")

@@ -77,6 +77,7 @@ import keyed_latency
 import numpy as np
 import peers
 import qdrant_server_bench
+import recall_throughput
 from common import (
     F32,
     REPO,
@@ -307,6 +308,9 @@ def recall_tier(
             np.save(tmp / "sweep-queries.npy", queries)
             queries.astype("<f4").tofile(tmp / "sweep-queries.f32")
             out["sweep"] = sweep(d, names[0], tmp / "sweep-queries", cfg)
+            out["throughput"] = recall_throughput.run(
+                LOADGEN, d.address, names[0], tmp / "sweep-queries.f32", tmp, cfg["sweep_s"], log
+            )
         # Last (it adds memories): Remember of a new memory into the searched agent, whose
         # duplicate lookup searches the partition as a Recall does.
         new = source.take(cfg["remember_calls"] + 5).tolist()

@@ -5,7 +5,8 @@
 //
 //	loadgen ADDRESS AGENT QUERIES.f32 CONCURRENCY SECONDS
 //
-// QUERIES.f32 holds the query vectors as little-endian float32, 384 per query.
+// QUERIES.f32 holds the query vectors as little-endian float32, 384 per query; a
+// QUERIES.txt holds query texts instead, one per line (the daemon embeds each).
 // `loadgen mixed ADDRESS SPEC.json` is the mixed-load mode (mixed.go).
 package main
 
@@ -18,6 +19,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -118,6 +120,18 @@ func readQueries(path, agent string) ([]*memorydv1.RecallRequest, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if strings.HasSuffix(path, ".txt") {
+		var requests []*memorydv1.RecallRequest
+		for _, line := range strings.Split(string(raw), "\n") {
+			if line != "" {
+				requests = append(requests, &memorydv1.RecallRequest{AgentId: agent, Query: line, Limit: 10})
+			}
+		}
+		if len(requests) == 0 {
+			return nil, fmt.Errorf("%s: no query text", path)
+		}
+		return requests, nil
 	}
 	if len(raw) == 0 || len(raw)%(4*dimension) != 0 {
 		return nil, fmt.Errorf("%s: want a multiple of %d float32 values", path, dimension)

@@ -27,15 +27,17 @@ from memoryd.security.masking import Masker
 from memoryd.service.agent_state.profile import ProfileService
 from memoryd.service.agent_state.state import StateService
 from memoryd.service.agent_state.working import WorkingMemoryService
-from memoryd.service.common.leases import PartitionLeases
+from memoryd.service.common.leases import MEMORIES_LEASE, PartitionLeases
 from memoryd.service.common.llm import ChatClient
 from memoryd.service.common.pagination import PageTokenCodec
 from memoryd.service.common.quotas import Quotas
 from memoryd.service.common.tokens import TokenCounter, build_token_counter
 from memoryd.service.common.write_batcher import WriteBatcher
+from memoryd.service.keyed.docs import COUNTER_KEY
 from memoryd.service.keyed.index import KeyIndexes
 from memoryd.service.keyed.mirror import KeyMirror
 from memoryd.service.keyed.service import KeyedMemoryService, KeyObserver
+from memoryd.service.keyed.shared import KEYS_LEASE
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.lifecycle.importer import ImportLimits
 from memoryd.service.lifecycle.maintenance import MaintenanceScheduler
@@ -178,9 +180,24 @@ def _memories(base: Base, common: Common) -> MemoryService:
         contradictions=ContradictionResolver(
             base.store, base.embedder, s.contradictions, common.llm
         ),
-        leases=PartitionLeases(base.records),
+        leases=_leases(base, MEMORIES_LEASE),
         relevance=profile_of(s.embedder).relevance,
     )
+
+
+def _leases(base: Base, name: str, versions: str | None = None) -> PartitionLeases:
+    """A partition lease of the shared store's settings, freed at shutdown."""
+    q = base.settings.storage.qdrant
+    leases = PartitionLeases(
+        base.records,
+        name=name,
+        ttl_s=q.lease_ttl_s,
+        linger_s=q.lease_linger_s,
+        turn_s=q.lease_turn_s,
+        versions=versions,
+    )
+    base.stack.push_async_callback(leases.close)
+    return leases
 
 
 def _key_indexes(base: Base) -> KeyIndexes:
@@ -210,6 +227,7 @@ async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemory
         keys=s.keys,
         quotas=common.quotas,
         observers=[indexes, *await _key_mirror(base)],
+        leases=_leases(base, KEYS_LEASE, versions=COUNTER_KEY),
     )
 
 

@@ -77,6 +77,16 @@ class QdrantSettings(BaseModel):
     #: mode; an existing collection keeps its own). None: the server's default
     #: (shards: one per node at creation; replication factor 1; write consistency 1).
     shard_number: int | None = Field(None, ge=1, le=1024)
+    #: Shared mode: the writes that must see every other write of an agent (key
+    #: writes, Remember's duplicate and quota checks) hold the agent's write lease,
+    #: for a burst of writes. A replica keeps an idle lease this long for the next
+    #: write (a replica that asks for it gets an idle one within a fifth of this) ...
+    lease_linger_s: float = Field(0.25, ge=0, le=5)
+    #: ... and a busy one this long before letting another replica that asked have it.
+    lease_turn_s: float = Field(0.5, gt=0, le=60)
+    #: A lease not renewed within this expires (a replica that died holding it blocks
+    #: the agent's leased writes this long); keep it well above timeout_s.
+    lease_ttl_s: float = Field(30.0, ge=1, le=3600)
     replication_factor: int | None = Field(None, ge=1, le=64)
     write_consistency_factor: int | None = Field(None, ge=1, le=64)
 

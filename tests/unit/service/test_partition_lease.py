@@ -1,21 +1,26 @@
 """The partition lease of a shared store: one holder at a time across "replicas"
 (separate PartitionLeases over one store), renewed past half its ttl, given up when
-another replica took it over after it expired, and nothing at all for one process."""
+another replica took it over after it expired, and nothing at all for one process;
+held for a burst (taken once, freed after lingering), handed to a replica that asked
+at the end of a turn, and carrying dense versions across hand-overs."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Sequence
+from typing import TypeVar
 
 import pytest
 
 from memoryd.domain.errors import Unavailable
 from memoryd.domain.models import Partition
-from memoryd.domain.records import RecordKind
-from memoryd.service.common.leases import PartitionLeases
+from memoryd.domain.records import Record, RecordKind
+from memoryd.service.common.leases import VERSION_BLOCK, PartitionLeases
 from memoryd.storage.base import Capabilities
 from memoryd.storage.memory_records import InMemoryRecordStore
 
 P = Partition("t", "a")
+T = TypeVar("T")
 
 
 class SharedRecords(InMemoryRecordStore):
@@ -74,3 +79,112 @@ async def test_one_process_takes_no_lease() -> None:
         await lease.confirm()
         assert lease.held is None
     assert await records.count_records(P, RecordKind.COUNTER) == 0
+
+
+class CountingRecords(SharedRecords):
+    """Counts the calls a lease makes (reads, conditional and plain writes; not the
+    ones the in-process store makes inside them)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests = 0
+        self._depth = 0
+
+    async def _counted(self, call: Awaitable[T]) -> T:
+        self.requests += self._depth == 0
+        self._depth += 1
+        try:
+            return await call
+        finally:
+            self._depth -= 1
+
+    async def get_records(
+        self, partition: Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[Record]:
+        return await self._counted(super().get_records(partition, kind, keys))
+
+    async def put_record_if(
+        self, partition: Partition, record: Record, expected: Record | None
+    ) -> bool:
+        return await self._counted(super().put_record_if(partition, record, expected))
+
+    async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:
+        await self._counted(super().put_records(partition, records))
+
+
+async def test_a_burst_takes_the_lease_once_and_frees_it_after_lingering() -> None:
+    records = CountingRecords()
+    await records.open()
+    leases = PartitionLeases(records, ttl_s=5, linger_s=0.05)
+    for _ in range(20):
+        async with leases.hold(P) as lease:
+            await lease.confirm()
+    assert records.requests == 2  # read, take (the in-process store needs no read-back)
+    [held] = await records.get_records(P, RecordKind.COUNTER, [leases.key])
+    assert held.doc["holder"]
+    await asyncio.sleep(0.15)  # idle past linger_s: freed in the background
+    [freed] = await records.get_records(P, RecordKind.COUNTER, [leases.key])
+    assert not freed.doc["holder"]
+    await leases.close()
+
+
+async def test_versions_are_dense_across_hand_overs_and_skip_a_dead_holders_block(
+    records: SharedRecords,
+) -> None:
+    a, b = (PartitionLeases(records, linger_s=0, versions="keys") for _ in range(2))
+    got = []
+    for leases in (a, b, a, b):
+        async with leases.hold(P) as lease:
+            got += [await lease.version(), await lease.version()]
+    assert got == list(range(1, 9))  # freed with the last number: the next one continues
+
+    dead = PartitionLeases(records, ttl_s=0.05, versions="keys")
+    async with dead.hold(P) as lease:
+        assert await lease.version() == 9
+    dead._tenures.clear()  # the process died holding it: never freed
+    await asyncio.sleep(0.1)  # expired
+    async with a.hold(P) as lease:
+        assert await lease.version() == 9 + VERSION_BLOCK  # above its whole block
+
+
+async def test_a_holder_past_its_block_claims_another(records: SharedRecords) -> None:
+    leases = PartitionLeases(records, linger_s=0, versions="keys")
+    async with leases.hold(P) as lease:
+        versions = [await lease.version() for _ in range(VERSION_BLOCK + 2)]
+        assert lease.held is not None and lease.held.doc["top"] == VERSION_BLOCK * 2
+    assert versions == list(range(1, VERSION_BLOCK + 3))
+
+
+async def test_a_busy_holder_hands_over_at_the_end_of_its_turn(records: SharedRecords) -> None:
+    """Replica A writes without pause; B asks, and gets the lease at A's next turn."""
+    a = PartitionLeases(records, turn_s=0.05, linger_s=0.05)
+    b = PartitionLeases(records, turn_s=0.05, linger_s=0.05)
+    stop = asyncio.Event()
+    inside: list[str] = []
+
+    async def busy() -> None:
+        while not stop.is_set():
+            async with a.hold(P):
+                inside.append("a")
+                await asyncio.sleep(0.002)
+                inside.remove("a")
+
+    writer = asyncio.create_task(busy())
+    await asyncio.sleep(0.02)
+    async with b.hold(P):
+        assert inside == []  # A is not writing while B holds it
+    stop.set()
+    await writer
+    await a.close()
+    await b.close()
+
+
+async def test_a_failed_write_ends_the_burst_too(records: SharedRecords) -> None:
+    """A writer refused under the lease (a quota, a precondition) does not keep it."""
+    leases = PartitionLeases(records, ttl_s=5, linger_s=0.02)
+    with pytest.raises(ValueError):
+        async with leases.hold(P):
+            raise ValueError("refused")
+    await asyncio.sleep(0.1)
+    [freed] = await records.get_records(P, RecordKind.COUNTER, [leases.key])
+    assert not freed.doc["holder"]

@@ -32,5 +32,12 @@ class KeyedLocks:
                 del self._users[key]
                 del self._locks[key]
 
+    def users(self, key: Hashable) -> int:
+        """Tasks holding or awaiting the lock of ``key``."""
+        return self._users.get(key, 0)
+
+    def busy(self, key: Hashable) -> bool:
+        return key in self._users
+
     def __len__(self) -> int:
         return len(self._locks)

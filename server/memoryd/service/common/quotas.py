@@ -30,6 +30,8 @@ _EVERYTHING = MemoryFilter(include_archived=True)
 class _Count:
     value: int
     at: float
+    #: The tenure of the partition's lease it was counted under (a shared store).
+    tenure: int | None = None
 
 
 class Quotas:
@@ -40,12 +42,19 @@ class Quotas:
         self._in_flight: dict[Partition, int] = {}
 
     async def admit_memories(
-        self, partition: Partition, adding: int, write: Callable[[], Awaitable[T]]
+        self,
+        partition: Partition,
+        adding: int,
+        write: Callable[[], Awaitable[T]],
+        *,
+        tenure: int | None = None,
     ) -> T:
-        """Run ``write`` (which stores ``adding`` new memories) if the quota allows it."""
+        """Run ``write`` (which stores ``adding`` new memories) if the quota allows it.
+        ``tenure``: the partition's lease is held (service/common/leases.py, a shared
+        store) in that tenure, so a count taken in it stays exact through it."""
         limit = self._settings.for_tenant(partition.tenant_id).max_memories_per_partition or 0
         if limit:
-            await self._check(partition, adding, limit)
+            await self._check(partition, adding, limit, tenure)
         self._in_flight[partition] = self._in_flight.get(partition, 0) + adding
         try:
             result = await write()
@@ -62,15 +71,18 @@ class Quotas:
             cached.value += adding
         return result
 
-    async def _check(self, partition: Partition, adding: int, limit: int) -> None:
+    async def _check(
+        self, partition: Partition, adding: int, limit: int, tenure: int | None
+    ) -> None:
         cached = self._counts.get(partition)
         now = time.monotonic()
         pending = self._in_flight.get(partition, 0)
         if (
             cached is None
-            # Other replicas add memories too: count the store every time (under the
-            # partition's lease, service/common/leases.py, so the count is exact).
-            or self._store.capabilities.shared
+            # Other replicas add memories too: count the store again unless this
+            # count was taken under the lease this write holds (no other replica
+            # has added one since; the count is exact).
+            or (self._store.capabilities.shared and (tenure is None or cached.tenure != tenure))
             or now - cached.at > _STALE_AFTER_S
             or cached.value + pending + adding > limit * _TRUST_FRACTION
         ):
@@ -85,7 +97,7 @@ class Quotas:
             else:
                 if len(self._counts) >= _CACHE_MAX:
                     self._counts.clear()
-                cached = self._counts[partition] = _Count(exact, now)
+                cached = self._counts[partition] = _Count(exact, now, tenure)
             pending = self._in_flight.get(partition, 0)
         if cached.value + pending + adding > limit:
             raise ResourceExhausted(

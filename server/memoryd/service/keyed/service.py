@@ -16,9 +16,10 @@ per partition, which makes the version counter and ``if_version`` checks exact i
 this process; slot, event, counter and the long-term memory are one write-ahead log
 entry (durability/). The slots written or read are kept per partition (exact: this
 service is the store's only writer of keys, and lifecycle rewrites go through
-``exclusive``), so a write reads its key's slot from the store once, not every time. Where replicas share the store (Capabilities.shared) versions
-are claimed and slots written with the store's conditional writes instead
-(service/keyed/shared.py), and nothing about a partition is cached here.
+``exclusive``), so a write reads its key's slot from the store once, not every
+time. Where replicas share the store (Capabilities.shared) a partition's key writes
+hold its keys lease instead, which carries the versions (service/keyed/shared.py),
+and nothing about a partition is cached here beyond the lease's tenure.
 
 Observers (:class:`KeyObserver`: the default-read index, the file mirror) are told
 of each committed write, and of lifecycle rewrites (``exclusive``), under the same
@@ -67,10 +68,10 @@ from memoryd.durability.durable_store import transaction
 from memoryd.embedding.base import Embedder
 from memoryd.resilience.embedder import embed_in_space
 from memoryd.service.common import validation as check
+from memoryd.service.common.leases import PartitionLeases
 from memoryd.service.common.locks import KeyedLocks
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.quotas import Quotas
-from memoryd.service.common.record_writes import RecordWrites
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.service.common.write_batcher import WriteBatcher
@@ -83,7 +84,6 @@ from memoryd.service.keyed.docs import (
     history_prefix,
     is_live,
     level_of,
-    mirror_fields,
     mirror_id,
     source_summary,
     visible_slot,
@@ -95,7 +95,7 @@ from memoryd.service.keyed.keys import (
     normalise_key,
     normalise_prefix,
 )
-from memoryd.service.keyed.shared import SharedKeyWrites, SlotWrite
+from memoryd.service.keyed.shared import KEYS_LEASE, SharedKeyWrites, SlotWrite
 from memoryd.service.keyed.validation import KeyContent, validated_content
 from memoryd.storage.base import Store
 from memoryd.storage.records import RecordStore
@@ -156,6 +156,7 @@ class KeyedMemoryService:
         quotas: Quotas | None = None,
         observers: Sequence[KeyObserver] = (),
         clock: Callable[[], datetime] = utcnow,
+        leases: PartitionLeases | None = None,
     ) -> None:
         self._records = records
         #: "Now" for expiry on reads.
@@ -174,9 +175,11 @@ class KeyedMemoryService:
         self._quotas = quotas
         self._locks = KeyedLocks()
         self._partitions: dict[Partition, _PartitionState] = {}
-        #: Replicas share the store: versions and slots are conditional writes there.
+        #: Where replicas share the store, key writes and lifecycle rewrites hold the
+        #: partition's keys lease (it carries the versions); else it is a no-op.
+        self._leases = leases or PartitionLeases(records, name=KEYS_LEASE, versions=COUNTER_KEY)
         self._shared = (
-            SharedKeyWrites(records, store, RecordWrites(records), self._mirror_of)
+            SharedKeyWrites(records, store, self._leases, quotas)
             if records.capabilities.shared
             else None
         )
@@ -217,17 +220,14 @@ class KeyedMemoryService:
             if self._shared is None:
                 entry = await self._apply_here(scope, key, write, level, content, vector, space)
             else:
-
-                async def check(slot: Record | None) -> None:
-                    current = visible_slot(scope.clearance, slot)
-                    check_if_version(write.if_version, current)
-                    if current is None:
-                        await self._admit_new_key(partition, _PartitionState())
-
-                async def plan(slot: Record | None, version: int) -> SlotWrite:
-                    return self._planned(scope, key, write, level, content, vector, space, version)
-
-                entry = await self._shared.set(partition, key, check, plan)
+                entry = await self._shared.set(
+                    scope,
+                    key,
+                    write.if_version,
+                    lambda version: self._planned(
+                        scope, key, write, level, content, vector, space, version
+                    ),
+                )
             log.info(
                 "set_memory",
                 tenant=partition.tenant_id,
@@ -348,15 +348,6 @@ class KeyedMemoryService:
     @staticmethod
     def _mirror_id(scope: CallScope, key: str) -> str:
         return mirror_id(scope.partition.tenant_id, scope.partition.agent_id, key)
-
-    async def _mirror_of(self, partition: Partition, entry: KeyEntry) -> Memory | None:
-        """The mirror of a stored value, its text embedded again (a replica rewriting
-        a mirror another replica's write left behind)."""
-        if not entry.valid or entry.content is None:
-            return None
-        fields = mirror_fields(entry.content, self._limits, Violations())
-        embedded, space = await embed_in_space(self._embedder, [fields.text])
-        return self._mirror(partition, entry, fields, embedded[0], space)
 
     async def _notify(self, partition: Partition, entry: KeyEntry | None) -> None:
         """Tell the observers of a write (``entry``) or of a rewrite (None)."""

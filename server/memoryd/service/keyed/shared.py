@@ -1,50 +1,63 @@
 """SetMemory over a store several memoryd replicas write (Capabilities.shared).
 
 One process serialises a partition's key writes with a lock and a cached counter
-(service/keyed/service.py). Across replicas the store decides, with conditional writes
-(RecordStore.put_record_if, service/common/record_writes.py):
+(service/keyed/service.py). Across replicas the partition's keys lease does
+(service/common/leases.py, ``lease/keys``): a replica writes a partition's keys only
+while it holds that lease, and keeps it for a burst of writes, so the writes of a
+burst cost no coordination at all. The lease carries the partition's versions: it
+is taken with a block of them claimed above every version any earlier holder may
+have used (the block recorded in the lease, and the COUNTER record), and freed with
+the last version handed out, so the next holder continues right after it.
 
-1. The partition's next version is claimed on its COUNTER record: read it, write
-   ``version + 1`` over exactly what was read. Of two replicas claiming the same
-   number one wins; the other reads again. Versions are unique and increase in the
-   order the claims succeed.
-2. The key's slot is written over exactly the slot this attempt read and checked
-   ``if_version`` against. A slot that moved meanwhile (another replica's write)
-   makes the attempt start over from 1: a version is only ever written over a
-   lower one, so the slot's writes, its history events and the claims agree on one
-   order, and a conditional write's precondition held over the state it replaced.
-   (A claimed number that loses its slot is never used: versions have gaps, never
-   repeats.)
-3. The history event follows the slot (its key is unique: the version).
-4. The long-term memory mirroring the key is written (or deleted) after the slot.
-   Two replicas' mirror writes may land in either order, so each writer then reads
-   the slot again: if a later write replaced it, this writer's mirror write may
-   have landed after that one's, and the mirror is rewritten from the slot as it is
-   now (its content embedded again: only on such a race). The last writer to touch
-   the mirror always checks after, so the mirror converges to the slot.
+A write under the lease:
 
-A replica killed between 2 and 4 leaves the key with its previous mirror (or none)
-until the key is written again: that write was not acknowledged.
+1. reads the key's slot only when it has to: for ``if_version``, or when the key
+   quota is near its limit and whether the key is new decides the write. A write
+   far below the quota needs no read: each one is counted as if it added a key
+   (an estimate that only runs high; the partition is counted exactly once per
+   tenure, and again before the estimate could cross the trusted fraction);
+2. takes the lease's next version (no store request: the block is in the lease);
+3. writes the slot, its history event and the counter (one request per record
+   collection, sent at once) and, at the same time, the key's mirror memory (an
+   upsert for a value, a delete for a tombstone).
+
+So a SetMemory costs four store requests, five with the read. Writes of one
+partition are in version order on every replica (a replica's writes hold its lock,
+and another replica's writes follow a lease hand-over), which also orders the
+mirrors: the last write of a key leaves its mirror.
+
+A replica killed in step 3 leaves the write partly applied (not acknowledged); the
+next write of the key replaces slot and mirror. A version it took is never used
+again: its block stays claimed until the lease expires.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memoryd.domain.keyed import KeyEntry
-from memoryd.domain.limits import next_version
-from memoryd.domain.models import Memory, Partition, utcnow
+from memoryd.domain.models import Memory, Partition
+from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
-from memoryd.service.common.record_writes import RecordWrites
-from memoryd.service.keyed.docs import COUNTER_KEY, entry_from, mirror_id
+from memoryd.service.common.leases import Lease, PartitionLeases
+from memoryd.service.common.quotas import Quotas
+from memoryd.service.keyed.docs import check_if_version, mirror_id, visible_slot
 from memoryd.storage.base import Store
 from memoryd.storage.records import RecordStore
+
+#: The lease key writes take (its record: ``lease/keys``).
+KEYS_LEASE = "keys"
+#: Fraction of the key quota up to which a write is admitted on the estimate.
+_TRUST_FRACTION = 0.9
+#: Partitions whose key counts are kept; past this the counts start over.
+_COUNTS_MAX = 10_000
 
 
 @dataclass(frozen=True, slots=True)
 class SlotWrite:
-    """What one SetMemory attempt writes, computed from the slot it read."""
+    """What one SetMemory writes at the version it was given."""
 
     entry: KeyEntry
     records: list[Record]
@@ -52,79 +65,103 @@ class SlotWrite:
     mirror: Memory | None
 
 
-#: (slot as read or None, claimed version) -> the write; raises to refuse it
-#: (FailedPrecondition, ResourceExhausted, PermissionDenied).
-Plan = Callable[[Record | None, int], Awaitable[SlotWrite]]
-#: (partition, a slot's entry) -> its mirror memory, content embedded (None for a
-#: tombstone).
-MirrorOf = Callable[[Partition, KeyEntry], Awaitable[Memory | None]]
-#: Mirror rewrites after losing races before giving up (the next write settles it).
-_SETTLE_ROUNDS = 8
+#: A claimed version -> the write at that version.
+Plan = Callable[[int], SlotWrite]
+
+
+@dataclass(slots=True)
+class _KeyCount:
+    """Keys of a partition as counted under one tenure of its lease."""
+
+    tenure: int | None
+    value: int
+    #: Counted (and kept) exactly; else every write since counted as a new key.
+    exact: bool
 
 
 class SharedKeyWrites:
-    """Claim, slot, history, mirror: exact among replicas (see the module doc)."""
+    """SetMemory among replicas: under the partition's keys lease (module doc)."""
 
     def __init__(
-        self, records: RecordStore, store: Store, writes: RecordWrites, mirror_of: MirrorOf
+        self,
+        records: RecordStore,
+        store: Store,
+        leases: PartitionLeases,
+        quotas: Quotas | None,
     ) -> None:
         self._records = records
         self._store = store
-        self._writes = writes
-        self._mirror_of = mirror_of
+        self._leases = leases
+        self._quotas = quotas
+        self._counts: dict[Partition, _KeyCount] = {}
 
-    async def set(
-        self,
-        partition: Partition,
-        key: str,
-        check: Callable[[Record | None], Awaitable[None]],
-        plan: Plan,
-    ) -> KeyEntry:
-        """``check`` the slot as read (if_version, quota), claim a version, write."""
-
-        async def attempt() -> SlotWrite:
-            found = await self._records.get_records(partition, RecordKind.KEY, [key])
-            slot = found[0] if found else None
-            await check(slot)
-            version = await self.claim(partition, key)
-            write = await plan(slot, version)
-            slot_record, *others = write.records
-            # The counter was advanced by the claim: only the slot and its event.
-            event = [r for r in others if r.kind is RecordKind.KEY_EVENT]
-            await self._writes.replace(partition, slot_record, slot, after=event)
-            return write
-
-        write = await self._writes.run((partition, "key", key), attempt)
-        await self._settle_mirror(partition, write.entry, write.mirror)
+    async def set(self, scope: CallScope, key: str, if_version: int | None, plan: Plan) -> KeyEntry:
+        """Check ``if_version`` and the key quota, take a version, write."""
+        partition = scope.partition
+        async with self._leases.hold(partition) as lease:
+            if if_version is not None or not await self._room_without_reading(partition, lease):
+                found = await self._records.get_records(partition, RecordKind.KEY, [key])
+                current = visible_slot(scope.clearance, found[0] if found else None)
+                check_if_version(if_version, current)
+                if current is None:
+                    await self._admit_new_key(partition, lease)
+            write = plan(await lease.version())
+            await asyncio.gather(
+                self._records.put_records(partition, write.records),
+                self._write_mirror(partition, write),
+            )
         return write.entry
 
-    async def claim(self, partition: Partition, key: str) -> int:
-        """The partition's next version, claimed on its COUNTER record."""
+    async def _write_mirror(self, partition: Partition, write: SlotWrite) -> None:
+        if write.mirror is not None:
+            await self._store.upsert(partition, [write.mirror])
+            return
+        key = write.entry.key
+        await self._store.delete(
+            partition, [mirror_id(partition.tenant_id, partition.agent_id, key)]
+        )
 
-        async def attempt() -> int:
-            found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
-            current = found[0] if found else None
-            version = next_version(current.version if current is not None else 0)
-            counter = Record(RecordKind.COUNTER, COUNTER_KEY, {"key": key}, version, utcnow())
-            await self._writes.replace(partition, counter, current)
-            return version
+    # -- the key quota -------------------------------------------------------------------
 
-        return await self._writes.run((partition, "counter"), attempt)
+    def _limit(self, partition: Partition) -> int:
+        return self._quotas.keys_limit(partition.tenant_id) if self._quotas is not None else 0
 
-    async def _settle_mirror(
-        self, partition: Partition, written: KeyEntry, mirror: Memory | None
-    ) -> None:
-        """Write the mirror of ``written``; then, while the slot has moved past what
-        was last written, rewrite it from the slot as it is."""
-        memory_id = mirror_id(partition.tenant_id, partition.agent_id, written.key)
-        for _ in range(_SETTLE_ROUNDS):
-            if mirror is None:
-                await self._store.delete(partition, [memory_id])
-            else:
-                await self._store.upsert(partition, [mirror])
-            found = await self._records.get_records(partition, RecordKind.KEY, [written.key])
-            latest = entry_from(found[0]) if found else None
-            if latest is None or latest.version <= written.version:
-                return
-            written = latest
-            mirror = await self._mirror_of(partition, latest)
+    async def _count(self, partition: Partition, lease: Lease) -> _KeyCount:
+        """The partition's key count, counted once per tenure of the lease (other
+        replicas add keys between tenures, never during one)."""
+        count = self._counts.get(partition)
+        if count is None or count.tenure != lease.tenure:
+            if len(self._counts) >= _COUNTS_MAX:
+                self._counts.clear()
+            value = await self._records.count_records(partition, RecordKind.KEY)
+            count = self._counts[partition] = _KeyCount(lease.tenure, value, exact=True)
+        return count
+
+    async def _room_without_reading(self, partition: Partition, lease: Lease) -> bool:
+        """Whether the quota admits this write even if it adds a key (then it is
+        counted as one): no need to read the slot."""
+        limit = self._limit(partition)
+        if not limit:
+            return True
+        count = await self._count(partition, lease)
+        if count.value + 1 > limit * _TRUST_FRACTION and not count.exact:
+            # The estimate ran high: count again before reading slots.
+            count.value = await self._records.count_records(partition, RecordKind.KEY)
+            count.exact = True
+        if count.value + 1 > limit * _TRUST_FRACTION:
+            return False
+        count.value += 1
+        count.exact = False
+        return True
+
+    async def _admit_new_key(self, partition: Partition, lease: Lease) -> None:
+        """quotas.max_keys_per_partition for a key known to be new (tombstoned slots
+        count: they are stored)."""
+        if self._quotas is None or not self._limit(partition):
+            return
+        count = await self._count(partition, lease)
+        if not count.exact and count.value + 1 > self._limit(partition):
+            count.value = await self._records.count_records(partition, RecordKind.KEY)
+            count.exact = True
+        self._quotas.check_keys(partition.tenant_id, count.value, 1)
+        count.value += 1

@@ -247,15 +247,21 @@ class Deduplicator:
     ) -> Plan:
         keys = [_key(m) for m in memories]
         live = MemoryFilter(max_security_level=scope.clearance, not_expired_at=now)
-        found = await self._store.find_by_content(
-            scope.partition, list({key[2] for key in keys}), live
-        )
+        exact = self._store.find_by_content(scope.partition, list({key[2] for key in keys}), live)
+        near: list[list[VectorHit]] | None = None
+        if self._near and self._store.capabilities.shared:
+            # A server other replicas share: both lookups in one round trip. (An
+            # embedded store answers in place; planning stays one step there, which
+            # keeps concurrent Remembers' writes coalescing into few commits.)
+            found, near = await asyncio.gather(exact, self._near_candidates(scope, memories, live))
+        else:
+            found = await exact
+            near = await self._near_candidates(scope, memories, live) if self._near else None
         stored: dict[_Key, Memory] = {}
         # Oldest first, so a pre-existing pile of duplicates always feeds the same one.
         for m in sorted(found, key=lambda m: (m.created_at, m.id)):
             if not m.key:
                 stored.setdefault(_key(m), m)
-        near = await self._near_candidates(scope, memories, live) if self._near else None
 
         dimension = None
         if near is not None and memories:

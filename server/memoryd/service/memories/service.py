@@ -189,7 +189,7 @@ class MemoryService:
             also = [m for m in related.writes if m.id not in merged]
             expected = {**related.expected, **plan.expected}
             await lease.confirm()
-            await self._write(scope, [*plan.writes, *also], plan.new_count, expected)
+            await self._write(scope, [*plan.writes, *also], plan.new_count, expected, lease.tenure)
         return [RememberOutcome(m, deduplicated=dup) for m, dup in plan.outcomes()]
 
     def _exclusive(self, scope: CallScope) -> AbstractAsyncContextManager[Lease]:
@@ -211,10 +211,12 @@ class MemoryService:
         memories: Sequence[Memory],
         adding: int,
         expected: Mapping[str, int | None],
+        tenure: int | None = None,
     ) -> None:
         """Commit ``memories``, ``adding`` of which are new (the rest update old ones
         read at the ``expected`` versions: a conditional write, which fails the
-        attempt when one moved on; without any, through the write batcher)."""
+        attempt when one moved on; without any, through the write batcher);
+        ``tenure``: under the partition's lease (Lease.tenure)."""
 
         async def commit() -> None:
             if expected:
@@ -223,7 +225,7 @@ class MemoryService:
                 await self._writer.submit(scope.partition, memories)
 
         if self._quotas is not None:  # quotas.max_memories_per_partition
-            await self._quotas.admit_memories(scope.partition, adding, commit)
+            await self._quotas.admit_memories(scope.partition, adding, commit, tenure=tenure)
         else:
             await commit()
 

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from qdrant_client import AsyncQdrantClient, models
+from qdrant_client.conversions.conversion import RestToGrpc
 
+from memoryd.storage.qdrant import wire
 from memoryd.storage.qdrant.schema import DENSE, CollectionSpec
 from memoryd.storage.settings import QDRANT_REST_PORT, url_port
 
@@ -203,11 +205,23 @@ class ClientEngine:
     """qdrant-client's AsyncQdrantClient against a server, or in local mode."""
 
     def __init__(
-        self, options: QdrantOptions, client: AsyncQdrantClient, worker: _LoopThread | None
+        self,
+        options: QdrantOptions,
+        client: AsyncQdrantClient,
+        worker: _LoopThread | None,
+        points: wire.PointsChannel | None = None,
     ) -> None:
         self.options = options
         self.client = client
         self._worker = worker
+        #: A server over gRPC: the calls every write and read makes go through a
+        #: channel of memoryd's own (wire.PointsChannel), the rest through the client.
+        self._wire = points
+        self._ordering = (
+            None
+            if options.ordering is None
+            else RestToGrpc.convert_write_ordering(options.ordering)
+        )
 
     @classmethod
     async def connect(cls, options: QdrantOptions) -> ClientEngine:
@@ -234,7 +248,12 @@ class ClientEngine:
             # real request (open_collection) reports an unreachable server instead.
             check_compatibility=False,
         )
-        return cls(options, client, None)
+        points = None
+        if options.grpc and options.url is not None and options.grpc_port is not None:
+            points = wire.PointsChannel(
+                options.url, options.grpc_port, options.api_key, options.timeout_s
+            )
+        return cls(options, client, None, points)
 
     async def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
         if self._worker is None:
@@ -302,6 +321,9 @@ class ClientEngine:
                 await self._call(self.client.create_payload_index(name, field, params, wait=True))
 
     async def upsert(self, name: str, points: Sequence[models.PointStruct]) -> None:
+        if self._wire is not None:
+            await self._wire.upsert(name, points, self._ordering)
+            return
         await self._call(
             self.client.upsert(name, list(points), wait=True, ordering=self.options.ordering)
         )
@@ -315,6 +337,9 @@ class ClientEngine:
         self, name: str, points: Sequence[models.PointStruct], condition: models.Filter | None
     ) -> None:
         mode = models.UpdateMode.INSERT_ONLY if condition is None else models.UpdateMode.UPDATE_ONLY
+        if self._wire is not None:
+            await self._wire.upsert(name, points, self._ordering, condition, mode)
+            return
         await self._call(
             self.client.upsert(
                 name,
@@ -329,6 +354,8 @@ class ClientEngine:
     async def retrieve(
         self, name: str, ids: Sequence[str], *, with_vectors: bool
     ) -> list[models.Record]:
+        if self._wire is not None:
+            return await self._wire.retrieve(name, ids, [DENSE] if with_vectors else None)
         vectors: bool | list[str] = [DENSE] if with_vectors else False
         return await self._call(
             self.client.retrieve(name, list(ids), with_payload=True, with_vectors=vectors)
@@ -346,6 +373,18 @@ class ClientEngine:
         params: models.SearchParams | None = None,
         with_vectors: bool = False,
     ) -> list[models.ScoredPoint]:
+        if self._wire is not None:
+            request = models.QueryRequest(
+                query=query,
+                using=using,
+                prefetch=list(prefetch) or None,
+                filter=flt,
+                params=params,
+                limit=limit,
+                with_payload=True,
+                with_vector=[DENSE] if with_vectors else False,
+            )
+            return await self._wire.query(name, request)
         response = await self._call(
             self.client.query_points(
                 name,
@@ -366,6 +405,8 @@ class ClientEngine:
     ) -> list[list[models.ScoredPoint]]:
         if not requests:
             return []
+        if self._wire is not None:
+            return await self._wire.query_batch(name, requests)
         responses = await self._call(self.client.query_batch_points(name, list(requests)))
         return [r.points for r in responses]
 
@@ -424,6 +465,8 @@ class ClientEngine:
 
     async def close(self) -> None:
         try:
+            if self._wire is not None:
+                await self._wire.close()
             await self._call(self.client.close())
         finally:
             if self._worker is not None:

@@ -8,14 +8,15 @@ key bytes as an integer (``key_order``) and pages break ties by the full key (se
 paging.py). The prefix filter is a keyword ``MatchPrefix`` inside the request.
 
 A batch of one kind is one write request; a batch mixing kinds writes one request per
-kind (Qdrant has no cross-collection transaction).
+kind, sent at once (Qdrant has no cross-collection transaction).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from qdrant_client import models
 
@@ -130,10 +131,15 @@ class QdrantRecordStore:
                 payload=record_payload(partition, r),
             )
             by_kind.setdefault(kind, []).append(point)
-        async with self._write_lock, self._errors("put_records"):
-            for kind, points in by_kind.items():
-                for i in range(0, len(points), _BATCH):
-                    await engine.upsert(self._collection(kind), points[i : i + _BATCH])
+
+        async def put(kind: RecordKind, points: list[models.PointStruct]) -> None:
+            for i in range(0, len(points), _BATCH):
+                await engine.upsert(self._collection(kind), points[i : i + _BATCH])
+
+        # The kinds' collections at once: a key write (slot, event, counter) waits for
+        # one round trip, not three. No lock: callers order writes of one record.
+        async with self._errors("put_records"):
+            await _all(put(kind, points) for kind, points in by_kind.items())
 
     async def put_record_if(
         self, partition: Partition, record: Record, expected: Record | None
@@ -272,6 +278,14 @@ class QdrantRecordStore:
         engine = self._eng()
         async with self._errors("count_records"):
             return await engine.count(self._collection(kind), scoped(partition))
+
+
+async def _all(calls: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run ``calls`` at once; all have finished when the first failure is raised."""
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
 
 
 def _stored_as(partition: Partition, expected: Record | None) -> models.Filter | None:

@@ -16,6 +16,7 @@ indices are u32); a collision merely merges two terms.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections import Counter
 
@@ -30,8 +31,10 @@ B = 0.75
 AVG_LEN = 32.0
 
 
+@functools.lru_cache(maxsize=65_536)
 def term_index(term: str) -> int:
-    """A stable 32-bit index of ``term`` (the same in every process and release)."""
+    """A stable 32-bit index of ``term`` (the same in every process and release).
+    Cached: a text's terms repeat across memories and queries."""
     return int.from_bytes(hashlib.blake2b(term.encode("utf-8"), digest_size=4).digest(), "big")
 
 
@@ -39,7 +42,10 @@ def _vector(weights: dict[int, float]) -> models.SparseVector | None:
     if not weights:
         return None
     indices = sorted(weights)
-    return models.SparseVector(indices=indices, values=[weights[i] for i in indices])
+    # Built as is (no validation pass: every field is already of its type).
+    return models.SparseVector.model_construct(
+        indices=indices, values=[weights[i] for i in indices]
+    )
 
 
 def document_vector(text: str) -> models.SparseVector | None:

@@ -110,7 +110,8 @@ class FusedHit:
 
 def _unit(vector: Vector, dimension: int) -> list[float]:
     query = check_query_vector(vector, dimension)
-    return [float(x) for x in unit_rows(query)]
+    values: list[float] = unit_rows(query).tolist()
+    return values
 
 
 class QdrantStore:
@@ -189,7 +190,8 @@ class QdrantStore:
         text = sparse.document_vector(m.content)
         if text is not None:
             vector[SPARSE] = text
-        return models.PointStruct(
+        # Built as is: the validation pass cost as much as the rest of the point.
+        return models.PointStruct.model_construct(
             id=memory_point_id(m.partition, m.id), vector=vector, payload=memory_payload(m)
         )
 
