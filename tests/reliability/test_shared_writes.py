@@ -46,6 +46,10 @@ COMMON = {
     "MEMORYD_PAGE_TOKEN_SECRET": "w" * 32,
 }
 WRITES = 12
+#: One lease taken again per phase (a take is three requests): a pause of the loaded
+#: CI box longer than lease_linger_s's ceiling (5 s) between two writes gives the
+#: lease back. The bounds stay far below the 9 requests per write of before.
+RETAKE = 3
 
 
 def _grpc_requests(server: QdrantServer) -> Counter[str]:
@@ -102,7 +106,7 @@ def test_a_write_costs_few_qdrant_requests(
     for i in range(WRITES):  # new keys and rewrites of one
         _set(stub, "count", f"/k{i}" if i % 2 else "/same", f"value {i}")
     plain = _grpc_requests(server) - before
-    assert plain.total() <= 4 * WRITES, plain
+    assert plain.total() <= 4 * WRITES + RETAKE, plain
 
     before = _grpc_requests(server)
     for i in range(WRITES):
@@ -110,13 +114,13 @@ def test_a_write_costs_few_qdrant_requests(
         _set(stub, "count", "/same", f"checked {i}", if_version=current.version)
     # Less the GetKeys' own reads.
     checked = _grpc_requests(server) - before - Counter({"/qdrant.Points/Get": WRITES})
-    assert checked.total() <= 5 * WRITES, checked
+    assert checked.total() <= 5 * WRITES + RETAKE, checked
 
     before = _grpc_requests(server)
     for i in range(WRITES):
         stub.Remember(mpb.RememberRequest(agent_id="count", content=f"a note about {i} things"))
     remembered = _grpc_requests(server) - before
-    assert remembered.total() <= 3 * WRITES, remembered
+    assert remembered.total() <= 3 * WRITES + RETAKE, remembered
     print(f"\nQdrant requests per write: SetMemory {plain}, with if_version {checked}, "
           f"Remember {remembered} (each over {WRITES} writes)")  # fmt: skip
 
