@@ -237,6 +237,11 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_SessionMessage_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_MessageAttachment_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_MessageAttachment_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_memoryd_v1_ToolCall_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -321,6 +326,16 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_ClearSessionResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_GetSessionAttachmentRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_GetSessionAttachmentRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_GetSessionAttachmentResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_GetSessionAttachmentResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -525,42 +540,55 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       " \001(\tR\007agentId\022\030\n\007content\030\002 \001(\tR\007content\022" +
       "\031\n\010if_match\030\003 \001(\tR\007ifMatch\"H\n\022SetProfile" +
       "Response\0222\n\007profile\030\001 \001(\0132\030.memoryd.v1.A" +
-      "gentProfileR\007profile\"\217\002\n\016SessionMessage\022" +
+      "gentProfileR\007profile\"\366\002\n\016SessionMessage\022" +
       "+\n\004role\030\001 \001(\0162\027.memoryd.v1.MessageRoleR\004" +
       "role\022\030\n\007content\030\002 \001(\tR\007content\022\022\n\004name\030\003" +
       " \001(\tR\004name\022 \n\014tool_call_id\030\004 \001(\tR\ntoolCa" +
       "llId\0229\n\ncreated_at\030\005 \001(\0132\032.google.protob" +
       "uf.TimestampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003se" +
       "q\0223\n\ntool_calls\030\007 \003(\0132\024.memoryd.v1.ToolC" +
-      "allR\ttoolCalls\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002" +
-      "id\022\022\n\004name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(" +
-      "\0132\026.google.protobuf.ValueR\targuments\"\354\002\n" +
-      "\022SessionCompression\022C\n\033compress_threshol" +
-      "d_messages\030\001 \001(\005H\000R\031compressThresholdMes" +
-      "sages\210\001\001\0225\n\024compress_token_ratio\030\002 \001(\001H\001" +
-      "R\022compressTokenRatio\210\001\001\0227\n\025context_budge" +
-      "t_tokens\030\003 \001(\005H\002R\023contextBudgetTokens\210\001\001" +
-      "\0225\n\024keep_recent_messages\030\004 \001(\005H\003R\022keepRe" +
-      "centMessages\210\001\001B\036\n\034_compress_threshold_m" +
-      "essagesB\027\n\025_compress_token_ratioB\030\n\026_con" +
-      "text_budget_tokensB\027\n\025_keep_recent_messa" +
-      "ges\"\224\001\n\016FixedZoneEntry\022-\n\004kind\030\001 \001(\0162\031.m" +
-      "emoryd.v1.FixedZoneKindR\004kind\022\030\n\007content" +
-      "\030\002 \001(\tR\007content\0229\n\ncreated_at\030\003 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\tcreatedAt\"\370\001\n\025A" +
-      "ppendMessagesRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
-      "agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0226" +
-      "\n\010messages\030\003 \003(\0132\032.memoryd.v1.SessionMes" +
-      "sageR\010messages\022+\n\003ttl\030\004 \001(\0132\031.google.pro" +
-      "tobuf.DurationR\003ttl\022@\n\013compression\030\005 \001(\013" +
-      "2\036.memoryd.v1.SessionCompressionR\013compre" +
-      "ssion\"\222\001\n\026AppendMessagesResponse\022#\n\rmess" +
-      "age_count\030\001 \001(\003R\014messageCount\022\036\n\ncompres" +
-      "sed\030\002 \001(\010R\ncompressed\0223\n\010degraded\030\003 \003(\0132" +
-      "\027.memoryd.v1.DegradationR\010degraded\"v\n\027Ge" +
+      "allR\ttoolCalls\022=\n\nattachment\030\010 \001(\0132\035.mem" +
+      "oryd.v1.MessageAttachmentR\nattachment\022&\n" +
+      "\017merged_from_seq\030\t \001(\003R\rmergedFromSeq\"`\n" +
+      "\021MessageAttachment\022\035\n\nsize_bytes\030\001 \001(\003R\t" +
+      "sizeBytes\022\024\n\005chars\030\002 \001(\003R\005chars\022\026\n\006sha25" +
+      "6\030\003 \001(\tR\006sha256\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR" +
+      "\002id\022\022\n\004name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001" +
+      "(\0132\026.google.protobuf.ValueR\targuments\"\201\004" +
+      "\n\022SessionCompression\022C\n\033compress_thresho" +
+      "ld_messages\030\001 \001(\005H\000R\031compressThresholdMe" +
+      "ssages\210\001\001\0225\n\024compress_token_ratio\030\002 \001(\001H" +
+      "\001R\022compressTokenRatio\210\001\001\0227\n\025context_budg" +
+      "et_tokens\030\003 \001(\005H\002R\023contextBudgetTokens\210\001" +
+      "\001\0225\n\024keep_recent_messages\030\004 \001(\005H\003R\022keepR" +
+      "ecentMessages\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H" +
+      "\004R\014offloadBytes\210\001\001\022;\n\027merge_adjacent_mes" +
+      "sages\030\006 \001(\010H\005R\025mergeAdjacentMessages\210\001\001B" +
+      "\036\n\034_compress_threshold_messagesB\027\n\025_comp" +
+      "ress_token_ratioB\030\n\026_context_budget_toke" +
+      "nsB\027\n\025_keep_recent_messagesB\020\n\016_offload_" +
+      "bytesB\032\n\030_merge_adjacent_messages\"\224\001\n\016Fi" +
+      "xedZoneEntry\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1." +
+      "FixedZoneKindR\004kind\022\030\n\007content\030\002 \001(\tR\007co" +
+      "ntent\0229\n\ncreated_at\030\003 \001(\0132\032.google.proto" +
+      "buf.TimestampR\tcreatedAt\"\313\002\n\025AppendMessa" +
+      "gesRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n" +
+      "\nsession_id\030\002 \001(\tR\tsessionId\0226\n\010messages" +
+      "\030\003 \003(\0132\032.memoryd.v1.SessionMessageR\010mess" +
+      "ages\022+\n\003ttl\030\004 \001(\0132\031.google.protobuf.Dura" +
+      "tionR\003ttl\022@\n\013compression\030\005 \001(\0132\036.memoryd" +
+      ".v1.SessionCompressionR\013compression\022Q\n\025l" +
+      "ong_term_memory_mode\030\006 \001(\0162\036.memoryd.v1." +
+      "LongTermMemoryModeR\022longTermMemoryMode\"\351" +
+      "\001\n\026AppendMessagesResponse\022#\n\rmessage_cou" +
+      "nt\030\001 \001(\003R\014messageCount\022\036\n\ncompressed\030\002 \001" +
+      "(\010R\ncompressed\0223\n\010degraded\030\003 \003(\0132\027.memor" +
+      "yd.v1.DegradationR\010degraded\022.\n\023recorded_" +
+      "memory_ids\030\004 \003(\tR\021recordedMemoryIds\022%\n\016o" +
+      "ffloaded_seqs\030\005 \003(\003R\roffloadedSeqs\"v\n\027Ge" +
       "tSessionWindowRequest\022\031\n\010agent_id\030\001 \001(\tR" +
       "\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022" +
-      "!\n\014token_budget\030\003 \001(\005R\013tokenBudget\"\235\003\n\030G" +
+      "!\n\014token_budget\030\003 \001(\005R\013tokenBudget\"\334\004\n\030G" +
       "etSessionWindowResponse\0229\n\nfixed_zone\030\001 " +
       "\003(\0132\032.memoryd.v1.FixedZoneEntryR\tfixedZo" +
       "ne\022\030\n\007summary\030\002 \001(\tR\007summary\0222\n\006recent\030\003" +
@@ -571,116 +599,139 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "2\027.memoryd.v1.DegradationR\010degraded\0224\n\026s" +
       "ummarized_through_seq\030\010 \001(\003R\024summarizedT" +
       "hroughSeq\022\'\n\017stored_messages\030\t \001(\003R\016stor" +
-      "edMessages\"\235\001\n\030InjectInstructionRequest\022" +
-      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id" +
-      "\030\002 \001(\tR\tsessionId\022-\n\004kind\030\003 \001(\0162\031.memory" +
-      "d.v1.FixedZoneKindR\004kind\022\030\n\007content\030\004 \001(" +
-      "\tR\007content\"V\n\031InjectInstructionResponse\022" +
-      "9\n\nfixed_zone\030\001 \003(\0132\032.memoryd.v1.FixedZo" +
-      "neEntryR\tfixedZone\"x\n\021EndSessionRequest\022" +
-      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id" +
-      "\030\002 \001(\tR\tsessionId\022)\n\020extract_memories\030\003 " +
-      "\001(\010R\017extractMemories\"\225\001\n\022EndSessionRespo" +
-      "nse\022\030\n\007summary\030\001 \001(\tR\007summary\0220\n\textract" +
-      "ed\030\002 \003(\0132\022.memoryd.v1.MemoryR\textracted\022" +
-      "3\n\010degraded\030\003 \003(\0132\027.memoryd.v1.Degradati" +
-      "onR\010degraded\"\303\001\n\031GetSessionMessagesReque" +
-      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession" +
-      "_id\030\002 \001(\tR\tsessionId\022\031\n\010from_seq\030\003 \001(\003R\007" +
-      "fromSeq\022\025\n\006to_seq\030\004 \001(\003R\005toSeq\022\033\n\tpage_s" +
-      "ize\030\005 \001(\005R\010pageSize\022\035\n\npage_token\030\006 \001(\tR" +
-      "\tpageToken\"\327\001\n\032GetSessionMessagesRespons" +
-      "e\0226\n\010messages\030\001 \003(\0132\032.memoryd.v1.Session" +
-      "MessageR\010messages\022&\n\017next_page_token\030\002 \001" +
-      "(\tR\rnextPageToken\022#\n\rmessage_count\030\003 \001(\003" +
-      "R\014messageCount\0224\n\026summarized_through_seq" +
-      "\030\004 \001(\003R\024summarizedThroughSeq\"e\n\025DeleteMe" +
-      "ssagesRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
-      "\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\022\n\004seqs\030" +
-      "\003 \003(\003R\004seqs\"\231\001\n\026DeleteMessagesResponse\022!" +
-      "\n\014deleted_seqs\030\001 \003(\003R\013deletedSeqs\022\'\n\017sum" +
-      "mary_rebuilt\030\002 \001(\010R\016summaryRebuilt\0223\n\010de" +
-      "graded\030\003 \003(\0132\027.memoryd.v1.DegradationR\010d" +
-      "egraded\"n\n\023ClearSessionRequest\022\031\n\010agent_" +
+      "edMessages\022Q\n\025long_term_memory_mode\030\n \001(" +
+      "\0162\036.memoryd.v1.LongTermMemoryModeR\022longT" +
+      "ermMemoryMode\022@\n\022long_term_memories\030\013 \003(" +
+      "\0132\022.memoryd.v1.MemoryR\020longTermMemories\022" +
+      "(\n\020long_term_memory\030\014 \001(\tR\016longTermMemor" +
+      "y\"\235\001\n\030InjectInstructionRequest\022\031\n\010agent_" +
       "id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\ts" +
-      "essionId\022\035\n\nfixed_zone\030\003 \001(\010R\tfixedZone\"" +
-      "0\n\024ClearSessionResponse\022\030\n\007deleted\030\001 \001(\003" +
-      "R\007deleted*\245\001\n\rScoringPreset\022\036\n\032SCORING_P" +
-      "RESET_UNSPECIFIED\020\000\022\035\n\031SCORING_PRESET_SI" +
-      "MILARITY\020\001\022\032\n\026SCORING_PRESET_DECAYED\020\002\022\033" +
-      "\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030SCORING_P" +
-      "RESET_RELEVANCE\020\004*g\n\014RecencyBasis\022\035\n\031REC" +
-      "ENCY_BASIS_UNSPECIFIED\020\000\022\031\n\025RECENCY_BASI" +
-      "S_UPDATED\020\001\022\035\n\031RECENCY_BASIS_LAST_ACCESS" +
-      "\020\002*\256\001\n\013MemoryOrder\022\034\n\030MEMORY_ORDER_UNSPE" +
-      "CIFIED\020\000\022\035\n\031MEMORY_ORDER_CREATED_DESC\020\001\022" +
-      "\034\n\030MEMORY_ORDER_CREATED_ASC\020\002\022\"\n\036MEMORY_" +
-      "ORDER_ACCESS_COUNT_DESC\020\003\022 \n\034MEMORY_ORDE" +
-      "R_IMPORTANCE_DESC\020\004*x\n\021WorkingMemoryMode" +
-      "\022#\n\037WORKING_MEMORY_MODE_UNSPECIFIED\020\000\022\035\n" +
-      "\031WORKING_MEMORY_MODE_MERGE\020\001\022\037\n\033WORKING_" +
-      "MEMORY_MODE_REPLACE\020\002*\216\001\n\013MessageRole\022\034\n" +
-      "\030MESSAGE_ROLE_UNSPECIFIED\020\000\022\025\n\021MESSAGE_R" +
-      "OLE_USER\020\001\022\032\n\026MESSAGE_ROLE_ASSISTANT\020\002\022\027" +
-      "\n\023MESSAGE_ROLE_SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_" +
-      "TOOL\020\004*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE_K" +
-      "IND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_TRI" +
-      "GGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIX" +
-      "ED_ZONE_KIND_INSTRUCTION\020\0032\201\020\n\rMemorySer" +
-      "vice\022E\n\010Remember\022\033.memoryd.v1.RememberRe" +
-      "quest\032\034.memoryd.v1.RememberResponse\022T\n\rR" +
-      "ememberBatch\022 .memoryd.v1.RememberBatchR" +
-      "equest\032!.memoryd.v1.RememberBatchRespons" +
-      "e\022?\n\006Recall\022\031.memoryd.v1.RecallRequest\032\032" +
-      ".memoryd.v1.RecallResponse\022H\n\tGetMemory\022" +
-      "\034.memoryd.v1.GetMemoryRequest\032\035.memoryd." +
-      "v1.GetMemoryResponse\022Q\n\014ListMemories\022\037.m" +
-      "emoryd.v1.ListMemoriesRequest\032 .memoryd." +
-      "v1.ListMemoriesResponse\022Q\n\014UpdateMemory\022" +
-      "\037.memoryd.v1.UpdateMemoryRequest\032 .memor" +
-      "yd.v1.UpdateMemoryResponse\022W\n\016ForgetMemo" +
-      "ries\022!.memoryd.v1.ForgetMemoriesRequest\032" +
-      "\".memoryd.v1.ForgetMemoriesResponse\022H\n\tS" +
-      "etMemory\022\034.memoryd.v1.SetMemoryRequest\032\035" +
-      ".memoryd.v1.SetMemoryResponse\022?\n\006GetKey\022" +
-      "\031.memoryd.v1.GetKeyRequest\032\032.memoryd.v1." +
-      "GetKeyResponse\022E\n\010ListKeys\022\033.memoryd.v1." +
-      "ListKeysRequest\032\034.memoryd.v1.ListKeysRes" +
-      "ponse\022K\n\nKeyHistory\022\035.memoryd.v1.KeyHist" +
-      "oryRequest\032\036.memoryd.v1.KeyHistoryRespon" +
-      "se\022]\n\020SetWorkingMemory\022#.memoryd.v1.SetW" +
-      "orkingMemoryRequest\032$.memoryd.v1.SetWork" +
-      "ingMemoryResponse\022]\n\020GetWorkingMemory\022#." +
-      "memoryd.v1.GetWorkingMemoryRequest\032$.mem" +
-      "oryd.v1.GetWorkingMemoryResponse\022f\n\023Dele" +
-      "teWorkingMemory\022&.memoryd.v1.DeleteWorki" +
-      "ngMemoryRequest\032\'.memoryd.v1.DeleteWorki" +
-      "ngMemoryResponse\022r\n\027ListWorkingMemorySco" +
-      "pes\022*.memoryd.v1.ListWorkingMemoryScopes" +
-      "Request\032+.memoryd.v1.ListWorkingMemorySc" +
-      "opesResponse\022K\n\nGetProfile\022\035.memoryd.v1." +
-      "GetProfileRequest\032\036.memoryd.v1.GetProfil" +
-      "eResponse\022K\n\nSetProfile\022\035.memoryd.v1.Set" +
-      "ProfileRequest\032\036.memoryd.v1.SetProfileRe" +
-      "sponse\022W\n\016AppendMessages\022!.memoryd.v1.Ap" +
-      "pendMessagesRequest\032\".memoryd.v1.AppendM" +
-      "essagesResponse\022]\n\020GetSessionWindow\022#.me" +
-      "moryd.v1.GetSessionWindowRequest\032$.memor" +
-      "yd.v1.GetSessionWindowResponse\022`\n\021Inject" +
-      "Instruction\022$.memoryd.v1.InjectInstructi" +
-      "onRequest\032%.memoryd.v1.InjectInstruction" +
-      "Response\022K\n\nEndSession\022\035.memoryd.v1.EndS" +
-      "essionRequest\032\036.memoryd.v1.EndSessionRes" +
-      "ponse\022c\n\022GetSessionMessages\022%.memoryd.v1" +
-      ".GetSessionMessagesRequest\032&.memoryd.v1." +
-      "GetSessionMessagesResponse\022W\n\016DeleteMess" +
-      "ages\022!.memoryd.v1.DeleteMessagesRequest\032" +
-      "\".memoryd.v1.DeleteMessagesResponse\022Q\n\014C" +
-      "learSession\022\037.memoryd.v1.ClearSessionReq" +
-      "uest\032 .memoryd.v1.ClearSessionResponseBm" +
-      "\n\016dev.memoryd.v1B\022MemoryServiceProtoP\001\242\002" +
-      "\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd" +
-      "\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006proto3"
+      "essionId\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1.Fixe" +
+      "dZoneKindR\004kind\022\030\n\007content\030\004 \001(\tR\007conten" +
+      "t\"V\n\031InjectInstructionResponse\0229\n\nfixed_" +
+      "zone\030\001 \003(\0132\032.memoryd.v1.FixedZoneEntryR\t" +
+      "fixedZone\"x\n\021EndSessionRequest\022\031\n\010agent_" +
+      "id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\ts" +
+      "essionId\022)\n\020extract_memories\030\003 \001(\010R\017extr" +
+      "actMemories\"\225\001\n\022EndSessionResponse\022\030\n\007su" +
+      "mmary\030\001 \001(\tR\007summary\0220\n\textracted\030\002 \003(\0132" +
+      "\022.memoryd.v1.MemoryR\textracted\0223\n\010degrad" +
+      "ed\030\003 \003(\0132\027.memoryd.v1.DegradationR\010degra" +
+      "ded\"\303\001\n\031GetSessionMessagesRequest\022\031\n\010age" +
+      "nt_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\t" +
+      "R\tsessionId\022\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025" +
+      "\n\006to_seq\030\004 \001(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005" +
+      "R\010pageSize\022\035\n\npage_token\030\006 \001(\tR\tpageToke" +
+      "n\"\327\001\n\032GetSessionMessagesResponse\0226\n\010mess" +
+      "ages\030\001 \003(\0132\032.memoryd.v1.SessionMessageR\010" +
+      "messages\022&\n\017next_page_token\030\002 \001(\tR\rnextP" +
+      "ageToken\022#\n\rmessage_count\030\003 \001(\003R\014message" +
+      "Count\0224\n\026summarized_through_seq\030\004 \001(\003R\024s" +
+      "ummarizedThroughSeq\"e\n\025DeleteMessagesReq" +
+      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsessi" +
+      "on_id\030\002 \001(\tR\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004se" +
+      "qs\"\231\001\n\026DeleteMessagesResponse\022!\n\014deleted" +
+      "_seqs\030\001 \003(\003R\013deletedSeqs\022\'\n\017summary_rebu" +
+      "ilt\030\002 \001(\010R\016summaryRebuilt\0223\n\010degraded\030\003 " +
+      "\003(\0132\027.memoryd.v1.DegradationR\010degraded\"n" +
+      "\n\023ClearSessionRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022" +
+      "\035\n\nfixed_zone\030\003 \001(\010R\tfixedZone\"0\n\024ClearS" +
+      "essionResponse\022\030\n\007deleted\030\001 \001(\003R\007deleted" +
+      "\"\236\001\n\033GetSessionAttachmentRequest\022\031\n\010agen" +
+      "t_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR" +
+      "\tsessionId\022\020\n\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004" +
+      " \001(\003R\006offset\022\033\n\tmax_chars\030\005 \001(\003R\010maxChar" +
+      "s\"\215\002\n\034GetSessionAttachmentResponse\022\020\n\003se" +
+      "q\030\001 \001(\003R\003seq\022\030\n\007content\030\002 \001(\tR\007content\022=" +
+      "\n\nattachment\030\003 \001(\0132\035.memoryd.v1.MessageA" +
+      "ttachmentR\nattachment\022\037\n\013next_offset\030\004 \001" +
+      "(\003R\nnextOffset\022+\n\004role\030\005 \001(\0162\027.memoryd.v" +
+      "1.MessageRoleR\004role\022\022\n\004name\030\006 \001(\tR\004name\022" +
+      " \n\014tool_call_id\030\007 \001(\tR\ntoolCallId*\245\001\n\rSc" +
+      "oringPreset\022\036\n\032SCORING_PRESET_UNSPECIFIE" +
+      "D\020\000\022\035\n\031SCORING_PRESET_SIMILARITY\020\001\022\032\n\026SC" +
+      "ORING_PRESET_DECAYED\020\002\022\033\n\027SCORING_PRESET" +
+      "_WEIGHTED\020\003\022\034\n\030SCORING_PRESET_RELEVANCE\020" +
+      "\004*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UNSPE" +
+      "CIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035\n\031R" +
+      "ECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013MemoryOrd" +
+      "er\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031MEMO" +
+      "RY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORDER_" +
+      "CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_COU" +
+      "NT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_DES" +
+      "C\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_MEMO" +
+      "RY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMORY_" +
+      "MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_REPL" +
+      "ACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE_UN" +
+      "SPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026ME" +
+      "SSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROLE_S" +
+      "YSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022LongT" +
+      "ermMemoryMode\022%\n!LONG_TERM_MEMORY_MODE_U" +
+      "NSPECIFIED\020\000\022\'\n#LONG_TERM_MEMORY_MODE_AG" +
+      "ENT_CONTROL\020\001\022(\n$LONG_TERM_MEMORY_MODE_S" +
+      "TATIC_CONTROL\020\002\022\036\n\032LONG_TERM_MEMORY_MODE" +
+      "_BOTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE_" +
+      "KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_TR" +
+      "IGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033FI" +
+      "XED_ZONE_KIND_INSTRUCTION\020\0032\354\020\n\rMemorySe" +
+      "rvice\022E\n\010Remember\022\033.memoryd.v1.RememberR" +
+      "equest\032\034.memoryd.v1.RememberResponse\022T\n\r" +
+      "RememberBatch\022 .memoryd.v1.RememberBatch" +
+      "Request\032!.memoryd.v1.RememberBatchRespon" +
+      "se\022?\n\006Recall\022\031.memoryd.v1.RecallRequest\032" +
+      "\032.memoryd.v1.RecallResponse\022H\n\tGetMemory" +
+      "\022\034.memoryd.v1.GetMemoryRequest\032\035.memoryd" +
+      ".v1.GetMemoryResponse\022Q\n\014ListMemories\022\037." +
+      "memoryd.v1.ListMemoriesRequest\032 .memoryd" +
+      ".v1.ListMemoriesResponse\022Q\n\014UpdateMemory" +
+      "\022\037.memoryd.v1.UpdateMemoryRequest\032 .memo" +
+      "ryd.v1.UpdateMemoryResponse\022W\n\016ForgetMem" +
+      "ories\022!.memoryd.v1.ForgetMemoriesRequest" +
+      "\032\".memoryd.v1.ForgetMemoriesResponse\022H\n\t" +
+      "SetMemory\022\034.memoryd.v1.SetMemoryRequest\032" +
+      "\035.memoryd.v1.SetMemoryResponse\022?\n\006GetKey" +
+      "\022\031.memoryd.v1.GetKeyRequest\032\032.memoryd.v1" +
+      ".GetKeyResponse\022E\n\010ListKeys\022\033.memoryd.v1" +
+      ".ListKeysRequest\032\034.memoryd.v1.ListKeysRe" +
+      "sponse\022K\n\nKeyHistory\022\035.memoryd.v1.KeyHis" +
+      "toryRequest\032\036.memoryd.v1.KeyHistoryRespo" +
+      "nse\022]\n\020SetWorkingMemory\022#.memoryd.v1.Set" +
+      "WorkingMemoryRequest\032$.memoryd.v1.SetWor" +
+      "kingMemoryResponse\022]\n\020GetWorkingMemory\022#" +
+      ".memoryd.v1.GetWorkingMemoryRequest\032$.me" +
+      "moryd.v1.GetWorkingMemoryResponse\022f\n\023Del" +
+      "eteWorkingMemory\022&.memoryd.v1.DeleteWork" +
+      "ingMemoryRequest\032\'.memoryd.v1.DeleteWork" +
+      "ingMemoryResponse\022r\n\027ListWorkingMemorySc" +
+      "opes\022*.memoryd.v1.ListWorkingMemoryScope" +
+      "sRequest\032+.memoryd.v1.ListWorkingMemoryS" +
+      "copesResponse\022K\n\nGetProfile\022\035.memoryd.v1" +
+      ".GetProfileRequest\032\036.memoryd.v1.GetProfi" +
+      "leResponse\022K\n\nSetProfile\022\035.memoryd.v1.Se" +
+      "tProfileRequest\032\036.memoryd.v1.SetProfileR" +
+      "esponse\022W\n\016AppendMessages\022!.memoryd.v1.A" +
+      "ppendMessagesRequest\032\".memoryd.v1.Append" +
+      "MessagesResponse\022]\n\020GetSessionWindow\022#.m" +
+      "emoryd.v1.GetSessionWindowRequest\032$.memo" +
+      "ryd.v1.GetSessionWindowResponse\022`\n\021Injec" +
+      "tInstruction\022$.memoryd.v1.InjectInstruct" +
+      "ionRequest\032%.memoryd.v1.InjectInstructio" +
+      "nResponse\022K\n\nEndSession\022\035.memoryd.v1.End" +
+      "SessionRequest\032\036.memoryd.v1.EndSessionRe" +
+      "sponse\022c\n\022GetSessionMessages\022%.memoryd.v" +
+      "1.GetSessionMessagesRequest\032&.memoryd.v1" +
+      ".GetSessionMessagesResponse\022W\n\016DeleteMes" +
+      "sages\022!.memoryd.v1.DeleteMessagesRequest" +
+      "\032\".memoryd.v1.DeleteMessagesResponse\022Q\n\014" +
+      "ClearSession\022\037.memoryd.v1.ClearSessionRe" +
+      "quest\032 .memoryd.v1.ClearSessionResponse\022" +
+      "i\n\024GetSessionAttachment\022\'.memoryd.v1.Get" +
+      "SessionAttachmentRequest\032(.memoryd.v1.Ge" +
+      "tSessionAttachmentResponseBm\n\016dev.memory" +
+      "d.v1B\022MemoryServiceProtoP\001\242\002\003MXX\252\002\nMemor" +
+      "yd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetad" +
+      "ata\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -942,109 +993,127 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_SessionMessage_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_SessionMessage_descriptor,
-        new java.lang.String[] { "Role", "Content", "Name", "ToolCallId", "CreatedAt", "Seq", "ToolCalls", });
-    internal_static_memoryd_v1_ToolCall_descriptor =
+        new java.lang.String[] { "Role", "Content", "Name", "ToolCallId", "CreatedAt", "Seq", "ToolCalls", "Attachment", "MergedFromSeq", });
+    internal_static_memoryd_v1_MessageAttachment_descriptor =
       getDescriptor().getMessageType(42);
+    internal_static_memoryd_v1_MessageAttachment_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_MessageAttachment_descriptor,
+        new java.lang.String[] { "SizeBytes", "Chars", "Sha256", });
+    internal_static_memoryd_v1_ToolCall_descriptor =
+      getDescriptor().getMessageType(43);
     internal_static_memoryd_v1_ToolCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ToolCall_descriptor,
         new java.lang.String[] { "Id", "Name", "Arguments", });
     internal_static_memoryd_v1_SessionCompression_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(44);
     internal_static_memoryd_v1_SessionCompression_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_SessionCompression_descriptor,
-        new java.lang.String[] { "CompressThresholdMessages", "CompressTokenRatio", "ContextBudgetTokens", "KeepRecentMessages", });
+        new java.lang.String[] { "CompressThresholdMessages", "CompressTokenRatio", "ContextBudgetTokens", "KeepRecentMessages", "OffloadBytes", "MergeAdjacentMessages", });
     internal_static_memoryd_v1_FixedZoneEntry_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(45);
     internal_static_memoryd_v1_FixedZoneEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_FixedZoneEntry_descriptor,
         new java.lang.String[] { "Kind", "Content", "CreatedAt", });
     internal_static_memoryd_v1_AppendMessagesRequest_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(46);
     internal_static_memoryd_v1_AppendMessagesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_AppendMessagesRequest_descriptor,
-        new java.lang.String[] { "AgentId", "SessionId", "Messages", "Ttl", "Compression", });
+        new java.lang.String[] { "AgentId", "SessionId", "Messages", "Ttl", "Compression", "LongTermMemoryMode", });
     internal_static_memoryd_v1_AppendMessagesResponse_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(47);
     internal_static_memoryd_v1_AppendMessagesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_AppendMessagesResponse_descriptor,
-        new java.lang.String[] { "MessageCount", "Compressed", "Degraded", });
+        new java.lang.String[] { "MessageCount", "Compressed", "Degraded", "RecordedMemoryIds", "OffloadedSeqs", });
     internal_static_memoryd_v1_GetSessionWindowRequest_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(48);
     internal_static_memoryd_v1_GetSessionWindowRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionWindowRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "TokenBudget", });
     internal_static_memoryd_v1_GetSessionWindowResponse_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(49);
     internal_static_memoryd_v1_GetSessionWindowResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionWindowResponse_descriptor,
-        new java.lang.String[] { "FixedZone", "Summary", "Recent", "TokensUsed", "Summarizer", "TokenCounter", "Degraded", "SummarizedThroughSeq", "StoredMessages", });
+        new java.lang.String[] { "FixedZone", "Summary", "Recent", "TokensUsed", "Summarizer", "TokenCounter", "Degraded", "SummarizedThroughSeq", "StoredMessages", "LongTermMemoryMode", "LongTermMemories", "LongTermMemory", });
     internal_static_memoryd_v1_InjectInstructionRequest_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(50);
     internal_static_memoryd_v1_InjectInstructionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_InjectInstructionRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "Kind", "Content", });
     internal_static_memoryd_v1_InjectInstructionResponse_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(51);
     internal_static_memoryd_v1_InjectInstructionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_InjectInstructionResponse_descriptor,
         new java.lang.String[] { "FixedZone", });
     internal_static_memoryd_v1_EndSessionRequest_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(52);
     internal_static_memoryd_v1_EndSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_EndSessionRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "ExtractMemories", });
     internal_static_memoryd_v1_EndSessionResponse_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(53);
     internal_static_memoryd_v1_EndSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_EndSessionResponse_descriptor,
         new java.lang.String[] { "Summary", "Extracted", "Degraded", });
     internal_static_memoryd_v1_GetSessionMessagesRequest_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(54);
     internal_static_memoryd_v1_GetSessionMessagesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionMessagesRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "FromSeq", "ToSeq", "PageSize", "PageToken", });
     internal_static_memoryd_v1_GetSessionMessagesResponse_descriptor =
-      getDescriptor().getMessageType(54);
+      getDescriptor().getMessageType(55);
     internal_static_memoryd_v1_GetSessionMessagesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionMessagesResponse_descriptor,
         new java.lang.String[] { "Messages", "NextPageToken", "MessageCount", "SummarizedThroughSeq", });
     internal_static_memoryd_v1_DeleteMessagesRequest_descriptor =
-      getDescriptor().getMessageType(55);
+      getDescriptor().getMessageType(56);
     internal_static_memoryd_v1_DeleteMessagesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_DeleteMessagesRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "Seqs", });
     internal_static_memoryd_v1_DeleteMessagesResponse_descriptor =
-      getDescriptor().getMessageType(56);
+      getDescriptor().getMessageType(57);
     internal_static_memoryd_v1_DeleteMessagesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_DeleteMessagesResponse_descriptor,
         new java.lang.String[] { "DeletedSeqs", "SummaryRebuilt", "Degraded", });
     internal_static_memoryd_v1_ClearSessionRequest_descriptor =
-      getDescriptor().getMessageType(57);
+      getDescriptor().getMessageType(58);
     internal_static_memoryd_v1_ClearSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ClearSessionRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "FixedZone", });
     internal_static_memoryd_v1_ClearSessionResponse_descriptor =
-      getDescriptor().getMessageType(58);
+      getDescriptor().getMessageType(59);
     internal_static_memoryd_v1_ClearSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ClearSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
+    internal_static_memoryd_v1_GetSessionAttachmentRequest_descriptor =
+      getDescriptor().getMessageType(60);
+    internal_static_memoryd_v1_GetSessionAttachmentRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_GetSessionAttachmentRequest_descriptor,
+        new java.lang.String[] { "AgentId", "SessionId", "Seq", "Offset", "MaxChars", });
+    internal_static_memoryd_v1_GetSessionAttachmentResponse_descriptor =
+      getDescriptor().getMessageType(61);
+    internal_static_memoryd_v1_GetSessionAttachmentResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_GetSessionAttachmentResponse_descriptor,
+        new java.lang.String[] { "Seq", "Content", "Attachment", "NextOffset", "Role", "Name", "ToolCallId", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.FieldMaskProto.getDescriptor();
