@@ -56,6 +56,10 @@ class ToolSpec:
     idempotent: bool = False
     #: Served by the MCP server (``memoryd mcp`` and the daemon's endpoint).
     mcp: bool = True
+    #: Another name accepted for an argument (a design document's): alias -> name.
+    #: Either may be given, not both; a required argument is then required as
+    #: "one of the two" (tool_args checks it), so the schema lists neither.
+    aliases: dict[str, str] = field(default_factory=dict)
 
     def input_schema(self, *, with_context: bool = True) -> JSON:
         properties = {
@@ -63,10 +67,11 @@ class ToolSpec:
             for k, v in self.properties.items()
             if with_context or k not in CONTEXT_FIELDS
         }
+        aliased = set(self.aliases.values())
         return {
             "type": "object",
             "properties": properties,
-            "required": [r for r in self.required if r in properties],
+            "required": [r for r in self.required if r in properties and r not in aliased],
             "additionalProperties": False,
         }
 
@@ -185,11 +190,17 @@ _MESSAGES = {
     "minItems": 1,
     "items": {
         "type": "object",
-        "properties": {"role": {"type": "string", "enum": ROLES}, "content": _STR},
+        "properties": {
+            "role": {"type": "string", "enum": ROLES},
+            "content": _STR,
+            "name": {"type": "string", "description": "The speaker's or the tool's name."},
+            "tool_call_id": {"type": "string", "description": "A tool result: the call's id."},
+        },
         "required": ["role", "content"],
         "additionalProperties": False,
     },
 }
+LONG_TERM_MEMORY_MODES = ["agent_control", "static_control", "both"]
 _WINDOW = {
     "type": "object",
     "properties": {
@@ -197,6 +208,12 @@ _WINDOW = {
         "summary": _STR,
         "messages": {"type": "array", "items": {"type": "object"}},
         "tokens_used": _INT,
+        "long_term_memory": {
+            "type": "string",
+            "description": "static_control / both: memories relevant to the newest user "
+            "message, one per line.",
+        },
+        "degraded": _DEGRADED,
     },
     "required": ["pinned", "summary", "messages", "tokens_used"],
 }
@@ -393,17 +410,19 @@ _SPECS = [
     ToolSpec(
         "update_working_memory",
         "Update working memory",
-        "Update the current task's working memory: the given fields are merged in (or "
-        "replace everything with replace=true); ttl_seconds makes it expire; schema (a JSON "
-        "Schema) is enforced on this and later writes.",
+        "Update the current task's working memory: the given fields (updates, or data) are "
+        "merged in (or replace everything with replace=true); ttl_seconds makes it expire "
+        "(0: never); schema (a JSON Schema) is enforced on this and later writes.",
         {
             "updates": {"type": "object", "description": "Fields to set."},
+            "data": {"type": "object", "description": "Fields to set (another name of updates)."},
             "replace": {"type": "boolean", "description": "Replace instead of merge."},
             "ttl_seconds": {
                 "type": "integer",
-                "minimum": 1,
+                "minimum": 0,
                 "maximum": MAX_TTL_SECONDS,
-                "description": "Expire after this long.",
+                "description": "Expire this long after this write; 0: never expires (an "
+                "expiry set before is removed); not given: the expiry set before is kept.",
             },
             "schema": {"type": "object", "description": "A JSON Schema the content must follow."},
             "thread_id": _THREAD,
@@ -417,6 +436,7 @@ _SPECS = [
             "version",
         ),
         idempotent=True,
+        aliases={"data": "updates"},
     ),
     ToolSpec(
         "read_agent_memory",
@@ -478,10 +498,77 @@ _SPECS = [
     ToolSpec(
         "record_messages",
         "Record messages",
-        "Append messages to a session's log (short-term memory); older turns are summarised.",
-        {"messages": _MESSAGES, "session_id": _SESSION, "agent_id": _AGENT},
+        "Append messages to a session's log (short-term memory); older turns are summarised "
+        "and large tool results offloaded (get_session_attachment reads them). "
+        "long_term_memory_mode static_control (or both) records each assistant reply in "
+        "long-term memory and retrieves for the window.",
+        {
+            "messages": _MESSAGES,
+            "long_term_memory_mode": {
+                "type": "string",
+                "enum": LONG_TERM_MEMORY_MODES,
+                "description": "The session's mode from now on (default: unchanged; a new "
+                "session: agent_control).",
+            },
+            "session_id": _SESSION,
+            "agent_id": _AGENT,
+        },
         ("messages", "session_id"),
-        _out({"message_count": _INT, "compressed": _BOOL}, "message_count", "compressed"),
+        _out(
+            {
+                "message_count": _INT,
+                "compressed": _BOOL,
+                "recorded_memory_ids": {"type": "array", "items": _STR},
+                "offloaded_seqs": {"type": "array", "items": _INT},
+                "degraded": _DEGRADED,
+            },
+            "message_count",
+            "compressed",
+        ),
+    ),
+    ToolSpec(
+        "get_session_attachment",
+        "Read an offloaded result",
+        "Read the full content of a large tool result that was offloaded from the session "
+        "(its message says which: attachment <seq>), whole or a slice of characters.",
+        {
+            "seq": {"type": "integer", "minimum": 1, "maximum": MAX_VERSION},
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_VERSION,
+                "description": "Skip this many characters (0).",
+            },
+            "max_chars": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_VERSION,
+                "description": "At most this many characters (default: to the end).",
+            },
+            "session_id": _SESSION,
+            "agent_id": _AGENT,
+        },
+        ("seq", "session_id"),
+        _out(
+            {
+                "seq": _INT,
+                "content": _STR,
+                "size_bytes": _INT,
+                "chars": _INT,
+                "next_offset": {
+                    "type": "integer",
+                    "description": "Where the next slice starts; 0: content reaches the end.",
+                },
+                "name": _STR,
+                "tool_call_id": _STR,
+            },
+            "seq",
+            "content",
+            "chars",
+            "next_offset",
+        ),
+        read_only=True,
+        idempotent=True,
     ),
     ToolSpec(
         "get_session_window",
@@ -566,6 +653,72 @@ _SPECS = [
         _out({"result": _STR, "path": _STR, "version": _INT}, "result"),
         destructive=True,
     ),
+    # AgentScope's long-term memory tools (agent_control), by their names and parameters.
+    ToolSpec(
+        "record_to_memory",
+        "Record to long-term memory",
+        "Record important information that you may need later, in long-term memory. Each "
+        "item of content should be specific and concise (who, when, where, what, why, how).",
+        {
+            "thinking": {
+                "type": "string",
+                "description": "Your reasoning about what to record and why.",
+            },
+            "content": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"type": "string", "minLength": 1},
+                "description": "The items to record, each one self-contained.",
+            },
+            "agent_id": _AGENT,
+            "namespace": _NAMESPACE,
+        },
+        ("thinking", "content"),
+        _out(
+            {
+                "ids": {"type": "array", "items": _STR},
+                "text": _STR,
+                "degraded": _DEGRADED,
+            },
+            "ids",
+            "text",
+        ),
+    ),
+    ToolSpec(
+        "retrieve_from_memory",
+        "Retrieve from long-term memory",
+        "Retrieve what long-term memory holds about the given keywords (each searched on "
+        "its own), best matches first.",
+        {
+            "keywords": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 16,
+                "items": {"type": "string", "minLength": 1},
+                "description": "Short search phrases: names, topics, events.",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 50,
+                "description": "Most results per keyword (5).",
+            },
+            "agent_id": _AGENT,
+            "namespace": _NAMESPACE,
+        },
+        ("keywords",),
+        _out(
+            {
+                "memories": {"type": "array", "items": _MEMORY_HIT},
+                "text": _STR,
+                "degraded": _DEGRADED,
+            },
+            "memories",
+            "text",
+        ),
+        read_only=True,
+        idempotent=True,
+    ),
     # The AgentScope-style pair (OpenAI-style tools only; MCP has the finer tools above).
     ToolSpec(
         "record",
@@ -600,5 +753,7 @@ _SPECS = [
 ]
 
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in _SPECS}
+#: The tools AgentScope registers for a session in agent_control (or both) mode.
+AGENT_CONTROL_TOOLS: tuple[str, ...] = ("record_to_memory", "retrieve_from_memory")
 #: Tools served over MCP.
 MCP_TOOLS: tuple[str, ...] = tuple(s.name for s in _SPECS if s.mcp)

@@ -15,6 +15,7 @@ from memoryd.domain.agent_state import SessionMessage
 from memoryd.domain.models import Partition
 from memoryd.domain.records import RecordKind
 from memoryd.service.agent_state.working import is_expired
+from memoryd.service.sessions import attachments
 from memoryd.service.sessions.record import (
     SessionState,
     message_from_doc,
@@ -85,9 +86,15 @@ async def delete_folded(
 async def delete_generation(
     records: RecordStore, partition: Partition, session_id: str, generation: str | None = None
 ) -> int:
-    """Delete the message records of a session (of one generation, or of every one)."""
+    """Delete the message records of a session (of one generation, or of every one)
+    and their attachments; returns how many message records went."""
     prefix = (
         message_prefix(session_id, generation) if generation is not None else f"{session_id}\x00"
+    )
+    await attachments.delete_keys(
+        records,
+        partition,
+        await attachments.generation_keys(records, partition, session_id, generation),
     )
     gone = 0
     while True:
@@ -120,16 +127,21 @@ async def expired_sessions(records: RecordStore, partition: Partition, now: date
 
 
 async def message_generations(records: RecordStore, partition: Partition) -> dict[str, set[str]]:
-    """Session id -> the generations that have message records in the partition."""
+    """Session id -> the generations that have message or attachment records in the
+    partition."""
     found: dict[str, set[str]] = {}
-    after: str | None = None
-    while True:
-        page = await records.list_records(
-            partition, RecordKind.SESSION_MESSAGE, after=after, limit=READ_BATCH
-        )
-        for record in page:
-            session_id, generation = session_of_key(record.key)
-            found.setdefault(session_id, set()).add(generation)
-        if len(page) < READ_BATCH:
-            return found
-        after = page[-1].key
+    kinds = (
+        (RecordKind.SESSION_MESSAGE, READ_BATCH),
+        (RecordKind.SESSION_ATTACHMENT, attachments.READ_BATCH),
+    )
+    for kind, batch in kinds:
+        after: str | None = None
+        while True:
+            page = await records.list_records(partition, kind, after=after, limit=batch)
+            for record in page:
+                session_id, generation = session_of_key(record.key)
+                found.setdefault(session_id, set()).add(generation)
+            if len(page) < batch:
+                break
+            after = page[-1].key
+    return found

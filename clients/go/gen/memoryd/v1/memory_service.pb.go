@@ -2572,7 +2572,8 @@ type SetWorkingMemoryRequest struct {
 	Scope   *WorkingMemoryScope    `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`
 	Content *structpb.Struct       `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
 	Mode    WorkingMemoryMode      `protobuf:"varint,4,opt,name=mode,proto3,enum=memoryd.v1.WorkingMemoryMode" json:"mode,omitempty"`
-	// Counted from the last update; unset means no expiry.
+	// Counted from the last update. Unset: the scope's TTL is kept (none for a new
+	// scope); zero: no expiry (removes one set before).
 	Ttl *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	// Optional JSON Schema; once set, every later write is validated against it.
 	JsonSchema *structpb.Struct `protobuf:"bytes,6,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`

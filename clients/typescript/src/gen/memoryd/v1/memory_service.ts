@@ -762,7 +762,10 @@ export interface SetWorkingMemoryRequest {
   scope: WorkingMemoryScope | undefined;
   content: { [key: string]: any } | undefined;
   mode: WorkingMemoryMode;
-  /** Counted from the last update; unset means no expiry. */
+  /**
+   * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+   * scope); zero: no expiry (removes one set before).
+   */
   ttl:
     | Duration
     | undefined;
