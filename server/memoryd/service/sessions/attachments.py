@@ -28,7 +28,7 @@ from memoryd.domain.agent_state import (
     MessageRole,
     SessionMessage,
 )
-from memoryd.domain.errors import DataLoss, NotFound
+from memoryd.domain.errors import DataLoss, InvalidArgument, NotFound
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.service.sessions.record import (
@@ -82,6 +82,50 @@ def stub(content: str, seq: int, attachment: MessageAttachment, name: str, previ
     if not quoted:
         return head
     return f"{head}\n{quoted}{'…' if preview < len(content) else ''}"
+
+
+def append_drafts(
+    session: SessionState,
+    drafts: Sequence[MessageDraft],
+    offload: Offload,
+    max_message_bytes: int,
+    now: datetime,
+) -> list[Record]:
+    """Append ``drafts`` to ``session``'s tail (seqs, times), offloading what is due;
+    returns the attachment records to store with the header. A tool result over
+    ``max_message_bytes`` that is not offloaded (the session's offload_bytes is 0 or
+    above it) is INVALID_ARGUMENT, before anything changes in the store."""
+    records: list[Record] = []
+    for i, draft in enumerate(drafts):
+        assert draft.role is not None  # checked before the append
+        seq = session.message_count + 1
+        created = draft.created_at or now
+        content, attachment = draft.content, None
+        if offload.due(draft):
+            attachment = describe(draft.content)
+            content = stub(draft.content, seq, attachment, draft.name, offload.preview_chars)
+            records.append(attachment_record(session, seq, draft.content, attachment, created))
+        elif len(content.encode("utf-8")) > max_message_bytes:
+            raise InvalidArgument.field(
+                f"messages[{i}].content",
+                f"is over {max_message_bytes} bytes (sessions.max_message_bytes) and this "
+                "session does not offload it (compression.offload_bytes)",
+            )
+        session.message_count = seq
+        session.messages.append(
+            SessionMessage(
+                role=draft.role,
+                content=content,
+                seq=seq,
+                created_at=created,
+                name=draft.name,
+                tool_call_id=draft.tool_call_id,
+                tool_calls=draft.tool_calls,
+                attachment=attachment,
+            )
+        )
+    session.stored_messages += len(drafts)
+    return records
 
 
 def attachment_record(

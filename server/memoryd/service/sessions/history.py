@@ -72,6 +72,24 @@ async def stored(
         yield tail
 
 
+async def page(
+    records: RecordStore,
+    partition: Partition,
+    session: SessionState,
+    after_seq: int,
+    to_seq: int,
+    size: int,
+) -> tuple[list[SessionMessage], bool]:
+    """Up to ``size`` stored messages with ``after_seq`` < seq <= ``to_seq`` (0: no
+    bound), and whether more follow."""
+    found: list[SessionMessage] = []
+    async for batch in stored(records, partition, session, after_seq=after_seq, batch=size + 1):
+        found.extend(m for m in batch if not to_seq or m.seq <= to_seq)
+        if len(found) > size or (to_seq and batch[-1].seq >= to_seq):
+            break
+    return found[:size], len(found) > size
+
+
 async def delete_folded(
     records: RecordStore, partition: Partition, session: SessionState, seqs: Sequence[int]
 ) -> list[int]:

@@ -43,7 +43,7 @@ from memoryd.domain.agent_state import (
     SessionMessagesQuery,
     SessionWindow,
 )
-from memoryd.domain.errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted
+from memoryd.domain.errors import FailedPrecondition, NotFound, ResourceExhausted
 from memoryd.domain.models import Memory, PageCursor, Partition, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
@@ -169,7 +169,13 @@ class SessionService:
             if mode is not None:
                 session.long_term_memory_mode = mode
             self._admit(scope.partition, session, len(drafts))
-            stored = self._appended(session, drafts, now)
+            stored = attachments.append_drafts(
+                session,
+                drafts,
+                self.compression(session).offload,
+                self._settings.max_message_bytes,
+                now,
+            )
             if ttl is not None:
                 session.ttl_s = ttl.total_seconds()
             exchanges = turns(session.messages, len(drafts))
@@ -186,50 +192,6 @@ class SessionService:
         ids, notes = await self._long_term.record(scope, session_id, exchanges)
         degraded = tuple(dict.fromkeys((*outcome.degraded, *notes)))
         return replace(outcome, degraded=degraded, recorded_memory_ids=ids)
-
-    def _appended(
-        self, session: SessionState, drafts: Sequence[MessageDraft], now: datetime
-    ) -> list[Record]:
-        """Append ``drafts`` to ``session``'s tail; returns the attachment records of
-        the ones offloaded. A tool result over sessions.max_message_bytes that is not
-        offloaded (offload_bytes 0 or above it) is INVALID_ARGUMENT."""
-        offload = self.compression(session).offload
-        records: list[Record] = []
-        for i, draft in enumerate(drafts):
-            assert draft.role is not None  # checked by append
-            seq = session.message_count + 1
-            created = draft.created_at or now
-            content, attachment = draft.content, None
-            if offload.due(draft):
-                attachment = attachments.describe(draft.content)
-                content = attachments.stub(
-                    draft.content, seq, attachment, draft.name, offload.preview_chars
-                )
-                records.append(
-                    attachments.attachment_record(session, seq, draft.content, attachment, created)
-                )
-            elif len(content.encode("utf-8")) > self._settings.max_message_bytes:
-                raise InvalidArgument.field(
-                    f"messages[{i}].content",
-                    f"is over {self._settings.max_message_bytes} bytes "
-                    "(sessions.max_message_bytes) and this session does not offload it "
-                    "(compression.offload_bytes)",
-                )
-            session.message_count = seq
-            session.messages.append(
-                SessionMessage(
-                    role=draft.role,
-                    content=content,
-                    seq=seq,
-                    created_at=created,
-                    name=draft.name,
-                    tool_call_id=draft.tool_call_id,
-                    tool_calls=draft.tool_calls,
-                    attachment=attachment,
-                )
-            )
-        session.stored_messages += len(drafts)
-        return records
 
     def _admit(self, partition: Partition, session: SessionState, adding: int) -> None:
         """Raise ResourceExhausted when ``adding`` messages would pass a limit: the
@@ -494,14 +456,9 @@ class SessionService:
         after = max(0, query.from_seq - 1)
         if query.page_token:
             after = max(after, int(self._page_tokens.decode(query.page_token, query_print).id))
-        found: list[SessionMessage] = []
-        async for batch in history.stored(
-            self._records, scope.partition, session, after_seq=after, batch=page_size + 1
-        ):
-            found.extend(m for m in batch if not query.to_seq or m.seq <= query.to_seq)
-            if len(found) > page_size or (query.to_seq and batch[-1].seq >= query.to_seq):
-                break
-        page, more = found[:page_size], len(found) > page_size
+        page, more = await history.page(
+            self._records, scope.partition, session, after, query.to_seq, page_size
+        )
         token = ""
         if more:
             last = page[-1]
