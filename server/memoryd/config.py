@@ -304,6 +304,20 @@ class SessionSettings(BaseModel):
     token_counter: Literal["auto", "tokenizer", "estimate"] = "auto"
     #: At most this many memories extracted by EndSession.
     max_extracted_memories: int = Field(20, ge=1)
+    #: Tool results larger than this (UTF-8 bytes) are offloaded to an attachment,
+    #: the message keeping a stub that names it; 0: never (a session may set its own).
+    offload_bytes: int = Field(5 * 1024, ge=0)
+    #: A tool result to be offloaded may be this large (others: max_message_bytes).
+    max_attachment_bytes: int = Field(1024 * 1024, ge=1)
+    #: Characters of an offloaded result its stub quotes.
+    offload_preview_chars: int = Field(200, ge=0)
+    #: The window joins consecutive messages of the same role and name (a session may
+    #: set its own).
+    merge_adjacent_messages: bool = False
+    #: Static control: memories a window retrieves for the newest user message...
+    long_term_memory_limit: int = Field(5, ge=1)
+    #: ...within this share of the window's token budget.
+    long_term_memory_token_ratio: float = Field(0.25, gt=0, le=1)
 
     @model_validator(mode="after")
     def _keep_fewer_than_threshold(self) -> SessionSettings:

@@ -205,6 +205,7 @@ class MemoryServicer:
                 convert.message_drafts_from(request),
                 convert.append_ttl_from(request),
                 convert.append_compression_from(request),
+                convert.long_term_mode_from(request),
             )
 
         out = await self._door.run(ops_state.APPEND_MESSAGES, call, request.agent_id, build)
@@ -277,3 +278,14 @@ class MemoryServicer:
             lambda: ClearRequest(request.session_id, request.fixed_zone),
         )
         return mpb.ClearSessionResponse(deleted=out.value)
+
+    async def GetSessionAttachment(
+        self, request: mpb.GetSessionAttachmentRequest, call: Call
+    ) -> mpb.GetSessionAttachmentResponse:
+        out = await self._door.run(
+            ops_state.GET_SESSION_ATTACHMENT,
+            call,
+            request.agent_id,
+            lambda: convert.attachment_query_from(request),
+        )
+        return convert.attachment_response(out.value)

@@ -193,17 +193,24 @@ def prune(
         typer.Option(help="Only memories accessed fewer times than this.", min=0),
     ] = None,
     types: TypesOption = None,
+    namespace: NamespaceFilter = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show what would go.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Delete the memories matching every given criterion (admin).
+    """Delete the memories matching every given criterion (admin); --namespace alone
+    deletes a namespace.
 
     Keyed memories are left to their keys.
 
     Example: memoryctl prune --older-than 180d --min-access-count 1 --dry-run --agent demo
+    Example: memoryctl prune --namespace kb-v1 --dry-run --agent demo
     """
     request = lifecycle_service_pb2.PruneRequest(
-        agent_id=agent, tags=tags or [], memory_types=_type_values(types), dry_run=dry_run
+        agent_id=agent,
+        tags=tags or [],
+        memory_types=_type_values(types),
+        dry_run=dry_run,
+        namespace=namespace,
     )
     if older_than is not None:
         request.created_before.FromDatetime(datetime.now(UTC) - parse_age(older_than))

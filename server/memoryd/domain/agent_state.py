@@ -152,6 +152,16 @@ class MessageDraft:
 
 
 @dataclass(frozen=True, slots=True)
+class MessageAttachment:
+    """The stored full content of an offloaded message: its size in UTF-8 bytes and in
+    characters (code points), and its SHA-256 (lowercase hex), which also names it."""
+
+    size_bytes: int
+    chars: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
 class SessionMessage:
     role: MessageRole
     content: str
@@ -160,6 +170,11 @@ class SessionMessage:
     name: str = ""
     tool_call_id: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
+    #: Set when the content was offloaded: ``content`` is then a stub naming it.
+    attachment: MessageAttachment | None = None
+    #: In a window that merges adjacent messages: the entry joins the stored messages
+    #: ``merged_from_seq``..``seq`` (0: one message).
+    merged_from_seq: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +186,10 @@ class SessionCompression:
     compress_token_ratio: float | None = None
     context_budget_tokens: int | None = None
     keep_recent_messages: int | None = None
+    #: Tool results larger than this (UTF-8 bytes) are offloaded; 0 turns it off.
+    offload_bytes: int | None = None
+    #: The window joins consecutive messages of the same role and name.
+    merge_adjacent_messages: bool | None = None
 
     def merged(self, newer: SessionCompression) -> SessionCompression:
         """These overrides with ``newer``'s set fields replacing them."""
@@ -187,7 +206,25 @@ SESSION_COMPRESSION_FIELDS = (
     "compress_token_ratio",
     "context_budget_tokens",
     "keep_recent_messages",
+    "offload_bytes",
+    "merge_adjacent_messages",
 )
+
+
+class LongTermMemoryMode(enum.StrEnum):
+    """Who manages a session's long-term memory (AgentScope's LongTermMemoryMode)."""
+
+    #: The agent, with tools (record_to_memory, retrieve_from_memory): nothing automatic.
+    AGENT_CONTROL = "agent_control"
+    #: The daemon: an appended assistant reply is recorded with the user turn it
+    #: answers, and the window retrieves memories relevant to the newest user message.
+    STATIC_CONTROL = "static_control"
+    BOTH = "both"
+
+    @property
+    def automatic(self) -> bool:
+        """The daemon records replies and retrieves for the window."""
+        return self is not LongTermMemoryMode.AGENT_CONTROL
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +241,10 @@ class AppendOutcome:
     #: True when older turns were folded into the summary by this call.
     compressed: bool = False
     degraded: tuple[Degradation, ...] = ()
+    #: Long-term memories recorded from this append's replies (static control).
+    recorded_memory_ids: tuple[str, ...] = ()
+    #: Seqs of the messages whose content was offloaded to an attachment.
+    offloaded_seqs: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +261,31 @@ class SessionWindow:
     summarized_through_seq: int = 0
     #: Messages stored (every one appended and not deleted, summarised or not).
     stored_messages: int = 0
+    long_term_memory_mode: LongTermMemoryMode = LongTermMemoryMode.AGENT_CONTROL
+    #: Static control: memories relevant to the newest user message, best first, and
+    #: their lines as counted in ``tokens_used``.
+    long_term_memories: tuple[Memory, ...] = ()
+    long_term_memory: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentQuery:
+    """A slice of an offloaded message's content: ``offset`` characters skipped, at
+    most ``max_chars`` (0: to the end)."""
+
+    session_id: str
+    seq: int
+    offset: int = 0
+    max_chars: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentSlice:
+    message: SessionMessage
+    attachment: MessageAttachment
+    content: str
+    #: Where the next slice starts; 0 when ``content`` reaches the end.
+    next_offset: int = 0
 
 
 @dataclass(frozen=True, slots=True)

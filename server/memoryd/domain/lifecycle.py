@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from memoryd.domain.agent_state import (
     AgentProfile,
     FixedZoneEntry,
+    LongTermMemoryMode,
     SessionCompression,
     SessionMessage,
     WorkingMemory,
@@ -80,6 +81,8 @@ class PruneCriteria:
     min_access_count: int | None = None
     memory_types: tuple[MemoryType, ...] = ()
     dry_run: bool = False
+    #: Only this namespace (None: every one); alone it deletes the namespace.
+    namespace: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +231,7 @@ class ExportedSession:
     summarized_through_seq: int | None = None
     stored_messages: int | None = None
     compression: SessionCompression = field(default_factory=SessionCompression)
+    long_term_memory_mode: LongTermMemoryMode = LongTermMemoryMode.AGENT_CONTROL
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +243,18 @@ class ExportedSessionMessage:
     #: Its session's created_at (a session re-created under the same id is another).
     session_created_at: datetime
     message: SessionMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedSessionAttachment:
+    """The full content of an offloaded session message (seq ``seq``)."""
+
+    agent_id: str
+    session_id: str
+    #: Its session's created_at (a session re-created under the same id is another).
+    session_created_at: datetime
+    seq: int
+    content: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +272,7 @@ ExportItem = (
     | ExportedProfile
     | ExportedSession
     | ExportedSessionMessage
+    | ExportedSessionAttachment
     | ExportedState
 )
 

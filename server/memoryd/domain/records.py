@@ -31,6 +31,9 @@ class RecordKind(enum.StrEnum):
     #: A summarised turn of a session, kept until the session expires; record key =
     #: "<session id>\x00<generation>\x00<seq:012d>" (see service/sessions/record.py).
     SESSION_MESSAGE = "session_message"
+    #: The full content of an offloaded session message, kept with its messages; record
+    #: key = "<session id>\x00<generation>\x00<seq:012d>\x00<sha256>".
+    SESSION_ATTACHMENT = "session_attachment"
     #: Saved component state; record key = "<session id>\x00<component name>".
     STATE = "state"
     #: A per-partition sequence; record key = its name (e.g. "keys"), value = ``version``.

@@ -10,7 +10,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from memoryd.domain.agent_state import AgentProfile, SessionWindow, WorkingMemory
+from memoryd.domain.agent_state import (
+    AgentProfile,
+    AppendOutcome,
+    AttachmentSlice,
+    SessionWindow,
+    WorkingMemory,
+)
 from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.models import Provenance
 from memoryd.domain.requests import Degradation, RecallOutcome
@@ -80,11 +86,35 @@ def profile(p: AgentProfile) -> JSON:
 
 
 def window(w: SessionWindow) -> JSON:
-    return {
+    out: JSON = {
         "pinned": [{"kind": e.kind.value, "content": e.content} for e in w.fixed_zone],
         "summary": w.summary,
         "messages": [{"role": m.role.value, "content": m.content} for m in w.recent],
         "tokens_used": w.tokens_used,
+    }
+    if w.long_term_memory_mode.automatic:
+        out["long_term_memory"] = w.long_term_memory
+    return with_degraded(out, w.degraded)
+
+
+def appended(a: AppendOutcome, degradations: Sequence[Degradation]) -> JSON:
+    out: JSON = {"message_count": a.message_count, "compressed": a.compressed}
+    if a.recorded_memory_ids:
+        out["recorded_memory_ids"] = list(a.recorded_memory_ids)
+    if a.offloaded_seqs:
+        out["offloaded_seqs"] = list(a.offloaded_seqs)
+    return with_degraded(out, degradations)
+
+
+def attachment(a: AttachmentSlice) -> JSON:
+    return {
+        "seq": a.message.seq,
+        "content": a.content,
+        "size_bytes": a.attachment.size_bytes,
+        "chars": a.attachment.chars,
+        "next_offset": a.next_offset,
+        "name": a.message.name,
+        "tool_call_id": a.message.tool_call_id,
     }
 
 

@@ -16,6 +16,8 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from memoryd.domain.agent_state import (
+    AttachmentQuery,
+    LongTermMemoryMode,
     MessageDraft,
     MessageRole,
     WorkingMemoryMode,
@@ -54,6 +56,7 @@ from memoryd.operations.memories import MemoryIds
 from memoryd.operations.snapshot import LoadState, SaveState
 from memoryd_client.memory_files import FileWrite, KeyFile, run_memory_command
 from memoryd_client.tool_args import parse_source
+from memoryd_client.tool_results import RECORD_TAG, merged_hits
 from memoryd_client.tool_table import ToolArgumentError
 
 JSON = dict[str, Any]
@@ -256,6 +259,9 @@ class DoorTools:
             "build_snapshot": self._snapshot,
             "record_messages": self._record_messages,
             "get_session_window": self._window,
+            "get_session_attachment": self._attachment,
+            "record_to_memory": self._record_to_memory,
+            "retrieve_from_memory": self._retrieve_from_memory,
             "save_state": self._save_state,
             "load_state": self._load_state,
             "memory": self._memory_files,
@@ -294,6 +300,39 @@ class DoorTools:
         )
         out = await t.run(memory_ops.RECALL, lambda: query)
         return render.hits(out.value, out.degraded)
+
+    async def _record_to_memory(self, t: _Tool, a: JSON) -> JSON:
+        """AgentScope's record_to_memory: each content item a fact (one RememberBatch),
+        the thinking kept with it, the agent its source."""
+        source = Provenance(ProvenanceKind.AGENT, name=RECORD_TAG, locator=RECORD_TAG)
+        drafts = [
+            MemoryDraft(
+                content=content,
+                memory_type=MemoryType.FACT,
+                tags=(RECORD_TAG,),
+                namespace=a.get("namespace", ""),
+                metadata={"thinking": a["thinking"]},
+                source=source,
+            )
+            for content in a["content"]
+        ]
+        out = await t.run(memory_ops.REMEMBER_BATCH, _const(drafts))
+        ids = list(dict.fromkeys(o.memory.id for o in out.value))
+        text = f"Recorded {len(drafts)} item(s) in long-term memory."
+        return render.with_degraded({"ids": ids, "text": text}, out.degraded)
+
+    async def _retrieve_from_memory(self, t: _Tool, a: JSON) -> JSON:
+        """AgentScope's retrieve_from_memory: a Recall per keyword, merged."""
+        results = []
+        for keyword in dict.fromkeys(a["keywords"]):
+            query = RecallQuery(
+                query=keyword,
+                limit=a.get("limit", 5),
+                filter=MemoryFilter(namespace=a.get("namespace")),
+            )
+            out = await t.run(memory_ops.RECALL, _const(query))
+            results.append(render.hits(out.value, out.degraded))
+        return merged_hits(results)
 
     async def _forget(self, t: _Tool, a: JSON) -> JSON:
         out = await t.run(memory_ops.FORGET_MEMORIES, lambda: MemoryIds(tuple(a["ids"])))
@@ -407,16 +446,33 @@ class DoorTools:
 
     async def _record_messages(self, t: _Tool, a: JSON) -> JSON:
         drafts: Sequence[MessageDraft] = [
-            MessageDraft(role=MessageRole(m["role"]), content=m["content"]) for m in a["messages"]
+            MessageDraft(
+                role=MessageRole(m["role"]),
+                content=m["content"],
+                name=m.get("name", ""),
+                tool_call_id=m.get("tool_call_id", ""),
+            )
+            for m in a["messages"]
         ]
-        out = (
-            await t.run(state_ops.APPEND_MESSAGES, lambda: Append(a["session_id"], drafts))
-        ).value
-        return {"message_count": out.message_count, "compressed": out.compressed}
+        mode = a.get("long_term_memory_mode")
+        append = Append(
+            a["session_id"],
+            drafts,
+            long_term_memory_mode=LongTermMemoryMode(mode) if mode else None,
+        )
+        out = await t.run(state_ops.APPEND_MESSAGES, lambda: append)
+        return render.appended(out.value, out.degraded)
 
     async def _window(self, t: _Tool, a: JSON) -> JSON:
         request = WindowRequest(a["session_id"], a.get("token_budget"))
         return render.window((await t.run(state_ops.GET_SESSION_WINDOW, lambda: request)).value)
+
+    async def _attachment(self, t: _Tool, a: JSON) -> JSON:
+        query = AttachmentQuery(
+            a["session_id"], a["seq"], a.get("offset", 0), a.get("max_chars", 0)
+        )
+        out = await t.run(state_ops.GET_SESSION_ATTACHMENT, lambda: query)
+        return render.attachment(out.value)
 
     async def _save_state(self, t: _Tool, a: JSON) -> JSON:
         def build() -> SaveState:

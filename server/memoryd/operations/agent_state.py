@@ -9,10 +9,13 @@ from datetime import timedelta
 from memoryd.domain.agent_state import (
     AgentProfile,
     AppendOutcome,
+    AttachmentQuery,
+    AttachmentSlice,
     DeleteMessagesOutcome,
     EndSessionOutcome,
     FixedZoneEntry,
     FixedZoneKind,
+    LongTermMemoryMode,
     MessageDraft,
     SessionCompression,
     SessionMessagesPage,
@@ -125,6 +128,8 @@ class Append:
     messages: Sequence[MessageDraft]
     ttl: timedelta | None = None
     compression: SessionCompression | None = None
+    #: The session's long-term memory mode from this append on (None: unchanged).
+    long_term_memory_mode: LongTermMemoryMode | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +164,9 @@ class ClearRequest:
 
 
 async def _append(s: Services, scope: CallScope, a: Append) -> AppendOutcome:
-    return await s.sessions.append(scope, a.session_id, a.messages, a.ttl, a.compression)
+    return await s.sessions.append(
+        scope, a.session_id, a.messages, a.ttl, a.compression, a.long_term_memory_mode
+    )
 
 
 async def _window(s: Services, scope: CallScope, w: WindowRequest) -> SessionWindow:
@@ -188,6 +195,10 @@ async def _clear(s: Services, scope: CallScope, c: ClearRequest) -> int:
     return await s.sessions.clear(scope, c.session_id, fixed_zone=c.fixed_zone)
 
 
+async def _attachment(s: Services, scope: CallScope, q: AttachmentQuery) -> AttachmentSlice:
+    return await s.sessions.attachment(scope, q)
+
+
 APPEND_MESSAGES: Operation[Append, AppendOutcome] = Operation(
     name="MemoryService.AppendMessages",
     effect=Effect.WRITE,
@@ -195,6 +206,7 @@ APPEND_MESSAGES: Operation[Append, AppendOutcome] = Operation(
     run=_append,
     touched_in=lambda a: _session_key(a.session_id),
     count=lambda a, _: len(a.messages),
+    touched_out=lambda out: (out.recorded_memory_ids, ""),
 )
 GET_SESSION_WINDOW: Operation[WindowRequest, SessionWindow] = Operation(
     name="MemoryService.GetSessionWindow",
@@ -234,6 +246,13 @@ CLEAR_SESSION: Operation[ClearRequest, int] = Operation(
     run=_clear,
     touched_in=lambda c: _session_key(c.session_id),
 )
+GET_SESSION_ATTACHMENT: Operation[AttachmentQuery, AttachmentSlice] = Operation(
+    name="MemoryService.GetSessionAttachment",
+    effect=Effect.READ,
+    genai=SEARCH,
+    run=_attachment,
+    touched_in=lambda q: _session_key(q.session_id),
+)
 
 OPERATIONS = (
     SET_WORKING_MEMORY,
@@ -249,4 +268,5 @@ OPERATIONS = (
     GET_SESSION_MESSAGES,
     DELETE_MESSAGES,
     CLEAR_SESSION,
+    GET_SESSION_ATTACHMENT,
 )

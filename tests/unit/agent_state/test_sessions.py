@@ -202,9 +202,21 @@ async def test_window_budget_truncates_the_fixed_zone_and_says_so(make_sessions:
 async def test_window_keeps_the_newest_turns_that_fit(make_sessions: Make) -> None:
     sessions = make_sessions()
     await sessions.append(A, "s1", [user("word " * 10) for _ in range(5)])  # 12 tokens each
-    window = await sessions.window(A, "s1", token_budget=30)
-    assert [m.seq for m in window.recent] == [4, 5] and window.tokens_used == 24
-    assert (await sessions.window(A, "s1", token_budget=11)).recent == []
+    whole = await sessions.window(A, "s1", token_budget=60)
+    assert [m.seq for m in whole.recent] == [1, 2, 3, 4, 5] and whole.tokens_used == 60
+    assert whole.summary == "" and whole.degraded == ()
+    # Turns that do not fit leave a third of the room to a summary of them.
+    window = await sessions.window(A, "s1", token_budget=36)
+    assert [m.seq for m in window.recent] == [4, 5] and window.summary.startswith("user: word")
+    assert window.summarized_through_seq == 3 and window.tokens_used <= 36
+    assert [d.reason for d in window.degraded] == [
+        "turns 1..3 did not fit token_budget: the window's summary covers them"
+    ]
+    # The newest turn alone over budget is shown cut, and the window says so.
+    tiny = await sessions.window(A, "s1", token_budget=11)
+    assert [m.seq for m in tiny.recent] == [5] and tiny.recent[0].content.endswith(" […]")
+    assert tiny.tokens_used <= 11
+    assert any("newest turn (seq 5)" in d.reason for d in tiny.degraded)
 
 
 async def test_sessions_are_per_agent(make_sessions: Make) -> None:

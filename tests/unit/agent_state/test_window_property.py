@@ -67,6 +67,7 @@ def used_tokens(counter: TokenCounter, window: SessionWindow) -> int:
     batches=st.lists(st.lists(MESSAGE, min_size=1, max_size=6), max_size=8),
     budget=st.integers(min_value=1, max_value=400),
     threshold=st.integers(min_value=3, max_value=12),
+    merge=st.booleans(),
 )
 def test_window_is_never_over_budget(
     memories: MemoryService,
@@ -75,6 +76,7 @@ def test_window_is_never_over_budget(
     batches: list[list[MessageDraft]],
     budget: int,
     threshold: int,
+    merge: bool,
 ) -> None:
     counter = COUNTERS[counter_name]
     config = SessionSettings(
@@ -82,6 +84,7 @@ def test_window_is_never_over_budget(
         keep_recent_messages=threshold // 2,
         context_budget_tokens=300,
         summary_max_tokens=60,
+        merge_adjacent_messages=merge,
     )
 
     async def scenario() -> None:
@@ -110,12 +113,29 @@ def test_window_is_never_over_budget(
         assert window.tokens_used <= budget
         assert window.tokens_used == used_tokens(counter, window)
         assert window.token_counter == counter.name
-        # The recent turns are the newest ones, contiguous and in order.
-        contents = [m.content for m in window.recent]
-        if contents:
-            assert contents == [d.content for d in appended[len(appended) - len(contents) :]]
-        seqs = [m.seq for m in window.recent]
-        assert seqs == list(range(len(appended) - len(seqs) + 1, len(appended) + 1))
+        # The recent turns are the newest ones, contiguous and in order (merged runs
+        # cover merged_from_seq..seq); only the newest may be cut, and then it says so.
+        covered = [
+            seq for m in window.recent for seq in range(m.merged_from_seq or m.seq, m.seq + 1)
+        ]
+        assert covered == list(range(len(appended) - len(covered) + 1, len(appended) + 1))
+        cut = any("newest turn" in d.reason for d in window.degraded)
+        for i, m in enumerate(window.recent):
+            whole = "\n\n".join(
+                c
+                for c in (
+                    appended[s - 1].content for s in range(m.merged_from_seq or m.seq, m.seq + 1)
+                )
+                if c
+            )
+            if cut and i == len(window.recent) - 1:
+                assert m.content.endswith("[…]") or m.content == ""
+                assert whole.startswith(m.content.removesuffix(" […]").removesuffix("[…]"))
+            else:
+                assert m.content == whole
+        # Nothing falls between the summary and the turns shown.
+        if covered:
+            assert window.summarized_through_seq == covered[0] - 1
         whole_zone = sum(counter.count(fixed_line(e)) for e in window.fixed_zone)
         truncated = any(d.component == "token_budget" for d in window.degraded)
         event(f"summary present: {bool(window.summary)}")

@@ -77,6 +77,7 @@ RETRIED = [
     agent_state.get_session_messages("a", "s"),
     agent_state.delete_messages("a", "s", [3]),
     agent_state.clear_session("a", "s"),
+    agent_state.get_session_attachment("a", "s", 3),
     snapshot.build_snapshot("a", "t"),
     lifecycle.get_stats("a"),
     lifecycle.archive("a", ids=["x"]),

@@ -11,6 +11,7 @@ import pytest
 
 from memoryd_client import AsyncMemorydClient, MemorydClient, inject_context, tool_definitions
 from memoryd_client.prompt import HEADER, MemoryContext
+from memoryd_client.tool_table import TOOLS
 from memoryd_client.tools import (
     TOOL_NAMES,
     MemoryTools,
@@ -79,9 +80,41 @@ def test_plans_map_arguments_to_requests() -> None:
     assert memory.method == "Recall"
 
 
+def test_the_design_documents_tool_forms() -> None:
+    """Seed 000's update_working_memory(thread_id, data, ttl_seconds: 0 = never expires)
+    and seed 004's record_to_memory(thinking, content[]) / retrieve_from_memory."""
+    data = plan_tool_call(CTX, "update_working_memory", {"data": {"task": "x"}, "ttl_seconds": 0})
+    assert data.request.content_json == '{"task":"x"}'
+    assert data.request.HasField("ttl") and data.request.ttl.ToTimedelta().total_seconds() == 0
+    kept = plan_tool_call(CTX, "update_working_memory", {"updates": {"a": 1}}).request
+    assert not kept.HasField("ttl")  # not given: the scope keeps its expiry
+    spec = TOOLS["update_working_memory"].input_schema(with_context=False)
+    assert spec["required"] == [] and {"data", "updates"} <= set(spec["properties"])
+    recorded = plan_tool_call(
+        CTX,
+        "record_to_memory",
+        {"thinking": "the user told me", "content": ["Ada likes tea", "Ada lives in Lisbon"]},
+    )
+    assert recorded.method == "RememberBatch"
+    items = recorded.request.items
+    assert [(i.content, list(i.tags)) for i in items] == [
+        ("Ada likes tea", ["record_to_memory"]),
+        ("Ada lives in Lisbon", ["record_to_memory"]),
+    ]
+    assert json.loads(items[0].metadata_json) == {"thinking": "the user told me"}
+    assert items[0].source.kind == pb.PROVENANCE_KIND_AGENT
+    with pytest.raises(UnknownToolError):  # several Recalls: MemoryTools runs them
+        plan_tool_call(CTX, "retrieve_from_memory", {"keywords": ["tea"]})
+
+
 @pytest.mark.parametrize(
     ("name", "arguments", "message"),
     [
+        ("update_working_memory", {}, "updates: is required \\(or data\\)"),
+        ("update_working_memory", {"data": {}, "updates": {}}, "data: give updates or data"),
+        ("update_working_memory", {"data": {}, "ttl_seconds": -1}, "ttl_seconds: must be at"),
+        ("record_to_memory", {"thinking": "t", "content": []}, "content: must have at least"),
+        ("record_to_memory", {"content": ["x"]}, "thinking: is required"),
         ("remember", "{}", "content: is required"),
         ("remember", "not json", "not JSON"),
         ("remember", "[1]", "JSON object"),

@@ -9,6 +9,7 @@ import numpy as np
 
 from memoryd.domain.agent_state import (
     FixedZoneKind,
+    LongTermMemoryMode,
     MessageDraft,
     MessageRole,
     SessionCompression,
@@ -143,7 +144,9 @@ async def populate_everything(w: World, scope: CallScope) -> None:
             for i in range(35)
         ],
         ttl=timedelta(days=3),
-        compression=SessionCompression(keep_recent_messages=4),
+        compression=SessionCompression(
+            keep_recent_messages=4, offload_bytes=4096, merge_adjacent_messages=True
+        ),
     )
     call = ToolCall("call-7", "lookup", {"q": "dentist", "n": [1, None]})
     await s.append(
@@ -151,10 +154,17 @@ async def populate_everything(w: World, scope: CallScope) -> None:
         "s1",
         [
             MessageDraft(MessageRole.ASSISTANT, "", tool_calls=(call,)),
+            # Offloaded: an attachment record, the message a stub naming it.
+            MessageDraft(MessageRole.TOOL, "found " + "a line of the result. " * 300, "lookup"),
             MessageDraft(MessageRole.TOOL, "found", tool_call_id="call-7"),
         ],
     )
-    await s.append(scope, "s2", [MessageDraft(MessageRole.USER, "short session")])
+    await s.append(
+        scope,
+        "s2",
+        [MessageDraft(MessageRole.USER, "short session")],
+        mode=LongTermMemoryMode.STATIC_CONTROL,
+    )
     await s.end(scope, "s2", extract=False)
 
     await w.state.save(

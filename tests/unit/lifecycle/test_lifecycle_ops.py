@@ -141,6 +141,31 @@ async def test_prune_dry_run_then_for_real() -> None:
             await w.lifecycle.prune(A, PruneCriteria())
 
 
+async def test_prune_by_namespace_deletes_that_namespace_only() -> None:
+    """Three-tier memory's SemanticMemoryStore.Delete(namespace): Prune with the
+    namespace alone (dry run first); other namespaces, other agents and keyed
+    memories' mirrors stay."""
+    b = scope_for("agent-b")
+    async with world() as w:
+        kb = await w.memories.remember_batch(
+            A, [MemoryDraft(content=f"kb fact {i}", namespace="kb-v1") for i in range(3)]
+        )
+        await w.memories.remember(A, MemoryDraft(content="kb v2 fact", namespace="kb-v2"))
+        await w.memories.remember(A, MemoryDraft(content="no namespace"))
+        await w.memories.remember(b, MemoryDraft(content="b's kb fact", namespace="kb-v1"))
+        dry = await w.lifecycle.prune(A, PruneCriteria(namespace="kb-v1", dry_run=True))
+        assert sorted(dry.ids) == sorted(o.memory.id for o in kb) and dry.dry_run
+        assert await w.store.count(A.partition, MemoryFilter(namespace="kb-v1")) == 3
+        real = await w.lifecycle.prune(A, PruneCriteria(namespace="kb-v1"))
+        assert real.pruned == 3 and not real.dry_run
+        assert await w.store.count(A.partition, MemoryFilter(namespace="kb-v1")) == 0
+        assert await w.store.count(A.partition, MemoryFilter()) == 2
+        assert await w.store.count(b.partition, MemoryFilter(namespace="kb-v1")) == 1
+        with pytest.raises(InvalidArgument) as err:
+            await w.lifecycle.prune(A, PruneCriteria(namespace="bad\nname"))
+        assert err.value.violations[0].field == "namespace"
+
+
 async def test_reset_wipes_the_partition_only() -> None:
     b = scope_for("agent-b")
     async with world() as w:

@@ -42,6 +42,7 @@ from memoryd_client.results import (
     Recalled,
     RecallHit,
     Remembered,
+    SessionAttachment,
     SessionMessages,
     SessionWindow,
     Snapshot,
@@ -56,6 +57,7 @@ from memoryd_client.target import (
     parse_target,
 )
 from memoryd_client.tools import (
+    AGENT_CONTROL_TOOLS,
     TOOL_NAMES,
     AsyncMemoryTools,
     MemoryTools,
@@ -67,6 +69,7 @@ from memoryd_client.transport import API_KEY_ENV, DEFAULT_TIMEOUT, TlsConfig
 
 __all__ = [
     "ADDRESS_ENV",
+    "AGENT_CONTROL_TOOLS",
     "API_KEY_ENV",
     "DEFAULT_ADDRESS",
     "DEFAULT_TIMEOUT",
@@ -98,6 +101,7 @@ __all__ = [
     "Remembered",
     "ResourceExhaustedError",
     "RetryPolicy",
+    "SessionAttachment",
     "SessionMessages",
     "SessionWindow",
     "Snapshot",

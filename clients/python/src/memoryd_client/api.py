@@ -56,6 +56,7 @@ class Api:
     get_session_messages = Method(agent_state.get_session_messages)
     delete_messages = Method(agent_state.delete_messages)
     clear_session = Method(agent_state.clear_session)
+    get_session_attachment = Method(agent_state.get_session_attachment)
     # snapshots and state
     build_snapshot = Method(snapshot.build_snapshot)
     default_read = Method(snapshot.default_read)

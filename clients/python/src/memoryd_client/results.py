@@ -373,6 +373,15 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class Attachment:
+    """The stored full content of an offloaded message (get_session_attachment)."""
+
+    size_bytes: int
+    chars: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     """A session message. :meth:`as_chat` gives the OpenAI chat-message shape."""
 
@@ -383,12 +392,23 @@ class Message:
     seq: int = 0
     created_at: datetime | None = None
     tool_calls: tuple[ToolCall, ...] = ()
+    #: Set when the content was offloaded (``content`` is then a stub naming it).
+    attachment: Attachment | None = None
+    #: A window entry merging the messages merged_from_seq..seq (0: one message).
+    merged_from_seq: int = 0
 
     @classmethod
     def from_pb(cls, m: memory_service_pb2.SessionMessage) -> Message:
         role = enum_name(memory_service_pb2.MessageRole, m.role, "MESSAGE_ROLE_")
         calls = tuple(ToolCall.from_pb(c) for c in m.tool_calls)
-        return cls(role, m.content, m.name, m.tool_call_id, m.seq, when(m.created_at), calls)
+        a = m.attachment
+        attachment = (
+            Attachment(a.size_bytes, a.chars, a.sha256) if m.HasField("attachment") else None
+        )
+        return cls(
+            role, m.content, m.name, m.tool_call_id, m.seq, when(m.created_at), calls,
+            attachment, m.merged_from_seq,
+        )  # fmt: skip
 
     def as_chat(self) -> dict[str, Any]:
         chat: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -420,6 +440,24 @@ class Appended:
     message_count: int
     compressed: bool
     degraded: tuple[Degradation, ...] = ()
+    #: static_control / both: the long-term memories recorded from the replies.
+    recorded_memory_ids: tuple[str, ...] = ()
+    #: Messages whose content was offloaded to an attachment.
+    offloaded_seqs: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionAttachment:
+    """A slice of an offloaded message's full content."""
+
+    seq: int
+    content: str
+    attachment: Attachment
+    #: Where the next slice starts (0: ``content`` reaches the end).
+    next_offset: int
+    role: str
+    name: str = ""
+    tool_call_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,11 +475,19 @@ class SessionWindow:
     summarized_through_seq: int = 0
     #: Messages stored, summarised or not (read them with get_session_messages).
     stored_messages: int = 0
+    long_term_memory_mode: str = "agent_control"
+    #: static_control / both: memories relevant to the newest user message, and
+    #: their lines.
+    long_term_memories: tuple[Memory, ...] = ()
+    long_term_memory: str = ""
 
     def as_chat(self) -> list[dict[str, Any]]:
-        """The window as chat messages: fixed zone and summary as one system message
-        (when there are any), then the recent turns."""
+        """The window as chat messages: fixed zone, long-term memory (in
+        ``<long_term_memory>`` tags) and summary as one system message (when there are
+        any), then the recent turns."""
         head = [f"{e.kind}: {e.content}" for e in self.fixed_zone]
+        if self.long_term_memory:
+            head.append(f"<long_term_memory>\n{self.long_term_memory}\n</long_term_memory>")
         if self.summary:
             head.append(f"Summary of earlier turns: {self.summary}")
         chat = [{"role": "system", "content": "\n".join(head)}] if head else []

@@ -128,13 +128,23 @@ _INPUTS = {
 
 def check_arguments(name: str, arguments: Mapping[str, Any], *, with_context: bool = True) -> JSON:
     """``arguments`` checked against tool ``name``'s schema: a copy without nulls for
-    optional fields (``value`` keeps its null). Raises KeyError for an unknown tool and
+    optional fields (``value`` keeps its null), an alias renamed to the argument it
+    stands for (ToolSpec.aliases). Raises KeyError for an unknown tool and
     ToolArgumentError naming the first bad field."""
     schema = _INPUTS[name, with_context]
     if not isinstance(arguments, Mapping):
         raise ToolArgumentError("", "arguments must be a JSON object")
     _check_object(arguments, schema, "")
-    return {k: v for k, v in arguments.items() if v is not None or k == "value"}
+    checked = {k: v for k, v in arguments.items() if v is not None or k == "value"}
+    spec = TOOLS[name]
+    for alias, canonical in spec.aliases.items():
+        if alias in checked and canonical in checked:
+            raise ToolArgumentError(alias, f"give {canonical} or {alias}, not both")
+        if alias in checked:
+            checked[canonical] = checked.pop(alias)
+        elif canonical in spec.required and canonical not in checked:
+            raise ToolArgumentError(canonical, f"is required (or {alias})")
+    return checked
 
 
 # ---------------------------------------------------------------------- provenance

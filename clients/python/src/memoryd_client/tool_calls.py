@@ -20,15 +20,18 @@ from memoryd_client.errors import NotFoundError
 from memoryd_client.memory_files import FileWrite, KeyFile, run_memory_command
 from memoryd_client.ops import agent_state, keys, memories, snapshot
 from memoryd_client.results import (
+    Appended,
     Degradation,
     KeyEntry,
     KeyListing,
     Page,
     Recalled,
+    SessionAttachment,
     SessionWindow,
     WorkingMemory,
 )
 from memoryd_client.tool_args import check_arguments, parse_source
+from memoryd_client.tool_results import RECORD_TAG, merged_hits
 from memoryd_client.tool_table import TOOLS, ToolArgumentError
 from memoryd_proto.v1 import common_pb2
 
@@ -55,10 +58,21 @@ class ToolContext:
 
 @dataclass(frozen=True, slots=True)
 class ToolPlan:
-    """The call a tool makes; ``missing`` is the result when it answers NOT_FOUND."""
+    """The call a tool makes; ``missing`` is the result when it answers NOT_FOUND. A
+    tool of several calls has them in ``rest`` too, and ``combine`` makes its result
+    from each call's, in order."""
 
     call: Unary[JSON]
     missing: JSON | None = None
+    rest: tuple[Unary[JSON], ...] = ()
+    combine: Callable[[list[JSON]], JSON] | None = None
+
+    @property
+    def calls(self) -> tuple[Unary[JSON], ...]:
+        return (self.call, *self.rest)
+
+    def result(self, results: list[JSON]) -> JSON:
+        return self.combine(results) if self.combine is not None else results[0]
 
 
 def _time(value: datetime | None) -> str | None:
@@ -132,12 +146,15 @@ def hits(r: Recalled) -> JSON:
 
 
 def window(w: SessionWindow) -> JSON:
-    return {
+    out: JSON = {
         "pinned": [{"kind": e.kind, "content": e.content} for e in w.fixed_zone],
         "summary": w.summary,
         "messages": [{"role": m.role, "content": m.content} for m in w.recent],
         "tokens_used": w.tokens_used,
     }
+    if w.long_term_memory_mode != "agent_control":
+        out["long_term_memory"] = w.long_term_memory
+    return _degraded(out, w.degraded)
 
 
 def working(w: WorkingMemory) -> JSON:
@@ -175,6 +192,50 @@ def _record(agent: str, namespace: str, messages: list[JSON]) -> Unary[JSON]:
     return _mapped(
         memories.remember_batch(agent, items), lambda out: {"ids": [r.memory.id for r in out]}
     )
+
+
+def _record_to_memory(agent: str, namespace: str, args: Mapping[str, Any]) -> ToolPlan:
+    """AgentScope's ``record_to_memory``: each content item a fact, the thinking kept
+    with it (metadata), the agent its source."""
+    items: list[rq.BatchItem] = []
+    for i, content in enumerate(args["content"]):
+        request = rq.remember_request(
+            "",
+            content,
+            memory_type="fact",
+            tags=[RECORD_TAG],
+            namespace=namespace,
+            metadata={"thinking": args["thinking"]},
+            field_prefix=f"content[{i}].",
+        )
+        request.source.CopyFrom(_AGENT_SOURCE)
+        items.append(request)
+
+    def render(out: list[Any]) -> JSON:
+        ids = list(dict.fromkeys(r.memory.id for r in out))
+        text = f"Recorded {len(args['content'])} item(s) in long-term memory."
+        return _degraded({"ids": ids, "text": text}, out[0].degraded if out else ())
+
+    return ToolPlan(_mapped(memories.remember_batch(agent, items), render))
+
+
+def _retrieve_from_memory(agent: str, namespace: str, args: Mapping[str, Any]) -> ToolPlan:
+    """AgentScope's ``retrieve_from_memory``: each keyword recalled on its own, the
+    hits merged (best score of each memory), best first."""
+    keywords = list(dict.fromkeys(args["keywords"]))
+    calls = [
+        _mapped(
+            memories.recall(agent, k, limit=args.get("limit", 5), namespace=namespace or None),
+            hits,
+        )
+        for k in keywords
+    ]
+    return ToolPlan(calls[0], rest=tuple(calls[1:]), combine=merged_hits)
+
+
+_AGENT_SOURCE = common_pb2.Provenance(
+    kind=common_pb2.PROVENANCE_KIND_AGENT, name=RECORD_TAG, locator=RECORD_TAG
+)
 
 
 def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> ToolPlan:
@@ -217,6 +278,10 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
         )
     if name == "record":
         return ToolPlan(_record(agent, namespace, args["messages"]))
+    if name == "record_to_memory":
+        return _record_to_memory(agent, namespace, args)
+    if name == "retrieve_from_memory":
+        return _retrieve_from_memory(agent, namespace, args)
     if name in _KEYED:
         return _KEYED[name](agent, args)
     if name in _AGENT_STATE:
@@ -379,10 +444,44 @@ def _snapshot(
 def _record_messages(
     agent: str, session: str, thread: str, resource: str, args: Mapping[str, Any]
 ) -> ToolPlan:
-    call = agent_state.append_messages(agent, session, args["messages"])
-    return ToolPlan(
-        _mapped(call, lambda a: {"message_count": a.message_count, "compressed": a.compressed})
+    call = agent_state.append_messages(
+        agent, session, args["messages"], long_term_memory_mode=args.get("long_term_memory_mode")
     )
+
+    def render(a: Appended) -> JSON:
+        out: JSON = {"message_count": a.message_count, "compressed": a.compressed}
+        if a.recorded_memory_ids:
+            out["recorded_memory_ids"] = list(a.recorded_memory_ids)
+        if a.offloaded_seqs:
+            out["offloaded_seqs"] = list(a.offloaded_seqs)
+        return _degraded(out, a.degraded)
+
+    return ToolPlan(_mapped(call, render))
+
+
+def _attachment(
+    agent: str, session: str, thread: str, resource: str, args: Mapping[str, Any]
+) -> ToolPlan:
+    call = agent_state.get_session_attachment(
+        agent,
+        session,
+        args["seq"],
+        offset=args.get("offset", 0),
+        max_chars=args.get("max_chars", 0),
+    )
+    return ToolPlan(_mapped(call, attachment))
+
+
+def attachment(a: SessionAttachment) -> JSON:
+    return {
+        "seq": a.seq,
+        "content": a.content,
+        "size_bytes": a.attachment.size_bytes,
+        "chars": a.attachment.chars,
+        "next_offset": a.next_offset,
+        "name": a.name,
+        "tool_call_id": a.tool_call_id,
+    }
 
 
 def _window(
@@ -412,6 +511,7 @@ _SESSION: dict[str, Callable[[str, str, str, str, Mapping[str, Any]], ToolPlan]]
     "build_snapshot": _snapshot,
     "record_messages": _record_messages,
     "get_session_window": _window,
+    "get_session_attachment": _attachment,
     "retrieve": _window,
     "save_state": _save_state,
     "load_state": _load_state,
@@ -472,7 +572,7 @@ class AsyncToolRunner:
             return await run_memory_command(_ClientFiles(self.client, agent), checked)
         plan = plan_tool_call(self.context, name, checked)
         try:
-            return await self.client.run(plan.call)
+            return plan.result([await self.client.run(call) for call in plan.calls])
         except NotFoundError:
             if plan.missing is None:
                 raise

@@ -14,201 +14,39 @@ module too.
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
-from typing import Any
-
-JSON = dict[str, Any]
-
-MEMORY_TYPES = ["preference", "fact", "pattern", "skill", "episode"]
-ROLES = ["user", "assistant", "system", "tool"]
-PROVENANCE_KINDS = ["user", "tool", "web", "file", "system", "agent"]
-
-#: Arguments that say whose memory a call uses. The OpenAI-style dispatcher takes them
-#: from its ToolContext (never from the model); MCP tools take them as optional
-#: arguments. The tenant is never an argument: it comes from the caller's credentials.
-CONTEXT_FIELDS = frozenset({"agent_id", "session_id", "thread_id", "resource_id", "namespace"})
-
-
-class ToolArgumentError(ValueError):
-    """The arguments do not fit the tool's schema; ``field`` names the culprit."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}" if field else reason)
-        self.field = field
-        self.reason = reason
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """One tool: what a model or an MCP client sees of it."""
-
-    name: str
-    title: str
-    description: str
-    #: JSON Schema properties of the arguments (context fields included).
-    properties: JSON
-    required: tuple[str, ...] = ()
-    #: JSON Schema of the structured result.
-    output: JSON = field(default_factory=dict)
-    read_only: bool = False
-    destructive: bool = False
-    idempotent: bool = False
-    #: Served by the MCP server (``memoryd mcp`` and the daemon's endpoint).
-    mcp: bool = True
-
-    def input_schema(self, *, with_context: bool = True) -> JSON:
-        properties = {
-            k: copy.deepcopy(v)
-            for k, v in self.properties.items()
-            if with_context or k not in CONTEXT_FIELDS
-        }
-        return {
-            "type": "object",
-            "properties": properties,
-            "required": [r for r in self.required if r in properties],
-            "additionalProperties": False,
-        }
-
-    def output_schema(self) -> JSON:
-        return copy.deepcopy(self.output)
-
-    def annotations(self) -> JSON:
-        """MCP tool annotations (hints for the client, not guarantees)."""
-        return {
-            "title": self.title,
-            "readOnlyHint": self.read_only,
-            "destructiveHint": self.destructive,
-            "idempotentHint": self.idempotent,
-            "openWorldHint": False,
-        }
-
-    def openai(self) -> JSON:
-        """The definition in the OpenAI function-calling shape (context fields left out)."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.input_schema(with_context=False),
-            },
-        }
-
-
-# ---------------------------------------------------------------------- schemas
-
-_STR = {"type": "string"}
-_INT = {"type": "integer"}
-#: Every integer argument is bounded (tool_args refuses the rest, naming it) by what
-#: the daemon's field for it holds: int32 for lines and token budgets, 2^53 - 1 for
-#: versions (exact in a double), 100 years for a TTL (the daemon's longest). An
-#: unbounded one reached ``timedelta`` or C and failed ("Python int too large to
-#: convert to C int"); the daemon's tests check each has bounds.
-INT32_MAX = 2**31 - 1
-MAX_VERSION = 2**53 - 1
-MAX_TTL_SECONDS = 36_500 * 86_400
-_TOKENS = {"type": "integer", "minimum": 16, "maximum": INT32_MAX}
-_LINE = {"type": "integer", "minimum": -1, "maximum": INT32_MAX}
-_BOOL = {"type": "boolean"}
-_TIME = {"type": ["string", "null"], "description": "RFC 3339 UTC, or null."}
-_TAGS = {"type": "array", "items": _STR, "description": "Short labels."}
-_AGENT = {
-    "type": "string",
-    "description": "The agent whose memory to use (default: the server's agent).",
-}
-_SESSION = {"type": "string", "description": "The session (conversation run) id."}
-_THREAD = {"type": "string", "description": "Working-memory scope: the thread id."}
-_RESOURCE = {"type": "string", "description": "Working-memory scope: the resource id."}
-_NAMESPACE = {"type": "string", "description": "A sub-scope, e.g. an end-user id."}
-SOURCE_SCHEMA: JSON = {
-    "description": (
-        'Where the content came from: "user", "agent", "system", "tool:<name>", '
-        '"web:<url>", "file:<path>", or an object {kind, name, locator, retrieved_at}. '
-        "Required on every key write; for keys under /kb/ and kinds web, tool and file "
-        "with a name and locator (the short forms fill them)."
-    ),
-    "oneOf": [
-        {"type": "string", "minLength": 1},
-        {
-            "type": "object",
-            "properties": {
-                "kind": {"type": "string", "enum": PROVENANCE_KINDS},
-                "name": _STR,
-                "locator": _STR,
-                "retrieved_at": {"type": "string", "description": "RFC 3339."},
-            },
-            "required": ["kind"],
-            "additionalProperties": False,
-        },
-    ],
-}
-_LEVEL = {
-    "type": "string",
-    "enum": ["public", "internal", "confidential", "restricted"],
-    "description": "Who may read it (default internal); at most the caller's clearance.",
-}
-_DEGRADED = {
-    "type": "array",
-    "description": "What the call fell back on (a dependency down), if anything.",
-    "items": {
-        "type": "object",
-        "properties": {"component": _STR, "reason": _STR},
-        "required": ["component", "reason"],
-    },
-}
-_MEMORY_HIT = {
-    "type": "object",
-    "properties": {
-        "id": _STR,
-        "content": _STR,
-        "memory_type": _STR,
-        "tags": {"type": "array", "items": _STR},
-        "score": {"type": "number"},
-        "relevance": {
-            "type": "number",
-            "description": "How well it matches the query, 0..1, comparable across queries.",
-        },
-        "key": _STR,
-    },
-    "required": ["id", "content", "memory_type", "tags", "score", "relevance"],
-}
-_KEY_VERSION: JSON = {
-    "type": "object",
-    "properties": {
-        "key": _STR,
-        "value": {"description": "The JSON value; null once deleted."},
-        "version": _INT,
-        "deleted": _BOOL,
-        "updated_at": _TIME,
-        "source": {"type": ["object", "null"]},
-    },
-    "required": ["key", "value", "version", "deleted"],
-}
-_MESSAGES = {
-    "type": "array",
-    "minItems": 1,
-    "items": {
-        "type": "object",
-        "properties": {"role": {"type": "string", "enum": ROLES}, "content": _STR},
-        "required": ["role", "content"],
-        "additionalProperties": False,
-    },
-}
-_WINDOW = {
-    "type": "object",
-    "properties": {
-        "pinned": {"type": "array", "items": {"type": "object"}},
-        "summary": _STR,
-        "messages": {"type": "array", "items": {"type": "object"}},
-        "tokens_used": _INT,
-    },
-    "required": ["pinned", "summary", "messages", "tokens_used"],
-}
-
-
-def _out(properties: JSON, *required: str) -> JSON:
-    return {"type": "object", "properties": properties, "required": list(required)}
-
+from memoryd_client.tool_spec import (
+    AGENT,
+    BOOL,
+    CONTEXT_FIELDS,
+    DEGRADED,
+    INT,
+    INT32_MAX,
+    JSON,
+    KEY_VERSION,
+    LEVEL,
+    LINE,
+    LONG_TERM_MEMORY_MODES,
+    MAX_TTL_SECONDS,
+    MAX_VERSION,
+    MEMORY_HIT,
+    MEMORY_TYPES,
+    MESSAGES,
+    NAMESPACE,
+    PROVENANCE_KINDS,
+    RESOURCE,
+    ROLES,
+    SESSION,
+    SOURCE_SCHEMA,
+    STR,
+    TAGS,
+    THREAD,
+    TIME,
+    TOKENS,
+    WINDOW,
+    ToolArgumentError,
+    ToolSpec,
+    out,
+)
 
 # ---------------------------------------------------------------------- the tools
 
@@ -225,15 +63,15 @@ _SPECS = [
                 "description": "One self-contained statement.",
             },
             "memory_type": {"type": "string", "enum": MEMORY_TYPES},
-            "tags": _TAGS,
+            "tags": TAGS,
             "importance": {"type": "number", "minimum": 0, "maximum": 1},
-            "security_level": _LEVEL,
+            "security_level": LEVEL,
             "source": SOURCE_SCHEMA,
-            "agent_id": _AGENT,
-            "namespace": _NAMESPACE,
+            "agent_id": AGENT,
+            "namespace": NAMESPACE,
         },
         ("content",),
-        _out({"id": _STR, "deduplicated": _BOOL, "degraded": _DEGRADED}, "id", "deduplicated"),
+        out({"id": STR, "deduplicated": BOOL, "degraded": DEGRADED}, "id", "deduplicated"),
     ),
     ToolSpec(
         "recall",
@@ -254,14 +92,12 @@ _SPECS = [
                 "description": "Leave out memories less relevant than this (0..1; each hit "
                 "reports its relevance): with it, nothing relevant returns no memories.",
             },
-            "tags": _TAGS,
-            "agent_id": _AGENT,
-            "namespace": _NAMESPACE,
+            "tags": TAGS,
+            "agent_id": AGENT,
+            "namespace": NAMESPACE,
         },
         ("query",),
-        _out(
-            {"memories": {"type": "array", "items": _MEMORY_HIT}, "degraded": _DEGRADED}, "memories"
-        ),
+        out({"memories": {"type": "array", "items": MEMORY_HIT}, "degraded": DEGRADED}, "memories"),
         read_only=True,
         idempotent=True,
     ),
@@ -271,10 +107,10 @@ _SPECS = [
         "Delete long-term memories by id (ids from recall). Unknown ids are ignored.",
         {
             "ids": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
-            "agent_id": _AGENT,
+            "agent_id": AGENT,
         },
         ("ids",),
-        _out({"forgotten": {"type": "array", "items": _STR}}, "forgotten"),
+        out({"forgotten": {"type": "array", "items": STR}}, "forgotten"),
         destructive=True,
         idempotent=True,
     ),
@@ -288,23 +124,23 @@ _SPECS = [
             "key": {"type": "string", "pattern": "^/", "description": "Starts with /."},
             "value": {"description": "Any JSON value; null deletes the key."},
             "source": SOURCE_SCHEMA,
-            "security_level": _LEVEL,
+            "security_level": LEVEL,
             "if_version": {
                 "type": "integer",
                 "minimum": 0,
                 "maximum": MAX_VERSION,
                 "description": "Write only if the key is at this version (0: never written).",
             },
-            "agent_id": _AGENT,
+            "agent_id": AGENT,
         },
         ("key", "value", "source"),
-        _out(
+        out(
             {
-                "key": _STR,
-                "version": _INT,
-                "deleted": _BOOL,
-                "memory_id": _STR,
-                "degraded": _DEGRADED,
+                "key": STR,
+                "version": INT,
+                "deleted": BOOL,
+                "memory_id": STR,
+                "degraded": DEGRADED,
             },
             "key",
             "version",
@@ -316,9 +152,9 @@ _SPECS = [
         "get_memory_key",
         "Read a memory key",
         "Read the current value of a key (found=false when it was never written).",
-        {"key": {"type": "string", "pattern": "^/"}, "agent_id": _AGENT},
+        {"key": {"type": "string", "pattern": "^/"}, "agent_id": AGENT},
         ("key",),
-        _out({"found": _BOOL, **_KEY_VERSION["properties"]}, "found", "key"),
+        out({"found": BOOL, **KEY_VERSION["properties"]}, "found", "key"),
         read_only=True,
         idempotent=True,
     ),
@@ -329,17 +165,17 @@ _SPECS = [
         "(recursive: every key below it).",
         {
             "prefix": {"type": "string", "description": 'A directory like "/user/" (default "/").'},
-            "recursive": _BOOL,
+            "recursive": BOOL,
             "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
-            "agent_id": _AGENT,
+            "agent_id": AGENT,
         },
         (),
-        _out(
+        out(
             {
-                "keys": {"type": "array", "items": _KEY_VERSION},
-                "directories": {"type": "array", "items": _STR},
-                "more": _BOOL,
-                "degraded": _DEGRADED,
+                "keys": {"type": "array", "items": KEY_VERSION},
+                "directories": {"type": "array", "items": STR},
+                "more": BOOL,
+                "degraded": DEGRADED,
             },
             "keys",
             "directories",
@@ -354,14 +190,14 @@ _SPECS = [
         {
             "key": {"type": "string", "pattern": "^/"},
             "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
-            "agent_id": _AGENT,
+            "agent_id": AGENT,
         },
         ("key",),
-        _out(
+        out(
             {
-                "versions": {"type": "array", "items": _KEY_VERSION},
-                "more": _BOOL,
-                "degraded": _DEGRADED,
+                "versions": {"type": "array", "items": KEY_VERSION},
+                "more": BOOL,
+                "degraded": DEGRADED,
             },
             "versions",
         ),
@@ -376,11 +212,11 @@ _SPECS = [
         {
             "token_limit": {"type": "integer", "minimum": 1, "maximum": INT32_MAX},
             "prefix": {"type": "string", "description": 'Only keys below this (e.g. "/user/").'},
-            "agent_id": _AGENT,
+            "agent_id": AGENT,
         },
         (),
-        _out(
-            {"text": _STR, "keys": {"type": "array", "items": _STR}, "tokens_used": _INT},
+        out(
+            {"text": STR, "keys": {"type": "array", "items": STR}, "tokens_used": INT},
             "text",
             "keys",
         ),
@@ -391,10 +227,10 @@ _SPECS = [
         "get_working_memory",
         "Get working memory",
         "The current task's working memory (its state between steps).",
-        {"thread_id": _THREAD, "resource_id": _RESOURCE, "agent_id": _AGENT},
+        {"thread_id": THREAD, "resource_id": RESOURCE, "agent_id": AGENT},
         (),
-        _out(
-            {"found": _BOOL, "content": {"type": "object"}, "version": _INT, "expires_at": _TIME},
+        out(
+            {"found": BOOL, "content": {"type": "object"}, "version": INT, "expires_at": TIME},
             "found",
             "content",
         ),
@@ -404,39 +240,42 @@ _SPECS = [
     ToolSpec(
         "update_working_memory",
         "Update working memory",
-        "Update the current task's working memory: the given fields are merged in (or "
-        "replace everything with replace=true); ttl_seconds makes it expire; schema (a JSON "
-        "Schema) is enforced on this and later writes.",
+        "Update the current task's working memory: the given fields (updates, or data) are "
+        "merged in (or replace everything with replace=true); ttl_seconds makes it expire "
+        "(0: never); schema (a JSON Schema) is enforced on this and later writes.",
         {
             "updates": {"type": "object", "description": "Fields to set."},
+            "data": {"type": "object", "description": "Fields to set (another name of updates)."},
             "replace": {"type": "boolean", "description": "Replace instead of merge."},
             "ttl_seconds": {
                 "type": "integer",
-                "minimum": 1,
+                "minimum": 0,
                 "maximum": MAX_TTL_SECONDS,
-                "description": "Expire after this long.",
+                "description": "Expire this long after this write; 0: never expires (an "
+                "expiry set before is removed); not given: the expiry set before is kept.",
             },
             "schema": {"type": "object", "description": "A JSON Schema the content must follow."},
-            "thread_id": _THREAD,
-            "resource_id": _RESOURCE,
-            "agent_id": _AGENT,
+            "thread_id": THREAD,
+            "resource_id": RESOURCE,
+            "agent_id": AGENT,
         },
         ("updates",),
-        _out(
-            {"content": {"type": "object"}, "version": _INT, "expires_at": _TIME},
+        out(
+            {"content": {"type": "object"}, "version": INT, "expires_at": TIME},
             "content",
             "version",
         ),
         idempotent=True,
+        aliases={"data": "updates"},
     ),
     ToolSpec(
         "read_agent_memory",
         "Read agent.md",
         "Read the agent's profile document (agent.md: persona, rules, what it learned) and "
         "its etag (pass it to update_agent_memory).",
-        {"agent_id": _AGENT},
+        {"agent_id": AGENT},
         (),
-        _out({"found": _BOOL, "content": _STR, "etag": _STR}, "found", "content", "etag"),
+        out({"found": BOOL, "content": STR, "etag": STR}, "found", "content", "etag"),
         read_only=True,
         idempotent=True,
     ),
@@ -451,10 +290,10 @@ _SPECS = [
                 "type": "string",
                 "description": 'From read_agent_memory; "" skips the check.',
             },
-            "agent_id": _AGENT,
+            "agent_id": AGENT,
         },
         ("content",),
-        _out({"etag": _STR}, "etag"),
+        out({"etag": STR}, "etag"),
         destructive=True,
         idempotent=True,
     ),
@@ -465,21 +304,21 @@ _SPECS = [
         "ones, the profile, working memory and the session, within a token budget.",
         {
             "trigger": {"type": "string", "description": "The user's message or the task."},
-            "token_budget": _TOKENS,
+            "token_budget": TOKENS,
             "format": {"type": "string", "enum": ["markdown", "xml"]},
-            "session_id": _SESSION,
-            "thread_id": _THREAD,
-            "resource_id": _RESOURCE,
-            "agent_id": _AGENT,
+            "session_id": SESSION,
+            "thread_id": THREAD,
+            "resource_id": RESOURCE,
+            "agent_id": AGENT,
         },
         (),
-        _out(
+        out(
             {
-                "text": _STR,
-                "tokens_used": _INT,
-                "token_budget": _INT,
+                "text": STR,
+                "tokens_used": INT,
+                "token_budget": INT,
                 "items": {"type": "array", "items": {"type": "object"}},
-                "degraded": _DEGRADED,
+                "degraded": DEGRADED,
             },
             "text",
             "tokens_used",
@@ -489,10 +328,77 @@ _SPECS = [
     ToolSpec(
         "record_messages",
         "Record messages",
-        "Append messages to a session's log (short-term memory); older turns are summarised.",
-        {"messages": _MESSAGES, "session_id": _SESSION, "agent_id": _AGENT},
+        "Append messages to a session's log (short-term memory); older turns are summarised "
+        "and large tool results offloaded (get_session_attachment reads them). "
+        "long_term_memory_mode static_control (or both) records each assistant reply in "
+        "long-term memory and retrieves for the window.",
+        {
+            "messages": MESSAGES,
+            "long_term_memory_mode": {
+                "type": "string",
+                "enum": LONG_TERM_MEMORY_MODES,
+                "description": "The session's mode from now on (default: unchanged; a new "
+                "session: agent_control).",
+            },
+            "session_id": SESSION,
+            "agent_id": AGENT,
+        },
         ("messages", "session_id"),
-        _out({"message_count": _INT, "compressed": _BOOL}, "message_count", "compressed"),
+        out(
+            {
+                "message_count": INT,
+                "compressed": BOOL,
+                "recorded_memory_ids": {"type": "array", "items": STR},
+                "offloaded_seqs": {"type": "array", "items": INT},
+                "degraded": DEGRADED,
+            },
+            "message_count",
+            "compressed",
+        ),
+    ),
+    ToolSpec(
+        "get_session_attachment",
+        "Read an offloaded result",
+        "Read the full content of a large tool result that was offloaded from the session "
+        "(its message says which: attachment <seq>), whole or a slice of characters.",
+        {
+            "seq": {"type": "integer", "minimum": 1, "maximum": MAX_VERSION},
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_VERSION,
+                "description": "Skip this many characters (0).",
+            },
+            "max_chars": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_VERSION,
+                "description": "At most this many characters (default: to the end).",
+            },
+            "session_id": SESSION,
+            "agent_id": AGENT,
+        },
+        ("seq", "session_id"),
+        out(
+            {
+                "seq": INT,
+                "content": STR,
+                "size_bytes": INT,
+                "chars": INT,
+                "next_offset": {
+                    "type": "integer",
+                    "description": "Where the next slice starts; 0: content reaches the end.",
+                },
+                "name": STR,
+                "tool_call_id": STR,
+            },
+            "seq",
+            "content",
+            "chars",
+            "next_offset",
+        ),
+        read_only=True,
+        idempotent=True,
     ),
     ToolSpec(
         "get_session_window",
@@ -500,12 +406,12 @@ _SPECS = [
         "A session read back within a token budget: pinned instructions, a summary of older "
         "turns and the recent turns.",
         {
-            "token_budget": _TOKENS,
-            "session_id": _SESSION,
-            "agent_id": _AGENT,
+            "token_budget": TOKENS,
+            "session_id": SESSION,
+            "agent_id": AGENT,
         },
         ("session_id",),
-        _WINDOW,
+        WINDOW,
         read_only=True,
     ),
     ToolSpec(
@@ -519,23 +425,23 @@ _SPECS = [
                 "additionalProperties": {"type": "object"},
                 "description": "Component name -> its state object.",
             },
-            "session_id": _SESSION,
-            "agent_id": _AGENT,
+            "session_id": SESSION,
+            "agent_id": AGENT,
         },
         ("components", "session_id"),
-        _out({"saved": {"type": "object", "additionalProperties": _INT}}, "saved"),
+        out({"saved": {"type": "object", "additionalProperties": INT}}, "saved"),
         idempotent=True,
     ),
     ToolSpec(
         "load_state",
         "Load state",
         "Load a session's saved components (every one when names is empty).",
-        {"names": {"type": "array", "items": _STR}, "session_id": _SESSION, "agent_id": _AGENT},
+        {"names": {"type": "array", "items": STR}, "session_id": SESSION, "agent_id": AGENT},
         ("session_id",),
-        _out(
+        out(
             {
                 "components": {"type": "object", "additionalProperties": {"type": "object"}},
-                "degraded": _DEGRADED,
+                "degraded": DEGRADED,
             },
             "components",
         ),
@@ -570,12 +476,78 @@ _SPECS = [
             "insert_text": {"type": "string", "description": "insert: the text."},
             "old_path": {"type": "string", "description": "rename: the current path."},
             "new_path": {"type": "string", "description": "rename: the new path."},
-            "view_range": {"type": "array", "items": _LINE, "minItems": 2, "maxItems": 2},
-            "agent_id": _AGENT,
+            "view_range": {"type": "array", "items": LINE, "minItems": 2, "maxItems": 2},
+            "agent_id": AGENT,
         },
         ("command",),
-        _out({"result": _STR, "path": _STR, "version": _INT}, "result"),
+        out({"result": STR, "path": STR, "version": INT}, "result"),
         destructive=True,
+    ),
+    # AgentScope's long-term memory tools (agent_control), by their names and parameters.
+    ToolSpec(
+        "record_to_memory",
+        "Record to long-term memory",
+        "Record important information that you may need later, in long-term memory. Each "
+        "item of content should be specific and concise (who, when, where, what, why, how).",
+        {
+            "thinking": {
+                "type": "string",
+                "description": "Your reasoning about what to record and why.",
+            },
+            "content": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"type": "string", "minLength": 1},
+                "description": "The items to record, each one self-contained.",
+            },
+            "agent_id": AGENT,
+            "namespace": NAMESPACE,
+        },
+        ("thinking", "content"),
+        out(
+            {
+                "ids": {"type": "array", "items": STR},
+                "text": STR,
+                "degraded": DEGRADED,
+            },
+            "ids",
+            "text",
+        ),
+    ),
+    ToolSpec(
+        "retrieve_from_memory",
+        "Retrieve from long-term memory",
+        "Retrieve what long-term memory holds about the given keywords (each searched on "
+        "its own), best matches first.",
+        {
+            "keywords": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 16,
+                "items": {"type": "string", "minLength": 1},
+                "description": "Short search phrases: names, topics, events.",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 50,
+                "description": "Most results per keyword (5).",
+            },
+            "agent_id": AGENT,
+            "namespace": NAMESPACE,
+        },
+        ("keywords",),
+        out(
+            {
+                "memories": {"type": "array", "items": MEMORY_HIT},
+                "text": STR,
+                "degraded": DEGRADED,
+            },
+            "memories",
+            "text",
+        ),
+        read_only=True,
+        idempotent=True,
     ),
     # The AgentScope-style pair (OpenAI-style tools only; MCP has the finer tools above).
     ToolSpec(
@@ -583,9 +555,9 @@ _SPECS = [
         "Record to long-term memory",
         "Keep what was said in long-term memory (each message becomes an episode that "
         "recall and snapshots find later).",
-        {"messages": _MESSAGES, "agent_id": _AGENT, "namespace": _NAMESPACE},
+        {"messages": MESSAGES, "agent_id": AGENT, "namespace": NAMESPACE},
         ("messages",),
-        _out({"ids": {"type": "array", "items": _STR}}, "ids"),
+        out({"ids": {"type": "array", "items": STR}}, "ids"),
         mcp=False,
     ),
     ToolSpec(
@@ -598,10 +570,10 @@ _SPECS = [
             "query": {"type": "string", "description": 'Required with source="memory".'},
             "source": {"type": "string", "enum": ["memory", "session"]},
             "limit": {"type": "integer", "minimum": 1, "maximum": 50},
-            "token_budget": _TOKENS,
-            "agent_id": _AGENT,
-            "session_id": _SESSION,
-            "namespace": _NAMESPACE,
+            "token_budget": TOKENS,
+            "agent_id": AGENT,
+            "session_id": SESSION,
+            "namespace": NAMESPACE,
         },
         (),
         {"type": "object"},
@@ -611,5 +583,25 @@ _SPECS = [
 ]
 
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in _SPECS}
+#: The tools AgentScope registers for a session in agent_control (or both) mode.
+AGENT_CONTROL_TOOLS: tuple[str, ...] = ("record_to_memory", "retrieve_from_memory")
 #: Tools served over MCP.
 MCP_TOOLS: tuple[str, ...] = tuple(s.name for s in _SPECS if s.mcp)
+
+__all__ = [
+    "AGENT_CONTROL_TOOLS",
+    "CONTEXT_FIELDS",
+    "INT32_MAX",
+    "JSON",
+    "LONG_TERM_MEMORY_MODES",
+    "MAX_TTL_SECONDS",
+    "MAX_VERSION",
+    "MCP_TOOLS",
+    "MEMORY_TYPES",
+    "PROVENANCE_KINDS",
+    "ROLES",
+    "SOURCE_SCHEMA",
+    "TOOLS",
+    "ToolArgumentError",
+    "ToolSpec",
+]

@@ -16,8 +16,14 @@ default set (:data:`TOOL_NAMES`):
 ``retrieve``               read back: ``source="memory"`` long-term memories matching
                            ``query``; ``source="session"`` the current session's window.
 
+AgentScope's agent_control pair, by its own names and parameters
+(:data:`AGENT_CONTROL_TOOLS`):
+
+``record_to_memory``       ``thinking`` and ``content[]``: each item kept as a fact.
+``retrieve_from_memory``   ``keywords[]``: each recalled, the hits merged, best first.
+
 Every other tool of the table (``forget``, ``get_memory_key``, ``list_memory_keys``,
-``build_snapshot``, ...) can be asked for by name. Whose memory they use (agent,
+``build_snapshot``, ``get_session_attachment``, ...) can be asked for by name. Whose memory they use (agent,
 session, working-memory scope) comes from a :class:`ToolContext`, never from the model.
 
 >>> tools = MemoryTools(client, ToolContext(agent_id="demo", session_id="s1"))  # doctest: +SKIP
@@ -41,7 +47,7 @@ from memoryd_client.errors import MemorydError, NotFoundError
 from memoryd_client.tool_args import check_arguments
 from memoryd_client.tool_calls import AsyncToolRunner, ToolContext
 from memoryd_client.tool_calls import plan_tool_call as _plan
-from memoryd_client.tool_table import TOOLS, ToolArgumentError
+from memoryd_client.tool_table import AGENT_CONTROL_TOOLS, TOOLS, ToolArgumentError
 
 if TYPE_CHECKING:
     from memoryd_client.aio import AsyncMemorydClient
@@ -60,6 +66,9 @@ TOOL_NAMES = (
 )
 #: Tools that take several calls: served by AsyncMemoryTools (and MCP) only.
 _ASYNC_ONLY = frozenset({"memory"})
+#: Tools of more than one call: not one Unary (plan_tool_call), served by both
+#: dispatchers.
+_SEVERAL_CALLS = frozenset({"retrieve_from_memory"})
 
 
 class UnknownToolError(KeyError):
@@ -90,8 +99,9 @@ def plan_tool_call(
     context: ToolContext, name: str, arguments: str | Mapping[str, Any]
 ) -> Unary[JSON]:
     """The call a model's tool call makes, with a JSON-ready result; raises
-    ToolArgumentError or UnknownToolError. Pure: nothing is sent."""
-    if name not in TOOLS or name in _ASYNC_ONLY:
+    ToolArgumentError or UnknownToolError (also for a tool of several calls). Pure:
+    nothing is sent."""
+    if name not in TOOLS or name in _ASYNC_ONLY or name in _SEVERAL_CALLS:
         raise UnknownToolError(name)
     checked = check_arguments(name, _args(arguments), with_context=False)
     return _plan(context, name, checked).call
@@ -139,7 +149,7 @@ class MemoryTools:
             checked = check_arguments(name, _args(arguments), with_context=False)
             plan = _plan(self.context, name, checked)
             try:
-                return _dumps(self.client.run(plan.call))
+                return _dumps(plan.result([self.client.run(call) for call in plan.calls]))
             except NotFoundError:
                 if plan.missing is None:
                     raise
@@ -173,6 +183,7 @@ class AsyncMemoryTools:
 
 
 __all__ = [
+    "AGENT_CONTROL_TOOLS",
     "TOOL_NAMES",
     "AsyncMemoryTools",
     "MemoryTools",

@@ -64,7 +64,10 @@ from memoryd.api.convert.memories import (
 )
 from memoryd.api.convert.sessions import (
     append_compression_from,
+    attachment_query_from,
+    attachment_response,
     delete_messages_response,
+    long_term_mode_from,
     messages_query_from,
     messages_response,
 )
@@ -82,6 +85,8 @@ __all__ = [
     "append_compression_from",
     "append_response",
     "append_ttl_from",
+    "attachment_query_from",
+    "attachment_response",
     "batch_drafts_from",
     "compact_event",
     "compact_options_from",
@@ -110,6 +115,7 @@ __all__ = [
     "list_response",
     "list_scopes_response",
     "load_state_response",
+    "long_term_mode_from",
     "maintenance_event",
     "maintenance_options_from",
     "memory_to_proto",

@@ -29,6 +29,8 @@ from memoryd.domain.agent_state import (
     EndSessionOutcome,
     FixedZoneEntry,
     FixedZoneKind,
+    LongTermMemoryMode,
+    MessageAttachment,
     MessageDraft,
     MessageRole,
     SessionMessage,
@@ -60,7 +62,13 @@ FIXED_ZONE_KINDS: dict[int, FixedZoneKind] = {
     mpb.FIXED_ZONE_KIND_FOCUS: FixedZoneKind.FOCUS,
     mpb.FIXED_ZONE_KIND_INSTRUCTION: FixedZoneKind.INSTRUCTION,
 }
-_REVERSE_ROLES = {v: k for k, v in MESSAGE_ROLES.items()}
+LONG_TERM_MODES: dict[int, LongTermMemoryMode] = {
+    mpb.LONG_TERM_MEMORY_MODE_AGENT_CONTROL: LongTermMemoryMode.AGENT_CONTROL,
+    mpb.LONG_TERM_MEMORY_MODE_STATIC_CONTROL: LongTermMemoryMode.STATIC_CONTROL,
+    mpb.LONG_TERM_MEMORY_MODE_BOTH: LongTermMemoryMode.BOTH,
+}
+LONG_TERM_MODES_TO_PROTO = {v: k for k, v in LONG_TERM_MODES.items()}
+ROLES_TO_PROTO = {v: k for k, v in MESSAGE_ROLES.items()}
 _REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
 
 
@@ -174,7 +182,10 @@ def fixed_zone_kind_from(req: mpb.InjectInstructionRequest) -> FixedZoneKind | N
 
 def append_response(outcome: AppendOutcome) -> mpb.AppendMessagesResponse:
     resp = mpb.AppendMessagesResponse(
-        message_count=outcome.message_count, compressed=outcome.compressed
+        message_count=outcome.message_count,
+        compressed=outcome.compressed,
+        recorded_memory_ids=outcome.recorded_memory_ids,
+        offloaded_seqs=outcome.offloaded_seqs,
     )
     resp.degraded.extend(degraded_to_proto(outcome.degraded))
     return resp
@@ -187,7 +198,7 @@ def _fixed_entry_to_proto(entry: FixedZoneEntry, out: mpb.FixedZoneEntry) -> Non
 
 
 def message_to_proto(message: SessionMessage, out: mpb.SessionMessage) -> None:
-    out.role = _REVERSE_ROLES[message.role]  # type: ignore[assignment]
+    out.role = ROLES_TO_PROTO[message.role]  # type: ignore[assignment]
     out.content = message.content
     out.name = message.name
     out.tool_call_id = message.tool_call_id
@@ -197,6 +208,15 @@ def message_to_proto(message: SessionMessage, out: mpb.SessionMessage) -> None:
         c = out.tool_calls.add(id=call.id, name=call.name)
         if call.arguments is not None:
             json_to_value(call.arguments, c.arguments)
+    if message.attachment is not None:
+        attachment_to_proto(message.attachment, out.attachment)
+    out.merged_from_seq = message.merged_from_seq
+
+
+def attachment_to_proto(a: MessageAttachment, out: mpb.MessageAttachment) -> None:
+    out.size_bytes = a.size_bytes
+    out.chars = a.chars
+    out.sha256 = a.sha256
 
 
 def inject_response(zone: Sequence[FixedZoneEntry]) -> mpb.InjectInstructionResponse:
@@ -214,7 +234,11 @@ def window_response(window: SessionWindow) -> mpb.GetSessionWindowResponse:
         token_counter=window.token_counter,
         summarized_through_seq=window.summarized_through_seq,
         stored_messages=window.stored_messages,
+        long_term_memory_mode=LONG_TERM_MODES_TO_PROTO[window.long_term_memory_mode],  # type: ignore[arg-type]
+        long_term_memory=window.long_term_memory,
     )
+    for memory in window.long_term_memories:
+        memory_to_proto(memory, resp.long_term_memories.add())
     for entry in window.fixed_zone:
         _fixed_entry_to_proto(entry, resp.fixed_zone.add())
     for message in window.recent:

@@ -29,6 +29,8 @@ from memoryd.api.convert.common import (
 from memoryd.api.convert.keyed import key_entry_to_proto
 from memoryd.api.convert.memories import memory_to_proto
 from memoryd.api.convert.sessions import (
+    session_attachment_from_proto,
+    session_attachment_to_proto,
     session_from_proto,
     session_message_from_proto,
     session_message_to_proto,
@@ -52,6 +54,7 @@ from memoryd.domain.lifecycle import (
     ExportedMemory,
     ExportedProfile,
     ExportedSession,
+    ExportedSessionAttachment,
     ExportedSessionMessage,
     ExportedState,
     ExportedWorkingMemory,
@@ -98,6 +101,7 @@ def prune_criteria_from(req: lpb.PruneRequest) -> PruneCriteria:
         min_access_count=req.min_access_count if req.HasField("min_access_count") else None,
         memory_types=enum_list(req.memory_types, MEMORY_TYPES, "memory_types"),
         dry_run=req.dry_run,
+        namespace=req.namespace if req.HasField("namespace") else None,
     )
 
 
@@ -263,6 +267,8 @@ def export_record(item: ExportItem) -> lpb.ExportRecord:
         session_to_proto(item, record.session)
     elif isinstance(item, ExportedSessionMessage):
         session_message_to_proto(item, record.session_message)
+    elif isinstance(item, ExportedSessionAttachment):
+        session_attachment_to_proto(item, record.session_attachment)
     elif isinstance(item, ExportedState):
         record.state.agent_id = item.agent_id
         record.state.session_id = item.session_id
@@ -430,6 +436,8 @@ def export_item_from(record: lpb.ExportRecord) -> ExportItem:
         return session_from_proto(record.session, "session")
     if kind == "session_message":
         return session_message_from_proto(record.session_message, "session_message")
+    if kind == "session_attachment":
+        return session_attachment_from_proto(record.session_attachment, "session_attachment")
     if kind == "state":
         st = record.state
         return ExportedState(

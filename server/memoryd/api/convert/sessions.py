@@ -8,22 +8,34 @@ from typing import Any
 
 from memoryd.api.convert.agent_state import (
     FIXED_ZONE_KINDS,
+    LONG_TERM_MODES,
+    LONG_TERM_MODES_TO_PROTO,
     MESSAGE_ROLES,
+    ROLES_TO_PROTO,
+    attachment_to_proto,
     message_to_proto,
     tool_calls_from,
 )
-from memoryd.api.convert.common import duration_from, set_timestamp, timestamp_from
+from memoryd.api.convert.common import duration_from, enum_value, set_timestamp, timestamp_from
 from memoryd.api.convert.memories import degraded_to_proto
 from memoryd.domain.agent_state import (
+    AttachmentQuery,
+    AttachmentSlice,
     DeleteMessagesOutcome,
     FixedZoneEntry,
+    LongTermMemoryMode,
+    MessageAttachment,
     SessionCompression,
     SessionMessage,
     SessionMessagesPage,
     SessionMessagesQuery,
 )
 from memoryd.domain.errors import InvalidArgument
-from memoryd.domain.lifecycle import ExportedSession, ExportedSessionMessage
+from memoryd.domain.lifecycle import (
+    ExportedSession,
+    ExportedSessionAttachment,
+    ExportedSessionMessage,
+)
 from memoryd.domain.requests import Degradation
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -45,11 +57,39 @@ def compression_from(msg: mpb.SessionCompression) -> SessionCompression:
         keep_recent_messages=msg.keep_recent_messages
         if msg.HasField("keep_recent_messages")
         else None,
+        offload_bytes=msg.offload_bytes if msg.HasField("offload_bytes") else None,
+        merge_adjacent_messages=msg.merge_adjacent_messages
+        if msg.HasField("merge_adjacent_messages")
+        else None,
     )
 
 
 def append_compression_from(req: mpb.AppendMessagesRequest) -> SessionCompression | None:
     return compression_from(req.compression) if req.HasField("compression") else None
+
+
+def long_term_mode_from(req: mpb.AppendMessagesRequest) -> LongTermMemoryMode | None:
+    return enum_value(req.long_term_memory_mode, LONG_TERM_MODES, "long_term_memory_mode")
+
+
+def attachment_query_from(req: mpb.GetSessionAttachmentRequest) -> AttachmentQuery:
+    return AttachmentQuery(
+        session_id=req.session_id, seq=req.seq, offset=req.offset, max_chars=req.max_chars
+    )
+
+
+def attachment_response(out: AttachmentSlice) -> mpb.GetSessionAttachmentResponse:
+    m = out.message
+    resp = mpb.GetSessionAttachmentResponse(
+        seq=m.seq,
+        content=out.content,
+        next_offset=out.next_offset,
+        role=ROLES_TO_PROTO[m.role],  # type: ignore[arg-type]
+        name=m.name,
+        tool_call_id=m.tool_call_id,
+    )
+    attachment_to_proto(out.attachment, resp.attachment)
+    return resp
 
 
 def compression_to_proto(c: SessionCompression, out: mpb.SessionCompression) -> None:
@@ -62,6 +102,10 @@ def compression_to_proto(c: SessionCompression, out: mpb.SessionCompression) -> 
         out.context_budget_tokens = c.context_budget_tokens
     if c.keep_recent_messages is not None:
         out.keep_recent_messages = c.keep_recent_messages
+    if c.offload_bytes is not None:
+        out.offload_bytes = c.offload_bytes
+    if c.merge_adjacent_messages is not None:
+        out.merge_adjacent_messages = c.merge_adjacent_messages
 
 
 def messages_query_from(req: mpb.GetSessionMessagesRequest) -> SessionMessagesQuery:
@@ -115,7 +159,22 @@ def message_from_proto(m: mpb.SessionMessage, path: str) -> SessionMessage:
         name=m.name,
         tool_call_id=m.tool_call_id,
         tool_calls=tool_calls_from(m, path),
+        attachment=_attachment_from(m, path),
     )
+
+
+def _attachment_from(m: mpb.SessionMessage, path: str) -> MessageAttachment | None:
+    if not m.HasField("attachment"):
+        return None
+    a = m.attachment
+    if a.size_bytes < 0 or a.chars < 0 or len(a.sha256) != 64 or a.sha256.strip(_HEX):
+        raise InvalidArgument.field(
+            f"{path}.attachment", "must have sizes not below 0 and a lowercase hex SHA-256"
+        )
+    return MessageAttachment(a.size_bytes, a.chars, a.sha256)
+
+
+_HEX = "0123456789abcdef"
 
 
 def session_to_proto(item: ExportedSession, s: lpb.ExportedSession) -> None:
@@ -140,6 +199,7 @@ def session_to_proto(item: ExportedSession, s: lpb.ExportedSession) -> None:
     s.summarized_through_seq = item.summarized_through_seq or 0
     s.stored_messages = item.stored_messages or 0
     compression_to_proto(item.compression, s.compression)
+    s.long_term_memory_mode = LONG_TERM_MODES_TO_PROTO[item.long_term_memory_mode]  # type: ignore[assignment]
 
 
 def session_from_proto(s: lpb.ExportedSession, path: str) -> ExportedSession:
@@ -177,6 +237,13 @@ def session_from_proto(s: lpb.ExportedSession, path: str) -> ExportedSession:
         summarized_through_seq=s.summarized_through_seq if kept else None,
         stored_messages=s.stored_messages if kept else None,
         compression=compression_from(s.compression),
+        long_term_memory_mode=enum_value(
+            s.long_term_memory_mode,
+            LONG_TERM_MODES,
+            f"{path}.long_term_memory_mode",
+            default=LongTermMemoryMode.AGENT_CONTROL,
+        )
+        or LongTermMemoryMode.AGENT_CONTROL,
     )
 
 
@@ -193,4 +260,28 @@ def session_message_from_proto(m: lpb.ExportedSessionMessage, path: str) -> Expo
         session_id=m.session_id,
         session_created_at=_required_time(m, "session_created_at", path),
         message=message_from_proto(m.message, f"{path}.message"),
+    )
+
+
+def session_attachment_to_proto(
+    item: ExportedSessionAttachment, out: lpb.ExportedSessionAttachment
+) -> None:
+    out.agent_id = item.agent_id
+    out.session_id = item.session_id
+    set_timestamp(out.session_created_at, item.session_created_at)
+    out.seq = item.seq
+    out.content = item.content
+
+
+def session_attachment_from_proto(
+    m: lpb.ExportedSessionAttachment, path: str
+) -> ExportedSessionAttachment:
+    if m.seq < 1:
+        raise InvalidArgument.field(f"{path}.seq", "must be positive")
+    return ExportedSessionAttachment(
+        agent_id=m.agent_id,
+        session_id=m.session_id,
+        session_created_at=_required_time(m, "session_created_at", path),
+        seq=m.seq,
+        content=m.content,
     )

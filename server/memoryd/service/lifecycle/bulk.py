@@ -38,6 +38,7 @@ DATA_KINDS = (
     RecordKind.PROFILE,
     RecordKind.SESSION,
     RecordKind.SESSION_MESSAGE,
+    RecordKind.SESSION_ATTACHMENT,
     RecordKind.STATE,
 )
 

@@ -3,8 +3,8 @@ items, and the mapping between stored records and export items both ways.
 
 The stream is a header, then per agent: its memories (oldest first, with vectors when
 asked), its key history (every write, each flagged when it is the key's current
-slot), working memory, profile, sessions (each header followed by its summarised messages)
-and saved states. Together they hold every
+slot), working memory, profile, sessions (each header followed by its summarised messages
+and the attachments of its offloaded ones) and saved states. Together they hold every
 field of every record, so importing them into an empty store reproduces the
 partition exactly (the COUNTER bookkeeping records are recomputed: the key counter
 from the highest key version; when maintenance last ran is not exported). Only what
@@ -23,6 +23,7 @@ from memoryd.domain.lifecycle import (
     ExportedMemory,
     ExportedProfile,
     ExportedSession,
+    ExportedSessionAttachment,
     ExportedSessionMessage,
     ExportedState,
     ExportedWorkingMemory,
@@ -39,6 +40,7 @@ from memoryd.service.common import scanning
 from memoryd.service.common.undecodable import skipped
 from memoryd.service.keyed.docs import EVENT_SEPARATOR, entry_from, level_of
 from memoryd.service.lifecycle.bulk import LifecycleDeps
+from memoryd.service.sessions import attachments
 from memoryd.service.sessions.record import (
     CLOSED,
     OPEN,
@@ -109,6 +111,7 @@ def session_from_record(agent_id: str, record: Record) -> ExportedSession:
         summarized_through_seq=s.summarized_through_seq,
         stored_messages=s.stored_messages,
         compression=s.compression,
+        long_term_memory_mode=s.long_term_memory_mode,
     )
 
 
@@ -129,6 +132,7 @@ def session_record(item: ExportedSession) -> Record:
         summarized_through_seq=first_tail if legacy else item.summarized_through_seq or 0,
         stored_messages=len(item.messages) if legacy else item.stored_messages or 0,
         compression=item.compression,
+        long_term_memory_mode=item.long_term_memory_mode,
         # record() writes version + 1 and, untouched, keeps expires_at.
         version=item.version - 1,
         expires_at=item.expires_at,
@@ -155,6 +159,28 @@ def session_message_record(item: ExportedSessionMessage) -> Record:
         doc=message_doc(message),
         version=1,
         updated_at=message.created_at,
+    )
+
+
+def session_attachment_item(
+    agent_id: str, session: SessionState, record: Record
+) -> ExportedSessionAttachment:
+    return ExportedSessionAttachment(
+        agent_id=agent_id,
+        session_id=session.id,
+        session_created_at=session.created_at,
+        seq=attachments.seq_of_attachment(record.key),
+        content=str(record.doc.get("content", "")),
+    )
+
+
+def session_attachment_record(item: ExportedSessionAttachment) -> Record:
+    return attachments.content_record(
+        item.session_id,
+        generation_of(item.session_created_at),
+        item.seq,
+        item.content,
+        item.session_created_at,
     )
 
 
@@ -254,6 +280,15 @@ class Exporter:
                 async for messages in self._records(partition, RecordKind.SESSION_MESSAGE, prefix):
                     for message in messages:
                         yield session_message_item(agent, session, message)
+                async for stored in scanning.scan_records(
+                    deps.records,
+                    partition,
+                    RecordKind.SESSION_ATTACHMENT,
+                    attachments.READ_BATCH,
+                    prefix,
+                ):
+                    for attachment in stored:
+                        yield session_attachment_item(agent, session, attachment)
         async for records in self._records(partition, RecordKind.STATE):
             for state in _decoded(records, lambda r: state_item(agent, r)):
                 yield state

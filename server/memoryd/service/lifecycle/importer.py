@@ -36,6 +36,7 @@ from memoryd.domain.lifecycle import (
     ExportedMemory,
     ExportedProfile,
     ExportedSession,
+    ExportedSessionAttachment,
     ExportedSessionMessage,
     ExportedState,
     ExportedWorkingMemory,
@@ -61,6 +62,7 @@ from memoryd.service.keyed.keys import InvalidKey, KeyLimits, normalise_key
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.lifecycle.export_import import (
     profile_record,
+    session_attachment_record,
     session_message_record,
     session_record,
     state_item_record,
@@ -289,6 +291,16 @@ class Importer:
                 v.add("message.content", f"longer than {lim.sessions.max_message_bytes} bytes")
             v.raise_if_any()
             return session_message_record(item)
+        if isinstance(item, ExportedSessionAttachment):
+            v = Violations("session_attachment.")
+            self._check_session_id(v, item.session_id)
+            if not 1 <= item.seq <= MAX_SEQ:
+                v.add("seq", f"must be between 1 and {MAX_SEQ}")
+            size = len(item.content.encode())
+            if size > lim.sessions.max_attachment_bytes:
+                v.add("content", f"longer than {lim.sessions.max_attachment_bytes} bytes")
+            v.raise_if_any()
+            return session_attachment_record(item)
         if isinstance(item, ExportedState):
             v = Violations("state.")
             self._check_session_id(v, item.session_id)

@@ -222,8 +222,12 @@ class LifecycleService:
     # ------------------------------------------------------------------ prune / reset
 
     async def prune(self, scope: CallScope, criteria: PruneCriteria) -> PruneOutcome:
+        """Delete the memories matching every criterion (the memories of a namespace,
+        when that is the only one), keyed memories' mirrors excepted (SetMemory with
+        null deletes a key); ``dry_run`` reports what would go."""
         v = Violations()
         check.check_tags(v, criteria.tags, self._deps.limits)
+        check.check_namespace(v, criteria.namespace, self._deps.limits)
         if criteria.min_access_count is not None and criteria.min_access_count < 0:
             v.add("min_access_count", "must not be negative")
         if not (
@@ -231,14 +235,16 @@ class LifecycleService:
             or criteria.tags
             or criteria.min_access_count is not None
             or criteria.memory_types
+            or criteria.namespace is not None
         ):
             v.add(
                 "created_before",
                 "set at least one criterion (created_before, tags, min_access_count, "
-                "memory_types): Prune never deletes everything (use Reset)",
+                "memory_types, namespace): Prune never deletes everything (use Reset)",
             )
         v.raise_if_any()
         flt = MemoryFilter(
+            namespace=criteria.namespace,
             tags=criteria.tags,
             memory_types=criteria.memory_types,
             created_before=criteria.created_before,

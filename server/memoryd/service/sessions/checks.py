@@ -33,16 +33,19 @@ class SessionChecks:
         if ttl is not None and not timedelta(0) < ttl <= MAX_TTL:
             v.add("ttl", f"must be positive and at most {MAX_TTL.days} days")
 
-    def text(self, v: Violations, text: str, field: str, *, required: bool) -> None:
+    def text(
+        self, v: Violations, text: str, field: str, *, required: bool, attachment: bool = False
+    ) -> None:
+        """``attachment``: a tool result, which may be as large as an attachment (it
+        is offloaded when over max_message_bytes, or refused then)."""
         if required and not text.strip():
             v.add(field, "must not be empty")
         size = len(text.encode("utf-8"))
-        if size > self._settings.max_message_bytes:
-            v.add(
-                field,
-                f"is {size} bytes; the limit is {self._settings.max_message_bytes} "
-                "(sessions.max_message_bytes)",
-            )
+        limit, name = self._settings.max_message_bytes, "sessions.max_message_bytes"
+        if attachment and self._settings.max_attachment_bytes > limit:
+            limit, name = self._settings.max_attachment_bytes, "sessions.max_attachment_bytes"
+        if size > limit:
+            v.add(field, f"is {size} bytes; the limit is {limit} ({name})")
         if "\x00" in text:
             v.add(field, "must not contain NUL characters")
 
@@ -51,7 +54,13 @@ class SessionChecks:
             v.add(f"{prefix}role", "must be set (user, assistant, system or tool)")
         # A tool result may be empty, and so may an assistant turn that only calls tools.
         required = draft.role is not MessageRole.TOOL and not draft.tool_calls
-        self.text(v, draft.content, f"{prefix}content", required=required)
+        self.text(
+            v,
+            draft.content,
+            f"{prefix}content",
+            required=required,
+            attachment=draft.role is MessageRole.TOOL,
+        )
         id_bytes = self._settings.max_session_id_bytes
         for name, value in (("name", draft.name), ("tool_call_id", draft.tool_call_id)):
             check_identifier(v, value, f"{prefix}{name}", id_bytes)
@@ -104,6 +113,13 @@ class SessionChecks:
         keep = c.keep_recent_messages
         if keep is not None and keep < 0:
             v.add("compression.keep_recent_messages", "must not be negative")
+        offload = c.offload_bytes
+        if offload is not None and not 0 <= offload <= self._settings.max_attachment_bytes:
+            v.add(
+                "compression.offload_bytes",
+                f"must be between 0 (never) and {self._settings.max_attachment_bytes} "
+                "(sessions.max_attachment_bytes)",
+            )
         s = self._settings
         effective_threshold = merged.compress_threshold_messages or s.compress_threshold_messages
         effective_keep = (

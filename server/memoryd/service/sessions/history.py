@@ -15,6 +15,7 @@ from memoryd.domain.agent_state import SessionMessage
 from memoryd.domain.models import Partition
 from memoryd.domain.records import RecordKind
 from memoryd.service.agent_state.working import is_expired
+from memoryd.service.sessions import attachments
 from memoryd.service.sessions.record import (
     SessionState,
     message_from_doc,
@@ -71,6 +72,24 @@ async def stored(
         yield tail
 
 
+async def page(
+    records: RecordStore,
+    partition: Partition,
+    session: SessionState,
+    after_seq: int,
+    to_seq: int,
+    size: int,
+) -> tuple[list[SessionMessage], bool]:
+    """Up to ``size`` stored messages with ``after_seq`` < seq <= ``to_seq`` (0: no
+    bound), and whether more follow."""
+    found: list[SessionMessage] = []
+    async for batch in stored(records, partition, session, after_seq=after_seq, batch=size + 1):
+        found.extend(m for m in batch if not to_seq or m.seq <= to_seq)
+        if len(found) > size or (to_seq and batch[-1].seq >= to_seq):
+            break
+    return found[:size], len(found) > size
+
+
 async def delete_folded(
     records: RecordStore, partition: Partition, session: SessionState, seqs: Sequence[int]
 ) -> list[int]:
@@ -85,9 +104,15 @@ async def delete_folded(
 async def delete_generation(
     records: RecordStore, partition: Partition, session_id: str, generation: str | None = None
 ) -> int:
-    """Delete the message records of a session (of one generation, or of every one)."""
+    """Delete the message records of a session (of one generation, or of every one)
+    and their attachments; returns how many message records went."""
     prefix = (
         message_prefix(session_id, generation) if generation is not None else f"{session_id}\x00"
+    )
+    await attachments.delete_keys(
+        records,
+        partition,
+        await attachments.generation_keys(records, partition, session_id, generation),
     )
     gone = 0
     while True:
@@ -120,16 +145,21 @@ async def expired_sessions(records: RecordStore, partition: Partition, now: date
 
 
 async def message_generations(records: RecordStore, partition: Partition) -> dict[str, set[str]]:
-    """Session id -> the generations that have message records in the partition."""
+    """Session id -> the generations that have message or attachment records in the
+    partition."""
     found: dict[str, set[str]] = {}
-    after: str | None = None
-    while True:
-        page = await records.list_records(
-            partition, RecordKind.SESSION_MESSAGE, after=after, limit=READ_BATCH
-        )
-        for record in page:
-            session_id, generation = session_of_key(record.key)
-            found.setdefault(session_id, set()).add(generation)
-        if len(page) < READ_BATCH:
-            return found
-        after = page[-1].key
+    kinds = (
+        (RecordKind.SESSION_MESSAGE, READ_BATCH),
+        (RecordKind.SESSION_ATTACHMENT, attachments.READ_BATCH),
+    )
+    for kind, batch in kinds:
+        after: str | None = None
+        while True:
+            page = await records.list_records(partition, kind, after=after, limit=batch)
+            for record in page:
+                session_id, generation = session_of_key(record.key)
+                found.setdefault(session_id, set()).add(generation)
+            if len(page) < batch:
+                break
+            after = page[-1].key
+    return found

@@ -11,6 +11,11 @@ generation is derived from the session's creation time, so a session created aga
 under the same id after expiring never sees the old one's messages (those are
 deleted with their header by maintenance). Message records carry no expiry of their
 own: the header's decides. Timestamps are ISO 8601 strings; enums their values.
+
+An offloaded message's full content is a SESSION_ATTACHMENT record keyed
+``<message key>\\x00<sha256>`` (see memoryd.service.sessions.attachments): named by
+its content as well as its seq, so a write that lost the header to another writer
+never leaves content another message's stub would name.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from memoryd.domain.agent_state import (
     SESSION_COMPRESSION_FIELDS,
     FixedZoneEntry,
     FixedZoneKind,
+    LongTermMemoryMode,
+    MessageAttachment,
     MessageRole,
     SessionCompression,
     SessionMessage,
@@ -58,9 +65,19 @@ def seq_of_key(key: str) -> int:
 
 
 def session_of_key(key: str) -> tuple[str, str]:
-    """(session id, generation) of a message record key."""
-    session_id, generation, _ = key.split(KEY_SEPARATOR)
+    """(session id, generation) of a message or attachment record key."""
+    session_id, generation, _ = key.split(KEY_SEPARATOR, 2)
     return session_id, generation
+
+
+def attachment_key(session_id: str, generation: str, seq: int, sha256: str) -> str:
+    """The key of the attachment holding message ``seq``'s content of hash ``sha256``."""
+    return f"{message_key(session_id, generation, seq)}{KEY_SEPARATOR}{sha256}"
+
+
+def attachment_prefix(session_id: str, generation: str, seq: int) -> str:
+    """The key prefix of every attachment record of message ``seq``."""
+    return f"{message_key(session_id, generation, seq)}{KEY_SEPARATOR}"
 
 
 @dataclass(slots=True)
@@ -84,6 +101,7 @@ class SessionState:
     #: Messages stored: the folded ones (message records) plus the tail.
     stored_messages: int = 0
     compression: SessionCompression = field(default_factory=SessionCompression)
+    long_term_memory_mode: LongTermMemoryMode = LongTermMemoryMode.AGENT_CONTROL
     version: int = 0
     expires_at: datetime | None = None
     #: The header record this state was read from (a conditional write replaces
@@ -126,6 +144,8 @@ class SessionState:
                 if getattr(self.compression, name) is not None
             },
         }
+        if self.long_term_memory_mode is not LongTermMemoryMode.AGENT_CONTROL:
+            doc["long_term_memory_mode"] = self.long_term_memory_mode.value
         expires_at = now + timedelta(seconds=self.ttl_s) if touch else self.expires_at
         return Record(
             kind=RecordKind.SESSION,
@@ -182,6 +202,9 @@ class SessionState:
             compression=SessionCompression(
                 **{k: overrides[k] for k in SESSION_COMPRESSION_FIELDS if k in overrides}
             ),
+            long_term_memory_mode=LongTermMemoryMode(
+                doc.get("long_term_memory_mode", LongTermMemoryMode.AGENT_CONTROL.value)
+            ),
             version=record.version,
             expires_at=record.expires_at,
             read_from=record,
@@ -202,6 +225,9 @@ def message_doc(m: SessionMessage) -> dict[str, Any]:
         doc["tool_calls"] = [
             {"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls
         ]
+    if m.attachment is not None:
+        a = m.attachment
+        doc["attachment"] = {"size_bytes": a.size_bytes, "chars": a.chars, "sha256": a.sha256}
     return doc
 
 
@@ -217,4 +243,11 @@ def message_from_doc(d: dict[str, Any]) -> SessionMessage:
             ToolCall(str(c.get("id", "")), str(c.get("name", "")), c.get("arguments"))
             for c in d.get("tool_calls", [])
         ),
+        attachment=_attachment_from(d.get("attachment")),
     )
+
+
+def _attachment_from(d: dict[str, Any] | None) -> MessageAttachment | None:
+    if not d:
+        return None
+    return MessageAttachment(int(d["size_bytes"]), int(d["chars"]), str(d["sha256"]))

@@ -23,16 +23,19 @@ memoryd.service.sessions.window.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from memoryd.config import LimitsSettings, SessionSettings
 from memoryd.domain.agent_state import (
     AppendOutcome,
+    AttachmentQuery,
+    AttachmentSlice,
     DeleteMessagesOutcome,
     EndSessionOutcome,
     FixedZoneEntry,
     FixedZoneKind,
+    LongTermMemoryMode,
     MessageDraft,
     SessionCompression,
     SessionMessage,
@@ -41,9 +44,9 @@ from memoryd.domain.agent_state import (
     SessionWindow,
 )
 from memoryd.domain.errors import FailedPrecondition, NotFound, ResourceExhausted
-from memoryd.domain.models import PageCursor, Partition, utcnow
+from memoryd.domain.models import Memory, PageCursor, Partition, utcnow
 from memoryd.domain.principal import CallScope
-from memoryd.domain.records import RecordKind
+from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.requests import Degradation
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.quotas import Quotas
@@ -51,12 +54,14 @@ from memoryd.service.common.record_writes import RecordWrites
 from memoryd.service.common.tokens import TokenCounter
 from memoryd.service.common.validation import Violations, check_limit
 from memoryd.service.memories.service import MemoryService
-from memoryd.service.sessions import history
+from memoryd.service.sessions import attachments, history
+from memoryd.service.sessions.attachments import Offload
 from memoryd.service.sessions.checks import MAX_TOKEN_BUDGET, SessionChecks
 from memoryd.service.sessions.extract import extraction_drafts
+from memoryd.service.sessions.long_term import LongTermMemory, turns
 from memoryd.service.sessions.record import CLOSED, OPEN, SessionState
 from memoryd.service.sessions.summarize import Summarizer, SummaryResult, message_line
-from memoryd.service.sessions.window import fitted_window
+from memoryd.service.sessions.window import WindowOptions, fitted_window
 from memoryd.storage.records import RecordStore
 
 DEFAULT_MESSAGES_PAGE = 100
@@ -70,6 +75,8 @@ class Compression:
     token_ratio: float
     budget: int
     keep: int
+    offload: Offload
+    merge: bool
 
 
 class SessionService:
@@ -97,6 +104,9 @@ class SessionService:
         self._clock = clock
         self._writes = RecordWrites(records)
         self._check = SessionChecks(settings)
+        self._long_term = LongTermMemory(
+            memories=memories, summarizer=summarizer, settings=settings, limits=limits, clock=clock
+        )
 
     @property
     def token_counter(self) -> TokenCounter:
@@ -111,6 +121,13 @@ class SessionService:
             keep=s.keep_recent_messages
             if o.keep_recent_messages is None
             else o.keep_recent_messages,
+            offload=Offload(
+                s.offload_bytes if o.offload_bytes is None else o.offload_bytes,
+                s.offload_preview_chars,
+            ),
+            merge=s.merge_adjacent_messages
+            if o.merge_adjacent_messages is None
+            else o.merge_adjacent_messages,
         )
 
     # ------------------------------------------------------------------ writes
@@ -122,7 +139,11 @@ class SessionService:
         drafts: Sequence[MessageDraft],
         ttl: timedelta | None = None,
         compression: SessionCompression | None = None,
+        mode: LongTermMemoryMode | None = None,
     ) -> AppendOutcome:
+        """Append ``drafts``; large tool results are offloaded (service/sessions/
+        attachments.py) and, under static control, the replies recorded in long-term
+        memory (service/sessions/long_term.py)."""
         v = Violations()
         self._check.session_id(v, session_id)
         self._check.ttl(v, ttl)
@@ -139,35 +160,38 @@ class SessionService:
             self._check.message(v, draft, f"messages[{i}].", now)
         v.raise_if_any()
 
-        async def attempt() -> AppendOutcome:
+        async def attempt() -> tuple[AppendOutcome, list[list[SessionMessage]]]:
             now = self._clock()
             session = await self._load_or_new(scope.partition, session_id, now)
             self._require_open(session)
             if compression is not None:
                 self._set_compression(session, compression)
+            if mode is not None:
+                session.long_term_memory_mode = mode
             self._admit(scope.partition, session, len(drafts))
-            for draft in drafts:
-                session.message_count += 1
-                assert draft.role is not None  # checked above
-                session.messages.append(
-                    SessionMessage(
-                        role=draft.role,
-                        content=draft.content,
-                        seq=session.message_count,
-                        created_at=draft.created_at or now,
-                        name=draft.name,
-                        tool_call_id=draft.tool_call_id,
-                        tool_calls=draft.tool_calls,
-                    )
-                )
-            session.stored_messages += len(drafts)
+            stored = attachments.append_drafts(
+                session,
+                drafts,
+                self.compression(session).offload,
+                self._settings.max_message_bytes,
+                now,
+            )
             if ttl is not None:
                 session.ttl_s = ttl.total_seconds()
+            exchanges = turns(session.messages, len(drafts))
             folded, degraded = await self._compress_if_due(session)
-            await self._store(scope.partition, session, folded, self._clock())
-            return AppendOutcome(session.message_count, bool(folded), degraded)
+            await self._store(scope.partition, session, folded, self._clock(), extra=stored)
+            offloaded = tuple(attachments.seq_of_attachment(r.key) for r in stored)
+            outcome = AppendOutcome(session.message_count, bool(folded), degraded, (), offloaded)
+            automatic = session.long_term_memory_mode.automatic
+            return outcome, exchanges if automatic else []
 
-        return await self._writes.run((scope.partition, session_id), attempt)
+        outcome, exchanges = await self._writes.run((scope.partition, session_id), attempt)
+        if not exchanges:
+            return outcome
+        ids, notes = await self._long_term.record(scope, session_id, exchanges)
+        degraded = tuple(dict.fromkeys((*outcome.degraded, *notes)))
+        return replace(outcome, degraded=degraded, recorded_memory_ids=ids)
 
     def _admit(self, partition: Partition, session: SessionState, adding: int) -> None:
         """Raise ResourceExhausted when ``adding`` messages would pass a limit: the
@@ -288,9 +312,14 @@ class SessionService:
         async def attempt() -> DeleteMessagesOutcome:
             now = self._clock()
             session = await self._get(scope.partition, session_id, now)
-            tail = [m.seq for m in session.messages if m.seq in wanted]
+            doomed = [m for m in session.messages if m.seq in wanted]
+            tail = [m.seq for m in doomed]
             session.messages = [m for m in session.messages if m.seq not in wanted]
             older = sorted(s for s in wanted if s <= session.summarized_through_seq)
+            named = attachments.refs(doomed) + await attachments.folded_refs(
+                self._records, scope.partition, session, older
+            )
+            await attachments.delete_refs(self._records, scope.partition, session, named)
             removed.update(
                 await history.delete_folded(self._records, scope.partition, session, older)
             )
@@ -362,17 +391,43 @@ class SessionService:
     async def window(
         self, scope: CallScope, session_id: str, token_budget: int | None = None
     ) -> SessionWindow:
-        """Fixed zone, summary, then the most recent turns that fit, never over budget."""
+        """Fixed zone, long-term memories (static control), summary, then the most recent
+        turns that fit, never over budget (service/sessions/window.py)."""
         v = Violations()
         self._check.session_id(v, session_id)
         if token_budget is not None and not 0 < token_budget <= MAX_TOKEN_BUDGET:
             v.add("token_budget", f"must be between 1 and {MAX_TOKEN_BUDGET}")
         v.raise_if_any()
         session = await self._get(scope.partition, session_id, self._clock())
-        budget = token_budget or self.compression(session).budget
-        return fitted_window(
-            session, budget, self._counter, summarizer=self._summarizer.preferred_method
+        c = self.compression(session)
+        found: list[Memory] = []
+        notes: tuple[Degradation, ...] = ()
+        if session.long_term_memory_mode.automatic:
+            found, notes = await self._long_term.retrieve(scope, session)
+        options = WindowOptions(
+            summarizer=self._summarizer.preferred_method,
+            merge=c.merge,
+            long_term=found,
+            long_term_ratio=self._settings.long_term_memory_token_ratio,
         )
+        window = fitted_window(session, token_budget or c.budget, self._counter, options)
+        if notes:
+            window = replace(window, degraded=tuple(dict.fromkeys((*window.degraded, *notes))))
+        return window
+
+    async def attachment(self, scope: CallScope, query: AttachmentQuery) -> AttachmentSlice:
+        """A slice of an offloaded message's full content."""
+        v = Violations()
+        self._check.session_id(v, query.session_id)
+        if query.seq < 1:
+            v.add("seq", "must be positive")
+        if query.offset < 0:
+            v.add("offset", "must not be negative")
+        if query.max_chars < 0:
+            v.add("max_chars", "must not be negative")
+        v.raise_if_any()
+        session = await self._get(scope.partition, query.session_id, self._clock())
+        return await attachments.read(self._records, scope.partition, session, query)
 
     async def messages(self, scope: CallScope, query: SessionMessagesQuery) -> SessionMessagesPage:
         """Stored messages with from_seq <= seq <= to_seq (0: unbounded), oldest first."""
@@ -401,14 +456,9 @@ class SessionService:
         after = max(0, query.from_seq - 1)
         if query.page_token:
             after = max(after, int(self._page_tokens.decode(query.page_token, query_print).id))
-        found: list[SessionMessage] = []
-        async for batch in history.stored(
-            self._records, scope.partition, session, after_seq=after, batch=page_size + 1
-        ):
-            found.extend(m for m in batch if not query.to_seq or m.seq <= query.to_seq)
-            if len(found) > page_size or (query.to_seq and batch[-1].seq >= query.to_seq):
-                break
-        page, more = found[:page_size], len(found) > page_size
+        page, more = await history.page(
+            self._records, scope.partition, session, after, query.to_seq, page_size
+        )
         token = ""
         if more:
             last = page[-1]
@@ -465,15 +515,21 @@ class SessionService:
         now: datetime,
         *,
         touch: bool = True,
+        extra: Sequence[Record] = (),
     ) -> None:
-        """The header and the newly folded messages, in one store write, over the header
-        read (service/common/record_writes.py). On a shared store the folded messages stored
+        """The header, the newly folded messages and ``extra`` (attachments of this
+        call's messages), in one store write, over the header read
+        (service/common/record_writes.py). On a shared store the folded messages stored
         when the header was read are written first (whoever wins, their content is
-        the same); those appended in this call, after the header is won."""
+        the same); those appended in this call and ``extra``, after the header is won."""
         stored = [session.message_record(m) for m in folded if m.seq <= session.read_count]
         new = [session.message_record(m) for m in folded if m.seq > session.read_count]
         await self._writes.replace(
-            partition, session.record(now, touch=touch), session.read_from, before=stored, after=new
+            partition,
+            session.record(now, touch=touch),
+            session.read_from,
+            before=stored,
+            after=[*new, *extra],
         )
 
     async def _stored(

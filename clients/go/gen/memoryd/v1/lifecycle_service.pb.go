@@ -557,8 +557,11 @@ type PruneRequest struct {
 	MinAccessCount *int64       `protobuf:"varint,4,opt,name=min_access_count,json=minAccessCount,proto3,oneof" json:"min_access_count,omitempty"`
 	MemoryTypes    []MemoryType `protobuf:"varint,5,rep,packed,name=memory_types,json=memoryTypes,proto3,enum=memoryd.v1.MemoryType" json:"memory_types,omitempty"`
 	DryRun         bool         `protobuf:"varint,6,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Only memories of this namespace (set, even to "": that namespace). Alone it
+	// deletes the namespace: every memory in it but keyed memories' mirrors.
+	Namespace     *string `protobuf:"bytes,7,opt,name=namespace,proto3,oneof" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PruneRequest) Reset() {
@@ -631,6 +634,13 @@ func (x *PruneRequest) GetDryRun() bool {
 		return x.DryRun
 	}
 	return false
+}
+
+func (x *PruneRequest) GetNamespace() string {
+	if x != nil && x.Namespace != nil {
+		return *x.Namespace
+	}
+	return ""
 }
 
 type PruneResponse struct {
@@ -1914,10 +1924,11 @@ type ExportedSession struct {
 	// ones follow as ExportedSessionMessage records.
 	SummarizedThroughSeq int64 `protobuf:"varint,15,opt,name=summarized_through_seq,json=summarizedThroughSeq,proto3" json:"summarized_through_seq,omitempty"`
 	// Messages stored (summarised or not).
-	StoredMessages int64               `protobuf:"varint,16,opt,name=stored_messages,json=storedMessages,proto3" json:"stored_messages,omitempty"`
-	Compression    *SessionCompression `protobuf:"bytes,17,opt,name=compression,proto3" json:"compression,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	StoredMessages     int64               `protobuf:"varint,16,opt,name=stored_messages,json=storedMessages,proto3" json:"stored_messages,omitempty"`
+	Compression        *SessionCompression `protobuf:"bytes,17,opt,name=compression,proto3" json:"compression,omitempty"`
+	LongTermMemoryMode LongTermMemoryMode  `protobuf:"varint,18,opt,name=long_term_memory_mode,json=longTermMemoryMode,proto3,enum=memoryd.v1.LongTermMemoryMode" json:"long_term_memory_mode,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ExportedSession) Reset() {
@@ -2069,6 +2080,13 @@ func (x *ExportedSession) GetCompression() *SessionCompression {
 	return nil
 }
 
+func (x *ExportedSession) GetLongTermMemoryMode() LongTermMemoryMode {
+	if x != nil {
+		return x.LongTermMemoryMode
+	}
+	return LongTermMemoryMode_LONG_TERM_MEMORY_MODE_UNSPECIFIED
+}
+
 // A summarised message a session keeps until it expires.
 type ExportedSessionMessage struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -2139,6 +2157,85 @@ func (x *ExportedSessionMessage) GetMessage() *SessionMessage {
 	return nil
 }
 
+// The full content of an offloaded message, kept until its session expires.
+type ExportedSessionAttachment struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AgentId   string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The created_at of its session (a session re-created under the same id is another).
+	SessionCreatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=session_created_at,json=sessionCreatedAt,proto3" json:"session_created_at,omitempty"`
+	// The seq of the message it belongs to.
+	Seq           int64  `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`
+	Content       string `protobuf:"bytes,5,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportedSessionAttachment) Reset() {
+	*x = ExportedSessionAttachment{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedSessionAttachment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedSessionAttachment) ProtoMessage() {}
+
+func (x *ExportedSessionAttachment) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportedSessionAttachment.ProtoReflect.Descriptor instead.
+func (*ExportedSessionAttachment) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ExportedSessionAttachment) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ExportedSessionAttachment) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ExportedSessionAttachment) GetSessionCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SessionCreatedAt
+	}
+	return nil
+}
+
+func (x *ExportedSessionAttachment) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *ExportedSessionAttachment) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
 type ExportedState struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -2150,7 +2247,7 @@ type ExportedState struct {
 
 func (x *ExportedState) Reset() {
 	*x = ExportedState{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2162,7 +2259,7 @@ func (x *ExportedState) String() string {
 func (*ExportedState) ProtoMessage() {}
 
 func (x *ExportedState) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2175,7 +2272,7 @@ func (x *ExportedState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedState.ProtoReflect.Descriptor instead.
 func (*ExportedState) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{29}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ExportedState) GetAgentId() string {
@@ -2212,6 +2309,7 @@ type ExportRecord struct {
 	//	*ExportRecord_Session
 	//	*ExportRecord_State
 	//	*ExportRecord_SessionMessage
+	//	*ExportRecord_SessionAttachment
 	Record        isExportRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2219,7 +2317,7 @@ type ExportRecord struct {
 
 func (x *ExportRecord) Reset() {
 	*x = ExportRecord{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2231,7 +2329,7 @@ func (x *ExportRecord) String() string {
 func (*ExportRecord) ProtoMessage() {}
 
 func (x *ExportRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2244,7 +2342,7 @@ func (x *ExportRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRecord.ProtoReflect.Descriptor instead.
 func (*ExportRecord) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{30}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ExportRecord) GetRecord() isExportRecord_Record {
@@ -2326,6 +2424,15 @@ func (x *ExportRecord) GetSessionMessage() *ExportedSessionMessage {
 	return nil
 }
 
+func (x *ExportRecord) GetSessionAttachment() *ExportedSessionAttachment {
+	if x != nil {
+		if x, ok := x.Record.(*ExportRecord_SessionAttachment); ok {
+			return x.SessionAttachment
+		}
+	}
+	return nil
+}
+
 type isExportRecord_Record interface {
 	isExportRecord_Record()
 }
@@ -2362,6 +2469,10 @@ type ExportRecord_SessionMessage struct {
 	SessionMessage *ExportedSessionMessage `protobuf:"bytes,8,opt,name=session_message,json=sessionMessage,proto3,oneof"`
 }
 
+type ExportRecord_SessionAttachment struct {
+	SessionAttachment *ExportedSessionAttachment `protobuf:"bytes,9,opt,name=session_attachment,json=sessionAttachment,proto3,oneof"`
+}
+
 func (*ExportRecord_Header) isExportRecord_Record() {}
 
 func (*ExportRecord_Memory) isExportRecord_Record() {}
@@ -2378,6 +2489,8 @@ func (*ExportRecord_State) isExportRecord_Record() {}
 
 func (*ExportRecord_SessionMessage) isExportRecord_Record() {}
 
+func (*ExportRecord_SessionAttachment) isExportRecord_Record() {}
+
 type ExportRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -2390,7 +2503,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2402,7 +2515,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2415,7 +2528,7 @@ func (x *ExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRequest.ProtoReflect.Descriptor instead.
 func (*ExportRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{31}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ExportRequest) GetAgentId() string {
@@ -2452,7 +2565,7 @@ type ExportResponse struct {
 
 func (x *ExportResponse) Reset() {
 	*x = ExportResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2464,7 +2577,7 @@ func (x *ExportResponse) String() string {
 func (*ExportResponse) ProtoMessage() {}
 
 func (x *ExportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2477,7 +2590,7 @@ func (x *ExportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportResponse.ProtoReflect.Descriptor instead.
 func (*ExportResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{32}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ExportResponse) GetEvent() isExportResponse_Event {
@@ -2532,7 +2645,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2544,7 +2657,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2557,7 +2670,7 @@ func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
 func (*ImportRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{33}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ImportRequest) GetRecord() *ExportRecord {
@@ -2584,7 +2697,7 @@ type ImportRejection struct {
 
 func (x *ImportRejection) Reset() {
 	*x = ImportRejection{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2596,7 +2709,7 @@ func (x *ImportRejection) String() string {
 func (*ImportRejection) ProtoMessage() {}
 
 func (x *ImportRejection) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2609,7 +2722,7 @@ func (x *ImportRejection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRejection.ProtoReflect.Descriptor instead.
 func (*ImportRejection) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{34}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ImportRejection) GetIndex() int64 {
@@ -2638,7 +2751,7 @@ type ImportResponse struct {
 
 func (x *ImportResponse) Reset() {
 	*x = ImportResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[35]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2650,7 +2763,7 @@ func (x *ImportResponse) String() string {
 func (*ImportResponse) ProtoMessage() {}
 
 func (x *ImportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[35]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2663,7 +2776,7 @@ func (x *ImportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResponse.ProtoReflect.Descriptor instead.
 func (*ImportResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{35}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ImportResponse) GetImported() int64 {
@@ -2699,7 +2812,7 @@ type ReembedRequest struct {
 
 func (x *ReembedRequest) Reset() {
 	*x = ReembedRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[36]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2711,7 +2824,7 @@ func (x *ReembedRequest) String() string {
 func (*ReembedRequest) ProtoMessage() {}
 
 func (x *ReembedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[36]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2724,7 +2837,7 @@ func (x *ReembedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedRequest.ProtoReflect.Descriptor instead.
 func (*ReembedRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{36}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ReembedRequest) GetAgentId() string {
@@ -2758,7 +2871,7 @@ type ReembedResult struct {
 
 func (x *ReembedResult) Reset() {
 	*x = ReembedResult{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[37]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2770,7 +2883,7 @@ func (x *ReembedResult) String() string {
 func (*ReembedResult) ProtoMessage() {}
 
 func (x *ReembedResult) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[37]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2783,7 +2896,7 @@ func (x *ReembedResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedResult.ProtoReflect.Descriptor instead.
 func (*ReembedResult) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{37}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ReembedResult) GetReembedded() int64 {
@@ -2813,7 +2926,7 @@ type ReembedResponse struct {
 
 func (x *ReembedResponse) Reset() {
 	*x = ReembedResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[38]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2825,7 +2938,7 @@ func (x *ReembedResponse) String() string {
 func (*ReembedResponse) ProtoMessage() {}
 
 func (x *ReembedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[38]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2838,7 +2951,7 @@ func (x *ReembedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedResponse.ProtoReflect.Descriptor instead.
 func (*ReembedResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{38}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ReembedResponse) GetEvent() isReembedResponse_Event {
@@ -2928,15 +3041,18 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\x12undo_consolidation\x18\x03 \x01(\bR\x11undoConsolidation\"b\n" +
 	"\x0fRestoreResponse\x12\x1a\n" +
 	"\brestored\x18\x01 \x01(\x03R\brestored\x123\n" +
-	"\x15consolidations_undone\x18\x02 \x01(\x03R\x14consolidationsUndone\"\x98\x02\n" +
+	"\x15consolidations_undone\x18\x02 \x01(\x03R\x14consolidationsUndone\"\xc9\x02\n" +
 	"\fPruneRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12A\n" +
 	"\x0ecreated_before\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBefore\x12\x12\n" +
 	"\x04tags\x18\x03 \x03(\tR\x04tags\x12-\n" +
 	"\x10min_access_count\x18\x04 \x01(\x03H\x00R\x0eminAccessCount\x88\x01\x01\x129\n" +
 	"\fmemory_types\x18\x05 \x03(\x0e2\x16.memoryd.v1.MemoryTypeR\vmemoryTypes\x12\x17\n" +
-	"\adry_run\x18\x06 \x01(\bR\x06dryRunB\x13\n" +
-	"\x11_min_access_count\"R\n" +
+	"\adry_run\x18\x06 \x01(\bR\x06dryRun\x12!\n" +
+	"\tnamespace\x18\a \x01(\tH\x01R\tnamespace\x88\x01\x01B\x13\n" +
+	"\x11_min_access_countB\f\n" +
+	"\n" +
+	"_namespace\"R\n" +
 	"\rPruneResponse\x12\x16\n" +
 	"\x06pruned\x18\x01 \x01(\x03R\x06pruned\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\tR\x03ids\x12\x17\n" +
@@ -3031,7 +3147,7 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\x0fExportedProfile\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x122\n" +
 	"\aprofile\x18\x02 \x01(\v2\x18.memoryd.v1.AgentProfileR\aprofile\x12\x18\n" +
-	"\aversion\x18\x03 \x01(\x03R\aversion\"\x92\x06\n" +
+	"\aversion\x18\x03 \x01(\x03R\aversion\"\xe5\x06\n" +
 	"\x0fExportedSession\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
@@ -3057,18 +3173,26 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\aversion\x18\x0e \x01(\x03R\aversion\x124\n" +
 	"\x16summarized_through_seq\x18\x0f \x01(\x03R\x14summarizedThroughSeq\x12'\n" +
 	"\x0fstored_messages\x18\x10 \x01(\x03R\x0estoredMessages\x12@\n" +
-	"\vcompression\x18\x11 \x01(\v2\x1e.memoryd.v1.SessionCompressionR\vcompression\"\xd2\x01\n" +
+	"\vcompression\x18\x11 \x01(\v2\x1e.memoryd.v1.SessionCompressionR\vcompression\x12Q\n" +
+	"\x15long_term_memory_mode\x18\x12 \x01(\x0e2\x1e.memoryd.v1.LongTermMemoryModeR\x12longTermMemoryMode\"\xd2\x01\n" +
 	"\x16ExportedSessionMessage\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12H\n" +
 	"\x12session_created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionCreatedAt\x124\n" +
-	"\amessage\x18\x04 \x01(\v2\x1a.memoryd.v1.SessionMessageR\amessage\"\x83\x01\n" +
+	"\amessage\x18\x04 \x01(\v2\x1a.memoryd.v1.SessionMessageR\amessage\"\xcb\x01\n" +
+	"\x19ExportedSessionAttachment\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12H\n" +
+	"\x12session_created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionCreatedAt\x12\x10\n" +
+	"\x03seq\x18\x04 \x01(\x03R\x03seq\x12\x18\n" +
+	"\acontent\x18\x05 \x01(\tR\acontent\"\x83\x01\n" +
 	"\rExportedState\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x128\n" +
-	"\tcomponent\x18\x03 \x01(\v2\x1a.memoryd.v1.StateComponentR\tcomponent\"\xff\x03\n" +
+	"\tcomponent\x18\x03 \x01(\v2\x1a.memoryd.v1.StateComponentR\tcomponent\"\xd7\x04\n" +
 	"\fExportRecord\x122\n" +
 	"\x06header\x18\x01 \x01(\v2\x18.memoryd.v1.ExportHeaderH\x00R\x06header\x124\n" +
 	"\x06memory\x18\x02 \x01(\v2\x1a.memoryd.v1.ExportedMemoryH\x00R\x06memory\x12;\n" +
@@ -3077,7 +3201,8 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\aprofile\x18\x05 \x01(\v2\x1b.memoryd.v1.ExportedProfileH\x00R\aprofile\x127\n" +
 	"\asession\x18\x06 \x01(\v2\x1b.memoryd.v1.ExportedSessionH\x00R\asession\x121\n" +
 	"\x05state\x18\a \x01(\v2\x19.memoryd.v1.ExportedStateH\x00R\x05state\x12M\n" +
-	"\x0fsession_message\x18\b \x01(\v2\".memoryd.v1.ExportedSessionMessageH\x00R\x0esessionMessageB\b\n" +
+	"\x0fsession_message\x18\b \x01(\v2\".memoryd.v1.ExportedSessionMessageH\x00R\x0esessionMessage\x12V\n" +
+	"\x12session_attachment\x18\t \x01(\v2%.memoryd.v1.ExportedSessionAttachmentH\x00R\x11sessionAttachmentB\b\n" +
 	"\x06record\"r\n" +
 	"\rExportRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
@@ -3141,143 +3266,148 @@ func file_memoryd_v1_lifecycle_service_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_lifecycle_service_proto_rawDescData
 }
 
-var file_memoryd_v1_lifecycle_service_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_memoryd_v1_lifecycle_service_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_memoryd_v1_lifecycle_service_proto_goTypes = []any{
-	(*GetStatsRequest)(nil),        // 0: memoryd.v1.GetStatsRequest
-	(*CountByName)(nil),            // 1: memoryd.v1.CountByName
-	(*GetStatsResponse)(nil),       // 2: memoryd.v1.GetStatsResponse
-	(*MemorySelector)(nil),         // 3: memoryd.v1.MemorySelector
-	(*ArchiveRequest)(nil),         // 4: memoryd.v1.ArchiveRequest
-	(*ArchiveResponse)(nil),        // 5: memoryd.v1.ArchiveResponse
-	(*RestoreRequest)(nil),         // 6: memoryd.v1.RestoreRequest
-	(*RestoreResponse)(nil),        // 7: memoryd.v1.RestoreResponse
-	(*PruneRequest)(nil),           // 8: memoryd.v1.PruneRequest
-	(*PruneResponse)(nil),          // 9: memoryd.v1.PruneResponse
-	(*ResetRequest)(nil),           // 10: memoryd.v1.ResetRequest
-	(*ResetResponse)(nil),          // 11: memoryd.v1.ResetResponse
-	(*CompactRequest)(nil),         // 12: memoryd.v1.CompactRequest
-	(*CompactResult)(nil),          // 13: memoryd.v1.CompactResult
-	(*CompactResponse)(nil),        // 14: memoryd.v1.CompactResponse
-	(*RunMaintenanceRequest)(nil),  // 15: memoryd.v1.RunMaintenanceRequest
-	(*MaintenanceResult)(nil),      // 16: memoryd.v1.MaintenanceResult
-	(*ConsolidateRequest)(nil),     // 17: memoryd.v1.ConsolidateRequest
-	(*ConsolidatedGroup)(nil),      // 18: memoryd.v1.ConsolidatedGroup
-	(*ConsolidateResult)(nil),      // 19: memoryd.v1.ConsolidateResult
-	(*ConsolidateResponse)(nil),    // 20: memoryd.v1.ConsolidateResponse
-	(*RunMaintenanceResponse)(nil), // 21: memoryd.v1.RunMaintenanceResponse
-	(*ExportHeader)(nil),           // 22: memoryd.v1.ExportHeader
-	(*ExportedMemory)(nil),         // 23: memoryd.v1.ExportedMemory
-	(*ExportedKeyEvent)(nil),       // 24: memoryd.v1.ExportedKeyEvent
-	(*ExportedWorkingMemory)(nil),  // 25: memoryd.v1.ExportedWorkingMemory
-	(*ExportedProfile)(nil),        // 26: memoryd.v1.ExportedProfile
-	(*ExportedSession)(nil),        // 27: memoryd.v1.ExportedSession
-	(*ExportedSessionMessage)(nil), // 28: memoryd.v1.ExportedSessionMessage
-	(*ExportedState)(nil),          // 29: memoryd.v1.ExportedState
-	(*ExportRecord)(nil),           // 30: memoryd.v1.ExportRecord
-	(*ExportRequest)(nil),          // 31: memoryd.v1.ExportRequest
-	(*ExportResponse)(nil),         // 32: memoryd.v1.ExportResponse
-	(*ImportRequest)(nil),          // 33: memoryd.v1.ImportRequest
-	(*ImportRejection)(nil),        // 34: memoryd.v1.ImportRejection
-	(*ImportResponse)(nil),         // 35: memoryd.v1.ImportResponse
-	(*ReembedRequest)(nil),         // 36: memoryd.v1.ReembedRequest
-	(*ReembedResult)(nil),          // 37: memoryd.v1.ReembedResult
-	(*ReembedResponse)(nil),        // 38: memoryd.v1.ReembedResponse
-	(*timestamppb.Timestamp)(nil),  // 39: google.protobuf.Timestamp
-	(TagMatch)(0),                  // 40: memoryd.v1.TagMatch
-	(MemoryType)(0),                // 41: memoryd.v1.MemoryType
-	(*Progress)(nil),               // 42: memoryd.v1.Progress
-	(*Degradation)(nil),            // 43: memoryd.v1.Degradation
-	(*Memory)(nil),                 // 44: memoryd.v1.Memory
-	(*KeyEntry)(nil),               // 45: memoryd.v1.KeyEntry
-	(*WorkingMemory)(nil),          // 46: memoryd.v1.WorkingMemory
-	(*durationpb.Duration)(nil),    // 47: google.protobuf.Duration
-	(*AgentProfile)(nil),           // 48: memoryd.v1.AgentProfile
-	(*FixedZoneEntry)(nil),         // 49: memoryd.v1.FixedZoneEntry
-	(*SessionMessage)(nil),         // 50: memoryd.v1.SessionMessage
-	(*SessionCompression)(nil),     // 51: memoryd.v1.SessionCompression
-	(*StateComponent)(nil),         // 52: memoryd.v1.StateComponent
+	(*GetStatsRequest)(nil),           // 0: memoryd.v1.GetStatsRequest
+	(*CountByName)(nil),               // 1: memoryd.v1.CountByName
+	(*GetStatsResponse)(nil),          // 2: memoryd.v1.GetStatsResponse
+	(*MemorySelector)(nil),            // 3: memoryd.v1.MemorySelector
+	(*ArchiveRequest)(nil),            // 4: memoryd.v1.ArchiveRequest
+	(*ArchiveResponse)(nil),           // 5: memoryd.v1.ArchiveResponse
+	(*RestoreRequest)(nil),            // 6: memoryd.v1.RestoreRequest
+	(*RestoreResponse)(nil),           // 7: memoryd.v1.RestoreResponse
+	(*PruneRequest)(nil),              // 8: memoryd.v1.PruneRequest
+	(*PruneResponse)(nil),             // 9: memoryd.v1.PruneResponse
+	(*ResetRequest)(nil),              // 10: memoryd.v1.ResetRequest
+	(*ResetResponse)(nil),             // 11: memoryd.v1.ResetResponse
+	(*CompactRequest)(nil),            // 12: memoryd.v1.CompactRequest
+	(*CompactResult)(nil),             // 13: memoryd.v1.CompactResult
+	(*CompactResponse)(nil),           // 14: memoryd.v1.CompactResponse
+	(*RunMaintenanceRequest)(nil),     // 15: memoryd.v1.RunMaintenanceRequest
+	(*MaintenanceResult)(nil),         // 16: memoryd.v1.MaintenanceResult
+	(*ConsolidateRequest)(nil),        // 17: memoryd.v1.ConsolidateRequest
+	(*ConsolidatedGroup)(nil),         // 18: memoryd.v1.ConsolidatedGroup
+	(*ConsolidateResult)(nil),         // 19: memoryd.v1.ConsolidateResult
+	(*ConsolidateResponse)(nil),       // 20: memoryd.v1.ConsolidateResponse
+	(*RunMaintenanceResponse)(nil),    // 21: memoryd.v1.RunMaintenanceResponse
+	(*ExportHeader)(nil),              // 22: memoryd.v1.ExportHeader
+	(*ExportedMemory)(nil),            // 23: memoryd.v1.ExportedMemory
+	(*ExportedKeyEvent)(nil),          // 24: memoryd.v1.ExportedKeyEvent
+	(*ExportedWorkingMemory)(nil),     // 25: memoryd.v1.ExportedWorkingMemory
+	(*ExportedProfile)(nil),           // 26: memoryd.v1.ExportedProfile
+	(*ExportedSession)(nil),           // 27: memoryd.v1.ExportedSession
+	(*ExportedSessionMessage)(nil),    // 28: memoryd.v1.ExportedSessionMessage
+	(*ExportedSessionAttachment)(nil), // 29: memoryd.v1.ExportedSessionAttachment
+	(*ExportedState)(nil),             // 30: memoryd.v1.ExportedState
+	(*ExportRecord)(nil),              // 31: memoryd.v1.ExportRecord
+	(*ExportRequest)(nil),             // 32: memoryd.v1.ExportRequest
+	(*ExportResponse)(nil),            // 33: memoryd.v1.ExportResponse
+	(*ImportRequest)(nil),             // 34: memoryd.v1.ImportRequest
+	(*ImportRejection)(nil),           // 35: memoryd.v1.ImportRejection
+	(*ImportResponse)(nil),            // 36: memoryd.v1.ImportResponse
+	(*ReembedRequest)(nil),            // 37: memoryd.v1.ReembedRequest
+	(*ReembedResult)(nil),             // 38: memoryd.v1.ReembedResult
+	(*ReembedResponse)(nil),           // 39: memoryd.v1.ReembedResponse
+	(*timestamppb.Timestamp)(nil),     // 40: google.protobuf.Timestamp
+	(TagMatch)(0),                     // 41: memoryd.v1.TagMatch
+	(MemoryType)(0),                   // 42: memoryd.v1.MemoryType
+	(*Progress)(nil),                  // 43: memoryd.v1.Progress
+	(*Degradation)(nil),               // 44: memoryd.v1.Degradation
+	(*Memory)(nil),                    // 45: memoryd.v1.Memory
+	(*KeyEntry)(nil),                  // 46: memoryd.v1.KeyEntry
+	(*WorkingMemory)(nil),             // 47: memoryd.v1.WorkingMemory
+	(*durationpb.Duration)(nil),       // 48: google.protobuf.Duration
+	(*AgentProfile)(nil),              // 49: memoryd.v1.AgentProfile
+	(*FixedZoneEntry)(nil),            // 50: memoryd.v1.FixedZoneEntry
+	(*SessionMessage)(nil),            // 51: memoryd.v1.SessionMessage
+	(*SessionCompression)(nil),        // 52: memoryd.v1.SessionCompression
+	(LongTermMemoryMode)(0),           // 53: memoryd.v1.LongTermMemoryMode
+	(*StateComponent)(nil),            // 54: memoryd.v1.StateComponent
 }
 var file_memoryd_v1_lifecycle_service_proto_depIdxs = []int32{
 	1,  // 0: memoryd.v1.GetStatsResponse.by_memory_type:type_name -> memoryd.v1.CountByName
 	1,  // 1: memoryd.v1.GetStatsResponse.by_security_level:type_name -> memoryd.v1.CountByName
-	39, // 2: memoryd.v1.GetStatsResponse.last_maintenance_at:type_name -> google.protobuf.Timestamp
+	40, // 2: memoryd.v1.GetStatsResponse.last_maintenance_at:type_name -> google.protobuf.Timestamp
 	1,  // 3: memoryd.v1.GetStatsResponse.by_embedding_model:type_name -> memoryd.v1.CountByName
-	40, // 4: memoryd.v1.MemorySelector.tag_match:type_name -> memoryd.v1.TagMatch
-	41, // 5: memoryd.v1.MemorySelector.memory_types:type_name -> memoryd.v1.MemoryType
-	39, // 6: memoryd.v1.MemorySelector.created_before:type_name -> google.protobuf.Timestamp
-	39, // 7: memoryd.v1.MemorySelector.created_after:type_name -> google.protobuf.Timestamp
+	41, // 4: memoryd.v1.MemorySelector.tag_match:type_name -> memoryd.v1.TagMatch
+	42, // 5: memoryd.v1.MemorySelector.memory_types:type_name -> memoryd.v1.MemoryType
+	40, // 6: memoryd.v1.MemorySelector.created_before:type_name -> google.protobuf.Timestamp
+	40, // 7: memoryd.v1.MemorySelector.created_after:type_name -> google.protobuf.Timestamp
 	3,  // 8: memoryd.v1.ArchiveRequest.selector:type_name -> memoryd.v1.MemorySelector
 	3,  // 9: memoryd.v1.RestoreRequest.selector:type_name -> memoryd.v1.MemorySelector
-	39, // 10: memoryd.v1.PruneRequest.created_before:type_name -> google.protobuf.Timestamp
-	41, // 11: memoryd.v1.PruneRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	42, // 12: memoryd.v1.CompactResponse.progress:type_name -> memoryd.v1.Progress
+	40, // 10: memoryd.v1.PruneRequest.created_before:type_name -> google.protobuf.Timestamp
+	42, // 11: memoryd.v1.PruneRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	43, // 12: memoryd.v1.CompactResponse.progress:type_name -> memoryd.v1.Progress
 	13, // 13: memoryd.v1.CompactResponse.result:type_name -> memoryd.v1.CompactResult
-	39, // 14: memoryd.v1.MaintenanceResult.finished_at:type_name -> google.protobuf.Timestamp
-	43, // 15: memoryd.v1.MaintenanceResult.degraded:type_name -> memoryd.v1.Degradation
+	40, // 14: memoryd.v1.MaintenanceResult.finished_at:type_name -> google.protobuf.Timestamp
+	44, // 15: memoryd.v1.MaintenanceResult.degraded:type_name -> memoryd.v1.Degradation
 	18, // 16: memoryd.v1.ConsolidateResult.details:type_name -> memoryd.v1.ConsolidatedGroup
-	43, // 17: memoryd.v1.ConsolidateResult.degraded:type_name -> memoryd.v1.Degradation
-	42, // 18: memoryd.v1.ConsolidateResponse.progress:type_name -> memoryd.v1.Progress
+	44, // 17: memoryd.v1.ConsolidateResult.degraded:type_name -> memoryd.v1.Degradation
+	43, // 18: memoryd.v1.ConsolidateResponse.progress:type_name -> memoryd.v1.Progress
 	19, // 19: memoryd.v1.ConsolidateResponse.result:type_name -> memoryd.v1.ConsolidateResult
-	42, // 20: memoryd.v1.RunMaintenanceResponse.progress:type_name -> memoryd.v1.Progress
+	43, // 20: memoryd.v1.RunMaintenanceResponse.progress:type_name -> memoryd.v1.Progress
 	16, // 21: memoryd.v1.RunMaintenanceResponse.result:type_name -> memoryd.v1.MaintenanceResult
-	39, // 22: memoryd.v1.ExportHeader.exported_at:type_name -> google.protobuf.Timestamp
-	44, // 23: memoryd.v1.ExportedMemory.memory:type_name -> memoryd.v1.Memory
-	45, // 24: memoryd.v1.ExportedKeyEvent.entry:type_name -> memoryd.v1.KeyEntry
-	46, // 25: memoryd.v1.ExportedWorkingMemory.working_memory:type_name -> memoryd.v1.WorkingMemory
-	47, // 26: memoryd.v1.ExportedWorkingMemory.ttl:type_name -> google.protobuf.Duration
-	48, // 27: memoryd.v1.ExportedProfile.profile:type_name -> memoryd.v1.AgentProfile
-	49, // 28: memoryd.v1.ExportedSession.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	50, // 29: memoryd.v1.ExportedSession.messages:type_name -> memoryd.v1.SessionMessage
-	39, // 30: memoryd.v1.ExportedSession.expires_at:type_name -> google.protobuf.Timestamp
-	39, // 31: memoryd.v1.ExportedSession.created_at:type_name -> google.protobuf.Timestamp
-	39, // 32: memoryd.v1.ExportedSession.updated_at:type_name -> google.protobuf.Timestamp
-	47, // 33: memoryd.v1.ExportedSession.ttl:type_name -> google.protobuf.Duration
-	43, // 34: memoryd.v1.ExportedSession.summary_degraded:type_name -> memoryd.v1.Degradation
-	51, // 35: memoryd.v1.ExportedSession.compression:type_name -> memoryd.v1.SessionCompression
-	39, // 36: memoryd.v1.ExportedSessionMessage.session_created_at:type_name -> google.protobuf.Timestamp
-	50, // 37: memoryd.v1.ExportedSessionMessage.message:type_name -> memoryd.v1.SessionMessage
-	52, // 38: memoryd.v1.ExportedState.component:type_name -> memoryd.v1.StateComponent
-	22, // 39: memoryd.v1.ExportRecord.header:type_name -> memoryd.v1.ExportHeader
-	23, // 40: memoryd.v1.ExportRecord.memory:type_name -> memoryd.v1.ExportedMemory
-	24, // 41: memoryd.v1.ExportRecord.key_event:type_name -> memoryd.v1.ExportedKeyEvent
-	25, // 42: memoryd.v1.ExportRecord.working_memory:type_name -> memoryd.v1.ExportedWorkingMemory
-	26, // 43: memoryd.v1.ExportRecord.profile:type_name -> memoryd.v1.ExportedProfile
-	27, // 44: memoryd.v1.ExportRecord.session:type_name -> memoryd.v1.ExportedSession
-	29, // 45: memoryd.v1.ExportRecord.state:type_name -> memoryd.v1.ExportedState
-	28, // 46: memoryd.v1.ExportRecord.session_message:type_name -> memoryd.v1.ExportedSessionMessage
-	30, // 47: memoryd.v1.ExportResponse.record:type_name -> memoryd.v1.ExportRecord
-	42, // 48: memoryd.v1.ExportResponse.progress:type_name -> memoryd.v1.Progress
-	30, // 49: memoryd.v1.ImportRequest.record:type_name -> memoryd.v1.ExportRecord
-	34, // 50: memoryd.v1.ImportResponse.rejected:type_name -> memoryd.v1.ImportRejection
-	42, // 51: memoryd.v1.ReembedResponse.progress:type_name -> memoryd.v1.Progress
-	37, // 52: memoryd.v1.ReembedResponse.result:type_name -> memoryd.v1.ReembedResult
-	0,  // 53: memoryd.v1.LifecycleService.GetStats:input_type -> memoryd.v1.GetStatsRequest
-	4,  // 54: memoryd.v1.LifecycleService.Archive:input_type -> memoryd.v1.ArchiveRequest
-	6,  // 55: memoryd.v1.LifecycleService.Restore:input_type -> memoryd.v1.RestoreRequest
-	8,  // 56: memoryd.v1.LifecycleService.Prune:input_type -> memoryd.v1.PruneRequest
-	10, // 57: memoryd.v1.LifecycleService.Reset:input_type -> memoryd.v1.ResetRequest
-	12, // 58: memoryd.v1.LifecycleService.Compact:input_type -> memoryd.v1.CompactRequest
-	15, // 59: memoryd.v1.LifecycleService.RunMaintenance:input_type -> memoryd.v1.RunMaintenanceRequest
-	17, // 60: memoryd.v1.LifecycleService.Consolidate:input_type -> memoryd.v1.ConsolidateRequest
-	31, // 61: memoryd.v1.LifecycleService.Export:input_type -> memoryd.v1.ExportRequest
-	33, // 62: memoryd.v1.LifecycleService.Import:input_type -> memoryd.v1.ImportRequest
-	36, // 63: memoryd.v1.LifecycleService.Reembed:input_type -> memoryd.v1.ReembedRequest
-	2,  // 64: memoryd.v1.LifecycleService.GetStats:output_type -> memoryd.v1.GetStatsResponse
-	5,  // 65: memoryd.v1.LifecycleService.Archive:output_type -> memoryd.v1.ArchiveResponse
-	7,  // 66: memoryd.v1.LifecycleService.Restore:output_type -> memoryd.v1.RestoreResponse
-	9,  // 67: memoryd.v1.LifecycleService.Prune:output_type -> memoryd.v1.PruneResponse
-	11, // 68: memoryd.v1.LifecycleService.Reset:output_type -> memoryd.v1.ResetResponse
-	14, // 69: memoryd.v1.LifecycleService.Compact:output_type -> memoryd.v1.CompactResponse
-	21, // 70: memoryd.v1.LifecycleService.RunMaintenance:output_type -> memoryd.v1.RunMaintenanceResponse
-	20, // 71: memoryd.v1.LifecycleService.Consolidate:output_type -> memoryd.v1.ConsolidateResponse
-	32, // 72: memoryd.v1.LifecycleService.Export:output_type -> memoryd.v1.ExportResponse
-	35, // 73: memoryd.v1.LifecycleService.Import:output_type -> memoryd.v1.ImportResponse
-	38, // 74: memoryd.v1.LifecycleService.Reembed:output_type -> memoryd.v1.ReembedResponse
-	64, // [64:75] is the sub-list for method output_type
-	53, // [53:64] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	40, // 22: memoryd.v1.ExportHeader.exported_at:type_name -> google.protobuf.Timestamp
+	45, // 23: memoryd.v1.ExportedMemory.memory:type_name -> memoryd.v1.Memory
+	46, // 24: memoryd.v1.ExportedKeyEvent.entry:type_name -> memoryd.v1.KeyEntry
+	47, // 25: memoryd.v1.ExportedWorkingMemory.working_memory:type_name -> memoryd.v1.WorkingMemory
+	48, // 26: memoryd.v1.ExportedWorkingMemory.ttl:type_name -> google.protobuf.Duration
+	49, // 27: memoryd.v1.ExportedProfile.profile:type_name -> memoryd.v1.AgentProfile
+	50, // 28: memoryd.v1.ExportedSession.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	51, // 29: memoryd.v1.ExportedSession.messages:type_name -> memoryd.v1.SessionMessage
+	40, // 30: memoryd.v1.ExportedSession.expires_at:type_name -> google.protobuf.Timestamp
+	40, // 31: memoryd.v1.ExportedSession.created_at:type_name -> google.protobuf.Timestamp
+	40, // 32: memoryd.v1.ExportedSession.updated_at:type_name -> google.protobuf.Timestamp
+	48, // 33: memoryd.v1.ExportedSession.ttl:type_name -> google.protobuf.Duration
+	44, // 34: memoryd.v1.ExportedSession.summary_degraded:type_name -> memoryd.v1.Degradation
+	52, // 35: memoryd.v1.ExportedSession.compression:type_name -> memoryd.v1.SessionCompression
+	53, // 36: memoryd.v1.ExportedSession.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
+	40, // 37: memoryd.v1.ExportedSessionMessage.session_created_at:type_name -> google.protobuf.Timestamp
+	51, // 38: memoryd.v1.ExportedSessionMessage.message:type_name -> memoryd.v1.SessionMessage
+	40, // 39: memoryd.v1.ExportedSessionAttachment.session_created_at:type_name -> google.protobuf.Timestamp
+	54, // 40: memoryd.v1.ExportedState.component:type_name -> memoryd.v1.StateComponent
+	22, // 41: memoryd.v1.ExportRecord.header:type_name -> memoryd.v1.ExportHeader
+	23, // 42: memoryd.v1.ExportRecord.memory:type_name -> memoryd.v1.ExportedMemory
+	24, // 43: memoryd.v1.ExportRecord.key_event:type_name -> memoryd.v1.ExportedKeyEvent
+	25, // 44: memoryd.v1.ExportRecord.working_memory:type_name -> memoryd.v1.ExportedWorkingMemory
+	26, // 45: memoryd.v1.ExportRecord.profile:type_name -> memoryd.v1.ExportedProfile
+	27, // 46: memoryd.v1.ExportRecord.session:type_name -> memoryd.v1.ExportedSession
+	30, // 47: memoryd.v1.ExportRecord.state:type_name -> memoryd.v1.ExportedState
+	28, // 48: memoryd.v1.ExportRecord.session_message:type_name -> memoryd.v1.ExportedSessionMessage
+	29, // 49: memoryd.v1.ExportRecord.session_attachment:type_name -> memoryd.v1.ExportedSessionAttachment
+	31, // 50: memoryd.v1.ExportResponse.record:type_name -> memoryd.v1.ExportRecord
+	43, // 51: memoryd.v1.ExportResponse.progress:type_name -> memoryd.v1.Progress
+	31, // 52: memoryd.v1.ImportRequest.record:type_name -> memoryd.v1.ExportRecord
+	35, // 53: memoryd.v1.ImportResponse.rejected:type_name -> memoryd.v1.ImportRejection
+	43, // 54: memoryd.v1.ReembedResponse.progress:type_name -> memoryd.v1.Progress
+	38, // 55: memoryd.v1.ReembedResponse.result:type_name -> memoryd.v1.ReembedResult
+	0,  // 56: memoryd.v1.LifecycleService.GetStats:input_type -> memoryd.v1.GetStatsRequest
+	4,  // 57: memoryd.v1.LifecycleService.Archive:input_type -> memoryd.v1.ArchiveRequest
+	6,  // 58: memoryd.v1.LifecycleService.Restore:input_type -> memoryd.v1.RestoreRequest
+	8,  // 59: memoryd.v1.LifecycleService.Prune:input_type -> memoryd.v1.PruneRequest
+	10, // 60: memoryd.v1.LifecycleService.Reset:input_type -> memoryd.v1.ResetRequest
+	12, // 61: memoryd.v1.LifecycleService.Compact:input_type -> memoryd.v1.CompactRequest
+	15, // 62: memoryd.v1.LifecycleService.RunMaintenance:input_type -> memoryd.v1.RunMaintenanceRequest
+	17, // 63: memoryd.v1.LifecycleService.Consolidate:input_type -> memoryd.v1.ConsolidateRequest
+	32, // 64: memoryd.v1.LifecycleService.Export:input_type -> memoryd.v1.ExportRequest
+	34, // 65: memoryd.v1.LifecycleService.Import:input_type -> memoryd.v1.ImportRequest
+	37, // 66: memoryd.v1.LifecycleService.Reembed:input_type -> memoryd.v1.ReembedRequest
+	2,  // 67: memoryd.v1.LifecycleService.GetStats:output_type -> memoryd.v1.GetStatsResponse
+	5,  // 68: memoryd.v1.LifecycleService.Archive:output_type -> memoryd.v1.ArchiveResponse
+	7,  // 69: memoryd.v1.LifecycleService.Restore:output_type -> memoryd.v1.RestoreResponse
+	9,  // 70: memoryd.v1.LifecycleService.Prune:output_type -> memoryd.v1.PruneResponse
+	11, // 71: memoryd.v1.LifecycleService.Reset:output_type -> memoryd.v1.ResetResponse
+	14, // 72: memoryd.v1.LifecycleService.Compact:output_type -> memoryd.v1.CompactResponse
+	21, // 73: memoryd.v1.LifecycleService.RunMaintenance:output_type -> memoryd.v1.RunMaintenanceResponse
+	20, // 74: memoryd.v1.LifecycleService.Consolidate:output_type -> memoryd.v1.ConsolidateResponse
+	33, // 75: memoryd.v1.LifecycleService.Export:output_type -> memoryd.v1.ExportResponse
+	36, // 76: memoryd.v1.LifecycleService.Import:output_type -> memoryd.v1.ImportResponse
+	39, // 77: memoryd.v1.LifecycleService.Reembed:output_type -> memoryd.v1.ReembedResponse
+	67, // [67:78] is the sub-list for method output_type
+	56, // [56:67] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_lifecycle_service_proto_init() }
@@ -3305,7 +3435,7 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 		(*RunMaintenanceResponse_Progress)(nil),
 		(*RunMaintenanceResponse_Result)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[30].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[31].OneofWrappers = []any{
 		(*ExportRecord_Header)(nil),
 		(*ExportRecord_Memory)(nil),
 		(*ExportRecord_KeyEvent)(nil),
@@ -3314,12 +3444,13 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 		(*ExportRecord_Session)(nil),
 		(*ExportRecord_State)(nil),
 		(*ExportRecord_SessionMessage)(nil),
+		(*ExportRecord_SessionAttachment)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[32].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[33].OneofWrappers = []any{
 		(*ExportResponse_Record)(nil),
 		(*ExportResponse_Progress)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[38].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[39].OneofWrappers = []any{
 		(*ReembedResponse_Progress)(nil),
 		(*ReembedResponse_Result)(nil),
 	}
@@ -3329,7 +3460,7 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_lifecycle_service_proto_rawDesc), len(file_memoryd_v1_lifecycle_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   39,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

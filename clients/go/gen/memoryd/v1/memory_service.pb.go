@@ -308,6 +308,65 @@ func (MessageRole) EnumDescriptor() ([]byte, []int) {
 	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{4}
 }
 
+// Who manages long-term memory for a session (AgentScope's LongTermMemoryMode).
+type LongTermMemoryMode int32
+
+const (
+	// Unchanged (a new session: AGENT_CONTROL).
+	LongTermMemoryMode_LONG_TERM_MEMORY_MODE_UNSPECIFIED LongTermMemoryMode = 0
+	// The agent does, with tools (record_to_memory, retrieve_from_memory); nothing is
+	// automatic.
+	LongTermMemoryMode_LONG_TERM_MEMORY_MODE_AGENT_CONTROL LongTermMemoryMode = 1
+	// The daemon does: an appended assistant reply is recorded (with the user turn it
+	// answers), and the window retrieves memories relevant to the newest user message.
+	LongTermMemoryMode_LONG_TERM_MEMORY_MODE_STATIC_CONTROL LongTermMemoryMode = 2
+	// Both.
+	LongTermMemoryMode_LONG_TERM_MEMORY_MODE_BOTH LongTermMemoryMode = 3
+)
+
+// Enum value maps for LongTermMemoryMode.
+var (
+	LongTermMemoryMode_name = map[int32]string{
+		0: "LONG_TERM_MEMORY_MODE_UNSPECIFIED",
+		1: "LONG_TERM_MEMORY_MODE_AGENT_CONTROL",
+		2: "LONG_TERM_MEMORY_MODE_STATIC_CONTROL",
+		3: "LONG_TERM_MEMORY_MODE_BOTH",
+	}
+	LongTermMemoryMode_value = map[string]int32{
+		"LONG_TERM_MEMORY_MODE_UNSPECIFIED":    0,
+		"LONG_TERM_MEMORY_MODE_AGENT_CONTROL":  1,
+		"LONG_TERM_MEMORY_MODE_STATIC_CONTROL": 2,
+		"LONG_TERM_MEMORY_MODE_BOTH":           3,
+	}
+)
+
+func (x LongTermMemoryMode) Enum() *LongTermMemoryMode {
+	p := new(LongTermMemoryMode)
+	*p = x
+	return p
+}
+
+func (x LongTermMemoryMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LongTermMemoryMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_memoryd_v1_memory_service_proto_enumTypes[5].Descriptor()
+}
+
+func (LongTermMemoryMode) Type() protoreflect.EnumType {
+	return &file_memoryd_v1_memory_service_proto_enumTypes[5]
+}
+
+func (x LongTermMemoryMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use LongTermMemoryMode.Descriptor instead.
+func (LongTermMemoryMode) EnumDescriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{5}
+}
+
 // Entries of the fixed zone, never compressed.
 type FixedZoneKind int32
 
@@ -345,11 +404,11 @@ func (x FixedZoneKind) String() string {
 }
 
 func (FixedZoneKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_memoryd_v1_memory_service_proto_enumTypes[5].Descriptor()
+	return file_memoryd_v1_memory_service_proto_enumTypes[6].Descriptor()
 }
 
 func (FixedZoneKind) Type() protoreflect.EnumType {
-	return &file_memoryd_v1_memory_service_proto_enumTypes[5]
+	return &file_memoryd_v1_memory_service_proto_enumTypes[6]
 }
 
 func (x FixedZoneKind) Number() protoreflect.EnumNumber {
@@ -358,7 +417,7 @@ func (x FixedZoneKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FixedZoneKind.Descriptor instead.
 func (FixedZoneKind) EnumDescriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{5}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{6}
 }
 
 type RememberRequest struct {
@@ -2538,7 +2597,8 @@ type SetWorkingMemoryRequest struct {
 	Scope   *WorkingMemoryScope    `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`
 	Content *structpb.Struct       `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
 	Mode    WorkingMemoryMode      `protobuf:"varint,4,opt,name=mode,proto3,enum=memoryd.v1.WorkingMemoryMode" json:"mode,omitempty"`
-	// Counted from the last update; unset means no expiry.
+	// Counted from the last update. Unset: the scope's TTL is kept (none for a new
+	// scope); zero: no expiry (removes one set before).
 	Ttl *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	// Optional JSON Schema; once set, every later write is validated against it.
 	JsonSchema *structpb.Struct `protobuf:"bytes,6,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
@@ -3258,7 +3318,13 @@ type SessionMessage struct {
 	// Assigned by the server, 1-based.
 	Seq int64 `protobuf:"varint,6,opt,name=seq,proto3" json:"seq,omitempty"`
 	// On an assistant message: the tools it calls.
-	ToolCalls     []*ToolCall `protobuf:"bytes,7,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	ToolCalls []*ToolCall `protobuf:"bytes,7,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	// Set by the server when the content was offloaded (too large to keep inline):
+	// content is then a stub naming it, GetSessionAttachment returns the whole.
+	Attachment *MessageAttachment `protobuf:"bytes,8,opt,name=attachment,proto3" json:"attachment,omitempty"`
+	// In a window that merges adjacent messages: this entry joins the stored messages
+	// merged_from_seq..seq (0: it is one message).
+	MergedFromSeq int64 `protobuf:"varint,9,opt,name=merged_from_seq,json=mergedFromSeq,proto3" json:"merged_from_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3342,6 +3408,84 @@ func (x *SessionMessage) GetToolCalls() []*ToolCall {
 	return nil
 }
 
+func (x *SessionMessage) GetAttachment() *MessageAttachment {
+	if x != nil {
+		return x.Attachment
+	}
+	return nil
+}
+
+func (x *SessionMessage) GetMergedFromSeq() int64 {
+	if x != nil {
+		return x.MergedFromSeq
+	}
+	return 0
+}
+
+// The stored full content of an offloaded message.
+type MessageAttachment struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Bytes of the full content (UTF-8).
+	SizeBytes int64 `protobuf:"varint,1,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// Unicode characters (code points) of the full content.
+	Chars int64 `protobuf:"varint,2,opt,name=chars,proto3" json:"chars,omitempty"`
+	// Lowercase hex SHA-256 of the full content.
+	Sha256        string `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessageAttachment) Reset() {
+	*x = MessageAttachment{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessageAttachment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessageAttachment) ProtoMessage() {}
+
+func (x *MessageAttachment) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessageAttachment.ProtoReflect.Descriptor instead.
+func (*MessageAttachment) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *MessageAttachment) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *MessageAttachment) GetChars() int64 {
+	if x != nil {
+		return x.Chars
+	}
+	return 0
+}
+
+func (x *MessageAttachment) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
 // One tool call of an assistant message.
 type ToolCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3356,7 +3500,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[42]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3368,7 +3512,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[42]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3381,7 +3525,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{42}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ToolCall) GetId() string {
@@ -3416,13 +3560,19 @@ type SessionCompression struct {
 	ContextBudgetTokens *int32 `protobuf:"varint,3,opt,name=context_budget_tokens,json=contextBudgetTokens,proto3,oneof" json:"context_budget_tokens,omitempty"`
 	// Turns kept verbatim when older ones are folded; below the threshold.
 	KeepRecentMessages *int32 `protobuf:"varint,4,opt,name=keep_recent_messages,json=keepRecentMessages,proto3,oneof" json:"keep_recent_messages,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Tool results larger than this many bytes are offloaded to an attachment (the
+	// message keeps a stub naming it); 0 turns offloading off.
+	OffloadBytes *int32 `protobuf:"varint,5,opt,name=offload_bytes,json=offloadBytes,proto3,oneof" json:"offload_bytes,omitempty"`
+	// The window joins consecutive messages of the same role and name (tool results
+	// excepted: each answers its own call) into one entry.
+	MergeAdjacentMessages *bool `protobuf:"varint,6,opt,name=merge_adjacent_messages,json=mergeAdjacentMessages,proto3,oneof" json:"merge_adjacent_messages,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *SessionCompression) Reset() {
 	*x = SessionCompression{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[43]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3434,7 +3584,7 @@ func (x *SessionCompression) String() string {
 func (*SessionCompression) ProtoMessage() {}
 
 func (x *SessionCompression) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[43]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3447,7 +3597,7 @@ func (x *SessionCompression) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCompression.ProtoReflect.Descriptor instead.
 func (*SessionCompression) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{43}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SessionCompression) GetCompressThresholdMessages() int32 {
@@ -3478,6 +3628,20 @@ func (x *SessionCompression) GetKeepRecentMessages() int32 {
 	return 0
 }
 
+func (x *SessionCompression) GetOffloadBytes() int32 {
+	if x != nil && x.OffloadBytes != nil {
+		return *x.OffloadBytes
+	}
+	return 0
+}
+
+func (x *SessionCompression) GetMergeAdjacentMessages() bool {
+	if x != nil && x.MergeAdjacentMessages != nil {
+		return *x.MergeAdjacentMessages
+	}
+	return false
+}
+
 type FixedZoneEntry struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Kind          FixedZoneKind          `protobuf:"varint,1,opt,name=kind,proto3,enum=memoryd.v1.FixedZoneKind" json:"kind,omitempty"`
@@ -3489,7 +3653,7 @@ type FixedZoneEntry struct {
 
 func (x *FixedZoneEntry) Reset() {
 	*x = FixedZoneEntry{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[44]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3501,7 +3665,7 @@ func (x *FixedZoneEntry) String() string {
 func (*FixedZoneEntry) ProtoMessage() {}
 
 func (x *FixedZoneEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[44]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3514,7 +3678,7 @@ func (x *FixedZoneEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FixedZoneEntry.ProtoReflect.Descriptor instead.
 func (*FixedZoneEntry) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{44}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *FixedZoneEntry) GetKind() FixedZoneKind {
@@ -3546,14 +3710,16 @@ type AppendMessagesRequest struct {
 	// Session TTL from the last append; unset means the server default.
 	Ttl *durationpb.Duration `protobuf:"bytes,4,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	// Changes the session's compression settings (the fields set), from this append on.
-	Compression   *SessionCompression `protobuf:"bytes,5,opt,name=compression,proto3" json:"compression,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Compression *SessionCompression `protobuf:"bytes,5,opt,name=compression,proto3" json:"compression,omitempty"`
+	// Changes the session's long-term memory mode from this append on (unset: unchanged).
+	LongTermMemoryMode LongTermMemoryMode `protobuf:"varint,6,opt,name=long_term_memory_mode,json=longTermMemoryMode,proto3,enum=memoryd.v1.LongTermMemoryMode" json:"long_term_memory_mode,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *AppendMessagesRequest) Reset() {
 	*x = AppendMessagesRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[45]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3565,7 +3731,7 @@ func (x *AppendMessagesRequest) String() string {
 func (*AppendMessagesRequest) ProtoMessage() {}
 
 func (x *AppendMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[45]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3578,7 +3744,7 @@ func (x *AppendMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendMessagesRequest.ProtoReflect.Descriptor instead.
 func (*AppendMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{45}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AppendMessagesRequest) GetAgentId() string {
@@ -3616,19 +3782,30 @@ func (x *AppendMessagesRequest) GetCompression() *SessionCompression {
 	return nil
 }
 
+func (x *AppendMessagesRequest) GetLongTermMemoryMode() LongTermMemoryMode {
+	if x != nil {
+		return x.LongTermMemoryMode
+	}
+	return LongTermMemoryMode_LONG_TERM_MEMORY_MODE_UNSPECIFIED
+}
+
 type AppendMessagesResponse struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	MessageCount int64                  `protobuf:"varint,1,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
 	// True when older turns were folded into the summary.
-	Compressed    bool           `protobuf:"varint,2,opt,name=compressed,proto3" json:"compressed,omitempty"`
-	Degraded      []*Degradation `protobuf:"bytes,3,rep,name=degraded,proto3" json:"degraded,omitempty"`
+	Compressed bool           `protobuf:"varint,2,opt,name=compressed,proto3" json:"compressed,omitempty"`
+	Degraded   []*Degradation `protobuf:"bytes,3,rep,name=degraded,proto3" json:"degraded,omitempty"`
+	// STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+	RecordedMemoryIds []string `protobuf:"bytes,4,rep,name=recorded_memory_ids,json=recordedMemoryIds,proto3" json:"recorded_memory_ids,omitempty"`
+	// Seqs of the messages whose content was offloaded to an attachment.
+	OffloadedSeqs []int64 `protobuf:"varint,5,rep,packed,name=offloaded_seqs,json=offloadedSeqs,proto3" json:"offloaded_seqs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AppendMessagesResponse) Reset() {
 	*x = AppendMessagesResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[46]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3640,7 +3817,7 @@ func (x *AppendMessagesResponse) String() string {
 func (*AppendMessagesResponse) ProtoMessage() {}
 
 func (x *AppendMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[46]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3653,7 +3830,7 @@ func (x *AppendMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendMessagesResponse.ProtoReflect.Descriptor instead.
 func (*AppendMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{46}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *AppendMessagesResponse) GetMessageCount() int64 {
@@ -3677,6 +3854,20 @@ func (x *AppendMessagesResponse) GetDegraded() []*Degradation {
 	return nil
 }
 
+func (x *AppendMessagesResponse) GetRecordedMemoryIds() []string {
+	if x != nil {
+		return x.RecordedMemoryIds
+	}
+	return nil
+}
+
+func (x *AppendMessagesResponse) GetOffloadedSeqs() []int64 {
+	if x != nil {
+		return x.OffloadedSeqs
+	}
+	return nil
+}
+
 type GetSessionWindowRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -3688,7 +3879,7 @@ type GetSessionWindowRequest struct {
 
 func (x *GetSessionWindowRequest) Reset() {
 	*x = GetSessionWindowRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[47]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3700,7 +3891,7 @@ func (x *GetSessionWindowRequest) String() string {
 func (*GetSessionWindowRequest) ProtoMessage() {}
 
 func (x *GetSessionWindowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[47]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3713,7 +3904,7 @@ func (x *GetSessionWindowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionWindowRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionWindowRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{47}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetSessionWindowRequest) GetAgentId() string {
@@ -3750,14 +3941,19 @@ type GetSessionWindowResponse struct {
 	// The summary covers the stored messages up to this seq (0: no summary yet).
 	SummarizedThroughSeq int64 `protobuf:"varint,8,opt,name=summarized_through_seq,json=summarizedThroughSeq,proto3" json:"summarized_through_seq,omitempty"`
 	// Messages stored (appended and not deleted), summarised or not: GetSessionMessages.
-	StoredMessages int64 `protobuf:"varint,9,opt,name=stored_messages,json=storedMessages,proto3" json:"stored_messages,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	StoredMessages     int64              `protobuf:"varint,9,opt,name=stored_messages,json=storedMessages,proto3" json:"stored_messages,omitempty"`
+	LongTermMemoryMode LongTermMemoryMode `protobuf:"varint,10,opt,name=long_term_memory_mode,json=longTermMemoryMode,proto3,enum=memoryd.v1.LongTermMemoryMode" json:"long_term_memory_mode,omitempty"`
+	// STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+	// best first, within the token budget (one line each in long_term_memory).
+	LongTermMemories []*Memory `protobuf:"bytes,11,rep,name=long_term_memories,json=longTermMemories,proto3" json:"long_term_memories,omitempty"`
+	LongTermMemory   string    `protobuf:"bytes,12,opt,name=long_term_memory,json=longTermMemory,proto3" json:"long_term_memory,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *GetSessionWindowResponse) Reset() {
 	*x = GetSessionWindowResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[48]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3769,7 +3965,7 @@ func (x *GetSessionWindowResponse) String() string {
 func (*GetSessionWindowResponse) ProtoMessage() {}
 
 func (x *GetSessionWindowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[48]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3782,7 +3978,7 @@ func (x *GetSessionWindowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionWindowResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionWindowResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{48}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetSessionWindowResponse) GetFixedZone() []*FixedZoneEntry {
@@ -3848,6 +4044,27 @@ func (x *GetSessionWindowResponse) GetStoredMessages() int64 {
 	return 0
 }
 
+func (x *GetSessionWindowResponse) GetLongTermMemoryMode() LongTermMemoryMode {
+	if x != nil {
+		return x.LongTermMemoryMode
+	}
+	return LongTermMemoryMode_LONG_TERM_MEMORY_MODE_UNSPECIFIED
+}
+
+func (x *GetSessionWindowResponse) GetLongTermMemories() []*Memory {
+	if x != nil {
+		return x.LongTermMemories
+	}
+	return nil
+}
+
+func (x *GetSessionWindowResponse) GetLongTermMemory() string {
+	if x != nil {
+		return x.LongTermMemory
+	}
+	return ""
+}
+
 type InjectInstructionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -3860,7 +4077,7 @@ type InjectInstructionRequest struct {
 
 func (x *InjectInstructionRequest) Reset() {
 	*x = InjectInstructionRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[49]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3872,7 +4089,7 @@ func (x *InjectInstructionRequest) String() string {
 func (*InjectInstructionRequest) ProtoMessage() {}
 
 func (x *InjectInstructionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[49]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3885,7 +4102,7 @@ func (x *InjectInstructionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectInstructionRequest.ProtoReflect.Descriptor instead.
 func (*InjectInstructionRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{49}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *InjectInstructionRequest) GetAgentId() string {
@@ -3925,7 +4142,7 @@ type InjectInstructionResponse struct {
 
 func (x *InjectInstructionResponse) Reset() {
 	*x = InjectInstructionResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[50]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3937,7 +4154,7 @@ func (x *InjectInstructionResponse) String() string {
 func (*InjectInstructionResponse) ProtoMessage() {}
 
 func (x *InjectInstructionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[50]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3950,7 +4167,7 @@ func (x *InjectInstructionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectInstructionResponse.ProtoReflect.Descriptor instead.
 func (*InjectInstructionResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{50}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *InjectInstructionResponse) GetFixedZone() []*FixedZoneEntry {
@@ -3972,7 +4189,7 @@ type EndSessionRequest struct {
 
 func (x *EndSessionRequest) Reset() {
 	*x = EndSessionRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[51]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3984,7 +4201,7 @@ func (x *EndSessionRequest) String() string {
 func (*EndSessionRequest) ProtoMessage() {}
 
 func (x *EndSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[51]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3997,7 +4214,7 @@ func (x *EndSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndSessionRequest.ProtoReflect.Descriptor instead.
 func (*EndSessionRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{51}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *EndSessionRequest) GetAgentId() string {
@@ -4032,7 +4249,7 @@ type EndSessionResponse struct {
 
 func (x *EndSessionResponse) Reset() {
 	*x = EndSessionResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[52]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4044,7 +4261,7 @@ func (x *EndSessionResponse) String() string {
 func (*EndSessionResponse) ProtoMessage() {}
 
 func (x *EndSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[52]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4057,7 +4274,7 @@ func (x *EndSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndSessionResponse.ProtoReflect.Descriptor instead.
 func (*EndSessionResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{52}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *EndSessionResponse) GetSummary() string {
@@ -4097,7 +4314,7 @@ type GetSessionMessagesRequest struct {
 
 func (x *GetSessionMessagesRequest) Reset() {
 	*x = GetSessionMessagesRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[53]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4109,7 +4326,7 @@ func (x *GetSessionMessagesRequest) String() string {
 func (*GetSessionMessagesRequest) ProtoMessage() {}
 
 func (x *GetSessionMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[53]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4122,7 +4339,7 @@ func (x *GetSessionMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionMessagesRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{53}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetSessionMessagesRequest) GetAgentId() string {
@@ -4181,7 +4398,7 @@ type GetSessionMessagesResponse struct {
 
 func (x *GetSessionMessagesResponse) Reset() {
 	*x = GetSessionMessagesResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[54]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4193,7 +4410,7 @@ func (x *GetSessionMessagesResponse) String() string {
 func (*GetSessionMessagesResponse) ProtoMessage() {}
 
 func (x *GetSessionMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[54]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4206,7 +4423,7 @@ func (x *GetSessionMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionMessagesResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{54}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetSessionMessagesResponse) GetMessages() []*SessionMessage {
@@ -4248,7 +4465,7 @@ type DeleteMessagesRequest struct {
 
 func (x *DeleteMessagesRequest) Reset() {
 	*x = DeleteMessagesRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[55]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4260,7 +4477,7 @@ func (x *DeleteMessagesRequest) String() string {
 func (*DeleteMessagesRequest) ProtoMessage() {}
 
 func (x *DeleteMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[55]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4273,7 +4490,7 @@ func (x *DeleteMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMessagesRequest.ProtoReflect.Descriptor instead.
 func (*DeleteMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{55}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *DeleteMessagesRequest) GetAgentId() string {
@@ -4310,7 +4527,7 @@ type DeleteMessagesResponse struct {
 
 func (x *DeleteMessagesResponse) Reset() {
 	*x = DeleteMessagesResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[56]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4322,7 +4539,7 @@ func (x *DeleteMessagesResponse) String() string {
 func (*DeleteMessagesResponse) ProtoMessage() {}
 
 func (x *DeleteMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[56]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4335,7 +4552,7 @@ func (x *DeleteMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMessagesResponse.ProtoReflect.Descriptor instead.
 func (*DeleteMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{56}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DeleteMessagesResponse) GetDeletedSeqs() []int64 {
@@ -4371,7 +4588,7 @@ type ClearSessionRequest struct {
 
 func (x *ClearSessionRequest) Reset() {
 	*x = ClearSessionRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[57]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4383,7 +4600,7 @@ func (x *ClearSessionRequest) String() string {
 func (*ClearSessionRequest) ProtoMessage() {}
 
 func (x *ClearSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[57]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4396,7 +4613,7 @@ func (x *ClearSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearSessionRequest.ProtoReflect.Descriptor instead.
 func (*ClearSessionRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{57}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ClearSessionRequest) GetAgentId() string {
@@ -4430,7 +4647,7 @@ type ClearSessionResponse struct {
 
 func (x *ClearSessionResponse) Reset() {
 	*x = ClearSessionResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[58]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4442,7 +4659,7 @@ func (x *ClearSessionResponse) String() string {
 func (*ClearSessionResponse) ProtoMessage() {}
 
 func (x *ClearSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[58]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4455,7 +4672,7 @@ func (x *ClearSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearSessionResponse.ProtoReflect.Descriptor instead.
 func (*ClearSessionResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{58}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ClearSessionResponse) GetDeleted() int64 {
@@ -4463,6 +4680,179 @@ func (x *ClearSessionResponse) GetDeleted() int64 {
 		return x.Deleted
 	}
 	return 0
+}
+
+type GetSessionAttachmentRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AgentId   string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The seq of the offloaded message.
+	Seq int64 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Skip this many characters (Unicode code points) of the content.
+	Offset int64 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	// At most this many characters (0: to the end).
+	MaxChars      int64 `protobuf:"varint,5,opt,name=max_chars,json=maxChars,proto3" json:"max_chars,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSessionAttachmentRequest) Reset() {
+	*x = GetSessionAttachmentRequest{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSessionAttachmentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSessionAttachmentRequest) ProtoMessage() {}
+
+func (x *GetSessionAttachmentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSessionAttachmentRequest.ProtoReflect.Descriptor instead.
+func (*GetSessionAttachmentRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *GetSessionAttachmentRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *GetSessionAttachmentRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetSessionAttachmentRequest) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *GetSessionAttachmentRequest) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *GetSessionAttachmentRequest) GetMaxChars() int64 {
+	if x != nil {
+		return x.MaxChars
+	}
+	return 0
+}
+
+type GetSessionAttachmentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seq   int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The content from offset, at most max_chars characters.
+	Content    string             `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	Attachment *MessageAttachment `protobuf:"bytes,3,opt,name=attachment,proto3" json:"attachment,omitempty"`
+	// Where the next slice starts (0: content reaches the end).
+	NextOffset    int64       `protobuf:"varint,4,opt,name=next_offset,json=nextOffset,proto3" json:"next_offset,omitempty"`
+	Role          MessageRole `protobuf:"varint,5,opt,name=role,proto3,enum=memoryd.v1.MessageRole" json:"role,omitempty"`
+	Name          string      `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	ToolCallId    string      `protobuf:"bytes,7,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSessionAttachmentResponse) Reset() {
+	*x = GetSessionAttachmentResponse{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSessionAttachmentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSessionAttachmentResponse) ProtoMessage() {}
+
+func (x *GetSessionAttachmentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSessionAttachmentResponse.ProtoReflect.Descriptor instead.
+func (*GetSessionAttachmentResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *GetSessionAttachmentResponse) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *GetSessionAttachmentResponse) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *GetSessionAttachmentResponse) GetAttachment() *MessageAttachment {
+	if x != nil {
+		return x.Attachment
+	}
+	return nil
+}
+
+func (x *GetSessionAttachmentResponse) GetNextOffset() int64 {
+	if x != nil {
+		return x.NextOffset
+	}
+	return 0
+}
+
+func (x *GetSessionAttachmentResponse) GetRole() MessageRole {
+	if x != nil {
+		return x.Role
+	}
+	return MessageRole_MESSAGE_ROLE_UNSPECIFIED
+}
+
+func (x *GetSessionAttachmentResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GetSessionAttachmentResponse) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
 }
 
 var File_memoryd_v1_memory_service_proto protoreflect.FileDescriptor
@@ -4720,7 +5110,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12\x19\n" +
 	"\bif_match\x18\x03 \x01(\tR\aifMatch\"H\n" +
 	"\x12SetProfileResponse\x122\n" +
-	"\aprofile\x18\x01 \x01(\v2\x18.memoryd.v1.AgentProfileR\aprofile\"\x8f\x02\n" +
+	"\aprofile\x18\x01 \x01(\v2\x18.memoryd.v1.AgentProfileR\aprofile\"\xf6\x02\n" +
 	"\x0eSessionMessage\x12+\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x17.memoryd.v1.MessageRoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12\x12\n" +
@@ -4731,43 +5121,59 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x10\n" +
 	"\x03seq\x18\x06 \x01(\x03R\x03seq\x123\n" +
 	"\n" +
-	"tool_calls\x18\a \x03(\v2\x14.memoryd.v1.ToolCallR\ttoolCalls\"d\n" +
+	"tool_calls\x18\a \x03(\v2\x14.memoryd.v1.ToolCallR\ttoolCalls\x12=\n" +
+	"\n" +
+	"attachment\x18\b \x01(\v2\x1d.memoryd.v1.MessageAttachmentR\n" +
+	"attachment\x12&\n" +
+	"\x0fmerged_from_seq\x18\t \x01(\x03R\rmergedFromSeq\"`\n" +
+	"\x11MessageAttachment\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x01 \x01(\x03R\tsizeBytes\x12\x14\n" +
+	"\x05chars\x18\x02 \x01(\x03R\x05chars\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\"d\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x124\n" +
-	"\targuments\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\targuments\"\xec\x02\n" +
+	"\targuments\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\targuments\"\x81\x04\n" +
 	"\x12SessionCompression\x12C\n" +
 	"\x1bcompress_threshold_messages\x18\x01 \x01(\x05H\x00R\x19compressThresholdMessages\x88\x01\x01\x125\n" +
 	"\x14compress_token_ratio\x18\x02 \x01(\x01H\x01R\x12compressTokenRatio\x88\x01\x01\x127\n" +
 	"\x15context_budget_tokens\x18\x03 \x01(\x05H\x02R\x13contextBudgetTokens\x88\x01\x01\x125\n" +
-	"\x14keep_recent_messages\x18\x04 \x01(\x05H\x03R\x12keepRecentMessages\x88\x01\x01B\x1e\n" +
+	"\x14keep_recent_messages\x18\x04 \x01(\x05H\x03R\x12keepRecentMessages\x88\x01\x01\x12(\n" +
+	"\roffload_bytes\x18\x05 \x01(\x05H\x04R\foffloadBytes\x88\x01\x01\x12;\n" +
+	"\x17merge_adjacent_messages\x18\x06 \x01(\bH\x05R\x15mergeAdjacentMessages\x88\x01\x01B\x1e\n" +
 	"\x1c_compress_threshold_messagesB\x17\n" +
 	"\x15_compress_token_ratioB\x18\n" +
 	"\x16_context_budget_tokensB\x17\n" +
-	"\x15_keep_recent_messages\"\x94\x01\n" +
+	"\x15_keep_recent_messagesB\x10\n" +
+	"\x0e_offload_bytesB\x1a\n" +
+	"\x18_merge_adjacent_messages\"\x94\x01\n" +
 	"\x0eFixedZoneEntry\x12-\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x19.memoryd.v1.FixedZoneKindR\x04kind\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x129\n" +
 	"\n" +
-	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xf8\x01\n" +
+	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xcb\x02\n" +
 	"\x15AppendMessagesRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x126\n" +
 	"\bmessages\x18\x03 \x03(\v2\x1a.memoryd.v1.SessionMessageR\bmessages\x12+\n" +
 	"\x03ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12@\n" +
-	"\vcompression\x18\x05 \x01(\v2\x1e.memoryd.v1.SessionCompressionR\vcompression\"\x92\x01\n" +
+	"\vcompression\x18\x05 \x01(\v2\x1e.memoryd.v1.SessionCompressionR\vcompression\x12Q\n" +
+	"\x15long_term_memory_mode\x18\x06 \x01(\x0e2\x1e.memoryd.v1.LongTermMemoryModeR\x12longTermMemoryMode\"\xe9\x01\n" +
 	"\x16AppendMessagesResponse\x12#\n" +
 	"\rmessage_count\x18\x01 \x01(\x03R\fmessageCount\x12\x1e\n" +
 	"\n" +
 	"compressed\x18\x02 \x01(\bR\n" +
 	"compressed\x123\n" +
-	"\bdegraded\x18\x03 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"v\n" +
+	"\bdegraded\x18\x03 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\x12.\n" +
+	"\x13recorded_memory_ids\x18\x04 \x03(\tR\x11recordedMemoryIds\x12%\n" +
+	"\x0eoffloaded_seqs\x18\x05 \x03(\x03R\roffloadedSeqs\"v\n" +
 	"\x17GetSessionWindowRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12!\n" +
-	"\ftoken_budget\x18\x03 \x01(\x05R\vtokenBudget\"\x9d\x03\n" +
+	"\ftoken_budget\x18\x03 \x01(\x05R\vtokenBudget\"\xdc\x04\n" +
 	"\x18GetSessionWindowResponse\x129\n" +
 	"\n" +
 	"fixed_zone\x18\x01 \x03(\v2\x1a.memoryd.v1.FixedZoneEntryR\tfixedZone\x12\x18\n" +
@@ -4781,7 +5187,11 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\rtoken_counter\x18\x06 \x01(\tR\ftokenCounter\x123\n" +
 	"\bdegraded\x18\a \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\x124\n" +
 	"\x16summarized_through_seq\x18\b \x01(\x03R\x14summarizedThroughSeq\x12'\n" +
-	"\x0fstored_messages\x18\t \x01(\x03R\x0estoredMessages\"\x9d\x01\n" +
+	"\x0fstored_messages\x18\t \x01(\x03R\x0estoredMessages\x12Q\n" +
+	"\x15long_term_memory_mode\x18\n" +
+	" \x01(\x0e2\x1e.memoryd.v1.LongTermMemoryModeR\x12longTermMemoryMode\x12@\n" +
+	"\x12long_term_memories\x18\v \x03(\v2\x12.memoryd.v1.MemoryR\x10longTermMemories\x12(\n" +
+	"\x10long_term_memory\x18\f \x01(\tR\x0elongTermMemory\"\x9d\x01\n" +
 	"\x18InjectInstructionRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
@@ -4830,7 +5240,26 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"fixed_zone\x18\x03 \x01(\bR\tfixedZone\"0\n" +
 	"\x14ClearSessionResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted*\xa5\x01\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted\"\x9e\x01\n" +
+	"\x1bGetSessionAttachmentRequest\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x10\n" +
+	"\x03seq\x18\x03 \x01(\x03R\x03seq\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x03R\x06offset\x12\x1b\n" +
+	"\tmax_chars\x18\x05 \x01(\x03R\bmaxChars\"\x8d\x02\n" +
+	"\x1cGetSessionAttachmentResponse\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\x12=\n" +
+	"\n" +
+	"attachment\x18\x03 \x01(\v2\x1d.memoryd.v1.MessageAttachmentR\n" +
+	"attachment\x12\x1f\n" +
+	"\vnext_offset\x18\x04 \x01(\x03R\n" +
+	"nextOffset\x12+\n" +
+	"\x04role\x18\x05 \x01(\x0e2\x17.memoryd.v1.MessageRoleR\x04role\x12\x12\n" +
+	"\x04name\x18\x06 \x01(\tR\x04name\x12 \n" +
+	"\ftool_call_id\x18\a \x01(\tR\n" +
+	"toolCallId*\xa5\x01\n" +
 	"\rScoringPreset\x12\x1e\n" +
 	"\x1aSCORING_PRESET_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19SCORING_PRESET_SIMILARITY\x10\x01\x12\x1a\n" +
@@ -4856,12 +5285,17 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x11MESSAGE_ROLE_USER\x10\x01\x12\x1a\n" +
 	"\x16MESSAGE_ROLE_ASSISTANT\x10\x02\x12\x17\n" +
 	"\x13MESSAGE_ROLE_SYSTEM\x10\x03\x12\x15\n" +
-	"\x11MESSAGE_ROLE_TOOL\x10\x04*\x89\x01\n" +
+	"\x11MESSAGE_ROLE_TOOL\x10\x04*\xae\x01\n" +
+	"\x12LongTermMemoryMode\x12%\n" +
+	"!LONG_TERM_MEMORY_MODE_UNSPECIFIED\x10\x00\x12'\n" +
+	"#LONG_TERM_MEMORY_MODE_AGENT_CONTROL\x10\x01\x12(\n" +
+	"$LONG_TERM_MEMORY_MODE_STATIC_CONTROL\x10\x02\x12\x1e\n" +
+	"\x1aLONG_TERM_MEMORY_MODE_BOTH\x10\x03*\x89\x01\n" +
 	"\rFixedZoneKind\x12\x1f\n" +
 	"\x1bFIXED_ZONE_KIND_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17FIXED_ZONE_KIND_TRIGGER\x10\x01\x12\x19\n" +
 	"\x15FIXED_ZONE_KIND_FOCUS\x10\x02\x12\x1f\n" +
-	"\x1bFIXED_ZONE_KIND_INSTRUCTION\x10\x032\x81\x10\n" +
+	"\x1bFIXED_ZONE_KIND_INSTRUCTION\x10\x032\xec\x10\n" +
 	"\rMemoryService\x12E\n" +
 	"\bRemember\x12\x1b.memoryd.v1.RememberRequest\x1a\x1c.memoryd.v1.RememberResponse\x12T\n" +
 	"\rRememberBatch\x12 .memoryd.v1.RememberBatchRequest\x1a!.memoryd.v1.RememberBatchResponse\x12?\n" +
@@ -4890,7 +5324,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"EndSession\x12\x1d.memoryd.v1.EndSessionRequest\x1a\x1e.memoryd.v1.EndSessionResponse\x12c\n" +
 	"\x12GetSessionMessages\x12%.memoryd.v1.GetSessionMessagesRequest\x1a&.memoryd.v1.GetSessionMessagesResponse\x12W\n" +
 	"\x0eDeleteMessages\x12!.memoryd.v1.DeleteMessagesRequest\x1a\".memoryd.v1.DeleteMessagesResponse\x12Q\n" +
-	"\fClearSession\x12\x1f.memoryd.v1.ClearSessionRequest\x1a .memoryd.v1.ClearSessionResponseB\xad\x01\n" +
+	"\fClearSession\x12\x1f.memoryd.v1.ClearSessionRequest\x1a .memoryd.v1.ClearSessionResponse\x12i\n" +
+	"\x14GetSessionAttachment\x12'.memoryd.v1.GetSessionAttachmentRequest\x1a(.memoryd.v1.GetSessionAttachmentResponseB\xad\x01\n" +
 	"\x0ecom.memoryd.v1B\x12MemoryServiceProtoP\x01Z>github.com/memoryd/memoryd/clients/go/gen/memoryd/v1;memorydv1\xa2\x02\x03MXX\xaa\x02\n" +
 	"Memoryd.V1\xca\x02\n" +
 	"Memoryd\\V1\xe2\x02\x16Memoryd\\V1\\GPBMetadata\xea\x02\vMemoryd::V1b\x06proto3"
@@ -4907,228 +5342,240 @@ func file_memoryd_v1_memory_service_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_memory_service_proto_rawDescData
 }
 
-var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(ScoringPreset)(0),                      // 0: memoryd.v1.ScoringPreset
 	(RecencyBasis)(0),                       // 1: memoryd.v1.RecencyBasis
 	(MemoryOrder)(0),                        // 2: memoryd.v1.MemoryOrder
 	(WorkingMemoryMode)(0),                  // 3: memoryd.v1.WorkingMemoryMode
 	(MessageRole)(0),                        // 4: memoryd.v1.MessageRole
-	(FixedZoneKind)(0),                      // 5: memoryd.v1.FixedZoneKind
-	(*RememberRequest)(nil),                 // 6: memoryd.v1.RememberRequest
-	(*RememberResponse)(nil),                // 7: memoryd.v1.RememberResponse
-	(*RememberBatchRequest)(nil),            // 8: memoryd.v1.RememberBatchRequest
-	(*RememberResult)(nil),                  // 9: memoryd.v1.RememberResult
-	(*RememberBatchResponse)(nil),           // 10: memoryd.v1.RememberBatchResponse
-	(*Scoring)(nil),                         // 11: memoryd.v1.Scoring
-	(*ScoreComponents)(nil),                 // 12: memoryd.v1.ScoreComponents
-	(*RecallRequest)(nil),                   // 13: memoryd.v1.RecallRequest
-	(*RecallResult)(nil),                    // 14: memoryd.v1.RecallResult
-	(*RecallResponse)(nil),                  // 15: memoryd.v1.RecallResponse
-	(*GetMemoryRequest)(nil),                // 16: memoryd.v1.GetMemoryRequest
-	(*GetMemoryResponse)(nil),               // 17: memoryd.v1.GetMemoryResponse
-	(*ListMemoriesRequest)(nil),             // 18: memoryd.v1.ListMemoriesRequest
-	(*ListMemoriesResponse)(nil),            // 19: memoryd.v1.ListMemoriesResponse
-	(*UpdateMemoryRequest)(nil),             // 20: memoryd.v1.UpdateMemoryRequest
-	(*UpdateMemoryResponse)(nil),            // 21: memoryd.v1.UpdateMemoryResponse
-	(*ForgetMemoriesRequest)(nil),           // 22: memoryd.v1.ForgetMemoriesRequest
-	(*ForgetMemoriesResponse)(nil),          // 23: memoryd.v1.ForgetMemoriesResponse
-	(*KeyEntry)(nil),                        // 24: memoryd.v1.KeyEntry
-	(*SetMemoryRequest)(nil),                // 25: memoryd.v1.SetMemoryRequest
-	(*SetMemoryResponse)(nil),               // 26: memoryd.v1.SetMemoryResponse
-	(*GetKeyRequest)(nil),                   // 27: memoryd.v1.GetKeyRequest
-	(*GetKeyResponse)(nil),                  // 28: memoryd.v1.GetKeyResponse
-	(*ListKeysRequest)(nil),                 // 29: memoryd.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),                // 30: memoryd.v1.ListKeysResponse
-	(*KeyHistoryRequest)(nil),               // 31: memoryd.v1.KeyHistoryRequest
-	(*KeyHistoryResponse)(nil),              // 32: memoryd.v1.KeyHistoryResponse
-	(*WorkingMemory)(nil),                   // 33: memoryd.v1.WorkingMemory
-	(*SetWorkingMemoryRequest)(nil),         // 34: memoryd.v1.SetWorkingMemoryRequest
-	(*SetWorkingMemoryResponse)(nil),        // 35: memoryd.v1.SetWorkingMemoryResponse
-	(*GetWorkingMemoryRequest)(nil),         // 36: memoryd.v1.GetWorkingMemoryRequest
-	(*GetWorkingMemoryResponse)(nil),        // 37: memoryd.v1.GetWorkingMemoryResponse
-	(*DeleteWorkingMemoryRequest)(nil),      // 38: memoryd.v1.DeleteWorkingMemoryRequest
-	(*DeleteWorkingMemoryResponse)(nil),     // 39: memoryd.v1.DeleteWorkingMemoryResponse
-	(*ListWorkingMemoryScopesRequest)(nil),  // 40: memoryd.v1.ListWorkingMemoryScopesRequest
-	(*ListWorkingMemoryScopesResponse)(nil), // 41: memoryd.v1.ListWorkingMemoryScopesResponse
-	(*AgentProfile)(nil),                    // 42: memoryd.v1.AgentProfile
-	(*GetProfileRequest)(nil),               // 43: memoryd.v1.GetProfileRequest
-	(*GetProfileResponse)(nil),              // 44: memoryd.v1.GetProfileResponse
-	(*SetProfileRequest)(nil),               // 45: memoryd.v1.SetProfileRequest
-	(*SetProfileResponse)(nil),              // 46: memoryd.v1.SetProfileResponse
-	(*SessionMessage)(nil),                  // 47: memoryd.v1.SessionMessage
-	(*ToolCall)(nil),                        // 48: memoryd.v1.ToolCall
-	(*SessionCompression)(nil),              // 49: memoryd.v1.SessionCompression
-	(*FixedZoneEntry)(nil),                  // 50: memoryd.v1.FixedZoneEntry
-	(*AppendMessagesRequest)(nil),           // 51: memoryd.v1.AppendMessagesRequest
-	(*AppendMessagesResponse)(nil),          // 52: memoryd.v1.AppendMessagesResponse
-	(*GetSessionWindowRequest)(nil),         // 53: memoryd.v1.GetSessionWindowRequest
-	(*GetSessionWindowResponse)(nil),        // 54: memoryd.v1.GetSessionWindowResponse
-	(*InjectInstructionRequest)(nil),        // 55: memoryd.v1.InjectInstructionRequest
-	(*InjectInstructionResponse)(nil),       // 56: memoryd.v1.InjectInstructionResponse
-	(*EndSessionRequest)(nil),               // 57: memoryd.v1.EndSessionRequest
-	(*EndSessionResponse)(nil),              // 58: memoryd.v1.EndSessionResponse
-	(*GetSessionMessagesRequest)(nil),       // 59: memoryd.v1.GetSessionMessagesRequest
-	(*GetSessionMessagesResponse)(nil),      // 60: memoryd.v1.GetSessionMessagesResponse
-	(*DeleteMessagesRequest)(nil),           // 61: memoryd.v1.DeleteMessagesRequest
-	(*DeleteMessagesResponse)(nil),          // 62: memoryd.v1.DeleteMessagesResponse
-	(*ClearSessionRequest)(nil),             // 63: memoryd.v1.ClearSessionRequest
-	(*ClearSessionResponse)(nil),            // 64: memoryd.v1.ClearSessionResponse
-	(MemoryType)(0),                         // 65: memoryd.v1.MemoryType
-	(SecurityLevel)(0),                      // 66: memoryd.v1.SecurityLevel
-	(*structpb.Struct)(nil),                 // 67: google.protobuf.Struct
-	(*Provenance)(nil),                      // 68: memoryd.v1.Provenance
-	(*timestamppb.Timestamp)(nil),           // 69: google.protobuf.Timestamp
-	(*Memory)(nil),                          // 70: memoryd.v1.Memory
-	(*Degradation)(nil),                     // 71: memoryd.v1.Degradation
-	(TagMatch)(0),                           // 72: memoryd.v1.TagMatch
-	(*fieldmaskpb.FieldMask)(nil),           // 73: google.protobuf.FieldMask
-	(*structpb.Value)(nil),                  // 74: google.protobuf.Value
-	(*WorkingMemoryScope)(nil),              // 75: memoryd.v1.WorkingMemoryScope
-	(*durationpb.Duration)(nil),             // 76: google.protobuf.Duration
+	(LongTermMemoryMode)(0),                 // 5: memoryd.v1.LongTermMemoryMode
+	(FixedZoneKind)(0),                      // 6: memoryd.v1.FixedZoneKind
+	(*RememberRequest)(nil),                 // 7: memoryd.v1.RememberRequest
+	(*RememberResponse)(nil),                // 8: memoryd.v1.RememberResponse
+	(*RememberBatchRequest)(nil),            // 9: memoryd.v1.RememberBatchRequest
+	(*RememberResult)(nil),                  // 10: memoryd.v1.RememberResult
+	(*RememberBatchResponse)(nil),           // 11: memoryd.v1.RememberBatchResponse
+	(*Scoring)(nil),                         // 12: memoryd.v1.Scoring
+	(*ScoreComponents)(nil),                 // 13: memoryd.v1.ScoreComponents
+	(*RecallRequest)(nil),                   // 14: memoryd.v1.RecallRequest
+	(*RecallResult)(nil),                    // 15: memoryd.v1.RecallResult
+	(*RecallResponse)(nil),                  // 16: memoryd.v1.RecallResponse
+	(*GetMemoryRequest)(nil),                // 17: memoryd.v1.GetMemoryRequest
+	(*GetMemoryResponse)(nil),               // 18: memoryd.v1.GetMemoryResponse
+	(*ListMemoriesRequest)(nil),             // 19: memoryd.v1.ListMemoriesRequest
+	(*ListMemoriesResponse)(nil),            // 20: memoryd.v1.ListMemoriesResponse
+	(*UpdateMemoryRequest)(nil),             // 21: memoryd.v1.UpdateMemoryRequest
+	(*UpdateMemoryResponse)(nil),            // 22: memoryd.v1.UpdateMemoryResponse
+	(*ForgetMemoriesRequest)(nil),           // 23: memoryd.v1.ForgetMemoriesRequest
+	(*ForgetMemoriesResponse)(nil),          // 24: memoryd.v1.ForgetMemoriesResponse
+	(*KeyEntry)(nil),                        // 25: memoryd.v1.KeyEntry
+	(*SetMemoryRequest)(nil),                // 26: memoryd.v1.SetMemoryRequest
+	(*SetMemoryResponse)(nil),               // 27: memoryd.v1.SetMemoryResponse
+	(*GetKeyRequest)(nil),                   // 28: memoryd.v1.GetKeyRequest
+	(*GetKeyResponse)(nil),                  // 29: memoryd.v1.GetKeyResponse
+	(*ListKeysRequest)(nil),                 // 30: memoryd.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),                // 31: memoryd.v1.ListKeysResponse
+	(*KeyHistoryRequest)(nil),               // 32: memoryd.v1.KeyHistoryRequest
+	(*KeyHistoryResponse)(nil),              // 33: memoryd.v1.KeyHistoryResponse
+	(*WorkingMemory)(nil),                   // 34: memoryd.v1.WorkingMemory
+	(*SetWorkingMemoryRequest)(nil),         // 35: memoryd.v1.SetWorkingMemoryRequest
+	(*SetWorkingMemoryResponse)(nil),        // 36: memoryd.v1.SetWorkingMemoryResponse
+	(*GetWorkingMemoryRequest)(nil),         // 37: memoryd.v1.GetWorkingMemoryRequest
+	(*GetWorkingMemoryResponse)(nil),        // 38: memoryd.v1.GetWorkingMemoryResponse
+	(*DeleteWorkingMemoryRequest)(nil),      // 39: memoryd.v1.DeleteWorkingMemoryRequest
+	(*DeleteWorkingMemoryResponse)(nil),     // 40: memoryd.v1.DeleteWorkingMemoryResponse
+	(*ListWorkingMemoryScopesRequest)(nil),  // 41: memoryd.v1.ListWorkingMemoryScopesRequest
+	(*ListWorkingMemoryScopesResponse)(nil), // 42: memoryd.v1.ListWorkingMemoryScopesResponse
+	(*AgentProfile)(nil),                    // 43: memoryd.v1.AgentProfile
+	(*GetProfileRequest)(nil),               // 44: memoryd.v1.GetProfileRequest
+	(*GetProfileResponse)(nil),              // 45: memoryd.v1.GetProfileResponse
+	(*SetProfileRequest)(nil),               // 46: memoryd.v1.SetProfileRequest
+	(*SetProfileResponse)(nil),              // 47: memoryd.v1.SetProfileResponse
+	(*SessionMessage)(nil),                  // 48: memoryd.v1.SessionMessage
+	(*MessageAttachment)(nil),               // 49: memoryd.v1.MessageAttachment
+	(*ToolCall)(nil),                        // 50: memoryd.v1.ToolCall
+	(*SessionCompression)(nil),              // 51: memoryd.v1.SessionCompression
+	(*FixedZoneEntry)(nil),                  // 52: memoryd.v1.FixedZoneEntry
+	(*AppendMessagesRequest)(nil),           // 53: memoryd.v1.AppendMessagesRequest
+	(*AppendMessagesResponse)(nil),          // 54: memoryd.v1.AppendMessagesResponse
+	(*GetSessionWindowRequest)(nil),         // 55: memoryd.v1.GetSessionWindowRequest
+	(*GetSessionWindowResponse)(nil),        // 56: memoryd.v1.GetSessionWindowResponse
+	(*InjectInstructionRequest)(nil),        // 57: memoryd.v1.InjectInstructionRequest
+	(*InjectInstructionResponse)(nil),       // 58: memoryd.v1.InjectInstructionResponse
+	(*EndSessionRequest)(nil),               // 59: memoryd.v1.EndSessionRequest
+	(*EndSessionResponse)(nil),              // 60: memoryd.v1.EndSessionResponse
+	(*GetSessionMessagesRequest)(nil),       // 61: memoryd.v1.GetSessionMessagesRequest
+	(*GetSessionMessagesResponse)(nil),      // 62: memoryd.v1.GetSessionMessagesResponse
+	(*DeleteMessagesRequest)(nil),           // 63: memoryd.v1.DeleteMessagesRequest
+	(*DeleteMessagesResponse)(nil),          // 64: memoryd.v1.DeleteMessagesResponse
+	(*ClearSessionRequest)(nil),             // 65: memoryd.v1.ClearSessionRequest
+	(*ClearSessionResponse)(nil),            // 66: memoryd.v1.ClearSessionResponse
+	(*GetSessionAttachmentRequest)(nil),     // 67: memoryd.v1.GetSessionAttachmentRequest
+	(*GetSessionAttachmentResponse)(nil),    // 68: memoryd.v1.GetSessionAttachmentResponse
+	(MemoryType)(0),                         // 69: memoryd.v1.MemoryType
+	(SecurityLevel)(0),                      // 70: memoryd.v1.SecurityLevel
+	(*structpb.Struct)(nil),                 // 71: google.protobuf.Struct
+	(*Provenance)(nil),                      // 72: memoryd.v1.Provenance
+	(*timestamppb.Timestamp)(nil),           // 73: google.protobuf.Timestamp
+	(*Memory)(nil),                          // 74: memoryd.v1.Memory
+	(*Degradation)(nil),                     // 75: memoryd.v1.Degradation
+	(TagMatch)(0),                           // 76: memoryd.v1.TagMatch
+	(*fieldmaskpb.FieldMask)(nil),           // 77: google.protobuf.FieldMask
+	(*structpb.Value)(nil),                  // 78: google.protobuf.Value
+	(*WorkingMemoryScope)(nil),              // 79: memoryd.v1.WorkingMemoryScope
+	(*durationpb.Duration)(nil),             // 80: google.protobuf.Duration
 }
 var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
-	65,  // 0: memoryd.v1.RememberRequest.memory_type:type_name -> memoryd.v1.MemoryType
-	66,  // 1: memoryd.v1.RememberRequest.security_level:type_name -> memoryd.v1.SecurityLevel
-	67,  // 2: memoryd.v1.RememberRequest.metadata:type_name -> google.protobuf.Struct
-	68,  // 3: memoryd.v1.RememberRequest.source:type_name -> memoryd.v1.Provenance
-	69,  // 4: memoryd.v1.RememberRequest.expires_at:type_name -> google.protobuf.Timestamp
-	69,  // 5: memoryd.v1.RememberRequest.created_at:type_name -> google.protobuf.Timestamp
-	69,  // 6: memoryd.v1.RememberRequest.occurred_at:type_name -> google.protobuf.Timestamp
-	70,  // 7: memoryd.v1.RememberResponse.memory:type_name -> memoryd.v1.Memory
-	71,  // 8: memoryd.v1.RememberResponse.degraded:type_name -> memoryd.v1.Degradation
-	6,   // 9: memoryd.v1.RememberBatchRequest.items:type_name -> memoryd.v1.RememberRequest
-	70,  // 10: memoryd.v1.RememberResult.memory:type_name -> memoryd.v1.Memory
-	9,   // 11: memoryd.v1.RememberBatchResponse.results:type_name -> memoryd.v1.RememberResult
-	71,  // 12: memoryd.v1.RememberBatchResponse.degraded:type_name -> memoryd.v1.Degradation
+	69,  // 0: memoryd.v1.RememberRequest.memory_type:type_name -> memoryd.v1.MemoryType
+	70,  // 1: memoryd.v1.RememberRequest.security_level:type_name -> memoryd.v1.SecurityLevel
+	71,  // 2: memoryd.v1.RememberRequest.metadata:type_name -> google.protobuf.Struct
+	72,  // 3: memoryd.v1.RememberRequest.source:type_name -> memoryd.v1.Provenance
+	73,  // 4: memoryd.v1.RememberRequest.expires_at:type_name -> google.protobuf.Timestamp
+	73,  // 5: memoryd.v1.RememberRequest.created_at:type_name -> google.protobuf.Timestamp
+	73,  // 6: memoryd.v1.RememberRequest.occurred_at:type_name -> google.protobuf.Timestamp
+	74,  // 7: memoryd.v1.RememberResponse.memory:type_name -> memoryd.v1.Memory
+	75,  // 8: memoryd.v1.RememberResponse.degraded:type_name -> memoryd.v1.Degradation
+	7,   // 9: memoryd.v1.RememberBatchRequest.items:type_name -> memoryd.v1.RememberRequest
+	74,  // 10: memoryd.v1.RememberResult.memory:type_name -> memoryd.v1.Memory
+	10,  // 11: memoryd.v1.RememberBatchResponse.results:type_name -> memoryd.v1.RememberResult
+	75,  // 12: memoryd.v1.RememberBatchResponse.degraded:type_name -> memoryd.v1.Degradation
 	0,   // 13: memoryd.v1.Scoring.preset:type_name -> memoryd.v1.ScoringPreset
 	1,   // 14: memoryd.v1.Scoring.recency_basis:type_name -> memoryd.v1.RecencyBasis
-	72,  // 15: memoryd.v1.RecallRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	65,  // 16: memoryd.v1.RecallRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	66,  // 17: memoryd.v1.RecallRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	11,  // 18: memoryd.v1.RecallRequest.scoring:type_name -> memoryd.v1.Scoring
-	69,  // 19: memoryd.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
-	69,  // 20: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
-	69,  // 21: memoryd.v1.RecallRequest.now:type_name -> google.protobuf.Timestamp
-	70,  // 22: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
-	12,  // 23: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
-	14,  // 24: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
-	71,  // 25: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
-	70,  // 26: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	72,  // 27: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	65,  // 28: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	66,  // 29: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	69,  // 30: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
-	69,  // 31: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
+	76,  // 15: memoryd.v1.RecallRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	69,  // 16: memoryd.v1.RecallRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	70,  // 17: memoryd.v1.RecallRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	12,  // 18: memoryd.v1.RecallRequest.scoring:type_name -> memoryd.v1.Scoring
+	73,  // 19: memoryd.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
+	73,  // 20: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
+	73,  // 21: memoryd.v1.RecallRequest.now:type_name -> google.protobuf.Timestamp
+	74,  // 22: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
+	13,  // 23: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
+	15,  // 24: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
+	75,  // 25: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
+	74,  // 26: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	76,  // 27: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	69,  // 28: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	70,  // 29: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	73,  // 30: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
+	73,  // 31: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
 	2,   // 32: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
-	70,  // 33: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
-	70,  // 34: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
-	73,  // 35: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
-	70,  // 36: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	71,  // 37: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	74,  // 38: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
-	69,  // 39: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
-	68,  // 40: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
-	66,  // 41: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
-	74,  // 42: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
-	68,  // 43: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
-	66,  // 44: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
-	24,  // 45: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
-	71,  // 46: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	24,  // 47: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
-	24,  // 48: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
-	24,  // 49: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
-	75,  // 50: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	67,  // 51: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
-	69,  // 52: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
-	69,  // 53: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
-	67,  // 54: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
-	75,  // 55: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	67,  // 56: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
+	74,  // 33: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
+	74,  // 34: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
+	77,  // 35: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
+	74,  // 36: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	75,  // 37: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	78,  // 38: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
+	73,  // 39: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
+	72,  // 40: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
+	70,  // 41: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
+	78,  // 42: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
+	72,  // 43: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
+	70,  // 44: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
+	25,  // 45: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
+	75,  // 46: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	25,  // 47: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
+	25,  // 48: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
+	25,  // 49: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
+	79,  // 50: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	71,  // 51: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
+	73,  // 52: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
+	73,  // 53: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
+	71,  // 54: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
+	79,  // 55: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	71,  // 56: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
 	3,   // 57: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
-	76,  // 58: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
-	67,  // 59: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
-	33,  // 60: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	75,  // 61: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	33,  // 62: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	75,  // 63: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	33,  // 64: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
-	69,  // 65: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
-	42,  // 66: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	42,  // 67: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	80,  // 58: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
+	71,  // 59: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
+	34,  // 60: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	79,  // 61: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	34,  // 62: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	79,  // 63: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	34,  // 64: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
+	73,  // 65: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
+	43,  // 66: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	43,  // 67: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
 	4,   // 68: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
-	69,  // 69: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
-	48,  // 70: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
-	74,  // 71: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
-	5,   // 72: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
-	69,  // 73: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
-	47,  // 74: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
-	76,  // 75: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
-	49,  // 76: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
-	71,  // 77: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	50,  // 78: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	47,  // 79: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
-	71,  // 80: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
-	5,   // 81: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
-	50,  // 82: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	70,  // 83: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
-	71,  // 84: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
-	47,  // 85: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
-	71,  // 86: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	6,   // 87: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
-	8,   // 88: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
-	13,  // 89: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
-	16,  // 90: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
-	18,  // 91: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
-	20,  // 92: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
-	22,  // 93: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
-	25,  // 94: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
-	27,  // 95: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
-	29,  // 96: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
-	31,  // 97: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
-	34,  // 98: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
-	36,  // 99: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
-	38,  // 100: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
-	40,  // 101: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
-	43,  // 102: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
-	45,  // 103: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
-	51,  // 104: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
-	53,  // 105: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
-	55,  // 106: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
-	57,  // 107: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
-	59,  // 108: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
-	61,  // 109: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
-	63,  // 110: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
-	7,   // 111: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
-	10,  // 112: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
-	15,  // 113: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
-	17,  // 114: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
-	19,  // 115: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
-	21,  // 116: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
-	23,  // 117: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
-	26,  // 118: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
-	28,  // 119: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
-	30,  // 120: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
-	32,  // 121: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
-	35,  // 122: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
-	37,  // 123: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
-	39,  // 124: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
-	41,  // 125: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
-	44,  // 126: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
-	46,  // 127: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
-	52,  // 128: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
-	54,  // 129: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
-	56,  // 130: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
-	58,  // 131: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
-	60,  // 132: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
-	62,  // 133: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
-	64,  // 134: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
-	111, // [111:135] is the sub-list for method output_type
-	87,  // [87:111] is the sub-list for method input_type
-	87,  // [87:87] is the sub-list for extension type_name
-	87,  // [87:87] is the sub-list for extension extendee
-	0,   // [0:87] is the sub-list for field type_name
+	73,  // 69: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 70: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
+	49,  // 71: memoryd.v1.SessionMessage.attachment:type_name -> memoryd.v1.MessageAttachment
+	78,  // 72: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
+	6,   // 73: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
+	73,  // 74: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
+	48,  // 75: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
+	80,  // 76: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
+	51,  // 77: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
+	5,   // 78: memoryd.v1.AppendMessagesRequest.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
+	75,  // 79: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	52,  // 80: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	48,  // 81: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
+	75,  // 82: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
+	5,   // 83: memoryd.v1.GetSessionWindowResponse.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
+	74,  // 84: memoryd.v1.GetSessionWindowResponse.long_term_memories:type_name -> memoryd.v1.Memory
+	6,   // 85: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
+	52,  // 86: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	74,  // 87: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
+	75,  // 88: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
+	48,  // 89: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
+	75,  // 90: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	49,  // 91: memoryd.v1.GetSessionAttachmentResponse.attachment:type_name -> memoryd.v1.MessageAttachment
+	4,   // 92: memoryd.v1.GetSessionAttachmentResponse.role:type_name -> memoryd.v1.MessageRole
+	7,   // 93: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
+	9,   // 94: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
+	14,  // 95: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
+	17,  // 96: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
+	19,  // 97: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
+	21,  // 98: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
+	23,  // 99: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
+	26,  // 100: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
+	28,  // 101: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
+	30,  // 102: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
+	32,  // 103: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
+	35,  // 104: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
+	37,  // 105: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
+	39,  // 106: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
+	41,  // 107: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
+	44,  // 108: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
+	46,  // 109: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
+	53,  // 110: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
+	55,  // 111: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
+	57,  // 112: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
+	59,  // 113: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
+	61,  // 114: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
+	63,  // 115: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
+	65,  // 116: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
+	67,  // 117: memoryd.v1.MemoryService.GetSessionAttachment:input_type -> memoryd.v1.GetSessionAttachmentRequest
+	8,   // 118: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
+	11,  // 119: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
+	16,  // 120: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
+	18,  // 121: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
+	20,  // 122: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
+	22,  // 123: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
+	24,  // 124: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
+	27,  // 125: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
+	29,  // 126: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
+	31,  // 127: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
+	33,  // 128: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
+	36,  // 129: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
+	38,  // 130: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
+	40,  // 131: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
+	42,  // 132: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
+	45,  // 133: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
+	47,  // 134: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
+	54,  // 135: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
+	56,  // 136: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
+	58,  // 137: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
+	60,  // 138: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
+	62,  // 139: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
+	64,  // 140: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	66,  // 141: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	68,  // 142: memoryd.v1.MemoryService.GetSessionAttachment:output_type -> memoryd.v1.GetSessionAttachmentResponse
+	118, // [118:143] is the sub-list for method output_type
+	93,  // [93:118] is the sub-list for method input_type
+	93,  // [93:93] is the sub-list for extension type_name
+	93,  // [93:93] is the sub-list for extension extendee
+	0,   // [0:93] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_memory_service_proto_init() }
@@ -5143,14 +5590,14 @@ func file_memoryd_v1_memory_service_proto_init() {
 	file_memoryd_v1_memory_service_proto_msgTypes[12].OneofWrappers = []any{}
 	file_memoryd_v1_memory_service_proto_msgTypes[14].OneofWrappers = []any{}
 	file_memoryd_v1_memory_service_proto_msgTypes[19].OneofWrappers = []any{}
-	file_memoryd_v1_memory_service_proto_msgTypes[43].OneofWrappers = []any{}
+	file_memoryd_v1_memory_service_proto_msgTypes[44].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_memory_service_proto_rawDesc), len(file_memoryd_v1_memory_service_proto_rawDesc)),
-			NumEnums:      6,
-			NumMessages:   59,
+			NumEnums:      7,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -43,6 +43,7 @@ const (
 	MemoryService_GetSessionMessages_FullMethodName      = "/memoryd.v1.MemoryService/GetSessionMessages"
 	MemoryService_DeleteMessages_FullMethodName          = "/memoryd.v1.MemoryService/DeleteMessages"
 	MemoryService_ClearSession_FullMethodName            = "/memoryd.v1.MemoryService/ClearSession"
+	MemoryService_GetSessionAttachment_FullMethodName    = "/memoryd.v1.MemoryService/GetSessionAttachment"
 )
 
 // MemoryServiceClient is the client API for MemoryService service.
@@ -86,6 +87,8 @@ type MemoryServiceClient interface {
 	DeleteMessages(ctx context.Context, in *DeleteMessagesRequest, opts ...grpc.CallOption) (*DeleteMessagesResponse, error)
 	// Deletes every message and the summary; the session stays open.
 	ClearSession(ctx context.Context, in *ClearSessionRequest, opts ...grpc.CallOption) (*ClearSessionResponse, error)
+	// The full content of an offloaded message (its window and stored message hold a stub).
+	GetSessionAttachment(ctx context.Context, in *GetSessionAttachmentRequest, opts ...grpc.CallOption) (*GetSessionAttachmentResponse, error)
 }
 
 type memoryServiceClient struct {
@@ -336,6 +339,16 @@ func (c *memoryServiceClient) ClearSession(ctx context.Context, in *ClearSession
 	return out, nil
 }
 
+func (c *memoryServiceClient) GetSessionAttachment(ctx context.Context, in *GetSessionAttachmentRequest, opts ...grpc.CallOption) (*GetSessionAttachmentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSessionAttachmentResponse)
+	err := c.cc.Invoke(ctx, MemoryService_GetSessionAttachment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MemoryServiceServer is the server API for MemoryService service.
 // All implementations must embed UnimplementedMemoryServiceServer
 // for forward compatibility.
@@ -377,6 +390,8 @@ type MemoryServiceServer interface {
 	DeleteMessages(context.Context, *DeleteMessagesRequest) (*DeleteMessagesResponse, error)
 	// Deletes every message and the summary; the session stays open.
 	ClearSession(context.Context, *ClearSessionRequest) (*ClearSessionResponse, error)
+	// The full content of an offloaded message (its window and stored message hold a stub).
+	GetSessionAttachment(context.Context, *GetSessionAttachmentRequest) (*GetSessionAttachmentResponse, error)
 	mustEmbedUnimplementedMemoryServiceServer()
 }
 
@@ -458,6 +473,9 @@ func (UnimplementedMemoryServiceServer) DeleteMessages(context.Context, *DeleteM
 }
 func (UnimplementedMemoryServiceServer) ClearSession(context.Context, *ClearSessionRequest) (*ClearSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ClearSession not implemented")
+}
+func (UnimplementedMemoryServiceServer) GetSessionAttachment(context.Context, *GetSessionAttachmentRequest) (*GetSessionAttachmentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSessionAttachment not implemented")
 }
 func (UnimplementedMemoryServiceServer) mustEmbedUnimplementedMemoryServiceServer() {}
 func (UnimplementedMemoryServiceServer) testEmbeddedByValue()                       {}
@@ -912,6 +930,24 @@ func _MemoryService_ClearSession_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryService_GetSessionAttachment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSessionAttachmentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).GetSessionAttachment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_GetSessionAttachment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).GetSessionAttachment(ctx, req.(*GetSessionAttachmentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MemoryService_ServiceDesc is the grpc.ServiceDesc for MemoryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1014,6 +1050,10 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ClearSession",
 			Handler:    _MemoryService_ClearSession_Handler,
+		},
+		{
+			MethodName: "GetSessionAttachment",
+			Handler:    _MemoryService_GetSessionAttachment_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -12,17 +12,20 @@ from memoryd_client.core import Unary
 from memoryd_client.errors import invalid_argument
 from memoryd_client.results import (
     Appended,
+    Attachment,
     FixedZoneEntry,
     Memory,
     Message,
     MessagesDeleted,
     Page,
     Profile,
+    SessionAttachment,
     SessionEnd,
     SessionMessages,
     SessionWindow,
     WorkingMemory,
     degradations,
+    enum_name,
 )
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
 
@@ -46,7 +49,8 @@ def set_working_memory(
     """Merge ``content``'s top-level fields into the scope's working memory
     (``replace=True``: replace it). A replace is safe to retry; a merge is not.
     ``content`` as :class:`~memoryd_client.JsonText` is stored as written (a merge
-    keeps each member's text)."""
+    keeps each member's text). ``ttl``: expire this long after this write; ``0``: never
+    (an expiry set before is removed); None: keep the scope's expiry."""
     mode = (
         memory_service_pb2.WORKING_MEMORY_MODE_REPLACE
         if replace
@@ -58,7 +62,9 @@ def set_working_memory(
         content_json=rq.json_text(content, "content", object_only=True),
         mode=mode,
     )
-    if ttl is not None:
+    if ttl is not None and (ttl.total_seconds() if isinstance(ttl, timedelta) else ttl) == 0:
+        request.ttl.SetInParent()  # a zero Duration: no expiry
+    elif ttl is not None:
         request.ttl.CopyFrom(rq.duration(ttl, "ttl"))
     if json_schema is not None:
         request.json_schema.CopyFrom(rq.struct(json_schema, "json_schema"))
@@ -196,22 +202,10 @@ def session_message(message: MessageArg, field: str) -> memory_service_pb2.Sessi
     )
 
 
-def _compression(
-    compress_threshold_messages: int | None,
-    compress_token_ratio: float | None,
-    context_budget_tokens: int | None,
-    keep_recent_messages: int | None,
-) -> memory_service_pb2.SessionCompression | None:
-    out = memory_service_pb2.SessionCompression()
-    if compress_threshold_messages is not None:
-        out.compress_threshold_messages = compress_threshold_messages
-    if compress_token_ratio is not None:
-        out.compress_token_ratio = compress_token_ratio
-    if context_budget_tokens is not None:
-        out.context_budget_tokens = context_budget_tokens
-    if keep_recent_messages is not None:
-        out.keep_recent_messages = keep_recent_messages
-    return out if out.ListFields() else None
+def _compression(settings: Mapping[str, Any]) -> memory_service_pb2.SessionCompression | None:
+    """The fields of ``settings`` that are not None (SessionCompression's names)."""
+    given = {k: v for k, v in settings.items() if v is not None}
+    return memory_service_pb2.SessionCompression(**given) if given else None
 
 
 def append_messages(
@@ -224,10 +218,15 @@ def append_messages(
     compress_token_ratio: float | None = None,
     context_budget_tokens: int | None = None,
     keep_recent_messages: int | None = None,
+    offload_bytes: int | None = None,
+    merge_adjacent_messages: bool | None = None,
+    long_term_memory_mode: rq.EnumArg | None = None,
 ) -> Unary[Appended]:
     """Append messages to a session (created on first append). Not retried: a repeat
     would append them twice. The compression settings, when given, become this
-    session's own from now on (the others keep their value)."""
+    session's own from now on (the others keep their value); so does
+    ``long_term_memory_mode`` (``"agent_control"``, ``"static_control"`` or ``"both"``;
+    static control records each assistant reply in long-term memory)."""
     request = memory_service_pb2.AppendMessagesRequest(
         agent_id=agent_id,
         session_id=session_id,
@@ -236,18 +235,35 @@ def append_messages(
     if ttl is not None:
         request.ttl.CopyFrom(rq.duration(ttl, "ttl"))
     compression = _compression(
-        compress_threshold_messages,
-        compress_token_ratio,
-        context_budget_tokens,
-        keep_recent_messages,
+        {
+            "compress_threshold_messages": compress_threshold_messages,
+            "compress_token_ratio": compress_token_ratio,
+            "context_budget_tokens": context_budget_tokens,
+            "keep_recent_messages": keep_recent_messages,
+            "offload_bytes": offload_bytes,
+            "merge_adjacent_messages": merge_adjacent_messages,
+        }
     )
     if compression is not None:
         request.compression.CopyFrom(compression)
+    if long_term_memory_mode is not None:
+        request.long_term_memory_mode = rq.enum_value(  # type: ignore[assignment]
+            long_term_memory_mode,
+            memory_service_pb2.LongTermMemoryMode,
+            "LONG_TERM_MEMORY_MODE_",
+            "long_term_memory_mode",
+        )
     return Unary(
         "memory",
         "AppendMessages",
         request,
-        lambda r: Appended(r.message_count, r.compressed, degradations(r.degraded)),
+        lambda r: Appended(
+            r.message_count,
+            r.compressed,
+            degradations(r.degraded),
+            tuple(r.recorded_memory_ids),
+            tuple(r.offloaded_seqs),
+        ),
         idempotent=False,
     )
 
@@ -276,7 +292,38 @@ def _window(r: memory_service_pb2.GetSessionWindowResponse) -> SessionWindow:
         degraded=degradations(r.degraded),
         summarized_through_seq=r.summarized_through_seq,
         stored_messages=r.stored_messages,
+        long_term_memory_mode=enum_name(
+            memory_service_pb2.LongTermMemoryMode,
+            r.long_term_memory_mode or memory_service_pb2.LONG_TERM_MEMORY_MODE_AGENT_CONTROL,
+            "LONG_TERM_MEMORY_MODE_",
+        ),
+        long_term_memories=tuple(Memory.from_pb(m) for m in r.long_term_memories),
+        long_term_memory=r.long_term_memory,
     )
+
+
+def get_session_attachment(
+    agent_id: str, session_id: str, seq: int, *, offset: int = 0, max_chars: int = 0
+) -> Unary[SessionAttachment]:
+    """The full content of offloaded message ``seq`` (its stub names it): from
+    ``offset`` characters, at most ``max_chars`` (0: to the end)."""
+    request = memory_service_pb2.GetSessionAttachmentRequest(
+        agent_id=agent_id, session_id=session_id, seq=seq, offset=offset, max_chars=max_chars
+    )
+
+    def parse(r: memory_service_pb2.GetSessionAttachmentResponse) -> SessionAttachment:
+        a = r.attachment
+        return SessionAttachment(
+            r.seq,
+            r.content,
+            Attachment(a.size_bytes, a.chars, a.sha256),
+            r.next_offset,
+            enum_name(memory_service_pb2.MessageRole, r.role, "MESSAGE_ROLE_"),
+            r.name,
+            r.tool_call_id,
+        )
+
+    return Unary("memory", "GetSessionAttachment", request, parse, idempotent=True)
 
 
 def get_session_messages(

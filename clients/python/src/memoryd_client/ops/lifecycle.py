@@ -200,12 +200,15 @@ def prune(
     tags: rq.StrSeq = (),
     min_access_count: int | None = None,
     dry_run: bool = False,
+    namespace: str | None = None,
 ) -> Unary[Pruned]:
-    """Delete memories matching every given criterion (admin); ``dry_run`` only reports."""
+    """Delete memories matching every given criterion (admin); ``dry_run`` only reports.
+    ``namespace`` alone deletes that namespace (keyed memories' mirrors excepted)."""
     request = lifecycle_service_pb2.PruneRequest(
         agent_id=agent_id,
         tags=[tags] if isinstance(tags, str) else list(tags),
         dry_run=dry_run,
+        namespace=namespace,
     )
     if created_before is not None:
         request.created_before.CopyFrom(rq.timestamp(created_before, "created_before"))

@@ -104,20 +104,22 @@ class RestoreResponse(_message.Message):
     def __init__(self, restored: _Optional[int] = ..., consolidations_undone: _Optional[int] = ...) -> None: ...
 
 class PruneRequest(_message.Message):
-    __slots__ = ("agent_id", "created_before", "tags", "min_access_count", "memory_types", "dry_run")
+    __slots__ = ("agent_id", "created_before", "tags", "min_access_count", "memory_types", "dry_run", "namespace")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     CREATED_BEFORE_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
     MIN_ACCESS_COUNT_FIELD_NUMBER: _ClassVar[int]
     MEMORY_TYPES_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     created_before: _timestamp_pb2.Timestamp
     tags: _containers.RepeatedScalarFieldContainer[str]
     min_access_count: int
     memory_types: _containers.RepeatedScalarFieldContainer[_common_pb2.MemoryType]
     dry_run: bool
-    def __init__(self, agent_id: _Optional[str] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tags: _Optional[_Iterable[str]] = ..., min_access_count: _Optional[int] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+    namespace: str
+    def __init__(self, agent_id: _Optional[str] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tags: _Optional[_Iterable[str]] = ..., min_access_count: _Optional[int] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., dry_run: _Optional[bool] = ..., namespace: _Optional[str] = ...) -> None: ...
 
 class PruneResponse(_message.Message):
     __slots__ = ("pruned", "ids", "dry_run")
@@ -316,7 +318,7 @@ class ExportedProfile(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., profile: _Optional[_Union[_memory_service_pb2.AgentProfile, _Mapping]] = ..., version: _Optional[int] = ...) -> None: ...
 
 class ExportedSession(_message.Message):
-    __slots__ = ("agent_id", "session_id", "fixed_zone", "summary", "messages", "expires_at", "closed", "created_at", "updated_at", "ttl", "summarizer", "summary_degraded", "message_count", "version", "summarized_through_seq", "stored_messages", "compression")
+    __slots__ = ("agent_id", "session_id", "fixed_zone", "summary", "messages", "expires_at", "closed", "created_at", "updated_at", "ttl", "summarizer", "summary_degraded", "message_count", "version", "summarized_through_seq", "stored_messages", "compression", "long_term_memory_mode")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     FIXED_ZONE_FIELD_NUMBER: _ClassVar[int]
@@ -334,6 +336,7 @@ class ExportedSession(_message.Message):
     SUMMARIZED_THROUGH_SEQ_FIELD_NUMBER: _ClassVar[int]
     STORED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     COMPRESSION_FIELD_NUMBER: _ClassVar[int]
+    LONG_TERM_MEMORY_MODE_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     session_id: str
     fixed_zone: _containers.RepeatedCompositeFieldContainer[_memory_service_pb2.FixedZoneEntry]
@@ -351,7 +354,8 @@ class ExportedSession(_message.Message):
     summarized_through_seq: int
     stored_messages: int
     compression: _memory_service_pb2.SessionCompression
-    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., fixed_zone: _Optional[_Iterable[_Union[_memory_service_pb2.FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_memory_service_pb2.SessionMessage, _Mapping]]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed: _Optional[bool] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., summarizer: _Optional[str] = ..., summary_degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., message_count: _Optional[int] = ..., version: _Optional[int] = ..., summarized_through_seq: _Optional[int] = ..., stored_messages: _Optional[int] = ..., compression: _Optional[_Union[_memory_service_pb2.SessionCompression, _Mapping]] = ...) -> None: ...
+    long_term_memory_mode: _memory_service_pb2.LongTermMemoryMode
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., fixed_zone: _Optional[_Iterable[_Union[_memory_service_pb2.FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_memory_service_pb2.SessionMessage, _Mapping]]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed: _Optional[bool] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., summarizer: _Optional[str] = ..., summary_degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., message_count: _Optional[int] = ..., version: _Optional[int] = ..., summarized_through_seq: _Optional[int] = ..., stored_messages: _Optional[int] = ..., compression: _Optional[_Union[_memory_service_pb2.SessionCompression, _Mapping]] = ..., long_term_memory_mode: _Optional[_Union[_memory_service_pb2.LongTermMemoryMode, str]] = ...) -> None: ...
 
 class ExportedSessionMessage(_message.Message):
     __slots__ = ("agent_id", "session_id", "session_created_at", "message")
@@ -365,6 +369,20 @@ class ExportedSessionMessage(_message.Message):
     message: _memory_service_pb2.SessionMessage
     def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., session_created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[_Union[_memory_service_pb2.SessionMessage, _Mapping]] = ...) -> None: ...
 
+class ExportedSessionAttachment(_message.Message):
+    __slots__ = ("agent_id", "session_id", "session_created_at", "seq", "content")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    session_created_at: _timestamp_pb2.Timestamp
+    seq: int
+    content: str
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., session_created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., seq: _Optional[int] = ..., content: _Optional[str] = ...) -> None: ...
+
 class ExportedState(_message.Message):
     __slots__ = ("agent_id", "session_id", "component")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -376,7 +394,7 @@ class ExportedState(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., component: _Optional[_Union[_snapshot_service_pb2.StateComponent, _Mapping]] = ...) -> None: ...
 
 class ExportRecord(_message.Message):
-    __slots__ = ("header", "memory", "key_event", "working_memory", "profile", "session", "state", "session_message")
+    __slots__ = ("header", "memory", "key_event", "working_memory", "profile", "session", "state", "session_message", "session_attachment")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     KEY_EVENT_FIELD_NUMBER: _ClassVar[int]
@@ -385,6 +403,7 @@ class ExportRecord(_message.Message):
     SESSION_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     SESSION_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ATTACHMENT_FIELD_NUMBER: _ClassVar[int]
     header: ExportHeader
     memory: ExportedMemory
     key_event: ExportedKeyEvent
@@ -393,7 +412,8 @@ class ExportRecord(_message.Message):
     session: ExportedSession
     state: ExportedState
     session_message: ExportedSessionMessage
-    def __init__(self, header: _Optional[_Union[ExportHeader, _Mapping]] = ..., memory: _Optional[_Union[ExportedMemory, _Mapping]] = ..., key_event: _Optional[_Union[ExportedKeyEvent, _Mapping]] = ..., working_memory: _Optional[_Union[ExportedWorkingMemory, _Mapping]] = ..., profile: _Optional[_Union[ExportedProfile, _Mapping]] = ..., session: _Optional[_Union[ExportedSession, _Mapping]] = ..., state: _Optional[_Union[ExportedState, _Mapping]] = ..., session_message: _Optional[_Union[ExportedSessionMessage, _Mapping]] = ...) -> None: ...
+    session_attachment: ExportedSessionAttachment
+    def __init__(self, header: _Optional[_Union[ExportHeader, _Mapping]] = ..., memory: _Optional[_Union[ExportedMemory, _Mapping]] = ..., key_event: _Optional[_Union[ExportedKeyEvent, _Mapping]] = ..., working_memory: _Optional[_Union[ExportedWorkingMemory, _Mapping]] = ..., profile: _Optional[_Union[ExportedProfile, _Mapping]] = ..., session: _Optional[_Union[ExportedSession, _Mapping]] = ..., state: _Optional[_Union[ExportedState, _Mapping]] = ..., session_message: _Optional[_Union[ExportedSessionMessage, _Mapping]] = ..., session_attachment: _Optional[_Union[ExportedSessionAttachment, _Mapping]] = ...) -> None: ...
 
 class ExportRequest(_message.Message):
     __slots__ = ("agent_id", "all_agents", "include_vectors")

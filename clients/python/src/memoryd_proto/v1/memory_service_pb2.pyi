@@ -50,6 +50,13 @@ class MessageRole(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MESSAGE_ROLE_SYSTEM: _ClassVar[MessageRole]
     MESSAGE_ROLE_TOOL: _ClassVar[MessageRole]
 
+class LongTermMemoryMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    LONG_TERM_MEMORY_MODE_UNSPECIFIED: _ClassVar[LongTermMemoryMode]
+    LONG_TERM_MEMORY_MODE_AGENT_CONTROL: _ClassVar[LongTermMemoryMode]
+    LONG_TERM_MEMORY_MODE_STATIC_CONTROL: _ClassVar[LongTermMemoryMode]
+    LONG_TERM_MEMORY_MODE_BOTH: _ClassVar[LongTermMemoryMode]
+
 class FixedZoneKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     FIXED_ZONE_KIND_UNSPECIFIED: _ClassVar[FixedZoneKind]
@@ -77,6 +84,10 @@ MESSAGE_ROLE_USER: MessageRole
 MESSAGE_ROLE_ASSISTANT: MessageRole
 MESSAGE_ROLE_SYSTEM: MessageRole
 MESSAGE_ROLE_TOOL: MessageRole
+LONG_TERM_MEMORY_MODE_UNSPECIFIED: LongTermMemoryMode
+LONG_TERM_MEMORY_MODE_AGENT_CONTROL: LongTermMemoryMode
+LONG_TERM_MEMORY_MODE_STATIC_CONTROL: LongTermMemoryMode
+LONG_TERM_MEMORY_MODE_BOTH: LongTermMemoryMode
 FIXED_ZONE_KIND_UNSPECIFIED: FixedZoneKind
 FIXED_ZONE_KIND_TRIGGER: FixedZoneKind
 FIXED_ZONE_KIND_FOCUS: FixedZoneKind
@@ -575,7 +586,7 @@ class SetProfileResponse(_message.Message):
     def __init__(self, profile: _Optional[_Union[AgentProfile, _Mapping]] = ...) -> None: ...
 
 class SessionMessage(_message.Message):
-    __slots__ = ("role", "content", "name", "tool_call_id", "created_at", "seq", "tool_calls")
+    __slots__ = ("role", "content", "name", "tool_call_id", "created_at", "seq", "tool_calls", "attachment", "merged_from_seq")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -583,6 +594,8 @@ class SessionMessage(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    ATTACHMENT_FIELD_NUMBER: _ClassVar[int]
+    MERGED_FROM_SEQ_FIELD_NUMBER: _ClassVar[int]
     role: MessageRole
     content: str
     name: str
@@ -590,7 +603,19 @@ class SessionMessage(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     seq: int
     tool_calls: _containers.RepeatedCompositeFieldContainer[ToolCall]
-    def __init__(self, role: _Optional[_Union[MessageRole, str]] = ..., content: _Optional[str] = ..., name: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., seq: _Optional[int] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ...) -> None: ...
+    attachment: MessageAttachment
+    merged_from_seq: int
+    def __init__(self, role: _Optional[_Union[MessageRole, str]] = ..., content: _Optional[str] = ..., name: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., seq: _Optional[int] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., attachment: _Optional[_Union[MessageAttachment, _Mapping]] = ..., merged_from_seq: _Optional[int] = ...) -> None: ...
+
+class MessageAttachment(_message.Message):
+    __slots__ = ("size_bytes", "chars", "sha256")
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    CHARS_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    size_bytes: int
+    chars: int
+    sha256: str
+    def __init__(self, size_bytes: _Optional[int] = ..., chars: _Optional[int] = ..., sha256: _Optional[str] = ...) -> None: ...
 
 class ToolCall(_message.Message):
     __slots__ = ("id", "name", "arguments")
@@ -603,16 +628,20 @@ class ToolCall(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class SessionCompression(_message.Message):
-    __slots__ = ("compress_threshold_messages", "compress_token_ratio", "context_budget_tokens", "keep_recent_messages")
+    __slots__ = ("compress_threshold_messages", "compress_token_ratio", "context_budget_tokens", "keep_recent_messages", "offload_bytes", "merge_adjacent_messages")
     COMPRESS_THRESHOLD_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     COMPRESS_TOKEN_RATIO_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_BUDGET_TOKENS_FIELD_NUMBER: _ClassVar[int]
     KEEP_RECENT_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    OFFLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MERGE_ADJACENT_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     compress_threshold_messages: int
     compress_token_ratio: float
     context_budget_tokens: int
     keep_recent_messages: int
-    def __init__(self, compress_threshold_messages: _Optional[int] = ..., compress_token_ratio: _Optional[float] = ..., context_budget_tokens: _Optional[int] = ..., keep_recent_messages: _Optional[int] = ...) -> None: ...
+    offload_bytes: int
+    merge_adjacent_messages: bool
+    def __init__(self, compress_threshold_messages: _Optional[int] = ..., compress_token_ratio: _Optional[float] = ..., context_budget_tokens: _Optional[int] = ..., keep_recent_messages: _Optional[int] = ..., offload_bytes: _Optional[int] = ..., merge_adjacent_messages: _Optional[bool] = ...) -> None: ...
 
 class FixedZoneEntry(_message.Message):
     __slots__ = ("kind", "content", "created_at")
@@ -625,28 +654,34 @@ class FixedZoneEntry(_message.Message):
     def __init__(self, kind: _Optional[_Union[FixedZoneKind, str]] = ..., content: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class AppendMessagesRequest(_message.Message):
-    __slots__ = ("agent_id", "session_id", "messages", "ttl", "compression")
+    __slots__ = ("agent_id", "session_id", "messages", "ttl", "compression", "long_term_memory_mode")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     COMPRESSION_FIELD_NUMBER: _ClassVar[int]
+    LONG_TERM_MEMORY_MODE_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     session_id: str
     messages: _containers.RepeatedCompositeFieldContainer[SessionMessage]
     ttl: _duration_pb2.Duration
     compression: SessionCompression
-    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[SessionMessage, _Mapping]]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., compression: _Optional[_Union[SessionCompression, _Mapping]] = ...) -> None: ...
+    long_term_memory_mode: LongTermMemoryMode
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[SessionMessage, _Mapping]]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., compression: _Optional[_Union[SessionCompression, _Mapping]] = ..., long_term_memory_mode: _Optional[_Union[LongTermMemoryMode, str]] = ...) -> None: ...
 
 class AppendMessagesResponse(_message.Message):
-    __slots__ = ("message_count", "compressed", "degraded")
+    __slots__ = ("message_count", "compressed", "degraded", "recorded_memory_ids", "offloaded_seqs")
     MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
     COMPRESSED_FIELD_NUMBER: _ClassVar[int]
     DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_MEMORY_IDS_FIELD_NUMBER: _ClassVar[int]
+    OFFLOADED_SEQS_FIELD_NUMBER: _ClassVar[int]
     message_count: int
     compressed: bool
     degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
-    def __init__(self, message_count: _Optional[int] = ..., compressed: _Optional[bool] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
+    recorded_memory_ids: _containers.RepeatedScalarFieldContainer[str]
+    offloaded_seqs: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, message_count: _Optional[int] = ..., compressed: _Optional[bool] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., recorded_memory_ids: _Optional[_Iterable[str]] = ..., offloaded_seqs: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class GetSessionWindowRequest(_message.Message):
     __slots__ = ("agent_id", "session_id", "token_budget")
@@ -659,7 +694,7 @@ class GetSessionWindowRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., token_budget: _Optional[int] = ...) -> None: ...
 
 class GetSessionWindowResponse(_message.Message):
-    __slots__ = ("fixed_zone", "summary", "recent", "tokens_used", "summarizer", "token_counter", "degraded", "summarized_through_seq", "stored_messages")
+    __slots__ = ("fixed_zone", "summary", "recent", "tokens_used", "summarizer", "token_counter", "degraded", "summarized_through_seq", "stored_messages", "long_term_memory_mode", "long_term_memories", "long_term_memory")
     FIXED_ZONE_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     RECENT_FIELD_NUMBER: _ClassVar[int]
@@ -669,6 +704,9 @@ class GetSessionWindowResponse(_message.Message):
     DEGRADED_FIELD_NUMBER: _ClassVar[int]
     SUMMARIZED_THROUGH_SEQ_FIELD_NUMBER: _ClassVar[int]
     STORED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    LONG_TERM_MEMORY_MODE_FIELD_NUMBER: _ClassVar[int]
+    LONG_TERM_MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    LONG_TERM_MEMORY_FIELD_NUMBER: _ClassVar[int]
     fixed_zone: _containers.RepeatedCompositeFieldContainer[FixedZoneEntry]
     summary: str
     recent: _containers.RepeatedCompositeFieldContainer[SessionMessage]
@@ -678,7 +716,10 @@ class GetSessionWindowResponse(_message.Message):
     degraded: _containers.RepeatedCompositeFieldContainer[_common_pb2.Degradation]
     summarized_through_seq: int
     stored_messages: int
-    def __init__(self, fixed_zone: _Optional[_Iterable[_Union[FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., recent: _Optional[_Iterable[_Union[SessionMessage, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., summarizer: _Optional[str] = ..., token_counter: _Optional[str] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., summarized_through_seq: _Optional[int] = ..., stored_messages: _Optional[int] = ...) -> None: ...
+    long_term_memory_mode: LongTermMemoryMode
+    long_term_memories: _containers.RepeatedCompositeFieldContainer[_common_pb2.Memory]
+    long_term_memory: str
+    def __init__(self, fixed_zone: _Optional[_Iterable[_Union[FixedZoneEntry, _Mapping]]] = ..., summary: _Optional[str] = ..., recent: _Optional[_Iterable[_Union[SessionMessage, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., summarizer: _Optional[str] = ..., token_counter: _Optional[str] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ..., summarized_through_seq: _Optional[int] = ..., stored_messages: _Optional[int] = ..., long_term_memory_mode: _Optional[_Union[LongTermMemoryMode, str]] = ..., long_term_memories: _Optional[_Iterable[_Union[_common_pb2.Memory, _Mapping]]] = ..., long_term_memory: _Optional[str] = ...) -> None: ...
 
 class InjectInstructionRequest(_message.Message):
     __slots__ = ("agent_id", "session_id", "kind", "content")
@@ -781,3 +822,35 @@ class ClearSessionResponse(_message.Message):
     DELETED_FIELD_NUMBER: _ClassVar[int]
     deleted: int
     def __init__(self, deleted: _Optional[int] = ...) -> None: ...
+
+class GetSessionAttachmentRequest(_message.Message):
+    __slots__ = ("agent_id", "session_id", "seq", "offset", "max_chars")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    MAX_CHARS_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    seq: int
+    offset: int
+    max_chars: int
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., seq: _Optional[int] = ..., offset: _Optional[int] = ..., max_chars: _Optional[int] = ...) -> None: ...
+
+class GetSessionAttachmentResponse(_message.Message):
+    __slots__ = ("seq", "content", "attachment", "next_offset", "role", "name", "tool_call_id")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    ATTACHMENT_FIELD_NUMBER: _ClassVar[int]
+    NEXT_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    content: str
+    attachment: MessageAttachment
+    next_offset: int
+    role: MessageRole
+    name: str
+    tool_call_id: str
+    def __init__(self, seq: _Optional[int] = ..., content: _Optional[str] = ..., attachment: _Optional[_Union[MessageAttachment, _Mapping]] = ..., next_offset: _Optional[int] = ..., role: _Optional[_Union[MessageRole, str]] = ..., name: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...

@@ -156,6 +156,11 @@ class MemoryServiceStub:
                 request_serializer=memoryd_dot_v1_dot_memory__service__pb2.ClearSessionRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.ClearSessionResponse.FromString,
                 _registered_method=True)
+        self.GetSessionAttachment = channel.unary_unary(
+                '/memoryd.v1.MemoryService/GetSessionAttachment',
+                request_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -317,6 +322,13 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetSessionAttachment(self, request, context):
+        """The full content of an offloaded message (its window and stored message hold a stub).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -439,6 +451,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.ClearSession,
                     request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.ClearSessionRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_memory__service__pb2.ClearSessionResponse.SerializeToString,
+            ),
+            'GetSessionAttachment': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSessionAttachment,
+                    request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1091,6 +1108,33 @@ class MemoryService:
             '/memoryd.v1.MemoryService/ClearSession',
             memoryd_dot_v1_dot_memory__service__pb2.ClearSessionRequest.SerializeToString,
             memoryd_dot_v1_dot_memory__service__pb2.ClearSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSessionAttachment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.MemoryService/GetSessionAttachment',
+            memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentRequest.SerializeToString,
+            memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentResponse.FromString,
             options,
             channel_credentials,
             insecure,

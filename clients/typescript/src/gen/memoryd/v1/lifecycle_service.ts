@@ -39,6 +39,9 @@ import {
   AgentProfile,
   FixedZoneEntry,
   KeyEntry,
+  LongTermMemoryMode,
+  longTermMemoryModeFromJSON,
+  longTermMemoryModeToJSON,
   SessionCompression,
   SessionMessage,
   WorkingMemory,
@@ -119,6 +122,11 @@ export interface PruneRequest {
   minAccessCount?: number | undefined;
   memoryTypes: MemoryType[];
   dryRun: boolean;
+  /**
+   * Only memories of this namespace (set, even to "": that namespace). Alone it
+   * deletes the namespace: every memory in it but keyed memories' mirrors.
+   */
+  namespace?: string | undefined;
 }
 
 export interface PruneResponse {
@@ -313,6 +321,7 @@ export interface ExportedSession {
   /** Messages stored (summarised or not). */
   storedMessages: number;
   compression: SessionCompression | undefined;
+  longTermMemoryMode: LongTermMemoryMode;
 }
 
 /** A summarised message a session keeps until it expires. */
@@ -322,6 +331,19 @@ export interface ExportedSessionMessage {
   /** The created_at of its session (a session re-created under the same id is another). */
   sessionCreatedAt: Date | undefined;
   message: SessionMessage | undefined;
+}
+
+/** The full content of an offloaded message, kept until its session expires. */
+export interface ExportedSessionAttachment {
+  agentId: string;
+  sessionId: string;
+  /** The created_at of its session (a session re-created under the same id is another). */
+  sessionCreatedAt:
+    | Date
+    | undefined;
+  /** The seq of the message it belongs to. */
+  seq: number;
+  content: string;
 }
 
 export interface ExportedState {
@@ -340,6 +362,7 @@ export interface ExportRecord {
   session?: ExportedSession | undefined;
   state?: ExportedState | undefined;
   sessionMessage?: ExportedSessionMessage | undefined;
+  sessionAttachment?: ExportedSessionAttachment | undefined;
 }
 
 export interface ExportRequest {
@@ -1380,7 +1403,15 @@ export const RestoreResponse: MessageFns<RestoreResponse> = {
 };
 
 function createBasePruneRequest(): PruneRequest {
-  return { agentId: "", createdBefore: undefined, tags: [], minAccessCount: undefined, memoryTypes: [], dryRun: false };
+  return {
+    agentId: "",
+    createdBefore: undefined,
+    tags: [],
+    minAccessCount: undefined,
+    memoryTypes: [],
+    dryRun: false,
+    namespace: undefined,
+  };
 }
 
 export const PruneRequest: MessageFns<PruneRequest> = {
@@ -1406,6 +1437,9 @@ export const PruneRequest: MessageFns<PruneRequest> = {
     }
     if (message.dryRun !== false) {
       writer.uint32(48).bool(message.dryRun);
+    }
+    if (message.namespace !== undefined) {
+      writer.uint32(58).string(message.namespace);
     }
     return writer;
   },
@@ -1481,6 +1515,14 @@ export const PruneRequest: MessageFns<PruneRequest> = {
             message.dryRun = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.namespace = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1521,6 +1563,7 @@ export const PruneRequest: MessageFns<PruneRequest> = {
         : isSet(object.dry_run)
         ? globalThis.Boolean(object.dry_run)
         : false,
+      namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : undefined,
     };
   },
 
@@ -1544,6 +1587,9 @@ export const PruneRequest: MessageFns<PruneRequest> = {
     if (message.dryRun !== false) {
       obj.dryRun = message.dryRun;
     }
+    if (message.namespace !== undefined) {
+      obj.namespace = message.namespace;
+    }
     return obj;
   },
 
@@ -1558,6 +1604,7 @@ export const PruneRequest: MessageFns<PruneRequest> = {
     message.minAccessCount = object.minAccessCount ?? undefined;
     message.memoryTypes = object.memoryTypes?.map((e) => e) || [];
     message.dryRun = object.dryRun ?? false;
+    message.namespace = object.namespace ?? undefined;
     return message;
   },
 };
@@ -3691,6 +3738,7 @@ function createBaseExportedSession(): ExportedSession {
     summarizedThroughSeq: 0,
     storedMessages: 0,
     compression: undefined,
+    longTermMemoryMode: 0,
   };
 }
 
@@ -3746,6 +3794,9 @@ export const ExportedSession: MessageFns<ExportedSession> = {
     }
     if (message.compression !== undefined) {
       SessionCompression.encode(message.compression, writer.uint32(138).fork()).join();
+    }
+    if (message.longTermMemoryMode !== 0) {
+      writer.uint32(144).int32(message.longTermMemoryMode);
     }
     return writer;
   },
@@ -3899,6 +3950,14 @@ export const ExportedSession: MessageFns<ExportedSession> = {
             message.compression = SessionCompression.decode(reader, reader.uint32());
             continue;
           }
+          case 18: {
+            if (tag !== 144) {
+              break;
+            }
+
+            message.longTermMemoryMode = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3972,6 +4031,11 @@ export const ExportedSession: MessageFns<ExportedSession> = {
         ? globalThis.Number(object.stored_messages)
         : 0,
       compression: isSet(object.compression) ? SessionCompression.fromJSON(object.compression) : undefined,
+      longTermMemoryMode: isSet(object.longTermMemoryMode)
+        ? longTermMemoryModeFromJSON(object.longTermMemoryMode)
+        : isSet(object.long_term_memory_mode)
+        ? longTermMemoryModeFromJSON(object.long_term_memory_mode)
+        : 0,
     };
   },
 
@@ -4028,6 +4092,9 @@ export const ExportedSession: MessageFns<ExportedSession> = {
     if (message.compression !== undefined) {
       obj.compression = SessionCompression.toJSON(message.compression);
     }
+    if (message.longTermMemoryMode !== 0) {
+      obj.longTermMemoryMode = longTermMemoryModeToJSON(message.longTermMemoryMode);
+    }
     return obj;
   },
 
@@ -4055,6 +4122,7 @@ export const ExportedSession: MessageFns<ExportedSession> = {
     message.compression = (object.compression !== undefined && object.compression !== null)
       ? SessionCompression.fromPartial(object.compression)
       : undefined;
+    message.longTermMemoryMode = object.longTermMemoryMode ?? 0;
     return message;
   },
 };
@@ -4190,6 +4258,151 @@ export const ExportedSessionMessage: MessageFns<ExportedSessionMessage> = {
   },
 };
 
+function createBaseExportedSessionAttachment(): ExportedSessionAttachment {
+  return { agentId: "", sessionId: "", sessionCreatedAt: undefined, seq: 0, content: "" };
+}
+
+export const ExportedSessionAttachment: MessageFns<ExportedSessionAttachment> = {
+  encode(message: ExportedSessionAttachment, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.sessionCreatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.sessionCreatedAt), writer.uint32(26).fork()).join();
+    }
+    if (message.seq !== 0) {
+      writer.uint32(32).int64(message.seq);
+    }
+    if (message.content !== "") {
+      writer.uint32(42).string(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExportedSessionAttachment {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExportedSessionAttachment();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sessionCreatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExportedSessionAttachment {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      sessionCreatedAt: isSet(object.sessionCreatedAt)
+        ? fromJsonTimestamp(object.sessionCreatedAt)
+        : isSet(object.session_created_at)
+        ? fromJsonTimestamp(object.session_created_at)
+        : undefined,
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+      content: isSet(object.content) ? globalThis.String(object.content) : "",
+    };
+  },
+
+  toJSON(message: ExportedSessionAttachment): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.sessionCreatedAt !== undefined) {
+      obj.sessionCreatedAt = message.sessionCreatedAt.toISOString();
+    }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    if (message.content !== "") {
+      obj.content = message.content;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExportedSessionAttachment>, I>>(base?: I): ExportedSessionAttachment {
+    return ExportedSessionAttachment.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExportedSessionAttachment>, I>>(object: I): ExportedSessionAttachment {
+    const message = createBaseExportedSessionAttachment();
+    message.agentId = object.agentId ?? "";
+    message.sessionId = object.sessionId ?? "";
+    message.sessionCreatedAt = object.sessionCreatedAt ?? undefined;
+    message.seq = object.seq ?? 0;
+    message.content = object.content ?? "";
+    return message;
+  },
+};
+
 function createBaseExportedState(): ExportedState {
   return { agentId: "", sessionId: "", component: undefined };
 }
@@ -4311,6 +4524,7 @@ function createBaseExportRecord(): ExportRecord {
     session: undefined,
     state: undefined,
     sessionMessage: undefined,
+    sessionAttachment: undefined,
   };
 }
 
@@ -4339,6 +4553,9 @@ export const ExportRecord: MessageFns<ExportRecord> = {
     }
     if (message.sessionMessage !== undefined) {
       ExportedSessionMessage.encode(message.sessionMessage, writer.uint32(66).fork()).join();
+    }
+    if (message.sessionAttachment !== undefined) {
+      ExportedSessionAttachment.encode(message.sessionAttachment, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -4420,6 +4637,14 @@ export const ExportRecord: MessageFns<ExportRecord> = {
             message.sessionMessage = ExportedSessionMessage.decode(reader, reader.uint32());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.sessionAttachment = ExportedSessionAttachment.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4454,6 +4679,11 @@ export const ExportRecord: MessageFns<ExportRecord> = {
         : isSet(object.session_message)
         ? ExportedSessionMessage.fromJSON(object.session_message)
         : undefined,
+      sessionAttachment: isSet(object.sessionAttachment)
+        ? ExportedSessionAttachment.fromJSON(object.sessionAttachment)
+        : isSet(object.session_attachment)
+        ? ExportedSessionAttachment.fromJSON(object.session_attachment)
+        : undefined,
     };
   },
 
@@ -4482,6 +4712,9 @@ export const ExportRecord: MessageFns<ExportRecord> = {
     }
     if (message.sessionMessage !== undefined) {
       obj.sessionMessage = ExportedSessionMessage.toJSON(message.sessionMessage);
+    }
+    if (message.sessionAttachment !== undefined) {
+      obj.sessionAttachment = ExportedSessionAttachment.toJSON(message.sessionAttachment);
     }
     return obj;
   },
@@ -4514,6 +4747,9 @@ export const ExportRecord: MessageFns<ExportRecord> = {
       : undefined;
     message.sessionMessage = (object.sessionMessage !== undefined && object.sessionMessage !== null)
       ? ExportedSessionMessage.fromPartial(object.sessionMessage)
+      : undefined;
+    message.sessionAttachment = (object.sessionAttachment !== undefined && object.sessionAttachment !== null)
+      ? ExportedSessionAttachment.fromPartial(object.sessionAttachment)
       : undefined;
     return message;
   },

@@ -299,6 +299,62 @@ export function messageRoleToJSON(object: MessageRole): string {
   }
 }
 
+/** Who manages long-term memory for a session (AgentScope's LongTermMemoryMode). */
+export enum LongTermMemoryMode {
+  /** LONG_TERM_MEMORY_MODE_UNSPECIFIED - Unchanged (a new session: AGENT_CONTROL). */
+  LONG_TERM_MEMORY_MODE_UNSPECIFIED = 0,
+  /**
+   * LONG_TERM_MEMORY_MODE_AGENT_CONTROL - The agent does, with tools (record_to_memory, retrieve_from_memory); nothing is
+   * automatic.
+   */
+  LONG_TERM_MEMORY_MODE_AGENT_CONTROL = 1,
+  /**
+   * LONG_TERM_MEMORY_MODE_STATIC_CONTROL - The daemon does: an appended assistant reply is recorded (with the user turn it
+   * answers), and the window retrieves memories relevant to the newest user message.
+   */
+  LONG_TERM_MEMORY_MODE_STATIC_CONTROL = 2,
+  /** LONG_TERM_MEMORY_MODE_BOTH - Both. */
+  LONG_TERM_MEMORY_MODE_BOTH = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function longTermMemoryModeFromJSON(object: any): LongTermMemoryMode {
+  switch (object) {
+    case 0:
+    case "LONG_TERM_MEMORY_MODE_UNSPECIFIED":
+      return LongTermMemoryMode.LONG_TERM_MEMORY_MODE_UNSPECIFIED;
+    case 1:
+    case "LONG_TERM_MEMORY_MODE_AGENT_CONTROL":
+      return LongTermMemoryMode.LONG_TERM_MEMORY_MODE_AGENT_CONTROL;
+    case 2:
+    case "LONG_TERM_MEMORY_MODE_STATIC_CONTROL":
+      return LongTermMemoryMode.LONG_TERM_MEMORY_MODE_STATIC_CONTROL;
+    case 3:
+    case "LONG_TERM_MEMORY_MODE_BOTH":
+      return LongTermMemoryMode.LONG_TERM_MEMORY_MODE_BOTH;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return LongTermMemoryMode.UNRECOGNIZED;
+  }
+}
+
+export function longTermMemoryModeToJSON(object: LongTermMemoryMode): string {
+  switch (object) {
+    case LongTermMemoryMode.LONG_TERM_MEMORY_MODE_UNSPECIFIED:
+      return "LONG_TERM_MEMORY_MODE_UNSPECIFIED";
+    case LongTermMemoryMode.LONG_TERM_MEMORY_MODE_AGENT_CONTROL:
+      return "LONG_TERM_MEMORY_MODE_AGENT_CONTROL";
+    case LongTermMemoryMode.LONG_TERM_MEMORY_MODE_STATIC_CONTROL:
+      return "LONG_TERM_MEMORY_MODE_STATIC_CONTROL";
+    case LongTermMemoryMode.LONG_TERM_MEMORY_MODE_BOTH:
+      return "LONG_TERM_MEMORY_MODE_BOTH";
+    case LongTermMemoryMode.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** Entries of the fixed zone, never compressed. */
 export enum FixedZoneKind {
   FIXED_ZONE_KIND_UNSPECIFIED = 0,
@@ -725,7 +781,10 @@ export interface SetWorkingMemoryRequest {
   scope: WorkingMemoryScope | undefined;
   content: { [key: string]: any } | undefined;
   mode: WorkingMemoryMode;
-  /** Counted from the last update; unset means no expiry. */
+  /**
+   * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+   * scope); zero: no expiry (removes one set before).
+   */
   ttl:
     | Duration
     | undefined;
@@ -815,6 +874,28 @@ export interface SessionMessage {
   seq: number;
   /** On an assistant message: the tools it calls. */
   toolCalls: ToolCall[];
+  /**
+   * Set by the server when the content was offloaded (too large to keep inline):
+   * content is then a stub naming it, GetSessionAttachment returns the whole.
+   */
+  attachment:
+    | MessageAttachment
+    | undefined;
+  /**
+   * In a window that merges adjacent messages: this entry joins the stored messages
+   * merged_from_seq..seq (0: it is one message).
+   */
+  mergedFromSeq: number;
+}
+
+/** The stored full content of an offloaded message. */
+export interface MessageAttachment {
+  /** Bytes of the full content (UTF-8). */
+  sizeBytes: number;
+  /** Unicode characters (code points) of the full content. */
+  chars: number;
+  /** Lowercase hex SHA-256 of the full content. */
+  sha256: string;
 }
 
 /** One tool call of an assistant message. */
@@ -841,7 +922,21 @@ export interface SessionCompression {
     | number
     | undefined;
   /** Turns kept verbatim when older ones are folded; below the threshold. */
-  keepRecentMessages?: number | undefined;
+  keepRecentMessages?:
+    | number
+    | undefined;
+  /**
+   * Tool results larger than this many bytes are offloaded to an attachment (the
+   * message keeps a stub naming it); 0 turns offloading off.
+   */
+  offloadBytes?:
+    | number
+    | undefined;
+  /**
+   * The window joins consecutive messages of the same role and name (tool results
+   * excepted: each answers its own call) into one entry.
+   */
+  mergeAdjacentMessages?: boolean | undefined;
 }
 
 export interface FixedZoneEntry {
@@ -859,7 +954,11 @@ export interface AppendMessagesRequest {
     | Duration
     | undefined;
   /** Changes the session's compression settings (the fields set), from this append on. */
-  compression: SessionCompression | undefined;
+  compression:
+    | SessionCompression
+    | undefined;
+  /** Changes the session's long-term memory mode from this append on (unset: unchanged). */
+  longTermMemoryMode: LongTermMemoryMode;
 }
 
 export interface AppendMessagesResponse {
@@ -867,6 +966,10 @@ export interface AppendMessagesResponse {
   /** True when older turns were folded into the summary. */
   compressed: boolean;
   degraded: Degradation[];
+  /** STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies. */
+  recordedMemoryIds: string[];
+  /** Seqs of the messages whose content was offloaded to an attachment. */
+  offloadedSeqs: number[];
 }
 
 export interface GetSessionWindowRequest {
@@ -888,6 +991,13 @@ export interface GetSessionWindowResponse {
   summarizedThroughSeq: number;
   /** Messages stored (appended and not deleted), summarised or not: GetSessionMessages. */
   storedMessages: number;
+  longTermMemoryMode: LongTermMemoryMode;
+  /**
+   * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+   * best first, within the token budget (one line each in long_term_memory).
+   */
+  longTermMemories: Memory[];
+  longTermMemory: string;
 }
 
 export interface InjectInstructionRequest {
@@ -958,6 +1068,31 @@ export interface ClearSessionRequest {
 export interface ClearSessionResponse {
   /** Messages deleted. */
   deleted: number;
+}
+
+export interface GetSessionAttachmentRequest {
+  agentId: string;
+  sessionId: string;
+  /** The seq of the offloaded message. */
+  seq: number;
+  /** Skip this many characters (Unicode code points) of the content. */
+  offset: number;
+  /** At most this many characters (0: to the end). */
+  maxChars: number;
+}
+
+export interface GetSessionAttachmentResponse {
+  seq: number;
+  /** The content from offset, at most max_chars characters. */
+  content: string;
+  attachment:
+    | MessageAttachment
+    | undefined;
+  /** Where the next slice starts (0: content reaches the end). */
+  nextOffset: number;
+  role: MessageRole;
+  name: string;
+  toolCallId: string;
 }
 
 function createBaseRememberRequest(): RememberRequest {
@@ -6296,7 +6431,17 @@ export const SetProfileResponse: MessageFns<SetProfileResponse> = {
 };
 
 function createBaseSessionMessage(): SessionMessage {
-  return { role: 0, content: "", name: "", toolCallId: "", createdAt: undefined, seq: 0, toolCalls: [] };
+  return {
+    role: 0,
+    content: "",
+    name: "",
+    toolCallId: "",
+    createdAt: undefined,
+    seq: 0,
+    toolCalls: [],
+    attachment: undefined,
+    mergedFromSeq: 0,
+  };
 }
 
 export const SessionMessage: MessageFns<SessionMessage> = {
@@ -6321,6 +6466,12 @@ export const SessionMessage: MessageFns<SessionMessage> = {
     }
     for (const v of message.toolCalls) {
       ToolCall.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.attachment !== undefined) {
+      MessageAttachment.encode(message.attachment, writer.uint32(66).fork()).join();
+    }
+    if (message.mergedFromSeq !== 0) {
+      writer.uint32(72).int64(message.mergedFromSeq);
     }
     return writer;
   },
@@ -6394,6 +6545,22 @@ export const SessionMessage: MessageFns<SessionMessage> = {
             message.toolCalls.push(ToolCall.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.attachment = MessageAttachment.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.mergedFromSeq = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6427,6 +6594,12 @@ export const SessionMessage: MessageFns<SessionMessage> = {
         : globalThis.Array.isArray(object?.tool_calls)
         ? object.tool_calls.map((e: any) => ToolCall.fromJSON(e))
         : [],
+      attachment: isSet(object.attachment) ? MessageAttachment.fromJSON(object.attachment) : undefined,
+      mergedFromSeq: isSet(object.mergedFromSeq)
+        ? globalThis.Number(object.mergedFromSeq)
+        : isSet(object.merged_from_seq)
+        ? globalThis.Number(object.merged_from_seq)
+        : 0,
     };
   },
 
@@ -6453,6 +6626,12 @@ export const SessionMessage: MessageFns<SessionMessage> = {
     if (message.toolCalls?.length) {
       obj.toolCalls = message.toolCalls.map((e) => ToolCall.toJSON(e));
     }
+    if (message.attachment !== undefined) {
+      obj.attachment = MessageAttachment.toJSON(message.attachment);
+    }
+    if (message.mergedFromSeq !== 0) {
+      obj.mergedFromSeq = Math.round(message.mergedFromSeq);
+    }
     return obj;
   },
 
@@ -6468,6 +6647,115 @@ export const SessionMessage: MessageFns<SessionMessage> = {
     message.createdAt = object.createdAt ?? undefined;
     message.seq = object.seq ?? 0;
     message.toolCalls = object.toolCalls?.map((e) => ToolCall.fromPartial(e)) || [];
+    message.attachment = (object.attachment !== undefined && object.attachment !== null)
+      ? MessageAttachment.fromPartial(object.attachment)
+      : undefined;
+    message.mergedFromSeq = object.mergedFromSeq ?? 0;
+    return message;
+  },
+};
+
+function createBaseMessageAttachment(): MessageAttachment {
+  return { sizeBytes: 0, chars: 0, sha256: "" };
+}
+
+export const MessageAttachment: MessageFns<MessageAttachment> = {
+  encode(message: MessageAttachment, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sizeBytes !== 0) {
+      writer.uint32(8).int64(message.sizeBytes);
+    }
+    if (message.chars !== 0) {
+      writer.uint32(16).int64(message.chars);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(26).string(message.sha256);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MessageAttachment {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMessageAttachment();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.sizeBytes = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.chars = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MessageAttachment {
+    return {
+      sizeBytes: isSet(object.sizeBytes)
+        ? globalThis.Number(object.sizeBytes)
+        : isSet(object.size_bytes)
+        ? globalThis.Number(object.size_bytes)
+        : 0,
+      chars: isSet(object.chars) ? globalThis.Number(object.chars) : 0,
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+    };
+  },
+
+  toJSON(message: MessageAttachment): unknown {
+    const obj: any = {};
+    if (message.sizeBytes !== 0) {
+      obj.sizeBytes = Math.round(message.sizeBytes);
+    }
+    if (message.chars !== 0) {
+      obj.chars = Math.round(message.chars);
+    }
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MessageAttachment>, I>>(base?: I): MessageAttachment {
+    return MessageAttachment.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MessageAttachment>, I>>(object: I): MessageAttachment {
+    const message = createBaseMessageAttachment();
+    message.sizeBytes = object.sizeBytes ?? 0;
+    message.chars = object.chars ?? 0;
+    message.sha256 = object.sha256 ?? "";
     return message;
   },
 };
@@ -6579,6 +6867,8 @@ function createBaseSessionCompression(): SessionCompression {
     compressTokenRatio: undefined,
     contextBudgetTokens: undefined,
     keepRecentMessages: undefined,
+    offloadBytes: undefined,
+    mergeAdjacentMessages: undefined,
   };
 }
 
@@ -6595,6 +6885,12 @@ export const SessionCompression: MessageFns<SessionCompression> = {
     }
     if (message.keepRecentMessages !== undefined) {
       writer.uint32(32).int32(message.keepRecentMessages);
+    }
+    if (message.offloadBytes !== undefined) {
+      writer.uint32(40).int32(message.offloadBytes);
+    }
+    if (message.mergeAdjacentMessages !== undefined) {
+      writer.uint32(48).bool(message.mergeAdjacentMessages);
     }
     return writer;
   },
@@ -6644,6 +6940,22 @@ export const SessionCompression: MessageFns<SessionCompression> = {
             message.keepRecentMessages = reader.int32();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.offloadBytes = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.mergeAdjacentMessages = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6678,6 +6990,16 @@ export const SessionCompression: MessageFns<SessionCompression> = {
         : isSet(object.keep_recent_messages)
         ? globalThis.Number(object.keep_recent_messages)
         : undefined,
+      offloadBytes: isSet(object.offloadBytes)
+        ? globalThis.Number(object.offloadBytes)
+        : isSet(object.offload_bytes)
+        ? globalThis.Number(object.offload_bytes)
+        : undefined,
+      mergeAdjacentMessages: isSet(object.mergeAdjacentMessages)
+        ? globalThis.Boolean(object.mergeAdjacentMessages)
+        : isSet(object.merge_adjacent_messages)
+        ? globalThis.Boolean(object.merge_adjacent_messages)
+        : undefined,
     };
   },
 
@@ -6695,6 +7017,12 @@ export const SessionCompression: MessageFns<SessionCompression> = {
     if (message.keepRecentMessages !== undefined) {
       obj.keepRecentMessages = Math.round(message.keepRecentMessages);
     }
+    if (message.offloadBytes !== undefined) {
+      obj.offloadBytes = Math.round(message.offloadBytes);
+    }
+    if (message.mergeAdjacentMessages !== undefined) {
+      obj.mergeAdjacentMessages = message.mergeAdjacentMessages;
+    }
     return obj;
   },
 
@@ -6707,6 +7035,8 @@ export const SessionCompression: MessageFns<SessionCompression> = {
     message.compressTokenRatio = object.compressTokenRatio ?? undefined;
     message.contextBudgetTokens = object.contextBudgetTokens ?? undefined;
     message.keepRecentMessages = object.keepRecentMessages ?? undefined;
+    message.offloadBytes = object.offloadBytes ?? undefined;
+    message.mergeAdjacentMessages = object.mergeAdjacentMessages ?? undefined;
     return message;
   },
 };
@@ -6817,7 +7147,7 @@ export const FixedZoneEntry: MessageFns<FixedZoneEntry> = {
 };
 
 function createBaseAppendMessagesRequest(): AppendMessagesRequest {
-  return { agentId: "", sessionId: "", messages: [], ttl: undefined, compression: undefined };
+  return { agentId: "", sessionId: "", messages: [], ttl: undefined, compression: undefined, longTermMemoryMode: 0 };
 }
 
 export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
@@ -6836,6 +7166,9 @@ export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
     }
     if (message.compression !== undefined) {
       SessionCompression.encode(message.compression, writer.uint32(42).fork()).join();
+    }
+    if (message.longTermMemoryMode !== 0) {
+      writer.uint32(48).int32(message.longTermMemoryMode);
     }
     return writer;
   },
@@ -6893,6 +7226,14 @@ export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
             message.compression = SessionCompression.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.longTermMemoryMode = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6922,6 +7263,11 @@ export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
         : [],
       ttl: isSet(object.ttl) ? Duration.fromJSON(object.ttl) : undefined,
       compression: isSet(object.compression) ? SessionCompression.fromJSON(object.compression) : undefined,
+      longTermMemoryMode: isSet(object.longTermMemoryMode)
+        ? longTermMemoryModeFromJSON(object.longTermMemoryMode)
+        : isSet(object.long_term_memory_mode)
+        ? longTermMemoryModeFromJSON(object.long_term_memory_mode)
+        : 0,
     };
   },
 
@@ -6942,6 +7288,9 @@ export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
     if (message.compression !== undefined) {
       obj.compression = SessionCompression.toJSON(message.compression);
     }
+    if (message.longTermMemoryMode !== 0) {
+      obj.longTermMemoryMode = longTermMemoryModeToJSON(message.longTermMemoryMode);
+    }
     return obj;
   },
 
@@ -6957,12 +7306,13 @@ export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
     message.compression = (object.compression !== undefined && object.compression !== null)
       ? SessionCompression.fromPartial(object.compression)
       : undefined;
+    message.longTermMemoryMode = object.longTermMemoryMode ?? 0;
     return message;
   },
 };
 
 function createBaseAppendMessagesResponse(): AppendMessagesResponse {
-  return { messageCount: 0, compressed: false, degraded: [] };
+  return { messageCount: 0, compressed: false, degraded: [], recordedMemoryIds: [], offloadedSeqs: [] };
 }
 
 export const AppendMessagesResponse: MessageFns<AppendMessagesResponse> = {
@@ -6975,6 +7325,16 @@ export const AppendMessagesResponse: MessageFns<AppendMessagesResponse> = {
     }
     for (const v of message.degraded) {
       Degradation.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.recordedMemoryIds) {
+      writer.uint32(34).string(v!);
+    }
+    if (message.offloadedSeqs.length !== 0) {
+      writer.uint32(42).fork();
+      for (const v of message.offloadedSeqs) {
+        writer.int64(v);
+      }
+      writer.join();
     }
     return writer;
   },
@@ -7016,6 +7376,32 @@ export const AppendMessagesResponse: MessageFns<AppendMessagesResponse> = {
             message.degraded.push(Degradation.decode(reader, reader.uint32()));
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.recordedMemoryIds.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag === 40) {
+              message.offloadedSeqs.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 42) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.offloadedSeqs.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7039,6 +7425,16 @@ export const AppendMessagesResponse: MessageFns<AppendMessagesResponse> = {
       degraded: globalThis.Array.isArray(object?.degraded)
         ? object.degraded.map((e: any) => Degradation.fromJSON(e))
         : [],
+      recordedMemoryIds: globalThis.Array.isArray(object?.recordedMemoryIds)
+        ? object.recordedMemoryIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.recorded_memory_ids)
+        ? object.recorded_memory_ids.map((e: any) => globalThis.String(e))
+        : [],
+      offloadedSeqs: globalThis.Array.isArray(object?.offloadedSeqs)
+        ? object.offloadedSeqs.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.offloaded_seqs)
+        ? object.offloaded_seqs.map((e: any) => globalThis.Number(e))
+        : [],
     };
   },
 
@@ -7053,6 +7449,12 @@ export const AppendMessagesResponse: MessageFns<AppendMessagesResponse> = {
     if (message.degraded?.length) {
       obj.degraded = message.degraded.map((e) => Degradation.toJSON(e));
     }
+    if (message.recordedMemoryIds?.length) {
+      obj.recordedMemoryIds = message.recordedMemoryIds;
+    }
+    if (message.offloadedSeqs?.length) {
+      obj.offloadedSeqs = message.offloadedSeqs.map((e) => Math.round(e));
+    }
     return obj;
   },
 
@@ -7064,6 +7466,8 @@ export const AppendMessagesResponse: MessageFns<AppendMessagesResponse> = {
     message.messageCount = object.messageCount ?? 0;
     message.compressed = object.compressed ?? false;
     message.degraded = object.degraded?.map((e) => Degradation.fromPartial(e)) || [];
+    message.recordedMemoryIds = object.recordedMemoryIds?.map((e) => e) || [];
+    message.offloadedSeqs = object.offloadedSeqs?.map((e) => e) || [];
     return message;
   },
 };
@@ -7192,6 +7596,9 @@ function createBaseGetSessionWindowResponse(): GetSessionWindowResponse {
     degraded: [],
     summarizedThroughSeq: 0,
     storedMessages: 0,
+    longTermMemoryMode: 0,
+    longTermMemories: [],
+    longTermMemory: "",
   };
 }
 
@@ -7223,6 +7630,15 @@ export const GetSessionWindowResponse: MessageFns<GetSessionWindowResponse> = {
     }
     if (message.storedMessages !== 0) {
       writer.uint32(72).int64(message.storedMessages);
+    }
+    if (message.longTermMemoryMode !== 0) {
+      writer.uint32(80).int32(message.longTermMemoryMode);
+    }
+    for (const v of message.longTermMemories) {
+      Memory.encode(v!, writer.uint32(90).fork()).join();
+    }
+    if (message.longTermMemory !== "") {
+      writer.uint32(98).string(message.longTermMemory);
     }
     return writer;
   },
@@ -7312,6 +7728,30 @@ export const GetSessionWindowResponse: MessageFns<GetSessionWindowResponse> = {
             message.storedMessages = longToNumber(reader.int64());
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.longTermMemoryMode = reader.int32() as any;
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.longTermMemories.push(Memory.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.longTermMemory = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7357,6 +7797,21 @@ export const GetSessionWindowResponse: MessageFns<GetSessionWindowResponse> = {
         : isSet(object.stored_messages)
         ? globalThis.Number(object.stored_messages)
         : 0,
+      longTermMemoryMode: isSet(object.longTermMemoryMode)
+        ? longTermMemoryModeFromJSON(object.longTermMemoryMode)
+        : isSet(object.long_term_memory_mode)
+        ? longTermMemoryModeFromJSON(object.long_term_memory_mode)
+        : 0,
+      longTermMemories: globalThis.Array.isArray(object?.longTermMemories)
+        ? object.longTermMemories.map((e: any) => Memory.fromJSON(e))
+        : globalThis.Array.isArray(object?.long_term_memories)
+        ? object.long_term_memories.map((e: any) => Memory.fromJSON(e))
+        : [],
+      longTermMemory: isSet(object.longTermMemory)
+        ? globalThis.String(object.longTermMemory)
+        : isSet(object.long_term_memory)
+        ? globalThis.String(object.long_term_memory)
+        : "",
     };
   },
 
@@ -7389,6 +7844,15 @@ export const GetSessionWindowResponse: MessageFns<GetSessionWindowResponse> = {
     if (message.storedMessages !== 0) {
       obj.storedMessages = Math.round(message.storedMessages);
     }
+    if (message.longTermMemoryMode !== 0) {
+      obj.longTermMemoryMode = longTermMemoryModeToJSON(message.longTermMemoryMode);
+    }
+    if (message.longTermMemories?.length) {
+      obj.longTermMemories = message.longTermMemories.map((e) => Memory.toJSON(e));
+    }
+    if (message.longTermMemory !== "") {
+      obj.longTermMemory = message.longTermMemory;
+    }
     return obj;
   },
 
@@ -7406,6 +7870,9 @@ export const GetSessionWindowResponse: MessageFns<GetSessionWindowResponse> = {
     message.degraded = object.degraded?.map((e) => Degradation.fromPartial(e)) || [];
     message.summarizedThroughSeq = object.summarizedThroughSeq ?? 0;
     message.storedMessages = object.storedMessages ?? 0;
+    message.longTermMemoryMode = object.longTermMemoryMode ?? 0;
+    message.longTermMemories = object.longTermMemories?.map((e) => Memory.fromPartial(e)) || [];
+    message.longTermMemory = object.longTermMemory ?? "";
     return message;
   },
 };
@@ -8558,6 +9025,326 @@ export const ClearSessionResponse: MessageFns<ClearSessionResponse> = {
   },
 };
 
+function createBaseGetSessionAttachmentRequest(): GetSessionAttachmentRequest {
+  return { agentId: "", sessionId: "", seq: 0, offset: 0, maxChars: 0 };
+}
+
+export const GetSessionAttachmentRequest: MessageFns<GetSessionAttachmentRequest> = {
+  encode(message: GetSessionAttachmentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.seq !== 0) {
+      writer.uint32(24).int64(message.seq);
+    }
+    if (message.offset !== 0) {
+      writer.uint32(32).int64(message.offset);
+    }
+    if (message.maxChars !== 0) {
+      writer.uint32(40).int64(message.maxChars);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSessionAttachmentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSessionAttachmentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.offset = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.maxChars = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSessionAttachmentRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+      offset: isSet(object.offset) ? globalThis.Number(object.offset) : 0,
+      maxChars: isSet(object.maxChars)
+        ? globalThis.Number(object.maxChars)
+        : isSet(object.max_chars)
+        ? globalThis.Number(object.max_chars)
+        : 0,
+    };
+  },
+
+  toJSON(message: GetSessionAttachmentRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    if (message.offset !== 0) {
+      obj.offset = Math.round(message.offset);
+    }
+    if (message.maxChars !== 0) {
+      obj.maxChars = Math.round(message.maxChars);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetSessionAttachmentRequest>, I>>(base?: I): GetSessionAttachmentRequest {
+    return GetSessionAttachmentRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetSessionAttachmentRequest>, I>>(object: I): GetSessionAttachmentRequest {
+    const message = createBaseGetSessionAttachmentRequest();
+    message.agentId = object.agentId ?? "";
+    message.sessionId = object.sessionId ?? "";
+    message.seq = object.seq ?? 0;
+    message.offset = object.offset ?? 0;
+    message.maxChars = object.maxChars ?? 0;
+    return message;
+  },
+};
+
+function createBaseGetSessionAttachmentResponse(): GetSessionAttachmentResponse {
+  return { seq: 0, content: "", attachment: undefined, nextOffset: 0, role: 0, name: "", toolCallId: "" };
+}
+
+export const GetSessionAttachmentResponse: MessageFns<GetSessionAttachmentResponse> = {
+  encode(message: GetSessionAttachmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.seq !== 0) {
+      writer.uint32(8).int64(message.seq);
+    }
+    if (message.content !== "") {
+      writer.uint32(18).string(message.content);
+    }
+    if (message.attachment !== undefined) {
+      MessageAttachment.encode(message.attachment, writer.uint32(26).fork()).join();
+    }
+    if (message.nextOffset !== 0) {
+      writer.uint32(32).int64(message.nextOffset);
+    }
+    if (message.role !== 0) {
+      writer.uint32(40).int32(message.role);
+    }
+    if (message.name !== "") {
+      writer.uint32(50).string(message.name);
+    }
+    if (message.toolCallId !== "") {
+      writer.uint32(58).string(message.toolCallId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSessionAttachmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSessionAttachmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.attachment = MessageAttachment.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.nextOffset = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.role = reader.int32() as any;
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.toolCallId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSessionAttachmentResponse {
+    return {
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+      content: isSet(object.content) ? globalThis.String(object.content) : "",
+      attachment: isSet(object.attachment) ? MessageAttachment.fromJSON(object.attachment) : undefined,
+      nextOffset: isSet(object.nextOffset)
+        ? globalThis.Number(object.nextOffset)
+        : isSet(object.next_offset)
+        ? globalThis.Number(object.next_offset)
+        : 0,
+      role: isSet(object.role) ? messageRoleFromJSON(object.role) : 0,
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      toolCallId: isSet(object.toolCallId)
+        ? globalThis.String(object.toolCallId)
+        : isSet(object.tool_call_id)
+        ? globalThis.String(object.tool_call_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetSessionAttachmentResponse): unknown {
+    const obj: any = {};
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    if (message.content !== "") {
+      obj.content = message.content;
+    }
+    if (message.attachment !== undefined) {
+      obj.attachment = MessageAttachment.toJSON(message.attachment);
+    }
+    if (message.nextOffset !== 0) {
+      obj.nextOffset = Math.round(message.nextOffset);
+    }
+    if (message.role !== 0) {
+      obj.role = messageRoleToJSON(message.role);
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.toolCallId !== "") {
+      obj.toolCallId = message.toolCallId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetSessionAttachmentResponse>, I>>(base?: I): GetSessionAttachmentResponse {
+    return GetSessionAttachmentResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetSessionAttachmentResponse>, I>>(object: I): GetSessionAttachmentResponse {
+    const message = createBaseGetSessionAttachmentResponse();
+    message.seq = object.seq ?? 0;
+    message.content = object.content ?? "";
+    message.attachment = (object.attachment !== undefined && object.attachment !== null)
+      ? MessageAttachment.fromPartial(object.attachment)
+      : undefined;
+    message.nextOffset = object.nextOffset ?? 0;
+    message.role = object.role ?? 0;
+    message.name = object.name ?? "";
+    message.toolCallId = object.toolCallId ?? "";
+    return message;
+  },
+};
+
 /**
  * Long-term, keyed, working and short-term (session) memory of an agent.
  * The tenant always comes from the authenticated caller; agent_id names the agent.
@@ -8815,6 +9602,18 @@ export const MemoryServiceService = {
       Buffer.from(ClearSessionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ClearSessionResponse => ClearSessionResponse.decode(value),
   },
+  /** The full content of an offloaded message (its window and stored message hold a stub). */
+  getSessionAttachment: {
+    path: "/memoryd.v1.MemoryService/GetSessionAttachment" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSessionAttachmentRequest): Buffer =>
+      Buffer.from(GetSessionAttachmentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSessionAttachmentRequest => GetSessionAttachmentRequest.decode(value),
+    responseSerialize: (value: GetSessionAttachmentResponse): Buffer =>
+      Buffer.from(GetSessionAttachmentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetSessionAttachmentResponse => GetSessionAttachmentResponse.decode(value),
+  },
 } as const;
 
 export interface MemoryServiceServer extends UntypedServiceImplementation {
@@ -8852,6 +9651,8 @@ export interface MemoryServiceServer extends UntypedServiceImplementation {
   deleteMessages: handleUnaryCall<DeleteMessagesRequest, DeleteMessagesResponse>;
   /** Deletes every message and the summary; the session stays open. */
   clearSession: handleUnaryCall<ClearSessionRequest, ClearSessionResponse>;
+  /** The full content of an offloaded message (its window and stored message hold a stub). */
+  getSessionAttachment: handleUnaryCall<GetSessionAttachmentRequest, GetSessionAttachmentResponse>;
 }
 
 export interface MemoryServiceClient extends Client {
@@ -9224,6 +10025,22 @@ export interface MemoryServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ClearSessionResponse) => void,
+  ): ClientUnaryCall;
+  /** The full content of an offloaded message (its window and stored message hold a stub). */
+  getSessionAttachment(
+    request: GetSessionAttachmentRequest,
+    callback: (error: ServiceError | null, response: GetSessionAttachmentResponse) => void,
+  ): ClientUnaryCall;
+  getSessionAttachment(
+    request: GetSessionAttachmentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetSessionAttachmentResponse) => void,
+  ): ClientUnaryCall;
+  getSessionAttachment(
+    request: GetSessionAttachmentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetSessionAttachmentResponse) => void,
   ): ClientUnaryCall;
 }
 

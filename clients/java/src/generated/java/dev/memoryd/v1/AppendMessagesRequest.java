@@ -31,6 +31,7 @@ private static final long serialVersionUID = 0L;
     agentId_ = "";
     sessionId_ = "";
     messages_ = java.util.Collections.emptyList();
+    longTermMemoryMode_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -247,6 +248,32 @@ private static final long serialVersionUID = 0L;
     return compression_ == null ? dev.memoryd.v1.SessionCompression.getDefaultInstance() : compression_;
   }
 
+  public static final int LONG_TERM_MEMORY_MODE_FIELD_NUMBER = 6;
+  private int longTermMemoryMode_ = 0;
+  /**
+   * <pre>
+   * Changes the session's long-term memory mode from this append on (unset: unchanged).
+   * </pre>
+   *
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 6 [json_name = "longTermMemoryMode"];</code>
+   * @return The enum numeric value on the wire for longTermMemoryMode.
+   */
+  @java.lang.Override public int getLongTermMemoryModeValue() {
+    return longTermMemoryMode_;
+  }
+  /**
+   * <pre>
+   * Changes the session's long-term memory mode from this append on (unset: unchanged).
+   * </pre>
+   *
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 6 [json_name = "longTermMemoryMode"];</code>
+   * @return The longTermMemoryMode.
+   */
+  @java.lang.Override public dev.memoryd.v1.LongTermMemoryMode getLongTermMemoryMode() {
+    dev.memoryd.v1.LongTermMemoryMode result = dev.memoryd.v1.LongTermMemoryMode.forNumber(longTermMemoryMode_);
+    return result == null ? dev.memoryd.v1.LongTermMemoryMode.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -276,6 +303,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(5, getCompression());
     }
+    if (longTermMemoryMode_ != dev.memoryd.v1.LongTermMemoryMode.LONG_TERM_MEMORY_MODE_UNSPECIFIED.getNumber()) {
+      output.writeEnum(6, longTermMemoryMode_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -302,6 +332,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(5, getCompression());
+    }
+    if (longTermMemoryMode_ != dev.memoryd.v1.LongTermMemoryMode.LONG_TERM_MEMORY_MODE_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(6, longTermMemoryMode_);
     }
     return size;
   }
@@ -343,6 +377,7 @@ private static final long serialVersionUID = 0L;
       if (!getCompression()
           .equals(other.getCompression())) return false;
     }
+    if (longTermMemoryMode_ != other.longTermMemoryMode_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -370,6 +405,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + COMPRESSION_FIELD_NUMBER;
       hash = (53 * hash) + getCompression().hashCode();
     }
+    hash = (37 * hash) + LONG_TERM_MEMORY_MODE_FIELD_NUMBER;
+    hash = (53 * hash) + longTermMemoryMode_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -528,6 +565,7 @@ private static final long serialVersionUID = 0L;
         compressionBuilder_.dispose();
         compressionBuilder_ = null;
       }
+      longTermMemoryMode_ = 0;
       return this;
     }
 
@@ -593,6 +631,9 @@ private static final long serialVersionUID = 0L;
             : compressionBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.longTermMemoryMode_ = longTermMemoryMode_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -649,6 +690,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasCompression()) {
         mergeCompression(other.getCompression());
+      }
+      if (other.longTermMemoryMode_ != 0) {
+        setLongTermMemoryModeValue(other.getLongTermMemoryModeValue());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -711,6 +755,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 42
+            case 48: {
+              longTermMemoryMode_ = input.readEnum();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1414,6 +1463,78 @@ private static final long serialVersionUID = 0L;
         compression_ = null;
       }
       return compressionBuilder_;
+    }
+
+    private int longTermMemoryMode_ = 0;
+    /**
+     * <pre>
+     * Changes the session's long-term memory mode from this append on (unset: unchanged).
+     * </pre>
+     *
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 6 [json_name = "longTermMemoryMode"];</code>
+     * @return The enum numeric value on the wire for longTermMemoryMode.
+     */
+    @java.lang.Override public int getLongTermMemoryModeValue() {
+      return longTermMemoryMode_;
+    }
+    /**
+     * <pre>
+     * Changes the session's long-term memory mode from this append on (unset: unchanged).
+     * </pre>
+     *
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 6 [json_name = "longTermMemoryMode"];</code>
+     * @param value The enum numeric value on the wire for longTermMemoryMode to set.
+     * @return This builder for chaining.
+     */
+    public Builder setLongTermMemoryModeValue(int value) {
+      longTermMemoryMode_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Changes the session's long-term memory mode from this append on (unset: unchanged).
+     * </pre>
+     *
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 6 [json_name = "longTermMemoryMode"];</code>
+     * @return The longTermMemoryMode.
+     */
+    @java.lang.Override
+    public dev.memoryd.v1.LongTermMemoryMode getLongTermMemoryMode() {
+      dev.memoryd.v1.LongTermMemoryMode result = dev.memoryd.v1.LongTermMemoryMode.forNumber(longTermMemoryMode_);
+      return result == null ? dev.memoryd.v1.LongTermMemoryMode.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * Changes the session's long-term memory mode from this append on (unset: unchanged).
+     * </pre>
+     *
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 6 [json_name = "longTermMemoryMode"];</code>
+     * @param value The longTermMemoryMode to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setLongTermMemoryMode(dev.memoryd.v1.LongTermMemoryMode value) {
+      java.util.Objects.requireNonNull(value);
+      bitField0_ |= 0x00000020;
+      longTermMemoryMode_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Changes the session's long-term memory mode from this append on (unset: unchanged).
+     * </pre>
+     *
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 6 [json_name = "longTermMemoryMode"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearLongTermMemoryMode() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      longTermMemoryMode_ = 0;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.AppendMessagesRequest)

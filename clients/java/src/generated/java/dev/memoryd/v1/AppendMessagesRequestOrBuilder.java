@@ -111,4 +111,23 @@ public interface AppendMessagesRequestOrBuilder extends
    * <code>.memoryd.v1.SessionCompression compression = 5 [json_name = "compression"];</code>
    */
   dev.memoryd.v1.SessionCompressionOrBuilder getCompressionOrBuilder();
+
+  /**
+   * <pre>
+   * Changes the session's long-term memory mode from this append on (unset: unchanged).
+   * </pre>
+   *
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 6 [json_name = "longTermMemoryMode"];</code>
+   * @return The enum numeric value on the wire for longTermMemoryMode.
+   */
+  int getLongTermMemoryModeValue();
+  /**
+   * <pre>
+   * Changes the session's long-term memory mode from this append on (unset: unchanged).
+   * </pre>
+   *
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 6 [json_name = "longTermMemoryMode"];</code>
+   * @return The longTermMemoryMode.
+   */
+  dev.memoryd.v1.LongTermMemoryMode getLongTermMemoryMode();
 }

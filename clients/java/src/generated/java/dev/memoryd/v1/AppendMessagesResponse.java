@@ -29,6 +29,9 @@ private static final long serialVersionUID = 0L;
   }
   private AppendMessagesResponse() {
     degraded_ = java.util.Collections.emptyList();
+    recordedMemoryIds_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    offloadedSeqs_ = emptyLongList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -116,6 +119,101 @@ private static final long serialVersionUID = 0L;
     return degraded_.get(index);
   }
 
+  public static final int RECORDED_MEMORY_IDS_FIELD_NUMBER = 4;
+  @SuppressWarnings("serial")
+  private com.google.protobuf.LazyStringArrayList recordedMemoryIds_ =
+      com.google.protobuf.LazyStringArrayList.emptyList();
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * </pre>
+   *
+   * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+   * @return A list containing the recordedMemoryIds.
+   */
+  public com.google.protobuf.ProtocolStringList
+      getRecordedMemoryIdsList() {
+    return recordedMemoryIds_;
+  }
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * </pre>
+   *
+   * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+   * @return The count of recordedMemoryIds.
+   */
+  public int getRecordedMemoryIdsCount() {
+    return recordedMemoryIds_.size();
+  }
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * </pre>
+   *
+   * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+   * @param index The index of the element to return.
+   * @return The recordedMemoryIds at the given index.
+   */
+  public java.lang.String getRecordedMemoryIds(int index) {
+    return recordedMemoryIds_.get(index);
+  }
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * </pre>
+   *
+   * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the recordedMemoryIds at the given index.
+   */
+  public com.google.protobuf.ByteString
+      getRecordedMemoryIdsBytes(int index) {
+    return recordedMemoryIds_.getByteString(index);
+  }
+
+  public static final int OFFLOADED_SEQS_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private com.google.protobuf.Internal.LongList offloadedSeqs_ =
+      emptyLongList();
+  /**
+   * <pre>
+   * Seqs of the messages whose content was offloaded to an attachment.
+   * </pre>
+   *
+   * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+   * @return A list containing the offloadedSeqs.
+   */
+  @java.lang.Override
+  public java.util.List<java.lang.Long>
+      getOffloadedSeqsList() {
+    return offloadedSeqs_;
+  }
+  /**
+   * <pre>
+   * Seqs of the messages whose content was offloaded to an attachment.
+   * </pre>
+   *
+   * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+   * @return The count of offloadedSeqs.
+   */
+  public int getOffloadedSeqsCount() {
+    return offloadedSeqs_.size();
+  }
+  /**
+   * <pre>
+   * Seqs of the messages whose content was offloaded to an attachment.
+   * </pre>
+   *
+   * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+   * @param index The index of the element to return.
+   * @return The offloadedSeqs at the given index.
+   */
+  public long getOffloadedSeqs(int index) {
+    return offloadedSeqs_.getLong(index);
+  }
+  private int offloadedSeqsMemoizedSerializedSize = -1;
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -130,6 +228,7 @@ private static final long serialVersionUID = 0L;
   @java.lang.Override
   public void writeTo(com.google.protobuf.CodedOutputStream output)
                       throws java.io.IOException {
+    getSerializedSize();
     if (messageCount_ != 0L) {
       output.writeInt64(1, messageCount_);
     }
@@ -138,6 +237,16 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < degraded_.size(); i++) {
       output.writeMessage(3, degraded_.get(i));
+    }
+    for (int i = 0; i < recordedMemoryIds_.size(); i++) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 4, recordedMemoryIds_.getRaw(i));
+    }
+    if (getOffloadedSeqsList().size() > 0) {
+      output.writeUInt32NoTag(42);
+      output.writeUInt32NoTag(offloadedSeqsMemoizedSerializedSize);
+    }
+    for (int i = 0; i < offloadedSeqs_.size(); i++) {
+      output.writeInt64NoTag(offloadedSeqs_.getLong(i));
     }
     getUnknownFields().writeTo(output);
   }
@@ -160,6 +269,28 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+    {
+      int dataSize = 0;
+      for (int i = 0; i < recordedMemoryIds_.size(); i++) {
+        dataSize += computeStringSizeNoTag(recordedMemoryIds_.getRaw(i));
+      }
+      size += dataSize;
+      size += 1 * getRecordedMemoryIdsList().size();
+    }
+    {
+      int dataSize = 0;
+      for (int i = 0; i < offloadedSeqs_.size(); i++) {
+        dataSize += com.google.protobuf.CodedOutputStream
+          .computeInt64SizeNoTag(offloadedSeqs_.getLong(i));
+      }
+      size += dataSize;
+      if (!getOffloadedSeqsList().isEmpty()) {
+        size += 1;
+        size += com.google.protobuf.CodedOutputStream
+            .computeInt32SizeNoTag(dataSize);
+      }
+      offloadedSeqsMemoizedSerializedSize = dataSize;
+    }
     return size;
   }
   @java.lang.Override
@@ -190,6 +321,10 @@ private static final long serialVersionUID = 0L;
         != other.getCompressed()) return false;
     if (!getDegradedList()
         .equals(other.getDegradedList())) return false;
+    if (!getRecordedMemoryIdsList()
+        .equals(other.getRecordedMemoryIdsList())) return false;
+    if (!getOffloadedSeqsList()
+        .equals(other.getOffloadedSeqsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -210,6 +345,14 @@ private static final long serialVersionUID = 0L;
     if (getDegradedCount() > 0) {
       hash = (37 * hash) + DEGRADED_FIELD_NUMBER;
       hash = (53 * hash) + getDegradedList().hashCode();
+    }
+    if (getRecordedMemoryIdsCount() > 0) {
+      hash = (37 * hash) + RECORDED_MEMORY_IDS_FIELD_NUMBER;
+      hash = (53 * hash) + getRecordedMemoryIdsList().hashCode();
+    }
+    if (getOffloadedSeqsCount() > 0) {
+      hash = (37 * hash) + OFFLOADED_SEQS_FIELD_NUMBER;
+      hash = (53 * hash) + getOffloadedSeqsList().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -351,6 +494,9 @@ private static final long serialVersionUID = 0L;
         degradedBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000004);
+      recordedMemoryIds_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      offloadedSeqs_ = emptyLongList();
       return this;
     }
 
@@ -403,6 +549,14 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.compressed_ = compressed_;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        recordedMemoryIds_.makeImmutable();
+        result.recordedMemoryIds_ = recordedMemoryIds_;
+      }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        offloadedSeqs_.makeImmutable();
+        result.offloadedSeqs_ = offloadedSeqs_;
+      }
     }
 
     @java.lang.Override
@@ -448,6 +602,27 @@ private static final long serialVersionUID = 0L;
             degradedBuilder_.addAllMessages(other.degraded_);
           }
         }
+      }
+      if (!other.recordedMemoryIds_.isEmpty()) {
+        if (recordedMemoryIds_.isEmpty()) {
+          recordedMemoryIds_ = other.recordedMemoryIds_;
+          bitField0_ |= 0x00000008;
+        } else {
+          ensureRecordedMemoryIdsIsMutable();
+          recordedMemoryIds_.addAll(other.recordedMemoryIds_);
+        }
+        onChanged();
+      }
+      if (!other.offloadedSeqs_.isEmpty()) {
+        if (offloadedSeqs_.isEmpty()) {
+          offloadedSeqs_ = other.offloadedSeqs_;
+          offloadedSeqs_.makeImmutable();
+          bitField0_ |= 0x00000010;
+        } else {
+          ensureOffloadedSeqsIsMutable();
+          offloadedSeqs_.addAll(other.offloadedSeqs_);
+        }
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -496,6 +671,27 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 26
+            case 34: {
+              ensureRecordedMemoryIdsIsMutable();
+              recordedMemoryIds_.add(input.readStringRequireUtf8());
+              break;
+            } // case 34
+            case 40: {
+              long v = input.readInt64();
+              ensureOffloadedSeqsIsMutable();
+              offloadedSeqs_.addLong(v);
+              break;
+            } // case 40
+            case 42: {
+              int length = input.readRawVarint32();
+              int limit = input.pushLimit(length);
+              ensureOffloadedSeqsIsMutable();
+              while (input.getBytesUntilLimit() > 0) {
+                offloadedSeqs_.addLong(input.readInt64());
+              }
+              input.popLimit(limit);
+              break;
+            } // case 42
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -821,6 +1017,265 @@ private static final long serialVersionUID = 0L;
         degraded_ = null;
       }
       return degradedBuilder_;
+    }
+
+    private com.google.protobuf.LazyStringArrayList recordedMemoryIds_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    private void ensureRecordedMemoryIdsIsMutable() {
+      if (!recordedMemoryIds_.isModifiable()) {
+        recordedMemoryIds_ = new com.google.protobuf.LazyStringArrayList(recordedMemoryIds_);
+      }
+      bitField0_ |= 0x00000008;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * </pre>
+     *
+     * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+     * @return A list containing the recordedMemoryIds.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getRecordedMemoryIdsList() {
+      recordedMemoryIds_.makeImmutable();
+      return recordedMemoryIds_;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * </pre>
+     *
+     * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+     * @return The count of recordedMemoryIds.
+     */
+    public int getRecordedMemoryIdsCount() {
+      return recordedMemoryIds_.size();
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * </pre>
+     *
+     * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+     * @param index The index of the element to return.
+     * @return The recordedMemoryIds at the given index.
+     */
+    public java.lang.String getRecordedMemoryIds(int index) {
+      return recordedMemoryIds_.get(index);
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * </pre>
+     *
+     * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the recordedMemoryIds at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getRecordedMemoryIdsBytes(int index) {
+      return recordedMemoryIds_.getByteString(index);
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * </pre>
+     *
+     * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+     * @param index The index to set the value at.
+     * @param value The recordedMemoryIds to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRecordedMemoryIds(
+        int index, java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      ensureRecordedMemoryIdsIsMutable();
+      recordedMemoryIds_.set(index, value);
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * </pre>
+     *
+     * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+     * @param value The recordedMemoryIds to add.
+     * @return This builder for chaining.
+     */
+    public Builder addRecordedMemoryIds(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      ensureRecordedMemoryIdsIsMutable();
+      recordedMemoryIds_.add(value);
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * </pre>
+     *
+     * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+     * @param values The recordedMemoryIds to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAllRecordedMemoryIds(
+        java.lang.Iterable<java.lang.String> values) {
+      ensureRecordedMemoryIdsIsMutable();
+      com.google.protobuf.AbstractMessageLite.Builder.addAll(
+          values, recordedMemoryIds_);
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * </pre>
+     *
+     * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRecordedMemoryIds() {
+      recordedMemoryIds_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+      bitField0_ = (bitField0_ & ~0x00000008);;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * </pre>
+     *
+     * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+     * @param value The bytes of the recordedMemoryIds to add.
+     * @return This builder for chaining.
+     */
+    public Builder addRecordedMemoryIdsBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      ensureRecordedMemoryIdsIsMutable();
+      recordedMemoryIds_.add(value);
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.Internal.LongList offloadedSeqs_ = emptyLongList();
+    private void ensureOffloadedSeqsIsMutable() {
+      if (!offloadedSeqs_.isModifiable()) {
+        offloadedSeqs_ = makeMutableCopy(offloadedSeqs_);
+      }
+      bitField0_ |= 0x00000010;
+    }
+    /**
+     * <pre>
+     * Seqs of the messages whose content was offloaded to an attachment.
+     * </pre>
+     *
+     * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+     * @return A list containing the offloadedSeqs.
+     */
+    public java.util.List<java.lang.Long>
+        getOffloadedSeqsList() {
+      offloadedSeqs_.makeImmutable();
+      return offloadedSeqs_;
+    }
+    /**
+     * <pre>
+     * Seqs of the messages whose content was offloaded to an attachment.
+     * </pre>
+     *
+     * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+     * @return The count of offloadedSeqs.
+     */
+    public int getOffloadedSeqsCount() {
+      return offloadedSeqs_.size();
+    }
+    /**
+     * <pre>
+     * Seqs of the messages whose content was offloaded to an attachment.
+     * </pre>
+     *
+     * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+     * @param index The index of the element to return.
+     * @return The offloadedSeqs at the given index.
+     */
+    public long getOffloadedSeqs(int index) {
+      return offloadedSeqs_.getLong(index);
+    }
+    /**
+     * <pre>
+     * Seqs of the messages whose content was offloaded to an attachment.
+     * </pre>
+     *
+     * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+     * @param index The index to set the value at.
+     * @param value The offloadedSeqs to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOffloadedSeqs(
+        int index, long value) {
+
+      ensureOffloadedSeqsIsMutable();
+      offloadedSeqs_.setLong(index, value);
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Seqs of the messages whose content was offloaded to an attachment.
+     * </pre>
+     *
+     * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+     * @param value The offloadedSeqs to add.
+     * @return This builder for chaining.
+     */
+    public Builder addOffloadedSeqs(long value) {
+
+      ensureOffloadedSeqsIsMutable();
+      offloadedSeqs_.addLong(value);
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Seqs of the messages whose content was offloaded to an attachment.
+     * </pre>
+     *
+     * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+     * @param values The offloadedSeqs to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAllOffloadedSeqs(
+        java.lang.Iterable<? extends java.lang.Long> values) {
+      ensureOffloadedSeqsIsMutable();
+      com.google.protobuf.AbstractMessageLite.Builder.addAll(
+          values, offloadedSeqs_);
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Seqs of the messages whose content was offloaded to an attachment.
+     * </pre>
+     *
+     * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOffloadedSeqs() {
+      offloadedSeqs_ = emptyLongList();
+      bitField0_ = (bitField0_ & ~0x00000010);
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.AppendMessagesResponse)

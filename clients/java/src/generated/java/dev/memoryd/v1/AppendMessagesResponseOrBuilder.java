@@ -49,4 +49,74 @@ public interface AppendMessagesResponseOrBuilder extends
    */
   dev.memoryd.v1.DegradationOrBuilder getDegradedOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * </pre>
+   *
+   * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+   * @return A list containing the recordedMemoryIds.
+   */
+  java.util.List<java.lang.String>
+      getRecordedMemoryIdsList();
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * </pre>
+   *
+   * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+   * @return The count of recordedMemoryIds.
+   */
+  int getRecordedMemoryIdsCount();
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * </pre>
+   *
+   * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+   * @param index The index of the element to return.
+   * @return The recordedMemoryIds at the given index.
+   */
+  java.lang.String getRecordedMemoryIds(int index);
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * </pre>
+   *
+   * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the recordedMemoryIds at the given index.
+   */
+  com.google.protobuf.ByteString
+      getRecordedMemoryIdsBytes(int index);
+
+  /**
+   * <pre>
+   * Seqs of the messages whose content was offloaded to an attachment.
+   * </pre>
+   *
+   * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+   * @return A list containing the offloadedSeqs.
+   */
+  java.util.List<java.lang.Long> getOffloadedSeqsList();
+  /**
+   * <pre>
+   * Seqs of the messages whose content was offloaded to an attachment.
+   * </pre>
+   *
+   * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+   * @return The count of offloadedSeqs.
+   */
+  int getOffloadedSeqsCount();
+  /**
+   * <pre>
+   * Seqs of the messages whose content was offloaded to an attachment.
+   * </pre>
+   *
+   * <code>repeated int64 offloaded_seqs = 5 [json_name = "offloadedSeqs"];</code>
+   * @param index The index of the element to return.
+   * @return The offloadedSeqs at the given index.
+   */
+  long getOffloadedSeqs(int index);
 }

@@ -66,6 +66,7 @@ private static final long serialVersionUID = 0L;
     SESSION(6),
     STATE(7),
     SESSION_MESSAGE(8),
+    SESSION_ATTACHMENT(9),
     RECORD_NOT_SET(0);
     private final int value;
     private RecordCase(int value) {
@@ -91,6 +92,7 @@ private static final long serialVersionUID = 0L;
         case 6: return SESSION;
         case 7: return STATE;
         case 8: return SESSION_MESSAGE;
+        case 9: return SESSION_ATTACHMENT;
         case 0: return RECORD_NOT_SET;
         default: return null;
       }
@@ -354,6 +356,37 @@ private static final long serialVersionUID = 0L;
     return dev.memoryd.v1.ExportedSessionMessage.getDefaultInstance();
   }
 
+  public static final int SESSION_ATTACHMENT_FIELD_NUMBER = 9;
+  /**
+   * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+   * @return Whether the sessionAttachment field is set.
+   */
+  @java.lang.Override
+  public boolean hasSessionAttachment() {
+    return recordCase_ == 9;
+  }
+  /**
+   * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+   * @return The sessionAttachment.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.ExportedSessionAttachment getSessionAttachment() {
+    if (recordCase_ == 9) {
+       return (dev.memoryd.v1.ExportedSessionAttachment) record_;
+    }
+    return dev.memoryd.v1.ExportedSessionAttachment.getDefaultInstance();
+  }
+  /**
+   * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.ExportedSessionAttachmentOrBuilder getSessionAttachmentOrBuilder() {
+    if (recordCase_ == 9) {
+       return (dev.memoryd.v1.ExportedSessionAttachment) record_;
+    }
+    return dev.memoryd.v1.ExportedSessionAttachment.getDefaultInstance();
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -392,6 +425,9 @@ private static final long serialVersionUID = 0L;
     if (recordCase_ == 8) {
       output.writeMessage(8, (dev.memoryd.v1.ExportedSessionMessage) record_);
     }
+    if (recordCase_ == 9) {
+      output.writeMessage(9, (dev.memoryd.v1.ExportedSessionAttachment) record_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -427,6 +463,10 @@ private static final long serialVersionUID = 0L;
     if (recordCase_ == 8) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(8, (dev.memoryd.v1.ExportedSessionMessage) record_);
+    }
+    if (recordCase_ == 9) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(9, (dev.memoryd.v1.ExportedSessionAttachment) record_);
     }
     return size;
   }
@@ -486,6 +526,10 @@ private static final long serialVersionUID = 0L;
         if (!getSessionMessage()
             .equals(other.getSessionMessage())) return false;
         break;
+      case 9:
+        if (!getSessionAttachment()
+            .equals(other.getSessionAttachment())) return false;
+        break;
       case 0:
       default:
     }
@@ -532,6 +576,10 @@ private static final long serialVersionUID = 0L;
       case 8:
         hash = (37 * hash) + SESSION_MESSAGE_FIELD_NUMBER;
         hash = (53 * hash) + getSessionMessage().hashCode();
+        break;
+      case 9:
+        hash = (37 * hash) + SESSION_ATTACHMENT_FIELD_NUMBER;
+        hash = (53 * hash) + getSessionAttachment().hashCode();
         break;
       case 0:
       default:
@@ -695,6 +743,9 @@ private static final long serialVersionUID = 0L;
       if (sessionMessageBuilder_ != null) {
         sessionMessageBuilder_.clear();
       }
+      if (sessionAttachmentBuilder_ != null) {
+        sessionAttachmentBuilder_.clear();
+      }
       recordCase_ = 0;
       record_ = null;
       return this;
@@ -768,6 +819,10 @@ private static final long serialVersionUID = 0L;
           sessionMessageBuilder_ != null) {
         result.record_ = sessionMessageBuilder_.build();
       }
+      if (recordCase_ == 9 &&
+          sessionAttachmentBuilder_ != null) {
+        result.record_ = sessionAttachmentBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -813,6 +868,10 @@ private static final long serialVersionUID = 0L;
         }
         case SESSION_MESSAGE: {
           mergeSessionMessage(other.getSessionMessage());
+          break;
+        }
+        case SESSION_ATTACHMENT: {
+          mergeSessionAttachment(other.getSessionAttachment());
           break;
         }
         case RECORD_NOT_SET: {
@@ -899,6 +958,13 @@ private static final long serialVersionUID = 0L;
               recordCase_ = 8;
               break;
             } // case 66
+            case 74: {
+              input.readMessage(
+                  internalGetSessionAttachmentFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              recordCase_ = 9;
+              break;
+            } // case 74
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2049,6 +2115,146 @@ private static final long serialVersionUID = 0L;
       recordCase_ = 8;
       onChanged();
       return sessionMessageBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.ExportedSessionAttachment, dev.memoryd.v1.ExportedSessionAttachment.Builder, dev.memoryd.v1.ExportedSessionAttachmentOrBuilder> sessionAttachmentBuilder_;
+    /**
+     * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+     * @return Whether the sessionAttachment field is set.
+     */
+    @java.lang.Override
+    public boolean hasSessionAttachment() {
+      return recordCase_ == 9;
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+     * @return The sessionAttachment.
+     */
+    @java.lang.Override
+    public dev.memoryd.v1.ExportedSessionAttachment getSessionAttachment() {
+      if (sessionAttachmentBuilder_ == null) {
+        if (recordCase_ == 9) {
+          return (dev.memoryd.v1.ExportedSessionAttachment) record_;
+        }
+        return dev.memoryd.v1.ExportedSessionAttachment.getDefaultInstance();
+      } else {
+        if (recordCase_ == 9) {
+          return sessionAttachmentBuilder_.getMessage();
+        }
+        return dev.memoryd.v1.ExportedSessionAttachment.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+     */
+    public Builder setSessionAttachment(dev.memoryd.v1.ExportedSessionAttachment value) {
+      if (sessionAttachmentBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        record_ = value;
+        onChanged();
+      } else {
+        sessionAttachmentBuilder_.setMessage(value);
+      }
+      recordCase_ = 9;
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+     */
+    public Builder setSessionAttachment(
+        dev.memoryd.v1.ExportedSessionAttachment.Builder builderForValue) {
+      if (sessionAttachmentBuilder_ == null) {
+        record_ = builderForValue.build();
+        onChanged();
+      } else {
+        sessionAttachmentBuilder_.setMessage(builderForValue.build());
+      }
+      recordCase_ = 9;
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+     */
+    public Builder mergeSessionAttachment(dev.memoryd.v1.ExportedSessionAttachment value) {
+      if (sessionAttachmentBuilder_ == null) {
+        if (recordCase_ == 9 &&
+            record_ != dev.memoryd.v1.ExportedSessionAttachment.getDefaultInstance()) {
+          record_ = dev.memoryd.v1.ExportedSessionAttachment.newBuilder((dev.memoryd.v1.ExportedSessionAttachment) record_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          record_ = value;
+        }
+        onChanged();
+      } else {
+        if (recordCase_ == 9) {
+          sessionAttachmentBuilder_.mergeFrom(value);
+        } else {
+          sessionAttachmentBuilder_.setMessage(value);
+        }
+      }
+      recordCase_ = 9;
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+     */
+    public Builder clearSessionAttachment() {
+      if (sessionAttachmentBuilder_ == null) {
+        if (recordCase_ == 9) {
+          recordCase_ = 0;
+          record_ = null;
+          onChanged();
+        }
+      } else {
+        if (recordCase_ == 9) {
+          recordCase_ = 0;
+          record_ = null;
+        }
+        sessionAttachmentBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+     */
+    public dev.memoryd.v1.ExportedSessionAttachment.Builder getSessionAttachmentBuilder() {
+      return internalGetSessionAttachmentFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+     */
+    @java.lang.Override
+    public dev.memoryd.v1.ExportedSessionAttachmentOrBuilder getSessionAttachmentOrBuilder() {
+      if ((recordCase_ == 9) && (sessionAttachmentBuilder_ != null)) {
+        return sessionAttachmentBuilder_.getMessageOrBuilder();
+      } else {
+        if (recordCase_ == 9) {
+          return (dev.memoryd.v1.ExportedSessionAttachment) record_;
+        }
+        return dev.memoryd.v1.ExportedSessionAttachment.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.ExportedSessionAttachment, dev.memoryd.v1.ExportedSessionAttachment.Builder, dev.memoryd.v1.ExportedSessionAttachmentOrBuilder> 
+        internalGetSessionAttachmentFieldBuilder() {
+      if (sessionAttachmentBuilder_ == null) {
+        if (!(recordCase_ == 9)) {
+          record_ = dev.memoryd.v1.ExportedSessionAttachment.getDefaultInstance();
+        }
+        sessionAttachmentBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.ExportedSessionAttachment, dev.memoryd.v1.ExportedSessionAttachment.Builder, dev.memoryd.v1.ExportedSessionAttachmentOrBuilder>(
+                (dev.memoryd.v1.ExportedSessionAttachment) record_,
+                getParentForChildren(),
+                isClean());
+        record_ = null;
+      }
+      recordCase_ = 9;
+      onChanged();
+      return sessionAttachmentBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.ExportRecord)

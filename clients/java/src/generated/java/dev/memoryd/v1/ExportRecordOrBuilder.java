@@ -130,5 +130,20 @@ public interface ExportRecordOrBuilder extends
    */
   dev.memoryd.v1.ExportedSessionMessageOrBuilder getSessionMessageOrBuilder();
 
+  /**
+   * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+   * @return Whether the sessionAttachment field is set.
+   */
+  boolean hasSessionAttachment();
+  /**
+   * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+   * @return The sessionAttachment.
+   */
+  dev.memoryd.v1.ExportedSessionAttachment getSessionAttachment();
+  /**
+   * <code>.memoryd.v1.ExportedSessionAttachment session_attachment = 9 [json_name = "sessionAttachment"];</code>
+   */
+  dev.memoryd.v1.ExportedSessionAttachmentOrBuilder getSessionAttachmentOrBuilder();
+
   dev.memoryd.v1.ExportRecord.RecordCase getRecordCase();
 }

@@ -35,6 +35,7 @@ private static final long serialVersionUID = 0L;
     messages_ = java.util.Collections.emptyList();
     summarizer_ = "";
     summaryDegraded_ = java.util.Collections.emptyList();
+    longTermMemoryMode_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -577,6 +578,24 @@ private static final long serialVersionUID = 0L;
     return compression_ == null ? dev.memoryd.v1.SessionCompression.getDefaultInstance() : compression_;
   }
 
+  public static final int LONG_TERM_MEMORY_MODE_FIELD_NUMBER = 18;
+  private int longTermMemoryMode_ = 0;
+  /**
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 18 [json_name = "longTermMemoryMode"];</code>
+   * @return The enum numeric value on the wire for longTermMemoryMode.
+   */
+  @java.lang.Override public int getLongTermMemoryModeValue() {
+    return longTermMemoryMode_;
+  }
+  /**
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 18 [json_name = "longTermMemoryMode"];</code>
+   * @return The longTermMemoryMode.
+   */
+  @java.lang.Override public dev.memoryd.v1.LongTermMemoryMode getLongTermMemoryMode() {
+    dev.memoryd.v1.LongTermMemoryMode result = dev.memoryd.v1.LongTermMemoryMode.forNumber(longTermMemoryMode_);
+    return result == null ? dev.memoryd.v1.LongTermMemoryMode.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -641,6 +660,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000010) != 0)) {
       output.writeMessage(17, getCompression());
+    }
+    if (longTermMemoryMode_ != dev.memoryd.v1.LongTermMemoryMode.LONG_TERM_MEMORY_MODE_UNSPECIFIED.getNumber()) {
+      output.writeEnum(18, longTermMemoryMode_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -725,6 +747,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(17, getCompression());
     }
+    if (longTermMemoryMode_ != dev.memoryd.v1.LongTermMemoryMode.LONG_TERM_MEMORY_MODE_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(18, longTermMemoryMode_);
+    }
     return size;
   }
   @java.lang.Override
@@ -798,6 +824,7 @@ private static final long serialVersionUID = 0L;
       if (!getCompression()
           .equals(other.getCompression())) return false;
     }
+    if (longTermMemoryMode_ != other.longTermMemoryMode_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -864,6 +891,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + COMPRESSION_FIELD_NUMBER;
       hash = (53 * hash) + getCompression().hashCode();
     }
+    hash = (37 * hash) + LONG_TERM_MEMORY_MODE_FIELD_NUMBER;
+    hash = (53 * hash) + longTermMemoryMode_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1063,6 +1092,7 @@ private static final long serialVersionUID = 0L;
         compressionBuilder_.dispose();
         compressionBuilder_ = null;
       }
+      longTermMemoryMode_ = 0;
       return this;
     }
 
@@ -1184,6 +1214,9 @@ private static final long serialVersionUID = 0L;
             ? compression_
             : compressionBuilder_.build();
         to_bitField0_ |= 0x00000010;
+      }
+      if (((from_bitField0_ & 0x00020000) != 0)) {
+        result.longTermMemoryMode_ = longTermMemoryMode_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1328,6 +1361,9 @@ private static final long serialVersionUID = 0L;
       if (other.hasCompression()) {
         mergeCompression(other.getCompression());
       }
+      if (other.longTermMemoryMode_ != 0) {
+        setLongTermMemoryModeValue(other.getLongTermMemoryModeValue());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1471,6 +1507,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00010000;
               break;
             } // case 138
+            case 144: {
+              longTermMemoryMode_ = input.readEnum();
+              bitField0_ |= 0x00020000;
+              break;
+            } // case 144
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3410,6 +3451,58 @@ private static final long serialVersionUID = 0L;
         compression_ = null;
       }
       return compressionBuilder_;
+    }
+
+    private int longTermMemoryMode_ = 0;
+    /**
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 18 [json_name = "longTermMemoryMode"];</code>
+     * @return The enum numeric value on the wire for longTermMemoryMode.
+     */
+    @java.lang.Override public int getLongTermMemoryModeValue() {
+      return longTermMemoryMode_;
+    }
+    /**
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 18 [json_name = "longTermMemoryMode"];</code>
+     * @param value The enum numeric value on the wire for longTermMemoryMode to set.
+     * @return This builder for chaining.
+     */
+    public Builder setLongTermMemoryModeValue(int value) {
+      longTermMemoryMode_ = value;
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 18 [json_name = "longTermMemoryMode"];</code>
+     * @return The longTermMemoryMode.
+     */
+    @java.lang.Override
+    public dev.memoryd.v1.LongTermMemoryMode getLongTermMemoryMode() {
+      dev.memoryd.v1.LongTermMemoryMode result = dev.memoryd.v1.LongTermMemoryMode.forNumber(longTermMemoryMode_);
+      return result == null ? dev.memoryd.v1.LongTermMemoryMode.UNRECOGNIZED : result;
+    }
+    /**
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 18 [json_name = "longTermMemoryMode"];</code>
+     * @param value The longTermMemoryMode to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setLongTermMemoryMode(dev.memoryd.v1.LongTermMemoryMode value) {
+      java.util.Objects.requireNonNull(value);
+      bitField0_ |= 0x00020000;
+      longTermMemoryMode_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 18 [json_name = "longTermMemoryMode"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearLongTermMemoryMode() {
+      bitField0_ = (bitField0_ & ~0x00020000);
+      longTermMemoryMode_ = 0;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.ExportedSession)

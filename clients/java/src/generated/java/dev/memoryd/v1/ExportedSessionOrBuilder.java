@@ -291,4 +291,15 @@ public interface ExportedSessionOrBuilder extends
    * <code>.memoryd.v1.SessionCompression compression = 17 [json_name = "compression"];</code>
    */
   dev.memoryd.v1.SessionCompressionOrBuilder getCompressionOrBuilder();
+
+  /**
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 18 [json_name = "longTermMemoryMode"];</code>
+   * @return The enum numeric value on the wire for longTermMemoryMode.
+   */
+  int getLongTermMemoryModeValue();
+  /**
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 18 [json_name = "longTermMemoryMode"];</code>
+   * @return The longTermMemoryMode.
+   */
+  dev.memoryd.v1.LongTermMemoryMode getLongTermMemoryMode();
 }

@@ -119,7 +119,7 @@ public enum FixedZoneKind
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.memoryd.v1.MemoryServiceProto.getDescriptor().getEnumType(5);
+    return dev.memoryd.v1.MemoryServiceProto.getDescriptor().getEnumType(6);
   }
 
   private static final FixedZoneKind[] VALUES = values();

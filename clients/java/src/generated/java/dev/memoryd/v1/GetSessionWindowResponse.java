@@ -34,6 +34,9 @@ private static final long serialVersionUID = 0L;
     summarizer_ = "";
     tokenCounter_ = "";
     degraded_ = java.util.Collections.emptyList();
+    longTermMemoryMode_ = 0;
+    longTermMemories_ = java.util.Collections.emptyList();
+    longTermMemory_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -343,6 +346,129 @@ private static final long serialVersionUID = 0L;
     return storedMessages_;
   }
 
+  public static final int LONG_TERM_MEMORY_MODE_FIELD_NUMBER = 10;
+  private int longTermMemoryMode_ = 0;
+  /**
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 10 [json_name = "longTermMemoryMode"];</code>
+   * @return The enum numeric value on the wire for longTermMemoryMode.
+   */
+  @java.lang.Override public int getLongTermMemoryModeValue() {
+    return longTermMemoryMode_;
+  }
+  /**
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 10 [json_name = "longTermMemoryMode"];</code>
+   * @return The longTermMemoryMode.
+   */
+  @java.lang.Override public dev.memoryd.v1.LongTermMemoryMode getLongTermMemoryMode() {
+    dev.memoryd.v1.LongTermMemoryMode result = dev.memoryd.v1.LongTermMemoryMode.forNumber(longTermMemoryMode_);
+    return result == null ? dev.memoryd.v1.LongTermMemoryMode.UNRECOGNIZED : result;
+  }
+
+  public static final int LONG_TERM_MEMORIES_FIELD_NUMBER = 11;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.memoryd.v1.Memory> longTermMemories_;
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+   * best first, within the token budget (one line each in long_term_memory).
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.memoryd.v1.Memory> getLongTermMemoriesList() {
+    return longTermMemories_;
+  }
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+   * best first, within the token budget (one line each in long_term_memory).
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.memoryd.v1.MemoryOrBuilder> 
+      getLongTermMemoriesOrBuilderList() {
+    return longTermMemories_;
+  }
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+   * best first, within the token budget (one line each in long_term_memory).
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+   */
+  @java.lang.Override
+  public int getLongTermMemoriesCount() {
+    return longTermMemories_.size();
+  }
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+   * best first, within the token budget (one line each in long_term_memory).
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.Memory getLongTermMemories(int index) {
+    return longTermMemories_.get(index);
+  }
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+   * best first, within the token budget (one line each in long_term_memory).
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.MemoryOrBuilder getLongTermMemoriesOrBuilder(
+      int index) {
+    return longTermMemories_.get(index);
+  }
+
+  public static final int LONG_TERM_MEMORY_FIELD_NUMBER = 12;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object longTermMemory_ = "";
+  /**
+   * <code>string long_term_memory = 12 [json_name = "longTermMemory"];</code>
+   * @return The longTermMemory.
+   */
+  @java.lang.Override
+  public java.lang.String getLongTermMemory() {
+    java.lang.Object ref = longTermMemory_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      longTermMemory_ = s;
+      return s;
+    }
+  }
+  /**
+   * <code>string long_term_memory = 12 [json_name = "longTermMemory"];</code>
+   * @return The bytes for longTermMemory.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getLongTermMemoryBytes() {
+    java.lang.Object ref = longTermMemory_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      longTermMemory_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -383,6 +509,15 @@ private static final long serialVersionUID = 0L;
     }
     if (storedMessages_ != 0L) {
       output.writeInt64(9, storedMessages_);
+    }
+    if (longTermMemoryMode_ != dev.memoryd.v1.LongTermMemoryMode.LONG_TERM_MEMORY_MODE_UNSPECIFIED.getNumber()) {
+      output.writeEnum(10, longTermMemoryMode_);
+    }
+    for (int i = 0; i < longTermMemories_.size(); i++) {
+      output.writeMessage(11, longTermMemories_.get(i));
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(longTermMemory_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 12, longTermMemory_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -436,6 +571,22 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(9, storedMessages_);
     }
+    if (longTermMemoryMode_ != dev.memoryd.v1.LongTermMemoryMode.LONG_TERM_MEMORY_MODE_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(10, longTermMemoryMode_);
+    }
+
+        {
+          final int count = longTermMemories_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(longTermMemories_.get(i));
+          }
+          size += 1 * count;
+        }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(longTermMemory_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(12, longTermMemory_);
+    }
     return size;
   }
   @java.lang.Override
@@ -478,6 +629,11 @@ private static final long serialVersionUID = 0L;
         != other.getSummarizedThroughSeq()) return false;
     if (getStoredMessages()
         != other.getStoredMessages()) return false;
+    if (longTermMemoryMode_ != other.longTermMemoryMode_) return false;
+    if (!getLongTermMemoriesList()
+        .equals(other.getLongTermMemoriesList())) return false;
+    if (!getLongTermMemory()
+        .equals(other.getLongTermMemory())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -515,6 +671,14 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + STORED_MESSAGES_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getStoredMessages());
+    hash = (37 * hash) + LONG_TERM_MEMORY_MODE_FIELD_NUMBER;
+    hash = (53 * hash) + longTermMemoryMode_;
+    if (getLongTermMemoriesCount() > 0) {
+      hash = (37 * hash) + LONG_TERM_MEMORIES_FIELD_NUMBER;
+      hash = (53 * hash) + getLongTermMemoriesList().hashCode();
+    }
+    hash = (37 * hash) + LONG_TERM_MEMORY_FIELD_NUMBER;
+    hash = (53 * hash) + getLongTermMemory().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -673,6 +837,15 @@ private static final long serialVersionUID = 0L;
       bitField0_ = (bitField0_ & ~0x00000040);
       summarizedThroughSeq_ = 0L;
       storedMessages_ = 0L;
+      longTermMemoryMode_ = 0;
+      if (longTermMemoriesBuilder_ == null) {
+        longTermMemories_ = java.util.Collections.emptyList();
+      } else {
+        longTermMemories_ = null;
+        longTermMemoriesBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000400);
+      longTermMemory_ = "";
       return this;
     }
 
@@ -733,6 +906,15 @@ private static final long serialVersionUID = 0L;
       } else {
         result.degraded_ = degradedBuilder_.build();
       }
+      if (longTermMemoriesBuilder_ == null) {
+        if (((bitField0_ & 0x00000400) != 0)) {
+          longTermMemories_ = java.util.Collections.unmodifiableList(longTermMemories_);
+          bitField0_ = (bitField0_ & ~0x00000400);
+        }
+        result.longTermMemories_ = longTermMemories_;
+      } else {
+        result.longTermMemories_ = longTermMemoriesBuilder_.build();
+      }
     }
 
     private void buildPartial0(dev.memoryd.v1.GetSessionWindowResponse result) {
@@ -754,6 +936,12 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00000100) != 0)) {
         result.storedMessages_ = storedMessages_;
+      }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.longTermMemoryMode_ = longTermMemoryMode_;
+      }
+      if (((from_bitField0_ & 0x00000800) != 0)) {
+        result.longTermMemory_ = longTermMemory_;
       }
     }
 
@@ -871,6 +1059,40 @@ private static final long serialVersionUID = 0L;
       if (other.getStoredMessages() != 0L) {
         setStoredMessages(other.getStoredMessages());
       }
+      if (other.longTermMemoryMode_ != 0) {
+        setLongTermMemoryModeValue(other.getLongTermMemoryModeValue());
+      }
+      if (longTermMemoriesBuilder_ == null) {
+        if (!other.longTermMemories_.isEmpty()) {
+          if (longTermMemories_.isEmpty()) {
+            longTermMemories_ = other.longTermMemories_;
+            bitField0_ = (bitField0_ & ~0x00000400);
+          } else {
+            ensureLongTermMemoriesIsMutable();
+            longTermMemories_.addAll(other.longTermMemories_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.longTermMemories_.isEmpty()) {
+          if (longTermMemoriesBuilder_.isEmpty()) {
+            longTermMemoriesBuilder_.dispose();
+            longTermMemoriesBuilder_ = null;
+            longTermMemories_ = other.longTermMemories_;
+            bitField0_ = (bitField0_ & ~0x00000400);
+            longTermMemoriesBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetLongTermMemoriesFieldBuilder() : null;
+          } else {
+            longTermMemoriesBuilder_.addAllMessages(other.longTermMemories_);
+          }
+        }
+      }
+      if (!other.getLongTermMemory().isEmpty()) {
+        longTermMemory_ = other.longTermMemory_;
+        bitField0_ |= 0x00000800;
+        onChanged();
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -964,6 +1186,29 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000100;
               break;
             } // case 72
+            case 80: {
+              longTermMemoryMode_ = input.readEnum();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 80
+            case 90: {
+              dev.memoryd.v1.Memory m =
+                  input.readMessage(
+                      dev.memoryd.v1.Memory.parser(),
+                      extensionRegistry);
+              if (longTermMemoriesBuilder_ == null) {
+                ensureLongTermMemoriesIsMutable();
+                longTermMemories_.add(m);
+              } else {
+                longTermMemoriesBuilder_.addMessage(m);
+              }
+              break;
+            } // case 90
+            case 98: {
+              longTermMemory_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000800;
+              break;
+            } // case 98
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2035,6 +2280,454 @@ private static final long serialVersionUID = 0L;
     public Builder clearStoredMessages() {
       bitField0_ = (bitField0_ & ~0x00000100);
       storedMessages_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private int longTermMemoryMode_ = 0;
+    /**
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 10 [json_name = "longTermMemoryMode"];</code>
+     * @return The enum numeric value on the wire for longTermMemoryMode.
+     */
+    @java.lang.Override public int getLongTermMemoryModeValue() {
+      return longTermMemoryMode_;
+    }
+    /**
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 10 [json_name = "longTermMemoryMode"];</code>
+     * @param value The enum numeric value on the wire for longTermMemoryMode to set.
+     * @return This builder for chaining.
+     */
+    public Builder setLongTermMemoryModeValue(int value) {
+      longTermMemoryMode_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 10 [json_name = "longTermMemoryMode"];</code>
+     * @return The longTermMemoryMode.
+     */
+    @java.lang.Override
+    public dev.memoryd.v1.LongTermMemoryMode getLongTermMemoryMode() {
+      dev.memoryd.v1.LongTermMemoryMode result = dev.memoryd.v1.LongTermMemoryMode.forNumber(longTermMemoryMode_);
+      return result == null ? dev.memoryd.v1.LongTermMemoryMode.UNRECOGNIZED : result;
+    }
+    /**
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 10 [json_name = "longTermMemoryMode"];</code>
+     * @param value The longTermMemoryMode to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setLongTermMemoryMode(dev.memoryd.v1.LongTermMemoryMode value) {
+      java.util.Objects.requireNonNull(value);
+      bitField0_ |= 0x00000200;
+      longTermMemoryMode_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 10 [json_name = "longTermMemoryMode"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearLongTermMemoryMode() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      longTermMemoryMode_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.util.List<dev.memoryd.v1.Memory> longTermMemories_ =
+      java.util.Collections.emptyList();
+    private void ensureLongTermMemoriesIsMutable() {
+      if (!((bitField0_ & 0x00000400) != 0)) {
+        longTermMemories_ = new java.util.ArrayList<dev.memoryd.v1.Memory>(longTermMemories_);
+        bitField0_ |= 0x00000400;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.memoryd.v1.Memory, dev.memoryd.v1.Memory.Builder, dev.memoryd.v1.MemoryOrBuilder> longTermMemoriesBuilder_;
+
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public java.util.List<dev.memoryd.v1.Memory> getLongTermMemoriesList() {
+      if (longTermMemoriesBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(longTermMemories_);
+      } else {
+        return longTermMemoriesBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public int getLongTermMemoriesCount() {
+      if (longTermMemoriesBuilder_ == null) {
+        return longTermMemories_.size();
+      } else {
+        return longTermMemoriesBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public dev.memoryd.v1.Memory getLongTermMemories(int index) {
+      if (longTermMemoriesBuilder_ == null) {
+        return longTermMemories_.get(index);
+      } else {
+        return longTermMemoriesBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public Builder setLongTermMemories(
+        int index, dev.memoryd.v1.Memory value) {
+      if (longTermMemoriesBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureLongTermMemoriesIsMutable();
+        longTermMemories_.set(index, value);
+        onChanged();
+      } else {
+        longTermMemoriesBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public Builder setLongTermMemories(
+        int index, dev.memoryd.v1.Memory.Builder builderForValue) {
+      if (longTermMemoriesBuilder_ == null) {
+        ensureLongTermMemoriesIsMutable();
+        longTermMemories_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        longTermMemoriesBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public Builder addLongTermMemories(dev.memoryd.v1.Memory value) {
+      if (longTermMemoriesBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureLongTermMemoriesIsMutable();
+        longTermMemories_.add(value);
+        onChanged();
+      } else {
+        longTermMemoriesBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public Builder addLongTermMemories(
+        int index, dev.memoryd.v1.Memory value) {
+      if (longTermMemoriesBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureLongTermMemoriesIsMutable();
+        longTermMemories_.add(index, value);
+        onChanged();
+      } else {
+        longTermMemoriesBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public Builder addLongTermMemories(
+        dev.memoryd.v1.Memory.Builder builderForValue) {
+      if (longTermMemoriesBuilder_ == null) {
+        ensureLongTermMemoriesIsMutable();
+        longTermMemories_.add(builderForValue.build());
+        onChanged();
+      } else {
+        longTermMemoriesBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public Builder addLongTermMemories(
+        int index, dev.memoryd.v1.Memory.Builder builderForValue) {
+      if (longTermMemoriesBuilder_ == null) {
+        ensureLongTermMemoriesIsMutable();
+        longTermMemories_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        longTermMemoriesBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public Builder addAllLongTermMemories(
+        java.lang.Iterable<? extends dev.memoryd.v1.Memory> values) {
+      if (longTermMemoriesBuilder_ == null) {
+        ensureLongTermMemoriesIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, longTermMemories_);
+        onChanged();
+      } else {
+        longTermMemoriesBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public Builder clearLongTermMemories() {
+      if (longTermMemoriesBuilder_ == null) {
+        longTermMemories_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000400);
+        onChanged();
+      } else {
+        longTermMemoriesBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public Builder removeLongTermMemories(int index) {
+      if (longTermMemoriesBuilder_ == null) {
+        ensureLongTermMemoriesIsMutable();
+        longTermMemories_.remove(index);
+        onChanged();
+      } else {
+        longTermMemoriesBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public dev.memoryd.v1.Memory.Builder getLongTermMemoriesBuilder(
+        int index) {
+      return internalGetLongTermMemoriesFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public dev.memoryd.v1.MemoryOrBuilder getLongTermMemoriesOrBuilder(
+        int index) {
+      if (longTermMemoriesBuilder_ == null) {
+        return longTermMemories_.get(index);  } else {
+        return longTermMemoriesBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public java.util.List<? extends dev.memoryd.v1.MemoryOrBuilder> 
+         getLongTermMemoriesOrBuilderList() {
+      if (longTermMemoriesBuilder_ != null) {
+        return longTermMemoriesBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(longTermMemories_);
+      }
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public dev.memoryd.v1.Memory.Builder addLongTermMemoriesBuilder() {
+      return internalGetLongTermMemoriesFieldBuilder().addBuilder(
+          dev.memoryd.v1.Memory.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public dev.memoryd.v1.Memory.Builder addLongTermMemoriesBuilder(
+        int index) {
+      return internalGetLongTermMemoriesFieldBuilder().addBuilder(
+          index, dev.memoryd.v1.Memory.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+     * best first, within the token budget (one line each in long_term_memory).
+     * </pre>
+     *
+     * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+     */
+    public java.util.List<dev.memoryd.v1.Memory.Builder> 
+         getLongTermMemoriesBuilderList() {
+      return internalGetLongTermMemoriesFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.memoryd.v1.Memory, dev.memoryd.v1.Memory.Builder, dev.memoryd.v1.MemoryOrBuilder> 
+        internalGetLongTermMemoriesFieldBuilder() {
+      if (longTermMemoriesBuilder_ == null) {
+        longTermMemoriesBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.memoryd.v1.Memory, dev.memoryd.v1.Memory.Builder, dev.memoryd.v1.MemoryOrBuilder>(
+                longTermMemories_,
+                ((bitField0_ & 0x00000400) != 0),
+                getParentForChildren(),
+                isClean());
+        longTermMemories_ = null;
+      }
+      return longTermMemoriesBuilder_;
+    }
+
+    private java.lang.Object longTermMemory_ = "";
+    /**
+     * <code>string long_term_memory = 12 [json_name = "longTermMemory"];</code>
+     * @return The longTermMemory.
+     */
+    public java.lang.String getLongTermMemory() {
+      java.lang.Object ref = longTermMemory_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        longTermMemory_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <code>string long_term_memory = 12 [json_name = "longTermMemory"];</code>
+     * @return The bytes for longTermMemory.
+     */
+    public com.google.protobuf.ByteString
+        getLongTermMemoryBytes() {
+      java.lang.Object ref = longTermMemory_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        longTermMemory_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <code>string long_term_memory = 12 [json_name = "longTermMemory"];</code>
+     * @param value The longTermMemory to set.
+     * @return This builder for chaining.
+     */
+    public Builder setLongTermMemory(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      longTermMemory_ = value;
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>string long_term_memory = 12 [json_name = "longTermMemory"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearLongTermMemory() {
+      longTermMemory_ = getDefaultInstance().getLongTermMemory();
+      bitField0_ = (bitField0_ & ~0x00000800);
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>string long_term_memory = 12 [json_name = "longTermMemory"];</code>
+     * @param value The bytes for longTermMemory to set.
+     * @return This builder for chaining.
+     */
+    public Builder setLongTermMemoryBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      longTermMemory_ = value;
+      bitField0_ |= 0x00000800;
       onChanged();
       return this;
     }

@@ -151,4 +151,76 @@ public interface GetSessionWindowResponseOrBuilder extends
    * @return The storedMessages.
    */
   long getStoredMessages();
+
+  /**
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 10 [json_name = "longTermMemoryMode"];</code>
+   * @return The enum numeric value on the wire for longTermMemoryMode.
+   */
+  int getLongTermMemoryModeValue();
+  /**
+   * <code>.memoryd.v1.LongTermMemoryMode long_term_memory_mode = 10 [json_name = "longTermMemoryMode"];</code>
+   * @return The longTermMemoryMode.
+   */
+  dev.memoryd.v1.LongTermMemoryMode getLongTermMemoryMode();
+
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+   * best first, within the token budget (one line each in long_term_memory).
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+   */
+  java.util.List<dev.memoryd.v1.Memory> 
+      getLongTermMemoriesList();
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+   * best first, within the token budget (one line each in long_term_memory).
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+   */
+  dev.memoryd.v1.Memory getLongTermMemories(int index);
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+   * best first, within the token budget (one line each in long_term_memory).
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+   */
+  int getLongTermMemoriesCount();
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+   * best first, within the token budget (one line each in long_term_memory).
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+   */
+  java.util.List<? extends dev.memoryd.v1.MemoryOrBuilder> 
+      getLongTermMemoriesOrBuilderList();
+  /**
+   * <pre>
+   * STATIC_CONTROL / BOTH: long-term memories relevant to the newest user message,
+   * best first, within the token budget (one line each in long_term_memory).
+   * </pre>
+   *
+   * <code>repeated .memoryd.v1.Memory long_term_memories = 11 [json_name = "longTermMemories"];</code>
+   */
+  dev.memoryd.v1.MemoryOrBuilder getLongTermMemoriesOrBuilder(
+      int index);
+
+  /**
+   * <code>string long_term_memory = 12 [json_name = "longTermMemory"];</code>
+   * @return The longTermMemory.
+   */
+  java.lang.String getLongTermMemory();
+  /**
+   * <code>string long_term_memory = 12 [json_name = "longTermMemory"];</code>
+   * @return The bytes for longTermMemory.
+   */
+  com.google.protobuf.ByteString
+      getLongTermMemoryBytes();
 }

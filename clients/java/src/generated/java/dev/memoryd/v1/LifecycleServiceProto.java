@@ -172,6 +172,11 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_ExportedSessionMessage_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_ExportedSessionAttachment_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_ExportedSessionAttachment_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_memoryd_v1_ExportedState_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -269,170 +274,181 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
       "onsolidation\030\003 \001(\010R\021undoConsolidation\"b\n" +
       "\017RestoreResponse\022\032\n\010restored\030\001 \001(\003R\010rest" +
       "ored\0223\n\025consolidations_undone\030\002 \001(\003R\024con" +
-      "solidationsUndone\"\230\002\n\014PruneRequest\022\031\n\010ag" +
+      "solidationsUndone\"\311\002\n\014PruneRequest\022\031\n\010ag" +
       "ent_id\030\001 \001(\tR\007agentId\022A\n\016created_before\030" +
       "\002 \001(\0132\032.google.protobuf.TimestampR\rcreat" +
       "edBefore\022\022\n\004tags\030\003 \003(\tR\004tags\022-\n\020min_acce" +
       "ss_count\030\004 \001(\003H\000R\016minAccessCount\210\001\001\0229\n\014m" +
       "emory_types\030\005 \003(\0162\026.memoryd.v1.MemoryTyp" +
-      "eR\013memoryTypes\022\027\n\007dry_run\030\006 \001(\010R\006dryRunB" +
-      "\023\n\021_min_access_count\"R\n\rPruneResponse\022\026\n" +
-      "\006pruned\030\001 \001(\003R\006pruned\022\020\n\003ids\030\002 \003(\tR\003ids\022" +
-      "\027\n\007dry_run\030\003 \001(\010R\006dryRun\"C\n\014ResetRequest" +
-      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\030\n\007confirm\030\002" +
-      " \001(\010R\007confirm\")\n\rResetResponse\022\030\n\007delete" +
-      "d\030\001 \001(\003R\007deleted\"\244\001\n\016CompactRequest\022\031\n\010a" +
-      "gent_id\030\001 \001(\tR\007agentId\0222\n\025merge_group_th" +
-      "reshold\030\002 \001(\005R\023mergeGroupThreshold\022.\n\020me" +
-      "rge_similarity\030\003 \001(\001H\000R\017mergeSimilarity\210" +
-      "\001\001B\023\n\021_merge_similarity\"\244\001\n\rCompactResul" +
-      "t\022+\n\021tombstones_purged\030\001 \001(\003R\020tombstones" +
-      "Purged\022%\n\016expired_purged\030\002 \001(\003R\rexpiredP" +
-      "urged\022\026\n\006merged\030\003 \001(\003R\006merged\022\'\n\017store_o" +
-      "ptimized\030\004 \001(\010R\016storeOptimized\"\203\001\n\017Compa" +
-      "ctResponse\0222\n\010progress\030\001 \001(\0132\024.memoryd.v" +
-      "1.ProgressH\000R\010progress\0223\n\006result\030\002 \001(\0132\031" +
-      ".memoryd.v1.CompactResultH\000R\006resultB\007\n\005e" +
-      "vent\"\336\001\n\025RunMaintenanceRequest\022\031\n\010agent_" +
-      "id\030\001 \001(\tR\007agentId\022$\n\013max_entries\030\002 \001(\003H\000" +
-      "R\nmaxEntries\210\001\001\022*\n\016retention_days\030\003 \001(\005H" +
-      "\001R\rretentionDays\210\001\001\022%\n\013consolidate\030\004 \001(\010" +
-      "H\002R\013consolidate\210\001\001B\016\n\014_max_entriesB\021\n\017_r" +
-      "etention_daysB\016\n\014_consolidate\"\257\002\n\021Mainte" +
-      "nanceResult\022\032\n\010archived\030\001 \001(\003R\010archived\022" +
-      "0\n\024deleted_by_retention\030\002 \001(\003R\022deletedBy" +
-      "Retention\022\030\n\007expired\030\003 \001(\003R\007expired\022\034\n\tc" +
-      "ompacted\030\004 \001(\010R\tcompacted\022;\n\013finished_at" +
-      "\030\005 \001(\0132\032.google.protobuf.TimestampR\nfini" +
-      "shedAt\022\"\n\014consolidated\030\006 \001(\003R\014consolidat" +
-      "ed\0223\n\010degraded\030\007 \003(\0132\027.memoryd.v1.Degrad" +
-      "ationR\010degraded\"\322\001\n\022ConsolidateRequest\022\031" +
-      "\n\010agent_id\030\001 \001(\tR\007agentId\022\027\n\007dry_run\030\002 \001" +
-      "(\010R\006dryRun\022%\n\014min_age_days\030\003 \001(\005H\000R\nminA" +
-      "geDays\210\001\001\022)\n\016min_group_size\030\004 \001(\005H\001R\014min" +
-      "GroupSize\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tagsB\017\n\r_min" +
-      "_age_daysB\021\n\017_min_group_size\"\231\001\n\021Consoli" +
-      "datedGroup\022\024\n\005group\030\001 \001(\tR\005group\022\035\n\nsour" +
-      "ce_ids\030\002 \003(\tR\tsourceIds\022\035\n\nderived_id\030\003 " +
-      "\001(\tR\tderivedId\022\030\n\007content\030\004 \001(\tR\007content" +
-      "\022\026\n\006method\030\005 \001(\tR\006method\"\326\001\n\021Consolidate" +
-      "Result\022\026\n\006groups\030\001 \001(\003R\006groups\022\"\n\014consol" +
-      "idated\030\002 \001(\003R\014consolidated\022\027\n\007dry_run\030\003 " +
-      "\001(\010R\006dryRun\0227\n\007details\030\004 \003(\0132\035.memoryd.v" +
-      "1.ConsolidatedGroupR\007details\0223\n\010degraded" +
-      "\030\005 \003(\0132\027.memoryd.v1.DegradationR\010degrade" +
-      "d\"\213\001\n\023ConsolidateResponse\0222\n\010progress\030\001 " +
-      "\001(\0132\024.memoryd.v1.ProgressH\000R\010progress\0227\n" +
-      "\006result\030\002 \001(\0132\035.memoryd.v1.ConsolidateRe" +
-      "sultH\000R\006resultB\007\n\005event\"\216\001\n\026RunMaintenan" +
-      "ceResponse\0222\n\010progress\030\001 \001(\0132\024.memoryd.v" +
-      "1.ProgressH\000R\010progress\0227\n\006result\030\002 \001(\0132\035" +
-      ".memoryd.v1.MaintenanceResultH\000R\006resultB" +
-      "\007\n\005event\"\365\001\n\014ExportHeader\022\026\n\006format\030\001 \001(" +
-      "\tR\006format\022\033\n\ttenant_id\030\002 \001(\tR\010tenantId\022\031" +
-      "\n\010agent_id\030\003 \001(\tR\007agentId\022;\n\013exported_at" +
-      "\030\004 \001(\0132\032.google.protobuf.TimestampR\nexpo" +
-      "rtedAt\022\'\n\017embedding_model\030\005 \001(\tR\016embeddi" +
-      "ngModel\022/\n\023embedding_dimension\030\006 \001(\005R\022em" +
-      "beddingDimension\"T\n\016ExportedMemory\022*\n\006me" +
-      "mory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022\026" +
-      "\n\006vector\030\002 \003(\002R\006vector\"s\n\020ExportedKeyEve" +
-      "nt\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\005entry\030\002" +
-      " \001(\0132\024.memoryd.v1.KeyEntryR\005entry\022\030\n\007cur" +
-      "rent\030\003 \001(\010R\007current\"\241\001\n\025ExportedWorkingM" +
-      "emory\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022@\n\016work" +
-      "ing_memory\030\002 \001(\0132\031.memoryd.v1.WorkingMem" +
-      "oryR\rworkingMemory\022+\n\003ttl\030\003 \001(\0132\031.google" +
-      ".protobuf.DurationR\003ttl\"z\n\017ExportedProfi" +
-      "le\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0222\n\007profile" +
-      "\030\002 \001(\0132\030.memoryd.v1.AgentProfileR\007profil" +
-      "e\022\030\n\007version\030\003 \001(\003R\007version\"\222\006\n\017Exported" +
-      "Session\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nse" +
-      "ssion_id\030\002 \001(\tR\tsessionId\0229\n\nfixed_zone\030" +
-      "\003 \003(\0132\032.memoryd.v1.FixedZoneEntryR\tfixed" +
-      "Zone\022\030\n\007summary\030\004 \001(\tR\007summary\0226\n\010messag" +
-      "es\030\005 \003(\0132\032.memoryd.v1.SessionMessageR\010me" +
-      "ssages\0229\n\nexpires_at\030\006 \001(\0132\032.google.prot" +
-      "obuf.TimestampR\texpiresAt\022\026\n\006closed\030\007 \001(" +
-      "\010R\006closed\0229\n\ncreated_at\030\010 \001(\0132\032.google.p" +
-      "rotobuf.TimestampR\tcreatedAt\0229\n\nupdated_" +
-      "at\030\t \001(\0132\032.google.protobuf.TimestampR\tup" +
-      "datedAt\022+\n\003ttl\030\n \001(\0132\031.google.protobuf.D" +
-      "urationR\003ttl\022\036\n\nsummarizer\030\013 \001(\tR\nsummar" +
-      "izer\022B\n\020summary_degraded\030\014 \003(\0132\027.memoryd" +
-      ".v1.DegradationR\017summaryDegraded\022#\n\rmess" +
-      "age_count\030\r \001(\003R\014messageCount\022\030\n\007version" +
-      "\030\016 \001(\003R\007version\0224\n\026summarized_through_se" +
-      "q\030\017 \001(\003R\024summarizedThroughSeq\022\'\n\017stored_" +
-      "messages\030\020 \001(\003R\016storedMessages\022@\n\013compre" +
-      "ssion\030\021 \001(\0132\036.memoryd.v1.SessionCompress" +
-      "ionR\013compression\"\322\001\n\026ExportedSessionMess" +
-      "age\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsessio" +
-      "n_id\030\002 \001(\tR\tsessionId\022H\n\022session_created" +
-      "_at\030\003 \001(\0132\032.google.protobuf.TimestampR\020s" +
-      "essionCreatedAt\0224\n\007message\030\004 \001(\0132\032.memor" +
-      "yd.v1.SessionMessageR\007message\"\203\001\n\rExport" +
-      "edState\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nse" +
-      "ssion_id\030\002 \001(\tR\tsessionId\0228\n\tcomponent\030\003" +
-      " \001(\0132\032.memoryd.v1.StateComponentR\tcompon" +
-      "ent\"\377\003\n\014ExportRecord\0222\n\006header\030\001 \001(\0132\030.m" +
-      "emoryd.v1.ExportHeaderH\000R\006header\0224\n\006memo" +
-      "ry\030\002 \001(\0132\032.memoryd.v1.ExportedMemoryH\000R\006" +
-      "memory\022;\n\tkey_event\030\003 \001(\0132\034.memoryd.v1.E" +
-      "xportedKeyEventH\000R\010keyEvent\022J\n\016working_m" +
-      "emory\030\004 \001(\0132!.memoryd.v1.ExportedWorking" +
-      "MemoryH\000R\rworkingMemory\0227\n\007profile\030\005 \001(\013" +
-      "2\033.memoryd.v1.ExportedProfileH\000R\007profile" +
-      "\0227\n\007session\030\006 \001(\0132\033.memoryd.v1.ExportedS" +
-      "essionH\000R\007session\0221\n\005state\030\007 \001(\0132\031.memor" +
-      "yd.v1.ExportedStateH\000R\005state\022M\n\017session_" +
-      "message\030\010 \001(\0132\".memoryd.v1.ExportedSessi" +
-      "onMessageH\000R\016sessionMessageB\010\n\006record\"r\n" +
-      "\rExportRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
-      "d\022\035\n\nall_agents\030\002 \001(\010R\tallAgents\022\'\n\017incl" +
-      "ude_vectors\030\003 \001(\010R\016includeVectors\"\201\001\n\016Ex" +
-      "portResponse\0222\n\006record\030\001 \001(\0132\030.memoryd.v" +
-      "1.ExportRecordH\000R\006record\0222\n\010progress\030\002 \001" +
-      "(\0132\024.memoryd.v1.ProgressH\000R\010progressB\007\n\005" +
-      "event\"i\n\rImportRequest\0220\n\006record\030\001 \001(\0132\030" +
-      ".memoryd.v1.ExportRecordR\006record\022&\n\017targ" +
-      "et_agent_id\030\002 \001(\tR\rtargetAgentId\"?\n\017Impo" +
-      "rtRejection\022\024\n\005index\030\001 \001(\003R\005index\022\026\n\006rea" +
-      "son\030\002 \001(\tR\006reason\"\177\n\016ImportResponse\022\032\n\010i" +
-      "mported\030\001 \001(\003R\010imported\022\030\n\007skipped\030\002 \001(\003" +
-      "R\007skipped\0227\n\010rejected\030\003 \003(\0132\033.memoryd.v1" +
-      ".ImportRejectionR\010rejected\"i\n\016ReembedReq" +
-      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nall_a" +
-      "gents\030\002 \001(\010R\tallAgents\022\035\n\nbatch_size\030\003 \001" +
-      "(\005R\tbatchSize\"X\n\rReembedResult\022\036\n\nreembe" +
-      "dded\030\001 \001(\003R\nreembedded\022\'\n\017embedding_mode" +
-      "l\030\002 \001(\tR\016embeddingModel\"\203\001\n\017ReembedRespo" +
-      "nse\0222\n\010progress\030\001 \001(\0132\024.memoryd.v1.Progr" +
-      "essH\000R\010progress\0223\n\006result\030\002 \001(\0132\031.memory" +
-      "d.v1.ReembedResultH\000R\006resultB\007\n\005event2\234\006" +
-      "\n\020LifecycleService\022E\n\010GetStats\022\033.memoryd" +
-      ".v1.GetStatsRequest\032\034.memoryd.v1.GetStat" +
-      "sResponse\022B\n\007Archive\022\032.memoryd.v1.Archiv" +
-      "eRequest\032\033.memoryd.v1.ArchiveResponse\022B\n" +
-      "\007Restore\022\032.memoryd.v1.RestoreRequest\032\033.m" +
-      "emoryd.v1.RestoreResponse\022<\n\005Prune\022\030.mem" +
-      "oryd.v1.PruneRequest\032\031.memoryd.v1.PruneR" +
-      "esponse\022<\n\005Reset\022\030.memoryd.v1.ResetReque" +
-      "st\032\031.memoryd.v1.ResetResponse\022D\n\007Compact" +
-      "\022\032.memoryd.v1.CompactRequest\032\033.memoryd.v" +
-      "1.CompactResponse0\001\022Y\n\016RunMaintenance\022!." +
-      "memoryd.v1.RunMaintenanceRequest\032\".memor" +
-      "yd.v1.RunMaintenanceResponse0\001\022P\n\013Consol" +
-      "idate\022\036.memoryd.v1.ConsolidateRequest\032\037." +
-      "memoryd.v1.ConsolidateResponse0\001\022A\n\006Expo" +
-      "rt\022\031.memoryd.v1.ExportRequest\032\032.memoryd." +
-      "v1.ExportResponse0\001\022A\n\006Import\022\031.memoryd." +
-      "v1.ImportRequest\032\032.memoryd.v1.ImportResp" +
-      "onse(\001\022D\n\007Reembed\022\032.memoryd.v1.ReembedRe" +
-      "quest\032\033.memoryd.v1.ReembedResponse0\001Bp\n\016" +
-      "dev.memoryd.v1B\025LifecycleServiceProtoP\001\242" +
-      "\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Memory" +
-      "d\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006proto3"
+      "eR\013memoryTypes\022\027\n\007dry_run\030\006 \001(\010R\006dryRun\022" +
+      "!\n\tnamespace\030\007 \001(\tH\001R\tnamespace\210\001\001B\023\n\021_m" +
+      "in_access_countB\014\n\n_namespace\"R\n\rPruneRe" +
+      "sponse\022\026\n\006pruned\030\001 \001(\003R\006pruned\022\020\n\003ids\030\002 " +
+      "\003(\tR\003ids\022\027\n\007dry_run\030\003 \001(\010R\006dryRun\"C\n\014Res" +
+      "etRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\030\n\007" +
+      "confirm\030\002 \001(\010R\007confirm\")\n\rResetResponse\022" +
+      "\030\n\007deleted\030\001 \001(\003R\007deleted\"\244\001\n\016CompactReq" +
+      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0222\n\025merge" +
+      "_group_threshold\030\002 \001(\005R\023mergeGroupThresh" +
+      "old\022.\n\020merge_similarity\030\003 \001(\001H\000R\017mergeSi" +
+      "milarity\210\001\001B\023\n\021_merge_similarity\"\244\001\n\rCom" +
+      "pactResult\022+\n\021tombstones_purged\030\001 \001(\003R\020t" +
+      "ombstonesPurged\022%\n\016expired_purged\030\002 \001(\003R" +
+      "\rexpiredPurged\022\026\n\006merged\030\003 \001(\003R\006merged\022\'" +
+      "\n\017store_optimized\030\004 \001(\010R\016storeOptimized\"" +
+      "\203\001\n\017CompactResponse\0222\n\010progress\030\001 \001(\0132\024." +
+      "memoryd.v1.ProgressH\000R\010progress\0223\n\006resul" +
+      "t\030\002 \001(\0132\031.memoryd.v1.CompactResultH\000R\006re" +
+      "sultB\007\n\005event\"\336\001\n\025RunMaintenanceRequest\022" +
+      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022$\n\013max_entrie" +
+      "s\030\002 \001(\003H\000R\nmaxEntries\210\001\001\022*\n\016retention_da" +
+      "ys\030\003 \001(\005H\001R\rretentionDays\210\001\001\022%\n\013consolid" +
+      "ate\030\004 \001(\010H\002R\013consolidate\210\001\001B\016\n\014_max_entr" +
+      "iesB\021\n\017_retention_daysB\016\n\014_consolidate\"\257" +
+      "\002\n\021MaintenanceResult\022\032\n\010archived\030\001 \001(\003R\010" +
+      "archived\0220\n\024deleted_by_retention\030\002 \001(\003R\022" +
+      "deletedByRetention\022\030\n\007expired\030\003 \001(\003R\007exp" +
+      "ired\022\034\n\tcompacted\030\004 \001(\010R\tcompacted\022;\n\013fi" +
+      "nished_at\030\005 \001(\0132\032.google.protobuf.Timest" +
+      "ampR\nfinishedAt\022\"\n\014consolidated\030\006 \001(\003R\014c" +
+      "onsolidated\0223\n\010degraded\030\007 \003(\0132\027.memoryd." +
+      "v1.DegradationR\010degraded\"\322\001\n\022Consolidate" +
+      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\027\n\007dr" +
+      "y_run\030\002 \001(\010R\006dryRun\022%\n\014min_age_days\030\003 \001(" +
+      "\005H\000R\nminAgeDays\210\001\001\022)\n\016min_group_size\030\004 \001" +
+      "(\005H\001R\014minGroupSize\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tag" +
+      "sB\017\n\r_min_age_daysB\021\n\017_min_group_size\"\231\001" +
+      "\n\021ConsolidatedGroup\022\024\n\005group\030\001 \001(\tR\005grou" +
+      "p\022\035\n\nsource_ids\030\002 \003(\tR\tsourceIds\022\035\n\nderi" +
+      "ved_id\030\003 \001(\tR\tderivedId\022\030\n\007content\030\004 \001(\t" +
+      "R\007content\022\026\n\006method\030\005 \001(\tR\006method\"\326\001\n\021Co" +
+      "nsolidateResult\022\026\n\006groups\030\001 \001(\003R\006groups\022" +
+      "\"\n\014consolidated\030\002 \001(\003R\014consolidated\022\027\n\007d" +
+      "ry_run\030\003 \001(\010R\006dryRun\0227\n\007details\030\004 \003(\0132\035." +
+      "memoryd.v1.ConsolidatedGroupR\007details\0223\n" +
+      "\010degraded\030\005 \003(\0132\027.memoryd.v1.Degradation" +
+      "R\010degraded\"\213\001\n\023ConsolidateResponse\0222\n\010pr" +
+      "ogress\030\001 \001(\0132\024.memoryd.v1.ProgressH\000R\010pr" +
+      "ogress\0227\n\006result\030\002 \001(\0132\035.memoryd.v1.Cons" +
+      "olidateResultH\000R\006resultB\007\n\005event\"\216\001\n\026Run" +
+      "MaintenanceResponse\0222\n\010progress\030\001 \001(\0132\024." +
+      "memoryd.v1.ProgressH\000R\010progress\0227\n\006resul" +
+      "t\030\002 \001(\0132\035.memoryd.v1.MaintenanceResultH\000" +
+      "R\006resultB\007\n\005event\"\365\001\n\014ExportHeader\022\026\n\006fo" +
+      "rmat\030\001 \001(\tR\006format\022\033\n\ttenant_id\030\002 \001(\tR\010t" +
+      "enantId\022\031\n\010agent_id\030\003 \001(\tR\007agentId\022;\n\013ex" +
+      "ported_at\030\004 \001(\0132\032.google.protobuf.Timest" +
+      "ampR\nexportedAt\022\'\n\017embedding_model\030\005 \001(\t" +
+      "R\016embeddingModel\022/\n\023embedding_dimension\030" +
+      "\006 \001(\005R\022embeddingDimension\"T\n\016ExportedMem" +
+      "ory\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR" +
+      "\006memory\022\026\n\006vector\030\002 \003(\002R\006vector\"s\n\020Expor" +
+      "tedKeyEvent\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*" +
+      "\n\005entry\030\002 \001(\0132\024.memoryd.v1.KeyEntryR\005ent" +
+      "ry\022\030\n\007current\030\003 \001(\010R\007current\"\241\001\n\025Exporte" +
+      "dWorkingMemory\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
+      "d\022@\n\016working_memory\030\002 \001(\0132\031.memoryd.v1.W" +
+      "orkingMemoryR\rworkingMemory\022+\n\003ttl\030\003 \001(\013" +
+      "2\031.google.protobuf.DurationR\003ttl\"z\n\017Expo" +
+      "rtedProfile\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0222" +
+      "\n\007profile\030\002 \001(\0132\030.memoryd.v1.AgentProfil" +
+      "eR\007profile\022\030\n\007version\030\003 \001(\003R\007version\"\345\006\n" +
+      "\017ExportedSession\022\031\n\010agent_id\030\001 \001(\tR\007agen" +
+      "tId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0229\n\nfi" +
+      "xed_zone\030\003 \003(\0132\032.memoryd.v1.FixedZoneEnt" +
+      "ryR\tfixedZone\022\030\n\007summary\030\004 \001(\tR\007summary\022" +
+      "6\n\010messages\030\005 \003(\0132\032.memoryd.v1.SessionMe" +
+      "ssageR\010messages\0229\n\nexpires_at\030\006 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\texpiresAt\022\026\n\006cl" +
+      "osed\030\007 \001(\010R\006closed\0229\n\ncreated_at\030\010 \001(\0132\032" +
+      ".google.protobuf.TimestampR\tcreatedAt\0229\n" +
+      "\nupdated_at\030\t \001(\0132\032.google.protobuf.Time" +
+      "stampR\tupdatedAt\022+\n\003ttl\030\n \001(\0132\031.google.p" +
+      "rotobuf.DurationR\003ttl\022\036\n\nsummarizer\030\013 \001(" +
+      "\tR\nsummarizer\022B\n\020summary_degraded\030\014 \003(\0132" +
+      "\027.memoryd.v1.DegradationR\017summaryDegrade" +
+      "d\022#\n\rmessage_count\030\r \001(\003R\014messageCount\022\030" +
+      "\n\007version\030\016 \001(\003R\007version\0224\n\026summarized_t" +
+      "hrough_seq\030\017 \001(\003R\024summarizedThroughSeq\022\'" +
+      "\n\017stored_messages\030\020 \001(\003R\016storedMessages\022" +
+      "@\n\013compression\030\021 \001(\0132\036.memoryd.v1.Sessio" +
+      "nCompressionR\013compression\022Q\n\025long_term_m" +
+      "emory_mode\030\022 \001(\0162\036.memoryd.v1.LongTermMe" +
+      "moryModeR\022longTermMemoryMode\"\322\001\n\026Exporte" +
+      "dSessionMessage\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
+      "Id\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022H\n\022ses" +
+      "sion_created_at\030\003 \001(\0132\032.google.protobuf." +
+      "TimestampR\020sessionCreatedAt\0224\n\007message\030\004" +
+      " \001(\0132\032.memoryd.v1.SessionMessageR\007messag" +
+      "e\"\313\001\n\031ExportedSessionAttachment\022\031\n\010agent" +
+      "_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\t" +
+      "sessionId\022H\n\022session_created_at\030\003 \001(\0132\032." +
+      "google.protobuf.TimestampR\020sessionCreate" +
+      "dAt\022\020\n\003seq\030\004 \001(\003R\003seq\022\030\n\007content\030\005 \001(\tR\007" +
+      "content\"\203\001\n\rExportedState\022\031\n\010agent_id\030\001 " +
+      "\001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessio" +
+      "nId\0228\n\tcomponent\030\003 \001(\0132\032.memoryd.v1.Stat" +
+      "eComponentR\tcomponent\"\327\004\n\014ExportRecord\0222" +
+      "\n\006header\030\001 \001(\0132\030.memoryd.v1.ExportHeader" +
+      "H\000R\006header\0224\n\006memory\030\002 \001(\0132\032.memoryd.v1." +
+      "ExportedMemoryH\000R\006memory\022;\n\tkey_event\030\003 " +
+      "\001(\0132\034.memoryd.v1.ExportedKeyEventH\000R\010key" +
+      "Event\022J\n\016working_memory\030\004 \001(\0132!.memoryd." +
+      "v1.ExportedWorkingMemoryH\000R\rworkingMemor" +
+      "y\0227\n\007profile\030\005 \001(\0132\033.memoryd.v1.Exported" +
+      "ProfileH\000R\007profile\0227\n\007session\030\006 \001(\0132\033.me" +
+      "moryd.v1.ExportedSessionH\000R\007session\0221\n\005s" +
+      "tate\030\007 \001(\0132\031.memoryd.v1.ExportedStateH\000R" +
+      "\005state\022M\n\017session_message\030\010 \001(\0132\".memory" +
+      "d.v1.ExportedSessionMessageH\000R\016sessionMe" +
+      "ssage\022V\n\022session_attachment\030\t \001(\0132%.memo" +
+      "ryd.v1.ExportedSessionAttachmentH\000R\021sess" +
+      "ionAttachmentB\010\n\006record\"r\n\rExportRequest" +
+      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nall_agent" +
+      "s\030\002 \001(\010R\tallAgents\022\'\n\017include_vectors\030\003 " +
+      "\001(\010R\016includeVectors\"\201\001\n\016ExportResponse\0222" +
+      "\n\006record\030\001 \001(\0132\030.memoryd.v1.ExportRecord" +
+      "H\000R\006record\0222\n\010progress\030\002 \001(\0132\024.memoryd.v" +
+      "1.ProgressH\000R\010progressB\007\n\005event\"i\n\rImpor" +
+      "tRequest\0220\n\006record\030\001 \001(\0132\030.memoryd.v1.Ex" +
+      "portRecordR\006record\022&\n\017target_agent_id\030\002 " +
+      "\001(\tR\rtargetAgentId\"?\n\017ImportRejection\022\024\n" +
+      "\005index\030\001 \001(\003R\005index\022\026\n\006reason\030\002 \001(\tR\006rea" +
+      "son\"\177\n\016ImportResponse\022\032\n\010imported\030\001 \001(\003R" +
+      "\010imported\022\030\n\007skipped\030\002 \001(\003R\007skipped\0227\n\010r" +
+      "ejected\030\003 \003(\0132\033.memoryd.v1.ImportRejecti" +
+      "onR\010rejected\"i\n\016ReembedRequest\022\031\n\010agent_" +
+      "id\030\001 \001(\tR\007agentId\022\035\n\nall_agents\030\002 \001(\010R\ta" +
+      "llAgents\022\035\n\nbatch_size\030\003 \001(\005R\tbatchSize\"" +
+      "X\n\rReembedResult\022\036\n\nreembedded\030\001 \001(\003R\nre" +
+      "embedded\022\'\n\017embedding_model\030\002 \001(\tR\016embed" +
+      "dingModel\"\203\001\n\017ReembedResponse\0222\n\010progres" +
+      "s\030\001 \001(\0132\024.memoryd.v1.ProgressH\000R\010progres" +
+      "s\0223\n\006result\030\002 \001(\0132\031.memoryd.v1.ReembedRe" +
+      "sultH\000R\006resultB\007\n\005event2\234\006\n\020LifecycleSer" +
+      "vice\022E\n\010GetStats\022\033.memoryd.v1.GetStatsRe" +
+      "quest\032\034.memoryd.v1.GetStatsResponse\022B\n\007A" +
+      "rchive\022\032.memoryd.v1.ArchiveRequest\032\033.mem" +
+      "oryd.v1.ArchiveResponse\022B\n\007Restore\022\032.mem" +
+      "oryd.v1.RestoreRequest\032\033.memoryd.v1.Rest" +
+      "oreResponse\022<\n\005Prune\022\030.memoryd.v1.PruneR" +
+      "equest\032\031.memoryd.v1.PruneResponse\022<\n\005Res" +
+      "et\022\030.memoryd.v1.ResetRequest\032\031.memoryd.v" +
+      "1.ResetResponse\022D\n\007Compact\022\032.memoryd.v1." +
+      "CompactRequest\032\033.memoryd.v1.CompactRespo" +
+      "nse0\001\022Y\n\016RunMaintenance\022!.memoryd.v1.Run" +
+      "MaintenanceRequest\032\".memoryd.v1.RunMaint" +
+      "enanceResponse0\001\022P\n\013Consolidate\022\036.memory" +
+      "d.v1.ConsolidateRequest\032\037.memoryd.v1.Con" +
+      "solidateResponse0\001\022A\n\006Export\022\031.memoryd.v" +
+      "1.ExportRequest\032\032.memoryd.v1.ExportRespo" +
+      "nse0\001\022A\n\006Import\022\031.memoryd.v1.ImportReque" +
+      "st\032\032.memoryd.v1.ImportResponse(\001\022D\n\007Reem" +
+      "bed\022\032.memoryd.v1.ReembedRequest\032\033.memory" +
+      "d.v1.ReembedResponse0\001Bp\n\016dev.memoryd.v1" +
+      "B\025LifecycleServiceProtoP\001\242\002\003MXX\252\002\nMemory" +
+      "d.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetada" +
+      "ta\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -496,7 +512,7 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
     internal_static_memoryd_v1_PruneRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_PruneRequest_descriptor,
-        new java.lang.String[] { "AgentId", "CreatedBefore", "Tags", "MinAccessCount", "MemoryTypes", "DryRun", });
+        new java.lang.String[] { "AgentId", "CreatedBefore", "Tags", "MinAccessCount", "MemoryTypes", "DryRun", "Namespace", });
     internal_static_memoryd_v1_PruneResponse_descriptor =
       getDescriptor().getMessageType(9);
     internal_static_memoryd_v1_PruneResponse_fieldAccessorTable = new
@@ -610,69 +626,75 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
     internal_static_memoryd_v1_ExportedSession_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedSession_descriptor,
-        new java.lang.String[] { "AgentId", "SessionId", "FixedZone", "Summary", "Messages", "ExpiresAt", "Closed", "CreatedAt", "UpdatedAt", "Ttl", "Summarizer", "SummaryDegraded", "MessageCount", "Version", "SummarizedThroughSeq", "StoredMessages", "Compression", });
+        new java.lang.String[] { "AgentId", "SessionId", "FixedZone", "Summary", "Messages", "ExpiresAt", "Closed", "CreatedAt", "UpdatedAt", "Ttl", "Summarizer", "SummaryDegraded", "MessageCount", "Version", "SummarizedThroughSeq", "StoredMessages", "Compression", "LongTermMemoryMode", });
     internal_static_memoryd_v1_ExportedSessionMessage_descriptor =
       getDescriptor().getMessageType(28);
     internal_static_memoryd_v1_ExportedSessionMessage_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedSessionMessage_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "SessionCreatedAt", "Message", });
-    internal_static_memoryd_v1_ExportedState_descriptor =
+    internal_static_memoryd_v1_ExportedSessionAttachment_descriptor =
       getDescriptor().getMessageType(29);
+    internal_static_memoryd_v1_ExportedSessionAttachment_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_ExportedSessionAttachment_descriptor,
+        new java.lang.String[] { "AgentId", "SessionId", "SessionCreatedAt", "Seq", "Content", });
+    internal_static_memoryd_v1_ExportedState_descriptor =
+      getDescriptor().getMessageType(30);
     internal_static_memoryd_v1_ExportedState_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedState_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "Component", });
     internal_static_memoryd_v1_ExportRecord_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(31);
     internal_static_memoryd_v1_ExportRecord_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportRecord_descriptor,
-        new java.lang.String[] { "Header", "Memory", "KeyEvent", "WorkingMemory", "Profile", "Session", "State", "SessionMessage", "Record", });
+        new java.lang.String[] { "Header", "Memory", "KeyEvent", "WorkingMemory", "Profile", "Session", "State", "SessionMessage", "SessionAttachment", "Record", });
     internal_static_memoryd_v1_ExportRequest_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(32);
     internal_static_memoryd_v1_ExportRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportRequest_descriptor,
         new java.lang.String[] { "AgentId", "AllAgents", "IncludeVectors", });
     internal_static_memoryd_v1_ExportResponse_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(33);
     internal_static_memoryd_v1_ExportResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportResponse_descriptor,
         new java.lang.String[] { "Record", "Progress", "Event", });
     internal_static_memoryd_v1_ImportRequest_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(34);
     internal_static_memoryd_v1_ImportRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ImportRequest_descriptor,
         new java.lang.String[] { "Record", "TargetAgentId", });
     internal_static_memoryd_v1_ImportRejection_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(35);
     internal_static_memoryd_v1_ImportRejection_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ImportRejection_descriptor,
         new java.lang.String[] { "Index", "Reason", });
     internal_static_memoryd_v1_ImportResponse_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(36);
     internal_static_memoryd_v1_ImportResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ImportResponse_descriptor,
         new java.lang.String[] { "Imported", "Skipped", "Rejected", });
     internal_static_memoryd_v1_ReembedRequest_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(37);
     internal_static_memoryd_v1_ReembedRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ReembedRequest_descriptor,
         new java.lang.String[] { "AgentId", "AllAgents", "BatchSize", });
     internal_static_memoryd_v1_ReembedResult_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(38);
     internal_static_memoryd_v1_ReembedResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ReembedResult_descriptor,
         new java.lang.String[] { "Reembedded", "EmbeddingModel", });
     internal_static_memoryd_v1_ReembedResponse_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(39);
     internal_static_memoryd_v1_ReembedResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ReembedResponse_descriptor,

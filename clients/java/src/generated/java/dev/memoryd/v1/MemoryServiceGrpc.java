@@ -760,6 +760,37 @@ public final class MemoryServiceGrpc {
     return getClearSessionMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.memoryd.v1.GetSessionAttachmentRequest,
+      dev.memoryd.v1.GetSessionAttachmentResponse> getGetSessionAttachmentMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetSessionAttachment",
+      requestType = dev.memoryd.v1.GetSessionAttachmentRequest.class,
+      responseType = dev.memoryd.v1.GetSessionAttachmentResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.memoryd.v1.GetSessionAttachmentRequest,
+      dev.memoryd.v1.GetSessionAttachmentResponse> getGetSessionAttachmentMethod() {
+    io.grpc.MethodDescriptor<dev.memoryd.v1.GetSessionAttachmentRequest, dev.memoryd.v1.GetSessionAttachmentResponse> getGetSessionAttachmentMethod;
+    if ((getGetSessionAttachmentMethod = MemoryServiceGrpc.getGetSessionAttachmentMethod) == null) {
+      synchronized (MemoryServiceGrpc.class) {
+        if ((getGetSessionAttachmentMethod = MemoryServiceGrpc.getGetSessionAttachmentMethod) == null) {
+          MemoryServiceGrpc.getGetSessionAttachmentMethod = getGetSessionAttachmentMethod =
+              io.grpc.MethodDescriptor.<dev.memoryd.v1.GetSessionAttachmentRequest, dev.memoryd.v1.GetSessionAttachmentResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetSessionAttachment"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.GetSessionAttachmentRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.GetSessionAttachmentResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new MemoryServiceMethodDescriptorSupplier("GetSessionAttachment"))
+              .build();
+        }
+      }
+    }
+    return getGetSessionAttachmentMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -1024,6 +1055,16 @@ public final class MemoryServiceGrpc {
         io.grpc.stub.StreamObserver<dev.memoryd.v1.ClearSessionResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getClearSessionMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * The full content of an offloaded message (its window and stored message hold a stub).
+     * </pre>
+     */
+    default void getSessionAttachment(dev.memoryd.v1.GetSessionAttachmentRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.GetSessionAttachmentResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetSessionAttachmentMethod(), responseObserver);
+    }
   }
 
   /**
@@ -1282,6 +1323,17 @@ public final class MemoryServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getClearSessionMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * The full content of an offloaded message (its window and stored message hold a stub).
+     * </pre>
+     */
+    public void getSessionAttachment(dev.memoryd.v1.GetSessionAttachmentRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.GetSessionAttachmentResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetSessionAttachmentMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1501,6 +1553,16 @@ public final class MemoryServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getClearSessionMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * The full content of an offloaded message (its window and stored message hold a stub).
+     * </pre>
+     */
+    public dev.memoryd.v1.GetSessionAttachmentResponse getSessionAttachment(dev.memoryd.v1.GetSessionAttachmentRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetSessionAttachmentMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1719,6 +1781,16 @@ public final class MemoryServiceGrpc {
     public dev.memoryd.v1.ClearSessionResponse clearSession(dev.memoryd.v1.ClearSessionRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getClearSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * The full content of an offloaded message (its window and stored message hold a stub).
+     * </pre>
+     */
+    public dev.memoryd.v1.GetSessionAttachmentResponse getSessionAttachment(dev.memoryd.v1.GetSessionAttachmentRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetSessionAttachmentMethod(), getCallOptions(), request);
     }
   }
 
@@ -1963,6 +2035,17 @@ public final class MemoryServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getClearSessionMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * The full content of an offloaded message (its window and stored message hold a stub).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.memoryd.v1.GetSessionAttachmentResponse> getSessionAttachment(
+        dev.memoryd.v1.GetSessionAttachmentRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetSessionAttachmentMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_REMEMBER = 0;
@@ -1989,6 +2072,7 @@ public final class MemoryServiceGrpc {
   private static final int METHODID_GET_SESSION_MESSAGES = 21;
   private static final int METHODID_DELETE_MESSAGES = 22;
   private static final int METHODID_CLEAR_SESSION = 23;
+  private static final int METHODID_GET_SESSION_ATTACHMENT = 24;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -2102,6 +2186,10 @@ public final class MemoryServiceGrpc {
         case METHODID_CLEAR_SESSION:
           serviceImpl.clearSession((dev.memoryd.v1.ClearSessionRequest) request,
               (io.grpc.stub.StreamObserver<dev.memoryd.v1.ClearSessionResponse>) responseObserver);
+          break;
+        case METHODID_GET_SESSION_ATTACHMENT:
+          serviceImpl.getSessionAttachment((dev.memoryd.v1.GetSessionAttachmentRequest) request,
+              (io.grpc.stub.StreamObserver<dev.memoryd.v1.GetSessionAttachmentResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -2289,6 +2377,13 @@ public final class MemoryServiceGrpc {
               dev.memoryd.v1.ClearSessionRequest,
               dev.memoryd.v1.ClearSessionResponse>(
                 service, METHODID_CLEAR_SESSION)))
+        .addMethod(
+          getGetSessionAttachmentMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.memoryd.v1.GetSessionAttachmentRequest,
+              dev.memoryd.v1.GetSessionAttachmentResponse>(
+                service, METHODID_GET_SESSION_ATTACHMENT)))
         .build();
   }
 
@@ -2361,6 +2456,7 @@ public final class MemoryServiceGrpc {
               .addMethod(getGetSessionMessagesMethod())
               .addMethod(getDeleteMessagesMethod())
               .addMethod(getClearSessionMethod())
+              .addMethod(getGetSessionAttachmentMethod())
               .build();
         }
       }

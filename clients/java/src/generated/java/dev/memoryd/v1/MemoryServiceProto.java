@@ -237,6 +237,11 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_SessionMessage_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_MessageAttachment_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_MessageAttachment_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_memoryd_v1_ToolCall_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -321,6 +326,16 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_ClearSessionResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_GetSessionAttachmentRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_GetSessionAttachmentRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_GetSessionAttachmentResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_GetSessionAttachmentResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -527,42 +542,55 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if_match\030\003" +
       " \001(\tR\007ifMatch\"H\n\022SetProfileResponse\0222\n\007p" +
       "rofile\030\001 \001(\0132\030.memoryd.v1.AgentProfileR\007" +
-      "profile\"\217\002\n\016SessionMessage\022+\n\004role\030\001 \001(\016" +
+      "profile\"\366\002\n\016SessionMessage\022+\n\004role\030\001 \001(\016" +
       "2\027.memoryd.v1.MessageRoleR\004role\022\030\n\007conte" +
       "nt\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004name\022 \n" +
       "\014tool_call_id\030\004 \001(\tR\ntoolCallId\0229\n\ncreat" +
       "ed_at\030\005 \001(\0132\032.google.protobuf.TimestampR" +
       "\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\ntool_cal" +
       "ls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\ttoolCall" +
-      "s\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name\030\002 " +
-      "\001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.google.pr" +
-      "otobuf.ValueR\targuments\"\354\002\n\022SessionCompr" +
-      "ession\022C\n\033compress_threshold_messages\030\001 " +
-      "\001(\005H\000R\031compressThresholdMessages\210\001\001\0225\n\024c" +
-      "ompress_token_ratio\030\002 \001(\001H\001R\022compressTok" +
-      "enRatio\210\001\001\0227\n\025context_budget_tokens\030\003 \001(" +
-      "\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024keep_rece" +
-      "nt_messages\030\004 \001(\005H\003R\022keepRecentMessages\210" +
-      "\001\001B\036\n\034_compress_threshold_messagesB\027\n\025_c" +
-      "ompress_token_ratioB\030\n\026_context_budget_t" +
-      "okensB\027\n\025_keep_recent_messages\"\224\001\n\016Fixed" +
-      "ZoneEntry\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.Fix" +
-      "edZoneKindR\004kind\022\030\n\007content\030\002 \001(\tR\007conte" +
-      "nt\0229\n\ncreated_at\030\003 \001(\0132\032.google.protobuf" +
-      ".TimestampR\tcreatedAt\"\370\001\n\025AppendMessages" +
-      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nse" +
-      "ssion_id\030\002 \001(\tR\tsessionId\0226\n\010messages\030\003 " +
-      "\003(\0132\032.memoryd.v1.SessionMessageR\010message" +
-      "s\022+\n\003ttl\030\004 \001(\0132\031.google.protobuf.Duratio" +
-      "nR\003ttl\022@\n\013compression\030\005 \001(\0132\036.memoryd.v1" +
-      ".SessionCompressionR\013compression\"\222\001\n\026App" +
-      "endMessagesResponse\022#\n\rmessage_count\030\001 \001" +
-      "(\003R\014messageCount\022\036\n\ncompressed\030\002 \001(\010R\nco" +
-      "mpressed\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1." +
-      "DegradationR\010degraded\"v\n\027GetSessionWindo" +
+      "s\022=\n\nattachment\030\010 \001(\0132\035.memoryd.v1.Messa" +
+      "geAttachmentR\nattachment\022&\n\017merged_from_" +
+      "seq\030\t \001(\003R\rmergedFromSeq\"`\n\021MessageAttac" +
+      "hment\022\035\n\nsize_bytes\030\001 \001(\003R\tsizeBytes\022\024\n\005" +
+      "chars\030\002 \001(\003R\005chars\022\026\n\006sha256\030\003 \001(\tR\006sha2" +
+      "56\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name\030\002" +
+      " \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.google.p" +
+      "rotobuf.ValueR\targuments\"\201\004\n\022SessionComp" +
+      "ression\022C\n\033compress_threshold_messages\030\001" +
+      " \001(\005H\000R\031compressThresholdMessages\210\001\001\0225\n\024" +
+      "compress_token_ratio\030\002 \001(\001H\001R\022compressTo" +
+      "kenRatio\210\001\001\0227\n\025context_budget_tokens\030\003 \001" +
+      "(\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024keep_rec" +
+      "ent_messages\030\004 \001(\005H\003R\022keepRecentMessages" +
+      "\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H\004R\014offloadByt" +
+      "es\210\001\001\022;\n\027merge_adjacent_messages\030\006 \001(\010H\005" +
+      "R\025mergeAdjacentMessages\210\001\001B\036\n\034_compress_" +
+      "threshold_messagesB\027\n\025_compress_token_ra" +
+      "tioB\030\n\026_context_budget_tokensB\027\n\025_keep_r" +
+      "ecent_messagesB\020\n\016_offload_bytesB\032\n\030_mer" +
+      "ge_adjacent_messages\"\224\001\n\016FixedZoneEntry\022" +
+      "-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZoneKind" +
+      "R\004kind\022\030\n\007content\030\002 \001(\tR\007content\0229\n\ncrea" +
+      "ted_at\030\003 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\tcreatedAt\"\313\002\n\025AppendMessagesRequest\022\031\n" +
+      "\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002" +
+      " \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\0132\032.memo" +
+      "ryd.v1.SessionMessageR\010messages\022+\n\003ttl\030\004" +
+      " \001(\0132\031.google.protobuf.DurationR\003ttl\022@\n\013" +
+      "compression\030\005 \001(\0132\036.memoryd.v1.SessionCo" +
+      "mpressionR\013compression\022Q\n\025long_term_memo" +
+      "ry_mode\030\006 \001(\0162\036.memoryd.v1.LongTermMemor" +
+      "yModeR\022longTermMemoryMode\"\351\001\n\026AppendMess" +
+      "agesResponse\022#\n\rmessage_count\030\001 \001(\003R\014mes" +
+      "sageCount\022\036\n\ncompressed\030\002 \001(\010R\ncompresse" +
+      "d\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1.Degrada" +
+      "tionR\010degraded\022.\n\023recorded_memory_ids\030\004 " +
+      "\003(\tR\021recordedMemoryIds\022%\n\016offloaded_seqs" +
+      "\030\005 \003(\003R\roffloadedSeqs\"v\n\027GetSessionWindo" +
       "wRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\ns" +
       "ession_id\030\002 \001(\tR\tsessionId\022!\n\014token_budg" +
-      "et\030\003 \001(\005R\013tokenBudget\"\235\003\n\030GetSessionWind" +
+      "et\030\003 \001(\005R\013tokenBudget\"\334\004\n\030GetSessionWind" +
       "owResponse\0229\n\nfixed_zone\030\001 \003(\0132\032.memoryd" +
       ".v1.FixedZoneEntryR\tfixedZone\022\030\n\007summary" +
       "\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132\032.memory" +
@@ -572,117 +600,140 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "enCounter\0223\n\010degraded\030\007 \003(\0132\027.memoryd.v1" +
       ".DegradationR\010degraded\0224\n\026summarized_thr" +
       "ough_seq\030\010 \001(\003R\024summarizedThroughSeq\022\'\n\017" +
-      "stored_messages\030\t \001(\003R\016storedMessages\"\235\001" +
-      "\n\030InjectInstructionRequest\022\031\n\010agent_id\030\001" +
-      " \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessi" +
-      "onId\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1.FixedZon" +
-      "eKindR\004kind\022\030\n\007content\030\004 \001(\tR\007content\"V\n" +
-      "\031InjectInstructionResponse\0229\n\nfixed_zone" +
-      "\030\001 \003(\0132\032.memoryd.v1.FixedZoneEntryR\tfixe" +
-      "dZone\"x\n\021EndSessionRequest\022\031\n\010agent_id\030\001" +
-      " \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessi" +
-      "onId\022)\n\020extract_memories\030\003 \001(\010R\017extractM" +
-      "emories\"\225\001\n\022EndSessionResponse\022\030\n\007summar" +
-      "y\030\001 \001(\tR\007summary\0220\n\textracted\030\002 \003(\0132\022.me" +
-      "moryd.v1.MemoryR\textracted\0223\n\010degraded\030\003" +
-      " \003(\0132\027.memoryd.v1.DegradationR\010degraded\"" +
-      "\303\001\n\031GetSessionMessagesRequest\022\031\n\010agent_i" +
-      "d\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tse" +
-      "ssionId\022\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to" +
-      "_seq\030\004 \001(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010pa" +
-      "geSize\022\035\n\npage_token\030\006 \001(\tR\tpageToken\"\327\001" +
-      "\n\032GetSessionMessagesResponse\0226\n\010messages" +
-      "\030\001 \003(\0132\032.memoryd.v1.SessionMessageR\010mess" +
-      "ages\022&\n\017next_page_token\030\002 \001(\tR\rnextPageT" +
-      "oken\022#\n\rmessage_count\030\003 \001(\003R\014messageCoun" +
-      "t\0224\n\026summarized_through_seq\030\004 \001(\003R\024summa" +
-      "rizedThroughSeq\"e\n\025DeleteMessagesRequest" +
-      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_i" +
-      "d\030\002 \001(\tR\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231" +
-      "\001\n\026DeleteMessagesResponse\022!\n\014deleted_seq" +
-      "s\030\001 \003(\003R\013deletedSeqs\022\'\n\017summary_rebuilt\030" +
-      "\002 \001(\010R\016summaryRebuilt\0223\n\010degraded\030\003 \003(\0132" +
-      "\027.memoryd.v1.DegradationR\010degraded\"n\n\023Cl" +
-      "earSessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\035\n\nf" +
-      "ixed_zone\030\003 \001(\010R\tfixedZone\"0\n\024ClearSessi" +
-      "onResponse\022\030\n\007deleted\030\001 \001(\003R\007deleted*\245\001\n" +
-      "\rScoringPreset\022\036\n\032SCORING_PRESET_UNSPECI" +
-      "FIED\020\000\022\035\n\031SCORING_PRESET_SIMILARITY\020\001\022\032\n" +
-      "\026SCORING_PRESET_DECAYED\020\002\022\033\n\027SCORING_PRE" +
-      "SET_WEIGHTED\020\003\022\034\n\030SCORING_PRESET_RELEVAN" +
-      "CE\020\004*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UN" +
-      "SPECIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035" +
-      "\n\031RECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013Memory" +
-      "Order\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031M" +
-      "EMORY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORD" +
-      "ER_CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_" +
-      "COUNT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_" +
-      "DESC\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_M" +
-      "EMORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMO" +
-      "RY_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_R" +
-      "EPLACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE" +
-      "_UNSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n" +
-      "\026MESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROL" +
-      "E_SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\211\001\n\rFi" +
-      "xedZoneKind\022\037\n\033FIXED_ZONE_KIND_UNSPECIFI" +
-      "ED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIGGER\020\001\022\031\n\025FIX" +
-      "ED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXED_ZONE_KIND_" +
-      "INSTRUCTION\020\0032\201\020\n\rMemoryService\022E\n\010Remem" +
-      "ber\022\033.memoryd.v1.RememberRequest\032\034.memor" +
-      "yd.v1.RememberResponse\022T\n\rRememberBatch\022" +
-      " .memoryd.v1.RememberBatchRequest\032!.memo" +
-      "ryd.v1.RememberBatchResponse\022?\n\006Recall\022\031" +
-      ".memoryd.v1.RecallRequest\032\032.memoryd.v1.R" +
-      "ecallResponse\022H\n\tGetMemory\022\034.memoryd.v1." +
-      "GetMemoryRequest\032\035.memoryd.v1.GetMemoryR" +
-      "esponse\022Q\n\014ListMemories\022\037.memoryd.v1.Lis" +
-      "tMemoriesRequest\032 .memoryd.v1.ListMemori" +
-      "esResponse\022Q\n\014UpdateMemory\022\037.memoryd.v1." +
-      "UpdateMemoryRequest\032 .memoryd.v1.UpdateM" +
-      "emoryResponse\022W\n\016ForgetMemories\022!.memory" +
-      "d.v1.ForgetMemoriesRequest\032\".memoryd.v1." +
-      "ForgetMemoriesResponse\022H\n\tSetMemory\022\034.me" +
-      "moryd.v1.SetMemoryRequest\032\035.memoryd.v1.S" +
-      "etMemoryResponse\022?\n\006GetKey\022\031.memoryd.v1." +
-      "GetKeyRequest\032\032.memoryd.v1.GetKeyRespons" +
-      "e\022E\n\010ListKeys\022\033.memoryd.v1.ListKeysReque" +
-      "st\032\034.memoryd.v1.ListKeysResponse\022K\n\nKeyH" +
-      "istory\022\035.memoryd.v1.KeyHistoryRequest\032\036." +
-      "memoryd.v1.KeyHistoryResponse\022]\n\020SetWork" +
-      "ingMemory\022#.memoryd.v1.SetWorkingMemoryR" +
-      "equest\032$.memoryd.v1.SetWorkingMemoryResp" +
-      "onse\022]\n\020GetWorkingMemory\022#.memoryd.v1.Ge" +
-      "tWorkingMemoryRequest\032$.memoryd.v1.GetWo" +
-      "rkingMemoryResponse\022f\n\023DeleteWorkingMemo" +
-      "ry\022&.memoryd.v1.DeleteWorkingMemoryReque" +
-      "st\032\'.memoryd.v1.DeleteWorkingMemoryRespo" +
-      "nse\022r\n\027ListWorkingMemoryScopes\022*.memoryd" +
-      ".v1.ListWorkingMemoryScopesRequest\032+.mem" +
-      "oryd.v1.ListWorkingMemoryScopesResponse\022" +
-      "K\n\nGetProfile\022\035.memoryd.v1.GetProfileReq" +
-      "uest\032\036.memoryd.v1.GetProfileResponse\022K\n\n" +
-      "SetProfile\022\035.memoryd.v1.SetProfileReques" +
-      "t\032\036.memoryd.v1.SetProfileResponse\022W\n\016App" +
-      "endMessages\022!.memoryd.v1.AppendMessagesR" +
-      "equest\032\".memoryd.v1.AppendMessagesRespon" +
-      "se\022]\n\020GetSessionWindow\022#.memoryd.v1.GetS" +
-      "essionWindowRequest\032$.memoryd.v1.GetSess" +
-      "ionWindowResponse\022`\n\021InjectInstruction\022$" +
-      ".memoryd.v1.InjectInstructionRequest\032%.m" +
-      "emoryd.v1.InjectInstructionResponse\022K\n\nE" +
-      "ndSession\022\035.memoryd.v1.EndSessionRequest" +
-      "\032\036.memoryd.v1.EndSessionResponse\022c\n\022GetS" +
-      "essionMessages\022%.memoryd.v1.GetSessionMe" +
-      "ssagesRequest\032&.memoryd.v1.GetSessionMes" +
-      "sagesResponse\022W\n\016DeleteMessages\022!.memory" +
-      "d.v1.DeleteMessagesRequest\032\".memoryd.v1." +
-      "DeleteMessagesResponse\022Q\n\014ClearSession\022\037" +
-      ".memoryd.v1.ClearSessionRequest\032 .memory" +
-      "d.v1.ClearSessionResponseBm\n\016dev.memoryd" +
-      ".v1B\022MemoryServiceProtoP\001\242\002\003MXX\252\002\nMemory" +
-      "d.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetada" +
-      "ta\352\002\013Memoryd::V1b\006proto3"
+      "stored_messages\030\t \001(\003R\016storedMessages\022Q\n" +
+      "\025long_term_memory_mode\030\n \001(\0162\036.memoryd.v" +
+      "1.LongTermMemoryModeR\022longTermMemoryMode" +
+      "\022@\n\022long_term_memories\030\013 \003(\0132\022.memoryd.v" +
+      "1.MemoryR\020longTermMemories\022(\n\020long_term_" +
+      "memory\030\014 \001(\tR\016longTermMemory\"\235\001\n\030InjectI" +
+      "nstructionRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
+      "ntId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022-\n\004k" +
+      "ind\030\003 \001(\0162\031.memoryd.v1.FixedZoneKindR\004ki" +
+      "nd\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031InjectIn" +
+      "structionResponse\0229\n\nfixed_zone\030\001 \003(\0132\032." +
+      "memoryd.v1.FixedZoneEntryR\tfixedZone\"x\n\021" +
+      "EndSessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
+      "ntId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022)\n\020e" +
+      "xtract_memories\030\003 \001(\010R\017extractMemories\"\225" +
+      "\001\n\022EndSessionResponse\022\030\n\007summary\030\001 \001(\tR\007" +
+      "summary\0220\n\textracted\030\002 \003(\0132\022.memoryd.v1." +
+      "MemoryR\textracted\0223\n\010degraded\030\003 \003(\0132\027.me" +
+      "moryd.v1.DegradationR\010degraded\"\303\001\n\031GetSe" +
+      "ssionMessagesRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
+      "agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\031" +
+      "\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to_seq\030\004 \001(" +
+      "\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010pageSize\022\035\n" +
+      "\npage_token\030\006 \001(\tR\tpageToken\"\327\001\n\032GetSess" +
+      "ionMessagesResponse\0226\n\010messages\030\001 \003(\0132\032." +
+      "memoryd.v1.SessionMessageR\010messages\022&\n\017n" +
+      "ext_page_token\030\002 \001(\tR\rnextPageToken\022#\n\rm" +
+      "essage_count\030\003 \001(\003R\014messageCount\0224\n\026summ" +
+      "arized_through_seq\030\004 \001(\003R\024summarizedThro" +
+      "ughSeq\"e\n\025DeleteMessagesRequest\022\031\n\010agent" +
+      "_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\t" +
+      "sessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n\026Delete" +
+      "MessagesResponse\022!\n\014deleted_seqs\030\001 \003(\003R\013" +
+      "deletedSeqs\022\'\n\017summary_rebuilt\030\002 \001(\010R\016su" +
+      "mmaryRebuilt\0223\n\010degraded\030\003 \003(\0132\027.memoryd" +
+      ".v1.DegradationR\010degraded\"n\n\023ClearSessio" +
+      "nRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\ns" +
+      "ession_id\030\002 \001(\tR\tsessionId\022\035\n\nfixed_zone" +
+      "\030\003 \001(\010R\tfixedZone\"0\n\024ClearSessionRespons" +
+      "e\022\030\n\007deleted\030\001 \001(\003R\007deleted\"\236\001\n\033GetSessi" +
+      "onAttachmentRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
+      "gentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\020\n" +
+      "\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004 \001(\003R\006offset\022" +
+      "\033\n\tmax_chars\030\005 \001(\003R\010maxChars\"\215\002\n\034GetSess" +
+      "ionAttachmentResponse\022\020\n\003seq\030\001 \001(\003R\003seq\022" +
+      "\030\n\007content\030\002 \001(\tR\007content\022=\n\nattachment\030" +
+      "\003 \001(\0132\035.memoryd.v1.MessageAttachmentR\nat" +
+      "tachment\022\037\n\013next_offset\030\004 \001(\003R\nnextOffse" +
+      "t\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.MessageRole" +
+      "R\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014tool_call_" +
+      "id\030\007 \001(\tR\ntoolCallId*\245\001\n\rScoringPreset\022\036" +
+      "\n\032SCORING_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORIN" +
+      "G_PRESET_SIMILARITY\020\001\022\032\n\026SCORING_PRESET_" +
+      "DECAYED\020\002\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034" +
+      "\n\030SCORING_PRESET_RELEVANCE\020\004*g\n\014RecencyB" +
+      "asis\022\035\n\031RECENCY_BASIS_UNSPECIFIED\020\000\022\031\n\025R" +
+      "ECENCY_BASIS_UPDATED\020\001\022\035\n\031RECENCY_BASIS_" +
+      "LAST_ACCESS\020\002*\256\001\n\013MemoryOrder\022\034\n\030MEMORY_" +
+      "ORDER_UNSPECIFIED\020\000\022\035\n\031MEMORY_ORDER_CREA" +
+      "TED_DESC\020\001\022\034\n\030MEMORY_ORDER_CREATED_ASC\020\002" +
+      "\022\"\n\036MEMORY_ORDER_ACCESS_COUNT_DESC\020\003\022 \n\034" +
+      "MEMORY_ORDER_IMPORTANCE_DESC\020\004*x\n\021Workin" +
+      "gMemoryMode\022#\n\037WORKING_MEMORY_MODE_UNSPE" +
+      "CIFIED\020\000\022\035\n\031WORKING_MEMORY_MODE_MERGE\020\001\022" +
+      "\037\n\033WORKING_MEMORY_MODE_REPLACE\020\002*\216\001\n\013Mes" +
+      "sageRole\022\034\n\030MESSAGE_ROLE_UNSPECIFIED\020\000\022\025" +
+      "\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026MESSAGE_ROLE_AS" +
+      "SISTANT\020\002\022\027\n\023MESSAGE_ROLE_SYSTEM\020\003\022\025\n\021ME" +
+      "SSAGE_ROLE_TOOL\020\004*\256\001\n\022LongTermMemoryMode" +
+      "\022%\n!LONG_TERM_MEMORY_MODE_UNSPECIFIED\020\000\022" +
+      "\'\n#LONG_TERM_MEMORY_MODE_AGENT_CONTROL\020\001" +
+      "\022(\n$LONG_TERM_MEMORY_MODE_STATIC_CONTROL" +
+      "\020\002\022\036\n\032LONG_TERM_MEMORY_MODE_BOTH\020\003*\211\001\n\rF" +
+      "ixedZoneKind\022\037\n\033FIXED_ZONE_KIND_UNSPECIF" +
+      "IED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIGGER\020\001\022\031\n\025FI" +
+      "XED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXED_ZONE_KIND" +
+      "_INSTRUCTION\020\0032\354\020\n\rMemoryService\022E\n\010Reme" +
+      "mber\022\033.memoryd.v1.RememberRequest\032\034.memo" +
+      "ryd.v1.RememberResponse\022T\n\rRememberBatch" +
+      "\022 .memoryd.v1.RememberBatchRequest\032!.mem" +
+      "oryd.v1.RememberBatchResponse\022?\n\006Recall\022" +
+      "\031.memoryd.v1.RecallRequest\032\032.memoryd.v1." +
+      "RecallResponse\022H\n\tGetMemory\022\034.memoryd.v1" +
+      ".GetMemoryRequest\032\035.memoryd.v1.GetMemory" +
+      "Response\022Q\n\014ListMemories\022\037.memoryd.v1.Li" +
+      "stMemoriesRequest\032 .memoryd.v1.ListMemor" +
+      "iesResponse\022Q\n\014UpdateMemory\022\037.memoryd.v1" +
+      ".UpdateMemoryRequest\032 .memoryd.v1.Update" +
+      "MemoryResponse\022W\n\016ForgetMemories\022!.memor" +
+      "yd.v1.ForgetMemoriesRequest\032\".memoryd.v1" +
+      ".ForgetMemoriesResponse\022H\n\tSetMemory\022\034.m" +
+      "emoryd.v1.SetMemoryRequest\032\035.memoryd.v1." +
+      "SetMemoryResponse\022?\n\006GetKey\022\031.memoryd.v1" +
+      ".GetKeyRequest\032\032.memoryd.v1.GetKeyRespon" +
+      "se\022E\n\010ListKeys\022\033.memoryd.v1.ListKeysRequ" +
+      "est\032\034.memoryd.v1.ListKeysResponse\022K\n\nKey" +
+      "History\022\035.memoryd.v1.KeyHistoryRequest\032\036" +
+      ".memoryd.v1.KeyHistoryResponse\022]\n\020SetWor" +
+      "kingMemory\022#.memoryd.v1.SetWorkingMemory" +
+      "Request\032$.memoryd.v1.SetWorkingMemoryRes" +
+      "ponse\022]\n\020GetWorkingMemory\022#.memoryd.v1.G" +
+      "etWorkingMemoryRequest\032$.memoryd.v1.GetW" +
+      "orkingMemoryResponse\022f\n\023DeleteWorkingMem" +
+      "ory\022&.memoryd.v1.DeleteWorkingMemoryRequ" +
+      "est\032\'.memoryd.v1.DeleteWorkingMemoryResp" +
+      "onse\022r\n\027ListWorkingMemoryScopes\022*.memory" +
+      "d.v1.ListWorkingMemoryScopesRequest\032+.me" +
+      "moryd.v1.ListWorkingMemoryScopesResponse" +
+      "\022K\n\nGetProfile\022\035.memoryd.v1.GetProfileRe" +
+      "quest\032\036.memoryd.v1.GetProfileResponse\022K\n" +
+      "\nSetProfile\022\035.memoryd.v1.SetProfileReque" +
+      "st\032\036.memoryd.v1.SetProfileResponse\022W\n\016Ap" +
+      "pendMessages\022!.memoryd.v1.AppendMessages" +
+      "Request\032\".memoryd.v1.AppendMessagesRespo" +
+      "nse\022]\n\020GetSessionWindow\022#.memoryd.v1.Get" +
+      "SessionWindowRequest\032$.memoryd.v1.GetSes" +
+      "sionWindowResponse\022`\n\021InjectInstruction\022" +
+      "$.memoryd.v1.InjectInstructionRequest\032%." +
+      "memoryd.v1.InjectInstructionResponse\022K\n\n" +
+      "EndSession\022\035.memoryd.v1.EndSessionReques" +
+      "t\032\036.memoryd.v1.EndSessionResponse\022c\n\022Get" +
+      "SessionMessages\022%.memoryd.v1.GetSessionM" +
+      "essagesRequest\032&.memoryd.v1.GetSessionMe" +
+      "ssagesResponse\022W\n\016DeleteMessages\022!.memor" +
+      "yd.v1.DeleteMessagesRequest\032\".memoryd.v1" +
+      ".DeleteMessagesResponse\022Q\n\014ClearSession\022" +
+      "\037.memoryd.v1.ClearSessionRequest\032 .memor" +
+      "yd.v1.ClearSessionResponse\022i\n\024GetSession" +
+      "Attachment\022\'.memoryd.v1.GetSessionAttach" +
+      "mentRequest\032(.memoryd.v1.GetSessionAttac" +
+      "hmentResponseBm\n\016dev.memoryd.v1B\022MemoryS" +
+      "erviceProtoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemor" +
+      "yd\\V1\342\002\026Memoryd\\V1\\GPBMetadata\352\002\013Memoryd" +
+      "::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -944,109 +995,127 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_SessionMessage_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_SessionMessage_descriptor,
-        new java.lang.String[] { "Role", "Content", "Name", "ToolCallId", "CreatedAt", "Seq", "ToolCalls", });
-    internal_static_memoryd_v1_ToolCall_descriptor =
+        new java.lang.String[] { "Role", "Content", "Name", "ToolCallId", "CreatedAt", "Seq", "ToolCalls", "Attachment", "MergedFromSeq", });
+    internal_static_memoryd_v1_MessageAttachment_descriptor =
       getDescriptor().getMessageType(42);
+    internal_static_memoryd_v1_MessageAttachment_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_MessageAttachment_descriptor,
+        new java.lang.String[] { "SizeBytes", "Chars", "Sha256", });
+    internal_static_memoryd_v1_ToolCall_descriptor =
+      getDescriptor().getMessageType(43);
     internal_static_memoryd_v1_ToolCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ToolCall_descriptor,
         new java.lang.String[] { "Id", "Name", "Arguments", });
     internal_static_memoryd_v1_SessionCompression_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(44);
     internal_static_memoryd_v1_SessionCompression_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_SessionCompression_descriptor,
-        new java.lang.String[] { "CompressThresholdMessages", "CompressTokenRatio", "ContextBudgetTokens", "KeepRecentMessages", });
+        new java.lang.String[] { "CompressThresholdMessages", "CompressTokenRatio", "ContextBudgetTokens", "KeepRecentMessages", "OffloadBytes", "MergeAdjacentMessages", });
     internal_static_memoryd_v1_FixedZoneEntry_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(45);
     internal_static_memoryd_v1_FixedZoneEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_FixedZoneEntry_descriptor,
         new java.lang.String[] { "Kind", "Content", "CreatedAt", });
     internal_static_memoryd_v1_AppendMessagesRequest_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(46);
     internal_static_memoryd_v1_AppendMessagesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_AppendMessagesRequest_descriptor,
-        new java.lang.String[] { "AgentId", "SessionId", "Messages", "Ttl", "Compression", });
+        new java.lang.String[] { "AgentId", "SessionId", "Messages", "Ttl", "Compression", "LongTermMemoryMode", });
     internal_static_memoryd_v1_AppendMessagesResponse_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(47);
     internal_static_memoryd_v1_AppendMessagesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_AppendMessagesResponse_descriptor,
-        new java.lang.String[] { "MessageCount", "Compressed", "Degraded", });
+        new java.lang.String[] { "MessageCount", "Compressed", "Degraded", "RecordedMemoryIds", "OffloadedSeqs", });
     internal_static_memoryd_v1_GetSessionWindowRequest_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(48);
     internal_static_memoryd_v1_GetSessionWindowRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionWindowRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "TokenBudget", });
     internal_static_memoryd_v1_GetSessionWindowResponse_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(49);
     internal_static_memoryd_v1_GetSessionWindowResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionWindowResponse_descriptor,
-        new java.lang.String[] { "FixedZone", "Summary", "Recent", "TokensUsed", "Summarizer", "TokenCounter", "Degraded", "SummarizedThroughSeq", "StoredMessages", });
+        new java.lang.String[] { "FixedZone", "Summary", "Recent", "TokensUsed", "Summarizer", "TokenCounter", "Degraded", "SummarizedThroughSeq", "StoredMessages", "LongTermMemoryMode", "LongTermMemories", "LongTermMemory", });
     internal_static_memoryd_v1_InjectInstructionRequest_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(50);
     internal_static_memoryd_v1_InjectInstructionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_InjectInstructionRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "Kind", "Content", });
     internal_static_memoryd_v1_InjectInstructionResponse_descriptor =
-      getDescriptor().getMessageType(50);
+      getDescriptor().getMessageType(51);
     internal_static_memoryd_v1_InjectInstructionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_InjectInstructionResponse_descriptor,
         new java.lang.String[] { "FixedZone", });
     internal_static_memoryd_v1_EndSessionRequest_descriptor =
-      getDescriptor().getMessageType(51);
+      getDescriptor().getMessageType(52);
     internal_static_memoryd_v1_EndSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_EndSessionRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "ExtractMemories", });
     internal_static_memoryd_v1_EndSessionResponse_descriptor =
-      getDescriptor().getMessageType(52);
+      getDescriptor().getMessageType(53);
     internal_static_memoryd_v1_EndSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_EndSessionResponse_descriptor,
         new java.lang.String[] { "Summary", "Extracted", "Degraded", });
     internal_static_memoryd_v1_GetSessionMessagesRequest_descriptor =
-      getDescriptor().getMessageType(53);
+      getDescriptor().getMessageType(54);
     internal_static_memoryd_v1_GetSessionMessagesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionMessagesRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "FromSeq", "ToSeq", "PageSize", "PageToken", });
     internal_static_memoryd_v1_GetSessionMessagesResponse_descriptor =
-      getDescriptor().getMessageType(54);
+      getDescriptor().getMessageType(55);
     internal_static_memoryd_v1_GetSessionMessagesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionMessagesResponse_descriptor,
         new java.lang.String[] { "Messages", "NextPageToken", "MessageCount", "SummarizedThroughSeq", });
     internal_static_memoryd_v1_DeleteMessagesRequest_descriptor =
-      getDescriptor().getMessageType(55);
+      getDescriptor().getMessageType(56);
     internal_static_memoryd_v1_DeleteMessagesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_DeleteMessagesRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "Seqs", });
     internal_static_memoryd_v1_DeleteMessagesResponse_descriptor =
-      getDescriptor().getMessageType(56);
+      getDescriptor().getMessageType(57);
     internal_static_memoryd_v1_DeleteMessagesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_DeleteMessagesResponse_descriptor,
         new java.lang.String[] { "DeletedSeqs", "SummaryRebuilt", "Degraded", });
     internal_static_memoryd_v1_ClearSessionRequest_descriptor =
-      getDescriptor().getMessageType(57);
+      getDescriptor().getMessageType(58);
     internal_static_memoryd_v1_ClearSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ClearSessionRequest_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "FixedZone", });
     internal_static_memoryd_v1_ClearSessionResponse_descriptor =
-      getDescriptor().getMessageType(58);
+      getDescriptor().getMessageType(59);
     internal_static_memoryd_v1_ClearSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ClearSessionResponse_descriptor,
         new java.lang.String[] { "Deleted", });
+    internal_static_memoryd_v1_GetSessionAttachmentRequest_descriptor =
+      getDescriptor().getMessageType(60);
+    internal_static_memoryd_v1_GetSessionAttachmentRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_GetSessionAttachmentRequest_descriptor,
+        new java.lang.String[] { "AgentId", "SessionId", "Seq", "Offset", "MaxChars", });
+    internal_static_memoryd_v1_GetSessionAttachmentResponse_descriptor =
+      getDescriptor().getMessageType(61);
+    internal_static_memoryd_v1_GetSessionAttachmentResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_GetSessionAttachmentResponse_descriptor,
+        new java.lang.String[] { "Seq", "Content", "Attachment", "NextOffset", "Role", "Name", "ToolCallId", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.FieldMaskProto.getDescriptor();

@@ -32,6 +32,7 @@ private static final long serialVersionUID = 0L;
     tags_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
     memoryTypes_ = emptyIntList();
+    namespace_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -252,6 +253,68 @@ private static final long serialVersionUID = 0L;
     return dryRun_;
   }
 
+  public static final int NAMESPACE_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object namespace_ = "";
+  /**
+   * <pre>
+   * Only memories of this namespace (set, even to "": that namespace). Alone it
+   * deletes the namespace: every memory in it but keyed memories' mirrors.
+   * </pre>
+   *
+   * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+   * @return Whether the namespace field is set.
+   */
+  @java.lang.Override
+  public boolean hasNamespace() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * Only memories of this namespace (set, even to "": that namespace). Alone it
+   * deletes the namespace: every memory in it but keyed memories' mirrors.
+   * </pre>
+   *
+   * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+   * @return The namespace.
+   */
+  @java.lang.Override
+  public java.lang.String getNamespace() {
+    java.lang.Object ref = namespace_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      namespace_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Only memories of this namespace (set, even to "": that namespace). Alone it
+   * deletes the namespace: every memory in it but keyed memories' mirrors.
+   * </pre>
+   *
+   * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+   * @return The bytes for namespace.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getNamespaceBytes() {
+    java.lang.Object ref = namespace_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      namespace_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -288,6 +351,9 @@ private static final long serialVersionUID = 0L;
     }
     if (dryRun_ != false) {
       output.writeBool(6, dryRun_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 7, namespace_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -327,6 +393,9 @@ private static final long serialVersionUID = 0L;
     if (dryRun_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(6, dryRun_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(7, namespace_);
     }
     return size;
   }
@@ -369,6 +438,11 @@ private static final long serialVersionUID = 0L;
     if (!memoryTypes_.equals(other.memoryTypes_)) return false;
     if (getDryRun()
         != other.getDryRun()) return false;
+    if (hasNamespace() != other.hasNamespace()) return false;
+    if (hasNamespace()) {
+      if (!getNamespace()
+          .equals(other.getNamespace())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -402,6 +476,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + DRY_RUN_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getDryRun());
+    if (hasNamespace()) {
+      hash = (37 * hash) + NAMESPACE_FIELD_NUMBER;
+      hash = (53 * hash) + getNamespace().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -550,6 +628,7 @@ private static final long serialVersionUID = 0L;
       minAccessCount_ = 0L;
       memoryTypes_ = emptyIntList();
       dryRun_ = false;
+      namespace_ = "";
       return this;
     }
 
@@ -608,6 +687,10 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.dryRun_ = dryRun_;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.namespace_ = namespace_;
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -657,6 +740,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getDryRun() != false) {
         setDryRun(other.getDryRun());
+      }
+      if (other.hasNamespace()) {
+        namespace_ = other.namespace_;
+        bitField0_ |= 0x00000040;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -725,6 +813,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 48
+            case 58: {
+              namespace_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1266,6 +1359,115 @@ private static final long serialVersionUID = 0L;
     public Builder clearDryRun() {
       bitField0_ = (bitField0_ & ~0x00000020);
       dryRun_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object namespace_ = "";
+    /**
+     * <pre>
+     * Only memories of this namespace (set, even to "": that namespace). Alone it
+     * deletes the namespace: every memory in it but keyed memories' mirrors.
+     * </pre>
+     *
+     * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+     * @return Whether the namespace field is set.
+     */
+    public boolean hasNamespace() {
+      return ((bitField0_ & 0x00000040) != 0);
+    }
+    /**
+     * <pre>
+     * Only memories of this namespace (set, even to "": that namespace). Alone it
+     * deletes the namespace: every memory in it but keyed memories' mirrors.
+     * </pre>
+     *
+     * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+     * @return The namespace.
+     */
+    public java.lang.String getNamespace() {
+      java.lang.Object ref = namespace_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        namespace_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Only memories of this namespace (set, even to "": that namespace). Alone it
+     * deletes the namespace: every memory in it but keyed memories' mirrors.
+     * </pre>
+     *
+     * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+     * @return The bytes for namespace.
+     */
+    public com.google.protobuf.ByteString
+        getNamespaceBytes() {
+      java.lang.Object ref = namespace_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        namespace_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Only memories of this namespace (set, even to "": that namespace). Alone it
+     * deletes the namespace: every memory in it but keyed memories' mirrors.
+     * </pre>
+     *
+     * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+     * @param value The namespace to set.
+     * @return This builder for chaining.
+     */
+    public Builder setNamespace(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      namespace_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Only memories of this namespace (set, even to "": that namespace). Alone it
+     * deletes the namespace: every memory in it but keyed memories' mirrors.
+     * </pre>
+     *
+     * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearNamespace() {
+      namespace_ = getDefaultInstance().getNamespace();
+      bitField0_ = (bitField0_ & ~0x00000040);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Only memories of this namespace (set, even to "": that namespace). Alone it
+     * deletes the namespace: every memory in it but keyed memories' mirrors.
+     * </pre>
+     *
+     * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+     * @param value The bytes for namespace to set.
+     * @return This builder for chaining.
+     */
+    public Builder setNamespaceBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      namespace_ = value;
+      bitField0_ |= 0x00000040;
       onChanged();
       return this;
     }

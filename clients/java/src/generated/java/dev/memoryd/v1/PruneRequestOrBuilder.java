@@ -115,4 +115,36 @@ public interface PruneRequestOrBuilder extends
    * @return The dryRun.
    */
   boolean getDryRun();
+
+  /**
+   * <pre>
+   * Only memories of this namespace (set, even to "": that namespace). Alone it
+   * deletes the namespace: every memory in it but keyed memories' mirrors.
+   * </pre>
+   *
+   * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+   * @return Whether the namespace field is set.
+   */
+  boolean hasNamespace();
+  /**
+   * <pre>
+   * Only memories of this namespace (set, even to "": that namespace). Alone it
+   * deletes the namespace: every memory in it but keyed memories' mirrors.
+   * </pre>
+   *
+   * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+   * @return The namespace.
+   */
+  java.lang.String getNamespace();
+  /**
+   * <pre>
+   * Only memories of this namespace (set, even to "": that namespace). Alone it
+   * deletes the namespace: every memory in it but keyed memories' mirrors.
+   * </pre>
+   *
+   * <code>optional string namespace = 7 [json_name = "namespace"];</code>
+   * @return The bytes for namespace.
+   */
+  com.google.protobuf.ByteString
+      getNamespaceBytes();
 }

@@ -161,6 +161,64 @@ private static final long serialVersionUID = 0L;
     return keepRecentMessages_;
   }
 
+  public static final int OFFLOAD_BYTES_FIELD_NUMBER = 5;
+  private int offloadBytes_ = 0;
+  /**
+   * <pre>
+   * Tool results larger than this many bytes are offloaded to an attachment (the
+   * message keeps a stub naming it); 0 turns offloading off.
+   * </pre>
+   *
+   * <code>optional int32 offload_bytes = 5 [json_name = "offloadBytes"];</code>
+   * @return Whether the offloadBytes field is set.
+   */
+  @java.lang.Override
+  public boolean hasOffloadBytes() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <pre>
+   * Tool results larger than this many bytes are offloaded to an attachment (the
+   * message keeps a stub naming it); 0 turns offloading off.
+   * </pre>
+   *
+   * <code>optional int32 offload_bytes = 5 [json_name = "offloadBytes"];</code>
+   * @return The offloadBytes.
+   */
+  @java.lang.Override
+  public int getOffloadBytes() {
+    return offloadBytes_;
+  }
+
+  public static final int MERGE_ADJACENT_MESSAGES_FIELD_NUMBER = 6;
+  private boolean mergeAdjacentMessages_ = false;
+  /**
+   * <pre>
+   * The window joins consecutive messages of the same role and name (tool results
+   * excepted: each answers its own call) into one entry.
+   * </pre>
+   *
+   * <code>optional bool merge_adjacent_messages = 6 [json_name = "mergeAdjacentMessages"];</code>
+   * @return Whether the mergeAdjacentMessages field is set.
+   */
+  @java.lang.Override
+  public boolean hasMergeAdjacentMessages() {
+    return ((bitField0_ & 0x00000020) != 0);
+  }
+  /**
+   * <pre>
+   * The window joins consecutive messages of the same role and name (tool results
+   * excepted: each answers its own call) into one entry.
+   * </pre>
+   *
+   * <code>optional bool merge_adjacent_messages = 6 [json_name = "mergeAdjacentMessages"];</code>
+   * @return The mergeAdjacentMessages.
+   */
+  @java.lang.Override
+  public boolean getMergeAdjacentMessages() {
+    return mergeAdjacentMessages_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -187,6 +245,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000008) != 0)) {
       output.writeInt32(4, keepRecentMessages_);
     }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      output.writeInt32(5, offloadBytes_);
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      output.writeBool(6, mergeAdjacentMessages_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -206,6 +270,14 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000008) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(4, keepRecentMessages_);
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(5, offloadBytes_);
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(6, mergeAdjacentMessages_);
     }
     return size;
   }
@@ -252,6 +324,16 @@ private static final long serialVersionUID = 0L;
       if (getKeepRecentMessages()
           != other.getKeepRecentMessages()) return false;
     }
+    if (hasOffloadBytes() != other.hasOffloadBytes()) return false;
+    if (hasOffloadBytes()) {
+      if (getOffloadBytes()
+          != other.getOffloadBytes()) return false;
+    }
+    if (hasMergeAdjacentMessages() != other.hasMergeAdjacentMessages()) return false;
+    if (hasMergeAdjacentMessages()) {
+      if (getMergeAdjacentMessages()
+          != other.getMergeAdjacentMessages()) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -279,6 +361,15 @@ private static final long serialVersionUID = 0L;
     if (hasKeepRecentMessages()) {
       hash = (37 * hash) + KEEP_RECENT_MESSAGES_FIELD_NUMBER;
       hash = (53 * hash) + getKeepRecentMessages();
+    }
+    if (hasOffloadBytes()) {
+      hash = (37 * hash) + OFFLOAD_BYTES_FIELD_NUMBER;
+      hash = (53 * hash) + getOffloadBytes();
+    }
+    if (hasMergeAdjacentMessages()) {
+      hash = (37 * hash) + MERGE_ADJACENT_MESSAGES_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getMergeAdjacentMessages());
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -419,6 +510,8 @@ private static final long serialVersionUID = 0L;
       compressTokenRatio_ = 0D;
       contextBudgetTokens_ = 0;
       keepRecentMessages_ = 0;
+      offloadBytes_ = 0;
+      mergeAdjacentMessages_ = false;
       return this;
     }
 
@@ -469,6 +562,14 @@ private static final long serialVersionUID = 0L;
         result.keepRecentMessages_ = keepRecentMessages_;
         to_bitField0_ |= 0x00000008;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.offloadBytes_ = offloadBytes_;
+        to_bitField0_ |= 0x00000010;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.mergeAdjacentMessages_ = mergeAdjacentMessages_;
+        to_bitField0_ |= 0x00000020;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -495,6 +596,12 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasKeepRecentMessages()) {
         setKeepRecentMessages(other.getKeepRecentMessages());
+      }
+      if (other.hasOffloadBytes()) {
+        setOffloadBytes(other.getOffloadBytes());
+      }
+      if (other.hasMergeAdjacentMessages()) {
+        setMergeAdjacentMessages(other.getMergeAdjacentMessages());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -540,6 +647,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 32
+            case 40: {
+              offloadBytes_ = input.readInt32();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 40
+            case 48: {
+              mergeAdjacentMessages_ = input.readBool();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -777,6 +894,126 @@ private static final long serialVersionUID = 0L;
     public Builder clearKeepRecentMessages() {
       bitField0_ = (bitField0_ & ~0x00000008);
       keepRecentMessages_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int offloadBytes_ ;
+    /**
+     * <pre>
+     * Tool results larger than this many bytes are offloaded to an attachment (the
+     * message keeps a stub naming it); 0 turns offloading off.
+     * </pre>
+     *
+     * <code>optional int32 offload_bytes = 5 [json_name = "offloadBytes"];</code>
+     * @return Whether the offloadBytes field is set.
+     */
+    @java.lang.Override
+    public boolean hasOffloadBytes() {
+      return ((bitField0_ & 0x00000010) != 0);
+    }
+    /**
+     * <pre>
+     * Tool results larger than this many bytes are offloaded to an attachment (the
+     * message keeps a stub naming it); 0 turns offloading off.
+     * </pre>
+     *
+     * <code>optional int32 offload_bytes = 5 [json_name = "offloadBytes"];</code>
+     * @return The offloadBytes.
+     */
+    @java.lang.Override
+    public int getOffloadBytes() {
+      return offloadBytes_;
+    }
+    /**
+     * <pre>
+     * Tool results larger than this many bytes are offloaded to an attachment (the
+     * message keeps a stub naming it); 0 turns offloading off.
+     * </pre>
+     *
+     * <code>optional int32 offload_bytes = 5 [json_name = "offloadBytes"];</code>
+     * @param value The offloadBytes to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOffloadBytes(int value) {
+
+      offloadBytes_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Tool results larger than this many bytes are offloaded to an attachment (the
+     * message keeps a stub naming it); 0 turns offloading off.
+     * </pre>
+     *
+     * <code>optional int32 offload_bytes = 5 [json_name = "offloadBytes"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOffloadBytes() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      offloadBytes_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private boolean mergeAdjacentMessages_ ;
+    /**
+     * <pre>
+     * The window joins consecutive messages of the same role and name (tool results
+     * excepted: each answers its own call) into one entry.
+     * </pre>
+     *
+     * <code>optional bool merge_adjacent_messages = 6 [json_name = "mergeAdjacentMessages"];</code>
+     * @return Whether the mergeAdjacentMessages field is set.
+     */
+    @java.lang.Override
+    public boolean hasMergeAdjacentMessages() {
+      return ((bitField0_ & 0x00000020) != 0);
+    }
+    /**
+     * <pre>
+     * The window joins consecutive messages of the same role and name (tool results
+     * excepted: each answers its own call) into one entry.
+     * </pre>
+     *
+     * <code>optional bool merge_adjacent_messages = 6 [json_name = "mergeAdjacentMessages"];</code>
+     * @return The mergeAdjacentMessages.
+     */
+    @java.lang.Override
+    public boolean getMergeAdjacentMessages() {
+      return mergeAdjacentMessages_;
+    }
+    /**
+     * <pre>
+     * The window joins consecutive messages of the same role and name (tool results
+     * excepted: each answers its own call) into one entry.
+     * </pre>
+     *
+     * <code>optional bool merge_adjacent_messages = 6 [json_name = "mergeAdjacentMessages"];</code>
+     * @param value The mergeAdjacentMessages to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMergeAdjacentMessages(boolean value) {
+
+      mergeAdjacentMessages_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The window joins consecutive messages of the same role and name (tool results
+     * excepted: each answers its own call) into one entry.
+     * </pre>
+     *
+     * <code>optional bool merge_adjacent_messages = 6 [json_name = "mergeAdjacentMessages"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMergeAdjacentMessages() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      mergeAdjacentMessages_ = false;
       onChanged();
       return this;
     }

@@ -85,4 +85,46 @@ public interface SessionCompressionOrBuilder extends
    * @return The keepRecentMessages.
    */
   int getKeepRecentMessages();
+
+  /**
+   * <pre>
+   * Tool results larger than this many bytes are offloaded to an attachment (the
+   * message keeps a stub naming it); 0 turns offloading off.
+   * </pre>
+   *
+   * <code>optional int32 offload_bytes = 5 [json_name = "offloadBytes"];</code>
+   * @return Whether the offloadBytes field is set.
+   */
+  boolean hasOffloadBytes();
+  /**
+   * <pre>
+   * Tool results larger than this many bytes are offloaded to an attachment (the
+   * message keeps a stub naming it); 0 turns offloading off.
+   * </pre>
+   *
+   * <code>optional int32 offload_bytes = 5 [json_name = "offloadBytes"];</code>
+   * @return The offloadBytes.
+   */
+  int getOffloadBytes();
+
+  /**
+   * <pre>
+   * The window joins consecutive messages of the same role and name (tool results
+   * excepted: each answers its own call) into one entry.
+   * </pre>
+   *
+   * <code>optional bool merge_adjacent_messages = 6 [json_name = "mergeAdjacentMessages"];</code>
+   * @return Whether the mergeAdjacentMessages field is set.
+   */
+  boolean hasMergeAdjacentMessages();
+  /**
+   * <pre>
+   * The window joins consecutive messages of the same role and name (tool results
+   * excepted: each answers its own call) into one entry.
+   * </pre>
+   *
+   * <code>optional bool merge_adjacent_messages = 6 [json_name = "mergeAdjacentMessages"];</code>
+   * @return The mergeAdjacentMessages.
+   */
+  boolean getMergeAdjacentMessages();
 }

@@ -299,6 +299,63 @@ private static final long serialVersionUID = 0L;
     return toolCalls_.get(index);
   }
 
+  public static final int ATTACHMENT_FIELD_NUMBER = 8;
+  private dev.memoryd.v1.MessageAttachment attachment_;
+  /**
+   * <pre>
+   * Set by the server when the content was offloaded (too large to keep inline):
+   * content is then a stub naming it, GetSessionAttachment returns the whole.
+   * </pre>
+   *
+   * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+   * @return Whether the attachment field is set.
+   */
+  @java.lang.Override
+  public boolean hasAttachment() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * Set by the server when the content was offloaded (too large to keep inline):
+   * content is then a stub naming it, GetSessionAttachment returns the whole.
+   * </pre>
+   *
+   * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+   * @return The attachment.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.MessageAttachment getAttachment() {
+    return attachment_ == null ? dev.memoryd.v1.MessageAttachment.getDefaultInstance() : attachment_;
+  }
+  /**
+   * <pre>
+   * Set by the server when the content was offloaded (too large to keep inline):
+   * content is then a stub naming it, GetSessionAttachment returns the whole.
+   * </pre>
+   *
+   * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.MessageAttachmentOrBuilder getAttachmentOrBuilder() {
+    return attachment_ == null ? dev.memoryd.v1.MessageAttachment.getDefaultInstance() : attachment_;
+  }
+
+  public static final int MERGED_FROM_SEQ_FIELD_NUMBER = 9;
+  private long mergedFromSeq_ = 0L;
+  /**
+   * <pre>
+   * In a window that merges adjacent messages: this entry joins the stored messages
+   * merged_from_seq..seq (0: it is one message).
+   * </pre>
+   *
+   * <code>int64 merged_from_seq = 9 [json_name = "mergedFromSeq"];</code>
+   * @return The mergedFromSeq.
+   */
+  @java.lang.Override
+  public long getMergedFromSeq() {
+    return mergedFromSeq_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -334,6 +391,12 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < toolCalls_.size(); i++) {
       output.writeMessage(7, toolCalls_.get(i));
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(8, getAttachment());
+    }
+    if (mergedFromSeq_ != 0L) {
+      output.writeInt64(9, mergedFromSeq_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -368,6 +431,14 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(8, getAttachment());
+    }
+    if (mergedFromSeq_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(9, mergedFromSeq_);
+    }
     return size;
   }
   @java.lang.Override
@@ -408,6 +479,13 @@ private static final long serialVersionUID = 0L;
         != other.getSeq()) return false;
     if (!getToolCallsList()
         .equals(other.getToolCallsList())) return false;
+    if (hasAttachment() != other.hasAttachment()) return false;
+    if (hasAttachment()) {
+      if (!getAttachment()
+          .equals(other.getAttachment())) return false;
+    }
+    if (getMergedFromSeq()
+        != other.getMergedFromSeq()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -438,6 +516,13 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + TOOL_CALLS_FIELD_NUMBER;
       hash = (53 * hash) + getToolCallsList().hashCode();
     }
+    if (hasAttachment()) {
+      hash = (37 * hash) + ATTACHMENT_FIELD_NUMBER;
+      hash = (53 * hash) + getAttachment().hashCode();
+    }
+    hash = (37 * hash) + MERGED_FROM_SEQ_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getMergedFromSeq());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -570,6 +655,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetCreatedAtFieldBuilder();
         internalGetToolCallsFieldBuilder();
+        internalGetAttachmentFieldBuilder();
       }
     }
     @java.lang.Override
@@ -593,6 +679,12 @@ private static final long serialVersionUID = 0L;
         toolCallsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000040);
+      attachment_ = null;
+      if (attachmentBuilder_ != null) {
+        attachmentBuilder_.dispose();
+        attachmentBuilder_ = null;
+      }
+      mergedFromSeq_ = 0L;
       return this;
     }
 
@@ -661,6 +753,15 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.seq_ = seq_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.attachment_ = attachmentBuilder_ == null
+            ? attachment_
+            : attachmentBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.mergedFromSeq_ = mergedFromSeq_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -725,6 +826,12 @@ private static final long serialVersionUID = 0L;
             toolCallsBuilder_.addAllMessages(other.toolCalls_);
           }
         }
+      }
+      if (other.hasAttachment()) {
+        mergeAttachment(other.getAttachment());
+      }
+      if (other.getMergedFromSeq() != 0L) {
+        setMergedFromSeq(other.getMergedFromSeq());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -795,6 +902,18 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 58
+            case 66: {
+              input.readMessage(
+                  internalGetAttachmentFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
+            case 72: {
+              mergedFromSeq_ = input.readInt64();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 72
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1567,6 +1686,217 @@ private static final long serialVersionUID = 0L;
         toolCalls_ = null;
       }
       return toolCallsBuilder_;
+    }
+
+    private dev.memoryd.v1.MessageAttachment attachment_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.MessageAttachment, dev.memoryd.v1.MessageAttachment.Builder, dev.memoryd.v1.MessageAttachmentOrBuilder> attachmentBuilder_;
+    /**
+     * <pre>
+     * Set by the server when the content was offloaded (too large to keep inline):
+     * content is then a stub naming it, GetSessionAttachment returns the whole.
+     * </pre>
+     *
+     * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+     * @return Whether the attachment field is set.
+     */
+    public boolean hasAttachment() {
+      return ((bitField0_ & 0x00000080) != 0);
+    }
+    /**
+     * <pre>
+     * Set by the server when the content was offloaded (too large to keep inline):
+     * content is then a stub naming it, GetSessionAttachment returns the whole.
+     * </pre>
+     *
+     * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+     * @return The attachment.
+     */
+    public dev.memoryd.v1.MessageAttachment getAttachment() {
+      if (attachmentBuilder_ == null) {
+        return attachment_ == null ? dev.memoryd.v1.MessageAttachment.getDefaultInstance() : attachment_;
+      } else {
+        return attachmentBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Set by the server when the content was offloaded (too large to keep inline):
+     * content is then a stub naming it, GetSessionAttachment returns the whole.
+     * </pre>
+     *
+     * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+     */
+    public Builder setAttachment(dev.memoryd.v1.MessageAttachment value) {
+      if (attachmentBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        attachment_ = value;
+      } else {
+        attachmentBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set by the server when the content was offloaded (too large to keep inline):
+     * content is then a stub naming it, GetSessionAttachment returns the whole.
+     * </pre>
+     *
+     * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+     */
+    public Builder setAttachment(
+        dev.memoryd.v1.MessageAttachment.Builder builderForValue) {
+      if (attachmentBuilder_ == null) {
+        attachment_ = builderForValue.build();
+      } else {
+        attachmentBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set by the server when the content was offloaded (too large to keep inline):
+     * content is then a stub naming it, GetSessionAttachment returns the whole.
+     * </pre>
+     *
+     * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+     */
+    public Builder mergeAttachment(dev.memoryd.v1.MessageAttachment value) {
+      if (attachmentBuilder_ == null) {
+        if (((bitField0_ & 0x00000080) != 0) &&
+          attachment_ != null &&
+          attachment_ != dev.memoryd.v1.MessageAttachment.getDefaultInstance()) {
+          getAttachmentBuilder().mergeFrom(value);
+        } else {
+          attachment_ = value;
+        }
+      } else {
+        attachmentBuilder_.mergeFrom(value);
+      }
+      if (attachment_ != null) {
+        bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Set by the server when the content was offloaded (too large to keep inline):
+     * content is then a stub naming it, GetSessionAttachment returns the whole.
+     * </pre>
+     *
+     * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+     */
+    public Builder clearAttachment() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      attachment_ = null;
+      if (attachmentBuilder_ != null) {
+        attachmentBuilder_.dispose();
+        attachmentBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set by the server when the content was offloaded (too large to keep inline):
+     * content is then a stub naming it, GetSessionAttachment returns the whole.
+     * </pre>
+     *
+     * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+     */
+    public dev.memoryd.v1.MessageAttachment.Builder getAttachmentBuilder() {
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return internalGetAttachmentFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Set by the server when the content was offloaded (too large to keep inline):
+     * content is then a stub naming it, GetSessionAttachment returns the whole.
+     * </pre>
+     *
+     * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+     */
+    public dev.memoryd.v1.MessageAttachmentOrBuilder getAttachmentOrBuilder() {
+      if (attachmentBuilder_ != null) {
+        return attachmentBuilder_.getMessageOrBuilder();
+      } else {
+        return attachment_ == null ?
+            dev.memoryd.v1.MessageAttachment.getDefaultInstance() : attachment_;
+      }
+    }
+    /**
+     * <pre>
+     * Set by the server when the content was offloaded (too large to keep inline):
+     * content is then a stub naming it, GetSessionAttachment returns the whole.
+     * </pre>
+     *
+     * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.MessageAttachment, dev.memoryd.v1.MessageAttachment.Builder, dev.memoryd.v1.MessageAttachmentOrBuilder> 
+        internalGetAttachmentFieldBuilder() {
+      if (attachmentBuilder_ == null) {
+        attachmentBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.MessageAttachment, dev.memoryd.v1.MessageAttachment.Builder, dev.memoryd.v1.MessageAttachmentOrBuilder>(
+                getAttachment(),
+                getParentForChildren(),
+                isClean());
+        attachment_ = null;
+      }
+      return attachmentBuilder_;
+    }
+
+    private long mergedFromSeq_ ;
+    /**
+     * <pre>
+     * In a window that merges adjacent messages: this entry joins the stored messages
+     * merged_from_seq..seq (0: it is one message).
+     * </pre>
+     *
+     * <code>int64 merged_from_seq = 9 [json_name = "mergedFromSeq"];</code>
+     * @return The mergedFromSeq.
+     */
+    @java.lang.Override
+    public long getMergedFromSeq() {
+      return mergedFromSeq_;
+    }
+    /**
+     * <pre>
+     * In a window that merges adjacent messages: this entry joins the stored messages
+     * merged_from_seq..seq (0: it is one message).
+     * </pre>
+     *
+     * <code>int64 merged_from_seq = 9 [json_name = "mergedFromSeq"];</code>
+     * @param value The mergedFromSeq to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMergedFromSeq(long value) {
+
+      mergedFromSeq_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * In a window that merges adjacent messages: this entry joins the stored messages
+     * merged_from_seq..seq (0: it is one message).
+     * </pre>
+     *
+     * <code>int64 merged_from_seq = 9 [json_name = "mergedFromSeq"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMergedFromSeq() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      mergedFromSeq_ = 0L;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.SessionMessage)

@@ -133,4 +133,45 @@ public interface SessionMessageOrBuilder extends
    */
   dev.memoryd.v1.ToolCallOrBuilder getToolCallsOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * Set by the server when the content was offloaded (too large to keep inline):
+   * content is then a stub naming it, GetSessionAttachment returns the whole.
+   * </pre>
+   *
+   * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+   * @return Whether the attachment field is set.
+   */
+  boolean hasAttachment();
+  /**
+   * <pre>
+   * Set by the server when the content was offloaded (too large to keep inline):
+   * content is then a stub naming it, GetSessionAttachment returns the whole.
+   * </pre>
+   *
+   * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+   * @return The attachment.
+   */
+  dev.memoryd.v1.MessageAttachment getAttachment();
+  /**
+   * <pre>
+   * Set by the server when the content was offloaded (too large to keep inline):
+   * content is then a stub naming it, GetSessionAttachment returns the whole.
+   * </pre>
+   *
+   * <code>.memoryd.v1.MessageAttachment attachment = 8 [json_name = "attachment"];</code>
+   */
+  dev.memoryd.v1.MessageAttachmentOrBuilder getAttachmentOrBuilder();
+
+  /**
+   * <pre>
+   * In a window that merges adjacent messages: this entry joins the stored messages
+   * merged_from_seq..seq (0: it is one message).
+   * </pre>
+   *
+   * <code>int64 merged_from_seq = 9 [json_name = "mergedFromSeq"];</code>
+   * @return The mergedFromSeq.
+   */
+  long getMergedFromSeq();
 }

@@ -165,7 +165,8 @@ private static final long serialVersionUID = 0L;
   private com.google.protobuf.Duration ttl_;
   /**
    * <pre>
-   * Counted from the last update; unset means no expiry.
+   * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+   * scope); zero: no expiry (removes one set before).
    * </pre>
    *
    * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -177,7 +178,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Counted from the last update; unset means no expiry.
+   * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+   * scope); zero: no expiry (removes one set before).
    * </pre>
    *
    * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -189,7 +191,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Counted from the last update; unset means no expiry.
+   * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+   * scope); zero: no expiry (removes one set before).
    * </pre>
    *
    * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -1152,7 +1155,8 @@ private static final long serialVersionUID = 0L;
         com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> ttlBuilder_;
     /**
      * <pre>
-     * Counted from the last update; unset means no expiry.
+     * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+     * scope); zero: no expiry (removes one set before).
      * </pre>
      *
      * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -1163,7 +1167,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Counted from the last update; unset means no expiry.
+     * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+     * scope); zero: no expiry (removes one set before).
      * </pre>
      *
      * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -1178,7 +1183,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Counted from the last update; unset means no expiry.
+     * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+     * scope); zero: no expiry (removes one set before).
      * </pre>
      *
      * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -1196,7 +1202,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Counted from the last update; unset means no expiry.
+     * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+     * scope); zero: no expiry (removes one set before).
      * </pre>
      *
      * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -1214,7 +1221,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Counted from the last update; unset means no expiry.
+     * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+     * scope); zero: no expiry (removes one set before).
      * </pre>
      *
      * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -1239,7 +1247,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Counted from the last update; unset means no expiry.
+     * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+     * scope); zero: no expiry (removes one set before).
      * </pre>
      *
      * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -1256,7 +1265,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Counted from the last update; unset means no expiry.
+     * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+     * scope); zero: no expiry (removes one set before).
      * </pre>
      *
      * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -1268,7 +1278,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Counted from the last update; unset means no expiry.
+     * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+     * scope); zero: no expiry (removes one set before).
      * </pre>
      *
      * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -1283,7 +1294,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Counted from the last update; unset means no expiry.
+     * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+     * scope); zero: no expiry (removes one set before).
      * </pre>
      *
      * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>

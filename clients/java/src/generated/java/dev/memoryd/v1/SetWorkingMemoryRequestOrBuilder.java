@@ -65,7 +65,8 @@ public interface SetWorkingMemoryRequestOrBuilder extends
 
   /**
    * <pre>
-   * Counted from the last update; unset means no expiry.
+   * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+   * scope); zero: no expiry (removes one set before).
    * </pre>
    *
    * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -74,7 +75,8 @@ public interface SetWorkingMemoryRequestOrBuilder extends
   boolean hasTtl();
   /**
    * <pre>
-   * Counted from the last update; unset means no expiry.
+   * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+   * scope); zero: no expiry (removes one set before).
    * </pre>
    *
    * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
@@ -83,7 +85,8 @@ public interface SetWorkingMemoryRequestOrBuilder extends
   com.google.protobuf.Duration getTtl();
   /**
    * <pre>
-   * Counted from the last update; unset means no expiry.
+   * Counted from the last update. Unset: the scope's TTL is kept (none for a new
+   * scope); zero: no expiry (removes one set before).
    * </pre>
    *
    * <code>.google.protobuf.Duration ttl = 5 [json_name = "ttl"];</code>
