@@ -22,6 +22,7 @@ from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import snapshot_service_pb2 as spb
 from tests.security.matrix_seed import (
+    ATTACHMENT_SEQ,
     COMPONENT,
     EMAIL2,
     EVERYTHING,
@@ -257,6 +258,14 @@ CASES: tuple[GrpcCase, ...] = (
         "MemoryService.GetSessionWindow",
         "",
         lambda s: mpb.GetSessionWindowRequest(agent_id=s.agent, session_id=SESSION),
+        shows_pii=True,
+    ),
+    C(
+        "MemoryService.GetSessionAttachment",
+        "",
+        lambda s: mpb.GetSessionAttachmentRequest(
+            agent_id=s.agent, session_id=SESSION, seq=ATTACHMENT_SEQ
+        ),
         shows_pii=True,
     ),
     C(

@@ -13,6 +13,7 @@ from mcp import Client
 from memoryd.mcp.server import DEFAULT_READ_URI, PROFILE_URI, PROMPT
 from tests.security.matrix_grpc import WRITTEN
 from tests.security.matrix_seed import (
+    ATTACHMENT_SEQ,
     EMAIL2,
     EVERYTHING,
     KEYS,
@@ -82,6 +83,20 @@ CASES: tuple[McpCase, ...] = (
         lambda s: {"query": "Alice email phone lease", "limit": 10},
         ("MemoryService.Recall",),
         shows_pii=True,
+    ),
+    M(
+        "retrieve_from_memory",
+        "",
+        lambda s: {"keywords": ["Alice email", "phone lease"], "limit": 10},
+        ("MemoryService.Recall",),
+        shows_pii=True,
+    ),
+    M(
+        "record_to_memory",
+        "",
+        lambda s: {"thinking": f"worth keeping: {EMAIL2}", "content": [WRITTEN]},
+        ("MemoryService.RememberBatch",),
+        seeds=frozenset({MEMORIES}),
     ),
     M(
         "forget",
@@ -160,6 +175,13 @@ CASES: tuple[McpCase, ...] = (
         "",
         lambda s: {"session_id": SESSION},
         ("MemoryService.GetSessionWindow",),
+        shows_pii=True,
+    ),
+    M(
+        "get_session_attachment",
+        "",
+        lambda s: {"session_id": SESSION, "seq": ATTACHMENT_SEQ},
+        ("MemoryService.GetSessionAttachment",),
         shows_pii=True,
     ),
     M(

@@ -45,6 +45,8 @@ MASKED = (LOW_READER, LOW_ADMIN)
 SEED_KEY = f"/people/{EMAIL}/contact"
 SEED_FILE = "/memories/notes.md"
 SESSION, THREAD, COMPONENT = "s1", "t1", "planner"
+#: The seq of the seeded session's offloaded tool result.
+ATTACHMENT_SEQ = 3
 SEED_MEMORIES = (
     f"{MARK} one: reach Alice at {EMAIL} or {PHONE} about the lease",
     f"{MARK} two: the plumber booked for Tuesday calls {PHONE} first",
@@ -179,6 +181,11 @@ def _state(agent: str) -> list[tuple[str, Message]]:
         mpb.SessionMessage(role=mpb.MESSAGE_ROLE_USER, content=f"{MARK} my email is {EMAIL}"),
         mpb.SessionMessage(
             role=mpb.MESSAGE_ROLE_ASSISTANT, content=f"Noted. I will call {PHONE} tomorrow."
+        ),
+        # Over compression.offload_bytes (5 KiB): offloaded to attachment ATTACHMENT_SEQ.
+        mpb.SessionMessage(
+            role=mpb.MESSAGE_ROLE_TOOL,
+            content=f"{MARK} directory lookup: {EMAIL} {PHONE}\n" + "row of results\n" * 400,
         ),
     ]
     zone = (
