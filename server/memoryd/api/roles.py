@@ -3,21 +3,15 @@ them): reads need ``read``, writes ``write``; wiping, pruning, importing, re-emb
 tenant-wide exports and maintenance with deleting overrides (``retention_days``,
 ``max_entries``) need ``admin``.
 
-Every method of memoryd's services runs one operation (a unit test checks the table
-against the proto descriptors); a method without one is not served.
+Every method of memoryd's services runs one operation (api/binding.py; unit tests
+check the tables against the proto descriptors); a method without one is not served.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from memoryd.domain.principal import Role
-from memoryd.operations import OPERATIONS, Operation, StreamOperation
+from memoryd.operations import OPERATIONS
 
-#: "<Service>.<Method>" -> the operation that RPC runs.
-OPERATIONS_BY_NAME: dict[str, Operation[Any, Any] | StreamOperation[Any, Any]] = {
-    op.name: op for op in OPERATIONS
-}
 #: Full gRPC method name -> the role it needs (before inputs that raise it to admin).
 METHOD_ROLES: dict[str, Role] = {
     f"/memoryd.v1.{op.service}/{op.method}": op.role for op in OPERATIONS

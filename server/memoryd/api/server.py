@@ -15,10 +15,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from memoryd.api.health import HealthServicer
-from memoryd.api.memory_servicer import MemoryServicer
-from memoryd.api.roles import OPERATIONS_BY_NAME
+from memoryd.api.memory_rpcs import MEMORY_RPCS
 from memoryd.api.rpc import Rpcs
-from memoryd.api.snapshot_lifecycle_servicers import LifecycleServicer, SnapshotServicer
+from memoryd.api.snapshot_lifecycle_rpcs import LIFECYCLE_RPCS, SNAPSHOT_RPCS
 from memoryd.operations import Door
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd_proto.v1 import lifecycle_service_pb2, memory_service_pb2, snapshot_service_pb2
@@ -141,13 +140,13 @@ async def start_server(
         ],
     )
     rpcs = Rpcs(door)
-    for module, name, servicer in (
-        (memory_service_pb2, "MemoryService", MemoryServicer(door)),
-        (snapshot_service_pb2, "SnapshotService", SnapshotServicer(door)),
-        (lifecycle_service_pb2, "LifecycleService", LifecycleServicer(door)),
+    for module, name, bindings in (
+        (memory_service_pb2, "MemoryService", MEMORY_RPCS),
+        (snapshot_service_pb2, "SnapshotService", SNAPSHOT_RPCS),
+        (lifecycle_service_pb2, "LifecycleService", LIFECYCLE_RPCS),
     ):
         service = module.DESCRIPTOR.services_by_name[name]
-        handlers = rpcs.handlers(service, servicer, OPERATIONS_BY_NAME)
+        handlers = rpcs.handlers(service, bindings)
         server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(service.full_name, handlers),)
         )

@@ -57,10 +57,6 @@ class NotFound(MemorydError):
     status = "NOT_FOUND"
 
 
-class AlreadyExists(MemorydError):
-    status = "ALREADY_EXISTS"
-
-
 class FailedPrecondition(MemorydError):
     """A precondition of the request (if_version, if_match, ...) does not hold."""
 
@@ -96,10 +92,6 @@ class Aborted(MemorydError):
 
 class Unimplemented(MemorydError):
     status = "UNIMPLEMENTED"
-
-
-class DeadlineExceeded(MemorydError):
-    status = "DEADLINE_EXCEEDED"
 
 
 class EmbeddingError(Unavailable):

@@ -195,6 +195,7 @@ APPEND_MESSAGES: Operation[Append, AppendOutcome] = Operation(
     run=_append,
     touched_in=lambda a: _session_key(a.session_id),
     count=lambda a, _: len(a.messages),
+    own_degraded=lambda o: o.degraded,
 )
 GET_SESSION_WINDOW: Operation[WindowRequest, SessionWindow] = Operation(
     name="MemoryService.GetSessionWindow",
@@ -202,6 +203,7 @@ GET_SESSION_WINDOW: Operation[WindowRequest, SessionWindow] = Operation(
     genai=SEARCH,
     run=_window,
     touched_in=lambda w: _session_key(w.session_id),
+    own_degraded=lambda o: o.degraded,
 )
 INJECT_INSTRUCTION: Operation[Inject, list[FixedZoneEntry]] = Operation(
     name="MemoryService.InjectInstruction",
@@ -215,6 +217,7 @@ END_SESSION: Operation[EndRequest, EndSessionOutcome] = Operation(
     role=Role.WRITE,
     run=_end,
     touched_in=lambda e: _session_key(e.session_id),
+    own_degraded=lambda o: o.degraded,
 )
 GET_SESSION_MESSAGES: Operation[SessionMessagesQuery, SessionMessagesPage] = Operation(
     name="MemoryService.GetSessionMessages",
@@ -227,6 +230,7 @@ DELETE_MESSAGES: Operation[DeleteMessages, DeleteMessagesOutcome] = Operation(
     role=Role.WRITE,
     run=_delete_messages,
     touched_in=lambda d: _session_key(d.session_id),
+    own_degraded=lambda o: o.degraded,
 )
 CLEAR_SESSION: Operation[ClearRequest, int] = Operation(
     name="MemoryService.ClearSession",

@@ -22,7 +22,7 @@ from memoryd.api.convert.common import (
     timestamp_from,
 )
 from memoryd.api.convert.keyed import json_from_value, json_to_value
-from memoryd.api.convert.memories import degraded_to_proto, memory_to_proto
+from memoryd.api.convert.memories import memory_to_proto
 from memoryd.domain.agent_state import (
     AgentProfile,
     AppendOutcome,
@@ -191,7 +191,6 @@ def append_response(outcome: AppendOutcome) -> mpb.AppendMessagesResponse:
     resp = mpb.AppendMessagesResponse(
         message_count=outcome.message_count, compressed=outcome.compressed
     )
-    resp.degraded.extend(degraded_to_proto(outcome.degraded))
     return resp
 
 
@@ -234,7 +233,6 @@ def window_response(window: SessionWindow) -> mpb.GetSessionWindowResponse:
         _fixed_entry_to_proto(entry, resp.fixed_zone.add())
     for message in window.recent:
         message_to_proto(message, resp.recent.add())
-    resp.degraded.extend(degraded_to_proto(window.degraded))
     return resp
 
 
@@ -242,5 +240,4 @@ def end_session_response(outcome: EndSessionOutcome) -> mpb.EndSessionResponse:
     resp = mpb.EndSessionResponse(summary=outcome.summary)
     for memory in outcome.extracted:
         memory_to_proto(memory, resp.extracted.add())
-    resp.degraded.extend(degraded_to_proto(outcome.degraded))
     return resp

@@ -298,7 +298,6 @@ def recall_response(outcome: RecallOutcome) -> mpb.RecallResponse:
         result = resp.results.add(score=scored.score)
         memory_to_proto(scored.memory, result.memory)
         _components_to_proto(scored.components, result.components)
-    resp.degraded.extend(degraded_to_proto(outcome.degraded))
     return resp
 
 

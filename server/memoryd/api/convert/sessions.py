@@ -13,7 +13,6 @@ from memoryd.api.convert.agent_state import (
     tool_calls_from,
 )
 from memoryd.api.convert.common import duration_from, set_timestamp, timestamp_from
-from memoryd.api.convert.memories import degraded_to_proto
 from memoryd.domain.agent_state import (
     DeleteMessagesOutcome,
     FixedZoneEntry,
@@ -89,7 +88,6 @@ def delete_messages_response(outcome: DeleteMessagesOutcome) -> mpb.DeleteMessag
     resp = mpb.DeleteMessagesResponse(
         deleted_seqs=outcome.deleted, summary_rebuilt=outcome.summary_rebuilt
     )
-    resp.degraded.extend(degraded_to_proto(outcome.degraded))
     return resp
 
 

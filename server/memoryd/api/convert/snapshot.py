@@ -15,7 +15,6 @@ from memoryd.api.convert.common import (
     vector_from,
 )
 from memoryd.api.convert.keyed import json_to_value
-from memoryd.api.convert.memories import degraded_to_proto
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.models import SecurityLevel
 from memoryd.domain.snapshot import (
@@ -107,7 +106,6 @@ def snapshot_response(snapshot: Snapshot) -> spb.BuildSnapshotResponse:
             id=omitted.id,
             reason=omitted.reason,
         )
-    resp.degraded.extend(degraded_to_proto(snapshot.degraded))
     return resp
 
 

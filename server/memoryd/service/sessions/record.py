@@ -53,10 +53,6 @@ def message_key(session_id: str, generation: str, seq: int) -> str:
     return f"{message_prefix(session_id, generation)}{seq:0{_SEQ_DIGITS}d}"
 
 
-def seq_of_key(key: str) -> int:
-    return int(key.rsplit(KEY_SEPARATOR, 1)[1])
-
-
 def session_of_key(key: str) -> tuple[str, str]:
     """(session id, generation) of a message record key."""
     session_id, generation, _ = key.split(KEY_SEPARATOR)

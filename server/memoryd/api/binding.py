@@ -1,0 +1,108 @@
+"""Each RPC bound to the operation it runs, in one of three shapes.
+
+A binding is a row of a service's table (api/memory_rpcs.py, api/snapshot_lifecycle_rpcs.py):
+the operation, the converter from the request to the operation's typed input, and the
+converter from what the operation returns to the response. The shapes are the only
+code that runs an operation for gRPC, so every RPC is served the same way:
+
+- :class:`Unary`: one request, one response;
+- :class:`ServerStream`: one request, a response per item the operation streams;
+- :class:`ClientStream`: a stream of requests (Import), one response.
+
+The input is converted inside the door (after the caller is authenticated, see
+memoryd.operations.door), and a response's ``degraded`` field is filled here and only
+here, with every degradation the door reports for the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+
+from google.protobuf.message import Message
+
+from memoryd.api.convert import degraded_to_proto
+from memoryd.domain.requests import Degradation
+from memoryd.operations import Call, Door, Operation, StreamOperation
+
+I = TypeVar("I")  # noqa: E741
+O = TypeVar("O")  # noqa: E741
+R = TypeVar("R", bound=Message)
+
+
+class AgentRequest(Protocol):
+    """A request message naming the agent whose memory it uses."""
+
+    @property
+    def agent_id(self) -> str: ...
+
+
+def with_degraded(response: R, degraded: Sequence[Degradation]) -> R:
+    """``response`` with its ``degraded`` field (where it has one) listing ``degraded``:
+    the one place a gRPC response says what the call fell back on."""
+    if degraded and "degraded" in response.DESCRIPTOR.fields_by_name:
+        listed: Any = response  # a response type with the field (checked just above)
+        listed.degraded.extend(degraded_to_proto(degraded))
+    return response
+
+
+@dataclass(frozen=True, slots=True)
+class Unary(Generic[I, O]):
+    """A request-response RPC: ``input(request)`` -> ``operation`` -> ``output(value)``."""
+
+    operation: Operation[I, O]
+    input: Callable[[Any], I]
+    output: Callable[[O], Message]
+
+    def bind(self, door: Door) -> Callable[[AgentRequest, Call], Awaitable[Message]]:
+        """The coroutine serving one call of this RPC through ``door``."""
+
+        async def serve(request: AgentRequest, call: Call) -> Message:
+            out = await door.run(
+                self.operation, call, request.agent_id, lambda: self.input(request)
+            )
+            return with_degraded(self.output(out.value), out.degraded)
+
+        return serve
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStream(Generic[I, O]):
+    """A server-streaming RPC: one response per item ``operation`` yields."""
+
+    operation: StreamOperation[I, O]
+    input: Callable[[Any], I]
+    output: Callable[[O], Message]
+
+    def bind(self, door: Door) -> Callable[[AgentRequest, Call], AsyncIterator[Message]]:
+        """The async generator serving one call of this RPC through ``door``."""
+
+        async def serve(request: AgentRequest, call: Call) -> AsyncIterator[Message]:
+            items = door.stream(self.operation, call, request.agent_id, lambda: self.input(request))
+            async for item in items:
+                yield self.output(item)
+
+        return serve
+
+
+@dataclass(frozen=True, slots=True)
+class ClientStream(Generic[I, O]):
+    """A client-streaming RPC: ``input`` turns the request stream into the operation's
+    input; the agents come from the records, so the call names none."""
+
+    operation: Operation[I, O]
+    input: Callable[[AsyncIterator[Any]], I]
+    output: Callable[[O], Message]
+
+    def bind(self, door: Door) -> Callable[[AsyncIterator[Any], Call], Awaitable[Message]]:
+        """The coroutine serving one call of this RPC through ``door``."""
+
+        async def serve(requests: AsyncIterator[Any], call: Call) -> Message:
+            out = await door.run(self.operation, call, "", lambda: self.input(requests))
+            return with_degraded(self.output(out.value), out.degraded)
+
+        return serve
+
+
+Binding: TypeAlias = Unary[Any, Any] | ServerStream[Any, Any] | ClientStream[Any, Any]
