@@ -55,16 +55,29 @@ class Unary(Generic[I, O]):
     input: Callable[[Any], I]
     output: Callable[[O], Message]
 
-    def bind(self, door: Door) -> Callable[[AgentRequest, Call], Awaitable[Message]]:
+    def agent_of(self, request: Any) -> str:
+        """The agent the call names (the request's ``agent_id``)."""
+        return str(request.agent_id)
+
+    def bind(self, door: Door) -> Callable[[Any, Call], Awaitable[Message]]:
         """The coroutine serving one call of this RPC through ``door``."""
 
-        async def serve(request: AgentRequest, call: Call) -> Message:
-            out = await door.run(
-                self.operation, call, request.agent_id, lambda: self.input(request)
-            )
+        async def serve(request: Any, call: Call) -> Message:
+            agent = self.agent_of(request)
+            out = await door.run(self.operation, call, agent, lambda: self.input(request))
             return with_degraded(self.output(out.value), out.degraded)
 
         return serve
+
+
+@dataclass(frozen=True, slots=True)
+class ClientStream(Unary[I, O]):
+    """A client-streaming RPC: ``input`` turns the request stream into the operation's
+    input, and one response answers it."""
+
+    def agent_of(self, request: Any) -> str:
+        """None: the agents come from the streamed records."""
+        return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,23 +99,5 @@ class ServerStream(Generic[I, O]):
         return serve
 
 
-@dataclass(frozen=True, slots=True)
-class ClientStream(Generic[I, O]):
-    """A client-streaming RPC: ``input`` turns the request stream into the operation's
-    input; the agents come from the records, so the call names none."""
-
-    operation: Operation[I, O]
-    input: Callable[[AsyncIterator[Any]], I]
-    output: Callable[[O], Message]
-
-    def bind(self, door: Door) -> Callable[[AsyncIterator[Any], Call], Awaitable[Message]]:
-        """The coroutine serving one call of this RPC through ``door``."""
-
-        async def serve(requests: AsyncIterator[Any], call: Call) -> Message:
-            out = await door.run(self.operation, call, "", lambda: self.input(requests))
-            return with_degraded(self.output(out.value), out.degraded)
-
-        return serve
-
-
-Binding: TypeAlias = Unary[Any, Any] | ServerStream[Any, Any] | ClientStream[Any, Any]
+#: A row of a service's table (ClientStream is a Unary).
+Binding: TypeAlias = Unary[Any, Any] | ServerStream[Any, Any]

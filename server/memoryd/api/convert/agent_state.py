@@ -20,6 +20,7 @@ from memoryd.api.convert.common import (
     json_object_from,
     set_timestamp,
     timestamp_from,
+    wire_enum,
 )
 from memoryd.api.convert.keyed import json_from_value, json_to_value
 from memoryd.api.convert.memories import memory_to_proto
@@ -44,21 +45,9 @@ from memoryd.domain.agent_state import (
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
-WORKING_MODES: dict[int, WorkingMemoryMode] = {
-    mpb.WORKING_MEMORY_MODE_MERGE: WorkingMemoryMode.MERGE,
-    mpb.WORKING_MEMORY_MODE_REPLACE: WorkingMemoryMode.REPLACE,
-}
-MESSAGE_ROLES: dict[int, MessageRole] = {
-    mpb.MESSAGE_ROLE_USER: MessageRole.USER,
-    mpb.MESSAGE_ROLE_ASSISTANT: MessageRole.ASSISTANT,
-    mpb.MESSAGE_ROLE_SYSTEM: MessageRole.SYSTEM,
-    mpb.MESSAGE_ROLE_TOOL: MessageRole.TOOL,
-}
-FIXED_ZONE_KINDS: dict[int, FixedZoneKind] = {
-    mpb.FIXED_ZONE_KIND_TRIGGER: FixedZoneKind.TRIGGER,
-    mpb.FIXED_ZONE_KIND_FOCUS: FixedZoneKind.FOCUS,
-    mpb.FIXED_ZONE_KIND_INSTRUCTION: FixedZoneKind.INSTRUCTION,
-}
+WORKING_MODES = wire_enum(mpb.WorkingMemoryMode, WorkingMemoryMode, "WORKING_MEMORY_MODE_")
+MESSAGE_ROLES = wire_enum(mpb.MessageRole, MessageRole, "MESSAGE_ROLE_")
+FIXED_ZONE_KINDS = wire_enum(mpb.FixedZoneKind, FixedZoneKind, "FIXED_ZONE_KIND_")
 _REVERSE_ROLES = {v: k for k, v in MESSAGE_ROLES.items()}
 _REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
 

@@ -13,6 +13,7 @@ from memoryd.api.convert.common import (
     set_timestamp,
     timestamp_from,
     vector_from,
+    wire_enum,
 )
 from memoryd.api.convert.keyed import json_to_value
 from memoryd.domain.errors import InvalidArgument
@@ -29,18 +30,8 @@ from memoryd.domain.snapshot import (
 )
 from memoryd_proto.v1 import snapshot_service_pb2 as spb
 
-SECTIONS: dict[int, SnapshotSection] = {
-    spb.SNAPSHOT_SECTION_PINNED: SnapshotSection.PINNED,
-    spb.SNAPSHOT_SECTION_PROFILE: SnapshotSection.PROFILE,
-    spb.SNAPSHOT_SECTION_WORKING: SnapshotSection.WORKING,
-    spb.SNAPSHOT_SECTION_SEMANTIC: SnapshotSection.SEMANTIC,
-    spb.SNAPSHOT_SECTION_RECENT: SnapshotSection.RECENT,
-    spb.SNAPSHOT_SECTION_SESSION: SnapshotSection.SESSION,
-}
-FORMATS: dict[int, SnapshotFormat] = {
-    spb.SNAPSHOT_FORMAT_MARKDOWN: SnapshotFormat.MARKDOWN,
-    spb.SNAPSHOT_FORMAT_XML: SnapshotFormat.XML,
-}
+SECTIONS = wire_enum(spb.SnapshotSection, SnapshotSection, "SNAPSHOT_SECTION_")
+FORMATS = wire_enum(spb.SnapshotFormat, SnapshotFormat, "SNAPSHOT_FORMAT_")
 _REVERSE_SECTIONS = {v: k for k, v in SECTIONS.items()}
 
 
