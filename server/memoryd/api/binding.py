@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from google.protobuf.message import Message
 
@@ -29,13 +29,6 @@ from memoryd.operations import Call, Door, Operation, StreamOperation
 I = TypeVar("I")  # noqa: E741
 O = TypeVar("O")  # noqa: E741
 R = TypeVar("R", bound=Message)
-
-
-class AgentRequest(Protocol):
-    """A request message naming the agent whose memory it uses."""
-
-    @property
-    def agent_id(self) -> str: ...
 
 
 def with_degraded(response: R, degraded: Sequence[Degradation]) -> R:
@@ -88,10 +81,10 @@ class ServerStream(Generic[I, O]):
     input: Callable[[Any], I]
     output: Callable[[O], Message]
 
-    def bind(self, door: Door) -> Callable[[AgentRequest, Call], AsyncIterator[Message]]:
+    def bind(self, door: Door) -> Callable[[Any, Call], AsyncIterator[Message]]:
         """The async generator serving one call of this RPC through ``door``."""
 
-        async def serve(request: AgentRequest, call: Call) -> AsyncIterator[Message]:
+        async def serve(request: Any, call: Call) -> AsyncIterator[Message]:
             items = door.stream(self.operation, call, request.agent_id, lambda: self.input(request))
             async for item in items:
                 yield self.output(item)

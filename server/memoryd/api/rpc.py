@@ -68,6 +68,8 @@ def _tolerant(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
 
 
 def undecodable_error(method: str) -> InvalidArgument:
+    """The INVALID_ARGUMENT answering a request that could not be parsed as ``method``'s
+    message."""
     return InvalidArgument.field(
         "request",
         f"is not a valid {method} request message "

@@ -33,11 +33,15 @@ COMPONENT_PREFIX = "memoryd.component."
 
 
 class ListenError(RuntimeError):
+    """The gRPC listener cannot be opened (address in use, a live socket, not a socket)."""
+
     pass
 
 
 @dataclass(slots=True)
 class GrpcServer:
+    """The running gRPC server: its address, health service and the components it reports."""
+
     server: grpc.aio.Server
     health: HealthServicer
     address: str
@@ -81,6 +85,7 @@ class GrpcServer:
             await self.set_serving(True)
 
     async def stop(self, grace_s: float) -> None:
+        """Stop: health says NOT_SERVING, calls in flight get ``grace_s``, the socket file goes."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace_s)
         if self.unix_path is not None:

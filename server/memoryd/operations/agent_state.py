@@ -91,6 +91,8 @@ LIST_WORKING_MEMORY_SCOPES: Operation[WorkingScopeQuery, WorkingScopePage] = Ope
 
 @dataclass(frozen=True, slots=True)
 class ProfileWrite:
+    """The input of SetProfile: the new agent.md and the etag it replaces."""
+
     content: str
     #: The etag the stored profile must have ("" : no check).
     if_match: str = ""
@@ -121,6 +123,9 @@ SET_PROFILE: Operation[ProfileWrite, AgentProfile] = Operation(
 
 @dataclass(frozen=True, slots=True)
 class Append:
+    """The input of AppendMessages: the session, its new messages, a TTL and compression
+    settings."""
+
     session_id: str
     messages: Sequence[MessageDraft]
     ttl: timedelta | None = None
@@ -129,12 +134,16 @@ class Append:
 
 @dataclass(frozen=True, slots=True)
 class WindowRequest:
+    """The input of GetSessionWindow: the session and a token budget (None: the default)."""
+
     session_id: str
     token_budget: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Inject:
+    """The input of InjectInstruction: the session, the fixed-zone kind and its text."""
+
     session_id: str
     kind: FixedZoneKind | None
     content: str
@@ -142,18 +151,24 @@ class Inject:
 
 @dataclass(frozen=True, slots=True)
 class EndRequest:
+    """The input of EndSession: the session and whether to extract long-term memories."""
+
     session_id: str
     extract: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class DeleteMessages:
+    """The input of DeleteMessages: the session and the seqs to delete."""
+
     session_id: str
     seqs: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class ClearRequest:
+    """The input of ClearSession: the session, and whether its fixed zone goes too."""
+
     session_id: str
     fixed_zone: bool = False
 

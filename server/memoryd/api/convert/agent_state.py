@@ -64,6 +64,7 @@ def _object_from(msg: Message, field: str, path: str) -> dict[str, Any] | None:
 
 
 def working_scope_from(msg: pb.WorkingMemoryScope) -> WorkingScope:
+    """The domain scope of a wire working-memory scope."""
     return WorkingScope(thread_id=msg.thread_id, resource_id=msg.resource_id)
 
 
@@ -79,6 +80,7 @@ def json_object(
 
 
 def working_write_from(req: mpb.SetWorkingMemoryRequest) -> WorkingMemoryWrite:
+    """A SetWorkingMemory request as a write: mode, content as written, TTL and schema."""
     mode = enum_value(req.mode, WORKING_MODES, "mode", default=WorkingMemoryMode.MERGE)
     assert mode is not None
     content, text = json_object(req, "content_json", "content", "")
@@ -95,6 +97,7 @@ def working_write_from(req: mpb.SetWorkingMemoryRequest) -> WorkingMemoryWrite:
 def working_memory_to_proto(
     wm: WorkingMemory, out: mpb.WorkingMemory | None = None
 ) -> mpb.WorkingMemory:
+    """``wm`` as a wire WorkingMemory (into ``out`` when given); the content as stored."""
     msg = mpb.WorkingMemory() if out is None else out
     msg.scope.thread_id = wm.scope.thread_id
     msg.scope.resource_id = wm.scope.resource_id
@@ -120,6 +123,7 @@ def working_scope_query_from(req: mpb.ListWorkingMemoryScopesRequest) -> Working
 
 
 def list_scopes_response(page: WorkingScopePage) -> mpb.ListWorkingMemoryScopesResponse:
+    """A page of working-memory scopes as the ListWorkingMemoryScopes response."""
     resp = mpb.ListWorkingMemoryScopesResponse(next_page_token=page.next_page_token)
     for wm in page.items:
         working_memory_to_proto(wm, resp.scopes.add())
@@ -130,6 +134,7 @@ def list_scopes_response(page: WorkingScopePage) -> mpb.ListWorkingMemoryScopesR
 
 
 def profile_to_proto(profile: AgentProfile) -> mpb.AgentProfile:
+    """The agent profile (agent.md, its etag and update time) as a wire message."""
     msg = mpb.AgentProfile(content=profile.content, etag=profile.etag)
     set_timestamp(msg.updated_at, profile.updated_at)
     return msg
@@ -139,6 +144,7 @@ def profile_to_proto(profile: AgentProfile) -> mpb.AgentProfile:
 
 
 def tool_calls_from(msg: mpb.SessionMessage, path: str) -> tuple[ToolCall, ...]:
+    """The tool calls of a wire session message; ``path`` names the message in errors."""
     return tuple(
         ToolCall(
             id=c.id,
@@ -169,14 +175,17 @@ def message_drafts_from(req: mpb.AppendMessagesRequest) -> list[MessageDraft]:
 
 
 def append_ttl_from(req: mpb.AppendMessagesRequest) -> timedelta | None:
+    """The session TTL an AppendMessages request sets, if any."""
     return duration_from(req, "ttl")
 
 
 def fixed_zone_kind_from(req: mpb.InjectInstructionRequest) -> FixedZoneKind | None:
+    """The fixed-zone kind an InjectInstruction request names (None when unset)."""
     return enum_value(req.kind, FIXED_ZONE_KINDS, "kind")
 
 
 def append_response(outcome: AppendOutcome) -> mpb.AppendMessagesResponse:
+    """The AppendMessages response: the session's message count and whether it was compressed."""
     resp = mpb.AppendMessagesResponse(
         message_count=outcome.message_count, compressed=outcome.compressed
     )
@@ -190,6 +199,7 @@ def _fixed_entry_to_proto(entry: FixedZoneEntry, out: mpb.FixedZoneEntry) -> Non
 
 
 def message_to_proto(message: SessionMessage, out: mpb.SessionMessage) -> None:
+    """``message`` into the wire session message ``out``, tool calls included."""
     out.role = _REVERSE_ROLES[message.role]  # type: ignore[assignment]
     out.content = message.content
     out.name = message.name
@@ -203,6 +213,7 @@ def message_to_proto(message: SessionMessage, out: mpb.SessionMessage) -> None:
 
 
 def inject_response(zone: Sequence[FixedZoneEntry]) -> mpb.InjectInstructionResponse:
+    """The InjectInstruction response: the session's fixed zone after the change."""
     resp = mpb.InjectInstructionResponse()
     for entry in zone:
         _fixed_entry_to_proto(entry, resp.fixed_zone.add())
@@ -210,6 +221,7 @@ def inject_response(zone: Sequence[FixedZoneEntry]) -> mpb.InjectInstructionResp
 
 
 def window_response(window: SessionWindow) -> mpb.GetSessionWindowResponse:
+    """The GetSessionWindow response: fixed zone, summary and the recent turns that fit."""
     resp = mpb.GetSessionWindowResponse(
         summary=window.summary,
         tokens_used=window.tokens_used,
@@ -226,6 +238,7 @@ def window_response(window: SessionWindow) -> mpb.GetSessionWindowResponse:
 
 
 def end_session_response(outcome: EndSessionOutcome) -> mpb.EndSessionResponse:
+    """The EndSession response: the summary and the memories extracted."""
     resp = mpb.EndSessionResponse(summary=outcome.summary)
     for memory in outcome.extracted:
         memory_to_proto(memory, resp.extracted.add())

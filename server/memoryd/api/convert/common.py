@@ -63,6 +63,8 @@ def enum_value(
 
 
 def enum_list(values: Sequence[int], mapping: dict[int, E], field: str) -> tuple[E, ...]:
+    """Every wire value of a repeated enum field as its domain member (INVALID_ARGUMENT naming
+    ``field[i]`` for one it does not know)."""
     out: list[E] = []
     for i, value in enumerate(values):
         if value not in mapping:
@@ -74,6 +76,8 @@ def enum_list(values: Sequence[int], mapping: dict[int, E], field: str) -> tuple
 
 
 def timestamp_from(msg: Message, field: str, path: str | None = None) -> datetime | None:
+    """The time in ``msg.field`` (None when unset); INVALID_ARGUMENT naming ``path`` outside
+    years 1..9999."""
     if not msg.HasField(field):
         return None
     ts: timestamp_pb2.Timestamp = getattr(msg, field)
@@ -116,6 +120,8 @@ def set_timestamp(target: timestamp_pb2.Timestamp, when: datetime | None) -> Non
 
 
 def struct_to_dict(msg: Message, field: str, path: str | None = None) -> dict[str, Any]:
+    """``msg.field`` (a Struct) as a dict ({} when unset); INVALID_ARGUMENT naming ``path``
+    when it cannot be read."""
     if not msg.HasField(field):
         return {}
     try:
@@ -151,10 +157,12 @@ def json_object_from(
 
 
 def dict_to_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:
+    """Write ``data`` into the Struct ``target``."""
     target.update(data)
 
 
 def vector_from(values: Sequence[float]) -> Vector | None:
+    """A client-supplied embedding as a float32 vector (None when empty)."""
     if len(values) == 0:
         return None
     return np.asarray(values, dtype=np.float32)
@@ -163,6 +171,7 @@ def vector_from(values: Sequence[float]) -> Vector | None:
 def provenance_from(
     msg: Message, field: str = "source", path: str | None = None
 ) -> Provenance | None:
+    """The source in ``msg.field`` (None when unset); its kind must be one memoryd knows."""
     if not msg.HasField(field):
         return None
     src: pb.Provenance = getattr(msg, field)

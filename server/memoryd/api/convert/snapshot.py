@@ -42,6 +42,8 @@ def _positive_or_none(value: int, field: str) -> int | None:
 
 
 def snapshot_request_from(req: spb.BuildSnapshotRequest) -> SnapshotRequest:
+    """A BuildSnapshot request: trigger, budget, sections and their order, format, scope,
+    session."""
     fmt = enum_value(req.format, FORMATS, "format", default=SnapshotFormat.MARKDOWN)
     level = enum_value(
         req.max_security_level,
@@ -71,6 +73,8 @@ def snapshot_request_from(req: spb.BuildSnapshotRequest) -> SnapshotRequest:
 
 
 def snapshot_response(snapshot: Snapshot) -> spb.BuildSnapshotResponse:
+    """The BuildSnapshot response: the text, its items, tokens per section and what was left
+    out."""
     resp = spb.BuildSnapshotResponse(
         text=snapshot.text,
         tokens_used=snapshot.tokens_used,
@@ -101,6 +105,7 @@ def snapshot_response(snapshot: Snapshot) -> spb.BuildSnapshotResponse:
 
 
 def default_read_request_from(req: spb.DefaultReadRequest) -> DefaultReadRequest:
+    """A DefaultRead request: token limit, tags, prefix and the time to read at."""
     return DefaultReadRequest(
         token_limit=_positive_or_none(req.token_limit, "token_limit"),
         tags=tuple(req.tags),
@@ -110,6 +115,7 @@ def default_read_request_from(req: spb.DefaultReadRequest) -> DefaultReadRequest
 
 
 def default_read_response(result: DefaultReadResult) -> spb.DefaultReadResponse:
+    """The DefaultRead response: the text and one line per key it holds."""
     resp = spb.DefaultReadResponse(
         text=result.text, tokens_used=result.tokens_used, token_counter=result.token_counter
     )
@@ -126,6 +132,7 @@ def default_read_response(result: DefaultReadResult) -> spb.DefaultReadResponse:
 
 
 def state_writes_from(req: spb.SaveStateRequest) -> list[StateWrite]:
+    """The components of a SaveState request, each state as written."""
     writes = []
     for i, component in enumerate(req.components):
         state, text = json_object(component, "state_json", "state", f"components[{i}].")
@@ -136,6 +143,7 @@ def state_writes_from(req: spb.SaveStateRequest) -> list[StateWrite]:
 def state_component_to_proto(
     component: StateComponent, out: spb.StateComponent | None = None
 ) -> spb.StateComponent:
+    """A saved component as a wire message (into ``out`` when given), its state as written."""
     msg = spb.StateComponent() if out is None else out
     msg.name = component.name
     msg.version = component.version
@@ -159,6 +167,7 @@ def state_component_from(msg: spb.StateComponent, path: str) -> StateComponent:
 
 
 def save_state_response(components: Sequence[StateComponent]) -> spb.SaveStateResponse:
+    """The SaveState response: the components as saved."""
     resp = spb.SaveStateResponse()
     for component in components:
         state_component_to_proto(component, resp.components.add())
@@ -166,6 +175,7 @@ def save_state_response(components: Sequence[StateComponent]) -> spb.SaveStateRe
 
 
 def load_state_response(components: Sequence[StateComponent]) -> spb.LoadStateResponse:
+    """The LoadState response: the components asked for."""
     resp = spb.LoadStateResponse()
     for component in components:
         state_component_to_proto(component, resp.components.add())
