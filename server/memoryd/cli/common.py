@@ -58,6 +58,11 @@ AgentOption = Annotated[
         help="The agent whose memory to use.",
     ),
 ]
+#: The agent of a command that may instead cover the whole tenant (--all-agents).
+OneAgentOption = Annotated[str, typer.Option("--agent", "-A", envvar=AGENT_ENV, help="The agent.")]
+AllAgentsOption = Annotated[
+    bool, typer.Option("--all-agents", help="Every agent of the tenant (admin).")
+]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print the response as protobuf JSON (for scripts).")
 ]

@@ -19,7 +19,15 @@ from rich.text import Text
 
 from memoryd.cli import render
 from memoryd.cli.backup import export, import_
-from memoryd.cli.common import AgentOption, JsonOption, TagsOption, TypesOption, unary
+from memoryd.cli.common import (
+    AgentOption,
+    AllAgentsOption,
+    JsonOption,
+    OneAgentOption,
+    TagsOption,
+    TypesOption,
+    unary,
+)
 from memoryd.cli.progress import long_call, print_result
 from memoryd_proto.v1 import lifecycle_service_pb2
 
@@ -306,12 +314,8 @@ def maintenance(
 
 def reembed(
     ctx: typer.Context,
-    agent: Annotated[
-        str, typer.Option("--agent", "-A", envvar="MEMORYD_AGENT", help="The agent.")
-    ] = "",
-    all_agents: Annotated[
-        bool, typer.Option("--all-agents", help="Every agent of the tenant (admin).")
-    ] = False,
+    agent: OneAgentOption = "",
+    all_agents: AllAgentsOption = False,
     batch_size: Annotated[int, typer.Option(min=1, help="Memories per batch.")] = 256,
     as_json: JsonOption = False,
 ) -> None:
