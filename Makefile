@@ -168,6 +168,10 @@ bench: $(STAMP) models $(LOADGEN) ## Benchmark suite: memoryd vs the floor and t
 	$(PIP_INSTALL) -e '.[bench]'
 	$(BIN)/python bench/run.py $(ARGS)
 
+.PHONY: docs
+docs: $(STAMP) ## Regenerate the generated parts of README.md and docs/ (the MCP tool table, every setting)
+	$(BIN)/python -m tests.docs.generate
+
 .PHONY: format
 format: $(STAMP) ## Format hand-written Python
 	$(BIN)/ruff format server tests clients/python bench

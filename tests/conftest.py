@@ -41,6 +41,11 @@ REPO = Path(__file__).resolve().parent.parent
 START_TIMEOUT_S = 120.0
 
 
+#: Fixtures that start a daemon or a server: none of them in tests/unit (make test-fast).
+SERVER_FIXTURES = frozenset(
+    {"shared_daemon", "memory_stub", "daemon_factory", "qdrant_server", "mcp_daemon"}
+)
+
 #: Where pytest's own fixtures (baseid "") and this file's live: their session fixtures
 #: (shared_daemon, qdrant_server, ...) are meant to be built once per xdist worker.
 _PER_WORKER_BASEIDS = {"", "tests"}
@@ -93,6 +98,15 @@ def xdist_group(item: pytest.Item) -> str | None:
     return item.nodeid.split("::", 1)[0]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The processes the tests start (xdist workers, daemons, memoryctl, the MCP bridge)
+    write the bytecode of what they import and reuse it, as `make run` has the daemon do."""
+    # With PYTHONDONTWRITEBYTECODE set (as on this project's machines) each of the suite's
+    # daemon starts compiled every module it imports again: 6.9 s of CPU a start with the
+    # hashing embedder, 3.2 s with the bytecode kept (2026-11-28, load average ~24).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
@@ -100,6 +114,17 @@ def pytest_collection_modifyitems(
     """Mark the groups before xdist's hook reads the marks into node ids ("id@group"), and
     check afterwards that it did: with pytest 9.2 it silently does not (pytest-xdist
     issue 1386), and every worker would build the module daemons and security runs."""
+    unit_with_servers = [
+        item.nodeid
+        for item in items
+        if item.nodeid.startswith("tests/unit/")
+        and SERVER_FIXTURES & set(getattr(item, "fixturenames", ()))
+    ]
+    if unit_with_servers:
+        raise pytest.UsageError(
+            f"tests/unit starts no daemon or server (make test-fast): {unit_with_servers[0]} "
+            "uses one; it belongs in tests/integration"
+        )
     groups: dict[pytest.Item, str] = {}
     for item in items:
         group = xdist_group(item)

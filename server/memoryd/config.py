@@ -419,7 +419,7 @@ class MaintenanceSettings(BaseModel):
 
 
 class DurabilitySettings(BaseModel):
-    """The write-ahead log (memoryd/durability); README "Durability and degraded modes"."""
+    """The write-ahead log (memoryd/durability); docs/durability.md."""
 
     #: Off: writes go straight to the store (acknowledged writes may be lost on a crash).
     wal_enabled: bool = True
@@ -492,7 +492,7 @@ class Settings(BaseSettings):
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
-    #: Who callers are (sidecar | api_key | mtls) and TLS; see README "Security".
+    #: Who callers are (sidecar | api_key | mtls) and TLS; see docs/security.md.
     auth: AuthSettings = Field(default_factory=AuthSettings)
     quotas: QuotaSettings = Field(default_factory=QuotaSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)

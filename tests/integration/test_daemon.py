@@ -6,6 +6,8 @@ import json
 import os
 import socket
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import grpc
@@ -155,3 +157,19 @@ def test_the_hot_cache_budget_is_logged_and_configurable(daemon_factory, tmp_pat
     assert d.stop() == 0
     [event] = [json.loads(line) for line in d.logs().splitlines() if "hot cache budget" in line]
     assert event["mb"] == 77 and event["configured"] is True
+
+
+def test_the_daemon_warns_about_unknown_variables(tmp_path: Path) -> None:
+    """`memoryd serve` logs the typo, then fails on the bad listen address (no start)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", "serve", "--listen", "256.0.0.1:x", "--data-dir",
+         str(tmp_path / "data")],
+        env={**os.environ, "MEMORYD_STORAGE__BACKEN": "qdrant", "MEMORYD_LOGGING__FORMAT": "json"},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    warnings = [
+        json.loads(line)
+        for line in (done.stdout + done.stderr).splitlines()
+        if line.startswith("{") and "unknown setting" in line
+    ]
+    assert [w["variable"] for w in warnings] == ["MEMORYD_STORAGE__BACKEN"]

@@ -344,17 +344,17 @@ def test_a_sigkill_between_store_and_files_is_repaired_on_the_next_start(
             assert (grep.returncode == 0) == (key in expected), key
 
 
-def test_readme_keyed_memory_example_runs(
-    shared_daemon: Daemon, capsys: pytest.CaptureFixture[str]
+def test_the_guides_keyed_memory_example_runs(
+    shared_daemon: Daemon, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """README "Keyed memory": the example runs and prints the output shown under
+    """docs/guide.md "Keyed memory": the example runs and prints the output shown under
     "Default read"."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Keyed memory", 1)[1].split("\n## ", 1)[0]
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guide.md").read_text()
+    section = guide.split("## Keyed memory", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     shown = re.search(r"```\n(\[Agent Memory\]\n.*?)```", section, re.S)
     assert blocks and shown is not None
     agent = f"readme-{uuid.uuid4().hex[:8]}"
-    code = blocks[0].replace('"127.0.0.1:50051"', repr(shared_daemon.address))
-    exec(compile(code.replace('"demo"', repr(agent)), "README.md", "exec"), {})
+    monkeypatch.setenv("MEMORYD_ADDRESS", shared_daemon.address)
+    exec(compile(blocks[0].replace('"demo"', repr(agent)), "guide.md", "exec"), {})
     assert capsys.readouterr().out == shown.group(1)

@@ -29,7 +29,7 @@ def agent() -> str:
 
 @pytest.fixture(scope="module")
 def multilingual(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    """Chinese needs a model that reads it (README "Multilingual memory"): with MiniLM
+    """Chinese needs a model that reads it (docs/configuration.md, "Multilingual memory"): with MiniLM
     most Chinese characters are unknown, so distinct sentences look alike."""
     daemon = Daemon(
         data_dir=tmp_path_factory.mktemp("zh") / "data",

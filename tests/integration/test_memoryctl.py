@@ -305,17 +305,21 @@ def test_the_api_key_comes_from_memoryd_api_key_and_errors_say_so(
 
 
 def test_main_readme_quickstart_python_runs(
-    shared_daemon: Daemon, ctl: Invoke, capsys: pytest.CaptureFixture[str]
+    shared_daemon: Daemon,
+    ctl: Invoke,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The Quickstart's Python example, which needs nothing `make run` does not install."""
+    """The README's Python example, which needs nothing `make run` does not install: it
+    remembers and recalls, the memory first (and once: a near-duplicate updates)."""
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    quickstart = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
-    example = re.search(r"<<'EOF'\n(.*?)\nEOF\n", quickstart, re.S)
+    first_calls = readme.split("### From Python", 1)[1].split("\n### ", 1)[0]
+    example = re.search(r"<<'EOF'\n(.*?)\nEOF\n", first_calls, re.S)
     assert example is not None
     agent = fresh_agent()
     remember(ctl, agent, COLOUR)
-    code = example.group(1).replace('"127.0.0.1:50051"', repr(shared_daemon.address))
-    exec(compile(code.replace('"demo"', repr(agent)), "README.md", "exec"), {})
+    monkeypatch.setenv("MEMORYD_ADDRESS", shared_daemon.address)
+    exec(compile(example.group(1).replace('"demo"', repr(agent)), "README.md", "exec"), {})
     first = capsys.readouterr().out.splitlines()[0]
     assert re.fullmatch(rf"\d\.\d{{3}}  {re.escape(COLOUR)}", first)
 

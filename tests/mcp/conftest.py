@@ -1,4 +1,5 @@
-"""One MCP-enabled api_key daemon for the MCP suite: two tenants and a low-clearance key."""
+"""One MCP-enabled api_key daemon for the MCP suite (per worker: test_tools and
+test_readme share it): two tenants and a low-clearance key."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ class McpDaemon:
     url: str
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def mcp_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpDaemon]:
     daemon, url = start_daemon(tmp_path_factory.mktemp("mcp"), [ALICE, BOB, READER])
     try:

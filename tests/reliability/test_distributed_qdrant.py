@@ -273,7 +273,7 @@ def test_memoryd_keeps_serving_when_a_qdrant_node_dies_and_loses_nothing(
     refused = {code for (p, op, code) in outcomes if p == "down" and op in writes}
     assert refused <= {"OK", "UNAVAILABLE", "DEADLINE_EXCEEDED"}, refused
     # While the node catches up, Qdrant 1.19 may route a read to its copy before it
-    # has every write made while it was down (README "Running several replicas"):
+    # has every write made while it was down (docs/qdrant-and-replicas.md, "Distributed Qdrant"):
     # such a miss is transient, and every acknowledged write reads back below.
     # A write begun while the node was down may outlast its deadline after it is back.
     rejoin = [(op, code) for (p, op, code) in outcomes if p in ("rejoining", "changing")]

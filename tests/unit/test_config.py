@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+from typer.testing import CliRunner
 
 from memoryd.config import Settings, unknown_env_vars
+from memoryd.main import app as memoryd_app
 from memoryd.model_catalog import profile_of
+
+
+def show(config: Path) -> str:
+    """What `memoryd config show --config CONFIG` prints (run in-process)."""
+    done = CliRunner().invoke(memoryd_app, ["config", "show", "--config", str(config)])
+    assert done.exit_code == 0, done.output
+    return done.stdout
 
 
 def test_defaults() -> None:
@@ -81,12 +87,7 @@ def test_config_show_masks_secrets(tmp_path: Path) -> None:
     cfg.write_text(
         "page_token_secret: hunter2hunter2hunter2\nembedding:\n  openai_api_key: sk-very-secret\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-m", "memoryd", "config", "show", "--config", str(cfg)],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    out = show(cfg)
     assert "hunter2" not in out and "sk-very-secret" not in out
     shown = json.loads(out)
     assert shown["page_token_secret"] == "**********"
@@ -99,28 +100,21 @@ def test_config_show_names_clearances_and_reads_its_own_output(tmp_path: Path) -
         "sidecar:\n  clearance: 2\nauth:\n  keys:\n"
         "    - {sha256: " + "ab" * 32 + ", name: k, tenant_id: t, clearance: confidential}\n"
     )
-    show = [sys.executable, "-m", "memoryd", "config", "show", "--config"]
-    out = subprocess.run([*show, str(cfg)], check=True, capture_output=True, text=True).stdout
+    out = show(cfg)
     shown = json.loads(out)
     assert shown["sidecar"]["clearance"] == "internal"  # the level's name, not 2
     assert shown["auth"]["keys"][0]["clearance"] == "confidential"
     # What it prints is a valid config (JSON is YAML) that means the same.
     again = tmp_path / "shown.yaml"
     again.write_text(out.replace('"**********"', "null"))
-    assert json.loads(
-        subprocess.run([*show, str(again)], check=True, capture_output=True, text=True).stdout
-    ) == json.loads(out.replace('"**********"', "null"))
+    assert json.loads(show(again)) == json.loads(out.replace('"**********"', "null"))
 
 
 def test_config_show_reports_bad_config(tmp_path: Path) -> None:
     cfg = tmp_path / "memoryd.yaml"
     cfg.write_text("limits:\n  max_top_k: -3\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "memoryd", "config", "show", "--config", str(cfg)],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 2 and "max_top_k" in proc.stderr
+    done = CliRunner().invoke(memoryd_app, ["config", "show", "--config", str(cfg)])
+    assert done.exit_code == 2 and "max_top_k" in done.stderr
 
 
 def test_openai_embedder_needs_a_dimension(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,19 +137,3 @@ def test_unknown_memoryd_variables_are_named() -> None:
         "PATH": "/usr/bin",
     }
     assert unknown_env_vars(environ) == ["MEMORYD_AUTH__TLS__ENABLED", "MEMORYD_STORAGE__BACKEN"]
-
-
-def test_the_daemon_warns_about_unknown_variables(tmp_path: Path) -> None:
-    """`memoryd serve` logs the typo, then fails on the bad listen address (no start)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "memoryd", "serve", "--listen", "256.0.0.1:x", "--data-dir",
-         str(tmp_path / "data")],
-        env={**os.environ, "MEMORYD_STORAGE__BACKEN": "qdrant", "MEMORYD_LOGGING__FORMAT": "json"},
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    warnings = [
-        json.loads(line)
-        for line in (done.stdout + done.stderr).splitlines()
-        if line.startswith("{") and "unknown setting" in line
-    ]
-    assert [w["variable"] for w in warnings] == ["MEMORYD_STORAGE__BACKEN"]

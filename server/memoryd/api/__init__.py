@@ -1,2 +1,3 @@
-"""The gRPC adapter: each RPC's handler (api/rpc.py), servicers that convert onto the
-operation layer, and the one place protobuf meets the domain (api/convert)."""
+"""The gRPC adapter: each RPC's handler (api/rpc.py), the tables binding each RPC to its
+operation and converters (api/binding.py, memory_rpcs.py, snapshot_lifecycle_rpcs.py),
+and the one place protobuf meets the domain (api/convert)."""

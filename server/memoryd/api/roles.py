@@ -5,8 +5,8 @@ overrides, maintenance with a retention override) and what crosses agents or ove
 the operator's policy (Import, Reembed, tenant-wide Export, maintenance's max_entries)
 need ``admin``.
 
-Every method of memoryd's services runs one operation (a unit test checks the table
-against the proto descriptors); a method without one is not served.
+Every method of memoryd's services runs one operation (api/binding.py; unit tests
+check the tables against the proto descriptors); a method without one is not served.
 """
 
 from __future__ import annotations

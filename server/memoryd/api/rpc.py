@@ -2,7 +2,8 @@
 
 Each handler makes the call's :class:`~memoryd.operations.Call` (request id, peer,
 credentials from metadata and the TLS auth context, the caller's trace context),
-hands it with the request to the servicer method, and turns what the door raised into
+hands it with the request to the RPC's binding (api/binding.py: the operation through
+the door, with the request and response converters), and turns what the door raised into
 a gRPC status: every MemorydError maps to its own (with google.rpc.BadRequest for
 INVALID_ARGUMENT), anything else is INTERNAL with the request id, never the exception
 text. A request that cannot be parsed still goes through the door, so it is
@@ -25,6 +26,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
+from memoryd.api.binding import Binding
 from memoryd.domain.errors import InvalidArgument, MemorydError
 from memoryd.observability.tracing import RPC_METHOD, RPC_SERVICE, RPC_STATUS_CODE, RPC_SYSTEM
 from memoryd.operations import Call, Door, Operation, StreamOperation
@@ -72,6 +74,8 @@ def _tolerant(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
 
 
 def undecodable_error(method: str) -> InvalidArgument:
+    """The INVALID_ARGUMENT answering a request that could not be parsed as ``method``'s
+    message."""
     return InvalidArgument.field(
         "request",
         f"is not a valid {method} request message "
@@ -182,15 +186,23 @@ class Rpcs:
             await self._door.run(op, call, "", fail)
 
     def handlers(
-        self, service: ServiceDescriptor, servicer: object, operations: dict[str, AnyOperation]
+        self, service: ServiceDescriptor, bindings: Sequence[Binding]
     ) -> dict[str, Handler]:
-        """grpc method handlers of every RPC of ``service`` (its servicer's methods take
-        the request and the Call); ``operations`` maps "<Service>.<Method>" to each."""
-        out: dict[str, Handler] = {}
-        for method in service.methods:
-            op = operations[f"{service.name}.{method.name}"]
-            out[method.name] = self.handler(service, method, getattr(servicer, method.name), op)
-        return out
+        """grpc method handlers of every RPC of ``service``, each served by its binding
+        (api/binding.py); every method of the service must have exactly one."""
+        by_method = {b.operation.method: b for b in bindings}
+        names = [method.name for method in service.methods]
+        if sorted(by_method) != sorted(names) or len(bindings) != len(names):
+            raise ValueError(f"{service.name}: bindings {sorted(by_method)} != methods {names}")
+        return {
+            method.name: self.handler(
+                service,
+                method,
+                by_method[method.name].bind(self._door),
+                by_method[method.name].operation,
+            )
+            for method in service.methods
+        }
 
     def handler(
         self, service: ServiceDescriptor, method: MethodDescriptor, inner: Any, op: AnyOperation

@@ -15,10 +15,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from memoryd.api.health import HealthServicer
-from memoryd.api.memory_servicer import MemoryServicer
-from memoryd.api.roles import OPERATIONS_BY_NAME
+from memoryd.api.memory_rpcs import MEMORY_RPCS
 from memoryd.api.rpc import Rpcs
-from memoryd.api.snapshot_lifecycle_servicers import LifecycleServicer, SnapshotServicer
+from memoryd.api.snapshot_lifecycle_rpcs import LIFECYCLE_RPCS, SNAPSHOT_RPCS
 from memoryd.operations import Door
 from memoryd.resilience.degradation import ComponentState, ComponentStates
 from memoryd_proto.v1 import lifecycle_service_pb2, memory_service_pb2, snapshot_service_pb2
@@ -34,11 +33,15 @@ COMPONENT_PREFIX = "memoryd.component."
 
 
 class ListenError(RuntimeError):
+    """The gRPC listener cannot be opened (address in use, a live socket, not a socket)."""
+
     pass
 
 
 @dataclass(slots=True)
 class GrpcServer:
+    """The running gRPC server: its address, health service and the components it reports."""
+
     server: grpc.aio.Server
     health: HealthServicer
     address: str
@@ -82,6 +85,7 @@ class GrpcServer:
             await self.set_serving(True)
 
     async def stop(self, grace_s: float) -> None:
+        """Stop: health says NOT_SERVING, calls in flight get ``grace_s``, the socket file goes."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace_s)
         if self.unix_path is not None:
@@ -141,13 +145,13 @@ async def start_server(
         ],
     )
     rpcs = Rpcs(door)
-    for module, name, servicer in (
-        (memory_service_pb2, "MemoryService", MemoryServicer(door)),
-        (snapshot_service_pb2, "SnapshotService", SnapshotServicer(door)),
-        (lifecycle_service_pb2, "LifecycleService", LifecycleServicer(door)),
+    for module, name, bindings in (
+        (memory_service_pb2, "MemoryService", MEMORY_RPCS),
+        (snapshot_service_pb2, "SnapshotService", SNAPSHOT_RPCS),
+        (lifecycle_service_pb2, "LifecycleService", LIFECYCLE_RPCS),
     ):
         service = module.DESCRIPTOR.services_by_name[name]
-        handlers = rpcs.handlers(service, servicer, OPERATIONS_BY_NAME)
+        handlers = rpcs.handlers(service, bindings)
         server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(service.full_name, handlers),)
         )

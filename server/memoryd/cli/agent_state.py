@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memoryd.cli import render
-from memoryd.cli.common import AgentOption, JsonOption, WideOption, session
+from memoryd.cli.common import AgentOption, JsonOption, WideOption, pages, session, unary
 from memoryd_client import MemorydError
 from memoryd_client.ops.agent_state import session_message
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
@@ -152,12 +152,8 @@ def wm_set(
     if schema is not None:
         text = _read(schema[1:]) if schema.startswith("@") else schema
         request.json_schema.CopyFrom(_struct(_json_object(text, "--schema")))
-    with session(ctx) as client:
-        response: memory_service_pb2.SetWorkingMemoryResponse = client.call(
-            client.memory.SetWorkingMemory, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.SetWorkingMemory, request, as_json)
+    if response is None:
         return
     render.console().print(_working_detail(response.working_memory))
 
@@ -177,12 +173,8 @@ def wm_get(
     request = memory_service_pb2.GetWorkingMemoryRequest(
         agent_id=agent, scope=_scope(thread, resource)
     )
-    with session(ctx) as client:
-        response: memory_service_pb2.GetWorkingMemoryResponse = client.call(
-            client.memory.GetWorkingMemory, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.GetWorkingMemory, request, as_json)
+    if response is None:
         return
     render.console().print(_working_detail(response.working_memory))
 
@@ -202,12 +194,8 @@ def wm_delete(
     request = memory_service_pb2.DeleteWorkingMemoryRequest(
         agent_id=agent, scope=_scope(thread, resource)
     )
-    with session(ctx) as client:
-        response: memory_service_pb2.DeleteWorkingMemoryResponse = client.call(
-            client.memory.DeleteWorkingMemory, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.DeleteWorkingMemory, request, as_json)
+    if response is None:
         return
     render.console().print("Deleted." if response.deleted else "Nothing to delete.")
 
@@ -228,23 +216,22 @@ def wm_ls(
     Example: memoryctl wm ls --resource doc-9 --agent demo
     """
     scopes: list[memory_service_pb2.WorkingMemory] = []
-    token = page_token
     with session(ctx) as client:
-        while True:
-            request = memory_service_pb2.ListWorkingMemoryScopesRequest(
+        for response in pages(
+            client,
+            client.memory.ListWorkingMemoryScopes,
+            lambda t: memory_service_pb2.ListWorkingMemoryScopesRequest(
                 agent_id=agent,
                 thread_id=thread,
                 resource_id=resource,
                 page_size=limit,
-                page_token=token,
-            )
-            response: memory_service_pb2.ListWorkingMemoryScopesResponse = client.call(
-                client.memory.ListWorkingMemoryScopes, request
-            )
+                page_token=t,
+            ),
+            token=page_token,
+            follow=all_pages,
+        ):
             scopes.extend(response.scopes)
             token = response.next_page_token
-            if not all_pages or not token:
-                break
     if as_json:
         render.print_json(
             memory_service_pb2.ListWorkingMemoryScopesResponse(scopes=scopes, next_page_token=token)
@@ -282,12 +269,8 @@ def profile_get(ctx: typer.Context, agent: AgentOption, as_json: JsonOption = Fa
     Example: memoryctl profile get --agent demo > agent.md
     """
     request = memory_service_pb2.GetProfileRequest(agent_id=agent)
-    with session(ctx) as client:
-        response: memory_service_pb2.GetProfileResponse = client.call(
-            client.memory.GetProfile, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.GetProfile, request, as_json)
+    if response is None:
         return
     p = response.profile
     typer.echo(p.content, nl=not p.content.endswith("\n"))
@@ -320,12 +303,8 @@ def profile_set(
     request = memory_service_pb2.SetProfileRequest(
         agent_id=agent, content=_read(source), if_match=if_match
     )
-    with session(ctx) as client:
-        response: memory_service_pb2.SetProfileResponse = client.call(
-            client.memory.SetProfile, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.SetProfile, request, as_json)
+    if response is None:
         return
     render.console().print(Text(f"Saved profile (etag {response.profile.etag})."))
 
@@ -399,14 +378,9 @@ def session_append(
     )
     if ttl is not None:
         request.ttl.CopyFrom(_duration(ttl))
-    with session(ctx) as client:
-        response: memory_service_pb2.AppendMessagesResponse = client.call(
-            client.memory.AppendMessages, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.AppendMessages, request, as_json)
+    if response is None:
         return
-    render.warn_degraded(response.degraded)
     note = "; older turns summarised" if response.compressed else ""
     render.console().print(Text(f"{response.message_count} messages{note}."))
 
@@ -434,12 +408,8 @@ def session_inject(
         kind=value,  # type: ignore[arg-type]
         content=text,
     )
-    with session(ctx) as client:
-        response: memory_service_pb2.InjectInstructionResponse = client.call(
-            client.memory.InjectInstruction, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.InjectInstruction, request, as_json)
+    if response is None:
         return
     _print_zone(response.fixed_zone)
 
@@ -472,14 +442,9 @@ def session_window(
     request = memory_service_pb2.GetSessionWindowRequest(
         agent_id=agent, session_id=session_id, token_budget=budget
     )
-    with session(ctx) as client:
-        response: memory_service_pb2.GetSessionWindowResponse = client.call(
-            client.memory.GetSessionWindow, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.GetSessionWindow, request, as_json)
+    if response is None:
         return
-    render.warn_degraded(response.degraded)
     out = render.console()
     _print_zone(response.fixed_zone)
     if response.summary:
@@ -510,14 +475,9 @@ def session_end(
     request = memory_service_pb2.EndSessionRequest(
         agent_id=agent, session_id=session_id, extract_memories=extract
     )
-    with session(ctx) as client:
-        response: memory_service_pb2.EndSessionResponse = client.call(
-            client.memory.EndSession, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.EndSession, request, as_json)
+    if response is None:
         return
-    render.warn_degraded(response.degraded)
     out = render.console()
     out.print(Text(response.summary or "(no summary)"))
     if response.extracted:

@@ -15,7 +15,7 @@ from google.protobuf import json_format
 from rich.text import Text
 
 from memoryd.cli import render
-from memoryd.cli.common import JsonOption, session
+from memoryd.cli.common import AllAgentsOption, JsonOption, OneAgentOption, session
 from memoryd.cli.progress import metadata, progress_bars, stream
 from memoryd_client import from_rpc_error
 from memoryd_proto.v1 import common_pb2, lifecycle_service_pb2
@@ -36,12 +36,8 @@ def _open(path: str, mode: str) -> Iterator[IO[str]]:
 def export(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(metavar="FILE", help="Output file ('-': stdout).")],
-    agent: Annotated[
-        str, typer.Option("--agent", "-A", envvar="MEMORYD_AGENT", help="The agent.")
-    ] = "",
-    all_agents: Annotated[
-        bool, typer.Option("--all-agents", help="Every agent of the tenant (admin).")
-    ] = False,
+    agent: OneAgentOption = "",
+    all_agents: AllAgentsOption = False,
     vectors: Annotated[
         bool, typer.Option("--vectors/--no-vectors", help="Include embedding vectors.")
     ] = True,

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import grpc
 import typer
+from google.protobuf.message import Message
 
+from memoryd.cli import render
 from memoryd_client import JsonText, MemorydClient, MemorydError
 from memoryd_client.requests import MEMORY_TYPES
 from memoryd_client.target import ADDRESS_ENV
@@ -55,6 +57,11 @@ AgentOption = Annotated[
         show_envvar=True,
         help="The agent whose memory to use.",
     ),
+]
+#: The agent of a command that may instead cover the whole tenant (--all-agents).
+OneAgentOption = Annotated[str, typer.Option("--agent", "-A", envvar=AGENT_ENV, help="The agent.")]
+AllAgentsOption = Annotated[
+    bool, typer.Option("--all-agents", help="Every agent of the tenant (admin).")
 ]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print the response as protobuf JSON (for scripts).")
@@ -129,6 +136,49 @@ def session(ctx: typer.Context) -> Iterator[MemorydClient]:
             yield client
     except MemorydError as exc:
         fail(error_lines(exc, g.address))
+
+
+#: Picks the stub method of an RPC from a client: ``lambda c: c.memory.GetKey``.
+Stub = Callable[[MemorydClient], Callable[..., Any]]
+
+
+def unary(
+    ctx: typer.Context,
+    stub: Stub,
+    request: Message,
+    as_json: bool,
+    *,
+    timeout: float | None = None,
+) -> Any:
+    """Send ``request`` to the RPC ``stub`` picks. With ``--json`` the response is
+    printed as JSON and None returned (the command is done); otherwise the response is
+    returned, and what it was served degraded by is warned about on stderr."""
+    with session(ctx) as client:
+        response = client.call(stub(client), request, timeout=timeout)
+    if as_json:
+        render.print_json(response)
+        return None
+    if "degraded" in response.DESCRIPTOR.fields_by_name:
+        render.warn_degraded(response.degraded)
+    return response
+
+
+def pages(
+    client: MemorydClient,
+    method: Callable[..., Any],
+    request_for: Callable[[str], Message],
+    *,
+    token: str = "",
+    follow: bool = True,
+) -> Iterator[Any]:
+    """The pages of a listing: ``request_for(page_token)`` sent to ``method`` from
+    ``token`` on, while a page names a next one (only the first page unless ``follow``)."""
+    while True:
+        response = client.call(method, request_for(token))
+        yield response
+        token = response.next_page_token
+        if not follow or not token:
+            return
 
 
 def parse_metadata(raw: str | None) -> JsonText | None:

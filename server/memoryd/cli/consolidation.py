@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from memoryd.cli import render
 from memoryd.cli.common import AgentOption, JsonOption, TagsOption
-from memoryd.cli.progress import long_call, metadata
-from memoryd_client import MemorydClient
+from memoryd.cli.progress import long_call
 from memoryd_proto.v1 import lifecycle_service_pb2
 
 
@@ -52,10 +50,9 @@ def consolidate(
     if min_group_size is not None:
         request.min_group_size = min_group_size
 
-    def start(client: MemorydClient) -> Iterator[Any]:
-        return client.lifecycle.Consolidate(request, metadata=metadata(client))  # type: ignore[no-any-return]
-
-    result: lifecycle_service_pb2.ConsolidateResult | None = long_call(ctx, start, as_json=as_json)
+    result: lifecycle_service_pb2.ConsolidateResult | None = long_call(
+        ctx, lambda c: c.lifecycle.Consolidate, request, as_json=as_json
+    )
     if result is None:
         return
     if as_json:

@@ -31,7 +31,7 @@ from rich.text import Text
 
 from memoryd.api.convert.lifecycle import key_entry_from
 from memoryd.cli import render
-from memoryd.cli.common import AgentOption, JsonOption, fail, session
+from memoryd.cli.common import AgentOption, JsonOption, fail, pages, session, unary
 from memoryd.domain.keyed import KeyEntry
 from memoryd.service.keyed import tree as key_tree
 from memoryd.service.keyed.tree import INDEX_DIR, LOG_FILE, STATE_FILE
@@ -142,38 +142,28 @@ def _all_keys(
 ) -> tuple[list[memory_service_pb2.KeyEntry], list[str]]:
     entries: list[memory_service_pb2.KeyEntry] = []
     dirs: list[str] = []
-    token = ""
-    while True:
-        request = memory_service_pb2.ListKeysRequest(
-            agent_id=agent,
-            prefix=prefix,
-            recursive=recursive,
-            page_size=PAGE_SIZE,
-            page_token=token,
-        )
-        response: memory_service_pb2.ListKeysResponse = client.call(client.memory.ListKeys, request)
+    for response in pages(
+        client,
+        client.memory.ListKeys,
+        lambda t: memory_service_pb2.ListKeysRequest(
+            agent_id=agent, prefix=prefix, recursive=recursive, page_size=PAGE_SIZE, page_token=t
+        ),
+    ):
         entries.extend(response.entries)
         dirs.extend(response.directories)
-        token = response.next_page_token
-        if not token:
-            return entries, dirs
+    return entries, dirs
 
 
 def _history_pages(
     client: MemorydClient, agent: str, key: str
 ) -> Iterator[memory_service_pb2.KeyHistoryResponse]:
-    token = ""
-    while True:
-        request = memory_service_pb2.KeyHistoryRequest(
-            agent_id=agent, key=key, page_size=PAGE_SIZE, page_token=token
-        )
-        response: memory_service_pb2.KeyHistoryResponse = client.call(
-            client.memory.KeyHistory, request
-        )
-        yield response
-        token = response.next_page_token
-        if not token:
-            return
+    return pages(
+        client,
+        client.memory.KeyHistory,
+        lambda t: memory_service_pb2.KeyHistoryRequest(
+            agent_id=agent, key=key, page_size=PAGE_SIZE, page_token=t
+        ),
+    )
 
 
 # ---------------------------------------------------------------- key set / get / history
@@ -229,14 +219,9 @@ def key_set(
         request.if_version = if_version
     if security_level is not None:
         request.security_level = security_level_value(security_level.value)
-    with session(ctx) as client:
-        response: memory_service_pb2.SetMemoryResponse = client.call(
-            client.memory.SetMemory, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.SetMemory, request, as_json)
+    if response is None:
         return
-    render.warn_degraded(response.degraded)
     verb = "Set" if response.entry.valid else "Deleted"
     render.console().print(Text(f"{verb} {response.entry.key} (version {response.entry.version})"))
 
@@ -249,12 +234,13 @@ def key_get(
 
     Example: memoryctl key get /user/prefs/drink --agent demo
     """
-    with session(ctx) as client:
-        response: memory_service_pb2.GetKeyResponse = client.call(
-            client.memory.GetKey, memory_service_pb2.GetKeyRequest(agent_id=agent, key=key)
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(
+        ctx,
+        lambda c: c.memory.GetKey,
+        memory_service_pb2.GetKeyRequest(agent_id=agent, key=key),
+        as_json,
+    )
+    if response is None:
         return
     e = response.entry
     table = Table.grid(padding=(0, 2))

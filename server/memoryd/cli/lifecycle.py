@@ -10,7 +10,6 @@ FILE`` reads it back ('-' is stdin / stdout).
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
@@ -20,9 +19,16 @@ from rich.text import Text
 
 from memoryd.cli import render
 from memoryd.cli.backup import export, import_
-from memoryd.cli.common import AgentOption, JsonOption, TagsOption, TypesOption, session
-from memoryd.cli.progress import long_call, metadata, print_result
-from memoryd_client import MemorydClient
+from memoryd.cli.common import (
+    AgentOption,
+    AllAgentsOption,
+    JsonOption,
+    OneAgentOption,
+    TagsOption,
+    TypesOption,
+    unary,
+)
+from memoryd.cli.progress import long_call, print_result
 from memoryd_proto.v1 import lifecycle_service_pb2
 
 #: Deadline of unary calls that may take long (prune, reset), in seconds.
@@ -58,12 +64,13 @@ def stats(ctx: typer.Context, agent: AgentOption, as_json: JsonOption = False) -
 
     Example: memoryctl stats --agent demo
     """
-    with session(ctx) as client:
-        response: lifecycle_service_pb2.GetStatsResponse = client.call(
-            client.lifecycle.GetStats, lifecycle_service_pb2.GetStatsRequest(agent_id=agent)
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(
+        ctx,
+        lambda c: c.lifecycle.GetStats,
+        lifecycle_service_pb2.GetStatsRequest(agent_id=agent),
+        as_json,
+    )
+    if response is None:
         return
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
@@ -136,10 +143,8 @@ def archive(
     request = lifecycle_service_pb2.ArchiveRequest(
         agent_id=agent, selector=_selector(ids, tags, types, older_than, namespace)
     )
-    with session(ctx) as client:
-        response = client.call(client.lifecycle.Archive, request)
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.lifecycle.Archive, request, as_json)
+    if response is None:
         return
     render.console().print(f"Archived {response.archived}.")
 
@@ -170,10 +175,8 @@ def restore(
         selector=_selector(ids, tags, types, older_than, namespace),
         undo_consolidation=undo_consolidation,
     )
-    with session(ctx) as client:
-        response = client.call(client.lifecycle.Restore, request)
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.lifecycle.Restore, request, as_json)
+    if response is None:
         return
     undone = response.consolidations_undone
     note = f" ({undone} consolidations undone)" if undo_consolidation else ""
@@ -216,12 +219,8 @@ def prune(
         request.created_before.FromDatetime(datetime.now(UTC) - parse_age(older_than))
     if min_access_count is not None:
         request.min_access_count = min_access_count
-    with session(ctx) as client:
-        response: lifecycle_service_pb2.PruneResponse = client.call(
-            client.lifecycle.Prune, request, timeout=LONG_TIMEOUT
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.lifecycle.Prune, request, as_json, timeout=LONG_TIMEOUT)
+    if response is None:
         return
     out = render.console()
     verb = "Would prune" if response.dry_run else "Pruned"
@@ -250,14 +249,9 @@ def reset(
         if not sys.stdin.isatty():
             raise typer.BadParameter("refusing to reset without --yes", param_hint="--yes")
         typer.confirm(f"Delete everything of agent {agent!r}?", abort=True)
-    with session(ctx) as client:
-        response = client.call(
-            client.lifecycle.Reset,
-            lifecycle_service_pb2.ResetRequest(agent_id=agent, confirm=True),
-            timeout=LONG_TIMEOUT,
-        )
-    if as_json:
-        render.print_json(response)
+    request = lifecycle_service_pb2.ResetRequest(agent_id=agent, confirm=True)
+    response = unary(ctx, lambda c: c.lifecycle.Reset, request, as_json, timeout=LONG_TIMEOUT)
+    if response is None:
         return
     render.console().print(f"Deleted {response.deleted} records of agent {agent}.")
 
@@ -285,10 +279,7 @@ def compact(
     if similarity is not None:
         request.merge_similarity = similarity
 
-    def start(client: MemorydClient) -> Iterator[Any]:
-        return client.lifecycle.Compact(request, metadata=metadata(client))  # type: ignore[no-any-return]
-
-    result = long_call(ctx, start, as_json=as_json)
+    result = long_call(ctx, lambda c: c.lifecycle.Compact, request, as_json=as_json)
     print_result(result, as_json)
 
 
@@ -324,21 +315,14 @@ def maintenance(
     if consolidate is not None:
         request.consolidate = consolidate
 
-    def start(client: MemorydClient) -> Iterator[Any]:
-        return client.lifecycle.RunMaintenance(request, metadata=metadata(client))  # type: ignore[no-any-return]
-
-    result = long_call(ctx, start, as_json=as_json)
+    result = long_call(ctx, lambda c: c.lifecycle.RunMaintenance, request, as_json=as_json)
     print_result(result, as_json)
 
 
 def reembed(
     ctx: typer.Context,
-    agent: Annotated[
-        str, typer.Option("--agent", "-A", envvar="MEMORYD_AGENT", help="The agent.")
-    ] = "",
-    all_agents: Annotated[
-        bool, typer.Option("--all-agents", help="Every agent of the tenant (admin).")
-    ] = False,
+    agent: OneAgentOption = "",
+    all_agents: AllAgentsOption = False,
     batch_size: Annotated[int, typer.Option(min=1, help="Memories per batch.")] = 256,
     as_json: JsonOption = False,
 ) -> None:
@@ -350,10 +334,7 @@ def reembed(
         agent_id=agent, all_agents=all_agents, batch_size=batch_size
     )
 
-    def start(client: MemorydClient) -> Iterator[Any]:
-        return client.lifecycle.Reembed(request, metadata=metadata(client))  # type: ignore[no-any-return]
-
-    result = long_call(ctx, start, as_json=as_json)
+    result = long_call(ctx, lambda c: c.lifecycle.Reembed, request, as_json=as_json)
     print_result(result, as_json)
 
 

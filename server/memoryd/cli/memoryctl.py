@@ -28,8 +28,10 @@ from memoryd.cli.common import (
     TagsOption,
     TypesOption,
     WideOption,
+    pages,
     parse_metadata,
     session,
+    unary,
 )
 from memoryd.cli.consolidation import ListOrder
 from memoryd.cli.consolidation import register as register_consolidation
@@ -138,21 +140,18 @@ def remember(
     """
     content = sys.stdin.read().rstrip("\n") if text == "-" else text
     meta = parse_metadata(metadata)
-    with session(ctx) as client:
-        request = rq.remember_request(
-            agent,
-            content,
-            memory_type=memory_type.value,
-            tags=tags or (),
-            importance=importance,
-            namespace=namespace,
-            metadata=meta,
-        )
-        response: memory_service_pb2.RememberResponse = client.call(client.memory.Remember, request)
-    if as_json:
-        render.print_json(response)
+    request = rq.remember_request(
+        agent,
+        content,
+        memory_type=memory_type.value,
+        tags=tags or (),
+        importance=importance,
+        namespace=namespace,
+        metadata=meta,
+    )
+    response = unary(ctx, lambda c: c.memory.Remember, request, as_json)
+    if response is None:
         return
-    render.warn_degraded(response.degraded)
     verb = "Updated near-duplicate" if response.deduplicated else "Remembered"
     render.console().print(Text(f"{verb} {response.memory.id}"))
 
@@ -182,21 +181,18 @@ def recall(
 
     Example: memoryctl recall "what colours does the user like?" --agent demo --limit 3
     """
-    with session(ctx) as client:
-        request = rq.recall_request(
-            agent,
-            query,
-            limit=limit,
-            namespace=namespace,
-            tags=tags or (),
-            memory_types=[t.value for t in types or ()],
-            scoring=scoring.value if scoring else None,
-        )
-        response: memory_service_pb2.RecallResponse = client.call(client.memory.Recall, request)
-    if as_json:
-        render.print_json(response)
+    request = rq.recall_request(
+        agent,
+        query,
+        limit=limit,
+        namespace=namespace,
+        tags=tags or (),
+        memory_types=[t.value for t in types or ()],
+        scoring=scoring.value if scoring else None,
+    )
+    response = unary(ctx, lambda c: c.memory.Recall, request, as_json)
+    if response is None:
         return
-    render.warn_degraded(response.degraded)
     out = render.console()
     if not response.results:
         out.print("No matching memories.")
@@ -215,12 +211,8 @@ def get(
 
     Example: memoryctl get 7eb920d3-9fb2-4db3-944d-fe6ae66581b5 --agent demo
     """
-    with session(ctx) as client:
-        response: memory_service_pb2.GetMemoryResponse = client.call(
-            client.memory.GetMemory, rq.get_request(agent, memory_id)
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.GetMemory, rq.get_request(agent, memory_id), as_json)
+    if response is None:
         return
     render.console().print(render.memory_detail(response.memory))
 
@@ -253,28 +245,28 @@ def list_(
 
     Example: memoryctl list --agent demo --all --json
     """
+
+    def request_for(token: str) -> memory_service_pb2.ListMemoriesRequest:
+        request = rq.list_request(
+            agent,
+            page_size=limit,
+            page_token=token,
+            namespace=namespace,
+            tags=tags or (),
+            memory_types=[t.value for t in types or ()],
+        )
+        request.order = memory_service_pb2.MemoryOrder.Value(  # type: ignore[assignment]
+            f"MEMORY_ORDER_{order.value.upper()}"
+        )
+        return request
+
     memories: list[common_pb2.Memory] = []
     with session(ctx) as client:
-        token = page_token
-        while True:
-            request = rq.list_request(
-                agent,
-                page_size=limit,
-                page_token=token,
-                namespace=namespace,
-                tags=tags or (),
-                memory_types=[t.value for t in types or ()],
-            )
-            request.order = memory_service_pb2.MemoryOrder.Value(  # type: ignore[assignment]
-                f"MEMORY_ORDER_{order.value.upper()}"
-            )
-            response: memory_service_pb2.ListMemoriesResponse = client.call(
-                client.memory.ListMemories, request
-            )
+        for response in pages(
+            client, client.memory.ListMemories, request_for, token=page_token, follow=all_pages
+        ):
             memories.extend(response.memories)
             token = response.next_page_token
-            if not all_pages or not token:
-                break
     if as_json:
         render.print_json(
             memory_service_pb2.ListMemoriesResponse(memories=memories, next_page_token=token)
@@ -300,12 +292,8 @@ def forget(
 
     Example: memoryctl forget 7eb920d3-9fb2-4db3-944d-fe6ae66581b5 --agent demo
     """
-    with session(ctx) as client:
-        response: memory_service_pb2.ForgetMemoriesResponse = client.call(
-            client.memory.ForgetMemories, rq.forget_request(agent, ids)
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.ForgetMemories, rq.forget_request(agent, ids), as_json)
+    if response is None:
         return
     forgotten = set(response.forgotten_ids)
     out = render.console()

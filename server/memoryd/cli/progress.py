@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 import typer
 from google.protobuf import json_format
+from google.protobuf.message import Message
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,7 +22,7 @@ from rich.progress import Progress as ProgressBar
 from rich.table import Table
 
 from memoryd.cli import render
-from memoryd.cli.common import session
+from memoryd.cli.common import Stub, session
 from memoryd_client import MemorydClient, from_rpc_error
 from memoryd_proto.v1 import common_pb2
 
@@ -62,16 +63,12 @@ def stream(events: Iterator[Any]) -> Iterator[Any]:
         raise from_rpc_error(exc) from None
 
 
-def long_call(
-    ctx: typer.Context,
-    start: Callable[[MemorydClient], Iterator[Any]],
-    *,
-    as_json: bool,
-) -> Any:
-    """Run a streaming operation, drawing its progress; returns its result message."""
+def long_call(ctx: typer.Context, stub: Stub, request: Message, *, as_json: bool) -> Any:
+    """Run the streaming operation ``stub`` picks (``lambda c: c.lifecycle.Compact``) for
+    ``request``, drawing its progress; returns its result message."""
     result = None
     with session(ctx) as client, progress_bars(not as_json) as show:
-        for event in stream(start(client)):
+        for event in stream(stub(client)(request, metadata=metadata(client))):
             if event.WhichOneof("event") == "progress":
                 show(event.progress)
             else:

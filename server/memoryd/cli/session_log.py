@@ -9,7 +9,7 @@ import typer
 from rich.text import Text
 
 from memoryd.cli import render
-from memoryd.cli.common import AgentOption, JsonOption, session
+from memoryd.cli.common import AgentOption, JsonOption, pages, session, unary
 from memoryd_proto.v1 import memory_service_pb2
 
 SessionArg = Annotated[str, typer.Argument(metavar="SESSION_ID", help="The session's id.")]
@@ -36,25 +36,21 @@ def messages(
 
     Example: memoryctl session messages run-1 --from 1 --to 40 --agent demo
     """
-    token = ""
     found: list[memory_service_pb2.SessionMessage] = []
     with session(ctx) as client:
-        while True:
-            request = memory_service_pb2.GetSessionMessagesRequest(
+        for response in pages(
+            client,
+            client.memory.GetSessionMessages,
+            lambda t: memory_service_pb2.GetSessionMessagesRequest(
                 agent_id=agent,
                 session_id=session_id,
                 from_seq=from_seq,
                 to_seq=to_seq,
                 page_size=page_size,
-                page_token=token,
-            )
-            response: memory_service_pb2.GetSessionMessagesResponse = client.call(
-                client.memory.GetSessionMessages, request
-            )
+                page_token=t,
+            ),
+        ):
             found.extend(response.messages)
-            token = response.next_page_token
-            if not token:
-                break
     if as_json:
         render.print_json([render.to_dict(m) for m in found])
         return
@@ -82,14 +78,9 @@ def delete(
     request = memory_service_pb2.DeleteMessagesRequest(
         agent_id=agent, session_id=session_id, seqs=seqs
     )
-    with session(ctx) as client:
-        response: memory_service_pb2.DeleteMessagesResponse = client.call(
-            client.memory.DeleteMessages, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.DeleteMessages, request, as_json)
+    if response is None:
         return
-    render.warn_degraded(response.degraded)
     note = "; summary rebuilt" if response.summary_rebuilt else ""
     render.console().print(Text(f"{len(response.deleted_seqs)} messages deleted{note}."))
 
@@ -113,12 +104,8 @@ def clear(
     request = memory_service_pb2.ClearSessionRequest(
         agent_id=agent, session_id=session_id, fixed_zone=fixed_zone
     )
-    with session(ctx) as client:
-        response: memory_service_pb2.ClearSessionResponse = client.call(
-            client.memory.ClearSession, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.memory.ClearSession, request, as_json)
+    if response is None:
         return
     render.console().print(Text(f"{response.deleted} messages deleted."))
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memoryd.cli import render
-from memoryd.cli.common import AgentOption, JsonOption, NamespaceOption, session
+from memoryd.cli.common import AgentOption, JsonOption, NamespaceOption, unary
 from memoryd_proto.v1 import common_pb2, snapshot_service_pb2
 
 state_app = typer.Typer(
@@ -120,12 +120,8 @@ def snapshot(
         )
     if namespace is not None:
         request.namespace = namespace
-    with session(ctx) as client:
-        response: snapshot_service_pb2.BuildSnapshotResponse = client.call(
-            client.snapshot.BuildSnapshot, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.snapshot.BuildSnapshot, request, as_json)
+    if response is None:
         return
     typer.echo(response.text)
     err = render.console(stderr=True)
@@ -141,7 +137,6 @@ def snapshot(
                 style="dim",
             )
         )
-    render.warn_degraded(response.degraded)
 
 
 def default_read(
@@ -175,12 +170,8 @@ def default_read(
         except ValueError:
             raise typer.BadParameter("not an ISO 8601 time", param_hint="--at") from None
         request.current_time.FromDatetime(when if when.tzinfo else when.replace(tzinfo=UTC))
-    with session(ctx) as client:
-        response: snapshot_service_pb2.DefaultReadResponse = client.call(
-            client.snapshot.DefaultRead, request
-        )
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.snapshot.DefaultRead, request, as_json)
+    if response is None:
         return
     typer.echo(response.text)
     render.console(stderr=True).print(
@@ -230,10 +221,8 @@ def state_save(
         session_id=session_id,
         components=[snapshot_service_pb2.StateComponent(name=name, state_json=_json_text(state))],
     )
-    with session(ctx) as client:
-        response = client.call(client.snapshot.SaveState, request)
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.snapshot.SaveState, request, as_json)
+    if response is None:
         return
     render.console().print(_components_table(response.components))
 
@@ -255,9 +244,7 @@ def state_load(
     request = snapshot_service_pb2.LoadStateRequest(
         agent_id=agent, session_id=session_id, names=names or []
     )
-    with session(ctx) as client:
-        response = client.call(client.snapshot.LoadState, request)
-    if as_json:
-        render.print_json(response)
+    response = unary(ctx, lambda c: c.snapshot.LoadState, request, as_json)
+    if response is None:
         return
     render.console().print(_components_table(response.components))

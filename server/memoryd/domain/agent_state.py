@@ -29,15 +29,19 @@ class WorkingScope:
 
     @property
     def key(self) -> str:
+        """The scope as one record key."""
         return f"{self.thread_id}{SCOPE_KEY_SEPARATOR}{self.resource_id}"
 
     @classmethod
     def from_key(cls, key: str) -> WorkingScope:
+        """The scope a record key names."""
         thread_id, _, resource_id = key.partition(SCOPE_KEY_SEPARATOR)
         return cls(thread_id, resource_id)
 
 
 class WorkingMemoryMode(enum.StrEnum):
+    """How a working-memory write combines with what is stored."""
+
     #: Top-level fields of the new content replace the stored ones; others are kept.
     MERGE = "merge"
     #: The new content replaces the stored object.
@@ -59,6 +63,9 @@ class WorkingMemoryWrite:
 
 @dataclass(frozen=True, slots=True)
 class WorkingMemory:
+    """One scope's working memory: its JSON object (and the text as written), version, expiry
+    and schema."""
+
     scope: WorkingScope
     content: dict[str, Any]
     version: int
@@ -87,6 +94,8 @@ class WorkingScopeQuery:
 
 @dataclass(frozen=True, slots=True)
 class WorkingScopePage:
+    """A page of working-memory scopes."""
+
     items: list[WorkingMemory]
     next_page_token: str = ""
 
@@ -103,6 +112,8 @@ IF_MATCH_ANY = "*"
 
 @dataclass(frozen=True, slots=True)
 class AgentProfile:
+    """The agent's profile document (agent.md) and its etag."""
+
     content: str
     #: Unquoted lowercase hex; SetProfile also accepts it in double quotes.
     etag: str
@@ -114,6 +125,8 @@ class AgentProfile:
 
 
 class MessageRole(enum.StrEnum):
+    """Who said a session message."""
+
     USER = "user"
     ASSISTANT = "assistant"
     SYSTEM = "system"
@@ -121,6 +134,8 @@ class MessageRole(enum.StrEnum):
 
 
 class FixedZoneKind(enum.StrEnum):
+    """The kinds of a session's fixed zone, which is never summarised away."""
+
     #: The event that started the run; one per session (a new one replaces it).
     TRIGGER = "trigger"
     #: What the run is currently focused on; one per session (a new one replaces it).
@@ -163,6 +178,8 @@ class MessageAttachment:
 
 @dataclass(frozen=True, slots=True)
 class SessionMessage:
+    """One stored message of a session, with its seq."""
+
     role: MessageRole
     content: str
     seq: int
@@ -229,6 +246,8 @@ class LongTermMemoryMode(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class FixedZoneEntry:
+    """One entry of a session's fixed zone."""
+
     kind: FixedZoneKind
     content: str
     created_at: datetime
@@ -236,6 +255,8 @@ class FixedZoneEntry:
 
 @dataclass(frozen=True, slots=True)
 class AppendOutcome:
+    """What an AppendMessages did to the session."""
+
     #: Messages appended to the session so far (the seq of the last one).
     message_count: int
     #: True when older turns were folded into the summary by this call.
@@ -249,6 +270,8 @@ class AppendOutcome:
 
 @dataclass(frozen=True, slots=True)
 class SessionWindow:
+    """A session read back within a token budget: fixed zone, summary, then the newest turns."""
+
     fixed_zone: list[FixedZoneEntry]
     summary: str
     recent: list[SessionMessage]
@@ -301,6 +324,8 @@ class SessionMessagesQuery:
 
 @dataclass(frozen=True, slots=True)
 class SessionMessagesPage:
+    """A page of a session's stored messages in seq order."""
+
     messages: list[SessionMessage]
     next_page_token: str = ""
     #: The seq of the last message appended (message seqs never repeat).
@@ -310,6 +335,8 @@ class SessionMessagesPage:
 
 @dataclass(frozen=True, slots=True)
 class DeleteMessagesOutcome:
+    """What a DeleteMessages deleted."""
+
     #: The seqs that existed and were deleted.
     deleted: list[int]
     #: True when a deleted message was covered by the summary, so it was rebuilt from
@@ -320,6 +347,8 @@ class DeleteMessagesOutcome:
 
 @dataclass(frozen=True, slots=True)
 class EndSessionOutcome:
+    """What EndSession left: the summary and the memories it extracted."""
+
     summary: str
     extracted: list[Memory]
     degraded: tuple[Degradation, ...] = ()

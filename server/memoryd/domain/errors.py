@@ -50,15 +50,14 @@ class InvalidArgument(MemorydError):
 
     @classmethod
     def field(cls, field: str, description: str) -> InvalidArgument:
+        """The error of one bad field."""
         return cls(FieldViolation(field, description))
 
 
 class NotFound(MemorydError):
+    """The thing does not exist (or the caller may not see it: the same answer)."""
+
     status = "NOT_FOUND"
-
-
-class AlreadyExists(MemorydError):
-    status = "ALREADY_EXISTS"
 
 
 class FailedPrecondition(MemorydError):
@@ -68,10 +67,14 @@ class FailedPrecondition(MemorydError):
 
 
 class PermissionDenied(MemorydError):
+    """The caller is known but may not do this (role, agent or clearance)."""
+
     status = "PERMISSION_DENIED"
 
 
 class Unauthenticated(MemorydError):
+    """No credential, or one the daemon does not know."""
+
     status = "UNAUTHENTICATED"
 
 
@@ -95,11 +98,9 @@ class Aborted(MemorydError):
 
 
 class Unimplemented(MemorydError):
+    """The operation is not served by this server."""
+
     status = "UNIMPLEMENTED"
-
-
-class DeadlineExceeded(MemorydError):
-    status = "DEADLINE_EXCEEDED"
 
 
 class DataLoss(MemorydError):

@@ -67,6 +67,8 @@ class KeyWrite:
 
 @dataclass(frozen=True, slots=True)
 class KeyListQuery:
+    """What ListKeys lists: a directory, one level or every key below it, a page at a time."""
+
     #: A directory like "/user/" ("" or "/" is the root); a missing trailing "/" is implied.
     prefix: str = ""
     #: Every key below ``prefix`` instead of one level.
@@ -77,6 +79,8 @@ class KeyListQuery:
 
 @dataclass(frozen=True, slots=True)
 class KeyListing:
+    """A page of keys and the directories directly below the prefix."""
+
     entries: list[KeyEntry]
     #: Directories directly below the prefix (one-level listings only), ending in "/".
     directories: list[str]
@@ -85,6 +89,8 @@ class KeyListing:
 
 @dataclass(frozen=True, slots=True)
 class KeyHistoryQuery:
+    """Which key's (or directory's) history KeyHistory reads, a page at a time."""
+
     key: str
     page_size: int | None = None
     page_token: str = ""
@@ -92,6 +98,8 @@ class KeyHistoryQuery:
 
 @dataclass(frozen=True, slots=True)
 class KeyHistoryPage:
+    """A page of a key's versions."""
+
     #: Oldest first; tombstones included.
     entries: list[KeyEntry]
     next_page_token: str = ""

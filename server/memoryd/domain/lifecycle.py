@@ -38,6 +38,8 @@ class Progress:
 
 @dataclass(frozen=True, slots=True)
 class Stats:
+    """Counts of a partition for GetStats, of what the caller may see."""
+
     #: Every memory the caller may see, archived ones included.
     memories: int
     by_memory_type: dict[str, int]
@@ -87,6 +89,8 @@ class PruneCriteria:
 
 @dataclass(frozen=True, slots=True)
 class PruneOutcome:
+    """What Prune deleted (or would, with dry_run)."""
+
     pruned: int
     ids: list[str]
     dry_run: bool
@@ -97,12 +101,16 @@ class PruneOutcome:
 
 @dataclass(frozen=True, slots=True)
 class CompactOptions:
+    """Overrides of the configured near-duplicate merging for one Compact."""
+
     merge_group_threshold: int | None = None
     merge_similarity: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class CompactResult:
+    """What a Compact purged, merged and optimised."""
+
     tombstones_purged: int = 0
     expired_purged: int = 0
     merged: int = 0
@@ -113,6 +121,8 @@ class CompactResult:
 
 @dataclass(frozen=True, slots=True)
 class MaintenanceOptions:
+    """Overrides of the configured maintenance policy for one run."""
+
     max_entries: int | None = None
     retention_days: int | None = None
     #: None: maintenance.consolidation.enabled.
@@ -121,6 +131,8 @@ class MaintenanceOptions:
 
 @dataclass(frozen=True, slots=True)
 class MaintenanceResult:
+    """What a maintenance run archived, deleted, expired, compacted and consolidated."""
+
     archived: int
     deleted_by_retention: int
     expired: int
@@ -144,6 +156,8 @@ class ConsolidateOptions:
 
 @dataclass(frozen=True, slots=True)
 class ConsolidatedGroup:
+    """One group a consolidation condensed (or would) into a derived memory."""
+
     #: "tag:<tag>" or "cluster".
     group: str
     source_ids: tuple[str, ...]
@@ -156,6 +170,8 @@ class ConsolidatedGroup:
 
 @dataclass(frozen=True, slots=True)
 class ConsolidateResult:
+    """What a Consolidate did (or would, with dry_run)."""
+
     groups: int
     consolidated: int
     dry_run: bool
@@ -165,6 +181,8 @@ class ConsolidateResult:
 
 @dataclass(frozen=True, slots=True)
 class ReembedResult:
+    """What a Reembed re-embedded, and into which model."""
+
     reembedded: int
     embedding_model: str
 
@@ -174,6 +192,8 @@ class ReembedResult:
 
 @dataclass(frozen=True, slots=True)
 class ExportHeader:
+    """The first record of an export: format, tenant, agent, time and embedding model."""
+
     tenant_id: str
     #: The exported agent; "" for a tenant-wide export.
     agent_id: str
@@ -185,12 +205,16 @@ class ExportHeader:
 
 @dataclass(frozen=True, slots=True)
 class ExportedMemory:
+    """One memory of an export."""
+
     #: With its vector when vectors were requested.
     memory: Memory
 
 
 @dataclass(frozen=True, slots=True)
 class ExportedKeyEvent:
+    """One write of a key's history in an export."""
+
     agent_id: str
     entry: KeyEntry
     #: The key's current slot is this write.
@@ -199,18 +223,24 @@ class ExportedKeyEvent:
 
 @dataclass(frozen=True, slots=True)
 class ExportedWorkingMemory:
+    """One working-memory scope of an export."""
+
     agent_id: str
     working: WorkingMemory
 
 
 @dataclass(frozen=True, slots=True)
 class ExportedProfile:
+    """An agent's profile in an export."""
+
     agent_id: str
     profile: AgentProfile
 
 
 @dataclass(frozen=True, slots=True)
 class ExportedSession:
+    """A session's header, fixed zone and summary in an export."""
+
     agent_id: str
     session_id: str
     created_at: datetime
@@ -259,6 +289,8 @@ class ExportedSessionAttachment:
 
 @dataclass(frozen=True, slots=True)
 class ExportedState:
+    """One saved component of a session in an export."""
+
     agent_id: str
     session_id: str
     component: StateComponent
@@ -279,6 +311,8 @@ ExportItem = (
 
 @dataclass(frozen=True, slots=True)
 class ImportRejection:
+    """One record an Import did not store, and why."""
+
     #: Position of the record in the import stream (0-based).
     index: int
     reason: str
@@ -286,6 +320,8 @@ class ImportRejection:
 
 @dataclass(slots=True)
 class ImportOutcome:
+    """What an Import stored, skipped and rejected."""
+
     imported: int = 0
     #: Already present at the same or a newer version.
     skipped: int = 0

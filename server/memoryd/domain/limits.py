@@ -102,8 +102,3 @@ def next_version(current: int) -> int:
             f"({MAX_VERSION}); it cannot be written again"
         )
     return max(current, 0) + 1
-
-
-def add_count(current: int, adding: int) -> int:
-    """A statistics counter plus ``adding``, saturating at MAX_COUNT."""
-    return min(MAX_COUNT, max(0, current) + max(0, adding))

@@ -51,6 +51,8 @@ Clock = Callable[[], datetime]
 
 
 class MemoryType(enum.StrEnum):
+    """What kind of thing a long-term memory holds."""
+
     PREFERENCE = "preference"
     FACT = "fact"
     PATTERN = "pattern"
@@ -68,6 +70,8 @@ class SecurityLevel(enum.IntEnum):
 
 
 class ProvenanceKind(enum.StrEnum):
+    """Where a memory's content came from."""
+
     USER = "user"
     TOOL = "tool"
     WEB = "web"
@@ -83,11 +87,15 @@ PROVENANCE_REQUIRED_KINDS = frozenset(
 
 
 class TagMatch(enum.StrEnum):
+    """Whether a tag filter wants any of its tags or all of them."""
+
     ANY = "any"
     ALL = "all"
 
 
 class MemoryOrder(enum.StrEnum):
+    """The order ListMemories lists in."""
+
     CREATED_DESC = "created_desc"
     CREATED_ASC = "created_asc"
     #: Ordered by the service, not the store (storage lists by creation only).
@@ -105,6 +113,8 @@ class Partition:
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
+    """A memory's source: its kind, a name and locator, and when it was retrieved."""
+
     kind: ProvenanceKind
     name: str = ""
     retrieved_at: datetime | None = None
@@ -150,6 +160,7 @@ class Memory:
 
     @property
     def partition(self) -> Partition:
+        """The (tenant, agent) partition the memory lives in."""
         return Partition(self.tenant_id, self.agent_id)
 
     @property
@@ -228,6 +239,8 @@ class PageCursor:
 
 @dataclass(frozen=True, slots=True)
 class VectorHit:
+    """A memory found by vector search, with its cosine."""
+
     memory: Memory
     #: Cosine similarity in [-1, 1].
     similarity: float
@@ -235,6 +248,8 @@ class VectorHit:
 
 @dataclass(frozen=True, slots=True)
 class TextHit:
+    """A memory found by full-text search, with its BM25 score."""
+
     memory: Memory
     #: BM25 relevance, > 0; comparable only within one search.
     score: float

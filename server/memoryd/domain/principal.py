@@ -9,6 +9,8 @@ from memoryd.domain.models import Partition, SecurityLevel
 
 
 class Role(enum.StrEnum):
+    """What a principal may do: read, write, or administer."""
+
     READ = "read"
     WRITE = "write"
     ADMIN = "admin"
@@ -25,6 +27,7 @@ class Principal:
     roles: frozenset[Role]
 
     def may_act_for(self, agent_id: str) -> bool:
+        """Whether the principal may use ``agent_id``'s memory."""
         return "*" in self.agents or agent_id in self.agents
 
 
@@ -37,4 +40,5 @@ class CallScope:
 
     @property
     def clearance(self) -> SecurityLevel:
+        """The highest security level the call may read or write."""
         return self.principal.clearance

@@ -17,6 +17,8 @@ from memoryd.domain.json_text import Json, JsonTextError, parse
 
 
 class RecordKind(enum.StrEnum):
+    """The kinds of record a RecordStore holds, one per kind of state beside memories."""
+
     #: Latest state of a keyed-memory slot; record key = the normalised key path.
     KEY = "key"
     #: One write of a key (history); record key = "<key path>\x00<version:020d>".

@@ -33,6 +33,8 @@ MAX_RELATIONS = 50
 
 
 class RelationKind(enum.StrEnum):
+    """How one memory relates to another; each kind has an inverse stored on the other."""
+
     SUPERSEDES = "supersedes"
     SUPERSEDED_BY = "superseded_by"
     CONTRADICTS = "contradicts"
@@ -46,6 +48,7 @@ class RelationKind(enum.StrEnum):
 
     @property
     def inverse(self) -> RelationKind:
+        """The kind the other memory records."""
         return _INVERSE[self]
 
 
@@ -64,6 +67,8 @@ REPLACING = frozenset({RelationKind.SUPERSEDES, RelationKind.CONTRADICTS})
 
 @dataclass(frozen=True, slots=True)
 class Relation:
+    """One relation of a memory to another."""
+
     kind: RelationKind
     memory_id: str
     created_at: datetime | None = None
@@ -71,6 +76,7 @@ class Relation:
     reason: str = ""
 
     def as_doc(self) -> dict[str, Any]:
+        """The relation as its metadata document."""
         doc: dict[str, Any] = {"kind": self.kind.value, "memory_id": self.memory_id}
         if self.created_at is not None:
             doc["at"] = self.created_at.isoformat()
@@ -102,11 +108,13 @@ def relations_of(metadata: Mapping[str, Any]) -> list[Relation]:
 
 
 def superseded_by(metadata: Mapping[str, Any]) -> str:
+    """The id of the memory that superseded this one ("" when none), from its metadata."""
     value = metadata.get(SUPERSEDED_BY_KEY)
     return value if isinstance(value, str) else ""
 
 
 def derived_from(metadata: Mapping[str, Any]) -> list[str]:
+    """The ids a consolidated memory was derived from, from its metadata."""
     value = metadata.get(DERIVED_FROM_KEY)
     return [str(v) for v in value] if isinstance(value, list) else []
 

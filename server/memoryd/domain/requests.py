@@ -43,6 +43,8 @@ class MemoryDraft:
 
 @dataclass(frozen=True, slots=True)
 class RememberOutcome:
+    """A Remember's memory, and whether it updated a near-duplicate."""
+
     memory: Memory
     deduplicated: bool = False
 
@@ -55,6 +57,8 @@ class RecencyBasis(enum.StrEnum):
 
 
 class ScoringPreset(enum.StrEnum):
+    """How Recall ranks what it found."""
+
     #: How well the memory matches the query, 0..1 (hybrid: the normalised fused
     #: rank score; vector-only: the cosine). The default.
     RELEVANCE = "relevance"
@@ -66,6 +70,8 @@ class ScoringPreset(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Scoring:
+    """A Recall's scoring: the preset and per-request overrides of its weights."""
+
     preset: ScoringPreset = ScoringPreset.RELEVANCE
     half_life_hours: float | None = None
     similarity_weight: float | None = None
@@ -77,6 +83,8 @@ class Scoring:
 
 @dataclass(frozen=True, slots=True)
 class ScoreComponents:
+    """Every component of a recall score, returned with each result."""
+
     similarity: float = 0.0
     recency: float = 0.0
     importance: float = 0.0
@@ -91,6 +99,8 @@ class ScoreComponents:
 
 @dataclass(frozen=True, slots=True)
 class RecallQuery:
+    """What Recall searches for: text or a vector, filters, limit, scoring and when it is asked."""
+
     query: str = ""
     embedding: Vector | None = None
     limit: int | None = None
@@ -108,6 +118,8 @@ class RecallQuery:
 
 @dataclass(frozen=True, slots=True)
 class ScoredMemory:
+    """One recall result: the memory, its score and the score's components."""
+
     memory: Memory
     score: float
     components: ScoreComponents
@@ -118,12 +130,16 @@ class ScoredMemory:
 
 @dataclass(frozen=True, slots=True)
 class Degradation:
+    """One fallback a call was served by: the component and why."""
+
     component: str
     reason: str
 
 
 @dataclass(frozen=True, slots=True)
 class RecallOutcome:
+    """Recall's results, the embedding model that ranked them and its degradations."""
+
     results: list[ScoredMemory]
     embedding_model: str
     degraded: tuple[Degradation, ...] = ()
@@ -131,6 +147,8 @@ class RecallOutcome:
 
 @dataclass(frozen=True, slots=True)
 class ListQuery:
+    """What ListMemories lists: a filter, an order and a page."""
+
     filter: MemoryFilter = field(default_factory=MemoryFilter)
     order: MemoryOrder = MemoryOrder.CREATED_DESC
     page_size: int | None = None
@@ -139,6 +157,8 @@ class ListQuery:
 
 @dataclass(frozen=True, slots=True)
 class MemoryPage:
+    """A page of memories."""
+
     memories: list[Memory]
     next_page_token: str = ""
 

@@ -14,6 +14,8 @@ from memoryd.domain.requests import Degradation
 
 
 class SnapshotSection(enum.StrEnum):
+    """The sections a snapshot is built from, in their default priority."""
+
     PINNED = "pinned"
     PROFILE = "profile"
     WORKING = "working"
@@ -29,6 +31,8 @@ PINNED_TAG = "pinned"
 
 
 class SnapshotFormat(enum.StrEnum):
+    """How a snapshot's text is rendered."""
+
     MARKDOWN = "markdown"
     #: One ``<long_term_memory>`` block, a child element per section and per item.
     XML = "xml"
@@ -61,6 +65,8 @@ class SnapshotRequest:
 
 @dataclass(frozen=True, slots=True)
 class SnapshotItem:
+    """One item a snapshot holds."""
+
     section: SnapshotSection
     #: Memory id, working scope ("thread/resource"), "agent.md", or a session part
     #: ("trigger", "focus", "instruction:<n>", "summary", "message:<seq>").
@@ -74,6 +80,8 @@ class SnapshotItem:
 
 @dataclass(frozen=True, slots=True)
 class SectionUsage:
+    """Tokens and items one section of a snapshot took."""
+
     section: SnapshotSection
     #: Tokens of the section's rendered block (its header included).
     tokens: int
@@ -82,6 +90,8 @@ class SectionUsage:
 
 @dataclass(frozen=True, slots=True)
 class OmittedItem:
+    """An item a snapshot left out, and why."""
+
     section: SnapshotSection
     id: str
     #: "budget" (did not fit) or "duplicate" (already in an earlier section).
@@ -90,6 +100,8 @@ class OmittedItem:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
+    """A built snapshot: its text, items, usage per section, omissions and degradations."""
+
     text: str
     items: list[SnapshotItem]
     usage: list[SectionUsage]
@@ -106,6 +118,8 @@ class Snapshot:
 
 @dataclass(frozen=True, slots=True)
 class DefaultReadRequest:
+    """What DefaultRead reads: a token limit, tags to rank higher, a prefix and a time."""
+
     token_limit: int | None = None
     tags: tuple[str, ...] = ()
     #: Entries whose content ``expired_at`` is before this are skipped; None: now.
@@ -115,6 +129,8 @@ class DefaultReadRequest:
 
 @dataclass(frozen=True, slots=True)
 class DefaultReadLine:
+    """One key's line of a default read."""
+
     key: str
     #: The content's own "type" field; "" when it has none.
     type: str
@@ -128,6 +144,8 @@ class DefaultReadLine:
 
 @dataclass(frozen=True, slots=True)
 class DefaultReadResult:
+    """A default read: the text, its lines and the tokens used."""
+
     text: str
     lines: list[DefaultReadLine]
     tokens_used: int
@@ -148,6 +166,8 @@ class StateWrite:
 
 @dataclass(frozen=True, slots=True)
 class StateComponent:
+    """One saved component of a session: its state (and the text as written) and version."""
+
     name: str
     state: dict[str, Any]
     version: int

@@ -94,6 +94,8 @@ LIST_WORKING_MEMORY_SCOPES: Operation[WorkingScopeQuery, WorkingScopePage] = Ope
 
 @dataclass(frozen=True, slots=True)
 class ProfileWrite:
+    """The input of SetProfile: the new agent.md and the etag it replaces."""
+
     content: str
     #: The etag the stored profile must have ("" : no check).
     if_match: str = ""
@@ -124,6 +126,9 @@ SET_PROFILE: Operation[ProfileWrite, AgentProfile] = Operation(
 
 @dataclass(frozen=True, slots=True)
 class Append:
+    """The input of AppendMessages: the session, its new messages, a TTL and compression
+    settings."""
+
     session_id: str
     messages: Sequence[MessageDraft]
     ttl: timedelta | None = None
@@ -134,12 +139,16 @@ class Append:
 
 @dataclass(frozen=True, slots=True)
 class WindowRequest:
+    """The input of GetSessionWindow: the session and a token budget (None: the default)."""
+
     session_id: str
     token_budget: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Inject:
+    """The input of InjectInstruction: the session, the fixed-zone kind and its text."""
+
     session_id: str
     kind: FixedZoneKind | None
     content: str
@@ -147,18 +156,24 @@ class Inject:
 
 @dataclass(frozen=True, slots=True)
 class EndRequest:
+    """The input of EndSession: the session and whether to extract long-term memories."""
+
     session_id: str
     extract: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class DeleteMessages:
+    """The input of DeleteMessages: the session and the seqs to delete."""
+
     session_id: str
     seqs: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class ClearRequest:
+    """The input of ClearSession: the session, and whether its fixed zone goes too."""
+
     session_id: str
     fixed_zone: bool = False
 
@@ -207,6 +222,7 @@ APPEND_MESSAGES: Operation[Append, AppendOutcome] = Operation(
     touched_in=lambda a: _session_key(a.session_id),
     count=lambda a, _: len(a.messages),
     touched_out=lambda out: (out.recorded_memory_ids, ""),
+    own_degraded=lambda o: o.degraded,
 )
 GET_SESSION_WINDOW: Operation[WindowRequest, SessionWindow] = Operation(
     name="MemoryService.GetSessionWindow",
@@ -214,6 +230,7 @@ GET_SESSION_WINDOW: Operation[WindowRequest, SessionWindow] = Operation(
     genai=SEARCH,
     run=_window,
     touched_in=lambda w: _session_key(w.session_id),
+    own_degraded=lambda o: o.degraded,
 )
 INJECT_INSTRUCTION: Operation[Inject, list[FixedZoneEntry]] = Operation(
     name="MemoryService.InjectInstruction",
@@ -227,6 +244,7 @@ END_SESSION: Operation[EndRequest, EndSessionOutcome] = Operation(
     effect=Effect.WRITE,
     run=_end,
     touched_in=lambda e: _session_key(e.session_id),
+    own_degraded=lambda o: o.degraded,
 )
 GET_SESSION_MESSAGES: Operation[SessionMessagesQuery, SessionMessagesPage] = Operation(
     name="MemoryService.GetSessionMessages",
@@ -239,6 +257,7 @@ DELETE_MESSAGES: Operation[DeleteMessages, DeleteMessagesOutcome] = Operation(
     effect=Effect.WRITE,
     run=_delete_messages,
     touched_in=lambda d: _session_key(d.session_id),
+    own_degraded=lambda o: o.degraded,
 )
 CLEAR_SESSION: Operation[ClearRequest, int] = Operation(
     name="MemoryService.ClearSession",

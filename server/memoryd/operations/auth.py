@@ -59,6 +59,8 @@ class Transport:
 
 
 class Authenticator(Protocol):
+    """Who a call's credentials say the caller is (one per auth mode)."""
+
     mode: str
     #: Whether ``authenticate`` reads ``Transport.auth_context``. Fetching it from grpc
     #: costs ~20-40 us a call, so it is left empty for authenticators that ignore it.
@@ -69,6 +71,8 @@ class Authenticator(Protocol):
 
 
 class SidecarAuthenticator:
+    """sidecar mode: every caller of the listener is the one configured principal."""
+
     mode = "sidecar"
     uses_auth_context = False
 
@@ -82,10 +86,14 @@ class SidecarAuthenticator:
         )
 
     def authenticate(self, transport: Transport) -> Principal:
+        """The configured principal, whatever the transport carries."""
         return self._principal
 
 
 class ApiKeyAuthenticator:
+    """api_key mode: ``authorization: Bearer <key>`` looked up by its SHA-256 digest in the key
+    ring."""
+
     mode = "api_key"
     uses_auth_context = False
 
@@ -94,6 +102,7 @@ class ApiKeyAuthenticator:
 
     @property
     def ring(self) -> KeyRing:
+        """The key ring (reloaded from auth.keys_file when it changes)."""
         return self._ring
 
     def replace_ring(self, ring: KeyRing) -> None:
@@ -101,6 +110,7 @@ class ApiKeyAuthenticator:
         self._ring = ring
 
     def authenticate(self, transport: Transport) -> Principal:
+        """The principal of the call's bearer key; UNAUTHENTICATED for a missing or unknown one."""
         values = [v for k, v in transport.metadata if k.lower() == AUTHORIZATION]
         if not values:
             raise Unauthenticated(MISSING_CREDENTIAL)
@@ -117,6 +127,8 @@ class ApiKeyAuthenticator:
 
 
 class MtlsAuthenticator:
+    """mtls mode: the client certificate's CN or a SAN, mapped through auth.mtls.subjects."""
+
     mode = "mtls"
     uses_auth_context = True
 
@@ -128,6 +140,7 @@ class MtlsAuthenticator:
             self._by_subject[identity.subject] = principal_from(identity)
 
     def authenticate(self, transport: Transport) -> Principal:
+        """The principal the client certificate maps to; UNAUTHENTICATED when none does."""
         ctx = transport.auth_context
         if not ctx.get("x509_pem_cert") and not ctx.get("x509_common_name"):
             raise Unauthenticated(NO_CLIENT_CERT)

@@ -63,6 +63,7 @@ class Call:
 
     @property
     def peer(self) -> str:
+        """The caller's address, as the transport reports it."""
         return self.credentials.peer
 
     def touch(self, ids: Sequence[str], key: str) -> None:

@@ -61,6 +61,10 @@ DENIALS = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED
 
 
 class Door:
+    """The one way a transport runs an operation: authentication, the role, the scope, audit,
+    read trail, span, access log and metrics around ``run`` and ``stream`` (see the module's
+    docstring)."""
+
     def __init__(
         self,
         services: Services,

@@ -20,6 +20,8 @@ from memoryd.operations.services import Services
 
 @dataclass(frozen=True, slots=True)
 class KeyRef:
+    """The input of GetKey: the key path."""
+
     key: str
 
 

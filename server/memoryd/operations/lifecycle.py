@@ -40,6 +40,8 @@ from memoryd.operations.services import Services
 
 @dataclass(frozen=True, slots=True)
 class Selection:
+    """The input of Archive and Restore: which memories."""
+
     selector: MemorySelector
     #: Restore only: undo consolidations (restore the sources, archive what was derived).
     undo_consolidation: bool = False
@@ -47,12 +49,16 @@ class Selection:
 
 @dataclass(frozen=True, slots=True)
 class Restored:
+    """The result of Restore: memories restored, and consolidations undone."""
+
     restored: int
     consolidations_undone: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class ResetRequest:
+    """The input of Reset: it does nothing unless ``confirm``."""
+
     confirm: bool
 
 
@@ -63,12 +69,16 @@ class Everything:
 
 @dataclass(frozen=True, slots=True)
 class ExportRequest:
+    """The input of Export: one agent or the whole tenant (admin), with or without vectors."""
+
     all_agents: bool = False
     include_vectors: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ReembedRequest:
+    """The input of Reembed: one agent or the whole tenant, and a batch size."""
+
     all_agents: bool = False
     #: None: the default batch size.
     batch_size: int | None = None

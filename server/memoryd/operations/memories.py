@@ -24,17 +24,23 @@ from memoryd.security.masked_fields import Kind
 
 @dataclass(frozen=True, slots=True)
 class MemoryRef:
+    """The input of GetMemory: one memory id."""
+
     id: str
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryUpdate:
+    """The input of UpdateMemory: the memory's id and the fields to change."""
+
     id: str
     patch: MemoryPatch
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryIds:
+    """The input of ForgetMemories: the ids to delete."""
+
     ids: tuple[str, ...]
 
 

@@ -35,38 +35,46 @@ class Services:
 
     @property
     def keyed(self) -> KeyedMemoryService:
+        """The keyed-memory service (UNIMPLEMENTED when this server has none)."""
         return _need(self.keyed_memory, "keyed memory is not enabled in this server")
 
     @property
     def working(self) -> WorkingMemoryService:
+        """The working-memory service (UNIMPLEMENTED when this server has none)."""
         return _need(self.working_memory, "working memory is not enabled in this server")
 
     @property
     def profiles(self) -> ProfileService:
+        """The agent-profile service (UNIMPLEMENTED when this server has none)."""
         return _need(self.profile_service, "agent profiles are not enabled in this server")
 
     @property
     def sessions(self) -> SessionService:
+        """The session service (UNIMPLEMENTED when this server has none)."""
         return _need(self.session_service, "sessions are not enabled in this server")
 
     @property
     def snapshots(self) -> SnapshotService:
+        """The snapshot builder (UNIMPLEMENTED when this server has none)."""
         return _need(self.snapshot_service, "BuildSnapshot is not enabled in this server")
 
     @property
     def default_read(self) -> DefaultReadService:
+        """The default read over keyed memory (UNIMPLEMENTED when this server has none)."""
         return _need(
             self.default_read_service, "DefaultRead (keyed memory) is not enabled in this server"
         )
 
     @property
     def states(self) -> StateService:
+        """The saved-state service (UNIMPLEMENTED when this server has none)."""
         return _need(
             self.state_service, "saved state (SaveState, LoadState) is not enabled in this server"
         )
 
     @property
     def lifecycle(self) -> LifecycleService:
+        """The lifecycle service (UNIMPLEMENTED when this server has none)."""
         return _need(self.lifecycle_service, "the lifecycle service is not enabled in this server")
 
 

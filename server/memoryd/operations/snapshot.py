@@ -21,12 +21,16 @@ from memoryd.operations.services import Services
 
 @dataclass(frozen=True, slots=True)
 class SaveState:
+    """The input of SaveState: the session and the components to write."""
+
     session_id: str
     writes: Sequence[StateWrite]
 
 
 @dataclass(frozen=True, slots=True)
 class LoadState:
+    """The input of LoadState: the session and the components to read."""
+
     session_id: str
     #: Empty: every component.
     names: tuple[str, ...] = ()

@@ -59,6 +59,8 @@ class CallTrace:
         op: Operation[Any, Any] | StreamOperation[Any, Any],
         call: Call,
     ) -> CallTrace:
+        """The span of one call of ``op`` (a no-op when tracing is off), parented as the call
+        says."""
         if not tracing.enabled:
             return _OFF
         attributes = {**call.trace_attributes, REQUEST_ID: call.request_id}
@@ -87,6 +89,7 @@ class CallTrace:
                 self.span.set(QUERY_TEXT, text)
 
     def end(self, call: Call) -> None:
+        """End the call's span with its outcome code (ERROR only for the server's own faults)."""
         span = self.span
         if span.recording:
             code = call.code

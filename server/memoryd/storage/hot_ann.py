@@ -22,7 +22,7 @@ Slots = npt.NDArray[np.intp]
 
 @dataclass(frozen=True, slots=True)
 class AnnParams:
-    """When and how a partition gets an HNSW graph (see README "Performance")."""
+    """When and how a partition gets an HNSW graph (see docs/performance.md)."""
 
     #: Partitions with at least this many memories are searched through the graph.
     threshold: int = 20_000

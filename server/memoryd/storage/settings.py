@@ -42,7 +42,7 @@ class HotCacheSettings(BaseModel):
 
 
 class QdrantSettings(BaseModel):
-    """The qdrant backend (storage.backend = "qdrant"); see README "Qdrant"."""
+    """The qdrant backend (storage.backend = "qdrant"); see docs/qdrant-and-replicas.md."""
 
     #: Server URL, e.g. http://qdrant:6333. None: qdrant-client's local mode on disk
     #: under data_dir/qdrant (development and tests; not for production volumes).
@@ -63,8 +63,8 @@ class QdrantSettings(BaseModel):
     #: is acknowledged once Qdrant has applied it (no local write-ahead log: nothing
     #: acknowledged lives only on a replica's disk), versions, if_version, etags,
     #: merges and appends are compare-and-set in Qdrant, and nothing is cached per
-    #: process. None: true with a url (a server), false in local mode. README "Running
-    #: several replicas".
+    #: process. None: true with a url (a server), false in local mode.
+    #: docs/qdrant-and-replicas.md, "Running several replicas".
     shared: bool | None = None
     #: Write ordering of every write (Qdrant's `ordering`): "strong" serialises a
     #: shard's writes through its permanent leader (conditional writes exact on

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.api.roles import METHOD_ROLES, OPERATIONS_BY_NAME
+from memoryd.api.roles import METHOD_ROLES
 from memoryd.domain.lifecycle import CompactOptions, ConsolidateOptions, MaintenanceOptions
 from memoryd.domain.principal import Role
 from memoryd.operations import OPERATIONS
@@ -41,7 +41,7 @@ def test_every_rpc_runs_one_operation() -> None:
     methods = all_methods()
     assert len(methods) >= 35
     assert {m for m, _ in methods} == set(METHOD_ROLES)
-    assert len(OPERATIONS) == len(OPERATIONS_BY_NAME) == len(methods)
+    assert len(OPERATIONS) == len({op.name for op in OPERATIONS}) == len(methods)
 
 
 @pytest.mark.parametrize(("method", "name"), all_methods())

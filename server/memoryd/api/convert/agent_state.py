@@ -21,8 +21,9 @@ from memoryd.api.convert.common import (
     set_timestamp,
     struct_data,
     timestamp_from,
+    wire_enum,
 )
-from memoryd.api.convert.memories import degraded_to_proto, memory_to_proto
+from memoryd.api.convert.memories import memory_to_proto
 from memoryd.domain.agent_state import (
     AgentProfile,
     AppendOutcome,
@@ -47,26 +48,10 @@ from memoryd.domain.json_text import EMPTY_OBJECT, Json
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
-WORKING_MODES: dict[int, WorkingMemoryMode] = {
-    mpb.WORKING_MEMORY_MODE_MERGE: WorkingMemoryMode.MERGE,
-    mpb.WORKING_MEMORY_MODE_REPLACE: WorkingMemoryMode.REPLACE,
-}
-MESSAGE_ROLES: dict[int, MessageRole] = {
-    mpb.MESSAGE_ROLE_USER: MessageRole.USER,
-    mpb.MESSAGE_ROLE_ASSISTANT: MessageRole.ASSISTANT,
-    mpb.MESSAGE_ROLE_SYSTEM: MessageRole.SYSTEM,
-    mpb.MESSAGE_ROLE_TOOL: MessageRole.TOOL,
-}
-FIXED_ZONE_KINDS: dict[int, FixedZoneKind] = {
-    mpb.FIXED_ZONE_KIND_TRIGGER: FixedZoneKind.TRIGGER,
-    mpb.FIXED_ZONE_KIND_FOCUS: FixedZoneKind.FOCUS,
-    mpb.FIXED_ZONE_KIND_INSTRUCTION: FixedZoneKind.INSTRUCTION,
-}
-LONG_TERM_MODES: dict[int, LongTermMemoryMode] = {
-    mpb.LONG_TERM_MEMORY_MODE_AGENT_CONTROL: LongTermMemoryMode.AGENT_CONTROL,
-    mpb.LONG_TERM_MEMORY_MODE_STATIC_CONTROL: LongTermMemoryMode.STATIC_CONTROL,
-    mpb.LONG_TERM_MEMORY_MODE_BOTH: LongTermMemoryMode.BOTH,
-}
+WORKING_MODES = wire_enum(mpb.WorkingMemoryMode, WorkingMemoryMode, "WORKING_MEMORY_MODE_")
+MESSAGE_ROLES = wire_enum(mpb.MessageRole, MessageRole, "MESSAGE_ROLE_")
+FIXED_ZONE_KINDS = wire_enum(mpb.FixedZoneKind, FixedZoneKind, "FIXED_ZONE_KIND_")
+LONG_TERM_MODES = wire_enum(mpb.LongTermMemoryMode, LongTermMemoryMode, "LONG_TERM_MEMORY_MODE_")
 LONG_TERM_MODES_TO_PROTO = {v: k for k, v in LONG_TERM_MODES.items()}
 ROLES_TO_PROTO = {v: k for k, v in MESSAGE_ROLES.items()}
 _REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
@@ -76,10 +61,12 @@ _REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
 
 
 def working_scope_from(msg: pb.WorkingMemoryScope) -> WorkingScope:
+    """The domain scope of a wire working-memory scope."""
     return WorkingScope(thread_id=msg.thread_id, resource_id=msg.resource_id)
 
 
 def working_write_from(req: mpb.SetWorkingMemoryRequest) -> WorkingMemoryWrite:
+    """A SetWorkingMemory request as a write: mode, content as written, TTL and schema."""
     mode = enum_value(req.mode, WORKING_MODES, "mode", default=WorkingMemoryMode.MERGE)
     assert mode is not None
     schema = None
@@ -97,6 +84,7 @@ def working_write_from(req: mpb.SetWorkingMemoryRequest) -> WorkingMemoryWrite:
 def working_memory_to_proto(
     wm: WorkingMemory, out: mpb.WorkingMemory | None = None
 ) -> mpb.WorkingMemory:
+    """``wm`` as a wire WorkingMemory (into ``out`` when given); the content as stored."""
     msg = mpb.WorkingMemory() if out is None else out
     msg.scope.thread_id = wm.scope.thread_id
     msg.scope.resource_id = wm.scope.resource_id
@@ -122,6 +110,7 @@ def working_scope_query_from(req: mpb.ListWorkingMemoryScopesRequest) -> Working
 
 
 def list_scopes_response(page: WorkingScopePage) -> mpb.ListWorkingMemoryScopesResponse:
+    """A page of working-memory scopes as the ListWorkingMemoryScopes response."""
     resp = mpb.ListWorkingMemoryScopesResponse(next_page_token=page.next_page_token)
     for wm in page.items:
         working_memory_to_proto(wm, resp.scopes.add())
@@ -132,6 +121,7 @@ def list_scopes_response(page: WorkingScopePage) -> mpb.ListWorkingMemoryScopesR
 
 
 def profile_to_proto(profile: AgentProfile) -> mpb.AgentProfile:
+    """The agent profile (agent.md, its etag and update time) as a wire message."""
     msg = mpb.AgentProfile(content=profile.content, etag=profile.etag)
     set_timestamp(msg.updated_at, profile.updated_at)
     return msg
@@ -141,6 +131,7 @@ def profile_to_proto(profile: AgentProfile) -> mpb.AgentProfile:
 
 
 def tool_calls_from(msg: mpb.SessionMessage, path: str) -> tuple[ToolCall, ...]:
+    """The tool calls of a wire session message; ``path`` names the message in errors."""
     return tuple(
         ToolCall(id=c.id, name=c.name, arguments=_arguments(c, f"{path}.tool_calls[{j}].arguments"))
         for j, c in enumerate(msg.tool_calls)
@@ -173,21 +164,23 @@ def message_drafts_from(req: mpb.AppendMessagesRequest) -> list[MessageDraft]:
 
 
 def append_ttl_from(req: mpb.AppendMessagesRequest) -> timedelta | None:
+    """The session TTL an AppendMessages request sets, if any."""
     return duration_from(req, "ttl")
 
 
 def fixed_zone_kind_from(req: mpb.InjectInstructionRequest) -> FixedZoneKind | None:
+    """The fixed-zone kind an InjectInstruction request names (None when unset)."""
     return enum_value(req.kind, FIXED_ZONE_KINDS, "kind")
 
 
 def append_response(outcome: AppendOutcome) -> mpb.AppendMessagesResponse:
+    """The AppendMessages response: the session's message count and whether it was compressed."""
     resp = mpb.AppendMessagesResponse(
         message_count=outcome.message_count,
         compressed=outcome.compressed,
         recorded_memory_ids=outcome.recorded_memory_ids,
         offloaded_seqs=outcome.offloaded_seqs,
     )
-    resp.degraded.extend(degraded_to_proto(outcome.degraded))
     return resp
 
 
@@ -198,6 +191,7 @@ def _fixed_entry_to_proto(entry: FixedZoneEntry, out: mpb.FixedZoneEntry) -> Non
 
 
 def message_to_proto(message: SessionMessage, out: mpb.SessionMessage) -> None:
+    """``message`` into the wire session message ``out``, tool calls included."""
     out.role = ROLES_TO_PROTO[message.role]  # type: ignore[assignment]
     out.content = message.content
     out.name = message.name
@@ -220,6 +214,7 @@ def attachment_to_proto(a: MessageAttachment, out: mpb.MessageAttachment) -> Non
 
 
 def inject_response(zone: Sequence[FixedZoneEntry]) -> mpb.InjectInstructionResponse:
+    """The InjectInstruction response: the session's fixed zone after the change."""
     resp = mpb.InjectInstructionResponse()
     for entry in zone:
         _fixed_entry_to_proto(entry, resp.fixed_zone.add())
@@ -227,6 +222,7 @@ def inject_response(zone: Sequence[FixedZoneEntry]) -> mpb.InjectInstructionResp
 
 
 def window_response(window: SessionWindow) -> mpb.GetSessionWindowResponse:
+    """The GetSessionWindow response: fixed zone, summary and the recent turns that fit."""
     resp = mpb.GetSessionWindowResponse(
         summary=window.summary,
         tokens_used=window.tokens_used,
@@ -243,13 +239,12 @@ def window_response(window: SessionWindow) -> mpb.GetSessionWindowResponse:
         _fixed_entry_to_proto(entry, resp.fixed_zone.add())
     for message in window.recent:
         message_to_proto(message, resp.recent.add())
-    resp.degraded.extend(degraded_to_proto(window.degraded))
     return resp
 
 
 def end_session_response(outcome: EndSessionOutcome) -> mpb.EndSessionResponse:
+    """The EndSession response: the summary and the memories extracted."""
     resp = mpb.EndSessionResponse(summary=outcome.summary)
     for memory in outcome.extracted:
         memory_to_proto(memory, resp.extracted.add())
-    resp.degraded.extend(degraded_to_proto(outcome.degraded))
     return resp

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from enum import Enum
 from typing import Any, TypeVar
 
 import numpy as np
 from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 from google.protobuf.message import Message
 
 from memoryd.domain.errors import InvalidArgument
@@ -28,47 +30,25 @@ from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
 E = TypeVar("E")
+D = TypeVar("D", bound=Enum)
 #: Integral doubles up to this are exact: they come out of a Value as ints.
 _EXACT_INT = 2**53
 
-MEMORY_TYPES: dict[int, MemoryType] = {
-    pb.MEMORY_TYPE_PREFERENCE: MemoryType.PREFERENCE,
-    pb.MEMORY_TYPE_FACT: MemoryType.FACT,
-    pb.MEMORY_TYPE_PATTERN: MemoryType.PATTERN,
-    pb.MEMORY_TYPE_SKILL: MemoryType.SKILL,
-    pb.MEMORY_TYPE_EPISODE: MemoryType.EPISODE,
-}
-SECURITY_LEVELS: dict[int, SecurityLevel] = {
-    pb.SECURITY_LEVEL_PUBLIC: SecurityLevel.PUBLIC,
-    pb.SECURITY_LEVEL_INTERNAL: SecurityLevel.INTERNAL,
-    pb.SECURITY_LEVEL_CONFIDENTIAL: SecurityLevel.CONFIDENTIAL,
-    pb.SECURITY_LEVEL_RESTRICTED: SecurityLevel.RESTRICTED,
-}
-PROVENANCE_KINDS: dict[int, ProvenanceKind] = {
-    pb.PROVENANCE_KIND_USER: ProvenanceKind.USER,
-    pb.PROVENANCE_KIND_TOOL: ProvenanceKind.TOOL,
-    pb.PROVENANCE_KIND_WEB: ProvenanceKind.WEB,
-    pb.PROVENANCE_KIND_FILE: ProvenanceKind.FILE,
-    pb.PROVENANCE_KIND_SYSTEM: ProvenanceKind.SYSTEM,
-    pb.PROVENANCE_KIND_AGENT: ProvenanceKind.AGENT,
-}
-TAG_MATCHES: dict[int, TagMatch] = {pb.TAG_MATCH_ANY: TagMatch.ANY, pb.TAG_MATCH_ALL: TagMatch.ALL}
-SCORING_PRESETS: dict[int, ScoringPreset] = {
-    mpb.SCORING_PRESET_SIMILARITY: ScoringPreset.SIMILARITY,
-    mpb.SCORING_PRESET_DECAYED: ScoringPreset.DECAYED,
-    mpb.SCORING_PRESET_WEIGHTED: ScoringPreset.WEIGHTED,
-    mpb.SCORING_PRESET_RELEVANCE: ScoringPreset.RELEVANCE,
-}
-MEMORY_ORDERS: dict[int, MemoryOrder] = {
-    mpb.MEMORY_ORDER_CREATED_DESC: MemoryOrder.CREATED_DESC,
-    mpb.MEMORY_ORDER_CREATED_ASC: MemoryOrder.CREATED_ASC,
-    mpb.MEMORY_ORDER_ACCESS_COUNT_DESC: MemoryOrder.ACCESS_COUNT_DESC,
-    mpb.MEMORY_ORDER_IMPORTANCE_DESC: MemoryOrder.IMPORTANCE_DESC,
-}
-RECENCY_BASES: dict[int, RecencyBasis] = {
-    mpb.RECENCY_BASIS_UPDATED: RecencyBasis.UPDATED,
-    mpb.RECENCY_BASIS_LAST_ACCESS: RecencyBasis.LAST_ACCESS,
-}
+
+def wire_enum(wire: EnumTypeWrapper, domain: type[D], prefix: str) -> dict[int, D]:
+    """Wire value -> domain member, each member paired with the wire value named
+    ``prefix`` + its name (``MEMORY_TYPE_FACT`` for ``MemoryType.FACT``); a member
+    without one fails at import, so the two enums cannot drift apart silently."""
+    return {wire.Value(prefix + member.name): member for member in domain}
+
+
+MEMORY_TYPES = wire_enum(pb.MemoryType, MemoryType, "MEMORY_TYPE_")
+SECURITY_LEVELS = wire_enum(pb.SecurityLevel, SecurityLevel, "SECURITY_LEVEL_")
+PROVENANCE_KINDS = wire_enum(pb.ProvenanceKind, ProvenanceKind, "PROVENANCE_KIND_")
+TAG_MATCHES = wire_enum(pb.TagMatch, TagMatch, "TAG_MATCH_")
+SCORING_PRESETS = wire_enum(mpb.ScoringPreset, ScoringPreset, "SCORING_PRESET_")
+MEMORY_ORDERS = wire_enum(mpb.MemoryOrder, MemoryOrder, "MEMORY_ORDER_")
+RECENCY_BASES = wire_enum(mpb.RecencyBasis, RecencyBasis, "RECENCY_BASIS_")
 REVERSE_MEMORY_TYPES = {v: k for k, v in MEMORY_TYPES.items()}
 REVERSE_PROVENANCE_KINDS = {v: k for k, v in PROVENANCE_KINDS.items()}
 
@@ -86,6 +66,8 @@ def enum_value(
 
 
 def enum_list(values: Sequence[int], mapping: dict[int, E], field: str) -> tuple[E, ...]:
+    """Every wire value of a repeated enum field as its domain member (INVALID_ARGUMENT naming
+    ``field[i]`` for one it does not know)."""
     out: list[E] = []
     for i, value in enumerate(values):
         if value not in mapping:
@@ -97,6 +79,8 @@ def enum_list(values: Sequence[int], mapping: dict[int, E], field: str) -> tuple
 
 
 def timestamp_from(msg: Message, field: str, path: str | None = None) -> datetime | None:
+    """The time in ``msg.field`` (None when unset); INVALID_ARGUMENT naming ``path`` outside
+    years 1..9999."""
     if not msg.HasField(field):
         return None
     ts: timestamp_pb2.Timestamp = getattr(msg, field)
@@ -139,6 +123,8 @@ def set_timestamp(target: timestamp_pb2.Timestamp, when: datetime | None) -> Non
 
 
 def struct_to_dict(msg: Message, field: str, path: str | None = None) -> dict[str, Any]:
+    """``msg.field`` (a Struct) as a dict ({} when unset); INVALID_ARGUMENT naming ``path``
+    when it cannot be read."""
     if not msg.HasField(field):
         return {}
     try:
@@ -223,10 +209,12 @@ def json_object(
 
 
 def dict_to_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:
+    """Write ``data`` into the Struct ``target``."""
     target.update(data)
 
 
 def vector_from(values: Sequence[float]) -> Vector | None:
+    """A client-supplied embedding as a float32 vector (None when empty)."""
     if len(values) == 0:
         return None
     return np.asarray(values, dtype=np.float32)
@@ -235,6 +223,7 @@ def vector_from(values: Sequence[float]) -> Vector | None:
 def provenance_from(
     msg: Message, field: str = "source", path: str | None = None
 ) -> Provenance | None:
+    """The source in ``msg.field`` (None when unset); its kind must be one memoryd knows."""
     if not msg.HasField(field):
         return None
     src: pb.Provenance = getattr(msg, field)

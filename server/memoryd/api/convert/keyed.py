@@ -65,6 +65,8 @@ def json_of(msg: Message, text_field: str, value_field: str, path: str = "") -> 
 
 
 def key_write_from(req: mpb.SetMemoryRequest) -> KeyWrite:
+    """A SetMemory request as a key write: the value as written (content_json or content),
+    source, if_version, level."""
     content = json_of(req, "content_json", "content")
     if content is None:
         raise InvalidArgument.field(
@@ -89,6 +91,7 @@ def key_write_from(req: mpb.SetMemoryRequest) -> KeyWrite:
 
 
 def key_list_query_from(req: mpb.ListKeysRequest) -> KeyListQuery:
+    """A ListKeys request as a query: prefix, recursion and paging."""
     return KeyListQuery(
         prefix=req.prefix,
         recursive=req.recursive,
@@ -98,6 +101,7 @@ def key_list_query_from(req: mpb.ListKeysRequest) -> KeyListQuery:
 
 
 def key_history_query_from(req: mpb.KeyHistoryRequest) -> KeyHistoryQuery:
+    """A KeyHistory request as a query: the key (or directory) and paging."""
     return KeyHistoryQuery(key=req.key, page_size=req.page_size or None, page_token=req.page_token)
 
 
@@ -105,6 +109,7 @@ def key_history_query_from(req: mpb.KeyHistoryRequest) -> KeyHistoryQuery:
 
 
 def key_entry_to_proto(entry: KeyEntry, out: mpb.KeyEntry | None = None) -> mpb.KeyEntry:
+    """``entry`` as a wire KeyEntry (into ``out`` when given), its JSON text byte for byte."""
     msg = mpb.KeyEntry() if out is None else out
     msg.key = entry.key
     json_to_value(entry.content, msg.content)
@@ -124,18 +129,21 @@ def key_entry_to_proto(entry: KeyEntry, out: mpb.KeyEntry | None = None) -> mpb.
 
 
 def set_memory_response(entry: KeyEntry) -> mpb.SetMemoryResponse:
+    """The SetMemory response: the entry as written."""
     response = mpb.SetMemoryResponse()
     key_entry_to_proto(entry, response.entry)
     return response
 
 
 def get_key_response(entry: KeyEntry) -> mpb.GetKeyResponse:
+    """The GetKey response: the key's current entry."""
     response = mpb.GetKeyResponse()
     key_entry_to_proto(entry, response.entry)
     return response
 
 
 def list_keys_response(listing: KeyListing) -> mpb.ListKeysResponse:
+    """The ListKeys response: a page of keys and the directories below the prefix."""
     response = mpb.ListKeysResponse(
         directories=listing.directories, next_page_token=listing.next_page_token
     )
@@ -145,6 +153,7 @@ def list_keys_response(listing: KeyListing) -> mpb.ListKeysResponse:
 
 
 def key_history_response(page: KeyHistoryPage) -> mpb.KeyHistoryResponse:
+    """The KeyHistory response: a page of versions, oldest first."""
     response = mpb.KeyHistoryResponse(next_page_token=page.next_page_token)
     for entry in page.entries:
         key_entry_to_proto(entry, response.entries.add())

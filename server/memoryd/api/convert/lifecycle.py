@@ -80,6 +80,7 @@ from memoryd_proto.v1 import memory_service_pb2 as mpb
 
 
 def selector_from(req: lpb.ArchiveRequest | lpb.RestoreRequest) -> MemorySelector:
+    """The memories an Archive or Restore request selects: ids, or a filter."""
     s = req.selector
     tag_match = enum_value(s.tag_match, TAG_MATCHES, "selector.tag_match", default=TagMatch.ANY)
     assert tag_match is not None
@@ -95,6 +96,7 @@ def selector_from(req: lpb.ArchiveRequest | lpb.RestoreRequest) -> MemorySelecto
 
 
 def prune_criteria_from(req: lpb.PruneRequest) -> PruneCriteria:
+    """A Prune request as criteria: created-before, tags, access count, types, dry run."""
     return PruneCriteria(
         created_before=timestamp_from(req, "created_before"),
         tags=tuple(req.tags),
@@ -106,6 +108,7 @@ def prune_criteria_from(req: lpb.PruneRequest) -> PruneCriteria:
 
 
 def compact_options_from(req: lpb.CompactRequest) -> CompactOptions:
+    """A Compact request as options (INVALID_ARGUMENT for a negative threshold)."""
     if req.merge_group_threshold < 0:
         raise InvalidArgument.field("merge_group_threshold", "must not be negative")
     return CompactOptions(
@@ -115,6 +118,7 @@ def compact_options_from(req: lpb.CompactRequest) -> CompactOptions:
 
 
 def maintenance_options_from(req: lpb.RunMaintenanceRequest) -> MaintenanceOptions:
+    """A RunMaintenance request as options; unset overrides leave the configured policy."""
     return MaintenanceOptions(
         max_entries=req.max_entries if req.HasField("max_entries") else None,
         retention_days=req.retention_days if req.HasField("retention_days") else None,
@@ -123,6 +127,7 @@ def maintenance_options_from(req: lpb.RunMaintenanceRequest) -> MaintenanceOptio
 
 
 def consolidate_options_from(req: lpb.ConsolidateRequest) -> ConsolidateOptions:
+    """A Consolidate request as options; unset ones take the configured values."""
     return ConsolidateOptions(
         dry_run=req.dry_run,
         min_age_days=req.min_age_days if req.HasField("min_age_days") else None,
@@ -140,6 +145,7 @@ def _counts(out: Any, counts: dict[str, int]) -> None:
 
 
 def stats_response(stats: Stats) -> lpb.GetStatsResponse:
+    """The GetStats response."""
     resp = lpb.GetStatsResponse(
         memories=stats.memories,
         archived=stats.archived,
@@ -157,14 +163,17 @@ def stats_response(stats: Stats) -> lpb.GetStatsResponse:
 
 
 def prune_response(outcome: PruneOutcome) -> lpb.PruneResponse:
+    """The Prune response: how many, which, and whether it was a dry run."""
     return lpb.PruneResponse(pruned=outcome.pruned, ids=outcome.ids, dry_run=outcome.dry_run)
 
 
 def progress_to_proto(p: Progress) -> pb.Progress:
+    """One progress event of a long operation as a wire message."""
     return pb.Progress(phase=p.phase, done=p.done, total=p.total, message=p.message)
 
 
 def compact_event(event: Progress | CompactResult) -> lpb.CompactResponse:
+    """One event of a Compact stream: progress, or the result."""
     if isinstance(event, Progress):
         return lpb.CompactResponse(progress=progress_to_proto(event))
     return lpb.CompactResponse(
@@ -178,6 +187,7 @@ def compact_event(event: Progress | CompactResult) -> lpb.CompactResponse:
 
 
 def maintenance_event(event: Progress | MaintenanceResult) -> lpb.RunMaintenanceResponse:
+    """One event of a RunMaintenance stream: progress, or the result."""
     if isinstance(event, Progress):
         return lpb.RunMaintenanceResponse(progress=progress_to_proto(event))
     result = lpb.MaintenanceResult(
@@ -193,6 +203,7 @@ def maintenance_event(event: Progress | MaintenanceResult) -> lpb.RunMaintenance
 
 
 def consolidate_event(event: Progress | ConsolidateResult) -> lpb.ConsolidateResponse:
+    """One event of a Consolidate stream: progress, or the result with its groups."""
     if isinstance(event, Progress):
         return lpb.ConsolidateResponse(progress=progress_to_proto(event))
     result = lpb.ConsolidateResult(
@@ -211,6 +222,7 @@ def consolidate_event(event: Progress | ConsolidateResult) -> lpb.ConsolidateRes
 
 
 def reembed_event(event: Progress | ReembedResult) -> lpb.ReembedResponse:
+    """One event of a Reembed stream: progress, or the result."""
     if isinstance(event, Progress):
         return lpb.ReembedResponse(progress=progress_to_proto(event))
     return lpb.ReembedResponse(
@@ -219,6 +231,7 @@ def reembed_event(event: Progress | ReembedResult) -> lpb.ReembedResponse:
 
 
 def import_response(outcome: ImportOutcome) -> lpb.ImportResponse:
+    """The Import response: imported, skipped, and each rejected record with why."""
     resp = lpb.ImportResponse(imported=outcome.imported, skipped=outcome.skipped)
     for rejection in outcome.rejected:
         resp.rejected.add(index=rejection.index, reason=rejection.reason)
@@ -234,6 +247,7 @@ def _degradations(items: list[Degradation], out: Any) -> None:
 
 
 def export_record(item: ExportItem) -> lpb.ExportRecord:
+    """One exported item (header, memory, key event, session, ...) as a wire ExportRecord."""
     record = lpb.ExportRecord()
     if isinstance(item, ExportHeader):
         h = record.header
@@ -296,6 +310,7 @@ def _required_time(msg: Any, field: str, path: str) -> Any:
 
 
 def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
+    """A memory of an Import stream as a domain Memory; ``path`` names it in errors."""
     memory_type = enum_value(
         msg.memory_type, MEMORY_TYPES, f"{path}.memory_type", default=MemoryType.FACT
     )

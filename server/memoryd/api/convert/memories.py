@@ -72,6 +72,7 @@ def _metadata_from(msg: Message, prefix: str) -> tuple[dict[str, Any], str]:
 
 
 def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
+    """A Remember request (or a batch item, fields prefixed by ``prefix``) as a memory draft."""
     memory_type = enum_value(
         req.memory_type, MEMORY_TYPES, f"{prefix}memory_type", default=MemoryType.FACT
     )
@@ -96,6 +97,8 @@ def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
 
 
 def batch_drafts_from(req: mpb.RememberBatchRequest) -> list[MemoryDraft]:
+    """Every item of a RememberBatch request as a draft; each item's errors name it
+    (``items[3].content``)."""
     violations = [
         FieldViolation(f"items[{i}].agent_id", "must be empty or equal to the batch's agent_id")
         for i, item in enumerate(req.items)
@@ -132,6 +135,7 @@ def _filter_from(req: Any, *, has_archived: bool = True) -> MemoryFilter:
 
 
 def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
+    """A Recall request as a query: text or vector, filters, scoring and time."""
     scoring = Scoring()
     if req.HasField("scoring"):
         s = req.scoring
@@ -161,6 +165,7 @@ def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
 
 
 def list_query_from(req: mpb.ListMemoriesRequest) -> ListQuery:
+    """A ListMemories request as a query: filters, order and paging."""
     order = enum_value(req.order, MEMORY_ORDERS, "order", default=MemoryOrder.CREATED_DESC)
     assert order is not None
     return ListQuery(
@@ -172,6 +177,8 @@ def list_query_from(req: mpb.ListMemoriesRequest) -> ListQuery:
 
 
 def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
+    """The fields an UpdateMemory request's update_mask names, as a patch (INVALID_ARGUMENT for
+    an empty or unknown path)."""
     paths = list(req.update_mask.paths)
     if not paths:
         raise InvalidArgument.field("update_mask", "must name at least one field")
@@ -222,6 +229,7 @@ def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
 
 
 def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
+    """``m`` as a wire Memory (into ``out`` when given), every field of the contract."""
     msg = pb.Memory() if out is None else out
     msg.id = m.id
     msg.tenant_id = m.tenant_id
@@ -266,16 +274,19 @@ def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
 
 
 def degraded_to_proto(items: Sequence[Degradation]) -> list[pb.Degradation]:
+    """Degradations as wire messages."""
     return [pb.Degradation(component=d.component, reason=d.reason) for d in items]
 
 
 def remember_response(outcome: RememberOutcome) -> mpb.RememberResponse:
+    """The Remember response: the memory stored (or the one a near-duplicate updated)."""
     resp = mpb.RememberResponse(deduplicated=outcome.deduplicated)
     memory_to_proto(outcome.memory, resp.memory)
     return resp
 
 
 def remember_batch_response(outcomes: Sequence[RememberOutcome]) -> mpb.RememberBatchResponse:
+    """The RememberBatch response: one result per item, in order."""
     resp = mpb.RememberBatchResponse()
     for outcome in outcomes:
         result = resp.results.add(deduplicated=outcome.deduplicated)
@@ -296,16 +307,17 @@ def _components_to_proto(c: ScoreComponents, out: mpb.ScoreComponents) -> None:
 
 
 def recall_response(outcome: RecallOutcome) -> mpb.RecallResponse:
+    """The Recall response: the scored memories with their score components."""
     resp = mpb.RecallResponse(embedding_model=outcome.embedding_model)
     for scored in outcome.results:
         result = resp.results.add(score=scored.score, relevance=scored.relevance)
         memory_to_proto(scored.memory, result.memory)
         _components_to_proto(scored.components, result.components)
-    resp.degraded.extend(degraded_to_proto(outcome.degraded))
     return resp
 
 
 def list_response(page: MemoryPage) -> mpb.ListMemoriesResponse:
+    """The ListMemories response: a page of memories."""
     resp = mpb.ListMemoriesResponse(next_page_token=page.next_page_token)
     for memory in page.memories:
         memory_to_proto(memory, resp.memories.add())

@@ -17,7 +17,6 @@ from memoryd.api.convert.agent_state import (
     tool_calls_from,
 )
 from memoryd.api.convert.common import duration_from, enum_value, set_timestamp, timestamp_from
-from memoryd.api.convert.memories import degraded_to_proto
 from memoryd.domain.agent_state import (
     AttachmentQuery,
     AttachmentSlice,
@@ -44,6 +43,7 @@ _REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
 
 
 def compression_from(msg: mpb.SessionCompression) -> SessionCompression:
+    """A session's compression settings; unset fields keep the session's or the configured ones."""
     return SessionCompression(
         compress_threshold_messages=msg.compress_threshold_messages
         if msg.HasField("compress_threshold_messages")
@@ -65,6 +65,7 @@ def compression_from(msg: mpb.SessionCompression) -> SessionCompression:
 
 
 def append_compression_from(req: mpb.AppendMessagesRequest) -> SessionCompression | None:
+    """The compression settings an AppendMessages request sets, if any."""
     return compression_from(req.compression) if req.HasField("compression") else None
 
 
@@ -93,6 +94,7 @@ def attachment_response(out: AttachmentSlice) -> mpb.GetSessionAttachmentRespons
 
 
 def compression_to_proto(c: SessionCompression, out: mpb.SessionCompression) -> None:
+    """``c`` into the wire SessionCompression ``out`` (only the fields it sets)."""
     out.SetInParent()
     if c.compress_threshold_messages is not None:
         out.compress_threshold_messages = c.compress_threshold_messages
@@ -109,6 +111,7 @@ def compression_to_proto(c: SessionCompression, out: mpb.SessionCompression) -> 
 
 
 def messages_query_from(req: mpb.GetSessionMessagesRequest) -> SessionMessagesQuery:
+    """A GetSessionMessages request as a query: the seq range and paging."""
     return SessionMessagesQuery(
         session_id=req.session_id,
         from_seq=req.from_seq,
@@ -119,6 +122,7 @@ def messages_query_from(req: mpb.GetSessionMessagesRequest) -> SessionMessagesQu
 
 
 def messages_response(page: SessionMessagesPage) -> mpb.GetSessionMessagesResponse:
+    """The GetSessionMessages response: a page of stored messages in seq order."""
     resp = mpb.GetSessionMessagesResponse(
         next_page_token=page.next_page_token,
         message_count=page.message_count,
@@ -130,10 +134,10 @@ def messages_response(page: SessionMessagesPage) -> mpb.GetSessionMessagesRespon
 
 
 def delete_messages_response(outcome: DeleteMessagesOutcome) -> mpb.DeleteMessagesResponse:
+    """The DeleteMessages response: the seqs deleted and whether the summary was rebuilt."""
     resp = mpb.DeleteMessagesResponse(
         deleted_seqs=outcome.deleted, summary_rebuilt=outcome.summary_rebuilt
     )
-    resp.degraded.extend(degraded_to_proto(outcome.degraded))
     return resp
 
 
@@ -148,6 +152,7 @@ def _required_time(msg: Any, field: str, path: str) -> Any:
 
 
 def message_from_proto(m: mpb.SessionMessage, path: str) -> SessionMessage:
+    """A stored session message of an Import stream; ``path`` names it in errors."""
     role = MESSAGE_ROLES.get(m.role)
     if role is None:
         raise InvalidArgument.field(f"{path}.role", "must be set")
@@ -178,6 +183,7 @@ _HEX = "0123456789abcdef"
 
 
 def session_to_proto(item: ExportedSession, s: lpb.ExportedSession) -> None:
+    """An exported session (header, fixed zone, summary) into the wire message ``s``."""
     s.agent_id = item.agent_id
     s.session_id = item.session_id
     for entry in item.fixed_zone:
@@ -203,6 +209,7 @@ def session_to_proto(item: ExportedSession, s: lpb.ExportedSession) -> None:
 
 
 def session_from_proto(s: lpb.ExportedSession, path: str) -> ExportedSession:
+    """An imported session as the domain item; ``path`` names it in errors."""
     fixed = []
     for i, e in enumerate(s.fixed_zone):
         kind = FIXED_ZONE_KINDS.get(e.kind)
@@ -248,6 +255,7 @@ def session_from_proto(s: lpb.ExportedSession, path: str) -> ExportedSession:
 
 
 def session_message_to_proto(item: ExportedSessionMessage, out: lpb.ExportedSessionMessage) -> None:
+    """An exported session message into the wire message ``out``."""
     out.agent_id = item.agent_id
     out.session_id = item.session_id
     set_timestamp(out.session_created_at, item.session_created_at)
@@ -255,6 +263,7 @@ def session_message_to_proto(item: ExportedSessionMessage, out: lpb.ExportedSess
 
 
 def session_message_from_proto(m: lpb.ExportedSessionMessage, path: str) -> ExportedSessionMessage:
+    """An imported session message as the domain item; ``path`` names it in errors."""
     return ExportedSessionMessage(
         agent_id=m.agent_id,
         session_id=m.session_id,

@@ -15,8 +15,8 @@ from memoryd.api.convert.common import (
     set_timestamp,
     timestamp_from,
     vector_from,
+    wire_enum,
 )
-from memoryd.api.convert.memories import degraded_to_proto
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.json_text import EMPTY_OBJECT
 from memoryd.domain.models import SecurityLevel
@@ -32,18 +32,8 @@ from memoryd.domain.snapshot import (
 )
 from memoryd_proto.v1 import snapshot_service_pb2 as spb
 
-SECTIONS: dict[int, SnapshotSection] = {
-    spb.SNAPSHOT_SECTION_PINNED: SnapshotSection.PINNED,
-    spb.SNAPSHOT_SECTION_PROFILE: SnapshotSection.PROFILE,
-    spb.SNAPSHOT_SECTION_WORKING: SnapshotSection.WORKING,
-    spb.SNAPSHOT_SECTION_SEMANTIC: SnapshotSection.SEMANTIC,
-    spb.SNAPSHOT_SECTION_RECENT: SnapshotSection.RECENT,
-    spb.SNAPSHOT_SECTION_SESSION: SnapshotSection.SESSION,
-}
-FORMATS: dict[int, SnapshotFormat] = {
-    spb.SNAPSHOT_FORMAT_MARKDOWN: SnapshotFormat.MARKDOWN,
-    spb.SNAPSHOT_FORMAT_XML: SnapshotFormat.XML,
-}
+SECTIONS = wire_enum(spb.SnapshotSection, SnapshotSection, "SNAPSHOT_SECTION_")
+FORMATS = wire_enum(spb.SnapshotFormat, SnapshotFormat, "SNAPSHOT_FORMAT_")
 _REVERSE_SECTIONS = {v: k for k, v in SECTIONS.items()}
 
 
@@ -54,6 +44,8 @@ def _positive_or_none(value: int, field: str) -> int | None:
 
 
 def snapshot_request_from(req: spb.BuildSnapshotRequest) -> SnapshotRequest:
+    """A BuildSnapshot request: trigger, budget, sections and their order, format, scope,
+    session."""
     fmt = enum_value(req.format, FORMATS, "format", default=SnapshotFormat.MARKDOWN)
     level = enum_value(
         req.max_security_level,
@@ -84,6 +76,8 @@ def snapshot_request_from(req: spb.BuildSnapshotRequest) -> SnapshotRequest:
 
 
 def snapshot_response(snapshot: Snapshot) -> spb.BuildSnapshotResponse:
+    """The BuildSnapshot response: the text, its items, tokens per section and what was left
+    out."""
     resp = spb.BuildSnapshotResponse(
         text=snapshot.text,
         tokens_used=snapshot.tokens_used,
@@ -110,11 +104,11 @@ def snapshot_response(snapshot: Snapshot) -> spb.BuildSnapshotResponse:
             id=omitted.id,
             reason=omitted.reason,
         )
-    resp.degraded.extend(degraded_to_proto(snapshot.degraded))
     return resp
 
 
 def default_read_request_from(req: spb.DefaultReadRequest) -> DefaultReadRequest:
+    """A DefaultRead request: token limit, tags, prefix and the time to read at."""
     return DefaultReadRequest(
         token_limit=_positive_or_none(req.token_limit, "token_limit"),
         tags=tuple(req.tags),
@@ -124,6 +118,7 @@ def default_read_request_from(req: spb.DefaultReadRequest) -> DefaultReadRequest
 
 
 def default_read_response(result: DefaultReadResult) -> spb.DefaultReadResponse:
+    """The DefaultRead response: the text and one line per key it holds."""
     resp = spb.DefaultReadResponse(
         text=result.text, tokens_used=result.tokens_used, token_counter=result.token_counter
     )
@@ -140,6 +135,7 @@ def default_read_response(result: DefaultReadResult) -> spb.DefaultReadResponse:
 
 
 def state_writes_from(req: spb.SaveStateRequest) -> list[StateWrite]:
+    """The components of a SaveState request, each state as written."""
     writes = []
     for i, component in enumerate(req.components):
         state = json_object(component, "state_json", "state", f"components[{i}].")
@@ -150,6 +146,7 @@ def state_writes_from(req: spb.SaveStateRequest) -> list[StateWrite]:
 def state_component_to_proto(
     component: StateComponent, out: spb.StateComponent | None = None
 ) -> spb.StateComponent:
+    """A saved component as a wire message (into ``out`` when given), its state as written."""
     msg = spb.StateComponent() if out is None else out
     msg.name = component.name
     msg.version = component.version
@@ -177,6 +174,7 @@ def state_component_from(msg: spb.StateComponent, path: str) -> StateComponent:
 
 
 def save_state_response(components: Sequence[StateComponent]) -> spb.SaveStateResponse:
+    """The SaveState response: the components as saved."""
     resp = spb.SaveStateResponse()
     for component in components:
         state_component_to_proto(component, resp.components.add())
@@ -184,6 +182,7 @@ def save_state_response(components: Sequence[StateComponent]) -> spb.SaveStateRe
 
 
 def load_state_response(components: Sequence[StateComponent]) -> spb.LoadStateResponse:
+    """The LoadState response: the components asked for."""
     resp = spb.LoadStateResponse()
     for component in components:
         state_component_to_proto(component, resp.components.add())

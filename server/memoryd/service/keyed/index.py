@@ -1,6 +1,6 @@
 """The default-read index: each partition's valid keys, ranked without reading them all.
 
-Ranking (DefaultRead, README "Default read")::
+Ranking (DefaultRead, docs/guide.md "Default read")::
 
     score = w_r * 2^(-age / half_life) + w_i * importance + w_t * overlap
 

@@ -86,10 +86,6 @@ def normalise_prefix(raw: str, limits: KeyLimits = KeyLimits()) -> str:
     return text
 
 
-def is_under(key: str, directory: str) -> bool:
-    return key.startswith(directory)
-
-
 def needs_provenance(key: str) -> bool:
     return key.startswith(KB_PREFIX)
 

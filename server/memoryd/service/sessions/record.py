@@ -61,6 +61,7 @@ def message_key(session_id: str, generation: str, seq: int) -> str:
 
 
 def seq_of_key(key: str) -> int:
+    """The seq of a message or attachment record key."""
     return int(key.rsplit(KEY_SEPARATOR, 1)[1])
 
 
