@@ -295,5 +295,6 @@ def test_the_qdrant_snippets_agree_with_each_other_and_the_settings() -> None:
     assert settings.storage.qdrant.url == (
         f"http://{server['QDRANT__SERVICE__HOST']}:{server['QDRANT__SERVICE__HTTP_PORT']}"
     )
-    assert str(settings.storage.qdrant.grpc_port) == server["QDRANT__SERVICE__GRPC_PORT"]
+    grpc_port, _ = settings.storage.qdrant.grpc_endpoint()
+    assert str(grpc_port) == server["QDRANT__SERVICE__GRPC_PORT"]
     assert set(env) <= _env_names(Settings, "MEMORYD_")

@@ -304,6 +304,8 @@ class AttachmentQuery:
 
 @dataclass(frozen=True, slots=True)
 class AttachmentSlice:
+    """A slice of an offloaded message's content (GetSessionAttachment)."""
+
     message: SessionMessage
     attachment: MessageAttachment
     content: str

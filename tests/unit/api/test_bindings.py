@@ -12,10 +12,11 @@ from memoryd.api.binding import Binding, ClientStream, ServerStream, Unary, with
 from memoryd.api.memory_rpcs import MEMORY_RPCS
 from memoryd.api.snapshot_lifecycle_rpcs import LIFECYCLE_RPCS, SNAPSHOT_RPCS
 from memoryd.config import SidecarSettings
-from memoryd.domain.principal import CallScope, Role
+from memoryd.domain.principal import CallScope
 from memoryd.domain.requests import Degradation
 from memoryd.operations import Call, Door, Operation, Services, StreamOperation
 from memoryd.operations.auth import SidecarAuthenticator, Transport
+from memoryd.operations.definition import Effect
 from memoryd.resilience.degradation import report
 from memoryd_proto.v1 import (
     lifecycle_service_pb2,
@@ -73,7 +74,7 @@ async def _degraded_twice(_: Services, scope: CallScope, value: str) -> list[Deg
 async def test_a_unary_response_lists_the_results_and_the_paths_degradations_once() -> None:
     op: Operation[str, list[Degradation]] = Operation(
         name="MemoryService.Recall",
-        role=Role.READ,
+        effect=Effect.READ,
         run=_degraded_twice,
         own_degraded=lambda own: own,
     )
@@ -94,7 +95,7 @@ async def _count_to(_: Services, scope: CallScope, n: int) -> AsyncIterator[int]
 
 async def test_a_server_stream_answers_each_item() -> None:
     op: StreamOperation[int, int] = StreamOperation(
-        name="LifecycleService.Compact", role=Role.WRITE, run=_count_to
+        name="LifecycleService.Compact", effect=Effect.WRITE, run=_count_to
     )
     binding = ServerStream(
         op,
@@ -113,7 +114,10 @@ async def _total(_: Services, scope: CallScope, numbers: AsyncIterator[int]) -> 
 
 async def test_a_client_stream_reads_every_request_and_names_no_agent() -> None:
     op: Operation[AsyncIterator[int], int] = Operation(
-        name="LifecycleService.Import", role=Role.ADMIN, run=_total, tenant_wide=lambda _: True
+        name="LifecycleService.Import",
+        effect=Effect.DESTRUCTIVE,
+        run=_total,
+        tenant_wide=lambda _: True,
     )
 
     async def numbers(requests: AsyncIterator[Any]) -> AsyncIterator[int]:

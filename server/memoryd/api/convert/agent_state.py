@@ -208,6 +208,7 @@ def message_to_proto(message: SessionMessage, out: mpb.SessionMessage) -> None:
 
 
 def attachment_to_proto(a: MessageAttachment, out: mpb.MessageAttachment) -> None:
+    """An offloaded message's attachment (size, characters, digest) into ``out``."""
     out.size_bytes = a.size_bytes
     out.chars = a.chars
     out.sha256 = a.sha256

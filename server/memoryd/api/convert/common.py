@@ -166,6 +166,7 @@ def struct_data(struct: struct_pb2.Struct, path: str) -> dict[str, Any]:
 
 
 def json_to_value(data: Any, out: struct_pb2.Value) -> None:
+    """``data`` (any JSON value) into the protobuf Value ``out``."""
     if data is None:
         out.null_value = struct_pb2.NULL_VALUE
     elif isinstance(data, bool):

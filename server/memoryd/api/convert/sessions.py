@@ -70,16 +70,19 @@ def append_compression_from(req: mpb.AppendMessagesRequest) -> SessionCompressio
 
 
 def long_term_mode_from(req: mpb.AppendMessagesRequest) -> LongTermMemoryMode | None:
+    """The session's long-term memory mode an AppendMessages sets (None: unchanged)."""
     return enum_value(req.long_term_memory_mode, LONG_TERM_MODES, "long_term_memory_mode")
 
 
 def attachment_query_from(req: mpb.GetSessionAttachmentRequest) -> AttachmentQuery:
+    """A GetSessionAttachment request as a query: session, seq and the slice wanted."""
     return AttachmentQuery(
         session_id=req.session_id, seq=req.seq, offset=req.offset, max_chars=req.max_chars
     )
 
 
 def attachment_response(out: AttachmentSlice) -> mpb.GetSessionAttachmentResponse:
+    """The GetSessionAttachment response: the slice, its attachment and where the next starts."""
     m = out.message
     resp = mpb.GetSessionAttachmentResponse(
         seq=m.seq,
@@ -275,6 +278,7 @@ def session_message_from_proto(m: lpb.ExportedSessionMessage, path: str) -> Expo
 def session_attachment_to_proto(
     item: ExportedSessionAttachment, out: lpb.ExportedSessionAttachment
 ) -> None:
+    """An exported session attachment into its export record."""
     out.agent_id = item.agent_id
     out.session_id = item.session_id
     set_timestamp(out.session_created_at, item.session_created_at)
@@ -285,6 +289,7 @@ def session_attachment_to_proto(
 def session_attachment_from_proto(
     m: lpb.ExportedSessionAttachment, path: str
 ) -> ExportedSessionAttachment:
+    """An imported session attachment, checked (``path`` names it in errors)."""
     if m.seq < 1:
         raise InvalidArgument.field(f"{path}.seq", "must be positive")
     return ExportedSessionAttachment(
