@@ -10,8 +10,17 @@ from pathlib import Path
 import pytest
 
 from tests.qdrant_server import QdrantServer
-
-from .harness import Check, Rig, acknowledged, both, fresh_scope, ids, patch, reverted, rig
+from tests.unit.races.harness import (
+    Check,
+    Rig,
+    acknowledged,
+    both,
+    fresh_scope,
+    ids,
+    patch,
+    reverted,
+    rig,
+)
 
 
 @pytest.fixture
