@@ -18,7 +18,6 @@ README = REPO / "README.md"
 #: The guesses the README names: (tool, arguments, the wrong name, the field it wants).
 GUESSES = [
     ("set_memory", {"key": "user/style", "value": "short", "source": "user"}, "user/style", "key"),
-    ("update_working_memory", {"data": {"step": 1}}, "data", "updates"),
     ("update_working_memory", {"value": {"step": 1}}, "value", "updates"),
     ("save_state", {"session_id": "s1", "state": {"planner": {}}}, "state", "components"),
     ("forget", {"memory_id": "m1"}, "memory_id", "ids"),

@@ -223,6 +223,9 @@ BASES: dict[str, Base] = {
     "MemoryService.GetSessionWindow": lambda w, a: mpb.GetSessionWindowRequest(
         agent_id=SEED, session_id="s", token_budget=1000
     ),
+    "MemoryService.GetSessionAttachment": lambda w, a: mpb.GetSessionAttachmentRequest(
+        agent_id=SEED, session_id="s", seq=1, offset=0, max_chars=10
+    ),
     "MemoryService.GetSessionMessages": lambda w, a: mpb.GetSessionMessagesRequest(
         agent_id=SEED, session_id="s", from_seq=1, page_size=10
     ),
@@ -455,6 +458,8 @@ MCP_BASES: dict[str, dict[str, Any]] = {
     "update_working_memory": {"updates": {"v": 1}, "thread_id": "t", "ttl_seconds": 60},
     "build_snapshot": {"trigger": "x", "token_budget": 1000},
     "get_session_window": {"session_id": "s", "token_budget": 1000},
+    "get_session_attachment": {"session_id": "s", "seq": 1, "offset": 0, "max_chars": 10},
+    "retrieve_from_memory": {"keywords": ["poison"], "limit": 5},
     "save_state": {"session_id": "s", "components": {"planner": {"v": 1}}},
     "memory": {"command": "view", "path": "/memories", "view_range": [1, 2]},
 }
