@@ -19,7 +19,7 @@ import pytest
 from hypothesis import settings
 
 from memoryd.embedding.packaged import fetch_command, verify
-from memoryd.model_catalog import E5_SMALL_V2
+from memoryd.model_catalog import E5_SMALL_V2, MINILM_ID
 from memoryd_proto.v1 import memory_service_pb2_grpc
 from tests.qdrant_server import (
     TEST_ENV,
@@ -69,6 +69,18 @@ def needs_e5() -> None:
     reason = e5_missing()
     if reason is not None:
         pytest.skip(reason)
+
+
+def default_embedder_env() -> dict[str, str]:
+    """What Daemon adds to a daemon's environment for its embedder: without the default
+    model (no Maven Central here), MiniLM stands in for it."""
+    return {"MEMORYD_EMBEDDER": "minilm"} if e5_missing() is not None else {}
+
+
+def default_model_id() -> str:
+    """The embedding model id of a daemon started with the default embedder (its memories'
+    embedding_model): e5's, or MiniLM's where e5 is missing."""
+    return MINILM_ID if default_embedder_env() else E5_SMALL_V2.model_id
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -163,7 +175,7 @@ class Daemon:
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.log"
         # Metrics on a free port: daemons of concurrent tests must not fight over 9464.
         # Without the default model (no Maven Central here), MiniLM stands in for it.
-        fallback = {"MEMORYD_EMBEDDER": "minilm"} if e5_missing() is not None else {}
+        fallback = default_embedder_env()
         env = {
             key: value
             for key, value in {

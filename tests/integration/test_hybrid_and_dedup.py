@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import uuid
 
+from memoryd.model_catalog import MINILM_ID
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
+from tests.conftest import Daemon, default_model_id
 
 
 def fresh_agent() -> str:
@@ -83,23 +85,42 @@ SHIPMENTS = [
 TARGET = "Order XJ-4471: replace the left door hinge"
 
 
-def test_hybrid_finds_an_exact_code_that_vector_search_misses(
-    memory_stub: MemoryServiceStub,
-) -> None:
+def recall_code(stub: MemoryServiceStub, hybrid: bool) -> mpb.RecallResponse:
+    """Remember the shipments and the target for a fresh agent, recall the target's code."""
     agent = fresh_agent()
     items = [mpb.RememberRequest(content=t) for t in [*SHIPMENTS, TARGET]]
-    memory_stub.RememberBatch(mpb.RememberBatchRequest(agent_id=agent, items=items))
+    stub.RememberBatch(mpb.RememberBatchRequest(agent_id=agent, items=items))
     ask = dict(agent_id=agent, query="Where is shipment XJ-4471 now?", limit=3)
+    return stub.Recall(mpb.RecallRequest(**ask, hybrid=hybrid))  # type: ignore[arg-type]
 
-    vector = memory_stub.Recall(mpb.RecallRequest(**ask, hybrid=False))  # type: ignore[arg-type]
-    assert TARGET not in [r.memory.content for r in vector.results]
 
-    hybrid = memory_stub.Recall(mpb.RecallRequest(**ask, hybrid=True))  # type: ignore[arg-type]
+def assert_hybrid_ranks_the_code_first(hybrid: mpb.RecallResponse, model_id: str) -> None:
     assert hybrid.results[0].memory.content == TARGET
     c = hybrid.results[0].components
     assert c.keyword > 0 and c.fused > 0 and -1 <= c.similarity <= 1
     assert 0 < hybrid.results[0].score <= 1
-    assert hybrid.embedding_model == "all-MiniLM-L6-v2-int8"
+    assert hybrid.embedding_model == model_id
+
+
+def test_hybrid_finds_an_exact_code_that_vector_search_misses(
+    daemon_factory: type[Daemon],
+) -> None:
+    """MiniLM's vectors miss the code (e5's rank it too: the test below); the keyword
+    side of the hybrid search finds it."""
+    d = daemon_factory(env={"MEMORYD_EMBEDDER": "minilm"})
+    d.start()
+    with d.channel() as channel:
+        stub = MemoryServiceStub(channel)
+        vector = recall_code(stub, hybrid=False)
+        assert vector.embedding_model == MINILM_ID
+        assert TARGET not in [r.memory.content for r in vector.results]
+        assert_hybrid_ranks_the_code_first(recall_code(stub, hybrid=True), MINILM_ID)
+
+
+def test_hybrid_ranks_an_exact_code_first_with_the_default_model(
+    memory_stub: MemoryServiceStub,
+) -> None:
+    assert_hybrid_ranks_the_code_first(recall_code(memory_stub, hybrid=True), default_model_id())
 
 
 def test_hybrid_applies_filters_and_reads_chinese(memory_stub: MemoryServiceStub) -> None:

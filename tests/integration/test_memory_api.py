@@ -15,6 +15,7 @@ from grpc_status import rpc_status
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
+from tests.conftest import default_model_id
 
 
 def fresh_agent() -> str:
@@ -58,7 +59,7 @@ def test_remember_get_list_update_forget_round_trip(memory_stub: MemoryServiceSt
     created = memory_stub.Remember(req).memory
     assert created.id and created.tenant_id == "default" and created.agent_id == agent
     assert created.version == 1 and created.embedding_dimension == 384
-    assert created.embedding_model == "all-MiniLM-L6-v2-int8"
+    assert created.embedding_model == default_model_id()
     assert list(created.tags) == ["birthday", "alice"]
     assert created.metadata["nested"]["ok"] is True
 
@@ -127,7 +128,7 @@ def test_recall_ranks_by_meaning_and_returns_components(memory_stub: MemoryServi
                 hybrid=False,  # vector-only: the preset formulas over cosine similarity
             )
         )
-        assert resp.embedding_model == "all-MiniLM-L6-v2-int8"
+        assert resp.embedding_model == default_model_id()
         assert len(resp.results) == 3
         top = resp.results[0]
         assert top.memory.id == ids[0]

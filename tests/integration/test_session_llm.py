@@ -16,7 +16,10 @@ from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
 from tests.unit.agent_state.chat_server import ChatServer, default_reply, running_chat_server
 
 from ..conftest import Daemon
-from .test_working_profile_sessions import code_of, fresh_agent, turns
+from .test_working_profile_sessions import code_of, fresh_agent, msg, turns
+
+#: A user's statement: a fact sentence (the turns talk about the conversation).
+STATED = "My dentist appointment is on Tuesday."
 
 
 @pytest.fixture(scope="module")
@@ -105,12 +108,17 @@ def test_llm_summaries_extraction_and_limits(llm_stub: MemoryServiceStub, chat: 
     [("error", "HTTP 500"), ("slow", "timed out"), ("malformed", "not JSON")],
 )
 def test_llm_failures_fall_back_to_extractive(
-    llm_stub: MemoryServiceStub, chat: ChatServer, mode: str, reason: str
+    llm_stub: MemoryServiceStub,
+    memory_stub: MemoryServiceStub,
+    chat: ChatServer,
+    mode: str,
+    reason: str,
 ) -> None:
     chat.mode = mode  # type: ignore[assignment]
     agent = fresh_agent()
+    messages = [*turns(5), msg(mpb.MESSAGE_ROLE_USER, STATED)]
     out = llm_stub.AppendMessages(
-        mpb.AppendMessagesRequest(agent_id=agent, session_id="s1", messages=turns(6))
+        mpb.AppendMessagesRequest(agent_id=agent, session_id="s1", messages=messages)
     )
     assert out.compressed
     assert [d.component for d in out.degraded] == ["llm"] and reason in out.degraded[0].reason
@@ -120,10 +128,20 @@ def test_llm_failures_fall_back_to_extractive(
     ended = llm_stub.EndSession(
         mpb.EndSessionRequest(agent_id=agent, session_id="s1", extract_memories=True)
     )
-    # The deterministic path: the users' fact sentences (their turns name a date and
-    # a time), then the summary as an episode; and it says so.
+    # The deterministic path: the facts are what extraction without an LLM (the shared
+    # daemon has none) keeps of the same session, the user's statement; then the
+    # summary as an episode; and it says so.
+    memory_stub.AppendMessages(
+        mpb.AppendMessagesRequest(agent_id=agent, session_id="extractive", messages=messages)
+    )
+    baseline = memory_stub.EndSession(
+        mpb.EndSessionRequest(agent_id=agent, session_id="extractive", extract_memories=True)
+    )
     *facts, episode = ended.extracted
-    assert facts and {m.memory_type for m in facts} == {pb.MEMORY_TYPE_FACT}
+    assert [(m.memory_type, m.content) for m in facts] == [
+        (m.memory_type, m.content) for m in baseline.extracted[:-1]
+    ]
+    assert [(m.memory_type, m.content) for m in facts] == [(pb.MEMORY_TYPE_FACT, STATED)]
     assert episode.memory_type == pb.MEMORY_TYPE_EPISODE
     assert {d.component for d in ended.degraded} == {"llm"}
     assert any(FALLBACK_NOTE in d.reason for d in ended.degraded)

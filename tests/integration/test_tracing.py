@@ -14,7 +14,7 @@ from google.protobuf import struct_pb2
 from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
-from tests.conftest import Daemon
+from tests.conftest import Daemon, default_model_id
 from tests.otlp_receiver import SERVER_KIND, STATUS_ERROR, OtlpReceiver, ReceivedSpan
 
 USER_SOURCE_PB = common_pb2.Provenance(kind=common_pb2.PROVENANCE_KIND_USER)
@@ -23,7 +23,8 @@ AGENT = "tracer"
 CONTENT = "The user keeps a sourdough starter called Bubbles in the fridge"
 QUERY = "what is the name of the sourdough starter?"
 KEY_VALUE = "prefers window seats on long flights"
-MODEL_SPAN = "embeddings all-MiniLM-L6-v2-int8"
+#: The embeddings span of the model the daemon runs (GenAI: "{operation} {model}").
+MODEL_SPAN = f"embeddings {default_model_id()}"
 #: The exporter's batch delay, shortened so spans arrive quickly (polled, not slept).
 FAST_EXPORT = {"OTEL_BSP_SCHEDULE_DELAY": "50"}
 
@@ -117,7 +118,7 @@ def test_spans_per_rpc_with_children_reach_a_real_collector(
     assert remember.resource["service.name"] == "memoryd-under-test"
     below = {s.name: s for s in children(spans, remember)}
     embedding = below[MODEL_SPAN]
-    assert embedding.attributes["gen_ai.request.model"] == "all-MiniLM-L6-v2-int8"
+    assert embedding.attributes["gen_ai.request.model"] == default_model_id()
     assert embedding.attributes["memoryd.embedding.texts"] == 1
     # Its writes went to the write batcher alone: the batch continues its trace, so the
     # log's group fsync shows under it (a batch of several calls is a linked trace).

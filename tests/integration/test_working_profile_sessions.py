@@ -289,9 +289,15 @@ def test_session_without_llm(memory_stub: MemoryServiceStub) -> None:
         )
     ).fixed_zone
     assert [z.kind for z in zone] == [mpb.FIXED_ZONE_KIND_TRIGGER]
+    # Two user turns state facts; the others talk about the conversation.
+    stated = {
+        0: "My dentist appointment is on Monday the 23rd at 10:00.",
+        2: "My dentist is Dr Lee on Baker Street.",
+    }
     for i in range(29):
+        turn = [msg(mpb.MESSAGE_ROLE_USER, stated[i])] if i in stated else turns(1, start=i)
         out = memory_stub.AppendMessages(
-            mpb.AppendMessagesRequest(agent_id=agent, session_id=sid, messages=turns(1, start=i))
+            mpb.AppendMessagesRequest(agent_id=agent, session_id=sid, messages=turn)
         )
         assert out.message_count == i + 1 and not out.compressed
     out = memory_stub.AppendMessages(
@@ -325,15 +331,26 @@ def test_session_without_llm(memory_stub: MemoryServiceStub) -> None:
         mpb.EndSessionRequest(agent_id=agent, session_id=sid, extract_memories=True)
     )
     *facts, episode = ended.extracted
-    # The users' turns state facts (a date, a time): kept as memories of their own.
-    assert facts and all(f.memory_type == pb.MEMORY_TYPE_FACT for f in facts)
-    assert all("dentist appointment is on Monday" in f.content for f in facts)
-    assert episode.memory_type == pb.MEMORY_TYPE_EPISODE and episode.content == ended.summary
+    # The users' statements are kept as memories of their own, the talk about the
+    # conversation is not.
+    assert [(f.memory_type, f.content) for f in facts] == [
+        (pb.MEMORY_TYPE_FACT, text) for text in stated.values()
+    ]
+    # The episode is the summary without the lines kept as facts, the user's own lines
+    # in their words alone ("user: " on every line matched every question about them).
+    assert all(f"user: {text}" in ended.summary.splitlines() for text in stated.values())
+    lines = [line.partition(": ") for line in ended.summary.splitlines()]
+    assert episode.memory_type == pb.MEMORY_TYPE_EPISODE and episode.content == "\n".join(
+        said if who == "user" else f"{who}: {said}"
+        for who, _, said in lines
+        if said not in stated.values()
+    )
+    assert not any(text in episode.content for text in stated.values())
     assert episode.source.kind == pb.PROVENANCE_KIND_AGENT
     assert episode.source.name == "session" and episode.source.locator == f"session:{sid}"
     assert episode.source.HasField("retrieved_at")
     got = memory_stub.GetMemory(mpb.GetMemoryRequest(agent_id=agent, id=episode.id)).memory
-    assert got.content == ended.summary
+    assert got.content == episode.content
     # The extracted facts (one per user turn, all about the appointment) rank before
     # the long summary: recall every candidate, not the default 10.
     hits = memory_stub.Recall(
@@ -490,23 +507,28 @@ def test_memoryctl_session(ctl: Callable[..., Result]) -> None:
     a = ("--agent", fresh_agent())
     inject = ctl("session", "inject", "run-1", "Answer in French", *a)
     assert inject.exit_code == 0 and "[instruction] Answer in French" in inject.stdout
-    ok_json(ctl("session", "append", "run-1", "Book me a dentist on Monday", "--json", *a))
+    ok_json(ctl("session", "append", "run-1", "My dentist appointment is on Monday.", "--json", *a))
     lines = "\n".join(
         json.dumps({"role": r, "content": c})
-        for r, c in (("assistant", "Which time?"), ("user", "10:00 please"))
+        for r, c in (("assistant", "Which time?"), ("user", "I need it at 10:00."))
     )
     appended = ok_json(ctl("session", "append", "run-1", "--jsonl", "-", "--json", *a, input=lines))
     assert appended["message_count"] == "3"
     window = ctl("session", "window", "run-1", "--budget", "200", *a)
     assert window.exit_code == 0
     assert (
-        "#3 user: 10:00 please" in window.stdout and "tokenizer:all-MiniLM-L6-v2" in window.stdout
+        "#3 user: I need it at 10:00." in window.stdout
+        and "tokenizer:all-MiniLM-L6-v2" in window.stdout
     )
     data = ok_json(ctl("session", "window", "run-1", "--json", *a))
     assert [m["seq"] for m in data["recent"]] == ["1", "2", "3"]
     ended = ok_json(ctl("session", "end", "run-1", "--extract", "--json", *a))
-    types = [m["memory_type"] for m in ended["extracted"]]
-    assert types == ["MEMORY_TYPE_FACT", "MEMORY_TYPE_FACT", "MEMORY_TYPE_EPISODE"]
+    kept = [(m["memory_type"], m["content"]) for m in ended["extracted"]]
+    assert kept[:2] == [
+        ("MEMORY_TYPE_FACT", "My dentist appointment is on Monday."),
+        ("MEMORY_TYPE_FACT", "I need it at 10:00."),
+    ]
+    assert [t for t, _ in kept[2:]] == ["MEMORY_TYPE_EPISODE"]
     listed = ctl("session", "messages", "run-1", "--from", "2", *a)
     assert listed.exit_code == 0 and "#2 assistant: Which time?" in listed.stdout
     assert "#1 " not in listed.stdout

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,12 +45,19 @@ class Turn:
     reply: Callable[[str, list[dict[str, Any]]], str] = lambda prompt, results: "OK."
 
 
+#: What a remembered message says the user likes ("Ada likes green tea", "... I like
+#: green tea."): the model reads it from whichever such memory it is given, the one it
+#: recorded itself or the user's own words the framework recorded.
+_LIKES = re.compile(r"\blikes? ([^.!?]*tea)\b", re.IGNORECASE)
+
+
 def _recalled(prompt: str, results: list[dict[str, Any]]) -> str:
     """What the model knows about the user's drink: from a tool result or the prompt."""
     for result in results:
         for hit in result.get("memories", []):
-            if "tea" in hit["content"]:
-                return f"You like {hit['content'].split('likes ', 1)[-1]}."
+            liked = _LIKES.search(hit["content"])
+            if liked:
+                return f"You like {liked.group(1)}."
     if "green tea" in prompt:
         return "You like green tea (from memory)."
     return "I don't know yet."

@@ -24,7 +24,7 @@ from memoryd.embedding import multilingual as multilingual_module
 from memoryd.embedding.batcher import BatchingEmbedder
 from memoryd.embedding.factory import build_embedder
 from memoryd.embedding.multilingual import DIMENSION, MODEL_ID, MultilingualE5Embedder, engine_path
-from memoryd.model_catalog import profile_of
+from memoryd.model_catalog import DEFAULT_EMBEDDER, MINILM_PROFILE, profile_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 MULTILINGUAL_DEDUP_THRESHOLD = profile_of("multilingual").dedup_threshold
@@ -201,9 +201,12 @@ async def test_closed_embedder_raises_embedding_error() -> None:
 
 
 async def test_multilingual_raises_the_default_dedup_threshold() -> None:
-    """e5 puts distinct facts close ("她对花生过敏" / "她对海鲜过敏" at 0.96)."""
-    assert Settings().dedup.threshold == 0.95
+    """e5 puts distinct facts close ("她对花生过敏" / "她对海鲜过敏" at 0.96): multilingual's
+    threshold is raised above MiniLM's (the profile of embedders without their own)."""
+    assert Settings().dedup.threshold == profile_of(DEFAULT_EMBEDDER).dedup_threshold
+    assert Settings(embedder="minilm").dedup.threshold == MINILM_PROFILE.dedup_threshold == 0.95
     assert Settings(embedder="multilingual").dedup.threshold == MULTILINGUAL_DEDUP_THRESHOLD == 0.98
+    assert MINILM_PROFILE.dedup_threshold < MULTILINGUAL_DEDUP_THRESHOLD
     configured = Settings(embedder="multilingual", dedup={"threshold": 0.9})
     assert configured.dedup.threshold == 0.9
 
