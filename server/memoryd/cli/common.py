@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any
 
+import click
 import grpc
 import typer
 from google.protobuf.message import Message
+from typer.core import TyperGroup
 
 from memoryd.cli import render
 from memoryd_client import JsonText, MemorydClient, MemorydError
@@ -136,6 +138,19 @@ def session(ctx: typer.Context) -> Iterator[MemorydClient]:
             yield client
     except MemorydError as exc:
         fail(error_lines(exc, g.address))
+
+
+class MemoryctlGroup(TyperGroup):
+    """memoryctl's root group: a MemorydError that escapes a command (a request builder
+    that refuses an argument before any call, such as ``--limit 0``) is reported like
+    one from the daemon (the error lines, exit 1), never as a bare traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemorydError as exc:
+            obj = ctx.obj
+            fail(error_lines(exc, obj.address if isinstance(obj, Globals) else ""))
 
 
 #: Picks the stub method of an RPC from a client: ``lambda c: c.memory.GetKey``.
