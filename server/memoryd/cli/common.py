@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any
 
-import click
 import grpc
 import typer
 from google.protobuf.message import Message
@@ -145,7 +144,8 @@ class MemoryctlGroup(TyperGroup):
     that refuses an argument before any call, such as ``--limit 0``) is reported like
     one from the daemon (the error lines, exit 1), never as a bare traceback."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    # Any: the Context type is typer's vendored click (typer._click), not public.
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except MemorydError as exc:
