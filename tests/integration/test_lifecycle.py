@@ -361,6 +361,21 @@ def populate_every_kind(channel: grpc.Channel, agent: str) -> None:
         )
     )
     memory.EndSession(mpb.EndSessionRequest(agent_id=agent, session_id="s2"))
+    # A tool result over sessions.offload_bytes (5 KiB) is offloaded: a SESSION_ATTACHMENT.
+    memory.AppendMessages(
+        mpb.AppendMessagesRequest(
+            agent_id=agent,
+            session_id="s3",
+            messages=[
+                mpb.SessionMessage(
+                    role=mpb.MESSAGE_ROLE_TOOL,
+                    name="search",
+                    tool_call_id="call-1",
+                    content="row of search results\n" * 400,
+                )
+            ],
+        )
+    )
     snapshot.SaveState(
         spb.SaveStateRequest(
             agent_id=agent,
@@ -431,6 +446,7 @@ def test_export_then_import_into_an_empty_data_dir_reproduces_the_partition(
         "profile",
         "session",
         "session_message",  # the summarised turns a session keeps until it expires
+        "session_attachment",  # an offloaded tool result
         "state",
     }
     lines = [json.loads(line) for line in backup.read_text().splitlines()]

@@ -1,6 +1,6 @@
 """A real Qdrant server goes away under a daemon and comes back (same ports, same
-storage): a single replica keeps accepting memory writes into its log (a key write,
-which needs the stored slot, is refused) and applies them when
+storage): a single replica keeps accepting memory writes into its log (a key write
+too: it keeps the slots it wrote, so it needs no store read) and applies them when
 the server returns; a shared replica refuses them (an acknowledgement means Qdrant
 has the write) and takes them again once the server is back."""
 
@@ -81,20 +81,22 @@ def test_a_single_replica_logs_writes_while_qdrant_is_down(
         own_server.kill()
         during = stub.Remember(mpb.RememberRequest(agent_id=AGENT, content="during the outage"))
         assert "store" in _degraded(during)
-        # A key write needs the key's stored slot (its version, if_version), which
-        # neither the store nor the log can give now: refused cleanly, never taken as
-        # a write over a key read as missing (issue 20).
-        with pytest.raises(grpc.RpcError) as refused:
-            stub.SetMemory(
-                mpb.SetMemoryRequest(
-                    agent_id=AGENT,
-                    key="/k",
-                    content=struct_pb2.Value(string_value="over a key read as missing"),
-                    source=SOURCE,
-                )
+        # A key write needs the key's slot, which this single replica (the store's only
+        # writer) keeps since it wrote the key: it needs no store read, so it is taken
+        # into the log like any other write and acknowledged with the next version
+        # (docs/qdrant-and-replicas.md: "keeps the log and buffers writes through an
+        # outage, as on LanceDB"); it must survive the outage (checked below).
+        key_write = stub.SetMemory(
+            mpb.SetMemoryRequest(
+                agent_id=AGENT,
+                key="/k",
+                content=struct_pb2.Value(string_value="during the outage"),
+                source=SOURCE,
             )
-        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
-        assert "store unavailable" in (refused.value.details() or "")
+        ).entry
+        assert key_write.version == 2 and key_write.content.string_value == "during the outage"
+        read_back = stub.GetKey(mpb.GetKeyRequest(agent_id=AGENT, key="/k")).entry
+        assert (read_back.version, read_back.content.string_value) == (2, "during the outage")
         # The daemon's own log answers for what the store has not got yet.
         got = stub.GetMemory(mpb.GetMemoryRequest(agent_id=AGENT, id=during.memory.id))
         assert got.memory.content == "during the outage"
@@ -118,8 +120,9 @@ def test_a_single_replica_logs_writes_while_qdrant_is_down(
         for memory in (before.memory, during.memory):
             got = stub.GetMemory(mpb.GetMemoryRequest(agent_id=AGENT, id=memory.id))
             assert got.memory.content == memory.content
-        entry = stub.GetKey(mpb.GetKeyRequest(agent_id=AGENT, key="/k")).entry
-        assert entry.content.string_value == "first" and entry.version == 1
+        # The key write acknowledged during the outage was applied, over version 1.
+        key = stub.GetKey(mpb.GetKeyRequest(agent_id=AGENT, key="/k")).entry
+        assert (key.version, key.content.string_value) == (2, "during the outage")
     assert fresh.stop() == 0
 
 

@@ -6,7 +6,9 @@ fault). Before, GetKey answered NOT_FOUND, ListKeys and DefaultRead OK with noth
 and SetMemory UNAVAILABLE with Lance's own text (file paths, rustc source locations):
 an agent would conclude its memory is empty and overwrite it. Now every read of those
 records answers UNAVAILABLE in a clean message, the detail is in the daemon's log, and
-BuildSnapshot leaves the sections it cannot read out, saying so.
+BuildSnapshot leaves the sections it cannot read out, saying so. A key write that
+needs no store read (its slot is kept since the key's last write) is accepted into
+the write-ahead log and read back from it.
 """
 
 from __future__ import annotations
@@ -108,14 +110,6 @@ def test_records_unreadable_reads_answer_unavailable_cleanly(
             "KeyHistory": lambda: memory.KeyHistory(
                 mpb.KeyHistoryRequest(agent_id=AGENT, key="/prefs/k1")
             ),
-            "SetMemory": lambda: memory.SetMemory(
-                mpb.SetMemoryRequest(
-                    agent_id=AGENT,
-                    key="/prefs/k0",
-                    content=struct_pb2.Value(string_value="x"),
-                    source=SOURCE,
-                )
-            ),
             "DefaultRead": lambda: snapshot.DefaultRead(spb.DefaultReadRequest(agent_id=AGENT)),
             "GetWorkingMemory": lambda: memory.GetWorkingMemory(
                 mpb.GetWorkingMemoryRequest(agent_id=AGENT, scope=SCOPE)
@@ -133,6 +127,24 @@ def test_records_unreadable_reads_answer_unavailable_cleanly(
             assert code == grpc.StatusCode.UNAVAILABLE, (name, code, details)
             assert "store unavailable" in details, (name, details)
             assert not LEAKS.search(details), (name, details)
+
+        # A key write needs no store read here: the partition's slots are kept since its
+        # first write (service/keyed/service.py), so SetMemory is accepted into the
+        # write-ahead log and acknowledged (docs/durability.md, fallback matrix: "accepted
+        # into the log"), never a wrong OK: the log holds it and answers it back while
+        # the store cannot, with the partition's next version.
+        written = memory.SetMemory(
+            mpb.SetMemoryRequest(
+                agent_id=AGENT,
+                key="/prefs/k0",
+                content=struct_pb2.Value(string_value="x"),
+                source=SOURCE,
+            )
+        ).entry
+        assert written.valid and written.content.string_value == "x"
+        assert written.version == 4  # after /prefs/k0..k2
+        got = memory.GetKey(mpb.GetKeyRequest(agent_id=AGENT, key="/prefs/k0")).entry
+        assert (got.content.string_value, got.version) == ("x", 4)
 
         # A snapshot still serves the memories, and names what it left out.
         built = snapshot.BuildSnapshot(spb.BuildSnapshotRequest(agent_id=AGENT, trigger="tea"))

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import grpc
 import typer
 from google.protobuf.message import Message
+from typer.core import TyperGroup
 
 from memoryd.cli import render
 from memoryd_client import JsonText, MemorydClient, MemorydError
@@ -136,6 +137,20 @@ def session(ctx: typer.Context) -> Iterator[MemorydClient]:
             yield client
     except MemorydError as exc:
         fail(error_lines(exc, g.address))
+
+
+class MemoryctlGroup(TyperGroup):
+    """memoryctl's root group: a MemorydError that escapes a command (a request builder
+    that refuses an argument before any call, such as ``--limit 0``) is reported like
+    one from the daemon (the error lines, exit 1), never as a bare traceback."""
+
+    # Any: the Context type is typer's vendored click (typer._click), not public.
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemorydError as exc:
+            obj = ctx.obj
+            fail(error_lines(exc, obj.address if isinstance(obj, Globals) else ""))
 
 
 #: Picks the stub method of an RPC from a client: ``lambda c: c.memory.GetKey``.

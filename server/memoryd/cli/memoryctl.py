@@ -22,6 +22,7 @@ from memoryd.cli.common import (
     AgentOption,
     Globals,
     JsonOption,
+    MemoryctlGroup,
     MemoryType,
     NamespaceOption,
     Scoring,
@@ -71,6 +72,7 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
+    cls=MemoryctlGroup,
 )
 app.add_typer(wm_app, name="wm")
 app.add_typer(profile_app, name="profile")
