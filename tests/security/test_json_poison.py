@@ -44,6 +44,8 @@ ADMIN = KeySpec(
 NEVER = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.DATA_LOSS}
 USER = pb.Provenance(kind=pb.PROVENANCE_KIND_USER)
 SEED = "seed"
+#: The seq of the seeded session's offloaded tool result (append()).
+ATTACHMENT_SEQ = 3
 HOUR = duration_pb2.Duration(seconds=3600)
 RPCS = {rpc.label: rpc for rpc in all_rpcs()}
 _fresh = itertools.count()
@@ -150,6 +152,10 @@ def append(agent: str) -> mpb.AppendMessagesRequest:
         messages=[
             mpb.SessionMessage(role=mpb.MESSAGE_ROLE_USER, content="hello", created_at=now()),
             mpb.SessionMessage(role=mpb.MESSAGE_ROLE_ASSISTANT, content="hm", tool_calls=[call]),
+            # Over sessions.offload_bytes (5 KiB): offloaded to attachment ATTACHMENT_SEQ.
+            mpb.SessionMessage(
+                role=mpb.MESSAGE_ROLE_TOOL, content="row\n" * 2000, tool_call_id="c1"
+            ),
         ],
         ttl=HOUR,
         compression=mpb.SessionCompression(
@@ -224,7 +230,7 @@ BASES: dict[str, Base] = {
         agent_id=SEED, session_id="s", token_budget=1000
     ),
     "MemoryService.GetSessionAttachment": lambda w, a: mpb.GetSessionAttachmentRequest(
-        agent_id=SEED, session_id="s", seq=1, offset=0, max_chars=10
+        agent_id=SEED, session_id="s", seq=ATTACHMENT_SEQ, offset=0, max_chars=10
     ),
     "MemoryService.GetSessionMessages": lambda w, a: mpb.GetSessionMessagesRequest(
         agent_id=SEED, session_id="s", from_seq=1, page_size=10
@@ -458,7 +464,12 @@ MCP_BASES: dict[str, dict[str, Any]] = {
     "update_working_memory": {"updates": {"v": 1}, "thread_id": "t", "ttl_seconds": 60},
     "build_snapshot": {"trigger": "x", "token_budget": 1000},
     "get_session_window": {"session_id": "s", "token_budget": 1000},
-    "get_session_attachment": {"session_id": "s", "seq": 1, "offset": 0, "max_chars": 10},
+    "get_session_attachment": {
+        "session_id": "s",
+        "seq": ATTACHMENT_SEQ,
+        "offset": 0,
+        "max_chars": 10,
+    },
     "retrieve_from_memory": {"keywords": ["poison"], "limit": 5},
     "save_state": {"session_id": "s", "components": {"planner": {"v": 1}}},
     "memory": {"command": "view", "path": "/memories", "view_range": [1, 2]},
