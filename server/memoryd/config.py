@@ -29,18 +29,30 @@ from memoryd.model_catalog import (
     canonical_kind,
     profile_of,
 )
+from memoryd.observability.settings import LoggingSettings, MetricsSettings, TracingSettings
+from memoryd.resilience.settings import ResilienceSettings
 from memoryd.security.settings import (
-    AgentList,
     AuditSettings,
     AuthSettings,
     Clearance,
     MaskingSettings,
     QuotaSettings,
-    TenantId,
+    SidecarSettings,
 )
 from memoryd.storage.settings import StorageSettings
 
-__all__ = ["EmbedderKind", "EmbeddingSettings", "Settings"]
+#: The sections defined next to the code they configure are named here too, so that
+#: ``memoryd.config`` stays the one place every setting is reached from.
+__all__ = [
+    "EmbedderKind",
+    "EmbeddingSettings",
+    "LoggingSettings",
+    "MetricsSettings",
+    "ResilienceSettings",
+    "Settings",
+    "SidecarSettings",
+    "TracingSettings",
+]
 
 
 class LimitsSettings(BaseModel):
@@ -179,49 +191,6 @@ class ContradictionSettings(BaseModel):
     #: Batches larger than this are judged by the rules even with an LLM (one call per
     #: new memory).
     llm_max_batch: int = Field(20, ge=0)
-
-
-class SidecarSettings(BaseModel):
-    """The principal every caller of a sidecar listener acts as."""
-
-    tenant_id: TenantId = "default"
-    #: Agents the sidecar may act for; ["*"] means any.
-    agents: AgentList = Field(default_factory=lambda: ["*"])
-    clearance: Clearance = SecurityLevel.RESTRICTED
-
-
-class LoggingSettings(BaseModel):
-    level: Literal["debug", "info", "warning", "error"] = "info"
-    #: "auto": JSON unless stderr is a terminal.
-    format: Literal["auto", "json", "console"] = "auto"
-
-
-class MetricsSettings(BaseModel):
-    """Prometheus /metrics over HTTP (observability/metrics.py); nothing is ever pushed."""
-
-    enabled: bool = True
-    #: host:port of the HTTP endpoint; port 0 picks a free one (logged at start). Left at
-    #: the default, a port in use falls back to a free one with a warning (a second
-    #: daemon on one machine starts); set explicitly, a port in use stops the start.
-    listen: str = Field("127.0.0.1:9464", pattern=r"^(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]*):\d{1,5}$")
-    #: Opt-in gauge of live memories per (tenant, agent): one store count per partition
-    #: every partition_refresh_s, the largest max_partition_series partitions as series
-    #: and the rest summed into one tenant="_other" series (bounded cardinality).
-    per_partition: bool = False
-    max_partition_series: int = Field(20, ge=1, le=1000)
-    partition_refresh_s: float = Field(60.0, gt=0)
-
-
-class TracingSettings(BaseModel):
-    """OpenTelemetry traces (observability/tracing.py), off by default. Where they go and
-    how they are sampled come from the standard variables (``OTEL_EXPORTER_OTLP_ENDPOINT``,
-    ``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_TRACES_SAMPLER``, ``OTEL_SERVICE_NAME``, ...);
-    spans are exported over OTLP/gRPC. Needs ``pip install 'memoryd[tracing]'``."""
-
-    enabled: bool = False
-    #: Record a search's query text as ``gen_ai.memory.query.text``. It is the caller's
-    #: text (often personal), so it is opt-in; memory content is never recorded.
-    capture_query_text: bool = False
 
 
 class McpSettings(BaseModel):
@@ -443,21 +412,6 @@ class DurabilitySettings(BaseModel):
     #: SetMemory writer cost the daemon 7 ms of CPU per write against 16 ms at 0.1 s
     #: (issue 31: three LanceDB commits per pass).
     apply_delay_ms: float = Field(1000.0, ge=0, le=10_000)
-
-
-class ResilienceSettings(BaseModel):
-    """Timeouts, circuit breakers and the embedding fallback (memoryd/resilience)."""
-
-    #: A call to the embedding provider slower than this per embedding.max_batch_size
-    #: texts falls back to hashing (a batch of 1,000 gets 16 times as long).
-    embedder_timeout_s: float = Field(5.0, gt=0)
-    #: Consecutive provider failures before callers skip it (until a probe succeeds).
-    embedder_failure_threshold: int = Field(2, ge=1)
-    #: Seconds before the first half-open probe of a failed provider (doubles, capped).
-    embedder_probe_after_s: float = Field(2.0, gt=0)
-    #: How often memories written in the fallback space are looked for and re-embedded.
-    reembed_interval_s: float = Field(5.0, gt=0)
-    reembed_batch: int = Field(64, ge=1, le=4096)
 
 
 class Settings(BaseSettings):

@@ -276,3 +276,12 @@ class AuditSettings(BaseModel):
     #: Also one line per successful read (Recall, GetMemory, BuildSnapshot, DefaultRead,
     #: Export) with the ids it returned, never content (security/read_trail.py).
     read_trail: bool = False
+
+
+class SidecarSettings(BaseModel):
+    """The principal every caller of a sidecar listener acts as."""
+
+    tenant_id: TenantId = "default"
+    #: Agents the sidecar may act for; ["*"] means any.
+    agents: AgentList = Field(default_factory=lambda: ["*"])
+    clearance: Clearance = SecurityLevel.RESTRICTED
