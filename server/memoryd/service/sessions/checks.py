@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from memoryd.config import SessionSettings
@@ -48,6 +49,22 @@ class SessionChecks:
             v.add(field, f"is {size} bytes; the limit is {limit} ({name})")
         if "\x00" in text:
             v.add(field, "must not contain NUL characters")
+
+    def messages(
+        self, v: Violations, drafts: Sequence[MessageDraft], max_batch_size: int, now: datetime
+    ) -> None:
+        """The messages of one append: at least one, at most ``max_batch_size``
+        (limits.max_batch_size), each valid."""
+        if not drafts:
+            v.add("messages", "must not be empty")
+        elif len(drafts) > max_batch_size:
+            v.add(
+                "messages",
+                f"has {len(drafts)} messages; the limit is {max_batch_size} "
+                "(limits.max_batch_size)",
+            )
+        for i, draft in enumerate(drafts):
+            self.message(v, draft, f"messages[{i}].", now)
 
     def message(self, v: Violations, draft: MessageDraft, prefix: str, now: datetime) -> None:
         if draft.role is None:

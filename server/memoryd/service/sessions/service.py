@@ -147,17 +147,7 @@ class SessionService:
         v = Violations()
         self._check.session_id(v, session_id)
         self._check.ttl(v, ttl)
-        if not drafts:
-            v.add("messages", "must not be empty")
-        elif len(drafts) > self._limits.max_batch_size:
-            v.add(
-                "messages",
-                f"has {len(drafts)} messages; the limit is {self._limits.max_batch_size} "
-                "(limits.max_batch_size)",
-            )
-        now = self._clock()
-        for i, draft in enumerate(drafts):
-            self._check.message(v, draft, f"messages[{i}].", now)
+        self._check.messages(v, drafts, self._limits.max_batch_size, self._clock())
         v.raise_if_any()
 
         async def attempt() -> tuple[AppendOutcome, list[list[SessionMessage]]]:
