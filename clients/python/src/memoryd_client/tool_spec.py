@@ -103,6 +103,13 @@ INT = {"type": "integer"}
 INT32_MAX = 2**31 - 1
 MAX_VERSION = 2**53 - 1
 MAX_TTL_SECONDS = 36_500 * 86_400
+
+
+def integer(minimum: int, maximum: int, description: str) -> JSON:
+    """The schema of an integer argument from ``minimum`` to ``maximum``."""
+    return {"type": "integer", "minimum": minimum, "maximum": maximum, "description": description}
+
+
 TOKENS = {"type": "integer", "minimum": 16, "maximum": INT32_MAX}
 LINE = {"type": "integer", "minimum": -1, "maximum": INT32_MAX}
 BOOL = {"type": "boolean"}

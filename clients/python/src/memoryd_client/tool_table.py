@@ -45,6 +45,7 @@ from memoryd_client.tool_spec import (
     WINDOW,
     ToolArgumentError,
     ToolSpec,
+    integer,
     out,
 )
 
@@ -79,12 +80,7 @@ _SPECS = [
         "Search long-term memory for what is relevant to a query; best matches first.",
         {
             "query": {"type": "string", "minLength": 1},
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 50,
-                "description": "Most results (5).",
-            },
+            "limit": integer(1, 50, "Most results (5)."),
             "min_relevance": {
                 "type": "number",
                 "minimum": 0,
@@ -125,12 +121,9 @@ _SPECS = [
             "value": {"description": "Any JSON value; null deletes the key."},
             "source": SOURCE_SCHEMA,
             "security_level": LEVEL,
-            "if_version": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": MAX_VERSION,
-                "description": "Write only if the key is at this version (0: never written).",
-            },
+            "if_version": integer(
+                0, MAX_VERSION, "Write only if the key is at this version (0: never written)."
+            ),
             "agent_id": AGENT,
         },
         ("key", "value", "source"),
@@ -247,13 +240,12 @@ _SPECS = [
             "updates": {"type": "object", "description": "Fields to set."},
             "data": {"type": "object", "description": "Fields to set (another name of updates)."},
             "replace": {"type": "boolean", "description": "Replace instead of merge."},
-            "ttl_seconds": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": MAX_TTL_SECONDS,
-                "description": "Expire this long after this write; 0: never expires (an "
+            "ttl_seconds": integer(
+                0,
+                MAX_TTL_SECONDS,
+                "Expire this long after this write; 0: never expires (an "
                 "expiry set before is removed); not given: the expiry set before is kept.",
-            },
+            ),
             "schema": {"type": "object", "description": "A JSON Schema the content must follow."},
             "thread_id": THREAD,
             "resource_id": RESOURCE,
@@ -363,18 +355,10 @@ _SPECS = [
         "(its message says which: attachment <seq>), whole or a slice of characters.",
         {
             "seq": {"type": "integer", "minimum": 1, "maximum": MAX_VERSION},
-            "offset": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": MAX_VERSION,
-                "description": "Skip this many characters (0).",
-            },
-            "max_chars": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_VERSION,
-                "description": "At most this many characters (default: to the end).",
-            },
+            "offset": integer(0, MAX_VERSION, "Skip this many characters (0)."),
+            "max_chars": integer(
+                1, MAX_VERSION, "At most this many characters (default: to the end)."
+            ),
             "session_id": SESSION,
             "agent_id": AGENT,
         },
@@ -467,12 +451,7 @@ _SPECS = [
                 "description": "str_replace: text to find (exactly once).",
             },
             "new_str": {"type": "string", "description": "str_replace: its replacement."},
-            "insert_line": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": INT32_MAX,
-                "description": "insert: after this line (0: at the top).",
-            },
+            "insert_line": integer(0, INT32_MAX, "insert: after this line (0: at the top)."),
             "insert_text": {"type": "string", "description": "insert: the text."},
             "old_path": {"type": "string", "description": "rename: the current path."},
             "new_path": {"type": "string", "description": "rename: the new path."},
@@ -527,12 +506,7 @@ _SPECS = [
                 "items": {"type": "string", "minLength": 1},
                 "description": "Short search phrases: names, topics, events.",
             },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 50,
-                "description": "Most results per keyword (5).",
-            },
+            "limit": integer(1, 50, "Most results per keyword (5)."),
             "agent_id": AGENT,
             "namespace": NAMESPACE,
         },

@@ -14,7 +14,8 @@ from google.protobuf import json_format
 from memoryd_client import requests as rq
 from memoryd_client.core import Fold, ServerStream, Unary
 from memoryd_client.errors import invalid_argument
-from memoryd_client.results import Degradation, degradations, when
+from memoryd_client.results import Degradation, degradations
+from memoryd_client.wire_values import when
 from memoryd_proto.v1 import common_pb2, lifecycle_service_pb2
 
 ProgressCallback = Callable[["Progress"], None]

@@ -13,9 +13,8 @@ from memoryd_client.results import (
     DefaultReadLine,
     Snapshot,
     StateComponent,
-    json_or,
-    when,
 )
+from memoryd_client.wire_values import json_or, when
 from memoryd_proto.v1 import common_pb2, snapshot_service_pb2
 
 SECTION_PREFIX = "SNAPSHOT_SECTION_"
