@@ -25,8 +25,8 @@ from memoryd_client.results import (
     SessionWindow,
     WorkingMemory,
     degradations,
-    enum_name,
 )
+from memoryd_client.wire_values import enum_name
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
 
 # ---------------------------------------------------------------------- working memory
