@@ -27,65 +27,43 @@ from memoryd.domain.agent_state import (
     WorkingScopePage,
     WorkingScopeQuery,
 )
-from memoryd.domain.principal import CallScope
 from memoryd.observability.tracing import CREATE, DELETE, SEARCH, UPSERT
-from memoryd.operations.definition import Effect, Operation, Touched
-from memoryd.operations.services import Services
-
-
-def _scope_key(scope: WorkingScope) -> Touched:
-    return ((), f"scope:{scope.thread_id}/{scope.resource_id}"[:1024])
-
-
-def _session_key(session_id: str) -> Touched:
-    return ((), f"session:{session_id}"[:1024] if session_id else "")
-
+from memoryd.operations.definition import (
+    Effect,
+    Operation,
+    scope_touched,
+    session_touched,
+)
 
 # ---------------------------------------------------------------- working memory
-
-
-async def _set_working(s: Services, scope: CallScope, write: WorkingMemoryWrite) -> WorkingMemory:
-    return await s.working.set(scope, write)
-
-
-async def _get_working(s: Services, scope: CallScope, ws: WorkingScope) -> WorkingMemory:
-    return await s.working.get(scope, ws)
-
-
-async def _delete_working(s: Services, scope: CallScope, ws: WorkingScope) -> bool:
-    return await s.working.delete(scope, ws)
-
-
-async def _list_scopes(s: Services, scope: CallScope, q: WorkingScopeQuery) -> WorkingScopePage:
-    return await s.working.list_scopes(scope, q)
 
 
 SET_WORKING_MEMORY: Operation[WorkingMemoryWrite, WorkingMemory] = Operation(
     name="MemoryService.SetWorkingMemory",
     effect=Effect.WRITE,
     genai=UPSERT,
-    run=_set_working,
-    touched_in=lambda w: _scope_key(w.scope),
+    run=lambda s, scope, write: s.working.set(scope, write),
+    touched_in=lambda w: scope_touched(w.scope),
 )
 GET_WORKING_MEMORY: Operation[WorkingScope, WorkingMemory] = Operation(
     name="MemoryService.GetWorkingMemory",
     effect=Effect.READ,
     genai=SEARCH,
-    run=_get_working,
-    touched_in=_scope_key,
+    run=lambda s, scope, ws: s.working.get(scope, ws),
+    touched_in=scope_touched,
 )
 DELETE_WORKING_MEMORY: Operation[WorkingScope, bool] = Operation(
     name="MemoryService.DeleteWorkingMemory",
     effect=Effect.WRITE,
     genai=DELETE,
-    run=_delete_working,
-    touched_in=_scope_key,
+    run=lambda s, scope, ws: s.working.delete(scope, ws),
+    touched_in=scope_touched,
 )
 LIST_WORKING_MEMORY_SCOPES: Operation[WorkingScopeQuery, WorkingScopePage] = Operation(
     name="MemoryService.ListWorkingMemoryScopes",
     effect=Effect.READ,
     genai=SEARCH,
-    run=_list_scopes,
+    run=lambda s, scope, q: s.working.list_scopes(scope, q),
     count=lambda _, page: len(page.items),
 )
 
@@ -106,19 +84,17 @@ class Nothing:
     """The input of an operation that needs nothing but its scope."""
 
 
-async def _get_profile(s: Services, scope: CallScope, _: Nothing) -> AgentProfile:
-    return await s.profiles.get(scope)
-
-
-async def _set_profile(s: Services, scope: CallScope, write: ProfileWrite) -> AgentProfile:
-    return await s.profiles.set(scope, write.content, write.if_match)
-
-
 GET_PROFILE: Operation[Nothing, AgentProfile] = Operation(
-    name="MemoryService.GetProfile", effect=Effect.READ, genai=SEARCH, run=_get_profile
+    name="MemoryService.GetProfile",
+    effect=Effect.READ,
+    genai=SEARCH,
+    run=lambda s, scope, _: s.profiles.get(scope),
 )
 SET_PROFILE: Operation[ProfileWrite, AgentProfile] = Operation(
-    name="MemoryService.SetProfile", effect=Effect.WRITE, genai=UPSERT, run=_set_profile
+    name="MemoryService.SetProfile",
+    effect=Effect.WRITE,
+    genai=UPSERT,
+    run=lambda s, scope, write: s.profiles.set(scope, write.content, write.if_match),
 )
 
 # ---------------------------------------------------------------- sessions
@@ -178,48 +154,14 @@ class ClearRequest:
     fixed_zone: bool = False
 
 
-async def _append(s: Services, scope: CallScope, a: Append) -> AppendOutcome:
-    return await s.sessions.append(
-        scope, a.session_id, a.messages, a.ttl, a.compression, a.long_term_memory_mode
-    )
-
-
-async def _window(s: Services, scope: CallScope, w: WindowRequest) -> SessionWindow:
-    return await s.sessions.window(scope, w.session_id, w.token_budget)
-
-
-async def _inject(s: Services, scope: CallScope, i: Inject) -> list[FixedZoneEntry]:
-    return await s.sessions.inject(scope, i.session_id, i.kind, i.content)
-
-
-async def _end(s: Services, scope: CallScope, e: EndRequest) -> EndSessionOutcome:
-    return await s.sessions.end(scope, e.session_id, extract=e.extract)
-
-
-async def _messages(s: Services, scope: CallScope, q: SessionMessagesQuery) -> SessionMessagesPage:
-    return await s.sessions.messages(scope, q)
-
-
-async def _delete_messages(
-    s: Services, scope: CallScope, d: DeleteMessages
-) -> DeleteMessagesOutcome:
-    return await s.sessions.delete_messages(scope, d.session_id, list(d.seqs))
-
-
-async def _clear(s: Services, scope: CallScope, c: ClearRequest) -> int:
-    return await s.sessions.clear(scope, c.session_id, fixed_zone=c.fixed_zone)
-
-
-async def _attachment(s: Services, scope: CallScope, q: AttachmentQuery) -> AttachmentSlice:
-    return await s.sessions.attachment(scope, q)
-
-
 APPEND_MESSAGES: Operation[Append, AppendOutcome] = Operation(
     name="MemoryService.AppendMessages",
     effect=Effect.WRITE,
     genai=CREATE,
-    run=_append,
-    touched_in=lambda a: _session_key(a.session_id),
+    run=lambda s, scope, a: s.sessions.append(
+        scope, a.session_id, a.messages, a.ttl, a.compression, a.long_term_memory_mode
+    ),
+    touched_in=session_touched,
     count=lambda a, _: len(a.messages),
     touched_out=lambda out: (out.recorded_memory_ids, ""),
     own_degraded=lambda o: o.degraded,
@@ -228,49 +170,49 @@ GET_SESSION_WINDOW: Operation[WindowRequest, SessionWindow] = Operation(
     name="MemoryService.GetSessionWindow",
     effect=Effect.READ,
     genai=SEARCH,
-    run=_window,
-    touched_in=lambda w: _session_key(w.session_id),
+    run=lambda s, scope, w: s.sessions.window(scope, w.session_id, w.token_budget),
+    touched_in=session_touched,
     own_degraded=lambda o: o.degraded,
 )
 INJECT_INSTRUCTION: Operation[Inject, list[FixedZoneEntry]] = Operation(
     name="MemoryService.InjectInstruction",
     effect=Effect.WRITE,
     genai=CREATE,
-    run=_inject,
-    touched_in=lambda i: _session_key(i.session_id),
+    run=lambda s, scope, i: s.sessions.inject(scope, i.session_id, i.kind, i.content),
+    touched_in=session_touched,
 )
 END_SESSION: Operation[EndRequest, EndSessionOutcome] = Operation(
     name="MemoryService.EndSession",
     effect=Effect.WRITE,
-    run=_end,
-    touched_in=lambda e: _session_key(e.session_id),
+    run=lambda s, scope, e: s.sessions.end(scope, e.session_id, extract=e.extract),
+    touched_in=session_touched,
     own_degraded=lambda o: o.degraded,
 )
 GET_SESSION_MESSAGES: Operation[SessionMessagesQuery, SessionMessagesPage] = Operation(
     name="MemoryService.GetSessionMessages",
     effect=Effect.READ,
-    run=_messages,
-    touched_in=lambda q: _session_key(q.session_id),
+    run=lambda s, scope, q: s.sessions.messages(scope, q),
+    touched_in=session_touched,
 )
 DELETE_MESSAGES: Operation[DeleteMessages, DeleteMessagesOutcome] = Operation(
     name="MemoryService.DeleteMessages",
     effect=Effect.WRITE,
-    run=_delete_messages,
-    touched_in=lambda d: _session_key(d.session_id),
+    run=lambda s, scope, d: s.sessions.delete_messages(scope, d.session_id, list(d.seqs)),
+    touched_in=session_touched,
     own_degraded=lambda o: o.degraded,
 )
 CLEAR_SESSION: Operation[ClearRequest, int] = Operation(
     name="MemoryService.ClearSession",
     effect=Effect.WRITE,
-    run=_clear,
-    touched_in=lambda c: _session_key(c.session_id),
+    run=lambda s, scope, c: s.sessions.clear(scope, c.session_id, fixed_zone=c.fixed_zone),
+    touched_in=session_touched,
 )
 GET_SESSION_ATTACHMENT: Operation[AttachmentQuery, AttachmentSlice] = Operation(
     name="MemoryService.GetSessionAttachment",
     effect=Effect.READ,
     genai=SEARCH,
-    run=_attachment,
-    touched_in=lambda q: _session_key(q.session_id),
+    run=lambda s, scope, q: s.sessions.attachment(scope, q),
+    touched_in=session_touched,
 )
 
 OPERATIONS = (

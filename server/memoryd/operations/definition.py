@@ -28,8 +28,9 @@ from __future__ import annotations
 import enum
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
+from memoryd.domain.agent_state import WorkingScope
 from memoryd.domain.principal import CallScope, Role
 from memoryd.domain.requests import Degradation
 from memoryd.operations.services import Services
@@ -42,6 +43,24 @@ O = TypeVar("O")  # noqa: E741
 #: (a keyed-memory key, "session:<id>", "scope:<thread>/<resource>").
 Touched = tuple[Sequence[str], str]
 NOTHING: Touched = ((), "")
+
+
+class OnSession(Protocol):
+    """An input that names one session."""
+
+    @property
+    def session_id(self) -> str: ...
+
+
+def session_touched(value: OnSession) -> Touched:
+    """What a call on one session addresses: its key "session:<id>" ("" when unnamed)."""
+    session_id = value.session_id
+    return ((), f"session:{session_id}"[:1024] if session_id else "")
+
+
+def scope_touched(scope: WorkingScope) -> Touched:
+    """What a call on one working-memory scope addresses: "scope:<thread>/<resource>"."""
+    return ((), f"scope:{scope.thread_id}/{scope.resource_id}"[:1024])
 
 
 class Effect(enum.Enum):

@@ -96,27 +96,11 @@ class ImportRecord:
     field: str = "record.agent_id"
 
 
-async def _stats(s: Services, scope: CallScope, _: Everything) -> Stats:
-    return await s.lifecycle.stats(scope)
-
-
-async def _archive(s: Services, scope: CallScope, sel: Selection) -> int:
-    return await s.lifecycle.archive(scope, sel.selector)
-
-
 async def _restore(s: Services, scope: CallScope, sel: Selection) -> Restored:
     if sel.undo_consolidation:
         undone, back = await s.lifecycle.undo_consolidation(scope, sel.selector)
         return Restored(back, undone)
     return Restored(await s.lifecycle.restore(scope, sel.selector))
-
-
-async def _prune(s: Services, scope: CallScope, criteria: PruneCriteria) -> PruneOutcome:
-    return await s.lifecycle.prune(scope, criteria)
-
-
-async def _reset(s: Services, scope: CallScope, req: ResetRequest) -> int:
-    return await s.lifecycle.reset(scope, req.confirm)
 
 
 def _compact(
@@ -204,13 +188,15 @@ def _exported_ids(item: ExportItem | Progress) -> Iterable[str]:
 
 
 GET_STATS: Operation[Everything, Stats] = Operation(
-    name="LifecycleService.GetStats", effect=Effect.READ, run=_stats
+    name="LifecycleService.GetStats",
+    effect=Effect.READ,
+    run=lambda s, scope, _: s.lifecycle.stats(scope),
 )
 ARCHIVE: Operation[Selection, int] = Operation(
     name="LifecycleService.Archive",
     effect=Effect.WRITE,
     genai=UPDATE,
-    run=_archive,
+    run=lambda s, scope, sel: s.lifecycle.archive(scope, sel.selector),
     touched_in=lambda sel: (sel.selector.ids, ""),
 )
 RESTORE: Operation[Selection, Restored] = Operation(
@@ -225,10 +211,13 @@ PRUNE: Operation[PruneCriteria, PruneOutcome] = Operation(
     # Deletes whatever matches its criteria (a dry run previews exactly that).
     effect=Effect.DESTRUCTIVE,
     genai=DELETE,
-    run=_prune,
+    run=lambda s, scope, criteria: s.lifecycle.prune(scope, criteria),
 )
 RESET: Operation[ResetRequest, int] = Operation(
-    name="LifecycleService.Reset", effect=Effect.DESTRUCTIVE, genai=DELETE, run=_reset
+    name="LifecycleService.Reset",
+    effect=Effect.DESTRUCTIVE,
+    genai=DELETE,
+    run=lambda s, scope, req: s.lifecycle.reset(scope, req.confirm),
 )
 
 

@@ -44,41 +44,17 @@ class MemoryIds:
     ids: tuple[str, ...]
 
 
-async def _remember(s: Services, scope: CallScope, draft: MemoryDraft) -> RememberOutcome:
-    return await s.memories.remember(scope, draft)
-
-
 async def _remember_batch(
     s: Services, scope: CallScope, drafts: Sequence[MemoryDraft]
 ) -> list[RememberOutcome]:
     return await s.memories.remember_batch(scope, drafts)
 
 
-async def _recall(s: Services, scope: CallScope, query: RecallQuery) -> RecallOutcome:
-    return await s.memories.recall(scope, query)
-
-
-async def _get(s: Services, scope: CallScope, ref: MemoryRef) -> Memory:
-    return await s.memories.get(scope, ref.id)
-
-
-async def _list(s: Services, scope: CallScope, query: ListQuery) -> MemoryPage:
-    return await s.memories.list_memories(scope, query)
-
-
-async def _update(s: Services, scope: CallScope, update: MemoryUpdate) -> Memory:
-    return await s.memories.update(scope, update.id, update.patch)
-
-
-async def _forget(s: Services, scope: CallScope, ids: MemoryIds) -> list[str]:
-    return await s.memories.forget(scope, list(ids.ids))
-
-
 REMEMBER: Operation[MemoryDraft, RememberOutcome] = Operation(
     name="MemoryService.Remember",
     effect=Effect.WRITE,
     genai=UPSERT,
-    run=_remember,
+    run=lambda s, scope, draft: s.memories.remember(scope, draft),
     touched_out=lambda o: ((o.memory.id,), ""),
     audit_in_log=True,
 )
@@ -95,7 +71,7 @@ RECALL: Operation[RecallQuery, RecallOutcome] = Operation(
     name="MemoryService.Recall",
     effect=Effect.READ,
     genai=SEARCH,
-    run=_recall,
+    run=lambda s, scope, query: s.memories.recall(scope, query),
     returned=lambda o: [r.memory.id for r in o.results],
     count=lambda _, o: len(o.results),
     own_degraded=lambda o: o.degraded,
@@ -104,7 +80,7 @@ GET_MEMORY: Operation[MemoryRef, Memory] = Operation(
     name="MemoryService.GetMemory",
     effect=Effect.READ,
     genai=SEARCH,
-    run=_get,
+    run=lambda s, scope, ref: s.memories.get(scope, ref.id),
     touched_in=lambda ref: ((ref.id,) if ref.id else (), ""),
     returned=lambda m: (m.id,),
 )
@@ -112,14 +88,14 @@ LIST_MEMORIES: Operation[ListQuery, MemoryPage] = Operation(
     name="MemoryService.ListMemories",
     effect=Effect.READ,
     genai=SEARCH,
-    run=_list,
+    run=lambda s, scope, query: s.memories.list_memories(scope, query),
     count=lambda _, page: len(page.memories),
 )
 UPDATE_MEMORY: Operation[MemoryUpdate, Memory] = Operation(
     name="MemoryService.UpdateMemory",
     effect=Effect.WRITE,
     genai=UPDATE,
-    run=_update,
+    run=lambda s, scope, update: s.memories.update(scope, update.id, update.patch),
     touched_in=lambda u: ((u.id,) if u.id else (), ""),
     touched_out=lambda m: ((m.id,), ""),
     audit_in_log=True,
@@ -129,7 +105,7 @@ FORGET_MEMORIES: Operation[MemoryIds, list[str]] = Operation(
     # Deletes exactly the ids it names.
     effect=Effect.WRITE,
     genai=DELETE,
-    run=_forget,
+    run=lambda s, scope, ids: s.memories.forget(scope, list(ids.ids)),
     touched_in=lambda i: (i.ids, ""),
     touched_out=lambda forgotten: (forgotten, ""),
     count=lambda i, _: len(i.ids),

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memoryd.domain.principal import CallScope
 from memoryd.domain.snapshot import (
     DefaultReadRequest,
     DefaultReadResult,
@@ -15,8 +14,14 @@ from memoryd.domain.snapshot import (
     StateWrite,
 )
 from memoryd.observability.tracing import SEARCH, UPSERT
-from memoryd.operations.definition import NOTHING, Effect, Operation, Touched
-from memoryd.operations.services import Services
+from memoryd.operations.definition import (
+    NOTHING,
+    Effect,
+    Operation,
+    Touched,
+    scope_touched,
+    session_touched,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,29 +41,11 @@ class LoadState:
     names: tuple[str, ...] = ()
 
 
-async def _build(s: Services, scope: CallScope, req: SnapshotRequest) -> Snapshot:
-    return await s.snapshots.build(scope, req)
-
-
-async def _default_read(
-    s: Services, scope: CallScope, req: DefaultReadRequest
-) -> DefaultReadResult:
-    return await s.default_read.read(scope, req)
-
-
-async def _save(s: Services, scope: CallScope, req: SaveState) -> list[StateComponent]:
-    return await s.states.save(scope, req.session_id, req.writes)
-
-
-async def _load(s: Services, scope: CallScope, req: LoadState) -> list[StateComponent]:
-    return await s.states.load(scope, req.session_id, list(req.names))
-
-
 def _snapshot_touched(req: SnapshotRequest) -> Touched:
     if req.session_id:
         return ((), f"session:{req.session_id}"[:1024])
     if req.scope is not None:
-        return ((), f"scope:{req.scope.thread_id}/{req.scope.resource_id}"[:1024])
+        return scope_touched(req.scope)
     return NOTHING
 
 
@@ -66,7 +53,7 @@ BUILD_SNAPSHOT: Operation[SnapshotRequest, Snapshot] = Operation(
     name="SnapshotService.BuildSnapshot",
     effect=Effect.READ,
     genai=SEARCH,
-    run=_build,
+    run=lambda s, scope, req: s.snapshots.build(scope, req),
     touched_in=_snapshot_touched,
     returned=lambda snap: [i.id for i in snap.items if i.id],
     count=lambda _, snap: len(snap.items),
@@ -76,22 +63,22 @@ DEFAULT_READ: Operation[DefaultReadRequest, DefaultReadResult] = Operation(
     name="SnapshotService.DefaultRead",
     effect=Effect.READ,
     genai=SEARCH,
-    run=_default_read,
+    run=lambda s, scope, req: s.default_read.read(scope, req),
     returned=lambda result: [line.key for line in result.lines],
 )
 SAVE_STATE: Operation[SaveState, list[StateComponent]] = Operation(
     name="SnapshotService.SaveState",
     effect=Effect.WRITE,
     genai=UPSERT,
-    run=_save,
-    touched_in=lambda r: ((), f"session:{r.session_id}"[:1024] if r.session_id else ""),
+    run=lambda s, scope, req: s.states.save(scope, req.session_id, req.writes),
+    touched_in=session_touched,
 )
 LOAD_STATE: Operation[LoadState, list[StateComponent]] = Operation(
     name="SnapshotService.LoadState",
     effect=Effect.READ,
     genai=SEARCH,
-    run=_load,
-    touched_in=lambda r: ((), f"session:{r.session_id}"[:1024] if r.session_id else ""),
+    run=lambda s, scope, req: s.states.load(scope, req.session_id, list(req.names)),
+    touched_in=session_touched,
 )
 
 OPERATIONS = (BUILD_SNAPSHOT, DEFAULT_READ, SAVE_STATE, LOAD_STATE)
