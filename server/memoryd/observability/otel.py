@@ -132,15 +132,8 @@ class OtelTracing:
         remote = self._propagator.extract(parent) if parent else Context()
         return self._start(name, attributes, remote, _KINDS[kind])
 
-    def operation_span(
-        self,
-        name: str,
-        attributes: Attributes,
-        *,
-        parent: Mapping[str, str] | None = None,
-        kind: SpanKindName = "server",
-    ) -> OtelSpan:
-        return self.start_operation(name, attributes, parent=parent, kind=kind)
+    #: The same span: an OtelSpan is its own ``with`` block.
+    operation_span = start_operation
 
     def span(
         self, name: str, attributes: Attributes | None = None, *, links: Sequence[object] = ()
