@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
@@ -11,11 +12,21 @@ from typing import Annotated, Any
 
 import typer
 from google.protobuf import duration_pb2, json_format, struct_pb2
+from google.protobuf.message import Message
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from memoryd.cli import render
-from memoryd.cli.common import AgentOption, JsonOption, WideOption, pages, session, unary
+from memoryd.cli.common import (
+    AgentOption,
+    JsonOption,
+    Stub,
+    WideOption,
+    pages,
+    session,
+    unary,
+)
 from memoryd_client import MemorydError
 from memoryd_client.ops.agent_state import session_message
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
@@ -158,46 +169,45 @@ def wm_set(
     render.console().print(_working_detail(response.working_memory))
 
 
-@wm_app.command("get")
-def wm_get(
-    ctx: typer.Context,
-    agent: AgentOption,
-    thread: ThreadOption = "",
-    resource: ResourceOption = "",
-    as_json: JsonOption = False,
+def _scope_command(
+    name: str,
+    help_text: str,
+    request_type: Callable[..., Message],
+    stub: Stub,
+    show: Callable[[Any], RenderableType],
 ) -> None:
-    """Show the working memory of a scope.
+    """Register ``wm <name>``: one RPC on the scope --thread / --resource names, whose
+    response ``show`` renders (get and delete differ only in these)."""
 
-    Example: memoryctl wm get --thread t1 --agent demo
-    """
-    request = memory_service_pb2.GetWorkingMemoryRequest(
-        agent_id=agent, scope=_scope(thread, resource)
-    )
-    response = unary(ctx, lambda c: c.memory.GetWorkingMemory, request, as_json)
-    if response is None:
-        return
-    render.console().print(_working_detail(response.working_memory))
+    @wm_app.command(name, help=help_text)
+    def command(
+        ctx: typer.Context,
+        agent: AgentOption,
+        thread: ThreadOption = "",
+        resource: ResourceOption = "",
+        as_json: JsonOption = False,
+    ) -> None:
+        request = request_type(agent_id=agent, scope=_scope(thread, resource))
+        response = unary(ctx, stub, request, as_json)
+        if response is not None:
+            render.console().print(show(response))
 
 
-@wm_app.command("delete")
-def wm_delete(
-    ctx: typer.Context,
-    agent: AgentOption,
-    thread: ThreadOption = "",
-    resource: ResourceOption = "",
-    as_json: JsonOption = False,
-) -> None:
-    """Delete the working memory of a scope (reports whether it existed).
-
-    Example: memoryctl wm delete --thread t1 --agent demo
-    """
-    request = memory_service_pb2.DeleteWorkingMemoryRequest(
-        agent_id=agent, scope=_scope(thread, resource)
-    )
-    response = unary(ctx, lambda c: c.memory.DeleteWorkingMemory, request, as_json)
-    if response is None:
-        return
-    render.console().print("Deleted." if response.deleted else "Nothing to delete.")
+_scope_command(
+    "get",
+    "Show the working memory of a scope.\n\nExample: memoryctl wm get --thread t1 --agent demo",
+    memory_service_pb2.GetWorkingMemoryRequest,
+    lambda c: c.memory.GetWorkingMemory,
+    lambda response: _working_detail(response.working_memory),
+)
+_scope_command(
+    "delete",
+    "Delete the working memory of a scope (reports whether it existed).\n\n"
+    "Example: memoryctl wm delete --thread t1 --agent demo",
+    memory_service_pb2.DeleteWorkingMemoryRequest,
+    lambda c: c.memory.DeleteWorkingMemory,
+    lambda response: "Deleted." if response.deleted else "Nothing to delete.",
+)
 
 
 @wm_app.command("ls")
