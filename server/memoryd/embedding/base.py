@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Literal, Protocol, get_args, runtime_checkable
+from typing import Final, Literal, Protocol, get_args, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -63,3 +64,31 @@ def l2_normalize(matrix: npt.NDArray[np.floating]) -> npt.NDArray[np.float32]:
 
 def empty_result(dimension: int) -> npt.NDArray[np.float32]:
     return np.zeros((0, dimension), dtype=np.float32)
+
+
+class CheckedEmbedder(ABC):
+    """The shared front of memoryd's embedders: :meth:`embed` refuses a malformed
+    request (:func:`check_request`) and answers an empty one itself, so that an
+    implementation's :meth:`_embed` only ever sees a valid, non-empty list."""
+
+    def __init__(self, model_id: str, dimension: int) -> None:
+        #: See :attr:`Embedder.model_id` and :attr:`Embedder.dimension`.
+        self.model_id: Final = model_id
+        self.dimension: Final = dimension
+
+    async def embed(
+        self, texts: Sequence[str], *, kind: EmbedKind = "document"
+    ) -> npt.NDArray[np.float32]:
+        """See :meth:`Embedder.embed`."""
+        check_request(texts, kind)
+        if not texts:
+            return empty_result(self.dimension)
+        return await self._embed(texts, kind)
+
+    @abstractmethod
+    async def _embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]:
+        """The vectors of ``texts`` (checked, at least one)."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """See :meth:`Embedder.close`."""

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import EmbeddingError
-from memoryd.embedding.base import Embedder, EmbedKind, check_request, empty_result
+from memoryd.embedding.base import CheckedEmbedder, Embedder, EmbedKind
 
 
 @dataclass(slots=True)
@@ -34,12 +34,13 @@ class _Request:
     )
 
 
-class BatchingEmbedder:
+class BatchingEmbedder(CheckedEmbedder):
     """Concurrent document requests to ``inner`` as few calls (see the module)."""
 
     def __init__(self, inner: Embedder, *, max_batch: int) -> None:
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        super().__init__(inner.model_id, inner.dimension)
         self.inner = inner
         self.max_batch = max_batch
         self._waiting: list[_Request] = []
@@ -49,20 +50,7 @@ class BatchingEmbedder:
         self.batches = 0
         self.requests = 0
 
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    async def embed(
-        self, texts: Sequence[str], *, kind: EmbedKind = "document"
-    ) -> npt.NDArray[np.float32]:
-        check_request(texts, kind)
-        if not texts:
-            return empty_result(self.inner.dimension)
+    async def _embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]:
         if kind == "query" or len(texts) >= self.max_batch:
             return await self.inner.embed(texts, kind=kind)
         if self._closed:

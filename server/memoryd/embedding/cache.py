@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memoryd.domain.errors import EmbeddingError
-from memoryd.embedding.base import Embedder, EmbedKind, check_request, empty_result
+from memoryd.embedding.base import CheckedEmbedder, Embedder, EmbedKind
 
 _Key = tuple[str, bytes]
 
@@ -23,7 +23,7 @@ def _digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-class CachingEmbedder:
+class CachingEmbedder(CheckedEmbedder):
     """LRU of ``(kind, sha256(text)) -> vector`` with ``max_entries`` entries.
 
     Misses of one call go to the inner embedder in one batched call, each distinct
@@ -36,30 +36,17 @@ class CachingEmbedder:
     def __init__(self, inner: Embedder, max_entries: int) -> None:
         if max_entries < 1:
             raise ValueError(f"max_entries must be >= 1, got {max_entries}")
+        super().__init__(inner.model_id, inner.dimension)
         self.inner = inner
         self.max_entries = max_entries
         self.hits = 0
         self.misses = 0
         self._entries: OrderedDict[_Key, npt.NDArray[np.float32]] = OrderedDict()
 
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
     def __len__(self) -> int:
         return len(self._entries)
 
-    async def embed(
-        self, texts: Sequence[str], *, kind: EmbedKind = "document"
-    ) -> npt.NDArray[np.float32]:
-        check_request(texts, kind)
-        dimension = self.inner.dimension
-        if not texts:
-            return empty_result(dimension)
+    async def _embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]:
         keys: list[_Key] = [(kind, _digest(text)) for text in texts]
         found: dict[_Key, npt.NDArray[np.float32]] = {}
         missing: dict[_Key, str] = {}
@@ -74,10 +61,10 @@ class CachingEmbedder:
                 found[key] = vector
         if missing:
             vectors = await self.inner.embed(list(missing.values()), kind=kind)
-            if vectors.shape != (len(missing), dimension):
+            if vectors.shape != (len(missing), self.dimension):
                 raise EmbeddingError(
                     f"{self.inner.model_id} returned shape {vectors.shape}, "
-                    f"expected {(len(missing), dimension)}"
+                    f"expected {(len(missing), self.dimension)}"
                 )
             for key, row in zip(missing, vectors, strict=True):
                 stored = np.array(row, dtype=np.float32)  # a copy, detached from the batch
@@ -86,7 +73,7 @@ class CachingEmbedder:
                 self._put(key, stored)
         self.misses += len(missing)
         self.hits += len(texts) - len(missing)
-        out = np.empty((len(texts), dimension), dtype=np.float32)
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for row, key in enumerate(keys):
             out[row] = found[key]
         return out

@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from memoryd.embedding.base import EmbedKind, check_request, empty_result, l2_normalize
+from memoryd.embedding.base import CheckedEmbedder, EmbedKind, l2_normalize
 
 #: Han (with extensions and compatibility ideographs), Hiragana, Katakana, Hangul.
 _CJK = (
@@ -60,7 +60,7 @@ def features(text: str) -> Iterator[tuple[str, float]]:
             yield "s:" + match.group("sym"), _SYMBOL
 
 
-class HashingEmbedder:
+class HashingEmbedder(CheckedEmbedder):
     """Signed feature hashing with sublinear term frequency, L2-normalised.
 
     Texts with no visible characters (empty, whitespace) give an all-zero row.
@@ -69,30 +69,17 @@ class HashingEmbedder:
     def __init__(self, dimension: int = 384) -> None:
         if dimension < 2:
             raise ValueError(f"dimension must be >= 2, got {dimension}")
-        self._dimension = dimension
+        super().__init__(f"hashing-v1-{dimension}", dimension)
 
-    @property
-    def model_id(self) -> str:
-        return f"hashing-v1-{self._dimension}"
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    async def embed(
-        self, texts: Sequence[str], *, kind: EmbedKind = "document"
-    ) -> npt.NDArray[np.float32]:
+    async def _embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]:
         """Symmetric: ``kind`` does not change the vector."""
-        check_request(texts, kind)
-        if not texts:
-            return empty_result(self._dimension)
         if sum(len(t) for t in texts) > _INLINE_CHARS:
             return await asyncio.to_thread(self.embed_sync, texts)
         return self.embed_sync(texts)
 
     def embed_sync(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """The same vectors, synchronously (for benchmarks and offline tools)."""
-        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
             weights: dict[str, float] = {}
             counts: Counter[str] = Counter()
@@ -102,7 +89,7 @@ class HashingEmbedder:
             for feature, count in counts.items():
                 h = _hash64(feature)
                 sign = 1.0 if h >> 63 else -1.0
-                out[row, h % self._dimension] += sign * weights[feature] * (1 + math.log(count))
+                out[row, h % self.dimension] += sign * weights[feature] * (1 + math.log(count))
         return l2_normalize(out)
 
     async def close(self) -> None:

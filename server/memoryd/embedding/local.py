@@ -20,7 +20,7 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from memoryd.domain.errors import EmbeddingError
-from memoryd.embedding.base import EmbedKind, check_request, empty_result, l2_normalize
+from memoryd.embedding.base import CheckedEmbedder, EmbedKind, l2_normalize
 from memoryd.embedding.minilm_files import default_model_path, default_tokenizer_path
 from memoryd.embedding.packaged import installed_files
 from memoryd.embedding.worker import InferenceThread
@@ -37,7 +37,7 @@ DEFAULT_BATCH_TOKENS = 512
 _Int64s = npt.NDArray[np.int64]
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(CheckedEmbedder):
     """Loads the model in the constructor and keeps it warm until :meth:`close`.
     ``prefixes``: (query, document) text put before each text of that kind."""
 
@@ -55,7 +55,7 @@ class OnnxEmbedder:
     ) -> None:
         if min(threads, max_batch_size, max_batch_tokens) < 1 or max_tokens < 8:
             raise ValueError("threads and batch limits must be >= 1, max_tokens >= 8")
-        self._model_id = model_id
+        super().__init__(model_id, DIMENSION)
         self._query_prefix, self._document_prefix = prefixes
         for path in (model_path, tokenizer_path):
             if not path.is_file():
@@ -83,21 +83,8 @@ class OnnxEmbedder:
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._thread = InferenceThread("memoryd-embed", what="the local embedder")
 
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        return DIMENSION
-
-    async def embed(
-        self, texts: Sequence[str], *, kind: EmbedKind = "document"
-    ) -> npt.NDArray[np.float32]:
+    async def _embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]:
         """``kind`` picks the prefix (none for a symmetric model such as MiniLM)."""
-        check_request(texts, kind)
-        if not texts:
-            return empty_result(DIMENSION)
         prefix = self._query_prefix if kind == "query" else self._document_prefix
         if prefix:
             texts = [prefix + text for text in texts]

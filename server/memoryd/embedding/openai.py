@@ -17,12 +17,12 @@ import numpy as np
 import numpy.typing as npt
 
 from memoryd.domain.errors import EmbeddingError
-from memoryd.embedding.base import EmbedKind, check_request, empty_result, l2_normalize
+from memoryd.embedding.base import CheckedEmbedder, EmbedKind, l2_normalize
 
 _BODY_SNIPPET = 200
 
 
-class OpenAICompatibleEmbedder:
+class OpenAICompatibleEmbedder(CheckedEmbedder):
     """Sends batches of at most ``max_batch_size`` texts, one request at a time."""
 
     def __init__(
@@ -37,30 +37,17 @@ class OpenAICompatibleEmbedder:
     ) -> None:
         if dimension < 1 or max_batch_size < 1 or timeout_s <= 0:
             raise ValueError("dimension and max_batch_size must be >= 1, timeout_s > 0")
+        super().__init__(f"openai:{model}", dimension)
         self._endpoint = url.rstrip("/") + "/embeddings"
         self._model = model
-        self._dimension = dimension
         self._api_key = api_key or None
         self._max_batch_size = max_batch_size
         self._timeout_s = timeout_s
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers)
 
-    @property
-    def model_id(self) -> str:
-        return f"openai:{self._model}"
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    async def embed(
-        self, texts: Sequence[str], *, kind: EmbedKind = "document"
-    ) -> npt.NDArray[np.float32]:
+    async def _embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]:
         """The OpenAI API has no query/document distinction, so ``kind`` is unused."""
-        check_request(texts, kind)
-        if not texts:
-            return empty_result(self._dimension)
         parts = [
             await self._embed_batch(list(texts[start : start + self._max_batch_size]))
             for start in range(0, len(texts), self._max_batch_size)
@@ -95,7 +82,7 @@ class OpenAICompatibleEmbedder:
             raise self._error("malformed response: no 'data' list")
         if len(data) != expected:
             raise self._error(f"malformed response: {len(data)} embeddings for {expected} inputs")
-        out = np.empty((expected, self._dimension), dtype=np.float32)
+        out = np.empty((expected, self.dimension), dtype=np.float32)
         seen: set[int] = set()
         for position, item in enumerate(data):
             if not isinstance(item, dict):
@@ -108,10 +95,10 @@ class OpenAICompatibleEmbedder:
                 isinstance(x, int | float) and not isinstance(x, bool) for x in vector
             ):
                 raise self._error(f"malformed response: data[{position}].embedding")
-            if len(vector) != self._dimension:
+            if len(vector) != self.dimension:
                 raise self._error(
                     f"dimension mismatch: model returned {len(vector)}, "
-                    f"expected {self._dimension} (embedding.openai_dimension)"
+                    f"expected {self.dimension} (embedding.openai_dimension)"
                 )
             if not all(math.isfinite(x) for x in vector):
                 raise self._error(f"malformed response: non-finite value in data[{position}]")
