@@ -29,7 +29,8 @@ def profile_etag(version: int, content: str) -> str:
     return digest.hexdigest()[:32]
 
 
-def _profile(record: Record) -> AgentProfile:
+def profile_from_record(record: Record) -> AgentProfile:
+    """The profile a stored record holds, with its etag."""
     content = str(record.doc.get("content", ""))
     return AgentProfile(
         content=content,
@@ -56,7 +57,7 @@ class ProfileService:
         found = await self._load(scope)
         if found is None:
             raise NotFound(f"agent {scope.partition.agent_id!r} has no profile")
-        return _profile(found)
+        return profile_from_record(found)
 
     async def set(self, scope: CallScope, content: str, if_match: str = "") -> AgentProfile:
         """Write the document; ``if_match`` "" writes unconditionally."""
@@ -75,7 +76,7 @@ class ProfileService:
 
         async def attempt() -> Record:
             current = await self._load(scope)
-            _check_precondition(expected, None if current is None else _profile(current))
+            _check_precondition(expected, None if current is None else profile_from_record(current))
             record = Record(
                 kind=RecordKind.PROFILE,
                 key=PROFILE_KEY,
@@ -85,7 +86,7 @@ class ProfileService:
             )
             return await self._writes.replace(scope.partition, record, current)
 
-        return _profile(await self._writes.run(scope.partition, attempt))
+        return profile_from_record(await self._writes.run(scope.partition, attempt))
 
     async def _load(self, scope: CallScope) -> Record | None:
         found = await self._records.get_records(scope.partition, RecordKind.PROFILE, [PROFILE_KEY])

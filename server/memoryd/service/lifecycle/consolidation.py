@@ -288,8 +288,11 @@ class Consolidator:
             if not sources:
                 return Changes()
             writes: list[Memory] = []
+            max_tags = self._deps.limits.max_tags
             for part, content, method in await self._parts(sources, degraded):
-                derived = await self._derived(partition, label, part, content, method, now)
+                derived = await self._embedded(
+                    _derived(partition, label, part, content, method, now, max_tags)
+                )
                 for source in part:
                     link(derived, source, RelationKind.DERIVED_FROM, now, "consolidation")
                     source.metadata = {**source.metadata, SUPERSEDED_BY_KEY: derived.id}
@@ -304,21 +307,13 @@ class Consolidator:
         await self._deps.writes.modify(partition, list(seen), condense)
         return made
 
-    async def _derived(
-        self,
-        partition: Partition,
-        label: str,
-        members: list[Memory],
-        content: str,
-        method: str,
-        now: datetime,
-    ) -> Memory:
-        deps = self._deps
-        vectors, space = await embed_in_space(deps.embedder, [content])
-        derived = _derived(partition, label, members, content, method, now, deps.limits.max_tags)
+    async def _embedded(self, derived: Memory) -> Memory:
+        """``derived`` with its content's vector (in the space it was embedded in)."""
+        embedder = self._deps.embedder
+        vectors, space = await embed_in_space(embedder, [derived.content])
         derived.vector = vectors[0]
         derived.embedding_model = space
-        derived.embedding_dimension = deps.embedder.dimension
+        derived.embedding_dimension = embedder.dimension
         return derived
 
 

@@ -33,7 +33,7 @@ from memoryd.domain.lifecycle import (
 )
 from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.records import Record, RecordKind, UndecodableRecord
-from memoryd.service.agent_state.profile import profile_etag
+from memoryd.service.agent_state.profile import profile_from_record
 from memoryd.service.agent_state.state import component_from, state_record
 from memoryd.service.agent_state.working import working_doc, working_memory_from
 from memoryd.service.common import scanning
@@ -66,16 +66,6 @@ def working_record(wm: WorkingMemory) -> Record:
         version=wm.version,
         updated_at=wm.updated_at,
         expires_at=wm.expires_at,
-    )
-
-
-def profile_from_record(record: Record) -> AgentProfile:
-    content = str(record.doc.get("content", ""))
-    return AgentProfile(
-        content=content,
-        etag=profile_etag(record.version, content),
-        version=record.version,
-        updated_at=record.updated_at,
     )
 
 
