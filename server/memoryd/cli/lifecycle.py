@@ -28,7 +28,7 @@ from memoryd.cli.common import (
     TypesOption,
     unary,
 )
-from memoryd.cli.progress import long_call, print_result
+from memoryd.cli.progress import run_long
 from memoryd_proto.v1 import lifecycle_service_pb2
 
 #: Deadline of unary calls that may take long (prune, reset), in seconds.
@@ -278,9 +278,7 @@ def compact(
     request = lifecycle_service_pb2.CompactRequest(agent_id=agent, merge_group_threshold=threshold)
     if similarity is not None:
         request.merge_similarity = similarity
-
-    result = long_call(ctx, lambda c: c.lifecycle.Compact, request, as_json=as_json)
-    print_result(result, as_json)
+    run_long(ctx, lambda c: c.lifecycle.Compact, request, as_json)
 
 
 def maintenance(
@@ -314,9 +312,7 @@ def maintenance(
         request.retention_days = retention_days
     if consolidate is not None:
         request.consolidate = consolidate
-
-    result = long_call(ctx, lambda c: c.lifecycle.RunMaintenance, request, as_json=as_json)
-    print_result(result, as_json)
+    run_long(ctx, lambda c: c.lifecycle.RunMaintenance, request, as_json)
 
 
 def reembed(
@@ -333,9 +329,7 @@ def reembed(
     request = lifecycle_service_pb2.ReembedRequest(
         agent_id=agent, all_agents=all_agents, batch_size=batch_size
     )
-
-    result = long_call(ctx, lambda c: c.lifecycle.Reembed, request, as_json=as_json)
-    print_result(result, as_json)
+    run_long(ctx, lambda c: c.lifecycle.Reembed, request, as_json)
 
 
 def register(app: typer.Typer) -> None:

@@ -76,6 +76,11 @@ def long_call(ctx: typer.Context, stub: Stub, request: Message, *, as_json: bool
     return result
 
 
+def run_long(ctx: typer.Context, stub: Stub, request: Message, as_json: bool) -> None:
+    """:func:`long_call`, then its result printed (as a table, or JSON with --json)."""
+    print_result(long_call(ctx, stub, request, as_json=as_json), as_json)
+
+
 def metadata(client: MemorydClient) -> Any:
     return client.metadata or None
 
