@@ -49,7 +49,9 @@ class OnSession(Protocol):
     """An input that names one session."""
 
     @property
-    def session_id(self) -> str: ...
+    def session_id(self) -> str:
+        """The session's id ("" where the input may leave it unset)."""
+        ...
 
 
 def session_touched(value: OnSession) -> Touched:

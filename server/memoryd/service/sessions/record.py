@@ -76,11 +76,6 @@ def attachment_key(session_id: str, generation: str, seq: int, sha256: str) -> s
     return f"{message_key(session_id, generation, seq)}{KEY_SEPARATOR}{sha256}"
 
 
-def attachment_prefix(session_id: str, generation: str, seq: int) -> str:
-    """The key prefix of every attachment record of message ``seq``."""
-    return f"{message_key(session_id, generation, seq)}{KEY_SEPARATOR}"
-
-
 @dataclass(slots=True)
 class SessionState:
     """A session's header as held in memory between loading and storing it."""
