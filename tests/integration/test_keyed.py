@@ -103,9 +103,12 @@ def ok_json(result: Result) -> Any:
 def test_seed_scenario(ctl: Invoke) -> None:
     agent = fresh_agent()
     for key, data in OTHER_KEYS.items():
-        assert ctl("key", "set", key, json.dumps(data), "--agent", agent).exit_code == 0
+        assert (
+            ctl("key", "set", key, json.dumps(data), "--source", "user", "--agent", agent).exit_code
+            == 0
+        )
     dentist = json.dumps({"summary": DENTIST_SUMMARY, "type": "episode"})
-    made = ctl("key", "set", DENTIST, dentist, "--agent", agent)
+    made = ctl("key", "set", DENTIST, dentist, "--source", "user", "--agent", agent)
     assert made.exit_code == 0, made.output
     assert made.stdout.startswith(f"Set {DENTIST} (version ")
 
@@ -125,7 +128,7 @@ def test_seed_scenario(ctl: Invoke) -> None:
     assert top["memory_type"] == "MEMORY_TYPE_EPISODE"
 
     # Tombstoned: gone from reads and recall, present in history.
-    gone = ctl("key", "set", DENTIST, "null", "--agent", agent)
+    gone = ctl("key", "set", DENTIST, "null", "--source", "agent:reminder_done", "--agent", agent)
     assert gone.exit_code == 0 and gone.stdout.startswith(f"Deleted {DENTIST}")
     missing = ctl("key", "get", DENTIST, "--agent", agent)
     assert missing.exit_code == 1 and "NOT_FOUND" in missing.stderr

@@ -27,6 +27,7 @@ from memoryd.domain.agent_state import (
 from memoryd.domain.errors import InvalidArgument, MemorydError, NotFound
 from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyHistoryQuery, KeyListQuery, KeyWrite
+from memoryd.domain.locator import locator_text
 from memoryd.domain.models import (
     MemoryFilter,
     MemoryType,
@@ -107,7 +108,7 @@ def provenance(value: Any) -> Provenance | None:
         kind=ProvenanceKind(parsed["kind"]),
         name=str(parsed.get("name", "")),
         retrieved_at=retrieved,
-        locator=str(parsed.get("locator", "")),
+        locator=locator_text(parsed.get("locator", ""), "source.locator"),
     )
 
 

@@ -54,8 +54,21 @@ def provenance_of(p: common_pb2.Provenance) -> Provenance:
         kind=enum_name(common_pb2.ProvenanceKind, p.kind, "PROVENANCE_KIND_"),
         name=p.name,
         retrieved_at=when(p.retrieved_at),
-        locator=p.locator,
+        locator=locator_json(p.locator),
     )
+
+
+def locator_json(text: str) -> str | dict[str, Any]:
+    """A ``Provenance.locator`` as JSON: an object locator's text (it starts with
+    "{") as that object, any other as the string."""
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(value, dict):
+            return value
+    return text
 
 
 def value_json(value: struct_pb2.Value) -> JSON:
@@ -82,7 +95,8 @@ class Provenance:
     kind: str
     name: str = ""
     retrieved_at: datetime | None = None
-    locator: str = ""
+    #: A string, or the object of an object locator.
+    locator: str | dict[str, Any] = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from memoryd_client.results import (
     SessionAttachment,
     SessionWindow,
     WorkingMemory,
+    locator_json,
 )
 from memoryd_client.tool_args import check_arguments, parse_source
 from memoryd_client.tool_results import RECORD_TAG, merged_hits
@@ -92,7 +93,7 @@ def _source_pb(value: Any) -> common_pb2.Provenance | None:
     source = common_pb2.Provenance(
         kind=common_pb2.ProvenanceKind.Value(f"PROVENANCE_KIND_{parsed['kind'].upper()}"),  # type: ignore[arg-type]
         name=str(parsed.get("name", "")),
-        locator=str(parsed.get("locator", "")),
+        locator=rq.locator_wire(parsed.get("locator", "")),
     )
     stamp = parsed.get("retrieved_at")
     if stamp:
@@ -110,7 +111,7 @@ def _source_json(raw: common_pb2.Provenance | None) -> JSON | None:
     out: JSON = {
         "kind": common_pb2.ProvenanceKind.Name(raw.kind).removeprefix("PROVENANCE_KIND_").lower(),
         "name": raw.name,
-        "locator": raw.locator,
+        "locator": locator_json(raw.locator),
     }
     if raw.HasField("retrieved_at"):
         out["retrieved_at"] = _time(raw.retrieved_at.ToDatetime(UTC))

@@ -25,7 +25,7 @@ from pathlib import Path
 from memoryd.domain import json_text
 from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.models import Partition
-from memoryd.service.keyed.docs import source_doc
+from memoryd.service.keyed.docs import envelope_source
 from memoryd.service.keyed.keys import InvalidKey, file_segment, key_file_path
 
 LOG_FILE, STATE_FILE, INDEX_DIR = "log.jsonl", "state.jsonl", "index"
@@ -55,7 +55,7 @@ def envelope_line(entry: KeyEntry) -> str:
             "ts": ts_text(entry.updated_at),
             "version": entry.version,
             "valid": entry.valid,
-            "source": source_doc(entry.source),
+            "source": envelope_source(entry.source),
         }
     )
     content = entry.content_json if entry.valid else "null"
