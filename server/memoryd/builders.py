@@ -232,14 +232,14 @@ async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemory
 
 
 async def _key_mirror(base: Base) -> list[KeyObserver]:
-    """The live file mirror of keyed memory (keys.mirror_dir), checked against the
-    store and repaired in the background from start; stopped before the stores."""
+    """The live file mirror of keyed memory (the memory_root: Settings.memory_root),
+    checked against the store and repaired in the background from start; stopped
+    before the stores."""
     s = base.settings
-    if s.keys.mirror_dir is None:
+    root = s.memory_root()
+    if root is None:
         return []
-    mirror = KeyMirror(
-        s.keys.mirror_dir.absolute(), base.records, s.limits, clearance=s.keys.mirror_clearance
-    )
+    mirror = KeyMirror(root.absolute(), base.records, s.limits, clearance=s.keys.mirror_clearance)
     await mirror.start()
     base.stack.push_async_callback(mirror.close)
     return [mirror]
