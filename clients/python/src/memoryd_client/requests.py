@@ -19,6 +19,8 @@ from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 from memoryd_client.errors import invalid_argument
+from memoryd_client.tool_args import parse_source
+from memoryd_client.tool_table import ToolArgumentError
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
 
 MEMORY_TYPES: dict[str, common_pb2.MemoryType] = {
@@ -180,14 +182,23 @@ class SourceDict(TypedDict):
     locator: NotRequired[str | Mapping[str, Any]]
 
 
-SourceArg = common_pb2.Provenance | SourceDict | Mapping[str, Any]
+SourceArg = common_pb2.Provenance | SourceDict | Mapping[str, Any] | str
 
 
 def provenance(source: SourceArg, field: str = "source") -> common_pb2.Provenance:
     """A ``Provenance`` from a mapping (``{"kind": "web", "name": ..., "retrieved_at":
-    datetime, "locator": url}``) or a ``Provenance`` message (as is)."""
+    datetime or RFC 3339 text, "locator": url or an object}``), a short form as the
+    tools take it (``"user"``, ``"tool:web_search"``, ``"web:https://..."``,
+    ``"file:notes.md"``: tool_args.parse_source) or a ``Provenance`` message (as is)."""
     if isinstance(source, common_pb2.Provenance):
         return source
+    if isinstance(source, str):
+        try:
+            parsed = parse_source(source, field=field)
+        except ToolArgumentError as exc:
+            raise invalid_argument(exc.field, exc.reason) from None
+        assert parsed is not None  # a string is never None
+        source = parsed
     if not isinstance(source, Mapping) or "kind" not in source:
         raise invalid_argument(
             field, "must be a Provenance or a mapping with a kind (e.g. {'kind': 'user'})"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd_client import requests as rq
 from memoryd_client.core import Unary
-from memoryd_client.errors import NotFoundError
+from memoryd_client.errors import MemorydError, NotFoundError
 from memoryd_client.memory_files import FileWrite, KeyFile, run_memory_command
 from memoryd_client.ops import agent_state, keys, memories, snapshot
 from memoryd_client.results import (
@@ -103,6 +103,13 @@ def _source_pb(value: Any) -> common_pb2.Provenance | None:
             raise ToolArgumentError("source.retrieved_at", "must be an RFC 3339 time") from None
         source.retrieved_at.FromDatetime(when.astimezone(UTC))
     return source
+
+
+def _rfc3339(text: str, field: str) -> datetime:
+    try:
+        return rq.rfc3339(text, field)
+    except MemorydError as exc:
+        raise ToolArgumentError(field, "must be an RFC 3339 time with a time zone") from exc
 
 
 def _source_json(raw: common_pb2.Provenance | None) -> JSON | None:
@@ -350,8 +357,13 @@ def _history(agent: str, args: Mapping[str, Any]) -> ToolPlan:
 
 
 def _default_read(agent: str, args: Mapping[str, Any]) -> ToolPlan:
+    when = args.get("current_time")
     call = snapshot.default_read(
-        agent, token_limit=args.get("token_limit"), prefix=args.get("prefix", "")
+        agent,
+        token_limit=args.get("token_limit"),
+        tags=args.get("tags", ()),
+        prefix=args.get("prefix", ""),
+        current_time=None if when is None else _rfc3339(when, "current_time"),
     )
     return ToolPlan(
         _mapped(
