@@ -16,6 +16,7 @@ from pathlib import Path
 
 import structlog
 
+from memoryd.aio import cancel_and_wait
 from memoryd.config import Settings
 from memoryd.embedding import Embedder
 from memoryd.model_catalog import profile_of
@@ -216,8 +217,10 @@ def _key_indexes(base: Base) -> KeyIndexes:
 
 
 async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemoryService:
+    """Keyed memory; its partitions' version counters are read in the background (a
+    key write during a later store outage then goes to the log)."""
     s = base.settings
-    return KeyedMemoryService(
+    keyed = KeyedMemoryService(
         records=base.records,
         store=base.store,
         embedder=base.embedder,
@@ -229,6 +232,9 @@ async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemory
         observers=[indexes, *await _key_mirror(base)],
         leases=_leases(base, KEYS_LEASE, versions=COUNTER_KEY),
     )
+    warming = asyncio.create_task(keyed.warm(), name="keyed-counters-warm")
+    base.stack.push_async_callback(cancel_and_wait, warming)
+    return keyed
 
 
 async def _key_mirror(base: Base) -> list[KeyObserver]:

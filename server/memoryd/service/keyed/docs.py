@@ -31,6 +31,7 @@ from memoryd.domain.models import (
     SecurityLevel,
 )
 from memoryd.domain.records import Record, RecordKind, UndecodableRecord, stored_json
+from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations, check_tags
 
 COUNTER_KEY = "keys"
@@ -187,6 +188,17 @@ def entry_from(record: Record) -> KeyEntry:
         memory_id=doc.get("memory_id", ""),
         namespace=doc.get("namespace", ""),
     )
+
+
+def decoded_entry(record: Record) -> KeyEntry | None:
+    """The entry of a KEY_EVENT record; None (reported) when it no longer decodes."""
+    found = decodable([record], entry_from)
+    return found[0] if found else None
+
+
+def expired(record: Record, now: datetime) -> bool:
+    """Whether a KEY record's content ``expired_at`` (its ``expires_at``) has passed."""
+    return record.expires_at is not None and record.expires_at <= now
 
 
 # ---------------------------------------------------------------- mirror
