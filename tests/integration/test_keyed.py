@@ -306,8 +306,8 @@ HOSTILE = {
     "/a": 4,
     "/a.json/b": 5,
     "/etc/passwd": 6,
-    "/deep/" + "s" * 200 + "/leaf": 7,
-    "/deep/" + "s" * 199 + "t/leaf": 8,
+    "/deep/" + "s" * 300 + "/leaf": 7,
+    "/deep/" + "s" * 299 + "t/leaf": 8,
     "/漢字/🙂": 9,
     "/back\\slash/~tilde": 10,
 }
@@ -330,7 +330,8 @@ def test_export_tree_layout(ctl: Invoke, memory_stub: MemoryServiceStub, tmp_pat
     done = ok_json(ctl("export-tree", str(out), "--agent", agent, "--json"))
     live = 4 + len(HOSTILE) - 1  # the tombstoned /user/old is not a live key
     assert done == {"dir": str(out.resolve()), "writes": 7 + len(HOSTILE), "keys": live}
-    assert not (out / "index" / "task").exists()
+    # Its directory stays, empty, as for every key still stored (tombstones too).
+    assert os.listdir(out / "index" / "task") == []
     assert sorted(os.listdir(tmp_path)) == ["export"]  # nothing escaped DIR
     assert sorted(os.listdir(out)) == ["index", "log.jsonl", "state.jsonl"]
 
@@ -362,12 +363,14 @@ def test_export_tree_layout(ctl: Invoke, memory_stub: MemoryServiceStub, tmp_pat
         "/user/calendar/2026-03-01_09-00_standup": {"summary": "Stand-up"},
         "/user/name": "Alicia",
     }
-    assert (out / "index" / "a%20b" / "c%25d.json").is_file()
+    assert (out / "index" / "a b" / "c%25d.json").is_file()  # names as written
+    assert (out / "index" / "漢字" / "🙂.json").is_file()
+    assert (out / "index" / "back%5Cslash" / "%7Etilde.json").is_file()
     assert (out / "index" / "a.json").is_file() and (
         out / "index" / "a%2Ejson" / "b.json"
     ).is_file()
     long_dirs = os.listdir(out / "index" / "deep")
-    assert len(long_dirs) == 2 and all(len(d.encode()) <= 100 and "~" in d for d in long_dirs)
+    assert len(long_dirs) == 2 and all(len(d.encode()) <= 200 and "~" in d for d in long_dirs)
 
     # state.jsonl: the latest valid state per key; log.jsonl: every write, oldest first.
     state = [json.loads(line) for line in (out / "state.jsonl").read_text().splitlines()]

@@ -322,15 +322,19 @@ class KeyedMemoryService:
         try:
             partitions = await self._records.list_partitions()
             for partition in partitions[:_PARTITIONS_MAX]:  # what the cache holds
+                if self._state(partition).version is not None:
+                    continue
+                # Read without the partition's lock (a store that hangs must not hold
+                # up writes); kept only if no write came meanwhile (it sets both: a
+                # write committed between the two reads makes the count one too high,
+                # an upper bound the quota recounts before it refuses).
+                found = await self._records.get_records(
+                    partition, RecordKind.COUNTER, [COUNTER_KEY]
+                )
+                keys = await self._records.count_records(partition, RecordKind.KEY)
                 state = self._state(partition)
-                async with self._locks.hold(partition):  # writes set them exactly
-                    if state.version is None:
-                        found = await self._records.get_records(
-                            partition, RecordKind.COUNTER, [COUNTER_KEY]
-                        )
-                        state.version = found[0].version if found else 0
-                    if state.keys is None:
-                        state.keys = await self._records.count_records(partition, RecordKind.KEY)
+                if state.version is None:
+                    state.version, state.keys = (found[0].version if found else 0), keys
                 await scanning.pause()
         except Exception:
             # A head start only: a write reads its partition's counter itself.
