@@ -348,14 +348,15 @@ class KeyMirror:
         directory = mirror.directory
         index_root = directory / INDEX_DIR
         shown = self._shown(entry)
+        line = envelope_line(entry)
         if shown and entry.version > mirror.logged:
             with open(directory / LOG_FILE, "a", encoding="utf-8") as out:
-                out.write(envelope_line(entry))
+                out.write(line)
             mirror.logged = entry.version
         target = index_file(index_root, entry.key)
         expires = _expires_at(entry, self._limits)
         if shown and entry.valid and (expires is None or expires > self._clock()):
-            atomic_write(target, envelope_line(entry))
+            atomic_write(target, line)
         else:  # a tombstone, expired, or now above the mirror's clearance
             remove_file(target)
 
