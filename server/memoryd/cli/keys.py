@@ -1,11 +1,11 @@
 """memoryctl's keyed-memory commands: `key set|get|history`, `ls` and `export-tree`.
 
-`export-tree DIR` writes the layout of service/keyed/tree.py (the daemon's live mirror,
-``keys.mirror_dir``, keeps the same one up to date):
+`export-tree DIR` writes the layout of service/keyed/tree.py (the daemon's live
+memory_root, on by default in <data_dir>/memory_root, keeps the same one up to date):
 - ``DIR/log.jsonl``: one envelope per write, oldest first (tombstones included);
 - ``DIR/state.jsonl``: the latest valid state of every key, in key order;
-- ``DIR/index/<key path>.json``: one file per live key, segments percent-encoded
-  (service/keyed/keys.py decides the names), so ``ls DIR/index/user/calendar/`` and
+- ``DIR/index/<key path>.json``: one file per live key, names as written (UTF-8;
+  service/keyed/keys.py decides what is %XX-encoded), so ``ls DIR/index/user/calendar/`` and
   ``jq .content.summary DIR/index/user/calendar/*.json`` work.
 An envelope is ``{"key", "ts", "version", "valid", "source", "content"}``.
 

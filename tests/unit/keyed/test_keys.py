@@ -22,6 +22,7 @@ from memoryd.service.keyed.keys import (
     normalise_key,
     normalise_prefix,
 )
+from memoryd.service.keyed.tree import index_file
 
 
 @pytest.mark.parametrize(
@@ -261,3 +262,25 @@ def test_distinct_keys_get_distinct_files(raws: set[str]) -> None:
     files = {str(p) for p in paths}
     dirs = {str(parent) for p in paths for parent in p.parents}
     assert not files & dirs
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw_keys)
+def test_index_file_stays_in_the_index(tmp_path: Path, raw: str) -> None:
+    """The mirror's own placement (tree.index_file) of any text: a file inside
+    index/ (resolved on disk), or ValueError; a key that normalises always has one."""
+    index_root = tmp_path / "index"
+    for key in (raw, _normalised(raw)):
+        try:
+            target = index_file(index_root, key)
+        except ValueError:
+            assert key != _normalised(raw) or not key
+            continue
+        assert target.resolve().is_relative_to(index_root.resolve())
+
+
+def _normalised(raw: str) -> str:
+    try:
+        return normalise_key(raw)
+    except InvalidKey:
+        return ""
