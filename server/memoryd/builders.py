@@ -16,6 +16,7 @@ from pathlib import Path
 
 import structlog
 
+from memoryd.aio import cancel_and_wait
 from memoryd.config import Settings
 from memoryd.embedding import Embedder
 from memoryd.model_catalog import profile_of
@@ -216,8 +217,10 @@ def _key_indexes(base: Base) -> KeyIndexes:
 
 
 async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemoryService:
+    """Keyed memory; its partitions' version counters are read in the background (a
+    key write during a later store outage then goes to the log)."""
     s = base.settings
-    return KeyedMemoryService(
+    keyed = KeyedMemoryService(
         records=base.records,
         store=base.store,
         embedder=base.embedder,
@@ -229,17 +232,20 @@ async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemory
         observers=[indexes, *await _key_mirror(base)],
         leases=_leases(base, KEYS_LEASE, versions=COUNTER_KEY),
     )
+    warming = asyncio.create_task(keyed.warm(), name="keyed-counters-warm")
+    base.stack.push_async_callback(cancel_and_wait, warming)
+    return keyed
 
 
 async def _key_mirror(base: Base) -> list[KeyObserver]:
-    """The live file mirror of keyed memory (keys.mirror_dir), checked against the
-    store and repaired in the background from start; stopped before the stores."""
+    """The live file mirror of keyed memory (the memory_root: Settings.memory_root),
+    checked against the store and repaired in the background from start; stopped
+    before the stores."""
     s = base.settings
-    if s.keys.mirror_dir is None:
+    root = s.memory_root()
+    if root is None:
         return []
-    mirror = KeyMirror(
-        s.keys.mirror_dir.absolute(), base.records, s.limits, clearance=s.keys.mirror_clearance
-    )
+    mirror = KeyMirror(root.absolute(), base.records, s.limits, clearance=s.keys.mirror_clearance)
     await mirror.start()
     base.stack.push_async_callback(mirror.close)
     return [mirror]

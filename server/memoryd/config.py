@@ -54,6 +54,9 @@ __all__ = [
     "TracingSettings",
 ]
 
+#: The memory_root's directory in the data dir when keys.mirror_dir is unset.
+MEMORY_ROOT_DIR = "memory_root"
+
 
 class LimitsSettings(BaseModel):
     max_content_bytes: int = Field(8 * 1024, ge=1)
@@ -82,9 +85,13 @@ class KeysSettings(BaseModel):
     #: their summaries); past it the least recently read partitions are dropped and
     #: reloaded on demand.
     read_index_max_entries: int = Field(250_000, ge=1)
-    #: A live file mirror of every partition's keys (log.jsonl, index/, state.jsonl,
-    #: as memoryctl export-tree writes them) under <mirror_dir>/<tenant>/<agent>/,
-    #: for ls, grep, jq and cat. Unset: none.
+    #: The live memory_root: every partition's keys as files (log.jsonl, index/,
+    #: state.jsonl, as memoryctl export-tree writes them) under
+    #: <mirror_dir>/<tenant>/<agent>/, for an agent's ls, grep, jq and cat. On unless
+    #: turned off here; with a shared Qdrant store it is off unless asked for, and then
+    #: refused (each replica's directory would hold only the keys it wrote).
+    mirror: bool = True
+    #: Where the memory_root is. Unset: <data_dir>/memory_root.
     mirror_dir: Path | None = None
     #: Keys above this level are not written to the mirror: whoever can read the
     #: directory reads what is in it.
@@ -525,12 +532,24 @@ class Settings(BaseSettings):
                 "storage.hot_cache.enabled cannot be used with a shared Qdrant store: other "
                 f"replicas' writes would not be in it {single}"
             )
-        if self.keys.mirror_dir is not None:
+        asked = self.keys.mirror and (
+            "mirror" in self.keys.model_fields_set or self.keys.mirror_dir is not None
+        )
+        if asked:
             raise ValueError(
-                "keys.mirror_dir cannot be used with a shared Qdrant store: each replica's "
-                f"directory would hold only the keys it wrote {single}"
+                "keys.mirror (the memory_root) cannot be used with a shared Qdrant store: "
+                f"each replica's directory would hold only the keys it wrote {single}"
             )
         return self
+
+    def memory_root(self) -> Path | None:
+        """Where the live memory_root of keyed memory is written (keys.mirror_dir, else
+        <data_dir>/memory_root); None when it is off (keys.mirror false, or a shared
+        Qdrant store that did not ask for it)."""
+        shared = self.storage.backend == "qdrant" and self.storage.qdrant.is_shared
+        if not self.keys.mirror or shared:
+            return None
+        return self.keys.mirror_dir or self.data_dir / MEMORY_ROOT_DIR
 
     def masked(self) -> dict[str, Any]:
         """The effective config as plain data, secrets masked (for `memoryd config show`)."""

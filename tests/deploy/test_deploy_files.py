@@ -229,14 +229,15 @@ def test_sidecar_example_wiring(tmp_path: Path) -> None:
     assert claim == docs["PersistentVolumeClaim"]["metadata"]["name"]
     assert volumes["memoryd-config"]["configMap"]["name"] == docs["ConfigMap"]["metadata"]["name"]
 
-    # The live memory_root: memoryd writes keys.mirror_dir, the agent reads its own
-    # tree (<tenant>/<agent>) read-only at /memory.
-    assert settings.keys.mirror_dir is not None
-    assert memoryd_mounts["memoryd-mirror"] == str(settings.keys.mirror_dir)
-    (mirror,) = [m for m in agent["volumeMounts"] if m["name"] == "memoryd-mirror"]
+    # The live memory_root: memoryd writes it (on by default, in the data dir), the
+    # agent reads its own tree (<tenant>/<agent>) read-only at /memory from the data
+    # volume.
+    memory_root = settings.memory_root()
+    assert memory_root is not None and memory_root.parent == settings.data_dir
+    (mirror,) = [m for m in agent["volumeMounts"] if m["name"] == "memoryd-data"]
     assert mirror["readOnly"] is True and mirror["mountPath"] == "/memory"
-    assert mirror["subPath"] == f"{settings.sidecar.tenant_id}/demo"
-    assert "emptyDir" in volumes["memoryd-mirror"]
+    assert mirror["subPath"] == f"{memory_root.name}/{settings.sidecar.tenant_id}/demo"
+    assert "demo/demo" in agent["args"][0] or "--agent demo" in agent["args"][0]
 
 
 # ------------------------------------------------------------------ memoryd-healthcheck, live

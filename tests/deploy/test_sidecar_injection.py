@@ -17,6 +17,7 @@ from tests.deploy.kube import (
     container,
     is_custom_resource,
     kinds,
+    load_settings,
     one,
     render_chart,
     schema_errors,
@@ -95,7 +96,7 @@ def pod_of(manifests: list[Manifest]) -> dict[str, Any]:
     return spec
 
 
-def test_native_sidecar_with_a_claim(agent_chart: Path) -> None:
+def test_native_sidecar_with_a_claim(agent_chart: Path, tmp_path: Path) -> None:
     manifests = render_agent(agent_chart, {"sidecar": {"persistence": {"existingClaim": "mem"}}})
     assert [schema_errors(m.doc) for m in manifests if not is_custom_resource(m.doc)] == [
         None
@@ -126,17 +127,23 @@ def test_native_sidecar_with_a_claim(agent_chart: Path) -> None:
 
     agent = container(pod, "agent")
     assert agent["env"] == [{"name": "MEMORYD_ADDRESS", "value": "unix:/run/memoryd/memoryd.sock"}]
-    # The live memory_root: memoryd writes it, the agent reads it (read-only).
+    # The live memory_root: memoryd writes it (its default: <data_dir>/memory_root),
+    # the agent reads it read-only from the data volume.
     assert agent["volumeMounts"] == [
         {"name": "memoryd-socket", "mountPath": "/run/memoryd"},
-        {"name": "memoryd-mirror", "mountPath": "/memory", "readOnly": True},
+        {
+            "name": "memoryd-data",
+            "mountPath": "/memory",
+            "readOnly": True,
+            "subPath": "memory_root",
+        },
     ]
-    assert mounts["memoryd-mirror"] == "/run/memoryd-mirror"
-    assert "emptyDir" in volumes["memoryd-mirror"]
 
     config = yaml.safe_load(config_map["data"]["config.yaml"])
     assert config["listen"] == "unix:/run/memoryd/memoryd.sock"
-    assert config["keys"]["mirror_dir"] == "/run/memoryd-mirror"
+    assert "keys" not in config
+    settings = load_settings(config, tmp_path)
+    assert settings.memory_root() == Path("/var/lib/memoryd/memory_root")
     annotation = one(manifests, "StatefulSet")["spec"]["template"]["metadata"]["annotations"]
     assert len(annotation["checksum/memoryd-config"]) == 64
 
@@ -175,25 +182,22 @@ def test_names_follow_the_release(agent_chart: Path) -> None:
     assert one(default, "ConfigMap")["metadata"]["name"] == f"{RELEASE}-memoryd-config"
 
 
-def test_memory_root_of_one_agent_or_none(agent_chart: Path) -> None:
-    """The agent's own tree at /memory (subPath <tenant>/<agent>), so
-    `ls /memory/index/user/calendar/` works; or no mirror at all."""
-    one_agent = pod_of(
-        render_agent(
-            agent_chart,
-            {"principal": {"tenantId": "acme"}, "sidecar": {"memoryRoot": {"agent": "planner"}}},
-        )
-    )
-    mounts = container(one_agent, "agent")["volumeMounts"]
-    assert mounts[1] == {
-        "name": "memoryd-mirror",
-        "mountPath": "/memory",
-        "readOnly": True,
-        "subPath": "acme/planner",
-    }
+def test_memory_root_of_one_agent_or_none(agent_chart: Path, tmp_path: Path) -> None:
+    """The agent's own tree at /memory (subPath memory_root/<tenant>/<agent> of the data
+    volume), so `ls /memory/index/user/calendar/` works; or no memory_root at all
+    (enabled false: keys.mirror false, nothing mounted)."""
+    for agent, tenant in (("planner", "acme"), ("助手:1", "default")):
+        values = {"principal": {"tenantId": tenant}, "sidecar": {"memoryRoot": {"agent": agent}}}
+        mounts = container(pod_of(render_agent(agent_chart, values)), "agent")["volumeMounts"]
+        assert mounts[1] == {
+            "name": "memoryd-data",
+            "mountPath": "/memory",
+            "readOnly": True,
+            "subPath": f"memory_root/{tenant}/{agent}",
+        }
     manifests = render_agent(agent_chart, {"sidecar": {"memoryRoot": {"enabled": False}}})
     pod = pod_of(manifests)
     assert [m["name"] for m in container(pod, "agent")["volumeMounts"]] == ["memoryd-socket"]
-    assert "memoryd-mirror" not in {v["name"] for v in pod["volumes"]}
     config = yaml.safe_load(one(manifests, "ConfigMap")["data"]["config.yaml"])
-    assert "keys" not in config
+    assert config["keys"] == {"mirror": False}
+    assert load_settings(config, tmp_path).memory_root() is None

@@ -148,12 +148,13 @@ def _options(command: Any) -> dict[str, Any]:
 
 
 def check_cli(argv: list[str]) -> list[str]:
-    """What in ``argv`` (memoryctl ... or memoryd ...) the CLI does not have: unknown
-    commands and options."""
+    """What in ``argv`` (memoryctl ... or memoryd ...) the CLI does not have, or
+    misses: unknown commands and options, required options left out."""
     program = Path(argv[0]).name
     app = memoryctl_app if program == "memoryctl" else memoryd_app
     command: Any = typer.main.get_command(app)
     problems: list[str] = []
+    given: set[Any] = set()
     args = argv[1:]
     while args:
         token = args.pop(0)
@@ -166,6 +167,7 @@ def check_cli(argv: list[str]) -> list[str]:
                 problems.append(f"{' '.join(argv)}: no option {name}")
             elif param.param_type_name == "option" and not getattr(param, "is_flag", False):
                 args = args[1:] if "=" not in token else args
+            given.add(param)
             continue
         subcommands = getattr(command, "commands", None)  # a group (typer vendors click)
         if subcommands is not None:
@@ -176,6 +178,11 @@ def check_cli(argv: list[str]) -> list[str]:
             command = sub
     if getattr(command, "commands", None) is not None:
         problems.append(f"{' '.join(argv)}: names a group, not a command")
+        return problems
+    for param in command.params:
+        required = param.param_type_name == "option" and param.required and not param.envvar
+        if required and param not in given:
+            problems.append(f"{' '.join(argv)}: required option {param.opts[0]} left out")
     return problems
 
 

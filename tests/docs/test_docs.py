@@ -97,7 +97,11 @@ def test_every_command_and_option_named_exists() -> None:
 
 def test_the_cli_check_finds_what_is_not_there() -> None:
     assert check_cli(["memoryctl", "recall", "q", "--agent", "a", "--json"]) == []
-    assert check_cli(["memoryctl", "--address", "x:1", "key", "set", "/k", "1"]) == []
+    assert (
+        check_cli(["memoryctl", "--address", "x:1", "key", "set", "/k", "1", "--source", "user"])
+        == []
+    )
+    assert check_cli(["memoryctl", "key", "set", "/k", "1"]) != []  # --source is required
     assert check_cli(["memoryctl", "recal", "q"]) != []
     assert check_cli(["memoryctl", "recall", "q", "--agnet", "a"]) != []
     assert check_cli(["memoryd", "wal", "check", "--json"]) == []

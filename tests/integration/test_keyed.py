@@ -103,9 +103,12 @@ def ok_json(result: Result) -> Any:
 def test_seed_scenario(ctl: Invoke) -> None:
     agent = fresh_agent()
     for key, data in OTHER_KEYS.items():
-        assert ctl("key", "set", key, json.dumps(data), "--agent", agent).exit_code == 0
+        assert (
+            ctl("key", "set", key, json.dumps(data), "--source", "user", "--agent", agent).exit_code
+            == 0
+        )
     dentist = json.dumps({"summary": DENTIST_SUMMARY, "type": "episode"})
-    made = ctl("key", "set", DENTIST, dentist, "--agent", agent)
+    made = ctl("key", "set", DENTIST, dentist, "--source", "user", "--agent", agent)
     assert made.exit_code == 0, made.output
     assert made.stdout.startswith(f"Set {DENTIST} (version ")
 
@@ -125,7 +128,7 @@ def test_seed_scenario(ctl: Invoke) -> None:
     assert top["memory_type"] == "MEMORY_TYPE_EPISODE"
 
     # Tombstoned: gone from reads and recall, present in history.
-    gone = ctl("key", "set", DENTIST, "null", "--agent", agent)
+    gone = ctl("key", "set", DENTIST, "null", "--source", "agent:reminder_done", "--agent", agent)
     assert gone.exit_code == 0 and gone.stdout.startswith(f"Deleted {DENTIST}")
     missing = ctl("key", "get", DENTIST, "--agent", agent)
     assert missing.exit_code == 1 and "NOT_FOUND" in missing.stderr
@@ -303,8 +306,8 @@ HOSTILE = {
     "/a": 4,
     "/a.json/b": 5,
     "/etc/passwd": 6,
-    "/deep/" + "s" * 200 + "/leaf": 7,
-    "/deep/" + "s" * 199 + "t/leaf": 8,
+    "/deep/" + "s" * 300 + "/leaf": 7,
+    "/deep/" + "s" * 299 + "t/leaf": 8,
     "/漢字/🙂": 9,
     "/back\\slash/~tilde": 10,
 }
@@ -327,7 +330,8 @@ def test_export_tree_layout(ctl: Invoke, memory_stub: MemoryServiceStub, tmp_pat
     done = ok_json(ctl("export-tree", str(out), "--agent", agent, "--json"))
     live = 4 + len(HOSTILE) - 1  # the tombstoned /user/old is not a live key
     assert done == {"dir": str(out.resolve()), "writes": 7 + len(HOSTILE), "keys": live}
-    assert not (out / "index" / "task").exists()
+    # Its directory stays, empty, as for every key still stored (tombstones too).
+    assert os.listdir(out / "index" / "task") == []
     assert sorted(os.listdir(tmp_path)) == ["export"]  # nothing escaped DIR
     assert sorted(os.listdir(out)) == ["index", "log.jsonl", "state.jsonl"]
 
@@ -359,12 +363,14 @@ def test_export_tree_layout(ctl: Invoke, memory_stub: MemoryServiceStub, tmp_pat
         "/user/calendar/2026-03-01_09-00_standup": {"summary": "Stand-up"},
         "/user/name": "Alicia",
     }
-    assert (out / "index" / "a%20b" / "c%25d.json").is_file()
+    assert (out / "index" / "a b" / "c%25d.json").is_file()  # names as written
+    assert (out / "index" / "漢字" / "🙂.json").is_file()
+    assert (out / "index" / "back%5Cslash" / "%7Etilde.json").is_file()
     assert (out / "index" / "a.json").is_file() and (
         out / "index" / "a%2Ejson" / "b.json"
     ).is_file()
     long_dirs = os.listdir(out / "index" / "deep")
-    assert len(long_dirs) == 2 and all(len(d.encode()) <= 100 and "~" in d for d in long_dirs)
+    assert len(long_dirs) == 2 and all(len(d.encode()) <= 200 and "~" in d for d in long_dirs)
 
     # state.jsonl: the latest valid state per key; log.jsonl: every write, oldest first.
     state = [json.loads(line) for line in (out / "state.jsonl").read_text().splitlines()]

@@ -137,3 +137,21 @@ def test_unknown_memoryd_variables_are_named() -> None:
         "PATH": "/usr/bin",
     }
     assert unknown_env_vars(environ) == ["MEMORYD_AUTH__TLS__ENABLED", "MEMORYD_STORAGE__BACKEN"]
+
+
+def test_the_memory_root_is_on_by_default_in_the_data_dir(tmp_path: Path) -> None:
+    """Issue 33: the keyed-memory tree exists without configuration, under the data
+    dir; keys.mirror turns it off; keys.mirror_dir moves it."""
+    assert Settings(data_dir=tmp_path).memory_root() == tmp_path / "memory_root"
+    assert Settings(data_dir=tmp_path, keys={"mirror": False}).memory_root() is None
+    moved = Settings(data_dir=tmp_path, keys={"mirror_dir": tmp_path / "m"})
+    assert moved.memory_root() == tmp_path / "m"
+
+
+def test_a_shared_qdrant_store_has_no_memory_root_unless_asked_then_refused() -> None:
+    shared = {"backend": "qdrant", "qdrant": {"url": "http://q:6333", "shared": True}}
+    assert Settings(storage=shared).memory_root() is None
+    for keys in ({"mirror": True}, {"mirror_dir": "/m"}):
+        with pytest.raises(ValidationError, match="memory_root"):
+            Settings(storage=shared, keys=keys)
+    assert Settings(storage=shared, keys={"mirror": False}).memory_root() is None

@@ -130,8 +130,8 @@ config.yaml. Every daemon setting name the chart writes is in this one template
 {{- end }}
 {{- if eq $v.mode "sidecar" }}
 {{- $_ := set $c "listen" (printf "unix:%s" (include "memoryd.sidecar.socketPath" .)) }}
-{{- if $v.sidecar.memoryRoot.enabled }}
-{{- $_ := set $c "keys" (dict "mirror_dir" $v.sidecar.memoryRoot.dir) }}
+{{- if not $v.sidecar.memoryRoot.enabled }}
+{{- $_ := set $c "keys" (dict "mirror" false) }}
 {{- end }}
 {{- else }}
 {{- $_ := set $c "listen" (printf "0.0.0.0:%d" ($v.grpcPort | int)) }}

@@ -51,10 +51,6 @@ memoryd.sidecar.podAnnotations rolls the pod when memoryd's config changes.
   volumeMounts:
     - name: memoryd-socket
       mountPath: {{ .Values.sidecar.socketDir }}
-    {{- if .Values.sidecar.memoryRoot.enabled }}
-    - name: memoryd-mirror
-      mountPath: {{ .Values.sidecar.memoryRoot.dir }}
-    {{- end }}
     {{- include "memoryd.commonMounts" . | nindent 4 }}
 {{- end }}
 
@@ -70,12 +66,6 @@ memoryd.sidecar.podAnnotations rolls the pod when memoryd's config changes.
 - name: memoryd-tmp
   emptyDir:
     sizeLimit: 256Mi
-{{- if .Values.sidecar.memoryRoot.enabled }}
-# The keyed-memory mirror: derived from the store, rebuilt at every start.
-- name: memoryd-mirror
-  emptyDir:
-    sizeLimit: {{ .Values.sidecar.memoryRoot.sizeLimit }}
-{{- end }}
 {{- if not .Values.sidecar.persistence.volumeClaimTemplate }}
 - name: memoryd-data
   {{- if .Values.sidecar.persistence.existingClaim }}
@@ -111,17 +101,20 @@ memoryd.sidecar.podAnnotations rolls the pod when memoryd's config changes.
   value: {{ printf "unix:%s" (include "memoryd.sidecar.socketPath" .) | quote }}
 {{- end }}
 
-{{/* The agent container's mounts: the socket directory and, read-only, the memory_root. */}}
+{{/* The agent container's mounts: the socket directory and, read-only, the memory_root
+(<dataDir>/memory_root on the data volume, memoryd's default). */}}
 {{- define "memoryd.sidecar.clientVolumeMount" -}}
 - name: memoryd-socket
   mountPath: {{ .Values.sidecar.socketDir }}
 {{- with .Values.sidecar.memoryRoot }}
 {{- if .enabled }}
-- name: memoryd-mirror
+- name: memoryd-data
   mountPath: {{ .mountPath }}
   readOnly: true
   {{- if .agent }}
-  subPath: {{ printf "%s/%s" $.Values.principal.tenantId .agent | quote }}
+  subPath: {{ printf "memory_root/%s/%s" $.Values.principal.tenantId .agent | quote }}
+  {{- else }}
+  subPath: memory_root
   {{- end }}
 {{- end }}
 {{- end }}

@@ -1,11 +1,11 @@
 """memoryctl's keyed-memory commands: `key set|get|history`, `ls` and `export-tree`.
 
-`export-tree DIR` writes the layout of service/keyed/tree.py (the daemon's live mirror,
-``keys.mirror_dir``, keeps the same one up to date):
+`export-tree DIR` writes the layout of service/keyed/tree.py (the daemon's live
+memory_root, on by default in <data_dir>/memory_root, keeps the same one up to date):
 - ``DIR/log.jsonl``: one envelope per write, oldest first (tombstones included);
 - ``DIR/state.jsonl``: the latest valid state of every key, in key order;
-- ``DIR/index/<key path>.json``: one file per live key, segments percent-encoded
-  (service/keyed/keys.py decides the names), so ``ls DIR/index/user/calendar/`` and
+- ``DIR/index/<key path>.json``: one file per live key, names as written (UTF-8;
+  service/keyed/keys.py decides what is %XX-encoded), so ``ls DIR/index/user/calendar/`` and
   ``jq .content.summary DIR/index/user/calendar/*.json`` work.
 An envelope is ``{"key", "ts", "version", "valid", "source", "content"}``.
 
@@ -36,7 +36,10 @@ from memoryd.domain.keyed import KeyEntry
 from memoryd.service.keyed import tree as key_tree
 from memoryd.service.keyed.tree import INDEX_DIR, LOG_FILE, STATE_FILE
 from memoryd_client import MemorydClient
-from memoryd_client.requests import security_level_value
+from memoryd_client.errors import MemorydError
+from memoryd_client.requests import provenance, security_level_value
+from memoryd_client.tool_args import parse_source
+from memoryd_client.tool_table import ToolArgumentError
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
 
 key_app = typer.Typer(
@@ -49,15 +52,6 @@ PAGE_SIZE = 500
 PREVIEW_CHARS = 80
 
 KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="The key, e.g. /user/name.")]
-
-
-class SourceKind(StrEnum):
-    user = "user"
-    tool = "tool"
-    web = "web"
-    file = "file"
-    system = "system"
-    agent = "agent"
 
 
 class Level(StrEnum):
@@ -105,6 +99,24 @@ def _source_dict(entry: memory_service_pb2.KeyEntry) -> dict[str, Any] | None:
     kind = common_pb2.ProvenanceKind.Name(s.kind).removeprefix("PROVENANCE_KIND_").lower()
     retrieved = s.retrieved_at.ToJsonString() if s.HasField("retrieved_at") else None
     return {"kind": kind, "name": s.name, "retrieved_at": retrieved, "locator": s.locator}
+
+
+def _source_option(raw: str, name: str, locator: str) -> common_pb2.Provenance:
+    """--source (a short form or a JSON object) with --source-name and --locator."""
+    try:
+        value: Any = json.loads(raw) if raw.lstrip().startswith("{") else raw
+        parsed = parse_source(value, field="--source")
+        if parsed is None:
+            raise ToolArgumentError("--source", "is required")
+        if name:
+            parsed["name"] = name
+        if locator:
+            parsed["locator"] = json.loads(locator) if locator.lstrip().startswith("{") else locator
+        return provenance(parsed, "--source")
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"not valid JSON ({exc})", param_hint="--source") from None
+    except (ToolArgumentError, MemorydError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--source") from None
 
 
 def domain_entry(entry: memory_service_pb2.KeyEntry) -> KeyEntry:
@@ -181,12 +193,22 @@ def key_set(
         ),
     ],
     agent: AgentOption,
-    source_kind: Annotated[
-        SourceKind,
-        typer.Option(help="Where the value comes from (required by the daemon; you, by default)."),
-    ] = SourceKind.user,
+    source: Annotated[
+        str,
+        typer.Option(
+            "--source",
+            metavar="SOURCE",
+            help=(
+                "Required: where the value comes from. A kind (user, agent, system), "
+                '"tool:<name>", "web:<url>", "file:<path>", or a JSON object '
+                '{"kind", "name", "retrieved_at", "locator"} (a locator may be an object).'
+            ),
+        ),
+    ],
     source_name: Annotated[str, typer.Option(help="The source's name, e.g. a tool.")] = "",
-    locator: Annotated[str, typer.Option(help="URL, path or id within the source.")] = "",
+    locator: Annotated[
+        str, typer.Option(help="URL, path or id within the source, or a JSON object.")
+    ] = "",
     retrieved_at: Annotated[
         str | None, typer.Option(metavar="TIME", help="ISO 8601 time, or 'now'.")
     ] = None,
@@ -200,19 +222,17 @@ def key_set(
     namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace.")] = "",
     as_json: JsonOption = False,
 ) -> None:
-    """Write KEY (last write wins); the JSON is stored as written. Every write has a
-    source (--source-kind, "user" unless given); web, tool and file sources and keys
-    under /kb/ also need --source-name, --retrieved-at and --locator.
+    """Write KEY (last write wins); the JSON is stored as written. Every write names
+    its --source, tombstones too; web, tool and file sources and keys under /kb/ also
+    need a name, a retrieval time and a locator (--source-name, --retrieved-at and
+    --locator fill or override those of --source).
 
-    Example: memoryctl key set /user/prefs/drink '{"summary": "Prefers tea"}' --agent demo
+    Example: memoryctl key set /user/prefs/drink '{"summary": "Prefers tea"}' --source user --agent demo
     """
     request = memory_service_pb2.SetMemoryRequest(
         agent_id=agent, key=key, content_json=_read_content(content), namespace=namespace
     )
-    kind = source_kind.value.upper()
-    request.source.kind = common_pb2.ProvenanceKind.Value(f"PROVENANCE_KIND_{kind}")  # type: ignore[assignment]
-    request.source.name = source_name
-    request.source.locator = locator
+    request.source.CopyFrom(_source_option(source, source_name, locator))
     if retrieved_at is not None:
         request.source.retrieved_at.FromDatetime(_parse_time(retrieved_at, "--retrieved-at"))
     if if_version is not None:

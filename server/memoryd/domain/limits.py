@@ -33,6 +33,9 @@ MAX_TTL = timedelta(days=36_500)
 #: 32 levels is the most a ListKeys response can carry, and an export record wraps
 #: a value in two messages more. 24 keeps every response and export line readable.
 MAX_JSON_DEPTH = 24
+#: UTF-8 bytes of a source's locator (a URL, a path, an id, or an object's JSON text):
+#: it is stored with every write of its memory or key, and shown in every listing.
+MAX_LOCATOR_BYTES = 4096
 #: Highest session message seq (and message count): seqs are 12 digits in record keys.
 MAX_SEQ = 10**12 - 1
 

@@ -109,6 +109,11 @@ async def transaction() -> AsyncIterator[None]:
         await owner.commit([op for _, op in collected])
 
 
+def in_transaction() -> bool:
+    """Whether writes are being collected by ``transaction()`` (in this task)."""
+    return _transaction.get() is not None
+
+
 class Durability:
     def __init__(
         self,

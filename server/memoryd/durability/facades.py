@@ -37,7 +37,7 @@ from memoryd.domain.models import (
     unit_rows,
 )
 from memoryd.domain.records import Record, RecordKind
-from memoryd.durability.durable_store import Durability
+from memoryd.durability.durable_store import Durability, in_transaction
 from memoryd.durability.ops import Op
 from memoryd.durability.text_overlay import overlaid_hits
 from memoryd.durability.watches import FlushGate, Watches
@@ -188,7 +188,9 @@ class DurableStore:
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
         self._serving()
-        existing = [m.id for m in await self.get(partition, ids)]
+        # In a transaction deletes return no ids (transaction()): no read, so a keyed
+        # tombstone needs no store to delete its mirror memory.
+        existing = [] if in_transaction() else [m.id for m in await self.get(partition, ids)]
         self._watches.wrote(partition, ids)
         await self.core.write(Op("delete", partition, ids=tuple(ids)))
         return existing

@@ -18,6 +18,7 @@ from memoryd.domain.agent_state import (
     WorkingMemory,
 )
 from memoryd.domain.keyed import KeyEntry
+from memoryd.domain.locator import locator_value
 from memoryd.domain.models import Provenance
 from memoryd.domain.requests import Degradation, RecallOutcome
 from memoryd.domain.snapshot import DefaultReadResult, Snapshot
@@ -42,7 +43,11 @@ def with_degraded(result: JSON, items: Sequence[Degradation]) -> JSON:
 def source(value: Provenance | None) -> JSON | None:
     if value is None:
         return None
-    out: JSON = {"kind": value.kind.value, "name": value.name, "locator": value.locator}
+    out: JSON = {
+        "kind": value.kind.value,
+        "name": value.name,
+        "locator": locator_value(value.locator),
+    }
     if value.retrieved_at is not None:
         out["retrieved_at"] = time(value.retrieved_at)
     return out

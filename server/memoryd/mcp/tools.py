@@ -27,6 +27,7 @@ from memoryd.domain.agent_state import (
 from memoryd.domain.errors import InvalidArgument, MemorydError, NotFound
 from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyHistoryQuery, KeyListQuery, KeyWrite
+from memoryd.domain.locator import locator_text
 from memoryd.domain.models import (
     MemoryFilter,
     MemoryType,
@@ -107,8 +108,21 @@ def provenance(value: Any) -> Provenance | None:
         kind=ProvenanceKind(parsed["kind"]),
         name=str(parsed.get("name", "")),
         retrieved_at=retrieved,
-        locator=str(parsed.get("locator", "")),
+        locator=locator_text(parsed.get("locator", ""), "source.locator"),
     )
+
+
+def _time_argument(value: str | None, field: str) -> datetime | None:
+    """An RFC 3339 argument with a time zone ("Z" or an offset); None stays None."""
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ToolArgumentError(field, "must be an RFC 3339 time") from None
+    if when.tzinfo is None:
+        raise ToolArgumentError(field, "must have a time zone (Z or an offset)")
+    return when
 
 
 def failure(error: MemorydError) -> ToolFailure:
@@ -394,7 +408,12 @@ class DoorTools:
         return render.with_degraded(result, out.degraded)
 
     async def _default_read(self, t: _Tool, a: JSON) -> JSON:
-        request = DefaultReadRequest(token_limit=a.get("token_limit"), prefix=a.get("prefix", ""))
+        request = DefaultReadRequest(
+            token_limit=a.get("token_limit"),
+            tags=tuple(a.get("tags", ())),
+            current_time=_time_argument(a.get("current_time"), "current_time"),
+            prefix=a.get("prefix", ""),
+        )
         return render.default_read((await t.run(snapshot_ops.DEFAULT_READ, lambda: request)).value)
 
     # ------------------------------------------------------------ working memory, profile

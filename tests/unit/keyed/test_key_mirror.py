@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import LimitsSettings
+from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.json_text import Json
-from memoryd.domain.keyed import KeyWrite
+from memoryd.domain.keyed import KeyHistoryQuery, KeyWrite
 from memoryd.domain.models import Provenance, ProvenanceKind, SecurityLevel
 from memoryd.service.keyed.mirror import KeyMirror, last_logged_version
 from memoryd.service.keyed.service import KeyedMemoryService
+from memoryd.service.keyed.tree import envelope_line
 
 from .conftest import Keyed, scope_for
 
@@ -151,3 +154,101 @@ async def test_rewrites_in_a_row_share_one_repair(
     await asyncio.sleep(0.05)
     assert mirror.repairs - before <= 2
     assert index_keys(root) == {"/a"}
+
+
+# ---------------------------------------------------------------- names and directories (issue 33)
+
+DENTIST = "/user/calendar/2026-02-23_10-00_牙科复诊"
+
+
+async def test_names_are_readable_and_directories_stable(
+    mirrored: tuple[KeyedMemoryService, KeyMirror, Path],
+) -> None:
+    """set_memory v2.1 §6.2: ``ls memory_root/index/user/calendar/`` lists the entries
+    by name, UTF-8 as written; tombstoning the last key keeps its directory."""
+    service, mirror, root = mirrored
+    await service.set(S, KeyWrite(DENTIST, Json.of({"text": "明天10点牙科复诊"}), source=USER))
+    calendar = root / "index" / "user" / "calendar"
+    assert sorted(os.listdir(calendar)) == ["2026-02-23_10-00_牙科复诊.json"]
+    await service.set(S, KeyWrite(DENTIST, Json.of(None), source=USER))
+    assert calendar.is_dir() and os.listdir(calendar) == []
+    # A repair (a restart) keeps it too: the key is still stored, as a tombstone.
+    await service.set(S, KeyWrite("/user/calendar/x/y", Json.of(1), source=USER))
+    await service.set(S, KeyWrite("/user/calendar/x/y", Json.of(None), source=USER))
+    before = mirror.repairs
+    async with service.exclusive(S.partition):
+        pass  # a lifecycle rewrite: the mirror repairs the partition
+    await until(lambda: mirror.repairs > before, "the repair after the rewrite")
+    assert (calendar / "x").is_dir() and os.listdir(calendar / "x") == []
+
+
+async def test_a_percent_encoded_tree_is_renamed_in_place(keyed: Keyed, tmp_path: Path) -> None:
+    """A memory_root written before names kept UTF-8: the agent's directory (its id
+    percent-encoded) is renamed, its index files get their readable names, its
+    log.jsonl is kept (not written twice) and the old directories are gone."""
+    agent = scope_for(agent="助手:1")
+    bare = keyed.new_service()
+    await bare.set(agent, KeyWrite(DENTIST, Json.of({"text": "牙科"}), source=USER))
+    root = tmp_path / "memory"
+    old = root / "t1" / "%E5%8A%A9%E6%89%8B%3A1"
+    old_file = old / "index" / "user" / "calendar"
+    old_file = old_file / "2026-02-23_10-00_%E7%89%99%E7%A7%91%E5%A4%8D%E8%AF%8A.json"
+    old_file.parent.mkdir(parents=True)
+    old_file.write_text("{}\n")
+    first = (await bare.history(agent, KeyHistoryQuery(DENTIST))).entries[0]
+    (old / "log.jsonl").write_text(envelope_line(first))
+
+    mirror = KeyMirror(root, keyed.records, LimitsSettings())
+    await mirror.start()
+    try:
+        await until(lambda: mirror.repairs >= 1, "the start-up repair")
+    finally:
+        await mirror.close()
+    new = root / "t1" / "助手:1"
+    assert sorted(os.listdir(root / "t1")) == ["助手:1"]
+    assert os.listdir(new / "index" / "user" / "calendar") == ["2026-02-23_10-00_牙科复诊.json"]
+    assert [line["key"] for line in log_lines(new)] == [DENTIST]
+
+
+HOSTILE = [
+    "/../../escape",
+    "/a/../../../etc/passwd",
+    "/..\\..\\escape",
+    "/\\..\\/x",
+    "//etc//passwd",
+    "/t2/a1/index/stolen",
+    "/%2E%2E/%2e%2e/x",
+    "/.%2E/x",
+    "/~/x",
+    "/x\u202e/y\u2028z",
+]
+
+
+async def test_no_key_leaves_its_partition(
+    keyed: Keyed, mirrored: tuple[KeyedMemoryService, KeyMirror, Path], tmp_path: Path
+) -> None:
+    """Keys that try to climb out (``..``, absolute paths, ``\\``, encoded dots,
+    another partition's path) are refused or land inside the writer's own index/;
+    the other tenant's and agent's trees hold only their own keys."""
+    service, _, root = mirrored
+    other_tenant, other_agent = scope_for(tenant="t2"), scope_for(agent="a2")
+    await service.set(other_tenant, KeyWrite("/mine", Json.of(1), source=USER))
+    await service.set(other_agent, KeyWrite("/mine", Json.of(2), source=USER))
+    written = []
+    for key in HOSTILE:
+        try:
+            entry = await service.set(S, KeyWrite(key, Json.of(key), source=USER))
+        except InvalidArgument:
+            continue
+        written.append(entry.key)
+    assert "/etc/passwd" in written and len(written) >= 6
+    memory = (tmp_path / "memory").resolve()
+    every_file = {p.resolve() for p in memory.rglob("*") if p.is_file()}
+    assert all(p.is_relative_to(memory) for p in every_file)
+    mine = {p for p in every_file if p.is_relative_to(root.resolve())}
+    assert index_keys(root) == set(written)
+    assert {json.loads(p.read_text())["key"] for p in mine if p.parent.name != "a1"} == set(written)
+    assert index_keys(tmp_path / "memory" / "t2" / "a1") == {"/mine"}
+    assert index_keys(tmp_path / "memory" / "t1" / "a2") == {"/mine"}
+    assert sorted(os.listdir(memory)) == ["t1", "t2"]
+    assert sorted(os.listdir(memory / "t1")) == ["a1", "a2"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import unicodedata
 from pathlib import Path, PurePosixPath
+from urllib.parse import unquote
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +22,7 @@ from memoryd.service.keyed.keys import (
     normalise_key,
     normalise_prefix,
 )
+from memoryd.service.keyed.tree import index_file
 
 
 @pytest.mark.parametrize(
@@ -117,17 +119,55 @@ def test_kb_keys_need_provenance() -> None:
     ("key", "path"),
     [
         ("/user/calendar/2026-02-23_10-00_dentist", "user/calendar/2026-02-23_10-00_dentist.json"),
-        ("/a b/c%d", "a%20b/c%25d.json"),
+        # Issue 33: names as written, UTF-8 kept (the design's own example key).
+        (
+            "/user/calendar/2026-02-23_10-00_牙科复诊",
+            "user/calendar/2026-02-23_10-00_牙科复诊.json",
+        ),
+        ("/用户/偏好/风格", "用户/偏好/风格.json"),
+        ("/notes/😀 👨\u200d👩\u200d👧 ok", "notes/😀 👨\u200d👩\u200d👧 ok.json"),
+        ("/a b/c:d@e+f=g,h", "a b/c:d@e+f=g,h.json"),
+        # Encoded: the escape and the hash marker, "\\", a leading ".", a directory's
+        # ".json", line separators and bidirectional controls.
+        ("/a%b/c~d", "a%25b/c%7Ed.json"),
+        ("/a\\b/..\\..\\etc", "a%5Cb/%2E.%5C..%5Cetc.json"),
         ("/a.json/b", "a%2Ejson/b.json"),
         ("/a", "a.json"),
-        ("/.hidden/..x", "%2Ehidden/%2E.x.json"),
-        ("/~home", "%7Ehome.json"),
-        ("/漢", "%E6%BC%A2.json"),
-        ("/a\\b/c:d", "a%5Cb/c%3Ad.json"),
+        ("/.hidden/..x/...", "%2Ehidden/%2E.x/%2E...json"),
+        ("/x\u2028y\u2029z", "x%E2%80%A8y%E2%80%A9z.json"),
+        ("/txt.\u202egnp", "txt.%E2%80%AEgnp.json"),
     ],
 )
 def test_file_paths(key: str, path: str) -> None:
     assert key_file_path(key) == PurePosixPath(path)
+
+
+@pytest.mark.parametrize(
+    ("segment", "name"),
+    [
+        ("a\x00b", "a%00b"),
+        ("line\nbreak\r", "line%0Abreak%0D"),
+        ("tab\there\x7f", "tab%09here%7F"),
+        ("/", "%2F"),
+        ("..", "%2E."),
+        (".", "%2E"),
+        ("\\", "%5C"),
+        ("牙科", "牙科"),
+    ],
+)
+def test_ids_and_segments_keys_refuse_are_still_encoded(segment: str, name: str) -> None:
+    """file_segment also names tenant and agent directories: NUL, control characters
+    and "/" never reach a file name, and no name is "." or ".."."""
+    assert file_segment(segment, leaf=False) == name
+
+
+@given(st.text(min_size=1, max_size=60))
+def test_a_name_decodes_back_to_its_segment(segment: str) -> None:
+    name = file_segment(segment, leaf=False)
+    assert "/" not in name and "\x00" not in name and name not in (".", "..")
+    assert not any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in name)
+    if "~" not in name:  # not shortened: reversible
+        assert unquote(name, errors="surrogatepass") == segment
 
 
 def test_long_segments_are_cut_with_a_hash() -> None:
@@ -137,11 +177,12 @@ def test_long_segments_are_cut_with_a_hash() -> None:
     assert pa != pb
     assert len(pa.encode()) <= MAX_FILE_SEGMENT_BYTES + len(".json")
     assert pa.startswith("x" * 50) and "~" in pa and pa.endswith(".json")
-    # Never cut inside a %XX escape.
-    cut = file_segment("é" * 200, leaf=False)
-    assert "~" in cut
+    # Cut on a character boundary, never inside a %XX escape.
+    cut = file_segment("牙" * 100, leaf=False)
     head = cut.split("~")[0]
-    assert len(head) % 3 == 0 and head.count("%") == len(head) // 3
+    assert "~" in cut and head == "牙" * len(head) and len(cut.encode()) <= 200
+    escaped = file_segment("%" * 100, leaf=False).split("~")[0]
+    assert len(escaped) % 3 == 0 and escaped == "%25" * (len(escaped) // 3)
 
 
 def test_key_file_path_refuses_unnormalised_keys() -> None:
@@ -221,3 +262,25 @@ def test_distinct_keys_get_distinct_files(raws: set[str]) -> None:
     files = {str(p) for p in paths}
     dirs = {str(parent) for p in paths for parent in p.parents}
     assert not files & dirs
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw_keys)
+def test_index_file_stays_in_the_index(tmp_path: Path, raw: str) -> None:
+    """The mirror's own placement (tree.index_file) of any text: a file inside
+    index/ (resolved on disk), or ValueError; a key that normalises always has one."""
+    index_root = tmp_path / "index"
+    for key in (raw, _normalised(raw)):
+        try:
+            target = index_file(index_root, key)
+        except ValueError:
+            assert key != _normalised(raw) or not key
+            continue
+        assert target.resolve().is_relative_to(index_root.resolve())
+
+
+def _normalised(raw: str) -> str:
+    try:
+        return normalise_key(raw)
+    except InvalidKey:
+        return ""

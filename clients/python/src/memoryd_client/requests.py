@@ -19,6 +19,8 @@ from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 from memoryd_client.errors import invalid_argument
+from memoryd_client.tool_args import parse_source
+from memoryd_client.tool_table import ToolArgumentError
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
 
 MEMORY_TYPES: dict[str, common_pb2.MemoryType] = {
@@ -174,18 +176,29 @@ class SourceDict(TypedDict):
 
     kind: EnumArg
     name: NotRequired[str]
-    retrieved_at: NotRequired[datetime | None]
-    locator: NotRequired[str]
+    #: A datetime (timezone-aware) or RFC 3339 text ("2026-02-22T10:00:00Z").
+    retrieved_at: NotRequired[datetime | str | None]
+    #: A string (URL, path, tool query, event id, hash) or an object.
+    locator: NotRequired[str | Mapping[str, Any]]
 
 
-SourceArg = common_pb2.Provenance | SourceDict | Mapping[str, Any]
+SourceArg = common_pb2.Provenance | SourceDict | Mapping[str, Any] | str
 
 
 def provenance(source: SourceArg, field: str = "source") -> common_pb2.Provenance:
     """A ``Provenance`` from a mapping (``{"kind": "web", "name": ..., "retrieved_at":
-    datetime, "locator": url}``) or a ``Provenance`` message (as is)."""
+    datetime or RFC 3339 text, "locator": url or an object}``), a short form as the
+    tools take it (``"user"``, ``"tool:web_search"``, ``"web:https://..."``,
+    ``"file:notes.md"``: tool_args.parse_source) or a ``Provenance`` message (as is)."""
     if isinstance(source, common_pb2.Provenance):
         return source
+    if isinstance(source, str):
+        try:
+            parsed = parse_source(source, field=field)
+        except ToolArgumentError as exc:
+            raise invalid_argument(exc.field, exc.reason) from None
+        assert parsed is not None  # a string is never None
+        source = parsed
     if not isinstance(source, Mapping) or "kind" not in source:
         raise invalid_argument(
             field, "must be a Provenance or a mapping with a kind (e.g. {'kind': 'user'})"
@@ -198,12 +211,40 @@ def provenance(source: SourceArg, field: str = "source") -> common_pb2.Provenanc
             source["kind"], common_pb2.ProvenanceKind, "PROVENANCE_KIND_", f"{field}.kind"
         ),
         name=source.get("name", ""),
-        locator=source.get("locator", ""),
+        locator=locator_wire(source.get("locator", ""), f"{field}.locator"),
     )
     retrieved = source.get("retrieved_at")
+    if isinstance(retrieved, str):
+        retrieved = rfc3339(retrieved, f"{field}.retrieved_at")
     if retrieved is not None:
         out.retrieved_at.CopyFrom(timestamp(retrieved, f"{field}.retrieved_at"))
     return out
+
+
+def locator_wire(value: Any, field: str = "source.locator") -> str:
+    """A locator as ``Provenance.locator`` carries it: a string as it is, an object
+    (a mapping) as its compact JSON text (the daemon returns it as that object)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return json.dumps(
+                dict(value), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+            )
+        except (TypeError, ValueError) as exc:
+            raise invalid_argument(field, f"must be JSON: {exc}") from None
+    raise invalid_argument(field, f"must be a string or a JSON object (got {type(value).__name__})")
+
+
+def rfc3339(text: str, field: str) -> datetime:
+    """An RFC 3339 time ("Z" or an offset) as an aware datetime."""
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise invalid_argument(field, f"must be an RFC 3339 time, got {text!r}") from None
+    if when.tzinfo is None:
+        raise invalid_argument(field, "must have a time zone (Z or an offset)")
+    return when
 
 
 def json_value(value: Any, field: str) -> struct_pb2.Value:

@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar, overload
 
-from memoryd_client.wire_values import JSON, enum_name, json_or, struct_dict, value_json, when
+from memoryd_client.wire_values import (
+    JSON,
+    enum_name,
+    json_or,
+    locator_json,
+    struct_dict,
+    value_json,
+    when,
+)
 from memoryd_proto.v1 import common_pb2, memory_service_pb2, snapshot_service_pb2
 
 T = TypeVar("T")
@@ -25,7 +33,7 @@ def provenance_of(p: common_pb2.Provenance) -> Provenance:
         kind=enum_name(common_pb2.ProvenanceKind, p.kind, "PROVENANCE_KIND_"),
         name=p.name,
         retrieved_at=when(p.retrieved_at),
-        locator=p.locator,
+        locator=locator_json(p.locator),
     )
 
 
@@ -46,7 +54,8 @@ class Provenance:
     kind: str
     name: str = ""
     retrieved_at: datetime | None = None
-    locator: str = ""
+    #: A string, or the object of an object locator.
+    locator: str | dict[str, Any] = ""
 
 
 @dataclass(frozen=True, slots=True)

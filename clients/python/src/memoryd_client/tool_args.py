@@ -49,6 +49,10 @@ def _type_ok(value: Any, kind: str | list[str]) -> bool:
 def _check(value: Any, schema: Mapping[str, Any], path: str) -> None:
     """The subset of JSON Schema the table uses; raises ToolArgumentError naming ``path``."""
     if "oneOf" in schema:
+        typed = [o for o in schema["oneOf"] if "type" in o and _type_ok(value, o["type"])]
+        if len(typed) == 1:  # the value's type picks the option: name what is wrong in it
+            _check(value, typed[0], path)
+            return
         problems = []
         for option in schema["oneOf"]:
             try:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd_client import requests as rq
 from memoryd_client.core import Unary
-from memoryd_client.errors import NotFoundError
+from memoryd_client.errors import MemorydError, NotFoundError
 from memoryd_client.memory_files import FileWrite, KeyFile, run_memory_command
 from memoryd_client.ops import agent_state, keys, memories, snapshot
 from memoryd_client.results import (
@@ -33,6 +33,7 @@ from memoryd_client.results import (
 from memoryd_client.tool_args import check_arguments, parse_source
 from memoryd_client.tool_results import RECORD_TAG, merged_hits
 from memoryd_client.tool_table import TOOLS, ToolArgumentError
+from memoryd_client.wire_values import locator_json
 from memoryd_proto.v1 import common_pb2
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def _source_pb(value: Any) -> common_pb2.Provenance | None:
     source = common_pb2.Provenance(
         kind=common_pb2.ProvenanceKind.Value(f"PROVENANCE_KIND_{parsed['kind'].upper()}"),  # type: ignore[arg-type]
         name=str(parsed.get("name", "")),
-        locator=str(parsed.get("locator", "")),
+        locator=rq.locator_wire(parsed.get("locator", "")),
     )
     stamp = parsed.get("retrieved_at")
     if stamp:
@@ -104,13 +105,20 @@ def _source_pb(value: Any) -> common_pb2.Provenance | None:
     return source
 
 
+def _rfc3339(text: str, field: str) -> datetime:
+    try:
+        return rq.rfc3339(text, field)
+    except MemorydError as exc:
+        raise ToolArgumentError(field, "must be an RFC 3339 time with a time zone") from exc
+
+
 def _source_json(raw: common_pb2.Provenance | None) -> JSON | None:
     if raw is None or raw.kind == 0:
         return None
     out: JSON = {
         "kind": common_pb2.ProvenanceKind.Name(raw.kind).removeprefix("PROVENANCE_KIND_").lower(),
         "name": raw.name,
-        "locator": raw.locator,
+        "locator": locator_json(raw.locator),
     }
     if raw.HasField("retrieved_at"):
         out["retrieved_at"] = _time(raw.retrieved_at.ToDatetime(UTC))
@@ -349,8 +357,13 @@ def _history(agent: str, args: Mapping[str, Any]) -> ToolPlan:
 
 
 def _default_read(agent: str, args: Mapping[str, Any]) -> ToolPlan:
+    when = args.get("current_time")
     call = snapshot.default_read(
-        agent, token_limit=args.get("token_limit"), prefix=args.get("prefix", "")
+        agent,
+        token_limit=args.get("token_limit"),
+        tags=args.get("tags", ()),
+        prefix=args.get("prefix", ""),
+        current_time=None if when is None else _rfc3339(when, "current_time"),
     )
     return ToolPlan(
         _mapped(

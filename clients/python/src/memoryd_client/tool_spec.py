@@ -137,7 +137,14 @@ SOURCE_SCHEMA: JSON = {
             "properties": {
                 "kind": {"type": "string", "enum": PROVENANCE_KINDS},
                 "name": STR,
-                "locator": STR,
+                "locator": {
+                    "type": ["string", "object"],
+                    "description": (
+                        "Where the original is: a URL, file path, tool query, event id or "
+                        'content hash, or an object such as {"conversation_id": "c1", '
+                        '"message_id": "m9"} (returned as written).'
+                    ),
+                },
                 "retrieved_at": {"type": "string", "description": "RFC 3339."},
             },
             "required": ["kind"],

@@ -204,6 +204,16 @@ _SPECS = [
         "what to read at the start of a task.",
         {
             "token_limit": {"type": "integer", "minimum": 1, "maximum": INT32_MAX},
+            "tags": {
+                "type": "array",
+                "items": STR,
+                "description": "Context tags: keys whose content.tags match rank higher.",
+            },
+            "current_time": {
+                "type": "string",
+                "description": "RFC 3339; keys whose content.expired_at is before it are "
+                "left out (default: now).",
+            },
             "prefix": {"type": "string", "description": 'Only keys below this (e.g. "/user/").'},
             "agent_id": AGENT,
         },

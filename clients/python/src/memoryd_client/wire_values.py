@@ -40,6 +40,19 @@ def json_or(text: str, fallback: JSON) -> JSON:
     return json.loads(text) if text else fallback
 
 
+def locator_json(text: str) -> str | dict[str, Any]:
+    """A ``Provenance.locator`` as JSON: an object locator's text (it starts with
+    "{") as that object, any other as the string."""
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(value, dict):
+            return value
+    return text
+
+
 def value_json(value: struct_pb2.Value) -> JSON:
     """A google.protobuf.Value as plain Python; an unset Value is None."""
     if value.WhichOneof("kind") is None:

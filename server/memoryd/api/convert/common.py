@@ -16,6 +16,7 @@ from google.protobuf.message import Message
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.json_text import Json
 from memoryd.domain.limits import MAX_DURATION_SECONDS
+from memoryd.domain.locator import locator_text
 from memoryd.domain.models import (
     MemoryOrder,
     MemoryType,
@@ -236,5 +237,5 @@ def provenance_from(
         kind=kind,
         name=src.name,
         retrieved_at=timestamp_from(src, "retrieved_at", f"{path or field}.retrieved_at"),
-        locator=src.locator,
+        locator=locator_text(src.locator, f"{path or field}.locator"),
     )

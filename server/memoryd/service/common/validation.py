@@ -13,6 +13,8 @@ import numpy as np
 
 from memoryd.config import LimitsSettings
 from memoryd.domain.errors import FieldViolation, InvalidArgument
+from memoryd.domain.limits import MAX_LOCATOR_BYTES
+from memoryd.domain.locator import locates
 from memoryd.domain.models import PROVENANCE_REQUIRED_KINDS, Provenance, Vector, finite_nonzero
 
 
@@ -122,14 +124,19 @@ def _integer_past_64_bits(value: Any) -> int | None:
 
 
 def check_source(v: Violations, source: Provenance | None, field: str = "source") -> None:
-    if source is None or source.kind not in PROVENANCE_REQUIRED_KINDS:
+    if source is None:
+        return
+    size = len(source.locator.encode("utf-8"))
+    if size > MAX_LOCATOR_BYTES:
+        v.add(f"{field}.locator", f"is {size} bytes; the limit is {MAX_LOCATOR_BYTES}")
+    if source.kind not in PROVENANCE_REQUIRED_KINDS:
         return
     missing = [
         name
         for name, present in (
             ("name", bool(source.name.strip())),
             ("retrieved_at", source.retrieved_at is not None),
-            ("locator", bool(source.locator.strip())),
+            ("locator", locates(source.locator)),
         )
         if not present
     ]

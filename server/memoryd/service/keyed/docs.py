@@ -23,6 +23,7 @@ from memoryd.config import LimitsSettings
 from memoryd.domain import json_text
 from memoryd.domain.errors import FailedPrecondition
 from memoryd.domain.keyed import JsonValue, KeyEntry
+from memoryd.domain.locator import locator_value
 from memoryd.domain.models import (
     MemoryType,
     Provenance,
@@ -30,6 +31,7 @@ from memoryd.domain.models import (
     SecurityLevel,
 )
 from memoryd.domain.records import Record, RecordKind, UndecodableRecord, stored_json
+from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations, check_tags
 
 COUNTER_KEY = "keys"
@@ -71,7 +73,7 @@ def source_summary(source: Provenance | None) -> str:
 
 
 def source_doc(source: Provenance | None) -> dict[str, Any] | None:
-    """A source as stored in key documents and written to the file mirror."""
+    """A source as stored in key documents (the locator as its text)."""
     if source is None:
         return None
     return {
@@ -80,6 +82,15 @@ def source_doc(source: Provenance | None) -> dict[str, Any] | None:
         "retrieved_at": None if source.retrieved_at is None else source.retrieved_at.isoformat(),
         "locator": source.locator,
     }
+
+
+def envelope_source(source: Provenance | None) -> dict[str, Any] | None:
+    """A source as the file tree's envelopes show it: an object locator as that object
+    (the design's ``"locator": {"conversation_id": ..., "message_id": ...}``)."""
+    doc = source_doc(source)
+    if doc is not None and source is not None:
+        doc["locator"] = locator_value(source.locator)
+    return doc
 
 
 def _source_from(doc: dict[str, Any] | None) -> Provenance | None:
@@ -177,6 +188,17 @@ def entry_from(record: Record) -> KeyEntry:
         memory_id=doc.get("memory_id", ""),
         namespace=doc.get("namespace", ""),
     )
+
+
+def decoded_entry(record: Record) -> KeyEntry | None:
+    """The entry of a KEY_EVENT record; None (reported) when it no longer decodes."""
+    found = decodable([record], entry_from)
+    return found[0] if found else None
+
+
+def expired(record: Record, now: datetime) -> bool:
+    """Whether a KEY record's content ``expired_at`` (its ``expires_at``) has passed."""
+    return record.expires_at is not None and record.expires_at <= now
 
 
 # ---------------------------------------------------------------- mirror

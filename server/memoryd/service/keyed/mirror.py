@@ -1,11 +1,13 @@
 """The live memory_root: keyed memory as files, kept up to date by the daemon.
 
-With ``keys.mirror_dir`` set, each partition has ``<mirror_dir>/<tenant>/<agent>/``
-in the layout of key_tree.py (``log.jsonl``, ``index/``, ``state.jsonl``), for an
-agent's own ``ls``, ``grep``, ``jq`` and ``cat``:
+On by default (``keys.mirror``), each partition has ``<memory_root>/<tenant>/<agent>/``
+(``<data_dir>/memory_root`` unless ``keys.mirror_dir`` says) in the layout of tree.py
+(``log.jsonl``, ``index/``, ``state.jsonl``), for an agent's own ``ls``, ``grep``,
+``jq`` and ``cat``:
 
 - each committed write appends its envelope to ``log.jsonl`` and replaces the key's
-  ``index/`` file atomically (a tombstone removes it);
+  ``index/`` file atomically (a tombstone removes it; its directory stays, as every
+  directory of a key still stored does, tombstones included);
 - a key whose ``content.expired_at`` passes leaves ``index/`` at that time;
 - ``state.jsonl`` is rewritten atomically by every repair (at start, after
   compaction and other lifecycle rewrites): it is the compacted state as of the last
@@ -17,7 +19,9 @@ can read the directory reads what is in it.
 It is a mirror: the store is the source of truth. A repair checks a partition's
 files against the store and fixes them: missing log lines appended from the key
 history (a torn last line cut), index files written, replaced or removed, state
-rewritten. Repairs run for every partition at start (in the background: a crash
+rewritten, directories of no stored key removed when empty. A partition directory
+named the way it was before file names kept UTF-8 (percent-encoded ids) is renamed
+first, and its index/ renamed by the repair. Repairs run for every partition at start (in the background: a crash
 between a store commit and the file update is repaired then) and after each
 lifecycle rewrite; a partition's first write after start, or after a failed file
 update, waits for its repair. A file error never fails a write: it is logged and
@@ -48,6 +52,7 @@ from memoryd.service.common import scanning
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.service.keyed.docs import COUNTER_KEY, entry_from, mirror_fields
+from memoryd.service.keyed.keys import quoted_segment
 from memoryd.service.keyed.tree import (
     INDEX_DIR,
     LOG_FILE,
@@ -56,6 +61,7 @@ from memoryd.service.keyed.tree import (
     atomic_write,
     envelope_line,
     index_file,
+    key_directories,
     partition_dir,
     remove_file,
     state_text,
@@ -118,6 +124,21 @@ def last_logged_version(path: Path) -> int:
             f.truncate(0)
             return 0
         return version
+
+
+def _adopt_quoted(root: Path, partition: Partition) -> None:
+    """Rename a partition's directory named as before UTF-8 names were kept
+    (keys.quoted_segment) to its name now, so an agent keeps its tree; its index/
+    names are then fixed by the repair like any other difference."""
+    directory = partition_dir(root, partition)
+    before = root / quoted_segment(partition.tenant_id, leaf=False)
+    before = before / quoted_segment(partition.agent_id, leaf=False)
+    if before == directory or directory.exists() or not before.is_dir():
+        return
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    before.rename(directory)
+    with contextlib.suppress(OSError):  # another agent of the tenant is still there
+        before.parent.rmdir()
 
 
 class KeyMirror:
@@ -224,6 +245,7 @@ class KeyMirror:
             self._records, partition, RecordKind.KEY, SCAN_BATCH
         ):
             current.extend(e for e in decodable(page, entry_from) if self._shown(e))
+        await asyncio.to_thread(_adopt_quoted, self._root, partition)
         logged = await asyncio.to_thread(last_logged_version, mirror.directory / LOG_FILE)
         missing: list[KeyEntry] = []
         if logged != stored:
@@ -235,7 +257,12 @@ class KeyMirror:
             if e.valid and ((x := _expires_at(e, self._limits)) is None or x > now)
         ]
         changed = await asyncio.to_thread(
-            self._rewrite, mirror.directory, live, missing, logged > stored
+            self._rewrite,
+            mirror.directory,
+            {e.key for e in current},
+            live,
+            missing,
+            logged > stored,
         )
         mirror.logged = max([stored, *(e.version for e in missing)])
         mirror.repaired = True
@@ -266,9 +293,16 @@ class KeyMirror:
         return events
 
     def _rewrite(
-        self, directory: Path, live: list[KeyEntry], missing: list[KeyEntry], restart_log: bool
+        self,
+        directory: Path,
+        keys: set[str],
+        live: list[KeyEntry],
+        missing: list[KeyEntry],
+        restart_log: bool,
     ) -> int:
-        """Bring ``directory`` to the store's state; returns how many files changed."""
+        """Bring ``directory`` to the store's state (``keys``: every key slot shown,
+        tombstones included, whose directories stay); returns how many files
+        changed."""
         index_root = directory / INDEX_DIR
         index_root.mkdir(parents=True, exist_ok=True)
         log_path = directory / LOG_FILE
@@ -278,18 +312,26 @@ class KeyMirror:
             with open(log_path, "a", encoding="utf-8") as out:
                 out.writelines(envelope_line(e) for e in missing)
         expected = {index_file(index_root, e.key): envelope_line(e) for e in live}
+        folders = key_directories(index_root, keys)
         changed = 0
-        for folder, _, names in os.walk(index_root, topdown=False):
+        for folder, subfolders, names in os.walk(index_root, topdown=False):
             for name in names:
                 path = Path(folder, name)
                 want = expected.get(path)
                 if want is None or name.startswith(TMP_PREFIX):
-                    remove_file(path, index_root)
+                    remove_file(path)
                     changed += 1
                 elif path.read_text(encoding="utf-8") != want:
                     atomic_write(path, want)
                     changed += 1
                 expected.pop(path, None)
+            for name in subfolders:  # left by keys no longer stored, or an older naming
+                path = Path(folder, name)
+                if path not in folders and not any(path.iterdir()):
+                    path.rmdir()
+                    changed += 1
+        for path in folders:
+            path.mkdir(parents=True, exist_ok=True)
         for path, text in expected.items():
             atomic_write(path, text)
             changed += 1
@@ -306,16 +348,17 @@ class KeyMirror:
         directory = mirror.directory
         index_root = directory / INDEX_DIR
         shown = self._shown(entry)
+        line = envelope_line(entry)
         if shown and entry.version > mirror.logged:
             with open(directory / LOG_FILE, "a", encoding="utf-8") as out:
-                out.write(envelope_line(entry))
+                out.write(line)
             mirror.logged = entry.version
         target = index_file(index_root, entry.key)
         expires = _expires_at(entry, self._limits)
         if shown and entry.valid and (expires is None or expires > self._clock()):
-            atomic_write(target, envelope_line(entry))
+            atomic_write(target, line)
         else:  # a tombstone, expired, or now above the mirror's clearance
-            remove_file(target, index_root)
+            remove_file(target)
 
     # ------------------------------------------------------------------ expiry
 
@@ -354,7 +397,7 @@ class KeyMirror:
                     return False
                 if held.get("version") != version:
                     return False
-                return remove_file(target, index_root)
+                return remove_file(target)
 
             if await asyncio.to_thread(remove_if_current):
                 log.info(

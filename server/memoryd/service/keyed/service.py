@@ -44,6 +44,7 @@ from memoryd.domain.errors import (
     NotFound,
     PermissionDenied,
     ResourceExhausted,
+    StoreError,
 )
 from memoryd.domain.keyed import (
     KeyEntry,
@@ -67,6 +68,7 @@ from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import transaction
 from memoryd.embedding.base import Embedder
 from memoryd.resilience.embedder import embed_in_space
+from memoryd.service.common import scanning
 from memoryd.service.common import validation as check
 from memoryd.service.common.leases import PartitionLeases
 from memoryd.service.common.locks import KeyedLocks
@@ -79,8 +81,10 @@ from memoryd.service.keyed.docs import (
     COUNTER_KEY,
     MirrorFields,
     check_if_version,
+    decoded_entry,
     entry_from,
     entry_records,
+    expired,
     history_prefix,
     is_live,
     level_of,
@@ -254,8 +258,14 @@ class KeyedMemoryService:
         """The write where this process is the store's only writer (its lock held)."""
         partition = scope.partition
         state = self._state(partition)
-        slot = await self._slot(partition, state, key)
-        held = slot is not None
+        held: bool | None  # whether the key had a slot (None: unknown, see _blind)
+        try:
+            slot = await self._slot(partition, state, key)
+            held = slot is not None
+        except StoreError:
+            if not self._blind(write, state):
+                raise
+            slot, held = None, None
         current = visible_slot(scope.clearance, slot)
         check_if_version(write.if_version, current)
         if current is None:
@@ -285,6 +295,8 @@ class KeyedMemoryService:
             raise
         state.version = entry.version
         if not held and state.keys is not None:
+            # Unknown (None, a blind write) counts as new: an upper bound, recounted
+            # from the store before it refuses a write (_admit_new_key).
             state.keys += 1
         written = [r for r in planned.records if r.kind is RecordKind.KEY]
         if len(state.slots) >= _SLOTS_MAX and key not in state.slots:
@@ -292,6 +304,41 @@ class KeyedMemoryService:
             state.complete = False
         state.slots[key] = written[0] if written else None
         return entry
+
+    @staticmethod
+    def _blind(write: KeyWrite, state: _PartitionState) -> bool:
+        """Whether a write may go ahead without its slot while the store cannot read it
+        (the write-ahead log takes it, as it takes Remember's): when no ``if_version``
+        needs the slot and the partition's version counter is known here (read at
+        start by ``warm``, or since). It counts as a new key for the key quota, which
+        then needs the partition's key count known here too (``warm`` reads it)."""
+        return write.if_version is None and state.version is not None
+
+    async def warm(self) -> None:
+        """Read every partition's version counter and key count once (started in the
+        background), so that a key write during a later store outage can go to the log."""
+        if self._shared is not None:
+            return  # shared: the keys lease carries the versions
+        try:
+            partitions = await self._records.list_partitions()
+            for partition in partitions[:_PARTITIONS_MAX]:  # what the cache holds
+                if self._state(partition).version is not None:
+                    continue
+                # Read without the partition's lock (a store that hangs must not hold
+                # up writes); kept only if no write came meanwhile (it sets both: a
+                # write committed between the two reads makes the count one too high,
+                # an upper bound the quota recounts before it refuses).
+                found = await self._records.get_records(
+                    partition, RecordKind.COUNTER, [COUNTER_KEY]
+                )
+                keys = await self._records.count_records(partition, RecordKind.KEY)
+                state = self._state(partition)
+                if state.version is None:
+                    state.version, state.keys = (found[0].version if found else 0), keys
+                await scanning.pause()
+        except Exception:
+            # A head start only: a write reads its partition's counter itself.
+            log.exception("keyed memory: reading the version counters at start failed")
 
     async def _slot(self, partition: Partition, state: _PartitionState, key: str) -> Record | None:
         """The key's stored slot: kept since this process read or wrote it, else read.
@@ -428,7 +475,7 @@ class KeyedMemoryService:
         missing) and a key above the caller's clearance."""
         key = self._key(raw_key, "key")
         found = await self._records.get_records(scope.partition, RecordKind.KEY, [key])
-        if not found or _expired(found[0], self._clock()) or not self._shown(scope, found[0]):
+        if not found or expired(found[0], self._clock()) or not self._shown(scope, found[0]):
             raise NotFound(f"key {key!r} not found")
         return entry_from(found[0])  # DATA_LOSS if its value no longer decodes
 
@@ -458,7 +505,7 @@ class KeyedMemoryService:
                 if skipping is not None and row.key.startswith(skipping):
                     continue
                 skipping = None
-                if _expired(row, now):  # as GetKey: missing until compaction removes it
+                if expired(row, now):  # as GetKey: missing until compaction removes it
                     continue
                 child, is_dir = child_of(row.key, prefix)
                 if not self._shown(scope, row):
@@ -510,7 +557,7 @@ class KeyedMemoryService:
                 scope.partition, RecordKind.KEY_EVENT, prefix=prefix, after=after, limit=fetch
             )
             shown = [row for row in rows if level_of(row) <= scope.clearance]
-            for row, entry in zip(shown, map(_decoded, shown), strict=True):
+            for row, entry in zip(shown, map(decoded_entry, shown), strict=True):
                 if entry is not None:
                     entries.append((row.key, entry))
             if len(rows) < fetch:
@@ -565,14 +612,3 @@ class KeyedMemoryService:
     def _shown(scope: CallScope, slot: Record) -> bool:
         """Tombstones and keys above the caller's clearance read as missing."""
         return is_live(slot) and level_of(slot) <= scope.clearance
-
-
-def _decoded(record: Record) -> KeyEntry | None:
-    """The entry of a KEY_EVENT record; None (reported) when it no longer decodes."""
-    found = decodable([record], entry_from)
-    return found[0] if found else None
-
-
-def _expired(record: Record, now: datetime) -> bool:
-    """Whether a KEY record's content ``expired_at`` (its ``expires_at``) has passed."""
-    return record.expires_at is not None and record.expires_at <= now

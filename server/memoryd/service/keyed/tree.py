@@ -3,10 +3,12 @@
 One directory per partition holds:
 - ``log.jsonl``: one envelope per write, in version order, tombstones included;
 - ``state.jsonl``: the latest valid, unexpired state of every key, in key order;
-- ``index/<key path>.json``: one file per valid, unexpired key, its segments
-  percent-encoded and long ones shortened (service/keyed/keys.py), so
-  ``ls index/user/calendar/`` and ``jq .content.summary index/user/calendar/*.json``
-  work and no key can name a file outside ``index/``.
+- ``index/<key path>.json``: one file per valid, unexpired key, its segments as
+  written (UTF-8: ``index/user/calendar/2026-02-23_10-00_牙科复诊.json``), only "/",
+  "\\", "%", "~", control characters and a leading "." %XX-encoded and long ones
+  shortened (service/keyed/keys.py), so ``ls index/user/calendar/`` and
+  ``jq .content.summary index/user/calendar/*.json`` work and no key can name a file
+  outside ``index/``. A key's directory stays when the key is deleted or expires.
 
 An envelope is one line of JSON: ``{"key", "ts", "version", "valid", "source",
 "content"}``, the content embedded as the writer's JSON text. Both the daemon's live
@@ -25,7 +27,7 @@ from pathlib import Path
 from memoryd.domain import json_text
 from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.models import Partition
-from memoryd.service.keyed.docs import source_doc
+from memoryd.service.keyed.docs import envelope_source
 from memoryd.service.keyed.keys import InvalidKey, file_segment, key_file_path
 
 LOG_FILE, STATE_FILE, INDEX_DIR = "log.jsonl", "state.jsonl", "index"
@@ -55,7 +57,7 @@ def envelope_line(entry: KeyEntry) -> str:
             "ts": ts_text(entry.updated_at),
             "version": entry.version,
             "valid": entry.valid,
-            "source": source_doc(entry.source),
+            "source": envelope_source(entry.source),
         }
     )
     content = entry.content_json if entry.valid else "null"
@@ -73,15 +75,18 @@ def partition_dir(root: Path, partition: Partition) -> Path:
 
 
 def index_file(index_root: Path, key: str) -> Path:
-    """Where KEY's file goes: inside ``index_root`` (resolved), or ValueError."""
+    """Where KEY's file goes: inside ``index_root``, or ValueError. Checked on the
+    path's text: a relative path of names (never "", "." or "..", none containing a
+    separator) stays below its root, and the daemon makes no links below it (resolving
+    the path on disk cost two thirds of a mirrored write)."""
     try:
         relative = key_file_path(key)
     except InvalidKey as exc:
         raise ValueError(f"key {key!r} {exc}") from None
-    target = (index_root / relative).resolve()
-    if not target.is_relative_to(index_root.resolve()):
+    names = relative.parts
+    if relative.is_absolute() or any(n in ("", ".", "..") or os.sep in n for n in names):
         raise ValueError(f"key {key!r} would be written outside {index_root}")
-    return target
+    return index_root / relative
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -99,21 +104,27 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def remove_file(path: Path, stop_at: Path) -> bool:
-    """Delete ``path`` and the directories it leaves empty, up to ``stop_at``
-    (excluded); False when it did not exist."""
+def remove_file(path: Path) -> bool:
+    """Delete ``path``, leaving its directory (directories are stable: one stays when
+    its last key is deleted); False when it did not exist."""
     try:
         path.unlink()
     except FileNotFoundError:
         return False
-    parent = path.parent
-    while parent != stop_at and parent.is_relative_to(stop_at):
-        try:
-            parent.rmdir()
-        except OSError:  # not empty (or gone)
-            break
-        parent = parent.parent
     return True
+
+
+def key_directories(index_root: Path, keys: Iterable[str]) -> set[Path]:
+    """The directories of ``keys``' files below ``index_root`` (itself excluded), and
+    every directory above them: the directories index/ keeps, empty or not."""
+    found: set[Path] = set()
+    top = index_root
+    for key in keys:
+        parent = index_file(index_root, key).parent
+        while parent not in found and parent != top:
+            found.add(parent)
+            parent = parent.parent
+    return found
 
 
 def state_text(entries: Iterable[KeyEntry]) -> str:
@@ -124,13 +135,20 @@ def state_text(entries: Iterable[KeyEntry]) -> str:
 
 def write_tree(root: Path, writes: Iterable[KeyEntry], current: Iterable[KeyEntry]) -> list[str]:
     """A whole tree at ``root`` (which must hold none of it yet): ``writes`` into the
-    log in version order, ``current`` (valid entries) into state and index. Returns
+    log in version order, ``current`` (valid entries) into state and index, the
+    directory of every key written (deleted ones too) in index. Returns
     why keys were not written to index/ (never expected: keys are normalised)."""
     index_root = root / INDEX_DIR
     index_root.mkdir(parents=True, exist_ok=True)
+    ordered = sorted(writes, key=lambda e: e.version)
     with open(root / LOG_FILE, "w", encoding="utf-8") as log:
-        log.writelines(envelope_line(e) for e in sorted(writes, key=lambda e: e.version))
+        log.writelines(envelope_line(e) for e in ordered)
     live = list(current)
+    try:
+        for folder in key_directories(index_root, {e.key for e in ordered}):
+            folder.mkdir(parents=True, exist_ok=True)
+    except ValueError:
+        pass  # a key that has no file: reported below if it is live
     refused: list[str] = []
     for entry in live:
         try:

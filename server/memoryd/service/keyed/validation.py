@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from memoryd.config import KeysSettings, LimitsSettings
 from memoryd.domain import json_text
 from memoryd.domain.keyed import KeyWrite
+from memoryd.domain.locator import locates
 from memoryd.domain.models import PROVENANCE_REQUIRED_KINDS
 from memoryd.service.common import validation as check
 from memoryd.service.common.validation import Violations
@@ -67,7 +68,7 @@ def _require_provenance(v: Violations, write: KeyWrite, key: str) -> None:
     present = {
         "name": source is not None and bool(source.name.strip()),
         "retrieved_at": source is not None and source.retrieved_at is not None,
-        "locator": source is not None and bool(source.locator.strip()),
+        "locator": source is not None and locates(source.locator),
     }
     for name, ok in present.items():
         if not ok:

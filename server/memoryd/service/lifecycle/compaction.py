@@ -47,7 +47,7 @@ from memoryd.service.common import scanning
 from memoryd.service.common.memory_writes import Changes
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.keyed.docs import EVENT_SEPARATOR, entry_from, source_summary
-from memoryd.service.keyed.keys import file_segment
+from memoryd.service.keyed.keys import quoted_segment
 from memoryd.service.keyed.tree import ts_text
 from memoryd.service.lifecycle import bulk
 from memoryd.service.lifecycle.bulk import LifecycleDeps
@@ -397,8 +397,8 @@ def archive_folder(history_dir: Path, partition: Partition) -> Path:
     "..", never a "/"), and checked to stay inside ``history_dir``."""
     folder = (
         history_dir
-        / file_segment(partition.tenant_id, leaf=False)
-        / file_segment(partition.agent_id, leaf=False)
+        / quoted_segment(partition.tenant_id, leaf=False)
+        / quoted_segment(partition.agent_id, leaf=False)
     )
     root = history_dir.resolve()
     if folder.resolve().parent.parent != root:
