@@ -88,6 +88,17 @@ class RecallSettings(BaseModel):
     #: What recency counts from: "updated" (the last update) or "last_access" (the
     #: later of the last access and update: memories in use stay fresh).
     recency_basis: Literal["updated", "last_access"] = "updated"
+    #: The preset of a Recall that names none (ScoringPreset): "blended" weighs
+    #: recency and importance into the relevance, as the layered-memory design asks.
+    default_preset: Literal[
+        "blended", "relevance", "similarity", "decayed", "weighted", "layered"
+    ] = "blended"
+    #: The blended preset: score = (1 - r - i) * relevance + r * exp(-days since the
+    #: last access (else update) / blend_decay_days) + i * importance. Chosen by
+    #: bench/recency_sweep.py on REALTALK's dev chats and MemDaily (docs/quality.md).
+    blend_recency_weight: float = Field(0.05, ge=0, le=1)
+    blend_importance_weight: float = Field(0.05, ge=0, le=1)
+    blend_decay_days: float = Field(30.0, gt=0)
     #: Whether Recall fuses full-text (BM25) and vector rankings when the request does
     #: not say (RecallRequest.hybrid unset). Chosen by bench/quality.py on REALTALK with
     #: the local model (2026-11-22, in-memory BM25): recall_all@10 / recall_any@10 / MRR
@@ -145,6 +156,8 @@ class RecallSettings(BaseModel):
             object.__setattr__(self, "hybrid_vector_weight", _RRF_WEIGHTS["hybrid_vector_weight"])
         if self.hybrid_vector_weight == 0 and self.hybrid_text_weight == 0:
             raise ValueError("recall.hybrid_vector_weight and hybrid_text_weight are both 0")
+        if self.blend_recency_weight + self.blend_importance_weight > 1:
+            raise ValueError("recall.blend_recency_weight + blend_importance_weight exceed 1")
         return self
 
 
