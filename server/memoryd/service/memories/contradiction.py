@@ -11,7 +11,9 @@ are judged:
 - otherwise, or when the LLM fails (said in ``degraded``, component "llm"), by the rules
   of memoryd.service.memories.claims. Their "one kind of value" check compares Chinese values
   by character and others by the cosine of the two values' embeddings
-  (``contradictions.value_similarity``).
+  (``contradictions.value_similarity``). When those find no relation, a changed value
+  of one subject's slot (memoryd.service.memories.slots: "the deadline is Friday" ->
+  "the deadline moved to Monday", 截止日期是周五 -> 截止日期改到周一) supersedes.
 
 A memory superseded or contradicted is archived (it leaves recall and snapshots; its
 history stays, Restore brings it back) with ``superseded_by`` naming the new one; every
@@ -40,6 +42,7 @@ from memoryd.resilience.degradation import report
 from memoryd.service.common.llm import LLM_COMPONENT, ChatClient, ChatMessage, LLMError
 from memoryd.service.common.memory_writes import MemoryWrites
 from memoryd.service.memories.claims import Claim, Judgement, claims, judge, same_kind_cjk
+from memoryd.service.memories.slots import changed_value, slot_of
 from memoryd.storage.base import Store
 
 JUDGE_SYSTEM_PROMPT = (
@@ -101,7 +104,11 @@ class ContradictionResolver:
         or linked), with their vectors."""
         use_llm = self._llm is not None and len(memories) <= self._settings.llm_max_batch
         parsed = [claims(m.content) for m in memories]
-        wanted = [i for i, m in enumerate(memories) if not m.key and (parsed[i] or use_llm)]
+        wanted = [
+            i
+            for i, m in enumerate(memories)
+            if not m.key and (parsed[i] or use_llm or slot_of(m.content) is not None)
+        ]
         if not wanted:
             return NOTHING_RELATED
         stored = await self._stored_candidates(scope, [memories[i] for i in wanted], now)
@@ -231,6 +238,10 @@ class ContradictionResolver:
                 if await self._holds(j):
                     out.append((candidate, j.kind, j.reason))
                     break
+            else:
+                changed = changed_value(new.content, candidate.memory.content)
+                if changed is not None:
+                    out.append((candidate, RelationKind.SUPERSEDES, changed))
         return out
 
     async def _holds(self, judgement: Judgement) -> bool:
