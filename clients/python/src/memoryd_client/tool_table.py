@@ -313,7 +313,12 @@ _SPECS = [
         {
             "trigger": {"type": "string", "description": "The user's message or the task."},
             "token_budget": TOKENS,
-            "format": {"type": "string", "enum": ["markdown", "xml"]},
+            "format": {
+                "type": "string",
+                "enum": ["markdown", "xml", "user_memory"],
+                "description": "user_memory: '# USER MEMORY' with the memories grouped by "
+                "type (User Preferences, Known Facts, User Patterns, Proven Skills).",
+            },
             "session_id": SESSION,
             "thread_id": THREAD,
             "resource_id": RESOURCE,

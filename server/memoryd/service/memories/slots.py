@@ -53,9 +53,7 @@ _WEEKDAY_ZH = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天1-7]")
 _DATE_ZH = re.compile(
     r"[\d一二三四五六七八九十]+月[\d一二三四五六七八九十]+[日号]|\d{4}-\d{2}-\d{2}"
 )
-_TIME_ZH = re.compile(
-    r"(?:上午|下午|晚上|早上|中午)?[\d一二三四五六七八九十]+(?:点|:\d{2})半?"
-)
+_TIME_ZH = re.compile(r"(?:上午|下午|晚上|早上|中午)?[\d一二三四五六七八九十]+(?:点|:\d{2})半?")
 _PLACE_WORDS = re.compile(
     r"\b(?:location|venue|place|city|address|office|room|hotel|restaurant|destination|"
     r"name|owner|manager|lead|contact|host|speaker|organizer|organiser)\b|"
