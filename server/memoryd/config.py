@@ -399,6 +399,22 @@ class ConsolidationSettings(BaseModel):
     use_llm: bool = True
 
 
+class CompressionSettings(BaseModel):
+    """The layered-memory design's compression (seed 001, compress_old_memories), in
+    every maintenance run: memories neither updated nor accessed for ``min_age_days``
+    and accessed fewer than ``max_access_count`` times, grouped by memory type; a group
+    of ``min_group_size`` or more becomes 1 to ``max_parts`` condensed memories (the LLM's
+    summary when configured, else service/lifecycle/condense.py: near-identical
+    statements merged, superseded values dropped, distinct facts kept). The originals
+    are archived and UndoConsolidation restores them."""
+
+    enabled: bool = True
+    min_age_days: int = Field(90, ge=0, le=36_500)
+    max_access_count: int = Field(5, ge=1)
+    min_group_size: int = Field(3, ge=2)
+    max_parts: int = Field(3, ge=1)
+
+
 class MaintenanceSettings(BaseModel):
     """RunMaintenance / Compact defaults and the daemon's maintenance schedule."""
 
@@ -429,6 +445,7 @@ class MaintenanceSettings(BaseModel):
     history_policy: Literal["keep", "archive"] = "keep"
     history_archive_after_days: int = Field(90, ge=1)
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
+    compression: CompressionSettings = Field(default_factory=CompressionSettings)
 
 
 class DurabilitySettings(BaseModel):

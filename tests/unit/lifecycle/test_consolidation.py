@@ -157,7 +157,7 @@ async def test_a_long_merge_is_split_into_memories_that_fit() -> None:
     async with consolidating(min_group_size=3) as w:
         topics = ["budget", "staffing", "vendors", "milestones", "risks"]
         for i, topic in enumerate(topics):
-            sentences = " ".join(f"Zephyr {topic} item {j} reads {j * 7 + i}." for j in range(60))
+            sentences = " ".join(f"Zephyr {topic} {j} reads {j * 7 + i}." for j in range(60))
             await remember(w, sentences, days_ago=40 + i, tags=("zephyr",))
         result = await run(w)
         assert result.consolidated == 5 and len(result.details) > 1
@@ -165,7 +165,7 @@ async def test_a_long_merge_is_split_into_memories_that_fit() -> None:
         text = "\n".join(stored[g.derived_id].content for g in result.details)
         for i, topic in enumerate(topics):
             for j in range(60):
-                assert f"Zephyr {topic} item {j} reads {j * 7 + i}." in text
+                assert f"Zephyr {topic} {j} reads {j * 7 + i}." in text
         assert all(len(stored[g.derived_id].content.encode()) <= 8192 for g in result.details)
 
 
