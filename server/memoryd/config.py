@@ -315,8 +315,12 @@ class SessionSettings(BaseModel):
     summary_max_tokens: int = Field(512, ge=16)
     #: "auto": the local model's tokenizer when installed, else the estimate.
     token_counter: Literal["auto", "tokenizer", "estimate"] = "auto"
-    #: At most this many memories extracted by EndSession.
+    #: At most this many memories extracted by EndSession (or by one summary).
     max_extracted_memories: int = Field(20, ge=1)
+    #: Extract long-term memories from the turns folded into the summary whenever
+    #: one is made (the layered-memory design's "when a context summary is made"),
+    #: not only at EndSession: the users' fact sentences (an LLM: what it extracts).
+    extract_on_summary: bool = True
     #: Tool results larger than this (UTF-8 bytes) are offloaded to an attachment,
     #: the message keeping a stub that names it; 0: never (a session may set its own).
     offload_bytes: int = Field(5 * 1024, ge=0)

@@ -13,8 +13,11 @@ The document layers episodic, semantic and procedural memory and asks, by sectio
 - 4.2 _format_memories_for_context: "# USER MEMORY", "## User Preferences", "## Known
   Facts", "## User Patterns", "## Proven Skills".
 
-Not replayed here: memory.md / learnings.md as two-way files, extraction at summary
-time, relation strength (issue 33, left open).
+- 4.1 extract_from_conversation, 触发时机: at session end and when a context summary is
+  made (5.1 _on_summary_created).
+
+Not replayed here: memory.md / learnings.md as two-way files and relation strength
+(issue 33, left open).
 """
 
 from __future__ import annotations
@@ -212,3 +215,26 @@ def test_old_rarely_used_memories_compress_grpc(seed_daemon: SeedDaemon) -> None
         undone = client.undo_consolidation(name, [m.id for m in derived])
         assert undone.restored == len(facts)
         assert not any(client.get(name, i).archived for i in ids)
+
+
+# ---------------------------------------------------------------- 4.1 / 5.1 extraction
+
+
+def test_extraction_when_a_summary_is_made_grpc(seed_daemon: SeedDaemon) -> None:
+    """4.1 extract_from_conversation, 触发时机 2 (Context摘要生成时) and 5.1
+    _on_summary_created: the turns folded into the summary yield their facts then,
+    before the session ends."""
+    name = agent("s001-extract")
+    turns = [
+        {"role": "user", "content": "我的公司名称是TechCorp。帮我生成一份市场分析PPT。"},
+        {"role": "assistant", "content": "好的，用什么配色？"},
+        {"role": "user", "content": "我喜欢蓝色配色方案。"},
+        {"role": "assistant", "content": "明白。"},
+    ]
+    with seed_daemon.grpc() as client:
+        out = client.append_messages(
+            name, "ppt", turns, compress_threshold_messages=4, keep_recent_messages=2
+        )
+        assert out.compressed and out.recorded_memory_ids
+        kept = [client.get(name, i).content for i in out.recorded_memory_ids]
+        assert kept == ["我的公司名称是TechCorp。"]

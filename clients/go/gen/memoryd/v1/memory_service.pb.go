@@ -3810,7 +3810,9 @@ type AppendMessagesResponse struct {
 	// True when older turns were folded into the summary.
 	Compressed bool           `protobuf:"varint,2,opt,name=compressed,proto3" json:"compressed,omitempty"`
 	Degraded   []*Degradation `protobuf:"bytes,3,rep,name=degraded,proto3" json:"degraded,omitempty"`
-	// STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+	// The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+	// replies; and the facts of the turns it folded into the summary
+	// (sessions.extract_on_summary).
 	RecordedMemoryIds []string `protobuf:"bytes,4,rep,name=recorded_memory_ids,json=recordedMemoryIds,proto3" json:"recorded_memory_ids,omitempty"`
 	// Seqs of the messages whose content was offloaded to an attachment.
 	OffloadedSeqs []int64 `protobuf:"varint,5,rep,packed,name=offloaded_seqs,json=offloadedSeqs,proto3" json:"offloaded_seqs,omitempty"`

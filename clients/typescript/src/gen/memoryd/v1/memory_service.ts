@@ -993,7 +993,11 @@ export interface AppendMessagesResponse {
   /** True when older turns were folded into the summary. */
   compressed: boolean;
   degraded: Degradation[];
-  /** STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies. */
+  /**
+   * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+   * replies; and the facts of the turns it folded into the summary
+   * (sessions.extract_on_summary).
+   */
   recordedMemoryIds: string[];
   /** Seqs of the messages whose content was offloaded to an attachment. */
   offloadedSeqs: number[];
