@@ -16,8 +16,9 @@ The document layers episodic, semantic and procedural memory and asks, by sectio
 - 4.1 extract_from_conversation, 触发时机: at session end and when a context summary is
   made (5.1 _on_summary_created).
 
-Not replayed here: memory.md / learnings.md as two-way files and relation strength
-(issue 33, left open).
+- 3.1 memory_relations: relation_type and strength on both memories.
+
+Not replayed here: memory.md / learnings.md as two-way files (issue 33, left open).
 """
 
 from __future__ import annotations
@@ -135,7 +136,13 @@ def test_the_newest_of_a_conflict_wins_grpc(seed_daemon: SeedDaemon) -> None:
         found = client.recall(name, "when is the deadline?", limit=5)
         ids = [h.memory.id for h in found]
         assert monday in ids and other in ids and friday not in ids
-        assert client.get(name, friday).archived
+        stale = client.get(name, friday)
+        assert stale.archived
+        # 3.1 memory_relations (relation_type, strength): on both memories.
+        (relation,) = stale.relations
+        assert (relation.kind, relation.memory_id) == ("superseded_by", monday)
+        assert 0 < relation.strength <= 1
+        assert client.get(name, monday).relations[0].strength == relation.strength
         assert client.get(name, zh_old).archived
         assert not client.get(name, zh_new).archived
 

@@ -99,8 +99,8 @@ async def test_a_tag_group_condenses_without_losing_a_statement() -> None:
         assert derived.source is not None and derived.source.name == "consolidation"
         for m in old:
             assert stored[m.id].archived and superseded_by(stored[m.id].metadata) == derived.id
-            kinds = {r.kind for r in relations_of(stored[m.id].metadata)}
-            assert RelationKind.CONSOLIDATED_INTO in kinds
+            kinds = {r.kind: r.strength for r in relations_of(stored[m.id].metadata)}
+            assert kinds[RelationKind.CONSOLIDATED_INTO] == 1.0  # wholly derived
         assert not stored[recent.id].archived and not stored[pinned.id].archived
         found = await w.memories.recall(S, RecallQuery(query="passport expiry", limit=3))
         assert found.results[0].memory.id == derived.id

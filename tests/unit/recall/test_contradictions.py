@@ -353,3 +353,22 @@ async def test_chinese_changed_values(make: Make) -> None:
     }
     stored = await rig.all()
     assert superseded_by(stored["截止日期是周五"].metadata) == stored["截止日期改到周一了"].id
+
+
+async def test_a_relation_has_a_strength(make: Make, minilm: LocalMiniLMEmbedder) -> None:
+    """Seed 001 §3.1 memory_relations.strength: the cosine of the two memories where a
+    rule judged them (the same on both sides), 0.5 where nothing measured it."""
+    rig = await make(minilm)
+    old, new = await rig.say("The deadline is Friday", "The deadline moved to Monday")
+    stored = await rig.all()
+    vectors = await minilm.embed([old.content, new.content])
+    cosine = float(vectors[0] @ vectors[1])
+    (forward,) = relations_of(stored[new.content].metadata)
+    (backward,) = relations_of(stored[old.content].metadata)
+    assert forward.kind is RelationKind.SUPERSEDES and backward.kind is RelationKind.SUPERSEDED_BY
+    assert forward.strength == pytest.approx(cosine, abs=1e-3) == backward.strength
+    assert 0 < forward.strength < 1
+    legacy = {"memoryd:relations": [{"kind": "supports", "memory_id": "m"}]}
+    assert relations_of(legacy)[0].strength == 0.5
+    odd = {"memoryd:relations": [{"kind": "supports", "memory_id": "m", "strength": 7}]}
+    assert relations_of(odd)[0].strength == 0.5

@@ -263,6 +263,7 @@ def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
             kind=_RELATION_KINDS[relation.kind],
             memory_id=relation.memory_id,
             reason=relation.reason,
+            strength=relation.strength,
         )
         set_timestamp(r.created_at, relation.created_at)
     return msg

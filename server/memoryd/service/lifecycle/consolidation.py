@@ -301,7 +301,7 @@ class Consolidator:
             for part, content, method in await self._parts(sources, max_parts, degraded):
                 derived = await self._derived(partition, label, part, content, method, now)
                 for source in part:
-                    link(derived, source, RelationKind.DERIVED_FROM, now, "consolidation")
+                    link(derived, source, RelationKind.DERIVED_FROM, now, "consolidation", 1.0)
                     source.metadata = {**source.metadata, SUPERSEDED_BY_KEY: derived.id}
                     source.archived = True
                     source.version = next_version(source.version)

@@ -79,6 +79,8 @@ class _Candidate:
     memory: Memory
     #: Stored (an update must be written) or an earlier item of the same batch.
     stored: bool
+    #: The cosine of its vector and the new memory's.
+    similarity: float
 
 
 class ContradictionResolver:
@@ -117,10 +119,10 @@ class ContradictionResolver:
         for position, i in enumerate(wanted):
             new = memories[i]
             # A stored memory an earlier item already changed is judged in that state.
-            pool = [_Candidate(touched.get(c.id, c), True) for c in stored[position]]
+            pool = [_Candidate(touched.get(c.id, c), True, sim) for c, sim in stored[position]]
             pool += [
-                _Candidate(memories[j], False)
-                for j in self._closest_earlier(memories, wanted[:position], new)
+                _Candidate(memories[j], False, sim)
+                for j, sim in self._closest_earlier(memories, wanted[:position], new)
             ]
             pool = [c for c in pool if not c.memory.archived]
             if not pool:
@@ -128,7 +130,8 @@ class ContradictionResolver:
             verdicts = await self._verdicts(new, parsed[i], pool, use_llm, known)
             for candidate, kind, reason in verdicts:
                 old = candidate.memory
-                link(new, old, kind, now, reason)
+                # The relation's strength: how close the two memories are.
+                link(new, old, kind, now, reason, candidate.similarity)
                 if kind in REPLACING:
                     old.archived = True
                 if candidate.stored:
@@ -139,9 +142,10 @@ class ContradictionResolver:
 
     async def _stored_candidates(
         self, scope: CallScope, memories: Sequence[Memory], now: datetime
-    ) -> list[list[Memory]]:
-        """The closest live, eligible stored memories of each, one search per group."""
-        out: list[list[Memory]] = [[] for _ in memories]
+    ) -> list[list[tuple[Memory, float]]]:
+        """The closest live, eligible stored memories of each (with their cosine), one
+        search per group."""
+        out: list[list[tuple[Memory, float]]] = [[] for _ in memories]
         groups: dict[tuple[str, str, int], list[int]] = {}
         for i, m in enumerate(memories):
             groups.setdefault((m.namespace, m.embedding_model, int(m.security_level)), []).append(i)
@@ -162,7 +166,7 @@ class ContradictionResolver:
             )
             for i, hits in zip(indexes, found, strict=True):
                 out[i] = [
-                    dataclasses.replace(h.memory)
+                    (dataclasses.replace(h.memory), h.similarity)
                     for h in hits
                     if int(h.memory.security_level) == level and _eligible(h.memory, memories[i])
                 ][: self._settings.candidates]
@@ -170,7 +174,7 @@ class ContradictionResolver:
 
     def _closest_earlier(
         self, memories: Sequence[Memory], earlier: list[int], new: Memory
-    ) -> list[int]:
+    ) -> list[tuple[int, float]]:
         """The earlier items of the batch closest to ``new`` (as stored candidates are
         chosen: at or above min_similarity, the best ``candidates`` of them)."""
         eligible = [j for j in earlier if _eligible(memories[j], new)]
@@ -179,7 +183,9 @@ class ContradictionResolver:
         matrix = np.stack([np.asarray(memories[j].vector, dtype=np.float32) for j in eligible])
         sims = matrix @ np.asarray(new.vector, dtype=np.float32)
         order = np.argsort(-sims, kind="stable")[: self._settings.candidates]
-        return [eligible[k] for k in order if sims[k] >= self._settings.min_similarity]
+        return [
+            (eligible[k], float(sims[k])) for k in order if sims[k] >= self._settings.min_similarity
+        ]
 
     async def _with_vectors(
         self, scope: CallScope, touched: list[Memory], now: datetime
