@@ -111,12 +111,15 @@ def _value_kind(value: str, original: str, subject: str) -> str | None:
     ):
         if pattern.search(value):
             return kind
-    if _NUMBER.fullmatch(value.split()[0] if value.split() else ""):
-        return "number"
+    words = value.split()
+    if words and _NUMBER.fullmatch(words[0].lstrip("$\u20ac\u00a3\u00a5")):
+        # A number of a unit ("5000 dollars", "5 feet tall"): another unit is another
+        # kind of value ("The user is 30" / "The user is 5 feet tall" both stay).
+        return "number " + words[1] if len(words) > 1 else "number"
     if _PLACE_WORDS.search(subject):
         return "place or name"
-    words = original.split()
-    if words and all(w[:1].isupper() for w in words):
+    written = original.split()
+    if written and all(w[:1].isupper() for w in written):
         return "place or name"
     return None
 
