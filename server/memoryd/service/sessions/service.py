@@ -289,7 +289,9 @@ class SessionService:
             if session.messages:
                 result = await self._summarizer.summarize(session.summary, session.messages)
                 degraded.extend(result.degraded)
-                folded = self._fold(session, len(session.messages), result)
+                folded = session.fold(
+                    len(session.messages), result.text, result.method, result.degraded
+                )
             else:
                 degraded.extend(session.summary_degraded)
             extracted = []
@@ -578,19 +580,6 @@ class SessionService:
         if session.status != OPEN:
             raise FailedPrecondition(f"session {session.id!r} has ended")
 
-    @staticmethod
-    def _fold(session: SessionState, cut: int, result: SummaryResult) -> list[SessionMessage]:
-        """Fold the first ``cut`` tail messages into the summary ``result``; returns
-        them (to be stored as message records with the header)."""
-        folded = session.messages[:cut]
-        session.summary = result.text
-        session.summarizer = result.method
-        session.summary_degraded = list(result.degraded)
-        session.messages = session.messages[cut:]
-        if folded:
-            session.summarized_through_seq = folded[-1].seq
-        return folded
-
     async def _compress_if_due(
         self, session: SessionState
     ) -> tuple[list[SessionMessage], tuple[Degradation, ...]]:
@@ -606,7 +595,7 @@ class SessionService:
             return [], ()
         cut = len(messages) - c.keep
         result = await self._summarizer.summarize(session.summary, messages[:cut])
-        return self._fold(session, cut, result), result.degraded
+        return session.fold(cut, result.text, result.method, result.degraded), result.degraded
 
     async def _rebuild_summary(
         self, partition: Partition, session: SessionState
