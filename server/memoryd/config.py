@@ -107,6 +107,17 @@ class RecallSettings(BaseModel):
     #: What recency counts from: "updated" (the last update) or "last_access" (the
     #: later of the last access and update: memories in use stay fresh).
     recency_basis: Literal["updated", "last_access"] = "updated"
+    #: The preset of a Recall that names none (ScoringPreset): "blended" weighs
+    #: recency and importance into the relevance, as the layered-memory design asks.
+    default_preset: Literal[
+        "blended", "relevance", "similarity", "decayed", "weighted", "layered"
+    ] = "blended"
+    #: The blended preset: score = (1 - r - i) * relevance + r * exp(-days since the
+    #: last access (else update) / blend_decay_days) + i * importance. Chosen by
+    #: bench/recency_sweep.py on REALTALK's dev chats and MemDaily (docs/quality.md).
+    blend_recency_weight: float = Field(0.05, ge=0, le=1)
+    blend_importance_weight: float = Field(0.05, ge=0, le=1)
+    blend_decay_days: float = Field(30.0, gt=0)
     #: Whether Recall fuses full-text (BM25) and vector rankings when the request does
     #: not say (RecallRequest.hybrid unset). Chosen by bench/quality.py on REALTALK with
     #: the local model (2026-11-22, in-memory BM25): recall_all@10 / recall_any@10 / MRR
@@ -164,6 +175,8 @@ class RecallSettings(BaseModel):
             object.__setattr__(self, "hybrid_vector_weight", _RRF_WEIGHTS["hybrid_vector_weight"])
         if self.hybrid_vector_weight == 0 and self.hybrid_text_weight == 0:
             raise ValueError("recall.hybrid_vector_weight and hybrid_text_weight are both 0")
+        if self.blend_recency_weight + self.blend_importance_weight > 1:
+            raise ValueError("recall.blend_recency_weight + blend_importance_weight exceed 1")
         return self
 
 
@@ -278,8 +291,12 @@ class SessionSettings(BaseModel):
     summary_max_tokens: int = Field(512, ge=16)
     #: "auto": the local model's tokenizer when installed, else the estimate.
     token_counter: Literal["auto", "tokenizer", "estimate"] = "auto"
-    #: At most this many memories extracted by EndSession.
+    #: At most this many memories extracted by EndSession (or by one summary).
     max_extracted_memories: int = Field(20, ge=1)
+    #: Extract long-term memories from the turns folded into the summary whenever
+    #: one is made (the layered-memory design's "when a context summary is made"),
+    #: not only at EndSession: the users' fact sentences (an LLM: what it extracts).
+    extract_on_summary: bool = True
     #: Tool results larger than this (UTF-8 bytes) are offloaded to an attachment,
     #: the message keeping a stub that names it; 0: never (a session may set its own).
     offload_bytes: int = Field(5 * 1024, ge=0)
@@ -362,6 +379,22 @@ class ConsolidationSettings(BaseModel):
     use_llm: bool = True
 
 
+class CompressionSettings(BaseModel):
+    """The layered-memory design's compression (seed 001, compress_old_memories), in
+    every maintenance run: memories neither updated nor accessed for ``min_age_days``
+    and accessed fewer than ``max_access_count`` times, grouped by memory type; a group
+    of ``min_group_size`` or more becomes 1 to ``max_parts`` condensed memories (the LLM's
+    summary when configured, else service/lifecycle/condense.py: near-identical
+    statements merged, superseded values dropped, distinct facts kept). The originals
+    are archived and UndoConsolidation restores them."""
+
+    enabled: bool = True
+    min_age_days: int = Field(90, ge=0, le=36_500)
+    max_access_count: int = Field(5, ge=1)
+    min_group_size: int = Field(3, ge=2)
+    max_parts: int = Field(3, ge=1)
+
+
 class MaintenanceSettings(BaseModel):
     """RunMaintenance / Compact defaults and the daemon's maintenance schedule."""
 
@@ -392,6 +425,7 @@ class MaintenanceSettings(BaseModel):
     history_policy: Literal["keep", "archive"] = "keep"
     history_archive_after_days: int = Field(90, ge=1)
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
+    compression: CompressionSettings = Field(default_factory=CompressionSettings)
 
 
 class DurabilitySettings(BaseModel):

@@ -75,11 +75,16 @@ def test_the_score_is_what_the_preset_says(memory_stub: MemoryServiceStub, agent
     relevance = recall(memory_stub, agent, query, mpb.SCORING_PRESET_RELEVANCE)
     decayed = recall(memory_stub, agent, query, mpb.SCORING_PRESET_DECAYED)
     weighted = recall(memory_stub, agent, query, mpb.SCORING_PRESET_WEIGHTED)
-    # The default is the relevance preset: the fused score on 0..1.
+    # The default is the blended preset: the fused score on 0..1 with a little recency
+    # and importance (recall.blend_*); here every memory is new and of one importance,
+    # so the order is relevance's.
     assert [r.memory.id for r in by_default] == [r.memory.id for r in relevance]
     for r in by_default:
-        assert r.score == pytest.approx(r.components.relevance)
+        c = r.components
+        assert r.score == pytest.approx(0.9 * c.relevance + 0.05 * c.recency + 0.05 * c.importance)
         assert 0 <= r.components.relevance <= 1  # convex fusion: the worst candidate scores 0
+    for r in relevance:
+        assert r.score == pytest.approx(r.components.relevance)
     # SIMILARITY: the cosine, which the results are ordered by.
     scores = [r.score for r in similarity]
     assert scores == sorted(scores, reverse=True)

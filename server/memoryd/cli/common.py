@@ -38,6 +38,8 @@ class Scoring(StrEnum):
     similarity = "similarity"
     decayed = "decayed"
     weighted = "weighted"
+    blended = "blended"
+    layered = "layered"
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,14 @@ class Section(StrEnum):
 class Format(StrEnum):
     markdown = "markdown"
     xml = "xml"
+    user_memory = "user_memory"
+
+
+_FORMATS = {
+    Format.markdown: snapshot_service_pb2.SNAPSHOT_FORMAT_MARKDOWN,
+    Format.xml: snapshot_service_pb2.SNAPSHOT_FORMAT_XML,
+    Format.user_memory: snapshot_service_pb2.SNAPSHOT_FORMAT_USER_MEMORY,
+}
 
 
 _SECTIONS = {
@@ -77,7 +85,10 @@ def snapshot(
         typer.Option("--budget", "-b", min=1, help="Token budget (the daemon's default: 500)."),
     ] = None,
     fmt: Annotated[
-        Format, typer.Option("--format", "-f", help="markdown or xml.")
+        Format,
+        typer.Option(
+            "--format", "-f", help="markdown, xml or user_memory (# USER MEMORY, memories by type)."
+        ),
     ] = Format.markdown,
     sections: Annotated[
         list[Section] | None,
@@ -109,9 +120,7 @@ def snapshot(
         token_budget=budget or 0,
         sections=[_SECTIONS[s] for s in sections or []],
         priority=[_SECTIONS[s] for s in priority or []],
-        format=snapshot_service_pb2.SNAPSHOT_FORMAT_XML
-        if fmt is Format.xml
-        else snapshot_service_pb2.SNAPSHOT_FORMAT_MARKDOWN,
+        format=_FORMATS[fmt],
         session_id=session_id,
     )
     if thread or resource:

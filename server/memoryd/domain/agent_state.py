@@ -262,7 +262,8 @@ class AppendOutcome:
     #: True when older turns were folded into the summary by this call.
     compressed: bool = False
     degraded: tuple[Degradation, ...] = ()
-    #: Long-term memories recorded from this append's replies (static control).
+    #: Long-term memories this append recorded: from its replies (static control),
+    #: and from the turns it folded into the summary (sessions.extract_on_summary).
     recorded_memory_ids: tuple[str, ...] = ()
     #: Seqs of the messages whose content was offloaded to an attachment.
     offloaded_seqs: tuple[int, ...] = ()

@@ -152,13 +152,20 @@ class ConsolidateOptions:
     min_group_size: int | None = None
     #: Only groups of these tags (no similarity clusters); empty: every group.
     tags: tuple[str, ...] = ()
+    #: Group by memory type instead of tags and similarity (the layered design's
+    #: compression, maintenance.compression).
+    by_type: bool = False
+    #: Only memories accessed fewer times than this; None: any.
+    max_access_count: int | None = None
+    #: Derived memories a group may become (without an LLM); None: 1.
+    max_parts: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ConsolidatedGroup:
     """One group a consolidation condensed (or would) into a derived memory."""
 
-    #: "tag:<tag>" or "cluster".
+    #: "tag:<tag>", "cluster" or "type:<memory type>".
     group: str
     source_ids: tuple[str, ...]
     content: str

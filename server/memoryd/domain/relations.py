@@ -5,7 +5,10 @@ A relation is stored on both memories it links, each side with its own kind
 tells the story. They live under reserved metadata keys, so every backend, export and
 import keeps them without a schema change:
 
-- ``memoryd:relations``: a list of ``{"kind", "memory_id", "at", "reason"}``;
+- ``memoryd:relations``: a list of ``{"kind", "memory_id", "at", "reason",
+  "strength"}`` (strength 0..1: how closely the two are related, the cosine of their
+  vectors where a rule or the LLM judged them, 1 for a memory derived from another;
+  0.5, the layered-memory design's default, where nothing measured it);
 - ``memoryd:superseded_by``: the id of the memory that replaced this one (set while it
   is archived because of that; cleared when it is restored);
 - ``memoryd:derived_from``: the ids a consolidated (or compacted) memory was made from.
@@ -30,6 +33,8 @@ DERIVED_FROM_KEY = "memoryd:derived_from"
 RESERVED_PREFIX = "memoryd:"
 #: Relations kept per memory (the newest): metadata must stay small.
 MAX_RELATIONS = 50
+#: The strength of a relation nothing measured (the layered-memory design's default).
+DEFAULT_STRENGTH = 0.5
 
 
 class RelationKind(enum.StrEnum):
@@ -74,6 +79,8 @@ class Relation:
     created_at: datetime | None = None
     #: Why it was recorded ("rule: ...", "llm", "consolidation"), never content.
     reason: str = ""
+    #: How closely the two are related, 0..1 (see the module docstring).
+    strength: float = DEFAULT_STRENGTH
 
     def as_doc(self) -> dict[str, Any]:
         """The relation as its metadata document."""
@@ -82,6 +89,7 @@ class Relation:
             doc["at"] = self.created_at.isoformat()
         if self.reason:
             doc["reason"] = self.reason
+        doc["strength"] = round(self.strength, 4)
         return doc
 
 
@@ -102,9 +110,22 @@ def relations_of(metadata: Mapping[str, Any]) -> list[Relation]:
         except ValueError:
             created = None
         out.append(
-            Relation(kind, str(item.get("memory_id", "")), created, str(item.get("reason", "")))
+            Relation(
+                kind,
+                str(item.get("memory_id", "")),
+                created,
+                str(item.get("reason", "")),
+                _strength(item.get("strength")),
+            )
         )
     return out
+
+
+def _strength(value: Any) -> float:
+    """A stored strength, or the default for one missing or out of range."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return DEFAULT_STRENGTH
+    return float(value) if 0.0 <= value <= 1.0 else DEFAULT_STRENGTH
 
 
 def superseded_by(metadata: Mapping[str, Any]) -> str:
@@ -130,11 +151,21 @@ def with_relations(metadata: Mapping[str, Any], added: Iterable[Relation]) -> di
     return {**metadata, RELATIONS_KEY: [r.as_doc() for r in current[-MAX_RELATIONS:]]}
 
 
-def link(newer: Memory, older: Memory, kind: RelationKind, at: datetime, reason: str) -> None:
-    """Record ``newer`` --kind--> ``older`` on both (in place); a replacing kind also
-    sets ``older``'s superseded_by and ``newer``'s supersedes."""
-    newer.metadata = with_relations(newer.metadata, [Relation(kind, older.id, at, reason)])
-    older.metadata = with_relations(older.metadata, [Relation(kind.inverse, newer.id, at, reason)])
+def link(
+    newer: Memory,
+    older: Memory,
+    kind: RelationKind,
+    at: datetime,
+    reason: str,
+    strength: float = DEFAULT_STRENGTH,
+) -> None:
+    """Record ``newer`` --kind--> ``older`` on both (in place), ``strength`` 0..1; a
+    replacing kind also sets ``older``'s superseded_by and ``newer``'s supersedes."""
+    strength = min(1.0, max(0.0, strength))
+    forward = Relation(kind, older.id, at, reason, strength)
+    newer.metadata = with_relations(newer.metadata, [forward])
+    backward = Relation(kind.inverse, newer.id, at, reason, strength)
+    older.metadata = with_relations(older.metadata, [backward])
     if kind in REPLACING:
         older.metadata = {**older.metadata, SUPERSEDED_BY_KEY: newer.id}
         newer.supersedes = newer.supersedes or older.id

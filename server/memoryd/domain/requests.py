@@ -66,13 +66,21 @@ class ScoringPreset(enum.StrEnum):
     SIMILARITY = "similarity"
     DECAYED = "decayed"
     WEIGHTED = "weighted"
+    #: The server's default (recall.default_preset): relevance, with recency (from the
+    #: last access, else the last update) and importance mixed in at the measured
+    #: weights recall.blend_recency_weight / recall.blend_importance_weight.
+    BLENDED = "blended"
+    #: The layered-memory design document's score, exactly: 0.6 * cosine + 0.2 *
+    #: exp(-whole days since the last access (else creation) / 30) + 0.2 * importance.
+    LAYERED = "layered"
 
 
 @dataclass(frozen=True, slots=True)
 class Scoring:
     """A Recall's scoring: the preset and per-request overrides of its weights."""
 
-    preset: ScoringPreset = ScoringPreset.RELEVANCE
+    #: None: the server's default (recall.default_preset).
+    preset: ScoringPreset | None = None
     half_life_hours: float | None = None
     similarity_weight: float | None = None
     recency_weight: float | None = None

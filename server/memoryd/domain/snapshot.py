@@ -36,6 +36,11 @@ class SnapshotFormat(enum.StrEnum):
     MARKDOWN = "markdown"
     #: One ``<long_term_memory>`` block, a child element per section and per item.
     XML = "xml"
+    #: The layered-memory design's context block (seed 001, §4.2): ``# USER MEMORY``,
+    #: the memories grouped by type (``## User Preferences``, ``## Known Facts``,
+    #: ``## User Patterns``, ``## Proven Skills``, ``## Past Episodes``), then the other
+    #: sections as in markdown.
+    USER_MEMORY = "user_memory"
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ from memoryd.domain.models import (
     ProvenanceKind,
     SecurityLevel,
 )
-from memoryd.domain.requests import MemoryDraft, RecallQuery
+from memoryd.domain.requests import MemoryDraft, RecallQuery, Scoring, ScoringPreset
 from memoryd.domain.snapshot import (
     DefaultReadRequest,
     SnapshotFormat,
@@ -314,6 +314,7 @@ class DoorTools:
             limit=a.get("limit", 5),
             filter=MemoryFilter(namespace=a.get("namespace"), tags=tuple(a.get("tags", ()))),
             min_relevance=a.get("min_relevance"),
+            scoring=Scoring(preset=ScoringPreset(a["scoring"]) if a.get("scoring") else None),
         )
         out = await t.run(memory_ops.RECALL, lambda: query)
         return render.hits(out.value, out.degraded)

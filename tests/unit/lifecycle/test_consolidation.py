@@ -99,8 +99,8 @@ async def test_a_tag_group_condenses_without_losing_a_statement() -> None:
         assert derived.source is not None and derived.source.name == "consolidation"
         for m in old:
             assert stored[m.id].archived and superseded_by(stored[m.id].metadata) == derived.id
-            kinds = {r.kind for r in relations_of(stored[m.id].metadata)}
-            assert RelationKind.CONSOLIDATED_INTO in kinds
+            kinds = {r.kind: r.strength for r in relations_of(stored[m.id].metadata)}
+            assert kinds[RelationKind.CONSOLIDATED_INTO] == 1.0  # wholly derived
         assert not stored[recent.id].archived and not stored[pinned.id].archived
         found = await w.memories.recall(S, RecallQuery(query="passport expiry", limit=3))
         assert found.results[0].memory.id == derived.id
@@ -157,7 +157,7 @@ async def test_a_long_merge_is_split_into_memories_that_fit() -> None:
     async with consolidating(min_group_size=3) as w:
         topics = ["budget", "staffing", "vendors", "milestones", "risks"]
         for i, topic in enumerate(topics):
-            sentences = " ".join(f"Zephyr {topic} item {j} reads {j * 7 + i}." for j in range(60))
+            sentences = " ".join(f"Zephyr {topic} {j} reads {j * 7 + i}." for j in range(60))
             await remember(w, sentences, days_ago=40 + i, tags=("zephyr",))
         result = await run(w)
         assert result.consolidated == 5 and len(result.details) > 1
@@ -165,7 +165,7 @@ async def test_a_long_merge_is_split_into_memories_that_fit() -> None:
         text = "\n".join(stored[g.derived_id].content for g in result.details)
         for i, topic in enumerate(topics):
             for j in range(60):
-                assert f"Zephyr {topic} item {j} reads {j * 7 + i}." in text
+                assert f"Zephyr {topic} {j} reads {j * 7 + i}." in text
         assert all(len(stored[g.derived_id].content.encode()) <= 8192 for g in result.details)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from memoryd.config import DedupSettings, LimitsSettings, RecallSettings
-from memoryd.domain.models import Partition, SecurityLevel, Vector
+from memoryd.domain.models import Clock, Partition, SecurityLevel, Vector, utcnow
 from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.embedding import HashingEmbedder
 from memoryd.embedding.base import Embedder
@@ -64,6 +64,7 @@ async def make_rig() -> AsyncIterator[MakeRig]:
             *,
             embedder: Embedder | None = None,
             store: InMemoryStore | None = None,
+            clock: Clock = utcnow,
         ) -> Rig:
             store = store or InMemoryStore(dimension=DIM)
             await store.open()
@@ -83,6 +84,7 @@ async def make_rig() -> AsyncIterator[MakeRig]:
                 limits=LimitsSettings(),
                 recall=recall or RecallSettings(),
                 dedup=dedup,
+                clock=clock,
             )
             return Rig(service, store)
 

@@ -16,7 +16,7 @@ from .conftest import DIM, MakeRig, Rig, scope_for, unit
 
 S = scope_for()
 # Reciprocal rank fusion: the fused score of a memory every search found is > 0.
-ON = RecallSettings(context_neighbours=1, fusion="rrf")
+ON = RecallSettings(default_preset="relevance", context_neighbours=1, fusion="rrf")
 START = datetime(2025, 3, 1, 12, tzinfo=UTC)
 TURNS = [
     "Ana: morning! how was the weekend",
@@ -77,7 +77,7 @@ async def test_off_by_default_results_are_only_what_the_searches_found(
     make_rig: MakeRig,
 ) -> None:
     assert RecallSettings().context_neighbours == 0
-    rig = await make_rig(recall=RecallSettings(fusion="rrf"))
+    rig = await make_rig(recall=RecallSettings(default_preset="relevance", fusion="rrf"))
     ids = await seed(rig)
     out = await rig.service.recall(S, ask(1, limit=3))
     assert out.results[0].memory.id == ids[1]

@@ -283,3 +283,92 @@ async def test_a_failing_llm_falls_back_to_the_rules_and_says_so(
     assert await rig.live() == {RED}
     (note,) = degraded
     assert note.component == "llm" and "HTTP 500" in note.reason and "rules" in note.reason
+
+
+async def test_a_changed_value_of_one_subject_supersedes(
+    make: Make, minilm: LocalMiniLMEmbedder
+) -> None:
+    """Seed 001 §2.2 ("冲突的记忆 → 保留最新"), without an LLM: a later value of the same
+    subject's slot (a weekday, time, date, number, place or name) wins."""
+    rig = await make(minilm)
+    olds = [
+        "The deadline is Friday",
+        "The standup is at 9:30 am",
+        "The launch date is March 3",
+        "The budget is 5000 dollars",
+        "The offsite location is Berlin",
+        "The team lead is Alice",
+    ]
+    news = [
+        "The deadline moved to Monday",
+        "The standup was moved to 10:15 am",
+        "The launch date was pushed back to March 10",
+        "The budget was changed to 7000 dollars",
+        "The offsite location changed to Munich",
+        "The team lead is now Bob",
+    ]
+    await rig.say(*olds)
+    await rig.say(*news)
+    assert await rig.live() == set(news)
+    stored = await rig.all()
+    for old, new in zip(olds, news, strict=True):
+        assert superseded_by(stored[old].metadata) == stored[new].id
+    found = await rig.service.recall(S, RecallQuery(query="when is the deadline?"))
+    assert found.results[0].memory.content == "The deadline moved to Monday"
+    assert "The deadline is Friday" not in {r.memory.content for r in found.results}
+
+
+async def test_values_of_different_subjects_all_stay(
+    make: Make, minilm: LocalMiniLMEmbedder
+) -> None:
+    rig = await make(minilm)
+    texts = [
+        "Project Alpha's deadline is Friday",
+        "Project Beta's deadline is Monday",  # another project's deadline
+        "The meeting is on Monday",
+        "The meeting is at 3pm",  # another kind of value: a day and a time
+        "It is Friday",
+        "It is Monday",  # no subject
+        "The plan is to meet Alice on Friday and then fly to Rome for the conference",
+        "The plan is to meet Bob on Monday and then fly to Oslo for the workshop",  # clauses
+    ]
+    await rig.say(*texts)
+    assert await rig.live() == set(texts)
+
+
+async def test_chinese_changed_values(make: Make) -> None:
+    # Every memory of the partition is a candidate (min_similarity 0): the rules alone
+    # decide, which is where a false positive would show.
+    rig = await make(HashingEmbedder(256), min_similarity=0.0)
+    await rig.say("截止日期是周五", "会议时间是下午3点", "会议地点是北京", "A项目的截止日期是周五")
+    await rig.say(
+        "截止日期改到周一了", "会议时间改成下午4点", "会议地点改到上海", "B项目的截止日期是周一"
+    )
+    assert await rig.live() == {
+        "截止日期改到周一了",
+        "会议时间改成下午4点",
+        "会议地点改到上海",
+        "A项目的截止日期是周五",
+        "B项目的截止日期是周一",
+    }
+    stored = await rig.all()
+    assert superseded_by(stored["截止日期是周五"].metadata) == stored["截止日期改到周一了"].id
+
+
+async def test_a_relation_has_a_strength(make: Make, minilm: LocalMiniLMEmbedder) -> None:
+    """Seed 001 §3.1 memory_relations.strength: the cosine of the two memories where a
+    rule judged them (the same on both sides), 0.5 where nothing measured it."""
+    rig = await make(minilm)
+    old, new = await rig.say("The deadline is Friday", "The deadline moved to Monday")
+    stored = await rig.all()
+    vectors = await minilm.embed([old.content, new.content])
+    cosine = float(vectors[0] @ vectors[1])
+    (forward,) = relations_of(stored[new.content].metadata)
+    (backward,) = relations_of(stored[old.content].metadata)
+    assert forward.kind is RelationKind.SUPERSEDES and backward.kind is RelationKind.SUPERSEDED_BY
+    assert forward.strength == pytest.approx(cosine, abs=1e-3) == backward.strength
+    assert 0 < forward.strength < 1
+    legacy = {"memoryd:relations": [{"kind": "supports", "memory_id": "m"}]}
+    assert relations_of(legacy)[0].strength == 0.5
+    odd = {"memoryd:relations": [{"kind": "supports", "memory_id": "m", "strength": 7}]}
+    assert relations_of(odd)[0].strength == 0.5

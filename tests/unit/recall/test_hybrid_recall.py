@@ -45,7 +45,14 @@ async def seed_with_code(rig: Rig) -> tuple[np.ndarray, str]:  # type: ignore[ty
     return query, code.memory.id
 
 
-RRF = RecallSettings(fusion="rrf")
+# These tests check the fusion's scores, which the relevance preset returns as the
+# score (the default preset, blended, mixes recency and importance in).
+RRF = RecallSettings(default_preset="relevance", fusion="rrf")
+
+
+@pytest.fixture
+async def rig(make_rig: MakeRig) -> Rig:
+    return await make_rig(recall=RecallSettings(default_preset="relevance"))
 
 
 @pytest.fixture
@@ -100,7 +107,7 @@ WEIGHTS = [RRF.hybrid_vector_weight, RRF.hybrid_text_weight]
 
 @pytest.mark.parametrize("fusion", ["rrf", "convex"])
 async def test_first_in_both_rankings_scores_one(make_rig: MakeRig, fusion: str) -> None:
-    rig = await make_rig(recall=RecallSettings(fusion=fusion))  # type: ignore[arg-type]
+    rig = await make_rig(recall=RecallSettings(default_preset="relevance", fusion=fusion))  # type: ignore[arg-type]
     target = rand()
     await rig.service.remember_batch(
         S,
@@ -122,7 +129,11 @@ async def test_first_in_both_rankings_scores_one(make_rig: MakeRig, fusion: str)
 
 
 async def test_convex_fusion_mixes_scaled_cosine_and_bm25(make_rig: MakeRig) -> None:
-    rig = await make_rig(recall=RecallSettings(hybrid_vector_weight=1.0, hybrid_text_weight=3.0))
+    rig = await make_rig(
+        recall=RecallSettings(
+            default_preset="relevance", hybrid_vector_weight=1.0, hybrid_text_weight=3.0
+        )
+    )
     assert RecallSettings().fusion == "convex"
     query = rand()
     for seed, (text, cosine) in enumerate(
@@ -162,7 +173,11 @@ async def test_a_code_found_by_its_text_alone_beats_the_closest_vector(
     # informative term must win. With the default floor above the cosines' spread
     # (0.25 here) the farthest candidate keeps half the vector share (1 - 0.25 / 0.5):
     # no tie, and the closest vector alone still scores its full share.
-    settings = RecallSettings() if floor is None else RecallSettings(convex_min_spread=floor)
+    settings = (
+        RecallSettings()
+        if floor is None
+        else RecallSettings(default_preset="relevance", convex_min_spread=floor)
+    )
     rig = await make_rig(recall=settings)
     query = rand()
     for seed, (text, cosine) in enumerate(
@@ -197,7 +212,7 @@ async def test_embedding_without_text_is_vector_only(rig: Rig) -> None:
 
 @pytest.mark.parametrize("default", [True, False])
 async def test_hybrid_default_comes_from_config(make_rig: MakeRig, default: bool) -> None:
-    rig = await make_rig(recall=RecallSettings(hybrid_default=default))
+    rig = await make_rig(recall=RecallSettings(default_preset="relevance", hybrid_default=default))
     query, code_id = await seed_with_code(rig)
     unset = await rig.service.recall(S, RecallQuery(query="XJ-4471", embedding=query, limit=5))
     assert (code_id in [r.memory.id for r in unset.results]) is default
@@ -214,7 +229,11 @@ def test_hybrid_is_the_default() -> None:
 
 
 async def test_zero_vector_weight_ranks_by_bm25_alone(make_rig: MakeRig) -> None:
-    rig = await make_rig(recall=RecallSettings(hybrid_vector_weight=0, context_neighbours=0))
+    rig = await make_rig(
+        recall=RecallSettings(
+            default_preset="relevance", hybrid_vector_weight=0, context_neighbours=0
+        )
+    )
     query, code_id = await seed_with_code(rig)
     out = await rig.service.recall(
         S, RecallQuery(query="XJ-4471 shipment", embedding=query, hybrid=True, limit=10)
@@ -381,7 +400,9 @@ async def test_a_cosine_spread_floor_keeps_a_narrow_spread_from_outweighing_text
     # 0.2 the farthest keeps 0.7 of the vector share and the keyword match wins outright.
     rows = [("Kate sold her old kayak", 0.32), ("a trip to the lake", 0.38), ("boats", 0.35)]
     for floor, winner in ((0.0, None), (0.2, "Kate sold her old kayak")):
-        rig = await make_rig(recall=RecallSettings(convex_min_spread=floor))
+        rig = await make_rig(
+            recall=RecallSettings(default_preset="relevance", convex_min_spread=floor)
+        )
         query = rand()
         for seed, (text, cosine) in enumerate(rows):
             vector = with_cosine(query, cosine, seed=seed)
@@ -400,7 +421,7 @@ async def test_a_lone_close_match_is_not_scored_zero(make_rig: MakeRig) -> None:
     # The spread floor scaled a single candidate's cosine to 0 (low == high), so the
     # only memory, a near-exact match, came back with score 0 (found by the Python
     # client's end-to-end test).
-    rig = await make_rig()
+    rig = await make_rig(recall=RecallSettings(default_preset="relevance"))
     query = rand()
     await rig.service.remember(
         S, MemoryDraft("The user prefers green tea", embedding=with_cosine(query, 0.9, seed=1))

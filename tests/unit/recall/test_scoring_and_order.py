@@ -38,11 +38,13 @@ def test_recency_can_count_from_the_last_access() -> None:
         updated_at=now - timedelta(days=60),
         accessed_at=now - timedelta(hours=1),
     )
-    updated = Scorer.resolve(Scoring(), RecallSettings())
-    accessed = Scorer.resolve(Scoring(recency_basis=RecencyBasis.LAST_ACCESS), RecallSettings())
+    weighted = Scoring(preset=ScoringPreset.WEIGHTED)
+    updated = Scorer.resolve(weighted, RecallSettings())
+    by_access = Scoring(preset=ScoringPreset.WEIGHTED, recency_basis=RecencyBasis.LAST_ACCESS)
+    accessed = Scorer.resolve(by_access, RecallSettings())
     assert updated.recency(memory, now) < 0.01
     assert accessed.recency(memory, now) == pytest.approx(math.exp(-math.log(2) / 168), rel=1e-6)
-    configured = Scorer.resolve(Scoring(), RecallSettings(recency_basis="last_access"))
+    configured = Scorer.resolve(weighted, RecallSettings(recency_basis="last_access"))
     assert configured.recency(memory, now) == accessed.recency(memory, now)
     # A memory never read counts from its update either way.
     unread = memory.copy()

@@ -53,7 +53,7 @@ async def ranked(rig: Rig, query: str, **fields: object) -> list[tuple[str, floa
 
 
 async def test_a_named_date_moves_the_memories_of_that_day_up(make_rig: MakeRig) -> None:
-    rig = await make_rig()
+    rig = await make_rig(recall=RecallSettings(default_preset="relevance"))
     await seed(rig)
     found = await ranked(rig, "what did I cook on 29 Dec 2023?", now=NOW)
     assert found[0] == ("made pasta", 1.0)
@@ -61,7 +61,11 @@ async def test_a_named_date_moves_the_memories_of_that_day_up(make_rig: MakeRig)
 
 
 async def test_the_event_time_counts_not_when_it_was_learned(make_rig: MakeRig) -> None:
-    rig = await make_rig(recall=RecallSettings(temporal_before_hours=0, temporal_after_hours=0))
+    rig = await make_rig(
+        recall=RecallSettings(
+            default_preset="relevance", temporal_before_hours=0, temporal_after_hours=0
+        )
+    )
     await seed(rig)
     # Learned on the 30th, happened on the 29th: the 30th is not its day.
     found = await ranked(rig, "what did I cook on 30 Dec 2023?", now=NOW)
@@ -69,7 +73,7 @@ async def test_the_event_time_counts_not_when_it_was_learned(make_rig: MakeRig) 
 
 
 async def test_relative_times_count_from_the_request_s_now(make_rig: MakeRig) -> None:
-    rig = await make_rig()
+    rig = await make_rig(recall=RecallSettings(default_preset="relevance"))
     await seed(rig)
     # Five days before NOW is the curry; "yesterday" from the 6th is the 5th.
     found = await ranked(rig, "what did I cook yesterday?", now=NOW - timedelta(days=4))
@@ -81,7 +85,7 @@ async def test_relative_times_count_from_the_request_s_now(make_rig: MakeRig) ->
 
 
 async def test_no_time_or_no_match_leaves_relevance_alone(make_rig: MakeRig) -> None:
-    rig = await make_rig()
+    rig = await make_rig(recall=RecallSettings(default_preset="relevance"))
     await seed(rig)
     plain = await rig.service.recall(S, RecallQuery(query="what did I cook?", embedding=QUERY))
     dated = await rig.service.recall(
@@ -93,11 +97,11 @@ async def test_no_time_or_no_match_leaves_relevance_alone(make_rig: MakeRig) -> 
 
 
 async def test_off_with_weight_zero_and_the_cosine_preset_ignores_time(make_rig: MakeRig) -> None:
-    rig = await make_rig(recall=RecallSettings(temporal_weight=0))
+    rig = await make_rig(recall=RecallSettings(default_preset="relevance", temporal_weight=0))
     await seed(rig)
     found = await ranked(rig, "what did I cook on 29 Dec 2023?", now=NOW)
     assert [text for text, _ in found] == ["made risotto", "made curry", "made pasta"]
-    rig = await make_rig()
+    rig = await make_rig(recall=RecallSettings(default_preset="relevance"))
     await seed(rig)
     similarity = Scoring(preset=ScoringPreset.SIMILARITY)
     found = await ranked(rig, "what did I cook on 29 Dec 2023?", now=NOW, scoring=similarity)
@@ -105,7 +109,7 @@ async def test_off_with_weight_zero_and_the_cosine_preset_ignores_time(make_rig:
 
 
 async def test_hybrid_recall_is_time_aware_too(make_rig: MakeRig) -> None:
-    rig = await make_rig()
+    rig = await make_rig(recall=RecallSettings(default_preset="relevance"))
     await seed(rig)
     for i in range(3):  # far from the query: the meals' cosines are close to the top
         far = MemoryDraft(f"note {i}", embedding=with_cosine(QUERY, 0.1, seed=10 + i))
@@ -120,7 +124,7 @@ async def test_hybrid_recall_is_time_aware_too(make_rig: MakeRig) -> None:
 
 
 async def test_a_time_in_a_remark_before_the_question_is_not_read(make_rig: MakeRig) -> None:
-    rig = await make_rig()
+    rig = await make_rig(recall=RecallSettings(default_preset="relevance"))
     await seed(rig)
     found = await ranked(rig, "It was 29 Dec 2023 last time I checked. What did I cook?", now=NOW)
     assert [text for text, _ in found] == ["made risotto", "made curry", "made pasta"]

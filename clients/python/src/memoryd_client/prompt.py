@@ -56,7 +56,7 @@ def memory_context(
     thread_id: str = "",
     resource_id: str = "",
     namespace: str | None = None,
-    format: Literal["markdown", "xml"] = "markdown",
+    format: Literal["markdown", "xml", "user_memory"] = "markdown",
     recall_limit: int = 5,
 ) -> Unary[MemoryContext]:
     """BuildSnapshot for ``trigger``; on UNIMPLEMENTED, Recall of ``trigger`` instead

@@ -41,6 +41,8 @@ SCORING_PRESETS: dict[str, memory_service_pb2.ScoringPreset] = {
     "similarity": memory_service_pb2.SCORING_PRESET_SIMILARITY,
     "decayed": memory_service_pb2.SCORING_PRESET_DECAYED,
     "weighted": memory_service_pb2.SCORING_PRESET_WEIGHTED,
+    "blended": memory_service_pb2.SCORING_PRESET_BLENDED,
+    "layered": memory_service_pb2.SCORING_PRESET_LAYERED,
 }
 
 EnumArg = str | int

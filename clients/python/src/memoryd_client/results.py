@@ -68,6 +68,8 @@ class Relation:
     memory_id: str
     created_at: datetime | None = None
     reason: str = ""
+    #: How closely the two are related, 0..1 (0.5 where nothing measured it).
+    strength: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +142,7 @@ class Memory:
                     r.memory_id,
                     when(r.created_at),
                     r.reason,
+                    r.strength,
                 )
                 for r in m.relations
             ),

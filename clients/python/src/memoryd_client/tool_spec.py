@@ -13,6 +13,8 @@ JSON = dict[str, Any]
 
 MEMORY_TYPES = ["preference", "fact", "pattern", "skill", "episode"]
 ROLES = ["user", "assistant", "system", "tool"]
+#: The recall tool's ``scoring`` presets (ScoringPreset; unset: the server's default).
+SCORING_PRESET_NAMES = ["blended", "layered", "relevance", "similarity", "decayed", "weighted"]
 PROVENANCE_KINDS = ["user", "tool", "web", "file", "system", "agent"]
 
 #: Arguments that say whose memory a call uses. The OpenAI-style dispatcher takes them

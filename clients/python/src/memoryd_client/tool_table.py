@@ -35,6 +35,7 @@ from memoryd_client.tool_spec import (
     PROVENANCE_KINDS,
     RESOURCE,
     ROLES,
+    SCORING_PRESET_NAMES,
     SESSION,
     SOURCE_SCHEMA,
     STR,
@@ -87,6 +88,13 @@ _SPECS = [
                 "maximum": 1,
                 "description": "Leave out memories less relevant than this (0..1; each hit "
                 "reports its relevance): with it, nothing relevant returns no memories.",
+            },
+            "scoring": {
+                "type": "string",
+                "enum": SCORING_PRESET_NAMES,
+                "description": "How hits are ranked: blended (the default: relevance with "
+                "recency and importance), layered (0.6 cosine + 0.2 exp(-days/30) + 0.2 "
+                "importance), relevance, similarity, decayed or weighted.",
             },
             "tags": TAGS,
             "agent_id": AGENT,
@@ -307,7 +315,12 @@ _SPECS = [
         {
             "trigger": {"type": "string", "description": "The user's message or the task."},
             "token_budget": TOKENS,
-            "format": {"type": "string", "enum": ["markdown", "xml"]},
+            "format": {
+                "type": "string",
+                "enum": ["markdown", "xml", "user_memory"],
+                "description": "user_memory: '# USER MEMORY' with the memories grouped by "
+                "type (User Preferences, Known Facts, User Patterns, Proven Skills).",
+            },
             "session_id": SESSION,
             "thread_id": THREAD,
             "resource_id": RESOURCE,

@@ -48,7 +48,6 @@ from memoryd.domain.requests import (
     RememberOutcome,
     ScoreComponents,
     Scoring,
-    ScoringPreset,
 )
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -139,12 +138,8 @@ def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
     scoring = Scoring()
     if req.HasField("scoring"):
         s = req.scoring
-        preset = enum_value(
-            s.preset, SCORING_PRESETS, "scoring.preset", default=ScoringPreset.RELEVANCE
-        )
-        assert preset is not None
         scoring = Scoring(
-            preset=preset,
+            preset=enum_value(s.preset, SCORING_PRESETS, "scoring.preset"),
             half_life_hours=s.half_life_hours if s.HasField("half_life_hours") else None,
             similarity_weight=s.similarity_weight if s.HasField("similarity_weight") else None,
             recency_weight=s.recency_weight if s.HasField("recency_weight") else None,
@@ -268,6 +263,7 @@ def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
             kind=_RELATION_KINDS[relation.kind],
             memory_id=relation.memory_id,
             reason=relation.reason,
+            strength=relation.strength,
         )
         set_timestamp(r.created_at, relation.created_at)
     return msg

@@ -9,9 +9,15 @@ of ``min_group_size`` or more are condensed, ``max_group_size`` memories at a ti
 
 - with an LLM (configured, ``use_llm``): a summary that must keep every fact,
   preference, name, number and date;
-- otherwise, or when the LLM fails (said in ``degraded``): a deterministic merge, every
-  distinct sentence of the group in the order the memories were written; a merge too
-  long for one memory is split into several.
+- otherwise, or when the LLM fails (said in ``degraded``): a deterministic merge
+  (condense.py): near-identical statements once, a value a later memory changed
+  dropped, statements sharing their first words folded; a merge too long for one
+  memory is split into several.
+
+With ``by_type`` (maintenance.compression, the layered-memory design's policy) the
+groups are the memory types instead, only memories accessed fewer than
+``max_access_count`` times are eligible, and a group becomes up to ``max_parts``
+derived memories, one per subject or set of subjects.
 
 The derived memory gets the group's tags (plus "consolidated"), its highest
 importance, summed access counts, the earliest creation time, provenance "system /
@@ -65,8 +71,7 @@ from memoryd.service.common import scanning
 from memoryd.service.common.llm import LLM_COMPONENT, ChatMessage, LLMError
 from memoryd.service.common.memory_writes import Change, Changes
 from memoryd.service.lifecycle.bulk import LifecycleDeps
-from memoryd.text import content_hash
-from memoryd.text.facts import sentences
+from memoryd.service.lifecycle.condense import condense
 
 CONSOLIDATED_TAG = "consolidated"
 #: Metadata of a derived memory: how it was made (and, once undone, when).
@@ -89,19 +94,6 @@ class _Group:
     members: list[Memory]
 
 
-def merged_text(memories: Sequence[Memory]) -> str:
-    """Every distinct sentence of ``memories``, in order, one per line."""
-    seen: set[str] = set()
-    lines: list[str] = []
-    for memory in memories:
-        for sentence in sentences(memory.content):
-            key = content_hash(sentence)
-            if key not in seen:
-                seen.add(key)
-                lines.append(sentence)
-    return "\n".join(lines)
-
-
 class Consolidator:
     def __init__(self, deps: LifecycleDeps) -> None:
         self._deps = deps
@@ -119,7 +111,13 @@ class Consolidator:
         min_size = options.min_group_size or s.min_group_size
         yield Progress("consolidate", message="finding groups of older memories")
         eligible = await self._eligible(partition, ceiling, now - timedelta(days=min_age))
-        found = await self._groups(partition, eligible, options.tags, min_size)
+        if options.max_access_count is not None:
+            eligible = [m for m in eligible if m.access_count < options.max_access_count]
+        if options.by_type:
+            found = _by_type(eligible)
+        else:
+            found = await self._groups(partition, eligible, options.tags, min_size)
+        max_parts = options.max_parts or 1
         groups = [g for g in found if len(g.members) >= min_size]
         details: list[ConsolidatedGroup] = []
         degraded: list[Degradation] = []
@@ -127,7 +125,7 @@ class Consolidator:
         for i, group in enumerate(groups):
             for chunk in _chunks(group.members, s.max_group_size):
                 for made in await self._condense(
-                    partition, group.label, chunk, now, options.dry_run, degraded
+                    partition, group.label, chunk, now, (options.dry_run, max_parts), degraded
                 ):
                     details.append(made)
                     consolidated += len(made.source_ids)
@@ -211,35 +209,46 @@ class Consolidator:
         label: str,
         members: list[Memory],
         now: datetime,
-        dry_run: bool,
+        how: tuple[bool, int],
         degraded: list[Degradation],
     ) -> list[ConsolidatedGroup]:
-        """One derived memory for ``members`` (several when a merge is too long)."""
+        """The derived memories of ``members`` (``how``: dry run, parts at most; more
+        when a condensed part is too long for one memory)."""
+        dry_run, max_parts = how
         members = sorted(members, key=lambda m: (m.created_at, m.id))
         if not dry_run:
-            return await self._write(partition, label, members, now, degraded)
+            return await self._write(partition, label, members, now, max_parts, degraded)
         return [
             ConsolidatedGroup(label, tuple(m.id for m in part), content, method, "")
-            for part, content, method in await self._parts(members, degraded)
+            for part, content, method in await self._parts(members, max_parts, degraded)
         ]
 
     async def _parts(
-        self, members: list[Memory], degraded: list[Degradation]
+        self, members: list[Memory], max_parts: int, degraded: list[Degradation]
     ) -> list[tuple[list[Memory], str, str]]:
         """(members, text, method) of each derived memory ``members`` condense into."""
         text, method = await self._summary(members, degraded)
         if text is None:
-            return [(part, content, method) for part, content in self._merged_parts(members)]
+            return [
+                (part, content, method)
+                for part, content in self._condensed_parts(members, max_parts)
+            ]
         return [(members, text, method)]
 
-    def _merged_parts(self, members: list[Memory]) -> list[tuple[list[Memory], str]]:
-        """The merge of ``members``, halved until every part fits in one memory."""
+    def _condensed_parts(
+        self, members: list[Memory], max_parts: int
+    ) -> list[tuple[list[Memory], str]]:
+        """``members`` condensed (condense.py), halved until every part fits in one
+        memory."""
         limit = self._deps.limits.max_content_bytes
-        text = merged_text(members)
-        if len(text.encode()) <= limit or len(members) == 1:
-            return [(members, text)]
+        parts = condense(members, max_parts)
+        if len(members) == 1 or all(len(p.text.encode()) <= limit for p in parts):
+            return [(p.members, p.text) for p in parts]
         half = len(members) // 2
-        return [*self._merged_parts(members[:half]), *self._merged_parts(members[half:])]
+        return [
+            *self._condensed_parts(members[:half], max_parts),
+            *self._condensed_parts(members[half:], max_parts),
+        ]
 
     async def _summary(
         self, members: list[Memory], degraded: list[Degradation]
@@ -269,6 +278,7 @@ class Consolidator:
         label: str,
         members: list[Memory],
         now: datetime,
+        max_parts: int,
         degraded: list[Degradation],
     ) -> list[ConsolidatedGroup]:
         """The derived memories and the originals archived, in one conditional write
@@ -289,12 +299,12 @@ class Consolidator:
                 return Changes()
             writes: list[Memory] = []
             max_tags = self._deps.limits.max_tags
-            for part, content, method in await self._parts(sources, degraded):
+            for part, content, method in await self._parts(sources, max_parts, degraded):
                 derived = await self._embedded(
                     _derived(partition, label, part, content, method, now, max_tags)
                 )
                 for source in part:
-                    link(derived, source, RelationKind.DERIVED_FROM, now, "consolidation")
+                    link(derived, source, RelationKind.DERIVED_FROM, now, "consolidation", 1.0)
                     source.metadata = {**source.metadata, SUPERSEDED_BY_KEY: derived.id}
                     source.archived = True
                     source.version = next_version(source.version)
@@ -411,6 +421,14 @@ def _undo(derived_id: str, ceiling: SecurityLevel, now: datetime) -> Change:
         return Changes([retired, *back])
 
     return change
+
+
+def _by_type(memories: list[Memory]) -> list[_Group]:
+    """One group per memory type within each namespace and security level."""
+    groups: dict[tuple[str, SecurityLevel, str], list[Memory]] = {}
+    for m in memories:
+        groups.setdefault((m.namespace, m.security_level, m.memory_type.value), []).append(m)
+    return [_Group(f"type:{key[2]}", members) for key, members in sorted(groups.items())]
 
 
 def _chunks(members: list[Memory], size: int) -> list[list[Memory]]:

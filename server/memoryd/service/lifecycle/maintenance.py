@@ -12,6 +12,9 @@ One run over a partition:
 3b. consolidate (``consolidation.enabled``, or the request's ``consolidate``): groups of
    related older memories condensed into one each, the originals archived
    (consolidation.py);
+3c. compress (``compression.enabled``, on by default): the layered-memory design's
+   policy, memories 90 days untouched and accessed fewer than 5 times, grouped by
+   type, each group of 3 or more condensed into 1 to 3 (consolidation.py, by_type);
 4. compact (compaction.py) when needed: this run changed something, a key slot is a
    tombstone or its content has expired, or a tag group is above the merge
    threshold;
@@ -35,6 +38,7 @@ from datetime import datetime, timedelta
 import structlog
 
 from memoryd.aio import cancel_and_wait
+from memoryd.config import MaintenanceSettings
 from memoryd.domain.lifecycle import (
     CompactOptions,
     CompactResult,
@@ -118,17 +122,22 @@ class Maintainer:
             yield Progress("capacity", message=f"keeping at most {max_entries} live memories")
             archived = await self._archive_excess(partition, ceiling, max_entries, now)
 
-        consolidation = ConsolidateResult(groups=0, consolidated=0, dry_run=False)
+        runs: list[ConsolidateOptions] = []
         if s.consolidation.enabled if options.consolidate is None else options.consolidate:
-            steps = self._consolidator.run(partition, ceiling, ConsolidateOptions())
-            async for step in steps:
+            runs.append(ConsolidateOptions())
+        if s.compression.enabled:
+            runs.append(compression_options(s))
+        condensed: list[ConsolidateResult] = []
+        for run in runs:
+            async for step in self._consolidator.run(partition, ceiling, run):
                 if isinstance(step, ConsolidateResult):
-                    consolidation = step
+                    condensed.append(step)
                 else:
                     yield step
+        consolidated = sum(r.consolidated for r in condensed)
 
         compacted = False
-        changed = expired + deleted + archived + consolidation.consolidated
+        changed = expired + deleted + archived + consolidated
         if changed or await self._needs_compaction(partition, ceiling, now):
             async for event in self._compactor.compact(partition, ceiling, CompactOptions()):
                 if isinstance(event, CompactResult):
@@ -144,8 +153,8 @@ class Maintainer:
             expired=expired,
             compacted=compacted,
             finished_at=finished,
-            consolidated=consolidation.consolidated,
-            degraded=consolidation.degraded,
+            consolidated=consolidated,
+            degraded=tuple(dict.fromkeys(d for r in condensed for d in r.degraded)),
         )
 
     async def _archive_excess(
@@ -298,3 +307,15 @@ class MaintenanceScheduler:
         self.last_run_at = deps.clock()
         self.runs += 1
         return done
+
+
+def compression_options(settings: MaintenanceSettings) -> ConsolidateOptions:
+    """The consolidation run maintenance.compression makes."""
+    c = settings.compression
+    return ConsolidateOptions(
+        min_age_days=c.min_age_days,
+        min_group_size=c.min_group_size,
+        by_type=True,
+        max_access_count=c.max_access_count,
+        max_parts=c.max_parts,
+    )

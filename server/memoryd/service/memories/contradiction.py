@@ -11,7 +11,9 @@ are judged:
 - otherwise, or when the LLM fails (said in ``degraded``, component "llm"), by the rules
   of memoryd.service.memories.claims. Their "one kind of value" check compares Chinese values
   by character and others by the cosine of the two values' embeddings
-  (``contradictions.value_similarity``).
+  (``contradictions.value_similarity``). When those find no relation, a changed value
+  of one subject's slot (memoryd.service.memories.slots: "the deadline is Friday" ->
+  "the deadline moved to Monday", 截止日期是周五 -> 截止日期改到周一) supersedes.
 
 A memory superseded or contradicted is archived (it leaves recall and snapshots; its
 history stays, Restore brings it back) with ``superseded_by`` naming the new one; every
@@ -40,6 +42,7 @@ from memoryd.resilience.degradation import report
 from memoryd.service.common.llm import LLM_COMPONENT, ChatClient, ChatMessage, LLMError
 from memoryd.service.common.memory_writes import MemoryWrites
 from memoryd.service.memories.claims import Claim, Judgement, claims, judge, same_kind_cjk
+from memoryd.service.memories.slots import changed_value, slot_of
 from memoryd.storage.base import Store
 
 JUDGE_SYSTEM_PROMPT = (
@@ -76,6 +79,8 @@ class _Candidate:
     memory: Memory
     #: Stored (an update must be written) or an earlier item of the same batch.
     stored: bool
+    #: The cosine of its vector and the new memory's.
+    similarity: float
 
 
 class ContradictionResolver:
@@ -101,7 +106,11 @@ class ContradictionResolver:
         or linked), with their vectors."""
         use_llm = self._llm is not None and len(memories) <= self._settings.llm_max_batch
         parsed = [claims(m.content) for m in memories]
-        wanted = [i for i, m in enumerate(memories) if not m.key and (parsed[i] or use_llm)]
+        wanted = [
+            i
+            for i, m in enumerate(memories)
+            if not m.key and (parsed[i] or use_llm or slot_of(m.content) is not None)
+        ]
         if not wanted:
             return NOTHING_RELATED
         stored = await self._stored_candidates(scope, [memories[i] for i in wanted], now)
@@ -110,10 +119,10 @@ class ContradictionResolver:
         for position, i in enumerate(wanted):
             new = memories[i]
             # A stored memory an earlier item already changed is judged in that state.
-            pool = [_Candidate(touched.get(c.id, c), True) for c in stored[position]]
+            pool = [_Candidate(touched.get(c.id, c), True, sim) for c, sim in stored[position]]
             pool += [
-                _Candidate(memories[j], False)
-                for j in self._closest_earlier(memories, wanted[:position], new)
+                _Candidate(memories[j], False, sim)
+                for j, sim in self._closest_earlier(memories, wanted[:position], new)
             ]
             pool = [c for c in pool if not c.memory.archived]
             if not pool:
@@ -121,7 +130,8 @@ class ContradictionResolver:
             verdicts = await self._verdicts(new, parsed[i], pool, use_llm, known)
             for candidate, kind, reason in verdicts:
                 old = candidate.memory
-                link(new, old, kind, now, reason)
+                # The relation's strength: how close the two memories are.
+                link(new, old, kind, now, reason, candidate.similarity)
                 if kind in REPLACING:
                     old.archived = True
                 if candidate.stored:
@@ -132,9 +142,10 @@ class ContradictionResolver:
 
     async def _stored_candidates(
         self, scope: CallScope, memories: Sequence[Memory], now: datetime
-    ) -> list[list[Memory]]:
-        """The closest live, eligible stored memories of each, one search per group."""
-        out: list[list[Memory]] = [[] for _ in memories]
+    ) -> list[list[tuple[Memory, float]]]:
+        """The closest live, eligible stored memories of each (with their cosine), one
+        search per group."""
+        out: list[list[tuple[Memory, float]]] = [[] for _ in memories]
         groups: dict[tuple[str, str, int], list[int]] = {}
         for i, m in enumerate(memories):
             groups.setdefault((m.namespace, m.embedding_model, int(m.security_level)), []).append(i)
@@ -155,7 +166,7 @@ class ContradictionResolver:
             )
             for i, hits in zip(indexes, found, strict=True):
                 out[i] = [
-                    dataclasses.replace(h.memory)
+                    (dataclasses.replace(h.memory), h.similarity)
                     for h in hits
                     if int(h.memory.security_level) == level and _eligible(h.memory, memories[i])
                 ][: self._settings.candidates]
@@ -163,7 +174,7 @@ class ContradictionResolver:
 
     def _closest_earlier(
         self, memories: Sequence[Memory], earlier: list[int], new: Memory
-    ) -> list[int]:
+    ) -> list[tuple[int, float]]:
         """The earlier items of the batch closest to ``new`` (as stored candidates are
         chosen: at or above min_similarity, the best ``candidates`` of them)."""
         eligible = [j for j in earlier if _eligible(memories[j], new)]
@@ -172,7 +183,9 @@ class ContradictionResolver:
         matrix = np.stack([np.asarray(memories[j].vector, dtype=np.float32) for j in eligible])
         sims = matrix @ np.asarray(new.vector, dtype=np.float32)
         order = np.argsort(-sims, kind="stable")[: self._settings.candidates]
-        return [eligible[k] for k in order if sims[k] >= self._settings.min_similarity]
+        return [
+            (eligible[k], float(sims[k])) for k in order if sims[k] >= self._settings.min_similarity
+        ]
 
     async def _with_vectors(
         self, scope: CallScope, touched: list[Memory], now: datetime
@@ -231,6 +244,10 @@ class ContradictionResolver:
                 if await self._holds(j):
                     out.append((candidate, j.kind, j.reason))
                     break
+            else:
+                changed = changed_value(new.content, candidate.memory.content)
+                if changed is not None:
+                    out.append((candidate, RelationKind.SUPERSEDES, changed))
         return out
 
     async def _holds(self, judgement: Judgement) -> bool:

@@ -316,7 +316,10 @@ class MemoryService:
         vector_flt = in_space(flt, self._embedder, space)
         # In the fallback space full text finds what vectors of that space cannot.
         hybrid = hybrid or space != self._embedder.model_id
-        when = TimeQuery(query.query, query.now or now, self._recall)
+        # Recency counts to the time the question is asked (RecallQuery.now), as the
+        # times the query names do.
+        asked = query.now or now
+        when = TimeQuery(query.query, asked, self._recall)
         if hybrid and text:
             found = await hybrid_candidates(
                 self._store,
@@ -342,11 +345,11 @@ class MemoryService:
             found = await with_context(
                 self._store, scope.partition, found, flt, vector, self._recall
             )
-            scored = _scored_hybrid(found, scorer, now, when, limit)
+            scored = _scored_hybrid(found, scorer, asked, when, limit)
         else:
             candidates = wide if scorer.reranks(hybrid=False) or when else limit
             hits = await self._store.search(scope.partition, vector, vector_flt, candidates)
-            scored = _scored_vector(hits, scorer, now, when)
+            scored = _scored_vector(hits, scorer, asked, when)
         if query.min_score is not None:
             scored = [s for s in scored if s.score >= query.min_score]
         scored.sort(key=lambda s: s.score, reverse=True)

@@ -22,6 +22,7 @@ from memoryd.domain.models import MemoryType, Provenance, ProvenanceKind, Securi
 from memoryd.domain.principal import CallScope
 from memoryd.domain.requests import Degradation, MemoryDraft
 from memoryd.service.common.llm import LLM_COMPONENT, LLMError
+from memoryd.service.memories.service import MemoryService
 from memoryd.service.sessions.record import SessionState
 from memoryd.service.sessions.summarize import ExtractedMemory, Summarizer
 from memoryd.text.facts import is_fact_sentence, is_preference, sentences
@@ -149,14 +150,90 @@ async def extraction_drafts(
             max_items=settings.max_extracted_memories,
             max_bytes=limits.max_content_bytes,
         )
+    return _drafts(scope, session.id, items, limits, now), notes
+
+
+async def summary_drafts(
+    scope: CallScope,
+    session_id: str,
+    summary: str,
+    folded: Sequence[SessionMessage],
+    *,
+    summarizer: Summarizer,
+    settings: SessionSettings,
+    limits: LimitsSettings,
+    now: datetime,
+    use_llm: bool = True,
+) -> tuple[list[MemoryDraft], list[Degradation]]:
+    """Drafts of what a summary's making keeps (the layered-memory design extracts
+    "when a context summary is made", not only when the session ends): with an LLM,
+    what it extracts from the summary and the turns just folded into it; without one
+    (or when it fails), the users' fact sentences of those turns. No episode: the
+    summary is still growing (EndSession keeps it; its repeats of these facts are
+    merged by deduplication). ``use_llm`` False: the LLM just failed to summarise,
+    so the rules extract (the summary's degradation already says so)."""
+    notes: list[Degradation] = []
+    if summarizer.llm is not None and use_llm:
+        try:
+            items = await summarizer.extract(
+                summary, list(folded), max_items=settings.max_extracted_memories
+            )
+            return _drafts(scope, session_id, items, limits, now), notes
+        except LLMError as exc:
+            notes.append(Degradation(LLM_COMPONENT, f"{exc.message}; {FALLBACK_NOTE}"))
+    items = deterministic_items(
+        folded, "", max_items=settings.max_extracted_memories, max_bytes=limits.max_content_bytes
+    )
+    return _drafts(scope, session_id, items, limits, now), notes
+
+
+async def remember_folded(
+    memories: MemoryService,
+    scope: CallScope,
+    session_id: str,
+    folded: tuple[str, Sequence[SessionMessage]],
+    *,
+    summarizer: Summarizer,
+    settings: SessionSettings,
+    limits: LimitsSettings,
+    now: datetime,
+    use_llm: bool = True,
+) -> tuple[list[str], list[Degradation]]:
+    """Remember what the turns just folded into the summary taught (``folded``: the
+    summary and those turns); the ids remembered and any degradation."""
+    summary, messages = folded
+    drafts, notes = await summary_drafts(
+        scope,
+        session_id,
+        summary,
+        messages,
+        summarizer=summarizer,
+        settings=settings,
+        limits=limits,
+        now=now,
+        use_llm=use_llm,
+    )
+    if not drafts:
+        return [], notes
+    outcomes = await memories.remember_batch(scope, drafts, field_prefix="extracted")
+    return list(dict.fromkeys(o.memory.id for o in outcomes)), notes
+
+
+def _drafts(
+    scope: CallScope,
+    session_id: str,
+    items: Sequence[ExtractedMemory],
+    limits: LimitsSettings,
+    now: datetime,
+) -> list[MemoryDraft]:
     source = Provenance(
         kind=ProvenanceKind.AGENT,
         name=SESSION_SOURCE_NAME,
         retrieved_at=now,
-        locator=f"session:{session.id}",
+        locator=f"session:{session_id}",
     )
     level = min(SecurityLevel.INTERNAL, scope.clearance)
-    drafts = [
+    return [
         MemoryDraft(
             content=_cut(item.content, limits.max_content_bytes),
             memory_type=item.memory_type,
@@ -167,9 +244,8 @@ async def extraction_drafts(
             )[: limits.max_tags],
             importance=item.importance,
             security_level=level,
-            metadata={"session_id": session.id},
+            metadata={"session_id": session_id},
             source=source,
         )
         for item in items
     ]
-    return drafts, notes

@@ -20,6 +20,7 @@ never leaves content another message's stub would name.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -114,6 +115,20 @@ class SessionState:
     def folded_messages(self) -> int:
         """Stored messages that live in message records (summarised ones)."""
         return self.stored_messages - len(self.messages)
+
+    def fold(
+        self, cut: int, summary: str, method: str, degraded: Sequence[Degradation]
+    ) -> list[SessionMessage]:
+        """Fold the first ``cut`` tail messages into ``summary`` (made by ``method``);
+        returns them (to be stored as message records with the header)."""
+        folded = self.messages[:cut]
+        self.summary = summary
+        self.summarizer = method
+        self.summary_degraded = list(degraded)
+        self.messages = self.messages[cut:]
+        if folded:
+            self.summarized_through_seq = folded[-1].seq
+        return folded
 
     def record(self, now: datetime, *, touch: bool = True) -> Record:
         """The header record to store; ``touch`` restarts the TTL from ``now``."""

@@ -48,6 +48,7 @@ from memoryd.domain.models import Memory, PageCursor, Partition, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.requests import Degradation
+from memoryd.service.common.llm import LLM_COMPONENT
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.quotas import Quotas
 from memoryd.service.common.record_writes import RecordWrites
@@ -57,7 +58,7 @@ from memoryd.service.memories.service import MemoryService
 from memoryd.service.sessions import attachments, history
 from memoryd.service.sessions.attachments import Offload
 from memoryd.service.sessions.checks import MAX_TOKEN_BUDGET, SessionChecks
-from memoryd.service.sessions.extract import extraction_drafts
+from memoryd.service.sessions.extract import extraction_drafts, remember_folded
 from memoryd.service.sessions.long_term import LongTermMemory, turns
 from memoryd.service.sessions.record import CLOSED, OPEN, SessionState
 from memoryd.service.sessions.summarize import Summarizer, SummaryResult, message_line
@@ -65,6 +66,8 @@ from memoryd.service.sessions.window import WindowOptions, fitted_window
 from memoryd.storage.records import RecordStore
 
 DEFAULT_MESSAGES_PAGE = 100
+#: The summary after an append, and the turns the append folded into it.
+_Folded = tuple[str, list[SessionMessage]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +153,7 @@ class SessionService:
         self._check.messages(v, drafts, self._limits.max_batch_size, self._clock())
         v.raise_if_any()
 
-        async def attempt() -> tuple[AppendOutcome, list[list[SessionMessage]]]:
+        async def attempt() -> tuple[AppendOutcome, list[list[SessionMessage]], _Folded]:
             now = self._clock()
             session = await self._load_or_new(scope.partition, session_id, now)
             self._require_open(session)
@@ -174,14 +177,42 @@ class SessionService:
             offloaded = tuple(attachments.seq_of_attachment(r.key) for r in stored)
             outcome = AppendOutcome(session.message_count, bool(folded), degraded, (), offloaded)
             automatic = session.long_term_memory_mode.automatic
-            return outcome, exchanges if automatic else []
+            return outcome, exchanges if automatic else [], (session.summary, folded)
 
-        outcome, exchanges = await self._writes.run((scope.partition, session_id), attempt)
-        if not exchanges:
+        outcome, exchanges, folded = await self._writes.run((scope.partition, session_id), attempt)
+        return await self._remember_after(scope, session_id, outcome, exchanges, folded)
+
+    async def _remember_after(
+        self,
+        scope: CallScope,
+        session_id: str,
+        outcome: AppendOutcome,
+        exchanges: list[list[SessionMessage]],
+        folded: _Folded,
+    ) -> AppendOutcome:
+        """What an append records in long-term memory once written: the facts of the
+        turns it folded into the summary, and (static control) its replies."""
+        ids: list[str] = []
+        notes: list[Degradation] = []
+        if folded[1] and self._settings.extract_on_summary:
+            ids, notes = await remember_folded(
+                self._memories,
+                scope,
+                session_id,
+                folded,
+                summarizer=self._summarizer,
+                settings=self._settings,
+                limits=self._limits,
+                now=self._clock(),
+                use_llm=not any(d.component == LLM_COMPONENT for d in outcome.degraded),
+            )
+        if exchanges:
+            recorded, more = await self._long_term.record(scope, session_id, exchanges)
+            ids, notes = [*ids, *recorded], [*notes, *more]
+        if not ids and not notes:
             return outcome
-        ids, notes = await self._long_term.record(scope, session_id, exchanges)
         degraded = tuple(dict.fromkeys((*outcome.degraded, *notes)))
-        return replace(outcome, degraded=degraded, recorded_memory_ids=ids)
+        return replace(outcome, degraded=degraded, recorded_memory_ids=tuple(ids))
 
     def _admit(self, partition: Partition, session: SessionState, adding: int) -> None:
         """Raise ResourceExhausted when ``adding`` messages would pass a limit: the
@@ -248,7 +279,9 @@ class SessionService:
             if session.messages:
                 result = await self._summarizer.summarize(session.summary, session.messages)
                 degraded.extend(result.degraded)
-                folded = self._fold(session, len(session.messages), result)
+                folded = session.fold(
+                    len(session.messages), result.text, result.method, result.degraded
+                )
             else:
                 degraded.extend(session.summary_degraded)
             extracted = []
@@ -537,19 +570,6 @@ class SessionService:
         if session.status != OPEN:
             raise FailedPrecondition(f"session {session.id!r} has ended")
 
-    @staticmethod
-    def _fold(session: SessionState, cut: int, result: SummaryResult) -> list[SessionMessage]:
-        """Fold the first ``cut`` tail messages into the summary ``result``; returns
-        them (to be stored as message records with the header)."""
-        folded = session.messages[:cut]
-        session.summary = result.text
-        session.summarizer = result.method
-        session.summary_degraded = list(result.degraded)
-        session.messages = session.messages[cut:]
-        if folded:
-            session.summarized_through_seq = folded[-1].seq
-        return folded
-
     async def _compress_if_due(
         self, session: SessionState
     ) -> tuple[list[SessionMessage], tuple[Degradation, ...]]:
@@ -565,7 +585,7 @@ class SessionService:
             return [], ()
         cut = len(messages) - c.keep
         result = await self._summarizer.summarize(session.summary, messages[:cut])
-        return self._fold(session, cut, result), result.degraded
+        return session.fold(cut, result.text, result.method, result.degraded), result.degraded
 
     async def _rebuild_summary(
         self, partition: Partition, session: SessionState

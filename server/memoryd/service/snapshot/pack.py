@@ -32,6 +32,8 @@ from memoryd.service.common.tokens import TokenCounter, truncate_to_tokens
 from memoryd.service.snapshot.render import (
     ELLIPSIS,
     Candidate,
+    block_key,
+    block_order,
     document_wrapper,
     item_line,
     render_document,
@@ -92,18 +94,19 @@ class Packer:
             unique.append((i, c))
 
         doc_cost = self._cost(document_wrapper(fmt))
-        section_cost = {s: self._cost(section_wrapper(fmt, s)) for s in order}
+        section_cost = {k: self._cost(section_wrapper(fmt, k)) for k in block_order(fmt, order)}
         chosen: dict[int, _Chosen] = {}
-        opened: set[SnapshotSection] = set()
+        opened: set[str] = set()
         used = 0
         first_left_out: tuple[int, Candidate] | None = None
         for i, c in unique:
             line = item_line(fmt, c, c.text)
             tokens = self._counter.count(line)
-            needed = tokens + self._overhead(c.section, opened, doc_cost, section_cost)
+            key = block_key(fmt, c)
+            needed = tokens + self._overhead(key, opened, doc_cost, section_cost)
             if used + needed <= self._budget:
                 chosen[i] = _Chosen(c, c.text, line, tokens)
-                opened.add(c.section)
+                opened.add(key)
                 used += needed
             else:
                 omitted[i] = OmittedItem(c.section, c.id, BUDGET)
@@ -113,7 +116,7 @@ class Packer:
         if first_left_out is not None:
             i, c = first_left_out
             room = self._budget - used
-            room -= self._overhead(c.section, opened, doc_cost, section_cost)
+            room -= self._overhead(block_key(fmt, c), opened, doc_cost, section_cost)
             if room >= MIN_TRUNCATED_TOKENS:
                 cut = self._truncate(c, room)
                 if cut is not None:
@@ -123,14 +126,9 @@ class Packer:
         return self._assemble(chosen, omitted, order)
 
     @staticmethod
-    def _overhead(
-        section: SnapshotSection,
-        opened: set[SnapshotSection],
-        doc_cost: int,
-        section_cost: dict[SnapshotSection, int],
-    ) -> int:
-        """Wrapper tokens an item of ``section`` adds besides its own line."""
-        extra = 0 if section in opened else section_cost[section]
+    def _overhead(key: str, opened: set[str], doc_cost: int, section_cost: dict[str, int]) -> int:
+        """Wrapper tokens an item of block ``key`` adds besides its own line."""
+        extra = 0 if key in opened else section_cost[key]
         return extra if opened else extra + doc_cost
 
     def _truncate(self, c: Candidate, room: int) -> _Chosen | None:
@@ -146,19 +144,43 @@ class Packer:
 
     def _render(
         self, chosen: dict[int, _Chosen], order: Sequence[SnapshotSection]
-    ) -> tuple[str, list[tuple[SnapshotSection, str, list[_Chosen]]]]:
-        by_section: dict[SnapshotSection, list[_Chosen]] = {}
+    ) -> tuple[str, list[tuple[str, str, list[_Chosen]]]]:
+        by_block: dict[str, list[_Chosen]] = {}
         for i in sorted(chosen):
-            by_section.setdefault(chosen[i].candidate.section, []).append(chosen[i])
+            by_block.setdefault(block_key(self._fmt, chosen[i].candidate), []).append(chosen[i])
         blocks = []
-        for section in order:
-            items = by_section.get(section)
+        for key in block_order(self._fmt, order):
+            items = by_block.get(key)
             if not items:
                 continue
-            items.sort(key=lambda ch: ch.candidate.order)
-            block = render_section(self._fmt, section, [ch.line for ch in items])
-            blocks.append((section, block, items))
+            # A user_memory type block holds items of several sections: by section
+            # (their render order), then by each one's own order.
+            rank = {s: n for n, s in enumerate(order)}
+            items.sort(key=lambda ch: (rank[ch.candidate.section], ch.candidate.order))
+            block = render_section(self._fmt, key, [ch.line for ch in items])
+            blocks.append((key, block, items))
         return render_document(self._fmt, [b for _, b, _ in blocks]), blocks
+
+    def _usage(self, blocks: list[tuple[str, str, list[_Chosen]]]) -> list[SectionUsage]:
+        """Tokens and items per section: a section's block, or (a block of several
+        sections' items) its items' lines and the header of a block it starts."""
+        tokens: dict[SnapshotSection, int] = {}
+        items: dict[SnapshotSection, int] = {}
+        for key, block, chs in blocks:
+            sections = {ch.candidate.section for ch in chs}
+            if len(sections) == 1 and key == chs[0].candidate.section.value:
+                section = chs[0].candidate.section
+                tokens[section] = tokens.get(section, 0) + self._counter.count(block)
+            else:
+                first = chs[0].candidate.section
+                header = self._cost(section_wrapper(self._fmt, key))
+                tokens[first] = tokens.get(first, 0) + header
+                for ch in chs:
+                    section = ch.candidate.section
+                    tokens[section] = tokens.get(section, 0) + ch.tokens
+            for ch in chs:
+                items[ch.candidate.section] = items.get(ch.candidate.section, 0) + 1
+        return [SectionUsage(section=s, tokens=t, items=items[s]) for s, t in tokens.items()]
 
     def _assemble(
         self,
@@ -176,23 +198,19 @@ class Packer:
             tokens = self._counter.count(text)
         items = [
             SnapshotItem(
-                section=section,
+                section=ch.candidate.section,
                 id=ch.candidate.id,
                 text=ch.text,
                 tokens=ch.tokens,
                 truncated=ch.truncated,
             )
-            for section, _, chs in blocks
+            for _, _, chs in blocks
             for ch in chs
-        ]
-        usage = [
-            SectionUsage(section=section, tokens=self._counter.count(block), items=len(chs))
-            for section, block, chs in blocks
         ]
         return Packed(
             text=text,
             items=items,
-            usage=usage,
+            usage=self._usage(blocks),
             tokens_used=tokens,
             omitted=[omitted[i] for i in sorted(omitted)],
         )

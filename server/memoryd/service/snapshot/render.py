@@ -12,6 +12,17 @@ Markdown::
     ## Session
     trigger: the dentist called
 
+User memory (the layered-memory design's block: memories grouped by their type, the
+other sections as in markdown)::
+
+    # USER MEMORY
+
+    ## User Preferences
+    - The user prefers blue slides.
+
+    ## Known Facts
+    - The user is allergic to peanuts.
+
 XML (content escaped; characters XML 1.0 forbids are dropped)::
 
     <long_term_memory>
@@ -49,6 +60,16 @@ MARKDOWN_HEADERS: dict[SnapshotSection, str] = {
     SnapshotSection.SESSION: "## Session",
 }
 
+USER_MEMORY_TITLE = "# USER MEMORY"
+#: The user_memory format's groups, in order: a memory type's block key and heading.
+TYPE_HEADERS: dict[str, str] = {
+    "type:preference": "## User Preferences",
+    "type:fact": "## Known Facts",
+    "type:pattern": "## User Patterns",
+    "type:skill": "## Proven Skills",
+    "type:episode": "## Past Episodes",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -70,6 +91,8 @@ class Candidate:
     memory_id: str = ""
     #: Normalised text, for de-duplication across sections ("" never matches).
     dedup_key: str = ""
+    #: A memory's type (MemoryType value), which the user_memory format groups by.
+    memory_type: str = ""
 
 
 def xml_text(text: str) -> str:
@@ -92,19 +115,35 @@ def item_line(fmt: SnapshotFormat, c: Candidate, text: str) -> str:
     return text
 
 
-def section_open(fmt: SnapshotFormat, section: SnapshotSection) -> str:
+def block_key(fmt: SnapshotFormat, c: Candidate) -> str:
+    """The block an item is rendered in: its section's, or (user_memory) its memory
+    type's."""
+    if fmt is SnapshotFormat.USER_MEMORY and f"type:{c.memory_type}" in TYPE_HEADERS:
+        return f"type:{c.memory_type}"
+    return c.section.value
+
+
+def block_order(fmt: SnapshotFormat, order: Sequence[SnapshotSection]) -> list[str]:
+    """The blocks in render order (``order``: the sections')."""
+    sections = [s.value for s in order]
+    return [*TYPE_HEADERS, *sections] if fmt is SnapshotFormat.USER_MEMORY else sections
+
+
+def section_open(fmt: SnapshotFormat, key: str) -> str:
+    if key in TYPE_HEADERS:
+        return TYPE_HEADERS[key]
     if fmt is SnapshotFormat.XML:
-        return f"<{section.value}>"
-    return MARKDOWN_HEADERS[section]
+        return f"<{key}>"
+    return MARKDOWN_HEADERS[SnapshotSection(key)]
 
 
-def section_close(fmt: SnapshotFormat, section: SnapshotSection) -> str:
-    return f"</{section.value}>" if fmt is SnapshotFormat.XML else ""
+def section_close(fmt: SnapshotFormat, key: str) -> str:
+    return f"</{key}>" if fmt is SnapshotFormat.XML else ""
 
 
-def render_section(fmt: SnapshotFormat, section: SnapshotSection, lines: Sequence[str]) -> str:
-    parts = [section_open(fmt, section), *lines]
-    close = section_close(fmt, section)
+def render_section(fmt: SnapshotFormat, key: str, lines: Sequence[str]) -> str:
+    parts = [section_open(fmt, key), *lines]
+    close = section_close(fmt, key)
     if close:
         parts.append(close)
     return "\n".join(parts)
@@ -116,6 +155,8 @@ def render_document(fmt: SnapshotFormat, blocks: Sequence[str]) -> str:
         return ""
     if fmt is SnapshotFormat.XML:
         return "\n".join([f"<{ROOT_TAG}>", *blocks, f"</{ROOT_TAG}>"])
+    if fmt is SnapshotFormat.USER_MEMORY:
+        return "\n\n".join([USER_MEMORY_TITLE, *blocks])
     return "\n\n".join(blocks)
 
 
@@ -123,9 +164,11 @@ def document_wrapper(fmt: SnapshotFormat) -> tuple[str, ...]:
     """The pieces a non-empty document adds around its sections."""
     if fmt is SnapshotFormat.XML:
         return (f"<{ROOT_TAG}>", f"</{ROOT_TAG}>")
+    if fmt is SnapshotFormat.USER_MEMORY:
+        return (USER_MEMORY_TITLE,)
     return ()
 
 
-def section_wrapper(fmt: SnapshotFormat, section: SnapshotSection) -> tuple[str, ...]:
-    close = section_close(fmt, section)
-    return (section_open(fmt, section), close) if close else (section_open(fmt, section),)
+def section_wrapper(fmt: SnapshotFormat, key: str) -> tuple[str, ...]:
+    close = section_close(fmt, key)
+    return (section_open(fmt, key), close) if close else (section_open(fmt, key),)

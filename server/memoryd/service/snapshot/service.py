@@ -420,6 +420,7 @@ def _memory_candidate(section: SnapshotSection, m: Memory, rank: int) -> Candida
         order=rank,
         memory_id=m.id,
         dedup_key=normalise_content(m.content),
+        memory_type=m.memory_type.value,
     )
 
 

@@ -684,7 +684,10 @@ type MemoryRelation struct {
 	MemoryId  string                 `protobuf:"bytes,2,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// Why it was recorded: "rule: ...", "llm", "consolidation".
-	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// How closely the two are related, 0..1: the cosine of their vectors where a rule
+	// or the LLM judged them, 1 for a derived memory, 0.5 where nothing measured it.
+	Strength      float64 `protobuf:"fixed64,5,opt,name=strength,proto3" json:"strength,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -745,6 +748,13 @@ func (x *MemoryRelation) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *MemoryRelation) GetStrength() float64 {
+	if x != nil {
+		return x.Strength
+	}
+	return 0
 }
 
 // One reason a response was served degraded (a fallback was taken).
@@ -977,13 +987,14 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"\trelations\x18\x1a \x03(\v2\x1a.memoryd.v1.MemoryRelationR\trelations\x12#\n" +
 	"\rmetadata_json\x18\x1b \x01(\tR\fmetadataJson\x12;\n" +
 	"\voccurred_at\x18\x1c \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\xae\x01\n" +
+	"occurredAt\"\xca\x01\n" +
 	"\x0eMemoryRelation\x12,\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x18.memoryd.v1.RelationKindR\x04kind\x12\x1b\n" +
 	"\tmemory_id\x18\x02 \x01(\tR\bmemoryId\x129\n" +
 	"\n" +
 	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"C\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1a\n" +
+	"\bstrength\x18\x05 \x01(\x01R\bstrength\"C\n" +
 	"\vDegradation\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"d\n" +

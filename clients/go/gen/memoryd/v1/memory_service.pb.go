@@ -29,7 +29,7 @@ const (
 type ScoringPreset int32
 
 const (
-	// The server's default: RELEVANCE.
+	// The server's default (recall.default_preset): BLENDED.
 	ScoringPreset_SCORING_PRESET_UNSPECIFIED ScoringPreset = 0
 	// Cosine similarity of the query and memory vectors; results are ordered by it
 	// (hybrid recall: among the candidates both searches found).
@@ -42,6 +42,14 @@ const (
 	// The relevance component: how well the memory matches the query, 0..1 (hybrid:
 	// the fused rank score normalised to 0..1; vector-only: the cosine).
 	ScoringPreset_SCORING_PRESET_RELEVANCE ScoringPreset = 4
+	// The layered-memory design's score as written: 0.6 * cosine + 0.2 * exp(-whole
+	// days since the last access, else creation, / 30) + 0.2 * importance.
+	ScoringPreset_SCORING_PRESET_LAYERED ScoringPreset = 5
+	// (1 - r - i) * relevance + r * recency + i * importance, recency exp(-days since
+	// the last access, else update, / recall.blend_decay_days); r and i are
+	// recall.blend_recency_weight and blend_importance_weight (0.05 each, measured on
+	// REALTALK and MemDaily). The default.
+	ScoringPreset_SCORING_PRESET_BLENDED ScoringPreset = 6
 )
 
 // Enum value maps for ScoringPreset.
@@ -52,6 +60,8 @@ var (
 		2: "SCORING_PRESET_DECAYED",
 		3: "SCORING_PRESET_WEIGHTED",
 		4: "SCORING_PRESET_RELEVANCE",
+		5: "SCORING_PRESET_LAYERED",
+		6: "SCORING_PRESET_BLENDED",
 	}
 	ScoringPreset_value = map[string]int32{
 		"SCORING_PRESET_UNSPECIFIED": 0,
@@ -59,6 +69,8 @@ var (
 		"SCORING_PRESET_DECAYED":     2,
 		"SCORING_PRESET_WEIGHTED":    3,
 		"SCORING_PRESET_RELEVANCE":   4,
+		"SCORING_PRESET_LAYERED":     5,
+		"SCORING_PRESET_BLENDED":     6,
 	}
 )
 
@@ -902,7 +914,9 @@ type ScoreComponents struct {
 	// Cosine similarity of the query and memory vectors, also for a memory that only
 	// the full-text search found.
 	Similarity float64 `protobuf:"fixed64,1,opt,name=similarity,proto3" json:"similarity,omitempty"`
-	// 2^(-age / half_life), 1 for a brand-new memory.
+	// 2^(-age / half_life), 1 for a brand-new memory; BLENDED and LAYERED: their
+	// exp(-days / decay days) from the last access (one after RecallRequest.now does
+	// not count).
 	Recency    float64 `protobuf:"fixed64,2,opt,name=recency,proto3" json:"recency,omitempty"`
 	Importance float64 `protobuf:"fixed64,3,opt,name=importance,proto3" json:"importance,omitempty"`
 	// relevance * recency.
@@ -1052,7 +1066,8 @@ type RecallRequest struct {
 	// Drop results whose final score is below this; 0 means no threshold.
 	MinScore float64 `protobuf:"fixed64,15,opt,name=min_score,json=minScore,proto3" json:"min_score,omitempty"`
 	// The reference time of relative time expressions in the query ("yesterday", "last
-	// week", "上周三"): when the question is asked. Unset: the server's clock.
+	// week", "上周三") and of recency: when the question is asked. Unset: the server's
+	// clock.
 	Now *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=now,proto3" json:"now,omitempty"`
 	// Drop results whose relevance (RecallResult.relevance) is below this, 0..1; 0
 	// means no threshold. With it, a query nothing answers gets no results rather than
@@ -3795,7 +3810,9 @@ type AppendMessagesResponse struct {
 	// True when older turns were folded into the summary.
 	Compressed bool           `protobuf:"varint,2,opt,name=compressed,proto3" json:"compressed,omitempty"`
 	Degraded   []*Degradation `protobuf:"bytes,3,rep,name=degraded,proto3" json:"degraded,omitempty"`
-	// STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+	// The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+	// replies; and the facts of the turns it folded into the summary
+	// (sessions.extract_on_summary).
 	RecordedMemoryIds []string `protobuf:"bytes,4,rep,name=recorded_memory_ids,json=recordedMemoryIds,proto3" json:"recorded_memory_ids,omitempty"`
 	// Seqs of the messages whose content was offloaded to an attachment.
 	OffloadedSeqs []int64 `protobuf:"varint,5,rep,packed,name=offloaded_seqs,json=offloadedSeqs,proto3" json:"offloaded_seqs,omitempty"`
@@ -5259,13 +5276,15 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x04role\x18\x05 \x01(\x0e2\x17.memoryd.v1.MessageRoleR\x04role\x12\x12\n" +
 	"\x04name\x18\x06 \x01(\tR\x04name\x12 \n" +
 	"\ftool_call_id\x18\a \x01(\tR\n" +
-	"toolCallId*\xa5\x01\n" +
+	"toolCallId*\xdd\x01\n" +
 	"\rScoringPreset\x12\x1e\n" +
 	"\x1aSCORING_PRESET_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19SCORING_PRESET_SIMILARITY\x10\x01\x12\x1a\n" +
 	"\x16SCORING_PRESET_DECAYED\x10\x02\x12\x1b\n" +
 	"\x17SCORING_PRESET_WEIGHTED\x10\x03\x12\x1c\n" +
-	"\x18SCORING_PRESET_RELEVANCE\x10\x04*g\n" +
+	"\x18SCORING_PRESET_RELEVANCE\x10\x04\x12\x1a\n" +
+	"\x16SCORING_PRESET_LAYERED\x10\x05\x12\x1a\n" +
+	"\x16SCORING_PRESET_BLENDED\x10\x06*g\n" +
 	"\fRecencyBasis\x12\x1d\n" +
 	"\x19RECENCY_BASIS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15RECENCY_BASIS_UPDATED\x10\x01\x12\x1d\n" +

@@ -94,6 +94,10 @@ const (
 	SnapshotFormat_SNAPSHOT_FORMAT_MARKDOWN    SnapshotFormat = 1
 	// <long_term_memory>...</long_term_memory> blocks.
 	SnapshotFormat_SNAPSHOT_FORMAT_XML SnapshotFormat = 2
+	// The layered-memory design's block: "# USER MEMORY", the memories grouped by type
+	// ("## User Preferences", "## Known Facts", "## User Patterns", "## Proven Skills",
+	// "## Past Episodes"), then the other sections as in markdown.
+	SnapshotFormat_SNAPSHOT_FORMAT_USER_MEMORY SnapshotFormat = 3
 )
 
 // Enum value maps for SnapshotFormat.
@@ -102,11 +106,13 @@ var (
 		0: "SNAPSHOT_FORMAT_UNSPECIFIED",
 		1: "SNAPSHOT_FORMAT_MARKDOWN",
 		2: "SNAPSHOT_FORMAT_XML",
+		3: "SNAPSHOT_FORMAT_USER_MEMORY",
 	}
 	SnapshotFormat_value = map[string]int32{
 		"SNAPSHOT_FORMAT_UNSPECIFIED": 0,
 		"SNAPSHOT_FORMAT_MARKDOWN":    1,
 		"SNAPSHOT_FORMAT_XML":         2,
+		"SNAPSHOT_FORMAT_USER_MEMORY": 3,
 	}
 )
 
@@ -1240,11 +1246,12 @@ const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"\x18SNAPSHOT_SECTION_WORKING\x10\x03\x12\x1d\n" +
 	"\x19SNAPSHOT_SECTION_SEMANTIC\x10\x04\x12\x1b\n" +
 	"\x17SNAPSHOT_SECTION_RECENT\x10\x05\x12\x1c\n" +
-	"\x18SNAPSHOT_SECTION_SESSION\x10\x06*h\n" +
+	"\x18SNAPSHOT_SECTION_SESSION\x10\x06*\x89\x01\n" +
 	"\x0eSnapshotFormat\x12\x1f\n" +
 	"\x1bSNAPSHOT_FORMAT_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18SNAPSHOT_FORMAT_MARKDOWN\x10\x01\x12\x17\n" +
-	"\x13SNAPSHOT_FORMAT_XML\x10\x022\xcb\x02\n" +
+	"\x13SNAPSHOT_FORMAT_XML\x10\x02\x12\x1f\n" +
+	"\x1bSNAPSHOT_FORMAT_USER_MEMORY\x10\x032\xcb\x02\n" +
 	"\x0fSnapshotService\x12T\n" +
 	"\rBuildSnapshot\x12 .memoryd.v1.BuildSnapshotRequest\x1a!.memoryd.v1.BuildSnapshotResponse\x12N\n" +
 	"\vDefaultRead\x12\x1e.memoryd.v1.DefaultReadRequest\x1a\x1f.memoryd.v1.DefaultReadResponse\x12H\n" +

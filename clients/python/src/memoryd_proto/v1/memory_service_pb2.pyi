@@ -21,6 +21,8 @@ class ScoringPreset(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SCORING_PRESET_DECAYED: _ClassVar[ScoringPreset]
     SCORING_PRESET_WEIGHTED: _ClassVar[ScoringPreset]
     SCORING_PRESET_RELEVANCE: _ClassVar[ScoringPreset]
+    SCORING_PRESET_LAYERED: _ClassVar[ScoringPreset]
+    SCORING_PRESET_BLENDED: _ClassVar[ScoringPreset]
 
 class RecencyBasis(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -68,6 +70,8 @@ SCORING_PRESET_SIMILARITY: ScoringPreset
 SCORING_PRESET_DECAYED: ScoringPreset
 SCORING_PRESET_WEIGHTED: ScoringPreset
 SCORING_PRESET_RELEVANCE: ScoringPreset
+SCORING_PRESET_LAYERED: ScoringPreset
+SCORING_PRESET_BLENDED: ScoringPreset
 RECENCY_BASIS_UNSPECIFIED: RecencyBasis
 RECENCY_BASIS_UPDATED: RecencyBasis
 RECENCY_BASIS_LAST_ACCESS: RecencyBasis

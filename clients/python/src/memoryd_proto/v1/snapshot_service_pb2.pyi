@@ -28,6 +28,7 @@ class SnapshotFormat(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SNAPSHOT_FORMAT_UNSPECIFIED: _ClassVar[SnapshotFormat]
     SNAPSHOT_FORMAT_MARKDOWN: _ClassVar[SnapshotFormat]
     SNAPSHOT_FORMAT_XML: _ClassVar[SnapshotFormat]
+    SNAPSHOT_FORMAT_USER_MEMORY: _ClassVar[SnapshotFormat]
 SNAPSHOT_SECTION_UNSPECIFIED: SnapshotSection
 SNAPSHOT_SECTION_PINNED: SnapshotSection
 SNAPSHOT_SECTION_PROFILE: SnapshotSection
@@ -38,6 +39,7 @@ SNAPSHOT_SECTION_SESSION: SnapshotSection
 SNAPSHOT_FORMAT_UNSPECIFIED: SnapshotFormat
 SNAPSHOT_FORMAT_MARKDOWN: SnapshotFormat
 SNAPSHOT_FORMAT_XML: SnapshotFormat
+SNAPSHOT_FORMAT_USER_MEMORY: SnapshotFormat
 
 class BuildSnapshotRequest(_message.Message):
     __slots__ = ("agent_id", "namespace", "trigger", "trigger_embedding", "focus", "token_budget", "sections", "priority", "format", "scope", "session_id", "semantic_limit", "recent_limit", "recent_window", "max_security_level", "min_relevance")

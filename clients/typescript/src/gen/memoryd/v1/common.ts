@@ -403,6 +403,11 @@ export interface MemoryRelation {
     | undefined;
   /** Why it was recorded: "rule: ...", "llm", "consolidation". */
   reason: string;
+  /**
+   * How closely the two are related, 0..1: the cosine of their vectors where a rule
+   * or the LLM judged them, 1 for a derived memory, 0.5 where nothing measured it.
+   */
+  strength: number;
 }
 
 /** One reason a response was served degraded (a fallback was taken). */
@@ -1145,7 +1150,7 @@ export const Memory: MessageFns<Memory> = {
 };
 
 function createBaseMemoryRelation(): MemoryRelation {
-  return { kind: 0, memoryId: "", createdAt: undefined, reason: "" };
+  return { kind: 0, memoryId: "", createdAt: undefined, reason: "", strength: 0 };
 }
 
 export const MemoryRelation: MessageFns<MemoryRelation> = {
@@ -1161,6 +1166,9 @@ export const MemoryRelation: MessageFns<MemoryRelation> = {
     }
     if (message.reason !== "") {
       writer.uint32(34).string(message.reason);
+    }
+    if (message.strength !== 0) {
+      writer.uint32(41).double(message.strength);
     }
     return writer;
   },
@@ -1210,6 +1218,14 @@ export const MemoryRelation: MessageFns<MemoryRelation> = {
             message.reason = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.strength = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1236,6 +1252,7 @@ export const MemoryRelation: MessageFns<MemoryRelation> = {
         ? fromJsonTimestamp(object.created_at)
         : undefined,
       reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      strength: isSet(object.strength) ? globalThis.Number(object.strength) : 0,
     };
   },
 
@@ -1253,6 +1270,9 @@ export const MemoryRelation: MessageFns<MemoryRelation> = {
     if (message.reason !== "") {
       obj.reason = message.reason;
     }
+    if (message.strength !== 0) {
+      obj.strength = floatToJson(message.strength);
+    }
     return obj;
   },
 
@@ -1265,6 +1285,7 @@ export const MemoryRelation: MessageFns<MemoryRelation> = {
     message.memoryId = object.memoryId ?? "";
     message.createdAt = object.createdAt ?? undefined;
     message.reason = object.reason ?? "";
+    message.strength = object.strength ?? 0;
     return message;
   },
 };

@@ -44,7 +44,7 @@ export const protobufFileName = "memoryd/v1/memory_service.proto";
 
 /** Built-in scoring presets. */
 export enum ScoringPreset {
-  /** SCORING_PRESET_UNSPECIFIED - The server's default: RELEVANCE. */
+  /** SCORING_PRESET_UNSPECIFIED - The server's default (recall.default_preset): BLENDED. */
   SCORING_PRESET_UNSPECIFIED = 0,
   /**
    * SCORING_PRESET_SIMILARITY - Cosine similarity of the query and memory vectors; results are ordered by it
@@ -63,6 +63,18 @@ export enum ScoringPreset {
    * the fused rank score normalised to 0..1; vector-only: the cosine).
    */
   SCORING_PRESET_RELEVANCE = 4,
+  /**
+   * SCORING_PRESET_LAYERED - The layered-memory design's score as written: 0.6 * cosine + 0.2 * exp(-whole
+   * days since the last access, else creation, / 30) + 0.2 * importance.
+   */
+  SCORING_PRESET_LAYERED = 5,
+  /**
+   * SCORING_PRESET_BLENDED - (1 - r - i) * relevance + r * recency + i * importance, recency exp(-days since
+   * the last access, else update, / recall.blend_decay_days); r and i are
+   * recall.blend_recency_weight and blend_importance_weight (0.05 each, measured on
+   * REALTALK and MemDaily). The default.
+   */
+  SCORING_PRESET_BLENDED = 6,
   UNRECOGNIZED = -1,
 }
 
@@ -83,6 +95,12 @@ export function scoringPresetFromJSON(object: any): ScoringPreset {
     case 4:
     case "SCORING_PRESET_RELEVANCE":
       return ScoringPreset.SCORING_PRESET_RELEVANCE;
+    case 5:
+    case "SCORING_PRESET_LAYERED":
+      return ScoringPreset.SCORING_PRESET_LAYERED;
+    case 6:
+    case "SCORING_PRESET_BLENDED":
+      return ScoringPreset.SCORING_PRESET_BLENDED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -102,6 +120,10 @@ export function scoringPresetToJSON(object: ScoringPreset): string {
       return "SCORING_PRESET_WEIGHTED";
     case ScoringPreset.SCORING_PRESET_RELEVANCE:
       return "SCORING_PRESET_RELEVANCE";
+    case ScoringPreset.SCORING_PRESET_LAYERED:
+      return "SCORING_PRESET_LAYERED";
+    case ScoringPreset.SCORING_PRESET_BLENDED:
+      return "SCORING_PRESET_BLENDED";
     case ScoringPreset.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -496,7 +518,11 @@ export interface ScoreComponents {
    * the full-text search found.
    */
   similarity: number;
-  /** 2^(-age / half_life), 1 for a brand-new memory. */
+  /**
+   * 2^(-age / half_life), 1 for a brand-new memory; BLENDED and LAYERED: their
+   * exp(-days / decay days) from the last access (one after RecallRequest.now does
+   * not count).
+   */
   recency: number;
   importance: number;
   /** relevance * recency. */
@@ -565,7 +591,8 @@ export interface RecallRequest {
   minScore: number;
   /**
    * The reference time of relative time expressions in the query ("yesterday", "last
-   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * week", "上周三") and of recency: when the question is asked. Unset: the server's
+   * clock.
    */
   now:
     | Date
@@ -966,7 +993,11 @@ export interface AppendMessagesResponse {
   /** True when older turns were folded into the summary. */
   compressed: boolean;
   degraded: Degradation[];
-  /** STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies. */
+  /**
+   * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+   * replies; and the facts of the turns it folded into the summary
+   * (sessions.extract_on_summary).
+   */
   recordedMemoryIds: string[];
   /** Seqs of the messages whose content was offloaded to an attachment. */
   offloadedSeqs: number[];

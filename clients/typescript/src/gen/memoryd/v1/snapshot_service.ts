@@ -97,6 +97,12 @@ export enum SnapshotFormat {
   SNAPSHOT_FORMAT_MARKDOWN = 1,
   /** SNAPSHOT_FORMAT_XML - <long_term_memory>...</long_term_memory> blocks. */
   SNAPSHOT_FORMAT_XML = 2,
+  /**
+   * SNAPSHOT_FORMAT_USER_MEMORY - The layered-memory design's block: "# USER MEMORY", the memories grouped by type
+   * ("## User Preferences", "## Known Facts", "## User Patterns", "## Proven Skills",
+   * "## Past Episodes"), then the other sections as in markdown.
+   */
+  SNAPSHOT_FORMAT_USER_MEMORY = 3,
   UNRECOGNIZED = -1,
 }
 
@@ -111,6 +117,9 @@ export function snapshotFormatFromJSON(object: any): SnapshotFormat {
     case 2:
     case "SNAPSHOT_FORMAT_XML":
       return SnapshotFormat.SNAPSHOT_FORMAT_XML;
+    case 3:
+    case "SNAPSHOT_FORMAT_USER_MEMORY":
+      return SnapshotFormat.SNAPSHOT_FORMAT_USER_MEMORY;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -126,6 +135,8 @@ export function snapshotFormatToJSON(object: SnapshotFormat): string {
       return "SNAPSHOT_FORMAT_MARKDOWN";
     case SnapshotFormat.SNAPSHOT_FORMAT_XML:
       return "SNAPSHOT_FORMAT_XML";
+    case SnapshotFormat.SNAPSHOT_FORMAT_USER_MEMORY:
+      return "SNAPSHOT_FORMAT_USER_MEMORY";
     case SnapshotFormat.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";

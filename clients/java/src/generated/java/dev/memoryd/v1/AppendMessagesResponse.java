@@ -125,7 +125,9 @@ private static final long serialVersionUID = 0L;
       com.google.protobuf.LazyStringArrayList.emptyList();
   /**
    * <pre>
-   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+   * replies; and the facts of the turns it folded into the summary
+   * (sessions.extract_on_summary).
    * </pre>
    *
    * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -137,7 +139,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+   * replies; and the facts of the turns it folded into the summary
+   * (sessions.extract_on_summary).
    * </pre>
    *
    * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -148,7 +152,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+   * replies; and the facts of the turns it folded into the summary
+   * (sessions.extract_on_summary).
    * </pre>
    *
    * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -160,7 +166,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+   * replies; and the facts of the turns it folded into the summary
+   * (sessions.extract_on_summary).
    * </pre>
    *
    * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -1029,7 +1037,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+     * replies; and the facts of the turns it folded into the summary
+     * (sessions.extract_on_summary).
      * </pre>
      *
      * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -1042,7 +1052,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+     * replies; and the facts of the turns it folded into the summary
+     * (sessions.extract_on_summary).
      * </pre>
      *
      * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -1053,7 +1065,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+     * replies; and the facts of the turns it folded into the summary
+     * (sessions.extract_on_summary).
      * </pre>
      *
      * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -1065,7 +1079,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+     * replies; and the facts of the turns it folded into the summary
+     * (sessions.extract_on_summary).
      * </pre>
      *
      * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -1078,7 +1094,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+     * replies; and the facts of the turns it folded into the summary
+     * (sessions.extract_on_summary).
      * </pre>
      *
      * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -1097,7 +1115,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+     * replies; and the facts of the turns it folded into the summary
+     * (sessions.extract_on_summary).
      * </pre>
      *
      * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -1115,7 +1135,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+     * replies; and the facts of the turns it folded into the summary
+     * (sessions.extract_on_summary).
      * </pre>
      *
      * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -1133,7 +1155,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+     * replies; and the facts of the turns it folded into the summary
+     * (sessions.extract_on_summary).
      * </pre>
      *
      * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -1148,7 +1172,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+     * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+     * replies; and the facts of the turns it folded into the summary
+     * (sessions.extract_on_summary).
      * </pre>
      *
      * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>

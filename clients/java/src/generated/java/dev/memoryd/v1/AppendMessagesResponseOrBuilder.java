@@ -52,7 +52,9 @@ public interface AppendMessagesResponseOrBuilder extends
 
   /**
    * <pre>
-   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+   * replies; and the facts of the turns it folded into the summary
+   * (sessions.extract_on_summary).
    * </pre>
    *
    * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -62,7 +64,9 @@ public interface AppendMessagesResponseOrBuilder extends
       getRecordedMemoryIdsList();
   /**
    * <pre>
-   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+   * replies; and the facts of the turns it folded into the summary
+   * (sessions.extract_on_summary).
    * </pre>
    *
    * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -71,7 +75,9 @@ public interface AppendMessagesResponseOrBuilder extends
   int getRecordedMemoryIdsCount();
   /**
    * <pre>
-   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+   * replies; and the facts of the turns it folded into the summary
+   * (sessions.extract_on_summary).
    * </pre>
    *
    * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>
@@ -81,7 +87,9 @@ public interface AppendMessagesResponseOrBuilder extends
   java.lang.String getRecordedMemoryIds(int index);
   /**
    * <pre>
-   * STATIC_CONTROL / BOTH: the long-term memories recorded from this append's replies.
+   * The long-term memories this append recorded: STATIC_CONTROL / BOTH, from its
+   * replies; and the facts of the turns it folded into the summary
+   * (sessions.extract_on_summary).
    * </pre>
    *
    * <code>repeated string recorded_memory_ids = 4 [json_name = "recordedMemoryIds"];</code>

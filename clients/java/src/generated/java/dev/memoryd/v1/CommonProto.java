@@ -100,45 +100,46 @@ public final class CommonProto extends com.google.protobuf.GeneratedFile {
       "memoryd.v1.MemoryRelationR\trelations\022#\n\r" +
       "metadata_json\030\033 \001(\tR\014metadataJson\022;\n\013occ" +
       "urred_at\030\034 \001(\0132\032.google.protobuf.Timesta" +
-      "mpR\noccurredAt\"\256\001\n\016MemoryRelation\022,\n\004kin" +
+      "mpR\noccurredAt\"\312\001\n\016MemoryRelation\022,\n\004kin" +
       "d\030\001 \001(\0162\030.memoryd.v1.RelationKindR\004kind\022" +
       "\033\n\tmemory_id\030\002 \001(\tR\010memoryId\0229\n\ncreated_" +
       "at\030\003 \001(\0132\032.google.protobuf.TimestampR\tcr" +
-      "eatedAt\022\026\n\006reason\030\004 \001(\tR\006reason\"C\n\013Degra" +
-      "dation\022\034\n\tcomponent\030\001 \001(\tR\tcomponent\022\026\n\006" +
-      "reason\030\002 \001(\tR\006reason\"d\n\010Progress\022\024\n\005phas" +
-      "e\030\001 \001(\tR\005phase\022\022\n\004done\030\002 \001(\003R\004done\022\024\n\005to" +
-      "tal\030\003 \001(\003R\005total\022\030\n\007message\030\004 \001(\tR\007messa" +
-      "ge\"R\n\022WorkingMemoryScope\022\033\n\tthread_id\030\001 " +
-      "\001(\tR\010threadId\022\037\n\013resource_id\030\002 \001(\tR\nreso" +
-      "urceId*\244\001\n\nMemoryType\022\033\n\027MEMORY_TYPE_UNS" +
-      "PECIFIED\020\000\022\032\n\026MEMORY_TYPE_PREFERENCE\020\001\022\024" +
-      "\n\020MEMORY_TYPE_FACT\020\002\022\027\n\023MEMORY_TYPE_PATT" +
-      "ERN\020\003\022\025\n\021MEMORY_TYPE_SKILL\020\004\022\027\n\023MEMORY_T" +
-      "YPE_EPISODE\020\005*\247\001\n\rSecurityLevel\022\036\n\032SECUR" +
-      "ITY_LEVEL_UNSPECIFIED\020\000\022\031\n\025SECURITY_LEVE" +
-      "L_PUBLIC\020\001\022\033\n\027SECURITY_LEVEL_INTERNAL\020\002\022" +
-      "\037\n\033SECURITY_LEVEL_CONFIDENTIAL\020\003\022\035\n\031SECU" +
-      "RITY_LEVEL_RESTRICTED\020\004*\317\001\n\016ProvenanceKi" +
-      "nd\022\037\n\033PROVENANCE_KIND_UNSPECIFIED\020\000\022\030\n\024P" +
-      "ROVENANCE_KIND_USER\020\001\022\030\n\024PROVENANCE_KIND" +
-      "_TOOL\020\002\022\027\n\023PROVENANCE_KIND_WEB\020\003\022\030\n\024PROV" +
-      "ENANCE_KIND_FILE\020\004\022\032\n\026PROVENANCE_KIND_SY" +
-      "STEM\020\005\022\031\n\025PROVENANCE_KIND_AGENT\020\006*\350\002\n\014Re" +
-      "lationKind\022\035\n\031RELATION_KIND_UNSPECIFIED\020" +
-      "\000\022\034\n\030RELATION_KIND_SUPERSEDES\020\001\022\037\n\033RELAT" +
-      "ION_KIND_SUPERSEDED_BY\020\002\022\035\n\031RELATION_KIN" +
-      "D_CONTRADICTS\020\003\022!\n\035RELATION_KIND_CONTRAD" +
-      "ICTED_BY\020\004\022\032\n\026RELATION_KIND_SUPPORTS\020\005\022\036" +
-      "\n\032RELATION_KIND_SUPPORTED_BY\020\006\022\031\n\025RELATI" +
-      "ON_KIND_REFINES\020\007\022\034\n\030RELATION_KIND_REFIN" +
-      "ED_BY\020\010\022\036\n\032RELATION_KIND_DERIVED_FROM\020\t\022" +
-      "#\n\037RELATION_KIND_CONSOLIDATED_INTO\020\n*K\n\010" +
-      "TagMatch\022\031\n\025TAG_MATCH_UNSPECIFIED\020\000\022\021\n\rT" +
-      "AG_MATCH_ANY\020\001\022\021\n\rTAG_MATCH_ALL\020\002Bf\n\016dev" +
-      ".memoryd.v1B\013CommonProtoP\001\242\002\003MXX\252\002\nMemor" +
-      "yd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetad" +
-      "ata\352\002\013Memoryd::V1b\006proto3"
+      "eatedAt\022\026\n\006reason\030\004 \001(\tR\006reason\022\032\n\010stren" +
+      "gth\030\005 \001(\001R\010strength\"C\n\013Degradation\022\034\n\tco" +
+      "mponent\030\001 \001(\tR\tcomponent\022\026\n\006reason\030\002 \001(\t" +
+      "R\006reason\"d\n\010Progress\022\024\n\005phase\030\001 \001(\tR\005pha" +
+      "se\022\022\n\004done\030\002 \001(\003R\004done\022\024\n\005total\030\003 \001(\003R\005t" +
+      "otal\022\030\n\007message\030\004 \001(\tR\007message\"R\n\022Workin" +
+      "gMemoryScope\022\033\n\tthread_id\030\001 \001(\tR\010threadI" +
+      "d\022\037\n\013resource_id\030\002 \001(\tR\nresourceId*\244\001\n\nM" +
+      "emoryType\022\033\n\027MEMORY_TYPE_UNSPECIFIED\020\000\022\032" +
+      "\n\026MEMORY_TYPE_PREFERENCE\020\001\022\024\n\020MEMORY_TYP" +
+      "E_FACT\020\002\022\027\n\023MEMORY_TYPE_PATTERN\020\003\022\025\n\021MEM" +
+      "ORY_TYPE_SKILL\020\004\022\027\n\023MEMORY_TYPE_EPISODE\020" +
+      "\005*\247\001\n\rSecurityLevel\022\036\n\032SECURITY_LEVEL_UN" +
+      "SPECIFIED\020\000\022\031\n\025SECURITY_LEVEL_PUBLIC\020\001\022\033" +
+      "\n\027SECURITY_LEVEL_INTERNAL\020\002\022\037\n\033SECURITY_" +
+      "LEVEL_CONFIDENTIAL\020\003\022\035\n\031SECURITY_LEVEL_R" +
+      "ESTRICTED\020\004*\317\001\n\016ProvenanceKind\022\037\n\033PROVEN" +
+      "ANCE_KIND_UNSPECIFIED\020\000\022\030\n\024PROVENANCE_KI" +
+      "ND_USER\020\001\022\030\n\024PROVENANCE_KIND_TOOL\020\002\022\027\n\023P" +
+      "ROVENANCE_KIND_WEB\020\003\022\030\n\024PROVENANCE_KIND_" +
+      "FILE\020\004\022\032\n\026PROVENANCE_KIND_SYSTEM\020\005\022\031\n\025PR" +
+      "OVENANCE_KIND_AGENT\020\006*\350\002\n\014RelationKind\022\035" +
+      "\n\031RELATION_KIND_UNSPECIFIED\020\000\022\034\n\030RELATIO" +
+      "N_KIND_SUPERSEDES\020\001\022\037\n\033RELATION_KIND_SUP" +
+      "ERSEDED_BY\020\002\022\035\n\031RELATION_KIND_CONTRADICT" +
+      "S\020\003\022!\n\035RELATION_KIND_CONTRADICTED_BY\020\004\022\032" +
+      "\n\026RELATION_KIND_SUPPORTS\020\005\022\036\n\032RELATION_K" +
+      "IND_SUPPORTED_BY\020\006\022\031\n\025RELATION_KIND_REFI" +
+      "NES\020\007\022\034\n\030RELATION_KIND_REFINED_BY\020\010\022\036\n\032R" +
+      "ELATION_KIND_DERIVED_FROM\020\t\022#\n\037RELATION_" +
+      "KIND_CONSOLIDATED_INTO\020\n*K\n\010TagMatch\022\031\n\025" +
+      "TAG_MATCH_UNSPECIFIED\020\000\022\021\n\rTAG_MATCH_ANY" +
+      "\020\001\022\021\n\rTAG_MATCH_ALL\020\002Bf\n\016dev.memoryd.v1B" +
+      "\013CommonProtoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemo" +
+      "ryd\\V1\342\002\026Memoryd\\V1\\GPBMetadata\352\002\013Memory" +
+      "d::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -163,7 +164,7 @@ public final class CommonProto extends com.google.protobuf.GeneratedFile {
     internal_static_memoryd_v1_MemoryRelation_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_MemoryRelation_descriptor,
-        new java.lang.String[] { "Kind", "MemoryId", "CreatedAt", "Reason", });
+        new java.lang.String[] { "Kind", "MemoryId", "CreatedAt", "Reason", "Strength", });
     internal_static_memoryd_v1_Degradation_descriptor =
       getDescriptor().getMessageType(3);
     internal_static_memoryd_v1_Degradation_fieldAccessorTable = new

@@ -182,6 +182,22 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int STRENGTH_FIELD_NUMBER = 5;
+  private double strength_ = 0D;
+  /**
+   * <pre>
+   * How closely the two are related, 0..1: the cosine of their vectors where a rule
+   * or the LLM judged them, 1 for a derived memory, 0.5 where nothing measured it.
+   * </pre>
+   *
+   * <code>double strength = 5 [json_name = "strength"];</code>
+   * @return The strength.
+   */
+  @java.lang.Override
+  public double getStrength() {
+    return strength_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -208,6 +224,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(reason_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 4, reason_);
     }
+    if (java.lang.Double.doubleToRawLongBits(strength_) != 0) {
+      output.writeDouble(5, strength_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -225,6 +244,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(reason_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(4, reason_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(strength_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(5, strength_);
     }
     return size;
   }
@@ -260,6 +283,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!getReason()
         .equals(other.getReason())) return false;
+    if (java.lang.Double.doubleToLongBits(getStrength())
+        != java.lang.Double.doubleToLongBits(
+            other.getStrength())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -281,6 +307,9 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + REASON_FIELD_NUMBER;
     hash = (53 * hash) + getReason().hashCode();
+    hash = (37 * hash) + STRENGTH_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getStrength()));
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -426,6 +455,7 @@ private static final long serialVersionUID = 0L;
         createdAtBuilder_ = null;
       }
       reason_ = "";
+      strength_ = 0D;
       return this;
     }
 
@@ -475,6 +505,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.reason_ = reason_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.strength_ = strength_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -505,6 +538,9 @@ private static final long serialVersionUID = 0L;
         reason_ = other.reason_;
         bitField0_ |= 0x00000008;
         onChanged();
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getStrength()) != 0) {
+        setStrength(other.getStrength());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -552,6 +588,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 41: {
+              strength_ = input.readDouble();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 41
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -900,6 +941,53 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       reason_ = value;
       bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+
+    private double strength_ ;
+    /**
+     * <pre>
+     * How closely the two are related, 0..1: the cosine of their vectors where a rule
+     * or the LLM judged them, 1 for a derived memory, 0.5 where nothing measured it.
+     * </pre>
+     *
+     * <code>double strength = 5 [json_name = "strength"];</code>
+     * @return The strength.
+     */
+    @java.lang.Override
+    public double getStrength() {
+      return strength_;
+    }
+    /**
+     * <pre>
+     * How closely the two are related, 0..1: the cosine of their vectors where a rule
+     * or the LLM judged them, 1 for a derived memory, 0.5 where nothing measured it.
+     * </pre>
+     *
+     * <code>double strength = 5 [json_name = "strength"];</code>
+     * @param value The strength to set.
+     * @return This builder for chaining.
+     */
+    public Builder setStrength(double value) {
+
+      strength_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How closely the two are related, 0..1: the cosine of their vectors where a rule
+     * or the LLM judged them, 1 for a derived memory, 0.5 where nothing measured it.
+     * </pre>
+     *
+     * <code>double strength = 5 [json_name = "strength"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearStrength() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      strength_ = 0D;
       onChanged();
       return this;
     }

@@ -67,4 +67,15 @@ public interface MemoryRelationOrBuilder extends
    */
   com.google.protobuf.ByteString
       getReasonBytes();
+
+  /**
+   * <pre>
+   * How closely the two are related, 0..1: the cosine of their vectors where a rule
+   * or the LLM judged them, 1 for a derived memory, 0.5 where nothing measured it.
+   * </pre>
+   *
+   * <code>double strength = 5 [json_name = "strength"];</code>
+   * @return The strength.
+   */
+  double getStrength();
 }

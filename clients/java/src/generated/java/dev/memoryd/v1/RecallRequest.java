@@ -532,7 +532,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The reference time of relative time expressions in the query ("yesterday", "last
-   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * week", "上周三") and of recency: when the question is asked. Unset: the server's
+   * clock.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -545,7 +546,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The reference time of relative time expressions in the query ("yesterday", "last
-   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * week", "上周三") and of recency: when the question is asked. Unset: the server's
+   * clock.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -558,7 +560,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The reference time of relative time expressions in the query ("yesterday", "last
-   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * week", "上周三") and of recency: when the question is asked. Unset: the server's
+   * clock.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -2702,7 +2705,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The reference time of relative time expressions in the query ("yesterday", "last
-     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * week", "上周三") and of recency: when the question is asked. Unset: the server's
+     * clock.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -2714,7 +2718,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The reference time of relative time expressions in the query ("yesterday", "last
-     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * week", "上周三") and of recency: when the question is asked. Unset: the server's
+     * clock.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -2730,7 +2735,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The reference time of relative time expressions in the query ("yesterday", "last
-     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * week", "上周三") and of recency: when the question is asked. Unset: the server's
+     * clock.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -2749,7 +2755,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The reference time of relative time expressions in the query ("yesterday", "last
-     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * week", "上周三") and of recency: when the question is asked. Unset: the server's
+     * clock.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -2768,7 +2775,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The reference time of relative time expressions in the query ("yesterday", "last
-     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * week", "上周三") and of recency: when the question is asked. Unset: the server's
+     * clock.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -2794,7 +2802,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The reference time of relative time expressions in the query ("yesterday", "last
-     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * week", "上周三") and of recency: when the question is asked. Unset: the server's
+     * clock.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -2812,7 +2821,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The reference time of relative time expressions in the query ("yesterday", "last
-     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * week", "上周三") and of recency: when the question is asked. Unset: the server's
+     * clock.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -2825,7 +2835,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The reference time of relative time expressions in the query ("yesterday", "last
-     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * week", "上周三") and of recency: when the question is asked. Unset: the server's
+     * clock.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -2841,7 +2852,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The reference time of relative time expressions in the query ("yesterday", "last
-     * week", "上周三"): when the question is asked. Unset: the server's clock.
+     * week", "上周三") and of recency: when the question is asked. Unset: the server's
+     * clock.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>

@@ -273,7 +273,8 @@ public interface RecallRequestOrBuilder extends
   /**
    * <pre>
    * The reference time of relative time expressions in the query ("yesterday", "last
-   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * week", "上周三") and of recency: when the question is asked. Unset: the server's
+   * clock.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -283,7 +284,8 @@ public interface RecallRequestOrBuilder extends
   /**
    * <pre>
    * The reference time of relative time expressions in the query ("yesterday", "last
-   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * week", "上周三") and of recency: when the question is asked. Unset: the server's
+   * clock.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>
@@ -293,7 +295,8 @@ public interface RecallRequestOrBuilder extends
   /**
    * <pre>
    * The reference time of relative time expressions in the query ("yesterday", "last
-   * week", "上周三"): when the question is asked. Unset: the server's clock.
+   * week", "上周三") and of recency: when the question is asked. Unset: the server's
+   * clock.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp now = 16 [json_name = "now"];</code>

@@ -72,7 +72,9 @@ private static final long serialVersionUID = 0L;
   private double recency_ = 0D;
   /**
    * <pre>
-   * 2^(-age / half_life), 1 for a brand-new memory.
+   * 2^(-age / half_life), 1 for a brand-new memory; BLENDED and LAYERED: their
+   * exp(-days / decay days) from the last access (one after RecallRequest.now does
+   * not count).
    * </pre>
    *
    * <code>double recency = 2 [json_name = "recency"];</code>
@@ -747,7 +749,9 @@ private static final long serialVersionUID = 0L;
     private double recency_ ;
     /**
      * <pre>
-     * 2^(-age / half_life), 1 for a brand-new memory.
+     * 2^(-age / half_life), 1 for a brand-new memory; BLENDED and LAYERED: their
+     * exp(-days / decay days) from the last access (one after RecallRequest.now does
+     * not count).
      * </pre>
      *
      * <code>double recency = 2 [json_name = "recency"];</code>
@@ -759,7 +763,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * 2^(-age / half_life), 1 for a brand-new memory.
+     * 2^(-age / half_life), 1 for a brand-new memory; BLENDED and LAYERED: their
+     * exp(-days / decay days) from the last access (one after RecallRequest.now does
+     * not count).
      * </pre>
      *
      * <code>double recency = 2 [json_name = "recency"];</code>
@@ -775,7 +781,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * 2^(-age / half_life), 1 for a brand-new memory.
+     * 2^(-age / half_life), 1 for a brand-new memory; BLENDED and LAYERED: their
+     * exp(-days / decay days) from the last access (one after RecallRequest.now does
+     * not count).
      * </pre>
      *
      * <code>double recency = 2 [json_name = "recency"];</code>

@@ -23,7 +23,9 @@ public interface ScoreComponentsOrBuilder extends
 
   /**
    * <pre>
-   * 2^(-age / half_life), 1 for a brand-new memory.
+   * 2^(-age / half_life), 1 for a brand-new memory; BLENDED and LAYERED: their
+   * exp(-days / decay days) from the last access (one after RecallRequest.now does
+   * not count).
    * </pre>
    *
    * <code>double recency = 2 [json_name = "recency"];</code>

@@ -17,7 +17,7 @@ public enum ScoringPreset
     implements com.google.protobuf.ProtocolMessageEnum {
   /**
    * <pre>
-   * The server's default: RELEVANCE.
+   * The server's default (recall.default_preset): BLENDED.
    * </pre>
    *
    * <code>SCORING_PRESET_UNSPECIFIED = 0;</code>
@@ -58,6 +58,26 @@ public enum ScoringPreset
    * <code>SCORING_PRESET_RELEVANCE = 4;</code>
    */
   SCORING_PRESET_RELEVANCE(4),
+  /**
+   * <pre>
+   * The layered-memory design's score as written: 0.6 * cosine + 0.2 * exp(-whole
+   * days since the last access, else creation, / 30) + 0.2 * importance.
+   * </pre>
+   *
+   * <code>SCORING_PRESET_LAYERED = 5;</code>
+   */
+  SCORING_PRESET_LAYERED(5),
+  /**
+   * <pre>
+   * (1 - r - i) * relevance + r * recency + i * importance, recency exp(-days since
+   * the last access, else update, / recall.blend_decay_days); r and i are
+   * recall.blend_recency_weight and blend_importance_weight (0.05 each, measured on
+   * REALTALK and MemDaily). The default.
+   * </pre>
+   *
+   * <code>SCORING_PRESET_BLENDED = 6;</code>
+   */
+  SCORING_PRESET_BLENDED(6),
   UNRECOGNIZED(-1),
   ;
 
@@ -72,7 +92,7 @@ public enum ScoringPreset
   }
   /**
    * <pre>
-   * The server's default: RELEVANCE.
+   * The server's default (recall.default_preset): BLENDED.
    * </pre>
    *
    * <code>SCORING_PRESET_UNSPECIFIED = 0;</code>
@@ -113,6 +133,26 @@ public enum ScoringPreset
    * <code>SCORING_PRESET_RELEVANCE = 4;</code>
    */
   public static final int SCORING_PRESET_RELEVANCE_VALUE = 4;
+  /**
+   * <pre>
+   * The layered-memory design's score as written: 0.6 * cosine + 0.2 * exp(-whole
+   * days since the last access, else creation, / 30) + 0.2 * importance.
+   * </pre>
+   *
+   * <code>SCORING_PRESET_LAYERED = 5;</code>
+   */
+  public static final int SCORING_PRESET_LAYERED_VALUE = 5;
+  /**
+   * <pre>
+   * (1 - r - i) * relevance + r * recency + i * importance, recency exp(-days since
+   * the last access, else update, / recall.blend_decay_days); r and i are
+   * recall.blend_recency_weight and blend_importance_weight (0.05 each, measured on
+   * REALTALK and MemDaily). The default.
+   * </pre>
+   *
+   * <code>SCORING_PRESET_BLENDED = 6;</code>
+   */
+  public static final int SCORING_PRESET_BLENDED_VALUE = 6;
 
 
   public final int getNumber() {
@@ -144,6 +184,8 @@ public enum ScoringPreset
       case 2: return SCORING_PRESET_DECAYED;
       case 3: return SCORING_PRESET_WEIGHTED;
       case 4: return SCORING_PRESET_RELEVANCE;
+      case 5: return SCORING_PRESET_LAYERED;
+      case 6: return SCORING_PRESET_BLENDED;
       default: return null;
     }
   }

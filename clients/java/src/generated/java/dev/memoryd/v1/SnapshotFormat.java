@@ -31,6 +31,16 @@ public enum SnapshotFormat
    * <code>SNAPSHOT_FORMAT_XML = 2;</code>
    */
   SNAPSHOT_FORMAT_XML(2),
+  /**
+   * <pre>
+   * The layered-memory design's block: "# USER MEMORY", the memories grouped by type
+   * ("## User Preferences", "## Known Facts", "## User Patterns", "## Proven Skills",
+   * "## Past Episodes"), then the other sections as in markdown.
+   * </pre>
+   *
+   * <code>SNAPSHOT_FORMAT_USER_MEMORY = 3;</code>
+   */
+  SNAPSHOT_FORMAT_USER_MEMORY(3),
   UNRECOGNIZED(-1),
   ;
 
@@ -59,6 +69,16 @@ public enum SnapshotFormat
    * <code>SNAPSHOT_FORMAT_XML = 2;</code>
    */
   public static final int SNAPSHOT_FORMAT_XML_VALUE = 2;
+  /**
+   * <pre>
+   * The layered-memory design's block: "# USER MEMORY", the memories grouped by type
+   * ("## User Preferences", "## Known Facts", "## User Patterns", "## Proven Skills",
+   * "## Past Episodes"), then the other sections as in markdown.
+   * </pre>
+   *
+   * <code>SNAPSHOT_FORMAT_USER_MEMORY = 3;</code>
+   */
+  public static final int SNAPSHOT_FORMAT_USER_MEMORY_VALUE = 3;
 
 
   public final int getNumber() {
@@ -88,6 +108,7 @@ public enum SnapshotFormat
       case 0: return SNAPSHOT_FORMAT_UNSPECIFIED;
       case 1: return SNAPSHOT_FORMAT_MARKDOWN;
       case 2: return SNAPSHOT_FORMAT_XML;
+      case 3: return SNAPSHOT_FORMAT_USER_MEMORY;
       default: return null;
     }
   }

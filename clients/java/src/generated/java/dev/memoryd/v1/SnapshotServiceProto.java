@@ -175,21 +175,22 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
       "SNAPSHOT_SECTION_PROFILE\020\002\022\034\n\030SNAPSHOT_S" +
       "ECTION_WORKING\020\003\022\035\n\031SNAPSHOT_SECTION_SEM" +
       "ANTIC\020\004\022\033\n\027SNAPSHOT_SECTION_RECENT\020\005\022\034\n\030" +
-      "SNAPSHOT_SECTION_SESSION\020\006*h\n\016SnapshotFo" +
-      "rmat\022\037\n\033SNAPSHOT_FORMAT_UNSPECIFIED\020\000\022\034\n" +
-      "\030SNAPSHOT_FORMAT_MARKDOWN\020\001\022\027\n\023SNAPSHOT_" +
-      "FORMAT_XML\020\0022\313\002\n\017SnapshotService\022T\n\rBuil" +
-      "dSnapshot\022 .memoryd.v1.BuildSnapshotRequ" +
-      "est\032!.memoryd.v1.BuildSnapshotResponse\022N" +
-      "\n\013DefaultRead\022\036.memoryd.v1.DefaultReadRe" +
-      "quest\032\037.memoryd.v1.DefaultReadResponse\022H" +
-      "\n\tSaveState\022\034.memoryd.v1.SaveStateReques" +
-      "t\032\035.memoryd.v1.SaveStateResponse\022H\n\tLoad" +
-      "State\022\034.memoryd.v1.LoadStateRequest\032\035.me" +
-      "moryd.v1.LoadStateResponseBo\n\016dev.memory" +
-      "d.v1B\024SnapshotServiceProtoP\001\242\002\003MXX\252\002\nMem" +
-      "oryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMet" +
-      "adata\352\002\013Memoryd::V1b\006proto3"
+      "SNAPSHOT_SECTION_SESSION\020\006*\211\001\n\016SnapshotF" +
+      "ormat\022\037\n\033SNAPSHOT_FORMAT_UNSPECIFIED\020\000\022\034" +
+      "\n\030SNAPSHOT_FORMAT_MARKDOWN\020\001\022\027\n\023SNAPSHOT" +
+      "_FORMAT_XML\020\002\022\037\n\033SNAPSHOT_FORMAT_USER_ME" +
+      "MORY\020\0032\313\002\n\017SnapshotService\022T\n\rBuildSnaps" +
+      "hot\022 .memoryd.v1.BuildSnapshotRequest\032!." +
+      "memoryd.v1.BuildSnapshotResponse\022N\n\013Defa" +
+      "ultRead\022\036.memoryd.v1.DefaultReadRequest\032" +
+      "\037.memoryd.v1.DefaultReadResponse\022H\n\tSave" +
+      "State\022\034.memoryd.v1.SaveStateRequest\032\035.me" +
+      "moryd.v1.SaveStateResponse\022H\n\tLoadState\022" +
+      "\034.memoryd.v1.LoadStateRequest\032\035.memoryd." +
+      "v1.LoadStateResponseBo\n\016dev.memoryd.v1B\024" +
+      "SnapshotServiceProtoP\001\242\002\003MXX\252\002\nMemoryd.V" +
+      "1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetadata\352" +
+      "\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
