@@ -6,10 +6,16 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from memoryd.config import SessionSettings
-from memoryd.domain.agent_state import MessageDraft, MessageRole, SessionCompression
+from memoryd.domain.agent_state import (
+    AttachmentQuery,
+    MessageDraft,
+    MessageRole,
+    SessionCompression,
+    SessionMessagesQuery,
+)
 from memoryd.domain.limits import MAX_TTL
 from memoryd.service.agent_state.working import check_identifier, compact_json_size
-from memoryd.service.common.validation import Violations
+from memoryd.service.common.validation import Violations, check_limit
 
 #: Largest per-session compress_threshold_messages: the turns not yet summarised live
 #: in the session's header record (at most this many x sessions.max_message_bytes).
@@ -111,6 +117,31 @@ class SessionChecks:
                 f"the message with its tool calls is {total} bytes; the limit is "
                 f"{self._settings.max_message_bytes} (sessions.max_message_bytes)",
             )
+
+    def attachment_query(self, query: AttachmentQuery) -> None:
+        """Refuse a GetSessionAttachment request naming each bad field."""
+        v = Violations()
+        self.session_id(v, query.session_id)
+        if query.seq < 1:
+            v.add("seq", "must be positive")
+        if query.offset < 0:
+            v.add("offset", "must not be negative")
+        if query.max_chars < 0:
+            v.add("max_chars", "must not be negative")
+        v.raise_if_any()
+
+    def messages_query(self, query: SessionMessagesQuery, max_page_size: int) -> None:
+        """Refuse a GetSessionMessages request naming each bad field."""
+        v = Violations()
+        self.session_id(v, query.session_id)
+        check_limit(v, query.page_size, max_page_size, "page_size")
+        if query.from_seq < 0:
+            v.add("from_seq", "must not be negative")
+        if query.to_seq < 0:
+            v.add("to_seq", "must not be negative")
+        elif query.to_seq and query.to_seq < query.from_seq:
+            v.add("to_seq", "must not be below from_seq")
+        v.raise_if_any()
 
     def compression(self, v: Violations, c: SessionCompression, merged: SessionCompression) -> None:
         """Per-session overrides ``c``; ``merged`` (the session's overrides with ``c``

@@ -53,7 +53,7 @@ from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.quotas import Quotas
 from memoryd.service.common.record_writes import RecordWrites
 from memoryd.service.common.tokens import TokenCounter
-from memoryd.service.common.validation import Violations, check_limit
+from memoryd.service.common.validation import Violations
 from memoryd.service.memories.service import MemoryService
 from memoryd.service.sessions import attachments, history
 from memoryd.service.sessions.attachments import Offload
@@ -440,30 +440,13 @@ class SessionService:
 
     async def attachment(self, scope: CallScope, query: AttachmentQuery) -> AttachmentSlice:
         """A slice of an offloaded message's full content."""
-        v = Violations()
-        self._check.session_id(v, query.session_id)
-        if query.seq < 1:
-            v.add("seq", "must be positive")
-        if query.offset < 0:
-            v.add("offset", "must not be negative")
-        if query.max_chars < 0:
-            v.add("max_chars", "must not be negative")
-        v.raise_if_any()
+        self._check.attachment_query(query)
         session = await self._get(scope.partition, query.session_id, self._clock())
         return await attachments.read(self._records, scope.partition, session, query)
 
     async def messages(self, scope: CallScope, query: SessionMessagesQuery) -> SessionMessagesPage:
         """Stored messages with from_seq <= seq <= to_seq (0: unbounded), oldest first."""
-        v = Violations()
-        self._check.session_id(v, query.session_id)
-        check_limit(v, query.page_size, self._limits.max_page_size, "page_size")
-        if query.from_seq < 0:
-            v.add("from_seq", "must not be negative")
-        if query.to_seq < 0:
-            v.add("to_seq", "must not be negative")
-        elif query.to_seq and query.to_seq < query.from_seq:
-            v.add("to_seq", "must not be below from_seq")
-        v.raise_if_any()
+        self._check.messages_query(query, self._limits.max_page_size)
         page_size = query.page_size or DEFAULT_MESSAGES_PAGE
         session = await self._get(scope.partition, query.session_id, self._clock())
         query_print = fingerprint(
