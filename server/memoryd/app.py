@@ -64,7 +64,7 @@ from memoryd.service.lifecycle.maintenance import MaintenanceScheduler
 from memoryd.storage import build_record_store, build_store
 from memoryd.storage.base import Store
 from memoryd.storage.budget import cgroup_memory_limit, default_budget_mb
-from memoryd.storage.hot_ann import AnnParams
+from memoryd.storage.hot.ann import AnnParams
 from memoryd.storage.space import Space, check_space, recorded_space
 
 if TYPE_CHECKING:

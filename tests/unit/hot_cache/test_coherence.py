@@ -13,7 +13,7 @@ import pytest
 
 from memoryd.domain.models import AccessUpdate, MemoryFilter
 from memoryd.storage.base import Store, compact, disk_bytes
-from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.hot.cache import HotCacheStore
 
 from .helpers import BASE, DIM, GatedStore, P, memory, unit_vector
 

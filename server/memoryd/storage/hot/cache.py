@@ -3,9 +3,9 @@
 The wrapped store (LanceDB) stays the source of truth: every write goes to it first
 and reaches the cache only after it succeeded; reads other than vector and full-text
 search go straight to it. A partition is loaded on its first search by one scan of
-the store, then searched in memory (see hot_partition.py) until it is evicted: least
+the store, then searched in memory (see hot/partition.py) until it is evicted: least
 recently used partitions go first when the estimated bytes exceed the budget. Its
-BM25 index (hot_text.py) is built on its first text search, in a worker thread
+BM25 index (hot/text.py) is built on its first text search, in a worker thread
 (tokenising costs ~25 µs per memory: 0.3 s at 10k). Text searches of a small
 partition wait for the build; those of a larger one are answered by the store until
 it is done. Writes during the build are recorded and replayed onto the index before
@@ -51,11 +51,11 @@ from memoryd.domain.models import (
 )
 from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
 from memoryd.storage.conditional import Counters, with_counters
-from memoryd.storage.hot_ann import AnnParams, build_ann
-from memoryd.storage.hot_known import StoredPartitions
-from memoryd.storage.hot_partition import HotPartition
-from memoryd.storage.hot_rows import stored_form
-from memoryd.storage.hot_text import build_text_base, query_terms
+from memoryd.storage.hot.ann import AnnParams, build_ann
+from memoryd.storage.hot.known import StoredPartitions
+from memoryd.storage.hot.partition import HotPartition
+from memoryd.storage.hot.rows import stored_form
+from memoryd.storage.hot.text import build_text_base, query_terms
 from memoryd.storage.memory import check_query_vector, unit_queries
 
 log = structlog.get_logger(__name__)
@@ -133,7 +133,7 @@ class HotCacheStore:
     async def open(self) -> None:
         self._closing = False
         await self.inner.open()
-        # A partition the store does not hold is loaded without a scan (hot_known.py).
+        # A partition the store does not hold is loaded without a scan (hot/known.py).
         self._listing = asyncio.create_task(self._stored.list(self.inner), name="hot-partitions")
 
     async def close(self) -> None:
