@@ -31,16 +31,11 @@ from threadpoolctl import ThreadpoolController
 
 from memoryd import __version__
 from memoryd.api.server import GrpcServer, ListenError, start_server
-from memoryd.builders import Base, Built, build_services
+from memoryd.builders import Base, Built, build_services, resilient_embedder, start_reembedder
 from memoryd.config import Settings
 from memoryd.datadir import lock_data_dir
 from memoryd.durability.repository import HotCacheOptions, Repository, compose_repository
-from memoryd.durability.wiring import (
-    check_store,
-    log_options,
-    resilient_embedder,
-    start_reembedder,
-)
+from memoryd.durability.wiring import check_store, log_options
 from memoryd.embedding import CachingEmbedder, Embedder
 from memoryd.embedding.factory import build_embedder
 from memoryd.heap import release_free_heap

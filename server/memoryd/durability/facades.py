@@ -43,9 +43,9 @@ from memoryd.durability.text_overlay import overlaid_hits
 from memoryd.durability.watches import FlushGate, Watches
 from memoryd.durability.write_through import WriteThrough
 from memoryd.storage.base import Store, at_least, compact, disk_bytes
+from memoryd.storage.checks import admitted, copied_out, matches, unit_queries
 from memoryd.storage.conditional import Counters, check_call, moved, with_counters
 from memoryd.storage.hot.text import query_terms
-from memoryd.storage.memory import admitted, copied_out, matches, unit_queries
 from memoryd.storage.memory_records import copied_record, stored_record, unique_records
 from memoryd.storage.records import RecordStore, put_if_unchanged
 from memoryd.text.normalize import content_hash

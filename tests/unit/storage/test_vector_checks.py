@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from memoryd.domain.models import finite_nonzero
-from memoryd.storage.memory import check_query_vector, unit_queries
+from memoryd.storage.checks import check_query_vector, unit_queries
 from memoryd.text import content_hash
 from memoryd.text.normalize import _hash
 

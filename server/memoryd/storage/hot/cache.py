@@ -50,13 +50,13 @@ from memoryd.domain.models import (
     unit_rows,
 )
 from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
+from memoryd.storage.checks import check_query_vector, unit_queries
 from memoryd.storage.conditional import Counters, with_counters
 from memoryd.storage.hot.ann import AnnParams, build_ann
 from memoryd.storage.hot.known import StoredPartitions
 from memoryd.storage.hot.partition import HotPartition
 from memoryd.storage.hot.rows import stored_form
 from memoryd.storage.hot.text import build_text_base, query_terms
-from memoryd.storage.memory import check_query_vector, unit_queries
 
 log = structlog.get_logger(__name__)
 

@@ -36,6 +36,7 @@ from memoryd.domain.models import (
     VectorHit,
 )
 from memoryd.storage.base import LANCEDB, PartitionUpsert, at_least
+from memoryd.storage.checks import check_query_vector, check_upsert, dedupe_last
 from memoryd.storage.conditional import Counters, check_call, moved, with_counters
 from memoryd.storage.failures import backend_failure
 from memoryd.storage.lancedb.filters import (
@@ -62,7 +63,6 @@ from memoryd.storage.lancedb.schema import (
     to_arrow,
     vector_dimension,
 )
-from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
 
 #: Ids per ``id IN (...)`` predicate; bigger requests are split into several reads.
 _IDS_PER_QUERY = 1000

@@ -34,9 +34,9 @@ from memoryd.domain.models import (
     unit_rows,
 )
 from memoryd.storage.base import qdrant_capabilities
+from memoryd.storage.checks import check_query_vector, check_upsert, dedupe_last
 from memoryd.storage.conditional import check_call
 from memoryd.storage.failures import backend_failure
-from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
 from memoryd.storage.qdrant import conditional, sparse
 from memoryd.storage.qdrant.engine import (
     ClientEngine,
