@@ -49,9 +49,10 @@ from memoryd.domain.models import (
     VectorHit,
     unit_rows,
 )
-from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
+from memoryd.storage.base import PartitionUpsert, Store, upsert_many
 from memoryd.storage.checks import check_query_vector, unit_queries
 from memoryd.storage.conditional import Counters, with_counters
+from memoryd.storage.delegating import DelegatingStore
 from memoryd.storage.hot.ann import AnnParams, build_ann
 from memoryd.storage.hot.known import StoredPartitions
 from memoryd.storage.hot.partition import HotPartition
@@ -85,9 +86,10 @@ class _Entry:
     text_task: asyncio.Task[bool] | None = None
 
 
-class HotCacheStore:
+class HotCacheStore(DelegatingStore):
     """A Store that answers ``search``, ``search_many`` and ``text_search`` from memory
-    and delegates everything else."""
+    (and ``get``, ``list``, ``count`` of a loaded partition), keeps itself coherent
+    with every write, and delegates everything else."""
 
     def __init__(
         self,
@@ -102,12 +104,10 @@ class HotCacheStore:
     ) -> None:
         if budget_bytes <= 0:
             raise ValueError("budget_bytes must be positive")
-        self.inner = inner
-        self.name = inner.name
         #: A cache of what this process wrote is only complete for one process.
         if not inner.capabilities.single_writer:
             raise ValueError("a hot cache cannot front a store other processes write")
-        self.capabilities = inner.capabilities
+        super().__init__(inner)
         self.dimension = dimension
         self.budget_bytes = budget_bytes
         self.ann = ann or AnnParams()
@@ -151,13 +151,8 @@ class HotCacheStore:
                 await task
         await self.inner.close()
 
-    # -- backend extras (they change no memory: the cache stays valid) -------------
-
-    async def optimize(self) -> bool:
-        return await compact(self.inner)
-
-    def disk_bytes(self) -> int:
-        return disk_bytes(self.inner)
+    # The backend extras (optimize, disk_bytes) and list_partitions are the base's:
+    # they change no memory, so the cache stays valid.
 
     # -- introspection ---------------------------------------------------------------
 
@@ -430,9 +425,6 @@ class HotCacheStore:
             return None
         self._entries.move_to_end(partition)
         return entry.part
-
-    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
-        return await self.inner.list_partitions(tenant_id)
 
     # -- loading and eviction ------------------------------------------------------
 
