@@ -12,14 +12,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import numpy as np
-import numpy.typing as npt
 
 from memoryd.domain.models import (
     Memory,
     MemoryFilter,
     Partition,
     TagMatch,
-    Vector,
     finite_nonzero,
 )
 
@@ -53,35 +51,6 @@ def check_upsert(partition: Partition, memories: Sequence[Memory], dimension: in
             )
         if not finite_nonzero(vec):
             raise ValueError(f"memories[{i}] ({m.id!r}) has a zero or non-finite vector")
-
-
-def check_query_vector(
-    vector: Vector, dimension: int
-) -> np.ndarray[tuple[int], np.dtype[np.float32]]:
-    vec = np.asarray(vector, dtype=np.float32).reshape(-1)
-    if vec.shape != (dimension,):
-        raise ValueError(f"query vector has shape {vec.shape}, expected ({dimension},)")
-    if not finite_nonzero(vec):
-        raise ValueError("query vector is zero or not finite")
-    return vec
-
-
-def unit_queries(vectors: Sequence[Vector], dimension: int) -> npt.NDArray[np.float32]:
-    """``vectors`` checked as by ``check_query_vector`` and scaled to unit length, as
-    the rows of one matrix (a batch's checks and norms in a few vectorised calls)."""
-    if not vectors:
-        return np.zeros((0, dimension), dtype=np.float32)
-    try:
-        rows = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
-    except ValueError:  # ragged: one of them has the wrong shape
-        rows = np.zeros((len(vectors), 0), dtype=np.float32)
-    # In float64 the squares of float32 values neither overflow nor underflow.
-    squares = np.einsum("ij,ij->i", rows, rows, dtype=np.float64)
-    if rows.shape[1] != dimension or not (np.isfinite(squares).all() and (squares > 0).all()):
-        for vector in vectors:
-            check_query_vector(vector, dimension)  # raises, naming the bad one
-    unit: npt.NDArray[np.float32] = (rows / np.sqrt(squares)[:, None]).astype(np.float32)
-    return unit
 
 
 def stored_copy(m: Memory) -> Memory:

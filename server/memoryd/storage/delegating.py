@@ -81,14 +81,14 @@ class DelegatingStore:
         return await self.through("delete", self.inner.delete(partition, ids))
 
     async def search(
-        self, partition: m.Partition, vector: m.Vector, flt: m.MemoryFilter, limit: int
+        self, partition: m.Partition, vector: m.UnitVector, flt: m.MemoryFilter, limit: int
     ) -> builtins.list[m.VectorHit]:
         return await self.through("search", self.inner.search(partition, vector, flt, limit))
 
     async def search_many(
         self,
         partition: m.Partition,
-        vectors: Sequence[m.Vector],
+        vectors: Sequence[m.UnitVector],
         flt: m.MemoryFilter,
         limit: int,
         *,

@@ -21,12 +21,12 @@ from memoryd.domain.models import (
     PageCursor,
     Partition,
     TextHit,
-    Vector,
+    UnitVector,
     VectorHit,
 )
 from memoryd.storage.base import IN_PROCESS, at_least
 from memoryd.storage.bm25 import bm25, informative_matches
-from memoryd.storage.checks import admitted, as_utc, check_query_vector, copied_out, matches
+from memoryd.storage.checks import admitted, as_utc, copied_out, matches
 from memoryd.storage.conditional import Counters, check_call, moved, with_counters
 from memoryd.text import content_hash, tokenize
 
@@ -109,22 +109,22 @@ class InMemoryStore:
         return [i for i in dict.fromkeys(ids) if rows.pop(i, None) is not None]
 
     async def search(
-        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+        self, partition: Partition, vector: UnitVector, flt: MemoryFilter, limit: int
     ) -> list[VectorHit]:
-        query = check_query_vector(vector, self.dimension)
         candidates = [m for m in self._rows(partition).values() if matches(m, flt)]
         if limit <= 0 or not candidates:
             return []
         matrix = np.stack([np.asarray(m.vector, dtype=np.float32) for m in candidates])
-        norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(query)
-        sims = (matrix @ query) / np.where(norms == 0, np.float32(1), norms)
+        # Stored vectors are not rescaled on the way in; the query is unit length.
+        norms = np.linalg.norm(matrix, axis=1)
+        sims = (matrix @ vector) / np.where(norms == 0, np.float32(1), norms)
         ranked = sorted(range(len(candidates)), key=lambda k: (-float(sims[k]), candidates[k].id))
         return [VectorHit(copied_out(candidates[k], False), float(sims[k])) for k in ranked[:limit]]
 
     async def search_many(
         self,
         partition: Partition,
-        vectors: Sequence[Vector],
+        vectors: Sequence[UnitVector],
         flt: MemoryFilter,
         limit: int,
         *,
