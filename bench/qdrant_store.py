@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.domain.models import Memory, MemoryFilter, Partition
+from memoryd.domain.models import Memory, MemoryFilter, Partition, unit_queries
 from memoryd.storage.base import Store
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.qdrant import QdrantOptions, QdrantStore
@@ -99,7 +99,7 @@ async def run(store: Store, n: int, batch: int, reps: int) -> dict[str, Any]:
         for i in range(0, n, batch):
             await store.upsert(p, mine[i : i + batch])
         upsert_s = time.perf_counter() - t
-        queries = rng.normal(size=(reps, DIM)).astype(np.float32)
+        queries = unit_queries(list(rng.normal(size=(reps, DIM))), DIM)
         it = iter(queries)
         flt = MemoryFilter()
         result: dict[str, Any] = {

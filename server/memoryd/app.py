@@ -31,16 +31,11 @@ from threadpoolctl import ThreadpoolController
 
 from memoryd import __version__
 from memoryd.api.server import GrpcServer, ListenError, start_server
-from memoryd.builders import Base, Built, build_services
+from memoryd.builders import Base, Built, build_services, resilient_embedder, start_reembedder
 from memoryd.config import Settings
 from memoryd.datadir import lock_data_dir
 from memoryd.durability.repository import HotCacheOptions, Repository, compose_repository
-from memoryd.durability.wiring import (
-    check_store,
-    log_options,
-    resilient_embedder,
-    start_reembedder,
-)
+from memoryd.durability.wiring import check_store, log_options
 from memoryd.embedding import CachingEmbedder, Embedder
 from memoryd.embedding.factory import build_embedder
 from memoryd.heap import release_free_heap
@@ -64,7 +59,7 @@ from memoryd.service.lifecycle.maintenance import MaintenanceScheduler
 from memoryd.storage import build_record_store, build_store
 from memoryd.storage.base import Store
 from memoryd.storage.budget import cgroup_memory_limit, default_budget_mb
-from memoryd.storage.hot_ann import AnnParams
+from memoryd.storage.hot.ann import AnnParams
 from memoryd.storage.space import Space, check_space, recorded_space
 
 if TYPE_CHECKING:

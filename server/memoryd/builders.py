@@ -5,6 +5,10 @@ reverse, before the stores close).
     writer, access statistics -> memories -> key indexes, keyed memory, its mirror
     -> working memory, profiles, sessions -> snapshots, default read, state
     -> lifecycle (and its maintenance scheduler, when enabled)
+
+and the embedder's side of the composition: the model behind its fallback
+(``resilient_embedder``, before the stores) and the re-embedding of what the
+fallback embedded (``start_reembedder``, after them).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from memoryd.observability.metrics import Metrics
 from memoryd.observability.tracing import Tracing
 from memoryd.operations import Services
 from memoryd.resilience.degradation import ComponentStates
+from memoryd.resilience.embedder import FallbackEmbedder, Reembedder
 from memoryd.security.masking import Masker
 from memoryd.service.agent_state.profile import ProfileService
 from memoryd.service.agent_state.state import StateService
@@ -347,3 +352,32 @@ def _start_scheduler(base: Base, lifecycle: LifecycleService) -> MaintenanceSche
     scheduler.start()
     base.stack.push_async_callback(scheduler.close)
     return scheduler
+
+
+def resilient_embedder(settings: Settings, embedder: Embedder, states: ComponentStates) -> Embedder:
+    """The provider behind a timeout, a breaker and the hashing fallback (the hashing
+    embedder itself cannot fail)."""
+    if settings.embedder == "hashing":
+        return embedder
+    r = settings.resilience
+    return FallbackEmbedder(
+        embedder,
+        states=states,
+        timeout_s=r.embedder_timeout_s,
+        timeout_texts=settings.embedding.max_batch_size,
+        failure_threshold=r.embedder_failure_threshold,
+        probe_after_s=r.embedder_probe_after_s,
+    )
+
+
+def start_reembedder(
+    stack: AsyncExitStack, settings: Settings, store: Store, embedder: Embedder
+) -> Reembedder | None:
+    """The background re-embedding of the fallback's vectors (None: no fallback)."""
+    if not isinstance(embedder, FallbackEmbedder):
+        return None
+    r = settings.resilience
+    reembedder = Reembedder(store, embedder, interval_s=r.reembed_interval_s, batch=r.reembed_batch)
+    reembedder.start()
+    stack.push_async_callback(reembedder.close)
+    return reembedder

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.storage.base import Store
-from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.hot.cache import HotCacheStore
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.lancedb.records import LanceDBRecordStore
 from memoryd.storage.memory import InMemoryStore

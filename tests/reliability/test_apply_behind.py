@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memoryd.domain.errors import StoreError
-from memoryd.domain.models import Memory, MemoryFilter, Partition, utcnow
+from memoryd.domain.models import Memory, MemoryFilter, Partition, unit_queries, utcnow
 from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableRecordStore, DurableStore
@@ -455,7 +455,7 @@ async def test_vector_search_over_unapplied_writes_is_exact(tmp_path: Path) -> N
     await until(lambda: not core.pending)
     held.hold()
     await store.upsert(P, memories[20:])  # answered, not applied
-    queries = [vectors[30], vectors[5], rng.standard_normal(DIM).astype(np.float32)]
+    queries = unit_queries([vectors[30], vectors[5], rng.standard_normal(DIM)], DIM)
 
     def expected(q: np.ndarray, limit: int, cut: float | None) -> list[str]:
         q = q / np.linalg.norm(q)

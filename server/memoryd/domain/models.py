@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NewType
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,50 @@ def unit_rows(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
     norms = np.sqrt(np.einsum("...i,...i->...", wide, wide))[..., None]
     unit: npt.NDArray[np.float32] = (wide / np.where(norms > 0, norms, 1.0)).astype(np.float32)
     return unit
+
+
+#: A query vector checked (the stores' dimension, every component finite, not all
+#: zero) and scaled to unit length, by :func:`unit_query` / :func:`unit_queries`: the
+#: one place either happens, where the services hand a query to the stores (the
+#: embedder's output and a caller's own embedding alike). Every store layer behind
+#: (the log's faces, the hot cache, the backends) trusts it: none checks or scales it
+#: again, and mypy refuses a plain array where a search takes one.
+UnitVector = NewType("UnitVector", npt.NDArray[np.float32])
+
+
+def unit_query(vector: npt.ArrayLike, dimension: int) -> UnitVector:
+    """One query vector as :func:`unit_queries` makes them."""
+    return unit_queries([vector], dimension)[0]
+
+
+def unit_queries(vectors: Sequence[npt.ArrayLike | None], dimension: int) -> list[UnitVector]:
+    """``vectors`` checked and scaled to unit length (the rows of one float32 matrix:
+    a batch's checks and norms in a few vectorised calls). Raises ValueError naming
+    the first bad one: missing (a memory without its vector), of the wrong dimension,
+    zero or not finite."""
+    if not vectors:
+        return []
+    if any(vector is None for vector in vectors):
+        raise ValueError("query vector is missing")
+    try:
+        rows = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+    except ValueError:  # ragged: one of them has the wrong shape
+        rows = np.zeros((len(vectors), 0), dtype=np.float32)
+    # In float64 the squares of float32 values neither overflow nor underflow.
+    squares = np.einsum("ij,ij->i", rows, rows, dtype=np.float64)
+    if rows.shape[1] != dimension or not (np.isfinite(squares).all() and (squares > 0).all()):
+        for vector in vectors:
+            _check_query(vector, dimension)  # raises, naming the bad one
+    unit = (rows / np.sqrt(squares)[:, None]).astype(np.float32)
+    return [UnitVector(row) for row in unit]
+
+
+def _check_query(vector: npt.ArrayLike | None, dimension: int) -> None:
+    vec = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if vec.shape != (dimension,):
+        raise ValueError(f"query vector has shape {vec.shape}, expected ({dimension},)")
+    if not finite_nonzero(vec):
+        raise ValueError("query vector is zero or not finite")
 
 
 def utcnow() -> datetime:

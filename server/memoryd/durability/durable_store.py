@@ -32,8 +32,9 @@ already (applied behind, degraded, or replayed), it is set aside next to the log
 Applying behind is only for a store this process alone reads: another replica
 reading a shared store would not see the write yet.
 
-``transaction()`` collects the writes of a block (in the same task) into ONE log
-entry applied in order: keyed memory writes a key and its mirror memory together.
+``transaction()`` (transaction.py) collects the writes of a block (in the same task)
+into ONE log entry applied in order: keyed memory writes a key and its mirror memory
+together.
 
 An entry carries the STARTED audit events of the calls whose writes it holds
 (security/admission.py): one group fsync makes a write and its audit record durable
@@ -52,8 +53,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 import structlog
@@ -63,7 +63,8 @@ from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
 from memoryd.durability.entries import Backlog, Entry, is_poison, needed, partitions_of
 from memoryd.durability.ops import Op, apply, apply_call, decode_entry, encode, plan_calls
-from memoryd.durability.sync import sync_tree
+from memoryd.durability.sync import checkpoint
+from memoryd.durability.transaction import collecting
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
 from memoryd.observability.tracing import NO_TRACING, WAL_APPEND, WAL_APPLY, Tracing
 from memoryd.resilience.breaker import BreakerState, CircuitBreaker
@@ -84,29 +85,6 @@ FINAL_APPLY_S = 0.8
 #: apply lock is released between passes, so a read or a write that applies its own
 #: partition waits for one bounded pass at most.
 PASS_ITEMS = 4096
-
-_transaction: ContextVar[list[tuple[Durability, Op]] | None] = ContextVar(
-    "wal_transaction", default=None
-)
-
-
-@contextlib.asynccontextmanager
-async def transaction() -> AsyncIterator[None]:
-    """Writes made in the block become one log entry, committed when it exits
-    (nothing when it raises). Inside, writes return before they are durable and
-    deletes return no ids. A no-op without a durable store."""
-    if _transaction.get() is not None:
-        yield  # nested: the outer block commits
-        return
-    collected: list[tuple[Durability, Op]] = []
-    token = _transaction.set(collected)
-    try:
-        yield
-    finally:
-        _transaction.reset(token)
-    if collected:
-        owner = collected[0][0]
-        await owner.commit([op for _, op in collected])
 
 
 def in_transaction() -> bool:
@@ -275,7 +253,7 @@ class Durability:
     # -- writes --------------------------------------------------------------------
 
     async def write(self, op: Op) -> None:
-        collected = _transaction.get()
+        collected = collecting()
         if collected is not None:
             collected.append((self, op))
             return
@@ -546,19 +524,10 @@ class Durability:
                 log.warning("checkpoint failed; the log keeps the entries", error=str(exc))
 
     def _make_durable(self, target: int) -> None:
-        if target <= self.checkpoint:
-            return
-        # Read before the sync: these versions hold every write up to ``target`` (it
-        # was applied before) and the sync makes every file of them durable.
-        versions = self.store_versions() if self.store_versions is not None else None
-        sync_tree(self.store_dir)  # LanceDB does not fsync its own files
-        if self.audit is not None:
-            # The events the entries up to ``target`` carry: durable in the audit file
-            # before the log may drop those entries (OSError: no checkpoint now).
-            self.audit.sync()
-        self.wal.write_checkpoint(target, versions)
-        self.checkpoint = target
-        self.wal.truncate(target)
+        if target > self.checkpoint:
+            versions = self.store_versions
+            checkpoint(self.wal, target, self.store_dir, versions, self.audit)
+            self.checkpoint = target
 
     # -- overlay of pending writes ---------------------------------------------------
 

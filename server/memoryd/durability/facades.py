@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import builtins
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from memoryd.domain.models import (
     PageCursor,
     Partition,
     TextHit,
-    Vector,
+    UnitVector,
     VectorHit,
     unit_rows,
 )
@@ -43,12 +43,14 @@ from memoryd.durability.text_overlay import overlaid_hits
 from memoryd.durability.watches import FlushGate, Watches
 from memoryd.durability.write_through import WriteThrough
 from memoryd.storage.base import Store, at_least, compact, disk_bytes
+from memoryd.storage.checks import admitted, copied_out, matches
 from memoryd.storage.conditional import Counters, check_call, moved, with_counters
-from memoryd.storage.hot_text import query_terms
-from memoryd.storage.memory import admitted, copied_out, matches, unit_queries
+from memoryd.storage.hot.text import query_terms
 from memoryd.storage.memory_records import copied_record, stored_record, unique_records
 from memoryd.storage.records import RecordStore, put_if_unchanged
 from memoryd.text.normalize import content_hash
+
+T = TypeVar("T")
 
 
 def _memory_overlay(ops: Sequence[Op], partition: Partition) -> dict[str, Memory | None]:
@@ -94,41 +96,61 @@ def _after(m: Memory, order: MemoryOrder, after: PageCursor | None) -> bool:
     return key > cur if order is MemoryOrder.CREATED_ASC else key < cur
 
 
-def _closed_error(name: str) -> StoreError:
-    return StoreError(f"the {name} store is closed")
+class _Face:
+    """What both faces share: they stop serving on close (the stores and the log are
+    closed by their owner, the composition's stack), and the reads no overlay can
+    answer."""
+
+    def __init__(self, core: Durability | WriteThrough, inner: Store | RecordStore) -> None:
+        self.core = core
+        self.name = inner.name
+        self.capabilities = inner.capabilities
+        self._closed = False
+
+    async def open(self) -> None:
+        return None  # the inner stores are opened before the log is replayed
+
+    async def close(self) -> None:
+        self._closed = True
+
+    def _serving(self) -> None:
+        if self._closed:
+            raise StoreError(f"the {self.name} store is closed")
+
+    async def _applied_read(
+        self, partition: Partition | None, read: Callable[[], Awaitable[T]]
+    ) -> T:
+        """``read()`` of the store once the logged writes to ``partition`` (every
+        partition's without one) are applied; UNAVAILABLE when the store fails it."""
+        self._serving()
+        await self.core.caught_up(partition)
+        return await self._read(read())
+
+    async def _read(self, read: Awaitable[T]) -> T:
+        """The store's answer to ``read``, or UNAVAILABLE when it fails."""
+        try:
+            return await read
+        except Exception as exc:
+            raise self.core.read_error(exc) from exc
 
 
-class DurableStore:
+class DurableStore(_Face):
     """The Store every service uses when the write-ahead log is on.
 
     Writes are checked and copied here, as a store checks and keeps them, before
     they are logged: a bad one is refused at the call (not set aside when applied),
     and what is read back while it waits in the log is what the store would return.
-    Query vectors are checked and scaled to unit length here, once."""
+    Query vectors come checked and at unit length (``UnitVector``): the pending
+    memories are scored against them as they are."""
 
     def __init__(self, core: Durability | WriteThrough, *, dimension: int) -> None:
-        self.core = core
+        super().__init__(core, core.store)
         self.inner: Store = core.store
-        self.name = self.inner.name
-        self.capabilities = self.inner.capabilities
         self.dimension = dimension
         #: The conditional writes checking memories right now, and their order with
         #: access-statistics flushes (durability/watches.py).
         self._watches = Watches()
         self._gates = FlushGate()
-        self._closed = False
-
-    async def open(self) -> None:
-        return None  # the inner store is opened before the log is replayed
-
-    async def close(self) -> None:
-        # The stores and the log are closed by their owner (the composition's stack);
-        # this face stops serving.
-        self._closed = True
-
-    def _serving(self) -> None:
-        if self._closed:
-            raise _closed_error(self.name)
 
     def _overlay(self, partition: Partition) -> dict[str, Memory | None]:
         self._serving()
@@ -221,10 +243,7 @@ class DurableStore:
         wanted = [i for i in ids if i not in overlay]
         found: list[Memory] = []
         if wanted:
-            try:
-                found = await self.inner.get(partition, wanted, with_vectors=with_vectors)
-            except Exception as exc:
-                raise self.core.read_error(exc) from exc
+            found = await self._read(self.inner.get(partition, wanted, with_vectors=with_vectors))
         by_id = {m.id: m for m in found}
         for i in ids:
             pending = overlay.get(i)
@@ -243,12 +262,10 @@ class DurableStore:
     ) -> builtins.list[Memory]:
         self.core.report_if_degraded()
         overlay = self._overlay(partition)
-        try:
-            rows = await self.inner.list(
-                partition, flt, order=order, after=after, limit=limit + len(overlay)
-            )
-        except Exception as exc:
-            raise self.core.read_error(exc) from exc
+        wanted = limit + len(overlay)
+        rows = await self._read(
+            self.inner.list(partition, flt, order=order, after=after, limit=wanted)
+        )
         if not overlay:
             return rows[:limit]
         merged = {m.id: m for m in rows if m.id not in overlay}
@@ -262,14 +279,14 @@ class DurableStore:
         return [copied_out(m, False) if m.id in overlay else m for m in out[:limit]]
 
     async def search(
-        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+        self, partition: Partition, vector: UnitVector, flt: MemoryFilter, limit: int
     ) -> builtins.list[VectorHit]:
         return (await self.search_many(partition, [vector], flt, limit))[0]
 
     async def search_many(
         self,
         partition: Partition,
-        vectors: Sequence[Vector],
+        vectors: Sequence[UnitVector],
         flt: MemoryFilter,
         limit: int,
         *,
@@ -277,17 +294,15 @@ class DurableStore:
     ) -> builtins.list[builtins.list[VectorHit]]:
         self.core.report_if_degraded()
         overlay = self._overlay(partition)
-        # A bad query vector is the caller's error, not the store's failure.
-        queries = unit_queries(vectors, self.dimension)
-        if not len(queries):
+        if not vectors:
             return []
         try:
             wanted = limit + len(overlay)
-            if len(queries) == 1 and min_similarity is None:
-                found = [await self.inner.search(partition, queries[0], flt, wanted)]
+            if len(vectors) == 1 and min_similarity is None:
+                found = [await self.inner.search(partition, vectors[0], flt, wanted)]
             else:
                 found = await self.inner.search_many(
-                    partition, list(queries), flt, wanted, min_similarity=min_similarity
+                    partition, vectors, flt, wanted, min_similarity=min_similarity
                 )
         except Exception as exc:
             self.core.note_read_failure(exc)
@@ -301,10 +316,10 @@ class DurableStore:
         ]
         # Every query against every pending memory in one product (a batch of new
         # memories looks for near-duplicates among the ones still being applied).
-        sims = np.zeros((len(queries), 0), dtype=np.float32)
+        sims = np.zeros((len(vectors), 0), dtype=np.float32)
         if extra:
             pending = unit_rows(np.stack([m.vector for m in extra if m.vector is not None]))
-            sims = np.matmul(queries, pending.T)
+            sims = np.matmul(np.stack(vectors), pending.T)
         out = []
         for row, hits in zip(sims, found, strict=True):
             kept = [h for h in hits if h.memory.id not in overlay]
@@ -378,21 +393,11 @@ class DurableStore:
         return kept
 
     async def count(self, partition: Partition, flt: MemoryFilter) -> int:
-        self._serving()
         self.core.report_if_degraded()
-        await self.core.caught_up(partition)
-        try:
-            return await self.inner.count(partition, flt)
-        except Exception as exc:
-            raise self.core.read_error(exc) from exc
+        return await self._applied_read(partition, lambda: self.inner.count(partition, flt))
 
     async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
-        self._serving()
-        await self.core.caught_up()
-        try:
-            return await self.inner.list_partitions(tenant_id)
-        except Exception as exc:
-            raise self.core.read_error(exc) from exc
+        return await self._applied_read(None, lambda: self.inner.list_partitions(tenant_id))
 
     # -- backend extras (not logged: they change no memory) -----------------------
 
@@ -403,26 +408,13 @@ class DurableStore:
         return disk_bytes(self.inner)
 
 
-class DurableRecordStore:
+class DurableRecordStore(_Face):
     """The RecordStore every service uses when the write-ahead log is on."""
 
     def __init__(self, core: Durability | WriteThrough) -> None:
-        self.core = core
+        super().__init__(core, core.records)
         self.inner: RecordStore = core.records
-        self.name = self.inner.name
-        self.capabilities = self.inner.capabilities
         self._conditional = asyncio.Lock()
-        self._closed = False
-
-    async def open(self) -> None:
-        return None
-
-    async def close(self) -> None:
-        self._closed = True  # the stores are closed by their owner, as for DurableStore
-
-    def _serving(self) -> None:
-        if self._closed:
-            raise _closed_error(self.name)
 
     def _overlay(self, partition: Partition, kind: RecordKind) -> dict[str, Record | None]:
         self._serving()
@@ -451,10 +443,7 @@ class DurableRecordStore:
         wanted = [k for k in keys if k not in overlay]
         found: list[Record] = []
         if wanted:
-            try:
-                found = await self.inner.get_records(partition, kind, wanted)
-            except Exception as exc:
-                raise self.core.read_error(exc) from exc
+            found = await self._read(self.inner.get_records(partition, kind, wanted))
         by_key = {r.key: r for r in found}
         for k, r in overlay.items():
             if r is not None:
@@ -471,12 +460,10 @@ class DurableRecordStore:
         limit: int = 100,
     ) -> list[Record]:
         overlay = self._overlay(partition, kind)
-        try:
-            rows = await self.inner.list_records(
-                partition, kind, prefix=prefix, after=after, limit=limit + len(overlay)
-            )
-        except Exception as exc:
-            raise self.core.read_error(exc) from exc
+        page = limit + len(overlay)
+        rows = await self._read(
+            self.inner.list_records(partition, kind, prefix=prefix, after=after, limit=page)
+        )
         if not overlay:
             return rows[:limit]
         merged = {r.key: r for r in rows if r.key not in overlay}
@@ -502,20 +489,13 @@ class DurableRecordStore:
         return await put_if_unchanged(self, self._conditional, partition, record, expected)
 
     async def count_records(self, partition: Partition, kind: RecordKind) -> int:
-        self._serving()
-        await self.core.caught_up(partition)  # a count cannot be overlaid
-        try:
-            return await self.inner.count_records(partition, kind)
-        except Exception as exc:
-            raise self.core.read_error(exc) from exc
+        # A count cannot be overlaid.
+        return await self._applied_read(
+            partition, lambda: self.inner.count_records(partition, kind)
+        )
 
     async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
-        self._serving()
-        await self.core.caught_up()
-        try:
-            return await self.inner.list_partitions(tenant_id)
-        except Exception as exc:
-            raise self.core.read_error(exc) from exc
+        return await self._applied_read(None, lambda: self.inner.list_partitions(tenant_id))
 
     async def optimize(self) -> bool:
         return await compact(self.inner)

@@ -38,8 +38,8 @@ from memoryd.resilience.degradation import ComponentStates
 from memoryd.security.audit import AuditLog
 from memoryd.storage.base import Store
 from memoryd.storage.failures import TRANSIENT
-from memoryd.storage.hot_ann import AnnParams
-from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.hot.ann import AnnParams
+from memoryd.storage.hot.cache import HotCacheStore
 from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)
@@ -47,7 +47,7 @@ log = structlog.get_logger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class HotCacheOptions:
-    """The hot cache in front of a single-writer store (storage/hot_cache.py)."""
+    """The hot cache in front of a single-writer store (storage/hot/cache.py)."""
 
     budget_bytes: int
     ann: AnnParams | None = None

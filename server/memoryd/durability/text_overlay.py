@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memoryd.domain.models import Memory, TextHit
-from memoryd.storage.memory import BM25_B, BM25_K1
+from memoryd.storage.bm25 import BM25_B, BM25_K1
 from memoryd.text import tokenize
 from memoryd.text.informative import COMMON_TERM_RATIO
 

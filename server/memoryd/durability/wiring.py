@@ -1,11 +1,10 @@
-"""The settings' side of the composition: the write-ahead log's options for
-durability/repository.py, LanceDB's start check, and the embedder's fallbacks (kept
-here so app.py's builders stay a few lines)."""
+"""The settings' side of the stores' composition: the write-ahead log's options for
+durability/repository.py and LanceDB's start check (kept here so app.py's builders
+stay a few lines; the embedder's are in builders.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
 
@@ -14,9 +13,6 @@ import structlog
 from memoryd.config import Settings
 from memoryd.durability.repository import LogOptions
 from memoryd.durability.wal import Checkpoint, load_checkpoint
-from memoryd.embedding.base import Embedder
-from memoryd.resilience.degradation import ComponentStates
-from memoryd.resilience.embedder import FallbackEmbedder, Reembedder
 from memoryd.storage.base import Store
 
 log = structlog.get_logger(__name__)
@@ -46,22 +42,6 @@ def _store_versions(settings: Settings, data_dir: Path) -> Callable[[], dict[str
     from memoryd.durability.lance_check import table_versions
 
     return partial(table_versions, data_dir / "lancedb")
-
-
-def resilient_embedder(settings: Settings, embedder: Embedder, states: ComponentStates) -> Embedder:
-    """The provider behind a timeout, a breaker and the hashing fallback (the hashing
-    embedder itself cannot fail)."""
-    if settings.embedder == "hashing":
-        return embedder
-    r = settings.resilience
-    return FallbackEmbedder(
-        embedder,
-        states=states,
-        timeout_s=r.embedder_timeout_s,
-        timeout_texts=settings.embedding.max_batch_size,
-        failure_threshold=r.embedder_failure_threshold,
-        probe_after_s=r.embedder_probe_after_s,
-    )
 
 
 def log_options(settings: Settings, data_dir: Path, store: Store) -> LogOptions | None:
@@ -96,15 +76,3 @@ def _apply_behind(settings: Settings, store: Store) -> int:
     if configured is not None:
         return configured
     return APPLY_BEHIND_EMBEDDED if store.capabilities.group_commit else 0
-
-
-def start_reembedder(
-    stack: AsyncExitStack, settings: Settings, store: Store, embedder: Embedder
-) -> Reembedder | None:
-    if not isinstance(embedder, FallbackEmbedder):
-        return None
-    r = settings.resilience
-    reembedder = Reembedder(store, embedder, interval_s=r.reembed_interval_s, batch=r.reembed_batch)
-    reembedder.start()
-    stack.push_async_callback(reembedder.close)
-    return reembedder

@@ -1,33 +1,22 @@
 """Wrappers that time the embedder and the stores into :class:`Metrics` and trace each
 call as a child span (observability/tracing.py) when either is on, and delegate.
 
-Each implements its protocol method by method (tests/unit/observability fails when a
-protocol gains a method that is not wrapped here), and the backend extras the services
-use (``optimize``, ``disk_bytes``) explicitly, untimed: they are not request traffic.
+The store wrappers are delegating layers (storage/delegating.py) that override one
+method, ``through``, which every forwarded protocol call passes: each call is timed
+under its own operation name. ``open``, ``close`` and the backend extras
+(``optimize``, ``disk_bytes``) are forwarded untimed: they are not request traffic.
 """
 
 from __future__ import annotations
 
-import builtins
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Sequence
 from types import TracebackType
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from memoryd.domain.models import (
-    AccessUpdate,
-    Memory,
-    MemoryFilter,
-    MemoryOrder,
-    PageCursor,
-    Partition,
-    TextHit,
-    Vector,
-    VectorHit,
-)
-from memoryd.domain.records import Record, RecordKind
 from memoryd.embedding.base import Embedder, EmbedKind
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.tracing import (
@@ -41,8 +30,11 @@ from memoryd.observability.tracing import (
     Span,
     Tracing,
 )
-from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
-from memoryd.storage.records import RecordStore, put_records_many
+from memoryd.storage.base import Store
+from memoryd.storage.delegating import DelegatingRecordStore, DelegatingStore
+from memoryd.storage.records import RecordStore
+
+T = TypeVar("T")
 
 
 class InstrumentedEmbedder:
@@ -141,206 +133,39 @@ class _Timed:
         )
 
 
-class InstrumentedStore:
+class _TimedCalls:
+    """What both store wrappers do with every forwarded call (``through``)."""
+
+    STORE: str
+    _metrics: Metrics | None
+    _tracing: Tracing
+
+    async def through(self, operation: str, call: Awaitable[T]) -> T:
+        with _Timed(self._metrics, self._tracing, self.STORE, operation):
+            return await call
+
+
+class InstrumentedStore(_TimedCalls, DelegatingStore):
     """A Store that records ``memoryd_store_operation_duration_seconds{store="memories"}``
     (with ``metrics``) and a span per call (with tracing)."""
 
     STORE = "memories"
-    inner: Store
 
     def __init__(
         self, inner: Store, metrics: Metrics | None, tracing: Tracing = NO_TRACING
     ) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.capabilities = inner.capabilities
-        self._metrics = metrics
-        self._tracing = tracing
-
-    def _timed(self, operation: str) -> _Timed:
-        return _Timed(self._metrics, self._tracing, self.STORE, operation)
-
-    async def open(self) -> None:
-        await self.inner.open()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    async def upsert(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        *,
-        new_ids: frozenset[str] = frozenset(),
-        stored_ids: frozenset[str] = frozenset(),
-    ) -> None:
-        with self._timed("upsert"):
-            await self.inner.upsert(partition, memories, new_ids=new_ids, stored_ids=stored_ids)
-
-    async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
-        with self._timed("upsert_many"):
-            await upsert_many(self.inner, writes)
-
-    async def upsert_if(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        expected: Mapping[str, int | None],
-        *,
-        delete: Sequence[str] = (),
-    ) -> list[str]:
-        with self._timed("upsert_if"):
-            return await self.inner.upsert_if(partition, memories, expected, delete=delete)
-
-    async def get(
-        self, partition: Partition, ids: Sequence[str], *, with_vectors: bool = False
-    ) -> list[Memory]:
-        with self._timed("get"):
-            return await self.inner.get(partition, ids, with_vectors=with_vectors)
-
-    async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
-        with self._timed("delete"):
-            return await self.inner.delete(partition, ids)
-
-    async def search(
-        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
-    ) -> list[VectorHit]:
-        with self._timed("search"):
-            return await self.inner.search(partition, vector, flt, limit)
-
-    async def search_many(
-        self,
-        partition: Partition,
-        vectors: Sequence[Vector],
-        flt: MemoryFilter,
-        limit: int,
-        *,
-        min_similarity: float | None = None,
-    ) -> list[list[VectorHit]]:
-        with self._timed("search_many"):
-            return await self.inner.search_many(
-                partition, vectors, flt, limit, min_similarity=min_similarity
-            )
-
-    async def text_search(
-        self, partition: Partition, query: str, flt: MemoryFilter, limit: int
-    ) -> list[TextHit]:
-        with self._timed("text_search"):
-            return await self.inner.text_search(partition, query, flt, limit)
-
-    async def find_by_content(
-        self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter
-    ) -> list[Memory]:
-        with self._timed("find_by_content"):
-            return await self.inner.find_by_content(partition, content_hashes, flt)
-
-    async def list(
-        self,
-        partition: Partition,
-        flt: MemoryFilter,
-        *,
-        order: MemoryOrder = MemoryOrder.CREATED_DESC,
-        after: PageCursor | None = None,
-        limit: int = 50,
-    ) -> builtins.list[Memory]:
-        with self._timed("list"):
-            return await self.inner.list(partition, flt, order=order, after=after, limit=limit)
-
-    async def count(self, partition: Partition, flt: MemoryFilter) -> int:
-        with self._timed("count"):
-            return await self.inner.count(partition, flt)
-
-    async def record_access(
-        self, partition: Partition, updates: Mapping[str, AccessUpdate]
-    ) -> None:
-        with self._timed("record_access"):
-            await self.inner.record_access(partition, updates)
-
-    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
-        with self._timed("list_partitions"):
-            return await self.inner.list_partitions(tenant_id)
-
-    # -- backend extras (untimed) -----------------------
-
-    async def optimize(self) -> bool:
-        return await compact(self.inner)
-
-    def disk_bytes(self) -> int:
-        return disk_bytes(self.inner)
+        super().__init__(inner)
+        self._metrics, self._tracing = metrics, tracing
 
 
-class InstrumentedRecordStore:
+class InstrumentedRecordStore(_TimedCalls, DelegatingRecordStore):
     """A RecordStore that records ``memoryd_store_operation_duration_seconds{store="records"}``
     (with ``metrics``) and a span per call (with tracing)."""
 
     STORE = "records"
-    inner: RecordStore
 
     def __init__(
         self, inner: RecordStore, metrics: Metrics | None, tracing: Tracing = NO_TRACING
     ) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.capabilities = inner.capabilities
-        self._metrics = metrics
-        self._tracing = tracing
-
-    def _timed(self, operation: str) -> _Timed:
-        return _Timed(self._metrics, self._tracing, self.STORE, operation)
-
-    async def open(self) -> None:
-        await self.inner.open()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    async def put_record_if(
-        self, partition: Partition, record: Record, expected: Record | None
-    ) -> bool:
-        with self._timed("put_record_if"):
-            return await self.inner.put_record_if(partition, record, expected)
-
-    async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:
-        with self._timed("put_records"):
-            await self.inner.put_records(partition, records)
-
-    async def put_records_many(self, writes: Sequence[tuple[Partition, Sequence[Record]]]) -> None:
-        with self._timed("put_records_many"):
-            await put_records_many(self.inner, writes)
-
-    async def get_records(
-        self, partition: Partition, kind: RecordKind, keys: Sequence[str]
-    ) -> list[Record]:
-        with self._timed("get_records"):
-            return await self.inner.get_records(partition, kind, keys)
-
-    async def list_records(
-        self,
-        partition: Partition,
-        kind: RecordKind,
-        *,
-        prefix: str = "",
-        after: str | None = None,
-        limit: int = 100,
-    ) -> list[Record]:
-        with self._timed("list_records"):
-            return await self.inner.list_records(
-                partition, kind, prefix=prefix, after=after, limit=limit
-            )
-
-    async def delete_records(
-        self, partition: Partition, kind: RecordKind, keys: Sequence[str]
-    ) -> list[str]:
-        with self._timed("delete_records"):
-            return await self.inner.delete_records(partition, kind, keys)
-
-    async def count_records(self, partition: Partition, kind: RecordKind) -> int:
-        with self._timed("count_records"):
-            return await self.inner.count_records(partition, kind)
-
-    async def list_partitions(self, tenant_id: str | None = None) -> list[Partition]:
-        with self._timed("list_partitions"):
-            return await self.inner.list_partitions(tenant_id)
-
-    async def optimize(self) -> bool:
-        return await compact(self.inner)
+        super().__init__(inner)
+        self._metrics, self._tracing = metrics, tracing

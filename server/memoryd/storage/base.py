@@ -5,6 +5,9 @@ Rules every backend follows (the conformance suite in tests/conformance checks t
   record of another partition behaves exactly like one that does not exist.
 - ``upsert`` is idempotent by id: writing the same record twice leaves one record.
 - Records carry unit-length float32 vectors of the store's dimension.
+- Query vectors arrive as ``UnitVector`` (domain/models.py): checked and scaled to
+  unit length once, where the services hand them over; no layer checks or scales
+  them again.
 - Filters (MemoryFilter) are applied by the backend, not after the fact.
 - Stores never see protobuf types.
 - ``upsert_if`` is exact: of concurrent conditional writes expecting the same
@@ -29,7 +32,7 @@ from memoryd.domain.models import (
     PageCursor,
     Partition,
     TextHit,
-    Vector,
+    UnitVector,
     VectorHit,
 )
 
@@ -193,14 +196,14 @@ class Store(Protocol):
         """Delete by id; returns the ids that existed (in this partition)."""
 
     async def search(
-        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+        self, partition: Partition, vector: UnitVector, flt: MemoryFilter, limit: int
     ) -> list[VectorHit]:
         """Nearest neighbours by cosine similarity, best first, filter applied in-query."""
 
     async def search_many(
         self,
         partition: Partition,
-        vectors: Sequence[Vector],
+        vectors: Sequence[UnitVector],
         flt: MemoryFilter,
         limit: int,
         *,

@@ -12,7 +12,8 @@ error wrapper calls it; the write-ahead log's degraded reasons use
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 
 import structlog
 
@@ -116,3 +117,15 @@ def public_reason(exc: BaseException) -> str:
     if isinstance(exc, MemorydError):
         return exc.message
     return f"{type(exc).__name__} ({cause_of(exc)})"
+
+
+@asynccontextmanager
+async def backend_errors(backend: str, op: str, where: str = "") -> AsyncIterator[None]:
+    """Turn any failure of a backend's client into StoreError (never let one escape
+    raw); ``where`` (the endpoint) goes to the daemon's log."""
+    try:
+        yield
+    except MemorydError:
+        raise
+    except Exception as exc:
+        raise backend_failure(backend, op, exc, where=where) from exc

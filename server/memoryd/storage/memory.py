@@ -8,15 +8,9 @@ Records are deep-copied in and out, so callers can never mutate stored state.
 from __future__ import annotations
 
 import builtins
-import copy
-import dataclasses
-import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 
 import numpy as np
-import numpy.typing as npt
 
 from memoryd.domain.errors import StoreError
 from memoryd.domain.models import (
@@ -26,191 +20,15 @@ from memoryd.domain.models import (
     MemoryOrder,
     PageCursor,
     Partition,
-    TagMatch,
     TextHit,
-    Vector,
+    UnitVector,
     VectorHit,
-    finite_nonzero,
 )
 from memoryd.storage.base import IN_PROCESS, at_least
+from memoryd.storage.bm25 import bm25, informative_matches
+from memoryd.storage.checks import admitted, as_utc, copied_out, matches
 from memoryd.storage.conditional import Counters, check_call, moved, with_counters
 from memoryd.text import content_hash, tokenize
-from memoryd.text.informative import is_common
-
-#: BM25 parameters of the in-process store and the hot text index. b, the weight of
-#: length normalisation, is 0.1 rather than the usual 0.75: memories are short, and
-#: a long one holds more of what a question asks; 0.75 ranked one-word turns ("Haha
-#: yes!") sharing a word with the question above the turn that answers it. REALTALK
-#: dev chats, hybrid recall_all@10 / recall_any@10: 0.436 / 0.660 at 0.75, 0.452 /
-#: 0.681 at 0.1 (issue 24). LanceDB's own full-text index (used for a partition whose
-#: hot index is still being built) keeps 0.75.
-BM25_K1 = 1.2
-BM25_B = 0.1
-
-
-def _utc(value: datetime) -> datetime:
-    """Normalise to UTC at microsecond precision (naive values are taken as UTC)."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
-
-
-def _utc_opt(value: datetime | None) -> datetime | None:
-    return None if value is None else _utc(value)
-
-
-def check_upsert(partition: Partition, memories: Sequence[Memory], dimension: int) -> None:
-    """Reject records a store must never persist: wrong partition or bad vector.
-
-    These are caller bugs (the service builds records), so they raise ValueError.
-    """
-    for i, m in enumerate(memories):
-        if m.tenant_id != partition.tenant_id or m.agent_id != partition.agent_id:
-            raise ValueError(f"memories[{i}] ({m.id!r}) does not belong to {partition}")
-        if m.vector is None:
-            raise ValueError(f"memories[{i}] ({m.id!r}) has no vector")
-        vec = np.asarray(m.vector)
-        if vec.shape != (dimension,):
-            raise ValueError(
-                f"memories[{i}] ({m.id!r}) has a vector of shape {vec.shape}, "
-                f"expected ({dimension},)"
-            )
-        if not finite_nonzero(vec):
-            raise ValueError(f"memories[{i}] ({m.id!r}) has a zero or non-finite vector")
-
-
-def check_query_vector(
-    vector: Vector, dimension: int
-) -> np.ndarray[tuple[int], np.dtype[np.float32]]:
-    vec = np.asarray(vector, dtype=np.float32).reshape(-1)
-    if vec.shape != (dimension,):
-        raise ValueError(f"query vector has shape {vec.shape}, expected ({dimension},)")
-    if not finite_nonzero(vec):
-        raise ValueError("query vector is zero or not finite")
-    return vec
-
-
-def unit_queries(vectors: Sequence[Vector], dimension: int) -> npt.NDArray[np.float32]:
-    """``vectors`` checked as by ``check_query_vector`` and scaled to unit length, as
-    the rows of one matrix (a batch's checks and norms in a few vectorised calls)."""
-    if not vectors:
-        return np.zeros((0, dimension), dtype=np.float32)
-    try:
-        rows = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
-    except ValueError:  # ragged: one of them has the wrong shape
-        rows = np.zeros((len(vectors), 0), dtype=np.float32)
-    # In float64 the squares of float32 values neither overflow nor underflow.
-    squares = np.einsum("ij,ij->i", rows, rows, dtype=np.float64)
-    if rows.shape[1] != dimension or not (np.isfinite(squares).all() and (squares > 0).all()):
-        for vector in vectors:
-            check_query_vector(vector, dimension)  # raises, naming the bad one
-    unit: npt.NDArray[np.float32] = (rows / np.sqrt(squares)[:, None]).astype(np.float32)
-    return unit
-
-
-def stored_copy(m: Memory) -> Memory:
-    """``m`` as a store keeps it: a copy the caller can no longer reach (metadata
-    deep-copied, the vector a float32 array of its own) with every instant in UTC."""
-    out = m.copy()
-    out.metadata = copy.deepcopy(m.metadata)
-    out.tags = tuple(m.tags)
-    if m.vector is not None:
-        out.vector = np.array(m.vector, dtype=np.float32)
-    out.created_at = _utc(m.created_at)
-    out.updated_at = _utc(m.updated_at)
-    out.accessed_at = _utc_opt(m.accessed_at)
-    out.expires_at = _utc_opt(m.expires_at)
-    out.occurred_at = _utc_opt(m.occurred_at)
-    if m.source is not None and m.source.retrieved_at is not None:
-        out.source = dataclasses.replace(m.source, retrieved_at=_utc(m.source.retrieved_at))
-    return out
-
-
-def copied_out(m: Memory, with_vector: bool) -> Memory:
-    """A copy of a stored memory for a caller (who may change it), with or without
-    its vector."""
-    out = m.copy()
-    out.metadata = copy.deepcopy(m.metadata)
-    out.vector = None if not with_vector or m.vector is None else np.array(m.vector)
-    return out
-
-
-def admitted(partition: Partition, memories: Sequence[Memory], dimension: int) -> list[Memory]:
-    """What an ``upsert`` of ``memories`` stores: checked (``check_upsert``), the last
-    of each id, each a ``stored_copy``. Raises ValueError before anything is kept."""
-    check_upsert(partition, memories, dimension)
-    return [stored_copy(m) for m in dedupe_last(memories)]
-
-
-def dedupe_last(memories: Sequence[Memory]) -> list[Memory]:
-    """Keep the last record of each id (one call writes each id once)."""
-    by_id: dict[str, Memory] = {}
-    for m in memories:
-        by_id.pop(m.id, None)
-        by_id[m.id] = m
-    return list(by_id.values())
-
-
-def bm25(documents: Sequence[Sequence[str]], query: Sequence[str]) -> list[float]:
-    """Okapi BM25 of each document (a list of terms) for the distinct query terms, with
-    the statistics of ``documents`` alone; 0 for a document sharing no term."""
-    if not documents:
-        return []
-    terms = set(query)
-    counts = [Counter(t for t in doc if t in terms) for doc in documents]
-    df = Counter(t for c in counts for t in c)
-    n = len(documents)
-    avg_len = sum(len(doc) for doc in documents) / n or 1.0
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in df}
-    scores = []
-    for doc, c in zip(documents, counts, strict=True):
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(doc) / avg_len)
-        scores.append(sum(idf[t] * f * (BM25_K1 + 1) / (f + norm) for t, f in c.items()))
-    return scores
-
-
-def informative_matches(documents: Sequence[Sequence[str]], query: Sequence[str]) -> list[bool]:
-    """Whether each document matches an informative term of ``query``
-    (memoryd.text.informative; all True when every query term is common)."""
-    held = [set(doc) for doc in documents]
-    rare = [t for t in set(query) if not is_common(sum(t in h for h in held), len(held))]
-    if not rare:
-        return [True] * len(held)
-    return [any(t in h for t in rare) for h in held]
-
-
-def matches(m: Memory, flt: MemoryFilter) -> bool:
-    """Whether ``m`` satisfies every predicate of ``flt``."""
-    if flt.namespace is not None and m.namespace != flt.namespace:
-        return False
-    if flt.tags:
-        have = set(m.tags)
-        hit = (
-            all(t in have for t in flt.tags)
-            if flt.tag_match is TagMatch.ALL
-            else any(t in have for t in flt.tags)
-        )
-        if not hit:
-            return False
-    if flt.memory_types and m.memory_type not in flt.memory_types:
-        return False
-    if m.security_level > flt.max_security_level:
-        return False
-    if flt.created_after is not None and not m.created_at > _utc(flt.created_after):
-        return False
-    if flt.created_before is not None and not m.created_at < _utc(flt.created_before):
-        return False
-    if not flt.include_archived and m.archived:
-        return False
-    if flt.embedding_model is not None and m.embedding_model != flt.embedding_model:
-        return False
-    if flt.exclude_embedding_model is not None and m.embedding_model == flt.exclude_embedding_model:
-        return False
-    return not (
-        flt.not_expired_at is not None
-        and m.expires_at is not None
-        and m.expires_at <= _utc(flt.not_expired_at)
-    )
 
 
 class InMemoryStore:
@@ -291,22 +109,22 @@ class InMemoryStore:
         return [i for i in dict.fromkeys(ids) if rows.pop(i, None) is not None]
 
     async def search(
-        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+        self, partition: Partition, vector: UnitVector, flt: MemoryFilter, limit: int
     ) -> list[VectorHit]:
-        query = check_query_vector(vector, self.dimension)
         candidates = [m for m in self._rows(partition).values() if matches(m, flt)]
         if limit <= 0 or not candidates:
             return []
         matrix = np.stack([np.asarray(m.vector, dtype=np.float32) for m in candidates])
-        norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(query)
-        sims = (matrix @ query) / np.where(norms == 0, np.float32(1), norms)
+        # Stored vectors are not rescaled on the way in; the query is unit length.
+        norms = np.linalg.norm(matrix, axis=1)
+        sims = (matrix @ vector) / np.where(norms == 0, np.float32(1), norms)
         ranked = sorted(range(len(candidates)), key=lambda k: (-float(sims[k]), candidates[k].id))
         return [VectorHit(copied_out(candidates[k], False), float(sims[k])) for k in ranked[:limit]]
 
     async def search_many(
         self,
         partition: Partition,
-        vectors: Sequence[Vector],
+        vectors: Sequence[UnitVector],
         flt: MemoryFilter,
         limit: int,
         *,
@@ -356,7 +174,7 @@ class InMemoryStore:
         desc = order is MemoryOrder.CREATED_DESC
         rows = [m for m in self._rows(partition).values() if matches(m, flt)]
         if after is not None:
-            pos = (_utc(after.created_at), after.id)
+            pos = (as_utc(after.created_at), after.id)
             if desc:
                 rows = [m for m in rows if (m.created_at, m.id) < pos]
             else:
@@ -384,6 +202,6 @@ class InMemoryStore:
             if m is None:
                 continue
             m.access_count += update.count
-            seen = _utc(update.last_accessed_at)
+            seen = as_utc(update.last_accessed_at)
             if m.accessed_at is None or seen > m.accessed_at:
                 m.accessed_at = seen

@@ -20,7 +20,7 @@ def url_port(url: str) -> int | None:
 
 
 class HotCacheSettings(BaseModel):
-    """Hot partitions' vectors in memory in front of the store (storage/hot_cache.py)."""
+    """Hot partitions' vectors in memory in front of the store (storage/hot/cache.py)."""
 
     #: None: on for the embedded lancedb backend, off otherwise.
     enabled: bool | None = None

@@ -19,7 +19,7 @@ from memoryd.observability.instrumented import InstrumentedRecordStore, Instrume
 from memoryd.observability.metrics import Metrics
 from memoryd.resilience.degradation import ComponentStates
 from memoryd.storage.base import Capabilities
-from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.hot.cache import HotCacheStore
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from tests.unit.hot_cache.helpers import DIM, memory, unit_vector

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from memoryd.domain.models import MemoryFilter, Partition
-from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.hot.cache import HotCacheStore
 
 from .helpers import DIM, GatedStore, memory, unit_vector
 

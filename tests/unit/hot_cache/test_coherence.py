@@ -13,7 +13,7 @@ import pytest
 
 from memoryd.domain.models import AccessUpdate, MemoryFilter
 from memoryd.storage.base import Store, compact, disk_bytes
-from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.hot.cache import HotCacheStore
 
 from .helpers import BASE, DIM, GatedStore, P, memory, unit_vector
 
@@ -35,8 +35,14 @@ async def cached(inner: GatedStore) -> AsyncIterator[HotCacheStore]:
     await store.close()
 
 
+#: The protocol methods the hot cache leaves to its delegating base: reads that
+#: neither change a memory nor can be answered from a partition in memory.
+FORWARDED = {"list_partitions"}
+
+
 def test_every_protocol_method_is_defined_explicitly() -> None:
-    """A method the protocol gains must be delegated (and kept coherent) on purpose."""
+    """A method the protocol gains must be delegated (and kept coherent) on purpose:
+    the delegating base would forward a new write behind the cache's back."""
     members = [
         name
         for name, value in vars(Store).items()
@@ -44,7 +50,7 @@ def test_every_protocol_method_is_defined_explicitly() -> None:
     ]
     assert "search" in members and "text_search" in members
     missing = [name for name in members if name not in vars(HotCacheStore)]
-    assert missing == []
+    assert missing == sorted(FORWARDED, key=members.index)
 
 
 async def test_search_after_load_sees_writes_applied_to_the_cache(

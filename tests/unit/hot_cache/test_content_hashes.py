@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel
-from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.hot.cache import HotCacheStore
 from memoryd.text import content_hash
 
 from .helpers import DIM, GatedStore, P, memory, unit_vector

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from memoryd.domain.models import MemoryFilter
-from memoryd.storage.hot_cache import HotCacheStore
+from memoryd.storage.hot.cache import HotCacheStore
 from memoryd.storage.lancedb.store import LanceDBStore
 
 from .helpers import DIM, P, memory, unit_vector

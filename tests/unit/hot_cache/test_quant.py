@@ -1,4 +1,4 @@
-"""The int8 copy (hot_quant.py) narrows a search, never approximates it: its bounds
+"""The int8 copy (hot/quant.py) narrows a search, never approximates it: its bounds
 hold for every row, however the row's values are spread, and a search through it
 returns exactly what the full float32 product returns, ties broken by id, under
 filters and after writes."""
@@ -13,9 +13,9 @@ from hypothesis.extra import numpy as hnp
 
 from memoryd.domain.models import MemoryFilter, SecurityLevel
 from memoryd.domain.models import unit_rows as unit
-from memoryd.storage.hot_ann import AnnParams, new_ann_index
-from memoryd.storage.hot_partition import _QUANT_MIN_ROWS, HotPartition
-from memoryd.storage.hot_quant import Quantized
+from memoryd.storage.hot.ann import AnnParams, new_ann_index
+from memoryd.storage.hot.partition import _QUANT_MIN_ROWS, HotPartition
+from memoryd.storage.hot.quant import Quantized
 
 from .helpers import clustered, memory
 

@@ -23,9 +23,9 @@ from memoryd.domain.models import (
     TagMatch,
 )
 from memoryd.domain.models import unit_rows as unit
-from memoryd.storage.hot_ann import AnnParams, build_ann
-from memoryd.storage.hot_cache import BULK_QUERIES, HotCacheStore
-from memoryd.storage.hot_partition import HotPartition
+from memoryd.storage.hot.ann import AnnParams, build_ann
+from memoryd.storage.hot.cache import BULK_QUERIES, HotCacheStore
+from memoryd.storage.hot.partition import HotPartition
 from memoryd.storage.memory import InMemoryStore
 
 from .helpers import BASE, DIM, P, memory, unit_vector

@@ -1,4 +1,4 @@
-"""The near-neighbour sketch (hot_sketch.py) is a filter, never an approximation: a
+"""The near-neighbour sketch (hot/sketch.py) is a filter, never an approximation: a
 thresholded lookup through it finds exactly the pairs a full float64 product finds,
 including pairs planted right at the cut, under filters, and after writes and refits."""
 
@@ -9,9 +9,9 @@ import pytest
 
 from memoryd.domain.models import MemoryFilter
 from memoryd.domain.models import unit_rows as unit
-from memoryd.storage.hot_ann import AnnParams, build_ann
-from memoryd.storage.hot_partition import HotPartition
-from memoryd.storage.hot_sketch import RANK
+from memoryd.storage.hot.ann import AnnParams, build_ann
+from memoryd.storage.hot.partition import HotPartition
+from memoryd.storage.hot.sketch import RANK
 
 from .helpers import clustered, memory
 

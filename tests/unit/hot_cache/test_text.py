@@ -18,12 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
-from memoryd.storage import hot_cache, hot_text
-from memoryd.storage.hot_ann import AnnParams
-from memoryd.storage.hot_cache import HotCacheStore
-from memoryd.storage.hot_partition import HotPartition
-from memoryd.storage.hot_text import TextBase, TextIndex, build_text_base, query_terms
-from memoryd.storage.memory import matches
+from memoryd.storage.checks import matches
+from memoryd.storage.hot import cache as hot_cache
+from memoryd.storage.hot import text as hot_text
+from memoryd.storage.hot.ann import AnnParams
+from memoryd.storage.hot.cache import HotCacheStore
+from memoryd.storage.hot.partition import HotPartition
+from memoryd.storage.hot.text import TextBase, TextIndex, build_text_base, query_terms
 from memoryd.text import tokenize
 
 from .helpers import BASE, DIM, GatedStore, P, memory

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Awaitable
 from datetime import UTC, datetime
 
 import numpy as np
@@ -23,6 +24,7 @@ from memoryd.observability.instrumented import (
 )
 from memoryd.observability.metrics import Metrics
 from memoryd.storage.base import Store, compact, disk_bytes
+from memoryd.storage.delegating import DelegatingRecordStore, DelegatingStore
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from memoryd.storage.records import RecordStore
@@ -41,15 +43,62 @@ def protocol_methods(protocol: type) -> list[str]:
     ]
 
 
+class _Answering:
+    """An inner store whose every coroutine method answers its own name."""
+
+    name = "fake"
+    capabilities = None
+
+    def __init__(self, protocol: type) -> None:
+        for method in protocol_methods(protocol):
+            setattr(self, method, self._answer(method))
+
+    @staticmethod
+    def _answer(method: str) -> object:
+        async def answer(*args: object, **kwargs: object) -> str:
+            return method
+
+        return answer
+
+
 @pytest.mark.parametrize(
-    ("protocol", "wrapper"),
-    [(Store, InstrumentedStore), (RecordStore, InstrumentedRecordStore)],
+    ("protocol", "base", "wrapper"),
+    [
+        (Store, DelegatingStore, InstrumentedStore),
+        (RecordStore, DelegatingRecordStore, InstrumentedRecordStore),
+    ],
 )
-def test_every_protocol_method_is_wrapped_explicitly(protocol: type, wrapper: type) -> None:
-    """A method a protocol gains must be timed on purpose, not slip through __getattr__."""
+async def test_every_protocol_method_is_forwarded_through_one_hook(
+    protocol: type, base: type, wrapper: type
+) -> None:
+    """A method a protocol gains must be forwarded (and timed) on purpose, not slip
+    through __getattr__: the delegating base writes each out, and each call but open
+    and close passes ``through`` under its own name, which the wrappers time."""
     methods = protocol_methods(protocol)
     assert "open" in methods and len(methods) > 5
-    assert [name for name in methods if name not in vars(wrapper)] == []
+    assert [name for name in methods if name not in vars(base)] == []
+    assert issubclass(wrapper, base) and wrapper.through is not base.through
+    seen: list[str] = []
+
+    class Recording(base):  # type: ignore[misc, valid-type]
+        async def through(self, operation: str, call: Awaitable[object]) -> object:
+            seen.append(operation)
+            return await call
+
+    layer = Recording(_Answering(protocol))
+    for method in methods:
+        signature = inspect.signature(getattr(protocol, method))
+        required = [
+            p
+            for p in list(signature.parameters.values())[1:]
+            if p.default is inspect.Parameter.empty and p.kind is not p.KEYWORD_ONLY
+        ]
+        assert await getattr(layer, method)(*(None for _ in required)) == (
+            None
+            if method in ("open", "close", "upsert", "record_access", "put_records")
+            else method
+        )
+    assert seen == [name for name in methods if name not in ("open", "close")]
 
 
 async def test_store_operations_are_timed_by_operation() -> None:

@@ -8,7 +8,7 @@ import numpy as np
 
 from memoryd.domain.models import MemoryFilter
 from memoryd.domain.requests import MemoryDraft, RecallQuery
-from memoryd.storage.hot_text import TextIndex, build_text_base, query_terms
+from memoryd.storage.hot.text import TextIndex, build_text_base, query_terms
 
 from .conftest import DIM, MakeRig, scope_for, unit
 

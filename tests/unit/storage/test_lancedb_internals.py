@@ -22,6 +22,7 @@ from memoryd.domain.models import (
     Partition,
     SecurityLevel,
     TagMatch,
+    unit_query,
 )
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.lancedb.filters import filter_clauses, sql_str, to_micros
@@ -141,7 +142,7 @@ async def test_injected_tenant_cannot_read_other_partitions(store: LanceDBStore)
     assert await store.count(attacker, MemoryFilter()) == 0
     assert await store.list(attacker, MemoryFilter()) == []
     assert await store.get(attacker, ["id-1"]) == []
-    assert await store.search(attacker, np.ones(DIM, np.float32), MemoryFilter(), 10) == []
+    assert await store.search(attacker, unit_query(np.ones(DIM), DIM), MemoryFilter(), 10) == []
     assert await store.delete(attacker, ["id-1"]) == []
     sneaky = MemoryFilter(namespace="' OR '1'='1", tags=("') OR true OR ('",))
     assert await store.count(victim, sneaky) == 0

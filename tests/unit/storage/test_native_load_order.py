@@ -15,10 +15,10 @@ import pytest
 
 ORDERS = {
     "hot cache, then the local model": (
-        "import memoryd.storage.hot_cache; import memoryd.embedding.local"
+        "import memoryd.storage.hot.cache; import memoryd.embedding.local"
     ),
     "the local model, then the hot cache": (
-        "import memoryd.embedding.local; import memoryd.storage.hot_cache"
+        "import memoryd.embedding.local; import memoryd.storage.hot.cache"
     ),
     "the daemon": "import memoryd.app; import memoryd.embedding.local",
 }

@@ -9,8 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from memoryd.domain.models import finite_nonzero
-from memoryd.storage.memory import check_query_vector, unit_queries
+from memoryd.domain.models import finite_nonzero, unit_queries, unit_query
 from memoryd.text import content_hash
 from memoryd.text.normalize import _hash
 
@@ -52,12 +51,13 @@ def test_unit_queries_scales_each_row_like_one_query_at_a_time() -> None:
     rng = np.random.default_rng(1)
     queries = [rng.standard_normal(DIM).astype(np.float32) * s for s in (1e-30, 1, 50, 1e30)]
     rows = unit_queries(queries, DIM)
-    assert rows.dtype == np.float32 and rows.shape == (4, DIM)
+    assert len(rows) == 4
     for row, query in zip(rows, queries, strict=True):
-        one = check_query_vector(query, DIM)
-        wide = one.astype(np.float64)
+        assert row.dtype == np.float32 and row.shape == (DIM,)
+        wide = query.astype(np.float64)
         np.testing.assert_allclose(row, wide / np.linalg.norm(wide), rtol=1e-6)
-    assert unit_queries([], DIM).shape == (0, DIM)
+        np.testing.assert_array_equal(unit_query(query, DIM), row)
+    assert unit_queries([], DIM) == []
 
 
 @pytest.mark.parametrize(
@@ -65,15 +65,18 @@ def test_unit_queries_scales_each_row_like_one_query_at_a_time() -> None:
     [
         np.zeros(DIM, dtype=np.float32),
         np.full(DIM, np.nan, dtype=np.float32),
+        np.full(DIM, np.inf, dtype=np.float32),
         np.ones(DIM + 1, dtype=np.float32),
     ],
 )
-def test_unit_queries_rejects_what_check_query_vector_rejects(bad: np.ndarray) -> None:
+def test_unit_queries_rejects_a_bad_query_in_a_batch_as_alone(bad: np.ndarray) -> None:
     good = np.ones(DIM, dtype=np.float32)
     with pytest.raises(ValueError, match="query vector"):
-        check_query_vector(bad, DIM)
+        unit_query(bad, DIM)
     with pytest.raises(ValueError, match="query vector"):
         unit_queries([good, bad], DIM)
+    with pytest.raises(ValueError, match="query vector is missing"):
+        unit_queries([good, None], DIM)
 
 
 def test_content_hash_is_the_same_for_short_and_long_texts_cached_or_not() -> None:

@@ -65,7 +65,7 @@ from memoryd.domain.models import (
 )
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
-from memoryd.durability.durable_store import transaction
+from memoryd.durability.transaction import transaction
 from memoryd.embedding.base import Embedder
 from memoryd.resilience.embedder import embed_in_space
 from memoryd.service.common import scanning

@@ -40,7 +40,7 @@ import structlog
 from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.lifecycle import CompactOptions, CompactResult, Progress
 from memoryd.domain.limits import MAX_COUNT, next_version
-from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
+from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel, unit_queries
 from memoryd.domain.records import Record, RecordKind
 from memoryd.service.agent_state.working import purge_expired_records
 from memoryd.service.common import scanning
@@ -273,7 +273,7 @@ class Compactor:
         queries = [m for m in found if m.vector is not None and not m.archived]
         if not queries:
             return 0
-        vectors = [m.vector for m in queries if m.vector is not None]
+        vectors = unit_queries([m.vector for m in queries], deps.embedder.dimension)
         hits = await deps.store.search_many(partition, vectors, flt, NEIGHBOURS + 1)
         plans: dict[str, list[Memory]] = {}
         for m, neighbours in zip(queries, hits, strict=True):

@@ -58,7 +58,7 @@ from memoryd.service.lifecycle.maintenance import (
 )
 from memoryd.service.lifecycle.reembed import DEFAULT_BATCH, MAX_BATCH, Reembedder
 from memoryd.storage.base import disk_bytes
-from memoryd.storage.memory import matches
+from memoryd.storage.checks import matches
 
 
 class LifecycleService:

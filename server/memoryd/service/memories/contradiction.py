@@ -33,7 +33,7 @@ import numpy as np
 
 from memoryd.config import ContradictionSettings
 from memoryd.domain.limits import next_version
-from memoryd.domain.models import Memory, MemoryFilter
+from memoryd.domain.models import Memory, MemoryFilter, unit_queries
 from memoryd.domain.principal import CallScope
 from memoryd.domain.relations import REPLACING, RelationKind, link
 from memoryd.domain.snapshot import PINNED_TAG
@@ -156,7 +156,7 @@ class ContradictionResolver:
                 not_expired_at=now,
                 embedding_model=model or None,
             )
-            vectors = [np.asarray(memories[i].vector, dtype=np.float32) for i in indexes]
+            vectors = unit_queries([memories[i].vector for i in indexes], self._embedder.dimension)
             found = await self._store.search_many(
                 scope.partition,
                 vectors,

@@ -45,7 +45,14 @@ import numpy.typing as npt
 from memoryd.config import DedupSettings
 from memoryd.domain import json_text
 from memoryd.domain.limits import next_version
-from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel, VectorHit
+from memoryd.domain.models import (
+    Memory,
+    MemoryFilter,
+    Partition,
+    SecurityLevel,
+    VectorHit,
+    unit_queries,
+)
 from memoryd.domain.principal import CallScope
 from memoryd.service.common.locks import KeyedLocks
 from memoryd.storage.base import Store
@@ -195,9 +202,11 @@ class _Pending:
 
 
 class Deduplicator:
-    def __init__(self, store: Store, settings: DedupSettings) -> None:
+    def __init__(self, store: Store, settings: DedupSettings, *, dimension: int) -> None:
         self._store = store
         self._settings = settings
+        #: Of the stores' vectors (the embedder's): new memories' are searched with.
+        self._dimension = dimension
         self._locks = KeyedLocks()
         self._pending: dict[Partition, _Pending] = {}
 
@@ -327,7 +336,7 @@ class Deduplicator:
             flt = dataclasses.replace(
                 live, namespace=namespace, max_security_level=min(ceiling, scope.clearance)
             )
-            vectors = [np.asarray(memories[i].vector, dtype=np.float32) for i in indexes]
+            vectors = unit_queries([memories[i].vector for i in indexes], self._dimension)
             found = await self._store.search_many(
                 scope.partition,
                 vectors,

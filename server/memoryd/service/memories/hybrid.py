@@ -26,7 +26,7 @@ from memoryd.domain.models import (
     MemoryFilter,
     Partition,
     TextHit,
-    Vector,
+    UnitVector,
     VectorHit,
 )
 from memoryd.storage.base import Store
@@ -125,7 +125,7 @@ async def hybrid_candidates(
     store: Store,
     partition: Partition,
     *,
-    vector: Vector,
+    vector: UnitVector,
     text: str,
     flt: MemoryFilter,
     limit: int,

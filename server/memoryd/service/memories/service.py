@@ -30,6 +30,7 @@ from memoryd.domain.models import (
     TextHit,
     Vector,
     VectorHit,
+    unit_query,
     unit_rows,
     utcnow,
 )
@@ -119,7 +120,7 @@ class MemoryService:
         self._limits = limits
         self._recall = recall
         self._quotas = quotas
-        self._dedup = Deduplicator(store, dedup or DedupSettings())
+        self._dedup = Deduplicator(store, dedup or DedupSettings(), dimension=embedder.dimension)
         self._contradictions = contradictions
 
     # ------------------------------------------------------------------ writes
@@ -297,8 +298,9 @@ class MemoryService:
         text = query.query.strip() if self._recall.hybrid_text_weight > 0 else ""
         space = self._embedder.model_id
         early_text: asyncio.Task[list[TextHit]] | None = None
+        dimension = self._embedder.dimension
         if query.embedding is not None:
-            vector = unit_rows(query.embedding)
+            vector = unit_query(query.embedding, dimension)  # _check_recall named a bad one
         else:
             if hybrid and text:
                 # Full text needs no vector: it runs while the model embeds the query
@@ -311,7 +313,7 @@ class MemoryService:
             except BaseException:
                 abandon(early_text)
                 raise
-            vector = embedded[0]
+            vector = unit_query(embedded[0], dimension)
         # Vectors are compared within one embedding space only (resilience/embedder.py).
         vector_flt = in_space(flt, self._embedder, space)
         # In the fallback space full text finds what vectors of that space cannot.

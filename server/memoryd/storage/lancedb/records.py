@@ -21,25 +21,29 @@ store compacts itself in a background task (~30-70 ms under the write lock).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import pyarrow as pa
 import structlog
 from lancedb.index import BTree
 from lancedb.query import ColumnOrdering
 
-from memoryd.domain.errors import MemorydError, StoreError
+from memoryd.domain.errors import StoreError
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import LANCEDB
-from memoryd.storage.failures import backend_failure
+from memoryd.storage.failures import backend_errors
 from memoryd.storage.lancedb.filters import sql_str, sql_str_list, to_micros, where
-from memoryd.storage.lancedb.store import distinct_partitions
+from memoryd.storage.lancedb.tables import (
+    TableOwner,
+    chunks,
+    distinct_partitions,
+    open_table,
+)
 from memoryd.storage.memory_records import (
     decode_doc,
     encode_doc,
@@ -54,8 +58,6 @@ TABLE_NAME = "records"
 MERGE_KEY = ["tenant_id", "agent_id", "kind", "key"]
 #: Scalar (BTree) indexes: every query filters on partition and kind, most on key.
 INDEXED_COLUMNS = ("tenant_id", "agent_id", "kind", "key")
-#: Keys per ``key IN (...)`` predicate; bigger requests are split into several reads.
-_KEYS_PER_QUERY = 1000
 
 _TS = pa.timestamp("us", tz="UTC")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -75,15 +77,8 @@ SCHEMA = pa.schema(
 _COLUMNS = ["kind", "key", "doc", "version", "updated_at", "expires_at"]
 
 
-@asynccontextmanager
-async def _backend(op: str) -> AsyncIterator[None]:
-    """Turn any LanceDB / Arrow failure into StoreError (never let them escape raw)."""
-    try:
-        yield
-    except MemorydError:
-        raise
-    except Exception as exc:
-        raise backend_failure("lancedb records", op, exc) from exc
+def _backend(op: str) -> AbstractAsyncContextManager[None]:
+    return backend_errors("lancedb records", op)
 
 
 def _ts_array(values: Sequence[datetime | None]) -> pa.Array:
@@ -146,15 +141,11 @@ def _by_key(partition: Partition, kind: RecordKind, *key_clauses: str) -> str:
     return " AND ".join([*key_clauses, *own])
 
 
-def _chunks(keys: Sequence[str]) -> list[list[str]]:
-    unique = list(dict.fromkeys(keys))
-    return [unique[i : i + _KEYS_PER_QUERY] for i in range(0, len(unique), _KEYS_PER_QUERY)]
-
-
-class LanceDBRecordStore:
+class LanceDBRecordStore(TableOwner):
     """Records in the LanceDB table ``records`` under ``path`` (the memories' directory)."""
 
     name = "lancedb"
+    label = "lancedb records"
     capabilities = LANCEDB
 
     def __init__(
@@ -164,14 +155,11 @@ class LanceDBRecordStore:
         cleanup_older_than: timedelta = timedelta(minutes=1),
         compact_every: int = 16,
     ) -> None:
-        self.path = Path(path)
+        super().__init__(path)
         #: optimize() removes table versions older than this.
         self.cleanup_older_than = cleanup_older_than
         #: Writes (commits) between background compactions; 0 disables them.
         self.compact_every = compact_every
-        self._db: Any = None
-        self._table: Any = None
-        self._write_lock = asyncio.Lock()
         #: Serialises put_record_if's compare and write (this process is the only writer).
         self._conditional = asyncio.Lock()
         self._writes_since_compaction = 0
@@ -182,31 +170,14 @@ class LanceDBRecordStore:
     async def open(self) -> None:
         if self._table is not None:
             return
-        async with _backend("open"):
-            await asyncio.to_thread(self.path.mkdir, parents=True, exist_ok=True)
-            db: Any = await lancedb.connect_async(str(self.path))
-            try:
-                if TABLE_NAME in await self._table_names(db):
-                    table = await db.open_table(TABLE_NAME)
-                    self._check_schema(await table.schema())
-                else:
-                    table = await db.create_table(TABLE_NAME, schema=SCHEMA)
-                await self._ensure_indexes(table)
-            except BaseException:
-                db.close()
-                raise
-            self._db, self._table = db, table
 
-    @staticmethod
-    async def _table_names(db: Any) -> set[str]:
-        names: set[str] = set()
-        token: str | None = None
-        while True:
-            page = await db.list_tables(page_token=token)
-            names.update(page.tables)
-            token = page.page_token
-            if not token:
-                return names
+        async def ready(table: Any, existed: bool) -> None:
+            if existed:
+                self._check_schema(await table.schema())
+            await self._ensure_indexes(table)
+
+        async with _backend("open"):
+            self._db, self._table = await open_table(self.path, TABLE_NAME, SCHEMA, ready)
 
     @staticmethod
     async def _ensure_indexes(table: Any) -> None:
@@ -225,35 +196,12 @@ class LanceDBRecordStore:
         if compaction is not None:
             # Let a running compaction commit (it is short) rather than cut it off.
             await asyncio.gather(compaction, return_exceptions=True)
-        table, db = self._table, self._db
-        self._table = self._db = None
-        async with _backend("close"):
-            if table is not None:
-                table.close()
-            if db is not None:
-                db.close()
-
-    def _tbl(self) -> Any:
-        if self._table is None:
-            raise StoreError("lancedb record store is not open")
-        return self._table
+        await self._close_table()
 
     # -- writes ------------------------------------------------------------------
 
     async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:
-        table = self._tbl()
-        unique = unique_records(records)
-        if not unique:
-            return
-        rows = _to_arrow(partition, unique)
-        async with self._write_lock, _backend("put"):
-            await (
-                table.merge_insert(MERGE_KEY)
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(rows)
-            )
-        self._wrote()
+        await self.put_records_many([(partition, records)])
 
     async def put_records_many(self, writes: Sequence[tuple[Partition, Sequence[Record]]]) -> None:
         """Several partitions' records in one ``merge_insert`` commit (the merge key
@@ -281,11 +229,11 @@ class LanceDBRecordStore:
             return []
         async with self._write_lock, _backend("delete"):
             existing: set[str] = set()
-            for chunk in _chunks(keys):
+            for chunk in chunks(keys):
                 found = await self._select(partition, kind, chunk, ["key"])
                 existing.update(found.column("key").to_pylist())
             gone = [k for k in dict.fromkeys(keys) if k in existing]
-            for chunk in _chunks(gone):
+            for chunk in chunks(gone):
                 await table.delete(_by_key(partition, kind, _keys_clause(chunk)))
         if gone:
             self._wrote()
@@ -323,7 +271,7 @@ class LanceDBRecordStore:
         self._tbl()
         by_key: dict[str, Record] = {}
         async with _backend("get"):
-            for chunk in _chunks(keys):
+            for chunk in chunks(keys):
                 rows = await self._select(partition, kind, chunk, _COLUMNS)
                 by_key.update((r.key, r) for r in _from_arrow(rows))
         return [by_key[k] for k in dict.fromkeys(keys) if k in by_key]

@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-import lancedb
 import pyarrow as pa
 from lancedb.index import BTree
 from lancedb.query import ColumnOrdering
 
-from memoryd.domain.errors import MemorydError, StoreError
+from memoryd.domain.errors import StoreError
 from memoryd.domain.models import (
     AccessUpdate,
     Memory,
@@ -32,22 +30,22 @@ from memoryd.domain.models import (
     PageCursor,
     Partition,
     TextHit,
-    Vector,
+    UnitVector,
     VectorHit,
 )
 from memoryd.storage.base import LANCEDB, PartitionUpsert, at_least
+from memoryd.storage.checks import check_upsert, dedupe_last
 from memoryd.storage.conditional import Counters, check_call, moved, with_counters
-from memoryd.storage.failures import backend_failure
+from memoryd.storage.failures import backend_errors
 from memoryd.storage.lancedb.filters import (
     cursor_clause,
     filter_clauses,
     ids_clause,
-    sql_str,
     sql_str_list,
     where,
 )
 from memoryd.storage.lancedb.fulltext import TOKENS_COLUMN, fts_config, query_tokens
-from memoryd.storage.lancedb.indexing import IndexRefresher
+from memoryd.storage.lancedb.indexing import REFRESH_FRACTION, IndexRefresher
 from memoryd.storage.lancedb.schema import (
     ADDED_COLUMNS,
     DERIVED_COLUMNS,
@@ -62,10 +60,14 @@ from memoryd.storage.lancedb.schema import (
     to_arrow,
     vector_dimension,
 )
-from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
+from memoryd.storage.lancedb.tables import (
+    TableOwner,
+    chunks,
+    directory_bytes,
+    distinct_partitions,
+    open_table,
+)
 
-#: Ids per ``id IN (...)`` predicate; bigger requests are split into several reads.
-_IDS_PER_QUERY = 1000
 #: Partitions' id lists OR-ed into one lookup of a multi-partition upsert.
 _PARTITIONS_PER_LOOKUP = 32
 #: Rows rewritten per commit (and write-lock hold) by an access-statistics flush.
@@ -77,15 +79,8 @@ _BACKFILL_ROWS = 4096
 _T = TypeVar("_T")
 
 
-@asynccontextmanager
-async def _backend(op: str) -> AsyncIterator[None]:
-    """Turn any LanceDB / Arrow failure into StoreError (never let them escape raw)."""
-    try:
-        yield
-    except MemorydError:
-        raise
-    except Exception as exc:
-        raise backend_failure("lancedb", op, exc) from exc
+def _backend(op: str) -> AbstractAsyncContextManager[None]:
+    return backend_errors("lancedb", op)
 
 
 async def _offload(fn: Callable[..., _T], *args: Any, rows: int) -> _T:
@@ -96,39 +91,25 @@ async def _offload(fn: Callable[..., _T], *args: Any, rows: int) -> _T:
     return fn(*args)
 
 
-async def distinct_partitions(table: Any, tenant_id: str | None) -> list[Partition]:
-    """The (tenant_id, agent_id) pairs present in ``table``, sorted (one column scan)."""
-    query = table.query().select(["tenant_id", "agent_id"])
-    if tenant_id is not None:
-        query = query.where(f"(tenant_id = {sql_str(tenant_id)})")
-    rows: pa.Table = await query.to_arrow()
-    if rows.num_rows == 0:
-        return []
-    pairs = rows.group_by(["tenant_id", "agent_id"]).aggregate([])
-    found = zip(
-        pairs.column("tenant_id").to_pylist(), pairs.column("agent_id").to_pylist(), strict=True
+async def _nearest(
+    table: Any, query: UnitVector | list[UnitVector], predicate: str, limit: int
+) -> pa.Table:
+    """The ``limit`` nearest rows by cosine under ``predicate``, with ``_distance`` (and,
+    for several query vectors, ``query_index``)."""
+    rows: pa.Table = await (
+        table.query()
+        .nearest_to(query)
+        .column(VECTOR_COLUMN)
+        .distance_type("cosine")
+        .where(predicate)
+        .limit(limit)
+        .select([*SCALAR_COLUMNS, "_distance"])
+        .to_arrow()
     )
-    return sorted((Partition(t, a) for t, a in found), key=lambda p: (p.tenant_id, p.agent_id))
+    return rows
 
 
-def _chunks(ids: Sequence[str]) -> list[list[str]]:
-    unique = list(dict.fromkeys(ids))
-    return [unique[i : i + _IDS_PER_QUERY] for i in range(0, len(unique), _IDS_PER_QUERY)]
-
-
-#: optimize() runs once 1/REFRESH_FRACTION of the table was written since the last run
-#: (at least ``index_refresh_rows``). A run costs ~11 ms per 1,000 rows of the *whole*
-#: table (LanceDB compacts every fragment below its 1M-row target, so it rewrites the
-#: table each time; without any index it grows the same way), so the interval grows
-#: with the table: at a quarter, each written row pays for ~5 rows rewritten, at a
-#: tenth ~11 (measured: a 20k-row bulk load ran 13% faster without the refreshes).
-#: Until a run, at most a fifth of the rows are scanned unindexed, and only by reads
-#: the hot cache does not answer; a pause in writes (``index_refresh_idle_s``) folds
-#: them in.
-REFRESH_FRACTION = 4
-
-
-class LanceDBStore:
+class LanceDBStore(TableOwner):
     """Memories in one LanceDB table ``memories`` under ``path``."""
 
     name = "lancedb"
@@ -145,7 +126,7 @@ class LanceDBStore:
     ) -> None:
         if dimension <= 0:
             raise ValueError("dimension must be positive")
-        self.path = Path(path)
+        super().__init__(path)
         self.dimension = dimension
         #: optimize() removes table versions older than this (readers in flight
         #: may still use a recent one, so not zero; no query runs for minutes). Every
@@ -153,9 +134,6 @@ class LanceDBStore:
         #: version is another copy of the table: at 10 minutes a 300k-row (0.6 GB)
         #: ingest left 19 GB on disk.
         self.cleanup_older_than = cleanup_older_than
-        self._db: Any = None
-        self._table: Any = None
-        self._write_lock = asyncio.Lock()
         self._refresh_rows = index_refresh_rows
         self._indexing = IndexRefresher(
             self.optimize, rows=index_refresh_rows, idle_s=index_refresh_idle_s
@@ -166,37 +144,23 @@ class LanceDBStore:
     async def open(self) -> None:
         if self._table is not None:
             return
+        unindexed = 0
+
+        async def ready(table: Any, existed: bool) -> None:
+            nonlocal unindexed
+            if existed:
+                self._check_schema(await table.schema())
+                await self._add_missing_columns(table)
+                await self._backfill_derived(table)
+            await self._ensure_indexes(table)
+            stats = await table.index_stats(f"{TOKENS_COLUMN}_idx")
+            unindexed = 0 if stats is None else stats.num_unindexed_rows
+
         async with _backend("open"):
-            await asyncio.to_thread(self.path.mkdir, parents=True, exist_ok=True)
-            db: Any = await lancedb.connect_async(str(self.path))
-            try:
-                if TABLE_NAME in await self._table_names(db):
-                    table = await db.open_table(TABLE_NAME)
-                    self._check_schema(await table.schema())
-                    await self._add_missing_columns(table)
-                    await self._backfill_derived(table)
-                else:
-                    table = await db.create_table(TABLE_NAME, schema=memory_schema(self.dimension))
-                await self._ensure_indexes(table)
-                stats = await table.index_stats(f"{TOKENS_COLUMN}_idx")
-                unindexed = 0 if stats is None else stats.num_unindexed_rows
-            except BaseException:
-                db.close()
-                raise
-            self._db, self._table = db, table
+            schema = memory_schema(self.dimension)
+            self._db, self._table = await open_table(self.path, TABLE_NAME, schema, ready)
         if unindexed:
             self._indexing.wrote(unindexed)
-
-    @staticmethod
-    async def _table_names(db: Any) -> set[str]:
-        names: set[str] = set()
-        token: str | None = None
-        while True:
-            page = await db.list_tables(page_token=token)
-            names.update(page.tables)
-            token = page.page_token
-            if not token:
-                return names
 
     @staticmethod
     async def _ensure_indexes(table: Any) -> None:
@@ -258,18 +222,7 @@ class LanceDBStore:
 
     async def close(self) -> None:
         await self._indexing.close()
-        table, db = self._table, self._db
-        self._table = self._db = None
-        async with _backend("close"):
-            if table is not None:
-                table.close()
-            if db is not None:
-                db.close()
-
-    def _tbl(self) -> Any:
-        if self._table is None:
-            raise StoreError("lancedb store is not open")
-        return self._table
+        await self._close_table()
 
     # -- writes ------------------------------------------------------------------
 
@@ -316,7 +269,7 @@ class LanceDBStore:
             replaced = [
                 where(w.partition, ids_clause(chunk))
                 for w, unique in chosen
-                for chunk in _chunks(
+                for chunk in chunks(
                     [m.id for m in unique if (w.partition, m.id) in stored or m.id in w.stored_ids]
                 )
             ]
@@ -334,7 +287,7 @@ class LanceDBStore:
         clauses = [
             (partition, where(partition, ids_clause(chunk)))
             for partition, ids in lookups
-            for chunk in _chunks(ids)
+            for chunk in chunks(ids)
         ]
         for start in range(0, len(clauses), _PARTITIONS_PER_LOOKUP):
             part = clauses[start : start + _PARTITIONS_PER_LOOKUP]
@@ -371,7 +324,7 @@ class LanceDBStore:
                 return conflicts
             counters = {i: c for i, (_, c) in found.items()}
             kept = with_counters(unique, expected, counters)
-            for chunk in _chunks([i for i in delete if i in found]):
+            for chunk in chunks([i for i in delete if i in found]):
                 await table.delete(where(partition, ids_clause(chunk)))
             await self._replace(table, partition, kept, set(found))
         self._indexing.wrote(len(unique))
@@ -390,7 +343,7 @@ class LanceDBStore:
         if not memories:
             return
         changed = [m.id for m in memories if m.id in stored]
-        for chunk in _chunks(changed):
+        for chunk in chunks(changed):
             await table.delete(where(partition, ids_clause(chunk)))
         await table.add(await _offload(to_arrow, memories, self.dimension, rows=len(memories)))
 
@@ -453,7 +406,7 @@ class LanceDBStore:
         """id -> (version, access statistics) of the stored ``ids`` (write lock held)."""
         out: dict[str, tuple[int, Counters]] = {}
         columns = ["id", "version", "access_count", "accessed_at"]
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             rows = await self._select(table, where(partition, ids_clause(chunk)), columns)
             for row in rows.to_pylist():
                 out[row["id"]] = (row["version"], Counters(row["access_count"], row["accessed_at"]))
@@ -462,7 +415,7 @@ class LanceDBStore:
     async def _stored_ids(self, table: Any, partition: Partition, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` the partition holds (callers hold the write lock)."""
         stored: set[str] = set()
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             found = await self._select(table, where(partition, ids_clause(chunk)), ["id"])
             stored.update(found.column("id").to_pylist())
         return stored
@@ -481,31 +434,21 @@ class LanceDBStore:
         columns = [*SCALAR_COLUMNS, VECTOR_COLUMN] if with_vectors else SCALAR_COLUMNS
         by_id: dict[str, Memory] = {}
         async with _backend("get"):
-            for chunk in _chunks(ids):
+            for chunk in chunks(ids):
                 rows = await self._select(table, where(partition, ids_clause(chunk)), columns)
                 found = await _offload(from_arrow, rows, rows=rows.num_rows)
                 by_id.update((m.id, m) for m in found)
         return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
 
     async def search(
-        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+        self, partition: Partition, vector: UnitVector, flt: MemoryFilter, limit: int
     ) -> list[VectorHit]:
         table = self._tbl()
-        query = check_query_vector(vector, self.dimension)
         if limit <= 0:
             return []
         predicate = where(partition, *filter_clauses(flt))
         async with _backend("search"):
-            rows: pa.Table = await (
-                table.query()
-                .nearest_to(query)
-                .column(VECTOR_COLUMN)
-                .distance_type("cosine")
-                .where(predicate)
-                .limit(limit)
-                .select([*SCALAR_COLUMNS, "_distance"])
-                .to_arrow()
-            )
+            rows = await _nearest(table, vector, predicate, limit)
             memories = from_arrow(rows)
             distances = rows.column("_distance").to_pylist() if memories else []
         hits = [VectorHit(m, 1.0 - float(d)) for m, d in zip(memories, distances, strict=True)]
@@ -515,14 +458,14 @@ class LanceDBStore:
     async def search_many(
         self,
         partition: Partition,
-        vectors: Sequence[Vector],
+        vectors: Sequence[UnitVector],
         flt: MemoryFilter,
         limit: int,
         *,
         min_similarity: float | None = None,
     ) -> list[list[VectorHit]]:
         table = self._tbl()
-        queries = [check_query_vector(v, self.dimension) for v in vectors]
+        queries = list(vectors)
         if limit <= 0 or not queries:
             return [[] for _ in queries]
         if len(queries) == 1:
@@ -530,16 +473,7 @@ class LanceDBStore:
         predicate = where(partition, *filter_clauses(flt))
         async with _backend("search_many"):
             # One multi-vector query: ~10x faster than one query per vector.
-            rows: pa.Table = await (
-                table.query()
-                .nearest_to(queries)
-                .column(VECTOR_COLUMN)
-                .distance_type("cosine")
-                .where(predicate)
-                .limit(limit)
-                .select([*SCALAR_COLUMNS, "_distance"])
-                .to_arrow()
-            )
+            rows = await _nearest(table, queries, predicate, limit)
             memories = await _offload(from_arrow, rows, rows=rows.num_rows)
             distances = rows.column("_distance").to_pylist() if memories else []
             which = rows.column("query_index").to_pylist() if memories else []
@@ -580,7 +514,7 @@ class LanceDBStore:
         clauses = filter_clauses(flt)
         found: list[Memory] = []
         async with _backend("find_by_content"):
-            for chunk in _chunks(content_hashes):
+            for chunk in chunks(content_hashes):
                 predicate = where(
                     partition, *clauses, f"({HASH_COLUMN} IN ({sql_str_list(chunk)}))"
                 )
@@ -647,11 +581,4 @@ class LanceDBStore:
 
     def disk_bytes(self) -> int:
         """Bytes used by the database directory."""
-        total = 0
-        for root, _dirs, files in os.walk(self.path):
-            for name in files:
-                try:
-                    total += os.stat(os.path.join(root, name)).st_size
-                except FileNotFoundError:  # removed by a concurrent cleanup
-                    continue
-        return total
+        return directory_bytes(self.path)

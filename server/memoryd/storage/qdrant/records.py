@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from qdrant_client import models
@@ -23,12 +22,11 @@ from qdrant_client import models
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
-from memoryd.storage.base import qdrant_capabilities
 from memoryd.storage.memory_records import check_key, unique_records
+from memoryd.storage.qdrant.connected import EngineOwner
 from memoryd.storage.qdrant.engine import (
     ClientEngine,
     Engine,
-    IncompatibleCollection,
     QdrantOptions,
 )
 from memoryd.storage.qdrant.filters import Condition, has_ids, match, scoped, value_range
@@ -48,13 +46,15 @@ from memoryd.storage.qdrant.schema import (
     record_point_id,
     to_micros,
 )
-from memoryd.storage.qdrant.store import backend_errors, chunks, partitions_in, scroll_all
+from memoryd.storage.qdrant.store import chunks, partitions_in, scroll_all
 
 _BATCH = 1000
 
 
-class QdrantRecordStore:
+class QdrantRecordStore(EngineOwner):
     """Keyed JSON documents in Qdrant (a server, local mode, or Qdrant Edge)."""
+
+    label = "record store"
 
     def __init__(
         self,
@@ -65,15 +65,10 @@ class QdrantRecordStore:
         name: str = "qdrant",
         shared: bool = False,
     ) -> None:
-        self.name = name
-        self.where = where
-        self.capabilities = qdrant_capabilities(shared=shared)
+        super().__init__(connect, name=name, where=where, shared=shared)
         self.specs: dict[RecordKind, CollectionSpec] = {
             kind: record_collection(prefix, kind) for kind in RecordKind
         }
-        self._connect = connect
-        self._engine: Engine | None = None
-        self._write_lock = asyncio.Lock()
 
     @classmethod
     def from_options(cls, options: QdrantOptions) -> QdrantRecordStore:
@@ -84,35 +79,8 @@ class QdrantRecordStore:
             shared=options.shared,
         )
 
-    async def open(self) -> None:
-        if self._engine is not None:
-            return
-        async with backend_errors(self.name, "open", self.where):
-            engine = await self._connect()
-            try:
-                for spec in self.specs.values():
-                    await engine.open_collection(spec)
-            except IncompatibleCollection as exc:
-                await engine.close()
-                raise StoreError(f"the Qdrant record store ({self.where}): {exc}") from exc
-            except BaseException:
-                await engine.close()
-                raise
-            self._engine = engine
-
-    async def close(self) -> None:
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            async with backend_errors(self.name, "close"):
-                await engine.close()
-
-    def _eng(self) -> Engine:
-        if self._engine is None:
-            raise StoreError(f"{self.name} record store is not open")
-        return self._engine
-
-    def _errors(self, op: str) -> AbstractAsyncContextManager[None]:
-        return backend_errors(self.name, op)
+    def _collections(self) -> list[CollectionSpec]:
+        return list(self.specs.values())
 
     def _collection(self, kind: RecordKind) -> str:
         return self.specs[RecordKind(kind)].name

@@ -10,9 +10,7 @@ sparse vector for text ranking (sparse.py).
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
@@ -20,7 +18,7 @@ from typing import Any
 import numpy as np
 from qdrant_client import models
 
-from memoryd.domain.errors import MemorydError, StoreError
+from memoryd.domain.errors import StoreError
 from memoryd.domain.models import (
     AccessUpdate,
     Memory,
@@ -29,15 +27,13 @@ from memoryd.domain.models import (
     PageCursor,
     Partition,
     TextHit,
-    Vector,
+    UnitVector,
     VectorHit,
-    unit_rows,
 )
-from memoryd.storage.base import qdrant_capabilities
+from memoryd.storage.checks import check_upsert, dedupe_last
 from memoryd.storage.conditional import check_call
-from memoryd.storage.failures import backend_failure
-from memoryd.storage.memory import check_query_vector, check_upsert, dedupe_last
 from memoryd.storage.qdrant import conditional, sparse
+from memoryd.storage.qdrant.connected import EngineOwner
 from memoryd.storage.qdrant.engine import (
     ClientEngine,
     Engine,
@@ -60,6 +56,7 @@ from memoryd.storage.qdrant.schema import (
     MEMORY_ID,
     SPARSE,
     TENANT,
+    CollectionSpec,
     in_partition,
     memory_collection,
     memory_from_point,
@@ -76,18 +73,6 @@ _PREFETCH_FACTOR = 4
 _QUERIES_PER_BATCH = 64
 #: Distinct values one facet request may return (tenants, or agents of a tenant).
 _FACET_LIMIT = 1_000_000
-
-
-@asynccontextmanager
-async def backend_errors(engine: str, op: str, where: str = "") -> AsyncIterator[None]:
-    """Turn any client / engine failure into StoreError (never let them escape raw);
-    ``where`` (the endpoint) goes to the log."""
-    try:
-        yield
-    except MemorydError:
-        raise
-    except Exception as exc:
-        raise backend_failure(engine, op, exc, where=where) from exc
 
 
 def chunks(items: Sequence[str]) -> list[list[str]]:
@@ -108,13 +93,13 @@ class FusedHit:
     score: float
 
 
-def _unit(vector: Vector, dimension: int) -> list[float]:
-    query = check_query_vector(vector, dimension)
-    values: list[float] = unit_rows(query).tolist()
+def _values(vector: UnitVector) -> list[float]:
+    """A query vector as the client sends it (it arrives checked and at unit length)."""
+    values: list[float] = vector.tolist()
     return values
 
 
-class QdrantStore:
+class QdrantStore(EngineOwner):
     """The Store protocol over Qdrant (a server, local mode, or Qdrant Edge)."""
 
     def __init__(
@@ -129,14 +114,9 @@ class QdrantStore:
     ) -> None:
         if dimension <= 0:
             raise ValueError("dimension must be positive")
+        super().__init__(connect, name=name, where=where, shared=shared)
         self.dimension = dimension
-        self.name = name
-        self.capabilities = qdrant_capabilities(shared=shared)
-        self.where = where
         self.spec = memory_collection(prefix, dimension)
-        self._connect = connect
-        self._engine: Engine | None = None
-        self._write_lock = asyncio.Lock()
 
     @classmethod
     def from_options(cls, options: QdrantOptions, dimension: int) -> QdrantStore:
@@ -150,38 +130,15 @@ class QdrantStore:
 
     # -- lifecycle ---------------------------------------------------------------
 
-    async def open(self) -> None:
-        if self._engine is not None:
-            return
-        async with backend_errors(self.name, "open", self.where):
-            engine = await self._connect()
-            try:
-                await engine.open_collection(self.spec)
-            except IncompatibleCollection as exc:
-                await engine.close()
-                raise StoreError(
-                    f"the Qdrant store ({self.where}) cannot be used: {exc}; the embedder "
-                    "was changed without re-embedding (re-embed, or use another collection "
-                    "prefix or data_dir)"
-                ) from exc
-            except BaseException:
-                await engine.close()
-                raise
-            self._engine = engine
+    def _collections(self) -> list[CollectionSpec]:
+        return [self.spec]
 
-    async def close(self) -> None:
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            async with backend_errors(self.name, "close"):
-                await engine.close()
-
-    def _eng(self) -> Engine:
-        if self._engine is None:
-            raise StoreError(f"{self.name} store is not open")
-        return self._engine
-
-    def _errors(self, op: str) -> AbstractAsyncContextManager[None]:
-        return backend_errors(self.name, op)
+    def _incompatible(self, exc: IncompatibleCollection) -> str:
+        return (
+            f"the Qdrant store ({self.where}) cannot be used: {exc}; the embedder was "
+            "changed without re-embedding (re-embed, or use another collection prefix or "
+            "data_dir)"
+        )
 
     # -- writes ------------------------------------------------------------------
 
@@ -290,10 +247,10 @@ class QdrantStore:
             return await self._get(engine, partition, ids, with_vectors)
 
     async def search(
-        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+        self, partition: Partition, vector: UnitVector, flt: MemoryFilter, limit: int
     ) -> list[VectorHit]:
         engine = self._eng()
-        query = _unit(vector, self.dimension)
+        query = _values(vector)
         if limit <= 0:
             return []
         async with self._errors("search"):
@@ -311,7 +268,7 @@ class QdrantStore:
     async def search_many(
         self,
         partition: Partition,
-        vectors: Sequence[Vector],
+        vectors: Sequence[UnitVector],
         flt: MemoryFilter,
         limit: int,
         *,
@@ -319,7 +276,7 @@ class QdrantStore:
     ) -> list[list[VectorHit]]:
         """One batched Query API request per _QUERIES_PER_BATCH vectors."""
         engine = self._eng()
-        queries = [_unit(v, self.dimension) for v in vectors]
+        queries = [_values(v) for v in vectors]
         if limit <= 0:
             return [[] for _ in queries]
         flt_q = scoped(partition, *memory_conditions(flt))
@@ -372,12 +329,12 @@ class QdrantStore:
         return [h for h in hits if h.score > 0]
 
     async def hybrid_search(
-        self, partition: Partition, vector: Vector, query: str, flt: MemoryFilter, limit: int
+        self, partition: Partition, vector: UnitVector, query: str, flt: MemoryFilter, limit: int
     ) -> list[FusedHit]:
         """Dense and BM25 candidates fused by reciprocal rank in one request (Query API:
         two filtered prefetches, then RRF). Not part of the Store protocol."""
         engine = self._eng()
-        dense = _unit(vector, self.dimension)
+        dense = _values(vector)
         if limit <= 0:
             return []
         terms = sparse.query_vector(query)

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 import numpy as np
 import numpy.typing as npt
 
-from memoryd.storage.hot_rows import grown
+from memoryd.storage.hot.rows import grown
 
 F32 = npt.NDArray[np.float32]
 Slots = npt.NDArray[np.intp]

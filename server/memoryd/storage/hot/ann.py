@@ -1,6 +1,6 @@
 """The HNSW graph (usearch) of a big hot partition: parameters, the build (a worker
 thread, on a snapshot), and the candidate searches whose results
-:class:`~memoryd.storage.hot_partition.HotPartition` re-ranks exactly.
+:class:`~memoryd.storage.hot.partition.HotPartition` re-ranks exactly.
 
 Graph keys are partition slots; a key at or past the partition's high-water mark is
 a slot added after the snapshot and is skipped.

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memoryd.storage.hot_rows import grown
-from memoryd.storage.memory import BM25_B, BM25_K1
+from memoryd.storage.bm25 import BM25_B, BM25_K1
+from memoryd.storage.hot.rows import grown
 from memoryd.text import tokenize
 from memoryd.text.informative import is_common
 

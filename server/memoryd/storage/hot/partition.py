@@ -3,15 +3,15 @@
 Vectors live in one contiguous float32 matrix (a slot per memory; freed slots are
 reused), and the fields a MemoryFilter reads live in parallel NumPy columns, so a
 filtered search is a handful of vectorised comparisons, one matrix-vector product
-and an ``argpartition``; from 2,048 rows an int8 copy (hot_quant.py) first rules out,
+and an ``argpartition``; from 2,048 rows an int8 copy (hot/quant.py) first rules out,
 exactly, the rows that cannot make the top k. Past a size threshold an HNSW graph
 (usearch) proposes an oversampled candidate set that is re-ranked exactly against the
 matrix. Full-text
-search has its own index (hot_text.py), built on the first text search and kept
+search has its own index (hot/text.py), built on the first text search and kept
 coherent by every write from then on.
 
 Nothing here awaits: every method runs to completion on the event loop, so callers
-never observe a half-applied write. Only the graph's build (hot_ann.py) and the text index's
+never observe a half-applied write. Only the graph's build (hot/ann.py) and the text index's
 build run in a worker thread, on a snapshot of slots; writes meanwhile are recorded
 and replayed onto the graph or the text index.
 """
@@ -34,13 +34,13 @@ from memoryd.domain.models import (
     TagMatch,
     TextHit,
 )
-from memoryd.storage.hot_ann import AnnParams, ann_candidates, ann_near
-from memoryd.storage.hot_hashes import ContentHashes
-from memoryd.storage.hot_order import best, page
-from memoryd.storage.hot_quant import Quantized
-from memoryd.storage.hot_rows import grown, micros, object_bytes, utc
-from memoryd.storage.hot_sketch import RANK, Sketch
-from memoryd.storage.hot_text import TextBase, TextIndex
+from memoryd.storage.hot.ann import AnnParams, ann_candidates, ann_near
+from memoryd.storage.hot.hashes import ContentHashes
+from memoryd.storage.hot.order import best, page
+from memoryd.storage.hot.quant import Quantized
+from memoryd.storage.hot.rows import grown, micros, object_bytes, utc
+from memoryd.storage.hot.sketch import RANK, Sketch
+from memoryd.storage.hot.text import TextBase, TextIndex
 
 F32 = npt.NDArray[np.float32]
 Slots = npt.NDArray[np.intp]
@@ -55,13 +55,13 @@ _UNIT_TOLERANCE = 1e-5
 #: Near-neighbour lookups (``min_similarity``) of at least _SKETCH_MIN_QUERIES vectors
 #: (a batch write's deduplication; one vector is a cheap product anyway, and a partition
 #: only ever written one memory at a time never pays the sketch's memory) go through
-#: the sketch (hot_sketch.py) from this many rows, for cuts this high (a lower cut lets
+#: the sketch (hot/sketch.py) from this many rows, for cuts this high (a lower cut lets
 #: too many pairs through).
 _SKETCH_MIN_QUERIES = 16
 _SKETCH_MIN_ROWS = 2048
 _SKETCH_MIN_SIMILARITY = 0.8
 #: Single-query searches over at least this many rows narrow the exact product to the
-#: int8 copy's candidates (hot_quant.py). Measured per search, float32 product against
+#: int8 copy's candidates (hot/quant.py). Measured per search, float32 product against
 #: the int8 filter, in cache / after other memory traffic: 1,024 rows 28 / 92 us
 #: against 29 / 111; 2,048 rows 108 / 154 against 42 / 138; 8,192 rows 453 / 514
 #: against 173 / 271.
@@ -87,7 +87,7 @@ class HotPartition:
         self._archived = np.zeros(0, dtype=bool)
         self._namespace = np.zeros(0, dtype=np.int32)
         #: Ids as UTF-8 bytes (the same order as the strings): ties in a search or a
-        #: list page are put in id order by NumPy (hot_order.py), not by Python.
+        #: list page are put in id order by NumPy (hot/order.py), not by Python.
         self._ids = np.zeros(0, dtype="S1")
         self._namespace_code: dict[str, int] = {}
         #: The embedding model of each slot: the embedding fallback keeps its own

@@ -28,7 +28,7 @@ import numkong
 import numpy as np
 import numpy.typing as npt
 
-from memoryd.storage.hot_rows import grown
+from memoryd.storage.hot.rows import grown
 
 F32 = npt.NDArray[np.float32]
 Slots = npt.NDArray[np.intp]

@@ -3,9 +3,9 @@
 The wrapped store (LanceDB) stays the source of truth: every write goes to it first
 and reaches the cache only after it succeeded; reads other than vector and full-text
 search go straight to it. A partition is loaded on its first search by one scan of
-the store, then searched in memory (see hot_partition.py) until it is evicted: least
+the store, then searched in memory (see hot/partition.py) until it is evicted: least
 recently used partitions go first when the estimated bytes exceed the budget. Its
-BM25 index (hot_text.py) is built on its first text search, in a worker thread
+BM25 index (hot/text.py) is built on its first text search, in a worker thread
 (tokenising costs ~25 µs per memory: 0.3 s at 10k). Text searches of a small
 partition wait for the build; those of a larger one are answered by the store until
 it is done. Writes during the build are recorded and replayed onto the index before
@@ -30,7 +30,7 @@ import builtins
 import contextlib
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
@@ -45,25 +45,20 @@ from memoryd.domain.models import (
     PageCursor,
     Partition,
     TextHit,
-    Vector,
+    UnitVector,
     VectorHit,
-    unit_rows,
 )
-from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
+from memoryd.storage.base import PartitionUpsert, Store, upsert_many
 from memoryd.storage.conditional import Counters, with_counters
-from memoryd.storage.hot_ann import AnnParams, build_ann
-from memoryd.storage.hot_known import StoredPartitions
-from memoryd.storage.hot_partition import HotPartition
-from memoryd.storage.hot_rows import stored_form
-from memoryd.storage.hot_text import build_text_base, query_terms
-from memoryd.storage.memory import check_query_vector, unit_queries
+from memoryd.storage.delegating import DelegatingStore
+from memoryd.storage.hot.ann import AnnParams, build_ann
+from memoryd.storage.hot.known import StoredPartitions
+from memoryd.storage.hot.load import SCAN_PAGE, put_many, scan
+from memoryd.storage.hot.partition import HotPartition
+from memoryd.storage.hot.text import build_text_base, query_terms
 
 log = structlog.get_logger(__name__)
 
-#: Records read per page when a partition is loaded.
-SCAN_PAGE = 5000
-_EVERYTHING = MemoryFilter(include_archived=True)
-_Page = list[Memory]
 #: Partitions up to this many memories are text-searched in memory from their first
 #: text search on (it waits for a build of <= ~50 ms); bigger ones use the store
 #: until their build is done.
@@ -85,9 +80,10 @@ class _Entry:
     text_task: asyncio.Task[bool] | None = None
 
 
-class HotCacheStore:
+class HotCacheStore(DelegatingStore):
     """A Store that answers ``search``, ``search_many`` and ``text_search`` from memory
-    and delegates everything else."""
+    (and ``get``, ``list``, ``count`` of a loaded partition), keeps itself coherent
+    with every write, and delegates everything else."""
 
     def __init__(
         self,
@@ -102,12 +98,10 @@ class HotCacheStore:
     ) -> None:
         if budget_bytes <= 0:
             raise ValueError("budget_bytes must be positive")
-        self.inner = inner
-        self.name = inner.name
         #: A cache of what this process wrote is only complete for one process.
         if not inner.capabilities.single_writer:
             raise ValueError("a hot cache cannot front a store other processes write")
-        self.capabilities = inner.capabilities
+        super().__init__(inner)
         self.dimension = dimension
         self.budget_bytes = budget_bytes
         self.ann = ann or AnnParams()
@@ -133,7 +127,7 @@ class HotCacheStore:
     async def open(self) -> None:
         self._closing = False
         await self.inner.open()
-        # A partition the store does not hold is loaded without a scan (hot_known.py).
+        # A partition the store does not hold is loaded without a scan (hot/known.py).
         self._listing = asyncio.create_task(self._stored.list(self.inner), name="hot-partitions")
 
     async def close(self) -> None:
@@ -151,13 +145,8 @@ class HotCacheStore:
                 await task
         await self.inner.close()
 
-    # -- backend extras (they change no memory: the cache stays valid) -------------
-
-    async def optimize(self) -> bool:
-        return await compact(self.inner)
-
-    def disk_bytes(self) -> int:
-        return disk_bytes(self.inner)
+    # The backend extras (optimize, disk_bytes) and list_partitions are the base's:
+    # they change no memory, so the cache stays valid.
 
     # -- introspection ---------------------------------------------------------------
 
@@ -204,23 +193,15 @@ class HotCacheStore:
         stored_ids: frozenset[str] = frozenset(),
     ) -> None:
         self._stored.wrote(partition)
-        ids = [m.id for m in memories]
-        entry = self._entries.get(partition)
-        if entry is not None and entry.part is not None:
-            # A loaded partition is complete and every write passes through here, so
-            # an id it lacks is one the store lacks too, and one it holds is stored.
-            slot_of = entry.part.slot_of
-            new_ids = new_ids | {i for i in ids if i not in slot_of}
-            stored_ids = stored_ids | {i for i in ids if i in slot_of}
+        # A loaded partition is complete and every write passes through here, so an
+        # id it lacks is one the store lacks too, and one it holds is stored.
+        w = self._hinted(PartitionUpsert(partition, memories, new_ids, stored_ids))
         try:
-            await self.inner.upsert(partition, memories, new_ids=new_ids, stored_ids=stored_ids)
+            await self.inner.upsert(partition, memories, new_ids=w.new_ids, stored_ids=w.stored_ids)
         except BaseException:
-            self._write_failed(partition, ids)
+            self._write_failed(partition, [m.id for m in memories])
             raise
-        part = self._loaded_or_mark(partition, ids)
-        if part is not None:
-            put_many(part, memories, from_store=False)
-            self._after_growth(partition)
+        self._wrote(partition, memories)
 
     async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
         """``upsert`` of several partitions in one store call (the log's apply pass)."""
@@ -234,13 +215,18 @@ class HotCacheStore:
                 self._write_failed(w.partition, [m.id for m in w.memories])
             raise
         for w in writes:
-            part = self._loaded_or_mark(w.partition, [m.id for m in w.memories])
-            if part is not None:
-                put_many(part, w.memories, from_store=False)
-                self._after_growth(w.partition)
+            self._wrote(w.partition, w.memories)
+
+    def _wrote(self, partition: Partition, memories: Sequence[Memory]) -> None:
+        """Take what the store wrote (or mark it for a load under way to re-read)."""
+        part = self._loaded_or_mark(partition, [m.id for m in memories])
+        if part is not None:
+            put_many(part, memories, from_store=False)
+            self._after_growth(partition)
 
     def _hinted(self, write: PartitionUpsert) -> PartitionUpsert:
-        """``write`` with what a loaded partition knows: which ids are new, which stored."""
+        """``write`` with what a loaded partition knows: which ids are new (it lacks
+        them), which stored (it holds them)."""
         entry = self._entries.get(write.partition)
         if entry is None or entry.part is None:
             return write
@@ -329,38 +315,36 @@ class HotCacheStore:
     # -- reads ---------------------------------------------------------------------
 
     async def search(
-        self, partition: Partition, vector: Vector, flt: MemoryFilter, limit: int
+        self, partition: Partition, vector: UnitVector, flt: MemoryFilter, limit: int
     ) -> list[VectorHit]:
-        query = unit_rows(check_query_vector(vector, self.dimension))
         if limit <= 0:
             return []
         part = await self._acquire(partition)
         if part is None:
             self.bypasses += 1
             return await self.inner.search(partition, vector, flt, limit)
-        return [VectorHit(m, s) for m, s in part.search(query, flt, limit)]
+        return [VectorHit(m, s) for m, s in part.search(vector, flt, limit)]
 
     async def search_many(
         self,
         partition: Partition,
-        vectors: Sequence[Vector],
+        vectors: Sequence[UnitVector],
         flt: MemoryFilter,
         limit: int,
         *,
         min_similarity: float | None = None,
     ) -> list[list[VectorHit]]:
-        queries = unit_queries(vectors, self.dimension)
-        if limit <= 0 or not len(queries):
-            return [[] for _ in queries]
+        if limit <= 0 or not vectors:
+            return [[] for _ in vectors]
         part = await self._acquire(partition)
         if part is None:
             self.bypasses += 1
             return await self.inner.search_many(
                 partition, vectors, flt, limit, min_similarity=min_similarity
             )
-        context = self._bulk_compute() if len(queries) >= BULK_QUERIES else contextlib.nullcontext()
+        context = self._bulk_compute() if len(vectors) >= BULK_QUERIES else contextlib.nullcontext()
         with context:
-            found = part.search_many(queries, flt, limit, min_similarity=min_similarity)
+            found = part.search_many(np.stack(vectors), flt, limit, min_similarity=min_similarity)
         return [[VectorHit(m, s) for m, s in hits] for hits in found]
 
     async def text_search(
@@ -431,9 +415,6 @@ class HotCacheStore:
         self._entries.move_to_end(partition)
         return entry.part
 
-    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[Partition]:
-        return await self.inner.list_partitions(tenant_id)
-
     # -- loading and eviction ------------------------------------------------------
 
     async def _acquire(self, partition: Partition) -> HotPartition | None:
@@ -459,8 +440,9 @@ class HotCacheStore:
         started = time.perf_counter()
         try:
             part = HotPartition(self.dimension, self.ann)
-            async for page in self._scan(partition):
-                put_many(part, page, from_store=True)
+            if not self._stored.known_empty(partition):  # else: nothing to ask for
+                async for page in scan(self.inner, partition, self.scan_page):
+                    put_many(part, page, from_store=True)
             while entry.dirty:
                 ids, entry.dirty = sorted(entry.dirty), set()
                 fresh = await self.inner.get(partition, ids, with_vectors=True)
@@ -488,27 +470,6 @@ class HotCacheStore:
         )
         self._after_growth(partition)
         return entry.part
-
-    async def _scan(self, partition: Partition) -> AsyncIterator[_Page]:
-        """Every record of ``partition`` with its vector, in pages (any backend);
-        none, without asking the store, for a partition it is known not to hold."""
-        if self._stored.known_empty(partition):
-            return
-        after: PageCursor | None = None
-        while True:
-            page = await self.inner.list(
-                partition,
-                _EVERYTHING,
-                order=MemoryOrder.CREATED_ASC,
-                after=after,
-                limit=self.scan_page,
-            )
-            if not page:
-                return
-            yield await self.inner.get(partition, [m.id for m in page], with_vectors=True)
-            if len(page) < self.scan_page:
-                return
-            after = PageCursor(page[-1].created_at, page[-1].id)
 
     def _after_growth(self, partition: Partition) -> None:
         """Evict down to the budget; start a graph build when the partition is big."""
@@ -620,17 +581,3 @@ class HotCacheStore:
                 seconds=round(time.perf_counter() - started, 3),
             )
             self._evict(keep=partition)
-
-
-def put_many(part: HotPartition, memories: Sequence[Memory], *, from_store: bool) -> None:
-    """Insert records that carry vectors: as the store returned them
-    (``from_store``: already in stored form, taken over) or as passed to ``upsert``."""
-    if not memories:
-        return
-    vectors = np.stack([np.asarray(m.vector, dtype=np.float32) for m in memories])
-    if from_store:
-        for m in memories:
-            m.vector = None
-        part.put_rows(memories, vectors)
-    else:
-        part.put_rows([stored_form(m) for m in memories], vectors)

@@ -1,0 +1,204 @@
+"""The delegating bases of the store layers: a layer in front of a Store or a
+RecordStore (the hot cache, the metrics and tracing wrappers) subclasses one and
+overrides only what it changes; everything else reaches ``inner`` unchanged.
+
+Every forwarded call passes through one method, :meth:`DelegatingStore.through`
+(its operation's name and the inner store's awaitable), so a layer that does the same
+for every call (a latency, a span) overrides that one method instead of each call.
+Each protocol method is written out here, typed, rather than reached by
+``__getattr__``: a method the protocol gains is forwarded (and timed) on purpose, and
+mypy checks every layer against the protocol (tests/unit/observability checks that
+nothing is missing). ``open`` and ``close`` and the backend extras (``optimize``,
+``disk_bytes``) are forwarded directly: they are not request traffic. The batched
+writes are forwarded too, so a layer in front of a backend that has them has them.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import TypeVar
+
+from memoryd.domain import models as m
+from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
+from memoryd.storage.records import RecordStore, put_records_many
+
+T = TypeVar("T")
+_Batch = Sequence[tuple[m.Partition, Sequence[Record]]]
+
+
+class DelegatingStore:
+    """A Store that forwards every call to ``inner`` through :meth:`through`."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.capabilities = inner.capabilities
+
+    async def through(self, operation: str, call: Awaitable[T]) -> T:
+        """Await ``call``, the inner store's ``operation``: what a layer that treats
+        every call alike (timing, tracing) overrides."""
+        return await call
+
+    async def open(self) -> None:
+        await self.inner.open()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def upsert(
+        self,
+        partition: m.Partition,
+        memories: Sequence[m.Memory],
+        *,
+        new_ids: frozenset[str] = frozenset(),
+        stored_ids: frozenset[str] = frozenset(),
+    ) -> None:
+        call = self.inner.upsert(partition, memories, new_ids=new_ids, stored_ids=stored_ids)
+        await self.through("upsert", call)
+
+    async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
+        await self.through("upsert_many", upsert_many(self.inner, writes))
+
+    async def upsert_if(
+        self,
+        partition: m.Partition,
+        memories: Sequence[m.Memory],
+        expected: Mapping[str, int | None],
+        *,
+        delete: Sequence[str] = (),
+    ) -> builtins.list[str]:
+        call = self.inner.upsert_if(partition, memories, expected, delete=delete)
+        return await self.through("upsert_if", call)
+
+    async def get(
+        self, partition: m.Partition, ids: Sequence[str], *, with_vectors: bool = False
+    ) -> builtins.list[m.Memory]:
+        return await self.through("get", self.inner.get(partition, ids, with_vectors=with_vectors))
+
+    async def delete(self, partition: m.Partition, ids: Sequence[str]) -> builtins.list[str]:
+        return await self.through("delete", self.inner.delete(partition, ids))
+
+    async def search(
+        self, partition: m.Partition, vector: m.UnitVector, flt: m.MemoryFilter, limit: int
+    ) -> builtins.list[m.VectorHit]:
+        return await self.through("search", self.inner.search(partition, vector, flt, limit))
+
+    async def search_many(
+        self,
+        partition: m.Partition,
+        vectors: Sequence[m.UnitVector],
+        flt: m.MemoryFilter,
+        limit: int,
+        *,
+        min_similarity: float | None = None,
+    ) -> builtins.list[builtins.list[m.VectorHit]]:
+        call = self.inner.search_many(partition, vectors, flt, limit, min_similarity=min_similarity)
+        return await self.through("search_many", call)
+
+    async def text_search(
+        self, partition: m.Partition, query: str, flt: m.MemoryFilter, limit: int
+    ) -> builtins.list[m.TextHit]:
+        call = self.inner.text_search(partition, query, flt, limit)
+        return await self.through("text_search", call)
+
+    async def find_by_content(
+        self, partition: m.Partition, content_hashes: Sequence[str], flt: m.MemoryFilter
+    ) -> builtins.list[m.Memory]:
+        call = self.inner.find_by_content(partition, content_hashes, flt)
+        return await self.through("find_by_content", call)
+
+    async def list(
+        self,
+        partition: m.Partition,
+        flt: m.MemoryFilter,
+        *,
+        order: m.MemoryOrder = m.MemoryOrder.CREATED_DESC,
+        after: m.PageCursor | None = None,
+        limit: int = 50,
+    ) -> builtins.list[m.Memory]:
+        call = self.inner.list(partition, flt, order=order, after=after, limit=limit)
+        return await self.through("list", call)
+
+    async def count(self, partition: m.Partition, flt: m.MemoryFilter) -> int:
+        return await self.through("count", self.inner.count(partition, flt))
+
+    async def record_access(
+        self, partition: m.Partition, updates: Mapping[str, m.AccessUpdate]
+    ) -> None:
+        await self.through("record_access", self.inner.record_access(partition, updates))
+
+    async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[m.Partition]:
+        return await self.through("list_partitions", self.inner.list_partitions(tenant_id))
+
+    # -- backend extras ------------------------------------------------------------
+
+    async def optimize(self) -> bool:
+        return await compact(self.inner)
+
+    def disk_bytes(self) -> int:
+        return disk_bytes(self.inner)
+
+
+class DelegatingRecordStore:
+    """A RecordStore that forwards every call to ``inner`` through :meth:`through`."""
+
+    def __init__(self, inner: RecordStore) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.capabilities = inner.capabilities
+
+    async def through(self, operation: str, call: Awaitable[T]) -> T:
+        """As :meth:`DelegatingStore.through`."""
+        return await call
+
+    async def open(self) -> None:
+        await self.inner.open()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def put_records(self, partition: m.Partition, records: Sequence[Record]) -> None:
+        await self.through("put_records", self.inner.put_records(partition, records))
+
+    async def put_records_many(self, writes: _Batch) -> None:
+        await self.through("put_records_many", put_records_many(self.inner, writes))
+
+    async def put_record_if(
+        self, partition: m.Partition, record: Record, expected: Record | None
+    ) -> bool:
+        call = self.inner.put_record_if(partition, record, expected)
+        return await self.through("put_record_if", call)
+
+    async def get_records(
+        self, partition: m.Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[Record]:
+        return await self.through("get_records", self.inner.get_records(partition, kind, keys))
+
+    async def list_records(
+        self,
+        partition: m.Partition,
+        kind: RecordKind,
+        *,
+        prefix: str = "",
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[Record]:
+        call = self.inner.list_records(partition, kind, prefix=prefix, after=after, limit=limit)
+        return await self.through("list_records", call)
+
+    async def delete_records(
+        self, partition: m.Partition, kind: RecordKind, keys: Sequence[str]
+    ) -> list[str]:
+        call = self.inner.delete_records(partition, kind, keys)
+        return await self.through("delete_records", call)
+
+    async def count_records(self, partition: m.Partition, kind: RecordKind) -> int:
+        return await self.through("count_records", self.inner.count_records(partition, kind))
+
+    async def list_partitions(self, tenant_id: str | None = None) -> list[m.Partition]:
+        return await self.through("list_partitions", self.inner.list_partitions(tenant_id))
+
+    async def optimize(self) -> bool:
+        return await compact(self.inner)
