@@ -87,11 +87,6 @@ FINAL_APPLY_S = 0.8
 PASS_ITEMS = 4096
 
 
-def in_transaction() -> bool:
-    """Whether writes are being collected by ``transaction()`` (in this task)."""
-    return _transaction.get() is not None
-
-
 class Durability:
     def __init__(
         self,

@@ -37,9 +37,10 @@ from memoryd.domain.models import (
     unit_rows,
 )
 from memoryd.domain.records import Record, RecordKind
-from memoryd.durability.durable_store import Durability, in_transaction
+from memoryd.durability.durable_store import Durability
 from memoryd.durability.ops import Op
 from memoryd.durability.text_overlay import overlaid_hits
+from memoryd.durability.transaction import in_transaction
 from memoryd.durability.watches import FlushGate, Watches
 from memoryd.durability.write_through import WriteThrough
 from memoryd.storage.base import Store, at_least, compact, disk_bytes

@@ -26,6 +26,11 @@ def collecting() -> list[tuple[Log, Op]] | None:
     return _transaction.get()
 
 
+def in_transaction() -> bool:
+    """Whether writes are being collected by ``transaction()`` (in this task)."""
+    return _transaction.get() is not None
+
+
 @contextlib.asynccontextmanager
 async def transaction() -> AsyncIterator[None]:
     """Writes made in the block become one log entry, committed when it exits
