@@ -42,6 +42,7 @@ from memoryd.service.keyed.shared import KEYS_LEASE
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.lifecycle.importer import ImportLimits
 from memoryd.service.lifecycle.maintenance import MaintenanceScheduler
+from memoryd.service.lifecycle.memory_views import MemoryViews
 from memoryd.service.lifecycle.service import LifecycleService
 from memoryd.service.memories.access_stats import AccessStatsBuffer
 from memoryd.service.memories.contradiction import ContradictionResolver
@@ -93,6 +94,8 @@ class Built:
     masker: Masker
     #: Scheduled maintenance (None when maintenance.enabled is false).
     scheduler: MaintenanceScheduler | None
+    #: memory.md / learnings.md of each agent (None when the memory_root is off).
+    views: MemoryViews | None = None
 
 
 async def build_services(base: Base) -> Built:
@@ -122,7 +125,8 @@ async def build_services(base: Base) -> Built:
         state_service=StateService(records=base.records, settings=s.snapshot, sessions=s.sessions),
         lifecycle_service=lifecycle,
     )
-    return Built(services, common.masker, _start_scheduler(base, lifecycle))
+    views = _memory_views(base, memories, lifecycle)
+    return Built(services, common.masker, _start_scheduler(base, lifecycle), views)
 
 
 async def _common(base: Base) -> Common:
@@ -249,6 +253,20 @@ async def _key_mirror(base: Base) -> list[KeyObserver]:
     await mirror.start()
     base.stack.push_async_callback(mirror.close)
     return [mirror]
+
+
+def _memory_views(
+    base: Base, memories: MemoryService, lifecycle: LifecycleService
+) -> MemoryViews | None:
+    """memory.md and learnings.md in the memory_root, refreshed after writes (the
+    door tells them); stopped before the services they write through."""
+    s = base.settings
+    root = s.memory_root()
+    if root is None:
+        return None
+    views = MemoryViews(root.absolute(), memories, lifecycle, clearance=s.keys.mirror_clearance)
+    base.stack.push_async_callback(views.close)
+    return views
 
 
 def _sessions(base: Base, common: Common, memories: MemoryService) -> SessionService:
