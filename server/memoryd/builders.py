@@ -36,8 +36,8 @@ from memoryd.service.common.tokens import TokenCounter, build_token_counter
 from memoryd.service.common.write_batcher import WriteBatcher
 from memoryd.service.keyed.docs import COUNTER_KEY
 from memoryd.service.keyed.index import KeyIndexes
-from memoryd.service.keyed.mirror import KeyMirror
-from memoryd.service.keyed.service import KeyedMemoryService, KeyObserver
+from memoryd.service.keyed.mirror import KeyMirror, keyed_read_back
+from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.keyed.shared import KEYS_LEASE
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.lifecycle.importer import ImportLimits
@@ -224,6 +224,7 @@ async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemory
     """Keyed memory; its partitions' version counters are read in the background (a
     key write during a later store outage then goes to the log)."""
     s = base.settings
+    mirrors = _key_mirror(base)
     keyed = KeyedMemoryService(
         records=base.records,
         store=base.store,
@@ -233,26 +234,27 @@ async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemory
         limits=s.limits,
         keys=s.keys,
         quotas=common.quotas,
-        observers=[indexes, *await _key_mirror(base)],
+        observers=[indexes, *mirrors],
         leases=_leases(base, KEYS_LEASE, versions=COUNTER_KEY),
     )
+    for mirror in mirrors:  # a hand edit of an index file becomes the key's next version
+        mirror.read_back = keyed_read_back(keyed, s.keys.mirror_clearance)
+        await mirror.start()
+        base.stack.push_async_callback(mirror.close)
     warming = asyncio.create_task(keyed.warm(), name="keyed-counters-warm")
     base.stack.push_async_callback(cancel_and_wait, warming)
     return keyed
 
 
-async def _key_mirror(base: Base) -> list[KeyObserver]:
+def _key_mirror(base: Base) -> list[KeyMirror]:
     """The live file mirror of keyed memory (the memory_root: Settings.memory_root),
-    checked against the store and repaired in the background from start; stopped
-    before the stores."""
+    not started yet: once it can write hand edits back it is started (checked against
+    the store and repaired in the background) and stopped before the stores."""
     s = base.settings
     root = s.memory_root()
     if root is None:
         return []
-    mirror = KeyMirror(root.absolute(), base.records, s.limits, clearance=s.keys.mirror_clearance)
-    await mirror.start()
-    base.stack.push_async_callback(mirror.close)
-    return [mirror]
+    return [KeyMirror(root.absolute(), base.records, s.limits, clearance=s.keys.mirror_clearance)]
 
 
 def _memory_views(
