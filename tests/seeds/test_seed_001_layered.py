@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import time
 from datetime import UTC, datetime, timedelta
-
 from pathlib import Path
 
 from google.protobuf import timestamp_pb2
