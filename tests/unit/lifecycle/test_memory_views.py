@@ -231,3 +231,19 @@ async def test_a_tenant_wide_call_refreshes_nothing(rig: Rig) -> None:
     rig.views.changed(scope_for("", "t1").partition)
     await rig.views.flush()
     assert not (rig.root / "t1").exists()
+
+
+async def test_a_new_line_in_a_public_memory_root_is_stored_public(tmp_path: Path) -> None:
+    async with world() as w:
+        views = MemoryViews(tmp_path, w.memories, w.lifecycle, clearance=SecurityLevel.PUBLIC)
+        rig = Rig(w, views, tmp_path)
+        await rig.say("an internal fact", MemoryType.FACT)
+        await rig.say("a public fact", MemoryType.FACT, security_level=SecurityLevel.PUBLIC)
+        await views.refresh(S.partition)
+        assert "internal fact" not in rig.path("memory.md").read_text(encoding="utf-8")
+        rig.edit("memory.md", "## Known Facts\n", "## Known Facts\n- added by hand\n")
+        await views.refresh(S.partition)
+        added = (await rig.stored())["added by hand"]
+        assert added.security_level is SecurityLevel.PUBLIC
+        assert "added by hand <!-- m:" in rig.path("memory.md").read_text(encoding="utf-8")
+        await views.close()

@@ -52,7 +52,7 @@ from memoryd.domain.requests import ListQuery, MemoryDraft, MemoryPatch
 from memoryd.service.keyed.tree import atomic_write, partition_dir
 from memoryd.service.lifecycle.service import LifecycleService
 from memoryd.service.lifecycle.view_text import VIEWS, Line, View, parse, render, short_id
-from memoryd.service.memories.service import MemoryService
+from memoryd.service.memories.service import DEFAULT_SECURITY_LEVEL, MemoryService
 
 log = structlog.get_logger(__name__)
 
@@ -178,8 +178,15 @@ class MemoryViews:
             patch = MemoryPatch(frozenset(values), values)
             await self._memories.update(scope, memory.id, patch)
         if edits.new:
+            # Never above what the file may show (a PUBLIC memory_root gets PUBLIC).
+            level = min(DEFAULT_SECURITY_LEVEL, self._clearance)
             drafts = [
-                MemoryDraft(content=line.content, memory_type=line.memory_type, source=source)
+                MemoryDraft(
+                    content=line.content,
+                    memory_type=line.memory_type,
+                    source=source,
+                    security_level=level,
+                )
                 for line in edits.new
             ]
             await self._memories.remember_batch(scope, drafts)
