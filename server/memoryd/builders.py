@@ -126,7 +126,7 @@ async def build_services(base: Base) -> Built:
         lifecycle_service=lifecycle,
     )
     views = _memory_views(base, memories, lifecycle)
-    return Built(services, common.masker, _start_scheduler(base, lifecycle), views)
+    return Built(services, common.masker, _start_scheduler(base, lifecycle, views), views)
 
 
 async def _common(base: Base) -> Common:
@@ -357,13 +357,18 @@ def _lifecycle(
     )
 
 
-def _start_scheduler(base: Base, lifecycle: LifecycleService) -> MaintenanceScheduler | None:
-    """Scheduled maintenance; stops before the writer and the stores close (and after
-    the server drained)."""
+def _start_scheduler(
+    base: Base, lifecycle: LifecycleService, views: MemoryViews | None
+) -> MaintenanceScheduler | None:
+    """Scheduled maintenance, each partition's views refreshed after it; stops before
+    the writer and the stores close (and after the server drained)."""
     if not base.settings.maintenance.enabled:
         return None
     metrics = base.metrics
-    scheduler = lifecycle.scheduler(on_run=None if metrics is None else metrics.maintenance_run)
+    scheduler = lifecycle.scheduler(
+        on_run=None if metrics is None else metrics.maintenance_run,
+        maintained=None if views is None else views.changed,
+    )
     scheduler.start()
     base.stack.push_async_callback(scheduler.close)
     return scheduler

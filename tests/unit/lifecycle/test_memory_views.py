@@ -247,3 +247,15 @@ async def test_a_new_line_in_a_public_memory_root_is_stored_public(tmp_path: Pat
         assert added.security_level is SecurityLevel.PUBLIC
         assert "added by hand <!-- m:" in rig.path("memory.md").read_text(encoding="utf-8")
         await views.close()
+
+
+async def test_a_maintenance_run_reads_an_edit_in_without_any_write(rig: Rig) -> None:
+    m = await rig.say("the printer is on floor 2", MemoryType.FACT)
+    await rig.views.refresh(S.partition)
+    rig.edit("memory.md", "floor 2", "floor 3")
+    scheduler = rig.w.lifecycle.scheduler(seed=1, maintained=rig.views.changed)
+
+    assert await scheduler.run_once() >= 1
+    await rig.views.flush()
+
+    assert (await rig.w.memories.get(S, m.id)).content == "the printer is on floor 3"
