@@ -21,8 +21,9 @@ Only then is the file rendered again from the store, and it is replaced only if
 nobody changed it since it was read (else the refresh reads it again), so an edit
 is never overwritten unread. A partition is refreshed shortly after a write to it
 (the door calls :meth:`MemoryViews.changed`; writes in a row share one refresh);
-a file edited while nothing is written is read back at the partition's next write
-or :meth:`MemoryViews.refresh`. A file a person created before any render has its
+a file edited while nothing is written is read back at the partition's next write,
+its next scheduled maintenance run, or :meth:`MemoryViews.refresh`. An edited line
+of a memory archived or forgotten since the render is not applied (and logged). A file a person created before any render has its
 bullets read in as new memories rather than being replaced.
 """
 
@@ -242,8 +243,13 @@ def _edits(live: dict[str, Memory], last: list[Line], seen: list[Line]) -> _Edit
         kept.add(line.short_id)
         previous = before.get(line.short_id)
         memory = live.get(line.short_id)
-        if previous is None or memory is None or previous == line:
-            continue  # unknown marker, a memory gone since, or untouched
+        if previous is None or previous == line:
+            continue  # unknown marker, or untouched
+        if memory is None:
+            log.warning(
+                "memory views: edit of a memory gone since not applied", marker=line.short_id
+            )
+            continue
         updates.append((memory, line))
     archived = [live[sid].id for sid in before if sid not in kept and sid in live]
     return _Edits(updates, new, archived)
