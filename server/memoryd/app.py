@@ -274,6 +274,7 @@ class App:
             tracing=tracing,
             masker=built.masker,
             audit_rides_log=logged,
+            on_write=built.views.changed if built.views is not None else None,
         )
 
     async def _start_transports(

@@ -41,12 +41,13 @@ from memoryd.service.common.tokens import TokenCounter, build_token_counter
 from memoryd.service.common.write_batcher import WriteBatcher
 from memoryd.service.keyed.docs import COUNTER_KEY
 from memoryd.service.keyed.index import KeyIndexes
-from memoryd.service.keyed.mirror import KeyMirror
-from memoryd.service.keyed.service import KeyedMemoryService, KeyObserver
+from memoryd.service.keyed.mirror import KeyMirror, keyed_read_back
+from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.keyed.shared import KEYS_LEASE
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.lifecycle.importer import ImportLimits
 from memoryd.service.lifecycle.maintenance import MaintenanceScheduler
+from memoryd.service.lifecycle.memory_views import MemoryViews
 from memoryd.service.lifecycle.service import LifecycleService
 from memoryd.service.memories.access_stats import AccessStatsBuffer
 from memoryd.service.memories.contradiction import ContradictionResolver
@@ -98,6 +99,8 @@ class Built:
     masker: Masker
     #: Scheduled maintenance (None when maintenance.enabled is false).
     scheduler: MaintenanceScheduler | None
+    #: memory.md / learnings.md of each agent (None when the memory_root is off).
+    views: MemoryViews | None = None
 
 
 async def build_services(base: Base) -> Built:
@@ -127,7 +130,8 @@ async def build_services(base: Base) -> Built:
         state_service=StateService(records=base.records, settings=s.snapshot, sessions=s.sessions),
         lifecycle_service=lifecycle,
     )
-    return Built(services, common.masker, _start_scheduler(base, lifecycle))
+    views = _memory_views(base, memories, lifecycle)
+    return Built(services, common.masker, _start_scheduler(base, lifecycle, views), views)
 
 
 async def _common(base: Base) -> Common:
@@ -225,6 +229,7 @@ async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemory
     """Keyed memory; its partitions' version counters are read in the background (a
     key write during a later store outage then goes to the log)."""
     s = base.settings
+    mirrors = _key_mirror(base)
     keyed = KeyedMemoryService(
         records=base.records,
         store=base.store,
@@ -234,26 +239,41 @@ async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemory
         limits=s.limits,
         keys=s.keys,
         quotas=common.quotas,
-        observers=[indexes, *await _key_mirror(base)],
+        observers=[indexes, *mirrors],
         leases=_leases(base, KEYS_LEASE, versions=COUNTER_KEY),
     )
+    for mirror in mirrors:  # a hand edit of an index file becomes the key's next version
+        mirror.read_back = keyed_read_back(keyed, s.keys.mirror_clearance)
+        await mirror.start()
+        base.stack.push_async_callback(mirror.close)
     warming = asyncio.create_task(keyed.warm(), name="keyed-counters-warm")
     base.stack.push_async_callback(cancel_and_wait, warming)
     return keyed
 
 
-async def _key_mirror(base: Base) -> list[KeyObserver]:
+def _key_mirror(base: Base) -> list[KeyMirror]:
     """The live file mirror of keyed memory (the memory_root: Settings.memory_root),
-    checked against the store and repaired in the background from start; stopped
-    before the stores."""
+    not started yet: once it can write hand edits back it is started (checked against
+    the store and repaired in the background) and stopped before the stores."""
     s = base.settings
     root = s.memory_root()
     if root is None:
         return []
-    mirror = KeyMirror(root.absolute(), base.records, s.limits, clearance=s.keys.mirror_clearance)
-    await mirror.start()
-    base.stack.push_async_callback(mirror.close)
-    return [mirror]
+    return [KeyMirror(root.absolute(), base.records, s.limits, clearance=s.keys.mirror_clearance)]
+
+
+def _memory_views(
+    base: Base, memories: MemoryService, lifecycle: LifecycleService
+) -> MemoryViews | None:
+    """memory.md and learnings.md in the memory_root, refreshed after writes (the
+    door tells them); stopped before the services they write through."""
+    s = base.settings
+    root = s.memory_root()
+    if root is None:
+        return None
+    views = MemoryViews(root.absolute(), memories, lifecycle, clearance=s.keys.mirror_clearance)
+    base.stack.push_async_callback(views.close)
+    return views
 
 
 def _sessions(base: Base, common: Common, memories: MemoryService) -> SessionService:
@@ -342,13 +362,18 @@ def _lifecycle(
     )
 
 
-def _start_scheduler(base: Base, lifecycle: LifecycleService) -> MaintenanceScheduler | None:
-    """Scheduled maintenance; stops before the writer and the stores close (and after
-    the server drained)."""
+def _start_scheduler(
+    base: Base, lifecycle: LifecycleService, views: MemoryViews | None
+) -> MaintenanceScheduler | None:
+    """Scheduled maintenance, each partition's views refreshed after it; stops before
+    the writer and the stores close (and after the server drained)."""
     if not base.settings.maintenance.enabled:
         return None
     metrics = base.metrics
-    scheduler = lifecycle.scheduler(on_run=None if metrics is None else metrics.maintenance_run)
+    scheduler = lifecycle.scheduler(
+        on_run=None if metrics is None else metrics.maintenance_run,
+        maintained=None if views is None else views.changed,
+    )
     scheduler.start()
     base.stack.push_async_callback(scheduler.close)
     return scheduler

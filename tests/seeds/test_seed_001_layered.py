@@ -18,13 +18,16 @@ The document layers episodic, semantic and procedural memory and asks, by sectio
 
 - 3.1 memory_relations: relation_type and strength on both memories.
 
-Not replayed here: memory.md / learnings.md as two-way files (issue 33, left open).
+- 1 / 2.1 memory.md and learnings.md (Source of Truth, 人类可读可编辑): rendered per agent
+  in the memory_root after writes, and a person's edit read back (provenance file).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from google.protobuf import timestamp_pb2
 
@@ -245,3 +248,43 @@ def test_extraction_when_a_summary_is_made_grpc(seed_daemon: SeedDaemon) -> None
         assert out.compressed and out.recorded_memory_ids
         kept = [client.get(name, i).content for i in out.recorded_memory_ids]
         assert kept == ["我的公司名称是TechCorp。"]
+
+
+# ---------------------------------------------------------------- memory.md / learnings.md
+
+
+def _view(seed: SeedDaemon, name: str, file: str, wanted: str) -> Path:
+    """The agent's ``file`` once it shows ``wanted`` (views are refreshed off the
+    request path, shortly after a write)."""
+    root = seed.daemon.data_dir / "memory_root"
+    for _ in range(600):
+        for path in root.glob(f"*/{name}/{file}"):
+            if wanted in path.read_text(encoding="utf-8"):
+                return path
+        time.sleep(0.05)
+    raise AssertionError(f"{file} of {name} never showed {wanted!r}")
+
+
+def test_memory_md_and_learnings_md_are_two_way_grpc(seed_daemon: SeedDaemon) -> None:
+    """2.1: memory.md / learnings.md, the human-editable source of truth."""
+    name = agent("s001-files")
+    with seed_daemon.grpc() as client:
+        for memory_type, content in EXAMPLES.items():
+            client.remember(name, content, memory_type=memory_type)
+        memory_md = _view(seed_daemon, name, "memory.md", EXAMPLES["pattern"])
+        learnings = _view(seed_daemon, name, "learnings.md", EXAMPLES["skill"])
+        text = memory_md.read_text(encoding="utf-8")
+        assert text.startswith("# USER MEMORY") and HEADERS["fact"] in text
+        assert HEADERS["skill"] in learnings.read_text(encoding="utf-8")
+        # A person edits the file: the next refresh (after any write) reads it in.
+        edited = text.replace("TechCorp", "TechCorp GmbH").replace(
+            "## Known Facts\n", "## Known Facts\n- 用户的团队有六个人\n"
+        )
+        memory_md.write_text(edited, encoding="utf-8")
+        client.remember(name, "用户喜欢简短的回答", memory_type="preference")
+        _view(seed_daemon, name, "memory.md", "用户喜欢简短的回答")
+        stored = {m.content: m for m in client.list(name, page_size=50).items}
+    fact = stored["用户的公司名称是'TechCorp GmbH'，主营AI产品"]
+    assert fact.source is not None and fact.source.kind == "file"
+    assert stored["用户的团队有六个人"].source.kind == "file"  # type: ignore[union-attr]
+    assert "TechCorp GmbH" in memory_md.read_text(encoding="utf-8")

@@ -33,6 +33,7 @@ import structlog
 from memoryd.config import LoggingSettings
 from memoryd.domain.errors import FieldViolation, InvalidArgument, MemorydError, PermissionDenied
 from memoryd.domain.limits import canonical_id
+from memoryd.domain.models import Partition
 from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.domain.requests import Degradation
 from memoryd.observability.logging import AccessLog
@@ -78,9 +79,13 @@ class Door:
         tracing: Tracing = NO_TRACING,
         masker: Masker | None = None,
         audit_rides_log: bool = False,
+        on_write: Callable[[Partition], None] | None = None,
     ) -> None:
         """``audit_rides_log``: the services' writes go through a write-ahead log whose
-        entries carry their calls' STARTED events (operations marked ``audit_in_log``)."""
+        entries carry their calls' STARTED events (operations marked ``audit_in_log``).
+        ``on_write``: told the partition of every write that succeeded (the files
+        derived from it, memory.md and learnings.md, are refreshed)."""
+        self._on_write = on_write
         self.services = services
         self.authenticator = authenticator
         self.tracing = tracing
@@ -108,6 +113,7 @@ class Door:
                 call.read = list(op.returned(result))
             if call.role is not Role.READ:  # only writes are audited when they succeed
                 call.touch(*op.touched_out(result))
+                self._written(scope.partition)
             degraded = self._degraded(op.own_degraded(result), found)
             mask = self._mask(op, scope.principal)
             if mask is None:
@@ -136,6 +142,8 @@ class Door:
                 if reads and op.returned is not None:
                     call.read = [*(call.read or []), *op.returned(item)]
                 yield item if mask is None else mask(item, op.outcome_kind)
+            if call.role is not Role.READ:
+                self._written(scope.partition)
         except (Exception, asyncio.CancelledError) as exc:
             _failed(call, exc)
             self._mask_error(op, call.principal, exc)
@@ -145,6 +153,10 @@ class Door:
             raise
         finally:
             self._finish(op, call, trace)
+
+    def _written(self, partition: Partition) -> None:
+        if self._on_write is not None:
+            self._on_write(partition)
 
     # ------------------------------------------------------------------ masking
 

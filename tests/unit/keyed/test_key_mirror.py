@@ -16,7 +16,7 @@ from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyHistoryQuery, KeyWrite
 from memoryd.domain.models import Provenance, ProvenanceKind, SecurityLevel
-from memoryd.service.keyed.mirror import KeyMirror, last_logged_version
+from memoryd.service.keyed.mirror import KeyMirror, keyed_read_back, last_logged_version
 from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.keyed.tree import envelope_line
 
@@ -252,3 +252,48 @@ async def test_no_key_leaves_its_partition(
     assert index_keys(tmp_path / "memory" / "t1" / "a2") == {"/mine"}
     assert sorted(os.listdir(memory)) == ["t1", "t2"]
     assert sorted(os.listdir(memory / "t1")) == ["a1", "a2"]
+
+
+async def test_a_hand_edited_index_file_is_read_back_not_reverted(
+    keyed: Keyed, tmp_path: Path
+) -> None:
+    """The `memory` tool's file edited by hand, then a rewrite (Compact) repairs the
+    partition: the edit becomes the key's next version (provenance file)."""
+    mirror = KeyMirror(tmp_path / "memory", keyed.records, LimitsSettings())
+    service = keyed.new_service(observers=[mirror])
+    mirror.read_back = keyed_read_back(service, SecurityLevel.INTERNAL)
+    await mirror.start()
+    try:
+        root = tmp_path / "memory" / "t1" / "a1"
+        notes = "/memories/notes.md"
+        await service.set(S, KeyWrite(notes, Json.of("# Notes\n- buy milk\n"), source=USER))
+        await service.set(S, KeyWrite("/other", Json.of("kept"), source=USER))
+        path = root / "index" / "memories" / "notes.md.json"
+        envelope = json.loads(path.read_text())
+        read_version = envelope["version"]
+        envelope["content"] = "# Notes\n- buy oat milk\n"
+        path.write_text(json.dumps(envelope) + "\n")
+        # A stale envelope (an older version) is the store's to replace, not an edit.
+        other = root / "index" / "other.json"
+        stale = json.loads(other.read_text())
+        stale["version"] -= 1
+        stale["content"] = "stale"
+        other.write_text(json.dumps(stale) + "\n")
+
+        await mirror.keys_rewritten(S.partition)  # as Compact and other rewrites do
+        await until(lambda: service_has(path, "oat milk", read_version), "the edit read back")
+
+        entry = await service.get(S, notes)
+        assert entry.content == "# Notes\n- buy oat milk\n" and entry.version > read_version
+        assert json.loads(path.read_text())["version"] == entry.version
+        assert entry.source is not None and entry.source.kind is ProvenanceKind.FILE
+        assert entry.source.locator == "t1/a1/index/memories/notes.md.json"
+        assert json.loads(other.read_text())["content"] == "kept"
+        assert (await service.get(S, "/other")).version == stale["version"] + 1
+    finally:
+        await mirror.close()
+
+
+def service_has(path: Path, text: str, after: int) -> bool:
+    held = json.loads(path.read_text())
+    return text in held["content"] and held["version"] > after

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.domain.errors import InvalidArgument, NotFound, PermissionDenied, Unauthenticated
-from memoryd.domain.models import SecurityLevel
+from memoryd.domain.models import Partition, SecurityLevel
 from memoryd.domain.principal import Principal, Role
 from memoryd.domain.requests import ListQuery, MemoryDraft, RecallQuery
 from memoryd.operations import Call, Door, Services
@@ -177,3 +177,20 @@ async def test_the_door_masks_every_outcome_for_a_low_clearance_caller(
     await audit.close()
     trail = [e for e in events(tmp_path / "audit" / "audit.jsonl") if e["principal"] == "low"]
     assert [memory_id] in [e.get("ids") for e in trail]  # the trail names real ids
+
+
+async def test_the_door_tells_on_write_of_each_successful_write_only(
+    harness: Harness,  # noqa: F811
+) -> None:
+    """memory.md / learnings.md are refreshed from here: every write that succeeded,
+    never a read, a denial or a failed call."""
+    written: list[Partition] = []
+    door = Door(Services(memories=harness.service), Keys(), on_write=written.append)
+    await door.run(ops.REMEMBER, call_as("writer"), "a1", lambda: MemoryDraft("hello"))
+    assert written == [Partition("t1", "a1")]
+    await door.run(ops.LIST_MEMORIES, call_as("writer"), "a1", lambda: ListQuery())
+    with pytest.raises(PermissionDenied):
+        await door.run(ops.REMEMBER, call_as("reader"), "a1", lambda: MemoryDraft("no"))
+    with pytest.raises(InvalidArgument):
+        await door.run(ops.REMEMBER, call_as("writer"), "a1", bad_draft)
+    assert written == [Partition("t1", "a1")]

@@ -16,7 +16,15 @@ On by default (``keys.mirror``), each partition has ``<memory_root>/<tenant>/<ag
 Keys above ``keys.mirror_clearance`` (INTERNAL by default) are left out: whoever
 can read the directory reads what is in it.
 
-It is a mirror: the store is the source of truth. A repair checks a partition's
+A person's edit of an index file is read back, never reverted: a file whose envelope
+still names the key's stored version but whose ``content`` differs was edited by hand
+(the mirror only ever writes the stored content), so a repair (at start, after
+Compact and other rewrites) leaves it in place and, once the partition's lock is
+released, writes the new content as the key's next version (provenance ``file``,
+conditional on that version: a write made since wins and the edit is logged). A file
+that no longer parses as an envelope is replaced (and logged).
+
+Otherwise it is a mirror: the store is the source of truth. A repair checks a partition's
 files against the store and fixes them: missing log lines appended from the key
 history (a torn last line cut), index files written, replaced or removed, state
 rewritten, directories of no stored key removed when empty. A partition directory
@@ -35,7 +43,7 @@ import contextlib
 import heapq
 import json
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -45,14 +53,17 @@ import structlog
 
 from memoryd.aio import cancel_and_wait
 from memoryd.config import LimitsSettings
-from memoryd.domain.keyed import KeyEntry
-from memoryd.domain.models import Partition, SecurityLevel, utcnow
+from memoryd.domain.json_text import Json
+from memoryd.domain.keyed import KeyEntry, KeyWrite
+from memoryd.domain.models import Partition, Provenance, ProvenanceKind, SecurityLevel, utcnow
+from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.domain.records import RecordKind
 from memoryd.service.common import scanning
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.service.keyed.docs import COUNTER_KEY, entry_from, mirror_fields
 from memoryd.service.keyed.keys import quoted_segment
+from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.keyed.tree import (
     INDEX_DIR,
     LOG_FILE,
@@ -70,6 +81,10 @@ from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)
 
+#: Writes a hand-edited index file's content back (the key's stored entry, the new
+#: content as JSON data, the file's path below the memory_root).
+EditReader = Callable[[Partition, KeyEntry, Any, str], Awaitable[None]]
+
 SCAN_BATCH = 10_000
 #: Bytes read from the end of log.jsonl at a time to find its last line.
 _TAIL_CHUNK = 64 * 1024
@@ -85,6 +100,57 @@ class _PartitionMirror:
     logged: int = 0
     #: A background repair is waiting to start (rewrites in a row share it).
     scheduled: bool = False
+
+
+#: A hand-edited index file: the key's stored entry, the file's content, its path.
+_Edit = tuple[KeyEntry, Any, Path]
+
+
+def hand_edit(text: str, entry: KeyEntry) -> tuple[Any] | None:
+    """The content of an index file edited by hand, in a 1-tuple (its content may be
+    null); None when the file is not an edit of ``entry``'s envelope (a stale or
+    broken file, which the store's state replaces)."""
+    try:
+        held = json.loads(text)
+    except ValueError:
+        log.warning("key mirror: an index file that is not JSON is replaced", key=entry.key)
+        return None
+    if not isinstance(held, dict) or "content" not in held:
+        return None
+    if held.get("key") != entry.key or held.get("version") != entry.version:
+        return None
+    content = held["content"]
+    return None if content == entry.content else (content,)
+
+
+def keyed_read_back(
+    keyed: KeyedMemoryService, clearance: SecurityLevel, clock: Callable[[], datetime] = utcnow
+) -> EditReader:
+    """Hand edits written as the key's next version through ``keyed`` (provenance
+    ``file``, conditional on the version the file showed), as a caller cleared to
+    the mirror's clearance."""
+
+    async def write(partition: Partition, entry: KeyEntry, content: Any, path: str) -> None:
+        principal = Principal(
+            "memory-root",
+            partition.tenant_id,
+            frozenset({partition.agent_id}),
+            clearance,
+            frozenset({Role.READ, Role.WRITE}),
+        )
+        source = Provenance(ProvenanceKind.FILE, name=path, retrieved_at=clock(), locator=path)
+        write = KeyWrite(
+            key=entry.key,
+            content=Json.from_value(content, "content"),
+            source=source,
+            if_version=entry.version,
+            security_level=entry.security_level,
+            namespace=entry.namespace,
+        )
+        await keyed.set(CallScope(principal, partition), write)
+        log.info("key mirror: hand edit read back", key=entry.key, version=entry.version)
+
+    return write
 
 
 def _expires_at(entry: KeyEntry, limits: LimitsSettings) -> datetime | None:
@@ -166,6 +232,8 @@ class KeyMirror:
         self._expirer: asyncio.Task[None] | None = None
         #: Repairs completed (tests wait for them).
         self.repairs = 0
+        #: Set by the builder once the keyed service exists (it observes this mirror).
+        self.read_back: EditReader | None = None
 
     # ------------------------------------------------------------------ life cycle
 
@@ -208,15 +276,21 @@ class KeyMirror:
 
     async def key_written(self, partition: Partition, entry: KeyEntry) -> None:
         mirror = self._mirror(partition)
+        edits: list[_Edit] | None = None
         async with mirror.lock:
             if not mirror.repaired:
-                await self._repair_locked(partition, mirror)  # includes this write
-                return
-            try:
-                await asyncio.to_thread(self._apply_write, mirror, entry)
-            except OSError:
-                mirror.repaired = False
-                raise
+                edits = await self._repair_locked(partition, mirror)  # includes this write
+            else:
+                try:
+                    await asyncio.to_thread(self._apply_write, mirror, entry)
+                except OSError:
+                    mirror.repaired = False
+                    raise
+        if edits is not None:  # the repair scheduled every expiry
+            # Not awaited: this runs inside the keyed service's write, which the
+            # read-back's own write would wait for.
+            self._spawn(self._read_edits(partition, edits))
+            return
         expires = _expires_at(entry, self._limits)
         if expires is not None:
             self._schedule(partition, entry, expires)
@@ -235,9 +309,22 @@ class KeyMirror:
         mirror = self._mirror(partition)
         async with mirror.lock:
             mirror.scheduled = False  # a rewrite from now on needs another repair
-            await self._repair_locked(partition, mirror)
+            edits = await self._repair_locked(partition, mirror)
+        await self._read_edits(partition, edits)
 
-    async def _repair_locked(self, partition: Partition, mirror: _PartitionMirror) -> None:
+    async def _read_edits(self, partition: Partition, edits: list[_Edit]) -> None:
+        """Write each hand edit back (outside the partition's lock: the write comes
+        back to this mirror as an observer)."""
+        for entry, content, path in edits:
+            if self.read_back is None:
+                log.warning("key mirror: hand edit left unread", file=str(path))
+                continue
+            try:
+                await self.read_back(partition, entry, content, str(path.relative_to(self._root)))
+            except Exception:  # a write since wins (it replaces the file); logged
+                log.exception("key mirror: hand edit not written back", key=entry.key)
+
+    async def _repair_locked(self, partition: Partition, mirror: _PartitionMirror) -> list[_Edit]:
         found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
         stored = found[0].version if found else 0
         current: list[KeyEntry] = []
@@ -256,6 +343,7 @@ class KeyMirror:
             for e in current
             if e.valid and ((x := _expires_at(e, self._limits)) is None or x > now)
         ]
+        edits: list[_Edit] = []
         changed = await asyncio.to_thread(
             self._rewrite,
             mirror.directory,
@@ -263,6 +351,7 @@ class KeyMirror:
             live,
             missing,
             logged > stored,
+            edits,
         )
         mirror.logged = max([stored, *(e.version for e in missing)])
         mirror.repaired = True
@@ -278,7 +367,9 @@ class KeyMirror:
             keys=len(live),
             log_lines_added=len(missing),
             files_changed=changed,
+            hand_edits=len(edits),
         )
+        return edits
 
     async def _events_after(self, partition: Partition, version: int) -> list[KeyEntry]:
         """Every write after ``version`` still in the key history, in version order."""
@@ -299,10 +390,11 @@ class KeyMirror:
         live: list[KeyEntry],
         missing: list[KeyEntry],
         restart_log: bool,
+        edits: list[_Edit],
     ) -> int:
         """Bring ``directory`` to the store's state (``keys``: every key slot shown,
-        tombstones included, whose directories stay); returns how many files
-        changed."""
+        tombstones included, whose directories stay), but for files edited by hand,
+        added to ``edits``; returns how many files changed."""
         index_root = directory / INDEX_DIR
         index_root.mkdir(parents=True, exist_ok=True)
         log_path = directory / LOG_FILE
@@ -312,6 +404,7 @@ class KeyMirror:
             with open(log_path, "a", encoding="utf-8") as out:
                 out.writelines(envelope_line(e) for e in missing)
         expected = {index_file(index_root, e.key): envelope_line(e) for e in live}
+        entries = {index_file(index_root, e.key): e for e in live}
         folders = key_directories(index_root, keys)
         changed = 0
         for folder, subfolders, names in os.walk(index_root, topdown=False):
@@ -321,9 +414,13 @@ class KeyMirror:
                 if want is None or name.startswith(TMP_PREFIX):
                     remove_file(path)
                     changed += 1
-                elif path.read_text(encoding="utf-8") != want:
-                    atomic_write(path, want)
-                    changed += 1
+                elif (text := path.read_text(encoding="utf-8")) != want:
+                    edited = hand_edit(text, entries[path])
+                    if edited is not None:
+                        edits.append((entries[path], edited[0], path))
+                    else:
+                        atomic_write(path, want)
+                        changed += 1
                 expected.pop(path, None)
             for name in subfolders:  # left by keys no longer stored, or an older naming
                 path = Path(folder, name)

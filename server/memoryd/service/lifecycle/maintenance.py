@@ -221,11 +221,15 @@ class MaintenanceScheduler:
         *,
         seed: int | None = None,
         on_run: Callable[[float, str], None] | None = None,
+        maintained: Callable[[Partition], None] | None = None,
     ) -> None:
         self._deps = deps
         self._maintainer = maintainer
         #: Told (duration in seconds, outcome) after each partition's run (metrics).
         self._on_run = on_run
+        #: Told each partition maintained (memory.md / learnings.md are refreshed:
+        #: an edit is read in even when nothing else is written).
+        self._maintained = maintained
         self._random = random.Random(seed)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -292,6 +296,8 @@ class MaintenanceScheduler:
                         )
                 done += 1
                 outcome = "ok"
+                if self._maintained is not None:
+                    self._maintained(partition)
             except asyncio.CancelledError:
                 outcome = "cancelled"
                 raise

@@ -72,9 +72,15 @@ class LifecycleService:
         self.reembedder = Reembedder(deps)
 
     def scheduler(
-        self, *, seed: int | None = None, on_run: Callable[[float, str], None] | None = None
+        self,
+        *,
+        seed: int | None = None,
+        on_run: Callable[[float, str], None] | None = None,
+        maintained: Callable[[Partition], None] | None = None,
     ) -> MaintenanceScheduler:
-        return MaintenanceScheduler(self._deps, self.maintainer, seed=seed, on_run=on_run)
+        return MaintenanceScheduler(
+            self._deps, self.maintainer, seed=seed, on_run=on_run, maintained=maintained
+        )
 
     # ------------------------------------------------------------------ stats
 
