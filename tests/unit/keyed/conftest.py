@@ -15,7 +15,8 @@ from memoryd.security.settings import QuotaSettings
 from memoryd.service.common.pagination import PageTokenCodec
 from memoryd.service.common.quotas import Quotas
 from memoryd.service.common.write_batcher import WriteBatcher
-from memoryd.service.keyed.service import KeyedMemoryService, KeyObserver
+from memoryd.service.keyed.observers import KeyObserver
+from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.memories.access_stats import AccessStatsBuffer
 from memoryd.service.memories.service import MemoryService
 from memoryd.storage.memory import InMemoryStore

@@ -34,7 +34,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
 
 import structlog
 
@@ -99,6 +98,7 @@ from memoryd.service.keyed.keys import (
     normalise_key,
     normalise_prefix,
 )
+from memoryd.service.keyed.observers import KeyObserver
 from memoryd.service.keyed.shared import KEYS_LEASE, SharedKeyWrites, SlotWrite
 from memoryd.service.keyed.validation import KeyContent, validated_content
 from memoryd.storage.base import Store
@@ -116,22 +116,6 @@ _PARTITIONS_MAX = 10_000
 #: Key slots kept per partition; past this the partition's start over.
 _SLOTS_MAX = 10_000
 _CURSOR_TIME = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-class KeyObserver(Protocol):
-    """Keeps something derived from a partition's keys (an index, a file mirror).
-
-    Called under the partition's write lock, after the store commit: writes arrive
-    in version order. A failure is logged and does not fail the write: an observer
-    must be able to rebuild itself from the store.
-    """
-
-    async def key_written(self, partition: Partition, entry: KeyEntry) -> None:
-        """One committed write (a value or a tombstone)."""
-
-    async def keys_rewritten(self, partition: Partition) -> None:
-        """Lifecycle operations rewrote the partition's key records (import, reset,
-        compaction): rebuild from the store."""
 
 
 @dataclass(slots=True)
