@@ -10,6 +10,9 @@ requirements, by section:
   (public / internal / confidential / restricted, default internal), version (1),
   created_at, accessed_at, access_count, archived; 数据库 Schema: content ≤ 2000
   characters is the document's Postgres CHECK (memoryd's limit is a setting, bytes).
+  accessed_at / access_count are recorded in batches (storage access_flush_interval_s,
+  30 s), so they are tested without a daemon: tests/unit/service/test_memory_service.py
+  test_recall_records_access_without_a_store_write_per_hit.
 - 数据库 Schema idx_memory_agent (agent_id, tenant_id) and 实现优先级 Phase 2 安全分类:
   every read is within one tenant and one agent; a principal sees no memory above its
   clearance.
@@ -121,6 +124,11 @@ def test_memory_entry_fields_and_security_levels_grpc(seed_daemon: SeedDaemon) -
         with pytest.raises(InvalidArgumentError) as err:
             client.remember(name, "secret-ish", security_level="top_secret")
         assert "security_level" in {v.field for v in err.value.field_violations}
+        # 数据库 Schema CHECK (char_length(content) <= 2000): memoryd's bound is the
+        # limits.max_content_bytes setting (8 KiB by default); over it names content.
+        with pytest.raises(InvalidArgumentError) as err:
+            client.remember(name, "支" * 3000)  # 9000 bytes of UTF-8
+        assert "content" in {v.field for v in err.value.field_violations}
         updated = client.update(name, entry.id, content=LESSONS[0] + "（已验证）")
         assert updated.version == 2  # version counts the entry's revisions
         assert client.get_stats(name).memories == 1 + len(LEVELS)
@@ -149,10 +157,11 @@ def test_tenant_agent_and_clearance_isolation_grpc(seed_daemon: SeedDaemon) -> N
         with seed_daemon.grpc(INTERNAL) as internal:
             seen = [h.memory.content for h in internal.recall(name, "网关")]
             assert "acme: 支付网关是 Stripe" in seen and "acme: 网关密钥轮换在周五" not in seen
-            with pytest.raises((NotFoundError, PermissionDeniedError)):
+            with pytest.raises(NotFoundError):  # not even told that it exists
                 internal.get(name, secret.memory.id)
-            with pytest.raises((PermissionDeniedError, InvalidArgumentError)):
+            with pytest.raises(PermissionDeniedError) as err:
                 internal.remember(name, "above my clearance", security_level="confidential")
+            assert "security_level" in str(err.value)
         with pytest.raises(NotFoundError):  # another tenant cannot read it by id either
             globex.get(name, secret.memory.id)
 
@@ -221,10 +230,12 @@ def test_stm_per_run_fixed_zone_sliding_rounds_and_end_grpc(seed_daemon: SeedDae
             ("instruction", "用户是 VIP，优先处理"),
         ]
         assert window.tokens_used <= 2000
-        assert window.summary  # older rounds: a summary (or a truncation of them)
+        # 3. the rounds before: in the summary (without an LLM, extractive: the
+        # document's one-sentence LLM summary needs one configured).
+        assert all(f"#call_{i}" in window.summary for i in range(5))
         calls = [c.id for m in window.recent for c in m.tool_calls]
         results = [m.tool_call_id for m in window.recent if m.role == "tool"]
-        assert calls[-3:] == ["call_5", "call_6", "call_7"] and results[-3:] == calls[-3:]
+        assert calls == results == ["call_5", "call_6", "call_7"]  # 2. the last 3 rounds
         assert window.recent[-1].content == "已查明：网关超时，已发起重试。"
         # A tiny budget cuts the sliding zone, never the fixed zone.
         tiny = client.get_session_window(name, run, token_budget=120)
@@ -287,23 +298,22 @@ async def test_stm_function_call_args_over_mcp(seed_daemon: SeedDaemon) -> None:
 # ---------------------------------------------------------------- §5 snapshot
 
 
-def check_snapshot_items(items: list[tuple[str, str]], pinned_id: str, budget_ok: bool) -> None:
-    """§5 the assembled snapshot: ≤ 3 semantic, ≤ 5 recent, the pinned one, no repeats."""
-    by_section: dict[str, list[str]] = {}
+def by_section(items: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """§5 the assembled snapshot's item ids per section; no id twice (去重)."""
+    sections: dict[str, list[str]] = {}
     for section, item_id in items:
-        by_section.setdefault(section, []).append(item_id)
-    assert len(by_section.get("semantic", [])) <= 3
-    assert len(by_section.get("recent", [])) <= 5
-    assert pinned_id in by_section.get("pinned", [])
+        sections.setdefault(section, []).append(item_id)
     ids = [i for _, i in items if i]
-    assert len(ids) == len(set(ids))  # 去重
-    assert budget_ok
+    assert len(ids) == len(set(ids))
+    return sections
 
 
 def test_snapshot_build_with_its_budget_grpc(seed_daemon: SeedDaemon) -> None:
     """§5 SnapshotBuilder.build(trigger_event, focus, max_tokens=500) with the
     configuration's snapshot_semantic_limit 3 and snapshot_recent_limit 5."""
     name = agent("s003-snap")
+    # 2. 时间窗口 (最近 24h): a memory of two days ago is never a "recent" one.
+    stale = remember_aged(seed_daemon, name, "仓库的盘点在每月最后一个周五", 48)
     with seed_daemon.grpc() as client:
         for text in LESSONS:
             client.remember(name, text)
@@ -311,18 +321,21 @@ def test_snapshot_build_with_its_budget_grpc(seed_daemon: SeedDaemon) -> None:
         snap = client.build_snapshot(
             name,
             TRIGGER,
-            focus="先安抚用户",
+            focus="先安抚用户",  # joins the trigger in the semantic query
             token_budget=500,
             semantic_limit=3,
             recent_limit=5,
         )
-        items = [(i.section, i.id) for i in snap.items]
-        check_snapshot_items(items, pinned, snap.tokens_used <= 500 == snap.token_budget)
+        sections = by_section([(i.section, i.id) for i in snap.items])
+        assert 0 < len(sections["semantic"]) <= 3  # 1. top-3
+        assert 0 < len(sections["recent"]) <= 5 and stale not in sections["recent"]  # 2.
+        assert sections["pinned"] == [pinned]  # 3. pinned, whatever the trigger
+        assert snap.token_budget == 500 and snap.tokens_used <= 500  # 4. token 裁剪
         semantic = [i.text for i in snap.items if i.section == "semantic"]
         assert any("支付" in t for t in semantic)
-        assert PINNED in snap.text  # the focus joins the trigger in the semantic query
+        assert PINNED in snap.text
         tight = client.build_snapshot(name, TRIGGER, token_budget=40)
-        assert tight.tokens_used <= 40  # 4. token 裁剪: never over
+        assert 0 < tight.tokens_used <= 40  # never over, even when little fits
 
 
 async def test_snapshot_build_over_mcp(seed_daemon: SeedDaemon) -> None:
@@ -366,6 +379,9 @@ async def test_remember_recall_tags_and_isolation_mcp(seed_daemon: SeedDaemon) -
         hits = await mcp.call("recall", query="支付", tags=["payment"], limit=5, agent_id=name)
         assert hits["memories"] and len(hits["memories"]) <= 5
         assert all("支付" in m["content"] for m in hits["memories"])
+        # recall(limit=5): the tool's default limit is the document's.
+        default = await mcp.call("recall", query="订单 支付 用户 投诉 退款", agent_id=name)
+        assert len(default["memories"]) == 5
         assert (await mcp.call("recall", query="支付", agent_id=agent("s003-empty")))[
             "memories"
         ] == []
