@@ -426,15 +426,9 @@ def test_prune_maintenance_compact_and_reset_grpc(seed_daemon: SeedDaemon) -> No
         assert admin.get_stats(name).memories == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="seed 003 §7 _compact_tag_groups: a tag group over compaction_threshold (50) "
-    "is not merged into a summary (Compact merges only near-duplicates)",
-)
-def test_tag_group_over_the_compaction_threshold_is_merged(seed_daemon: SeedDaemon) -> None:
-    """§7 _needs_compaction / _compact_tag_groups, compaction_threshold: 50."""
-    name = agent("s003-tags")
-    with seed_daemon.grpc() as writer:
+def deploy_group(seed: SeedDaemon, name: str) -> None:
+    """A tag group one over compaction_threshold (50)."""
+    with seed.grpc() as writer:
         writer.remember_batch(
             name,
             [
@@ -442,9 +436,43 @@ def test_tag_group_over_the_compaction_threshold_is_merged(seed_daemon: SeedDaem
                 for i in range(51)
             ],
         )
+
+
+def test_a_tag_group_over_the_threshold_consolidates_on_request_grpc(
+    seed_daemon: SeedDaemon,
+) -> None:
+    """§7 _compact_tag_groups and 实现优先级 Phase 3 Compaction（LLM 摘要合并）, asked for:
+    Consolidate by tag with min_group_size 50 condenses the group (an LLM summary when
+    one is configured, else a deterministic merge), originals archived."""
+    name = agent("s003-tags")
+    deploy_group(seed_daemon, name)
     with seed_daemon.grpc(ADMIN) as admin:
-        result = admin.compact(name, merge_group_threshold=50)
-        assert result.merged > 0
+        done = admin.consolidate(name, tags=["deploy"], min_age_days=0, min_group_size=50)
+        assert done.consolidated == 51 and done.details
+        assert {(g.group, g.method in ("llm", "merge")) for g in done.details} == {
+            ("tag:deploy", True)
+        }
+        stats = admin.get_stats(name)
+        assert stats.archived == 51  # the originals, restorable (undo_consolidation)
+        assert stats.memories - stats.archived == len(done.details) < 51
+        merged = "\n".join(g.content for g in done.details)
+        assert all(f"svc-{i} " in merged for i in range(51))  # no record lost in the merge
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="seed 003 §7 run_maintenance → _needs_compaction → _compact_tag_groups: "
+    "maintenance does not condense a tag group over compaction_threshold (50) by "
+    "itself (Compact merges near-duplicates only; Consolidate must be asked)",
+)
+def test_maintenance_compacts_a_tag_group_over_the_threshold(seed_daemon: SeedDaemon) -> None:
+    """§7 run_maintenance: if _needs_compaction: _compact_tag_groups."""
+    name = agent("s003-tags-auto")
+    deploy_group(seed_daemon, name)
+    with seed_daemon.grpc(ADMIN) as admin:
+        admin.compact(name)
+        result = admin.run_maintenance(name, consolidate=True)
+        assert result.consolidated > 0
         assert admin.get_stats(name).memories < 51
 
 
