@@ -180,13 +180,18 @@ def test_store_search_archive_delete_count_grpc(seed_daemon: SeedDaemon) -> None
         ]
         tagged = client.recall(name, "支付失败", tags=["payment"], limit=5)
         assert tagged and all("payment" in h.memory.tags for h in tagged)
-        assert len(client.recall(name, "订单", limit=5)) <= 5  # recall(limit=5)
+        broad = "订单 支付 用户 投诉 退款 网关 库存"
+        assert len(client.recall(name, broad, limit=5)) == 5  # recall(limit=5)
         assert client.get_stats(name).memories == len(LESSONS)  # count()
+
+        def hits() -> set[str]:
+            return {h.memory.id for h in client.recall(name, broad, limit=10)}
+
+        assert set(ids) == hits()
         assert client.archive(name, ids=ids[:2]) == 2  # archive(entry_ids) -> int
-        found = {h.memory.id for h in client.recall(name, "支付", limit=10)}
-        assert not found & set(ids[:2])
+        assert hits() == set(ids[2:])  # search(include_archived=False)
         assert client.restore(name, ids=ids[:1]) == 1
-        assert ids[0] in {h.memory.id for h in client.recall(name, "支付失败 回调日志")}
+        assert hits() == set(ids) - {ids[1]}
         assert sorted(client.forget(name, ids[2:4])) == sorted(ids[2:4])  # delete(ids)
         with pytest.raises(NotFoundError):
             client.get(name, ids[2])
