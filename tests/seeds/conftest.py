@@ -1,6 +1,7 @@
 """One daemon for the seed suite, reached as each design document's users would: gRPC
 through the Python client and MCP through the official MCP client over the daemon's
-Streamable HTTP endpoint. api_key mode with a writer and an admin (Prune is admin's).
+Streamable HTTP endpoint. api_key mode with a writer and an admin (Prune is admin's), a writer of another
+tenant and one cleared up to "internal" only.
 
 A seed test names each requirement it checks with the section of its document it
 comes from (docstring or comment), so the seed table of the docs can be read off it.
@@ -27,6 +28,10 @@ from tests.security.support import KeySpec
 
 WRITER = KeySpec("writer-" + "w" * 25, "writer", "acme", "*", "restricted", ("read", "write"))
 ADMIN = KeySpec("admin-" + "a" * 26, "admin", "acme", "*", "restricted", ("read", "write", "admin"))
+#: Another tenant, with the same agent ids (seed 003's tenant isolation).
+GLOBEX = KeySpec("globex-" + "g" * 25, "globex", "globex", "*", "restricted", ("read", "write"))
+#: acme, cleared up to "internal" only (seed 003's security levels).
+INTERNAL = KeySpec("internal-" + "i" * 23, "internal", "acme", "*", "internal", ("read", "write"))
 
 
 @dataclass
@@ -74,7 +79,7 @@ def agent(prefix: str) -> str:
 
 @pytest.fixture(scope="package")
 def seed_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeedDaemon]:
-    daemon, url = start_daemon(tmp_path_factory.mktemp("seed"), [WRITER, ADMIN])
+    daemon, url = start_daemon(tmp_path_factory.mktemp("seed"), [WRITER, ADMIN, GLOBEX, INTERNAL])
     try:
         yield SeedDaemon(daemon, url)
     finally:
