@@ -14,6 +14,7 @@ from memoryd.domain.agent_state import (
     AgentProfile,
     AppendOutcome,
     AttachmentSlice,
+    SessionMessage,
     SessionWindow,
     WorkingMemory,
 )
@@ -94,12 +95,27 @@ def window(w: SessionWindow) -> JSON:
     out: JSON = {
         "pinned": [{"kind": e.kind.value, "content": e.content} for e in w.fixed_zone],
         "summary": w.summary,
-        "messages": [{"role": m.role.value, "content": m.content} for m in w.recent],
+        "messages": [message(m) for m in w.recent],
         "tokens_used": w.tokens_used,
     }
     if w.long_term_memory_mode.automatic:
         out["long_term_memory"] = w.long_term_memory
     return with_degraded(out, w.degraded)
+
+
+def message(m: SessionMessage) -> JSON:
+    """A window's message in the chat shape record_messages takes (name, tool_call_id
+    and tool_calls only when set)."""
+    out: JSON = {"role": m.role.value, "content": m.content}
+    if m.name:
+        out["name"] = m.name
+    if m.tool_call_id:
+        out["tool_call_id"] = m.tool_call_id
+    if m.tool_calls:
+        out["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls
+        ]
+    return out
 
 
 def appended(a: AppendOutcome, degradations: Sequence[Degradation]) -> JSON:

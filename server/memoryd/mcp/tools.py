@@ -20,6 +20,7 @@ from memoryd.domain.agent_state import (
     LongTermMemoryMode,
     MessageDraft,
     MessageRole,
+    ToolCall,
     WorkingMemoryMode,
     WorkingMemoryWrite,
     WorkingScope,
@@ -250,6 +251,21 @@ def _const(value: I) -> Callable[[], I]:
     return lambda: value
 
 
+def _tool_calls(message: JSON, path: str) -> tuple[ToolCall, ...]:
+    """A message's tool calls; arguments given as JSON text are parsed (as the chat
+    APIs send them), so they are stored and read back as JSON."""
+    calls = []
+    for j, call in enumerate(message.get("tool_calls") or ()):
+        field = f"{path}.tool_calls[{j}].arguments"
+        arguments = call.get("arguments")
+        if isinstance(arguments, str):
+            parsed = Json.from_text(arguments if arguments.strip() else "{}", field)
+        else:
+            parsed = Json.from_value(arguments, field)
+        calls.append(ToolCall(id=call["id"], name=call["name"], arguments=parsed.value))
+    return tuple(calls)
+
+
 def _scope(args: JSON) -> WorkingScope:
     return WorkingScope(args.get("thread_id", ""), args.get("resource_id", ""))
 
@@ -458,6 +474,7 @@ class DoorTools:
         scoped = "thread_id" in a or "resource_id" in a
         request = SnapshotRequest(
             trigger=a.get("trigger", ""),
+            focus=a.get("focus", ""),
             token_budget=a.get("token_budget"),
             format=SnapshotFormat(a.get("format", "markdown")),
             session_id=a.get("session_id", ""),
@@ -468,22 +485,25 @@ class DoorTools:
     # ------------------------------------------------------------ sessions and state
 
     async def _record_messages(self, t: _Tool, a: JSON) -> JSON:
-        drafts: Sequence[MessageDraft] = [
-            MessageDraft(
-                role=MessageRole(m["role"]),
-                content=m["content"],
-                name=m.get("name", ""),
-                tool_call_id=m.get("tool_call_id", ""),
+        def build() -> Append:
+            drafts: Sequence[MessageDraft] = [
+                MessageDraft(
+                    role=MessageRole(m["role"]),
+                    content=m["content"],
+                    name=m.get("name", ""),
+                    tool_call_id=m.get("tool_call_id", ""),
+                    tool_calls=_tool_calls(m, f"messages[{i}]"),
+                )
+                for i, m in enumerate(a["messages"])
+            ]
+            mode = a.get("long_term_memory_mode")
+            return Append(
+                a["session_id"],
+                drafts,
+                long_term_memory_mode=LongTermMemoryMode(mode) if mode else None,
             )
-            for m in a["messages"]
-        ]
-        mode = a.get("long_term_memory_mode")
-        append = Append(
-            a["session_id"],
-            drafts,
-            long_term_memory_mode=LongTermMemoryMode(mode) if mode else None,
-        )
-        out = await t.run(state_ops.APPEND_MESSAGES, lambda: append)
+
+        out = await t.run(state_ops.APPEND_MESSAGES, build)
         return render.appended(out.value, out.degraded)
 
     async def _window(self, t: _Tool, a: JSON) -> JSON:

@@ -196,6 +196,20 @@ KEY_VERSION: JSON = {
     },
     "required": ["key", "value", "version", "deleted"],
 }
+#: A tool call of an assistant message (the flat form of a chat API's call).
+TOOL_CALL = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "minLength": 1},
+        "name": {"type": "string", "minLength": 1, "description": "The tool's name."},
+        "arguments": {
+            "type": ["object", "string"],
+            "description": "The arguments: a JSON object, or its JSON text.",
+        },
+    },
+    "required": ["id", "name"],
+    "additionalProperties": False,
+}
 MESSAGES = {
     "type": "array",
     "minItems": 1,
@@ -206,12 +220,20 @@ MESSAGES = {
             "content": STR,
             "name": {"type": "string", "description": "The speaker's or the tool's name."},
             "tool_call_id": {"type": "string", "description": "A tool result: the call's id."},
+            "tool_calls": {"type": "array", "items": TOOL_CALL},
         },
         "required": ["role", "content"],
         "additionalProperties": False,
     },
 }
 LONG_TERM_MEMORY_MODES = ["agent_control", "static_control", "both"]
+AGENT_MEMORY_ETAG = {"type": "string", "description": 'From read_agent_memory; "" skips the check.'}
+SNAPSHOT_FORMAT = {
+    "type": "string",
+    "enum": ["markdown", "xml", "user_memory"],
+    "description": "user_memory: '# USER MEMORY' with the memories grouped by "
+    "type (User Preferences, Known Facts, User Patterns, Proven Skills).",
+}
 WINDOW = {
     "type": "object",
     "properties": {

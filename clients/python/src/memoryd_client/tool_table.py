@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from memoryd_client.tool_spec import (
     AGENT,
+    AGENT_MEMORY_ETAG,
     BOOL,
     CONTEXT_FIELDS,
     DEGRADED,
@@ -37,6 +38,7 @@ from memoryd_client.tool_spec import (
     ROLES,
     SCORING_PRESET_NAMES,
     SESSION,
+    SNAPSHOT_FORMAT,
     SOURCE_SCHEMA,
     STR,
     TAGS,
@@ -296,10 +298,7 @@ _SPECS = [
         'write fails if the document changed since ("none": only if there is none yet).',
         {
             "content": {"type": "string"},
-            "etag": {
-                "type": "string",
-                "description": 'From read_agent_memory; "" skips the check.',
-            },
+            "etag": AGENT_MEMORY_ETAG,
             "agent_id": AGENT,
         },
         ("content",),
@@ -314,13 +313,9 @@ _SPECS = [
         "ones, the profile, working memory and the session, within a token budget.",
         {
             "trigger": {"type": "string", "description": "The user's message or the task."},
+            "focus": {"type": "string", "description": "What the run focuses on (searched too)."},
             "token_budget": TOKENS,
-            "format": {
-                "type": "string",
-                "enum": ["markdown", "xml", "user_memory"],
-                "description": "user_memory: '# USER MEMORY' with the memories grouped by "
-                "type (User Preferences, Known Facts, User Patterns, Proven Skills).",
-            },
+            "format": SNAPSHOT_FORMAT,
             "session_id": SESSION,
             "thread_id": THREAD,
             "resource_id": RESOURCE,
