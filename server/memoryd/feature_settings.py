@@ -374,6 +374,11 @@ class MaintenanceSettings(BaseModel):
     retention_days: int | None = Field(None, ge=1, le=36_500)
     #: Tag groups with more live memories than this are checked for near-duplicates.
     merge_group_threshold: int = Field(50, ge=2)
+    #: A tag group (one namespace and security level) with more live memories than
+    #: this is condensed in every maintenance run, whatever their age (seed 003's
+    #: compaction_threshold): the consolidation of that tag, originals archived and
+    #: restorable with UndoConsolidation. None: off.
+    tag_compaction_threshold: int | None = Field(50, ge=2)
     #: Cosine similarity for merging; None: the remember-time dedup.threshold.
     merge_similarity: float | None = Field(None, gt=0, le=1)
     #: Records per store write (and per id lookup) of lifecycle operations; requests

@@ -282,13 +282,10 @@ async def test_stm_function_calls_over_mcp(seed_daemon: SeedDaemon) -> None:
     assert tools == [function_round(i)[1]["content"] for i in range(4)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="seed 003 §4 add_function_call(name, args, result): MCP record_messages takes "
-    "no tool_calls on an assistant message (the call's args), and get_session_window "
-    "returns a tool result without its name or tool_call_id (gRPC has all three)",
-)
 async def test_stm_function_call_args_over_mcp(seed_daemon: SeedDaemon) -> None:
+    """§4 add_function_call(name, args, result) over MCP: the call's id, name and args
+    and the result's name and tool_call_id read back; a nameless call is refused
+    naming the field and stores nothing."""
     name = agent("s003-args-mcp")
     async with seed_daemon.mcp() as mcp:
         await mcp.call(
@@ -297,7 +294,17 @@ async def test_stm_function_call_args_over_mcp(seed_daemon: SeedDaemon) -> None:
         window = await mcp.call("get_session_window", session_id="run", agent_id=name)
     call, result = window["messages"]
     assert call["tool_calls"][0]["id"] == result["tool_call_id"] == "call_0"
+    assert call["tool_calls"][0]["arguments"] == {"order": 1000}  # JSON text parsed
     assert result["name"] == "query_order"
+    nameless = function_round(1)
+    nameless[0]["tool_calls"].append({"id": "call_x", "name": " "})
+    async with seed_daemon.mcp() as mcp:
+        refused = await mcp.error(
+            "record_messages", session_id="run", messages=nameless, agent_id=name
+        )
+        assert "messages[0].tool_calls[1].name" in str(refused), refused
+        after = await mcp.call("get_session_window", session_id="run", agent_id=name)
+    assert len(after["messages"]) == 2
 
 
 # ---------------------------------------------------------------- §5 snapshot
@@ -355,16 +362,17 @@ async def test_snapshot_build_over_mcp(seed_daemon: SeedDaemon) -> None:
     assert LESSONS[0] in snap["text"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="seed 003 §5/§6 build_snapshot(trigger_event, focus): the MCP build_snapshot "
-    "tool takes no focus (gRPC BuildSnapshot does)",
-)
 async def test_snapshot_focus_over_mcp(seed_daemon: SeedDaemon) -> None:
+    """§5 build(trigger_event, focus): the focus joins the semantic query, so a focus
+    alone (no trigger) still searches the memories."""
     name = agent("s003-focus-mcp")
     async with seed_daemon.mcp() as mcp:
-        snap = await mcp.call("build_snapshot", trigger=TRIGGER, focus="先安抚用户", agent_id=name)
-    assert snap["tokens_used"] <= snap["token_budget"]
+        calming = await mcp.call("remember", content="用户投诉时先安抚情绪再查原因", agent_id=name)
+        blind = await mcp.call("build_snapshot", token_budget=500, agent_id=name)
+        snap = await mcp.call("build_snapshot", focus="先安抚用户", token_budget=500, agent_id=name)
+    assert "semantic" not in {i["section"] for i in blind["items"]}
+    semantic = [i["id"] for i in snap["items"] if i["section"] == "semantic"]
+    assert semantic == [calming["id"]] and snap["tokens_used"] <= 500
 
 
 # ---------------------------------------------------------------- remember / recall over MCP
@@ -464,21 +472,25 @@ def test_a_tag_group_over_the_threshold_consolidates_on_request_grpc(
         assert all(f"svc-{i} " in merged for i in range(51))  # no record lost in the merge
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="seed 003 §7 run_maintenance → _needs_compaction → _compact_tag_groups: "
-    "maintenance does not condense a tag group over compaction_threshold (50) by "
-    "itself (Compact merges near-duplicates only; Consolidate must be asked)",
-)
 def test_maintenance_compacts_a_tag_group_over_the_threshold(seed_daemon: SeedDaemon) -> None:
-    """§7 run_maintenance: if _needs_compaction: _compact_tag_groups."""
+    """§7 run_maintenance: if _needs_compaction: _compact_tag_groups, by itself (the
+    daemon's maintenance.tag_compaction_threshold, 50 as the document's threshold):
+    the group over it is condensed whatever its age, the originals archived; a group
+    at the threshold is left alone."""
     name = agent("s003-tags-auto")
     deploy_group(seed_daemon, name)
+    with seed_daemon.grpc() as writer:
+        writer.remember_batch(
+            name, [{"content": f"值班记录 {i}：第 {i} 周", "tags": ["oncall"]} for i in range(50)]
+        )
     with seed_daemon.grpc(ADMIN) as admin:
-        admin.compact(name)
-        result = admin.run_maintenance(name, consolidate=True)
-        assert result.consolidated > 0
-        assert admin.get_stats(name).memories < 51
+        result = admin.run_maintenance(name)
+        assert result.consolidated == 51
+        stats = admin.get_stats(name)
+        assert stats.archived == 51  # the deploy originals, restorable
+        assert stats.memories - stats.archived < 51 + 50  # the deploy group condensed
+        oncall = admin.consolidate(name, tags=["oncall"], min_age_days=0, dry_run=True)
+        assert oncall.consolidated == 50  # the group at the threshold was left alone
 
 
 # ---------------------------------------------------------------- 降级策略矩阵

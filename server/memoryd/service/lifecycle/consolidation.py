@@ -139,6 +139,20 @@ class Consolidator:
             degraded=tuple(dict.fromkeys(degraded)),
         )
 
+    async def crowded_tags(
+        self, partition: Partition, ceiling: SecurityLevel, threshold: int
+    ) -> tuple[str, ...]:
+        """The tags of groups (one namespace and level) with more than ``threshold``
+        eligible memories of any age: maintenance's tag compaction condenses them."""
+        eligible = await self._eligible(partition, ceiling, self._deps.clock())
+        counts = Counter(
+            (m.namespace, m.security_level, tag)
+            for m in eligible
+            for tag in set(m.tags)
+            if tag != CONSOLIDATED_TAG
+        )
+        return tuple(sorted({tag for (_, _, tag), n in counts.items() if n > threshold}))
+
     # ------------------------------------------------------------------ grouping
 
     async def _eligible(

@@ -15,6 +15,10 @@ One run over a partition:
 3c. compress (``compression.enabled``, on by default): the layered-memory design's
    policy, memories 90 days untouched and accessed fewer than 5 times, grouped by
    type, each group of 3 or more condensed into 1 to 3 (consolidation.py, by_type);
+3d. tag compaction (``tag_compaction_threshold``, 50 by default; seed 003's
+   ``_compact_tag_groups``): a tag group with more live memories than the threshold,
+   whatever their age, is consolidated (the originals archived, undo kept); a run
+   with ``consolidate`` false skips it;
 4. compact (compaction.py) when needed: this run changed something, a key slot is a
    tombstone or its content has expired, or a tag group is above the merge
    threshold;
@@ -127,6 +131,13 @@ class Maintainer:
             runs.append(ConsolidateOptions())
         if s.compression.enabled:
             runs.append(compression_options(s))
+        threshold = s.tag_compaction_threshold
+        if threshold and options.consolidate is not False:
+            crowded = await self._consolidator.crowded_tags(partition, ceiling, threshold)
+            if crowded:
+                runs.append(
+                    ConsolidateOptions(min_age_days=0, min_group_size=threshold + 1, tags=crowded)
+                )
         condensed: list[ConsolidateResult] = []
         for run in runs:
             async for step in self._consolidator.run(partition, ceiling, run):
