@@ -29,6 +29,8 @@ PYTEST_ARGS ?=
 # sub-suite's session fixture, on one worker (tests/conftest.py: xdist_group).
 PYTEST_WORKERS ?= 2
 PYTEST_XDIST = -n $(PYTEST_WORKERS) --dist loadgroup
+# make test prints its slowest tests, so a slow addition shows in every run's log.
+PYTEST_DURATIONS ?= --durations=25
 
 .DEFAULT_GOAL := help
 
@@ -108,7 +110,7 @@ run: $(RUN_STAMP) models ## Install what serving needs, fetch the model, start t
 
 .PHONY: test
 test: $(STAMP) models-for-tests $(BUF_STAMP) proto-check clients-check lint-fast typecheck contracts ## Set up, check generated code, lint, type-check, check the import contracts, run every test suite
-	$(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
+	$(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_DURATIONS) $(PYTEST_ARGS)
 
 .PHONY: test-fast
 test-fast: $(STAMP) models-for-tests ## Run the unit tests only (tests/unit), no generated-code checks or lint
