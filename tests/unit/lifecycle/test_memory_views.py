@@ -3,6 +3,7 @@ person's edit read back (provenance file), never reverted, nothing above clearan
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -224,6 +225,20 @@ async def test_each_partition_has_its_own_files(rig: Rig) -> None:
     assert "edited" in await rig.stored(other)
     assert "edited" not in await rig.stored(scopes[0])
     assert "fact of t1/a1" in await rig.stored(scopes[0])
+
+
+async def test_flush_waits_for_the_refresh_the_timer_started(rig: Rig) -> None:
+    """A flush that finds nothing left to take still returns only when the partitions
+    the debounce timer's flush took are refreshed (a flaky CI failure before)."""
+    scopes = [scope_for(f"a{i}", "t1") for i in range(3)]
+    for s in scopes:
+        await rig.say(f"fact of {s.partition.agent_id}", MemoryType.FACT, s)
+    for s in scopes:
+        rig.views.changed(s.partition)
+    await asyncio.sleep(0)  # the timer (debounce 0) starts its flush and takes one
+    await rig.views.flush()
+    for s in scopes:
+        assert f"fact of {s.partition.agent_id}" in rig.path("memory.md", s).read_text("utf-8")
 
 
 async def test_a_tenant_wide_call_refreshes_nothing(rig: Rig) -> None:

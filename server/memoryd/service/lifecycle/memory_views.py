@@ -97,6 +97,9 @@ class MemoryViews:
         self._dirty: set[Partition] = set()
         self._locks: dict[Partition, asyncio.Lock] = {}
         self._timer: asyncio.Task[None] | None = None
+        #: One flush at a time: a flush that found the set empty must still wait for the
+        #: partitions another flush (the debounce timer's) popped and is refreshing.
+        self._flushing = asyncio.Lock()
         #: Edits read back so far (tests and logs).
         self.edits_read = 0
 
@@ -113,17 +116,19 @@ class MemoryViews:
             self._timer = asyncio.create_task(self._after_delay(), name="memory-views")
 
     async def flush(self) -> None:
-        """Refresh every partition written since the last refresh, now."""
-        while self._dirty:
-            partition = self._dirty.pop()
-            try:
-                await self.refresh(partition)
-            except Exception:  # a file or store error: the next write tries again
-                log.exception(
-                    "memory views refresh failed",
-                    tenant=partition.tenant_id,
-                    agent=partition.agent_id,
-                )
+        """Refresh every partition written since the last refresh, now; returns when
+        each is refreshed, including those a flush already under way took."""
+        async with self._flushing:
+            while self._dirty:
+                partition = self._dirty.pop()
+                try:
+                    await self.refresh(partition)
+                except Exception:  # a file or store error: the next write tries again
+                    log.exception(
+                        "memory views refresh failed",
+                        tenant=partition.tenant_id,
+                        agent=partition.agent_id,
+                    )
 
     async def _after_delay(self) -> None:
         await asyncio.sleep(self._debounce_s)
