@@ -46,6 +46,9 @@ A1_SOURCE = {
     "locator": CHAT,
 }
 
+#: A fixed retrieval time: the checks under test never compare it with "now".
+RETRIEVED_AT = datetime(2026, 11, 28, 23, 59, 30, tzinfo=UTC)
+
 
 def test_an_object_is_stored_as_compact_json_and_read_back_as_the_object() -> None:
     text = locator_text(CHAT, "source.locator")
@@ -122,9 +125,7 @@ async def test_an_oversized_locator_stores_nothing(keyed: Keyed) -> None:
 
 
 async def test_an_empty_object_is_no_provenance_under_kb(keyed: Keyed) -> None:
-    web = Provenance(
-        ProvenanceKind.WEB, name="apple.com", retrieved_at=datetime.now(UTC), locator="{}"
-    )
+    web = Provenance(ProvenanceKind.WEB, name="apple.com", retrieved_at=RETRIEVED_AT, locator="{}")
     with pytest.raises(InvalidArgument) as err:
         await keyed.service.set(S, KeyWrite("/kb/product/spec", Json.of({"a": 1}), source=web))
     assert set(fields(err.value)) == {"source.locator"}
