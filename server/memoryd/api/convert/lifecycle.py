@@ -21,6 +21,7 @@ from memoryd.api.convert.common import (
     json_from_value,
     json_object,
     provenance_from,
+    required_timestamp,
     set_timestamp,
     struct_data,
     timestamp_from,
@@ -302,13 +303,6 @@ def parse_export_line(line: str) -> lpb.ExportRecord:
     return record
 
 
-def _required_time(msg: Any, field: str, path: str) -> Any:
-    when = timestamp_from(msg, field, f"{path}.{field}")
-    if when is None:
-        raise InvalidArgument.field(f"{path}.{field}", "must be set")
-    return when
-
-
 def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
     """A memory of an Import stream as a domain Memory; ``path`` names it in errors."""
     memory_type = enum_value(
@@ -328,8 +322,8 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         tenant_id=msg.tenant_id,
         agent_id=msg.agent_id,
         content=msg.content,
-        created_at=_required_time(msg, "created_at", path),
-        updated_at=_required_time(msg, "updated_at", path),
+        created_at=required_timestamp(msg, "created_at", path),
+        updated_at=required_timestamp(msg, "updated_at", path),
         namespace=msg.namespace,
         memory_type=memory_type,
         tags=tuple(msg.tags),
@@ -368,7 +362,7 @@ def key_entry_from(msg: mpb.KeyEntry, path: str) -> KeyEntry:
         content_json=text,
         valid=msg.valid,
         version=msg.version,
-        updated_at=_required_time(msg, "updated_at", path),
+        updated_at=required_timestamp(msg, "updated_at", path),
         source=provenance_from(msg, "source", f"{path}.source"),
         security_level=level,
         memory_id=msg.memory_id,
@@ -408,7 +402,7 @@ def _working_from(msg: lpb.ExportedWorkingMemory, path: str) -> WorkingMemory:
         content=content.members,
         content_json=content.text,
         version=wm.version,
-        updated_at=_required_time(wm, "updated_at", inner),
+        updated_at=required_timestamp(wm, "updated_at", inner),
         expires_at=timestamp_from(wm, "expires_at", f"{inner}.expires_at"),
         ttl=duration_from(msg, "ttl", f"{path}.ttl"),
         json_schema=_object(wm, "json_schema", inner),
@@ -423,7 +417,7 @@ def export_item_from(record: lpb.ExportRecord) -> ExportItem:
         return ExportHeader(
             tenant_id=h.tenant_id,
             agent_id=h.agent_id,
-            exported_at=_required_time(h, "exported_at", "header"),
+            exported_at=required_timestamp(h, "exported_at", "header"),
             embedding_model=h.embedding_model,
             embedding_dimension=h.embedding_dimension,
             format=h.format,
@@ -444,7 +438,7 @@ def export_item_from(record: lpb.ExportRecord) -> ExportItem:
             content=p.profile.content,
             etag=p.profile.etag,
             version=p.version,
-            updated_at=_required_time(p.profile, "updated_at", "profile.profile"),
+            updated_at=required_timestamp(p.profile, "updated_at", "profile.profile"),
         )
         return ExportedProfile(p.agent_id, profile)
     if kind == "session":
