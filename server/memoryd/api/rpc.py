@@ -17,6 +17,7 @@ import asyncio
 import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 import grpc
@@ -147,18 +148,29 @@ def _auth_context(context: Ctx) -> dict[str, list[bytes]]:
         return {}
 
 
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """One RPC as its handler sees it: the operation it runs, the method's name, its
+    label ("/<service>/<method>") and its trace attributes."""
+
+    op: AnyOperation
+    method: str
+    label: str
+    attributes: dict[str, str]
+
+
 class Rpcs:
     """Builds the handler of each RPC of a service onto its servicer's methods."""
 
     def __init__(self, door: Door) -> None:
         self._door = door
 
-    def _call(self, label: str, attributes: dict[str, str], context: Ctx) -> Call:
+    def _call(self, route: _Route, context: Ctx) -> Call:
         metadata = tuple(context.invocation_metadata() or ())
         door = self._door
         call = Call(
             request_id=_request_id(metadata),
-            label=label,
+            label=route.label,
             credentials=Transport(
                 metadata=metadata,
                 peer=context.peer(),
@@ -167,18 +179,19 @@ class Rpcs:
                 ),
             ),
             trace_parent=_carrier(metadata) if door.tracing.enabled else None,
-            trace_attributes=attributes,
+            trace_attributes=route.attributes,
             status_attribute=RPC_STATUS_CODE,
         )
         context.set_trailing_metadata(((REQUEST_ID_KEY, call.request_id),))
         return call
 
-    async def _reject(self, op: AnyOperation, call: Call, method: str) -> None:
+    async def _reject(self, route: _Route, call: Call) -> None:
         """Authenticate and authorise an unparsable request, then reject it."""
 
         def fail() -> None:
-            raise undecodable_error(method)
+            raise undecodable_error(route.method)
 
+        op = route.op
         if isinstance(op, StreamOperation):
             async for _ in self._door.stream(op, call, "", fail):
                 pass
@@ -208,35 +221,36 @@ class Rpcs:
         self, service: ServiceDescriptor, method: MethodDescriptor, inner: Any, op: AnyOperation
     ) -> Handler:
         """The grpc handler of one RPC: ``inner`` (request, Call) runs ``op`` via the door."""
-        label = f"/{service.full_name}/{method.name}"
-        attributes = {RPC_SYSTEM: "grpc", RPC_SERVICE: service.full_name, RPC_METHOD: method.name}
+        route = _Route(
+            op=op,
+            method=method.name,
+            label=f"/{service.full_name}/{method.name}",
+            attributes={
+                RPC_SYSTEM: "grpc",
+                RPC_SERVICE: service.full_name,
+                RPC_METHOD: method.name,
+            },
+        )
         kwargs: dict[str, Any] = {
             "request_deserializer": _tolerant(GetMessageClass(method.input_type).FromString),
             "response_serializer": GetMessageClass(method.output_type).SerializeToString,
         }
         if method.client_streaming:
-            checked = self._stream_in(inner, label, attributes, method.name)
+            checked = self._stream_in(inner, route)
             return grpc.stream_unary_rpc_method_handler(checked, **kwargs)
         if method.server_streaming:
-            streamed = self._stream_out(inner, label, attributes, op, method.name)
+            streamed = self._stream_out(inner, route)
             return grpc.unary_stream_rpc_method_handler(streamed, **kwargs)
-        return grpc.unary_unary_rpc_method_handler(
-            self._unary(inner, label, attributes, op, method.name), **kwargs
-        )
+        return grpc.unary_unary_rpc_method_handler(self._unary(inner, route), **kwargs)
 
     def _unary(
-        self,
-        inner: Callable[[Any, Call], Awaitable[Any]],
-        label: str,
-        attributes: dict[str, str],
-        op: AnyOperation,
-        method: str,
+        self, inner: Callable[[Any, Call], Awaitable[Any]], route: _Route
     ) -> Callable[[Any, Ctx], Awaitable[Any]]:
         async def behavior(request: Any, context: Ctx) -> Any:
-            call = self._call(label, attributes, context)
+            call = self._call(route, context)
             try:
                 if isinstance(request, Undecodable):
-                    await self._reject(op, call, method)
+                    await self._reject(route, call)
                 response = await inner(request, call)
             except (Exception, asyncio.CancelledError) as exc:
                 await _abort(context, exc, call)
@@ -248,18 +262,13 @@ class Rpcs:
         return behavior
 
     def _stream_out(
-        self,
-        inner: Callable[[Any, Call], AsyncIterator[Any]],
-        label: str,
-        attributes: dict[str, str],
-        op: AnyOperation,
-        method: str,
+        self, inner: Callable[[Any, Call], AsyncIterator[Any]], route: _Route
     ) -> Callable[[Any, Ctx], AsyncIterator[Any]]:
         async def behavior(request: Any, context: Ctx) -> AsyncIterator[Any]:
-            call = self._call(label, attributes, context)
+            call = self._call(route, context)
             try:
                 if isinstance(request, Undecodable):
-                    await self._reject(op, call, method)
+                    await self._reject(route, call)
                 async for response in inner(request, call):
                     yield response
             except (Exception, asyncio.CancelledError) as exc:
@@ -269,16 +278,12 @@ class Rpcs:
         return behavior
 
     def _stream_in(
-        self,
-        inner: Callable[[AsyncIterator[Any], Call], Awaitable[Any]],
-        label: str,
-        attributes: dict[str, str],
-        method: str,
+        self, inner: Callable[[AsyncIterator[Any], Call], Awaitable[Any]], route: _Route
     ) -> Callable[[AsyncIterator[Any], Ctx], Awaitable[Any]]:
         async def behavior(requests: AsyncIterator[Any], context: Ctx) -> Any:
-            call = self._call(label, attributes, context)
+            call = self._call(route, context)
             try:
-                return await inner(_checked_stream(requests, method), call)
+                return await inner(_checked_stream(requests, route.method), call)
             except (Exception, asyncio.CancelledError) as exc:
                 await _abort(context, exc, call)
                 raise

@@ -23,8 +23,7 @@ from memoryd.cli.common import (
     JsonOption,
     Stub,
     WideOption,
-    pages,
-    session,
+    joined_pages,
     unary,
 )
 from memoryd_client import MemorydError
@@ -225,37 +224,31 @@ def wm_ls(
 
     Example: memoryctl wm ls --resource doc-9 --agent demo
     """
-    scopes: list[memory_service_pb2.WorkingMemory] = []
-    with session(ctx) as client:
-        for response in pages(
-            client,
-            client.memory.ListWorkingMemoryScopes,
-            lambda t: memory_service_pb2.ListWorkingMemoryScopesRequest(
-                agent_id=agent,
-                thread_id=thread,
-                resource_id=resource,
-                page_size=limit,
-                page_token=t,
-            ),
-            token=page_token,
-            follow=all_pages,
-        ):
-            scopes.extend(response.scopes)
-            token = response.next_page_token
+    listing = joined_pages(
+        ctx,
+        lambda c: c.memory.ListWorkingMemoryScopes,
+        "scopes",
+        memory_service_pb2.ListWorkingMemoryScopesRequest(
+            agent_id=agent,
+            thread_id=thread,
+            resource_id=resource,
+            page_size=limit,
+            page_token=page_token,
+        ),
+        follow=all_pages,
+    )
     if as_json:
-        render.print_json(
-            memory_service_pb2.ListWorkingMemoryScopesResponse(scopes=scopes, next_page_token=token)
-        )
+        render.print_json(listing)
         return
     out = render.console()
-    if not scopes:
+    if not listing.scopes:
         out.print("No working memory.")
     else:
         table = Table(header_style="bold")
         for column in ("thread", "resource", "version", "updated", "expires"):
             table.add_column(column, no_wrap=True)
         table.add_column("content", overflow="fold", ratio=1)
-        for wm in scopes:
+        for wm in listing.scopes:
             table.add_row(
                 Text(wm.scope.thread_id),
                 Text(wm.scope.resource_id),
@@ -265,8 +258,10 @@ def wm_ls(
                 Text(_compact(wm.content)),
             )
         out.print(table)
-    if token:
-        out.print(Text(f"More scopes: rerun with --page-token {token}", style="dim"))
+    if listing.next_page_token:
+        out.print(
+            Text(f"More scopes: rerun with --page-token {listing.next_page_token}", style="dim")
+        )
 
 
 # ---------------------------------------------------------------- profile

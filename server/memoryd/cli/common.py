@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 import grpc
 import typer
@@ -196,6 +197,42 @@ def pages(
         token = response.next_page_token
         if not follow or not token:
             return
+
+
+class ListingRequest(Protocol):
+    """A listing's request: each one names the page it continues from."""
+
+    page_token: str
+
+
+def joined_pages(
+    ctx: typer.Context,
+    method_of: Callable[[MemorydClient], Callable[..., Any]],
+    field: str,
+    first: ListingRequest,
+    *,
+    follow: bool = True,
+) -> Any:
+    """A listing's :func:`pages` as one response: the last page, its repeated ``field``
+    holding the items of every page (so its next_page_token says whether more remain).
+    The pages are asked for from the request ``first`` on, each next request being
+    ``first`` with the next page's token."""
+
+    def request_for(token: str) -> Any:
+        request = copy.deepcopy(first)
+        request.page_token = token
+        return request
+
+    items: list[Any] = []
+    with session(ctx) as client:
+        for response in pages(
+            client, method_of(client), request_for, token=first.page_token, follow=follow
+        ):
+            items.extend(getattr(response, field))
+    joined = getattr(response, field)
+    del joined[:]
+    joined.extend(items)
+    return response
 
 
 def parse_metadata(raw: str | None) -> JsonText | None:

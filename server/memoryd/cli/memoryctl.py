@@ -29,7 +29,7 @@ from memoryd.cli.common import (
     TagsOption,
     TypesOption,
     WideOption,
-    pages,
+    joined_pages,
     parse_metadata,
     session,
     unary,
@@ -46,7 +46,7 @@ from memoryd_client.client import DEFAULT_TIMEOUT
 from memoryd_client.requests import MEMORY_TYPES
 from memoryd_client.target import ADDRESS_ENV, DEFAULT_ADDRESS
 from memoryd_client.transport import API_KEY_ENV
-from memoryd_proto.v1 import common_pb2, memory_service_pb2
+from memoryd_proto.v1 import memory_service_pb2
 
 HELP = (
     "Talk to a running memoryd daemon: remember, recall, inspect and forget memories.\n\n"
@@ -248,39 +248,32 @@ def list_(
     Example: memoryctl list --agent demo --all --json
     """
 
-    def request_for(token: str) -> memory_service_pb2.ListMemoriesRequest:
-        request = rq.list_request(
-            agent,
-            page_size=limit,
-            page_token=token,
-            namespace=namespace,
-            tags=tags or (),
-            memory_types=[t.value for t in types or ()],
-        )
-        request.order = memory_service_pb2.MemoryOrder.Value(  # type: ignore[assignment]
-            f"MEMORY_ORDER_{order.value.upper()}"
-        )
-        return request
-
-    memories: list[common_pb2.Memory] = []
-    with session(ctx) as client:
-        for response in pages(
-            client, client.memory.ListMemories, request_for, token=page_token, follow=all_pages
-        ):
-            memories.extend(response.memories)
-            token = response.next_page_token
+    request = rq.list_request(
+        agent,
+        page_size=limit,
+        page_token=page_token,
+        namespace=namespace,
+        tags=tags or (),
+        memory_types=[t.value for t in types or ()],
+    )
+    request.order = memory_service_pb2.MemoryOrder.Value(  # type: ignore[assignment]
+        f"MEMORY_ORDER_{order.value.upper()}"
+    )
+    listing = joined_pages(
+        ctx, lambda c: c.memory.ListMemories, "memories", request, follow=all_pages
+    )
     if as_json:
-        render.print_json(
-            memory_service_pb2.ListMemoriesResponse(memories=memories, next_page_token=token)
-        )
+        render.print_json(listing)
         return
     out = render.console()
-    if not memories:
+    if not listing.memories:
         out.print("No memories.")
     else:
-        out.print(render.memories_table(memories, wide=wide))
-    if token:
-        out.print(Text(f"More memories: rerun with --page-token {token}", style="dim"))
+        out.print(render.memories_table(listing.memories, wide=wide))
+    if listing.next_page_token:
+        out.print(
+            Text(f"More memories: rerun with --page-token {listing.next_page_token}", style="dim")
+        )
 
 
 @app.command()

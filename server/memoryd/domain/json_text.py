@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,17 +239,19 @@ class Json:
     @classmethod
     def from_text(cls, text: str, field: str, *, object_only: bool = False) -> Json:
         """:meth:`parse`, INVALID_ARGUMENT naming ``field`` when the text is refused."""
-        try:
-            out = cls.parse(text)
-        except JsonTextError as exc:
-            raise InvalidArgument.field(field, f"is {exc}") from None
-        return out.required_object(field) if object_only else out
+        return cls._checked(cls.parse, text, field, object_only)
 
     @classmethod
     def from_value(cls, value: Any, field: str, *, object_only: bool = False) -> Json:
         """:meth:`of`, INVALID_ARGUMENT naming ``field`` when the value is refused."""
+        return cls._checked(cls.of, value, field, object_only)
+
+    @staticmethod
+    def _checked(build: Callable[[Any], Json], source: Any, field: str, object_only: bool) -> Json:
+        """``build(source)``, INVALID_ARGUMENT naming ``field`` when it is refused (or,
+        with ``object_only``, when it is not an object)."""
         try:
-            out = cls.of(value)
+            out = build(source)
         except JsonTextError as exc:
             raise InvalidArgument.field(field, f"is {exc}") from None
         return out.required_object(field) if object_only else out

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memoryd.domain.keyed import (
-    KeyEntry,
-    KeyHistoryPage,
-    KeyHistoryQuery,
-    KeyListing,
-    KeyListQuery,
-    KeyWrite,
-)
+from memoryd.domain import keyed
 from memoryd.observability.tracing import SEARCH, UPSERT
 from memoryd.operations.definition import Effect, Operation
 
@@ -23,11 +16,11 @@ class KeyRef:
     key: str
 
 
-def _entry(entry: KeyEntry) -> tuple[tuple[str, ...], str]:
+def _entry(entry: keyed.KeyEntry) -> tuple[tuple[str, ...], str]:
     return ((entry.memory_id,) if entry.memory_id else (), entry.key)
 
 
-SET_MEMORY: Operation[KeyWrite, KeyEntry] = Operation(
+SET_MEMORY: Operation[keyed.KeyWrite, keyed.KeyEntry] = Operation(
     name="MemoryService.SetMemory",
     effect=Effect.WRITE,
     genai=UPSERT,
@@ -36,21 +29,21 @@ SET_MEMORY: Operation[KeyWrite, KeyEntry] = Operation(
     touched_out=_entry,
     audit_in_log=True,
 )
-GET_KEY: Operation[KeyRef, KeyEntry] = Operation(
+GET_KEY: Operation[KeyRef, keyed.KeyEntry] = Operation(
     name="MemoryService.GetKey",
     effect=Effect.READ,
     genai=SEARCH,
     run=lambda s, scope, ref: s.keyed.get(scope, ref.key),
     touched_in=lambda ref: ((), ref.key),
 )
-LIST_KEYS: Operation[KeyListQuery, KeyListing] = Operation(
+LIST_KEYS: Operation[keyed.KeyListQuery, keyed.KeyListing] = Operation(
     name="MemoryService.ListKeys",
     effect=Effect.READ,
     genai=SEARCH,
     run=lambda s, scope, query: s.keyed.list(scope, query),
     count=lambda _, listing: len(listing.entries),
 )
-KEY_HISTORY: Operation[KeyHistoryQuery, KeyHistoryPage] = Operation(
+KEY_HISTORY: Operation[keyed.KeyHistoryQuery, keyed.KeyHistoryPage] = Operation(
     name="MemoryService.KeyHistory",
     effect=Effect.READ,
     genai=SEARCH,

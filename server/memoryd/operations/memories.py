@@ -5,17 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memoryd.domain import requests
 from memoryd.domain.models import Memory
 from memoryd.domain.principal import CallScope
-from memoryd.domain.requests import (
-    ListQuery,
-    MemoryDraft,
-    MemoryPage,
-    MemoryPatch,
-    RecallOutcome,
-    RecallQuery,
-    RememberOutcome,
-)
 from memoryd.observability.tracing import DELETE, SEARCH, UPDATE, UPSERT
 from memoryd.operations.definition import Effect, Operation
 from memoryd.operations.services import Services
@@ -34,7 +26,7 @@ class MemoryUpdate:
     """The input of UpdateMemory: the memory's id and the fields to change."""
 
     id: str
-    patch: MemoryPatch
+    patch: requests.MemoryPatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +37,12 @@ class MemoryIds:
 
 
 async def _remember_batch(
-    s: Services, scope: CallScope, drafts: Sequence[MemoryDraft]
-) -> list[RememberOutcome]:
+    s: Services, scope: CallScope, drafts: Sequence[requests.MemoryDraft]
+) -> list[requests.RememberOutcome]:
     return await s.memories.remember_batch(scope, drafts)
 
 
-REMEMBER: Operation[MemoryDraft, RememberOutcome] = Operation(
+REMEMBER: Operation[requests.MemoryDraft, requests.RememberOutcome] = Operation(
     name="MemoryService.Remember",
     effect=Effect.WRITE,
     genai=UPSERT,
@@ -58,16 +50,18 @@ REMEMBER: Operation[MemoryDraft, RememberOutcome] = Operation(
     touched_out=lambda o: ((o.memory.id,), ""),
     audit_in_log=True,
 )
-REMEMBER_BATCH: Operation[Sequence[MemoryDraft], list[RememberOutcome]] = Operation(
-    name="MemoryService.RememberBatch",
-    effect=Effect.WRITE,
-    genai=UPSERT,
-    run=_remember_batch,
-    touched_out=lambda out: ([o.memory.id for o in out], ""),
-    count=lambda drafts, _: len(drafts),
-    audit_in_log=True,
+REMEMBER_BATCH: Operation[Sequence[requests.MemoryDraft], list[requests.RememberOutcome]] = (
+    Operation(
+        name="MemoryService.RememberBatch",
+        effect=Effect.WRITE,
+        genai=UPSERT,
+        run=_remember_batch,
+        touched_out=lambda out: ([o.memory.id for o in out], ""),
+        count=lambda drafts, _: len(drafts),
+        audit_in_log=True,
+    )
 )
-RECALL: Operation[RecallQuery, RecallOutcome] = Operation(
+RECALL: Operation[requests.RecallQuery, requests.RecallOutcome] = Operation(
     name="MemoryService.Recall",
     effect=Effect.READ,
     genai=SEARCH,
@@ -84,7 +78,7 @@ GET_MEMORY: Operation[MemoryRef, Memory] = Operation(
     touched_in=lambda ref: ((ref.id,) if ref.id else (), ""),
     returned=lambda m: (m.id,),
 )
-LIST_MEMORIES: Operation[ListQuery, MemoryPage] = Operation(
+LIST_MEMORIES: Operation[requests.ListQuery, requests.MemoryPage] = Operation(
     name="MemoryService.ListMemories",
     effect=Effect.READ,
     genai=SEARCH,

@@ -5,14 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memoryd.domain.snapshot import (
-    DefaultReadRequest,
-    DefaultReadResult,
-    Snapshot,
-    SnapshotRequest,
-    StateComponent,
-    StateWrite,
-)
+from memoryd.domain import snapshot
 from memoryd.observability.tracing import SEARCH, UPSERT
 from memoryd.operations.definition import (
     NOTHING,
@@ -29,7 +22,7 @@ class SaveState:
     """The input of SaveState: the session and the components to write."""
 
     session_id: str
-    writes: Sequence[StateWrite]
+    writes: Sequence[snapshot.StateWrite]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +34,7 @@ class LoadState:
     names: tuple[str, ...] = ()
 
 
-def _snapshot_touched(req: SnapshotRequest) -> Touched:
+def _snapshot_touched(req: snapshot.SnapshotRequest) -> Touched:
     if req.session_id:
         return ((), f"session:{req.session_id}"[:1024])
     if req.scope is not None:
@@ -49,7 +42,7 @@ def _snapshot_touched(req: SnapshotRequest) -> Touched:
     return NOTHING
 
 
-BUILD_SNAPSHOT: Operation[SnapshotRequest, Snapshot] = Operation(
+BUILD_SNAPSHOT: Operation[snapshot.SnapshotRequest, snapshot.Snapshot] = Operation(
     name="SnapshotService.BuildSnapshot",
     effect=Effect.READ,
     genai=SEARCH,
@@ -59,21 +52,21 @@ BUILD_SNAPSHOT: Operation[SnapshotRequest, Snapshot] = Operation(
     count=lambda _, snap: len(snap.items),
     own_degraded=lambda snap: snap.degraded,
 )
-DEFAULT_READ: Operation[DefaultReadRequest, DefaultReadResult] = Operation(
+DEFAULT_READ: Operation[snapshot.DefaultReadRequest, snapshot.DefaultReadResult] = Operation(
     name="SnapshotService.DefaultRead",
     effect=Effect.READ,
     genai=SEARCH,
     run=lambda s, scope, req: s.default_read.read(scope, req),
     returned=lambda result: [line.key for line in result.lines],
 )
-SAVE_STATE: Operation[SaveState, list[StateComponent]] = Operation(
+SAVE_STATE: Operation[SaveState, list[snapshot.StateComponent]] = Operation(
     name="SnapshotService.SaveState",
     effect=Effect.WRITE,
     genai=UPSERT,
     run=lambda s, scope, req: s.states.save(scope, req.session_id, req.writes),
     touched_in=session_touched,
 )
-LOAD_STATE: Operation[LoadState, list[StateComponent]] = Operation(
+LOAD_STATE: Operation[LoadState, list[snapshot.StateComponent]] = Operation(
     name="SnapshotService.LoadState",
     effect=Effect.READ,
     genai=SEARCH,

@@ -24,34 +24,19 @@ from memoryd.api.convert.common import (
     wire_enum,
 )
 from memoryd.api.convert.memories import memory_to_proto
-from memoryd.domain.agent_state import (
-    AgentProfile,
-    AppendOutcome,
-    EndSessionOutcome,
-    FixedZoneEntry,
-    FixedZoneKind,
-    LongTermMemoryMode,
-    MessageAttachment,
-    MessageDraft,
-    MessageRole,
-    SessionMessage,
-    SessionWindow,
-    ToolCall,
-    WorkingMemory,
-    WorkingMemoryMode,
-    WorkingMemoryWrite,
-    WorkingScope,
-    WorkingScopePage,
-    WorkingScopeQuery,
-)
+from memoryd.domain import agent_state
 from memoryd.domain.json_text import EMPTY_OBJECT, Json
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
-WORKING_MODES = wire_enum(mpb.WorkingMemoryMode, WorkingMemoryMode, "WORKING_MEMORY_MODE_")
-MESSAGE_ROLES = wire_enum(mpb.MessageRole, MessageRole, "MESSAGE_ROLE_")
-FIXED_ZONE_KINDS = wire_enum(mpb.FixedZoneKind, FixedZoneKind, "FIXED_ZONE_KIND_")
-LONG_TERM_MODES = wire_enum(mpb.LongTermMemoryMode, LongTermMemoryMode, "LONG_TERM_MEMORY_MODE_")
+WORKING_MODES = wire_enum(
+    mpb.WorkingMemoryMode, agent_state.WorkingMemoryMode, "WORKING_MEMORY_MODE_"
+)
+MESSAGE_ROLES = wire_enum(mpb.MessageRole, agent_state.MessageRole, "MESSAGE_ROLE_")
+FIXED_ZONE_KINDS = wire_enum(mpb.FixedZoneKind, agent_state.FixedZoneKind, "FIXED_ZONE_KIND_")
+LONG_TERM_MODES = wire_enum(
+    mpb.LongTermMemoryMode, agent_state.LongTermMemoryMode, "LONG_TERM_MEMORY_MODE_"
+)
 LONG_TERM_MODES_TO_PROTO = {v: k for k, v in LONG_TERM_MODES.items()}
 ROLES_TO_PROTO = {v: k for k, v in MESSAGE_ROLES.items()}
 _REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
@@ -60,19 +45,19 @@ _REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
 # ---------------------------------------------------------------- working memory
 
 
-def working_scope_from(msg: pb.WorkingMemoryScope) -> WorkingScope:
+def working_scope_from(msg: pb.WorkingMemoryScope) -> agent_state.WorkingScope:
     """The domain scope of a wire working-memory scope."""
-    return WorkingScope(thread_id=msg.thread_id, resource_id=msg.resource_id)
+    return agent_state.WorkingScope(thread_id=msg.thread_id, resource_id=msg.resource_id)
 
 
-def working_write_from(req: mpb.SetWorkingMemoryRequest) -> WorkingMemoryWrite:
+def working_write_from(req: mpb.SetWorkingMemoryRequest) -> agent_state.WorkingMemoryWrite:
     """A SetWorkingMemory request as a write: mode, content as written, TTL and schema."""
-    mode = enum_value(req.mode, WORKING_MODES, "mode", default=WorkingMemoryMode.MERGE)
+    mode = enum_value(req.mode, WORKING_MODES, "mode", default=agent_state.WorkingMemoryMode.MERGE)
     assert mode is not None
     schema = None
     if req.HasField("json_schema"):
         schema = Json.from_value(struct_data(req.json_schema, "json_schema"), "json_schema")
-    return WorkingMemoryWrite(
+    return agent_state.WorkingMemoryWrite(
         scope=working_scope_from(req.scope),
         content=json_object(req, "content_json", "content") or EMPTY_OBJECT,
         mode=mode,
@@ -82,7 +67,7 @@ def working_write_from(req: mpb.SetWorkingMemoryRequest) -> WorkingMemoryWrite:
 
 
 def working_memory_to_proto(
-    wm: WorkingMemory, out: mpb.WorkingMemory | None = None
+    wm: agent_state.WorkingMemory, out: mpb.WorkingMemory | None = None
 ) -> mpb.WorkingMemory:
     """``wm`` as a wire WorkingMemory (into ``out`` when given); the content as stored."""
     msg = mpb.WorkingMemory() if out is None else out
@@ -99,9 +84,11 @@ def working_memory_to_proto(
     return msg
 
 
-def working_scope_query_from(req: mpb.ListWorkingMemoryScopesRequest) -> WorkingScopeQuery:
+def working_scope_query_from(
+    req: mpb.ListWorkingMemoryScopesRequest,
+) -> agent_state.WorkingScopeQuery:
     """Empty filter strings mean "any"."""
-    return WorkingScopeQuery(
+    return agent_state.WorkingScopeQuery(
         thread_id=req.thread_id or None,
         resource_id=req.resource_id or None,
         page_size=req.page_size or None,
@@ -109,7 +96,7 @@ def working_scope_query_from(req: mpb.ListWorkingMemoryScopesRequest) -> Working
     )
 
 
-def list_scopes_response(page: WorkingScopePage) -> mpb.ListWorkingMemoryScopesResponse:
+def list_scopes_response(page: agent_state.WorkingScopePage) -> mpb.ListWorkingMemoryScopesResponse:
     """A page of working-memory scopes as the ListWorkingMemoryScopes response."""
     resp = mpb.ListWorkingMemoryScopesResponse(next_page_token=page.next_page_token)
     for wm in page.items:
@@ -120,7 +107,7 @@ def list_scopes_response(page: WorkingScopePage) -> mpb.ListWorkingMemoryScopesR
 # ---------------------------------------------------------------- profile
 
 
-def profile_to_proto(profile: AgentProfile) -> mpb.AgentProfile:
+def profile_to_proto(profile: agent_state.AgentProfile) -> mpb.AgentProfile:
     """The agent profile (agent.md, its etag and update time) as a wire message."""
     msg = mpb.AgentProfile(content=profile.content, etag=profile.etag)
     set_timestamp(msg.updated_at, profile.updated_at)
@@ -130,10 +117,12 @@ def profile_to_proto(profile: AgentProfile) -> mpb.AgentProfile:
 # ---------------------------------------------------------------- sessions
 
 
-def tool_calls_from(msg: mpb.SessionMessage, path: str) -> tuple[ToolCall, ...]:
+def tool_calls_from(msg: mpb.SessionMessage, path: str) -> tuple[agent_state.ToolCall, ...]:
     """The tool calls of a wire session message; ``path`` names the message in errors."""
     return tuple(
-        ToolCall(id=c.id, name=c.name, arguments=_arguments(c, f"{path}.tool_calls[{j}].arguments"))
+        agent_state.ToolCall(
+            id=c.id, name=c.name, arguments=_arguments(c, f"{path}.tool_calls[{j}].arguments")
+        )
         for j, c in enumerate(msg.tool_calls)
     )
 
@@ -146,12 +135,12 @@ def _arguments(call: mpb.ToolCall, path: str) -> Any:
     return Json.from_value(json_from_value(call.arguments, path), path).value
 
 
-def message_drafts_from(req: mpb.AppendMessagesRequest) -> list[MessageDraft]:
+def message_drafts_from(req: mpb.AppendMessagesRequest) -> list[agent_state.MessageDraft]:
     """Drafts in request order; an unset role stays None (the service names it)."""
     drafts = []
     for i, m in enumerate(req.messages):
         drafts.append(
-            MessageDraft(
+            agent_state.MessageDraft(
                 role=enum_value(m.role, MESSAGE_ROLES, f"messages[{i}].role"),
                 content=m.content,
                 name=m.name,
@@ -168,12 +157,12 @@ def append_ttl_from(req: mpb.AppendMessagesRequest) -> timedelta | None:
     return duration_from(req, "ttl")
 
 
-def fixed_zone_kind_from(req: mpb.InjectInstructionRequest) -> FixedZoneKind | None:
+def fixed_zone_kind_from(req: mpb.InjectInstructionRequest) -> agent_state.FixedZoneKind | None:
     """The fixed-zone kind an InjectInstruction request names (None when unset)."""
     return enum_value(req.kind, FIXED_ZONE_KINDS, "kind")
 
 
-def append_response(outcome: AppendOutcome) -> mpb.AppendMessagesResponse:
+def append_response(outcome: agent_state.AppendOutcome) -> mpb.AppendMessagesResponse:
     """The AppendMessages response: the session's message count and whether it was compressed."""
     resp = mpb.AppendMessagesResponse(
         message_count=outcome.message_count,
@@ -184,13 +173,13 @@ def append_response(outcome: AppendOutcome) -> mpb.AppendMessagesResponse:
     return resp
 
 
-def _fixed_entry_to_proto(entry: FixedZoneEntry, out: mpb.FixedZoneEntry) -> None:
+def _fixed_entry_to_proto(entry: agent_state.FixedZoneEntry, out: mpb.FixedZoneEntry) -> None:
     out.kind = _REVERSE_KINDS[entry.kind]  # type: ignore[assignment]
     out.content = entry.content
     set_timestamp(out.created_at, entry.created_at)
 
 
-def message_to_proto(message: SessionMessage, out: mpb.SessionMessage) -> None:
+def message_to_proto(message: agent_state.SessionMessage, out: mpb.SessionMessage) -> None:
     """``message`` into the wire session message ``out``, tool calls included."""
     out.role = ROLES_TO_PROTO[message.role]  # type: ignore[assignment]
     out.content = message.content
@@ -207,14 +196,14 @@ def message_to_proto(message: SessionMessage, out: mpb.SessionMessage) -> None:
     out.merged_from_seq = message.merged_from_seq
 
 
-def attachment_to_proto(a: MessageAttachment, out: mpb.MessageAttachment) -> None:
+def attachment_to_proto(a: agent_state.MessageAttachment, out: mpb.MessageAttachment) -> None:
     """An offloaded message's attachment (size, characters, digest) into ``out``."""
     out.size_bytes = a.size_bytes
     out.chars = a.chars
     out.sha256 = a.sha256
 
 
-def inject_response(zone: Sequence[FixedZoneEntry]) -> mpb.InjectInstructionResponse:
+def inject_response(zone: Sequence[agent_state.FixedZoneEntry]) -> mpb.InjectInstructionResponse:
     """The InjectInstruction response: the session's fixed zone after the change."""
     resp = mpb.InjectInstructionResponse()
     for entry in zone:
@@ -222,7 +211,7 @@ def inject_response(zone: Sequence[FixedZoneEntry]) -> mpb.InjectInstructionResp
     return resp
 
 
-def window_response(window: SessionWindow) -> mpb.GetSessionWindowResponse:
+def window_response(window: agent_state.SessionWindow) -> mpb.GetSessionWindowResponse:
     """The GetSessionWindow response: fixed zone, summary and the recent turns that fit."""
     resp = mpb.GetSessionWindowResponse(
         summary=window.summary,
@@ -243,7 +232,7 @@ def window_response(window: SessionWindow) -> mpb.GetSessionWindowResponse:
     return resp
 
 
-def end_session_response(outcome: EndSessionOutcome) -> mpb.EndSessionResponse:
+def end_session_response(outcome: agent_state.EndSessionOutcome) -> mpb.EndSessionResponse:
     """The EndSession response: the summary and the memories extracted."""
     resp = mpb.EndSessionResponse(summary=outcome.summary)
     for memory in outcome.extracted:

@@ -91,6 +91,15 @@ def timestamp_from(msg: Message, field: str, path: str | None = None) -> datetim
         raise InvalidArgument.field(path or field, f"invalid timestamp: {exc}") from None
 
 
+def required_timestamp(msg: Message, field: str, path: str) -> datetime:
+    """The time in ``msg.field``; INVALID_ARGUMENT naming ``path.field`` when it is unset
+    or outside years 1..9999 (export records always carry their times)."""
+    when = timestamp_from(msg, field, f"{path}.{field}")
+    if when is None:
+        raise InvalidArgument.field(f"{path}.{field}", "must be set")
+    return when
+
+
 def duration_from(msg: Message, field: str, path: str | None = None) -> timedelta | None:
     """A Duration field within protobuf's valid range (+-315,576,000,000 s, nanos of
     the same sign as the seconds); None when unset. ``ToTimedelta`` alone accepts far

@@ -19,16 +19,9 @@ from memoryd.api.convert.common import (
     provenance_from,
     set_timestamp,
 )
+from memoryd.domain import keyed
 from memoryd.domain.errors import InvalidArgument
-from memoryd.domain.keyed import (
-    Json,
-    KeyEntry,
-    KeyHistoryPage,
-    KeyHistoryQuery,
-    KeyListing,
-    KeyListQuery,
-    KeyWrite,
-)
+from memoryd.domain.json_text import Json
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
 _REVERSE_SECURITY_LEVELS = {v: k for k, v in SECURITY_LEVELS.items()}
@@ -64,7 +57,7 @@ def json_of(msg: Message, text_field: str, value_field: str, path: str = "") -> 
     return Json.from_value(json_from_value(getattr(msg, value_field), where), where)
 
 
-def key_write_from(req: mpb.SetMemoryRequest) -> KeyWrite:
+def key_write_from(req: mpb.SetMemoryRequest) -> keyed.KeyWrite:
     """A SetMemory request as a key write: the value as written (content_json or content),
     source, if_version, level."""
     content = json_of(req, "content_json", "content")
@@ -80,7 +73,7 @@ def key_write_from(req: mpb.SetMemoryRequest) -> KeyWrite:
             "must be set: PROVENANCE_KIND_UNSPECIFIED is not a source (user, agent, tool, "
             "web, file or system)",
         )
-    return KeyWrite(
+    return keyed.KeyWrite(
         key=req.key,
         content=content,
         source=source,
@@ -90,9 +83,9 @@ def key_write_from(req: mpb.SetMemoryRequest) -> KeyWrite:
     )
 
 
-def key_list_query_from(req: mpb.ListKeysRequest) -> KeyListQuery:
+def key_list_query_from(req: mpb.ListKeysRequest) -> keyed.KeyListQuery:
     """A ListKeys request as a query: prefix, recursion and paging."""
-    return KeyListQuery(
+    return keyed.KeyListQuery(
         prefix=req.prefix,
         recursive=req.recursive,
         page_size=req.page_size or None,
@@ -100,15 +93,17 @@ def key_list_query_from(req: mpb.ListKeysRequest) -> KeyListQuery:
     )
 
 
-def key_history_query_from(req: mpb.KeyHistoryRequest) -> KeyHistoryQuery:
+def key_history_query_from(req: mpb.KeyHistoryRequest) -> keyed.KeyHistoryQuery:
     """A KeyHistory request as a query: the key (or directory) and paging."""
-    return KeyHistoryQuery(key=req.key, page_size=req.page_size or None, page_token=req.page_token)
+    return keyed.KeyHistoryQuery(
+        key=req.key, page_size=req.page_size or None, page_token=req.page_token
+    )
 
 
 # ---------------------------------------------------------------- responses
 
 
-def key_entry_to_proto(entry: KeyEntry, out: mpb.KeyEntry | None = None) -> mpb.KeyEntry:
+def key_entry_to_proto(entry: keyed.KeyEntry, out: mpb.KeyEntry | None = None) -> mpb.KeyEntry:
     """``entry`` as a wire KeyEntry (into ``out`` when given), its JSON text byte for byte."""
     msg = mpb.KeyEntry() if out is None else out
     msg.key = entry.key
@@ -128,21 +123,21 @@ def key_entry_to_proto(entry: KeyEntry, out: mpb.KeyEntry | None = None) -> mpb.
     return msg
 
 
-def set_memory_response(entry: KeyEntry) -> mpb.SetMemoryResponse:
+def set_memory_response(entry: keyed.KeyEntry) -> mpb.SetMemoryResponse:
     """The SetMemory response: the entry as written."""
     response = mpb.SetMemoryResponse()
     key_entry_to_proto(entry, response.entry)
     return response
 
 
-def get_key_response(entry: KeyEntry) -> mpb.GetKeyResponse:
+def get_key_response(entry: keyed.KeyEntry) -> mpb.GetKeyResponse:
     """The GetKey response: the key's current entry."""
     response = mpb.GetKeyResponse()
     key_entry_to_proto(entry, response.entry)
     return response
 
 
-def list_keys_response(listing: KeyListing) -> mpb.ListKeysResponse:
+def list_keys_response(listing: keyed.KeyListing) -> mpb.ListKeysResponse:
     """The ListKeys response: a page of keys and the directories below the prefix."""
     response = mpb.ListKeysResponse(
         directories=listing.directories, next_page_token=listing.next_page_token
@@ -152,7 +147,7 @@ def list_keys_response(listing: KeyListing) -> mpb.ListKeysResponse:
     return response
 
 
-def key_history_response(page: KeyHistoryPage) -> mpb.KeyHistoryResponse:
+def key_history_response(page: keyed.KeyHistoryPage) -> mpb.KeyHistoryResponse:
     """The KeyHistory response: a page of versions, oldest first."""
     response = mpb.KeyHistoryResponse(next_page_token=page.next_page_token)
     for entry in page.entries:

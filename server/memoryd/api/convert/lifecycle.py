@@ -21,6 +21,7 @@ from memoryd.api.convert.common import (
     json_from_value,
     json_object,
     provenance_from,
+    required_timestamp,
     set_timestamp,
     struct_data,
     timestamp_from,
@@ -37,6 +38,7 @@ from memoryd.api.convert.sessions import (
     session_to_proto,
 )
 from memoryd.api.convert.snapshot import state_component_from, state_component_to_proto
+from memoryd.domain import lifecycle
 from memoryd.domain.agent_state import (
     AgentProfile,
     WorkingMemory,
@@ -45,31 +47,6 @@ from memoryd.domain.agent_state import (
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.json_text import EMPTY_OBJECT, Json
 from memoryd.domain.keyed import KeyEntry
-from memoryd.domain.lifecycle import (
-    CompactOptions,
-    CompactResult,
-    ConsolidateOptions,
-    ConsolidateResult,
-    ExportedKeyEvent,
-    ExportedMemory,
-    ExportedProfile,
-    ExportedSession,
-    ExportedSessionAttachment,
-    ExportedSessionMessage,
-    ExportedState,
-    ExportedWorkingMemory,
-    ExportHeader,
-    ExportItem,
-    ImportOutcome,
-    MaintenanceOptions,
-    MaintenanceResult,
-    MemorySelector,
-    Progress,
-    PruneCriteria,
-    PruneOutcome,
-    ReembedResult,
-    Stats,
-)
 from memoryd.domain.models import Memory, MemoryType, SecurityLevel, TagMatch
 from memoryd.domain.requests import Degradation
 from memoryd_proto.v1 import common_pb2 as pb
@@ -79,12 +56,12 @@ from memoryd_proto.v1 import memory_service_pb2 as mpb
 # ---------------------------------------------------------------- requests
 
 
-def selector_from(req: lpb.ArchiveRequest | lpb.RestoreRequest) -> MemorySelector:
+def selector_from(req: lpb.ArchiveRequest | lpb.RestoreRequest) -> lifecycle.MemorySelector:
     """The memories an Archive or Restore request selects: ids, or a filter."""
     s = req.selector
     tag_match = enum_value(s.tag_match, TAG_MATCHES, "selector.tag_match", default=TagMatch.ANY)
     assert tag_match is not None
-    return MemorySelector(
+    return lifecycle.MemorySelector(
         ids=tuple(s.ids),
         namespace=s.namespace if s.HasField("namespace") else None,
         tags=tuple(s.tags),
@@ -95,9 +72,9 @@ def selector_from(req: lpb.ArchiveRequest | lpb.RestoreRequest) -> MemorySelecto
     )
 
 
-def prune_criteria_from(req: lpb.PruneRequest) -> PruneCriteria:
+def prune_criteria_from(req: lpb.PruneRequest) -> lifecycle.PruneCriteria:
     """A Prune request as criteria: created-before, tags, access count, types, dry run."""
-    return PruneCriteria(
+    return lifecycle.PruneCriteria(
         created_before=timestamp_from(req, "created_before"),
         tags=tuple(req.tags),
         min_access_count=req.min_access_count if req.HasField("min_access_count") else None,
@@ -107,28 +84,28 @@ def prune_criteria_from(req: lpb.PruneRequest) -> PruneCriteria:
     )
 
 
-def compact_options_from(req: lpb.CompactRequest) -> CompactOptions:
+def compact_options_from(req: lpb.CompactRequest) -> lifecycle.CompactOptions:
     """A Compact request as options (INVALID_ARGUMENT for a negative threshold)."""
     if req.merge_group_threshold < 0:
         raise InvalidArgument.field("merge_group_threshold", "must not be negative")
-    return CompactOptions(
+    return lifecycle.CompactOptions(
         merge_group_threshold=req.merge_group_threshold or None,
         merge_similarity=req.merge_similarity if req.HasField("merge_similarity") else None,
     )
 
 
-def maintenance_options_from(req: lpb.RunMaintenanceRequest) -> MaintenanceOptions:
+def maintenance_options_from(req: lpb.RunMaintenanceRequest) -> lifecycle.MaintenanceOptions:
     """A RunMaintenance request as options; unset overrides leave the configured policy."""
-    return MaintenanceOptions(
+    return lifecycle.MaintenanceOptions(
         max_entries=req.max_entries if req.HasField("max_entries") else None,
         retention_days=req.retention_days if req.HasField("retention_days") else None,
         consolidate=req.consolidate if req.HasField("consolidate") else None,
     )
 
 
-def consolidate_options_from(req: lpb.ConsolidateRequest) -> ConsolidateOptions:
+def consolidate_options_from(req: lpb.ConsolidateRequest) -> lifecycle.ConsolidateOptions:
     """A Consolidate request as options; unset ones take the configured values."""
-    return ConsolidateOptions(
+    return lifecycle.ConsolidateOptions(
         dry_run=req.dry_run,
         min_age_days=req.min_age_days if req.HasField("min_age_days") else None,
         min_group_size=req.min_group_size if req.HasField("min_group_size") else None,
@@ -144,7 +121,7 @@ def _counts(out: Any, counts: dict[str, int]) -> None:
         out.add(name=name, count=count)
 
 
-def stats_response(stats: Stats) -> lpb.GetStatsResponse:
+def stats_response(stats: lifecycle.Stats) -> lpb.GetStatsResponse:
     """The GetStats response."""
     resp = lpb.GetStatsResponse(
         memories=stats.memories,
@@ -162,19 +139,19 @@ def stats_response(stats: Stats) -> lpb.GetStatsResponse:
     return resp
 
 
-def prune_response(outcome: PruneOutcome) -> lpb.PruneResponse:
+def prune_response(outcome: lifecycle.PruneOutcome) -> lpb.PruneResponse:
     """The Prune response: how many, which, and whether it was a dry run."""
     return lpb.PruneResponse(pruned=outcome.pruned, ids=outcome.ids, dry_run=outcome.dry_run)
 
 
-def progress_to_proto(p: Progress) -> pb.Progress:
+def progress_to_proto(p: lifecycle.Progress) -> pb.Progress:
     """One progress event of a long operation as a wire message."""
     return pb.Progress(phase=p.phase, done=p.done, total=p.total, message=p.message)
 
 
-def compact_event(event: Progress | CompactResult) -> lpb.CompactResponse:
+def compact_event(event: lifecycle.Progress | lifecycle.CompactResult) -> lpb.CompactResponse:
     """One event of a Compact stream: progress, or the result."""
-    if isinstance(event, Progress):
+    if isinstance(event, lifecycle.Progress):
         return lpb.CompactResponse(progress=progress_to_proto(event))
     return lpb.CompactResponse(
         result=lpb.CompactResult(
@@ -186,9 +163,11 @@ def compact_event(event: Progress | CompactResult) -> lpb.CompactResponse:
     )
 
 
-def maintenance_event(event: Progress | MaintenanceResult) -> lpb.RunMaintenanceResponse:
+def maintenance_event(
+    event: lifecycle.Progress | lifecycle.MaintenanceResult,
+) -> lpb.RunMaintenanceResponse:
     """One event of a RunMaintenance stream: progress, or the result."""
-    if isinstance(event, Progress):
+    if isinstance(event, lifecycle.Progress):
         return lpb.RunMaintenanceResponse(progress=progress_to_proto(event))
     result = lpb.MaintenanceResult(
         archived=event.archived,
@@ -202,9 +181,11 @@ def maintenance_event(event: Progress | MaintenanceResult) -> lpb.RunMaintenance
     return lpb.RunMaintenanceResponse(result=result)
 
 
-def consolidate_event(event: Progress | ConsolidateResult) -> lpb.ConsolidateResponse:
+def consolidate_event(
+    event: lifecycle.Progress | lifecycle.ConsolidateResult,
+) -> lpb.ConsolidateResponse:
     """One event of a Consolidate stream: progress, or the result with its groups."""
-    if isinstance(event, Progress):
+    if isinstance(event, lifecycle.Progress):
         return lpb.ConsolidateResponse(progress=progress_to_proto(event))
     result = lpb.ConsolidateResult(
         groups=event.groups, consolidated=event.consolidated, dry_run=event.dry_run
@@ -221,16 +202,16 @@ def consolidate_event(event: Progress | ConsolidateResult) -> lpb.ConsolidateRes
     return lpb.ConsolidateResponse(result=result)
 
 
-def reembed_event(event: Progress | ReembedResult) -> lpb.ReembedResponse:
+def reembed_event(event: lifecycle.Progress | lifecycle.ReembedResult) -> lpb.ReembedResponse:
     """One event of a Reembed stream: progress, or the result."""
-    if isinstance(event, Progress):
+    if isinstance(event, lifecycle.Progress):
         return lpb.ReembedResponse(progress=progress_to_proto(event))
     return lpb.ReembedResponse(
         result=lpb.ReembedResult(reembedded=event.reembedded, embedding_model=event.embedding_model)
     )
 
 
-def import_response(outcome: ImportOutcome) -> lpb.ImportResponse:
+def import_response(outcome: lifecycle.ImportOutcome) -> lpb.ImportResponse:
     """The Import response: imported, skipped, and each rejected record with why."""
     resp = lpb.ImportResponse(imported=outcome.imported, skipped=outcome.skipped)
     for rejection in outcome.rejected:
@@ -246,10 +227,10 @@ def _degradations(items: list[Degradation], out: Any) -> None:
         out.add(component=d.component, reason=d.reason)
 
 
-def export_record(item: ExportItem) -> lpb.ExportRecord:
+def export_record(item: lifecycle.ExportItem) -> lpb.ExportRecord:
     """One exported item (header, memory, key event, session, ...) as a wire ExportRecord."""
     record = lpb.ExportRecord()
-    if isinstance(item, ExportHeader):
+    if isinstance(item, lifecycle.ExportHeader):
         h = record.header
         h.format = item.format
         h.tenant_id = item.tenant_id
@@ -257,33 +238,33 @@ def export_record(item: ExportItem) -> lpb.ExportRecord:
         set_timestamp(h.exported_at, item.exported_at)
         h.embedding_model = item.embedding_model
         h.embedding_dimension = item.embedding_dimension
-    elif isinstance(item, ExportedMemory):
+    elif isinstance(item, lifecycle.ExportedMemory):
         memory_to_proto(item.memory, record.memory.memory)
         if item.memory.vector is not None:
             record.memory.vector.extend(item.memory.vector.tolist())
-    elif isinstance(item, ExportedKeyEvent):
+    elif isinstance(item, lifecycle.ExportedKeyEvent):
         record.key_event.agent_id = item.agent_id
         key_entry_to_proto(item.entry, record.key_event.entry)
         record.key_event.current = item.current
-    elif isinstance(item, ExportedWorkingMemory):
+    elif isinstance(item, lifecycle.ExportedWorkingMemory):
         record.working_memory.agent_id = item.agent_id
         working_memory_to_proto(item.working, record.working_memory.working_memory)
         if item.working.ttl:
             record.working_memory.ttl.FromTimedelta(item.working.ttl)
-    elif isinstance(item, ExportedProfile):
+    elif isinstance(item, lifecycle.ExportedProfile):
         p = record.profile
         p.agent_id = item.agent_id
         p.profile.content = item.profile.content
         p.profile.etag = item.profile.etag
         set_timestamp(p.profile.updated_at, item.profile.updated_at)
         p.version = item.profile.version
-    elif isinstance(item, ExportedSession):
+    elif isinstance(item, lifecycle.ExportedSession):
         session_to_proto(item, record.session)
-    elif isinstance(item, ExportedSessionMessage):
+    elif isinstance(item, lifecycle.ExportedSessionMessage):
         session_message_to_proto(item, record.session_message)
-    elif isinstance(item, ExportedSessionAttachment):
+    elif isinstance(item, lifecycle.ExportedSessionAttachment):
         session_attachment_to_proto(item, record.session_attachment)
-    elif isinstance(item, ExportedState):
+    elif isinstance(item, lifecycle.ExportedState):
         record.state.agent_id = item.agent_id
         record.state.session_id = item.session_id
         state_component_to_proto(item.component, record.state.component)
@@ -300,13 +281,6 @@ def parse_export_line(line: str) -> lpb.ExportRecord:
     record = lpb.ExportRecord()
     json_format.Parse(line, record)
     return record
-
-
-def _required_time(msg: Any, field: str, path: str) -> Any:
-    when = timestamp_from(msg, field, f"{path}.{field}")
-    if when is None:
-        raise InvalidArgument.field(f"{path}.{field}", "must be set")
-    return when
 
 
 def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
@@ -328,8 +302,8 @@ def memory_from_proto(msg: pb.Memory, path: str) -> Memory:
         tenant_id=msg.tenant_id,
         agent_id=msg.agent_id,
         content=msg.content,
-        created_at=_required_time(msg, "created_at", path),
-        updated_at=_required_time(msg, "updated_at", path),
+        created_at=required_timestamp(msg, "created_at", path),
+        updated_at=required_timestamp(msg, "updated_at", path),
         namespace=msg.namespace,
         memory_type=memory_type,
         tags=tuple(msg.tags),
@@ -368,7 +342,7 @@ def key_entry_from(msg: mpb.KeyEntry, path: str) -> KeyEntry:
         content_json=text,
         valid=msg.valid,
         version=msg.version,
-        updated_at=_required_time(msg, "updated_at", path),
+        updated_at=required_timestamp(msg, "updated_at", path),
         source=provenance_from(msg, "source", f"{path}.source"),
         security_level=level,
         memory_id=msg.memory_id,
@@ -408,22 +382,22 @@ def _working_from(msg: lpb.ExportedWorkingMemory, path: str) -> WorkingMemory:
         content=content.members,
         content_json=content.text,
         version=wm.version,
-        updated_at=_required_time(wm, "updated_at", inner),
+        updated_at=required_timestamp(wm, "updated_at", inner),
         expires_at=timestamp_from(wm, "expires_at", f"{inner}.expires_at"),
         ttl=duration_from(msg, "ttl", f"{path}.ttl"),
         json_schema=_object(wm, "json_schema", inner),
     )
 
 
-def export_item_from(record: lpb.ExportRecord) -> ExportItem:
+def export_item_from(record: lpb.ExportRecord) -> lifecycle.ExportItem:
     """The domain item of one export record; InvalidArgument names the bad field."""
     kind = record.WhichOneof("record")
     if kind == "header":
         h = record.header
-        return ExportHeader(
+        return lifecycle.ExportHeader(
             tenant_id=h.tenant_id,
             agent_id=h.agent_id,
-            exported_at=_required_time(h, "exported_at", "header"),
+            exported_at=required_timestamp(h, "exported_at", "header"),
             embedding_model=h.embedding_model,
             embedding_dimension=h.embedding_dimension,
             format=h.format,
@@ -431,22 +405,24 @@ def export_item_from(record: lpb.ExportRecord) -> ExportItem:
     if kind == "memory":
         memory = memory_from_proto(record.memory.memory, "memory.memory")
         memory.vector = vector_from(record.memory.vector)
-        return ExportedMemory(memory)
+        return lifecycle.ExportedMemory(memory)
     if kind == "key_event":
         e = record.key_event
-        return ExportedKeyEvent(e.agent_id, key_entry_from(e.entry, "key_event.entry"), e.current)
+        return lifecycle.ExportedKeyEvent(
+            e.agent_id, key_entry_from(e.entry, "key_event.entry"), e.current
+        )
     if kind == "working_memory":
         w = record.working_memory
-        return ExportedWorkingMemory(w.agent_id, _working_from(w, "working_memory"))
+        return lifecycle.ExportedWorkingMemory(w.agent_id, _working_from(w, "working_memory"))
     if kind == "profile":
         p = record.profile
         profile = AgentProfile(
             content=p.profile.content,
             etag=p.profile.etag,
             version=p.version,
-            updated_at=_required_time(p.profile, "updated_at", "profile.profile"),
+            updated_at=required_timestamp(p.profile, "updated_at", "profile.profile"),
         )
-        return ExportedProfile(p.agent_id, profile)
+        return lifecycle.ExportedProfile(p.agent_id, profile)
     if kind == "session":
         return session_from_proto(record.session, "session")
     if kind == "session_message":
@@ -455,16 +431,16 @@ def export_item_from(record: lpb.ExportRecord) -> ExportItem:
         return session_attachment_from_proto(record.session_attachment, "session_attachment")
     if kind == "state":
         st = record.state
-        return ExportedState(
+        return lifecycle.ExportedState(
             st.agent_id, st.session_id, state_component_from(st.component, "state.component")
         )
     raise InvalidArgument.field("record", "is empty: set one of its kinds")
 
 
-def record_agent(item: ExportItem) -> str:
+def record_agent(item: lifecycle.ExportItem) -> str:
     """The agent an export item belongs to ("" for the header)."""
-    if isinstance(item, ExportedMemory):
+    if isinstance(item, lifecycle.ExportedMemory):
         return item.memory.agent_id
-    if isinstance(item, ExportHeader):
+    if isinstance(item, lifecycle.ExportHeader):
         return ""
     return item.agent_id

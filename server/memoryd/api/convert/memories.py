@@ -26,6 +26,7 @@ from memoryd.api.convert.common import (
     timestamp_from,
     vector_from,
 )
+from memoryd.domain import requests
 from memoryd.domain.errors import FieldViolation, InvalidArgument
 from memoryd.domain.models import (
     Memory,
@@ -36,19 +37,6 @@ from memoryd.domain.models import (
     TagMatch,
 )
 from memoryd.domain.relations import RelationKind, derived_from, relations_of, superseded_by
-from memoryd.domain.requests import (
-    UPDATABLE_FIELDS,
-    Degradation,
-    ListQuery,
-    MemoryDraft,
-    MemoryPage,
-    MemoryPatch,
-    RecallOutcome,
-    RecallQuery,
-    RememberOutcome,
-    ScoreComponents,
-    Scoring,
-)
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
@@ -70,14 +58,14 @@ def _metadata_from(msg: Message, prefix: str) -> tuple[dict[str, Any], str]:
     return found.members, found.text
 
 
-def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
+def draft_from(req: mpb.RememberRequest, prefix: str = "") -> requests.MemoryDraft:
     """A Remember request (or a batch item, fields prefixed by ``prefix``) as a memory draft."""
     memory_type = enum_value(
         req.memory_type, MEMORY_TYPES, f"{prefix}memory_type", default=MemoryType.FACT
     )
     assert memory_type is not None
     metadata, metadata_json = _metadata_from(req, prefix)
-    return MemoryDraft(
+    return requests.MemoryDraft(
         content=req.content,
         memory_type=memory_type,
         tags=tuple(req.tags),
@@ -95,7 +83,7 @@ def draft_from(req: mpb.RememberRequest, prefix: str = "") -> MemoryDraft:
     )
 
 
-def batch_drafts_from(req: mpb.RememberBatchRequest) -> list[MemoryDraft]:
+def batch_drafts_from(req: mpb.RememberBatchRequest) -> list[requests.MemoryDraft]:
     """Every item of a RememberBatch request as a draft; each item's errors name it
     (``items[3].content``)."""
     violations = [
@@ -133,12 +121,12 @@ def _filter_from(req: Any, *, has_archived: bool = True) -> MemoryFilter:
     )
 
 
-def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
+def recall_query_from(req: mpb.RecallRequest) -> requests.RecallQuery:
     """A Recall request as a query: text or vector, filters, scoring and time."""
-    scoring = Scoring()
+    scoring = requests.Scoring()
     if req.HasField("scoring"):
         s = req.scoring
-        scoring = Scoring(
+        scoring = requests.Scoring(
             preset=enum_value(s.preset, SCORING_PRESETS, "scoring.preset"),
             half_life_hours=s.half_life_hours if s.HasField("half_life_hours") else None,
             similarity_weight=s.similarity_weight if s.HasField("similarity_weight") else None,
@@ -146,7 +134,7 @@ def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
             importance_weight=s.importance_weight if s.HasField("importance_weight") else None,
             recency_basis=enum_value(s.recency_basis, RECENCY_BASES, "scoring.recency_basis"),
         )
-    return RecallQuery(
+    return requests.RecallQuery(
         query=req.query,
         embedding=vector_from(req.query_embedding),
         limit=req.limit if req.limit != 0 else None,
@@ -159,11 +147,11 @@ def recall_query_from(req: mpb.RecallRequest) -> RecallQuery:
     )
 
 
-def list_query_from(req: mpb.ListMemoriesRequest) -> ListQuery:
+def list_query_from(req: mpb.ListMemoriesRequest) -> requests.ListQuery:
     """A ListMemories request as a query: filters, order and paging."""
     order = enum_value(req.order, MEMORY_ORDERS, "order", default=MemoryOrder.CREATED_DESC)
     assert order is not None
-    return ListQuery(
+    return requests.ListQuery(
         filter=_filter_from(req),
         order=order,
         page_size=req.page_size if req.page_size != 0 else None,
@@ -171,17 +159,17 @@ def list_query_from(req: mpb.ListMemoriesRequest) -> ListQuery:
     )
 
 
-def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
+def patch_from(req: mpb.UpdateMemoryRequest) -> requests.MemoryPatch:
     """The fields an UpdateMemory request's update_mask names, as a patch (INVALID_ARGUMENT for
     an empty or unknown path)."""
     paths = list(req.update_mask.paths)
     if not paths:
         raise InvalidArgument.field("update_mask", "must name at least one field")
-    unknown = [p for p in paths if p not in UPDATABLE_FIELDS]
+    unknown = [p for p in paths if p not in requests.UPDATABLE_FIELDS]
     if unknown:
         raise InvalidArgument.field(
             "update_mask",
-            f"cannot update {', '.join(unknown)}; updatable: {', '.join(sorted(UPDATABLE_FIELDS))}",
+            f"cannot update {', '.join(unknown)}; updatable: {', '.join(sorted(requests.UPDATABLE_FIELDS))}",
         )
     m = req.memory
     values: dict[str, Any] = {
@@ -211,7 +199,7 @@ def patch_from(req: mpb.UpdateMemoryRequest) -> MemoryPatch:
         values["expires_at"] = timestamp_from(m, "expires_at", "memory.expires_at")
     if "occurred_at" in fields:  # unset clears it (the event time becomes unknown)
         values["occurred_at"] = timestamp_from(m, "occurred_at", "memory.occurred_at")
-    return MemoryPatch(
+    return requests.MemoryPatch(
         fields=fields,
         values={k: v for k, v in values.items() if k in fields},
         if_version=req.if_version if req.HasField("if_version") else None,
@@ -269,19 +257,21 @@ def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
     return msg
 
 
-def degraded_to_proto(items: Sequence[Degradation]) -> list[pb.Degradation]:
+def degraded_to_proto(items: Sequence[requests.Degradation]) -> list[pb.Degradation]:
     """Degradations as wire messages."""
     return [pb.Degradation(component=d.component, reason=d.reason) for d in items]
 
 
-def remember_response(outcome: RememberOutcome) -> mpb.RememberResponse:
+def remember_response(outcome: requests.RememberOutcome) -> mpb.RememberResponse:
     """The Remember response: the memory stored (or the one a near-duplicate updated)."""
     resp = mpb.RememberResponse(deduplicated=outcome.deduplicated)
     memory_to_proto(outcome.memory, resp.memory)
     return resp
 
 
-def remember_batch_response(outcomes: Sequence[RememberOutcome]) -> mpb.RememberBatchResponse:
+def remember_batch_response(
+    outcomes: Sequence[requests.RememberOutcome],
+) -> mpb.RememberBatchResponse:
     """The RememberBatch response: one result per item, in order."""
     resp = mpb.RememberBatchResponse()
     for outcome in outcomes:
@@ -290,7 +280,7 @@ def remember_batch_response(outcomes: Sequence[RememberOutcome]) -> mpb.Remember
     return resp
 
 
-def _components_to_proto(c: ScoreComponents, out: mpb.ScoreComponents) -> None:
+def _components_to_proto(c: requests.ScoreComponents, out: mpb.ScoreComponents) -> None:
     out.similarity = c.similarity
     out.recency = c.recency
     out.importance = c.importance
@@ -302,7 +292,7 @@ def _components_to_proto(c: ScoreComponents, out: mpb.ScoreComponents) -> None:
     out.temporal = c.temporal
 
 
-def recall_response(outcome: RecallOutcome) -> mpb.RecallResponse:
+def recall_response(outcome: requests.RecallOutcome) -> mpb.RecallResponse:
     """The Recall response: the scored memories with their score components."""
     resp = mpb.RecallResponse(embedding_model=outcome.embedding_model)
     for scored in outcome.results:
@@ -312,7 +302,7 @@ def recall_response(outcome: RecallOutcome) -> mpb.RecallResponse:
     return resp
 
 
-def list_response(page: MemoryPage) -> mpb.ListMemoriesResponse:
+def list_response(page: requests.MemoryPage) -> mpb.ListMemoriesResponse:
     """The ListMemories response: a page of memories."""
     resp = mpb.ListMemoriesResponse(next_page_token=page.next_page_token)
     for memory in page.memories:

@@ -4,8 +4,6 @@ export records."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from memoryd.api.convert.agent_state import (
     FIXED_ZONE_KINDS,
     LONG_TERM_MODES,
@@ -16,8 +14,15 @@ from memoryd.api.convert.agent_state import (
     message_to_proto,
     tool_calls_from,
 )
-from memoryd.api.convert.common import duration_from, enum_value, set_timestamp, timestamp_from
+from memoryd.api.convert.common import (
+    duration_from,
+    enum_value,
+    required_timestamp,
+    set_timestamp,
+    timestamp_from,
+)
 from memoryd.domain.agent_state import (
+    SESSION_COMPRESSION_FIELDS,
     AttachmentQuery,
     AttachmentSlice,
     DeleteMessagesOutcome,
@@ -45,22 +50,10 @@ _REVERSE_KINDS = {v: k for k, v in FIXED_ZONE_KINDS.items()}
 def compression_from(msg: mpb.SessionCompression) -> SessionCompression:
     """A session's compression settings; unset fields keep the session's or the configured ones."""
     return SessionCompression(
-        compress_threshold_messages=msg.compress_threshold_messages
-        if msg.HasField("compress_threshold_messages")
-        else None,
-        compress_token_ratio=msg.compress_token_ratio
-        if msg.HasField("compress_token_ratio")
-        else None,
-        context_budget_tokens=msg.context_budget_tokens
-        if msg.HasField("context_budget_tokens")
-        else None,
-        keep_recent_messages=msg.keep_recent_messages
-        if msg.HasField("keep_recent_messages")
-        else None,
-        offload_bytes=msg.offload_bytes if msg.HasField("offload_bytes") else None,
-        merge_adjacent_messages=msg.merge_adjacent_messages
-        if msg.HasField("merge_adjacent_messages")
-        else None,
+        **{
+            name: getattr(msg, name) if msg.HasField(name) else None
+            for name in SESSION_COMPRESSION_FIELDS
+        }
     )
 
 
@@ -99,18 +92,10 @@ def attachment_response(out: AttachmentSlice) -> mpb.GetSessionAttachmentRespons
 def compression_to_proto(c: SessionCompression, out: mpb.SessionCompression) -> None:
     """``c`` into the wire SessionCompression ``out`` (only the fields it sets)."""
     out.SetInParent()
-    if c.compress_threshold_messages is not None:
-        out.compress_threshold_messages = c.compress_threshold_messages
-    if c.compress_token_ratio is not None:
-        out.compress_token_ratio = c.compress_token_ratio
-    if c.context_budget_tokens is not None:
-        out.context_budget_tokens = c.context_budget_tokens
-    if c.keep_recent_messages is not None:
-        out.keep_recent_messages = c.keep_recent_messages
-    if c.offload_bytes is not None:
-        out.offload_bytes = c.offload_bytes
-    if c.merge_adjacent_messages is not None:
-        out.merge_adjacent_messages = c.merge_adjacent_messages
+    for name in SESSION_COMPRESSION_FIELDS:
+        value = getattr(c, name)
+        if value is not None:
+            setattr(out, name, value)
 
 
 def messages_query_from(req: mpb.GetSessionMessagesRequest) -> SessionMessagesQuery:
@@ -147,13 +132,6 @@ def delete_messages_response(outcome: DeleteMessagesOutcome) -> mpb.DeleteMessag
 # ---------------------------------------------------------------- export records
 
 
-def _required_time(msg: Any, field: str, path: str) -> Any:
-    when = timestamp_from(msg, field, f"{path}.{field}")
-    if when is None:
-        raise InvalidArgument.field(f"{path}.{field}", "must be set")
-    return when
-
-
 def message_from_proto(m: mpb.SessionMessage, path: str) -> SessionMessage:
     """A stored session message of an Import stream; ``path`` names it in errors."""
     role = MESSAGE_ROLES.get(m.role)
@@ -163,7 +141,7 @@ def message_from_proto(m: mpb.SessionMessage, path: str) -> SessionMessage:
         role=role,
         content=m.content,
         seq=m.seq,
-        created_at=_required_time(m, "created_at", path),
+        created_at=required_timestamp(m, "created_at", path),
         name=m.name,
         tool_call_id=m.tool_call_id,
         tool_calls=tool_calls_from(m, path),
@@ -220,7 +198,7 @@ def session_from_proto(s: lpb.ExportedSession, path: str) -> ExportedSession:
             raise InvalidArgument.field(f"{path}.fixed_zone[{i}].kind", "must be set")
         fixed.append(
             FixedZoneEntry(
-                kind, e.content, _required_time(e, "created_at", f"{path}.fixed_zone[{i}]")
+                kind, e.content, required_timestamp(e, "created_at", f"{path}.fixed_zone[{i}]")
             )
         )
     messages = [message_from_proto(m, f"{path}.messages[{i}]") for i, m in enumerate(s.messages)]
@@ -232,8 +210,8 @@ def session_from_proto(s: lpb.ExportedSession, path: str) -> ExportedSession:
     return ExportedSession(
         agent_id=s.agent_id,
         session_id=s.session_id,
-        created_at=_required_time(s, "created_at", path),
-        updated_at=_required_time(s, "updated_at", path),
+        created_at=required_timestamp(s, "created_at", path),
+        updated_at=required_timestamp(s, "updated_at", path),
         version=s.version,
         ttl=ttl,
         fixed_zone=fixed,
@@ -270,7 +248,7 @@ def session_message_from_proto(m: lpb.ExportedSessionMessage, path: str) -> Expo
     return ExportedSessionMessage(
         agent_id=m.agent_id,
         session_id=m.session_id,
-        session_created_at=_required_time(m, "session_created_at", path),
+        session_created_at=required_timestamp(m, "session_created_at", path),
         message=message_from_proto(m.message, f"{path}.message"),
     )
 
@@ -295,7 +273,7 @@ def session_attachment_from_proto(
     return ExportedSessionAttachment(
         agent_id=m.agent_id,
         session_id=m.session_id,
-        session_created_at=_required_time(m, "session_created_at", path),
+        session_created_at=required_timestamp(m, "session_created_at", path),
         seq=m.seq,
         content=m.content,
     )
