@@ -117,6 +117,34 @@ def pytest_configure(config: pytest.Config) -> None:
     # daemon starts compiled every module it imports again: 6.9 s of CPU a start with the
     # hashing embedder, 3.2 s with the bytecode kept (2026-11-28, load average ~24).
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    _temp_root_in_memory(config)
+
+
+#: Below this much free tmpfs the suite keeps its temporary directories on disk.
+_TMPFS_MIN_FREE_BYTES = 4 << 30
+
+
+def _temp_root_in_memory(config: pytest.Config) -> None:
+    """tmp_path and every directory made from it (daemons' data dirs, LanceDB tables,
+    write-ahead logs, Qdrant Edge shards) live on tmpfs (/dev/shm) when the machine has
+    one with room, unless a --basetemp or PYTEST_DEBUG_TEMPROOT says otherwise."""
+    # Why: much of the suite's wall time was fsync waits, not CPU. Opening a Qdrant Edge
+    # store and its records fsyncs ~770 times (3-5 s on this box's shared disk, 0.5 s on
+    # tmpfs, measured), and every test's fresh store, log and daemon pays such a cost. A
+    # SIGKILL loses nothing the page cache holds, so the crash and recovery suites prove
+    # the same on tmpfs; the disk-full tests mount their own small tmpfs anyway.
+    if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
+        return  # chosen by the caller, or an xdist worker given its controller's
+    root = Path("/dev/shm")
+    if not (root.is_dir() and os.access(root, os.W_OK)):
+        return
+    stats = os.statvfs(root)
+    if stats.f_bavail * stats.f_frsize < _TMPFS_MIN_FREE_BYTES:
+        return
+    # pytest's own variable for the root of its numbered temporary directories
+    # (<root>/pytest-of-<user>/pytest-<n>, the last three runs kept); read when the
+    # first one is made.
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
 
 
 @pytest.hookimpl(wrapper=True)
