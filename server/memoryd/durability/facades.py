@@ -45,7 +45,7 @@ from memoryd.durability.watches import FlushGate, Watches
 from memoryd.durability.write_through import WriteThrough
 from memoryd.storage.base import Store, at_least, compact, disk_bytes
 from memoryd.storage.checks import admitted, copied_out, matches
-from memoryd.storage.conditional import Counters, check_call, moved, with_counters
+from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
 from memoryd.storage.hot.text import query_terms
 from memoryd.storage.memory_records import copied_record, stored_record, unique_records
 from memoryd.storage.records import RecordStore, put_if_unchanged
@@ -174,14 +174,7 @@ class DurableStore(_Face):
         # No hint goes into the log: a replay must look every id up.
         await self.core.write(Op("upsert", partition, memories=tuple(stored)))
 
-    async def upsert_if(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        expected: Mapping[str, int | None],
-        *,
-        delete: Sequence[str] = (),
-    ) -> builtins.list[str]:
+    async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
         """A shared store decides itself (WriteThrough). In front of a store only this
         process writes the log decides: the versions read through the overlay are
         compared, and the change is logged as one entry (all or nothing) with no
@@ -189,10 +182,10 @@ class DurableStore(_Face):
         the watches (durability/watches.py). Not part of a ``transaction()``: the
         entry is its own."""
         self._serving()
-        check_call(memories, expected, delete)
-        stored = admitted(partition, memories, self.dimension)
+        partition, expected, delete = write.partition, write.expected, write.delete
+        stored = admitted(partition, write.memories, self.dimension)
         if isinstance(self.core, WriteThrough):
-            return await self.core.upsert_if(partition, stored, expected, delete=delete)
+            return await self.core.upsert_if(write.with_memories(stored))
         async with self._gates.write(partition):
             with self._watches.watch(partition, list(expected)) as watch:
                 await self.core.settled(partition)

@@ -22,6 +22,7 @@ from typing import TypeVar
 from memoryd.domain import models as m
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
+from memoryd.storage.conditional import ConditionalWrite
 from memoryd.storage.records import RecordStore, put_records_many
 
 T = TypeVar("T")
@@ -61,16 +62,8 @@ class DelegatingStore:
     async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
         await self.through("upsert_many", upsert_many(self.inner, writes))
 
-    async def upsert_if(
-        self,
-        partition: m.Partition,
-        memories: Sequence[m.Memory],
-        expected: Mapping[str, int | None],
-        *,
-        delete: Sequence[str] = (),
-    ) -> builtins.list[str]:
-        call = self.inner.upsert_if(partition, memories, expected, delete=delete)
-        return await self.through("upsert_if", call)
+    async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
+        return await self.through("upsert_if", self.inner.upsert_if(write))
 
     async def get(
         self, partition: m.Partition, ids: Sequence[str], *, with_vectors: bool = False
