@@ -48,7 +48,7 @@ from memoryd.storage.checks import admitted, copied_out, matches
 from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
 from memoryd.storage.hot.text import query_terms
 from memoryd.storage.memory_records import copied_record, stored_record, unique_records
-from memoryd.storage.records import RecordStore, put_if_unchanged
+from memoryd.storage.records import FIRST_PAGE, KeyPage, RecordStore, put_if_unchanged
 from memoryd.text.normalize import content_hash
 
 T = TypeVar("T")
@@ -445,29 +445,19 @@ class DurableRecordStore(_Face):
         return [by_key[k] for k in keys if k in by_key]
 
     async def list_records(
-        self,
-        partition: Partition,
-        kind: RecordKind,
-        *,
-        prefix: str = "",
-        after: str | None = None,
-        limit: int = 100,
+        self, partition: Partition, kind: RecordKind, page: KeyPage = FIRST_PAGE
     ) -> list[Record]:
         overlay = self._overlay(partition, kind)
-        page = limit + len(overlay)
-        rows = await self._read(
-            self.inner.list_records(partition, kind, prefix=prefix, after=after, limit=page)
-        )
+        # Enough rows that the page is full even if every overlaid key is among them.
+        wider = dataclasses.replace(page, limit=page.limit + len(overlay))
+        rows = await self._read(self.inner.list_records(partition, kind, wider))
         if not overlay:
-            return rows[:limit]
+            return rows[: page.limit]
         merged = {r.key: r for r in rows if r.key not in overlay}
         for k, r in overlay.items():
-            if r is None or not k.startswith(prefix):
-                continue
-            if after is not None and k.encode() <= after.encode():
-                continue
-            merged[k] = copied_record(r)
-        return sorted(merged.values(), key=lambda r: r.key.encode())[:limit]
+            if r is not None and page.admits(k):
+                merged[k] = copied_record(r)
+        return sorted(merged.values(), key=lambda r: r.key.encode())[: page.limit]
 
     async def put_record_if(
         self, partition: Partition, record: Record, expected: Record | None

@@ -23,7 +23,7 @@ from memoryd.domain import models as m
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
 from memoryd.storage.conditional import ConditionalWrite
-from memoryd.storage.records import RecordStore, put_records_many
+from memoryd.storage.records import FIRST_PAGE, KeyPage, RecordStore, put_records_many
 
 T = TypeVar("T")
 _Batch = Sequence[tuple[m.Partition, Sequence[Record]]]
@@ -170,16 +170,9 @@ class DelegatingRecordStore:
         return await self.through("get_records", self.inner.get_records(partition, kind, keys))
 
     async def list_records(
-        self,
-        partition: m.Partition,
-        kind: RecordKind,
-        *,
-        prefix: str = "",
-        after: str | None = None,
-        limit: int = 100,
+        self, partition: m.Partition, kind: RecordKind, page: KeyPage = FIRST_PAGE
     ) -> list[Record]:
-        call = self.inner.list_records(partition, kind, prefix=prefix, after=after, limit=limit)
-        return await self.through("list_records", call)
+        return await self.through("list_records", self.inner.list_records(partition, kind, page))
 
     async def delete_records(
         self, partition: m.Partition, kind: RecordKind, keys: Sequence[str]
