@@ -17,11 +17,18 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Awaitable, Mapping, Sequence
-from typing import TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from memoryd.domain import models as m
 from memoryd.domain.records import Record, RecordKind
-from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
+from memoryd.storage.base import (
+    Capabilities,
+    PartitionUpsert,
+    Store,
+    compact,
+    disk_bytes,
+    upsert_many,
+)
 from memoryd.storage.conditional import ConditionalWrite
 from memoryd.storage.records import FIRST_PAGE, KeyPage, RecordStore, put_records_many
 
@@ -29,10 +36,25 @@ T = TypeVar("T")
 _Batch = Sequence[tuple[m.Partition, Sequence[Record]]]
 
 
-class DelegatingStore:
-    """A Store that forwards every call to ``inner`` through :meth:`through`."""
+class _Backend(Protocol):
+    """What a Store and a RecordStore have in common."""
 
-    def __init__(self, inner: Store) -> None:
+    name: str
+    capabilities: Capabilities
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+S = TypeVar("S", bound=_Backend)
+
+
+class _Layer(Generic[S]):
+    """What both delegating bases share: the inner store's name and capabilities,
+    ``open``, ``close`` and ``optimize`` forwarded, and :meth:`through`."""
+
+    def __init__(self, inner: S) -> None:
         self.inner = inner
         self.name = inner.name
         self.capabilities = inner.capabilities
@@ -47,6 +69,13 @@ class DelegatingStore:
 
     async def close(self) -> None:
         await self.inner.close()
+
+    async def optimize(self) -> bool:
+        return await compact(self.inner)
+
+
+class DelegatingStore(_Layer[Store]):
+    """A Store that forwards every call to ``inner`` through :meth:`through`."""
 
     async def upsert(
         self,
@@ -127,30 +156,12 @@ class DelegatingStore:
 
     # -- backend extras ------------------------------------------------------------
 
-    async def optimize(self) -> bool:
-        return await compact(self.inner)
-
     def disk_bytes(self) -> int:
         return disk_bytes(self.inner)
 
 
-class DelegatingRecordStore:
+class DelegatingRecordStore(_Layer[RecordStore]):
     """A RecordStore that forwards every call to ``inner`` through :meth:`through`."""
-
-    def __init__(self, inner: RecordStore) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.capabilities = inner.capabilities
-
-    async def through(self, operation: str, call: Awaitable[T]) -> T:
-        """As :meth:`DelegatingStore.through`."""
-        return await call
-
-    async def open(self) -> None:
-        await self.inner.open()
-
-    async def close(self) -> None:
-        await self.inner.close()
 
     async def put_records(self, partition: m.Partition, records: Sequence[Record]) -> None:
         await self.through("put_records", self.inner.put_records(partition, records))
@@ -185,6 +196,3 @@ class DelegatingRecordStore:
 
     async def list_partitions(self, tenant_id: str | None = None) -> list[m.Partition]:
         return await self.through("list_partitions", self.inner.list_partitions(tenant_id))
-
-    async def optimize(self) -> bool:
-        return await compact(self.inner)
