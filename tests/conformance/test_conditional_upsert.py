@@ -12,6 +12,7 @@ import pytest
 
 from memoryd.domain.models import AccessUpdate, Memory, MemoryFilter, Partition
 from memoryd.storage.base import Store
+from memoryd.storage.conditional import ConditionalWrite
 
 from .conftest import Backend, Scratch
 from .support import BASE, DIM, assert_same, make_memory
@@ -35,29 +36,38 @@ async def test_written_only_over_the_versions_read(store: Store) -> None:
     """Insert only where absent, update and delete only at the version read; an
     expected id that is not written is a condition alone."""
     first = make_memory(P, id="a", content="v1")
-    assert await store.upsert_if(P, [first], {"a": None}) == []
-    assert await store.upsert_if(P, [make_memory(P, id="a", content="x")], {"a": None}) == ["a"]
+    assert await store.upsert_if(ConditionalWrite(P, [first], {"a": None})) == []
+    assert await store.upsert_if(
+        ConditionalWrite(P, [make_memory(P, id="a", content="x")], {"a": None})
+    ) == ["a"]
     v2 = changed(first, content="v2")
-    assert await store.upsert_if(P, [v2], {"a": 1}) == []
+    assert await store.upsert_if(ConditionalWrite(P, [v2], {"a": 1})) == []
     # A write computed from version 1 is stale now: refused, nothing changes.
-    assert await store.upsert_if(P, [changed(first, content="stale")], {"a": 1}) == ["a"]
+    assert await store.upsert_if(
+        ConditionalWrite(P, [changed(first, content="stale")], {"a": 1})
+    ) == ["a"]
     got = await stored(store, "a")
     assert got is not None
     assert_same(got, v2, vector=True)
     # Expecting a memory that is not stored fails too, and writes nothing.
-    assert await store.upsert_if(P, [make_memory(P, id="b")], {"b": 3}) == ["b"]
+    assert await store.upsert_if(ConditionalWrite(P, [make_memory(P, id="b")], {"b": 3})) == ["b"]
     assert await stored(store, "b") is None
     # A condition alone: "c" must still be as read, and is left as it is.
     c = make_memory(P, id="c")
     await store.upsert(P, [c])
-    assert await store.upsert_if(P, [changed(v2, content="v3")], {"a": 2, "c": 1}) == []
-    assert await store.upsert_if(P, [changed(v2, content="no")], {"a": 3, "c": 7}) == ["c"]
+    assert (
+        await store.upsert_if(ConditionalWrite(P, [changed(v2, content="v3")], {"a": 2, "c": 1}))
+        == []
+    )
+    assert await store.upsert_if(
+        ConditionalWrite(P, [changed(v2, content="no")], {"a": 3, "c": 7})
+    ) == ["c"]
     got = await stored(store, "c")
     assert got is not None
     assert_same(got, c, vector=True)
     # A delete at a version that moved on deletes nothing.
-    assert await store.upsert_if(P, [], {"a": 2}, delete=["a"]) == ["a"]
-    assert await store.upsert_if(P, [], {"a": 3}, delete=["a"]) == []
+    assert await store.upsert_if(ConditionalWrite(P, [], {"a": 2}, delete=["a"])) == ["a"]
+    assert await store.upsert_if(ConditionalWrite(P, [], {"a": 3}, delete=["a"])) == []
     assert await stored(store, "a") is None
     assert await store.count(P, EVERYTHING) == 1
 
@@ -70,10 +80,12 @@ async def test_all_or_nothing(store: Store) -> None:
     await store.upsert(P, [changed(b, content="b moved")])
     new = make_memory(P, id="new")
     conflicts = await store.upsert_if(
-        P,
-        [changed(a, content="a2"), changed(b, content="b2"), new],
-        {"a": 1, "b": 1, "c": 1},
-        delete=["c"],
+        ConditionalWrite(
+            P,
+            [changed(a, content="a2"), changed(b, content="b2"), new],
+            {"a": 1, "b": 1, "c": 1},
+            delete=["c"],
+        )
     )
     assert conflicts == ["b"]
     by_id = {m.id: m for m in await store.get(P, ["a", "b", "c", "new"], with_vectors=True)}
@@ -82,10 +94,12 @@ async def test_all_or_nothing(store: Store) -> None:
     # The same change over the versions as they are now lands whole.
     assert (
         await store.upsert_if(
-            P,
-            [changed(a, content="a2"), changed(by_id["b"], content="b3"), new],
-            {"a": 1, "b": 2, "c": 1},
-            delete=["c"],
+            ConditionalWrite(
+                P,
+                [changed(a, content="a2"), changed(by_id["b"], content="b3"), new],
+                {"a": 1, "b": 2, "c": 1},
+                delete=["c"],
+            )
         )
         == []
     )
@@ -103,7 +117,10 @@ async def test_access_statistics_are_kept(store: Store) -> None:
     assert read is not None
     later = BASE + timedelta(hours=1)
     await store.record_access(P, {"a": AccessUpdate(4, later)})
-    assert await store.upsert_if(P, [changed(read, content="edited")], {"a": 1}) == []
+    assert (
+        await store.upsert_if(ConditionalWrite(P, [changed(read, content="edited")], {"a": 1}))
+        == []
+    )
     got = await stored(store, "a")
     assert got is not None
     assert (got.content, got.version, got.access_count, got.accessed_at) == (
@@ -114,7 +131,7 @@ async def test_access_statistics_are_kept(store: Store) -> None:
     )
     # Higher counters written (a merge summing them) are taken as written.
     summed = changed(got, access_count=50, accessed_at=later + timedelta(hours=1))
-    assert await store.upsert_if(P, [summed], {"a": 2}) == []
+    assert await store.upsert_if(ConditionalWrite(P, [summed], {"a": 2})) == []
     got = await stored(store, "a")
     assert got is not None and (got.access_count, got.accessed_at) == (50, summed.accessed_at)
 
@@ -130,7 +147,7 @@ async def test_flushes_racing_changes_lose_nothing(store: Store) -> None:
             read = await stored(store, "a")
             assert read is not None
             later = changed(read, tags=(*read.tags, tag))
-            if not await store.upsert_if(P, [later], {"a": read.version}):
+            if not await store.upsert_if(ConditionalWrite(P, [later], {"a": read.version})):
                 return
 
     async def flush(i: int) -> None:
@@ -149,19 +166,20 @@ async def test_another_partitions_memory_is_never_expected(store: Store) -> None
     await store.upsert(OTHER, [theirs])
     # Same id, other partition: absent here.
     mine = make_memory(P, id="a", content="mine")
-    assert await store.upsert_if(P, [mine], {"a": 1}) == ["a"]
-    assert await store.upsert_if(P, [mine], {"a": None}) == []
-    assert await store.upsert_if(P, [], {"a": 1}, delete=["a"]) == []
+    assert await store.upsert_if(ConditionalWrite(P, [mine], {"a": 1})) == ["a"]
+    assert await store.upsert_if(ConditionalWrite(P, [mine], {"a": None})) == []
+    assert await store.upsert_if(ConditionalWrite(P, [], {"a": 1}, delete=["a"])) == []
     got = await stored(store, "a", OTHER)
     assert got is not None
     assert_same(got, theirs, vector=True)
-    # Caller bugs, refused before anything is written.
+    # Caller bugs, refused before anything is written: a delete without a condition
+    # or of an id also written (by the write itself), a memory of another partition.
+    with pytest.raises(ValueError, match="no expected version"):
+        ConditionalWrite(P, [], {}, delete=["b"])
+    with pytest.raises(ValueError, match="both written and deleted"):
+        ConditionalWrite(P, [make_memory(P, id="b")], {"b": None}, delete=["b"])
     with pytest.raises(ValueError):
-        await store.upsert_if(P, [], {}, delete=["b"])  # a delete without a condition
-    with pytest.raises(ValueError):
-        await store.upsert_if(P, [make_memory(P, id="b")], {"b": None}, delete=["b"])
-    with pytest.raises(ValueError):
-        await store.upsert_if(P, [make_memory(OTHER, id="b")], {"b": None})
+        await store.upsert_if(ConditionalWrite(P, [make_memory(OTHER, id="b")], {"b": None}))
     assert await store.count(P, EVERYTHING) == 0
 
 
@@ -171,7 +189,9 @@ async def test_racing_writers(store: Store) -> None:
     a = make_memory(P, id="a")
     await store.upsert(P, [a])
     attempts = [changed(a, content=f"writer {i}") for i in range(6)]
-    results = await asyncio.gather(*(store.upsert_if(P, [m], {"a": 1}) for m in attempts))
+    results = await asyncio.gather(
+        *(store.upsert_if(ConditionalWrite(P, [m], {"a": 1})) for m in attempts)
+    )
     winners = [m for m, r in zip(attempts, results, strict=True) if r == []]
     assert len(winners) == 1
     assert all(r == ["a"] for r in results if r)
@@ -183,7 +203,7 @@ async def test_racing_writers(store: Store) -> None:
             read = await stored(store, "a")
             assert read is not None
             later = changed(read, tags=(*read.tags, tag))
-            if not await store.upsert_if(P, [later], {"a": read.version}):
+            if not await store.upsert_if(ConditionalWrite(P, [later], {"a": read.version})):
                 return
 
     tags = [f"t{i}" for i in range(6)]
@@ -209,8 +229,8 @@ async def test_two_processes_race_on_a_server(
             assert read is not None
             mine, theirs = changed(read, content="mine"), changed(read, content="theirs")
             results = await asyncio.gather(
-                store.upsert_if(P, [mine], {"a": read.version}),
-                other.upsert_if(P, [theirs], {"a": read.version}),
+                store.upsert_if(ConditionalWrite(P, [mine], {"a": read.version})),
+                other.upsert_if(ConditionalWrite(P, [theirs], {"a": read.version})),
             )
             assert sorted(map(len, results)) == [0, 1], round_
             got = await stored(other, "a")
@@ -244,7 +264,9 @@ async def test_a_partial_landing_is_taken_back(
     monkeypatch.setattr(engine, "upsert_all_if", raced)
     new = make_memory(P, id="new")
     conflicts = await store.upsert_if(
-        P, [changed(a, content="a2"), changed(b, content="b2"), new], {"a": 1, "b": 1}
+        ConditionalWrite(
+            P, [changed(a, content="a2"), changed(b, content="b2"), new], {"a": 1, "b": 1}
+        )
     )
     assert conflicts == ["b"]
     got = {m.id: m for m in await store.get(P, ["a", "b", "new"], with_vectors=True)}

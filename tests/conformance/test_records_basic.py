@@ -10,7 +10,7 @@ import pytest
 
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import KeyPage, RecordStore
 
 from .conftest import ReopenRecords
 from .records_support import BASE, rec
@@ -135,7 +135,7 @@ async def test_empty_calls(record_store: RecordStore) -> None:
     assert await record_store.get_records(P, RecordKind.KEY, []) == []
     assert await record_store.delete_records(P, RecordKind.KEY, []) == []
     assert await record_store.list_records(P, RecordKind.KEY) == []
-    assert await record_store.list_records(P, RecordKind.KEY, limit=0) == []
+    assert await record_store.list_records(P, RecordKind.KEY, KeyPage(limit=0)) == []
     assert await record_store.count_records(P, RecordKind.KEY) == 0
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from memoryd.domain.models import Partition
 from memoryd.domain.records import RecordKind
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import KeyPage, RecordStore
 
 from .records_support import rec
 from .support import NASTY
@@ -54,10 +54,10 @@ async def test_every_method_is_partition_scoped(victim: RecordStore, p: Partitio
     assert await store.get_records(p, RecordKind.WORKING, ["shared"]) == []
     assert await store.count_records(p, kind) == 1
     assert await store.count_records(p, RecordKind.WORKING) == 0
-    assert [r.key for r in await store.list_records(p, kind, limit=1000)] == ["shared"]
-    assert await store.list_records(p, kind, prefix="p") == []
-    assert await store.list_records(p, kind, after="") == (
-        await store.list_records(p, kind, limit=1000)
+    assert [r.key for r in await store.list_records(p, kind, KeyPage(limit=1000))] == ["shared"]
+    assert await store.list_records(p, kind, KeyPage(prefix="p")) == []
+    assert await store.list_records(p, kind, KeyPage(after="")) == (
+        await store.list_records(p, kind, KeyPage(limit=1000))
     )
 
     # Deleting the victim's keys from here deletes nothing there.

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from memoryd.domain.models import Partition
 from memoryd.domain.records import RecordKind
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import KeyPage, RecordStore
 
 from .records_support import rec, utf8_sorted
 
@@ -58,7 +58,7 @@ async def page_through(
     seen: list[str] = []
     after: str | None = None
     while True:
-        rows = await store.list_records(p, kind, prefix=prefix, after=after, limit=page)
+        rows = await store.list_records(p, kind, KeyPage(prefix=prefix, after=after, limit=page))
         assert len(rows) <= page
         seen.extend(r.key for r in rows)
         if len(rows) < page:
@@ -68,14 +68,18 @@ async def page_through(
 
 async def test_list_is_ordered_by_utf8_bytes(record_store: RecordStore) -> None:
     await record_store.put_records(P, [rec(k) for k in reversed(TRICKY)])
-    listed = [r.key for r in await record_store.list_records(P, RecordKind.KEY, limit=1000)]
+    listed = [
+        r.key for r in await record_store.list_records(P, RecordKind.KEY, KeyPage(limit=1000))
+    ]
     assert listed == utf8_sorted(TRICKY)
 
 
 async def test_prefix_selects_exactly_the_keys_starting_with_it(record_store: RecordStore) -> None:
     await record_store.put_records(P, [rec(k) for k in TRICKY])
     for prefix in [*TRICKY, "/a\x00\x00\x00", "/b", "/\U0010ffff\U0010ffff\U0010ffff"]:
-        listed = await record_store.list_records(P, RecordKind.KEY, prefix=prefix, limit=1000)
+        listed = await record_store.list_records(
+            P, RecordKind.KEY, KeyPage(prefix=prefix, limit=1000)
+        )
         expected = utf8_sorted([k for k in TRICKY if k.startswith(prefix)])
         assert [r.key for r in listed] == expected, repr(prefix)
 
@@ -84,13 +88,15 @@ async def test_after_is_exclusive_and_need_not_exist(record_store: RecordStore) 
     await record_store.put_records(P, [rec(k) for k in TRICKY])
     ordered = utf8_sorted(TRICKY)
     for after in [*TRICKY, "/a\x00000", "/zzz", "\U0010ffff" * 3]:
-        listed = await record_store.list_records(P, RecordKind.KEY, after=after, limit=1000)
+        listed = await record_store.list_records(
+            P, RecordKind.KEY, KeyPage(after=after, limit=1000)
+        )
         assert [r.key for r in listed] == [k for k in ordered if k.encode() > after.encode()]
 
 
 async def test_limit_cuts_in_key_order(record_store: RecordStore) -> None:
     await record_store.put_records(P, [rec(k) for k in TRICKY])
-    listed = await record_store.list_records(P, RecordKind.KEY, prefix="/a", limit=3)
+    listed = await record_store.list_records(P, RecordKind.KEY, KeyPage(prefix="/a", limit=3))
     assert [r.key for r in listed] == ["/a", "/a\x00", "/a\x00\x00"]
 
 
@@ -137,7 +143,7 @@ async def test_paging_while_writing_never_repeats(record_store: RecordStore) -> 
     odd = itertools.count(1, 2)
     while True:
         rows = await record_store.list_records(
-            P, RecordKind.KEY, prefix="/k/", after=after, limit=5
+            P, RecordKind.KEY, KeyPage(prefix="/k/", after=after, limit=5)
         )
         seen.extend(r.key for r in rows)
         if len(rows) < 5:

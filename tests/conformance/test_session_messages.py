@@ -22,7 +22,7 @@ from memoryd.service.memories.service import MemoryService
 from memoryd.service.sessions.service import SessionService
 from memoryd.service.sessions.summarize import Summarizer
 from memoryd.storage.memory import InMemoryStore
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import KeyPage, RecordStore
 from tests.unit.service.helpers import scope_for
 
 from .conftest import ReopenRecords
@@ -128,7 +128,9 @@ async def test_messages_go_with_their_expired_session(
     with pytest.raises(NotFound):
         await sessions.messages(A, SessionMessagesQuery("short"))
     assert await sessions.purge_expired(A.partition) == 1
-    left = await record_store.list_records(A.partition, RecordKind.SESSION_MESSAGE, limit=100)
+    left = await record_store.list_records(
+        A.partition, RecordKind.SESSION_MESSAGE, KeyPage(limit=100)
+    )
     assert len(left) == 10 and all(r.key.startswith("long\x00") for r in left)
 
 

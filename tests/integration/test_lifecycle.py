@@ -23,6 +23,7 @@ from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.lancedb.records import LanceDBRecordStore
+from memoryd.storage.records import KeyPage
 from memoryd_proto.v1 import common_pb2
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
@@ -404,7 +405,8 @@ async def read_partition(
             key=lambda m: m.id,
         )
         by_kind = {
-            kind: await records.list_records(partition, kind, limit=10_000) for kind in RecordKind
+            kind: await records.list_records(partition, kind, KeyPage(limit=10_000))
+            for kind in RecordKind
         }
     finally:
         await records.close()

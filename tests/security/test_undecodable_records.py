@@ -25,6 +25,7 @@ from google.protobuf.message import Message
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.lancedb.records import LanceDBRecordStore
+from memoryd.storage.records import KeyPage
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -84,7 +85,9 @@ async def plant(data_dir: Path) -> int:
         ):
             for record in await store.get_records(PARTITION, kind, keys):
                 planted.append(dataclasses.replace(record, doc={**record.doc, field: POISON}))
-        events = await store.list_records(PARTITION, RecordKind.KEY_EVENT, prefix="/bad\x00")
+        events = await store.list_records(
+            PARTITION, RecordKind.KEY_EVENT, KeyPage(prefix="/bad\x00")
+        )
         planted += [dataclasses.replace(e, doc={**e.doc, "content_json": POISON}) for e in events]
         await store.put_records(PARTITION, planted)
         return len(planted)

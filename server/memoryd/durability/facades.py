@@ -45,10 +45,10 @@ from memoryd.durability.watches import FlushGate, Watches
 from memoryd.durability.write_through import WriteThrough
 from memoryd.storage.base import Store, at_least, compact, disk_bytes
 from memoryd.storage.checks import admitted, copied_out, matches
-from memoryd.storage.conditional import Counters, check_call, moved, with_counters
+from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
 from memoryd.storage.hot.text import query_terms
 from memoryd.storage.memory_records import copied_record, stored_record, unique_records
-from memoryd.storage.records import RecordStore, put_if_unchanged
+from memoryd.storage.records import FIRST_PAGE, KeyPage, RecordStore, put_if_unchanged
 from memoryd.text.normalize import content_hash
 
 T = TypeVar("T")
@@ -174,14 +174,7 @@ class DurableStore(_Face):
         # No hint goes into the log: a replay must look every id up.
         await self.core.write(Op("upsert", partition, memories=tuple(stored)))
 
-    async def upsert_if(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        expected: Mapping[str, int | None],
-        *,
-        delete: Sequence[str] = (),
-    ) -> builtins.list[str]:
+    async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
         """A shared store decides itself (WriteThrough). In front of a store only this
         process writes the log decides: the versions read through the overlay are
         compared, and the change is logged as one entry (all or nothing) with no
@@ -189,10 +182,10 @@ class DurableStore(_Face):
         the watches (durability/watches.py). Not part of a ``transaction()``: the
         entry is its own."""
         self._serving()
-        check_call(memories, expected, delete)
-        stored = admitted(partition, memories, self.dimension)
+        partition, expected, delete = write.partition, write.expected, write.delete
+        stored = admitted(partition, write.memories, self.dimension)
         if isinstance(self.core, WriteThrough):
-            return await self.core.upsert_if(partition, stored, expected, delete=delete)
+            return await self.core.upsert_if(write.with_memories(stored))
         async with self._gates.write(partition):
             with self._watches.watch(partition, list(expected)) as watch:
                 await self.core.settled(partition)
@@ -452,29 +445,19 @@ class DurableRecordStore(_Face):
         return [by_key[k] for k in keys if k in by_key]
 
     async def list_records(
-        self,
-        partition: Partition,
-        kind: RecordKind,
-        *,
-        prefix: str = "",
-        after: str | None = None,
-        limit: int = 100,
+        self, partition: Partition, kind: RecordKind, page: KeyPage = FIRST_PAGE
     ) -> list[Record]:
         overlay = self._overlay(partition, kind)
-        page = limit + len(overlay)
-        rows = await self._read(
-            self.inner.list_records(partition, kind, prefix=prefix, after=after, limit=page)
-        )
+        # Enough rows that the page is full even if every overlaid key is among them.
+        wider = dataclasses.replace(page, limit=page.limit + len(overlay))
+        rows = await self._read(self.inner.list_records(partition, kind, wider))
         if not overlay:
-            return rows[:limit]
+            return rows[: page.limit]
         merged = {r.key: r for r in rows if r.key not in overlay}
         for k, r in overlay.items():
-            if r is None or not k.startswith(prefix):
-                continue
-            if after is not None and k.encode() <= after.encode():
-                continue
-            merged[k] = copied_record(r)
-        return sorted(merged.values(), key=lambda r: r.key.encode())[:limit]
+            if r is not None and page.admits(k):
+                merged[k] = copied_record(r)
+        return sorted(merged.values(), key=lambda r: r.key.encode())[: page.limit]
 
     async def put_record_if(
         self, partition: Partition, record: Record, expected: Record | None

@@ -76,8 +76,7 @@ class FlushGate:
 
     @asynccontextmanager
     async def write(self, partition: Partition) -> AsyncIterator[None]:
-        gate = self._enter(partition)
-        try:
+        async with self._gate(partition) as gate:
             async with gate.changed:
                 await gate.changed.wait_for(lambda: not gate.flushing)
                 gate.writers += 1
@@ -87,13 +86,10 @@ class FlushGate:
                 async with gate.changed:
                     gate.writers -= 1
                     gate.changed.notify_all()
-        finally:
-            self._leave(partition, gate)
 
     @asynccontextmanager
     async def flush(self, partition: Partition) -> AsyncIterator[None]:
-        gate = self._enter(partition)
-        try:
+        async with self._gate(partition) as gate:
             async with gate.changed:
                 await gate.changed.wait_for(lambda: not gate.flushing)
                 gate.flushing = True
@@ -104,19 +100,18 @@ class FlushGate:
                 async with gate.changed:
                     gate.flushing = False
                     gate.changed.notify_all()
-        finally:
-            self._leave(partition, gate)
 
-    def _enter(self, partition: Partition) -> _Gate:
+    @asynccontextmanager
+    async def _gate(self, partition: Partition) -> AsyncIterator[_Gate]:
+        """The partition's gate, forgotten once nobody holds or awaits it."""
         gate = self._state.setdefault(partition, _Gate())
         gate.users += 1
-        return gate
-
-    def _leave(self, partition: Partition, gate: _Gate) -> None:
-        """Forget the partition's gate once nobody holds or awaits it."""
-        gate.users -= 1
-        if not gate.users:
-            del self._state[partition]
+        try:
+            yield gate
+        finally:
+            gate.users -= 1
+            if not gate.users:
+                del self._state[partition]
 
 
 @dataclass(eq=False, slots=True)

@@ -14,18 +14,19 @@ store may refuse writes to one shard and take them for all others.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import structlog
 
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import MemorydError, StoreError, Unavailable
-from memoryd.domain.models import Memory, Partition
+from memoryd.domain.models import Partition
 from memoryd.domain.records import Record
 from memoryd.durability.ops import Op, apply
 from memoryd.resilience.degradation import ComponentStates, report
 from memoryd.storage.base import Store
+from memoryd.storage.conditional import ConditionalWrite
 from memoryd.storage.failures import cause_of, public_reason
 from memoryd.storage.records import RecordStore
 
@@ -90,18 +91,9 @@ class WriteThrough:
         """The store's own conditional write: it decides among every replica."""
         return await self._guarded(self.records.put_record_if(partition, record, expected))
 
-    async def upsert_if(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        expected: Mapping[str, int | None],
-        *,
-        delete: Sequence[str] = (),
-    ) -> list[str]:
+    async def upsert_if(self, write: ConditionalWrite) -> list[str]:
         """The store's own conditional write of memories, decided among every replica."""
-        return await self._guarded(
-            self.store.upsert_if(partition, memories, expected, delete=delete)
-        )
+        return await self._guarded(self.store.upsert_if(write))
 
     async def _guarded(self, call: Coroutine[Any, Any, _T]) -> _T:
         if self._closed:

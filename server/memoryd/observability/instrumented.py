@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Sequence
-from types import TracebackType
 from typing import TypeVar
 
 import numpy as np
@@ -93,56 +92,34 @@ class InstrumentedEmbedder:
         await self.inner.close()
 
 
-class _Timed:
-    """``with self._timed("get"):`` around one awaited storage call: its latency and,
-    with tracing on, a span ``<operation> <store>`` (``get memories``)."""
-
-    __slots__ = ("_metrics", "_operation", "_span", "_started", "_store", "_tracing")
-
-    def __init__(
-        self, metrics: Metrics | None, tracing: Tracing, store: str, operation: str
-    ) -> None:
-        self._metrics, self._store, self._operation = metrics, store, operation
-        self._tracing = tracing
-        self._started = 0.0
-        self._span: Span = NO_SPAN
-
-    def __enter__(self) -> None:
-        if self._tracing.enabled:
-            self._span = self._tracing.span(
-                f"{self._operation} {self._store}",
-                {DB_OPERATION: self._operation, DB_COLLECTION: self._store},
-            )
-        self._started = time.perf_counter()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._span.__exit__(exc_type, exc, tb)
-        # A cancelled call is neither a latency sample nor an error of the store.
-        if self._metrics is None or (exc_type is not None and not issubclass(exc_type, Exception)):
-            return
-        self._metrics.observe_store(
-            self._store,
-            self._operation,
-            time.perf_counter() - self._started,
-            ok=exc_type is None,
-        )
-
-
 class _TimedCalls:
-    """What both store wrappers do with every forwarded call (``through``)."""
+    """What both store wrappers do with every forwarded call (``through``): time it
+    and, with tracing on, wrap it in a span ``<operation> <store>`` (``get memories``)."""
 
     STORE: str
     _metrics: Metrics | None
     _tracing: Tracing
 
     async def through(self, operation: str, call: Awaitable[T]) -> T:
-        with _Timed(self._metrics, self._tracing, self.STORE, operation):
-            return await call
+        span: Span = NO_SPAN
+        if self._tracing.enabled:
+            attributes = {DB_OPERATION: operation, DB_COLLECTION: self.STORE}
+            span = self._tracing.span(f"{operation} {self.STORE}", attributes)
+        started = time.perf_counter()
+        with span:
+            try:
+                answer = await call
+            except Exception:
+                # A cancelled call (not an Exception) is neither a sample nor an error.
+                self._observe(operation, started, ok=False)
+                raise
+        self._observe(operation, started, ok=True)
+        return answer
+
+    def _observe(self, operation: str, started: float, *, ok: bool) -> None:
+        if self._metrics is not None:
+            elapsed = time.perf_counter() - started
+            self._metrics.observe_store(self.STORE, operation, elapsed, ok=ok)
 
 
 class InstrumentedStore(_TimedCalls, DelegatingStore):

@@ -132,9 +132,6 @@ class OtelTracing:
         remote = self._propagator.extract(parent) if parent else Context()
         return self._start(name, attributes, remote, _KINDS[kind])
 
-    #: The same span: an OtelSpan is its own ``with`` block.
-    operation_span = start_operation
-
     def span(
         self, name: str, attributes: Attributes | None = None, *, links: Sequence[object] = ()
     ) -> OtelSpan:

@@ -7,8 +7,8 @@ every call returns the shared no-op span and nothing of OpenTelemetry is importe
 not even the API. On, :mod:`memoryd.observability.otel` builds an SDK provider that
 exports over OTLP/gRPC, configured by the standard ``OTEL_*`` variables.
 
-A transport opens one *operation* span per call (:meth:`Tracing.start_operation`, or
-:meth:`Tracing.operation_span` around a block), parented on the caller's W3C
+A transport opens one *operation* span per call (:meth:`Tracing.start_operation`, ended
+by hand or as a ``with`` block), parented on the caller's W3C
 ``traceparent`` when it sends one; the work below it opens child spans
 (:meth:`Tracing.span`): embedding, store calls, the log's fsync and its apply.
 
@@ -22,8 +22,7 @@ never recorded; a search's query text only with ``tracing.capture_query_text``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
-from types import TracebackType
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from memoryd.config import TracingSettings
@@ -103,8 +102,9 @@ class TracingUnavailable(RuntimeError):
     """Tracing is enabled but cannot run (the extra is missing, an unsupported protocol)."""
 
 
-class Span(Protocol):
-    """One span: attributes, the error it ended with, its end."""
+class Span(AbstractContextManager["Span"], Protocol):
+    """One span: attributes, the error it ended with, its end; as a ``with`` block,
+    ended when the block ends (with the error of an exception escaping it)."""
 
     @property
     def recording(self) -> bool:
@@ -117,15 +117,6 @@ class Span(Protocol):
         status, as the RPC conventions ask for INTERNAL, UNAVAILABLE and the like."""
 
     def end(self) -> None: ...
-
-    def __enter__(self) -> Span: ...
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
 
 
 class Tracing(Protocol):
@@ -146,20 +137,11 @@ class Tracing(Protocol):
         kind: SpanKindName = "server",
     ) -> Span:
         """Start an operation's span and make it current (child spans nest under it)
-        until :meth:`Span.end`, which must run in the same task. ``parent`` is the
-        caller's propagation fields (``traceparent``, ``tracestate``): gRPC metadata
-        or MCP ``_meta``; without a valid one the span starts a new trace."""
-
-    def operation_span(
-        self,
-        name: str,
-        attributes: Attributes,
-        *,
-        parent: Mapping[str, str] | None = None,
-        kind: SpanKindName = "server",
-    ) -> Span:
-        """:meth:`start_operation` for a ``with`` block; an exception escaping it is recorded
-        as ``error.type`` (its class name) with the ERROR status."""
+        until :meth:`Span.end`, which must run in the same task, or until the ``with``
+        block it opens ends (an exception escaping it is recorded as ``error.type``,
+        its class name, with the ERROR status). ``parent`` is the caller's propagation
+        fields (``traceparent``, ``tracestate``): gRPC metadata or MCP ``_meta``;
+        without a valid one the span starts a new trace."""
 
     def span(
         self, name: str, attributes: Attributes | None = None, *, links: Sequence[object] = ()
@@ -206,60 +188,28 @@ class _NoSpan:
     def __enter__(self) -> _NoSpan:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         return None
 
 
 NO_SPAN = _NoSpan()
 
 
-class _Nothing:
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-_NOTHING = _Nothing()
+#: The block that does nothing, entered as often as wanted.
+_NOTHING: AbstractContextManager[None] = nullcontext()
 
 
 class NoTracing:
-    """Tracing off: no spans, no OpenTelemetry import, a few attribute lookups a call."""
+    """Tracing off: no spans, no OpenTelemetry import, a few attribute lookups a call;
+    what a span would be given is ignored."""
 
     enabled = False
     capture_query_text = False
 
-    def start_operation(
-        self,
-        name: str,
-        attributes: Attributes,
-        *,
-        parent: Mapping[str, str] | None = None,
-        kind: SpanKindName = "server",
-    ) -> Span:
+    def start_operation(self, *ignored: object, **ignored_too: object) -> Span:
         return NO_SPAN
 
-    def operation_span(
-        self,
-        name: str,
-        attributes: Attributes,
-        *,
-        parent: Mapping[str, str] | None = None,
-        kind: SpanKindName = "server",
-    ) -> Span:
-        return NO_SPAN
-
-    def span(
-        self, name: str, attributes: Attributes | None = None, *, links: Sequence[object] = ()
-    ) -> Span:
+    def span(self, *ignored: object, **ignored_too: object) -> Span:
         return NO_SPAN
 
     def capture(self) -> object | None:

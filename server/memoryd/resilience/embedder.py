@@ -34,6 +34,7 @@ from memoryd.embedding.hashing import HashingEmbedder
 from memoryd.resilience.breaker import BreakerState, CircuitBreaker
 from memoryd.resilience.degradation import ComponentStates, report
 from memoryd.storage.base import Store
+from memoryd.storage.conditional import ConditionalWrite
 
 log = structlog.get_logger(__name__)
 
@@ -248,7 +249,9 @@ class Reembedder:
                 now.embedding_model = self._embedder.model_id
                 updated.append(now)
             expected = {m.id: m.version for m in updated}
-            if updated and await self._store.upsert_if(partition, updated, expected):
+            if updated and await self._store.upsert_if(
+                ConditionalWrite(partition, updated, expected)
+            ):
                 updated = []  # one changed meanwhile: the page is listed again
             done += len(updated)
             if len(updated) < len(page) and not updated:

@@ -35,6 +35,7 @@ from memoryd.domain.models import (
     UnitVector,
     VectorHit,
 )
+from memoryd.storage.conditional import ConditionalWrite
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,18 +170,11 @@ class Store(Protocol):
         the partition gives one (never a log replay). ``stored_ids``: ids the caller
         knows it does hold; a wrong one costs nothing (the row is inserted anyway)."""
 
-    async def upsert_if(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        expected: Mapping[str, int | None],
-        *,
-        delete: Sequence[str] = (),
-    ) -> builtins.list[str]:
+    async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
         """The one conditional write of memories (storage/conditional.py): upsert
-        ``memories`` and delete the ids ``delete``, all or nothing, only if every id of
-        ``expected`` is still stored in this partition at the version it maps to (None:
-        not stored at all). Returns the ids found changed (nothing was written; a
+        ``write.memories`` and delete the ids ``write.delete``, all or nothing, only if
+        every id of ``write.expected`` is still stored in ``write.partition`` at the
+        version it maps to (None: not stored at all). Returns the ids found changed (nothing was written; a
         backend that cannot merge counters exactly also reports one whose access
         statistics changed meanwhile), or [] when everything was written. Memories not in ``expected`` are written
         as ``upsert`` writes them (new ids); every id of ``delete`` must be expected. A

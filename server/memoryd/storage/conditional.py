@@ -24,10 +24,41 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from memoryd.domain.models import Memory
+from memoryd.domain.models import Memory, Partition
 
 #: What a caller expects of each id: the version it read, or None (not stored).
 Expected = Mapping[str, int | None]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConditionalWrite:
+    """One call of ``Store.upsert_if``: upsert ``memories`` and delete the ids
+    ``delete`` in ``partition``, all or nothing, only if every id of ``expected`` is
+    still stored at the version it maps to. A delete without a condition, or of an id
+    also written, is a caller bug refused on construction (ValueError), so no backend
+    or layer has to remember to check it."""
+
+    partition: Partition
+    memories: Sequence[Memory]
+    expected: Expected
+    delete: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        written = {m.id for m in self.memories}
+        for memory_id in self.delete:
+            if memory_id not in self.expected:
+                raise ValueError(f"delete of {memory_id!r} has no expected version")
+            if memory_id in written:
+                raise ValueError(f"{memory_id!r} is both written and deleted")
+
+    @property
+    def ids(self) -> list[str]:
+        """Every id the write touches: the written ones, then the deleted ones."""
+        return [*(m.id for m in self.memories), *self.delete]
+
+    def with_memories(self, memories: Sequence[Memory]) -> ConditionalWrite:
+        """The same write of ``memories`` instead (as a layer admitted them)."""
+        return dataclasses.replace(self, memories=memories)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -40,17 +71,6 @@ class Counters:
     @classmethod
     def of(cls, memory: Memory) -> Counters:
         return cls(memory.access_count, memory.accessed_at)
-
-
-def check_call(memories: Sequence[Memory], expected: Expected, delete: Sequence[str]) -> None:
-    """Caller bugs ``upsert_if`` refuses (ValueError): a delete without a condition (it
-    could remove a memory changed since it was read), or of an id also written."""
-    written = {m.id for m in memories}
-    for memory_id in delete:
-        if memory_id not in expected:
-            raise ValueError(f"delete of {memory_id!r} has no expected version")
-        if memory_id in written:
-            raise ValueError(f"{memory_id!r} is both written and deleted")
 
 
 def moved(expected: Expected, stored: Mapping[str, int]) -> list[str]:

@@ -17,21 +17,44 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Awaitable, Mapping, Sequence
-from typing import TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from memoryd.domain import models as m
 from memoryd.domain.records import Record, RecordKind
-from memoryd.storage.base import PartitionUpsert, Store, compact, disk_bytes, upsert_many
-from memoryd.storage.records import RecordStore, put_records_many
+from memoryd.storage.base import (
+    Capabilities,
+    PartitionUpsert,
+    Store,
+    compact,
+    disk_bytes,
+    upsert_many,
+)
+from memoryd.storage.conditional import ConditionalWrite
+from memoryd.storage.records import FIRST_PAGE, KeyPage, RecordStore, put_records_many
 
 T = TypeVar("T")
 _Batch = Sequence[tuple[m.Partition, Sequence[Record]]]
 
 
-class DelegatingStore:
-    """A Store that forwards every call to ``inner`` through :meth:`through`."""
+class _Backend(Protocol):
+    """What a Store and a RecordStore have in common."""
 
-    def __init__(self, inner: Store) -> None:
+    name: str
+    capabilities: Capabilities
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+S = TypeVar("S", bound=_Backend)
+
+
+class _Layer(Generic[S]):
+    """What both delegating bases share: the inner store's name and capabilities,
+    ``open``, ``close`` and ``optimize`` forwarded, and :meth:`through`."""
+
+    def __init__(self, inner: S) -> None:
         self.inner = inner
         self.name = inner.name
         self.capabilities = inner.capabilities
@@ -47,6 +70,13 @@ class DelegatingStore:
     async def close(self) -> None:
         await self.inner.close()
 
+    async def optimize(self) -> bool:
+        return await compact(self.inner)
+
+
+class DelegatingStore(_Layer[Store]):
+    """A Store that forwards every call to ``inner`` through :meth:`through`."""
+
     async def upsert(
         self,
         partition: m.Partition,
@@ -61,16 +91,8 @@ class DelegatingStore:
     async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
         await self.through("upsert_many", upsert_many(self.inner, writes))
 
-    async def upsert_if(
-        self,
-        partition: m.Partition,
-        memories: Sequence[m.Memory],
-        expected: Mapping[str, int | None],
-        *,
-        delete: Sequence[str] = (),
-    ) -> builtins.list[str]:
-        call = self.inner.upsert_if(partition, memories, expected, delete=delete)
-        return await self.through("upsert_if", call)
+    async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
+        return await self.through("upsert_if", self.inner.upsert_if(write))
 
     async def get(
         self, partition: m.Partition, ids: Sequence[str], *, with_vectors: bool = False
@@ -134,30 +156,12 @@ class DelegatingStore:
 
     # -- backend extras ------------------------------------------------------------
 
-    async def optimize(self) -> bool:
-        return await compact(self.inner)
-
     def disk_bytes(self) -> int:
         return disk_bytes(self.inner)
 
 
-class DelegatingRecordStore:
+class DelegatingRecordStore(_Layer[RecordStore]):
     """A RecordStore that forwards every call to ``inner`` through :meth:`through`."""
-
-    def __init__(self, inner: RecordStore) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.capabilities = inner.capabilities
-
-    async def through(self, operation: str, call: Awaitable[T]) -> T:
-        """As :meth:`DelegatingStore.through`."""
-        return await call
-
-    async def open(self) -> None:
-        await self.inner.open()
-
-    async def close(self) -> None:
-        await self.inner.close()
 
     async def put_records(self, partition: m.Partition, records: Sequence[Record]) -> None:
         await self.through("put_records", self.inner.put_records(partition, records))
@@ -177,16 +181,9 @@ class DelegatingRecordStore:
         return await self.through("get_records", self.inner.get_records(partition, kind, keys))
 
     async def list_records(
-        self,
-        partition: m.Partition,
-        kind: RecordKind,
-        *,
-        prefix: str = "",
-        after: str | None = None,
-        limit: int = 100,
+        self, partition: m.Partition, kind: RecordKind, page: KeyPage = FIRST_PAGE
     ) -> list[Record]:
-        call = self.inner.list_records(partition, kind, prefix=prefix, after=after, limit=limit)
-        return await self.through("list_records", call)
+        return await self.through("list_records", self.inner.list_records(partition, kind, page))
 
     async def delete_records(
         self, partition: m.Partition, kind: RecordKind, keys: Sequence[str]
@@ -199,6 +196,3 @@ class DelegatingRecordStore:
 
     async def list_partitions(self, tenant_id: str | None = None) -> list[m.Partition]:
         return await self.through("list_partitions", self.inner.list_partitions(tenant_id))
-
-    async def optimize(self) -> bool:
-        return await compact(self.inner)

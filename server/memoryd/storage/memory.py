@@ -27,7 +27,7 @@ from memoryd.domain.models import (
 from memoryd.storage.base import IN_PROCESS, at_least
 from memoryd.storage.bm25 import bm25, informative_matches
 from memoryd.storage.checks import admitted, as_utc, copied_out, matches
-from memoryd.storage.conditional import Counters, check_call, moved, with_counters
+from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
 from memoryd.text import content_hash, tokenize
 
 
@@ -69,26 +69,21 @@ class InMemoryStore:
         for m in admitted(partition, memories, self.dimension):
             rows[m.id] = m
 
-    async def upsert_if(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        expected: Mapping[str, int | None],
-        *,
-        delete: Sequence[str] = (),
-    ) -> builtins.list[str]:
+    async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
         # No await from the check to the write: nothing else runs in between.
         if self._data is None:
             raise StoreError("memory store is not open")
-        check_call(memories, expected, delete)
+        partition, expected = write.partition, write.expected
         rows = self._data.setdefault(partition, {})
         stored = {i: rows[i] for i in expected if i in rows}
         conflicts = moved(expected, {i: m.version for i, m in stored.items()})
         if conflicts:
             return conflicts
         counters = {i: Counters.of(m) for i, m in stored.items()}
-        kept = admitted(partition, with_counters(memories, expected, counters), self.dimension)
-        for memory_id in delete:
+        kept = admitted(
+            partition, with_counters(write.memories, expected, counters), self.dimension
+        )
+        for memory_id in write.delete:
             rows.pop(memory_id, None)
         for m in kept:
             rows[m.id] = m

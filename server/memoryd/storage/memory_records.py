@@ -21,7 +21,7 @@ from memoryd.domain.errors import StoreError
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import IN_PROCESS
-from memoryd.storage.records import put_if_unchanged
+from memoryd.storage.records import FIRST_PAGE, KeyPage, put_if_unchanged
 
 
 def encode_doc(doc: dict[str, Any]) -> str:
@@ -170,20 +170,13 @@ class InMemoryRecordStore:
         return [rows[k].out() for k in dict.fromkeys(keys) if k in rows]
 
     async def list_records(
-        self,
-        partition: Partition,
-        kind: RecordKind,
-        *,
-        prefix: str = "",
-        after: str | None = None,
-        limit: int = 100,
+        self, partition: Partition, kind: RecordKind, page: KeyPage = FIRST_PAGE
     ) -> list[Record]:
-        if limit <= 0:
+        if page.limit <= 0:
             return []
         rows = self._kind(partition, kind)
-        # Python compares str by code point, which is the byte order of UTF-8.
-        keys = sorted(k for k in rows if k.startswith(prefix) and (after is None or k > after))
-        return [rows[k].out() for k in keys[:limit]]
+        keys = sorted(k for k in rows if page.admits(k))
+        return [rows[k].out() for k in keys[: page.limit]]
 
     async def delete_records(
         self, partition: Partition, kind: RecordKind, keys: Sequence[str]

@@ -17,11 +17,31 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import Capabilities
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPage:
+    """One page of ``RecordStore.list_records``: the keys that start with ``prefix``,
+    in byte order of the UTF-8 key, strictly after ``after``, at most ``limit``."""
+
+    prefix: str = ""
+    after: str | None = None
+    limit: int = 100
+
+    def admits(self, key: str) -> bool:
+        """Whether ``key`` is listed on this page or a later one (the limit aside).
+        Python compares str by code point, which is the byte order of UTF-8."""
+        return key.startswith(self.prefix) and (self.after is None or key > self.after)
+
+
+#: The first 100 keys of a kind.
+FIRST_PAGE = KeyPage()
 
 
 def new_write_id() -> str:
@@ -80,15 +100,10 @@ class RecordStore(Protocol):
         """The records with these keys; missing keys are omitted; request order kept."""
 
     async def list_records(
-        self,
-        partition: Partition,
-        kind: RecordKind,
-        *,
-        prefix: str = "",
-        after: str | None = None,
-        limit: int = 100,
+        self, partition: Partition, kind: RecordKind, page: KeyPage = FIRST_PAGE
     ) -> list[Record]:
-        """Records whose key starts with ``prefix``, ordered by key, strictly after ``after``."""
+        """The records of ``page``: those whose key starts with ``page.prefix``,
+        ordered by key, strictly after ``page.after``, at most ``page.limit``."""
 
     async def delete_records(
         self, partition: Partition, kind: RecordKind, keys: Sequence[str]

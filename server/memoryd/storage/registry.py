@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import structlog
 
@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from memoryd.storage.qdrant import QdrantOptions
 
 log = structlog.get_logger(__name__)
+
+F = TypeVar("F")
 
 
 def _lancedb(data_dir: Path, dimension: int) -> Store:
@@ -80,11 +82,7 @@ def build_store(
 ) -> Store:
     """A new, not yet opened, Store of the named backend (``qdrant``: the settings of
     the qdrant backend; defaults to local mode)."""
-    try:
-        factory = BACKENDS[backend]
-    except KeyError:
-        known = ", ".join(sorted(BACKENDS))
-        raise ValueError(f"unknown storage backend {backend!r}; known backends: {known}") from None
+    factory = _factory(BACKENDS, backend)
     if backend == "qdrant":
         return _qdrant(data_dir, dimension, qdrant)
     return factory(data_dir, dimension)
@@ -123,11 +121,16 @@ def build_record_store(
     backend: str, *, data_dir: Path, qdrant: QdrantSettings | None = None
 ) -> RecordStore:
     """A new, not yet opened, RecordStore of the named backend."""
-    try:
-        factory = RECORD_BACKENDS[backend]
-    except KeyError:
-        known = ", ".join(sorted(RECORD_BACKENDS))
-        raise ValueError(f"unknown storage backend {backend!r}; known backends: {known}") from None
+    factory = _factory(RECORD_BACKENDS, backend)
     if backend == "qdrant":
         return _qdrant_records(data_dir, qdrant)
     return factory(data_dir)
+
+
+def _factory(backends: Mapping[str, F], backend: str) -> F:
+    """The factory of ``backend``; ValueError naming the known ones if there is none."""
+    try:
+        return backends[backend]
+    except KeyError:
+        known = ", ".join(sorted(backends))
+        raise ValueError(f"unknown storage backend {backend!r}; known backends: {known}") from None

@@ -25,6 +25,7 @@ from memoryd.service.memories.service import MemoryService
 from memoryd.service.sessions.service import SessionService
 from memoryd.service.sessions.summarize import message_line
 from memoryd.storage.memory_records import InMemoryRecordStore
+from memoryd.storage.records import KeyPage
 from tests.unit.agent_state.conftest import FakeClock
 from tests.unit.service.helpers import scope_for
 
@@ -50,7 +51,9 @@ def tool(text: str, **kw: Any) -> MessageDraft:
 
 
 async def attachment_keys(records: InMemoryRecordStore, scope: Any = A) -> list[str]:
-    found = await records.list_records(scope.partition, RecordKind.SESSION_ATTACHMENT, limit=1000)
+    found = await records.list_records(
+        scope.partition, RecordKind.SESSION_ATTACHMENT, KeyPage(limit=1000)
+    )
     return [r.key for r in found]
 
 

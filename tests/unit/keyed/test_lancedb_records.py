@@ -10,6 +10,7 @@ from typing import Any
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.lancedb.records import LanceDBRecordStore
+from memoryd.storage.records import KeyPage
 
 P = Partition("t", "a")
 #: Generous; compaction of a tiny table takes milliseconds. Not a performance assertion.
@@ -35,7 +36,7 @@ async def test_writes_trigger_background_compaction(tmp_path: Path) -> None:
         assert store._compaction is not None, "the 8th write starts a compaction"
         await asyncio.wait_for(store._compaction, DEADLINE_S)
         assert await fragments(store) == 1
-        listed = await store.list_records(P, RecordKind.KEY, limit=100)
+        listed = await store.list_records(P, RecordKind.KEY, KeyPage(limit=100))
         assert [r.doc["i"] for r in listed] == list(range(8))
     finally:
         await store.close()
@@ -124,7 +125,7 @@ async def test_reads_by_key_use_only_the_key_index(tmp_path: Path) -> None:
         spy = _QuerySpy(table)
         store._table = spy
         got = await store.get_records(P, RecordKind.KEY, ["/k/003", "/k/007"])
-        listed = await store.list_records(P, RecordKind.KEY, prefix="/k/", after="/k/015")
+        listed = await store.list_records(P, RecordKind.KEY, KeyPage(prefix="/k/", after="/k/015"))
         store._table = table
         assert [r.key for r in got] == ["/k/003", "/k/007"]
         assert [r.key for r in listed] == ["/k/016", "/k/017", "/k/018", "/k/019"]

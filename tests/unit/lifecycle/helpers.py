@@ -33,6 +33,7 @@ from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.requests import MemoryDraft, MemoryPatch
 from memoryd.domain.snapshot import StateWrite
+from memoryd.storage.records import KeyPage
 from tests.unit.snapshot.world import World
 
 USER_SOURCE = Provenance(ProvenanceKind.USER)
@@ -183,7 +184,8 @@ async def everything(
     memories = await w.store.get(partition, [x.id for x in listed], with_vectors=True)
     memories.sort(key=lambda x: x.id)
     records = {
-        kind: await w.records.list_records(partition, kind, limit=100_000) for kind in RecordKind
+        kind: await w.records.list_records(partition, kind, KeyPage(limit=100_000))
+        for kind in RecordKind
     }
     return memories, records
 

@@ -97,7 +97,7 @@ def test_an_operation_joins_the_callers_trace_and_nests_its_children(
     assert server.parent.is_remote
     assert child.parent is not None and child.parent.span_id == server.context.span_id
     # Ended: the next operation is not its child.
-    with tracing.operation_span("again", {}):
+    with tracing.start_operation("again", {}):
         pass
     assert by_name(exported)["again"].parent is None
 
@@ -105,7 +105,7 @@ def test_an_operation_joins_the_callers_trace_and_nests_its_children(
 def test_a_bad_or_missing_traceparent_starts_a_new_trace(exported: InMemorySpanExporter) -> None:
     tracing = tracing_with(exported)
     for parent in (None, {"traceparent": "not-a-traceparent"}, {"traceparent": "00-" + "0" * 32}):
-        with tracing.operation_span("op", {}, parent=parent):
+        with tracing.start_operation("op", {}, parent=parent):
             pass
     assert [s.parent for s in exported.get_finished_spans()] == [None, None, None]
 
@@ -137,7 +137,7 @@ async def test_detached_tasks_start_their_own_traces_and_captured_ones_resume_or
         with tracing.span("background"):
             pass
 
-    with tracing.operation_span("request", {}):
+    with tracing.start_operation("request", {}):
         captured = tracing.capture()
         inherited = asyncio.create_task(background())
         with tracing.detached():
@@ -273,7 +273,7 @@ async def test_store_and_embedder_calls_are_spans_without_metrics(
     store = InstrumentedStore(InMemoryStore(DIM), None, tracing)
     model = InstrumentedEmbedder(HashingEmbedder(DIM), None, tracing)
     p = Partition("t", "a")
-    with tracing.operation_span("upsert_memory", {}):
+    with tracing.start_operation("upsert_memory", {}):
         await store.open()
         await store.upsert(p, [memory(p, id="a")])
         assert [m.id for m in await store.get(p, ["a"])] == ["a"]
@@ -304,7 +304,7 @@ async def test_the_write_batcher_continues_a_lone_call_and_links_a_batch_to_its_
     p = Partition("t", "a")
 
     async def call(name: str) -> None:
-        with tracing.operation_span(name, {}):
+        with tracing.start_operation(name, {}):
             await writer.submit(p, [memory(p, id=name)])
 
     try:

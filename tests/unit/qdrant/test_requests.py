@@ -24,6 +24,7 @@ from memoryd.storage.qdrant import QdrantOptions, QdrantRecordStore, QdrantStore
 from memoryd.storage.qdrant.edge import EdgeEngine
 from memoryd.storage.qdrant.engine import ClientEngine, Engine, QueryInput
 from memoryd.storage.qdrant.schema import CollectionSpec
+from memoryd.storage.records import KeyPage
 from memoryd.storage.settings import QdrantSettings
 from tests.conformance.records_support import rec
 from tests.conformance.support import BASE, DIM, make_memory, unit_vector
@@ -186,7 +187,7 @@ async def test_every_request_carries_the_partition(
     await store.delete(P, ["a", "b"])
     await records.put_records(P, [rec("k1"), rec("k2", kind=RecordKind.SESSION)])
     await records.get_records(P, RecordKind.KEY, ["k1"])
-    await records.list_records(P, RecordKind.KEY, prefix="k", limit=1)
+    await records.list_records(P, RecordKind.KEY, KeyPage(prefix="k", limit=1))
     await records.count_records(P, RecordKind.KEY)
     await records.delete_records(P, RecordKind.KEY, ["k1"])
     await store.list_partitions("tenant")

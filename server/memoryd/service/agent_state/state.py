@@ -26,7 +26,7 @@ from memoryd.service.agent_state.working import check_identifier
 from memoryd.service.common.record_writes import RecordWrites
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import KeyPage, RecordStore
 
 SEPARATOR = "\x00"
 
@@ -174,7 +174,7 @@ class StateService:
         after: str | None = None
         while True:
             batch = await self._records.list_records(
-                partition, RecordKind.STATE, prefix=prefix, after=after, limit=200
+                partition, RecordKind.STATE, KeyPage(prefix=prefix, after=after, limit=200)
             )
             out.extend(batch)
             if len(batch) < 200:

@@ -48,7 +48,7 @@ from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.record_writes import RecordWrites
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import KeyPage, RecordStore
 
 DEFAULT_PAGE_SIZE = 50
 #: Records read per store call while scanning.
@@ -136,7 +136,7 @@ async def purge_expired_records(
     expired: list[str] = []
     after: str | None = None
     while True:
-        batch = await records.list_records(partition, kind, after=after, limit=SCAN_BATCH)
+        batch = await records.list_records(partition, kind, KeyPage(after=after, limit=SCAN_BATCH))
         expired.extend(r.key for r in batch if is_expired(r, now))
         if len(batch) < SCAN_BATCH:
             break
@@ -296,7 +296,9 @@ class WorkingMemoryService:
         matches: list[Record] = []
         while len(matches) <= page_size:
             batch = await self._records.list_records(
-                scope.partition, RecordKind.WORKING, prefix=prefix, after=after, limit=SCAN_BATCH
+                scope.partition,
+                RecordKind.WORKING,
+                KeyPage(prefix=prefix, after=after, limit=SCAN_BATCH),
             )
             for record in batch:
                 if is_expired(record, now):

@@ -26,6 +26,7 @@ from memoryd.domain.errors import Aborted
 from memoryd.domain.models import Memory, Partition
 from memoryd.service.common import scanning
 from memoryd.storage.base import Store
+from memoryd.storage.conditional import ConditionalWrite
 
 T = TypeVar("T")
 #: Attempts before a change gives up (each lost one means another writer won).
@@ -84,7 +85,7 @@ class MemoryWrites:
     ) -> None:
         """``Store.upsert_if``; a memory that moved on ends the attempt (``run`` starts
         another)."""
-        if await self._store.upsert_if(partition, memories, expected, delete=delete):
+        if await self._store.upsert_if(ConditionalWrite(partition, memories, expected, delete)):
             raise _Moved
 
     @staticmethod

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, PageCursor, Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import Store
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import KeyPage, RecordStore
 
 #: Memories read per page when scanning (reads are cheap per row, costly per call;
 #: big conversions run in a worker thread).
@@ -45,7 +45,9 @@ async def scan_records(
     """Every record of ``kind`` (under ``prefix``) in key order, ``batch`` at a time."""
     after: str | None = None
     while True:
-        page = await records.list_records(partition, kind, prefix=prefix, after=after, limit=batch)
+        page = await records.list_records(
+            partition, kind, KeyPage(prefix=prefix, after=after, limit=batch)
+        )
         if page:
             yield page
         if len(page) < batch:

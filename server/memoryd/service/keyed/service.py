@@ -102,7 +102,7 @@ from memoryd.service.keyed.observers import KeyObserver
 from memoryd.service.keyed.shared import KEYS_LEASE, SharedKeyWrites, SlotWrite
 from memoryd.service.keyed.validation import KeyContent, validated_content
 from memoryd.storage.base import Store
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import KeyPage, RecordStore
 
 log = structlog.get_logger(__name__)
 
@@ -483,7 +483,7 @@ class KeyedMemoryService:
         now = self._clock()
         while len(items) <= page_size:
             rows = await self._records.list_records(
-                scope.partition, RecordKind.KEY, prefix=prefix, after=after, limit=fetch
+                scope.partition, RecordKind.KEY, KeyPage(prefix=prefix, after=after, limit=fetch)
             )
             for row in rows:
                 if skipping is not None and row.key.startswith(skipping):
@@ -538,7 +538,9 @@ class KeyedMemoryService:
         fetch = max(_FETCH_MIN, page_size + 1)
         while len(entries) <= page_size:
             rows = await self._records.list_records(
-                scope.partition, RecordKind.KEY_EVENT, prefix=prefix, after=after, limit=fetch
+                scope.partition,
+                RecordKind.KEY_EVENT,
+                KeyPage(prefix=prefix, after=after, limit=fetch),
             )
             shown = [row for row in rows if level_of(row) <= scope.clearance]
             for row, entry in zip(shown, map(decoded_entry, shown), strict=True):

@@ -39,7 +39,7 @@ from memoryd.service.sessions.record import (
     message_prefix,
     seq_of_key,
 )
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import KeyPage, RecordStore
 
 #: Records read per store call while listing attachments (each may be large: the
 #: store has no key-only listing).
@@ -209,7 +209,9 @@ async def generation_keys(
     after: str | None = None
     while True:
         page = await records.list_records(
-            partition, RecordKind.SESSION_ATTACHMENT, prefix=prefix, after=after, limit=READ_BATCH
+            partition,
+            RecordKind.SESSION_ATTACHMENT,
+            KeyPage(prefix=prefix, after=after, limit=READ_BATCH),
         )
         keys.extend(r.key for r in page)
         if len(page) < READ_BATCH:

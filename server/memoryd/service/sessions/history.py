@@ -23,7 +23,7 @@ from memoryd.service.sessions.record import (
     message_prefix,
     session_of_key,
 )
-from memoryd.storage.records import RecordStore
+from memoryd.storage.records import KeyPage, RecordStore
 
 #: Records read per store call.
 READ_BATCH = 200
@@ -43,7 +43,7 @@ async def folded(
     prefix = message_prefix(session.id, session.generation)
     after = message_key(session.id, session.generation, after_seq) if after_seq > 0 else None
     page = await records.list_records(
-        partition, RecordKind.SESSION_MESSAGE, prefix=prefix, after=after, limit=limit
+        partition, RecordKind.SESSION_MESSAGE, KeyPage(prefix=prefix, after=after, limit=limit)
     )
     # A record past the summary is a fold another replica wrote and then lost the
     # header to (same content: the message is still in the tail): not folded yet.
@@ -117,7 +117,7 @@ async def delete_generation(
     gone = 0
     while True:
         page = await records.list_records(
-            partition, RecordKind.SESSION_MESSAGE, prefix=prefix, limit=READ_BATCH
+            partition, RecordKind.SESSION_MESSAGE, KeyPage(prefix=prefix, limit=READ_BATCH)
         )
         if not page:
             return gone
@@ -136,7 +136,7 @@ async def expired_sessions(records: RecordStore, partition: Partition, now: date
     after: str | None = None
     while True:
         page = await records.list_records(
-            partition, RecordKind.SESSION, after=after, limit=READ_BATCH
+            partition, RecordKind.SESSION, KeyPage(after=after, limit=READ_BATCH)
         )
         expired.extend(r.key for r in page if is_expired(r, now))
         if len(page) < READ_BATCH:
@@ -155,7 +155,7 @@ async def message_generations(records: RecordStore, partition: Partition) -> dic
     for kind, batch in kinds:
         after: str | None = None
         while True:
-            page = await records.list_records(partition, kind, after=after, limit=batch)
+            page = await records.list_records(partition, kind, KeyPage(after=after, limit=batch))
             for record in page:
                 session_id, generation = session_of_key(record.key)
                 found.setdefault(session_id, set()).add(generation)

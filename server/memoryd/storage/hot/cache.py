@@ -49,7 +49,7 @@ from memoryd.domain.models import (
     VectorHit,
 )
 from memoryd.storage.base import PartitionUpsert, Store, upsert_many
-from memoryd.storage.conditional import Counters, with_counters
+from memoryd.storage.conditional import ConditionalWrite, Counters, with_counters
 from memoryd.storage.delegating import DelegatingStore
 from memoryd.storage.hot.ann import AnnParams, build_ann
 from memoryd.storage.hot.known import StoredPartitions
@@ -239,30 +239,23 @@ class HotCacheStore(DelegatingStore):
             stored_ids=write.stored_ids | {i for i in ids if i in slot_of},
         )
 
-    async def upsert_if(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        expected: Mapping[str, int | None],
-        *,
-        delete: Sequence[str] = (),
-    ) -> builtins.list[str]:
+    async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
         """Decided by the store behind; the cache then takes what it wrote (the
         counters it kept are the cache's own where higher: it holds what was stored)."""
-        ids = [*(m.id for m in memories), *delete]
+        partition, expected = write.partition, write.expected
         try:
-            conflicts = await self.inner.upsert_if(partition, memories, expected, delete=delete)
+            conflicts = await self.inner.upsert_if(write)
         except BaseException:
-            self._write_failed(partition, ids)
+            self._write_failed(partition, write.ids)
             raise
         if conflicts:
             return conflicts
-        part = self._loaded_or_mark(partition, ids)
+        part = self._loaded_or_mark(partition, write.ids)
         if part is not None:
             cached = {m.id: Counters.of(m) for m in part.get(list(expected), with_vectors=False)}
-            for memory_id in delete:
+            for memory_id in write.delete:
                 part.remove(memory_id)
-            put_many(part, with_counters(memories, expected, cached), from_store=False)
+            put_many(part, with_counters(write.memories, expected, cached), from_store=False)
             self._after_growth(partition)
         return []
 

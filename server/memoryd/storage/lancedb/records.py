@@ -50,7 +50,7 @@ from memoryd.storage.memory_records import (
     prefix_upper_bound,
     unique_records,
 )
-from memoryd.storage.records import put_if_unchanged
+from memoryd.storage.records import FIRST_PAGE, KeyPage, put_if_unchanged
 
 log = structlog.get_logger(__name__)
 
@@ -277,16 +277,11 @@ class LanceDBRecordStore(TableOwner):
         return [by_key[k] for k in dict.fromkeys(keys) if k in by_key]
 
     async def list_records(
-        self,
-        partition: Partition,
-        kind: RecordKind,
-        *,
-        prefix: str = "",
-        after: str | None = None,
-        limit: int = 100,
+        self, partition: Partition, kind: RecordKind, page: KeyPage = FIRST_PAGE
     ) -> list[Record]:
         table = self._tbl()
-        if limit <= 0:
+        prefix, after = page.prefix, page.after
+        if page.limit <= 0:
             return []
         clauses = []
         if prefix:
@@ -308,7 +303,7 @@ class LanceDBRecordStore(TableOwner):
                 table.query()
                 .where(predicate)
                 .order_by([ColumnOrdering(column_name="key", ascending=True)])
-                .limit(limit)
+                .limit(page.limit)
                 .select(_COLUMNS)
                 .to_arrow()
             )

@@ -35,7 +35,7 @@ from memoryd.domain.models import (
 )
 from memoryd.storage.base import LANCEDB, PartitionUpsert, at_least
 from memoryd.storage.checks import check_upsert, dedupe_last
-from memoryd.storage.conditional import Counters, check_call, moved, with_counters
+from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
 from memoryd.storage.failures import backend_errors
 from memoryd.storage.lancedb.filters import (
     cursor_clause,
@@ -302,18 +302,11 @@ class LanceDBStore(TableOwner):
                 found.add((Partition(t, a), i))
         return found
 
-    async def upsert_if(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        expected: Mapping[str, int | None],
-        *,
-        delete: Sequence[str] = (),
-    ) -> list[str]:
+    async def upsert_if(self, write: ConditionalWrite) -> list[str]:
         table = self._tbl()
-        check_upsert(partition, memories, self.dimension)
-        check_call(memories, expected, delete)
-        unique = dedupe_last(memories)
+        partition, expected = write.partition, write.expected
+        check_upsert(partition, write.memories, self.dimension)
+        unique = dedupe_last(write.memories)
         ids = [*expected, *(m.id for m in unique)]
         async with self._write_lock, _backend("upsert_if"):
             # Checked and written under the write lock: this process is the table's
@@ -324,7 +317,7 @@ class LanceDBStore(TableOwner):
                 return conflicts
             counters = {i: c for i, (_, c) in found.items()}
             kept = with_counters(unique, expected, counters)
-            for chunk in chunks([i for i in delete if i in found]):
+            for chunk in chunks([i for i in write.delete if i in found]):
                 await table.delete(where(partition, ids_clause(chunk)))
             await self._replace(table, partition, kept, set(found))
         self._indexing.wrote(len(unique))

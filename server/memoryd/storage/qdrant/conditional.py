@@ -29,7 +29,7 @@ from qdrant_client import models
 
 from memoryd.domain.errors import Unavailable
 from memoryd.domain.models import Memory, Partition
-from memoryd.storage.conditional import Counters, Expected, moved, with_counters
+from memoryd.storage.conditional import ConditionalWrite, Counters, Expected, moved, with_counters
 from memoryd.storage.qdrant.engine import Engine
 from memoryd.storage.qdrant.filters import has_ids, match, scoped, value_range
 from memoryd.storage.qdrant.schema import (
@@ -79,22 +79,17 @@ class _Call:
 
 
 async def upsert_if(
-    engine: Engine,
-    name: str,
-    to_point: ToPoint,
-    partition: Partition,
-    memories: Sequence[Memory],
-    expected: Expected,
-    delete: Sequence[str],
+    engine: Engine, name: str, to_point: ToPoint, write: ConditionalWrite
 ) -> list[str]:
-    """The steps of the module docstring; ``memories`` are checked and unique."""
+    """The steps of the module docstring; ``write.memories`` are checked and unique."""
+    partition, expected, delete = write.partition, write.expected, write.delete
     before = await _read(engine, name, partition, list(expected))
     conflicts = moved(expected, {i: s.memory.version for i, s in before.items()})
     if conflicts:
         return conflicts
     call = _Call(engine, name, partition, to_point, new_write_id(), before)
     counters = {i: Counters.of(s.memory) for i, s in before.items()}
-    kept = with_counters(memories, expected, counters)
+    kept = with_counters(write.memories, expected, counters)
     conditioned = [m for m in kept if m.id in expected]
     await _write_conditioned(call, conditioned, expected)
     landed, lost = await _confirm(call, [m.id for m in conditioned])

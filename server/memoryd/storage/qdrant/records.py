@@ -47,6 +47,7 @@ from memoryd.storage.qdrant.schema import (
     to_micros,
 )
 from memoryd.storage.qdrant.store import chunks, partitions_in, scroll_all
+from memoryd.storage.records import FIRST_PAGE, KeyPage
 
 _BATCH = 1000
 
@@ -190,22 +191,15 @@ class QdrantRecordStore(EngineOwner):
             return await self._get(engine, partition, kind, keys)
 
     async def list_records(
-        self,
-        partition: Partition,
-        kind: RecordKind,
-        *,
-        prefix: str = "",
-        after: str | None = None,
-        limit: int = 100,
+        self, partition: Partition, kind: RecordKind, page: KeyPage = FIRST_PAGE
     ) -> list[Record]:
         engine = self._eng()
         kind = RecordKind(kind)
         name = self._collection(kind)
         base: list[Condition] = []
-        if prefix:
-            base.append(
-                models.FieldCondition(key=RECORD_KEY, match=models.MatchPrefix(prefix=prefix))
-            )
+        if page.prefix:
+            prefixed = models.MatchPrefix(prefix=page.prefix)
+            base.append(models.FieldCondition(key=RECORD_KEY, match=prefixed))
 
         def row(point: models.Record) -> Row:
             if not in_partition(point.payload, partition):  # the filter guarantees it
@@ -227,12 +221,13 @@ class QdrantRecordStore(EngineOwner):
             flt = scoped(partition, *base, value_range(KEY_ORDER, gte=value, lte=value))
             return [row(p) for p in await scroll_all(engine, name, flt)]
 
+        after = page.after
         if after is not None:
             check_key(after, "after")
         cursor = None if after is None else (key_order(after), after)
         async with self._errors("list_records"):
             rows = await keyset_page(
-                descending=False, after=cursor, limit=limit, scan=scan, group=group
+                descending=False, after=cursor, limit=page.limit, scan=scan, group=group
             )
             return [record_from_payload(kind, r.record.payload or {}) for r in rows]
 

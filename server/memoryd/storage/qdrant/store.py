@@ -31,7 +31,7 @@ from memoryd.domain.models import (
     VectorHit,
 )
 from memoryd.storage.checks import check_upsert, dedupe_last
-from memoryd.storage.conditional import check_call
+from memoryd.storage.conditional import ConditionalWrite
 from memoryd.storage.qdrant import conditional, sparse
 from memoryd.storage.qdrant.connected import EngineOwner
 from memoryd.storage.qdrant.engine import (
@@ -167,24 +167,14 @@ class QdrantStore(EngineOwner):
             for i in range(0, len(points), _BATCH):
                 await engine.upsert(self.spec.name, points[i : i + _BATCH])
 
-    async def upsert_if(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        expected: Mapping[str, int | None],
-        *,
-        delete: Sequence[str] = (),
-    ) -> list[str]:
+    async def upsert_if(self, write: ConditionalWrite) -> list[str]:
         """Decided by the server (storage/qdrant/conditional.py). No lock: other
         processes race here too."""
         engine = self._eng()
-        check_upsert(partition, memories, self.dimension)
-        check_call(memories, expected, delete)
-        unique = dedupe_last(memories)
+        check_upsert(write.partition, write.memories, self.dimension)
+        unique = write.with_memories(dedupe_last(write.memories))
         async with self._errors("upsert_if"):
-            return await conditional.upsert_if(
-                engine, self.spec.name, self._point, partition, unique, expected, delete
-            )
+            return await conditional.upsert_if(engine, self.spec.name, self._point, unique)
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
         engine = self._eng()
