@@ -85,6 +85,7 @@ from memoryd.service.keyed.tree import (
     state_text,
 )
 from memoryd.storage.records import RecordStore
+from memoryd.tail import lines_backwards
 
 log = structlog.get_logger(__name__)
 
@@ -174,24 +175,15 @@ def last_logged_version(path: Path) -> int:
     except FileNotFoundError:
         return 0
     with open(path, "rb+") as f:
-        end = size
-        tail = b""
-        while end > 0:
-            start = max(0, end - _TAIL_CHUNK)
-            f.seek(start)
-            tail = f.read(end - start) + tail
-            end = start
-            if tail.count(b"\n") >= 2 or (end == 0 and b"\n" in tail):
-                break
-        if not tail.endswith(b"\n"):
-            cut = tail.rfind(b"\n") + 1  # 0: no complete line at all
-            f.truncate(size - (len(tail) - cut))
-            tail = tail[:cut]
-        lines = tail.splitlines()
-        if not lines:
+        lines = lines_backwards(f, size, _TAIL_CHUNK)
+        torn = next(lines, b"")
+        if torn:
+            f.truncate(size - len(torn))
+        last = next(lines, None)
+        if last is None:  # no complete line at all
             return 0
         try:
-            version: int = json.loads(lines[-1])["version"]
+            version: int = json.loads(last)["version"]
         except (ValueError, KeyError, TypeError):
             # Not a line the mirror wrote: start the log again from the history.
             f.truncate(0)
