@@ -22,9 +22,10 @@ memoryd.service.sessions.window.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from memoryd.config import LimitsSettings, SessionSettings
 from memoryd.domain.agent_state import (
@@ -63,6 +64,8 @@ from memoryd.service.sessions.long_term import LongTermMemory, turns
 from memoryd.service.sessions.record import CLOSED, OPEN, SessionState
 from memoryd.service.sessions.summarize import Summarizer, SummaryResult, message_line
 from memoryd.service.sessions.window import WindowOptions, fitted_window
+
+T = TypeVar("T")
 
 DEFAULT_MESSAGES_PAGE = 100
 #: The summary after an append, and the turns the append folded into it.
@@ -145,9 +148,9 @@ class SessionService(RecordService):
         self._check.messages(v, drafts, self.limits.max_batch_size, self.clock())
         v.raise_if_any()
 
-        async def attempt() -> tuple[AppendOutcome, list[list[SessionMessage]], _Folded]:
-            now = self.clock()
-            session = await self._load_or_new(scope.partition, session_id, now)
+        async def change(
+            session: SessionState, now: datetime
+        ) -> tuple[AppendOutcome, list[list[SessionMessage]], _Folded]:
             self._require_open(session)
             if compression is not None:
                 self._set_compression(session, compression)
@@ -171,7 +174,7 @@ class SessionService(RecordService):
             automatic = session.long_term_memory_mode.automatic
             return outcome, exchanges if automatic else [], (session.summary, folded)
 
-        outcome, exchanges, folded = await self._writes.run((scope.partition, session_id), attempt)
+        outcome, exchanges, folded = await self._rewrite(scope, session_id, change, create=True)
         return await self._remember_after(scope, session_id, outcome, exchanges, folded)
 
     async def _remember_after(
@@ -237,9 +240,7 @@ class SessionService(RecordService):
         v.raise_if_any()
         assert kind is not None
 
-        async def attempt() -> list[FixedZoneEntry]:
-            now = self.clock()
-            session = await self._load_or_new(scope.partition, session_id, now)
+        async def change(session: SessionState, now: datetime) -> list[FixedZoneEntry]:
             self._require_open(session)
             zone = session.fixed_zone
             if kind is not FixedZoneKind.INSTRUCTION:
@@ -253,7 +254,7 @@ class SessionService(RecordService):
             await self._store(scope.partition, session, [], now)
             return list(session.fixed_zone)
 
-        return await self._writes.run((scope.partition, session_id), attempt)
+        return await self._rewrite(scope, session_id, change, create=True)
 
     async def end(self, scope: CallScope, session_id: str, *, extract: bool) -> EndSessionOutcome:
         """Summarise what is left, close the session and (``extract``) remember what
@@ -262,9 +263,7 @@ class SessionService(RecordService):
         self._check.session_id(v, session_id)
         v.raise_if_any()
 
-        async def attempt() -> EndSessionOutcome:
-            now = self.clock()
-            session = await self._get(scope.partition, session_id, now)
+        async def change(session: SessionState, now: datetime) -> EndSessionOutcome:
             self._require_open(session)
             degraded: list[Degradation] = []
             folded: list[SessionMessage] = []
@@ -302,7 +301,7 @@ class SessionService(RecordService):
             await self._store(scope.partition, session, folded, self.clock(), touch=False)
             return EndSessionOutcome(session.summary, extracted, tuple(dict.fromkeys(degraded)))
 
-        return await self._writes.run((scope.partition, session_id), attempt)
+        return await self._rewrite(scope, session_id, change)
 
     async def delete_messages(
         self, scope: CallScope, session_id: str, seqs: Sequence[int]
@@ -324,9 +323,7 @@ class SessionService(RecordService):
         #: the header to another writer finds them gone, yet its header must count them.
         removed: set[int] = set()
 
-        async def attempt() -> DeleteMessagesOutcome:
-            now = self.clock()
-            session = await self._get(scope.partition, session_id, now)
+        async def change(session: SessionState, now: datetime) -> DeleteMessagesOutcome:
             doomed = [m for m in session.messages if m.seq in wanted]
             tail = [m.seq for m in doomed]
             session.messages = [m for m in session.messages if m.seq not in wanted]
@@ -346,7 +343,7 @@ class SessionService(RecordService):
             await self._store(scope.partition, session, [], now, touch=False)
             return DeleteMessagesOutcome(sorted([*tail, *gone]), bool(gone), degraded)
 
-        return await self._writes.run((scope.partition, session_id), attempt)
+        return await self._rewrite(scope, session_id, change)
 
     async def clear(self, scope: CallScope, session_id: str, *, fixed_zone: bool = False) -> int:
         """Delete every message and the summary (and, ``fixed_zone``, the fixed zone);
@@ -355,9 +352,7 @@ class SessionService(RecordService):
         self._check.session_id(v, session_id)
         v.raise_if_any()
 
-        async def attempt() -> int:
-            now = self.clock()
-            session = await self._get(scope.partition, session_id, now)
+        async def change(session: SessionState, now: datetime) -> int:
             deleted = session.stored_messages
             await history.delete_generation(
                 self.records, scope.partition, session.id, session.generation
@@ -371,7 +366,7 @@ class SessionService(RecordService):
             await self._store(scope.partition, session, [], now, touch=False)
             return deleted
 
-        return await self._writes.run((scope.partition, session_id), attempt)
+        return await self._rewrite(scope, session_id, change)
 
     async def purge_expired(self, partition: Partition, now: datetime | None = None) -> int:
         """Delete the partition's expired sessions with their messages, and message
@@ -496,6 +491,25 @@ class SessionService(RecordService):
         return SessionState(
             id=session_id, created_at=now, ttl_s=self.settings.ttl_s, read_from=record
         )
+
+    async def _rewrite(
+        self,
+        scope: CallScope,
+        session_id: str,
+        change: Callable[[SessionState, datetime], Awaitable[T]],
+        *,
+        create: bool = False,
+    ) -> T:
+        """``change`` of the session's header as read now (a new session when
+        ``create``, else NOT_FOUND), as one read-modify-write: run again when another
+        writer changed the header in between (a store shared by replicas)."""
+
+        async def attempt() -> T:
+            now = self.clock()
+            load = self._load_or_new if create else self._get
+            return await change(await load(scope.partition, session_id, now), now)
+
+        return await self._writes.run((scope.partition, session_id), attempt)
 
     async def _get(self, partition: Partition, session_id: str, now: datetime) -> SessionState:
         session = await self._load(partition, session_id, now)
