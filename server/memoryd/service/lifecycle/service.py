@@ -206,7 +206,16 @@ class LifecycleService:
                 "must name ids or at least one filter (an empty selector selects nothing)",
             )
         v.raise_if_any()
-        flt = _filter_of(selector, scope.clearance)
+        flt = MemoryFilter(
+            namespace=selector.namespace,
+            tags=selector.tags,
+            tag_match=selector.tag_match,
+            memory_types=selector.memory_types,
+            created_before=selector.created_before,
+            created_after=selector.created_after,
+            include_archived=True,
+            max_security_level=scope.clearance,
+        )
         if selector.ids:
             found = await self._deps.store.get(scope.partition, list(dict.fromkeys(selector.ids)))
             # The store's own reference semantics of a filter, for memories fetched by id.
@@ -240,13 +249,14 @@ class LifecycleService:
                 "memory_types, namespace): Prune never deletes everything (use Reset)",
             )
         v.raise_if_any()
-        chosen = MemorySelector(
+        flt = MemoryFilter(
             namespace=criteria.namespace,
             tags=criteria.tags,
             memory_types=criteria.memory_types,
             created_before=criteria.created_before,
+            include_archived=True,
+            max_security_level=scope.clearance,
         )
-        flt = _filter_of(chosen, scope.clearance)
         minimum = criteria.min_access_count
         ids: list[str] = []
         async for page in scanning.scan(self._deps.store, scope.partition, flt):
@@ -365,18 +375,3 @@ class LifecycleService:
         if not 1 <= size <= MAX_BATCH:
             raise InvalidArgument.field("batch_size", f"must be between 1 and {MAX_BATCH}")
         return self.reembedder.reembed(partitions, size)
-
-
-def _filter_of(selector: MemorySelector, clearance: SecurityLevel) -> MemoryFilter:
-    """The memories a selector's filter matches (archived ones too) that a caller of
-    ``clearance`` sees; its ids are the caller's to check apart."""
-    return MemoryFilter(
-        namespace=selector.namespace,
-        tags=selector.tags,
-        tag_match=selector.tag_match,
-        memory_types=selector.memory_types,
-        created_before=selector.created_before,
-        created_after=selector.created_after,
-        include_archived=True,
-        max_security_level=clearance,
-    )
