@@ -22,7 +22,6 @@ import structlog
 
 from memoryd.aio import cancel_and_wait
 from memoryd.config import Settings
-from memoryd.durability.repository import Repository
 from memoryd.embedding import Embedder
 from memoryd.model_catalog import profile_of
 from memoryd.observability.metrics import Metrics
@@ -65,25 +64,18 @@ log = structlog.get_logger("memoryd")
 
 @dataclass(frozen=True, slots=True)
 class Base:
-    """What every service builder takes: the settings, the composed repository, the
-    embedder, and the stack that stops what they start."""
+    """What every service builder takes: the settings, the composed repository's
+    faces, the embedder, and the stack that stops what they start."""
 
     settings: Settings
     data_dir: Path
     stack: AsyncExitStack
-    repository: Repository
+    store: Store
+    records: RecordStore
     embedder: Embedder
     states: ComponentStates
     metrics: Metrics | None
     tracing: Tracing
-
-    @property
-    def store(self) -> Store:
-        return self.repository.store
-
-    @property
-    def records(self) -> RecordStore:
-        return self.repository.records
 
 
 @dataclass(frozen=True, slots=True)
