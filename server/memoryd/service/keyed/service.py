@@ -118,18 +118,6 @@ _SLOTS_MAX = 10_000
 _CURSOR_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-@dataclass(slots=True)
-class _PartitionState:
-    #: The last version written (the COUNTER record); None: not read yet.
-    version: int | None = None
-    #: Key slots held, tombstones included; None: not counted yet.
-    keys: int | None = None
-    #: Key -> its stored slot (None: no slot), as read or last written here.
-    slots: dict[str, Record | None] = field(default_factory=dict)
-    #: ``slots`` holds every slot of the partition (it had none when counted).
-    complete: bool = False
-
-
 @dataclass(frozen=True, slots=True)
 class _Prepared:
     """A key write checked and embedded, ready for its partition's lock."""
@@ -141,6 +129,18 @@ class _Prepared:
     #: The mirror's vector (None: the write has no mirror) and its embedding space.
     vector: Vector | None
     space: str
+
+
+@dataclass(slots=True)
+class _PartitionState:
+    #: The last version written (the COUNTER record); None: not read yet.
+    version: int | None = None
+    #: Key slots held, tombstones included; None: not counted yet.
+    keys: int | None = None
+    #: Key -> its stored slot (None: no slot), as read or last written here.
+    slots: dict[str, Record | None] = field(default_factory=dict)
+    #: ``slots`` holds every slot of the partition (it had none when counted).
+    complete: bool = False
 
 
 class KeyedMemoryService:

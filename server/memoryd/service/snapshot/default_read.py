@@ -81,17 +81,6 @@ def line_of(item: IndexedKey, score: float, content_json: str) -> DefaultReadLin
     )
 
 
-@dataclass(slots=True)
-class _Build:
-    """The lines chosen so far and the tokens they take (header included)."""
-
-    limit: int
-    used: int
-    lines: list[DefaultReadLine]
-    items: list[IndexedKey]
-    misses: int = 0
-
-
 @dataclass(eq=False, kw_only=True)
 class DefaultReadService:
     """DefaultRead: the keys an agent reads first, ranked and packed into a token budget."""
@@ -262,3 +251,14 @@ def _take(items: Iterator[tuple[float, IndexedKey]], n: int) -> list[tuple[float
         if len(out) >= n:
             break
     return out
+
+
+@dataclass(slots=True)
+class _Build:
+    """The lines chosen so far and the tokens they take (header included)."""
+
+    limit: int
+    used: int
+    lines: list[DefaultReadLine]
+    items: list[IndexedKey]
+    misses: int = 0
