@@ -59,7 +59,7 @@ from memoryd.service.memories.service import MemoryService
 from memoryd.service.sessions import attachments, history
 from memoryd.service.sessions.attachments import Offload
 from memoryd.service.sessions.checks import MAX_TOKEN_BUDGET, SessionChecks
-from memoryd.service.sessions.extract import extraction_drafts, remember_folded
+from memoryd.service.sessions.extract import Extractor
 from memoryd.service.sessions.long_term import LongTermMemory, turns
 from memoryd.service.sessions.record import CLOSED, OPEN, SessionState
 from memoryd.service.sessions.summarize import Summarizer, SummaryResult, message_line
@@ -98,6 +98,7 @@ class SessionService(RecordService):
 
     def __post_init__(self) -> None:
         self._check = SessionChecks(self.settings)
+        self._extractor = Extractor(self.summarizer, self.settings, self.limits)
         self._long_term = LongTermMemory(
             memories=self.memories,
             summarizer=self.summarizer,
@@ -190,15 +191,12 @@ class SessionService(RecordService):
         ids: list[str] = []
         notes: list[Degradation] = []
         if folded[1] and self.settings.extract_on_summary:
-            ids, notes = await remember_folded(
+            ids, notes = await self._extractor.remember_folded(
                 self.memories,
                 scope,
                 session_id,
                 folded,
-                summarizer=self.summarizer,
-                settings=self.settings,
-                limits=self.limits,
-                now=self.clock(),
+                self.clock(),
                 use_llm=not any(d.component == LLM_COMPONENT for d in outcome.degraded),
             )
         if exchanges:
@@ -280,15 +278,7 @@ class SessionService(RecordService):
                 messages = [
                     m async for page in self._stored(scope.partition, session, folded) for m in page
                 ]
-                drafts, notes = await extraction_drafts(
-                    scope,
-                    session,
-                    messages,
-                    summarizer=self.summarizer,
-                    settings=self.settings,
-                    limits=self.limits,
-                    now=now,
-                )
+                drafts, notes = await self._extractor.session_drafts(scope, session, messages, now)
                 degraded.extend(notes)
                 if drafts:
                     # Replicas: an attempt that loses the header to another writer
@@ -332,9 +322,7 @@ class SessionService(RecordService):
                 self.records, scope.partition, session, older
             )
             await attachments.delete_refs(self.records, scope.partition, session, named)
-            removed.update(
-                await history.delete_folded(self.records, scope.partition, session, older)
-            )
+            removed.update(await self._history(scope.partition, session).delete_folded(older))
             gone = sorted(removed.intersection(older))
             session.stored_messages -= len(tail) + len(gone)
             degraded: tuple[Degradation, ...] = ()
@@ -449,9 +437,8 @@ class SessionService(RecordService):
         after = max(0, query.from_seq - 1)
         if query.page_token:
             after = max(after, int(self.page_tokens.decode(query.page_token, query_print).id))
-        page, more = await history.page(
-            self.records, scope.partition, session, after, query.to_seq, page_size
-        )
+        stored = self._history(scope.partition, session)
+        page, more = await stored.page(after, query.to_seq, page_size)
         token = ""
         if more:
             last = page[-1]
@@ -547,10 +534,13 @@ class SessionService(RecordService):
     ) -> AsyncIterator[list[SessionMessage]]:
         """Every stored message, including ``folded`` ones not written yet."""
         pending = {m.seq for m in folded}
-        async for page in history.stored(self.records, partition, session):
+        async for page in self._history(partition, session).pages():
             yield [m for m in page if m.seq not in pending]
         if folded:
             yield list(folded)
+
+    def _history(self, partition: Partition, session: SessionState) -> history.StoredMessages:
+        return history.StoredMessages(self.records, partition, session)
 
     @staticmethod
     def _require_open(session: SessionState) -> None:
@@ -582,11 +572,10 @@ class SessionService(RecordService):
         chunk = self.compression(session).threshold
         summary = SummaryResult("", self.summarizer.preferred_method)
         notes: list[Degradation] = []
+        stored = self._history(partition, session)
         after = 0
         while True:
-            page = await history.folded(
-                self.records, partition, session, after_seq=after, limit=chunk
-            )
+            page = await stored.folded(after_seq=after, limit=chunk)
             if not page:
                 break
             summary = await self.summarizer.summarize(summary.text, page)
