@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from memoryd.config import LimitsSettings, SnapshotSettings
@@ -91,10 +91,12 @@ class SnapshotService:
     counter: TokenCounter
     settings: SnapshotSettings
     limits: LimitsSettings
+    #: The dependencies' health, reported in ``degraded`` (empty: none known).
+    states: ComponentStates = field(default_factory=ComponentStates)
+    #: The sources of the optional sections (None: that section is not enabled).
     profiles: ProfileService | None = None
     working: WorkingMemoryService | None = None
     sessions: SessionService | None = None
-    states: ComponentStates | None = None
     masker: Masker | None = None
     clock: Clock = utcnow
 
@@ -109,7 +111,7 @@ class SnapshotService:
             snapshot = await self._build(scope, req)
         for item in reported:  # the caller's collector hears them too
             report(item.component, item.reason)
-        ambient = self.states.impaired(*AMBIENT_COMPONENTS) if self.states else []
+        ambient = self.states.impaired(*AMBIENT_COMPONENTS)
         degraded = list(snapshot.degraded)
         for item in (*reported, *ambient):
             if not any(d.component == item.component for d in degraded):
@@ -202,9 +204,9 @@ class SnapshotService:
             for section in dict.fromkeys(req.sections):
                 reason = available[section]
                 if reason is not None:
-                    field, _, text = reason.partition(": ")
+                    named, _, text = reason.partition(": ")
                     if text:
-                        v.add(field, text)
+                        v.add(named, text)
                     else:
                         v.add("sections", f"{section.value}: {reason}")
         v.raise_if_any()
