@@ -37,6 +37,7 @@ from pathlib import Path
 import structlog
 
 from memoryd.domain.errors import Unavailable
+from memoryd.tail import lines_backwards
 
 log = structlog.get_logger("memoryd.audit")
 
@@ -361,15 +362,7 @@ def _cut_torn_line(path: Path, fd: int, size: int) -> int:
     """Cut a line a crash left half-written off the end of the file (the next event
     would otherwise be glued to it); returns the size kept."""
     with open(path, "rb") as f:
-        end = size
-        while end > 0:
-            start = max(0, end - _TAIL_CHUNK)
-            f.seek(start)
-            newline = f.read(end - start).rfind(b"\n")
-            if newline >= 0:
-                end = start + newline + 1
-                break
-            end = start
+        end = size - len(next(lines_backwards(f, size, _TAIL_CHUNK), b""))
     if end != size:
         os.ftruncate(fd, end)
         log.warning("audit log: a torn last line cut off", file=str(path), bytes=size - end)
@@ -402,19 +395,10 @@ def _wal_seqs_backwards(path: Path) -> Iterator[int]:
     except FileNotFoundError:
         return
     with f:
-        end = f.seek(0, os.SEEK_END)
-        rest = b""
-        while end > 0:
-            start = max(0, end - _TAIL_CHUNK)
-            f.seek(start)
-            chunk = f.read(end - start) + rest
-            end = start
-            lines = chunk.split(b"\n")
-            rest = lines.pop(0) if start > 0 else b""
-            for raw in reversed(lines):
-                seq = _wal_seq(raw)
-                if seq is not None:
-                    yield seq
+        for raw in lines_backwards(f, f.seek(0, os.SEEK_END), _TAIL_CHUNK):
+            seq = _wal_seq(raw)
+            if seq is not None:
+                yield seq
 
 
 def _wal_seq(raw: bytes) -> int | None:

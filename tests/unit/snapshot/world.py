@@ -223,7 +223,7 @@ async def world(
         profiles=profiles,
         working=working,
         sessions=sessions,
-        states=states,
+        states=ComponentStates() if states is None else states,
         clock=clock,
     )
     default_read = DefaultReadService(

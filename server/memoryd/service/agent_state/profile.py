@@ -10,18 +10,15 @@ mismatch is FAILED_PRECONDITION. The check and the write are one read-modify-wri
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from datetime import datetime
+from dataclasses import dataclass
 
 from memoryd.config import ProfileSettings
 from memoryd.domain.agent_state import IF_MATCH_ANY, IF_MATCH_NONE, PROFILE_KEY, AgentProfile
 from memoryd.domain.errors import FailedPrecondition, InvalidArgument, NotFound
 from memoryd.domain.limits import next_version
-from memoryd.domain.models import utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
-from memoryd.service.common.record_writes import RecordWrites
-from memoryd.storage.records import RecordStore
+from memoryd.service.common.record_writes import RecordService
 
 
 def profile_etag(version: int, content: str) -> str:
@@ -40,18 +37,11 @@ def profile_from_record(record: Record) -> AgentProfile:
     )
 
 
-class ProfileService:
-    def __init__(
-        self,
-        *,
-        records: RecordStore,
-        settings: ProfileSettings,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self._records = records
-        self._settings = settings
-        self._clock = clock
-        self._writes = RecordWrites(records)
+@dataclass(eq=False, kw_only=True)
+class ProfileService(RecordService):
+    """Each agent's profile document: read, and written under its etag."""
+
+    settings: ProfileSettings
 
     async def get(self, scope: CallScope) -> AgentProfile:
         found = await self._load(scope)
@@ -62,10 +52,10 @@ class ProfileService:
     async def set(self, scope: CallScope, content: str, if_match: str = "") -> AgentProfile:
         """Write the document; ``if_match`` "" writes unconditionally."""
         size = len(content.encode("utf-8"))
-        if size > self._settings.max_content_bytes:
+        if size > self.settings.max_content_bytes:
             raise InvalidArgument.field(
                 "content",
-                f"is {size} bytes; the limit is {self._settings.max_content_bytes} "
+                f"is {size} bytes; the limit is {self.settings.max_content_bytes} "
                 "(profile.max_content_bytes)",
             )
         if "\x00" in content:
@@ -82,14 +72,14 @@ class ProfileService:
                 key=PROFILE_KEY,
                 doc={"content": content},
                 version=1 if current is None else next_version(current.version),
-                updated_at=self._clock(),
+                updated_at=self.clock(),
             )
             return await self._writes.replace(scope.partition, record, current)
 
         return profile_from_record(await self._writes.run(scope.partition, attempt))
 
     async def _load(self, scope: CallScope) -> Record | None:
-        found = await self._records.get_records(scope.partition, RecordKind.PROFILE, [PROFILE_KEY])
+        found = await self.records.get_records(scope.partition, RecordKind.PROFILE, [PROFILE_KEY])
         return found[0] if found else None
 
 

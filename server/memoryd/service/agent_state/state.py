@@ -11,22 +11,22 @@ JSON and a session to ``snapshot.max_state_components`` components.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from memoryd.config import SessionSettings, SnapshotSettings
 from memoryd.domain import json_text
 from memoryd.domain.errors import ResourceExhausted
 from memoryd.domain.limits import next_version
-from memoryd.domain.models import Partition, utcnow
+from memoryd.domain.models import Partition
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind, UndecodableRecord, stored_json
 from memoryd.domain.snapshot import StateComponent, StateWrite
 from memoryd.service.agent_state.working import check_identifier
-from memoryd.service.common.record_writes import RecordWrites
+from memoryd.service.common.record_writes import RecordService
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
-from memoryd.storage.records import KeyPage, RecordStore
+from memoryd.storage.records import KeyPage
 
 SEPARATOR = "\x00"
 
@@ -69,25 +69,17 @@ def state_record(session_id: str, component: StateComponent) -> Record:
     )
 
 
-class StateService:
-    def __init__(
-        self,
-        *,
-        records: RecordStore,
-        settings: SnapshotSettings,
-        sessions: SessionSettings,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self._records = records
-        self._settings = settings
-        self._sessions = sessions
-        self._clock = clock
-        self._writes = RecordWrites(records)
+@dataclass(eq=False, kw_only=True)
+class StateService(RecordService):
+    """Sessions' saved state components: saved, loaded and listed by name."""
+
+    settings: SnapshotSettings
+    sessions: SessionSettings
 
     async def save(
         self, scope: CallScope, session_id: str, writes: Sequence[StateWrite]
     ) -> list[StateComponent]:
-        s = self._settings
+        s = self.settings
         v = Violations()
         self._check_session(v, session_id)
         if not writes:
@@ -118,7 +110,7 @@ class StateService:
 
         async def attempt() -> list[StateComponent]:
             current = {
-                r.key: r for r in await self._records.get_records(partition, RecordKind.STATE, keys)
+                r.key: r for r in await self.records.get_records(partition, RecordKind.STATE, keys)
             }
             adding = sum(1 for k in keys if k not in current)
             if adding:
@@ -129,7 +121,7 @@ class StateService:
                         f"{adding} more would exceed snapshot.max_state_components "
                         f"({s.max_state_components})"
                     )
-            now = self._clock()
+            now = self.clock()
             saved = [
                 StateComponent(
                     name=w.name,
@@ -142,7 +134,7 @@ class StateService:
             ]
             records = [state_record(session_id, c) for c in saved]
             if not self._writes.shared:
-                await self._records.put_records(partition, records)  # one write, as before
+                await self.records.put_records(partition, records)  # one write, as before
                 return saved
             # Replicas: each component over the version read (a lost race starts over;
             # components already written then count as read).
@@ -163,7 +155,7 @@ class StateService:
         v.raise_if_any()
         if names:
             keys = [state_key(session_id, n) for n in dict.fromkeys(names)]
-            found = await self._records.get_records(scope.partition, RecordKind.STATE, keys)
+            found = await self.records.get_records(scope.partition, RecordKind.STATE, keys)
         else:
             found = await self._all(scope.partition, session_id)
         return sorted(decodable(found, component_from), key=lambda c: c.name)
@@ -173,7 +165,7 @@ class StateService:
         out: list[Record] = []
         after: str | None = None
         while True:
-            batch = await self._records.list_records(
+            batch = await self.records.list_records(
                 partition, RecordKind.STATE, KeyPage(prefix=prefix, after=after, limit=200)
             )
             out.extend(batch)
@@ -184,9 +176,9 @@ class StateService:
     def _check_session(self, v: Violations, session_id: str) -> None:
         if not session_id:
             v.add("session_id", "must not be empty")
-        check_identifier(v, session_id, "session_id", self._sessions.max_session_id_bytes)
+        check_identifier(v, session_id, "session_id", self.sessions.max_session_id_bytes)
 
     def _check_name(self, v: Violations, name: str, field: str) -> None:
         if not name.strip():
             v.add(field, "must not be empty")
-        check_identifier(v, name, field, self._settings.max_state_name_bytes)
+        check_identifier(v, name, field, self.settings.max_state_name_bytes)

@@ -37,7 +37,7 @@ from memoryd.domain.agent_state import (
 from memoryd.domain.errors import FieldViolation, InvalidArgument, NotFound
 from memoryd.domain.json_text import Json
 from memoryd.domain.limits import MAX_TTL, next_version
-from memoryd.domain.models import PageCursor, Partition, utcnow
+from memoryd.domain.models import PageCursor, Partition
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind, UndecodableRecord, stored_json
 from memoryd.service.agent_state import schemas as json_schemas
@@ -45,7 +45,7 @@ from memoryd.service.agent_state.schema_runner import SchemaRunner
 from memoryd.service.agent_state.schema_work import Job
 from memoryd.service.common import validation as check
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
-from memoryd.service.common.record_writes import RecordWrites
+from memoryd.service.common.record_writes import RecordService
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.storage.records import KeyPage, RecordStore
@@ -146,29 +146,23 @@ async def purge_expired_records(
     return len(await records.delete_records(partition, kind, expired))
 
 
-class WorkingMemoryService:
-    def __init__(
-        self,
-        *,
-        records: RecordStore,
-        page_tokens: PageTokenCodec,
-        settings: WorkingMemorySettings,
-        limits: LimitsSettings,
-        clock: Clock = utcnow,
-        schemas: SchemaRunner | None = None,
-    ) -> None:
-        self._records = records
-        self._page_tokens = page_tokens
-        self._settings = settings
-        self._limits = limits
-        self._clock = clock
-        self._writes = RecordWrites(records)
-        self._schemas = schemas or SchemaRunner(settings)
+@dataclasses.dataclass(eq=False, kw_only=True)
+class WorkingMemoryService(RecordService):
+    """Working memory: scoped JSON documents, merged and checked against their schemas."""
+
+    page_tokens: PageTokenCodec
+    settings: WorkingMemorySettings
+    limits: LimitsSettings
+    #: Where JSON schemas are checked (None: a runner of its own).
+    schemas: SchemaRunner | None = None
+
+    def __post_init__(self) -> None:
+        self._schemas = self.schemas or SchemaRunner(self.settings)
 
     async def check_schema(self, scope: CallScope, schema: dict[str, Any], v: Violations) -> None:
         """Add the violations of a schema given for a scope, checked as ``set`` checks a
         new one: in the schema runner, charged to the caller's tenant."""
-        if checked_schema(v, schema, self._settings, "json_schema"):
+        if checked_schema(v, schema, self.settings, "json_schema"):
             found = await self._schemas.run(scope.partition.tenant_id, Job(schema, check=True))
             for field, description in found:
                 v.add(field, description)
@@ -188,14 +182,14 @@ class WorkingMemoryService:
         # {} removes the schema; any other is kept for the scope's later writes.
         new_schema = _schema_of(write)
         if new_schema is not None:
-            checked_schema(v, new_schema, self._settings, "json_schema")
+            checked_schema(v, new_schema, self.settings, "json_schema")
         v.raise_if_any()
 
         key = write.scope.key
 
         async def attempt() -> Record:
-            now = self._clock()
-            found = await self._records.get_records(scope.partition, RecordKind.WORKING, [key])
+            now = self.clock()
+            found = await self.records.get_records(scope.partition, RecordKind.WORKING, [key])
             current = found[0] if found and not is_expired(found[0], now) else None
             return await self._merged(scope, write, current, now, found[0] if found else None)
 
@@ -245,8 +239,8 @@ class WorkingMemoryService:
         partition, key = scope.partition, wscope.key
 
         async def attempt() -> bool:
-            now = self._clock()
-            found = await self._records.get_records(partition, RecordKind.WORKING, [key])
+            now = self.clock()
+            found = await self.records.get_records(partition, RecordKind.WORKING, [key])
             if not found:
                 return False
             if self._writes.shared:
@@ -254,7 +248,7 @@ class WorkingMemoryService:
                 gone = dataclasses.replace(found[0], updated_at=now, expires_at=now)
                 await self._writes.replace(partition, gone, found[0])
             else:
-                await self._records.delete_records(partition, RecordKind.WORKING, [key])
+                await self.records.delete_records(partition, RecordKind.WORKING, [key])
             return not is_expired(found[0], now)
 
         return await self._writes.run((partition, key), attempt)
@@ -262,15 +256,15 @@ class WorkingMemoryService:
     async def purge_expired(self, partition: Partition, now: datetime | None = None) -> int:
         """Delete the partition's expired scopes (for maintenance); returns how many."""
         return await purge_expired_records(
-            self._records, partition, RecordKind.WORKING, now or self._clock()
+            self.records, partition, RecordKind.WORKING, now or self.clock()
         )
 
     # ------------------------------------------------------------------ reads
 
     async def get(self, scope: CallScope, wscope: WorkingScope) -> WorkingMemory:
         self._check_scope_only(wscope)
-        found = await self._records.get_records(scope.partition, RecordKind.WORKING, [wscope.key])
-        if not found or is_expired(found[0], self._clock()):
+        found = await self.records.get_records(scope.partition, RecordKind.WORKING, [wscope.key])
+        if not found or is_expired(found[0], self.clock()):
             raise NotFound(
                 f"no working memory for thread_id {wscope.thread_id!r}, "
                 f"resource_id {wscope.resource_id!r}"
@@ -279,8 +273,8 @@ class WorkingMemoryService:
 
     async def list_scopes(self, scope: CallScope, query: WorkingScopeQuery) -> WorkingScopePage:
         v = Violations()
-        check.check_limit(v, query.page_size, self._limits.max_page_size, "page_size")
-        max_bytes = self._settings.max_scope_id_bytes
+        check.check_limit(v, query.page_size, self.limits.max_page_size, "page_size")
+        max_bytes = self.settings.max_scope_id_bytes
         for field, value in (("thread_id", query.thread_id), ("resource_id", query.resource_id)):
             if value is not None:
                 check_identifier(v, value, field, max_bytes)
@@ -288,14 +282,14 @@ class WorkingMemoryService:
         page_size = query.page_size or DEFAULT_PAGE_SIZE
         query_print = fingerprint(scope, ["working_scopes", query.thread_id, query.resource_id])
         after = (
-            self._page_tokens.decode(query.page_token, query_print).id if query.page_token else None
+            self.page_tokens.decode(query.page_token, query_print).id if query.page_token else None
         )
         # A thread filter is a key prefix; a resource-only filter is checked per record.
         prefix = f"{query.thread_id}\x00" if query.thread_id is not None else ""
-        now = self._clock()
+        now = self.clock()
         matches: list[Record] = []
         while len(matches) <= page_size:
-            batch = await self._records.list_records(
+            batch = await self.records.list_records(
                 scope.partition,
                 RecordKind.WORKING,
                 KeyPage(prefix=prefix, after=after, limit=SCAN_BATCH),
@@ -316,7 +310,7 @@ class WorkingMemoryService:
         token = ""
         if more:
             last = page[-1]
-            token = self._page_tokens.encode(PageCursor(last.updated_at, last.key), query_print)
+            token = self.page_tokens.encode(PageCursor(last.updated_at, last.key), query_print)
         return WorkingScopePage(items=decodable(page, working_memory_from), next_page_token=token)
 
     # ------------------------------------------------------------------ checks
@@ -324,7 +318,7 @@ class WorkingMemoryService:
     def _check_scope(self, v: Violations, wscope: WorkingScope) -> None:
         if not wscope.thread_id and not wscope.resource_id:
             v.add("scope", "thread_id or resource_id must be set")
-        max_bytes = self._settings.max_scope_id_bytes
+        max_bytes = self.settings.max_scope_id_bytes
         check_identifier(v, wscope.thread_id, "scope.thread_id", max_bytes)
         check_identifier(v, wscope.resource_id, "scope.resource_id", max_bytes)
 
@@ -335,10 +329,10 @@ class WorkingMemoryService:
 
     def _check_size(self, text: str) -> None:
         size = len(text.encode())
-        if size > self._settings.max_content_bytes:
+        if size > self.settings.max_content_bytes:
             raise InvalidArgument.field(
                 "content",
-                f"is {size} bytes as JSON; the limit is {self._settings.max_content_bytes} "
+                f"is {size} bytes as JSON; the limit is {self.settings.max_content_bytes} "
                 "(working_memory.max_content_bytes)",
             )
 

@@ -14,12 +14,13 @@ Every attempt runs the same code: :meth:`RecordWrites.run` loops,
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TypeVar
 
 from memoryd.domain.errors import Aborted
-from memoryd.domain.models import Partition
+from memoryd.domain.models import Clock, Partition, utcnow
 from memoryd.domain.records import Record
 from memoryd.service.common.locks import KeyedLocks
 from memoryd.storage.records import RecordStore, new_write_id
@@ -90,3 +91,17 @@ class RecordWrites:
     def moved(self) -> Exception:
         """For an attempt that finds, after reading, that it must start over."""
         return _Moved()
+
+
+@dataclasses.dataclass(eq=False, kw_only=True)
+class RecordService:
+    """The base of a service that keeps records of its own (profiles, saved state,
+    working memory, sessions): their store, "now", and the exact read-modify-write
+    of one record (``_writes``)."""
+
+    records: RecordStore
+    clock: Clock = utcnow
+
+    @functools.cached_property
+    def _writes(self) -> RecordWrites:
+        return RecordWrites(self.records)

@@ -40,8 +40,8 @@ import heapq
 import math
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import KW_ONLY, dataclass
 from datetime import UTC, datetime, timedelta
 
 import structlog
@@ -49,7 +49,7 @@ import structlog
 from memoryd.aio import cancel_and_wait
 from memoryd.config import LimitsSettings
 from memoryd.domain.keyed import KeyEntry
-from memoryd.domain.models import Partition, SecurityLevel, utcnow
+from memoryd.domain.models import Clock, Partition, SecurityLevel, utcnow
 from memoryd.domain.records import RecordKind
 from memoryd.service.common import scanning
 from memoryd.service.common.undecodable import decodable
@@ -338,28 +338,22 @@ class _Slot:
     ready: asyncio.Event | None = None
 
 
+@dataclass(eq=False)
 class KeyIndexes:
     """Every partition's PartitionIndex, loaded on first use, least recently used
     dropped past ``max_entries`` keys in all; a KeyObserver of the keyed service."""
 
-    def __init__(
-        self,
-        records: RecordStore,
-        limits: LimitsSettings,
-        *,
-        max_entries: int = 250_000,
-        summary_chars: int = 160,
-        validate: bool = False,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self._records = records
-        self._limits = limits
-        self._max_entries = max_entries
-        self._summary_chars = summary_chars
-        #: Check the store's version counter on each read (a store shared by replicas).
-        self._validate = validate
+    records: RecordStore
+    limits: LimitsSettings
+    _: KW_ONLY
+    max_entries: int = 250_000
+    summary_chars: int = 160
+    #: Check the store's version counter on each read (a store shared by replicas).
+    validate: bool = False
+    clock: Clock = utcnow
+
+    def __post_init__(self) -> None:
         self._slots: OrderedDict[Partition, _Slot] = OrderedDict()
-        self._now = clock
         #: Loads done (a test and the bench read it).
         self.loads = 0
         self._warming: asyncio.Task[None] | None = None
@@ -375,8 +369,8 @@ class KeyIndexes:
 
     async def _warm(self) -> None:
         try:
-            for partition in await self._records.list_partitions():
-                if self._total() >= self._max_entries:
+            for partition in await self.records.list_partitions():
+                if self._total() >= self.max_entries:
                     return
                 if partition not in self._slots:
                     await self.get(partition)
@@ -396,7 +390,7 @@ class KeyIndexes:
         slot.index.apply(entry, self._indexed(entry))
 
     def _indexed(self, entry: KeyEntry) -> IndexedKey | None:
-        return indexed(entry, self._limits, self._summary_chars)
+        return indexed(entry, self.limits, self.summary_chars)
 
     async def keys_rewritten(self, partition: Partition) -> None:
         self._slots.pop(partition, None)
@@ -411,14 +405,12 @@ class KeyIndexes:
             slot = self._slots.get(partition)
         if slot is not None and slot.pending is None:
             stored = slot.index.version
-            if self._validate:
-                found = await self._records.get_records(
-                    partition, RecordKind.COUNTER, [COUNTER_KEY]
-                )
+            if self.validate:
+                found = await self.records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
                 stored = found[0].version if found else 0
             if stored == slot.index.version and self._slots.get(partition) is slot:
                 self._slots.move_to_end(partition)
-                slot.index.expire(micros(self._now()))
+                slot.index.expire(micros(self.clock()))
                 return slot.index
             log.info(
                 "default-read index behind the store: reloading",
@@ -434,12 +426,12 @@ class KeyIndexes:
         self._slots[partition] = slot
         assert slot.pending is not None and slot.ready is not None
         try:
-            found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
+            found = await self.records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
             index = slot.index
             items: list[IndexedKey] = []
             newest = 0
             async for page in scanning.scan_records(
-                self._records, partition, RecordKind.KEY, LOAD_BATCH
+                self.records, partition, RecordKind.KEY, LOAD_BATCH
             ):
                 newest = max([newest, *(r.version for r in page)])
                 items.extend(
@@ -450,7 +442,7 @@ class KeyIndexes:
             # Replicas claim a version before writing its key: a load between the two
             # holds the counter without that key. The newest key it read is what it
             # is current with, so the next read that finds the counter ahead reloads.
-            index.load(items, newest if self._validate else found[0].version if found else 0)
+            index.load(items, newest if self.validate else found[0].version if found else 0)
             for entry in slot.pending:
                 index.apply(entry, self._indexed(entry))
             slot.pending = None
@@ -471,7 +463,7 @@ class KeyIndexes:
     def _evict(self, keep: Partition) -> None:
         total = self._total()
         for partition in list(self._slots):
-            if total <= self._max_entries:
+            if total <= self.max_entries:
                 return
             if partition == keep:
                 continue

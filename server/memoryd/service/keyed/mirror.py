@@ -44,7 +44,7 @@ import heapq
 import json
 import os
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,14 @@ from memoryd.aio import cancel_and_wait
 from memoryd.config import LimitsSettings
 from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyEntry, KeyWrite
-from memoryd.domain.models import Partition, Provenance, ProvenanceKind, SecurityLevel, utcnow
+from memoryd.domain.models import (
+    Clock,
+    Partition,
+    Provenance,
+    ProvenanceKind,
+    SecurityLevel,
+    utcnow,
+)
 from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.domain.records import RecordKind
 from memoryd.service.common import scanning
@@ -78,6 +85,7 @@ from memoryd.service.keyed.tree import (
     state_text,
 )
 from memoryd.storage.records import RecordStore
+from memoryd.tail import lines_backwards
 
 log = structlog.get_logger(__name__)
 
@@ -167,24 +175,15 @@ def last_logged_version(path: Path) -> int:
     except FileNotFoundError:
         return 0
     with open(path, "rb+") as f:
-        end = size
-        tail = b""
-        while end > 0:
-            start = max(0, end - _TAIL_CHUNK)
-            f.seek(start)
-            tail = f.read(end - start) + tail
-            end = start
-            if tail.count(b"\n") >= 2 or (end == 0 and b"\n" in tail):
-                break
-        if not tail.endswith(b"\n"):
-            cut = tail.rfind(b"\n") + 1  # 0: no complete line at all
-            f.truncate(size - (len(tail) - cut))
-            tail = tail[:cut]
-        lines = tail.splitlines()
-        if not lines:
+        lines = lines_backwards(f, size, _TAIL_CHUNK)
+        torn = next(lines, b"")
+        if torn:
+            f.truncate(size - len(torn))
+        last = next(lines, None)
+        if last is None:  # no complete line at all
             return 0
         try:
-            version: int = json.loads(lines[-1])["version"]
+            version: int = json.loads(last)["version"]
         except (ValueError, KeyError, TypeError):
             # Not a line the mirror wrote: start the log again from the history.
             f.truncate(0)
@@ -207,23 +206,18 @@ def _adopt_quoted(root: Path, partition: Partition) -> None:
         before.parent.rmdir()
 
 
+@dataclass(eq=False)
 class KeyMirror:
     """The file mirror of every partition's keys under ``root`` (a KeyObserver)."""
 
-    def __init__(
-        self,
-        root: Path,
-        records: RecordStore,
-        limits: LimitsSettings,
-        *,
-        clearance: SecurityLevel = SecurityLevel.INTERNAL,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self._root = root
-        self._clearance = clearance
-        self._records = records
-        self._limits = limits
-        self._clock = clock
+    root: Path
+    records: RecordStore
+    limits: LimitsSettings
+    _: KW_ONLY
+    clearance: SecurityLevel = SecurityLevel.INTERNAL
+    clock: Clock = utcnow
+
+    def __post_init__(self) -> None:
         self._partitions: dict[Partition, _PartitionMirror] = {}
         #: (expires_at, partition, key, version) of index files to remove then.
         self._expiry: list[tuple[datetime, str, str, str, int]] = []
@@ -239,12 +233,12 @@ class KeyMirror:
 
     async def start(self) -> None:
         """Create the root and repair every partition in the background."""
-        await asyncio.to_thread(self._root.mkdir, parents=True, exist_ok=True)
+        await asyncio.to_thread(self.root.mkdir, parents=True, exist_ok=True)
         self._expirer = asyncio.create_task(self._expire_loop(), name="key-mirror-expiry")
         self._spawn(self._repair_all())
 
     def _shown(self, entry: KeyEntry) -> bool:
-        return entry.security_level <= self._clearance
+        return entry.security_level <= self.clearance
 
     async def close(self) -> None:
         for task in [*self._tasks, self._expirer]:
@@ -257,7 +251,7 @@ class KeyMirror:
         task.add_done_callback(self._tasks.discard)
 
     async def _repair_all(self) -> None:
-        for partition in await self._records.list_partitions():
+        for partition in await self.records.list_partitions():
             await self._repair_logged(partition)
             await scanning.pause()
 
@@ -291,7 +285,7 @@ class KeyMirror:
             # read-back's own write would wait for.
             self._spawn(self._read_edits(partition, edits))
             return
-        expires = _expires_at(entry, self._limits)
+        expires = _expires_at(entry, self.limits)
         if expires is not None:
             self._schedule(partition, entry, expires)
 
@@ -320,28 +314,28 @@ class KeyMirror:
                 log.warning("key mirror: hand edit left unread", file=str(path))
                 continue
             try:
-                await self.read_back(partition, entry, content, str(path.relative_to(self._root)))
+                await self.read_back(partition, entry, content, str(path.relative_to(self.root)))
             except Exception:  # a write since wins (it replaces the file); logged
                 log.exception("key mirror: hand edit not written back", key=entry.key)
 
     async def _repair_locked(self, partition: Partition, mirror: _PartitionMirror) -> list[_Edit]:
-        found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
+        found = await self.records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
         stored = found[0].version if found else 0
         current: list[KeyEntry] = []
         async for page in scanning.scan_records(
-            self._records, partition, RecordKind.KEY, SCAN_BATCH
+            self.records, partition, RecordKind.KEY, SCAN_BATCH
         ):
             current.extend(e for e in decodable(page, entry_from) if self._shown(e))
-        await asyncio.to_thread(_adopt_quoted, self._root, partition)
+        await asyncio.to_thread(_adopt_quoted, self.root, partition)
         logged = await asyncio.to_thread(last_logged_version, mirror.directory / LOG_FILE)
         missing: list[KeyEntry] = []
         if logged != stored:
             missing = await self._events_after(partition, 0 if logged > stored else logged)
-        now = self._clock()
+        now = self.clock()
         live = [
             e
             for e in current
-            if e.valid and ((x := _expires_at(e, self._limits)) is None or x > now)
+            if e.valid and ((x := _expires_at(e, self.limits)) is None or x > now)
         ]
         edits: list[_Edit] = []
         changed = await asyncio.to_thread(
@@ -357,7 +351,7 @@ class KeyMirror:
         mirror.repaired = True
         self.repairs += 1
         for e in live:
-            expires = _expires_at(e, self._limits)
+            expires = _expires_at(e, self.limits)
             if expires is not None:
                 self._schedule(partition, e, expires)
         log.info(
@@ -375,7 +369,7 @@ class KeyMirror:
         """Every write after ``version`` still in the key history, in version order."""
         events: list[KeyEntry] = []
         async for page in scanning.scan_records(
-            self._records, partition, RecordKind.KEY_EVENT, SCAN_BATCH
+            self.records, partition, RecordKind.KEY_EVENT, SCAN_BATCH
         ):
             events.extend(
                 e for e in decodable(page, entry_from) if e.version > version and self._shown(e)
@@ -451,8 +445,8 @@ class KeyMirror:
                 out.write(line)
             mirror.logged = entry.version
         target = index_file(index_root, entry.key)
-        expires = _expires_at(entry, self._limits)
-        if shown and entry.valid and (expires is None or expires > self._clock()):
+        expires = _expires_at(entry, self.limits)
+        if shown and entry.valid and (expires is None or expires > self.clock()):
             atomic_write(target, line)
         else:  # a tombstone, expired, or now above the mirror's clearance
             remove_file(target)
@@ -470,7 +464,7 @@ class KeyMirror:
             self._wake.clear()
             delay = None
             if self._expiry:
-                delay = max(0.0, (self._expiry[0][0] - self._clock()).total_seconds())
+                delay = max(0.0, (self._expiry[0][0] - self.clock()).total_seconds())
             if delay is None or delay > 0:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout=delay)
@@ -510,6 +504,6 @@ class KeyMirror:
     def _mirror(self, partition: Partition) -> _PartitionMirror:
         mirror = self._partitions.get(partition)
         if mirror is None:
-            directory = partition_dir(self._root, partition)
+            directory = partition_dir(self.root, partition)
             mirror = self._partitions[partition] = _PartitionMirror(directory)
         return mirror

@@ -118,6 +118,19 @@ _SLOTS_MAX = 10_000
 _CURSOR_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A key write checked and embedded, ready for its partition's lock."""
+
+    key: str
+    write: KeyWrite
+    level: SecurityLevel
+    content: KeyContent
+    #: The mirror's vector (None: the write has no mirror) and its embedding space.
+    vector: Vector | None
+    space: str
+
+
 @dataclass(slots=True)
 class _PartitionState:
     #: The last version written (the COUNTER record); None: not read yet.
@@ -188,58 +201,40 @@ class KeyedMemoryService:
             vector = embedded[0]
         # Shielded: a caller that goes away (deadline, disconnect) must not cut the
         # write between the key records and the mirror.
-        task = asyncio.create_task(self._apply(scope, key, write, level, content, vector, space))
+        prepared = _Prepared(key, write, level, content, vector, space)
+        task = asyncio.create_task(self._apply(scope, prepared))
         self._applying.add(task)
         task.add_done_callback(self._applying.discard)
         return await asyncio.shield(task)
 
-    async def _apply(
-        self,
-        scope: CallScope,
-        key: str,
-        write: KeyWrite,
-        level: SecurityLevel,
-        content: KeyContent,
-        vector: Vector | None,
-        space: str,
-    ) -> KeyEntry:
+    async def _apply(self, scope: CallScope, prepared: _Prepared) -> KeyEntry:
         partition = scope.partition
         async with self._locks.hold(partition):
             if self._shared is None:
-                entry = await self._apply_here(scope, key, write, level, content, vector, space)
+                entry = await self._apply_here(scope, prepared)
             else:
                 entry = await self._shared.set(
                     scope,
-                    key,
-                    write.if_version,
-                    lambda version: self._planned(
-                        scope, key, write, level, content, vector, space, version
-                    ),
+                    prepared.key,
+                    prepared.write.if_version,
+                    lambda version: self._planned(scope, prepared, version),
                 )
             log.info(
                 "set_memory",
                 tenant=partition.tenant_id,
                 agent=partition.agent_id,
-                key=key,
+                key=prepared.key,
                 ts=entry.updated_at.isoformat(),
                 version=entry.version,
                 valid=entry.valid,
-                source=source_summary(write.source),
+                source=source_summary(prepared.write.source),
             )
             await self._notify(partition, entry)
         return entry
 
-    async def _apply_here(
-        self,
-        scope: CallScope,
-        key: str,
-        write: KeyWrite,
-        level: SecurityLevel,
-        content: KeyContent,
-        vector: Vector | None,
-        space: str,
-    ) -> KeyEntry:
+    async def _apply_here(self, scope: CallScope, prepared: _Prepared) -> KeyEntry:
         """The write where this process is the store's only writer (its lock held)."""
+        key, write = prepared.key, prepared.write
         partition = scope.partition
         state = self._state(partition)
         held: bool | None  # whether the key had a slot (None: unknown, see _blind)
@@ -257,9 +252,7 @@ class KeyedMemoryService:
         if state.version is None:
             found = await self._records.get_records(partition, RecordKind.COUNTER, [COUNTER_KEY])
             state.version = found[0].version if found else 0
-        planned = self._planned(
-            scope, key, write, level, content, vector, space, next_version(state.version)
-        )
+        planned = self._planned(scope, prepared, next_version(state.version))
         entry = planned.entry
         try:
             # One write-ahead log entry (durability/): a crash never leaves the key
@@ -344,18 +337,9 @@ class KeyedMemoryService:
         slot = state.slots[key] = found[0] if found else None
         return slot
 
-    def _planned(
-        self,
-        scope: CallScope,
-        key: str,
-        write: KeyWrite,
-        level: SecurityLevel,
-        content: KeyContent,
-        vector: Vector | None,
-        space: str,
-        version: int,
-    ) -> SlotWrite:
+    def _planned(self, scope: CallScope, prepared: _Prepared, version: int) -> SlotWrite:
         """The records and the mirror of this write at ``version``."""
+        key, write, content = prepared.key, prepared.write, prepared.content
         valid = content.value is not None
         entry = KeyEntry(
             key=key,
@@ -365,14 +349,14 @@ class KeyedMemoryService:
             version=version,
             updated_at=utcnow(),
             source=write.source,
-            security_level=level,
+            security_level=prepared.level,
             memory_id=self._mirror_id(scope, key) if valid else "",
             namespace=write.namespace,
         )
         mirror = content.mirror
         memory = None
-        if mirror is not None and vector is not None:
-            memory = self._mirror(scope.partition, entry, mirror, vector, space)
+        if mirror is not None and prepared.vector is not None:
+            memory = self._mirror(scope.partition, entry, mirror, prepared.vector, prepared.space)
         expires_at = None if mirror is None else mirror.expires_at
         return SlotWrite(entry, entry_records(entry, expires_at), memory)
 

@@ -81,7 +81,7 @@ def profile_record(profile: AgentProfile) -> Record:
 
 def session_from_record(agent_id: str, record: Record) -> ExportedSession:
     """The header of a session; its folded messages are exported apart
-    (:func:`session_message_item`)."""
+    (:func:`session_item`)."""
     s = SessionState.from_record(record)
     return ExportedSession(
         agent_id=agent_id,
@@ -130,14 +130,20 @@ def session_record(item: ExportedSession) -> Record:
     return state.record(item.updated_at, touch=False)
 
 
-def session_message_item(
+def session_item(
     agent_id: str, session: SessionState, record: Record
-) -> ExportedSessionMessage:
+) -> ExportedSessionMessage | ExportedSessionAttachment:
+    """A folded message or an attachment of ``session`` as its export item."""
+    if record.kind is RecordKind.SESSION_ATTACHMENT:
+        return ExportedSessionAttachment(
+            agent_id,
+            session.id,
+            session.created_at,
+            seq=attachments.seq_of_attachment(record.key),
+            content=str(record.doc.get("content", "")),
+        )
     return ExportedSessionMessage(
-        agent_id=agent_id,
-        session_id=session.id,
-        session_created_at=session.created_at,
-        message=message_from_doc(record.doc),
+        agent_id, session.id, session.created_at, message=message_from_doc(record.doc)
     )
 
 
@@ -149,18 +155,6 @@ def session_message_record(item: ExportedSessionMessage) -> Record:
         doc=message_doc(message),
         version=1,
         updated_at=message.created_at,
-    )
-
-
-def session_attachment_item(
-    agent_id: str, session: SessionState, record: Record
-) -> ExportedSessionAttachment:
-    return ExportedSessionAttachment(
-        agent_id=agent_id,
-        session_id=session.id,
-        session_created_at=session.created_at,
-        seq=attachments.seq_of_attachment(record.key),
-        content=str(record.doc.get("content", "")),
     )
 
 
@@ -269,7 +263,7 @@ class Exporter:
                 prefix = message_prefix(session.id, session.generation)
                 async for messages in self._records(partition, RecordKind.SESSION_MESSAGE, prefix):
                     for message in messages:
-                        yield session_message_item(agent, session, message)
+                        yield session_item(agent, session, message)
                 async for stored in scanning.scan_records(
                     deps.records,
                     partition,
@@ -278,7 +272,7 @@ class Exporter:
                     prefix,
                 ):
                     for attachment in stored:
-                        yield session_attachment_item(agent, session, attachment)
+                        yield session_item(agent, session, attachment)
         async for records in self._records(partition, RecordKind.STATE):
             for state in _decoded(records, lambda r: state_item(agent, r)):
                 yield state

@@ -230,91 +230,106 @@ class Importer:
         return dataclasses.replace(entry, key=key, memory_id=memory_id)
 
     def _record(self, item: ExportItem) -> Record:
-        lim = self._limits
+        """The record an item is imported as, once it keeps within the limits
+        (INVALID_ARGUMENT naming the field otherwise)."""
         if isinstance(item, ExportedWorkingMemory):
-            wm = item.working
-            v = Violations("working_memory.")  # the item's ttl; the rest is its working_memory
-            inner = "working_memory."
-            if not wm.scope.thread_id and not wm.scope.resource_id:
-                v.add(f"{inner}scope", "thread_id or resource_id must be set")
-            for name, value in (
-                ("thread_id", wm.scope.thread_id),
-                ("resource_id", wm.scope.resource_id),
-            ):
-                check_identifier(v, value, f"{inner}scope.{name}", lim.working.max_scope_id_bytes)
-            self._check_json(v, wm.content, f"{inner}content", lim.working.max_content_bytes)
-            if wm.ttl is not None and not timedelta(0) <= wm.ttl <= MAX_TTL:
-                v.add("ttl", f"must be between 0 and {MAX_TTL.days} days")
-            self._check_version(v, wm.version, f"{inner}version")
-            v.raise_if_any()
-            return working_record(wm)
+            self._working_violations(item).raise_if_any()
+            return working_record(item.working)
         if isinstance(item, ExportedProfile):
-            v = Violations("profile.")
-            size = len(item.profile.content.encode())
-            if size > lim.profile.max_content_bytes:
-                v.add(
-                    "profile.content",
-                    f"is {size} bytes; the limit is {lim.profile.max_content_bytes}",
-                )
-            if "\x00" in item.profile.content:
-                v.add("profile.content", "must not contain NUL characters")
-            self._check_version(v, item.profile.version)
-            v.raise_if_any()
+            self._profile_violations(item).raise_if_any()
             return profile_record(item.profile)
         if isinstance(item, ExportedSession):
-            v = Violations("session.")
-            self._check_session_id(v, item.session_id)
-            if len(item.messages) > lim.sessions.max_messages:
-                v.add(
-                    "messages",
-                    f"has {len(item.messages)} messages; the limit is {lim.sessions.max_messages}",
-                )
-            for i, message in enumerate(item.messages):
-                if len(message.content.encode()) > lim.sessions.max_message_bytes:
-                    v.add(
-                        f"messages[{i}].content",
-                        f"longer than {lim.sessions.max_message_bytes} bytes",
-                    )
-            if not timedelta(0) < item.ttl <= MAX_TTL:
-                v.add("ttl", f"must be positive and at most {MAX_TTL.days} days")
-            self._check_session_counts(v, item)
-            self._check_version(v, item.version)
-            v.raise_if_any()
+            self._session_violations(item).raise_if_any()
             return session_record(item)
         if isinstance(item, ExportedSessionMessage):
-            v = Violations("session_message.")
-            self._check_session_id(v, item.session_id)
-            message = item.message
-            if not 1 <= message.seq <= MAX_SEQ:
-                v.add("message.seq", f"must be between 1 and {MAX_SEQ}")
-            if len(message.content.encode()) > lim.sessions.max_message_bytes:
-                v.add("message.content", f"longer than {lim.sessions.max_message_bytes} bytes")
-            v.raise_if_any()
+            self._session_message_violations(item).raise_if_any()
             return session_message_record(item)
         if isinstance(item, ExportedSessionAttachment):
-            v = Violations("session_attachment.")
-            self._check_session_id(v, item.session_id)
-            if not 1 <= item.seq <= MAX_SEQ:
-                v.add("seq", f"must be between 1 and {MAX_SEQ}")
-            size = len(item.content.encode())
-            if size > lim.sessions.max_attachment_bytes:
-                v.add("content", f"longer than {lim.sessions.max_attachment_bytes} bytes")
-            v.raise_if_any()
+            self._session_attachment_violations(item).raise_if_any()
             return session_attachment_record(item)
         if isinstance(item, ExportedState):
-            v = Violations("state.")
-            self._check_session_id(v, item.session_id)
-            name = item.component.name
-            if not name.strip():
-                v.add("component.name", "must not be empty")
-            check_identifier(v, name, "component.name", lim.snapshot.max_state_name_bytes)
-            self._check_json(
-                v, item.component.state, "component.state", lim.snapshot.max_state_bytes
-            )
-            self._check_version(v, item.component.version, "component.version")
-            v.raise_if_any()
+            self._state_violations(item).raise_if_any()
             return state_item_record(item)
         raise InvalidArgument.field("record", f"cannot import a {type(item).__name__} here")
+
+    def _working_violations(self, item: ExportedWorkingMemory) -> Violations:
+        lim = self._limits
+        wm = item.working
+        v = Violations("working_memory.")  # the item's ttl; the rest is its working_memory
+        inner = "working_memory."
+        if not wm.scope.thread_id and not wm.scope.resource_id:
+            v.add(f"{inner}scope", "thread_id or resource_id must be set")
+        for name, value in (
+            ("thread_id", wm.scope.thread_id),
+            ("resource_id", wm.scope.resource_id),
+        ):
+            check_identifier(v, value, f"{inner}scope.{name}", lim.working.max_scope_id_bytes)
+        self._check_json(v, wm.content, f"{inner}content", lim.working.max_content_bytes)
+        if wm.ttl is not None and not timedelta(0) <= wm.ttl <= MAX_TTL:
+            v.add("ttl", f"must be between 0 and {MAX_TTL.days} days")
+        self._check_version(v, wm.version, f"{inner}version")
+        return v
+
+    def _profile_violations(self, item: ExportedProfile) -> Violations:
+        lim = self._limits
+        v = Violations("profile.")
+        size = len(item.profile.content.encode())
+        if size > lim.profile.max_content_bytes:
+            v.add(
+                "profile.content",
+                f"is {size} bytes; the limit is {lim.profile.max_content_bytes}",
+            )
+        if "\x00" in item.profile.content:
+            v.add("profile.content", "must not contain NUL characters")
+        self._check_version(v, item.profile.version)
+        return v
+
+    def _session_violations(self, item: ExportedSession) -> Violations:
+        v = self._session_item_violations("session.", item.session_id)
+        sessions = self._limits.sessions
+        _check_contents(
+            v,
+            "messages",
+            [m.content for m in item.messages],
+            sessions.max_messages,
+            sessions.max_message_bytes,
+        )
+        if not timedelta(0) < item.ttl <= MAX_TTL:
+            v.add("ttl", f"must be positive and at most {MAX_TTL.days} days")
+        self._check_session_counts(v, item)
+        self._check_version(v, item.version)
+        return v
+
+    def _session_message_violations(self, item: ExportedSessionMessage) -> Violations:
+        v = self._session_item_violations("session_message.", item.session_id)
+        sessions = self._limits.sessions
+        message = item.message
+        if not 1 <= message.seq <= MAX_SEQ:
+            v.add("message.seq", f"must be between 1 and {MAX_SEQ}")
+        if len(message.content.encode()) > sessions.max_message_bytes:
+            v.add("message.content", f"longer than {sessions.max_message_bytes} bytes")
+        return v
+
+    def _session_attachment_violations(self, item: ExportedSessionAttachment) -> Violations:
+        v = self._session_item_violations("session_attachment.", item.session_id)
+        sessions = self._limits.sessions
+        if not 1 <= item.seq <= MAX_SEQ:
+            v.add("seq", f"must be between 1 and {MAX_SEQ}")
+        size = len(item.content.encode())
+        if size > sessions.max_attachment_bytes:
+            v.add("content", f"longer than {sessions.max_attachment_bytes} bytes")
+        return v
+
+    def _state_violations(self, item: ExportedState) -> Violations:
+        v = self._session_item_violations("state.", item.session_id)
+        snapshot = self._limits.snapshot
+        name = item.component.name
+        if not name.strip():
+            v.add("component.name", "must not be empty")
+        check_identifier(v, name, "component.name", snapshot.max_state_name_bytes)
+        self._check_json(v, item.component.state, "component.state", snapshot.max_state_bytes)
+        self._check_version(v, item.component.version, "component.version")
+        return v
 
     # ------------------------------------------------------------------ checks
 
@@ -370,14 +385,14 @@ class Importer:
             if not 0 <= message.seq <= count:
                 v.add(f"messages[{i}].seq", "must be between 0 and message_count")
         self._sessions.compression(v, item.compression, item.compression)
-        if len(item.fixed_zone) > lim.max_fixed_zone_entries:
-            v.add(
-                "fixed_zone",
-                f"has {len(item.fixed_zone)} entries; the limit is {lim.max_fixed_zone_entries}",
-            )
-        for i, entry in enumerate(item.fixed_zone):
-            if len(entry.content.encode()) > lim.max_message_bytes:
-                v.add(f"fixed_zone[{i}].content", f"longer than {lim.max_message_bytes} bytes")
+        _check_contents(
+            v,
+            "fixed_zone",
+            [e.content for e in item.fixed_zone],
+            lim.max_fixed_zone_entries,
+            lim.max_message_bytes,
+            noun="entries",
+        )
 
     @staticmethod
     def _check_json(v: Violations, value: object, field: str, max_bytes: int) -> None:
@@ -398,10 +413,14 @@ class Importer:
         await working.check_schema(scope, schema, v)
         v.raise_if_any()
 
-    def _check_session_id(self, v: Violations, session_id: str) -> None:
+    def _session_item_violations(self, prefix: str, session_id: str) -> Violations:
+        """The violations of an item of a session (fields named after ``prefix``),
+        its session id checked."""
+        v = Violations(prefix)
         if not session_id:
             v.add("session_id", "must not be empty")
         check_identifier(v, session_id, "session_id", self._limits.sessions.max_session_id_bytes)
+        return v
 
     # ------------------------------------------------------------------ flushing
 
@@ -529,3 +548,21 @@ class Importer:
         if puts:
             await records.put_records(partition, puts)
             self.outcome.imported += len(puts)
+
+
+def _check_contents(
+    v: Violations,
+    field: str,
+    contents: Sequence[str],
+    max_count: int,
+    max_bytes: int,
+    *,
+    noun: str = "",
+) -> None:
+    """At most ``max_count`` items in ``field`` (``noun``: what the message calls them;
+    unset, the field's name), each ``content`` at most ``max_bytes``."""
+    if len(contents) > max_count:
+        v.add(field, f"has {len(contents)} {noun or field}; the limit is {max_count}")
+    for i, content in enumerate(contents):
+        if len(content.encode()) > max_bytes:
+            v.add(f"{field}[{i}].content", f"longer than {max_bytes} bytes")

@@ -37,6 +37,7 @@ import math
 import random
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime, timedelta
 
 import structlog
@@ -222,26 +223,23 @@ class Maintainer:
         await records.put_records(partition, [marker])
 
 
+@dataclass(eq=False)
 class MaintenanceScheduler:
     """Runs maintenance over every partition on a schedule (a daemon component)."""
 
-    def __init__(
-        self,
-        deps: LifecycleDeps,
-        maintainer: Maintainer,
-        *,
-        seed: int | None = None,
-        on_run: Callable[[float, str], None] | None = None,
-        maintained: Callable[[Partition], None] | None = None,
-    ) -> None:
-        self._deps = deps
-        self._maintainer = maintainer
-        #: Told (duration in seconds, outcome) after each partition's run (metrics).
-        self._on_run = on_run
-        #: Told each partition maintained (memory.md / learnings.md are refreshed:
-        #: an edit is read in even when nothing else is written).
-        self._maintained = maintained
-        self._random = random.Random(seed)
+    deps: LifecycleDeps
+    maintainer: Maintainer
+    _: KW_ONLY
+    #: Seeds the jitter of the schedule (None: a random one).
+    seed: int | None = None
+    #: Told (duration in seconds, outcome) after each partition's run (metrics).
+    on_run: Callable[[float, str], None] | None = None
+    #: Told each partition maintained (memory.md / learnings.md are refreshed:
+    #: an edit is read in even when nothing else is written).
+    maintained: Callable[[Partition], None] | None = None
+
+    def __post_init__(self) -> None:
+        self._random = random.Random(self.seed)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         #: When the last scheduled pass over every partition finished.
@@ -260,7 +258,7 @@ class MaintenanceScheduler:
         await cancel_and_wait(task)
 
     def next_delay(self) -> float:
-        s = self._deps.settings
+        s = self.deps.settings
         return s.interval_s * (1.0 + self._random.uniform(-s.jitter, s.jitter))
 
     async def _sleep(self, seconds: float) -> bool:
@@ -270,7 +268,7 @@ class MaintenanceScheduler:
         return not self._stop.is_set()
 
     async def _loop(self) -> None:
-        if not await self._sleep(self._deps.settings.initial_delay_s):
+        if not await self._sleep(self.deps.settings.initial_delay_s):
             return
         while True:
             await self.run_once()
@@ -279,7 +277,7 @@ class MaintenanceScheduler:
 
     async def run_once(self) -> int:
         """One pass over every partition; returns how many were maintained."""
-        deps = self._deps
+        deps = self.deps
         partitions = sorted(
             set(await deps.store.list_partitions()) | set(await deps.records.list_partitions()),
             key=lambda p: (p.tenant_id, p.agent_id),
@@ -290,7 +288,7 @@ class MaintenanceScheduler:
                 break
             started, outcome = time.perf_counter(), "failed"
             try:
-                async for event in self._maintainer.run(
+                async for event in self.maintainer.run(
                     partition, SecurityLevel.RESTRICTED, MaintenanceOptions()
                 ):
                     if isinstance(event, MaintenanceResult) and (
@@ -307,8 +305,8 @@ class MaintenanceScheduler:
                         )
                 done += 1
                 outcome = "ok"
-                if self._maintained is not None:
-                    self._maintained(partition)
+                if self.maintained is not None:
+                    self.maintained(partition)
             except asyncio.CancelledError:
                 outcome = "cancelled"
                 raise
@@ -318,8 +316,8 @@ class MaintenanceScheduler:
                     "maintenance failed", tenant=partition.tenant_id, agent=partition.agent_id
                 )
             finally:
-                if self._on_run is not None:
-                    self._on_run(time.perf_counter() - started, outcome)
+                if self.on_run is not None:
+                    self.on_run(time.perf_counter() - started, outcome)
             await scanning.pause()
         self.last_run_at = deps.clock()
         self.runs += 1

@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 import structlog
@@ -40,6 +38,7 @@ import structlog
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.lifecycle import MemorySelector
 from memoryd.domain.models import (
+    Clock,
     Memory,
     MemoryFilter,
     Partition,
@@ -75,25 +74,19 @@ class _Edits:
     archived: list[str]
 
 
+@dataclasses.dataclass(eq=False)
 class MemoryViews:
     """The two-way ``memory.md`` / ``learnings.md`` of every partition under ``root``."""
 
-    def __init__(
-        self,
-        root: Path,
-        memories: MemoryService,
-        lifecycle: LifecycleService,
-        *,
-        clearance: SecurityLevel = SecurityLevel.INTERNAL,
-        clock: Callable[[], datetime] = utcnow,
-        debounce_s: float = DEBOUNCE_S,
-    ) -> None:
-        self._root = root
-        self._memories = memories
-        self._lifecycle = lifecycle
-        self._clearance = clearance
-        self._clock = clock
-        self._debounce_s = debounce_s
+    root: Path
+    memories: MemoryService
+    lifecycle: LifecycleService
+    _: dataclasses.KW_ONLY
+    clearance: SecurityLevel = SecurityLevel.INTERNAL
+    clock: Clock = utcnow
+    debounce_s: float = DEBOUNCE_S
+
+    def __post_init__(self) -> None:
         self._dirty: set[Partition] = set()
         self._locks: dict[Partition, asyncio.Lock] = {}
         self._timer: asyncio.Task[None] | None = None
@@ -131,14 +124,14 @@ class MemoryViews:
                     )
 
     async def _after_delay(self) -> None:
-        await asyncio.sleep(self._debounce_s)
+        await asyncio.sleep(self.debounce_s)
         await self.flush()
 
     async def refresh(self, partition: Partition) -> None:
         """Read each view's edits back into the store, then render it again."""
         lock = self._locks.setdefault(partition, asyncio.Lock())
         async with lock:
-            directory = partition_dir(self._root, partition)
+            directory = partition_dir(self.root, partition)
             scope = self._scope(partition)
             for view in VIEWS:
                 await self._refresh_view(scope, directory, view)
@@ -176,16 +169,16 @@ class MemoryViews:
         source = Provenance(
             ProvenanceKind.FILE,
             name=view.name,
-            retrieved_at=self._clock(),
-            locator=str(path.relative_to(self._root)),
+            retrieved_at=self.clock(),
+            locator=str(path.relative_to(self.root)),
         )
         for memory, line in edits.updates:
             values = {"content": line.content, "memory_type": line.memory_type, "source": source}
             patch = MemoryPatch(frozenset(values), values)
-            await self._memories.update(scope, memory.id, patch)
+            await self.memories.update(scope, memory.id, patch)
         if edits.new:
             # Never above what the file may show (a PUBLIC memory_root gets PUBLIC).
-            level = min(DEFAULT_SECURITY_LEVEL, self._clearance)
+            level = min(DEFAULT_SECURITY_LEVEL, self.clearance)
             drafts = [
                 MemoryDraft(
                     content=line.content,
@@ -195,9 +188,9 @@ class MemoryViews:
                 )
                 for line in edits.new
             ]
-            await self._memories.remember_batch(scope, drafts)
+            await self.memories.remember_batch(scope, drafts)
         if edits.archived:
-            await self._lifecycle.archive(scope, MemorySelector(ids=tuple(edits.archived)))
+            await self.lifecycle.archive(scope, MemorySelector(ids=tuple(edits.archived)))
         self.edits_read += 1
         log.info(
             "memory views: edit read back",
@@ -212,10 +205,10 @@ class MemoryViews:
     async def _live(self, scope: CallScope, view: View) -> dict[str, Memory]:
         """The view's live memories at or below the clearance, by marker id."""
         found: dict[str, Memory] = {}
-        flt = MemoryFilter(memory_types=view.types, max_security_level=self._clearance)
+        flt = MemoryFilter(memory_types=view.types, max_security_level=self.clearance)
         token = ""
         while True:
-            page = await self._memories.list_memories(
+            page = await self.memories.list_memories(
                 scope, ListQuery(filter=flt, page_size=_PAGE, page_token=token)
             )
             found.update((short_id(m.id), m) for m in page.memories)
@@ -228,7 +221,7 @@ class MemoryViews:
             name="memory-views",
             tenant_id=partition.tenant_id,
             agents=frozenset({partition.agent_id}),
-            clearance=self._clearance,
+            clearance=self.clearance,
             roles=frozenset({Role.READ, Role.WRITE}),
         )
         return CallScope(principal, partition)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from memoryd.config import LimitsSettings, SessionSettings
@@ -120,103 +121,95 @@ def _without(summary: str, facts: set[str]) -> str:
     return "\n".join(out)
 
 
-async def extraction_drafts(
-    scope: CallScope,
-    session: SessionState,
-    messages: Sequence[SessionMessage],
-    *,
-    summarizer: Summarizer,
-    settings: SessionSettings,
-    limits: LimitsSettings,
-    now: datetime,
-) -> tuple[list[MemoryDraft], list[Degradation]]:
-    """Drafts of the memories EndSession keeps (``messages``: every stored message),
-    and why the deterministic path was taken when an LLM is configured."""
-    notes: list[Degradation] = []
-    items: list[ExtractedMemory] | None = None
-    if summarizer.llm is not None and (session.summary or messages):
-        try:
-            items = await summarizer.extract(
+@dataclass(frozen=True, slots=True)
+class Extractor:
+    """What turns a session's turns into memory drafts: the summarizer (and its LLM,
+    if any), the session settings and the limits the drafts are cut to."""
+
+    summarizer: Summarizer
+    settings: SessionSettings
+    limits: LimitsSettings
+
+    async def session_drafts(
+        self,
+        scope: CallScope,
+        session: SessionState,
+        messages: Sequence[SessionMessage],
+        now: datetime,
+    ) -> tuple[list[MemoryDraft], list[Degradation]]:
+        """Drafts of the memories EndSession keeps (``messages``: every stored message),
+        and why the deterministic path was taken when an LLM is configured."""
+        settings = self.settings
+        notes: list[Degradation] = []
+        items: list[ExtractedMemory] | None = None
+        if self.summarizer.llm is not None and (session.summary or messages):
+            try:
+                items = await self.summarizer.extract(
+                    session.summary,
+                    session.messages or messages[-settings.keep_recent_messages :],
+                    max_items=settings.max_extracted_memories,
+                )
+            except LLMError as exc:
+                notes.append(Degradation(LLM_COMPONENT, f"{exc.message}; {FALLBACK_NOTE}"))
+        if items is None:
+            items = deterministic_items(
+                messages,
                 session.summary,
-                session.messages or messages[-settings.keep_recent_messages :],
                 max_items=settings.max_extracted_memories,
+                max_bytes=self.limits.max_content_bytes,
             )
-        except LLMError as exc:
-            notes.append(Degradation(LLM_COMPONENT, f"{exc.message}; {FALLBACK_NOTE}"))
-    if items is None:
+        return _drafts(scope, session.id, items, self.limits, now), notes
+
+    async def summary_drafts(
+        self,
+        scope: CallScope,
+        session_id: str,
+        summary: str,
+        folded: Sequence[SessionMessage],
+        now: datetime,
+        *,
+        use_llm: bool = True,
+    ) -> tuple[list[MemoryDraft], list[Degradation]]:
+        """Drafts of what a summary's making keeps (the layered-memory design extracts
+        "when a context summary is made", not only when the session ends): with an LLM,
+        what it extracts from the summary and the turns just folded into it; without one
+        (or when it fails), the users' fact sentences of those turns. No episode: the
+        summary is still growing (EndSession keeps it; its repeats of these facts are
+        merged by deduplication). ``use_llm`` False: the LLM just failed to summarise,
+        so the rules extract (the summary's degradation already says so)."""
+        most = self.settings.max_extracted_memories
+        notes: list[Degradation] = []
+        if self.summarizer.llm is not None and use_llm:
+            try:
+                items = await self.summarizer.extract(summary, list(folded), max_items=most)
+                return _drafts(scope, session_id, items, self.limits, now), notes
+            except LLMError as exc:
+                notes.append(Degradation(LLM_COMPONENT, f"{exc.message}; {FALLBACK_NOTE}"))
         items = deterministic_items(
-            messages,
-            session.summary,
-            max_items=settings.max_extracted_memories,
-            max_bytes=limits.max_content_bytes,
+            folded, "", max_items=most, max_bytes=self.limits.max_content_bytes
         )
-    return _drafts(scope, session.id, items, limits, now), notes
+        return _drafts(scope, session_id, items, self.limits, now), notes
 
-
-async def summary_drafts(
-    scope: CallScope,
-    session_id: str,
-    summary: str,
-    folded: Sequence[SessionMessage],
-    *,
-    summarizer: Summarizer,
-    settings: SessionSettings,
-    limits: LimitsSettings,
-    now: datetime,
-    use_llm: bool = True,
-) -> tuple[list[MemoryDraft], list[Degradation]]:
-    """Drafts of what a summary's making keeps (the layered-memory design extracts
-    "when a context summary is made", not only when the session ends): with an LLM,
-    what it extracts from the summary and the turns just folded into it; without one
-    (or when it fails), the users' fact sentences of those turns. No episode: the
-    summary is still growing (EndSession keeps it; its repeats of these facts are
-    merged by deduplication). ``use_llm`` False: the LLM just failed to summarise,
-    so the rules extract (the summary's degradation already says so)."""
-    notes: list[Degradation] = []
-    if summarizer.llm is not None and use_llm:
-        try:
-            items = await summarizer.extract(
-                summary, list(folded), max_items=settings.max_extracted_memories
-            )
-            return _drafts(scope, session_id, items, limits, now), notes
-        except LLMError as exc:
-            notes.append(Degradation(LLM_COMPONENT, f"{exc.message}; {FALLBACK_NOTE}"))
-    items = deterministic_items(
-        folded, "", max_items=settings.max_extracted_memories, max_bytes=limits.max_content_bytes
-    )
-    return _drafts(scope, session_id, items, limits, now), notes
-
-
-async def remember_folded(
-    memories: MemoryService,
-    scope: CallScope,
-    session_id: str,
-    folded: tuple[str, Sequence[SessionMessage]],
-    *,
-    summarizer: Summarizer,
-    settings: SessionSettings,
-    limits: LimitsSettings,
-    now: datetime,
-    use_llm: bool = True,
-) -> tuple[list[str], list[Degradation]]:
-    """Remember what the turns just folded into the summary taught (``folded``: the
-    summary and those turns); the ids remembered and any degradation."""
-    summary, messages = folded
-    drafts, notes = await summary_drafts(
-        scope,
-        session_id,
-        summary,
-        messages,
-        summarizer=summarizer,
-        settings=settings,
-        limits=limits,
-        now=now,
-        use_llm=use_llm,
-    )
-    if not drafts:
-        return [], notes
-    outcomes = await memories.remember_batch(scope, drafts, field_prefix="extracted")
-    return list(dict.fromkeys(o.memory.id for o in outcomes)), notes
+    async def remember_folded(
+        self,
+        memories: MemoryService,
+        scope: CallScope,
+        session_id: str,
+        folded: tuple[str, Sequence[SessionMessage]],
+        now: datetime,
+        *,
+        use_llm: bool = True,
+    ) -> tuple[list[str], list[Degradation]]:
+        """Remember what the turns just folded into the summary taught (``folded``: the
+        summary and those turns); the ids remembered and any degradation."""
+        summary, messages = folded
+        drafts, notes = await self.summary_drafts(
+            scope, session_id, summary, messages, now, use_llm=use_llm
+        )
+        if not drafts:
+            return [], notes
+        outcomes = await memories.remember_batch(scope, drafts, field_prefix="extracted")
+        return list(dict.fromkeys(o.memory.id for o in outcomes)), notes
 
 
 def _drafts(

@@ -9,6 +9,7 @@ the partition explicitly and touches only that session generation's records.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from memoryd.domain.agent_state import SessionMessage
@@ -29,76 +30,68 @@ from memoryd.storage.records import KeyPage, RecordStore
 READ_BATCH = 200
 
 
-async def folded(
-    records: RecordStore,
-    partition: Partition,
-    session: SessionState,
-    *,
-    after_seq: int = 0,
-    limit: int = READ_BATCH,
-) -> list[SessionMessage]:
-    """Up to ``limit`` folded messages with seq > ``after_seq``, in seq order."""
-    if session.folded_messages <= 0 or after_seq >= session.summarized_through_seq:
-        return []
-    prefix = message_prefix(session.id, session.generation)
-    after = message_key(session.id, session.generation, after_seq) if after_seq > 0 else None
-    page = await records.list_records(
-        partition, RecordKind.SESSION_MESSAGE, KeyPage(prefix=prefix, after=after, limit=limit)
-    )
-    # A record past the summary is a fold another replica wrote and then lost the
-    # header to (same content: the message is still in the tail): not folded yet.
-    messages = [message_from_doc(r.doc) for r in page]
-    return [m for m in messages if m.seq <= session.summarized_through_seq]
+@dataclass(frozen=True, slots=True)
+class StoredMessages:
+    """The stored messages of one session generation in a partition: its folded
+    records, then the header's tail."""
 
+    records: RecordStore
+    partition: Partition
+    session: SessionState
 
-async def stored(
-    records: RecordStore,
-    partition: Partition,
-    session: SessionState,
-    *,
-    after_seq: int = 0,
-    batch: int = READ_BATCH,
-) -> AsyncIterator[list[SessionMessage]]:
-    """Every stored message with seq > ``after_seq`` (folded, then the tail), in pages."""
-    while True:
-        page = await folded(records, partition, session, after_seq=after_seq, limit=batch)
-        if page:
-            yield page
-            after_seq = page[-1].seq
-        if len(page) < batch:
-            break
-    tail = [m for m in session.messages if m.seq > after_seq]
-    if tail:
-        yield tail
+    async def folded(self, *, after_seq: int = 0, limit: int = READ_BATCH) -> list[SessionMessage]:
+        """Up to ``limit`` folded messages with seq > ``after_seq``, in seq order."""
+        session = self.session
+        if session.folded_messages <= 0 or after_seq >= session.summarized_through_seq:
+            return []
+        prefix = message_prefix(session.id, session.generation)
+        after = message_key(session.id, session.generation, after_seq) if after_seq > 0 else None
+        page = await self.records.list_records(
+            self.partition,
+            RecordKind.SESSION_MESSAGE,
+            KeyPage(prefix=prefix, after=after, limit=limit),
+        )
+        # A record past the summary is a fold another replica wrote and then lost the
+        # header to (same content: the message is still in the tail): not folded yet.
+        messages = [message_from_doc(r.doc) for r in page]
+        return [m for m in messages if m.seq <= session.summarized_through_seq]
 
+    async def pages(
+        self, *, after_seq: int = 0, batch: int = READ_BATCH
+    ) -> AsyncIterator[list[SessionMessage]]:
+        """Every stored message with seq > ``after_seq`` (folded, then the tail), in pages."""
+        while True:
+            page = await self.folded(after_seq=after_seq, limit=batch)
+            if page:
+                yield page
+                after_seq = page[-1].seq
+            if len(page) < batch:
+                break
+        tail = [m for m in self.session.messages if m.seq > after_seq]
+        if tail:
+            yield tail
 
-async def page(
-    records: RecordStore,
-    partition: Partition,
-    session: SessionState,
-    after_seq: int,
-    to_seq: int,
-    size: int,
-) -> tuple[list[SessionMessage], bool]:
-    """Up to ``size`` stored messages with ``after_seq`` < seq <= ``to_seq`` (0: no
-    bound), and whether more follow."""
-    found: list[SessionMessage] = []
-    async for batch in stored(records, partition, session, after_seq=after_seq, batch=size + 1):
-        found.extend(m for m in batch if not to_seq or m.seq <= to_seq)
-        if len(found) > size or (to_seq and batch[-1].seq >= to_seq):
-            break
-    return found[:size], len(found) > size
+    async def page(
+        self, after_seq: int, to_seq: int, size: int
+    ) -> tuple[list[SessionMessage], bool]:
+        """Up to ``size`` stored messages with ``after_seq`` < seq <= ``to_seq`` (0: no
+        bound), and whether more follow."""
+        found: list[SessionMessage] = []
+        async for batch in self.pages(after_seq=after_seq, batch=size + 1):
+            found.extend(m for m in batch if not to_seq or m.seq <= to_seq)
+            if len(found) > size or (to_seq and batch[-1].seq >= to_seq):
+                break
+        return found[:size], len(found) > size
 
-
-async def delete_folded(
-    records: RecordStore, partition: Partition, session: SessionState, seqs: Sequence[int]
-) -> list[int]:
-    """Delete the folded messages with these seqs; returns the seqs that existed."""
-    keys = [message_key(session.id, session.generation, s) for s in seqs]
-    if not keys:
-        return []
-    gone = set(await records.delete_records(partition, RecordKind.SESSION_MESSAGE, keys))
-    return [s for s, k in zip(seqs, keys, strict=True) if k in gone]
+    async def delete_folded(self, seqs: Sequence[int]) -> list[int]:
+        """Delete the folded messages with these seqs; returns the seqs that existed."""
+        session = self.session
+        keys = [message_key(session.id, session.generation, s) for s in seqs]
+        if not keys:
+            return []
+        kind = RecordKind.SESSION_MESSAGE
+        gone = set(await self.records.delete_records(self.partition, kind, keys))
+        return [s for s, k in zip(seqs, keys, strict=True) if k in gone]
 
 
 async def delete_generation(

@@ -17,13 +17,20 @@ fails leaves the append done and says so in its degradations.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from memoryd.config import LimitsSettings, SessionSettings
 from memoryd.domain.agent_state import MessageRole, SessionMessage
 from memoryd.domain.errors import MemorydError
-from memoryd.domain.models import Memory, MemoryType, Provenance, ProvenanceKind, SecurityLevel
+from memoryd.domain.models import (
+    Clock,
+    Memory,
+    MemoryType,
+    Provenance,
+    ProvenanceKind,
+    SecurityLevel,
+)
 from memoryd.domain.principal import CallScope
 from memoryd.domain.requests import Degradation, MemoryDraft, RecallQuery
 from memoryd.service.common.llm import LLM_COMPONENT, LLMError
@@ -65,23 +72,15 @@ def turns(messages: Sequence[SessionMessage], appended: int) -> list[list[Sessio
     return out
 
 
+@dataclass(frozen=True, kw_only=True)
 class LongTermMemory:
     """Static control's recording and retrieval, on the memory service."""
 
-    def __init__(
-        self,
-        *,
-        memories: MemoryService,
-        summarizer: Summarizer,
-        settings: SessionSettings,
-        limits: LimitsSettings,
-        clock: Callable[[], datetime],
-    ) -> None:
-        self._memories = memories
-        self._summarizer = summarizer
-        self._settings = settings
-        self._limits = limits
-        self._clock = clock
+    memories: MemoryService
+    summarizer: Summarizer
+    settings: SessionSettings
+    limits: LimitsSettings
+    clock: Clock
 
     async def record(
         self, scope: CallScope, session_id: str, exchanges: Sequence[list[SessionMessage]]
@@ -95,7 +94,7 @@ class LongTermMemory:
         if not drafts:
             return (), tuple(notes)
         try:
-            outcomes = await self._memories.remember_batch(scope, drafts, field_prefix="recorded")
+            outcomes = await self.memories.remember_batch(scope, drafts, field_prefix="recorded")
         except MemorydError as exc:
             notes.append(Degradation(COMPONENT, f"the reply was not recorded: {exc.message}"))
             return (), tuple(notes)
@@ -105,20 +104,20 @@ class LongTermMemory:
     async def _items(
         self, exchange: list[SessionMessage], notes: list[Degradation]
     ) -> list[ExtractedMemory]:
-        if self._summarizer.llm is not None:
+        if self.summarizer.llm is not None:
             try:
-                return await self._summarizer.extract(
-                    "", exchange, max_items=self._settings.max_extracted_memories
+                return await self.summarizer.extract(
+                    "", exchange, max_items=self.settings.max_extracted_memories
                 )
             except LLMError as exc:
                 notes.append(
                     Degradation(LLM_COMPONENT, f"{exc.message}; kept the user's facts and the turn")
                 )
-        max_bytes = self._limits.max_content_bytes
+        max_bytes = self.limits.max_content_bytes
         facts = deterministic_items(
             [m for m in exchange if m.role is MessageRole.USER],
             "",
-            max_items=self._settings.max_extracted_memories,
+            max_items=self.settings.max_extracted_memories,
             max_bytes=max_bytes,
         )
         episode = "\n".join(message_line(m) for m in exchange)
@@ -128,7 +127,7 @@ class LongTermMemory:
     def _draft(
         self, scope: CallScope, session_id: str, reply: SessionMessage, item: ExtractedMemory
     ) -> MemoryDraft:
-        limits = self._limits
+        limits = self.limits
         tags = tuple(
             t
             for t in dict.fromkeys((SESSION_TAG, STATIC_TAG, *item.tags))
@@ -144,7 +143,7 @@ class LongTermMemory:
             source=Provenance(
                 kind=ProvenanceKind.AGENT,
                 name=SESSION_SOURCE_NAME,
-                retrieved_at=self._clock(),
+                retrieved_at=self.clock(),
                 locator=f"session:{session_id}#{reply.seq}",
             ),
         )
@@ -160,12 +159,12 @@ class LongTermMemory:
         )
         if not query.strip():
             return [], ()
-        cut = query.encode("utf-8")[: self._limits.max_content_bytes]
+        cut = query.encode("utf-8")[: self.limits.max_content_bytes]
         request = RecallQuery(
-            query=cut.decode("utf-8", errors="ignore"), limit=self._settings.long_term_memory_limit
+            query=cut.decode("utf-8", errors="ignore"), limit=self.settings.long_term_memory_limit
         )
         try:
-            outcome = await self._memories.recall(scope, request)
+            outcome = await self.memories.recall(scope, request)
         except MemorydError as exc:
             return [], (Degradation(COMPONENT, f"nothing was retrieved: {exc.message}"),)
         shown = {m.seq for m in session.messages}

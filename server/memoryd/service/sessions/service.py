@@ -22,9 +22,10 @@ memoryd.service.sessions.window.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from memoryd.config import LimitsSettings, SessionSettings
 from memoryd.domain.agent_state import (
@@ -44,26 +45,27 @@ from memoryd.domain.agent_state import (
     SessionWindow,
 )
 from memoryd.domain.errors import FailedPrecondition, NotFound, ResourceExhausted
-from memoryd.domain.models import Memory, PageCursor, Partition, utcnow
+from memoryd.domain.models import Memory, PageCursor, Partition
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.requests import Degradation
 from memoryd.service.common.llm import LLM_COMPONENT
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.quotas import Quotas
-from memoryd.service.common.record_writes import RecordWrites
+from memoryd.service.common.record_writes import RecordService
 from memoryd.service.common.tokens import TokenCounter
 from memoryd.service.common.validation import Violations
 from memoryd.service.memories.service import MemoryService
 from memoryd.service.sessions import attachments, history
 from memoryd.service.sessions.attachments import Offload
 from memoryd.service.sessions.checks import MAX_TOKEN_BUDGET, SessionChecks
-from memoryd.service.sessions.extract import extraction_drafts, remember_folded
+from memoryd.service.sessions.extract import Extractor
 from memoryd.service.sessions.long_term import LongTermMemory, turns
 from memoryd.service.sessions.record import CLOSED, OPEN, SessionState
 from memoryd.service.sessions.summarize import Summarizer, SummaryResult, message_line
 from memoryd.service.sessions.window import WindowOptions, fitted_window
-from memoryd.storage.records import RecordStore
+
+T = TypeVar("T")
 
 DEFAULT_MESSAGES_PAGE = 100
 #: The summary after an append, and the turns the append folded into it.
@@ -82,41 +84,35 @@ class Compression:
     merge: bool
 
 
-class SessionService:
-    def __init__(
-        self,
-        *,
-        records: RecordStore,
-        memories: MemoryService,
-        summarizer: Summarizer,
-        counter: TokenCounter,
-        settings: SessionSettings,
-        limits: LimitsSettings,
-        page_tokens: PageTokenCodec,
-        quotas: Quotas | None = None,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self._records = records
-        self._quotas = quotas
-        self._memories = memories
-        self._summarizer = summarizer
-        self._counter = counter
-        self._settings = settings
-        self._limits = limits
-        self._page_tokens = page_tokens
-        self._clock = clock
-        self._writes = RecordWrites(records)
-        self._check = SessionChecks(settings)
+@dataclass(eq=False, kw_only=True)
+class SessionService(RecordService):
+    """Sessions: their messages and attachments, compression, and what they leave in long-term memory."""
+
+    memories: MemoryService
+    summarizer: Summarizer
+    counter: TokenCounter
+    settings: SessionSettings
+    limits: LimitsSettings
+    page_tokens: PageTokenCodec
+    quotas: Quotas | None = None
+
+    def __post_init__(self) -> None:
+        self._check = SessionChecks(self.settings)
+        self._extractor = Extractor(self.summarizer, self.settings, self.limits)
         self._long_term = LongTermMemory(
-            memories=memories, summarizer=summarizer, settings=settings, limits=limits, clock=clock
+            memories=self.memories,
+            summarizer=self.summarizer,
+            settings=self.settings,
+            limits=self.limits,
+            clock=self.clock,
         )
 
     @property
     def token_counter(self) -> TokenCounter:
-        return self._counter
+        return self.counter
 
     def compression(self, session: SessionState) -> Compression:
-        s, o = self._settings, session.compression
+        s, o = self.settings, session.compression
         return Compression(
             threshold=o.compress_threshold_messages or s.compress_threshold_messages,
             token_ratio=o.compress_token_ratio or s.compress_token_ratio,
@@ -150,12 +146,12 @@ class SessionService:
         v = Violations()
         self._check.session_id(v, session_id)
         self._check.ttl(v, ttl)
-        self._check.messages(v, drafts, self._limits.max_batch_size, self._clock())
+        self._check.messages(v, drafts, self.limits.max_batch_size, self.clock())
         v.raise_if_any()
 
-        async def attempt() -> tuple[AppendOutcome, list[list[SessionMessage]], _Folded]:
-            now = self._clock()
-            session = await self._load_or_new(scope.partition, session_id, now)
+        async def change(
+            session: SessionState, now: datetime
+        ) -> tuple[AppendOutcome, list[list[SessionMessage]], _Folded]:
             self._require_open(session)
             if compression is not None:
                 self._set_compression(session, compression)
@@ -166,20 +162,20 @@ class SessionService:
                 session,
                 drafts,
                 self.compression(session).offload,
-                self._settings.max_message_bytes,
+                self.settings.max_message_bytes,
                 now,
             )
             if ttl is not None:
                 session.ttl_s = ttl.total_seconds()
             exchanges = turns(session.messages, len(drafts))
             folded, degraded = await self._compress_if_due(session)
-            await self._store(scope.partition, session, folded, self._clock(), extra=stored)
+            await self._store(scope.partition, session, folded, self.clock(), extra=stored)
             offloaded = tuple(attachments.seq_of_attachment(r.key) for r in stored)
             outcome = AppendOutcome(session.message_count, bool(folded), degraded, (), offloaded)
             automatic = session.long_term_memory_mode.automatic
             return outcome, exchanges if automatic else [], (session.summary, folded)
 
-        outcome, exchanges, folded = await self._writes.run((scope.partition, session_id), attempt)
+        outcome, exchanges, folded = await self._rewrite(scope, session_id, change, create=True)
         return await self._remember_after(scope, session_id, outcome, exchanges, folded)
 
     async def _remember_after(
@@ -194,16 +190,13 @@ class SessionService:
         turns it folded into the summary, and (static control) its replies."""
         ids: list[str] = []
         notes: list[Degradation] = []
-        if folded[1] and self._settings.extract_on_summary:
-            ids, notes = await remember_folded(
-                self._memories,
+        if folded[1] and self.settings.extract_on_summary:
+            ids, notes = await self._extractor.remember_folded(
+                self.memories,
                 scope,
                 session_id,
                 folded,
-                summarizer=self._summarizer,
-                settings=self._settings,
-                limits=self._limits,
-                now=self._clock(),
+                self.clock(),
                 use_llm=not any(d.component == LLM_COMPONENT for d in outcome.degraded),
             )
         if exchanges:
@@ -217,14 +210,14 @@ class SessionService:
     def _admit(self, partition: Partition, session: SessionState, adding: int) -> None:
         """Raise ResourceExhausted when ``adding`` messages would pass a limit: the
         daemon's ``sessions.max_messages`` or the tenant's ``quotas.max_session_messages``."""
-        limit = self._settings.max_messages
+        limit = self.settings.max_messages
         if session.message_count + adding > limit:
             raise ResourceExhausted(
                 f"session {session.id!r} has {session.message_count} messages; appending "
                 f"{adding} would exceed sessions.max_messages ({limit})"
             )
-        if self._quotas is not None:
-            self._quotas.check_session_messages(partition.tenant_id, session.message_count, adding)
+        if self.quotas is not None:
+            self.quotas.check_session_messages(partition.tenant_id, session.message_count, adding)
 
     def _set_compression(self, session: SessionState, overrides: SessionCompression) -> None:
         merged = session.compression.merged(overrides)
@@ -245,14 +238,12 @@ class SessionService:
         v.raise_if_any()
         assert kind is not None
 
-        async def attempt() -> list[FixedZoneEntry]:
-            now = self._clock()
-            session = await self._load_or_new(scope.partition, session_id, now)
+        async def change(session: SessionState, now: datetime) -> list[FixedZoneEntry]:
             self._require_open(session)
             zone = session.fixed_zone
             if kind is not FixedZoneKind.INSTRUCTION:
                 zone = [e for e in zone if e.kind is not kind]
-            if len(zone) >= self._settings.max_fixed_zone_entries:
+            if len(zone) >= self.settings.max_fixed_zone_entries:
                 raise ResourceExhausted(
                     f"session {session_id!r} has {len(zone)} fixed-zone entries, the limit "
                     f"(sessions.max_fixed_zone_entries)"
@@ -261,7 +252,7 @@ class SessionService:
             await self._store(scope.partition, session, [], now)
             return list(session.fixed_zone)
 
-        return await self._writes.run((scope.partition, session_id), attempt)
+        return await self._rewrite(scope, session_id, change, create=True)
 
     async def end(self, scope: CallScope, session_id: str, *, extract: bool) -> EndSessionOutcome:
         """Summarise what is left, close the session and (``extract``) remember what
@@ -270,14 +261,12 @@ class SessionService:
         self._check.session_id(v, session_id)
         v.raise_if_any()
 
-        async def attempt() -> EndSessionOutcome:
-            now = self._clock()
-            session = await self._get(scope.partition, session_id, now)
+        async def change(session: SessionState, now: datetime) -> EndSessionOutcome:
             self._require_open(session)
             degraded: list[Degradation] = []
             folded: list[SessionMessage] = []
             if session.messages:
-                result = await self._summarizer.summarize(session.summary, session.messages)
+                result = await self.summarizer.summarize(session.summary, session.messages)
                 degraded.extend(result.degraded)
                 folded = session.fold(
                     len(session.messages), result.text, result.method, result.degraded
@@ -289,28 +278,20 @@ class SessionService:
                 messages = [
                     m async for page in self._stored(scope.partition, session, folded) for m in page
                 ]
-                drafts, notes = await extraction_drafts(
-                    scope,
-                    session,
-                    messages,
-                    summarizer=self._summarizer,
-                    settings=self._settings,
-                    limits=self._limits,
-                    now=now,
-                )
+                drafts, notes = await self._extractor.session_drafts(scope, session, messages, now)
                 degraded.extend(notes)
                 if drafts:
                     # Replicas: an attempt that loses the header to another writer
                     # remembers these again; deduplication merges the repeats.
-                    outcomes = await self._memories.remember_batch(
+                    outcomes = await self.memories.remember_batch(
                         scope, drafts, field_prefix="extracted"
                     )
                     extracted = [o.memory for o in outcomes]
             session.status = CLOSED
-            await self._store(scope.partition, session, folded, self._clock(), touch=False)
+            await self._store(scope.partition, session, folded, self.clock(), touch=False)
             return EndSessionOutcome(session.summary, extracted, tuple(dict.fromkeys(degraded)))
 
-        return await self._writes.run((scope.partition, session_id), attempt)
+        return await self._rewrite(scope, session_id, change)
 
     async def delete_messages(
         self, scope: CallScope, session_id: str, seqs: Sequence[int]
@@ -322,8 +303,8 @@ class SessionService:
         self._check.session_id(v, session_id)
         if not seqs:
             v.add("seqs", "must not be empty")
-        elif len(seqs) > self._limits.max_batch_size:
-            v.add("seqs", f"has {len(seqs)} seqs; the limit is {self._limits.max_batch_size}")
+        elif len(seqs) > self.limits.max_batch_size:
+            v.add("seqs", f"has {len(seqs)} seqs; the limit is {self.limits.max_batch_size}")
         if any(s < 1 for s in seqs):
             v.add("seqs", "must be positive")
         v.raise_if_any()
@@ -332,20 +313,16 @@ class SessionService:
         #: the header to another writer finds them gone, yet its header must count them.
         removed: set[int] = set()
 
-        async def attempt() -> DeleteMessagesOutcome:
-            now = self._clock()
-            session = await self._get(scope.partition, session_id, now)
+        async def change(session: SessionState, now: datetime) -> DeleteMessagesOutcome:
             doomed = [m for m in session.messages if m.seq in wanted]
             tail = [m.seq for m in doomed]
             session.messages = [m for m in session.messages if m.seq not in wanted]
             older = sorted(s for s in wanted if s <= session.summarized_through_seq)
             named = attachments.refs(doomed) + await attachments.folded_refs(
-                self._records, scope.partition, session, older
+                self.records, scope.partition, session, older
             )
-            await attachments.delete_refs(self._records, scope.partition, session, named)
-            removed.update(
-                await history.delete_folded(self._records, scope.partition, session, older)
-            )
+            await attachments.delete_refs(self.records, scope.partition, session, named)
+            removed.update(await self._history(scope.partition, session).delete_folded(older))
             gone = sorted(removed.intersection(older))
             session.stored_messages -= len(tail) + len(gone)
             degraded: tuple[Degradation, ...] = ()
@@ -354,7 +331,7 @@ class SessionService:
             await self._store(scope.partition, session, [], now, touch=False)
             return DeleteMessagesOutcome(sorted([*tail, *gone]), bool(gone), degraded)
 
-        return await self._writes.run((scope.partition, session_id), attempt)
+        return await self._rewrite(scope, session_id, change)
 
     async def clear(self, scope: CallScope, session_id: str, *, fixed_zone: bool = False) -> int:
         """Delete every message and the summary (and, ``fixed_zone``, the fixed zone);
@@ -363,12 +340,10 @@ class SessionService:
         self._check.session_id(v, session_id)
         v.raise_if_any()
 
-        async def attempt() -> int:
-            now = self._clock()
-            session = await self._get(scope.partition, session_id, now)
+        async def change(session: SessionState, now: datetime) -> int:
             deleted = session.stored_messages
             await history.delete_generation(
-                self._records, scope.partition, session.id, session.generation
+                self.records, scope.partition, session.id, session.generation
             )
             session.messages = []
             session.stored_messages = 0
@@ -379,31 +354,31 @@ class SessionService:
             await self._store(scope.partition, session, [], now, touch=False)
             return deleted
 
-        return await self._writes.run((scope.partition, session_id), attempt)
+        return await self._rewrite(scope, session_id, change)
 
     async def purge_expired(self, partition: Partition, now: datetime | None = None) -> int:
         """Delete the partition's expired sessions with their messages, and message
         records left behind by an earlier session of the same id (for maintenance);
         returns how many sessions went."""
-        now = now or self._clock()
-        expired = set(await history.expired_sessions(self._records, partition, now))
-        generations = await history.message_generations(self._records, partition)
+        now = now or self.clock()
+        expired = set(await history.expired_sessions(self.records, partition, now))
+        generations = await history.message_generations(self.records, partition)
         gone = 0
         for session_id in sorted(expired | set(generations)):
             async with self._writes.locked((partition, session_id)):
-                found = await self._records.get_records(partition, RecordKind.SESSION, [session_id])
+                found = await self.records.get_records(partition, RecordKind.SESSION, [session_id])
                 live = found and not (found[0].expires_at and found[0].expires_at <= now)
                 if live:
                     current = SessionState.from_record(found[0]).generation
                     for generation in generations.get(session_id, set()) - {current}:
                         await history.delete_generation(
-                            self._records, partition, session_id, generation
+                            self.records, partition, session_id, generation
                         )
                     continue
-                await history.delete_generation(self._records, partition, session_id)
+                await history.delete_generation(self.records, partition, session_id)
                 if found:
                     gone += len(
-                        await self._records.delete_records(
+                        await self.records.delete_records(
                             partition, RecordKind.SESSION, [session_id]
                         )
                     )
@@ -421,19 +396,19 @@ class SessionService:
         if token_budget is not None and not 0 < token_budget <= MAX_TOKEN_BUDGET:
             v.add("token_budget", f"must be between 1 and {MAX_TOKEN_BUDGET}")
         v.raise_if_any()
-        session = await self._get(scope.partition, session_id, self._clock())
+        session = await self._get(scope.partition, session_id, self.clock())
         c = self.compression(session)
         found: list[Memory] = []
         notes: tuple[Degradation, ...] = ()
         if session.long_term_memory_mode.automatic:
             found, notes = await self._long_term.retrieve(scope, session)
         options = WindowOptions(
-            summarizer=self._summarizer.preferred_method,
+            summarizer=self.summarizer.preferred_method,
             merge=c.merge,
             long_term=found,
-            long_term_ratio=self._settings.long_term_memory_token_ratio,
+            long_term_ratio=self.settings.long_term_memory_token_ratio,
         )
-        window = fitted_window(session, token_budget or c.budget, self._counter, options)
+        window = fitted_window(session, token_budget or c.budget, self.counter, options)
         if notes:
             window = replace(window, degraded=tuple(dict.fromkeys((*window.degraded, *notes))))
         return window
@@ -441,14 +416,14 @@ class SessionService:
     async def attachment(self, scope: CallScope, query: AttachmentQuery) -> AttachmentSlice:
         """A slice of an offloaded message's full content."""
         self._check.attachment_query(query)
-        session = await self._get(scope.partition, query.session_id, self._clock())
-        return await attachments.read(self._records, scope.partition, session, query)
+        session = await self._get(scope.partition, query.session_id, self.clock())
+        return await attachments.read(self.records, scope.partition, session, query)
 
     async def messages(self, scope: CallScope, query: SessionMessagesQuery) -> SessionMessagesPage:
         """Stored messages with from_seq <= seq <= to_seq (0: unbounded), oldest first."""
-        self._check.messages_query(query, self._limits.max_page_size)
+        self._check.messages_query(query, self.limits.max_page_size)
         page_size = query.page_size or DEFAULT_MESSAGES_PAGE
-        session = await self._get(scope.partition, query.session_id, self._clock())
+        session = await self._get(scope.partition, query.session_id, self.clock())
         query_print = fingerprint(
             scope,
             [
@@ -461,16 +436,13 @@ class SessionService:
         )
         after = max(0, query.from_seq - 1)
         if query.page_token:
-            after = max(after, int(self._page_tokens.decode(query.page_token, query_print).id))
-        page, more = await history.page(
-            self._records, scope.partition, session, after, query.to_seq, page_size
-        )
+            after = max(after, int(self.page_tokens.decode(query.page_token, query_print).id))
+        stored = self._history(scope.partition, session)
+        page, more = await stored.page(after, query.to_seq, page_size)
         token = ""
         if more:
             last = page[-1]
-            token = self._page_tokens.encode(
-                PageCursor(last.created_at, str(last.seq)), query_print
-            )
+            token = self.page_tokens.encode(PageCursor(last.created_at, str(last.seq)), query_print)
         return SessionMessagesPage(
             messages=page,
             next_page_token=token,
@@ -483,7 +455,7 @@ class SessionService:
     async def _load(
         self, partition: Partition, session_id: str, now: datetime
     ) -> SessionState | None:
-        found = await self._records.get_records(partition, RecordKind.SESSION, [session_id])
+        found = await self.records.get_records(partition, RecordKind.SESSION, [session_id])
         if not found:
             return None
         record = found[0]
@@ -496,16 +468,35 @@ class SessionService:
     ) -> SessionState:
         """The live session, else a new one (what an expired one of the same id left
         behind goes first; its header is what the new one's first write replaces)."""
-        found = await self._records.get_records(partition, RecordKind.SESSION, [session_id])
+        found = await self.records.get_records(partition, RecordKind.SESSION, [session_id])
         record = found[0] if found else None
         if record is not None and not (record.expires_at is not None and record.expires_at <= now):
             return SessionState.from_record(record)
         if record is not None:
             old = SessionState.from_record(record).generation
-            await history.delete_generation(self._records, partition, session_id, old)
+            await history.delete_generation(self.records, partition, session_id, old)
         return SessionState(
-            id=session_id, created_at=now, ttl_s=self._settings.ttl_s, read_from=record
+            id=session_id, created_at=now, ttl_s=self.settings.ttl_s, read_from=record
         )
+
+    async def _rewrite(
+        self,
+        scope: CallScope,
+        session_id: str,
+        change: Callable[[SessionState, datetime], Awaitable[T]],
+        *,
+        create: bool = False,
+    ) -> T:
+        """``change`` of the session's header as read now (a new session when
+        ``create``, else NOT_FOUND), as one read-modify-write: run again when another
+        writer changed the header in between (a store shared by replicas)."""
+
+        async def attempt() -> T:
+            now = self.clock()
+            load = self._load_or_new if create else self._get
+            return await change(await load(scope.partition, session_id, now), now)
+
+        return await self._writes.run((scope.partition, session_id), attempt)
 
     async def _get(self, partition: Partition, session_id: str, now: datetime) -> SessionState:
         session = await self._load(partition, session_id, now)
@@ -543,10 +534,13 @@ class SessionService:
     ) -> AsyncIterator[list[SessionMessage]]:
         """Every stored message, including ``folded`` ones not written yet."""
         pending = {m.seq for m in folded}
-        async for page in history.stored(self._records, partition, session):
+        async for page in self._history(partition, session).pages():
             yield [m for m in page if m.seq not in pending]
         if folded:
             yield list(folded)
+
+    def _history(self, partition: Partition, session: SessionState) -> history.StoredMessages:
+        return history.StoredMessages(self.records, partition, session)
 
     @staticmethod
     def _require_open(session: SessionState) -> None:
@@ -562,12 +556,12 @@ class SessionService:
             return [], ()
         due = len(messages) >= c.threshold
         if not due:
-            tokens = sum(self._counter.count(message_line(m)) for m in messages)
+            tokens = sum(self.counter.count(message_line(m)) for m in messages)
             due = tokens >= c.token_ratio * c.budget
         if not due:
             return [], ()
         cut = len(messages) - c.keep
-        result = await self._summarizer.summarize(session.summary, messages[:cut])
+        result = await self.summarizer.summarize(session.summary, messages[:cut])
         return session.fold(cut, result.text, result.method, result.degraded), result.degraded
 
     async def _rebuild_summary(
@@ -576,16 +570,15 @@ class SessionService:
         """The summary anew from the folded messages that remain, a threshold's worth
         at a time (as compression built it)."""
         chunk = self.compression(session).threshold
-        summary = SummaryResult("", self._summarizer.preferred_method)
+        summary = SummaryResult("", self.summarizer.preferred_method)
         notes: list[Degradation] = []
+        stored = self._history(partition, session)
         after = 0
         while True:
-            page = await history.folded(
-                self._records, partition, session, after_seq=after, limit=chunk
-            )
+            page = await stored.folded(after_seq=after, limit=chunk)
             if not page:
                 break
-            summary = await self._summarizer.summarize(summary.text, page)
+            summary = await self.summarizer.summarize(summary.text, page)
             notes.extend(summary.degraded)
             after = page[-1].seq
         session.summary = summary.text

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime
 
 import structlog
 
 from memoryd.config import KeysSettings, LimitsSettings, SnapshotSettings
-from memoryd.domain.models import Partition, utcnow
+from memoryd.domain.models import Clock, Partition, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import RecordKind
 from memoryd.domain.snapshot import DefaultReadLine, DefaultReadRequest, DefaultReadResult
@@ -82,66 +81,50 @@ def line_of(item: IndexedKey, score: float, content_json: str) -> DefaultReadLin
     )
 
 
-@dataclass(slots=True)
-class _Build:
-    """The lines chosen so far and the tokens they take (header included)."""
-
-    limit: int
-    used: int
-    lines: list[DefaultReadLine]
-    items: list[IndexedKey]
-    misses: int = 0
-
-
+@dataclass(eq=False, kw_only=True)
 class DefaultReadService:
-    def __init__(
-        self,
-        *,
-        indexes: KeyIndexes,
-        records: RecordStore,
-        counter: TokenCounter,
-        settings: SnapshotSettings,
-        limits: LimitsSettings,
-        keys: KeysSettings,
-        masker: Masker | None = None,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self._indexes = indexes
+    """DefaultRead: the keys an agent reads first, ranked and packed into a token budget."""
+
+    indexes: KeyIndexes
+    records: RecordStore
+    counter: TokenCounter
+    settings: SnapshotSettings
+    limits: LimitsSettings
+    keys: KeysSettings
+    masker: Masker | None = None
+    clock: Clock = utcnow
+
+    def __post_init__(self) -> None:
         #: Tokens of unmasked lines by (partition, key): (version, count).
         self._token_cache: dict[tuple[Partition, str], tuple[int, int]] = {}
-        self._records = records
-        self._masker = masker
-        self._counter = counter
-        self._settings = settings
-        self._limits = limits
-        self._key_limits = KeyLimits(keys.max_key_bytes)
-        self._clock = clock
+        self._key_limits = KeyLimits(self.keys.max_key_bytes)
+        s = self.settings
         self._ranking = Ranking(
-            recency_weight=settings.default_read_recency_weight,
-            importance_weight=settings.default_read_importance_weight,
-            tag_weight=settings.default_read_tag_weight,
-            half_life_hours=settings.default_read_half_life_hours,
+            recency_weight=s.default_read_recency_weight,
+            importance_weight=s.default_read_importance_weight,
+            tag_weight=s.default_read_tag_weight,
+            half_life_hours=s.default_read_half_life_hours,
         )
 
     async def read(self, scope: CallScope, req: DefaultReadRequest) -> DefaultReadResult:
-        s = self._settings
+        s = self.settings
         limit = s.default_read_token_limit if req.token_limit is None else req.token_limit
         v = Violations()
         if not 1 <= limit <= s.max_token_budget:
             v.add("token_limit", f"must be between 1 and {s.max_token_budget}, got {limit}")
-        check.check_tags(v, req.tags, self._limits)
+        check.check_tags(v, req.tags, self.limits)
         prefix = "/"
         try:
             prefix = normalise_prefix(req.prefix, self._key_limits)
         except InvalidKey as exc:
             v.add("prefix", str(exc))
         v.raise_if_any()
-        now = req.current_time or self._clock()
+        now = req.current_time or self.clock()
         tags = frozenset(t.strip() for t in req.tags)
-        mask = self._masker.for_scope(scope) if self._masker is not None else None
+        mask = self.masker.for_scope(scope) if self.masker is not None else None
 
-        index = await self._indexes.get(scope.partition)
-        build = _Build(limit, self._counter.count(HEADER), [], [])
+        index = await self.indexes.get(scope.partition)
+        build = _Build(limit, self.counter.count(HEADER), [], [])
         considered: set[str] = set()
         batch = _FIRST_BATCH
         ranked: Iterator[tuple[float, IndexedKey]] = iter(())
@@ -164,14 +147,14 @@ class DefaultReadService:
             batch *= 2
 
         text = render(build.lines)
-        tokens = self._counter.count(text) if text else 0
+        tokens = self.counter.count(text) if text else 0
         while tokens > limit and build.lines:  # a counter not additive over lines
             build.lines.pop()
             text = render(build.lines)
-            tokens = self._counter.count(text) if text else 0
+            tokens = self.counter.count(text) if text else 0
         self._log(scope, build, tokens)
         return DefaultReadResult(
-            text=text, lines=build.lines, tokens_used=tokens, token_counter=self._counter.name
+            text=text, lines=build.lines, tokens_used=tokens, token_counter=self.counter.name
         )
 
     async def _fill(
@@ -209,12 +192,12 @@ class DefaultReadService:
         content_json = mask_json_text(line.content_json, mask)
         content = json.loads(content_json)
         kind = content.get("type") if isinstance(content, dict) else None
-        text = mirror_fields(content, self._limits, Violations()).text
+        text = mirror_fields(content, self.limits, Violations()).text
         return replace(
             line,
             key=mask_path(line.key, mask),
             type=one_line(mask(kind), 40) if isinstance(kind, str) else "",
-            summary=one_line(mask(text), self._settings.default_read_summary_chars),
+            summary=one_line(mask(text), self.settings.default_read_summary_chars),
             content_json=content_json,
         )
 
@@ -223,13 +206,13 @@ class DefaultReadService:
     ) -> int:
         """The tokens of a line; an unmasked line's count is kept per key version."""
         if masked:
-            return self._counter.count(render_line(line))
+            return self.counter.count(render_line(line))
         cached = self._token_cache.get((partition, item.key))
         if cached is not None and cached[0] == item.version:
             return cached[1]
         if len(self._token_cache) >= _TOKEN_CACHE_MAX:
             self._token_cache.clear()
-        cost = self._counter.count(render_line(line))
+        cost = self.counter.count(render_line(line))
         self._token_cache[(partition, item.key)] = (item.version, cost)
         return cost
 
@@ -239,7 +222,7 @@ class DefaultReadService:
         wanted = {item.key: item.version for item in items if item.content_json is None}
         if not wanted:
             return {}
-        found = await self._records.get_records(scope.partition, RecordKind.KEY, list(wanted))
+        found = await self.records.get_records(scope.partition, RecordKind.KEY, list(wanted))
         return {
             entry.key: entry.content_json
             for entry in decodable(found, entry_from)
@@ -268,3 +251,14 @@ def _take(items: Iterator[tuple[float, IndexedKey]], n: int) -> list[tuple[float
         if len(out) >= n:
             break
     return out
+
+
+@dataclass(slots=True)
+class _Build:
+    """The lines chosen so far and the tokens they take (header included)."""
+
+    limit: int
+    used: int
+    lines: list[DefaultReadLine]
+    items: list[IndexedKey]
+    misses: int = 0

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from memoryd.config import LimitsSettings, SnapshotSettings
 from memoryd.domain.agent_state import FixedZoneKind, WorkingScope
 from memoryd.domain.errors import EmbeddingError, NotFound, Unavailable
-from memoryd.domain.models import Memory, MemoryFilter, utcnow
+from memoryd.domain.models import Clock, Memory, MemoryFilter, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.requests import Degradation, ListQuery, RecallQuery
 from memoryd.domain.snapshot import (
@@ -81,39 +81,28 @@ class _Gathered:
     degraded: list[Degradation]
 
 
+@dataclass(eq=False, kw_only=True)
 class SnapshotService:
-    def __init__(
-        self,
-        *,
-        memories: MemoryService,
-        store: Store,
-        dimension: int,
-        counter: TokenCounter,
-        settings: SnapshotSettings,
-        limits: LimitsSettings,
-        profiles: ProfileService | None = None,
-        working: WorkingMemoryService | None = None,
-        sessions: SessionService | None = None,
-        states: ComponentStates | None = None,
-        masker: Masker | None = None,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self._states = states
-        self._masker = masker
-        self._memories = memories
-        self._store = store
-        self._dimension = dimension
-        self._counter = counter
-        self._settings = settings
-        self._limits = limits
-        self._profiles = profiles
-        self._working = working
-        self._sessions = sessions
-        self._clock = clock
+    """Snapshots: the sections of an agent's memory that fit a token budget, rendered."""
+
+    memories: MemoryService
+    store: Store
+    dimension: int
+    counter: TokenCounter
+    settings: SnapshotSettings
+    limits: LimitsSettings
+    #: The dependencies' health, reported in ``degraded`` (empty: none known).
+    states: ComponentStates = field(default_factory=ComponentStates)
+    #: The sources of the optional sections (None: that section is not enabled).
+    profiles: ProfileService | None = None
+    working: WorkingMemoryService | None = None
+    sessions: SessionService | None = None
+    masker: Masker | None = None
+    clock: Clock = utcnow
 
     @property
     def token_counter(self) -> TokenCounter:
-        return self._counter
+        return self.counter
 
     async def build(self, scope: CallScope, req: SnapshotRequest) -> Snapshot:
         """The snapshot, with every fallback it was served with in ``degraded`` (a
@@ -122,7 +111,7 @@ class SnapshotService:
             snapshot = await self._build(scope, req)
         for item in reported:  # the caller's collector hears them too
             report(item.component, item.reason)
-        ambient = self._states.impaired(*AMBIENT_COMPONENTS) if self._states else []
+        ambient = self.states.impaired(*AMBIENT_COMPONENTS)
         degraded = list(snapshot.degraded)
         for item in (*reported, *ambient):
             if not any(d.component == item.component for d in degraded):
@@ -151,10 +140,10 @@ class SnapshotService:
             by_section[section] = gathered.candidates
             degraded.extend(gathered.degraded)
         candidates = _limited(by_section, plan)
-        mask = self._masker.for_scope(scope) if self._masker is not None else None
+        mask = self.masker.for_scope(scope) if self.masker is not None else None
         if mask is not None:  # before packing: the budget counts what is returned
             candidates = [_masked(c, mask) for c in candidates]
-        packed = Packer(self._counter, req.format, plan.budget).pack(candidates, plan.order)
+        packed = Packer(self.counter, req.format, plan.budget).pack(candidates, plan.order)
         return Snapshot(
             text=packed.text,
             items=packed.items,
@@ -162,14 +151,14 @@ class SnapshotService:
             tokens_used=packed.tokens_used,
             token_budget=plan.budget,
             omitted=packed.omitted,
-            token_counter=self._counter.name,
+            token_counter=self.counter.name,
             degraded=tuple(dict.fromkeys(degraded)),
         )
 
     # ------------------------------------------------------------------ plan
 
     def _plan(self, req: SnapshotRequest) -> _Plan:
-        s = self._settings
+        s = self.settings
         v = Violations()
         budget = s.default_token_budget if req.token_budget is None else req.token_budget
         if not 1 <= budget <= s.max_token_budget:
@@ -178,15 +167,15 @@ class SnapshotService:
             ("semantic_limit", req.semantic_limit),
             ("recent_limit", req.recent_limit),
         ):
-            check.check_limit(v, value, self._limits.max_top_k, name)
+            check.check_limit(v, value, self.limits.max_top_k, name)
         window = req.recent_window
         if window is None:
             window = timedelta(seconds=s.recent_window_s)
         if not timedelta(0) < window <= _MAX_RECENT_WINDOW:
             v.add("recent_window", f"must be positive and at most {_MAX_RECENT_WINDOW.days} days")
-        check.check_namespace(v, req.namespace, self._limits)
+        check.check_namespace(v, req.namespace, self.limits)
         check.check_unit_interval(v, req.min_relevance, "min_relevance")
-        check.check_embedding(v, req.trigger_embedding, self._dimension, "trigger_embedding")
+        check.check_embedding(v, req.trigger_embedding, self.dimension, "trigger_embedding")
         for i, section in enumerate(req.priority):
             if section in req.priority[:i]:
                 v.add(f"priority[{i}]", f"repeats {section.value}")
@@ -194,7 +183,7 @@ class SnapshotService:
         query = "\n".join(t for t in (req.trigger.strip(), req.focus.strip()) if t)
         available = {
             S.PINNED: None,
-            S.PROFILE: None if self._profiles else "agent profiles are not enabled",
+            S.PROFILE: None if self.profiles else "agent profiles are not enabled",
             S.WORKING: None
             if req.scope is not None and (req.scope.thread_id or req.scope.resource_id)
             else "scope: thread_id or resource_id must be set for the working section",
@@ -206,18 +195,18 @@ class SnapshotService:
             if req.session_id
             else "session_id: must be set for the session section",
         }
-        if self._working is None:
+        if self.working is None:
             available[S.WORKING] = "working memory is not enabled"
-        if self._sessions is None:
+        if self.sessions is None:
             available[S.SESSION] = "sessions are not enabled"
         wanted = set(req.sections) or set(DEFAULT_PRIORITY)
         if req.sections:
             for section in dict.fromkeys(req.sections):
                 reason = available[section]
                 if reason is not None:
-                    field, _, text = reason.partition(": ")
+                    named, _, text = reason.partition(": ")
                     if text:
-                        v.add(field, text)
+                        v.add(named, text)
                     else:
                         v.add("sections", f"{section.value}: {reason}")
         v.raise_if_any()
@@ -227,7 +216,7 @@ class SnapshotService:
             if section in wanted and available[section] is None
         )
         # The embedder truncates long text anyway; recall limits its query's size.
-        query = query.encode()[: self._limits.max_content_bytes].decode(errors="ignore")
+        query = query.encode()[: self.limits.max_content_bytes].decode(errors="ignore")
         return _Plan(
             budget=budget,
             order=order,
@@ -267,20 +256,20 @@ class SnapshotService:
         )
 
     async def _pinned(self, scope: CallScope, req: SnapshotRequest, plan: _Plan) -> _Gathered:
-        page = await self._memories.list_memories(
+        page = await self.memories.list_memories(
             scope,
             ListQuery(
                 filter=self._filter(req, tags=(PINNED_TAG,)),
-                page_size=min(self._settings.max_pinned, self._limits.max_page_size),
+                page_size=min(self.settings.max_pinned, self.limits.max_page_size),
             ),
         )
         ranked = sorted(page.memories, key=lambda m: (-m.importance, -m.updated_at.timestamp()))
         return _Gathered([_memory_candidate(S.PINNED, m, i) for i, m in enumerate(ranked)], [])
 
     async def _profile(self, scope: CallScope, req: SnapshotRequest, plan: _Plan) -> _Gathered:
-        assert self._profiles is not None
+        assert self.profiles is not None
         try:
-            profile = await self._profiles.get(scope)
+            profile = await self.profiles.get(scope)
         except NotFound:
             return _Gathered([], [])
         if not profile.content.strip():
@@ -297,10 +286,10 @@ class SnapshotService:
     async def _working_memory(
         self, scope: CallScope, req: SnapshotRequest, plan: _Plan
     ) -> _Gathered:
-        assert self._working is not None and req.scope is not None
+        assert self.working is not None and req.scope is not None
         wscope = WorkingScope(req.scope.thread_id, req.scope.resource_id)
         try:
-            wm = await self._working.get(scope, wscope)
+            wm = await self.working.get(scope, wscope)
         except NotFound:
             return _Gathered([], [])
         if not wm.content:
@@ -318,7 +307,7 @@ class SnapshotService:
         return _Gathered([candidate], [])
 
     async def _semantic(self, scope: CallScope, req: SnapshotRequest, plan: _Plan) -> _Gathered:
-        limit = min(plan.semantic_limit + _SPARE, self._limits.max_top_k)
+        limit = min(plan.semantic_limit + _SPARE, self.limits.max_top_k)
         query = RecallQuery(
             query=plan.query,
             embedding=req.trigger_embedding,
@@ -328,7 +317,7 @@ class SnapshotService:
         )
         degraded: list[Degradation] = []
         try:
-            outcome = await self._memories.recall(scope, query)
+            outcome = await self.memories.recall(scope, query)
             found = [r.memory for r in outcome.results]
             degraded.extend(outcome.degraded)
         except EmbeddingError as exc:
@@ -337,9 +326,9 @@ class SnapshotService:
             flt = replace(
                 self._filter(req),
                 max_security_level=min(req.max_security_level, scope.clearance),
-                not_expired_at=self._clock(),
+                not_expired_at=self.clock(),
             )
-            hits = await self._store.text_search(scope.partition, plan.query, flt, limit)
+            hits = await self.store.text_search(scope.partition, plan.query, flt, limit)
             found = [h.memory for h in hits]
             degraded.append(
                 Degradation(
@@ -352,12 +341,12 @@ class SnapshotService:
         )
 
     async def _recent(self, scope: CallScope, req: SnapshotRequest, plan: _Plan) -> _Gathered:
-        since = self._clock() - plan.recent_window
-        page = await self._memories.list_memories(
+        since = self.clock() - plan.recent_window
+        page = await self.memories.list_memories(
             scope,
             ListQuery(
                 filter=self._filter(req, created_after=since),
-                page_size=min(plan.recent_limit + _SPARE, self._limits.max_page_size),
+                page_size=min(plan.recent_limit + _SPARE, self.limits.max_page_size),
             ),
         )
         return _Gathered(
@@ -365,9 +354,9 @@ class SnapshotService:
         )
 
     async def _session(self, scope: CallScope, req: SnapshotRequest, plan: _Plan) -> _Gathered:
-        assert self._sessions is not None
+        assert self.sessions is not None
         try:
-            window = await self._sessions.window(scope, req.session_id, plan.budget)
+            window = await self.sessions.window(scope, req.session_id, plan.budget)
         except NotFound:
             return _Gathered([], [])
         out: list[Candidate] = []
