@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 StoreBackend = Literal["lancedb", "memory", "qdrant"]
+#: How many copies of a shard a Qdrant read asks (QdrantSettings.read_consistency).
+ReadConsistency = Literal["one", "majority", "quorum", "all"]
 #: Qdrant's default ports: REST, and gRPC beside it.
 QDRANT_REST_PORT = 6333
 QDRANT_GRPC_PORT = 6334
@@ -73,6 +75,13 @@ class QdrantSettings(BaseModel):
     #: fails; a conditional write in flight at the instant a leader changes may be
     #: applied out of order); "weak" no ordering (not for replicated collections).
     write_ordering: Literal["weak", "medium", "strong"] = "strong"
+    #: How many copies of a shard every read asks (Qdrant's read ``consistency``):
+    #: "one" (Qdrant's default: one copy answers, which may be a copy that missed a
+    #: write while its node was down or being recovered), "majority" (more than half
+    #: of the copies; Qdrant returns the newest version of each point), "quorum" or
+    #: "all" (every copy). None: "majority" when ``shared`` (replicas read what another
+    #: replica acknowledged), "one" for a single owner. docs/qdrant-and-replicas.md.
+    read_consistency: ReadConsistency | None = None
     #: Collection settings used when memoryd creates its collections (distributed
     #: mode; an existing collection keeps its own). None: the server's default
     #: (shards: one per node at creation; replication factor 1; write consistency 1).

@@ -23,7 +23,7 @@ from qdrant_client.conversions.conversion import RestToGrpc
 
 from memoryd.storage.qdrant import wire
 from memoryd.storage.qdrant.schema import DENSE, CollectionSpec
-from memoryd.storage.settings import QDRANT_REST_PORT, url_port
+from memoryd.storage.settings import QDRANT_REST_PORT, ReadConsistency, url_port
 
 #: What a query ranks by: a dense vector, a sparse vector, or a fusion of prefetches.
 QueryInput = list[float] | models.SparseVector | models.FusionQuery
@@ -55,6 +55,11 @@ class QdrantOptions:
     shard_number: int | None = None
     replication_factor: int | None = None
     write_consistency_factor: int | None = None
+    #: How many copies of a shard every read asks (a server only). None: "majority"
+    #: for a shared store, whose replicas must read every acknowledged write even from
+    #: a cluster where one copy of a shard missed it (a node that was down, a copy
+    #: being recovered); "one" (Qdrant's default) for a single owner.
+    read_consistency: ReadConsistency | None = None
 
     def __post_init__(self) -> None:
         if (self.url is None) == (self.path is None):
@@ -67,6 +72,14 @@ class QdrantOptions:
         if self.url is None or self.write_ordering is None:
             return None
         return models.WriteOrdering(self.write_ordering)
+
+    @property
+    def consistency(self) -> models.ReadConsistencyType | None:
+        """The ``consistency`` every read sends (None: Qdrant's default, one copy)."""
+        chosen = self.read_consistency or ("majority" if self.shared else "one")
+        if self.url is None or chosen == "one":
+            return None
+        return models.ReadConsistencyType(chosen)
 
     @property
     def grpc(self) -> bool:
@@ -222,6 +235,13 @@ class ClientEngine:
             if options.ordering is None
             else RestToGrpc.convert_write_ordering(options.ordering)
         )
+        #: Every read's consistency (QdrantOptions.consistency), in both encodings.
+        self._consistency = options.consistency
+        self._read_consistency = (
+            None
+            if self._consistency is None
+            else RestToGrpc.convert_read_consistency(self._consistency)
+        )
 
     @classmethod
     async def connect(cls, options: QdrantOptions) -> ClientEngine:
@@ -355,10 +375,18 @@ class ClientEngine:
         self, name: str, ids: Sequence[str], *, with_vectors: bool
     ) -> list[models.Record]:
         if self._wire is not None:
-            return await self._wire.retrieve(name, ids, [DENSE] if with_vectors else None)
+            return await self._wire.retrieve(
+                name, ids, [DENSE] if with_vectors else None, self._read_consistency
+            )
         vectors: bool | list[str] = [DENSE] if with_vectors else False
         return await self._call(
-            self.client.retrieve(name, list(ids), with_payload=True, with_vectors=vectors)
+            self.client.retrieve(
+                name,
+                list(ids),
+                with_payload=True,
+                with_vectors=vectors,
+                consistency=self._consistency,
+            )
         )
 
     async def query(
@@ -384,7 +412,7 @@ class ClientEngine:
                 with_payload=True,
                 with_vector=[DENSE] if with_vectors else False,
             )
-            return await self._wire.query(name, request)
+            return await self._wire.query(name, request, self._read_consistency)
         response = await self._call(
             self.client.query_points(
                 name,
@@ -396,6 +424,7 @@ class ClientEngine:
                 limit=limit,
                 with_payload=True,
                 with_vectors=[DENSE] if with_vectors else False,
+                consistency=self._consistency,
             )
         )
         return response.points
@@ -406,13 +435,22 @@ class ClientEngine:
         if not requests:
             return []
         if self._wire is not None:
-            return await self._wire.query_batch(name, requests)
-        responses = await self._call(self.client.query_batch_points(name, list(requests)))
+            return await self._wire.query_batch(name, requests, self._read_consistency)
+        responses = await self._call(
+            self.client.query_batch_points(name, list(requests), consistency=self._consistency)
+        )
         return [r.points for r in responses]
 
     async def facet(self, name: str, key: str, flt: models.Filter | None, limit: int) -> list[str]:
         response = await self._call(
-            self.client.facet(name, key, facet_filter=flt, limit=limit, exact=True)
+            self.client.facet(
+                name,
+                key,
+                facet_filter=flt,
+                limit=limit,
+                exact=True,
+                consistency=self._consistency,
+            )
         )
         return [str(hit.value) for hit in response.hits]
 
@@ -436,11 +474,23 @@ class ClientEngine:
                 offset=offset,
                 with_payload=payload if isinstance(payload, bool) else list(payload),
                 with_vectors=[DENSE] if with_vectors else False,
+                consistency=self._consistency,
             )
         )
         return records, _point_id(next_offset)
 
     async def count(self, name: str, flt: models.Filter) -> int:
+        if self._wire is not None:
+            return await self._wire.count(name, flt, self._read_consistency)
+        if self._consistency is not None:
+            # qdrant-client's count takes no consistency: REST's own request does.
+            response = await self.client.http.points_api.count_points(
+                name,
+                consistency=self._consistency,
+                count_request=models.CountRequest(filter=flt, exact=True),
+            )
+            assert response.result is not None, "Qdrant answered a count without its result"
+            return response.result.count
         result = await self._call(self.client.count(name, count_filter=flt, exact=True))
         return result.count
 

@@ -1,0 +1,190 @@
+"""Every read a shared Qdrant store sends asks a majority of a shard's copies (Qdrant's
+read ``consistency``); a single owner's reads leave Qdrant's default (one copy).
+
+With replication, a read answered by one copy may come from a copy that missed an
+acknowledged write (its node was down, or is being recovered): replicas would read an
+older value back. The consistency is set in one place, the engine, for every read
+method; the matrix below is generated from the Engine protocol, so a read method
+added without it fails here. What is checked is what goes over the transport: the
+gRPC messages memoryd builds itself (wire.PointsChannel) and the arguments of the
+qdrant-client calls the rest goes through (gRPC and REST).
+"""
+
+from __future__ import annotations
+
+import inspect
+import socket
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+from qdrant_client import AsyncQdrantClient, models
+from qdrant_client import grpc as qgrpc
+from qdrant_client.conversions.conversion import RestToGrpc
+
+from memoryd.storage.qdrant.engine import ClientEngine, Engine, QdrantOptions
+from memoryd.storage.registry import qdrant_options
+from memoryd.storage.settings import QdrantSettings
+
+#: The Engine methods that change nothing; every other one is a read.
+WRITES = frozenset(
+    {"open_collection", "upsert", "upsert_if", "upsert_all_if", "delete", "set_payloads", "close"}
+)
+READS = (
+    frozenset(
+        name
+        for name, fn in vars(Engine).items()
+        if inspect.isfunction(fn) and not name.startswith("_")
+    )
+    - WRITES
+)
+
+_FLT = models.Filter(must=[models.FieldCondition(key="t", match=models.MatchValue(value="a"))])
+_ID = "7d1e2c3b-0000-4000-8000-000000000001"
+
+#: One call of each read method.
+CALLS: dict[str, Callable[[Engine], Awaitable[object]]] = {
+    "retrieve": lambda e: e.retrieve("c", [_ID], with_vectors=True),
+    "query": lambda e: e.query("c", query=[0.5, 0.5], using="dense", flt=_FLT, limit=3),
+    "query_batch": lambda e: e.query_batch(
+        "c", [models.QueryRequest(query=[0.5, 0.5], using="dense", filter=_FLT, limit=3)]
+    ),
+    "scroll": lambda e: e.scroll("c", flt=_FLT, limit=3),
+    "facet": lambda e: e.facet("c", "tenant", _FLT, 10),
+    "count": lambda e: e.count("c", _FLT),
+}
+
+#: What the transports answer (empty results).
+_GRPC_ANSWERS: dict[str, object] = {
+    "Get": qgrpc.GetResponse(),
+    "Query": qgrpc.QueryResponse(),
+    "QueryBatch": qgrpc.QueryBatchResponse(),
+    "Count": qgrpc.CountResponse(result=qgrpc.CountResult(count=0)),
+}
+_CLIENT_ANSWERS: dict[str, object] = {
+    "retrieve": [],
+    "query_points": SimpleNamespace(points=[]),
+    "query_batch_points": [],
+    "scroll": ([], None),
+    "facet": models.FacetResponse(hits=[]),
+    "count": models.CountResult(count=0),
+    "count_points": SimpleNamespace(result=models.CountResult(count=0)),
+}
+
+#: (the request sent, the consistency it carries: a REST value, or None for none).
+Sent = list[tuple[str, object]]
+
+
+class _PointsStub:
+    """The Points service as wire.PointsChannel calls it: keeps each message."""
+
+    def __init__(self, sent: Sent) -> None:
+        self._sent = sent
+
+    def __getattr__(self, method: str) -> Callable[..., Awaitable[object]]:
+        answer = _GRPC_ANSWERS[method]
+
+        async def call(request: Any, **_: object) -> object:
+            carried = request.read_consistency if request.HasField("read_consistency") else None
+            self._sent.append((f"grpc {method}", carried))
+            return answer
+
+        return call
+
+
+class _Client:
+    """The qdrant-client calls the engine makes (and REST's count): keeps each
+    call's ``consistency`` argument."""
+
+    def __init__(self, sent: Sent) -> None:
+        self._sent = sent
+        self.http = SimpleNamespace(points_api=self)
+
+    async def close(self) -> None:
+        """Nothing to close: nothing was opened."""
+
+    def __getattr__(self, method: str) -> Callable[..., Awaitable[object]]:
+        answer = _CLIENT_ANSWERS[method]
+
+        async def call(*_: object, **kwargs: object) -> object:
+            self._sent.append((f"client {method}", kwargs.get("consistency")))
+            return answer
+
+        return call
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+async def _engine(options: QdrantOptions, sent: Sent) -> ClientEngine:
+    engine = await ClientEngine.connect(options)
+    await engine.client.close()
+    engine.client = cast(AsyncQdrantClient, _Client(sent))
+    if engine._wire is not None:
+        engine._wire._points = _PointsStub(sent)
+    return engine
+
+
+def _options(grpc: bool, **kw: Any) -> QdrantOptions:
+    port = _closed_port()  # nothing listens: every request must reach the recorders
+    return QdrantOptions(url=f"http://127.0.0.1:{port}", prefer_grpc=grpc, grpc_port=port, **kw)
+
+
+def test_every_read_method_of_the_engine_is_in_the_matrix() -> None:
+    assert set(CALLS) == READS, "a new Engine read: add it to CALLS (and give it consistency)"
+
+
+@pytest.mark.parametrize("grpc", [True, False], ids=["grpc", "rest"])
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({"shared": True}, models.ReadConsistencyType.MAJORITY),
+        ({"shared": True, "read_consistency": "all"}, models.ReadConsistencyType.ALL),
+        ({"shared": True, "read_consistency": "one"}, None),
+        ({"shared": False}, None),
+        ({"shared": False, "read_consistency": "quorum"}, models.ReadConsistencyType.QUORUM),
+    ],
+    ids=["shared", "shared-all", "shared-one", "single-owner", "single-owner-quorum"],
+)
+@pytest.mark.parametrize("method", sorted(READS))
+async def test_every_read_carries_the_store_s_consistency(
+    method: str,
+    settings: dict[str, Any],
+    expected: models.ReadConsistencyType | None,
+    grpc: bool,
+) -> None:
+    sent: Sent = []
+    engine = await _engine(_options(grpc, **settings), sent)
+    try:
+        await CALLS[method](engine)
+    finally:
+        await engine.close()
+    want = None if expected is None else RestToGrpc.convert_read_consistency(expected)
+    assert sent, f"{method} sent nothing"
+    for request, carried in sent:
+        wanted = want if request.startswith("grpc") else expected
+        assert carried == wanted, (method, request, carried)
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({"url": "http://q:6333"}, models.ReadConsistencyType.MAJORITY),  # shared by default
+        ({"url": "http://q:6333", "shared": False}, None),
+        ({"url": "http://q:6333", "read_consistency": "quorum"}, models.ReadConsistencyType.QUORUM),
+        ({"url": "http://q:6333", "read_consistency": "one"}, None),
+        ({}, None),  # local mode: one process, one copy
+        ({"read_consistency": "all"}, None),
+    ],
+)
+def test_settings_choose_the_consistency(
+    settings: dict[str, Any], expected: models.ReadConsistencyType | None, tmp_path: Path
+) -> None:
+    options = qdrant_options(QdrantSettings(**settings), tmp_path, "memories")
+    assert options.consistency == expected
