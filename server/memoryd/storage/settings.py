@@ -75,12 +75,14 @@ class QdrantSettings(BaseModel):
     #: fails; a conditional write in flight at the instant a leader changes may be
     #: applied out of order); "weak" no ordering (not for replicated collections).
     write_ordering: Literal["weak", "medium", "strong"] = "strong"
-    #: How many copies of a shard every read asks (Qdrant's read ``consistency``):
-    #: "one" (Qdrant's default: one copy answers, which may be a copy that missed a
-    #: write while its node was down or being recovered), "majority" (more than half
-    #: of the copies; Qdrant returns the newest version of each point), "quorum" or
-    #: "all" (every copy). None: "majority" when ``shared`` (replicas read what another
-    #: replica acknowledged), "one" for a single owner. docs/qdrant-and-replicas.md.
+    #: Qdrant's read ``consistency`` for every read: "one" (Qdrant's default: one copy
+    #: answers, which may be a copy that missed a write while its node was down or
+    #: being recovered), "majority" (every copy asked, a point kept where a majority
+    #: hold it identically: with 2 copies, both), "quorum" (half the copies plus one,
+    #: all of them agreeing) or "all". Copies that differ make a point missing from the
+    #: read, never old; a shard short of active copies is read from one (an active
+    #: one). None: "majority" when ``shared``, "one" for a single owner.
+    #: docs/qdrant-and-replicas.md, "Distributed Qdrant".
     read_consistency: ReadConsistency | None = None
     #: Collection settings used when memoryd creates its collections (distributed
     #: mode; an existing collection keeps its own). None: the server's default

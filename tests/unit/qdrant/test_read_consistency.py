@@ -24,7 +24,7 @@ from qdrant_client import AsyncQdrantClient, models
 from qdrant_client import grpc as qgrpc
 from qdrant_client.conversions.conversion import RestToGrpc
 
-from memoryd.storage.qdrant.engine import ClientEngine, Engine, QdrantOptions
+from memoryd.storage.qdrant.engine import TOO_FEW_COPIES, ClientEngine, Engine, QdrantOptions
 from memoryd.storage.registry import qdrant_options
 from memoryd.storage.settings import QdrantSettings
 
@@ -77,11 +77,16 @@ _CLIENT_ANSWERS: dict[str, object] = {
 Sent = list[tuple[str, object]]
 
 
+class _Refused(Exception):
+    """What the server answers a read with a consistency (``refuse``)."""
+
+
 class _PointsStub:
     """The Points service as wire.PointsChannel calls it: keeps each message."""
 
-    def __init__(self, sent: Sent) -> None:
+    def __init__(self, sent: Sent, refuse: str | None) -> None:
         self._sent = sent
+        self._refuse = refuse
 
     def __getattr__(self, method: str) -> Callable[..., Awaitable[object]]:
         answer = _GRPC_ANSWERS[method]
@@ -89,6 +94,8 @@ class _PointsStub:
         async def call(request: Any, **_: object) -> object:
             carried = request.read_consistency if request.HasField("read_consistency") else None
             self._sent.append((f"grpc {method}", carried))
+            if carried is not None and self._refuse is not None:
+                raise _Refused(self._refuse)
             return answer
 
         return call
@@ -98,8 +105,9 @@ class _Client:
     """The qdrant-client calls the engine makes (and REST's count): keeps each
     call's ``consistency`` argument."""
 
-    def __init__(self, sent: Sent) -> None:
+    def __init__(self, sent: Sent, refuse: str | None) -> None:
         self._sent = sent
+        self._refuse = refuse
         self.http = SimpleNamespace(points_api=self)
 
     async def close(self) -> None:
@@ -109,7 +117,10 @@ class _Client:
         answer = _CLIENT_ANSWERS[method]
 
         async def call(*_: object, **kwargs: object) -> object:
-            self._sent.append((f"client {method}", kwargs.get("consistency")))
+            carried = kwargs.get("consistency")
+            self._sent.append((f"client {method}", carried))
+            if carried is not None and self._refuse is not None:
+                raise _Refused(self._refuse)
             return answer
 
         return call
@@ -122,12 +133,12 @@ def _closed_port() -> int:
     return port
 
 
-async def _engine(options: QdrantOptions, sent: Sent) -> ClientEngine:
+async def _engine(options: QdrantOptions, sent: Sent, refuse: str | None = None) -> ClientEngine:
     engine = await ClientEngine.connect(options)
     await engine.client.close()
-    engine.client = cast(AsyncQdrantClient, _Client(sent))
+    engine.client = cast(AsyncQdrantClient, _Client(sent, refuse))
     if engine._wire is not None:
-        engine._wire._points = _PointsStub(sent)
+        engine._wire._points = _PointsStub(sent, refuse)
     return engine
 
 
@@ -188,3 +199,33 @@ def test_settings_choose_the_consistency(
 ) -> None:
     options = qdrant_options(QdrantSettings(**settings), tmp_path, "memories")
     assert options.consistency == expected
+
+
+@pytest.mark.parametrize("grpc", [True, False], ids=["grpc", "rest"])
+@pytest.mark.parametrize("method", sorted(READS))
+async def test_a_shard_short_of_active_copies_is_read_from_the_copies_left(
+    method: str, grpc: bool
+) -> None:
+    """A node down: Qdrant refuses a majority read of its shards; the read goes on
+    with one copy (an active one: the copy that took every write acknowledged since)."""
+    sent: Sent = []
+    refusal = f"Service internal error: The replica set for shard 1 on peer 7 {TOO_FEW_COPIES}"
+    engine = await _engine(_options(grpc, shared=True), sent, refuse=refusal)
+    try:
+        await CALLS[method](engine)
+    finally:
+        await engine.close()
+    carried = [c is not None for _, c in sent]
+    assert carried == [True, False], (method, sent)
+
+
+@pytest.mark.parametrize("method", sorted(READS))
+async def test_any_other_refusal_is_not_retried(method: str) -> None:
+    sent: Sent = []
+    engine = await _engine(_options(True, shared=True), sent, refuse="Bad request: no such field")
+    try:
+        with pytest.raises(_Refused):
+            await CALLS[method](engine)
+    finally:
+        await engine.close()
+    assert len(sent) == 1

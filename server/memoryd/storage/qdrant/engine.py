@@ -12,13 +12,14 @@ import asyncio
 import concurrent.futures
 import threading
 import warnings
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from qdrant_client import AsyncQdrantClient, models
+from qdrant_client import grpc as qgrpc
 from qdrant_client.conversions.conversion import RestToGrpc
 
 from memoryd.storage.qdrant import wire
@@ -27,6 +28,11 @@ from memoryd.storage.settings import QDRANT_REST_PORT, ReadConsistency, url_port
 
 #: What a query ranks by: a dense vector, a sparse vector, or a fusion of prefetches.
 QueryInput = list[float] | models.SparseVector | models.FusionQuery
+#: A read's consistency as qdrant-client's calls and as memoryd's gRPC messages take it.
+_Rest = models.ReadConsistencyType | None
+_Grpc = qgrpc.ReadConsistency | None
+#: What Qdrant answers a read whose shard has fewer active copies than it asks.
+TOO_FEW_COPIES = "does not have enough active replicas"
 _T = TypeVar("_T")
 
 
@@ -55,10 +61,10 @@ class QdrantOptions:
     shard_number: int | None = None
     replication_factor: int | None = None
     write_consistency_factor: int | None = None
-    #: How many copies of a shard every read asks (a server only). None: "majority"
-    #: for a shared store, whose replicas must read every acknowledged write even from
-    #: a cluster where one copy of a shard missed it (a node that was down, a copy
-    #: being recovered); "one" (Qdrant's default) for a single owner.
+    #: Qdrant's read consistency for every read (a server only; storage.settings).
+    #: None: "majority" for a shared store, whose replicas must never read back an
+    #: older value from a copy that missed a write (a node that was down, a copy being
+    #: recovered); "one" (Qdrant's default) for a single owner.
     read_consistency: ReadConsistency | None = None
 
     def __post_init__(self) -> None:
@@ -371,23 +377,33 @@ class ClientEngine:
             )
         )
 
+    async def _read(self, send: Callable[[_Rest, _Grpc], Awaitable[_T]]) -> _T:
+        """``send`` with the store's read consistency; again with one copy where the
+        shard has fewer active copies than it asks (a node down, a copy being
+        recovered): the active copies are then the ones every write acknowledged since
+        reached, and reads go on through an outage."""
+        try:
+            return await send(self._consistency, self._read_consistency)
+        except Exception as exc:
+            if self._consistency is None or TOO_FEW_COPIES not in str(exc):
+                raise
+        return await send(None, None)
+
     async def retrieve(
         self, name: str, ids: Sequence[str], *, with_vectors: bool
     ) -> list[models.Record]:
-        if self._wire is not None:
-            return await self._wire.retrieve(
-                name, ids, [DENSE] if with_vectors else None, self._read_consistency
-            )
         vectors: bool | list[str] = [DENSE] if with_vectors else False
-        return await self._call(
-            self.client.retrieve(
-                name,
-                list(ids),
-                with_payload=True,
-                with_vectors=vectors,
-                consistency=self._consistency,
+
+        async def send(rest: _Rest, grpc: _Grpc) -> list[models.Record]:
+            if self._wire is not None:
+                return await self._wire.retrieve(name, ids, [DENSE] if with_vectors else None, grpc)
+            return await self._call(
+                self.client.retrieve(
+                    name, list(ids), with_payload=True, with_vectors=vectors, consistency=rest
+                )
             )
-        )
+
+        return await self._read(send)
 
     async def query(
         self,
@@ -401,58 +417,66 @@ class ClientEngine:
         params: models.SearchParams | None = None,
         with_vectors: bool = False,
     ) -> list[models.ScoredPoint]:
-        if self._wire is not None:
-            request = models.QueryRequest(
-                query=query,
-                using=using,
-                prefetch=list(prefetch) or None,
-                filter=flt,
-                params=params,
-                limit=limit,
-                with_payload=True,
-                with_vector=[DENSE] if with_vectors else False,
-            )
-            return await self._wire.query(name, request, self._read_consistency)
-        response = await self._call(
-            self.client.query_points(
-                name,
-                query=query,
-                using=using,
-                prefetch=list(prefetch) or None,
-                query_filter=flt,
-                search_params=params,
-                limit=limit,
-                with_payload=True,
-                with_vectors=[DENSE] if with_vectors else False,
-                consistency=self._consistency,
-            )
+        prefetched = list(prefetch) or None
+        vectors: bool | list[str] = [DENSE] if with_vectors else False
+        request = models.QueryRequest(
+            query=query,
+            using=using,
+            prefetch=prefetched,
+            filter=flt,
+            params=params,
+            limit=limit,
+            with_payload=True,
+            with_vector=vectors,
         )
-        return response.points
+
+        async def send(rest: _Rest, grpc: _Grpc) -> list[models.ScoredPoint]:
+            if self._wire is not None:
+                return await self._wire.query(name, request, grpc)
+            response = await self._call(
+                self.client.query_points(
+                    name,
+                    query=query,
+                    using=using,
+                    prefetch=prefetched,
+                    query_filter=flt,
+                    search_params=params,
+                    limit=limit,
+                    with_payload=True,
+                    with_vectors=vectors,
+                    consistency=rest,
+                )
+            )
+            return response.points
+
+        return await self._read(send)
 
     async def query_batch(
         self, name: str, requests: Sequence[models.QueryRequest]
     ) -> list[list[models.ScoredPoint]]:
         if not requests:
             return []
-        if self._wire is not None:
-            return await self._wire.query_batch(name, requests, self._read_consistency)
-        responses = await self._call(
-            self.client.query_batch_points(name, list(requests), consistency=self._consistency)
-        )
-        return [r.points for r in responses]
+
+        async def send(rest: _Rest, grpc: _Grpc) -> list[list[models.ScoredPoint]]:
+            if self._wire is not None:
+                return await self._wire.query_batch(name, requests, grpc)
+            responses = await self._call(
+                self.client.query_batch_points(name, list(requests), consistency=rest)
+            )
+            return [r.points for r in responses]
+
+        return await self._read(send)
 
     async def facet(self, name: str, key: str, flt: models.Filter | None, limit: int) -> list[str]:
-        response = await self._call(
-            self.client.facet(
-                name,
-                key,
-                facet_filter=flt,
-                limit=limit,
-                exact=True,
-                consistency=self._consistency,
+        async def send(rest: _Rest, grpc: _Grpc) -> list[str]:
+            response = await self._call(
+                self.client.facet(
+                    name, key, facet_filter=flt, limit=limit, exact=True, consistency=rest
+                )
             )
-        )
-        return [str(hit.value) for hit in response.hits]
+            return [str(hit.value) for hit in response.hits]
+
+        return await self._read(send)
 
     async def scroll(
         self,
@@ -465,34 +489,40 @@ class ClientEngine:
         payload: bool | Sequence[str] = True,
         with_vectors: bool = False,
     ) -> tuple[list[models.Record], str | None]:
-        records, next_offset = await self._call(
-            self.client.scroll(
-                name,
-                scroll_filter=flt,
-                limit=limit,
-                order_by=order_by,
-                offset=offset,
-                with_payload=payload if isinstance(payload, bool) else list(payload),
-                with_vectors=[DENSE] if with_vectors else False,
-                consistency=self._consistency,
+        async def send(rest: _Rest, grpc: _Grpc) -> tuple[list[models.Record], str | None]:
+            records, next_offset = await self._call(
+                self.client.scroll(
+                    name,
+                    scroll_filter=flt,
+                    limit=limit,
+                    order_by=order_by,
+                    offset=offset,
+                    with_payload=payload if isinstance(payload, bool) else list(payload),
+                    with_vectors=[DENSE] if with_vectors else False,
+                    consistency=rest,
+                )
             )
-        )
-        return records, _point_id(next_offset)
+            return records, _point_id(next_offset)
+
+        return await self._read(send)
 
     async def count(self, name: str, flt: models.Filter) -> int:
-        if self._wire is not None:
-            return await self._wire.count(name, flt, self._read_consistency)
-        if self._consistency is not None:
-            # qdrant-client's count takes no consistency: REST's own request does.
-            response = await self.client.http.points_api.count_points(
-                name,
-                consistency=self._consistency,
-                count_request=models.CountRequest(filter=flt, exact=True),
-            )
-            assert response.result is not None, "Qdrant answered a count without its result"
-            return response.result.count
-        result = await self._call(self.client.count(name, count_filter=flt, exact=True))
-        return result.count
+        async def send(rest: _Rest, grpc: _Grpc) -> int:
+            if self._wire is not None:
+                return await self._wire.count(name, flt, grpc)
+            if rest is not None:
+                # qdrant-client's count takes no consistency: REST's own request does.
+                response = await self.client.http.points_api.count_points(
+                    name,
+                    consistency=rest,
+                    count_request=models.CountRequest(filter=flt, exact=True),
+                )
+                assert response.result is not None, "Qdrant answered a count without its result"
+                return response.result.count
+            result = await self._call(self.client.count(name, count_filter=flt, exact=True))
+            return result.count
+
+        return await self._read(send)
 
     async def delete(self, name: str, flt: models.Filter) -> None:
         selector = models.FilterSelector(filter=flt)
