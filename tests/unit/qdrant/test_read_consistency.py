@@ -7,7 +7,9 @@ older value back. The consistency is set in one place, the engine, for every rea
 method; the matrix below is generated from the Engine protocol, so a read method
 added without it fails here. What is checked is what goes over the transport: the
 gRPC messages memoryd builds itself (wire.PointsChannel) and the arguments of the
-qdrant-client calls the rest goes through (gRPC and REST).
+qdrant-client calls the rest goes through (gRPC and REST); the recorders answer
+empty results, or refuse a read that carries a consistency the way Qdrant refuses one
+whose shard has too few active copies (then the engine reads from one copy).
 """
 
 from __future__ import annotations
