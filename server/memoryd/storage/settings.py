@@ -79,11 +79,10 @@ class QdrantSettings(BaseModel):
     #: answers, which may be a copy that missed a write while its node was down or
     #: being recovered), "majority" (every copy asked, a point kept where a majority
     #: hold it identically: with 2 copies, both), "quorum" (half the copies plus one,
-    #: all of them agreeing) or "all". Copies that differ make a point missing from the
-    #: read, never old; a shard short of active copies is read from one (an active
-    #: one). None: "majority" when ``shared``, "one" for a single owner.
-    #: docs/qdrant-and-replicas.md, "Distributed Qdrant".
-    read_consistency: ReadConsistency | None = None
+    #: all of them agreeing) or "all". Copies that differ make a point missing from a
+    #: read, never old; but with 2 copies anything above "one" makes reads fail while
+    #: a node is down (measured: docs/qdrant-and-replicas.md, "Distributed Qdrant").
+    read_consistency: ReadConsistency = "one"
     #: Collection settings used when memoryd creates its collections (distributed
     #: mode; an existing collection keeps its own). None: the server's default
     #: (shards: one per node at creation; replication factor 1; write consistency 1).

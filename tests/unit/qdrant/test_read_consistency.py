@@ -1,5 +1,5 @@
-"""Every read a shared Qdrant store sends asks a majority of a shard's copies (Qdrant's
-read ``consistency``); a single owner's reads leave Qdrant's default (one copy).
+"""Every read a Qdrant store sends carries its read consistency
+(storage.qdrant.read_consistency): none for "one" (Qdrant's default) and in local mode.
 
 With replication, a read answered by one copy may come from a copy that missed an
 acknowledged write (its node was down, or is being recovered): replicas would read an
@@ -157,13 +157,13 @@ def test_every_read_method_of_the_engine_is_in_the_matrix() -> None:
 @pytest.mark.parametrize(
     ("settings", "expected"),
     [
-        ({"shared": True}, models.ReadConsistencyType.MAJORITY),
+        ({"shared": True, "read_consistency": "majority"}, models.ReadConsistencyType.MAJORITY),
         ({"shared": True, "read_consistency": "all"}, models.ReadConsistencyType.ALL),
-        ({"shared": True, "read_consistency": "one"}, None),
+        ({"shared": True}, None),
         ({"shared": False}, None),
         ({"shared": False, "read_consistency": "quorum"}, models.ReadConsistencyType.QUORUM),
     ],
-    ids=["shared", "shared-all", "shared-one", "single-owner", "single-owner-quorum"],
+    ids=["shared-majority", "shared-all", "shared", "single-owner", "single-owner-quorum"],
 )
 @pytest.mark.parametrize("method", sorted(READS))
 async def test_every_read_carries_the_store_s_consistency(
@@ -188,8 +188,15 @@ async def test_every_read_carries_the_store_s_consistency(
 @pytest.mark.parametrize(
     ("settings", "expected"),
     [
-        ({"url": "http://q:6333"}, models.ReadConsistencyType.MAJORITY),  # shared by default
-        ({"url": "http://q:6333", "shared": False}, None),
+        ({"url": "http://q:6333"}, None),  # Qdrant's default, shared or not
+        (
+            {"url": "http://q:6333", "read_consistency": "majority"},
+            models.ReadConsistencyType.MAJORITY,
+        ),
+        (
+            {"url": "http://q:6333", "shared": False, "read_consistency": "all"},
+            models.ReadConsistencyType.ALL,
+        ),
         ({"url": "http://q:6333", "read_consistency": "quorum"}, models.ReadConsistencyType.QUORUM),
         ({"url": "http://q:6333", "read_consistency": "one"}, None),
         ({}, None),  # local mode: one process, one copy
@@ -212,7 +219,8 @@ async def test_a_shard_short_of_active_copies_is_read_from_the_copies_left(
     with one copy (an active one: the copy that took every write acknowledged since)."""
     sent: Sent = []
     refusal = f"Service internal error: The replica set for shard 1 on peer 7 {TOO_FEW_COPIES}"
-    engine = await _engine(_options(grpc, shared=True), sent, refuse=refusal)
+    options = _options(grpc, shared=True, read_consistency="majority")
+    engine = await _engine(options, sent, refuse=refusal)
     try:
         await CALLS[method](engine)
     finally:
@@ -224,7 +232,8 @@ async def test_a_shard_short_of_active_copies_is_read_from_the_copies_left(
 @pytest.mark.parametrize("method", sorted(READS))
 async def test_any_other_refusal_is_not_retried(method: str) -> None:
     sent: Sent = []
-    engine = await _engine(_options(True, shared=True), sent, refuse="Bad request: no such field")
+    options = _options(True, shared=True, read_consistency="majority")
+    engine = await _engine(options, sent, refuse="Bad request: no such field")
     try:
         with pytest.raises(_Refused):
             await CALLS[method](engine)

@@ -61,11 +61,8 @@ class QdrantOptions:
     shard_number: int | None = None
     replication_factor: int | None = None
     write_consistency_factor: int | None = None
-    #: Qdrant's read consistency for every read (a server only; storage.settings).
-    #: None: "majority" for a shared store, whose replicas must never read back an
-    #: older value from a copy that missed a write (a node that was down, a copy being
-    #: recovered); "one" (Qdrant's default) for a single owner.
-    read_consistency: ReadConsistency | None = None
+    #: Qdrant's read consistency for every read (a server only): storage.settings.
+    read_consistency: ReadConsistency = "one"
 
     def __post_init__(self) -> None:
         if (self.url is None) == (self.path is None):
@@ -82,10 +79,9 @@ class QdrantOptions:
     @property
     def consistency(self) -> models.ReadConsistencyType | None:
         """The ``consistency`` every read sends (None: Qdrant's default, one copy)."""
-        chosen = self.read_consistency or ("majority" if self.shared else "one")
-        if self.url is None or chosen == "one":
+        if self.url is None or self.read_consistency == "one":
             return None
-        return models.ReadConsistencyType(chosen)
+        return models.ReadConsistencyType(self.read_consistency)
 
     @property
     def grpc(self) -> bool:
