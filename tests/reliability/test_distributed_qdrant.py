@@ -23,6 +23,9 @@ import grpc
 import pytest
 from google.protobuf import struct_pb2
 
+from memoryd.domain.models import Partition
+from memoryd.domain.records import RecordKind
+from memoryd.storage.qdrant.schema import record_point_id
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
@@ -103,6 +106,29 @@ def _replica_states(node: QdrantServer, name: str) -> list[str]:
     return [str(s["state"]) for s in shards]
 
 
+def _key_copies(cluster: QdrantCluster, agent: str, key: str) -> dict[int, str]:
+    """What each node answers for ``agent``'s slot of ``key`` (a node holding a copy of
+    the shard answers from it): tells a copy that lags from a write applied late."""
+    point_id = record_point_id(Partition("default", agent), RecordKind.KEY, key)
+    seen: dict[int, str] = {}
+    for i, node in enumerate(cluster.nodes):
+        body = json.dumps({"ids": [point_id], "with_payload": True}).encode()
+        request = urllib.request.Request(
+            f"{node.url}/collections/{PREFIX}records_key/points",
+            data=body,
+            headers={"content-type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=5) as r:
+                points = json.loads(r.read())["result"]
+        except OSError as exc:
+            seen[i] = f"error: {exc}"
+            continue
+        payload = points[0]["payload"] if points else {}
+        seen[i] = f"version {payload.get('version')}: {str(payload.get('doc'))[:120]}"
+    return seen
+
+
 def _collections(node: QdrantServer) -> list[str]:
     with urllib.request.urlopen(f"{node.url}/collections", timeout=5) as r:
         return [c["name"] for c in json.loads(r.read())["result"]["collections"]]
@@ -124,6 +150,7 @@ def _client(
         now = phase[0]
         op = rng.choice(["remember", "remember", "set_key", "recall", "get_memory", "get_key"])
         code = "OK"
+        what = op  # as the error list shows it
         try:
             if op == "remember":
                 content = f"fact {seed}-{n} from the {now} phase"
@@ -135,6 +162,7 @@ def _client(
             elif op == "set_key":
                 key = f"/dist/c{seed}/k{rng.randrange(3)}"
                 value = f"value {seed}-{n}"
+                what = f"set_key {key}={value!r}"
                 with ledger.lock:
                     ledger.unsure.setdefault((agent, key), []).append(value)
                 stub.SetMemory(
@@ -170,7 +198,7 @@ def _client(
         except grpc.RpcError as exc:
             code = exc.code().name
             with ledger.lock:
-                ledger.errors.append(f"{now} {op} {agent} {code}: {exc.details()}")
+                ledger.errors.append(f"{now} {what} {agent} {code}: {exc.details()}")
         if phase[0] != now:
             now = "changing"  # began in one phase, ended in another: counted apart
         with ledger.lock:
@@ -302,11 +330,15 @@ def test_memoryd_keeps_serving_when_a_qdrant_node_dies_and_loses_nothing(
         for (agent, key), values in ledger.keys.items():
             if not values:
                 continue
-            entry = stub.GetKey(mpb.GetKeyRequest(agent_id=agent, key=key), timeout=10).entry
+            try:
+                request = mpb.GetKeyRequest(agent_id=agent, key=key)
+                got = stub.GetKey(request, timeout=10).entry.content.string_value
+            except grpc.RpcError as exc:
+                got = exc.code().name
             # The last acknowledged value, or one refused after it (UNAVAILABLE: it may
             # have been applied).
             allowed = {values[-1], *ledger.unsure.get((agent, key), [])}
-            assert entry.content.string_value in allowed, (key, entry.content.string_value)
+            assert got in allowed, (agent, key, got, values[-3:], _key_copies(cluster, agent, key))
     for channel in channels:
         channel.close()
     for d in daemons:

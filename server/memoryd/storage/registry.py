@@ -48,6 +48,7 @@ def qdrant_options(settings: QdrantSettings, data_dir: Path, part: str) -> Qdran
         collection_prefix=settings.collection_prefix,
         shared=settings.is_shared,
         write_ordering=settings.write_ordering,
+        read_consistency=settings.read_consistency,
         shard_number=settings.shard_number,
         replication_factor=settings.replication_factor,
         write_consistency_factor=settings.write_consistency_factor,

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 StoreBackend = Literal["lancedb", "memory", "qdrant"]
+#: How many copies of a shard a Qdrant read asks (QdrantSettings.read_consistency).
+ReadConsistency = Literal["one", "majority", "quorum", "all"]
 #: Qdrant's default ports: REST, and gRPC beside it.
 QDRANT_REST_PORT = 6333
 QDRANT_GRPC_PORT = 6334
@@ -73,6 +75,14 @@ class QdrantSettings(BaseModel):
     #: fails; a conditional write in flight at the instant a leader changes may be
     #: applied out of order); "weak" no ordering (not for replicated collections).
     write_ordering: Literal["weak", "medium", "strong"] = "strong"
+    #: Qdrant's read ``consistency`` for every read: "one" (Qdrant's default: one copy
+    #: answers, which may be a copy that missed a write while its node was down or
+    #: being recovered), "majority" (every copy asked, a point kept where a majority
+    #: hold it identically: with 2 copies, both), "quorum" (half the copies plus one,
+    #: all of them agreeing) or "all". Copies that differ make a point missing from a
+    #: read, never old; but with 2 copies anything above "one" makes reads fail while
+    #: a node is down (measured: docs/qdrant-and-replicas.md, "Distributed Qdrant").
+    read_consistency: ReadConsistency = "one"
     #: Collection settings used when memoryd creates its collections (distributed
     #: mode; an existing collection keeps its own). None: the server's default
     #: (shards: one per node at creation; replication factor 1; write consistency 1).

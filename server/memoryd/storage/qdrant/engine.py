@@ -12,21 +12,27 @@ import asyncio
 import concurrent.futures
 import threading
 import warnings
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from qdrant_client import AsyncQdrantClient, models
+from qdrant_client import grpc as qgrpc
 from qdrant_client.conversions.conversion import RestToGrpc
 
 from memoryd.storage.qdrant import wire
 from memoryd.storage.qdrant.schema import DENSE, CollectionSpec
-from memoryd.storage.settings import QDRANT_REST_PORT, url_port
+from memoryd.storage.settings import QDRANT_REST_PORT, ReadConsistency, url_port
 
 #: What a query ranks by: a dense vector, a sparse vector, or a fusion of prefetches.
 QueryInput = list[float] | models.SparseVector | models.FusionQuery
+#: A read's consistency as qdrant-client's calls and as memoryd's gRPC messages take it.
+_Rest = models.ReadConsistencyType | None
+_Grpc = qgrpc.ReadConsistency | None
+#: What Qdrant answers a read whose shard has fewer active copies than it asks.
+TOO_FEW_COPIES = "does not have enough active replicas"
 _T = TypeVar("_T")
 
 
@@ -55,6 +61,8 @@ class QdrantOptions:
     shard_number: int | None = None
     replication_factor: int | None = None
     write_consistency_factor: int | None = None
+    #: Qdrant's read consistency for every read (a server only): storage.settings.
+    read_consistency: ReadConsistency = "one"
 
     def __post_init__(self) -> None:
         if (self.url is None) == (self.path is None):
@@ -67,6 +75,13 @@ class QdrantOptions:
         if self.url is None or self.write_ordering is None:
             return None
         return models.WriteOrdering(self.write_ordering)
+
+    @property
+    def consistency(self) -> models.ReadConsistencyType | None:
+        """The ``consistency`` every read sends (None: Qdrant's default, one copy)."""
+        if self.url is None or self.read_consistency == "one":
+            return None
+        return models.ReadConsistencyType(self.read_consistency)
 
     @property
     def grpc(self) -> bool:
@@ -222,6 +237,13 @@ class ClientEngine:
             if options.ordering is None
             else RestToGrpc.convert_write_ordering(options.ordering)
         )
+        #: Every read's consistency (QdrantOptions.consistency), in both encodings.
+        self._consistency = options.consistency
+        self._read_consistency = (
+            None
+            if self._consistency is None
+            else RestToGrpc.convert_read_consistency(self._consistency)
+        )
 
     @classmethod
     async def connect(cls, options: QdrantOptions) -> ClientEngine:
@@ -351,15 +373,33 @@ class ClientEngine:
             )
         )
 
+    async def _read(self, send: Callable[[_Rest, _Grpc], Awaitable[_T]]) -> _T:
+        """``send`` with the store's read consistency; again with one copy where the
+        shard has fewer active copies than it asks (a node down, a copy being
+        recovered): the active copies are then the ones every write acknowledged since
+        reached, and reads go on through an outage."""
+        try:
+            return await send(self._consistency, self._read_consistency)
+        except Exception as exc:
+            if self._consistency is None or TOO_FEW_COPIES not in str(exc):
+                raise
+        return await send(None, None)
+
     async def retrieve(
         self, name: str, ids: Sequence[str], *, with_vectors: bool
     ) -> list[models.Record]:
-        if self._wire is not None:
-            return await self._wire.retrieve(name, ids, [DENSE] if with_vectors else None)
         vectors: bool | list[str] = [DENSE] if with_vectors else False
-        return await self._call(
-            self.client.retrieve(name, list(ids), with_payload=True, with_vectors=vectors)
-        )
+
+        async def send(rest: _Rest, grpc: _Grpc) -> list[models.Record]:
+            if self._wire is not None:
+                return await self._wire.retrieve(name, ids, [DENSE] if with_vectors else None, grpc)
+            return await self._call(
+                self.client.retrieve(
+                    name, list(ids), with_payload=True, with_vectors=vectors, consistency=rest
+                )
+            )
+
+        return await self._read(send)
 
     async def query(
         self,
@@ -373,48 +413,66 @@ class ClientEngine:
         params: models.SearchParams | None = None,
         with_vectors: bool = False,
     ) -> list[models.ScoredPoint]:
-        if self._wire is not None:
-            request = models.QueryRequest(
-                query=query,
-                using=using,
-                prefetch=list(prefetch) or None,
-                filter=flt,
-                params=params,
-                limit=limit,
-                with_payload=True,
-                with_vector=[DENSE] if with_vectors else False,
-            )
-            return await self._wire.query(name, request)
-        response = await self._call(
-            self.client.query_points(
-                name,
-                query=query,
-                using=using,
-                prefetch=list(prefetch) or None,
-                query_filter=flt,
-                search_params=params,
-                limit=limit,
-                with_payload=True,
-                with_vectors=[DENSE] if with_vectors else False,
-            )
+        prefetched = list(prefetch) or None
+        vectors: bool | list[str] = [DENSE] if with_vectors else False
+        request = models.QueryRequest(
+            query=query,
+            using=using,
+            prefetch=prefetched,
+            filter=flt,
+            params=params,
+            limit=limit,
+            with_payload=True,
+            with_vector=vectors,
         )
-        return response.points
+
+        async def send(rest: _Rest, grpc: _Grpc) -> list[models.ScoredPoint]:
+            if self._wire is not None:
+                return await self._wire.query(name, request, grpc)
+            response = await self._call(
+                self.client.query_points(
+                    name,
+                    query=query,
+                    using=using,
+                    prefetch=prefetched,
+                    query_filter=flt,
+                    search_params=params,
+                    limit=limit,
+                    with_payload=True,
+                    with_vectors=vectors,
+                    consistency=rest,
+                )
+            )
+            return response.points
+
+        return await self._read(send)
 
     async def query_batch(
         self, name: str, requests: Sequence[models.QueryRequest]
     ) -> list[list[models.ScoredPoint]]:
         if not requests:
             return []
-        if self._wire is not None:
-            return await self._wire.query_batch(name, requests)
-        responses = await self._call(self.client.query_batch_points(name, list(requests)))
-        return [r.points for r in responses]
+
+        async def send(rest: _Rest, grpc: _Grpc) -> list[list[models.ScoredPoint]]:
+            if self._wire is not None:
+                return await self._wire.query_batch(name, requests, grpc)
+            responses = await self._call(
+                self.client.query_batch_points(name, list(requests), consistency=rest)
+            )
+            return [r.points for r in responses]
+
+        return await self._read(send)
 
     async def facet(self, name: str, key: str, flt: models.Filter | None, limit: int) -> list[str]:
-        response = await self._call(
-            self.client.facet(name, key, facet_filter=flt, limit=limit, exact=True)
-        )
-        return [str(hit.value) for hit in response.hits]
+        async def send(rest: _Rest, grpc: _Grpc) -> list[str]:
+            response = await self._call(
+                self.client.facet(
+                    name, key, facet_filter=flt, limit=limit, exact=True, consistency=rest
+                )
+            )
+            return [str(hit.value) for hit in response.hits]
+
+        return await self._read(send)
 
     async def scroll(
         self,
@@ -427,22 +485,40 @@ class ClientEngine:
         payload: bool | Sequence[str] = True,
         with_vectors: bool = False,
     ) -> tuple[list[models.Record], str | None]:
-        records, next_offset = await self._call(
-            self.client.scroll(
-                name,
-                scroll_filter=flt,
-                limit=limit,
-                order_by=order_by,
-                offset=offset,
-                with_payload=payload if isinstance(payload, bool) else list(payload),
-                with_vectors=[DENSE] if with_vectors else False,
+        async def send(rest: _Rest, grpc: _Grpc) -> tuple[list[models.Record], str | None]:
+            records, next_offset = await self._call(
+                self.client.scroll(
+                    name,
+                    scroll_filter=flt,
+                    limit=limit,
+                    order_by=order_by,
+                    offset=offset,
+                    with_payload=payload if isinstance(payload, bool) else list(payload),
+                    with_vectors=[DENSE] if with_vectors else False,
+                    consistency=rest,
+                )
             )
-        )
-        return records, _point_id(next_offset)
+            return records, _point_id(next_offset)
+
+        return await self._read(send)
 
     async def count(self, name: str, flt: models.Filter) -> int:
-        result = await self._call(self.client.count(name, count_filter=flt, exact=True))
-        return result.count
+        async def send(rest: _Rest, grpc: _Grpc) -> int:
+            if self._wire is not None:
+                return await self._wire.count(name, flt, grpc)
+            if rest is not None:
+                # qdrant-client's count takes no consistency: REST's own request does.
+                response = await self.client.http.points_api.count_points(
+                    name,
+                    consistency=rest,
+                    count_request=models.CountRequest(filter=flt, exact=True),
+                )
+                assert response.result is not None, "Qdrant answered a count without its result"
+                return response.result.count
+            result = await self._call(self.client.count(name, count_filter=flt, exact=True))
+            return result.count
+
+        return await self._read(send)
 
     async def delete(self, name: str, flt: models.Filter) -> None:
         selector = models.FilterSelector(filter=flt)

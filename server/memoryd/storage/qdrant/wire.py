@@ -101,7 +101,8 @@ def _dense(vector: object) -> list[float] | None:
 
 class PointsChannel:
     """A gRPC channel of its own to a Qdrant server's Points service, for the calls
-    every write and read makes (upserts, conditional upserts, queries, retrieves).
+    every write and read makes (upserts, conditional upserts, queries, retrieves,
+    counts).
 
     qdrant-client's channels carry an interceptor that adds its headers to each
     call, which makes grpc.aio run every call through its intercepted-call path (a
@@ -145,25 +146,40 @@ class PointsChannel:
         await self._points.Upsert(request, timeout=self._timeout, metadata=self._metadata)
 
     async def query_batch(
-        self, name: str, requests: Sequence[models.QueryRequest]
+        self,
+        name: str,
+        requests: Sequence[models.QueryRequest],
+        consistency: qgrpc.ReadConsistency | None,
     ) -> list[list[models.ScoredPoint]]:
         convert = QueryConverter(name)
         request = qgrpc.QueryBatchPoints(
-            collection_name=name, query_points=[convert(r) for r in requests]
+            collection_name=name,
+            query_points=[convert(r) for r in requests],
+            read_consistency=consistency,
         )
         response = await self._points.QueryBatch(
             request, timeout=self._timeout, metadata=self._metadata
         )
         return [[GrpcToRest.convert_scored_point(p) for p in r.result] for r in response.result]
 
-    async def query(self, name: str, request: models.QueryRequest) -> list[models.ScoredPoint]:
-        response = await self._points.Query(
-            QueryConverter(name)(request), timeout=self._timeout, metadata=self._metadata
-        )
+    async def query(
+        self,
+        name: str,
+        request: models.QueryRequest,
+        consistency: qgrpc.ReadConsistency | None,
+    ) -> list[models.ScoredPoint]:
+        message = QueryConverter(name)(request)
+        if consistency is not None:
+            message.read_consistency.CopyFrom(consistency)
+        response = await self._points.Query(message, timeout=self._timeout, metadata=self._metadata)
         return [GrpcToRest.convert_scored_point(p) for p in response.result]
 
     async def retrieve(
-        self, name: str, ids: Sequence[str], vectors: list[str] | None
+        self,
+        name: str,
+        ids: Sequence[str],
+        vectors: list[str] | None,
+        consistency: qgrpc.ReadConsistency | None,
     ) -> list[models.Record]:
         with_vectors = (
             qgrpc.WithVectorsSelector(enable=False)
@@ -175,9 +191,23 @@ class PointsChannel:
             ids=[qgrpc.PointId(uuid=i) for i in ids],
             with_payload=qgrpc.WithPayloadSelector(enable=True),
             with_vectors=with_vectors,
+            read_consistency=consistency,
         )
         response = await self._points.Get(request, timeout=self._timeout, metadata=self._metadata)
         return [GrpcToRest.convert_retrieved_point(p) for p in response.result]
+
+    async def count(
+        self, name: str, flt: models.Filter, consistency: qgrpc.ReadConsistency | None
+    ) -> int:
+        """Exact count of the points ``flt`` selects."""
+        request = qgrpc.CountPoints(
+            collection_name=name,
+            filter=RestToGrpc.convert_filter(flt),
+            exact=True,
+            read_consistency=consistency,
+        )
+        response = await self._points.Count(request, timeout=self._timeout, metadata=self._metadata)
+        return int(response.result.count)
 
     async def close(self) -> None:
         await self._channel.close()
