@@ -341,8 +341,15 @@ async def test_llm_failures_fall_back_to_extractive(
     make_sessions: Make, chat: ChatServer, mode: str, reason: str
 ) -> None:
     chat.mode = mode  # type: ignore[assignment]
+    # Only the slow server must outlast the timeout (it waits for `release`, so any
+    # timeout does); the others answer at once, and on a loaded machine a short timeout
+    # could fire before their answer and turn "HTTP 500" into "timed out".
+    timeout_s = 0.2 if mode == "slow" else 30.0
     sessions = make_sessions(
-        llm_url=chat.url, llm_timeout_s=0.2, compress_threshold_messages=6, keep_recent_messages=2
+        llm_url=chat.url,
+        llm_timeout_s=timeout_s,
+        compress_threshold_messages=6,
+        keep_recent_messages=2,
     )
     out = await sessions.append(A, "s1", turns(6))
     chat.release.set()
