@@ -237,12 +237,12 @@ class ClientEngine:
             if options.ordering is None
             else RestToGrpc.convert_write_ordering(options.ordering)
         )
-        #: Every read's consistency (QdrantOptions.consistency), in both encodings.
-        self._consistency = options.consistency
-        self._read_consistency = (
+        #: Every read's consistency (QdrantOptions.consistency), as REST and gRPC spell it.
+        self._rest_consistency = options.consistency
+        self._grpc_consistency = (
             None
-            if self._consistency is None
-            else RestToGrpc.convert_read_consistency(self._consistency)
+            if self._rest_consistency is None
+            else RestToGrpc.convert_read_consistency(self._rest_consistency)
         )
 
     @classmethod
@@ -379,9 +379,9 @@ class ClientEngine:
         recovered): the active copies are then the ones every write acknowledged since
         reached, and reads go on through an outage."""
         try:
-            return await send(self._consistency, self._read_consistency)
+            return await send(self._rest_consistency, self._grpc_consistency)
         except Exception as exc:
-            if self._consistency is None or TOO_FEW_COPIES not in str(exc):
+            if self._rest_consistency is None or TOO_FEW_COPIES not in str(exc):
                 raise
         return await send(None, None)
 
