@@ -67,7 +67,7 @@ from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
 sys.path.insert(0, str(REPO))  # tests/qdrant_server.py: the server the tests run
-import report
+import qdrant_report
 from qdrant_million import million
 
 from tests.qdrant_server import (
@@ -456,7 +456,7 @@ def main() -> None:
             return
         out = run_million(Path(tmp), {**FULL, "million": (args.agents, args.per_agent)}, source)
     print(json.dumps(out, indent=2))
-    print("\n".join(report.million_lines(out)))
+    print("\n".join(qdrant_report.million_lines(out)))
 
 
 if __name__ == "__main__":

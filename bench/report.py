@@ -6,34 +6,12 @@ import json
 from typing import Any
 
 import keyed_latency
+import qdrant_report
 import qdrant_writes
 import recall_throughput
 import schema_fairness
 import write_report
-
-
-def _get(d: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(d, dict) or key not in d:
-            return None
-        d = d[key]
-    return d
-
-
-def _fmt(v: Any, unit: str = "") -> str:
-    if v is None:
-        return "n/a"
-    if isinstance(v, float):
-        v = f"{v:,.3f}".rstrip("0").rstrip(".") if abs(v) < 100 else f"{v:,.0f}"
-    elif isinstance(v, int):
-        v = f"{v:,}"
-    return f"{v}{unit}"
-
-
-def _ratio(a: Any, b: Any) -> float | None:
-    if not isinstance(a, int | float) or not isinstance(b, int | float) or not b:
-        return None
-    return round(a / b, 2)
+from report_values import fmt, get, p50_p99, ratio_of
 
 
 def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
@@ -47,28 +25,28 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
 
     t10 = rec.get("10k")
     if t10:
-        p50, floor = _get(t10, "vector", "p50"), t10.get("floor_p50_ms")
-        ratio = _ratio(p50, floor)
+        p50, floor = get(t10, "vector", "p50"), t10.get("floor_p50_ms")
+        ratio = ratio_of(p50, floor)
         row(
             "Recall 10k, vector: p50 vs floor",
             "≤ 1.5x floor",
-            f"{_fmt(p50, ' ms')} = {ratio}x floor ({_fmt(floor, ' ms')})",
+            f"{fmt(p50, ' ms')} = {ratio}x floor ({fmt(floor, ' ms')})",
             None if ratio is None else ratio <= 1.5,
         )
         model = t10.get("model_single_query_p50_ms")
-        text = _get(t10, "text_new", "p50")
+        text = get(t10, "text_new", "p50")
         if model is not None and text is not None:
             row(
                 "Text query p50 vs the model's own time",
                 "≤ model + 1.5 ms",
-                f"{_fmt(text, ' ms')} (model {_fmt(model, ' ms')}, +{_fmt(round(text - model, 3), ' ms')})",
+                f"{fmt(text, ' ms')} (model {fmt(model, ' ms')}, +{fmt(round(text - model, 3), ' ms')})",
                 text <= model + 1.5,
             )
-        cached = _get(t10, "text_cached", "p50")
+        cached = get(t10, "text_cached", "p50")
         row(
             "Text query, repeated (cache hit) p50",
             "≤ 1.5 ms",
-            _fmt(cached, " ms"),
+            fmt(cached, " ms"),
             None if cached is None else cached <= 1.5,
         )
         # The first row at 32 clients: the Go client's when it ran.
@@ -77,7 +55,7 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             row(
                 "32 concurrent clients",
                 "≥ 2000 RPS, p99 ≤ 25 ms",
-                f"{_fmt(s32['rps'])} RPS, p99 {_fmt(s32['p99'], ' ms')} ({s32.get('client', 'python')} client)",
+                f"{fmt(s32['rps'])} RPS, p99 {fmt(s32['p99'], ' ms')} ({s32.get('client', 'python')} client)",
                 s32["rps"] >= 2000 and s32["p99"] <= 25,
             )
         snap = t10.get("snapshot") or {}
@@ -86,35 +64,35 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             "(reported)",
             snap.get("status")
             if snap.get("status") != "ok"
-            else f"{_fmt(snap.get('p50'), ' ms')} / {_fmt(snap.get('p99'), ' ms')}",
+            else f"{fmt(snap.get('p50'), ' ms')} / {fmt(snap.get('p99'), ' ms')}",
             None,
         )
     t100 = rec.get("100k")
     if t100:
-        p50, rec10 = _get(t100, "vector", "p50"), _get(t100, "vector", "recall_at_10")
-        ann = _get(t100, "lancedb", "ann", "p50")
-        speedup = _ratio(ann, p50)
+        p50, rec10 = get(t100, "vector", "p50"), get(t100, "vector", "recall_at_10")
+        ann = get(t100, "lancedb", "ann", "p50")
+        speedup = ratio_of(ann, p50)
         ok = None if p50 is None else (p50 <= 3 and (speedup or 0) >= 3 and (rec10 or 0) >= 0.98)
         row(
             "Recall 100k in one agent",
             "p50 ≤ 3 ms, ≥ 3x LanceDB ANN, recall@10 ≥ 0.98",
-            f"p50 {_fmt(p50, ' ms')}, {speedup}x LanceDB ANN ({_fmt(ann, ' ms')}), recall@10 {rec10}",
+            f"p50 {fmt(p50, ' ms')}, {speedup}x LanceDB ANN ({fmt(ann, ' ms')}), recall@10 {rec10}",
             ok,
         )
     for label, t in tiers:
         if t.get("agents", 1) > 1:
-            p99 = _get(t, "vector", "p99")
+            p99 = get(t, "vector", "p99")
             goal = "p99 ≤ 15 ms" if t.get("memories") == 1_000_000 else "(1M target: p99 ≤ 15 ms)"
             row(
                 f"Recall {label}",
                 goal,
-                f"p99 {_fmt(p99, ' ms')} (p50 {_fmt(_get(t, 'vector', 'p50'), ' ms')}, recall@10 {_get(t, 'vector', 'recall_at_10')})"
+                f"p99 {fmt(p99, ' ms')} (p50 {fmt(get(t, 'vector', 'p50'), ' ms')}, recall@10 {get(t, 'vector', 'recall_at_10')})"
                 + (f"; ingest-limited: {t['ingest_limited']}" if t.get("ingest_limited") else ""),
                 None if p99 is None or t.get("memories") != 1_000_000 else p99 <= 15,
             )
-    budgeted = _get(r, "schemas", "budgeted")
+    budgeted = get(r, "schemas", "budgeted")
     if budgeted:
-        ratios = {m: _get(budgeted, m, "ratio_p50") for m in ("set_working_memory", "remember")}
+        ratios = {m: get(budgeted, m, "ratio_p50") for m in ("set_working_memory", "remember")}
         row(
             "Victim p50 under two tenants' schema load",
             f"≤ {schema_fairness.TARGET_RATIO:g}x unloaded",
@@ -123,14 +101,14 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             if None in ratios.values()
             else max(ratios.values()) <= schema_fairness.TARGET_RATIO,  # type: ignore[type-var]
         )
-    k100 = _get(r, "keyed", "100k")
+    k100 = get(r, "keyed", "100k")
     if k100:
-        p50 = _get(k100, "default_read_ms", "p50")
+        p50 = get(k100, "default_read_ms", "p50")
         row(
             "DefaultRead at 100k keys",
             f"p50 ≤ {keyed_latency.TARGET_P50_MS:g} ms",
-            f"p50 {_fmt(p50, ' ms')}, p99 {_fmt(_get(k100, 'default_read_ms', 'p99'), ' ms')}"
-            f" ({k100.get('default_read_lines')} lines; first read {_fmt(k100.get('default_read_first_ms'), ' ms')})",
+            f"p50 {fmt(p50, ' ms')}, p99 {fmt(get(k100, 'default_read_ms', 'p99'), ' ms')}"
+            f" ({k100.get('default_read_lines')} lines; first read {fmt(k100.get('default_read_first_ms'), ' ms')})",
             None if p50 is None else p50 <= keyed_latency.TARGET_P50_MS,
         )
     w = r.get("writes") or {}
@@ -139,23 +117,23 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
         row(
             "RememberBatch, client vectors",
             "≥ 10,000/s",
-            f"{_fmt(one, '/s')} (1 writer), {_fmt(eight, '/s')} (8 writers)",
+            f"{fmt(one, '/s')} (1 writer), {fmt(eight, '/s')} (8 writers)",
             None if one is None else max(one, eight or 0) >= 10_000,
         )
-        local, model_rate = w.get("batch_local_embedder_per_s"), _get(r, "model", "batch_per_s")
-        share = _ratio(local, model_rate)
+        local, model_rate = w.get("batch_local_embedder_per_s"), get(r, "model", "batch_per_s")
+        share = ratio_of(local, model_rate)
         measured = (
-            f"{_fmt(local, '/s')} = {share} of the model's {_fmt(model_rate, '/s')}"
+            f"{fmt(local, '/s')} = {share} of the model's {fmt(model_rate, '/s')}"
             f" (REALTALK turns, {w.get('batch_local_embedder_merged', '?')} merged)"
         )
         shares = [share]
         eight_local = w.get("batch_local_embedder_8_writers_per_s")
         if eight_local is not None:
-            model_next = _get(r, "model", "batch_per_s_next_turns")
-            shares.append(_ratio(eight_local, model_next))
+            model_next = get(r, "model", "batch_per_s_next_turns")
+            shares.append(ratio_of(eight_local, model_next))
             measured += (
-                f"; 8 writers on the next turns {_fmt(eight_local, '/s')} = {shares[-1]}"
-                f" of the model's {_fmt(model_next, '/s')}"
+                f"; 8 writers on the next turns {fmt(eight_local, '/s')} = {shares[-1]}"
+                f" of the model's {fmt(model_next, '/s')}"
             )
         known = [s for s in shares if s is not None]
         row(
@@ -166,30 +144,30 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
         )
     m0 = r.get("mem0") or {}
     if "add_ms" in m0:
-        ours_add = _get(w, "remember_text_ms", "p50")
-        ours_search = _get(t10, "text_new", "p50") if t10 else None
-        theirs_add, theirs_search = _get(m0, "add_ms", "p50"), _get(m0, "search_ms", "p50")
-        fa, fs = _ratio(theirs_add, ours_add), _ratio(theirs_search, ours_search)
+        ours_add = get(w, "remember_text_ms", "p50")
+        ours_search = get(t10, "text_new", "p50") if t10 else None
+        theirs_add, theirs_search = get(m0, "add_ms", "p50"), get(m0, "search_ms", "p50")
+        fa, fs = ratio_of(theirs_add, ours_add), ratio_of(theirs_search, ours_search)
         # Both embed every text with the same model: its time is common to both and
         # bounds any ratio, so the time beyond it is compared too.
-        ours_model = _get(r, "model", "single_query_ms", "p50")
-        theirs_model = _get(m0, "model_ms", "p50")
+        ours_model = get(r, "model", "single_query_ms", "p50")
+        theirs_model = get(m0, "model_ms", "p50")
         beyond = ""
         if None not in (ours_add, ours_search, ours_model, theirs_model):
-            ba = _ratio(theirs_add - theirs_model, ours_add - ours_model)
-            bs = _ratio(theirs_search - theirs_model, ours_search - ours_model)
+            ba = ratio_of(theirs_add - theirs_model, ours_add - ours_model)
+            bs = ratio_of(theirs_search - theirs_model, ours_search - ours_model)
             beyond = f"; beyond the model's own time: {ba}x / {bs}x"
         row(
             "vs mem0 (same embedder) p50, add / search",
             "≥ 20x faster",
-            f"{fa}x / {fs}x (mem0 {_fmt(theirs_add, ' ms')} / {_fmt(theirs_search, ' ms')}){beyond}",
+            f"{fa}x / {fs}x (mem0 {fmt(theirs_add, ' ms')} / {fmt(theirs_search, ' ms')}){beyond}",
             None if fa is None or fs is None else fa >= 20 and fs >= 20,
         )
     tr = r.get("tracing") or {}
     if tr:
-        ratios = [_get(tr, op, "p50_ratio") for op in ("recall_vector", "remember_vector")]
+        ratios = [get(tr, op, "p50_ratio") for op in ("recall_vector", "remember_vector")]
         measured = " / ".join(
-            f"{_fmt(_get(tr, op, 'on', 'p50'), ' ms')} vs {_fmt(_get(tr, op, 'off', 'p50'), ' ms')} = {ratio}x"
+            f"{fmt(get(tr, op, 'on', 'p50'), ' ms')} vs {fmt(get(tr, op, 'off', 'p50'), ' ms')} = {ratio}x"
             for op, ratio in zip(("recall_vector", "remember_vector"), ratios, strict=True)
         )
         row(
@@ -202,10 +180,10 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     write_report.targets(r.get("write_path") or {}, r.get("mixed") or {}, row)
     mc = r.get("mcp") or {}
     if mc:
-        adds = [_get(mc, op, "mcp_adds_p50_ms") for op in ("recall", "remember")]
+        adds = [get(mc, op, "mcp_adds_p50_ms") for op in ("recall", "remember")]
         measured = " / ".join(
-            f"{_fmt(_get(mc, op, 'mcp', 'p50'), ' ms')} vs {_fmt(_get(mc, op, 'grpc', 'p50'), ' ms')}"
-            f" (+{_fmt(add, ' ms')}; CPU +{_fmt(_get(mc, op, 'mcp_adds_cpu_ms'), ' ms')})"
+            f"{fmt(get(mc, op, 'mcp', 'p50'), ' ms')} vs {fmt(get(mc, op, 'grpc', 'p50'), ' ms')}"
+            f" (+{fmt(add, ' ms')}; CPU +{fmt(get(mc, op, 'mcp_adds_cpu_ms'), ' ms')})"
             for op, add in zip(("recall", "remember"), adds, strict=True)
         )
         row(
@@ -216,23 +194,23 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
         )
     fp = r.get("footprint") or {}
     if fp:
-        rss = _get(fp, "without_model", "idle_rss_mb")
+        rss = get(fp, "without_model", "idle_rss_mb")
         row(
             "Idle RSS without the local model",
             "≤ 150 MB",
-            _fmt(rss, " MB"),
+            fmt(rss, " MB"),
             None if rss is None else rss <= 150,
         )
-        cold = _get(fp, "without_model", "cold_start_s")
-        cold_m = _get(fp, "with_model", "cold_start_s")
+        cold = get(fp, "without_model", "cold_start_s")
+        cold_m = get(fp, "with_model", "cold_start_s")
         row(
             "Cold start to SERVING",
             "≤ 2 s",
-            f"{_fmt(cold, ' s')} without the model, {_fmt(cold_m, ' s')} with it",
+            f"{fmt(cold, ' s')} without the model, {fmt(cold_m, ' s')} with it",
             None if cold is None else cold <= 2,
         )
-    rows += qdrant_writes.target_rows(_get(r, "qdrant", "writes"))
-    rows += recall_throughput.target_rows(_get(rec, "10k", "throughput"))
+    rows += qdrant_writes.target_rows(get(r, "qdrant", "writes"))
+    rows += recall_throughput.target_rows(get(rec, "10k", "throughput"))
     return rows
 
 
@@ -245,39 +223,39 @@ def _mixed_targets(mx: dict[str, Any], row: Any) -> None:
     row(
         "Mixed load: Recall p99, mixed vs reads only",
         "≤ 3x",
-        f"{_fmt(_get(mx, 'mixed', 'methods', 'Recall', 'p99'), ' ms')} vs "
-        f"{_fmt(_get(mx, 'read_only', 'methods', 'Recall', 'p99'), ' ms')} = {recall}x",
+        f"{fmt(get(mx, 'mixed', 'methods', 'Recall', 'p99'), ' ms')} vs "
+        f"{fmt(get(mx, 'read_only', 'methods', 'Recall', 'p99'), ' ms')} = {recall}x",
         None if recall is None else recall <= 3,
     )
     setmem = ratios.get("setmemory_p50_mixed_over_write_only")
     row(
         "Mixed load: SetMemory p50, mixed vs writes only",
         "≤ 3x",
-        f"{_fmt(_get(mx, 'mixed', 'methods', 'SetMemory', 'p50'), ' ms')} vs "
-        f"{_fmt(_get(mx, 'write_only', 'methods', 'SetMemory', 'p50'), ' ms')} = {setmem}x",
+        f"{fmt(get(mx, 'mixed', 'methods', 'SetMemory', 'p50'), ' ms')} vs "
+        f"{fmt(get(mx, 'write_only', 'methods', 'SetMemory', 'p50'), ' ms')} = {setmem}x",
         None if setmem is None else setmem <= 3,
     )
     errors = sum(
         int(m.get("errors", 0))
         for phase in ("read_only", "write_only", "mixed")
-        for m in (_get(mx, phase, "methods") or {}).values()
+        for m in (get(mx, phase, "methods") or {}).values()
     )
-    row("Mixed load: errors", "0", _fmt(errors), errors == 0)
-    rate = _get(mx, "replay", "entries_per_s")
-    ready = _get(mx, "replay", "start_to_serving_s")
-    entries = _get(mx, "replay", "replayed_entries")
+    row("Mixed load: errors", "0", fmt(errors), errors == 0)
+    rate = get(mx, "replay", "entries_per_s")
+    ready = get(mx, "replay", "start_to_serving_s")
+    entries = get(mx, "replay", "replayed_entries")
     row(
         "Replay after SIGKILL",
         "≥ 2,000 entries/s; 10k pending: SERVING ≤ 10 s",
-        f"{_fmt(rate, '/s')} ({_fmt(entries)} entries), SERVING after {_fmt(ready, ' s')}",
+        f"{fmt(rate, '/s')} ({fmt(entries)} entries), SERVING after {fmt(ready, ' s')}",
         None if rate is None or ready is None else rate >= 2000 and ready <= 10,
     )
-    exit_s, grace = _get(mx, "shutdown", "sigterm_to_exit_s"), _get(mx, "shutdown", "grace_s")
+    exit_s, grace = get(mx, "shutdown", "sigterm_to_exit_s"), get(mx, "shutdown", "grace_s")
     row(
         "SIGTERM to exit, 1,000-item batch in flight",
         "≤ grace + 2 s",
-        f"{_fmt(exit_s, ' s')} (grace {_fmt(grace, ' s')}; the batch: "
-        f"{_get(mx, 'shutdown', 'batch')})",
+        f"{fmt(exit_s, ' s')} (grace {fmt(grace, ' s')}; the batch: "
+        f"{get(mx, 'shutdown', 'batch')})",
         None if exit_s is None or grace is None else exit_s <= grace + 2,
     )
 
@@ -293,17 +271,17 @@ def _mixed_lines(mx: dict[str, Any]) -> list[str]:
         "",
         f"{mx.get('clients')} Go clients (bench/loadgen mixed), closed loop, each bound to one "
         f"of {mx.get('agents')} agents; the same clients in each phase; local model, "
-        f"LanceDB; preload {_get(mx, 'preload', 'memories')} REALTALK turns.",
+        f"LanceDB; preload {get(mx, 'preload', 'memories')} REALTALK turns.",
         "",
         "| phase | method | RPS | p50 ms | p95 ms | p99 ms | errors |",
         "|---|---|---|---|---|---|---|",
     ]
     for phase in ("read_only", "write_only", "mixed"):
-        methods = _get(mx, phase, "methods") or {}
+        methods = get(mx, phase, "methods") or {}
         for name, m in methods.items():
             lines.append(
-                f"| {phase} | {name} | {_fmt(m.get('rps'))} | {_fmt(m.get('p50'))} | "
-                f"{_fmt(m.get('p95'))} | {_fmt(m.get('p99'))} | {_fmt(m.get('errors'))} |"
+                f"| {phase} | {name} | {fmt(m.get('rps'))} | {fmt(m.get('p50'))} | "
+                f"{fmt(m.get('p95'))} | {fmt(m.get('p99'))} | {fmt(m.get('errors'))} |"
             )
     for key in ("replay", "shutdown"):
         if mx.get(key):
@@ -354,12 +332,12 @@ def render(r: dict[str, Any]) -> str:
             "|---|---|---|---|---|---|---|",
         ]
         for label, t in rec.items():
-            ours = _get(t, "vector", "p50")
+            ours = get(t, "vector", "p50")
             lines.append(
-                f"| {label} | **memoryd** (vector supplied) | {_fmt(_get(t, 'vector', 'p50'))} | {_fmt(_get(t, 'vector', 'p95'))} | {_fmt(_get(t, 'vector', 'p99'))} | {_get(t, 'vector', 'recall_at_10')} | |"
+                f"| {label} | **memoryd** (vector supplied) | {fmt(get(t, 'vector', 'p50'))} | {fmt(get(t, 'vector', 'p95'))} | {fmt(get(t, 'vector', 'p99'))} | {get(t, 'vector', 'recall_at_10')} | |"
             )
             lines.append(
-                f"| {label} | floor: NumPy scan + empty gRPC call | {_fmt(t.get('floor_p50_ms'))} | | | 1.0 | {_ratio(ours, t.get('floor_p50_ms'))} |"
+                f"| {label} | floor: NumPy scan + empty gRPC call | {fmt(t.get('floor_p50_ms'))} | | | 1.0 | {ratio_of(ours, t.get('floor_p50_ms'))} |"
             )
             for name, path in (
                 ("LanceDB flat", ("lancedb", "flat")),
@@ -367,14 +345,14 @@ def render(r: dict[str, Any]) -> str:
                 ("qdrant-client local", ("qdrant_local",)),
                 ("qdrant-edge (HNSW)", ("qdrant_edge",)),
             ):
-                p = _get(t, *path)
+                p = get(t, *path)
                 if p is None:
                     continue
                 if "error" in p:
                     lines.append(f"| {label} | {name} | error: {p['error'][:80]} | | | | |")
                     continue
                 lines.append(
-                    f"| {label} | {name} (in process) | {_fmt(p.get('p50'))} | {_fmt(p.get('p95'))} | {_fmt(p.get('p99'))} | {p.get('recall_at_10')} | {_ratio(ours, p.get('p50'))} |"
+                    f"| {label} | {name} (in process) | {fmt(p.get('p50'))} | {fmt(p.get('p95'))} | {fmt(p.get('p99'))} | {p.get('recall_at_10')} | {ratio_of(ours, p.get('p50'))} |"
                 )
             for key, name in (
                 ("text_new", "memoryd text query (new each time)"),
@@ -385,7 +363,7 @@ def render(r: dict[str, Any]) -> str:
                 p = t.get(key)
                 if p and "p50" in p:
                     lines.append(
-                        f"| {label} | {name} | {_fmt(p['p50'])} | {_fmt(p['p95'])} | {_fmt(p['p99'])} | | |"
+                        f"| {label} | {name} | {fmt(p['p50'])} | {fmt(p['p95'])} | {fmt(p['p99'])} | | |"
                     )
         lines += [
             "",
@@ -394,9 +372,9 @@ def render(r: dict[str, Any]) -> str:
         ]
         for label, t in rec.items():
             lines.append(
-                f"| {label} | {_fmt(t.get('ingest_per_s'), '/s')} | {_fmt(t.get('load_s'), ' s')} | {_fmt(t.get('index_build_s'), ' s')} | {_fmt(t.get('settle_s'), ' s')} | {_fmt(t.get('rss_loaded_mb'), ' MB')} |"
+                f"| {label} | {fmt(t.get('ingest_per_s'), '/s')} | {fmt(t.get('load_s'), ' s')} | {fmt(t.get('index_build_s'), ' s')} | {fmt(t.get('settle_s'), ' s')} | {fmt(t.get('rss_loaded_mb'), ' MB')} |"
             )
-        sweep = _get(rec, "10k", "sweep")
+        sweep = get(rec, "10k", "sweep")
         if sweep:
             lines += [
                 "",
@@ -410,9 +388,9 @@ def render(r: dict[str, Any]) -> str:
             ]
             for s in sweep:
                 lines.append(
-                    f"| {s.get('client', 'python')} | {s.get('clients')} | {_fmt(s.get('rps'))} | {_fmt(s.get('p50'))} | {_fmt(s.get('p99'))} |"
+                    f"| {s.get('client', 'python')} | {s.get('clients')} | {fmt(s.get('rps'))} | {fmt(s.get('p50'))} | {fmt(s.get('p99'))} |"
                 )
-        lines += recall_throughput.lines(_get(rec, "10k", "throughput"))
+        lines += recall_throughput.lines(get(rec, "10k", "throughput"))
     kinds = r.get("servers")
     if kinds:
         lines += [
@@ -432,7 +410,7 @@ def render(r: dict[str, Any]) -> str:
                 )
                 continue
             lines.append(
-                f"| {k['server']} | {k['clients']} | {_fmt(k.get('rps'))} | {_fmt(k.get('p50'))} | {_fmt(k.get('p99'))} |"
+                f"| {k['server']} | {k['clients']} | {fmt(k.get('rps'))} | {fmt(k.get('p50'))} | {fmt(k.get('p99'))} |"
             )
     lines += _mixed_lines(r.get("mixed") or {})
     keyed = r.get("keyed")
@@ -448,12 +426,12 @@ def render(r: dict[str, Any]) -> str:
         ]
 
         def pp(t: dict[str, Any], name: str) -> str:
-            return f"{_fmt(_get(t, name, 'p50'))} / {_fmt(_get(t, name, 'p99'))}"
+            return f"{fmt(get(t, name, 'p50'))} / {fmt(get(t, name, 'p99'))}"
 
         for label, t in keyed.items():
             lines.append(
                 f"| {label} | {pp(t, 'default_read_ms')} | {pp(t, 'default_read_tag_ms')} | "
-                f"{pp(t, 'default_read_2000_tokens_ms')} | {_fmt(t.get('default_read_first_ms'))} | "
+                f"{pp(t, 'default_read_2000_tokens_ms')} | {fmt(t.get('default_read_first_ms'))} | "
                 f"{pp(t, 'get_key_ms')} | {pp(t, 'list_keys_one_dir_page_100_ms')} | "
                 f"{pp(t, 'list_keys_recursive_page_100_ms')} | "
                 + (
@@ -463,7 +441,7 @@ def render(r: dict[str, Any]) -> str:
                 )
                 + " |"
             )
-    lines += _qdrant_server(r.get("qdrant"))
+    lines += qdrant_report.section(r.get("qdrant"))
     lines += write_report.lines(r.get("write_path") or {})
     lines += _schema_lines(r.get("schemas"))
     w = r.get("writes")
@@ -502,105 +480,11 @@ def _schema_lines(sf: dict[str, Any] | None) -> list[str]:
             if not t:
                 continue
             lines.append(
-                f"| {'on' if name == 'budgeted' else 'off'} | {method} | {_p50_p99(t, 'unloaded')} "
-                f"| {_p50_p99(t, 'loaded')} | {t.get('ratio_p50')}x | {t.get('ratio_p99')}x "
+                f"| {'on' if name == 'budgeted' else 'off'} | {method} | {p50_p99(t, 'unloaded')} "
+                f"| {p50_p99(t, 'loaded')} | {t.get('ratio_p50')}x | {t.get('ratio_p99')}x "
                 f"| {phase.get('attacker_answers')} | {phase.get('daemon_cpu_while_loaded')} |"
             )
     return lines
-
-
-def _p50_p99(t: dict[str, Any], *path: str) -> str:
-    return f"{_fmt(_get(t, *path, 'p50'))} / {_fmt(_get(t, *path, 'p99'))}"
-
-
-def _qdrant_server(q: dict[str, Any] | None) -> list[str]:
-    """Section `qdrant` (bench/qdrant_server_bench.py)."""
-    if not q:
-        return []
-    lines = ["", "## memoryd over a Qdrant server (bench/qdrant_server_bench.py)", ""]
-    if "tiers" not in q:
-        return [*lines, str(q.get("status"))]
-    lines += [
-        f"Qdrant: {q.get('qdrant')}. memoryd in shared mode (what the Helm chart runs). "
-        "p50 / p99 ms through one replica; ratio = memoryd p50 / the peer's "
-        "(qdrant-client on the same server and collection: the filtered dense query; for "
-        "text, the query embedded by the same local model and a fused dense + BM25 "
-        "query; a single point upsert).",
-        "",
-        "| memories | ingest /s | vector | text | Remember | peer vector | peer text | "
-        "peer upsert | ratio vector / text / write | vector via a 3rd replica |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-
-    for label, t in q["tiers"].items():
-        ratio = t.get("ratio_p50", {})
-        lines.append(
-            f"| {label} | {_fmt(t.get('ingest_per_s'))} | {_p50_p99(t, 'one_replica', 'vector')} | "
-            f"{_p50_p99(t, 'one_replica', 'text')} | {_p50_p99(t, 'one_replica', 'remember')} | "
-            f"{_p50_p99(t, 'peer', 'vector')} | {_p50_p99(t, 'peer', 'text')} | {_p50_p99(t, 'peer', 'upsert')} | "
-            f"{ratio.get('vector')} / {ratio.get('text')} / {ratio.get('remember')} | "
-            f"{_p50_p99(t, 'third_replica', 'vector')} |"
-        )
-    lines += [
-        "",
-        "Concurrency sweep (vector Recall, closed loop; the Go client against memoryd, "
-        "qdrant-client's asyncio client against the server):",
-        "",
-        "| memories | replicas | clients | memoryd RPS | p50 / p99 ms | peer RPS | RPS ratio |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for label, t in q["tiers"].items():
-        for row in t.get("sweep", []):
-            m, p = row["memoryd"], row["peer"]
-            lines.append(
-                f"| {label} | {row['replicas']} | {m.get('clients')} | {_fmt(m.get('rps'))} | "
-                f"{_fmt(m.get('p50'))} / {_fmt(m.get('p99'))} | {_fmt(p.get('rps'))} | "
-                f"{row.get('rps_ratio')} |"
-            )
-    cost = q.get("cost")
-    if cost:
-        lines += [
-            "",
-            "What shared mode costs (one replica, 10k memories, p50 ms):",
-            "",
-            "| mode | Recall vector | Recall text | Remember | SetMemory |",
-            "|---|---|---|---|---|",
-        ]
-        for mode in ("shared", "single_replica", "single_replica_hot_cache"):
-            c = cost.get(mode, {})
-            lines.append(
-                f"| {mode} | {_fmt(c.get('vector'))} | {_fmt(c.get('text'))} | "
-                f"{_fmt(c.get('remember'))} | {_fmt(c.get('set_memory'))} |"
-            )
-        lines.append(
-            f"\nshared / single replica: {cost.get('shared_over_single_p50')}; "
-            f"shared / single replica with the hot cache: {cost.get('shared_over_hot_cache_p50')}"
-        )
-    lines += qdrant_writes.lines(q.get("writes"))
-    lines += million_lines(q.get("million"))
-    if q.get("not_run"):
-        lines.append(f"\nNot run: {q['not_run']}.")
-    return lines
-
-
-def million_lines(m: dict[str, Any] | None) -> list[str]:
-    """The qdrant section's 1M tier (bench/qdrant_million.py)."""
-    if not m:
-        return []
-    ratio = m.get("ratio_p50", {})
-    return [
-        "",
-        f"1M tier: {m['memories']:,} memories over {m['agents']:,} agents in one collection, "
-        f"seeded with memoryd's own QdrantStore at {_fmt(m.get('seed_per_s'))} memories/s "
-        "(not through the API: bench/qdrant_million.py says why); Qdrant's index when "
-        f"measured: {m.get('index')}. One replica, a random agent per query, p50 / p99 ms:",
-        "",
-        "| Recall vector | Recall text | Remember | peer vector | peer text | ratio vector / text |",
-        "|---|---|---|---|---|---|",
-        f"| {_p50_p99(m, 'memoryd', 'vector')} | {_p50_p99(m, 'memoryd', 'text')} | "
-        f"{_p50_p99(m, 'memoryd', 'remember')} | {_p50_p99(m, 'peer', 'vector')} | {_p50_p99(m, 'peer', 'text')} | "
-        f"{ratio.get('vector')} / {ratio.get('text')} |",
-    ]
 
 
 def _compact(value: Any) -> str:

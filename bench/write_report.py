@@ -7,17 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from report_values import get
+
 Row = Callable[[str, str, str, bool | None], None]
 PHASES = (("set1", "SetMemory", "SetMemory, 1 writer"), ("set8", "SetMemory", "SetMemory, 8 writers on 8 agents"),
           ("rem8", "Remember", "Remember (model), 8 writers on 8 new agents"))  # fmt: skip
-
-
-def _get(d: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(d, dict) or key not in d:
-            return None
-        d = d[key]
-    return d
 
 
 def _ms(v: Any) -> str:
@@ -34,27 +28,27 @@ def targets(wp: dict[str, Any], mixed: dict[str, Any], row: Row) -> None:
     if not wp:
         return
     m = wp.get("memoryd") or {}
-    s1 = _get(m, "set1", "SetMemory") or {}
-    load = _get(m, "set1", "load_avg_1m")
+    s1 = get(m, "set1", "SetMemory") or {}
+    load = get(m, "set1", "load_avg_1m")
     row("SetMemory, 1 writer", "p50 ≤ 3 ms, p99 ≤ 15 ms",
-        f"p50 {_ms(s1.get('p50'))}, p99 {_ms(s1.get('p99'))} (floor p50 {_ms(_get(wp, 'floor', 'set1', 'SetMemory', 'p50'))}; load {load})",
+        f"p50 {_ms(s1.get('p50'))}, p99 {_ms(s1.get('p99'))} (floor p50 {_ms(get(wp, 'floor', 'set1', 'SetMemory', 'p50'))}; load {load})",
         None if s1.get("p50") is None else s1["p50"] <= 3 and s1["p99"] <= 15)  # fmt: skip
-    s8 = _get(m, "set8", "SetMemory") or {}
+    s8 = get(m, "set8", "SetMemory") or {}
     row("SetMemory, 8 writers on 8 agents", "≥ 1,500/s, p99 ≤ 40 ms, longest ≤ 250 ms",
-        f"{_num(s8.get('rps'))}/s, p99 {_ms(s8.get('p99'))}, longest {_ms(s8.get('max'))} in {_get(m, 'set8', 'seconds')} s "
-        f"(floor {_num(_get(wp, 'floor', 'set8', 'SetMemory', 'rps'))}/s; previous {_num(_get(wp, 'previous', 'set8', 'SetMemory', 'rps'))}/s; load {_get(m, 'set8', 'load_avg_1m')})",
+        f"{_num(s8.get('rps'))}/s, p99 {_ms(s8.get('p99'))}, longest {_ms(s8.get('max'))} in {get(m, 'set8', 'seconds')} s "
+        f"(floor {_num(get(wp, 'floor', 'set8', 'SetMemory', 'rps'))}/s; previous {_num(get(wp, 'previous', 'set8', 'SetMemory', 'rps'))}/s; load {get(m, 'set8', 'load_avg_1m')})",
         None if s8.get("rps") is None else s8["rps"] >= 1500 and s8["p99"] <= 40 and s8["max"] <= 250)  # fmt: skip
-    r8 = _get(m, "rem8", "Remember") or {}
+    r8 = get(m, "rem8", "Remember") or {}
     first = m.get("first") or {}
     row("Remember (model), 8 writers", "≥ 400/s, p99 ≤ 60 ms; first write to a new agent ≤ 2x steady",
-        f"{_num(r8.get('rps'))}/s, p99 {_ms(r8.get('p99'))}; first write {_ms(_get(first, 'first_ms', 'p50'))} vs "
-        f"{_ms(_get(first, 'steady_ms', 'p50'))} = {first.get('first_over_steady_p50')}x (load {_get(m, 'rem8', 'load_avg_1m')})",
+        f"{_num(r8.get('rps'))}/s, p99 {_ms(r8.get('p99'))}; first write {_ms(get(first, 'first_ms', 'p50'))} vs "
+        f"{_ms(get(first, 'steady_ms', 'p50'))} = {first.get('first_over_steady_p50')}x (load {get(m, 'rem8', 'load_avg_1m')})",
         None if r8.get("rps") is None else r8["rps"] >= 400 and r8["p99"] <= 60
         and (first.get("first_over_steady_p50") or 99) <= 2)  # fmt: skip
-    mixed_set = _get(mixed, "mixed", "methods", "SetMemory", "p50")
+    mixed_set = get(mixed, "mixed", "methods", "SetMemory", "p50")
     idle = s1.get("p50")
     if isinstance(mixed_set, int | float) and isinstance(idle, int | float) and idle:
-        rem_p99 = _get(mixed, "mixed", "methods", "Remember", "p99")
+        rem_p99 = get(mixed, "mixed", "methods", "Remember", "p99")
         row("Mixed load: SetMemory p50 vs idle; Remember p99", "≤ 3x; ≤ 200 ms",
             f"{_ms(mixed_set)} vs {_ms(idle)} = {mixed_set / idle:.1f}x; {_ms(rem_p99)}",
             mixed_set / idle <= 3 and isinstance(rem_p99, int | float) and rem_p99 <= 200)  # fmt: skip
@@ -91,22 +85,22 @@ def lines(wp: dict[str, Any]) -> list[str]:
     ]
     for phase, method, label in PHASES:
         for system in ("floor", "previous", "memoryd"):
-            stats = _get(wp, system, phase, method) or {}
-            if not stats and not _get(wp, system, phase):
+            stats = get(wp, system, phase, method) or {}
+            if not stats and not get(wp, system, phase):
                 continue
             out.append(
                 f"| {label} | {system} | {_num(stats.get('rps'))} | {_ms(stats.get('p50'))} | "
                 f"{_ms(stats.get('p95'))} | {_ms(stats.get('p99'))} | {_ms(stats.get('max'))} | "
-                f"{stats.get('errors', _get(wp, system, phase, 'error'))} | {_get(wp, system, phase, 'load_avg_1m')} |"
+                f"{stats.get('errors', get(wp, system, phase, 'error'))} | {get(wp, system, phase, 'load_avg_1m')} |"
             )
     out += ["", "Ratios (memoryd ÷ other): " + ", ".join(
         f"{k} {v}" for k, v in (wp.get("ratios") or {}).items())]  # fmt: skip
     for system in ("previous", "memoryd"):
-        first = _get(wp, system, "first")
+        first = get(wp, system, "first")
         if first:
             out.append(
-                f"- {system}: first Remember to a new agent p50 {_ms(_get(first, 'first_ms', 'p50'))}, "
-                f"the next ones {_ms(_get(first, 'steady_ms', 'p50'))} ({first.get('first_over_steady_p50')}x)"
+                f"- {system}: first Remember to a new agent p50 {_ms(get(first, 'first_ms', 'p50'))}, "
+                f"the next ones {_ms(get(first, 'steady_ms', 'p50'))} ({first.get('first_over_steady_p50')}x)"
             )
     soak = wp.get("soak")
     if soak:
@@ -116,6 +110,6 @@ def lines(wp: dict[str, Any]) -> list[str]:
             out.append(f"![soak: p99 per 10 s window and RSS]({soak['plot']})")
         else:
             out.append(str(soak.get("plot")))
-    if _get(wp, "previous", "skipped"):
+    if get(wp, "previous", "skipped"):
         out.append(f"- previous release skipped: {wp['previous']['skipped']}")
     return out
