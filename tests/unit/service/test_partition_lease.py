@@ -188,3 +188,52 @@ async def test_a_failed_write_ends_the_burst_too(records: SharedRecords) -> None
     await asyncio.sleep(0.1)
     [freed] = await records.get_records(P, RecordKind.COUNTER, [leases.key])
     assert not freed.doc["holder"]
+
+
+class FlakyRecords(SharedRecords):
+    """A shared store whose conditional writes fail while ``down`` (unreachable)."""
+
+    down = False
+
+    async def put_record_if(
+        self, partition: Partition, record: Record, expected: Record | None
+    ) -> bool:
+        if self.down:
+            raise Unavailable("store unavailable (unreachable)")
+        return await super().put_record_if(partition, record, expected)
+
+
+async def test_a_lease_its_holder_could_not_free_is_taken_at_once_by_the_same_process() -> None:
+    """The freeing failed: the lease record still names this process, whose next
+    writer takes it over instead of waiting out a ttl of an hour (a waiter writes a
+    want record: none is written)."""
+    records = FlakyRecords()
+    await records.open()
+    leases = PartitionLeases(records, ttl_s=3600, linger_s=0, versions="keys")
+    async with leases.hold(P) as lease:
+        assert await lease.version() == 1
+        records.down = True
+    [stuck] = await records.get_records(P, RecordKind.COUNTER, [leases.key])
+    assert stuck.doc["holder"]  # not freed
+    records.down = False
+    async with asyncio.timeout(60), leases.hold(P) as lease:  # a liveness guard
+        assert await lease.version() == 1 + VERSION_BLOCK  # above the stuck block
+        assert lease.held is not None and lease.held.doc["holder"] != stuck.doc["holder"]
+    assert await records.get_records(P, RecordKind.COUNTER, [f"{leases.key}/want"]) == []
+    await leases.close()
+
+
+async def test_a_lease_its_holder_could_not_free_is_freed_once_the_store_answers() -> None:
+    """Another replica gets the lease once the store is back, not after a ttl of an
+    hour: the holder retries the freeing in the background."""
+    records = FlakyRecords()
+    await records.open()
+    holder, other = (PartitionLeases(records, ttl_s=3600, linger_s=0) for _ in range(2))
+    async with holder.hold(P):
+        records.down = True
+    records.down = False
+    # A liveness guard, not a timing: without the retry this waits 2 hours.
+    async with asyncio.timeout(60), other.hold(P) as lease:
+        assert lease.held is not None
+    await holder.close()
+    await other.close()

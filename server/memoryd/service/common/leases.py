@@ -29,7 +29,11 @@ continues right after it: versions stay dense, and a holder that died leaves a g
 never a repeat.
 
 A lease expires ``ttl_s`` after it was taken or renewed, so a replica that dies
-holding it blocks that partition's leased writes for at most that long. A holder
+holding it blocks that partition's leased writes for at most that long. A replica
+that lives on but could not free it (the store unreachable, or its answer lost) does
+not make anyone wait that long: its own writers take the lease over at once (every
+holder id it writes begins with its process id, and none of its tenures is live
+when it takes one), and it retries the freeing in the background for the others. A holder
 about to write more than half a ttl after taking it first renews it, with a
 conditional write over the lease as it took it: if another replica has taken it over
 meanwhile the renewal fails and the write is given up (UNAVAILABLE). The ttl is well
@@ -46,7 +50,7 @@ import itertools
 import math
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -71,6 +75,8 @@ _FIRST_BACKOFF_S, _MAX_BACKOFF_S = 0.002, 0.02
 _MIN_WANT_POLL_S = 0.05
 #: Versions claimed at once by a lease that carries them.
 VERSION_BLOCK = 1024
+#: First and longest pause between two background retries of a failed freeing.
+_FREE_RETRY_FIRST_S, _FREE_RETRY_MAX_S = 0.1, 2.0
 #: A want record this much older than a tenure is not addressed to it (wall clocks
 #: of replicas differ by a little).
 _STALE_WANT = timedelta(seconds=5)
@@ -169,6 +175,8 @@ class PartitionLeases:
         self._tasks: set[asyncio.Task[None]] = set()
         self._serials = itertools.count(1)
         self._closing = False
+        #: Begins every holder id this process writes (``_ours``).
+        self._process = new_write_id()
 
     @asynccontextmanager
     async def hold(self, partition: Partition) -> AsyncIterator[Lease]:
@@ -301,7 +309,11 @@ class PartitionLeases:
         if partition not in self._tenures or self._linger_s <= 0 or partition in self._watched:
             return
         self._watched.add(partition)
-        task = asyncio.get_running_loop().create_task(self._watch_idle(partition))
+        self._spawn(self._watch_idle(partition))
+
+    def _spawn(self, work: Coroutine[object, object, None]) -> None:
+        """Run ``work`` in the background (awaited at shutdown)."""
+        task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -340,8 +352,15 @@ class PartitionLeases:
 
     # -- taking and freeing -------------------------------------------------------------
 
+    def _ours(self, lease: Record) -> bool:
+        """Whether ``lease`` names a holder of this process. When a tenure is taken
+        none of this process's is live (its writers queue on one lock), so such a lease
+        is one whose freeing or taking failed in doubt: taken over at once, never
+        waited out."""
+        return str(lease.doc.get("holder", "")).startswith(f"{self._process}.")
+
     async def _acquire(self, partition: Partition) -> _Tenure:
-        owner = new_write_id()
+        owner = f"{self._process}.{new_write_id()}"
         backoff = _FIRST_BACKOFF_S
         started = time.monotonic()
         asked = -math.inf
@@ -353,7 +372,7 @@ class PartitionLeases:
             }
             current = found.get(self.key)
             now = utcnow()
-            if current is None or _free(current, now):
+            if current is None or _free(current, now) or self._ours(current):
                 start = _claimed(current, found.get(self._versions or ""))
                 doc: dict[str, object] = {"holder": owner}
                 if self._versions is not None:
@@ -393,26 +412,48 @@ class PartitionLeases:
 
     async def _release(self, partition: Partition, tenure: _Tenure) -> None:
         self._drop(partition, tenure)
+        # The next holder continues right after the last version handed out.
+        top = tenure.next - 1 if self._versions is not None else None
+        try:
+            # Lost only if it expired and another replica took it: then it is theirs.
+            await self._records.put_record_if(partition, self._freed(tenure.held, top), tenure.held)
+        except Exception as exc:
+            # The caller's own outcome is what it hears; the others need not wait out
+            # the ttl once the store answers again.
+            log.warning("partition lease not released", lease=self.key, error=str(exc))
+            if not self._closing:
+                self._spawn(self._free_later(partition, tenure.held, top))
+
+    def _freed(self, held: Record, top: int | None) -> Record:
+        """The lease record freeing ``held`` (with the block's last version used)."""
         now = utcnow()
         doc: dict[str, object] = {"holder": ""}
-        if self._versions is not None:
-            # The next holder continues right after the last version handed out.
-            doc["top"] = tenure.next - 1
-        freed = Record(
+        if top is not None:
+            doc["top"] = top
+        return Record(
             RecordKind.COUNTER,
             self.key,
             doc,
-            tenure.held.version + 1,
+            held.version + 1,
             now,
             expires_at=now,
             write_id=new_write_id(),
         )
-        try:
-            # Lost only if it expired and another replica took it: then it is theirs.
-            await self._records.put_record_if(partition, freed, tenure.held)
-        except Exception as exc:
-            # It expires by itself; the caller's own outcome is what it hears.
-            log.warning("partition lease not released", lease=self.key, error=str(exc))
+
+    async def _free_later(self, partition: Partition, held: Record, top: int | None) -> None:
+        """Retry freeing ``held`` until the store answers (freed, or no longer as held:
+        taken over, or freed by the attempt whose answer was lost), it expires, or
+        shutdown."""
+        pause = _FREE_RETRY_FIRST_S
+        while not self._closing and held.expires_at is not None and utcnow() < held.expires_at:
+            await asyncio.sleep(pause)
+            try:
+                await self._records.put_record_if(partition, self._freed(held, top), held)
+            except Exception:
+                pause = min(2 * pause, _FREE_RETRY_MAX_S)
+                continue
+            log.info("partition lease released after a retry", lease=self.key)
+            return
 
 
 def _free(lease: Record, now: datetime) -> bool:
