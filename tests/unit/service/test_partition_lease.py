@@ -237,3 +237,23 @@ async def test_a_lease_its_holder_could_not_free_is_freed_once_the_store_answers
         assert lease.held is not None
     await holder.close()
     await other.close()
+
+
+async def test_a_replica_restarted_after_a_crash_takes_back_its_lease_at_once(
+    records: SharedRecords,
+) -> None:
+    """The same replica id (kept in its data dir) in a new process: the lease its
+    previous process died holding is its own, not waited out for a ttl of an hour;
+    another replica's would be."""
+    before = PartitionLeases(records, replica="r1", ttl_s=3600, versions="keys")
+    async with before.hold(P) as lease:
+        assert await lease.version() == 1
+    before._tenures.clear()  # the process died holding it: never freed
+    after = PartitionLeases(records, replica="r1", ttl_s=3600, versions="keys")
+    async with asyncio.timeout(60), after.hold(P) as lease:  # a liveness guard
+        assert await lease.version() == 1 + VERSION_BLOCK
+    other = PartitionLeases(records, replica="r2", ttl_s=3600, linger_s=0)
+    after_held = await records.get_records(P, RecordKind.COUNTER, [after.key])
+    assert after_held[0].doc["holder"]  # still held (lingering): r2 must ask for it
+    assert not other._ours(after_held[0])
+    await after.close()

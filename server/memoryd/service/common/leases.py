@@ -32,8 +32,10 @@ A lease expires ``ttl_s`` after it was taken or renewed, so a replica that dies
 holding it blocks that partition's leased writes for at most that long. A replica
 that lives on but could not free it (the store unreachable, or its answer lost) does
 not make anyone wait that long: its own writers take the lease over at once (every
-holder id it writes begins with its process id, and none of its tenures is live
-when it takes one), and it retries the freeing in the background for the others. A holder
+holder id it writes begins with its replica id, and none of its tenures is live
+when it takes one), and it retries the freeing in the background for the others.
+The replica id outlives a restart (datadir.replica_id), so a replica restarted
+after a crash takes back at once what it held. A holder
 about to write more than half a ttl after taking it first renews it, with a
 conditional write over the lease as it took it: if another replica has taken it over
 meanwhile the renewal fails and the write is given up (UNAVAILABLE). The ttl is well
@@ -147,6 +149,7 @@ class PartitionLeases:
         self,
         records: RecordStore,
         *,
+        replica: str | None = None,
         name: str = MEMORIES_LEASE,
         ttl_s: float = 30.0,
         linger_s: float = 0.25,
@@ -175,8 +178,9 @@ class PartitionLeases:
         self._tasks: set[asyncio.Task[None]] = set()
         self._serials = itertools.count(1)
         self._closing = False
-        #: Begins every holder id this process writes (``_ours``).
-        self._process = new_write_id()
+        #: Begins every holder id this process writes (``_ours``): the replica's id,
+        #: kept across its restarts (datadir.replica_id), else one of this process.
+        self._replica = replica or new_write_id()
 
     @asynccontextmanager
     async def hold(self, partition: Partition) -> AsyncIterator[Lease]:
@@ -353,14 +357,15 @@ class PartitionLeases:
     # -- taking and freeing -------------------------------------------------------------
 
     def _ours(self, lease: Record) -> bool:
-        """Whether ``lease`` names a holder of this process. When a tenure is taken
-        none of this process's is live (its writers queue on one lock), so such a lease
-        is one whose freeing or taking failed in doubt: taken over at once, never
-        waited out."""
-        return str(lease.doc.get("holder", "")).startswith(f"{self._process}.")
+        """Whether ``lease`` names a holder of this replica. When a tenure is taken
+        none of this replica's is live (its writers queue on one lock; a replica id is
+        one live process's), so such a lease is one whose freeing or taking failed in
+        doubt, or one this replica held before it was restarted: taken over at once,
+        never waited out."""
+        return str(lease.doc.get("holder", "")).startswith(f"{self._replica}.")
 
     async def _acquire(self, partition: Partition) -> _Tenure:
-        owner = f"{self._process}.{new_write_id()}"
+        owner = f"{self._replica}.{new_write_id()}"
         backoff = _FIRST_BACKOFF_S
         started = time.monotonic()
         asked = -math.inf

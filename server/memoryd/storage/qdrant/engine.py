@@ -266,6 +266,7 @@ class ClientEngine:
             prefer_grpc=options.grpc,
             grpc_port=options.grpc_port if options.grpc_port is not None else rest_port,
             timeout=max(1, round(options.timeout_s)),
+            grpc_options=dict(wire.RECONNECT_BACKOFF),
             # The version probe is a blocking HTTP call at construction; the first
             # real request (open_collection) reports an unreachable server instead.
             check_compatibility=False,

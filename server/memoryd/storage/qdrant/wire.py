@@ -20,6 +20,18 @@ from qdrant_client import grpc as qgrpc
 from qdrant_client import models
 from qdrant_client.conversions.conversion import GrpcToRest, RestToGrpc
 
+#: How soon a gRPC channel to Qdrant tries again to connect once the server went away.
+#: gRPC's default backoff grows toward two minutes: after an outage of a few seconds a
+#: channel that had failed to reconnect several times kept refusing calls
+#: (UNAVAILABLE, at once) well after Qdrant was back, while the other channel's writes
+#: went on. Every channel to Qdrant (this one and qdrant-client's) tries again within
+#: a second; an attempt costs a connect on the cluster's network.
+RECONNECT_BACKOFF: dict[str, int] = {
+    "grpc.initial_reconnect_backoff_ms": 100,
+    "grpc.min_reconnect_backoff_ms": 100,
+    "grpc.max_reconnect_backoff_ms": 1000,
+}
+
 
 def point(p: models.PointStruct) -> qgrpc.PointStruct:
     """``p`` as a gRPC point (named dense and sparse vectors, a uuid id)."""
@@ -117,6 +129,7 @@ class PointsChannel:
             ("grpc.max_send_message_length", -1),
             ("grpc.max_receive_message_length", -1),
             ("grpc.primary_user_agent", "memoryd"),
+            *RECONNECT_BACKOFF.items(),
         ]
         if parts.scheme == "https":
             credentials = grpc.ssl_channel_credentials()
