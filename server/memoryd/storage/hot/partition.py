@@ -29,11 +29,11 @@ from memoryd.domain.models import (
     Memory,
     MemoryFilter,
     MemoryType,
-    PageCursor,
     SecurityLevel,
     TagMatch,
     TextHit,
 )
+from memoryd.storage.base import ListPage
 from memoryd.storage.hot.ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot.hashes import ContentHashes
 from memoryd.storage.hot.order import best, page
@@ -553,22 +553,20 @@ class HotPartition:
     def count(self, flt: MemoryFilter) -> int:
         return int(np.count_nonzero(self.mask(flt, self.high_water)))
 
-    def list_page(
-        self, flt: MemoryFilter, *, descending: bool, after: PageCursor | None, limit: int
-    ) -> list[Memory]:
-        """Up to ``limit`` memories under ``flt`` by (created_at, id), past the keyset
-        position ``after``, as ``Store.list``."""
+    def list_page(self, flt: MemoryFilter, wanted: ListPage) -> list[Memory]:
+        """The memories of ``wanted`` under ``flt``, as ``Store.list``."""
         n = self.high_water
-        if limit <= 0 or n == 0:
+        if n == 0:
             return []
+        after = wanted.after
         position = None if after is None else (micros(after.created_at), after.id.encode())
         slots = page(
             self._ids[:n],
             self._created[:n],
             self.mask(flt, n),
-            descending=descending,
+            descending=wanted.descending,
             after=position,
-            limit=limit,
+            limit=wanted.limit,
         )
         return [self._memory_at(slot).copy() for slot in slots.tolist()]
 

@@ -23,13 +23,12 @@ from memoryd.domain.models import (
     AccessUpdate,
     Memory,
     MemoryFilter,
-    MemoryOrder,
-    PageCursor,
     Partition,
     TextHit,
     UnitVector,
     VectorHit,
 )
+from memoryd.storage.base import NEWEST, NO_HINTS, ListPage, Nearest, UpsertHints
 from memoryd.storage.checks import check_upsert, dedupe_last
 from memoryd.storage.conditional import ConditionalWrite
 from memoryd.storage.qdrant import conditional, sparse
@@ -153,12 +152,7 @@ class QdrantStore(EngineOwner):
         )
 
     async def upsert(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        *,
-        new_ids: frozenset[str] = frozenset(),
-        stored_ids: frozenset[str] = frozenset(),
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
         engine = self._eng()
         check_upsert(partition, memories, self.dimension)
@@ -256,18 +250,12 @@ class QdrantStore(EngineOwner):
         return hits
 
     async def search_many(
-        self,
-        partition: Partition,
-        vectors: Sequence[UnitVector],
-        flt: MemoryFilter,
-        limit: int,
-        *,
-        min_similarity: float | None = None,
+        self, partition: Partition, vectors: Sequence[UnitVector], flt: MemoryFilter, best: Nearest
     ) -> list[list[VectorHit]]:
         """One batched Query API request per _QUERIES_PER_BATCH vectors."""
         engine = self._eng()
         queries = [_values(v) for v in vectors]
-        if limit <= 0:
+        if best.limit <= 0:
             return [[] for _ in queries]
         flt_q = scoped(partition, *memory_conditions(flt))
         out: list[list[VectorHit]] = []
@@ -278,9 +266,9 @@ class QdrantStore(EngineOwner):
                         query=q,
                         using=DENSE,
                         filter=flt_q,
-                        limit=limit,
+                        limit=best.limit,
                         with_payload=True,
-                        score_threshold=min_similarity,
+                        score_threshold=best.min_similarity,
                     )
                     for q in queries[i : i + _QUERIES_PER_BATCH]
                 ]
@@ -381,16 +369,10 @@ class QdrantStore(EngineOwner):
         return memory_from_point(point.payload, point.vector if with_vector else None)
 
     async def list(
-        self,
-        partition: Partition,
-        flt: MemoryFilter,
-        *,
-        order: MemoryOrder = MemoryOrder.CREATED_DESC,
-        after: PageCursor | None = None,
-        limit: int = 50,
+        self, partition: Partition, flt: MemoryFilter, page: ListPage = NEWEST
     ) -> list[Memory]:
         engine = self._eng()
-        descending = order is MemoryOrder.CREATED_DESC
+        descending = page.descending
         base = memory_conditions(flt)
         name = self.spec.name
 
@@ -420,10 +402,11 @@ class QdrantStore(EngineOwner):
             flt_q = scoped(partition, *base, value_range("created_at", gte=value, lte=value))
             return [row(r) for r in await scroll_all(engine, name, flt_q)]
 
+        after = page.after
         cursor = None if after is None else (to_micros(after.created_at), after.id)
         async with self._errors("list"):
             rows = await keyset_page(
-                descending=descending, after=cursor, limit=limit, scan=scan, group=group
+                descending=descending, after=cursor, limit=page.limit, scan=scan, group=group
             )
             return [self._memory(r.record, partition) for r in rows]
 
