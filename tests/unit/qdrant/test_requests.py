@@ -23,7 +23,7 @@ from memoryd.storage import build_record_store, build_store
 from memoryd.storage.base import ListPage, Nearest
 from memoryd.storage.qdrant import QdrantOptions, QdrantRecordStore, QdrantStore
 from memoryd.storage.qdrant.edge import EdgeEngine
-from memoryd.storage.qdrant.engine import ClientEngine, Engine, QueryInput
+from memoryd.storage.qdrant.engine import ClientEngine, Engine
 from memoryd.storage.qdrant.schema import CollectionSpec
 from memoryd.storage.records import KeyPage
 from memoryd.storage.settings import QdrantSettings
@@ -58,31 +58,14 @@ class Recording:
         self.calls.append(("retrieve", {}))
         return await self.inner.retrieve(name, ids, with_vectors=with_vectors)
 
-    async def query(
-        self,
-        name: str,
-        *,
-        query: QueryInput,
-        using: str | None,
-        flt: models.Filter,
-        limit: int,
-        prefetch: Sequence[models.Prefetch] = (),
-        params: models.SearchParams | None = None,
-        with_vectors: bool = False,
-    ) -> list[models.ScoredPoint]:
-        self._note("query", flt, params=params, prefetch=prefetch, query=query)
+    async def query(self, name: str, request: models.QueryRequest) -> list[models.ScoredPoint]:
+        prefetch = request.prefetch if isinstance(request.prefetch, list) else []
+        self._note(
+            "query", request.filter, params=request.params, prefetch=prefetch, query=request.query
+        )
         for p in prefetch:
             self._note("prefetch", p.filter, params=p.params)
-        return await self.inner.query(
-            name,
-            query=query,
-            using=using,
-            flt=flt,
-            limit=limit,
-            prefetch=prefetch,
-            params=params,
-            with_vectors=with_vectors,
-        )
+        return await self.inner.query(name, request)
 
     async def query_batch(
         self, name: str, requests: Sequence[models.QueryRequest]
@@ -91,9 +74,11 @@ class Recording:
             self._note("query_batch", r.filter)
         return await self.inner.query_batch(name, requests)
 
-    async def scroll(self, name: str, **kw: Any) -> tuple[list[models.Record], str | None]:
-        self._note("scroll", kw["flt"])
-        return await self.inner.scroll(name, **kw)
+    async def scroll(
+        self, name: str, request: models.ScrollRequest
+    ) -> tuple[list[models.Record], str | None]:
+        self._note("scroll", request.filter)
+        return await self.inner.scroll(name, request)
 
     async def count(self, name: str, flt: models.Filter) -> int:
         self._note("count", flt)

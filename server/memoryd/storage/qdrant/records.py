@@ -132,7 +132,7 @@ class QdrantRecordStore(EngineOwner):
         )
         name = self._collection(kind)
         async with self._errors("put_record_if"):
-            await engine.upsert_if(name, point, _stored_as(partition, expected))
+            await engine.upsert_if(name, [point], _stored_as(partition, expected))
             found = await engine.retrieve(name, [point_id], with_vectors=False)
         writes = found[0].payload.get(LINEAGE) if found and found[0].payload else None
         ids = [str(i) for i in writes] if isinstance(writes, list) else []
@@ -209,12 +209,11 @@ class QdrantRecordStore(EngineOwner):
 
         async def scan(beyond: int | None, n: int) -> list[Row]:
             extra = [] if beyond is None else [value_range(KEY_ORDER, gt=beyond)]
-            points, _ = await engine.scroll(
-                name,
-                flt=scoped(partition, *base, *extra),
-                limit=n,
-                order_by=models.OrderBy(key=KEY_ORDER, direction=models.Direction.ASC),
+            ascending = models.OrderBy(key=KEY_ORDER, direction=models.Direction.ASC)
+            request = models.ScrollRequest(
+                filter=scoped(partition, *base, *extra), limit=n, order_by=ascending
             )
+            points, _ = await engine.scroll(name, request)
             return [row(p) for p in points]
 
         async def group(value: int) -> list[Row]:

@@ -238,13 +238,15 @@ class QdrantStore(EngineOwner):
         if limit <= 0:
             return []
         async with self._errors("search"):
-            points = await engine.query(
-                self.spec.name,
+            request = models.QueryRequest(
                 query=query,
                 using=DENSE,
-                flt=scoped(partition, *memory_conditions(flt)),
+                filter=scoped(partition, *memory_conditions(flt)),
                 limit=limit,
+                with_payload=True,
+                with_vector=False,
             )
+            points = await engine.query(self.spec.name, request)
             hits = [VectorHit(self._memory(p, partition), float(p.score)) for p in points]
         hits.sort(key=lambda h: (-h.similarity, h.memory.id))
         return hits
@@ -289,16 +291,17 @@ class QdrantStore(EngineOwner):
             return []
         flt_q = scoped(partition, *memory_conditions(flt))
         async with self._errors("text_search"):
-            points = await engine.query(
-                self.spec.name,
+            request = models.QueryRequest(
                 query=terms,
                 using=SPARSE,
-                flt=flt_q,
-                limit=limit,
+                filter=flt_q,
                 params=_idf_within(flt_q),
+                limit=limit,
+                with_payload=True,
                 # Hybrid recall reports every match's cosine: vectors come along.
-                with_vectors=True,
+                with_vector=[DENSE],
             )
+            points = await engine.query(self.spec.name, request)
             hits = [
                 TextHit(self._memory(p, partition, with_vector=True), float(p.score))
                 for p in points
@@ -326,14 +329,15 @@ class QdrantStore(EngineOwner):
                 )
             )
         async with self._errors("hybrid_search"):
-            points = await engine.query(
-                self.spec.name,
+            request = models.QueryRequest(
                 query=models.FusionQuery(fusion=models.Fusion.RRF),
-                using=None,
                 prefetch=prefetch,
-                flt=flt_q,
+                filter=flt_q,
                 limit=limit,
+                with_payload=True,
+                with_vector=False,
             )
+            points = await engine.query(self.spec.name, request)
             return [FusedHit(self._memory(p, partition), float(p.score)) for p in points]
 
     async def find_by_content(
@@ -390,12 +394,11 @@ class QdrantStore(EngineOwner):
                 )
                 extra.append(bound)
             direction = models.Direction.DESC if descending else models.Direction.ASC
-            records, _ = await engine.scroll(
-                name,
-                flt=scoped(partition, *base, *extra),
-                limit=n,
-                order_by=models.OrderBy(key="created_at", direction=direction),
+            order = models.OrderBy(key="created_at", direction=direction)
+            request = models.ScrollRequest(
+                filter=scoped(partition, *base, *extra), limit=n, order_by=order
             )
+            records, _ = await engine.scroll(name, request)
             return [row(r) for r in records]
 
         async def group(value: int) -> list[Row]:
@@ -423,7 +426,8 @@ async def scroll_all(
     out: list[models.Record] = []
     offset: str | None = None
     while True:
-        records, offset = await engine.scroll(name, flt=flt, limit=page, offset=offset)
+        request = models.ScrollRequest(filter=flt, limit=page, offset=offset)
+        records, offset = await engine.scroll(name, request)
         out.extend(records)
         if offset is None:
             return out
