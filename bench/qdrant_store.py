@@ -24,10 +24,10 @@ import numpy as np
 
 from memoryd.domain.models import Memory, MemoryFilter, Partition, unit_queries
 from memoryd.storage.base import ListPage, Store
+from memoryd.storage.instants import from_micros
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.qdrant import QdrantOptions, QdrantStore
 from memoryd.storage.qdrant.edge import edge_store
-from memoryd.storage.qdrant.schema import from_micros
 
 DIM = 384
 WORDS = [

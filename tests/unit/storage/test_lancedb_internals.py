@@ -25,8 +25,9 @@ from memoryd.domain.models import (
     unit_query,
 )
 from memoryd.storage.base import ListPage
+from memoryd.storage.instants import to_micros
 from memoryd.storage.lancedb import LanceDBStore
-from memoryd.storage.lancedb.filters import filter_clauses, sql_str, to_micros
+from memoryd.storage.lancedb.filters import filter_clauses, sql_str
 from memoryd.storage.lancedb.schema import memory_schema
 from memoryd.storage.lancedb.store import ACCESS_ROWS_PER_COMMIT
 

@@ -22,6 +22,7 @@ from qdrant_client import models
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.instants import to_micros
 from memoryd.storage.memory_records import check_key, unique_records
 from memoryd.storage.qdrant.connected import EngineOwner
 from memoryd.storage.qdrant.engine import (
@@ -44,7 +45,6 @@ from memoryd.storage.qdrant.schema import (
     record_from_payload,
     record_payload,
     record_point_id,
-    to_micros,
 )
 from memoryd.storage.qdrant.store import chunks, partitions_in, scroll_all
 from memoryd.storage.records import FIRST_PAGE, KeyPage

@@ -31,6 +31,7 @@ from memoryd.domain.models import (
 from memoryd.storage.base import NEWEST, NO_HINTS, ListPage, Nearest, UpsertHints
 from memoryd.storage.checks import check_upsert, dedupe_last
 from memoryd.storage.conditional import ConditionalWrite
+from memoryd.storage.instants import to_micros
 from memoryd.storage.qdrant import conditional, sparse
 from memoryd.storage.qdrant.connected import EngineOwner
 from memoryd.storage.qdrant.engine import (
@@ -61,7 +62,6 @@ from memoryd.storage.qdrant.schema import (
     memory_from_point,
     memory_payload,
     memory_point_id,
-    to_micros,
 )
 
 #: Points per request: keeps gRPC messages small (a 384-d point is ~2 KB).
