@@ -47,6 +47,7 @@ from qdrant_peer import agent_filter, hybrid_latencies
 
 from memoryd.domain.models import Memory, Partition
 from memoryd.embedding.local import MODEL_ID
+from memoryd.storage.base import UpsertHints
 from memoryd.storage.qdrant import QdrantOptions, QdrantStore
 from memoryd.storage.qdrant.schema import DENSE
 from memoryd_proto.v1 import memory_service_pb2 as mpb
@@ -95,7 +96,7 @@ async def seed(server: QdrantServer, agents: int, per_agent: int, source: Vector
             agent = _agent(a)
             batch = _memories(agent, a * per_agent, source.take(per_agent), now)
             await store.upsert(
-                Partition(TENANT, agent), batch, new_ids=frozenset(m.id for m in batch)
+                Partition(TENANT, agent), batch, UpsertHints(new_ids=frozenset(m.id for m in batch))
             )
             if a % 100 == 99:
                 rate = (a + 1) * per_agent / (time.perf_counter() - started)

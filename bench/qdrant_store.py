@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from memoryd.domain.models import Memory, MemoryFilter, Partition, unit_queries
-from memoryd.storage.base import Store
+from memoryd.storage.base import ListPage, Store
+from memoryd.storage.instants import from_micros
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.qdrant import QdrantOptions, QdrantStore
 from memoryd.storage.qdrant.edge import edge_store
-from memoryd.storage.qdrant.schema import from_micros
 
 DIM = 384
 WORDS = [
@@ -116,7 +116,7 @@ async def run(store: Store, n: int, batch: int, reps: int) -> dict[str, Any]:
             "text_search_top10": await _timed(
                 lambda: store.text_search(p, "kiwi river", flt, 10), reps
             ),
-            "list_page50": await _timed(lambda: store.list(p, flt, limit=50), reps),
+            "list_page50": await _timed(lambda: store.list(p, flt, ListPage(limit=50)), reps),
             "count": await _timed(lambda: store.count(p, flt), reps),
             "get_10": await _timed(lambda: store.get(p, [m.id for m in mine[:10]]), reps),
         }

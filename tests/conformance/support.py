@@ -16,7 +16,7 @@ from memoryd.domain.models import (
     TagMatch,
     Vector,
 )
-from memoryd.storage.base import Store
+from memoryd.storage.base import ListPage, Store
 
 DIM = 16
 BASE = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -119,7 +119,7 @@ async def assert_filter(
 ) -> None:
     """count, list and search all select exactly ``expected`` under ``flt``."""
     assert await store.count(partition, flt) == len(expected)
-    listed = await store.list(partition, flt, limit=10_000)
+    listed = await store.list(partition, flt, ListPage(limit=10_000))
     assert {m.id for m in listed} == expected
     assert len(listed) == len(expected)
     query = unit_vector(np.random.default_rng(7))

@@ -251,7 +251,7 @@ async def test_a_partial_landing_is_taken_back(
     a, b = make_memory(P, id="a", content="a1"), make_memory(P, id="b", content="b1")
     await store.upsert(P, [a, b])
     engine = store._engine  # type: ignore[attr-defined]
-    write = engine.upsert_all_if
+    write = engine.upsert_if
     interloper = changed(b, content="b by another writer")
     raced_once: list[Memory] = []
 
@@ -261,7 +261,7 @@ async def test_a_partial_landing_is_taken_back(
             await store.upsert(P, [interloper])
         await write(name, points, condition)
 
-    monkeypatch.setattr(engine, "upsert_all_if", raced)
+    monkeypatch.setattr(engine, "upsert_if", raced)
     new = make_memory(P, id="new")
     conflicts = await store.upsert_if(
         ConditionalWrite(

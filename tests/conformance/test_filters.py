@@ -16,7 +16,7 @@ from memoryd.domain.models import (
     SecurityLevel,
     TagMatch,
 )
-from memoryd.storage.base import Store
+from memoryd.storage.base import ListPage, Store
 
 from .support import BASE, assert_filter, make_memory, reference_match
 
@@ -176,6 +176,6 @@ async def test_random_filters_match_reference(
     for flt in filters:
         expected = [m for m in memories if reference_match(m, flt)]
         await assert_filter(store, p, flt, {m.id for m in expected})
-        listed = await store.list(p, flt, limit=3)
+        listed = await store.list(p, flt, ListPage(limit=3))
         newest = sorted(expected, key=lambda m: (m.created_at, m.id), reverse=True)[:3]
         assert [m.id for m in listed] == [m.id for m in newest]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memoryd.domain.models import AccessUpdate, MemoryFilter, Partition
-from memoryd.storage.base import Store
+from memoryd.storage.base import ListPage, Store
 
 from .support import BASE, DIM, NASTY, assert_same, make_memory
 
@@ -55,11 +55,11 @@ async def test_every_method_is_partition_scoped(victim: Store, p: Partition) -> 
 
     everything = MemoryFilter(include_archived=True)
     assert await store.count(p, everything) == 1
-    assert [m.id for m in await store.list(p, everything, limit=100)] == ["shared"]
+    assert [m.id for m in await store.list(p, everything, ListPage(limit=100))] == ["shared"]
     hits = await store.search(p, np.asarray(mine.vector), everything, limit=100)
     assert [(h.memory.id, h.memory.content) for h in hits] == [("shared", "mine")]
     tagged = MemoryFilter(tags=("t",))
-    assert [m.content for m in await store.list(p, tagged, limit=100)] == ["mine"]
+    assert [m.content for m in await store.list(p, tagged, ListPage(limit=100))] == ["mine"]
 
     # record_access on the other partition's id is ignored.
     when = BASE + timedelta(days=1)

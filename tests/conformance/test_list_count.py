@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, PageCursor, Partition
-from memoryd.storage.base import Store
+from memoryd.storage.base import ListPage, Store
 
 from .support import BASE, make_memory
 
@@ -42,7 +42,7 @@ async def test_keyset_pagination_visits_every_record_once(
     seen: list[str] = []
     cursor: PageCursor | None = None
     for _ in range(100):
-        page = await store.list(P, MemoryFilter(), order=order, after=cursor, limit=page_size)
+        page = await store.list(P, MemoryFilter(), ListPage(order, cursor, page_size))
         assert len(page) <= page_size
         if not page:
             break
@@ -54,7 +54,7 @@ async def test_keyset_pagination_visits_every_record_once(
 async def test_default_order_is_newest_first(store: Store) -> None:
     memories = _tied_memories()
     await store.upsert(P, memories)
-    page = await store.list(P, MemoryFilter(), limit=5)
+    page = await store.list(P, MemoryFilter(), ListPage(limit=5))
     newest = sorted(memories, key=lambda m: (m.created_at, m.id), reverse=True)[:5]
     assert [m.id for m in page] == [m.id for m in newest]
     assert all(m.vector is None for m in page)
@@ -64,10 +64,10 @@ async def test_cursor_of_a_deleted_record_still_works(store: Store) -> None:
     memories = _tied_memories()
     await store.upsert(P, memories)
     asc = MemoryOrder.CREATED_ASC
-    first = await store.list(P, MemoryFilter(), order=asc, limit=10)
+    first = await store.list(P, MemoryFilter(), ListPage(asc, limit=10))
     await store.delete(P, [first[-1].id])
     cursor = PageCursor(first[-1].created_at, first[-1].id)
-    rest = await store.list(P, MemoryFilter(), order=asc, after=cursor, limit=100)
+    rest = await store.list(P, MemoryFilter(), ListPage(asc, cursor, 100))
     expected = sorted(memories, key=lambda m: (m.created_at, m.id))[10:]
     assert [m.id for m in rest] == [m.id for m in expected]
 
@@ -80,16 +80,11 @@ async def test_pagination_with_a_filter(store: Store) -> None:
     flt = MemoryFilter(tags=("even",))
     seen: list[str] = []
     cursor: PageCursor | None = None
-    while page := await store.list(P, flt, after=cursor, limit=4):
+    while page := await store.list(P, flt, ListPage(after=cursor, limit=4)):
         seen.extend(m.id for m in page)
         cursor = PageCursor(page[-1].created_at, page[-1].id)
     evens = sorted(memories[::2], key=lambda m: (m.created_at, m.id), reverse=True)
     assert seen == [m.id for m in evens]
-
-
-async def test_limit_zero_returns_nothing(store: Store) -> None:
-    await store.upsert(P, [make_memory(P)])
-    assert await store.list(P, MemoryFilter(), limit=0) == []
 
 
 async def test_count_with_filters(store: Store) -> None:

@@ -164,8 +164,8 @@ async def test_a_write_followed_at_once_by_another_is_still_confirmed(
     write = engine.upsert_if
     followers: list[Record] = []
 
-    async def followed(name: str, point: object, condition: object) -> None:
-        await write(name, point, condition)
+    async def followed(name: str, points: object, condition: object) -> None:
+        await write(name, points, condition)
         if followers:
             return
         for i in range(3):  # three more writes, each over the one before

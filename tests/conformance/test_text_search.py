@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
-from memoryd.storage.base import Store
+from memoryd.storage.base import Nearest, Store
 from memoryd.text import content_hash
 
 from .support import NASTY, make_memory, reference_match, unit_vector
@@ -239,16 +239,16 @@ async def test_search_many_equals_one_search_per_vector(store: Store) -> None:
     await store.upsert(P, memories)
     queries = [unit_vector(rng) for _ in range(5)]
     for flt in (ALL, MemoryFilter(namespace="a")):
-        batched = await store.search_many(P, queries, flt, 4)
+        batched = await store.search_many(P, queries, flt, Nearest(4))
         assert len(batched) == len(queries)
         for query, hits in zip(queries, batched, strict=True):
             single = await store.search(P, query, flt, 4)
             assert [h.memory.id for h in hits] == [h.memory.id for h in single]
             for a, b in zip(hits, single, strict=True):
                 assert abs(a.similarity - b.similarity) < 1e-5
-    assert await store.search_many(P, [], ALL, 4) == []
-    assert await store.search_many(P, queries[:2], ALL, 0) == [[], []]
-    other = await store.search_many(Partition("tenant", "nobody"), queries, ALL, 4)
+    assert await store.search_many(P, [], ALL, Nearest(4)) == []
+    assert await store.search_many(P, queries[:2], ALL, Nearest(0)) == [[], []]
+    other = await store.search_many(Partition("tenant", "nobody"), queries, ALL, Nearest(4))
     assert other == [[] for _ in queries]
 
 
@@ -270,8 +270,8 @@ async def test_search_many_min_similarity_keeps_only_near_duplicates(store: Stor
     queries = [near(stored[1], 0.05), near(stored[2], 0.4), unit_vector(rng), stored[4]]
     for flt in (ALL, MemoryFilter(namespace="a")):
         for threshold in (0.9, 0.5, -1.0):
-            cut = await store.search_many(P, queries, flt, 3, min_similarity=threshold)
-            full = await store.search_many(P, queries, flt, 3)
+            cut = await store.search_many(P, queries, flt, Nearest(3, threshold))
+            full = await store.search_many(P, queries, flt, Nearest(3))
             assert len(cut) == len(queries)
             for got, every in zip(cut, full, strict=True):
                 assert all(h.similarity >= threshold - 1e-6 for h in got)
@@ -279,11 +279,11 @@ async def test_search_many_min_similarity_keeps_only_near_duplicates(store: Stor
                 # Hits within float noise of the threshold may fall either side.
                 borderline = {h.memory.id for h in every if abs(h.similarity - threshold) < 1e-5}
                 assert set(h.memory.id for h in got) ^ set(want) <= borderline
-    top = await store.search_many(P, queries, ALL, 3, min_similarity=0.9)
+    top = await store.search_many(P, queries, ALL, Nearest(3, min_similarity=0.9))
     assert [h.memory.id for h in top[0]] == ["n01"]
     assert [h.memory.id for h in top[3]] == ["n04"]
     assert top[2] == []
     other = await store.search_many(
-        Partition("tenant", "nobody"), queries, ALL, 3, min_similarity=0.0
+        Partition("tenant", "nobody"), queries, ALL, Nearest(3, min_similarity=0.0)
     )
     assert other == [[] for _ in queries]

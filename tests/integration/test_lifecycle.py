@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from memoryd.cli.memoryctl import app as memoryctl
 from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, Partition
 from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.base import ListPage
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.lancedb.records import LanceDBRecordStore
 from memoryd.storage.records import KeyPage
@@ -397,8 +398,7 @@ async def read_partition(
         listed = await store.list(
             partition,
             MemoryFilter(include_archived=True),
-            order=MemoryOrder.CREATED_ASC,
-            limit=10_000,
+            ListPage(MemoryOrder.CREATED_ASC, limit=10_000),
         )
         memories = sorted(
             await store.get(partition, [m.id for m in listed], with_vectors=True),

@@ -21,6 +21,7 @@ from memoryd.durability.facades import DurableRecordStore, DurableStore
 from memoryd.durability.ops import decode
 from memoryd.durability.set_aside import requeue, set_aside_entries
 from memoryd.durability.wal import REJECTED_PREFIX
+from memoryd.storage.base import NO_HINTS, ListPage, Nearest, UpsertHints
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
@@ -65,11 +66,13 @@ class HeldStore:
         if self.rejecting:
             raise ValueError("rejected")
 
-    async def upsert(self, partition: Partition, memories: Sequence[Memory], **hints: Any) -> None:
+    async def upsert(
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
+    ) -> None:
         await self._write()
         if any(m.id in self.invalid_ids for m in memories):
             raise ValueError("rejected")
-        await self.inner.upsert(partition, memories, **hints)
+        await self.inner.upsert(partition, memories, hints)
         self.applied += 1
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> list[str]:
@@ -126,7 +129,7 @@ async def test_a_write_is_answered_before_the_store_has_it_and_every_read_sees_i
     hits = await store.search(P, _memory(2).vector, EVERYTHING, 1)  # type: ignore[arg-type]
     assert [h.memory.id for h in hits] == ["m2"]
     near = await store.search_many(
-        P, [_memory(1).vector, _memory(2).vector], EVERYTHING, 5, min_similarity=0.99
+        P, [_memory(1).vector, _memory(2).vector], EVERYTHING, Nearest(5, min_similarity=0.99)
     )
     assert [[h.memory.id for h in row] for row in near] == [["m1"], ["m2"]]
     dupes = await store.find_by_content(P, [content_hash("a note about the dentist")], EVERYTHING)
@@ -423,7 +426,7 @@ async def test_a_replaced_memory_never_vanishes_from_any_read(tmp_path: Path, be
             got = await store.get(P, ["m1"])
             hits = await store.search(P, _memory(1).vector, EVERYTHING, 1)  # type: ignore[arg-type]
             text = await store.text_search(P, "parking note", EVERYTHING, 5)
-            listed = await store.list(P, EVERYTHING, limit=50)
+            listed = await store.list(P, EVERYTHING, ListPage(limit=50))
             assert [m.id for m in got] == ["m1"]
             assert [h.memory.id for h in hits] == ["m1"]
             assert [h.memory.id for h in text] == ["m1"]
@@ -466,7 +469,7 @@ async def test_vector_search_over_unapplied_writes_is_exact(tmp_path: Path) -> N
         return [i for s, i in ranked if cut is None or s >= cut - 1e-6][:limit]
 
     for limit, cut in [(2, None), (5, None), (40, None), (10, 0.5)]:
-        rows = await store.search_many(P, queries, EVERYTHING, limit, min_similarity=cut)
+        rows = await store.search_many(P, queries, EVERYTHING, Nearest(limit, min_similarity=cut))
         assert [[h.memory.id for h in row] for row in rows] == [
             expected(q, limit, cut) for q in queries
         ]

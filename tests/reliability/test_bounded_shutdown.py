@@ -27,6 +27,7 @@ import grpc
 from memoryd.domain.models import Memory, Partition, utcnow
 from memoryd.durability.facades import DurableStore
 from memoryd.service.memories.access_stats import SMALL_FLUSH, AccessStatsBuffer
+from memoryd.storage.base import NO_HINTS, UpsertHints
 from memoryd.storage.lancedb.indexing import IndexRefresher
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
@@ -54,10 +55,12 @@ class HangingStore:
     async def open(self) -> None:
         await self.inner.open()
 
-    async def upsert(self, partition: Partition, memories: Sequence[Memory], **kw: Any) -> None:
+    async def upsert(
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
+    ) -> None:
         if self.hang.is_set():
             await asyncio.Event().wait()
-        await self.inner.upsert(partition, memories, **kw)
+        await self.inner.upsert(partition, memories, hints)
 
     async def record_access(self, partition: Partition, updates: Any) -> None:
         await asyncio.Event().wait()

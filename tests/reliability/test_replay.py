@@ -17,6 +17,7 @@ from memoryd.domain.models import Memory, Partition, utcnow
 from memoryd.durability.facades import DurableStore
 from memoryd.durability.ops import MAX_CALL_ITEMS, Op, encode
 from memoryd.durability.wal import WriteAheadLog
+from memoryd.storage.base import NO_HINTS, UpsertHints
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from tests.reliability.support import open_core, until
@@ -38,11 +39,13 @@ class CountingStore:
     async def open(self) -> None:
         await self.inner.open()
 
-    async def upsert(self, partition: Partition, memories: Sequence[Memory], **hints: Any) -> None:
+    async def upsert(
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
+    ) -> None:
         if self.down:
             raise StoreError("lancedb upsert failed: no space left on device")
         self.upserts += 1
-        await self.inner.upsert(partition, memories, **hints)
+        await self.inner.upsert(partition, memories, hints)
 
     async def get(self, partition: Partition, ids: Sequence[str], **kw: Any) -> list[Memory]:
         if self.down:

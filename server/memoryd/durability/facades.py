@@ -19,7 +19,7 @@ import asyncio
 import builtins
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -28,8 +28,6 @@ from memoryd.domain.models import (
     AccessUpdate,
     Memory,
     MemoryFilter,
-    MemoryOrder,
-    PageCursor,
     Partition,
     TextHit,
     UnitVector,
@@ -43,7 +41,16 @@ from memoryd.durability.text_overlay import overlaid_hits
 from memoryd.durability.transaction import in_transaction
 from memoryd.durability.watches import FlushGate, Watches
 from memoryd.durability.write_through import WriteThrough
-from memoryd.storage.base import Store, at_least, compact, disk_bytes
+from memoryd.storage.base import (
+    NEWEST,
+    NO_HINTS,
+    ListPage,
+    Nearest,
+    Store,
+    UpsertHints,
+    compact,
+    disk_bytes,
+)
 from memoryd.storage.checks import admitted, copied_out, matches
 from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
 from memoryd.storage.hot.text import query_terms
@@ -84,17 +91,6 @@ def _record_overlay(
             for k in op.keys:
                 state[k] = None
     return state
-
-
-def _sort_key(order: MemoryOrder) -> Any:
-    return lambda m: (m.created_at, m.id)
-
-
-def _after(m: Memory, order: MemoryOrder, after: PageCursor | None) -> bool:
-    if after is None:
-        return True
-    key, cur = (m.created_at, m.id), (after.created_at, after.id)
-    return key > cur if order is MemoryOrder.CREATED_ASC else key < cur
 
 
 class _Face:
@@ -161,12 +157,7 @@ class DurableStore(_Face):
     # -- writes ----------------------------------------------------------------
 
     async def upsert(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        *,
-        new_ids: frozenset[str] = frozenset(),
-        stored_ids: frozenset[str] = frozenset(),
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
         self._serving()
         stored = admitted(partition, memories, self.dimension)
@@ -246,58 +237,41 @@ class DurableStore(_Face):
         return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
 
     async def list(
-        self,
-        partition: Partition,
-        flt: MemoryFilter,
-        *,
-        order: MemoryOrder = MemoryOrder.CREATED_DESC,
-        after: PageCursor | None = None,
-        limit: int = 50,
+        self, partition: Partition, flt: MemoryFilter, page: ListPage = NEWEST
     ) -> builtins.list[Memory]:
         self.core.report_if_degraded()
         overlay = self._overlay(partition)
-        wanted = limit + len(overlay)
-        rows = await self._read(
-            self.inner.list(partition, flt, order=order, after=after, limit=wanted)
-        )
+        rows = await self._read(self.inner.list(partition, flt, page.widened(len(overlay))))
+        limit = page.limit
         if not overlay:
             return rows[:limit]
         merged = {m.id: m for m in rows if m.id not in overlay}
         for i, m in overlay.items():
-            if m is not None and matches(m, flt) and _after(m, order, after):
+            if m is not None and matches(m, flt) and page.admits(m):
                 merged[i] = m
-        out = sorted(
-            merged.values(), key=_sort_key(order), reverse=order is not MemoryOrder.CREATED_ASC
-        )
+        out = sorted(merged.values(), key=lambda m: (m.created_at, m.id), reverse=page.descending)
         # Only the pending memories on the page are copied.
         return [copied_out(m, False) if m.id in overlay else m for m in out[:limit]]
 
     async def search(
         self, partition: Partition, vector: UnitVector, flt: MemoryFilter, limit: int
     ) -> builtins.list[VectorHit]:
-        return (await self.search_many(partition, [vector], flt, limit))[0]
+        return (await self.search_many(partition, [vector], flt, Nearest(limit)))[0]
 
     async def search_many(
-        self,
-        partition: Partition,
-        vectors: Sequence[UnitVector],
-        flt: MemoryFilter,
-        limit: int,
-        *,
-        min_similarity: float | None = None,
+        self, partition: Partition, vectors: Sequence[UnitVector], flt: MemoryFilter, best: Nearest
     ) -> builtins.list[builtins.list[VectorHit]]:
         self.core.report_if_degraded()
         overlay = self._overlay(partition)
         if not vectors:
             return []
+        limit, min_similarity = best.limit, best.min_similarity
         try:
-            wanted = limit + len(overlay)
+            wanted = best.widened(len(overlay))
             if len(vectors) == 1 and min_similarity is None:
-                found = [await self.inner.search(partition, vectors[0], flt, wanted)]
+                found = [await self.inner.search(partition, vectors[0], flt, wanted.limit)]
             else:
-                found = await self.inner.search_many(
-                    partition, vectors, flt, wanted, min_similarity=min_similarity
-                )
+                found = await self.inner.search_many(partition, vectors, flt, wanted)
         except Exception as exc:
             self.core.note_read_failure(exc)
             found = [[] for _ in vectors]
@@ -330,7 +304,7 @@ class DurableStore(_Face):
             kept.extend(
                 VectorHit(copied_out(extra[i], False), float(row[i])) for i in near.tolist()
             )
-            kept = at_least(kept, min_similarity)
+            kept = best.kept(kept)
             kept.sort(key=lambda h: (-h.similarity, h.memory.id))
             out.append(kept[:limit])
         return out

@@ -33,7 +33,7 @@ from memoryd.embedding.base import Embedder, EmbedKind
 from memoryd.embedding.hashing import HashingEmbedder
 from memoryd.resilience.breaker import BreakerState, CircuitBreaker
 from memoryd.resilience.degradation import ComponentStates, report
-from memoryd.storage.base import Store
+from memoryd.storage.base import ListPage, Store
 from memoryd.storage.conditional import ConditionalWrite
 
 log = structlog.get_logger(__name__)
@@ -226,7 +226,7 @@ class Reembedder:
         flt = MemoryFilter(embedding_model=fallback, include_archived=True)
         done = 0
         while True:
-            page = await self._store.list(partition, flt, limit=self._batch)
+            page = await self._store.list(partition, flt, ListPage(limit=self._batch))
             if not page:
                 return done
             try:

@@ -20,6 +20,7 @@ Rules every backend follows (the conformance suite in tests/conformance checks t
 from __future__ import annotations
 
 import builtins
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -110,13 +111,97 @@ def disk_bytes(store: object) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class UpsertHints:
+    """What the caller of ``Store.upsert`` knows of the partition's ids, so a backend
+    may skip looking them up. ``new_ids``: ids the partition does not hold (the hot
+    cache, which holds the whole partition, says so). A wrong one may store a second
+    row with that id, so only a complete view of the partition gives one (never a log
+    replay). ``stored_ids``: ids it does hold; a wrong one costs nothing (the row is
+    inserted anyway)."""
+
+    new_ids: frozenset[str] = frozenset()
+    stored_ids: frozenset[str] = frozenset()
+
+    @property
+    def known(self) -> frozenset[str]:
+        """The ids a backend need not look up."""
+        return self.new_ids | self.stored_ids
+
+
+#: No hints: every id is looked up.
+NO_HINTS = UpsertHints()
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionUpsert:
     """One partition's part of a multi-partition upsert (``Store.upsert``'s arguments)."""
 
     partition: Partition
     memories: Sequence[Memory]
-    new_ids: frozenset[str] = frozenset()
-    stored_ids: frozenset[str] = frozenset()
+    hints: UpsertHints = NO_HINTS
+
+
+@dataclass(frozen=True, slots=True)
+class ListPage:
+    """One page of ``Store.list``: memories ordered by (created_at, id) in ``order``,
+    strictly after ``after``, at most ``limit``. Checked once when built (ValueError),
+    so no backend or layer has to: ``limit`` is at least 1, and ``order`` is one of
+    creation (the other orders are the service's, service/memories/ordering.py)."""
+
+    order: MemoryOrder = MemoryOrder.CREATED_DESC
+    after: PageCursor | None = None
+    limit: int = 50
+
+    def __post_init__(self) -> None:
+        if self.limit < 1:
+            raise ValueError(f"a page holds at least one memory, not {self.limit}")
+        if self.order not in (MemoryOrder.CREATED_DESC, MemoryOrder.CREATED_ASC):
+            raise ValueError(f"the store lists by creation only, not {self.order.value}")
+
+    @property
+    def descending(self) -> bool:
+        """Newest first."""
+        return self.order is MemoryOrder.CREATED_DESC
+
+    def admits(self, memory: Memory) -> bool:
+        """Whether ``memory`` is listed on this page or a later one (the limit aside)."""
+        if self.after is None:
+            return True
+        key, cursor = (memory.created_at, memory.id), (self.after.created_at, self.after.id)
+        return key < cursor if self.descending else key > cursor
+
+    def following(self, last: Memory) -> ListPage:
+        """The next page, after ``last`` (the last memory of this one)."""
+        return dataclasses.replace(self, after=PageCursor(last.created_at, last.id))
+
+    def widened(self, extra: int) -> ListPage:
+        """The same page with room for ``extra`` more (a layer that drops some)."""
+        return dataclasses.replace(self, limit=self.limit + extra)
+
+
+#: The 50 newest memories.
+NEWEST = ListPage()
+
+
+@dataclass(frozen=True, slots=True)
+class Nearest:
+    """Which hits ``Store.search_many`` returns per vector: the ``limit`` best, and
+    with ``min_similarity`` only those at or above it (deduplication wants
+    near-duplicates only, and most vectors have none)."""
+
+    limit: int
+    min_similarity: float | None = None
+
+    def kept(self, hits: builtins.list[VectorHit]) -> builtins.list[VectorHit]:
+        """``hits`` (best first) at or above ``min_similarity``; all of them without
+        one. A backend's ``limit`` best then cut equal the ``limit`` best above the cut."""
+        if self.min_similarity is None:
+            return hits
+        return [h for h in hits if h.similarity >= self.min_similarity]
+
+    def widened(self, extra: int) -> Nearest:
+        """The same cut with room for ``extra`` more hits (a layer that drops some)."""
+        return dataclasses.replace(self, limit=self.limit + extra)
 
 
 @runtime_checkable
@@ -136,7 +221,7 @@ async def upsert_many(store: Store, writes: Sequence[PartitionUpsert]) -> None:
         await store.upsert_many(writes)
         return
     for w in writes:
-        await store.upsert(w.partition, w.memories, new_ids=w.new_ids, stored_ids=w.stored_ids)
+        await store.upsert(w.partition, w.memories, w.hints)
 
 
 @runtime_checkable
@@ -155,20 +240,10 @@ class Store(Protocol):
         """Flush and release resources. Idempotent."""
 
     async def upsert(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        *,
-        new_ids: frozenset[str] = frozenset(),
-        stored_ids: frozenset[str] = frozenset(),
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
-        """Insert or replace by id. Every memory belongs to ``partition`` and has a vector.
-
-        ``new_ids``: ids the caller knows the partition does not hold (the hot cache,
-        which holds the whole partition, says so); a backend may skip looking them up.
-        A wrong hint may store a second row with that id, so only a complete view of
-        the partition gives one (never a log replay). ``stored_ids``: ids the caller
-        knows it does hold; a wrong one costs nothing (the row is inserted anyway)."""
+        """Insert or replace by id. Every memory belongs to ``partition`` and has a
+        vector; ``hints`` say which ids need no lookup (UpsertHints)."""
 
     async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
         """The one conditional write of memories (storage/conditional.py): upsert
@@ -195,18 +270,12 @@ class Store(Protocol):
         """Nearest neighbours by cosine similarity, best first, filter applied in-query."""
 
     async def search_many(
-        self,
-        partition: Partition,
-        vectors: Sequence[UnitVector],
-        flt: MemoryFilter,
-        limit: int,
-        *,
-        min_similarity: float | None = None,
+        self, partition: Partition, vectors: Sequence[UnitVector], flt: MemoryFilter, best: Nearest
     ) -> list[list[VectorHit]]:
         """``search`` for each of ``vectors`` (one result list per vector, in order), in
         one pass where the backend can: deduplication looks up a whole batch at once.
-        With ``min_similarity`` only hits at or above it (the ``limit`` best of them):
-        deduplication wants near-duplicates only, and most vectors have none."""
+        ``best`` says which hits: the ``best.limit`` best, at or above
+        ``best.min_similarity`` if it has one."""
 
     async def text_search(
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int
@@ -227,15 +296,9 @@ class Store(Protocol):
         in no particular order."""
 
     async def list(
-        self,
-        partition: Partition,
-        flt: MemoryFilter,
-        *,
-        order: MemoryOrder = MemoryOrder.CREATED_DESC,
-        after: PageCursor | None = None,
-        limit: int = 50,
+        self, partition: Partition, flt: MemoryFilter, page: ListPage = NEWEST
     ) -> list[Memory]:
-        """A page ordered by (created_at, id) in ``order``, strictly after ``after``."""
+        """The memories of ``page`` (ListPage) that match ``flt``."""
 
     async def count(self, partition: Partition, flt: MemoryFilter) -> int:
         """How many memories match."""
@@ -250,13 +313,3 @@ class Store(Protocol):
         """Every partition holding at least one memory (only ``tenant_id``'s when
         given), sorted by (tenant_id, agent_id). For maintenance and tenant-wide
         export; never exposed to a caller as such."""
-
-
-def at_least(
-    hits: builtins.list[VectorHit], min_similarity: float | None
-) -> builtins.list[VectorHit]:
-    """``hits`` (best first) at or above ``min_similarity``; all of them without one.
-    A backend's ``limit`` best then cut equal the ``limit`` best above the cut."""
-    if min_similarity is None:
-        return hits
-    return [h for h in hits if h.similarity >= min_similarity]

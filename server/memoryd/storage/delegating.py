@@ -22,9 +22,14 @@ from typing import Generic, Protocol, TypeVar
 from memoryd.domain import models as m
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import (
+    NEWEST,
+    NO_HINTS,
     Capabilities,
+    ListPage,
+    Nearest,
     PartitionUpsert,
     Store,
+    UpsertHints,
     compact,
     disk_bytes,
     upsert_many,
@@ -78,15 +83,9 @@ class DelegatingStore(_Layer[Store]):
     """A Store that forwards every call to ``inner`` through :meth:`through`."""
 
     async def upsert(
-        self,
-        partition: m.Partition,
-        memories: Sequence[m.Memory],
-        *,
-        new_ids: frozenset[str] = frozenset(),
-        stored_ids: frozenset[str] = frozenset(),
+        self, partition: m.Partition, memories: Sequence[m.Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
-        call = self.inner.upsert(partition, memories, new_ids=new_ids, stored_ids=stored_ids)
-        await self.through("upsert", call)
+        await self.through("upsert", self.inner.upsert(partition, memories, hints))
 
     async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
         await self.through("upsert_many", upsert_many(self.inner, writes))
@@ -112,11 +111,9 @@ class DelegatingStore(_Layer[Store]):
         partition: m.Partition,
         vectors: Sequence[m.UnitVector],
         flt: m.MemoryFilter,
-        limit: int,
-        *,
-        min_similarity: float | None = None,
+        best: Nearest,
     ) -> builtins.list[builtins.list[m.VectorHit]]:
-        call = self.inner.search_many(partition, vectors, flt, limit, min_similarity=min_similarity)
+        call = self.inner.search_many(partition, vectors, flt, best)
         return await self.through("search_many", call)
 
     async def text_search(
@@ -132,16 +129,9 @@ class DelegatingStore(_Layer[Store]):
         return await self.through("find_by_content", call)
 
     async def list(
-        self,
-        partition: m.Partition,
-        flt: m.MemoryFilter,
-        *,
-        order: m.MemoryOrder = m.MemoryOrder.CREATED_DESC,
-        after: m.PageCursor | None = None,
-        limit: int = 50,
+        self, partition: m.Partition, flt: m.MemoryFilter, page: ListPage = NEWEST
     ) -> builtins.list[m.Memory]:
-        call = self.inner.list(partition, flt, order=order, after=after, limit=limit)
-        return await self.through("list", call)
+        return await self.through("list", self.inner.list(partition, flt, page))
 
     async def count(self, partition: m.Partition, flt: m.MemoryFilter) -> int:
         return await self.through("count", self.inner.count(partition, flt))

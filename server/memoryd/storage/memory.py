@@ -17,14 +17,12 @@ from memoryd.domain.models import (
     AccessUpdate,
     Memory,
     MemoryFilter,
-    MemoryOrder,
-    PageCursor,
     Partition,
     TextHit,
     UnitVector,
     VectorHit,
 )
-from memoryd.storage.base import IN_PROCESS, at_least
+from memoryd.storage.base import IN_PROCESS, NEWEST, NO_HINTS, ListPage, Nearest, UpsertHints
 from memoryd.storage.bm25 import bm25, informative_matches
 from memoryd.storage.checks import admitted, as_utc, copied_out, matches
 from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
@@ -56,12 +54,7 @@ class InMemoryStore:
         return self._data.get(partition, {})
 
     async def upsert(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        *,
-        new_ids: frozenset[str] = frozenset(),
-        stored_ids: frozenset[str] = frozenset(),
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
         if self._data is None:
             raise StoreError("memory store is not open")
@@ -117,16 +110,9 @@ class InMemoryStore:
         return [VectorHit(copied_out(candidates[k], False), float(sims[k])) for k in ranked[:limit]]
 
     async def search_many(
-        self,
-        partition: Partition,
-        vectors: Sequence[UnitVector],
-        flt: MemoryFilter,
-        limit: int,
-        *,
-        min_similarity: float | None = None,
+        self, partition: Partition, vectors: Sequence[UnitVector], flt: MemoryFilter, best: Nearest
     ) -> list[list[VectorHit]]:
-        found = [await self.search(partition, v, flt, limit) for v in vectors]
-        return [at_least(hits, min_similarity) for hits in found]
+        return [best.kept(await self.search(partition, v, flt, best.limit)) for v in vectors]
 
     async def text_search(
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int
@@ -158,24 +144,18 @@ class InMemoryStore:
         ]
 
     async def list(
-        self,
-        partition: Partition,
-        flt: MemoryFilter,
-        *,
-        order: MemoryOrder = MemoryOrder.CREATED_DESC,
-        after: PageCursor | None = None,
-        limit: int = 50,
+        self, partition: Partition, flt: MemoryFilter, page: ListPage = NEWEST
     ) -> list[Memory]:
-        desc = order is MemoryOrder.CREATED_DESC
+        desc = page.descending
         rows = [m for m in self._rows(partition).values() if matches(m, flt)]
-        if after is not None:
-            pos = (as_utc(after.created_at), after.id)
+        if page.after is not None:
+            pos = (as_utc(page.after.created_at), page.after.id)
             if desc:
                 rows = [m for m in rows if (m.created_at, m.id) < pos]
             else:
                 rows = [m for m in rows if (m.created_at, m.id) > pos]
         rows.sort(key=lambda m: (m.created_at, m.id), reverse=desc)
-        return [copied_out(m, False) for m in rows[: max(limit, 0)]]
+        return [copied_out(m, False) for m in rows[: page.limit]]
 
     async def count(self, partition: Partition, flt: MemoryFilter) -> int:
         return sum(1 for m in self._rows(partition).values() if matches(m, flt))

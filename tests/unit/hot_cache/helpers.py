@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.domain.models import Memory, MemoryFilter, Partition, TextHit, Vector
+from memoryd.storage.base import NO_HINTS, UpsertHints
 from memoryd.storage.memory import InMemoryStore
 
 DIM = 16
@@ -81,13 +82,8 @@ class GatedStore(InMemoryStore):
         return await super().text_search(partition, query, flt, limit)
 
     async def upsert(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        *,
-        new_ids: frozenset[str] = frozenset(),
-        stored_ids: frozenset[str] = frozenset(),
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
-        await super().upsert(partition, memories, new_ids=new_ids, stored_ids=stored_ids)
+        await super().upsert(partition, memories, hints)
         if self.fail_after_write:
             raise RuntimeError("disk full (after the commit)")

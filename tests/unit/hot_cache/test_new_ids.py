@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from memoryd.domain.models import MemoryFilter
+from memoryd.storage.base import UpsertHints
 from memoryd.storage.hot.cache import HotCacheStore
 from memoryd.storage.lancedb.store import LanceDBStore
 
@@ -51,7 +52,9 @@ async def test_new_ids_skip_the_lookup_and_updates_stay_single_rows(
         [b] = await inner.get(P, ["b"])
         assert b.content == "b, edited"
         # A "stored" hint for an id the table lacks: inserted all the same, once.
-        await inner.upsert(P, [memory(id="d", vector=moved)], stored_ids=frozenset({"d"}))
+        await inner.upsert(
+            P, [memory(id="d", vector=moved)], UpsertHints(stored_ids=frozenset({"d"}))
+        )
         assert await table.count_rows("id = 'd'") == 1
         assert looked_up == []
     finally:

@@ -23,6 +23,7 @@ from memoryd.domain.models import (
     TagMatch,
 )
 from memoryd.domain.models import unit_rows as unit
+from memoryd.storage.base import ListPage, Nearest
 from memoryd.storage.hot.ann import AnnParams, build_ann
 from memoryd.storage.hot.cache import BULK_QUERIES, HotCacheStore
 from memoryd.storage.hot.partition import HotPartition
@@ -132,11 +133,11 @@ async def _same_reads(reference: InMemoryStore, cached: HotCacheStore, flt: Memo
                 np.testing.assert_allclose(g.vector, w.vector, atol=1e-6)
             g.vector = w.vector = None
             assert g == w
-    for order in MemoryOrder:
+    for order in (MemoryOrder.CREATED_DESC, MemoryOrder.CREATED_ASC):
         after: PageCursor | None = None
         while True:
-            want_page = await reference.list(P, flt, order=order, after=after, limit=3)
-            got_page = await cached.list(P, flt, order=order, after=after, limit=3)
+            want_page = await reference.list(P, flt, ListPage(order, after, 3))
+            got_page = await cached.list(P, flt, ListPage(order, after, 3))
             assert got_page == want_page
             if len(want_page) < 3:
                 break
@@ -287,9 +288,9 @@ async def test_batched_searches_run_under_bulk_compute() -> None:
     await store.open()
     queries = [unit_vector(rng) for _ in range(BULK_QUERIES)]
     await store.search(P, queries[0], MemoryFilter(), 5)
-    await store.search_many(P, queries[:2], MemoryFilter(), 5)
+    await store.search_many(P, queries[:2], MemoryFilter(), Nearest(5))
     assert entered == []
-    found = await store.search_many(P, queries, MemoryFilter(), 5)
+    found = await store.search_many(P, queries, MemoryFilter(), Nearest(5))
     assert entered == [1] and len(found) == BULK_QUERIES
     await store.close()
 

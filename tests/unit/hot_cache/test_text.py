@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
+from memoryd.storage.base import ListPage
 from memoryd.storage.checks import matches
 from memoryd.storage.hot import cache as hot_cache
 from memoryd.storage.hot import text as hot_text
@@ -63,7 +64,7 @@ def brute_force_bm25(
 
 
 async def everything(store: GatedStore, partition: Partition = P) -> list[Memory]:
-    return await store.list(partition, ALL, limit=10**6)
+    return await store.list(partition, ALL, ListPage(limit=10**6))
 
 
 async def assert_agrees(

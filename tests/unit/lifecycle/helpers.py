@@ -33,6 +33,7 @@ from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.requests import MemoryDraft, MemoryPatch
 from memoryd.domain.snapshot import StateWrite
+from memoryd.storage.base import ListPage
 from memoryd.storage.records import KeyPage
 from tests.unit.snapshot.world import World
 
@@ -180,7 +181,9 @@ async def everything(
     w: World, partition: Partition
 ) -> tuple[list[Memory], dict[RecordKind, list[Record]]]:
     """Every memory (with vectors) and every record of a partition, in a stable order."""
-    listed = await w.store.list(partition, EVERYTHING, order=MemoryOrder.CREATED_ASC, limit=100_000)
+    listed = await w.store.list(
+        partition, EVERYTHING, ListPage(MemoryOrder.CREATED_ASC, limit=100_000)
+    )
     memories = await w.store.get(partition, [x.id for x in listed], with_vectors=True)
     memories.sort(key=lambda x: x.id)
     records = {

@@ -28,6 +28,7 @@ from memoryd.domain.records import RecordKind
 from memoryd.domain.requests import MemoryDraft
 from memoryd.service.lifecycle.compaction import DERIVED_FROM
 from memoryd.service.lifecycle.maintenance import MaintenanceScheduler, retention_score
+from memoryd.storage.base import ListPage
 from tests.unit.snapshot.world import World, drain, scope_for, world
 
 USER_SOURCE = Provenance(ProvenanceKind.USER)
@@ -202,7 +203,7 @@ async def test_maintenance_archives_nothing_without_a_capacity() -> None:
         result = events[-1]
         assert isinstance(result, MaintenanceResult) and result.archived == 0
         assert "capacity" not in [e.phase for e in events if isinstance(e, Progress)]
-        live = {m.id for m in await w.store.list(A.partition, MemoryFilter(), limit=100)}
+        live = {m.id for m in await w.store.list(A.partition, MemoryFilter(), ListPage(limit=100))}
         assert live == {m.id for m in kept}
 
 

@@ -14,6 +14,7 @@ from memoryd.domain.lifecycle import MaintenanceOptions, MaintenanceResult, Memo
 from memoryd.domain.models import AccessUpdate, Memory, MemoryFilter, MemoryType
 from memoryd.domain.relations import derived_from, superseded_by
 from memoryd.domain.requests import MemoryDraft, RecallQuery
+from memoryd.storage.base import ListPage
 from tests.unit.snapshot.world import World, scope_for, world
 
 S = scope_for()
@@ -43,7 +44,9 @@ async def remember(w: World, text: str, days_ago: float, **draft: Any) -> Memory
 
 
 async def everything(w: World) -> dict[str, Memory]:
-    found = await w.store.list(S.partition, MemoryFilter(include_archived=True), limit=1000)
+    found = await w.store.list(
+        S.partition, MemoryFilter(include_archived=True), ListPage(limit=1000)
+    )
     return {m.id: m for m in found}
 
 

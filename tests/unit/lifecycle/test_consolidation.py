@@ -24,6 +24,7 @@ from memoryd.domain.relations import RelationKind, derived_from, relations_of, s
 from memoryd.domain.requests import MemoryDraft, RecallQuery
 from memoryd.service.common.llm import ChatClient
 from memoryd.service.lifecycle.consolidation import CONSOLIDATED_TAG
+from memoryd.storage.base import ListPage
 from tests.unit.agent_state.chat_server import ChatServer, running_chat_server
 from tests.unit.snapshot.world import World, scope_for, world
 
@@ -56,7 +57,9 @@ async def remember(w: World, text: str, days_ago: float, **draft: Any) -> Memory
 
 
 async def everything(w: World) -> dict[str, Memory]:
-    found = await w.store.list(S.partition, MemoryFilter(include_archived=True), limit=1000)
+    found = await w.store.list(
+        S.partition, MemoryFilter(include_archived=True), ListPage(limit=1000)
+    )
     return {m.id: m for m in found}
 
 

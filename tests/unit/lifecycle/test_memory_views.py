@@ -16,6 +16,7 @@ from memoryd.domain.principal import CallScope
 from memoryd.domain.requests import MemoryDraft, MemoryPatch
 from memoryd.service.lifecycle.memory_views import RENDERED_DIR, MemoryViews
 from memoryd.service.lifecycle.view_text import short_id
+from memoryd.storage.base import ListPage
 from tests.unit.snapshot.world import World, scope_for, world
 
 S = scope_for()
@@ -37,7 +38,7 @@ class Rig:
 
     async def stored(self, scope: CallScope = S) -> dict[str, Memory]:
         found = await self.w.store.list(
-            scope.partition, MemoryFilter(include_archived=True), limit=100
+            scope.partition, MemoryFilter(include_archived=True), ListPage(limit=100)
         )
         return {m.content: m for m in found}
 

@@ -12,6 +12,7 @@ from memoryd.domain.lifecycle import MaintenanceOptions, MaintenanceResult, Memo
 from memoryd.domain.models import Memory, MemoryFilter
 from memoryd.domain.relations import derived_from
 from memoryd.domain.requests import MemoryDraft
+from memoryd.storage.base import ListPage
 from tests.unit.snapshot.world import World, scope_for, world
 
 S = scope_for()
@@ -44,7 +45,7 @@ async def maintain(w: World, consolidate: bool | None = None) -> MaintenanceResu
 
 
 async def live(w: World) -> list[Memory]:
-    return await w.store.list(S.partition, MemoryFilter(), limit=1000)
+    return await w.store.list(S.partition, MemoryFilter(), ListPage(limit=1000))
 
 
 def test_the_default_threshold_is_the_documents() -> None:

@@ -13,17 +13,16 @@ from qdrant_client import models
 
 from memoryd.domain.models import MemoryFilter, MemoryType, Partition, SecurityLevel, TagMatch
 from memoryd.domain.records import RecordKind
+from memoryd.storage.instants import from_micros, to_micros
 from memoryd.storage.qdrant import sparse
 from memoryd.storage.qdrant.filters import memory_conditions, scoped
 from memoryd.storage.qdrant.paging import Group, Row, Scan, keyset_page
 from memoryd.storage.qdrant.schema import (
-    from_micros,
     key_order,
     memory_collection,
     memory_point_id,
     record_collection,
     record_point_id,
-    to_micros,
 )
 
 _text = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)

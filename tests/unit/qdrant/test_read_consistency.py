@@ -31,9 +31,7 @@ from memoryd.storage.registry import qdrant_options
 from memoryd.storage.settings import QdrantSettings
 
 #: The Engine methods that change nothing; every other one is a read.
-WRITES = frozenset(
-    {"open_collection", "upsert", "upsert_if", "upsert_all_if", "delete", "set_payloads", "close"}
-)
+WRITES = frozenset({"open_collection", "upsert", "upsert_if", "delete", "set_payloads", "close"})
 READS = (
     frozenset(
         name
@@ -49,11 +47,13 @@ _ID = "7d1e2c3b-0000-4000-8000-000000000001"
 #: One call of each read method.
 CALLS: dict[str, Callable[[Engine], Awaitable[object]]] = {
     "retrieve": lambda e: e.retrieve("c", [_ID], with_vectors=True),
-    "query": lambda e: e.query("c", query=[0.5, 0.5], using="dense", flt=_FLT, limit=3),
+    "query": lambda e: e.query(
+        "c", models.QueryRequest(query=[0.5, 0.5], using="dense", filter=_FLT, limit=3)
+    ),
     "query_batch": lambda e: e.query_batch(
         "c", [models.QueryRequest(query=[0.5, 0.5], using="dense", filter=_FLT, limit=3)]
     ),
-    "scroll": lambda e: e.scroll("c", flt=_FLT, limit=3),
+    "scroll": lambda e: e.scroll("c", models.ScrollRequest(filter=_FLT, limit=3)),
     "facet": lambda e: e.facet("c", "tenant", _FLT, 10),
     "count": lambda e: e.count("c", _FLT),
 }

@@ -20,9 +20,10 @@ from memoryd.domain.errors import StoreError
 from memoryd.domain.models import AccessUpdate, MemoryFilter, Partition
 from memoryd.domain.records import RecordKind
 from memoryd.storage import build_record_store, build_store
+from memoryd.storage.base import ListPage, Nearest
 from memoryd.storage.qdrant import QdrantOptions, QdrantRecordStore, QdrantStore
 from memoryd.storage.qdrant.edge import EdgeEngine
-from memoryd.storage.qdrant.engine import ClientEngine, Engine, QueryInput
+from memoryd.storage.qdrant.engine import ClientEngine, Engine
 from memoryd.storage.qdrant.schema import CollectionSpec
 from memoryd.storage.records import KeyPage
 from memoryd.storage.settings import QdrantSettings
@@ -57,31 +58,14 @@ class Recording:
         self.calls.append(("retrieve", {}))
         return await self.inner.retrieve(name, ids, with_vectors=with_vectors)
 
-    async def query(
-        self,
-        name: str,
-        *,
-        query: QueryInput,
-        using: str | None,
-        flt: models.Filter,
-        limit: int,
-        prefetch: Sequence[models.Prefetch] = (),
-        params: models.SearchParams | None = None,
-        with_vectors: bool = False,
-    ) -> list[models.ScoredPoint]:
-        self._note("query", flt, params=params, prefetch=prefetch, query=query)
+    async def query(self, name: str, request: models.QueryRequest) -> list[models.ScoredPoint]:
+        prefetch = request.prefetch if isinstance(request.prefetch, list) else []
+        self._note(
+            "query", request.filter, params=request.params, prefetch=prefetch, query=request.query
+        )
         for p in prefetch:
             self._note("prefetch", p.filter, params=p.params)
-        return await self.inner.query(
-            name,
-            query=query,
-            using=using,
-            flt=flt,
-            limit=limit,
-            prefetch=prefetch,
-            params=params,
-            with_vectors=with_vectors,
-        )
+        return await self.inner.query(name, request)
 
     async def query_batch(
         self, name: str, requests: Sequence[models.QueryRequest]
@@ -90,9 +74,11 @@ class Recording:
             self._note("query_batch", r.filter)
         return await self.inner.query_batch(name, requests)
 
-    async def scroll(self, name: str, **kw: Any) -> tuple[list[models.Record], str | None]:
-        self._note("scroll", kw["flt"])
-        return await self.inner.scroll(name, **kw)
+    async def scroll(
+        self, name: str, request: models.ScrollRequest
+    ) -> tuple[list[models.Record], str | None]:
+        self._note("scroll", request.filter)
+        return await self.inner.scroll(name, request)
 
     async def count(self, name: str, flt: models.Filter) -> int:
         self._note("count", flt)
@@ -177,11 +163,11 @@ async def test_every_request_carries_the_partition(
     flt = MemoryFilter(tags=("x",))
     await store.get(P, ["a"])
     await store.search(P, np.asarray(m.vector), flt, 5)
-    await store.search_many(P, [np.asarray(m.vector)] * 3, flt, 5)
+    await store.search_many(P, [np.asarray(m.vector)] * 3, flt, Nearest(5))
     await store.text_search(P, "apple", flt, 5)
     await store.hybrid_search(P, np.asarray(m.vector), "apple", flt, 5)
     await store.find_by_content(P, ["nope"], flt)
-    await store.list(P, flt, limit=1)
+    await store.list(P, flt, ListPage(limit=1))
     await store.count(P, flt)
     await store.record_access(P, {"a": AccessUpdate(1, BASE)})
     await store.delete(P, ["a", "b"])
@@ -261,12 +247,12 @@ async def test_search_many_equals_one_search_per_vector(
     rng = np.random.default_rng(9)
     await store.upsert(P, [make_memory(P, vector=unit_vector(rng)) for _ in range(40)])
     queries = [unit_vector(rng) for _ in range(70)]  # more than one batch
-    many = await store.search_many(P, queries, MemoryFilter(), 4)
+    many = await store.search_many(P, queries, MemoryFilter(), Nearest(4))
     assert len(many) == 70
     for q, hits in zip(queries[:5], many[:5], strict=False):
         one = await store.search(P, q, MemoryFilter(), 4)
         assert [h.memory.id for h in hits] == [h.memory.id for h in one]
-    assert await store.search_many(P, [], MemoryFilter(), 4) == []
+    assert await store.search_many(P, [], MemoryFilter(), Nearest(4)) == []
 
 
 async def test_list_partitions(

@@ -35,6 +35,7 @@ from memoryd.service.lifecycle.service import LifecycleService
 from memoryd.service.memories.access_stats import AccessStatsBuffer
 from memoryd.service.memories.contradiction import ContradictionResolver
 from memoryd.service.memories.service import MemoryService
+from memoryd.storage.base import ListPage
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from tests.unit.agent_state.chat_server import ChatServer, running_chat_server
@@ -86,7 +87,9 @@ class Rig:
         return out
 
     async def all(self) -> dict[str, Memory]:
-        found = await self.store.list(S.partition, MemoryFilter(include_archived=True), limit=100)
+        found = await self.store.list(
+            S.partition, MemoryFilter(include_archived=True), ListPage(limit=100)
+        )
         return {m.content: m for m in found}
 
     async def live(self) -> set[str]:

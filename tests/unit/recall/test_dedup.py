@@ -15,6 +15,7 @@ from memoryd.domain.models import Memory, MemoryFilter, SecurityLevel, utcnow
 from memoryd.domain.principal import CallScope
 from memoryd.domain.requests import MemoryDraft
 from memoryd.service.memories.dedup import DEDUP_METADATA_KEY
+from memoryd.storage.base import ListPage
 
 from .conftest import DIM, MakeRig, Rig, scope_for, unit, with_cosine
 
@@ -23,7 +24,9 @@ BASE = unit(np.arange(1, DIM + 1, dtype=np.float32))
 
 
 async def stored(rig: Rig, scope: CallScope = S) -> list[Memory]:
-    return await rig.store.list(scope.partition, MemoryFilter(include_archived=True), limit=1000)
+    return await rig.store.list(
+        scope.partition, MemoryFilter(include_archived=True), ListPage(limit=1000)
+    )
 
 
 async def test_exact_duplicate_updates_the_existing_memory(rig: Rig) -> None:

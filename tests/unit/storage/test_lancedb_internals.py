@@ -24,8 +24,10 @@ from memoryd.domain.models import (
     TagMatch,
     unit_query,
 )
+from memoryd.storage.base import ListPage
+from memoryd.storage.instants import to_micros
 from memoryd.storage.lancedb import LanceDBStore
-from memoryd.storage.lancedb.filters import filter_clauses, sql_str, to_micros
+from memoryd.storage.lancedb.filters import filter_clauses, sql_str
 from memoryd.storage.lancedb.schema import memory_schema
 from memoryd.storage.lancedb.store import ACCESS_ROWS_PER_COMMIT
 
@@ -236,7 +238,7 @@ async def test_indexes_exist_and_partially_indexed_data_stays_correct(
     assert (got["id-1"].access_count, got["id-21"].access_count) == (2, 1)
     [q3] = await store.get(q, ["id-3"])
     assert q3.content == "q3"
-    listed = await store.list(p, MemoryFilter(), limit=100)
+    listed = await store.list(p, MemoryFilter(), ListPage(limit=100))
     assert [m.id for m in listed] == [f"id-{i}" for i in range(24, 0, -1) if i != 20]
     hits = await store.search(p, np.asarray(mem(p, 7).vector), MemoryFilter(), 100)
     assert hits[0].memory.id == "id-7" and len(hits) == 23

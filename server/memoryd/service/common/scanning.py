@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 
-from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, PageCursor, Partition
+from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, Partition
 from memoryd.domain.records import Record, RecordKind
-from memoryd.storage.base import Store
+from memoryd.storage.base import ListPage, Store
 from memoryd.storage.records import KeyPage, RecordStore
 
 #: Memories read per page when scanning (reads are cheap per row, costly per call;
@@ -26,16 +26,14 @@ async def scan(
     store: Store, partition: Partition, flt: MemoryFilter, page_size: int = SCAN_PAGE
 ) -> AsyncIterator[list[Memory]]:
     """Every matching memory (without vectors), oldest first, a page at a time."""
-    after: PageCursor | None = None
+    wanted = ListPage(MemoryOrder.CREATED_ASC, limit=page_size)
     while True:
-        page = await store.list(
-            partition, flt, order=MemoryOrder.CREATED_ASC, after=after, limit=page_size
-        )
+        page = await store.list(partition, flt, wanted)
         if page:
             yield page
         if len(page) < page_size:
             return
-        after = PageCursor(page[-1].created_at, page[-1].id)
+        wanted = wanted.following(page[-1])
         await pause()
 
 

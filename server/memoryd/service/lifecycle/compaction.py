@@ -51,7 +51,7 @@ from memoryd.service.keyed.keys import quoted_segment
 from memoryd.service.keyed.tree import ts_text
 from memoryd.service.lifecycle import bulk
 from memoryd.service.lifecycle.bulk import LifecycleDeps
-from memoryd.storage.base import compact
+from memoryd.storage.base import Nearest, compact
 
 log = structlog.get_logger(__name__)
 
@@ -274,7 +274,7 @@ class Compactor:
         if not queries:
             return 0
         vectors = unit_queries([m.vector for m in queries], deps.embedder.dimension)
-        hits = await deps.store.search_many(partition, vectors, flt, NEIGHBOURS + 1)
+        hits = await deps.store.search_many(partition, vectors, flt, Nearest(NEIGHBOURS + 1))
         plans: dict[str, list[Memory]] = {}
         for m, neighbours in zip(queries, hits, strict=True):
             if m.id in absorbed:

@@ -23,7 +23,7 @@ from memoryd.domain.errors import Unavailable
 from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, PageCursor, Partition, Vector
 from memoryd.resilience.degradation import report
 from memoryd.service.memories.hybrid import Candidate
-from memoryd.storage.base import Store
+from memoryd.storage.base import ListPage, Store
 
 
 async def with_context(
@@ -45,9 +45,7 @@ async def with_context(
                 store.list(
                     partition,
                     dataclasses.replace(flt, namespace=seed.memory.namespace),
-                    order=order,
-                    after=PageCursor(seed.memory.created_at, seed.memory.id),
-                    limit=reach,
+                    ListPage(order, PageCursor(seed.memory.created_at, seed.memory.id), reach),
                 )
                 for seed in seeds
                 for order in (MemoryOrder.CREATED_DESC, MemoryOrder.CREATED_ASC)

@@ -43,7 +43,7 @@ from memoryd.service.common.llm import LLM_COMPONENT, ChatClient, ChatMessage, L
 from memoryd.service.common.memory_writes import MemoryWrites
 from memoryd.service.memories.claims import Claim, Judgement, claims, judge, same_kind_cjk
 from memoryd.service.memories.slots import changed_value, slot_of
-from memoryd.storage.base import Store
+from memoryd.storage.base import Nearest, Store
 
 JUDGE_SYSTEM_PROMPT = (
     "You maintain an AI agent's long-term memory. Given a NEW memory and EXISTING ones, "
@@ -157,13 +157,8 @@ class ContradictionResolver:
                 embedding_model=model or None,
             )
             vectors = unit_queries([memories[i].vector for i in indexes], self._embedder.dimension)
-            found = await self._store.search_many(
-                scope.partition,
-                vectors,
-                flt,
-                self._settings.candidates + 1,
-                min_similarity=self._settings.min_similarity,
-            )
+            best = Nearest(self._settings.candidates + 1, self._settings.min_similarity)
+            found = await self._store.search_many(scope.partition, vectors, flt, best)
             for i, hits in zip(indexes, found, strict=True):
                 out[i] = [
                     (dataclasses.replace(h.memory), h.similarity)

@@ -55,7 +55,7 @@ from memoryd.domain.models import (
 )
 from memoryd.domain.principal import CallScope
 from memoryd.service.common.locks import KeyedLocks
-from memoryd.storage.base import Store
+from memoryd.storage.base import Nearest, Store
 from memoryd.text import content_hash
 
 #: Metadata key recording what deduplication replaced.
@@ -337,13 +337,8 @@ class Deduplicator:
                 live, namespace=namespace, max_security_level=min(ceiling, scope.clearance)
             )
             vectors = unit_queries([memories[i].vector for i in indexes], self._dimension)
-            found = await self._store.search_many(
-                scope.partition,
-                vectors,
-                flt,
-                NEAR_CANDIDATES,
-                min_similarity=self._settings.threshold,
-            )
+            best = Nearest(NEAR_CANDIDATES, min_similarity=self._settings.threshold)
+            found = await self._store.search_many(scope.partition, vectors, flt, best)
             for i, hits in zip(indexes, found, strict=True):
                 out[i] = hits
         return out

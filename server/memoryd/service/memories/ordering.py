@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, PageCursor, Partition
-from memoryd.storage.base import Store
+from memoryd.storage.base import ListPage, Store
 
 #: Memories read per store call while scanning.
 SCAN_PAGE = 5000
@@ -54,14 +54,12 @@ async def ranked_page(
         value, memory_id = json.loads(after.id)
         bound = _sort_key(float(value), after.created_at, str(memory_id))
     best: list[tuple[_Key, Memory]] = []
-    position: PageCursor | None = None
+    wanted = ListPage(MemoryOrder.CREATED_ASC, limit=SCAN_PAGE)
     while True:
-        page = await store.list(
-            partition, flt, order=MemoryOrder.CREATED_ASC, after=position, limit=SCAN_PAGE
-        )
+        page = await store.list(partition, flt, wanted)
         keyed = ((_sort_key(value_of(m), m.created_at, m.id), m) for m in page)
         candidates = [(k, m) for k, m in keyed if bound is None or k > bound]
         best = heapq.nsmallest(limit, [*best, *candidates], key=lambda item: item[0])
         if len(page) < SCAN_PAGE:
             return [m for _, m in best]
-        position = PageCursor(page[-1].created_at, page[-1].id)
+        wanted = wanted.following(page[-1])

@@ -76,7 +76,7 @@ from memoryd.service.memories.updates import (
     normalise_tags,
     patched,
 )
-from memoryd.storage.base import Store
+from memoryd.storage.base import ListPage, Store
 
 DEFAULT_SECURITY_LEVEL = SecurityLevel.INTERNAL
 DEFAULT_PAGE_SIZE = 50
@@ -419,7 +419,7 @@ class MemoryService:
             )
         else:
             rows = await self._store.list(
-                scope.partition, flt, order=query.order, after=cursor, limit=page_size + 1
+                scope.partition, flt, ListPage(query.order, cursor, page_size + 1)
             )
         page, more = rows[:page_size], len(rows) > page_size
         token = ""

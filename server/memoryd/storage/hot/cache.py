@@ -41,14 +41,21 @@ from memoryd.domain.models import (
     AccessUpdate,
     Memory,
     MemoryFilter,
-    MemoryOrder,
-    PageCursor,
     Partition,
     TextHit,
     UnitVector,
     VectorHit,
 )
-from memoryd.storage.base import PartitionUpsert, Store, upsert_many
+from memoryd.storage.base import (
+    NEWEST,
+    NO_HINTS,
+    ListPage,
+    Nearest,
+    PartitionUpsert,
+    Store,
+    UpsertHints,
+    upsert_many,
+)
 from memoryd.storage.conditional import ConditionalWrite, Counters, with_counters
 from memoryd.storage.delegating import DelegatingStore
 from memoryd.storage.hot.ann import AnnParams, build_ann
@@ -185,19 +192,14 @@ class HotCacheStore(DelegatingStore):
     # -- writes: store first, then the cache -----------------------------------------
 
     async def upsert(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        *,
-        new_ids: frozenset[str] = frozenset(),
-        stored_ids: frozenset[str] = frozenset(),
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
         self._stored.wrote(partition)
         # A loaded partition is complete and every write passes through here, so an
         # id it lacks is one the store lacks too, and one it holds is stored.
-        w = self._hinted(PartitionUpsert(partition, memories, new_ids, stored_ids))
+        w = self._hinted(PartitionUpsert(partition, memories, hints))
         try:
-            await self.inner.upsert(partition, memories, new_ids=w.new_ids, stored_ids=w.stored_ids)
+            await self.inner.upsert(partition, memories, w.hints)
         except BaseException:
             self._write_failed(partition, [m.id for m in memories])
             raise
@@ -232,12 +234,11 @@ class HotCacheStore(DelegatingStore):
             return write
         slot_of = entry.part.slot_of
         ids = [m.id for m in write.memories]
-        return PartitionUpsert(
-            write.partition,
-            write.memories,
-            new_ids=write.new_ids | {i for i in ids if i not in slot_of},
-            stored_ids=write.stored_ids | {i for i in ids if i in slot_of},
+        hints = UpsertHints(
+            new_ids=write.hints.new_ids | {i for i in ids if i not in slot_of},
+            stored_ids=write.hints.stored_ids | {i for i in ids if i in slot_of},
         )
+        return PartitionUpsert(write.partition, write.memories, hints)
 
     async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
         """Decided by the store behind; the cache then takes what it wrote (the
@@ -319,25 +320,19 @@ class HotCacheStore(DelegatingStore):
         return [VectorHit(m, s) for m, s in part.search(vector, flt, limit)]
 
     async def search_many(
-        self,
-        partition: Partition,
-        vectors: Sequence[UnitVector],
-        flt: MemoryFilter,
-        limit: int,
-        *,
-        min_similarity: float | None = None,
+        self, partition: Partition, vectors: Sequence[UnitVector], flt: MemoryFilter, best: Nearest
     ) -> list[list[VectorHit]]:
-        if limit <= 0 or not vectors:
+        if best.limit <= 0 or not vectors:
             return [[] for _ in vectors]
         part = await self._acquire(partition)
         if part is None:
             self.bypasses += 1
-            return await self.inner.search_many(
-                partition, vectors, flt, limit, min_similarity=min_similarity
-            )
+            return await self.inner.search_many(partition, vectors, flt, best)
         context = self._bulk_compute() if len(vectors) >= BULK_QUERIES else contextlib.nullcontext()
         with context:
-            found = part.search_many(np.stack(vectors), flt, limit, min_similarity=min_similarity)
+            found = part.search_many(
+                np.stack(vectors), flt, best.limit, min_similarity=best.min_similarity
+            )
         return [[VectorHit(m, s) for m, s in hits] for hits in found]
 
     async def text_search(
@@ -380,20 +375,12 @@ class HotCacheStore(DelegatingStore):
         return part.get(ids, with_vectors=with_vectors)
 
     async def list(
-        self,
-        partition: Partition,
-        flt: MemoryFilter,
-        *,
-        order: MemoryOrder = MemoryOrder.CREATED_DESC,
-        after: PageCursor | None = None,
-        limit: int = 50,
+        self, partition: Partition, flt: MemoryFilter, page: ListPage = NEWEST
     ) -> list[Memory]:
         part = self._loaded(partition)
         if part is None:
-            return await self.inner.list(partition, flt, order=order, after=after, limit=limit)
-        return part.list_page(
-            flt, descending=order is MemoryOrder.CREATED_DESC, after=after, limit=limit
-        )
+            return await self.inner.list(partition, flt, page)
+        return part.list_page(flt, page)
 
     async def count(self, partition: Partition, flt: MemoryFilter) -> int:
         part = self._loaded(partition)

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator, Sequence
 
 import numpy as np
 
-from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, PageCursor, Partition
-from memoryd.storage.base import Store
+from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, Partition
+from memoryd.storage.base import ListPage, Store
 from memoryd.storage.hot.partition import HotPartition
 from memoryd.storage.hot.rows import stored_form
 
@@ -20,17 +20,15 @@ _EVERYTHING = MemoryFilter(include_archived=True)
 async def scan(store: Store, partition: Partition, page_size: int) -> AsyncIterator[list[Memory]]:
     """Every record of ``partition`` with its vector, archived ones too, oldest first,
     ``page_size`` at a time."""
-    after: PageCursor | None = None
+    wanted = ListPage(MemoryOrder.CREATED_ASC, limit=page_size)
     while True:
-        page = await store.list(
-            partition, _EVERYTHING, order=MemoryOrder.CREATED_ASC, after=after, limit=page_size
-        )
+        page = await store.list(partition, _EVERYTHING, wanted)
         if not page:
             return
         yield await store.get(partition, [m.id for m in page], with_vectors=True)
         if len(page) < page_size:
             return
-        after = PageCursor(page[-1].created_at, page[-1].id)
+        wanted = wanted.following(page[-1])
 
 
 def put_many(part: HotPartition, memories: Sequence[Memory], *, from_store: bool) -> None:

@@ -29,18 +29,19 @@ from memoryd.domain.models import (
     Memory,
     MemoryFilter,
     MemoryType,
-    PageCursor,
     SecurityLevel,
     TagMatch,
     TextHit,
 )
+from memoryd.storage.base import ListPage
 from memoryd.storage.hot.ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot.hashes import ContentHashes
 from memoryd.storage.hot.order import best, page
 from memoryd.storage.hot.quant import Quantized
-from memoryd.storage.hot.rows import grown, micros, object_bytes, utc
+from memoryd.storage.hot.rows import grown, object_bytes, utc
 from memoryd.storage.hot.sketch import RANK, Sketch
 from memoryd.storage.hot.text import TextBase, TextIndex
+from memoryd.storage.instants import to_micros
 
 F32 = npt.NDArray[np.float32]
 Slots = npt.NDArray[np.intp]
@@ -164,9 +165,9 @@ class HotPartition:
         off = (np.abs(norms - 1) > _UNIT_TOLERANCE) & (norms > 0)
         self.vectors[slots] = np.where(off, vectors / np.where(off, norms, 1), vectors)
         self._alive[slots] = True
-        self._created[slots] = [micros(m.created_at) for m in memories]
+        self._created[slots] = [to_micros(m.created_at) for m in memories]
         self._expires[slots] = [
-            _NO_EXPIRY if m.expires_at is None else micros(m.expires_at) for m in memories
+            _NO_EXPIRY if m.expires_at is None else to_micros(m.expires_at) for m in memories
         ]
         self._security[slots] = [int(m.security_level) for m in memories]
         self._type[slots] = [_TYPE_CODE[MemoryType(m.memory_type)] for m in memories]
@@ -367,13 +368,13 @@ class HotPartition:
         if flt.max_security_level < max(SecurityLevel):
             mask &= self._security[:n] <= int(flt.max_security_level)
         if flt.created_after is not None:
-            mask &= self._created[:n] > micros(flt.created_after)
+            mask &= self._created[:n] > to_micros(flt.created_after)
         if flt.created_before is not None:
-            mask &= self._created[:n] < micros(flt.created_before)
+            mask &= self._created[:n] < to_micros(flt.created_before)
         if not flt.include_archived:
             mask &= ~self._archived[:n]
         if flt.not_expired_at is not None:
-            mask &= self._expires[:n] > micros(flt.not_expired_at)
+            mask &= self._expires[:n] > to_micros(flt.not_expired_at)
         return mask
 
     def _tag_mask(self, tags: Iterable[str], match: TagMatch, n: int) -> npt.NDArray[np.bool_]:
@@ -553,22 +554,20 @@ class HotPartition:
     def count(self, flt: MemoryFilter) -> int:
         return int(np.count_nonzero(self.mask(flt, self.high_water)))
 
-    def list_page(
-        self, flt: MemoryFilter, *, descending: bool, after: PageCursor | None, limit: int
-    ) -> list[Memory]:
-        """Up to ``limit`` memories under ``flt`` by (created_at, id), past the keyset
-        position ``after``, as ``Store.list``."""
+    def list_page(self, flt: MemoryFilter, wanted: ListPage) -> list[Memory]:
+        """The memories of ``wanted`` under ``flt``, as ``Store.list``."""
         n = self.high_water
-        if limit <= 0 or n == 0:
+        if n == 0:
             return []
-        position = None if after is None else (micros(after.created_at), after.id.encode())
+        after = wanted.after
+        position = None if after is None else (to_micros(after.created_at), after.id.encode())
         slots = page(
             self._ids[:n],
             self._created[:n],
             self.mask(flt, n),
-            descending=descending,
+            descending=wanted.descending,
             after=position,
-            limit=limit,
+            limit=wanted.limit,
         )
         return [self._memory_at(slot).copy() for slot in slots.tolist()]
 

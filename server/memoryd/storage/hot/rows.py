@@ -1,6 +1,6 @@
-"""How a memory is held by the hot cache's columns: its stored form, times as
-microseconds, the size estimate the budget counts, and the one way every hot column
-grows (the partition's, the text index's, the int8 copy's, the sketch's)."""
+"""How a memory is held by the hot cache's columns: its stored form, the size estimate
+the budget counts, and the one way every hot column grows (the partition's, the text
+index's, the int8 copy's, the sketch's). Times are microseconds (storage/instants.py)."""
 
 from __future__ import annotations
 
@@ -16,20 +16,11 @@ from memoryd.domain.models import Memory
 
 F32 = npt.NDArray[np.float32]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Rough bytes of one cached Memory object besides its strings (the dataclass, its
 #: datetimes, tuple, dict, the id->slot entry); measured with tracemalloc at ~900 B.
 OBJECT_OVERHEAD = 900
 
 _A = TypeVar("_A", bound=np.ndarray[Any, Any])
-
-
-def micros(value: datetime) -> int:
-    """Microseconds since the epoch; naive datetimes are taken as UTC."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    delta = value - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def utc(value: datetime | None) -> datetime | None:

@@ -10,7 +10,7 @@ exact and independent of any date-string parsing rules.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 from memoryd.domain.models import (
     MemoryFilter,
@@ -20,17 +20,9 @@ from memoryd.domain.models import (
     SecurityLevel,
     TagMatch,
 )
+from memoryd.storage.instants import to_micros
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _TS_TYPE = 'Timestamp(Microsecond, Some("UTC"))'
-
-
-def to_micros(value: datetime) -> int:
-    """Microseconds since the Unix epoch; naive datetimes are taken as UTC."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    delta = value - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def sql_str(value: str) -> str:

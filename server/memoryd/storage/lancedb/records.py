@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,8 @@ from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import LANCEDB
 from memoryd.storage.failures import backend_errors
-from memoryd.storage.lancedb.filters import sql_str, sql_str_list, to_micros, where
+from memoryd.storage.instants import from_micros, optional_instant, to_micros
+from memoryd.storage.lancedb.filters import sql_str, sql_str_list, where
 from memoryd.storage.lancedb.tables import (
     TableOwner,
     chunks,
@@ -60,7 +61,6 @@ MERGE_KEY = ["tenant_id", "agent_id", "kind", "key"]
 INDEXED_COLUMNS = ("tenant_id", "agent_id", "kind", "key")
 
 _TS = pa.timestamp("us", tz="UTC")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 SCHEMA = pa.schema(
     [
@@ -100,10 +100,6 @@ def _to_arrow(partition: Partition, records: Sequence[Record]) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=SCHEMA)
 
 
-def _from_micros(value: int | None) -> datetime | None:
-    return None if value is None else _EPOCH + timedelta(microseconds=value)
-
-
 def _from_arrow(table: pa.Table) -> list[Record]:
     kinds = table.column("kind").to_pylist()
     keys = table.column("key").to_pylist()
@@ -117,8 +113,8 @@ def _from_arrow(table: pa.Table) -> list[Record]:
             key=keys[i],
             doc=decode_doc(docs[i]),
             version=versions[i],
-            updated_at=_EPOCH + timedelta(microseconds=updated[i]),
-            expires_at=_from_micros(expires[i]),
+            updated_at=from_micros(updated[i]),
+            expires_at=optional_instant(expires[i]),
         )
         for i in range(table.num_rows)
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from memoryd.domain.models import (
     ProvenanceKind,
     SecurityLevel,
 )
-from memoryd.storage.lancedb.filters import to_micros
+from memoryd.storage.instants import from_micros, optional_instant, to_micros
 from memoryd.storage.lancedb.fulltext import TOKENS_COLUMN, document_tokens
 from memoryd.text import content_hash
 
@@ -39,7 +39,6 @@ MERGE_KEY = ["tenant_id", "agent_id", "id"]
 INDEXED_COLUMNS = ("tenant_id", "agent_id", "id", HASH_COLUMN)
 
 _TS = pa.timestamp("us", tz="UTC")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @functools.cache
@@ -100,10 +99,6 @@ def _ts_array(values: Sequence[datetime | None]) -> pa.Array:
     # Integers straight into the timestamp type: a cast from int64 goes through
     # pyarrow.compute, ~10x the time for one row.
     return pa.array([None if v is None else to_micros(v) for v in values], type=_TS)
-
-
-def _from_micros(value: int | None) -> datetime | None:
-    return None if value is None else _EPOCH + timedelta(microseconds=value)
 
 
 def _ts_column(table: pa.Table, name: str) -> list[int | None]:
@@ -174,7 +169,7 @@ def from_arrow(table: pa.Table) -> list[Memory]:
             source = Provenance(
                 kind=ProvenanceKind(kind),
                 name=col["source_name"][i],
-                retrieved_at=_from_micros(ts["source_retrieved_at"][i]),
+                retrieved_at=optional_instant(ts["source_retrieved_at"][i]),
                 locator=col["source_locator"][i],
             )
         out.append(
@@ -183,8 +178,8 @@ def from_arrow(table: pa.Table) -> list[Memory]:
                 tenant_id=col["tenant_id"][i],
                 agent_id=col["agent_id"][i],
                 content=col["content"][i],
-                created_at=_EPOCH + timedelta(microseconds=ts["created_at"][i] or 0),
-                updated_at=_EPOCH + timedelta(microseconds=ts["updated_at"][i] or 0),
+                created_at=from_micros(ts["created_at"][i] or 0),
+                updated_at=from_micros(ts["updated_at"][i] or 0),
                 namespace=col["namespace"][i],
                 memory_type=MemoryType(col["memory_type"][i]),
                 tags=tuple(col["tags"][i] or ()),
@@ -194,16 +189,16 @@ def from_arrow(table: pa.Table) -> list[Memory]:
                 source=source,
                 metadata=json.loads(col["metadata"][i]),
                 metadata_json=col["metadata"][i],
-                accessed_at=_from_micros(ts["accessed_at"][i]),
+                accessed_at=optional_instant(ts["accessed_at"][i]),
                 access_count=col["access_count"][i],
                 version=col["version"][i],
                 archived=col["archived"][i],
-                expires_at=_from_micros(ts["expires_at"][i]),
+                expires_at=optional_instant(ts["expires_at"][i]),
                 key=col["key"][i],
                 embedding_model=col["embedding_model"][i],
                 embedding_dimension=col["embedding_dimension"][i],
                 supersedes=col["supersedes"][i],
-                occurred_at=_from_micros(ts["occurred_at"][i]),
+                occurred_at=optional_instant(ts["occurred_at"][i]),
                 vector=None if vectors is None else vectors[i].copy(),
             )
         )

@@ -26,14 +26,20 @@ from memoryd.domain.models import (
     AccessUpdate,
     Memory,
     MemoryFilter,
-    MemoryOrder,
-    PageCursor,
     Partition,
     TextHit,
     UnitVector,
     VectorHit,
 )
-from memoryd.storage.base import LANCEDB, PartitionUpsert, at_least
+from memoryd.storage.base import (
+    LANCEDB,
+    NEWEST,
+    NO_HINTS,
+    ListPage,
+    Nearest,
+    PartitionUpsert,
+    UpsertHints,
+)
 from memoryd.storage.checks import check_upsert, dedupe_last
 from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
 from memoryd.storage.failures import backend_errors
@@ -227,12 +233,7 @@ class LanceDBStore(TableOwner):
     # -- writes ------------------------------------------------------------------
 
     async def upsert(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        *,
-        new_ids: frozenset[str] = frozenset(),
-        stored_ids: frozenset[str] = frozenset(),
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
         table = self._tbl()
         check_upsert(partition, memories, self.dimension)
@@ -242,9 +243,10 @@ class LanceDBStore(TableOwner):
         async with self._write_lock, _backend("upsert"):
             # Ids the caller vouches for are not looked up (one filtered scan per call,
             # ~7 ms even for one id: most of a single Remember's store time).
-            lookup = [m.id for m in unique if m.id not in new_ids and m.id not in stored_ids]
+            known = hints.known
+            lookup = [m.id for m in unique if m.id not in known]
             stored = await self._stored_ids(table, partition, lookup) if lookup else set()
-            await self._replace(table, partition, unique, stored | stored_ids)
+            await self._replace(table, partition, unique, stored | hints.stored_ids)
         self._indexing.wrote(len(unique))
 
     async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
@@ -263,14 +265,18 @@ class LanceDBStore(TableOwner):
             lookups = [
                 (w.partition, [m.id for m in unique if m.id not in known])
                 for w, unique in chosen
-                for known in [w.new_ids | w.stored_ids]
+                for known in [w.hints.known]
             ]
             stored = await self._stored_in(table, [(p, ids) for p, ids in lookups if ids])
             replaced = [
                 where(w.partition, ids_clause(chunk))
                 for w, unique in chosen
                 for chunk in chunks(
-                    [m.id for m in unique if (w.partition, m.id) in stored or m.id in w.stored_ids]
+                    [
+                        m.id
+                        for m in unique
+                        if (w.partition, m.id) in stored or m.id in w.hints.stored_ids
+                    ]
                 )
             ]
             if replaced:
@@ -449,20 +455,15 @@ class LanceDBStore(TableOwner):
         return hits
 
     async def search_many(
-        self,
-        partition: Partition,
-        vectors: Sequence[UnitVector],
-        flt: MemoryFilter,
-        limit: int,
-        *,
-        min_similarity: float | None = None,
+        self, partition: Partition, vectors: Sequence[UnitVector], flt: MemoryFilter, best: Nearest
     ) -> list[list[VectorHit]]:
         table = self._tbl()
         queries = list(vectors)
+        limit = best.limit
         if limit <= 0 or not queries:
             return [[] for _ in queries]
         if len(queries) == 1:
-            return [at_least(await self.search(partition, queries[0], flt, limit), min_similarity)]
+            return [best.kept(await self.search(partition, queries[0], flt, limit))]
         predicate = where(partition, *filter_clauses(flt))
         async with _backend("search_many"):
             # One multi-vector query: ~10x faster than one query per vector.
@@ -475,7 +476,7 @@ class LanceDBStore(TableOwner):
             out[q].append(VectorHit(m, 1.0 - float(d)))
         for hits in out:
             hits.sort(key=lambda h: (-h.similarity, h.memory.id))
-        return [at_least(hits, min_similarity) for hits in out]
+        return [best.kept(hits) for hits in out]
 
     async def text_search(
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int
@@ -516,21 +517,13 @@ class LanceDBStore(TableOwner):
         return found
 
     async def list(
-        self,
-        partition: Partition,
-        flt: MemoryFilter,
-        *,
-        order: MemoryOrder = MemoryOrder.CREATED_DESC,
-        after: PageCursor | None = None,
-        limit: int = 50,
+        self, partition: Partition, flt: MemoryFilter, page: ListPage = NEWEST
     ) -> list[Memory]:
         table = self._tbl()
-        if limit <= 0:
-            return []
         clauses = filter_clauses(flt)
-        if after is not None:
-            clauses.append(cursor_clause(order, after))
-        ascending = order is MemoryOrder.CREATED_ASC
+        if page.after is not None:
+            clauses.append(cursor_clause(page.order, page.after))
+        ascending = not page.descending
         async with _backend("list"):
             rows: pa.Table = await (
                 table.query()
@@ -541,7 +534,7 @@ class LanceDBStore(TableOwner):
                         ColumnOrdering(column_name="id", ascending=ascending),
                     ]
                 )
-                .limit(limit)
+                .limit(page.limit)
                 .select(SCALAR_COLUMNS)
                 .to_arrow()
             )

@@ -147,11 +147,11 @@ async def _write_conditioned(call: _Call, memories: Sequence[Memory], expected: 
     updates = [m for m in memories if expected[m.id] is not None]
     if inserts:
         points = [call.point(m, (), call.write_id) for m in inserts]
-        await call.engine.upsert_all_if(call.name, points, None)
+        await call.engine.upsert_if(call.name, points, None)
     if updates:
         points = [call.point(m, call.lineage(m.id), call.write_id) for m in updates]
         condition = _at_versions(call, {m.id: expected[m.id] for m in updates}, counted=True)
-        await call.engine.upsert_all_if(call.name, points, condition)
+        await call.engine.upsert_if(call.name, points, condition)
 
 
 async def _confirm(call: _Call, memory_ids: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -202,7 +202,7 @@ async def _take_back(call: _Call, landed: Sequence[str], deleted: Sequence[str])
             for i in restored
         ]
         condition = scoped(call.partition, has_ids(call.ids(restored)), ours)
-        await call.engine.upsert_all_if(call.name, points, condition)
+        await call.engine.upsert_if(call.name, points, condition)
     if deleted:
         points = [call.point(call.before[i].memory, call.lineage(i), undo_id) for i in deleted]
-        await call.engine.upsert_all_if(call.name, points, None)
+        await call.engine.upsert_if(call.name, points, None)

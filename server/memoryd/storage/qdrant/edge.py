@@ -19,7 +19,7 @@ from typing import Any
 import qdrant_edge as edge
 from qdrant_client import models
 
-from memoryd.storage.qdrant.engine import IncompatibleCollection, QueryInput
+from memoryd.storage.qdrant.engine import IncompatibleCollection
 from memoryd.storage.qdrant.records import QdrantRecordStore
 from memoryd.storage.qdrant.schema import DENSE, CollectionSpec
 from memoryd.storage.qdrant.store import QdrantStore
@@ -100,6 +100,50 @@ def _query(q: Any, using: str | None) -> Any:
     if isinstance(q, models.SparseVector):
         return edge.Query.Nearest(edge.SparseVector(list(q.indices), list(q.values)), using=using)
     return edge.Query.Nearest(list(q), using=using)
+
+
+def _prefetches(p: list[models.Prefetch] | models.Prefetch | None) -> list[edge.Prefetch] | None:
+    items = [] if p is None else p if isinstance(p, list) else [p]
+    converted = [
+        edge.Prefetch(
+            limit=x.limit or 10,
+            query=_query(x.query, x.using),
+            filter=_filter(x.filter),
+            params=_params(x.params),
+        )
+        for x in items
+    ]
+    return converted or None
+
+
+def _query_request(r: models.QueryRequest) -> edge.QueryRequest:
+    return edge.QueryRequest(
+        limit=r.limit or 10,
+        query=_query(r.query, r.using),
+        prefetches=_prefetches(r.prefetch),
+        filter=_filter(r.filter),
+        params=_params(r.params),
+        score_threshold=r.score_threshold,
+        with_payload=True,
+        with_vector=r.with_vector or False,
+    )
+
+
+def _scroll_request(r: models.ScrollRequest) -> edge.ScrollRequest:
+    order = None
+    if isinstance(r.order_by, models.OrderBy):
+        desc = r.order_by.direction == models.Direction.DESC
+        order = edge.OrderBy(
+            key=r.order_by.key, direction=edge.Direction.Desc if desc else edge.Direction.Asc
+        )
+    return edge.ScrollRequest(
+        offset=None if r.offset is None else str(r.offset),
+        limit=r.limit or 10,
+        filter=_filter(r.filter),
+        with_payload=True,
+        with_vector=False,
+        order_by=order,
+    )
 
 
 def _vector(v: Any) -> Any:
@@ -208,11 +252,6 @@ class EdgeEngine:
         await asyncio.to_thread(self._shard(name).update, op)
 
     async def upsert_if(
-        self, name: str, point: models.PointStruct, condition: models.Filter | None
-    ) -> None:
-        await self.upsert_all_if(name, [point], condition)
-
-    async def upsert_all_if(
         self, name: str, points: Sequence[models.PointStruct], condition: models.Filter | None
     ) -> None:
         edge_points = [_point(p) for p in points]
@@ -239,37 +278,8 @@ class EdgeEngine:
         )
         return [_record(r) for r in got]
 
-    async def query(
-        self,
-        name: str,
-        *,
-        query: QueryInput,
-        using: str | None,
-        flt: models.Filter,
-        limit: int,
-        prefetch: Sequence[models.Prefetch] = (),
-        params: models.SearchParams | None = None,
-        with_vectors: bool = False,
-    ) -> list[models.ScoredPoint]:
-        request = edge.QueryRequest(
-            limit=limit,
-            query=_query(query, using),
-            prefetches=[
-                edge.Prefetch(
-                    limit=p.limit or 10,
-                    query=_query(p.query, p.using),
-                    filter=_filter(p.filter),
-                    params=_params(p.params),
-                )
-                for p in prefetch
-            ]
-            or None,
-            filter=_filter(flt),
-            params=_params(params),
-            with_payload=True,
-            with_vector=[DENSE] if with_vectors else False,
-        )
-        points = await asyncio.to_thread(self._shard(name).query, request)
+    async def query(self, name: str, request: models.QueryRequest) -> list[models.ScoredPoint]:
+        points = await asyncio.to_thread(self._shard(name).query, _query_request(request))
         return [_scored(p) for p in points]
 
     async def query_batch(
@@ -277,20 +287,7 @@ class EdgeEngine:
     ) -> list[list[models.ScoredPoint]]:
         if not requests:
             return []
-        batch = edge.QueryBatchRequest(
-            [
-                edge.QueryRequest(
-                    limit=r.limit or 10,
-                    query=_query(r.query, r.using),
-                    filter=_filter(r.filter),
-                    params=_params(r.params),
-                    score_threshold=r.score_threshold,
-                    with_payload=True,
-                    with_vector=False,
-                )
-                for r in requests
-            ]
-        )
+        batch = edge.QueryBatchRequest([_query_request(r) for r in requests])
         results = await asyncio.to_thread(self._shard(name).query_batch, batch)
         return [[_scored(p) for p in points] for points in results]
 
@@ -300,31 +297,10 @@ class EdgeEngine:
         return [str(hit.value) for hit in response.hits]
 
     async def scroll(
-        self,
-        name: str,
-        *,
-        flt: models.Filter,
-        limit: int,
-        order_by: models.OrderBy | None = None,
-        offset: str | None = None,
-        payload: bool | Sequence[str] = True,
-        with_vectors: bool = False,
+        self, name: str, request: models.ScrollRequest
     ) -> tuple[list[models.Record], str | None]:
-        order = None
-        if order_by is not None:
-            desc = order_by.direction == models.Direction.DESC
-            order = edge.OrderBy(
-                key=order_by.key, direction=edge.Direction.Desc if desc else edge.Direction.Asc
-            )
-        request = edge.ScrollRequest(
-            offset=offset,
-            limit=limit,
-            filter=_filter(flt),
-            with_payload=payload if isinstance(payload, bool) else list(payload),
-            with_vector=[DENSE] if with_vectors else False,
-            order_by=order,
-        )
-        records, next_offset = await asyncio.to_thread(self._shard(name).scroll, request)
+        converted = _scroll_request(request)
+        records, next_offset = await asyncio.to_thread(self._shard(name).scroll, converted)
         return [_record(r) for r in records], None if next_offset is None else str(next_offset)
 
     async def count(self, name: str, flt: models.Filter) -> int:

@@ -26,8 +26,6 @@ from memoryd.storage.qdrant import wire
 from memoryd.storage.qdrant.schema import DENSE, CollectionSpec
 from memoryd.storage.settings import QDRANT_REST_PORT, ReadConsistency, url_port
 
-#: What a query ranks by: a dense vector, a sparse vector, or a fusion of prefetches.
-QueryInput = list[float] | models.SparseVector | models.FusionQuery
 #: A read's consistency as qdrant-client's calls and as memoryd's gRPC messages take it.
 _Rest = models.ReadConsistencyType | None
 _Grpc = qgrpc.ReadConsistency | None
@@ -104,36 +102,19 @@ class Engine(Protocol):
         """Insert or replace, acknowledged once applied (``wait=True``)."""
 
     async def upsert_if(
-        self, name: str, point: models.PointStruct, condition: models.Filter | None
-    ) -> None:
-        """Conditional upsert: with ``condition`` None insert only if the point is
-        absent, else update only if the point exists and matches ``condition``.
-        Qdrant does not say whether it wrote: the caller reads the point back."""
-
-    async def upsert_all_if(
         self, name: str, points: Sequence[models.PointStruct], condition: models.Filter | None
     ) -> None:
-        """``upsert_if`` of several points in one request, each judged on its own: with
+        """Conditional upsert in one request, each point judged on its own: with
         ``condition`` None each is inserted only if absent, else updated only if it
-        exists and matches ``condition``."""
+        exists and matches ``condition``. Qdrant does not say whether it wrote: the
+        caller reads the points back."""
 
     async def retrieve(
         self, name: str, ids: Sequence[str], *, with_vectors: bool
     ) -> list[models.Record]: ...
 
-    async def query(
-        self,
-        name: str,
-        *,
-        query: QueryInput,
-        using: str | None,
-        flt: models.Filter,
-        limit: int,
-        prefetch: Sequence[models.Prefetch] = (),
-        params: models.SearchParams | None = None,
-        with_vectors: bool = False,
-    ) -> list[models.ScoredPoint]:
-        """Best first, with payloads (and the dense vector if ``with_vectors``)."""
+    async def query(self, name: str, request: models.QueryRequest) -> list[models.ScoredPoint]:
+        """Best first, with payloads (and the vectors ``request.with_vector`` names)."""
 
     async def query_batch(
         self, name: str, requests: Sequence[models.QueryRequest]
@@ -141,16 +122,10 @@ class Engine(Protocol):
         """Several queries planned and run as one request (payloads, no vectors)."""
 
     async def scroll(
-        self,
-        name: str,
-        *,
-        flt: models.Filter,
-        limit: int,
-        order_by: models.OrderBy | None = None,
-        offset: str | None = None,
-        payload: bool | Sequence[str] = True,
-        with_vectors: bool = False,
-    ) -> tuple[list[models.Record], str | None]: ...
+        self, name: str, request: models.ScrollRequest
+    ) -> tuple[list[models.Record], str | None]:
+        """A page of ``request`` (filter, limit, order_by, offset), with payloads and
+        without vectors, and the offset of the next page (None: no more)."""
 
     async def facet(self, name: str, key: str, flt: models.Filter | None, limit: int) -> list[str]:
         """The distinct keyword values of ``key`` among the points ``flt`` selects
@@ -352,11 +327,6 @@ class ClientEngine:
         )
 
     async def upsert_if(
-        self, name: str, point: models.PointStruct, condition: models.Filter | None
-    ) -> None:
-        await self.upsert_all_if(name, [point], condition)
-
-    async def upsert_all_if(
         self, name: str, points: Sequence[models.PointStruct], condition: models.Filter | None
     ) -> None:
         mode = models.UpdateMode.INSERT_ONLY if condition is None else models.UpdateMode.UPDATE_ONLY
@@ -402,45 +372,23 @@ class ClientEngine:
 
         return await self._read(send)
 
-    async def query(
-        self,
-        name: str,
-        *,
-        query: QueryInput,
-        using: str | None,
-        flt: models.Filter,
-        limit: int,
-        prefetch: Sequence[models.Prefetch] = (),
-        params: models.SearchParams | None = None,
-        with_vectors: bool = False,
-    ) -> list[models.ScoredPoint]:
-        prefetched = list(prefetch) or None
-        vectors: bool | list[str] = [DENSE] if with_vectors else False
-        request = models.QueryRequest(
-            query=query,
-            using=using,
-            prefetch=prefetched,
-            filter=flt,
-            params=params,
-            limit=limit,
-            with_payload=True,
-            with_vector=vectors,
-        )
+    async def query(self, name: str, request: models.QueryRequest) -> list[models.ScoredPoint]:
+        r = request
 
         async def send(rest: _Rest, grpc: _Grpc) -> list[models.ScoredPoint]:
             if self._wire is not None:
-                return await self._wire.query(name, request, grpc)
+                return await self._wire.query(name, r, grpc)
             response = await self._call(
                 self.client.query_points(
                     name,
-                    query=query,
-                    using=using,
-                    prefetch=prefetched,
-                    query_filter=flt,
-                    search_params=params,
-                    limit=limit,
+                    query=r.query,
+                    using=r.using,
+                    prefetch=r.prefetch,
+                    query_filter=r.filter,
+                    search_params=r.params,
+                    limit=r.limit or 10,
                     with_payload=True,
-                    with_vectors=vectors,
+                    with_vectors=r.with_vector or False,
                     consistency=rest,
                 )
             )
@@ -476,26 +424,20 @@ class ClientEngine:
         return await self._read(send)
 
     async def scroll(
-        self,
-        name: str,
-        *,
-        flt: models.Filter,
-        limit: int,
-        order_by: models.OrderBy | None = None,
-        offset: str | None = None,
-        payload: bool | Sequence[str] = True,
-        with_vectors: bool = False,
+        self, name: str, request: models.ScrollRequest
     ) -> tuple[list[models.Record], str | None]:
+        r = request
+
         async def send(rest: _Rest, grpc: _Grpc) -> tuple[list[models.Record], str | None]:
             records, next_offset = await self._call(
                 self.client.scroll(
                     name,
-                    scroll_filter=flt,
-                    limit=limit,
-                    order_by=order_by,
-                    offset=offset,
-                    with_payload=payload if isinstance(payload, bool) else list(payload),
-                    with_vectors=[DENSE] if with_vectors else False,
+                    scroll_filter=r.filter,
+                    limit=r.limit or 10,
+                    order_by=r.order_by,
+                    offset=r.offset,
+                    with_payload=True,
+                    with_vectors=False,
                     consistency=rest,
                 )
             )

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from qdrant_client import models
 
 from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel, TagMatch
-from memoryd.storage.qdrant.schema import AGENT, TENANT, to_micros
+from memoryd.storage.instants import to_micros
+from memoryd.storage.qdrant.schema import AGENT, TENANT
 
 Condition = models.Condition
 

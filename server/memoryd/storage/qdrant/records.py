@@ -22,6 +22,7 @@ from qdrant_client import models
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.instants import to_micros
 from memoryd.storage.memory_records import check_key, unique_records
 from memoryd.storage.qdrant.connected import EngineOwner
 from memoryd.storage.qdrant.engine import (
@@ -44,7 +45,6 @@ from memoryd.storage.qdrant.schema import (
     record_from_payload,
     record_payload,
     record_point_id,
-    to_micros,
 )
 from memoryd.storage.qdrant.store import chunks, partitions_in, scroll_all
 from memoryd.storage.records import FIRST_PAGE, KeyPage
@@ -132,7 +132,7 @@ class QdrantRecordStore(EngineOwner):
         )
         name = self._collection(kind)
         async with self._errors("put_record_if"):
-            await engine.upsert_if(name, point, _stored_as(partition, expected))
+            await engine.upsert_if(name, [point], _stored_as(partition, expected))
             found = await engine.retrieve(name, [point_id], with_vectors=False)
         writes = found[0].payload.get(LINEAGE) if found and found[0].payload else None
         ids = [str(i) for i in writes] if isinstance(writes, list) else []
@@ -209,12 +209,11 @@ class QdrantRecordStore(EngineOwner):
 
         async def scan(beyond: int | None, n: int) -> list[Row]:
             extra = [] if beyond is None else [value_range(KEY_ORDER, gt=beyond)]
-            points, _ = await engine.scroll(
-                name,
-                flt=scoped(partition, *base, *extra),
-                limit=n,
-                order_by=models.OrderBy(key=KEY_ORDER, direction=models.Direction.ASC),
+            ascending = models.OrderBy(key=KEY_ORDER, direction=models.Direction.ASC)
+            request = models.ScrollRequest(
+                filter=scoped(partition, *base, *extra), limit=n, order_by=ascending
             )
+            points, _ = await engine.scroll(name, request)
             return [row(p) for p in points]
 
         async def group(value: int) -> list[Row]:

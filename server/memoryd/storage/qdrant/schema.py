@@ -19,7 +19,6 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -34,6 +33,7 @@ from memoryd.domain.models import (
     SecurityLevel,
 )
 from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.instants import from_micros, optional_instant, optional_micros, to_micros
 from memoryd.storage.memory_records import decode_doc, encode_doc
 from memoryd.text import content_hash
 
@@ -53,7 +53,6 @@ WRITE_ID, LINEAGE = "write_id", "writes"
 #: the record it reads back, so this many writes may follow it before it looks lost.
 LINEAGE_LENGTH = 16
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Namespace of every point id this backend derives (fixed forever: ids are on disk).
 _POINT_NS = uuid.UUID("5d3c0a5e-8f7b-5b0e-9d2a-6f1c4e7b9a31")
 #: HNSW as the multitenancy guide prescribes: per-tenant graphs only.
@@ -157,29 +156,6 @@ def in_partition(payload: Mapping[str, Any] | None, partition: Partition) -> boo
     )
 
 
-# -- instants --------------------------------------------------------------------------
-
-
-def to_micros(value: datetime) -> int:
-    """Microseconds since the Unix epoch; naive datetimes are taken as UTC."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    delta = value - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def from_micros(value: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=int(value))
-
-
-def _opt_micros(value: datetime | None) -> int | None:
-    return None if value is None else to_micros(value)
-
-
-def _opt_instant(value: Any) -> datetime | None:
-    return None if value is None else from_micros(value)
-
-
 # -- memories --------------------------------------------------------------------------
 
 
@@ -189,7 +165,7 @@ def memory_payload(m: Memory) -> dict[str, Any]:
         source = {
             "kind": m.source.kind.value,
             "name": m.source.name,
-            "retrieved_at": _opt_micros(m.source.retrieved_at),
+            "retrieved_at": optional_micros(m.source.retrieved_at),
             "locator": m.source.locator,
         }
     return {
@@ -211,17 +187,17 @@ def memory_payload(m: Memory) -> dict[str, Any]:
         "metadata": m.metadata_text(),
         "created_at": to_micros(m.created_at),
         "updated_at": to_micros(m.updated_at),
-        "accessed_at": _opt_micros(m.accessed_at),
+        "accessed_at": optional_micros(m.accessed_at),
         "access_count": int(m.access_count),
         "version": int(m.version),
         "archived": int(bool(m.archived)),
         # Absent-or-null means "never expires": the expiry filter is is_empty OR > now.
-        "expires_at": _opt_micros(m.expires_at),
+        "expires_at": optional_micros(m.expires_at),
         "key": m.key,
         "embedding_model": m.embedding_model,
         "embedding_dimension": int(m.embedding_dimension),
         "supersedes": m.supersedes,
-        "occurred_at": _opt_micros(m.occurred_at),
+        "occurred_at": optional_micros(m.occurred_at),
     }
 
 
@@ -232,7 +208,7 @@ def memory_from_point(payload: Mapping[str, Any], vector: object = None) -> Memo
         source = Provenance(
             kind=ProvenanceKind(src["kind"]),
             name=src["name"],
-            retrieved_at=_opt_instant(src["retrieved_at"]),
+            retrieved_at=optional_instant(src["retrieved_at"]),
             locator=src["locator"],
         )
     dense = vector.get(DENSE) if isinstance(vector, dict) else None
@@ -252,17 +228,17 @@ def memory_from_point(payload: Mapping[str, Any], vector: object = None) -> Memo
         source=source,
         metadata=json.loads(payload["metadata"]),
         metadata_json=payload["metadata"],
-        accessed_at=_opt_instant(payload.get("accessed_at")),
+        accessed_at=optional_instant(payload.get("accessed_at")),
         access_count=int(payload["access_count"]),
         version=int(payload["version"]),
         archived=bool(payload["archived"]),
-        expires_at=_opt_instant(payload.get("expires_at")),
+        expires_at=optional_instant(payload.get("expires_at")),
         key=payload["key"],
         embedding_model=payload["embedding_model"],
         embedding_dimension=int(payload["embedding_dimension"]),
         supersedes=payload["supersedes"],
         # Absent from points written before event times existed.
-        occurred_at=_opt_instant(payload.get("occurred_at")),
+        occurred_at=optional_instant(payload.get("occurred_at")),
         vector=None if dense is None else np.asarray(dense, dtype=np.float32),
     )
 
@@ -294,7 +270,7 @@ def record_payload(
         "doc": encode_doc(r.doc),
         "version": int(r.version),
         "updated_at": to_micros(r.updated_at),
-        "expires_at": _opt_micros(r.expires_at),
+        "expires_at": optional_micros(r.expires_at),
         WRITE_ID: r.write_id,
         LINEAGE: list(lineage[-LINEAGE_LENGTH:]),
     }
@@ -307,7 +283,7 @@ def record_from_payload(kind: RecordKind, payload: Mapping[str, Any]) -> Record:
         doc=decode_doc(payload["doc"]),
         version=int(payload["version"]),
         updated_at=from_micros(payload["updated_at"]),
-        expires_at=_opt_instant(payload.get("expires_at")),
+        expires_at=optional_instant(payload.get("expires_at")),
         write_id=str(payload.get(WRITE_ID) or ""),
         lineage=tuple(str(i) for i in payload.get(LINEAGE) or ()),
     )

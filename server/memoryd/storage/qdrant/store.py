@@ -23,15 +23,15 @@ from memoryd.domain.models import (
     AccessUpdate,
     Memory,
     MemoryFilter,
-    MemoryOrder,
-    PageCursor,
     Partition,
     TextHit,
     UnitVector,
     VectorHit,
 )
+from memoryd.storage.base import NEWEST, NO_HINTS, ListPage, Nearest, UpsertHints
 from memoryd.storage.checks import check_upsert, dedupe_last
 from memoryd.storage.conditional import ConditionalWrite
+from memoryd.storage.instants import to_micros
 from memoryd.storage.qdrant import conditional, sparse
 from memoryd.storage.qdrant.connected import EngineOwner
 from memoryd.storage.qdrant.engine import (
@@ -62,7 +62,6 @@ from memoryd.storage.qdrant.schema import (
     memory_from_point,
     memory_payload,
     memory_point_id,
-    to_micros,
 )
 
 #: Points per request: keeps gRPC messages small (a 384-d point is ~2 KB).
@@ -153,12 +152,7 @@ class QdrantStore(EngineOwner):
         )
 
     async def upsert(
-        self,
-        partition: Partition,
-        memories: Sequence[Memory],
-        *,
-        new_ids: frozenset[str] = frozenset(),
-        stored_ids: frozenset[str] = frozenset(),
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
         engine = self._eng()
         check_upsert(partition, memories, self.dimension)
@@ -244,30 +238,26 @@ class QdrantStore(EngineOwner):
         if limit <= 0:
             return []
         async with self._errors("search"):
-            points = await engine.query(
-                self.spec.name,
+            request = models.QueryRequest(
                 query=query,
                 using=DENSE,
-                flt=scoped(partition, *memory_conditions(flt)),
+                filter=scoped(partition, *memory_conditions(flt)),
                 limit=limit,
+                with_payload=True,
+                with_vector=False,
             )
+            points = await engine.query(self.spec.name, request)
             hits = [VectorHit(self._memory(p, partition), float(p.score)) for p in points]
         hits.sort(key=lambda h: (-h.similarity, h.memory.id))
         return hits
 
     async def search_many(
-        self,
-        partition: Partition,
-        vectors: Sequence[UnitVector],
-        flt: MemoryFilter,
-        limit: int,
-        *,
-        min_similarity: float | None = None,
+        self, partition: Partition, vectors: Sequence[UnitVector], flt: MemoryFilter, best: Nearest
     ) -> list[list[VectorHit]]:
         """One batched Query API request per _QUERIES_PER_BATCH vectors."""
         engine = self._eng()
         queries = [_values(v) for v in vectors]
-        if limit <= 0:
+        if best.limit <= 0:
             return [[] for _ in queries]
         flt_q = scoped(partition, *memory_conditions(flt))
         out: list[list[VectorHit]] = []
@@ -278,9 +268,9 @@ class QdrantStore(EngineOwner):
                         query=q,
                         using=DENSE,
                         filter=flt_q,
-                        limit=limit,
+                        limit=best.limit,
                         with_payload=True,
-                        score_threshold=min_similarity,
+                        score_threshold=best.min_similarity,
                     )
                     for q in queries[i : i + _QUERIES_PER_BATCH]
                 ]
@@ -301,16 +291,17 @@ class QdrantStore(EngineOwner):
             return []
         flt_q = scoped(partition, *memory_conditions(flt))
         async with self._errors("text_search"):
-            points = await engine.query(
-                self.spec.name,
+            request = models.QueryRequest(
                 query=terms,
                 using=SPARSE,
-                flt=flt_q,
-                limit=limit,
+                filter=flt_q,
                 params=_idf_within(flt_q),
+                limit=limit,
+                with_payload=True,
                 # Hybrid recall reports every match's cosine: vectors come along.
-                with_vectors=True,
+                with_vector=[DENSE],
             )
+            points = await engine.query(self.spec.name, request)
             hits = [
                 TextHit(self._memory(p, partition, with_vector=True), float(p.score))
                 for p in points
@@ -338,14 +329,15 @@ class QdrantStore(EngineOwner):
                 )
             )
         async with self._errors("hybrid_search"):
-            points = await engine.query(
-                self.spec.name,
+            request = models.QueryRequest(
                 query=models.FusionQuery(fusion=models.Fusion.RRF),
-                using=None,
                 prefetch=prefetch,
-                flt=flt_q,
+                filter=flt_q,
                 limit=limit,
+                with_payload=True,
+                with_vector=False,
             )
+            points = await engine.query(self.spec.name, request)
             return [FusedHit(self._memory(p, partition), float(p.score)) for p in points]
 
     async def find_by_content(
@@ -381,16 +373,10 @@ class QdrantStore(EngineOwner):
         return memory_from_point(point.payload, point.vector if with_vector else None)
 
     async def list(
-        self,
-        partition: Partition,
-        flt: MemoryFilter,
-        *,
-        order: MemoryOrder = MemoryOrder.CREATED_DESC,
-        after: PageCursor | None = None,
-        limit: int = 50,
+        self, partition: Partition, flt: MemoryFilter, page: ListPage = NEWEST
     ) -> list[Memory]:
         engine = self._eng()
-        descending = order is MemoryOrder.CREATED_DESC
+        descending = page.descending
         base = memory_conditions(flt)
         name = self.spec.name
 
@@ -408,22 +394,22 @@ class QdrantStore(EngineOwner):
                 )
                 extra.append(bound)
             direction = models.Direction.DESC if descending else models.Direction.ASC
-            records, _ = await engine.scroll(
-                name,
-                flt=scoped(partition, *base, *extra),
-                limit=n,
-                order_by=models.OrderBy(key="created_at", direction=direction),
+            order = models.OrderBy(key="created_at", direction=direction)
+            request = models.ScrollRequest(
+                filter=scoped(partition, *base, *extra), limit=n, order_by=order
             )
+            records, _ = await engine.scroll(name, request)
             return [row(r) for r in records]
 
         async def group(value: int) -> list[Row]:
             flt_q = scoped(partition, *base, value_range("created_at", gte=value, lte=value))
             return [row(r) for r in await scroll_all(engine, name, flt_q)]
 
+        after = page.after
         cursor = None if after is None else (to_micros(after.created_at), after.id)
         async with self._errors("list"):
             rows = await keyset_page(
-                descending=descending, after=cursor, limit=limit, scan=scan, group=group
+                descending=descending, after=cursor, limit=page.limit, scan=scan, group=group
             )
             return [self._memory(r.record, partition) for r in rows]
 
@@ -440,7 +426,8 @@ async def scroll_all(
     out: list[models.Record] = []
     offset: str | None = None
     while True:
-        records, offset = await engine.scroll(name, flt=flt, limit=page, offset=offset)
+        request = models.ScrollRequest(filter=flt, limit=page, offset=offset)
+        records, offset = await engine.scroll(name, request)
         out.extend(records)
         if offset is None:
             return out
