@@ -429,6 +429,8 @@ class ClientEngine:
         r = request
 
         async def send(rest: _Rest, grpc: _Grpc) -> tuple[list[models.Record], str | None]:
+            if self._wire is not None:
+                return await self._wire.scroll(name, r, grpc)
             records, next_offset = await self._call(
                 self.client.scroll(
                     name,

@@ -114,7 +114,7 @@ def _dense(vector: object) -> list[float] | None:
 class PointsChannel:
     """A gRPC channel of its own to a Qdrant server's Points service, for the calls
     every write and read makes (upserts, conditional upserts, queries, retrieves,
-    counts).
+    scrolls, counts): one channel, so a read goes wherever a write just went.
 
     qdrant-client's channels carry an interceptor that adds its headers to each
     call, which makes grpc.aio run every call through its intercepted-call path (a
@@ -208,6 +208,42 @@ class PointsChannel:
         )
         response = await self._points.Get(request, timeout=self._timeout, metadata=self._metadata)
         return [GrpcToRest.convert_retrieved_point(p) for p in response.result]
+
+    async def scroll(
+        self,
+        name: str,
+        request: models.ScrollRequest,
+        consistency: qgrpc.ReadConsistency | None,
+    ) -> tuple[list[models.Record], str | None]:
+        """A page of ``request`` (filter, limit, order_by, offset) with payloads and
+        without vectors, and the next page's offset (None: no more)."""
+        message = qgrpc.ScrollPoints(
+            collection_name=name,
+            filter=None if request.filter is None else RestToGrpc.convert_filter(request.filter),
+            order_by=(
+                None
+                if request.order_by is None
+                else RestToGrpc.convert_order_by_interface(request.order_by)
+            ),
+            offset=(
+                None
+                if request.offset is None
+                else RestToGrpc.convert_extended_point_id(request.offset)
+            ),
+            limit=request.limit,
+            with_payload=qgrpc.WithPayloadSelector(enable=True),
+            with_vectors=qgrpc.WithVectorsSelector(enable=False),
+            read_consistency=consistency,
+        )
+        response = await self._points.Scroll(
+            message, timeout=self._timeout, metadata=self._metadata
+        )
+        following = (
+            str(GrpcToRest.convert_point_id(response.next_page_offset))
+            if response.HasField("next_page_offset")
+            else None
+        )
+        return [GrpcToRest.convert_retrieved_point(p) for p in response.result], following
 
     async def count(
         self, name: str, flt: models.Filter, consistency: qgrpc.ReadConsistency | None
