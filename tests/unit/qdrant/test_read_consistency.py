@@ -63,6 +63,7 @@ _GRPC_ANSWERS: dict[str, object] = {
     "Get": qgrpc.GetResponse(),
     "Query": qgrpc.QueryResponse(),
     "QueryBatch": qgrpc.QueryBatchResponse(),
+    "Scroll": qgrpc.ScrollResponse(),
     "Count": qgrpc.CountResponse(result=qgrpc.CountResult(count=0)),
 }
 _CLIENT_ANSWERS: dict[str, object] = {
