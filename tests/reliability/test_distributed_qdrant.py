@@ -1,7 +1,6 @@
 """Distributed Qdrant: three nodes on loopback (Raft, peer-to-peer ports), memoryd's
-collections with 4 shards, replication factor 3 and write consistency 2 (a majority,
-as docs/qdrant-and-replicas.md recommends: an acknowledged write is on two nodes, so
-losing one loses none), three memoryd replicas under a mixed read/write load. One Qdrant node is killed: memoryd
+collections with 4 shards, replication factor 2 and write consistency 1, three
+memoryd replicas under a mixed read/write load. One Qdrant node is killed: memoryd
 keeps answering reads everywhere and writes wherever the shard can take them (a
 write the store cannot take is UNAVAILABLE, never acknowledged); the node is started
 again, rejoins, and its shard copies are recovered. Nothing acknowledged is lost.
@@ -43,10 +42,7 @@ from tests.qdrant_server import (
 AGENTS = [f"agent-{i}" for i in range(6)]
 SOURCE = pb.Provenance(kind=pb.PROVENANCE_KIND_USER, name="distributed test")
 PREFIX = "dist_"
-#: With write consistency 1 a write is acknowledged once one copy has it: were that
-#: copy's node killed before the others applied it, the copies recovered from would
-#: not have it (a run under load read an older acknowledged key value back).
-SHARDS, REPLICATION, WRITE_CONSISTENCY = 4, 3, 2
+SHARDS, REPLICATION, WRITE_CONSISTENCY = 4, 2, 1
 CLIENTS = 6
 #: Seconds of load before the kill, while the node is down, and after it is back.
 PHASES = {"before": 4.0, "down": 8.0, "after": 4.0}
@@ -282,10 +278,9 @@ def test_memoryd_keeps_serving_when_a_qdrant_node_dies_and_loses_nothing(
         stop.set()
         for c in clients:
             c.join()
-
-    outcomes = ledger.outcomes
-    print("\n" + "\n".join(f"{k}: {v}" for k, v in sorted(outcomes.items())))
-    print("\n".join(e[:300] for e in ledger.errors))
+        outcomes = ledger.outcomes
+        print("\n" + "\n".join(f"{k}: {v}" for k, v in sorted(outcomes.items())))
+        print("\n".join(e[:300] for e in ledger.errors))
 
     count = ledger.count
     reads, writes = {"recall", "get_memory", "get_key"}, WRITES
