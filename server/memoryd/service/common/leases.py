@@ -453,11 +453,12 @@ class PartitionLeases:
         while not self._closing and held.expires_at is not None and utcnow() < held.expires_at:
             await asyncio.sleep(pause)
             try:
-                await self._records.put_record_if(partition, self._freed(held, top), held)
+                freed = await self._records.put_record_if(partition, self._freed(held, top), held)
             except Exception:
                 pause = min(2 * pause, _FREE_RETRY_MAX_S)
                 continue
-            log.info("partition lease released after a retry", lease=self.key)
+            if freed:
+                log.info("partition lease released after a retry", lease=self.key)
             return
 
 
