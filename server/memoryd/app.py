@@ -33,7 +33,7 @@ from memoryd import __version__
 from memoryd.api.server import GrpcServer, ListenError, start_server
 from memoryd.builders import Base, Built, build_services, resilient_embedder, start_reembedder
 from memoryd.config import Settings
-from memoryd.datadir import lock_data_dir
+from memoryd.datadir import lock_data_dir, replica_id
 from memoryd.durability.repository import HotCacheOptions, Repository, compose_repository
 from memoryd.durability.wiring import check_store, log_options
 from memoryd.embedding import CachingEmbedder, Embedder
@@ -121,6 +121,10 @@ class App:
                 states=states,
                 metrics=metrics,
                 tracing=tracing,
+                # Read once, under the data dir's lock (taken in _start_process).
+                replica=(
+                    replica_id(self._data_dir) if repository.records.capabilities.shared else None
+                ),
             )
         )
         self.scheduler = built.scheduler

@@ -22,7 +22,6 @@ import structlog
 
 from memoryd.aio import cancel_and_wait
 from memoryd.config import Settings
-from memoryd.datadir import replica_id
 from memoryd.embedding import Embedder
 from memoryd.model_catalog import profile_of
 from memoryd.observability.metrics import Metrics
@@ -77,6 +76,9 @@ class Base:
     states: ComponentStates
     metrics: Metrics | None
     tracing: Tracing
+    #: This daemon's id among replicas of a shared store (datadir.replica_id); None
+    #: where it owns its store alone.
+    replica: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +203,7 @@ def _leases(base: Base, name: str, versions: str | None = None) -> PartitionLeas
     q = base.settings.storage.qdrant
     leases = PartitionLeases(
         base.records,
-        replica=replica_id(base.data_dir) if base.records.capabilities.shared else None,
+        replica=base.replica,
         name=name,
         ttl_s=q.lease_ttl_s,
         linger_s=q.lease_linger_s,

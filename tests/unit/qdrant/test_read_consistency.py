@@ -15,7 +15,6 @@ whose shard has too few active copies (then the engine reads from one copy).
 from __future__ import annotations
 
 import inspect
-import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -29,6 +28,7 @@ from qdrant_client.conversions.conversion import RestToGrpc
 from memoryd.storage.qdrant.engine import TOO_FEW_COPIES, ClientEngine, Engine, QdrantOptions
 from memoryd.storage.registry import qdrant_options
 from memoryd.storage.settings import QdrantSettings
+from tests.qdrant_server import free_port
 
 #: The Engine methods that change nothing; every other one is a read.
 WRITES = frozenset({"open_collection", "upsert", "upsert_if", "delete", "set_payloads", "close"})
@@ -129,13 +129,6 @@ class _Client:
         return call
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
-
-
 async def _engine(options: QdrantOptions, sent: Sent, refuse: str | None = None) -> ClientEngine:
     engine = await ClientEngine.connect(options)
     await engine.client.close()
@@ -146,7 +139,7 @@ async def _engine(options: QdrantOptions, sent: Sent, refuse: str | None = None)
 
 
 def _options(grpc: bool, **kw: Any) -> QdrantOptions:
-    port = _closed_port()  # nothing listens: every request must reach the recorders
+    port = free_port()  # nothing listens: every request must reach the recorders
     return QdrantOptions(url=f"http://127.0.0.1:{port}", prefer_grpc=grpc, grpc_port=port, **kw)
 
 

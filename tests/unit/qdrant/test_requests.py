@@ -4,7 +4,6 @@ cannot be reached. Runs on local mode and on Qdrant Edge (the engine itself)."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -29,6 +28,7 @@ from memoryd.storage.records import KeyPage
 from memoryd.storage.settings import QdrantSettings
 from tests.conformance.records_support import rec
 from tests.conformance.support import BASE, DIM, make_memory, unit_vector
+from tests.qdrant_server import free_port
 
 P = Partition("tenant", "agent")
 
@@ -314,16 +314,9 @@ async def _ready(engine: Engine) -> Engine:
 # -- an unreachable server ----------------------------------------------------------------
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
-
-
 @pytest.mark.parametrize("grpc", [True, False], ids=["grpc", "rest"])
 async def test_unreachable_server_is_a_store_error(grpc: bool) -> None:
-    port = _closed_port()
+    port = free_port()
     options = QdrantOptions(
         url=f"http://127.0.0.1:{port}", prefer_grpc=grpc, grpc_port=port, timeout_s=2
     )
