@@ -15,7 +15,6 @@ from datetime import datetime
 from memoryd.domain.agent_state import SessionMessage
 from memoryd.domain.models import Partition
 from memoryd.domain.records import RecordKind
-from memoryd.service.agent_state.working import is_expired
 from memoryd.service.sessions import attachments
 from memoryd.service.sessions.record import (
     SessionState,
@@ -131,7 +130,7 @@ async def expired_sessions(records: RecordStore, partition: Partition, now: date
         page = await records.list_records(
             partition, RecordKind.SESSION, KeyPage(after=after, limit=READ_BATCH)
         )
-        expired.extend(r.key for r in page if is_expired(r, now))
+        expired.extend(r.key for r in page if r.expired(now))
         if len(page) < READ_BATCH:
             return expired
         after = page[-1].key
