@@ -46,6 +46,7 @@ from memoryd.service.agent_state.schema_work import Job
 from memoryd.service.common import validation as check
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.record_writes import RecordService
+from memoryd.service.common.scanning import expired_keys
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.storage.records import KeyPage, RecordStore
@@ -129,14 +130,7 @@ async def purge_expired_records(
     records: RecordStore, partition: Partition, kind: RecordKind, now: datetime
 ) -> int:
     """Delete the records of ``kind`` that expired at or before ``now``; returns how many."""
-    expired: list[str] = []
-    after: str | None = None
-    while True:
-        batch = await records.list_records(partition, kind, KeyPage(after=after, limit=SCAN_BATCH))
-        expired.extend(r.key for r in batch if r.expired(now))
-        if len(batch) < SCAN_BATCH:
-            break
-        after = batch[-1].key
+    expired = await expired_keys(records, partition, kind, now, SCAN_BATCH)
     if not expired:
         return 0
     return len(await records.delete_records(partition, kind, expired))
