@@ -15,7 +15,6 @@ full text, which needs no vectors).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import math
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import structlog
 
+from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import EmbeddingError, Unavailable
 from memoryd.domain.models import (
     MemoryFilter,
@@ -163,7 +163,6 @@ class Reembedder:
         self._interval_s = interval_s
         self._batch = batch
         self._task: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
         #: Totals for metrics and the drain-rate measurement.
         self.reembedded = 0
         self.busy_s = 0.0
@@ -172,11 +171,8 @@ class Reembedder:
         self._task = asyncio.create_task(self._run(), name="reembed")
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         while True:
