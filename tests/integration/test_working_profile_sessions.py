@@ -529,8 +529,10 @@ def test_memoryctl_session(ctl: Callable[..., Result]) -> None:
         ("MEMORY_TYPE_FACT", "I need it at 10:00."),
     ]
     assert [t for t, _ in kept[2:]] == ["MEMORY_TYPE_EPISODE"]
-    listed = ctl("session", "messages", "run-1", "--from", "2", *a)
+    # One message a page: the command joins the pages.
+    listed = ctl("session", "messages", "run-1", "--from", "2", "--page-size", "1", *a)
     assert listed.exit_code == 0 and "#2 assistant: Which time?" in listed.stdout
+    assert "#3 user: I need it at 10:00." in listed.stdout
     assert "#1 " not in listed.stdout
     deleted = ok_json(ctl("session", "delete", "run-1", "2", "--json", *a))
     assert deleted["deleted_seqs"] == ["2"]

@@ -9,7 +9,7 @@ import typer
 from rich.text import Text
 
 from memoryd.cli import render
-from memoryd.cli.common import AgentOption, JsonOption, pages, session, unary
+from memoryd.cli.common import AgentOption, JsonOption, joined_pages, unary
 from memoryd_proto.v1 import memory_service_pb2
 
 SessionArg = Annotated[str, typer.Argument(metavar="SESSION_ID", help="The session's id.")]
@@ -36,21 +36,11 @@ def messages(
 
     Example: memoryctl session messages run-1 --from 1 --to 40 --agent demo
     """
-    found: list[memory_service_pb2.SessionMessage] = []
-    with session(ctx) as client:
-        for response in pages(
-            client,
-            client.memory.GetSessionMessages,
-            lambda t: memory_service_pb2.GetSessionMessagesRequest(
-                agent_id=agent,
-                session_id=session_id,
-                from_seq=from_seq,
-                to_seq=to_seq,
-                page_size=page_size,
-                page_token=t,
-            ),
-        ):
-            found.extend(response.messages)
+    first = memory_service_pb2.GetSessionMessagesRequest(
+        agent_id=agent, session_id=session_id, from_seq=from_seq, to_seq=to_seq, page_size=page_size
+    )
+    response = joined_pages(ctx, lambda c: c.memory.GetSessionMessages, "messages", first)
+    found = list(response.messages)
     if as_json:
         render.print_json([render.to_dict(m) for m in found])
         return

@@ -61,6 +61,11 @@ class Record:
     #: (a write followed at once by another is still found); () elsewhere.
     lineage: tuple[str, ...] = ()
 
+    def expired(self, now: datetime) -> bool:
+        """Whether the record's ``expires_at`` is at or before ``now`` (it is gone to
+        every read from then on, whether or not a purge has removed it yet)."""
+        return self.expires_at is not None and self.expires_at <= now
+
 
 class UndecodableRecord(DataLoss):
     """A stored record that no longer decodes: it holds what the daemon refuses today

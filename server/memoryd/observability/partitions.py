@@ -9,16 +9,11 @@ interval, which is why it is off by default (``metrics.per_partition``).
 
 from __future__ import annotations
 
-import asyncio
-
-import structlog
-
-from memoryd.aio import cancel_and_wait
+from memoryd.aio import Repeating
 from memoryd.domain.models import MemoryFilter, Partition
 from memoryd.observability.metrics import PartitionGauge
 from memoryd.storage.base import Store
 
-log = structlog.get_logger(__name__)
 _LIVE = MemoryFilter()
 
 
@@ -28,12 +23,16 @@ class PartitionCounter:
     ) -> None:
         self._store = store
         self._gauge = gauge
-        self._interval_s = interval_s
         self._max_series = max_series
-        self._task: asyncio.Task[None] | None = None
+        self._rounds = Repeating(
+            self.refresh,
+            interval_s,
+            name="partition-counter",
+            failed="counting memories per partition failed",
+        )
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="partition-counter")
+        self._rounds.start()
 
     async def refresh(self) -> None:
         counts: dict[Partition, int] = {}
@@ -42,14 +41,4 @@ class PartitionCounter:
         self._gauge.update(counts, self._max_series)
 
     async def close(self) -> None:
-        await cancel_and_wait(self._task)
-        self._task = None
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.refresh()
-            except Exception:
-                # A metric must never take the daemon down; the next round retries.
-                log.warning("counting memories per partition failed", exc_info=True)
-            await asyncio.sleep(self._interval_s)
+        await self._rounds.close()

@@ -15,7 +15,6 @@ full text, which needs no vectors).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import math
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import structlog
 
+from memoryd.aio import Repeating
 from memoryd.domain.errors import EmbeddingError, Unavailable
 from memoryd.domain.models import (
     MemoryFilter,
@@ -160,33 +160,19 @@ class Reembedder:
     ) -> None:
         self._store = store
         self._embedder = embedder
-        self._interval_s = interval_s
         self._batch = batch
-        self._task: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
+        self._rounds = Repeating(
+            self._round, interval_s, name="reembed", failed="re-embedding round failed"
+        )
         #: Totals for metrics and the drain-rate measurement.
         self.reembedded = 0
         self.busy_s = 0.0
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="reembed")
+        self._rounds.start()
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self._round()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("re-embedding round failed", error=str(exc))
-            await asyncio.sleep(self._interval_s)
+        await self._rounds.close()
 
     async def _probe(self) -> bool:
         breaker = self._embedder.breaker

@@ -24,11 +24,13 @@ from memoryd.domain.records import Record, RecordKind, UndecodableRecord, stored
 from memoryd.domain.snapshot import StateComponent, StateWrite
 from memoryd.service.agent_state.working import check_identifier
 from memoryd.service.common.record_writes import RecordService
+from memoryd.service.common.scanning import scan_records
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
-from memoryd.storage.records import KeyPage
 
 SEPARATOR = "\x00"
+#: STATE records read per store call when listing a session's components.
+_SCAN_BATCH = 200
 
 
 def state_key(session_id: str, name: str) -> str:
@@ -162,16 +164,8 @@ class StateService(RecordService):
 
     async def _all(self, partition: Partition, session_id: str) -> list[Record]:
         prefix = session_id + SEPARATOR
-        out: list[Record] = []
-        after: str | None = None
-        while True:
-            batch = await self.records.list_records(
-                partition, RecordKind.STATE, KeyPage(prefix=prefix, after=after, limit=200)
-            )
-            out.extend(batch)
-            if len(batch) < 200:
-                return out
-            after = batch[-1].key
+        pages = scan_records(self.records, partition, RecordKind.STATE, _SCAN_BATCH, prefix)
+        return [r async for page in pages for r in page]
 
     def _check_session(self, v: Violations, session_id: str) -> None:
         if not session_id:

@@ -46,6 +46,7 @@ from memoryd.service.agent_state.schema_work import Job
 from memoryd.service.common import validation as check
 from memoryd.service.common.pagination import PageTokenCodec, fingerprint
 from memoryd.service.common.record_writes import RecordService
+from memoryd.service.common.scanning import expired_keys
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.storage.records import KeyPage, RecordStore
@@ -125,22 +126,11 @@ def working_doc(
     return {"content_json": content_json, "json_schema": json_schema, "ttl_s": ttl_s}
 
 
-def is_expired(record: Record, now: datetime) -> bool:
-    return record.expires_at is not None and record.expires_at <= now
-
-
 async def purge_expired_records(
     records: RecordStore, partition: Partition, kind: RecordKind, now: datetime
 ) -> int:
     """Delete the records of ``kind`` that expired at or before ``now``; returns how many."""
-    expired: list[str] = []
-    after: str | None = None
-    while True:
-        batch = await records.list_records(partition, kind, KeyPage(after=after, limit=SCAN_BATCH))
-        expired.extend(r.key for r in batch if is_expired(r, now))
-        if len(batch) < SCAN_BATCH:
-            break
-        after = batch[-1].key
+    expired = await expired_keys(records, partition, kind, now, SCAN_BATCH)
     if not expired:
         return 0
     return len(await records.delete_records(partition, kind, expired))
@@ -190,7 +180,7 @@ class WorkingMemoryService(RecordService):
         async def attempt() -> Record:
             now = self.clock()
             found = await self.records.get_records(scope.partition, RecordKind.WORKING, [key])
-            current = found[0] if found and not is_expired(found[0], now) else None
+            current = found[0] if found and not found[0].expired(now) else None
             return await self._merged(scope, write, current, now, found[0] if found else None)
 
         record = await self._writes.run((scope.partition, key), attempt)
@@ -249,7 +239,7 @@ class WorkingMemoryService(RecordService):
                 await self._writes.replace(partition, gone, found[0])
             else:
                 await self.records.delete_records(partition, RecordKind.WORKING, [key])
-            return not is_expired(found[0], now)
+            return not found[0].expired(now)
 
         return await self._writes.run((partition, key), attempt)
 
@@ -264,7 +254,7 @@ class WorkingMemoryService(RecordService):
     async def get(self, scope: CallScope, wscope: WorkingScope) -> WorkingMemory:
         self._check_scope_only(wscope)
         found = await self.records.get_records(scope.partition, RecordKind.WORKING, [wscope.key])
-        if not found or is_expired(found[0], self.clock()):
+        if not found or found[0].expired(self.clock()):
             raise NotFound(
                 f"no working memory for thread_id {wscope.thread_id!r}, "
                 f"resource_id {wscope.resource_id!r}"
@@ -295,7 +285,7 @@ class WorkingMemoryService(RecordService):
                 KeyPage(prefix=prefix, after=after, limit=SCAN_BATCH),
             )
             for record in batch:
-                if is_expired(record, now):
+                if record.expired(now):
                     continue
                 if (
                     query.resource_id is not None

@@ -463,7 +463,7 @@ class PartitionLeases:
 
 
 def _free(lease: Record, now: datetime) -> bool:
-    return not lease.doc.get("holder") or (lease.expires_at is not None and lease.expires_at <= now)
+    return not lease.doc.get("holder") or lease.expired(now)
 
 
 def _claimed(lease: Record | None, counter: Record | None) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 
 from memoryd.domain.models import Memory, MemoryFilter, MemoryOrder, Partition
 from memoryd.domain.records import Record, RecordKind
@@ -52,6 +53,19 @@ async def scan_records(
             return
         after = page[-1].key
         await pause()
+
+
+async def expired_keys(
+    records: RecordStore, partition: Partition, kind: RecordKind, now: datetime, batch: int
+) -> list[str]:
+    """Keys of the records of ``kind`` that expired at or before ``now`` (a scan of
+    every one, ``batch`` at a time)."""
+    return [
+        r.key
+        async for page in scan_records(records, partition, kind, batch)
+        for r in page
+        if r.expired(now)
+    ]
 
 
 def chunks(items: Sequence[str], size: int) -> list[Sequence[str]]:

@@ -196,11 +196,6 @@ def decoded_entry(record: Record) -> KeyEntry | None:
     return found[0] if found else None
 
 
-def expired(record: Record, now: datetime) -> bool:
-    """Whether a KEY record's content ``expired_at`` (its ``expires_at``) has passed."""
-    return record.expires_at is not None and record.expires_at <= now
-
-
 # ---------------------------------------------------------------- mirror
 
 

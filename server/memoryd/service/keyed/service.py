@@ -83,7 +83,6 @@ from memoryd.service.keyed.docs import (
     decoded_entry,
     entry_from,
     entry_records,
-    expired,
     history_prefix,
     is_live,
     level_of,
@@ -443,7 +442,7 @@ class KeyedMemoryService:
         missing) and a key above the caller's clearance."""
         key = self._key(raw_key, "key")
         found = await self._records.get_records(scope.partition, RecordKind.KEY, [key])
-        if not found or expired(found[0], self._clock()) or not self._shown(scope, found[0]):
+        if not found or found[0].expired(self._clock()) or not self._shown(scope, found[0]):
             raise NotFound(f"key {key!r} not found")
         return entry_from(found[0])  # DATA_LOSS if its value no longer decodes
 
@@ -473,7 +472,7 @@ class KeyedMemoryService:
                 if skipping is not None and row.key.startswith(skipping):
                     continue
                 skipping = None
-                if expired(row, now):  # as GetKey: missing until compaction removes it
+                if row.expired(now):  # as GetKey: missing until compaction removes it
                     continue
                 child, is_dir = child_of(row.key, prefix)
                 if not self._shown(scope, row):

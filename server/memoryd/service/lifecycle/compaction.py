@@ -163,7 +163,7 @@ class Compactor:
                     continue
                 if not entry.valid:
                     dead.append(entry)
-                elif record.expires_at is not None and record.expires_at <= now:
+                elif record.expired(now):
                     expired.append(entry)
         tombstones = await bulk.delete_records(
             deps, partition, RecordKind.KEY, [e.key for e in dead]

@@ -206,9 +206,7 @@ class Maintainer:
         async for page in scanning.scan_records(
             deps.records, partition, RecordKind.KEY, deps.batch
         ):
-            if any(
-                not is_live(r) or (r.expires_at is not None and r.expires_at <= now) for r in page
-            ):
+            if any(not is_live(r) or r.expired(now) for r in page):
                 return True
         groups = await self._compactor.merge_groups(
             partition, ceiling, deps.settings.merge_group_threshold, now

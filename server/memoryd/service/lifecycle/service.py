@@ -38,7 +38,6 @@ from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
 from memoryd.domain.principal import CallScope, Role
 from memoryd.domain.records import RecordKind
 from memoryd.domain.relations import restored
-from memoryd.service.agent_state.working import is_expired
 from memoryd.service.common import scanning
 from memoryd.service.common import validation as check
 from memoryd.service.common.validation import Violations
@@ -135,7 +134,7 @@ class LifecycleService:
         async for records in scanning.scan_records(
             self._deps.records, partition, kind, self._deps.batch
         ):
-            count += sum(1 for r in records if not is_expired(r, now))
+            count += sum(1 for r in records if not r.expired(now))
         return count
 
     # ------------------------------------------------------------------ archive

@@ -31,6 +31,7 @@ from memoryd.domain.agent_state import (
 from memoryd.domain.errors import DataLoss, InvalidArgument, NotFound
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
+from memoryd.service.common.scanning import scan_records
 from memoryd.service.sessions.record import (
     SessionState,
     attachment_key,
@@ -39,7 +40,7 @@ from memoryd.service.sessions.record import (
     message_prefix,
     seq_of_key,
 )
-from memoryd.storage.records import KeyPage, RecordStore
+from memoryd.storage.records import RecordStore
 
 #: Records read per store call while listing attachments (each may be large: the
 #: store has no key-only listing).
@@ -205,18 +206,12 @@ async def generation_keys(
     prefix = (
         message_prefix(session_id, generation) if generation is not None else f"{session_id}\x00"
     )
-    keys: list[str] = []
-    after: str | None = None
-    while True:
-        page = await records.list_records(
-            partition,
-            RecordKind.SESSION_ATTACHMENT,
-            KeyPage(prefix=prefix, after=after, limit=READ_BATCH),
-        )
-        keys.extend(r.key for r in page)
-        if len(page) < READ_BATCH:
-            return keys
-        after = page[-1].key
+    kind = RecordKind.SESSION_ATTACHMENT
+    return [
+        r.key
+        async for page in scan_records(records, partition, kind, READ_BATCH, prefix)
+        for r in page
+    ]
 
 
 def seq_of_attachment(key: str) -> int:

@@ -15,7 +15,7 @@ from datetime import datetime
 from memoryd.domain.agent_state import SessionMessage
 from memoryd.domain.models import Partition
 from memoryd.domain.records import RecordKind
-from memoryd.service.agent_state.working import is_expired
+from memoryd.service.common.scanning import expired_keys, scan_records
 from memoryd.service.sessions import attachments
 from memoryd.service.sessions.record import (
     SessionState,
@@ -125,16 +125,7 @@ async def delete_generation(
 
 async def expired_sessions(records: RecordStore, partition: Partition, now: datetime) -> list[str]:
     """Ids of the partition's sessions whose header expired at or before ``now``."""
-    expired: list[str] = []
-    after: str | None = None
-    while True:
-        page = await records.list_records(
-            partition, RecordKind.SESSION, KeyPage(after=after, limit=READ_BATCH)
-        )
-        expired.extend(r.key for r in page if is_expired(r, now))
-        if len(page) < READ_BATCH:
-            return expired
-        after = page[-1].key
+    return await expired_keys(records, partition, RecordKind.SESSION, now, READ_BATCH)
 
 
 async def message_generations(records: RecordStore, partition: Partition) -> dict[str, set[str]]:
@@ -146,13 +137,8 @@ async def message_generations(records: RecordStore, partition: Partition) -> dic
         (RecordKind.SESSION_ATTACHMENT, attachments.READ_BATCH),
     )
     for kind, batch in kinds:
-        after: str | None = None
-        while True:
-            page = await records.list_records(partition, kind, KeyPage(after=after, limit=batch))
+        async for page in scan_records(records, partition, kind, batch):
             for record in page:
                 session_id, generation = session_of_key(record.key)
                 found.setdefault(session_id, set()).add(generation)
-            if len(page) < batch:
-                break
-            after = page[-1].key
     return found

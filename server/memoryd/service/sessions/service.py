@@ -367,7 +367,7 @@ class SessionService(RecordService):
         for session_id in sorted(expired | set(generations)):
             async with self._writes.locked((partition, session_id)):
                 found = await self.records.get_records(partition, RecordKind.SESSION, [session_id])
-                live = found and not (found[0].expires_at and found[0].expires_at <= now)
+                live = found and not found[0].expired(now)
                 if live:
                     current = SessionState.from_record(found[0]).generation
                     for generation in generations.get(session_id, set()) - {current}:
@@ -459,7 +459,7 @@ class SessionService(RecordService):
         if not found:
             return None
         record = found[0]
-        if record.expires_at is not None and record.expires_at <= now:
+        if record.expired(now):
             return None
         return SessionState.from_record(record)
 
@@ -470,7 +470,7 @@ class SessionService(RecordService):
         behind goes first; its header is what the new one's first write replaces)."""
         found = await self.records.get_records(partition, RecordKind.SESSION, [session_id])
         record = found[0] if found else None
-        if record is not None and not (record.expires_at is not None and record.expires_at <= now):
+        if record is not None and not record.expired(now):
             return SessionState.from_record(record)
         if record is not None:
             old = SessionState.from_record(record).generation

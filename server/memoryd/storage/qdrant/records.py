@@ -30,7 +30,7 @@ from memoryd.storage.qdrant.engine import (
     Engine,
     QdrantOptions,
 )
-from memoryd.storage.qdrant.filters import Condition, has_ids, match, scoped, value_range
+from memoryd.storage.qdrant.filters import Condition, match, scoped, value_range
 from memoryd.storage.qdrant.paging import Row, keyset_page
 from memoryd.storage.qdrant.schema import (
     KEY_ORDER,
@@ -46,7 +46,7 @@ from memoryd.storage.qdrant.schema import (
     record_payload,
     record_point_id,
 )
-from memoryd.storage.qdrant.store import chunks, partitions_in, scroll_all
+from memoryd.storage.qdrant.store import chunks, delete_found, partitions_in, scroll_all
 from memoryd.storage.records import FIRST_PAGE, KeyPage
 
 _BATCH = 1000
@@ -156,12 +156,15 @@ class QdrantRecordStore(EngineOwner):
         if not keys:
             return []
         async with self._write_lock, self._errors("delete_records"):
-            existing = {r.key for r in await self._get(engine, partition, kind, keys)}
-            gone = [k for k in dict.fromkeys(keys) if k in existing]
-            for chunk in chunks(gone):
-                point_ids = [record_point_id(partition, kind, k) for k in chunk]
-                await engine.delete(self._collection(kind), scoped(partition, has_ids(point_ids)))
-        return gone
+            found = {r.key for r in await self._get(engine, partition, kind, keys)}
+            return await delete_found(
+                engine,
+                self._collection(kind),
+                partition,
+                keys,
+                found,
+                lambda k: record_point_id(partition, kind, k),
+            )
 
     # -- reads -------------------------------------------------------------------
 

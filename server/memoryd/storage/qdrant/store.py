@@ -10,7 +10,7 @@ sparse vector for text ranking (sparse.py).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
@@ -175,12 +175,15 @@ class QdrantStore(EngineOwner):
         if not ids:
             return []
         async with self._write_lock, self._errors("delete"):
-            existing = {m.id for m in await self._get(engine, partition, ids, False)}
-            gone = [i for i in dict.fromkeys(ids) if i in existing]
-            for chunk in chunks(gone):
-                point_ids = [memory_point_id(partition, i) for i in chunk]
-                await engine.delete(self.spec.name, scoped(partition, has_ids(point_ids)))
-        return gone
+            found = {m.id for m in await self._get(engine, partition, ids, False)}
+            return await delete_found(
+                engine,
+                self.spec.name,
+                partition,
+                ids,
+                found,
+                lambda i: memory_point_id(partition, i),
+            )
 
     async def record_access(
         self, partition: Partition, updates: Mapping[str, AccessUpdate]
@@ -417,6 +420,24 @@ class QdrantStore(EngineOwner):
         engine = self._eng()
         async with self._errors("count"):
             return await engine.count(self.spec.name, scoped(partition, *memory_conditions(flt)))
+
+
+async def delete_found(
+    engine: Engine,
+    name: str,
+    partition: Partition,
+    asked: Sequence[str],
+    found: Set[str],
+    point_id: Callable[[str], str],
+) -> list[str]:
+    """Delete from ``name``, in batches, the points of the ids or keys ``asked`` for
+    that were ``found`` stored; returns those, once each in the order asked (what a
+    delete reports gone)."""
+    gone = [n for n in dict.fromkeys(asked) if n in found]
+    for chunk in chunks(gone):
+        point_ids = [point_id(n) for n in chunk]
+        await engine.delete(name, scoped(partition, has_ids(point_ids)))
+    return gone
 
 
 async def scroll_all(
