@@ -91,18 +91,18 @@ async def test_trust_admits_provenance_kinds(store: Store) -> None:
         *(make_memory(P, id=k.value, source=_source(k)) for k in ProvenanceKind),
         make_memory(P, id="none", source=None),
     )
-    user = TrustFilter(frozenset({ProvenanceKind.USER}))
+    user = TrustFilter((ProvenanceKind.USER,))
     await assert_filter(store, P, MemoryFilter(trust=user), {"user"})
-    stated = frozenset({ProvenanceKind.USER, ProvenanceKind.AGENT, ProvenanceKind.SYSTEM})
+    stated = (ProvenanceKind.USER, ProvenanceKind.AGENT, ProvenanceKind.SYSTEM)
     await assert_filter(
         store,
         P,
         MemoryFilter(trust=TrustFilter(stated, unattributed=True)),
         {"user", "agent", "system", "none"},
     )
-    only_none = TrustFilter(frozenset(), unattributed=True)
+    only_none = TrustFilter((), unattributed=True)
     await assert_filter(store, P, MemoryFilter(trust=only_none), {"none"})
-    await assert_filter(store, P, MemoryFilter(trust=TrustFilter(frozenset())), set())
+    await assert_filter(store, P, MemoryFilter(trust=TrustFilter(())), set())
     everything = {k.value for k in ProvenanceKind} | {"none"}
     await assert_filter(store, P, MemoryFilter(), everything)
 
@@ -118,7 +118,7 @@ async def test_trust_fills_top_k_from_admitted(store: Store) -> None:
     ]
     far = [make_memory(P, id=f"user{i}", source=_source(ProvenanceKind.USER)) for i in range(3)]
     await seed(store, *near, *far)
-    user = MemoryFilter(trust=TrustFilter(frozenset({ProvenanceKind.USER})))
+    user = MemoryFilter(trust=TrustFilter((ProvenanceKind.USER,)))
     hits = await store.search(P, query, user, limit=3)
     assert {h.memory.id for h in hits} == {"user0", "user1", "user2"}
     listed = await store.list(P, user, ListPage(limit=2))
@@ -195,7 +195,7 @@ _memory_fields = st.fixed_dictionaries(
 )
 _trusts = st.builds(
     TrustFilter,
-    kinds=st.frozensets(st.sampled_from(list(ProvenanceKind)), max_size=3),
+    kinds=st.frozensets(st.sampled_from(list(ProvenanceKind)), max_size=3).map(tuple),
     unattributed=st.booleans(),
 )
 

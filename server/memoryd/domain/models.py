@@ -181,11 +181,16 @@ class TrustFilter:
     applied by every store inside its query, so a top-k or a page is filled from what
     it admits."""
 
-    #: The provenance kinds admitted.
-    kinds: frozenset[ProvenanceKind]
+    #: The provenance kinds admitted; kept unique and in ProvenanceKind's order, so
+    #: equal filters are equal and spell alike (a page token's fingerprint).
+    kinds: tuple[ProvenanceKind, ...]
     #: Whether memories without any provenance (remembered without a source) are
     #: admitted too.
     unattributed: bool = False
+
+    def __post_init__(self) -> None:
+        canonical = tuple(k for k in ProvenanceKind if k in self.kinds)
+        object.__setattr__(self, "kinds", canonical)
 
     def admits(self, source: Provenance | None) -> bool:
         """Whether a memory of provenance ``source`` passes."""

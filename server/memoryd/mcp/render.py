@@ -22,7 +22,7 @@ from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.locator import locator_value
 from memoryd.domain.models import Provenance
 from memoryd.domain.requests import Degradation, RecallOutcome
-from memoryd.domain.snapshot import DefaultReadResult, Snapshot
+from memoryd.domain.snapshot import DefaultReadResult, Snapshot, SnapshotItem
 
 JSON = dict[str, Any]
 
@@ -68,6 +68,8 @@ def hits(outcome: RecallOutcome, extra: Sequence[Degradation]) -> JSON:
         }
         if m.key:
             hit["key"] = m.key
+        if m.source is not None:
+            hit["source"] = m.source.kind.value
         memories.append(hit)
     return with_degraded({"memories": memories}, extra)
 
@@ -145,10 +147,18 @@ def snapshot(s: Snapshot) -> JSON:
             "text": s.text,
             "tokens_used": s.tokens_used,
             "token_budget": s.token_budget,
-            "items": [{"section": i.section.value, "id": i.id} for i in s.items],
+            "items": [snapshot_item(i) for i in s.items],
         },
         s.degraded,
     )
+
+
+def snapshot_item(item: SnapshotItem) -> JSON:
+    """A snapshot's item: its section, id and (a memory's) provenance kind."""
+    out: JSON = {"section": item.section.value, "id": item.id}
+    if item.source is not None:
+        out["source"] = item.source.kind.value
+    return out
 
 
 def default_read(r: DefaultReadResult) -> JSON:

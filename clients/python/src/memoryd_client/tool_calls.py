@@ -28,6 +28,7 @@ from memoryd_client.results import (
     Recalled,
     SessionAttachment,
     SessionWindow,
+    SnapshotItem,
     WorkingMemory,
 )
 from memoryd_client.tool_args import check_arguments, parse_source
@@ -149,6 +150,8 @@ def hits(r: Recalled) -> JSON:
         }
         if h.memory.key:
             hit["key"] = h.memory.key
+        if h.memory.source is not None:
+            hit["source"] = h.memory.source.kind
         out.append(hit)
     return _degraded({"memories": out}, r.degraded)
 
@@ -278,6 +281,7 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
         recall = memories.recall(
             agent, args["query"], limit=args.get("limit", 5), tags=args.get("tags", ()),
             namespace=namespace or None, min_relevance=args.get("min_relevance", 0.0),
+            **_trust(args),
         )  # fmt: skip
         return ToolPlan(_mapped(recall, hits))
     if name == "forget":
@@ -437,6 +441,7 @@ def _snapshot(
         thread_id=thread,
         resource_id=resource,
         session_id=session,
+        **_trust(args),
     )
     return ToolPlan(
         _mapped(
@@ -446,12 +451,27 @@ def _snapshot(
                     "text": s.text,
                     "tokens_used": s.tokens_used,
                     "token_budget": s.token_budget,
-                    "items": [{"section": i.section, "id": i.id} for i in s.items],
+                    "items": [_snapshot_item(i) for i in s.items],
                 },
                 s.degraded,
             ),
         )
     )
+
+
+def _trust(args: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's ``trust`` argument as the client's keyword arguments."""
+    trust = args.get("trust")
+    if trust is None:
+        return {}
+    return {"trust": trust["kinds"], "trust_unattributed": trust.get("unattributed", False)}
+
+
+def _snapshot_item(item: SnapshotItem) -> JSON:
+    out: JSON = {"section": item.section, "id": item.id}
+    if item.source is not None:
+        out["source"] = item.source.kind
+    return out
 
 
 def _record_messages(

@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
+from memoryd.domain.models import Provenance
 from memoryd.domain.snapshot import SnapshotFormat, SnapshotSection
 
 ELLIPSIS = "…"
@@ -93,6 +94,9 @@ class Candidate:
     dedup_key: str = ""
     #: A memory's type (MemoryType value), which the user_memory format groups by.
     memory_type: str = ""
+    #: A memory's provenance: rendered with the item, and tool, web and file content
+    #: as quoted data (never as instructions).
+    source: Provenance | None = None
 
 
 def xml_text(text: str) -> str:

@@ -253,6 +253,7 @@ class SnapshotService:
             tags=tags,
             created_after=created_after,
             max_security_level=req.max_security_level,
+            trust=req.trust,
         )
 
     async def _pinned(self, scope: CallScope, req: SnapshotRequest, plan: _Plan) -> _Gathered:
@@ -410,6 +411,7 @@ def _memory_candidate(section: SnapshotSection, m: Memory, rank: int) -> Candida
         memory_id=m.id,
         dedup_key=normalise_content(m.content),
         memory_type=m.memory_type.value,
+        source=m.source,
     )
 
 
