@@ -393,7 +393,16 @@ def _masked(candidate: Candidate, mask: Mask) -> Candidate:
         (name, mask_path(value, mask) if name == "key" else value)
         for name, value in candidate.attrs
     )
-    return replace(candidate, text=mask(candidate.text), label=mask(candidate.label), attrs=attrs)
+    source = candidate.source
+    if source is not None:  # rendered in the text, which the door masks again
+        source = replace(source, name=mask(source.name), locator=mask(source.locator))
+    return replace(
+        candidate,
+        text=mask(candidate.text),
+        label=mask(candidate.label),
+        attrs=attrs,
+        source=source,
+    )
 
 
 def _memory_candidate(section: SnapshotSection, m: Memory, rank: int) -> Candidate:
