@@ -22,7 +22,8 @@ from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.locator import locator_value
 from memoryd.domain.models import Provenance
 from memoryd.domain.requests import Degradation, RecallOutcome
-from memoryd.domain.snapshot import DefaultReadResult, Snapshot, SnapshotItem
+from memoryd.domain.snapshot import DefaultReadResult, Snapshot
+from memoryd_client.tool_results import snapshot_item
 
 JSON = dict[str, Any]
 
@@ -147,18 +148,10 @@ def snapshot(s: Snapshot) -> JSON:
             "text": s.text,
             "tokens_used": s.tokens_used,
             "token_budget": s.token_budget,
-            "items": [snapshot_item(i) for i in s.items],
+            "items": [snapshot_item(i.section.value, i.id, i.source) for i in s.items],
         },
         s.degraded,
     )
-
-
-def snapshot_item(item: SnapshotItem) -> JSON:
-    """A snapshot's item: its section, id and (a memory's) provenance kind."""
-    out: JSON = {"section": item.section.value, "id": item.id}
-    if item.source is not None:
-        out["source"] = item.source.kind.value
-    return out
 
 
 def default_read(r: DefaultReadResult) -> JSON:

@@ -28,11 +28,10 @@ from memoryd_client.results import (
     Recalled,
     SessionAttachment,
     SessionWindow,
-    SnapshotItem,
     WorkingMemory,
 )
-from memoryd_client.tool_args import check_arguments, parse_source
-from memoryd_client.tool_results import RECORD_TAG, merged_hits
+from memoryd_client.tool_args import check_arguments, parse_source, trust_keywords
+from memoryd_client.tool_results import RECORD_TAG, merged_hits, snapshot_item
 from memoryd_client.tool_table import TOOLS, ToolArgumentError
 from memoryd_client.wire_values import locator_json
 from memoryd_proto.v1 import common_pb2
@@ -281,7 +280,7 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
         recall = memories.recall(
             agent, args["query"], limit=args.get("limit", 5), tags=args.get("tags", ()),
             namespace=namespace or None, min_relevance=args.get("min_relevance", 0.0),
-            **_trust(args),
+            **trust_keywords(args),
         )  # fmt: skip
         return ToolPlan(_mapped(recall, hits))
     if name == "forget":
@@ -441,7 +440,7 @@ def _snapshot(
         thread_id=thread,
         resource_id=resource,
         session_id=session,
-        **_trust(args),
+        **trust_keywords(args),
     )
     return ToolPlan(
         _mapped(
@@ -451,27 +450,12 @@ def _snapshot(
                     "text": s.text,
                     "tokens_used": s.tokens_used,
                     "token_budget": s.token_budget,
-                    "items": [_snapshot_item(i) for i in s.items],
+                    "items": [snapshot_item(i.section, i.id, i.source) for i in s.items],
                 },
                 s.degraded,
             ),
         )
     )
-
-
-def _trust(args: Mapping[str, Any]) -> dict[str, Any]:
-    """A tool's ``trust`` argument as the client's keyword arguments."""
-    trust = args.get("trust")
-    if trust is None:
-        return {}
-    return {"trust": trust["kinds"], "trust_unattributed": trust.get("unattributed", False)}
-
-
-def _snapshot_item(item: SnapshotItem) -> JSON:
-    out: JSON = {"section": item.section, "id": item.id}
-    if item.source is not None:
-        out["source"] = item.source.kind
-    return out
 
 
 def _record_messages(
