@@ -110,6 +110,8 @@ def reference_match(m: Memory, flt: MemoryFilter) -> bool:
         flt.created_before is None or m.created_at < flt.created_before,
         flt.include_archived or not m.archived,
         flt.not_expired_at is None or m.expires_at is None or m.expires_at > flt.not_expired_at,
+        flt.trust is None
+        or (m.source.kind in flt.trust.kinds if m.source else flt.trust.unattributed),
     ]
     return all(checks)
 

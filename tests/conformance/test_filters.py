@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,12 +14,15 @@ from memoryd.domain.models import (
     MemoryFilter,
     MemoryType,
     Partition,
+    Provenance,
+    ProvenanceKind,
     SecurityLevel,
     TagMatch,
+    TrustFilter,
 )
 from memoryd.storage.base import ListPage, Store
 
-from .support import BASE, assert_filter, make_memory, reference_match
+from .support import BASE, assert_filter, make_memory, reference_match, unit_vector
 
 P = Partition("tenant", "agent")
 
@@ -72,6 +76,53 @@ async def test_memory_types(store: Store) -> None:
     both = (MemoryType.SKILL, MemoryType.EPISODE)
     await assert_filter(store, P, MemoryFilter(memory_types=both), {"skill", "episode"})
     await assert_filter(store, P, MemoryFilter(), {t.value for t in MemoryType})
+
+
+def _source(kind: ProvenanceKind) -> Provenance:
+    # Quotes in the strings: nothing of the source reaches a query unescaped.
+    return Provenance(kind, name=f"{kind.value} 'source'", locator="x' OR '1'='1")
+
+
+async def test_trust_admits_provenance_kinds(store: Store) -> None:
+    """The trust filter selects by provenance kind inside the query; a memory without
+    provenance passes only when the filter says unattributed ones do."""
+    await seed(
+        store,
+        *(make_memory(P, id=k.value, source=_source(k)) for k in ProvenanceKind),
+        make_memory(P, id="none", source=None),
+    )
+    user = TrustFilter((ProvenanceKind.USER,))
+    await assert_filter(store, P, MemoryFilter(trust=user), {"user"})
+    stated = (ProvenanceKind.USER, ProvenanceKind.AGENT, ProvenanceKind.SYSTEM)
+    await assert_filter(
+        store,
+        P,
+        MemoryFilter(trust=TrustFilter(stated, unattributed=True)),
+        {"user", "agent", "system", "none"},
+    )
+    only_none = TrustFilter((), unattributed=True)
+    await assert_filter(store, P, MemoryFilter(trust=only_none), {"none"})
+    await assert_filter(store, P, MemoryFilter(trust=TrustFilter(())), set())
+    everything = {k.value for k in ProvenanceKind} | {"none"}
+    await assert_filter(store, P, MemoryFilter(), everything)
+
+
+async def test_trust_fills_top_k_from_admitted(store: Store) -> None:
+    """A search under a trust filter returns k admitted memories even when the nearest
+    ones are all of other kinds (filtered in the query, not after it)."""
+    rng = np.random.default_rng(35)
+    query = unit_vector(rng)
+    near = [
+        make_memory(P, id=f"web{i}", vector=query, source=_source(ProvenanceKind.WEB))
+        for i in range(8)
+    ]
+    far = [make_memory(P, id=f"user{i}", source=_source(ProvenanceKind.USER)) for i in range(3)]
+    await seed(store, *near, *far)
+    user = MemoryFilter(trust=TrustFilter((ProvenanceKind.USER,)))
+    hits = await store.search(P, query, user, limit=3)
+    assert {h.memory.id for h in hits} == {"user0", "user1", "user2"}
+    listed = await store.list(P, user, ListPage(limit=2))
+    assert [m.id for m in listed] == ["user2", "user1"]
 
 
 async def test_security_ceiling(store: Store) -> None:
@@ -139,7 +190,13 @@ _memory_fields = st.fixed_dictionaries(
         "created_at": _instants,
         "archived": st.booleans(),
         "expires_at": st.none() | _instants,
+        "source": st.none() | st.sampled_from(list(ProvenanceKind)).map(_source),
     }
+)
+_trusts = st.builds(
+    TrustFilter,
+    kinds=st.frozensets(st.sampled_from(list(ProvenanceKind)), max_size=3).map(tuple),
+    unattributed=st.booleans(),
 )
 
 _filters = st.builds(
@@ -153,6 +210,7 @@ _filters = st.builds(
     created_before=st.none() | _instants,
     include_archived=st.booleans(),
     not_expired_at=st.none() | _instants,
+    trust=st.none() | _trusts,
 )
 
 

@@ -128,6 +128,11 @@ class ProvenanceKind(enum.StrEnum):
 PROVENANCE_REQUIRED_KINDS = frozenset(
     {ProvenanceKind.TOOL, ProvenanceKind.WEB, ProvenanceKind.FILE}
 )
+#: Kinds whose content reaches a prompt as quoted data with its source, never as
+#: instructions: what a tool returned, a web page, a file. Nobody the agent answers to
+#: vouches for their text, and it may carry instructions of its own. The other kinds
+#: (user, agent, system) are stated by a party the agent answers to.
+QUOTED_KINDS = PROVENANCE_REQUIRED_KINDS
 
 
 class TagMatch(enum.StrEnum):
@@ -163,6 +168,33 @@ class Provenance:
     name: str = ""
     retrieved_at: datetime | None = None
     locator: str = ""
+
+
+def is_quoted(source: Provenance | None) -> bool:
+    """Whether content of this provenance is rendered as quoted data (QUOTED_KINDS)."""
+    return source is not None and source.kind in QUOTED_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class TrustFilter:
+    """Which provenance a read admits (the ``trust`` of Recall and BuildSnapshot):
+    applied by every store inside its query, so a top-k or a page is filled from what
+    it admits."""
+
+    #: The provenance kinds admitted; kept unique and in ProvenanceKind's order, so
+    #: equal filters are equal and spell alike (a page token's fingerprint).
+    kinds: tuple[ProvenanceKind, ...]
+    #: Whether memories without any provenance (remembered without a source) are
+    #: admitted too.
+    unattributed: bool = False
+
+    def __post_init__(self) -> None:
+        canonical = tuple(k for k in ProvenanceKind if k in self.kinds)
+        object.__setattr__(self, "kinds", canonical)
+
+    def admits(self, source: Provenance | None) -> bool:
+        """Whether a memory of provenance ``source`` passes."""
+        return self.unattributed if source is None else source.kind in self.kinds
 
 
 @dataclass(slots=True)
@@ -271,6 +303,8 @@ class MemoryFilter:
     #: models (the embedding fallback's space) are never compared.
     embedding_model: str | None = None
     exclude_embedding_model: str | None = None
+    #: Only memories whose provenance it admits; None: any provenance.
+    trust: TrustFilter | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from memoryd.domain.agent_state import WorkingScope
 from memoryd.domain.json_text import Json, dumps
-from memoryd.domain.models import SecurityLevel, Vector
+from memoryd.domain.models import Provenance, SecurityLevel, TrustFilter, Vector
 from memoryd.domain.requests import Degradation
 
 
@@ -66,6 +66,9 @@ class SnapshotRequest:
     #: The semantic section leaves out hits whose absolute relevance is below this
     #: (RecallQuery.min_relevance); None: no threshold.
     min_relevance: float | None = None
+    #: Only memories whose provenance it admits fill the memory sections (pinned,
+    #: semantic, recent); None: any provenance.
+    trust: TrustFilter | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,9 @@ class SnapshotItem:
     #: Tokens of the item's rendered line.
     tokens: int
     truncated: bool = False
+    #: A memory item's provenance (None for other items and unattributed memories);
+    #: tool, web and file content is rendered as quoted data with it.
+    source: Provenance | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +151,9 @@ class DefaultReadLine:
     content_json: str = ""
     #: The ranking score (service/snapshot/default_read.py).
     score: float = 0.0
+    #: The source of the key's last write (None when it had none); tool, web and
+    #: file content is rendered as quoted data with it.
+    source: Provenance | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from memoryd.domain.locator import locator_value
 from memoryd.domain.models import Provenance
 from memoryd.domain.requests import Degradation, RecallOutcome
 from memoryd.domain.snapshot import DefaultReadResult, Snapshot
+from memoryd_client.tool_results import snapshot_item
 
 JSON = dict[str, Any]
 
@@ -68,6 +69,8 @@ def hits(outcome: RecallOutcome, extra: Sequence[Degradation]) -> JSON:
         }
         if m.key:
             hit["key"] = m.key
+        if m.source is not None:
+            hit["source"] = m.source.kind.value
         memories.append(hit)
     return with_degraded({"memories": memories}, extra)
 
@@ -145,7 +148,7 @@ def snapshot(s: Snapshot) -> JSON:
             "text": s.text,
             "tokens_used": s.tokens_used,
             "token_budget": s.token_budget,
-            "items": [{"section": i.section.value, "id": i.id} for i in s.items],
+            "items": [snapshot_item(i.section.value, i.id, i.source) for i in s.items],
         },
         s.degraded,
     )

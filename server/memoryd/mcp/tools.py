@@ -35,6 +35,7 @@ from memoryd.domain.models import (
     Provenance,
     ProvenanceKind,
     SecurityLevel,
+    TrustFilter,
 )
 from memoryd.domain.requests import MemoryDraft, RecallQuery, Scoring, ScoringPreset
 from memoryd.domain.snapshot import (
@@ -247,6 +248,15 @@ def _level(args: JSON) -> SecurityLevel | None:
     return SecurityLevel[name.upper()] if name else None
 
 
+def _trust(args: JSON) -> TrustFilter | None:
+    """A tool's ``trust`` argument (its kinds checked against the table's enum)."""
+    trust = args.get("trust")
+    if trust is None:
+        return None
+    kinds = tuple(ProvenanceKind(k) for k in trust["kinds"])
+    return TrustFilter(kinds, unattributed=bool(trust.get("unattributed", False)))
+
+
 def _const(value: I) -> Callable[[], I]:
     return lambda: value
 
@@ -328,7 +338,9 @@ class DoorTools:
         query = RecallQuery(
             query=a["query"],
             limit=a.get("limit", 5),
-            filter=MemoryFilter(namespace=a.get("namespace"), tags=tuple(a.get("tags", ()))),
+            filter=MemoryFilter(
+                namespace=a.get("namespace"), tags=tuple(a.get("tags", ())), trust=_trust(a)
+            ),
             min_relevance=a.get("min_relevance"),
             scoring=Scoring(preset=ScoringPreset(a["scoring"]) if a.get("scoring") else None),
         )
@@ -479,6 +491,7 @@ class DoorTools:
             format=SnapshotFormat(a.get("format", "markdown")),
             session_id=a.get("session_id", ""),
             scope=_scope(a) if scoped else None,
+            trust=_trust(a),
         )
         return render.snapshot((await t.run(snapshot_ops.BUILD_SNAPSHOT, lambda: request)).value)
 

@@ -111,6 +111,8 @@ def matches(m: Memory, flt: MemoryFilter) -> bool:
             return False
     if flt.memory_types and m.memory_type not in flt.memory_types:
         return False
+    if flt.trust is not None and not flt.trust.admits(m.source):
+        return False
     if m.security_level > flt.max_security_level:
         return False
     if flt.created_after is not None and not m.created_at > as_utc(flt.created_after):

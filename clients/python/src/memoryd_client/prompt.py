@@ -17,7 +17,8 @@ from typing import Any, Literal
 from memoryd_client.core import Unary
 from memoryd_client.errors import MemorydError, UnimplementedError
 from memoryd_client.ops import memories, snapshot
-from memoryd_client.results import Degradation, Recalled, Snapshot
+from memoryd_client.results import Degradation, Memory, Recalled, Snapshot
+from memoryd_client.tool_results import memory_line
 
 #: Opens the injected block, so it can be found (and replaced) in a later turn.
 HEADER = "## What you remember"
@@ -43,8 +44,13 @@ def _from_snapshot(s: Snapshot) -> MemoryContext:
 
 
 def render_recall(hits: Recalled) -> str:
-    """Recall hits as a markdown list, best first."""
-    return "\n".join(f"- {hit.memory.content}" for hit in hits)
+    """Recall hits as a markdown list, best first; tool, web and file content quoted
+    (:func:`memoryd_client.tool_results.memory_line`)."""
+    return "\n".join(memory_line(hit.memory.content, _kind(hit.memory)) for hit in hits)
+
+
+def _kind(m: Memory) -> str | None:
+    return m.source.kind if m.source is not None else None
 
 
 def memory_context(
@@ -83,7 +89,7 @@ def memory_context(
                 recent.method,
                 recent.request,
                 lambda r: MemoryContext(
-                    "\n".join(f"- {m.content}" for m in recent.parse(r)),
+                    "\n".join(memory_line(m.content, _kind(m)) for m in recent.parse(r)),
                     "recall",
                     note + " (no trigger: the most recent memories)",
                 ),

@@ -130,6 +130,19 @@ def enum_value(value: EnumArg, wrapper: EnumTypeWrapper, prefix: str, field: str
     return _enum(value, names, prefix, field)
 
 
+def trust_filter(kinds: Iterable[EnumArg], unattributed: bool) -> common_pb2.TrustFilter:
+    """A ``TrustFilter``: the provenance kinds a read admits (``"user"``, ``"web"``...)
+    and whether memories without a source pass too."""
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    message = common_pb2.TrustFilter(unattributed=unattributed)
+    for i, kind in enumerate(kinds):
+        message.kinds.append(
+            enum_value(kind, common_pb2.ProvenanceKind, "PROVENANCE_KIND_", f"trust[{i}]")  # type: ignore[arg-type]
+        )
+    return message
+
+
 def timestamp(value: datetime, field: str) -> timestamp_pb2.Timestamp:
     if value.tzinfo is None:
         raise invalid_argument(field, "must be timezone-aware (e.g. datetime.now(UTC))")

@@ -522,6 +522,9 @@ class SnapshotItem:
     text: str
     tokens: int
     truncated: bool
+    #: A memory item's provenance (None for other items and unattributed memories);
+    #: tool, web and file content is rendered in ``text`` as quoted data with it.
+    source: Provenance | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -547,6 +550,7 @@ class Snapshot:
                 i.text,
                 i.tokens,
                 i.truncated,
+                provenance_of(i.source) if i.HasField("source") else None,
             )
             for i in r.items
         )
@@ -573,6 +577,8 @@ class DefaultReadLine:
     content_json: str = ""
     #: The ranking score (recency, importance, tag overlap).
     score: float = 0.0
+    #: The source of the key's last write (None when it had none).
+    source: Provenance | None = None
 
 
 @dataclass(frozen=True, slots=True)

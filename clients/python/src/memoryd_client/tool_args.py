@@ -192,3 +192,12 @@ def parse_source(value: Any, *, field: str = "source", now: datetime | None = No
             "retrieved_at": stamp,
         }
     return {"kind": kind, "name": rest, "locator": rest, "retrieved_at": stamp}
+
+
+def trust_keywords(args: Mapping[str, Any]) -> dict[str, Any]:
+    """A checked ``trust`` argument (``{"kinds": [...], "unattributed"?}``) as the
+    client's keyword arguments of recall and build_snapshot; {} when there is none."""
+    trust = args.get("trust")
+    if trust is None:
+        return {}
+    return {"trust": trust["kinds"], "trust_unattributed": trust.get("unattributed", False)}

@@ -30,8 +30,8 @@ from memoryd_client.results import (
     SessionWindow,
     WorkingMemory,
 )
-from memoryd_client.tool_args import check_arguments, parse_source
-from memoryd_client.tool_results import RECORD_TAG, merged_hits
+from memoryd_client.tool_args import check_arguments, parse_source, trust_keywords
+from memoryd_client.tool_results import RECORD_TAG, merged_hits, snapshot_item
 from memoryd_client.tool_table import TOOLS, ToolArgumentError
 from memoryd_client.wire_values import locator_json
 from memoryd_proto.v1 import common_pb2
@@ -149,6 +149,8 @@ def hits(r: Recalled) -> JSON:
         }
         if h.memory.key:
             hit["key"] = h.memory.key
+        if h.memory.source is not None:
+            hit["source"] = h.memory.source.kind
         out.append(hit)
     return _degraded({"memories": out}, r.degraded)
 
@@ -278,6 +280,7 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
         recall = memories.recall(
             agent, args["query"], limit=args.get("limit", 5), tags=args.get("tags", ()),
             namespace=namespace or None, min_relevance=args.get("min_relevance", 0.0),
+            **trust_keywords(args),
         )  # fmt: skip
         return ToolPlan(_mapped(recall, hits))
     if name == "forget":
@@ -437,6 +440,7 @@ def _snapshot(
         thread_id=thread,
         resource_id=resource,
         session_id=session,
+        **trust_keywords(args),
     )
     return ToolPlan(
         _mapped(
@@ -446,7 +450,7 @@ def _snapshot(
                     "text": s.text,
                     "tokens_used": s.tokens_used,
                     "token_budget": s.token_budget,
-                    "items": [{"section": i.section, "id": i.id} for i in s.items],
+                    "items": [snapshot_item(i.section, i.id, i.source) for i in s.items],
                 },
                 s.degraded,
             ),

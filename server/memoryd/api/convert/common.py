@@ -24,6 +24,7 @@ from memoryd.domain.models import (
     ProvenanceKind,
     SecurityLevel,
     TagMatch,
+    TrustFilter,
     Vector,
 )
 from memoryd.domain.requests import RecencyBasis, ScoringPreset
@@ -248,3 +249,21 @@ def provenance_from(
         retrieved_at=timestamp_from(src, "retrieved_at", f"{path or field}.retrieved_at"),
         locator=locator_text(src.locator, f"{path or field}.locator"),
     )
+
+
+def set_provenance(target: pb.Provenance, source: Provenance) -> None:
+    """``source`` into a Provenance message."""
+    target.kind = REVERSE_PROVENANCE_KINDS[source.kind]  # type: ignore[assignment]
+    target.name = source.name
+    target.locator = source.locator
+    set_timestamp(target.retrieved_at, source.retrieved_at)
+
+
+def trust_from(msg: Message, field: str = "trust") -> TrustFilter | None:
+    """The TrustFilter in ``msg.field`` (None when unset: any provenance); a kind that
+    is unknown or UNSPECIFIED is INVALID_ARGUMENT naming ``trust.kinds[i]``."""
+    if not msg.HasField(field):
+        return None
+    trust: pb.TrustFilter = getattr(msg, field)
+    kinds = enum_list(trust.kinds, PROVENANCE_KINDS, f"{field}.kinds")
+    return TrustFilter(kinds, unattributed=trust.unattributed)

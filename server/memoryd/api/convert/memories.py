@@ -12,7 +12,6 @@ from memoryd.api.convert.common import (
     MEMORY_TYPES,
     RECENCY_BASES,
     REVERSE_MEMORY_TYPES,
-    REVERSE_PROVENANCE_KINDS,
     SCORING_PRESETS,
     SECURITY_LEVELS,
     TAG_MATCHES,
@@ -21,9 +20,11 @@ from memoryd.api.convert.common import (
     enum_value,
     json_object,
     provenance_from,
+    set_provenance,
     set_timestamp,
     struct_to_dict,
     timestamp_from,
+    trust_from,
     vector_from,
 )
 from memoryd.domain import requests
@@ -35,6 +36,7 @@ from memoryd.domain.models import (
     MemoryType,
     SecurityLevel,
     TagMatch,
+    TrustFilter,
 )
 from memoryd.domain.relations import RelationKind, derived_from, relations_of, superseded_by
 from memoryd_proto.v1 import common_pb2 as pb
@@ -96,7 +98,9 @@ def batch_drafts_from(req: mpb.RememberBatchRequest) -> list[requests.MemoryDraf
     return [draft_from(item, f"items[{i}].") for i, item in enumerate(req.items)]
 
 
-def _filter_from(req: Any, *, has_archived: bool = True) -> MemoryFilter:
+def _filter_from(
+    req: Any, *, has_archived: bool = True, trust: TrustFilter | None = None
+) -> MemoryFilter:
     level = enum_value(
         req.max_security_level,
         SECURITY_LEVELS,
@@ -118,6 +122,7 @@ def _filter_from(req: Any, *, has_archived: bool = True) -> MemoryFilter:
         created_after=created_after,
         created_before=created_before,
         include_archived=req.include_archived if has_archived else False,
+        trust=trust,
     )
 
 
@@ -138,7 +143,7 @@ def recall_query_from(req: mpb.RecallRequest) -> requests.RecallQuery:
         query=req.query,
         embedding=vector_from(req.query_embedding),
         limit=req.limit if req.limit != 0 else None,
-        filter=_filter_from(req),
+        filter=_filter_from(req, trust=trust_from(req)),
         scoring=scoring,
         hybrid=req.hybrid if req.HasField("hybrid") else None,
         min_score=req.min_score or None,
@@ -225,10 +230,7 @@ def memory_to_proto(m: Memory, out: pb.Memory | None = None) -> pb.Memory:
     msg.importance = m.importance
     msg.confidence = m.confidence
     if m.source is not None:
-        msg.source.kind = REVERSE_PROVENANCE_KINDS[m.source.kind]  # type: ignore[assignment]
-        msg.source.name = m.source.name
-        msg.source.locator = m.source.locator
-        set_timestamp(msg.source.retrieved_at, m.source.retrieved_at)
+        set_provenance(msg.source, m.source)
     if m.metadata:
         dict_to_struct(msg.metadata, m.metadata)
         msg.metadata_json = m.metadata_text()

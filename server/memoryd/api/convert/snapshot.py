@@ -12,8 +12,10 @@ from memoryd.api.convert.common import (
     enum_value,
     json_object,
     json_to_value,
+    set_provenance,
     set_timestamp,
     timestamp_from,
+    trust_from,
     vector_from,
     wire_enum,
 )
@@ -72,6 +74,7 @@ def snapshot_request_from(req: spb.BuildSnapshotRequest) -> SnapshotRequest:
         recent_window=window,
         max_security_level=level,
         min_relevance=req.min_relevance or None,
+        trust=trust_from(req),
     )
 
 
@@ -85,13 +88,15 @@ def snapshot_response(snapshot: Snapshot) -> spb.BuildSnapshotResponse:
         token_counter=snapshot.token_counter,
     )
     for item in snapshot.items:
-        resp.items.add(
+        added = resp.items.add(
             section=_REVERSE_SECTIONS[item.section],
             id=item.id,
             text=item.text,
             tokens=item.tokens,
             truncated=item.truncated,
         )
+        if item.source is not None:
+            set_provenance(added.source, item.source)
     for usage in snapshot.usage:
         resp.usage.add(
             section=_REVERSE_SECTIONS[usage.section],
@@ -131,6 +136,8 @@ def default_read_response(result: DefaultReadResult) -> spb.DefaultReadResponse:
             score=line.score,
         )
         set_timestamp(out.updated_at, line.updated_at)
+        if line.source is not None:
+            set_provenance(out.source, line.source)
     return resp
 
 

@@ -49,12 +49,12 @@ import structlog
 from memoryd.aio import cancel_and_wait
 from memoryd.config import LimitsSettings
 from memoryd.domain.keyed import KeyEntry
-from memoryd.domain.models import Clock, Partition, SecurityLevel, utcnow
+from memoryd.domain.models import Clock, Partition, Provenance, SecurityLevel, utcnow
 from memoryd.domain.records import RecordKind
 from memoryd.service.common import scanning
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
-from memoryd.service.keyed.docs import COUNTER_KEY, entry_from, mirror_fields, source_summary
+from memoryd.service.keyed.docs import COUNTER_KEY, entry_from, mirror_fields
 from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)
@@ -110,8 +110,9 @@ class IndexedKey:
     summary: str = ""
     #: The content's JSON text when small (else None: read from the store).
     content_json: str | None = None
-    #: The write's source, as logs show it.
-    source: str = ""
+    #: The write's source: rendered with the line (tool, web and file content as
+    #: quoted data), logged as keyed.docs.source_summary shows it.
+    provenance: Provenance | None = None
 
     @property
     def updated_at(self) -> datetime:
@@ -139,7 +140,7 @@ def indexed(entry: KeyEntry, limits: LimitsSettings, summary_chars: int = 160) -
         type=one_line(kind, 40) if isinstance(kind, str) else "",
         summary=one_line(fields.text, summary_chars),
         content_json=text if len(text.encode("utf-8")) <= CACHED_CONTENT_BYTES else None,
-        source=source_summary(entry.source),
+        provenance=entry.source,
     )
 
 

@@ -203,6 +203,7 @@ class Packer:
                 text=ch.text,
                 tokens=ch.tokens,
                 truncated=ch.truncated,
+                source=ch.candidate.source,
             )
             for _, _, chs in blocks
             for ch in chs

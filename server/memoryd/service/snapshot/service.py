@@ -253,6 +253,7 @@ class SnapshotService:
             tags=tags,
             created_after=created_after,
             max_security_level=req.max_security_level,
+            trust=req.trust,
         )
 
     async def _pinned(self, scope: CallScope, req: SnapshotRequest, plan: _Plan) -> _Gathered:
@@ -392,7 +393,16 @@ def _masked(candidate: Candidate, mask: Mask) -> Candidate:
         (name, mask_path(value, mask) if name == "key" else value)
         for name, value in candidate.attrs
     )
-    return replace(candidate, text=mask(candidate.text), label=mask(candidate.label), attrs=attrs)
+    source = candidate.source
+    if source is not None:  # rendered in the text, which the door masks again
+        source = replace(source, name=mask(source.name), locator=mask(source.locator))
+    return replace(
+        candidate,
+        text=mask(candidate.text),
+        label=mask(candidate.label),
+        attrs=attrs,
+        source=source,
+    )
 
 
 def _memory_candidate(section: SnapshotSection, m: Memory, rank: int) -> Candidate:
@@ -410,6 +420,7 @@ def _memory_candidate(section: SnapshotSection, m: Memory, rank: int) -> Candida
         memory_id=m.id,
         dedup_key=normalise_content(m.content),
         memory_type=m.memory_type.value,
+        source=m.source,
     )
 
 

@@ -38,7 +38,7 @@ from memoryd.storage.hot.ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot.hashes import ContentHashes
 from memoryd.storage.hot.order import best, page
 from memoryd.storage.hot.quant import Quantized
-from memoryd.storage.hot.rows import grown, object_bytes, utc
+from memoryd.storage.hot.rows import grown, object_bytes, source_code, trust_codes, utc
 from memoryd.storage.hot.sketch import RANK, Sketch
 from memoryd.storage.hot.text import TextBase, TextIndex
 from memoryd.storage.instants import to_micros
@@ -85,6 +85,7 @@ class HotPartition:
         self._expires = np.zeros(0, dtype=np.int64)
         self._security = np.zeros(0, dtype=np.int8)
         self._type = np.zeros(0, dtype=np.int8)
+        self._source = np.zeros(0, dtype=np.int8)
         self._archived = np.zeros(0, dtype=bool)
         self._namespace = np.zeros(0, dtype=np.int32)
         #: Ids as UTF-8 bytes (the same order as the strings): ties in a search or a
@@ -171,6 +172,7 @@ class HotPartition:
         ]
         self._security[slots] = [int(m.security_level) for m in memories]
         self._type[slots] = [_TYPE_CODE[MemoryType(m.memory_type)] for m in memories]
+        self._source[slots] = [source_code(m.source) for m in memories]
         self._archived[slots] = [m.archived for m in memories]
         self._namespace[slots] = namespaces
         ids = np.array([m.id.encode() for m in memories])
@@ -254,6 +256,7 @@ class HotPartition:
         self._expires = grown(self._expires, capacity)
         self._security = grown(self._security, capacity)
         self._type = grown(self._type, capacity)
+        self._source = grown(self._source, capacity)
         self._archived = grown(self._archived, capacity)
         self._namespace = grown(self._namespace, capacity)
         self._ids = grown(self._ids, capacity)
@@ -334,7 +337,7 @@ class HotPartition:
     # -- reads --------------------------------------------------------------------
 
     def nbytes(self) -> int:
-        columns = self._capacity * (self.dimension * 4 + 8 + 8 + 1 + 1 + 1 + 1 + 4 + 2)
+        columns = self._capacity * (self.dimension * 4 + 8 + 8 + 1 + 1 + 1 + 1 + 1 + 4 + 2)
         columns += self._ids.nbytes
         graph = int(self.ann.memory_usage) if self.ann is not None else 0
         text = self.text.nbytes() if self.text is not None else 0
@@ -365,6 +368,8 @@ class HotPartition:
         if flt.memory_types:
             codes = [_TYPE_CODE[MemoryType(t)] for t in flt.memory_types]
             mask &= np.isin(self._type[:n], codes)
+        if flt.trust is not None:
+            mask &= np.isin(self._source[:n], trust_codes(flt.trust))
         if flt.max_security_level < max(SecurityLevel):
             mask &= self._security[:n] <= int(flt.max_security_level)
         if flt.created_after is not None:

@@ -12,13 +12,16 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from memoryd.domain.models import Memory
+from memoryd.domain.models import Memory, Provenance, ProvenanceKind, TrustFilter
 
 F32 = npt.NDArray[np.float32]
 
 #: Rough bytes of one cached Memory object besides its strings (the dataclass, its
 #: datetimes, tuple, dict, the id->slot entry); measured with tracemalloc at ~900 B.
 OBJECT_OVERHEAD = 900
+
+#: Provenance kinds by their code in the partition's source column; 0 is none.
+_SOURCE_CODE = {k: i + 1 for i, k in enumerate(ProvenanceKind)}
 
 _A = TypeVar("_A", bound=np.ndarray[Any, Any])
 
@@ -27,6 +30,16 @@ def utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def source_code(source: Provenance | None) -> int:
+    """A memory's provenance kind as the source column holds it."""
+    return 0 if source is None else _SOURCE_CODE[ProvenanceKind(source.kind)]
+
+
+def trust_codes(trust: TrustFilter) -> list[int]:
+    """The source column's codes ``trust`` admits."""
+    return [_SOURCE_CODE[k] for k in trust.kinds] + ([0] if trust.unattributed else [])
 
 
 def stored_form(m: Memory) -> Memory:

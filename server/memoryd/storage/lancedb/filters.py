@@ -19,6 +19,7 @@ from memoryd.domain.models import (
     Partition,
     SecurityLevel,
     TagMatch,
+    TrustFilter,
 )
 from memoryd.storage.instants import to_micros
 
@@ -59,6 +60,8 @@ def filter_clauses(flt: MemoryFilter) -> list[str]:
         out.append(f"({fn}(tags, [{sql_str_list(flt.tags)}]))")
     if flt.memory_types:
         out.append(f"(memory_type IN ({sql_str_list(str(t.value) for t in flt.memory_types)}))")
+    if flt.trust is not None:
+        out.append(trust_clause(flt.trust))
     if flt.max_security_level < max(SecurityLevel):
         out.append(f"(security_level <= {int(flt.max_security_level)})")
     if flt.created_after is not None:
@@ -74,6 +77,12 @@ def filter_clauses(flt: MemoryFilter) -> list[str]:
     if flt.exclude_embedding_model is not None:
         out.append(f"(embedding_model != {sql_str(flt.exclude_embedding_model)})")
     return out
+
+
+def trust_clause(trust: TrustFilter) -> str:
+    """The provenance kinds ``trust`` admits (a memory without one has kind "")."""
+    kinds = sorted(k.value for k in trust.kinds) + ([""] if trust.unattributed else [])
+    return f"(source_kind IN ({sql_str_list(kinds)}))" if kinds else "(false)"
 
 
 def cursor_clause(order: MemoryOrder, after: PageCursor) -> str:

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from qdrant_client import models
 
-from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel, TagMatch
+from memoryd.domain.models import MemoryFilter, Partition, SecurityLevel, TagMatch, TrustFilter
 from memoryd.storage.instants import to_micros
-from memoryd.storage.qdrant.schema import AGENT, TENANT
+from memoryd.storage.qdrant.schema import AGENT, SOURCE_KIND, TENANT
 
 Condition = models.Condition
 
@@ -61,6 +61,8 @@ def memory_conditions(flt: MemoryFilter) -> list[Condition]:
     if flt.memory_types:
         kinds = [str(t.value) for t in flt.memory_types]
         out.append(models.FieldCondition(key="memory_type", match=models.MatchAny(any=kinds)))
+    if flt.trust is not None:
+        out.append(trust_condition(flt.trust))
     if flt.max_security_level < max(SecurityLevel):
         out.append(value_range("security_level", lte=int(flt.max_security_level)))
     if flt.created_after is not None or flt.created_before is not None:
@@ -88,3 +90,17 @@ def memory_conditions(flt: MemoryFilter) -> list[Condition]:
     if flt.exclude_embedding_model is not None:
         out.append(models.Filter(must_not=[match("embedding_model", flt.exclude_embedding_model)]))
     return out
+
+
+def trust_condition(trust: TrustFilter) -> Condition:
+    """The provenance kinds ``trust`` admits; a memory without provenance stores a null
+    ``source``, which is_empty on its kind matches."""
+    should: list[Condition] = []
+    if trust.kinds:
+        kinds = sorted(k.value for k in trust.kinds)
+        should.append(models.FieldCondition(key=SOURCE_KIND, match=models.MatchAny(any=kinds)))
+    if trust.unattributed:
+        should.append(models.IsEmptyCondition(is_empty=models.PayloadField(key=SOURCE_KIND)))
+    if not should:  # admits nothing
+        return models.HasIdCondition(has_id=[])
+    return models.Filter(should=should)

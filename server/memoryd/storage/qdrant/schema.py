@@ -44,6 +44,8 @@ SPARSE = "text"
 #: Payload fields (memories and records share the partition fields).
 TENANT, AGENT = "tenant_id", "agent_id"
 MEMORY_ID = "memory_id"
+#: The provenance kind of a memory (its payload's "source" object; null without one).
+SOURCE_KIND = "source.kind"
 #: memoryd.text.content_hash(content), for exact-duplicate lookups.
 CONTENT_HASH = "content_hash"
 RECORD_KEY, KEY_ORDER = "key", "key_order"
@@ -106,6 +108,7 @@ def memory_collection(prefix: str, dimension: int) -> CollectionSpec:
             CONTENT_HASH: _keyword(),
             "namespace": _keyword(),
             "memory_type": _keyword(),
+            SOURCE_KIND: _keyword(),
             "tags": _keyword(),
             "security_level": _integer(lookup=False, range_=True),
             # order_by needs a range index on the ordering field.

@@ -397,6 +397,63 @@ func (x *Provenance) GetLocator() string {
 	return ""
 }
 
+// Which provenance a read admits: memories whose source kind is one of kinds, and,
+// with unattributed, those remembered without a source. Applied inside the store's
+// query, so a top-k or a page is filled from what it admits. On a request, unset
+// means any provenance; set with nothing in it admits nothing.
+type TrustFilter struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every kind must be a known one (not UNSPECIFIED).
+	Kinds         []ProvenanceKind `protobuf:"varint,1,rep,packed,name=kinds,proto3,enum=memoryd.v1.ProvenanceKind" json:"kinds,omitempty"`
+	Unattributed  bool             `protobuf:"varint,2,opt,name=unattributed,proto3" json:"unattributed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TrustFilter) Reset() {
+	*x = TrustFilter{}
+	mi := &file_memoryd_v1_common_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TrustFilter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TrustFilter) ProtoMessage() {}
+
+func (x *TrustFilter) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_common_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TrustFilter.ProtoReflect.Descriptor instead.
+func (*TrustFilter) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *TrustFilter) GetKinds() []ProvenanceKind {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+func (x *TrustFilter) GetUnattributed() bool {
+	if x != nil {
+		return x.Unattributed
+	}
+	return false
+}
+
 // A long-term memory. Partition is (tenant_id, agent_id); namespace scopes further.
 type Memory struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -454,7 +511,7 @@ type Memory struct {
 
 func (x *Memory) Reset() {
 	*x = Memory{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[1]
+	mi := &file_memoryd_v1_common_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -466,7 +523,7 @@ func (x *Memory) String() string {
 func (*Memory) ProtoMessage() {}
 
 func (x *Memory) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[1]
+	mi := &file_memoryd_v1_common_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -479,7 +536,7 @@ func (x *Memory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Memory.ProtoReflect.Descriptor instead.
 func (*Memory) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{1}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Memory) GetId() string {
@@ -694,7 +751,7 @@ type MemoryRelation struct {
 
 func (x *MemoryRelation) Reset() {
 	*x = MemoryRelation{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[2]
+	mi := &file_memoryd_v1_common_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +763,7 @@ func (x *MemoryRelation) String() string {
 func (*MemoryRelation) ProtoMessage() {}
 
 func (x *MemoryRelation) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[2]
+	mi := &file_memoryd_v1_common_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +776,7 @@ func (x *MemoryRelation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryRelation.ProtoReflect.Descriptor instead.
 func (*MemoryRelation) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{2}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *MemoryRelation) GetKind() RelationKind {
@@ -770,7 +827,7 @@ type Degradation struct {
 
 func (x *Degradation) Reset() {
 	*x = Degradation{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[3]
+	mi := &file_memoryd_v1_common_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -782,7 +839,7 @@ func (x *Degradation) String() string {
 func (*Degradation) ProtoMessage() {}
 
 func (x *Degradation) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[3]
+	mi := &file_memoryd_v1_common_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -795,7 +852,7 @@ func (x *Degradation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Degradation.ProtoReflect.Descriptor instead.
 func (*Degradation) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{3}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Degradation) GetComponent() string {
@@ -825,7 +882,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[4]
+	mi := &file_memoryd_v1_common_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +894,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[4]
+	mi := &file_memoryd_v1_common_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +907,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{4}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Progress) GetPhase() string {
@@ -892,7 +949,7 @@ type WorkingMemoryScope struct {
 
 func (x *WorkingMemoryScope) Reset() {
 	*x = WorkingMemoryScope{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[5]
+	mi := &file_memoryd_v1_common_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -904,7 +961,7 @@ func (x *WorkingMemoryScope) String() string {
 func (*WorkingMemoryScope) ProtoMessage() {}
 
 func (x *WorkingMemoryScope) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[5]
+	mi := &file_memoryd_v1_common_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -917,7 +974,7 @@ func (x *WorkingMemoryScope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkingMemoryScope.ProtoReflect.Descriptor instead.
 func (*WorkingMemoryScope) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{5}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WorkingMemoryScope) GetThreadId() string {
@@ -945,7 +1002,10 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1a.memoryd.v1.ProvenanceKindR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12=\n" +
 	"\fretrieved_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vretrievedAt\x12\x18\n" +
-	"\alocator\x18\x04 \x01(\tR\alocator\"\xf3\b\n" +
+	"\alocator\x18\x04 \x01(\tR\alocator\"c\n" +
+	"\vTrustFilter\x120\n" +
+	"\x05kinds\x18\x01 \x03(\x0e2\x1a.memoryd.v1.ProvenanceKindR\x05kinds\x12\"\n" +
+	"\funattributed\x18\x02 \x01(\bR\funattributed\"\xf3\b\n" +
 	"\x06Memory\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x19\n" +
@@ -1063,7 +1123,7 @@ func file_memoryd_v1_common_proto_rawDescGZIP() []byte {
 }
 
 var file_memoryd_v1_common_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_memoryd_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_memoryd_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_memoryd_v1_common_proto_goTypes = []any{
 	(MemoryType)(0),               // 0: memoryd.v1.MemoryType
 	(SecurityLevel)(0),            // 1: memoryd.v1.SecurityLevel
@@ -1071,34 +1131,36 @@ var file_memoryd_v1_common_proto_goTypes = []any{
 	(RelationKind)(0),             // 3: memoryd.v1.RelationKind
 	(TagMatch)(0),                 // 4: memoryd.v1.TagMatch
 	(*Provenance)(nil),            // 5: memoryd.v1.Provenance
-	(*Memory)(nil),                // 6: memoryd.v1.Memory
-	(*MemoryRelation)(nil),        // 7: memoryd.v1.MemoryRelation
-	(*Degradation)(nil),           // 8: memoryd.v1.Degradation
-	(*Progress)(nil),              // 9: memoryd.v1.Progress
-	(*WorkingMemoryScope)(nil),    // 10: memoryd.v1.WorkingMemoryScope
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 12: google.protobuf.Struct
+	(*TrustFilter)(nil),           // 6: memoryd.v1.TrustFilter
+	(*Memory)(nil),                // 7: memoryd.v1.Memory
+	(*MemoryRelation)(nil),        // 8: memoryd.v1.MemoryRelation
+	(*Degradation)(nil),           // 9: memoryd.v1.Degradation
+	(*Progress)(nil),              // 10: memoryd.v1.Progress
+	(*WorkingMemoryScope)(nil),    // 11: memoryd.v1.WorkingMemoryScope
+	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 13: google.protobuf.Struct
 }
 var file_memoryd_v1_common_proto_depIdxs = []int32{
 	2,  // 0: memoryd.v1.Provenance.kind:type_name -> memoryd.v1.ProvenanceKind
-	11, // 1: memoryd.v1.Provenance.retrieved_at:type_name -> google.protobuf.Timestamp
-	0,  // 2: memoryd.v1.Memory.memory_type:type_name -> memoryd.v1.MemoryType
-	1,  // 3: memoryd.v1.Memory.security_level:type_name -> memoryd.v1.SecurityLevel
-	5,  // 4: memoryd.v1.Memory.source:type_name -> memoryd.v1.Provenance
-	12, // 5: memoryd.v1.Memory.metadata:type_name -> google.protobuf.Struct
-	11, // 6: memoryd.v1.Memory.created_at:type_name -> google.protobuf.Timestamp
-	11, // 7: memoryd.v1.Memory.updated_at:type_name -> google.protobuf.Timestamp
-	11, // 8: memoryd.v1.Memory.accessed_at:type_name -> google.protobuf.Timestamp
-	11, // 9: memoryd.v1.Memory.expires_at:type_name -> google.protobuf.Timestamp
-	7,  // 10: memoryd.v1.Memory.relations:type_name -> memoryd.v1.MemoryRelation
-	11, // 11: memoryd.v1.Memory.occurred_at:type_name -> google.protobuf.Timestamp
-	3,  // 12: memoryd.v1.MemoryRelation.kind:type_name -> memoryd.v1.RelationKind
-	11, // 13: memoryd.v1.MemoryRelation.created_at:type_name -> google.protobuf.Timestamp
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	12, // 1: memoryd.v1.Provenance.retrieved_at:type_name -> google.protobuf.Timestamp
+	2,  // 2: memoryd.v1.TrustFilter.kinds:type_name -> memoryd.v1.ProvenanceKind
+	0,  // 3: memoryd.v1.Memory.memory_type:type_name -> memoryd.v1.MemoryType
+	1,  // 4: memoryd.v1.Memory.security_level:type_name -> memoryd.v1.SecurityLevel
+	5,  // 5: memoryd.v1.Memory.source:type_name -> memoryd.v1.Provenance
+	13, // 6: memoryd.v1.Memory.metadata:type_name -> google.protobuf.Struct
+	12, // 7: memoryd.v1.Memory.created_at:type_name -> google.protobuf.Timestamp
+	12, // 8: memoryd.v1.Memory.updated_at:type_name -> google.protobuf.Timestamp
+	12, // 9: memoryd.v1.Memory.accessed_at:type_name -> google.protobuf.Timestamp
+	12, // 10: memoryd.v1.Memory.expires_at:type_name -> google.protobuf.Timestamp
+	8,  // 11: memoryd.v1.Memory.relations:type_name -> memoryd.v1.MemoryRelation
+	12, // 12: memoryd.v1.Memory.occurred_at:type_name -> google.protobuf.Timestamp
+	3,  // 13: memoryd.v1.MemoryRelation.kind:type_name -> memoryd.v1.RelationKind
+	12, // 14: memoryd.v1.MemoryRelation.created_at:type_name -> google.protobuf.Timestamp
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_common_proto_init() }
@@ -1112,7 +1174,7 @@ func file_memoryd_v1_common_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_common_proto_rawDesc), len(file_memoryd_v1_common_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

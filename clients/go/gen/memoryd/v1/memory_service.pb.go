@@ -1072,7 +1072,10 @@ type RecallRequest struct {
 	// Drop results whose relevance (RecallResult.relevance) is below this, 0..1; 0
 	// means no threshold. With it, a query nothing answers gets no results rather than
 	// its least unrelated memories.
-	MinRelevance  float64 `protobuf:"fixed64,17,opt,name=min_relevance,json=minRelevance,proto3" json:"min_relevance,omitempty"`
+	MinRelevance float64 `protobuf:"fixed64,17,opt,name=min_relevance,json=minRelevance,proto3" json:"min_relevance,omitempty"`
+	// Only memories of this provenance (e.g. kinds [USER]: user-stated only). Unset:
+	// any provenance.
+	Trust         *TrustFilter `protobuf:"bytes,18,opt,name=trust,proto3" json:"trust,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1224,6 +1227,13 @@ func (x *RecallRequest) GetMinRelevance() float64 {
 		return x.MinRelevance
 	}
 	return 0
+}
+
+func (x *RecallRequest) GetTrust() *TrustFilter {
+	if x != nil {
+		return x.Trust
+	}
+	return nil
 }
 
 type RecallResult struct {
@@ -4942,7 +4952,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\akeyword\x18\x06 \x01(\x01R\akeyword\x12\x14\n" +
 	"\x05fused\x18\a \x01(\x01R\x05fused\x12\x1c\n" +
 	"\trelevance\x18\b \x01(\x01R\trelevance\x12\x1a\n" +
-	"\btemporal\x18\t \x01(\x01R\btemporal\"\xf1\x05\n" +
+	"\btemporal\x18\t \x01(\x01R\btemporal\"\xa0\x06\n" +
 	"\rRecallRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\x14\n" +
@@ -4961,7 +4971,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x10include_archived\x18\x0e \x01(\bR\x0fincludeArchived\x12\x1b\n" +
 	"\tmin_score\x18\x0f \x01(\x01R\bminScore\x12,\n" +
 	"\x03now\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\x12#\n" +
-	"\rmin_relevance\x18\x11 \x01(\x01R\fminRelevanceB\f\n" +
+	"\rmin_relevance\x18\x11 \x01(\x01R\fminRelevance\x12-\n" +
+	"\x05trust\x18\x12 \x01(\v2\x17.memoryd.v1.TrustFilterR\x05trustB\f\n" +
 	"\n" +
 	"_namespaceB\t\n" +
 	"\a_hybrid\"\xab\x01\n" +
@@ -5441,10 +5452,11 @@ var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(*Memory)(nil),                          // 74: memoryd.v1.Memory
 	(*Degradation)(nil),                     // 75: memoryd.v1.Degradation
 	(TagMatch)(0),                           // 76: memoryd.v1.TagMatch
-	(*fieldmaskpb.FieldMask)(nil),           // 77: google.protobuf.FieldMask
-	(*structpb.Value)(nil),                  // 78: google.protobuf.Value
-	(*WorkingMemoryScope)(nil),              // 79: memoryd.v1.WorkingMemoryScope
-	(*durationpb.Duration)(nil),             // 80: google.protobuf.Duration
+	(*TrustFilter)(nil),                     // 77: memoryd.v1.TrustFilter
+	(*fieldmaskpb.FieldMask)(nil),           // 78: google.protobuf.FieldMask
+	(*structpb.Value)(nil),                  // 79: google.protobuf.Value
+	(*WorkingMemoryScope)(nil),              // 80: memoryd.v1.WorkingMemoryScope
+	(*durationpb.Duration)(nil),             // 81: google.protobuf.Duration
 }
 var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	69,  // 0: memoryd.v1.RememberRequest.memory_type:type_name -> memoryd.v1.MemoryType
@@ -5469,132 +5481,133 @@ var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	73,  // 19: memoryd.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
 	73,  // 20: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
 	73,  // 21: memoryd.v1.RecallRequest.now:type_name -> google.protobuf.Timestamp
-	74,  // 22: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
-	13,  // 23: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
-	15,  // 24: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
-	75,  // 25: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
-	74,  // 26: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	76,  // 27: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	69,  // 28: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	70,  // 29: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	73,  // 30: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
-	73,  // 31: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
-	2,   // 32: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
-	74,  // 33: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
-	74,  // 34: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
-	77,  // 35: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
-	74,  // 36: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	75,  // 37: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	78,  // 38: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
-	73,  // 39: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
-	72,  // 40: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
-	70,  // 41: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
-	78,  // 42: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
-	72,  // 43: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
-	70,  // 44: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
-	25,  // 45: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
-	75,  // 46: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	25,  // 47: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
-	25,  // 48: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
-	25,  // 49: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
-	79,  // 50: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	71,  // 51: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
-	73,  // 52: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
-	73,  // 53: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
-	71,  // 54: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
-	79,  // 55: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	71,  // 56: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
-	3,   // 57: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
-	80,  // 58: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
-	71,  // 59: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
-	34,  // 60: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	79,  // 61: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	34,  // 62: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	79,  // 63: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	34,  // 64: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
-	73,  // 65: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
-	43,  // 66: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	43,  // 67: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	4,   // 68: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
-	73,  // 69: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 70: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
-	49,  // 71: memoryd.v1.SessionMessage.attachment:type_name -> memoryd.v1.MessageAttachment
-	78,  // 72: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
-	6,   // 73: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
-	73,  // 74: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
-	48,  // 75: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
-	80,  // 76: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
-	51,  // 77: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
-	5,   // 78: memoryd.v1.AppendMessagesRequest.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
-	75,  // 79: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	52,  // 80: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	48,  // 81: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
-	75,  // 82: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
-	5,   // 83: memoryd.v1.GetSessionWindowResponse.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
-	74,  // 84: memoryd.v1.GetSessionWindowResponse.long_term_memories:type_name -> memoryd.v1.Memory
-	6,   // 85: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
-	52,  // 86: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	74,  // 87: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
-	75,  // 88: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
-	48,  // 89: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
-	75,  // 90: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	49,  // 91: memoryd.v1.GetSessionAttachmentResponse.attachment:type_name -> memoryd.v1.MessageAttachment
-	4,   // 92: memoryd.v1.GetSessionAttachmentResponse.role:type_name -> memoryd.v1.MessageRole
-	7,   // 93: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
-	9,   // 94: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
-	14,  // 95: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
-	17,  // 96: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
-	19,  // 97: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
-	21,  // 98: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
-	23,  // 99: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
-	26,  // 100: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
-	28,  // 101: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
-	30,  // 102: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
-	32,  // 103: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
-	35,  // 104: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
-	37,  // 105: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
-	39,  // 106: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
-	41,  // 107: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
-	44,  // 108: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
-	46,  // 109: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
-	53,  // 110: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
-	55,  // 111: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
-	57,  // 112: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
-	59,  // 113: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
-	61,  // 114: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
-	63,  // 115: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
-	65,  // 116: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
-	67,  // 117: memoryd.v1.MemoryService.GetSessionAttachment:input_type -> memoryd.v1.GetSessionAttachmentRequest
-	8,   // 118: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
-	11,  // 119: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
-	16,  // 120: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
-	18,  // 121: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
-	20,  // 122: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
-	22,  // 123: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
-	24,  // 124: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
-	27,  // 125: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
-	29,  // 126: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
-	31,  // 127: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
-	33,  // 128: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
-	36,  // 129: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
-	38,  // 130: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
-	40,  // 131: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
-	42,  // 132: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
-	45,  // 133: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
-	47,  // 134: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
-	54,  // 135: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
-	56,  // 136: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
-	58,  // 137: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
-	60,  // 138: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
-	62,  // 139: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
-	64,  // 140: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
-	66,  // 141: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
-	68,  // 142: memoryd.v1.MemoryService.GetSessionAttachment:output_type -> memoryd.v1.GetSessionAttachmentResponse
-	118, // [118:143] is the sub-list for method output_type
-	93,  // [93:118] is the sub-list for method input_type
-	93,  // [93:93] is the sub-list for extension type_name
-	93,  // [93:93] is the sub-list for extension extendee
-	0,   // [0:93] is the sub-list for field type_name
+	77,  // 22: memoryd.v1.RecallRequest.trust:type_name -> memoryd.v1.TrustFilter
+	74,  // 23: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
+	13,  // 24: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
+	15,  // 25: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
+	75,  // 26: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
+	74,  // 27: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	76,  // 28: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	69,  // 29: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	70,  // 30: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	73,  // 31: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
+	73,  // 32: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
+	2,   // 33: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
+	74,  // 34: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
+	74,  // 35: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
+	78,  // 36: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
+	74,  // 37: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	75,  // 38: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	79,  // 39: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
+	73,  // 40: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
+	72,  // 41: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
+	70,  // 42: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
+	79,  // 43: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
+	72,  // 44: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
+	70,  // 45: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
+	25,  // 46: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
+	75,  // 47: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	25,  // 48: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
+	25,  // 49: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
+	25,  // 50: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
+	80,  // 51: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	71,  // 52: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
+	73,  // 53: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
+	73,  // 54: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
+	71,  // 55: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
+	80,  // 56: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	71,  // 57: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
+	3,   // 58: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
+	81,  // 59: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
+	71,  // 60: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
+	34,  // 61: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	80,  // 62: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	34,  // 63: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	80,  // 64: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	34,  // 65: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
+	73,  // 66: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
+	43,  // 67: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	43,  // 68: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	4,   // 69: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
+	73,  // 70: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 71: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
+	49,  // 72: memoryd.v1.SessionMessage.attachment:type_name -> memoryd.v1.MessageAttachment
+	79,  // 73: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
+	6,   // 74: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
+	73,  // 75: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
+	48,  // 76: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
+	81,  // 77: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
+	51,  // 78: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
+	5,   // 79: memoryd.v1.AppendMessagesRequest.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
+	75,  // 80: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	52,  // 81: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	48,  // 82: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
+	75,  // 83: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
+	5,   // 84: memoryd.v1.GetSessionWindowResponse.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
+	74,  // 85: memoryd.v1.GetSessionWindowResponse.long_term_memories:type_name -> memoryd.v1.Memory
+	6,   // 86: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
+	52,  // 87: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	74,  // 88: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
+	75,  // 89: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
+	48,  // 90: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
+	75,  // 91: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	49,  // 92: memoryd.v1.GetSessionAttachmentResponse.attachment:type_name -> memoryd.v1.MessageAttachment
+	4,   // 93: memoryd.v1.GetSessionAttachmentResponse.role:type_name -> memoryd.v1.MessageRole
+	7,   // 94: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
+	9,   // 95: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
+	14,  // 96: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
+	17,  // 97: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
+	19,  // 98: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
+	21,  // 99: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
+	23,  // 100: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
+	26,  // 101: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
+	28,  // 102: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
+	30,  // 103: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
+	32,  // 104: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
+	35,  // 105: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
+	37,  // 106: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
+	39,  // 107: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
+	41,  // 108: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
+	44,  // 109: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
+	46,  // 110: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
+	53,  // 111: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
+	55,  // 112: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
+	57,  // 113: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
+	59,  // 114: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
+	61,  // 115: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
+	63,  // 116: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
+	65,  // 117: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
+	67,  // 118: memoryd.v1.MemoryService.GetSessionAttachment:input_type -> memoryd.v1.GetSessionAttachmentRequest
+	8,   // 119: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
+	11,  // 120: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
+	16,  // 121: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
+	18,  // 122: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
+	20,  // 123: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
+	22,  // 124: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
+	24,  // 125: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
+	27,  // 126: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
+	29,  // 127: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
+	31,  // 128: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
+	33,  // 129: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
+	36,  // 130: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
+	38,  // 131: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
+	40,  // 132: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
+	42,  // 133: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
+	45,  // 134: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
+	47,  // 135: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
+	54,  // 136: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
+	56,  // 137: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
+	58,  // 138: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
+	60,  // 139: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
+	62,  // 140: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
+	64,  // 141: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	66,  // 142: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	68,  // 143: memoryd.v1.MemoryService.GetSessionAttachment:output_type -> memoryd.v1.GetSessionAttachmentResponse
+	119, // [119:144] is the sub-list for method output_type
+	94,  // [94:119] is the sub-list for method input_type
+	94,  // [94:94] is the sub-list for extension type_name
+	94,  // [94:94] is the sub-list for extension extendee
+	0,   // [0:94] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_memory_service_proto_init() }

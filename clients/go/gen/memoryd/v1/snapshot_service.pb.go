@@ -169,7 +169,10 @@ type BuildSnapshotRequest struct {
 	MaxSecurityLevel SecurityLevel        `protobuf:"varint,15,opt,name=max_security_level,json=maxSecurityLevel,proto3,enum=memoryd.v1.SecurityLevel" json:"max_security_level,omitempty"`
 	// The semantic section leaves out hits whose relevance (RecallResult.relevance) is
 	// below this, 0..1; 0 means no threshold.
-	MinRelevance  float64 `protobuf:"fixed64,16,opt,name=min_relevance,json=minRelevance,proto3" json:"min_relevance,omitempty"`
+	MinRelevance float64 `protobuf:"fixed64,16,opt,name=min_relevance,json=minRelevance,proto3" json:"min_relevance,omitempty"`
+	// Only memories of this provenance fill the memory sections (pinned, semantic,
+	// recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+	Trust         *TrustFilter `protobuf:"bytes,17,opt,name=trust,proto3" json:"trust,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -316,14 +319,25 @@ func (x *BuildSnapshotRequest) GetMinRelevance() float64 {
 	return 0
 }
 
+func (x *BuildSnapshotRequest) GetTrust() *TrustFilter {
+	if x != nil {
+		return x.Trust
+	}
+	return nil
+}
+
 type SnapshotItem struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Section SnapshotSection        `protobuf:"varint,1,opt,name=section,proto3,enum=memoryd.v1.SnapshotSection" json:"section,omitempty"`
 	// Memory id, key, scope or session message seq, depending on the section.
-	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
-	Text          string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
-	Tokens        int32  `protobuf:"varint,4,opt,name=tokens,proto3" json:"tokens,omitempty"`
-	Truncated     bool   `protobuf:"varint,5,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	Id        string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Text      string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	Tokens    int32  `protobuf:"varint,4,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Truncated bool   `protobuf:"varint,5,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// Where a memory item came from (unset for items that are not memories, and for
+	// memories remembered without a source). Tool, web and file content is rendered
+	// in text as quoted data with this source, never as instructions.
+	Source        *Provenance `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -391,6 +405,13 @@ func (x *SnapshotItem) GetTruncated() bool {
 		return x.Truncated
 	}
 	return false
+}
+
+func (x *SnapshotItem) GetSource() *Provenance {
+	if x != nil {
+		return x.Source
+	}
+	return nil
 }
 
 type SectionUsage struct {
@@ -706,7 +727,10 @@ type DefaultReadLine struct {
 	// The key's content as JSON text, as written (see KeyEntry.content_json).
 	ContentJson string `protobuf:"bytes,5,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
 	// The ranking score (README: Default read): recency, importance and tag overlap.
-	Score         float64 `protobuf:"fixed64,6,opt,name=score,proto3" json:"score,omitempty"`
+	Score float64 `protobuf:"fixed64,6,opt,name=score,proto3" json:"score,omitempty"`
+	// The source of the key's last write (unset when it had none). Tool, web and file
+	// content is rendered in text as quoted data with this source.
+	Source        *Provenance `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -781,6 +805,13 @@ func (x *DefaultReadLine) GetScore() float64 {
 		return x.Score
 	}
 	return 0
+}
+
+func (x *DefaultReadLine) GetSource() *Provenance {
+	if x != nil {
+		return x.Source
+	}
+	return nil
 }
 
 type DefaultReadResponse struct {
@@ -1144,7 +1175,7 @@ var File_memoryd_v1_snapshot_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"\n" +
 	"!memoryd/v1/snapshot_service.proto\x12\n" +
-	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xd5\x05\n" +
+	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\x84\x06\n" +
 	"\x14BuildSnapshotRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12!\n" +
 	"\tnamespace\x18\x02 \x01(\tH\x00R\tnamespace\x88\x01\x01\x12\x18\n" +
@@ -1163,15 +1194,17 @@ const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"\frecent_limit\x18\r \x01(\x05R\vrecentLimit\x12>\n" +
 	"\rrecent_window\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\frecentWindow\x12G\n" +
 	"\x12max_security_level\x18\x0f \x01(\x0e2\x19.memoryd.v1.SecurityLevelR\x10maxSecurityLevel\x12#\n" +
-	"\rmin_relevance\x18\x10 \x01(\x01R\fminRelevanceB\f\n" +
+	"\rmin_relevance\x18\x10 \x01(\x01R\fminRelevance\x12-\n" +
+	"\x05trust\x18\x11 \x01(\v2\x17.memoryd.v1.TrustFilterR\x05trustB\f\n" +
 	"\n" +
-	"_namespace\"\x9f\x01\n" +
+	"_namespace\"\xcf\x01\n" +
 	"\fSnapshotItem\x125\n" +
 	"\asection\x18\x01 \x01(\x0e2\x1b.memoryd.v1.SnapshotSectionR\asection\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x16\n" +
 	"\x06tokens\x18\x04 \x01(\x05R\x06tokens\x12\x1c\n" +
-	"\ttruncated\x18\x05 \x01(\bR\ttruncated\"s\n" +
+	"\ttruncated\x18\x05 \x01(\bR\ttruncated\x12.\n" +
+	"\x06source\x18\x06 \x01(\v2\x16.memoryd.v1.ProvenanceR\x06source\"s\n" +
 	"\fSectionUsage\x125\n" +
 	"\asection\x18\x01 \x01(\x0e2\x1b.memoryd.v1.SnapshotSectionR\asection\x12\x16\n" +
 	"\x06tokens\x18\x02 \x01(\x05R\x06tokens\x12\x14\n" +
@@ -1196,7 +1229,7 @@ const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"tokenLimit\x12\x12\n" +
 	"\x04tags\x18\x03 \x03(\tR\x04tags\x12=\n" +
 	"\fcurrent_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vcurrentTime\x12\x16\n" +
-	"\x06prefix\x18\x05 \x01(\tR\x06prefix\"\xc5\x01\n" +
+	"\x06prefix\x18\x05 \x01(\tR\x06prefix\"\xf5\x01\n" +
 	"\x0fDefaultReadLine\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
@@ -1204,7 +1237,8 @@ const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12!\n" +
 	"\fcontent_json\x18\x05 \x01(\tR\vcontentJson\x12\x14\n" +
-	"\x05score\x18\x06 \x01(\x01R\x05score\"\xa2\x01\n" +
+	"\x05score\x18\x06 \x01(\x01R\x05score\x12.\n" +
+	"\x06source\x18\a \x01(\v2\x16.memoryd.v1.ProvenanceR\x06source\"\xa2\x01\n" +
 	"\x13DefaultReadResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x121\n" +
 	"\x05lines\x18\x02 \x03(\v2\x1b.memoryd.v1.DefaultReadLineR\x05lines\x12\x1f\n" +
@@ -1294,9 +1328,11 @@ var file_memoryd_v1_snapshot_service_proto_goTypes = []any{
 	(*WorkingMemoryScope)(nil),    // 15: memoryd.v1.WorkingMemoryScope
 	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
 	(SecurityLevel)(0),            // 17: memoryd.v1.SecurityLevel
-	(*Degradation)(nil),           // 18: memoryd.v1.Degradation
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 20: google.protobuf.Struct
+	(*TrustFilter)(nil),           // 18: memoryd.v1.TrustFilter
+	(*Provenance)(nil),            // 19: memoryd.v1.Provenance
+	(*Degradation)(nil),           // 20: memoryd.v1.Degradation
+	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 22: google.protobuf.Struct
 }
 var file_memoryd_v1_snapshot_service_proto_depIdxs = []int32{
 	0,  // 0: memoryd.v1.BuildSnapshotRequest.sections:type_name -> memoryd.v1.SnapshotSection
@@ -1305,34 +1341,37 @@ var file_memoryd_v1_snapshot_service_proto_depIdxs = []int32{
 	15, // 3: memoryd.v1.BuildSnapshotRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
 	16, // 4: memoryd.v1.BuildSnapshotRequest.recent_window:type_name -> google.protobuf.Duration
 	17, // 5: memoryd.v1.BuildSnapshotRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	0,  // 6: memoryd.v1.SnapshotItem.section:type_name -> memoryd.v1.SnapshotSection
-	0,  // 7: memoryd.v1.SectionUsage.section:type_name -> memoryd.v1.SnapshotSection
-	0,  // 8: memoryd.v1.OmittedItem.section:type_name -> memoryd.v1.SnapshotSection
-	3,  // 9: memoryd.v1.BuildSnapshotResponse.items:type_name -> memoryd.v1.SnapshotItem
-	4,  // 10: memoryd.v1.BuildSnapshotResponse.usage:type_name -> memoryd.v1.SectionUsage
-	5,  // 11: memoryd.v1.BuildSnapshotResponse.omitted:type_name -> memoryd.v1.OmittedItem
-	18, // 12: memoryd.v1.BuildSnapshotResponse.degraded:type_name -> memoryd.v1.Degradation
-	19, // 13: memoryd.v1.DefaultReadRequest.current_time:type_name -> google.protobuf.Timestamp
-	19, // 14: memoryd.v1.DefaultReadLine.updated_at:type_name -> google.protobuf.Timestamp
-	8,  // 15: memoryd.v1.DefaultReadResponse.lines:type_name -> memoryd.v1.DefaultReadLine
-	20, // 16: memoryd.v1.StateComponent.state:type_name -> google.protobuf.Struct
-	19, // 17: memoryd.v1.StateComponent.updated_at:type_name -> google.protobuf.Timestamp
-	10, // 18: memoryd.v1.SaveStateRequest.components:type_name -> memoryd.v1.StateComponent
-	10, // 19: memoryd.v1.SaveStateResponse.components:type_name -> memoryd.v1.StateComponent
-	10, // 20: memoryd.v1.LoadStateResponse.components:type_name -> memoryd.v1.StateComponent
-	2,  // 21: memoryd.v1.SnapshotService.BuildSnapshot:input_type -> memoryd.v1.BuildSnapshotRequest
-	7,  // 22: memoryd.v1.SnapshotService.DefaultRead:input_type -> memoryd.v1.DefaultReadRequest
-	11, // 23: memoryd.v1.SnapshotService.SaveState:input_type -> memoryd.v1.SaveStateRequest
-	13, // 24: memoryd.v1.SnapshotService.LoadState:input_type -> memoryd.v1.LoadStateRequest
-	6,  // 25: memoryd.v1.SnapshotService.BuildSnapshot:output_type -> memoryd.v1.BuildSnapshotResponse
-	9,  // 26: memoryd.v1.SnapshotService.DefaultRead:output_type -> memoryd.v1.DefaultReadResponse
-	12, // 27: memoryd.v1.SnapshotService.SaveState:output_type -> memoryd.v1.SaveStateResponse
-	14, // 28: memoryd.v1.SnapshotService.LoadState:output_type -> memoryd.v1.LoadStateResponse
-	25, // [25:29] is the sub-list for method output_type
-	21, // [21:25] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	18, // 6: memoryd.v1.BuildSnapshotRequest.trust:type_name -> memoryd.v1.TrustFilter
+	0,  // 7: memoryd.v1.SnapshotItem.section:type_name -> memoryd.v1.SnapshotSection
+	19, // 8: memoryd.v1.SnapshotItem.source:type_name -> memoryd.v1.Provenance
+	0,  // 9: memoryd.v1.SectionUsage.section:type_name -> memoryd.v1.SnapshotSection
+	0,  // 10: memoryd.v1.OmittedItem.section:type_name -> memoryd.v1.SnapshotSection
+	3,  // 11: memoryd.v1.BuildSnapshotResponse.items:type_name -> memoryd.v1.SnapshotItem
+	4,  // 12: memoryd.v1.BuildSnapshotResponse.usage:type_name -> memoryd.v1.SectionUsage
+	5,  // 13: memoryd.v1.BuildSnapshotResponse.omitted:type_name -> memoryd.v1.OmittedItem
+	20, // 14: memoryd.v1.BuildSnapshotResponse.degraded:type_name -> memoryd.v1.Degradation
+	21, // 15: memoryd.v1.DefaultReadRequest.current_time:type_name -> google.protobuf.Timestamp
+	21, // 16: memoryd.v1.DefaultReadLine.updated_at:type_name -> google.protobuf.Timestamp
+	19, // 17: memoryd.v1.DefaultReadLine.source:type_name -> memoryd.v1.Provenance
+	8,  // 18: memoryd.v1.DefaultReadResponse.lines:type_name -> memoryd.v1.DefaultReadLine
+	22, // 19: memoryd.v1.StateComponent.state:type_name -> google.protobuf.Struct
+	21, // 20: memoryd.v1.StateComponent.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 21: memoryd.v1.SaveStateRequest.components:type_name -> memoryd.v1.StateComponent
+	10, // 22: memoryd.v1.SaveStateResponse.components:type_name -> memoryd.v1.StateComponent
+	10, // 23: memoryd.v1.LoadStateResponse.components:type_name -> memoryd.v1.StateComponent
+	2,  // 24: memoryd.v1.SnapshotService.BuildSnapshot:input_type -> memoryd.v1.BuildSnapshotRequest
+	7,  // 25: memoryd.v1.SnapshotService.DefaultRead:input_type -> memoryd.v1.DefaultReadRequest
+	11, // 26: memoryd.v1.SnapshotService.SaveState:input_type -> memoryd.v1.SaveStateRequest
+	13, // 27: memoryd.v1.SnapshotService.LoadState:input_type -> memoryd.v1.LoadStateRequest
+	6,  // 28: memoryd.v1.SnapshotService.BuildSnapshot:output_type -> memoryd.v1.BuildSnapshotResponse
+	9,  // 29: memoryd.v1.SnapshotService.DefaultRead:output_type -> memoryd.v1.DefaultReadResponse
+	12, // 30: memoryd.v1.SnapshotService.SaveState:output_type -> memoryd.v1.SaveStateResponse
+	14, // 31: memoryd.v1.SnapshotService.LoadState:output_type -> memoryd.v1.LoadStateResponse
+	28, // [28:32] is the sub-list for method output_type
+	24, // [24:28] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_snapshot_service_proto_init() }

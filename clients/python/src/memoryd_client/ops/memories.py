@@ -96,13 +96,18 @@ def recall(
     min_score: float = 0.0,
     query_embedding: Sequence[float] | None = None,
     min_relevance: float = 0.0,
+    trust: Iterable[rq.EnumArg] | None = None,
+    trust_unattributed: bool = False,
 ) -> Unary[Recalled]:
     """The best matches for ``query``, best first, with score components and each
     one's relevance (0..1, comparable across queries).
 
     ``scoring``: ``"similarity"``, ``"decayed"``, ``"weighted"`` or a ``Scoring``;
     ``hybrid``: fuse full-text and vector rankings (None: the daemon's default);
-    ``min_relevance``: leave out hits less relevant than this (0: none left out).
+    ``min_relevance``: leave out hits less relevant than this (0: none left out);
+    ``trust``: only memories of these provenance kinds (``["user"]``: user-stated
+    only), and with ``trust_unattributed`` those remembered without a source too;
+    None: any provenance (the store fills ``limit`` from what it admits).
     """
     request = rq.recall_request(
         agent_id,
@@ -118,6 +123,8 @@ def recall(
         request.hybrid = hybrid
     request.min_score = float(min_score)
     request.min_relevance = float(min_relevance)
+    if trust is not None:
+        request.trust.CopyFrom(rq.trust_filter(trust, trust_unattributed))
     return Unary("memory", "Recall", request, _recalled, idempotent=True)
 
 

@@ -13,6 +13,7 @@ from memoryd_client.results import (
     DefaultReadLine,
     Snapshot,
     StateComponent,
+    provenance_of,
 )
 from memoryd_client.wire_values import json_or, when
 from memoryd_proto.v1 import common_pb2, snapshot_service_pb2
@@ -42,6 +43,8 @@ def build_snapshot_request(
     priority: Iterable[rq.EnumArg] = (),
     semantic_limit: int | None = None,
     recent_limit: int | None = None,
+    trust: Iterable[rq.EnumArg] | None = None,
+    trust_unattributed: bool = False,
 ) -> snapshot_service_pb2.BuildSnapshotRequest:
     request = snapshot_service_pb2.BuildSnapshotRequest(
         agent_id=agent_id,
@@ -63,6 +66,8 @@ def build_snapshot_request(
         )
     if namespace is not None:
         request.namespace = namespace
+    if trust is not None:
+        request.trust.CopyFrom(rq.trust_filter(trust, trust_unattributed))
     return request
 
 
@@ -81,10 +86,16 @@ def build_snapshot(
     priority: Iterable[rq.EnumArg] = (),
     semantic_limit: int | None = None,
     recent_limit: int | None = None,
+    trust: Iterable[rq.EnumArg] | None = None,
+    trust_unattributed: bool = False,
 ) -> Unary[Snapshot]:
     """What an agent run starts with: semantic hits for ``trigger``, recent and pinned
     memories, the profile, the scope's working memory and the session window,
-    deduplicated and cut to ``token_budget`` (never exceeded)."""
+    deduplicated and cut to ``token_budget`` (never exceeded).
+
+    ``trust``: only memories of these provenance kinds (``["user"]``: user-stated
+    only), and with ``trust_unattributed`` those remembered without a source too;
+    None: any provenance."""
     request = build_snapshot_request(
         agent_id,
         trigger,
@@ -99,6 +110,8 @@ def build_snapshot(
         priority=priority,
         semantic_limit=semantic_limit,
         recent_limit=recent_limit,
+        trust=trust,
+        trust_unattributed=trust_unattributed,
     )
     return Unary("snapshot", "BuildSnapshot", request, Snapshot.from_pb, idempotent=True)
 
@@ -134,6 +147,7 @@ def _default_read(r: snapshot_service_pb2.DefaultReadResponse) -> DefaultRead:
             json_or(x.content_json, None),
             x.content_json,
             x.score,
+            provenance_of(x.source) if x.HasField("source") else None,
         )
         for x in r.lines
     )

@@ -102,6 +102,14 @@ class Provenance(_message.Message):
     locator: str
     def __init__(self, kind: _Optional[_Union[ProvenanceKind, str]] = ..., name: _Optional[str] = ..., retrieved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., locator: _Optional[str] = ...) -> None: ...
 
+class TrustFilter(_message.Message):
+    __slots__ = ("kinds", "unattributed")
+    KINDS_FIELD_NUMBER: _ClassVar[int]
+    UNATTRIBUTED_FIELD_NUMBER: _ClassVar[int]
+    kinds: _containers.RepeatedScalarFieldContainer[ProvenanceKind]
+    unattributed: bool
+    def __init__(self, kinds: _Optional[_Iterable[_Union[ProvenanceKind, str]]] = ..., unattributed: _Optional[bool] = ...) -> None: ...
+
 class Memory(_message.Message):
     __slots__ = ("id", "tenant_id", "agent_id", "namespace", "content", "memory_type", "tags", "security_level", "importance", "confidence", "source", "metadata", "created_at", "updated_at", "accessed_at", "access_count", "version", "archived", "expires_at", "key", "embedding_model", "embedding_dimension", "supersedes", "superseded_by", "derived_from", "relations", "metadata_json", "occurred_at")
     ID_FIELD_NUMBER: _ClassVar[int]

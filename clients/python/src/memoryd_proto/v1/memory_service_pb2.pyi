@@ -204,7 +204,7 @@ class ScoreComponents(_message.Message):
     def __init__(self, similarity: _Optional[float] = ..., recency: _Optional[float] = ..., importance: _Optional[float] = ..., decayed: _Optional[float] = ..., weighted: _Optional[float] = ..., keyword: _Optional[float] = ..., fused: _Optional[float] = ..., relevance: _Optional[float] = ..., temporal: _Optional[float] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
-    __slots__ = ("agent_id", "query", "limit", "namespace", "tags", "tag_match", "memory_types", "max_security_level", "scoring", "hybrid", "query_embedding", "created_after", "created_before", "include_archived", "min_score", "now", "min_relevance")
+    __slots__ = ("agent_id", "query", "limit", "namespace", "tags", "tag_match", "memory_types", "max_security_level", "scoring", "hybrid", "query_embedding", "created_after", "created_before", "include_archived", "min_score", "now", "min_relevance", "trust")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -222,6 +222,7 @@ class RecallRequest(_message.Message):
     MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
     NOW_FIELD_NUMBER: _ClassVar[int]
     MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    TRUST_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     query: str
     limit: int
@@ -239,7 +240,8 @@ class RecallRequest(_message.Message):
     min_score: float
     now: _timestamp_pb2.Timestamp
     min_relevance: float
-    def __init__(self, agent_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., namespace: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tag_match: _Optional[_Union[_common_pb2.TagMatch, str]] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., scoring: _Optional[_Union[Scoring, _Mapping]] = ..., hybrid: _Optional[bool] = ..., query_embedding: _Optional[_Iterable[float]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_archived: _Optional[bool] = ..., min_score: _Optional[float] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., min_relevance: _Optional[float] = ...) -> None: ...
+    trust: _common_pb2.TrustFilter
+    def __init__(self, agent_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., namespace: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tag_match: _Optional[_Union[_common_pb2.TagMatch, str]] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., scoring: _Optional[_Union[Scoring, _Mapping]] = ..., hybrid: _Optional[bool] = ..., query_embedding: _Optional[_Iterable[float]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_archived: _Optional[bool] = ..., min_score: _Optional[float] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., min_relevance: _Optional[float] = ..., trust: _Optional[_Union[_common_pb2.TrustFilter, _Mapping]] = ...) -> None: ...
 
 class RecallResult(_message.Message):
     __slots__ = ("memory", "score", "components", "relevance")

@@ -42,7 +42,7 @@ SNAPSHOT_FORMAT_XML: SnapshotFormat
 SNAPSHOT_FORMAT_USER_MEMORY: SnapshotFormat
 
 class BuildSnapshotRequest(_message.Message):
-    __slots__ = ("agent_id", "namespace", "trigger", "trigger_embedding", "focus", "token_budget", "sections", "priority", "format", "scope", "session_id", "semantic_limit", "recent_limit", "recent_window", "max_security_level", "min_relevance")
+    __slots__ = ("agent_id", "namespace", "trigger", "trigger_embedding", "focus", "token_budget", "sections", "priority", "format", "scope", "session_id", "semantic_limit", "recent_limit", "recent_window", "max_security_level", "min_relevance", "trust")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     TRIGGER_FIELD_NUMBER: _ClassVar[int]
@@ -59,6 +59,7 @@ class BuildSnapshotRequest(_message.Message):
     RECENT_WINDOW_FIELD_NUMBER: _ClassVar[int]
     MAX_SECURITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
     MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    TRUST_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     namespace: str
     trigger: str
@@ -75,21 +76,24 @@ class BuildSnapshotRequest(_message.Message):
     recent_window: _duration_pb2.Duration
     max_security_level: _common_pb2.SecurityLevel
     min_relevance: float
-    def __init__(self, agent_id: _Optional[str] = ..., namespace: _Optional[str] = ..., trigger: _Optional[str] = ..., trigger_embedding: _Optional[_Iterable[float]] = ..., focus: _Optional[str] = ..., token_budget: _Optional[int] = ..., sections: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., priority: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., format: _Optional[_Union[SnapshotFormat, str]] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., session_id: _Optional[str] = ..., semantic_limit: _Optional[int] = ..., recent_limit: _Optional[int] = ..., recent_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., min_relevance: _Optional[float] = ...) -> None: ...
+    trust: _common_pb2.TrustFilter
+    def __init__(self, agent_id: _Optional[str] = ..., namespace: _Optional[str] = ..., trigger: _Optional[str] = ..., trigger_embedding: _Optional[_Iterable[float]] = ..., focus: _Optional[str] = ..., token_budget: _Optional[int] = ..., sections: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., priority: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., format: _Optional[_Union[SnapshotFormat, str]] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., session_id: _Optional[str] = ..., semantic_limit: _Optional[int] = ..., recent_limit: _Optional[int] = ..., recent_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., min_relevance: _Optional[float] = ..., trust: _Optional[_Union[_common_pb2.TrustFilter, _Mapping]] = ...) -> None: ...
 
 class SnapshotItem(_message.Message):
-    __slots__ = ("section", "id", "text", "tokens", "truncated")
+    __slots__ = ("section", "id", "text", "tokens", "truncated", "source")
     SECTION_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     TOKENS_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     section: SnapshotSection
     id: str
     text: str
     tokens: int
     truncated: bool
-    def __init__(self, section: _Optional[_Union[SnapshotSection, str]] = ..., id: _Optional[str] = ..., text: _Optional[str] = ..., tokens: _Optional[int] = ..., truncated: _Optional[bool] = ...) -> None: ...
+    source: _common_pb2.Provenance
+    def __init__(self, section: _Optional[_Union[SnapshotSection, str]] = ..., id: _Optional[str] = ..., text: _Optional[str] = ..., tokens: _Optional[int] = ..., truncated: _Optional[bool] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ...) -> None: ...
 
 class SectionUsage(_message.Message):
     __slots__ = ("section", "tokens", "items")
@@ -146,20 +150,22 @@ class DefaultReadRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., token_limit: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., current_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., prefix: _Optional[str] = ...) -> None: ...
 
 class DefaultReadLine(_message.Message):
-    __slots__ = ("key", "type", "summary", "updated_at", "content_json", "score")
+    __slots__ = ("key", "type", "summary", "updated_at", "content_json", "score", "source")
     KEY_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     key: str
     type: str
     summary: str
     updated_at: _timestamp_pb2.Timestamp
     content_json: str
     score: float
-    def __init__(self, key: _Optional[str] = ..., type: _Optional[str] = ..., summary: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_json: _Optional[str] = ..., score: _Optional[float] = ...) -> None: ...
+    source: _common_pb2.Provenance
+    def __init__(self, key: _Optional[str] = ..., type: _Optional[str] = ..., summary: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_json: _Optional[str] = ..., score: _Optional[float] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ...) -> None: ...
 
 class DefaultReadResponse(_message.Message):
     __slots__ = ("text", "lines", "tokens_used", "token_counter")

@@ -331,6 +331,18 @@ export interface Provenance {
   locator: string;
 }
 
+/**
+ * Which provenance a read admits: memories whose source kind is one of kinds, and,
+ * with unattributed, those remembered without a source. Applied inside the store's
+ * query, so a top-k or a page is filled from what it admits. On a request, unset
+ * means any provenance; set with nothing in it admits nothing.
+ */
+export interface TrustFilter {
+  /** Every kind must be a known one (not UNSPECIFIED). */
+  kinds: ProvenanceKind[];
+  unattributed: boolean;
+}
+
 /** A long-term memory. Partition is (tenant_id, agent_id); namespace scopes further. */
 export interface Memory {
   id: string;
@@ -549,6 +561,105 @@ export const Provenance: MessageFns<Provenance> = {
     message.name = object.name ?? "";
     message.retrievedAt = object.retrievedAt ?? undefined;
     message.locator = object.locator ?? "";
+    return message;
+  },
+};
+
+function createBaseTrustFilter(): TrustFilter {
+  return { kinds: [], unattributed: false };
+}
+
+export const TrustFilter: MessageFns<TrustFilter> = {
+  encode(message: TrustFilter, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kinds.length !== 0) {
+      writer.uint32(10).fork();
+      for (const v of message.kinds) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    if (message.unattributed !== false) {
+      writer.uint32(16).bool(message.unattributed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TrustFilter {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTrustFilter();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag === 8) {
+              message.kinds.push(reader.int32() as any);
+
+              continue;
+            }
+
+            if (tag === 10) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.kinds.push(reader.int32() as any);
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.unattributed = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TrustFilter {
+    return {
+      kinds: globalThis.Array.isArray(object?.kinds) ? object.kinds.map((e: any) => provenanceKindFromJSON(e)) : [],
+      unattributed: isSet(object.unattributed) ? globalThis.Boolean(object.unattributed) : false,
+    };
+  },
+
+  toJSON(message: TrustFilter): unknown {
+    const obj: any = {};
+    if (message.kinds?.length) {
+      obj.kinds = message.kinds.map((e) => provenanceKindToJSON(e));
+    }
+    if (message.unattributed !== false) {
+      obj.unattributed = message.unattributed;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TrustFilter>, I>>(base?: I): TrustFilter {
+    return TrustFilter.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TrustFilter>, I>>(object: I): TrustFilter {
+    const message = createBaseTrustFilter();
+    message.kinds = object.kinds?.map((e) => e) || [];
+    message.unattributed = object.unattributed ?? false;
     return message;
   },
 };

@@ -35,6 +35,7 @@ import {
   TagMatch,
   tagMatchFromJSON,
   tagMatchToJSON,
+  TrustFilter,
   WorkingMemoryScope,
 } from "./common";
 
@@ -603,6 +604,11 @@ export interface RecallRequest {
    * its least unrelated memories.
    */
   minRelevance: number;
+  /**
+   * Only memories of this provenance (e.g. kinds [USER]: user-stated only). Unset:
+   * any provenance.
+   */
+  trust: TrustFilter | undefined;
 }
 
 export interface RecallResult {
@@ -2253,6 +2259,7 @@ function createBaseRecallRequest(): RecallRequest {
     minScore: 0,
     now: undefined,
     minRelevance: 0,
+    trust: undefined,
   };
 }
 
@@ -2316,6 +2323,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     }
     if (message.minRelevance !== 0) {
       writer.uint32(137).double(message.minRelevance);
+    }
+    if (message.trust !== undefined) {
+      TrustFilter.encode(message.trust, writer.uint32(146).fork()).join();
     }
     return writer;
   },
@@ -2489,6 +2499,14 @@ export const RecallRequest: MessageFns<RecallRequest> = {
             message.minRelevance = reader.double();
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.trust = TrustFilter.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2560,6 +2578,7 @@ export const RecallRequest: MessageFns<RecallRequest> = {
         : isSet(object.min_relevance)
         ? globalThis.Number(object.min_relevance)
         : 0,
+      trust: isSet(object.trust) ? TrustFilter.fromJSON(object.trust) : undefined,
     };
   },
 
@@ -2616,6 +2635,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     if (message.minRelevance !== 0) {
       obj.minRelevance = floatToJson(message.minRelevance);
     }
+    if (message.trust !== undefined) {
+      obj.trust = TrustFilter.toJSON(message.trust);
+    }
     return obj;
   },
 
@@ -2643,6 +2665,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     message.minScore = object.minScore ?? 0;
     message.now = object.now ?? undefined;
     message.minRelevance = object.minRelevance ?? 0;
+    message.trust = (object.trust !== undefined && object.trust !== null)
+      ? TrustFilter.fromPartial(object.trust)
+      : undefined;
     return message;
   },
 };

@@ -21,7 +21,15 @@ import {
 import { Duration } from "../../google/protobuf/duration";
 import { Struct } from "../../google/protobuf/struct";
 import { Timestamp } from "../../google/protobuf/timestamp";
-import { Degradation, SecurityLevel, securityLevelFromJSON, securityLevelToJSON, WorkingMemoryScope } from "./common";
+import {
+  Degradation,
+  Provenance,
+  SecurityLevel,
+  securityLevelFromJSON,
+  securityLevelToJSON,
+  TrustFilter,
+  WorkingMemoryScope,
+} from "./common";
 
 export const protobufPackage = "memoryd.v1";
 
@@ -173,6 +181,11 @@ export interface BuildSnapshotRequest {
    * below this, 0..1; 0 means no threshold.
    */
   minRelevance: number;
+  /**
+   * Only memories of this provenance fill the memory sections (pinned, semantic,
+   * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+   */
+  trust: TrustFilter | undefined;
 }
 
 export interface SnapshotItem {
@@ -182,6 +195,12 @@ export interface SnapshotItem {
   text: string;
   tokens: number;
   truncated: boolean;
+  /**
+   * Where a memory item came from (unset for items that are not memories, and for
+   * memories remembered without a source). Tool, web and file content is rendered
+   * in text as quoted data with this source, never as instructions.
+   */
+  source: Provenance | undefined;
 }
 
 export interface SectionUsage {
@@ -236,6 +255,11 @@ export interface DefaultReadLine {
   contentJson: string;
   /** The ranking score (README: Default read): recency, importance and tag overlap. */
   score: number;
+  /**
+   * The source of the key's last write (unset when it had none). Tool, web and file
+   * content is rendered in text as quoted data with this source.
+   */
+  source: Provenance | undefined;
 }
 
 export interface DefaultReadResponse {
@@ -299,6 +323,7 @@ function createBaseBuildSnapshotRequest(): BuildSnapshotRequest {
     recentWindow: undefined,
     maxSecurityLevel: 0,
     minRelevance: 0,
+    trust: undefined,
   };
 }
 
@@ -363,6 +388,9 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     }
     if (message.minRelevance !== 0) {
       writer.uint32(129).double(message.minRelevance);
+    }
+    if (message.trust !== undefined) {
+      TrustFilter.encode(message.trust, writer.uint32(138).fork()).join();
     }
     return writer;
   },
@@ -538,6 +566,14 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
             message.minRelevance = reader.double();
             continue;
           }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.trust = TrustFilter.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -608,6 +644,7 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
         : isSet(object.min_relevance)
         ? globalThis.Number(object.min_relevance)
         : 0,
+      trust: isSet(object.trust) ? TrustFilter.fromJSON(object.trust) : undefined,
     };
   },
 
@@ -661,6 +698,9 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     if (message.minRelevance !== 0) {
       obj.minRelevance = floatToJson(message.minRelevance);
     }
+    if (message.trust !== undefined) {
+      obj.trust = TrustFilter.toJSON(message.trust);
+    }
     return obj;
   },
 
@@ -689,12 +729,15 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
       : undefined;
     message.maxSecurityLevel = object.maxSecurityLevel ?? 0;
     message.minRelevance = object.minRelevance ?? 0;
+    message.trust = (object.trust !== undefined && object.trust !== null)
+      ? TrustFilter.fromPartial(object.trust)
+      : undefined;
     return message;
   },
 };
 
 function createBaseSnapshotItem(): SnapshotItem {
-  return { section: 0, id: "", text: "", tokens: 0, truncated: false };
+  return { section: 0, id: "", text: "", tokens: 0, truncated: false, source: undefined };
 }
 
 export const SnapshotItem: MessageFns<SnapshotItem> = {
@@ -713,6 +756,9 @@ export const SnapshotItem: MessageFns<SnapshotItem> = {
     }
     if (message.truncated !== false) {
       writer.uint32(40).bool(message.truncated);
+    }
+    if (message.source !== undefined) {
+      Provenance.encode(message.source, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -770,6 +816,14 @@ export const SnapshotItem: MessageFns<SnapshotItem> = {
             message.truncated = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.source = Provenance.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -789,6 +843,7 @@ export const SnapshotItem: MessageFns<SnapshotItem> = {
       text: isSet(object.text) ? globalThis.String(object.text) : "",
       tokens: isSet(object.tokens) ? globalThis.Number(object.tokens) : 0,
       truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
+      source: isSet(object.source) ? Provenance.fromJSON(object.source) : undefined,
     };
   },
 
@@ -809,6 +864,9 @@ export const SnapshotItem: MessageFns<SnapshotItem> = {
     if (message.truncated !== false) {
       obj.truncated = message.truncated;
     }
+    if (message.source !== undefined) {
+      obj.source = Provenance.toJSON(message.source);
+    }
     return obj;
   },
 
@@ -822,6 +880,9 @@ export const SnapshotItem: MessageFns<SnapshotItem> = {
     message.text = object.text ?? "";
     message.tokens = object.tokens ?? 0;
     message.truncated = object.truncated ?? false;
+    message.source = (object.source !== undefined && object.source !== null)
+      ? Provenance.fromPartial(object.source)
+      : undefined;
     return message;
   },
 };
@@ -1369,7 +1430,7 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
 };
 
 function createBaseDefaultReadLine(): DefaultReadLine {
-  return { key: "", type: "", summary: "", updatedAt: undefined, contentJson: "", score: 0 };
+  return { key: "", type: "", summary: "", updatedAt: undefined, contentJson: "", score: 0, source: undefined };
 }
 
 export const DefaultReadLine: MessageFns<DefaultReadLine> = {
@@ -1391,6 +1452,9 @@ export const DefaultReadLine: MessageFns<DefaultReadLine> = {
     }
     if (message.score !== 0) {
       writer.uint32(49).double(message.score);
+    }
+    if (message.source !== undefined) {
+      Provenance.encode(message.source, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -1456,6 +1520,14 @@ export const DefaultReadLine: MessageFns<DefaultReadLine> = {
             message.score = reader.double();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.source = Provenance.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1484,6 +1556,7 @@ export const DefaultReadLine: MessageFns<DefaultReadLine> = {
         ? globalThis.String(object.content_json)
         : "",
       score: isSet(object.score) ? globalThis.Number(object.score) : 0,
+      source: isSet(object.source) ? Provenance.fromJSON(object.source) : undefined,
     };
   },
 
@@ -1507,6 +1580,9 @@ export const DefaultReadLine: MessageFns<DefaultReadLine> = {
     if (message.score !== 0) {
       obj.score = floatToJson(message.score);
     }
+    if (message.source !== undefined) {
+      obj.source = Provenance.toJSON(message.source);
+    }
     return obj;
   },
 
@@ -1521,6 +1597,9 @@ export const DefaultReadLine: MessageFns<DefaultReadLine> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.contentJson = object.contentJson ?? "";
     message.score = object.score ?? 0;
+    message.source = (object.source !== undefined && object.source !== null)
+      ? Provenance.fromPartial(object.source)
+      : undefined;
     return message;
   },
 };

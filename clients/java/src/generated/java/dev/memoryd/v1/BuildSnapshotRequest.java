@@ -619,6 +619,47 @@ private static final long serialVersionUID = 0L;
     return minRelevance_;
   }
 
+  public static final int TRUST_FIELD_NUMBER = 17;
+  private dev.memoryd.v1.TrustFilter trust_;
+  /**
+   * <pre>
+   * Only memories of this provenance fill the memory sections (pinned, semantic,
+   * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+   * </pre>
+   *
+   * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+   * @return Whether the trust field is set.
+   */
+  @java.lang.Override
+  public boolean hasTrust() {
+    return ((bitField0_ & 0x00000008) != 0);
+  }
+  /**
+   * <pre>
+   * Only memories of this provenance fill the memory sections (pinned, semantic,
+   * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+   * </pre>
+   *
+   * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+   * @return The trust.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.TrustFilter getTrust() {
+    return trust_ == null ? dev.memoryd.v1.TrustFilter.getDefaultInstance() : trust_;
+  }
+  /**
+   * <pre>
+   * Only memories of this provenance fill the memory sections (pinned, semantic,
+   * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+   * </pre>
+   *
+   * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.TrustFilterOrBuilder getTrustOrBuilder() {
+    return trust_ == null ? dev.memoryd.v1.TrustFilter.getDefaultInstance() : trust_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -693,6 +734,9 @@ private static final long serialVersionUID = 0L;
     }
     if (java.lang.Double.doubleToRawLongBits(minRelevance_) != 0) {
       output.writeDouble(16, minRelevance_);
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      output.writeMessage(17, getTrust());
     }
     getUnknownFields().writeTo(output);
   }
@@ -780,6 +824,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(16, minRelevance_);
     }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(17, getTrust());
+    }
     return size;
   }
   @java.lang.Override
@@ -842,6 +890,11 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToLongBits(getMinRelevance())
         != java.lang.Double.doubleToLongBits(
             other.getMinRelevance())) return false;
+    if (hasTrust() != other.hasTrust()) return false;
+    if (hasTrust()) {
+      if (!getTrust()
+          .equals(other.getTrust())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -898,6 +951,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + MIN_RELEVANCE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         java.lang.Double.doubleToLongBits(getMinRelevance()));
+    if (hasTrust()) {
+      hash = (37 * hash) + TRUST_FIELD_NUMBER;
+      hash = (53 * hash) + getTrust().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1030,6 +1087,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetScopeFieldBuilder();
         internalGetRecentWindowFieldBuilder();
+        internalGetTrustFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1060,6 +1118,11 @@ private static final long serialVersionUID = 0L;
       }
       maxSecurityLevel_ = 0;
       minRelevance_ = 0D;
+      trust_ = null;
+      if (trustBuilder_ != null) {
+        trustBuilder_.dispose();
+        trustBuilder_ = null;
+      }
       return this;
     }
 
@@ -1151,6 +1214,12 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00008000) != 0)) {
         result.minRelevance_ = minRelevance_;
+      }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.trust_ = trustBuilder_ == null
+            ? trust_
+            : trustBuilder_.build();
+        to_bitField0_ |= 0x00000008;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1248,6 +1317,9 @@ private static final long serialVersionUID = 0L;
       }
       if (java.lang.Double.doubleToRawLongBits(other.getMinRelevance()) != 0) {
         setMinRelevance(other.getMinRelevance());
+      }
+      if (other.hasTrust()) {
+        mergeTrust(other.getTrust());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1391,6 +1463,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00008000;
               break;
             } // case 129
+            case 138: {
+              input.readMessage(
+                  internalGetTrustFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 138
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2812,6 +2891,170 @@ private static final long serialVersionUID = 0L;
       minRelevance_ = 0D;
       onChanged();
       return this;
+    }
+
+    private dev.memoryd.v1.TrustFilter trust_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.TrustFilter, dev.memoryd.v1.TrustFilter.Builder, dev.memoryd.v1.TrustFilterOrBuilder> trustBuilder_;
+    /**
+     * <pre>
+     * Only memories of this provenance fill the memory sections (pinned, semantic,
+     * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+     * </pre>
+     *
+     * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+     * @return Whether the trust field is set.
+     */
+    public boolean hasTrust() {
+      return ((bitField0_ & 0x00010000) != 0);
+    }
+    /**
+     * <pre>
+     * Only memories of this provenance fill the memory sections (pinned, semantic,
+     * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+     * </pre>
+     *
+     * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+     * @return The trust.
+     */
+    public dev.memoryd.v1.TrustFilter getTrust() {
+      if (trustBuilder_ == null) {
+        return trust_ == null ? dev.memoryd.v1.TrustFilter.getDefaultInstance() : trust_;
+      } else {
+        return trustBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Only memories of this provenance fill the memory sections (pinned, semantic,
+     * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+     * </pre>
+     *
+     * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+     */
+    public Builder setTrust(dev.memoryd.v1.TrustFilter value) {
+      if (trustBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        trust_ = value;
+      } else {
+        trustBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Only memories of this provenance fill the memory sections (pinned, semantic,
+     * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+     * </pre>
+     *
+     * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+     */
+    public Builder setTrust(
+        dev.memoryd.v1.TrustFilter.Builder builderForValue) {
+      if (trustBuilder_ == null) {
+        trust_ = builderForValue.build();
+      } else {
+        trustBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Only memories of this provenance fill the memory sections (pinned, semantic,
+     * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+     * </pre>
+     *
+     * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+     */
+    public Builder mergeTrust(dev.memoryd.v1.TrustFilter value) {
+      if (trustBuilder_ == null) {
+        if (((bitField0_ & 0x00010000) != 0) &&
+          trust_ != null &&
+          trust_ != dev.memoryd.v1.TrustFilter.getDefaultInstance()) {
+          getTrustBuilder().mergeFrom(value);
+        } else {
+          trust_ = value;
+        }
+      } else {
+        trustBuilder_.mergeFrom(value);
+      }
+      if (trust_ != null) {
+        bitField0_ |= 0x00010000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Only memories of this provenance fill the memory sections (pinned, semantic,
+     * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+     * </pre>
+     *
+     * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+     */
+    public Builder clearTrust() {
+      bitField0_ = (bitField0_ & ~0x00010000);
+      trust_ = null;
+      if (trustBuilder_ != null) {
+        trustBuilder_.dispose();
+        trustBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Only memories of this provenance fill the memory sections (pinned, semantic,
+     * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+     * </pre>
+     *
+     * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+     */
+    public dev.memoryd.v1.TrustFilter.Builder getTrustBuilder() {
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return internalGetTrustFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Only memories of this provenance fill the memory sections (pinned, semantic,
+     * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+     * </pre>
+     *
+     * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+     */
+    public dev.memoryd.v1.TrustFilterOrBuilder getTrustOrBuilder() {
+      if (trustBuilder_ != null) {
+        return trustBuilder_.getMessageOrBuilder();
+      } else {
+        return trust_ == null ?
+            dev.memoryd.v1.TrustFilter.getDefaultInstance() : trust_;
+      }
+    }
+    /**
+     * <pre>
+     * Only memories of this provenance fill the memory sections (pinned, semantic,
+     * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+     * </pre>
+     *
+     * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.TrustFilter, dev.memoryd.v1.TrustFilter.Builder, dev.memoryd.v1.TrustFilterOrBuilder> 
+        internalGetTrustFieldBuilder() {
+      if (trustBuilder_ == null) {
+        trustBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.TrustFilter, dev.memoryd.v1.TrustFilter.Builder, dev.memoryd.v1.TrustFilterOrBuilder>(
+                getTrust(),
+                getParentForChildren(),
+                isClean());
+        trust_ = null;
+      }
+      return trustBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.BuildSnapshotRequest)

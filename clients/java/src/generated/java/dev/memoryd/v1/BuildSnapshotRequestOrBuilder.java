@@ -302,4 +302,34 @@ public interface BuildSnapshotRequestOrBuilder extends
    * @return The minRelevance.
    */
   double getMinRelevance();
+
+  /**
+   * <pre>
+   * Only memories of this provenance fill the memory sections (pinned, semantic,
+   * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+   * </pre>
+   *
+   * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+   * @return Whether the trust field is set.
+   */
+  boolean hasTrust();
+  /**
+   * <pre>
+   * Only memories of this provenance fill the memory sections (pinned, semantic,
+   * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+   * </pre>
+   *
+   * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+   * @return The trust.
+   */
+  dev.memoryd.v1.TrustFilter getTrust();
+  /**
+   * <pre>
+   * Only memories of this provenance fill the memory sections (pinned, semantic,
+   * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
+   * </pre>
+   *
+   * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
+   */
+  dev.memoryd.v1.TrustFilterOrBuilder getTrustOrBuilder();
 }

@@ -274,6 +274,47 @@ private static final long serialVersionUID = 0L;
     return score_;
   }
 
+  public static final int SOURCE_FIELD_NUMBER = 7;
+  private dev.memoryd.v1.Provenance source_;
+  /**
+   * <pre>
+   * The source of the key's last write (unset when it had none). Tool, web and file
+   * content is rendered in text as quoted data with this source.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+   * @return Whether the source field is set.
+   */
+  @java.lang.Override
+  public boolean hasSource() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * The source of the key's last write (unset when it had none). Tool, web and file
+   * content is rendered in text as quoted data with this source.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+   * @return The source.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.Provenance getSource() {
+    return source_ == null ? dev.memoryd.v1.Provenance.getDefaultInstance() : source_;
+  }
+  /**
+   * <pre>
+   * The source of the key's last write (unset when it had none). Tool, web and file
+   * content is rendered in text as quoted data with this source.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.ProvenanceOrBuilder getSourceOrBuilder() {
+    return source_ == null ? dev.memoryd.v1.Provenance.getDefaultInstance() : source_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -306,6 +347,9 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(score_) != 0) {
       output.writeDouble(6, score_);
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(7, getSource());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -329,6 +373,10 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(score_) != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(6, score_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(7, getSource());
     }
     return size;
   }
@@ -370,6 +418,11 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToLongBits(getScore())
         != java.lang.Double.doubleToLongBits(
             other.getScore())) return false;
+    if (hasSource() != other.hasSource()) return false;
+    if (hasSource()) {
+      if (!getSource()
+          .equals(other.getSource())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -396,6 +449,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + SCORE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         java.lang.Double.doubleToLongBits(getScore()));
+    if (hasSource()) {
+      hash = (37 * hash) + SOURCE_FIELD_NUMBER;
+      hash = (53 * hash) + getSource().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -527,6 +584,7 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetUpdatedAtFieldBuilder();
+        internalGetSourceFieldBuilder();
       }
     }
     @java.lang.Override
@@ -543,6 +601,11 @@ private static final long serialVersionUID = 0L;
       }
       contentJson_ = "";
       score_ = 0D;
+      source_ = null;
+      if (sourceBuilder_ != null) {
+        sourceBuilder_.dispose();
+        sourceBuilder_ = null;
+      }
       return this;
     }
 
@@ -598,6 +661,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.score_ = score_;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.source_ = sourceBuilder_ == null
+            ? source_
+            : sourceBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -638,6 +707,9 @@ private static final long serialVersionUID = 0L;
       }
       if (java.lang.Double.doubleToRawLongBits(other.getScore()) != 0) {
         setScore(other.getScore());
+      }
+      if (other.hasSource()) {
+        mergeSource(other.getSource());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -695,6 +767,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 49
+            case 58: {
+              input.readMessage(
+                  internalGetSourceFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1221,6 +1300,170 @@ private static final long serialVersionUID = 0L;
       score_ = 0D;
       onChanged();
       return this;
+    }
+
+    private dev.memoryd.v1.Provenance source_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.Provenance, dev.memoryd.v1.Provenance.Builder, dev.memoryd.v1.ProvenanceOrBuilder> sourceBuilder_;
+    /**
+     * <pre>
+     * The source of the key's last write (unset when it had none). Tool, web and file
+     * content is rendered in text as quoted data with this source.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+     * @return Whether the source field is set.
+     */
+    public boolean hasSource() {
+      return ((bitField0_ & 0x00000040) != 0);
+    }
+    /**
+     * <pre>
+     * The source of the key's last write (unset when it had none). Tool, web and file
+     * content is rendered in text as quoted data with this source.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+     * @return The source.
+     */
+    public dev.memoryd.v1.Provenance getSource() {
+      if (sourceBuilder_ == null) {
+        return source_ == null ? dev.memoryd.v1.Provenance.getDefaultInstance() : source_;
+      } else {
+        return sourceBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The source of the key's last write (unset when it had none). Tool, web and file
+     * content is rendered in text as quoted data with this source.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+     */
+    public Builder setSource(dev.memoryd.v1.Provenance value) {
+      if (sourceBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        source_ = value;
+      } else {
+        sourceBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The source of the key's last write (unset when it had none). Tool, web and file
+     * content is rendered in text as quoted data with this source.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+     */
+    public Builder setSource(
+        dev.memoryd.v1.Provenance.Builder builderForValue) {
+      if (sourceBuilder_ == null) {
+        source_ = builderForValue.build();
+      } else {
+        sourceBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The source of the key's last write (unset when it had none). Tool, web and file
+     * content is rendered in text as quoted data with this source.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+     */
+    public Builder mergeSource(dev.memoryd.v1.Provenance value) {
+      if (sourceBuilder_ == null) {
+        if (((bitField0_ & 0x00000040) != 0) &&
+          source_ != null &&
+          source_ != dev.memoryd.v1.Provenance.getDefaultInstance()) {
+          getSourceBuilder().mergeFrom(value);
+        } else {
+          source_ = value;
+        }
+      } else {
+        sourceBuilder_.mergeFrom(value);
+      }
+      if (source_ != null) {
+        bitField0_ |= 0x00000040;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The source of the key's last write (unset when it had none). Tool, web and file
+     * content is rendered in text as quoted data with this source.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+     */
+    public Builder clearSource() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      source_ = null;
+      if (sourceBuilder_ != null) {
+        sourceBuilder_.dispose();
+        sourceBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The source of the key's last write (unset when it had none). Tool, web and file
+     * content is rendered in text as quoted data with this source.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+     */
+    public dev.memoryd.v1.Provenance.Builder getSourceBuilder() {
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return internalGetSourceFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The source of the key's last write (unset when it had none). Tool, web and file
+     * content is rendered in text as quoted data with this source.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+     */
+    public dev.memoryd.v1.ProvenanceOrBuilder getSourceOrBuilder() {
+      if (sourceBuilder_ != null) {
+        return sourceBuilder_.getMessageOrBuilder();
+      } else {
+        return source_ == null ?
+            dev.memoryd.v1.Provenance.getDefaultInstance() : source_;
+      }
+    }
+    /**
+     * <pre>
+     * The source of the key's last write (unset when it had none). Tool, web and file
+     * content is rendered in text as quoted data with this source.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.Provenance, dev.memoryd.v1.Provenance.Builder, dev.memoryd.v1.ProvenanceOrBuilder> 
+        internalGetSourceFieldBuilder() {
+      if (sourceBuilder_ == null) {
+        sourceBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.Provenance, dev.memoryd.v1.Provenance.Builder, dev.memoryd.v1.ProvenanceOrBuilder>(
+                getSource(),
+                getParentForChildren(),
+                isClean());
+        source_ = null;
+      }
+      return sourceBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.DefaultReadLine)

@@ -106,4 +106,34 @@ public interface DefaultReadLineOrBuilder extends
    * @return The score.
    */
   double getScore();
+
+  /**
+   * <pre>
+   * The source of the key's last write (unset when it had none). Tool, web and file
+   * content is rendered in text as quoted data with this source.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+   * @return Whether the source field is set.
+   */
+  boolean hasSource();
+  /**
+   * <pre>
+   * The source of the key's last write (unset when it had none). Tool, web and file
+   * content is rendered in text as quoted data with this source.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+   * @return The source.
+   */
+  dev.memoryd.v1.Provenance getSource();
+  /**
+   * <pre>
+   * The source of the key's last write (unset when it had none). Tool, web and file
+   * content is rendered in text as quoted data with this source.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 7 [json_name = "source"];</code>
+   */
+  dev.memoryd.v1.ProvenanceOrBuilder getSourceOrBuilder();
 }

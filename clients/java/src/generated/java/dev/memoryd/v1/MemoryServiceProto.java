@@ -396,7 +396,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "\010weighted\030\005 \001(\001R\010weighted\022\030\n\007keyword\030\006 \001" +
       "(\001R\007keyword\022\024\n\005fused\030\007 \001(\001R\005fused\022\034\n\trel" +
       "evance\030\010 \001(\001R\trelevance\022\032\n\010temporal\030\t \001(" +
-      "\001R\010temporal\"\361\005\n\rRecallRequest\022\031\n\010agent_i" +
+      "\001R\010temporal\"\240\006\n\rRecallRequest\022\031\n\010agent_i" +
       "d\030\001 \001(\tR\007agentId\022\024\n\005query\030\002 \001(\tR\005query\022\024" +
       "\n\005limit\030\003 \001(\005R\005limit\022!\n\tnamespace\030\004 \001(\tH" +
       "\000R\tnamespace\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tags\0221\n\tt" +
@@ -414,327 +414,328 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "rchived\030\016 \001(\010R\017includeArchived\022\033\n\tmin_sc" +
       "ore\030\017 \001(\001R\010minScore\022,\n\003now\030\020 \001(\0132\032.googl" +
       "e.protobuf.TimestampR\003now\022#\n\rmin_relevan" +
-      "ce\030\021 \001(\001R\014minRelevanceB\014\n\n_namespaceB\t\n\007" +
-      "_hybrid\"\253\001\n\014RecallResult\022*\n\006memory\030\001 \001(\013" +
-      "2\022.memoryd.v1.MemoryR\006memory\022\024\n\005score\030\002 " +
-      "\001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033.memoryd" +
-      ".v1.ScoreComponentsR\ncomponents\022\034\n\trelev" +
-      "ance\030\004 \001(\001R\trelevance\"\242\001\n\016RecallResponse" +
-      "\0222\n\007results\030\001 \003(\0132\030.memoryd.v1.RecallRes" +
-      "ultR\007results\0223\n\010degraded\030\002 \003(\0132\027.memoryd" +
-      ".v1.DegradationR\010degraded\022\'\n\017embedding_m" +
-      "odel\030\003 \001(\tR\016embeddingModel\"=\n\020GetMemoryR" +
-      "equest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\016\n\002id\030" +
-      "\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022*\n\006memory" +
-      "\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\"\306\004\n\023L" +
-      "istMemoriesRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
-      "entId\022!\n\tnamespace\030\002 \001(\tH\000R\tnamespace\210\001\001" +
-      "\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_match\030\004 \001(\0162" +
-      "\024.memoryd.v1.TagMatchR\010tagMatch\0229\n\014memor" +
-      "y_types\030\005 \003(\0162\026.memoryd.v1.MemoryTypeR\013m" +
-      "emoryTypes\022G\n\022max_security_level\030\006 \001(\0162\031" +
-      ".memoryd.v1.SecurityLevelR\020maxSecurityLe" +
-      "vel\022?\n\rcreated_after\030\007 \001(\0132\032.google.prot" +
-      "obuf.TimestampR\014createdAfter\022A\n\016created_" +
-      "before\030\010 \001(\0132\032.google.protobuf.Timestamp" +
-      "R\rcreatedBefore\022)\n\020include_archived\030\t \001(" +
-      "\010R\017includeArchived\022\033\n\tpage_size\030\n \001(\005R\010p" +
-      "ageSize\022\035\n\npage_token\030\013 \001(\tR\tpageToken\022-" +
-      "\n\005order\030\014 \001(\0162\027.memoryd.v1.MemoryOrderR\005" +
-      "orderB\014\n\n_namespace\"n\n\024ListMemoriesRespo" +
-      "nse\022.\n\010memories\030\001 \003(\0132\022.memoryd.v1.Memor" +
-      "yR\010memories\022&\n\017next_page_token\030\002 \001(\tR\rne" +
-      "xtPageToken\"\352\001\n\023UpdateMemoryRequest\022\031\n\010a" +
-      "gent_id\030\001 \001(\tR\007agentId\022*\n\006memory\030\002 \001(\0132\022" +
-      ".memoryd.v1.MemoryR\006memory\022;\n\013update_mas" +
-      "k\030\003 \001(\0132\032.google.protobuf.FieldMaskR\nupd" +
-      "ateMask\022\"\n\nif_version\030\004 \001(\003H\000R\tifVersion" +
-      "\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembeddingB\r\n\013_if" +
-      "_version\"w\n\024UpdateMemoryResponse\022*\n\006memo" +
-      "ry\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\0223\n\010" +
+      "ce\030\021 \001(\001R\014minRelevance\022-\n\005trust\030\022 \001(\0132\027." +
+      "memoryd.v1.TrustFilterR\005trustB\014\n\n_namesp" +
+      "aceB\t\n\007_hybrid\"\253\001\n\014RecallResult\022*\n\006memor" +
+      "y\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022\024\n\005s" +
+      "core\030\002 \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033." +
+      "memoryd.v1.ScoreComponentsR\ncomponents\022\034" +
+      "\n\trelevance\030\004 \001(\001R\trelevance\"\242\001\n\016RecallR" +
+      "esponse\0222\n\007results\030\001 \003(\0132\030.memoryd.v1.Re" +
+      "callResultR\007results\0223\n\010degraded\030\002 \003(\0132\027." +
+      "memoryd.v1.DegradationR\010degraded\022\'\n\017embe" +
+      "dding_model\030\003 \001(\tR\016embeddingModel\"=\n\020Get" +
+      "MemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
+      "\022\016\n\002id\030\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022*\n" +
+      "\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memor" +
+      "y\"\306\004\n\023ListMemoriesRequest\022\031\n\010agent_id\030\001 " +
+      "\001(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000R\tnames" +
+      "pace\210\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_match" +
+      "\030\004 \001(\0162\024.memoryd.v1.TagMatchR\010tagMatch\0229" +
+      "\n\014memory_types\030\005 \003(\0162\026.memoryd.v1.Memory" +
+      "TypeR\013memoryTypes\022G\n\022max_security_level\030" +
+      "\006 \001(\0162\031.memoryd.v1.SecurityLevelR\020maxSec" +
+      "urityLevel\022?\n\rcreated_after\030\007 \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\014createdAfter\022A\n\016c" +
+      "reated_before\030\010 \001(\0132\032.google.protobuf.Ti" +
+      "mestampR\rcreatedBefore\022)\n\020include_archiv" +
+      "ed\030\t \001(\010R\017includeArchived\022\033\n\tpage_size\030\n" +
+      " \001(\005R\010pageSize\022\035\n\npage_token\030\013 \001(\tR\tpage" +
+      "Token\022-\n\005order\030\014 \001(\0162\027.memoryd.v1.Memory" +
+      "OrderR\005orderB\014\n\n_namespace\"n\n\024ListMemori" +
+      "esResponse\022.\n\010memories\030\001 \003(\0132\022.memoryd.v" +
+      "1.MemoryR\010memories\022&\n\017next_page_token\030\002 " +
+      "\001(\tR\rnextPageToken\"\352\001\n\023UpdateMemoryReque" +
+      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\006memory\030" +
+      "\002 \001(\0132\022.memoryd.v1.MemoryR\006memory\022;\n\013upd" +
+      "ate_mask\030\003 \001(\0132\032.google.protobuf.FieldMa" +
+      "skR\nupdateMask\022\"\n\nif_version\030\004 \001(\003H\000R\tif" +
+      "Version\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembedding" +
+      "B\r\n\013_if_version\"w\n\024UpdateMemoryResponse\022" +
+      "*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006mem" +
+      "ory\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degra" +
+      "dationR\010degraded\"D\n\025ForgetMemoriesReques" +
+      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 \003(" +
+      "\tR\003ids\"=\n\026ForgetMemoriesResponse\022#\n\rforg" +
+      "otten_ids\030\001 \003(\tR\014forgottenIds\"\211\003\n\010KeyEnt" +
+      "ry\022\020\n\003key\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132\026." +
+      "google.protobuf.ValueR\007content\022\024\n\005valid\030" +
+      "\003 \001(\010R\005valid\022\030\n\007version\030\004 \001(\003R\007version\0229" +
+      "\n\nupdated_at\030\005 \001(\0132\032.google.protobuf.Tim" +
+      "estampR\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.memo" +
+      "ryd.v1.ProvenanceR\006source\022@\n\016security_le" +
+      "vel\030\007 \001(\0162\031.memoryd.v1.SecurityLevelR\rse" +
+      "curityLevel\022\033\n\tmemory_id\030\010 \001(\tR\010memoryId" +
+      "\022\034\n\tnamespace\030\t \001(\tR\tnamespace\022!\n\014conten" +
+      "t_json\030\n \001(\tR\013contentJson\"\327\002\n\020SetMemoryR" +
+      "equest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003key" +
+      "\030\002 \001(\tR\003key\0220\n\007content\030\003 \001(\0132\026.google.pr" +
+      "otobuf.ValueR\007content\022.\n\006source\030\004 \001(\0132\026." +
+      "memoryd.v1.ProvenanceR\006source\022\"\n\nif_vers" +
+      "ion\030\005 \001(\003H\000R\tifVersion\210\001\001\022@\n\016security_le" +
+      "vel\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\rse" +
+      "curityLevel\022\034\n\tnamespace\030\007 \001(\tR\tnamespac" +
+      "e\022!\n\014content_json\030\010 \001(\tR\013contentJsonB\r\n\013" +
+      "_if_version\"t\n\021SetMemoryResponse\022*\n\005entr" +
+      "y\030\001 \001(\0132\024.memoryd.v1.KeyEntryR\005entry\0223\n\010" +
       "degraded\030\002 \003(\0132\027.memoryd.v1.DegradationR" +
-      "\010degraded\"D\n\025ForgetMemoriesRequest\022\031\n\010ag" +
-      "ent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 \003(\tR\003ids\"" +
-      "=\n\026ForgetMemoriesResponse\022#\n\rforgotten_i" +
-      "ds\030\001 \003(\tR\014forgottenIds\"\211\003\n\010KeyEntry\022\020\n\003k" +
-      "ey\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132\026.google." +
-      "protobuf.ValueR\007content\022\024\n\005valid\030\003 \001(\010R\005" +
-      "valid\022\030\n\007version\030\004 \001(\003R\007version\0229\n\nupdat" +
-      "ed_at\030\005 \001(\0132\032.google.protobuf.TimestampR" +
-      "\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.memoryd.v1." +
-      "ProvenanceR\006source\022@\n\016security_level\030\007 \001" +
-      "(\0162\031.memoryd.v1.SecurityLevelR\rsecurityL" +
-      "evel\022\033\n\tmemory_id\030\010 \001(\tR\010memoryId\022\034\n\tnam" +
-      "espace\030\t \001(\tR\tnamespace\022!\n\014content_json\030" +
-      "\n \001(\tR\013contentJson\"\327\002\n\020SetMemoryRequest\022" +
-      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR" +
-      "\003key\0220\n\007content\030\003 \001(\0132\026.google.protobuf." +
-      "ValueR\007content\022.\n\006source\030\004 \001(\0132\026.memoryd" +
-      ".v1.ProvenanceR\006source\022\"\n\nif_version\030\005 \001" +
-      "(\003H\000R\tifVersion\210\001\001\022@\n\016security_level\030\006 \001" +
-      "(\0162\031.memoryd.v1.SecurityLevelR\rsecurityL" +
-      "evel\022\034\n\tnamespace\030\007 \001(\tR\tnamespace\022!\n\014co" +
-      "ntent_json\030\010 \001(\tR\013contentJsonB\r\n\013_if_ver" +
-      "sion\"t\n\021SetMemoryResponse\022*\n\005entry\030\001 \001(\013" +
-      "2\024.memoryd.v1.KeyEntryR\005entry\0223\n\010degrade" +
-      "d\030\002 \003(\0132\027.memoryd.v1.DegradationR\010degrad" +
-      "ed\"<\n\rGetKeyRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
-      "gentId\022\020\n\003key\030\002 \001(\tR\003key\"<\n\016GetKeyRespon" +
-      "se\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.KeyEntryR" +
-      "\005entry\"\236\001\n\017ListKeysRequest\022\031\n\010agent_id\030\001" +
-      " \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006prefix\022\034\n" +
-      "\trecursive\030\003 \001(\010R\trecursive\022\033\n\tpage_size" +
-      "\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030\005 \001(\tR\tpa" +
-      "geToken\"\214\001\n\020ListKeysResponse\022.\n\007entries\030" +
-      "\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entries\022 \n\013" +
-      "directories\030\002 \003(\tR\013directories\022&\n\017next_p" +
-      "age_token\030\003 \001(\tR\rnextPageToken\"|\n\021KeyHis" +
-      "toryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020" +
-      "\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003 \001(\005R\010pag" +
-      "eSize\022\035\n\npage_token\030\004 \001(\tR\tpageToken\"l\n\022" +
-      "KeyHistoryResponse\022.\n\007entries\030\001 \003(\0132\024.me" +
-      "moryd.v1.KeyEntryR\007entries\022&\n\017next_page_" +
-      "token\030\002 \001(\tR\rnextPageToken\"\345\002\n\rWorkingMe" +
-      "mory\0224\n\005scope\030\001 \001(\0132\036.memoryd.v1.Working" +
-      "MemoryScopeR\005scope\0221\n\007content\030\002 \001(\0132\027.go" +
-      "ogle.protobuf.StructR\007content\022\030\n\007version" +
-      "\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\tupdatedAt\0229\n\nex" +
-      "pires_at\030\005 \001(\0132\032.google.protobuf.Timesta" +
-      "mpR\texpiresAt\0228\n\013json_schema\030\006 \001(\0132\027.goo" +
-      "gle.protobuf.StructR\njsonSchema\022!\n\014conte" +
-      "nt_json\030\007 \001(\tR\013contentJson\"\332\002\n\027SetWorkin" +
-      "gMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
-      "d\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.WorkingMem" +
-      "oryScopeR\005scope\0221\n\007content\030\003 \001(\0132\027.googl" +
-      "e.protobuf.StructR\007content\0221\n\004mode\030\004 \001(\016" +
-      "2\035.memoryd.v1.WorkingMemoryModeR\004mode\022+\n" +
-      "\003ttl\030\005 \001(\0132\031.google.protobuf.DurationR\003t" +
-      "tl\0228\n\013json_schema\030\006 \001(\0132\027.google.protobu" +
-      "f.StructR\njsonSchema\022!\n\014content_json\030\007 \001" +
-      "(\tR\013contentJson\"\\\n\030SetWorkingMemoryRespo" +
-      "nse\022@\n\016working_memory\030\001 \001(\0132\031.memoryd.v1" +
-      ".WorkingMemoryR\rworkingMemory\"j\n\027GetWork" +
-      "ingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agen" +
-      "tId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.WorkingM" +
-      "emoryScopeR\005scope\"\\\n\030GetWorkingMemoryRes" +
-      "ponse\022@\n\016working_memory\030\001 \001(\0132\031.memoryd." +
-      "v1.WorkingMemoryR\rworkingMemory\"m\n\032Delet" +
-      "eWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\010degraded\"<\n\rGetKeyRequest\022\031\n\010agent_id\030\001" +
+      " \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\"<\n\016GetKe" +
+      "yResponse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.Ke" +
+      "yEntryR\005entry\"\236\001\n\017ListKeysRequest\022\031\n\010age" +
+      "nt_id\030\001 \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006pr" +
+      "efix\022\034\n\trecursive\030\003 \001(\010R\trecursive\022\033\n\tpa" +
+      "ge_size\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030\005 " +
+      "\001(\tR\tpageToken\"\214\001\n\020ListKeysResponse\022.\n\007e" +
+      "ntries\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entr" +
+      "ies\022 \n\013directories\030\002 \003(\tR\013directories\022&\n" +
+      "\017next_page_token\030\003 \001(\tR\rnextPageToken\"|\n" +
+      "\021KeyHistoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
+      "entId\022\020\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003 \001" +
+      "(\005R\010pageSize\022\035\n\npage_token\030\004 \001(\tR\tpageTo" +
+      "ken\"l\n\022KeyHistoryResponse\022.\n\007entries\030\001 \003" +
+      "(\0132\024.memoryd.v1.KeyEntryR\007entries\022&\n\017nex" +
+      "t_page_token\030\002 \001(\tR\rnextPageToken\"\345\002\n\rWo" +
+      "rkingMemory\0224\n\005scope\030\001 \001(\0132\036.memoryd.v1." +
+      "WorkingMemoryScopeR\005scope\0221\n\007content\030\002 \001" +
+      "(\0132\027.google.protobuf.StructR\007content\022\030\n\007" +
+      "version\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004 \001" +
+      "(\0132\032.google.protobuf.TimestampR\tupdatedA" +
+      "t\0229\n\nexpires_at\030\005 \001(\0132\032.google.protobuf." +
+      "TimestampR\texpiresAt\0228\n\013json_schema\030\006 \001(" +
+      "\0132\027.google.protobuf.StructR\njsonSchema\022!" +
+      "\n\014content_json\030\007 \001(\tR\013contentJson\"\332\002\n\027Se" +
+      "tWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR" +
       "\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Wor" +
-      "kingMemoryScopeR\005scope\"7\n\033DeleteWorkingM" +
-      "emoryResponse\022\030\n\007deleted\030\001 \001(\010R\007deleted\"" +
-      "\265\001\n\036ListWorkingMemoryScopesRequest\022\031\n\010ag" +
-      "ent_id\030\001 \001(\tR\007agentId\022\033\n\tthread_id\030\002 \001(\t" +
-      "R\010threadId\022\037\n\013resource_id\030\003 \001(\tR\nresourc" +
-      "eId\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022\035\n\npage" +
-      "_token\030\005 \001(\tR\tpageToken\"|\n\037ListWorkingMe" +
-      "moryScopesResponse\0221\n\006scopes\030\001 \003(\0132\031.mem" +
-      "oryd.v1.WorkingMemoryR\006scopes\022&\n\017next_pa" +
-      "ge_token\030\002 \001(\tR\rnextPageToken\"w\n\014AgentPr" +
-      "ofile\022\030\n\007content\030\001 \001(\tR\007content\022\022\n\004etag\030" +
-      "\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132\032.google" +
-      ".protobuf.TimestampR\tupdatedAt\".\n\021GetPro" +
-      "fileRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\"H" +
-      "\n\022GetProfileResponse\0222\n\007profile\030\001 \001(\0132\030." +
-      "memoryd.v1.AgentProfileR\007profile\"c\n\021SetP" +
-      "rofileRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
-      "\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if_match\030\003" +
-      " \001(\tR\007ifMatch\"H\n\022SetProfileResponse\0222\n\007p" +
-      "rofile\030\001 \001(\0132\030.memoryd.v1.AgentProfileR\007" +
-      "profile\"\366\002\n\016SessionMessage\022+\n\004role\030\001 \001(\016" +
-      "2\027.memoryd.v1.MessageRoleR\004role\022\030\n\007conte" +
-      "nt\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004name\022 \n" +
-      "\014tool_call_id\030\004 \001(\tR\ntoolCallId\0229\n\ncreat" +
-      "ed_at\030\005 \001(\0132\032.google.protobuf.TimestampR" +
-      "\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\ntool_cal" +
-      "ls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\ttoolCall" +
-      "s\022=\n\nattachment\030\010 \001(\0132\035.memoryd.v1.Messa" +
-      "geAttachmentR\nattachment\022&\n\017merged_from_" +
-      "seq\030\t \001(\003R\rmergedFromSeq\"`\n\021MessageAttac" +
-      "hment\022\035\n\nsize_bytes\030\001 \001(\003R\tsizeBytes\022\024\n\005" +
-      "chars\030\002 \001(\003R\005chars\022\026\n\006sha256\030\003 \001(\tR\006sha2" +
-      "56\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name\030\002" +
-      " \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.google.p" +
-      "rotobuf.ValueR\targuments\"\201\004\n\022SessionComp" +
-      "ression\022C\n\033compress_threshold_messages\030\001" +
-      " \001(\005H\000R\031compressThresholdMessages\210\001\001\0225\n\024" +
-      "compress_token_ratio\030\002 \001(\001H\001R\022compressTo" +
-      "kenRatio\210\001\001\0227\n\025context_budget_tokens\030\003 \001" +
-      "(\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024keep_rec" +
-      "ent_messages\030\004 \001(\005H\003R\022keepRecentMessages" +
-      "\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H\004R\014offloadByt" +
-      "es\210\001\001\022;\n\027merge_adjacent_messages\030\006 \001(\010H\005" +
-      "R\025mergeAdjacentMessages\210\001\001B\036\n\034_compress_" +
-      "threshold_messagesB\027\n\025_compress_token_ra" +
-      "tioB\030\n\026_context_budget_tokensB\027\n\025_keep_r" +
-      "ecent_messagesB\020\n\016_offload_bytesB\032\n\030_mer" +
-      "ge_adjacent_messages\"\224\001\n\016FixedZoneEntry\022" +
-      "-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZoneKind" +
-      "R\004kind\022\030\n\007content\030\002 \001(\tR\007content\0229\n\ncrea" +
-      "ted_at\030\003 \001(\0132\032.google.protobuf.Timestamp" +
-      "R\tcreatedAt\"\313\002\n\025AppendMessagesRequest\022\031\n" +
-      "\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002" +
-      " \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\0132\032.memo" +
-      "ryd.v1.SessionMessageR\010messages\022+\n\003ttl\030\004" +
-      " \001(\0132\031.google.protobuf.DurationR\003ttl\022@\n\013" +
-      "compression\030\005 \001(\0132\036.memoryd.v1.SessionCo" +
-      "mpressionR\013compression\022Q\n\025long_term_memo" +
-      "ry_mode\030\006 \001(\0162\036.memoryd.v1.LongTermMemor" +
-      "yModeR\022longTermMemoryMode\"\351\001\n\026AppendMess" +
-      "agesResponse\022#\n\rmessage_count\030\001 \001(\003R\014mes" +
-      "sageCount\022\036\n\ncompressed\030\002 \001(\010R\ncompresse" +
-      "d\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1.Degrada" +
-      "tionR\010degraded\022.\n\023recorded_memory_ids\030\004 " +
-      "\003(\tR\021recordedMemoryIds\022%\n\016offloaded_seqs" +
-      "\030\005 \003(\003R\roffloadedSeqs\"v\n\027GetSessionWindo" +
-      "wRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\ns" +
-      "ession_id\030\002 \001(\tR\tsessionId\022!\n\014token_budg" +
-      "et\030\003 \001(\005R\013tokenBudget\"\334\004\n\030GetSessionWind" +
-      "owResponse\0229\n\nfixed_zone\030\001 \003(\0132\032.memoryd" +
-      ".v1.FixedZoneEntryR\tfixedZone\022\030\n\007summary" +
-      "\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132\032.memory" +
-      "d.v1.SessionMessageR\006recent\022\037\n\013tokens_us" +
-      "ed\030\004 \001(\005R\ntokensUsed\022\036\n\nsummarizer\030\005 \001(\t" +
-      "R\nsummarizer\022#\n\rtoken_counter\030\006 \001(\tR\014tok" +
-      "enCounter\0223\n\010degraded\030\007 \003(\0132\027.memoryd.v1" +
-      ".DegradationR\010degraded\0224\n\026summarized_thr" +
-      "ough_seq\030\010 \001(\003R\024summarizedThroughSeq\022\'\n\017" +
-      "stored_messages\030\t \001(\003R\016storedMessages\022Q\n" +
-      "\025long_term_memory_mode\030\n \001(\0162\036.memoryd.v" +
-      "1.LongTermMemoryModeR\022longTermMemoryMode" +
-      "\022@\n\022long_term_memories\030\013 \003(\0132\022.memoryd.v" +
-      "1.MemoryR\020longTermMemories\022(\n\020long_term_" +
-      "memory\030\014 \001(\tR\016longTermMemory\"\235\001\n\030InjectI" +
-      "nstructionRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022-\n\004k" +
-      "ind\030\003 \001(\0162\031.memoryd.v1.FixedZoneKindR\004ki" +
-      "nd\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031InjectIn" +
-      "structionResponse\0229\n\nfixed_zone\030\001 \003(\0132\032." +
-      "memoryd.v1.FixedZoneEntryR\tfixedZone\"x\n\021" +
-      "EndSessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022)\n\020e" +
-      "xtract_memories\030\003 \001(\010R\017extractMemories\"\225" +
-      "\001\n\022EndSessionResponse\022\030\n\007summary\030\001 \001(\tR\007" +
-      "summary\0220\n\textracted\030\002 \003(\0132\022.memoryd.v1." +
-      "MemoryR\textracted\0223\n\010degraded\030\003 \003(\0132\027.me" +
-      "moryd.v1.DegradationR\010degraded\"\303\001\n\031GetSe" +
-      "ssionMessagesRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
-      "agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\031" +
-      "\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to_seq\030\004 \001(" +
-      "\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010pageSize\022\035\n" +
-      "\npage_token\030\006 \001(\tR\tpageToken\"\327\001\n\032GetSess" +
-      "ionMessagesResponse\0226\n\010messages\030\001 \003(\0132\032." +
-      "memoryd.v1.SessionMessageR\010messages\022&\n\017n" +
-      "ext_page_token\030\002 \001(\tR\rnextPageToken\022#\n\rm" +
-      "essage_count\030\003 \001(\003R\014messageCount\0224\n\026summ" +
-      "arized_through_seq\030\004 \001(\003R\024summarizedThro" +
-      "ughSeq\"e\n\025DeleteMessagesRequest\022\031\n\010agent" +
-      "_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\t" +
-      "sessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n\026Delete" +
-      "MessagesResponse\022!\n\014deleted_seqs\030\001 \003(\003R\013" +
-      "deletedSeqs\022\'\n\017summary_rebuilt\030\002 \001(\010R\016su" +
-      "mmaryRebuilt\0223\n\010degraded\030\003 \003(\0132\027.memoryd" +
-      ".v1.DegradationR\010degraded\"n\n\023ClearSessio" +
-      "nRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\ns" +
-      "ession_id\030\002 \001(\tR\tsessionId\022\035\n\nfixed_zone" +
-      "\030\003 \001(\010R\tfixedZone\"0\n\024ClearSessionRespons" +
-      "e\022\030\n\007deleted\030\001 \001(\003R\007deleted\"\236\001\n\033GetSessi" +
-      "onAttachmentRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
-      "gentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\020\n" +
-      "\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004 \001(\003R\006offset\022" +
-      "\033\n\tmax_chars\030\005 \001(\003R\010maxChars\"\215\002\n\034GetSess" +
-      "ionAttachmentResponse\022\020\n\003seq\030\001 \001(\003R\003seq\022" +
-      "\030\n\007content\030\002 \001(\tR\007content\022=\n\nattachment\030" +
-      "\003 \001(\0132\035.memoryd.v1.MessageAttachmentR\nat" +
-      "tachment\022\037\n\013next_offset\030\004 \001(\003R\nnextOffse" +
-      "t\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.MessageRole" +
-      "R\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014tool_call_" +
-      "id\030\007 \001(\tR\ntoolCallId*\335\001\n\rScoringPreset\022\036" +
-      "\n\032SCORING_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORIN" +
-      "G_PRESET_SIMILARITY\020\001\022\032\n\026SCORING_PRESET_" +
-      "DECAYED\020\002\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034" +
-      "\n\030SCORING_PRESET_RELEVANCE\020\004\022\032\n\026SCORING_" +
-      "PRESET_LAYERED\020\005\022\032\n\026SCORING_PRESET_BLEND" +
-      "ED\020\006*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UN" +
-      "SPECIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035" +
-      "\n\031RECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013Memory" +
-      "Order\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031M" +
-      "EMORY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORD" +
-      "ER_CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_" +
-      "COUNT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_" +
-      "DESC\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_M" +
-      "EMORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMO" +
-      "RY_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_R" +
-      "EPLACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE" +
-      "_UNSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n" +
-      "\026MESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROL" +
-      "E_SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022Lo" +
-      "ngTermMemoryMode\022%\n!LONG_TERM_MEMORY_MOD" +
-      "E_UNSPECIFIED\020\000\022\'\n#LONG_TERM_MEMORY_MODE" +
-      "_AGENT_CONTROL\020\001\022(\n$LONG_TERM_MEMORY_MOD" +
-      "E_STATIC_CONTROL\020\002\022\036\n\032LONG_TERM_MEMORY_M" +
-      "ODE_BOTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZO" +
-      "NE_KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND" +
-      "_TRIGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n" +
-      "\033FIXED_ZONE_KIND_INSTRUCTION\020\0032\354\020\n\rMemor" +
-      "yService\022E\n\010Remember\022\033.memoryd.v1.Rememb" +
-      "erRequest\032\034.memoryd.v1.RememberResponse\022" +
-      "T\n\rRememberBatch\022 .memoryd.v1.RememberBa" +
-      "tchRequest\032!.memoryd.v1.RememberBatchRes" +
-      "ponse\022?\n\006Recall\022\031.memoryd.v1.RecallReque" +
-      "st\032\032.memoryd.v1.RecallResponse\022H\n\tGetMem" +
-      "ory\022\034.memoryd.v1.GetMemoryRequest\032\035.memo" +
-      "ryd.v1.GetMemoryResponse\022Q\n\014ListMemories" +
-      "\022\037.memoryd.v1.ListMemoriesRequest\032 .memo" +
-      "ryd.v1.ListMemoriesResponse\022Q\n\014UpdateMem" +
-      "ory\022\037.memoryd.v1.UpdateMemoryRequest\032 .m" +
-      "emoryd.v1.UpdateMemoryResponse\022W\n\016Forget" +
-      "Memories\022!.memoryd.v1.ForgetMemoriesRequ" +
-      "est\032\".memoryd.v1.ForgetMemoriesResponse\022" +
-      "H\n\tSetMemory\022\034.memoryd.v1.SetMemoryReque" +
-      "st\032\035.memoryd.v1.SetMemoryResponse\022?\n\006Get" +
-      "Key\022\031.memoryd.v1.GetKeyRequest\032\032.memoryd" +
-      ".v1.GetKeyResponse\022E\n\010ListKeys\022\033.memoryd" +
-      ".v1.ListKeysRequest\032\034.memoryd.v1.ListKey" +
-      "sResponse\022K\n\nKeyHistory\022\035.memoryd.v1.Key" +
-      "HistoryRequest\032\036.memoryd.v1.KeyHistoryRe" +
-      "sponse\022]\n\020SetWorkingMemory\022#.memoryd.v1." +
-      "SetWorkingMemoryRequest\032$.memoryd.v1.Set" +
-      "WorkingMemoryResponse\022]\n\020GetWorkingMemor" +
-      "y\022#.memoryd.v1.GetWorkingMemoryRequest\032$" +
-      ".memoryd.v1.GetWorkingMemoryResponse\022f\n\023" +
-      "DeleteWorkingMemory\022&.memoryd.v1.DeleteW" +
-      "orkingMemoryRequest\032\'.memoryd.v1.DeleteW" +
-      "orkingMemoryResponse\022r\n\027ListWorkingMemor" +
-      "yScopes\022*.memoryd.v1.ListWorkingMemorySc" +
-      "opesRequest\032+.memoryd.v1.ListWorkingMemo" +
-      "ryScopesResponse\022K\n\nGetProfile\022\035.memoryd" +
-      ".v1.GetProfileRequest\032\036.memoryd.v1.GetPr" +
-      "ofileResponse\022K\n\nSetProfile\022\035.memoryd.v1" +
-      ".SetProfileRequest\032\036.memoryd.v1.SetProfi" +
-      "leResponse\022W\n\016AppendMessages\022!.memoryd.v" +
-      "1.AppendMessagesRequest\032\".memoryd.v1.App" +
-      "endMessagesResponse\022]\n\020GetSessionWindow\022" +
-      "#.memoryd.v1.GetSessionWindowRequest\032$.m" +
-      "emoryd.v1.GetSessionWindowResponse\022`\n\021In" +
-      "jectInstruction\022$.memoryd.v1.InjectInstr" +
-      "uctionRequest\032%.memoryd.v1.InjectInstruc" +
-      "tionResponse\022K\n\nEndSession\022\035.memoryd.v1." +
-      "EndSessionRequest\032\036.memoryd.v1.EndSessio" +
-      "nResponse\022c\n\022GetSessionMessages\022%.memory" +
-      "d.v1.GetSessionMessagesRequest\032&.memoryd" +
-      ".v1.GetSessionMessagesResponse\022W\n\016Delete" +
-      "Messages\022!.memoryd.v1.DeleteMessagesRequ" +
-      "est\032\".memoryd.v1.DeleteMessagesResponse\022" +
-      "Q\n\014ClearSession\022\037.memoryd.v1.ClearSessio" +
-      "nRequest\032 .memoryd.v1.ClearSessionRespon" +
-      "se\022i\n\024GetSessionAttachment\022\'.memoryd.v1." +
-      "GetSessionAttachmentRequest\032(.memoryd.v1" +
-      ".GetSessionAttachmentResponseBm\n\016dev.mem" +
-      "oryd.v1B\022MemoryServiceProtoP\001\242\002\003MXX\252\002\nMe" +
-      "moryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMe" +
-      "tadata\352\002\013Memoryd::V1b\006proto3"
+      "kingMemoryScopeR\005scope\0221\n\007content\030\003 \001(\0132" +
+      "\027.google.protobuf.StructR\007content\0221\n\004mod" +
+      "e\030\004 \001(\0162\035.memoryd.v1.WorkingMemoryModeR\004" +
+      "mode\022+\n\003ttl\030\005 \001(\0132\031.google.protobuf.Dura" +
+      "tionR\003ttl\0228\n\013json_schema\030\006 \001(\0132\027.google." +
+      "protobuf.StructR\njsonSchema\022!\n\014content_j" +
+      "son\030\007 \001(\tR\013contentJson\"\\\n\030SetWorkingMemo" +
+      "ryResponse\022@\n\016working_memory\030\001 \001(\0132\031.mem" +
+      "oryd.v1.WorkingMemoryR\rworkingMemory\"j\n\027" +
+      "GetWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(" +
+      "\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.W" +
+      "orkingMemoryScopeR\005scope\"\\\n\030GetWorkingMe" +
+      "moryResponse\022@\n\016working_memory\030\001 \001(\0132\031.m" +
+      "emoryd.v1.WorkingMemoryR\rworkingMemory\"m" +
+      "\n\032DeleteWorkingMemoryRequest\022\031\n\010agent_id" +
+      "\030\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd" +
+      ".v1.WorkingMemoryScopeR\005scope\"7\n\033DeleteW" +
+      "orkingMemoryResponse\022\030\n\007deleted\030\001 \001(\010R\007d" +
+      "eleted\"\265\001\n\036ListWorkingMemoryScopesReques" +
+      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\033\n\tthread_i" +
+      "d\030\002 \001(\tR\010threadId\022\037\n\013resource_id\030\003 \001(\tR\n" +
+      "resourceId\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022" +
+      "\035\n\npage_token\030\005 \001(\tR\tpageToken\"|\n\037ListWo" +
+      "rkingMemoryScopesResponse\0221\n\006scopes\030\001 \003(" +
+      "\0132\031.memoryd.v1.WorkingMemoryR\006scopes\022&\n\017" +
+      "next_page_token\030\002 \001(\tR\rnextPageToken\"w\n\014" +
+      "AgentProfile\022\030\n\007content\030\001 \001(\tR\007content\022\022" +
+      "\n\004etag\030\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132\032" +
+      ".google.protobuf.TimestampR\tupdatedAt\".\n" +
+      "\021GetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
+      "entId\"H\n\022GetProfileResponse\0222\n\007profile\030\001" +
+      " \001(\0132\030.memoryd.v1.AgentProfileR\007profile\"" +
+      "c\n\021SetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
+      "agentId\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if_" +
+      "match\030\003 \001(\tR\007ifMatch\"H\n\022SetProfileRespon" +
+      "se\0222\n\007profile\030\001 \001(\0132\030.memoryd.v1.AgentPr" +
+      "ofileR\007profile\"\366\002\n\016SessionMessage\022+\n\004rol" +
+      "e\030\001 \001(\0162\027.memoryd.v1.MessageRoleR\004role\022\030" +
+      "\n\007content\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004" +
+      "name\022 \n\014tool_call_id\030\004 \001(\tR\ntoolCallId\0229" +
+      "\n\ncreated_at\030\005 \001(\0132\032.google.protobuf.Tim" +
+      "estampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\nt" +
+      "ool_calls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\tt" +
+      "oolCalls\022=\n\nattachment\030\010 \001(\0132\035.memoryd.v" +
+      "1.MessageAttachmentR\nattachment\022&\n\017merge" +
+      "d_from_seq\030\t \001(\003R\rmergedFromSeq\"`\n\021Messa" +
+      "geAttachment\022\035\n\nsize_bytes\030\001 \001(\003R\tsizeBy" +
+      "tes\022\024\n\005chars\030\002 \001(\003R\005chars\022\026\n\006sha256\030\003 \001(" +
+      "\tR\006sha256\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n" +
+      "\004name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.g" +
+      "oogle.protobuf.ValueR\targuments\"\201\004\n\022Sess" +
+      "ionCompression\022C\n\033compress_threshold_mes" +
+      "sages\030\001 \001(\005H\000R\031compressThresholdMessages" +
+      "\210\001\001\0225\n\024compress_token_ratio\030\002 \001(\001H\001R\022com" +
+      "pressTokenRatio\210\001\001\0227\n\025context_budget_tok" +
+      "ens\030\003 \001(\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024k" +
+      "eep_recent_messages\030\004 \001(\005H\003R\022keepRecentM" +
+      "essages\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H\004R\014off" +
+      "loadBytes\210\001\001\022;\n\027merge_adjacent_messages\030" +
+      "\006 \001(\010H\005R\025mergeAdjacentMessages\210\001\001B\036\n\034_co" +
+      "mpress_threshold_messagesB\027\n\025_compress_t" +
+      "oken_ratioB\030\n\026_context_budget_tokensB\027\n\025" +
+      "_keep_recent_messagesB\020\n\016_offload_bytesB" +
+      "\032\n\030_merge_adjacent_messages\"\224\001\n\016FixedZon" +
+      "eEntry\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZ" +
+      "oneKindR\004kind\022\030\n\007content\030\002 \001(\tR\007content\022" +
+      "9\n\ncreated_at\030\003 \001(\0132\032.google.protobuf.Ti" +
+      "mestampR\tcreatedAt\"\313\002\n\025AppendMessagesReq" +
+      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsessi" +
+      "on_id\030\002 \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\013" +
+      "2\032.memoryd.v1.SessionMessageR\010messages\022+" +
+      "\n\003ttl\030\004 \001(\0132\031.google.protobuf.DurationR\003" +
+      "ttl\022@\n\013compression\030\005 \001(\0132\036.memoryd.v1.Se" +
+      "ssionCompressionR\013compression\022Q\n\025long_te" +
+      "rm_memory_mode\030\006 \001(\0162\036.memoryd.v1.LongTe" +
+      "rmMemoryModeR\022longTermMemoryMode\"\351\001\n\026App" +
+      "endMessagesResponse\022#\n\rmessage_count\030\001 \001" +
+      "(\003R\014messageCount\022\036\n\ncompressed\030\002 \001(\010R\nco" +
+      "mpressed\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1." +
+      "DegradationR\010degraded\022.\n\023recorded_memory" +
+      "_ids\030\004 \003(\tR\021recordedMemoryIds\022%\n\016offload" +
+      "ed_seqs\030\005 \003(\003R\roffloadedSeqs\"v\n\027GetSessi" +
+      "onWindowRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
+      "Id\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022!\n\014tok" +
+      "en_budget\030\003 \001(\005R\013tokenBudget\"\334\004\n\030GetSess" +
+      "ionWindowResponse\0229\n\nfixed_zone\030\001 \003(\0132\032." +
+      "memoryd.v1.FixedZoneEntryR\tfixedZone\022\030\n\007" +
+      "summary\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132\032" +
+      ".memoryd.v1.SessionMessageR\006recent\022\037\n\013to" +
+      "kens_used\030\004 \001(\005R\ntokensUsed\022\036\n\nsummarize" +
+      "r\030\005 \001(\tR\nsummarizer\022#\n\rtoken_counter\030\006 \001" +
+      "(\tR\014tokenCounter\0223\n\010degraded\030\007 \003(\0132\027.mem" +
+      "oryd.v1.DegradationR\010degraded\0224\n\026summari" +
+      "zed_through_seq\030\010 \001(\003R\024summarizedThrough" +
+      "Seq\022\'\n\017stored_messages\030\t \001(\003R\016storedMess" +
+      "ages\022Q\n\025long_term_memory_mode\030\n \001(\0162\036.me" +
+      "moryd.v1.LongTermMemoryModeR\022longTermMem" +
+      "oryMode\022@\n\022long_term_memories\030\013 \003(\0132\022.me" +
+      "moryd.v1.MemoryR\020longTermMemories\022(\n\020lon" +
+      "g_term_memory\030\014 \001(\tR\016longTermMemory\"\235\001\n\030" +
+      "InjectInstructionRequest\022\031\n\010agent_id\030\001 \001" +
+      "(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsession" +
+      "Id\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1.FixedZoneK" +
+      "indR\004kind\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031I" +
+      "njectInstructionResponse\0229\n\nfixed_zone\030\001" +
+      " \003(\0132\032.memoryd.v1.FixedZoneEntryR\tfixedZ" +
+      "one\"x\n\021EndSessionRequest\022\031\n\010agent_id\030\001 \001" +
+      "(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsession" +
+      "Id\022)\n\020extract_memories\030\003 \001(\010R\017extractMem" +
+      "ories\"\225\001\n\022EndSessionResponse\022\030\n\007summary\030" +
+      "\001 \001(\tR\007summary\0220\n\textracted\030\002 \003(\0132\022.memo" +
+      "ryd.v1.MemoryR\textracted\0223\n\010degraded\030\003 \003" +
+      "(\0132\027.memoryd.v1.DegradationR\010degraded\"\303\001" +
+      "\n\031GetSessionMessagesRequest\022\031\n\010agent_id\030" +
+      "\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsess" +
+      "ionId\022\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to_s" +
+      "eq\030\004 \001(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010page" +
+      "Size\022\035\n\npage_token\030\006 \001(\tR\tpageToken\"\327\001\n\032" +
+      "GetSessionMessagesResponse\0226\n\010messages\030\001" +
+      " \003(\0132\032.memoryd.v1.SessionMessageR\010messag" +
+      "es\022&\n\017next_page_token\030\002 \001(\tR\rnextPageTok" +
+      "en\022#\n\rmessage_count\030\003 \001(\003R\014messageCount\022" +
+      "4\n\026summarized_through_seq\030\004 \001(\003R\024summari" +
+      "zedThroughSeq\"e\n\025DeleteMessagesRequest\022\031" +
+      "\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030" +
+      "\002 \001(\tR\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n" +
+      "\026DeleteMessagesResponse\022!\n\014deleted_seqs\030" +
+      "\001 \003(\003R\013deletedSeqs\022\'\n\017summary_rebuilt\030\002 " +
+      "\001(\010R\016summaryRebuilt\0223\n\010degraded\030\003 \003(\0132\027." +
+      "memoryd.v1.DegradationR\010degraded\"n\n\023Clea" +
+      "rSessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
+      "Id\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\035\n\nfix" +
+      "ed_zone\030\003 \001(\010R\tfixedZone\"0\n\024ClearSession" +
+      "Response\022\030\n\007deleted\030\001 \001(\003R\007deleted\"\236\001\n\033G" +
+      "etSessionAttachmentRequest\022\031\n\010agent_id\030\001" +
+      " \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessi" +
+      "onId\022\020\n\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004 \001(\003R\006" +
+      "offset\022\033\n\tmax_chars\030\005 \001(\003R\010maxChars\"\215\002\n\034" +
+      "GetSessionAttachmentResponse\022\020\n\003seq\030\001 \001(" +
+      "\003R\003seq\022\030\n\007content\030\002 \001(\tR\007content\022=\n\natta" +
+      "chment\030\003 \001(\0132\035.memoryd.v1.MessageAttachm" +
+      "entR\nattachment\022\037\n\013next_offset\030\004 \001(\003R\nne" +
+      "xtOffset\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.Mess" +
+      "ageRoleR\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014too" +
+      "l_call_id\030\007 \001(\tR\ntoolCallId*\335\001\n\rScoringP" +
+      "reset\022\036\n\032SCORING_PRESET_UNSPECIFIED\020\000\022\035\n" +
+      "\031SCORING_PRESET_SIMILARITY\020\001\022\032\n\026SCORING_" +
+      "PRESET_DECAYED\020\002\022\033\n\027SCORING_PRESET_WEIGH" +
+      "TED\020\003\022\034\n\030SCORING_PRESET_RELEVANCE\020\004\022\032\n\026S" +
+      "CORING_PRESET_LAYERED\020\005\022\032\n\026SCORING_PRESE" +
+      "T_BLENDED\020\006*g\n\014RecencyBasis\022\035\n\031RECENCY_B" +
+      "ASIS_UNSPECIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDA" +
+      "TED\020\001\022\035\n\031RECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n" +
+      "\013MemoryOrder\022\034\n\030MEMORY_ORDER_UNSPECIFIED" +
+      "\020\000\022\035\n\031MEMORY_ORDER_CREATED_DESC\020\001\022\034\n\030MEM" +
+      "ORY_ORDER_CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_" +
+      "ACCESS_COUNT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPO" +
+      "RTANCE_DESC\020\004*x\n\021WorkingMemoryMode\022#\n\037WO" +
+      "RKING_MEMORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKI" +
+      "NG_MEMORY_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY" +
+      "_MODE_REPLACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSA" +
+      "GE_ROLE_UNSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_US" +
+      "ER\020\001\022\032\n\026MESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESS" +
+      "AGE_ROLE_SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004" +
+      "*\256\001\n\022LongTermMemoryMode\022%\n!LONG_TERM_MEM" +
+      "ORY_MODE_UNSPECIFIED\020\000\022\'\n#LONG_TERM_MEMO" +
+      "RY_MODE_AGENT_CONTROL\020\001\022(\n$LONG_TERM_MEM" +
+      "ORY_MODE_STATIC_CONTROL\020\002\022\036\n\032LONG_TERM_M" +
+      "EMORY_MODE_BOTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033F" +
+      "IXED_ZONE_KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZO" +
+      "NE_KIND_TRIGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOC" +
+      "US\020\002\022\037\n\033FIXED_ZONE_KIND_INSTRUCTION\020\0032\354\020" +
+      "\n\rMemoryService\022E\n\010Remember\022\033.memoryd.v1" +
+      ".RememberRequest\032\034.memoryd.v1.RememberRe" +
+      "sponse\022T\n\rRememberBatch\022 .memoryd.v1.Rem" +
+      "emberBatchRequest\032!.memoryd.v1.RememberB" +
+      "atchResponse\022?\n\006Recall\022\031.memoryd.v1.Reca" +
+      "llRequest\032\032.memoryd.v1.RecallResponse\022H\n" +
+      "\tGetMemory\022\034.memoryd.v1.GetMemoryRequest" +
+      "\032\035.memoryd.v1.GetMemoryResponse\022Q\n\014ListM" +
+      "emories\022\037.memoryd.v1.ListMemoriesRequest" +
+      "\032 .memoryd.v1.ListMemoriesResponse\022Q\n\014Up" +
+      "dateMemory\022\037.memoryd.v1.UpdateMemoryRequ" +
+      "est\032 .memoryd.v1.UpdateMemoryResponse\022W\n" +
+      "\016ForgetMemories\022!.memoryd.v1.ForgetMemor" +
+      "iesRequest\032\".memoryd.v1.ForgetMemoriesRe" +
+      "sponse\022H\n\tSetMemory\022\034.memoryd.v1.SetMemo" +
+      "ryRequest\032\035.memoryd.v1.SetMemoryResponse" +
+      "\022?\n\006GetKey\022\031.memoryd.v1.GetKeyRequest\032\032." +
+      "memoryd.v1.GetKeyResponse\022E\n\010ListKeys\022\033." +
+      "memoryd.v1.ListKeysRequest\032\034.memoryd.v1." +
+      "ListKeysResponse\022K\n\nKeyHistory\022\035.memoryd" +
+      ".v1.KeyHistoryRequest\032\036.memoryd.v1.KeyHi" +
+      "storyResponse\022]\n\020SetWorkingMemory\022#.memo" +
+      "ryd.v1.SetWorkingMemoryRequest\032$.memoryd" +
+      ".v1.SetWorkingMemoryResponse\022]\n\020GetWorki" +
+      "ngMemory\022#.memoryd.v1.GetWorkingMemoryRe" +
+      "quest\032$.memoryd.v1.GetWorkingMemoryRespo" +
+      "nse\022f\n\023DeleteWorkingMemory\022&.memoryd.v1." +
+      "DeleteWorkingMemoryRequest\032\'.memoryd.v1." +
+      "DeleteWorkingMemoryResponse\022r\n\027ListWorki" +
+      "ngMemoryScopes\022*.memoryd.v1.ListWorkingM" +
+      "emoryScopesRequest\032+.memoryd.v1.ListWork" +
+      "ingMemoryScopesResponse\022K\n\nGetProfile\022\035." +
+      "memoryd.v1.GetProfileRequest\032\036.memoryd.v" +
+      "1.GetProfileResponse\022K\n\nSetProfile\022\035.mem" +
+      "oryd.v1.SetProfileRequest\032\036.memoryd.v1.S" +
+      "etProfileResponse\022W\n\016AppendMessages\022!.me" +
+      "moryd.v1.AppendMessagesRequest\032\".memoryd" +
+      ".v1.AppendMessagesResponse\022]\n\020GetSession" +
+      "Window\022#.memoryd.v1.GetSessionWindowRequ" +
+      "est\032$.memoryd.v1.GetSessionWindowRespons" +
+      "e\022`\n\021InjectInstruction\022$.memoryd.v1.Inje" +
+      "ctInstructionRequest\032%.memoryd.v1.Inject" +
+      "InstructionResponse\022K\n\nEndSession\022\035.memo" +
+      "ryd.v1.EndSessionRequest\032\036.memoryd.v1.En" +
+      "dSessionResponse\022c\n\022GetSessionMessages\022%" +
+      ".memoryd.v1.GetSessionMessagesRequest\032&." +
+      "memoryd.v1.GetSessionMessagesResponse\022W\n" +
+      "\016DeleteMessages\022!.memoryd.v1.DeleteMessa" +
+      "gesRequest\032\".memoryd.v1.DeleteMessagesRe" +
+      "sponse\022Q\n\014ClearSession\022\037.memoryd.v1.Clea" +
+      "rSessionRequest\032 .memoryd.v1.ClearSessio" +
+      "nResponse\022i\n\024GetSessionAttachment\022\'.memo" +
+      "ryd.v1.GetSessionAttachmentRequest\032(.mem" +
+      "oryd.v1.GetSessionAttachmentResponseBm\n\016" +
+      "dev.memoryd.v1B\022MemoryServiceProtoP\001\242\002\003M" +
+      "XX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V" +
+      "1\\GPBMetadata\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -792,7 +793,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_RecallRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_RecallRequest_descriptor,
-        new java.lang.String[] { "AgentId", "Query", "Limit", "Namespace", "Tags", "TagMatch", "MemoryTypes", "MaxSecurityLevel", "Scoring", "Hybrid", "QueryEmbedding", "CreatedAfter", "CreatedBefore", "IncludeArchived", "MinScore", "Now", "MinRelevance", });
+        new java.lang.String[] { "AgentId", "Query", "Limit", "Namespace", "Tags", "TagMatch", "MemoryTypes", "MaxSecurityLevel", "Scoring", "Hybrid", "QueryEmbedding", "CreatedAfter", "CreatedBefore", "IncludeArchived", "MinScore", "Now", "MinRelevance", "Trust", });
     internal_static_memoryd_v1_RecallResult_descriptor =
       getDescriptor().getMessageType(8);
     internal_static_memoryd_v1_RecallResult_fieldAccessorTable = new

@@ -314,4 +314,34 @@ public interface RecallRequestOrBuilder extends
    * @return The minRelevance.
    */
   double getMinRelevance();
+
+  /**
+   * <pre>
+   * Only memories of this provenance (e.g. kinds [USER]: user-stated only). Unset:
+   * any provenance.
+   * </pre>
+   *
+   * <code>.memoryd.v1.TrustFilter trust = 18 [json_name = "trust"];</code>
+   * @return Whether the trust field is set.
+   */
+  boolean hasTrust();
+  /**
+   * <pre>
+   * Only memories of this provenance (e.g. kinds [USER]: user-stated only). Unset:
+   * any provenance.
+   * </pre>
+   *
+   * <code>.memoryd.v1.TrustFilter trust = 18 [json_name = "trust"];</code>
+   * @return The trust.
+   */
+  dev.memoryd.v1.TrustFilter getTrust();
+  /**
+   * <pre>
+   * Only memories of this provenance (e.g. kinds [USER]: user-stated only). Unset:
+   * any provenance.
+   * </pre>
+   *
+   * <code>.memoryd.v1.TrustFilter trust = 18 [json_name = "trust"];</code>
+   */
+  dev.memoryd.v1.TrustFilterOrBuilder getTrustOrBuilder();
 }

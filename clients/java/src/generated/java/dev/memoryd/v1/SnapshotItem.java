@@ -51,6 +51,7 @@ private static final long serialVersionUID = 0L;
             dev.memoryd.v1.SnapshotItem.class, dev.memoryd.v1.SnapshotItem.Builder.class);
   }
 
+  private int bitField0_;
   public static final int SECTION_FIELD_NUMBER = 1;
   private int section_ = 0;
   /**
@@ -177,6 +178,50 @@ private static final long serialVersionUID = 0L;
     return truncated_;
   }
 
+  public static final int SOURCE_FIELD_NUMBER = 6;
+  private dev.memoryd.v1.Provenance source_;
+  /**
+   * <pre>
+   * Where a memory item came from (unset for items that are not memories, and for
+   * memories remembered without a source). Tool, web and file content is rendered
+   * in text as quoted data with this source, never as instructions.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+   * @return Whether the source field is set.
+   */
+  @java.lang.Override
+  public boolean hasSource() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * Where a memory item came from (unset for items that are not memories, and for
+   * memories remembered without a source). Tool, web and file content is rendered
+   * in text as quoted data with this source, never as instructions.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+   * @return The source.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.Provenance getSource() {
+    return source_ == null ? dev.memoryd.v1.Provenance.getDefaultInstance() : source_;
+  }
+  /**
+   * <pre>
+   * Where a memory item came from (unset for items that are not memories, and for
+   * memories remembered without a source). Tool, web and file content is rendered
+   * in text as quoted data with this source, never as instructions.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.ProvenanceOrBuilder getSourceOrBuilder() {
+    return source_ == null ? dev.memoryd.v1.Provenance.getDefaultInstance() : source_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -206,6 +251,9 @@ private static final long serialVersionUID = 0L;
     if (truncated_ != false) {
       output.writeBool(5, truncated_);
     }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeMessage(6, getSource());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -227,6 +275,10 @@ private static final long serialVersionUID = 0L;
     if (truncated_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(5, truncated_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(6, getSource());
     }
     return size;
   }
@@ -261,6 +313,11 @@ private static final long serialVersionUID = 0L;
         != other.getTokens()) return false;
     if (getTruncated()
         != other.getTruncated()) return false;
+    if (hasSource() != other.hasSource()) return false;
+    if (hasSource()) {
+      if (!getSource()
+          .equals(other.getSource())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -283,6 +340,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + TRUNCATED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getTruncated());
+    if (hasSource()) {
+      hash = (37 * hash) + SOURCE_FIELD_NUMBER;
+      hash = (53 * hash) + getSource().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -402,13 +463,19 @@ private static final long serialVersionUID = 0L;
 
     // Construct using dev.memoryd.v1.SnapshotItem.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetSourceFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -419,6 +486,11 @@ private static final long serialVersionUID = 0L;
       text_ = "";
       tokens_ = 0;
       truncated_ = false;
+      source_ = null;
+      if (sourceBuilder_ != null) {
+        sourceBuilder_.dispose();
+        sourceBuilder_ = null;
+      }
       return this;
     }
 
@@ -467,6 +539,14 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.truncated_ = truncated_;
       }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.source_ = sourceBuilder_ == null
+            ? source_
+            : sourceBuilder_.build();
+        to_bitField0_ |= 0x00000001;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -499,6 +579,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getTruncated() != false) {
         setTruncated(other.getTruncated());
+      }
+      if (other.hasSource()) {
+        mergeSource(other.getSource());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -549,6 +632,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 40
+            case 50: {
+              input.readMessage(
+                  internalGetSourceFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -844,6 +934,179 @@ private static final long serialVersionUID = 0L;
       truncated_ = false;
       onChanged();
       return this;
+    }
+
+    private dev.memoryd.v1.Provenance source_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.Provenance, dev.memoryd.v1.Provenance.Builder, dev.memoryd.v1.ProvenanceOrBuilder> sourceBuilder_;
+    /**
+     * <pre>
+     * Where a memory item came from (unset for items that are not memories, and for
+     * memories remembered without a source). Tool, web and file content is rendered
+     * in text as quoted data with this source, never as instructions.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+     * @return Whether the source field is set.
+     */
+    public boolean hasSource() {
+      return ((bitField0_ & 0x00000020) != 0);
+    }
+    /**
+     * <pre>
+     * Where a memory item came from (unset for items that are not memories, and for
+     * memories remembered without a source). Tool, web and file content is rendered
+     * in text as quoted data with this source, never as instructions.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+     * @return The source.
+     */
+    public dev.memoryd.v1.Provenance getSource() {
+      if (sourceBuilder_ == null) {
+        return source_ == null ? dev.memoryd.v1.Provenance.getDefaultInstance() : source_;
+      } else {
+        return sourceBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Where a memory item came from (unset for items that are not memories, and for
+     * memories remembered without a source). Tool, web and file content is rendered
+     * in text as quoted data with this source, never as instructions.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+     */
+    public Builder setSource(dev.memoryd.v1.Provenance value) {
+      if (sourceBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        source_ = value;
+      } else {
+        sourceBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Where a memory item came from (unset for items that are not memories, and for
+     * memories remembered without a source). Tool, web and file content is rendered
+     * in text as quoted data with this source, never as instructions.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+     */
+    public Builder setSource(
+        dev.memoryd.v1.Provenance.Builder builderForValue) {
+      if (sourceBuilder_ == null) {
+        source_ = builderForValue.build();
+      } else {
+        sourceBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Where a memory item came from (unset for items that are not memories, and for
+     * memories remembered without a source). Tool, web and file content is rendered
+     * in text as quoted data with this source, never as instructions.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+     */
+    public Builder mergeSource(dev.memoryd.v1.Provenance value) {
+      if (sourceBuilder_ == null) {
+        if (((bitField0_ & 0x00000020) != 0) &&
+          source_ != null &&
+          source_ != dev.memoryd.v1.Provenance.getDefaultInstance()) {
+          getSourceBuilder().mergeFrom(value);
+        } else {
+          source_ = value;
+        }
+      } else {
+        sourceBuilder_.mergeFrom(value);
+      }
+      if (source_ != null) {
+        bitField0_ |= 0x00000020;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Where a memory item came from (unset for items that are not memories, and for
+     * memories remembered without a source). Tool, web and file content is rendered
+     * in text as quoted data with this source, never as instructions.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+     */
+    public Builder clearSource() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      source_ = null;
+      if (sourceBuilder_ != null) {
+        sourceBuilder_.dispose();
+        sourceBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Where a memory item came from (unset for items that are not memories, and for
+     * memories remembered without a source). Tool, web and file content is rendered
+     * in text as quoted data with this source, never as instructions.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+     */
+    public dev.memoryd.v1.Provenance.Builder getSourceBuilder() {
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return internalGetSourceFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Where a memory item came from (unset for items that are not memories, and for
+     * memories remembered without a source). Tool, web and file content is rendered
+     * in text as quoted data with this source, never as instructions.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+     */
+    public dev.memoryd.v1.ProvenanceOrBuilder getSourceOrBuilder() {
+      if (sourceBuilder_ != null) {
+        return sourceBuilder_.getMessageOrBuilder();
+      } else {
+        return source_ == null ?
+            dev.memoryd.v1.Provenance.getDefaultInstance() : source_;
+      }
+    }
+    /**
+     * <pre>
+     * Where a memory item came from (unset for items that are not memories, and for
+     * memories remembered without a source). Tool, web and file content is rendered
+     * in text as quoted data with this source, never as instructions.
+     * </pre>
+     *
+     * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.Provenance, dev.memoryd.v1.Provenance.Builder, dev.memoryd.v1.ProvenanceOrBuilder> 
+        internalGetSourceFieldBuilder() {
+      if (sourceBuilder_ == null) {
+        sourceBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.Provenance, dev.memoryd.v1.Provenance.Builder, dev.memoryd.v1.ProvenanceOrBuilder>(
+                getSource(),
+                getParentForChildren(),
+                isClean());
+        source_ = null;
+      }
+      return sourceBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.SnapshotItem)

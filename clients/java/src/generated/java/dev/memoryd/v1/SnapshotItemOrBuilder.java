@@ -64,4 +64,37 @@ public interface SnapshotItemOrBuilder extends
    * @return The truncated.
    */
   boolean getTruncated();
+
+  /**
+   * <pre>
+   * Where a memory item came from (unset for items that are not memories, and for
+   * memories remembered without a source). Tool, web and file content is rendered
+   * in text as quoted data with this source, never as instructions.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+   * @return Whether the source field is set.
+   */
+  boolean hasSource();
+  /**
+   * <pre>
+   * Where a memory item came from (unset for items that are not memories, and for
+   * memories remembered without a source). Tool, web and file content is rendered
+   * in text as quoted data with this source, never as instructions.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+   * @return The source.
+   */
+  dev.memoryd.v1.Provenance getSource();
+  /**
+   * <pre>
+   * Where a memory item came from (unset for items that are not memories, and for
+   * memories remembered without a source). Tool, web and file content is rendered
+   * in text as quoted data with this source, never as instructions.
+   * </pre>
+   *
+   * <code>.memoryd.v1.Provenance source = 6 [json_name = "source"];</code>
+   */
+  dev.memoryd.v1.ProvenanceOrBuilder getSourceOrBuilder();
 }
