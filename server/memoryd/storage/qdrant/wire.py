@@ -26,10 +26,14 @@ from qdrant_client.conversions.conversion import GrpcToRest, RestToGrpc
 #: (UNAVAILABLE, at once) well after Qdrant was back, while the other channel's writes
 #: went on. Every channel to Qdrant (this one and qdrant-client's) tries again within
 #: a second; an attempt costs a connect on the cluster's network.
+#: ``min_reconnect_backoff_ms`` is not a backoff: gRPC core takes it as the least time a
+#: connect attempt is given (its ``min_connect_timeout``, 20 s by default). At 100 ms,
+#: connects to a loaded server (or over a slow link) failed with "timed out before
+#: receiving SETTINGS frame" and the store did not open; it keeps gRPC's 20 s.
 RECONNECT_BACKOFF: dict[str, int] = {
     "grpc.initial_reconnect_backoff_ms": 100,
-    "grpc.min_reconnect_backoff_ms": 100,
     "grpc.max_reconnect_backoff_ms": 1000,
+    "grpc.min_reconnect_backoff_ms": 20_000,
 }
 
 
