@@ -72,6 +72,19 @@ class Backlog:
         assigned in order and replayed in order)."""
         return list(self._entries.values())
 
+    def first_undecided(self, durable_seq: int) -> int:
+        """The first sequence at or below ``durable_seq`` whose entry is durable and
+        neither applied, answered nor refused (``durable_seq`` + 1: none)."""
+        for entry in self._entries.values():
+            if entry.seq > durable_seq:
+                break
+            if entry.applied or entry.answered or entry.error is not None:
+                continue
+            if entry.durable.done() and entry.durable.exception() is not None:
+                continue  # its group failed: never in the log
+            return entry.seq
+        return durable_seq + 1
+
     def first_seq(self) -> int:
         return next(iter(self._entries))
 

@@ -336,6 +336,21 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_GetSessionAttachmentResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_WatchRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_WatchRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_Change_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_Change_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_WatchResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_WatchResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -650,91 +665,113 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "tachment\022\037\n\013next_offset\030\004 \001(\003R\nnextOffse" +
       "t\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.MessageRole" +
       "R\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014tool_call_" +
-      "id\030\007 \001(\tR\ntoolCallId*\335\001\n\rScoringPreset\022\036" +
-      "\n\032SCORING_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORIN" +
-      "G_PRESET_SIMILARITY\020\001\022\032\n\026SCORING_PRESET_" +
-      "DECAYED\020\002\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034" +
-      "\n\030SCORING_PRESET_RELEVANCE\020\004\022\032\n\026SCORING_" +
-      "PRESET_LAYERED\020\005\022\032\n\026SCORING_PRESET_BLEND" +
-      "ED\020\006*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UN" +
-      "SPECIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035" +
-      "\n\031RECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013Memory" +
-      "Order\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031M" +
-      "EMORY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORD" +
-      "ER_CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_" +
-      "COUNT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_" +
-      "DESC\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_M" +
-      "EMORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMO" +
-      "RY_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_R" +
-      "EPLACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE" +
-      "_UNSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n" +
-      "\026MESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROL" +
-      "E_SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022Lo" +
-      "ngTermMemoryMode\022%\n!LONG_TERM_MEMORY_MOD" +
-      "E_UNSPECIFIED\020\000\022\'\n#LONG_TERM_MEMORY_MODE" +
-      "_AGENT_CONTROL\020\001\022(\n$LONG_TERM_MEMORY_MOD" +
-      "E_STATIC_CONTROL\020\002\022\036\n\032LONG_TERM_MEMORY_M" +
-      "ODE_BOTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZO" +
-      "NE_KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND" +
-      "_TRIGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n" +
-      "\033FIXED_ZONE_KIND_INSTRUCTION\020\0032\354\020\n\rMemor" +
-      "yService\022E\n\010Remember\022\033.memoryd.v1.Rememb" +
-      "erRequest\032\034.memoryd.v1.RememberResponse\022" +
-      "T\n\rRememberBatch\022 .memoryd.v1.RememberBa" +
-      "tchRequest\032!.memoryd.v1.RememberBatchRes" +
-      "ponse\022?\n\006Recall\022\031.memoryd.v1.RecallReque" +
-      "st\032\032.memoryd.v1.RecallResponse\022H\n\tGetMem" +
-      "ory\022\034.memoryd.v1.GetMemoryRequest\032\035.memo" +
-      "ryd.v1.GetMemoryResponse\022Q\n\014ListMemories" +
-      "\022\037.memoryd.v1.ListMemoriesRequest\032 .memo" +
-      "ryd.v1.ListMemoriesResponse\022Q\n\014UpdateMem" +
-      "ory\022\037.memoryd.v1.UpdateMemoryRequest\032 .m" +
-      "emoryd.v1.UpdateMemoryResponse\022W\n\016Forget" +
-      "Memories\022!.memoryd.v1.ForgetMemoriesRequ" +
-      "est\032\".memoryd.v1.ForgetMemoriesResponse\022" +
-      "H\n\tSetMemory\022\034.memoryd.v1.SetMemoryReque" +
-      "st\032\035.memoryd.v1.SetMemoryResponse\022?\n\006Get" +
-      "Key\022\031.memoryd.v1.GetKeyRequest\032\032.memoryd" +
-      ".v1.GetKeyResponse\022E\n\010ListKeys\022\033.memoryd" +
-      ".v1.ListKeysRequest\032\034.memoryd.v1.ListKey" +
-      "sResponse\022K\n\nKeyHistory\022\035.memoryd.v1.Key" +
-      "HistoryRequest\032\036.memoryd.v1.KeyHistoryRe" +
-      "sponse\022]\n\020SetWorkingMemory\022#.memoryd.v1." +
-      "SetWorkingMemoryRequest\032$.memoryd.v1.Set" +
-      "WorkingMemoryResponse\022]\n\020GetWorkingMemor" +
-      "y\022#.memoryd.v1.GetWorkingMemoryRequest\032$" +
-      ".memoryd.v1.GetWorkingMemoryResponse\022f\n\023" +
-      "DeleteWorkingMemory\022&.memoryd.v1.DeleteW" +
-      "orkingMemoryRequest\032\'.memoryd.v1.DeleteW" +
-      "orkingMemoryResponse\022r\n\027ListWorkingMemor" +
-      "yScopes\022*.memoryd.v1.ListWorkingMemorySc" +
-      "opesRequest\032+.memoryd.v1.ListWorkingMemo" +
-      "ryScopesResponse\022K\n\nGetProfile\022\035.memoryd" +
-      ".v1.GetProfileRequest\032\036.memoryd.v1.GetPr" +
-      "ofileResponse\022K\n\nSetProfile\022\035.memoryd.v1" +
-      ".SetProfileRequest\032\036.memoryd.v1.SetProfi" +
-      "leResponse\022W\n\016AppendMessages\022!.memoryd.v" +
-      "1.AppendMessagesRequest\032\".memoryd.v1.App" +
-      "endMessagesResponse\022]\n\020GetSessionWindow\022" +
-      "#.memoryd.v1.GetSessionWindowRequest\032$.m" +
-      "emoryd.v1.GetSessionWindowResponse\022`\n\021In" +
-      "jectInstruction\022$.memoryd.v1.InjectInstr" +
-      "uctionRequest\032%.memoryd.v1.InjectInstruc" +
-      "tionResponse\022K\n\nEndSession\022\035.memoryd.v1." +
-      "EndSessionRequest\032\036.memoryd.v1.EndSessio" +
-      "nResponse\022c\n\022GetSessionMessages\022%.memory" +
-      "d.v1.GetSessionMessagesRequest\032&.memoryd" +
-      ".v1.GetSessionMessagesResponse\022W\n\016Delete" +
-      "Messages\022!.memoryd.v1.DeleteMessagesRequ" +
-      "est\032\".memoryd.v1.DeleteMessagesResponse\022" +
-      "Q\n\014ClearSession\022\037.memoryd.v1.ClearSessio" +
-      "nRequest\032 .memoryd.v1.ClearSessionRespon" +
-      "se\022i\n\024GetSessionAttachment\022\'.memoryd.v1." +
-      "GetSessionAttachmentRequest\032(.memoryd.v1" +
-      ".GetSessionAttachmentResponseBm\n\016dev.mem" +
-      "oryd.v1B\022MemoryServiceProtoP\001\242\002\003MXX\252\002\nMe" +
-      "moryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMe" +
-      "tadata\352\002\013Memoryd::V1b\006proto3"
+      "id\030\007 \001(\tR\ntoolCallId\"\250\001\n\014WatchRequest\022\031\n" +
+      "\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006cursor\030\002 \001(\t" +
+      "R\006cursor\022,\n\005start\030\003 \001(\0162\026.memoryd.v1.Wat" +
+      "chStartR\005start\022\037\n\013tenant_wide\030\004 \001(\010R\nten" +
+      "antWide\022\026\n\006follow\030\005 \001(\010R\006follow\"\335\001\n\006Chan" +
+      "ge\022*\n\004kind\030\001 \001(\0162\026.memoryd.v1.ChangeKind" +
+      "R\004kind\022\031\n\010agent_id\030\002 \001(\tR\007agentId\022\033\n\tmem" +
+      "ory_id\030\003 \001(\tR\010memoryId\022\020\n\003key\030\004 \001(\tR\003key" +
+      "\022*\n\006memory\030\005 \001(\0132\022.memoryd.v1.MemoryR\006me" +
+      "mory\0221\n\tkey_entry\030\006 \001(\0132\024.memoryd.v1.Key" +
+      "EntryR\010keyEntry\"p\n\rWatchResponse\022\026\n\006curs" +
+      "or\030\001 \001(\tR\006cursor\022*\n\006change\030\002 \001(\0132\022.memor" +
+      "yd.v1.ChangeR\006change\022\033\n\tcaught_up\030\003 \001(\010R" +
+      "\010caughtUp*\335\001\n\rScoringPreset\022\036\n\032SCORING_P" +
+      "RESET_UNSPECIFIED\020\000\022\035\n\031SCORING_PRESET_SI" +
+      "MILARITY\020\001\022\032\n\026SCORING_PRESET_DECAYED\020\002\022\033" +
+      "\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030SCORING_P" +
+      "RESET_RELEVANCE\020\004\022\032\n\026SCORING_PRESET_LAYE" +
+      "RED\020\005\022\032\n\026SCORING_PRESET_BLENDED\020\006*g\n\014Rec" +
+      "encyBasis\022\035\n\031RECENCY_BASIS_UNSPECIFIED\020\000" +
+      "\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035\n\031RECENCY_B" +
+      "ASIS_LAST_ACCESS\020\002*\256\001\n\013MemoryOrder\022\034\n\030ME" +
+      "MORY_ORDER_UNSPECIFIED\020\000\022\035\n\031MEMORY_ORDER" +
+      "_CREATED_DESC\020\001\022\034\n\030MEMORY_ORDER_CREATED_" +
+      "ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_COUNT_DESC\020" +
+      "\003\022 \n\034MEMORY_ORDER_IMPORTANCE_DESC\020\004*x\n\021W" +
+      "orkingMemoryMode\022#\n\037WORKING_MEMORY_MODE_" +
+      "UNSPECIFIED\020\000\022\035\n\031WORKING_MEMORY_MODE_MER" +
+      "GE\020\001\022\037\n\033WORKING_MEMORY_MODE_REPLACE\020\002*\216\001" +
+      "\n\013MessageRole\022\034\n\030MESSAGE_ROLE_UNSPECIFIE" +
+      "D\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026MESSAGE_RO" +
+      "LE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROLE_SYSTEM\020\003\022" +
+      "\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022LongTermMemor" +
+      "yMode\022%\n!LONG_TERM_MEMORY_MODE_UNSPECIFI" +
+      "ED\020\000\022\'\n#LONG_TERM_MEMORY_MODE_AGENT_CONT" +
+      "ROL\020\001\022(\n$LONG_TERM_MEMORY_MODE_STATIC_CO" +
+      "NTROL\020\002\022\036\n\032LONG_TERM_MEMORY_MODE_BOTH\020\003*" +
+      "\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE_KIND_UNS" +
+      "PECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIGGER\020\001\022" +
+      "\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXED_ZONE" +
+      "_KIND_INSTRUCTION\020\003*V\n\nWatchStart\022\033\n\027WAT" +
+      "CH_START_UNSPECIFIED\020\000\022\023\n\017WATCH_START_NO" +
+      "W\020\001\022\026\n\022WATCH_START_OLDEST\020\002*\340\001\n\nChangeKi" +
+      "nd\022\033\n\027CHANGE_KIND_UNSPECIFIED\020\000\022\036\n\032CHANG" +
+      "E_KIND_MEMORY_CREATED\020\001\022\036\n\032CHANGE_KIND_M" +
+      "EMORY_UPDATED\020\002\022\037\n\033CHANGE_KIND_MEMORY_AR" +
+      "CHIVED\020\003\022\036\n\032CHANGE_KIND_MEMORY_DELETED\020\004" +
+      "\022\027\n\023CHANGE_KIND_KEY_SET\020\005\022\033\n\027CHANGE_KIND" +
+      "_KEY_DELETED\020\0062\254\021\n\rMemoryService\022E\n\010Reme" +
+      "mber\022\033.memoryd.v1.RememberRequest\032\034.memo" +
+      "ryd.v1.RememberResponse\022T\n\rRememberBatch" +
+      "\022 .memoryd.v1.RememberBatchRequest\032!.mem" +
+      "oryd.v1.RememberBatchResponse\022?\n\006Recall\022" +
+      "\031.memoryd.v1.RecallRequest\032\032.memoryd.v1." +
+      "RecallResponse\022H\n\tGetMemory\022\034.memoryd.v1" +
+      ".GetMemoryRequest\032\035.memoryd.v1.GetMemory" +
+      "Response\022Q\n\014ListMemories\022\037.memoryd.v1.Li" +
+      "stMemoriesRequest\032 .memoryd.v1.ListMemor" +
+      "iesResponse\022Q\n\014UpdateMemory\022\037.memoryd.v1" +
+      ".UpdateMemoryRequest\032 .memoryd.v1.Update" +
+      "MemoryResponse\022W\n\016ForgetMemories\022!.memor" +
+      "yd.v1.ForgetMemoriesRequest\032\".memoryd.v1" +
+      ".ForgetMemoriesResponse\022H\n\tSetMemory\022\034.m" +
+      "emoryd.v1.SetMemoryRequest\032\035.memoryd.v1." +
+      "SetMemoryResponse\022?\n\006GetKey\022\031.memoryd.v1" +
+      ".GetKeyRequest\032\032.memoryd.v1.GetKeyRespon" +
+      "se\022E\n\010ListKeys\022\033.memoryd.v1.ListKeysRequ" +
+      "est\032\034.memoryd.v1.ListKeysResponse\022K\n\nKey" +
+      "History\022\035.memoryd.v1.KeyHistoryRequest\032\036" +
+      ".memoryd.v1.KeyHistoryResponse\022]\n\020SetWor" +
+      "kingMemory\022#.memoryd.v1.SetWorkingMemory" +
+      "Request\032$.memoryd.v1.SetWorkingMemoryRes" +
+      "ponse\022]\n\020GetWorkingMemory\022#.memoryd.v1.G" +
+      "etWorkingMemoryRequest\032$.memoryd.v1.GetW" +
+      "orkingMemoryResponse\022f\n\023DeleteWorkingMem" +
+      "ory\022&.memoryd.v1.DeleteWorkingMemoryRequ" +
+      "est\032\'.memoryd.v1.DeleteWorkingMemoryResp" +
+      "onse\022r\n\027ListWorkingMemoryScopes\022*.memory" +
+      "d.v1.ListWorkingMemoryScopesRequest\032+.me" +
+      "moryd.v1.ListWorkingMemoryScopesResponse" +
+      "\022K\n\nGetProfile\022\035.memoryd.v1.GetProfileRe" +
+      "quest\032\036.memoryd.v1.GetProfileResponse\022K\n" +
+      "\nSetProfile\022\035.memoryd.v1.SetProfileReque" +
+      "st\032\036.memoryd.v1.SetProfileResponse\022W\n\016Ap" +
+      "pendMessages\022!.memoryd.v1.AppendMessages" +
+      "Request\032\".memoryd.v1.AppendMessagesRespo" +
+      "nse\022]\n\020GetSessionWindow\022#.memoryd.v1.Get" +
+      "SessionWindowRequest\032$.memoryd.v1.GetSes" +
+      "sionWindowResponse\022`\n\021InjectInstruction\022" +
+      "$.memoryd.v1.InjectInstructionRequest\032%." +
+      "memoryd.v1.InjectInstructionResponse\022K\n\n" +
+      "EndSession\022\035.memoryd.v1.EndSessionReques" +
+      "t\032\036.memoryd.v1.EndSessionResponse\022c\n\022Get" +
+      "SessionMessages\022%.memoryd.v1.GetSessionM" +
+      "essagesRequest\032&.memoryd.v1.GetSessionMe",
+      "ssagesResponse\022W\n\016DeleteMessages\022!.memor" +
+      "yd.v1.DeleteMessagesRequest\032\".memoryd.v1" +
+      ".DeleteMessagesResponse\022Q\n\014ClearSession\022" +
+      "\037.memoryd.v1.ClearSessionRequest\032 .memor" +
+      "yd.v1.ClearSessionResponse\022i\n\024GetSession" +
+      "Attachment\022\'.memoryd.v1.GetSessionAttach" +
+      "mentRequest\032(.memoryd.v1.GetSessionAttac" +
+      "hmentResponse\022>\n\005Watch\022\030.memoryd.v1.Watc" +
+      "hRequest\032\031.memoryd.v1.WatchResponse0\001Bm\n" +
+      "\016dev.memoryd.v1B\022MemoryServiceProtoP\001\242\002\003" +
+      "MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\" +
+      "V1\\GPBMetadata\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -1117,6 +1154,24 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionAttachmentResponse_descriptor,
         new java.lang.String[] { "Seq", "Content", "Attachment", "NextOffset", "Role", "Name", "ToolCallId", });
+    internal_static_memoryd_v1_WatchRequest_descriptor =
+      getDescriptor().getMessageType(62);
+    internal_static_memoryd_v1_WatchRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_WatchRequest_descriptor,
+        new java.lang.String[] { "AgentId", "Cursor", "Start", "TenantWide", "Follow", });
+    internal_static_memoryd_v1_Change_descriptor =
+      getDescriptor().getMessageType(63);
+    internal_static_memoryd_v1_Change_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_Change_descriptor,
+        new java.lang.String[] { "Kind", "AgentId", "MemoryId", "Key", "Memory", "KeyEntry", });
+    internal_static_memoryd_v1_WatchResponse_descriptor =
+      getDescriptor().getMessageType(64);
+    internal_static_memoryd_v1_WatchResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_WatchResponse_descriptor,
+        new java.lang.String[] { "Cursor", "Change", "CaughtUp", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.FieldMaskProto.getDescriptor();
