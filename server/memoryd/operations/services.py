@@ -84,8 +84,9 @@ class Services:
         """The change feed (UNIMPLEMENTED without a write-ahead log, which it reads)."""
         return _need(
             self.change_feed,
-            "Watch reads the write-ahead log, which this server runs without "
-            "(durability.wal_enabled)",
+            "Watch reads the write-ahead log, which this server runs without: a shared "
+            "store (replicas have no local log; not offered yet) or "
+            "durability.wal_enabled false (docs/watch.md)",
         )
 
 
