@@ -65,16 +65,14 @@ def watch(daemon: Daemon, key: KeySpec, agent: str, **request: Any) -> list[mpb.
 
 def changes(messages: list[mpb.WatchResponse]) -> list[tuple[str, str]]:
     return [
-        (mpb.ChangeKind.Name(m.change.kind), m.change.memory_id or m.change.key)
-        for m in messages
-        if m.HasField("change")
+        (mpb.ChangeKind.Name(c.kind), c.memory_id or c.key) for m in messages for c in m.changes
     ]
 
 
 def head(daemon: Daemon, key: KeySpec, agent: str, **request: Any) -> str:
     """The cursor of a watch from now (its first message, caught up)."""
     first = watch(daemon, key, agent, **request)[0]
-    assert first.caught_up and not first.HasField("change")
+    assert first.caught_up and not first.changes
     return first.cursor
 
 
@@ -131,19 +129,42 @@ def test_every_change_in_order_then_resumed_from_any_cursor(daemon: Daemon) -> N
         ("CHANGE_KIND_KEY_DELETED", "/user/colour"),
     ]
     updated = next(
-        m
+        c
         for m in got
-        if m.change.memory_id == ids[1] and m.change.kind == mpb.CHANGE_KIND_MEMORY_UPDATED
+        for c in m.changes
+        if c.memory_id == ids[1] and c.kind == mpb.CHANGE_KIND_MEMORY_UPDATED
     )
-    assert updated.change.memory.content == "changed" and updated.change.agent_id == agent
-    # Resumed from each cursor: exactly what followed it, no gap, no duplicate.
-    with_change = [m for m in got if m.HasField("change")]
-    for i in (0, 2, len(with_change) - 2):
-        again = changes(watch(daemon, A_ADMIN, agent, cursor=with_change[i].cursor))
-        assert again == seen[i + 1 :]
+    assert updated.memory.content == "changed" and updated.agent_id == agent
+    # Resumed from each message's cursor: exactly what followed it.
+    done = 0
+    for message in got:
+        done += len(message.changes)
+        assert changes(watch(daemon, A_ADMIN, agent, cursor=message.cursor)) == seen[done:]
     # From the last cursor: nothing, then the watch says it is caught up.
-    tail = watch(daemon, A_ADMIN, agent, cursor=with_change[-1].cursor)
-    assert [m.caught_up for m in tail] == [True]
+    tail = watch(daemon, A_ADMIN, agent, cursor=got[-1].cursor)
+    assert [(m.caught_up, len(m.changes)) for m in tail] == [(True, 0)]
+
+
+def test_a_write_split_over_messages_resumes_inside_it(daemon: Daemon) -> None:
+    """A batch of 300 is one log entry; its changes come 256 to a message, and the
+    cursor between them names the entry and how many of its changes were delivered."""
+    agent = fresh_agent()
+    start = head(daemon, A_ADMIN, agent)
+    channel, memory = stub(daemon)
+    with channel:
+        items = [
+            mpb.RememberRequest(content=f"item {i} {uuid.uuid4().hex}", source=USER)
+            for i in range(300)
+        ]
+        batch = memory.RememberBatch(
+            mpb.RememberBatchRequest(agent_id=agent, items=items), metadata=A_ADMIN.metadata
+        )
+    made = [r.memory.id for r in batch.results]
+    got = [m for m in watch(daemon, A_ADMIN, agent, cursor=start) if m.changes]
+    assert [len(m.changes) for m in got] == [256, 44]
+    assert [i for _, i in changes(got)] == made
+    rest = changes(watch(daemon, A_ADMIN, agent, cursor=got[0].cursor))
+    assert [i for _, i in rest] == made[256:]
 
 
 def test_live_watch_sees_writes_made_while_it_waits(daemon: Daemon) -> None:
@@ -158,7 +179,7 @@ def test_live_watch_sees_writes_made_while_it_waits(daemon: Daemon) -> None:
         made = remember(daemon, agent, "written while a watcher waits")
         live = next(responses)
         responses.cancel()
-    assert live.change.memory_id == made and live.change.kind == mpb.CHANGE_KIND_MEMORY_CREATED
+    assert changes([live]) == [("CHANGE_KIND_MEMORY_CREATED", made)]
 
 
 def test_no_change_of_another_tenant_or_agent(daemon: Daemon) -> None:
@@ -187,9 +208,9 @@ def test_clearance_filters_and_masking_applies(daemon: Daemon) -> None:
     public = remember(
         daemon, agent, "write to alice@example.com", security_level=pb.SECURITY_LEVEL_PUBLIC
     )
-    got = [m for m in watch(daemon, A_LOW, agent, cursor=start) if m.HasField("change")]
-    assert [m.change.memory_id for m in got] == [public]
-    assert "alice@example.com" not in got[0].change.memory.content
+    got = [c for m in watch(daemon, A_LOW, agent, cursor=start) for c in m.changes]
+    assert [c.memory_id for c in got] == [public]
+    assert "alice@example.com" not in got[0].memory.content
     with pytest.raises(grpc.RpcError) as denied:
         watch(daemon, A_LOW, "", tenant_wide=True)
     assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED

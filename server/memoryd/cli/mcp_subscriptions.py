@@ -123,7 +123,7 @@ class KeyWatches:
                     cursor, delay = message.cursor, self._retry_s
                     if message.caught_up:
                         followed.ready.set()
-                    elif message.change.kind in KEY_CHANGES:
+                    if any(change.kind in KEY_CHANGES for change in message.changes):
                         await self._bus.publish(ResourceUpdated(uri=uri))
             except MemorydError as exc:
                 if exc.code_name == "FAILED_PRECONDITION":  # expired: the state is unknown

@@ -56,9 +56,9 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class WatchItem:
-    """One streamed message: a change, or the mark that the watch has read everything
-    there is (``change`` None); ``cursor`` resumes after it either way."""
+    """One streamed message: changes in order, or the mark that the watch has read
+    everything there is (no changes); ``cursor`` resumes after it either way."""
 
     cursor: str
-    change: Change | None = None
+    changes: tuple[Change, ...] = ()
     caught_up: bool = False

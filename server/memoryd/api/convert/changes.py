@@ -20,14 +20,15 @@ def watch_query_from(request: mpb.WatchRequest) -> WatchQuery:
 
 def watch_response(item: WatchItem) -> mpb.WatchResponse:
     out = mpb.WatchResponse(cursor=item.cursor, caught_up=item.caught_up)
-    change = item.change
-    if change is not None:
-        out.change.kind = CHANGE_KINDS[change.kind]  # type: ignore[assignment]
-        out.change.agent_id = change.agent_id
-        out.change.memory_id = change.memory_id
-        out.change.key = change.key
+    for change in item.changes:
+        wire = out.changes.add(
+            kind=CHANGE_KINDS[change.kind],
+            agent_id=change.agent_id,
+            memory_id=change.memory_id,
+            key=change.key,
+        )
         if change.memory is not None:
-            memory_to_proto(change.memory, out.change.memory)
+            memory_to_proto(change.memory, wire.memory)
         if change.key_entry is not None:
-            key_entry_to_proto(change.key_entry, out.change.key_entry)
+            key_entry_to_proto(change.key_entry, wire.key_entry)
     return out

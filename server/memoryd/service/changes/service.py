@@ -1,8 +1,8 @@
 """Watch: the changes of an agent, or of a tenant, after a cursor (docs/watch.md).
 
 The loop reads a bounded batch of visible log entries (in a thread), yields the
-changes the caller may see one at a time, and reads the next batch only once they
-were taken: the transport's send waits for its flow control, so a slow watcher holds
+changes the caller may see in messages of at most MESSAGE_CHANGES, and reads the next
+batch only once they were taken: the transport's send waits for its flow control, so a slow watcher holds
 one batch. With nothing left to read it says so once (``caught_up``, with a cursor)
 and, following, waits for the write path's signal; else the stream ends there.
 """
@@ -10,14 +10,18 @@ and, following, waits for the write path's signal; else the stream ends there.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
-from memoryd.domain.changes import WatchItem, WatchQuery, WatchStart
+from memoryd.domain.changes import Change, WatchItem, WatchQuery, WatchStart
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.principal import CallScope
 from memoryd.durability.changes import ChangeLog, LoggedEntry
 from memoryd.service.changes.cursor import FIELD, INVALID, Binding, CursorCodec, Position
 from memoryd.service.changes.events import Found, changes_of
+
+#: Changes one message carries at most: a message per change would cost gRPC's
+#: per-message overhead for each; a bounded batch keeps what a slow watcher holds small.
+MESSAGE_CHANGES = 256
 
 
 class ChangeFeedService:
@@ -43,9 +47,8 @@ class ChangeFeedService:
             while True:
                 visible = self._log.visible_seq()
                 entries = await asyncio.to_thread(reader.read, visible)
-                for entry in entries:
-                    for item in self._items(entry, scope, query, position, binding):
-                        yield item
+                for item in self._messages(entries, scope, query, position, binding):
+                    yield item
                 if entries:
                     continue
                 if not caught_up:
@@ -69,24 +72,31 @@ class ChangeFeedService:
             raise InvalidArgument.field(FIELD, INVALID)
         return position
 
-    def _items(
+    def _messages(
         self,
-        entry: LoggedEntry,
+        entries: list[LoggedEntry],
         scope: CallScope,
         query: WatchQuery,
         resume: Position,
         binding: Binding,
-    ) -> list[WatchItem]:
-        found = changes_of(entry)
-        skip = resume.delivered if entry.seq == resume.seq and resume.delivered else 0
-        out = []
-        for index, item in enumerate(found):
-            if index < skip or not _visible_to(scope, query, item):
-                continue
-            delivered = None if index == len(found) - 1 else index + 1
-            cursor = self._cursors.encode(Position(entry.seq, delivered), binding)
-            out.append(WatchItem(cursor, item.change))
-        return out
+    ) -> Iterator[WatchItem]:
+        """The changes of ``entries`` the caller may see, MESSAGE_CHANGES a message, each
+        message with the position after its last change."""
+        batch: list[Change] = []
+        last = resume
+        for entry in entries:
+            found = changes_of(entry)
+            skip = resume.delivered if entry.seq == resume.seq and resume.delivered else 0
+            for index, item in enumerate(found):
+                if index < skip or not _visible_to(scope, query, item):
+                    continue
+                batch.append(item.change)
+                last = Position(entry.seq, None if index == len(found) - 1 else index + 1)
+                if len(batch) == MESSAGE_CHANGES:
+                    yield WatchItem(self._cursors.encode(last, binding), tuple(batch))
+                    batch = []
+        if batch:
+            yield WatchItem(self._cursors.encode(last, binding), tuple(batch))
 
 
 def _visible_to(scope: CallScope, query: WatchQuery, found: Found) -> bool:

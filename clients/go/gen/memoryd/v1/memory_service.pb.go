@@ -5156,13 +5156,13 @@ func (x *Change) GetKeyEntry() *KeyEntry {
 	return nil
 }
 
-// A change, or (change unset, caught_up) the mark that the watch has read every
-// change there is so far, sent once per watch (the last message unless following).
-// `cursor` resumes after this message.
+// Changes in order (at most 256 a message), or (no changes, caught_up) the mark that
+// the watch has read every change there is so far, sent once per watch (the last
+// message unless following). `cursor` resumes after this message.
 type WatchResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Cursor        string                 `protobuf:"bytes,1,opt,name=cursor,proto3" json:"cursor,omitempty"`
-	Change        *Change                `protobuf:"bytes,2,opt,name=change,proto3" json:"change,omitempty"`
+	Changes       []*Change              `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
 	CaughtUp      bool                   `protobuf:"varint,3,opt,name=caught_up,json=caughtUp,proto3" json:"caught_up,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5205,9 +5205,9 @@ func (x *WatchResponse) GetCursor() string {
 	return ""
 }
 
-func (x *WatchResponse) GetChange() *Change {
+func (x *WatchResponse) GetChanges() []*Change {
 	if x != nil {
-		return x.Change
+		return x.Changes
 	}
 	return nil
 }
@@ -5637,10 +5637,10 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\tmemory_id\x18\x03 \x01(\tR\bmemoryId\x12\x10\n" +
 	"\x03key\x18\x04 \x01(\tR\x03key\x12*\n" +
 	"\x06memory\x18\x05 \x01(\v2\x12.memoryd.v1.MemoryR\x06memory\x121\n" +
-	"\tkey_entry\x18\x06 \x01(\v2\x14.memoryd.v1.KeyEntryR\bkeyEntry\"p\n" +
+	"\tkey_entry\x18\x06 \x01(\v2\x14.memoryd.v1.KeyEntryR\bkeyEntry\"r\n" +
 	"\rWatchResponse\x12\x16\n" +
-	"\x06cursor\x18\x01 \x01(\tR\x06cursor\x12*\n" +
-	"\x06change\x18\x02 \x01(\v2\x12.memoryd.v1.ChangeR\x06change\x12\x1b\n" +
+	"\x06cursor\x18\x01 \x01(\tR\x06cursor\x12,\n" +
+	"\achanges\x18\x02 \x03(\v2\x12.memoryd.v1.ChangeR\achanges\x12\x1b\n" +
 	"\tcaught_up\x18\x03 \x01(\bR\bcaughtUp*\xdd\x01\n" +
 	"\rScoringPreset\x12\x1e\n" +
 	"\x1aSCORING_PRESET_UNSPECIFIED\x10\x00\x12\x1d\n" +
@@ -5929,7 +5929,7 @@ var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	8,   // 94: memoryd.v1.Change.kind:type_name -> memoryd.v1.ChangeKind
 	79,  // 95: memoryd.v1.Change.memory:type_name -> memoryd.v1.Memory
 	27,  // 96: memoryd.v1.Change.key_entry:type_name -> memoryd.v1.KeyEntry
-	72,  // 97: memoryd.v1.WatchResponse.change:type_name -> memoryd.v1.Change
+	72,  // 97: memoryd.v1.WatchResponse.changes:type_name -> memoryd.v1.Change
 	9,   // 98: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
 	11,  // 99: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
 	16,  // 100: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest

@@ -16,12 +16,13 @@ def watch(
     follow: bool = True,
 ) -> ServerStream[memory_service_pb2.WatchResponse]:
     """Every change of ``agent_id`` (``tenant_wide``: of every agent of the tenant,
-    admin) after ``cursor``, in order, as ``WatchResponse`` messages; without a cursor
-    from ``start`` ("now" or "oldest"). Each message's ``cursor`` resumes after it; the
-    first ``caught_up`` message says everything so far was sent. Following (the
-    default), the stream goes on with each change as it happens (stop iterating to
-    close it); ``follow=False`` ends it at the ``caught_up`` message. Never retried:
-    re-issue it with the last cursor."""
+        admin) after ``cursor``, in order, as ``WatchResponse`` messages (their ``changes``,
+    at most 256 a message); without a cursor
+        from ``start`` ("now" or "oldest"). Each message's ``cursor`` resumes after it; the
+        first ``caught_up`` message says everything so far was sent. Following (the
+        default), the stream goes on with each change as it happens (stop iterating to
+        close it); ``follow=False`` ends it at the ``caught_up`` message. Never retried:
+        re-issue it with the last cursor."""
     request = memory_service_pb2.WatchRequest(
         agent_id=agent_id,
         cursor=cursor,

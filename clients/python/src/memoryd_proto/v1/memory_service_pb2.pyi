@@ -916,11 +916,11 @@ class Change(_message.Message):
     def __init__(self, kind: _Optional[_Union[ChangeKind, str]] = ..., agent_id: _Optional[str] = ..., memory_id: _Optional[str] = ..., key: _Optional[str] = ..., memory: _Optional[_Union[_common_pb2.Memory, _Mapping]] = ..., key_entry: _Optional[_Union[KeyEntry, _Mapping]] = ...) -> None: ...
 
 class WatchResponse(_message.Message):
-    __slots__ = ("cursor", "change", "caught_up")
+    __slots__ = ("cursor", "changes", "caught_up")
     CURSOR_FIELD_NUMBER: _ClassVar[int]
-    CHANGE_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
     CAUGHT_UP_FIELD_NUMBER: _ClassVar[int]
     cursor: str
-    change: Change
+    changes: _containers.RepeatedCompositeFieldContainer[Change]
     caught_up: bool
-    def __init__(self, cursor: _Optional[str] = ..., change: _Optional[_Union[Change, _Mapping]] = ..., caught_up: _Optional[bool] = ...) -> None: ...
+    def __init__(self, cursor: _Optional[str] = ..., changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., caught_up: _Optional[bool] = ...) -> None: ...

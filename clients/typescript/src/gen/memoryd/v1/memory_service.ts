@@ -1268,13 +1268,13 @@ export interface Change {
 }
 
 /**
- * A change, or (change unset, caught_up) the mark that the watch has read every
- * change there is so far, sent once per watch (the last message unless following).
- * `cursor` resumes after this message.
+ * Changes in order (at most 256 a message), or (no changes, caught_up) the mark that
+ * the watch has read every change there is so far, sent once per watch (the last
+ * message unless following). `cursor` resumes after this message.
  */
 export interface WatchResponse {
   cursor: string;
-  change: Change | undefined;
+  changes: Change[];
   caughtUp: boolean;
 }
 
@@ -9835,7 +9835,7 @@ export const Change: MessageFns<Change> = {
 };
 
 function createBaseWatchResponse(): WatchResponse {
-  return { cursor: "", change: undefined, caughtUp: false };
+  return { cursor: "", changes: [], caughtUp: false };
 }
 
 export const WatchResponse: MessageFns<WatchResponse> = {
@@ -9843,8 +9843,8 @@ export const WatchResponse: MessageFns<WatchResponse> = {
     if (message.cursor !== "") {
       writer.uint32(10).string(message.cursor);
     }
-    if (message.change !== undefined) {
-      Change.encode(message.change, writer.uint32(18).fork()).join();
+    for (const v of message.changes) {
+      Change.encode(v!, writer.uint32(18).fork()).join();
     }
     if (message.caughtUp !== false) {
       writer.uint32(24).bool(message.caughtUp);
@@ -9878,7 +9878,7 @@ export const WatchResponse: MessageFns<WatchResponse> = {
               break;
             }
 
-            message.change = Change.decode(reader, reader.uint32());
+            message.changes.push(Change.decode(reader, reader.uint32()));
             continue;
           }
           case 3: {
@@ -9904,7 +9904,7 @@ export const WatchResponse: MessageFns<WatchResponse> = {
   fromJSON(object: any): WatchResponse {
     return {
       cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
-      change: isSet(object.change) ? Change.fromJSON(object.change) : undefined,
+      changes: globalThis.Array.isArray(object?.changes) ? object.changes.map((e: any) => Change.fromJSON(e)) : [],
       caughtUp: isSet(object.caughtUp)
         ? globalThis.Boolean(object.caughtUp)
         : isSet(object.caught_up)
@@ -9918,8 +9918,8 @@ export const WatchResponse: MessageFns<WatchResponse> = {
     if (message.cursor !== "") {
       obj.cursor = message.cursor;
     }
-    if (message.change !== undefined) {
-      obj.change = Change.toJSON(message.change);
+    if (message.changes?.length) {
+      obj.changes = message.changes.map((e) => Change.toJSON(e));
     }
     if (message.caughtUp !== false) {
       obj.caughtUp = message.caughtUp;
@@ -9933,9 +9933,7 @@ export const WatchResponse: MessageFns<WatchResponse> = {
   fromPartial<I extends Exact<DeepPartial<WatchResponse>, I>>(object: I): WatchResponse {
     const message = createBaseWatchResponse();
     message.cursor = object.cursor ?? "";
-    message.change = (object.change !== undefined && object.change !== null)
-      ? Change.fromPartial(object.change)
-      : undefined;
+    message.changes = object.changes?.map((e) => Change.fromPartial(e)) || [];
     message.caughtUp = object.caughtUp ?? false;
     return message;
   },

@@ -675,103 +675,103 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "ory_id\030\003 \001(\tR\010memoryId\022\020\n\003key\030\004 \001(\tR\003key" +
       "\022*\n\006memory\030\005 \001(\0132\022.memoryd.v1.MemoryR\006me" +
       "mory\0221\n\tkey_entry\030\006 \001(\0132\024.memoryd.v1.Key" +
-      "EntryR\010keyEntry\"p\n\rWatchResponse\022\026\n\006curs" +
-      "or\030\001 \001(\tR\006cursor\022*\n\006change\030\002 \001(\0132\022.memor" +
-      "yd.v1.ChangeR\006change\022\033\n\tcaught_up\030\003 \001(\010R" +
-      "\010caughtUp*\335\001\n\rScoringPreset\022\036\n\032SCORING_P" +
-      "RESET_UNSPECIFIED\020\000\022\035\n\031SCORING_PRESET_SI" +
-      "MILARITY\020\001\022\032\n\026SCORING_PRESET_DECAYED\020\002\022\033" +
-      "\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030SCORING_P" +
-      "RESET_RELEVANCE\020\004\022\032\n\026SCORING_PRESET_LAYE" +
-      "RED\020\005\022\032\n\026SCORING_PRESET_BLENDED\020\006*g\n\014Rec" +
-      "encyBasis\022\035\n\031RECENCY_BASIS_UNSPECIFIED\020\000" +
-      "\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035\n\031RECENCY_B" +
-      "ASIS_LAST_ACCESS\020\002*\256\001\n\013MemoryOrder\022\034\n\030ME" +
-      "MORY_ORDER_UNSPECIFIED\020\000\022\035\n\031MEMORY_ORDER" +
-      "_CREATED_DESC\020\001\022\034\n\030MEMORY_ORDER_CREATED_" +
-      "ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_COUNT_DESC\020" +
-      "\003\022 \n\034MEMORY_ORDER_IMPORTANCE_DESC\020\004*x\n\021W" +
-      "orkingMemoryMode\022#\n\037WORKING_MEMORY_MODE_" +
-      "UNSPECIFIED\020\000\022\035\n\031WORKING_MEMORY_MODE_MER" +
-      "GE\020\001\022\037\n\033WORKING_MEMORY_MODE_REPLACE\020\002*\216\001" +
-      "\n\013MessageRole\022\034\n\030MESSAGE_ROLE_UNSPECIFIE" +
-      "D\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026MESSAGE_RO" +
-      "LE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROLE_SYSTEM\020\003\022" +
-      "\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022LongTermMemor" +
-      "yMode\022%\n!LONG_TERM_MEMORY_MODE_UNSPECIFI" +
-      "ED\020\000\022\'\n#LONG_TERM_MEMORY_MODE_AGENT_CONT" +
-      "ROL\020\001\022(\n$LONG_TERM_MEMORY_MODE_STATIC_CO" +
-      "NTROL\020\002\022\036\n\032LONG_TERM_MEMORY_MODE_BOTH\020\003*" +
-      "\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE_KIND_UNS" +
-      "PECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIGGER\020\001\022" +
-      "\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXED_ZONE" +
-      "_KIND_INSTRUCTION\020\003*V\n\nWatchStart\022\033\n\027WAT" +
-      "CH_START_UNSPECIFIED\020\000\022\023\n\017WATCH_START_NO" +
-      "W\020\001\022\026\n\022WATCH_START_OLDEST\020\002*\340\001\n\nChangeKi" +
-      "nd\022\033\n\027CHANGE_KIND_UNSPECIFIED\020\000\022\036\n\032CHANG" +
-      "E_KIND_MEMORY_CREATED\020\001\022\036\n\032CHANGE_KIND_M" +
-      "EMORY_UPDATED\020\002\022\037\n\033CHANGE_KIND_MEMORY_AR" +
-      "CHIVED\020\003\022\036\n\032CHANGE_KIND_MEMORY_DELETED\020\004" +
-      "\022\027\n\023CHANGE_KIND_KEY_SET\020\005\022\033\n\027CHANGE_KIND" +
-      "_KEY_DELETED\020\0062\254\021\n\rMemoryService\022E\n\010Reme" +
-      "mber\022\033.memoryd.v1.RememberRequest\032\034.memo" +
-      "ryd.v1.RememberResponse\022T\n\rRememberBatch" +
-      "\022 .memoryd.v1.RememberBatchRequest\032!.mem" +
-      "oryd.v1.RememberBatchResponse\022?\n\006Recall\022" +
-      "\031.memoryd.v1.RecallRequest\032\032.memoryd.v1." +
-      "RecallResponse\022H\n\tGetMemory\022\034.memoryd.v1" +
-      ".GetMemoryRequest\032\035.memoryd.v1.GetMemory" +
-      "Response\022Q\n\014ListMemories\022\037.memoryd.v1.Li" +
-      "stMemoriesRequest\032 .memoryd.v1.ListMemor" +
-      "iesResponse\022Q\n\014UpdateMemory\022\037.memoryd.v1" +
-      ".UpdateMemoryRequest\032 .memoryd.v1.Update" +
-      "MemoryResponse\022W\n\016ForgetMemories\022!.memor" +
-      "yd.v1.ForgetMemoriesRequest\032\".memoryd.v1" +
-      ".ForgetMemoriesResponse\022H\n\tSetMemory\022\034.m" +
-      "emoryd.v1.SetMemoryRequest\032\035.memoryd.v1." +
-      "SetMemoryResponse\022?\n\006GetKey\022\031.memoryd.v1" +
-      ".GetKeyRequest\032\032.memoryd.v1.GetKeyRespon" +
-      "se\022E\n\010ListKeys\022\033.memoryd.v1.ListKeysRequ" +
-      "est\032\034.memoryd.v1.ListKeysResponse\022K\n\nKey" +
-      "History\022\035.memoryd.v1.KeyHistoryRequest\032\036" +
-      ".memoryd.v1.KeyHistoryResponse\022]\n\020SetWor" +
-      "kingMemory\022#.memoryd.v1.SetWorkingMemory" +
-      "Request\032$.memoryd.v1.SetWorkingMemoryRes" +
-      "ponse\022]\n\020GetWorkingMemory\022#.memoryd.v1.G" +
-      "etWorkingMemoryRequest\032$.memoryd.v1.GetW" +
-      "orkingMemoryResponse\022f\n\023DeleteWorkingMem" +
-      "ory\022&.memoryd.v1.DeleteWorkingMemoryRequ" +
-      "est\032\'.memoryd.v1.DeleteWorkingMemoryResp" +
-      "onse\022r\n\027ListWorkingMemoryScopes\022*.memory" +
-      "d.v1.ListWorkingMemoryScopesRequest\032+.me" +
-      "moryd.v1.ListWorkingMemoryScopesResponse" +
-      "\022K\n\nGetProfile\022\035.memoryd.v1.GetProfileRe" +
-      "quest\032\036.memoryd.v1.GetProfileResponse\022K\n" +
-      "\nSetProfile\022\035.memoryd.v1.SetProfileReque" +
-      "st\032\036.memoryd.v1.SetProfileResponse\022W\n\016Ap" +
-      "pendMessages\022!.memoryd.v1.AppendMessages" +
-      "Request\032\".memoryd.v1.AppendMessagesRespo" +
-      "nse\022]\n\020GetSessionWindow\022#.memoryd.v1.Get" +
-      "SessionWindowRequest\032$.memoryd.v1.GetSes" +
-      "sionWindowResponse\022`\n\021InjectInstruction\022" +
-      "$.memoryd.v1.InjectInstructionRequest\032%." +
-      "memoryd.v1.InjectInstructionResponse\022K\n\n" +
-      "EndSession\022\035.memoryd.v1.EndSessionReques" +
-      "t\032\036.memoryd.v1.EndSessionResponse\022c\n\022Get" +
-      "SessionMessages\022%.memoryd.v1.GetSessionM" +
-      "essagesRequest\032&.memoryd.v1.GetSessionMe",
-      "ssagesResponse\022W\n\016DeleteMessages\022!.memor" +
-      "yd.v1.DeleteMessagesRequest\032\".memoryd.v1" +
-      ".DeleteMessagesResponse\022Q\n\014ClearSession\022" +
-      "\037.memoryd.v1.ClearSessionRequest\032 .memor" +
-      "yd.v1.ClearSessionResponse\022i\n\024GetSession" +
-      "Attachment\022\'.memoryd.v1.GetSessionAttach" +
-      "mentRequest\032(.memoryd.v1.GetSessionAttac" +
-      "hmentResponse\022>\n\005Watch\022\030.memoryd.v1.Watc" +
-      "hRequest\032\031.memoryd.v1.WatchResponse0\001Bm\n" +
-      "\016dev.memoryd.v1B\022MemoryServiceProtoP\001\242\002\003" +
-      "MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\" +
-      "V1\\GPBMetadata\352\002\013Memoryd::V1b\006proto3"
+      "EntryR\010keyEntry\"r\n\rWatchResponse\022\026\n\006curs" +
+      "or\030\001 \001(\tR\006cursor\022,\n\007changes\030\002 \003(\0132\022.memo" +
+      "ryd.v1.ChangeR\007changes\022\033\n\tcaught_up\030\003 \001(" +
+      "\010R\010caughtUp*\335\001\n\rScoringPreset\022\036\n\032SCORING" +
+      "_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORING_PRESET_" +
+      "SIMILARITY\020\001\022\032\n\026SCORING_PRESET_DECAYED\020\002" +
+      "\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030SCORING" +
+      "_PRESET_RELEVANCE\020\004\022\032\n\026SCORING_PRESET_LA" +
+      "YERED\020\005\022\032\n\026SCORING_PRESET_BLENDED\020\006*g\n\014R" +
+      "ecencyBasis\022\035\n\031RECENCY_BASIS_UNSPECIFIED" +
+      "\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035\n\031RECENCY" +
+      "_BASIS_LAST_ACCESS\020\002*\256\001\n\013MemoryOrder\022\034\n\030" +
+      "MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031MEMORY_ORD" +
+      "ER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORDER_CREATE" +
+      "D_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_COUNT_DES" +
+      "C\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_DESC\020\004*x\n" +
+      "\021WorkingMemoryMode\022#\n\037WORKING_MEMORY_MOD" +
+      "E_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMORY_MODE_M" +
+      "ERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_REPLACE\020\002*" +
+      "\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE_UNSPECIF" +
+      "IED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026MESSAGE_" +
+      "ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROLE_SYSTEM\020" +
+      "\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022LongTermMem" +
+      "oryMode\022%\n!LONG_TERM_MEMORY_MODE_UNSPECI" +
+      "FIED\020\000\022\'\n#LONG_TERM_MEMORY_MODE_AGENT_CO" +
+      "NTROL\020\001\022(\n$LONG_TERM_MEMORY_MODE_STATIC_" +
+      "CONTROL\020\002\022\036\n\032LONG_TERM_MEMORY_MODE_BOTH\020" +
+      "\003*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE_KIND_U" +
+      "NSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIGGER\020" +
+      "\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXED_ZO" +
+      "NE_KIND_INSTRUCTION\020\003*V\n\nWatchStart\022\033\n\027W" +
+      "ATCH_START_UNSPECIFIED\020\000\022\023\n\017WATCH_START_" +
+      "NOW\020\001\022\026\n\022WATCH_START_OLDEST\020\002*\340\001\n\nChange" +
+      "Kind\022\033\n\027CHANGE_KIND_UNSPECIFIED\020\000\022\036\n\032CHA" +
+      "NGE_KIND_MEMORY_CREATED\020\001\022\036\n\032CHANGE_KIND" +
+      "_MEMORY_UPDATED\020\002\022\037\n\033CHANGE_KIND_MEMORY_" +
+      "ARCHIVED\020\003\022\036\n\032CHANGE_KIND_MEMORY_DELETED" +
+      "\020\004\022\027\n\023CHANGE_KIND_KEY_SET\020\005\022\033\n\027CHANGE_KI" +
+      "ND_KEY_DELETED\020\0062\254\021\n\rMemoryService\022E\n\010Re" +
+      "member\022\033.memoryd.v1.RememberRequest\032\034.me" +
+      "moryd.v1.RememberResponse\022T\n\rRememberBat" +
+      "ch\022 .memoryd.v1.RememberBatchRequest\032!.m" +
+      "emoryd.v1.RememberBatchResponse\022?\n\006Recal" +
+      "l\022\031.memoryd.v1.RecallRequest\032\032.memoryd.v" +
+      "1.RecallResponse\022H\n\tGetMemory\022\034.memoryd." +
+      "v1.GetMemoryRequest\032\035.memoryd.v1.GetMemo" +
+      "ryResponse\022Q\n\014ListMemories\022\037.memoryd.v1." +
+      "ListMemoriesRequest\032 .memoryd.v1.ListMem" +
+      "oriesResponse\022Q\n\014UpdateMemory\022\037.memoryd." +
+      "v1.UpdateMemoryRequest\032 .memoryd.v1.Upda" +
+      "teMemoryResponse\022W\n\016ForgetMemories\022!.mem" +
+      "oryd.v1.ForgetMemoriesRequest\032\".memoryd." +
+      "v1.ForgetMemoriesResponse\022H\n\tSetMemory\022\034" +
+      ".memoryd.v1.SetMemoryRequest\032\035.memoryd.v" +
+      "1.SetMemoryResponse\022?\n\006GetKey\022\031.memoryd." +
+      "v1.GetKeyRequest\032\032.memoryd.v1.GetKeyResp" +
+      "onse\022E\n\010ListKeys\022\033.memoryd.v1.ListKeysRe" +
+      "quest\032\034.memoryd.v1.ListKeysResponse\022K\n\nK" +
+      "eyHistory\022\035.memoryd.v1.KeyHistoryRequest" +
+      "\032\036.memoryd.v1.KeyHistoryResponse\022]\n\020SetW" +
+      "orkingMemory\022#.memoryd.v1.SetWorkingMemo" +
+      "ryRequest\032$.memoryd.v1.SetWorkingMemoryR" +
+      "esponse\022]\n\020GetWorkingMemory\022#.memoryd.v1" +
+      ".GetWorkingMemoryRequest\032$.memoryd.v1.Ge" +
+      "tWorkingMemoryResponse\022f\n\023DeleteWorkingM" +
+      "emory\022&.memoryd.v1.DeleteWorkingMemoryRe" +
+      "quest\032\'.memoryd.v1.DeleteWorkingMemoryRe" +
+      "sponse\022r\n\027ListWorkingMemoryScopes\022*.memo" +
+      "ryd.v1.ListWorkingMemoryScopesRequest\032+." +
+      "memoryd.v1.ListWorkingMemoryScopesRespon" +
+      "se\022K\n\nGetProfile\022\035.memoryd.v1.GetProfile" +
+      "Request\032\036.memoryd.v1.GetProfileResponse\022" +
+      "K\n\nSetProfile\022\035.memoryd.v1.SetProfileReq" +
+      "uest\032\036.memoryd.v1.SetProfileResponse\022W\n\016" +
+      "AppendMessages\022!.memoryd.v1.AppendMessag" +
+      "esRequest\032\".memoryd.v1.AppendMessagesRes" +
+      "ponse\022]\n\020GetSessionWindow\022#.memoryd.v1.G" +
+      "etSessionWindowRequest\032$.memoryd.v1.GetS" +
+      "essionWindowResponse\022`\n\021InjectInstructio" +
+      "n\022$.memoryd.v1.InjectInstructionRequest\032" +
+      "%.memoryd.v1.InjectInstructionResponse\022K" +
+      "\n\nEndSession\022\035.memoryd.v1.EndSessionRequ" +
+      "est\032\036.memoryd.v1.EndSessionResponse\022c\n\022G" +
+      "etSessionMessages\022%.memoryd.v1.GetSessio" +
+      "nMessagesRequest\032&.memoryd.v1.GetSession",
+      "MessagesResponse\022W\n\016DeleteMessages\022!.mem" +
+      "oryd.v1.DeleteMessagesRequest\032\".memoryd." +
+      "v1.DeleteMessagesResponse\022Q\n\014ClearSessio" +
+      "n\022\037.memoryd.v1.ClearSessionRequest\032 .mem" +
+      "oryd.v1.ClearSessionResponse\022i\n\024GetSessi" +
+      "onAttachment\022\'.memoryd.v1.GetSessionAtta" +
+      "chmentRequest\032(.memoryd.v1.GetSessionAtt" +
+      "achmentResponse\022>\n\005Watch\022\030.memoryd.v1.Wa" +
+      "tchRequest\032\031.memoryd.v1.WatchResponse0\001B" +
+      "m\n\016dev.memoryd.v1B\022MemoryServiceProtoP\001\242" +
+      "\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Memory" +
+      "d\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -1171,7 +1171,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_WatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_WatchResponse_descriptor,
-        new java.lang.String[] { "Cursor", "Change", "CaughtUp", });
+        new java.lang.String[] { "Cursor", "Changes", "CaughtUp", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.FieldMaskProto.getDescriptor();

@@ -7,9 +7,9 @@ package dev.memoryd.v1;
 
 /**
  * <pre>
- * A change, or (change unset, caught_up) the mark that the watch has read every
- * change there is so far, sent once per watch (the last message unless following).
- * `cursor` resumes after this message.
+ * Changes in order (at most 256 a message), or (no changes, caught_up) the mark that
+ * the watch has read every change there is so far, sent once per watch (the last
+ * message unless following). `cursor` resumes after this message.
  * </pre>
  *
  * Protobuf type {@code memoryd.v1.WatchResponse}
@@ -35,6 +35,7 @@ private static final long serialVersionUID = 0L;
   }
   private WatchResponse() {
     cursor_ = "";
+    changes_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -55,7 +56,6 @@ private static final long serialVersionUID = 0L;
             dev.memoryd.v1.WatchResponse.class, dev.memoryd.v1.WatchResponse.Builder.class);
   }
 
-  private int bitField0_;
   public static final int CURSOR_FIELD_NUMBER = 1;
   @SuppressWarnings("serial")
   private volatile java.lang.Object cursor_ = "";
@@ -95,30 +95,45 @@ private static final long serialVersionUID = 0L;
     }
   }
 
-  public static final int CHANGE_FIELD_NUMBER = 2;
-  private dev.memoryd.v1.Change change_;
+  public static final int CHANGES_FIELD_NUMBER = 2;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.memoryd.v1.Change> changes_;
   /**
-   * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
-   * @return Whether the change field is set.
+   * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
    */
   @java.lang.Override
-  public boolean hasChange() {
-    return ((bitField0_ & 0x00000001) != 0);
+  public java.util.List<dev.memoryd.v1.Change> getChangesList() {
+    return changes_;
   }
   /**
-   * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
-   * @return The change.
+   * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
    */
   @java.lang.Override
-  public dev.memoryd.v1.Change getChange() {
-    return change_ == null ? dev.memoryd.v1.Change.getDefaultInstance() : change_;
+  public java.util.List<? extends dev.memoryd.v1.ChangeOrBuilder> 
+      getChangesOrBuilderList() {
+    return changes_;
   }
   /**
-   * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
+   * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
    */
   @java.lang.Override
-  public dev.memoryd.v1.ChangeOrBuilder getChangeOrBuilder() {
-    return change_ == null ? dev.memoryd.v1.Change.getDefaultInstance() : change_;
+  public int getChangesCount() {
+    return changes_.size();
+  }
+  /**
+   * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.Change getChanges(int index) {
+    return changes_.get(index);
+  }
+  /**
+   * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.ChangeOrBuilder getChangesOrBuilder(
+      int index) {
+    return changes_.get(index);
   }
 
   public static final int CAUGHT_UP_FIELD_NUMBER = 3;
@@ -149,8 +164,8 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(cursor_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 1, cursor_);
     }
-    if (((bitField0_ & 0x00000001) != 0)) {
-      output.writeMessage(2, getChange());
+    for (int i = 0; i < changes_.size(); i++) {
+      output.writeMessage(2, changes_.get(i));
     }
     if (caughtUp_ != false) {
       output.writeBool(3, caughtUp_);
@@ -162,10 +177,15 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(cursor_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(1, cursor_);
     }
-    if (((bitField0_ & 0x00000001) != 0)) {
-      size += com.google.protobuf.CodedOutputStream
-        .computeMessageSize(2, getChange());
-    }
+
+        {
+          final int count = changes_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(changes_.get(i));
+          }
+          size += 1 * count;
+        }
     if (caughtUp_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(3, caughtUp_);
@@ -196,11 +216,8 @@ private static final long serialVersionUID = 0L;
 
     if (!getCursor()
         .equals(other.getCursor())) return false;
-    if (hasChange() != other.hasChange()) return false;
-    if (hasChange()) {
-      if (!getChange()
-          .equals(other.getChange())) return false;
-    }
+    if (!getChangesList()
+        .equals(other.getChangesList())) return false;
     if (getCaughtUp()
         != other.getCaughtUp()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
@@ -216,9 +233,9 @@ private static final long serialVersionUID = 0L;
     hash = (19 * hash) + getDescriptor().hashCode();
     hash = (37 * hash) + CURSOR_FIELD_NUMBER;
     hash = (53 * hash) + getCursor().hashCode();
-    if (hasChange()) {
-      hash = (37 * hash) + CHANGE_FIELD_NUMBER;
-      hash = (53 * hash) + getChange().hashCode();
+    if (getChangesCount() > 0) {
+      hash = (37 * hash) + CHANGES_FIELD_NUMBER;
+      hash = (53 * hash) + getChangesList().hashCode();
     }
     hash = (37 * hash) + CAUGHT_UP_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
@@ -322,9 +339,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * A change, or (change unset, caught_up) the mark that the watch has read every
-   * change there is so far, sent once per watch (the last message unless following).
-   * `cursor` resumes after this message.
+   * Changes in order (at most 256 a message), or (no changes, caught_up) the mark that
+   * the watch has read every change there is so far, sent once per watch (the last
+   * message unless following). `cursor` resumes after this message.
    * </pre>
    *
    * Protobuf type {@code memoryd.v1.WatchResponse}
@@ -348,30 +365,26 @@ private static final long serialVersionUID = 0L;
 
     // Construct using dev.memoryd.v1.WatchResponse.newBuilder()
     private Builder() {
-      maybeForceBuilderInitialization();
+
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-      maybeForceBuilderInitialization();
-    }
-    private void maybeForceBuilderInitialization() {
-      if (com.google.protobuf.GeneratedMessage
-              .alwaysUseFieldBuilders) {
-        internalGetChangeFieldBuilder();
-      }
+
     }
     @java.lang.Override
     public Builder clear() {
       super.clear();
       bitField0_ = 0;
       cursor_ = "";
-      change_ = null;
-      if (changeBuilder_ != null) {
-        changeBuilder_.dispose();
-        changeBuilder_ = null;
+      if (changesBuilder_ == null) {
+        changes_ = java.util.Collections.emptyList();
+      } else {
+        changes_ = null;
+        changesBuilder_.clear();
       }
+      bitField0_ = (bitField0_ & ~0x00000002);
       caughtUp_ = false;
       return this;
     }
@@ -399,9 +412,22 @@ private static final long serialVersionUID = 0L;
     @java.lang.Override
     public dev.memoryd.v1.WatchResponse buildPartial() {
       dev.memoryd.v1.WatchResponse result = new dev.memoryd.v1.WatchResponse(this);
+      buildPartialRepeatedFields(result);
       if (bitField0_ != 0) { buildPartial0(result); }
       onBuilt();
       return result;
+    }
+
+    private void buildPartialRepeatedFields(dev.memoryd.v1.WatchResponse result) {
+      if (changesBuilder_ == null) {
+        if (((bitField0_ & 0x00000002) != 0)) {
+          changes_ = java.util.Collections.unmodifiableList(changes_);
+          bitField0_ = (bitField0_ & ~0x00000002);
+        }
+        result.changes_ = changes_;
+      } else {
+        result.changes_ = changesBuilder_.build();
+      }
     }
 
     private void buildPartial0(dev.memoryd.v1.WatchResponse result) {
@@ -409,17 +435,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000001) != 0)) {
         result.cursor_ = cursor_;
       }
-      int to_bitField0_ = 0;
-      if (((from_bitField0_ & 0x00000002) != 0)) {
-        result.change_ = changeBuilder_ == null
-            ? change_
-            : changeBuilder_.build();
-        to_bitField0_ |= 0x00000001;
-      }
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.caughtUp_ = caughtUp_;
       }
-      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -439,8 +457,31 @@ private static final long serialVersionUID = 0L;
         bitField0_ |= 0x00000001;
         onChanged();
       }
-      if (other.hasChange()) {
-        mergeChange(other.getChange());
+      if (changesBuilder_ == null) {
+        if (!other.changes_.isEmpty()) {
+          if (changes_.isEmpty()) {
+            changes_ = other.changes_;
+            bitField0_ = (bitField0_ & ~0x00000002);
+          } else {
+            ensureChangesIsMutable();
+            changes_.addAll(other.changes_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.changes_.isEmpty()) {
+          if (changesBuilder_.isEmpty()) {
+            changesBuilder_.dispose();
+            changesBuilder_ = null;
+            changes_ = other.changes_;
+            bitField0_ = (bitField0_ & ~0x00000002);
+            changesBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetChangesFieldBuilder() : null;
+          } else {
+            changesBuilder_.addAllMessages(other.changes_);
+          }
+        }
       }
       if (other.getCaughtUp() != false) {
         setCaughtUp(other.getCaughtUp());
@@ -475,10 +516,16 @@ private static final long serialVersionUID = 0L;
               break;
             } // case 10
             case 18: {
-              input.readMessage(
-                  internalGetChangeFieldBuilder().getBuilder(),
-                  extensionRegistry);
-              bitField0_ |= 0x00000002;
+              dev.memoryd.v1.Change m =
+                  input.readMessage(
+                      dev.memoryd.v1.Change.parser(),
+                      extensionRegistry);
+              if (changesBuilder_ == null) {
+                ensureChangesIsMutable();
+                changes_.add(m);
+              } else {
+                changesBuilder_.addMessage(m);
+              }
               break;
             } // case 18
             case 24: {
@@ -575,123 +622,238 @@ private static final long serialVersionUID = 0L;
       return this;
     }
 
-    private dev.memoryd.v1.Change change_;
-    private com.google.protobuf.SingleFieldBuilder<
-        dev.memoryd.v1.Change, dev.memoryd.v1.Change.Builder, dev.memoryd.v1.ChangeOrBuilder> changeBuilder_;
-    /**
-     * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
-     * @return Whether the change field is set.
-     */
-    public boolean hasChange() {
-      return ((bitField0_ & 0x00000002) != 0);
-    }
-    /**
-     * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
-     * @return The change.
-     */
-    public dev.memoryd.v1.Change getChange() {
-      if (changeBuilder_ == null) {
-        return change_ == null ? dev.memoryd.v1.Change.getDefaultInstance() : change_;
-      } else {
-        return changeBuilder_.getMessage();
-      }
-    }
-    /**
-     * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
-     */
-    public Builder setChange(dev.memoryd.v1.Change value) {
-      if (changeBuilder_ == null) {
-        java.util.Objects.requireNonNull(value);
-        change_ = value;
-      } else {
-        changeBuilder_.setMessage(value);
-      }
-      bitField0_ |= 0x00000002;
-      onChanged();
-      return this;
-    }
-    /**
-     * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
-     */
-    public Builder setChange(
-        dev.memoryd.v1.Change.Builder builderForValue) {
-      if (changeBuilder_ == null) {
-        change_ = builderForValue.build();
-      } else {
-        changeBuilder_.setMessage(builderForValue.build());
-      }
-      bitField0_ |= 0x00000002;
-      onChanged();
-      return this;
-    }
-    /**
-     * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
-     */
-    public Builder mergeChange(dev.memoryd.v1.Change value) {
-      if (changeBuilder_ == null) {
-        if (((bitField0_ & 0x00000002) != 0) &&
-          change_ != null &&
-          change_ != dev.memoryd.v1.Change.getDefaultInstance()) {
-          getChangeBuilder().mergeFrom(value);
-        } else {
-          change_ = value;
-        }
-      } else {
-        changeBuilder_.mergeFrom(value);
-      }
-      if (change_ != null) {
+    private java.util.List<dev.memoryd.v1.Change> changes_ =
+      java.util.Collections.emptyList();
+    private void ensureChangesIsMutable() {
+      if (!((bitField0_ & 0x00000002) != 0)) {
+        changes_ = new java.util.ArrayList<dev.memoryd.v1.Change>(changes_);
         bitField0_ |= 0x00000002;
-        onChanged();
-      }
-      return this;
+       }
     }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.memoryd.v1.Change, dev.memoryd.v1.Change.Builder, dev.memoryd.v1.ChangeOrBuilder> changesBuilder_;
+
     /**
-     * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
      */
-    public Builder clearChange() {
-      bitField0_ = (bitField0_ & ~0x00000002);
-      change_ = null;
-      if (changeBuilder_ != null) {
-        changeBuilder_.dispose();
-        changeBuilder_ = null;
-      }
-      onChanged();
-      return this;
-    }
-    /**
-     * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
-     */
-    public dev.memoryd.v1.Change.Builder getChangeBuilder() {
-      bitField0_ |= 0x00000002;
-      onChanged();
-      return internalGetChangeFieldBuilder().getBuilder();
-    }
-    /**
-     * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
-     */
-    public dev.memoryd.v1.ChangeOrBuilder getChangeOrBuilder() {
-      if (changeBuilder_ != null) {
-        return changeBuilder_.getMessageOrBuilder();
+    public java.util.List<dev.memoryd.v1.Change> getChangesList() {
+      if (changesBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(changes_);
       } else {
-        return change_ == null ?
-            dev.memoryd.v1.Change.getDefaultInstance() : change_;
+        return changesBuilder_.getMessageList();
       }
     }
     /**
-     * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
      */
-    private com.google.protobuf.SingleFieldBuilder<
+    public int getChangesCount() {
+      if (changesBuilder_ == null) {
+        return changes_.size();
+      } else {
+        return changesBuilder_.getCount();
+      }
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public dev.memoryd.v1.Change getChanges(int index) {
+      if (changesBuilder_ == null) {
+        return changes_.get(index);
+      } else {
+        return changesBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public Builder setChanges(
+        int index, dev.memoryd.v1.Change value) {
+      if (changesBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureChangesIsMutable();
+        changes_.set(index, value);
+        onChanged();
+      } else {
+        changesBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public Builder setChanges(
+        int index, dev.memoryd.v1.Change.Builder builderForValue) {
+      if (changesBuilder_ == null) {
+        ensureChangesIsMutable();
+        changes_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        changesBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public Builder addChanges(dev.memoryd.v1.Change value) {
+      if (changesBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureChangesIsMutable();
+        changes_.add(value);
+        onChanged();
+      } else {
+        changesBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public Builder addChanges(
+        int index, dev.memoryd.v1.Change value) {
+      if (changesBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureChangesIsMutable();
+        changes_.add(index, value);
+        onChanged();
+      } else {
+        changesBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public Builder addChanges(
+        dev.memoryd.v1.Change.Builder builderForValue) {
+      if (changesBuilder_ == null) {
+        ensureChangesIsMutable();
+        changes_.add(builderForValue.build());
+        onChanged();
+      } else {
+        changesBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public Builder addChanges(
+        int index, dev.memoryd.v1.Change.Builder builderForValue) {
+      if (changesBuilder_ == null) {
+        ensureChangesIsMutable();
+        changes_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        changesBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public Builder addAllChanges(
+        java.lang.Iterable<? extends dev.memoryd.v1.Change> values) {
+      if (changesBuilder_ == null) {
+        ensureChangesIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, changes_);
+        onChanged();
+      } else {
+        changesBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public Builder clearChanges() {
+      if (changesBuilder_ == null) {
+        changes_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000002);
+        onChanged();
+      } else {
+        changesBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public Builder removeChanges(int index) {
+      if (changesBuilder_ == null) {
+        ensureChangesIsMutable();
+        changes_.remove(index);
+        onChanged();
+      } else {
+        changesBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public dev.memoryd.v1.Change.Builder getChangesBuilder(
+        int index) {
+      return internalGetChangesFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public dev.memoryd.v1.ChangeOrBuilder getChangesOrBuilder(
+        int index) {
+      if (changesBuilder_ == null) {
+        return changes_.get(index);  } else {
+        return changesBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public java.util.List<? extends dev.memoryd.v1.ChangeOrBuilder> 
+         getChangesOrBuilderList() {
+      if (changesBuilder_ != null) {
+        return changesBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(changes_);
+      }
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public dev.memoryd.v1.Change.Builder addChangesBuilder() {
+      return internalGetChangesFieldBuilder().addBuilder(
+          dev.memoryd.v1.Change.getDefaultInstance());
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public dev.memoryd.v1.Change.Builder addChangesBuilder(
+        int index) {
+      return internalGetChangesFieldBuilder().addBuilder(
+          index, dev.memoryd.v1.Change.getDefaultInstance());
+    }
+    /**
+     * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+     */
+    public java.util.List<dev.memoryd.v1.Change.Builder> 
+         getChangesBuilderList() {
+      return internalGetChangesFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
         dev.memoryd.v1.Change, dev.memoryd.v1.Change.Builder, dev.memoryd.v1.ChangeOrBuilder> 
-        internalGetChangeFieldBuilder() {
-      if (changeBuilder_ == null) {
-        changeBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+        internalGetChangesFieldBuilder() {
+      if (changesBuilder_ == null) {
+        changesBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
             dev.memoryd.v1.Change, dev.memoryd.v1.Change.Builder, dev.memoryd.v1.ChangeOrBuilder>(
-                getChange(),
+                changes_,
+                ((bitField0_ & 0x00000002) != 0),
                 getParentForChildren(),
                 isClean());
-        change_ = null;
+        changes_ = null;
       }
-      return changeBuilder_;
+      return changesBuilder_;
     }
 
     private boolean caughtUp_ ;

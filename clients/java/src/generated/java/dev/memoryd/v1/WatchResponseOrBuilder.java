@@ -23,19 +23,28 @@ public interface WatchResponseOrBuilder extends
       getCursorBytes();
 
   /**
-   * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
-   * @return Whether the change field is set.
+   * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
    */
-  boolean hasChange();
+  java.util.List<dev.memoryd.v1.Change> 
+      getChangesList();
   /**
-   * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
-   * @return The change.
+   * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
    */
-  dev.memoryd.v1.Change getChange();
+  dev.memoryd.v1.Change getChanges(int index);
   /**
-   * <code>.memoryd.v1.Change change = 2 [json_name = "change"];</code>
+   * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
    */
-  dev.memoryd.v1.ChangeOrBuilder getChangeOrBuilder();
+  int getChangesCount();
+  /**
+   * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+   */
+  java.util.List<? extends dev.memoryd.v1.ChangeOrBuilder> 
+      getChangesOrBuilderList();
+  /**
+   * <code>repeated .memoryd.v1.Change changes = 2 [json_name = "changes"];</code>
+   */
+  dev.memoryd.v1.ChangeOrBuilder getChangesOrBuilder(
+      int index);
 
   /**
    * <code>bool caught_up = 3 [json_name = "caughtUp"];</code>
