@@ -39,6 +39,9 @@ AGENT = "watched"
 BATCH = 100
 TARGET_EVENTS_PER_S = 5_000.0
 TARGET_WRITER_RATIO = 0.9
+#: Stalled watchers start by reading and encoding one batch each (up to 4 MiB of
+#: log): the writer's rate is measured once that is done.
+SETTLE_S = 2.0
 
 
 def _batch(agent: str, n: int) -> mpb.RememberBatchRequest:
@@ -89,6 +92,7 @@ def run(tmp: Path, events: int, write_s: float, stalled: int = 4) -> dict[str, A
                     agent_id=AGENT, start=mpb.WATCH_START_OLDEST, follow=True
                 )
                 streams = [stub.Watch(request, timeout=600) for _ in range(stalled)]
+                time.sleep(SETTLE_S)  # they read their first batch, then stall
                 try:
                     beside.append(_write_rate(stub, write_s))
                 finally:

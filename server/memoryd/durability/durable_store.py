@@ -263,12 +263,16 @@ class Durability:
     async def commit(self, ops: list[Op]) -> None:
         """Durable on return (or Unavailable: nothing was stored); applied unless the
         store is degraded, in which case the reason is reported to the call."""
+        entry = self._log(ops)
         try:
-            await self._commit(ops)
+            await self._settle(entry)
+        except asyncio.CancelledError:
+            self._orphaned(entry)
+            raise
         finally:
             self.changes.signal.notify()  # decided: visible to watchers, or skipped
 
-    async def _commit(self, ops: list[Op]) -> None:
+    def _log(self, ops: list[Op]) -> Entry:
         if self._closed:
             raise Unavailable("the server is shutting down; write not accepted")
         # The calls' STARTED events ride in the entry: durable with it, in one fsync.
@@ -281,6 +285,25 @@ class Durability:
             admission.logged(seq)
         entry = Entry(seq, ops, durable)
         self.pending.add(entry)
+        return entry
+
+    def _orphaned(self, entry: Entry) -> None:
+        """The caller went away (its call cancelled) before its write was settled: once
+        durable it is applied in the background like one answered early, or dropped if
+        its fsync fails; never left undecided, holding up the change feed."""
+
+        def settle(durable: asyncio.Future[None]) -> None:
+            if durable.exception() is not None:
+                self.pending.remove(entry)
+            elif not entry.applied:
+                entry.answered = True
+                self._apply_behind()
+            self.changes.signal.notify()
+
+        entry.durable.add_done_callback(settle)
+
+    async def _settle(self, entry: Entry) -> None:
+        seq, durable = entry.seq, entry.durable
         try:
             with self.tracing.span(WAL_APPEND, {"memoryd.wal.seq": seq}):
                 await asyncio.shield(durable)

@@ -182,3 +182,28 @@ async def test_damaged_bytes_are_data_loss_never_a_skip(tmp_path: Path) -> None:
     with pytest.raises(DataLoss, match="damaged"):
         read_all(core.changes, 0)
     await core.close()
+
+
+async def test_a_write_whose_caller_went_away_is_applied_and_visible(tmp_path: Path) -> None:
+    """A call cancelled while its durable write waits to be applied (the client went
+    away) must not leave the entry undecided: the feed would stall for everyone."""
+    held = RefusingStore()
+    core = await open_core(tmp_path, store=held)
+    store = DurableStore(core, dimension=DIM)
+    holding = asyncio.create_task(store.upsert(P, [memory(0, "hold")]))
+    await held.holding.wait()  # the apply lock is held by this write's apply
+    leaving = asyncio.create_task(store.upsert(P, [memory(1)]))
+    await asyncio.sleep(0)  # it logs its entry
+    logged = core.pending.values()[-1]
+    assert ids([LoggedEntry(logged.seq, logged.ops)]) == ["m1"]
+    await asyncio.shield(logged.durable)  # durable, waiting for the apply lock
+    leaving.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await leaving
+    held.release.set()
+    await holding
+    await asyncio.wait_for(core.changes.wait(1), 5)
+    assert ids(read_all(core.changes, 0)) == ["m0", "m1"]
+    await core.caught_up(P)
+    assert [m.id for m in await held.get(P, ["m1"])] == ["m1"]
+    await core.close()
