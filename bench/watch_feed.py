@@ -39,7 +39,7 @@ AGENT = "watched"
 BATCH = 100
 TARGET_EVENTS_PER_S = 5_000.0
 TARGET_WRITER_RATIO = 0.9
-#: Stalled watchers start by reading and encoding one batch each (up to 4 MiB of
+#: Stalled watchers start by reading and encoding one batch each (up to 1 MiB of
 #: log): the writer's rate is measured once that is done.
 SETTLE_S = 2.0
 

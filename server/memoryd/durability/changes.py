@@ -29,7 +29,7 @@ from memoryd.durability.wal_scan import COMMIT_MARK, HEADER, MAX_ENTRY_BYTES
 _SEQ = struct.Struct("<Q")
 #: Entries and payload bytes one read takes at most (a slow watcher holds one batch).
 BATCH_ENTRIES = 256
-BATCH_BYTES = 4 * 2**20
+BATCH_BYTES = 2**20
 
 
 class _Stop(enum.Enum):
