@@ -132,9 +132,10 @@ class ChangeReader:
             self._file.close()
             self._file = None
 
-    def read(self, visible: int) -> list[LoggedEntry]:
-        """The next visible entries (at most a batch), in order; [] when there are
-        none yet."""
+    def read(self, visible: int, marker: bytes = b"") -> list[LoggedEntry]:
+        """The next visible entries (at most a batch) whose payload holds ``marker``
+        (``ops.partition_marker``: others are passed over undecoded), in order; []
+        when there are none yet."""
         out: list[LoggedEntry] = []
         size = 0
         while len(out) < BATCH_ENTRIES and size < BATCH_BYTES and self.after < visible:
@@ -152,7 +153,7 @@ class ChangeReader:
                 continue
             self.after = seq
             size += len(payload)
-            if seq not in self._log.refused:
+            if seq not in self._log.refused and marker in payload:
                 out.append(LoggedEntry(seq, decode(payload)))
         return out
 

@@ -19,6 +19,7 @@ from memoryd.domain.models import Memory, Partition, utcnow
 from memoryd.durability.changes import ChangeLog, CursorExpired, LoggedEntry
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableStore
+from memoryd.durability.ops import partition_marker
 from memoryd.durability.wal import SUFFIX, WriteAheadLog
 from memoryd.resilience.degradation import ComponentStates
 from memoryd.storage.base import NO_HINTS, UpsertHints
@@ -206,4 +207,27 @@ async def test_a_write_whose_caller_went_away_is_applied_and_visible(tmp_path: P
     assert ids(read_all(core.changes, 0)) == ["m0", "m1"]
     await core.caught_up(P)
     assert [m.id for m in await held.get(P, ["m1"])] == ["m1"]
+    await core.close()
+
+
+async def test_a_reader_passes_over_other_partitions_entries(tmp_path: Path) -> None:
+    core = await open_core(tmp_path)
+    store = DurableStore(core, dimension=DIM)
+    others = [Partition("t", "b"), Partition("tt", "a"), Partition("u", "a")]
+    for i, partition in enumerate([P, *others, P]):
+        m = memory(i)
+        m.tenant_id, m.agent_id = partition.tenant_id, partition.agent_id
+        await store.upsert(partition, [m])
+
+    def read(marker: bytes) -> list[str]:
+        reader = core.changes.reader(0)
+        try:
+            return ids(reader.read(core.changes.visible_seq(), marker))
+        finally:
+            reader.close()
+
+    assert read(partition_marker("t", "a")) == ["m0", "m4"]
+    assert read(partition_marker("t")) == ["m0", "m1", "m4"]
+    assert read(partition_marker("u")) == ["m3"]
+    assert read(b"") == ["m0", "m1", "m2", "m3", "m4"]
     await core.close()

@@ -16,6 +16,7 @@ from memoryd.domain.changes import Change, WatchItem, WatchQuery, WatchStart
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.principal import CallScope
 from memoryd.durability.changes import ChangeLog, LoggedEntry
+from memoryd.durability.ops import partition_marker
 from memoryd.service.changes.cursor import FIELD, INVALID, Binding, CursorCodec, Position
 from memoryd.service.changes.events import Found, changes_of
 
@@ -41,12 +42,17 @@ class ChangeFeedService:
         )
         position = self._start(query, binding)
         after = position.seq if position.delivered is None else position.seq - 1
+        # Entries of other partitions are passed over undecoded: a watcher of one agent
+        # pays little for the writes of every other one.
+        marker = partition_marker(
+            scope.partition.tenant_id, None if query.tenant_wide else scope.partition.agent_id
+        )
         reader = self._log.reader(after)
         try:
             caught_up = False
             while True:
                 visible = self._log.visible_seq()
-                entries = await asyncio.to_thread(reader.read, visible)
+                entries = await asyncio.to_thread(reader.read, visible, marker)
                 for item in self._messages(entries, scope, query, position, binding):
                     yield item
                 if entries:
