@@ -7,8 +7,9 @@ then one watcher reads them all from the oldest kept change (a catch-up read, up
 256 changes a message: the Python client decodes every one, so this is a floor of
 what the daemon serves).
 Then a writer's RememberBatch rate over ``write_s`` seconds, alone and with
-``stalled`` watchers open from the oldest change that never read a message (their
-streams stop at gRPC's flow-control window), alternating three rounds each.
+``stalled`` watchers (on a connection of their own, as other clients) open from the
+oldest change that never read a message (their streams stop at gRPC's flow-control
+window), alternating three rounds each.
 
 Targets: >= 5,000 events/s to one watcher; writers with stalled watchers at >= 0.9x
 their rate without (a stalled watcher holds one batch, never a writer).
@@ -91,13 +92,16 @@ def run(tmp: Path, events: int, write_s: float, stalled: int = 4) -> dict[str, A
                 request = mpb.WatchRequest(
                     agent_id=AGENT, start=mpb.WATCH_START_OLDEST, follow=True
                 )
-                streams = [stub.Watch(request, timeout=600) for _ in range(stalled)]
-                time.sleep(SETTLE_S)  # they read their first batch, then stall
-                try:
-                    beside.append(_write_rate(stub, write_s))
-                finally:
-                    for s in streams:
-                        s.cancel()
+                # Other clients: a connection of their own, as a slow consumer has.
+                with channel(daemon.address) as theirs:
+                    watchers = mgrpc.MemoryServiceStub(theirs)
+                    streams = [watchers.Watch(request, timeout=600) for _ in range(stalled)]
+                    time.sleep(SETTLE_S)  # they read their first batch, then stall
+                    try:
+                        beside.append(_write_rate(stub, write_s))
+                    finally:
+                        for s in streams:
+                            s.cancel()
             ratio = statistics.median(beside) / statistics.median(alone)
             log(f"watch: writer {statistics.median(alone):,.0f}/s alone, "
                 f"{statistics.median(beside):,.0f}/s beside {stalled} stalled watchers ({ratio:.2f}x)")  # fmt: skip
