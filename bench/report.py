@@ -10,6 +10,7 @@ import qdrant_report
 import qdrant_writes
 import recall_throughput
 import schema_fairness
+import watch_feed
 import write_report
 from report_values import fmt, get, p50_p99, ratio_of
 
@@ -110,6 +111,21 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             f"p50 {fmt(p50, ' ms')}, p99 {fmt(get(k100, 'default_read_ms', 'p99'), ' ms')}"
             f" ({k100.get('default_read_lines')} lines; first read {fmt(k100.get('default_read_first_ms'), ' ms')})",
             None if p50 is None else p50 <= keyed_latency.TARGET_P50_MS,
+        )
+    feed = r.get("watch") or {}
+    if feed:
+        rate, ratio = feed.get("events_per_s"), feed.get("writer_ratio")
+        row(
+            "Watch: changes to one watcher (catch-up)",
+            f"≥ {watch_feed.TARGET_EVENTS_PER_S:,.0f}/s",
+            f"{fmt(rate, '/s')} ({feed.get('catch_up_events')} changes)",
+            None if rate is None else rate >= watch_feed.TARGET_EVENTS_PER_S,
+        )
+        row(
+            f"Watch: a writer beside {feed.get('stalled_watchers')} stalled watchers",
+            f"≥ {watch_feed.TARGET_WRITER_RATIO:g}x alone",
+            f"{ratio}x ({feed.get('writer_beside_stalled_per_s')} vs {feed.get('writer_alone_per_s')}/s)",
+            None if ratio is None else ratio >= watch_feed.TARGET_WRITER_RATIO,
         )
     w = r.get("writes") or {}
     if w:

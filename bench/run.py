@@ -34,6 +34,8 @@ Sections (each on a fresh daemon with LanceDB in a temp dir and the local model)
   keyed       DefaultRead (first read, 300 and 2,000 tokens, with a tag), GetKey and ListKeys
               at 1k, 10k and 100k keys in one agent, SetMemory at 1k (bench/keyed_latency.py;
               --quick: 1k and 10k)
+  watch       the change feed: changes/s to one catch-up watcher, a writer's rate beside
+              four stalled watchers against alone (bench/watch_feed.py)
   qdrant      memoryd in shared mode over a real Qdrant server against qdrant-client on
               the same server and collection: vector and text Recall and Remember at 10k
               and 100k memories in one agent, one and three replicas, a concurrency
@@ -78,6 +80,7 @@ import numpy as np
 import peers
 import qdrant_server_bench
 import recall_throughput
+import watch_feed
 from common import (
     F32,
     REPO,
@@ -119,7 +122,7 @@ RESULTS = BENCH / "results"
 LOADGEN = BENCH / ".bin" / "loadgen"
 SECTIONS = (
     "footprint", "model", "recall", "sweep", "servers", "writes", "tracing", "mixed", "mcp",
-    "keyed", "qdrant", "schemas", "mem0", "quality",
+    "keyed", "watch", "qdrant", "schemas", "mem0", "quality",
 )  # fmt: skip
 
 FULL = {
@@ -131,7 +134,7 @@ FULL = {
     "mixed_memories": 1_000, "mixed_s": 60.0, "replay_entries": 10_000, "replay_write_s": 7.0,
     "mcp_memories": 10_000, "mcp_calls": 500,
     "keyed_tiers": (1_000, 10_000, 100_000), "keyed_reads": 200, "schema_rounds": 200,
-    "write_s": 20.0, "write_long_s": 300.0,
+    "write_s": 20.0, "write_long_s": 300.0, "watch_events": 50_000, "watch_write_s": 10.0,
 }  # fmt: skip
 QUICK = {
     "tiers": [("10k", 10_000, 1), ("20k/10 agents", 20_000, 10)],
@@ -142,7 +145,7 @@ QUICK = {
     "mixed_memories": 50, "mixed_s": 5.0, "replay_entries": 2_000, "replay_write_s": 2.0,
     "mcp_memories": 1_000, "mcp_calls": 150,
     "keyed_tiers": (1_000, 10_000), "keyed_reads": 100, "schema_rounds": 40,
-    "write_s": 5.0, "write_long_s": 15.0,
+    "write_s": 5.0, "write_long_s": 15.0, "watch_events": 5_000, "watch_write_s": 3.0,
 }  # fmt: skip
 #: Concurrent RememberBatch calls while loading a tier of several agents.
 INGEST_WRITERS = 4
@@ -510,6 +513,8 @@ def main() -> None:
             result["mcp"] = mcp_overhead(tmp, cfg["mcp_memories"], cfg["mcp_calls"])
         if "keyed" in chosen:
             result["keyed"] = keyed_latency.run(tmp, cfg["keyed_tiers"], cfg["keyed_reads"])
+        if "watch" in chosen:
+            result["watch"] = watch_feed.run(tmp, cfg["watch_events"], cfg["watch_write_s"])
         if "qdrant" in chosen and source is not None:
             result["qdrant"] = qdrant_server_bench.run(tmp, args.quick, source)
         if "schemas" in chosen:

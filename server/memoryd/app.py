@@ -125,6 +125,7 @@ class App:
                 replica=(
                     replica_id(self._data_dir) if repository.records.capabilities.shared else None
                 ),
+                changes=None if repository.durability is None else repository.durability.changes,
             )
         )
         self.scheduler = built.scheduler

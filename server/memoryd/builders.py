@@ -22,6 +22,7 @@ import structlog
 
 from memoryd.aio import cancel_and_wait
 from memoryd.config import Settings
+from memoryd.durability.changes import ChangeLog
 from memoryd.embedding import Embedder
 from memoryd.model_catalog import profile_of
 from memoryd.observability.metrics import Metrics
@@ -33,6 +34,8 @@ from memoryd.security.masking import Masker
 from memoryd.service.agent_state.profile import ProfileService
 from memoryd.service.agent_state.state import StateService
 from memoryd.service.agent_state.working import WorkingMemoryService
+from memoryd.service.changes.cursor import CursorCodec
+from memoryd.service.changes.service import ChangeFeedService
 from memoryd.service.common.leases import MEMORIES_LEASE, PartitionLeases
 from memoryd.service.common.llm import ChatClient
 from memoryd.service.common.pagination import PageTokenCodec
@@ -79,6 +82,8 @@ class Base:
     #: This daemon's id among replicas of a shared store (datadir.replica_id); None
     #: where it owns its store alone.
     replica: str | None = None
+    #: The write-ahead log's change feed source (None: no log, no Watch).
+    changes: ChangeLog | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +137,11 @@ async def build_services(base: Base) -> Built:
         default_read_service=_default_read(base, common, indexes),
         state_service=StateService(records=base.records, settings=s.snapshot, sessions=s.sessions),
         lifecycle_service=lifecycle,
+        change_feed=(
+            None
+            if base.changes is None
+            else ChangeFeedService(base.changes, CursorCodec(common.page_tokens))
+        ),
     )
     views = _memory_views(base, memories, lifecycle)
     return Built(services, common.masker, _start_scheduler(base, lifecycle, views), views)

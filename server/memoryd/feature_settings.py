@@ -402,6 +402,11 @@ class DurabilitySettings(BaseModel):
     #: Directory of the log; None: <data_dir>/wal.
     wal_dir: Path | None = None
     segment_mb: int = Field(64, ge=1)
+    #: The change feed (Watch, docs/watch.md) reads the log: this much of it (MiB,
+    #: the newest segments) is kept past the checkpoint; a cursor older than what is
+    #: kept is expired. Whole segments are deleted, so up to ``segment_mb`` more is
+    #: kept. 0: only what replay needs (a cursor survives only while its changes wait).
+    feed_retention_mb: int = Field(64, ge=0)
     #: How often the store's files are synced and the applied checkpoint advanced.
     checkpoint_interval_s: float = Field(1.0, gt=0)
     #: Longest wait between attempts to apply logged writes to a failing store.

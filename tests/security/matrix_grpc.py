@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from google.protobuf import field_mask_pb2
 from google.protobuf.message import Message
 
+from memoryd.domain.changes import WatchQuery
 from memoryd.domain.lifecycle import (
     CompactOptions,
     MaintenanceOptions,
@@ -428,6 +429,20 @@ CASES: tuple[GrpcCase, ...] = (
         lambda s: lpb.ConsolidateRequest(agent_id=s.agent, **_CONSOLIDATE),  # type: ignore[arg-type]
         shows_pii=True,
         seeds=frozenset({MEMORIES}),
+    ),
+    C(
+        "MemoryService.Watch",
+        "agent",
+        lambda s: mpb.WatchRequest(agent_id=s.agent, start=mpb.WATCH_START_OLDEST),
+        value=WatchQuery(),
+        shows_pii=True,
+    ),
+    C(
+        "MemoryService.Watch",
+        "tenant-wide",
+        lambda s: mpb.WatchRequest(tenant_wide=True, start=mpb.WATCH_START_OLDEST),
+        value=WatchQuery(tenant_wide=True),
+        shows_pii=True,
     ),
     C(
         "LifecycleService.Export",

@@ -115,7 +115,7 @@ def invoke(
                 responses = [stub(iter(requests), **kwargs)]
         elif rpc.server_streaming:
             stub = channel.unary_stream(rpc.path, serializer, deserializer)
-            responses = list(stub(request, **kwargs))
+            responses = list(stub(_to_its_end(request), **kwargs))
         else:
             stub = channel.unary_unary(rpc.path, serializer, deserializer)
             responses = [stub(request, **kwargs)]
@@ -128,6 +128,17 @@ def invoke(
             has_bad_request=has_bad,
         )
     return Outcome(code=grpc.StatusCode.OK, responses=responses)
+
+
+def _to_its_end(request: Message | Sequence[Message]) -> Message | Sequence[Message]:
+    """A generic call reads a stream to its end: a following Watch has none, so it is
+    asked for a catch-up read instead (everything else of the request as generated)."""
+    if isinstance(request, Message) and "follow" in request.DESCRIPTOR.fields_by_name:
+        copy = type(request)()
+        copy.CopyFrom(request)
+        copy.follow = False  # type: ignore[attr-defined]
+        return copy
+    return request
 
 
 def invoke_raw(

@@ -4,8 +4,9 @@ api/binding.py (memoryd.operations defines what each operation is)."""
 from __future__ import annotations
 
 from memoryd.api import convert
-from memoryd.api.binding import Binding, Unary
+from memoryd.api.binding import Binding, ServerStream, Unary
 from memoryd.operations import agent_state as ops_state
+from memoryd.operations import changes as ops_changes
 from memoryd.operations import keyed as ops_keyed
 from memoryd.operations import memories as ops
 from memoryd.operations.agent_state import (
@@ -128,4 +129,14 @@ _SESSIONS: tuple[Binding, ...] = (
 )
 
 #: memoryd.v1.MemoryService's RPCs, in the contract's order.
-MEMORY_RPCS: tuple[Binding, ...] = (*_LONG_TERM, *_KEYED, *_WORKING_AND_PROFILE, *_SESSIONS)
+_CHANGES: tuple[Binding, ...] = (
+    ServerStream(ops_changes.WATCH, convert.watch_query_from, convert.watch_response),
+)
+
+MEMORY_RPCS: tuple[Binding, ...] = (
+    *_LONG_TERM,
+    *_KEYED,
+    *_WORKING_AND_PROFILE,
+    *_SESSIONS,
+    *_CHANGES,
+)

@@ -4,7 +4,8 @@ It speaks MCP on stdin/stdout and gRPC to a running daemon with the Python clien
 identity is the gRPC connection's: ``$MEMORYD_API_KEY`` in api_key mode, a client
 certificate for mtls (``--tls-cert`` / ``--tls-key``), the socket's principal in
 sidecar mode. The tools, resources and prompt are the daemon's own MCP server's
-(memoryd.mcp.server), run on the client (memoryd_client.tool_calls).
+(memoryd.mcp.server), run on the client (memoryd_client.tool_calls); resource
+subscriptions follow the daemon's change feed (memoryd.cli.mcp_subscriptions).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus
 
+from memoryd.cli.mcp_subscriptions import KeyWatches, listen_handler
 from memoryd.mcp.errors import ToolFailure
 from memoryd.mcp.server import McpRequest, build_server
 from memoryd_client import AsyncMemorydClient, TlsConfig
@@ -56,6 +59,13 @@ class BridgeOptions:
 async def run_bridge(options: BridgeOptions) -> None:
     """Serve MCP on stdio until the host closes it."""
     async with AsyncMemorydClient(options.address, tls=options.tls) as client:
-        server = build_server(BridgeTools(client, options.agent))
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        bus = InMemorySubscriptionBus()
+        watches = KeyWatches(client, bus)
+        server = build_server(
+            BridgeTools(client, options.agent), on_listen=listen_handler(watches, bus)
+        )
+        try:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+        finally:
+            await watches.close()

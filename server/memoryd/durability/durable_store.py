@@ -61,6 +61,7 @@ import structlog
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
+from memoryd.durability.changes import ChangeLog
 from memoryd.durability.entries import Backlog, Entry, is_poison, needed, partitions_of
 from memoryd.durability.ops import Op, apply, apply_call, decode_entry, encode, plan_calls
 from memoryd.durability.sync import checkpoint
@@ -146,6 +147,10 @@ class Durability:
         self.checkpoint = 0
         self.replayed = 0
         self._closed = False
+        #: Durable entries the store refused before their callers were answered.
+        self.refused: set[int] = set()
+        #: What the change feed reads (docs/watch.md).
+        self.changes = ChangeLog(wal, self.visible_seq, self.refused)
 
     # -- start and stop ------------------------------------------------------------
 
@@ -158,6 +163,7 @@ class Durability:
         laid over reads, the store is reported impaired, and a background task applies
         it once the store answers."""
         entries = await asyncio.to_thread(self.wal.recover)
+        self.refused.update(await asyncio.to_thread(self.wal.refused_seqs))
         self.checkpoint = self.wal.recovered.applied
         loop = asyncio.get_running_loop()
         logged: list[tuple[int, str]] = []
@@ -257,6 +263,16 @@ class Durability:
     async def commit(self, ops: list[Op]) -> None:
         """Durable on return (or Unavailable: nothing was stored); applied unless the
         store is degraded, in which case the reason is reported to the call."""
+        entry = self._log(ops)
+        try:
+            await self._settle(entry)
+        except asyncio.CancelledError:
+            self._orphaned(entry)
+            raise
+        finally:
+            self.changes.signal.notify()  # decided: visible to watchers, or skipped
+
+    def _log(self, ops: list[Op]) -> Entry:
         if self._closed:
             raise Unavailable("the server is shutting down; write not accepted")
         # The calls' STARTED events ride in the entry: durable with it, in one fsync.
@@ -269,6 +285,25 @@ class Durability:
             admission.logged(seq)
         entry = Entry(seq, ops, durable)
         self.pending.add(entry)
+        return entry
+
+    def _orphaned(self, entry: Entry) -> None:
+        """The caller went away (its call cancelled) before its write was settled: once
+        durable it is applied in the background like one answered early, or dropped if
+        its fsync fails; never left undecided, holding up the change feed."""
+
+        def settle(durable: asyncio.Future[None]) -> None:
+            if durable.exception() is not None:
+                self.pending.remove(entry)
+            elif not entry.applied:
+                entry.answered = True
+                self._apply_behind()
+            self.changes.signal.notify()
+
+        entry.durable.add_done_callback(settle)
+
+    async def _settle(self, entry: Entry) -> None:
+        seq, durable = entry.seq, entry.durable
         try:
             with self.tracing.span(WAL_APPEND, {"memoryd.wal.seq": seq}):
                 await asyncio.shield(durable)
@@ -417,6 +452,7 @@ class Durability:
                 self.pending.remove(entry)
         if not self.pending and self.breaker.state == "closed":
             self.states.set(STORE, ok=True)
+        self.changes.signal.notify()
 
     async def _isolate(self, calls: list[tuple[int, Op, Entry]], first: Exception) -> None:
         """Apply one merged call's operations one by one; an entry the store rejects
@@ -435,7 +471,9 @@ class Durability:
                 if entry.answered:
                     await self._set_aside(entry.seq, encode(entry.ops), exc)
                 else:
+                    self.refused.add(entry.seq)  # before any await: the feed skips it
                     log.error("write rejected by the store; not stored", error=repr(exc))
+                    await asyncio.to_thread(self.wal.mark_refused, entry.seq)
         del first  # the one-by-one attempts say which entries it was
 
     async def _set_aside(self, seq: int, payload: bytes, exc: Exception) -> None:
@@ -498,6 +536,12 @@ class Durability:
             self.states.set(WAL, ok=True, critical=True)
             log.info("write-ahead log usable again")
             return
+
+    def visible_seq(self) -> int:
+        """The change feed's horizon: the highest sequence such that it and every
+        earlier entry is durable and decided (applied, answered, refused, or failed
+        in its fsync and so never written)."""
+        return self.pending.first_undecided(self.wal.durable_seq) - 1
 
     # -- checkpoints ---------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import dataclass
 
 from memoryd.domain.errors import MemorydError, Unavailable
@@ -40,6 +41,9 @@ class Backlog:
         self._by_partition: dict[Partition, dict[int, Entry]] = {}
         #: Memories, ids, records and keys of the entries held.
         self.items = 0
+        #: Entries in log order from the first not yet decided (the change feed's
+        #: horizon, ``first_undecided``); decided ones at its front are dropped.
+        self._undecided: deque[Entry] = deque()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -52,6 +56,8 @@ class Backlog:
 
     def add(self, entry: Entry) -> None:
         self._entries[entry.seq] = entry
+        self._drop_decided()  # also with no watcher asking: the queue stays bounded
+        self._undecided.append(entry)
         for partition in partitions_of([entry]):
             self._by_partition.setdefault(partition, {})[entry.seq] = entry
         self.items += sum(size(op) for op in entry.ops)
@@ -71,6 +77,21 @@ class Backlog:
         """Every entry held, in log order (dicts keep insertion order; sequences are
         assigned in order and replayed in order)."""
         return list(self._entries.values())
+
+    def first_undecided(self, durable_seq: int) -> int:
+        """The first sequence at or below ``durable_seq`` whose entry is durable and
+        neither applied, answered nor refused (``durable_seq`` + 1: none). Amortised
+        O(1): an entry once decided stays so, and leaves the queue for good."""
+        self._drop_decided()
+        queue = self._undecided
+        if queue and queue[0].seq <= durable_seq:
+            return queue[0].seq
+        return durable_seq + 1
+
+    def _drop_decided(self) -> None:
+        queue = self._undecided
+        while queue and _decided(queue[0]):
+            queue.popleft()
 
     def first_seq(self) -> int:
         return next(iter(self._entries))
@@ -118,6 +139,13 @@ class Backlog:
             out.append(entry)
             taken += sum(size(op) for op in entry.ops)
         return out
+
+
+def _decided(entry: Entry) -> bool:
+    """Applied, answered or refused; or failed in its fsync (never in the log)."""
+    if entry.applied or entry.answered or entry.error is not None:
+        return True
+    return entry.durable.done() and entry.durable.exception() is not None
 
 
 def partitions_of(entries: list[Entry]) -> frozenset[Partition]:

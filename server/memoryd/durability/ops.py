@@ -179,6 +179,17 @@ def encode(ops: Sequence[Op], audit: Sequence[str] = ()) -> bytes:
     return packed
 
 
+def partition_marker(tenant_id: str, agent_id: str | None = None) -> bytes:
+    """Bytes every entry with an operation on the agent's partition (None: on any of
+    the tenant's) contains: how its partition is encoded. An entry without them has
+    no operation there and need not be decoded (the change feed skips it)."""
+    if agent_id is None:
+        tenant: bytes = msgpack.packb(tenant_id, use_bin_type=True)
+        return b"\x92" + tenant  # the start of [tenant, agent]
+    marker: bytes = msgpack.packb([tenant_id, agent_id], use_bin_type=True)
+    return marker
+
+
 def decode(payload: bytes) -> list[Op]:
     """The operations of an entry."""
     return decode_entry(payload)[0]

@@ -66,6 +66,8 @@ class LogOptions:
     checkpoint_interval_s: float
     apply_behind: int
     apply_delay_s: float
+    #: Bytes of the log kept past the checkpoint for the change feed (docs/watch.md).
+    retain_bytes: int = 0
     #: The store's table versions, recorded with each checkpoint (LanceDB).
     store_versions: Callable[[], Mapping[str, int]] | None = None
 
@@ -242,7 +244,9 @@ async def _open_log(
     audit: AuditLog | None,
 ) -> Durability:
     """The write-ahead log in front of the opened stores, replayed into them."""
-    wal = WriteAheadLog(options.wal_dir, segment_bytes=options.segment_bytes)
+    wal = WriteAheadLog(
+        options.wal_dir, segment_bytes=options.segment_bytes, retain_bytes=options.retain_bytes
+    )
     core = Durability(
         wal,
         opener.store,

@@ -10,7 +10,8 @@ them: copied aside, the writes it held counted and logged, and the intact entrie
 after it replayed (see wal_scan.py).
 ``checkpoint`` holds the highest sequence whose entry and every earlier one is
 applied *and* durable in the store, and the LanceDB table versions that hold them;
-segments wholly at or below it are deleted. An unreadable checkpoint counts as 0
+segments wholly at or below it are deleted once the segments after them hold
+``retain_bytes`` (the change feed reads the kept ones: docs/watch.md). An unreadable checkpoint counts as 0
 (replay is idempotent), with a warning.
 
 Group commit: ``submit`` assigns the next sequence number and queues the payload;
@@ -31,6 +32,7 @@ import json
 import os
 import struct
 import threading
+import uuid
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -56,6 +58,12 @@ CHECKPOINT = "checkpoint"
 REJECTED_PREFIX = "rejected-"
 #: File name prefix of an unreadable range of a segment, copied aside at start.
 DAMAGED_PREFIX = "damaged-"
+#: File name prefix of the mark of an entry the store refused before its caller was
+#: answered (the caller heard why): the change feed skips it.
+REFUSED_PREFIX = "refused-"
+#: The log's identity (a uuid made with the directory): what a change feed cursor
+#: names, so that a cursor of another log (another replica) is refused.
+LOG_ID = "log-id"
 
 
 class WalUnusable(OSError):
@@ -117,6 +125,13 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
 def encode_entry(seq: int, payload: bytes) -> bytes:
     body = struct.pack("<Q", seq) + payload
     return HEADER.pack(len(payload), zlib.crc32(body), seq) + payload
@@ -139,9 +154,15 @@ def damage_file(directory: Path, damage: Unreadable) -> Path:
 
 
 class WriteAheadLog:
-    def __init__(self, directory: Path, *, segment_bytes: int = 64 * 2**20) -> None:
+    def __init__(
+        self, directory: Path, *, segment_bytes: int = 64 * 2**20, retain_bytes: int = 0
+    ) -> None:
         self.directory = directory
         self.segment_bytes = segment_bytes
+        #: Bytes of segments kept past the checkpoint, newest first (the change feed).
+        self.retain_bytes = retain_bytes
+        #: This log's identity (read or made by ``recover``).
+        self.log_id = ""
         self._next_seq = 1
         #: Highest sequence written and fsynced.
         self.durable_seq = 0
@@ -206,6 +227,7 @@ class WriteAheadLog:
         segment whose copy failed is kept past the checkpoint) and both are logged
         with what they held."""
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.log_id = self._identity()
         checkpoint = self.recovered = self.read_checkpoint()
         if checkpoint.unreadable:
             log.warning(
@@ -226,6 +248,36 @@ class WriteAheadLog:
         self._next_seq = last + 1
         self.durable_seq = last
         return entries
+
+    def _identity(self) -> str:
+        """The log's id, made (durably) on its first start."""
+        path = self.directory / LOG_ID
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            return uuid.UUID(path.read_text().strip()).hex
+        made = uuid.uuid4().hex
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            f.write(made + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        fsync_dir(self.directory)
+        return made
+
+    def mark_refused(self, seq: int) -> None:
+        """Record durably that entry ``seq`` was refused before its caller was answered."""
+        path = self.directory / f"{REFUSED_PREFIX}{seq:020d}"
+        with open(path, "wb") as f:
+            os.fsync(f.fileno())
+        fsync_dir(self.directory)
+
+    def refused_seqs(self) -> set[int]:
+        """The sequences ``mark_refused`` recorded."""
+        found = set()
+        for path in self.directory.glob(f"{REFUSED_PREFIX}*"):
+            with contextlib.suppress(ValueError):
+                found.add(int(path.name.removeprefix(REFUSED_PREFIX)))
+        return found
 
     def _drop_torn_tail(self, tail: Unreadable) -> None:
         """Cut an interrupted write off the last segment (its caller was never answered)."""
@@ -281,15 +333,27 @@ class WriteAheadLog:
         )
 
     def truncate(self, checkpoint: int) -> int:
-        """Delete segments whose entries are all at or below ``checkpoint``; returns how many."""
+        """Delete segments whose entries are all at or below ``checkpoint`` and that
+        the segments after them hold ``retain_bytes`` past; returns how many."""
         with self._io_lock:
             segs = self.segments()
+            sizes = [_size(path) for _, path in segs]
+            newer = list(itertools.accumulate(reversed(sizes[1:])))[::-1]  # after each
             removed = 0
-            for (_, path), (next_first, _) in itertools.pairwise(segs):
-                if next_first - 1 <= checkpoint and path not in (self._file_path, *self._pinned):
+            for i, ((_, path), (next_first, _)) in enumerate(itertools.pairwise(segs)):
+                if (
+                    next_first - 1 <= checkpoint
+                    and newer[i] >= self.retain_bytes
+                    and path not in (self._file_path, *self._pinned)
+                ):
                     path.unlink(missing_ok=True)
                     removed += 1
             return removed
+
+    def retained_from(self) -> int:
+        """The first sequence the kept segments hold (past the last one: none kept)."""
+        segs = self.segments()
+        return segs[0][0] if segs else self.last_seq + 1
 
     # -- writing -------------------------------------------------------------------
 

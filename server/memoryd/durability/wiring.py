@@ -56,6 +56,7 @@ def log_options(settings: Settings, data_dir: Path, store: Store) -> LogOptions 
         checkpoint_interval_s=d.checkpoint_interval_s,
         apply_behind=_apply_behind(settings, store),
         apply_delay_s=d.apply_delay_ms / 1000,
+        retain_bytes=d.feed_retention_mb * 2**20,
         store_versions=_store_versions(settings, data_dir),
     )
 

@@ -13,7 +13,7 @@ or prompt is a JSON-RPC error with the code mcp/errors.py assigns its status.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -40,6 +40,11 @@ PROPAGATION_KEYS = ("traceparent", "tracestate")
 #: The ASGI scope extension holding the connection's verified client certificate, as
 #: grpc's auth context properties (memoryd.mcp.tls fills it in mtls mode).
 CLIENT_CERTIFICATE = "memoryd.client_certificate"
+#: The ``subscriptions/listen`` handler (resource subscriptions).
+Listen = Callable[
+    [ServerRequestContext[Any, Any], types.SubscriptionsListenRequestParams],
+    Awaitable[types.SubscriptionsListenResult],
+]
 #: grpc auth-context shape: property name -> values.
 AuthContext = Mapping[str, Sequence[bytes]]
 INSTRUCTIONS = (
@@ -246,10 +251,14 @@ def header_schemas(schemas: Mapping[str, JSON]) -> dict[str, JSON]:
     }
 
 
-def build_server(backend: ToolBackend, *, tracing: Tracing = NO_TRACING) -> Server[Any]:
+def build_server(
+    backend: ToolBackend, *, tracing: Tracing = NO_TRACING, on_listen: Listen | None = None
+) -> Server[Any]:
     """The MCP server over ``backend`` (one per listener or bridge process). With
     ``tracing`` on, each tool call, resource read and prompt is a span (the parent of the
-    operations it runs; ``backend`` must run them under the current span)."""
+    operations it runs; ``backend`` must run them under the current span).
+    ``on_listen`` serves ``subscriptions/listen`` (resource subscriptions: the stdio
+    bridge's, memoryd.cli.mcp_subscriptions); None: not offered."""
     # Built once: the SDK also looks a tool's input schema up on every call.
     tools = types.ListToolsResult(tools=[_tool(n) for n in MCP_TOOLS])
     with_headers = header_schemas({n: TOOLS[n].input_schema() for n in MCP_TOOLS})
@@ -372,6 +381,7 @@ def build_server(backend: ToolBackend, *, tracing: Tracing = NO_TRACING) -> Serv
         on_read_resource=read_resource,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
+        on_subscriptions_listen=on_listen,
     )
     # memoryd traces a tool call itself (its span and the door's below it, exported only
     # with tracing.enabled); the SDK's own span per message would go to the global

@@ -9,7 +9,7 @@ out. Protobuf never reaches this package.
 
 from typing import Any
 
-from memoryd.operations import agent_state, keyed, lifecycle, memories, snapshot
+from memoryd.operations import agent_state, changes, keyed, lifecycle, memories, snapshot
 from memoryd.operations.call import Call, Outcome
 from memoryd.operations.definition import Operation, StreamOperation
 from memoryd.operations.door import Door
@@ -20,6 +20,7 @@ OPERATIONS: tuple[Operation[Any, Any] | StreamOperation[Any, Any], ...] = (
     *memories.OPERATIONS,
     *keyed.OPERATIONS,
     *agent_state.OPERATIONS,
+    *changes.OPERATIONS,
     *snapshot.OPERATIONS,
     *lifecycle.OPERATIONS,
 )

@@ -9,6 +9,7 @@ from memoryd.domain.errors import Unimplemented
 from memoryd.service.agent_state.profile import ProfileService
 from memoryd.service.agent_state.state import StateService
 from memoryd.service.agent_state.working import WorkingMemoryService
+from memoryd.service.changes.service import ChangeFeedService
 from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.lifecycle.service import LifecycleService
 from memoryd.service.memories.service import MemoryService
@@ -32,6 +33,7 @@ class Services:
     default_read_service: DefaultReadService | None = None
     state_service: StateService | None = None
     lifecycle_service: LifecycleService | None = None
+    change_feed: ChangeFeedService | None = None
 
     @property
     def keyed(self) -> KeyedMemoryService:
@@ -76,6 +78,16 @@ class Services:
     def lifecycle(self) -> LifecycleService:
         """The lifecycle service (UNIMPLEMENTED when this server has none)."""
         return _need(self.lifecycle_service, "the lifecycle service is not enabled in this server")
+
+    @property
+    def changes(self) -> ChangeFeedService:
+        """The change feed (UNIMPLEMENTED without a write-ahead log, which it reads)."""
+        return _need(
+            self.change_feed,
+            "Watch reads the write-ahead log, which this server runs without: a shared "
+            "store (replicas have no local log; not offered yet) or "
+            "durability.wal_enabled false (docs/watch.md)",
+        )
 
 
 def _need(service: T | None, message: str) -> T:

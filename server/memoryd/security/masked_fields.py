@@ -32,6 +32,7 @@ from memoryd.domain.agent_state import (
     WorkingScope,
     WorkingScopePage,
 )
+from memoryd.domain.changes import Change, WatchItem
 from memoryd.domain.keyed import KeyEntry, KeyHistoryPage, KeyListing
 from memoryd.domain.lifecycle import (
     ConsolidatedGroup,
@@ -128,4 +129,6 @@ FIELD_KINDS: Mapping[type, Mapping[str, Kind]] = {
     ExportedSession: {"agent_id": K.KEEP, "session_id": K.KEEP, "summarizer": K.KEEP},
     ExportedSessionMessage: {"agent_id": K.KEEP, "session_id": K.KEEP},
     ExportedState: {"agent_id": K.KEEP, "session_id": K.KEEP},
+    Change: {"agent_id": K.KEEP, "memory_id": K.KEEP, "key": K.PATH},
+    WatchItem: {"cursor": K.KEEP},
 }

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from memoryd_client import AsyncMemorydClient, MemorydClient, RetryPolicy
 from memoryd_client.api import Api
 from memoryd_client.core import NO_RETRY, Method, retry_policy_for
-from memoryd_client.ops import agent_state, keys, lifecycle, memories, snapshot
+from memoryd_client.ops import agent_state, changes, keys, lifecycle, memories, snapshot
 from memoryd_proto.v1 import lifecycle_service_pb2, memory_service_pb2, snapshot_service_pb2
 
 UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
@@ -127,6 +127,7 @@ OTHERS = [
     lifecycle.run_maintenance("a"),
     lifecycle.reembed("a"),
     lifecycle.export("a"),
+    changes.watch("a"),
 ]
 
 
@@ -139,7 +140,7 @@ def test_every_rpc_has_a_helper_on_both_clients() -> None:
     }
     assert {c.method for c in [*RETRIED, *NOT_RETRIED, *OTHERS]} == rpcs
     helpers = {getattr(v, "helper", None) for v in vars(Api).values()}
-    for module in (memories, keys, agent_state, snapshot, lifecycle):
+    for module in (memories, keys, agent_state, snapshot, lifecycle, changes):
         public = [
             f
             for name, f in vars(module).items()

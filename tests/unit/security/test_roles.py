@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from memoryd.api.roles import METHOD_ROLES
+from memoryd.domain.changes import WatchQuery
 from memoryd.domain.lifecycle import CompactOptions, ConsolidateOptions, MaintenanceOptions
 from memoryd.domain.principal import Role
 from memoryd.operations import OPERATIONS
+from memoryd.operations.changes import WATCH
 from memoryd.operations.definition import Effect
 from memoryd.operations.lifecycle import (
     COMPACT,
@@ -49,7 +51,7 @@ def test_role_follows_the_rule(method: str, name: str) -> None:
     role = METHOD_ROLES[method]
     if name in ADMIN_ONLY:
         assert role is Role.ADMIN
-    elif name.startswith(("Get", "List", "Recall", "Key", "Load", "Build", "Default")):
+    elif name.startswith(("Get", "List", "Recall", "Key", "Load", "Build", "Default", "Watch")):
         assert role is Role.READ, name
     elif name != "Export":
         assert role is Role.WRITE, name
@@ -63,6 +65,8 @@ def test_tenant_wide_export_and_deleting_maintenance_need_admin() -> None:
     assert RUN_MAINTENANCE.required_role(MaintenanceOptions(max_entries=10)) is Role.ADMIN
     # An input that could not be built: the operation's own role.
     assert EXPORT.required_role(None) is Role.READ
+    assert WATCH.required_role(WatchQuery()) is Role.READ
+    assert WATCH.required_role(WatchQuery(tenant_wide=True)) is Role.ADMIN
 
 
 @pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.name)

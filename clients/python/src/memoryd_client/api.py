@@ -11,7 +11,7 @@ from grpc_health.v1 import health_pb2
 
 from memoryd_client import prompt
 from memoryd_client.core import Method, StreamMethod, Unary
-from memoryd_client.ops import agent_state, keys, lifecycle, memories, snapshot
+from memoryd_client.ops import agent_state, changes, keys, lifecycle, memories, snapshot
 
 
 def health(service: str = "") -> Unary[str]:
@@ -40,6 +40,8 @@ class Api:
     get_key = Method(keys.get_key)
     list_keys = Method(keys.list_keys)
     key_history = Method(keys.key_history)
+    # the change feed
+    watch = StreamMethod(changes.watch)
     # working memory
     set_working_memory = Method(agent_state.set_working_memory)
     get_working_memory = Method(agent_state.get_working_memory)

@@ -19,6 +19,7 @@ from memoryd.api.convert.agent_state import (
     working_scope_query_from,
     working_write_from,
 )
+from memoryd.api.convert.changes import watch_query_from, watch_response
 from memoryd.api.convert.keyed import (
     get_key_response,
     key_entry_to_proto,
@@ -141,6 +142,8 @@ __all__ = [
     "snapshot_response",
     "state_writes_from",
     "stats_response",
+    "watch_query_from",
+    "watch_response",
     "window_response",
     "working_memory_to_proto",
     "working_scope_from",

@@ -61,6 +61,11 @@ class PageTokenCodec:
             path.chmod(0o600)
         return cls(path.read_bytes())
 
+    def key_for(self, purpose: str) -> bytes:
+        """A key of its own for ``purpose`` (another kind of token), derived from the
+        secret: a token of one kind never verifies as another."""
+        return hmac.new(self._secret, b"memoryd-key:" + purpose.encode(), hashlib.sha256).digest()
+
     def _sign(self, payload: bytes) -> bytes:
         return hmac.new(self._secret, payload, hashlib.sha256).digest()
 

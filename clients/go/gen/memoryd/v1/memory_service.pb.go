@@ -432,6 +432,122 @@ func (FixedZoneKind) EnumDescriptor() ([]byte, []int) {
 	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{6}
 }
 
+// Where a Watch without a cursor starts.
+type WatchStart int32
+
+const (
+	// NOW.
+	WatchStart_WATCH_START_UNSPECIFIED WatchStart = 0
+	// After the last change made so far: only what happens from now on.
+	WatchStart_WATCH_START_NOW WatchStart = 1
+	// At the oldest change the daemon still keeps (durability.feed_retention_mb).
+	WatchStart_WATCH_START_OLDEST WatchStart = 2
+)
+
+// Enum value maps for WatchStart.
+var (
+	WatchStart_name = map[int32]string{
+		0: "WATCH_START_UNSPECIFIED",
+		1: "WATCH_START_NOW",
+		2: "WATCH_START_OLDEST",
+	}
+	WatchStart_value = map[string]int32{
+		"WATCH_START_UNSPECIFIED": 0,
+		"WATCH_START_NOW":         1,
+		"WATCH_START_OLDEST":      2,
+	}
+)
+
+func (x WatchStart) Enum() *WatchStart {
+	p := new(WatchStart)
+	*p = x
+	return p
+}
+
+func (x WatchStart) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (WatchStart) Descriptor() protoreflect.EnumDescriptor {
+	return file_memoryd_v1_memory_service_proto_enumTypes[7].Descriptor()
+}
+
+func (WatchStart) Type() protoreflect.EnumType {
+	return &file_memoryd_v1_memory_service_proto_enumTypes[7]
+}
+
+func (x WatchStart) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use WatchStart.Descriptor instead.
+func (WatchStart) EnumDescriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{7}
+}
+
+type ChangeKind int32
+
+const (
+	ChangeKind_CHANGE_KIND_UNSPECIFIED     ChangeKind = 0
+	ChangeKind_CHANGE_KIND_MEMORY_CREATED  ChangeKind = 1
+	ChangeKind_CHANGE_KIND_MEMORY_UPDATED  ChangeKind = 2
+	ChangeKind_CHANGE_KIND_MEMORY_ARCHIVED ChangeKind = 3
+	// memory_id only (the memory is gone).
+	ChangeKind_CHANGE_KIND_MEMORY_DELETED ChangeKind = 4
+	ChangeKind_CHANGE_KIND_KEY_SET        ChangeKind = 5
+	// A tombstone written (key_entry set), or the key's slot purged (key only).
+	ChangeKind_CHANGE_KIND_KEY_DELETED ChangeKind = 6
+)
+
+// Enum value maps for ChangeKind.
+var (
+	ChangeKind_name = map[int32]string{
+		0: "CHANGE_KIND_UNSPECIFIED",
+		1: "CHANGE_KIND_MEMORY_CREATED",
+		2: "CHANGE_KIND_MEMORY_UPDATED",
+		3: "CHANGE_KIND_MEMORY_ARCHIVED",
+		4: "CHANGE_KIND_MEMORY_DELETED",
+		5: "CHANGE_KIND_KEY_SET",
+		6: "CHANGE_KIND_KEY_DELETED",
+	}
+	ChangeKind_value = map[string]int32{
+		"CHANGE_KIND_UNSPECIFIED":     0,
+		"CHANGE_KIND_MEMORY_CREATED":  1,
+		"CHANGE_KIND_MEMORY_UPDATED":  2,
+		"CHANGE_KIND_MEMORY_ARCHIVED": 3,
+		"CHANGE_KIND_MEMORY_DELETED":  4,
+		"CHANGE_KIND_KEY_SET":         5,
+		"CHANGE_KIND_KEY_DELETED":     6,
+	}
+)
+
+func (x ChangeKind) Enum() *ChangeKind {
+	p := new(ChangeKind)
+	*p = x
+	return p
+}
+
+func (x ChangeKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ChangeKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_memoryd_v1_memory_service_proto_enumTypes[8].Descriptor()
+}
+
+func (ChangeKind) Type() protoreflect.EnumType {
+	return &file_memoryd_v1_memory_service_proto_enumTypes[8]
+}
+
+func (x ChangeKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ChangeKind.Descriptor instead.
+func (ChangeKind) EnumDescriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{8}
+}
+
 type RememberRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -4882,6 +4998,237 @@ func (x *GetSessionAttachmentResponse) GetToolCallId() string {
 	return ""
 }
 
+type WatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent whose changes to stream; with tenant_wide, may be empty.
+	AgentId string `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Resume after this cursor (from a WatchResponse of an earlier watch of the same
+	// agent or tenant). Empty: start at `start`.
+	Cursor string     `protobuf:"bytes,2,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	Start  WatchStart `protobuf:"varint,3,opt,name=start,proto3,enum=memoryd.v1.WatchStart" json:"start,omitempty"`
+	// Every agent of the caller's tenant (needs the admin role).
+	TenantWide bool `protobuf:"varint,4,opt,name=tenant_wide,json=tenantWide,proto3" json:"tenant_wide,omitempty"`
+	// Keep streaming changes as they happen once caught up; false: end the stream
+	// after the caught_up message (a catch-up read).
+	Follow        bool `protobuf:"varint,5,opt,name=follow,proto3" json:"follow,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRequest) Reset() {
+	*x = WatchRequest{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRequest) ProtoMessage() {}
+
+func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
+func (*WatchRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *WatchRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *WatchRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+func (x *WatchRequest) GetStart() WatchStart {
+	if x != nil {
+		return x.Start
+	}
+	return WatchStart_WATCH_START_UNSPECIFIED
+}
+
+func (x *WatchRequest) GetTenantWide() bool {
+	if x != nil {
+		return x.TenantWide
+	}
+	return false
+}
+
+func (x *WatchRequest) GetFollow() bool {
+	if x != nil {
+		return x.Follow
+	}
+	return false
+}
+
+type Change struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Kind     ChangeKind             `protobuf:"varint,1,opt,name=kind,proto3,enum=memoryd.v1.ChangeKind" json:"kind,omitempty"`
+	AgentId  string                 `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	MemoryId string                 `protobuf:"bytes,3,opt,name=memory_id,json=memoryId,proto3" json:"memory_id,omitempty"`
+	Key      string                 `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
+	// The memory as written (created, updated, archived); no vector.
+	Memory *Memory `protobuf:"bytes,5,opt,name=memory,proto3" json:"memory,omitempty"`
+	// The key's entry as written (set, tombstone).
+	KeyEntry      *KeyEntry `protobuf:"bytes,6,opt,name=key_entry,json=keyEntry,proto3" json:"key_entry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Change) Reset() {
+	*x = Change{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Change) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Change) ProtoMessage() {}
+
+func (x *Change) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Change.ProtoReflect.Descriptor instead.
+func (*Change) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *Change) GetKind() ChangeKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ChangeKind_CHANGE_KIND_UNSPECIFIED
+}
+
+func (x *Change) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *Change) GetMemoryId() string {
+	if x != nil {
+		return x.MemoryId
+	}
+	return ""
+}
+
+func (x *Change) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Change) GetMemory() *Memory {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
+func (x *Change) GetKeyEntry() *KeyEntry {
+	if x != nil {
+		return x.KeyEntry
+	}
+	return nil
+}
+
+// Changes in order (at most 256 a message), or (no changes, caught_up) the mark that
+// the watch has read every change there is so far, sent once per watch (the last
+// message unless following). `cursor` resumes after this message.
+type WatchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cursor        string                 `protobuf:"bytes,1,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	Changes       []*Change              `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
+	CaughtUp      bool                   `protobuf:"varint,3,opt,name=caught_up,json=caughtUp,proto3" json:"caught_up,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchResponse) Reset() {
+	*x = WatchResponse{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchResponse) ProtoMessage() {}
+
+func (x *WatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
+func (*WatchResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *WatchResponse) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+func (x *WatchResponse) GetChanges() []*Change {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetCaughtUp() bool {
+	if x != nil {
+		return x.CaughtUp
+	}
+	return false
+}
+
 var File_memoryd_v1_memory_service_proto protoreflect.FileDescriptor
 
 const file_memoryd_v1_memory_service_proto_rawDesc = "" +
@@ -5287,7 +5634,25 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x04role\x18\x05 \x01(\x0e2\x17.memoryd.v1.MessageRoleR\x04role\x12\x12\n" +
 	"\x04name\x18\x06 \x01(\tR\x04name\x12 \n" +
 	"\ftool_call_id\x18\a \x01(\tR\n" +
-	"toolCallId*\xdd\x01\n" +
+	"toolCallId\"\xa8\x01\n" +
+	"\fWatchRequest\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x16\n" +
+	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12,\n" +
+	"\x05start\x18\x03 \x01(\x0e2\x16.memoryd.v1.WatchStartR\x05start\x12\x1f\n" +
+	"\vtenant_wide\x18\x04 \x01(\bR\n" +
+	"tenantWide\x12\x16\n" +
+	"\x06follow\x18\x05 \x01(\bR\x06follow\"\xdd\x01\n" +
+	"\x06Change\x12*\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x16.memoryd.v1.ChangeKindR\x04kind\x12\x19\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
+	"\tmemory_id\x18\x03 \x01(\tR\bmemoryId\x12\x10\n" +
+	"\x03key\x18\x04 \x01(\tR\x03key\x12*\n" +
+	"\x06memory\x18\x05 \x01(\v2\x12.memoryd.v1.MemoryR\x06memory\x121\n" +
+	"\tkey_entry\x18\x06 \x01(\v2\x14.memoryd.v1.KeyEntryR\bkeyEntry\"r\n" +
+	"\rWatchResponse\x12\x16\n" +
+	"\x06cursor\x18\x01 \x01(\tR\x06cursor\x12,\n" +
+	"\achanges\x18\x02 \x03(\v2\x12.memoryd.v1.ChangeR\achanges\x12\x1b\n" +
+	"\tcaught_up\x18\x03 \x01(\bR\bcaughtUp*\xdd\x01\n" +
 	"\rScoringPreset\x12\x1e\n" +
 	"\x1aSCORING_PRESET_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19SCORING_PRESET_SIMILARITY\x10\x01\x12\x1a\n" +
@@ -5325,7 +5690,21 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x1bFIXED_ZONE_KIND_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17FIXED_ZONE_KIND_TRIGGER\x10\x01\x12\x19\n" +
 	"\x15FIXED_ZONE_KIND_FOCUS\x10\x02\x12\x1f\n" +
-	"\x1bFIXED_ZONE_KIND_INSTRUCTION\x10\x032\xec\x10\n" +
+	"\x1bFIXED_ZONE_KIND_INSTRUCTION\x10\x03*V\n" +
+	"\n" +
+	"WatchStart\x12\x1b\n" +
+	"\x17WATCH_START_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fWATCH_START_NOW\x10\x01\x12\x16\n" +
+	"\x12WATCH_START_OLDEST\x10\x02*\xe0\x01\n" +
+	"\n" +
+	"ChangeKind\x12\x1b\n" +
+	"\x17CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aCHANGE_KIND_MEMORY_CREATED\x10\x01\x12\x1e\n" +
+	"\x1aCHANGE_KIND_MEMORY_UPDATED\x10\x02\x12\x1f\n" +
+	"\x1bCHANGE_KIND_MEMORY_ARCHIVED\x10\x03\x12\x1e\n" +
+	"\x1aCHANGE_KIND_MEMORY_DELETED\x10\x04\x12\x17\n" +
+	"\x13CHANGE_KIND_KEY_SET\x10\x05\x12\x1b\n" +
+	"\x17CHANGE_KIND_KEY_DELETED\x10\x062\xac\x11\n" +
 	"\rMemoryService\x12E\n" +
 	"\bRemember\x12\x1b.memoryd.v1.RememberRequest\x1a\x1c.memoryd.v1.RememberResponse\x12T\n" +
 	"\rRememberBatch\x12 .memoryd.v1.RememberBatchRequest\x1a!.memoryd.v1.RememberBatchResponse\x12?\n" +
@@ -5355,7 +5734,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x12GetSessionMessages\x12%.memoryd.v1.GetSessionMessagesRequest\x1a&.memoryd.v1.GetSessionMessagesResponse\x12W\n" +
 	"\x0eDeleteMessages\x12!.memoryd.v1.DeleteMessagesRequest\x1a\".memoryd.v1.DeleteMessagesResponse\x12Q\n" +
 	"\fClearSession\x12\x1f.memoryd.v1.ClearSessionRequest\x1a .memoryd.v1.ClearSessionResponse\x12i\n" +
-	"\x14GetSessionAttachment\x12'.memoryd.v1.GetSessionAttachmentRequest\x1a(.memoryd.v1.GetSessionAttachmentResponseB\xad\x01\n" +
+	"\x14GetSessionAttachment\x12'.memoryd.v1.GetSessionAttachmentRequest\x1a(.memoryd.v1.GetSessionAttachmentResponse\x12>\n" +
+	"\x05Watch\x12\x18.memoryd.v1.WatchRequest\x1a\x19.memoryd.v1.WatchResponse0\x01B\xad\x01\n" +
 	"\x0ecom.memoryd.v1B\x12MemoryServiceProtoP\x01Z>github.com/memoryd/memoryd/clients/go/gen/memoryd/v1;memorydv1\xa2\x02\x03MXX\xaa\x02\n" +
 	"Memoryd.V1\xca\x02\n" +
 	"Memoryd\\V1\xe2\x02\x16Memoryd\\V1\\GPBMetadata\xea\x02\vMemoryd::V1b\x06proto3"
@@ -5372,8 +5752,8 @@ func file_memoryd_v1_memory_service_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_memory_service_proto_rawDescData
 }
 
-var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(ScoringPreset)(0),                      // 0: memoryd.v1.ScoringPreset
 	(RecencyBasis)(0),                       // 1: memoryd.v1.RecencyBasis
@@ -5382,232 +5762,244 @@ var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(MessageRole)(0),                        // 4: memoryd.v1.MessageRole
 	(LongTermMemoryMode)(0),                 // 5: memoryd.v1.LongTermMemoryMode
 	(FixedZoneKind)(0),                      // 6: memoryd.v1.FixedZoneKind
-	(*RememberRequest)(nil),                 // 7: memoryd.v1.RememberRequest
-	(*RememberResponse)(nil),                // 8: memoryd.v1.RememberResponse
-	(*RememberBatchRequest)(nil),            // 9: memoryd.v1.RememberBatchRequest
-	(*RememberResult)(nil),                  // 10: memoryd.v1.RememberResult
-	(*RememberBatchResponse)(nil),           // 11: memoryd.v1.RememberBatchResponse
-	(*Scoring)(nil),                         // 12: memoryd.v1.Scoring
-	(*ScoreComponents)(nil),                 // 13: memoryd.v1.ScoreComponents
-	(*RecallRequest)(nil),                   // 14: memoryd.v1.RecallRequest
-	(*RecallResult)(nil),                    // 15: memoryd.v1.RecallResult
-	(*RecallResponse)(nil),                  // 16: memoryd.v1.RecallResponse
-	(*GetMemoryRequest)(nil),                // 17: memoryd.v1.GetMemoryRequest
-	(*GetMemoryResponse)(nil),               // 18: memoryd.v1.GetMemoryResponse
-	(*ListMemoriesRequest)(nil),             // 19: memoryd.v1.ListMemoriesRequest
-	(*ListMemoriesResponse)(nil),            // 20: memoryd.v1.ListMemoriesResponse
-	(*UpdateMemoryRequest)(nil),             // 21: memoryd.v1.UpdateMemoryRequest
-	(*UpdateMemoryResponse)(nil),            // 22: memoryd.v1.UpdateMemoryResponse
-	(*ForgetMemoriesRequest)(nil),           // 23: memoryd.v1.ForgetMemoriesRequest
-	(*ForgetMemoriesResponse)(nil),          // 24: memoryd.v1.ForgetMemoriesResponse
-	(*KeyEntry)(nil),                        // 25: memoryd.v1.KeyEntry
-	(*SetMemoryRequest)(nil),                // 26: memoryd.v1.SetMemoryRequest
-	(*SetMemoryResponse)(nil),               // 27: memoryd.v1.SetMemoryResponse
-	(*GetKeyRequest)(nil),                   // 28: memoryd.v1.GetKeyRequest
-	(*GetKeyResponse)(nil),                  // 29: memoryd.v1.GetKeyResponse
-	(*ListKeysRequest)(nil),                 // 30: memoryd.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),                // 31: memoryd.v1.ListKeysResponse
-	(*KeyHistoryRequest)(nil),               // 32: memoryd.v1.KeyHistoryRequest
-	(*KeyHistoryResponse)(nil),              // 33: memoryd.v1.KeyHistoryResponse
-	(*WorkingMemory)(nil),                   // 34: memoryd.v1.WorkingMemory
-	(*SetWorkingMemoryRequest)(nil),         // 35: memoryd.v1.SetWorkingMemoryRequest
-	(*SetWorkingMemoryResponse)(nil),        // 36: memoryd.v1.SetWorkingMemoryResponse
-	(*GetWorkingMemoryRequest)(nil),         // 37: memoryd.v1.GetWorkingMemoryRequest
-	(*GetWorkingMemoryResponse)(nil),        // 38: memoryd.v1.GetWorkingMemoryResponse
-	(*DeleteWorkingMemoryRequest)(nil),      // 39: memoryd.v1.DeleteWorkingMemoryRequest
-	(*DeleteWorkingMemoryResponse)(nil),     // 40: memoryd.v1.DeleteWorkingMemoryResponse
-	(*ListWorkingMemoryScopesRequest)(nil),  // 41: memoryd.v1.ListWorkingMemoryScopesRequest
-	(*ListWorkingMemoryScopesResponse)(nil), // 42: memoryd.v1.ListWorkingMemoryScopesResponse
-	(*AgentProfile)(nil),                    // 43: memoryd.v1.AgentProfile
-	(*GetProfileRequest)(nil),               // 44: memoryd.v1.GetProfileRequest
-	(*GetProfileResponse)(nil),              // 45: memoryd.v1.GetProfileResponse
-	(*SetProfileRequest)(nil),               // 46: memoryd.v1.SetProfileRequest
-	(*SetProfileResponse)(nil),              // 47: memoryd.v1.SetProfileResponse
-	(*SessionMessage)(nil),                  // 48: memoryd.v1.SessionMessage
-	(*MessageAttachment)(nil),               // 49: memoryd.v1.MessageAttachment
-	(*ToolCall)(nil),                        // 50: memoryd.v1.ToolCall
-	(*SessionCompression)(nil),              // 51: memoryd.v1.SessionCompression
-	(*FixedZoneEntry)(nil),                  // 52: memoryd.v1.FixedZoneEntry
-	(*AppendMessagesRequest)(nil),           // 53: memoryd.v1.AppendMessagesRequest
-	(*AppendMessagesResponse)(nil),          // 54: memoryd.v1.AppendMessagesResponse
-	(*GetSessionWindowRequest)(nil),         // 55: memoryd.v1.GetSessionWindowRequest
-	(*GetSessionWindowResponse)(nil),        // 56: memoryd.v1.GetSessionWindowResponse
-	(*InjectInstructionRequest)(nil),        // 57: memoryd.v1.InjectInstructionRequest
-	(*InjectInstructionResponse)(nil),       // 58: memoryd.v1.InjectInstructionResponse
-	(*EndSessionRequest)(nil),               // 59: memoryd.v1.EndSessionRequest
-	(*EndSessionResponse)(nil),              // 60: memoryd.v1.EndSessionResponse
-	(*GetSessionMessagesRequest)(nil),       // 61: memoryd.v1.GetSessionMessagesRequest
-	(*GetSessionMessagesResponse)(nil),      // 62: memoryd.v1.GetSessionMessagesResponse
-	(*DeleteMessagesRequest)(nil),           // 63: memoryd.v1.DeleteMessagesRequest
-	(*DeleteMessagesResponse)(nil),          // 64: memoryd.v1.DeleteMessagesResponse
-	(*ClearSessionRequest)(nil),             // 65: memoryd.v1.ClearSessionRequest
-	(*ClearSessionResponse)(nil),            // 66: memoryd.v1.ClearSessionResponse
-	(*GetSessionAttachmentRequest)(nil),     // 67: memoryd.v1.GetSessionAttachmentRequest
-	(*GetSessionAttachmentResponse)(nil),    // 68: memoryd.v1.GetSessionAttachmentResponse
-	(MemoryType)(0),                         // 69: memoryd.v1.MemoryType
-	(SecurityLevel)(0),                      // 70: memoryd.v1.SecurityLevel
-	(*structpb.Struct)(nil),                 // 71: google.protobuf.Struct
-	(*Provenance)(nil),                      // 72: memoryd.v1.Provenance
-	(*timestamppb.Timestamp)(nil),           // 73: google.protobuf.Timestamp
-	(*Memory)(nil),                          // 74: memoryd.v1.Memory
-	(*Degradation)(nil),                     // 75: memoryd.v1.Degradation
-	(TagMatch)(0),                           // 76: memoryd.v1.TagMatch
-	(*TrustFilter)(nil),                     // 77: memoryd.v1.TrustFilter
-	(*fieldmaskpb.FieldMask)(nil),           // 78: google.protobuf.FieldMask
-	(*structpb.Value)(nil),                  // 79: google.protobuf.Value
-	(*WorkingMemoryScope)(nil),              // 80: memoryd.v1.WorkingMemoryScope
-	(*durationpb.Duration)(nil),             // 81: google.protobuf.Duration
+	(WatchStart)(0),                         // 7: memoryd.v1.WatchStart
+	(ChangeKind)(0),                         // 8: memoryd.v1.ChangeKind
+	(*RememberRequest)(nil),                 // 9: memoryd.v1.RememberRequest
+	(*RememberResponse)(nil),                // 10: memoryd.v1.RememberResponse
+	(*RememberBatchRequest)(nil),            // 11: memoryd.v1.RememberBatchRequest
+	(*RememberResult)(nil),                  // 12: memoryd.v1.RememberResult
+	(*RememberBatchResponse)(nil),           // 13: memoryd.v1.RememberBatchResponse
+	(*Scoring)(nil),                         // 14: memoryd.v1.Scoring
+	(*ScoreComponents)(nil),                 // 15: memoryd.v1.ScoreComponents
+	(*RecallRequest)(nil),                   // 16: memoryd.v1.RecallRequest
+	(*RecallResult)(nil),                    // 17: memoryd.v1.RecallResult
+	(*RecallResponse)(nil),                  // 18: memoryd.v1.RecallResponse
+	(*GetMemoryRequest)(nil),                // 19: memoryd.v1.GetMemoryRequest
+	(*GetMemoryResponse)(nil),               // 20: memoryd.v1.GetMemoryResponse
+	(*ListMemoriesRequest)(nil),             // 21: memoryd.v1.ListMemoriesRequest
+	(*ListMemoriesResponse)(nil),            // 22: memoryd.v1.ListMemoriesResponse
+	(*UpdateMemoryRequest)(nil),             // 23: memoryd.v1.UpdateMemoryRequest
+	(*UpdateMemoryResponse)(nil),            // 24: memoryd.v1.UpdateMemoryResponse
+	(*ForgetMemoriesRequest)(nil),           // 25: memoryd.v1.ForgetMemoriesRequest
+	(*ForgetMemoriesResponse)(nil),          // 26: memoryd.v1.ForgetMemoriesResponse
+	(*KeyEntry)(nil),                        // 27: memoryd.v1.KeyEntry
+	(*SetMemoryRequest)(nil),                // 28: memoryd.v1.SetMemoryRequest
+	(*SetMemoryResponse)(nil),               // 29: memoryd.v1.SetMemoryResponse
+	(*GetKeyRequest)(nil),                   // 30: memoryd.v1.GetKeyRequest
+	(*GetKeyResponse)(nil),                  // 31: memoryd.v1.GetKeyResponse
+	(*ListKeysRequest)(nil),                 // 32: memoryd.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),                // 33: memoryd.v1.ListKeysResponse
+	(*KeyHistoryRequest)(nil),               // 34: memoryd.v1.KeyHistoryRequest
+	(*KeyHistoryResponse)(nil),              // 35: memoryd.v1.KeyHistoryResponse
+	(*WorkingMemory)(nil),                   // 36: memoryd.v1.WorkingMemory
+	(*SetWorkingMemoryRequest)(nil),         // 37: memoryd.v1.SetWorkingMemoryRequest
+	(*SetWorkingMemoryResponse)(nil),        // 38: memoryd.v1.SetWorkingMemoryResponse
+	(*GetWorkingMemoryRequest)(nil),         // 39: memoryd.v1.GetWorkingMemoryRequest
+	(*GetWorkingMemoryResponse)(nil),        // 40: memoryd.v1.GetWorkingMemoryResponse
+	(*DeleteWorkingMemoryRequest)(nil),      // 41: memoryd.v1.DeleteWorkingMemoryRequest
+	(*DeleteWorkingMemoryResponse)(nil),     // 42: memoryd.v1.DeleteWorkingMemoryResponse
+	(*ListWorkingMemoryScopesRequest)(nil),  // 43: memoryd.v1.ListWorkingMemoryScopesRequest
+	(*ListWorkingMemoryScopesResponse)(nil), // 44: memoryd.v1.ListWorkingMemoryScopesResponse
+	(*AgentProfile)(nil),                    // 45: memoryd.v1.AgentProfile
+	(*GetProfileRequest)(nil),               // 46: memoryd.v1.GetProfileRequest
+	(*GetProfileResponse)(nil),              // 47: memoryd.v1.GetProfileResponse
+	(*SetProfileRequest)(nil),               // 48: memoryd.v1.SetProfileRequest
+	(*SetProfileResponse)(nil),              // 49: memoryd.v1.SetProfileResponse
+	(*SessionMessage)(nil),                  // 50: memoryd.v1.SessionMessage
+	(*MessageAttachment)(nil),               // 51: memoryd.v1.MessageAttachment
+	(*ToolCall)(nil),                        // 52: memoryd.v1.ToolCall
+	(*SessionCompression)(nil),              // 53: memoryd.v1.SessionCompression
+	(*FixedZoneEntry)(nil),                  // 54: memoryd.v1.FixedZoneEntry
+	(*AppendMessagesRequest)(nil),           // 55: memoryd.v1.AppendMessagesRequest
+	(*AppendMessagesResponse)(nil),          // 56: memoryd.v1.AppendMessagesResponse
+	(*GetSessionWindowRequest)(nil),         // 57: memoryd.v1.GetSessionWindowRequest
+	(*GetSessionWindowResponse)(nil),        // 58: memoryd.v1.GetSessionWindowResponse
+	(*InjectInstructionRequest)(nil),        // 59: memoryd.v1.InjectInstructionRequest
+	(*InjectInstructionResponse)(nil),       // 60: memoryd.v1.InjectInstructionResponse
+	(*EndSessionRequest)(nil),               // 61: memoryd.v1.EndSessionRequest
+	(*EndSessionResponse)(nil),              // 62: memoryd.v1.EndSessionResponse
+	(*GetSessionMessagesRequest)(nil),       // 63: memoryd.v1.GetSessionMessagesRequest
+	(*GetSessionMessagesResponse)(nil),      // 64: memoryd.v1.GetSessionMessagesResponse
+	(*DeleteMessagesRequest)(nil),           // 65: memoryd.v1.DeleteMessagesRequest
+	(*DeleteMessagesResponse)(nil),          // 66: memoryd.v1.DeleteMessagesResponse
+	(*ClearSessionRequest)(nil),             // 67: memoryd.v1.ClearSessionRequest
+	(*ClearSessionResponse)(nil),            // 68: memoryd.v1.ClearSessionResponse
+	(*GetSessionAttachmentRequest)(nil),     // 69: memoryd.v1.GetSessionAttachmentRequest
+	(*GetSessionAttachmentResponse)(nil),    // 70: memoryd.v1.GetSessionAttachmentResponse
+	(*WatchRequest)(nil),                    // 71: memoryd.v1.WatchRequest
+	(*Change)(nil),                          // 72: memoryd.v1.Change
+	(*WatchResponse)(nil),                   // 73: memoryd.v1.WatchResponse
+	(MemoryType)(0),                         // 74: memoryd.v1.MemoryType
+	(SecurityLevel)(0),                      // 75: memoryd.v1.SecurityLevel
+	(*structpb.Struct)(nil),                 // 76: google.protobuf.Struct
+	(*Provenance)(nil),                      // 77: memoryd.v1.Provenance
+	(*timestamppb.Timestamp)(nil),           // 78: google.protobuf.Timestamp
+	(*Memory)(nil),                          // 79: memoryd.v1.Memory
+	(*Degradation)(nil),                     // 80: memoryd.v1.Degradation
+	(TagMatch)(0),                           // 81: memoryd.v1.TagMatch
+	(*TrustFilter)(nil),                     // 82: memoryd.v1.TrustFilter
+	(*fieldmaskpb.FieldMask)(nil),           // 83: google.protobuf.FieldMask
+	(*structpb.Value)(nil),                  // 84: google.protobuf.Value
+	(*WorkingMemoryScope)(nil),              // 85: memoryd.v1.WorkingMemoryScope
+	(*durationpb.Duration)(nil),             // 86: google.protobuf.Duration
 }
 var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
-	69,  // 0: memoryd.v1.RememberRequest.memory_type:type_name -> memoryd.v1.MemoryType
-	70,  // 1: memoryd.v1.RememberRequest.security_level:type_name -> memoryd.v1.SecurityLevel
-	71,  // 2: memoryd.v1.RememberRequest.metadata:type_name -> google.protobuf.Struct
-	72,  // 3: memoryd.v1.RememberRequest.source:type_name -> memoryd.v1.Provenance
-	73,  // 4: memoryd.v1.RememberRequest.expires_at:type_name -> google.protobuf.Timestamp
-	73,  // 5: memoryd.v1.RememberRequest.created_at:type_name -> google.protobuf.Timestamp
-	73,  // 6: memoryd.v1.RememberRequest.occurred_at:type_name -> google.protobuf.Timestamp
-	74,  // 7: memoryd.v1.RememberResponse.memory:type_name -> memoryd.v1.Memory
-	75,  // 8: memoryd.v1.RememberResponse.degraded:type_name -> memoryd.v1.Degradation
-	7,   // 9: memoryd.v1.RememberBatchRequest.items:type_name -> memoryd.v1.RememberRequest
-	74,  // 10: memoryd.v1.RememberResult.memory:type_name -> memoryd.v1.Memory
-	10,  // 11: memoryd.v1.RememberBatchResponse.results:type_name -> memoryd.v1.RememberResult
-	75,  // 12: memoryd.v1.RememberBatchResponse.degraded:type_name -> memoryd.v1.Degradation
+	74,  // 0: memoryd.v1.RememberRequest.memory_type:type_name -> memoryd.v1.MemoryType
+	75,  // 1: memoryd.v1.RememberRequest.security_level:type_name -> memoryd.v1.SecurityLevel
+	76,  // 2: memoryd.v1.RememberRequest.metadata:type_name -> google.protobuf.Struct
+	77,  // 3: memoryd.v1.RememberRequest.source:type_name -> memoryd.v1.Provenance
+	78,  // 4: memoryd.v1.RememberRequest.expires_at:type_name -> google.protobuf.Timestamp
+	78,  // 5: memoryd.v1.RememberRequest.created_at:type_name -> google.protobuf.Timestamp
+	78,  // 6: memoryd.v1.RememberRequest.occurred_at:type_name -> google.protobuf.Timestamp
+	79,  // 7: memoryd.v1.RememberResponse.memory:type_name -> memoryd.v1.Memory
+	80,  // 8: memoryd.v1.RememberResponse.degraded:type_name -> memoryd.v1.Degradation
+	9,   // 9: memoryd.v1.RememberBatchRequest.items:type_name -> memoryd.v1.RememberRequest
+	79,  // 10: memoryd.v1.RememberResult.memory:type_name -> memoryd.v1.Memory
+	12,  // 11: memoryd.v1.RememberBatchResponse.results:type_name -> memoryd.v1.RememberResult
+	80,  // 12: memoryd.v1.RememberBatchResponse.degraded:type_name -> memoryd.v1.Degradation
 	0,   // 13: memoryd.v1.Scoring.preset:type_name -> memoryd.v1.ScoringPreset
 	1,   // 14: memoryd.v1.Scoring.recency_basis:type_name -> memoryd.v1.RecencyBasis
-	76,  // 15: memoryd.v1.RecallRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	69,  // 16: memoryd.v1.RecallRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	70,  // 17: memoryd.v1.RecallRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	12,  // 18: memoryd.v1.RecallRequest.scoring:type_name -> memoryd.v1.Scoring
-	73,  // 19: memoryd.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
-	73,  // 20: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
-	73,  // 21: memoryd.v1.RecallRequest.now:type_name -> google.protobuf.Timestamp
-	77,  // 22: memoryd.v1.RecallRequest.trust:type_name -> memoryd.v1.TrustFilter
-	74,  // 23: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
-	13,  // 24: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
-	15,  // 25: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
-	75,  // 26: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
-	74,  // 27: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	76,  // 28: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	69,  // 29: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	70,  // 30: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	73,  // 31: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
-	73,  // 32: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
+	81,  // 15: memoryd.v1.RecallRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	74,  // 16: memoryd.v1.RecallRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	75,  // 17: memoryd.v1.RecallRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	14,  // 18: memoryd.v1.RecallRequest.scoring:type_name -> memoryd.v1.Scoring
+	78,  // 19: memoryd.v1.RecallRequest.created_after:type_name -> google.protobuf.Timestamp
+	78,  // 20: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
+	78,  // 21: memoryd.v1.RecallRequest.now:type_name -> google.protobuf.Timestamp
+	82,  // 22: memoryd.v1.RecallRequest.trust:type_name -> memoryd.v1.TrustFilter
+	79,  // 23: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
+	15,  // 24: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
+	17,  // 25: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
+	80,  // 26: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
+	79,  // 27: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	81,  // 28: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	74,  // 29: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	75,  // 30: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	78,  // 31: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
+	78,  // 32: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
 	2,   // 33: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
-	74,  // 34: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
-	74,  // 35: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
-	78,  // 36: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
-	74,  // 37: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	75,  // 38: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	79,  // 39: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
-	73,  // 40: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
-	72,  // 41: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
-	70,  // 42: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
-	79,  // 43: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
-	72,  // 44: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
-	70,  // 45: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
-	25,  // 46: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
-	75,  // 47: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	25,  // 48: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
-	25,  // 49: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
-	25,  // 50: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
-	80,  // 51: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	71,  // 52: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
-	73,  // 53: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
-	73,  // 54: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
-	71,  // 55: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
-	80,  // 56: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	71,  // 57: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
+	79,  // 34: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
+	79,  // 35: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
+	83,  // 36: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
+	79,  // 37: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	80,  // 38: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	84,  // 39: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
+	78,  // 40: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
+	77,  // 41: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
+	75,  // 42: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
+	84,  // 43: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
+	77,  // 44: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
+	75,  // 45: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
+	27,  // 46: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
+	80,  // 47: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	27,  // 48: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
+	27,  // 49: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
+	27,  // 50: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
+	85,  // 51: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	76,  // 52: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
+	78,  // 53: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
+	78,  // 54: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
+	76,  // 55: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
+	85,  // 56: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	76,  // 57: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
 	3,   // 58: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
-	81,  // 59: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
-	71,  // 60: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
-	34,  // 61: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	80,  // 62: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	34,  // 63: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	80,  // 64: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	34,  // 65: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
-	73,  // 66: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
-	43,  // 67: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	43,  // 68: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	86,  // 59: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
+	76,  // 60: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
+	36,  // 61: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	85,  // 62: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	36,  // 63: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	85,  // 64: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	36,  // 65: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
+	78,  // 66: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
+	45,  // 67: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	45,  // 68: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
 	4,   // 69: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
-	73,  // 70: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 71: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
-	49,  // 72: memoryd.v1.SessionMessage.attachment:type_name -> memoryd.v1.MessageAttachment
-	79,  // 73: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
+	78,  // 70: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
+	52,  // 71: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
+	51,  // 72: memoryd.v1.SessionMessage.attachment:type_name -> memoryd.v1.MessageAttachment
+	84,  // 73: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
 	6,   // 74: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
-	73,  // 75: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
-	48,  // 76: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
-	81,  // 77: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
-	51,  // 78: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
+	78,  // 75: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 76: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
+	86,  // 77: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
+	53,  // 78: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
 	5,   // 79: memoryd.v1.AppendMessagesRequest.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
-	75,  // 80: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	52,  // 81: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	48,  // 82: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
-	75,  // 83: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
+	80,  // 80: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	54,  // 81: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	50,  // 82: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
+	80,  // 83: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
 	5,   // 84: memoryd.v1.GetSessionWindowResponse.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
-	74,  // 85: memoryd.v1.GetSessionWindowResponse.long_term_memories:type_name -> memoryd.v1.Memory
+	79,  // 85: memoryd.v1.GetSessionWindowResponse.long_term_memories:type_name -> memoryd.v1.Memory
 	6,   // 86: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
-	52,  // 87: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	74,  // 88: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
-	75,  // 89: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
-	48,  // 90: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
-	75,  // 91: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	49,  // 92: memoryd.v1.GetSessionAttachmentResponse.attachment:type_name -> memoryd.v1.MessageAttachment
+	54,  // 87: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	79,  // 88: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
+	80,  // 89: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
+	50,  // 90: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
+	80,  // 91: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	51,  // 92: memoryd.v1.GetSessionAttachmentResponse.attachment:type_name -> memoryd.v1.MessageAttachment
 	4,   // 93: memoryd.v1.GetSessionAttachmentResponse.role:type_name -> memoryd.v1.MessageRole
-	7,   // 94: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
-	9,   // 95: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
-	14,  // 96: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
-	17,  // 97: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
-	19,  // 98: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
-	21,  // 99: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
-	23,  // 100: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
-	26,  // 101: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
-	28,  // 102: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
-	30,  // 103: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
-	32,  // 104: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
-	35,  // 105: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
-	37,  // 106: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
-	39,  // 107: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
-	41,  // 108: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
-	44,  // 109: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
-	46,  // 110: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
-	53,  // 111: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
-	55,  // 112: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
-	57,  // 113: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
-	59,  // 114: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
-	61,  // 115: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
-	63,  // 116: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
-	65,  // 117: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
-	67,  // 118: memoryd.v1.MemoryService.GetSessionAttachment:input_type -> memoryd.v1.GetSessionAttachmentRequest
-	8,   // 119: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
-	11,  // 120: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
-	16,  // 121: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
-	18,  // 122: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
-	20,  // 123: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
-	22,  // 124: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
-	24,  // 125: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
-	27,  // 126: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
-	29,  // 127: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
-	31,  // 128: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
-	33,  // 129: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
-	36,  // 130: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
-	38,  // 131: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
-	40,  // 132: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
-	42,  // 133: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
-	45,  // 134: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
-	47,  // 135: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
-	54,  // 136: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
-	56,  // 137: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
-	58,  // 138: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
-	60,  // 139: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
-	62,  // 140: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
-	64,  // 141: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
-	66,  // 142: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
-	68,  // 143: memoryd.v1.MemoryService.GetSessionAttachment:output_type -> memoryd.v1.GetSessionAttachmentResponse
-	119, // [119:144] is the sub-list for method output_type
-	94,  // [94:119] is the sub-list for method input_type
-	94,  // [94:94] is the sub-list for extension type_name
-	94,  // [94:94] is the sub-list for extension extendee
-	0,   // [0:94] is the sub-list for field type_name
+	7,   // 94: memoryd.v1.WatchRequest.start:type_name -> memoryd.v1.WatchStart
+	8,   // 95: memoryd.v1.Change.kind:type_name -> memoryd.v1.ChangeKind
+	79,  // 96: memoryd.v1.Change.memory:type_name -> memoryd.v1.Memory
+	27,  // 97: memoryd.v1.Change.key_entry:type_name -> memoryd.v1.KeyEntry
+	72,  // 98: memoryd.v1.WatchResponse.changes:type_name -> memoryd.v1.Change
+	9,   // 99: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
+	11,  // 100: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
+	16,  // 101: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
+	19,  // 102: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
+	21,  // 103: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
+	23,  // 104: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
+	25,  // 105: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
+	28,  // 106: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
+	30,  // 107: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
+	32,  // 108: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
+	34,  // 109: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
+	37,  // 110: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
+	39,  // 111: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
+	41,  // 112: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
+	43,  // 113: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
+	46,  // 114: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
+	48,  // 115: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
+	55,  // 116: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
+	57,  // 117: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
+	59,  // 118: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
+	61,  // 119: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
+	63,  // 120: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
+	65,  // 121: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
+	67,  // 122: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
+	69,  // 123: memoryd.v1.MemoryService.GetSessionAttachment:input_type -> memoryd.v1.GetSessionAttachmentRequest
+	71,  // 124: memoryd.v1.MemoryService.Watch:input_type -> memoryd.v1.WatchRequest
+	10,  // 125: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
+	13,  // 126: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
+	18,  // 127: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
+	20,  // 128: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
+	22,  // 129: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
+	24,  // 130: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
+	26,  // 131: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
+	29,  // 132: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
+	31,  // 133: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
+	33,  // 134: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
+	35,  // 135: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
+	38,  // 136: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
+	40,  // 137: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
+	42,  // 138: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
+	44,  // 139: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
+	47,  // 140: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
+	49,  // 141: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
+	56,  // 142: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
+	58,  // 143: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
+	60,  // 144: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
+	62,  // 145: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
+	64,  // 146: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
+	66,  // 147: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	68,  // 148: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	70,  // 149: memoryd.v1.MemoryService.GetSessionAttachment:output_type -> memoryd.v1.GetSessionAttachmentResponse
+	73,  // 150: memoryd.v1.MemoryService.Watch:output_type -> memoryd.v1.WatchResponse
+	125, // [125:151] is the sub-list for method output_type
+	99,  // [99:125] is the sub-list for method input_type
+	99,  // [99:99] is the sub-list for extension type_name
+	99,  // [99:99] is the sub-list for extension extendee
+	0,   // [0:99] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_memory_service_proto_init() }
@@ -5628,8 +6020,8 @@ func file_memoryd_v1_memory_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_memory_service_proto_rawDesc), len(file_memoryd_v1_memory_service_proto_rawDesc)),
-			NumEnums:      7,
-			NumMessages:   62,
+			NumEnums:      9,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -44,6 +44,7 @@ const (
 	MemoryService_DeleteMessages_FullMethodName          = "/memoryd.v1.MemoryService/DeleteMessages"
 	MemoryService_ClearSession_FullMethodName            = "/memoryd.v1.MemoryService/ClearSession"
 	MemoryService_GetSessionAttachment_FullMethodName    = "/memoryd.v1.MemoryService/GetSessionAttachment"
+	MemoryService_Watch_FullMethodName                   = "/memoryd.v1.MemoryService/Watch"
 )
 
 // MemoryServiceClient is the client API for MemoryService service.
@@ -89,6 +90,10 @@ type MemoryServiceClient interface {
 	ClearSession(ctx context.Context, in *ClearSessionRequest, opts ...grpc.CallOption) (*ClearSessionResponse, error)
 	// The full content of an offloaded message (its window and stored message hold a stub).
 	GetSessionAttachment(ctx context.Context, in *GetSessionAttachmentRequest, opts ...grpc.CallOption) (*GetSessionAttachmentResponse, error)
+	// Change feed (docs/watch.md)
+	// Every change of the agent (or of the tenant: tenant_wide, admin) after a cursor, in
+	// order, exactly once per cursor; resumable after a disconnect and a restart.
+	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
 }
 
 type memoryServiceClient struct {
@@ -349,6 +354,25 @@ func (c *memoryServiceClient) GetSessionAttachment(ctx context.Context, in *GetS
 	return out, nil
 }
 
+func (c *memoryServiceClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MemoryService_ServiceDesc.Streams[0], MemoryService_Watch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRequest, WatchResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MemoryService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
+
 // MemoryServiceServer is the server API for MemoryService service.
 // All implementations must embed UnimplementedMemoryServiceServer
 // for forward compatibility.
@@ -392,6 +416,10 @@ type MemoryServiceServer interface {
 	ClearSession(context.Context, *ClearSessionRequest) (*ClearSessionResponse, error)
 	// The full content of an offloaded message (its window and stored message hold a stub).
 	GetSessionAttachment(context.Context, *GetSessionAttachmentRequest) (*GetSessionAttachmentResponse, error)
+	// Change feed (docs/watch.md)
+	// Every change of the agent (or of the tenant: tenant_wide, admin) after a cursor, in
+	// order, exactly once per cursor; resumable after a disconnect and a restart.
+	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
 	mustEmbedUnimplementedMemoryServiceServer()
 }
 
@@ -476,6 +504,9 @@ func (UnimplementedMemoryServiceServer) ClearSession(context.Context, *ClearSess
 }
 func (UnimplementedMemoryServiceServer) GetSessionAttachment(context.Context, *GetSessionAttachmentRequest) (*GetSessionAttachmentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetSessionAttachment not implemented")
+}
+func (UnimplementedMemoryServiceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
+	return status.Error(codes.Unimplemented, "method Watch not implemented")
 }
 func (UnimplementedMemoryServiceServer) mustEmbedUnimplementedMemoryServiceServer() {}
 func (UnimplementedMemoryServiceServer) testEmbeddedByValue()                       {}
@@ -948,6 +979,17 @@ func _MemoryService_GetSessionAttachment_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryService_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(MemoryServiceServer).Watch(m, &grpc.GenericServerStream[WatchRequest, WatchResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MemoryService_WatchServer = grpc.ServerStreamingServer[WatchResponse]
+
 // MemoryService_ServiceDesc is the grpc.ServiceDesc for MemoryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1056,6 +1098,12 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _MemoryService_GetSessionAttachment_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Watch",
+			Handler:       _MemoryService_Watch_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "memoryd/v1/memory_service.proto",
 }

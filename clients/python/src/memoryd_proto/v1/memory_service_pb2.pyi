@@ -65,6 +65,22 @@ class FixedZoneKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FIXED_ZONE_KIND_TRIGGER: _ClassVar[FixedZoneKind]
     FIXED_ZONE_KIND_FOCUS: _ClassVar[FixedZoneKind]
     FIXED_ZONE_KIND_INSTRUCTION: _ClassVar[FixedZoneKind]
+
+class WatchStart(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WATCH_START_UNSPECIFIED: _ClassVar[WatchStart]
+    WATCH_START_NOW: _ClassVar[WatchStart]
+    WATCH_START_OLDEST: _ClassVar[WatchStart]
+
+class ChangeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CHANGE_KIND_UNSPECIFIED: _ClassVar[ChangeKind]
+    CHANGE_KIND_MEMORY_CREATED: _ClassVar[ChangeKind]
+    CHANGE_KIND_MEMORY_UPDATED: _ClassVar[ChangeKind]
+    CHANGE_KIND_MEMORY_ARCHIVED: _ClassVar[ChangeKind]
+    CHANGE_KIND_MEMORY_DELETED: _ClassVar[ChangeKind]
+    CHANGE_KIND_KEY_SET: _ClassVar[ChangeKind]
+    CHANGE_KIND_KEY_DELETED: _ClassVar[ChangeKind]
 SCORING_PRESET_UNSPECIFIED: ScoringPreset
 SCORING_PRESET_SIMILARITY: ScoringPreset
 SCORING_PRESET_DECAYED: ScoringPreset
@@ -96,6 +112,16 @@ FIXED_ZONE_KIND_UNSPECIFIED: FixedZoneKind
 FIXED_ZONE_KIND_TRIGGER: FixedZoneKind
 FIXED_ZONE_KIND_FOCUS: FixedZoneKind
 FIXED_ZONE_KIND_INSTRUCTION: FixedZoneKind
+WATCH_START_UNSPECIFIED: WatchStart
+WATCH_START_NOW: WatchStart
+WATCH_START_OLDEST: WatchStart
+CHANGE_KIND_UNSPECIFIED: ChangeKind
+CHANGE_KIND_MEMORY_CREATED: ChangeKind
+CHANGE_KIND_MEMORY_UPDATED: ChangeKind
+CHANGE_KIND_MEMORY_ARCHIVED: ChangeKind
+CHANGE_KIND_MEMORY_DELETED: ChangeKind
+CHANGE_KIND_KEY_SET: ChangeKind
+CHANGE_KIND_KEY_DELETED: ChangeKind
 
 class RememberRequest(_message.Message):
     __slots__ = ("agent_id", "content", "memory_type", "tags", "security_level", "importance", "confidence", "namespace", "metadata", "source", "expires_at", "embedding", "created_at", "metadata_json", "occurred_at")
@@ -860,3 +886,43 @@ class GetSessionAttachmentResponse(_message.Message):
     name: str
     tool_call_id: str
     def __init__(self, seq: _Optional[int] = ..., content: _Optional[str] = ..., attachment: _Optional[_Union[MessageAttachment, _Mapping]] = ..., next_offset: _Optional[int] = ..., role: _Optional[_Union[MessageRole, str]] = ..., name: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ("agent_id", "cursor", "start", "tenant_wide", "follow")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    TENANT_WIDE_FIELD_NUMBER: _ClassVar[int]
+    FOLLOW_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    cursor: str
+    start: WatchStart
+    tenant_wide: bool
+    follow: bool
+    def __init__(self, agent_id: _Optional[str] = ..., cursor: _Optional[str] = ..., start: _Optional[_Union[WatchStart, str]] = ..., tenant_wide: _Optional[bool] = ..., follow: _Optional[bool] = ...) -> None: ...
+
+class Change(_message.Message):
+    __slots__ = ("kind", "agent_id", "memory_id", "key", "memory", "key_entry")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    KEY_ENTRY_FIELD_NUMBER: _ClassVar[int]
+    kind: ChangeKind
+    agent_id: str
+    memory_id: str
+    key: str
+    memory: _common_pb2.Memory
+    key_entry: KeyEntry
+    def __init__(self, kind: _Optional[_Union[ChangeKind, str]] = ..., agent_id: _Optional[str] = ..., memory_id: _Optional[str] = ..., key: _Optional[str] = ..., memory: _Optional[_Union[_common_pb2.Memory, _Mapping]] = ..., key_entry: _Optional[_Union[KeyEntry, _Mapping]] = ...) -> None: ...
+
+class WatchResponse(_message.Message):
+    __slots__ = ("cursor", "changes", "caught_up")
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    CAUGHT_UP_FIELD_NUMBER: _ClassVar[int]
+    cursor: str
+    changes: _containers.RepeatedCompositeFieldContainer[Change]
+    caught_up: bool
+    def __init__(self, cursor: _Optional[str] = ..., changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., caught_up: _Optional[bool] = ...) -> None: ...

@@ -161,6 +161,11 @@ class MemoryServiceStub:
                 request_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentResponse.FromString,
                 _registered_method=True)
+        self.Watch = channel.unary_stream(
+                '/memoryd.v1.MemoryService/Watch',
+                request_serializer=memoryd_dot_v1_dot_memory__service__pb2.WatchRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.WatchResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -329,6 +334,15 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Watch(self, request, context):
+        """Change feed (docs/watch.md)
+        Every change of the agent (or of the tenant: tenant_wide, admin) after a cursor, in
+        order, exactly once per cursor; resumable after a disconnect and a restart.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -456,6 +470,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.GetSessionAttachment,
                     request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentResponse.SerializeToString,
+            ),
+            'Watch': grpc.unary_stream_rpc_method_handler(
+                    servicer.Watch,
+                    request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.WatchRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_memory__service__pb2.WatchResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1135,6 +1154,33 @@ class MemoryService:
             '/memoryd.v1.MemoryService/GetSessionAttachment',
             memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentRequest.SerializeToString,
             memoryd_dot_v1_dot_memory__service__pb2.GetSessionAttachmentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Watch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/memoryd.v1.MemoryService/Watch',
+            memoryd_dot_v1_dot_memory__service__pb2.WatchRequest.SerializeToString,
+            memoryd_dot_v1_dot_memory__service__pb2.WatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

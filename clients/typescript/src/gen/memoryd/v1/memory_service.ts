@@ -11,7 +11,9 @@ import {
   type ChannelCredentials,
   Client,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -419,6 +421,114 @@ export function fixedZoneKindToJSON(object: FixedZoneKind): string {
     case FixedZoneKind.FIXED_ZONE_KIND_INSTRUCTION:
       return "FIXED_ZONE_KIND_INSTRUCTION";
     case FixedZoneKind.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** Where a Watch without a cursor starts. */
+export enum WatchStart {
+  /** WATCH_START_UNSPECIFIED - NOW. */
+  WATCH_START_UNSPECIFIED = 0,
+  /** WATCH_START_NOW - After the last change made so far: only what happens from now on. */
+  WATCH_START_NOW = 1,
+  /** WATCH_START_OLDEST - At the oldest change the daemon still keeps (durability.feed_retention_mb). */
+  WATCH_START_OLDEST = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function watchStartFromJSON(object: any): WatchStart {
+  switch (object) {
+    case 0:
+    case "WATCH_START_UNSPECIFIED":
+      return WatchStart.WATCH_START_UNSPECIFIED;
+    case 1:
+    case "WATCH_START_NOW":
+      return WatchStart.WATCH_START_NOW;
+    case 2:
+    case "WATCH_START_OLDEST":
+      return WatchStart.WATCH_START_OLDEST;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return WatchStart.UNRECOGNIZED;
+  }
+}
+
+export function watchStartToJSON(object: WatchStart): string {
+  switch (object) {
+    case WatchStart.WATCH_START_UNSPECIFIED:
+      return "WATCH_START_UNSPECIFIED";
+    case WatchStart.WATCH_START_NOW:
+      return "WATCH_START_NOW";
+    case WatchStart.WATCH_START_OLDEST:
+      return "WATCH_START_OLDEST";
+    case WatchStart.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum ChangeKind {
+  CHANGE_KIND_UNSPECIFIED = 0,
+  CHANGE_KIND_MEMORY_CREATED = 1,
+  CHANGE_KIND_MEMORY_UPDATED = 2,
+  CHANGE_KIND_MEMORY_ARCHIVED = 3,
+  /** CHANGE_KIND_MEMORY_DELETED - memory_id only (the memory is gone). */
+  CHANGE_KIND_MEMORY_DELETED = 4,
+  CHANGE_KIND_KEY_SET = 5,
+  /** CHANGE_KIND_KEY_DELETED - A tombstone written (key_entry set), or the key's slot purged (key only). */
+  CHANGE_KIND_KEY_DELETED = 6,
+  UNRECOGNIZED = -1,
+}
+
+export function changeKindFromJSON(object: any): ChangeKind {
+  switch (object) {
+    case 0:
+    case "CHANGE_KIND_UNSPECIFIED":
+      return ChangeKind.CHANGE_KIND_UNSPECIFIED;
+    case 1:
+    case "CHANGE_KIND_MEMORY_CREATED":
+      return ChangeKind.CHANGE_KIND_MEMORY_CREATED;
+    case 2:
+    case "CHANGE_KIND_MEMORY_UPDATED":
+      return ChangeKind.CHANGE_KIND_MEMORY_UPDATED;
+    case 3:
+    case "CHANGE_KIND_MEMORY_ARCHIVED":
+      return ChangeKind.CHANGE_KIND_MEMORY_ARCHIVED;
+    case 4:
+    case "CHANGE_KIND_MEMORY_DELETED":
+      return ChangeKind.CHANGE_KIND_MEMORY_DELETED;
+    case 5:
+    case "CHANGE_KIND_KEY_SET":
+      return ChangeKind.CHANGE_KIND_KEY_SET;
+    case 6:
+    case "CHANGE_KIND_KEY_DELETED":
+      return ChangeKind.CHANGE_KIND_KEY_DELETED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ChangeKind.UNRECOGNIZED;
+  }
+}
+
+export function changeKindToJSON(object: ChangeKind): string {
+  switch (object) {
+    case ChangeKind.CHANGE_KIND_UNSPECIFIED:
+      return "CHANGE_KIND_UNSPECIFIED";
+    case ChangeKind.CHANGE_KIND_MEMORY_CREATED:
+      return "CHANGE_KIND_MEMORY_CREATED";
+    case ChangeKind.CHANGE_KIND_MEMORY_UPDATED:
+      return "CHANGE_KIND_MEMORY_UPDATED";
+    case ChangeKind.CHANGE_KIND_MEMORY_ARCHIVED:
+      return "CHANGE_KIND_MEMORY_ARCHIVED";
+    case ChangeKind.CHANGE_KIND_MEMORY_DELETED:
+      return "CHANGE_KIND_MEMORY_DELETED";
+    case ChangeKind.CHANGE_KIND_KEY_SET:
+      return "CHANGE_KIND_KEY_SET";
+    case ChangeKind.CHANGE_KIND_KEY_DELETED:
+      return "CHANGE_KIND_KEY_DELETED";
+    case ChangeKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -1130,6 +1240,48 @@ export interface GetSessionAttachmentResponse {
   role: MessageRole;
   name: string;
   toolCallId: string;
+}
+
+export interface WatchRequest {
+  /** The agent whose changes to stream; with tenant_wide, may be empty. */
+  agentId: string;
+  /**
+   * Resume after this cursor (from a WatchResponse of an earlier watch of the same
+   * agent or tenant). Empty: start at `start`.
+   */
+  cursor: string;
+  start: WatchStart;
+  /** Every agent of the caller's tenant (needs the admin role). */
+  tenantWide: boolean;
+  /**
+   * Keep streaming changes as they happen once caught up; false: end the stream
+   * after the caught_up message (a catch-up read).
+   */
+  follow: boolean;
+}
+
+export interface Change {
+  kind: ChangeKind;
+  agentId: string;
+  memoryId: string;
+  key: string;
+  /** The memory as written (created, updated, archived); no vector. */
+  memory:
+    | Memory
+    | undefined;
+  /** The key's entry as written (set, tombstone). */
+  keyEntry: KeyEntry | undefined;
+}
+
+/**
+ * Changes in order (at most 256 a message), or (no changes, caught_up) the mark that
+ * the watch has read every change there is so far, sent once per watch (the last
+ * message unless following). `cursor` resumes after this message.
+ */
+export interface WatchResponse {
+  cursor: string;
+  changes: Change[];
+  caughtUp: boolean;
 }
 
 function createBaseRememberRequest(): RememberRequest {
@@ -9401,6 +9553,417 @@ export const GetSessionAttachmentResponse: MessageFns<GetSessionAttachmentRespon
   },
 };
 
+function createBaseWatchRequest(): WatchRequest {
+  return { agentId: "", cursor: "", start: 0, tenantWide: false, follow: false };
+}
+
+export const WatchRequest: MessageFns<WatchRequest> = {
+  encode(message: WatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.cursor !== "") {
+      writer.uint32(18).string(message.cursor);
+    }
+    if (message.start !== 0) {
+      writer.uint32(24).int32(message.start);
+    }
+    if (message.tenantWide !== false) {
+      writer.uint32(32).bool(message.tenantWide);
+    }
+    if (message.follow !== false) {
+      writer.uint32(40).bool(message.follow);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.start = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.tenantWide = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.follow = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WatchRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+      start: isSet(object.start) ? watchStartFromJSON(object.start) : 0,
+      tenantWide: isSet(object.tenantWide)
+        ? globalThis.Boolean(object.tenantWide)
+        : isSet(object.tenant_wide)
+        ? globalThis.Boolean(object.tenant_wide)
+        : false,
+      follow: isSet(object.follow) ? globalThis.Boolean(object.follow) : false,
+    };
+  },
+
+  toJSON(message: WatchRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.cursor !== "") {
+      obj.cursor = message.cursor;
+    }
+    if (message.start !== 0) {
+      obj.start = watchStartToJSON(message.start);
+    }
+    if (message.tenantWide !== false) {
+      obj.tenantWide = message.tenantWide;
+    }
+    if (message.follow !== false) {
+      obj.follow = message.follow;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WatchRequest>, I>>(base?: I): WatchRequest {
+    return WatchRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WatchRequest>, I>>(object: I): WatchRequest {
+    const message = createBaseWatchRequest();
+    message.agentId = object.agentId ?? "";
+    message.cursor = object.cursor ?? "";
+    message.start = object.start ?? 0;
+    message.tenantWide = object.tenantWide ?? false;
+    message.follow = object.follow ?? false;
+    return message;
+  },
+};
+
+function createBaseChange(): Change {
+  return { kind: 0, agentId: "", memoryId: "", key: "", memory: undefined, keyEntry: undefined };
+}
+
+export const Change: MessageFns<Change> = {
+  encode(message: Change, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== 0) {
+      writer.uint32(8).int32(message.kind);
+    }
+    if (message.agentId !== "") {
+      writer.uint32(18).string(message.agentId);
+    }
+    if (message.memoryId !== "") {
+      writer.uint32(26).string(message.memoryId);
+    }
+    if (message.key !== "") {
+      writer.uint32(34).string(message.key);
+    }
+    if (message.memory !== undefined) {
+      Memory.encode(message.memory, writer.uint32(42).fork()).join();
+    }
+    if (message.keyEntry !== undefined) {
+      KeyEntry.encode(message.keyEntry, writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Change {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChange();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.kind = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.memoryId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.memory = Memory.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.keyEntry = KeyEntry.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Change {
+    return {
+      kind: isSet(object.kind) ? changeKindFromJSON(object.kind) : 0,
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      memoryId: isSet(object.memoryId)
+        ? globalThis.String(object.memoryId)
+        : isSet(object.memory_id)
+        ? globalThis.String(object.memory_id)
+        : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      memory: isSet(object.memory) ? Memory.fromJSON(object.memory) : undefined,
+      keyEntry: isSet(object.keyEntry)
+        ? KeyEntry.fromJSON(object.keyEntry)
+        : isSet(object.key_entry)
+        ? KeyEntry.fromJSON(object.key_entry)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Change): unknown {
+    const obj: any = {};
+    if (message.kind !== 0) {
+      obj.kind = changeKindToJSON(message.kind);
+    }
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.memoryId !== "") {
+      obj.memoryId = message.memoryId;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.memory !== undefined) {
+      obj.memory = Memory.toJSON(message.memory);
+    }
+    if (message.keyEntry !== undefined) {
+      obj.keyEntry = KeyEntry.toJSON(message.keyEntry);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Change>, I>>(base?: I): Change {
+    return Change.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Change>, I>>(object: I): Change {
+    const message = createBaseChange();
+    message.kind = object.kind ?? 0;
+    message.agentId = object.agentId ?? "";
+    message.memoryId = object.memoryId ?? "";
+    message.key = object.key ?? "";
+    message.memory = (object.memory !== undefined && object.memory !== null)
+      ? Memory.fromPartial(object.memory)
+      : undefined;
+    message.keyEntry = (object.keyEntry !== undefined && object.keyEntry !== null)
+      ? KeyEntry.fromPartial(object.keyEntry)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseWatchResponse(): WatchResponse {
+  return { cursor: "", changes: [], caughtUp: false };
+}
+
+export const WatchResponse: MessageFns<WatchResponse> = {
+  encode(message: WatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cursor !== "") {
+      writer.uint32(10).string(message.cursor);
+    }
+    for (const v of message.changes) {
+      Change.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.caughtUp !== false) {
+      writer.uint32(24).bool(message.caughtUp);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.changes.push(Change.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.caughtUp = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WatchResponse {
+    return {
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+      changes: globalThis.Array.isArray(object?.changes) ? object.changes.map((e: any) => Change.fromJSON(e)) : [],
+      caughtUp: isSet(object.caughtUp)
+        ? globalThis.Boolean(object.caughtUp)
+        : isSet(object.caught_up)
+        ? globalThis.Boolean(object.caught_up)
+        : false,
+    };
+  },
+
+  toJSON(message: WatchResponse): unknown {
+    const obj: any = {};
+    if (message.cursor !== "") {
+      obj.cursor = message.cursor;
+    }
+    if (message.changes?.length) {
+      obj.changes = message.changes.map((e) => Change.toJSON(e));
+    }
+    if (message.caughtUp !== false) {
+      obj.caughtUp = message.caughtUp;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WatchResponse>, I>>(base?: I): WatchResponse {
+    return WatchResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WatchResponse>, I>>(object: I): WatchResponse {
+    const message = createBaseWatchResponse();
+    message.cursor = object.cursor ?? "";
+    message.changes = object.changes?.map((e) => Change.fromPartial(e)) || [];
+    message.caughtUp = object.caughtUp ?? false;
+    return message;
+  },
+};
+
 /**
  * Long-term, keyed, working and short-term (session) memory of an agent.
  * The tenant always comes from the authenticated caller; agent_id names the agent.
@@ -9670,6 +10233,20 @@ export const MemoryServiceService = {
       Buffer.from(GetSessionAttachmentResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetSessionAttachmentResponse => GetSessionAttachmentResponse.decode(value),
   },
+  /**
+   * Change feed (docs/watch.md)
+   * Every change of the agent (or of the tenant: tenant_wide, admin) after a cursor, in
+   * order, exactly once per cursor; resumable after a disconnect and a restart.
+   */
+  watch: {
+    path: "/memoryd.v1.MemoryService/Watch" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: WatchRequest): Buffer => Buffer.from(WatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WatchRequest => WatchRequest.decode(value),
+    responseSerialize: (value: WatchResponse): Buffer => Buffer.from(WatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WatchResponse => WatchResponse.decode(value),
+  },
 } as const;
 
 export interface MemoryServiceServer extends UntypedServiceImplementation {
@@ -9709,6 +10286,12 @@ export interface MemoryServiceServer extends UntypedServiceImplementation {
   clearSession: handleUnaryCall<ClearSessionRequest, ClearSessionResponse>;
   /** The full content of an offloaded message (its window and stored message hold a stub). */
   getSessionAttachment: handleUnaryCall<GetSessionAttachmentRequest, GetSessionAttachmentResponse>;
+  /**
+   * Change feed (docs/watch.md)
+   * Every change of the agent (or of the tenant: tenant_wide, admin) after a cursor, in
+   * order, exactly once per cursor; resumable after a disconnect and a restart.
+   */
+  watch: handleServerStreamingCall<WatchRequest, WatchResponse>;
 }
 
 export interface MemoryServiceClient extends Client {
@@ -10098,6 +10681,17 @@ export interface MemoryServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetSessionAttachmentResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Change feed (docs/watch.md)
+   * Every change of the agent (or of the tenant: tenant_wide, admin) after a cursor, in
+   * order, exactly once per cursor; resumable after a disconnect and a restart.
+   */
+  watch(request: WatchRequest, options?: Partial<CallOptions>): ClientReadableStream<WatchResponse>;
+  watch(
+    request: WatchRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<WatchResponse>;
 }
 
 export const MemoryServiceClient = makeGenericClientConstructor(

@@ -791,6 +791,37 @@ public final class MemoryServiceGrpc {
     return getGetSessionAttachmentMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.memoryd.v1.WatchRequest,
+      dev.memoryd.v1.WatchResponse> getWatchMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Watch",
+      requestType = dev.memoryd.v1.WatchRequest.class,
+      responseType = dev.memoryd.v1.WatchResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+  public static io.grpc.MethodDescriptor<dev.memoryd.v1.WatchRequest,
+      dev.memoryd.v1.WatchResponse> getWatchMethod() {
+    io.grpc.MethodDescriptor<dev.memoryd.v1.WatchRequest, dev.memoryd.v1.WatchResponse> getWatchMethod;
+    if ((getWatchMethod = MemoryServiceGrpc.getWatchMethod) == null) {
+      synchronized (MemoryServiceGrpc.class) {
+        if ((getWatchMethod = MemoryServiceGrpc.getWatchMethod) == null) {
+          MemoryServiceGrpc.getWatchMethod = getWatchMethod =
+              io.grpc.MethodDescriptor.<dev.memoryd.v1.WatchRequest, dev.memoryd.v1.WatchResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Watch"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.WatchRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.WatchResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new MemoryServiceMethodDescriptorSupplier("Watch"))
+              .build();
+        }
+      }
+    }
+    return getWatchMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -1065,6 +1096,18 @@ public final class MemoryServiceGrpc {
         io.grpc.stub.StreamObserver<dev.memoryd.v1.GetSessionAttachmentResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetSessionAttachmentMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * Change feed (docs/watch.md)
+     * Every change of the agent (or of the tenant: tenant_wide, admin) after a cursor, in
+     * order, exactly once per cursor; resumable after a disconnect and a restart.
+     * </pre>
+     */
+    default void watch(dev.memoryd.v1.WatchRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.WatchResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getWatchMethod(), responseObserver);
+    }
   }
 
   /**
@@ -1334,6 +1377,19 @@ public final class MemoryServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getGetSessionAttachmentMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * Change feed (docs/watch.md)
+     * Every change of the agent (or of the tenant: tenant_wide, admin) after a cursor, in
+     * order, exactly once per cursor; resumable after a disconnect and a restart.
+     * </pre>
+     */
+    public void watch(dev.memoryd.v1.WatchRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.WatchResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncServerStreamingCall(
+          getChannel().newCall(getWatchMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1563,6 +1619,20 @@ public final class MemoryServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getGetSessionAttachmentMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Change feed (docs/watch.md)
+     * Every change of the agent (or of the tenant: tenant_wide, admin) after a cursor, in
+     * order, exactly once per cursor; resumable after a disconnect and a restart.
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<?, dev.memoryd.v1.WatchResponse>
+        watch(dev.memoryd.v1.WatchRequest request) {
+      return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
+          getChannel(), getWatchMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1791,6 +1861,19 @@ public final class MemoryServiceGrpc {
     public dev.memoryd.v1.GetSessionAttachmentResponse getSessionAttachment(dev.memoryd.v1.GetSessionAttachmentRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getGetSessionAttachmentMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Change feed (docs/watch.md)
+     * Every change of the agent (or of the tenant: tenant_wide, admin) after a cursor, in
+     * order, exactly once per cursor; resumable after a disconnect and a restart.
+     * </pre>
+     */
+    public java.util.Iterator<dev.memoryd.v1.WatchResponse> watch(
+        dev.memoryd.v1.WatchRequest request) {
+      return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+          getChannel(), getWatchMethod(), getCallOptions(), request);
     }
   }
 
@@ -2073,6 +2156,7 @@ public final class MemoryServiceGrpc {
   private static final int METHODID_DELETE_MESSAGES = 22;
   private static final int METHODID_CLEAR_SESSION = 23;
   private static final int METHODID_GET_SESSION_ATTACHMENT = 24;
+  private static final int METHODID_WATCH = 25;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -2190,6 +2274,10 @@ public final class MemoryServiceGrpc {
         case METHODID_GET_SESSION_ATTACHMENT:
           serviceImpl.getSessionAttachment((dev.memoryd.v1.GetSessionAttachmentRequest) request,
               (io.grpc.stub.StreamObserver<dev.memoryd.v1.GetSessionAttachmentResponse>) responseObserver);
+          break;
+        case METHODID_WATCH:
+          serviceImpl.watch((dev.memoryd.v1.WatchRequest) request,
+              (io.grpc.stub.StreamObserver<dev.memoryd.v1.WatchResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -2384,6 +2472,13 @@ public final class MemoryServiceGrpc {
               dev.memoryd.v1.GetSessionAttachmentRequest,
               dev.memoryd.v1.GetSessionAttachmentResponse>(
                 service, METHODID_GET_SESSION_ATTACHMENT)))
+        .addMethod(
+          getWatchMethod(),
+          io.grpc.stub.ServerCalls.asyncServerStreamingCall(
+            new MethodHandlers<
+              dev.memoryd.v1.WatchRequest,
+              dev.memoryd.v1.WatchResponse>(
+                service, METHODID_WATCH)))
         .build();
   }
 
@@ -2457,6 +2552,7 @@ public final class MemoryServiceGrpc {
               .addMethod(getDeleteMessagesMethod())
               .addMethod(getClearSessionMethod())
               .addMethod(getGetSessionAttachmentMethod())
+              .addMethod(getWatchMethod())
               .build();
         }
       }

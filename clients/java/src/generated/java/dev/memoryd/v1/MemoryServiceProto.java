@@ -336,6 +336,21 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_GetSessionAttachmentResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_WatchRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_WatchRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_Change_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_Change_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_WatchResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_WatchResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -651,91 +666,114 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "entR\nattachment\022\037\n\013next_offset\030\004 \001(\003R\nne" +
       "xtOffset\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.Mess" +
       "ageRoleR\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014too" +
-      "l_call_id\030\007 \001(\tR\ntoolCallId*\335\001\n\rScoringP" +
-      "reset\022\036\n\032SCORING_PRESET_UNSPECIFIED\020\000\022\035\n" +
-      "\031SCORING_PRESET_SIMILARITY\020\001\022\032\n\026SCORING_" +
-      "PRESET_DECAYED\020\002\022\033\n\027SCORING_PRESET_WEIGH" +
-      "TED\020\003\022\034\n\030SCORING_PRESET_RELEVANCE\020\004\022\032\n\026S" +
-      "CORING_PRESET_LAYERED\020\005\022\032\n\026SCORING_PRESE" +
-      "T_BLENDED\020\006*g\n\014RecencyBasis\022\035\n\031RECENCY_B" +
-      "ASIS_UNSPECIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDA" +
-      "TED\020\001\022\035\n\031RECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n" +
-      "\013MemoryOrder\022\034\n\030MEMORY_ORDER_UNSPECIFIED" +
-      "\020\000\022\035\n\031MEMORY_ORDER_CREATED_DESC\020\001\022\034\n\030MEM" +
-      "ORY_ORDER_CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_" +
-      "ACCESS_COUNT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPO" +
-      "RTANCE_DESC\020\004*x\n\021WorkingMemoryMode\022#\n\037WO" +
-      "RKING_MEMORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKI" +
-      "NG_MEMORY_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY" +
-      "_MODE_REPLACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSA" +
-      "GE_ROLE_UNSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_US" +
-      "ER\020\001\022\032\n\026MESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESS" +
-      "AGE_ROLE_SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004" +
-      "*\256\001\n\022LongTermMemoryMode\022%\n!LONG_TERM_MEM" +
-      "ORY_MODE_UNSPECIFIED\020\000\022\'\n#LONG_TERM_MEMO" +
-      "RY_MODE_AGENT_CONTROL\020\001\022(\n$LONG_TERM_MEM" +
-      "ORY_MODE_STATIC_CONTROL\020\002\022\036\n\032LONG_TERM_M" +
-      "EMORY_MODE_BOTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033F" +
-      "IXED_ZONE_KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZO" +
-      "NE_KIND_TRIGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOC" +
-      "US\020\002\022\037\n\033FIXED_ZONE_KIND_INSTRUCTION\020\0032\354\020" +
-      "\n\rMemoryService\022E\n\010Remember\022\033.memoryd.v1" +
-      ".RememberRequest\032\034.memoryd.v1.RememberRe" +
-      "sponse\022T\n\rRememberBatch\022 .memoryd.v1.Rem" +
-      "emberBatchRequest\032!.memoryd.v1.RememberB" +
-      "atchResponse\022?\n\006Recall\022\031.memoryd.v1.Reca" +
-      "llRequest\032\032.memoryd.v1.RecallResponse\022H\n" +
-      "\tGetMemory\022\034.memoryd.v1.GetMemoryRequest" +
-      "\032\035.memoryd.v1.GetMemoryResponse\022Q\n\014ListM" +
-      "emories\022\037.memoryd.v1.ListMemoriesRequest" +
-      "\032 .memoryd.v1.ListMemoriesResponse\022Q\n\014Up" +
-      "dateMemory\022\037.memoryd.v1.UpdateMemoryRequ" +
-      "est\032 .memoryd.v1.UpdateMemoryResponse\022W\n" +
-      "\016ForgetMemories\022!.memoryd.v1.ForgetMemor" +
-      "iesRequest\032\".memoryd.v1.ForgetMemoriesRe" +
-      "sponse\022H\n\tSetMemory\022\034.memoryd.v1.SetMemo" +
-      "ryRequest\032\035.memoryd.v1.SetMemoryResponse" +
-      "\022?\n\006GetKey\022\031.memoryd.v1.GetKeyRequest\032\032." +
-      "memoryd.v1.GetKeyResponse\022E\n\010ListKeys\022\033." +
-      "memoryd.v1.ListKeysRequest\032\034.memoryd.v1." +
-      "ListKeysResponse\022K\n\nKeyHistory\022\035.memoryd" +
-      ".v1.KeyHistoryRequest\032\036.memoryd.v1.KeyHi" +
-      "storyResponse\022]\n\020SetWorkingMemory\022#.memo" +
-      "ryd.v1.SetWorkingMemoryRequest\032$.memoryd" +
-      ".v1.SetWorkingMemoryResponse\022]\n\020GetWorki" +
-      "ngMemory\022#.memoryd.v1.GetWorkingMemoryRe" +
-      "quest\032$.memoryd.v1.GetWorkingMemoryRespo" +
-      "nse\022f\n\023DeleteWorkingMemory\022&.memoryd.v1." +
-      "DeleteWorkingMemoryRequest\032\'.memoryd.v1." +
-      "DeleteWorkingMemoryResponse\022r\n\027ListWorki" +
-      "ngMemoryScopes\022*.memoryd.v1.ListWorkingM" +
-      "emoryScopesRequest\032+.memoryd.v1.ListWork" +
-      "ingMemoryScopesResponse\022K\n\nGetProfile\022\035." +
-      "memoryd.v1.GetProfileRequest\032\036.memoryd.v" +
-      "1.GetProfileResponse\022K\n\nSetProfile\022\035.mem" +
-      "oryd.v1.SetProfileRequest\032\036.memoryd.v1.S" +
-      "etProfileResponse\022W\n\016AppendMessages\022!.me" +
-      "moryd.v1.AppendMessagesRequest\032\".memoryd" +
-      ".v1.AppendMessagesResponse\022]\n\020GetSession" +
-      "Window\022#.memoryd.v1.GetSessionWindowRequ" +
-      "est\032$.memoryd.v1.GetSessionWindowRespons" +
-      "e\022`\n\021InjectInstruction\022$.memoryd.v1.Inje" +
-      "ctInstructionRequest\032%.memoryd.v1.Inject" +
-      "InstructionResponse\022K\n\nEndSession\022\035.memo" +
-      "ryd.v1.EndSessionRequest\032\036.memoryd.v1.En" +
-      "dSessionResponse\022c\n\022GetSessionMessages\022%" +
-      ".memoryd.v1.GetSessionMessagesRequest\032&." +
-      "memoryd.v1.GetSessionMessagesResponse\022W\n" +
-      "\016DeleteMessages\022!.memoryd.v1.DeleteMessa" +
-      "gesRequest\032\".memoryd.v1.DeleteMessagesRe" +
-      "sponse\022Q\n\014ClearSession\022\037.memoryd.v1.Clea" +
-      "rSessionRequest\032 .memoryd.v1.ClearSessio" +
-      "nResponse\022i\n\024GetSessionAttachment\022\'.memo" +
-      "ryd.v1.GetSessionAttachmentRequest\032(.mem" +
-      "oryd.v1.GetSessionAttachmentResponseBm\n\016" +
-      "dev.memoryd.v1B\022MemoryServiceProtoP\001\242\002\003M" +
-      "XX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V" +
-      "1\\GPBMetadata\352\002\013Memoryd::V1b\006proto3"
+      "l_call_id\030\007 \001(\tR\ntoolCallId\"\250\001\n\014WatchReq" +
+      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006curso" +
+      "r\030\002 \001(\tR\006cursor\022,\n\005start\030\003 \001(\0162\026.memoryd" +
+      ".v1.WatchStartR\005start\022\037\n\013tenant_wide\030\004 \001" +
+      "(\010R\ntenantWide\022\026\n\006follow\030\005 \001(\010R\006follow\"\335" +
+      "\001\n\006Change\022*\n\004kind\030\001 \001(\0162\026.memoryd.v1.Cha" +
+      "ngeKindR\004kind\022\031\n\010agent_id\030\002 \001(\tR\007agentId" +
+      "\022\033\n\tmemory_id\030\003 \001(\tR\010memoryId\022\020\n\003key\030\004 \001" +
+      "(\tR\003key\022*\n\006memory\030\005 \001(\0132\022.memoryd.v1.Mem" +
+      "oryR\006memory\0221\n\tkey_entry\030\006 \001(\0132\024.memoryd" +
+      ".v1.KeyEntryR\010keyEntry\"r\n\rWatchResponse\022" +
+      "\026\n\006cursor\030\001 \001(\tR\006cursor\022,\n\007changes\030\002 \003(\013" +
+      "2\022.memoryd.v1.ChangeR\007changes\022\033\n\tcaught_" +
+      "up\030\003 \001(\010R\010caughtUp*\335\001\n\rScoringPreset\022\036\n\032" +
+      "SCORING_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORING_" +
+      "PRESET_SIMILARITY\020\001\022\032\n\026SCORING_PRESET_DE" +
+      "CAYED\020\002\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030" +
+      "SCORING_PRESET_RELEVANCE\020\004\022\032\n\026SCORING_PR" +
+      "ESET_LAYERED\020\005\022\032\n\026SCORING_PRESET_BLENDED" +
+      "\020\006*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UNSP" +
+      "ECIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035\n\031" +
+      "RECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013MemoryOr" +
+      "der\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031MEM" +
+      "ORY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORDER" +
+      "_CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_CO" +
+      "UNT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_DE" +
+      "SC\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_MEM" +
+      "ORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMORY" +
+      "_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_REP" +
+      "LACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE_U" +
+      "NSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026M" +
+      "ESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROLE_" +
+      "SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022Long" +
+      "TermMemoryMode\022%\n!LONG_TERM_MEMORY_MODE_" +
+      "UNSPECIFIED\020\000\022\'\n#LONG_TERM_MEMORY_MODE_A" +
+      "GENT_CONTROL\020\001\022(\n$LONG_TERM_MEMORY_MODE_" +
+      "STATIC_CONTROL\020\002\022\036\n\032LONG_TERM_MEMORY_MOD" +
+      "E_BOTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE" +
+      "_KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_T" +
+      "RIGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033F" +
+      "IXED_ZONE_KIND_INSTRUCTION\020\003*V\n\nWatchSta" +
+      "rt\022\033\n\027WATCH_START_UNSPECIFIED\020\000\022\023\n\017WATCH" +
+      "_START_NOW\020\001\022\026\n\022WATCH_START_OLDEST\020\002*\340\001\n" +
+      "\nChangeKind\022\033\n\027CHANGE_KIND_UNSPECIFIED\020\000" +
+      "\022\036\n\032CHANGE_KIND_MEMORY_CREATED\020\001\022\036\n\032CHAN" +
+      "GE_KIND_MEMORY_UPDATED\020\002\022\037\n\033CHANGE_KIND_" +
+      "MEMORY_ARCHIVED\020\003\022\036\n\032CHANGE_KIND_MEMORY_" +
+      "DELETED\020\004\022\027\n\023CHANGE_KIND_KEY_SET\020\005\022\033\n\027CH" +
+      "ANGE_KIND_KEY_DELETED\020\0062\254\021\n\rMemoryServic" +
+      "e\022E\n\010Remember\022\033.memoryd.v1.RememberReque" +
+      "st\032\034.memoryd.v1.RememberResponse\022T\n\rReme" +
+      "mberBatch\022 .memoryd.v1.RememberBatchRequ" +
+      "est\032!.memoryd.v1.RememberBatchResponse\022?" +
+      "\n\006Recall\022\031.memoryd.v1.RecallRequest\032\032.me" +
+      "moryd.v1.RecallResponse\022H\n\tGetMemory\022\034.m" +
+      "emoryd.v1.GetMemoryRequest\032\035.memoryd.v1." +
+      "GetMemoryResponse\022Q\n\014ListMemories\022\037.memo" +
+      "ryd.v1.ListMemoriesRequest\032 .memoryd.v1." +
+      "ListMemoriesResponse\022Q\n\014UpdateMemory\022\037.m" +
+      "emoryd.v1.UpdateMemoryRequest\032 .memoryd." +
+      "v1.UpdateMemoryResponse\022W\n\016ForgetMemorie" +
+      "s\022!.memoryd.v1.ForgetMemoriesRequest\032\".m" +
+      "emoryd.v1.ForgetMemoriesResponse\022H\n\tSetM" +
+      "emory\022\034.memoryd.v1.SetMemoryRequest\032\035.me" +
+      "moryd.v1.SetMemoryResponse\022?\n\006GetKey\022\031.m" +
+      "emoryd.v1.GetKeyRequest\032\032.memoryd.v1.Get" +
+      "KeyResponse\022E\n\010ListKeys\022\033.memoryd.v1.Lis" +
+      "tKeysRequest\032\034.memoryd.v1.ListKeysRespon" +
+      "se\022K\n\nKeyHistory\022\035.memoryd.v1.KeyHistory" +
+      "Request\032\036.memoryd.v1.KeyHistoryResponse\022" +
+      "]\n\020SetWorkingMemory\022#.memoryd.v1.SetWork" +
+      "ingMemoryRequest\032$.memoryd.v1.SetWorking" +
+      "MemoryResponse\022]\n\020GetWorkingMemory\022#.mem" +
+      "oryd.v1.GetWorkingMemoryRequest\032$.memory" +
+      "d.v1.GetWorkingMemoryResponse\022f\n\023DeleteW" +
+      "orkingMemory\022&.memoryd.v1.DeleteWorkingM" +
+      "emoryRequest\032\'.memoryd.v1.DeleteWorkingM" +
+      "emoryResponse\022r\n\027ListWorkingMemoryScopes" +
+      "\022*.memoryd.v1.ListWorkingMemoryScopesReq" +
+      "uest\032+.memoryd.v1.ListWorkingMemoryScope" +
+      "sResponse\022K\n\nGetProfile\022\035.memoryd.v1.Get" +
+      "ProfileRequest\032\036.memoryd.v1.GetProfileRe" +
+      "sponse\022K\n\nSetProfile\022\035.memoryd.v1.SetPro" +
+      "fileRequest\032\036.memoryd.v1.SetProfileRespo" +
+      "nse\022W\n\016AppendMessages\022!.memoryd.v1.Appen" +
+      "dMessagesRequest\032\".memoryd.v1.AppendMess" +
+      "agesResponse\022]\n\020GetSessionWindow\022#.memor" +
+      "yd.v1.GetSessionWindowRequest\032$.memoryd." +
+      "v1.GetSessionWindowResponse\022`\n\021InjectIns" +
+      "truction\022$.memoryd.v1.InjectInstructionR" +
+      "equest\032%.memoryd.v1.InjectInstructionRes" +
+      "ponse\022K\n\nEndSession\022\035.memoryd.v1.EndSess" +
+      "ionRequest\032\036.memoryd.v1.EndSessionRespon" +
+      "se\022c\n\022GetSessionMessages\022%.memoryd.v1.Ge",
+      "tSessionMessagesRequest\032&.memoryd.v1.Get" +
+      "SessionMessagesResponse\022W\n\016DeleteMessage" +
+      "s\022!.memoryd.v1.DeleteMessagesRequest\032\".m" +
+      "emoryd.v1.DeleteMessagesResponse\022Q\n\014Clea" +
+      "rSession\022\037.memoryd.v1.ClearSessionReques" +
+      "t\032 .memoryd.v1.ClearSessionResponse\022i\n\024G" +
+      "etSessionAttachment\022\'.memoryd.v1.GetSess" +
+      "ionAttachmentRequest\032(.memoryd.v1.GetSes" +
+      "sionAttachmentResponse\022>\n\005Watch\022\030.memory" +
+      "d.v1.WatchRequest\032\031.memoryd.v1.WatchResp" +
+      "onse0\001Bm\n\016dev.memoryd.v1B\022MemoryServiceP" +
+      "rotoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002" +
+      "\026Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006p" +
+      "roto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -1118,6 +1156,24 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetSessionAttachmentResponse_descriptor,
         new java.lang.String[] { "Seq", "Content", "Attachment", "NextOffset", "Role", "Name", "ToolCallId", });
+    internal_static_memoryd_v1_WatchRequest_descriptor =
+      getDescriptor().getMessageType(62);
+    internal_static_memoryd_v1_WatchRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_WatchRequest_descriptor,
+        new java.lang.String[] { "AgentId", "Cursor", "Start", "TenantWide", "Follow", });
+    internal_static_memoryd_v1_Change_descriptor =
+      getDescriptor().getMessageType(63);
+    internal_static_memoryd_v1_Change_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_Change_descriptor,
+        new java.lang.String[] { "Kind", "AgentId", "MemoryId", "Key", "Memory", "KeyEntry", });
+    internal_static_memoryd_v1_WatchResponse_descriptor =
+      getDescriptor().getMessageType(64);
+    internal_static_memoryd_v1_WatchResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_WatchResponse_descriptor,
+        new java.lang.String[] { "Cursor", "Changes", "CaughtUp", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.FieldMaskProto.getDescriptor();

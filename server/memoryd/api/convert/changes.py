@@ -1,0 +1,34 @@
+"""The change feed (Watch): its request and its stream's messages."""
+
+from __future__ import annotations
+
+from memoryd.api.convert.common import enum_value, wire_enum
+from memoryd.api.convert.keyed import key_entry_to_proto
+from memoryd.api.convert.memories import memory_to_proto
+from memoryd.domain.changes import ChangeKind, WatchItem, WatchQuery, WatchStart
+from memoryd_proto.v1 import memory_service_pb2 as mpb
+
+WATCH_STARTS = wire_enum(mpb.WatchStart, WatchStart, "WATCH_START_")
+CHANGE_KINDS = {v: k for k, v in wire_enum(mpb.ChangeKind, ChangeKind, "CHANGE_KIND_").items()}
+
+
+def watch_query_from(request: mpb.WatchRequest) -> WatchQuery:
+    start = enum_value(request.start, WATCH_STARTS, "start", default=WatchStart.NOW)
+    assert start is not None
+    return WatchQuery(request.cursor, start, request.tenant_wide, request.follow)
+
+
+def watch_response(item: WatchItem) -> mpb.WatchResponse:
+    out = mpb.WatchResponse(cursor=item.cursor, caught_up=item.caught_up)
+    for change in item.changes:
+        wire = out.changes.add(
+            kind=CHANGE_KINDS[change.kind],
+            agent_id=change.agent_id,
+            memory_id=change.memory_id,
+            key=change.key,
+        )
+        if change.memory is not None:
+            memory_to_proto(change.memory, wire.memory)
+        if change.key_entry is not None:
+            key_entry_to_proto(change.key_entry, wire.key_entry)
+    return out

@@ -1,0 +1,64 @@
+"""The change feed (Watch): what a watch asks for and what it streams (docs/watch.md)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from memoryd.domain.keyed import KeyEntry
+from memoryd.domain.models import Memory
+
+
+class ChangeKind(enum.StrEnum):
+    """What one change did."""
+
+    MEMORY_CREATED = "memory_created"
+    MEMORY_UPDATED = "memory_updated"
+    MEMORY_ARCHIVED = "memory_archived"
+    MEMORY_DELETED = "memory_deleted"
+    KEY_SET = "key_set"
+    #: A tombstone written, or the key's slot purged (then ``key_entry`` is None).
+    KEY_DELETED = "key_deleted"
+
+
+class WatchStart(enum.StrEnum):
+    """Where a watch without a cursor starts."""
+
+    NOW = "now"
+    OLDEST = "oldest"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchQuery:
+    """A Watch request: resume after ``cursor``, or start at ``start`` without one."""
+
+    cursor: str = ""
+    start: WatchStart = WatchStart.NOW
+    #: Every agent of the caller's tenant (admin), not only the call's agent.
+    tenant_wide: bool = False
+    #: Keep streaming once caught up (False: end after the caught-up mark).
+    follow: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One change: its kind, where it happened and what it left."""
+
+    kind: ChangeKind
+    agent_id: str
+    memory_id: str = ""
+    key: str = ""
+    #: The memory as written (created, updated, archived).
+    memory: Memory | None = None
+    #: The key's entry as written (set, or a tombstone).
+    key_entry: KeyEntry | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WatchItem:
+    """One streamed message: changes in order, or the mark that the watch has read
+    everything there is (no changes); ``cursor`` resumes after it either way."""
+
+    cursor: str
+    changes: tuple[Change, ...] = ()
+    caught_up: bool = False

@@ -1,0 +1,1 @@
+"""The change feed (Watch): cursors, the changes of a log entry, the watch loop."""

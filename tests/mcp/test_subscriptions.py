@@ -1,0 +1,83 @@
+"""Resource subscriptions over the stdio bridge, on top of Watch: a host listening to an
+agent's default-read resource hears ``notifications/resources/updated`` for every
+change of the agent's keys (not for another agent's, nor for a long-term memory), also
+after the daemon was SIGKILLed and restarted under it (the bridge's watch resumes from
+its cursor); the advertised capability says subscriptions are served."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from tests.conftest import Daemon
+from tests.mcp.conftest import ALICE, BOB, READER
+from tests.mcp.support import stdio_client
+from tests.qdrant_server import free_port
+from tests.security.support import api_key_config, write_config
+
+URI = "memory://agents/a1/default-read"
+#: How long a test waits for a notification that must come.
+EVENT_S = 20.0
+#: How long it waits to see that a notification that must not come does not.
+QUIET_S = 1.5
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    # Its own daemon on a port chosen here: the restart must keep the bridge's address.
+    config = api_key_config([ALICE, BOB, READER], mcp={"default_agent": "a1"})
+    d = Daemon(
+        data_dir=tmp_path / "data",
+        config_file=write_config(tmp_path / "memoryd.yaml", config),
+        listen=f"127.0.0.1:{free_port()}",
+    )
+    d.start()
+    try:
+        yield d
+    finally:
+        d.kill()
+
+
+async def set_key(client: Client, agent: str, key: str, value: object) -> None:
+    result = await client.call_tool(
+        "set_memory", {"agent_id": agent, "key": key, "value": value, "source": "user"}
+    )
+    assert not result.is_error, result
+
+
+async def test_key_changes_notify_subscribers_and_survive_a_daemon_crash(
+    daemon: Daemon,
+) -> None:
+    async with stdio_client(daemon.address, ALICE.raw) as client:
+        caps = client.server_capabilities
+        assert caps is not None and caps.resources is not None and caps.resources.subscribe
+        async with client.listen(resource_subscriptions=[URI]) as sub:
+            assert list(sub.honored.resource_subscriptions or []) == [URI]
+            events = sub.__aiter__()
+            first = asyncio.ensure_future(events.__anext__())
+            await client.call_tool(
+                "remember", {"agent_id": "a1", "content": "not a key", "source": "user"}
+            )
+            await set_key(client, "a2", "/user/elsewhere", 1)  # another agent
+            await asyncio.wait([first], timeout=QUIET_S)
+            assert not first.done()  # neither a memory nor another agent's key notifies
+            await set_key(client, "a1", "/user/colour", "green")
+            event = await asyncio.wait_for(first, EVENT_S)
+            assert event.uri == URI  # type: ignore[union-attr]
+            await asyncio.to_thread(daemon.kill)
+            await asyncio.to_thread(daemon.start)
+            # The bridge reconnects to the restarted daemon; its watch resumes.
+            for _ in range(100):
+                result = await client.call_tool(
+                    "set_memory",
+                    {"agent_id": "a1", "key": "/user/colour", "value": None, "source": "user"},
+                )
+                if not result.is_error:
+                    break
+                await asyncio.sleep(0.1)
+            event = await asyncio.wait_for(events.__anext__(), EVENT_S)
+            assert event.uri == URI  # type: ignore[union-attr]
