@@ -348,7 +348,15 @@ class WriteAheadLog:
                 ):
                     path.unlink(missing_ok=True)
                     removed += 1
+            if removed:
+                self._drop_refused_marks_before(self.retained_from())
             return removed
+
+    def _drop_refused_marks_before(self, first_kept: int) -> None:
+        """Refused marks of entries no kept segment holds: nothing reads them again."""
+        for seq in self.refused_seqs():
+            if seq < first_kept:
+                (self.directory / f"{REFUSED_PREFIX}{seq:020d}").unlink(missing_ok=True)
 
     def retained_from(self) -> int:
         """The first sequence the kept segments hold (past the last one: none kept)."""

@@ -130,3 +130,15 @@ def test_checkpoint_keeps_the_table_versions(tmp_path: Path) -> None:
     assert (checkpoint.applied, dict(checkpoint.tables)) == (42, {"memories": 11, "records": 3})
     (tmp_path / CHECKPOINT).write_text(json.dumps({"applied": 7}))  # an older daemon's
     assert wal.read_checkpoint().tables == {}
+
+
+def test_truncating_drops_the_refused_marks_of_entries_no_segment_keeps(tmp_path: Path) -> None:
+    for first in (1, 11, 21):
+        write_segment(tmp_path, range(first, first + 10))
+    wal = WriteAheadLog(tmp_path)
+    wal.recover()
+    for seq in (5, 15, 25):
+        wal.mark_refused(seq)
+    assert wal.truncate(checkpoint=20) == 2
+    assert wal.retained_from() == 21
+    assert wal.refused_seqs() == {25}
