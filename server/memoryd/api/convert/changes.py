@@ -13,12 +13,14 @@ CHANGE_KINDS = {v: k for k, v in wire_enum(mpb.ChangeKind, ChangeKind, "CHANGE_K
 
 
 def watch_query_from(request: mpb.WatchRequest) -> WatchQuery:
+    """The Watch request as the operation's input (an unknown ``start`` names the field)."""
     start = enum_value(request.start, WATCH_STARTS, "start", default=WatchStart.NOW)
     assert start is not None
     return WatchQuery(request.cursor, start, request.tenant_wide, request.follow)
 
 
 def watch_response(item: WatchItem) -> mpb.WatchResponse:
+    """One message of the Watch stream: its changes and the cursor that resumes after them."""
     out = mpb.WatchResponse(cursor=item.cursor, caught_up=item.caught_up)
     for change in item.changes:
         wire = out.changes.add(
