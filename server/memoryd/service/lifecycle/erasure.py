@@ -27,7 +27,6 @@ from memoryd.domain.lifecycle import (
     VerifyErasureRequest,
 )
 from memoryd.domain.models import Partition
-from memoryd.domain.records import RecordKind
 from memoryd.service.common import scanning
 from memoryd.service.keyed.keys import file_segment, quoted_segment
 from memoryd.service.keyed.tree import partition_dir
@@ -37,8 +36,6 @@ from memoryd.service.lifecycle.compaction import archive_folder
 from memoryd.service.lifecycle.view_text import RENDERED_DIR, VIEWS
 from memoryd.storage.base import shred
 
-#: Record kinds an agent erasure deletes (every kind: counters are the agent's too).
-ERASED_KINDS = (*bulk.DATA_KINDS, RecordKind.COUNTER)
 #: Places a shred reports even when the store has none of them (the receipt lists
 #: every place checked).
 SHREDDED = ("log.segments", "store.memories.old_versions", "store.records.old_versions")
@@ -118,15 +115,8 @@ class Eraser:
         )
 
     async def _records(self, partition: Partition, *, dry_run: bool) -> dict[str, int]:
-        deps = self.deps
-        counts: dict[str, int] = {}
-        for kind in ERASED_KINDS:
-            keys: list[str] = []
-            async for records in scanning.scan_records(deps.records, partition, kind, deps.batch):
-                keys.extend(r.key for r in records)
-            gone = len(keys) if dry_run else await bulk.delete_records(deps, partition, kind, keys)
-            counts[f"records.{kind.value}"] = gone
-        return counts
+        gone = await bulk.delete_partition_records(self.deps, partition, dry_run=dry_run)
+        return {f"records.{kind.value}": n for kind, n in gone.items()}
 
     def _files(self, partition: Partition, request: EraseRequest) -> dict[str, int]:
         """The agent's files: its whole memory_root directory and key-history archives

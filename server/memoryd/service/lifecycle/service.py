@@ -48,7 +48,7 @@ from memoryd.service.common import validation as check
 from memoryd.service.common.validation import Violations
 from memoryd.service.keyed.docs import is_live, level_of
 from memoryd.service.lifecycle import bulk
-from memoryd.service.lifecycle.bulk import DATA_KINDS, EVERYTHING, LifecycleDeps
+from memoryd.service.lifecycle.bulk import EVERYTHING, LifecycleDeps
 from memoryd.service.lifecycle.compaction import Compactor
 from memoryd.service.lifecycle.consolidation import Consolidator
 from memoryd.service.lifecycle.consolidation import undo as undo_consolidation
@@ -302,13 +302,8 @@ class LifecycleService:
         async for page in scanning.scan(deps.store, partition, EVERYTHING):
             ids.extend(m.id for m in page)
         deleted = await bulk.delete(deps, partition, ids)
-        for kind in (*DATA_KINDS, RecordKind.COUNTER):
-            keys: list[str] = []
-            async for records in scanning.scan_records(deps.records, partition, kind, deps.batch):
-                keys.extend(r.key for r in records)
-            gone = await bulk.delete_records(deps, partition, kind, keys)
-            if kind is not RecordKind.COUNTER:
-                deleted += gone
+        gone = await bulk.delete_partition_records(deps, partition)
+        deleted += sum(n for kind, n in gone.items() if kind is not RecordKind.COUNTER)
         return deleted
 
     # ------------------------------------------------------------------ erasure
