@@ -7,6 +7,7 @@ export finds nothing; another agent's data is untouched (docs/erasure.md)."""
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -119,6 +120,27 @@ def vectors(daemon: Daemon, agent: str) -> dict[str, bytes]:
         }
 
 
+class Writer(threading.Thread):
+    """Remembers into ``agent`` until stopped; ``acknowledged`` holds every id answered."""
+
+    def __init__(self, daemon: Daemon, agent: str) -> None:
+        super().__init__(daemon=True)
+        self.daemon_, self.agent = daemon, agent
+        self.stop = threading.Event()
+        self.acknowledged: list[str] = []
+
+    def run(self) -> None:
+        with self.daemon_.channel() as channel:
+            memory = MemoryServiceStub(channel)
+            i = 0
+            while not self.stop.is_set():
+                request = mpb.RememberRequest(
+                    agent_id=self.agent, content=f"busy write {i}", source=USER
+                )
+                self.acknowledged.append(memory.Remember(request).memory.id)
+                i += 1
+
+
 def verify(daemon: Daemon, needles: list[str]) -> lpb.VerifyErasureResponse:
     with daemon.channel() as channel:
         return LifecycleServiceStub(channel).VerifyErasure(
@@ -170,7 +192,16 @@ def test_erasing_an_agent_leaves_no_byte_of_it_and_keeps_the_others(daemon: Daem
         assert preview.dry_run and sorted(preview.ids) == ids
         assert verify(daemon, [marker]).residue  # a dry run changes nothing
 
+        # Another agent writes throughout the erasure: nothing it was answered for may
+        # be lost with the log segments the erasure drops.
+        writer = Writer(daemon, f"busy-{uuid.uuid4().hex[:8]}")
+        writer.start()
+        while len(writer.acknowledged) < 3:
+            time.sleep(0.01)
         receipt = life.Erase(lpb.EraseRequest(agent_id=agent, whole_agent=True))
+        time.sleep(0.2)
+        writer.stop.set()
+        writer.join()
     places = {p.name: p.count for p in receipt.places}
     assert sorted(receipt.ids) == ids and not receipt.dry_run and len(receipt.digest) == 64
     assert places["store.memories"] == 4
@@ -192,9 +223,11 @@ def test_erasing_an_agent_leaves_no_byte_of_it_and_keeps_the_others(daemon: Daem
     assert verify(daemon, [kept]).residue
     assert kept.encode() in export(daemon, agent_id=other)
 
-    daemon.stop()
+    daemon.kill()  # no final checkpoint: what survives is what the log kept
     daemon.start()
     assert byte_count(data, marker.encode()) == {}
+    busy = vectors(daemon, writer.agent)
+    assert len(writer.acknowledged) > 3 and set(writer.acknowledged) <= set(busy)
     assert marker.encode() not in export(daemon, all_agents=True)
     assert marker.encode() not in export(daemon, agent_id=agent)
     assert kept.encode() in export(daemon, agent_id=other)
