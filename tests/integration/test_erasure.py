@@ -249,3 +249,82 @@ def test_erasing_memories_by_id(daemon: Daemon) -> None:
         assert got.memory.content == "an ordinary fact"
     assert {r.path for r in verify(daemon, [marker, gone]).residue} == {"audit/audit.jsonl"}
     assert not verify(daemon, [marker]).residue
+
+
+def test_erasing_a_subject_removes_every_copy_and_only_what_holds_it(daemon: Daemon) -> None:
+    """An email address in a memory's text, another's metadata, a key's history, a
+    session and working memory: all of it goes, and nothing that does not hold it."""
+    email = f"Jane.{uuid.uuid4().hex[:10]}@Example.com"
+    agent = f"subject-{uuid.uuid4().hex[:8]}"
+    with daemon.channel() as channel:
+        memory, life = MemoryServiceStub(channel), LifecycleServiceStub(channel)
+
+        def remember(text: str, **kw: object) -> str:
+            request = mpb.RememberRequest(agent_id=agent, content=text, source=USER, **kw)  # type: ignore[arg-type]
+            return str(memory.Remember(request).memory.id)
+
+        in_text = remember(f"write to {email} about the invoice")
+        in_metadata = remember("the customer asked for a refund", metadata_json=json_text(email))
+        unrelated = remember("the office closes at six")
+        for value in (email.lower(), "no address any more"):  # the history holds it
+            memory.SetMemory(
+                mpb.SetMemoryRequest(
+                    agent_id=agent,
+                    key="/user/contact",
+                    content=struct_pb2.Value(string_value=value),
+                    source=USER,
+                )
+            )
+        memory.SetMemory(
+            mpb.SetMemoryRequest(
+                agent_id=agent,
+                key="/user/city",
+                content=struct_pb2.Value(string_value="Lisbon"),
+                source=USER,
+            )
+        )
+        memory.AppendMessages(
+            mpb.AppendMessagesRequest(
+                agent_id=agent,
+                session_id="mail",
+                messages=[mpb.SessionMessage(role=mpb.MESSAGE_ROLE_USER, content=f"cc {email}")],
+            )
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            residue = {r.path.split("/")[0] for r in verify(daemon, [email.lower()]).residue}
+            if "memory_root" in residue:
+                break
+            time.sleep(0.2)
+        assert "memory_root" in residue
+
+        with pytest.raises(grpc.RpcError) as bad:
+            life.Erase(lpb.EraseRequest(agent_id=agent, subject="ab"))
+        assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        receipt = life.Erase(lpb.EraseRequest(agent_id=agent, subject=email.upper()))
+        places = {p.name: p.count for p in receipt.places}
+        assert {in_text, in_metadata} <= set(receipt.ids) and unrelated not in receipt.ids
+        assert places["records.key"] == 1 and places["records.key_event"] == 2
+        assert places["records.session"] == 1
+        # What does not hold the subject stays.
+        kept = memory.GetMemory(mpb.GetMemoryRequest(agent_id=agent, id=unrelated))
+        assert kept.memory.content == "the office closes at six"
+        city = memory.GetKey(mpb.GetKeyRequest(agent_id=agent, key="/user/city"))
+        assert city.entry.content.string_value == "Lisbon"
+        with pytest.raises(grpc.RpcError) as gone:
+            memory.GetKey(mpb.GetKeyRequest(agent_id=agent, key="/user/contact"))
+        assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+
+    for spelling in (email, email.lower()):
+        assert not verify(daemon, [spelling]).residue
+        assert byte_count(daemon.data_dir, spelling.encode()) == {}
+    # The key mirror is rebuilt from the records left: the other key is back.
+    deadline = time.monotonic() + 30
+    while not verify(daemon, ["Lisbon"]).residue and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert any(r.path.startswith("memory_root") for r in verify(daemon, ["Lisbon"]).residue)
+    assert not verify(daemon, [email.lower()]).residue
+
+
+def json_text(email: str) -> str:
+    return '{"contact": "' + email + '"}'

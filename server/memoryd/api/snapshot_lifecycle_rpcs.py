@@ -151,7 +151,7 @@ LIFECYCLE_RPCS: tuple[Binding, ...] = (
     ),
     Unary(
         ops.ERASE,
-        lambda r: EraseRequest(r.whole_agent, tuple(r.ids), r.dry_run),
+        lambda r: EraseRequest(r.whole_agent, tuple(r.ids), r.dry_run, r.subject),
         _receipt,
     ),
     TenantUnary(

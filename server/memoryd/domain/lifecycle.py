@@ -98,12 +98,14 @@ class PruneOutcome:
 
 @dataclass(frozen=True, slots=True)
 class EraseRequest:
-    """The input of Erase (docs/erasure.md): the agent's whole partition, or these
-    memory ids of it; ``dry_run`` reports what would go and changes nothing."""
+    """The input of Erase (docs/erasure.md): the agent's whole partition, these memory
+    ids of it, or everything of it holding ``subject`` (service/lifecycle/subject.py);
+    ``dry_run`` reports what would go and changes nothing."""
 
     whole_agent: bool = False
     ids: tuple[str, ...] = ()
     dry_run: bool = False
+    subject: str = ""
 
 
 @dataclass(frozen=True, slots=True)

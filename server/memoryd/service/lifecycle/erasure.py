@@ -30,7 +30,7 @@ from memoryd.domain.models import Partition
 from memoryd.service.common import scanning
 from memoryd.service.keyed.keys import file_segment, quoted_segment
 from memoryd.service.keyed.tree import partition_dir
-from memoryd.service.lifecycle import bulk
+from memoryd.service.lifecycle import bulk, subject
 from memoryd.service.lifecycle.bulk import EVERYTHING, LifecycleDeps
 from memoryd.service.lifecycle.compaction import archive_folder
 from memoryd.service.lifecycle.view_text import RENDERED_DIR, VIEWS
@@ -43,12 +43,26 @@ SHREDDED = ("log.segments", "store.memories.old_versions", "store.records.old_ve
 _CHUNK = 1 << 20
 #: Most strings one VerifyErasure looks for.
 MAX_NEEDLES = 100
+#: Shortest subject: it is matched as a substring of every memory and record.
+MIN_SUBJECT = 3
 
 
 def digest(ids: Iterable[str], places: dict[str, int]) -> str:
     """sha256 over the sorted ids, then the sorted ``place=count`` lines."""
     lines = [*sorted(ids), *sorted(f"{p}={n}" for p, n in places.items())]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Files:
+    """Which of an agent's files an erasure removes (Eraser._files)."""
+
+    #: The agent's whole memory_root directory and key-history archives.
+    whole: bool = False
+    #: The whole memory_root directory (a key was erased), else its views only.
+    mirror: bool = False
+    #: Key-history archives holding this text ("": none).
+    history_holding: str = ""
 
 
 @dataclass(slots=True)
@@ -62,15 +76,21 @@ class Eraser:
     sole_tenant: str | None = None
 
     async def erase(self, partition: Partition, request: EraseRequest) -> EraseReceipt:
-        if request.whole_agent == bool(request.ids):
+        chosen = [request.whole_agent, bool(request.ids), bool(request.subject)]
+        if sum(chosen) != 1:
             raise InvalidArgument.field(
-                "ids", "name memory ids or set whole_agent (exactly one of the two)"
+                "ids", "name memory ids, a subject or set whole_agent (exactly one of them)"
             )
         if request.ids:
             await self._check_ids(request.ids)
+        if request.subject and len(request.subject) < MIN_SUBJECT:
+            raise InvalidArgument.field(
+                "subject", f"must be at least {MIN_SUBJECT} characters (it matches substrings)"
+            )
         keyed = self.deps.keyed
         if keyed is None:
             return await self._erase(partition, request)
+        # Under the key lock; on release the key mirror is repaired from the records.
         async with keyed.exclusive(partition):
             return await self._erase(partition, request)
 
@@ -82,60 +102,93 @@ class Eraser:
             raise InvalidArgument.field("ids", "must not contain empty ids")
 
     async def _erase(self, partition: Partition, request: EraseRequest) -> EraseReceipt:
-        deps = self.deps
+        deps, dry_run = self.deps, request.dry_run
+        records: dict[str, int] = {}
+        files = Files()
         if request.whole_agent:
-            ids: list[str] = []
-            async for page in scanning.scan(deps.store, partition, EVERYTHING):
-                ids.extend(m.id for m in page)
+            ids = await self._every_id(partition)
+            records = await self._records(partition, dry_run=dry_run)
+            files = Files(whole=True)
+        elif request.subject:
+            match = await subject.find(deps, partition, request.subject)
+            ids = match.ids
+            records = await self._matched_records(partition, match, dry_run=dry_run)
+            files = Files(mirror=bool(match.keys), history_holding=request.subject)
         else:
-            found = await deps.store.get(partition, list(dict.fromkeys(request.ids)))
-            keyed = sorted(m.id for m in found if m.key)
-            if keyed:
-                raise InvalidArgument.field(
-                    "ids",
-                    f"{keyed} are keyed memories: their key history holds them too; "
-                    "delete the key (SetMemory with null) or erase the whole agent",
-                )
-            ids = [m.id for m in found]
-        places = {"store.memories": len(ids)}
-        if not request.dry_run:
+            ids = await self._unkeyed(partition, request.ids)
+        places = {"store.memories": len(ids), **records}
+        if not dry_run:
             places["store.memories"] = await bulk.delete(deps, partition, ids)
-        if request.whole_agent:
-            places.update(await self._records(partition, dry_run=request.dry_run))
-        places.update(await asyncio.to_thread(self._files, partition, request))
+        places.update(await asyncio.to_thread(self._files, partition, files, dry_run))
         places.update(dict.fromkeys(SHREDDED, 0))
-        if not request.dry_run:
+        if not dry_run:
             places.update(await shred(deps.store))
             places.update(await shred(deps.records))
         return EraseReceipt(
             places=dict(sorted(places.items())),
             ids=tuple(sorted(ids)),
             digest=digest(ids, places),
-            dry_run=request.dry_run,
+            dry_run=dry_run,
         )
+
+    async def _every_id(self, partition: Partition) -> list[str]:
+        ids: list[str] = []
+        async for page in scanning.scan(self.deps.store, partition, EVERYTHING):
+            ids.extend(m.id for m in page)
+        return ids
+
+    async def _unkeyed(self, partition: Partition, wanted: tuple[str, ...]) -> list[str]:
+        """The ids the partition holds; a keyed memory's is refused (its key's records
+        hold its content too: a subject or a whole-agent erasure removes them)."""
+        found = await self.deps.store.get(partition, list(dict.fromkeys(wanted)))
+        keyed = sorted(m.id for m in found if m.key)
+        if keyed:
+            raise InvalidArgument.field(
+                "ids",
+                f"{keyed} are keyed memories: their key history holds them too; erase "
+                "their key by subject, delete it (SetMemory with null) or erase the agent",
+            )
+        return [m.id for m in found]
 
     async def _records(self, partition: Partition, *, dry_run: bool) -> dict[str, int]:
         gone = await bulk.delete_partition_records(self.deps, partition, dry_run=dry_run)
         return {f"records.{kind.value}": n for kind, n in gone.items()}
 
-    def _files(self, partition: Partition, request: EraseRequest) -> dict[str, int]:
-        """The agent's files: its whole memory_root directory and key-history archives
-        (an agent erasure), or its memory.md views (re-rendered from the store at the
-        next refresh, without the erased memories)."""
-        if request.whole_agent:
-            folders = [archive_folder(self.deps.history_dir, partition)]
-            mirror = (
-                [] if self.memory_root is None else [partition_dir(self.memory_root, partition)]
-            )
+    async def _matched_records(
+        self, partition: Partition, match: subject.SubjectMatch, *, dry_run: bool
+    ) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for kind in bulk.DATA_KINDS:
+            keys = sorted(match.records.get(kind, ()))
+            gone = len(keys)
+            if not dry_run:
+                gone = await bulk.delete_records(self.deps, partition, kind, keys)
+            counts[f"records.{kind.value}"] = gone
+        return counts
+
+    def _files(self, partition: Partition, files: Files, dry_run: bool) -> dict[str, int]:
+        """The agent's files. An agent erasure: its whole memory_root directory and
+        key-history archives. Otherwise its memory.md views (rendered again from the
+        store at the next refresh), the whole directory when a key was erased (the
+        key mirror's files and log are rebuilt from the records when the key lock is
+        released), and the key-history archives holding the subject."""
+        history = archive_folder(self.deps.history_dir, partition)
+        folder = None if self.memory_root is None else partition_dir(self.memory_root, partition)
+        if files.whole:
             return {
-                "files.key_history": _remove(folders, dry_run=request.dry_run),
-                "files.memory_root": _remove(mirror, dry_run=request.dry_run),
+                "files.key_history": _remove([history], dry_run=dry_run),
+                "files.memory_root": _remove([] if folder is None else [folder], dry_run=dry_run),
             }
-        views: list[Path] = []
-        if self.memory_root is not None:
-            folder = partition_dir(self.memory_root, partition)
+        mirror: list[Path] = []
+        if folder is not None:
             views = [folder / RENDERED_DIR, *(folder / v.name for v in VIEWS)]
-        return {"files.memory_views": _remove(views, dry_run=request.dry_run)}
+            mirror = [folder] if files.mirror else views
+        out = {"files.memory_root": _remove(mirror, dry_run=dry_run)}
+        if files.history_holding:
+            needle = files.history_holding.casefold().encode()
+            holding = [p for p in _files_under([history]) if needle in p.read_bytes().lower()]
+            out["files.key_history"] = _remove(holding, dry_run=dry_run)
+        return out
 
     async def verify(self, tenant_id: str, request: VerifyErasureRequest) -> ErasureCheck:
         """Scan the data directory (and the memory_root) for the needles. Where other

@@ -803,12 +803,16 @@ func (x *ResetResponse) GetDeleted() int64 {
 type EraseRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	// The agent's whole partition (exactly one of whole_agent and ids).
+	// The agent's whole partition (exactly one of whole_agent, ids and subject).
 	WholeAgent bool `protobuf:"varint,2,opt,name=whole_agent,json=wholeAgent,proto3" json:"whole_agent,omitempty"`
 	// These memories of the agent.
 	Ids []string `protobuf:"bytes,3,rep,name=ids,proto3" json:"ids,omitempty"`
 	// Report what would be erased; change nothing.
-	DryRun        bool `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	DryRun bool `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	// Everything of the agent holding this text (case-insensitive): memories (by
+	// content, metadata, tags, namespace), keys with their history, sessions, working
+	// memory, profile, saved state.
+	Subject       string `protobuf:"bytes,5,opt,name=subject,proto3" json:"subject,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -869,6 +873,13 @@ func (x *EraseRequest) GetDryRun() bool {
 		return x.DryRun
 	}
 	return false
+}
+
+func (x *EraseRequest) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
 }
 
 type EraseResponse struct {
@@ -3382,13 +3393,14 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x18\n" +
 	"\aconfirm\x18\x02 \x01(\bR\aconfirm\")\n" +
 	"\rResetResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted\"u\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted\"\x8f\x01\n" +
 	"\fEraseRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1f\n" +
 	"\vwhole_agent\x18\x02 \x01(\bR\n" +
 	"wholeAgent\x12\x10\n" +
 	"\x03ids\x18\x03 \x03(\tR\x03ids\x12\x17\n" +
-	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"\x83\x01\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\x12\x18\n" +
+	"\asubject\x18\x05 \x01(\tR\asubject\"\x83\x01\n" +
 	"\rEraseResponse\x12/\n" +
 	"\x06places\x18\x01 \x03(\v2\x17.memoryd.v1.CountByNameR\x06places\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\tR\x03ids\x12\x16\n" +

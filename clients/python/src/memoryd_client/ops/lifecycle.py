@@ -261,15 +261,22 @@ def reset(agent_id: str, *, confirm: bool = False) -> Unary[int]:
 
 
 def erase(
-    agent_id: str, *, ids: rq.StrSeq = (), whole_agent: bool = False, dry_run: bool = False
+    agent_id: str,
+    *,
+    ids: rq.StrSeq = (),
+    whole_agent: bool = False,
+    subject: str = "",
+    dry_run: bool = False,
 ) -> Unary[Erased]:
-    """Erase an agent's whole partition or some of its memories from every place a
-    copy is kept (admin; docs/erasure.md); ``dry_run`` only reports."""
+    """Erase an agent's whole partition, some of its memories, or everything of it
+    holding ``subject``, from every place a copy is kept (admin; docs/erasure.md);
+    ``dry_run`` only reports."""
     request = lifecycle_service_pb2.EraseRequest(
         agent_id=agent_id,
         whole_agent=whole_agent,
         ids=[ids] if isinstance(ids, str) else list(ids),
         dry_run=dry_run,
+        subject=subject,
     )
     return Unary(
         "lifecycle",

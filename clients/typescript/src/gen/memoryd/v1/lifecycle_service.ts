@@ -147,12 +147,18 @@ export interface ResetResponse {
 
 export interface EraseRequest {
   agentId: string;
-  /** The agent's whole partition (exactly one of whole_agent and ids). */
+  /** The agent's whole partition (exactly one of whole_agent, ids and subject). */
   wholeAgent: boolean;
   /** These memories of the agent. */
   ids: string[];
   /** Report what would be erased; change nothing. */
   dryRun: boolean;
+  /**
+   * Everything of the agent holding this text (case-insensitive): memories (by
+   * content, metadata, tags, namespace), keys with their history, sessions, working
+   * memory, profile, saved state.
+   */
+  subject: string;
 }
 
 export interface EraseResponse {
@@ -1917,7 +1923,7 @@ export const ResetResponse: MessageFns<ResetResponse> = {
 };
 
 function createBaseEraseRequest(): EraseRequest {
-  return { agentId: "", wholeAgent: false, ids: [], dryRun: false };
+  return { agentId: "", wholeAgent: false, ids: [], dryRun: false, subject: "" };
 }
 
 export const EraseRequest: MessageFns<EraseRequest> = {
@@ -1933,6 +1939,9 @@ export const EraseRequest: MessageFns<EraseRequest> = {
     }
     if (message.dryRun !== false) {
       writer.uint32(32).bool(message.dryRun);
+    }
+    if (message.subject !== "") {
+      writer.uint32(42).string(message.subject);
     }
     return writer;
   },
@@ -1982,6 +1991,14 @@ export const EraseRequest: MessageFns<EraseRequest> = {
             message.dryRun = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.subject = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2012,6 +2029,7 @@ export const EraseRequest: MessageFns<EraseRequest> = {
         : isSet(object.dry_run)
         ? globalThis.Boolean(object.dry_run)
         : false,
+      subject: isSet(object.subject) ? globalThis.String(object.subject) : "",
     };
   },
 
@@ -2029,6 +2047,9 @@ export const EraseRequest: MessageFns<EraseRequest> = {
     if (message.dryRun !== false) {
       obj.dryRun = message.dryRun;
     }
+    if (message.subject !== "") {
+      obj.subject = message.subject;
+    }
     return obj;
   },
 
@@ -2041,6 +2062,7 @@ export const EraseRequest: MessageFns<EraseRequest> = {
     message.wholeAgent = object.wholeAgent ?? false;
     message.ids = object.ids?.map((e) => e) || [];
     message.dryRun = object.dryRun ?? false;
+    message.subject = object.subject ?? "";
     return message;
   },
 };

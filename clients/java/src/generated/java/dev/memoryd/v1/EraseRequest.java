@@ -31,6 +31,7 @@ private static final long serialVersionUID = 0L;
     agentId_ = "";
     ids_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
+    subject_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -94,7 +95,7 @@ private static final long serialVersionUID = 0L;
   private boolean wholeAgent_ = false;
   /**
    * <pre>
-   * The agent's whole partition (exactly one of whole_agent and ids).
+   * The agent's whole partition (exactly one of whole_agent, ids and subject).
    * </pre>
    *
    * <code>bool whole_agent = 2 [json_name = "wholeAgent"];</code>
@@ -173,6 +174,57 @@ private static final long serialVersionUID = 0L;
     return dryRun_;
   }
 
+  public static final int SUBJECT_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object subject_ = "";
+  /**
+   * <pre>
+   * Everything of the agent holding this text (case-insensitive): memories (by
+   * content, metadata, tags, namespace), keys with their history, sessions, working
+   * memory, profile, saved state.
+   * </pre>
+   *
+   * <code>string subject = 5 [json_name = "subject"];</code>
+   * @return The subject.
+   */
+  @java.lang.Override
+  public java.lang.String getSubject() {
+    java.lang.Object ref = subject_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      subject_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Everything of the agent holding this text (case-insensitive): memories (by
+   * content, metadata, tags, namespace), keys with their history, sessions, working
+   * memory, profile, saved state.
+   * </pre>
+   *
+   * <code>string subject = 5 [json_name = "subject"];</code>
+   * @return The bytes for subject.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getSubjectBytes() {
+    java.lang.Object ref = subject_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      subject_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -199,6 +251,9 @@ private static final long serialVersionUID = 0L;
     if (dryRun_ != false) {
       output.writeBool(4, dryRun_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(subject_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 5, subject_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -221,6 +276,9 @@ private static final long serialVersionUID = 0L;
     if (dryRun_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(4, dryRun_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(subject_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(5, subject_);
     }
     return size;
   }
@@ -254,6 +312,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getIdsList())) return false;
     if (getDryRun()
         != other.getDryRun()) return false;
+    if (!getSubject()
+        .equals(other.getSubject())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -277,6 +337,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + DRY_RUN_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getDryRun());
+    hash = (37 * hash) + SUBJECT_FIELD_NUMBER;
+    hash = (53 * hash) + getSubject().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -413,6 +475,7 @@ private static final long serialVersionUID = 0L;
       ids_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
       dryRun_ = false;
+      subject_ = "";
       return this;
     }
 
@@ -459,6 +522,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.dryRun_ = dryRun_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.subject_ = subject_;
+      }
     }
 
     @java.lang.Override
@@ -493,6 +559,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getDryRun() != false) {
         setDryRun(other.getDryRun());
+      }
+      if (!other.getSubject().isEmpty()) {
+        subject_ = other.subject_;
+        bitField0_ |= 0x00000010;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -538,6 +609,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 32
+            case 42: {
+              subject_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -630,7 +706,7 @@ private static final long serialVersionUID = 0L;
     private boolean wholeAgent_ ;
     /**
      * <pre>
-     * The agent's whole partition (exactly one of whole_agent and ids).
+     * The agent's whole partition (exactly one of whole_agent, ids and subject).
      * </pre>
      *
      * <code>bool whole_agent = 2 [json_name = "wholeAgent"];</code>
@@ -642,7 +718,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The agent's whole partition (exactly one of whole_agent and ids).
+     * The agent's whole partition (exactly one of whole_agent, ids and subject).
      * </pre>
      *
      * <code>bool whole_agent = 2 [json_name = "wholeAgent"];</code>
@@ -658,7 +734,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The agent's whole partition (exactly one of whole_agent and ids).
+     * The agent's whole partition (exactly one of whole_agent, ids and subject).
      * </pre>
      *
      * <code>bool whole_agent = 2 [json_name = "wholeAgent"];</code>
@@ -858,6 +934,108 @@ private static final long serialVersionUID = 0L;
     public Builder clearDryRun() {
       bitField0_ = (bitField0_ & ~0x00000008);
       dryRun_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object subject_ = "";
+    /**
+     * <pre>
+     * Everything of the agent holding this text (case-insensitive): memories (by
+     * content, metadata, tags, namespace), keys with their history, sessions, working
+     * memory, profile, saved state.
+     * </pre>
+     *
+     * <code>string subject = 5 [json_name = "subject"];</code>
+     * @return The subject.
+     */
+    public java.lang.String getSubject() {
+      java.lang.Object ref = subject_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        subject_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Everything of the agent holding this text (case-insensitive): memories (by
+     * content, metadata, tags, namespace), keys with their history, sessions, working
+     * memory, profile, saved state.
+     * </pre>
+     *
+     * <code>string subject = 5 [json_name = "subject"];</code>
+     * @return The bytes for subject.
+     */
+    public com.google.protobuf.ByteString
+        getSubjectBytes() {
+      java.lang.Object ref = subject_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        subject_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Everything of the agent holding this text (case-insensitive): memories (by
+     * content, metadata, tags, namespace), keys with their history, sessions, working
+     * memory, profile, saved state.
+     * </pre>
+     *
+     * <code>string subject = 5 [json_name = "subject"];</code>
+     * @param value The subject to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSubject(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      subject_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Everything of the agent holding this text (case-insensitive): memories (by
+     * content, metadata, tags, namespace), keys with their history, sessions, working
+     * memory, profile, saved state.
+     * </pre>
+     *
+     * <code>string subject = 5 [json_name = "subject"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSubject() {
+      subject_ = getDefaultInstance().getSubject();
+      bitField0_ = (bitField0_ & ~0x00000010);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Everything of the agent holding this text (case-insensitive): memories (by
+     * content, metadata, tags, namespace), keys with their history, sessions, working
+     * memory, profile, saved state.
+     * </pre>
+     *
+     * <code>string subject = 5 [json_name = "subject"];</code>
+     * @param value The bytes for subject to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSubjectBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      subject_ = value;
+      bitField0_ |= 0x00000010;
       onChanged();
       return this;
     }

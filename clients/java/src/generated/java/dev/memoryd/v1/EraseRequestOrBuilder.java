@@ -24,7 +24,7 @@ public interface EraseRequestOrBuilder extends
 
   /**
    * <pre>
-   * The agent's whole partition (exactly one of whole_agent and ids).
+   * The agent's whole partition (exactly one of whole_agent, ids and subject).
    * </pre>
    *
    * <code>bool whole_agent = 2 [json_name = "wholeAgent"];</code>
@@ -82,4 +82,28 @@ public interface EraseRequestOrBuilder extends
    * @return The dryRun.
    */
   boolean getDryRun();
+
+  /**
+   * <pre>
+   * Everything of the agent holding this text (case-insensitive): memories (by
+   * content, metadata, tags, namespace), keys with their history, sessions, working
+   * memory, profile, saved state.
+   * </pre>
+   *
+   * <code>string subject = 5 [json_name = "subject"];</code>
+   * @return The subject.
+   */
+  java.lang.String getSubject();
+  /**
+   * <pre>
+   * Everything of the agent holding this text (case-insensitive): memories (by
+   * content, metadata, tags, namespace), keys with their history, sessions, working
+   * memory, profile, saved state.
+   * </pre>
+   *
+   * <code>string subject = 5 [json_name = "subject"];</code>
+   * @return The bytes for subject.
+   */
+  com.google.protobuf.ByteString
+      getSubjectBytes();
 }
