@@ -203,7 +203,9 @@ class Eraser:
         data = self.data_dir
         if data is None:
             return ErasureCheck(0, 0, ())
-        roots, skipped = self._roots(tenant_id, data)
+        roots, skipped = scan_roots(
+            data, self.memory_root, self.deps.history_dir, tenant_id, self.sole_tenant
+        )
         checks = [await asyncio.to_thread(scan_tree, data, r, needles) for r in roots]
         return ErasureCheck(
             files_scanned=sum(c.files_scanned for c in checks),
@@ -212,22 +214,27 @@ class Eraser:
             skipped=skipped,
         )
 
-    def _roots(self, tenant_id: str, data: Path) -> tuple[list[Path], tuple[str, ...]]:
-        """(folders to scan, top-level places skipped)."""
-        mirror = self.memory_root
-        if self.sole_tenant == tenant_id:
-            inside = mirror is None or mirror.resolve().is_relative_to(data.resolve())
-            return ([data] if inside or mirror is None else [data, mirror]), ()
-        own = [self.deps.history_dir / quoted_segment(tenant_id, leaf=False)]
-        if mirror is not None:
-            own.append(mirror / file_segment(tenant_id, leaf=False))
-        mine = {p.resolve() for p in own}
-        skipped = sorted(
-            p.name
-            for p in (data.iterdir() if data.is_dir() else ())
-            if not any(m.is_relative_to(p.resolve()) for m in mine)
-        )
-        return own, tuple(skipped)
+
+def scan_roots(
+    data: Path, memory_root: Path | None, history_dir: Path, tenant_id: str, sole_tenant: str | None
+) -> tuple[list[Path], tuple[str, ...]]:
+    """(folders VerifyErasure scans, top-level places of ``data`` it skips): all of
+    ``data`` (and a memory_root outside it) for the sole tenant of a sidecar daemon;
+    otherwise the tenant's own folders only, the shared files skipped."""
+    if sole_tenant == tenant_id:
+        if memory_root is None or memory_root.resolve().is_relative_to(data.resolve()):
+            return [data], ()
+        return [data, memory_root], ()
+    own = [history_dir / quoted_segment(tenant_id, leaf=False)]
+    if memory_root is not None:
+        own.append(memory_root / file_segment(tenant_id, leaf=False))
+    mine = [p.resolve() for p in own]
+    skipped = sorted(
+        p.name
+        for p in (data.iterdir() if data.is_dir() else ())
+        if not any(m.is_relative_to(p.resolve()) for m in mine)
+    )
+    return own, tuple(skipped)
 
 
 def _files_under(paths: Iterable[Path]) -> Iterator[Path]:
