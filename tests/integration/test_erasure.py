@@ -141,6 +141,13 @@ class Writer(threading.Thread):
                 i += 1
 
 
+def watch(daemon: Daemon, agent: str, cursor: str = "") -> list[mpb.WatchResponse]:
+    """Every message of a catch-up watch of ``agent`` from ``cursor`` ("": now)."""
+    with daemon.channel() as channel:
+        request = mpb.WatchRequest(agent_id=agent, cursor=cursor)
+        return list(MemoryServiceStub(channel).Watch(request, timeout=30))
+
+
 def verify(daemon: Daemon, needles: list[str]) -> lpb.VerifyErasureResponse:
     with daemon.channel() as channel:
         return LifecycleServiceStub(channel).VerifyErasure(
@@ -181,6 +188,7 @@ def test_erasing_an_agent_leaves_no_byte_of_it_and_keeps_the_others(daemon: Daem
         time.sleep(0.2)
     assert {"wal", "lancedb", "memory_root"} <= places, places
 
+    before = watch(daemon, other)[0].cursor  # a change-feed cursor from before the erase
     with daemon.channel() as channel:
         life = LifecycleServiceStub(channel)
         with pytest.raises(grpc.RpcError) as bad:
@@ -219,6 +227,13 @@ def test_erasing_an_agent_leaves_no_byte_of_it_and_keeps_the_others(daemon: Daem
     for memory_id, vector in erased_vectors.items():
         assert set(byte_count(data, memory_id.encode())) == {"audit/audit.jsonl"}
         assert byte_count(data, vector[:64]) == {}, memory_id
+    # The log segments the cursor points into are gone: it expires (docs/erasure.md),
+    # and a watch from now works.
+    with pytest.raises(grpc.RpcError) as expired:
+        watch(daemon, other, before)
+    assert expired.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "cursor expired" in (expired.value.details() or "")
+    assert watch(daemon, other)[0].caught_up
     # The other agent: untouched, on disk and in its export.
     assert verify(daemon, [kept]).residue
     assert kept.encode() in export(daemon, agent_id=other)
