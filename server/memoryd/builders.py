@@ -373,6 +373,9 @@ def _lifecycle(
             sessions=s.sessions,
             snapshot=s.snapshot,
         ),
+        memory_root=root.absolute() if (root := s.memory_root()) is not None else None,
+        data_dir=base.data_dir,
+        sole_tenant=s.sidecar.tenant_id if s.auth.mode == "sidecar" else None,
     )
 
 

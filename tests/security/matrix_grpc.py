@@ -25,6 +25,7 @@ from memoryd_proto.v1 import snapshot_service_pb2 as spb
 from tests.security.matrix_seed import (
     ATTACHMENT_SEQ,
     COMPONENT,
+    EMAIL,
     EMAIL2,
     EVERYTHING,
     KEYS,
@@ -465,4 +466,11 @@ CASES: tuple[GrpcCase, ...] = (
         lambda s: lpb.ReembedRequest(agent_id=s.agent),
         seeds=frozenset({MEMORIES}),
     ),
+    C(
+        "LifecycleService.Erase",
+        "",
+        lambda s: lpb.EraseRequest(agent_id=s.agent, whole_agent=True),
+    ),
+    # Every tenant's folders hold the seeded email: only the caller's may be scanned.
+    C("LifecycleService.VerifyErasure", "", lambda s: lpb.VerifyErasureRequest(needles=[EMAIL])),
 )

@@ -64,6 +64,14 @@ class Unary(Generic[I, O]):
 
 
 @dataclass(frozen=True, slots=True)
+class TenantUnary(Unary[I, O]):
+    """A request-response RPC whose request names no agent (a tenant-wide operation)."""
+
+    def agent_of(self, request: Any) -> str:
+        return ""
+
+
+@dataclass(frozen=True, slots=True)
 class ClientStream(Unary[I, O]):
     """A client-streaming RPC: ``input`` turns the request stream into the operation's
     input, and one response answers it."""

@@ -9,9 +9,16 @@ from collections.abc import AsyncIterator
 import structlog
 
 from memoryd.api import convert
-from memoryd.api.binding import Binding, ClientStream, ServerStream, Unary
+from memoryd.api.binding import Binding, ClientStream, ServerStream, TenantUnary, Unary
 from memoryd.domain.errors import InvalidArgument
-from memoryd.domain.lifecycle import ExportItem, Progress
+from memoryd.domain.lifecycle import (
+    EraseReceipt,
+    EraseRequest,
+    ErasureCheck,
+    ExportItem,
+    Progress,
+    VerifyErasureRequest,
+)
 from memoryd.operations import lifecycle as ops
 from memoryd.operations import snapshot as ops_snapshot
 from memoryd.operations.lifecycle import (
@@ -73,6 +80,26 @@ def _import_item(index: int, record: lpb.ExportRecord) -> tuple[ExportItem | Non
         return None, "record: cannot be read (a value is out of range or malformed)"
 
 
+def _receipt(receipt: EraseReceipt) -> lpb.EraseResponse:
+    return lpb.EraseResponse(
+        places=[lpb.CountByName(name=p, count=n) for p, n in receipt.places.items()],
+        ids=receipt.ids,
+        digest=receipt.digest,
+        dry_run=receipt.dry_run,
+    )
+
+
+def _erasure_check(check: ErasureCheck) -> lpb.VerifyErasureResponse:
+    return lpb.VerifyErasureResponse(
+        files_scanned=check.files_scanned,
+        bytes_scanned=check.bytes_scanned,
+        residue=[
+            lpb.ErasureResidue(path=r.path, needle=r.needle, count=r.count) for r in check.residue
+        ],
+        skipped=check.skipped,
+    )
+
+
 #: memoryd.v1.SnapshotService's RPCs, in the contract's order.
 SNAPSHOT_RPCS: tuple[Binding, ...] = (
     Unary(ops_snapshot.BUILD_SNAPSHOT, convert.snapshot_request_from, convert.snapshot_response),
@@ -121,5 +148,15 @@ LIFECYCLE_RPCS: tuple[Binding, ...] = (
         ops.REEMBED,
         lambda r: ReembedRequest(r.all_agents, r.batch_size),
         convert.reembed_event,
+    ),
+    Unary(
+        ops.ERASE,
+        lambda r: EraseRequest(r.whole_agent, tuple(r.ids), r.dry_run, r.subject),
+        _receipt,
+    ),
+    TenantUnary(
+        ops.VERIFY_ERASURE,
+        lambda r: VerifyErasureRequest(tuple(r.needles)),
+        _erasure_check,
     ),
 )

@@ -96,6 +96,57 @@ class PruneOutcome:
     dry_run: bool
 
 
+@dataclass(frozen=True, slots=True)
+class EraseRequest:
+    """The input of Erase (docs/erasure.md): the agent's whole partition, these memory
+    ids of it, or everything of it holding ``subject`` (service/lifecycle/subject.py);
+    ``dry_run`` reports what would go and changes nothing."""
+
+    whole_agent: bool = False
+    ids: tuple[str, ...] = ()
+    dry_run: bool = False
+    subject: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EraseReceipt:
+    """What Erase checked and removed: a count per place (every place it checked is
+    listed, 0 included), the memory ids erased, and ``digest``: sha256 over the
+    sorted ids and the sorted ``place=count`` lines."""
+
+    places: dict[str, int]
+    ids: tuple[str, ...]
+    digest: str
+    dry_run: bool
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyErasureRequest:
+    """The input of VerifyErasure: byte strings (text, ids) that must not be found."""
+
+    needles: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Residue:
+    """A file under the data directory that still holds ``needles[needle]``."""
+
+    path: str
+    needle: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureCheck:
+    """What VerifyErasure scanned, and every residue found (none: erased)."""
+
+    files_scanned: int
+    bytes_scanned: int
+    residue: tuple[Residue, ...]
+    #: Top-level places of the data directory not scanned (shared by other tenants).
+    skipped: tuple[str, ...] = ()
+
+
 # ---------------------------------------------------------------- long operations
 
 

@@ -140,6 +140,8 @@ class Durability:
             STORE, failure_threshold=1, reset_after_s=0.2, max_reset_after_s=retry_max_s
         )
         self._apply_lock = asyncio.Lock()
+        #: One checkpoint at a time (the loop's, an erasure's).
+        self._checkpointing = asyncio.Lock()
         self._retry: asyncio.Task[None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
         self._probe: asyncio.Task[None] | None = None
@@ -558,9 +560,21 @@ class Durability:
             if target <= self.checkpoint:
                 continue
             try:
-                await asyncio.to_thread(self._make_durable, target)
+                async with self._checkpointing:
+                    await asyncio.to_thread(self._make_durable, target)
             except OSError as exc:
                 log.warning("checkpoint failed; the log keeps the entries", error=str(exc))
+
+    async def shred_log(self) -> int:
+        """Drop every segment whose entries are all applied, the ones kept for the
+        change feed included (an erasure: docs/erasure.md); returns how many went. A
+        segment holding an entry not yet applied stays, so no acknowledged write
+        loses its durability."""
+        await asyncio.to_thread(self.wal.seal)  # what was written so far: droppable
+        await self.caught_up()
+        async with self._checkpointing:
+            await asyncio.to_thread(self._make_durable, self._applied_through())
+            return await asyncio.to_thread(self.wal.truncate, self.checkpoint, retain_bytes=0)
 
     def _make_durable(self, target: int) -> None:
         if target > self.checkpoint:

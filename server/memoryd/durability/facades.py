@@ -50,6 +50,7 @@ from memoryd.storage.base import (
     UpsertHints,
     compact,
     disk_bytes,
+    shred,
 )
 from memoryd.storage.checks import admitted, copied_out, matches
 from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
@@ -372,6 +373,12 @@ class DurableStore(_Face):
     async def optimize(self) -> bool:
         return await compact(self.inner)
 
+    async def shred(self) -> dict[str, int]:
+        """The log first: its drop waits until every write is applied, so the
+        store's files are shredded with the deletes in them."""
+        dropped = await self.core.shred_log()
+        return {"log.segments": dropped, **await shred(self.inner)}
+
     def disk_bytes(self) -> int:
         return disk_bytes(self.inner)
 
@@ -457,3 +464,6 @@ class DurableRecordStore(_Face):
 
     async def optimize(self) -> bool:
         return await compact(self.inner)
+
+    async def shred(self) -> dict[str, int]:
+        return await shred(self.inner)

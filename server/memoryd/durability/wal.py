@@ -166,6 +166,8 @@ class WriteAheadLog:
         self._next_seq = 1
         #: Highest sequence written and fsynced.
         self.durable_seq = 0
+        #: Highest sequence in a segment (set under ``_io_lock``, unlike durable_seq).
+        self._written_seq = 0
         self._queue: asyncio.Queue[_Queued] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._io_lock = threading.Lock()
@@ -246,7 +248,7 @@ class WriteAheadLog:
         # Past a damaged final entry too: a sequence number is never used twice.
         last = max(checkpoint.applied, scan.last_seq)
         self._next_seq = last + 1
-        self.durable_seq = last
+        self.durable_seq = self._written_seq = last
         return entries
 
     def _identity(self) -> str:
@@ -332,9 +334,11 @@ class WriteAheadLog:
             kept=str(kept),
         )
 
-    def truncate(self, checkpoint: int) -> int:
+    def truncate(self, checkpoint: int, *, retain_bytes: int | None = None) -> int:
         """Delete segments whose entries are all at or below ``checkpoint`` and that
-        the segments after them hold ``retain_bytes`` past; returns how many."""
+        the segments after them hold ``retain_bytes`` (None: the log's own) past;
+        returns how many."""
+        retain = self.retain_bytes if retain_bytes is None else retain_bytes
         with self._io_lock:
             segs = self.segments()
             sizes = [_size(path) for _, path in segs]
@@ -343,7 +347,7 @@ class WriteAheadLog:
             for i, ((_, path), (next_first, _)) in enumerate(itertools.pairwise(segs)):
                 if (
                     next_first - 1 <= checkpoint
-                    and newer[i] >= self.retain_bytes
+                    and newer[i] >= retain
                     and path not in (self._file_path, *self._pinned)
                 ):
                     path.unlink(missing_ok=True)
@@ -357,6 +361,13 @@ class WriteAheadLog:
         for seq in self.refused_seqs():
             if seq < first_kept:
                 (self.directory / f"{REFUSED_PREFIX}{seq:020d}").unlink(missing_ok=True)
+
+    def seal(self) -> None:
+        """End the current segment: a new one starts now, named after the next entry
+        to be written, so every entry written so far sits in segments ``truncate`` may
+        drop once they are checkpointed (an erasure drops them all)."""
+        with self._io_lock:
+            self._open_segment(self._written_seq + 1)
 
     def retained_from(self) -> int:
         """The first sequence the kept segments hold (past the last one: none kept)."""
@@ -383,7 +394,7 @@ class WriteAheadLog:
         finally:
             os.close(fd)
         fsync_dir(self.directory)
-        self.durable_seq = seqs[-1]
+        self.durable_seq = self._written_seq = seqs[-1]
         self._next_seq = seqs[-1] + 1
         return seqs
 
@@ -422,7 +433,7 @@ class WriteAheadLog:
             loop = asyncio.get_running_loop()
             started = loop.time()
             try:
-                await asyncio.to_thread(self._write_sync, group[0].seq, data)
+                await asyncio.to_thread(self._write_sync, group[0].seq, group[-1].seq, data)
             except OSError as exc:
                 self.error = f"{type(exc).__name__}: {exc.strerror or exc}"
                 log.error("write-ahead log write failed", error=self.error, entries=len(group))
@@ -443,7 +454,7 @@ class WriteAheadLog:
                 for _ in group:
                     self._queue.task_done()
 
-    def _write_sync(self, first_seq: int, data: bytes) -> None:
+    def _write_sync(self, first_seq: int, last_seq: int, data: bytes) -> None:
         with self._io_lock:
             if self._file is None or self._file_size >= self.segment_bytes:
                 self._open_segment(first_seq)
@@ -464,6 +475,7 @@ class WriteAheadLog:
                 self._close_file()
                 raise
             self._file_size += len(data)
+            self._written_seq = last_seq
 
     def _open_segment(self, first_seq: int) -> None:
         self._close_file()

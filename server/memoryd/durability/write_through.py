@@ -74,6 +74,10 @@ class WriteThrough:
         self._closed = True
         await cancel_and_wait(self._probe)
 
+    async def shred_log(self) -> int:
+        """No log: nothing to drop."""
+        return 0
+
     # -- writes ----------------------------------------------------------------------
 
     async def write(self, op: Op) -> None:

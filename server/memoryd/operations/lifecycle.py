@@ -14,6 +14,9 @@ from memoryd.domain.lifecycle import (
     CompactResult,
     ConsolidateOptions,
     ConsolidateResult,
+    EraseReceipt,
+    EraseRequest,
+    ErasureCheck,
     ExportedKeyEvent,
     ExportedMemory,
     ExportedSession,
@@ -30,6 +33,7 @@ from memoryd.domain.lifecycle import (
     PruneOutcome,
     ReembedResult,
     Stats,
+    VerifyErasureRequest,
 )
 from memoryd.domain.principal import CallScope
 from memoryd.observability.tracing import DELETE, SEARCH, UPDATE, UPSERT
@@ -220,6 +224,26 @@ RESET: Operation[ResetRequest, int] = Operation(
     run=lambda s, scope, req: s.lifecycle.reset(scope, req.confirm),
 )
 
+ERASE: Operation[EraseRequest, EraseReceipt] = Operation(
+    name="LifecycleService.Erase",
+    # Deletes beyond recovery: old versions and the log's segments go too.
+    effect=Effect.DESTRUCTIVE,
+    genai=DELETE,
+    run=lambda s, scope, req: s.lifecycle.erase(scope, req),
+    touched_in=lambda req: (req.ids, ""),
+    # The audit keeps the erased ids and the receipt's digest, never any content.
+    touched_out=lambda receipt: (receipt.ids, f"erasure:{receipt.digest}"),
+)
+VERIFY_ERASURE: Operation[VerifyErasureRequest, ErasureCheck] = Operation(
+    name="LifecycleService.VerifyErasure",
+    # Scans the data directory (only the tenant's own folders where tenants share
+    # it) and answers with file names and counts, never with what the files hold.
+    effect=Effect.ADMIN_OVERRIDE,
+    genai=SEARCH,
+    run=lambda s, scope, req: s.lifecycle.verify_erasure(scope, req),
+    tenant_wide=lambda _: True,
+)
+
 
 def _compact_effect(o: CompactOptions) -> Effect:
     """Compacting by the configured policy (tombstones, expired items, near-duplicate
@@ -293,4 +317,6 @@ OPERATIONS = (
     EXPORT,
     IMPORT,
     REEMBED,
+    ERASE,
+    VERIFY_ERASURE,
 )

@@ -93,6 +93,17 @@ class Compactable(Protocol):
 
 
 @runtime_checkable
+class Shreddable(Protocol):
+    """A store whose deletes leave copies on disk until they are shredded (LanceDB's
+    old table versions and index files, the write-ahead log's segments); every layer
+    in front of one says so by defining ``shred`` too."""
+
+    async def shred(self) -> dict[str, int]:
+        """Remove now every file that may still hold deleted data; returns how many
+        went of each kind (e.g. ``log.segments``, ``store.memories.old_versions``)."""
+
+
+@runtime_checkable
 class DiskSized(Protocol):
     """A store that knows the bytes its files take."""
 
@@ -103,6 +114,11 @@ class DiskSized(Protocol):
 async def compact(store: object) -> bool:
     """``store.optimize()`` where it has one; False otherwise (nothing to compact)."""
     return await store.optimize() if isinstance(store, Compactable) else False
+
+
+async def shred(store: object) -> dict[str, int]:
+    """``store.shred()`` where it has one; nothing otherwise (no files of its own)."""
+    return await store.shred() if isinstance(store, Shreddable) else {}
 
 
 def disk_bytes(store: object) -> int:

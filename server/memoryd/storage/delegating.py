@@ -32,6 +32,7 @@ from memoryd.storage.base import (
     UpsertHints,
     compact,
     disk_bytes,
+    shred,
     upsert_many,
 )
 from memoryd.storage.conditional import ConditionalWrite
@@ -57,7 +58,7 @@ S = TypeVar("S", bound=_Backend)
 
 class _Layer(Generic[S]):
     """What both delegating bases share: the inner store's name and capabilities,
-    ``open``, ``close`` and ``optimize`` forwarded, and :meth:`through`."""
+    ``open``, ``close``, ``optimize`` and ``shred`` forwarded, and :meth:`through`."""
 
     def __init__(self, inner: S) -> None:
         self.inner = inner
@@ -77,6 +78,9 @@ class _Layer(Generic[S]):
 
     async def optimize(self) -> bool:
         return await compact(self.inner)
+
+    async def shred(self) -> dict[str, int]:
+        return await shred(self.inner)
 
 
 class DelegatingStore(_Layer[Store]):

@@ -82,6 +82,8 @@ RETRIED = [
     lifecycle.get_stats("a"),
     lifecycle.archive("a", ids=["x"]),
     lifecycle.undo_consolidation("a", ["x"]),
+    lifecycle.erase("a", whole_agent=True),
+    lifecycle.verify_erasure(["x"]),
 ]
 NOT_RETRIED = [
     memories.remember("a", "x"),

@@ -72,6 +72,8 @@ class Api:
     restore = Method(lifecycle.restore)
     prune = Method(lifecycle.prune)
     reset = Method(lifecycle.reset)
+    erase = Method(lifecycle.erase)
+    verify_erasure = Method(lifecycle.verify_erasure)
     compact = Method(lifecycle.compact)
     run_maintenance = Method(lifecycle.run_maintenance)
     consolidate = Method(lifecycle.consolidate)

@@ -100,3 +100,17 @@ async def delete_records(
         gone += len(await deps.records.delete_records(partition, kind, chunk))
         await scanning.pause()
     return gone
+
+
+async def delete_partition_records(
+    deps: LifecycleDeps, partition: Partition, *, dry_run: bool = False
+) -> dict[RecordKind, int]:
+    """Every record of the partition, of every kind (counters included), deleted;
+    returns how many went (with ``dry_run``: would go) of each kind."""
+    counts: dict[RecordKind, int] = {}
+    for kind in (*DATA_KINDS, RecordKind.COUNTER):
+        keys: list[str] = []
+        async for records in scanning.scan_records(deps.records, partition, kind, deps.batch):
+            keys.extend(r.key for r in records)
+        counts[kind] = len(keys) if dry_run else await delete_records(deps, partition, kind, keys)
+    return counts

@@ -51,13 +51,19 @@ from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.domain.requests import ListQuery, MemoryDraft, MemoryPatch
 from memoryd.service.keyed.tree import atomic_write, partition_dir
 from memoryd.service.lifecycle.service import LifecycleService
-from memoryd.service.lifecycle.view_text import VIEWS, Line, View, parse, render, short_id
+from memoryd.service.lifecycle.view_text import (
+    RENDERED_DIR,
+    VIEWS,
+    Line,
+    View,
+    parse,
+    render,
+    short_id,
+)
 from memoryd.service.memories.service import DEFAULT_SECURITY_LEVEL, MemoryService
 
 log = structlog.get_logger(__name__)
 
-#: Where the last rendered text of each view is kept, inside the partition directory.
-RENDERED_DIR = ".views"
 #: Seconds a refresh waits after a write, so writes in a row share it.
 DEBOUNCE_S = 0.2
 #: Reads of a file a person keeps changing before a refresh gives up until next time.

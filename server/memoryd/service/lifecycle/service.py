@@ -15,6 +15,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.lifecycle import (
@@ -22,6 +23,9 @@ from memoryd.domain.lifecycle import (
     CompactResult,
     ConsolidateOptions,
     ConsolidateResult,
+    EraseReceipt,
+    EraseRequest,
+    ErasureCheck,
     ExportHeader,
     ExportItem,
     MaintenanceOptions,
@@ -32,6 +36,7 @@ from memoryd.domain.lifecycle import (
     PruneOutcome,
     ReembedResult,
     Stats,
+    VerifyErasureRequest,
 )
 from memoryd.domain.limits import next_version
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
@@ -43,10 +48,11 @@ from memoryd.service.common import validation as check
 from memoryd.service.common.validation import Violations
 from memoryd.service.keyed.docs import is_live, level_of
 from memoryd.service.lifecycle import bulk
-from memoryd.service.lifecycle.bulk import DATA_KINDS, EVERYTHING, LifecycleDeps
+from memoryd.service.lifecycle.bulk import EVERYTHING, LifecycleDeps
 from memoryd.service.lifecycle.compaction import Compactor
 from memoryd.service.lifecycle.consolidation import Consolidator
 from memoryd.service.lifecycle.consolidation import undo as undo_consolidation
+from memoryd.service.lifecycle.erasure import Eraser
 from memoryd.service.lifecycle.export_import import Exporter
 from memoryd.service.lifecycle.importer import Importer, ImportLimits
 from memoryd.service.lifecycle.maintenance import (
@@ -61,7 +67,15 @@ from memoryd.storage.checks import matches
 
 
 class LifecycleService:
-    def __init__(self, deps: LifecycleDeps, import_limits: ImportLimits) -> None:
+    def __init__(
+        self,
+        deps: LifecycleDeps,
+        import_limits: ImportLimits,
+        *,
+        memory_root: Path | None = None,
+        data_dir: Path | None = None,
+        sole_tenant: str | None = None,
+    ) -> None:
         self._deps = deps
         self._import_limits = import_limits
         self.compactor = Compactor(deps)
@@ -69,6 +83,7 @@ class LifecycleService:
         self.maintainer = Maintainer(deps, self.compactor, self.consolidator)
         self.exporter = Exporter(deps)
         self.reembedder = Reembedder(deps)
+        self.eraser = Eraser(deps, memory_root, data_dir, sole_tenant)
 
     def scheduler(
         self,
@@ -287,14 +302,21 @@ class LifecycleService:
         async for page in scanning.scan(deps.store, partition, EVERYTHING):
             ids.extend(m.id for m in page)
         deleted = await bulk.delete(deps, partition, ids)
-        for kind in (*DATA_KINDS, RecordKind.COUNTER):
-            keys: list[str] = []
-            async for records in scanning.scan_records(deps.records, partition, kind, deps.batch):
-                keys.extend(r.key for r in records)
-            gone = await bulk.delete_records(deps, partition, kind, keys)
-            if kind is not RecordKind.COUNTER:
-                deleted += gone
+        gone = await bulk.delete_partition_records(deps, partition)
+        deleted += sum(n for kind, n in gone.items() if kind is not RecordKind.COUNTER)
         return deleted
+
+    # ------------------------------------------------------------------ erasure
+
+    async def erase(self, scope: CallScope, request: EraseRequest) -> EraseReceipt:
+        """Erase the agent's partition, or memories of it, from every place a copy of
+        them is kept (docs/erasure.md); ``dry_run`` changes nothing."""
+        return await self.eraser.erase(scope.partition, request)
+
+    async def verify_erasure(self, scope: CallScope, request: VerifyErasureRequest) -> ErasureCheck:
+        """Files of the data directory that still hold any of the request's strings
+        (of the caller's tenant's folders only, where tenants share the files)."""
+        return await self.eraser.verify(scope.partition.tenant_id, request)
 
     # ------------------------------------------------------------------ long operations
 

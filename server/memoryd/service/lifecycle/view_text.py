@@ -48,6 +48,8 @@ MEMORY_MD = View(
 )
 LEARNINGS_MD = View("learnings.md", "# LEARNINGS", (("## Proven Skills", MemoryType.SKILL),))
 VIEWS = (MEMORY_MD, LEARNINGS_MD)
+#: Where the last rendered text of each view is kept, inside the partition directory.
+RENDERED_DIR = ".views"
 
 
 @dataclass(frozen=True, slots=True)

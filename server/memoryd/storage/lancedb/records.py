@@ -44,6 +44,7 @@ from memoryd.storage.lancedb.tables import (
     chunks,
     distinct_partitions,
     open_table,
+    shred_table,
 )
 from memoryd.storage.memory_records import (
     decode_doc,
@@ -330,6 +331,15 @@ class LanceDBRecordStore(TableOwner):
             await self._ensure_indexes(table)
             await table.optimize(cleanup_older_than=self.cleanup_older_than)
         return True
+
+    async def shred(self) -> dict[str, int]:
+        """Remove every old version of the table and rebuild its indexes, so deleted
+        records leave no bytes behind (tables.shred_table); returns the old
+        versions removed."""
+        table = self._tbl()
+        async with self._write_lock, _backend("optimize"):
+            removed = await shred_table(table, [(c, BTree()) for c in INDEXED_COLUMNS])
+        return {"store.records.old_versions": removed}
 
 
 def _keys_clause(keys: Sequence[str]) -> str:

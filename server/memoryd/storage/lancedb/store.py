@@ -72,6 +72,7 @@ from memoryd.storage.lancedb.tables import (
     directory_bytes,
     distinct_partitions,
     open_table,
+    shred_table,
 )
 
 #: Partitions' id lists OR-ed into one lookup of a multi-partition upsert.
@@ -564,6 +565,16 @@ class LanceDBStore(TableOwner):
         # a tenth of the table is new, so its cost per written row stays flat.
         self._indexing.rows = max(self._refresh_rows, rows // REFRESH_FRACTION)
         return True
+
+    async def shred(self) -> dict[str, int]:
+        """Remove every old version of the table and rebuild its indexes, so deleted
+        memories leave no bytes behind (tables.shred_table); returns the versions
+        removed."""
+        table = self._tbl()
+        indexes = [(c, BTree()) for c in INDEXED_COLUMNS] + [(TOKENS_COLUMN, fts_config())]
+        async with self._write_lock, _backend("optimize"):
+            removed = await shred_table(table, indexes)
+        return {"store.memories.old_versions": removed}
 
     def disk_bytes(self) -> int:
         """Bytes used by the database directory."""

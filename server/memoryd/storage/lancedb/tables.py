@@ -1,12 +1,13 @@
 """What both LanceDB stores (memories: store.py, records: records.py) do alike with
-their one table: open or create it, close it, list its partitions, split a long id list into bounded ``IN (...)`` reads, and measure
-the directory."""
+their one table: open or create it, close it, list its partitions, split a long id list into bounded ``IN (...)`` reads, measure
+the directory, and shred what deletes leave behind."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +114,18 @@ def directory_bytes(path: Path) -> int:
             except FileNotFoundError:  # removed by a concurrent cleanup
                 continue
     return total
+
+
+async def shred_table(table: Any, indexes: Sequence[tuple[str, Any]]) -> int:
+    """Leave no byte of a deleted row on disk; returns the old versions removed.
+
+    A delete only marks rows: the data files of every earlier version keep them, and
+    so do the indexes (full-text postings, B-tree pages) until they are rebuilt. So:
+    compact the fragments, rebuild each index (``(column, config)``) from the rows
+    that stand, and remove every version but the current one with its files. A read
+    in flight on a removed version fails (and is retried by its caller)."""
+    first = await table.optimize(cleanup_older_than=timedelta(0))
+    for column, config in indexes:
+        await table.create_index(column, config=config, replace=True)
+    second = await table.optimize(cleanup_older_than=timedelta(0))
+    return int(first.prune.old_versions_removed + second.prune.old_versions_removed)

@@ -800,6 +800,338 @@ func (x *ResetResponse) GetDeleted() int64 {
 	return 0
 }
 
+type EraseRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// The agent's whole partition (exactly one of whole_agent, ids and subject).
+	WholeAgent bool `protobuf:"varint,2,opt,name=whole_agent,json=wholeAgent,proto3" json:"whole_agent,omitempty"`
+	// These memories of the agent.
+	Ids []string `protobuf:"bytes,3,rep,name=ids,proto3" json:"ids,omitempty"`
+	// Report what would be erased; change nothing.
+	DryRun bool `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	// Everything of the agent holding this text (case-insensitive): memories (by
+	// content, metadata, tags, namespace), keys with their history, sessions, working
+	// memory, profile, saved state.
+	Subject       string `protobuf:"bytes,5,opt,name=subject,proto3" json:"subject,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EraseRequest) Reset() {
+	*x = EraseRequest{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EraseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EraseRequest) ProtoMessage() {}
+
+func (x *EraseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EraseRequest.ProtoReflect.Descriptor instead.
+func (*EraseRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *EraseRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *EraseRequest) GetWholeAgent() bool {
+	if x != nil {
+		return x.WholeAgent
+	}
+	return false
+}
+
+func (x *EraseRequest) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *EraseRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *EraseRequest) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+type EraseResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every place checked, with the count removed there (or that would be).
+	Places []*CountByName `protobuf:"bytes,1,rep,name=places,proto3" json:"places,omitempty"`
+	// The memory ids erased, sorted.
+	Ids []string `protobuf:"bytes,2,rep,name=ids,proto3" json:"ids,omitempty"`
+	// sha256 (hex) over the sorted ids, then the sorted "place=count" lines.
+	Digest        string `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
+	DryRun        bool   `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EraseResponse) Reset() {
+	*x = EraseResponse{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EraseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EraseResponse) ProtoMessage() {}
+
+func (x *EraseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EraseResponse.ProtoReflect.Descriptor instead.
+func (*EraseResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *EraseResponse) GetPlaces() []*CountByName {
+	if x != nil {
+		return x.Places
+	}
+	return nil
+}
+
+func (x *EraseResponse) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *EraseResponse) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *EraseResponse) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+type VerifyErasureRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Strings (text, ids, an email address) that must not be found.
+	Needles       []string `protobuf:"bytes,1,rep,name=needles,proto3" json:"needles,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyErasureRequest) Reset() {
+	*x = VerifyErasureRequest{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyErasureRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyErasureRequest) ProtoMessage() {}
+
+func (x *VerifyErasureRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyErasureRequest.ProtoReflect.Descriptor instead.
+func (*VerifyErasureRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *VerifyErasureRequest) GetNeedles() []string {
+	if x != nil {
+		return x.Needles
+	}
+	return nil
+}
+
+type ErasureResidue struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file, relative to the data directory.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Index into the request's needles.
+	Needle        int32 `protobuf:"varint,2,opt,name=needle,proto3" json:"needle,omitempty"`
+	Count         int64 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ErasureResidue) Reset() {
+	*x = ErasureResidue{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ErasureResidue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ErasureResidue) ProtoMessage() {}
+
+func (x *ErasureResidue) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ErasureResidue.ProtoReflect.Descriptor instead.
+func (*ErasureResidue) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ErasureResidue) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ErasureResidue) GetNeedle() int32 {
+	if x != nil {
+		return x.Needle
+	}
+	return 0
+}
+
+func (x *ErasureResidue) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+type VerifyErasureResponse struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	FilesScanned int64                  `protobuf:"varint,1,opt,name=files_scanned,json=filesScanned,proto3" json:"files_scanned,omitempty"`
+	BytesScanned int64                  `protobuf:"varint,2,opt,name=bytes_scanned,json=bytesScanned,proto3" json:"bytes_scanned,omitempty"`
+	// Empty when nothing of the needles is left.
+	Residue []*ErasureResidue `protobuf:"bytes,3,rep,name=residue,proto3" json:"residue,omitempty"`
+	// Top-level places of the data directory not scanned: in a daemon whose tenants
+	// share the log, the tables and the audit log, only the caller's tenant's folders
+	// are scanned.
+	Skipped       []string `protobuf:"bytes,4,rep,name=skipped,proto3" json:"skipped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyErasureResponse) Reset() {
+	*x = VerifyErasureResponse{}
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyErasureResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyErasureResponse) ProtoMessage() {}
+
+func (x *VerifyErasureResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyErasureResponse.ProtoReflect.Descriptor instead.
+func (*VerifyErasureResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *VerifyErasureResponse) GetFilesScanned() int64 {
+	if x != nil {
+		return x.FilesScanned
+	}
+	return 0
+}
+
+func (x *VerifyErasureResponse) GetBytesScanned() int64 {
+	if x != nil {
+		return x.BytesScanned
+	}
+	return 0
+}
+
+func (x *VerifyErasureResponse) GetResidue() []*ErasureResidue {
+	if x != nil {
+		return x.Residue
+	}
+	return nil
+}
+
+func (x *VerifyErasureResponse) GetSkipped() []string {
+	if x != nil {
+		return x.Skipped
+	}
+	return nil
+}
+
 type CompactRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -813,7 +1145,7 @@ type CompactRequest struct {
 
 func (x *CompactRequest) Reset() {
 	*x = CompactRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[12]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -825,7 +1157,7 @@ func (x *CompactRequest) String() string {
 func (*CompactRequest) ProtoMessage() {}
 
 func (x *CompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[12]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -838,7 +1170,7 @@ func (x *CompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
 func (*CompactRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{12}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CompactRequest) GetAgentId() string {
@@ -874,7 +1206,7 @@ type CompactResult struct {
 
 func (x *CompactResult) Reset() {
 	*x = CompactResult{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[13]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -886,7 +1218,7 @@ func (x *CompactResult) String() string {
 func (*CompactResult) ProtoMessage() {}
 
 func (x *CompactResult) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[13]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -899,7 +1231,7 @@ func (x *CompactResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactResult.ProtoReflect.Descriptor instead.
 func (*CompactResult) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{13}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CompactResult) GetTombstonesPurged() int64 {
@@ -943,7 +1275,7 @@ type CompactResponse struct {
 
 func (x *CompactResponse) Reset() {
 	*x = CompactResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[14]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1287,7 @@ func (x *CompactResponse) String() string {
 func (*CompactResponse) ProtoMessage() {}
 
 func (x *CompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[14]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1300,7 @@ func (x *CompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
 func (*CompactResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{14}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CompactResponse) GetEvent() isCompactResponse_Event {
@@ -1026,7 +1358,7 @@ type RunMaintenanceRequest struct {
 
 func (x *RunMaintenanceRequest) Reset() {
 	*x = RunMaintenanceRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[15]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +1370,7 @@ func (x *RunMaintenanceRequest) String() string {
 func (*RunMaintenanceRequest) ProtoMessage() {}
 
 func (x *RunMaintenanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[15]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +1383,7 @@ func (x *RunMaintenanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunMaintenanceRequest.ProtoReflect.Descriptor instead.
 func (*RunMaintenanceRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{15}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunMaintenanceRequest) GetAgentId() string {
@@ -1098,7 +1430,7 @@ type MaintenanceResult struct {
 
 func (x *MaintenanceResult) Reset() {
 	*x = MaintenanceResult{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[16]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1442,7 @@ func (x *MaintenanceResult) String() string {
 func (*MaintenanceResult) ProtoMessage() {}
 
 func (x *MaintenanceResult) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[16]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1455,7 @@ func (x *MaintenanceResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceResult.ProtoReflect.Descriptor instead.
 func (*MaintenanceResult) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{16}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MaintenanceResult) GetArchived() int64 {
@@ -1193,7 +1525,7 @@ type ConsolidateRequest struct {
 
 func (x *ConsolidateRequest) Reset() {
 	*x = ConsolidateRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[17]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1205,7 +1537,7 @@ func (x *ConsolidateRequest) String() string {
 func (*ConsolidateRequest) ProtoMessage() {}
 
 func (x *ConsolidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[17]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1218,7 +1550,7 @@ func (x *ConsolidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsolidateRequest.ProtoReflect.Descriptor instead.
 func (*ConsolidateRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{17}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ConsolidateRequest) GetAgentId() string {
@@ -1273,7 +1605,7 @@ type ConsolidatedGroup struct {
 
 func (x *ConsolidatedGroup) Reset() {
 	*x = ConsolidatedGroup{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[18]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1285,7 +1617,7 @@ func (x *ConsolidatedGroup) String() string {
 func (*ConsolidatedGroup) ProtoMessage() {}
 
 func (x *ConsolidatedGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[18]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1298,7 +1630,7 @@ func (x *ConsolidatedGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsolidatedGroup.ProtoReflect.Descriptor instead.
 func (*ConsolidatedGroup) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{18}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ConsolidatedGroup) GetGroup() string {
@@ -1350,7 +1682,7 @@ type ConsolidateResult struct {
 
 func (x *ConsolidateResult) Reset() {
 	*x = ConsolidateResult{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[19]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1694,7 @@ func (x *ConsolidateResult) String() string {
 func (*ConsolidateResult) ProtoMessage() {}
 
 func (x *ConsolidateResult) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[19]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1707,7 @@ func (x *ConsolidateResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsolidateResult.ProtoReflect.Descriptor instead.
 func (*ConsolidateResult) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{19}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ConsolidateResult) GetGroups() int64 {
@@ -1426,7 +1758,7 @@ type ConsolidateResponse struct {
 
 func (x *ConsolidateResponse) Reset() {
 	*x = ConsolidateResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[20]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1770,7 @@ func (x *ConsolidateResponse) String() string {
 func (*ConsolidateResponse) ProtoMessage() {}
 
 func (x *ConsolidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[20]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1783,7 @@ func (x *ConsolidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsolidateResponse.ProtoReflect.Descriptor instead.
 func (*ConsolidateResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{20}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ConsolidateResponse) GetEvent() isConsolidateResponse_Event {
@@ -1508,7 +1840,7 @@ type RunMaintenanceResponse struct {
 
 func (x *RunMaintenanceResponse) Reset() {
 	*x = RunMaintenanceResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[21]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1520,7 +1852,7 @@ func (x *RunMaintenanceResponse) String() string {
 func (*RunMaintenanceResponse) ProtoMessage() {}
 
 func (x *RunMaintenanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[21]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1533,7 +1865,7 @@ func (x *RunMaintenanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunMaintenanceResponse.ProtoReflect.Descriptor instead.
 func (*RunMaintenanceResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{21}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RunMaintenanceResponse) GetEvent() isRunMaintenanceResponse_Event {
@@ -1592,7 +1924,7 @@ type ExportHeader struct {
 
 func (x *ExportHeader) Reset() {
 	*x = ExportHeader{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[22]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +1936,7 @@ func (x *ExportHeader) String() string {
 func (*ExportHeader) ProtoMessage() {}
 
 func (x *ExportHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[22]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +1949,7 @@ func (x *ExportHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportHeader.ProtoReflect.Descriptor instead.
 func (*ExportHeader) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{22}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExportHeader) GetFormat() string {
@@ -1673,7 +2005,7 @@ type ExportedMemory struct {
 
 func (x *ExportedMemory) Reset() {
 	*x = ExportedMemory{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[23]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1685,7 +2017,7 @@ func (x *ExportedMemory) String() string {
 func (*ExportedMemory) ProtoMessage() {}
 
 func (x *ExportedMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[23]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1698,7 +2030,7 @@ func (x *ExportedMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedMemory.ProtoReflect.Descriptor instead.
 func (*ExportedMemory) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{23}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ExportedMemory) GetMemory() *Memory {
@@ -1728,7 +2060,7 @@ type ExportedKeyEvent struct {
 
 func (x *ExportedKeyEvent) Reset() {
 	*x = ExportedKeyEvent{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1740,7 +2072,7 @@ func (x *ExportedKeyEvent) String() string {
 func (*ExportedKeyEvent) ProtoMessage() {}
 
 func (x *ExportedKeyEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[24]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1753,7 +2085,7 @@ func (x *ExportedKeyEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedKeyEvent.ProtoReflect.Descriptor instead.
 func (*ExportedKeyEvent) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{24}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ExportedKeyEvent) GetAgentId() string {
@@ -1789,7 +2121,7 @@ type ExportedWorkingMemory struct {
 
 func (x *ExportedWorkingMemory) Reset() {
 	*x = ExportedWorkingMemory{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1801,7 +2133,7 @@ func (x *ExportedWorkingMemory) String() string {
 func (*ExportedWorkingMemory) ProtoMessage() {}
 
 func (x *ExportedWorkingMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[25]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +2146,7 @@ func (x *ExportedWorkingMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedWorkingMemory.ProtoReflect.Descriptor instead.
 func (*ExportedWorkingMemory) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{25}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ExportedWorkingMemory) GetAgentId() string {
@@ -1850,7 +2182,7 @@ type ExportedProfile struct {
 
 func (x *ExportedProfile) Reset() {
 	*x = ExportedProfile{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1862,7 +2194,7 @@ func (x *ExportedProfile) String() string {
 func (*ExportedProfile) ProtoMessage() {}
 
 func (x *ExportedProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[26]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1875,7 +2207,7 @@ func (x *ExportedProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedProfile.ProtoReflect.Descriptor instead.
 func (*ExportedProfile) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{26}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ExportedProfile) GetAgentId() string {
@@ -1933,7 +2265,7 @@ type ExportedSession struct {
 
 func (x *ExportedSession) Reset() {
 	*x = ExportedSession{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1945,7 +2277,7 @@ func (x *ExportedSession) String() string {
 func (*ExportedSession) ProtoMessage() {}
 
 func (x *ExportedSession) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[27]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1958,7 +2290,7 @@ func (x *ExportedSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedSession.ProtoReflect.Descriptor instead.
 func (*ExportedSession) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{27}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ExportedSession) GetAgentId() string {
@@ -2101,7 +2433,7 @@ type ExportedSessionMessage struct {
 
 func (x *ExportedSessionMessage) Reset() {
 	*x = ExportedSessionMessage{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2113,7 +2445,7 @@ func (x *ExportedSessionMessage) String() string {
 func (*ExportedSessionMessage) ProtoMessage() {}
 
 func (x *ExportedSessionMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[28]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2126,7 +2458,7 @@ func (x *ExportedSessionMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedSessionMessage.ProtoReflect.Descriptor instead.
 func (*ExportedSessionMessage) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{28}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ExportedSessionMessage) GetAgentId() string {
@@ -2173,7 +2505,7 @@ type ExportedSessionAttachment struct {
 
 func (x *ExportedSessionAttachment) Reset() {
 	*x = ExportedSessionAttachment{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2185,7 +2517,7 @@ func (x *ExportedSessionAttachment) String() string {
 func (*ExportedSessionAttachment) ProtoMessage() {}
 
 func (x *ExportedSessionAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[29]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2198,7 +2530,7 @@ func (x *ExportedSessionAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedSessionAttachment.ProtoReflect.Descriptor instead.
 func (*ExportedSessionAttachment) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{29}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ExportedSessionAttachment) GetAgentId() string {
@@ -2247,7 +2579,7 @@ type ExportedState struct {
 
 func (x *ExportedState) Reset() {
 	*x = ExportedState{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2259,7 +2591,7 @@ func (x *ExportedState) String() string {
 func (*ExportedState) ProtoMessage() {}
 
 func (x *ExportedState) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[30]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2272,7 +2604,7 @@ func (x *ExportedState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedState.ProtoReflect.Descriptor instead.
 func (*ExportedState) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{30}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ExportedState) GetAgentId() string {
@@ -2317,7 +2649,7 @@ type ExportRecord struct {
 
 func (x *ExportRecord) Reset() {
 	*x = ExportRecord{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2329,7 +2661,7 @@ func (x *ExportRecord) String() string {
 func (*ExportRecord) ProtoMessage() {}
 
 func (x *ExportRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[31]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2342,7 +2674,7 @@ func (x *ExportRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRecord.ProtoReflect.Descriptor instead.
 func (*ExportRecord) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{31}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ExportRecord) GetRecord() isExportRecord_Record {
@@ -2503,7 +2835,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2515,7 +2847,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[32]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2528,7 +2860,7 @@ func (x *ExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRequest.ProtoReflect.Descriptor instead.
 func (*ExportRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{32}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ExportRequest) GetAgentId() string {
@@ -2565,7 +2897,7 @@ type ExportResponse struct {
 
 func (x *ExportResponse) Reset() {
 	*x = ExportResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2577,7 +2909,7 @@ func (x *ExportResponse) String() string {
 func (*ExportResponse) ProtoMessage() {}
 
 func (x *ExportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[33]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2590,7 +2922,7 @@ func (x *ExportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportResponse.ProtoReflect.Descriptor instead.
 func (*ExportResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{33}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ExportResponse) GetEvent() isExportResponse_Event {
@@ -2645,7 +2977,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2657,7 +2989,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[34]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2670,7 +3002,7 @@ func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
 func (*ImportRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{34}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ImportRequest) GetRecord() *ExportRecord {
@@ -2697,7 +3029,7 @@ type ImportRejection struct {
 
 func (x *ImportRejection) Reset() {
 	*x = ImportRejection{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[35]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2709,7 +3041,7 @@ func (x *ImportRejection) String() string {
 func (*ImportRejection) ProtoMessage() {}
 
 func (x *ImportRejection) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[35]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2722,7 +3054,7 @@ func (x *ImportRejection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRejection.ProtoReflect.Descriptor instead.
 func (*ImportRejection) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{35}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ImportRejection) GetIndex() int64 {
@@ -2751,7 +3083,7 @@ type ImportResponse struct {
 
 func (x *ImportResponse) Reset() {
 	*x = ImportResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[36]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2763,7 +3095,7 @@ func (x *ImportResponse) String() string {
 func (*ImportResponse) ProtoMessage() {}
 
 func (x *ImportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[36]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2776,7 +3108,7 @@ func (x *ImportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResponse.ProtoReflect.Descriptor instead.
 func (*ImportResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{36}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ImportResponse) GetImported() int64 {
@@ -2812,7 +3144,7 @@ type ReembedRequest struct {
 
 func (x *ReembedRequest) Reset() {
 	*x = ReembedRequest{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[37]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2824,7 +3156,7 @@ func (x *ReembedRequest) String() string {
 func (*ReembedRequest) ProtoMessage() {}
 
 func (x *ReembedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[37]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2837,7 +3169,7 @@ func (x *ReembedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedRequest.ProtoReflect.Descriptor instead.
 func (*ReembedRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{37}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReembedRequest) GetAgentId() string {
@@ -2871,7 +3203,7 @@ type ReembedResult struct {
 
 func (x *ReembedResult) Reset() {
 	*x = ReembedResult{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[38]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2883,7 +3215,7 @@ func (x *ReembedResult) String() string {
 func (*ReembedResult) ProtoMessage() {}
 
 func (x *ReembedResult) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[38]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2896,7 +3228,7 @@ func (x *ReembedResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedResult.ProtoReflect.Descriptor instead.
 func (*ReembedResult) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{38}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ReembedResult) GetReembedded() int64 {
@@ -2926,7 +3258,7 @@ type ReembedResponse struct {
 
 func (x *ReembedResponse) Reset() {
 	*x = ReembedResponse{}
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[39]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2938,7 +3270,7 @@ func (x *ReembedResponse) String() string {
 func (*ReembedResponse) ProtoMessage() {}
 
 func (x *ReembedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[39]
+	mi := &file_memoryd_v1_lifecycle_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2951,7 +3283,7 @@ func (x *ReembedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReembedResponse.ProtoReflect.Descriptor instead.
 func (*ReembedResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{39}
+	return file_memoryd_v1_lifecycle_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ReembedResponse) GetEvent() isReembedResponse_Event {
@@ -3061,7 +3393,30 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x18\n" +
 	"\aconfirm\x18\x02 \x01(\bR\aconfirm\")\n" +
 	"\rResetResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted\"\xa4\x01\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted\"\x8f\x01\n" +
+	"\fEraseRequest\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1f\n" +
+	"\vwhole_agent\x18\x02 \x01(\bR\n" +
+	"wholeAgent\x12\x10\n" +
+	"\x03ids\x18\x03 \x03(\tR\x03ids\x12\x17\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\x12\x18\n" +
+	"\asubject\x18\x05 \x01(\tR\asubject\"\x83\x01\n" +
+	"\rEraseResponse\x12/\n" +
+	"\x06places\x18\x01 \x03(\v2\x17.memoryd.v1.CountByNameR\x06places\x12\x10\n" +
+	"\x03ids\x18\x02 \x03(\tR\x03ids\x12\x16\n" +
+	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x17\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"0\n" +
+	"\x14VerifyErasureRequest\x12\x18\n" +
+	"\aneedles\x18\x01 \x03(\tR\aneedles\"R\n" +
+	"\x0eErasureResidue\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
+	"\x06needle\x18\x02 \x01(\x05R\x06needle\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\"\xb1\x01\n" +
+	"\x15VerifyErasureResponse\x12#\n" +
+	"\rfiles_scanned\x18\x01 \x01(\x03R\ffilesScanned\x12#\n" +
+	"\rbytes_scanned\x18\x02 \x01(\x03R\fbytesScanned\x124\n" +
+	"\aresidue\x18\x03 \x03(\v2\x1a.memoryd.v1.ErasureResidueR\aresidue\x12\x18\n" +
+	"\askipped\x18\x04 \x03(\tR\askipped\"\xa4\x01\n" +
 	"\x0eCompactRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x122\n" +
 	"\x15merge_group_threshold\x18\x02 \x01(\x05R\x13mergeGroupThreshold\x12.\n" +
@@ -3237,7 +3592,7 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\x0fReembedResponse\x122\n" +
 	"\bprogress\x18\x01 \x01(\v2\x14.memoryd.v1.ProgressH\x00R\bprogress\x123\n" +
 	"\x06result\x18\x02 \x01(\v2\x19.memoryd.v1.ReembedResultH\x00R\x06resultB\a\n" +
-	"\x05event2\x9c\x06\n" +
+	"\x05event2\xb0\a\n" +
 	"\x10LifecycleService\x12E\n" +
 	"\bGetStats\x12\x1b.memoryd.v1.GetStatsRequest\x1a\x1c.memoryd.v1.GetStatsResponse\x12B\n" +
 	"\aArchive\x12\x1a.memoryd.v1.ArchiveRequest\x1a\x1b.memoryd.v1.ArchiveResponse\x12B\n" +
@@ -3249,7 +3604,9 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\vConsolidate\x12\x1e.memoryd.v1.ConsolidateRequest\x1a\x1f.memoryd.v1.ConsolidateResponse0\x01\x12A\n" +
 	"\x06Export\x12\x19.memoryd.v1.ExportRequest\x1a\x1a.memoryd.v1.ExportResponse0\x01\x12A\n" +
 	"\x06Import\x12\x19.memoryd.v1.ImportRequest\x1a\x1a.memoryd.v1.ImportResponse(\x01\x12D\n" +
-	"\aReembed\x12\x1a.memoryd.v1.ReembedRequest\x1a\x1b.memoryd.v1.ReembedResponse0\x01B\xb0\x01\n" +
+	"\aReembed\x12\x1a.memoryd.v1.ReembedRequest\x1a\x1b.memoryd.v1.ReembedResponse0\x01\x12<\n" +
+	"\x05Erase\x12\x18.memoryd.v1.EraseRequest\x1a\x19.memoryd.v1.EraseResponse\x12T\n" +
+	"\rVerifyErasure\x12 .memoryd.v1.VerifyErasureRequest\x1a!.memoryd.v1.VerifyErasureResponseB\xb0\x01\n" +
 	"\x0ecom.memoryd.v1B\x15LifecycleServiceProtoP\x01Z>github.com/memoryd/memoryd/clients/go/gen/memoryd/v1;memorydv1\xa2\x02\x03MXX\xaa\x02\n" +
 	"Memoryd.V1\xca\x02\n" +
 	"Memoryd\\V1\xe2\x02\x16Memoryd\\V1\\GPBMetadata\xea\x02\vMemoryd::V1b\x06proto3"
@@ -3266,7 +3623,7 @@ func file_memoryd_v1_lifecycle_service_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_lifecycle_service_proto_rawDescData
 }
 
-var file_memoryd_v1_lifecycle_service_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_memoryd_v1_lifecycle_service_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_memoryd_v1_lifecycle_service_proto_goTypes = []any{
 	(*GetStatsRequest)(nil),           // 0: memoryd.v1.GetStatsRequest
 	(*CountByName)(nil),               // 1: memoryd.v1.CountByName
@@ -3280,134 +3637,145 @@ var file_memoryd_v1_lifecycle_service_proto_goTypes = []any{
 	(*PruneResponse)(nil),             // 9: memoryd.v1.PruneResponse
 	(*ResetRequest)(nil),              // 10: memoryd.v1.ResetRequest
 	(*ResetResponse)(nil),             // 11: memoryd.v1.ResetResponse
-	(*CompactRequest)(nil),            // 12: memoryd.v1.CompactRequest
-	(*CompactResult)(nil),             // 13: memoryd.v1.CompactResult
-	(*CompactResponse)(nil),           // 14: memoryd.v1.CompactResponse
-	(*RunMaintenanceRequest)(nil),     // 15: memoryd.v1.RunMaintenanceRequest
-	(*MaintenanceResult)(nil),         // 16: memoryd.v1.MaintenanceResult
-	(*ConsolidateRequest)(nil),        // 17: memoryd.v1.ConsolidateRequest
-	(*ConsolidatedGroup)(nil),         // 18: memoryd.v1.ConsolidatedGroup
-	(*ConsolidateResult)(nil),         // 19: memoryd.v1.ConsolidateResult
-	(*ConsolidateResponse)(nil),       // 20: memoryd.v1.ConsolidateResponse
-	(*RunMaintenanceResponse)(nil),    // 21: memoryd.v1.RunMaintenanceResponse
-	(*ExportHeader)(nil),              // 22: memoryd.v1.ExportHeader
-	(*ExportedMemory)(nil),            // 23: memoryd.v1.ExportedMemory
-	(*ExportedKeyEvent)(nil),          // 24: memoryd.v1.ExportedKeyEvent
-	(*ExportedWorkingMemory)(nil),     // 25: memoryd.v1.ExportedWorkingMemory
-	(*ExportedProfile)(nil),           // 26: memoryd.v1.ExportedProfile
-	(*ExportedSession)(nil),           // 27: memoryd.v1.ExportedSession
-	(*ExportedSessionMessage)(nil),    // 28: memoryd.v1.ExportedSessionMessage
-	(*ExportedSessionAttachment)(nil), // 29: memoryd.v1.ExportedSessionAttachment
-	(*ExportedState)(nil),             // 30: memoryd.v1.ExportedState
-	(*ExportRecord)(nil),              // 31: memoryd.v1.ExportRecord
-	(*ExportRequest)(nil),             // 32: memoryd.v1.ExportRequest
-	(*ExportResponse)(nil),            // 33: memoryd.v1.ExportResponse
-	(*ImportRequest)(nil),             // 34: memoryd.v1.ImportRequest
-	(*ImportRejection)(nil),           // 35: memoryd.v1.ImportRejection
-	(*ImportResponse)(nil),            // 36: memoryd.v1.ImportResponse
-	(*ReembedRequest)(nil),            // 37: memoryd.v1.ReembedRequest
-	(*ReembedResult)(nil),             // 38: memoryd.v1.ReembedResult
-	(*ReembedResponse)(nil),           // 39: memoryd.v1.ReembedResponse
-	(*timestamppb.Timestamp)(nil),     // 40: google.protobuf.Timestamp
-	(TagMatch)(0),                     // 41: memoryd.v1.TagMatch
-	(MemoryType)(0),                   // 42: memoryd.v1.MemoryType
-	(*Progress)(nil),                  // 43: memoryd.v1.Progress
-	(*Degradation)(nil),               // 44: memoryd.v1.Degradation
-	(*Memory)(nil),                    // 45: memoryd.v1.Memory
-	(*KeyEntry)(nil),                  // 46: memoryd.v1.KeyEntry
-	(*WorkingMemory)(nil),             // 47: memoryd.v1.WorkingMemory
-	(*durationpb.Duration)(nil),       // 48: google.protobuf.Duration
-	(*AgentProfile)(nil),              // 49: memoryd.v1.AgentProfile
-	(*FixedZoneEntry)(nil),            // 50: memoryd.v1.FixedZoneEntry
-	(*SessionMessage)(nil),            // 51: memoryd.v1.SessionMessage
-	(*SessionCompression)(nil),        // 52: memoryd.v1.SessionCompression
-	(LongTermMemoryMode)(0),           // 53: memoryd.v1.LongTermMemoryMode
-	(*StateComponent)(nil),            // 54: memoryd.v1.StateComponent
+	(*EraseRequest)(nil),              // 12: memoryd.v1.EraseRequest
+	(*EraseResponse)(nil),             // 13: memoryd.v1.EraseResponse
+	(*VerifyErasureRequest)(nil),      // 14: memoryd.v1.VerifyErasureRequest
+	(*ErasureResidue)(nil),            // 15: memoryd.v1.ErasureResidue
+	(*VerifyErasureResponse)(nil),     // 16: memoryd.v1.VerifyErasureResponse
+	(*CompactRequest)(nil),            // 17: memoryd.v1.CompactRequest
+	(*CompactResult)(nil),             // 18: memoryd.v1.CompactResult
+	(*CompactResponse)(nil),           // 19: memoryd.v1.CompactResponse
+	(*RunMaintenanceRequest)(nil),     // 20: memoryd.v1.RunMaintenanceRequest
+	(*MaintenanceResult)(nil),         // 21: memoryd.v1.MaintenanceResult
+	(*ConsolidateRequest)(nil),        // 22: memoryd.v1.ConsolidateRequest
+	(*ConsolidatedGroup)(nil),         // 23: memoryd.v1.ConsolidatedGroup
+	(*ConsolidateResult)(nil),         // 24: memoryd.v1.ConsolidateResult
+	(*ConsolidateResponse)(nil),       // 25: memoryd.v1.ConsolidateResponse
+	(*RunMaintenanceResponse)(nil),    // 26: memoryd.v1.RunMaintenanceResponse
+	(*ExportHeader)(nil),              // 27: memoryd.v1.ExportHeader
+	(*ExportedMemory)(nil),            // 28: memoryd.v1.ExportedMemory
+	(*ExportedKeyEvent)(nil),          // 29: memoryd.v1.ExportedKeyEvent
+	(*ExportedWorkingMemory)(nil),     // 30: memoryd.v1.ExportedWorkingMemory
+	(*ExportedProfile)(nil),           // 31: memoryd.v1.ExportedProfile
+	(*ExportedSession)(nil),           // 32: memoryd.v1.ExportedSession
+	(*ExportedSessionMessage)(nil),    // 33: memoryd.v1.ExportedSessionMessage
+	(*ExportedSessionAttachment)(nil), // 34: memoryd.v1.ExportedSessionAttachment
+	(*ExportedState)(nil),             // 35: memoryd.v1.ExportedState
+	(*ExportRecord)(nil),              // 36: memoryd.v1.ExportRecord
+	(*ExportRequest)(nil),             // 37: memoryd.v1.ExportRequest
+	(*ExportResponse)(nil),            // 38: memoryd.v1.ExportResponse
+	(*ImportRequest)(nil),             // 39: memoryd.v1.ImportRequest
+	(*ImportRejection)(nil),           // 40: memoryd.v1.ImportRejection
+	(*ImportResponse)(nil),            // 41: memoryd.v1.ImportResponse
+	(*ReembedRequest)(nil),            // 42: memoryd.v1.ReembedRequest
+	(*ReembedResult)(nil),             // 43: memoryd.v1.ReembedResult
+	(*ReembedResponse)(nil),           // 44: memoryd.v1.ReembedResponse
+	(*timestamppb.Timestamp)(nil),     // 45: google.protobuf.Timestamp
+	(TagMatch)(0),                     // 46: memoryd.v1.TagMatch
+	(MemoryType)(0),                   // 47: memoryd.v1.MemoryType
+	(*Progress)(nil),                  // 48: memoryd.v1.Progress
+	(*Degradation)(nil),               // 49: memoryd.v1.Degradation
+	(*Memory)(nil),                    // 50: memoryd.v1.Memory
+	(*KeyEntry)(nil),                  // 51: memoryd.v1.KeyEntry
+	(*WorkingMemory)(nil),             // 52: memoryd.v1.WorkingMemory
+	(*durationpb.Duration)(nil),       // 53: google.protobuf.Duration
+	(*AgentProfile)(nil),              // 54: memoryd.v1.AgentProfile
+	(*FixedZoneEntry)(nil),            // 55: memoryd.v1.FixedZoneEntry
+	(*SessionMessage)(nil),            // 56: memoryd.v1.SessionMessage
+	(*SessionCompression)(nil),        // 57: memoryd.v1.SessionCompression
+	(LongTermMemoryMode)(0),           // 58: memoryd.v1.LongTermMemoryMode
+	(*StateComponent)(nil),            // 59: memoryd.v1.StateComponent
 }
 var file_memoryd_v1_lifecycle_service_proto_depIdxs = []int32{
 	1,  // 0: memoryd.v1.GetStatsResponse.by_memory_type:type_name -> memoryd.v1.CountByName
 	1,  // 1: memoryd.v1.GetStatsResponse.by_security_level:type_name -> memoryd.v1.CountByName
-	40, // 2: memoryd.v1.GetStatsResponse.last_maintenance_at:type_name -> google.protobuf.Timestamp
+	45, // 2: memoryd.v1.GetStatsResponse.last_maintenance_at:type_name -> google.protobuf.Timestamp
 	1,  // 3: memoryd.v1.GetStatsResponse.by_embedding_model:type_name -> memoryd.v1.CountByName
-	41, // 4: memoryd.v1.MemorySelector.tag_match:type_name -> memoryd.v1.TagMatch
-	42, // 5: memoryd.v1.MemorySelector.memory_types:type_name -> memoryd.v1.MemoryType
-	40, // 6: memoryd.v1.MemorySelector.created_before:type_name -> google.protobuf.Timestamp
-	40, // 7: memoryd.v1.MemorySelector.created_after:type_name -> google.protobuf.Timestamp
+	46, // 4: memoryd.v1.MemorySelector.tag_match:type_name -> memoryd.v1.TagMatch
+	47, // 5: memoryd.v1.MemorySelector.memory_types:type_name -> memoryd.v1.MemoryType
+	45, // 6: memoryd.v1.MemorySelector.created_before:type_name -> google.protobuf.Timestamp
+	45, // 7: memoryd.v1.MemorySelector.created_after:type_name -> google.protobuf.Timestamp
 	3,  // 8: memoryd.v1.ArchiveRequest.selector:type_name -> memoryd.v1.MemorySelector
 	3,  // 9: memoryd.v1.RestoreRequest.selector:type_name -> memoryd.v1.MemorySelector
-	40, // 10: memoryd.v1.PruneRequest.created_before:type_name -> google.protobuf.Timestamp
-	42, // 11: memoryd.v1.PruneRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	43, // 12: memoryd.v1.CompactResponse.progress:type_name -> memoryd.v1.Progress
-	13, // 13: memoryd.v1.CompactResponse.result:type_name -> memoryd.v1.CompactResult
-	40, // 14: memoryd.v1.MaintenanceResult.finished_at:type_name -> google.protobuf.Timestamp
-	44, // 15: memoryd.v1.MaintenanceResult.degraded:type_name -> memoryd.v1.Degradation
-	18, // 16: memoryd.v1.ConsolidateResult.details:type_name -> memoryd.v1.ConsolidatedGroup
-	44, // 17: memoryd.v1.ConsolidateResult.degraded:type_name -> memoryd.v1.Degradation
-	43, // 18: memoryd.v1.ConsolidateResponse.progress:type_name -> memoryd.v1.Progress
-	19, // 19: memoryd.v1.ConsolidateResponse.result:type_name -> memoryd.v1.ConsolidateResult
-	43, // 20: memoryd.v1.RunMaintenanceResponse.progress:type_name -> memoryd.v1.Progress
-	16, // 21: memoryd.v1.RunMaintenanceResponse.result:type_name -> memoryd.v1.MaintenanceResult
-	40, // 22: memoryd.v1.ExportHeader.exported_at:type_name -> google.protobuf.Timestamp
-	45, // 23: memoryd.v1.ExportedMemory.memory:type_name -> memoryd.v1.Memory
-	46, // 24: memoryd.v1.ExportedKeyEvent.entry:type_name -> memoryd.v1.KeyEntry
-	47, // 25: memoryd.v1.ExportedWorkingMemory.working_memory:type_name -> memoryd.v1.WorkingMemory
-	48, // 26: memoryd.v1.ExportedWorkingMemory.ttl:type_name -> google.protobuf.Duration
-	49, // 27: memoryd.v1.ExportedProfile.profile:type_name -> memoryd.v1.AgentProfile
-	50, // 28: memoryd.v1.ExportedSession.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	51, // 29: memoryd.v1.ExportedSession.messages:type_name -> memoryd.v1.SessionMessage
-	40, // 30: memoryd.v1.ExportedSession.expires_at:type_name -> google.protobuf.Timestamp
-	40, // 31: memoryd.v1.ExportedSession.created_at:type_name -> google.protobuf.Timestamp
-	40, // 32: memoryd.v1.ExportedSession.updated_at:type_name -> google.protobuf.Timestamp
-	48, // 33: memoryd.v1.ExportedSession.ttl:type_name -> google.protobuf.Duration
-	44, // 34: memoryd.v1.ExportedSession.summary_degraded:type_name -> memoryd.v1.Degradation
-	52, // 35: memoryd.v1.ExportedSession.compression:type_name -> memoryd.v1.SessionCompression
-	53, // 36: memoryd.v1.ExportedSession.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
-	40, // 37: memoryd.v1.ExportedSessionMessage.session_created_at:type_name -> google.protobuf.Timestamp
-	51, // 38: memoryd.v1.ExportedSessionMessage.message:type_name -> memoryd.v1.SessionMessage
-	40, // 39: memoryd.v1.ExportedSessionAttachment.session_created_at:type_name -> google.protobuf.Timestamp
-	54, // 40: memoryd.v1.ExportedState.component:type_name -> memoryd.v1.StateComponent
-	22, // 41: memoryd.v1.ExportRecord.header:type_name -> memoryd.v1.ExportHeader
-	23, // 42: memoryd.v1.ExportRecord.memory:type_name -> memoryd.v1.ExportedMemory
-	24, // 43: memoryd.v1.ExportRecord.key_event:type_name -> memoryd.v1.ExportedKeyEvent
-	25, // 44: memoryd.v1.ExportRecord.working_memory:type_name -> memoryd.v1.ExportedWorkingMemory
-	26, // 45: memoryd.v1.ExportRecord.profile:type_name -> memoryd.v1.ExportedProfile
-	27, // 46: memoryd.v1.ExportRecord.session:type_name -> memoryd.v1.ExportedSession
-	30, // 47: memoryd.v1.ExportRecord.state:type_name -> memoryd.v1.ExportedState
-	28, // 48: memoryd.v1.ExportRecord.session_message:type_name -> memoryd.v1.ExportedSessionMessage
-	29, // 49: memoryd.v1.ExportRecord.session_attachment:type_name -> memoryd.v1.ExportedSessionAttachment
-	31, // 50: memoryd.v1.ExportResponse.record:type_name -> memoryd.v1.ExportRecord
-	43, // 51: memoryd.v1.ExportResponse.progress:type_name -> memoryd.v1.Progress
-	31, // 52: memoryd.v1.ImportRequest.record:type_name -> memoryd.v1.ExportRecord
-	35, // 53: memoryd.v1.ImportResponse.rejected:type_name -> memoryd.v1.ImportRejection
-	43, // 54: memoryd.v1.ReembedResponse.progress:type_name -> memoryd.v1.Progress
-	38, // 55: memoryd.v1.ReembedResponse.result:type_name -> memoryd.v1.ReembedResult
-	0,  // 56: memoryd.v1.LifecycleService.GetStats:input_type -> memoryd.v1.GetStatsRequest
-	4,  // 57: memoryd.v1.LifecycleService.Archive:input_type -> memoryd.v1.ArchiveRequest
-	6,  // 58: memoryd.v1.LifecycleService.Restore:input_type -> memoryd.v1.RestoreRequest
-	8,  // 59: memoryd.v1.LifecycleService.Prune:input_type -> memoryd.v1.PruneRequest
-	10, // 60: memoryd.v1.LifecycleService.Reset:input_type -> memoryd.v1.ResetRequest
-	12, // 61: memoryd.v1.LifecycleService.Compact:input_type -> memoryd.v1.CompactRequest
-	15, // 62: memoryd.v1.LifecycleService.RunMaintenance:input_type -> memoryd.v1.RunMaintenanceRequest
-	17, // 63: memoryd.v1.LifecycleService.Consolidate:input_type -> memoryd.v1.ConsolidateRequest
-	32, // 64: memoryd.v1.LifecycleService.Export:input_type -> memoryd.v1.ExportRequest
-	34, // 65: memoryd.v1.LifecycleService.Import:input_type -> memoryd.v1.ImportRequest
-	37, // 66: memoryd.v1.LifecycleService.Reembed:input_type -> memoryd.v1.ReembedRequest
-	2,  // 67: memoryd.v1.LifecycleService.GetStats:output_type -> memoryd.v1.GetStatsResponse
-	5,  // 68: memoryd.v1.LifecycleService.Archive:output_type -> memoryd.v1.ArchiveResponse
-	7,  // 69: memoryd.v1.LifecycleService.Restore:output_type -> memoryd.v1.RestoreResponse
-	9,  // 70: memoryd.v1.LifecycleService.Prune:output_type -> memoryd.v1.PruneResponse
-	11, // 71: memoryd.v1.LifecycleService.Reset:output_type -> memoryd.v1.ResetResponse
-	14, // 72: memoryd.v1.LifecycleService.Compact:output_type -> memoryd.v1.CompactResponse
-	21, // 73: memoryd.v1.LifecycleService.RunMaintenance:output_type -> memoryd.v1.RunMaintenanceResponse
-	20, // 74: memoryd.v1.LifecycleService.Consolidate:output_type -> memoryd.v1.ConsolidateResponse
-	33, // 75: memoryd.v1.LifecycleService.Export:output_type -> memoryd.v1.ExportResponse
-	36, // 76: memoryd.v1.LifecycleService.Import:output_type -> memoryd.v1.ImportResponse
-	39, // 77: memoryd.v1.LifecycleService.Reembed:output_type -> memoryd.v1.ReembedResponse
-	67, // [67:78] is the sub-list for method output_type
-	56, // [56:67] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	45, // 10: memoryd.v1.PruneRequest.created_before:type_name -> google.protobuf.Timestamp
+	47, // 11: memoryd.v1.PruneRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	1,  // 12: memoryd.v1.EraseResponse.places:type_name -> memoryd.v1.CountByName
+	15, // 13: memoryd.v1.VerifyErasureResponse.residue:type_name -> memoryd.v1.ErasureResidue
+	48, // 14: memoryd.v1.CompactResponse.progress:type_name -> memoryd.v1.Progress
+	18, // 15: memoryd.v1.CompactResponse.result:type_name -> memoryd.v1.CompactResult
+	45, // 16: memoryd.v1.MaintenanceResult.finished_at:type_name -> google.protobuf.Timestamp
+	49, // 17: memoryd.v1.MaintenanceResult.degraded:type_name -> memoryd.v1.Degradation
+	23, // 18: memoryd.v1.ConsolidateResult.details:type_name -> memoryd.v1.ConsolidatedGroup
+	49, // 19: memoryd.v1.ConsolidateResult.degraded:type_name -> memoryd.v1.Degradation
+	48, // 20: memoryd.v1.ConsolidateResponse.progress:type_name -> memoryd.v1.Progress
+	24, // 21: memoryd.v1.ConsolidateResponse.result:type_name -> memoryd.v1.ConsolidateResult
+	48, // 22: memoryd.v1.RunMaintenanceResponse.progress:type_name -> memoryd.v1.Progress
+	21, // 23: memoryd.v1.RunMaintenanceResponse.result:type_name -> memoryd.v1.MaintenanceResult
+	45, // 24: memoryd.v1.ExportHeader.exported_at:type_name -> google.protobuf.Timestamp
+	50, // 25: memoryd.v1.ExportedMemory.memory:type_name -> memoryd.v1.Memory
+	51, // 26: memoryd.v1.ExportedKeyEvent.entry:type_name -> memoryd.v1.KeyEntry
+	52, // 27: memoryd.v1.ExportedWorkingMemory.working_memory:type_name -> memoryd.v1.WorkingMemory
+	53, // 28: memoryd.v1.ExportedWorkingMemory.ttl:type_name -> google.protobuf.Duration
+	54, // 29: memoryd.v1.ExportedProfile.profile:type_name -> memoryd.v1.AgentProfile
+	55, // 30: memoryd.v1.ExportedSession.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	56, // 31: memoryd.v1.ExportedSession.messages:type_name -> memoryd.v1.SessionMessage
+	45, // 32: memoryd.v1.ExportedSession.expires_at:type_name -> google.protobuf.Timestamp
+	45, // 33: memoryd.v1.ExportedSession.created_at:type_name -> google.protobuf.Timestamp
+	45, // 34: memoryd.v1.ExportedSession.updated_at:type_name -> google.protobuf.Timestamp
+	53, // 35: memoryd.v1.ExportedSession.ttl:type_name -> google.protobuf.Duration
+	49, // 36: memoryd.v1.ExportedSession.summary_degraded:type_name -> memoryd.v1.Degradation
+	57, // 37: memoryd.v1.ExportedSession.compression:type_name -> memoryd.v1.SessionCompression
+	58, // 38: memoryd.v1.ExportedSession.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
+	45, // 39: memoryd.v1.ExportedSessionMessage.session_created_at:type_name -> google.protobuf.Timestamp
+	56, // 40: memoryd.v1.ExportedSessionMessage.message:type_name -> memoryd.v1.SessionMessage
+	45, // 41: memoryd.v1.ExportedSessionAttachment.session_created_at:type_name -> google.protobuf.Timestamp
+	59, // 42: memoryd.v1.ExportedState.component:type_name -> memoryd.v1.StateComponent
+	27, // 43: memoryd.v1.ExportRecord.header:type_name -> memoryd.v1.ExportHeader
+	28, // 44: memoryd.v1.ExportRecord.memory:type_name -> memoryd.v1.ExportedMemory
+	29, // 45: memoryd.v1.ExportRecord.key_event:type_name -> memoryd.v1.ExportedKeyEvent
+	30, // 46: memoryd.v1.ExportRecord.working_memory:type_name -> memoryd.v1.ExportedWorkingMemory
+	31, // 47: memoryd.v1.ExportRecord.profile:type_name -> memoryd.v1.ExportedProfile
+	32, // 48: memoryd.v1.ExportRecord.session:type_name -> memoryd.v1.ExportedSession
+	35, // 49: memoryd.v1.ExportRecord.state:type_name -> memoryd.v1.ExportedState
+	33, // 50: memoryd.v1.ExportRecord.session_message:type_name -> memoryd.v1.ExportedSessionMessage
+	34, // 51: memoryd.v1.ExportRecord.session_attachment:type_name -> memoryd.v1.ExportedSessionAttachment
+	36, // 52: memoryd.v1.ExportResponse.record:type_name -> memoryd.v1.ExportRecord
+	48, // 53: memoryd.v1.ExportResponse.progress:type_name -> memoryd.v1.Progress
+	36, // 54: memoryd.v1.ImportRequest.record:type_name -> memoryd.v1.ExportRecord
+	40, // 55: memoryd.v1.ImportResponse.rejected:type_name -> memoryd.v1.ImportRejection
+	48, // 56: memoryd.v1.ReembedResponse.progress:type_name -> memoryd.v1.Progress
+	43, // 57: memoryd.v1.ReembedResponse.result:type_name -> memoryd.v1.ReembedResult
+	0,  // 58: memoryd.v1.LifecycleService.GetStats:input_type -> memoryd.v1.GetStatsRequest
+	4,  // 59: memoryd.v1.LifecycleService.Archive:input_type -> memoryd.v1.ArchiveRequest
+	6,  // 60: memoryd.v1.LifecycleService.Restore:input_type -> memoryd.v1.RestoreRequest
+	8,  // 61: memoryd.v1.LifecycleService.Prune:input_type -> memoryd.v1.PruneRequest
+	10, // 62: memoryd.v1.LifecycleService.Reset:input_type -> memoryd.v1.ResetRequest
+	17, // 63: memoryd.v1.LifecycleService.Compact:input_type -> memoryd.v1.CompactRequest
+	20, // 64: memoryd.v1.LifecycleService.RunMaintenance:input_type -> memoryd.v1.RunMaintenanceRequest
+	22, // 65: memoryd.v1.LifecycleService.Consolidate:input_type -> memoryd.v1.ConsolidateRequest
+	37, // 66: memoryd.v1.LifecycleService.Export:input_type -> memoryd.v1.ExportRequest
+	39, // 67: memoryd.v1.LifecycleService.Import:input_type -> memoryd.v1.ImportRequest
+	42, // 68: memoryd.v1.LifecycleService.Reembed:input_type -> memoryd.v1.ReembedRequest
+	12, // 69: memoryd.v1.LifecycleService.Erase:input_type -> memoryd.v1.EraseRequest
+	14, // 70: memoryd.v1.LifecycleService.VerifyErasure:input_type -> memoryd.v1.VerifyErasureRequest
+	2,  // 71: memoryd.v1.LifecycleService.GetStats:output_type -> memoryd.v1.GetStatsResponse
+	5,  // 72: memoryd.v1.LifecycleService.Archive:output_type -> memoryd.v1.ArchiveResponse
+	7,  // 73: memoryd.v1.LifecycleService.Restore:output_type -> memoryd.v1.RestoreResponse
+	9,  // 74: memoryd.v1.LifecycleService.Prune:output_type -> memoryd.v1.PruneResponse
+	11, // 75: memoryd.v1.LifecycleService.Reset:output_type -> memoryd.v1.ResetResponse
+	19, // 76: memoryd.v1.LifecycleService.Compact:output_type -> memoryd.v1.CompactResponse
+	26, // 77: memoryd.v1.LifecycleService.RunMaintenance:output_type -> memoryd.v1.RunMaintenanceResponse
+	25, // 78: memoryd.v1.LifecycleService.Consolidate:output_type -> memoryd.v1.ConsolidateResponse
+	38, // 79: memoryd.v1.LifecycleService.Export:output_type -> memoryd.v1.ExportResponse
+	41, // 80: memoryd.v1.LifecycleService.Import:output_type -> memoryd.v1.ImportResponse
+	44, // 81: memoryd.v1.LifecycleService.Reembed:output_type -> memoryd.v1.ReembedResponse
+	13, // 82: memoryd.v1.LifecycleService.Erase:output_type -> memoryd.v1.EraseResponse
+	16, // 83: memoryd.v1.LifecycleService.VerifyErasure:output_type -> memoryd.v1.VerifyErasureResponse
+	71, // [71:84] is the sub-list for method output_type
+	58, // [58:71] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_lifecycle_service_proto_init() }
@@ -3420,22 +3788,22 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 	file_memoryd_v1_snapshot_service_proto_init()
 	file_memoryd_v1_lifecycle_service_proto_msgTypes[3].OneofWrappers = []any{}
 	file_memoryd_v1_lifecycle_service_proto_msgTypes[8].OneofWrappers = []any{}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[12].OneofWrappers = []any{}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[14].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[17].OneofWrappers = []any{}
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[19].OneofWrappers = []any{
 		(*CompactResponse_Progress)(nil),
 		(*CompactResponse_Result)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[15].OneofWrappers = []any{}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[17].OneofWrappers = []any{}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[20].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[20].OneofWrappers = []any{}
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[22].OneofWrappers = []any{}
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[25].OneofWrappers = []any{
 		(*ConsolidateResponse_Progress)(nil),
 		(*ConsolidateResponse_Result)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[21].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[26].OneofWrappers = []any{
 		(*RunMaintenanceResponse_Progress)(nil),
 		(*RunMaintenanceResponse_Result)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[31].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[36].OneofWrappers = []any{
 		(*ExportRecord_Header)(nil),
 		(*ExportRecord_Memory)(nil),
 		(*ExportRecord_KeyEvent)(nil),
@@ -3446,11 +3814,11 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 		(*ExportRecord_SessionMessage)(nil),
 		(*ExportRecord_SessionAttachment)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[33].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[38].OneofWrappers = []any{
 		(*ExportResponse_Record)(nil),
 		(*ExportResponse_Progress)(nil),
 	}
-	file_memoryd_v1_lifecycle_service_proto_msgTypes[39].OneofWrappers = []any{
+	file_memoryd_v1_lifecycle_service_proto_msgTypes[44].OneofWrappers = []any{
 		(*ReembedResponse_Progress)(nil),
 		(*ReembedResponse_Result)(nil),
 	}
@@ -3460,7 +3828,7 @@ func file_memoryd_v1_lifecycle_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_lifecycle_service_proto_rawDesc), len(file_memoryd_v1_lifecycle_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

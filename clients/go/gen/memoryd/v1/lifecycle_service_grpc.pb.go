@@ -30,6 +30,8 @@ const (
 	LifecycleService_Export_FullMethodName         = "/memoryd.v1.LifecycleService/Export"
 	LifecycleService_Import_FullMethodName         = "/memoryd.v1.LifecycleService/Import"
 	LifecycleService_Reembed_FullMethodName        = "/memoryd.v1.LifecycleService/Reembed"
+	LifecycleService_Erase_FullMethodName          = "/memoryd.v1.LifecycleService/Erase"
+	LifecycleService_VerifyErasure_FullMethodName  = "/memoryd.v1.LifecycleService/VerifyErasure"
 )
 
 // LifecycleServiceClient is the client API for LifecycleService service.
@@ -56,6 +58,12 @@ type LifecycleServiceClient interface {
 	Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportRequest, ImportResponse], error)
 	// Re-embeds memories whose model differs from the configured one.
 	Reembed(ctx context.Context, in *ReembedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReembedResponse], error)
+	// Removes every copy of an agent's data, or of some of its memories: store rows
+	// and their old versions, records, files, log segments (admin; docs/erasure.md).
+	Erase(ctx context.Context, in *EraseRequest, opts ...grpc.CallOption) (*EraseResponse, error)
+	// Files of the data directory that still hold any of the given strings (admin;
+	// where tenants share the files, only the caller's tenant's folders).
+	VerifyErasure(ctx context.Context, in *VerifyErasureRequest, opts ...grpc.CallOption) (*VerifyErasureResponse, error)
 }
 
 type lifecycleServiceClient struct {
@@ -224,6 +232,26 @@ func (c *lifecycleServiceClient) Reembed(ctx context.Context, in *ReembedRequest
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type LifecycleService_ReembedClient = grpc.ServerStreamingClient[ReembedResponse]
 
+func (c *lifecycleServiceClient) Erase(ctx context.Context, in *EraseRequest, opts ...grpc.CallOption) (*EraseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EraseResponse)
+	err := c.cc.Invoke(ctx, LifecycleService_Erase_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *lifecycleServiceClient) VerifyErasure(ctx context.Context, in *VerifyErasureRequest, opts ...grpc.CallOption) (*VerifyErasureResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifyErasureResponse)
+	err := c.cc.Invoke(ctx, LifecycleService_VerifyErasure_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LifecycleServiceServer is the server API for LifecycleService service.
 // All implementations must embed UnimplementedLifecycleServiceServer
 // for forward compatibility.
@@ -248,6 +276,12 @@ type LifecycleServiceServer interface {
 	Import(grpc.ClientStreamingServer[ImportRequest, ImportResponse]) error
 	// Re-embeds memories whose model differs from the configured one.
 	Reembed(*ReembedRequest, grpc.ServerStreamingServer[ReembedResponse]) error
+	// Removes every copy of an agent's data, or of some of its memories: store rows
+	// and their old versions, records, files, log segments (admin; docs/erasure.md).
+	Erase(context.Context, *EraseRequest) (*EraseResponse, error)
+	// Files of the data directory that still hold any of the given strings (admin;
+	// where tenants share the files, only the caller's tenant's folders).
+	VerifyErasure(context.Context, *VerifyErasureRequest) (*VerifyErasureResponse, error)
 	mustEmbedUnimplementedLifecycleServiceServer()
 }
 
@@ -290,6 +324,12 @@ func (UnimplementedLifecycleServiceServer) Import(grpc.ClientStreamingServer[Imp
 }
 func (UnimplementedLifecycleServiceServer) Reembed(*ReembedRequest, grpc.ServerStreamingServer[ReembedResponse]) error {
 	return status.Error(codes.Unimplemented, "method Reembed not implemented")
+}
+func (UnimplementedLifecycleServiceServer) Erase(context.Context, *EraseRequest) (*EraseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Erase not implemented")
+}
+func (UnimplementedLifecycleServiceServer) VerifyErasure(context.Context, *VerifyErasureRequest) (*VerifyErasureResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyErasure not implemented")
 }
 func (UnimplementedLifecycleServiceServer) mustEmbedUnimplementedLifecycleServiceServer() {}
 func (UnimplementedLifecycleServiceServer) testEmbeddedByValue()                          {}
@@ -464,6 +504,42 @@ func _LifecycleService_Reembed_Handler(srv interface{}, stream grpc.ServerStream
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type LifecycleService_ReembedServer = grpc.ServerStreamingServer[ReembedResponse]
 
+func _LifecycleService_Erase_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EraseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LifecycleServiceServer).Erase(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LifecycleService_Erase_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LifecycleServiceServer).Erase(ctx, req.(*EraseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LifecycleService_VerifyErasure_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyErasureRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LifecycleServiceServer).VerifyErasure(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LifecycleService_VerifyErasure_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LifecycleServiceServer).VerifyErasure(ctx, req.(*VerifyErasureRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LifecycleService_ServiceDesc is the grpc.ServiceDesc for LifecycleService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -490,6 +566,14 @@ var LifecycleService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Reset",
 			Handler:    _LifecycleService_Reset_Handler,
+		},
+		{
+			MethodName: "Erase",
+			Handler:    _LifecycleService_Erase_Handler,
+		},
+		{
+			MethodName: "VerifyErasure",
+			Handler:    _LifecycleService_VerifyErasure_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

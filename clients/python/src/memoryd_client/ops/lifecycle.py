@@ -52,6 +52,34 @@ class Pruned:
 
 
 @dataclass(frozen=True, slots=True)
+class Erased:
+    """Erase's receipt: the count per place checked, the ids erased, the digest."""
+
+    places: dict[str, int]
+    ids: tuple[str, ...]
+    digest: str
+    dry_run: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Residue:
+    """A file still holding ``needles[needle]`` (path relative to the data directory)."""
+
+    path: str
+    needle: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureCheck:
+    files_scanned: int
+    bytes_scanned: int
+    residue: tuple[Residue, ...]
+    #: Places not scanned (shared with other tenants).
+    skipped: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class CompactResult:
     tombstones_purged: int
     expired_purged: int
@@ -230,6 +258,52 @@ def reset(agent_id: str, *, confirm: bool = False) -> Unary[int]:
         raise invalid_argument("confirm", "must be true: reset deletes everything of the agent")
     request = lifecycle_service_pb2.ResetRequest(agent_id=agent_id, confirm=True)
     return Unary("lifecycle", "Reset", request, lambda r: r.deleted, idempotent=False)
+
+
+def erase(
+    agent_id: str,
+    *,
+    ids: rq.StrSeq = (),
+    whole_agent: bool = False,
+    subject: str = "",
+    dry_run: bool = False,
+) -> Unary[Erased]:
+    """Erase an agent's whole partition, some of its memories, or everything of it
+    holding ``subject``, from every place a copy is kept (admin; docs/erasure.md);
+    ``dry_run`` only reports."""
+    request = lifecycle_service_pb2.EraseRequest(
+        agent_id=agent_id,
+        whole_agent=whole_agent,
+        ids=[ids] if isinstance(ids, str) else list(ids),
+        dry_run=dry_run,
+        subject=subject,
+    )
+    return Unary(
+        "lifecycle",
+        "Erase",
+        request,
+        lambda r: Erased({p.name: p.count for p in r.places}, tuple(r.ids), r.digest, r.dry_run),
+        idempotent=True,
+    )
+
+
+def verify_erasure(needles: rq.StrSeq) -> Unary[ErasureCheck]:
+    """Files of the daemon's data directory that still hold any of ``needles`` (admin)."""
+    request = lifecycle_service_pb2.VerifyErasureRequest(
+        needles=[needles] if isinstance(needles, str) else list(needles)
+    )
+    return Unary(
+        "lifecycle",
+        "VerifyErasure",
+        request,
+        lambda r: ErasureCheck(
+            r.files_scanned,
+            r.bytes_scanned,
+            tuple(Residue(x.path, x.needle, x.count) for x in r.residue),
+            tuple(r.skipped),
+        ),
+        idempotent=True,
+    )
 
 
 def _long(

@@ -145,6 +145,60 @@ class ResetResponse(_message.Message):
     deleted: int
     def __init__(self, deleted: _Optional[int] = ...) -> None: ...
 
+class EraseRequest(_message.Message):
+    __slots__ = ("agent_id", "whole_agent", "ids", "dry_run", "subject")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_AGENT_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    whole_agent: bool
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    dry_run: bool
+    subject: str
+    def __init__(self, agent_id: _Optional[str] = ..., whole_agent: _Optional[bool] = ..., ids: _Optional[_Iterable[str]] = ..., dry_run: _Optional[bool] = ..., subject: _Optional[str] = ...) -> None: ...
+
+class EraseResponse(_message.Message):
+    __slots__ = ("places", "ids", "digest", "dry_run")
+    PLACES_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    places: _containers.RepeatedCompositeFieldContainer[CountByName]
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    digest: str
+    dry_run: bool
+    def __init__(self, places: _Optional[_Iterable[_Union[CountByName, _Mapping]]] = ..., ids: _Optional[_Iterable[str]] = ..., digest: _Optional[str] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class VerifyErasureRequest(_message.Message):
+    __slots__ = ("needles",)
+    NEEDLES_FIELD_NUMBER: _ClassVar[int]
+    needles: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, needles: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ErasureResidue(_message.Message):
+    __slots__ = ("path", "needle", "count")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    NEEDLE_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    needle: int
+    count: int
+    def __init__(self, path: _Optional[str] = ..., needle: _Optional[int] = ..., count: _Optional[int] = ...) -> None: ...
+
+class VerifyErasureResponse(_message.Message):
+    __slots__ = ("files_scanned", "bytes_scanned", "residue", "skipped")
+    FILES_SCANNED_FIELD_NUMBER: _ClassVar[int]
+    BYTES_SCANNED_FIELD_NUMBER: _ClassVar[int]
+    RESIDUE_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    files_scanned: int
+    bytes_scanned: int
+    residue: _containers.RepeatedCompositeFieldContainer[ErasureResidue]
+    skipped: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, files_scanned: _Optional[int] = ..., bytes_scanned: _Optional[int] = ..., residue: _Optional[_Iterable[_Union[ErasureResidue, _Mapping]]] = ..., skipped: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class CompactRequest(_message.Message):
     __slots__ = ("agent_id", "merge_group_threshold", "merge_similarity")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]

@@ -90,6 +90,16 @@ class LifecycleServiceStub:
                 request_serializer=memoryd_dot_v1_dot_lifecycle__service__pb2.ReembedRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_lifecycle__service__pb2.ReembedResponse.FromString,
                 _registered_method=True)
+        self.Erase = channel.unary_unary(
+                '/memoryd.v1.LifecycleService/Erase',
+                request_serializer=memoryd_dot_v1_dot_lifecycle__service__pb2.EraseRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_lifecycle__service__pb2.EraseResponse.FromString,
+                _registered_method=True)
+        self.VerifyErasure = channel.unary_unary(
+                '/memoryd.v1.LifecycleService/VerifyErasure',
+                request_serializer=memoryd_dot_v1_dot_lifecycle__service__pb2.VerifyErasureRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_lifecycle__service__pb2.VerifyErasureResponse.FromString,
+                _registered_method=True)
 
 
 class LifecycleServiceServicer:
@@ -169,6 +179,22 @@ class LifecycleServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Erase(self, request, context):
+        """Removes every copy of an agent's data, or of some of its memories: store rows
+        and their old versions, records, files, log segments (admin; docs/erasure.md).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def VerifyErasure(self, request, context):
+        """Files of the data directory that still hold any of the given strings (admin;
+        where tenants share the files, only the caller's tenant's folders).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LifecycleServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -226,6 +252,16 @@ def add_LifecycleServiceServicer_to_server(servicer, server):
                     servicer.Reembed,
                     request_deserializer=memoryd_dot_v1_dot_lifecycle__service__pb2.ReembedRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_lifecycle__service__pb2.ReembedResponse.SerializeToString,
+            ),
+            'Erase': grpc.unary_unary_rpc_method_handler(
+                    servicer.Erase,
+                    request_deserializer=memoryd_dot_v1_dot_lifecycle__service__pb2.EraseRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_lifecycle__service__pb2.EraseResponse.SerializeToString,
+            ),
+            'VerifyErasure': grpc.unary_unary_rpc_method_handler(
+                    servicer.VerifyErasure,
+                    request_deserializer=memoryd_dot_v1_dot_lifecycle__service__pb2.VerifyErasureRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_lifecycle__service__pb2.VerifyErasureResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -526,6 +562,60 @@ class LifecycleService:
             '/memoryd.v1.LifecycleService/Reembed',
             memoryd_dot_v1_dot_lifecycle__service__pb2.ReembedRequest.SerializeToString,
             memoryd_dot_v1_dot_lifecycle__service__pb2.ReembedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Erase(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.LifecycleService/Erase',
+            memoryd_dot_v1_dot_lifecycle__service__pb2.EraseRequest.SerializeToString,
+            memoryd_dot_v1_dot_lifecycle__service__pb2.EraseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def VerifyErasure(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.LifecycleService/VerifyErasure',
+            memoryd_dot_v1_dot_lifecycle__service__pb2.VerifyErasureRequest.SerializeToString,
+            memoryd_dot_v1_dot_lifecycle__service__pb2.VerifyErasureResponse.FromString,
             options,
             channel_credentials,
             insecure,

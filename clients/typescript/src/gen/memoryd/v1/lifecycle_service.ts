@@ -145,6 +145,58 @@ export interface ResetResponse {
   deleted: number;
 }
 
+export interface EraseRequest {
+  agentId: string;
+  /** The agent's whole partition (exactly one of whole_agent, ids and subject). */
+  wholeAgent: boolean;
+  /** These memories of the agent. */
+  ids: string[];
+  /** Report what would be erased; change nothing. */
+  dryRun: boolean;
+  /**
+   * Everything of the agent holding this text (case-insensitive): memories (by
+   * content, metadata, tags, namespace), keys with their history, sessions, working
+   * memory, profile, saved state.
+   */
+  subject: string;
+}
+
+export interface EraseResponse {
+  /** Every place checked, with the count removed there (or that would be). */
+  places: CountByName[];
+  /** The memory ids erased, sorted. */
+  ids: string[];
+  /** sha256 (hex) over the sorted ids, then the sorted "place=count" lines. */
+  digest: string;
+  dryRun: boolean;
+}
+
+export interface VerifyErasureRequest {
+  /** Strings (text, ids, an email address) that must not be found. */
+  needles: string[];
+}
+
+export interface ErasureResidue {
+  /** The file, relative to the data directory. */
+  path: string;
+  /** Index into the request's needles. */
+  needle: number;
+  count: number;
+}
+
+export interface VerifyErasureResponse {
+  filesScanned: number;
+  bytesScanned: number;
+  /** Empty when nothing of the needles is left. */
+  residue: ErasureResidue[];
+  /**
+   * Top-level places of the data directory not scanned: in a daemon whose tenants
+   * share the log, the tables and the audit log, only the caller's tenant's folders
+   * are scanned.
+   */
+  skipped: string[];
+}
+
 export interface CompactRequest {
   agentId: string;
   /** Tag groups larger than this are merged for near-duplicates; unset means 50. */
@@ -1866,6 +1918,569 @@ export const ResetResponse: MessageFns<ResetResponse> = {
   fromPartial<I extends Exact<DeepPartial<ResetResponse>, I>>(object: I): ResetResponse {
     const message = createBaseResetResponse();
     message.deleted = object.deleted ?? 0;
+    return message;
+  },
+};
+
+function createBaseEraseRequest(): EraseRequest {
+  return { agentId: "", wholeAgent: false, ids: [], dryRun: false, subject: "" };
+}
+
+export const EraseRequest: MessageFns<EraseRequest> = {
+  encode(message: EraseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.wholeAgent !== false) {
+      writer.uint32(16).bool(message.wholeAgent);
+    }
+    for (const v of message.ids) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(32).bool(message.dryRun);
+    }
+    if (message.subject !== "") {
+      writer.uint32(42).string(message.subject);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EraseRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEraseRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.wholeAgent = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.ids.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.subject = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EraseRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      wholeAgent: isSet(object.wholeAgent)
+        ? globalThis.Boolean(object.wholeAgent)
+        : isSet(object.whole_agent)
+        ? globalThis.Boolean(object.whole_agent)
+        : false,
+      ids: globalThis.Array.isArray(object?.ids) ? object.ids.map((e: any) => globalThis.String(e)) : [],
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+      subject: isSet(object.subject) ? globalThis.String(object.subject) : "",
+    };
+  },
+
+  toJSON(message: EraseRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.wholeAgent !== false) {
+      obj.wholeAgent = message.wholeAgent;
+    }
+    if (message.ids?.length) {
+      obj.ids = message.ids;
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    if (message.subject !== "") {
+      obj.subject = message.subject;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EraseRequest>, I>>(base?: I): EraseRequest {
+    return EraseRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EraseRequest>, I>>(object: I): EraseRequest {
+    const message = createBaseEraseRequest();
+    message.agentId = object.agentId ?? "";
+    message.wholeAgent = object.wholeAgent ?? false;
+    message.ids = object.ids?.map((e) => e) || [];
+    message.dryRun = object.dryRun ?? false;
+    message.subject = object.subject ?? "";
+    return message;
+  },
+};
+
+function createBaseEraseResponse(): EraseResponse {
+  return { places: [], ids: [], digest: "", dryRun: false };
+}
+
+export const EraseResponse: MessageFns<EraseResponse> = {
+  encode(message: EraseResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.places) {
+      CountByName.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.ids) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.digest !== "") {
+      writer.uint32(26).string(message.digest);
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(32).bool(message.dryRun);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EraseResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEraseResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.places.push(CountByName.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.ids.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.digest = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EraseResponse {
+    return {
+      places: globalThis.Array.isArray(object?.places) ? object.places.map((e: any) => CountByName.fromJSON(e)) : [],
+      ids: globalThis.Array.isArray(object?.ids) ? object.ids.map((e: any) => globalThis.String(e)) : [],
+      digest: isSet(object.digest) ? globalThis.String(object.digest) : "",
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+    };
+  },
+
+  toJSON(message: EraseResponse): unknown {
+    const obj: any = {};
+    if (message.places?.length) {
+      obj.places = message.places.map((e) => CountByName.toJSON(e));
+    }
+    if (message.ids?.length) {
+      obj.ids = message.ids;
+    }
+    if (message.digest !== "") {
+      obj.digest = message.digest;
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EraseResponse>, I>>(base?: I): EraseResponse {
+    return EraseResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EraseResponse>, I>>(object: I): EraseResponse {
+    const message = createBaseEraseResponse();
+    message.places = object.places?.map((e) => CountByName.fromPartial(e)) || [];
+    message.ids = object.ids?.map((e) => e) || [];
+    message.digest = object.digest ?? "";
+    message.dryRun = object.dryRun ?? false;
+    return message;
+  },
+};
+
+function createBaseVerifyErasureRequest(): VerifyErasureRequest {
+  return { needles: [] };
+}
+
+export const VerifyErasureRequest: MessageFns<VerifyErasureRequest> = {
+  encode(message: VerifyErasureRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.needles) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VerifyErasureRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVerifyErasureRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.needles.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): VerifyErasureRequest {
+    return {
+      needles: globalThis.Array.isArray(object?.needles) ? object.needles.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: VerifyErasureRequest): unknown {
+    const obj: any = {};
+    if (message.needles?.length) {
+      obj.needles = message.needles;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<VerifyErasureRequest>, I>>(base?: I): VerifyErasureRequest {
+    return VerifyErasureRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<VerifyErasureRequest>, I>>(object: I): VerifyErasureRequest {
+    const message = createBaseVerifyErasureRequest();
+    message.needles = object.needles?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseErasureResidue(): ErasureResidue {
+  return { path: "", needle: 0, count: 0 };
+}
+
+export const ErasureResidue: MessageFns<ErasureResidue> = {
+  encode(message: ErasureResidue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.needle !== 0) {
+      writer.uint32(16).int32(message.needle);
+    }
+    if (message.count !== 0) {
+      writer.uint32(24).int64(message.count);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ErasureResidue {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseErasureResidue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.needle = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.count = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ErasureResidue {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      needle: isSet(object.needle) ? globalThis.Number(object.needle) : 0,
+      count: isSet(object.count) ? globalThis.Number(object.count) : 0,
+    };
+  },
+
+  toJSON(message: ErasureResidue): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.needle !== 0) {
+      obj.needle = Math.round(message.needle);
+    }
+    if (message.count !== 0) {
+      obj.count = Math.round(message.count);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ErasureResidue>, I>>(base?: I): ErasureResidue {
+    return ErasureResidue.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ErasureResidue>, I>>(object: I): ErasureResidue {
+    const message = createBaseErasureResidue();
+    message.path = object.path ?? "";
+    message.needle = object.needle ?? 0;
+    message.count = object.count ?? 0;
+    return message;
+  },
+};
+
+function createBaseVerifyErasureResponse(): VerifyErasureResponse {
+  return { filesScanned: 0, bytesScanned: 0, residue: [], skipped: [] };
+}
+
+export const VerifyErasureResponse: MessageFns<VerifyErasureResponse> = {
+  encode(message: VerifyErasureResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.filesScanned !== 0) {
+      writer.uint32(8).int64(message.filesScanned);
+    }
+    if (message.bytesScanned !== 0) {
+      writer.uint32(16).int64(message.bytesScanned);
+    }
+    for (const v of message.residue) {
+      ErasureResidue.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.skipped) {
+      writer.uint32(34).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VerifyErasureResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVerifyErasureResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.filesScanned = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.bytesScanned = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.residue.push(ErasureResidue.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.skipped.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): VerifyErasureResponse {
+    return {
+      filesScanned: isSet(object.filesScanned)
+        ? globalThis.Number(object.filesScanned)
+        : isSet(object.files_scanned)
+        ? globalThis.Number(object.files_scanned)
+        : 0,
+      bytesScanned: isSet(object.bytesScanned)
+        ? globalThis.Number(object.bytesScanned)
+        : isSet(object.bytes_scanned)
+        ? globalThis.Number(object.bytes_scanned)
+        : 0,
+      residue: globalThis.Array.isArray(object?.residue)
+        ? object.residue.map((e: any) => ErasureResidue.fromJSON(e))
+        : [],
+      skipped: globalThis.Array.isArray(object?.skipped) ? object.skipped.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: VerifyErasureResponse): unknown {
+    const obj: any = {};
+    if (message.filesScanned !== 0) {
+      obj.filesScanned = Math.round(message.filesScanned);
+    }
+    if (message.bytesScanned !== 0) {
+      obj.bytesScanned = Math.round(message.bytesScanned);
+    }
+    if (message.residue?.length) {
+      obj.residue = message.residue.map((e) => ErasureResidue.toJSON(e));
+    }
+    if (message.skipped?.length) {
+      obj.skipped = message.skipped;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<VerifyErasureResponse>, I>>(base?: I): VerifyErasureResponse {
+    return VerifyErasureResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<VerifyErasureResponse>, I>>(object: I): VerifyErasureResponse {
+    const message = createBaseVerifyErasureResponse();
+    message.filesScanned = object.filesScanned ?? 0;
+    message.bytesScanned = object.bytesScanned ?? 0;
+    message.residue = object.residue?.map((e) => ErasureResidue.fromPartial(e)) || [];
+    message.skipped = object.skipped?.map((e) => e) || [];
     return message;
   },
 };
@@ -5640,6 +6255,33 @@ export const LifecycleServiceService = {
     responseSerialize: (value: ReembedResponse): Buffer => Buffer.from(ReembedResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ReembedResponse => ReembedResponse.decode(value),
   },
+  /**
+   * Removes every copy of an agent's data, or of some of its memories: store rows
+   * and their old versions, records, files, log segments (admin; docs/erasure.md).
+   */
+  erase: {
+    path: "/memoryd.v1.LifecycleService/Erase" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EraseRequest): Buffer => Buffer.from(EraseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EraseRequest => EraseRequest.decode(value),
+    responseSerialize: (value: EraseResponse): Buffer => Buffer.from(EraseResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EraseResponse => EraseResponse.decode(value),
+  },
+  /**
+   * Files of the data directory that still hold any of the given strings (admin;
+   * where tenants share the files, only the caller's tenant's folders).
+   */
+  verifyErasure: {
+    path: "/memoryd.v1.LifecycleService/VerifyErasure" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VerifyErasureRequest): Buffer => Buffer.from(VerifyErasureRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VerifyErasureRequest => VerifyErasureRequest.decode(value),
+    responseSerialize: (value: VerifyErasureResponse): Buffer =>
+      Buffer.from(VerifyErasureResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): VerifyErasureResponse => VerifyErasureResponse.decode(value),
+  },
 } as const;
 
 export interface LifecycleServiceServer extends UntypedServiceImplementation {
@@ -5663,6 +6305,16 @@ export interface LifecycleServiceServer extends UntypedServiceImplementation {
   import: handleClientStreamingCall<ImportRequest, ImportResponse>;
   /** Re-embeds memories whose model differs from the configured one. */
   reembed: handleServerStreamingCall<ReembedRequest, ReembedResponse>;
+  /**
+   * Removes every copy of an agent's data, or of some of its memories: store rows
+   * and their old versions, records, files, log segments (admin; docs/erasure.md).
+   */
+  erase: handleUnaryCall<EraseRequest, EraseResponse>;
+  /**
+   * Files of the data directory that still hold any of the given strings (admin;
+   * where tenants share the files, only the caller's tenant's folders).
+   */
+  verifyErasure: handleUnaryCall<VerifyErasureRequest, VerifyErasureResponse>;
 }
 
 export interface LifecycleServiceClient extends Client {
@@ -5797,6 +6449,44 @@ export interface LifecycleServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<ReembedResponse>;
+  /**
+   * Removes every copy of an agent's data, or of some of its memories: store rows
+   * and their old versions, records, files, log segments (admin; docs/erasure.md).
+   */
+  erase(
+    request: EraseRequest,
+    callback: (error: ServiceError | null, response: EraseResponse) => void,
+  ): ClientUnaryCall;
+  erase(
+    request: EraseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EraseResponse) => void,
+  ): ClientUnaryCall;
+  erase(
+    request: EraseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EraseResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Files of the data directory that still hold any of the given strings (admin;
+   * where tenants share the files, only the caller's tenant's folders).
+   */
+  verifyErasure(
+    request: VerifyErasureRequest,
+    callback: (error: ServiceError | null, response: VerifyErasureResponse) => void,
+  ): ClientUnaryCall;
+  verifyErasure(
+    request: VerifyErasureRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: VerifyErasureResponse) => void,
+  ): ClientUnaryCall;
+  verifyErasure(
+    request: VerifyErasureRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: VerifyErasureResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const LifecycleServiceClient = makeGenericClientConstructor(

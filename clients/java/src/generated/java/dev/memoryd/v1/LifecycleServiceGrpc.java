@@ -356,6 +356,68 @@ public final class LifecycleServiceGrpc {
     return getReembedMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.memoryd.v1.EraseRequest,
+      dev.memoryd.v1.EraseResponse> getEraseMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Erase",
+      requestType = dev.memoryd.v1.EraseRequest.class,
+      responseType = dev.memoryd.v1.EraseResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.memoryd.v1.EraseRequest,
+      dev.memoryd.v1.EraseResponse> getEraseMethod() {
+    io.grpc.MethodDescriptor<dev.memoryd.v1.EraseRequest, dev.memoryd.v1.EraseResponse> getEraseMethod;
+    if ((getEraseMethod = LifecycleServiceGrpc.getEraseMethod) == null) {
+      synchronized (LifecycleServiceGrpc.class) {
+        if ((getEraseMethod = LifecycleServiceGrpc.getEraseMethod) == null) {
+          LifecycleServiceGrpc.getEraseMethod = getEraseMethod =
+              io.grpc.MethodDescriptor.<dev.memoryd.v1.EraseRequest, dev.memoryd.v1.EraseResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Erase"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.EraseRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.EraseResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new LifecycleServiceMethodDescriptorSupplier("Erase"))
+              .build();
+        }
+      }
+    }
+    return getEraseMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.memoryd.v1.VerifyErasureRequest,
+      dev.memoryd.v1.VerifyErasureResponse> getVerifyErasureMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "VerifyErasure",
+      requestType = dev.memoryd.v1.VerifyErasureRequest.class,
+      responseType = dev.memoryd.v1.VerifyErasureResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.memoryd.v1.VerifyErasureRequest,
+      dev.memoryd.v1.VerifyErasureResponse> getVerifyErasureMethod() {
+    io.grpc.MethodDescriptor<dev.memoryd.v1.VerifyErasureRequest, dev.memoryd.v1.VerifyErasureResponse> getVerifyErasureMethod;
+    if ((getVerifyErasureMethod = LifecycleServiceGrpc.getVerifyErasureMethod) == null) {
+      synchronized (LifecycleServiceGrpc.class) {
+        if ((getVerifyErasureMethod = LifecycleServiceGrpc.getVerifyErasureMethod) == null) {
+          LifecycleServiceGrpc.getVerifyErasureMethod = getVerifyErasureMethod =
+              io.grpc.MethodDescriptor.<dev.memoryd.v1.VerifyErasureRequest, dev.memoryd.v1.VerifyErasureResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "VerifyErasure"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.VerifyErasureRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.memoryd.v1.VerifyErasureResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new LifecycleServiceMethodDescriptorSupplier("VerifyErasure"))
+              .build();
+        }
+      }
+    }
+    return getVerifyErasureMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -517,6 +579,28 @@ public final class LifecycleServiceGrpc {
         io.grpc.stub.StreamObserver<dev.memoryd.v1.ReembedResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getReembedMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * Removes every copy of an agent's data, or of some of its memories: store rows
+     * and their old versions, records, files, log segments (admin; docs/erasure.md).
+     * </pre>
+     */
+    default void erase(dev.memoryd.v1.EraseRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.EraseResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getEraseMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Files of the data directory that still hold any of the given strings (admin;
+     * where tenants share the files, only the caller's tenant's folders).
+     * </pre>
+     */
+    default void verifyErasure(dev.memoryd.v1.VerifyErasureRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.VerifyErasureResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getVerifyErasureMethod(), responseObserver);
+    }
   }
 
   /**
@@ -658,6 +742,30 @@ public final class LifecycleServiceGrpc {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getReembedMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * Removes every copy of an agent's data, or of some of its memories: store rows
+     * and their old versions, records, files, log segments (admin; docs/erasure.md).
+     * </pre>
+     */
+    public void erase(dev.memoryd.v1.EraseRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.EraseResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getEraseMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Files of the data directory that still hold any of the given strings (admin;
+     * where tenants share the files, only the caller's tenant's folders).
+     * </pre>
+     */
+    public void verifyErasure(dev.memoryd.v1.VerifyErasureRequest request,
+        io.grpc.stub.StreamObserver<dev.memoryd.v1.VerifyErasureResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getVerifyErasureMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -786,6 +894,28 @@ public final class LifecycleServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getReembedMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Removes every copy of an agent's data, or of some of its memories: store rows
+     * and their old versions, records, files, log segments (admin; docs/erasure.md).
+     * </pre>
+     */
+    public dev.memoryd.v1.EraseResponse erase(dev.memoryd.v1.EraseRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getEraseMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Files of the data directory that still hold any of the given strings (admin;
+     * where tenants share the files, only the caller's tenant's folders).
+     * </pre>
+     */
+    public dev.memoryd.v1.VerifyErasureResponse verifyErasure(dev.memoryd.v1.VerifyErasureRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getVerifyErasureMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -897,6 +1027,28 @@ public final class LifecycleServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
           getChannel(), getReembedMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Removes every copy of an agent's data, or of some of its memories: store rows
+     * and their old versions, records, files, log segments (admin; docs/erasure.md).
+     * </pre>
+     */
+    public dev.memoryd.v1.EraseResponse erase(dev.memoryd.v1.EraseRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getEraseMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Files of the data directory that still hold any of the given strings (admin;
+     * where tenants share the files, only the caller's tenant's folders).
+     * </pre>
+     */
+    public dev.memoryd.v1.VerifyErasureResponse verifyErasure(dev.memoryd.v1.VerifyErasureRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getVerifyErasureMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -963,6 +1115,30 @@ public final class LifecycleServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getResetMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * Removes every copy of an agent's data, or of some of its memories: store rows
+     * and their old versions, records, files, log segments (admin; docs/erasure.md).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.memoryd.v1.EraseResponse> erase(
+        dev.memoryd.v1.EraseRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getEraseMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Files of the data directory that still hold any of the given strings (admin;
+     * where tenants share the files, only the caller's tenant's folders).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.memoryd.v1.VerifyErasureResponse> verifyErasure(
+        dev.memoryd.v1.VerifyErasureRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getVerifyErasureMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_GET_STATS = 0;
@@ -975,7 +1151,9 @@ public final class LifecycleServiceGrpc {
   private static final int METHODID_CONSOLIDATE = 7;
   private static final int METHODID_EXPORT = 8;
   private static final int METHODID_REEMBED = 9;
-  private static final int METHODID_IMPORT = 10;
+  private static final int METHODID_ERASE = 10;
+  private static final int METHODID_VERIFY_ERASURE = 11;
+  private static final int METHODID_IMPORT = 12;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1033,6 +1211,14 @@ public final class LifecycleServiceGrpc {
         case METHODID_REEMBED:
           serviceImpl.reembed((dev.memoryd.v1.ReembedRequest) request,
               (io.grpc.stub.StreamObserver<dev.memoryd.v1.ReembedResponse>) responseObserver);
+          break;
+        case METHODID_ERASE:
+          serviceImpl.erase((dev.memoryd.v1.EraseRequest) request,
+              (io.grpc.stub.StreamObserver<dev.memoryd.v1.EraseResponse>) responseObserver);
+          break;
+        case METHODID_VERIFY_ERASURE:
+          serviceImpl.verifyErasure((dev.memoryd.v1.VerifyErasureRequest) request,
+              (io.grpc.stub.StreamObserver<dev.memoryd.v1.VerifyErasureResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1132,6 +1318,20 @@ public final class LifecycleServiceGrpc {
               dev.memoryd.v1.ReembedRequest,
               dev.memoryd.v1.ReembedResponse>(
                 service, METHODID_REEMBED)))
+        .addMethod(
+          getEraseMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.memoryd.v1.EraseRequest,
+              dev.memoryd.v1.EraseResponse>(
+                service, METHODID_ERASE)))
+        .addMethod(
+          getVerifyErasureMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.memoryd.v1.VerifyErasureRequest,
+              dev.memoryd.v1.VerifyErasureResponse>(
+                service, METHODID_VERIFY_ERASURE)))
         .build();
   }
 
@@ -1191,6 +1391,8 @@ public final class LifecycleServiceGrpc {
               .addMethod(getExportMethod())
               .addMethod(getImportMethod())
               .addMethod(getReembedMethod())
+              .addMethod(getEraseMethod())
+              .addMethod(getVerifyErasureMethod())
               .build();
         }
       }

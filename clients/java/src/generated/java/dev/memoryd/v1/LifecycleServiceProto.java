@@ -87,6 +87,31 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_ResetResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_EraseRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_EraseRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_EraseResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_EraseResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_VerifyErasureRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_VerifyErasureRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_ErasureResidue_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_ErasureResidue_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_VerifyErasureResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_VerifyErasureResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_memoryd_v1_CompactRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -287,168 +312,187 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
       "\003(\tR\003ids\022\027\n\007dry_run\030\003 \001(\010R\006dryRun\"C\n\014Res" +
       "etRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\030\n\007" +
       "confirm\030\002 \001(\010R\007confirm\")\n\rResetResponse\022" +
-      "\030\n\007deleted\030\001 \001(\003R\007deleted\"\244\001\n\016CompactReq" +
-      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0222\n\025merge" +
-      "_group_threshold\030\002 \001(\005R\023mergeGroupThresh" +
-      "old\022.\n\020merge_similarity\030\003 \001(\001H\000R\017mergeSi" +
-      "milarity\210\001\001B\023\n\021_merge_similarity\"\244\001\n\rCom" +
-      "pactResult\022+\n\021tombstones_purged\030\001 \001(\003R\020t" +
-      "ombstonesPurged\022%\n\016expired_purged\030\002 \001(\003R" +
-      "\rexpiredPurged\022\026\n\006merged\030\003 \001(\003R\006merged\022\'" +
-      "\n\017store_optimized\030\004 \001(\010R\016storeOptimized\"" +
-      "\203\001\n\017CompactResponse\0222\n\010progress\030\001 \001(\0132\024." +
-      "memoryd.v1.ProgressH\000R\010progress\0223\n\006resul" +
-      "t\030\002 \001(\0132\031.memoryd.v1.CompactResultH\000R\006re" +
-      "sultB\007\n\005event\"\336\001\n\025RunMaintenanceRequest\022" +
-      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022$\n\013max_entrie" +
-      "s\030\002 \001(\003H\000R\nmaxEntries\210\001\001\022*\n\016retention_da" +
-      "ys\030\003 \001(\005H\001R\rretentionDays\210\001\001\022%\n\013consolid" +
-      "ate\030\004 \001(\010H\002R\013consolidate\210\001\001B\016\n\014_max_entr" +
-      "iesB\021\n\017_retention_daysB\016\n\014_consolidate\"\257" +
-      "\002\n\021MaintenanceResult\022\032\n\010archived\030\001 \001(\003R\010" +
-      "archived\0220\n\024deleted_by_retention\030\002 \001(\003R\022" +
-      "deletedByRetention\022\030\n\007expired\030\003 \001(\003R\007exp" +
-      "ired\022\034\n\tcompacted\030\004 \001(\010R\tcompacted\022;\n\013fi" +
-      "nished_at\030\005 \001(\0132\032.google.protobuf.Timest" +
-      "ampR\nfinishedAt\022\"\n\014consolidated\030\006 \001(\003R\014c" +
-      "onsolidated\0223\n\010degraded\030\007 \003(\0132\027.memoryd." +
-      "v1.DegradationR\010degraded\"\322\001\n\022Consolidate" +
-      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\027\n\007dr" +
-      "y_run\030\002 \001(\010R\006dryRun\022%\n\014min_age_days\030\003 \001(" +
-      "\005H\000R\nminAgeDays\210\001\001\022)\n\016min_group_size\030\004 \001" +
-      "(\005H\001R\014minGroupSize\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tag" +
-      "sB\017\n\r_min_age_daysB\021\n\017_min_group_size\"\231\001" +
-      "\n\021ConsolidatedGroup\022\024\n\005group\030\001 \001(\tR\005grou" +
-      "p\022\035\n\nsource_ids\030\002 \003(\tR\tsourceIds\022\035\n\nderi" +
-      "ved_id\030\003 \001(\tR\tderivedId\022\030\n\007content\030\004 \001(\t" +
-      "R\007content\022\026\n\006method\030\005 \001(\tR\006method\"\326\001\n\021Co" +
-      "nsolidateResult\022\026\n\006groups\030\001 \001(\003R\006groups\022" +
-      "\"\n\014consolidated\030\002 \001(\003R\014consolidated\022\027\n\007d" +
-      "ry_run\030\003 \001(\010R\006dryRun\0227\n\007details\030\004 \003(\0132\035." +
-      "memoryd.v1.ConsolidatedGroupR\007details\0223\n" +
-      "\010degraded\030\005 \003(\0132\027.memoryd.v1.Degradation" +
-      "R\010degraded\"\213\001\n\023ConsolidateResponse\0222\n\010pr" +
-      "ogress\030\001 \001(\0132\024.memoryd.v1.ProgressH\000R\010pr" +
-      "ogress\0227\n\006result\030\002 \001(\0132\035.memoryd.v1.Cons" +
-      "olidateResultH\000R\006resultB\007\n\005event\"\216\001\n\026Run" +
-      "MaintenanceResponse\0222\n\010progress\030\001 \001(\0132\024." +
-      "memoryd.v1.ProgressH\000R\010progress\0227\n\006resul" +
-      "t\030\002 \001(\0132\035.memoryd.v1.MaintenanceResultH\000" +
-      "R\006resultB\007\n\005event\"\365\001\n\014ExportHeader\022\026\n\006fo" +
-      "rmat\030\001 \001(\tR\006format\022\033\n\ttenant_id\030\002 \001(\tR\010t" +
-      "enantId\022\031\n\010agent_id\030\003 \001(\tR\007agentId\022;\n\013ex" +
-      "ported_at\030\004 \001(\0132\032.google.protobuf.Timest" +
-      "ampR\nexportedAt\022\'\n\017embedding_model\030\005 \001(\t" +
-      "R\016embeddingModel\022/\n\023embedding_dimension\030" +
-      "\006 \001(\005R\022embeddingDimension\"T\n\016ExportedMem" +
-      "ory\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR" +
-      "\006memory\022\026\n\006vector\030\002 \003(\002R\006vector\"s\n\020Expor" +
-      "tedKeyEvent\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*" +
-      "\n\005entry\030\002 \001(\0132\024.memoryd.v1.KeyEntryR\005ent" +
-      "ry\022\030\n\007current\030\003 \001(\010R\007current\"\241\001\n\025Exporte" +
-      "dWorkingMemory\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
-      "d\022@\n\016working_memory\030\002 \001(\0132\031.memoryd.v1.W" +
-      "orkingMemoryR\rworkingMemory\022+\n\003ttl\030\003 \001(\013" +
-      "2\031.google.protobuf.DurationR\003ttl\"z\n\017Expo" +
-      "rtedProfile\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0222" +
-      "\n\007profile\030\002 \001(\0132\030.memoryd.v1.AgentProfil" +
-      "eR\007profile\022\030\n\007version\030\003 \001(\003R\007version\"\345\006\n" +
-      "\017ExportedSession\022\031\n\010agent_id\030\001 \001(\tR\007agen" +
-      "tId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0229\n\nfi" +
-      "xed_zone\030\003 \003(\0132\032.memoryd.v1.FixedZoneEnt" +
-      "ryR\tfixedZone\022\030\n\007summary\030\004 \001(\tR\007summary\022" +
-      "6\n\010messages\030\005 \003(\0132\032.memoryd.v1.SessionMe" +
-      "ssageR\010messages\0229\n\nexpires_at\030\006 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\texpiresAt\022\026\n\006cl" +
-      "osed\030\007 \001(\010R\006closed\0229\n\ncreated_at\030\010 \001(\0132\032" +
-      ".google.protobuf.TimestampR\tcreatedAt\0229\n" +
-      "\nupdated_at\030\t \001(\0132\032.google.protobuf.Time" +
-      "stampR\tupdatedAt\022+\n\003ttl\030\n \001(\0132\031.google.p" +
-      "rotobuf.DurationR\003ttl\022\036\n\nsummarizer\030\013 \001(" +
-      "\tR\nsummarizer\022B\n\020summary_degraded\030\014 \003(\0132" +
-      "\027.memoryd.v1.DegradationR\017summaryDegrade" +
-      "d\022#\n\rmessage_count\030\r \001(\003R\014messageCount\022\030" +
-      "\n\007version\030\016 \001(\003R\007version\0224\n\026summarized_t" +
-      "hrough_seq\030\017 \001(\003R\024summarizedThroughSeq\022\'" +
-      "\n\017stored_messages\030\020 \001(\003R\016storedMessages\022" +
-      "@\n\013compression\030\021 \001(\0132\036.memoryd.v1.Sessio" +
-      "nCompressionR\013compression\022Q\n\025long_term_m" +
-      "emory_mode\030\022 \001(\0162\036.memoryd.v1.LongTermMe" +
-      "moryModeR\022longTermMemoryMode\"\322\001\n\026Exporte" +
-      "dSessionMessage\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
-      "Id\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022H\n\022ses" +
-      "sion_created_at\030\003 \001(\0132\032.google.protobuf." +
-      "TimestampR\020sessionCreatedAt\0224\n\007message\030\004" +
-      " \001(\0132\032.memoryd.v1.SessionMessageR\007messag" +
-      "e\"\313\001\n\031ExportedSessionAttachment\022\031\n\010agent" +
-      "_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\t" +
-      "sessionId\022H\n\022session_created_at\030\003 \001(\0132\032." +
-      "google.protobuf.TimestampR\020sessionCreate" +
-      "dAt\022\020\n\003seq\030\004 \001(\003R\003seq\022\030\n\007content\030\005 \001(\tR\007" +
-      "content\"\203\001\n\rExportedState\022\031\n\010agent_id\030\001 " +
+      "\030\n\007deleted\030\001 \001(\003R\007deleted\"\217\001\n\014EraseReque" +
+      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\037\n\013whole_a" +
+      "gent\030\002 \001(\010R\nwholeAgent\022\020\n\003ids\030\003 \003(\tR\003ids" +
+      "\022\027\n\007dry_run\030\004 \001(\010R\006dryRun\022\030\n\007subject\030\005 \001" +
+      "(\tR\007subject\"\203\001\n\rEraseResponse\022/\n\006places\030" +
+      "\001 \003(\0132\027.memoryd.v1.CountByNameR\006places\022\020" +
+      "\n\003ids\030\002 \003(\tR\003ids\022\026\n\006digest\030\003 \001(\tR\006digest" +
+      "\022\027\n\007dry_run\030\004 \001(\010R\006dryRun\"0\n\024VerifyErasu" +
+      "reRequest\022\030\n\007needles\030\001 \003(\tR\007needles\"R\n\016E" +
+      "rasureResidue\022\022\n\004path\030\001 \001(\tR\004path\022\026\n\006nee" +
+      "dle\030\002 \001(\005R\006needle\022\024\n\005count\030\003 \001(\003R\005count\"" +
+      "\261\001\n\025VerifyErasureResponse\022#\n\rfiles_scann" +
+      "ed\030\001 \001(\003R\014filesScanned\022#\n\rbytes_scanned\030" +
+      "\002 \001(\003R\014bytesScanned\0224\n\007residue\030\003 \003(\0132\032.m" +
+      "emoryd.v1.ErasureResidueR\007residue\022\030\n\007ski" +
+      "pped\030\004 \003(\tR\007skipped\"\244\001\n\016CompactRequest\022\031" +
+      "\n\010agent_id\030\001 \001(\tR\007agentId\0222\n\025merge_group" +
+      "_threshold\030\002 \001(\005R\023mergeGroupThreshold\022.\n" +
+      "\020merge_similarity\030\003 \001(\001H\000R\017mergeSimilari" +
+      "ty\210\001\001B\023\n\021_merge_similarity\"\244\001\n\rCompactRe" +
+      "sult\022+\n\021tombstones_purged\030\001 \001(\003R\020tombsto" +
+      "nesPurged\022%\n\016expired_purged\030\002 \001(\003R\rexpir" +
+      "edPurged\022\026\n\006merged\030\003 \001(\003R\006merged\022\'\n\017stor" +
+      "e_optimized\030\004 \001(\010R\016storeOptimized\"\203\001\n\017Co" +
+      "mpactResponse\0222\n\010progress\030\001 \001(\0132\024.memory" +
+      "d.v1.ProgressH\000R\010progress\0223\n\006result\030\002 \001(" +
+      "\0132\031.memoryd.v1.CompactResultH\000R\006resultB\007" +
+      "\n\005event\"\336\001\n\025RunMaintenanceRequest\022\031\n\010age" +
+      "nt_id\030\001 \001(\tR\007agentId\022$\n\013max_entries\030\002 \001(" +
+      "\003H\000R\nmaxEntries\210\001\001\022*\n\016retention_days\030\003 \001" +
+      "(\005H\001R\rretentionDays\210\001\001\022%\n\013consolidate\030\004 " +
+      "\001(\010H\002R\013consolidate\210\001\001B\016\n\014_max_entriesB\021\n" +
+      "\017_retention_daysB\016\n\014_consolidate\"\257\002\n\021Mai" +
+      "ntenanceResult\022\032\n\010archived\030\001 \001(\003R\010archiv" +
+      "ed\0220\n\024deleted_by_retention\030\002 \001(\003R\022delete" +
+      "dByRetention\022\030\n\007expired\030\003 \001(\003R\007expired\022\034" +
+      "\n\tcompacted\030\004 \001(\010R\tcompacted\022;\n\013finished" +
+      "_at\030\005 \001(\0132\032.google.protobuf.TimestampR\nf" +
+      "inishedAt\022\"\n\014consolidated\030\006 \001(\003R\014consoli" +
+      "dated\0223\n\010degraded\030\007 \003(\0132\027.memoryd.v1.Deg" +
+      "radationR\010degraded\"\322\001\n\022ConsolidateReques" +
+      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\027\n\007dry_run\030" +
+      "\002 \001(\010R\006dryRun\022%\n\014min_age_days\030\003 \001(\005H\000R\nm" +
+      "inAgeDays\210\001\001\022)\n\016min_group_size\030\004 \001(\005H\001R\014" +
+      "minGroupSize\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tagsB\017\n\r_" +
+      "min_age_daysB\021\n\017_min_group_size\"\231\001\n\021Cons" +
+      "olidatedGroup\022\024\n\005group\030\001 \001(\tR\005group\022\035\n\ns" +
+      "ource_ids\030\002 \003(\tR\tsourceIds\022\035\n\nderived_id" +
+      "\030\003 \001(\tR\tderivedId\022\030\n\007content\030\004 \001(\tR\007cont" +
+      "ent\022\026\n\006method\030\005 \001(\tR\006method\"\326\001\n\021Consolid" +
+      "ateResult\022\026\n\006groups\030\001 \001(\003R\006groups\022\"\n\014con" +
+      "solidated\030\002 \001(\003R\014consolidated\022\027\n\007dry_run" +
+      "\030\003 \001(\010R\006dryRun\0227\n\007details\030\004 \003(\0132\035.memory" +
+      "d.v1.ConsolidatedGroupR\007details\0223\n\010degra" +
+      "ded\030\005 \003(\0132\027.memoryd.v1.DegradationR\010degr" +
+      "aded\"\213\001\n\023ConsolidateResponse\0222\n\010progress" +
+      "\030\001 \001(\0132\024.memoryd.v1.ProgressH\000R\010progress" +
+      "\0227\n\006result\030\002 \001(\0132\035.memoryd.v1.Consolidat" +
+      "eResultH\000R\006resultB\007\n\005event\"\216\001\n\026RunMainte" +
+      "nanceResponse\0222\n\010progress\030\001 \001(\0132\024.memory" +
+      "d.v1.ProgressH\000R\010progress\0227\n\006result\030\002 \001(" +
+      "\0132\035.memoryd.v1.MaintenanceResultH\000R\006resu" +
+      "ltB\007\n\005event\"\365\001\n\014ExportHeader\022\026\n\006format\030\001" +
+      " \001(\tR\006format\022\033\n\ttenant_id\030\002 \001(\tR\010tenantI" +
+      "d\022\031\n\010agent_id\030\003 \001(\tR\007agentId\022;\n\013exported" +
+      "_at\030\004 \001(\0132\032.google.protobuf.TimestampR\ne" +
+      "xportedAt\022\'\n\017embedding_model\030\005 \001(\tR\016embe" +
+      "ddingModel\022/\n\023embedding_dimension\030\006 \001(\005R" +
+      "\022embeddingDimension\"T\n\016ExportedMemory\022*\n" +
+      "\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memor" +
+      "y\022\026\n\006vector\030\002 \003(\002R\006vector\"s\n\020ExportedKey" +
+      "Event\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\005entr" +
+      "y\030\002 \001(\0132\024.memoryd.v1.KeyEntryR\005entry\022\030\n\007" +
+      "current\030\003 \001(\010R\007current\"\241\001\n\025ExportedWorki" +
+      "ngMemory\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022@\n\016w" +
+      "orking_memory\030\002 \001(\0132\031.memoryd.v1.Working" +
+      "MemoryR\rworkingMemory\022+\n\003ttl\030\003 \001(\0132\031.goo" +
+      "gle.protobuf.DurationR\003ttl\"z\n\017ExportedPr" +
+      "ofile\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0222\n\007prof" +
+      "ile\030\002 \001(\0132\030.memoryd.v1.AgentProfileR\007pro" +
+      "file\022\030\n\007version\030\003 \001(\003R\007version\"\345\006\n\017Expor" +
+      "tedSession\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n" +
+      "\nsession_id\030\002 \001(\tR\tsessionId\0229\n\nfixed_zo" +
+      "ne\030\003 \003(\0132\032.memoryd.v1.FixedZoneEntryR\tfi" +
+      "xedZone\022\030\n\007summary\030\004 \001(\tR\007summary\0226\n\010mes" +
+      "sages\030\005 \003(\0132\032.memoryd.v1.SessionMessageR" +
+      "\010messages\0229\n\nexpires_at\030\006 \001(\0132\032.google.p" +
+      "rotobuf.TimestampR\texpiresAt\022\026\n\006closed\030\007" +
+      " \001(\010R\006closed\0229\n\ncreated_at\030\010 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\tcreatedAt\0229\n\nupdat" +
+      "ed_at\030\t \001(\0132\032.google.protobuf.TimestampR" +
+      "\tupdatedAt\022+\n\003ttl\030\n \001(\0132\031.google.protobu" +
+      "f.DurationR\003ttl\022\036\n\nsummarizer\030\013 \001(\tR\nsum" +
+      "marizer\022B\n\020summary_degraded\030\014 \003(\0132\027.memo" +
+      "ryd.v1.DegradationR\017summaryDegraded\022#\n\rm" +
+      "essage_count\030\r \001(\003R\014messageCount\022\030\n\007vers" +
+      "ion\030\016 \001(\003R\007version\0224\n\026summarized_through" +
+      "_seq\030\017 \001(\003R\024summarizedThroughSeq\022\'\n\017stor" +
+      "ed_messages\030\020 \001(\003R\016storedMessages\022@\n\013com" +
+      "pression\030\021 \001(\0132\036.memoryd.v1.SessionCompr" +
+      "essionR\013compression\022Q\n\025long_term_memory_" +
+      "mode\030\022 \001(\0162\036.memoryd.v1.LongTermMemoryMo" +
+      "deR\022longTermMemoryMode\"\322\001\n\026ExportedSessi" +
+      "onMessage\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\n" +
+      "session_id\030\002 \001(\tR\tsessionId\022H\n\022session_c" +
+      "reated_at\030\003 \001(\0132\032.google.protobuf.Timest" +
+      "ampR\020sessionCreatedAt\0224\n\007message\030\004 \001(\0132\032" +
+      ".memoryd.v1.SessionMessageR\007message\"\313\001\n\031" +
+      "ExportedSessionAttachment\022\031\n\010agent_id\030\001 " +
       "\001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessio" +
-      "nId\0228\n\tcomponent\030\003 \001(\0132\032.memoryd.v1.Stat" +
-      "eComponentR\tcomponent\"\327\004\n\014ExportRecord\0222" +
-      "\n\006header\030\001 \001(\0132\030.memoryd.v1.ExportHeader" +
-      "H\000R\006header\0224\n\006memory\030\002 \001(\0132\032.memoryd.v1." +
-      "ExportedMemoryH\000R\006memory\022;\n\tkey_event\030\003 " +
-      "\001(\0132\034.memoryd.v1.ExportedKeyEventH\000R\010key" +
-      "Event\022J\n\016working_memory\030\004 \001(\0132!.memoryd." +
-      "v1.ExportedWorkingMemoryH\000R\rworkingMemor" +
-      "y\0227\n\007profile\030\005 \001(\0132\033.memoryd.v1.Exported" +
-      "ProfileH\000R\007profile\0227\n\007session\030\006 \001(\0132\033.me" +
-      "moryd.v1.ExportedSessionH\000R\007session\0221\n\005s" +
-      "tate\030\007 \001(\0132\031.memoryd.v1.ExportedStateH\000R" +
-      "\005state\022M\n\017session_message\030\010 \001(\0132\".memory" +
-      "d.v1.ExportedSessionMessageH\000R\016sessionMe" +
-      "ssage\022V\n\022session_attachment\030\t \001(\0132%.memo" +
-      "ryd.v1.ExportedSessionAttachmentH\000R\021sess" +
-      "ionAttachmentB\010\n\006record\"r\n\rExportRequest" +
-      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nall_agent" +
-      "s\030\002 \001(\010R\tallAgents\022\'\n\017include_vectors\030\003 " +
-      "\001(\010R\016includeVectors\"\201\001\n\016ExportResponse\0222" +
-      "\n\006record\030\001 \001(\0132\030.memoryd.v1.ExportRecord" +
-      "H\000R\006record\0222\n\010progress\030\002 \001(\0132\024.memoryd.v" +
-      "1.ProgressH\000R\010progressB\007\n\005event\"i\n\rImpor" +
-      "tRequest\0220\n\006record\030\001 \001(\0132\030.memoryd.v1.Ex" +
-      "portRecordR\006record\022&\n\017target_agent_id\030\002 " +
-      "\001(\tR\rtargetAgentId\"?\n\017ImportRejection\022\024\n" +
-      "\005index\030\001 \001(\003R\005index\022\026\n\006reason\030\002 \001(\tR\006rea" +
-      "son\"\177\n\016ImportResponse\022\032\n\010imported\030\001 \001(\003R" +
-      "\010imported\022\030\n\007skipped\030\002 \001(\003R\007skipped\0227\n\010r" +
-      "ejected\030\003 \003(\0132\033.memoryd.v1.ImportRejecti" +
-      "onR\010rejected\"i\n\016ReembedRequest\022\031\n\010agent_" +
-      "id\030\001 \001(\tR\007agentId\022\035\n\nall_agents\030\002 \001(\010R\ta" +
-      "llAgents\022\035\n\nbatch_size\030\003 \001(\005R\tbatchSize\"" +
-      "X\n\rReembedResult\022\036\n\nreembedded\030\001 \001(\003R\nre" +
-      "embedded\022\'\n\017embedding_model\030\002 \001(\tR\016embed" +
-      "dingModel\"\203\001\n\017ReembedResponse\0222\n\010progres" +
-      "s\030\001 \001(\0132\024.memoryd.v1.ProgressH\000R\010progres" +
-      "s\0223\n\006result\030\002 \001(\0132\031.memoryd.v1.ReembedRe" +
-      "sultH\000R\006resultB\007\n\005event2\234\006\n\020LifecycleSer" +
-      "vice\022E\n\010GetStats\022\033.memoryd.v1.GetStatsRe" +
-      "quest\032\034.memoryd.v1.GetStatsResponse\022B\n\007A" +
-      "rchive\022\032.memoryd.v1.ArchiveRequest\032\033.mem" +
-      "oryd.v1.ArchiveResponse\022B\n\007Restore\022\032.mem" +
-      "oryd.v1.RestoreRequest\032\033.memoryd.v1.Rest" +
-      "oreResponse\022<\n\005Prune\022\030.memoryd.v1.PruneR" +
-      "equest\032\031.memoryd.v1.PruneResponse\022<\n\005Res" +
-      "et\022\030.memoryd.v1.ResetRequest\032\031.memoryd.v" +
-      "1.ResetResponse\022D\n\007Compact\022\032.memoryd.v1." +
-      "CompactRequest\032\033.memoryd.v1.CompactRespo" +
-      "nse0\001\022Y\n\016RunMaintenance\022!.memoryd.v1.Run" +
-      "MaintenanceRequest\032\".memoryd.v1.RunMaint" +
-      "enanceResponse0\001\022P\n\013Consolidate\022\036.memory" +
-      "d.v1.ConsolidateRequest\032\037.memoryd.v1.Con" +
-      "solidateResponse0\001\022A\n\006Export\022\031.memoryd.v" +
-      "1.ExportRequest\032\032.memoryd.v1.ExportRespo" +
-      "nse0\001\022A\n\006Import\022\031.memoryd.v1.ImportReque" +
-      "st\032\032.memoryd.v1.ImportResponse(\001\022D\n\007Reem" +
-      "bed\022\032.memoryd.v1.ReembedRequest\032\033.memory" +
-      "d.v1.ReembedResponse0\001Bp\n\016dev.memoryd.v1" +
-      "B\025LifecycleServiceProtoP\001\242\002\003MXX\252\002\nMemory" +
-      "d.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetada" +
-      "ta\352\002\013Memoryd::V1b\006proto3"
+      "nId\022H\n\022session_created_at\030\003 \001(\0132\032.google" +
+      ".protobuf.TimestampR\020sessionCreatedAt\022\020\n" +
+      "\003seq\030\004 \001(\003R\003seq\022\030\n\007content\030\005 \001(\tR\007conten" +
+      "t\"\203\001\n\rExportedState\022\031\n\010agent_id\030\001 \001(\tR\007a" +
+      "gentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0228\n" +
+      "\tcomponent\030\003 \001(\0132\032.memoryd.v1.StateCompo" +
+      "nentR\tcomponent\"\327\004\n\014ExportRecord\0222\n\006head" +
+      "er\030\001 \001(\0132\030.memoryd.v1.ExportHeaderH\000R\006he" +
+      "ader\0224\n\006memory\030\002 \001(\0132\032.memoryd.v1.Export" +
+      "edMemoryH\000R\006memory\022;\n\tkey_event\030\003 \001(\0132\034." +
+      "memoryd.v1.ExportedKeyEventH\000R\010keyEvent\022" +
+      "J\n\016working_memory\030\004 \001(\0132!.memoryd.v1.Exp" +
+      "ortedWorkingMemoryH\000R\rworkingMemory\0227\n\007p" +
+      "rofile\030\005 \001(\0132\033.memoryd.v1.ExportedProfil" +
+      "eH\000R\007profile\0227\n\007session\030\006 \001(\0132\033.memoryd." +
+      "v1.ExportedSessionH\000R\007session\0221\n\005state\030\007" +
+      " \001(\0132\031.memoryd.v1.ExportedStateH\000R\005state" +
+      "\022M\n\017session_message\030\010 \001(\0132\".memoryd.v1.E" +
+      "xportedSessionMessageH\000R\016sessionMessage\022" +
+      "V\n\022session_attachment\030\t \001(\0132%.memoryd.v1" +
+      ".ExportedSessionAttachmentH\000R\021sessionAtt" +
+      "achmentB\010\n\006record\"r\n\rExportRequest\022\031\n\010ag" +
+      "ent_id\030\001 \001(\tR\007agentId\022\035\n\nall_agents\030\002 \001(" +
+      "\010R\tallAgents\022\'\n\017include_vectors\030\003 \001(\010R\016i" +
+      "ncludeVectors\"\201\001\n\016ExportResponse\0222\n\006reco" +
+      "rd\030\001 \001(\0132\030.memoryd.v1.ExportRecordH\000R\006re" +
+      "cord\0222\n\010progress\030\002 \001(\0132\024.memoryd.v1.Prog" +
+      "ressH\000R\010progressB\007\n\005event\"i\n\rImportReque" +
+      "st\0220\n\006record\030\001 \001(\0132\030.memoryd.v1.ExportRe" +
+      "cordR\006record\022&\n\017target_agent_id\030\002 \001(\tR\rt" +
+      "argetAgentId\"?\n\017ImportRejection\022\024\n\005index" +
+      "\030\001 \001(\003R\005index\022\026\n\006reason\030\002 \001(\tR\006reason\"\177\n" +
+      "\016ImportResponse\022\032\n\010imported\030\001 \001(\003R\010impor" +
+      "ted\022\030\n\007skipped\030\002 \001(\003R\007skipped\0227\n\010rejecte" +
+      "d\030\003 \003(\0132\033.memoryd.v1.ImportRejectionR\010re" +
+      "jected\"i\n\016ReembedRequest\022\031\n\010agent_id\030\001 \001" +
+      "(\tR\007agentId\022\035\n\nall_agents\030\002 \001(\010R\tallAgen" +
+      "ts\022\035\n\nbatch_size\030\003 \001(\005R\tbatchSize\"X\n\rRee" +
+      "mbedResult\022\036\n\nreembedded\030\001 \001(\003R\nreembedd" +
+      "ed\022\'\n\017embedding_model\030\002 \001(\tR\016embeddingMo" +
+      "del\"\203\001\n\017ReembedResponse\0222\n\010progress\030\001 \001(" +
+      "\0132\024.memoryd.v1.ProgressH\000R\010progress\0223\n\006r" +
+      "esult\030\002 \001(\0132\031.memoryd.v1.ReembedResultH\000" +
+      "R\006resultB\007\n\005event2\260\007\n\020LifecycleService\022E" +
+      "\n\010GetStats\022\033.memoryd.v1.GetStatsRequest\032" +
+      "\034.memoryd.v1.GetStatsResponse\022B\n\007Archive" +
+      "\022\032.memoryd.v1.ArchiveRequest\032\033.memoryd.v" +
+      "1.ArchiveResponse\022B\n\007Restore\022\032.memoryd.v" +
+      "1.RestoreRequest\032\033.memoryd.v1.RestoreRes" +
+      "ponse\022<\n\005Prune\022\030.memoryd.v1.PruneRequest" +
+      "\032\031.memoryd.v1.PruneResponse\022<\n\005Reset\022\030.m" +
+      "emoryd.v1.ResetRequest\032\031.memoryd.v1.Rese" +
+      "tResponse\022D\n\007Compact\022\032.memoryd.v1.Compac" +
+      "tRequest\032\033.memoryd.v1.CompactResponse0\001\022" +
+      "Y\n\016RunMaintenance\022!.memoryd.v1.RunMainte" +
+      "nanceRequest\032\".memoryd.v1.RunMaintenance" +
+      "Response0\001\022P\n\013Consolidate\022\036.memoryd.v1.C" +
+      "onsolidateRequest\032\037.memoryd.v1.Consolida" +
+      "teResponse0\001\022A\n\006Export\022\031.memoryd.v1.Expo" +
+      "rtRequest\032\032.memoryd.v1.ExportResponse0\001\022" +
+      "A\n\006Import\022\031.memoryd.v1.ImportRequest\032\032.m" +
+      "emoryd.v1.ImportResponse(\001\022D\n\007Reembed\022\032." +
+      "memoryd.v1.ReembedRequest\032\033.memoryd.v1.R" +
+      "eembedResponse0\001\022<\n\005Erase\022\030.memoryd.v1.E" +
+      "raseRequest\032\031.memoryd.v1.EraseResponse\022T" +
+      "\n\rVerifyErasure\022 .memoryd.v1.VerifyErasu" +
+      "reRequest\032!.memoryd.v1.VerifyErasureResp" +
+      "onseBp\n\016dev.memoryd.v1B\025LifecycleService" +
+      "ProtoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342" +
+      "\002\026Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006" +
+      "proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -531,170 +575,200 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ResetResponse_descriptor,
         new java.lang.String[] { "Deleted", });
-    internal_static_memoryd_v1_CompactRequest_descriptor =
+    internal_static_memoryd_v1_EraseRequest_descriptor =
       getDescriptor().getMessageType(12);
+    internal_static_memoryd_v1_EraseRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_EraseRequest_descriptor,
+        new java.lang.String[] { "AgentId", "WholeAgent", "Ids", "DryRun", "Subject", });
+    internal_static_memoryd_v1_EraseResponse_descriptor =
+      getDescriptor().getMessageType(13);
+    internal_static_memoryd_v1_EraseResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_EraseResponse_descriptor,
+        new java.lang.String[] { "Places", "Ids", "Digest", "DryRun", });
+    internal_static_memoryd_v1_VerifyErasureRequest_descriptor =
+      getDescriptor().getMessageType(14);
+    internal_static_memoryd_v1_VerifyErasureRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_VerifyErasureRequest_descriptor,
+        new java.lang.String[] { "Needles", });
+    internal_static_memoryd_v1_ErasureResidue_descriptor =
+      getDescriptor().getMessageType(15);
+    internal_static_memoryd_v1_ErasureResidue_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_ErasureResidue_descriptor,
+        new java.lang.String[] { "Path", "Needle", "Count", });
+    internal_static_memoryd_v1_VerifyErasureResponse_descriptor =
+      getDescriptor().getMessageType(16);
+    internal_static_memoryd_v1_VerifyErasureResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_VerifyErasureResponse_descriptor,
+        new java.lang.String[] { "FilesScanned", "BytesScanned", "Residue", "Skipped", });
+    internal_static_memoryd_v1_CompactRequest_descriptor =
+      getDescriptor().getMessageType(17);
     internal_static_memoryd_v1_CompactRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_CompactRequest_descriptor,
         new java.lang.String[] { "AgentId", "MergeGroupThreshold", "MergeSimilarity", });
     internal_static_memoryd_v1_CompactResult_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(18);
     internal_static_memoryd_v1_CompactResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_CompactResult_descriptor,
         new java.lang.String[] { "TombstonesPurged", "ExpiredPurged", "Merged", "StoreOptimized", });
     internal_static_memoryd_v1_CompactResponse_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(19);
     internal_static_memoryd_v1_CompactResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_CompactResponse_descriptor,
         new java.lang.String[] { "Progress", "Result", "Event", });
     internal_static_memoryd_v1_RunMaintenanceRequest_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(20);
     internal_static_memoryd_v1_RunMaintenanceRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_RunMaintenanceRequest_descriptor,
         new java.lang.String[] { "AgentId", "MaxEntries", "RetentionDays", "Consolidate", });
     internal_static_memoryd_v1_MaintenanceResult_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(21);
     internal_static_memoryd_v1_MaintenanceResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_MaintenanceResult_descriptor,
         new java.lang.String[] { "Archived", "DeletedByRetention", "Expired", "Compacted", "FinishedAt", "Consolidated", "Degraded", });
     internal_static_memoryd_v1_ConsolidateRequest_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(22);
     internal_static_memoryd_v1_ConsolidateRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ConsolidateRequest_descriptor,
         new java.lang.String[] { "AgentId", "DryRun", "MinAgeDays", "MinGroupSize", "Tags", });
     internal_static_memoryd_v1_ConsolidatedGroup_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(23);
     internal_static_memoryd_v1_ConsolidatedGroup_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ConsolidatedGroup_descriptor,
         new java.lang.String[] { "Group", "SourceIds", "DerivedId", "Content", "Method", });
     internal_static_memoryd_v1_ConsolidateResult_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(24);
     internal_static_memoryd_v1_ConsolidateResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ConsolidateResult_descriptor,
         new java.lang.String[] { "Groups", "Consolidated", "DryRun", "Details", "Degraded", });
     internal_static_memoryd_v1_ConsolidateResponse_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(25);
     internal_static_memoryd_v1_ConsolidateResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ConsolidateResponse_descriptor,
         new java.lang.String[] { "Progress", "Result", "Event", });
     internal_static_memoryd_v1_RunMaintenanceResponse_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(26);
     internal_static_memoryd_v1_RunMaintenanceResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_RunMaintenanceResponse_descriptor,
         new java.lang.String[] { "Progress", "Result", "Event", });
     internal_static_memoryd_v1_ExportHeader_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(27);
     internal_static_memoryd_v1_ExportHeader_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportHeader_descriptor,
         new java.lang.String[] { "Format", "TenantId", "AgentId", "ExportedAt", "EmbeddingModel", "EmbeddingDimension", });
     internal_static_memoryd_v1_ExportedMemory_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(28);
     internal_static_memoryd_v1_ExportedMemory_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedMemory_descriptor,
         new java.lang.String[] { "Memory", "Vector", });
     internal_static_memoryd_v1_ExportedKeyEvent_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(29);
     internal_static_memoryd_v1_ExportedKeyEvent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedKeyEvent_descriptor,
         new java.lang.String[] { "AgentId", "Entry", "Current", });
     internal_static_memoryd_v1_ExportedWorkingMemory_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(30);
     internal_static_memoryd_v1_ExportedWorkingMemory_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedWorkingMemory_descriptor,
         new java.lang.String[] { "AgentId", "WorkingMemory", "Ttl", });
     internal_static_memoryd_v1_ExportedProfile_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(31);
     internal_static_memoryd_v1_ExportedProfile_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedProfile_descriptor,
         new java.lang.String[] { "AgentId", "Profile", "Version", });
     internal_static_memoryd_v1_ExportedSession_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(32);
     internal_static_memoryd_v1_ExportedSession_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedSession_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "FixedZone", "Summary", "Messages", "ExpiresAt", "Closed", "CreatedAt", "UpdatedAt", "Ttl", "Summarizer", "SummaryDegraded", "MessageCount", "Version", "SummarizedThroughSeq", "StoredMessages", "Compression", "LongTermMemoryMode", });
     internal_static_memoryd_v1_ExportedSessionMessage_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(33);
     internal_static_memoryd_v1_ExportedSessionMessage_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedSessionMessage_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "SessionCreatedAt", "Message", });
     internal_static_memoryd_v1_ExportedSessionAttachment_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(34);
     internal_static_memoryd_v1_ExportedSessionAttachment_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedSessionAttachment_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "SessionCreatedAt", "Seq", "Content", });
     internal_static_memoryd_v1_ExportedState_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(35);
     internal_static_memoryd_v1_ExportedState_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportedState_descriptor,
         new java.lang.String[] { "AgentId", "SessionId", "Component", });
     internal_static_memoryd_v1_ExportRecord_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(36);
     internal_static_memoryd_v1_ExportRecord_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportRecord_descriptor,
         new java.lang.String[] { "Header", "Memory", "KeyEvent", "WorkingMemory", "Profile", "Session", "State", "SessionMessage", "SessionAttachment", "Record", });
     internal_static_memoryd_v1_ExportRequest_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(37);
     internal_static_memoryd_v1_ExportRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportRequest_descriptor,
         new java.lang.String[] { "AgentId", "AllAgents", "IncludeVectors", });
     internal_static_memoryd_v1_ExportResponse_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(38);
     internal_static_memoryd_v1_ExportResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ExportResponse_descriptor,
         new java.lang.String[] { "Record", "Progress", "Event", });
     internal_static_memoryd_v1_ImportRequest_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(39);
     internal_static_memoryd_v1_ImportRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ImportRequest_descriptor,
         new java.lang.String[] { "Record", "TargetAgentId", });
     internal_static_memoryd_v1_ImportRejection_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(40);
     internal_static_memoryd_v1_ImportRejection_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ImportRejection_descriptor,
         new java.lang.String[] { "Index", "Reason", });
     internal_static_memoryd_v1_ImportResponse_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(41);
     internal_static_memoryd_v1_ImportResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ImportResponse_descriptor,
         new java.lang.String[] { "Imported", "Skipped", "Rejected", });
     internal_static_memoryd_v1_ReembedRequest_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(42);
     internal_static_memoryd_v1_ReembedRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ReembedRequest_descriptor,
         new java.lang.String[] { "AgentId", "AllAgents", "BatchSize", });
     internal_static_memoryd_v1_ReembedResult_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(43);
     internal_static_memoryd_v1_ReembedResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ReembedResult_descriptor,
         new java.lang.String[] { "Reembedded", "EmbeddingModel", });
     internal_static_memoryd_v1_ReembedResponse_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(44);
     internal_static_memoryd_v1_ReembedResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ReembedResponse_descriptor,
