@@ -68,6 +68,7 @@ class TenantUnary(Unary[I, O]):
     """A request-response RPC whose request names no agent (a tenant-wide operation)."""
 
     def agent_of(self, request: Any) -> str:
+        """No agent: the operation is the caller's tenant's."""
         return ""
 
 

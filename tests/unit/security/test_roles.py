@@ -27,7 +27,7 @@ from memoryd_proto.v1 import (
 )
 
 FILES = (memory_service_pb2, snapshot_service_pb2, lifecycle_service_pb2)
-ADMIN_ONLY = {"Reset", "Prune", "Import", "Reembed"}
+ADMIN_ONLY = {"Reset", "Prune", "Import", "Reembed", "Erase", "VerifyErasure"}
 
 
 def all_methods() -> list[tuple[str, str]]:
