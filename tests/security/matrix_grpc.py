@@ -60,6 +60,9 @@ class GrpcCase:
     shows_pii: bool = False
     #: What a write's own agent is seeded with (reads run on a fully seeded one).
     seeds: frozenset[str] = EVERYTHING
+    #: Refused below the highest clearance (it removes and counts what such a caller
+    #: may not read): PERMISSION_DENIED for a masked principal that has the role.
+    highest_clearance: bool = False
 
     @property
     def id(self) -> str:
@@ -470,6 +473,7 @@ CASES: tuple[GrpcCase, ...] = (
         "LifecycleService.Erase",
         "",
         lambda s: lpb.EraseRequest(agent_id=s.agent, whole_agent=True),
+        highest_clearance=True,
     ),
     # Every tenant's folders hold the seeded email: only the caller's may be scanned.
     C("LifecycleService.VerifyErasure", "", lambda s: lpb.VerifyErasureRequest(needles=[EMAIL])),

@@ -169,6 +169,7 @@ def test_grpc(case: GrpcCase, matrix: Matrix, grpc_results: dict[str, dict[str, 
         shows_pii=case.shows_pii,
         unmasked_for_admin=op.unmasked_for_admin,
         seeded_ids=matrix.seeded_ids,
+        highest_clearance=case.highest_clearance,
     )
 
 
@@ -230,6 +231,7 @@ def check(
     shows_pii: bool,
     unmasked_for_admin: bool,
     seeded_ids: set[str],
+    highest_clearance: bool = False,
 ) -> None:
     """One case's outcomes for every principal, against what its effect allows."""
     for key in PRINCIPALS:
@@ -239,6 +241,8 @@ def check(
         assert got.code != "INTERNAL", (key.name, got)
         if role.value not in key.roles:
             assert got.code == "PERMISSION_DENIED", (key.name, role, got)
+        elif highest_clearance and key in MASKED:
+            assert got.code == "PERMISSION_DENIED", (key.name, "below the highest clearance", got)
         elif key is OTHER:
             assert got.code in OTHER_TENANT_CODES, (key.name, got)
         else:

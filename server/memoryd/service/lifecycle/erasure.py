@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.errors import InvalidArgument, PermissionDenied
 from memoryd.domain.lifecycle import (
     EraseReceipt,
     EraseRequest,
@@ -26,7 +26,7 @@ from memoryd.domain.lifecycle import (
     Residue,
     VerifyErasureRequest,
 )
-from memoryd.domain.models import Partition
+from memoryd.domain.models import Partition, SecurityLevel
 from memoryd.service.common import scanning
 from memoryd.service.keyed.keys import file_segment, quoted_segment
 from memoryd.service.keyed.tree import partition_dir
@@ -75,11 +75,22 @@ class Eraser:
     #: The one tenant of a sidecar daemon (None: several tenants may share the files).
     sole_tenant: str | None = None
 
-    async def erase(self, partition: Partition, request: EraseRequest) -> EraseReceipt:
+    async def erase(
+        self, partition: Partition, request: EraseRequest, clearance: SecurityLevel
+    ) -> EraseReceipt:
+        """Erase what ``request`` selects of ``partition``: memories above
+        ``clearance`` are not the caller's to name (they look missing), and erasing a
+        whole agent or a subject, which removes and counts everything that matches,
+        needs the highest clearance."""
         chosen = [request.whole_agent, bool(request.ids), bool(request.subject)]
         if sum(chosen) != 1:
             raise InvalidArgument.field(
                 "ids", "name memory ids, a subject or set whole_agent (exactly one of them)"
+            )
+        if not request.ids and clearance < max(SecurityLevel):
+            raise PermissionDenied(
+                "erasing a whole agent or a subject needs the highest clearance: it "
+                "removes, and counts, memories the caller may not read"
             )
         if request.ids:
             await self._check_ids(request.ids)
@@ -89,10 +100,10 @@ class Eraser:
             )
         keyed = self.deps.keyed
         if keyed is None:
-            return await self._erase(partition, request)
+            return await self._erase(partition, request, clearance)
         # Under the key lock; on release the key mirror is repaired from the records.
         async with keyed.exclusive(partition):
-            return await self._erase(partition, request)
+            return await self._erase(partition, request, clearance)
 
     async def _check_ids(self, ids: tuple[str, ...]) -> None:
         limit = self.deps.limits.max_batch_size
@@ -101,7 +112,9 @@ class Eraser:
         if any(not i for i in ids):
             raise InvalidArgument.field("ids", "must not contain empty ids")
 
-    async def _erase(self, partition: Partition, request: EraseRequest) -> EraseReceipt:
+    async def _erase(
+        self, partition: Partition, request: EraseRequest, clearance: SecurityLevel
+    ) -> EraseReceipt:
         deps, dry_run = self.deps, request.dry_run
         records: dict[str, int] = {}
         files = Files()
@@ -115,15 +128,19 @@ class Eraser:
             records = await self._matched_records(partition, match, dry_run=dry_run)
             files = Files(mirror=bool(match.keys), history_holding=request.subject)
         else:
-            ids = await self._unkeyed(partition, request.ids)
+            ids = await self._unkeyed(partition, request.ids, clearance)
         places = {"store.memories": len(ids), **records}
         if not dry_run:
             places["store.memories"] = await bulk.delete(deps, partition, ids)
         places.update(await asyncio.to_thread(self._files, partition, files, dry_run))
+        removed = any(places.values())
         places.update(dict.fromkeys(SHREDDED, 0))
-        if not dry_run:
-            places.update(await shred(deps.store))
-            places.update(await shred(deps.records))
+        if removed and not dry_run:
+            shredded = {**await shred(deps.store), **await shred(deps.records)}
+            # The log and the tables hold every tenant's writes: what a shred dropped
+            # counts the others' writes too, so only a daemon of one tenant says it.
+            if self.sole_tenant is not None:
+                places.update(shredded)
         return EraseReceipt(
             places=dict(sorted(places.items())),
             ids=tuple(sorted(ids)),
@@ -137,10 +154,15 @@ class Eraser:
             ids.extend(m.id for m in page)
         return ids
 
-    async def _unkeyed(self, partition: Partition, wanted: tuple[str, ...]) -> list[str]:
-        """The ids the partition holds; a keyed memory's is refused (its key's records
-        hold its content too: a subject or a whole-agent erasure removes them)."""
-        found = await self.deps.store.get(partition, list(dict.fromkeys(wanted)))
+    async def _unkeyed(
+        self, partition: Partition, wanted: tuple[str, ...], clearance: SecurityLevel
+    ) -> list[str]:
+        """The ids the partition holds at most at ``clearance`` (the others behave as
+        if they did not exist, as for ForgetMemories); a keyed memory's is refused (its
+        key's records hold its content too: a subject or a whole-agent erasure removes
+        them)."""
+        stored = await self.deps.store.get(partition, list(dict.fromkeys(wanted)))
+        found = [m for m in stored if m.security_level <= clearance]
         keyed = sorted(m.id for m in found if m.key)
         if keyed:
             raise InvalidArgument.field(

@@ -311,7 +311,7 @@ class LifecycleService:
     async def erase(self, scope: CallScope, request: EraseRequest) -> EraseReceipt:
         """Erase the agent's partition, or memories of it, from every place a copy of
         them is kept (docs/erasure.md); ``dry_run`` changes nothing."""
-        return await self.eraser.erase(scope.partition, request)
+        return await self.eraser.erase(scope.partition, request, scope.clearance)
 
     async def verify_erasure(self, scope: CallScope, request: VerifyErasureRequest) -> ErasureCheck:
         """Files of the data directory that still hold any of the request's strings
