@@ -54,9 +54,11 @@ def _security_daemon(
     root = tmp_path_factory.mktemp("security")
     config = api_key_config(
         [p.key for p in world.principals] + [FUZZER],
-        # Small limits so the fuzzer reaches them; rotation is exercised on the way.
+        # Small limits so the fuzzer reaches them; rotation is exercised on the way,
+        # and every rotated file is kept: the log test reads the whole run's audit, and
+        # pruning at the default 20 files dropped the adversarial suite's denials.
         limits={"max_request_bytes": 1 << 20},
-        audit={"rotate_bytes": 256 * 1024},
+        audit={"rotate_bytes": 256 * 1024, "keep_files": 100_000},
     )
     daemon = Daemon(
         data_dir=root / "data", env=env, config_file=write_config(root / "memoryd.yaml", config)
