@@ -10,10 +10,12 @@ import os
 # operator's own value wins.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
-# Before anything imports lancedb: skip its REST client's import-time validators
-# (see lance_imports.py: most of lancedb's import time, for a client memoryd never uses).
-from memoryd.lance_imports import defer_rest_client_init
+# Before anything imports lancedb: skip its REST client's import-time validators and
+# its override checks (see lance_imports.py: most of lancedb's import time, for a
+# client memoryd never uses and a check Python 3.12+ does not run either).
+from memoryd.lance_imports import defer_rest_client_init, skip_override_checks
 
 defer_rest_client_init()
+skip_override_checks()
 
 __version__ = "0.1.0"
