@@ -28,7 +28,7 @@ from memoryd.domain.snapshot import (
 )
 from memoryd.domain.snapshot import SnapshotSection as S
 from memoryd.mcp import render
-from memoryd.service.snapshot import quoting
+from memoryd.service.common import quoting
 from tests.unit.snapshot.world import World, scope_for, world
 
 A = scope_for("agent-trust")

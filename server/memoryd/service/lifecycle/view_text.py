@@ -5,7 +5,11 @@ Each memory is one bullet line under the heading of its type, ending with its
 marker ``<!-- m:<short id> -->`` (a stable hash of its id) so a person's edit of the
 line can be matched back to the memory. The headings are the layered-memory
 design's (``# USER MEMORY``, ``## User Preferences``, ``## Known Facts``, ``## User
-Patterns``; ``## Proven Skills`` in learnings.md).
+Patterns``; ``## Proven Skills`` in learnings.md). What a tool returned, a web page or
+a file (domain.models.QUOTED_KINDS) is rendered as quoted data after its source, as in
+the default read: an agent that reads memory.md as its context reads it as data, and
+nothing in it can end the quoting or fake a heading or a marker. Such a line reads
+back as its content; when a person rewrote the quoting itself, as the line's text.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from memoryd.domain.models import Memory, MemoryType
+from memoryd.domain.models import Memory, MemoryType, is_quoted
+from memoryd.service.common.quoting import text_quoted, text_unquoted
 
 #: Hex digits of a marker: unique enough within one agent's rendered memories.
 SHORT_ID_CHARS = 12
@@ -72,6 +77,14 @@ def line_text(content: str) -> str:
     return " ".join(content.split())
 
 
+def bullet_text(memory: Memory) -> str:
+    """A memory's line in a view, before its marker: quoted data after its source when
+    its provenance is untrusted (tool, web, file), else its content on one line."""
+    if memory.source is not None and is_quoted(memory.source):
+        return text_quoted(memory.source, memory.content)
+    return line_text(memory.content)
+
+
 def render(view: View, memories: Iterable[Memory]) -> str:
     """The file's text: every memory of the view's types under its heading, oldest
     first (a new memory lands at the end of its section, so lines do not move)."""
@@ -83,7 +96,7 @@ def render(view: View, memories: Iterable[Memory]) -> str:
     for heading, memory_type in view.sections:
         parts.append(heading)
         parts.extend(
-            f"- {line_text(m.content)} <!-- m:{short_id(m.id)} -->" for m in by_type[memory_type]
+            f"- {bullet_text(m)} <!-- m:{short_id(m.id)} -->" for m in by_type[memory_type]
         )
         parts.append("")
     return "\n".join(parts)
@@ -106,7 +119,10 @@ def parse(view: View, text: str) -> list[Line]:
         body = bullet.group(1)
         marker = _MARKER.search(body)
         found = marker.group(1) if marker else None
-        content = line_text(body[: marker.start()] if marker else body)
-        if content:
+        shown = body[: marker.start()] if marker else body
+        content = text_unquoted(shown.strip())
+        if content is None:
+            content = line_text(shown)
+        if content.strip():
             lines.append(Line(found, current, content))
     return lines

@@ -36,6 +36,7 @@ from memoryd.domain.principal import CallScope
 from memoryd.domain.records import RecordKind
 from memoryd.domain.snapshot import DefaultReadLine, DefaultReadRequest, DefaultReadResult
 from memoryd.security.masking import Mask, Masker, mask_json_text, mask_path
+from memoryd.service.common import quoting
 from memoryd.service.common import validation as check
 from memoryd.service.common.tokens import TokenCounter
 from memoryd.service.common.undecodable import decodable
@@ -44,7 +45,6 @@ from memoryd.service.keyed.docs import entry_from, mirror_fields, source_summary
 from memoryd.service.keyed.index import IndexedKey, KeyIndexes, Ranking, one_line
 from memoryd.service.keyed.keys import InvalidKey, KeyLimits, normalise_prefix
 from memoryd.service.keyed.tree import ts_text
-from memoryd.service.snapshot import quoting
 from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)

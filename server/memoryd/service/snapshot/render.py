@@ -49,7 +49,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from memoryd.domain.models import Provenance, is_quoted
 from memoryd.domain.snapshot import SnapshotFormat, SnapshotSection
-from memoryd.service.snapshot import quoting
+from memoryd.service.common import quoting
 
 ELLIPSIS = "…"
 ROOT_TAG = "long_term_memory"
