@@ -105,9 +105,10 @@ class RecallSettings(BaseModel):
     #: 0.5; e5, whose cosines crowd into a narrow band, far less: at 0.5 its vector
     #: side was flattened and e5 gained nothing over MiniLM, issue 32).
     convex_min_spread: float = Field(0.5, ge=0, le=2)
-    #: Context expansion of hybrid recall (service/memories/context.py): the memories this many
-    #: steps before and after each of the ``context_seeds`` best candidates, in their
-    #: namespace by created_at, join the results just below it (relevance x
+    #: Context expansion of hybrid recall (service/memories/context.py), the default of
+    #: RecallRequest.context_window: the turns this many steps before and after each of
+    #: the ``context_seeds`` best candidates (of its session by sequence when it has one,
+    #: else of its namespace by created_at) join the results just below it (relevance x
     #: ``context_discount`` per step); 0 (the default) turns it off. On REALTALK
     #: (bench/quality.py, 2026-11-25, 1 neighbour of the best hit) it raised the dev
     #: chats' recall_all@10 0.450 -> 0.464 but left the held-out chats level (0.440 ->
