@@ -88,11 +88,11 @@ async def test_neighbours_come_from_the_hits_own_session_by_sequence(make_rig: M
     assert got[0] == ids["a"][1] and set(got[1:3]) == {ids["a"][0], ids["a"][2]}
     best = out.results[0].components.relevance
     for r in out.results[1:3]:
-        assert r.components.relevance == pytest.approx(best * 0.9)
+        assert r.components.relevance == pytest.approx(best * OFF.context_discount)
     wider = await rig.service.recall(S, ask(1, limit=10, context_window=2))
     by_id = {r.memory.id: r.components.relevance for r in wider.results}
-    assert by_id[ids["a"][3]] == pytest.approx(best * 0.9**2)  # two steps away
-    assert ids["a"][4] not in by_id or by_id[ids["a"][4]] < best * 0.9**2
+    assert by_id[ids["a"][3]] == pytest.approx(best * OFF.context_discount**2)  # two steps away
+    assert ids["a"][4] not in by_id or by_id[ids["a"][4]] < best * OFF.context_discount**2
 
 
 async def test_the_requests_window_overrides_the_servers_default(make_rig: MakeRig) -> None:

@@ -637,7 +637,7 @@ private static final long serialVersionUID = 0L;
    * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
    * session by sequence when it has one (RememberRequest.session_id / sequence),
    * else its neighbours in its namespace by created_at. Each ranks just below its hit,
-   * relevance = the hit's x recall.context_discount (0.9) per step; they count
+   * relevance = the hit's x recall.context_discount (0.5) per step; they count
    * against limit (the list is cut after them), min_score and min_relevance apply to
    * them, and they are read through the request's filters and the caller's clearance.
    * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
@@ -656,7 +656,7 @@ private static final long serialVersionUID = 0L;
    * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
    * session by sequence when it has one (RememberRequest.session_id / sequence),
    * else its neighbours in its namespace by created_at. Each ranks just below its hit,
-   * relevance = the hit's x recall.context_discount (0.9) per step; they count
+   * relevance = the hit's x recall.context_discount (0.5) per step; they count
    * against limit (the list is cut after them), min_score and min_relevance apply to
    * them, and they are read through the request's filters and the caller's clearance.
    * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
@@ -3242,7 +3242,7 @@ private static final long serialVersionUID = 0L;
      * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
      * session by sequence when it has one (RememberRequest.session_id / sequence),
      * else its neighbours in its namespace by created_at. Each ranks just below its hit,
-     * relevance = the hit's x recall.context_discount (0.9) per step; they count
+     * relevance = the hit's x recall.context_discount (0.5) per step; they count
      * against limit (the list is cut after them), min_score and min_relevance apply to
      * them, and they are read through the request's filters and the caller's clearance.
      * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
@@ -3261,7 +3261,7 @@ private static final long serialVersionUID = 0L;
      * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
      * session by sequence when it has one (RememberRequest.session_id / sequence),
      * else its neighbours in its namespace by created_at. Each ranks just below its hit,
-     * relevance = the hit's x recall.context_discount (0.9) per step; they count
+     * relevance = the hit's x recall.context_discount (0.5) per step; they count
      * against limit (the list is cut after them), min_score and min_relevance apply to
      * them, and they are read through the request's filters and the caller's clearance.
      * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
@@ -3280,7 +3280,7 @@ private static final long serialVersionUID = 0L;
      * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
      * session by sequence when it has one (RememberRequest.session_id / sequence),
      * else its neighbours in its namespace by created_at. Each ranks just below its hit,
-     * relevance = the hit's x recall.context_discount (0.9) per step; they count
+     * relevance = the hit's x recall.context_discount (0.5) per step; they count
      * against limit (the list is cut after them), min_score and min_relevance apply to
      * them, and they are read through the request's filters and the caller's clearance.
      * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
@@ -3303,7 +3303,7 @@ private static final long serialVersionUID = 0L;
      * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
      * session by sequence when it has one (RememberRequest.session_id / sequence),
      * else its neighbours in its namespace by created_at. Each ranks just below its hit,
-     * relevance = the hit's x recall.context_discount (0.9) per step; they count
+     * relevance = the hit's x recall.context_discount (0.5) per step; they count
      * against limit (the list is cut after them), min_score and min_relevance apply to
      * them, and they are read through the request's filters and the caller's clearance.
      * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).

@@ -351,7 +351,7 @@ public interface RecallRequestOrBuilder extends
    * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
    * session by sequence when it has one (RememberRequest.session_id / sequence),
    * else its neighbours in its namespace by created_at. Each ranks just below its hit,
-   * relevance = the hit's x recall.context_discount (0.9) per step; they count
+   * relevance = the hit's x recall.context_discount (0.5) per step; they count
    * against limit (the list is cut after them), min_score and min_relevance apply to
    * them, and they are read through the request's filters and the caller's clearance.
    * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
@@ -367,7 +367,7 @@ public interface RecallRequestOrBuilder extends
    * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
    * session by sequence when it has one (RememberRequest.session_id / sequence),
    * else its neighbours in its namespace by created_at. Each ranks just below its hit,
-   * relevance = the hit's x recall.context_discount (0.9) per step; they count
+   * relevance = the hit's x recall.context_discount (0.5) per step; they count
    * against limit (the list is cut after them), min_score and min_relevance apply to
    * them, and they are read through the request's filters and the caller's clearance.
    * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
