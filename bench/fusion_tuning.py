@@ -147,6 +147,8 @@ async def build(corpus: Corpus, docs: Vectors, model_id: str) -> World:
                 occurred_at=turn.created_at,
                 metadata={"turn_id": turn.turn_id},
                 embedding=vector,
+                session_id=turn.session,
+                sequence=turn.sequence,
             )
         )
     for namespace, drafts in by_namespace.items():

@@ -215,6 +215,10 @@ def ingest(stub: mgrpc.MemoryServiceStub, corpus: Corpus, vectors: Vectors | Non
                 # data says (the baseline's server ignores the field).
                 occurred_at=_timestamp(t.created_at),
                 metadata=meta,
+                # Its place in its conversation, for context expansion (the baseline's
+                # server ignores the fields).
+                session_id=t.session,
+                sequence=t.sequence,
             )
             if vectors is not None:
                 item.embedding.extend(vectors[j].tolist())

@@ -157,6 +157,13 @@ def targets(report: dict[str, Any]) -> list[dict[str, Any]]:
     rows.append(("REALTALK MRR", s and s["mrr"], 0.56))
     hop = realtalk.get("runs", {}).get(new, {}).get("all", {}).get("scores", {}).get("multi-hop")
     rows.append(("REALTALK multi-hop recall_all@10", hop and hop["recall_all@10"], 0.22))
+    # Context expansion is opt-in (context_window): its A/B run beside the default's.
+    expanded = "new, context expansion on (vectors supplied)"
+    for split_name in ("all", "held-out"):
+        s = _overall(realtalk, expanded, split_name)
+        if s is not None:
+            label = f"REALTALK {split_name} recall_all@10, context_window 1 (opt-in)"
+            rows.append((label, s["recall_all@10"], 0.52))
     for key, floor in (("memdaily_e5", 0.93), ("memdaily_multilingual", 0.97)):
         m = _overall(report.get(key, {}), new, "all")
         rows.append((f"MemDaily MRR ({key.removeprefix('memdaily_')})", m and m["mrr"], floor))

@@ -43,6 +43,11 @@ class Turn:
     turn_id: str
     text: str
     created_at: datetime
+    #: The conversation the turn belongs to and its number there (RememberRequest's
+    #: session_id / sequence): REALTALK's session ("D3:12": session 3, turn 12) within
+    #: its chat; MemDaily's trajectory, messages in order.
+    session: str = ""
+    sequence: int = 0
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,17 @@ def load_realtalk(max_chats: int | None = None) -> Corpus:
             for t in session:
                 when = t.get("date_time") or session_date
                 text = f"{t['speaker']}: {t['clean_text']}"
-                turns.append(Turn(namespace, t["dia_id"], text, _realtalk_time(when)))
+                session_no, _, turn_no = t["dia_id"].removeprefix("D").partition(":")
+                turns.append(
+                    Turn(
+                        namespace,
+                        t["dia_id"],
+                        text,
+                        _realtalk_time(when),
+                        session=f"{namespace}/{session_no}",
+                        sequence=int(turn_no),
+                    )
+                )
                 known.add(t["dia_id"])
                 last = max(last, _realtalk_time(when))
         for qa in chat["qa"]:
@@ -120,9 +135,9 @@ def load_memdaily(max_files: int | None = None) -> Corpus:
         category = stem.split("_", 1)[1].rsplit("_", 1)[0]
         for trajectory in json.loads(gzip.decompress(path.read_bytes())):
             namespace = f"{stem}/{trajectory['tid']}"
-            for m in trajectory["message_list"]:
+            for seq, m in enumerate(trajectory["message_list"], start=1):
                 created = _memdaily_time(m["time"])
-                turns.append(Turn(namespace, str(m["mid"]), m["message"], created))
+                turns.append(Turn(namespace, str(m["mid"]), m["message"], created, namespace, seq))
             for q in trajectory["question_list"]:
                 gold = frozenset(str(mid) for mid in q["target_step_id"])
                 if gold:

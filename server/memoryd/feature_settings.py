@@ -105,16 +105,22 @@ class RecallSettings(BaseModel):
     #: 0.5; e5, whose cosines crowd into a narrow band, far less: at 0.5 its vector
     #: side was flattened and e5 gained nothing over MiniLM, issue 32).
     convex_min_spread: float = Field(0.5, ge=0, le=2)
-    #: Context expansion of hybrid recall (service/memories/context.py): the memories this many
-    #: steps before and after each of the ``context_seeds`` best candidates, in their
-    #: namespace by created_at, join the results just below it (relevance x
-    #: ``context_discount`` per step); 0 (the default) turns it off. On REALTALK
-    #: (bench/quality.py, 2026-11-25, 1 neighbour of the best hit) it raised the dev
-    #: chats' recall_all@10 0.450 -> 0.464 but left the held-out chats level (0.440 ->
-    #: 0.433, recall_any@10 0.761 -> 0.769: one question each way), so it is opt-in.
+    #: Context expansion of hybrid recall (service/memories/context.py), the default of
+    #: RecallRequest.context_window: the turns this many steps before and after each of
+    #: the ``context_seeds`` best candidates (of its session by sequence when it has one,
+    #: else of its namespace by created_at) join the results just below it (relevance x
+    #: ``context_discount`` per step); 0 (the default) turns it off. On REALTALK (e5,
+    #: bench/context_expansion.py, 2026-11-29; window 1, 1 seed, discount 0.5, chosen on
+    #: the dev chats) recall_all@10 gained 6 dev questions of 562 and 1 held-out of 134,
+    #: lost none, MRR level: too little to change every client's results unasked (and a
+    #: store that is no conversation would get its namespace neighbours), so it is
+    #: opt-in, per request.
     context_neighbours: int = Field(0, ge=0, le=5)
     context_seeds: int = Field(1, ge=1, le=10)
-    context_discount: float = Field(0.9, gt=0, le=1)
+    #: Chosen on REALTALK's dev chats (0.9 / 0.7 / 0.6 / 0.5 / 0.4 / 0.3: recall_all@10
+    #: 0.487 / 0.493 / 0.491 / 0.498 / 0.493 / 0.487, off 0.487): a neighbour at 0.9 of
+    #: its seed pushed found evidence out of the top 10 as often as it brought some in.
+    context_discount: float = Field(0.5, gt=0, le=1)
     #: Pseudo-relevance feedback (service/memories/feedback.py): a second full-text search with
     #: the ``feedback_terms`` terms most particular to the ``feedback_seeds`` best
     #: candidates added, mixed into relevance with ``feedback_weight``; 0 terms: off.

@@ -39,6 +39,11 @@ class MemoryDraft:
     #: ``metadata`` as the writer's JSON text (whitespace between tokens removed),
     #: kept as written; "" when it came as a value.
     metadata_json: str = ""
+    #: The conversation (session, thread) the memory comes from and its turn number
+    #: there ("" and 0: none), kept in metadata (domain/conversation.py): Recall's
+    #: context expansion adds a hit's neighbours in its session by them.
+    session_id: str = ""
+    sequence: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +127,10 @@ class RecallQuery:
     min_relevance: float | None = None
     #: The reference time of relative time expressions in the query; None: the clock.
     now: datetime | None = None
+    #: Context expansion (service/memories/context.py): the turns this many steps
+    #: either side of the best hits, from the same session, join the results; None:
+    #: the server's recall.context_neighbours, 0: off.
+    context_window: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

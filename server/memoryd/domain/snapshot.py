@@ -66,6 +66,9 @@ class SnapshotRequest:
     #: The semantic section leaves out hits whose absolute relevance is below this
     #: (RecallQuery.min_relevance); None: no threshold.
     min_relevance: float | None = None
+    #: The semantic section's context expansion (RecallQuery.context_window); None:
+    #: the server's default.
+    context_window: int | None = None
     #: Only memories whose provenance it admits fill the memory sections (pinned,
     #: semantic, recent); None: any provenance.
     trust: TrustFilter | None = None

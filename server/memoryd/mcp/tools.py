@@ -329,6 +329,8 @@ class DoorTools:
             namespace=a.get("namespace", ""),
             source=provenance(a.get("source")),
             security_level=_level(a),
+            session_id=a.get("session_id", ""),
+            sequence=a.get("sequence", 0),
         )
         out = await t.run(memory_ops.REMEMBER, lambda: draft)
         result = {"id": out.value.memory.id, "deduplicated": out.value.deduplicated}
@@ -343,6 +345,7 @@ class DoorTools:
             ),
             min_relevance=a.get("min_relevance"),
             scoring=Scoring(preset=ScoringPreset(a["scoring"]) if a.get("scoring") else None),
+            context_window=a.get("context_window"),
         )
         out = await t.run(memory_ops.RECALL, lambda: query)
         return render.hits(out.value, out.degraded)

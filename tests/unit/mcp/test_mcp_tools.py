@@ -225,3 +225,25 @@ async def test_recall_reports_relevance_and_takes_min_relevance(harness: Harness
         tools, "recall", {"query": "tea", "min_relevance": 2}, McpRequest(), door.tracing
     )
     assert bad.is_error
+
+
+async def test_remember_takes_a_session_position_and_recall_a_context_window(
+    harness: Harness,  # noqa: F811
+) -> None:
+    door = _door(Services(memories=harness.service), InMemorySpanExporter())
+    tools = DoorTools(door, "a1")
+    turns = ["Ana: any plans?", "Ben: the Lisbon marathon", "Ana: good luck", "Ben: thanks"]
+    for seq, text in enumerate(turns, start=1):
+        turn = {"content": text, "session_id": "run-1", "sequence": seq}
+        assert not (await _run(tools, "remember", turn, McpRequest(), door.tracing)).is_error
+    asked = {"query": "Lisbon marathon", "limit": 3, "context_window": 1}
+    found = await _run(tools, "recall", asked, McpRequest(), door.tracing)
+    assert found.structured_content is not None
+    hits = found.structured_content["memories"]
+    assert hits[0]["content"] == turns[1]
+    assert {h["content"] for h in hits[1:]} == {turns[0], turns[2]}
+    for bad_name, bad in (
+        ("recall", {**asked, "context_window": 6}),
+        ("remember", {"content": "x", "session_id": "run-1", "sequence": 0}),
+    ):
+        assert (await _run(tools, bad_name, bad, McpRequest(), door.tracing)).is_error

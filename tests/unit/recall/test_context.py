@@ -66,7 +66,7 @@ async def test_the_turns_around_the_best_match_follow_it(make_rig: MakeRig) -> N
     assert got[0] == ids[1] and set(got[1:]) == {ids[0], ids[2]}
     best = out.results[0].components.relevance
     for r in out.results[1:]:
-        assert r.components.relevance == pytest.approx(best * 0.9)
+        assert r.components.relevance == pytest.approx(best * ON.context_discount)
         # Found by the vector search too (every memory is, with so few), but far below.
         assert 0 < r.components.fused < out.results[0].components.fused / 3
         assert r.components.similarity == pytest.approx(0.0, abs=1e-6)  # orthogonal axes

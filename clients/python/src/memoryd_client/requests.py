@@ -76,6 +76,8 @@ class RememberItem(TypedDict):
     metadata: NotRequired[JsonObjectArg | None]
     security_level: NotRequired[EnumArg | None]
     embedding: NotRequired[Sequence[float] | None]
+    session_id: NotRequired[str]
+    sequence: NotRequired[int]
 
 
 def _enum(value: EnumArg, names: Mapping[str, E], prefix: str, field: str) -> E:
@@ -315,6 +317,8 @@ def remember_request(
     metadata: JsonObjectArg | None = None,
     security_level: EnumArg | None = None,
     embedding: Sequence[float] | None = None,
+    session_id: str = "",
+    sequence: int = 0,
     field_prefix: str = "",
 ) -> memory_service_pb2.RememberRequest:
     """A ``RememberRequest``. Leaves content checks (empty, too long) to the daemon."""
@@ -324,6 +328,8 @@ def remember_request(
         memory_type=memory_type_value(memory_type, f"{field_prefix}memory_type"),
         tags=_strings(tags),
         namespace=namespace,
+        session_id=session_id,
+        sequence=sequence,
     )
     if importance is not None:
         request.importance = float(importance)

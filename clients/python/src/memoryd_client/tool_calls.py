@@ -265,6 +265,8 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
             importance=args.get("importance"),
             namespace=namespace,
             security_level=args.get("security_level"),
+            session_id=session if "sequence" in args else args.get("session_id", ""),
+            sequence=args.get("sequence", 0),
         )
         return ToolPlan(
             _mapped(
@@ -280,7 +282,7 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
         recall = memories.recall(
             agent, args["query"], limit=args.get("limit", 5), tags=args.get("tags", ()),
             namespace=namespace or None, min_relevance=args.get("min_relevance", 0.0),
-            **trust_keywords(args),
+            context_window=args.get("context_window"), **trust_keywords(args),
         )  # fmt: skip
         return ToolPlan(_mapped(recall, hits))
     if name == "forget":

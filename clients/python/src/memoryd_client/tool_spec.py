@@ -104,6 +104,8 @@ INT = {"type": "integer"}
 #: convert to C int"); the daemon's tests check each has bounds.
 INT32_MAX = 2**31 - 1
 MAX_VERSION = 2**53 - 1
+#: Recall's context_window at most (the daemon's domain.conversation.MAX_CONTEXT_WINDOW).
+MAX_CONTEXT_WINDOW = 5
 MAX_TTL_SECONDS = 36_500 * 86_400
 
 

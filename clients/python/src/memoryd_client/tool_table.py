@@ -27,6 +27,7 @@ from memoryd_client.tool_spec import (
     LEVEL,
     LINE,
     LONG_TERM_MEMORY_MODES,
+    MAX_CONTEXT_WINDOW,
     MAX_TTL_SECONDS,
     MAX_VERSION,
     MEMORY_HIT,
@@ -72,6 +73,13 @@ _SPECS = [
             "importance": {"type": "number", "minimum": 0, "maximum": 1},
             "security_level": LEVEL,
             "source": SOURCE_SCHEMA,
+            "session_id": SESSION,
+            "sequence": integer(
+                1,
+                MAX_VERSION,
+                "The turn's number in the session (needs session_id): recall's "
+                "context_window adds a hit's neighbouring turns by it.",
+            ),
             "agent_id": AGENT,
             "namespace": NAMESPACE,
         },
@@ -99,6 +107,12 @@ _SPECS = [
                 "recency and importance), layered (0.6 cosine + 0.2 exp(-days/30) + 0.2 "
                 "importance), relevance, similarity, decayed or weighted.",
             },
+            "context_window": integer(
+                0,
+                MAX_CONTEXT_WINDOW,
+                "Also return the turns this many steps either side of the best match, from "
+                "its session (they count against limit; unset: the server's default).",
+            ),
             "tags": TAGS,
             "trust": TRUST,
             "agent_id": AGENT,

@@ -82,6 +82,8 @@ def draft_from(req: mpb.RememberRequest, prefix: str = "") -> requests.MemoryDra
         created_at=timestamp_from(req, "created_at", f"{prefix}created_at"),
         occurred_at=timestamp_from(req, "occurred_at", f"{prefix}occurred_at"),
         embedding=vector_from(req.embedding),
+        session_id=req.session_id,
+        sequence=req.sequence,
     )
 
 
@@ -149,6 +151,7 @@ def recall_query_from(req: mpb.RecallRequest) -> requests.RecallQuery:
         min_score=req.min_score or None,
         min_relevance=req.min_relevance or None,
         now=timestamp_from(req, "now"),
+        context_window=req.context_window if req.HasField("context_window") else None,
     )
 
 

@@ -74,6 +74,7 @@ def snapshot_request_from(req: spb.BuildSnapshotRequest) -> SnapshotRequest:
         recent_window=window,
         max_security_level=level,
         min_relevance=req.min_relevance or None,
+        context_window=req.context_window if req.HasField("context_window") else None,
         trust=trust_from(req),
     )
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.config import LimitsSettings
+from memoryd.domain.conversation import MAX_CONTEXT_WINDOW, SEQUENCE_KEY, SESSION_ID_KEY
 from memoryd.domain.errors import FieldViolation, InvalidArgument
 from memoryd.domain.limits import MAX_LOCATOR_BYTES
 from memoryd.domain.locator import locates
@@ -105,6 +106,37 @@ def check_metadata(
     wide = _integer_past_64_bits(metadata)
     if wide is not None:
         v.add(field, f"holds the integer {wide}, past 64 bits: send it as a string")
+
+
+def check_session_position(
+    v: Violations,
+    session_id: str,
+    sequence: int,
+    metadata: dict[str, Any],
+    limits: LimitsSettings,
+) -> None:
+    """A Remember's session and turn number (domain/conversation.py): a bounded id
+    without control characters, a sequence not negative and only with a session, and
+    neither contradicting what ``metadata`` already says under the same keys."""
+    if len(session_id.encode()) > limits.max_namespace_bytes:
+        v.add("session_id", f"longer than {limits.max_namespace_bytes} bytes")
+    if has_control_chars(session_id):
+        v.add("session_id", "must not contain control characters")
+    if sequence < 0:
+        v.add("sequence", "must not be negative")
+    elif sequence and not session_id:
+        v.add("sequence", "needs session_id")
+    for field, value, key in (
+        ("session_id", session_id, SESSION_ID_KEY),
+        ("sequence", sequence, SEQUENCE_KEY),
+    ):
+        if value and key in metadata and metadata[key] != value:
+            v.add(field, f"differs from metadata.{key} ({metadata[key]!r})")
+
+
+def check_context_window(v: Violations, window: int | None, field: str = "context_window") -> None:
+    if window is not None and not 0 <= window <= MAX_CONTEXT_WINDOW:
+        v.add(field, f"must be between 0 and {MAX_CONTEXT_WINDOW}")
 
 
 #: The integers every store and the write-ahead log hold (signed and unsigned 64-bit).

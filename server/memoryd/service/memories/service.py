@@ -15,6 +15,7 @@ import numpy as np
 
 from memoryd.aio import abandon
 from memoryd.config import DedupSettings, LimitsSettings, RecallSettings
+from memoryd.domain.conversation import with_position
 from memoryd.domain.errors import (
     FieldViolation,
     InvalidArgument,
@@ -344,8 +345,15 @@ class MemoryService:
                 limit=wide,
                 settings=self._recall,
             )
+            window = query.context_window
             found = await with_context(
-                self._store, scope.partition, found, flt, vector, self._recall
+                self._store,
+                scope.partition,
+                found,
+                flt,
+                vector,
+                self._recall,
+                self._recall.context_neighbours if window is None else window,
             )
             scored = _scored_hybrid(found, scorer, asked, when, limit)
         else:
@@ -384,6 +392,7 @@ class MemoryService:
         v = Violations()
         check.check_limit(v, query.limit, self._limits.max_top_k, "limit")
         check.check_unit_interval(v, query.min_relevance, "min_relevance")
+        check.check_context_window(v, query.context_window)
         if query.embedding is None and not query.query.strip():
             v.add("query", "must not be empty unless query_embedding is given")
         if len(query.query.encode()) > self._limits.max_content_bytes:
@@ -462,6 +471,9 @@ class MemoryService:
         check.check_unit_interval(v, draft.confidence, "confidence")
         check.check_namespace(v, draft.namespace, self._limits)
         check.check_metadata(v, draft.metadata, self._limits)
+        check.check_session_position(
+            v, draft.session_id, draft.sequence, draft.metadata, self._limits
+        )
         check.check_source(v, draft.source)
         check.check_future(v, draft.expires_at, now, "expires_at")
         if draft.created_at is not None and draft.created_at > now:
@@ -505,7 +517,7 @@ class MemoryService:
             importance=0.5 if draft.importance is None else draft.importance,
             confidence=1.0 if draft.confidence is None else draft.confidence,
             source=draft.source,
-            metadata=dict(draft.metadata),
+            metadata=with_position(draft.metadata, draft.session_id, draft.sequence),
             metadata_json=draft.metadata_json,
             created_at=created,
             updated_at=created,

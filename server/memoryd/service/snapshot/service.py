@@ -175,6 +175,7 @@ class SnapshotService:
             v.add("recent_window", f"must be positive and at most {_MAX_RECENT_WINDOW.days} days")
         check.check_namespace(v, req.namespace, self.limits)
         check.check_unit_interval(v, req.min_relevance, "min_relevance")
+        check.check_context_window(v, req.context_window)
         check.check_embedding(v, req.trigger_embedding, self.dimension, "trigger_embedding")
         for i, section in enumerate(req.priority):
             if section in req.priority[:i]:
@@ -315,6 +316,7 @@ class SnapshotService:
             limit=limit,
             filter=self._filter(req),
             min_relevance=req.min_relevance,
+            context_window=req.context_window,
         )
         degraded: list[Degradation] = []
         try:

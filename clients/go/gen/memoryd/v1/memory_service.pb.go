@@ -572,7 +572,15 @@ type RememberRequest struct {
 	MetadataJson string `protobuf:"bytes,14,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
 	// Optional event time: when what the memory is about happened (see
 	// Memory.occurred_at); may lie in the past or the future (a planned event).
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// The conversation (session, thread) the memory comes from, and its turn number
+	// there (1, 2, ...; 0: unset, and then it needs session_id). Kept in metadata as
+	// "session_id" and "seq", the keys memories recorded from a session carry (set
+	// them here or there, not differently in both). Recall's context_window adds a
+	// hit's neighbours in its session by them. session_id: at most
+	// limits.max_namespace_bytes bytes, no control characters.
+	SessionId     string `protobuf:"bytes,16,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Sequence      int64  `protobuf:"varint,17,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -710,6 +718,20 @@ func (x *RememberRequest) GetOccurredAt() *timestamppb.Timestamp {
 		return x.OccurredAt
 	}
 	return nil
+}
+
+func (x *RememberRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RememberRequest) GetSequence() int64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
 }
 
 type RememberResponse struct {
@@ -1191,7 +1213,16 @@ type RecallRequest struct {
 	MinRelevance float64 `protobuf:"fixed64,17,opt,name=min_relevance,json=minRelevance,proto3" json:"min_relevance,omitempty"`
 	// Only memories of this provenance (e.g. kinds [USER]: user-stated only). Unset:
 	// any provenance.
-	Trust         *TrustFilter `protobuf:"bytes,18,opt,name=trust,proto3" json:"trust,omitempty"`
+	Trust *TrustFilter `protobuf:"bytes,18,opt,name=trust,proto3" json:"trust,omitempty"`
+	// Context expansion (docs/quality.md): the turns up to this many steps either side
+	// of the best hit (recall.context_seeds hits), 0..5, join the results: from its
+	// session by sequence when it has one (RememberRequest.session_id / sequence),
+	// else its neighbours in its namespace by created_at. Each ranks just below its hit,
+	// relevance = the hit's x recall.context_discount (0.5) per step; they count
+	// against limit (the list is cut after them), min_score and min_relevance apply to
+	// them, and they are read through the request's filters and the caller's clearance.
+	// Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
+	ContextWindow *int32 `protobuf:"varint,19,opt,name=context_window,json=contextWindow,proto3,oneof" json:"context_window,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1350,6 +1381,13 @@ func (x *RecallRequest) GetTrust() *TrustFilter {
 		return x.Trust
 	}
 	return nil
+}
+
+func (x *RecallRequest) GetContextWindow() int32 {
+	if x != nil && x.ContextWindow != nil {
+		return *x.ContextWindow
+	}
+	return 0
 }
 
 type RecallResult struct {
@@ -5234,7 +5272,7 @@ var File_memoryd_v1_memory_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1fmemoryd/v1/memory_service.proto\x12\n" +
-	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xb6\x05\n" +
+	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xf1\x05\n" +
 	"\x0fRememberRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x127\n" +
@@ -5259,7 +5297,10 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"created_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12#\n" +
 	"\rmetadata_json\x18\x0e \x01(\tR\fmetadataJson\x12;\n" +
 	"\voccurred_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAtB\r\n" +
+	"occurredAt\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x10 \x01(\tR\tsessionId\x12\x1a\n" +
+	"\bsequence\x18\x11 \x01(\x03R\bsequenceB\r\n" +
 	"\v_importanceB\r\n" +
 	"\v_confidence\"\x97\x01\n" +
 	"\x10RememberResponse\x12*\n" +
@@ -5299,7 +5340,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\akeyword\x18\x06 \x01(\x01R\akeyword\x12\x14\n" +
 	"\x05fused\x18\a \x01(\x01R\x05fused\x12\x1c\n" +
 	"\trelevance\x18\b \x01(\x01R\trelevance\x12\x1a\n" +
-	"\btemporal\x18\t \x01(\x01R\btemporal\"\xa0\x06\n" +
+	"\btemporal\x18\t \x01(\x01R\btemporal\"\xdf\x06\n" +
 	"\rRecallRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\x14\n" +
@@ -5319,10 +5360,12 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\tmin_score\x18\x0f \x01(\x01R\bminScore\x12,\n" +
 	"\x03now\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\x12#\n" +
 	"\rmin_relevance\x18\x11 \x01(\x01R\fminRelevance\x12-\n" +
-	"\x05trust\x18\x12 \x01(\v2\x17.memoryd.v1.TrustFilterR\x05trustB\f\n" +
+	"\x05trust\x18\x12 \x01(\v2\x17.memoryd.v1.TrustFilterR\x05trust\x12*\n" +
+	"\x0econtext_window\x18\x13 \x01(\x05H\x02R\rcontextWindow\x88\x01\x01B\f\n" +
 	"\n" +
 	"_namespaceB\t\n" +
-	"\a_hybrid\"\xab\x01\n" +
+	"\a_hybridB\x11\n" +
+	"\x0f_context_window\"\xab\x01\n" +
 	"\fRecallResult\x12*\n" +
 	"\x06memory\x18\x01 \x01(\v2\x12.memoryd.v1.MemoryR\x06memory\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12;\n" +

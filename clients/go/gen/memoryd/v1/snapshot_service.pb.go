@@ -172,7 +172,11 @@ type BuildSnapshotRequest struct {
 	MinRelevance float64 `protobuf:"fixed64,16,opt,name=min_relevance,json=minRelevance,proto3" json:"min_relevance,omitempty"`
 	// Only memories of this provenance fill the memory sections (pinned, semantic,
 	// recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
-	Trust         *TrustFilter `protobuf:"bytes,17,opt,name=trust,proto3" json:"trust,omitempty"`
+	Trust *TrustFilter `protobuf:"bytes,17,opt,name=trust,proto3" json:"trust,omitempty"`
+	// The semantic section's context expansion (RecallRequest.context_window, 0..5):
+	// the added turns count against semantic_limit and the token budget like any hit.
+	// Unset: the server's recall.context_neighbours.
+	ContextWindow *int32 `protobuf:"varint,18,opt,name=context_window,json=contextWindow,proto3,oneof" json:"context_window,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -324,6 +328,13 @@ func (x *BuildSnapshotRequest) GetTrust() *TrustFilter {
 		return x.Trust
 	}
 	return nil
+}
+
+func (x *BuildSnapshotRequest) GetContextWindow() int32 {
+	if x != nil && x.ContextWindow != nil {
+		return *x.ContextWindow
+	}
+	return 0
 }
 
 type SnapshotItem struct {
@@ -1175,7 +1186,7 @@ var File_memoryd_v1_snapshot_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"\n" +
 	"!memoryd/v1/snapshot_service.proto\x12\n" +
-	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\x84\x06\n" +
+	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xc3\x06\n" +
 	"\x14BuildSnapshotRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12!\n" +
 	"\tnamespace\x18\x02 \x01(\tH\x00R\tnamespace\x88\x01\x01\x12\x18\n" +
@@ -1195,9 +1206,11 @@ const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"\rrecent_window\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\frecentWindow\x12G\n" +
 	"\x12max_security_level\x18\x0f \x01(\x0e2\x19.memoryd.v1.SecurityLevelR\x10maxSecurityLevel\x12#\n" +
 	"\rmin_relevance\x18\x10 \x01(\x01R\fminRelevance\x12-\n" +
-	"\x05trust\x18\x11 \x01(\v2\x17.memoryd.v1.TrustFilterR\x05trustB\f\n" +
+	"\x05trust\x18\x11 \x01(\v2\x17.memoryd.v1.TrustFilterR\x05trust\x12*\n" +
+	"\x0econtext_window\x18\x12 \x01(\x05H\x01R\rcontextWindow\x88\x01\x01B\f\n" +
 	"\n" +
-	"_namespace\"\xcf\x01\n" +
+	"_namespaceB\x11\n" +
+	"\x0f_context_window\"\xcf\x01\n" +
 	"\fSnapshotItem\x125\n" +
 	"\asection\x18\x01 \x01(\x0e2\x1b.memoryd.v1.SnapshotSectionR\asection\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +

@@ -47,9 +47,14 @@ def remember(
     metadata: rq.JsonObjectArg | None = None,
     security_level: rq.EnumArg | None = None,
     embedding: Sequence[float] | None = None,
+    session_id: str = "",
+    sequence: int = 0,
 ) -> Unary[Remembered]:
     """Store one memory (a near-duplicate updates the existing one: ``deduplicated``).
     ``metadata`` as :class:`~memoryd_client.JsonText` is stored as written.
+    ``session_id`` and ``sequence``: the conversation the memory comes from and its
+    turn number there (kept in metadata as ``session_id`` and ``seq``), by which
+    ``recall(context_window=...)`` adds a hit's neighbouring turns.
 
     Not idempotent: not retried on UNAVAILABLE unless the client has ``retry_writes``.
     """
@@ -63,6 +68,8 @@ def remember(
         metadata=metadata,
         security_level=security_level,
         embedding=embedding,
+        session_id=session_id,
+        sequence=sequence,
     )
     return Unary("memory", "Remember", request, _remembered, idempotent=False)
 
@@ -98,6 +105,7 @@ def recall(
     min_relevance: float = 0.0,
     trust: Iterable[rq.EnumArg] | None = None,
     trust_unattributed: bool = False,
+    context_window: int | None = None,
 ) -> Unary[Recalled]:
     """The best matches for ``query``, best first, with score components and each
     one's relevance (0..1, comparable across queries).
@@ -107,7 +115,9 @@ def recall(
     ``min_relevance``: leave out hits less relevant than this (0: none left out);
     ``trust``: only memories of these provenance kinds (``["user"]``: user-stated
     only), and with ``trust_unattributed`` those remembered without a source too;
-    None: any provenance (the store fills ``limit`` from what it admits).
+    None: any provenance (the store fills ``limit`` from what it admits);
+    ``context_window``: add the turns this many steps either side of the best hit,
+    from its session (0..5; they count against ``limit``; None: the daemon's default).
     """
     request = rq.recall_request(
         agent_id,
@@ -125,6 +135,8 @@ def recall(
     request.min_relevance = float(min_relevance)
     if trust is not None:
         request.trust.CopyFrom(rq.trust_filter(trust, trust_unattributed))
+    if context_window is not None:
+        request.context_window = context_window
     return Unary("memory", "Recall", request, _recalled, idempotent=True)
 
 

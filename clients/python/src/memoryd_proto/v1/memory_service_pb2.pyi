@@ -124,7 +124,7 @@ CHANGE_KIND_KEY_SET: ChangeKind
 CHANGE_KIND_KEY_DELETED: ChangeKind
 
 class RememberRequest(_message.Message):
-    __slots__ = ("agent_id", "content", "memory_type", "tags", "security_level", "importance", "confidence", "namespace", "metadata", "source", "expires_at", "embedding", "created_at", "metadata_json", "occurred_at")
+    __slots__ = ("agent_id", "content", "memory_type", "tags", "security_level", "importance", "confidence", "namespace", "metadata", "source", "expires_at", "embedding", "created_at", "metadata_json", "occurred_at", "session_id", "sequence")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     MEMORY_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -140,6 +140,8 @@ class RememberRequest(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     METADATA_JSON_FIELD_NUMBER: _ClassVar[int]
     OCCURRED_AT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     content: str
     memory_type: _common_pb2.MemoryType
@@ -155,7 +157,9 @@ class RememberRequest(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     metadata_json: str
     occurred_at: _timestamp_pb2.Timestamp
-    def __init__(self, agent_id: _Optional[str] = ..., content: _Optional[str] = ..., memory_type: _Optional[_Union[_common_pb2.MemoryType, str]] = ..., tags: _Optional[_Iterable[str]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., importance: _Optional[float] = ..., confidence: _Optional[float] = ..., namespace: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding: _Optional[_Iterable[float]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., metadata_json: _Optional[str] = ..., occurred_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    session_id: str
+    sequence: int
+    def __init__(self, agent_id: _Optional[str] = ..., content: _Optional[str] = ..., memory_type: _Optional[_Union[_common_pb2.MemoryType, str]] = ..., tags: _Optional[_Iterable[str]] = ..., security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., importance: _Optional[float] = ..., confidence: _Optional[float] = ..., namespace: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., source: _Optional[_Union[_common_pb2.Provenance, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding: _Optional[_Iterable[float]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., metadata_json: _Optional[str] = ..., occurred_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class RememberResponse(_message.Message):
     __slots__ = ("memory", "deduplicated", "degraded")
@@ -230,7 +234,7 @@ class ScoreComponents(_message.Message):
     def __init__(self, similarity: _Optional[float] = ..., recency: _Optional[float] = ..., importance: _Optional[float] = ..., decayed: _Optional[float] = ..., weighted: _Optional[float] = ..., keyword: _Optional[float] = ..., fused: _Optional[float] = ..., relevance: _Optional[float] = ..., temporal: _Optional[float] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
-    __slots__ = ("agent_id", "query", "limit", "namespace", "tags", "tag_match", "memory_types", "max_security_level", "scoring", "hybrid", "query_embedding", "created_after", "created_before", "include_archived", "min_score", "now", "min_relevance", "trust")
+    __slots__ = ("agent_id", "query", "limit", "namespace", "tags", "tag_match", "memory_types", "max_security_level", "scoring", "hybrid", "query_embedding", "created_after", "created_before", "include_archived", "min_score", "now", "min_relevance", "trust", "context_window")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -249,6 +253,7 @@ class RecallRequest(_message.Message):
     NOW_FIELD_NUMBER: _ClassVar[int]
     MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
     TRUST_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_WINDOW_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     query: str
     limit: int
@@ -267,7 +272,8 @@ class RecallRequest(_message.Message):
     now: _timestamp_pb2.Timestamp
     min_relevance: float
     trust: _common_pb2.TrustFilter
-    def __init__(self, agent_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., namespace: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tag_match: _Optional[_Union[_common_pb2.TagMatch, str]] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., scoring: _Optional[_Union[Scoring, _Mapping]] = ..., hybrid: _Optional[bool] = ..., query_embedding: _Optional[_Iterable[float]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_archived: _Optional[bool] = ..., min_score: _Optional[float] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., min_relevance: _Optional[float] = ..., trust: _Optional[_Union[_common_pb2.TrustFilter, _Mapping]] = ...) -> None: ...
+    context_window: int
+    def __init__(self, agent_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., namespace: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tag_match: _Optional[_Union[_common_pb2.TagMatch, str]] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., scoring: _Optional[_Union[Scoring, _Mapping]] = ..., hybrid: _Optional[bool] = ..., query_embedding: _Optional[_Iterable[float]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_archived: _Optional[bool] = ..., min_score: _Optional[float] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., min_relevance: _Optional[float] = ..., trust: _Optional[_Union[_common_pb2.TrustFilter, _Mapping]] = ..., context_window: _Optional[int] = ...) -> None: ...
 
 class RecallResult(_message.Message):
     __slots__ = ("memory", "score", "components", "relevance")

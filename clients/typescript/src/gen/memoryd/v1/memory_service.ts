@@ -567,7 +567,19 @@ export interface RememberRequest {
    * Optional event time: when what the memory is about happened (see
    * Memory.occurred_at); may lie in the past or the future (a planned event).
    */
-  occurredAt: Date | undefined;
+  occurredAt:
+    | Date
+    | undefined;
+  /**
+   * The conversation (session, thread) the memory comes from, and its turn number
+   * there (1, 2, ...; 0: unset, and then it needs session_id). Kept in metadata as
+   * "session_id" and "seq", the keys memories recorded from a session carry (set
+   * them here or there, not differently in both). Recall's context_window adds a
+   * hit's neighbours in its session by them. session_id: at most
+   * limits.max_namespace_bytes bytes, no control characters.
+   */
+  sessionId: string;
+  sequence: number;
 }
 
 export interface RememberResponse {
@@ -718,7 +730,20 @@ export interface RecallRequest {
    * Only memories of this provenance (e.g. kinds [USER]: user-stated only). Unset:
    * any provenance.
    */
-  trust: TrustFilter | undefined;
+  trust:
+    | TrustFilter
+    | undefined;
+  /**
+   * Context expansion (docs/quality.md): the turns up to this many steps either side
+   * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
+   * session by sequence when it has one (RememberRequest.session_id / sequence),
+   * else its neighbours in its namespace by created_at. Each ranks just below its hit,
+   * relevance = the hit's x recall.context_discount (0.5) per step; they count
+   * against limit (the list is cut after them), min_score and min_relevance apply to
+   * them, and they are read through the request's filters and the caller's clearance.
+   * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
+   */
+  contextWindow?: number | undefined;
 }
 
 export interface RecallResult {
@@ -1301,6 +1326,8 @@ function createBaseRememberRequest(): RememberRequest {
     createdAt: undefined,
     metadataJson: "",
     occurredAt: undefined,
+    sessionId: "",
+    sequence: 0,
   };
 }
 
@@ -1354,6 +1381,12 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     }
     if (message.occurredAt !== undefined) {
       Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(122).fork()).join();
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(130).string(message.sessionId);
+    }
+    if (message.sequence !== 0) {
+      writer.uint32(136).int64(message.sequence);
     }
     return writer;
   },
@@ -1501,6 +1534,22 @@ export const RememberRequest: MessageFns<RememberRequest> = {
             message.occurredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.sequence = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1560,6 +1609,12 @@ export const RememberRequest: MessageFns<RememberRequest> = {
         : isSet(object.occurred_at)
         ? fromJsonTimestamp(object.occurred_at)
         : undefined,
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      sequence: isSet(object.sequence) ? globalThis.Number(object.sequence) : 0,
     };
   },
 
@@ -1610,6 +1665,12 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     if (message.occurredAt !== undefined) {
       obj.occurredAt = message.occurredAt.toISOString();
     }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.sequence !== 0) {
+      obj.sequence = Math.round(message.sequence);
+    }
     return obj;
   },
 
@@ -1635,6 +1696,8 @@ export const RememberRequest: MessageFns<RememberRequest> = {
     message.createdAt = object.createdAt ?? undefined;
     message.metadataJson = object.metadataJson ?? "";
     message.occurredAt = object.occurredAt ?? undefined;
+    message.sessionId = object.sessionId ?? "";
+    message.sequence = object.sequence ?? 0;
     return message;
   },
 };
@@ -2412,6 +2475,7 @@ function createBaseRecallRequest(): RecallRequest {
     now: undefined,
     minRelevance: 0,
     trust: undefined,
+    contextWindow: undefined,
   };
 }
 
@@ -2478,6 +2542,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     }
     if (message.trust !== undefined) {
       TrustFilter.encode(message.trust, writer.uint32(146).fork()).join();
+    }
+    if (message.contextWindow !== undefined) {
+      writer.uint32(152).int32(message.contextWindow);
     }
     return writer;
   },
@@ -2659,6 +2726,14 @@ export const RecallRequest: MessageFns<RecallRequest> = {
             message.trust = TrustFilter.decode(reader, reader.uint32());
             continue;
           }
+          case 19: {
+            if (tag !== 152) {
+              break;
+            }
+
+            message.contextWindow = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2731,6 +2806,11 @@ export const RecallRequest: MessageFns<RecallRequest> = {
         ? globalThis.Number(object.min_relevance)
         : 0,
       trust: isSet(object.trust) ? TrustFilter.fromJSON(object.trust) : undefined,
+      contextWindow: isSet(object.contextWindow)
+        ? globalThis.Number(object.contextWindow)
+        : isSet(object.context_window)
+        ? globalThis.Number(object.context_window)
+        : undefined,
     };
   },
 
@@ -2790,6 +2870,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     if (message.trust !== undefined) {
       obj.trust = TrustFilter.toJSON(message.trust);
     }
+    if (message.contextWindow !== undefined) {
+      obj.contextWindow = Math.round(message.contextWindow);
+    }
     return obj;
   },
 
@@ -2820,6 +2903,7 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     message.trust = (object.trust !== undefined && object.trust !== null)
       ? TrustFilter.fromPartial(object.trust)
       : undefined;
+    message.contextWindow = object.contextWindow ?? undefined;
     return message;
   },
 };

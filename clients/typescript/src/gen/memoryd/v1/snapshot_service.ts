@@ -185,7 +185,15 @@ export interface BuildSnapshotRequest {
    * Only memories of this provenance fill the memory sections (pinned, semantic,
    * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
    */
-  trust: TrustFilter | undefined;
+  trust:
+    | TrustFilter
+    | undefined;
+  /**
+   * The semantic section's context expansion (RecallRequest.context_window, 0..5):
+   * the added turns count against semantic_limit and the token budget like any hit.
+   * Unset: the server's recall.context_neighbours.
+   */
+  contextWindow?: number | undefined;
 }
 
 export interface SnapshotItem {
@@ -324,6 +332,7 @@ function createBaseBuildSnapshotRequest(): BuildSnapshotRequest {
     maxSecurityLevel: 0,
     minRelevance: 0,
     trust: undefined,
+    contextWindow: undefined,
   };
 }
 
@@ -391,6 +400,9 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     }
     if (message.trust !== undefined) {
       TrustFilter.encode(message.trust, writer.uint32(138).fork()).join();
+    }
+    if (message.contextWindow !== undefined) {
+      writer.uint32(144).int32(message.contextWindow);
     }
     return writer;
   },
@@ -574,6 +586,14 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
             message.trust = TrustFilter.decode(reader, reader.uint32());
             continue;
           }
+          case 18: {
+            if (tag !== 144) {
+              break;
+            }
+
+            message.contextWindow = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -645,6 +665,11 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
         ? globalThis.Number(object.min_relevance)
         : 0,
       trust: isSet(object.trust) ? TrustFilter.fromJSON(object.trust) : undefined,
+      contextWindow: isSet(object.contextWindow)
+        ? globalThis.Number(object.contextWindow)
+        : isSet(object.context_window)
+        ? globalThis.Number(object.context_window)
+        : undefined,
     };
   },
 
@@ -701,6 +726,9 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     if (message.trust !== undefined) {
       obj.trust = TrustFilter.toJSON(message.trust);
     }
+    if (message.contextWindow !== undefined) {
+      obj.contextWindow = Math.round(message.contextWindow);
+    }
     return obj;
   },
 
@@ -732,6 +760,7 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     message.trust = (object.trust !== undefined && object.trust !== null)
       ? TrustFilter.fromPartial(object.trust)
       : undefined;
+    message.contextWindow = object.contextWindow ?? undefined;
     return message;
   },
 };

@@ -660,6 +660,37 @@ private static final long serialVersionUID = 0L;
     return trust_ == null ? dev.memoryd.v1.TrustFilter.getDefaultInstance() : trust_;
   }
 
+  public static final int CONTEXT_WINDOW_FIELD_NUMBER = 18;
+  private int contextWindow_ = 0;
+  /**
+   * <pre>
+   * The semantic section's context expansion (RecallRequest.context_window, 0..5):
+   * the added turns count against semantic_limit and the token budget like any hit.
+   * Unset: the server's recall.context_neighbours.
+   * </pre>
+   *
+   * <code>optional int32 context_window = 18 [json_name = "contextWindow"];</code>
+   * @return Whether the contextWindow field is set.
+   */
+  @java.lang.Override
+  public boolean hasContextWindow() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <pre>
+   * The semantic section's context expansion (RecallRequest.context_window, 0..5):
+   * the added turns count against semantic_limit and the token budget like any hit.
+   * Unset: the server's recall.context_neighbours.
+   * </pre>
+   *
+   * <code>optional int32 context_window = 18 [json_name = "contextWindow"];</code>
+   * @return The contextWindow.
+   */
+  @java.lang.Override
+  public int getContextWindow() {
+    return contextWindow_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -737,6 +768,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000008) != 0)) {
       output.writeMessage(17, getTrust());
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      output.writeInt32(18, contextWindow_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -828,6 +862,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(17, getTrust());
     }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(18, contextWindow_);
+    }
     return size;
   }
   @java.lang.Override
@@ -895,6 +933,11 @@ private static final long serialVersionUID = 0L;
       if (!getTrust()
           .equals(other.getTrust())) return false;
     }
+    if (hasContextWindow() != other.hasContextWindow()) return false;
+    if (hasContextWindow()) {
+      if (getContextWindow()
+          != other.getContextWindow()) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -954,6 +997,10 @@ private static final long serialVersionUID = 0L;
     if (hasTrust()) {
       hash = (37 * hash) + TRUST_FIELD_NUMBER;
       hash = (53 * hash) + getTrust().hashCode();
+    }
+    if (hasContextWindow()) {
+      hash = (37 * hash) + CONTEXT_WINDOW_FIELD_NUMBER;
+      hash = (53 * hash) + getContextWindow();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1123,6 +1170,7 @@ private static final long serialVersionUID = 0L;
         trustBuilder_.dispose();
         trustBuilder_ = null;
       }
+      contextWindow_ = 0;
       return this;
     }
 
@@ -1220,6 +1268,10 @@ private static final long serialVersionUID = 0L;
             ? trust_
             : trustBuilder_.build();
         to_bitField0_ |= 0x00000008;
+      }
+      if (((from_bitField0_ & 0x00020000) != 0)) {
+        result.contextWindow_ = contextWindow_;
+        to_bitField0_ |= 0x00000010;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1320,6 +1372,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasTrust()) {
         mergeTrust(other.getTrust());
+      }
+      if (other.hasContextWindow()) {
+        setContextWindow(other.getContextWindow());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1470,6 +1525,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00010000;
               break;
             } // case 138
+            case 144: {
+              contextWindow_ = input.readInt32();
+              bitField0_ |= 0x00020000;
+              break;
+            } // case 144
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3055,6 +3115,70 @@ private static final long serialVersionUID = 0L;
         trust_ = null;
       }
       return trustBuilder_;
+    }
+
+    private int contextWindow_ ;
+    /**
+     * <pre>
+     * The semantic section's context expansion (RecallRequest.context_window, 0..5):
+     * the added turns count against semantic_limit and the token budget like any hit.
+     * Unset: the server's recall.context_neighbours.
+     * </pre>
+     *
+     * <code>optional int32 context_window = 18 [json_name = "contextWindow"];</code>
+     * @return Whether the contextWindow field is set.
+     */
+    @java.lang.Override
+    public boolean hasContextWindow() {
+      return ((bitField0_ & 0x00020000) != 0);
+    }
+    /**
+     * <pre>
+     * The semantic section's context expansion (RecallRequest.context_window, 0..5):
+     * the added turns count against semantic_limit and the token budget like any hit.
+     * Unset: the server's recall.context_neighbours.
+     * </pre>
+     *
+     * <code>optional int32 context_window = 18 [json_name = "contextWindow"];</code>
+     * @return The contextWindow.
+     */
+    @java.lang.Override
+    public int getContextWindow() {
+      return contextWindow_;
+    }
+    /**
+     * <pre>
+     * The semantic section's context expansion (RecallRequest.context_window, 0..5):
+     * the added turns count against semantic_limit and the token budget like any hit.
+     * Unset: the server's recall.context_neighbours.
+     * </pre>
+     *
+     * <code>optional int32 context_window = 18 [json_name = "contextWindow"];</code>
+     * @param value The contextWindow to set.
+     * @return This builder for chaining.
+     */
+    public Builder setContextWindow(int value) {
+
+      contextWindow_ = value;
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The semantic section's context expansion (RecallRequest.context_window, 0..5):
+     * the added turns count against semantic_limit and the token budget like any hit.
+     * Unset: the server's recall.context_neighbours.
+     * </pre>
+     *
+     * <code>optional int32 context_window = 18 [json_name = "contextWindow"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearContextWindow() {
+      bitField0_ = (bitField0_ & ~0x00020000);
+      contextWindow_ = 0;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.BuildSnapshotRequest)

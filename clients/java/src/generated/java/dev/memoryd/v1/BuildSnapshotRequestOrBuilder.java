@@ -332,4 +332,27 @@ public interface BuildSnapshotRequestOrBuilder extends
    * <code>.memoryd.v1.TrustFilter trust = 17 [json_name = "trust"];</code>
    */
   dev.memoryd.v1.TrustFilterOrBuilder getTrustOrBuilder();
+
+  /**
+   * <pre>
+   * The semantic section's context expansion (RecallRequest.context_window, 0..5):
+   * the added turns count against semantic_limit and the token budget like any hit.
+   * Unset: the server's recall.context_neighbours.
+   * </pre>
+   *
+   * <code>optional int32 context_window = 18 [json_name = "contextWindow"];</code>
+   * @return Whether the contextWindow field is set.
+   */
+  boolean hasContextWindow();
+  /**
+   * <pre>
+   * The semantic section's context expansion (RecallRequest.context_window, 0..5):
+   * the added turns count against semantic_limit and the token budget like any hit.
+   * Unset: the server's recall.context_neighbours.
+   * </pre>
+   *
+   * <code>optional int32 context_window = 18 [json_name = "contextWindow"];</code>
+   * @return The contextWindow.
+   */
+  int getContextWindow();
 }

@@ -629,6 +629,47 @@ private static final long serialVersionUID = 0L;
     return trust_ == null ? dev.memoryd.v1.TrustFilter.getDefaultInstance() : trust_;
   }
 
+  public static final int CONTEXT_WINDOW_FIELD_NUMBER = 19;
+  private int contextWindow_ = 0;
+  /**
+   * <pre>
+   * Context expansion (docs/quality.md): the turns up to this many steps either side
+   * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
+   * session by sequence when it has one (RememberRequest.session_id / sequence),
+   * else its neighbours in its namespace by created_at. Each ranks just below its hit,
+   * relevance = the hit's x recall.context_discount (0.5) per step; they count
+   * against limit (the list is cut after them), min_score and min_relevance apply to
+   * them, and they are read through the request's filters and the caller's clearance.
+   * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
+   * </pre>
+   *
+   * <code>optional int32 context_window = 19 [json_name = "contextWindow"];</code>
+   * @return Whether the contextWindow field is set.
+   */
+  @java.lang.Override
+  public boolean hasContextWindow() {
+    return ((bitField0_ & 0x00000080) != 0);
+  }
+  /**
+   * <pre>
+   * Context expansion (docs/quality.md): the turns up to this many steps either side
+   * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
+   * session by sequence when it has one (RememberRequest.session_id / sequence),
+   * else its neighbours in its namespace by created_at. Each ranks just below its hit,
+   * relevance = the hit's x recall.context_discount (0.5) per step; they count
+   * against limit (the list is cut after them), min_score and min_relevance apply to
+   * them, and they are read through the request's filters and the caller's clearance.
+   * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
+   * </pre>
+   *
+   * <code>optional int32 context_window = 19 [json_name = "contextWindow"];</code>
+   * @return The contextWindow.
+   */
+  @java.lang.Override
+  public int getContextWindow() {
+    return contextWindow_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -705,6 +746,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000040) != 0)) {
       output.writeMessage(18, getTrust());
+    }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      output.writeInt32(19, contextWindow_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -798,6 +842,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(18, getTrust());
     }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(19, contextWindow_);
+    }
     return size;
   }
   @java.lang.Override
@@ -878,6 +926,11 @@ private static final long serialVersionUID = 0L;
       if (!getTrust()
           .equals(other.getTrust())) return false;
     }
+    if (hasContextWindow() != other.hasContextWindow()) return false;
+    if (hasContextWindow()) {
+      if (getContextWindow()
+          != other.getContextWindow()) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -948,6 +1001,10 @@ private static final long serialVersionUID = 0L;
     if (hasTrust()) {
       hash = (37 * hash) + TRUST_FIELD_NUMBER;
       hash = (53 * hash) + getTrust().hashCode();
+    }
+    if (hasContextWindow()) {
+      hash = (37 * hash) + CONTEXT_WINDOW_FIELD_NUMBER;
+      hash = (53 * hash) + getContextWindow();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1129,6 +1186,7 @@ private static final long serialVersionUID = 0L;
         trustBuilder_.dispose();
         trustBuilder_ = null;
       }
+      contextWindow_ = 0;
       return this;
     }
 
@@ -1237,6 +1295,10 @@ private static final long serialVersionUID = 0L;
             : trustBuilder_.build();
         to_bitField0_ |= 0x00000040;
       }
+      if (((from_bitField0_ & 0x00040000) != 0)) {
+        result.contextWindow_ = contextWindow_;
+        to_bitField0_ |= 0x00000080;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1334,6 +1396,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasTrust()) {
         mergeTrust(other.getTrust());
+      }
+      if (other.hasContextWindow()) {
+        setContextWindow(other.getContextWindow());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1482,6 +1547,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00020000;
               break;
             } // case 146
+            case 152: {
+              contextWindow_ = input.readInt32();
+              bitField0_ |= 0x00040000;
+              break;
+            } // case 152
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3163,6 +3233,90 @@ private static final long serialVersionUID = 0L;
         trust_ = null;
       }
       return trustBuilder_;
+    }
+
+    private int contextWindow_ ;
+    /**
+     * <pre>
+     * Context expansion (docs/quality.md): the turns up to this many steps either side
+     * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
+     * session by sequence when it has one (RememberRequest.session_id / sequence),
+     * else its neighbours in its namespace by created_at. Each ranks just below its hit,
+     * relevance = the hit's x recall.context_discount (0.5) per step; they count
+     * against limit (the list is cut after them), min_score and min_relevance apply to
+     * them, and they are read through the request's filters and the caller's clearance.
+     * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
+     * </pre>
+     *
+     * <code>optional int32 context_window = 19 [json_name = "contextWindow"];</code>
+     * @return Whether the contextWindow field is set.
+     */
+    @java.lang.Override
+    public boolean hasContextWindow() {
+      return ((bitField0_ & 0x00040000) != 0);
+    }
+    /**
+     * <pre>
+     * Context expansion (docs/quality.md): the turns up to this many steps either side
+     * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
+     * session by sequence when it has one (RememberRequest.session_id / sequence),
+     * else its neighbours in its namespace by created_at. Each ranks just below its hit,
+     * relevance = the hit's x recall.context_discount (0.5) per step; they count
+     * against limit (the list is cut after them), min_score and min_relevance apply to
+     * them, and they are read through the request's filters and the caller's clearance.
+     * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
+     * </pre>
+     *
+     * <code>optional int32 context_window = 19 [json_name = "contextWindow"];</code>
+     * @return The contextWindow.
+     */
+    @java.lang.Override
+    public int getContextWindow() {
+      return contextWindow_;
+    }
+    /**
+     * <pre>
+     * Context expansion (docs/quality.md): the turns up to this many steps either side
+     * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
+     * session by sequence when it has one (RememberRequest.session_id / sequence),
+     * else its neighbours in its namespace by created_at. Each ranks just below its hit,
+     * relevance = the hit's x recall.context_discount (0.5) per step; they count
+     * against limit (the list is cut after them), min_score and min_relevance apply to
+     * them, and they are read through the request's filters and the caller's clearance.
+     * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
+     * </pre>
+     *
+     * <code>optional int32 context_window = 19 [json_name = "contextWindow"];</code>
+     * @param value The contextWindow to set.
+     * @return This builder for chaining.
+     */
+    public Builder setContextWindow(int value) {
+
+      contextWindow_ = value;
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Context expansion (docs/quality.md): the turns up to this many steps either side
+     * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
+     * session by sequence when it has one (RememberRequest.session_id / sequence),
+     * else its neighbours in its namespace by created_at. Each ranks just below its hit,
+     * relevance = the hit's x recall.context_discount (0.5) per step; they count
+     * against limit (the list is cut after them), min_score and min_relevance apply to
+     * them, and they are read through the request's filters and the caller's clearance.
+     * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
+     * </pre>
+     *
+     * <code>optional int32 context_window = 19 [json_name = "contextWindow"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearContextWindow() {
+      bitField0_ = (bitField0_ & ~0x00040000);
+      contextWindow_ = 0;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.RecallRequest)

@@ -344,4 +344,37 @@ public interface RecallRequestOrBuilder extends
    * <code>.memoryd.v1.TrustFilter trust = 18 [json_name = "trust"];</code>
    */
   dev.memoryd.v1.TrustFilterOrBuilder getTrustOrBuilder();
+
+  /**
+   * <pre>
+   * Context expansion (docs/quality.md): the turns up to this many steps either side
+   * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
+   * session by sequence when it has one (RememberRequest.session_id / sequence),
+   * else its neighbours in its namespace by created_at. Each ranks just below its hit,
+   * relevance = the hit's x recall.context_discount (0.5) per step; they count
+   * against limit (the list is cut after them), min_score and min_relevance apply to
+   * them, and they are read through the request's filters and the caller's clearance.
+   * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
+   * </pre>
+   *
+   * <code>optional int32 context_window = 19 [json_name = "contextWindow"];</code>
+   * @return Whether the contextWindow field is set.
+   */
+  boolean hasContextWindow();
+  /**
+   * <pre>
+   * Context expansion (docs/quality.md): the turns up to this many steps either side
+   * of the best hit (recall.context_seeds hits), 0..5, join the results: from its
+   * session by sequence when it has one (RememberRequest.session_id / sequence),
+   * else its neighbours in its namespace by created_at. Each ranks just below its hit,
+   * relevance = the hit's x recall.context_discount (0.5) per step; they count
+   * against limit (the list is cut after them), min_score and min_relevance apply to
+   * them, and they are read through the request's filters and the caller's clearance.
+   * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
+   * </pre>
+   *
+   * <code>optional int32 context_window = 19 [json_name = "contextWindow"];</code>
+   * @return The contextWindow.
+   */
+  int getContextWindow();
 }

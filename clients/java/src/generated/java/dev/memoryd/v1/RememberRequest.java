@@ -37,6 +37,7 @@ private static final long serialVersionUID = 0L;
     namespace_ = "";
     embedding_ = emptyFloatList();
     metadataJson_ = "";
+    sessionId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -550,6 +551,74 @@ private static final long serialVersionUID = 0L;
     return occurredAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : occurredAt_;
   }
 
+  public static final int SESSION_ID_FIELD_NUMBER = 16;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object sessionId_ = "";
+  /**
+   * <pre>
+   * The conversation (session, thread) the memory comes from, and its turn number
+   * there (1, 2, ...; 0: unset, and then it needs session_id). Kept in metadata as
+   * "session_id" and "seq", the keys memories recorded from a session carry (set
+   * them here or there, not differently in both). Recall's context_window adds a
+   * hit's neighbours in its session by them. session_id: at most
+   * limits.max_namespace_bytes bytes, no control characters.
+   * </pre>
+   *
+   * <code>string session_id = 16 [json_name = "sessionId"];</code>
+   * @return The sessionId.
+   */
+  @java.lang.Override
+  public java.lang.String getSessionId() {
+    java.lang.Object ref = sessionId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      sessionId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The conversation (session, thread) the memory comes from, and its turn number
+   * there (1, 2, ...; 0: unset, and then it needs session_id). Kept in metadata as
+   * "session_id" and "seq", the keys memories recorded from a session carry (set
+   * them here or there, not differently in both). Recall's context_window adds a
+   * hit's neighbours in its session by them. session_id: at most
+   * limits.max_namespace_bytes bytes, no control characters.
+   * </pre>
+   *
+   * <code>string session_id = 16 [json_name = "sessionId"];</code>
+   * @return The bytes for sessionId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getSessionIdBytes() {
+    java.lang.Object ref = sessionId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      sessionId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int SEQUENCE_FIELD_NUMBER = 17;
+  private long sequence_ = 0L;
+  /**
+   * <code>int64 sequence = 17 [json_name = "sequence"];</code>
+   * @return The sequence.
+   */
+  @java.lang.Override
+  public long getSequence() {
+    return sequence_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -613,6 +682,12 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000040) != 0)) {
       output.writeMessage(15, getOccurredAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 16, sessionId_);
+    }
+    if (sequence_ != 0L) {
+      output.writeInt64(17, sequence_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -684,6 +759,13 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000040) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(15, getOccurredAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(16, sessionId_);
+    }
+    if (sequence_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(17, sequence_);
     }
     return size;
   }
@@ -760,6 +842,10 @@ private static final long serialVersionUID = 0L;
       if (!getOccurredAt()
           .equals(other.getOccurredAt())) return false;
     }
+    if (!getSessionId()
+        .equals(other.getSessionId())) return false;
+    if (getSequence()
+        != other.getSequence()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -821,6 +907,11 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + OCCURRED_AT_FIELD_NUMBER;
       hash = (53 * hash) + getOccurredAt().hashCode();
     }
+    hash = (37 * hash) + SESSION_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getSessionId().hashCode();
+    hash = (37 * hash) + SEQUENCE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getSequence());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -998,6 +1089,8 @@ private static final long serialVersionUID = 0L;
         occurredAtBuilder_.dispose();
         occurredAtBuilder_ = null;
       }
+      sessionId_ = "";
+      sequence_ = 0L;
       return this;
     }
 
@@ -1096,6 +1189,12 @@ private static final long serialVersionUID = 0L;
             : occurredAtBuilder_.build();
         to_bitField0_ |= 0x00000040;
       }
+      if (((from_bitField0_ & 0x00008000) != 0)) {
+        result.sessionId_ = sessionId_;
+      }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.sequence_ = sequence_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1178,6 +1277,14 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasOccurredAt()) {
         mergeOccurredAt(other.getOccurredAt());
+      }
+      if (!other.getSessionId().isEmpty()) {
+        sessionId_ = other.sessionId_;
+        bitField0_ |= 0x00008000;
+        onChanged();
+      }
+      if (other.getSequence() != 0L) {
+        setSequence(other.getSequence());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1300,6 +1407,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00004000;
               break;
             } // case 122
+            case 130: {
+              sessionId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00008000;
+              break;
+            } // case 130
+            case 136: {
+              sequence_ = input.readInt64();
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 136
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2749,6 +2866,155 @@ private static final long serialVersionUID = 0L;
         occurredAt_ = null;
       }
       return occurredAtBuilder_;
+    }
+
+    private java.lang.Object sessionId_ = "";
+    /**
+     * <pre>
+     * The conversation (session, thread) the memory comes from, and its turn number
+     * there (1, 2, ...; 0: unset, and then it needs session_id). Kept in metadata as
+     * "session_id" and "seq", the keys memories recorded from a session carry (set
+     * them here or there, not differently in both). Recall's context_window adds a
+     * hit's neighbours in its session by them. session_id: at most
+     * limits.max_namespace_bytes bytes, no control characters.
+     * </pre>
+     *
+     * <code>string session_id = 16 [json_name = "sessionId"];</code>
+     * @return The sessionId.
+     */
+    public java.lang.String getSessionId() {
+      java.lang.Object ref = sessionId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        sessionId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The conversation (session, thread) the memory comes from, and its turn number
+     * there (1, 2, ...; 0: unset, and then it needs session_id). Kept in metadata as
+     * "session_id" and "seq", the keys memories recorded from a session carry (set
+     * them here or there, not differently in both). Recall's context_window adds a
+     * hit's neighbours in its session by them. session_id: at most
+     * limits.max_namespace_bytes bytes, no control characters.
+     * </pre>
+     *
+     * <code>string session_id = 16 [json_name = "sessionId"];</code>
+     * @return The bytes for sessionId.
+     */
+    public com.google.protobuf.ByteString
+        getSessionIdBytes() {
+      java.lang.Object ref = sessionId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        sessionId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The conversation (session, thread) the memory comes from, and its turn number
+     * there (1, 2, ...; 0: unset, and then it needs session_id). Kept in metadata as
+     * "session_id" and "seq", the keys memories recorded from a session carry (set
+     * them here or there, not differently in both). Recall's context_window adds a
+     * hit's neighbours in its session by them. session_id: at most
+     * limits.max_namespace_bytes bytes, no control characters.
+     * </pre>
+     *
+     * <code>string session_id = 16 [json_name = "sessionId"];</code>
+     * @param value The sessionId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSessionId(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      sessionId_ = value;
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The conversation (session, thread) the memory comes from, and its turn number
+     * there (1, 2, ...; 0: unset, and then it needs session_id). Kept in metadata as
+     * "session_id" and "seq", the keys memories recorded from a session carry (set
+     * them here or there, not differently in both). Recall's context_window adds a
+     * hit's neighbours in its session by them. session_id: at most
+     * limits.max_namespace_bytes bytes, no control characters.
+     * </pre>
+     *
+     * <code>string session_id = 16 [json_name = "sessionId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSessionId() {
+      sessionId_ = getDefaultInstance().getSessionId();
+      bitField0_ = (bitField0_ & ~0x00008000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The conversation (session, thread) the memory comes from, and its turn number
+     * there (1, 2, ...; 0: unset, and then it needs session_id). Kept in metadata as
+     * "session_id" and "seq", the keys memories recorded from a session carry (set
+     * them here or there, not differently in both). Recall's context_window adds a
+     * hit's neighbours in its session by them. session_id: at most
+     * limits.max_namespace_bytes bytes, no control characters.
+     * </pre>
+     *
+     * <code>string session_id = 16 [json_name = "sessionId"];</code>
+     * @param value The bytes for sessionId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSessionIdBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      sessionId_ = value;
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+
+    private long sequence_ ;
+    /**
+     * <code>int64 sequence = 17 [json_name = "sequence"];</code>
+     * @return The sequence.
+     */
+    @java.lang.Override
+    public long getSequence() {
+      return sequence_;
+    }
+    /**
+     * <code>int64 sequence = 17 [json_name = "sequence"];</code>
+     * @param value The sequence to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSequence(long value) {
+
+      sequence_ = value;
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>int64 sequence = 17 [json_name = "sequence"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSequence() {
+      bitField0_ = (bitField0_ & ~0x00010000);
+      sequence_ = 0L;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.RememberRequest)

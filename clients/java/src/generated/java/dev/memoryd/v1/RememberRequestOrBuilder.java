@@ -283,4 +283,40 @@ public interface RememberRequestOrBuilder extends
    * <code>.google.protobuf.Timestamp occurred_at = 15 [json_name = "occurredAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getOccurredAtOrBuilder();
+
+  /**
+   * <pre>
+   * The conversation (session, thread) the memory comes from, and its turn number
+   * there (1, 2, ...; 0: unset, and then it needs session_id). Kept in metadata as
+   * "session_id" and "seq", the keys memories recorded from a session carry (set
+   * them here or there, not differently in both). Recall's context_window adds a
+   * hit's neighbours in its session by them. session_id: at most
+   * limits.max_namespace_bytes bytes, no control characters.
+   * </pre>
+   *
+   * <code>string session_id = 16 [json_name = "sessionId"];</code>
+   * @return The sessionId.
+   */
+  java.lang.String getSessionId();
+  /**
+   * <pre>
+   * The conversation (session, thread) the memory comes from, and its turn number
+   * there (1, 2, ...; 0: unset, and then it needs session_id). Kept in metadata as
+   * "session_id" and "seq", the keys memories recorded from a session carry (set
+   * them here or there, not differently in both). Recall's context_window adds a
+   * hit's neighbours in its session by them. session_id: at most
+   * limits.max_namespace_bytes bytes, no control characters.
+   * </pre>
+   *
+   * <code>string session_id = 16 [json_name = "sessionId"];</code>
+   * @return The bytes for sessionId.
+   */
+  com.google.protobuf.ByteString
+      getSessionIdBytes();
+
+  /**
+   * <code>int64 sequence = 17 [json_name = "sequence"];</code>
+   * @return The sequence.
+   */
+  long getSequence();
 }
