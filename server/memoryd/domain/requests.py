@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from memoryd.domain.as_of import AsOf
 from memoryd.domain.models import (
     Memory,
     MemoryFilter,
@@ -122,6 +123,8 @@ class RecallQuery:
     min_relevance: float | None = None
     #: The reference time of relative time expressions in the query; None: the clock.
     now: datetime | None = None
+    #: Recall as of a past moment (docs/as-of.md); None: now.
+    as_of: AsOf | None = None
 
 
 @dataclass(frozen=True, slots=True)

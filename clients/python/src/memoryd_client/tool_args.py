@@ -194,6 +194,25 @@ def parse_source(value: Any, *, field: str = "source", now: datetime | None = No
     return {"kind": kind, "name": rest, "locator": rest, "retrieved_at": stamp}
 
 
+def as_of_point(args: Mapping[str, Any]) -> datetime | int | None:
+    """A checked ``as_of`` argument (``{"time": ...}`` or ``{"log_position": n}``) as a
+    time or a log position; None when there is none."""
+    as_of = args.get("as_of")
+    if as_of is None:
+        return None
+    if ("time" in as_of) == ("log_position" in as_of):
+        raise ToolArgumentError("as_of", "set exactly one of time or log_position")
+    if "log_position" in as_of:
+        return int(as_of["log_position"])
+    try:
+        when = datetime.fromisoformat(str(as_of["time"]).replace("Z", "+00:00"))
+    except ValueError:
+        raise ToolArgumentError("as_of", "time must be an RFC 3339 time") from None
+    if when.tzinfo is None:
+        raise ToolArgumentError("as_of", "time must have a time zone (Z or an offset)")
+    return when
+
+
 def trust_keywords(args: Mapping[str, Any]) -> dict[str, Any]:
     """A checked ``trust`` argument (``{"kinds": [...], "unattributed"?}``) as the
     client's keyword arguments of recall and build_snapshot; {} when there is none."""

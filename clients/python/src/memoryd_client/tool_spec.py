@@ -205,6 +205,20 @@ TRUST = {
     "description": 'Only memories of these provenance kinds: {"kinds": ["user"]} is '
     "user-stated only. Left out: any provenance.",
 }
+AS_OF = {
+    "type": "object",
+    "properties": {
+        "time": {"type": "string", "description": "A past time, RFC 3339 with a zone."},
+        "log_position": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "A position of the daemon's log (a change feed sequence).",
+        },
+    },
+    "additionalProperties": False,
+    "description": "Read as of a past moment: what was valid then (exactly one of time "
+    "or log_position). Left out: now.",
+}
 KEY_VERSION: JSON = {
     "type": "object",
     "properties": {

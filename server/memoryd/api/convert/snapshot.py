@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from memoryd.api.convert.agent_state import working_scope_from
 from memoryd.api.convert.common import (
     SECURITY_LEVELS,
+    as_of_from,
     duration_from,
     enum_list,
     enum_value,
@@ -75,6 +76,7 @@ def snapshot_request_from(req: spb.BuildSnapshotRequest) -> SnapshotRequest:
         max_security_level=level,
         min_relevance=req.min_relevance or None,
         trust=trust_from(req),
+        as_of=as_of_from(req),
     )
 
 
@@ -119,6 +121,7 @@ def default_read_request_from(req: spb.DefaultReadRequest) -> DefaultReadRequest
         tags=tuple(req.tags),
         current_time=timestamp_from(req, "current_time"),
         prefix=req.prefix,
+        as_of=as_of_from(req),
     )
 
 

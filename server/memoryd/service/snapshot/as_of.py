@@ -54,6 +54,11 @@ AS_OF_SECTIONS = frozenset(
     {SnapshotSection.PINNED, SnapshotSection.SEMANTIC, SnapshotSection.RECENT}
 )
 _SCAN = 1000
+#: Why a daemon over a store shared by replicas answers as-of reads UNIMPLEMENTED.
+SHARED_AS_OF = (
+    "as-of reads are not served where replicas share the store: each replica's memory "
+    "history holds only the writes it made (docs/as-of.md)"
+)
 
 
 @dataclass(eq=False, kw_only=True)

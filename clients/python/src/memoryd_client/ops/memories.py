@@ -98,6 +98,7 @@ def recall(
     min_relevance: float = 0.0,
     trust: Iterable[rq.EnumArg] | None = None,
     trust_unattributed: bool = False,
+    as_of: rq.AsOfArg | None = None,
 ) -> Unary[Recalled]:
     """The best matches for ``query``, best first, with score components and each
     one's relevance (0..1, comparable across queries).
@@ -107,7 +108,8 @@ def recall(
     ``min_relevance``: leave out hits less relevant than this (0: none left out);
     ``trust``: only memories of these provenance kinds (``["user"]``: user-stated
     only), and with ``trust_unattributed`` those remembered without a source too;
-    None: any provenance (the store fills ``limit`` from what it admits).
+    None: any provenance (the store fills ``limit`` from what it admits);
+    ``as_of``: recall as of a past time or log position (docs/as-of.md).
     """
     request = rq.recall_request(
         agent_id,
@@ -125,6 +127,7 @@ def recall(
     request.min_relevance = float(min_relevance)
     if trust is not None:
         request.trust.CopyFrom(rq.trust_filter(trust, trust_unattributed))
+    rq.set_as_of(request, as_of)
     return Unary("memory", "Recall", request, _recalled, idempotent=True)
 
 

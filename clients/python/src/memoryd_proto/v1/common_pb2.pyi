@@ -102,6 +102,14 @@ class Provenance(_message.Message):
     locator: str
     def __init__(self, kind: _Optional[_Union[ProvenanceKind, str]] = ..., name: _Optional[str] = ..., retrieved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., locator: _Optional[str] = ...) -> None: ...
 
+class AsOf(_message.Message):
+    __slots__ = ("time", "log_position")
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    LOG_POSITION_FIELD_NUMBER: _ClassVar[int]
+    time: _timestamp_pb2.Timestamp
+    log_position: int
+    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., log_position: _Optional[int] = ...) -> None: ...
+
 class TrustFilter(_message.Message):
     __slots__ = ("kinds", "unattributed")
     KINDS_FIELD_NUMBER: _ClassVar[int]

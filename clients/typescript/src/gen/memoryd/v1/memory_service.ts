@@ -25,6 +25,7 @@ import { FieldMask } from "../../google/protobuf/field_mask";
 import { Struct, Value } from "../../google/protobuf/struct";
 import { Timestamp } from "../../google/protobuf/timestamp";
 import {
+  AsOf,
   Degradation,
   Memory,
   MemoryType,
@@ -718,7 +719,14 @@ export interface RecallRequest {
    * Only memories of this provenance (e.g. kinds [USER]: user-stated only). Unset:
    * any provenance.
    */
-  trust: TrustFilter | undefined;
+  trust:
+    | TrustFilter
+    | undefined;
+  /**
+   * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+   * with that moment as "now" (recency, expiry); unset: now.
+   */
+  asOf: AsOf | undefined;
 }
 
 export interface RecallResult {
@@ -870,6 +878,8 @@ export interface SetMemoryResponse {
 export interface GetKeyRequest {
   agentId: string;
   key: string;
+  /** The key's value as of a past moment (docs/as-of.md); unset: now. */
+  asOf: AsOf | undefined;
 }
 
 export interface GetKeyResponse {
@@ -884,6 +894,8 @@ export interface ListKeysRequest {
   recursive: boolean;
   pageSize: number;
   pageToken: string;
+  /** The keys as they were at a past moment (docs/as-of.md); unset: now. */
+  asOf: AsOf | undefined;
 }
 
 export interface ListKeysResponse {
@@ -2412,6 +2424,7 @@ function createBaseRecallRequest(): RecallRequest {
     now: undefined,
     minRelevance: 0,
     trust: undefined,
+    asOf: undefined,
   };
 }
 
@@ -2478,6 +2491,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     }
     if (message.trust !== undefined) {
       TrustFilter.encode(message.trust, writer.uint32(146).fork()).join();
+    }
+    if (message.asOf !== undefined) {
+      AsOf.encode(message.asOf, writer.uint32(154).fork()).join();
     }
     return writer;
   },
@@ -2659,6 +2675,14 @@ export const RecallRequest: MessageFns<RecallRequest> = {
             message.trust = TrustFilter.decode(reader, reader.uint32());
             continue;
           }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.asOf = AsOf.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2731,6 +2755,11 @@ export const RecallRequest: MessageFns<RecallRequest> = {
         ? globalThis.Number(object.min_relevance)
         : 0,
       trust: isSet(object.trust) ? TrustFilter.fromJSON(object.trust) : undefined,
+      asOf: isSet(object.asOf)
+        ? AsOf.fromJSON(object.asOf)
+        : isSet(object.as_of)
+        ? AsOf.fromJSON(object.as_of)
+        : undefined,
     };
   },
 
@@ -2790,6 +2819,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     if (message.trust !== undefined) {
       obj.trust = TrustFilter.toJSON(message.trust);
     }
+    if (message.asOf !== undefined) {
+      obj.asOf = AsOf.toJSON(message.asOf);
+    }
     return obj;
   },
 
@@ -2820,6 +2852,7 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     message.trust = (object.trust !== undefined && object.trust !== null)
       ? TrustFilter.fromPartial(object.trust)
       : undefined;
+    message.asOf = (object.asOf !== undefined && object.asOf !== null) ? AsOf.fromPartial(object.asOf) : undefined;
     return message;
   },
 };
@@ -4563,7 +4596,7 @@ export const SetMemoryResponse: MessageFns<SetMemoryResponse> = {
 };
 
 function createBaseGetKeyRequest(): GetKeyRequest {
-  return { agentId: "", key: "" };
+  return { agentId: "", key: "", asOf: undefined };
 }
 
 export const GetKeyRequest: MessageFns<GetKeyRequest> = {
@@ -4573,6 +4606,9 @@ export const GetKeyRequest: MessageFns<GetKeyRequest> = {
     }
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
+    }
+    if (message.asOf !== undefined) {
+      AsOf.encode(message.asOf, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -4606,6 +4642,14 @@ export const GetKeyRequest: MessageFns<GetKeyRequest> = {
             message.key = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.asOf = AsOf.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4626,6 +4670,11 @@ export const GetKeyRequest: MessageFns<GetKeyRequest> = {
         ? globalThis.String(object.agent_id)
         : "",
       key: isSet(object.key) ? globalThis.String(object.key) : "",
+      asOf: isSet(object.asOf)
+        ? AsOf.fromJSON(object.asOf)
+        : isSet(object.as_of)
+        ? AsOf.fromJSON(object.as_of)
+        : undefined,
     };
   },
 
@@ -4637,6 +4686,9 @@ export const GetKeyRequest: MessageFns<GetKeyRequest> = {
     if (message.key !== "") {
       obj.key = message.key;
     }
+    if (message.asOf !== undefined) {
+      obj.asOf = AsOf.toJSON(message.asOf);
+    }
     return obj;
   },
 
@@ -4647,6 +4699,7 @@ export const GetKeyRequest: MessageFns<GetKeyRequest> = {
     const message = createBaseGetKeyRequest();
     message.agentId = object.agentId ?? "";
     message.key = object.key ?? "";
+    message.asOf = (object.asOf !== undefined && object.asOf !== null) ? AsOf.fromPartial(object.asOf) : undefined;
     return message;
   },
 };
@@ -4721,7 +4774,7 @@ export const GetKeyResponse: MessageFns<GetKeyResponse> = {
 };
 
 function createBaseListKeysRequest(): ListKeysRequest {
-  return { agentId: "", prefix: "", recursive: false, pageSize: 0, pageToken: "" };
+  return { agentId: "", prefix: "", recursive: false, pageSize: 0, pageToken: "", asOf: undefined };
 }
 
 export const ListKeysRequest: MessageFns<ListKeysRequest> = {
@@ -4740,6 +4793,9 @@ export const ListKeysRequest: MessageFns<ListKeysRequest> = {
     }
     if (message.pageToken !== "") {
       writer.uint32(42).string(message.pageToken);
+    }
+    if (message.asOf !== undefined) {
+      AsOf.encode(message.asOf, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -4797,6 +4853,14 @@ export const ListKeysRequest: MessageFns<ListKeysRequest> = {
             message.pageToken = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.asOf = AsOf.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4828,6 +4892,11 @@ export const ListKeysRequest: MessageFns<ListKeysRequest> = {
         : isSet(object.page_token)
         ? globalThis.String(object.page_token)
         : "",
+      asOf: isSet(object.asOf)
+        ? AsOf.fromJSON(object.asOf)
+        : isSet(object.as_of)
+        ? AsOf.fromJSON(object.as_of)
+        : undefined,
     };
   },
 
@@ -4848,6 +4917,9 @@ export const ListKeysRequest: MessageFns<ListKeysRequest> = {
     if (message.pageToken !== "") {
       obj.pageToken = message.pageToken;
     }
+    if (message.asOf !== undefined) {
+      obj.asOf = AsOf.toJSON(message.asOf);
+    }
     return obj;
   },
 
@@ -4861,6 +4933,7 @@ export const ListKeysRequest: MessageFns<ListKeysRequest> = {
     message.recursive = object.recursive ?? false;
     message.pageSize = object.pageSize ?? 0;
     message.pageToken = object.pageToken ?? "";
+    message.asOf = (object.asOf !== undefined && object.asOf !== null) ? AsOf.fromPartial(object.asOf) : undefined;
     return message;
   },
 };

@@ -22,6 +22,7 @@ import { Duration } from "../../google/protobuf/duration";
 import { Struct } from "../../google/protobuf/struct";
 import { Timestamp } from "../../google/protobuf/timestamp";
 import {
+  AsOf,
   Degradation,
   Provenance,
   SecurityLevel,
@@ -185,7 +186,15 @@ export interface BuildSnapshotRequest {
    * Only memories of this provenance fill the memory sections (pinned, semantic,
    * recent), e.g. kinds [USER]: user-stated only. Unset: any provenance.
    */
-  trust: TrustFilter | undefined;
+  trust:
+    | TrustFilter
+    | undefined;
+  /**
+   * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+   * memory sections (pinned, semantic, recent) only; naming another section with it
+   * is INVALID_ARGUMENT. Unset: now.
+   */
+  asOf: AsOf | undefined;
 }
 
 export interface SnapshotItem {
@@ -240,6 +249,8 @@ export interface DefaultReadRequest {
     | undefined;
   /** Only keys under this prefix. */
   prefix: string;
+  /** The default read as of a past moment (docs/as-of.md); unset: now. */
+  asOf: AsOf | undefined;
 }
 
 export interface DefaultReadLine {
@@ -324,6 +335,7 @@ function createBaseBuildSnapshotRequest(): BuildSnapshotRequest {
     maxSecurityLevel: 0,
     minRelevance: 0,
     trust: undefined,
+    asOf: undefined,
   };
 }
 
@@ -391,6 +403,9 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     }
     if (message.trust !== undefined) {
       TrustFilter.encode(message.trust, writer.uint32(138).fork()).join();
+    }
+    if (message.asOf !== undefined) {
+      AsOf.encode(message.asOf, writer.uint32(146).fork()).join();
     }
     return writer;
   },
@@ -574,6 +589,14 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
             message.trust = TrustFilter.decode(reader, reader.uint32());
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.asOf = AsOf.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -645,6 +668,11 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
         ? globalThis.Number(object.min_relevance)
         : 0,
       trust: isSet(object.trust) ? TrustFilter.fromJSON(object.trust) : undefined,
+      asOf: isSet(object.asOf)
+        ? AsOf.fromJSON(object.asOf)
+        : isSet(object.as_of)
+        ? AsOf.fromJSON(object.as_of)
+        : undefined,
     };
   },
 
@@ -701,6 +729,9 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     if (message.trust !== undefined) {
       obj.trust = TrustFilter.toJSON(message.trust);
     }
+    if (message.asOf !== undefined) {
+      obj.asOf = AsOf.toJSON(message.asOf);
+    }
     return obj;
   },
 
@@ -732,6 +763,7 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     message.trust = (object.trust !== undefined && object.trust !== null)
       ? TrustFilter.fromPartial(object.trust)
       : undefined;
+    message.asOf = (object.asOf !== undefined && object.asOf !== null) ? AsOf.fromPartial(object.asOf) : undefined;
     return message;
   },
 };
@@ -1285,7 +1317,7 @@ export const BuildSnapshotResponse: MessageFns<BuildSnapshotResponse> = {
 };
 
 function createBaseDefaultReadRequest(): DefaultReadRequest {
-  return { agentId: "", tokenLimit: 0, tags: [], currentTime: undefined, prefix: "" };
+  return { agentId: "", tokenLimit: 0, tags: [], currentTime: undefined, prefix: "", asOf: undefined };
 }
 
 export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
@@ -1304,6 +1336,9 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
     }
     if (message.prefix !== "") {
       writer.uint32(42).string(message.prefix);
+    }
+    if (message.asOf !== undefined) {
+      AsOf.encode(message.asOf, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -1361,6 +1396,14 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
             message.prefix = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.asOf = AsOf.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1392,6 +1435,11 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
         ? fromJsonTimestamp(object.current_time)
         : undefined,
       prefix: isSet(object.prefix) ? globalThis.String(object.prefix) : "",
+      asOf: isSet(object.asOf)
+        ? AsOf.fromJSON(object.asOf)
+        : isSet(object.as_of)
+        ? AsOf.fromJSON(object.as_of)
+        : undefined,
     };
   },
 
@@ -1412,6 +1460,9 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
     if (message.prefix !== "") {
       obj.prefix = message.prefix;
     }
+    if (message.asOf !== undefined) {
+      obj.asOf = AsOf.toJSON(message.asOf);
+    }
     return obj;
   },
 
@@ -1425,6 +1476,7 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
     message.tags = object.tags?.map((e) => e) || [];
     message.currentTime = object.currentTime ?? undefined;
     message.prefix = object.prefix ?? "";
+    message.asOf = (object.asOf !== undefined && object.asOf !== null) ? AsOf.fromPartial(object.asOf) : undefined;
     return message;
   },
 };

@@ -660,6 +660,50 @@ private static final long serialVersionUID = 0L;
     return trust_ == null ? dev.memoryd.v1.TrustFilter.getDefaultInstance() : trust_;
   }
 
+  public static final int AS_OF_FIELD_NUMBER = 18;
+  private dev.memoryd.v1.AsOf asOf_;
+  /**
+   * <pre>
+   * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+   * memory sections (pinned, semantic, recent) only; naming another section with it
+   * is INVALID_ARGUMENT. Unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  @java.lang.Override
+  public boolean hasAsOf() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <pre>
+   * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+   * memory sections (pinned, semantic, recent) only; naming another section with it
+   * is INVALID_ARGUMENT. Unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOf getAsOf() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+  /**
+   * <pre>
+   * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+   * memory sections (pinned, semantic, recent) only; naming another section with it
+   * is INVALID_ARGUMENT. Unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -737,6 +781,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000008) != 0)) {
       output.writeMessage(17, getTrust());
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      output.writeMessage(18, getAsOf());
     }
     getUnknownFields().writeTo(output);
   }
@@ -828,6 +875,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(17, getTrust());
     }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(18, getAsOf());
+    }
     return size;
   }
   @java.lang.Override
@@ -895,6 +946,11 @@ private static final long serialVersionUID = 0L;
       if (!getTrust()
           .equals(other.getTrust())) return false;
     }
+    if (hasAsOf() != other.hasAsOf()) return false;
+    if (hasAsOf()) {
+      if (!getAsOf()
+          .equals(other.getAsOf())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -954,6 +1010,10 @@ private static final long serialVersionUID = 0L;
     if (hasTrust()) {
       hash = (37 * hash) + TRUST_FIELD_NUMBER;
       hash = (53 * hash) + getTrust().hashCode();
+    }
+    if (hasAsOf()) {
+      hash = (37 * hash) + AS_OF_FIELD_NUMBER;
+      hash = (53 * hash) + getAsOf().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1088,6 +1148,7 @@ private static final long serialVersionUID = 0L;
         internalGetScopeFieldBuilder();
         internalGetRecentWindowFieldBuilder();
         internalGetTrustFieldBuilder();
+        internalGetAsOfFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1122,6 +1183,11 @@ private static final long serialVersionUID = 0L;
       if (trustBuilder_ != null) {
         trustBuilder_.dispose();
         trustBuilder_ = null;
+      }
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
       }
       return this;
     }
@@ -1220,6 +1286,12 @@ private static final long serialVersionUID = 0L;
             ? trust_
             : trustBuilder_.build();
         to_bitField0_ |= 0x00000008;
+      }
+      if (((from_bitField0_ & 0x00020000) != 0)) {
+        result.asOf_ = asOfBuilder_ == null
+            ? asOf_
+            : asOfBuilder_.build();
+        to_bitField0_ |= 0x00000010;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1320,6 +1392,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasTrust()) {
         mergeTrust(other.getTrust());
+      }
+      if (other.hasAsOf()) {
+        mergeAsOf(other.getAsOf());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1470,6 +1545,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00010000;
               break;
             } // case 138
+            case 146: {
+              input.readMessage(
+                  internalGetAsOfFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00020000;
+              break;
+            } // case 146
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3055,6 +3137,179 @@ private static final long serialVersionUID = 0L;
         trust_ = null;
       }
       return trustBuilder_;
+    }
+
+    private dev.memoryd.v1.AsOf asOf_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> asOfBuilder_;
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+     * @return Whether the asOf field is set.
+     */
+    public boolean hasAsOf() {
+      return ((bitField0_ & 0x00020000) != 0);
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+     * @return The asOf.
+     */
+    public dev.memoryd.v1.AsOf getAsOf() {
+      if (asOfBuilder_ == null) {
+        return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      } else {
+        return asOfBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        asOf_ = value;
+      } else {
+        asOfBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(
+        dev.memoryd.v1.AsOf.Builder builderForValue) {
+      if (asOfBuilder_ == null) {
+        asOf_ = builderForValue.build();
+      } else {
+        asOfBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+     */
+    public Builder mergeAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        if (((bitField0_ & 0x00020000) != 0) &&
+          asOf_ != null &&
+          asOf_ != dev.memoryd.v1.AsOf.getDefaultInstance()) {
+          getAsOfBuilder().mergeFrom(value);
+        } else {
+          asOf_ = value;
+        }
+      } else {
+        asOfBuilder_.mergeFrom(value);
+      }
+      if (asOf_ != null) {
+        bitField0_ |= 0x00020000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+     */
+    public Builder clearAsOf() {
+      bitField0_ = (bitField0_ & ~0x00020000);
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOf.Builder getAsOfBuilder() {
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return internalGetAsOfFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+      if (asOfBuilder_ != null) {
+        return asOfBuilder_.getMessageOrBuilder();
+      } else {
+        return asOf_ == null ?
+            dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      }
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 18 [json_name = "asOf"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> 
+        internalGetAsOfFieldBuilder() {
+      if (asOfBuilder_ == null) {
+        asOfBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder>(
+                getAsOf(),
+                getParentForChildren(),
+                isClean());
+        asOf_ = null;
+      }
+      return asOfBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.BuildSnapshotRequest)

@@ -411,7 +411,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "\010weighted\030\005 \001(\001R\010weighted\022\030\n\007keyword\030\006 \001" +
       "(\001R\007keyword\022\024\n\005fused\030\007 \001(\001R\005fused\022\034\n\trel" +
       "evance\030\010 \001(\001R\trelevance\022\032\n\010temporal\030\t \001(" +
-      "\001R\010temporal\"\240\006\n\rRecallRequest\022\031\n\010agent_i" +
+      "\001R\010temporal\"\307\006\n\rRecallRequest\022\031\n\010agent_i" +
       "d\030\001 \001(\tR\007agentId\022\024\n\005query\030\002 \001(\tR\005query\022\024" +
       "\n\005limit\030\003 \001(\005R\005limit\022!\n\tnamespace\030\004 \001(\tH" +
       "\000R\tnamespace\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tags\0221\n\tt" +
@@ -430,350 +430,353 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "ore\030\017 \001(\001R\010minScore\022,\n\003now\030\020 \001(\0132\032.googl" +
       "e.protobuf.TimestampR\003now\022#\n\rmin_relevan" +
       "ce\030\021 \001(\001R\014minRelevance\022-\n\005trust\030\022 \001(\0132\027." +
-      "memoryd.v1.TrustFilterR\005trustB\014\n\n_namesp" +
-      "aceB\t\n\007_hybrid\"\253\001\n\014RecallResult\022*\n\006memor" +
-      "y\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022\024\n\005s" +
-      "core\030\002 \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033." +
-      "memoryd.v1.ScoreComponentsR\ncomponents\022\034" +
-      "\n\trelevance\030\004 \001(\001R\trelevance\"\242\001\n\016RecallR" +
-      "esponse\0222\n\007results\030\001 \003(\0132\030.memoryd.v1.Re" +
-      "callResultR\007results\0223\n\010degraded\030\002 \003(\0132\027." +
-      "memoryd.v1.DegradationR\010degraded\022\'\n\017embe" +
-      "dding_model\030\003 \001(\tR\016embeddingModel\"=\n\020Get" +
-      "MemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
-      "\022\016\n\002id\030\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022*\n" +
-      "\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memor" +
-      "y\"\306\004\n\023ListMemoriesRequest\022\031\n\010agent_id\030\001 " +
-      "\001(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000R\tnames" +
-      "pace\210\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_match" +
-      "\030\004 \001(\0162\024.memoryd.v1.TagMatchR\010tagMatch\0229" +
-      "\n\014memory_types\030\005 \003(\0162\026.memoryd.v1.Memory" +
-      "TypeR\013memoryTypes\022G\n\022max_security_level\030" +
-      "\006 \001(\0162\031.memoryd.v1.SecurityLevelR\020maxSec" +
-      "urityLevel\022?\n\rcreated_after\030\007 \001(\0132\032.goog" +
-      "le.protobuf.TimestampR\014createdAfter\022A\n\016c" +
-      "reated_before\030\010 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\rcreatedBefore\022)\n\020include_archiv" +
-      "ed\030\t \001(\010R\017includeArchived\022\033\n\tpage_size\030\n" +
-      " \001(\005R\010pageSize\022\035\n\npage_token\030\013 \001(\tR\tpage" +
-      "Token\022-\n\005order\030\014 \001(\0162\027.memoryd.v1.Memory" +
-      "OrderR\005orderB\014\n\n_namespace\"n\n\024ListMemori" +
-      "esResponse\022.\n\010memories\030\001 \003(\0132\022.memoryd.v" +
-      "1.MemoryR\010memories\022&\n\017next_page_token\030\002 " +
-      "\001(\tR\rnextPageToken\"\352\001\n\023UpdateMemoryReque" +
-      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\006memory\030" +
-      "\002 \001(\0132\022.memoryd.v1.MemoryR\006memory\022;\n\013upd" +
-      "ate_mask\030\003 \001(\0132\032.google.protobuf.FieldMa" +
-      "skR\nupdateMask\022\"\n\nif_version\030\004 \001(\003H\000R\tif" +
-      "Version\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembedding" +
-      "B\r\n\013_if_version\"w\n\024UpdateMemoryResponse\022" +
-      "*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006mem" +
-      "ory\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degra" +
-      "dationR\010degraded\"D\n\025ForgetMemoriesReques" +
-      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 \003(" +
-      "\tR\003ids\"=\n\026ForgetMemoriesResponse\022#\n\rforg" +
-      "otten_ids\030\001 \003(\tR\014forgottenIds\"\211\003\n\010KeyEnt" +
-      "ry\022\020\n\003key\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132\026." +
-      "google.protobuf.ValueR\007content\022\024\n\005valid\030" +
-      "\003 \001(\010R\005valid\022\030\n\007version\030\004 \001(\003R\007version\0229" +
-      "\n\nupdated_at\030\005 \001(\0132\032.google.protobuf.Tim" +
-      "estampR\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.memo" +
-      "ryd.v1.ProvenanceR\006source\022@\n\016security_le" +
-      "vel\030\007 \001(\0162\031.memoryd.v1.SecurityLevelR\rse" +
-      "curityLevel\022\033\n\tmemory_id\030\010 \001(\tR\010memoryId" +
-      "\022\034\n\tnamespace\030\t \001(\tR\tnamespace\022!\n\014conten" +
-      "t_json\030\n \001(\tR\013contentJson\"\327\002\n\020SetMemoryR" +
-      "equest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003key" +
-      "\030\002 \001(\tR\003key\0220\n\007content\030\003 \001(\0132\026.google.pr" +
-      "otobuf.ValueR\007content\022.\n\006source\030\004 \001(\0132\026." +
-      "memoryd.v1.ProvenanceR\006source\022\"\n\nif_vers" +
-      "ion\030\005 \001(\003H\000R\tifVersion\210\001\001\022@\n\016security_le" +
-      "vel\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\rse" +
-      "curityLevel\022\034\n\tnamespace\030\007 \001(\tR\tnamespac" +
-      "e\022!\n\014content_json\030\010 \001(\tR\013contentJsonB\r\n\013" +
-      "_if_version\"t\n\021SetMemoryResponse\022*\n\005entr" +
-      "y\030\001 \001(\0132\024.memoryd.v1.KeyEntryR\005entry\0223\n\010" +
-      "degraded\030\002 \003(\0132\027.memoryd.v1.DegradationR" +
-      "\010degraded\"<\n\rGetKeyRequest\022\031\n\010agent_id\030\001" +
-      " \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\"<\n\016GetKe" +
-      "yResponse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.Ke" +
-      "yEntryR\005entry\"\236\001\n\017ListKeysRequest\022\031\n\010age" +
-      "nt_id\030\001 \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006pr" +
-      "efix\022\034\n\trecursive\030\003 \001(\010R\trecursive\022\033\n\tpa" +
-      "ge_size\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030\005 " +
-      "\001(\tR\tpageToken\"\214\001\n\020ListKeysResponse\022.\n\007e" +
-      "ntries\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entr" +
-      "ies\022 \n\013directories\030\002 \003(\tR\013directories\022&\n" +
-      "\017next_page_token\030\003 \001(\tR\rnextPageToken\"|\n" +
-      "\021KeyHistoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
-      "entId\022\020\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003 \001" +
-      "(\005R\010pageSize\022\035\n\npage_token\030\004 \001(\tR\tpageTo" +
-      "ken\"l\n\022KeyHistoryResponse\022.\n\007entries\030\001 \003" +
-      "(\0132\024.memoryd.v1.KeyEntryR\007entries\022&\n\017nex" +
-      "t_page_token\030\002 \001(\tR\rnextPageToken\"\345\002\n\rWo" +
-      "rkingMemory\0224\n\005scope\030\001 \001(\0132\036.memoryd.v1." +
-      "WorkingMemoryScopeR\005scope\0221\n\007content\030\002 \001" +
-      "(\0132\027.google.protobuf.StructR\007content\022\030\n\007" +
-      "version\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004 \001" +
-      "(\0132\032.google.protobuf.TimestampR\tupdatedA" +
-      "t\0229\n\nexpires_at\030\005 \001(\0132\032.google.protobuf." +
-      "TimestampR\texpiresAt\0228\n\013json_schema\030\006 \001(" +
-      "\0132\027.google.protobuf.StructR\njsonSchema\022!" +
-      "\n\014content_json\030\007 \001(\tR\013contentJson\"\332\002\n\027Se" +
-      "tWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR" +
-      "\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Wor" +
-      "kingMemoryScopeR\005scope\0221\n\007content\030\003 \001(\0132" +
-      "\027.google.protobuf.StructR\007content\0221\n\004mod" +
-      "e\030\004 \001(\0162\035.memoryd.v1.WorkingMemoryModeR\004" +
-      "mode\022+\n\003ttl\030\005 \001(\0132\031.google.protobuf.Dura" +
-      "tionR\003ttl\0228\n\013json_schema\030\006 \001(\0132\027.google." +
-      "protobuf.StructR\njsonSchema\022!\n\014content_j" +
-      "son\030\007 \001(\tR\013contentJson\"\\\n\030SetWorkingMemo" +
-      "ryResponse\022@\n\016working_memory\030\001 \001(\0132\031.mem" +
-      "oryd.v1.WorkingMemoryR\rworkingMemory\"j\n\027" +
-      "GetWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(" +
-      "\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.W" +
-      "orkingMemoryScopeR\005scope\"\\\n\030GetWorkingMe" +
-      "moryResponse\022@\n\016working_memory\030\001 \001(\0132\031.m" +
-      "emoryd.v1.WorkingMemoryR\rworkingMemory\"m" +
-      "\n\032DeleteWorkingMemoryRequest\022\031\n\010agent_id" +
-      "\030\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd" +
-      ".v1.WorkingMemoryScopeR\005scope\"7\n\033DeleteW" +
-      "orkingMemoryResponse\022\030\n\007deleted\030\001 \001(\010R\007d" +
-      "eleted\"\265\001\n\036ListWorkingMemoryScopesReques" +
-      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\033\n\tthread_i" +
-      "d\030\002 \001(\tR\010threadId\022\037\n\013resource_id\030\003 \001(\tR\n" +
-      "resourceId\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022" +
-      "\035\n\npage_token\030\005 \001(\tR\tpageToken\"|\n\037ListWo" +
-      "rkingMemoryScopesResponse\0221\n\006scopes\030\001 \003(" +
-      "\0132\031.memoryd.v1.WorkingMemoryR\006scopes\022&\n\017" +
-      "next_page_token\030\002 \001(\tR\rnextPageToken\"w\n\014" +
-      "AgentProfile\022\030\n\007content\030\001 \001(\tR\007content\022\022" +
-      "\n\004etag\030\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132\032" +
-      ".google.protobuf.TimestampR\tupdatedAt\".\n" +
-      "\021GetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
-      "entId\"H\n\022GetProfileResponse\0222\n\007profile\030\001" +
-      " \001(\0132\030.memoryd.v1.AgentProfileR\007profile\"" +
-      "c\n\021SetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
-      "agentId\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if_" +
-      "match\030\003 \001(\tR\007ifMatch\"H\n\022SetProfileRespon" +
-      "se\0222\n\007profile\030\001 \001(\0132\030.memoryd.v1.AgentPr" +
-      "ofileR\007profile\"\366\002\n\016SessionMessage\022+\n\004rol" +
-      "e\030\001 \001(\0162\027.memoryd.v1.MessageRoleR\004role\022\030" +
-      "\n\007content\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004" +
-      "name\022 \n\014tool_call_id\030\004 \001(\tR\ntoolCallId\0229" +
-      "\n\ncreated_at\030\005 \001(\0132\032.google.protobuf.Tim" +
-      "estampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\nt" +
-      "ool_calls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\tt" +
-      "oolCalls\022=\n\nattachment\030\010 \001(\0132\035.memoryd.v" +
-      "1.MessageAttachmentR\nattachment\022&\n\017merge" +
-      "d_from_seq\030\t \001(\003R\rmergedFromSeq\"`\n\021Messa" +
-      "geAttachment\022\035\n\nsize_bytes\030\001 \001(\003R\tsizeBy" +
-      "tes\022\024\n\005chars\030\002 \001(\003R\005chars\022\026\n\006sha256\030\003 \001(" +
-      "\tR\006sha256\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n" +
-      "\004name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.g" +
-      "oogle.protobuf.ValueR\targuments\"\201\004\n\022Sess" +
-      "ionCompression\022C\n\033compress_threshold_mes" +
-      "sages\030\001 \001(\005H\000R\031compressThresholdMessages" +
-      "\210\001\001\0225\n\024compress_token_ratio\030\002 \001(\001H\001R\022com" +
-      "pressTokenRatio\210\001\001\0227\n\025context_budget_tok" +
-      "ens\030\003 \001(\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024k" +
-      "eep_recent_messages\030\004 \001(\005H\003R\022keepRecentM" +
-      "essages\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H\004R\014off" +
-      "loadBytes\210\001\001\022;\n\027merge_adjacent_messages\030" +
-      "\006 \001(\010H\005R\025mergeAdjacentMessages\210\001\001B\036\n\034_co" +
-      "mpress_threshold_messagesB\027\n\025_compress_t" +
-      "oken_ratioB\030\n\026_context_budget_tokensB\027\n\025" +
-      "_keep_recent_messagesB\020\n\016_offload_bytesB" +
-      "\032\n\030_merge_adjacent_messages\"\224\001\n\016FixedZon" +
-      "eEntry\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZ" +
-      "oneKindR\004kind\022\030\n\007content\030\002 \001(\tR\007content\022" +
-      "9\n\ncreated_at\030\003 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\tcreatedAt\"\313\002\n\025AppendMessagesReq" +
-      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsessi" +
-      "on_id\030\002 \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\013" +
-      "2\032.memoryd.v1.SessionMessageR\010messages\022+" +
-      "\n\003ttl\030\004 \001(\0132\031.google.protobuf.DurationR\003" +
-      "ttl\022@\n\013compression\030\005 \001(\0132\036.memoryd.v1.Se" +
-      "ssionCompressionR\013compression\022Q\n\025long_te" +
-      "rm_memory_mode\030\006 \001(\0162\036.memoryd.v1.LongTe" +
-      "rmMemoryModeR\022longTermMemoryMode\"\351\001\n\026App" +
-      "endMessagesResponse\022#\n\rmessage_count\030\001 \001" +
-      "(\003R\014messageCount\022\036\n\ncompressed\030\002 \001(\010R\nco" +
-      "mpressed\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1." +
-      "DegradationR\010degraded\022.\n\023recorded_memory" +
-      "_ids\030\004 \003(\tR\021recordedMemoryIds\022%\n\016offload" +
-      "ed_seqs\030\005 \003(\003R\roffloadedSeqs\"v\n\027GetSessi" +
-      "onWindowRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
-      "Id\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022!\n\014tok" +
-      "en_budget\030\003 \001(\005R\013tokenBudget\"\334\004\n\030GetSess" +
-      "ionWindowResponse\0229\n\nfixed_zone\030\001 \003(\0132\032." +
-      "memoryd.v1.FixedZoneEntryR\tfixedZone\022\030\n\007" +
-      "summary\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132\032" +
-      ".memoryd.v1.SessionMessageR\006recent\022\037\n\013to" +
-      "kens_used\030\004 \001(\005R\ntokensUsed\022\036\n\nsummarize" +
-      "r\030\005 \001(\tR\nsummarizer\022#\n\rtoken_counter\030\006 \001" +
-      "(\tR\014tokenCounter\0223\n\010degraded\030\007 \003(\0132\027.mem" +
-      "oryd.v1.DegradationR\010degraded\0224\n\026summari" +
-      "zed_through_seq\030\010 \001(\003R\024summarizedThrough" +
-      "Seq\022\'\n\017stored_messages\030\t \001(\003R\016storedMess" +
-      "ages\022Q\n\025long_term_memory_mode\030\n \001(\0162\036.me" +
-      "moryd.v1.LongTermMemoryModeR\022longTermMem" +
-      "oryMode\022@\n\022long_term_memories\030\013 \003(\0132\022.me" +
-      "moryd.v1.MemoryR\020longTermMemories\022(\n\020lon" +
-      "g_term_memory\030\014 \001(\tR\016longTermMemory\"\235\001\n\030" +
-      "InjectInstructionRequest\022\031\n\010agent_id\030\001 \001" +
+      "memoryd.v1.TrustFilterR\005trust\022%\n\005as_of\030\023" +
+      " \001(\0132\020.memoryd.v1.AsOfR\004asOfB\014\n\n_namespa" +
+      "ceB\t\n\007_hybrid\"\253\001\n\014RecallResult\022*\n\006memory" +
+      "\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022\024\n\005sc" +
+      "ore\030\002 \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033.m" +
+      "emoryd.v1.ScoreComponentsR\ncomponents\022\034\n" +
+      "\trelevance\030\004 \001(\001R\trelevance\"\242\001\n\016RecallRe" +
+      "sponse\0222\n\007results\030\001 \003(\0132\030.memoryd.v1.Rec" +
+      "allResultR\007results\0223\n\010degraded\030\002 \003(\0132\027.m" +
+      "emoryd.v1.DegradationR\010degraded\022\'\n\017embed" +
+      "ding_model\030\003 \001(\tR\016embeddingModel\"=\n\020GetM" +
+      "emoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022" +
+      "\016\n\002id\030\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022*\n\006" +
+      "memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory" +
+      "\"\306\004\n\023ListMemoriesRequest\022\031\n\010agent_id\030\001 \001" +
+      "(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000R\tnamesp" +
+      "ace\210\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_match\030" +
+      "\004 \001(\0162\024.memoryd.v1.TagMatchR\010tagMatch\0229\n" +
+      "\014memory_types\030\005 \003(\0162\026.memoryd.v1.MemoryT" +
+      "ypeR\013memoryTypes\022G\n\022max_security_level\030\006" +
+      " \001(\0162\031.memoryd.v1.SecurityLevelR\020maxSecu" +
+      "rityLevel\022?\n\rcreated_after\030\007 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\014createdAfter\022A\n\016cr" +
+      "eated_before\030\010 \001(\0132\032.google.protobuf.Tim" +
+      "estampR\rcreatedBefore\022)\n\020include_archive" +
+      "d\030\t \001(\010R\017includeArchived\022\033\n\tpage_size\030\n " +
+      "\001(\005R\010pageSize\022\035\n\npage_token\030\013 \001(\tR\tpageT" +
+      "oken\022-\n\005order\030\014 \001(\0162\027.memoryd.v1.MemoryO" +
+      "rderR\005orderB\014\n\n_namespace\"n\n\024ListMemorie" +
+      "sResponse\022.\n\010memories\030\001 \003(\0132\022.memoryd.v1" +
+      ".MemoryR\010memories\022&\n\017next_page_token\030\002 \001" +
+      "(\tR\rnextPageToken\"\352\001\n\023UpdateMemoryReques" +
+      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\006memory\030\002" +
+      " \001(\0132\022.memoryd.v1.MemoryR\006memory\022;\n\013upda" +
+      "te_mask\030\003 \001(\0132\032.google.protobuf.FieldMas" +
+      "kR\nupdateMask\022\"\n\nif_version\030\004 \001(\003H\000R\tifV" +
+      "ersion\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembeddingB" +
+      "\r\n\013_if_version\"w\n\024UpdateMemoryResponse\022*" +
+      "\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memo" +
+      "ry\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degrad" +
+      "ationR\010degraded\"D\n\025ForgetMemoriesRequest" +
+      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 \003(\t" +
+      "R\003ids\"=\n\026ForgetMemoriesResponse\022#\n\rforgo" +
+      "tten_ids\030\001 \003(\tR\014forgottenIds\"\211\003\n\010KeyEntr" +
+      "y\022\020\n\003key\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132\026.g" +
+      "oogle.protobuf.ValueR\007content\022\024\n\005valid\030\003" +
+      " \001(\010R\005valid\022\030\n\007version\030\004 \001(\003R\007version\0229\n" +
+      "\nupdated_at\030\005 \001(\0132\032.google.protobuf.Time" +
+      "stampR\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.memor" +
+      "yd.v1.ProvenanceR\006source\022@\n\016security_lev" +
+      "el\030\007 \001(\0162\031.memoryd.v1.SecurityLevelR\rsec" +
+      "urityLevel\022\033\n\tmemory_id\030\010 \001(\tR\010memoryId\022" +
+      "\034\n\tnamespace\030\t \001(\tR\tnamespace\022!\n\014content" +
+      "_json\030\n \001(\tR\013contentJson\"\327\002\n\020SetMemoryRe" +
+      "quest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003key\030" +
+      "\002 \001(\tR\003key\0220\n\007content\030\003 \001(\0132\026.google.pro" +
+      "tobuf.ValueR\007content\022.\n\006source\030\004 \001(\0132\026.m" +
+      "emoryd.v1.ProvenanceR\006source\022\"\n\nif_versi" +
+      "on\030\005 \001(\003H\000R\tifVersion\210\001\001\022@\n\016security_lev" +
+      "el\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\rsec" +
+      "urityLevel\022\034\n\tnamespace\030\007 \001(\tR\tnamespace" +
+      "\022!\n\014content_json\030\010 \001(\tR\013contentJsonB\r\n\013_" +
+      "if_version\"t\n\021SetMemoryResponse\022*\n\005entry" +
+      "\030\001 \001(\0132\024.memoryd.v1.KeyEntryR\005entry\0223\n\010d" +
+      "egraded\030\002 \003(\0132\027.memoryd.v1.DegradationR\010" +
+      "degraded\"c\n\rGetKeyRequest\022\031\n\010agent_id\030\001 " +
+      "\001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\022%\n\005as_of\030" +
+      "\003 \001(\0132\020.memoryd.v1.AsOfR\004asOf\"<\n\016GetKeyR" +
+      "esponse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.KeyE" +
+      "ntryR\005entry\"\305\001\n\017ListKeysRequest\022\031\n\010agent" +
+      "_id\030\001 \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006pref" +
+      "ix\022\034\n\trecursive\030\003 \001(\010R\trecursive\022\033\n\tpage" +
+      "_size\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030\005 \001(" +
+      "\tR\tpageToken\022%\n\005as_of\030\006 \001(\0132\020.memoryd.v1" +
+      ".AsOfR\004asOf\"\214\001\n\020ListKeysResponse\022.\n\007entr" +
+      "ies\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entries" +
+      "\022 \n\013directories\030\002 \003(\tR\013directories\022&\n\017ne" +
+      "xt_page_token\030\003 \001(\tR\rnextPageToken\"|\n\021Ke" +
+      "yHistoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
+      "Id\022\020\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003 \001(\005R" +
+      "\010pageSize\022\035\n\npage_token\030\004 \001(\tR\tpageToken" +
+      "\"l\n\022KeyHistoryResponse\022.\n\007entries\030\001 \003(\0132" +
+      "\024.memoryd.v1.KeyEntryR\007entries\022&\n\017next_p" +
+      "age_token\030\002 \001(\tR\rnextPageToken\"\345\002\n\rWorki" +
+      "ngMemory\0224\n\005scope\030\001 \001(\0132\036.memoryd.v1.Wor" +
+      "kingMemoryScopeR\005scope\0221\n\007content\030\002 \001(\0132" +
+      "\027.google.protobuf.StructR\007content\022\030\n\007ver" +
+      "sion\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004 \001(\0132" +
+      "\032.google.protobuf.TimestampR\tupdatedAt\0229" +
+      "\n\nexpires_at\030\005 \001(\0132\032.google.protobuf.Tim" +
+      "estampR\texpiresAt\0228\n\013json_schema\030\006 \001(\0132\027" +
+      ".google.protobuf.StructR\njsonSchema\022!\n\014c" +
+      "ontent_json\030\007 \001(\tR\013contentJson\"\332\002\n\027SetWo" +
+      "rkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
+      "entId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Workin" +
+      "gMemoryScopeR\005scope\0221\n\007content\030\003 \001(\0132\027.g" +
+      "oogle.protobuf.StructR\007content\0221\n\004mode\030\004" +
+      " \001(\0162\035.memoryd.v1.WorkingMemoryModeR\004mod" +
+      "e\022+\n\003ttl\030\005 \001(\0132\031.google.protobuf.Duratio" +
+      "nR\003ttl\0228\n\013json_schema\030\006 \001(\0132\027.google.pro" +
+      "tobuf.StructR\njsonSchema\022!\n\014content_json" +
+      "\030\007 \001(\tR\013contentJson\"\\\n\030SetWorkingMemoryR" +
+      "esponse\022@\n\016working_memory\030\001 \001(\0132\031.memory" +
+      "d.v1.WorkingMemoryR\rworkingMemory\"j\n\027Get" +
+      "WorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
+      "agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Work" +
+      "ingMemoryScopeR\005scope\"\\\n\030GetWorkingMemor" +
+      "yResponse\022@\n\016working_memory\030\001 \001(\0132\031.memo" +
+      "ryd.v1.WorkingMemoryR\rworkingMemory\"m\n\032D" +
+      "eleteWorkingMemoryRequest\022\031\n\010agent_id\030\001 " +
+      "\001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1" +
+      ".WorkingMemoryScopeR\005scope\"7\n\033DeleteWork" +
+      "ingMemoryResponse\022\030\n\007deleted\030\001 \001(\010R\007dele" +
+      "ted\"\265\001\n\036ListWorkingMemoryScopesRequest\022\031" +
+      "\n\010agent_id\030\001 \001(\tR\007agentId\022\033\n\tthread_id\030\002" +
+      " \001(\tR\010threadId\022\037\n\013resource_id\030\003 \001(\tR\nres" +
+      "ourceId\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022\035\n\n" +
+      "page_token\030\005 \001(\tR\tpageToken\"|\n\037ListWorki" +
+      "ngMemoryScopesResponse\0221\n\006scopes\030\001 \003(\0132\031" +
+      ".memoryd.v1.WorkingMemoryR\006scopes\022&\n\017nex" +
+      "t_page_token\030\002 \001(\tR\rnextPageToken\"w\n\014Age" +
+      "ntProfile\022\030\n\007content\030\001 \001(\tR\007content\022\022\n\004e" +
+      "tag\030\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\tupdatedAt\".\n\021Ge" +
+      "tProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
+      "Id\"H\n\022GetProfileResponse\0222\n\007profile\030\001 \001(" +
+      "\0132\030.memoryd.v1.AgentProfileR\007profile\"c\n\021" +
+      "SetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
+      "ntId\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if_mat" +
+      "ch\030\003 \001(\tR\007ifMatch\"H\n\022SetProfileResponse\022" +
+      "2\n\007profile\030\001 \001(\0132\030.memoryd.v1.AgentProfi" +
+      "leR\007profile\"\366\002\n\016SessionMessage\022+\n\004role\030\001" +
+      " \001(\0162\027.memoryd.v1.MessageRoleR\004role\022\030\n\007c" +
+      "ontent\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004nam" +
+      "e\022 \n\014tool_call_id\030\004 \001(\tR\ntoolCallId\0229\n\nc" +
+      "reated_at\030\005 \001(\0132\032.google.protobuf.Timest" +
+      "ampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\ntool" +
+      "_calls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\ttool" +
+      "Calls\022=\n\nattachment\030\010 \001(\0132\035.memoryd.v1.M" +
+      "essageAttachmentR\nattachment\022&\n\017merged_f" +
+      "rom_seq\030\t \001(\003R\rmergedFromSeq\"`\n\021MessageA" +
+      "ttachment\022\035\n\nsize_bytes\030\001 \001(\003R\tsizeBytes" +
+      "\022\024\n\005chars\030\002 \001(\003R\005chars\022\026\n\006sha256\030\003 \001(\tR\006" +
+      "sha256\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004na" +
+      "me\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.goog" +
+      "le.protobuf.ValueR\targuments\"\201\004\n\022Session" +
+      "Compression\022C\n\033compress_threshold_messag" +
+      "es\030\001 \001(\005H\000R\031compressThresholdMessages\210\001\001" +
+      "\0225\n\024compress_token_ratio\030\002 \001(\001H\001R\022compre" +
+      "ssTokenRatio\210\001\001\0227\n\025context_budget_tokens" +
+      "\030\003 \001(\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024keep" +
+      "_recent_messages\030\004 \001(\005H\003R\022keepRecentMess" +
+      "ages\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H\004R\014offloa" +
+      "dBytes\210\001\001\022;\n\027merge_adjacent_messages\030\006 \001" +
+      "(\010H\005R\025mergeAdjacentMessages\210\001\001B\036\n\034_compr" +
+      "ess_threshold_messagesB\027\n\025_compress_toke" +
+      "n_ratioB\030\n\026_context_budget_tokensB\027\n\025_ke" +
+      "ep_recent_messagesB\020\n\016_offload_bytesB\032\n\030" +
+      "_merge_adjacent_messages\"\224\001\n\016FixedZoneEn" +
+      "try\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZone" +
+      "KindR\004kind\022\030\n\007content\030\002 \001(\tR\007content\0229\n\n" +
+      "created_at\030\003 \001(\0132\032.google.protobuf.Times" +
+      "tampR\tcreatedAt\"\313\002\n\025AppendMessagesReques" +
+      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_" +
+      "id\030\002 \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\0132\032." +
+      "memoryd.v1.SessionMessageR\010messages\022+\n\003t" +
+      "tl\030\004 \001(\0132\031.google.protobuf.DurationR\003ttl" +
+      "\022@\n\013compression\030\005 \001(\0132\036.memoryd.v1.Sessi" +
+      "onCompressionR\013compression\022Q\n\025long_term_" +
+      "memory_mode\030\006 \001(\0162\036.memoryd.v1.LongTermM" +
+      "emoryModeR\022longTermMemoryMode\"\351\001\n\026Append" +
+      "MessagesResponse\022#\n\rmessage_count\030\001 \001(\003R" +
+      "\014messageCount\022\036\n\ncompressed\030\002 \001(\010R\ncompr" +
+      "essed\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1.Deg" +
+      "radationR\010degraded\022.\n\023recorded_memory_id" +
+      "s\030\004 \003(\tR\021recordedMemoryIds\022%\n\016offloaded_" +
+      "seqs\030\005 \003(\003R\roffloadedSeqs\"v\n\027GetSessionW" +
+      "indowRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022" +
+      "\035\n\nsession_id\030\002 \001(\tR\tsessionId\022!\n\014token_" +
+      "budget\030\003 \001(\005R\013tokenBudget\"\334\004\n\030GetSession" +
+      "WindowResponse\0229\n\nfixed_zone\030\001 \003(\0132\032.mem" +
+      "oryd.v1.FixedZoneEntryR\tfixedZone\022\030\n\007sum" +
+      "mary\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132\032.me" +
+      "moryd.v1.SessionMessageR\006recent\022\037\n\013token" +
+      "s_used\030\004 \001(\005R\ntokensUsed\022\036\n\nsummarizer\030\005" +
+      " \001(\tR\nsummarizer\022#\n\rtoken_counter\030\006 \001(\tR" +
+      "\014tokenCounter\0223\n\010degraded\030\007 \003(\0132\027.memory" +
+      "d.v1.DegradationR\010degraded\0224\n\026summarized" +
+      "_through_seq\030\010 \001(\003R\024summarizedThroughSeq" +
+      "\022\'\n\017stored_messages\030\t \001(\003R\016storedMessage" +
+      "s\022Q\n\025long_term_memory_mode\030\n \001(\0162\036.memor" +
+      "yd.v1.LongTermMemoryModeR\022longTermMemory" +
+      "Mode\022@\n\022long_term_memories\030\013 \003(\0132\022.memor" +
+      "yd.v1.MemoryR\020longTermMemories\022(\n\020long_t" +
+      "erm_memory\030\014 \001(\tR\016longTermMemory\"\235\001\n\030Inj" +
+      "ectInstructionRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022" +
+      "-\n\004kind\030\003 \001(\0162\031.memoryd.v1.FixedZoneKind" +
+      "R\004kind\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031Inje" +
+      "ctInstructionResponse\0229\n\nfixed_zone\030\001 \003(" +
+      "\0132\032.memoryd.v1.FixedZoneEntryR\tfixedZone" +
+      "\"x\n\021EndSessionRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022" +
+      ")\n\020extract_memories\030\003 \001(\010R\017extractMemori" +
+      "es\"\225\001\n\022EndSessionResponse\022\030\n\007summary\030\001 \001" +
+      "(\tR\007summary\0220\n\textracted\030\002 \003(\0132\022.memoryd" +
+      ".v1.MemoryR\textracted\0223\n\010degraded\030\003 \003(\0132" +
+      "\027.memoryd.v1.DegradationR\010degraded\"\303\001\n\031G" +
+      "etSessionMessagesRequest\022\031\n\010agent_id\030\001 \001" +
       "(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsession" +
-      "Id\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1.FixedZoneK" +
-      "indR\004kind\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031I" +
-      "njectInstructionResponse\0229\n\nfixed_zone\030\001" +
-      " \003(\0132\032.memoryd.v1.FixedZoneEntryR\tfixedZ" +
-      "one\"x\n\021EndSessionRequest\022\031\n\010agent_id\030\001 \001" +
-      "(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsession" +
-      "Id\022)\n\020extract_memories\030\003 \001(\010R\017extractMem" +
-      "ories\"\225\001\n\022EndSessionResponse\022\030\n\007summary\030" +
-      "\001 \001(\tR\007summary\0220\n\textracted\030\002 \003(\0132\022.memo" +
-      "ryd.v1.MemoryR\textracted\0223\n\010degraded\030\003 \003" +
-      "(\0132\027.memoryd.v1.DegradationR\010degraded\"\303\001" +
-      "\n\031GetSessionMessagesRequest\022\031\n\010agent_id\030" +
-      "\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsess" +
-      "ionId\022\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to_s" +
-      "eq\030\004 \001(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010page" +
-      "Size\022\035\n\npage_token\030\006 \001(\tR\tpageToken\"\327\001\n\032" +
-      "GetSessionMessagesResponse\0226\n\010messages\030\001" +
-      " \003(\0132\032.memoryd.v1.SessionMessageR\010messag" +
-      "es\022&\n\017next_page_token\030\002 \001(\tR\rnextPageTok" +
-      "en\022#\n\rmessage_count\030\003 \001(\003R\014messageCount\022" +
-      "4\n\026summarized_through_seq\030\004 \001(\003R\024summari" +
-      "zedThroughSeq\"e\n\025DeleteMessagesRequest\022\031" +
-      "\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030" +
-      "\002 \001(\tR\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n" +
-      "\026DeleteMessagesResponse\022!\n\014deleted_seqs\030" +
-      "\001 \003(\003R\013deletedSeqs\022\'\n\017summary_rebuilt\030\002 " +
-      "\001(\010R\016summaryRebuilt\0223\n\010degraded\030\003 \003(\0132\027." +
-      "memoryd.v1.DegradationR\010degraded\"n\n\023Clea" +
-      "rSessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
-      "Id\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\035\n\nfix" +
-      "ed_zone\030\003 \001(\010R\tfixedZone\"0\n\024ClearSession" +
-      "Response\022\030\n\007deleted\030\001 \001(\003R\007deleted\"\236\001\n\033G" +
-      "etSessionAttachmentRequest\022\031\n\010agent_id\030\001" +
-      " \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessi" +
-      "onId\022\020\n\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004 \001(\003R\006" +
-      "offset\022\033\n\tmax_chars\030\005 \001(\003R\010maxChars\"\215\002\n\034" +
-      "GetSessionAttachmentResponse\022\020\n\003seq\030\001 \001(" +
-      "\003R\003seq\022\030\n\007content\030\002 \001(\tR\007content\022=\n\natta" +
-      "chment\030\003 \001(\0132\035.memoryd.v1.MessageAttachm" +
-      "entR\nattachment\022\037\n\013next_offset\030\004 \001(\003R\nne" +
-      "xtOffset\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.Mess" +
-      "ageRoleR\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014too" +
-      "l_call_id\030\007 \001(\tR\ntoolCallId\"\250\001\n\014WatchReq" +
-      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006curso" +
-      "r\030\002 \001(\tR\006cursor\022,\n\005start\030\003 \001(\0162\026.memoryd" +
-      ".v1.WatchStartR\005start\022\037\n\013tenant_wide\030\004 \001" +
-      "(\010R\ntenantWide\022\026\n\006follow\030\005 \001(\010R\006follow\"\335" +
-      "\001\n\006Change\022*\n\004kind\030\001 \001(\0162\026.memoryd.v1.Cha" +
-      "ngeKindR\004kind\022\031\n\010agent_id\030\002 \001(\tR\007agentId" +
-      "\022\033\n\tmemory_id\030\003 \001(\tR\010memoryId\022\020\n\003key\030\004 \001" +
-      "(\tR\003key\022*\n\006memory\030\005 \001(\0132\022.memoryd.v1.Mem" +
-      "oryR\006memory\0221\n\tkey_entry\030\006 \001(\0132\024.memoryd" +
-      ".v1.KeyEntryR\010keyEntry\"r\n\rWatchResponse\022" +
-      "\026\n\006cursor\030\001 \001(\tR\006cursor\022,\n\007changes\030\002 \003(\013" +
-      "2\022.memoryd.v1.ChangeR\007changes\022\033\n\tcaught_" +
-      "up\030\003 \001(\010R\010caughtUp*\335\001\n\rScoringPreset\022\036\n\032" +
-      "SCORING_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORING_" +
-      "PRESET_SIMILARITY\020\001\022\032\n\026SCORING_PRESET_DE" +
-      "CAYED\020\002\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030" +
-      "SCORING_PRESET_RELEVANCE\020\004\022\032\n\026SCORING_PR" +
-      "ESET_LAYERED\020\005\022\032\n\026SCORING_PRESET_BLENDED" +
-      "\020\006*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UNSP" +
-      "ECIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035\n\031" +
-      "RECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013MemoryOr" +
-      "der\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031MEM" +
-      "ORY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORDER" +
-      "_CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_CO" +
-      "UNT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_DE" +
-      "SC\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_MEM" +
-      "ORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMORY" +
-      "_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_REP" +
-      "LACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE_U" +
-      "NSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026M" +
-      "ESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROLE_" +
-      "SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022Long" +
-      "TermMemoryMode\022%\n!LONG_TERM_MEMORY_MODE_" +
-      "UNSPECIFIED\020\000\022\'\n#LONG_TERM_MEMORY_MODE_A" +
-      "GENT_CONTROL\020\001\022(\n$LONG_TERM_MEMORY_MODE_" +
-      "STATIC_CONTROL\020\002\022\036\n\032LONG_TERM_MEMORY_MOD" +
-      "E_BOTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE" +
-      "_KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_T" +
-      "RIGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033F" +
-      "IXED_ZONE_KIND_INSTRUCTION\020\003*V\n\nWatchSta" +
-      "rt\022\033\n\027WATCH_START_UNSPECIFIED\020\000\022\023\n\017WATCH" +
-      "_START_NOW\020\001\022\026\n\022WATCH_START_OLDEST\020\002*\340\001\n" +
-      "\nChangeKind\022\033\n\027CHANGE_KIND_UNSPECIFIED\020\000" +
-      "\022\036\n\032CHANGE_KIND_MEMORY_CREATED\020\001\022\036\n\032CHAN" +
-      "GE_KIND_MEMORY_UPDATED\020\002\022\037\n\033CHANGE_KIND_" +
-      "MEMORY_ARCHIVED\020\003\022\036\n\032CHANGE_KIND_MEMORY_" +
-      "DELETED\020\004\022\027\n\023CHANGE_KIND_KEY_SET\020\005\022\033\n\027CH" +
-      "ANGE_KIND_KEY_DELETED\020\0062\254\021\n\rMemoryServic" +
-      "e\022E\n\010Remember\022\033.memoryd.v1.RememberReque" +
-      "st\032\034.memoryd.v1.RememberResponse\022T\n\rReme" +
-      "mberBatch\022 .memoryd.v1.RememberBatchRequ" +
-      "est\032!.memoryd.v1.RememberBatchResponse\022?" +
-      "\n\006Recall\022\031.memoryd.v1.RecallRequest\032\032.me" +
-      "moryd.v1.RecallResponse\022H\n\tGetMemory\022\034.m" +
-      "emoryd.v1.GetMemoryRequest\032\035.memoryd.v1." +
-      "GetMemoryResponse\022Q\n\014ListMemories\022\037.memo" +
-      "ryd.v1.ListMemoriesRequest\032 .memoryd.v1." +
-      "ListMemoriesResponse\022Q\n\014UpdateMemory\022\037.m" +
-      "emoryd.v1.UpdateMemoryRequest\032 .memoryd." +
-      "v1.UpdateMemoryResponse\022W\n\016ForgetMemorie" +
-      "s\022!.memoryd.v1.ForgetMemoriesRequest\032\".m" +
-      "emoryd.v1.ForgetMemoriesResponse\022H\n\tSetM" +
-      "emory\022\034.memoryd.v1.SetMemoryRequest\032\035.me" +
-      "moryd.v1.SetMemoryResponse\022?\n\006GetKey\022\031.m" +
-      "emoryd.v1.GetKeyRequest\032\032.memoryd.v1.Get" +
-      "KeyResponse\022E\n\010ListKeys\022\033.memoryd.v1.Lis" +
-      "tKeysRequest\032\034.memoryd.v1.ListKeysRespon" +
-      "se\022K\n\nKeyHistory\022\035.memoryd.v1.KeyHistory" +
-      "Request\032\036.memoryd.v1.KeyHistoryResponse\022" +
-      "]\n\020SetWorkingMemory\022#.memoryd.v1.SetWork" +
-      "ingMemoryRequest\032$.memoryd.v1.SetWorking" +
-      "MemoryResponse\022]\n\020GetWorkingMemory\022#.mem" +
-      "oryd.v1.GetWorkingMemoryRequest\032$.memory" +
-      "d.v1.GetWorkingMemoryResponse\022f\n\023DeleteW" +
-      "orkingMemory\022&.memoryd.v1.DeleteWorkingM" +
-      "emoryRequest\032\'.memoryd.v1.DeleteWorkingM" +
-      "emoryResponse\022r\n\027ListWorkingMemoryScopes" +
-      "\022*.memoryd.v1.ListWorkingMemoryScopesReq" +
-      "uest\032+.memoryd.v1.ListWorkingMemoryScope" +
-      "sResponse\022K\n\nGetProfile\022\035.memoryd.v1.Get" +
-      "ProfileRequest\032\036.memoryd.v1.GetProfileRe" +
-      "sponse\022K\n\nSetProfile\022\035.memoryd.v1.SetPro" +
-      "fileRequest\032\036.memoryd.v1.SetProfileRespo" +
-      "nse\022W\n\016AppendMessages\022!.memoryd.v1.Appen" +
-      "dMessagesRequest\032\".memoryd.v1.AppendMess" +
-      "agesResponse\022]\n\020GetSessionWindow\022#.memor" +
-      "yd.v1.GetSessionWindowRequest\032$.memoryd." +
-      "v1.GetSessionWindowResponse\022`\n\021InjectIns" +
-      "truction\022$.memoryd.v1.InjectInstructionR" +
-      "equest\032%.memoryd.v1.InjectInstructionRes" +
-      "ponse\022K\n\nEndSession\022\035.memoryd.v1.EndSess" +
-      "ionRequest\032\036.memoryd.v1.EndSessionRespon" +
-      "se\022c\n\022GetSessionMessages\022%.memoryd.v1.Ge",
-      "tSessionMessagesRequest\032&.memoryd.v1.Get" +
-      "SessionMessagesResponse\022W\n\016DeleteMessage" +
-      "s\022!.memoryd.v1.DeleteMessagesRequest\032\".m" +
-      "emoryd.v1.DeleteMessagesResponse\022Q\n\014Clea" +
-      "rSession\022\037.memoryd.v1.ClearSessionReques" +
-      "t\032 .memoryd.v1.ClearSessionResponse\022i\n\024G" +
-      "etSessionAttachment\022\'.memoryd.v1.GetSess" +
-      "ionAttachmentRequest\032(.memoryd.v1.GetSes" +
-      "sionAttachmentResponse\022>\n\005Watch\022\030.memory" +
-      "d.v1.WatchRequest\032\031.memoryd.v1.WatchResp" +
-      "onse0\001Bm\n\016dev.memoryd.v1B\022MemoryServiceP" +
-      "rotoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002" +
-      "\026Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006p" +
-      "roto3"
+      "Id\022\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to_seq\030" +
+      "\004 \001(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010pageSiz" +
+      "e\022\035\n\npage_token\030\006 \001(\tR\tpageToken\"\327\001\n\032Get" +
+      "SessionMessagesResponse\0226\n\010messages\030\001 \003(" +
+      "\0132\032.memoryd.v1.SessionMessageR\010messages\022" +
+      "&\n\017next_page_token\030\002 \001(\tR\rnextPageToken\022" +
+      "#\n\rmessage_count\030\003 \001(\003R\014messageCount\0224\n\026" +
+      "summarized_through_seq\030\004 \001(\003R\024summarized" +
+      "ThroughSeq\"e\n\025DeleteMessagesRequest\022\031\n\010a" +
+      "gent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001" +
+      "(\tR\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n\026De" +
+      "leteMessagesResponse\022!\n\014deleted_seqs\030\001 \003" +
+      "(\003R\013deletedSeqs\022\'\n\017summary_rebuilt\030\002 \001(\010" +
+      "R\016summaryRebuilt\0223\n\010degraded\030\003 \003(\0132\027.mem" +
+      "oryd.v1.DegradationR\010degraded\"n\n\023ClearSe" +
+      "ssionRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022" +
+      "\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\035\n\nfixed_" +
+      "zone\030\003 \001(\010R\tfixedZone\"0\n\024ClearSessionRes" +
+      "ponse\022\030\n\007deleted\030\001 \001(\003R\007deleted\"\236\001\n\033GetS" +
+      "essionAttachmentRequest\022\031\n\010agent_id\030\001 \001(" +
+      "\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionI" +
+      "d\022\020\n\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004 \001(\003R\006off" +
+      "set\022\033\n\tmax_chars\030\005 \001(\003R\010maxChars\"\215\002\n\034Get" +
+      "SessionAttachmentResponse\022\020\n\003seq\030\001 \001(\003R\003" +
+      "seq\022\030\n\007content\030\002 \001(\tR\007content\022=\n\nattachm" +
+      "ent\030\003 \001(\0132\035.memoryd.v1.MessageAttachment" +
+      "R\nattachment\022\037\n\013next_offset\030\004 \001(\003R\nnextO" +
+      "ffset\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.Message" +
+      "RoleR\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014tool_c" +
+      "all_id\030\007 \001(\tR\ntoolCallId\"\250\001\n\014WatchReques" +
+      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006cursor\030\002" +
+      " \001(\tR\006cursor\022,\n\005start\030\003 \001(\0162\026.memoryd.v1" +
+      ".WatchStartR\005start\022\037\n\013tenant_wide\030\004 \001(\010R" +
+      "\ntenantWide\022\026\n\006follow\030\005 \001(\010R\006follow\"\335\001\n\006" +
+      "Change\022*\n\004kind\030\001 \001(\0162\026.memoryd.v1.Change" +
+      "KindR\004kind\022\031\n\010agent_id\030\002 \001(\tR\007agentId\022\033\n" +
+      "\tmemory_id\030\003 \001(\tR\010memoryId\022\020\n\003key\030\004 \001(\tR" +
+      "\003key\022*\n\006memory\030\005 \001(\0132\022.memoryd.v1.Memory" +
+      "R\006memory\0221\n\tkey_entry\030\006 \001(\0132\024.memoryd.v1" +
+      ".KeyEntryR\010keyEntry\"r\n\rWatchResponse\022\026\n\006" +
+      "cursor\030\001 \001(\tR\006cursor\022,\n\007changes\030\002 \003(\0132\022." +
+      "memoryd.v1.ChangeR\007changes\022\033\n\tcaught_up\030" +
+      "\003 \001(\010R\010caughtUp*\335\001\n\rScoringPreset\022\036\n\032SCO" +
+      "RING_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORING_PRE" +
+      "SET_SIMILARITY\020\001\022\032\n\026SCORING_PRESET_DECAY" +
+      "ED\020\002\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030SCO" +
+      "RING_PRESET_RELEVANCE\020\004\022\032\n\026SCORING_PRESE" +
+      "T_LAYERED\020\005\022\032\n\026SCORING_PRESET_BLENDED\020\006*" +
+      "g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UNSPECI" +
+      "FIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035\n\031REC" +
+      "ENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013MemoryOrder" +
+      "\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031MEMORY" +
+      "_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORDER_CR" +
+      "EATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_COUNT" +
+      "_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_DESC\020" +
+      "\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_MEMORY" +
+      "_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMORY_MO" +
+      "DE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_REPLAC" +
+      "E\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE_UNSP" +
+      "ECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026MESS" +
+      "AGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROLE_SYS" +
+      "TEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022LongTer" +
+      "mMemoryMode\022%\n!LONG_TERM_MEMORY_MODE_UNS" +
+      "PECIFIED\020\000\022\'\n#LONG_TERM_MEMORY_MODE_AGEN" +
+      "T_CONTROL\020\001\022(\n$LONG_TERM_MEMORY_MODE_STA" +
+      "TIC_CONTROL\020\002\022\036\n\032LONG_TERM_MEMORY_MODE_B" +
+      "OTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE_KI" +
+      "ND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIG" +
+      "GER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXE" +
+      "D_ZONE_KIND_INSTRUCTION\020\003*V\n\nWatchStart\022" +
+      "\033\n\027WATCH_START_UNSPECIFIED\020\000\022\023\n\017WATCH_ST" +
+      "ART_NOW\020\001\022\026\n\022WATCH_START_OLDEST\020\002*\340\001\n\nCh" +
+      "angeKind\022\033\n\027CHANGE_KIND_UNSPECIFIED\020\000\022\036\n" +
+      "\032CHANGE_KIND_MEMORY_CREATED\020\001\022\036\n\032CHANGE_" +
+      "KIND_MEMORY_UPDATED\020\002\022\037\n\033CHANGE_KIND_MEM" +
+      "ORY_ARCHIVED\020\003\022\036\n\032CHANGE_KIND_MEMORY_DEL" +
+      "ETED\020\004\022\027\n\023CHANGE_KIND_KEY_SET\020\005\022\033\n\027CHANG" +
+      "E_KIND_KEY_DELETED\020\0062\254\021\n\rMemoryService\022E" +
+      "\n\010Remember\022\033.memoryd.v1.RememberRequest\032" +
+      "\034.memoryd.v1.RememberResponse\022T\n\rRemembe" +
+      "rBatch\022 .memoryd.v1.RememberBatchRequest" +
+      "\032!.memoryd.v1.RememberBatchResponse\022?\n\006R" +
+      "ecall\022\031.memoryd.v1.RecallRequest\032\032.memor" +
+      "yd.v1.RecallResponse\022H\n\tGetMemory\022\034.memo" +
+      "ryd.v1.GetMemoryRequest\032\035.memoryd.v1.Get" +
+      "MemoryResponse\022Q\n\014ListMemories\022\037.memoryd" +
+      ".v1.ListMemoriesRequest\032 .memoryd.v1.Lis" +
+      "tMemoriesResponse\022Q\n\014UpdateMemory\022\037.memo" +
+      "ryd.v1.UpdateMemoryRequest\032 .memoryd.v1." +
+      "UpdateMemoryResponse\022W\n\016ForgetMemories\022!" +
+      ".memoryd.v1.ForgetMemoriesRequest\032\".memo" +
+      "ryd.v1.ForgetMemoriesResponse\022H\n\tSetMemo" +
+      "ry\022\034.memoryd.v1.SetMemoryRequest\032\035.memor" +
+      "yd.v1.SetMemoryResponse\022?\n\006GetKey\022\031.memo" +
+      "ryd.v1.GetKeyRequest\032\032.memoryd.v1.GetKey" +
+      "Response\022E\n\010ListKeys\022\033.memoryd.v1.ListKe" +
+      "ysRequest\032\034.memoryd.v1.ListKeysResponse\022" +
+      "K\n\nKeyHistory\022\035.memoryd.v1.KeyHistoryReq" +
+      "uest\032\036.memoryd.v1.KeyHistoryResponse\022]\n\020" +
+      "SetWorkingMemory\022#.memoryd.v1.SetWorking" +
+      "MemoryRequest\032$.memoryd.v1.SetWorkingMem" +
+      "oryResponse\022]\n\020GetWorkingMemory\022#.memory" +
+      "d.v1.GetWorkingMemoryRequest\032$.memoryd.v" +
+      "1.GetWorkingMemoryResponse\022f\n\023DeleteWork" +
+      "ingMemory\022&.memoryd.v1.DeleteWorkingMemo" +
+      "ryRequest\032\'.memoryd.v1.DeleteWorkingMemo" +
+      "ryResponse\022r\n\027ListWorkingMemoryScopes\022*." +
+      "memoryd.v1.ListWorkingMemoryScopesReques" +
+      "t\032+.memoryd.v1.ListWorkingMemoryScopesRe" +
+      "sponse\022K\n\nGetProfile\022\035.memoryd.v1.GetPro" +
+      "fileRequest\032\036.memoryd.v1.GetProfileRespo" +
+      "nse\022K\n\nSetProfile\022\035.memoryd.v1.SetProfil" +
+      "eRequest\032\036.memoryd.v1.SetProfileResponse" +
+      "\022W\n\016AppendMessages\022!.memoryd.v1.AppendMe" +
+      "ssagesRequest\032\".memoryd.v1.AppendMessage" +
+      "sResponse\022]\n\020GetSessionWindow\022#.memoryd." +
+      "v1.GetSessionWindowRequest\032$.memoryd.v1." +
+      "GetSessionWindowResponse\022`\n\021InjectInstru" +
+      "ction\022$.memoryd.v1.InjectInstructionRequ" +
+      "est\032%.memoryd.v1.InjectInstructionRespon",
+      "se\022K\n\nEndSession\022\035.memoryd.v1.EndSession" +
+      "Request\032\036.memoryd.v1.EndSessionResponse\022" +
+      "c\n\022GetSessionMessages\022%.memoryd.v1.GetSe" +
+      "ssionMessagesRequest\032&.memoryd.v1.GetSes" +
+      "sionMessagesResponse\022W\n\016DeleteMessages\022!" +
+      ".memoryd.v1.DeleteMessagesRequest\032\".memo" +
+      "ryd.v1.DeleteMessagesResponse\022Q\n\014ClearSe" +
+      "ssion\022\037.memoryd.v1.ClearSessionRequest\032 " +
+      ".memoryd.v1.ClearSessionResponse\022i\n\024GetS" +
+      "essionAttachment\022\'.memoryd.v1.GetSession" +
+      "AttachmentRequest\032(.memoryd.v1.GetSessio" +
+      "nAttachmentResponse\022>\n\005Watch\022\030.memoryd.v" +
+      "1.WatchRequest\032\031.memoryd.v1.WatchRespons" +
+      "e0\001Bm\n\016dev.memoryd.v1B\022MemoryServiceProt" +
+      "oP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Me" +
+      "moryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006prot" +
+      "o3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -831,7 +834,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_RecallRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_RecallRequest_descriptor,
-        new java.lang.String[] { "AgentId", "Query", "Limit", "Namespace", "Tags", "TagMatch", "MemoryTypes", "MaxSecurityLevel", "Scoring", "Hybrid", "QueryEmbedding", "CreatedAfter", "CreatedBefore", "IncludeArchived", "MinScore", "Now", "MinRelevance", "Trust", });
+        new java.lang.String[] { "AgentId", "Query", "Limit", "Namespace", "Tags", "TagMatch", "MemoryTypes", "MaxSecurityLevel", "Scoring", "Hybrid", "QueryEmbedding", "CreatedAfter", "CreatedBefore", "IncludeArchived", "MinScore", "Now", "MinRelevance", "Trust", "AsOf", });
     internal_static_memoryd_v1_RecallResult_descriptor =
       getDescriptor().getMessageType(8);
     internal_static_memoryd_v1_RecallResult_fieldAccessorTable = new
@@ -915,7 +918,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_GetKeyRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetKeyRequest_descriptor,
-        new java.lang.String[] { "AgentId", "Key", });
+        new java.lang.String[] { "AgentId", "Key", "AsOf", });
     internal_static_memoryd_v1_GetKeyResponse_descriptor =
       getDescriptor().getMessageType(22);
     internal_static_memoryd_v1_GetKeyResponse_fieldAccessorTable = new
@@ -927,7 +930,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_ListKeysRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ListKeysRequest_descriptor,
-        new java.lang.String[] { "AgentId", "Prefix", "Recursive", "PageSize", "PageToken", });
+        new java.lang.String[] { "AgentId", "Prefix", "Recursive", "PageSize", "PageToken", "AsOf", });
     internal_static_memoryd_v1_ListKeysResponse_descriptor =
       getDescriptor().getMessageType(24);
     internal_static_memoryd_v1_ListKeysResponse_fieldAccessorTable = new

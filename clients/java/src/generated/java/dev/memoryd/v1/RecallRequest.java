@@ -629,6 +629,47 @@ private static final long serialVersionUID = 0L;
     return trust_ == null ? dev.memoryd.v1.TrustFilter.getDefaultInstance() : trust_;
   }
 
+  public static final int AS_OF_FIELD_NUMBER = 19;
+  private dev.memoryd.v1.AsOf asOf_;
+  /**
+   * <pre>
+   * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+   * with that moment as "now" (recency, expiry); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  @java.lang.Override
+  public boolean hasAsOf() {
+    return ((bitField0_ & 0x00000080) != 0);
+  }
+  /**
+   * <pre>
+   * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+   * with that moment as "now" (recency, expiry); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOf getAsOf() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+  /**
+   * <pre>
+   * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+   * with that moment as "now" (recency, expiry); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -705,6 +746,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000040) != 0)) {
       output.writeMessage(18, getTrust());
+    }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      output.writeMessage(19, getAsOf());
     }
     getUnknownFields().writeTo(output);
   }
@@ -798,6 +842,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(18, getTrust());
     }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(19, getAsOf());
+    }
     return size;
   }
   @java.lang.Override
@@ -878,6 +926,11 @@ private static final long serialVersionUID = 0L;
       if (!getTrust()
           .equals(other.getTrust())) return false;
     }
+    if (hasAsOf() != other.hasAsOf()) return false;
+    if (hasAsOf()) {
+      if (!getAsOf()
+          .equals(other.getAsOf())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -948,6 +1001,10 @@ private static final long serialVersionUID = 0L;
     if (hasTrust()) {
       hash = (37 * hash) + TRUST_FIELD_NUMBER;
       hash = (53 * hash) + getTrust().hashCode();
+    }
+    if (hasAsOf()) {
+      hash = (37 * hash) + AS_OF_FIELD_NUMBER;
+      hash = (53 * hash) + getAsOf().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1084,6 +1141,7 @@ private static final long serialVersionUID = 0L;
         internalGetCreatedBeforeFieldBuilder();
         internalGetNowFieldBuilder();
         internalGetTrustFieldBuilder();
+        internalGetAsOfFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1128,6 +1186,11 @@ private static final long serialVersionUID = 0L;
       if (trustBuilder_ != null) {
         trustBuilder_.dispose();
         trustBuilder_ = null;
+      }
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
       }
       return this;
     }
@@ -1237,6 +1300,12 @@ private static final long serialVersionUID = 0L;
             : trustBuilder_.build();
         to_bitField0_ |= 0x00000040;
       }
+      if (((from_bitField0_ & 0x00040000) != 0)) {
+        result.asOf_ = asOfBuilder_ == null
+            ? asOf_
+            : asOfBuilder_.build();
+        to_bitField0_ |= 0x00000080;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1334,6 +1403,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasTrust()) {
         mergeTrust(other.getTrust());
+      }
+      if (other.hasAsOf()) {
+        mergeAsOf(other.getAsOf());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1482,6 +1554,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00020000;
               break;
             } // case 146
+            case 154: {
+              input.readMessage(
+                  internalGetAsOfFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00040000;
+              break;
+            } // case 154
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3163,6 +3242,170 @@ private static final long serialVersionUID = 0L;
         trust_ = null;
       }
       return trustBuilder_;
+    }
+
+    private dev.memoryd.v1.AsOf asOf_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> asOfBuilder_;
+    /**
+     * <pre>
+     * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+     * with that moment as "now" (recency, expiry); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     * @return Whether the asOf field is set.
+     */
+    public boolean hasAsOf() {
+      return ((bitField0_ & 0x00040000) != 0);
+    }
+    /**
+     * <pre>
+     * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+     * with that moment as "now" (recency, expiry); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     * @return The asOf.
+     */
+    public dev.memoryd.v1.AsOf getAsOf() {
+      if (asOfBuilder_ == null) {
+        return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      } else {
+        return asOfBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+     * with that moment as "now" (recency, expiry); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        asOf_ = value;
+      } else {
+        asOfBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+     * with that moment as "now" (recency, expiry); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(
+        dev.memoryd.v1.AsOf.Builder builderForValue) {
+      if (asOfBuilder_ == null) {
+        asOf_ = builderForValue.build();
+      } else {
+        asOfBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+     * with that moment as "now" (recency, expiry); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public Builder mergeAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        if (((bitField0_ & 0x00040000) != 0) &&
+          asOf_ != null &&
+          asOf_ != dev.memoryd.v1.AsOf.getDefaultInstance()) {
+          getAsOfBuilder().mergeFrom(value);
+        } else {
+          asOf_ = value;
+        }
+      } else {
+        asOfBuilder_.mergeFrom(value);
+      }
+      if (asOf_ != null) {
+        bitField0_ |= 0x00040000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+     * with that moment as "now" (recency, expiry); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public Builder clearAsOf() {
+      bitField0_ = (bitField0_ & ~0x00040000);
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+     * with that moment as "now" (recency, expiry); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOf.Builder getAsOfBuilder() {
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return internalGetAsOfFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+     * with that moment as "now" (recency, expiry); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+      if (asOfBuilder_ != null) {
+        return asOfBuilder_.getMessageOrBuilder();
+      } else {
+        return asOf_ == null ?
+            dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      }
+    }
+    /**
+     * <pre>
+     * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+     * with that moment as "now" (recency, expiry); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> 
+        internalGetAsOfFieldBuilder() {
+      if (asOfBuilder_ == null) {
+        asOfBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder>(
+                getAsOf(),
+                getParentForChildren(),
+                isClean());
+        asOf_ = null;
+      }
+      return asOfBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.RecallRequest)

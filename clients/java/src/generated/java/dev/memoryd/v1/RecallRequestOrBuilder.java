@@ -344,4 +344,34 @@ public interface RecallRequestOrBuilder extends
    * <code>.memoryd.v1.TrustFilter trust = 18 [json_name = "trust"];</code>
    */
   dev.memoryd.v1.TrustFilterOrBuilder getTrustOrBuilder();
+
+  /**
+   * <pre>
+   * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+   * with that moment as "now" (recency, expiry); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  boolean hasAsOf();
+  /**
+   * <pre>
+   * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+   * with that moment as "now" (recency, expiry); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  dev.memoryd.v1.AsOf getAsOf();
+  /**
+   * <pre>
+   * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+   * with that moment as "now" (recency, expiry); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   */
+  dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder();
 }

@@ -104,7 +104,7 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
       "oryd.v1\032\036google/protobuf/duration.proto\032" +
       "\034google/protobuf/struct.proto\032\037google/pr" +
       "otobuf/timestamp.proto\032\027memoryd/v1/commo" +
-      "n.proto\"\204\006\n\024BuildSnapshotRequest\022\031\n\010agen" +
+      "n.proto\"\253\006\n\024BuildSnapshotRequest\022\031\n\010agen" +
       "t_id\030\001 \001(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000" +
       "R\tnamespace\210\001\001\022\030\n\007trigger\030\003 \001(\tR\007trigger" +
       "\022+\n\021trigger_embedding\030\004 \003(\002R\020triggerEmbe" +
@@ -123,78 +123,80 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
       "\031.memoryd.v1.SecurityLevelR\020maxSecurityL" +
       "evel\022#\n\rmin_relevance\030\020 \001(\001R\014minRelevanc" +
       "e\022-\n\005trust\030\021 \001(\0132\027.memoryd.v1.TrustFilte" +
-      "rR\005trustB\014\n\n_namespace\"\317\001\n\014SnapshotItem\022" +
-      "5\n\007section\030\001 \001(\0162\033.memoryd.v1.SnapshotSe" +
-      "ctionR\007section\022\016\n\002id\030\002 \001(\tR\002id\022\022\n\004text\030\003" +
-      " \001(\tR\004text\022\026\n\006tokens\030\004 \001(\005R\006tokens\022\034\n\ttr" +
-      "uncated\030\005 \001(\010R\ttruncated\022.\n\006source\030\006 \001(\013" +
-      "2\026.memoryd.v1.ProvenanceR\006source\"s\n\014Sect" +
-      "ionUsage\0225\n\007section\030\001 \001(\0162\033.memoryd.v1.S" +
-      "napshotSectionR\007section\022\026\n\006tokens\030\002 \001(\005R" +
-      "\006tokens\022\024\n\005items\030\003 \001(\005R\005items\"l\n\013Omitted" +
-      "Item\0225\n\007section\030\001 \001(\0162\033.memoryd.v1.Snaps" +
-      "hotSectionR\007section\022\016\n\002id\030\002 \001(\tR\002id\022\026\n\006r" +
-      "eason\030\003 \001(\tR\006reason\"\334\002\n\025BuildSnapshotRes" +
-      "ponse\022\022\n\004text\030\001 \001(\tR\004text\022.\n\005items\030\002 \003(\013" +
-      "2\030.memoryd.v1.SnapshotItemR\005items\022.\n\005usa" +
-      "ge\030\003 \003(\0132\030.memoryd.v1.SectionUsageR\005usag" +
-      "e\022\037\n\013tokens_used\030\004 \001(\005R\ntokensUsed\022!\n\014to" +
-      "ken_budget\030\005 \001(\005R\013tokenBudget\0221\n\007omitted" +
-      "\030\006 \003(\0132\027.memoryd.v1.OmittedItemR\007omitted" +
-      "\022#\n\rtoken_counter\030\007 \001(\tR\014tokenCounter\0223\n" +
-      "\010degraded\030\010 \003(\0132\027.memoryd.v1.Degradation" +
-      "R\010degraded\"\273\001\n\022DefaultReadRequest\022\031\n\010age" +
-      "nt_id\030\001 \001(\tR\007agentId\022\037\n\013token_limit\030\002 \001(" +
-      "\005R\ntokenLimit\022\022\n\004tags\030\003 \003(\tR\004tags\022=\n\014cur" +
-      "rent_time\030\004 \001(\0132\032.google.protobuf.Timest" +
-      "ampR\013currentTime\022\026\n\006prefix\030\005 \001(\tR\006prefix" +
-      "\"\365\001\n\017DefaultReadLine\022\020\n\003key\030\001 \001(\tR\003key\022\022" +
-      "\n\004type\030\002 \001(\tR\004type\022\030\n\007summary\030\003 \001(\tR\007sum" +
-      "mary\0229\n\nupdated_at\030\004 \001(\0132\032.google.protob" +
-      "uf.TimestampR\tupdatedAt\022!\n\014content_json\030" +
-      "\005 \001(\tR\013contentJson\022\024\n\005score\030\006 \001(\001R\005score" +
-      "\022.\n\006source\030\007 \001(\0132\026.memoryd.v1.Provenance" +
-      "R\006source\"\242\001\n\023DefaultReadResponse\022\022\n\004text" +
-      "\030\001 \001(\tR\004text\0221\n\005lines\030\002 \003(\0132\033.memoryd.v1" +
-      ".DefaultReadLineR\005lines\022\037\n\013tokens_used\030\003" +
-      " \001(\005R\ntokensUsed\022#\n\rtoken_counter\030\004 \001(\tR" +
-      "\014tokenCounter\"\307\001\n\016StateComponent\022\022\n\004name" +
-      "\030\001 \001(\tR\004name\022-\n\005state\030\002 \001(\0132\027.google.pro" +
-      "tobuf.StructR\005state\022\030\n\007version\030\003 \001(\003R\007ve" +
-      "rsion\0229\n\nupdated_at\030\004 \001(\0132\032.google.proto" +
-      "buf.TimestampR\tupdatedAt\022\035\n\nstate_json\030\005" +
-      " \001(\tR\tstateJson\"\210\001\n\020SaveStateRequest\022\031\n\010" +
-      "agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 " +
-      "\001(\tR\tsessionId\022:\n\ncomponents\030\003 \003(\0132\032.mem" +
-      "oryd.v1.StateComponentR\ncomponents\"O\n\021Sa" +
-      "veStateResponse\022:\n\ncomponents\030\001 \003(\0132\032.me" +
-      "moryd.v1.StateComponentR\ncomponents\"b\n\020L" +
-      "oadStateRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
-      "Id\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\024\n\005nam" +
-      "es\030\003 \003(\tR\005names\"O\n\021LoadStateResponse\022:\n\n" +
-      "components\030\001 \003(\0132\032.memoryd.v1.StateCompo" +
-      "nentR\ncomponents*\346\001\n\017SnapshotSection\022 \n\034" +
-      "SNAPSHOT_SECTION_UNSPECIFIED\020\000\022\033\n\027SNAPSH" +
-      "OT_SECTION_PINNED\020\001\022\034\n\030SNAPSHOT_SECTION_" +
-      "PROFILE\020\002\022\034\n\030SNAPSHOT_SECTION_WORKING\020\003\022" +
-      "\035\n\031SNAPSHOT_SECTION_SEMANTIC\020\004\022\033\n\027SNAPSH" +
-      "OT_SECTION_RECENT\020\005\022\034\n\030SNAPSHOT_SECTION_" +
-      "SESSION\020\006*\211\001\n\016SnapshotFormat\022\037\n\033SNAPSHOT" +
-      "_FORMAT_UNSPECIFIED\020\000\022\034\n\030SNAPSHOT_FORMAT" +
-      "_MARKDOWN\020\001\022\027\n\023SNAPSHOT_FORMAT_XML\020\002\022\037\n\033" +
-      "SNAPSHOT_FORMAT_USER_MEMORY\020\0032\313\002\n\017Snapsh" +
-      "otService\022T\n\rBuildSnapshot\022 .memoryd.v1." +
-      "BuildSnapshotRequest\032!.memoryd.v1.BuildS" +
-      "napshotResponse\022N\n\013DefaultRead\022\036.memoryd" +
-      ".v1.DefaultReadRequest\032\037.memoryd.v1.Defa" +
-      "ultReadResponse\022H\n\tSaveState\022\034.memoryd.v" +
-      "1.SaveStateRequest\032\035.memoryd.v1.SaveStat" +
-      "eResponse\022H\n\tLoadState\022\034.memoryd.v1.Load" +
-      "StateRequest\032\035.memoryd.v1.LoadStateRespo" +
-      "nseBo\n\016dev.memoryd.v1B\024SnapshotServicePr" +
-      "otoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026" +
-      "Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006pr" +
-      "oto3"
+      "rR\005trust\022%\n\005as_of\030\022 \001(\0132\020.memoryd.v1.AsO" +
+      "fR\004asOfB\014\n\n_namespace\"\317\001\n\014SnapshotItem\0225" +
+      "\n\007section\030\001 \001(\0162\033.memoryd.v1.SnapshotSec" +
+      "tionR\007section\022\016\n\002id\030\002 \001(\tR\002id\022\022\n\004text\030\003 " +
+      "\001(\tR\004text\022\026\n\006tokens\030\004 \001(\005R\006tokens\022\034\n\ttru" +
+      "ncated\030\005 \001(\010R\ttruncated\022.\n\006source\030\006 \001(\0132" +
+      "\026.memoryd.v1.ProvenanceR\006source\"s\n\014Secti" +
+      "onUsage\0225\n\007section\030\001 \001(\0162\033.memoryd.v1.Sn" +
+      "apshotSectionR\007section\022\026\n\006tokens\030\002 \001(\005R\006" +
+      "tokens\022\024\n\005items\030\003 \001(\005R\005items\"l\n\013OmittedI" +
+      "tem\0225\n\007section\030\001 \001(\0162\033.memoryd.v1.Snapsh" +
+      "otSectionR\007section\022\016\n\002id\030\002 \001(\tR\002id\022\026\n\006re" +
+      "ason\030\003 \001(\tR\006reason\"\334\002\n\025BuildSnapshotResp" +
+      "onse\022\022\n\004text\030\001 \001(\tR\004text\022.\n\005items\030\002 \003(\0132" +
+      "\030.memoryd.v1.SnapshotItemR\005items\022.\n\005usag" +
+      "e\030\003 \003(\0132\030.memoryd.v1.SectionUsageR\005usage" +
+      "\022\037\n\013tokens_used\030\004 \001(\005R\ntokensUsed\022!\n\014tok" +
+      "en_budget\030\005 \001(\005R\013tokenBudget\0221\n\007omitted\030" +
+      "\006 \003(\0132\027.memoryd.v1.OmittedItemR\007omitted\022" +
+      "#\n\rtoken_counter\030\007 \001(\tR\014tokenCounter\0223\n\010" +
+      "degraded\030\010 \003(\0132\027.memoryd.v1.DegradationR" +
+      "\010degraded\"\342\001\n\022DefaultReadRequest\022\031\n\010agen" +
+      "t_id\030\001 \001(\tR\007agentId\022\037\n\013token_limit\030\002 \001(\005" +
+      "R\ntokenLimit\022\022\n\004tags\030\003 \003(\tR\004tags\022=\n\014curr" +
+      "ent_time\030\004 \001(\0132\032.google.protobuf.Timesta" +
+      "mpR\013currentTime\022\026\n\006prefix\030\005 \001(\tR\006prefix\022" +
+      "%\n\005as_of\030\006 \001(\0132\020.memoryd.v1.AsOfR\004asOf\"\365" +
+      "\001\n\017DefaultReadLine\022\020\n\003key\030\001 \001(\tR\003key\022\022\n\004" +
+      "type\030\002 \001(\tR\004type\022\030\n\007summary\030\003 \001(\tR\007summa" +
+      "ry\0229\n\nupdated_at\030\004 \001(\0132\032.google.protobuf" +
+      ".TimestampR\tupdatedAt\022!\n\014content_json\030\005 " +
+      "\001(\tR\013contentJson\022\024\n\005score\030\006 \001(\001R\005score\022." +
+      "\n\006source\030\007 \001(\0132\026.memoryd.v1.ProvenanceR\006" +
+      "source\"\242\001\n\023DefaultReadResponse\022\022\n\004text\030\001" +
+      " \001(\tR\004text\0221\n\005lines\030\002 \003(\0132\033.memoryd.v1.D" +
+      "efaultReadLineR\005lines\022\037\n\013tokens_used\030\003 \001" +
+      "(\005R\ntokensUsed\022#\n\rtoken_counter\030\004 \001(\tR\014t" +
+      "okenCounter\"\307\001\n\016StateComponent\022\022\n\004name\030\001" +
+      " \001(\tR\004name\022-\n\005state\030\002 \001(\0132\027.google.proto" +
+      "buf.StructR\005state\022\030\n\007version\030\003 \001(\003R\007vers" +
+      "ion\0229\n\nupdated_at\030\004 \001(\0132\032.google.protobu" +
+      "f.TimestampR\tupdatedAt\022\035\n\nstate_json\030\005 \001" +
+      "(\tR\tstateJson\"\210\001\n\020SaveStateRequest\022\031\n\010ag" +
+      "ent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(" +
+      "\tR\tsessionId\022:\n\ncomponents\030\003 \003(\0132\032.memor" +
+      "yd.v1.StateComponentR\ncomponents\"O\n\021Save" +
+      "StateResponse\022:\n\ncomponents\030\001 \003(\0132\032.memo" +
+      "ryd.v1.StateComponentR\ncomponents\"b\n\020Loa" +
+      "dStateRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
+      "\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\024\n\005names" +
+      "\030\003 \003(\tR\005names\"O\n\021LoadStateResponse\022:\n\nco" +
+      "mponents\030\001 \003(\0132\032.memoryd.v1.StateCompone" +
+      "ntR\ncomponents*\346\001\n\017SnapshotSection\022 \n\034SN" +
+      "APSHOT_SECTION_UNSPECIFIED\020\000\022\033\n\027SNAPSHOT" +
+      "_SECTION_PINNED\020\001\022\034\n\030SNAPSHOT_SECTION_PR" +
+      "OFILE\020\002\022\034\n\030SNAPSHOT_SECTION_WORKING\020\003\022\035\n" +
+      "\031SNAPSHOT_SECTION_SEMANTIC\020\004\022\033\n\027SNAPSHOT" +
+      "_SECTION_RECENT\020\005\022\034\n\030SNAPSHOT_SECTION_SE" +
+      "SSION\020\006*\211\001\n\016SnapshotFormat\022\037\n\033SNAPSHOT_F" +
+      "ORMAT_UNSPECIFIED\020\000\022\034\n\030SNAPSHOT_FORMAT_M" +
+      "ARKDOWN\020\001\022\027\n\023SNAPSHOT_FORMAT_XML\020\002\022\037\n\033SN" +
+      "APSHOT_FORMAT_USER_MEMORY\020\0032\313\002\n\017Snapshot" +
+      "Service\022T\n\rBuildSnapshot\022 .memoryd.v1.Bu" +
+      "ildSnapshotRequest\032!.memoryd.v1.BuildSna" +
+      "pshotResponse\022N\n\013DefaultRead\022\036.memoryd.v" +
+      "1.DefaultReadRequest\032\037.memoryd.v1.Defaul" +
+      "tReadResponse\022H\n\tSaveState\022\034.memoryd.v1." +
+      "SaveStateRequest\032\035.memoryd.v1.SaveStateR" +
+      "esponse\022H\n\tLoadState\022\034.memoryd.v1.LoadSt" +
+      "ateRequest\032\035.memoryd.v1.LoadStateRespons" +
+      "eBo\n\016dev.memoryd.v1B\024SnapshotServiceProt" +
+      "oP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Me" +
+      "moryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006prot" +
+      "o3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -209,7 +211,7 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
     internal_static_memoryd_v1_BuildSnapshotRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_BuildSnapshotRequest_descriptor,
-        new java.lang.String[] { "AgentId", "Namespace", "Trigger", "TriggerEmbedding", "Focus", "TokenBudget", "Sections", "Priority", "Format", "Scope", "SessionId", "SemanticLimit", "RecentLimit", "RecentWindow", "MaxSecurityLevel", "MinRelevance", "Trust", });
+        new java.lang.String[] { "AgentId", "Namespace", "Trigger", "TriggerEmbedding", "Focus", "TokenBudget", "Sections", "Priority", "Format", "Scope", "SessionId", "SemanticLimit", "RecentLimit", "RecentWindow", "MaxSecurityLevel", "MinRelevance", "Trust", "AsOf", });
     internal_static_memoryd_v1_SnapshotItem_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_memoryd_v1_SnapshotItem_fieldAccessorTable = new
@@ -239,7 +241,7 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
     internal_static_memoryd_v1_DefaultReadRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_DefaultReadRequest_descriptor,
-        new java.lang.String[] { "AgentId", "TokenLimit", "Tags", "CurrentTime", "Prefix", });
+        new java.lang.String[] { "AgentId", "TokenLimit", "Tags", "CurrentTime", "Prefix", "AsOf", });
     internal_static_memoryd_v1_DefaultReadLine_descriptor =
       getDescriptor().getMessageType(6);
     internal_static_memoryd_v1_DefaultReadLine_fieldAccessorTable = new
