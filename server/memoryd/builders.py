@@ -60,7 +60,7 @@ from memoryd.service.memories.contradiction import ContradictionResolver
 from memoryd.service.memories.service import MemoryService
 from memoryd.service.sessions.service import SessionService
 from memoryd.service.sessions.summarize import Summarizer
-from memoryd.service.snapshot.as_of import SHARED_AS_OF, AsOfReads
+from memoryd.service.snapshot.as_of import HISTORY_OFF, SHARED_AS_OF, AsOfReads
 from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
 from memoryd.storage.base import Store
@@ -157,7 +157,7 @@ def with_history(settings: Settings, repository: Repository) -> Store:
     """The services' store, recording the memory history of as-of reads (none where
     replicas share the store: each would see only its own writes)."""
     store = repository.store
-    if store.capabilities.shared:
+    if store.capabilities.shared or not settings.history.enabled:
         return store
     changes = None if repository.durability is None else repository.durability.changes
     history = MemoryHistory(
@@ -178,7 +178,7 @@ def _as_of(base: Base, services: Services) -> AsOfReads:
         records=base.records,
         dimension=base.embedder.dimension,
         clock=utcnow,
-        unavailable=SHARED_AS_OF,
+        unavailable=SHARED_AS_OF if base.store.capabilities.shared else HISTORY_OFF,
     )
 
 

@@ -295,6 +295,9 @@ class LLMSettings(BaseModel):
 class HistorySettings(BaseModel):
     """The memory history behind as-of reads (docs/as-of.md)."""
 
+    #: Keep the memory history (off: as-of reads are UNIMPLEMENTED,
+    #: and writes keep no after-images).
+    enabled: bool = True
     #: How far back a read may be answered as of: versions superseded before then are
     #: pruned by maintenance, and an older ``as_of`` is OUT_OF_RANGE. Key history
     #: older than maintenance.history_archive_after_days is archived to files and

@@ -438,3 +438,26 @@ async def test_without_a_history_as_of_is_unimplemented_saying_why(
     )
     with pytest.raises(Unimplemented, match="shared store"):
         await reads.recall(scope_for(), RecallQuery(query="tea"), AsOf(instant=w.clock()))
+
+
+async def test_scheduled_maintenance_prunes_the_history_past_its_retention() -> None:
+    """The store does not grow without bound: the maintenance pass (the scheduler's,
+    on the injected clock) drops what no as-of read within the retention can select."""
+    clock = Clock(START)
+    history = MemoryHistory(timedelta(hours=1), clock=clock)
+    async with world(clock=clock, history=history) as w:
+        scope = scope_for()
+        memory_id = (await w.memories.remember(scope, MemoryDraft("draft 0"))).memory.id
+        for n in range(1, 50):
+            clock.advance(minutes=1)
+            patch = MemoryPatch(frozenset({"content"}), {"content": f"draft {n}"})
+            await w.memories.update(scope, memory_id, patch)
+        assert history.version_count() == 50
+        scheduler = w.lifecycle.scheduler(seed=1)
+        await scheduler.run_once()
+        assert history.version_count() == 50  # all within the hour
+        clock.advance(hours=2)
+        await scheduler.run_once()
+        assert history.version_count() == 1
+        [kept] = history.valid_at(scope.partition, clock())
+        assert kept.content == "draft 49"

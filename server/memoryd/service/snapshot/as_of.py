@@ -59,6 +59,8 @@ SHARED_AS_OF = (
     "as-of reads are not served where replicas share the store: each replica's memory "
     "history holds only the writes it made (docs/as-of.md)"
 )
+#: Why a daemon with history.enabled false answers as-of reads UNIMPLEMENTED.
+HISTORY_OFF = "as-of reads are off on this daemon (history.enabled is false)"
 
 
 @dataclass(eq=False, kw_only=True)
