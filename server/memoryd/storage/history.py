@@ -228,8 +228,9 @@ class MemoryHistory:
         return sum(len(v) for v in part.versions.values())
 
     def holding(self, partition: Partition, text: str) -> builtins.list[str]:
-        """Ids any of whose versions holds ``text`` in its content or metadata (an
-        erasure by subject must remove a superseded version that mentions it too)."""
+        """Ids any of whose versions holds ``text`` (any letter case) in its content,
+        metadata, tags or namespace, as an erasure by subject matches memories: it must
+        remove a superseded version that mentions it too."""
         part = self._parts.get(partition)
         if part is None:
             return []
@@ -239,7 +240,7 @@ class MemoryHistory:
             for memory_id, versions in part.versions.items()
             if any(
                 v.memory is not None
-                and (needle in v.memory.content.casefold() or needle in _meta(v.memory))
+                and needle in _searchable(v.memory)
                 for v in versions
             )
         ]
@@ -253,8 +254,8 @@ def history_of(store: Store) -> MemoryHistory | None:
     return store.history if isinstance(store, HistoryStore) else None
 
 
-def _meta(m: Memory) -> str:
-    return m.metadata_text().casefold()
+def _searchable(m: Memory) -> str:
+    return "\n".join((m.content, m.metadata_text(), *m.tags, m.namespace)).casefold()
 
 
 async def _everything(store: Store, partition: Partition) -> builtins.list[Memory]:

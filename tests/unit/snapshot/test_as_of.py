@@ -309,6 +309,11 @@ async def test_erased_content_never_comes_back_as_of(
     receipt = await w.lifecycle.erase(scope, EraseRequest(subject=secret))
     assert receipt.places["history.memory_versions"] >= 2
     assert history.holding(scope.partition, secret) == []
+    # The memory that no longer mentions it stays, read as of now as it is.
+    now_then = await reads.snapshot(
+        scope, SnapshotRequest(trigger="fridays"), AsOf(instant=w.clock())
+    )
+    assert "write to the team on fridays" in now_then.text
     for at in (mentioned, w.clock()):
         snap = await reads.snapshot(scope, SnapshotRequest(trigger="fridays"), AsOf(instant=at))
         assert secret not in snap.text

@@ -50,19 +50,24 @@ MAX_NEEDLES = 100
 MIN_SUBJECT = 3
 
 
-def _erase_history(
+async def _erase_history(
     store: Store, partition: Partition, request: EraseRequest, ids: list[str], dry_run: bool
 ) -> int:
     """Every as-of version of what is erased: the whole agent's, or those of the
     erased ids and of every memory one of whose versions held the subject (a
-    superseded version may hold it when the current one no longer does)."""
+    superseded version may hold it when the current one no longer does: such a
+    memory stays, its history starting again from its current version)."""
     history = history_of(store)
     if history is None:
         return 0
     if request.whole_agent:
         return history.erase_partition(partition, dry_run=dry_run)
     held = history.holding(partition, request.subject) if request.subject else []
-    return history.erase(partition, [*ids, *held], dry_run=dry_run)
+    removed = history.erase(partition, [*ids, *held], dry_run=dry_run)
+    kept = sorted(set(held) - set(ids))
+    if kept and not dry_run:
+        history.record(partition, await store.get(partition, kept, with_vectors=True))
+    return removed
 
 
 def digest(ids: Iterable[str], places: dict[str, int]) -> str:
@@ -148,7 +153,9 @@ class Eraser:
         else:
             ids = await self._unkeyed(partition, request.ids, clearance)
         places = {"store.memories": len(ids), **records}
-        places[HISTORY_PLACE] = _erase_history(deps.store, partition, request, ids, dry_run)
+        places[HISTORY_PLACE] = await _erase_history(
+            deps.store, partition, request, ids, dry_run
+        )
         if not dry_run:
             places["store.memories"] = await bulk.delete(deps, partition, ids)
         places.update(await asyncio.to_thread(self._files, partition, files, dry_run))
