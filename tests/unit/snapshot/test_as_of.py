@@ -8,6 +8,7 @@ recall results and DefaultRead, GetKey and ListKeys as of T equal what they said
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import random
 from collections.abc import AsyncIterator
@@ -21,7 +22,7 @@ from memoryd.domain.as_of import AsOf
 from memoryd.domain.errors import InvalidArgument, NotFound, OutOfRange, Unimplemented
 from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyListQuery, KeyWrite
-from memoryd.domain.lifecycle import EraseRequest
+from memoryd.domain.lifecycle import CompactOptions, CompactResult, EraseRequest
 from memoryd.domain.models import Provenance, ProvenanceKind
 from memoryd.domain.requests import MemoryDraft, MemoryPatch, RecallQuery
 from memoryd.domain.snapshot import (
@@ -466,3 +467,48 @@ async def test_scheduled_maintenance_prunes_the_history_past_its_retention() -> 
         assert history.version_count() == 1
         [kept] = history.valid_at(scope.partition, clock())
         assert kept.content == "draft 49"
+
+
+async def test_as_of_reads_during_compaction_and_writes_keep_answering_for_then(
+    history_world: tuple[World, MemoryHistory],
+) -> None:
+    """A compaction that merges near-duplicates, purges expired memories and
+    tombstones, and writes that race it, change the present: reads as of an earlier
+    instant, made while they run, still answer what was read then."""
+    w, _ = history_world
+    reads = w.as_of
+    assert reads is not None
+    scope = scope_for()
+    rng = random.Random(7)
+    for i in range(40):
+        expires = w.clock() + timedelta(minutes=5) if i % 5 == 0 else None
+        text = "the user likes green tea" if i % 4 == 0 else _text(rng)
+        await w.memories.remember(
+            scope, MemoryDraft(f"{text} {i}", expires_at=expires), dedup=False
+        )
+        w.clock.advance(seconds=30)
+    request = SnapshotRequest(trigger="what tea does the user like?", token_budget=600)
+    then, instant = (await w.snapshots.build(scope, request)).text, w.clock()
+    w.clock.advance(minutes=30)  # the expiring ones expired
+
+    async def compact() -> CompactResult:
+        results = [
+            step
+            async for step in w.lifecycle.compact(scope, CompactOptions(2, 0.5))
+            if isinstance(step, CompactResult)
+        ]
+        return results[-1]
+
+    async def write() -> None:
+        for i in range(20):
+            await w.memories.remember(scope, MemoryDraft(f"later fact {i} {_text(rng)}"))
+
+    async def read() -> list[str]:
+        return [
+            (await reads.snapshot(scope, request, AsOf(instant=instant))).text for _ in range(10)
+        ]
+
+    compacted, _, seen = await asyncio.gather(compact(), write(), read())
+    assert compacted.expired_purged == 8
+    assert seen == [then] * 10
+    assert (await w.snapshots.build(scope, request)).text != then
