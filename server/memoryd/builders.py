@@ -179,6 +179,7 @@ def _as_of(base: Base, services: Services) -> AsOfReads:
         dimension=base.embedder.dimension,
         clock=utcnow,
         unavailable=SHARED_AS_OF if base.store.capabilities.shared else HISTORY_OFF,
+        sequence_of=None if services.change_feed is None else services.change_feed.sequence_of,
     )
 
 

@@ -107,11 +107,11 @@ def test_reads_as_of_an_earlier_instant_answer_what_they_answered_then(
     ("as_of", "code"),
     [
         (pb.AsOf(), grpc.StatusCode.INVALID_ARGUMENT),
-        (pb.AsOf(log_position=-1), grpc.StatusCode.INVALID_ARGUMENT),
+        (pb.AsOf(cursor="not-a-cursor"), grpc.StatusCode.INVALID_ARGUMENT),
         (at(datetime.now(UTC) + timedelta(days=1)), grpc.StatusCode.INVALID_ARGUMENT),
         (at(datetime(2001, 1, 1, tzinfo=UTC)), grpc.StatusCode.OUT_OF_RANGE),
     ],
-    ids=["empty", "negative-position", "future", "beyond-horizon"],
+    ids=["empty", "forged-cursor", "future", "beyond-horizon"],
 )
 def test_bad_or_too_old_as_of_is_refused_naming_it(
     memory_stub: MemoryServiceStub,
@@ -137,3 +137,37 @@ def test_bad_or_too_old_as_of_is_refused_naming_it(
         else:
             assert "as_of" in (raised.value.details() or "")
             assert "horizon" in (raised.value.details() or "")
+
+
+def _cursor(memory: MemoryServiceStub, agent: str) -> str:
+    """The cursor after every change of ``agent`` so far (a catch-up Watch)."""
+    stream = memory.Watch(mpb.WatchRequest(agent_id=agent, start=mpb.WATCH_START_OLDEST))
+    return [m for m in stream if m.caught_up][-1].cursor
+
+
+def test_a_watch_cursor_reads_as_of_the_changes_it_delivered(
+    memory_stub: MemoryServiceStub,
+) -> None:
+    agent = f"asof-{uuid.uuid4().hex[:8]}"
+    memory_stub.Remember(mpb.RememberRequest(agent_id=agent, content="The user drinks green tea"))
+    cursor = _cursor(memory_stub, agent)
+    memory_stub.Remember(mpb.RememberRequest(agent_id=agent, content="The user drinks black tea"))
+
+    def contents(as_of: pb.AsOf | None) -> list[str]:
+        extra = {} if as_of is None else {"as_of": as_of}
+        hits = memory_stub.Recall(mpb.RecallRequest(agent_id=agent, query="tea", **extra))
+        return sorted(r.memory.content for r in hits.results)
+
+    assert contents(pb.AsOf(cursor=cursor)) == ["The user drinks green tea"]
+    assert len(contents(None)) == 2
+    # Another agent's cursor is not this agent's position: refused, naming as_of.
+    other = f"asof-{uuid.uuid4().hex[:8]}"
+    memory_stub.Remember(mpb.RememberRequest(agent_id=other, content="The user likes maps"))
+    with pytest.raises(grpc.RpcError) as raised:
+        memory_stub.Recall(
+            mpb.RecallRequest(
+                agent_id=agent, query="tea", as_of=pb.AsOf(cursor=_cursor(memory_stub, other))
+            )
+        )
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert list(violations(raised.value)) == ["as_of"]

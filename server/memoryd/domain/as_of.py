@@ -8,9 +8,9 @@ from datetime import datetime
 
 @dataclass(frozen=True, slots=True)
 class AsOf:
-    """A past instant, or a position of the write-ahead log (the change feed's
-    sequence), exactly one of them; the service checks it (INVALID_ARGUMENT naming
-    ``as_of``)."""
+    """A past instant, or a position of the write-ahead log as a Watch cursor (sealed:
+    the log's sequence counts every tenant's writes), exactly one of them; the
+    service checks it (INVALID_ARGUMENT naming ``as_of``)."""
 
     instant: datetime | None = None
-    position: int | None = None
+    cursor: str | None = None

@@ -254,7 +254,7 @@ def _as_of(args: JSON) -> AsOf | None:
     point = as_of_point(args)
     if point is None:
         return None
-    return AsOf(instant=point) if isinstance(point, datetime) else AsOf(position=point)
+    return AsOf(instant=point) if isinstance(point, datetime) else AsOf(cursor=point)
 
 
 def _trust(args: JSON) -> TrustFilter | None:

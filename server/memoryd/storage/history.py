@@ -238,11 +238,7 @@ class MemoryHistory:
         return [
             memory_id
             for memory_id, versions in part.versions.items()
-            if any(
-                v.memory is not None
-                and needle in _searchable(v.memory)
-                for v in versions
-            )
+            if any(v.memory is not None and needle in _searchable(v.memory) for v in versions)
         ]
 
     def version_count(self) -> int:

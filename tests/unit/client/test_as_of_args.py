@@ -1,5 +1,5 @@
-"""``as_of`` in the Python client and the tool table (docs/as-of.md): a datetime or an
-int on the client's reads, ``{"time"}`` or ``{"log_position"}`` on the tools."""
+"""``as_of`` in the Python client and the tool table (docs/as-of.md): a datetime or a
+Watch cursor on the client's reads, ``{"time"}`` or ``{"cursor"}`` on the tools."""
 
 from __future__ import annotations
 
@@ -26,26 +26,26 @@ def test_every_read_that_takes_as_of_sets_it_as_a_time_or_a_position() -> None:
     ]
     for call in calls:
         assert call.request.as_of.time.ToDatetime(tzinfo=UTC) == WHEN  # type: ignore[attr-defined]
-    by_position = keys.get_key("a", "/k", as_of=42).request
-    assert by_position.as_of.WhichOneof("point") == "log_position"
-    assert by_position.as_of.log_position == 42
+    by_position = keys.get_key("a", "/k", as_of="cursor-1").request
+    assert by_position.as_of.WhichOneof("point") == "cursor"
+    assert by_position.as_of.cursor == "cursor-1"
     assert not memories.recall("a", "tea").request.HasField("as_of")  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("bad", [datetime(2026, 1, 1), "yesterday", True])
+@pytest.mark.parametrize("bad", [datetime(2026, 1, 1), "", 42, True])
 def test_a_bad_as_of_is_refused_naming_it(bad: object) -> None:
     with pytest.raises(InvalidArgumentError) as raised:
         rq.set_as_of(memories.recall("a", "tea").request, bad)  # type: ignore[arg-type]
     assert "as_of" in str(raised.value)
 
 
-def test_the_tools_take_a_time_or_a_log_position_never_both() -> None:
+def test_the_tools_take_a_time_or_a_cursor_never_both() -> None:
     assert as_of_point({"as_of": {"time": "2026-11-28T09:30:00Z"}}) == WHEN
-    assert as_of_point({"as_of": {"log_position": 7}}) == 7
+    assert as_of_point({"as_of": {"cursor": "c7"}}) == "c7"
     assert as_of_point({}) is None
-    for bad in ({}, {"time": "2026-11-28T09:30:00Z", "log_position": 7}, {"time": "noon"}):
+    for bad in ({}, {"time": "2026-11-28T09:30:00Z", "cursor": "c7"}, {"time": "noon"}):
         with pytest.raises(ToolArgumentError) as raised:
             as_of_point({"as_of": bad})
         assert raised.value.field == "as_of"
     with pytest.raises(ToolArgumentError):
-        check_arguments("recall", {"query": "tea", "as_of": {"log_position": -1}})
+        check_arguments("recall", {"query": "tea", "as_of": {"cursor": ""}})

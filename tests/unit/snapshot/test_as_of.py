@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import random
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -331,9 +331,8 @@ async def test_bad_as_of_is_invalid_argument_naming_it(
     scope = scope_for()
     bad = [
         AsOf(),
-        AsOf(instant=w.clock(), position=3),
+        AsOf(instant=w.clock(), cursor="c3"),
         AsOf(instant=w.clock() + timedelta(seconds=5)),
-        AsOf(position=-1),
         AsOf(instant=datetime(2026, 1, 1)),  # no timezone
     ]
     for as_of in bad:
@@ -403,12 +402,15 @@ async def test_retention_pruning_keeps_the_version_valid_at_the_horizon() -> Non
         assert history.version_count() == 1
 
 
-async def test_log_position_resolves_to_the_change_recorded_at_it(
+async def test_a_cursor_resolves_to_the_change_recorded_at_its_position(
     history_world: tuple[World, MemoryHistory],
 ) -> None:
+    """A Watch cursor names a log position; the change feed resolves it (here: a
+    stand-in that reads the number from the text, the sealing being the feed's own
+    business, tested with it and over gRPC in tests/integration/test_as_of.py)."""
     w, history = history_world
-    reads = w.as_of
-    assert reads is not None
+    assert w.as_of is not None
+    reads = replace(w.as_of, sequence_of=lambda scope, cursor: int(cursor.removeprefix("c")))
     scope = scope_for()
     await w.memories.remember(scope, MemoryDraft("first fact about tea"))
     w.clock.advance(minutes=1)
@@ -420,9 +422,10 @@ async def test_log_position_resolves_to_the_change_recorded_at_it(
         for vs in part.versions.values()
         for v in vs
     )
-    outcome = await reads.recall(scope, RecallQuery(query="tea"), AsOf(position=positions[0]))
+    first = AsOf(cursor=f"c{positions[0]}")
+    outcome = await reads.recall(scope, RecallQuery(query="tea"), first)
     assert [r.memory.content for r in outcome.results] == ["first fact about tea"]
-    outcome = await reads.recall(scope, RecallQuery(query="tea"), AsOf(position=positions[-1]))
+    outcome = await reads.recall(scope, RecallQuery(query="tea"), AsOf(cursor=f"c{positions[-1]}"))
     assert len(outcome.results) == 2
 
 

@@ -151,21 +151,23 @@ def timestamp(value: datetime, field: str) -> timestamp_pb2.Timestamp:
     return ts
 
 
-#: A read's ``as_of`` (docs/as-of.md): a past time, or a log position (the change
-#: feed's sequence, e.g. a Watch change's position).
-AsOfArg = datetime | int
+#: A read's ``as_of`` (docs/as-of.md): a past time, or a position of the daemon's
+#: log as a Watch cursor (a str: the state after the changes it delivered).
+AsOfArg = datetime | str
 
 
 def set_as_of(request: Any, as_of: AsOfArg | None) -> None:
-    """Set ``request.as_of`` (a time or a log position); nothing for None."""
+    """Set ``request.as_of`` (a time or a Watch cursor); nothing for None."""
     if as_of is None:
         return
     if isinstance(as_of, datetime):
         request.as_of.time.CopyFrom(timestamp(as_of, "as_of"))
-    elif isinstance(as_of, int) and not isinstance(as_of, bool):
-        request.as_of.log_position = as_of
+    elif isinstance(as_of, str) and as_of:
+        request.as_of.cursor = as_of
     else:
-        raise invalid_argument("as_of", f"must be a datetime or an int, not {type(as_of).__name__}")
+        raise invalid_argument(
+            "as_of", f"must be a datetime or a Watch cursor, not {type(as_of).__name__}"
+        )
 
 
 def duration(value: float | timedelta, field: str) -> duration_pb2.Duration:

@@ -194,16 +194,16 @@ def parse_source(value: Any, *, field: str = "source", now: datetime | None = No
     return {"kind": kind, "name": rest, "locator": rest, "retrieved_at": stamp}
 
 
-def as_of_point(args: Mapping[str, Any]) -> datetime | int | None:
-    """A checked ``as_of`` argument (``{"time": ...}`` or ``{"log_position": n}``) as a
-    time or a log position; None when there is none."""
+def as_of_point(args: Mapping[str, Any]) -> datetime | str | None:
+    """A checked ``as_of`` argument (``{"time": ...}`` or ``{"cursor": ...}``) as a
+    time or a Watch cursor; None when there is none."""
     as_of = args.get("as_of")
     if as_of is None:
         return None
-    if ("time" in as_of) == ("log_position" in as_of):
-        raise ToolArgumentError("as_of", "set exactly one of time or log_position")
-    if "log_position" in as_of:
-        return int(as_of["log_position"])
+    if ("time" in as_of) == ("cursor" in as_of):
+        raise ToolArgumentError("as_of", "set exactly one of time or cursor")
+    if "cursor" in as_of:
+        return str(as_of["cursor"])
     try:
         when = datetime.fromisoformat(str(as_of["time"]).replace("Z", "+00:00"))
     except ValueError:

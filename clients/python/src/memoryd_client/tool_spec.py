@@ -209,15 +209,16 @@ AS_OF = {
     "type": "object",
     "properties": {
         "time": {"type": "string", "description": "A past time, RFC 3339 with a zone."},
-        "log_position": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "A position of the daemon's log (a change feed sequence).",
+        "cursor": {
+            "type": "string",
+            "minLength": 1,
+            "description": "A position of the daemon's log: a Watch cursor (what the "
+            "changes it delivered had made).",
         },
     },
     "additionalProperties": False,
     "description": "Read as of a past moment: what was valid then (exactly one of time "
-    "or log_position). Left out: now.",
+    "or cursor). Left out: now.",
 }
 KEY_VERSION: JSON = {
     "type": "object",

@@ -94,7 +94,7 @@ def timestamp_from(msg: Message, field: str, path: str | None = None) -> datetim
 
 
 def as_of_from(msg: Message) -> AsOf | None:
-    """The request's ``as_of`` (None when unset): its time or its log position, as
+    """The request's ``as_of`` (None when unset): its time or its Watch cursor, as
     given; the service checks them (AsOfReads), an empty one included."""
     if not msg.HasField("as_of"):
         return None
@@ -102,8 +102,8 @@ def as_of_from(msg: Message) -> AsOf | None:
     which = point.WhichOneof("point")
     if which == "time":
         return AsOf(instant=timestamp_from(point, "time", "as_of"))
-    if which == "log_position":
-        return AsOf(position=point.log_position)
+    if which == "cursor":
+        return AsOf(cursor=point.cursor)
     return AsOf()
 
 

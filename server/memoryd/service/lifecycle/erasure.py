@@ -153,9 +153,7 @@ class Eraser:
         else:
             ids = await self._unkeyed(partition, request.ids, clearance)
         places = {"store.memories": len(ids), **records}
-        places[HISTORY_PLACE] = await _erase_history(
-            deps.store, partition, request, ids, dry_run
-        )
+        places[HISTORY_PLACE] = await _erase_history(deps.store, partition, request, ids, dry_run)
         if not dry_run:
             places["store.memories"] = await bulk.delete(deps, partition, ids)
         places.update(await asyncio.to_thread(self._files, partition, files, dry_run))

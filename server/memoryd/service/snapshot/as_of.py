@@ -9,8 +9,9 @@ into an in-process store of its own (one per call, dropped after it), so no read
 touch, or be touched by, the live state, and nothing the read does (access
 statistics) is written anywhere that lasts.
 
-A log position resolves to the instant the partition's last change at or before it
-was recorded. Reads past the retention horizon (history.retention_hours), or from
+A log position comes as a Watch cursor (sealed: the log's sequence counts every
+tenant's writes, so no raw number is taken or told); it resolves to the instant the
+partition's last change at or before it was recorded. Reads past the retention horizon (history.retention_hours), or from
 before this process first wrote or read the partition's memories, are OUT_OF_RANGE
 naming ``as_of`` and the horizon.
 """
@@ -78,11 +79,14 @@ class AsOfReads:
     clock: Clock
     #: Why there is no history (the UNIMPLEMENTED message), when ``history`` is None.
     unavailable: str = "as-of reads are not enabled on this daemon"
+    #: The log sequence a Watch cursor names for the caller (the change feed's
+    #: ChangeFeedService.sequence_of); None: no change feed, no cursors.
+    sequence_of: Callable[[CallScope, str], int] | None = None
 
     # ------------------------------------------------------------------ reads
 
     async def recall(self, scope: CallScope, query: RecallQuery, as_of: AsOf) -> RecallOutcome:
-        instant = await self._memories_instant(scope.partition, as_of)
+        instant = await self._memories_instant(scope, as_of)
         return await (await self._memories_at(scope.partition, instant)).recall(scope, query)
 
     async def snapshot(self, scope: CallScope, req: SnapshotRequest, as_of: AsOf) -> Snapshot:
@@ -93,7 +97,7 @@ class AsOfReads:
                 f"an as-of snapshot holds memories only; the {named[0].value} section "
                 "keeps no history (ask for pinned, semantic and recent)",
             )
-        instant = await self._memories_instant(scope.partition, as_of)
+        instant = await self._memories_instant(scope, as_of)
         memories = await self._memories_at(scope.partition, instant)
         at = _fixed(instant)
         builder = replace(
@@ -111,7 +115,7 @@ class AsOfReads:
     async def default_read(
         self, scope: CallScope, req: DefaultReadRequest, as_of: AsOf
     ) -> DefaultReadResult:
-        instant = await self._keys_instant(scope.partition, as_of)
+        instant = await self._keys_instant(scope, as_of)
         records = await self._keys_at(scope.partition, instant)
         indexes = KeyIndexes(
             records,
@@ -125,51 +129,52 @@ class AsOfReads:
         return await reader.read(scope, replace(req, current_time=req.current_time or instant))
 
     async def get_key(self, scope: CallScope, key: str, as_of: AsOf) -> KeyEntry:
-        instant = await self._keys_instant(scope.partition, as_of)
+        instant = await self._keys_instant(scope, as_of)
         records = await self._keys_at(scope.partition, instant)
         return await self.keyed.reader(records, _fixed(instant)).get(scope, key)
 
     async def list_keys(self, scope: CallScope, query: KeyListQuery, as_of: AsOf) -> KeyListing:
-        instant = await self._keys_instant(scope.partition, as_of)
+        instant = await self._keys_instant(scope, as_of)
         records = await self._keys_at(scope.partition, instant)
         return await self.keyed.reader(records, _fixed(instant)).list(scope, query)
 
     # ------------------------------------------------------------------ instants
 
     def _checked(self, as_of: AsOf) -> None:
-        if (as_of.instant is None) == (as_of.position is None):
-            raise InvalidArgument.field(FIELD, "set exactly one of a time or a log position")
-        if as_of.position is not None and as_of.position < 0:
-            raise InvalidArgument.field(
-                FIELD, f"log position must not be negative, got {as_of.position}"
-            )
+        if (as_of.instant is None) == (as_of.cursor is None):
+            raise InvalidArgument.field(FIELD, "set exactly one of a time or a Watch cursor")
         if as_of.instant is not None:
             if as_of.instant.tzinfo is None:
                 raise InvalidArgument.field(FIELD, "time must carry a timezone")
             if as_of.instant > self.clock():
                 raise InvalidArgument.field(FIELD, "time is in the future")
 
-    async def _memories_instant(self, partition: Partition, as_of: AsOf) -> datetime:
+    async def _memories_instant(self, scope: CallScope, as_of: AsOf) -> datetime:
         self._checked(as_of)
         history = self._history()
+        partition = scope.partition
         await history.ensure(partition, self.memories.store)
         horizon = history.horizon(partition)
         assert horizon is not None  # seeded just above
-        if as_of.position is not None:
-            found = history.instant_of(partition, as_of.position)
+        if as_of.cursor is not None:
+            if self.sequence_of is None:
+                raise Unimplemented(
+                    "as_of.cursor: this daemon has no change feed (no write-ahead log)"
+                )
+            found = history.instant_of(partition, self.sequence_of(scope, as_of.cursor))
             if found is None:
-                raise _beyond(horizon, f"log position {as_of.position}")
+                raise _beyond(horizon, "the cursor's position")
             return found
         assert as_of.instant is not None
         if as_of.instant < horizon:
             raise _beyond(horizon, as_of.instant.isoformat())
         return as_of.instant
 
-    async def _keys_instant(self, partition: Partition, as_of: AsOf) -> datetime:
+    async def _keys_instant(self, scope: CallScope, as_of: AsOf) -> datetime:
         """Keys keep every write in their history records: the horizon is the
-        retention alone. A log position resolves through the memory history."""
-        if as_of.position is not None:
-            return await self._memories_instant(partition, as_of)
+        retention alone. A cursor resolves through the memory history."""
+        if as_of.cursor is not None:
+            return await self._memories_instant(scope, as_of)
         self._checked(as_of)
         history = self._history()
         horizon = self.clock() - history.retention

@@ -398,16 +398,17 @@ func (x *Provenance) GetLocator() string {
 }
 
 // As-of reads (docs/as-of.md): a read answered as it would have been at a past
-// moment, a time or a position of the write-ahead log (a change feed's sequence).
-// Exactly one must be set; a time in the future, a negative position, or neither is
-// INVALID_ARGUMENT naming as_of; one before the history's horizon
+// moment, a time or a position of the write-ahead log: a Watch cursor (of the call's
+// agent, or tenant-wide), naming the state after the changes it delivered. Exactly
+// one must be set; a time in the future, a cursor not issued to the caller, or
+// neither is INVALID_ARGUMENT naming as_of; one before the history's horizon
 // (history.retention_hours) is OUT_OF_RANGE naming the horizon.
 type AsOf struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Point:
 	//
 	//	*AsOf_Time
-	//	*AsOf_LogPosition
+	//	*AsOf_Cursor
 	Point         isAsOf_Point `protobuf_oneof:"point"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -459,13 +460,13 @@ func (x *AsOf) GetTime() *timestamppb.Timestamp {
 	return nil
 }
 
-func (x *AsOf) GetLogPosition() int64 {
+func (x *AsOf) GetCursor() string {
 	if x != nil {
-		if x, ok := x.Point.(*AsOf_LogPosition); ok {
-			return x.LogPosition
+		if x, ok := x.Point.(*AsOf_Cursor); ok {
+			return x.Cursor
 		}
 	}
-	return 0
+	return ""
 }
 
 type isAsOf_Point interface {
@@ -476,13 +477,13 @@ type AsOf_Time struct {
 	Time *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=time,proto3,oneof"`
 }
 
-type AsOf_LogPosition struct {
-	LogPosition int64 `protobuf:"varint,2,opt,name=log_position,json=logPosition,proto3,oneof"`
+type AsOf_Cursor struct {
+	Cursor string `protobuf:"bytes,2,opt,name=cursor,proto3,oneof"`
 }
 
 func (*AsOf_Time) isAsOf_Point() {}
 
-func (*AsOf_LogPosition) isAsOf_Point() {}
+func (*AsOf_Cursor) isAsOf_Point() {}
 
 // Which provenance a read admits: memories whose source kind is one of kinds, and,
 // with unattributed, those remembered without a source. Applied inside the store's
@@ -1089,10 +1090,10 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1a.memoryd.v1.ProvenanceKindR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12=\n" +
 	"\fretrieved_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vretrievedAt\x12\x18\n" +
-	"\alocator\x18\x04 \x01(\tR\alocator\"f\n" +
+	"\alocator\x18\x04 \x01(\tR\alocator\"[\n" +
 	"\x04AsOf\x120\n" +
-	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampH\x00R\x04time\x12#\n" +
-	"\flog_position\x18\x02 \x01(\x03H\x00R\vlogPositionB\a\n" +
+	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampH\x00R\x04time\x12\x18\n" +
+	"\x06cursor\x18\x02 \x01(\tH\x00R\x06cursorB\a\n" +
 	"\x05point\"c\n" +
 	"\vTrustFilter\x120\n" +
 	"\x05kinds\x18\x01 \x03(\x0e2\x1a.memoryd.v1.ProvenanceKindR\x05kinds\x12\"\n" +
@@ -1263,7 +1264,7 @@ func file_memoryd_v1_common_proto_init() {
 	}
 	file_memoryd_v1_common_proto_msgTypes[1].OneofWrappers = []any{
 		(*AsOf_Time)(nil),
-		(*AsOf_LogPosition)(nil),
+		(*AsOf_Cursor)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -103,12 +103,12 @@ class Provenance(_message.Message):
     def __init__(self, kind: _Optional[_Union[ProvenanceKind, str]] = ..., name: _Optional[str] = ..., retrieved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., locator: _Optional[str] = ...) -> None: ...
 
 class AsOf(_message.Message):
-    __slots__ = ("time", "log_position")
+    __slots__ = ("time", "cursor")
     TIME_FIELD_NUMBER: _ClassVar[int]
-    LOG_POSITION_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
     time: _timestamp_pb2.Timestamp
-    log_position: int
-    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., log_position: _Optional[int] = ...) -> None: ...
+    cursor: str
+    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class TrustFilter(_message.Message):
     __slots__ = ("kinds", "unattributed")

@@ -333,14 +333,15 @@ export interface Provenance {
 
 /**
  * As-of reads (docs/as-of.md): a read answered as it would have been at a past
- * moment, a time or a position of the write-ahead log (a change feed's sequence).
- * Exactly one must be set; a time in the future, a negative position, or neither is
- * INVALID_ARGUMENT naming as_of; one before the history's horizon
+ * moment, a time or a position of the write-ahead log: a Watch cursor (of the call's
+ * agent, or tenant-wide), naming the state after the changes it delivered. Exactly
+ * one must be set; a time in the future, a cursor not issued to the caller, or
+ * neither is INVALID_ARGUMENT naming as_of; one before the history's horizon
  * (history.retention_hours) is OUT_OF_RANGE naming the horizon.
  */
 export interface AsOf {
   time?: Date | undefined;
-  logPosition?: number | undefined;
+  cursor?: string | undefined;
 }
 
 /**
@@ -578,7 +579,7 @@ export const Provenance: MessageFns<Provenance> = {
 };
 
 function createBaseAsOf(): AsOf {
-  return { time: undefined, logPosition: undefined };
+  return { time: undefined, cursor: undefined };
 }
 
 export const AsOf: MessageFns<AsOf> = {
@@ -586,8 +587,8 @@ export const AsOf: MessageFns<AsOf> = {
     if (message.time !== undefined) {
       Timestamp.encode(toTimestamp(message.time), writer.uint32(10).fork()).join();
     }
-    if (message.logPosition !== undefined) {
-      writer.uint32(16).int64(message.logPosition);
+    if (message.cursor !== undefined) {
+      writer.uint32(18).string(message.cursor);
     }
     return writer;
   },
@@ -614,11 +615,11 @@ export const AsOf: MessageFns<AsOf> = {
             continue;
           }
           case 2: {
-            if (tag !== 16) {
+            if (tag !== 18) {
               break;
             }
 
-            message.logPosition = longToNumber(reader.int64());
+            message.cursor = reader.string();
             continue;
           }
         }
@@ -636,11 +637,7 @@ export const AsOf: MessageFns<AsOf> = {
   fromJSON(object: any): AsOf {
     return {
       time: isSet(object.time) ? fromJsonTimestamp(object.time) : undefined,
-      logPosition: isSet(object.logPosition)
-        ? globalThis.Number(object.logPosition)
-        : isSet(object.log_position)
-        ? globalThis.Number(object.log_position)
-        : undefined,
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : undefined,
     };
   },
 
@@ -649,8 +646,8 @@ export const AsOf: MessageFns<AsOf> = {
     if (message.time !== undefined) {
       obj.time = message.time.toISOString();
     }
-    if (message.logPosition !== undefined) {
-      obj.logPosition = Math.round(message.logPosition);
+    if (message.cursor !== undefined) {
+      obj.cursor = message.cursor;
     }
     return obj;
   },
@@ -661,7 +658,7 @@ export const AsOf: MessageFns<AsOf> = {
   fromPartial<I extends Exact<DeepPartial<AsOf>, I>>(object: I): AsOf {
     const message = createBaseAsOf();
     message.time = object.time ?? undefined;
-    message.logPosition = object.logPosition ?? undefined;
+    message.cursor = object.cursor ?? undefined;
     return message;
   },
 };

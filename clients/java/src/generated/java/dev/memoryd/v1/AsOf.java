@@ -8,9 +8,10 @@ package dev.memoryd.v1;
 /**
  * <pre>
  * As-of reads (docs/as-of.md): a read answered as it would have been at a past
- * moment, a time or a position of the write-ahead log (a change feed's sequence).
- * Exactly one must be set; a time in the future, a negative position, or neither is
- * INVALID_ARGUMENT naming as_of; one before the history's horizon
+ * moment, a time or a position of the write-ahead log: a Watch cursor (of the call's
+ * agent, or tenant-wide), naming the state after the changes it delivered. Exactly
+ * one must be set; a time in the future, a cursor not issued to the caller, or
+ * neither is INVALID_ARGUMENT naming as_of; one before the history's horizon
  * (history.retention_hours) is OUT_OF_RANGE naming the horizon.
  * </pre>
  *
@@ -63,7 +64,7 @@ private static final long serialVersionUID = 0L;
       implements com.google.protobuf.Internal.EnumLite,
           com.google.protobuf.AbstractMessage.InternalOneOfEnum {
     TIME(1),
-    LOG_POSITION(2),
+    CURSOR(2),
     POINT_NOT_SET(0);
     private final int value;
     private PointCase(int value) {
@@ -82,7 +83,7 @@ private static final long serialVersionUID = 0L;
     public static PointCase forNumber(int value) {
       switch (value) {
         case 1: return TIME;
-        case 2: return LOG_POSITION;
+        case 2: return CURSOR;
         case 0: return POINT_NOT_SET;
         default: return null;
       }
@@ -129,25 +130,52 @@ private static final long serialVersionUID = 0L;
     return com.google.protobuf.Timestamp.getDefaultInstance();
   }
 
-  public static final int LOG_POSITION_FIELD_NUMBER = 2;
+  public static final int CURSOR_FIELD_NUMBER = 2;
   /**
-   * <code>int64 log_position = 2 [json_name = "logPosition"];</code>
-   * @return Whether the logPosition field is set.
+   * <code>string cursor = 2 [json_name = "cursor"];</code>
+   * @return Whether the cursor field is set.
    */
-  @java.lang.Override
-  public boolean hasLogPosition() {
+  public boolean hasCursor() {
     return pointCase_ == 2;
   }
   /**
-   * <code>int64 log_position = 2 [json_name = "logPosition"];</code>
-   * @return The logPosition.
+   * <code>string cursor = 2 [json_name = "cursor"];</code>
+   * @return The cursor.
    */
-  @java.lang.Override
-  public long getLogPosition() {
-    if (pointCase_ == 2) {
-      return (java.lang.Long) point_;
+  public java.lang.String getCursor() {
+    if (pointCase_ != 2) {
+      return "";
     }
-    return 0L;
+    java.lang.Object ref = point_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      point_ = s;
+      return s;
+    }
+  }
+  /**
+   * <code>string cursor = 2 [json_name = "cursor"];</code>
+   * @return The bytes for cursor.
+   */
+  public com.google.protobuf.ByteString
+      getCursorBytes() {
+    if (pointCase_ != 2) {
+      return com.google.protobuf.ByteString.copyFromUtf8("");
+    }
+    java.lang.Object ref = point_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      point_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
   }
 
   private byte memoizedIsInitialized = -1;
@@ -168,8 +196,7 @@ private static final long serialVersionUID = 0L;
       output.writeMessage(1, (com.google.protobuf.Timestamp) point_);
     }
     if (pointCase_ == 2) {
-      output.writeInt64(
-          2, (long)((java.lang.Long) point_));
+      com.google.protobuf.GeneratedMessage.writeString(output, 2, point_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -180,9 +207,7 @@ private static final long serialVersionUID = 0L;
         .computeMessageSize(1, (com.google.protobuf.Timestamp) point_);
     }
     if (pointCase_ == 2) {
-      size += com.google.protobuf.CodedOutputStream
-        .computeInt64Size(
-            2, (long)((java.lang.Long) point_));
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(2, point_);
     }
     return size;
   }
@@ -215,8 +240,8 @@ private static final long serialVersionUID = 0L;
             .equals(other.getTime())) return false;
         break;
       case 2:
-        if (getLogPosition()
-            != other.getLogPosition()) return false;
+        if (!getCursor()
+            .equals(other.getCursor())) return false;
         break;
       case 0:
       default:
@@ -238,9 +263,8 @@ private static final long serialVersionUID = 0L;
         hash = (53 * hash) + getTime().hashCode();
         break;
       case 2:
-        hash = (37 * hash) + LOG_POSITION_FIELD_NUMBER;
-        hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
-            getLogPosition());
+        hash = (37 * hash) + CURSOR_FIELD_NUMBER;
+        hash = (53 * hash) + getCursor().hashCode();
         break;
       case 0:
       default:
@@ -345,9 +369,10 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * As-of reads (docs/as-of.md): a read answered as it would have been at a past
-   * moment, a time or a position of the write-ahead log (a change feed's sequence).
-   * Exactly one must be set; a time in the future, a negative position, or neither is
-   * INVALID_ARGUMENT naming as_of; one before the history's horizon
+   * moment, a time or a position of the write-ahead log: a Watch cursor (of the call's
+   * agent, or tenant-wide), naming the state after the changes it delivered. Exactly
+   * one must be set; a time in the future, a cursor not issued to the caller, or
+   * neither is INVALID_ARGUMENT naming as_of; one before the history's horizon
    * (history.retention_hours) is OUT_OF_RANGE naming the horizon.
    * </pre>
    *
@@ -451,8 +476,10 @@ private static final long serialVersionUID = 0L;
           mergeTime(other.getTime());
           break;
         }
-        case LOG_POSITION: {
-          setLogPosition(other.getLogPosition());
+        case CURSOR: {
+          pointCase_ = 2;
+          point_ = other.point_;
+          onChanged();
           break;
         }
         case POINT_NOT_SET: {
@@ -490,11 +517,11 @@ private static final long serialVersionUID = 0L;
               pointCase_ = 1;
               break;
             } // case 10
-            case 16: {
-              point_ = input.readInt64();
+            case 18: {
               pointCase_ = 2;
+              point_ = input.readStringRequireUtf8();
               break;
-            } // case 16
+            } // case 18
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -668,44 +695,91 @@ private static final long serialVersionUID = 0L;
     }
 
     /**
-     * <code>int64 log_position = 2 [json_name = "logPosition"];</code>
-     * @return Whether the logPosition field is set.
+     * <code>string cursor = 2 [json_name = "cursor"];</code>
+     * @return Whether the cursor field is set.
      */
-    public boolean hasLogPosition() {
+    @java.lang.Override
+    public boolean hasCursor() {
       return pointCase_ == 2;
     }
     /**
-     * <code>int64 log_position = 2 [json_name = "logPosition"];</code>
-     * @return The logPosition.
+     * <code>string cursor = 2 [json_name = "cursor"];</code>
+     * @return The cursor.
      */
-    public long getLogPosition() {
-      if (pointCase_ == 2) {
-        return (java.lang.Long) point_;
+    @java.lang.Override
+    public java.lang.String getCursor() {
+      if (pointCase_ != 2) {
+        return "";
       }
-      return 0L;
+      java.lang.Object ref = point_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+          point_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
     }
     /**
-     * <code>int64 log_position = 2 [json_name = "logPosition"];</code>
-     * @param value The logPosition to set.
+     * <code>string cursor = 2 [json_name = "cursor"];</code>
+     * @return The bytes for cursor.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString
+        getCursorBytes() {
+      if (pointCase_ != 2) {
+        return com.google.protobuf.ByteString.copyFromUtf8(        "");
+      }
+      java.lang.Object ref = point_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        point_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <code>string cursor = 2 [json_name = "cursor"];</code>
+     * @param value The cursor to set.
      * @return This builder for chaining.
      */
-    public Builder setLogPosition(long value) {
-
+    public Builder setCursor(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
       pointCase_ = 2;
       point_ = value;
       onChanged();
       return this;
     }
     /**
-     * <code>int64 log_position = 2 [json_name = "logPosition"];</code>
+     * <code>string cursor = 2 [json_name = "cursor"];</code>
      * @return This builder for chaining.
      */
-    public Builder clearLogPosition() {
+    public Builder clearCursor() {
       if (pointCase_ == 2) {
         pointCase_ = 0;
         point_ = null;
         onChanged();
       }
+      return this;
+    }
+    /**
+     * <code>string cursor = 2 [json_name = "cursor"];</code>
+     * @param value The bytes for cursor to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCursorBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      pointCase_ = 2;
+      point_ = value;
+      onChanged();
       return this;
     }
 

@@ -26,15 +26,21 @@ public interface AsOfOrBuilder extends
   com.google.protobuf.TimestampOrBuilder getTimeOrBuilder();
 
   /**
-   * <code>int64 log_position = 2 [json_name = "logPosition"];</code>
-   * @return Whether the logPosition field is set.
+   * <code>string cursor = 2 [json_name = "cursor"];</code>
+   * @return Whether the cursor field is set.
    */
-  boolean hasLogPosition();
+  boolean hasCursor();
   /**
-   * <code>int64 log_position = 2 [json_name = "logPosition"];</code>
-   * @return The logPosition.
+   * <code>string cursor = 2 [json_name = "cursor"];</code>
+   * @return The cursor.
    */
-  long getLogPosition();
+  java.lang.String getCursor();
+  /**
+   * <code>string cursor = 2 [json_name = "cursor"];</code>
+   * @return The bytes for cursor.
+   */
+  com.google.protobuf.ByteString
+      getCursorBytes();
 
   dev.memoryd.v1.AsOf.PointCase getPointCase();
 }
