@@ -1,10 +1,13 @@
-"""Writes/s with the write-ahead log on and off (durability.wal_enabled).
+"""Writes/s with the write-ahead log on and off (durability.wal_enabled), or with
+another boolean setting on and off (``--setting``, e.g. MEMORYD_HISTORY__ENABLED: the
+memory history of as-of reads, docs/as-of.md).
 
 Starts a real daemon per mode (hashing embedder: the log's cost, not the model's,
 is measured) and drives it from several client threads for a fixed time, with
 single Remember calls and with RememberBatch calls of ``--batch`` items.
 
     .venv/bin/python bench/wal_throughput.py --seconds 10 --threads 8 --batch 50
+    .venv/bin/python bench/wal_throughput.py --setting MEMORYD_HISTORY__ENABLED
 """
 
 from __future__ import annotations
@@ -58,16 +61,20 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--batch", type=int, default=50)
+    ap.add_argument("--setting", default="MEMORYD_DURABILITY__WAL_ENABLED")
+    ap.add_argument("--listen", default="127.0.0.1:0", help="the daemon's gRPC address")
     args = ap.parse_args()
-    for wal in ("true", "false"):
+    for value in ("true", "false"):
         daemon = Daemon(
             data_dir=Path(tempfile.mkdtemp()) / "data",
             env={
                 "MEMORYD_EMBEDDER": "hashing",
                 "MEMORYD_MAINTENANCE__ENABLED": "false",
                 "MEMORYD_DEDUP__ENABLED": "false",
-                "MEMORYD_DURABILITY__WAL_ENABLED": wal,
+                "MEMORYD_DURABILITY__WAL_ENABLED": "true",
+                args.setting: value,
             },
+            listen=args.listen,
         )
         daemon.start()
         try:
@@ -76,7 +83,7 @@ def main() -> None:
         finally:
             daemon.stop()
         print(
-            f"wal_enabled={wal}: Remember {single:,.0f} writes/s ({args.threads} threads); "
+            f"{args.setting}={value}: Remember {single:,.0f} writes/s ({args.threads} threads); "
             f"RememberBatch x{args.batch} {batched:,.0f} memories/s"
         )
 

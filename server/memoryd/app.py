@@ -31,7 +31,14 @@ from threadpoolctl import ThreadpoolController
 
 from memoryd import __version__
 from memoryd.api.server import GrpcServer, ListenError, start_server
-from memoryd.builders import Base, Built, build_services, resilient_embedder, start_reembedder
+from memoryd.builders import (
+    Base,
+    Built,
+    build_services,
+    resilient_embedder,
+    start_reembedder,
+    with_history,
+)
 from memoryd.config import Settings
 from memoryd.datadir import lock_data_dir, replica_id
 from memoryd.durability.repository import HotCacheOptions, Repository, compose_repository
@@ -115,7 +122,7 @@ class App:
                 settings=self.settings,
                 data_dir=self._data_dir,
                 stack=self._stack,
-                store=repository.store,
+                store=with_history(self.settings, repository),
                 records=repository.records,
                 embedder=embedder,
                 states=states,

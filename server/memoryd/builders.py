@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 
 import structlog
 
 from memoryd.aio import cancel_and_wait
 from memoryd.config import Settings
+from memoryd.domain.models import utcnow
 from memoryd.durability.changes import ChangeLog
+from memoryd.durability.repository import Repository
 from memoryd.embedding import Embedder
 from memoryd.model_catalog import profile_of
 from memoryd.observability.metrics import Metrics
@@ -57,9 +60,11 @@ from memoryd.service.memories.contradiction import ContradictionResolver
 from memoryd.service.memories.service import MemoryService
 from memoryd.service.sessions.service import SessionService
 from memoryd.service.sessions.summarize import Summarizer
+from memoryd.service.snapshot.as_of import HISTORY_OFF, SHARED_AS_OF, AsOfReads
 from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
 from memoryd.storage.base import Store
+from memoryd.storage.history import HistoryStore, MemoryHistory, history_of
 from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger("memoryd")
@@ -143,8 +148,39 @@ async def build_services(base: Base) -> Built:
             else ChangeFeedService(base.changes, CursorCodec(common.page_tokens))
         ),
     )
+    services = replace(services, as_of_reads=_as_of(base, services))
     views = _memory_views(base, memories, lifecycle)
     return Built(services, common.masker, _start_scheduler(base, lifecycle, views), views)
+
+
+def with_history(settings: Settings, repository: Repository) -> Store:
+    """The services' store, recording the memory history of as-of reads (none where
+    replicas share the store: each would see only its own writes)."""
+    store = repository.store
+    if store.capabilities.shared or not settings.history.enabled:
+        return store
+    changes = None if repository.durability is None else repository.durability.changes
+    history = MemoryHistory(
+        timedelta(hours=settings.history.retention_hours),
+        position=None if changes is None else changes.last_seq,
+    )
+    return HistoryStore(store, history)
+
+
+def _as_of(base: Base, services: Services) -> AsOfReads:
+    assert services.snapshot_service is not None and services.default_read_service is not None
+    return AsOfReads(
+        history=history_of(base.store),
+        memories=services.memories,
+        snapshots=services.snapshot_service,
+        default_reads=services.default_read_service,
+        keyed=services.keyed,
+        records=base.records,
+        dimension=base.embedder.dimension,
+        clock=utcnow,
+        unavailable=SHARED_AS_OF if base.store.capabilities.shared else HISTORY_OFF,
+        sequence_of=None if services.change_feed is None else services.change_feed.sequence_of,
+    )
 
 
 async def _common(base: Base) -> Common:

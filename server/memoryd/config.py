@@ -27,6 +27,7 @@ from memoryd.feature_settings import (
     ContradictionSettings,
     DedupSettings,
     DurabilitySettings,
+    HistorySettings,
     KeysSettings,
     LimitsSettings,
     LLMSettings,
@@ -66,6 +67,7 @@ __all__ = [
     "DurabilitySettings",
     "EmbedderKind",
     "EmbeddingSettings",
+    "HistorySettings",
     "KeysSettings",
     "LLMSettings",
     "LimitsSettings",
@@ -130,6 +132,7 @@ class Settings(BaseSettings):
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     snapshot: SnapshotSettings = Field(default_factory=SnapshotSettings)
+    history: HistorySettings = Field(default_factory=HistorySettings)
     maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
     durability: DurabilitySettings = Field(default_factory=DurabilitySettings)
     resilience: ResilienceSettings = Field(default_factory=ResilienceSettings)

@@ -298,6 +298,19 @@ class LLMSettings(BaseModel):
     timeout_s: float = Field(30.0, gt=0)
 
 
+class HistorySettings(BaseModel):
+    """The memory history behind as-of reads (docs/as-of.md)."""
+
+    #: Keep the memory history (off: as-of reads are UNIMPLEMENTED,
+    #: and writes keep no after-images).
+    enabled: bool = True
+    #: How far back a read may be answered as of: versions superseded before then are
+    #: pruned by maintenance, and an older ``as_of`` is OUT_OF_RANGE. Key history
+    #: older than maintenance.history_archive_after_days is archived to files and
+    #: no longer read as of either.
+    retention_hours: float = Field(72.0, gt=0)
+
+
 class SnapshotSettings(BaseModel):
     """BuildSnapshot, DefaultRead and SaveState / LoadState (SnapshotService)."""
 

@@ -92,6 +92,11 @@ def _import(s: Seeded) -> list[Message]:
     ]
 
 
+def _as_of() -> pb.AsOf:
+    """As of now: the seeded data as it is (docs/as-of.md), through the as-of path."""
+    return pb.AsOf(time=now())
+
+
 def _remember(content: str, **extra: object) -> mpb.RememberRequest:
     return mpb.RememberRequest(content=content, **extra)  # type: ignore[arg-type]
 
@@ -136,6 +141,14 @@ CASES: tuple[GrpcCase, ...] = (
         "MemoryService.Recall",
         "",
         lambda s: mpb.RecallRequest(agent_id=s.agent, query="Alice email phone lease", limit=10),
+        shows_pii=True,
+    ),
+    C(
+        "MemoryService.Recall",
+        "as_of",
+        lambda s: mpb.RecallRequest(
+            agent_id=s.agent, query="Alice email phone lease", limit=10, as_of=_as_of()
+        ),
         shows_pii=True,
     ),
     C(
@@ -187,9 +200,21 @@ CASES: tuple[GrpcCase, ...] = (
         shows_pii=True,
     ),
     C(
+        "MemoryService.GetKey",
+        "as_of",
+        lambda s: mpb.GetKeyRequest(agent_id=s.agent, key=SEED_KEY, as_of=_as_of()),
+        shows_pii=True,
+    ),
+    C(
         "MemoryService.ListKeys",
         "",
         lambda s: mpb.ListKeysRequest(agent_id=s.agent, prefix="/", recursive=True),
+        shows_pii=True,
+    ),
+    C(
+        "MemoryService.ListKeys",
+        "as_of",
+        lambda s: mpb.ListKeysRequest(agent_id=s.agent, prefix="/", recursive=True, as_of=_as_of()),
         shows_pii=True,
     ),
     C(
@@ -341,6 +366,20 @@ CASES: tuple[GrpcCase, ...] = (
         "SnapshotService.DefaultRead",
         "",
         lambda s: spb.DefaultReadRequest(agent_id=s.agent, token_limit=2000),
+        shows_pii=True,
+    ),
+    C(
+        "SnapshotService.DefaultRead",
+        "as_of",
+        lambda s: spb.DefaultReadRequest(agent_id=s.agent, token_limit=2000, as_of=_as_of()),
+        shows_pii=True,
+    ),
+    C(
+        "SnapshotService.BuildSnapshot",
+        "as_of",
+        lambda s: spb.BuildSnapshotRequest(
+            agent_id=s.agent, trigger="Alice email phone lease", token_budget=4000, as_of=_as_of()
+        ),
         shows_pii=True,
     ),
     C(

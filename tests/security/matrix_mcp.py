@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from mcp import Client
@@ -63,6 +64,11 @@ def _no_arguments(_: Seeded) -> JSON:
     return {}
 
 
+def _as_of() -> JSON:
+    """As of now: the seeded data as it is, through the as-of path (docs/as-of.md)."""
+    return {"time": datetime.now(UTC).isoformat()}
+
+
 M = McpCase
 GET_KEY, SET_MEMORY, LIST_KEYS = (
     "MemoryService.GetKey",
@@ -81,6 +87,13 @@ CASES: tuple[McpCase, ...] = (
         "recall",
         "",
         lambda s: {"query": "Alice email phone lease", "limit": 10},
+        ("MemoryService.Recall",),
+        shows_pii=True,
+    ),
+    M(
+        "recall",
+        "as_of",
+        lambda s: {"query": "Alice email phone lease", "limit": 10, "as_of": _as_of()},
         ("MemoryService.Recall",),
         shows_pii=True,
     ),
@@ -115,6 +128,20 @@ CASES: tuple[McpCase, ...] = (
     ),
     M("get_memory_key", "", lambda s: {"key": SEED_KEY}, (GET_KEY,), shows_pii=True),
     M(
+        "get_memory_key",
+        "as_of",
+        lambda s: {"key": SEED_KEY, "as_of": _as_of()},
+        (GET_KEY,),
+        shows_pii=True,
+    ),
+    M(
+        "list_memory_keys",
+        "as_of",
+        lambda s: {"prefix": "/", "recursive": True, "as_of": _as_of()},
+        (LIST_KEYS,),
+        shows_pii=True,
+    ),
+    M(
         "list_memory_keys",
         "",
         lambda s: {"prefix": "/", "recursive": True},
@@ -129,6 +156,13 @@ CASES: tuple[McpCase, ...] = (
         shows_pii=True,
     ),
     M("default_read", "", _no_arguments, ("SnapshotService.DefaultRead",), shows_pii=True),
+    M(
+        "default_read",
+        "as_of",
+        lambda s: {"as_of": _as_of()},
+        ("SnapshotService.DefaultRead",),
+        shows_pii=True,
+    ),
     M(
         "get_working_memory",
         "",
@@ -160,6 +194,13 @@ CASES: tuple[McpCase, ...] = (
             "session_id": SESSION,
             "thread_id": THREAD,
         },
+        ("SnapshotService.BuildSnapshot",),
+        shows_pii=True,
+    ),
+    M(
+        "build_snapshot",
+        "as_of",
+        lambda s: {"trigger": "Alice email phone lease", "as_of": _as_of()},
         ("SnapshotService.BuildSnapshot",),
         shows_pii=True,
     ),

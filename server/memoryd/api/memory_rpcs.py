@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from memoryd.api import convert
 from memoryd.api.binding import Binding, ServerStream, Unary
+from memoryd.api.convert.common import as_of_from
 from memoryd.operations import agent_state as ops_state
 from memoryd.operations import changes as ops_changes
 from memoryd.operations import keyed as ops_keyed
@@ -61,7 +62,7 @@ _LONG_TERM: tuple[Binding, ...] = (
 )
 _KEYED: tuple[Binding, ...] = (
     Unary(ops_keyed.SET_MEMORY, convert.key_write_from, convert.set_memory_response),
-    Unary(ops_keyed.GET_KEY, lambda r: KeyRef(r.key), convert.get_key_response),
+    Unary(ops_keyed.GET_KEY, lambda r: KeyRef(r.key, as_of_from(r)), convert.get_key_response),
     Unary(ops_keyed.LIST_KEYS, convert.key_list_query_from, convert.list_keys_response),
     Unary(ops_keyed.KEY_HISTORY, convert.key_history_query_from, convert.key_history_response),
 )

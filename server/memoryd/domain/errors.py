@@ -66,6 +66,13 @@ class FailedPrecondition(MemorydError):
     status = "FAILED_PRECONDITION"
 
 
+class OutOfRange(MemorydError):
+    """A request reaches past what is kept (an ``as_of`` older than the history's
+    horizon); the message names the field and the horizon."""
+
+    status = "OUT_OF_RANGE"
+
+
 class PermissionDenied(MemorydError):
     """The caller is known but may not do this (role, agent or clearance)."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from memoryd.domain.as_of import AsOf
 from memoryd.domain.json_text import Json, JsonValue, dumps
 from memoryd.domain.models import Provenance, SecurityLevel
 
@@ -75,6 +76,8 @@ class KeyListQuery:
     recursive: bool = False
     page_size: int | None = None
     page_token: str = ""
+    #: The keys as they were at a past moment (docs/as-of.md); None: now.
+    as_of: AsOf | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from memoryd.domain.as_of import AsOf
 from memoryd.domain.models import (
     Memory,
     MemoryFilter,
@@ -131,6 +132,8 @@ class RecallQuery:
     #: either side of the best hits, from the same session, join the results; None:
     #: the server's recall.context_neighbours, 0: off.
     context_window: int | None = None
+    #: Recall as of a past moment (docs/as-of.md); None: now.
+    as_of: AsOf | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memoryd.domain.agent_state import WorkingScope
+from memoryd.domain.as_of import AsOf
 from memoryd.domain.json_text import Json, dumps
 from memoryd.domain.models import Provenance, SecurityLevel, TrustFilter, Vector
 from memoryd.domain.requests import Degradation
@@ -72,6 +73,8 @@ class SnapshotRequest:
     #: Only memories whose provenance it admits fill the memory sections (pinned,
     #: semantic, recent); None: any provenance.
     trust: TrustFilter | None = None
+    #: The snapshot as of a past moment (docs/as-of.md); None: now.
+    as_of: AsOf | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +142,8 @@ class DefaultReadRequest:
     #: Entries whose content ``expired_at`` is before this are skipped; None: now.
     current_time: datetime | None = None
     prefix: str = ""
+    #: The default read as of a past moment (docs/as-of.md); None: now.
+    as_of: AsOf | None = None
 
 
 @dataclass(frozen=True, slots=True)

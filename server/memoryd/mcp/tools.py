@@ -25,6 +25,7 @@ from memoryd.domain.agent_state import (
     WorkingMemoryWrite,
     WorkingScope,
 )
+from memoryd.domain.as_of import AsOf
 from memoryd.domain.errors import InvalidArgument, MemorydError, NotFound
 from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyHistoryQuery, KeyListQuery, KeyWrite
@@ -58,7 +59,7 @@ from memoryd.operations.keyed import KeyRef
 from memoryd.operations.memories import MemoryIds
 from memoryd.operations.snapshot import LoadState, SaveState
 from memoryd_client.memory_files import FileWrite, KeyFile, run_memory_command
-from memoryd_client.tool_args import parse_source
+from memoryd_client.tool_args import as_of_point, parse_source
 from memoryd_client.tool_results import RECORD_TAG, merged_hits
 from memoryd_client.tool_table import ToolArgumentError
 
@@ -248,6 +249,14 @@ def _level(args: JSON) -> SecurityLevel | None:
     return SecurityLevel[name.upper()] if name else None
 
 
+def _as_of(args: JSON) -> AsOf | None:
+    """A tool's ``as_of`` argument (the table's shape, checked by as_of_point)."""
+    point = as_of_point(args)
+    if point is None:
+        return None
+    return AsOf(instant=point) if isinstance(point, datetime) else AsOf(cursor=point)
+
+
 def _trust(args: JSON) -> TrustFilter | None:
     """A tool's ``trust`` argument (its kinds checked against the table's enum)."""
     trust = args.get("trust")
@@ -346,6 +355,7 @@ class DoorTools:
             min_relevance=a.get("min_relevance"),
             scoring=Scoring(preset=ScoringPreset(a["scoring"]) if a.get("scoring") else None),
             context_window=a.get("context_window"),
+            as_of=_as_of(a),
         )
         out = await t.run(memory_ops.RECALL, lambda: query)
         return render.hits(out.value, out.degraded)
@@ -411,7 +421,7 @@ class DoorTools:
         return render.with_degraded(result, out.degraded)
 
     async def _get_key(self, t: _Tool, a: JSON) -> JSON:
-        entry = await t.found(keyed_ops.GET_KEY, lambda: KeyRef(a["key"]))
+        entry = await t.found(keyed_ops.GET_KEY, lambda: KeyRef(a["key"], _as_of(a)))
         if entry is None:
             return {"found": False, "key": a["key"], "value": None, "version": 0, "deleted": False}
         return {"found": entry.valid, **render.key_version(entry)}
@@ -419,7 +429,10 @@ class DoorTools:
     async def _list_keys(self, t: _Tool, a: JSON) -> JSON:
         limit = a.get("limit", LIST_PAGE)
         query = KeyListQuery(
-            prefix=a.get("prefix", "/"), recursive=a.get("recursive", False), page_size=limit
+            prefix=a.get("prefix", "/"),
+            recursive=a.get("recursive", False),
+            page_size=limit,
+            as_of=_as_of(a),
         )
         out = await t.run(keyed_ops.LIST_KEYS, lambda: query)
         listing = out.value
@@ -445,6 +458,7 @@ class DoorTools:
             tags=tuple(a.get("tags", ())),
             current_time=_time_argument(a.get("current_time"), "current_time"),
             prefix=a.get("prefix", ""),
+            as_of=_as_of(a),
         )
         return render.default_read((await t.run(snapshot_ops.DEFAULT_READ, lambda: request)).value)
 
@@ -495,6 +509,7 @@ class DoorTools:
             session_id=a.get("session_id", ""),
             scope=_scope(a) if scoped else None,
             trust=_trust(a),
+            as_of=_as_of(a),
         )
         return render.snapshot((await t.run(snapshot_ops.BUILD_SNAPSHOT, lambda: request)).value)
 

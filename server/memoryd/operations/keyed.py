@@ -5,15 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memoryd.domain import keyed
+from memoryd.domain.as_of import AsOf
 from memoryd.observability.tracing import SEARCH, UPSERT
 from memoryd.operations.definition import Effect, Operation
 
 
 @dataclass(frozen=True, slots=True)
 class KeyRef:
-    """The input of GetKey: the key path."""
+    """The input of GetKey: the key path, and the moment to read it as of (None: now)."""
 
     key: str
+    as_of: AsOf | None = None
 
 
 def _entry(entry: keyed.KeyEntry) -> tuple[tuple[str, ...], str]:
@@ -33,14 +35,22 @@ GET_KEY: Operation[KeyRef, keyed.KeyEntry] = Operation(
     name="MemoryService.GetKey",
     effect=Effect.READ,
     genai=SEARCH,
-    run=lambda s, scope, ref: s.keyed.get(scope, ref.key),
+    run=lambda s, scope, ref: (
+        s.keyed.get(scope, ref.key)
+        if ref.as_of is None
+        else s.as_of.get_key(scope, ref.key, ref.as_of)
+    ),
     touched_in=lambda ref: ((), ref.key),
 )
 LIST_KEYS: Operation[keyed.KeyListQuery, keyed.KeyListing] = Operation(
     name="MemoryService.ListKeys",
     effect=Effect.READ,
     genai=SEARCH,
-    run=lambda s, scope, query: s.keyed.list(scope, query),
+    run=lambda s, scope, query: (
+        s.keyed.list(scope, query)
+        if query.as_of is None
+        else s.as_of.list_keys(scope, query, query.as_of)
+    ),
     count=lambda _, listing: len(listing.entries),
 )
 KEY_HISTORY: Operation[keyed.KeyHistoryQuery, keyed.KeyHistoryPage] = Operation(

@@ -65,7 +65,11 @@ RECALL: Operation[requests.RecallQuery, requests.RecallOutcome] = Operation(
     name="MemoryService.Recall",
     effect=Effect.READ,
     genai=SEARCH,
-    run=lambda s, scope, query: s.memories.recall(scope, query),
+    run=lambda s, scope, query: (
+        s.memories.recall(scope, query)
+        if query.as_of is None
+        else s.as_of.recall(scope, query, query.as_of)
+    ),
     returned=lambda o: [r.memory.id for r in o.results],
     count=lambda _, o: len(o.results),
     own_degraded=lambda o: o.degraded,

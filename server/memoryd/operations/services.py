@@ -14,6 +14,7 @@ from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.lifecycle.service import LifecycleService
 from memoryd.service.memories.service import MemoryService
 from memoryd.service.sessions.service import SessionService
+from memoryd.service.snapshot.as_of import AsOfReads
 from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
 
@@ -34,6 +35,7 @@ class Services:
     state_service: StateService | None = None
     lifecycle_service: LifecycleService | None = None
     change_feed: ChangeFeedService | None = None
+    as_of_reads: AsOfReads | None = None
 
     @property
     def keyed(self) -> KeyedMemoryService:
@@ -73,6 +75,11 @@ class Services:
         return _need(
             self.state_service, "saved state (SaveState, LoadState) is not enabled in this server"
         )
+
+    @property
+    def as_of(self) -> AsOfReads:
+        """Reads as of a past moment (UNIMPLEMENTED when this server has none)."""
+        return _need(self.as_of_reads, "as-of reads are not enabled in this server")
 
     @property
     def lifecycle(self) -> LifecycleService:

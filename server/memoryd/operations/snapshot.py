@@ -46,7 +46,11 @@ BUILD_SNAPSHOT: Operation[snapshot.SnapshotRequest, snapshot.Snapshot] = Operati
     name="SnapshotService.BuildSnapshot",
     effect=Effect.READ,
     genai=SEARCH,
-    run=lambda s, scope, req: s.snapshots.build(scope, req),
+    run=lambda s, scope, req: (
+        s.snapshots.build(scope, req)
+        if req.as_of is None
+        else s.as_of.snapshot(scope, req, req.as_of)
+    ),
     touched_in=_snapshot_touched,
     returned=lambda snap: [i.id for i in snap.items if i.id],
     count=lambda _, snap: len(snap.items),
@@ -56,7 +60,11 @@ DEFAULT_READ: Operation[snapshot.DefaultReadRequest, snapshot.DefaultReadResult]
     name="SnapshotService.DefaultRead",
     effect=Effect.READ,
     genai=SEARCH,
-    run=lambda s, scope, req: s.default_read.read(scope, req),
+    run=lambda s, scope, req: (
+        s.default_read.read(scope, req)
+        if req.as_of is None
+        else s.as_of.default_read(scope, req, req.as_of)
+    ),
     returned=lambda result: [line.key for line in result.lines],
 )
 SAVE_STATE: Operation[SaveState, list[snapshot.StateComponent]] = Operation(

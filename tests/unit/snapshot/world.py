@@ -48,9 +48,11 @@ from memoryd.service.memories.access_stats import AccessStatsBuffer
 from memoryd.service.memories.service import MemoryService
 from memoryd.service.sessions.service import SessionService
 from memoryd.service.sessions.summarize import Summarizer
+from memoryd.service.snapshot.as_of import AsOfReads
 from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
 from memoryd.storage.base import Store
+from memoryd.storage.history import HistoryStore, MemoryHistory
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.lancedb.records import LanceDBRecordStore
 from memoryd.storage.memory import InMemoryStore
@@ -127,6 +129,8 @@ class World:
     clock: Clock
     counter: TokenCounter
     maintenance: MaintenanceSettings
+    #: As-of reads (a world made with a ``history``), else None.
+    as_of: AsOfReads | None = None
 
 
 @asynccontextmanager
@@ -141,8 +145,11 @@ async def world(
     history_dir: Path | None = None,
     llm: ChatClient | None = None,
     states: ComponentStates | None = None,
+    history: MemoryHistory | None = None,
 ) -> AsyncIterator[World]:
-    """Services over in-memory stores, or LanceDB under ``data_dir``."""
+    """Services over in-memory stores, or LanceDB under ``data_dir``; with a
+    ``history``, its store records every version and every service reads the clock
+    (memories included), and ``as_of`` reads the past."""
     store: Store
     records: RecordStore
     if data_dir is None:
@@ -152,6 +159,8 @@ async def world(
         records = LanceDBRecordStore(data_dir / "lancedb")
     await store.open()
     await records.open()
+    if history is not None:
+        store = HistoryStore(store, history)
     embedder = embedder or SwitchableEmbedder()
     clock = clock or Clock()
     counter = counter or EstimateCounter()
@@ -173,6 +182,7 @@ async def world(
         limits=limits,
         recall=RecallSettings(),
         dedup=DedupSettings(),
+        **({"clock": clock} if history is not None else {}),
     )
     indexes = KeyIndexes(
         records,
@@ -281,6 +291,17 @@ async def world(
         counter=counter,
         maintenance=maintenance,
     )
+    if history is not None:
+        w.as_of = AsOfReads(
+            history=history,
+            memories=memories,
+            snapshots=snapshots,
+            default_reads=default_read,
+            keyed=keyed,
+            records=records,
+            dimension=embedder.dimension,
+            clock=clock,
+        )
     try:
         yield w
     finally:

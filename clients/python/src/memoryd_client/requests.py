@@ -153,6 +153,25 @@ def timestamp(value: datetime, field: str) -> timestamp_pb2.Timestamp:
     return ts
 
 
+#: A read's ``as_of`` (docs/as-of.md): a past time, or a position of the daemon's
+#: log as a Watch cursor (a str: the state after the changes it delivered).
+AsOfArg = datetime | str
+
+
+def set_as_of(request: Any, as_of: AsOfArg | None) -> None:
+    """Set ``request.as_of`` (a time or a Watch cursor); nothing for None."""
+    if as_of is None:
+        return
+    if isinstance(as_of, datetime):
+        request.as_of.time.CopyFrom(timestamp(as_of, "as_of"))
+    elif isinstance(as_of, str) and as_of:
+        request.as_of.cursor = as_of
+    else:
+        raise invalid_argument(
+            "as_of", f"must be a datetime or a Watch cursor, not {type(as_of).__name__}"
+        )
+
+
 def duration(value: float | timedelta, field: str) -> duration_pb2.Duration:
     seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
     if seconds <= 0:
@@ -440,6 +459,7 @@ __all__ = [
     "MEMORY_TYPES",
     "SCORING_PRESETS",
     "SECURITY_LEVELS",
+    "AsOfArg",
     "BatchItem",
     "RememberItem",
     "ScoringArg",
@@ -457,6 +477,7 @@ __all__ = [
     "remember_request",
     "scoring_message",
     "security_level_value",
+    "set_as_of",
     "struct",
     "timestamp",
 ]

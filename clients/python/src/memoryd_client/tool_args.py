@@ -194,6 +194,25 @@ def parse_source(value: Any, *, field: str = "source", now: datetime | None = No
     return {"kind": kind, "name": rest, "locator": rest, "retrieved_at": stamp}
 
 
+def as_of_point(args: Mapping[str, Any]) -> datetime | str | None:
+    """A checked ``as_of`` argument (``{"time": ...}`` or ``{"cursor": ...}``) as a
+    time or a Watch cursor; None when there is none."""
+    as_of = args.get("as_of")
+    if as_of is None:
+        return None
+    if ("time" in as_of) == ("cursor" in as_of):
+        raise ToolArgumentError("as_of", "set exactly one of time or cursor")
+    if "cursor" in as_of:
+        return str(as_of["cursor"])
+    try:
+        when = datetime.fromisoformat(str(as_of["time"]).replace("Z", "+00:00"))
+    except ValueError:
+        raise ToolArgumentError("as_of", "time must be an RFC 3339 time") from None
+    if when.tzinfo is None:
+        raise ToolArgumentError("as_of", "time must have a time zone (Z or an offset)")
+    return when
+
+
 def trust_keywords(args: Mapping[str, Any]) -> dict[str, Any]:
     """A checked ``trust`` argument (``{"kinds": [...], "unattributed"?}``) as the
     client's keyword arguments of recall and build_snapshot; {} when there is none."""

@@ -30,7 +30,7 @@ from memoryd_client.results import (
     SessionWindow,
     WorkingMemory,
 )
-from memoryd_client.tool_args import check_arguments, parse_source, trust_keywords
+from memoryd_client.tool_args import as_of_point, check_arguments, parse_source, trust_keywords
 from memoryd_client.tool_results import RECORD_TAG, merged_hits, snapshot_item
 from memoryd_client.tool_table import TOOLS, ToolArgumentError
 from memoryd_client.wire_values import locator_json
@@ -282,7 +282,7 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
         recall = memories.recall(
             agent, args["query"], limit=args.get("limit", 5), tags=args.get("tags", ()),
             namespace=namespace or None, min_relevance=args.get("min_relevance", 0.0),
-            context_window=args.get("context_window"), **trust_keywords(args),
+            context_window=args.get("context_window"), as_of=as_of_point(args), **trust_keywords(args),
         )  # fmt: skip
         return ToolPlan(_mapped(recall, hits))
     if name == "forget":
@@ -331,7 +331,10 @@ def _set_memory(agent: str, args: Mapping[str, Any]) -> ToolPlan:
 def _get_key(agent: str, args: Mapping[str, Any]) -> ToolPlan:
     missing = {"found": False, "key": args["key"], "value": None, "version": 0, "deleted": False}
     return ToolPlan(
-        _mapped(keys.get_key(agent, args["key"]), lambda e: {"found": e.valid, **key_version(e)}),
+        _mapped(
+            keys.get_key(agent, args["key"], as_of=as_of_point(args)),
+            lambda e: {"found": e.valid, **key_version(e)},
+        ),
         missing,
     )
 
@@ -339,7 +342,7 @@ def _get_key(agent: str, args: Mapping[str, Any]) -> ToolPlan:
 def _list_keys(agent: str, args: Mapping[str, Any]) -> ToolPlan:
     call = keys.list_keys(
         agent, args.get("prefix", "/"), recursive=args.get("recursive", False),
-        page_size=args.get("limit", LIST_PAGE),
+        page_size=args.get("limit", LIST_PAGE), as_of=as_of_point(args),
     )  # fmt: skip
 
     def render(listing: KeyListing) -> JSON:
@@ -369,6 +372,7 @@ def _default_read(agent: str, args: Mapping[str, Any]) -> ToolPlan:
         tags=args.get("tags", ()),
         prefix=args.get("prefix", ""),
         current_time=None if when is None else _rfc3339(when, "current_time"),
+        as_of=as_of_point(args),
     )
     return ToolPlan(
         _mapped(
@@ -442,6 +446,7 @@ def _snapshot(
         thread_id=thread,
         resource_id=resource,
         session_id=session,
+        as_of=as_of_point(args),
         **trust_keywords(args),
     )
     return ToolPlan(

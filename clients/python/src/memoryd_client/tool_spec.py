@@ -207,6 +207,21 @@ TRUST = {
     "description": 'Only memories of these provenance kinds: {"kinds": ["user"]} is '
     "user-stated only. Left out: any provenance.",
 }
+AS_OF = {
+    "type": "object",
+    "properties": {
+        "time": {"type": "string", "description": "A past time, RFC 3339 with a zone."},
+        "cursor": {
+            "type": "string",
+            "minLength": 1,
+            "description": "A position of the daemon's log: a Watch cursor (what the "
+            "changes it delivered had made).",
+        },
+    },
+    "additionalProperties": False,
+    "description": "Read as of a past moment: what was valid then (exactly one of time "
+    "or cursor). Left out: now.",
+}
 KEY_VERSION: JSON = {
     "type": "object",
     "properties": {

@@ -13,6 +13,7 @@ from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 from google.protobuf.message import Message
 
+from memoryd.domain.as_of import AsOf
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.json_text import Json
 from memoryd.domain.limits import MAX_DURATION_SECONDS
@@ -90,6 +91,20 @@ def timestamp_from(msg: Message, field: str, path: str | None = None) -> datetim
         return ts.ToDatetime(tzinfo=UTC)
     except (ValueError, OverflowError) as exc:
         raise InvalidArgument.field(path or field, f"invalid timestamp: {exc}") from None
+
+
+def as_of_from(msg: Message) -> AsOf | None:
+    """The request's ``as_of`` (None when unset): its time or its Watch cursor, as
+    given; the service checks them (AsOfReads), an empty one included."""
+    if not msg.HasField("as_of"):
+        return None
+    point = msg.as_of  # type: ignore[attr-defined]
+    which = point.WhichOneof("point")
+    if which == "time":
+        return AsOf(instant=timestamp_from(point, "time", "as_of"))
+    if which == "cursor":
+        return AsOf(cursor=point.cursor)
+    return AsOf()
 
 
 def required_timestamp(msg: Message, field: str, path: str) -> datetime:

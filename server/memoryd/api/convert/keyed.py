@@ -13,6 +13,7 @@ from google.protobuf.message import Message
 from memoryd.api.convert.common import (
     REVERSE_PROVENANCE_KINDS,
     SECURITY_LEVELS,
+    as_of_from,
     enum_value,
     json_from_value,
     json_to_value,
@@ -90,6 +91,7 @@ def key_list_query_from(req: mpb.ListKeysRequest) -> keyed.KeyListQuery:
         recursive=req.recursive,
         page_size=req.page_size or None,
         page_token=req.page_token,
+        as_of=as_of_from(req),
     )
 
 

@@ -15,6 +15,7 @@ from memoryd.api.convert.common import (
     SCORING_PRESETS,
     SECURITY_LEVELS,
     TAG_MATCHES,
+    as_of_from,
     dict_to_struct,
     enum_list,
     enum_value,
@@ -152,6 +153,7 @@ def recall_query_from(req: mpb.RecallRequest) -> requests.RecallQuery:
         min_relevance=req.min_relevance or None,
         now=timestamp_from(req, "now"),
         context_window=req.context_window if req.HasField("context_window") else None,
+        as_of=as_of_from(req),
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from memoryd.api.convert.agent_state import working_scope_from
 from memoryd.api.convert.common import (
     SECURITY_LEVELS,
+    as_of_from,
     duration_from,
     enum_list,
     enum_value,
@@ -76,6 +77,7 @@ def snapshot_request_from(req: spb.BuildSnapshotRequest) -> SnapshotRequest:
         min_relevance=req.min_relevance or None,
         context_window=req.context_window if req.HasField("context_window") else None,
         trust=trust_from(req),
+        as_of=as_of_from(req),
     )
 
 
@@ -120,6 +122,7 @@ def default_read_request_from(req: spb.DefaultReadRequest) -> DefaultReadRequest
         tags=tuple(req.tags),
         current_time=timestamp_from(req, "current_time"),
         prefix=req.prefix,
+        as_of=as_of_from(req),
     )
 
 

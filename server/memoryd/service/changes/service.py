@@ -67,6 +67,19 @@ class ChangeFeedService:
         finally:
             reader.close()
 
+    def sequence_of(self, scope: CallScope, cursor: str) -> int:
+        """The log sequence a cursor issued to the caller (a watch of its agent, or
+        of its tenant) has read up to; INVALID_ARGUMENT naming ``as_of`` otherwise.
+        The number stays in the daemon: as-of reads resolve it (docs/as-of.md)."""
+        tenant, agent = scope.partition.tenant_id, scope.partition.agent_id
+        for watched in (agent, ""):
+            try:
+                position = self._cursors.decode(cursor, Binding(self._log.log_id, tenant, watched))
+            except InvalidArgument:
+                continue
+            return position.seq
+        raise InvalidArgument.field("as_of", f"cursor: {INVALID}")
+
     def _start(self, query: WatchQuery, binding: Binding) -> Position:
         last = self._log.last_seq()
         if not query.cursor:

@@ -186,6 +186,20 @@ class KeyedMemoryService:
         #: Writes in progress (strong references: see ``set``).
         self._applying: set[asyncio.Task[KeyEntry]] = set()
 
+    def reader(self, records: RecordStore, clock: Callable[[], datetime]) -> KeyedMemoryService:
+        """This service's reads (GetKey, ListKeys) over ``records`` with ``clock`` as
+        its "now" (as-of reads: service/snapshot/as_of.py)."""
+        return KeyedMemoryService(
+            records=records,
+            store=self._store,
+            embedder=self._embedder,
+            writer=self._writer,
+            page_tokens=self._page_tokens,
+            limits=self._limits,
+            keys=self._keys,
+            clock=clock,
+        )
+
     # ------------------------------------------------------------------ writes
 
     async def set(self, scope: CallScope, write: KeyWrite) -> KeyEntry:
@@ -346,7 +360,7 @@ class KeyedMemoryService:
             content_json=content.text,
             valid=valid,
             version=version,
-            updated_at=utcnow(),
+            updated_at=self._clock(),
             source=write.source,
             security_level=prepared.level,
             memory_id=self._mirror_id(scope, key) if valid else "",

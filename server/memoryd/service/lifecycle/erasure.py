@@ -34,17 +34,40 @@ from memoryd.service.lifecycle import bulk, subject
 from memoryd.service.lifecycle.bulk import EVERYTHING, LifecycleDeps
 from memoryd.service.lifecycle.compaction import archive_folder
 from memoryd.service.lifecycle.view_text import RENDERED_DIR, VIEWS
-from memoryd.storage.base import shred
+from memoryd.storage.base import Store, shred
+from memoryd.storage.history import history_of
 
 #: Places a shred reports even when the store has none of them (the receipt lists
 #: every place checked).
 SHREDDED = ("log.segments", "store.memories.old_versions", "store.records.old_versions")
+#: The memory versions kept for as-of reads (storage/history.py).
+HISTORY_PLACE = "history.memory_versions"
 #: Bytes read at a time by VerifyErasure (a needle may straddle two reads).
 _CHUNK = 1 << 20
 #: Most strings one VerifyErasure looks for.
 MAX_NEEDLES = 100
 #: Shortest subject: it is matched as a substring of every memory and record.
 MIN_SUBJECT = 3
+
+
+async def _erase_history(
+    store: Store, partition: Partition, request: EraseRequest, ids: list[str], dry_run: bool
+) -> int:
+    """Every as-of version of what is erased: the whole agent's, or those of the
+    erased ids and of every memory one of whose versions held the subject (a
+    superseded version may hold it when the current one no longer does: such a
+    memory stays, its history starting again from its current version)."""
+    history = history_of(store)
+    if history is None:
+        return 0
+    if request.whole_agent:
+        return history.erase_partition(partition, dry_run=dry_run)
+    held = history.holding(partition, request.subject) if request.subject else []
+    removed = history.erase(partition, [*ids, *held], dry_run=dry_run)
+    kept = sorted(set(held) - set(ids))
+    if kept and not dry_run:
+        history.record(partition, await store.get(partition, kept, with_vectors=True))
+    return removed
 
 
 def digest(ids: Iterable[str], places: dict[str, int]) -> str:
@@ -130,6 +153,7 @@ class Eraser:
         else:
             ids = await self._unkeyed(partition, request.ids, clearance)
         places = {"store.memories": len(ids), **records}
+        places[HISTORY_PLACE] = await _erase_history(deps.store, partition, request, ids, dry_run)
         if not dry_run:
             places["store.memories"] = await bulk.delete(deps, partition, ids)
         places.update(await asyncio.to_thread(self._files, partition, files, dry_run))

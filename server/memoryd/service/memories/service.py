@@ -121,8 +121,31 @@ class MemoryService:
         self._limits = limits
         self._recall = recall
         self._quotas = quotas
-        self._dedup = Deduplicator(store, dedup or DedupSettings(), dimension=embedder.dimension)
+        self._dedup_settings = dedup or DedupSettings()
+        self._dedup = Deduplicator(store, self._dedup_settings, dimension=embedder.dimension)
         self._contradictions = contradictions
+
+    @property
+    def store(self) -> Store:
+        """The store this service reads and writes."""
+        return self._store
+
+    def reader(self, store: Store, clock: Clock) -> MemoryService:
+        """This service's reads over ``store`` with ``clock`` as its "now" (as-of
+        reads: service/snapshot/as_of.py): the same embedder and settings; what its
+        reads record (access statistics) stays in a buffer never flushed."""
+        return MemoryService(
+            store=store,
+            embedder=self._embedder,
+            writer=WriteBatcher(store, max_batch=1),
+            access=AccessStatsBuffer(store, interval_s=3600.0, max_pending=2**62),
+            page_tokens=self._page_tokens,
+            limits=self._limits,
+            recall=self._recall,
+            dedup=self._dedup_settings,
+            relevance=self._relevance,
+            clock=clock,
+        )
 
     # ------------------------------------------------------------------ writes
 

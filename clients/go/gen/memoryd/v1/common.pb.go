@@ -397,6 +397,94 @@ func (x *Provenance) GetLocator() string {
 	return ""
 }
 
+// As-of reads (docs/as-of.md): a read answered as it would have been at a past
+// moment, a time or a position of the write-ahead log: a Watch cursor (of the call's
+// agent, or tenant-wide), naming the state after the changes it delivered. Exactly
+// one must be set; a time in the future, a cursor not issued to the caller, or
+// neither is INVALID_ARGUMENT naming as_of; one before the history's horizon
+// (history.retention_hours) is OUT_OF_RANGE naming the horizon.
+type AsOf struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Point:
+	//
+	//	*AsOf_Time
+	//	*AsOf_Cursor
+	Point         isAsOf_Point `protobuf_oneof:"point"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AsOf) Reset() {
+	*x = AsOf{}
+	mi := &file_memoryd_v1_common_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AsOf) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AsOf) ProtoMessage() {}
+
+func (x *AsOf) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_common_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AsOf.ProtoReflect.Descriptor instead.
+func (*AsOf) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AsOf) GetPoint() isAsOf_Point {
+	if x != nil {
+		return x.Point
+	}
+	return nil
+}
+
+func (x *AsOf) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		if x, ok := x.Point.(*AsOf_Time); ok {
+			return x.Time
+		}
+	}
+	return nil
+}
+
+func (x *AsOf) GetCursor() string {
+	if x != nil {
+		if x, ok := x.Point.(*AsOf_Cursor); ok {
+			return x.Cursor
+		}
+	}
+	return ""
+}
+
+type isAsOf_Point interface {
+	isAsOf_Point()
+}
+
+type AsOf_Time struct {
+	Time *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=time,proto3,oneof"`
+}
+
+type AsOf_Cursor struct {
+	Cursor string `protobuf:"bytes,2,opt,name=cursor,proto3,oneof"`
+}
+
+func (*AsOf_Time) isAsOf_Point() {}
+
+func (*AsOf_Cursor) isAsOf_Point() {}
+
 // Which provenance a read admits: memories whose source kind is one of kinds, and,
 // with unattributed, those remembered without a source. Applied inside the store's
 // query, so a top-k or a page is filled from what it admits. On a request, unset
@@ -412,7 +500,7 @@ type TrustFilter struct {
 
 func (x *TrustFilter) Reset() {
 	*x = TrustFilter{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[1]
+	mi := &file_memoryd_v1_common_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -424,7 +512,7 @@ func (x *TrustFilter) String() string {
 func (*TrustFilter) ProtoMessage() {}
 
 func (x *TrustFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[1]
+	mi := &file_memoryd_v1_common_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -437,7 +525,7 @@ func (x *TrustFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrustFilter.ProtoReflect.Descriptor instead.
 func (*TrustFilter) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{1}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *TrustFilter) GetKinds() []ProvenanceKind {
@@ -511,7 +599,7 @@ type Memory struct {
 
 func (x *Memory) Reset() {
 	*x = Memory{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[2]
+	mi := &file_memoryd_v1_common_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -523,7 +611,7 @@ func (x *Memory) String() string {
 func (*Memory) ProtoMessage() {}
 
 func (x *Memory) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[2]
+	mi := &file_memoryd_v1_common_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -536,7 +624,7 @@ func (x *Memory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Memory.ProtoReflect.Descriptor instead.
 func (*Memory) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{2}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Memory) GetId() string {
@@ -751,7 +839,7 @@ type MemoryRelation struct {
 
 func (x *MemoryRelation) Reset() {
 	*x = MemoryRelation{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[3]
+	mi := &file_memoryd_v1_common_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -763,7 +851,7 @@ func (x *MemoryRelation) String() string {
 func (*MemoryRelation) ProtoMessage() {}
 
 func (x *MemoryRelation) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[3]
+	mi := &file_memoryd_v1_common_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -776,7 +864,7 @@ func (x *MemoryRelation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryRelation.ProtoReflect.Descriptor instead.
 func (*MemoryRelation) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{3}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *MemoryRelation) GetKind() RelationKind {
@@ -827,7 +915,7 @@ type Degradation struct {
 
 func (x *Degradation) Reset() {
 	*x = Degradation{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[4]
+	mi := &file_memoryd_v1_common_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -839,7 +927,7 @@ func (x *Degradation) String() string {
 func (*Degradation) ProtoMessage() {}
 
 func (x *Degradation) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[4]
+	mi := &file_memoryd_v1_common_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -852,7 +940,7 @@ func (x *Degradation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Degradation.ProtoReflect.Descriptor instead.
 func (*Degradation) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{4}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Degradation) GetComponent() string {
@@ -882,7 +970,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[5]
+	mi := &file_memoryd_v1_common_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -894,7 +982,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[5]
+	mi := &file_memoryd_v1_common_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -907,7 +995,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{5}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Progress) GetPhase() string {
@@ -949,7 +1037,7 @@ type WorkingMemoryScope struct {
 
 func (x *WorkingMemoryScope) Reset() {
 	*x = WorkingMemoryScope{}
-	mi := &file_memoryd_v1_common_proto_msgTypes[6]
+	mi := &file_memoryd_v1_common_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -961,7 +1049,7 @@ func (x *WorkingMemoryScope) String() string {
 func (*WorkingMemoryScope) ProtoMessage() {}
 
 func (x *WorkingMemoryScope) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_common_proto_msgTypes[6]
+	mi := &file_memoryd_v1_common_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -974,7 +1062,7 @@ func (x *WorkingMemoryScope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkingMemoryScope.ProtoReflect.Descriptor instead.
 func (*WorkingMemoryScope) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{6}
+	return file_memoryd_v1_common_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *WorkingMemoryScope) GetThreadId() string {
@@ -1002,7 +1090,11 @@ const file_memoryd_v1_common_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1a.memoryd.v1.ProvenanceKindR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12=\n" +
 	"\fretrieved_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vretrievedAt\x12\x18\n" +
-	"\alocator\x18\x04 \x01(\tR\alocator\"c\n" +
+	"\alocator\x18\x04 \x01(\tR\alocator\"[\n" +
+	"\x04AsOf\x120\n" +
+	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampH\x00R\x04time\x12\x18\n" +
+	"\x06cursor\x18\x02 \x01(\tH\x00R\x06cursorB\a\n" +
+	"\x05point\"c\n" +
 	"\vTrustFilter\x120\n" +
 	"\x05kinds\x18\x01 \x03(\x0e2\x1a.memoryd.v1.ProvenanceKindR\x05kinds\x12\"\n" +
 	"\funattributed\x18\x02 \x01(\bR\funattributed\"\xf3\b\n" +
@@ -1123,7 +1215,7 @@ func file_memoryd_v1_common_proto_rawDescGZIP() []byte {
 }
 
 var file_memoryd_v1_common_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_memoryd_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_memoryd_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_memoryd_v1_common_proto_goTypes = []any{
 	(MemoryType)(0),               // 0: memoryd.v1.MemoryType
 	(SecurityLevel)(0),            // 1: memoryd.v1.SecurityLevel
@@ -1131,36 +1223,38 @@ var file_memoryd_v1_common_proto_goTypes = []any{
 	(RelationKind)(0),             // 3: memoryd.v1.RelationKind
 	(TagMatch)(0),                 // 4: memoryd.v1.TagMatch
 	(*Provenance)(nil),            // 5: memoryd.v1.Provenance
-	(*TrustFilter)(nil),           // 6: memoryd.v1.TrustFilter
-	(*Memory)(nil),                // 7: memoryd.v1.Memory
-	(*MemoryRelation)(nil),        // 8: memoryd.v1.MemoryRelation
-	(*Degradation)(nil),           // 9: memoryd.v1.Degradation
-	(*Progress)(nil),              // 10: memoryd.v1.Progress
-	(*WorkingMemoryScope)(nil),    // 11: memoryd.v1.WorkingMemoryScope
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 13: google.protobuf.Struct
+	(*AsOf)(nil),                  // 6: memoryd.v1.AsOf
+	(*TrustFilter)(nil),           // 7: memoryd.v1.TrustFilter
+	(*Memory)(nil),                // 8: memoryd.v1.Memory
+	(*MemoryRelation)(nil),        // 9: memoryd.v1.MemoryRelation
+	(*Degradation)(nil),           // 10: memoryd.v1.Degradation
+	(*Progress)(nil),              // 11: memoryd.v1.Progress
+	(*WorkingMemoryScope)(nil),    // 12: memoryd.v1.WorkingMemoryScope
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 14: google.protobuf.Struct
 }
 var file_memoryd_v1_common_proto_depIdxs = []int32{
 	2,  // 0: memoryd.v1.Provenance.kind:type_name -> memoryd.v1.ProvenanceKind
-	12, // 1: memoryd.v1.Provenance.retrieved_at:type_name -> google.protobuf.Timestamp
-	2,  // 2: memoryd.v1.TrustFilter.kinds:type_name -> memoryd.v1.ProvenanceKind
-	0,  // 3: memoryd.v1.Memory.memory_type:type_name -> memoryd.v1.MemoryType
-	1,  // 4: memoryd.v1.Memory.security_level:type_name -> memoryd.v1.SecurityLevel
-	5,  // 5: memoryd.v1.Memory.source:type_name -> memoryd.v1.Provenance
-	13, // 6: memoryd.v1.Memory.metadata:type_name -> google.protobuf.Struct
-	12, // 7: memoryd.v1.Memory.created_at:type_name -> google.protobuf.Timestamp
-	12, // 8: memoryd.v1.Memory.updated_at:type_name -> google.protobuf.Timestamp
-	12, // 9: memoryd.v1.Memory.accessed_at:type_name -> google.protobuf.Timestamp
-	12, // 10: memoryd.v1.Memory.expires_at:type_name -> google.protobuf.Timestamp
-	8,  // 11: memoryd.v1.Memory.relations:type_name -> memoryd.v1.MemoryRelation
-	12, // 12: memoryd.v1.Memory.occurred_at:type_name -> google.protobuf.Timestamp
-	3,  // 13: memoryd.v1.MemoryRelation.kind:type_name -> memoryd.v1.RelationKind
-	12, // 14: memoryd.v1.MemoryRelation.created_at:type_name -> google.protobuf.Timestamp
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	13, // 1: memoryd.v1.Provenance.retrieved_at:type_name -> google.protobuf.Timestamp
+	13, // 2: memoryd.v1.AsOf.time:type_name -> google.protobuf.Timestamp
+	2,  // 3: memoryd.v1.TrustFilter.kinds:type_name -> memoryd.v1.ProvenanceKind
+	0,  // 4: memoryd.v1.Memory.memory_type:type_name -> memoryd.v1.MemoryType
+	1,  // 5: memoryd.v1.Memory.security_level:type_name -> memoryd.v1.SecurityLevel
+	5,  // 6: memoryd.v1.Memory.source:type_name -> memoryd.v1.Provenance
+	14, // 7: memoryd.v1.Memory.metadata:type_name -> google.protobuf.Struct
+	13, // 8: memoryd.v1.Memory.created_at:type_name -> google.protobuf.Timestamp
+	13, // 9: memoryd.v1.Memory.updated_at:type_name -> google.protobuf.Timestamp
+	13, // 10: memoryd.v1.Memory.accessed_at:type_name -> google.protobuf.Timestamp
+	13, // 11: memoryd.v1.Memory.expires_at:type_name -> google.protobuf.Timestamp
+	9,  // 12: memoryd.v1.Memory.relations:type_name -> memoryd.v1.MemoryRelation
+	13, // 13: memoryd.v1.Memory.occurred_at:type_name -> google.protobuf.Timestamp
+	3,  // 14: memoryd.v1.MemoryRelation.kind:type_name -> memoryd.v1.RelationKind
+	13, // 15: memoryd.v1.MemoryRelation.created_at:type_name -> google.protobuf.Timestamp
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_common_proto_init() }
@@ -1168,13 +1262,17 @@ func file_memoryd_v1_common_proto_init() {
 	if File_memoryd_v1_common_proto != nil {
 		return
 	}
+	file_memoryd_v1_common_proto_msgTypes[1].OneofWrappers = []any{
+		(*AsOf_Time)(nil),
+		(*AsOf_Cursor)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_common_proto_rawDesc), len(file_memoryd_v1_common_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

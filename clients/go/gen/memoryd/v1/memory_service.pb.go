@@ -1223,6 +1223,9 @@ type RecallRequest struct {
 	// them, and they are read through the request's filters and the caller's clearance.
 	// Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
 	ContextWindow *int32 `protobuf:"varint,19,opt,name=context_window,json=contextWindow,proto3,oneof" json:"context_window,omitempty"`
+	// Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+	// with that moment as "now" (recency, expiry); unset: now.
+	AsOf          *AsOf `protobuf:"bytes,20,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1388,6 +1391,13 @@ func (x *RecallRequest) GetContextWindow() int32 {
 		return *x.ContextWindow
 	}
 	return 0
+}
+
+func (x *RecallRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
 }
 
 type RecallResult struct {
@@ -2322,9 +2332,11 @@ func (x *SetMemoryResponse) GetDegraded() []*Degradation {
 }
 
 type GetKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Key     string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// The key's value as of a past moment (docs/as-of.md); unset: now.
+	AsOf          *AsOf `protobuf:"bytes,3,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2371,6 +2383,13 @@ func (x *GetKeyRequest) GetKey() string {
 		return x.Key
 	}
 	return ""
+}
+
+func (x *GetKeyRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
 }
 
 type GetKeyResponse struct {
@@ -2423,9 +2442,11 @@ type ListKeysRequest struct {
 	// Like `ls`: "/user/" lists that directory.
 	Prefix string `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
 	// Every key below prefix instead of one level.
-	Recursive     bool   `protobuf:"varint,3,opt,name=recursive,proto3" json:"recursive,omitempty"`
-	PageSize      int32  `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	Recursive bool   `protobuf:"varint,3,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	PageSize  int32  `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// The keys as they were at a past moment (docs/as-of.md); unset: now.
+	AsOf          *AsOf `protobuf:"bytes,6,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2493,6 +2514,13 @@ func (x *ListKeysRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListKeysRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
 }
 
 type ListKeysResponse struct {
@@ -5340,7 +5368,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\akeyword\x18\x06 \x01(\x01R\akeyword\x12\x14\n" +
 	"\x05fused\x18\a \x01(\x01R\x05fused\x12\x1c\n" +
 	"\trelevance\x18\b \x01(\x01R\trelevance\x12\x1a\n" +
-	"\btemporal\x18\t \x01(\x01R\btemporal\"\xdf\x06\n" +
+	"\btemporal\x18\t \x01(\x01R\btemporal\"\x86\a\n" +
 	"\rRecallRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\x14\n" +
@@ -5361,7 +5389,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x03now\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\x12#\n" +
 	"\rmin_relevance\x18\x11 \x01(\x01R\fminRelevance\x12-\n" +
 	"\x05trust\x18\x12 \x01(\v2\x17.memoryd.v1.TrustFilterR\x05trust\x12*\n" +
-	"\x0econtext_window\x18\x13 \x01(\x05H\x02R\rcontextWindow\x88\x01\x01B\f\n" +
+	"\x0econtext_window\x18\x13 \x01(\x05H\x02R\rcontextWindow\x88\x01\x01\x12%\n" +
+	"\x05as_of\x18\x14 \x01(\v2\x10.memoryd.v1.AsOfR\x04asOfB\f\n" +
 	"\n" +
 	"_namespaceB\t\n" +
 	"\a_hybridB\x11\n" +
@@ -5445,19 +5474,21 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\v_if_version\"t\n" +
 	"\x11SetMemoryResponse\x12*\n" +
 	"\x05entry\x18\x01 \x01(\v2\x14.memoryd.v1.KeyEntryR\x05entry\x123\n" +
-	"\bdegraded\x18\x02 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"<\n" +
+	"\bdegraded\x18\x02 \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"c\n" +
 	"\rGetKeyRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x10\n" +
-	"\x03key\x18\x02 \x01(\tR\x03key\"<\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12%\n" +
+	"\x05as_of\x18\x03 \x01(\v2\x10.memoryd.v1.AsOfR\x04asOf\"<\n" +
 	"\x0eGetKeyResponse\x12*\n" +
-	"\x05entry\x18\x01 \x01(\v2\x14.memoryd.v1.KeyEntryR\x05entry\"\x9e\x01\n" +
+	"\x05entry\x18\x01 \x01(\v2\x14.memoryd.v1.KeyEntryR\x05entry\"\xc5\x01\n" +
 	"\x0fListKeysRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x1c\n" +
 	"\trecursive\x18\x03 \x01(\bR\trecursive\x12\x1b\n" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tR\tpageToken\"\x8c\x01\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\x12%\n" +
+	"\x05as_of\x18\x06 \x01(\v2\x10.memoryd.v1.AsOfR\x04asOf\"\x8c\x01\n" +
 	"\x10ListKeysResponse\x12.\n" +
 	"\aentries\x18\x01 \x03(\v2\x14.memoryd.v1.KeyEntryR\aentries\x12 \n" +
 	"\vdirectories\x18\x02 \x03(\tR\vdirectories\x12&\n" +
@@ -5881,10 +5912,11 @@ var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(*Degradation)(nil),                     // 80: memoryd.v1.Degradation
 	(TagMatch)(0),                           // 81: memoryd.v1.TagMatch
 	(*TrustFilter)(nil),                     // 82: memoryd.v1.TrustFilter
-	(*fieldmaskpb.FieldMask)(nil),           // 83: google.protobuf.FieldMask
-	(*structpb.Value)(nil),                  // 84: google.protobuf.Value
-	(*WorkingMemoryScope)(nil),              // 85: memoryd.v1.WorkingMemoryScope
-	(*durationpb.Duration)(nil),             // 86: google.protobuf.Duration
+	(*AsOf)(nil),                            // 83: memoryd.v1.AsOf
+	(*fieldmaskpb.FieldMask)(nil),           // 84: google.protobuf.FieldMask
+	(*structpb.Value)(nil),                  // 85: google.protobuf.Value
+	(*WorkingMemoryScope)(nil),              // 86: memoryd.v1.WorkingMemoryScope
+	(*durationpb.Duration)(nil),             // 87: google.protobuf.Duration
 }
 var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	74,  // 0: memoryd.v1.RememberRequest.memory_type:type_name -> memoryd.v1.MemoryType
@@ -5910,139 +5942,142 @@ var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	78,  // 20: memoryd.v1.RecallRequest.created_before:type_name -> google.protobuf.Timestamp
 	78,  // 21: memoryd.v1.RecallRequest.now:type_name -> google.protobuf.Timestamp
 	82,  // 22: memoryd.v1.RecallRequest.trust:type_name -> memoryd.v1.TrustFilter
-	79,  // 23: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
-	15,  // 24: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
-	17,  // 25: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
-	80,  // 26: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
-	79,  // 27: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	81,  // 28: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
-	74,  // 29: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
-	75,  // 30: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
-	78,  // 31: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
-	78,  // 32: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
-	2,   // 33: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
-	79,  // 34: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
-	79,  // 35: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
-	83,  // 36: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
-	79,  // 37: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
-	80,  // 38: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	84,  // 39: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
-	78,  // 40: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
-	77,  // 41: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
-	75,  // 42: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
-	84,  // 43: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
-	77,  // 44: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
-	75,  // 45: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
-	27,  // 46: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
-	80,  // 47: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
-	27,  // 48: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
-	27,  // 49: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
-	27,  // 50: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
-	85,  // 51: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	76,  // 52: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
-	78,  // 53: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
-	78,  // 54: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
-	76,  // 55: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
-	85,  // 56: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	76,  // 57: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
-	3,   // 58: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
-	86,  // 59: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
-	76,  // 60: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
-	36,  // 61: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	85,  // 62: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	36,  // 63: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
-	85,  // 64: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
-	36,  // 65: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
-	78,  // 66: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
-	45,  // 67: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	45,  // 68: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
-	4,   // 69: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
-	78,  // 70: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
-	52,  // 71: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
-	51,  // 72: memoryd.v1.SessionMessage.attachment:type_name -> memoryd.v1.MessageAttachment
-	84,  // 73: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
-	6,   // 74: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
-	78,  // 75: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 76: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
-	86,  // 77: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
-	53,  // 78: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
-	5,   // 79: memoryd.v1.AppendMessagesRequest.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
-	80,  // 80: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	54,  // 81: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	50,  // 82: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
-	80,  // 83: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
-	5,   // 84: memoryd.v1.GetSessionWindowResponse.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
-	79,  // 85: memoryd.v1.GetSessionWindowResponse.long_term_memories:type_name -> memoryd.v1.Memory
-	6,   // 86: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
-	54,  // 87: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
-	79,  // 88: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
-	80,  // 89: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
-	50,  // 90: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
-	80,  // 91: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
-	51,  // 92: memoryd.v1.GetSessionAttachmentResponse.attachment:type_name -> memoryd.v1.MessageAttachment
-	4,   // 93: memoryd.v1.GetSessionAttachmentResponse.role:type_name -> memoryd.v1.MessageRole
-	7,   // 94: memoryd.v1.WatchRequest.start:type_name -> memoryd.v1.WatchStart
-	8,   // 95: memoryd.v1.Change.kind:type_name -> memoryd.v1.ChangeKind
-	79,  // 96: memoryd.v1.Change.memory:type_name -> memoryd.v1.Memory
-	27,  // 97: memoryd.v1.Change.key_entry:type_name -> memoryd.v1.KeyEntry
-	72,  // 98: memoryd.v1.WatchResponse.changes:type_name -> memoryd.v1.Change
-	9,   // 99: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
-	11,  // 100: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
-	16,  // 101: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
-	19,  // 102: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
-	21,  // 103: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
-	23,  // 104: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
-	25,  // 105: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
-	28,  // 106: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
-	30,  // 107: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
-	32,  // 108: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
-	34,  // 109: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
-	37,  // 110: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
-	39,  // 111: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
-	41,  // 112: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
-	43,  // 113: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
-	46,  // 114: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
-	48,  // 115: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
-	55,  // 116: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
-	57,  // 117: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
-	59,  // 118: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
-	61,  // 119: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
-	63,  // 120: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
-	65,  // 121: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
-	67,  // 122: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
-	69,  // 123: memoryd.v1.MemoryService.GetSessionAttachment:input_type -> memoryd.v1.GetSessionAttachmentRequest
-	71,  // 124: memoryd.v1.MemoryService.Watch:input_type -> memoryd.v1.WatchRequest
-	10,  // 125: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
-	13,  // 126: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
-	18,  // 127: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
-	20,  // 128: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
-	22,  // 129: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
-	24,  // 130: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
-	26,  // 131: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
-	29,  // 132: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
-	31,  // 133: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
-	33,  // 134: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
-	35,  // 135: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
-	38,  // 136: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
-	40,  // 137: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
-	42,  // 138: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
-	44,  // 139: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
-	47,  // 140: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
-	49,  // 141: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
-	56,  // 142: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
-	58,  // 143: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
-	60,  // 144: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
-	62,  // 145: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
-	64,  // 146: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
-	66,  // 147: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
-	68,  // 148: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
-	70,  // 149: memoryd.v1.MemoryService.GetSessionAttachment:output_type -> memoryd.v1.GetSessionAttachmentResponse
-	73,  // 150: memoryd.v1.MemoryService.Watch:output_type -> memoryd.v1.WatchResponse
-	125, // [125:151] is the sub-list for method output_type
-	99,  // [99:125] is the sub-list for method input_type
-	99,  // [99:99] is the sub-list for extension type_name
-	99,  // [99:99] is the sub-list for extension extendee
-	0,   // [0:99] is the sub-list for field type_name
+	83,  // 23: memoryd.v1.RecallRequest.as_of:type_name -> memoryd.v1.AsOf
+	79,  // 24: memoryd.v1.RecallResult.memory:type_name -> memoryd.v1.Memory
+	15,  // 25: memoryd.v1.RecallResult.components:type_name -> memoryd.v1.ScoreComponents
+	17,  // 26: memoryd.v1.RecallResponse.results:type_name -> memoryd.v1.RecallResult
+	80,  // 27: memoryd.v1.RecallResponse.degraded:type_name -> memoryd.v1.Degradation
+	79,  // 28: memoryd.v1.GetMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	81,  // 29: memoryd.v1.ListMemoriesRequest.tag_match:type_name -> memoryd.v1.TagMatch
+	74,  // 30: memoryd.v1.ListMemoriesRequest.memory_types:type_name -> memoryd.v1.MemoryType
+	75,  // 31: memoryd.v1.ListMemoriesRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
+	78,  // 32: memoryd.v1.ListMemoriesRequest.created_after:type_name -> google.protobuf.Timestamp
+	78,  // 33: memoryd.v1.ListMemoriesRequest.created_before:type_name -> google.protobuf.Timestamp
+	2,   // 34: memoryd.v1.ListMemoriesRequest.order:type_name -> memoryd.v1.MemoryOrder
+	79,  // 35: memoryd.v1.ListMemoriesResponse.memories:type_name -> memoryd.v1.Memory
+	79,  // 36: memoryd.v1.UpdateMemoryRequest.memory:type_name -> memoryd.v1.Memory
+	84,  // 37: memoryd.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
+	79,  // 38: memoryd.v1.UpdateMemoryResponse.memory:type_name -> memoryd.v1.Memory
+	80,  // 39: memoryd.v1.UpdateMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	85,  // 40: memoryd.v1.KeyEntry.content:type_name -> google.protobuf.Value
+	78,  // 41: memoryd.v1.KeyEntry.updated_at:type_name -> google.protobuf.Timestamp
+	77,  // 42: memoryd.v1.KeyEntry.source:type_name -> memoryd.v1.Provenance
+	75,  // 43: memoryd.v1.KeyEntry.security_level:type_name -> memoryd.v1.SecurityLevel
+	85,  // 44: memoryd.v1.SetMemoryRequest.content:type_name -> google.protobuf.Value
+	77,  // 45: memoryd.v1.SetMemoryRequest.source:type_name -> memoryd.v1.Provenance
+	75,  // 46: memoryd.v1.SetMemoryRequest.security_level:type_name -> memoryd.v1.SecurityLevel
+	27,  // 47: memoryd.v1.SetMemoryResponse.entry:type_name -> memoryd.v1.KeyEntry
+	80,  // 48: memoryd.v1.SetMemoryResponse.degraded:type_name -> memoryd.v1.Degradation
+	83,  // 49: memoryd.v1.GetKeyRequest.as_of:type_name -> memoryd.v1.AsOf
+	27,  // 50: memoryd.v1.GetKeyResponse.entry:type_name -> memoryd.v1.KeyEntry
+	83,  // 51: memoryd.v1.ListKeysRequest.as_of:type_name -> memoryd.v1.AsOf
+	27,  // 52: memoryd.v1.ListKeysResponse.entries:type_name -> memoryd.v1.KeyEntry
+	27,  // 53: memoryd.v1.KeyHistoryResponse.entries:type_name -> memoryd.v1.KeyEntry
+	86,  // 54: memoryd.v1.WorkingMemory.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	76,  // 55: memoryd.v1.WorkingMemory.content:type_name -> google.protobuf.Struct
+	78,  // 56: memoryd.v1.WorkingMemory.updated_at:type_name -> google.protobuf.Timestamp
+	78,  // 57: memoryd.v1.WorkingMemory.expires_at:type_name -> google.protobuf.Timestamp
+	76,  // 58: memoryd.v1.WorkingMemory.json_schema:type_name -> google.protobuf.Struct
+	86,  // 59: memoryd.v1.SetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	76,  // 60: memoryd.v1.SetWorkingMemoryRequest.content:type_name -> google.protobuf.Struct
+	3,   // 61: memoryd.v1.SetWorkingMemoryRequest.mode:type_name -> memoryd.v1.WorkingMemoryMode
+	87,  // 62: memoryd.v1.SetWorkingMemoryRequest.ttl:type_name -> google.protobuf.Duration
+	76,  // 63: memoryd.v1.SetWorkingMemoryRequest.json_schema:type_name -> google.protobuf.Struct
+	36,  // 64: memoryd.v1.SetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	86,  // 65: memoryd.v1.GetWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	36,  // 66: memoryd.v1.GetWorkingMemoryResponse.working_memory:type_name -> memoryd.v1.WorkingMemory
+	86,  // 67: memoryd.v1.DeleteWorkingMemoryRequest.scope:type_name -> memoryd.v1.WorkingMemoryScope
+	36,  // 68: memoryd.v1.ListWorkingMemoryScopesResponse.scopes:type_name -> memoryd.v1.WorkingMemory
+	78,  // 69: memoryd.v1.AgentProfile.updated_at:type_name -> google.protobuf.Timestamp
+	45,  // 70: memoryd.v1.GetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	45,  // 71: memoryd.v1.SetProfileResponse.profile:type_name -> memoryd.v1.AgentProfile
+	4,   // 72: memoryd.v1.SessionMessage.role:type_name -> memoryd.v1.MessageRole
+	78,  // 73: memoryd.v1.SessionMessage.created_at:type_name -> google.protobuf.Timestamp
+	52,  // 74: memoryd.v1.SessionMessage.tool_calls:type_name -> memoryd.v1.ToolCall
+	51,  // 75: memoryd.v1.SessionMessage.attachment:type_name -> memoryd.v1.MessageAttachment
+	85,  // 76: memoryd.v1.ToolCall.arguments:type_name -> google.protobuf.Value
+	6,   // 77: memoryd.v1.FixedZoneEntry.kind:type_name -> memoryd.v1.FixedZoneKind
+	78,  // 78: memoryd.v1.FixedZoneEntry.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 79: memoryd.v1.AppendMessagesRequest.messages:type_name -> memoryd.v1.SessionMessage
+	87,  // 80: memoryd.v1.AppendMessagesRequest.ttl:type_name -> google.protobuf.Duration
+	53,  // 81: memoryd.v1.AppendMessagesRequest.compression:type_name -> memoryd.v1.SessionCompression
+	5,   // 82: memoryd.v1.AppendMessagesRequest.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
+	80,  // 83: memoryd.v1.AppendMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	54,  // 84: memoryd.v1.GetSessionWindowResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	50,  // 85: memoryd.v1.GetSessionWindowResponse.recent:type_name -> memoryd.v1.SessionMessage
+	80,  // 86: memoryd.v1.GetSessionWindowResponse.degraded:type_name -> memoryd.v1.Degradation
+	5,   // 87: memoryd.v1.GetSessionWindowResponse.long_term_memory_mode:type_name -> memoryd.v1.LongTermMemoryMode
+	79,  // 88: memoryd.v1.GetSessionWindowResponse.long_term_memories:type_name -> memoryd.v1.Memory
+	6,   // 89: memoryd.v1.InjectInstructionRequest.kind:type_name -> memoryd.v1.FixedZoneKind
+	54,  // 90: memoryd.v1.InjectInstructionResponse.fixed_zone:type_name -> memoryd.v1.FixedZoneEntry
+	79,  // 91: memoryd.v1.EndSessionResponse.extracted:type_name -> memoryd.v1.Memory
+	80,  // 92: memoryd.v1.EndSessionResponse.degraded:type_name -> memoryd.v1.Degradation
+	50,  // 93: memoryd.v1.GetSessionMessagesResponse.messages:type_name -> memoryd.v1.SessionMessage
+	80,  // 94: memoryd.v1.DeleteMessagesResponse.degraded:type_name -> memoryd.v1.Degradation
+	51,  // 95: memoryd.v1.GetSessionAttachmentResponse.attachment:type_name -> memoryd.v1.MessageAttachment
+	4,   // 96: memoryd.v1.GetSessionAttachmentResponse.role:type_name -> memoryd.v1.MessageRole
+	7,   // 97: memoryd.v1.WatchRequest.start:type_name -> memoryd.v1.WatchStart
+	8,   // 98: memoryd.v1.Change.kind:type_name -> memoryd.v1.ChangeKind
+	79,  // 99: memoryd.v1.Change.memory:type_name -> memoryd.v1.Memory
+	27,  // 100: memoryd.v1.Change.key_entry:type_name -> memoryd.v1.KeyEntry
+	72,  // 101: memoryd.v1.WatchResponse.changes:type_name -> memoryd.v1.Change
+	9,   // 102: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
+	11,  // 103: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
+	16,  // 104: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
+	19,  // 105: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
+	21,  // 106: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
+	23,  // 107: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
+	25,  // 108: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
+	28,  // 109: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
+	30,  // 110: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
+	32,  // 111: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
+	34,  // 112: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
+	37,  // 113: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
+	39,  // 114: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
+	41,  // 115: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
+	43,  // 116: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
+	46,  // 117: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
+	48,  // 118: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
+	55,  // 119: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
+	57,  // 120: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
+	59,  // 121: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
+	61,  // 122: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
+	63,  // 123: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
+	65,  // 124: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
+	67,  // 125: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
+	69,  // 126: memoryd.v1.MemoryService.GetSessionAttachment:input_type -> memoryd.v1.GetSessionAttachmentRequest
+	71,  // 127: memoryd.v1.MemoryService.Watch:input_type -> memoryd.v1.WatchRequest
+	10,  // 128: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
+	13,  // 129: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
+	18,  // 130: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
+	20,  // 131: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
+	22,  // 132: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
+	24,  // 133: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
+	26,  // 134: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
+	29,  // 135: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
+	31,  // 136: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
+	33,  // 137: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
+	35,  // 138: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
+	38,  // 139: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
+	40,  // 140: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
+	42,  // 141: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
+	44,  // 142: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
+	47,  // 143: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
+	49,  // 144: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
+	56,  // 145: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
+	58,  // 146: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
+	60,  // 147: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
+	62,  // 148: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
+	64,  // 149: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
+	66,  // 150: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	68,  // 151: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	70,  // 152: memoryd.v1.MemoryService.GetSessionAttachment:output_type -> memoryd.v1.GetSessionAttachmentResponse
+	73,  // 153: memoryd.v1.MemoryService.Watch:output_type -> memoryd.v1.WatchResponse
+	128, // [128:154] is the sub-list for method output_type
+	102, // [102:128] is the sub-list for method input_type
+	102, // [102:102] is the sub-list for extension type_name
+	102, // [102:102] is the sub-list for extension extendee
+	0,   // [0:102] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_memory_service_proto_init() }

@@ -177,6 +177,10 @@ type BuildSnapshotRequest struct {
 	// the added turns count against semantic_limit and the token budget like any hit.
 	// Unset: the server's recall.context_neighbours.
 	ContextWindow *int32 `protobuf:"varint,18,opt,name=context_window,json=contextWindow,proto3,oneof" json:"context_window,omitempty"`
+	// The snapshot as it would have been built at a past moment (docs/as-of.md): its
+	// memory sections (pinned, semantic, recent) only; naming another section with it
+	// is INVALID_ARGUMENT. Unset: now.
+	AsOf          *AsOf `protobuf:"bytes,19,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -335,6 +339,13 @@ func (x *BuildSnapshotRequest) GetContextWindow() int32 {
 		return *x.ContextWindow
 	}
 	return 0
+}
+
+func (x *BuildSnapshotRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
 }
 
 type SnapshotItem struct {
@@ -657,7 +668,9 @@ type DefaultReadRequest struct {
 	// Entries whose content expired_at is before this are skipped; unset means now.
 	CurrentTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=current_time,json=currentTime,proto3" json:"current_time,omitempty"`
 	// Only keys under this prefix.
-	Prefix        string `protobuf:"bytes,5,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	Prefix string `protobuf:"bytes,5,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// The default read as of a past moment (docs/as-of.md); unset: now.
+	AsOf          *AsOf `protobuf:"bytes,6,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -725,6 +738,13 @@ func (x *DefaultReadRequest) GetPrefix() string {
 		return x.Prefix
 	}
 	return ""
+}
+
+func (x *DefaultReadRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
 }
 
 type DefaultReadLine struct {
@@ -1186,7 +1206,7 @@ var File_memoryd_v1_snapshot_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"\n" +
 	"!memoryd/v1/snapshot_service.proto\x12\n" +
-	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xc3\x06\n" +
+	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xea\x06\n" +
 	"\x14BuildSnapshotRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12!\n" +
 	"\tnamespace\x18\x02 \x01(\tH\x00R\tnamespace\x88\x01\x01\x12\x18\n" +
@@ -1207,7 +1227,8 @@ const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"\x12max_security_level\x18\x0f \x01(\x0e2\x19.memoryd.v1.SecurityLevelR\x10maxSecurityLevel\x12#\n" +
 	"\rmin_relevance\x18\x10 \x01(\x01R\fminRelevance\x12-\n" +
 	"\x05trust\x18\x11 \x01(\v2\x17.memoryd.v1.TrustFilterR\x05trust\x12*\n" +
-	"\x0econtext_window\x18\x12 \x01(\x05H\x01R\rcontextWindow\x88\x01\x01B\f\n" +
+	"\x0econtext_window\x18\x12 \x01(\x05H\x01R\rcontextWindow\x88\x01\x01\x12%\n" +
+	"\x05as_of\x18\x13 \x01(\v2\x10.memoryd.v1.AsOfR\x04asOfB\f\n" +
 	"\n" +
 	"_namespaceB\x11\n" +
 	"\x0f_context_window\"\xcf\x01\n" +
@@ -1235,14 +1256,15 @@ const file_memoryd_v1_snapshot_service_proto_rawDesc = "" +
 	"\ftoken_budget\x18\x05 \x01(\x05R\vtokenBudget\x121\n" +
 	"\aomitted\x18\x06 \x03(\v2\x17.memoryd.v1.OmittedItemR\aomitted\x12#\n" +
 	"\rtoken_counter\x18\a \x01(\tR\ftokenCounter\x123\n" +
-	"\bdegraded\x18\b \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"\xbb\x01\n" +
+	"\bdegraded\x18\b \x03(\v2\x17.memoryd.v1.DegradationR\bdegraded\"\xe2\x01\n" +
 	"\x12DefaultReadRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1f\n" +
 	"\vtoken_limit\x18\x02 \x01(\x05R\n" +
 	"tokenLimit\x12\x12\n" +
 	"\x04tags\x18\x03 \x03(\tR\x04tags\x12=\n" +
 	"\fcurrent_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vcurrentTime\x12\x16\n" +
-	"\x06prefix\x18\x05 \x01(\tR\x06prefix\"\xf5\x01\n" +
+	"\x06prefix\x18\x05 \x01(\tR\x06prefix\x12%\n" +
+	"\x05as_of\x18\x06 \x01(\v2\x10.memoryd.v1.AsOfR\x04asOf\"\xf5\x01\n" +
 	"\x0fDefaultReadLine\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
@@ -1342,10 +1364,11 @@ var file_memoryd_v1_snapshot_service_proto_goTypes = []any{
 	(*durationpb.Duration)(nil),   // 16: google.protobuf.Duration
 	(SecurityLevel)(0),            // 17: memoryd.v1.SecurityLevel
 	(*TrustFilter)(nil),           // 18: memoryd.v1.TrustFilter
-	(*Provenance)(nil),            // 19: memoryd.v1.Provenance
-	(*Degradation)(nil),           // 20: memoryd.v1.Degradation
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 22: google.protobuf.Struct
+	(*AsOf)(nil),                  // 19: memoryd.v1.AsOf
+	(*Provenance)(nil),            // 20: memoryd.v1.Provenance
+	(*Degradation)(nil),           // 21: memoryd.v1.Degradation
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 23: google.protobuf.Struct
 }
 var file_memoryd_v1_snapshot_service_proto_depIdxs = []int32{
 	0,  // 0: memoryd.v1.BuildSnapshotRequest.sections:type_name -> memoryd.v1.SnapshotSection
@@ -1355,36 +1378,38 @@ var file_memoryd_v1_snapshot_service_proto_depIdxs = []int32{
 	16, // 4: memoryd.v1.BuildSnapshotRequest.recent_window:type_name -> google.protobuf.Duration
 	17, // 5: memoryd.v1.BuildSnapshotRequest.max_security_level:type_name -> memoryd.v1.SecurityLevel
 	18, // 6: memoryd.v1.BuildSnapshotRequest.trust:type_name -> memoryd.v1.TrustFilter
-	0,  // 7: memoryd.v1.SnapshotItem.section:type_name -> memoryd.v1.SnapshotSection
-	19, // 8: memoryd.v1.SnapshotItem.source:type_name -> memoryd.v1.Provenance
-	0,  // 9: memoryd.v1.SectionUsage.section:type_name -> memoryd.v1.SnapshotSection
-	0,  // 10: memoryd.v1.OmittedItem.section:type_name -> memoryd.v1.SnapshotSection
-	3,  // 11: memoryd.v1.BuildSnapshotResponse.items:type_name -> memoryd.v1.SnapshotItem
-	4,  // 12: memoryd.v1.BuildSnapshotResponse.usage:type_name -> memoryd.v1.SectionUsage
-	5,  // 13: memoryd.v1.BuildSnapshotResponse.omitted:type_name -> memoryd.v1.OmittedItem
-	20, // 14: memoryd.v1.BuildSnapshotResponse.degraded:type_name -> memoryd.v1.Degradation
-	21, // 15: memoryd.v1.DefaultReadRequest.current_time:type_name -> google.protobuf.Timestamp
-	21, // 16: memoryd.v1.DefaultReadLine.updated_at:type_name -> google.protobuf.Timestamp
-	19, // 17: memoryd.v1.DefaultReadLine.source:type_name -> memoryd.v1.Provenance
-	8,  // 18: memoryd.v1.DefaultReadResponse.lines:type_name -> memoryd.v1.DefaultReadLine
-	22, // 19: memoryd.v1.StateComponent.state:type_name -> google.protobuf.Struct
-	21, // 20: memoryd.v1.StateComponent.updated_at:type_name -> google.protobuf.Timestamp
-	10, // 21: memoryd.v1.SaveStateRequest.components:type_name -> memoryd.v1.StateComponent
-	10, // 22: memoryd.v1.SaveStateResponse.components:type_name -> memoryd.v1.StateComponent
-	10, // 23: memoryd.v1.LoadStateResponse.components:type_name -> memoryd.v1.StateComponent
-	2,  // 24: memoryd.v1.SnapshotService.BuildSnapshot:input_type -> memoryd.v1.BuildSnapshotRequest
-	7,  // 25: memoryd.v1.SnapshotService.DefaultRead:input_type -> memoryd.v1.DefaultReadRequest
-	11, // 26: memoryd.v1.SnapshotService.SaveState:input_type -> memoryd.v1.SaveStateRequest
-	13, // 27: memoryd.v1.SnapshotService.LoadState:input_type -> memoryd.v1.LoadStateRequest
-	6,  // 28: memoryd.v1.SnapshotService.BuildSnapshot:output_type -> memoryd.v1.BuildSnapshotResponse
-	9,  // 29: memoryd.v1.SnapshotService.DefaultRead:output_type -> memoryd.v1.DefaultReadResponse
-	12, // 30: memoryd.v1.SnapshotService.SaveState:output_type -> memoryd.v1.SaveStateResponse
-	14, // 31: memoryd.v1.SnapshotService.LoadState:output_type -> memoryd.v1.LoadStateResponse
-	28, // [28:32] is the sub-list for method output_type
-	24, // [24:28] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	19, // 7: memoryd.v1.BuildSnapshotRequest.as_of:type_name -> memoryd.v1.AsOf
+	0,  // 8: memoryd.v1.SnapshotItem.section:type_name -> memoryd.v1.SnapshotSection
+	20, // 9: memoryd.v1.SnapshotItem.source:type_name -> memoryd.v1.Provenance
+	0,  // 10: memoryd.v1.SectionUsage.section:type_name -> memoryd.v1.SnapshotSection
+	0,  // 11: memoryd.v1.OmittedItem.section:type_name -> memoryd.v1.SnapshotSection
+	3,  // 12: memoryd.v1.BuildSnapshotResponse.items:type_name -> memoryd.v1.SnapshotItem
+	4,  // 13: memoryd.v1.BuildSnapshotResponse.usage:type_name -> memoryd.v1.SectionUsage
+	5,  // 14: memoryd.v1.BuildSnapshotResponse.omitted:type_name -> memoryd.v1.OmittedItem
+	21, // 15: memoryd.v1.BuildSnapshotResponse.degraded:type_name -> memoryd.v1.Degradation
+	22, // 16: memoryd.v1.DefaultReadRequest.current_time:type_name -> google.protobuf.Timestamp
+	19, // 17: memoryd.v1.DefaultReadRequest.as_of:type_name -> memoryd.v1.AsOf
+	22, // 18: memoryd.v1.DefaultReadLine.updated_at:type_name -> google.protobuf.Timestamp
+	20, // 19: memoryd.v1.DefaultReadLine.source:type_name -> memoryd.v1.Provenance
+	8,  // 20: memoryd.v1.DefaultReadResponse.lines:type_name -> memoryd.v1.DefaultReadLine
+	23, // 21: memoryd.v1.StateComponent.state:type_name -> google.protobuf.Struct
+	22, // 22: memoryd.v1.StateComponent.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 23: memoryd.v1.SaveStateRequest.components:type_name -> memoryd.v1.StateComponent
+	10, // 24: memoryd.v1.SaveStateResponse.components:type_name -> memoryd.v1.StateComponent
+	10, // 25: memoryd.v1.LoadStateResponse.components:type_name -> memoryd.v1.StateComponent
+	2,  // 26: memoryd.v1.SnapshotService.BuildSnapshot:input_type -> memoryd.v1.BuildSnapshotRequest
+	7,  // 27: memoryd.v1.SnapshotService.DefaultRead:input_type -> memoryd.v1.DefaultReadRequest
+	11, // 28: memoryd.v1.SnapshotService.SaveState:input_type -> memoryd.v1.SaveStateRequest
+	13, // 29: memoryd.v1.SnapshotService.LoadState:input_type -> memoryd.v1.LoadStateRequest
+	6,  // 30: memoryd.v1.SnapshotService.BuildSnapshot:output_type -> memoryd.v1.BuildSnapshotResponse
+	9,  // 31: memoryd.v1.SnapshotService.DefaultRead:output_type -> memoryd.v1.DefaultReadResponse
+	12, // 32: memoryd.v1.SnapshotService.SaveState:output_type -> memoryd.v1.SaveStateResponse
+	14, // 33: memoryd.v1.SnapshotService.LoadState:output_type -> memoryd.v1.LoadStateResponse
+	30, // [30:34] is the sub-list for method output_type
+	26, // [26:30] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_snapshot_service_proto_init() }

@@ -51,9 +51,11 @@ def set_memory(
     )
 
 
-def get_key(agent_id: str, key: str) -> Unary[KeyEntry]:
-    """The key's current entry (a tombstone has ``valid=False``); ``NotFoundError`` if none."""
+def get_key(agent_id: str, key: str, *, as_of: rq.AsOfArg | None = None) -> Unary[KeyEntry]:
+    """The key's current entry (a tombstone has ``valid=False``); ``NotFoundError`` if none.
+    ``as_of``: its entry at a past time or log position (docs/as-of.md)."""
     request = memory_service_pb2.GetKeyRequest(agent_id=agent_id, key=key)
+    rq.set_as_of(request, as_of)
     return Unary("memory", "GetKey", request, lambda r: KeyEntry.from_pb(r.entry), idempotent=True)
 
 
@@ -64,9 +66,11 @@ def list_keys(
     recursive: bool = False,
     page_size: int | None = None,
     page_token: str = "",
+    as_of: rq.AsOfArg | None = None,
 ) -> Unary[KeyListing]:
     """Like ``ls``: the keys directly under ``prefix`` and its sub-directories
-    (``recursive``: every key below it)."""
+    (``recursive``: every key below it); ``as_of``: as they were at a past time or
+    log position (docs/as-of.md)."""
     request = memory_service_pb2.ListKeysRequest(
         agent_id=agent_id,
         prefix=prefix,
@@ -74,6 +78,7 @@ def list_keys(
         page_size=rq.positive_or_unset(page_size, "page_size"),
         page_token=page_token,
     )
+    rq.set_as_of(request, as_of)
     return Unary("memory", "ListKeys", request, _listing, idempotent=True)
 
 

@@ -106,6 +106,7 @@ def recall(
     trust: Iterable[rq.EnumArg] | None = None,
     trust_unattributed: bool = False,
     context_window: int | None = None,
+    as_of: rq.AsOfArg | None = None,
 ) -> Unary[Recalled]:
     """The best matches for ``query``, best first, with score components and each
     one's relevance (0..1, comparable across queries).
@@ -118,6 +119,7 @@ def recall(
     None: any provenance (the store fills ``limit`` from what it admits);
     ``context_window``: add the turns this many steps either side of the best hit,
     from its session (0..5; they count against ``limit``; None: the daemon's default).
+    ``as_of``: recall as of a past time or log position (docs/as-of.md).
     """
     request = rq.recall_request(
         agent_id,
@@ -137,6 +139,7 @@ def recall(
         request.trust.CopyFrom(rq.trust_filter(trust, trust_unattributed))
     if context_window is not None:
         request.context_window = context_window
+    rq.set_as_of(request, as_of)
     return Unary("memory", "Recall", request, _recalled, idempotent=True)
 
 

@@ -88,6 +88,7 @@ def build_snapshot(
     recent_limit: int | None = None,
     trust: Iterable[rq.EnumArg] | None = None,
     trust_unattributed: bool = False,
+    as_of: rq.AsOfArg | None = None,
 ) -> Unary[Snapshot]:
     """What an agent run starts with: semantic hits for ``trigger``, recent and pinned
     memories, the profile, the scope's working memory and the session window,
@@ -95,7 +96,8 @@ def build_snapshot(
 
     ``trust``: only memories of these provenance kinds (``["user"]``: user-stated
     only), and with ``trust_unattributed`` those remembered without a source too;
-    None: any provenance."""
+    None: any provenance; ``as_of``: the snapshot as built at a past time or log
+    position (docs/as-of.md: its memory sections only)."""
     request = build_snapshot_request(
         agent_id,
         trigger,
@@ -113,6 +115,7 @@ def build_snapshot(
         trust=trust,
         trust_unattributed=trust_unattributed,
     )
+    rq.set_as_of(request, as_of)
     return Unary("snapshot", "BuildSnapshot", request, Snapshot.from_pb, idempotent=True)
 
 
@@ -123,9 +126,11 @@ def default_read(
     tags: rq.StrSeq = (),
     prefix: str = "",
     current_time: datetime | None = None,
+    as_of: rq.AsOfArg | None = None,
 ) -> Unary[DefaultRead]:
     """Passive retrieval over keyed memory: one compact line per valid, unexpired key,
-    most recent first, within ``token_limit``."""
+    most recent first, within ``token_limit``; ``as_of``: as read at a past time or
+    log position (docs/as-of.md)."""
     request = snapshot_service_pb2.DefaultReadRequest(
         agent_id=agent_id,
         token_limit=rq.positive_or_unset(token_limit, "token_limit"),
@@ -134,6 +139,7 @@ def default_read(
     )
     if current_time is not None:
         request.current_time.CopyFrom(rq.timestamp(current_time, "current_time"))
+    rq.set_as_of(request, as_of)
     return Unary("snapshot", "DefaultRead", request, _default_read, idempotent=True)
 
 

@@ -26,35 +26,37 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17memoryd/v1/common.proto\x12\nmemoryd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x01\n\nProvenance\x12(\n\x04kind\x18\x01 \x01(\x0e\x32\x1a.memoryd.v1.ProvenanceKind\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x30\n\x0cretrieved_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07locator\x18\x04 \x01(\t\"N\n\x0bTrustFilter\x12)\n\x05kinds\x18\x01 \x03(\x0e\x32\x1a.memoryd.v1.ProvenanceKind\x12\x14\n\x0cunattributed\x18\x02 \x01(\x08\"\xbb\x06\n\x06Memory\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x11\n\tnamespace\x18\x04 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x05 \x01(\t\x12+\n\x0bmemory_type\x18\x06 \x01(\x0e\x32\x16.memoryd.v1.MemoryType\x12\x0c\n\x04tags\x18\x07 \x03(\t\x12\x31\n\x0esecurity_level\x18\x08 \x01(\x0e\x32\x19.memoryd.v1.SecurityLevel\x12\x12\n\nimportance\x18\t \x01(\x01\x12\x12\n\nconfidence\x18\n \x01(\x01\x12&\n\x06source\x18\x0b \x01(\x0b\x32\x16.memoryd.v1.Provenance\x12)\n\x08metadata\x18\x0c \x01(\x0b\x32\x17.google.protobuf.Struct\x12.\n\ncreated_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x61\x63\x63\x65ssed_at\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x61\x63\x63\x65ss_count\x18\x10 \x01(\x03\x12\x0f\n\x07version\x18\x11 \x01(\x03\x12\x10\n\x08\x61rchived\x18\x12 \x01(\x08\x12.\n\nexpires_at\x18\x13 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03key\x18\x14 \x01(\t\x12\x17\n\x0f\x65mbedding_model\x18\x15 \x01(\t\x12\x1b\n\x13\x65mbedding_dimension\x18\x16 \x01(\x05\x12\x12\n\nsupersedes\x18\x17 \x01(\t\x12\x15\n\rsuperseded_by\x18\x18 \x01(\t\x12\x14\n\x0c\x64\x65rived_from\x18\x19 \x03(\t\x12-\n\trelations\x18\x1a \x03(\x0b\x32\x1a.memoryd.v1.MemoryRelation\x12\x15\n\rmetadata_json\x18\x1b \x01(\t\x12/\n\x0boccurred_at\x18\x1c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x9d\x01\n\x0eMemoryRelation\x12&\n\x04kind\x18\x01 \x01(\x0e\x32\x18.memoryd.v1.RelationKind\x12\x11\n\tmemory_id\x18\x02 \x01(\t\x12.\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x10\n\x08strength\x18\x05 \x01(\x01\"0\n\x0b\x44\x65gradation\x12\x11\n\tcomponent\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"G\n\x08Progress\x12\r\n\x05phase\x18\x01 \x01(\t\x12\x0c\n\x04\x64one\x18\x02 \x01(\x03\x12\r\n\x05total\x18\x03 \x01(\x03\x12\x0f\n\x07message\x18\x04 \x01(\t\"<\n\x12WorkingMemoryScope\x12\x11\n\tthread_id\x18\x01 \x01(\t\x12\x13\n\x0bresource_id\x18\x02 \x01(\t*\xa4\x01\n\nMemoryType\x12\x1b\n\x17MEMORY_TYPE_UNSPECIFIED\x10\x00\x12\x1a\n\x16MEMORY_TYPE_PREFERENCE\x10\x01\x12\x14\n\x10MEMORY_TYPE_FACT\x10\x02\x12\x17\n\x13MEMORY_TYPE_PATTERN\x10\x03\x12\x15\n\x11MEMORY_TYPE_SKILL\x10\x04\x12\x17\n\x13MEMORY_TYPE_EPISODE\x10\x05*\xa7\x01\n\rSecurityLevel\x12\x1e\n\x1aSECURITY_LEVEL_UNSPECIFIED\x10\x00\x12\x19\n\x15SECURITY_LEVEL_PUBLIC\x10\x01\x12\x1b\n\x17SECURITY_LEVEL_INTERNAL\x10\x02\x12\x1f\n\x1bSECURITY_LEVEL_CONFIDENTIAL\x10\x03\x12\x1d\n\x19SECURITY_LEVEL_RESTRICTED\x10\x04*\xcf\x01\n\x0eProvenanceKind\x12\x1f\n\x1bPROVENANCE_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14PROVENANCE_KIND_USER\x10\x01\x12\x18\n\x14PROVENANCE_KIND_TOOL\x10\x02\x12\x17\n\x13PROVENANCE_KIND_WEB\x10\x03\x12\x18\n\x14PROVENANCE_KIND_FILE\x10\x04\x12\x1a\n\x16PROVENANCE_KIND_SYSTEM\x10\x05\x12\x19\n\x15PROVENANCE_KIND_AGENT\x10\x06*\xe8\x02\n\x0cRelationKind\x12\x1d\n\x19RELATION_KIND_UNSPECIFIED\x10\x00\x12\x1c\n\x18RELATION_KIND_SUPERSEDES\x10\x01\x12\x1f\n\x1bRELATION_KIND_SUPERSEDED_BY\x10\x02\x12\x1d\n\x19RELATION_KIND_CONTRADICTS\x10\x03\x12!\n\x1dRELATION_KIND_CONTRADICTED_BY\x10\x04\x12\x1a\n\x16RELATION_KIND_SUPPORTS\x10\x05\x12\x1e\n\x1aRELATION_KIND_SUPPORTED_BY\x10\x06\x12\x19\n\x15RELATION_KIND_REFINES\x10\x07\x12\x1c\n\x18RELATION_KIND_REFINED_BY\x10\x08\x12\x1e\n\x1aRELATION_KIND_DERIVED_FROM\x10\t\x12#\n\x1fRELATION_KIND_CONSOLIDATED_INTO\x10\n*K\n\x08TagMatch\x12\x19\n\x15TAG_MATCH_UNSPECIFIED\x10\x00\x12\x11\n\rTAG_MATCH_ANY\x10\x01\x12\x11\n\rTAG_MATCH_ALL\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17memoryd/v1/common.proto\x12\nmemoryd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x01\n\nProvenance\x12(\n\x04kind\x18\x01 \x01(\x0e\x32\x1a.memoryd.v1.ProvenanceKind\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x30\n\x0cretrieved_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07locator\x18\x04 \x01(\t\"M\n\x04\x41sOf\x12*\n\x04time\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.TimestampH\x00\x12\x10\n\x06\x63ursor\x18\x02 \x01(\tH\x00\x42\x07\n\x05point\"N\n\x0bTrustFilter\x12)\n\x05kinds\x18\x01 \x03(\x0e\x32\x1a.memoryd.v1.ProvenanceKind\x12\x14\n\x0cunattributed\x18\x02 \x01(\x08\"\xbb\x06\n\x06Memory\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x11\n\tnamespace\x18\x04 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x05 \x01(\t\x12+\n\x0bmemory_type\x18\x06 \x01(\x0e\x32\x16.memoryd.v1.MemoryType\x12\x0c\n\x04tags\x18\x07 \x03(\t\x12\x31\n\x0esecurity_level\x18\x08 \x01(\x0e\x32\x19.memoryd.v1.SecurityLevel\x12\x12\n\nimportance\x18\t \x01(\x01\x12\x12\n\nconfidence\x18\n \x01(\x01\x12&\n\x06source\x18\x0b \x01(\x0b\x32\x16.memoryd.v1.Provenance\x12)\n\x08metadata\x18\x0c \x01(\x0b\x32\x17.google.protobuf.Struct\x12.\n\ncreated_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x61\x63\x63\x65ssed_at\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x61\x63\x63\x65ss_count\x18\x10 \x01(\x03\x12\x0f\n\x07version\x18\x11 \x01(\x03\x12\x10\n\x08\x61rchived\x18\x12 \x01(\x08\x12.\n\nexpires_at\x18\x13 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03key\x18\x14 \x01(\t\x12\x17\n\x0f\x65mbedding_model\x18\x15 \x01(\t\x12\x1b\n\x13\x65mbedding_dimension\x18\x16 \x01(\x05\x12\x12\n\nsupersedes\x18\x17 \x01(\t\x12\x15\n\rsuperseded_by\x18\x18 \x01(\t\x12\x14\n\x0c\x64\x65rived_from\x18\x19 \x03(\t\x12-\n\trelations\x18\x1a \x03(\x0b\x32\x1a.memoryd.v1.MemoryRelation\x12\x15\n\rmetadata_json\x18\x1b \x01(\t\x12/\n\x0boccurred_at\x18\x1c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x9d\x01\n\x0eMemoryRelation\x12&\n\x04kind\x18\x01 \x01(\x0e\x32\x18.memoryd.v1.RelationKind\x12\x11\n\tmemory_id\x18\x02 \x01(\t\x12.\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x10\n\x08strength\x18\x05 \x01(\x01\"0\n\x0b\x44\x65gradation\x12\x11\n\tcomponent\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"G\n\x08Progress\x12\r\n\x05phase\x18\x01 \x01(\t\x12\x0c\n\x04\x64one\x18\x02 \x01(\x03\x12\r\n\x05total\x18\x03 \x01(\x03\x12\x0f\n\x07message\x18\x04 \x01(\t\"<\n\x12WorkingMemoryScope\x12\x11\n\tthread_id\x18\x01 \x01(\t\x12\x13\n\x0bresource_id\x18\x02 \x01(\t*\xa4\x01\n\nMemoryType\x12\x1b\n\x17MEMORY_TYPE_UNSPECIFIED\x10\x00\x12\x1a\n\x16MEMORY_TYPE_PREFERENCE\x10\x01\x12\x14\n\x10MEMORY_TYPE_FACT\x10\x02\x12\x17\n\x13MEMORY_TYPE_PATTERN\x10\x03\x12\x15\n\x11MEMORY_TYPE_SKILL\x10\x04\x12\x17\n\x13MEMORY_TYPE_EPISODE\x10\x05*\xa7\x01\n\rSecurityLevel\x12\x1e\n\x1aSECURITY_LEVEL_UNSPECIFIED\x10\x00\x12\x19\n\x15SECURITY_LEVEL_PUBLIC\x10\x01\x12\x1b\n\x17SECURITY_LEVEL_INTERNAL\x10\x02\x12\x1f\n\x1bSECURITY_LEVEL_CONFIDENTIAL\x10\x03\x12\x1d\n\x19SECURITY_LEVEL_RESTRICTED\x10\x04*\xcf\x01\n\x0eProvenanceKind\x12\x1f\n\x1bPROVENANCE_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14PROVENANCE_KIND_USER\x10\x01\x12\x18\n\x14PROVENANCE_KIND_TOOL\x10\x02\x12\x17\n\x13PROVENANCE_KIND_WEB\x10\x03\x12\x18\n\x14PROVENANCE_KIND_FILE\x10\x04\x12\x1a\n\x16PROVENANCE_KIND_SYSTEM\x10\x05\x12\x19\n\x15PROVENANCE_KIND_AGENT\x10\x06*\xe8\x02\n\x0cRelationKind\x12\x1d\n\x19RELATION_KIND_UNSPECIFIED\x10\x00\x12\x1c\n\x18RELATION_KIND_SUPERSEDES\x10\x01\x12\x1f\n\x1bRELATION_KIND_SUPERSEDED_BY\x10\x02\x12\x1d\n\x19RELATION_KIND_CONTRADICTS\x10\x03\x12!\n\x1dRELATION_KIND_CONTRADICTED_BY\x10\x04\x12\x1a\n\x16RELATION_KIND_SUPPORTS\x10\x05\x12\x1e\n\x1aRELATION_KIND_SUPPORTED_BY\x10\x06\x12\x19\n\x15RELATION_KIND_REFINES\x10\x07\x12\x1c\n\x18RELATION_KIND_REFINED_BY\x10\x08\x12\x1e\n\x1aRELATION_KIND_DERIVED_FROM\x10\t\x12#\n\x1fRELATION_KIND_CONSOLIDATED_INTO\x10\n*K\n\x08TagMatch\x12\x19\n\x15TAG_MATCH_UNSPECIFIED\x10\x00\x12\x11\n\rTAG_MATCH_ANY\x10\x01\x12\x11\n\rTAG_MATCH_ALL\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memoryd.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MEMORYTYPE']._serialized_start=1496
-  _globals['_MEMORYTYPE']._serialized_end=1660
-  _globals['_SECURITYLEVEL']._serialized_start=1663
-  _globals['_SECURITYLEVEL']._serialized_end=1830
-  _globals['_PROVENANCEKIND']._serialized_start=1833
-  _globals['_PROVENANCEKIND']._serialized_end=2040
-  _globals['_RELATIONKIND']._serialized_start=2043
-  _globals['_RELATIONKIND']._serialized_end=2403
-  _globals['_TAGMATCH']._serialized_start=2405
-  _globals['_TAGMATCH']._serialized_end=2480
+  _globals['_MEMORYTYPE']._serialized_start=1575
+  _globals['_MEMORYTYPE']._serialized_end=1739
+  _globals['_SECURITYLEVEL']._serialized_start=1742
+  _globals['_SECURITYLEVEL']._serialized_end=1909
+  _globals['_PROVENANCEKIND']._serialized_start=1912
+  _globals['_PROVENANCEKIND']._serialized_end=2119
+  _globals['_RELATIONKIND']._serialized_start=2122
+  _globals['_RELATIONKIND']._serialized_end=2482
+  _globals['_TAGMATCH']._serialized_start=2484
+  _globals['_TAGMATCH']._serialized_end=2559
   _globals['_PROVENANCE']._serialized_start=103
   _globals['_PROVENANCE']._serialized_end=238
-  _globals['_TRUSTFILTER']._serialized_start=240
-  _globals['_TRUSTFILTER']._serialized_end=318
-  _globals['_MEMORY']._serialized_start=321
-  _globals['_MEMORY']._serialized_end=1148
-  _globals['_MEMORYRELATION']._serialized_start=1151
-  _globals['_MEMORYRELATION']._serialized_end=1308
-  _globals['_DEGRADATION']._serialized_start=1310
-  _globals['_DEGRADATION']._serialized_end=1358
-  _globals['_PROGRESS']._serialized_start=1360
-  _globals['_PROGRESS']._serialized_end=1431
-  _globals['_WORKINGMEMORYSCOPE']._serialized_start=1433
-  _globals['_WORKINGMEMORYSCOPE']._serialized_end=1493
+  _globals['_ASOF']._serialized_start=240
+  _globals['_ASOF']._serialized_end=317
+  _globals['_TRUSTFILTER']._serialized_start=319
+  _globals['_TRUSTFILTER']._serialized_end=397
+  _globals['_MEMORY']._serialized_start=400
+  _globals['_MEMORY']._serialized_end=1227
+  _globals['_MEMORYRELATION']._serialized_start=1230
+  _globals['_MEMORYRELATION']._serialized_end=1387
+  _globals['_DEGRADATION']._serialized_start=1389
+  _globals['_DEGRADATION']._serialized_end=1437
+  _globals['_PROGRESS']._serialized_start=1439
+  _globals['_PROGRESS']._serialized_end=1510
+  _globals['_WORKINGMEMORYSCOPE']._serialized_start=1512
+  _globals['_WORKINGMEMORYSCOPE']._serialized_end=1572
 # @@protoc_insertion_point(module_scope)

@@ -102,6 +102,14 @@ class Provenance(_message.Message):
     locator: str
     def __init__(self, kind: _Optional[_Union[ProvenanceKind, str]] = ..., name: _Optional[str] = ..., retrieved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., locator: _Optional[str] = ...) -> None: ...
 
+class AsOf(_message.Message):
+    __slots__ = ("time", "cursor")
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    time: _timestamp_pb2.Timestamp
+    cursor: str
+    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., cursor: _Optional[str] = ...) -> None: ...
+
 class TrustFilter(_message.Message):
     __slots__ = ("kinds", "unattributed")
     KINDS_FIELD_NUMBER: _ClassVar[int]

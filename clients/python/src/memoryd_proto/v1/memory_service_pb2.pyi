@@ -234,7 +234,7 @@ class ScoreComponents(_message.Message):
     def __init__(self, similarity: _Optional[float] = ..., recency: _Optional[float] = ..., importance: _Optional[float] = ..., decayed: _Optional[float] = ..., weighted: _Optional[float] = ..., keyword: _Optional[float] = ..., fused: _Optional[float] = ..., relevance: _Optional[float] = ..., temporal: _Optional[float] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
-    __slots__ = ("agent_id", "query", "limit", "namespace", "tags", "tag_match", "memory_types", "max_security_level", "scoring", "hybrid", "query_embedding", "created_after", "created_before", "include_archived", "min_score", "now", "min_relevance", "trust", "context_window")
+    __slots__ = ("agent_id", "query", "limit", "namespace", "tags", "tag_match", "memory_types", "max_security_level", "scoring", "hybrid", "query_embedding", "created_after", "created_before", "include_archived", "min_score", "now", "min_relevance", "trust", "context_window", "as_of")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -254,6 +254,7 @@ class RecallRequest(_message.Message):
     MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
     TRUST_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_WINDOW_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     query: str
     limit: int
@@ -273,7 +274,8 @@ class RecallRequest(_message.Message):
     min_relevance: float
     trust: _common_pb2.TrustFilter
     context_window: int
-    def __init__(self, agent_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., namespace: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tag_match: _Optional[_Union[_common_pb2.TagMatch, str]] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., scoring: _Optional[_Union[Scoring, _Mapping]] = ..., hybrid: _Optional[bool] = ..., query_embedding: _Optional[_Iterable[float]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_archived: _Optional[bool] = ..., min_score: _Optional[float] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., min_relevance: _Optional[float] = ..., trust: _Optional[_Union[_common_pb2.TrustFilter, _Mapping]] = ..., context_window: _Optional[int] = ...) -> None: ...
+    as_of: _common_pb2.AsOf
+    def __init__(self, agent_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., namespace: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., tag_match: _Optional[_Union[_common_pb2.TagMatch, str]] = ..., memory_types: _Optional[_Iterable[_Union[_common_pb2.MemoryType, str]]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., scoring: _Optional[_Union[Scoring, _Mapping]] = ..., hybrid: _Optional[bool] = ..., query_embedding: _Optional[_Iterable[float]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_archived: _Optional[bool] = ..., min_score: _Optional[float] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., min_relevance: _Optional[float] = ..., trust: _Optional[_Union[_common_pb2.TrustFilter, _Mapping]] = ..., context_window: _Optional[int] = ..., as_of: _Optional[_Union[_common_pb2.AsOf, _Mapping]] = ...) -> None: ...
 
 class RecallResult(_message.Message):
     __slots__ = ("memory", "score", "components", "relevance")
@@ -436,12 +438,14 @@ class SetMemoryResponse(_message.Message):
     def __init__(self, entry: _Optional[_Union[KeyEntry, _Mapping]] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
 
 class GetKeyRequest(_message.Message):
-    __slots__ = ("agent_id", "key")
+    __slots__ = ("agent_id", "key", "as_of")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     key: str
-    def __init__(self, agent_id: _Optional[str] = ..., key: _Optional[str] = ...) -> None: ...
+    as_of: _common_pb2.AsOf
+    def __init__(self, agent_id: _Optional[str] = ..., key: _Optional[str] = ..., as_of: _Optional[_Union[_common_pb2.AsOf, _Mapping]] = ...) -> None: ...
 
 class GetKeyResponse(_message.Message):
     __slots__ = ("entry",)
@@ -450,18 +454,20 @@ class GetKeyResponse(_message.Message):
     def __init__(self, entry: _Optional[_Union[KeyEntry, _Mapping]] = ...) -> None: ...
 
 class ListKeysRequest(_message.Message):
-    __slots__ = ("agent_id", "prefix", "recursive", "page_size", "page_token")
+    __slots__ = ("agent_id", "prefix", "recursive", "page_size", "page_token", "as_of")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     PREFIX_FIELD_NUMBER: _ClassVar[int]
     RECURSIVE_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     prefix: str
     recursive: bool
     page_size: int
     page_token: str
-    def __init__(self, agent_id: _Optional[str] = ..., prefix: _Optional[str] = ..., recursive: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    as_of: _common_pb2.AsOf
+    def __init__(self, agent_id: _Optional[str] = ..., prefix: _Optional[str] = ..., recursive: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., as_of: _Optional[_Union[_common_pb2.AsOf, _Mapping]] = ...) -> None: ...
 
 class ListKeysResponse(_message.Message):
     __slots__ = ("entries", "directories", "next_page_token")

@@ -28,43 +28,43 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from memoryd_proto.v1 import common_pb2 as memoryd_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!memoryd/v1/snapshot_service.proto\x12\nmemoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xf2\x04\n\x14\x42uildSnapshotRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x16\n\tnamespace\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0f\n\x07trigger\x18\x03 \x01(\t\x12\x19\n\x11trigger_embedding\x18\x04 \x03(\x02\x12\r\n\x05\x66ocus\x18\x05 \x01(\t\x12\x14\n\x0ctoken_budget\x18\x06 \x01(\x05\x12-\n\x08sections\x18\x07 \x03(\x0e\x32\x1b.memoryd.v1.SnapshotSection\x12-\n\x08priority\x18\x08 \x03(\x0e\x32\x1b.memoryd.v1.SnapshotSection\x12*\n\x06\x66ormat\x18\t \x01(\x0e\x32\x1a.memoryd.v1.SnapshotFormat\x12-\n\x05scope\x18\n \x01(\x0b\x32\x1e.memoryd.v1.WorkingMemoryScope\x12\x12\n\nsession_id\x18\x0b \x01(\t\x12\x16\n\x0esemantic_limit\x18\x0c \x01(\x05\x12\x14\n\x0crecent_limit\x18\r \x01(\x05\x12\x30\n\rrecent_window\x18\x0e \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x35\n\x12max_security_level\x18\x0f \x01(\x0e\x32\x19.memoryd.v1.SecurityLevel\x12\x15\n\rmin_relevance\x18\x10 \x01(\x01\x12&\n\x05trust\x18\x11 \x01(\x0b\x32\x17.memoryd.v1.TrustFilter\x12\x1b\n\x0e\x63ontext_window\x18\x12 \x01(\x05H\x01\x88\x01\x01\x42\x0c\n\n_namespaceB\x11\n\x0f_context_window\"\xa1\x01\n\x0cSnapshotItem\x12,\n\x07section\x18\x01 \x01(\x0e\x32\x1b.memoryd.v1.SnapshotSection\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0e\n\x06tokens\x18\x04 \x01(\x05\x12\x11\n\ttruncated\x18\x05 \x01(\x08\x12&\n\x06source\x18\x06 \x01(\x0b\x32\x16.memoryd.v1.Provenance\"[\n\x0cSectionUsage\x12,\n\x07section\x18\x01 \x01(\x0e\x32\x1b.memoryd.v1.SnapshotSection\x12\x0e\n\x06tokens\x18\x02 \x01(\x05\x12\r\n\x05items\x18\x03 \x01(\x05\"W\n\x0bOmittedItem\x12,\n\x07section\x18\x01 \x01(\x0e\x32\x1b.memoryd.v1.SnapshotSection\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\x8e\x02\n\x15\x42uildSnapshotResponse\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\'\n\x05items\x18\x02 \x03(\x0b\x32\x18.memoryd.v1.SnapshotItem\x12\'\n\x05usage\x18\x03 \x03(\x0b\x32\x18.memoryd.v1.SectionUsage\x12\x13\n\x0btokens_used\x18\x04 \x01(\x05\x12\x14\n\x0ctoken_budget\x18\x05 \x01(\x05\x12(\n\x07omitted\x18\x06 \x03(\x0b\x32\x17.memoryd.v1.OmittedItem\x12\x15\n\rtoken_counter\x18\x07 \x01(\t\x12)\n\x08\x64\x65graded\x18\x08 \x03(\x0b\x32\x17.memoryd.v1.Degradation\"\x8b\x01\n\x12\x44\x65\x66\x61ultReadRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x13\n\x0btoken_limit\x18\x02 \x01(\x05\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\x30\n\x0c\x63urrent_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06prefix\x18\x05 \x01(\t\"\xba\x01\n\x0f\x44\x65\x66\x61ultReadLine\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12.\n\nupdated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63ontent_json\x18\x05 \x01(\t\x12\r\n\x05score\x18\x06 \x01(\x01\x12&\n\x06source\x18\x07 \x01(\x0b\x32\x16.memoryd.v1.Provenance\"{\n\x13\x44\x65\x66\x61ultReadResponse\x12\x0c\n\x04text\x18\x01 \x01(\t\x12*\n\x05lines\x18\x02 \x03(\x0b\x32\x1b.memoryd.v1.DefaultReadLine\x12\x13\n\x0btokens_used\x18\x03 \x01(\x05\x12\x15\n\rtoken_counter\x18\x04 \x01(\t\"\x9b\x01\n\x0eStateComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12&\n\x05state\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0f\n\x07version\x18\x03 \x01(\x03\x12.\n\nupdated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nstate_json\x18\x05 \x01(\t\"h\n\x10SaveStateRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12.\n\ncomponents\x18\x03 \x03(\x0b\x32\x1a.memoryd.v1.StateComponent\"C\n\x11SaveStateResponse\x12.\n\ncomponents\x18\x01 \x03(\x0b\x32\x1a.memoryd.v1.StateComponent\"G\n\x10LoadStateRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\r\n\x05names\x18\x03 \x03(\t\"C\n\x11LoadStateResponse\x12.\n\ncomponents\x18\x01 \x03(\x0b\x32\x1a.memoryd.v1.StateComponent*\xe6\x01\n\x0fSnapshotSection\x12 \n\x1cSNAPSHOT_SECTION_UNSPECIFIED\x10\x00\x12\x1b\n\x17SNAPSHOT_SECTION_PINNED\x10\x01\x12\x1c\n\x18SNAPSHOT_SECTION_PROFILE\x10\x02\x12\x1c\n\x18SNAPSHOT_SECTION_WORKING\x10\x03\x12\x1d\n\x19SNAPSHOT_SECTION_SEMANTIC\x10\x04\x12\x1b\n\x17SNAPSHOT_SECTION_RECENT\x10\x05\x12\x1c\n\x18SNAPSHOT_SECTION_SESSION\x10\x06*\x89\x01\n\x0eSnapshotFormat\x12\x1f\n\x1bSNAPSHOT_FORMAT_UNSPECIFIED\x10\x00\x12\x1c\n\x18SNAPSHOT_FORMAT_MARKDOWN\x10\x01\x12\x17\n\x13SNAPSHOT_FORMAT_XML\x10\x02\x12\x1f\n\x1bSNAPSHOT_FORMAT_USER_MEMORY\x10\x03\x32\xcb\x02\n\x0fSnapshotService\x12T\n\rBuildSnapshot\x12 .memoryd.v1.BuildSnapshotRequest\x1a!.memoryd.v1.BuildSnapshotResponse\x12N\n\x0b\x44\x65\x66\x61ultRead\x12\x1e.memoryd.v1.DefaultReadRequest\x1a\x1f.memoryd.v1.DefaultReadResponse\x12H\n\tSaveState\x12\x1c.memoryd.v1.SaveStateRequest\x1a\x1d.memoryd.v1.SaveStateResponse\x12H\n\tLoadState\x12\x1c.memoryd.v1.LoadStateRequest\x1a\x1d.memoryd.v1.LoadStateResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!memoryd/v1/snapshot_service.proto\x12\nmemoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\x93\x05\n\x14\x42uildSnapshotRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x16\n\tnamespace\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0f\n\x07trigger\x18\x03 \x01(\t\x12\x19\n\x11trigger_embedding\x18\x04 \x03(\x02\x12\r\n\x05\x66ocus\x18\x05 \x01(\t\x12\x14\n\x0ctoken_budget\x18\x06 \x01(\x05\x12-\n\x08sections\x18\x07 \x03(\x0e\x32\x1b.memoryd.v1.SnapshotSection\x12-\n\x08priority\x18\x08 \x03(\x0e\x32\x1b.memoryd.v1.SnapshotSection\x12*\n\x06\x66ormat\x18\t \x01(\x0e\x32\x1a.memoryd.v1.SnapshotFormat\x12-\n\x05scope\x18\n \x01(\x0b\x32\x1e.memoryd.v1.WorkingMemoryScope\x12\x12\n\nsession_id\x18\x0b \x01(\t\x12\x16\n\x0esemantic_limit\x18\x0c \x01(\x05\x12\x14\n\x0crecent_limit\x18\r \x01(\x05\x12\x30\n\rrecent_window\x18\x0e \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x35\n\x12max_security_level\x18\x0f \x01(\x0e\x32\x19.memoryd.v1.SecurityLevel\x12\x15\n\rmin_relevance\x18\x10 \x01(\x01\x12&\n\x05trust\x18\x11 \x01(\x0b\x32\x17.memoryd.v1.TrustFilter\x12\x1b\n\x0e\x63ontext_window\x18\x12 \x01(\x05H\x01\x88\x01\x01\x12\x1f\n\x05\x61s_of\x18\x13 \x01(\x0b\x32\x10.memoryd.v1.AsOfB\x0c\n\n_namespaceB\x11\n\x0f_context_window\"\xa1\x01\n\x0cSnapshotItem\x12,\n\x07section\x18\x01 \x01(\x0e\x32\x1b.memoryd.v1.SnapshotSection\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0e\n\x06tokens\x18\x04 \x01(\x05\x12\x11\n\ttruncated\x18\x05 \x01(\x08\x12&\n\x06source\x18\x06 \x01(\x0b\x32\x16.memoryd.v1.Provenance\"[\n\x0cSectionUsage\x12,\n\x07section\x18\x01 \x01(\x0e\x32\x1b.memoryd.v1.SnapshotSection\x12\x0e\n\x06tokens\x18\x02 \x01(\x05\x12\r\n\x05items\x18\x03 \x01(\x05\"W\n\x0bOmittedItem\x12,\n\x07section\x18\x01 \x01(\x0e\x32\x1b.memoryd.v1.SnapshotSection\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\x8e\x02\n\x15\x42uildSnapshotResponse\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\'\n\x05items\x18\x02 \x03(\x0b\x32\x18.memoryd.v1.SnapshotItem\x12\'\n\x05usage\x18\x03 \x03(\x0b\x32\x18.memoryd.v1.SectionUsage\x12\x13\n\x0btokens_used\x18\x04 \x01(\x05\x12\x14\n\x0ctoken_budget\x18\x05 \x01(\x05\x12(\n\x07omitted\x18\x06 \x03(\x0b\x32\x17.memoryd.v1.OmittedItem\x12\x15\n\rtoken_counter\x18\x07 \x01(\t\x12)\n\x08\x64\x65graded\x18\x08 \x03(\x0b\x32\x17.memoryd.v1.Degradation\"\xac\x01\n\x12\x44\x65\x66\x61ultReadRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x13\n\x0btoken_limit\x18\x02 \x01(\x05\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\x30\n\x0c\x63urrent_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06prefix\x18\x05 \x01(\t\x12\x1f\n\x05\x61s_of\x18\x06 \x01(\x0b\x32\x10.memoryd.v1.AsOf\"\xba\x01\n\x0f\x44\x65\x66\x61ultReadLine\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12.\n\nupdated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63ontent_json\x18\x05 \x01(\t\x12\r\n\x05score\x18\x06 \x01(\x01\x12&\n\x06source\x18\x07 \x01(\x0b\x32\x16.memoryd.v1.Provenance\"{\n\x13\x44\x65\x66\x61ultReadResponse\x12\x0c\n\x04text\x18\x01 \x01(\t\x12*\n\x05lines\x18\x02 \x03(\x0b\x32\x1b.memoryd.v1.DefaultReadLine\x12\x13\n\x0btokens_used\x18\x03 \x01(\x05\x12\x15\n\rtoken_counter\x18\x04 \x01(\t\"\x9b\x01\n\x0eStateComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12&\n\x05state\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0f\n\x07version\x18\x03 \x01(\x03\x12.\n\nupdated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nstate_json\x18\x05 \x01(\t\"h\n\x10SaveStateRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12.\n\ncomponents\x18\x03 \x03(\x0b\x32\x1a.memoryd.v1.StateComponent\"C\n\x11SaveStateResponse\x12.\n\ncomponents\x18\x01 \x03(\x0b\x32\x1a.memoryd.v1.StateComponent\"G\n\x10LoadStateRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\r\n\x05names\x18\x03 \x03(\t\"C\n\x11LoadStateResponse\x12.\n\ncomponents\x18\x01 \x03(\x0b\x32\x1a.memoryd.v1.StateComponent*\xe6\x01\n\x0fSnapshotSection\x12 \n\x1cSNAPSHOT_SECTION_UNSPECIFIED\x10\x00\x12\x1b\n\x17SNAPSHOT_SECTION_PINNED\x10\x01\x12\x1c\n\x18SNAPSHOT_SECTION_PROFILE\x10\x02\x12\x1c\n\x18SNAPSHOT_SECTION_WORKING\x10\x03\x12\x1d\n\x19SNAPSHOT_SECTION_SEMANTIC\x10\x04\x12\x1b\n\x17SNAPSHOT_SECTION_RECENT\x10\x05\x12\x1c\n\x18SNAPSHOT_SECTION_SESSION\x10\x06*\x89\x01\n\x0eSnapshotFormat\x12\x1f\n\x1bSNAPSHOT_FORMAT_UNSPECIFIED\x10\x00\x12\x1c\n\x18SNAPSHOT_FORMAT_MARKDOWN\x10\x01\x12\x17\n\x13SNAPSHOT_FORMAT_XML\x10\x02\x12\x1f\n\x1bSNAPSHOT_FORMAT_USER_MEMORY\x10\x03\x32\xcb\x02\n\x0fSnapshotService\x12T\n\rBuildSnapshot\x12 .memoryd.v1.BuildSnapshotRequest\x1a!.memoryd.v1.BuildSnapshotResponse\x12N\n\x0b\x44\x65\x66\x61ultRead\x12\x1e.memoryd.v1.DefaultReadRequest\x1a\x1f.memoryd.v1.DefaultReadResponse\x12H\n\tSaveState\x12\x1c.memoryd.v1.SaveStateRequest\x1a\x1d.memoryd.v1.SaveStateResponse\x12H\n\tLoadState\x12\x1c.memoryd.v1.LoadStateRequest\x1a\x1d.memoryd.v1.LoadStateResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memoryd.v1.snapshot_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SNAPSHOTSECTION']._serialized_start=2349
-  _globals['_SNAPSHOTSECTION']._serialized_end=2579
-  _globals['_SNAPSHOTFORMAT']._serialized_start=2582
-  _globals['_SNAPSHOTFORMAT']._serialized_end=2719
+  _globals['_SNAPSHOTSECTION']._serialized_start=2415
+  _globals['_SNAPSHOTSECTION']._serialized_end=2645
+  _globals['_SNAPSHOTFORMAT']._serialized_start=2648
+  _globals['_SNAPSHOTFORMAT']._serialized_end=2785
   _globals['_BUILDSNAPSHOTREQUEST']._serialized_start=170
-  _globals['_BUILDSNAPSHOTREQUEST']._serialized_end=796
-  _globals['_SNAPSHOTITEM']._serialized_start=799
-  _globals['_SNAPSHOTITEM']._serialized_end=960
-  _globals['_SECTIONUSAGE']._serialized_start=962
-  _globals['_SECTIONUSAGE']._serialized_end=1053
-  _globals['_OMITTEDITEM']._serialized_start=1055
-  _globals['_OMITTEDITEM']._serialized_end=1142
-  _globals['_BUILDSNAPSHOTRESPONSE']._serialized_start=1145
-  _globals['_BUILDSNAPSHOTRESPONSE']._serialized_end=1415
-  _globals['_DEFAULTREADREQUEST']._serialized_start=1418
-  _globals['_DEFAULTREADREQUEST']._serialized_end=1557
-  _globals['_DEFAULTREADLINE']._serialized_start=1560
-  _globals['_DEFAULTREADLINE']._serialized_end=1746
-  _globals['_DEFAULTREADRESPONSE']._serialized_start=1748
-  _globals['_DEFAULTREADRESPONSE']._serialized_end=1871
-  _globals['_STATECOMPONENT']._serialized_start=1874
-  _globals['_STATECOMPONENT']._serialized_end=2029
-  _globals['_SAVESTATEREQUEST']._serialized_start=2031
-  _globals['_SAVESTATEREQUEST']._serialized_end=2135
-  _globals['_SAVESTATERESPONSE']._serialized_start=2137
-  _globals['_SAVESTATERESPONSE']._serialized_end=2204
-  _globals['_LOADSTATEREQUEST']._serialized_start=2206
-  _globals['_LOADSTATEREQUEST']._serialized_end=2277
-  _globals['_LOADSTATERESPONSE']._serialized_start=2279
-  _globals['_LOADSTATERESPONSE']._serialized_end=2346
-  _globals['_SNAPSHOTSERVICE']._serialized_start=2722
-  _globals['_SNAPSHOTSERVICE']._serialized_end=3053
+  _globals['_BUILDSNAPSHOTREQUEST']._serialized_end=829
+  _globals['_SNAPSHOTITEM']._serialized_start=832
+  _globals['_SNAPSHOTITEM']._serialized_end=993
+  _globals['_SECTIONUSAGE']._serialized_start=995
+  _globals['_SECTIONUSAGE']._serialized_end=1086
+  _globals['_OMITTEDITEM']._serialized_start=1088
+  _globals['_OMITTEDITEM']._serialized_end=1175
+  _globals['_BUILDSNAPSHOTRESPONSE']._serialized_start=1178
+  _globals['_BUILDSNAPSHOTRESPONSE']._serialized_end=1448
+  _globals['_DEFAULTREADREQUEST']._serialized_start=1451
+  _globals['_DEFAULTREADREQUEST']._serialized_end=1623
+  _globals['_DEFAULTREADLINE']._serialized_start=1626
+  _globals['_DEFAULTREADLINE']._serialized_end=1812
+  _globals['_DEFAULTREADRESPONSE']._serialized_start=1814
+  _globals['_DEFAULTREADRESPONSE']._serialized_end=1937
+  _globals['_STATECOMPONENT']._serialized_start=1940
+  _globals['_STATECOMPONENT']._serialized_end=2095
+  _globals['_SAVESTATEREQUEST']._serialized_start=2097
+  _globals['_SAVESTATEREQUEST']._serialized_end=2201
+  _globals['_SAVESTATERESPONSE']._serialized_start=2203
+  _globals['_SAVESTATERESPONSE']._serialized_end=2270
+  _globals['_LOADSTATEREQUEST']._serialized_start=2272
+  _globals['_LOADSTATEREQUEST']._serialized_end=2343
+  _globals['_LOADSTATERESPONSE']._serialized_start=2345
+  _globals['_LOADSTATERESPONSE']._serialized_end=2412
+  _globals['_SNAPSHOTSERVICE']._serialized_start=2788
+  _globals['_SNAPSHOTSERVICE']._serialized_end=3119
 # @@protoc_insertion_point(module_scope)

@@ -42,7 +42,7 @@ SNAPSHOT_FORMAT_XML: SnapshotFormat
 SNAPSHOT_FORMAT_USER_MEMORY: SnapshotFormat
 
 class BuildSnapshotRequest(_message.Message):
-    __slots__ = ("agent_id", "namespace", "trigger", "trigger_embedding", "focus", "token_budget", "sections", "priority", "format", "scope", "session_id", "semantic_limit", "recent_limit", "recent_window", "max_security_level", "min_relevance", "trust", "context_window")
+    __slots__ = ("agent_id", "namespace", "trigger", "trigger_embedding", "focus", "token_budget", "sections", "priority", "format", "scope", "session_id", "semantic_limit", "recent_limit", "recent_window", "max_security_level", "min_relevance", "trust", "context_window", "as_of")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     TRIGGER_FIELD_NUMBER: _ClassVar[int]
@@ -61,6 +61,7 @@ class BuildSnapshotRequest(_message.Message):
     MIN_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
     TRUST_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_WINDOW_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     namespace: str
     trigger: str
@@ -79,7 +80,8 @@ class BuildSnapshotRequest(_message.Message):
     min_relevance: float
     trust: _common_pb2.TrustFilter
     context_window: int
-    def __init__(self, agent_id: _Optional[str] = ..., namespace: _Optional[str] = ..., trigger: _Optional[str] = ..., trigger_embedding: _Optional[_Iterable[float]] = ..., focus: _Optional[str] = ..., token_budget: _Optional[int] = ..., sections: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., priority: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., format: _Optional[_Union[SnapshotFormat, str]] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., session_id: _Optional[str] = ..., semantic_limit: _Optional[int] = ..., recent_limit: _Optional[int] = ..., recent_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., min_relevance: _Optional[float] = ..., trust: _Optional[_Union[_common_pb2.TrustFilter, _Mapping]] = ..., context_window: _Optional[int] = ...) -> None: ...
+    as_of: _common_pb2.AsOf
+    def __init__(self, agent_id: _Optional[str] = ..., namespace: _Optional[str] = ..., trigger: _Optional[str] = ..., trigger_embedding: _Optional[_Iterable[float]] = ..., focus: _Optional[str] = ..., token_budget: _Optional[int] = ..., sections: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., priority: _Optional[_Iterable[_Union[SnapshotSection, str]]] = ..., format: _Optional[_Union[SnapshotFormat, str]] = ..., scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., session_id: _Optional[str] = ..., semantic_limit: _Optional[int] = ..., recent_limit: _Optional[int] = ..., recent_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_security_level: _Optional[_Union[_common_pb2.SecurityLevel, str]] = ..., min_relevance: _Optional[float] = ..., trust: _Optional[_Union[_common_pb2.TrustFilter, _Mapping]] = ..., context_window: _Optional[int] = ..., as_of: _Optional[_Union[_common_pb2.AsOf, _Mapping]] = ...) -> None: ...
 
 class SnapshotItem(_message.Message):
     __slots__ = ("section", "id", "text", "tokens", "truncated", "source")
@@ -138,18 +140,20 @@ class BuildSnapshotResponse(_message.Message):
     def __init__(self, text: _Optional[str] = ..., items: _Optional[_Iterable[_Union[SnapshotItem, _Mapping]]] = ..., usage: _Optional[_Iterable[_Union[SectionUsage, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., token_budget: _Optional[int] = ..., omitted: _Optional[_Iterable[_Union[OmittedItem, _Mapping]]] = ..., token_counter: _Optional[str] = ..., degraded: _Optional[_Iterable[_Union[_common_pb2.Degradation, _Mapping]]] = ...) -> None: ...
 
 class DefaultReadRequest(_message.Message):
-    __slots__ = ("agent_id", "token_limit", "tags", "current_time", "prefix")
+    __slots__ = ("agent_id", "token_limit", "tags", "current_time", "prefix", "as_of")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     TOKEN_LIMIT_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
     CURRENT_TIME_FIELD_NUMBER: _ClassVar[int]
     PREFIX_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     token_limit: int
     tags: _containers.RepeatedScalarFieldContainer[str]
     current_time: _timestamp_pb2.Timestamp
     prefix: str
-    def __init__(self, agent_id: _Optional[str] = ..., token_limit: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., current_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., prefix: _Optional[str] = ...) -> None: ...
+    as_of: _common_pb2.AsOf
+    def __init__(self, agent_id: _Optional[str] = ..., token_limit: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., current_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., prefix: _Optional[str] = ..., as_of: _Optional[_Union[_common_pb2.AsOf, _Mapping]] = ...) -> None: ...
 
 class DefaultReadLine(_message.Message):
     __slots__ = ("key", "type", "summary", "updated_at", "content_json", "score", "source")

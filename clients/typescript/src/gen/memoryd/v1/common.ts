@@ -332,6 +332,19 @@ export interface Provenance {
 }
 
 /**
+ * As-of reads (docs/as-of.md): a read answered as it would have been at a past
+ * moment, a time or a position of the write-ahead log: a Watch cursor (of the call's
+ * agent, or tenant-wide), naming the state after the changes it delivered. Exactly
+ * one must be set; a time in the future, a cursor not issued to the caller, or
+ * neither is INVALID_ARGUMENT naming as_of; one before the history's horizon
+ * (history.retention_hours) is OUT_OF_RANGE naming the horizon.
+ */
+export interface AsOf {
+  time?: Date | undefined;
+  cursor?: string | undefined;
+}
+
+/**
  * Which provenance a read admits: memories whose source kind is one of kinds, and,
  * with unattributed, those remembered without a source. Applied inside the store's
  * query, so a top-k or a page is filled from what it admits. On a request, unset
@@ -561,6 +574,91 @@ export const Provenance: MessageFns<Provenance> = {
     message.name = object.name ?? "";
     message.retrievedAt = object.retrievedAt ?? undefined;
     message.locator = object.locator ?? "";
+    return message;
+  },
+};
+
+function createBaseAsOf(): AsOf {
+  return { time: undefined, cursor: undefined };
+}
+
+export const AsOf: MessageFns<AsOf> = {
+  encode(message: AsOf, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.time !== undefined) {
+      Timestamp.encode(toTimestamp(message.time), writer.uint32(10).fork()).join();
+    }
+    if (message.cursor !== undefined) {
+      writer.uint32(18).string(message.cursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AsOf {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAsOf();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.time = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AsOf {
+    return {
+      time: isSet(object.time) ? fromJsonTimestamp(object.time) : undefined,
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : undefined,
+    };
+  },
+
+  toJSON(message: AsOf): unknown {
+    const obj: any = {};
+    if (message.time !== undefined) {
+      obj.time = message.time.toISOString();
+    }
+    if (message.cursor !== undefined) {
+      obj.cursor = message.cursor;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AsOf>, I>>(base?: I): AsOf {
+    return AsOf.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AsOf>, I>>(object: I): AsOf {
+    const message = createBaseAsOf();
+    message.time = object.time ?? undefined;
+    message.cursor = object.cursor ?? undefined;
     return message;
   },
 };

@@ -25,6 +25,7 @@ import { FieldMask } from "../../google/protobuf/field_mask";
 import { Struct, Value } from "../../google/protobuf/struct";
 import { Timestamp } from "../../google/protobuf/timestamp";
 import {
+  AsOf,
   Degradation,
   Memory,
   MemoryType,
@@ -743,7 +744,14 @@ export interface RecallRequest {
    * them, and they are read through the request's filters and the caller's clearance.
    * Hybrid recall only. Unset: the server's recall.context_neighbours (0: off).
    */
-  contextWindow?: number | undefined;
+  contextWindow?:
+    | number
+    | undefined;
+  /**
+   * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+   * with that moment as "now" (recency, expiry); unset: now.
+   */
+  asOf: AsOf | undefined;
 }
 
 export interface RecallResult {
@@ -895,6 +903,8 @@ export interface SetMemoryResponse {
 export interface GetKeyRequest {
   agentId: string;
   key: string;
+  /** The key's value as of a past moment (docs/as-of.md); unset: now. */
+  asOf: AsOf | undefined;
 }
 
 export interface GetKeyResponse {
@@ -909,6 +919,8 @@ export interface ListKeysRequest {
   recursive: boolean;
   pageSize: number;
   pageToken: string;
+  /** The keys as they were at a past moment (docs/as-of.md); unset: now. */
+  asOf: AsOf | undefined;
 }
 
 export interface ListKeysResponse {
@@ -2476,6 +2488,7 @@ function createBaseRecallRequest(): RecallRequest {
     minRelevance: 0,
     trust: undefined,
     contextWindow: undefined,
+    asOf: undefined,
   };
 }
 
@@ -2545,6 +2558,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     }
     if (message.contextWindow !== undefined) {
       writer.uint32(152).int32(message.contextWindow);
+    }
+    if (message.asOf !== undefined) {
+      AsOf.encode(message.asOf, writer.uint32(162).fork()).join();
     }
     return writer;
   },
@@ -2734,6 +2750,14 @@ export const RecallRequest: MessageFns<RecallRequest> = {
             message.contextWindow = reader.int32();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.asOf = AsOf.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2811,6 +2835,11 @@ export const RecallRequest: MessageFns<RecallRequest> = {
         : isSet(object.context_window)
         ? globalThis.Number(object.context_window)
         : undefined,
+      asOf: isSet(object.asOf)
+        ? AsOf.fromJSON(object.asOf)
+        : isSet(object.as_of)
+        ? AsOf.fromJSON(object.as_of)
+        : undefined,
     };
   },
 
@@ -2873,6 +2902,9 @@ export const RecallRequest: MessageFns<RecallRequest> = {
     if (message.contextWindow !== undefined) {
       obj.contextWindow = Math.round(message.contextWindow);
     }
+    if (message.asOf !== undefined) {
+      obj.asOf = AsOf.toJSON(message.asOf);
+    }
     return obj;
   },
 
@@ -2904,6 +2936,7 @@ export const RecallRequest: MessageFns<RecallRequest> = {
       ? TrustFilter.fromPartial(object.trust)
       : undefined;
     message.contextWindow = object.contextWindow ?? undefined;
+    message.asOf = (object.asOf !== undefined && object.asOf !== null) ? AsOf.fromPartial(object.asOf) : undefined;
     return message;
   },
 };
@@ -4647,7 +4680,7 @@ export const SetMemoryResponse: MessageFns<SetMemoryResponse> = {
 };
 
 function createBaseGetKeyRequest(): GetKeyRequest {
-  return { agentId: "", key: "" };
+  return { agentId: "", key: "", asOf: undefined };
 }
 
 export const GetKeyRequest: MessageFns<GetKeyRequest> = {
@@ -4657,6 +4690,9 @@ export const GetKeyRequest: MessageFns<GetKeyRequest> = {
     }
     if (message.key !== "") {
       writer.uint32(18).string(message.key);
+    }
+    if (message.asOf !== undefined) {
+      AsOf.encode(message.asOf, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -4690,6 +4726,14 @@ export const GetKeyRequest: MessageFns<GetKeyRequest> = {
             message.key = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.asOf = AsOf.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4710,6 +4754,11 @@ export const GetKeyRequest: MessageFns<GetKeyRequest> = {
         ? globalThis.String(object.agent_id)
         : "",
       key: isSet(object.key) ? globalThis.String(object.key) : "",
+      asOf: isSet(object.asOf)
+        ? AsOf.fromJSON(object.asOf)
+        : isSet(object.as_of)
+        ? AsOf.fromJSON(object.as_of)
+        : undefined,
     };
   },
 
@@ -4721,6 +4770,9 @@ export const GetKeyRequest: MessageFns<GetKeyRequest> = {
     if (message.key !== "") {
       obj.key = message.key;
     }
+    if (message.asOf !== undefined) {
+      obj.asOf = AsOf.toJSON(message.asOf);
+    }
     return obj;
   },
 
@@ -4731,6 +4783,7 @@ export const GetKeyRequest: MessageFns<GetKeyRequest> = {
     const message = createBaseGetKeyRequest();
     message.agentId = object.agentId ?? "";
     message.key = object.key ?? "";
+    message.asOf = (object.asOf !== undefined && object.asOf !== null) ? AsOf.fromPartial(object.asOf) : undefined;
     return message;
   },
 };
@@ -4805,7 +4858,7 @@ export const GetKeyResponse: MessageFns<GetKeyResponse> = {
 };
 
 function createBaseListKeysRequest(): ListKeysRequest {
-  return { agentId: "", prefix: "", recursive: false, pageSize: 0, pageToken: "" };
+  return { agentId: "", prefix: "", recursive: false, pageSize: 0, pageToken: "", asOf: undefined };
 }
 
 export const ListKeysRequest: MessageFns<ListKeysRequest> = {
@@ -4824,6 +4877,9 @@ export const ListKeysRequest: MessageFns<ListKeysRequest> = {
     }
     if (message.pageToken !== "") {
       writer.uint32(42).string(message.pageToken);
+    }
+    if (message.asOf !== undefined) {
+      AsOf.encode(message.asOf, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -4881,6 +4937,14 @@ export const ListKeysRequest: MessageFns<ListKeysRequest> = {
             message.pageToken = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.asOf = AsOf.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4912,6 +4976,11 @@ export const ListKeysRequest: MessageFns<ListKeysRequest> = {
         : isSet(object.page_token)
         ? globalThis.String(object.page_token)
         : "",
+      asOf: isSet(object.asOf)
+        ? AsOf.fromJSON(object.asOf)
+        : isSet(object.as_of)
+        ? AsOf.fromJSON(object.as_of)
+        : undefined,
     };
   },
 
@@ -4932,6 +5001,9 @@ export const ListKeysRequest: MessageFns<ListKeysRequest> = {
     if (message.pageToken !== "") {
       obj.pageToken = message.pageToken;
     }
+    if (message.asOf !== undefined) {
+      obj.asOf = AsOf.toJSON(message.asOf);
+    }
     return obj;
   },
 
@@ -4945,6 +5017,7 @@ export const ListKeysRequest: MessageFns<ListKeysRequest> = {
     message.recursive = object.recursive ?? false;
     message.pageSize = object.pageSize ?? 0;
     message.pageToken = object.pageToken ?? "";
+    message.asOf = (object.asOf !== undefined && object.asOf !== null) ? AsOf.fromPartial(object.asOf) : undefined;
     return message;
   },
 };

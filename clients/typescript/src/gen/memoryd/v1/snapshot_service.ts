@@ -22,6 +22,7 @@ import { Duration } from "../../google/protobuf/duration";
 import { Struct } from "../../google/protobuf/struct";
 import { Timestamp } from "../../google/protobuf/timestamp";
 import {
+  AsOf,
   Degradation,
   Provenance,
   SecurityLevel,
@@ -193,7 +194,15 @@ export interface BuildSnapshotRequest {
    * the added turns count against semantic_limit and the token budget like any hit.
    * Unset: the server's recall.context_neighbours.
    */
-  contextWindow?: number | undefined;
+  contextWindow?:
+    | number
+    | undefined;
+  /**
+   * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+   * memory sections (pinned, semantic, recent) only; naming another section with it
+   * is INVALID_ARGUMENT. Unset: now.
+   */
+  asOf: AsOf | undefined;
 }
 
 export interface SnapshotItem {
@@ -248,6 +257,8 @@ export interface DefaultReadRequest {
     | undefined;
   /** Only keys under this prefix. */
   prefix: string;
+  /** The default read as of a past moment (docs/as-of.md); unset: now. */
+  asOf: AsOf | undefined;
 }
 
 export interface DefaultReadLine {
@@ -333,6 +344,7 @@ function createBaseBuildSnapshotRequest(): BuildSnapshotRequest {
     minRelevance: 0,
     trust: undefined,
     contextWindow: undefined,
+    asOf: undefined,
   };
 }
 
@@ -403,6 +415,9 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     }
     if (message.contextWindow !== undefined) {
       writer.uint32(144).int32(message.contextWindow);
+    }
+    if (message.asOf !== undefined) {
+      AsOf.encode(message.asOf, writer.uint32(154).fork()).join();
     }
     return writer;
   },
@@ -594,6 +609,14 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
             message.contextWindow = reader.int32();
             continue;
           }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.asOf = AsOf.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -670,6 +693,11 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
         : isSet(object.context_window)
         ? globalThis.Number(object.context_window)
         : undefined,
+      asOf: isSet(object.asOf)
+        ? AsOf.fromJSON(object.asOf)
+        : isSet(object.as_of)
+        ? AsOf.fromJSON(object.as_of)
+        : undefined,
     };
   },
 
@@ -729,6 +757,9 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
     if (message.contextWindow !== undefined) {
       obj.contextWindow = Math.round(message.contextWindow);
     }
+    if (message.asOf !== undefined) {
+      obj.asOf = AsOf.toJSON(message.asOf);
+    }
     return obj;
   },
 
@@ -761,6 +792,7 @@ export const BuildSnapshotRequest: MessageFns<BuildSnapshotRequest> = {
       ? TrustFilter.fromPartial(object.trust)
       : undefined;
     message.contextWindow = object.contextWindow ?? undefined;
+    message.asOf = (object.asOf !== undefined && object.asOf !== null) ? AsOf.fromPartial(object.asOf) : undefined;
     return message;
   },
 };
@@ -1314,7 +1346,7 @@ export const BuildSnapshotResponse: MessageFns<BuildSnapshotResponse> = {
 };
 
 function createBaseDefaultReadRequest(): DefaultReadRequest {
-  return { agentId: "", tokenLimit: 0, tags: [], currentTime: undefined, prefix: "" };
+  return { agentId: "", tokenLimit: 0, tags: [], currentTime: undefined, prefix: "", asOf: undefined };
 }
 
 export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
@@ -1333,6 +1365,9 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
     }
     if (message.prefix !== "") {
       writer.uint32(42).string(message.prefix);
+    }
+    if (message.asOf !== undefined) {
+      AsOf.encode(message.asOf, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -1390,6 +1425,14 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
             message.prefix = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.asOf = AsOf.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1421,6 +1464,11 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
         ? fromJsonTimestamp(object.current_time)
         : undefined,
       prefix: isSet(object.prefix) ? globalThis.String(object.prefix) : "",
+      asOf: isSet(object.asOf)
+        ? AsOf.fromJSON(object.asOf)
+        : isSet(object.as_of)
+        ? AsOf.fromJSON(object.as_of)
+        : undefined,
     };
   },
 
@@ -1441,6 +1489,9 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
     if (message.prefix !== "") {
       obj.prefix = message.prefix;
     }
+    if (message.asOf !== undefined) {
+      obj.asOf = AsOf.toJSON(message.asOf);
+    }
     return obj;
   },
 
@@ -1454,6 +1505,7 @@ export const DefaultReadRequest: MessageFns<DefaultReadRequest> = {
     message.tags = object.tags?.map((e) => e) || [];
     message.currentTime = object.currentTime ?? undefined;
     message.prefix = object.prefix ?? "";
+    message.asOf = (object.asOf !== undefined && object.asOf !== null) ? AsOf.fromPartial(object.asOf) : undefined;
     return message;
   },
 };

@@ -691,6 +691,50 @@ private static final long serialVersionUID = 0L;
     return contextWindow_;
   }
 
+  public static final int AS_OF_FIELD_NUMBER = 19;
+  private dev.memoryd.v1.AsOf asOf_;
+  /**
+   * <pre>
+   * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+   * memory sections (pinned, semantic, recent) only; naming another section with it
+   * is INVALID_ARGUMENT. Unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  @java.lang.Override
+  public boolean hasAsOf() {
+    return ((bitField0_ & 0x00000020) != 0);
+  }
+  /**
+   * <pre>
+   * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+   * memory sections (pinned, semantic, recent) only; naming another section with it
+   * is INVALID_ARGUMENT. Unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOf getAsOf() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+  /**
+   * <pre>
+   * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+   * memory sections (pinned, semantic, recent) only; naming another section with it
+   * is INVALID_ARGUMENT. Unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -771,6 +815,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000010) != 0)) {
       output.writeInt32(18, contextWindow_);
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      output.writeMessage(19, getAsOf());
     }
     getUnknownFields().writeTo(output);
   }
@@ -866,6 +913,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(18, contextWindow_);
     }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(19, getAsOf());
+    }
     return size;
   }
   @java.lang.Override
@@ -938,6 +989,11 @@ private static final long serialVersionUID = 0L;
       if (getContextWindow()
           != other.getContextWindow()) return false;
     }
+    if (hasAsOf() != other.hasAsOf()) return false;
+    if (hasAsOf()) {
+      if (!getAsOf()
+          .equals(other.getAsOf())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1001,6 +1057,10 @@ private static final long serialVersionUID = 0L;
     if (hasContextWindow()) {
       hash = (37 * hash) + CONTEXT_WINDOW_FIELD_NUMBER;
       hash = (53 * hash) + getContextWindow();
+    }
+    if (hasAsOf()) {
+      hash = (37 * hash) + AS_OF_FIELD_NUMBER;
+      hash = (53 * hash) + getAsOf().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1135,6 +1195,7 @@ private static final long serialVersionUID = 0L;
         internalGetScopeFieldBuilder();
         internalGetRecentWindowFieldBuilder();
         internalGetTrustFieldBuilder();
+        internalGetAsOfFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1171,6 +1232,11 @@ private static final long serialVersionUID = 0L;
         trustBuilder_ = null;
       }
       contextWindow_ = 0;
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
+      }
       return this;
     }
 
@@ -1272,6 +1338,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00020000) != 0)) {
         result.contextWindow_ = contextWindow_;
         to_bitField0_ |= 0x00000010;
+      }
+      if (((from_bitField0_ & 0x00040000) != 0)) {
+        result.asOf_ = asOfBuilder_ == null
+            ? asOf_
+            : asOfBuilder_.build();
+        to_bitField0_ |= 0x00000020;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1375,6 +1447,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasContextWindow()) {
         setContextWindow(other.getContextWindow());
+      }
+      if (other.hasAsOf()) {
+        mergeAsOf(other.getAsOf());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1530,6 +1605,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00020000;
               break;
             } // case 144
+            case 154: {
+              input.readMessage(
+                  internalGetAsOfFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00040000;
+              break;
+            } // case 154
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3179,6 +3261,179 @@ private static final long serialVersionUID = 0L;
       contextWindow_ = 0;
       onChanged();
       return this;
+    }
+
+    private dev.memoryd.v1.AsOf asOf_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> asOfBuilder_;
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     * @return Whether the asOf field is set.
+     */
+    public boolean hasAsOf() {
+      return ((bitField0_ & 0x00040000) != 0);
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     * @return The asOf.
+     */
+    public dev.memoryd.v1.AsOf getAsOf() {
+      if (asOfBuilder_ == null) {
+        return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      } else {
+        return asOfBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        asOf_ = value;
+      } else {
+        asOfBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(
+        dev.memoryd.v1.AsOf.Builder builderForValue) {
+      if (asOfBuilder_ == null) {
+        asOf_ = builderForValue.build();
+      } else {
+        asOfBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public Builder mergeAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        if (((bitField0_ & 0x00040000) != 0) &&
+          asOf_ != null &&
+          asOf_ != dev.memoryd.v1.AsOf.getDefaultInstance()) {
+          getAsOfBuilder().mergeFrom(value);
+        } else {
+          asOf_ = value;
+        }
+      } else {
+        asOfBuilder_.mergeFrom(value);
+      }
+      if (asOf_ != null) {
+        bitField0_ |= 0x00040000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public Builder clearAsOf() {
+      bitField0_ = (bitField0_ & ~0x00040000);
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOf.Builder getAsOfBuilder() {
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return internalGetAsOfFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+      if (asOfBuilder_ != null) {
+        return asOfBuilder_.getMessageOrBuilder();
+      } else {
+        return asOf_ == null ?
+            dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      }
+    }
+    /**
+     * <pre>
+     * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+     * memory sections (pinned, semantic, recent) only; naming another section with it
+     * is INVALID_ARGUMENT. Unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> 
+        internalGetAsOfFieldBuilder() {
+      if (asOfBuilder_ == null) {
+        asOfBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder>(
+                getAsOf(),
+                getParentForChildren(),
+                isClean());
+        asOf_ = null;
+      }
+      return asOfBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.BuildSnapshotRequest)

@@ -355,4 +355,37 @@ public interface BuildSnapshotRequestOrBuilder extends
    * @return The contextWindow.
    */
   int getContextWindow();
+
+  /**
+   * <pre>
+   * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+   * memory sections (pinned, semantic, recent) only; naming another section with it
+   * is INVALID_ARGUMENT. Unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  boolean hasAsOf();
+  /**
+   * <pre>
+   * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+   * memory sections (pinned, semantic, recent) only; naming another section with it
+   * is INVALID_ARGUMENT. Unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  dev.memoryd.v1.AsOf getAsOf();
+  /**
+   * <pre>
+   * The snapshot as it would have been built at a past moment (docs/as-of.md): its
+   * memory sections (pinned, semantic, recent) only; naming another section with it
+   * is INVALID_ARGUMENT. Unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 19 [json_name = "asOf"];</code>
+   */
+  dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder();
 }

@@ -32,6 +32,11 @@ public final class CommonProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_memoryd_v1_Provenance_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_memoryd_v1_AsOf_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_memoryd_v1_AsOf_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_memoryd_v1_TrustFilter_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -76,77 +81,80 @@ public final class CommonProto extends com.google.protobuf.GeneratedFile {
       "ind\030\001 \001(\0162\032.memoryd.v1.ProvenanceKindR\004k" +
       "ind\022\022\n\004name\030\002 \001(\tR\004name\022=\n\014retrieved_at\030" +
       "\003 \001(\0132\032.google.protobuf.TimestampR\013retri" +
-      "evedAt\022\030\n\007locator\030\004 \001(\tR\007locator\"c\n\013Trus" +
-      "tFilter\0220\n\005kinds\030\001 \003(\0162\032.memoryd.v1.Prov" +
-      "enanceKindR\005kinds\022\"\n\014unattributed\030\002 \001(\010R" +
-      "\014unattributed\"\363\010\n\006Memory\022\016\n\002id\030\001 \001(\tR\002id" +
-      "\022\033\n\ttenant_id\030\002 \001(\tR\010tenantId\022\031\n\010agent_i" +
-      "d\030\003 \001(\tR\007agentId\022\034\n\tnamespace\030\004 \001(\tR\tnam" +
-      "espace\022\030\n\007content\030\005 \001(\tR\007content\0227\n\013memo" +
-      "ry_type\030\006 \001(\0162\026.memoryd.v1.MemoryTypeR\nm" +
-      "emoryType\022\022\n\004tags\030\007 \003(\tR\004tags\022@\n\016securit" +
-      "y_level\030\010 \001(\0162\031.memoryd.v1.SecurityLevel" +
-      "R\rsecurityLevel\022\036\n\nimportance\030\t \001(\001R\nimp" +
-      "ortance\022\036\n\nconfidence\030\n \001(\001R\nconfidence\022" +
-      ".\n\006source\030\013 \001(\0132\026.memoryd.v1.ProvenanceR" +
-      "\006source\0223\n\010metadata\030\014 \001(\0132\027.google.proto" +
-      "buf.StructR\010metadata\0229\n\ncreated_at\030\r \001(\013" +
-      "2\032.google.protobuf.TimestampR\tcreatedAt\022" +
-      "9\n\nupdated_at\030\016 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\tupdatedAt\022;\n\013accessed_at\030\017 \001(\0132" +
-      "\032.google.protobuf.TimestampR\naccessedAt\022" +
-      "!\n\014access_count\030\020 \001(\003R\013accessCount\022\030\n\007ve" +
-      "rsion\030\021 \001(\003R\007version\022\032\n\010archived\030\022 \001(\010R\010" +
-      "archived\0229\n\nexpires_at\030\023 \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\texpiresAt\022\020\n\003key\030\024 \001(\t" +
-      "R\003key\022\'\n\017embedding_model\030\025 \001(\tR\016embeddin" +
-      "gModel\022/\n\023embedding_dimension\030\026 \001(\005R\022emb" +
-      "eddingDimension\022\036\n\nsupersedes\030\027 \001(\tR\nsup" +
-      "ersedes\022#\n\rsuperseded_by\030\030 \001(\tR\014supersed" +
-      "edBy\022!\n\014derived_from\030\031 \003(\tR\013derivedFrom\022" +
-      "8\n\trelations\030\032 \003(\0132\032.memoryd.v1.MemoryRe" +
-      "lationR\trelations\022#\n\rmetadata_json\030\033 \001(\t" +
-      "R\014metadataJson\022;\n\013occurred_at\030\034 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\noccurredAt\"\312\001\n\016" +
-      "MemoryRelation\022,\n\004kind\030\001 \001(\0162\030.memoryd.v" +
-      "1.RelationKindR\004kind\022\033\n\tmemory_id\030\002 \001(\tR" +
-      "\010memoryId\0229\n\ncreated_at\030\003 \001(\0132\032.google.p" +
-      "rotobuf.TimestampR\tcreatedAt\022\026\n\006reason\030\004" +
-      " \001(\tR\006reason\022\032\n\010strength\030\005 \001(\001R\010strength" +
-      "\"C\n\013Degradation\022\034\n\tcomponent\030\001 \001(\tR\tcomp" +
-      "onent\022\026\n\006reason\030\002 \001(\tR\006reason\"d\n\010Progres" +
-      "s\022\024\n\005phase\030\001 \001(\tR\005phase\022\022\n\004done\030\002 \001(\003R\004d" +
-      "one\022\024\n\005total\030\003 \001(\003R\005total\022\030\n\007message\030\004 \001" +
-      "(\tR\007message\"R\n\022WorkingMemoryScope\022\033\n\tthr" +
-      "ead_id\030\001 \001(\tR\010threadId\022\037\n\013resource_id\030\002 " +
-      "\001(\tR\nresourceId*\244\001\n\nMemoryType\022\033\n\027MEMORY" +
-      "_TYPE_UNSPECIFIED\020\000\022\032\n\026MEMORY_TYPE_PREFE" +
-      "RENCE\020\001\022\024\n\020MEMORY_TYPE_FACT\020\002\022\027\n\023MEMORY_" +
-      "TYPE_PATTERN\020\003\022\025\n\021MEMORY_TYPE_SKILL\020\004\022\027\n" +
-      "\023MEMORY_TYPE_EPISODE\020\005*\247\001\n\rSecurityLevel" +
-      "\022\036\n\032SECURITY_LEVEL_UNSPECIFIED\020\000\022\031\n\025SECU" +
-      "RITY_LEVEL_PUBLIC\020\001\022\033\n\027SECURITY_LEVEL_IN" +
-      "TERNAL\020\002\022\037\n\033SECURITY_LEVEL_CONFIDENTIAL\020" +
-      "\003\022\035\n\031SECURITY_LEVEL_RESTRICTED\020\004*\317\001\n\016Pro" +
-      "venanceKind\022\037\n\033PROVENANCE_KIND_UNSPECIFI" +
-      "ED\020\000\022\030\n\024PROVENANCE_KIND_USER\020\001\022\030\n\024PROVEN" +
-      "ANCE_KIND_TOOL\020\002\022\027\n\023PROVENANCE_KIND_WEB\020" +
-      "\003\022\030\n\024PROVENANCE_KIND_FILE\020\004\022\032\n\026PROVENANC" +
-      "E_KIND_SYSTEM\020\005\022\031\n\025PROVENANCE_KIND_AGENT" +
-      "\020\006*\350\002\n\014RelationKind\022\035\n\031RELATION_KIND_UNS" +
-      "PECIFIED\020\000\022\034\n\030RELATION_KIND_SUPERSEDES\020\001" +
-      "\022\037\n\033RELATION_KIND_SUPERSEDED_BY\020\002\022\035\n\031REL" +
-      "ATION_KIND_CONTRADICTS\020\003\022!\n\035RELATION_KIN" +
-      "D_CONTRADICTED_BY\020\004\022\032\n\026RELATION_KIND_SUP" +
-      "PORTS\020\005\022\036\n\032RELATION_KIND_SUPPORTED_BY\020\006\022" +
-      "\031\n\025RELATION_KIND_REFINES\020\007\022\034\n\030RELATION_K" +
-      "IND_REFINED_BY\020\010\022\036\n\032RELATION_KIND_DERIVE" +
-      "D_FROM\020\t\022#\n\037RELATION_KIND_CONSOLIDATED_I" +
-      "NTO\020\n*K\n\010TagMatch\022\031\n\025TAG_MATCH_UNSPECIFI" +
-      "ED\020\000\022\021\n\rTAG_MATCH_ANY\020\001\022\021\n\rTAG_MATCH_ALL" +
-      "\020\002Bf\n\016dev.memoryd.v1B\013CommonProtoP\001\242\002\003MX" +
-      "X\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1" +
-      "\\GPBMetadata\352\002\013Memoryd::V1b\006proto3"
+      "evedAt\022\030\n\007locator\030\004 \001(\tR\007locator\"[\n\004AsOf" +
+      "\0220\n\004time\030\001 \001(\0132\032.google.protobuf.Timesta" +
+      "mpH\000R\004time\022\030\n\006cursor\030\002 \001(\tH\000R\006cursorB\007\n\005" +
+      "point\"c\n\013TrustFilter\0220\n\005kinds\030\001 \003(\0162\032.me" +
+      "moryd.v1.ProvenanceKindR\005kinds\022\"\n\014unattr" +
+      "ibuted\030\002 \001(\010R\014unattributed\"\363\010\n\006Memory\022\016\n" +
+      "\002id\030\001 \001(\tR\002id\022\033\n\ttenant_id\030\002 \001(\tR\010tenant" +
+      "Id\022\031\n\010agent_id\030\003 \001(\tR\007agentId\022\034\n\tnamespa" +
+      "ce\030\004 \001(\tR\tnamespace\022\030\n\007content\030\005 \001(\tR\007co" +
+      "ntent\0227\n\013memory_type\030\006 \001(\0162\026.memoryd.v1." +
+      "MemoryTypeR\nmemoryType\022\022\n\004tags\030\007 \003(\tR\004ta" +
+      "gs\022@\n\016security_level\030\010 \001(\0162\031.memoryd.v1." +
+      "SecurityLevelR\rsecurityLevel\022\036\n\nimportan" +
+      "ce\030\t \001(\001R\nimportance\022\036\n\nconfidence\030\n \001(\001" +
+      "R\nconfidence\022.\n\006source\030\013 \001(\0132\026.memoryd.v" +
+      "1.ProvenanceR\006source\0223\n\010metadata\030\014 \001(\0132\027" +
+      ".google.protobuf.StructR\010metadata\0229\n\ncre" +
+      "ated_at\030\r \001(\0132\032.google.protobuf.Timestam" +
+      "pR\tcreatedAt\0229\n\nupdated_at\030\016 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\tupdatedAt\022;\n\013acces" +
+      "sed_at\030\017 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\naccessedAt\022!\n\014access_count\030\020 \001(\003R\013acce" +
+      "ssCount\022\030\n\007version\030\021 \001(\003R\007version\022\032\n\010arc" +
+      "hived\030\022 \001(\010R\010archived\0229\n\nexpires_at\030\023 \001(" +
+      "\0132\032.google.protobuf.TimestampR\texpiresAt" +
+      "\022\020\n\003key\030\024 \001(\tR\003key\022\'\n\017embedding_model\030\025 " +
+      "\001(\tR\016embeddingModel\022/\n\023embedding_dimensi" +
+      "on\030\026 \001(\005R\022embeddingDimension\022\036\n\nsupersed" +
+      "es\030\027 \001(\tR\nsupersedes\022#\n\rsuperseded_by\030\030 " +
+      "\001(\tR\014supersededBy\022!\n\014derived_from\030\031 \003(\tR" +
+      "\013derivedFrom\0228\n\trelations\030\032 \003(\0132\032.memory" +
+      "d.v1.MemoryRelationR\trelations\022#\n\rmetada" +
+      "ta_json\030\033 \001(\tR\014metadataJson\022;\n\013occurred_" +
+      "at\030\034 \001(\0132\032.google.protobuf.TimestampR\noc" +
+      "curredAt\"\312\001\n\016MemoryRelation\022,\n\004kind\030\001 \001(" +
+      "\0162\030.memoryd.v1.RelationKindR\004kind\022\033\n\tmem" +
+      "ory_id\030\002 \001(\tR\010memoryId\0229\n\ncreated_at\030\003 \001" +
+      "(\0132\032.google.protobuf.TimestampR\tcreatedA" +
+      "t\022\026\n\006reason\030\004 \001(\tR\006reason\022\032\n\010strength\030\005 " +
+      "\001(\001R\010strength\"C\n\013Degradation\022\034\n\tcomponen" +
+      "t\030\001 \001(\tR\tcomponent\022\026\n\006reason\030\002 \001(\tR\006reas" +
+      "on\"d\n\010Progress\022\024\n\005phase\030\001 \001(\tR\005phase\022\022\n\004" +
+      "done\030\002 \001(\003R\004done\022\024\n\005total\030\003 \001(\003R\005total\022\030" +
+      "\n\007message\030\004 \001(\tR\007message\"R\n\022WorkingMemor" +
+      "yScope\022\033\n\tthread_id\030\001 \001(\tR\010threadId\022\037\n\013r" +
+      "esource_id\030\002 \001(\tR\nresourceId*\244\001\n\nMemoryT" +
+      "ype\022\033\n\027MEMORY_TYPE_UNSPECIFIED\020\000\022\032\n\026MEMO" +
+      "RY_TYPE_PREFERENCE\020\001\022\024\n\020MEMORY_TYPE_FACT" +
+      "\020\002\022\027\n\023MEMORY_TYPE_PATTERN\020\003\022\025\n\021MEMORY_TY" +
+      "PE_SKILL\020\004\022\027\n\023MEMORY_TYPE_EPISODE\020\005*\247\001\n\r" +
+      "SecurityLevel\022\036\n\032SECURITY_LEVEL_UNSPECIF" +
+      "IED\020\000\022\031\n\025SECURITY_LEVEL_PUBLIC\020\001\022\033\n\027SECU" +
+      "RITY_LEVEL_INTERNAL\020\002\022\037\n\033SECURITY_LEVEL_" +
+      "CONFIDENTIAL\020\003\022\035\n\031SECURITY_LEVEL_RESTRIC" +
+      "TED\020\004*\317\001\n\016ProvenanceKind\022\037\n\033PROVENANCE_K" +
+      "IND_UNSPECIFIED\020\000\022\030\n\024PROVENANCE_KIND_USE" +
+      "R\020\001\022\030\n\024PROVENANCE_KIND_TOOL\020\002\022\027\n\023PROVENA" +
+      "NCE_KIND_WEB\020\003\022\030\n\024PROVENANCE_KIND_FILE\020\004" +
+      "\022\032\n\026PROVENANCE_KIND_SYSTEM\020\005\022\031\n\025PROVENAN" +
+      "CE_KIND_AGENT\020\006*\350\002\n\014RelationKind\022\035\n\031RELA" +
+      "TION_KIND_UNSPECIFIED\020\000\022\034\n\030RELATION_KIND" +
+      "_SUPERSEDES\020\001\022\037\n\033RELATION_KIND_SUPERSEDE" +
+      "D_BY\020\002\022\035\n\031RELATION_KIND_CONTRADICTS\020\003\022!\n" +
+      "\035RELATION_KIND_CONTRADICTED_BY\020\004\022\032\n\026RELA" +
+      "TION_KIND_SUPPORTS\020\005\022\036\n\032RELATION_KIND_SU" +
+      "PPORTED_BY\020\006\022\031\n\025RELATION_KIND_REFINES\020\007\022" +
+      "\034\n\030RELATION_KIND_REFINED_BY\020\010\022\036\n\032RELATIO" +
+      "N_KIND_DERIVED_FROM\020\t\022#\n\037RELATION_KIND_C" +
+      "ONSOLIDATED_INTO\020\n*K\n\010TagMatch\022\031\n\025TAG_MA" +
+      "TCH_UNSPECIFIED\020\000\022\021\n\rTAG_MATCH_ANY\020\001\022\021\n\r" +
+      "TAG_MATCH_ALL\020\002Bf\n\016dev.memoryd.v1B\013Commo" +
+      "nProtoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1" +
+      "\342\002\026Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b" +
+      "\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -160,38 +168,44 @@ public final class CommonProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_Provenance_descriptor,
         new java.lang.String[] { "Kind", "Name", "RetrievedAt", "Locator", });
-    internal_static_memoryd_v1_TrustFilter_descriptor =
+    internal_static_memoryd_v1_AsOf_descriptor =
       getDescriptor().getMessageType(1);
+    internal_static_memoryd_v1_AsOf_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_memoryd_v1_AsOf_descriptor,
+        new java.lang.String[] { "Time", "Cursor", "Point", });
+    internal_static_memoryd_v1_TrustFilter_descriptor =
+      getDescriptor().getMessageType(2);
     internal_static_memoryd_v1_TrustFilter_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_TrustFilter_descriptor,
         new java.lang.String[] { "Kinds", "Unattributed", });
     internal_static_memoryd_v1_Memory_descriptor =
-      getDescriptor().getMessageType(2);
+      getDescriptor().getMessageType(3);
     internal_static_memoryd_v1_Memory_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_Memory_descriptor,
         new java.lang.String[] { "Id", "TenantId", "AgentId", "Namespace", "Content", "MemoryType", "Tags", "SecurityLevel", "Importance", "Confidence", "Source", "Metadata", "CreatedAt", "UpdatedAt", "AccessedAt", "AccessCount", "Version", "Archived", "ExpiresAt", "Key", "EmbeddingModel", "EmbeddingDimension", "Supersedes", "SupersededBy", "DerivedFrom", "Relations", "MetadataJson", "OccurredAt", });
     internal_static_memoryd_v1_MemoryRelation_descriptor =
-      getDescriptor().getMessageType(3);
+      getDescriptor().getMessageType(4);
     internal_static_memoryd_v1_MemoryRelation_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_MemoryRelation_descriptor,
         new java.lang.String[] { "Kind", "MemoryId", "CreatedAt", "Reason", "Strength", });
     internal_static_memoryd_v1_Degradation_descriptor =
-      getDescriptor().getMessageType(4);
+      getDescriptor().getMessageType(5);
     internal_static_memoryd_v1_Degradation_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_Degradation_descriptor,
         new java.lang.String[] { "Component", "Reason", });
     internal_static_memoryd_v1_Progress_descriptor =
-      getDescriptor().getMessageType(5);
+      getDescriptor().getMessageType(6);
     internal_static_memoryd_v1_Progress_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_Progress_descriptor,
         new java.lang.String[] { "Phase", "Done", "Total", "Message", });
     internal_static_memoryd_v1_WorkingMemoryScope_descriptor =
-      getDescriptor().getMessageType(6);
+      getDescriptor().getMessageType(7);
     internal_static_memoryd_v1_WorkingMemoryScope_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_WorkingMemoryScope_descriptor,

@@ -245,6 +245,44 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int AS_OF_FIELD_NUMBER = 6;
+  private dev.memoryd.v1.AsOf asOf_;
+  /**
+   * <pre>
+   * The default read as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  @java.lang.Override
+  public boolean hasAsOf() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * The default read as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOf getAsOf() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+  /**
+   * <pre>
+   * The default read as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -274,6 +312,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(prefix_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 5, prefix_);
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(6, getAsOf());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -299,6 +340,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(prefix_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(5, prefix_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(6, getAsOf());
     }
     return size;
   }
@@ -337,6 +382,11 @@ private static final long serialVersionUID = 0L;
     }
     if (!getPrefix()
         .equals(other.getPrefix())) return false;
+    if (hasAsOf() != other.hasAsOf()) return false;
+    if (hasAsOf()) {
+      if (!getAsOf()
+          .equals(other.getAsOf())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -362,6 +412,10 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + PREFIX_FIELD_NUMBER;
     hash = (53 * hash) + getPrefix().hashCode();
+    if (hasAsOf()) {
+      hash = (37 * hash) + AS_OF_FIELD_NUMBER;
+      hash = (53 * hash) + getAsOf().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -493,6 +547,7 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetCurrentTimeFieldBuilder();
+        internalGetAsOfFieldBuilder();
       }
     }
     @java.lang.Override
@@ -509,6 +564,11 @@ private static final long serialVersionUID = 0L;
         currentTimeBuilder_ = null;
       }
       prefix_ = "";
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
+      }
       return this;
     }
 
@@ -562,6 +622,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.prefix_ = prefix_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.asOf_ = asOfBuilder_ == null
+            ? asOf_
+            : asOfBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -602,6 +668,9 @@ private static final long serialVersionUID = 0L;
         prefix_ = other.prefix_;
         bitField0_ |= 0x00000010;
         onChanged();
+      }
+      if (other.hasAsOf()) {
+        mergeAsOf(other.getAsOf());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -654,6 +723,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 42
+            case 50: {
+              input.readMessage(
+                  internalGetAsOfFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1179,6 +1255,161 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00000010;
       onChanged();
       return this;
+    }
+
+    private dev.memoryd.v1.AsOf asOf_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> asOfBuilder_;
+    /**
+     * <pre>
+     * The default read as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     * @return Whether the asOf field is set.
+     */
+    public boolean hasAsOf() {
+      return ((bitField0_ & 0x00000020) != 0);
+    }
+    /**
+     * <pre>
+     * The default read as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     * @return The asOf.
+     */
+    public dev.memoryd.v1.AsOf getAsOf() {
+      if (asOfBuilder_ == null) {
+        return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      } else {
+        return asOfBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The default read as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        asOf_ = value;
+      } else {
+        asOfBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The default read as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(
+        dev.memoryd.v1.AsOf.Builder builderForValue) {
+      if (asOfBuilder_ == null) {
+        asOf_ = builderForValue.build();
+      } else {
+        asOfBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The default read as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public Builder mergeAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        if (((bitField0_ & 0x00000020) != 0) &&
+          asOf_ != null &&
+          asOf_ != dev.memoryd.v1.AsOf.getDefaultInstance()) {
+          getAsOfBuilder().mergeFrom(value);
+        } else {
+          asOf_ = value;
+        }
+      } else {
+        asOfBuilder_.mergeFrom(value);
+      }
+      if (asOf_ != null) {
+        bitField0_ |= 0x00000020;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The default read as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public Builder clearAsOf() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The default read as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOf.Builder getAsOfBuilder() {
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return internalGetAsOfFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The default read as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+      if (asOfBuilder_ != null) {
+        return asOfBuilder_.getMessageOrBuilder();
+      } else {
+        return asOf_ == null ?
+            dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      }
+    }
+    /**
+     * <pre>
+     * The default read as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> 
+        internalGetAsOfFieldBuilder() {
+      if (asOfBuilder_ == null) {
+        asOfBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder>(
+                getAsOf(),
+                getParentForChildren(),
+                isClean());
+        asOf_ = null;
+      }
+      return asOfBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.DefaultReadRequest)

@@ -119,4 +119,31 @@ public interface DefaultReadRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getPrefixBytes();
+
+  /**
+   * <pre>
+   * The default read as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  boolean hasAsOf();
+  /**
+   * <pre>
+   * The default read as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  dev.memoryd.v1.AsOf getAsOf();
+  /**
+   * <pre>
+   * The default read as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   */
+  dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder();
 }

@@ -50,6 +50,7 @@ private static final long serialVersionUID = 0L;
             dev.memoryd.v1.GetKeyRequest.class, dev.memoryd.v1.GetKeyRequest.Builder.class);
   }
 
+  private int bitField0_;
   public static final int AGENT_ID_FIELD_NUMBER = 1;
   @SuppressWarnings("serial")
   private volatile java.lang.Object agentId_ = "";
@@ -128,6 +129,44 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int AS_OF_FIELD_NUMBER = 3;
+  private dev.memoryd.v1.AsOf asOf_;
+  /**
+   * <pre>
+   * The key's value as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  @java.lang.Override
+  public boolean hasAsOf() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * The key's value as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOf getAsOf() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+  /**
+   * <pre>
+   * The key's value as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -148,6 +187,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(key_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 2, key_);
     }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeMessage(3, getAsOf());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -157,6 +199,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(key_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(2, key_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(3, getAsOf());
     }
     return size;
   }
@@ -186,6 +232,11 @@ private static final long serialVersionUID = 0L;
         .equals(other.getAgentId())) return false;
     if (!getKey()
         .equals(other.getKey())) return false;
+    if (hasAsOf() != other.hasAsOf()) return false;
+    if (hasAsOf()) {
+      if (!getAsOf()
+          .equals(other.getAsOf())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -201,6 +252,10 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getAgentId().hashCode();
     hash = (37 * hash) + KEY_FIELD_NUMBER;
     hash = (53 * hash) + getKey().hashCode();
+    if (hasAsOf()) {
+      hash = (37 * hash) + AS_OF_FIELD_NUMBER;
+      hash = (53 * hash) + getAsOf().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -320,13 +375,19 @@ private static final long serialVersionUID = 0L;
 
     // Construct using dev.memoryd.v1.GetKeyRequest.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetAsOfFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -334,6 +395,11 @@ private static final long serialVersionUID = 0L;
       bitField0_ = 0;
       agentId_ = "";
       key_ = "";
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
+      }
       return this;
     }
 
@@ -373,6 +439,14 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.key_ = key_;
       }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.asOf_ = asOfBuilder_ == null
+            ? asOf_
+            : asOfBuilder_.build();
+        to_bitField0_ |= 0x00000001;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -396,6 +470,9 @@ private static final long serialVersionUID = 0L;
         key_ = other.key_;
         bitField0_ |= 0x00000002;
         onChanged();
+      }
+      if (other.hasAsOf()) {
+        mergeAsOf(other.getAsOf());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -431,6 +508,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 18
+            case 26: {
+              input.readMessage(
+                  internalGetAsOfFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 26
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -590,6 +674,161 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00000002;
       onChanged();
       return this;
+    }
+
+    private dev.memoryd.v1.AsOf asOf_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> asOfBuilder_;
+    /**
+     * <pre>
+     * The key's value as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+     * @return Whether the asOf field is set.
+     */
+    public boolean hasAsOf() {
+      return ((bitField0_ & 0x00000004) != 0);
+    }
+    /**
+     * <pre>
+     * The key's value as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+     * @return The asOf.
+     */
+    public dev.memoryd.v1.AsOf getAsOf() {
+      if (asOfBuilder_ == null) {
+        return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      } else {
+        return asOfBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The key's value as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        asOf_ = value;
+      } else {
+        asOfBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The key's value as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(
+        dev.memoryd.v1.AsOf.Builder builderForValue) {
+      if (asOfBuilder_ == null) {
+        asOf_ = builderForValue.build();
+      } else {
+        asOfBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The key's value as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+     */
+    public Builder mergeAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        if (((bitField0_ & 0x00000004) != 0) &&
+          asOf_ != null &&
+          asOf_ != dev.memoryd.v1.AsOf.getDefaultInstance()) {
+          getAsOfBuilder().mergeFrom(value);
+        } else {
+          asOf_ = value;
+        }
+      } else {
+        asOfBuilder_.mergeFrom(value);
+      }
+      if (asOf_ != null) {
+        bitField0_ |= 0x00000004;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The key's value as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+     */
+    public Builder clearAsOf() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The key's value as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOf.Builder getAsOfBuilder() {
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return internalGetAsOfFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The key's value as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+      if (asOfBuilder_ != null) {
+        return asOfBuilder_.getMessageOrBuilder();
+      } else {
+        return asOf_ == null ?
+            dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      }
+    }
+    /**
+     * <pre>
+     * The key's value as of a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> 
+        internalGetAsOfFieldBuilder() {
+      if (asOfBuilder_ == null) {
+        asOfBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder>(
+                getAsOf(),
+                getParentForChildren(),
+                isClean());
+        asOf_ = null;
+      }
+      return asOfBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.GetKeyRequest)

@@ -33,4 +33,31 @@ public interface GetKeyRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getKeyBytes();
+
+  /**
+   * <pre>
+   * The key's value as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  boolean hasAsOf();
+  /**
+   * <pre>
+   * The key's value as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  dev.memoryd.v1.AsOf getAsOf();
+  /**
+   * <pre>
+   * The key's value as of a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 3 [json_name = "asOf"];</code>
+   */
+  dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder();
 }

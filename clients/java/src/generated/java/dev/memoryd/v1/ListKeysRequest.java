@@ -51,6 +51,7 @@ private static final long serialVersionUID = 0L;
             dev.memoryd.v1.ListKeysRequest.class, dev.memoryd.v1.ListKeysRequest.Builder.class);
   }
 
+  private int bitField0_;
   public static final int AGENT_ID_FIELD_NUMBER = 1;
   @SuppressWarnings("serial")
   private volatile java.lang.Object agentId_ = "";
@@ -202,6 +203,44 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int AS_OF_FIELD_NUMBER = 6;
+  private dev.memoryd.v1.AsOf asOf_;
+  /**
+   * <pre>
+   * The keys as they were at a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  @java.lang.Override
+  public boolean hasAsOf() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * The keys as they were at a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOf getAsOf() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+  /**
+   * <pre>
+   * The keys as they were at a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+    return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -231,6 +270,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 5, pageToken_);
     }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeMessage(6, getAsOf());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -251,6 +293,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(5, pageToken_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(6, getAsOf());
     }
     return size;
   }
@@ -286,6 +332,11 @@ private static final long serialVersionUID = 0L;
         != other.getPageSize()) return false;
     if (!getPageToken()
         .equals(other.getPageToken())) return false;
+    if (hasAsOf() != other.hasAsOf()) return false;
+    if (hasAsOf()) {
+      if (!getAsOf()
+          .equals(other.getAsOf())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -308,6 +359,10 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getPageSize();
     hash = (37 * hash) + PAGE_TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + getPageToken().hashCode();
+    if (hasAsOf()) {
+      hash = (37 * hash) + AS_OF_FIELD_NUMBER;
+      hash = (53 * hash) + getAsOf().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -427,13 +482,19 @@ private static final long serialVersionUID = 0L;
 
     // Construct using dev.memoryd.v1.ListKeysRequest.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetAsOfFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -444,6 +505,11 @@ private static final long serialVersionUID = 0L;
       recursive_ = false;
       pageSize_ = 0;
       pageToken_ = "";
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
+      }
       return this;
     }
 
@@ -492,6 +558,14 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.pageToken_ = pageToken_;
       }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.asOf_ = asOfBuilder_ == null
+            ? asOf_
+            : asOfBuilder_.build();
+        to_bitField0_ |= 0x00000001;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -526,6 +600,9 @@ private static final long serialVersionUID = 0L;
         pageToken_ = other.pageToken_;
         bitField0_ |= 0x00000010;
         onChanged();
+      }
+      if (other.hasAsOf()) {
+        mergeAsOf(other.getAsOf());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -576,6 +653,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 42
+            case 50: {
+              input.readMessage(
+                  internalGetAsOfFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -903,6 +987,161 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00000010;
       onChanged();
       return this;
+    }
+
+    private dev.memoryd.v1.AsOf asOf_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> asOfBuilder_;
+    /**
+     * <pre>
+     * The keys as they were at a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     * @return Whether the asOf field is set.
+     */
+    public boolean hasAsOf() {
+      return ((bitField0_ & 0x00000020) != 0);
+    }
+    /**
+     * <pre>
+     * The keys as they were at a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     * @return The asOf.
+     */
+    public dev.memoryd.v1.AsOf getAsOf() {
+      if (asOfBuilder_ == null) {
+        return asOf_ == null ? dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      } else {
+        return asOfBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The keys as they were at a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        asOf_ = value;
+      } else {
+        asOfBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The keys as they were at a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(
+        dev.memoryd.v1.AsOf.Builder builderForValue) {
+      if (asOfBuilder_ == null) {
+        asOf_ = builderForValue.build();
+      } else {
+        asOfBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The keys as they were at a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public Builder mergeAsOf(dev.memoryd.v1.AsOf value) {
+      if (asOfBuilder_ == null) {
+        if (((bitField0_ & 0x00000020) != 0) &&
+          asOf_ != null &&
+          asOf_ != dev.memoryd.v1.AsOf.getDefaultInstance()) {
+          getAsOfBuilder().mergeFrom(value);
+        } else {
+          asOf_ = value;
+        }
+      } else {
+        asOfBuilder_.mergeFrom(value);
+      }
+      if (asOf_ != null) {
+        bitField0_ |= 0x00000020;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The keys as they were at a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public Builder clearAsOf() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      asOf_ = null;
+      if (asOfBuilder_ != null) {
+        asOfBuilder_.dispose();
+        asOfBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The keys as they were at a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOf.Builder getAsOfBuilder() {
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return internalGetAsOfFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The keys as they were at a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    public dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder() {
+      if (asOfBuilder_ != null) {
+        return asOfBuilder_.getMessageOrBuilder();
+      } else {
+        return asOf_ == null ?
+            dev.memoryd.v1.AsOf.getDefaultInstance() : asOf_;
+      }
+    }
+    /**
+     * <pre>
+     * The keys as they were at a past moment (docs/as-of.md); unset: now.
+     * </pre>
+     *
+     * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder> 
+        internalGetAsOfFieldBuilder() {
+      if (asOfBuilder_ == null) {
+        asOfBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.AsOf, dev.memoryd.v1.AsOf.Builder, dev.memoryd.v1.AsOfOrBuilder>(
+                getAsOf(),
+                getParentForChildren(),
+                isClean());
+        asOf_ = null;
+      }
+      return asOfBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.ListKeysRequest)

@@ -69,4 +69,31 @@ public interface ListKeysRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getPageTokenBytes();
+
+  /**
+   * <pre>
+   * The keys as they were at a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  boolean hasAsOf();
+  /**
+   * <pre>
+   * The keys as they were at a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  dev.memoryd.v1.AsOf getAsOf();
+  /**
+   * <pre>
+   * The keys as they were at a past moment (docs/as-of.md); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 6 [json_name = "asOf"];</code>
+   */
+  dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder();
 }

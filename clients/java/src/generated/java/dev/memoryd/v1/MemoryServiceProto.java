@@ -412,7 +412,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "d\030\004 \001(\001R\007decayed\022\032\n\010weighted\030\005 \001(\001R\010weig" +
       "hted\022\030\n\007keyword\030\006 \001(\001R\007keyword\022\024\n\005fused\030" +
       "\007 \001(\001R\005fused\022\034\n\trelevance\030\010 \001(\001R\trelevan" +
-      "ce\022\032\n\010temporal\030\t \001(\001R\010temporal\"\337\006\n\rRecal" +
+      "ce\022\032\n\010temporal\030\t \001(\001R\010temporal\"\206\007\n\rRecal" +
       "lRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\024\n\005q" +
       "uery\030\002 \001(\tR\005query\022\024\n\005limit\030\003 \001(\005R\005limit\022" +
       "!\n\tnamespace\030\004 \001(\tH\000R\tnamespace\210\001\001\022\022\n\004ta" +
@@ -433,350 +433,353 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "\003now\022#\n\rmin_relevance\030\021 \001(\001R\014minRelevanc" +
       "e\022-\n\005trust\030\022 \001(\0132\027.memoryd.v1.TrustFilte" +
       "rR\005trust\022*\n\016context_window\030\023 \001(\005H\002R\rcont" +
-      "extWindow\210\001\001B\014\n\n_namespaceB\t\n\007_hybridB\021\n" +
-      "\017_context_window\"\253\001\n\014RecallResult\022*\n\006mem" +
-      "ory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022\024\n" +
-      "\005score\030\002 \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132" +
-      "\033.memoryd.v1.ScoreComponentsR\ncomponents" +
-      "\022\034\n\trelevance\030\004 \001(\001R\trelevance\"\242\001\n\016Recal" +
-      "lResponse\0222\n\007results\030\001 \003(\0132\030.memoryd.v1." +
-      "RecallResultR\007results\0223\n\010degraded\030\002 \003(\0132" +
-      "\027.memoryd.v1.DegradationR\010degraded\022\'\n\017em" +
-      "bedding_model\030\003 \001(\tR\016embeddingModel\"=\n\020G" +
-      "etMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
-      "Id\022\016\n\002id\030\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022" +
-      "*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006mem" +
-      "ory\"\306\004\n\023ListMemoriesRequest\022\031\n\010agent_id\030" +
-      "\001 \001(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000R\tnam" +
-      "espace\210\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_mat" +
-      "ch\030\004 \001(\0162\024.memoryd.v1.TagMatchR\010tagMatch" +
-      "\0229\n\014memory_types\030\005 \003(\0162\026.memoryd.v1.Memo" +
-      "ryTypeR\013memoryTypes\022G\n\022max_security_leve" +
-      "l\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\020maxS" +
-      "ecurityLevel\022?\n\rcreated_after\030\007 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\014createdAfter\022A\n" +
-      "\016created_before\030\010 \001(\0132\032.google.protobuf." +
-      "TimestampR\rcreatedBefore\022)\n\020include_arch" +
-      "ived\030\t \001(\010R\017includeArchived\022\033\n\tpage_size" +
-      "\030\n \001(\005R\010pageSize\022\035\n\npage_token\030\013 \001(\tR\tpa" +
-      "geToken\022-\n\005order\030\014 \001(\0162\027.memoryd.v1.Memo" +
-      "ryOrderR\005orderB\014\n\n_namespace\"n\n\024ListMemo" +
-      "riesResponse\022.\n\010memories\030\001 \003(\0132\022.memoryd" +
-      ".v1.MemoryR\010memories\022&\n\017next_page_token\030" +
-      "\002 \001(\tR\rnextPageToken\"\352\001\n\023UpdateMemoryReq" +
-      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\006memor" +
-      "y\030\002 \001(\0132\022.memoryd.v1.MemoryR\006memory\022;\n\013u" +
-      "pdate_mask\030\003 \001(\0132\032.google.protobuf.Field" +
-      "MaskR\nupdateMask\022\"\n\nif_version\030\004 \001(\003H\000R\t" +
-      "ifVersion\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembeddi" +
-      "ngB\r\n\013_if_version\"w\n\024UpdateMemoryRespons" +
-      "e\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006m" +
-      "emory\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Deg" +
-      "radationR\010degraded\"D\n\025ForgetMemoriesRequ" +
-      "est\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 " +
-      "\003(\tR\003ids\"=\n\026ForgetMemoriesResponse\022#\n\rfo" +
-      "rgotten_ids\030\001 \003(\tR\014forgottenIds\"\211\003\n\010KeyE" +
-      "ntry\022\020\n\003key\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132" +
-      "\026.google.protobuf.ValueR\007content\022\024\n\005vali" +
-      "d\030\003 \001(\010R\005valid\022\030\n\007version\030\004 \001(\003R\007version" +
-      "\0229\n\nupdated_at\030\005 \001(\0132\032.google.protobuf.T" +
-      "imestampR\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.me" +
-      "moryd.v1.ProvenanceR\006source\022@\n\016security_" +
-      "level\030\007 \001(\0162\031.memoryd.v1.SecurityLevelR\r" +
-      "securityLevel\022\033\n\tmemory_id\030\010 \001(\tR\010memory" +
-      "Id\022\034\n\tnamespace\030\t \001(\tR\tnamespace\022!\n\014cont" +
-      "ent_json\030\n \001(\tR\013contentJson\"\327\002\n\020SetMemor" +
-      "yRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003k" +
-      "ey\030\002 \001(\tR\003key\0220\n\007content\030\003 \001(\0132\026.google." +
-      "protobuf.ValueR\007content\022.\n\006source\030\004 \001(\0132" +
-      "\026.memoryd.v1.ProvenanceR\006source\022\"\n\nif_ve" +
-      "rsion\030\005 \001(\003H\000R\tifVersion\210\001\001\022@\n\016security_" +
-      "level\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\r" +
-      "securityLevel\022\034\n\tnamespace\030\007 \001(\tR\tnamesp" +
-      "ace\022!\n\014content_json\030\010 \001(\tR\013contentJsonB\r" +
-      "\n\013_if_version\"t\n\021SetMemoryResponse\022*\n\005en" +
-      "try\030\001 \001(\0132\024.memoryd.v1.KeyEntryR\005entry\0223" +
-      "\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degradatio" +
-      "nR\010degraded\"<\n\rGetKeyRequest\022\031\n\010agent_id" +
-      "\030\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\"<\n\016Get" +
-      "KeyResponse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1." +
-      "KeyEntryR\005entry\"\236\001\n\017ListKeysRequest\022\031\n\010a" +
-      "gent_id\030\001 \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006" +
-      "prefix\022\034\n\trecursive\030\003 \001(\010R\trecursive\022\033\n\t" +
-      "page_size\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030" +
-      "\005 \001(\tR\tpageToken\"\214\001\n\020ListKeysResponse\022.\n" +
-      "\007entries\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007en" +
-      "tries\022 \n\013directories\030\002 \003(\tR\013directories\022" +
-      "&\n\017next_page_token\030\003 \001(\tR\rnextPageToken\"" +
-      "|\n\021KeyHistoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
-      "agentId\022\020\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003" +
-      " \001(\005R\010pageSize\022\035\n\npage_token\030\004 \001(\tR\tpage" +
-      "Token\"l\n\022KeyHistoryResponse\022.\n\007entries\030\001" +
-      " \003(\0132\024.memoryd.v1.KeyEntryR\007entries\022&\n\017n" +
-      "ext_page_token\030\002 \001(\tR\rnextPageToken\"\345\002\n\r" +
-      "WorkingMemory\0224\n\005scope\030\001 \001(\0132\036.memoryd.v" +
-      "1.WorkingMemoryScopeR\005scope\0221\n\007content\030\002" +
-      " \001(\0132\027.google.protobuf.StructR\007content\022\030" +
-      "\n\007version\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004" +
-      " \001(\0132\032.google.protobuf.TimestampR\tupdate" +
-      "dAt\0229\n\nexpires_at\030\005 \001(\0132\032.google.protobu" +
-      "f.TimestampR\texpiresAt\0228\n\013json_schema\030\006 " +
-      "\001(\0132\027.google.protobuf.StructR\njsonSchema" +
-      "\022!\n\014content_json\030\007 \001(\tR\013contentJson\"\332\002\n\027" +
-      "SetWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(" +
-      "\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.W" +
-      "orkingMemoryScopeR\005scope\0221\n\007content\030\003 \001(" +
-      "\0132\027.google.protobuf.StructR\007content\0221\n\004m" +
-      "ode\030\004 \001(\0162\035.memoryd.v1.WorkingMemoryMode" +
-      "R\004mode\022+\n\003ttl\030\005 \001(\0132\031.google.protobuf.Du" +
-      "rationR\003ttl\0228\n\013json_schema\030\006 \001(\0132\027.googl" +
-      "e.protobuf.StructR\njsonSchema\022!\n\014content" +
-      "_json\030\007 \001(\tR\013contentJson\"\\\n\030SetWorkingMe" +
-      "moryResponse\022@\n\016working_memory\030\001 \001(\0132\031.m" +
-      "emoryd.v1.WorkingMemoryR\rworkingMemory\"j" +
-      "\n\027GetWorkingMemoryRequest\022\031\n\010agent_id\030\001 " +
-      "\001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1" +
-      ".WorkingMemoryScopeR\005scope\"\\\n\030GetWorking" +
-      "MemoryResponse\022@\n\016working_memory\030\001 \001(\0132\031" +
-      ".memoryd.v1.WorkingMemoryR\rworkingMemory" +
-      "\"m\n\032DeleteWorkingMemoryRequest\022\031\n\010agent_" +
-      "id\030\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memor" +
-      "yd.v1.WorkingMemoryScopeR\005scope\"7\n\033Delet" +
-      "eWorkingMemoryResponse\022\030\n\007deleted\030\001 \001(\010R" +
-      "\007deleted\"\265\001\n\036ListWorkingMemoryScopesRequ" +
-      "est\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\033\n\tthread" +
-      "_id\030\002 \001(\tR\010threadId\022\037\n\013resource_id\030\003 \001(\t" +
-      "R\nresourceId\022\033\n\tpage_size\030\004 \001(\005R\010pageSiz" +
-      "e\022\035\n\npage_token\030\005 \001(\tR\tpageToken\"|\n\037List" +
-      "WorkingMemoryScopesResponse\0221\n\006scopes\030\001 " +
-      "\003(\0132\031.memoryd.v1.WorkingMemoryR\006scopes\022&" +
-      "\n\017next_page_token\030\002 \001(\tR\rnextPageToken\"w" +
-      "\n\014AgentProfile\022\030\n\007content\030\001 \001(\tR\007content" +
-      "\022\022\n\004etag\030\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\013" +
-      "2\032.google.protobuf.TimestampR\tupdatedAt\"" +
-      ".\n\021GetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
-      "agentId\"H\n\022GetProfileResponse\0222\n\007profile" +
-      "\030\001 \001(\0132\030.memoryd.v1.AgentProfileR\007profil" +
-      "e\"c\n\021SetProfileRequest\022\031\n\010agent_id\030\001 \001(\t" +
-      "R\007agentId\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010i" +
-      "f_match\030\003 \001(\tR\007ifMatch\"H\n\022SetProfileResp" +
-      "onse\0222\n\007profile\030\001 \001(\0132\030.memoryd.v1.Agent" +
-      "ProfileR\007profile\"\366\002\n\016SessionMessage\022+\n\004r" +
-      "ole\030\001 \001(\0162\027.memoryd.v1.MessageRoleR\004role" +
-      "\022\030\n\007content\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\t" +
-      "R\004name\022 \n\014tool_call_id\030\004 \001(\tR\ntoolCallId" +
-      "\0229\n\ncreated_at\030\005 \001(\0132\032.google.protobuf.T" +
-      "imestampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n" +
-      "\ntool_calls\030\007 \003(\0132\024.memoryd.v1.ToolCallR" +
-      "\ttoolCalls\022=\n\nattachment\030\010 \001(\0132\035.memoryd" +
-      ".v1.MessageAttachmentR\nattachment\022&\n\017mer" +
-      "ged_from_seq\030\t \001(\003R\rmergedFromSeq\"`\n\021Mes" +
-      "sageAttachment\022\035\n\nsize_bytes\030\001 \001(\003R\tsize" +
-      "Bytes\022\024\n\005chars\030\002 \001(\003R\005chars\022\026\n\006sha256\030\003 " +
-      "\001(\tR\006sha256\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022" +
-      "\022\n\004name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026" +
-      ".google.protobuf.ValueR\targuments\"\201\004\n\022Se" +
-      "ssionCompression\022C\n\033compress_threshold_m" +
-      "essages\030\001 \001(\005H\000R\031compressThresholdMessag" +
-      "es\210\001\001\0225\n\024compress_token_ratio\030\002 \001(\001H\001R\022c" +
-      "ompressTokenRatio\210\001\001\0227\n\025context_budget_t" +
-      "okens\030\003 \001(\005H\002R\023contextBudgetTokens\210\001\001\0225\n" +
-      "\024keep_recent_messages\030\004 \001(\005H\003R\022keepRecen" +
-      "tMessages\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H\004R\014o" +
-      "ffloadBytes\210\001\001\022;\n\027merge_adjacent_message" +
-      "s\030\006 \001(\010H\005R\025mergeAdjacentMessages\210\001\001B\036\n\034_" +
-      "compress_threshold_messagesB\027\n\025_compress" +
-      "_token_ratioB\030\n\026_context_budget_tokensB\027" +
-      "\n\025_keep_recent_messagesB\020\n\016_offload_byte" +
-      "sB\032\n\030_merge_adjacent_messages\"\224\001\n\016FixedZ" +
-      "oneEntry\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.Fixe" +
-      "dZoneKindR\004kind\022\030\n\007content\030\002 \001(\tR\007conten" +
-      "t\0229\n\ncreated_at\030\003 \001(\0132\032.google.protobuf." +
-      "TimestampR\tcreatedAt\"\313\002\n\025AppendMessagesR" +
-      "equest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nses" +
-      "sion_id\030\002 \001(\tR\tsessionId\0226\n\010messages\030\003 \003" +
-      "(\0132\032.memoryd.v1.SessionMessageR\010messages" +
-      "\022+\n\003ttl\030\004 \001(\0132\031.google.protobuf.Duration" +
-      "R\003ttl\022@\n\013compression\030\005 \001(\0132\036.memoryd.v1." +
-      "SessionCompressionR\013compression\022Q\n\025long_" +
-      "term_memory_mode\030\006 \001(\0162\036.memoryd.v1.Long" +
-      "TermMemoryModeR\022longTermMemoryMode\"\351\001\n\026A" +
-      "ppendMessagesResponse\022#\n\rmessage_count\030\001" +
-      " \001(\003R\014messageCount\022\036\n\ncompressed\030\002 \001(\010R\n" +
-      "compressed\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v" +
-      "1.DegradationR\010degraded\022.\n\023recorded_memo" +
-      "ry_ids\030\004 \003(\tR\021recordedMemoryIds\022%\n\016offlo" +
-      "aded_seqs\030\005 \003(\003R\roffloadedSeqs\"v\n\027GetSes" +
-      "sionWindowRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022!\n\014t" +
-      "oken_budget\030\003 \001(\005R\013tokenBudget\"\334\004\n\030GetSe" +
-      "ssionWindowResponse\0229\n\nfixed_zone\030\001 \003(\0132" +
-      "\032.memoryd.v1.FixedZoneEntryR\tfixedZone\022\030" +
-      "\n\007summary\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\013" +
-      "2\032.memoryd.v1.SessionMessageR\006recent\022\037\n\013" +
-      "tokens_used\030\004 \001(\005R\ntokensUsed\022\036\n\nsummari" +
-      "zer\030\005 \001(\tR\nsummarizer\022#\n\rtoken_counter\030\006" +
-      " \001(\tR\014tokenCounter\0223\n\010degraded\030\007 \003(\0132\027.m" +
-      "emoryd.v1.DegradationR\010degraded\0224\n\026summa" +
-      "rized_through_seq\030\010 \001(\003R\024summarizedThrou" +
-      "ghSeq\022\'\n\017stored_messages\030\t \001(\003R\016storedMe" +
-      "ssages\022Q\n\025long_term_memory_mode\030\n \001(\0162\036." +
-      "memoryd.v1.LongTermMemoryModeR\022longTermM" +
-      "emoryMode\022@\n\022long_term_memories\030\013 \003(\0132\022." +
-      "memoryd.v1.MemoryR\020longTermMemories\022(\n\020l" +
-      "ong_term_memory\030\014 \001(\tR\016longTermMemory\"\235\001" +
-      "\n\030InjectInstructionRequest\022\031\n\010agent_id\030\001" +
+      "extWindow\210\001\001\022%\n\005as_of\030\024 \001(\0132\020.memoryd.v1" +
+      ".AsOfR\004asOfB\014\n\n_namespaceB\t\n\007_hybridB\021\n\017" +
+      "_context_window\"\253\001\n\014RecallResult\022*\n\006memo" +
+      "ry\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022\024\n\005" +
+      "score\030\002 \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033" +
+      ".memoryd.v1.ScoreComponentsR\ncomponents\022" +
+      "\034\n\trelevance\030\004 \001(\001R\trelevance\"\242\001\n\016Recall" +
+      "Response\0222\n\007results\030\001 \003(\0132\030.memoryd.v1.R" +
+      "ecallResultR\007results\0223\n\010degraded\030\002 \003(\0132\027" +
+      ".memoryd.v1.DegradationR\010degraded\022\'\n\017emb" +
+      "edding_model\030\003 \001(\tR\016embeddingModel\"=\n\020Ge" +
+      "tMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
+      "d\022\016\n\002id\030\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022*" +
+      "\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memo" +
+      "ry\"\306\004\n\023ListMemoriesRequest\022\031\n\010agent_id\030\001" +
+      " \001(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000R\tname" +
+      "space\210\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_matc" +
+      "h\030\004 \001(\0162\024.memoryd.v1.TagMatchR\010tagMatch\022" +
+      "9\n\014memory_types\030\005 \003(\0162\026.memoryd.v1.Memor" +
+      "yTypeR\013memoryTypes\022G\n\022max_security_level" +
+      "\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\020maxSe" +
+      "curityLevel\022?\n\rcreated_after\030\007 \001(\0132\032.goo" +
+      "gle.protobuf.TimestampR\014createdAfter\022A\n\016" +
+      "created_before\030\010 \001(\0132\032.google.protobuf.T" +
+      "imestampR\rcreatedBefore\022)\n\020include_archi" +
+      "ved\030\t \001(\010R\017includeArchived\022\033\n\tpage_size\030" +
+      "\n \001(\005R\010pageSize\022\035\n\npage_token\030\013 \001(\tR\tpag" +
+      "eToken\022-\n\005order\030\014 \001(\0162\027.memoryd.v1.Memor" +
+      "yOrderR\005orderB\014\n\n_namespace\"n\n\024ListMemor" +
+      "iesResponse\022.\n\010memories\030\001 \003(\0132\022.memoryd." +
+      "v1.MemoryR\010memories\022&\n\017next_page_token\030\002" +
+      " \001(\tR\rnextPageToken\"\352\001\n\023UpdateMemoryRequ" +
+      "est\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\006memory" +
+      "\030\002 \001(\0132\022.memoryd.v1.MemoryR\006memory\022;\n\013up" +
+      "date_mask\030\003 \001(\0132\032.google.protobuf.FieldM" +
+      "askR\nupdateMask\022\"\n\nif_version\030\004 \001(\003H\000R\ti" +
+      "fVersion\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembeddin" +
+      "gB\r\n\013_if_version\"w\n\024UpdateMemoryResponse" +
+      "\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006me" +
+      "mory\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degr" +
+      "adationR\010degraded\"D\n\025ForgetMemoriesReque" +
+      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 \003" +
+      "(\tR\003ids\"=\n\026ForgetMemoriesResponse\022#\n\rfor" +
+      "gotten_ids\030\001 \003(\tR\014forgottenIds\"\211\003\n\010KeyEn" +
+      "try\022\020\n\003key\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132\026" +
+      ".google.protobuf.ValueR\007content\022\024\n\005valid" +
+      "\030\003 \001(\010R\005valid\022\030\n\007version\030\004 \001(\003R\007version\022" +
+      "9\n\nupdated_at\030\005 \001(\0132\032.google.protobuf.Ti" +
+      "mestampR\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.mem" +
+      "oryd.v1.ProvenanceR\006source\022@\n\016security_l" +
+      "evel\030\007 \001(\0162\031.memoryd.v1.SecurityLevelR\rs" +
+      "ecurityLevel\022\033\n\tmemory_id\030\010 \001(\tR\010memoryI" +
+      "d\022\034\n\tnamespace\030\t \001(\tR\tnamespace\022!\n\014conte" +
+      "nt_json\030\n \001(\tR\013contentJson\"\327\002\n\020SetMemory" +
+      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ke" +
+      "y\030\002 \001(\tR\003key\0220\n\007content\030\003 \001(\0132\026.google.p" +
+      "rotobuf.ValueR\007content\022.\n\006source\030\004 \001(\0132\026" +
+      ".memoryd.v1.ProvenanceR\006source\022\"\n\nif_ver" +
+      "sion\030\005 \001(\003H\000R\tifVersion\210\001\001\022@\n\016security_l" +
+      "evel\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\rs" +
+      "ecurityLevel\022\034\n\tnamespace\030\007 \001(\tR\tnamespa" +
+      "ce\022!\n\014content_json\030\010 \001(\tR\013contentJsonB\r\n" +
+      "\013_if_version\"t\n\021SetMemoryResponse\022*\n\005ent" +
+      "ry\030\001 \001(\0132\024.memoryd.v1.KeyEntryR\005entry\0223\n" +
+      "\010degraded\030\002 \003(\0132\027.memoryd.v1.Degradation" +
+      "R\010degraded\"c\n\rGetKeyRequest\022\031\n\010agent_id\030" +
+      "\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\022%\n\005as_o" +
+      "f\030\003 \001(\0132\020.memoryd.v1.AsOfR\004asOf\"<\n\016GetKe" +
+      "yResponse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.Ke" +
+      "yEntryR\005entry\"\305\001\n\017ListKeysRequest\022\031\n\010age" +
+      "nt_id\030\001 \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006pr" +
+      "efix\022\034\n\trecursive\030\003 \001(\010R\trecursive\022\033\n\tpa" +
+      "ge_size\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030\005 " +
+      "\001(\tR\tpageToken\022%\n\005as_of\030\006 \001(\0132\020.memoryd." +
+      "v1.AsOfR\004asOf\"\214\001\n\020ListKeysResponse\022.\n\007en" +
+      "tries\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entri" +
+      "es\022 \n\013directories\030\002 \003(\tR\013directories\022&\n\017" +
+      "next_page_token\030\003 \001(\tR\rnextPageToken\"|\n\021" +
+      "KeyHistoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
+      "ntId\022\020\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003 \001(" +
+      "\005R\010pageSize\022\035\n\npage_token\030\004 \001(\tR\tpageTok" +
+      "en\"l\n\022KeyHistoryResponse\022.\n\007entries\030\001 \003(" +
+      "\0132\024.memoryd.v1.KeyEntryR\007entries\022&\n\017next" +
+      "_page_token\030\002 \001(\tR\rnextPageToken\"\345\002\n\rWor" +
+      "kingMemory\0224\n\005scope\030\001 \001(\0132\036.memoryd.v1.W" +
+      "orkingMemoryScopeR\005scope\0221\n\007content\030\002 \001(" +
+      "\0132\027.google.protobuf.StructR\007content\022\030\n\007v" +
+      "ersion\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004 \001(" +
+      "\0132\032.google.protobuf.TimestampR\tupdatedAt" +
+      "\0229\n\nexpires_at\030\005 \001(\0132\032.google.protobuf.T" +
+      "imestampR\texpiresAt\0228\n\013json_schema\030\006 \001(\013" +
+      "2\027.google.protobuf.StructR\njsonSchema\022!\n" +
+      "\014content_json\030\007 \001(\tR\013contentJson\"\332\002\n\027Set" +
+      "WorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
+      "agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Work" +
+      "ingMemoryScopeR\005scope\0221\n\007content\030\003 \001(\0132\027" +
+      ".google.protobuf.StructR\007content\0221\n\004mode" +
+      "\030\004 \001(\0162\035.memoryd.v1.WorkingMemoryModeR\004m" +
+      "ode\022+\n\003ttl\030\005 \001(\0132\031.google.protobuf.Durat" +
+      "ionR\003ttl\0228\n\013json_schema\030\006 \001(\0132\027.google.p" +
+      "rotobuf.StructR\njsonSchema\022!\n\014content_js" +
+      "on\030\007 \001(\tR\013contentJson\"\\\n\030SetWorkingMemor" +
+      "yResponse\022@\n\016working_memory\030\001 \001(\0132\031.memo" +
+      "ryd.v1.WorkingMemoryR\rworkingMemory\"j\n\027G" +
+      "etWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\t" +
+      "R\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Wo" +
+      "rkingMemoryScopeR\005scope\"\\\n\030GetWorkingMem" +
+      "oryResponse\022@\n\016working_memory\030\001 \001(\0132\031.me" +
+      "moryd.v1.WorkingMemoryR\rworkingMemory\"m\n" +
+      "\032DeleteWorkingMemoryRequest\022\031\n\010agent_id\030" +
+      "\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd." +
+      "v1.WorkingMemoryScopeR\005scope\"7\n\033DeleteWo" +
+      "rkingMemoryResponse\022\030\n\007deleted\030\001 \001(\010R\007de" +
+      "leted\"\265\001\n\036ListWorkingMemoryScopesRequest" +
+      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\033\n\tthread_id" +
+      "\030\002 \001(\tR\010threadId\022\037\n\013resource_id\030\003 \001(\tR\nr" +
+      "esourceId\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022\035" +
+      "\n\npage_token\030\005 \001(\tR\tpageToken\"|\n\037ListWor" +
+      "kingMemoryScopesResponse\0221\n\006scopes\030\001 \003(\013" +
+      "2\031.memoryd.v1.WorkingMemoryR\006scopes\022&\n\017n" +
+      "ext_page_token\030\002 \001(\tR\rnextPageToken\"w\n\014A" +
+      "gentProfile\022\030\n\007content\030\001 \001(\tR\007content\022\022\n" +
+      "\004etag\030\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132\032." +
+      "google.protobuf.TimestampR\tupdatedAt\".\n\021" +
+      "GetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
+      "ntId\"H\n\022GetProfileResponse\0222\n\007profile\030\001 " +
+      "\001(\0132\030.memoryd.v1.AgentProfileR\007profile\"c" +
+      "\n\021SetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
+      "gentId\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if_m" +
+      "atch\030\003 \001(\tR\007ifMatch\"H\n\022SetProfileRespons" +
+      "e\0222\n\007profile\030\001 \001(\0132\030.memoryd.v1.AgentPro" +
+      "fileR\007profile\"\366\002\n\016SessionMessage\022+\n\004role" +
+      "\030\001 \001(\0162\027.memoryd.v1.MessageRoleR\004role\022\030\n" +
+      "\007content\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004n" +
+      "ame\022 \n\014tool_call_id\030\004 \001(\tR\ntoolCallId\0229\n" +
+      "\ncreated_at\030\005 \001(\0132\032.google.protobuf.Time" +
+      "stampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\nto" +
+      "ol_calls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\tto" +
+      "olCalls\022=\n\nattachment\030\010 \001(\0132\035.memoryd.v1" +
+      ".MessageAttachmentR\nattachment\022&\n\017merged" +
+      "_from_seq\030\t \001(\003R\rmergedFromSeq\"`\n\021Messag" +
+      "eAttachment\022\035\n\nsize_bytes\030\001 \001(\003R\tsizeByt" +
+      "es\022\024\n\005chars\030\002 \001(\003R\005chars\022\026\n\006sha256\030\003 \001(\t" +
+      "R\006sha256\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004" +
+      "name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.go" +
+      "ogle.protobuf.ValueR\targuments\"\201\004\n\022Sessi" +
+      "onCompression\022C\n\033compress_threshold_mess" +
+      "ages\030\001 \001(\005H\000R\031compressThresholdMessages\210" +
+      "\001\001\0225\n\024compress_token_ratio\030\002 \001(\001H\001R\022comp" +
+      "ressTokenRatio\210\001\001\0227\n\025context_budget_toke" +
+      "ns\030\003 \001(\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024ke" +
+      "ep_recent_messages\030\004 \001(\005H\003R\022keepRecentMe" +
+      "ssages\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H\004R\014offl" +
+      "oadBytes\210\001\001\022;\n\027merge_adjacent_messages\030\006" +
+      " \001(\010H\005R\025mergeAdjacentMessages\210\001\001B\036\n\034_com" +
+      "press_threshold_messagesB\027\n\025_compress_to" +
+      "ken_ratioB\030\n\026_context_budget_tokensB\027\n\025_" +
+      "keep_recent_messagesB\020\n\016_offload_bytesB\032" +
+      "\n\030_merge_adjacent_messages\"\224\001\n\016FixedZone" +
+      "Entry\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZo" +
+      "neKindR\004kind\022\030\n\007content\030\002 \001(\tR\007content\0229" +
+      "\n\ncreated_at\030\003 \001(\0132\032.google.protobuf.Tim" +
+      "estampR\tcreatedAt\"\313\002\n\025AppendMessagesRequ" +
+      "est\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsessio" +
+      "n_id\030\002 \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\0132" +
+      "\032.memoryd.v1.SessionMessageR\010messages\022+\n" +
+      "\003ttl\030\004 \001(\0132\031.google.protobuf.DurationR\003t" +
+      "tl\022@\n\013compression\030\005 \001(\0132\036.memoryd.v1.Ses" +
+      "sionCompressionR\013compression\022Q\n\025long_ter" +
+      "m_memory_mode\030\006 \001(\0162\036.memoryd.v1.LongTer" +
+      "mMemoryModeR\022longTermMemoryMode\"\351\001\n\026Appe" +
+      "ndMessagesResponse\022#\n\rmessage_count\030\001 \001(" +
+      "\003R\014messageCount\022\036\n\ncompressed\030\002 \001(\010R\ncom" +
+      "pressed\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1.D" +
+      "egradationR\010degraded\022.\n\023recorded_memory_" +
+      "ids\030\004 \003(\tR\021recordedMemoryIds\022%\n\016offloade" +
+      "d_seqs\030\005 \003(\003R\roffloadedSeqs\"v\n\027GetSessio" +
+      "nWindowRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
+      "d\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022!\n\014toke" +
+      "n_budget\030\003 \001(\005R\013tokenBudget\"\334\004\n\030GetSessi" +
+      "onWindowResponse\0229\n\nfixed_zone\030\001 \003(\0132\032.m" +
+      "emoryd.v1.FixedZoneEntryR\tfixedZone\022\030\n\007s" +
+      "ummary\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132\032." +
+      "memoryd.v1.SessionMessageR\006recent\022\037\n\013tok" +
+      "ens_used\030\004 \001(\005R\ntokensUsed\022\036\n\nsummarizer" +
+      "\030\005 \001(\tR\nsummarizer\022#\n\rtoken_counter\030\006 \001(" +
+      "\tR\014tokenCounter\0223\n\010degraded\030\007 \003(\0132\027.memo" +
+      "ryd.v1.DegradationR\010degraded\0224\n\026summariz" +
+      "ed_through_seq\030\010 \001(\003R\024summarizedThroughS" +
+      "eq\022\'\n\017stored_messages\030\t \001(\003R\016storedMessa" +
+      "ges\022Q\n\025long_term_memory_mode\030\n \001(\0162\036.mem" +
+      "oryd.v1.LongTermMemoryModeR\022longTermMemo" +
+      "ryMode\022@\n\022long_term_memories\030\013 \003(\0132\022.mem" +
+      "oryd.v1.MemoryR\020longTermMemories\022(\n\020long" +
+      "_term_memory\030\014 \001(\tR\016longTermMemory\"\235\001\n\030I" +
+      "njectInstructionRequest\022\031\n\010agent_id\030\001 \001(" +
+      "\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionI" +
+      "d\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1.FixedZoneKi" +
+      "ndR\004kind\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031In" +
+      "jectInstructionResponse\0229\n\nfixed_zone\030\001 " +
+      "\003(\0132\032.memoryd.v1.FixedZoneEntryR\tfixedZo" +
+      "ne\"x\n\021EndSessionRequest\022\031\n\010agent_id\030\001 \001(" +
+      "\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionI" +
+      "d\022)\n\020extract_memories\030\003 \001(\010R\017extractMemo" +
+      "ries\"\225\001\n\022EndSessionResponse\022\030\n\007summary\030\001" +
+      " \001(\tR\007summary\0220\n\textracted\030\002 \003(\0132\022.memor" +
+      "yd.v1.MemoryR\textracted\0223\n\010degraded\030\003 \003(" +
+      "\0132\027.memoryd.v1.DegradationR\010degraded\"\303\001\n" +
+      "\031GetSessionMessagesRequest\022\031\n\010agent_id\030\001" +
       " \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessi" +
-      "onId\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1.FixedZon" +
-      "eKindR\004kind\022\030\n\007content\030\004 \001(\tR\007content\"V\n" +
-      "\031InjectInstructionResponse\0229\n\nfixed_zone" +
-      "\030\001 \003(\0132\032.memoryd.v1.FixedZoneEntryR\tfixe" +
-      "dZone\"x\n\021EndSessionRequest\022\031\n\010agent_id\030\001" +
-      " \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessi" +
-      "onId\022)\n\020extract_memories\030\003 \001(\010R\017extractM" +
-      "emories\"\225\001\n\022EndSessionResponse\022\030\n\007summar" +
-      "y\030\001 \001(\tR\007summary\0220\n\textracted\030\002 \003(\0132\022.me" +
-      "moryd.v1.MemoryR\textracted\0223\n\010degraded\030\003" +
-      " \003(\0132\027.memoryd.v1.DegradationR\010degraded\"" +
-      "\303\001\n\031GetSessionMessagesRequest\022\031\n\010agent_i" +
-      "d\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tse" +
-      "ssionId\022\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to" +
-      "_seq\030\004 \001(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010pa" +
-      "geSize\022\035\n\npage_token\030\006 \001(\tR\tpageToken\"\327\001" +
-      "\n\032GetSessionMessagesResponse\0226\n\010messages" +
-      "\030\001 \003(\0132\032.memoryd.v1.SessionMessageR\010mess" +
-      "ages\022&\n\017next_page_token\030\002 \001(\tR\rnextPageT" +
-      "oken\022#\n\rmessage_count\030\003 \001(\003R\014messageCoun" +
-      "t\0224\n\026summarized_through_seq\030\004 \001(\003R\024summa" +
-      "rizedThroughSeq\"e\n\025DeleteMessagesRequest" +
-      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_i" +
-      "d\030\002 \001(\tR\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231" +
-      "\001\n\026DeleteMessagesResponse\022!\n\014deleted_seq" +
-      "s\030\001 \003(\003R\013deletedSeqs\022\'\n\017summary_rebuilt\030" +
-      "\002 \001(\010R\016summaryRebuilt\0223\n\010degraded\030\003 \003(\0132" +
-      "\027.memoryd.v1.DegradationR\010degraded\"n\n\023Cl" +
-      "earSessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\035\n\nf" +
-      "ixed_zone\030\003 \001(\010R\tfixedZone\"0\n\024ClearSessi" +
-      "onResponse\022\030\n\007deleted\030\001 \001(\003R\007deleted\"\236\001\n" +
-      "\033GetSessionAttachmentRequest\022\031\n\010agent_id" +
-      "\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tses" +
-      "sionId\022\020\n\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004 \001(\003" +
-      "R\006offset\022\033\n\tmax_chars\030\005 \001(\003R\010maxChars\"\215\002" +
-      "\n\034GetSessionAttachmentResponse\022\020\n\003seq\030\001 " +
-      "\001(\003R\003seq\022\030\n\007content\030\002 \001(\tR\007content\022=\n\nat" +
-      "tachment\030\003 \001(\0132\035.memoryd.v1.MessageAttac" +
-      "hmentR\nattachment\022\037\n\013next_offset\030\004 \001(\003R\n" +
-      "nextOffset\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.Me" +
-      "ssageRoleR\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014t" +
-      "ool_call_id\030\007 \001(\tR\ntoolCallId\"\250\001\n\014WatchR" +
-      "equest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006cur" +
-      "sor\030\002 \001(\tR\006cursor\022,\n\005start\030\003 \001(\0162\026.memor" +
-      "yd.v1.WatchStartR\005start\022\037\n\013tenant_wide\030\004" +
-      " \001(\010R\ntenantWide\022\026\n\006follow\030\005 \001(\010R\006follow" +
-      "\"\335\001\n\006Change\022*\n\004kind\030\001 \001(\0162\026.memoryd.v1.C" +
-      "hangeKindR\004kind\022\031\n\010agent_id\030\002 \001(\tR\007agent" +
-      "Id\022\033\n\tmemory_id\030\003 \001(\tR\010memoryId\022\020\n\003key\030\004" +
-      " \001(\tR\003key\022*\n\006memory\030\005 \001(\0132\022.memoryd.v1.M" +
-      "emoryR\006memory\0221\n\tkey_entry\030\006 \001(\0132\024.memor" +
-      "yd.v1.KeyEntryR\010keyEntry\"r\n\rWatchRespons" +
-      "e\022\026\n\006cursor\030\001 \001(\tR\006cursor\022,\n\007changes\030\002 \003" +
-      "(\0132\022.memoryd.v1.ChangeR\007changes\022\033\n\tcaugh" +
-      "t_up\030\003 \001(\010R\010caughtUp*\335\001\n\rScoringPreset\022\036" +
-      "\n\032SCORING_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORIN" +
-      "G_PRESET_SIMILARITY\020\001\022\032\n\026SCORING_PRESET_" +
-      "DECAYED\020\002\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034" +
-      "\n\030SCORING_PRESET_RELEVANCE\020\004\022\032\n\026SCORING_" +
-      "PRESET_LAYERED\020\005\022\032\n\026SCORING_PRESET_BLEND" +
-      "ED\020\006*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UN" +
-      "SPECIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035" +
-      "\n\031RECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013Memory" +
-      "Order\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031M" +
-      "EMORY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORD" +
-      "ER_CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_" +
-      "COUNT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_" +
-      "DESC\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_M" +
-      "EMORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMO" +
-      "RY_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_R" +
-      "EPLACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE" +
-      "_UNSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n" +
-      "\026MESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROL" +
-      "E_SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022Lo" +
-      "ngTermMemoryMode\022%\n!LONG_TERM_MEMORY_MOD" +
-      "E_UNSPECIFIED\020\000\022\'\n#LONG_TERM_MEMORY_MODE" +
-      "_AGENT_CONTROL\020\001\022(\n$LONG_TERM_MEMORY_MOD" +
-      "E_STATIC_CONTROL\020\002\022\036\n\032LONG_TERM_MEMORY_M" +
-      "ODE_BOTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZO" +
-      "NE_KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND" +
-      "_TRIGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n" +
-      "\033FIXED_ZONE_KIND_INSTRUCTION\020\003*V\n\nWatchS" +
-      "tart\022\033\n\027WATCH_START_UNSPECIFIED\020\000\022\023\n\017WAT" +
-      "CH_START_NOW\020\001\022\026\n\022WATCH_START_OLDEST\020\002*\340" +
-      "\001\n\nChangeKind\022\033\n\027CHANGE_KIND_UNSPECIFIED" +
-      "\020\000\022\036\n\032CHANGE_KIND_MEMORY_CREATED\020\001\022\036\n\032CH" +
-      "ANGE_KIND_MEMORY_UPDATED\020\002\022\037\n\033CHANGE_KIN" +
-      "D_MEMORY_ARCHIVED\020\003\022\036\n\032CHANGE_KIND_MEMOR" +
-      "Y_DELETED\020\004\022\027\n\023CHANGE_KIND_KEY_SET\020\005\022\033\n\027" +
-      "CHANGE_KIND_KEY_DELETED\020\0062\254\021\n\rMemoryServ" +
-      "ice\022E\n\010Remember\022\033.memoryd.v1.RememberReq" +
-      "uest\032\034.memoryd.v1.RememberResponse\022T\n\rRe" +
-      "memberBatch\022 .memoryd.v1.RememberBatchRe" +
-      "quest\032!.memoryd.v1.RememberBatchResponse" +
-      "\022?\n\006Recall\022\031.memoryd.v1.RecallRequest\032\032." +
-      "memoryd.v1.RecallResponse\022H\n\tGetMemory\022\034" +
-      ".memoryd.v1.GetMemoryRequest\032\035.memoryd.v" +
-      "1.GetMemoryResponse\022Q\n\014ListMemories\022\037.me" +
-      "moryd.v1.ListMemoriesRequest\032 .memoryd.v" +
-      "1.ListMemoriesResponse\022Q\n\014UpdateMemory\022\037" +
-      ".memoryd.v1.UpdateMemoryRequest\032 .memory" +
-      "d.v1.UpdateMemoryResponse\022W\n\016ForgetMemor" +
-      "ies\022!.memoryd.v1.ForgetMemoriesRequest\032\"" +
-      ".memoryd.v1.ForgetMemoriesResponse\022H\n\tSe" +
-      "tMemory\022\034.memoryd.v1.SetMemoryRequest\032\035." +
-      "memoryd.v1.SetMemoryResponse\022?\n\006GetKey\022\031" +
-      ".memoryd.v1.GetKeyRequest\032\032.memoryd.v1.G" +
-      "etKeyResponse\022E\n\010ListKeys\022\033.memoryd.v1.L" +
-      "istKeysRequest\032\034.memoryd.v1.ListKeysResp" +
-      "onse\022K\n\nKeyHistory\022\035.memoryd.v1.KeyHisto" +
-      "ryRequest\032\036.memoryd.v1.KeyHistoryRespons" +
-      "e\022]\n\020SetWorkingMemory\022#.memoryd.v1.SetWo" +
-      "rkingMemoryRequest\032$.memoryd.v1.SetWorki" +
-      "ngMemoryResponse\022]\n\020GetWorkingMemory\022#.m" +
-      "emoryd.v1.GetWorkingMemoryRequest\032$.memo" +
-      "ryd.v1.GetWorkingMemoryResponse\022f\n\023Delet" +
-      "eWorkingMemory\022&.memoryd.v1.DeleteWorkin" +
-      "gMemoryRequest\032\'.memoryd.v1.DeleteWorkin" +
-      "gMemoryResponse\022r\n\027ListWorkingMemoryScop" +
-      "es\022*.memoryd.v1.ListWorkingMemoryScopesR" +
-      "equest\032+.memoryd.v1.ListWorkingMemorySco" +
-      "pesResponse\022K\n\nGetProfile\022\035.memoryd.v1.G" +
-      "etProfileRequest\032\036.memoryd.v1.GetProfile" +
-      "Response\022K\n\nSetProfile\022\035.memoryd.v1.SetP" +
-      "rofileRequest\032\036.memoryd.v1.SetProfileRes" +
-      "ponse\022W\n\016AppendMessages\022!.memoryd.v1.App" +
-      "endMessagesRequest\032\".memoryd.v1.AppendMe" +
-      "ssagesResponse\022]\n\020GetSessionWindow\022#.mem" +
-      "oryd.v1.GetSessionWindowRequest\032$.memory" +
-      "d.v1.GetSessionWindowResponse\022`\n\021InjectI" +
-      "nstruction\022$.memoryd.v1.InjectInstructio" +
-      "nRequest\032%.memoryd.v1.InjectInstructionR",
-      "esponse\022K\n\nEndSession\022\035.memoryd.v1.EndSe" +
-      "ssionRequest\032\036.memoryd.v1.EndSessionResp" +
-      "onse\022c\n\022GetSessionMessages\022%.memoryd.v1." +
-      "GetSessionMessagesRequest\032&.memoryd.v1.G" +
-      "etSessionMessagesResponse\022W\n\016DeleteMessa" +
-      "ges\022!.memoryd.v1.DeleteMessagesRequest\032\"" +
-      ".memoryd.v1.DeleteMessagesResponse\022Q\n\014Cl" +
-      "earSession\022\037.memoryd.v1.ClearSessionRequ" +
-      "est\032 .memoryd.v1.ClearSessionResponse\022i\n" +
-      "\024GetSessionAttachment\022\'.memoryd.v1.GetSe" +
-      "ssionAttachmentRequest\032(.memoryd.v1.GetS" +
-      "essionAttachmentResponse\022>\n\005Watch\022\030.memo" +
-      "ryd.v1.WatchRequest\032\031.memoryd.v1.WatchRe" +
-      "sponse0\001Bm\n\016dev.memoryd.v1B\022MemoryServic" +
-      "eProtoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1" +
-      "\342\002\026Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b" +
-      "\006proto3"
+      "onId\022\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to_se" +
+      "q\030\004 \001(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010pageS" +
+      "ize\022\035\n\npage_token\030\006 \001(\tR\tpageToken\"\327\001\n\032G" +
+      "etSessionMessagesResponse\0226\n\010messages\030\001 " +
+      "\003(\0132\032.memoryd.v1.SessionMessageR\010message" +
+      "s\022&\n\017next_page_token\030\002 \001(\tR\rnextPageToke" +
+      "n\022#\n\rmessage_count\030\003 \001(\003R\014messageCount\0224" +
+      "\n\026summarized_through_seq\030\004 \001(\003R\024summariz" +
+      "edThroughSeq\"e\n\025DeleteMessagesRequest\022\031\n" +
+      "\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002" +
+      " \001(\tR\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n\026" +
+      "DeleteMessagesResponse\022!\n\014deleted_seqs\030\001" +
+      " \003(\003R\013deletedSeqs\022\'\n\017summary_rebuilt\030\002 \001" +
+      "(\010R\016summaryRebuilt\0223\n\010degraded\030\003 \003(\0132\027.m" +
+      "emoryd.v1.DegradationR\010degraded\"n\n\023Clear" +
+      "SessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
+      "d\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\035\n\nfixe" +
+      "d_zone\030\003 \001(\010R\tfixedZone\"0\n\024ClearSessionR" +
+      "esponse\022\030\n\007deleted\030\001 \001(\003R\007deleted\"\236\001\n\033Ge" +
+      "tSessionAttachmentRequest\022\031\n\010agent_id\030\001 " +
+      "\001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessio" +
+      "nId\022\020\n\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004 \001(\003R\006o" +
+      "ffset\022\033\n\tmax_chars\030\005 \001(\003R\010maxChars\"\215\002\n\034G" +
+      "etSessionAttachmentResponse\022\020\n\003seq\030\001 \001(\003" +
+      "R\003seq\022\030\n\007content\030\002 \001(\tR\007content\022=\n\nattac" +
+      "hment\030\003 \001(\0132\035.memoryd.v1.MessageAttachme" +
+      "ntR\nattachment\022\037\n\013next_offset\030\004 \001(\003R\nnex" +
+      "tOffset\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.Messa" +
+      "geRoleR\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014tool" +
+      "_call_id\030\007 \001(\tR\ntoolCallId\"\250\001\n\014WatchRequ" +
+      "est\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006cursor" +
+      "\030\002 \001(\tR\006cursor\022,\n\005start\030\003 \001(\0162\026.memoryd." +
+      "v1.WatchStartR\005start\022\037\n\013tenant_wide\030\004 \001(" +
+      "\010R\ntenantWide\022\026\n\006follow\030\005 \001(\010R\006follow\"\335\001" +
+      "\n\006Change\022*\n\004kind\030\001 \001(\0162\026.memoryd.v1.Chan" +
+      "geKindR\004kind\022\031\n\010agent_id\030\002 \001(\tR\007agentId\022" +
+      "\033\n\tmemory_id\030\003 \001(\tR\010memoryId\022\020\n\003key\030\004 \001(" +
+      "\tR\003key\022*\n\006memory\030\005 \001(\0132\022.memoryd.v1.Memo" +
+      "ryR\006memory\0221\n\tkey_entry\030\006 \001(\0132\024.memoryd." +
+      "v1.KeyEntryR\010keyEntry\"r\n\rWatchResponse\022\026" +
+      "\n\006cursor\030\001 \001(\tR\006cursor\022,\n\007changes\030\002 \003(\0132" +
+      "\022.memoryd.v1.ChangeR\007changes\022\033\n\tcaught_u" +
+      "p\030\003 \001(\010R\010caughtUp*\335\001\n\rScoringPreset\022\036\n\032S" +
+      "CORING_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORING_P" +
+      "RESET_SIMILARITY\020\001\022\032\n\026SCORING_PRESET_DEC" +
+      "AYED\020\002\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030S" +
+      "CORING_PRESET_RELEVANCE\020\004\022\032\n\026SCORING_PRE" +
+      "SET_LAYERED\020\005\022\032\n\026SCORING_PRESET_BLENDED\020" +
+      "\006*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UNSPE" +
+      "CIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035\n\031R" +
+      "ECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013MemoryOrd" +
+      "er\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031MEMO" +
+      "RY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORDER_" +
+      "CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_COU" +
+      "NT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_DES" +
+      "C\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_MEMO" +
+      "RY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMORY_" +
+      "MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_REPL" +
+      "ACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE_UN" +
+      "SPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026ME" +
+      "SSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROLE_S" +
+      "YSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022LongT" +
+      "ermMemoryMode\022%\n!LONG_TERM_MEMORY_MODE_U" +
+      "NSPECIFIED\020\000\022\'\n#LONG_TERM_MEMORY_MODE_AG" +
+      "ENT_CONTROL\020\001\022(\n$LONG_TERM_MEMORY_MODE_S" +
+      "TATIC_CONTROL\020\002\022\036\n\032LONG_TERM_MEMORY_MODE" +
+      "_BOTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE_" +
+      "KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_TR" +
+      "IGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033FI" +
+      "XED_ZONE_KIND_INSTRUCTION\020\003*V\n\nWatchStar" +
+      "t\022\033\n\027WATCH_START_UNSPECIFIED\020\000\022\023\n\017WATCH_" +
+      "START_NOW\020\001\022\026\n\022WATCH_START_OLDEST\020\002*\340\001\n\n" +
+      "ChangeKind\022\033\n\027CHANGE_KIND_UNSPECIFIED\020\000\022" +
+      "\036\n\032CHANGE_KIND_MEMORY_CREATED\020\001\022\036\n\032CHANG" +
+      "E_KIND_MEMORY_UPDATED\020\002\022\037\n\033CHANGE_KIND_M" +
+      "EMORY_ARCHIVED\020\003\022\036\n\032CHANGE_KIND_MEMORY_D" +
+      "ELETED\020\004\022\027\n\023CHANGE_KIND_KEY_SET\020\005\022\033\n\027CHA" +
+      "NGE_KIND_KEY_DELETED\020\0062\254\021\n\rMemoryService" +
+      "\022E\n\010Remember\022\033.memoryd.v1.RememberReques" +
+      "t\032\034.memoryd.v1.RememberResponse\022T\n\rRemem" +
+      "berBatch\022 .memoryd.v1.RememberBatchReque" +
+      "st\032!.memoryd.v1.RememberBatchResponse\022?\n" +
+      "\006Recall\022\031.memoryd.v1.RecallRequest\032\032.mem" +
+      "oryd.v1.RecallResponse\022H\n\tGetMemory\022\034.me" +
+      "moryd.v1.GetMemoryRequest\032\035.memoryd.v1.G" +
+      "etMemoryResponse\022Q\n\014ListMemories\022\037.memor" +
+      "yd.v1.ListMemoriesRequest\032 .memoryd.v1.L" +
+      "istMemoriesResponse\022Q\n\014UpdateMemory\022\037.me" +
+      "moryd.v1.UpdateMemoryRequest\032 .memoryd.v" +
+      "1.UpdateMemoryResponse\022W\n\016ForgetMemories" +
+      "\022!.memoryd.v1.ForgetMemoriesRequest\032\".me" +
+      "moryd.v1.ForgetMemoriesResponse\022H\n\tSetMe" +
+      "mory\022\034.memoryd.v1.SetMemoryRequest\032\035.mem" +
+      "oryd.v1.SetMemoryResponse\022?\n\006GetKey\022\031.me" +
+      "moryd.v1.GetKeyRequest\032\032.memoryd.v1.GetK" +
+      "eyResponse\022E\n\010ListKeys\022\033.memoryd.v1.List" +
+      "KeysRequest\032\034.memoryd.v1.ListKeysRespons" +
+      "e\022K\n\nKeyHistory\022\035.memoryd.v1.KeyHistoryR" +
+      "equest\032\036.memoryd.v1.KeyHistoryResponse\022]" +
+      "\n\020SetWorkingMemory\022#.memoryd.v1.SetWorki" +
+      "ngMemoryRequest\032$.memoryd.v1.SetWorkingM" +
+      "emoryResponse\022]\n\020GetWorkingMemory\022#.memo" +
+      "ryd.v1.GetWorkingMemoryRequest\032$.memoryd" +
+      ".v1.GetWorkingMemoryResponse\022f\n\023DeleteWo" +
+      "rkingMemory\022&.memoryd.v1.DeleteWorkingMe" +
+      "moryRequest\032\'.memoryd.v1.DeleteWorkingMe" +
+      "moryResponse\022r\n\027ListWorkingMemoryScopes\022" +
+      "*.memoryd.v1.ListWorkingMemoryScopesRequ" +
+      "est\032+.memoryd.v1.ListWorkingMemoryScopes" +
+      "Response\022K\n\nGetProfile\022\035.memoryd.v1.GetP" +
+      "rofileRequest\032\036.memoryd.v1.GetProfileRes" +
+      "ponse\022K\n\nSetProfile\022\035.memoryd.v1.SetProf" +
+      "ileRequest\032\036.memoryd.v1.SetProfileRespon" +
+      "se\022W\n\016AppendMessages\022!.memoryd.v1.Append" +
+      "MessagesRequest\032\".memoryd.v1.AppendMessa" +
+      "gesResponse\022]\n\020GetSessionWindow\022#.memory" +
+      "d.v1.GetSessionWindowRequest\032$.memoryd.v",
+      "1.GetSessionWindowResponse\022`\n\021InjectInst" +
+      "ruction\022$.memoryd.v1.InjectInstructionRe" +
+      "quest\032%.memoryd.v1.InjectInstructionResp" +
+      "onse\022K\n\nEndSession\022\035.memoryd.v1.EndSessi" +
+      "onRequest\032\036.memoryd.v1.EndSessionRespons" +
+      "e\022c\n\022GetSessionMessages\022%.memoryd.v1.Get" +
+      "SessionMessagesRequest\032&.memoryd.v1.GetS" +
+      "essionMessagesResponse\022W\n\016DeleteMessages" +
+      "\022!.memoryd.v1.DeleteMessagesRequest\032\".me" +
+      "moryd.v1.DeleteMessagesResponse\022Q\n\014Clear" +
+      "Session\022\037.memoryd.v1.ClearSessionRequest" +
+      "\032 .memoryd.v1.ClearSessionResponse\022i\n\024Ge" +
+      "tSessionAttachment\022\'.memoryd.v1.GetSessi" +
+      "onAttachmentRequest\032(.memoryd.v1.GetSess" +
+      "ionAttachmentResponse\022>\n\005Watch\022\030.memoryd" +
+      ".v1.WatchRequest\032\031.memoryd.v1.WatchRespo" +
+      "nse0\001Bm\n\016dev.memoryd.v1B\022MemoryServicePr" +
+      "otoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026" +
+      "Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006pr" +
+      "oto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -834,7 +837,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_RecallRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_RecallRequest_descriptor,
-        new java.lang.String[] { "AgentId", "Query", "Limit", "Namespace", "Tags", "TagMatch", "MemoryTypes", "MaxSecurityLevel", "Scoring", "Hybrid", "QueryEmbedding", "CreatedAfter", "CreatedBefore", "IncludeArchived", "MinScore", "Now", "MinRelevance", "Trust", "ContextWindow", });
+        new java.lang.String[] { "AgentId", "Query", "Limit", "Namespace", "Tags", "TagMatch", "MemoryTypes", "MaxSecurityLevel", "Scoring", "Hybrid", "QueryEmbedding", "CreatedAfter", "CreatedBefore", "IncludeArchived", "MinScore", "Now", "MinRelevance", "Trust", "ContextWindow", "AsOf", });
     internal_static_memoryd_v1_RecallResult_descriptor =
       getDescriptor().getMessageType(8);
     internal_static_memoryd_v1_RecallResult_fieldAccessorTable = new
@@ -918,7 +921,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_GetKeyRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_GetKeyRequest_descriptor,
-        new java.lang.String[] { "AgentId", "Key", });
+        new java.lang.String[] { "AgentId", "Key", "AsOf", });
     internal_static_memoryd_v1_GetKeyResponse_descriptor =
       getDescriptor().getMessageType(22);
     internal_static_memoryd_v1_GetKeyResponse_fieldAccessorTable = new
@@ -930,7 +933,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_ListKeysRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_ListKeysRequest_descriptor,
-        new java.lang.String[] { "AgentId", "Prefix", "Recursive", "PageSize", "PageToken", });
+        new java.lang.String[] { "AgentId", "Prefix", "Recursive", "PageSize", "PageToken", "AsOf", });
     internal_static_memoryd_v1_ListKeysResponse_descriptor =
       getDescriptor().getMessageType(24);
     internal_static_memoryd_v1_ListKeysResponse_fieldAccessorTable = new

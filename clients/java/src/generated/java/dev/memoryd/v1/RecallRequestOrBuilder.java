@@ -377,4 +377,34 @@ public interface RecallRequestOrBuilder extends
    * @return The contextWindow.
    */
   int getContextWindow();
+
+  /**
+   * <pre>
+   * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+   * with that moment as "now" (recency, expiry); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 20 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  boolean hasAsOf();
+  /**
+   * <pre>
+   * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+   * with that moment as "now" (recency, expiry); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 20 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  dev.memoryd.v1.AsOf getAsOf();
+  /**
+   * <pre>
+   * Recall as of a past moment (docs/as-of.md): over the memories as they were then,
+   * with that moment as "now" (recency, expiry); unset: now.
+   * </pre>
+   *
+   * <code>.memoryd.v1.AsOf as_of = 20 [json_name = "asOf"];</code>
+   */
+  dev.memoryd.v1.AsOfOrBuilder getAsOfOrBuilder();
 }

@@ -104,7 +104,7 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
       "oryd.v1\032\036google/protobuf/duration.proto\032" +
       "\034google/protobuf/struct.proto\032\037google/pr" +
       "otobuf/timestamp.proto\032\027memoryd/v1/commo" +
-      "n.proto\"\303\006\n\024BuildSnapshotRequest\022\031\n\010agen" +
+      "n.proto\"\352\006\n\024BuildSnapshotRequest\022\031\n\010agen" +
       "t_id\030\001 \001(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000" +
       "R\tnamespace\210\001\001\022\030\n\007trigger\030\003 \001(\tR\007trigger" +
       "\022+\n\021trigger_embedding\030\004 \003(\002R\020triggerEmbe" +
@@ -124,78 +124,80 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
       "evel\022#\n\rmin_relevance\030\020 \001(\001R\014minRelevanc" +
       "e\022-\n\005trust\030\021 \001(\0132\027.memoryd.v1.TrustFilte" +
       "rR\005trust\022*\n\016context_window\030\022 \001(\005H\001R\rcont" +
-      "extWindow\210\001\001B\014\n\n_namespaceB\021\n\017_context_w" +
-      "indow\"\317\001\n\014SnapshotItem\0225\n\007section\030\001 \001(\0162" +
-      "\033.memoryd.v1.SnapshotSectionR\007section\022\016\n" +
-      "\002id\030\002 \001(\tR\002id\022\022\n\004text\030\003 \001(\tR\004text\022\026\n\006tok" +
-      "ens\030\004 \001(\005R\006tokens\022\034\n\ttruncated\030\005 \001(\010R\ttr" +
-      "uncated\022.\n\006source\030\006 \001(\0132\026.memoryd.v1.Pro" +
-      "venanceR\006source\"s\n\014SectionUsage\0225\n\007secti" +
-      "on\030\001 \001(\0162\033.memoryd.v1.SnapshotSectionR\007s" +
-      "ection\022\026\n\006tokens\030\002 \001(\005R\006tokens\022\024\n\005items\030" +
-      "\003 \001(\005R\005items\"l\n\013OmittedItem\0225\n\007section\030\001" +
-      " \001(\0162\033.memoryd.v1.SnapshotSectionR\007secti" +
-      "on\022\016\n\002id\030\002 \001(\tR\002id\022\026\n\006reason\030\003 \001(\tR\006reas" +
-      "on\"\334\002\n\025BuildSnapshotResponse\022\022\n\004text\030\001 \001" +
-      "(\tR\004text\022.\n\005items\030\002 \003(\0132\030.memoryd.v1.Sna" +
-      "pshotItemR\005items\022.\n\005usage\030\003 \003(\0132\030.memory" +
-      "d.v1.SectionUsageR\005usage\022\037\n\013tokens_used\030" +
-      "\004 \001(\005R\ntokensUsed\022!\n\014token_budget\030\005 \001(\005R" +
-      "\013tokenBudget\0221\n\007omitted\030\006 \003(\0132\027.memoryd." +
-      "v1.OmittedItemR\007omitted\022#\n\rtoken_counter" +
-      "\030\007 \001(\tR\014tokenCounter\0223\n\010degraded\030\010 \003(\0132\027" +
-      ".memoryd.v1.DegradationR\010degraded\"\273\001\n\022De" +
-      "faultReadRequest\022\031\n\010agent_id\030\001 \001(\tR\007agen" +
-      "tId\022\037\n\013token_limit\030\002 \001(\005R\ntokenLimit\022\022\n\004" +
-      "tags\030\003 \003(\tR\004tags\022=\n\014current_time\030\004 \001(\0132\032" +
-      ".google.protobuf.TimestampR\013currentTime\022" +
-      "\026\n\006prefix\030\005 \001(\tR\006prefix\"\365\001\n\017DefaultReadL" +
-      "ine\022\020\n\003key\030\001 \001(\tR\003key\022\022\n\004type\030\002 \001(\tR\004typ" +
-      "e\022\030\n\007summary\030\003 \001(\tR\007summary\0229\n\nupdated_a" +
-      "t\030\004 \001(\0132\032.google.protobuf.TimestampR\tupd" +
-      "atedAt\022!\n\014content_json\030\005 \001(\tR\013contentJso" +
-      "n\022\024\n\005score\030\006 \001(\001R\005score\022.\n\006source\030\007 \001(\0132" +
-      "\026.memoryd.v1.ProvenanceR\006source\"\242\001\n\023Defa" +
-      "ultReadResponse\022\022\n\004text\030\001 \001(\tR\004text\0221\n\005l" +
-      "ines\030\002 \003(\0132\033.memoryd.v1.DefaultReadLineR" +
-      "\005lines\022\037\n\013tokens_used\030\003 \001(\005R\ntokensUsed\022" +
-      "#\n\rtoken_counter\030\004 \001(\tR\014tokenCounter\"\307\001\n" +
-      "\016StateComponent\022\022\n\004name\030\001 \001(\tR\004name\022-\n\005s" +
-      "tate\030\002 \001(\0132\027.google.protobuf.StructR\005sta" +
-      "te\022\030\n\007version\030\003 \001(\003R\007version\0229\n\nupdated_" +
-      "at\030\004 \001(\0132\032.google.protobuf.TimestampR\tup" +
-      "datedAt\022\035\n\nstate_json\030\005 \001(\tR\tstateJson\"\210" +
-      "\001\n\020SaveStateRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
-      "gentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022:\n" +
-      "\ncomponents\030\003 \003(\0132\032.memoryd.v1.StateComp" +
-      "onentR\ncomponents\"O\n\021SaveStateResponse\022:" +
-      "\n\ncomponents\030\001 \003(\0132\032.memoryd.v1.StateCom" +
-      "ponentR\ncomponents\"b\n\020LoadStateRequest\022\031" +
-      "\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030" +
-      "\002 \001(\tR\tsessionId\022\024\n\005names\030\003 \003(\tR\005names\"O" +
-      "\n\021LoadStateResponse\022:\n\ncomponents\030\001 \003(\0132" +
-      "\032.memoryd.v1.StateComponentR\ncomponents*" +
-      "\346\001\n\017SnapshotSection\022 \n\034SNAPSHOT_SECTION_" +
-      "UNSPECIFIED\020\000\022\033\n\027SNAPSHOT_SECTION_PINNED" +
-      "\020\001\022\034\n\030SNAPSHOT_SECTION_PROFILE\020\002\022\034\n\030SNAP" +
-      "SHOT_SECTION_WORKING\020\003\022\035\n\031SNAPSHOT_SECTI" +
-      "ON_SEMANTIC\020\004\022\033\n\027SNAPSHOT_SECTION_RECENT" +
-      "\020\005\022\034\n\030SNAPSHOT_SECTION_SESSION\020\006*\211\001\n\016Sna" +
-      "pshotFormat\022\037\n\033SNAPSHOT_FORMAT_UNSPECIFI" +
-      "ED\020\000\022\034\n\030SNAPSHOT_FORMAT_MARKDOWN\020\001\022\027\n\023SN" +
-      "APSHOT_FORMAT_XML\020\002\022\037\n\033SNAPSHOT_FORMAT_U" +
-      "SER_MEMORY\020\0032\313\002\n\017SnapshotService\022T\n\rBuil" +
-      "dSnapshot\022 .memoryd.v1.BuildSnapshotRequ" +
-      "est\032!.memoryd.v1.BuildSnapshotResponse\022N" +
-      "\n\013DefaultRead\022\036.memoryd.v1.DefaultReadRe" +
-      "quest\032\037.memoryd.v1.DefaultReadResponse\022H" +
-      "\n\tSaveState\022\034.memoryd.v1.SaveStateReques" +
-      "t\032\035.memoryd.v1.SaveStateResponse\022H\n\tLoad" +
-      "State\022\034.memoryd.v1.LoadStateRequest\032\035.me" +
-      "moryd.v1.LoadStateResponseBo\n\016dev.memory" +
-      "d.v1B\024SnapshotServiceProtoP\001\242\002\003MXX\252\002\nMem" +
-      "oryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMet" +
-      "adata\352\002\013Memoryd::V1b\006proto3"
+      "extWindow\210\001\001\022%\n\005as_of\030\023 \001(\0132\020.memoryd.v1" +
+      ".AsOfR\004asOfB\014\n\n_namespaceB\021\n\017_context_wi" +
+      "ndow\"\317\001\n\014SnapshotItem\0225\n\007section\030\001 \001(\0162\033" +
+      ".memoryd.v1.SnapshotSectionR\007section\022\016\n\002" +
+      "id\030\002 \001(\tR\002id\022\022\n\004text\030\003 \001(\tR\004text\022\026\n\006toke" +
+      "ns\030\004 \001(\005R\006tokens\022\034\n\ttruncated\030\005 \001(\010R\ttru" +
+      "ncated\022.\n\006source\030\006 \001(\0132\026.memoryd.v1.Prov" +
+      "enanceR\006source\"s\n\014SectionUsage\0225\n\007sectio" +
+      "n\030\001 \001(\0162\033.memoryd.v1.SnapshotSectionR\007se" +
+      "ction\022\026\n\006tokens\030\002 \001(\005R\006tokens\022\024\n\005items\030\003" +
+      " \001(\005R\005items\"l\n\013OmittedItem\0225\n\007section\030\001 " +
+      "\001(\0162\033.memoryd.v1.SnapshotSectionR\007sectio" +
+      "n\022\016\n\002id\030\002 \001(\tR\002id\022\026\n\006reason\030\003 \001(\tR\006reaso" +
+      "n\"\334\002\n\025BuildSnapshotResponse\022\022\n\004text\030\001 \001(" +
+      "\tR\004text\022.\n\005items\030\002 \003(\0132\030.memoryd.v1.Snap" +
+      "shotItemR\005items\022.\n\005usage\030\003 \003(\0132\030.memoryd" +
+      ".v1.SectionUsageR\005usage\022\037\n\013tokens_used\030\004" +
+      " \001(\005R\ntokensUsed\022!\n\014token_budget\030\005 \001(\005R\013" +
+      "tokenBudget\0221\n\007omitted\030\006 \003(\0132\027.memoryd.v" +
+      "1.OmittedItemR\007omitted\022#\n\rtoken_counter\030" +
+      "\007 \001(\tR\014tokenCounter\0223\n\010degraded\030\010 \003(\0132\027." +
+      "memoryd.v1.DegradationR\010degraded\"\342\001\n\022Def" +
+      "aultReadRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
+      "Id\022\037\n\013token_limit\030\002 \001(\005R\ntokenLimit\022\022\n\004t" +
+      "ags\030\003 \003(\tR\004tags\022=\n\014current_time\030\004 \001(\0132\032." +
+      "google.protobuf.TimestampR\013currentTime\022\026" +
+      "\n\006prefix\030\005 \001(\tR\006prefix\022%\n\005as_of\030\006 \001(\0132\020." +
+      "memoryd.v1.AsOfR\004asOf\"\365\001\n\017DefaultReadLin" +
+      "e\022\020\n\003key\030\001 \001(\tR\003key\022\022\n\004type\030\002 \001(\tR\004type\022" +
+      "\030\n\007summary\030\003 \001(\tR\007summary\0229\n\nupdated_at\030" +
+      "\004 \001(\0132\032.google.protobuf.TimestampR\tupdat" +
+      "edAt\022!\n\014content_json\030\005 \001(\tR\013contentJson\022" +
+      "\024\n\005score\030\006 \001(\001R\005score\022.\n\006source\030\007 \001(\0132\026." +
+      "memoryd.v1.ProvenanceR\006source\"\242\001\n\023Defaul" +
+      "tReadResponse\022\022\n\004text\030\001 \001(\tR\004text\0221\n\005lin" +
+      "es\030\002 \003(\0132\033.memoryd.v1.DefaultReadLineR\005l" +
+      "ines\022\037\n\013tokens_used\030\003 \001(\005R\ntokensUsed\022#\n" +
+      "\rtoken_counter\030\004 \001(\tR\014tokenCounter\"\307\001\n\016S" +
+      "tateComponent\022\022\n\004name\030\001 \001(\tR\004name\022-\n\005sta" +
+      "te\030\002 \001(\0132\027.google.protobuf.StructR\005state" +
+      "\022\030\n\007version\030\003 \001(\003R\007version\0229\n\nupdated_at" +
+      "\030\004 \001(\0132\032.google.protobuf.TimestampR\tupda" +
+      "tedAt\022\035\n\nstate_json\030\005 \001(\tR\tstateJson\"\210\001\n" +
+      "\020SaveStateRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
+      "ntId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022:\n\nc" +
+      "omponents\030\003 \003(\0132\032.memoryd.v1.StateCompon" +
+      "entR\ncomponents\"O\n\021SaveStateResponse\022:\n\n" +
+      "components\030\001 \003(\0132\032.memoryd.v1.StateCompo" +
+      "nentR\ncomponents\"b\n\020LoadStateRequest\022\031\n\010" +
+      "agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 " +
+      "\001(\tR\tsessionId\022\024\n\005names\030\003 \003(\tR\005names\"O\n\021" +
+      "LoadStateResponse\022:\n\ncomponents\030\001 \003(\0132\032." +
+      "memoryd.v1.StateComponentR\ncomponents*\346\001" +
+      "\n\017SnapshotSection\022 \n\034SNAPSHOT_SECTION_UN" +
+      "SPECIFIED\020\000\022\033\n\027SNAPSHOT_SECTION_PINNED\020\001" +
+      "\022\034\n\030SNAPSHOT_SECTION_PROFILE\020\002\022\034\n\030SNAPSH" +
+      "OT_SECTION_WORKING\020\003\022\035\n\031SNAPSHOT_SECTION" +
+      "_SEMANTIC\020\004\022\033\n\027SNAPSHOT_SECTION_RECENT\020\005" +
+      "\022\034\n\030SNAPSHOT_SECTION_SESSION\020\006*\211\001\n\016Snaps" +
+      "hotFormat\022\037\n\033SNAPSHOT_FORMAT_UNSPECIFIED" +
+      "\020\000\022\034\n\030SNAPSHOT_FORMAT_MARKDOWN\020\001\022\027\n\023SNAP" +
+      "SHOT_FORMAT_XML\020\002\022\037\n\033SNAPSHOT_FORMAT_USE" +
+      "R_MEMORY\020\0032\313\002\n\017SnapshotService\022T\n\rBuildS" +
+      "napshot\022 .memoryd.v1.BuildSnapshotReques" +
+      "t\032!.memoryd.v1.BuildSnapshotResponse\022N\n\013" +
+      "DefaultRead\022\036.memoryd.v1.DefaultReadRequ" +
+      "est\032\037.memoryd.v1.DefaultReadResponse\022H\n\t" +
+      "SaveState\022\034.memoryd.v1.SaveStateRequest\032" +
+      "\035.memoryd.v1.SaveStateResponse\022H\n\tLoadSt" +
+      "ate\022\034.memoryd.v1.LoadStateRequest\032\035.memo" +
+      "ryd.v1.LoadStateResponseBo\n\016dev.memoryd." +
+      "v1B\024SnapshotServiceProtoP\001\242\002\003MXX\252\002\nMemor" +
+      "yd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMetad" +
+      "ata\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -210,7 +212,7 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
     internal_static_memoryd_v1_BuildSnapshotRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_BuildSnapshotRequest_descriptor,
-        new java.lang.String[] { "AgentId", "Namespace", "Trigger", "TriggerEmbedding", "Focus", "TokenBudget", "Sections", "Priority", "Format", "Scope", "SessionId", "SemanticLimit", "RecentLimit", "RecentWindow", "MaxSecurityLevel", "MinRelevance", "Trust", "ContextWindow", });
+        new java.lang.String[] { "AgentId", "Namespace", "Trigger", "TriggerEmbedding", "Focus", "TokenBudget", "Sections", "Priority", "Format", "Scope", "SessionId", "SemanticLimit", "RecentLimit", "RecentWindow", "MaxSecurityLevel", "MinRelevance", "Trust", "ContextWindow", "AsOf", });
     internal_static_memoryd_v1_SnapshotItem_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_memoryd_v1_SnapshotItem_fieldAccessorTable = new
@@ -240,7 +242,7 @@ public final class SnapshotServiceProto extends com.google.protobuf.GeneratedFil
     internal_static_memoryd_v1_DefaultReadRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_DefaultReadRequest_descriptor,
-        new java.lang.String[] { "AgentId", "TokenLimit", "Tags", "CurrentTime", "Prefix", });
+        new java.lang.String[] { "AgentId", "TokenLimit", "Tags", "CurrentTime", "Prefix", "AsOf", });
     internal_static_memoryd_v1_DefaultReadLine_descriptor =
       getDescriptor().getMessageType(6);
     internal_static_memoryd_v1_DefaultReadLine_fieldAccessorTable = new

@@ -1,0 +1,313 @@
+"""The memory history behind as-of reads (docs/as-of.md): every version of every
+memory, each valid from the instant (and log position) it was written until the next
+one, kept for ``history.retention_hours``.
+
+:class:`HistoryStore` is a store layer in front of the services' store: every write
+that reaches the store through it (upserts, conditional writes, deletes, access
+statistics) is recorded as the after-image of each memory it touched (a delete as
+a ``None`` image), after the store took it. A partition's history starts when it is
+first *seeded*: on its first write (or as-of read) in this process, its stored
+memories become its first versions. Before that instant, and before the retention
+horizon, nothing is known: :meth:`MemoryHistory.horizon` says from when a partition
+can be read as of.
+
+:meth:`MemoryHistory.valid_at` selects the versions valid at an instant: the memories
+as they were then (created, updated, archived, superseded; deleted ones absent).
+An erasure removes every version of what it erases (:meth:`MemoryHistory.erase`), so
+no as-of read can bring erased content back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import itertools
+from bisect import bisect_right
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from memoryd.domain.models import (
+    AccessUpdate,
+    Clock,
+    Memory,
+    MemoryFilter,
+    MemoryOrder,
+    Partition,
+    utcnow,
+)
+from memoryd.storage.base import NO_HINTS, ListPage, PartitionUpsert, Store, UpsertHints
+from memoryd.storage.conditional import ConditionalWrite
+from memoryd.storage.delegating import DelegatingStore
+
+#: Memories read per page when a partition's history is seeded from the store.
+_SEED_PAGE = 1000
+_EVERYTHING = MemoryFilter(include_archived=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One memory as written: valid from ``at`` (and log ``position``) until the next
+    version of its id; ``memory`` None: deleted then."""
+
+    at: datetime
+    position: int
+    memory: Memory | None
+
+
+@dataclass(slots=True)
+class _Partition:
+    #: From when this partition's versions are complete (its seeding).
+    since: datetime
+    #: Each id's versions, oldest first.
+    versions: dict[str, list[Version]] = field(default_factory=dict)
+
+
+class MemoryHistory:
+    """Every partition's memory versions since it was seeded, pruned past the
+    retention. ``position`` gives the log position a write just reached (the
+    write-ahead log's last sequence; a counter without a log)."""
+
+    def __init__(
+        self,
+        retention: timedelta,
+        *,
+        clock: Clock = utcnow,
+        position: Callable[[], int] | None = None,
+    ) -> None:
+        self.retention = retention
+        self._clock = clock
+        counter = itertools.count(1)
+        self._position = position or (lambda: next(counter))
+        self._parts: dict[Partition, _Partition] = {}
+        self._locks: dict[Partition, asyncio.Lock] = {}
+
+    # ------------------------------------------------------------------ writes
+
+    async def ensure(self, partition: Partition, store: Store) -> None:
+        """Seed ``partition`` from ``store`` unless it is already: its stored memories
+        become its first versions, at this instant."""
+        if partition in self._parts:
+            return
+        lock = self._locks.setdefault(partition, asyncio.Lock())
+        async with lock:
+            if partition in self._parts:
+                return
+            stored = await _everything(store, partition)
+            at, position = self._clock(), self._position()
+            part = _Partition(since=at)
+            for m in stored:
+                part.versions[m.id] = [Version(at, position, m)]
+            self._parts[partition] = part
+
+    def record(
+        self,
+        partition: Partition,
+        written: Sequence[Memory] = (),
+        deleted: Sequence[str] = (),
+        *,
+        conditioned: frozenset[str] = frozenset(),
+    ) -> None:
+        """``written`` (after-images) and ``deleted`` ids, now. A ``conditioned`` id
+        keeps its stored access statistics above its own, as a conditional write
+        stores it (storage/conditional.py: keep_counters)."""
+        part = self._parts.get(partition)
+        if part is None:
+            return
+        at, position = self._clock(), self._position()
+        for m in written:
+            kept = m.copy()
+            kept.metadata = dict(m.metadata)
+            versions = part.versions.get(m.id)
+            if m.id in conditioned and versions and (before := versions[-1].memory):
+                kept.access_count = max(kept.access_count, before.access_count)
+                if before.accessed_at and (
+                    kept.accessed_at is None or before.accessed_at > kept.accessed_at
+                ):
+                    kept.accessed_at = before.accessed_at
+            part.versions.setdefault(m.id, []).append(Version(at, position, kept))
+        for memory_id in deleted:
+            versions = part.versions.get(memory_id)
+            if versions and versions[-1].memory is not None:
+                versions.append(Version(at, position, None))
+
+    def record_access(self, partition: Partition, updates: Mapping[str, AccessUpdate]) -> None:
+        """Access statistics flushed to the store: a version with the new counts (the
+        recency of a later recall reads them)."""
+        part = self._parts.get(partition)
+        if part is None:
+            return
+        at, position = self._clock(), self._position()
+        for memory_id, update in updates.items():
+            versions = part.versions.get(memory_id)
+            current = versions[-1].memory if versions else None
+            if versions is None or current is None:
+                continue
+            kept = current.copy()
+            kept.access_count += update.count
+            if kept.accessed_at is None or update.last_accessed_at > kept.accessed_at:
+                kept.accessed_at = update.last_accessed_at
+            versions.append(Version(at, position, kept))
+
+    # ------------------------------------------------------------------ reads
+
+    def horizon(self, partition: Partition) -> datetime | None:
+        """The earliest instant ``partition`` can be read as of (None: not seeded)."""
+        part = self._parts.get(partition)
+        if part is None:
+            return None
+        return max(part.since, self._clock() - self.retention)
+
+    def instant_of(self, partition: Partition, position: int) -> datetime | None:
+        """When the partition's last change at or before log ``position`` was recorded
+        (None: none was, since it was seeded)."""
+        part = self._parts.get(partition)
+        if part is None:
+            return None
+        found: datetime | None = None
+        for versions in part.versions.values():
+            for v in versions:
+                if v.position <= position and (found is None or v.at > found):
+                    found = v.at
+        return found
+
+    def valid_at(self, partition: Partition, instant: datetime) -> builtins.list[Memory]:
+        """The memories of ``partition`` as they were at ``instant`` (deleted ones
+        absent); each a copy the caller may keep."""
+        part = self._parts.get(partition)
+        if part is None:
+            return []
+        out: builtins.list[Memory] = []
+        for versions in part.versions.values():
+            i = bisect_right(versions, instant, key=lambda v: v.at)
+            if i and (m := versions[i - 1].memory) is not None:
+                out.append(m.copy())
+        return out
+
+    def partitions(self) -> builtins.list[Partition]:
+        return list(self._parts)
+
+    # ------------------------------------------------------------------ upkeep
+
+    def prune(self) -> int:
+        """Drop the versions no as-of read within the retention can select: those
+        superseded before the horizon (the one valid at the horizon stays). Returns
+        how many were dropped."""
+        dropped = 0
+        cutoff = self._clock() - self.retention
+        for part in self._parts.values():
+            for memory_id in list(part.versions):
+                versions = part.versions[memory_id]
+                first = bisect_right(versions, cutoff, key=lambda v: v.at) - 1
+                if first > 0:
+                    dropped += first
+                    del versions[:first]
+                if len(versions) == 1 and versions[0].memory is None and versions[0].at <= cutoff:
+                    dropped += 1
+                    del part.versions[memory_id]
+        return dropped
+
+    def erase(self, partition: Partition, ids: Sequence[str], *, dry_run: bool = False) -> int:
+        """Remove every version of ``ids``; returns how many versions were (with
+        ``dry_run``: would be) removed."""
+        part = self._parts.get(partition)
+        if part is None:
+            return 0
+        if dry_run:
+            return sum(len(part.versions.get(i, ())) for i in set(ids))
+        return sum(len(part.versions.pop(i, ())) for i in set(ids))
+
+    def erase_partition(self, partition: Partition, *, dry_run: bool = False) -> int:
+        """Remove the whole partition's history; returns how many versions it held.
+        It is seeded again (empty) by its next write: nothing older is known."""
+        part = self._parts.get(partition)
+        if part is None:
+            return 0
+        if not dry_run:
+            del self._parts[partition]
+        return sum(len(v) for v in part.versions.values())
+
+    def holding(self, partition: Partition, text: str) -> builtins.list[str]:
+        """Ids any of whose versions holds ``text`` (any letter case) in its content,
+        metadata, tags or namespace, as an erasure by subject matches memories: it must
+        remove a superseded version that mentions it too."""
+        part = self._parts.get(partition)
+        if part is None:
+            return []
+        needle = text.casefold()
+        return [
+            memory_id
+            for memory_id, versions in part.versions.items()
+            if any(v.memory is not None and needle in _searchable(v.memory) for v in versions)
+        ]
+
+    def version_count(self) -> int:
+        return sum(len(v) for p in self._parts.values() for v in p.versions.values())
+
+
+def history_of(store: Store) -> MemoryHistory | None:
+    """The history ``store`` records into (None: it records none)."""
+    return store.history if isinstance(store, HistoryStore) else None
+
+
+def _searchable(m: Memory) -> str:
+    return "\n".join((m.content, m.metadata_text(), *m.tags, m.namespace)).casefold()
+
+
+async def _everything(store: Store, partition: Partition) -> builtins.list[Memory]:
+    """Every stored memory of ``partition``, archived ones included, with vectors."""
+    out: builtins.list[Memory] = []
+    wanted = ListPage(MemoryOrder.CREATED_ASC, limit=_SEED_PAGE)
+    while True:
+        page = await store.list(partition, _EVERYTHING, wanted)
+        if page:
+            out.extend(await store.get(partition, [m.id for m in page], with_vectors=True))
+        if len(page) < _SEED_PAGE:
+            return out
+        wanted = wanted.following(page[-1])
+
+
+class HistoryStore(DelegatingStore):
+    """The services' store, recording every write's after-images in ``history``."""
+
+    def __init__(self, inner: Store, history: MemoryHistory) -> None:
+        super().__init__(inner)
+        self.history = history
+
+    async def upsert(
+        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
+    ) -> None:
+        await self.history.ensure(partition, self.inner)
+        await super().upsert(partition, memories, hints)
+        self.history.record(partition, memories)
+
+    async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
+        for w in writes:
+            await self.history.ensure(w.partition, self.inner)
+        await super().upsert_many(writes)
+        for w in writes:
+            self.history.record(w.partition, w.memories)
+
+    async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
+        await self.history.ensure(write.partition, self.inner)
+        conflicts = await super().upsert_if(write)
+        if not conflicts:
+            self.history.record(
+                write.partition,
+                write.memories,
+                write.delete,
+                conditioned=frozenset(write.expected),
+            )
+        return conflicts
+
+    async def delete(self, partition: Partition, ids: Sequence[str]) -> builtins.list[str]:
+        await self.history.ensure(partition, self.inner)
+        deleted = await super().delete(partition, ids)
+        self.history.record(partition, deleted=deleted)
+        return deleted
+
+    async def record_access(
+        self, partition: Partition, updates: Mapping[str, AccessUpdate]
+    ) -> None:
+        await super().record_access(partition, updates)
+        self.history.record_access(partition, updates)
