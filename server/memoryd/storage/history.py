@@ -5,25 +5,27 @@ one, kept for ``history.retention_hours``.
 :class:`HistoryStore` is a store layer in front of the services' store: every write
 that reaches the store through it (upserts, conditional writes, deletes, access
 statistics) is recorded as the after-image of each memory it touched (a delete as
-a ``None`` image), after the store took it. A partition's history starts when it is
-first *seeded*: on its first write (or as-of read) in this process, its stored
-memories become its first versions. Before that instant, and before the retention
+a ``None`` image), after the store took it. A partition's history starts on its first
+write (or as-of read) in this process, without reading anything: a memory's stored
+state becomes its first version (valid since that start) only when something first
+writes it, read then by id, so a partition's first write costs what any write costs
+and only written memories are held twice. Before the start, and before the retention
 horizon, nothing is known: :meth:`MemoryHistory.horizon` says from when a partition
 can be read as of.
 
-:meth:`MemoryHistory.valid_at` selects the versions valid at an instant: the memories
-as they were then (created, updated, archived, superseded; deleted ones absent).
+:meth:`MemoryHistory.valid_at` selects the memories as they were at an instant
+(created, updated, archived, superseded; deleted ones absent): each written one's
+version then, and every other stored memory as it is (it has not changed since).
 An erasure removes every version of what it erases (:meth:`MemoryHistory.erase`), so
 no as-of read can bring erased content back.
 """
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import itertools
 from bisect import bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -40,8 +42,8 @@ from memoryd.storage.base import NO_HINTS, ListPage, PartitionUpsert, Store, Ups
 from memoryd.storage.conditional import ConditionalWrite
 from memoryd.storage.delegating import DelegatingStore
 
-#: Memories read per page when a partition's history is seeded from the store.
-_SEED_PAGE = 1000
+#: Memories read per page when an as-of read lists what is stored.
+_PAGE = 1000
 _EVERYTHING = MemoryFilter(include_archived=True)
 
 
@@ -57,8 +59,10 @@ class Version:
 
 @dataclass(slots=True)
 class _Partition:
-    #: From when this partition's versions are complete (its seeding).
+    #: From when this partition's history is complete (its first write or as-of read).
     since: datetime
+    #: The log position then.
+    since_position: int
     #: Each id's versions, oldest first.
     versions: dict[str, list[Version]] = field(default_factory=dict)
 
@@ -80,25 +84,31 @@ class MemoryHistory:
         counter = itertools.count(1)
         self._position = position or (lambda: next(counter))
         self._parts: dict[Partition, _Partition] = {}
-        self._locks: dict[Partition, asyncio.Lock] = {}
 
     # ------------------------------------------------------------------ writes
 
-    async def ensure(self, partition: Partition, store: Store) -> None:
-        """Seed ``partition`` from ``store`` unless it is already: its stored memories
-        become its first versions, at this instant."""
-        if partition in self._parts:
+    def start(self, partition: Partition) -> None:
+        """Start ``partition``'s history now unless it has started: nothing is read;
+        what was stored then is taken as it is until written (:meth:`before`)."""
+        if partition not in self._parts:
+            self._parts[partition] = _Partition(self._clock(), self._position())
+
+    def unwritten(self, partition: Partition, ids: Iterable[str]) -> builtins.list[str]:
+        """Those of ``ids`` with no version yet: their stored state is their first."""
+        part = self._parts.get(partition)
+        if part is None:
+            return []
+        return [i for i in dict.fromkeys(ids) if i not in part.versions]
+
+    def before(self, partition: Partition, stored: Sequence[Memory]) -> None:
+        """Memories as stored before their first write since the start: each valid
+        since then (it has not changed since, or it would have a version)."""
+        part = self._parts.get(partition)
+        if part is None:
             return
-        lock = self._locks.setdefault(partition, asyncio.Lock())
-        async with lock:
-            if partition in self._parts:
-                return
-            stored = await _everything(store, partition)
-            at, position = self._clock(), self._position()
-            part = _Partition(since=at)
-            for m in stored:
-                part.versions[m.id] = [Version(at, position, m)]
-            self._parts[partition] = part
+        for m in stored:
+            if m.id not in part.versions:
+                part.versions[m.id] = [Version(part.since, part.since_position, _kept(m))]
 
     def record(
         self,
@@ -116,8 +126,7 @@ class MemoryHistory:
             return
         at, position = self._clock(), self._position()
         for m in written:
-            kept = m.copy()
-            kept.metadata = dict(m.metadata)
+            kept = _kept(m)
             versions = part.versions.get(m.id)
             if m.id in conditioned and versions and (before := versions[-1].memory):
                 kept.access_count = max(kept.access_count, before.access_count)
@@ -171,13 +180,16 @@ class MemoryHistory:
                     found = v.at
         return found
 
-    def valid_at(self, partition: Partition, instant: datetime) -> builtins.list[Memory]:
+    def valid_at(
+        self, partition: Partition, instant: datetime, stored: Sequence[Memory] = ()
+    ) -> builtins.list[Memory]:
         """The memories of ``partition`` as they were at ``instant`` (deleted ones
-        absent); each a copy the caller may keep."""
+        absent), given what is ``stored`` now (a memory never written since the start
+        was then as it is now); each a copy the caller may keep."""
         part = self._parts.get(partition)
         if part is None:
             return []
-        out: builtins.list[Memory] = []
+        out = [m.copy() for m in stored if m.id not in part.versions]
         for versions in part.versions.values():
             i = bisect_right(versions, instant, key=lambda v: v.at)
             if i and (m := versions[i - 1].memory) is not None:
@@ -250,46 +262,62 @@ def history_of(store: Store) -> MemoryHistory | None:
     return store.history if isinstance(store, HistoryStore) else None
 
 
+def _kept(m: Memory) -> Memory:
+    """A copy of ``m`` that its writer's later changes do not reach."""
+    kept = m.copy()
+    kept.metadata = dict(m.metadata)
+    return kept
+
+
 def _searchable(m: Memory) -> str:
     return "\n".join((m.content, m.metadata_text(), *m.tags, m.namespace)).casefold()
 
 
-async def _everything(store: Store, partition: Partition) -> builtins.list[Memory]:
+async def stored_memories(store: Store, partition: Partition) -> builtins.list[Memory]:
     """Every stored memory of ``partition``, archived ones included, with vectors."""
     out: builtins.list[Memory] = []
-    wanted = ListPage(MemoryOrder.CREATED_ASC, limit=_SEED_PAGE)
+    wanted = ListPage(MemoryOrder.CREATED_ASC, limit=_PAGE)
     while True:
         page = await store.list(partition, _EVERYTHING, wanted)
         if page:
             out.extend(await store.get(partition, [m.id for m in page], with_vectors=True))
-        if len(page) < _SEED_PAGE:
+        if len(page) < _PAGE:
             return out
         wanted = wanted.following(page[-1])
 
 
 class HistoryStore(DelegatingStore):
-    """The services' store, recording every write's after-images in ``history``."""
+    """The services' store, recording every write's after-images in ``history`` (and,
+    at a memory's first write since the start, its stored state before it)."""
 
     def __init__(self, inner: Store, history: MemoryHistory) -> None:
         super().__init__(inner)
         self.history = history
 
+    async def _before(self, partition: Partition, ids: Iterable[str]) -> None:
+        self.history.start(partition)
+        unwritten = self.history.unwritten(partition, ids)
+        if unwritten:
+            stored = await self.inner.get(partition, unwritten, with_vectors=True)
+            self.history.before(partition, stored)
+
     async def upsert(
         self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
-        await self.history.ensure(partition, self.inner)
+        await self._before(partition, (m.id for m in memories))
         await super().upsert(partition, memories, hints)
         self.history.record(partition, memories)
 
     async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
         for w in writes:
-            await self.history.ensure(w.partition, self.inner)
+            await self._before(w.partition, (m.id for m in w.memories))
         await super().upsert_many(writes)
         for w in writes:
             self.history.record(w.partition, w.memories)
 
     async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
-        await self.history.ensure(write.partition, self.inner)
+        touched = [*(m.id for m in write.memories), *write.delete]
+        await self._before(write.partition, touched)
         conflicts = await super().upsert_if(write)
         if not conflicts:
             self.history.record(
@@ -301,7 +329,7 @@ class HistoryStore(DelegatingStore):
         return conflicts
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> builtins.list[str]:
-        await self.history.ensure(partition, self.inner)
+        await self._before(partition, ids)
         deleted = await super().delete(partition, ids)
         self.history.record(partition, deleted=deleted)
         return deleted
@@ -309,5 +337,6 @@ class HistoryStore(DelegatingStore):
     async def record_access(
         self, partition: Partition, updates: Mapping[str, AccessUpdate]
     ) -> None:
+        await self._before(partition, updates)
         await super().record_access(partition, updates)
         self.history.record_access(partition, updates)

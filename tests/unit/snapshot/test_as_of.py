@@ -23,7 +23,7 @@ from memoryd.domain.errors import InvalidArgument, NotFound, OutOfRange, Unimple
 from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyListQuery, KeyWrite
 from memoryd.domain.lifecycle import CompactOptions, CompactResult, EraseRequest
-from memoryd.domain.models import Provenance, ProvenanceKind
+from memoryd.domain.models import AccessUpdate, Memory, Provenance, ProvenanceKind
 from memoryd.domain.requests import MemoryDraft, MemoryPatch, RecallQuery
 from memoryd.domain.snapshot import (
     DefaultReadRequest,
@@ -32,7 +32,9 @@ from memoryd.domain.snapshot import (
     SnapshotSection,
 )
 from memoryd.service.snapshot.as_of import AsOfReads
-from memoryd.storage.history import MemoryHistory
+from memoryd.storage.history import HistoryStore, MemoryHistory, stored_memories
+from memoryd.storage.memory import InMemoryStore
+from tests.unit.hot_cache.helpers import memory
 from tests.unit.snapshot.world import Clock, World, scope_for, world
 
 START = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
@@ -515,3 +517,42 @@ async def test_as_of_reads_during_compaction_and_writes_keep_answering_for_then(
     assert compacted.expired_purged == 8
     assert seen == [then] * 10
     assert (await w.snapshots.build(scope, request)).text != then
+
+
+async def test_what_was_stored_before_the_start_reads_as_it_was_until_written() -> None:
+    """A memory stored before this process started its history: nothing is read at
+    the start; its stored state becomes its first version at its first write (or
+    access flush), so an as-of read between the start and that write shows it as it
+    was, and one after shows the write."""
+    clock = Clock(START)
+    inner = InMemoryStore(16)
+    await inner.open()
+    p = scope_for().partition
+    old, untouched = memory(p, content="kept as stored"), memory(p, content="never written")
+    await inner.upsert(p, [old, untouched])
+    history = MemoryHistory(timedelta(hours=1), clock=clock)
+    store = HistoryStore(inner, history)
+    history.start(p)
+    assert history.version_count() == 0  # the start read nothing
+    clock.advance(minutes=5)
+    between = clock()
+    clock.advance(minutes=5)
+    changed = old.copy()
+    changed.content = "written after the start"
+    await store.upsert(p, [changed])
+    clock.advance(minutes=5)
+    await store.record_access(p, {untouched.id: AccessUpdate(count=3, last_accessed_at=clock())})
+    assert history.version_count() == 4  # two stored states, the write, the access
+
+    def at(instant: datetime, stored: list[Memory]) -> dict[str, tuple[str, int]]:
+        return {m.id: (m.content, m.access_count) for m in history.valid_at(p, instant, stored)}
+
+    now_stored = await stored_memories(store, p)
+    assert at(between, now_stored) == {
+        old.id: ("kept as stored", 0),
+        untouched.id: ("never written", 0),
+    }
+    assert at(clock(), now_stored) == {
+        old.id: ("written after the start", 0),
+        untouched.id: ("never written", 3),
+    }

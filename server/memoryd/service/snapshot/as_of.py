@@ -43,7 +43,7 @@ from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.memories.service import MemoryService
 from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
-from memoryd.storage.history import MemoryHistory
+from memoryd.storage.history import MemoryHistory, stored_memories
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from memoryd.storage.records import RecordStore
@@ -153,9 +153,9 @@ class AsOfReads:
         self._checked(as_of)
         history = self._history()
         partition = scope.partition
-        await history.ensure(partition, self.memories.store)
+        history.start(partition)
         horizon = history.horizon(partition)
-        assert horizon is not None  # seeded just above
+        assert horizon is not None  # started just above
         if as_of.cursor is not None:
             if self.sequence_of is None:
                 raise Unimplemented(
@@ -194,7 +194,8 @@ class AsOfReads:
         """The memory service over the memories valid at ``instant``."""
         store = InMemoryStore(self.dimension)
         await store.open()
-        await store.upsert(partition, self._history().valid_at(partition, instant))
+        stored = await stored_memories(self.memories.store, partition)
+        await store.upsert(partition, self._history().valid_at(partition, instant, stored))
         return self.memories.reader(store, _fixed(instant))
 
     async def _keys_at(self, partition: Partition, instant: datetime) -> RecordStore:
