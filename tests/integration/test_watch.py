@@ -15,7 +15,9 @@ import grpc
 import pytest
 
 from memoryd_proto.v1 import common_pb2 as pb
+from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
+from memoryd_proto.v1.lifecycle_service_pb2_grpc import LifecycleServiceStub
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
 from tests.security.support import KeySpec, api_key_config, write_config
 
@@ -214,6 +216,59 @@ def test_clearance_filters_and_masking_applies(daemon: Daemon) -> None:
     with pytest.raises(grpc.RpcError) as denied:
         watch(daemon, A_LOW, "", tenant_wide=True)
     assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_a_deletion_above_the_watchers_clearance_is_not_shown_to_have_happened(
+    daemon: Daemon,
+) -> None:
+    """Deleted memories (ForgetMemories), a key's tombstone with its mirror memory (one
+    transaction, deleted unread) and purged keys (Reset) carry the level they were
+    stored at: the low-clearance watcher sees none of the restricted ones (no id, no
+    key path) and every one of its own level; the admin sees them all."""
+    agent = fresh_agent()
+    low_start, admin_start = head(daemon, A_LOW, agent), head(daemon, A_ADMIN, agent)
+    restricted = pb.SECURITY_LEVEL_RESTRICTED
+    hidden = remember(daemon, agent, "restricted launch code 4242", security_level=restricted)
+    shown = remember(daemon, agent, "the public cafe opens at nine", security_level=1)
+    channel, memory = stub(daemon)
+    with channel:
+        meta = A_ADMIN.metadata
+        for key, level in (("/vault/quokka", restricted), ("/lobby/menu", 1)):
+            setting = mpb.SetMemoryRequest(agent_id=agent, key=key, source=USER)
+            setting.security_level = level
+            setting.content_json = '"a text value with a mirror"'
+            memory.SetMemory(setting, metadata=meta)
+            setting.content_json = "null"  # a tombstone: the mirror goes in the same entry
+            memory.SetMemory(setting, metadata=meta)
+            setting.content_json = '"again"'
+            memory.SetMemory(setting, metadata=meta)
+        forget = mpb.ForgetMemoriesRequest(agent_id=agent, ids=[hidden, shown])
+        memory.ForgetMemories(forget, metadata=meta)
+        lifecycle = LifecycleServiceStub(channel)
+        # Reset deletes every key's slot (an Erase would too, and shred the log: every
+        # cursor into it expires).
+        lifecycle.Reset(lpb.ResetRequest(agent_id=agent, confirm=True), metadata=meta)
+    everything = [c for m in watch(daemon, A_ADMIN, agent, cursor=admin_start) for c in m.changes]
+    seen = [c for m in watch(daemon, A_LOW, agent, cursor=low_start) for c in m.changes]
+    deleted = mpb.CHANGE_KIND_MEMORY_DELETED
+    hidden_mirrors = {c.memory_id for c in everything if c.memory.key == "/vault/quokka"}
+    assert hidden_mirrors, "the restricted key has a mirror memory"
+    hidden_ids = {hidden, *hidden_mirrors}
+    # The admin sees each restricted deletion: the forgotten memory, the mirror
+    # deleted with the tombstone, the key's tombstone and its purge by the reset.
+    assert (deleted, hidden) in {(c.kind, c.memory_id) for c in everything}
+    assert {c.memory_id for c in everything if c.kind == deleted} >= hidden_ids
+    purged = [c for c in everything if c.key == "/vault/quokka" and not c.HasField("key_entry")]
+    assert purged and all(c.kind == mpb.CHANGE_KIND_KEY_DELETED for c in purged)
+    # The low watcher: nothing of any of them, every change at its level.
+    rendered = str(seen)
+    assert "quokka" not in rendered
+    assert not [i for i in hidden_ids if i in rendered]
+    assert (deleted, shown) in {(c.kind, c.memory_id) for c in seen}
+    lobby = [c.kind for c in seen if c.key == "/lobby/menu"]
+    assert lobby.count(mpb.CHANGE_KIND_KEY_DELETED) == 2  # its tombstone and its purge
+    lobby_mirrors = {c.memory_id for c in seen if c.memory.key == "/lobby/menu"}
+    assert lobby_mirrors and lobby_mirrors <= {c.memory_id for c in seen if c.kind == deleted}
 
 
 @pytest.mark.parametrize(

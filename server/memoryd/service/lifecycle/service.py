@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.keyed import level_of
 from memoryd.domain.lifecycle import (
     CompactOptions,
     CompactResult,
@@ -46,7 +47,7 @@ from memoryd.domain.relations import restored
 from memoryd.service.common import scanning
 from memoryd.service.common import validation as check
 from memoryd.service.common.validation import Violations
-from memoryd.service.keyed.docs import is_live, level_of
+from memoryd.service.keyed.docs import is_live
 from memoryd.service.lifecycle import bulk
 from memoryd.service.lifecycle.bulk import EVERYTHING, LifecycleDeps
 from memoryd.service.lifecycle.compaction import Compactor
