@@ -5,6 +5,7 @@ an expired cursor (docs/watch.md)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -17,8 +18,10 @@ import pytest
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
+from memoryd_proto.v1 import snapshot_service_pb2 as spb
 from memoryd_proto.v1.lifecycle_service_pb2_grpc import LifecycleServiceStub
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
+from memoryd_proto.v1.snapshot_service_pb2_grpc import SnapshotServiceStub
 from tests.security.support import KeySpec, api_key_config, write_config
 
 from ..conftest import Daemon
@@ -404,3 +407,75 @@ def test_no_gap_no_duplicate_across_sigkills_with_concurrent_writers(daemon: Dae
         in_feed = [i for i in ids if i in set(mine)]
         assert in_feed == mine  # no gap, in the writer's order
     assert live == seen  # the live watcher, across three crashes, saw the same
+
+
+def _write_agent_state(daemon: Daemon, agent: str) -> None:
+    """Working memory set and deleted, the profile, a session's messages, fixed zone
+    and saved state, then the session ended."""
+    channel, memory = stub(daemon)
+    with channel:
+        meta, scope = A_ADMIN.metadata, pb.WorkingMemoryScope(thread_id="t1")
+        working = mpb.SetWorkingMemoryRequest(
+            agent_id=agent, scope=scope, content_json='{"step": 1, "mail": "bob@example.org"}'
+        )
+        memory.SetWorkingMemory(working, metadata=meta)
+        memory.DeleteWorkingMemory(
+            mpb.DeleteWorkingMemoryRequest(agent_id=agent, scope=scope), metadata=meta
+        )
+        profile = mpb.SetProfileRequest(agent_id=agent, content="# Helper\nwrite bob@example.org\n")
+        memory.SetProfile(profile, metadata=meta)
+        said = mpb.SessionMessage(role=mpb.MESSAGE_ROLE_USER, content="hello there")
+        append = mpb.AppendMessagesRequest(agent_id=agent, session_id="s1", messages=[said])
+        memory.AppendMessages(append, metadata=meta)
+        inject = mpb.InjectInstructionRequest(
+            agent_id=agent,
+            session_id="s1",
+            kind=mpb.FIXED_ZONE_KIND_INSTRUCTION,
+            content="answer briefly",
+        )
+        memory.InjectInstruction(inject, metadata=meta)
+        component = spb.StateComponent(name="planner", state_json='{"next": "bob@example.org"}')
+        save = spb.SaveStateRequest(agent_id=agent, session_id="s1", components=[component])
+        SnapshotServiceStub(channel).SaveState(save, metadata=meta)
+        memory.EndSession(mpb.EndSessionRequest(agent_id=agent, session_id="s1"), metadata=meta)
+
+
+def test_agent_state_changes_in_order_exactly_once_per_cursor(daemon: Daemon) -> None:
+    """Working memory, the profile, a session and its saved state are in the feed, in
+    the order they were written, across a SIGKILL restart; every message's cursor
+    resumes with exactly what followed it; a low-clearance watcher sees the same
+    changes, masked."""
+    agent = fresh_agent()
+    start, low_start = head(daemon, A_ADMIN, agent), head(daemon, A_LOW, agent)
+    _write_agent_state(daemon, agent)
+    daemon.kill()  # acknowledged, so in the log: replayed, and in the feed after it
+    daemon.start()
+    got = watch(daemon, A_ADMIN, agent, cursor=start)
+    every = [c for m in got for c in m.changes]
+    assert [mpb.ChangeKind.Name(c.kind).removeprefix("CHANGE_KIND_") for c in every] == [
+        "WORKING_MEMORY_SET",
+        "WORKING_MEMORY_DELETED",
+        "PROFILE_SET",
+        "SESSION_UPDATED",  # messages appended
+        "SESSION_UPDATED",  # an instruction in the fixed zone
+        "STATE_SAVED",
+        "SESSION_UPDATED",  # ended
+    ]
+    working, gone, profile, *session, state, _ = every
+    assert json.loads(working.working_memory.content_json) == {"step": 1, "mail": "bob@example.org"}
+    assert working.working_memory_scope.thread_id == "t1" == gone.working_memory_scope.thread_id
+    assert not gone.HasField("working_memory")
+    assert profile.profile.content.startswith("# Helper") and profile.profile.etag
+    assert {c.session_id for c in (*session, state)} == {"s1"}
+    assert (state.component, state.state.name) == ("planner", "planner")
+    assert json.loads(state.state.state_json) == {"next": "bob@example.org"}
+    assert all(c.agent_id == agent for c in every)
+    done = 0
+    for message in got:
+        done += len(message.changes)
+        rest = [c for m in watch(daemon, A_ADMIN, agent, cursor=message.cursor) for c in m.changes]
+        assert rest == every[done:]
+    low = [c for m in watch(daemon, A_LOW, agent, cursor=low_start) for c in m.changes]
+    assert [c.kind for c in low] == [c.kind for c in every]
+    assert "bob@example.org" in str(every) and "bob@example.org" not in str(low)
+    assert "[email]" in low[0].working_memory.content_json

@@ -10,8 +10,9 @@ expired meanwhile is reported as an update (the state may have changed) and the
 watch starts again from now. A listen stream is acknowledged only once its watches
 are caught up, so a change made after the acknowledgment is never missed either.
 
-``agent.md`` (the profile) is not in the feed: a subscription to it is honoured and
-never fires. The daemon's own Streamable HTTP endpoint is stateless (no stream
+``agent.md`` (the profile): a subscription to it is honoured and does not fire yet
+(its changes are in the feed, PROFILE_SET; the bridge follows default-read only).
+The daemon's own Streamable HTTP endpoint is stateless (no stream
 outlives a request), so subscriptions are offered by the bridge only.
 """
 

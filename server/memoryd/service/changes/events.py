@@ -19,6 +19,7 @@ from memoryd.domain.principal import CallScope
 from memoryd.domain.records import RecordKind
 from memoryd.durability.changes import LoggedEntry
 from memoryd.durability.ops import Op
+from memoryd.service.changes.state_events import STATE_LEVEL, state_deleted, state_written
 from memoryd.service.keyed.docs import decoded_entry
 
 #: The level of a change whose level is not known: only the highest clearance sees it.
@@ -50,9 +51,20 @@ def visible_to(scope: CallScope, tenant_wide: bool, found: Found) -> bool:
 
 def changes_of(entry: LoggedEntry) -> list[Found]:
     """Every change of ``entry``, whoever may see it: a cursor counts into this list,
-    so it must not depend on the caller."""
+    so it must not depend on the caller. A session changed by several records of one
+    entry (its record, a message, an attachment) is one SESSION_UPDATED."""
     written_keys = _key_levels(entry.ops)
-    return [found for op in entry.ops for found in _of_op(op, written_keys.get(op.partition))]
+    out: list[Found] = []
+    sessions: set[tuple[Partition, str]] = set()
+    for op in entry.ops:
+        for found in _of_op(op, written_keys.get(op.partition)):
+            change = found.change
+            if change.kind is ChangeKind.SESSION_UPDATED:
+                if (found.partition, change.session_id) in sessions:
+                    continue
+                sessions.add((found.partition, change.session_id))
+            out.append(found)
+    return out
 
 
 def _key_levels(ops: list[Op]) -> dict[Partition, SecurityLevel]:
@@ -83,14 +95,7 @@ def _of_op(op: Op, key_level: SecurityLevel | None) -> list[Found]:
             for index, i in enumerate(op.ids)
         ]
     if op.kind == "put_records":
-        out = []
-        for record in op.records:
-            entry = decoded_entry(record) if record.kind is RecordKind.KEY else None
-            if entry is not None:
-                kind = ChangeKind.KEY_SET if entry.valid else ChangeKind.KEY_DELETED
-                change = Change(kind, p.agent_id, key=entry.key, key_entry=entry)
-                out.append(Found(p, change, level_of(record)))
-        return out
+        return _of_put(op)
     if op.record_kind is RecordKind.KEY:
         return [
             Found(
@@ -100,7 +105,29 @@ def _of_op(op: Op, key_level: SecurityLevel | None) -> list[Found]:
             )
             for index, k in enumerate(op.keys)
         ]
-    return []
+    assert op.record_kind is not None
+    return [
+        Found(p, change, STATE_LEVEL)
+        for k in op.keys
+        if (change := state_deleted(p.agent_id, op.record_kind, k)) is not None
+    ]
+
+
+def _of_put(op: Op) -> list[Found]:
+    """The changes of a record put: keys set or tombstoned, and agent state written."""
+    p, out = op.partition, []
+    for record in op.records:
+        if record.kind is not RecordKind.KEY:
+            written = state_written(p.agent_id, record)
+            if written is not None:
+                out.append(Found(p, written, STATE_LEVEL))
+            continue
+        entry = decoded_entry(record)
+        if entry is not None:
+            kind = ChangeKind.KEY_SET if entry.valid else ChangeKind.KEY_DELETED
+            change = Change(kind, p.agent_id, key=entry.key, key_entry=entry)
+            out.append(Found(p, change, level_of(record)))
+    return out
 
 
 def _memory_change(memory: Memory) -> Change:

@@ -364,416 +364,431 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "yd.v1\032\036google/protobuf/duration.proto\032 g" +
       "oogle/protobuf/field_mask.proto\032\034google/" +
       "protobuf/struct.proto\032\037google/protobuf/t" +
-      "imestamp.proto\032\027memoryd/v1/common.proto\"" +
-      "\266\005\n\017RememberRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
-      "gentId\022\030\n\007content\030\002 \001(\tR\007content\0227\n\013memo" +
-      "ry_type\030\003 \001(\0162\026.memoryd.v1.MemoryTypeR\nm" +
-      "emoryType\022\022\n\004tags\030\004 \003(\tR\004tags\022@\n\016securit" +
-      "y_level\030\005 \001(\0162\031.memoryd.v1.SecurityLevel" +
-      "R\rsecurityLevel\022#\n\nimportance\030\006 \001(\001H\000R\ni" +
-      "mportance\210\001\001\022#\n\nconfidence\030\007 \001(\001H\001R\nconf" +
-      "idence\210\001\001\022\034\n\tnamespace\030\010 \001(\tR\tnamespace\022" +
-      "3\n\010metadata\030\t \001(\0132\027.google.protobuf.Stru" +
-      "ctR\010metadata\022.\n\006source\030\n \001(\0132\026.memoryd.v" +
-      "1.ProvenanceR\006source\0229\n\nexpires_at\030\013 \001(\013" +
-      "2\032.google.protobuf.TimestampR\texpiresAt\022" +
-      "\034\n\tembedding\030\014 \003(\002R\tembedding\0229\n\ncreated" +
-      "_at\030\r \001(\0132\032.google.protobuf.TimestampR\tc" +
-      "reatedAt\022#\n\rmetadata_json\030\016 \001(\tR\014metadat" +
-      "aJson\022;\n\013occurred_at\030\017 \001(\0132\032.google.prot" +
-      "obuf.TimestampR\noccurredAtB\r\n\013_importanc" +
-      "eB\r\n\013_confidence\"\227\001\n\020RememberResponse\022*\n" +
-      "\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memor" +
-      "y\022\"\n\014deduplicated\030\002 \001(\010R\014deduplicated\0223\n" +
-      "\010degraded\030\003 \003(\0132\027.memoryd.v1.Degradation" +
-      "R\010degraded\"d\n\024RememberBatchRequest\022\031\n\010ag" +
-      "ent_id\030\001 \001(\tR\007agentId\0221\n\005items\030\002 \003(\0132\033.m" +
-      "emoryd.v1.RememberRequestR\005items\"`\n\016Reme" +
-      "mberResult\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1." +
-      "MemoryR\006memory\022\"\n\014deduplicated\030\002 \001(\010R\014de" +
-      "duplicated\"\202\001\n\025RememberBatchResponse\0224\n\007" +
-      "results\030\001 \003(\0132\032.memoryd.v1.RememberResul" +
-      "tR\007results\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v" +
-      "1.DegradationR\010degraded\"\213\003\n\007Scoring\0221\n\006p" +
-      "reset\030\001 \001(\0162\031.memoryd.v1.ScoringPresetR\006" +
-      "preset\022+\n\017half_life_hours\030\002 \001(\001H\000R\rhalfL" +
-      "ifeHours\210\001\001\0220\n\021similarity_weight\030\003 \001(\001H\001" +
-      "R\020similarityWeight\210\001\001\022*\n\016recency_weight\030" +
-      "\004 \001(\001H\002R\rrecencyWeight\210\001\001\0220\n\021importance_" +
-      "weight\030\005 \001(\001H\003R\020importanceWeight\210\001\001\022=\n\rr" +
-      "ecency_basis\030\006 \001(\0162\030.memoryd.v1.RecencyB" +
-      "asisR\014recencyBasisB\022\n\020_half_life_hoursB\024" +
-      "\n\022_similarity_weightB\021\n\017_recency_weightB" +
-      "\024\n\022_importance_weight\"\213\002\n\017ScoreComponent" +
-      "s\022\036\n\nsimilarity\030\001 \001(\001R\nsimilarity\022\030\n\007rec" +
-      "ency\030\002 \001(\001R\007recency\022\036\n\nimportance\030\003 \001(\001R" +
-      "\nimportance\022\030\n\007decayed\030\004 \001(\001R\007decayed\022\032\n" +
-      "\010weighted\030\005 \001(\001R\010weighted\022\030\n\007keyword\030\006 \001" +
-      "(\001R\007keyword\022\024\n\005fused\030\007 \001(\001R\005fused\022\034\n\trel" +
-      "evance\030\010 \001(\001R\trelevance\022\032\n\010temporal\030\t \001(" +
-      "\001R\010temporal\"\240\006\n\rRecallRequest\022\031\n\010agent_i" +
-      "d\030\001 \001(\tR\007agentId\022\024\n\005query\030\002 \001(\tR\005query\022\024" +
-      "\n\005limit\030\003 \001(\005R\005limit\022!\n\tnamespace\030\004 \001(\tH" +
-      "\000R\tnamespace\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tags\0221\n\tt" +
-      "ag_match\030\006 \001(\0162\024.memoryd.v1.TagMatchR\010ta" +
-      "gMatch\0229\n\014memory_types\030\007 \003(\0162\026.memoryd.v" +
-      "1.MemoryTypeR\013memoryTypes\022G\n\022max_securit" +
-      "y_level\030\010 \001(\0162\031.memoryd.v1.SecurityLevel" +
-      "R\020maxSecurityLevel\022-\n\007scoring\030\t \001(\0132\023.me" +
-      "moryd.v1.ScoringR\007scoring\022\033\n\006hybrid\030\n \001(" +
-      "\010H\001R\006hybrid\210\001\001\022\'\n\017query_embedding\030\013 \003(\002R" +
-      "\016queryEmbedding\022?\n\rcreated_after\030\014 \001(\0132\032" +
-      ".google.protobuf.TimestampR\014createdAfter" +
-      "\022A\n\016created_before\030\r \001(\0132\032.google.protob" +
-      "uf.TimestampR\rcreatedBefore\022)\n\020include_a" +
-      "rchived\030\016 \001(\010R\017includeArchived\022\033\n\tmin_sc" +
-      "ore\030\017 \001(\001R\010minScore\022,\n\003now\030\020 \001(\0132\032.googl" +
-      "e.protobuf.TimestampR\003now\022#\n\rmin_relevan" +
-      "ce\030\021 \001(\001R\014minRelevance\022-\n\005trust\030\022 \001(\0132\027." +
-      "memoryd.v1.TrustFilterR\005trustB\014\n\n_namesp" +
-      "aceB\t\n\007_hybrid\"\253\001\n\014RecallResult\022*\n\006memor" +
-      "y\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022\024\n\005s" +
-      "core\030\002 \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033." +
-      "memoryd.v1.ScoreComponentsR\ncomponents\022\034" +
-      "\n\trelevance\030\004 \001(\001R\trelevance\"\242\001\n\016RecallR" +
-      "esponse\0222\n\007results\030\001 \003(\0132\030.memoryd.v1.Re" +
-      "callResultR\007results\0223\n\010degraded\030\002 \003(\0132\027." +
-      "memoryd.v1.DegradationR\010degraded\022\'\n\017embe" +
-      "dding_model\030\003 \001(\tR\016embeddingModel\"=\n\020Get" +
-      "MemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
-      "\022\016\n\002id\030\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022*\n" +
-      "\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memor" +
-      "y\"\306\004\n\023ListMemoriesRequest\022\031\n\010agent_id\030\001 " +
-      "\001(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000R\tnames" +
-      "pace\210\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_match" +
-      "\030\004 \001(\0162\024.memoryd.v1.TagMatchR\010tagMatch\0229" +
-      "\n\014memory_types\030\005 \003(\0162\026.memoryd.v1.Memory" +
-      "TypeR\013memoryTypes\022G\n\022max_security_level\030" +
-      "\006 \001(\0162\031.memoryd.v1.SecurityLevelR\020maxSec" +
-      "urityLevel\022?\n\rcreated_after\030\007 \001(\0132\032.goog" +
+      "imestamp.proto\032\027memoryd/v1/common.proto\032" +
+      "!memoryd/v1/snapshot_service.proto\"\266\005\n\017R" +
+      "ememberRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
+      "d\022\030\n\007content\030\002 \001(\tR\007content\0227\n\013memory_ty" +
+      "pe\030\003 \001(\0162\026.memoryd.v1.MemoryTypeR\nmemory" +
+      "Type\022\022\n\004tags\030\004 \003(\tR\004tags\022@\n\016security_lev" +
+      "el\030\005 \001(\0162\031.memoryd.v1.SecurityLevelR\rsec" +
+      "urityLevel\022#\n\nimportance\030\006 \001(\001H\000R\nimport" +
+      "ance\210\001\001\022#\n\nconfidence\030\007 \001(\001H\001R\nconfidenc" +
+      "e\210\001\001\022\034\n\tnamespace\030\010 \001(\tR\tnamespace\0223\n\010me" +
+      "tadata\030\t \001(\0132\027.google.protobuf.StructR\010m" +
+      "etadata\022.\n\006source\030\n \001(\0132\026.memoryd.v1.Pro" +
+      "venanceR\006source\0229\n\nexpires_at\030\013 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\texpiresAt\022\034\n\tem" +
+      "bedding\030\014 \003(\002R\tembedding\0229\n\ncreated_at\030\r" +
+      " \001(\0132\032.google.protobuf.TimestampR\tcreate" +
+      "dAt\022#\n\rmetadata_json\030\016 \001(\tR\014metadataJson" +
+      "\022;\n\013occurred_at\030\017 \001(\0132\032.google.protobuf." +
+      "TimestampR\noccurredAtB\r\n\013_importanceB\r\n\013" +
+      "_confidence\"\227\001\n\020RememberResponse\022*\n\006memo" +
+      "ry\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022\"\n\014" +
+      "deduplicated\030\002 \001(\010R\014deduplicated\0223\n\010degr" +
+      "aded\030\003 \003(\0132\027.memoryd.v1.DegradationR\010deg" +
+      "raded\"d\n\024RememberBatchRequest\022\031\n\010agent_i" +
+      "d\030\001 \001(\tR\007agentId\0221\n\005items\030\002 \003(\0132\033.memory" +
+      "d.v1.RememberRequestR\005items\"`\n\016RememberR" +
+      "esult\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.Memor" +
+      "yR\006memory\022\"\n\014deduplicated\030\002 \001(\010R\014dedupli" +
+      "cated\"\202\001\n\025RememberBatchResponse\0224\n\007resul" +
+      "ts\030\001 \003(\0132\032.memoryd.v1.RememberResultR\007re" +
+      "sults\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Deg" +
+      "radationR\010degraded\"\213\003\n\007Scoring\0221\n\006preset" +
+      "\030\001 \001(\0162\031.memoryd.v1.ScoringPresetR\006prese" +
+      "t\022+\n\017half_life_hours\030\002 \001(\001H\000R\rhalfLifeHo" +
+      "urs\210\001\001\0220\n\021similarity_weight\030\003 \001(\001H\001R\020sim" +
+      "ilarityWeight\210\001\001\022*\n\016recency_weight\030\004 \001(\001" +
+      "H\002R\rrecencyWeight\210\001\001\0220\n\021importance_weigh" +
+      "t\030\005 \001(\001H\003R\020importanceWeight\210\001\001\022=\n\rrecenc" +
+      "y_basis\030\006 \001(\0162\030.memoryd.v1.RecencyBasisR" +
+      "\014recencyBasisB\022\n\020_half_life_hoursB\024\n\022_si" +
+      "milarity_weightB\021\n\017_recency_weightB\024\n\022_i" +
+      "mportance_weight\"\213\002\n\017ScoreComponents\022\036\n\n" +
+      "similarity\030\001 \001(\001R\nsimilarity\022\030\n\007recency\030" +
+      "\002 \001(\001R\007recency\022\036\n\nimportance\030\003 \001(\001R\nimpo" +
+      "rtance\022\030\n\007decayed\030\004 \001(\001R\007decayed\022\032\n\010weig" +
+      "hted\030\005 \001(\001R\010weighted\022\030\n\007keyword\030\006 \001(\001R\007k" +
+      "eyword\022\024\n\005fused\030\007 \001(\001R\005fused\022\034\n\trelevanc" +
+      "e\030\010 \001(\001R\trelevance\022\032\n\010temporal\030\t \001(\001R\010te" +
+      "mporal\"\240\006\n\rRecallRequest\022\031\n\010agent_id\030\001 \001" +
+      "(\tR\007agentId\022\024\n\005query\030\002 \001(\tR\005query\022\024\n\005lim" +
+      "it\030\003 \001(\005R\005limit\022!\n\tnamespace\030\004 \001(\tH\000R\tna" +
+      "mespace\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tags\0221\n\ttag_ma" +
+      "tch\030\006 \001(\0162\024.memoryd.v1.TagMatchR\010tagMatc" +
+      "h\0229\n\014memory_types\030\007 \003(\0162\026.memoryd.v1.Mem" +
+      "oryTypeR\013memoryTypes\022G\n\022max_security_lev" +
+      "el\030\010 \001(\0162\031.memoryd.v1.SecurityLevelR\020max" +
+      "SecurityLevel\022-\n\007scoring\030\t \001(\0132\023.memoryd" +
+      ".v1.ScoringR\007scoring\022\033\n\006hybrid\030\n \001(\010H\001R\006" +
+      "hybrid\210\001\001\022\'\n\017query_embedding\030\013 \003(\002R\016quer" +
+      "yEmbedding\022?\n\rcreated_after\030\014 \001(\0132\032.goog" +
       "le.protobuf.TimestampR\014createdAfter\022A\n\016c" +
-      "reated_before\030\010 \001(\0132\032.google.protobuf.Ti" +
+      "reated_before\030\r \001(\0132\032.google.protobuf.Ti" +
       "mestampR\rcreatedBefore\022)\n\020include_archiv" +
-      "ed\030\t \001(\010R\017includeArchived\022\033\n\tpage_size\030\n" +
-      " \001(\005R\010pageSize\022\035\n\npage_token\030\013 \001(\tR\tpage" +
-      "Token\022-\n\005order\030\014 \001(\0162\027.memoryd.v1.Memory" +
-      "OrderR\005orderB\014\n\n_namespace\"n\n\024ListMemori" +
-      "esResponse\022.\n\010memories\030\001 \003(\0132\022.memoryd.v" +
-      "1.MemoryR\010memories\022&\n\017next_page_token\030\002 " +
-      "\001(\tR\rnextPageToken\"\352\001\n\023UpdateMemoryReque" +
-      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\006memory\030" +
-      "\002 \001(\0132\022.memoryd.v1.MemoryR\006memory\022;\n\013upd" +
-      "ate_mask\030\003 \001(\0132\032.google.protobuf.FieldMa" +
-      "skR\nupdateMask\022\"\n\nif_version\030\004 \001(\003H\000R\tif" +
-      "Version\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembedding" +
-      "B\r\n\013_if_version\"w\n\024UpdateMemoryResponse\022" +
-      "*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006mem" +
-      "ory\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degra" +
-      "dationR\010degraded\"D\n\025ForgetMemoriesReques" +
-      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 \003(" +
-      "\tR\003ids\"=\n\026ForgetMemoriesResponse\022#\n\rforg" +
-      "otten_ids\030\001 \003(\tR\014forgottenIds\"\211\003\n\010KeyEnt" +
-      "ry\022\020\n\003key\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132\026." +
-      "google.protobuf.ValueR\007content\022\024\n\005valid\030" +
-      "\003 \001(\010R\005valid\022\030\n\007version\030\004 \001(\003R\007version\0229" +
-      "\n\nupdated_at\030\005 \001(\0132\032.google.protobuf.Tim" +
-      "estampR\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.memo" +
-      "ryd.v1.ProvenanceR\006source\022@\n\016security_le" +
-      "vel\030\007 \001(\0162\031.memoryd.v1.SecurityLevelR\rse" +
-      "curityLevel\022\033\n\tmemory_id\030\010 \001(\tR\010memoryId" +
-      "\022\034\n\tnamespace\030\t \001(\tR\tnamespace\022!\n\014conten" +
-      "t_json\030\n \001(\tR\013contentJson\"\327\002\n\020SetMemoryR" +
-      "equest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003key" +
-      "\030\002 \001(\tR\003key\0220\n\007content\030\003 \001(\0132\026.google.pr" +
-      "otobuf.ValueR\007content\022.\n\006source\030\004 \001(\0132\026." +
-      "memoryd.v1.ProvenanceR\006source\022\"\n\nif_vers" +
-      "ion\030\005 \001(\003H\000R\tifVersion\210\001\001\022@\n\016security_le" +
-      "vel\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\rse" +
-      "curityLevel\022\034\n\tnamespace\030\007 \001(\tR\tnamespac" +
-      "e\022!\n\014content_json\030\010 \001(\tR\013contentJsonB\r\n\013" +
-      "_if_version\"t\n\021SetMemoryResponse\022*\n\005entr" +
-      "y\030\001 \001(\0132\024.memoryd.v1.KeyEntryR\005entry\0223\n\010" +
-      "degraded\030\002 \003(\0132\027.memoryd.v1.DegradationR" +
-      "\010degraded\"<\n\rGetKeyRequest\022\031\n\010agent_id\030\001" +
-      " \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\"<\n\016GetKe" +
-      "yResponse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.Ke" +
-      "yEntryR\005entry\"\236\001\n\017ListKeysRequest\022\031\n\010age" +
-      "nt_id\030\001 \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006pr" +
-      "efix\022\034\n\trecursive\030\003 \001(\010R\trecursive\022\033\n\tpa" +
-      "ge_size\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030\005 " +
-      "\001(\tR\tpageToken\"\214\001\n\020ListKeysResponse\022.\n\007e" +
-      "ntries\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entr" +
-      "ies\022 \n\013directories\030\002 \003(\tR\013directories\022&\n" +
-      "\017next_page_token\030\003 \001(\tR\rnextPageToken\"|\n" +
-      "\021KeyHistoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
-      "entId\022\020\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003 \001" +
-      "(\005R\010pageSize\022\035\n\npage_token\030\004 \001(\tR\tpageTo" +
-      "ken\"l\n\022KeyHistoryResponse\022.\n\007entries\030\001 \003" +
-      "(\0132\024.memoryd.v1.KeyEntryR\007entries\022&\n\017nex" +
-      "t_page_token\030\002 \001(\tR\rnextPageToken\"\345\002\n\rWo" +
-      "rkingMemory\0224\n\005scope\030\001 \001(\0132\036.memoryd.v1." +
-      "WorkingMemoryScopeR\005scope\0221\n\007content\030\002 \001" +
-      "(\0132\027.google.protobuf.StructR\007content\022\030\n\007" +
-      "version\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004 \001" +
-      "(\0132\032.google.protobuf.TimestampR\tupdatedA" +
-      "t\0229\n\nexpires_at\030\005 \001(\0132\032.google.protobuf." +
-      "TimestampR\texpiresAt\0228\n\013json_schema\030\006 \001(" +
-      "\0132\027.google.protobuf.StructR\njsonSchema\022!" +
-      "\n\014content_json\030\007 \001(\tR\013contentJson\"\332\002\n\027Se" +
-      "tWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR" +
-      "\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Wor" +
-      "kingMemoryScopeR\005scope\0221\n\007content\030\003 \001(\0132" +
-      "\027.google.protobuf.StructR\007content\0221\n\004mod" +
-      "e\030\004 \001(\0162\035.memoryd.v1.WorkingMemoryModeR\004" +
-      "mode\022+\n\003ttl\030\005 \001(\0132\031.google.protobuf.Dura" +
-      "tionR\003ttl\0228\n\013json_schema\030\006 \001(\0132\027.google." +
-      "protobuf.StructR\njsonSchema\022!\n\014content_j" +
-      "son\030\007 \001(\tR\013contentJson\"\\\n\030SetWorkingMemo" +
-      "ryResponse\022@\n\016working_memory\030\001 \001(\0132\031.mem" +
-      "oryd.v1.WorkingMemoryR\rworkingMemory\"j\n\027" +
-      "GetWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(" +
+      "ed\030\016 \001(\010R\017includeArchived\022\033\n\tmin_score\030\017" +
+      " \001(\001R\010minScore\022,\n\003now\030\020 \001(\0132\032.google.pro" +
+      "tobuf.TimestampR\003now\022#\n\rmin_relevance\030\021 " +
+      "\001(\001R\014minRelevance\022-\n\005trust\030\022 \001(\0132\027.memor" +
+      "yd.v1.TrustFilterR\005trustB\014\n\n_namespaceB\t" +
+      "\n\007_hybrid\"\253\001\n\014RecallResult\022*\n\006memory\030\001 \001" +
+      "(\0132\022.memoryd.v1.MemoryR\006memory\022\024\n\005score\030" +
+      "\002 \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033.memor" +
+      "yd.v1.ScoreComponentsR\ncomponents\022\034\n\trel" +
+      "evance\030\004 \001(\001R\trelevance\"\242\001\n\016RecallRespon" +
+      "se\0222\n\007results\030\001 \003(\0132\030.memoryd.v1.RecallR" +
+      "esultR\007results\0223\n\010degraded\030\002 \003(\0132\027.memor" +
+      "yd.v1.DegradationR\010degraded\022\'\n\017embedding" +
+      "_model\030\003 \001(\tR\016embeddingModel\"=\n\020GetMemor" +
+      "yRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\016\n\002i" +
+      "d\030\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022*\n\006memo" +
+      "ry\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\"\306\004\n" +
+      "\023ListMemoriesRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
+      "agentId\022!\n\tnamespace\030\002 \001(\tH\000R\tnamespace\210" +
+      "\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_match\030\004 \001(" +
+      "\0162\024.memoryd.v1.TagMatchR\010tagMatch\0229\n\014mem" +
+      "ory_types\030\005 \003(\0162\026.memoryd.v1.MemoryTypeR" +
+      "\013memoryTypes\022G\n\022max_security_level\030\006 \001(\016" +
+      "2\031.memoryd.v1.SecurityLevelR\020maxSecurity" +
+      "Level\022?\n\rcreated_after\030\007 \001(\0132\032.google.pr" +
+      "otobuf.TimestampR\014createdAfter\022A\n\016create" +
+      "d_before\030\010 \001(\0132\032.google.protobuf.Timesta" +
+      "mpR\rcreatedBefore\022)\n\020include_archived\030\t " +
+      "\001(\010R\017includeArchived\022\033\n\tpage_size\030\n \001(\005R" +
+      "\010pageSize\022\035\n\npage_token\030\013 \001(\tR\tpageToken" +
+      "\022-\n\005order\030\014 \001(\0162\027.memoryd.v1.MemoryOrder" +
+      "R\005orderB\014\n\n_namespace\"n\n\024ListMemoriesRes" +
+      "ponse\022.\n\010memories\030\001 \003(\0132\022.memoryd.v1.Mem" +
+      "oryR\010memories\022&\n\017next_page_token\030\002 \001(\tR\r" +
+      "nextPageToken\"\352\001\n\023UpdateMemoryRequest\022\031\n" +
+      "\010agent_id\030\001 \001(\tR\007agentId\022*\n\006memory\030\002 \001(\013" +
+      "2\022.memoryd.v1.MemoryR\006memory\022;\n\013update_m" +
+      "ask\030\003 \001(\0132\032.google.protobuf.FieldMaskR\nu" +
+      "pdateMask\022\"\n\nif_version\030\004 \001(\003H\000R\tifVersi" +
+      "on\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembeddingB\r\n\013_" +
+      "if_version\"w\n\024UpdateMemoryResponse\022*\n\006me" +
+      "mory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\0223" +
+      "\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degradatio" +
+      "nR\010degraded\"D\n\025ForgetMemoriesRequest\022\031\n\010" +
+      "agent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 \003(\tR\003id" +
+      "s\"=\n\026ForgetMemoriesResponse\022#\n\rforgotten" +
+      "_ids\030\001 \003(\tR\014forgottenIds\"\211\003\n\010KeyEntry\022\020\n" +
+      "\003key\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132\026.googl" +
+      "e.protobuf.ValueR\007content\022\024\n\005valid\030\003 \001(\010" +
+      "R\005valid\022\030\n\007version\030\004 \001(\003R\007version\0229\n\nupd" +
+      "ated_at\030\005 \001(\0132\032.google.protobuf.Timestam" +
+      "pR\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.memoryd.v" +
+      "1.ProvenanceR\006source\022@\n\016security_level\030\007" +
+      " \001(\0162\031.memoryd.v1.SecurityLevelR\rsecurit" +
+      "yLevel\022\033\n\tmemory_id\030\010 \001(\tR\010memoryId\022\034\n\tn" +
+      "amespace\030\t \001(\tR\tnamespace\022!\n\014content_jso" +
+      "n\030\n \001(\tR\013contentJson\"\327\002\n\020SetMemoryReques" +
+      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(" +
+      "\tR\003key\0220\n\007content\030\003 \001(\0132\026.google.protobu" +
+      "f.ValueR\007content\022.\n\006source\030\004 \001(\0132\026.memor" +
+      "yd.v1.ProvenanceR\006source\022\"\n\nif_version\030\005" +
+      " \001(\003H\000R\tifVersion\210\001\001\022@\n\016security_level\030\006" +
+      " \001(\0162\031.memoryd.v1.SecurityLevelR\rsecurit" +
+      "yLevel\022\034\n\tnamespace\030\007 \001(\tR\tnamespace\022!\n\014" +
+      "content_json\030\010 \001(\tR\013contentJsonB\r\n\013_if_v" +
+      "ersion\"t\n\021SetMemoryResponse\022*\n\005entry\030\001 \001" +
+      "(\0132\024.memoryd.v1.KeyEntryR\005entry\0223\n\010degra" +
+      "ded\030\002 \003(\0132\027.memoryd.v1.DegradationR\010degr" +
+      "aded\"<\n\rGetKeyRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\007agentId\022\020\n\003key\030\002 \001(\tR\003key\"<\n\016GetKeyResp" +
+      "onse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.KeyEntr" +
+      "yR\005entry\"\236\001\n\017ListKeysRequest\022\031\n\010agent_id" +
+      "\030\001 \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006prefix\022" +
+      "\034\n\trecursive\030\003 \001(\010R\trecursive\022\033\n\tpage_si" +
+      "ze\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030\005 \001(\tR\t" +
+      "pageToken\"\214\001\n\020ListKeysResponse\022.\n\007entrie" +
+      "s\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entries\022 " +
+      "\n\013directories\030\002 \003(\tR\013directories\022&\n\017next" +
+      "_page_token\030\003 \001(\tR\rnextPageToken\"|\n\021KeyH" +
+      "istoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
+      "\022\020\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003 \001(\005R\010p" +
+      "ageSize\022\035\n\npage_token\030\004 \001(\tR\tpageToken\"l" +
+      "\n\022KeyHistoryResponse\022.\n\007entries\030\001 \003(\0132\024." +
+      "memoryd.v1.KeyEntryR\007entries\022&\n\017next_pag" +
+      "e_token\030\002 \001(\tR\rnextPageToken\"\345\002\n\rWorking" +
+      "Memory\0224\n\005scope\030\001 \001(\0132\036.memoryd.v1.Worki" +
+      "ngMemoryScopeR\005scope\0221\n\007content\030\002 \001(\0132\027." +
+      "google.protobuf.StructR\007content\022\030\n\007versi" +
+      "on\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004 \001(\0132\032." +
+      "google.protobuf.TimestampR\tupdatedAt\0229\n\n" +
+      "expires_at\030\005 \001(\0132\032.google.protobuf.Times" +
+      "tampR\texpiresAt\0228\n\013json_schema\030\006 \001(\0132\027.g" +
+      "oogle.protobuf.StructR\njsonSchema\022!\n\014con" +
+      "tent_json\030\007 \001(\tR\013contentJson\"\332\002\n\027SetWork" +
+      "ingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agen" +
+      "tId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.WorkingM" +
+      "emoryScopeR\005scope\0221\n\007content\030\003 \001(\0132\027.goo" +
+      "gle.protobuf.StructR\007content\0221\n\004mode\030\004 \001" +
+      "(\0162\035.memoryd.v1.WorkingMemoryModeR\004mode\022" +
+      "+\n\003ttl\030\005 \001(\0132\031.google.protobuf.DurationR" +
+      "\003ttl\0228\n\013json_schema\030\006 \001(\0132\027.google.proto" +
+      "buf.StructR\njsonSchema\022!\n\014content_json\030\007" +
+      " \001(\tR\013contentJson\"\\\n\030SetWorkingMemoryRes" +
+      "ponse\022@\n\016working_memory\030\001 \001(\0132\031.memoryd." +
+      "v1.WorkingMemoryR\rworkingMemory\"j\n\027GetWo" +
+      "rkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
+      "entId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Workin" +
+      "gMemoryScopeR\005scope\"\\\n\030GetWorkingMemoryR" +
+      "esponse\022@\n\016working_memory\030\001 \001(\0132\031.memory" +
+      "d.v1.WorkingMemoryR\rworkingMemory\"m\n\032Del" +
+      "eteWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(" +
       "\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.W" +
-      "orkingMemoryScopeR\005scope\"\\\n\030GetWorkingMe" +
-      "moryResponse\022@\n\016working_memory\030\001 \001(\0132\031.m" +
-      "emoryd.v1.WorkingMemoryR\rworkingMemory\"m" +
-      "\n\032DeleteWorkingMemoryRequest\022\031\n\010agent_id" +
-      "\030\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd" +
-      ".v1.WorkingMemoryScopeR\005scope\"7\n\033DeleteW" +
-      "orkingMemoryResponse\022\030\n\007deleted\030\001 \001(\010R\007d" +
-      "eleted\"\265\001\n\036ListWorkingMemoryScopesReques" +
-      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\033\n\tthread_i" +
-      "d\030\002 \001(\tR\010threadId\022\037\n\013resource_id\030\003 \001(\tR\n" +
-      "resourceId\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022" +
-      "\035\n\npage_token\030\005 \001(\tR\tpageToken\"|\n\037ListWo" +
-      "rkingMemoryScopesResponse\0221\n\006scopes\030\001 \003(" +
-      "\0132\031.memoryd.v1.WorkingMemoryR\006scopes\022&\n\017" +
-      "next_page_token\030\002 \001(\tR\rnextPageToken\"w\n\014" +
-      "AgentProfile\022\030\n\007content\030\001 \001(\tR\007content\022\022" +
-      "\n\004etag\030\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132\032" +
-      ".google.protobuf.TimestampR\tupdatedAt\".\n" +
-      "\021GetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
-      "entId\"H\n\022GetProfileResponse\0222\n\007profile\030\001" +
-      " \001(\0132\030.memoryd.v1.AgentProfileR\007profile\"" +
-      "c\n\021SetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
-      "agentId\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if_" +
-      "match\030\003 \001(\tR\007ifMatch\"H\n\022SetProfileRespon" +
-      "se\0222\n\007profile\030\001 \001(\0132\030.memoryd.v1.AgentPr" +
-      "ofileR\007profile\"\366\002\n\016SessionMessage\022+\n\004rol" +
-      "e\030\001 \001(\0162\027.memoryd.v1.MessageRoleR\004role\022\030" +
-      "\n\007content\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004" +
-      "name\022 \n\014tool_call_id\030\004 \001(\tR\ntoolCallId\0229" +
-      "\n\ncreated_at\030\005 \001(\0132\032.google.protobuf.Tim" +
-      "estampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\nt" +
-      "ool_calls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\tt" +
-      "oolCalls\022=\n\nattachment\030\010 \001(\0132\035.memoryd.v" +
-      "1.MessageAttachmentR\nattachment\022&\n\017merge" +
-      "d_from_seq\030\t \001(\003R\rmergedFromSeq\"`\n\021Messa" +
-      "geAttachment\022\035\n\nsize_bytes\030\001 \001(\003R\tsizeBy" +
-      "tes\022\024\n\005chars\030\002 \001(\003R\005chars\022\026\n\006sha256\030\003 \001(" +
-      "\tR\006sha256\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n" +
-      "\004name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.g" +
-      "oogle.protobuf.ValueR\targuments\"\201\004\n\022Sess" +
-      "ionCompression\022C\n\033compress_threshold_mes" +
-      "sages\030\001 \001(\005H\000R\031compressThresholdMessages" +
-      "\210\001\001\0225\n\024compress_token_ratio\030\002 \001(\001H\001R\022com" +
-      "pressTokenRatio\210\001\001\0227\n\025context_budget_tok" +
-      "ens\030\003 \001(\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024k" +
-      "eep_recent_messages\030\004 \001(\005H\003R\022keepRecentM" +
-      "essages\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H\004R\014off" +
-      "loadBytes\210\001\001\022;\n\027merge_adjacent_messages\030" +
-      "\006 \001(\010H\005R\025mergeAdjacentMessages\210\001\001B\036\n\034_co" +
-      "mpress_threshold_messagesB\027\n\025_compress_t" +
-      "oken_ratioB\030\n\026_context_budget_tokensB\027\n\025" +
-      "_keep_recent_messagesB\020\n\016_offload_bytesB" +
-      "\032\n\030_merge_adjacent_messages\"\224\001\n\016FixedZon" +
-      "eEntry\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZ" +
-      "oneKindR\004kind\022\030\n\007content\030\002 \001(\tR\007content\022" +
-      "9\n\ncreated_at\030\003 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\tcreatedAt\"\313\002\n\025AppendMessagesReq" +
-      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsessi" +
-      "on_id\030\002 \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\013" +
-      "2\032.memoryd.v1.SessionMessageR\010messages\022+" +
-      "\n\003ttl\030\004 \001(\0132\031.google.protobuf.DurationR\003" +
-      "ttl\022@\n\013compression\030\005 \001(\0132\036.memoryd.v1.Se" +
-      "ssionCompressionR\013compression\022Q\n\025long_te" +
-      "rm_memory_mode\030\006 \001(\0162\036.memoryd.v1.LongTe" +
-      "rmMemoryModeR\022longTermMemoryMode\"\351\001\n\026App" +
-      "endMessagesResponse\022#\n\rmessage_count\030\001 \001" +
-      "(\003R\014messageCount\022\036\n\ncompressed\030\002 \001(\010R\nco" +
-      "mpressed\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1." +
-      "DegradationR\010degraded\022.\n\023recorded_memory" +
-      "_ids\030\004 \003(\tR\021recordedMemoryIds\022%\n\016offload" +
-      "ed_seqs\030\005 \003(\003R\roffloadedSeqs\"v\n\027GetSessi" +
-      "onWindowRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
-      "Id\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022!\n\014tok" +
-      "en_budget\030\003 \001(\005R\013tokenBudget\"\334\004\n\030GetSess" +
-      "ionWindowResponse\0229\n\nfixed_zone\030\001 \003(\0132\032." +
-      "memoryd.v1.FixedZoneEntryR\tfixedZone\022\030\n\007" +
-      "summary\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132\032" +
-      ".memoryd.v1.SessionMessageR\006recent\022\037\n\013to" +
-      "kens_used\030\004 \001(\005R\ntokensUsed\022\036\n\nsummarize" +
-      "r\030\005 \001(\tR\nsummarizer\022#\n\rtoken_counter\030\006 \001" +
-      "(\tR\014tokenCounter\0223\n\010degraded\030\007 \003(\0132\027.mem" +
-      "oryd.v1.DegradationR\010degraded\0224\n\026summari" +
-      "zed_through_seq\030\010 \001(\003R\024summarizedThrough" +
-      "Seq\022\'\n\017stored_messages\030\t \001(\003R\016storedMess" +
-      "ages\022Q\n\025long_term_memory_mode\030\n \001(\0162\036.me" +
-      "moryd.v1.LongTermMemoryModeR\022longTermMem" +
-      "oryMode\022@\n\022long_term_memories\030\013 \003(\0132\022.me" +
-      "moryd.v1.MemoryR\020longTermMemories\022(\n\020lon" +
-      "g_term_memory\030\014 \001(\tR\016longTermMemory\"\235\001\n\030" +
-      "InjectInstructionRequest\022\031\n\010agent_id\030\001 \001" +
-      "(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsession" +
-      "Id\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1.FixedZoneK" +
-      "indR\004kind\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031I" +
-      "njectInstructionResponse\0229\n\nfixed_zone\030\001" +
-      " \003(\0132\032.memoryd.v1.FixedZoneEntryR\tfixedZ" +
-      "one\"x\n\021EndSessionRequest\022\031\n\010agent_id\030\001 \001" +
-      "(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsession" +
-      "Id\022)\n\020extract_memories\030\003 \001(\010R\017extractMem" +
-      "ories\"\225\001\n\022EndSessionResponse\022\030\n\007summary\030" +
-      "\001 \001(\tR\007summary\0220\n\textracted\030\002 \003(\0132\022.memo" +
-      "ryd.v1.MemoryR\textracted\0223\n\010degraded\030\003 \003" +
-      "(\0132\027.memoryd.v1.DegradationR\010degraded\"\303\001" +
-      "\n\031GetSessionMessagesRequest\022\031\n\010agent_id\030" +
-      "\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsess" +
-      "ionId\022\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to_s" +
-      "eq\030\004 \001(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010page" +
-      "Size\022\035\n\npage_token\030\006 \001(\tR\tpageToken\"\327\001\n\032" +
-      "GetSessionMessagesResponse\0226\n\010messages\030\001" +
-      " \003(\0132\032.memoryd.v1.SessionMessageR\010messag" +
-      "es\022&\n\017next_page_token\030\002 \001(\tR\rnextPageTok" +
-      "en\022#\n\rmessage_count\030\003 \001(\003R\014messageCount\022" +
-      "4\n\026summarized_through_seq\030\004 \001(\003R\024summari" +
-      "zedThroughSeq\"e\n\025DeleteMessagesRequest\022\031" +
-      "\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030" +
-      "\002 \001(\tR\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n" +
-      "\026DeleteMessagesResponse\022!\n\014deleted_seqs\030" +
-      "\001 \003(\003R\013deletedSeqs\022\'\n\017summary_rebuilt\030\002 " +
-      "\001(\010R\016summaryRebuilt\0223\n\010degraded\030\003 \003(\0132\027." +
-      "memoryd.v1.DegradationR\010degraded\"n\n\023Clea" +
-      "rSessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
-      "Id\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\035\n\nfix" +
-      "ed_zone\030\003 \001(\010R\tfixedZone\"0\n\024ClearSession" +
-      "Response\022\030\n\007deleted\030\001 \001(\003R\007deleted\"\236\001\n\033G" +
-      "etSessionAttachmentRequest\022\031\n\010agent_id\030\001" +
-      " \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessi" +
-      "onId\022\020\n\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004 \001(\003R\006" +
-      "offset\022\033\n\tmax_chars\030\005 \001(\003R\010maxChars\"\215\002\n\034" +
-      "GetSessionAttachmentResponse\022\020\n\003seq\030\001 \001(" +
-      "\003R\003seq\022\030\n\007content\030\002 \001(\tR\007content\022=\n\natta" +
-      "chment\030\003 \001(\0132\035.memoryd.v1.MessageAttachm" +
-      "entR\nattachment\022\037\n\013next_offset\030\004 \001(\003R\nne" +
-      "xtOffset\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.Mess" +
-      "ageRoleR\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014too" +
-      "l_call_id\030\007 \001(\tR\ntoolCallId\"\250\001\n\014WatchReq" +
-      "uest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006curso" +
-      "r\030\002 \001(\tR\006cursor\022,\n\005start\030\003 \001(\0162\026.memoryd" +
-      ".v1.WatchStartR\005start\022\037\n\013tenant_wide\030\004 \001" +
-      "(\010R\ntenantWide\022\026\n\006follow\030\005 \001(\010R\006follow\"\335" +
-      "\001\n\006Change\022*\n\004kind\030\001 \001(\0162\026.memoryd.v1.Cha" +
-      "ngeKindR\004kind\022\031\n\010agent_id\030\002 \001(\tR\007agentId" +
-      "\022\033\n\tmemory_id\030\003 \001(\tR\010memoryId\022\020\n\003key\030\004 \001" +
-      "(\tR\003key\022*\n\006memory\030\005 \001(\0132\022.memoryd.v1.Mem" +
-      "oryR\006memory\0221\n\tkey_entry\030\006 \001(\0132\024.memoryd" +
-      ".v1.KeyEntryR\010keyEntry\"r\n\rWatchResponse\022" +
-      "\026\n\006cursor\030\001 \001(\tR\006cursor\022,\n\007changes\030\002 \003(\013" +
-      "2\022.memoryd.v1.ChangeR\007changes\022\033\n\tcaught_" +
-      "up\030\003 \001(\010R\010caughtUp*\335\001\n\rScoringPreset\022\036\n\032" +
-      "SCORING_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORING_" +
-      "PRESET_SIMILARITY\020\001\022\032\n\026SCORING_PRESET_DE" +
-      "CAYED\020\002\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030" +
-      "SCORING_PRESET_RELEVANCE\020\004\022\032\n\026SCORING_PR" +
-      "ESET_LAYERED\020\005\022\032\n\026SCORING_PRESET_BLENDED" +
-      "\020\006*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UNSP" +
-      "ECIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035\n\031" +
-      "RECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013MemoryOr" +
-      "der\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031MEM" +
-      "ORY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORDER" +
-      "_CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_CO" +
-      "UNT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_DE" +
-      "SC\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_MEM" +
-      "ORY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMORY" +
-      "_MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_REP" +
-      "LACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE_U" +
-      "NSPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026M" +
-      "ESSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROLE_" +
-      "SYSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022Long" +
-      "TermMemoryMode\022%\n!LONG_TERM_MEMORY_MODE_" +
-      "UNSPECIFIED\020\000\022\'\n#LONG_TERM_MEMORY_MODE_A" +
-      "GENT_CONTROL\020\001\022(\n$LONG_TERM_MEMORY_MODE_" +
-      "STATIC_CONTROL\020\002\022\036\n\032LONG_TERM_MEMORY_MOD" +
-      "E_BOTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE" +
-      "_KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_T" +
-      "RIGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033F" +
-      "IXED_ZONE_KIND_INSTRUCTION\020\003*V\n\nWatchSta" +
-      "rt\022\033\n\027WATCH_START_UNSPECIFIED\020\000\022\023\n\017WATCH" +
-      "_START_NOW\020\001\022\026\n\022WATCH_START_OLDEST\020\002*\340\001\n" +
-      "\nChangeKind\022\033\n\027CHANGE_KIND_UNSPECIFIED\020\000" +
-      "\022\036\n\032CHANGE_KIND_MEMORY_CREATED\020\001\022\036\n\032CHAN" +
-      "GE_KIND_MEMORY_UPDATED\020\002\022\037\n\033CHANGE_KIND_" +
-      "MEMORY_ARCHIVED\020\003\022\036\n\032CHANGE_KIND_MEMORY_" +
-      "DELETED\020\004\022\027\n\023CHANGE_KIND_KEY_SET\020\005\022\033\n\027CH" +
-      "ANGE_KIND_KEY_DELETED\020\0062\254\021\n\rMemoryServic" +
-      "e\022E\n\010Remember\022\033.memoryd.v1.RememberReque" +
-      "st\032\034.memoryd.v1.RememberResponse\022T\n\rReme" +
-      "mberBatch\022 .memoryd.v1.RememberBatchRequ" +
-      "est\032!.memoryd.v1.RememberBatchResponse\022?" +
-      "\n\006Recall\022\031.memoryd.v1.RecallRequest\032\032.me" +
-      "moryd.v1.RecallResponse\022H\n\tGetMemory\022\034.m" +
-      "emoryd.v1.GetMemoryRequest\032\035.memoryd.v1." +
-      "GetMemoryResponse\022Q\n\014ListMemories\022\037.memo" +
-      "ryd.v1.ListMemoriesRequest\032 .memoryd.v1." +
-      "ListMemoriesResponse\022Q\n\014UpdateMemory\022\037.m" +
-      "emoryd.v1.UpdateMemoryRequest\032 .memoryd." +
-      "v1.UpdateMemoryResponse\022W\n\016ForgetMemorie" +
-      "s\022!.memoryd.v1.ForgetMemoriesRequest\032\".m" +
-      "emoryd.v1.ForgetMemoriesResponse\022H\n\tSetM" +
-      "emory\022\034.memoryd.v1.SetMemoryRequest\032\035.me" +
-      "moryd.v1.SetMemoryResponse\022?\n\006GetKey\022\031.m" +
-      "emoryd.v1.GetKeyRequest\032\032.memoryd.v1.Get" +
-      "KeyResponse\022E\n\010ListKeys\022\033.memoryd.v1.Lis" +
-      "tKeysRequest\032\034.memoryd.v1.ListKeysRespon" +
-      "se\022K\n\nKeyHistory\022\035.memoryd.v1.KeyHistory" +
-      "Request\032\036.memoryd.v1.KeyHistoryResponse\022" +
-      "]\n\020SetWorkingMemory\022#.memoryd.v1.SetWork" +
-      "ingMemoryRequest\032$.memoryd.v1.SetWorking" +
-      "MemoryResponse\022]\n\020GetWorkingMemory\022#.mem" +
-      "oryd.v1.GetWorkingMemoryRequest\032$.memory" +
-      "d.v1.GetWorkingMemoryResponse\022f\n\023DeleteW" +
-      "orkingMemory\022&.memoryd.v1.DeleteWorkingM" +
-      "emoryRequest\032\'.memoryd.v1.DeleteWorkingM" +
-      "emoryResponse\022r\n\027ListWorkingMemoryScopes" +
-      "\022*.memoryd.v1.ListWorkingMemoryScopesReq" +
-      "uest\032+.memoryd.v1.ListWorkingMemoryScope" +
-      "sResponse\022K\n\nGetProfile\022\035.memoryd.v1.Get" +
-      "ProfileRequest\032\036.memoryd.v1.GetProfileRe" +
-      "sponse\022K\n\nSetProfile\022\035.memoryd.v1.SetPro" +
-      "fileRequest\032\036.memoryd.v1.SetProfileRespo" +
-      "nse\022W\n\016AppendMessages\022!.memoryd.v1.Appen" +
-      "dMessagesRequest\032\".memoryd.v1.AppendMess" +
-      "agesResponse\022]\n\020GetSessionWindow\022#.memor" +
-      "yd.v1.GetSessionWindowRequest\032$.memoryd." +
-      "v1.GetSessionWindowResponse\022`\n\021InjectIns" +
-      "truction\022$.memoryd.v1.InjectInstructionR" +
-      "equest\032%.memoryd.v1.InjectInstructionRes" +
-      "ponse\022K\n\nEndSession\022\035.memoryd.v1.EndSess" +
-      "ionRequest\032\036.memoryd.v1.EndSessionRespon" +
-      "se\022c\n\022GetSessionMessages\022%.memoryd.v1.Ge",
-      "tSessionMessagesRequest\032&.memoryd.v1.Get" +
-      "SessionMessagesResponse\022W\n\016DeleteMessage" +
-      "s\022!.memoryd.v1.DeleteMessagesRequest\032\".m" +
-      "emoryd.v1.DeleteMessagesResponse\022Q\n\014Clea" +
-      "rSession\022\037.memoryd.v1.ClearSessionReques" +
-      "t\032 .memoryd.v1.ClearSessionResponse\022i\n\024G" +
-      "etSessionAttachment\022\'.memoryd.v1.GetSess" +
-      "ionAttachmentRequest\032(.memoryd.v1.GetSes" +
-      "sionAttachmentResponse\022>\n\005Watch\022\030.memory" +
-      "d.v1.WatchRequest\032\031.memoryd.v1.WatchResp" +
-      "onse0\001Bm\n\016dev.memoryd.v1B\022MemoryServiceP" +
-      "rotoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002" +
-      "\026Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006p" +
-      "roto3"
+      "orkingMemoryScopeR\005scope\"7\n\033DeleteWorkin" +
+      "gMemoryResponse\022\030\n\007deleted\030\001 \001(\010R\007delete" +
+      "d\"\265\001\n\036ListWorkingMemoryScopesRequest\022\031\n\010" +
+      "agent_id\030\001 \001(\tR\007agentId\022\033\n\tthread_id\030\002 \001" +
+      "(\tR\010threadId\022\037\n\013resource_id\030\003 \001(\tR\nresou" +
+      "rceId\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022\035\n\npa" +
+      "ge_token\030\005 \001(\tR\tpageToken\"|\n\037ListWorking" +
+      "MemoryScopesResponse\0221\n\006scopes\030\001 \003(\0132\031.m" +
+      "emoryd.v1.WorkingMemoryR\006scopes\022&\n\017next_" +
+      "page_token\030\002 \001(\tR\rnextPageToken\"w\n\014Agent" +
+      "Profile\022\030\n\007content\030\001 \001(\tR\007content\022\022\n\004eta" +
+      "g\030\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\tupdatedAt\".\n\021GetP" +
+      "rofileRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
+      "\"H\n\022GetProfileResponse\0222\n\007profile\030\001 \001(\0132" +
+      "\030.memoryd.v1.AgentProfileR\007profile\"c\n\021Se" +
+      "tProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
+      "Id\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if_match" +
+      "\030\003 \001(\tR\007ifMatch\"H\n\022SetProfileResponse\0222\n" +
+      "\007profile\030\001 \001(\0132\030.memoryd.v1.AgentProfile" +
+      "R\007profile\"\366\002\n\016SessionMessage\022+\n\004role\030\001 \001" +
+      "(\0162\027.memoryd.v1.MessageRoleR\004role\022\030\n\007con" +
+      "tent\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004name\022" +
+      " \n\014tool_call_id\030\004 \001(\tR\ntoolCallId\0229\n\ncre" +
+      "ated_at\030\005 \001(\0132\032.google.protobuf.Timestam" +
+      "pR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\ntool_c" +
+      "alls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\ttoolCa" +
+      "lls\022=\n\nattachment\030\010 \001(\0132\035.memoryd.v1.Mes" +
+      "sageAttachmentR\nattachment\022&\n\017merged_fro" +
+      "m_seq\030\t \001(\003R\rmergedFromSeq\"`\n\021MessageAtt" +
+      "achment\022\035\n\nsize_bytes\030\001 \001(\003R\tsizeBytes\022\024" +
+      "\n\005chars\030\002 \001(\003R\005chars\022\026\n\006sha256\030\003 \001(\tR\006sh" +
+      "a256\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name" +
+      "\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.google" +
+      ".protobuf.ValueR\targuments\"\201\004\n\022SessionCo" +
+      "mpression\022C\n\033compress_threshold_messages" +
+      "\030\001 \001(\005H\000R\031compressThresholdMessages\210\001\001\0225" +
+      "\n\024compress_token_ratio\030\002 \001(\001H\001R\022compress" +
+      "TokenRatio\210\001\001\0227\n\025context_budget_tokens\030\003" +
+      " \001(\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024keep_r" +
+      "ecent_messages\030\004 \001(\005H\003R\022keepRecentMessag" +
+      "es\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H\004R\014offloadB" +
+      "ytes\210\001\001\022;\n\027merge_adjacent_messages\030\006 \001(\010" +
+      "H\005R\025mergeAdjacentMessages\210\001\001B\036\n\034_compres" +
+      "s_threshold_messagesB\027\n\025_compress_token_" +
+      "ratioB\030\n\026_context_budget_tokensB\027\n\025_keep" +
+      "_recent_messagesB\020\n\016_offload_bytesB\032\n\030_m" +
+      "erge_adjacent_messages\"\224\001\n\016FixedZoneEntr" +
+      "y\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZoneKi" +
+      "ndR\004kind\022\030\n\007content\030\002 \001(\tR\007content\0229\n\ncr" +
+      "eated_at\030\003 \001(\0132\032.google.protobuf.Timesta" +
+      "mpR\tcreatedAt\"\313\002\n\025AppendMessagesRequest\022" +
+      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id" +
+      "\030\002 \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\0132\032.me" +
+      "moryd.v1.SessionMessageR\010messages\022+\n\003ttl" +
+      "\030\004 \001(\0132\031.google.protobuf.DurationR\003ttl\022@" +
+      "\n\013compression\030\005 \001(\0132\036.memoryd.v1.Session" +
+      "CompressionR\013compression\022Q\n\025long_term_me" +
+      "mory_mode\030\006 \001(\0162\036.memoryd.v1.LongTermMem" +
+      "oryModeR\022longTermMemoryMode\"\351\001\n\026AppendMe" +
+      "ssagesResponse\022#\n\rmessage_count\030\001 \001(\003R\014m" +
+      "essageCount\022\036\n\ncompressed\030\002 \001(\010R\ncompres" +
+      "sed\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1.Degra" +
+      "dationR\010degraded\022.\n\023recorded_memory_ids\030" +
+      "\004 \003(\tR\021recordedMemoryIds\022%\n\016offloaded_se" +
+      "qs\030\005 \003(\003R\roffloadedSeqs\"v\n\027GetSessionWin" +
+      "dowRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n" +
+      "\nsession_id\030\002 \001(\tR\tsessionId\022!\n\014token_bu" +
+      "dget\030\003 \001(\005R\013tokenBudget\"\334\004\n\030GetSessionWi" +
+      "ndowResponse\0229\n\nfixed_zone\030\001 \003(\0132\032.memor" +
+      "yd.v1.FixedZoneEntryR\tfixedZone\022\030\n\007summa" +
+      "ry\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132\032.memo" +
+      "ryd.v1.SessionMessageR\006recent\022\037\n\013tokens_" +
+      "used\030\004 \001(\005R\ntokensUsed\022\036\n\nsummarizer\030\005 \001" +
+      "(\tR\nsummarizer\022#\n\rtoken_counter\030\006 \001(\tR\014t" +
+      "okenCounter\0223\n\010degraded\030\007 \003(\0132\027.memoryd." +
+      "v1.DegradationR\010degraded\0224\n\026summarized_t" +
+      "hrough_seq\030\010 \001(\003R\024summarizedThroughSeq\022\'" +
+      "\n\017stored_messages\030\t \001(\003R\016storedMessages\022" +
+      "Q\n\025long_term_memory_mode\030\n \001(\0162\036.memoryd" +
+      ".v1.LongTermMemoryModeR\022longTermMemoryMo" +
+      "de\022@\n\022long_term_memories\030\013 \003(\0132\022.memoryd" +
+      ".v1.MemoryR\020longTermMemories\022(\n\020long_ter" +
+      "m_memory\030\014 \001(\tR\016longTermMemory\"\235\001\n\030Injec" +
+      "tInstructionRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
+      "gentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022-\n" +
+      "\004kind\030\003 \001(\0162\031.memoryd.v1.FixedZoneKindR\004" +
+      "kind\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031Inject" +
+      "InstructionResponse\0229\n\nfixed_zone\030\001 \003(\0132" +
+      "\032.memoryd.v1.FixedZoneEntryR\tfixedZone\"x" +
+      "\n\021EndSessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
+      "gentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022)\n" +
+      "\020extract_memories\030\003 \001(\010R\017extractMemories" +
+      "\"\225\001\n\022EndSessionResponse\022\030\n\007summary\030\001 \001(\t" +
+      "R\007summary\0220\n\textracted\030\002 \003(\0132\022.memoryd.v" +
+      "1.MemoryR\textracted\0223\n\010degraded\030\003 \003(\0132\027." +
+      "memoryd.v1.DegradationR\010degraded\"\303\001\n\031Get" +
+      "SessionMessagesRequest\022\031\n\010agent_id\030\001 \001(\t" +
+      "R\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId" +
+      "\022\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to_seq\030\004 " +
+      "\001(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010pageSize\022" +
+      "\035\n\npage_token\030\006 \001(\tR\tpageToken\"\327\001\n\032GetSe" +
+      "ssionMessagesResponse\0226\n\010messages\030\001 \003(\0132" +
+      "\032.memoryd.v1.SessionMessageR\010messages\022&\n" +
+      "\017next_page_token\030\002 \001(\tR\rnextPageToken\022#\n" +
+      "\rmessage_count\030\003 \001(\003R\014messageCount\0224\n\026su" +
+      "mmarized_through_seq\030\004 \001(\003R\024summarizedTh" +
+      "roughSeq\"e\n\025DeleteMessagesRequest\022\031\n\010age" +
+      "nt_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\t" +
+      "R\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n\026Dele" +
+      "teMessagesResponse\022!\n\014deleted_seqs\030\001 \003(\003" +
+      "R\013deletedSeqs\022\'\n\017summary_rebuilt\030\002 \001(\010R\016" +
+      "summaryRebuilt\0223\n\010degraded\030\003 \003(\0132\027.memor" +
+      "yd.v1.DegradationR\010degraded\"n\n\023ClearSess" +
+      "ionRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n" +
+      "\nsession_id\030\002 \001(\tR\tsessionId\022\035\n\nfixed_zo" +
+      "ne\030\003 \001(\010R\tfixedZone\"0\n\024ClearSessionRespo" +
+      "nse\022\030\n\007deleted\030\001 \001(\003R\007deleted\"\236\001\n\033GetSes" +
+      "sionAttachmentRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022" +
+      "\020\n\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004 \001(\003R\006offse" +
+      "t\022\033\n\tmax_chars\030\005 \001(\003R\010maxChars\"\215\002\n\034GetSe" +
+      "ssionAttachmentResponse\022\020\n\003seq\030\001 \001(\003R\003se" +
+      "q\022\030\n\007content\030\002 \001(\tR\007content\022=\n\nattachmen" +
+      "t\030\003 \001(\0132\035.memoryd.v1.MessageAttachmentR\n" +
+      "attachment\022\037\n\013next_offset\030\004 \001(\003R\nnextOff" +
+      "set\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.MessageRo" +
+      "leR\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014tool_cal" +
+      "l_id\030\007 \001(\tR\ntoolCallId\"\250\001\n\014WatchRequest\022" +
+      "\031\n\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006cursor\030\002 \001" +
+      "(\tR\006cursor\022,\n\005start\030\003 \001(\0162\026.memoryd.v1.W" +
+      "atchStartR\005start\022\037\n\013tenant_wide\030\004 \001(\010R\nt" +
+      "enantWide\022\026\n\006follow\030\005 \001(\010R\006follow\"\224\004\n\006Ch" +
+      "ange\022*\n\004kind\030\001 \001(\0162\026.memoryd.v1.ChangeKi" +
+      "ndR\004kind\022\031\n\010agent_id\030\002 \001(\tR\007agentId\022\033\n\tm" +
+      "emory_id\030\003 \001(\tR\010memoryId\022\020\n\003key\030\004 \001(\tR\003k" +
+      "ey\022*\n\006memory\030\005 \001(\0132\022.memoryd.v1.MemoryR\006" +
+      "memory\0221\n\tkey_entry\030\006 \001(\0132\024.memoryd.v1.K" +
+      "eyEntryR\010keyEntry\022@\n\016working_memory\030\007 \001(" +
+      "\0132\031.memoryd.v1.WorkingMemoryR\rworkingMem" +
+      "ory\022P\n\024working_memory_scope\030\010 \001(\0132\036.memo" +
+      "ryd.v1.WorkingMemoryScopeR\022workingMemory" +
+      "Scope\0222\n\007profile\030\t \001(\0132\030.memoryd.v1.Agen" +
+      "tProfileR\007profile\022\035\n\nsession_id\030\n \001(\tR\ts" +
+      "essionId\0220\n\005state\030\013 \001(\0132\032.memoryd.v1.Sta" +
+      "teComponentR\005state\022\034\n\tcomponent\030\014 \001(\tR\tc" +
+      "omponent\"r\n\rWatchResponse\022\026\n\006cursor\030\001 \001(" +
+      "\tR\006cursor\022,\n\007changes\030\002 \003(\0132\022.memoryd.v1." +
+      "ChangeR\007changes\022\033\n\tcaught_up\030\003 \001(\010R\010caug" +
+      "htUp*\335\001\n\rScoringPreset\022\036\n\032SCORING_PRESET" +
+      "_UNSPECIFIED\020\000\022\035\n\031SCORING_PRESET_SIMILAR" +
+      "ITY\020\001\022\032\n\026SCORING_PRESET_DECAYED\020\002\022\033\n\027SCO" +
+      "RING_PRESET_WEIGHTED\020\003\022\034\n\030SCORING_PRESET" +
+      "_RELEVANCE\020\004\022\032\n\026SCORING_PRESET_LAYERED\020\005" +
+      "\022\032\n\026SCORING_PRESET_BLENDED\020\006*g\n\014RecencyB" +
+      "asis\022\035\n\031RECENCY_BASIS_UNSPECIFIED\020\000\022\031\n\025R" +
+      "ECENCY_BASIS_UPDATED\020\001\022\035\n\031RECENCY_BASIS_" +
+      "LAST_ACCESS\020\002*\256\001\n\013MemoryOrder\022\034\n\030MEMORY_" +
+      "ORDER_UNSPECIFIED\020\000\022\035\n\031MEMORY_ORDER_CREA" +
+      "TED_DESC\020\001\022\034\n\030MEMORY_ORDER_CREATED_ASC\020\002" +
+      "\022\"\n\036MEMORY_ORDER_ACCESS_COUNT_DESC\020\003\022 \n\034" +
+      "MEMORY_ORDER_IMPORTANCE_DESC\020\004*x\n\021Workin" +
+      "gMemoryMode\022#\n\037WORKING_MEMORY_MODE_UNSPE" +
+      "CIFIED\020\000\022\035\n\031WORKING_MEMORY_MODE_MERGE\020\001\022" +
+      "\037\n\033WORKING_MEMORY_MODE_REPLACE\020\002*\216\001\n\013Mes" +
+      "sageRole\022\034\n\030MESSAGE_ROLE_UNSPECIFIED\020\000\022\025" +
+      "\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026MESSAGE_ROLE_AS" +
+      "SISTANT\020\002\022\027\n\023MESSAGE_ROLE_SYSTEM\020\003\022\025\n\021ME" +
+      "SSAGE_ROLE_TOOL\020\004*\256\001\n\022LongTermMemoryMode" +
+      "\022%\n!LONG_TERM_MEMORY_MODE_UNSPECIFIED\020\000\022" +
+      "\'\n#LONG_TERM_MEMORY_MODE_AGENT_CONTROL\020\001" +
+      "\022(\n$LONG_TERM_MEMORY_MODE_STATIC_CONTROL" +
+      "\020\002\022\036\n\032LONG_TERM_MEMORY_MODE_BOTH\020\003*\211\001\n\rF" +
+      "ixedZoneKind\022\037\n\033FIXED_ZONE_KIND_UNSPECIF" +
+      "IED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIGGER\020\001\022\031\n\025FI" +
+      "XED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXED_ZONE_KIND" +
+      "_INSTRUCTION\020\003*V\n\nWatchStart\022\033\n\027WATCH_ST" +
+      "ART_UNSPECIFIED\020\000\022\023\n\017WATCH_START_NOW\020\001\022\026" +
+      "\n\022WATCH_START_OLDEST\020\002*\350\003\n\nChangeKind\022\033\n" +
+      "\027CHANGE_KIND_UNSPECIFIED\020\000\022\036\n\032CHANGE_KIN" +
+      "D_MEMORY_CREATED\020\001\022\036\n\032CHANGE_KIND_MEMORY" +
+      "_UPDATED\020\002\022\037\n\033CHANGE_KIND_MEMORY_ARCHIVE" +
+      "D\020\003\022\036\n\032CHANGE_KIND_MEMORY_DELETED\020\004\022\027\n\023C" +
+      "HANGE_KIND_KEY_SET\020\005\022\033\n\027CHANGE_KIND_KEY_" +
+      "DELETED\020\006\022\"\n\036CHANGE_KIND_WORKING_MEMORY_" +
+      "SET\020\007\022&\n\"CHANGE_KIND_WORKING_MEMORY_DELE" +
+      "TED\020\010\022\033\n\027CHANGE_KIND_PROFILE_SET\020\t\022\037\n\033CH" +
+      "ANGE_KIND_PROFILE_DELETED\020\n\022\037\n\033CHANGE_KI" +
+      "ND_SESSION_UPDATED\020\013\022\037\n\033CHANGE_KIND_SESS" +
+      "ION_DELETED\020\014\022\033\n\027CHANGE_KIND_STATE_SAVED" +
+      "\020\r\022\035\n\031CHANGE_KIND_STATE_DELETED\020\0162\254\021\n\rMe" +
+      "moryService\022E\n\010Remember\022\033.memoryd.v1.Rem" +
+      "emberRequest\032\034.memoryd.v1.RememberRespon" +
+      "se\022T\n\rRememberBatch\022 .memoryd.v1.Remembe" +
+      "rBatchRequest\032!.memoryd.v1.RememberBatch" +
+      "Response\022?\n\006Recall\022\031.memoryd.v1.RecallRe" +
+      "quest\032\032.memoryd.v1.RecallResponse\022H\n\tGet" +
+      "Memory\022\034.memoryd.v1.GetMemoryRequest\032\035.m" +
+      "emoryd.v1.GetMemoryResponse\022Q\n\014ListMemor" +
+      "ies\022\037.memoryd.v1.ListMemoriesRequest\032 .m" +
+      "emoryd.v1.ListMemoriesResponse\022Q\n\014Update" +
+      "Memory\022\037.memoryd.v1.UpdateMemoryRequest\032" +
+      " .memoryd.v1.UpdateMemoryResponse\022W\n\016For" +
+      "getMemories\022!.memoryd.v1.ForgetMemoriesR" +
+      "equest\032\".memoryd.v1.ForgetMemoriesRespon" +
+      "se\022H\n\tSetMemory\022\034.memoryd.v1.SetMemoryRe" +
+      "quest\032\035.memoryd.v1.SetMemoryResponse\022?\n\006" +
+      "GetKey\022\031.memoryd.v1.GetKeyRequest\032\032.memo" +
+      "ryd.v1.GetKeyResponse\022E\n\010ListKeys\022\033.memo" +
+      "ryd.v1.ListKeysRequest\032\034.memoryd.v1.List" +
+      "KeysResponse\022K\n\nKeyHistory\022\035.memoryd.v1." +
+      "KeyHistoryRequest\032\036.memoryd.v1.KeyHistor" +
+      "yResponse\022]\n\020SetWorkingMemory\022#.memoryd." +
+      "v1.SetWorkingMemoryRequest\032$.memoryd.v1." +
+      "SetWorkingMemoryResponse\022]\n\020GetWorkingMe" +
+      "mory\022#.memoryd.v1.GetWorkingMemoryReques" +
+      "t\032$.memoryd.v1.GetWorkingMemoryResponse\022" +
+      "f\n\023DeleteWorkingMemory\022&.memoryd.v1.Dele" +
+      "teWorkingMemoryRequest\032\'.memoryd.v1.Dele" +
+      "teWorkingMemoryResponse\022r\n\027ListWorkingMe" +
+      "moryScopes\022*.memoryd.v1.ListWorkingMemor",
+      "yScopesRequest\032+.memoryd.v1.ListWorkingM" +
+      "emoryScopesResponse\022K\n\nGetProfile\022\035.memo" +
+      "ryd.v1.GetProfileRequest\032\036.memoryd.v1.Ge" +
+      "tProfileResponse\022K\n\nSetProfile\022\035.memoryd" +
+      ".v1.SetProfileRequest\032\036.memoryd.v1.SetPr" +
+      "ofileResponse\022W\n\016AppendMessages\022!.memory" +
+      "d.v1.AppendMessagesRequest\032\".memoryd.v1." +
+      "AppendMessagesResponse\022]\n\020GetSessionWind" +
+      "ow\022#.memoryd.v1.GetSessionWindowRequest\032" +
+      "$.memoryd.v1.GetSessionWindowResponse\022`\n" +
+      "\021InjectInstruction\022$.memoryd.v1.InjectIn" +
+      "structionRequest\032%.memoryd.v1.InjectInst" +
+      "ructionResponse\022K\n\nEndSession\022\035.memoryd." +
+      "v1.EndSessionRequest\032\036.memoryd.v1.EndSes" +
+      "sionResponse\022c\n\022GetSessionMessages\022%.mem" +
+      "oryd.v1.GetSessionMessagesRequest\032&.memo" +
+      "ryd.v1.GetSessionMessagesResponse\022W\n\016Del" +
+      "eteMessages\022!.memoryd.v1.DeleteMessagesR" +
+      "equest\032\".memoryd.v1.DeleteMessagesRespon" +
+      "se\022Q\n\014ClearSession\022\037.memoryd.v1.ClearSes" +
+      "sionRequest\032 .memoryd.v1.ClearSessionRes" +
+      "ponse\022i\n\024GetSessionAttachment\022\'.memoryd." +
+      "v1.GetSessionAttachmentRequest\032(.memoryd" +
+      ".v1.GetSessionAttachmentResponse\022>\n\005Watc" +
+      "h\022\030.memoryd.v1.WatchRequest\032\031.memoryd.v1" +
+      ".WatchResponse0\001Bm\n\016dev.memoryd.v1B\022Memo" +
+      "ryServiceProtoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMe" +
+      "moryd\\V1\342\002\026Memoryd\\V1\\GPBMetadata\352\002\013Memo" +
+      "ryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -783,6 +798,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
           com.google.protobuf.StructProto.getDescriptor(),
           com.google.protobuf.TimestampProto.getDescriptor(),
           dev.memoryd.v1.CommonProto.getDescriptor(),
+          dev.memoryd.v1.SnapshotServiceProto.getDescriptor(),
         });
     internal_static_memoryd_v1_RememberRequest_descriptor =
       getDescriptor().getMessageType(0);
@@ -1167,7 +1183,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_Change_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_Change_descriptor,
-        new java.lang.String[] { "Kind", "AgentId", "MemoryId", "Key", "Memory", "KeyEntry", });
+        new java.lang.String[] { "Kind", "AgentId", "MemoryId", "Key", "Memory", "KeyEntry", "WorkingMemory", "WorkingMemoryScope", "Profile", "SessionId", "State", "Component", });
     internal_static_memoryd_v1_WatchResponse_descriptor =
       getDescriptor().getMessageType(64);
     internal_static_memoryd_v1_WatchResponse_fieldAccessorTable = new
@@ -1180,6 +1196,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     com.google.protobuf.StructProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();
     dev.memoryd.v1.CommonProto.getDescriptor();
+    dev.memoryd.v1.SnapshotServiceProto.getDescriptor();
   }
 
   // @@protoc_insertion_point(outer_class_scope)
