@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from tests.conftest import Daemon
-from tests.mcp.conftest import ALICE, BOB, READER
-from tests.mcp.support import stdio_client
+from tests.mcp.conftest import ALICE, BOB, READER, McpDaemon
+from tests.mcp.support import http_client, stdio_client
 from tests.qdrant_server import free_port
 from tests.security.support import api_key_config, write_config
 
@@ -81,3 +82,18 @@ async def test_key_changes_notify_subscribers_and_survive_a_daemon_crash(
                 await asyncio.sleep(0.1)
             event = await asyncio.wait_for(events.__anext__(), EVENT_S)
             assert event.uri == URI  # type: ignore[union-attr]
+
+
+async def test_the_daemons_http_endpoint_does_not_offer_subscriptions(
+    mcp_daemon: McpDaemon,
+) -> None:
+    """docs/watch.md says why (JSON-response mode has no wire for a listen stream): the
+    endpoint does not advertise subscriptions and refuses a listen, rather than
+    acknowledging one that would never deliver."""
+    async with http_client(mcp_daemon.url, ALICE.raw) as client:
+        caps = client.server_capabilities
+        assert caps is not None and caps.resources is not None
+        assert not caps.resources.subscribe
+        with pytest.raises(MCPError, match="(?i)not found"):
+            async with client.listen(resource_subscriptions=[URI]):
+                pass

@@ -12,8 +12,9 @@ are caught up, so a change made after the acknowledgment is never missed either.
 
 ``agent.md`` (the profile): a subscription to it is honoured and does not fire yet
 (its changes are in the feed, PROFILE_SET; the bridge follows default-read only).
-The daemon's own Streamable HTTP endpoint is stateless (no stream
-outlives a request), so subscriptions are offered by the bridge only.
+The daemon's own Streamable HTTP endpoint answers in JSON-response mode,
+which has no wire for a listen stream, so subscriptions are offered by the bridge only
+(docs/watch.md says what serving them there takes).
 """
 
 from __future__ import annotations
