@@ -94,6 +94,6 @@ async def test_the_daemons_http_endpoint_does_not_offer_subscriptions(
         caps = client.server_capabilities
         assert caps is not None and caps.resources is not None
         assert not caps.resources.subscribe
-        with pytest.raises(MCPError, match="(?i)not found"):
+        with pytest.raises(MCPError, match=r"(?i)not found"):
             async with client.listen(resource_subscriptions=[URI]):
                 pass
