@@ -311,8 +311,11 @@ class LifecycleService:
 
     async def erase(self, scope: CallScope, request: EraseRequest) -> EraseReceipt:
         """Erase the agent's partition, or memories of it, from every place a copy of
-        them is kept (docs/erasure.md); ``dry_run`` changes nothing."""
-        return await self.eraser.erase(scope.partition, request, scope.clearance)
+        them is kept (docs/erasure.md); ``dry_run`` changes nothing. A subject of
+        every agent of the tenant (``all_agents``): of each one the caller may act
+        for."""
+        partitions = await self.export_partitions(scope, request.all_agents)
+        return await self.eraser.erase(partitions, request, scope.clearance)
 
     async def verify_erasure(self, scope: CallScope, request: VerifyErasureRequest) -> ErasureCheck:
         """Files of the data directory that still hold any of the request's strings
