@@ -1,6 +1,7 @@
 """Resource subscriptions over the stdio bridge, on top of Watch: a host listening to an
 agent's default-read resource hears ``notifications/resources/updated`` for every
-change of the agent's keys (not for another agent's, nor for a long-term memory), also
+change of the agent's keys (not for another agent's, nor for a long-term memory), and
+on its agent.md resource for a change of its profile, also
 after the daemon was SIGKILLed and restarted under it (the bridge's watch resumes from
 its cursor); the advertised capability says subscriptions are served."""
 
@@ -21,6 +22,7 @@ from tests.qdrant_server import free_port
 from tests.security.support import api_key_config, write_config
 
 URI = "memory://agents/a1/default-read"
+PROFILE = "memory://agents/a1/agent.md"
 #: How long a test waits for a notification that must come.
 EVENT_S = 20.0
 #: How long it waits to see that a notification that must not come does not.
@@ -56,8 +58,8 @@ async def test_key_changes_notify_subscribers_and_survive_a_daemon_crash(
     async with stdio_client(daemon.address, ALICE.raw) as client:
         caps = client.server_capabilities
         assert caps is not None and caps.resources is not None and caps.resources.subscribe
-        async with client.listen(resource_subscriptions=[URI]) as sub:
-            assert list(sub.honored.resource_subscriptions or []) == [URI]
+        async with client.listen(resource_subscriptions=[URI, PROFILE]) as sub:
+            assert list(sub.honored.resource_subscriptions or []) == [URI, PROFILE]
             events = sub.__aiter__()
             first = asyncio.ensure_future(events.__anext__())
             await client.call_tool(
@@ -69,6 +71,10 @@ async def test_key_changes_notify_subscribers_and_survive_a_daemon_crash(
             await set_key(client, "a1", "/user/colour", "green")
             event = await asyncio.wait_for(first, EVENT_S)
             assert event.uri == URI  # type: ignore[union-attr]
+            profile = {"agent_id": "a1", "content": "# a1\nBe brief.", "etag": "none"}
+            assert not (await client.call_tool("update_agent_memory", profile)).is_error
+            event = await asyncio.wait_for(events.__anext__(), EVENT_S)
+            assert event.uri == PROFILE  # type: ignore[union-attr]
             await asyncio.to_thread(daemon.kill)
             await asyncio.to_thread(daemon.start)
             # The bridge reconnects to the restarted daemon; its watch resumes.
