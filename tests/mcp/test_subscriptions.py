@@ -8,6 +8,7 @@ its cursor); the advertised capability says subscriptions are served."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,16 +91,44 @@ async def test_key_changes_notify_subscribers_and_survive_a_daemon_crash(
             assert event.uri == URI  # type: ignore[union-attr]
 
 
-async def test_the_daemons_http_endpoint_does_not_offer_subscriptions(
+async def test_subscriptions_on_the_daemons_http_endpoint_per_principal(
     mcp_daemon: McpDaemon,
 ) -> None:
-    """docs/watch.md says why (JSON-response mode has no wire for a listen stream): the
-    endpoint does not advertise subscriptions and refuses a listen, rather than
-    acknowledging one that would never deliver."""
-    async with http_client(mcp_daemon.url, ALICE.raw) as client:
-        caps = client.server_capabilities
-        assert caps is not None and caps.resources is not None
-        assert not caps.resources.subscribe
-        with pytest.raises(MCPError, match=r"(?i)not found"):
-            async with client.listen(resource_subscriptions=[URI]):
+    """Over the daemon's own Streamable HTTP endpoint: a listen stream hears its agent's
+    key changes and profile changes; another tenant listening to the same URI (its own
+    agent of that name) hears nothing of them; a principal that may not act for the
+    agent is refused the listen."""
+    agent = f"h{uuid.uuid4().hex[:8]}"
+    uri, profile = (f"memory://agents/{agent}/{leaf}" for leaf in ("default-read", "agent.md"))
+    async with (
+        http_client(mcp_daemon.url, ALICE.raw) as alice,
+        http_client(mcp_daemon.url, BOB.raw) as bob,
+    ):
+        caps = alice.server_capabilities
+        assert caps is not None and caps.resources is not None and caps.resources.subscribe
+        async with (
+            alice.listen(resource_subscriptions=[uri, profile]) as mine,
+            bob.listen(resource_subscriptions=[uri]) as theirs,
+        ):
+            assert list(mine.honored.resource_subscriptions or []) == [uri, profile]
+            events, others = mine.__aiter__(), theirs.__aiter__()
+            first = asyncio.ensure_future(events.__anext__())
+            other = asyncio.ensure_future(others.__anext__())
+            await alice.call_tool(
+                "remember", {"agent_id": agent, "content": "not a key", "source": "user"}
+            )
+            await asyncio.wait([first], timeout=QUIET_S)
+            assert not first.done()  # a long-term memory does not notify
+            await set_key(alice, agent, "/user/colour", "green")
+            assert (await asyncio.wait_for(first, EVENT_S)).uri == uri  # type: ignore[union-attr]
+            content = {"agent_id": agent, "content": "# Agent", "etag": "none"}
+            assert not (await alice.call_tool("update_agent_memory", content)).is_error
+            event = await asyncio.wait_for(events.__anext__(), EVENT_S)
+            assert event.uri == profile  # type: ignore[union-attr]
+            await asyncio.wait([other], timeout=QUIET_S)
+            assert not other.done()  # another tenant's agent of the same name
+            other.cancel()
+    async with http_client(mcp_daemon.url, READER.raw) as reader:  # agent a1 only
+        with pytest.raises(MCPError):
+            async with reader.listen(resource_subscriptions=[uri]):
                 pass

@@ -11,9 +11,8 @@ expired meanwhile is reported as an update (the state may have changed) and the
 watch starts again from now. A listen stream is acknowledged only once its watches
 are caught up, so a change made after the acknowledgment is never missed either.
 
-The daemon's own Streamable HTTP endpoint answers in JSON-response mode,
-which has no wire for a listen stream, so subscriptions are offered by the bridge only
-(docs/watch.md says what serving them there takes).
+The daemon's own Streamable HTTP endpoint serves them too, in the daemon
+(memoryd.mcp.listen).
 """
 
 from __future__ import annotations
@@ -30,36 +29,17 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated, SubscriptionBus
 
 from memoryd.aio import cancel_and_wait
-from memoryd.mcp.server import DEFAULT_READ_URI, PROFILE_URI, Listen
+from memoryd.mcp.server import Listen, followed_resource
 from memoryd_client import AsyncMemorydClient
 from memoryd_client.errors import MemorydError
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
 log = structlog.get_logger(__name__)
 
-KEY_CHANGES = frozenset({mpb.CHANGE_KIND_KEY_SET, mpb.CHANGE_KIND_KEY_DELETED})
 #: Errors after which the watch is resumed (the daemon restarting, the network).
 TRANSIENT = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED", "UNKNOWN", "INTERNAL"})
 #: How long a listen waits for its watches to catch up before it is acknowledged.
 READY_TIMEOUT_S = 10.0
-
-
-#: The change kinds that update each resource the bridge follows, by URI template.
-UPDATES = {
-    DEFAULT_READ_URI: KEY_CHANGES,
-    PROFILE_URI: frozenset({mpb.CHANGE_KIND_PROFILE_SET, mpb.CHANGE_KIND_PROFILE_DELETED}),
-}
-
-
-def followed_resource(uri: str) -> tuple[str, frozenset[int]] | None:
-    """The agent of a followed resource's URI (``memory://agents/<agent>/default-read``
-    or ``.../agent.md``) and the change kinds that update it (None: not one)."""
-    for template, kinds in UPDATES.items():
-        prefix, suffix = template.split("{agent}")
-        if uri.startswith(prefix) and uri.endswith(suffix) and len(uri) > len(prefix + suffix):
-            agent = uri[len(prefix) : -len(suffix)]
-            return (agent, kinds) if "/" not in agent else None
-    return None
 
 
 class _Followed:
@@ -126,7 +106,8 @@ class KeyWatches:
     async def _follow(self, uri: str, followed: _Followed) -> None:
         resource = followed_resource(uri)
         assert resource is not None
-        agent, kinds = resource
+        agent, updates = resource
+        kinds = {mpb.ChangeKind.Value(f"CHANGE_KIND_{kind.name}") for kind in updates}
         cursor, delay = "", self._retry_s
         while True:
             try:
