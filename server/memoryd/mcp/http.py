@@ -123,13 +123,13 @@ class _Endpoint:
         await send({"type": "lifespan.shutdown.complete"})
 
 
-#: Most bytes of a request body read to route it (the SDK's own limit is larger; a
-#: longer body goes to the JSON manager, which refuses it as it would have).
-_ROUTED_BODY = 4 * 2**20
+#: Longest body parsed to route it: a listen request is small, and a longer body goes
+#: to the JSON manager unparsed (which answers it as it would have).
+_ROUTED_BODY = 64 * 2**10
 
 
 async def _body(receive: Receive) -> bytes:
-    """The request's body (at most _ROUTED_BODY bytes are kept for routing)."""
+    """The request's whole body (the SDK reads it whole too), to be replayed."""
     chunks: list[bytes] = []
     while True:
         message = await receive()
