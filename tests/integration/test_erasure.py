@@ -343,3 +343,85 @@ def test_erasing_a_subject_removes_every_copy_and_only_what_holds_it(daemon: Dae
 
 def json_text(email: str) -> str:
     return '{"contact": "' + email + '"}'
+
+
+def _set(memory: MemoryServiceStub, agent: str, key: str, value: str) -> None:
+    request = mpb.SetMemoryRequest(agent_id=agent, key=key, source=USER)
+    request.content.string_value = value
+    memory.SetMemory(request)
+
+
+def test_erasing_keys_under_a_prefix_removes_every_version_and_keeps_the_rest(
+    daemon: Daemon,
+) -> None:
+    """Two keys under /people (two versions each, one then tombstoned) and one beside
+    it: a dry run counts and changes nothing; the erasure removes both keys' slots,
+    every history version and mirror memory, and no byte of their values is left."""
+    marker, agent = f"zqkeys{uuid.uuid4().hex[:12]}", f"keys-{uuid.uuid4().hex[:8]}"
+    with daemon.channel() as channel:
+        memory, life = MemoryServiceStub(channel), LifecycleServiceStub(channel)
+        for key in ("/people/ann/email", "/people/bob/phone"):
+            for version in (1, 2):
+                _set(memory, agent, key, f"{marker} {key} v{version}")
+        tombstone = mpb.SetMemoryRequest(agent_id=agent, key="/people/bob/phone", source=USER)
+        tombstone.content_json = "null"
+        memory.SetMemory(tombstone)
+        _set(memory, agent, "/peoples/list", "kept beside the prefix")
+        _set(memory, agent, "/places/home", "Lisbon street")
+        request = lpb.EraseRequest(agent_id=agent, key_prefix="/people", dry_run=True)
+        dry = life.Erase(request)
+        places = {p.name: p.count for p in dry.places}
+        assert (places["records.key"], places["records.key_event"]) == (2, 5)
+        assert dry.dry_run and len(dry.ids) == 1  # ann's mirror (bob's went with his tombstone)
+        assert memory.GetKey(mpb.GetKeyRequest(agent_id=agent, key="/people/ann/email"))
+        request.dry_run = False
+        receipt = life.Erase(request)
+        assert {p.name: p.count for p in receipt.places}["records.key_event"] == 5
+        assert list(receipt.ids) == list(dry.ids) and receipt.digest
+        for key in ("/people/ann/email", "/people/bob/phone"):
+            with pytest.raises(grpc.RpcError) as gone:
+                memory.GetKey(mpb.GetKeyRequest(agent_id=agent, key=key))
+            assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+            with pytest.raises(grpc.RpcError) as no_history:
+                memory.KeyHistory(mpb.KeyHistoryRequest(agent_id=agent, key=key))
+            assert no_history.value.code() == grpc.StatusCode.NOT_FOUND
+        with pytest.raises(grpc.RpcError) as mirror:
+            memory.GetMemory(mpb.GetMemoryRequest(agent_id=agent, id=receipt.ids[0]))
+        assert mirror.value.code() == grpc.StatusCode.NOT_FOUND
+        for kept in ("/peoples/list", "/places/home"):
+            assert memory.GetKey(mpb.GetKeyRequest(agent_id=agent, key=kept)).entry.version
+        with pytest.raises(grpc.RpcError) as bad:
+            life.Erase(lpb.EraseRequest(agent_id=agent, key_prefix="/people/../places"))
+        assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert not verify(daemon, [marker]).residue
+    assert byte_count(daemon.data_dir, marker.encode()) == {}
+
+
+def test_erasing_a_subject_in_every_agent_of_the_tenant(daemon: Daemon) -> None:
+    """all_agents: the subject goes from every agent holding it (a memory of one, a key
+    of another) in one receipt; what does not hold it stays; it must name a subject."""
+    email = f"sam.{uuid.uuid4().hex[:10]}@example.net"
+    first, second = (f"tenant-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    with daemon.channel() as channel:
+        memory, life = MemoryServiceStub(channel), LifecycleServiceStub(channel)
+        held = memory.Remember(
+            mpb.RememberRequest(agent_id=first, content=f"mail {email} today", source=USER)
+        ).memory.id
+        kept = memory.Remember(
+            mpb.RememberRequest(agent_id=second, content="an unrelated note", source=USER)
+        ).memory.id
+        _set(memory, second, "/contacts/sam", email)
+        with pytest.raises(grpc.RpcError) as bad:
+            life.Erase(lpb.EraseRequest(all_agents=True, whole_agent=True))
+        assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        dry = life.Erase(lpb.EraseRequest(all_agents=True, subject=email, dry_run=True))
+        receipt = life.Erase(lpb.EraseRequest(all_agents=True, subject=email))
+        assert held in receipt.ids and kept not in receipt.ids
+        assert list(dry.ids) == list(receipt.ids)
+        assert {p.name: p.count for p in receipt.places}["records.key"] == 1
+        with pytest.raises(grpc.RpcError) as gone:
+            memory.GetMemory(mpb.GetMemoryRequest(agent_id=first, id=held))
+        assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+        assert memory.GetMemory(mpb.GetMemoryRequest(agent_id=second, id=kept)).memory.id
+    assert not verify(daemon, [email]).residue
+    assert byte_count(daemon.data_dir, email.encode()) == {}

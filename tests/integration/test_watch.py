@@ -5,6 +5,7 @@ an expired cursor (docs/watch.md)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -15,8 +16,12 @@ import grpc
 import pytest
 
 from memoryd_proto.v1 import common_pb2 as pb
+from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
+from memoryd_proto.v1 import snapshot_service_pb2 as spb
+from memoryd_proto.v1.lifecycle_service_pb2_grpc import LifecycleServiceStub
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
+from memoryd_proto.v1.snapshot_service_pb2_grpc import SnapshotServiceStub
 from tests.security.support import KeySpec, api_key_config, write_config
 
 from ..conftest import Daemon
@@ -216,6 +221,59 @@ def test_clearance_filters_and_masking_applies(daemon: Daemon) -> None:
     assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
 
 
+def test_a_deletion_above_the_watchers_clearance_is_not_shown_to_have_happened(
+    daemon: Daemon,
+) -> None:
+    """Deleted memories (ForgetMemories), a key's tombstone with its mirror memory (one
+    transaction, deleted unread) and purged keys (Reset) carry the level they were
+    stored at: the low-clearance watcher sees none of the restricted ones (no id, no
+    key path) and every one of its own level; the admin sees them all."""
+    agent = fresh_agent()
+    low_start, admin_start = head(daemon, A_LOW, agent), head(daemon, A_ADMIN, agent)
+    restricted = pb.SECURITY_LEVEL_RESTRICTED
+    hidden = remember(daemon, agent, "restricted launch code 4242", security_level=restricted)
+    shown = remember(daemon, agent, "the public cafe opens at nine", security_level=1)
+    channel, memory = stub(daemon)
+    with channel:
+        meta = A_ADMIN.metadata
+        for key, level in (("/vault/quokka", restricted), ("/lobby/menu", 1)):
+            setting = mpb.SetMemoryRequest(agent_id=agent, key=key, source=USER)
+            setting.security_level = level
+            setting.content_json = '"a text value with a mirror"'
+            memory.SetMemory(setting, metadata=meta)
+            setting.content_json = "null"  # a tombstone: the mirror goes in the same entry
+            memory.SetMemory(setting, metadata=meta)
+            setting.content_json = '"again"'
+            memory.SetMemory(setting, metadata=meta)
+        forget = mpb.ForgetMemoriesRequest(agent_id=agent, ids=[hidden, shown])
+        memory.ForgetMemories(forget, metadata=meta)
+        lifecycle = LifecycleServiceStub(channel)
+        # Reset deletes every key's slot (an Erase would too, and shred the log: every
+        # cursor into it expires).
+        lifecycle.Reset(lpb.ResetRequest(agent_id=agent, confirm=True), metadata=meta)
+    everything = [c for m in watch(daemon, A_ADMIN, agent, cursor=admin_start) for c in m.changes]
+    seen = [c for m in watch(daemon, A_LOW, agent, cursor=low_start) for c in m.changes]
+    deleted = mpb.CHANGE_KIND_MEMORY_DELETED
+    hidden_mirrors = {c.memory_id for c in everything if c.memory.key == "/vault/quokka"}
+    assert hidden_mirrors, "the restricted key has a mirror memory"
+    hidden_ids = {hidden, *hidden_mirrors}
+    # The admin sees each restricted deletion: the forgotten memory, the mirror
+    # deleted with the tombstone, the key's tombstone and its purge by the reset.
+    assert (deleted, hidden) in {(c.kind, c.memory_id) for c in everything}
+    assert {c.memory_id for c in everything if c.kind == deleted} >= hidden_ids
+    purged = [c for c in everything if c.key == "/vault/quokka" and not c.HasField("key_entry")]
+    assert purged and all(c.kind == mpb.CHANGE_KIND_KEY_DELETED for c in purged)
+    # The low watcher: nothing of any of them, every change at its level.
+    rendered = str(seen)
+    assert "quokka" not in rendered
+    assert not [i for i in hidden_ids if i in rendered]
+    assert (deleted, shown) in {(c.kind, c.memory_id) for c in seen}
+    lobby = [c.kind for c in seen if c.key == "/lobby/menu"]
+    assert lobby.count(mpb.CHANGE_KIND_KEY_DELETED) == 2  # its tombstone and its purge
+    lobby_mirrors = {c.memory_id for c in seen if c.memory.key == "/lobby/menu"}
+    assert lobby_mirrors and lobby_mirrors <= {c.memory_id for c in seen if c.kind == deleted}
+
+
 @pytest.mark.parametrize(
     "cursor_of",
     ["garbage", "tampered", "other tenant", "other agent", "tenant-wide"],
@@ -349,3 +407,75 @@ def test_no_gap_no_duplicate_across_sigkills_with_concurrent_writers(daemon: Dae
         in_feed = [i for i in ids if i in set(mine)]
         assert in_feed == mine  # no gap, in the writer's order
     assert live == seen  # the live watcher, across three crashes, saw the same
+
+
+def _write_agent_state(daemon: Daemon, agent: str) -> None:
+    """Working memory set and deleted, the profile, a session's messages, fixed zone
+    and saved state, then the session ended."""
+    channel, memory = stub(daemon)
+    with channel:
+        meta, scope = A_ADMIN.metadata, pb.WorkingMemoryScope(thread_id="t1")
+        working = mpb.SetWorkingMemoryRequest(
+            agent_id=agent, scope=scope, content_json='{"step": 1, "mail": "bob@example.org"}'
+        )
+        memory.SetWorkingMemory(working, metadata=meta)
+        memory.DeleteWorkingMemory(
+            mpb.DeleteWorkingMemoryRequest(agent_id=agent, scope=scope), metadata=meta
+        )
+        profile = mpb.SetProfileRequest(agent_id=agent, content="# Helper\nwrite bob@example.org\n")
+        memory.SetProfile(profile, metadata=meta)
+        said = mpb.SessionMessage(role=mpb.MESSAGE_ROLE_USER, content="hello there")
+        append = mpb.AppendMessagesRequest(agent_id=agent, session_id="s1", messages=[said])
+        memory.AppendMessages(append, metadata=meta)
+        inject = mpb.InjectInstructionRequest(
+            agent_id=agent,
+            session_id="s1",
+            kind=mpb.FIXED_ZONE_KIND_INSTRUCTION,
+            content="answer briefly",
+        )
+        memory.InjectInstruction(inject, metadata=meta)
+        component = spb.StateComponent(name="planner", state_json='{"next": "bob@example.org"}')
+        save = spb.SaveStateRequest(agent_id=agent, session_id="s1", components=[component])
+        SnapshotServiceStub(channel).SaveState(save, metadata=meta)
+        memory.EndSession(mpb.EndSessionRequest(agent_id=agent, session_id="s1"), metadata=meta)
+
+
+def test_agent_state_changes_in_order_exactly_once_per_cursor(daemon: Daemon) -> None:
+    """Working memory, the profile, a session and its saved state are in the feed, in
+    the order they were written, across a SIGKILL restart; every message's cursor
+    resumes with exactly what followed it; a low-clearance watcher sees the same
+    changes, masked."""
+    agent = fresh_agent()
+    start, low_start = head(daemon, A_ADMIN, agent), head(daemon, A_LOW, agent)
+    _write_agent_state(daemon, agent)
+    daemon.kill()  # acknowledged, so in the log: replayed, and in the feed after it
+    daemon.start()
+    got = watch(daemon, A_ADMIN, agent, cursor=start)
+    every = [c for m in got for c in m.changes]
+    assert [mpb.ChangeKind.Name(c.kind).removeprefix("CHANGE_KIND_") for c in every] == [
+        "WORKING_MEMORY_SET",
+        "WORKING_MEMORY_DELETED",
+        "PROFILE_SET",
+        "SESSION_UPDATED",  # messages appended
+        "SESSION_UPDATED",  # an instruction in the fixed zone
+        "STATE_SAVED",
+        "SESSION_UPDATED",  # ended
+    ]
+    working, gone, profile, *session, state, _ = every
+    assert json.loads(working.working_memory.content_json) == {"step": 1, "mail": "bob@example.org"}
+    assert working.working_memory_scope.thread_id == "t1" == gone.working_memory_scope.thread_id
+    assert not gone.HasField("working_memory")
+    assert profile.profile.content.startswith("# Helper") and profile.profile.etag
+    assert {c.session_id for c in (*session, state)} == {"s1"}
+    assert (state.component, state.state.name) == ("planner", "planner")
+    assert json.loads(state.state.state_json) == {"next": "bob@example.org"}
+    assert all(c.agent_id == agent for c in every)
+    done = 0
+    for message in got:
+        done += len(message.changes)
+        rest = [c for m in watch(daemon, A_ADMIN, agent, cursor=message.cursor) for c in m.changes]
+        assert rest == every[done:]
+    low = [c for m in watch(daemon, A_LOW, agent, cursor=low_start) for c in m.changes]
+    assert [c.kind for c in low] == [c.kind for c in every]
+    assert "bob@example.org" in str(every) and "bob@example.org" not in str(low)
+    assert "[email]" in low[0].working_memory.content_json

@@ -72,6 +72,8 @@ def _calls(agent: str) -> list[tuple[str, dict[str, Any]]]:
         ("build_snapshot", {"trigger": "what does Ada drink?", "session_id": session}),
         ("memory", {"command": "view", "path": "/memories"}),
         ("forget", {"ids": ["00000000-0000-0000-0000-000000000000"]}),
+        ("erase", {"key_prefix": "/kb", "dry_run": True}),
+        ("verify_erasure", {"needles": ["a-string-never-stored-7f3e"]}),
     ]
 
 
@@ -107,6 +109,31 @@ async def test_every_tool_returns_structured_content_of_its_schema(
     assert results["load_state"][0]["components"] == {"planner": {"step": 2}}
     assert "green tea" in results["build_snapshot"][0]["text"]
     assert results["forget"][0] == {"forgotten": []}
+    dry = results["erase"][0]
+    assert dry["dry_run"] is True and dry["places"]["records.key"] == 1  # /kb/tea
+    assert results["verify_erasure"][0]["residue"] == []
+
+
+async def test_the_erasure_tools_erase_for_an_admin_and_refuse_anyone_else(
+    mcp_daemon: McpDaemon, transport: str
+) -> None:
+    agent, marker = f"erase-{transport}", f"zqmcp{transport}erase"
+    async with mcp_client(transport, mcp_daemon.daemon, mcp_daemon.url, ALICE.raw) as client:
+        stored = await client.call_tool(
+            "remember", {"content": f"{marker} secret", "source": "user", "agent_id": agent}
+        )
+        memory_id = stored.structured_content["id"]  # type: ignore[index]
+        erased = await client.call_tool("erase", {"ids": [memory_id], "agent_id": agent})
+        assert erased.structured_content["ids"] == [memory_id]  # type: ignore[index]
+        assert len(erased.structured_content["digest"]) == 64  # type: ignore[index]
+        checked = await client.call_tool("verify_erasure", {"needles": [marker]})
+        assert checked.structured_content["residue"] == []  # type: ignore[index]
+    calls = (("erase", {"whole_agent": True}), ("verify_erasure", {"needles": [marker]}))
+    for key in (BOB, READER):  # no admin role
+        async with mcp_client(transport, mcp_daemon.daemon, mcp_daemon.url, key.raw) as client:
+            for name, arguments in calls:
+                refused = await client.call_tool(name, {**arguments, "agent_id": "a1"})
+                assert error_of(refused)["error"] == "PERMISSION_DENIED", (key.name, name)
 
 
 async def _key(mcp_daemon: McpDaemon, transport: str, agent: str, key: str) -> dict[str, Any]:

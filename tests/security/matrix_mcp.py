@@ -15,6 +15,7 @@ from memoryd.mcp.server import DEFAULT_READ_URI, PROFILE_URI, PROMPT
 from tests.security.matrix_grpc import WRITTEN
 from tests.security.matrix_seed import (
     ATTACHMENT_SEQ,
+    EMAIL,
     EMAIL2,
     EVERYTHING,
     KEYS,
@@ -118,6 +119,15 @@ CASES: tuple[McpCase, ...] = (
         ("MemoryService.ForgetMemories",),
         seeds=frozenset({MEMORIES}),
     ),
+    M(
+        "erase",
+        "",
+        lambda s: {"ids": [s.memory_ids[1]]},
+        ("LifecycleService.Erase",),
+        seeds=frozenset({MEMORIES}),
+    ),
+    # Every tenant's folders hold the seeded email: only the caller's may be scanned.
+    M("verify_erasure", "", lambda s: {"needles": [EMAIL]}, ("LifecycleService.VerifyErasure",)),
     M(
         "set_memory",
         "",

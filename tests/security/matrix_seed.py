@@ -230,6 +230,36 @@ def _state(agent: str) -> list[tuple[str, Message]]:
     ]
 
 
+#: A restricted key the admin writes and deletes on the shared agent: above the masked
+#: callers' clearance, so nothing of it (nor of the memories deleted with it) may ever
+#: reach them, not even that it was deleted (the change feed logs deletions).
+HIDDEN_KEY = "/vault/Quokkaroo-ledger"
+
+
+def seed_deleted_above(channel: grpc.Channel, agent: str) -> tuple[str, ...]:
+    """A restricted memory and a restricted key (with its mirror memory), written and
+    deleted by the admin; what must never reach a caller below restricted: their ids
+    and the key's path."""
+    restricted = pb.SECURITY_LEVEL_RESTRICTED
+    remember = mpb.RememberRequest(
+        agent_id=agent, content="Quokkaroo vault combination", security_level=restricted
+    )
+    [stored] = call(channel, "MemoryService.Remember", remember, ADMIN)
+    memory_id = stored.memory.id  # type: ignore[attr-defined]
+    forget = mpb.ForgetMemoriesRequest(agent_id=agent, ids=[memory_id])
+    call(channel, "MemoryService.ForgetMemories", forget, ADMIN)
+    setting = mpb.SetMemoryRequest(
+        agent_id=agent, key=HIDDEN_KEY, security_level=restricted, source=user_source()
+    )
+    setting.content_json = json.dumps("Quokkaroo ledger text")
+    [written] = call(channel, "MemoryService.SetMemory", setting, ADMIN)
+    mirror_id = written.entry.memory_id  # type: ignore[attr-defined]
+    setting.content_json = "null"  # a tombstone: its mirror is deleted in the same entry
+    call(channel, "MemoryService.SetMemory", setting, ADMIN)
+    assert memory_id and mirror_id
+    return (memory_id, mirror_id, "Quokkaroo")
+
+
 def rendered(messages: Sequence[Message]) -> str:
     """Responses as text, for the checks."""
     return "\n".join(text_format.MessageToString(m, as_utf8=True) for m in messages)

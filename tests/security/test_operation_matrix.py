@@ -6,7 +6,9 @@ admin seeded with an email and a phone number in every kind of record.
 For each call: allowed or PERMISSION_DENIED exactly as the operation's declared effect
 says; for the low-clearance callers no email or phone number anywhere in the answer
 (and placeholders wherever the admin's answer shows them), except the admin's Export
-(a backup); for the other tenant nothing of the seeded agent. An operation without a
+(a backup), and nothing of a restricted memory and key the admin wrote and deleted
+(not their ids, not the key's path: not even that they existed, which the change
+feed's deletions would tell); for the other tenant nothing of the seeded agent. An operation without a
 case fails the coverage checks, so one added later cannot go untested.
 
 One daemon (real gRPC, MCP over Streamable HTTP) for the module; reads run on one
@@ -52,6 +54,7 @@ from tests.security.matrix_seed import (
     config,
     rendered,
     seed,
+    seed_deleted_above,
     shows_masked,
     shows_raw,
 )
@@ -77,6 +80,8 @@ class Matrix:
     shared: Seeded
     #: Every memory id seeded in the admin's tenant.
     seeded_ids: set[str] = field(default_factory=set)
+    #: What the admin wrote above the masked callers' clearance and deleted.
+    hidden: tuple[str, ...] = ()
 
     def agent(
         self, name: str, key: KeySpec, role: Role, writes: bool, seeds: frozenset[str]
@@ -101,7 +106,8 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Matrix]:
     channel = grpc.insecure_channel(daemon.address)
     try:
         shared = seed(channel, "shared")
-        yield Matrix(daemon, channel, mcp_url(daemon), shared, set(shared.memory_ids))
+        hidden = seed_deleted_above(channel, "shared")
+        yield Matrix(daemon, channel, mcp_url(daemon), shared, set(shared.memory_ids), hidden)
     finally:
         channel.close()
         daemon.kill()
@@ -169,6 +175,7 @@ def test_grpc(case: GrpcCase, matrix: Matrix, grpc_results: dict[str, dict[str, 
         shows_pii=case.shows_pii,
         unmasked_for_admin=op.unmasked_for_admin,
         seeded_ids=matrix.seeded_ids,
+        hidden=matrix.hidden,
         highest_clearance=case.highest_clearance,
     )
 
@@ -218,6 +225,7 @@ def test_mcp(case: McpCase, matrix: Matrix, mcp_results: dict[str, dict[str, Res
         shows_pii=case.shows_pii,
         unmasked_for_admin=False,
         seeded_ids=matrix.seeded_ids,
+        hidden=matrix.hidden,
     )
 
 
@@ -231,6 +239,7 @@ def check(
     shows_pii: bool,
     unmasked_for_admin: bool,
     seeded_ids: set[str],
+    hidden: tuple[str, ...],
     highest_clearance: bool = False,
 ) -> None:
     """One case's outcomes for every principal, against what its effect allows."""
@@ -259,6 +268,9 @@ def check(
             continue
         leaked = [raw for raw in RAW if raw in got.text]
         assert not leaked, (key.name, leaked, _around(got.text, leaked[0]))
+        # Above its clearance: not even that it existed (a deletion in the change feed).
+        above = [h for h in hidden if h in got.text and h not in got.sent]
+        assert not above, (key.name, "saw above its clearance", _around(got.text, above[0]))
         if got.code == "OK" and shows_raw(admin.text):
             assert shows_masked(got.text), (key.name, got.text[:2000])
     # Another tenant sees nothing of the seeded agent: no seeded text or memory id but

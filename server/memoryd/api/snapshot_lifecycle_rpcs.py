@@ -151,7 +151,9 @@ LIFECYCLE_RPCS: tuple[Binding, ...] = (
     ),
     Unary(
         ops.ERASE,
-        lambda r: EraseRequest(r.whole_agent, tuple(r.ids), r.dry_run, r.subject),
+        lambda r: EraseRequest(
+            r.whole_agent, tuple(r.ids), r.dry_run, r.subject, r.key_prefix, r.all_agents
+        ),
         _receipt,
     ),
     TenantUnary(

@@ -1,18 +1,18 @@
 """MCP resource subscriptions on the stdio bridge, on top of Watch (docs/watch.md).
 
 A host listens (``subscriptions/listen``, MCP 2026-07-28) to an agent's
-``memory://agents/<agent>/default-read`` resource; while any listen stream names it,
-the bridge follows that agent's change feed over gRPC (one Watch per resource,
-whatever the number of streams) and publishes ``notifications/resources/updated``
-for it on every change of the agent's keys. The Watch resumes from its last cursor
+``memory://agents/<agent>/default-read`` resource (or its ``agent.md``); while any
+listen stream names it, the bridge follows that agent's change feed over gRPC (one
+Watch per resource, whatever the number of streams) and publishes
+``notifications/resources/updated`` for it on every change of the agent's keys (of
+its profile, for ``agent.md``). The Watch resumes from its last cursor
 after a disconnect (the daemon restarting), so no change is missed; a cursor that
 expired meanwhile is reported as an update (the state may have changed) and the
 watch starts again from now. A listen stream is acknowledged only once its watches
 are caught up, so a change made after the acknowledgment is never missed either.
 
-``agent.md`` (the profile) is not in the feed: a subscription to it is honoured and
-never fires. The daemon's own Streamable HTTP endpoint is stateless (no stream
-outlives a request), so subscriptions are offered by the bridge only.
+The daemon's own Streamable HTTP endpoint serves them too, in the daemon
+(memoryd.mcp.listen).
 """
 
 from __future__ import annotations
@@ -29,27 +29,17 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated, SubscriptionBus
 
 from memoryd.aio import cancel_and_wait
-from memoryd.mcp.server import DEFAULT_READ_URI, Listen
+from memoryd.mcp.server import Listen, followed_resource
 from memoryd_client import AsyncMemorydClient
 from memoryd_client.errors import MemorydError
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 
 log = structlog.get_logger(__name__)
 
-KEY_CHANGES = frozenset({mpb.CHANGE_KIND_KEY_SET, mpb.CHANGE_KIND_KEY_DELETED})
 #: Errors after which the watch is resumed (the daemon restarting, the network).
 TRANSIENT = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED", "UNKNOWN", "INTERNAL"})
 #: How long a listen waits for its watches to catch up before it is acknowledged.
 READY_TIMEOUT_S = 10.0
-
-
-def default_read_agent(uri: str) -> str | None:
-    """The agent of a ``memory://agents/<agent>/default-read`` URI (None: another one)."""
-    prefix, suffix = DEFAULT_READ_URI.split("{agent}")
-    if uri.startswith(prefix) and uri.endswith(suffix) and len(uri) > len(prefix + suffix):
-        agent = uri[len(prefix) : -len(suffix)]
-        return agent if "/" not in agent else None
-    return None
 
 
 class _Followed:
@@ -62,7 +52,7 @@ class _Followed:
 
 
 class KeyWatches:
-    """One Watch per subscribed default-read resource, publishing its updates on ``bus``."""
+    """One Watch per subscribed resource, publishing its updates on ``bus``."""
 
     def __init__(
         self,
@@ -80,8 +70,8 @@ class KeyWatches:
 
     @asynccontextmanager
     async def holding(self, uris: Sequence[str]) -> AsyncIterator[None]:
-        """Follow the default-read resources among ``uris`` while the block runs."""
-        mine = [uri for uri in dict.fromkeys(uris) if default_read_agent(uri) is not None]
+        """Follow the resources among ``uris`` the bridge can follow while the block runs."""
+        mine = [uri for uri in dict.fromkeys(uris) if followed_resource(uri) is not None]
         for uri in mine:
             self._acquire(uri)
         try:
@@ -114,8 +104,10 @@ class KeyWatches:
             await cancel_and_wait(followed.task)
 
     async def _follow(self, uri: str, followed: _Followed) -> None:
-        agent = default_read_agent(uri)
-        assert agent is not None
+        resource = followed_resource(uri)
+        assert resource is not None
+        agent, updates = resource
+        kinds = {mpb.ChangeKind.Value(f"CHANGE_KIND_{kind.name}") for kind in updates}
         cursor, delay = "", self._retry_s
         while True:
             try:
@@ -123,7 +115,7 @@ class KeyWatches:
                     cursor, delay = message.cursor, self._retry_s
                     if message.caught_up:
                         followed.ready.set()
-                    if any(change.kind in KEY_CHANGES for change in message.changes):
+                    if any(change.kind in kinds for change in message.changes):
                         await self._bus.publish(ResourceUpdated(uri=uri))
             except MemorydError as exc:
                 if exc.code_name == "FAILED_PRECONDITION":  # expired: the state is unknown

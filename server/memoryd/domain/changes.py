@@ -5,8 +5,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from memoryd.domain.agent_state import AgentProfile, WorkingMemory, WorkingScope
 from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.models import Memory
+from memoryd.domain.snapshot import StateComponent
 
 
 class ChangeKind(enum.StrEnum):
@@ -19,6 +21,16 @@ class ChangeKind(enum.StrEnum):
     KEY_SET = "key_set"
     #: A tombstone written, or the key's slot purged (then ``key_entry`` is None).
     KEY_DELETED = "key_deleted"
+    WORKING_MEMORY_SET = "working_memory_set"
+    #: Deleted or expired (``working_scope`` only).
+    WORKING_MEMORY_DELETED = "working_memory_deleted"
+    PROFILE_SET = "profile_set"
+    PROFILE_DELETED = "profile_deleted"
+    #: Messages appended, summarised or deleted, the fixed zone, the summary.
+    SESSION_UPDATED = "session_updated"
+    SESSION_DELETED = "session_deleted"
+    STATE_SAVED = "state_saved"
+    STATE_DELETED = "state_deleted"
 
 
 class WatchStart(enum.StrEnum):
@@ -52,6 +64,16 @@ class Change:
     memory: Memory | None = None
     #: The key's entry as written (set, or a tombstone).
     key_entry: KeyEntry | None = None
+    #: The working memory's scope (set, deleted) and what was written (set).
+    working_scope: WorkingScope | None = None
+    working_memory: WorkingMemory | None = None
+    #: The profile as written.
+    profile: AgentProfile | None = None
+    #: The session of a session or a saved state change.
+    session_id: str = ""
+    #: A state component's name (saved, deleted) and what was saved.
+    component: str = ""
+    state: StateComponent | None = None
 
 
 @dataclass(frozen=True, slots=True)

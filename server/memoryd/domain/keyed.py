@@ -12,6 +12,7 @@ from datetime import datetime
 from memoryd.domain.as_of import AsOf
 from memoryd.domain.json_text import Json, JsonValue, dumps
 from memoryd.domain.models import Provenance, SecurityLevel
+from memoryd.domain.records import Record
 
 __all__ = [
     "Json",
@@ -106,3 +107,8 @@ class KeyHistoryPage:
     #: Oldest first; tombstones included.
     entries: list[KeyEntry]
     next_page_token: str = ""
+
+
+def level_of(record: Record) -> SecurityLevel:
+    """The security level of a KEY or KEY_EVENT record (its content left undecoded)."""
+    return SecurityLevel(record.doc.get("security_level", SecurityLevel.INTERNAL))

@@ -99,13 +99,18 @@ class PruneOutcome:
 @dataclass(frozen=True, slots=True)
 class EraseRequest:
     """The input of Erase (docs/erasure.md): the agent's whole partition, these memory
-    ids of it, or everything of it holding ``subject`` (service/lifecycle/subject.py);
+    ids of it, everything of it holding ``subject`` (of every agent of the tenant with
+    ``all_agents``), or its keys under ``key_prefix`` (service/lifecycle/subject.py);
     ``dry_run`` reports what would go and changes nothing."""
 
     whole_agent: bool = False
     ids: tuple[str, ...] = ()
     dry_run: bool = False
     subject: str = ""
+    #: Every key under this directory, with its whole history and mirror memories.
+    key_prefix: str = ""
+    #: The subject in every agent of the caller's tenant (admin, highest clearance).
+    all_agents: bool = False
 
 
 @dataclass(frozen=True, slots=True)

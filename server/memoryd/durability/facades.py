@@ -24,6 +24,7 @@ from typing import TypeVar
 import numpy as np
 
 from memoryd.domain.errors import StoreError
+from memoryd.domain.keyed import level_of
 from memoryd.domain.models import (
     AccessUpdate,
     Memory,
@@ -188,7 +189,7 @@ class DurableStore(_Face):
             kept = with_counters(stored, expected, {m.id: Counters.of(m) for m in found})
             ops = [Op("upsert", partition, memories=tuple(kept))] if kept else []
             if delete:
-                ops.append(Op("delete", partition, ids=tuple(delete)))
+                ops.append(_deletion(partition, delete, found))
             self._watches.wrote(partition, [*(m.id for m in kept), *delete])
             if ops:
                 await self.core.commit(ops)  # logged before its first await
@@ -198,10 +199,10 @@ class DurableStore(_Face):
         self._serving()
         # In a transaction deletes return no ids (transaction()): no read, so a keyed
         # tombstone needs no store to delete its mirror memory.
-        existing = [] if in_transaction() else [m.id for m in await self.get(partition, ids)]
+        found = [] if in_transaction() else await self.get(partition, ids)
         self._watches.wrote(partition, ids)
-        await self.core.write(Op("delete", partition, ids=tuple(ids)))
-        return existing
+        await self.core.write(_deletion(partition, ids, found))
+        return [m.id for m in found]
 
     async def record_access(
         self, partition: Partition, updates: Mapping[str, AccessUpdate]
@@ -383,6 +384,17 @@ class DurableStore(_Face):
         return disk_bytes(self.inner)
 
 
+def _deletion(partition: Partition, ids: Sequence[str], found: Sequence[Memory]) -> Op:
+    """The log's delete of ``ids``, with the level of each one ``found`` (as stored)."""
+    levels = {m.id: m.security_level for m in found}
+    return Op(
+        "delete",
+        partition,
+        ids=tuple(ids),
+        levels=tuple(levels.get(i) for i in ids) if levels else (),
+    )
+
+
 class DurableRecordStore(_Face):
     """The RecordStore every service uses when the write-ahead log is on."""
 
@@ -406,9 +418,18 @@ class DurableRecordStore(_Face):
         self, partition: Partition, kind: RecordKind, keys: Sequence[str]
     ) -> list[str]:
         self._serving()
-        existing = [r.key for r in await self.get_records(partition, kind, keys)]
-        await self.core.write(Op("delete_records", partition, record_kind=kind, keys=tuple(keys)))
-        return existing
+        found = await self.get_records(partition, kind, keys)
+        levels = {r.key: level_of(r) for r in found} if kind is RecordKind.KEY else {}
+        keys = tuple(keys)
+        op = Op(
+            "delete_records",
+            partition,
+            record_kind=kind,
+            keys=keys,
+            levels=tuple(levels.get(k) for k in keys) if levels else (),
+        )
+        await self.core.write(op)
+        return [r.key for r in found]
 
     async def get_records(
         self, partition: Partition, kind: RecordKind, keys: Sequence[str]

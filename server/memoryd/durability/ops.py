@@ -45,6 +45,16 @@ class Op:
     records: tuple[Record, ...] = ()
     record_kind: RecordKind | None = None
     keys: tuple[str, ...] = ()
+    #: A delete's security levels, one per id (``delete``) or key (``delete_records``)
+    #: as stored when it was deleted; None where unknown (not stored, or not read: a
+    #: transaction's delete). The change feed hides a deletion above a watcher's
+    #: clearance like a read hides the item (docs/watch.md); entries of older daemons
+    #: have none.
+    levels: tuple[SecurityLevel | None, ...] = ()
+
+    def level_at(self, index: int) -> SecurityLevel | None:
+        """The level of the ``index``-th id or key deleted (None: unknown)."""
+        return self.levels[index] if index < len(self.levels) else None
 
 
 def _micros(t: datetime | None) -> int | None:
@@ -171,6 +181,8 @@ def encode(ops: Sequence[Op], audit: Sequence[str] = ()) -> bytes:
             assert op.record_kind is not None
             item["rk"] = op.record_kind.value
             item["k"] = list(op.keys)
+        if op.levels:
+            item["l"] = [None if level is None else int(level) for level in op.levels]
         out.append(item)
     try:
         packed: bytes = msgpack.packb(out, use_bin_type=True)
@@ -208,16 +220,19 @@ def decode_entry(payload: bytes) -> tuple[list[Op], list[str]]:
         if kind == "upsert":
             ops.append(Op(kind, partition, memories=tuple(_memory_from(d) for d in item["m"])))
         elif kind == "delete":
-            ops.append(Op(kind, partition, ids=tuple(item["i"])))
+            ops.append(Op(kind, partition, ids=tuple(item["i"]), levels=_levels(item)))
         elif kind == "put_records":
             ops.append(Op(kind, partition, records=tuple(_record_from(r) for r in item["r"])))
         elif kind == "delete_records":
-            ops.append(
-                Op(kind, partition, record_kind=RecordKind(item["rk"]), keys=tuple(item["k"]))
-            )
+            rk, keys = RecordKind(item["rk"]), tuple(item["k"])
+            ops.append(Op(kind, partition, record_kind=rk, keys=keys, levels=_levels(item)))
         else:
             raise ValueError(f"unknown write-ahead log operation {kind!r}")
     return ops, audit
+
+
+def _levels(item: dict[str, Any]) -> tuple[SecurityLevel | None, ...]:
+    return tuple(None if v is None else SecurityLevel(v) for v in item.get("l", ()))
 
 
 #: Memories, ids, records or keys merged into one store call by ``plan_calls`` (a replay of
@@ -239,14 +254,30 @@ def _merged(last: Op, op: Op) -> Op | None:
         by_id = {m.id: m for m in (*last.memories, *op.memories)}
         return Op("upsert", op.partition, memories=tuple(by_id.values()))
     if op.kind == "delete":
-        return Op("delete", op.partition, ids=tuple(dict.fromkeys((*last.ids, *op.ids))))
+        ids, levels = _merged_levels(last, op, last.ids, op.ids)
+        return Op("delete", op.partition, ids=ids, levels=levels)
     if op.kind == "put_records":
         by_key = {(r.kind, r.key): r for r in (*last.records, *op.records)}
         return Op("put_records", op.partition, records=tuple(by_key.values()))
     if last.record_kind == op.record_kind:
-        keys = tuple(dict.fromkeys((*last.keys, *op.keys)))
-        return Op("delete_records", op.partition, record_kind=op.record_kind, keys=keys)
+        keys, levels = _merged_levels(last, op, last.keys, op.keys)
+        return Op(
+            "delete_records", op.partition, record_kind=op.record_kind, keys=keys, levels=levels
+        )
     return None
+
+
+def _merged_levels(
+    last: Op, op: Op, before: tuple[str, ...], after: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[SecurityLevel | None, ...]]:
+    """Two deletes' ids (or keys) as one, each once where it came first, with the
+    level either of them knew."""
+    merged: dict[str, SecurityLevel | None] = {}
+    for source, names in ((last, before), (op, after)):
+        for index, name in enumerate(names):
+            level = source.level_at(index)
+            merged[name] = merged.get(name) if level is None else level
+    return tuple(merged), tuple(merged.values())
 
 
 #: Which store an operation writes: memories, or records. Their rows are independent.

@@ -1,7 +1,8 @@
 """MCP over Streamable HTTP, served by the daemon itself when ``mcp.listen`` is set.
 
 The endpoint (``mcp.path``, ``/mcp`` by default) answers the MCP SDK's stateless
-Streamable HTTP with JSON responses. Every HTTP request is authenticated as a gRPC call
+Streamable HTTP with JSON responses, but for ``subscriptions/listen``, whose response
+is a stream of server-sent events (mcp/listen.py). Every HTTP request is authenticated as a gRPC call
 is (api_key mode: ``Authorization: Bearer <key>``, the same keys and principals;
 sidecar mode: the listener's principal; mtls mode: the client certificate, mapped by
 ``auth.mtls.subjects``, see mcp/tls.py): one without a valid credential is answered 401
@@ -28,6 +29,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from memoryd.config import McpSettings
 from memoryd.domain.errors import Unauthenticated
+from memoryd.mcp.listen import DoorListen
 from memoryd.mcp.server import build_server, client_certificate
 from memoryd.mcp.tls import PeerCertificateProtocol
 from memoryd.mcp.tools import DoorTools
@@ -52,8 +54,17 @@ class _Endpoint:
     behind the daemon's authenticator, and its lifespan. Nothing else is in between
     (the SDK's own Starlette app added a router and two middlewares to every call)."""
 
-    def __init__(self, manager: StreamableHTTPSessionManager, door: Door, path: str) -> None:
+    def __init__(
+        self,
+        manager: StreamableHTTPSessionManager,
+        listen: StreamableHTTPSessionManager,
+        door: Door,
+        path: str,
+    ) -> None:
         self._manager = manager
+        #: Serves ``subscriptions/listen`` only: its response is a stream of server-sent
+        #: events, which the JSON-response manager cannot carry (mcp/listen.py).
+        self._listen = listen
         self._door = door
         self._path = path
 
@@ -72,6 +83,10 @@ class _Endpoint:
                 refused,
                 (b"www-authenticate", b'Bearer realm="memoryd"'),
             )
+        elif scope.get("method") == "POST":
+            body = await _body(receive)
+            manager = self._listen if _is_listen(body) else self._manager
+            await manager.handle_request(scope, _replayed(body, receive), send)
         else:
             await self._manager.handle_request(scope, receive, send)
 
@@ -93,11 +108,11 @@ class _Endpoint:
         return None
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        """The session manager runs (its task group) from startup to shutdown."""
+        """The session managers run (their task groups) from startup to shutdown."""
         await receive()  # lifespan.startup
         started = False
         try:
-            async with self._manager.run():
+            async with self._manager.run(), self._listen.run():
                 await send({"type": "lifespan.startup.complete"})
                 started = True
                 await receive()  # lifespan.shutdown
@@ -106,6 +121,49 @@ class _Endpoint:
             await send({"type": failed, "message": str(exc)})
             return
         await send({"type": "lifespan.shutdown.complete"})
+
+
+#: Longest body parsed to route it: a listen request is small, and a longer body goes
+#: to the JSON manager unparsed (which answers it as it would have).
+_ROUTED_BODY = 64 * 2**10
+
+
+async def _body(receive: Receive) -> bytes:
+    """The request's whole body (the SDK reads it whole too), to be replayed."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    return b"".join(chunks)
+
+
+def _is_listen(body: bytes) -> bool:
+    """Whether the body is one ``subscriptions/listen`` request."""
+    if len(body) > _ROUTED_BODY or b"subscriptions/listen" not in body:
+        return False
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("method") == "subscriptions/listen"
+
+
+def _replayed(body: bytes, receive: Receive) -> Receive:
+    """``receive`` giving ``body`` once, then the connection's own messages."""
+    sent = False
+
+    async def replay() -> MutableMapping[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 async def _respond(
@@ -160,14 +218,19 @@ class McpHttpServer:
             if self._host in LOOPBACK
             else TransportSecuritySettings(enable_dns_rebinding_protection=False)
         )
+        listen = DoorListen(door)
+        app = build_server(
+            DoorTools(door, settings.default_agent), tracing=door.tracing, on_listen=listen
+        )
         manager = StreamableHTTPSessionManager(
-            app=build_server(DoorTools(door, settings.default_agent), tracing=door.tracing),
-            json_response=True,
-            stateless=True,
-            security_settings=security,
+            app=app, json_response=True, stateless=True, security_settings=security
+        )
+        # The same server, answering in server-sent events: listen streams only.
+        streams = StreamableHTTPSessionManager(
+            app=app, json_response=False, stateless=True, security_settings=security
         )
         self._config = uvicorn.Config(
-            _Endpoint(manager, door, settings.path),
+            _Endpoint(manager, streams, door, settings.path),
             lifespan="on",
             log_config=None,
             access_log=False,

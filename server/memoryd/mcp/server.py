@@ -25,6 +25,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
 
 from memoryd import __version__
+from memoryd.domain.changes import ChangeKind
 from memoryd.mcp.errors import ToolFailure, invalid_params, jsonrpc_error
 from memoryd.mcp.trace import PROMPTS_GET, RESOURCES_READ, TOOLS_CALL, request_span
 from memoryd.observability.tracing import NO_TRACING, SERVER_FAULTS, Tracing
@@ -34,6 +35,24 @@ from memoryd_client.tool_table import MCP_TOOLS, TOOLS, ToolArgumentError
 JSON = dict[str, Any]
 PROFILE_URI = "memory://agents/{agent}/agent.md"
 DEFAULT_READ_URI = "memory://agents/{agent}/default-read"
+#: The changes that update each resource a subscription follows, by URI template.
+UPDATES: Mapping[str, frozenset[ChangeKind]] = {
+    DEFAULT_READ_URI: frozenset({ChangeKind.KEY_SET, ChangeKind.KEY_DELETED}),
+    PROFILE_URI: frozenset({ChangeKind.PROFILE_SET, ChangeKind.PROFILE_DELETED}),
+}
+
+
+def followed_resource(uri: str) -> tuple[str, frozenset[ChangeKind]] | None:
+    """The agent of a resource subscriptions follow (``memory://agents/<agent>/
+    default-read`` or ``.../agent.md``) and the changes that update it (None: not one)."""
+    for template, kinds in UPDATES.items():
+        prefix, suffix = template.split("{agent}")
+        if uri.startswith(prefix) and uri.endswith(suffix) and len(uri) > len(prefix + suffix):
+            agent = uri[len(prefix) : -len(suffix)]
+            return (agent, kinds) if "/" not in agent else None
+    return None
+
+
 PROMPT = "memory_context"
 #: W3C trace context read from a tool call's ``_meta``.
 PROPAGATION_KEYS = ("traceparent", "tracestate")
@@ -118,7 +137,8 @@ def client_certificate(scope: Mapping[str, Any]) -> AuthContext:
     return found
 
 
-def _request_of(ctx: ServerRequestContext[Any, Any]) -> McpRequest:
+def request_of(ctx: ServerRequestContext[Any, Any]) -> McpRequest:
+    """What the transport tells about the request ``ctx`` serves."""
     # The HTTP request's ASGI scope (None over stdio), read as it is: names are lower
     # case, and Starlette's header views cost more than the tool's own work.
     scope: Mapping[str, Any] = getattr(ctx.request, "scope", None) or {}
@@ -269,7 +289,7 @@ def build_server(
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> JSON:
-        return await run_tool(backend, params.name, params.arguments, _request_of(ctx), tracing)
+        return await run_tool(backend, params.name, params.arguments, request_of(ctx), tracing)
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: Any
@@ -310,7 +330,7 @@ def build_server(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
-        request = _request_of(ctx)
+        request = request_of(ctx)
         with _as_jsonrpc_errors(uri), _traced(tracing, request, RESOURCES_READ, uri=uri):
             agent, leaf = _agent_of(uri)
             if leaf == "agent.md":
@@ -356,7 +376,7 @@ def build_server(
         arguments = {k: v for k, v in (params.arguments or {}).items() if v}
         if not arguments.get("trigger"):  # required by the prompt, optional for the tool
             raise invalid_params("invalid argument: trigger is required", {"trigger": "required"})
-        request = _request_of(ctx)
+        request = request_of(ctx)
         with _as_jsonrpc_errors(), _traced(tracing, request, PROMPTS_GET, PROMPT):
             checked = check_arguments("build_snapshot", arguments)
             snapshot = await backend.call("build_snapshot", checked, request)

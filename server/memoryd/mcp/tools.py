@@ -29,6 +29,7 @@ from memoryd.domain.as_of import AsOf
 from memoryd.domain.errors import InvalidArgument, MemorydError, NotFound
 from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyHistoryQuery, KeyListQuery, KeyWrite
+from memoryd.domain.lifecycle import EraseRequest, VerifyErasureRequest
 from memoryd.domain.locator import locator_text
 from memoryd.domain.models import (
     MemoryFilter,
@@ -51,6 +52,7 @@ from memoryd.mcp.server import McpRequest
 from memoryd.operations import Call, Door, Operation, Outcome
 from memoryd.operations import agent_state as state_ops
 from memoryd.operations import keyed as keyed_ops
+from memoryd.operations import lifecycle as lifecycle_ops
 from memoryd.operations import memories as memory_ops
 from memoryd.operations import snapshot as snapshot_ops
 from memoryd.operations.agent_state import Append, Nothing, ProfileWrite, WindowRequest
@@ -62,6 +64,7 @@ from memoryd_client.memory_files import FileWrite, KeyFile, run_memory_command
 from memoryd_client.tool_args import as_of_point, parse_source
 from memoryd_client.tool_results import RECORD_TAG, merged_hits
 from memoryd_client.tool_table import ToolArgumentError
+from memoryd_client.tool_table_erasure import checked_json, erased_json
 
 JSON = dict[str, Any]
 I = TypeVar("I")  # noqa: E741
@@ -94,6 +97,9 @@ TOOL_OPERATIONS: dict[str, tuple[Operation[Any, Any], ...]] = {
     "save_state": (snapshot_ops.SAVE_STATE,),
     "load_state": (snapshot_ops.LOAD_STATE,),
     "memory": (keyed_ops.GET_KEY, keyed_ops.SET_MEMORY, keyed_ops.LIST_KEYS),
+    # Admin only (their operations' role, checked by the door as over gRPC).
+    "erase": (lifecycle_ops.ERASE,),
+    "verify_erasure": (lifecycle_ops.VERIFY_ERASURE,),
 }
 
 
@@ -299,6 +305,8 @@ class DoorTools:
             "remember": self._remember,
             "recall": self._recall,
             "forget": self._forget,
+            "erase": self._erase,
+            "verify_erasure": self._verify_erasure,
             "set_memory": self._set_memory,
             "get_memory_key": self._get_key,
             "list_memory_keys": self._list_keys,
@@ -396,6 +404,26 @@ class DoorTools:
     async def _forget(self, t: _Tool, a: JSON) -> JSON:
         out = await t.run(memory_ops.FORGET_MEMORIES, lambda: MemoryIds(tuple(a["ids"])))
         return {"forgotten": list(out.value)}
+
+    # ------------------------------------------------------------ erasure (admin)
+
+    async def _erase(self, t: _Tool, a: JSON) -> JSON:
+        request = EraseRequest(
+            whole_agent=a.get("whole_agent", False),
+            ids=tuple(a.get("ids", ())),
+            dry_run=a.get("dry_run", False),
+            subject=a.get("subject", ""),
+            key_prefix=a.get("key_prefix", ""),
+            all_agents=a.get("all_agents", False),
+        )
+        receipt = (await t.run(lifecycle_ops.ERASE, _const(request))).value
+        return erased_json(receipt.places, receipt.ids, receipt.digest, receipt.dry_run)
+
+    async def _verify_erasure(self, t: _Tool, a: JSON) -> JSON:
+        request = VerifyErasureRequest(tuple(a["needles"]))
+        check = (await t.run(lifecycle_ops.VERIFY_ERASURE, _const(request))).value
+        residue = ((r.path, r.needle, r.count) for r in check.residue)
+        return checked_json(check.files_scanned, check.bytes_scanned, residue, check.skipped)
 
     # ------------------------------------------------------------ keyed memory
 

@@ -230,6 +230,8 @@ ERASE: Operation[EraseRequest, EraseReceipt] = Operation(
     effect=Effect.DESTRUCTIVE,
     genai=DELETE,
     run=lambda s, scope, req: s.lifecycle.erase(scope, req),
+    # A subject of every agent of the tenant: no agent to name.
+    tenant_wide=lambda req: req.all_agents,
     touched_in=lambda req: (req.ids, ""),
     # The audit keeps the erased ids and the receipt's digest, never any content.
     touched_out=lambda receipt: (receipt.ids, f"erasure:{receipt.digest}"),

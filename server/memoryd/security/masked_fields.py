@@ -129,6 +129,12 @@ FIELD_KINDS: Mapping[type, Mapping[str, Kind]] = {
     ExportedSession: {"agent_id": K.KEEP, "session_id": K.KEEP, "summarizer": K.KEEP},
     ExportedSessionMessage: {"agent_id": K.KEEP, "session_id": K.KEEP},
     ExportedState: {"agent_id": K.KEEP, "session_id": K.KEEP},
-    Change: {"agent_id": K.KEEP, "memory_id": K.KEEP, "key": K.PATH},
+    Change: {
+        "agent_id": K.KEEP,
+        "memory_id": K.KEEP,
+        "key": K.PATH,
+        "session_id": K.KEEP,
+        "component": K.KEEP,
+    },
     WatchItem: {"cursor": K.KEEP},
 }

@@ -31,8 +31,10 @@ from memoryd_client.results import (
     WorkingMemory,
 )
 from memoryd_client.tool_args import as_of_point, check_arguments, parse_source, trust_keywords
+from memoryd_client.tool_calls_erasure import erasure_plan
 from memoryd_client.tool_results import RECORD_TAG, merged_hits, snapshot_item
 from memoryd_client.tool_table import TOOLS, ToolArgumentError
+from memoryd_client.tool_table_erasure import ERASURE_TOOLS
 from memoryd_client.wire_values import locator_json
 from memoryd_proto.v1 import common_pb2
 
@@ -285,6 +287,9 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
             context_window=args.get("context_window"), as_of=as_of_point(args), **trust_keywords(args),
         )  # fmt: skip
         return ToolPlan(_mapped(recall, hits))
+    if name in ERASURE_TOOLS:
+        call, render = erasure_plan(agent, name, args)
+        return ToolPlan(_mapped(call, render))
     if name == "forget":
         return ToolPlan(
             _mapped(memories.forget(agent, args["ids"]), lambda ids: {"forgotten": list(ids)})

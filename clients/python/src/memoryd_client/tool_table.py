@@ -54,6 +54,7 @@ from memoryd_client.tool_spec import (
     integer,
     out,
 )
+from memoryd_client.tool_table_erasure import ERASURE_SPECS
 
 # ---------------------------------------------------------------------- the tools
 
@@ -596,6 +597,7 @@ _SPECS = [
     ),
 ]
 
+_SPECS.extend(ERASURE_SPECS)
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in _SPECS}
 #: The tools AgentScope registers for a session in agent_control (or both) mode.
 AGENT_CONTROL_TOOLS: tuple[str, ...] = ("record_to_memory", "retrieve_from_memory")

@@ -18,7 +18,7 @@ from memoryd.domain.principal import CallScope
 from memoryd.durability.changes import ChangeLog, LoggedEntry
 from memoryd.durability.ops import partition_marker
 from memoryd.service.changes.cursor import FIELD, INVALID, Binding, CursorCodec, Position
-from memoryd.service.changes.events import Found, changes_of
+from memoryd.service.changes.events import changes_of, visible_to
 
 #: Changes one message carries at most: a message per change would cost gRPC's
 #: per-message overhead for each; a bounded batch keeps what a slow watcher holds small.
@@ -107,7 +107,7 @@ class ChangeFeedService:
             found = changes_of(entry)
             skip = resume.delivered if entry.seq == resume.seq and resume.delivered else 0
             for index, item in enumerate(found):
-                if index < skip or not _visible_to(scope, query, item):
+                if index < skip or not visible_to(scope, query.tenant_wide, item):
                     continue
                 batch.append(item.change)
                 last = Position(entry.seq, None if index == len(found) - 1 else index + 1)
@@ -116,14 +116,3 @@ class ChangeFeedService:
                     batch = []
         if batch:
             yield WatchItem(self._cursors.encode(last, binding), tuple(batch))
-
-
-def _visible_to(scope: CallScope, query: WatchQuery, found: Found) -> bool:
-    """Whether the caller may read ``found``: its tenant, its agent (or any of the
-    tenant's for a tenant-wide watch), at most its clearance."""
-    partition = found.partition
-    if partition.tenant_id != scope.partition.tenant_id:
-        return False
-    if not query.tenant_wide and partition.agent_id != scope.partition.agent_id:
-        return False
-    return found.level is None or found.level <= scope.clearance

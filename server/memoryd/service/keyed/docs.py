@@ -22,7 +22,7 @@ from typing import Any
 from memoryd.config import LimitsSettings
 from memoryd.domain import json_text
 from memoryd.domain.errors import FailedPrecondition
-from memoryd.domain.keyed import JsonValue, KeyEntry
+from memoryd.domain.keyed import JsonValue, KeyEntry, level_of
 from memoryd.domain.locator import locator_value
 from memoryd.domain.models import (
     MemoryType,
@@ -128,11 +128,6 @@ def entry_records(entry: KeyEntry, expires_at: datetime | None) -> list[Record]:
         ),
         Record(RecordKind.COUNTER, COUNTER_KEY, {}, entry.version, entry.updated_at),
     ]
-
-
-def level_of(record: Record) -> SecurityLevel:
-    """The security level of a KEY or KEY_EVENT record (its content left undecoded)."""
-    return SecurityLevel(record.doc.get("security_level", SecurityLevel.INTERNAL))
 
 
 def is_live(record: Record) -> bool:

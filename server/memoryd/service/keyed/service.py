@@ -52,6 +52,7 @@ from memoryd.domain.keyed import (
     KeyListing,
     KeyListQuery,
     KeyWrite,
+    level_of,
 )
 from memoryd.domain.limits import next_version
 from memoryd.domain.models import (
@@ -85,7 +86,6 @@ from memoryd.service.keyed.docs import (
     entry_records,
     history_prefix,
     is_live,
-    level_of,
     mirror_id,
     source_summary,
     visible_slot,

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
+import os
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +30,7 @@ from memoryd.domain.lifecycle import (
 )
 from memoryd.domain.models import Partition, SecurityLevel
 from memoryd.service.common import scanning
-from memoryd.service.keyed.keys import file_segment, quoted_segment
+from memoryd.service.keyed.keys import InvalidKey, file_segment, normalise_prefix, quoted_segment
 from memoryd.service.keyed.tree import partition_dir
 from memoryd.service.lifecycle import bulk, subject
 from memoryd.service.lifecycle.bulk import EVERYTHING, LifecycleDeps
@@ -86,6 +88,8 @@ class Files:
     mirror: bool = False
     #: Key-history archives holding this text ("": none).
     history_holding: str = ""
+    #: The archived history of the keys under this directory ("": none).
+    history_keys: str = ""
 
 
 @dataclass(slots=True)
@@ -99,68 +103,25 @@ class Eraser:
     sole_tenant: str | None = None
 
     async def erase(
-        self, partition: Partition, request: EraseRequest, clearance: SecurityLevel
+        self, partitions: Sequence[Partition], request: EraseRequest, clearance: SecurityLevel
     ) -> EraseReceipt:
-        """Erase what ``request`` selects of ``partition``: memories above
+        """Erase what ``request`` selects of each of ``partitions`` (one agent's, or
+        every agent of the tenant for ``all_agents``) and shred once: memories above
         ``clearance`` are not the caller's to name (they look missing), and erasing a
-        whole agent or a subject, which removes and counts everything that matches,
-        needs the highest clearance."""
-        chosen = [request.whole_agent, bool(request.ids), bool(request.subject)]
-        if sum(chosen) != 1:
-            raise InvalidArgument.field(
-                "ids", "name memory ids, a subject or set whole_agent (exactly one of them)"
-            )
-        if not request.ids and clearance < max(SecurityLevel):
-            raise PermissionDenied(
-                "erasing a whole agent or a subject needs the highest clearance: it "
-                "removes, and counts, memories the caller may not read"
-            )
-        if request.ids:
-            await self._check_ids(request.ids)
-        if request.subject and len(request.subject) < MIN_SUBJECT:
-            raise InvalidArgument.field(
-                "subject", f"must be at least {MIN_SUBJECT} characters (it matches substrings)"
-            )
-        keyed = self.deps.keyed
-        if keyed is None:
-            return await self._erase(partition, request, clearance)
-        # Under the key lock; on release the key mirror is repaired from the records.
-        async with keyed.exclusive(partition):
-            return await self._erase(partition, request, clearance)
-
-    async def _check_ids(self, ids: tuple[str, ...]) -> None:
-        limit = self.deps.limits.max_batch_size
-        if len(ids) > limit:
-            raise InvalidArgument.field("ids", f"has {len(ids)} ids; the limit is {limit}")
-        if any(not i for i in ids):
-            raise InvalidArgument.field("ids", "must not contain empty ids")
-
-    async def _erase(
-        self, partition: Partition, request: EraseRequest, clearance: SecurityLevel
-    ) -> EraseReceipt:
-        deps, dry_run = self.deps, request.dry_run
-        records: dict[str, int] = {}
-        files = Files()
-        if request.whole_agent:
-            ids = await self._every_id(partition)
-            records = await self._records(partition, dry_run=dry_run)
-            files = Files(whole=True)
-        elif request.subject:
-            match = await subject.find(deps, partition, request.subject)
-            ids = match.ids
-            records = await self._matched_records(partition, match, dry_run=dry_run)
-            files = Files(mirror=bool(match.keys), history_holding=request.subject)
-        else:
-            ids = await self._unkeyed(partition, request.ids, clearance)
-        places = {"store.memories": len(ids), **records}
-        places[HISTORY_PLACE] = await _erase_history(deps.store, partition, request, ids, dry_run)
-        if not dry_run:
-            places["store.memories"] = await bulk.delete(deps, partition, ids)
-        places.update(await asyncio.to_thread(self._files, partition, files, dry_run))
+        whole agent, a subject or keys, which removes and counts everything that
+        matches, needs the highest clearance."""
+        prefix = self._checked(request, clearance)
+        ids: list[str] = []
+        places: dict[str, int] = {}
+        for partition in partitions:
+            erased, counts = await self._erase_locked(partition, request, prefix, clearance)
+            ids.extend(erased)
+            for place, n in counts.items():
+                places[place] = places.get(place, 0) + n
         removed = any(places.values())
         places.update(dict.fromkeys(SHREDDED, 0))
-        if removed and not dry_run:
-            shredded = {**await shred(deps.store), **await shred(deps.records)}
+        if removed and not request.dry_run:
+            shredded = {**await shred(self.deps.store), **await shred(self.deps.records)}
             # The log and the tables hold every tenant's writes: what a shred dropped
             # counts the others' writes too, so only a daemon of one tenant says it.
             if self.sole_tenant is not None:
@@ -169,8 +130,82 @@ class Eraser:
             places=dict(sorted(places.items())),
             ids=tuple(sorted(ids)),
             digest=digest(ids, places),
-            dry_run=dry_run,
+            dry_run=request.dry_run,
         )
+
+    def _checked(self, request: EraseRequest, clearance: SecurityLevel) -> str:
+        """The request's key prefix normalised ("" without one), or why it is refused."""
+        chosen = [request.whole_agent, bool(request.ids), bool(request.subject)]
+        if sum([*chosen, bool(request.key_prefix)]) != 1:
+            raise InvalidArgument.field(
+                "ids",
+                "name memory ids, a subject, a key prefix or set whole_agent (exactly one)",
+            )
+        if request.all_agents and not request.subject:
+            raise InvalidArgument.field("all_agents", "erases a subject only: name one")
+        if not request.ids and clearance < max(SecurityLevel):
+            raise PermissionDenied(
+                "erasing a whole agent, a subject or keys needs the highest clearance: it "
+                "removes, and counts, memories the caller may not read"
+            )
+        limit = self.deps.limits.max_batch_size
+        if len(request.ids) > limit:
+            raise InvalidArgument.field("ids", f"has {len(request.ids)} ids; the limit is {limit}")
+        if any(not i for i in request.ids):
+            raise InvalidArgument.field("ids", "must not contain empty ids")
+        if request.subject and len(request.subject) < MIN_SUBJECT:
+            raise InvalidArgument.field(
+                "subject", f"must be at least {MIN_SUBJECT} characters (it matches substrings)"
+            )
+        if not request.key_prefix:
+            return ""
+        try:
+            return normalise_prefix(request.key_prefix)
+        except InvalidKey as exc:
+            raise InvalidArgument.field("key_prefix", str(exc)) from None
+
+    async def _erase_locked(
+        self, partition: Partition, request: EraseRequest, prefix: str, clearance: SecurityLevel
+    ) -> tuple[list[str], dict[str, int]]:
+        keyed = self.deps.keyed
+        if keyed is None:
+            return await self._erase(partition, request, prefix, clearance)
+        # Under the key lock; on release the key mirror is repaired from the records.
+        async with keyed.exclusive(partition):
+            return await self._erase(partition, request, prefix, clearance)
+
+    async def _erase(
+        self, partition: Partition, request: EraseRequest, prefix: str, clearance: SecurityLevel
+    ) -> tuple[list[str], dict[str, int]]:
+        """The memory ids erased from ``partition`` and the count per place."""
+        deps, dry_run = self.deps, request.dry_run
+        records: dict[str, int] = {}
+        files = Files()
+        if request.whole_agent:
+            ids = await self._every_id(partition)
+            records = await self._records(partition, dry_run=dry_run)
+            files = Files(whole=True)
+        elif request.subject or prefix:
+            if prefix:
+                match = await subject.keys_under(deps, partition, prefix)
+            else:
+                match = await subject.find(deps, partition, request.subject)
+            ids = match.ids
+            records = await self._matched_records(partition, match, dry_run=dry_run)
+            files = Files(
+                mirror=bool(match.keys), history_holding=request.subject, history_keys=prefix
+            )
+        else:
+            ids = await self._unkeyed(partition, request.ids, clearance)
+        places = {"store.memories": len(ids), **records}
+        # Counted before, removed after the store's delete: the history records what a
+        # delete removes (its state before it), which must go too.
+        places[HISTORY_PLACE] = await _erase_history(deps.store, partition, request, ids, True)
+        if not dry_run:
+            places["store.memories"] = await bulk.delete(deps, partition, ids)
+            await _erase_history(deps.store, partition, request, ids, False)
+        places.update(await asyncio.to_thread(self._files, partition, files, dry_run))
+        return ids, places
 
     async def _every_id(self, partition: Partition) -> list[str]:
         ids: list[str] = []
@@ -234,6 +269,11 @@ class Eraser:
             needle = files.history_holding.casefold().encode()
             holding = [p for p in _files_under([history]) if needle in p.read_bytes().lower()]
             out["files.key_history"] = _remove(holding, dry_run=dry_run)
+        if files.history_keys:
+            archives = sorted(_files_under([history]))
+            out["files.key_history"] = sum(
+                _drop_keys(p, files.history_keys, dry_run=dry_run) for p in archives
+            )
         return out
 
     async def verify(self, tenant_id: str, request: VerifyErasureRequest) -> ErasureCheck:
@@ -301,6 +341,23 @@ def _remove(paths: list[Path], *, dry_run: bool) -> int:
             else:
                 path.unlink(missing_ok=True)
     return count
+
+
+def _drop_keys(archive: Path, prefix: str, *, dry_run: bool) -> int:
+    """Rewrite a key-history archive (JSON lines, service/lifecycle/compaction.py)
+    without the lines of keys under ``prefix`` (the file goes when none is left);
+    returns the lines dropped. The new file replaces the old one by a rename."""
+    lines = archive.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if not str(json.loads(line).get("key", "")).startswith(prefix)]
+    dropped = len(lines) - len(kept)
+    if dropped and not dry_run:
+        if not kept:
+            archive.unlink(missing_ok=True)
+        else:
+            fresh = archive.with_name(archive.name + ".erasing")
+            fresh.write_text("".join(kept), encoding="utf-8")
+            os.replace(fresh, archive)
+    return dropped
 
 
 def scan_tree(base: Path, root: Path, needles: list[bytes]) -> ErasureCheck:

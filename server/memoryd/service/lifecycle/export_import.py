@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from memoryd.domain.agent_state import PROFILE_KEY, AgentProfile, WorkingMemory
+from memoryd.domain.keyed import level_of
 from memoryd.domain.lifecycle import (
     ExportedKeyEvent,
     ExportedMemory,
@@ -38,7 +39,7 @@ from memoryd.service.agent_state.state import component_from, state_record
 from memoryd.service.agent_state.working import working_doc, working_memory_from
 from memoryd.service.common import scanning
 from memoryd.service.common.undecodable import skipped
-from memoryd.service.keyed.docs import EVENT_SEPARATOR, entry_from, level_of
+from memoryd.service.keyed.docs import EVENT_SEPARATOR, entry_from
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.sessions import attachments
 from memoryd.service.sessions.record import (

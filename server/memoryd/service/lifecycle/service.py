@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memoryd.domain.errors import InvalidArgument
+from memoryd.domain.keyed import level_of
 from memoryd.domain.lifecycle import (
     CompactOptions,
     CompactResult,
@@ -46,7 +47,7 @@ from memoryd.domain.relations import restored
 from memoryd.service.common import scanning
 from memoryd.service.common import validation as check
 from memoryd.service.common.validation import Violations
-from memoryd.service.keyed.docs import is_live, level_of
+from memoryd.service.keyed.docs import is_live
 from memoryd.service.lifecycle import bulk
 from memoryd.service.lifecycle.bulk import EVERYTHING, LifecycleDeps
 from memoryd.service.lifecycle.compaction import Compactor
@@ -310,8 +311,11 @@ class LifecycleService:
 
     async def erase(self, scope: CallScope, request: EraseRequest) -> EraseReceipt:
         """Erase the agent's partition, or memories of it, from every place a copy of
-        them is kept (docs/erasure.md); ``dry_run`` changes nothing."""
-        return await self.eraser.erase(scope.partition, request, scope.clearance)
+        them is kept (docs/erasure.md); ``dry_run`` changes nothing. A subject of
+        every agent of the tenant (``all_agents``): of each one the caller may act
+        for."""
+        partitions = await self.export_partitions(scope, request.all_agents)
+        return await self.eraser.erase(partitions, request, scope.clearance)
 
     async def verify_erasure(self, scope: CallScope, request: VerifyErasureRequest) -> ErasureCheck:
         """Files of the data directory that still hold any of the request's strings

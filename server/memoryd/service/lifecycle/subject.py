@@ -1,5 +1,5 @@
-"""What an erasure of a subject (a text such as a name or an email address) removes from
-one agent: every memory whose content, metadata, tags or namespace hold it, and every
+"""What an erasure of a subject (a text such as a name or an email address), or of the
+keys under a prefix, removes from one agent. A subject: every memory whose content, metadata, tags or namespace hold it, and every
 record that does, widened to what keeps a copy of it:
 
 - a key (its slot, its whole history and its mirror memory) when any of them holds it;
@@ -102,4 +102,18 @@ async def find(deps: LifecycleDeps, partition: Partition, subject: str) -> Subje
             match.records.setdefault(part, set()).update(parts)
     # A key's mirror memory goes with its key.
     match.ids.extend(i for i, key in keyed_ids.items() if key in match.keys)
+    return match
+
+
+async def keys_under(deps: LifecycleDeps, partition: Partition, prefix: str) -> SubjectMatch:
+    """Every key of the partition under the directory ``prefix`` (normalised, ending
+    in "/"), tombstones included, with its whole history and its mirror memories."""
+    match = SubjectMatch()
+    for kind in (RecordKind.KEY, RecordKind.KEY_EVENT):
+        found = match.records.setdefault(kind, set())
+        pages = scanning.scan_records(deps.records, partition, kind, deps.batch, prefix)
+        async for records in pages:
+            found.update(r.key for r in records)
+    async for page in scanning.scan(deps.store, partition, EVERYTHING):
+        match.ids.extend(m.id for m in page if m.key.startswith(prefix))
     return match

@@ -803,7 +803,8 @@ func (x *ResetResponse) GetDeleted() int64 {
 type EraseRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	// The agent's whole partition (exactly one of whole_agent, ids and subject).
+	// The agent's whole partition (exactly one of whole_agent, ids, subject and
+	// key_prefix).
 	WholeAgent bool `protobuf:"varint,2,opt,name=whole_agent,json=wholeAgent,proto3" json:"whole_agent,omitempty"`
 	// These memories of the agent.
 	Ids []string `protobuf:"bytes,3,rep,name=ids,proto3" json:"ids,omitempty"`
@@ -812,7 +813,13 @@ type EraseRequest struct {
 	// Everything of the agent holding this text (case-insensitive): memories (by
 	// content, metadata, tags, namespace), keys with their history, sessions, working
 	// memory, profile, saved state.
-	Subject       string `protobuf:"bytes,5,opt,name=subject,proto3" json:"subject,omitempty"`
+	Subject string `protobuf:"bytes,5,opt,name=subject,proto3" json:"subject,omitempty"`
+	// Every key of the agent under this directory ("/people/" or "/people"), tombstones
+	// included, with all its versions, its history (archived too) and its mirror
+	// memories.
+	KeyPrefix string `protobuf:"bytes,6,opt,name=key_prefix,json=keyPrefix,proto3" json:"key_prefix,omitempty"`
+	// The subject in every agent of the caller's tenant (agent_id may be empty).
+	AllAgents     bool `protobuf:"varint,7,opt,name=all_agents,json=allAgents,proto3" json:"all_agents,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -880,6 +887,20 @@ func (x *EraseRequest) GetSubject() string {
 		return x.Subject
 	}
 	return ""
+}
+
+func (x *EraseRequest) GetKeyPrefix() string {
+	if x != nil {
+		return x.KeyPrefix
+	}
+	return ""
+}
+
+func (x *EraseRequest) GetAllAgents() bool {
+	if x != nil {
+		return x.AllAgents
+	}
+	return false
 }
 
 type EraseResponse struct {
@@ -3393,14 +3414,18 @@ const file_memoryd_v1_lifecycle_service_proto_rawDesc = "" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x18\n" +
 	"\aconfirm\x18\x02 \x01(\bR\aconfirm\")\n" +
 	"\rResetResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted\"\x8f\x01\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted\"\xcd\x01\n" +
 	"\fEraseRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1f\n" +
 	"\vwhole_agent\x18\x02 \x01(\bR\n" +
 	"wholeAgent\x12\x10\n" +
 	"\x03ids\x18\x03 \x03(\tR\x03ids\x12\x17\n" +
 	"\adry_run\x18\x04 \x01(\bR\x06dryRun\x12\x18\n" +
-	"\asubject\x18\x05 \x01(\tR\asubject\"\x83\x01\n" +
+	"\asubject\x18\x05 \x01(\tR\asubject\x12\x1d\n" +
+	"\n" +
+	"key_prefix\x18\x06 \x01(\tR\tkeyPrefix\x12\x1d\n" +
+	"\n" +
+	"all_agents\x18\a \x01(\bR\tallAgents\"\x83\x01\n" +
 	"\rEraseResponse\x12/\n" +
 	"\x06places\x18\x01 \x03(\v2\x17.memoryd.v1.CountByNameR\x06places\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\tR\x03ids\x12\x16\n" +

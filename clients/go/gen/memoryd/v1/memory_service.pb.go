@@ -497,27 +497,58 @@ const (
 	ChangeKind_CHANGE_KIND_KEY_SET        ChangeKind = 5
 	// A tombstone written (key_entry set), or the key's slot purged (key only).
 	ChangeKind_CHANGE_KIND_KEY_DELETED ChangeKind = 6
+	// A working-memory scope written (working_memory), or deleted or expired
+	// (working_memory_scope only).
+	ChangeKind_CHANGE_KIND_WORKING_MEMORY_SET     ChangeKind = 7
+	ChangeKind_CHANGE_KIND_WORKING_MEMORY_DELETED ChangeKind = 8
+	// The profile (agent.md) written (profile), or deleted (erased, reset).
+	ChangeKind_CHANGE_KIND_PROFILE_SET     ChangeKind = 9
+	ChangeKind_CHANGE_KIND_PROFILE_DELETED ChangeKind = 10
+	// A session changed (session_id): messages appended, summarised or deleted, its
+	// fixed zone, its summary; read it with GetSessionWindow / GetSessionMessages.
+	ChangeKind_CHANGE_KIND_SESSION_UPDATED ChangeKind = 11
+	// The session itself is gone (cleared, expired, erased).
+	ChangeKind_CHANGE_KIND_SESSION_DELETED ChangeKind = 12
+	// A saved state component (session_id, state), or deleted (session_id, component).
+	ChangeKind_CHANGE_KIND_STATE_SAVED   ChangeKind = 13
+	ChangeKind_CHANGE_KIND_STATE_DELETED ChangeKind = 14
 )
 
 // Enum value maps for ChangeKind.
 var (
 	ChangeKind_name = map[int32]string{
-		0: "CHANGE_KIND_UNSPECIFIED",
-		1: "CHANGE_KIND_MEMORY_CREATED",
-		2: "CHANGE_KIND_MEMORY_UPDATED",
-		3: "CHANGE_KIND_MEMORY_ARCHIVED",
-		4: "CHANGE_KIND_MEMORY_DELETED",
-		5: "CHANGE_KIND_KEY_SET",
-		6: "CHANGE_KIND_KEY_DELETED",
+		0:  "CHANGE_KIND_UNSPECIFIED",
+		1:  "CHANGE_KIND_MEMORY_CREATED",
+		2:  "CHANGE_KIND_MEMORY_UPDATED",
+		3:  "CHANGE_KIND_MEMORY_ARCHIVED",
+		4:  "CHANGE_KIND_MEMORY_DELETED",
+		5:  "CHANGE_KIND_KEY_SET",
+		6:  "CHANGE_KIND_KEY_DELETED",
+		7:  "CHANGE_KIND_WORKING_MEMORY_SET",
+		8:  "CHANGE_KIND_WORKING_MEMORY_DELETED",
+		9:  "CHANGE_KIND_PROFILE_SET",
+		10: "CHANGE_KIND_PROFILE_DELETED",
+		11: "CHANGE_KIND_SESSION_UPDATED",
+		12: "CHANGE_KIND_SESSION_DELETED",
+		13: "CHANGE_KIND_STATE_SAVED",
+		14: "CHANGE_KIND_STATE_DELETED",
 	}
 	ChangeKind_value = map[string]int32{
-		"CHANGE_KIND_UNSPECIFIED":     0,
-		"CHANGE_KIND_MEMORY_CREATED":  1,
-		"CHANGE_KIND_MEMORY_UPDATED":  2,
-		"CHANGE_KIND_MEMORY_ARCHIVED": 3,
-		"CHANGE_KIND_MEMORY_DELETED":  4,
-		"CHANGE_KIND_KEY_SET":         5,
-		"CHANGE_KIND_KEY_DELETED":     6,
+		"CHANGE_KIND_UNSPECIFIED":            0,
+		"CHANGE_KIND_MEMORY_CREATED":         1,
+		"CHANGE_KIND_MEMORY_UPDATED":         2,
+		"CHANGE_KIND_MEMORY_ARCHIVED":        3,
+		"CHANGE_KIND_MEMORY_DELETED":         4,
+		"CHANGE_KIND_KEY_SET":                5,
+		"CHANGE_KIND_KEY_DELETED":            6,
+		"CHANGE_KIND_WORKING_MEMORY_SET":     7,
+		"CHANGE_KIND_WORKING_MEMORY_DELETED": 8,
+		"CHANGE_KIND_PROFILE_SET":            9,
+		"CHANGE_KIND_PROFILE_DELETED":        10,
+		"CHANGE_KIND_SESSION_UPDATED":        11,
+		"CHANGE_KIND_SESSION_DELETED":        12,
+		"CHANGE_KIND_STATE_SAVED":            13,
+		"CHANGE_KIND_STATE_DELETED":          14,
 	}
 )
 
@@ -5155,7 +5186,19 @@ type Change struct {
 	// The memory as written (created, updated, archived); no vector.
 	Memory *Memory `protobuf:"bytes,5,opt,name=memory,proto3" json:"memory,omitempty"`
 	// The key's entry as written (set, tombstone).
-	KeyEntry      *KeyEntry `protobuf:"bytes,6,opt,name=key_entry,json=keyEntry,proto3" json:"key_entry,omitempty"`
+	KeyEntry *KeyEntry `protobuf:"bytes,6,opt,name=key_entry,json=keyEntry,proto3" json:"key_entry,omitempty"`
+	// The working memory as written (WORKING_MEMORY_SET).
+	WorkingMemory *WorkingMemory `protobuf:"bytes,7,opt,name=working_memory,json=workingMemory,proto3" json:"working_memory,omitempty"`
+	// The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+	WorkingMemoryScope *WorkingMemoryScope `protobuf:"bytes,8,opt,name=working_memory_scope,json=workingMemoryScope,proto3" json:"working_memory_scope,omitempty"`
+	// The profile as written (PROFILE_SET).
+	Profile *AgentProfile `protobuf:"bytes,9,opt,name=profile,proto3" json:"profile,omitempty"`
+	// The session (SESSION_*, STATE_*).
+	SessionId string `protobuf:"bytes,10,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The component as saved (STATE_SAVED).
+	State *StateComponent `protobuf:"bytes,11,opt,name=state,proto3" json:"state,omitempty"`
+	// The component's name (STATE_SAVED, STATE_DELETED).
+	Component     string `protobuf:"bytes,12,opt,name=component,proto3" json:"component,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5232,6 +5275,48 @@ func (x *Change) GetKeyEntry() *KeyEntry {
 	return nil
 }
 
+func (x *Change) GetWorkingMemory() *WorkingMemory {
+	if x != nil {
+		return x.WorkingMemory
+	}
+	return nil
+}
+
+func (x *Change) GetWorkingMemoryScope() *WorkingMemoryScope {
+	if x != nil {
+		return x.WorkingMemoryScope
+	}
+	return nil
+}
+
+func (x *Change) GetProfile() *AgentProfile {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+func (x *Change) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *Change) GetState() *StateComponent {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+func (x *Change) GetComponent() string {
+	if x != nil {
+		return x.Component
+	}
+	return ""
+}
+
 // Changes in order (at most 256 a message), or (no changes, caught_up) the mark that
 // the watch has read every change there is so far, sent once per watch (the last
 // message unless following). `cursor` resumes after this message.
@@ -5300,7 +5385,7 @@ var File_memoryd_v1_memory_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1fmemoryd/v1/memory_service.proto\x12\n" +
-	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\"\xf1\x05\n" +
+	"memoryd.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17memoryd/v1/common.proto\x1a!memoryd/v1/snapshot_service.proto\"\xf1\x05\n" +
 	"\x0fRememberRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x127\n" +
@@ -5715,14 +5800,22 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x05start\x18\x03 \x01(\x0e2\x16.memoryd.v1.WatchStartR\x05start\x12\x1f\n" +
 	"\vtenant_wide\x18\x04 \x01(\bR\n" +
 	"tenantWide\x12\x16\n" +
-	"\x06follow\x18\x05 \x01(\bR\x06follow\"\xdd\x01\n" +
+	"\x06follow\x18\x05 \x01(\bR\x06follow\"\x94\x04\n" +
 	"\x06Change\x12*\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x16.memoryd.v1.ChangeKindR\x04kind\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
 	"\tmemory_id\x18\x03 \x01(\tR\bmemoryId\x12\x10\n" +
 	"\x03key\x18\x04 \x01(\tR\x03key\x12*\n" +
 	"\x06memory\x18\x05 \x01(\v2\x12.memoryd.v1.MemoryR\x06memory\x121\n" +
-	"\tkey_entry\x18\x06 \x01(\v2\x14.memoryd.v1.KeyEntryR\bkeyEntry\"r\n" +
+	"\tkey_entry\x18\x06 \x01(\v2\x14.memoryd.v1.KeyEntryR\bkeyEntry\x12@\n" +
+	"\x0eworking_memory\x18\a \x01(\v2\x19.memoryd.v1.WorkingMemoryR\rworkingMemory\x12P\n" +
+	"\x14working_memory_scope\x18\b \x01(\v2\x1e.memoryd.v1.WorkingMemoryScopeR\x12workingMemoryScope\x122\n" +
+	"\aprofile\x18\t \x01(\v2\x18.memoryd.v1.AgentProfileR\aprofile\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\n" +
+	" \x01(\tR\tsessionId\x120\n" +
+	"\x05state\x18\v \x01(\v2\x1a.memoryd.v1.StateComponentR\x05state\x12\x1c\n" +
+	"\tcomponent\x18\f \x01(\tR\tcomponent\"r\n" +
 	"\rWatchResponse\x12\x16\n" +
 	"\x06cursor\x18\x01 \x01(\tR\x06cursor\x12,\n" +
 	"\achanges\x18\x02 \x03(\v2\x12.memoryd.v1.ChangeR\achanges\x12\x1b\n" +
@@ -5769,7 +5862,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"WatchStart\x12\x1b\n" +
 	"\x17WATCH_START_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fWATCH_START_NOW\x10\x01\x12\x16\n" +
-	"\x12WATCH_START_OLDEST\x10\x02*\xe0\x01\n" +
+	"\x12WATCH_START_OLDEST\x10\x02*\xe8\x03\n" +
 	"\n" +
 	"ChangeKind\x12\x1b\n" +
 	"\x17CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x1e\n" +
@@ -5778,7 +5871,16 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x1bCHANGE_KIND_MEMORY_ARCHIVED\x10\x03\x12\x1e\n" +
 	"\x1aCHANGE_KIND_MEMORY_DELETED\x10\x04\x12\x17\n" +
 	"\x13CHANGE_KIND_KEY_SET\x10\x05\x12\x1b\n" +
-	"\x17CHANGE_KIND_KEY_DELETED\x10\x062\xac\x11\n" +
+	"\x17CHANGE_KIND_KEY_DELETED\x10\x06\x12\"\n" +
+	"\x1eCHANGE_KIND_WORKING_MEMORY_SET\x10\a\x12&\n" +
+	"\"CHANGE_KIND_WORKING_MEMORY_DELETED\x10\b\x12\x1b\n" +
+	"\x17CHANGE_KIND_PROFILE_SET\x10\t\x12\x1f\n" +
+	"\x1bCHANGE_KIND_PROFILE_DELETED\x10\n" +
+	"\x12\x1f\n" +
+	"\x1bCHANGE_KIND_SESSION_UPDATED\x10\v\x12\x1f\n" +
+	"\x1bCHANGE_KIND_SESSION_DELETED\x10\f\x12\x1b\n" +
+	"\x17CHANGE_KIND_STATE_SAVED\x10\r\x12\x1d\n" +
+	"\x19CHANGE_KIND_STATE_DELETED\x10\x0e2\xac\x11\n" +
 	"\rMemoryService\x12E\n" +
 	"\bRemember\x12\x1b.memoryd.v1.RememberRequest\x1a\x1c.memoryd.v1.RememberResponse\x12T\n" +
 	"\rRememberBatch\x12 .memoryd.v1.RememberBatchRequest\x1a!.memoryd.v1.RememberBatchResponse\x12?\n" +
@@ -5917,6 +6019,7 @@ var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(*structpb.Value)(nil),                  // 85: google.protobuf.Value
 	(*WorkingMemoryScope)(nil),              // 86: memoryd.v1.WorkingMemoryScope
 	(*durationpb.Duration)(nil),             // 87: google.protobuf.Duration
+	(*StateComponent)(nil),                  // 88: memoryd.v1.StateComponent
 }
 var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	74,  // 0: memoryd.v1.RememberRequest.memory_type:type_name -> memoryd.v1.MemoryType
@@ -6020,64 +6123,68 @@ var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	8,   // 98: memoryd.v1.Change.kind:type_name -> memoryd.v1.ChangeKind
 	79,  // 99: memoryd.v1.Change.memory:type_name -> memoryd.v1.Memory
 	27,  // 100: memoryd.v1.Change.key_entry:type_name -> memoryd.v1.KeyEntry
-	72,  // 101: memoryd.v1.WatchResponse.changes:type_name -> memoryd.v1.Change
-	9,   // 102: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
-	11,  // 103: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
-	16,  // 104: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
-	19,  // 105: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
-	21,  // 106: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
-	23,  // 107: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
-	25,  // 108: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
-	28,  // 109: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
-	30,  // 110: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
-	32,  // 111: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
-	34,  // 112: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
-	37,  // 113: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
-	39,  // 114: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
-	41,  // 115: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
-	43,  // 116: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
-	46,  // 117: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
-	48,  // 118: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
-	55,  // 119: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
-	57,  // 120: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
-	59,  // 121: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
-	61,  // 122: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
-	63,  // 123: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
-	65,  // 124: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
-	67,  // 125: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
-	69,  // 126: memoryd.v1.MemoryService.GetSessionAttachment:input_type -> memoryd.v1.GetSessionAttachmentRequest
-	71,  // 127: memoryd.v1.MemoryService.Watch:input_type -> memoryd.v1.WatchRequest
-	10,  // 128: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
-	13,  // 129: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
-	18,  // 130: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
-	20,  // 131: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
-	22,  // 132: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
-	24,  // 133: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
-	26,  // 134: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
-	29,  // 135: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
-	31,  // 136: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
-	33,  // 137: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
-	35,  // 138: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
-	38,  // 139: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
-	40,  // 140: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
-	42,  // 141: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
-	44,  // 142: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
-	47,  // 143: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
-	49,  // 144: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
-	56,  // 145: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
-	58,  // 146: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
-	60,  // 147: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
-	62,  // 148: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
-	64,  // 149: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
-	66,  // 150: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
-	68,  // 151: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
-	70,  // 152: memoryd.v1.MemoryService.GetSessionAttachment:output_type -> memoryd.v1.GetSessionAttachmentResponse
-	73,  // 153: memoryd.v1.MemoryService.Watch:output_type -> memoryd.v1.WatchResponse
-	128, // [128:154] is the sub-list for method output_type
-	102, // [102:128] is the sub-list for method input_type
-	102, // [102:102] is the sub-list for extension type_name
-	102, // [102:102] is the sub-list for extension extendee
-	0,   // [0:102] is the sub-list for field type_name
+	36,  // 101: memoryd.v1.Change.working_memory:type_name -> memoryd.v1.WorkingMemory
+	86,  // 102: memoryd.v1.Change.working_memory_scope:type_name -> memoryd.v1.WorkingMemoryScope
+	45,  // 103: memoryd.v1.Change.profile:type_name -> memoryd.v1.AgentProfile
+	88,  // 104: memoryd.v1.Change.state:type_name -> memoryd.v1.StateComponent
+	72,  // 105: memoryd.v1.WatchResponse.changes:type_name -> memoryd.v1.Change
+	9,   // 106: memoryd.v1.MemoryService.Remember:input_type -> memoryd.v1.RememberRequest
+	11,  // 107: memoryd.v1.MemoryService.RememberBatch:input_type -> memoryd.v1.RememberBatchRequest
+	16,  // 108: memoryd.v1.MemoryService.Recall:input_type -> memoryd.v1.RecallRequest
+	19,  // 109: memoryd.v1.MemoryService.GetMemory:input_type -> memoryd.v1.GetMemoryRequest
+	21,  // 110: memoryd.v1.MemoryService.ListMemories:input_type -> memoryd.v1.ListMemoriesRequest
+	23,  // 111: memoryd.v1.MemoryService.UpdateMemory:input_type -> memoryd.v1.UpdateMemoryRequest
+	25,  // 112: memoryd.v1.MemoryService.ForgetMemories:input_type -> memoryd.v1.ForgetMemoriesRequest
+	28,  // 113: memoryd.v1.MemoryService.SetMemory:input_type -> memoryd.v1.SetMemoryRequest
+	30,  // 114: memoryd.v1.MemoryService.GetKey:input_type -> memoryd.v1.GetKeyRequest
+	32,  // 115: memoryd.v1.MemoryService.ListKeys:input_type -> memoryd.v1.ListKeysRequest
+	34,  // 116: memoryd.v1.MemoryService.KeyHistory:input_type -> memoryd.v1.KeyHistoryRequest
+	37,  // 117: memoryd.v1.MemoryService.SetWorkingMemory:input_type -> memoryd.v1.SetWorkingMemoryRequest
+	39,  // 118: memoryd.v1.MemoryService.GetWorkingMemory:input_type -> memoryd.v1.GetWorkingMemoryRequest
+	41,  // 119: memoryd.v1.MemoryService.DeleteWorkingMemory:input_type -> memoryd.v1.DeleteWorkingMemoryRequest
+	43,  // 120: memoryd.v1.MemoryService.ListWorkingMemoryScopes:input_type -> memoryd.v1.ListWorkingMemoryScopesRequest
+	46,  // 121: memoryd.v1.MemoryService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
+	48,  // 122: memoryd.v1.MemoryService.SetProfile:input_type -> memoryd.v1.SetProfileRequest
+	55,  // 123: memoryd.v1.MemoryService.AppendMessages:input_type -> memoryd.v1.AppendMessagesRequest
+	57,  // 124: memoryd.v1.MemoryService.GetSessionWindow:input_type -> memoryd.v1.GetSessionWindowRequest
+	59,  // 125: memoryd.v1.MemoryService.InjectInstruction:input_type -> memoryd.v1.InjectInstructionRequest
+	61,  // 126: memoryd.v1.MemoryService.EndSession:input_type -> memoryd.v1.EndSessionRequest
+	63,  // 127: memoryd.v1.MemoryService.GetSessionMessages:input_type -> memoryd.v1.GetSessionMessagesRequest
+	65,  // 128: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
+	67,  // 129: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
+	69,  // 130: memoryd.v1.MemoryService.GetSessionAttachment:input_type -> memoryd.v1.GetSessionAttachmentRequest
+	71,  // 131: memoryd.v1.MemoryService.Watch:input_type -> memoryd.v1.WatchRequest
+	10,  // 132: memoryd.v1.MemoryService.Remember:output_type -> memoryd.v1.RememberResponse
+	13,  // 133: memoryd.v1.MemoryService.RememberBatch:output_type -> memoryd.v1.RememberBatchResponse
+	18,  // 134: memoryd.v1.MemoryService.Recall:output_type -> memoryd.v1.RecallResponse
+	20,  // 135: memoryd.v1.MemoryService.GetMemory:output_type -> memoryd.v1.GetMemoryResponse
+	22,  // 136: memoryd.v1.MemoryService.ListMemories:output_type -> memoryd.v1.ListMemoriesResponse
+	24,  // 137: memoryd.v1.MemoryService.UpdateMemory:output_type -> memoryd.v1.UpdateMemoryResponse
+	26,  // 138: memoryd.v1.MemoryService.ForgetMemories:output_type -> memoryd.v1.ForgetMemoriesResponse
+	29,  // 139: memoryd.v1.MemoryService.SetMemory:output_type -> memoryd.v1.SetMemoryResponse
+	31,  // 140: memoryd.v1.MemoryService.GetKey:output_type -> memoryd.v1.GetKeyResponse
+	33,  // 141: memoryd.v1.MemoryService.ListKeys:output_type -> memoryd.v1.ListKeysResponse
+	35,  // 142: memoryd.v1.MemoryService.KeyHistory:output_type -> memoryd.v1.KeyHistoryResponse
+	38,  // 143: memoryd.v1.MemoryService.SetWorkingMemory:output_type -> memoryd.v1.SetWorkingMemoryResponse
+	40,  // 144: memoryd.v1.MemoryService.GetWorkingMemory:output_type -> memoryd.v1.GetWorkingMemoryResponse
+	42,  // 145: memoryd.v1.MemoryService.DeleteWorkingMemory:output_type -> memoryd.v1.DeleteWorkingMemoryResponse
+	44,  // 146: memoryd.v1.MemoryService.ListWorkingMemoryScopes:output_type -> memoryd.v1.ListWorkingMemoryScopesResponse
+	47,  // 147: memoryd.v1.MemoryService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
+	49,  // 148: memoryd.v1.MemoryService.SetProfile:output_type -> memoryd.v1.SetProfileResponse
+	56,  // 149: memoryd.v1.MemoryService.AppendMessages:output_type -> memoryd.v1.AppendMessagesResponse
+	58,  // 150: memoryd.v1.MemoryService.GetSessionWindow:output_type -> memoryd.v1.GetSessionWindowResponse
+	60,  // 151: memoryd.v1.MemoryService.InjectInstruction:output_type -> memoryd.v1.InjectInstructionResponse
+	62,  // 152: memoryd.v1.MemoryService.EndSession:output_type -> memoryd.v1.EndSessionResponse
+	64,  // 153: memoryd.v1.MemoryService.GetSessionMessages:output_type -> memoryd.v1.GetSessionMessagesResponse
+	66,  // 154: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	68,  // 155: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	70,  // 156: memoryd.v1.MemoryService.GetSessionAttachment:output_type -> memoryd.v1.GetSessionAttachmentResponse
+	73,  // 157: memoryd.v1.MemoryService.Watch:output_type -> memoryd.v1.WatchResponse
+	132, // [132:158] is the sub-list for method output_type
+	106, // [106:132] is the sub-list for method input_type
+	106, // [106:106] is the sub-list for extension type_name
+	106, // [106:106] is the sub-list for extension extendee
+	0,   // [0:106] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_memory_service_proto_init() }
@@ -6086,6 +6193,7 @@ func file_memoryd_v1_memory_service_proto_init() {
 		return
 	}
 	file_memoryd_v1_common_proto_init()
+	file_memoryd_v1_snapshot_service_proto_init()
 	file_memoryd_v1_memory_service_proto_msgTypes[0].OneofWrappers = []any{}
 	file_memoryd_v1_memory_service_proto_msgTypes[5].OneofWrappers = []any{}
 	file_memoryd_v1_memory_service_proto_msgTypes[7].OneofWrappers = []any{}

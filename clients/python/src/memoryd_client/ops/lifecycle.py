@@ -267,16 +267,21 @@ def erase(
     whole_agent: bool = False,
     subject: str = "",
     dry_run: bool = False,
+    key_prefix: str = "",
+    all_agents: bool = False,
 ) -> Unary[Erased]:
-    """Erase an agent's whole partition, some of its memories, or everything of it
-    holding ``subject``, from every place a copy is kept (admin; docs/erasure.md);
-    ``dry_run`` only reports."""
+    """Erase an agent's whole partition, some of its memories, everything of it
+    holding ``subject`` (of every agent of the tenant with ``all_agents``), or its
+    keys under ``key_prefix``, from every place a copy is kept (admin;
+    docs/erasure.md); ``dry_run`` only reports."""
     request = lifecycle_service_pb2.EraseRequest(
         agent_id=agent_id,
         whole_agent=whole_agent,
         ids=[ids] if isinstance(ids, str) else list(ids),
         dry_run=dry_run,
         subject=subject,
+        key_prefix=key_prefix,
+        all_agents=all_agents,
     )
     return Unary(
         "lifecycle",

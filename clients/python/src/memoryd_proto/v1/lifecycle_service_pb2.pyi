@@ -146,18 +146,22 @@ class ResetResponse(_message.Message):
     def __init__(self, deleted: _Optional[int] = ...) -> None: ...
 
 class EraseRequest(_message.Message):
-    __slots__ = ("agent_id", "whole_agent", "ids", "dry_run", "subject")
+    __slots__ = ("agent_id", "whole_agent", "ids", "dry_run", "subject", "key_prefix", "all_agents")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     WHOLE_AGENT_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
     SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    KEY_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    ALL_AGENTS_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     whole_agent: bool
     ids: _containers.RepeatedScalarFieldContainer[str]
     dry_run: bool
     subject: str
-    def __init__(self, agent_id: _Optional[str] = ..., whole_agent: _Optional[bool] = ..., ids: _Optional[_Iterable[str]] = ..., dry_run: _Optional[bool] = ..., subject: _Optional[str] = ...) -> None: ...
+    key_prefix: str
+    all_agents: bool
+    def __init__(self, agent_id: _Optional[str] = ..., whole_agent: _Optional[bool] = ..., ids: _Optional[_Iterable[str]] = ..., dry_run: _Optional[bool] = ..., subject: _Optional[str] = ..., key_prefix: _Optional[str] = ..., all_agents: _Optional[bool] = ...) -> None: ...
 
 class EraseResponse(_message.Message):
     __slots__ = ("places", "ids", "digest", "dry_run")

@@ -5,6 +5,7 @@ from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from memoryd_proto.v1 import common_pb2 as _common_pb2
+from memoryd_proto.v1 import snapshot_service_pb2 as _snapshot_service_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -81,6 +82,14 @@ class ChangeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CHANGE_KIND_MEMORY_DELETED: _ClassVar[ChangeKind]
     CHANGE_KIND_KEY_SET: _ClassVar[ChangeKind]
     CHANGE_KIND_KEY_DELETED: _ClassVar[ChangeKind]
+    CHANGE_KIND_WORKING_MEMORY_SET: _ClassVar[ChangeKind]
+    CHANGE_KIND_WORKING_MEMORY_DELETED: _ClassVar[ChangeKind]
+    CHANGE_KIND_PROFILE_SET: _ClassVar[ChangeKind]
+    CHANGE_KIND_PROFILE_DELETED: _ClassVar[ChangeKind]
+    CHANGE_KIND_SESSION_UPDATED: _ClassVar[ChangeKind]
+    CHANGE_KIND_SESSION_DELETED: _ClassVar[ChangeKind]
+    CHANGE_KIND_STATE_SAVED: _ClassVar[ChangeKind]
+    CHANGE_KIND_STATE_DELETED: _ClassVar[ChangeKind]
 SCORING_PRESET_UNSPECIFIED: ScoringPreset
 SCORING_PRESET_SIMILARITY: ScoringPreset
 SCORING_PRESET_DECAYED: ScoringPreset
@@ -122,6 +131,14 @@ CHANGE_KIND_MEMORY_ARCHIVED: ChangeKind
 CHANGE_KIND_MEMORY_DELETED: ChangeKind
 CHANGE_KIND_KEY_SET: ChangeKind
 CHANGE_KIND_KEY_DELETED: ChangeKind
+CHANGE_KIND_WORKING_MEMORY_SET: ChangeKind
+CHANGE_KIND_WORKING_MEMORY_DELETED: ChangeKind
+CHANGE_KIND_PROFILE_SET: ChangeKind
+CHANGE_KIND_PROFILE_DELETED: ChangeKind
+CHANGE_KIND_SESSION_UPDATED: ChangeKind
+CHANGE_KIND_SESSION_DELETED: ChangeKind
+CHANGE_KIND_STATE_SAVED: ChangeKind
+CHANGE_KIND_STATE_DELETED: ChangeKind
 
 class RememberRequest(_message.Message):
     __slots__ = ("agent_id", "content", "memory_type", "tags", "security_level", "importance", "confidence", "namespace", "metadata", "source", "expires_at", "embedding", "created_at", "metadata_json", "occurred_at", "session_id", "sequence")
@@ -914,20 +931,32 @@ class WatchRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., cursor: _Optional[str] = ..., start: _Optional[_Union[WatchStart, str]] = ..., tenant_wide: _Optional[bool] = ..., follow: _Optional[bool] = ...) -> None: ...
 
 class Change(_message.Message):
-    __slots__ = ("kind", "agent_id", "memory_id", "key", "memory", "key_entry")
+    __slots__ = ("kind", "agent_id", "memory_id", "key", "memory", "key_entry", "working_memory", "working_memory_scope", "profile", "session_id", "state", "component")
     KIND_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     MEMORY_ID_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     KEY_ENTRY_FIELD_NUMBER: _ClassVar[int]
+    WORKING_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    WORKING_MEMORY_SCOPE_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    COMPONENT_FIELD_NUMBER: _ClassVar[int]
     kind: ChangeKind
     agent_id: str
     memory_id: str
     key: str
     memory: _common_pb2.Memory
     key_entry: KeyEntry
-    def __init__(self, kind: _Optional[_Union[ChangeKind, str]] = ..., agent_id: _Optional[str] = ..., memory_id: _Optional[str] = ..., key: _Optional[str] = ..., memory: _Optional[_Union[_common_pb2.Memory, _Mapping]] = ..., key_entry: _Optional[_Union[KeyEntry, _Mapping]] = ...) -> None: ...
+    working_memory: WorkingMemory
+    working_memory_scope: _common_pb2.WorkingMemoryScope
+    profile: AgentProfile
+    session_id: str
+    state: _snapshot_service_pb2.StateComponent
+    component: str
+    def __init__(self, kind: _Optional[_Union[ChangeKind, str]] = ..., agent_id: _Optional[str] = ..., memory_id: _Optional[str] = ..., key: _Optional[str] = ..., memory: _Optional[_Union[_common_pb2.Memory, _Mapping]] = ..., key_entry: _Optional[_Union[KeyEntry, _Mapping]] = ..., working_memory: _Optional[_Union[WorkingMemory, _Mapping]] = ..., working_memory_scope: _Optional[_Union[_common_pb2.WorkingMemoryScope, _Mapping]] = ..., profile: _Optional[_Union[AgentProfile, _Mapping]] = ..., session_id: _Optional[str] = ..., state: _Optional[_Union[_snapshot_service_pb2.StateComponent, _Mapping]] = ..., component: _Optional[str] = ...) -> None: ...
 
 class WatchResponse(_message.Message):
     __slots__ = ("cursor", "changes", "caught_up")

@@ -147,7 +147,10 @@ export interface ResetResponse {
 
 export interface EraseRequest {
   agentId: string;
-  /** The agent's whole partition (exactly one of whole_agent, ids and subject). */
+  /**
+   * The agent's whole partition (exactly one of whole_agent, ids, subject and
+   * key_prefix).
+   */
   wholeAgent: boolean;
   /** These memories of the agent. */
   ids: string[];
@@ -159,6 +162,14 @@ export interface EraseRequest {
    * memory, profile, saved state.
    */
   subject: string;
+  /**
+   * Every key of the agent under this directory ("/people/" or "/people"), tombstones
+   * included, with all its versions, its history (archived too) and its mirror
+   * memories.
+   */
+  keyPrefix: string;
+  /** The subject in every agent of the caller's tenant (agent_id may be empty). */
+  allAgents: boolean;
 }
 
 export interface EraseResponse {
@@ -1923,7 +1934,7 @@ export const ResetResponse: MessageFns<ResetResponse> = {
 };
 
 function createBaseEraseRequest(): EraseRequest {
-  return { agentId: "", wholeAgent: false, ids: [], dryRun: false, subject: "" };
+  return { agentId: "", wholeAgent: false, ids: [], dryRun: false, subject: "", keyPrefix: "", allAgents: false };
 }
 
 export const EraseRequest: MessageFns<EraseRequest> = {
@@ -1942,6 +1953,12 @@ export const EraseRequest: MessageFns<EraseRequest> = {
     }
     if (message.subject !== "") {
       writer.uint32(42).string(message.subject);
+    }
+    if (message.keyPrefix !== "") {
+      writer.uint32(50).string(message.keyPrefix);
+    }
+    if (message.allAgents !== false) {
+      writer.uint32(56).bool(message.allAgents);
     }
     return writer;
   },
@@ -1999,6 +2016,22 @@ export const EraseRequest: MessageFns<EraseRequest> = {
             message.subject = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.keyPrefix = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.allAgents = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2030,6 +2063,16 @@ export const EraseRequest: MessageFns<EraseRequest> = {
         ? globalThis.Boolean(object.dry_run)
         : false,
       subject: isSet(object.subject) ? globalThis.String(object.subject) : "",
+      keyPrefix: isSet(object.keyPrefix)
+        ? globalThis.String(object.keyPrefix)
+        : isSet(object.key_prefix)
+        ? globalThis.String(object.key_prefix)
+        : "",
+      allAgents: isSet(object.allAgents)
+        ? globalThis.Boolean(object.allAgents)
+        : isSet(object.all_agents)
+        ? globalThis.Boolean(object.all_agents)
+        : false,
     };
   },
 
@@ -2050,6 +2093,12 @@ export const EraseRequest: MessageFns<EraseRequest> = {
     if (message.subject !== "") {
       obj.subject = message.subject;
     }
+    if (message.keyPrefix !== "") {
+      obj.keyPrefix = message.keyPrefix;
+    }
+    if (message.allAgents !== false) {
+      obj.allAgents = message.allAgents;
+    }
     return obj;
   },
 
@@ -2063,6 +2112,8 @@ export const EraseRequest: MessageFns<EraseRequest> = {
     message.ids = object.ids?.map((e) => e) || [];
     message.dryRun = object.dryRun ?? false;
     message.subject = object.subject ?? "";
+    message.keyPrefix = object.keyPrefix ?? "";
+    message.allAgents = object.allAgents ?? false;
     return message;
   },
 };

@@ -41,6 +41,7 @@ import {
   TrustFilter,
   WorkingMemoryScope,
 } from "./common";
+import { StateComponent } from "./snapshot_service";
 
 export const protobufPackage = "memoryd.v1";
 
@@ -480,6 +481,25 @@ export enum ChangeKind {
   CHANGE_KIND_KEY_SET = 5,
   /** CHANGE_KIND_KEY_DELETED - A tombstone written (key_entry set), or the key's slot purged (key only). */
   CHANGE_KIND_KEY_DELETED = 6,
+  /**
+   * CHANGE_KIND_WORKING_MEMORY_SET - A working-memory scope written (working_memory), or deleted or expired
+   * (working_memory_scope only).
+   */
+  CHANGE_KIND_WORKING_MEMORY_SET = 7,
+  CHANGE_KIND_WORKING_MEMORY_DELETED = 8,
+  /** CHANGE_KIND_PROFILE_SET - The profile (agent.md) written (profile), or deleted (erased, reset). */
+  CHANGE_KIND_PROFILE_SET = 9,
+  CHANGE_KIND_PROFILE_DELETED = 10,
+  /**
+   * CHANGE_KIND_SESSION_UPDATED - A session changed (session_id): messages appended, summarised or deleted, its
+   * fixed zone, its summary; read it with GetSessionWindow / GetSessionMessages.
+   */
+  CHANGE_KIND_SESSION_UPDATED = 11,
+  /** CHANGE_KIND_SESSION_DELETED - The session itself is gone (cleared, expired, erased). */
+  CHANGE_KIND_SESSION_DELETED = 12,
+  /** CHANGE_KIND_STATE_SAVED - A saved state component (session_id, state), or deleted (session_id, component). */
+  CHANGE_KIND_STATE_SAVED = 13,
+  CHANGE_KIND_STATE_DELETED = 14,
   UNRECOGNIZED = -1,
 }
 
@@ -506,6 +526,30 @@ export function changeKindFromJSON(object: any): ChangeKind {
     case 6:
     case "CHANGE_KIND_KEY_DELETED":
       return ChangeKind.CHANGE_KIND_KEY_DELETED;
+    case 7:
+    case "CHANGE_KIND_WORKING_MEMORY_SET":
+      return ChangeKind.CHANGE_KIND_WORKING_MEMORY_SET;
+    case 8:
+    case "CHANGE_KIND_WORKING_MEMORY_DELETED":
+      return ChangeKind.CHANGE_KIND_WORKING_MEMORY_DELETED;
+    case 9:
+    case "CHANGE_KIND_PROFILE_SET":
+      return ChangeKind.CHANGE_KIND_PROFILE_SET;
+    case 10:
+    case "CHANGE_KIND_PROFILE_DELETED":
+      return ChangeKind.CHANGE_KIND_PROFILE_DELETED;
+    case 11:
+    case "CHANGE_KIND_SESSION_UPDATED":
+      return ChangeKind.CHANGE_KIND_SESSION_UPDATED;
+    case 12:
+    case "CHANGE_KIND_SESSION_DELETED":
+      return ChangeKind.CHANGE_KIND_SESSION_DELETED;
+    case 13:
+    case "CHANGE_KIND_STATE_SAVED":
+      return ChangeKind.CHANGE_KIND_STATE_SAVED;
+    case 14:
+    case "CHANGE_KIND_STATE_DELETED":
+      return ChangeKind.CHANGE_KIND_STATE_DELETED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -529,6 +573,22 @@ export function changeKindToJSON(object: ChangeKind): string {
       return "CHANGE_KIND_KEY_SET";
     case ChangeKind.CHANGE_KIND_KEY_DELETED:
       return "CHANGE_KIND_KEY_DELETED";
+    case ChangeKind.CHANGE_KIND_WORKING_MEMORY_SET:
+      return "CHANGE_KIND_WORKING_MEMORY_SET";
+    case ChangeKind.CHANGE_KIND_WORKING_MEMORY_DELETED:
+      return "CHANGE_KIND_WORKING_MEMORY_DELETED";
+    case ChangeKind.CHANGE_KIND_PROFILE_SET:
+      return "CHANGE_KIND_PROFILE_SET";
+    case ChangeKind.CHANGE_KIND_PROFILE_DELETED:
+      return "CHANGE_KIND_PROFILE_DELETED";
+    case ChangeKind.CHANGE_KIND_SESSION_UPDATED:
+      return "CHANGE_KIND_SESSION_UPDATED";
+    case ChangeKind.CHANGE_KIND_SESSION_DELETED:
+      return "CHANGE_KIND_SESSION_DELETED";
+    case ChangeKind.CHANGE_KIND_STATE_SAVED:
+      return "CHANGE_KIND_STATE_SAVED";
+    case ChangeKind.CHANGE_KIND_STATE_DELETED:
+      return "CHANGE_KIND_STATE_DELETED";
     case ChangeKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1307,7 +1367,29 @@ export interface Change {
     | Memory
     | undefined;
   /** The key's entry as written (set, tombstone). */
-  keyEntry: KeyEntry | undefined;
+  keyEntry:
+    | KeyEntry
+    | undefined;
+  /** The working memory as written (WORKING_MEMORY_SET). */
+  workingMemory:
+    | WorkingMemory
+    | undefined;
+  /** The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory. */
+  workingMemoryScope:
+    | WorkingMemoryScope
+    | undefined;
+  /** The profile as written (PROFILE_SET). */
+  profile:
+    | AgentProfile
+    | undefined;
+  /** The session (SESSION_*, STATE_*). */
+  sessionId: string;
+  /** The component as saved (STATE_SAVED). */
+  state:
+    | StateComponent
+    | undefined;
+  /** The component's name (STATE_SAVED, STATE_DELETED). */
+  component: string;
 }
 
 /**
@@ -9852,7 +9934,20 @@ export const WatchRequest: MessageFns<WatchRequest> = {
 };
 
 function createBaseChange(): Change {
-  return { kind: 0, agentId: "", memoryId: "", key: "", memory: undefined, keyEntry: undefined };
+  return {
+    kind: 0,
+    agentId: "",
+    memoryId: "",
+    key: "",
+    memory: undefined,
+    keyEntry: undefined,
+    workingMemory: undefined,
+    workingMemoryScope: undefined,
+    profile: undefined,
+    sessionId: "",
+    state: undefined,
+    component: "",
+  };
 }
 
 export const Change: MessageFns<Change> = {
@@ -9874,6 +9969,24 @@ export const Change: MessageFns<Change> = {
     }
     if (message.keyEntry !== undefined) {
       KeyEntry.encode(message.keyEntry, writer.uint32(50).fork()).join();
+    }
+    if (message.workingMemory !== undefined) {
+      WorkingMemory.encode(message.workingMemory, writer.uint32(58).fork()).join();
+    }
+    if (message.workingMemoryScope !== undefined) {
+      WorkingMemoryScope.encode(message.workingMemoryScope, writer.uint32(66).fork()).join();
+    }
+    if (message.profile !== undefined) {
+      AgentProfile.encode(message.profile, writer.uint32(74).fork()).join();
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(82).string(message.sessionId);
+    }
+    if (message.state !== undefined) {
+      StateComponent.encode(message.state, writer.uint32(90).fork()).join();
+    }
+    if (message.component !== "") {
+      writer.uint32(98).string(message.component);
     }
     return writer;
   },
@@ -9939,6 +10052,54 @@ export const Change: MessageFns<Change> = {
             message.keyEntry = KeyEntry.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.workingMemory = WorkingMemory.decode(reader, reader.uint32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.workingMemoryScope = WorkingMemoryScope.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.profile = AgentProfile.decode(reader, reader.uint32());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.state = StateComponent.decode(reader, reader.uint32());
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.component = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -9971,6 +10132,24 @@ export const Change: MessageFns<Change> = {
         : isSet(object.key_entry)
         ? KeyEntry.fromJSON(object.key_entry)
         : undefined,
+      workingMemory: isSet(object.workingMemory)
+        ? WorkingMemory.fromJSON(object.workingMemory)
+        : isSet(object.working_memory)
+        ? WorkingMemory.fromJSON(object.working_memory)
+        : undefined,
+      workingMemoryScope: isSet(object.workingMemoryScope)
+        ? WorkingMemoryScope.fromJSON(object.workingMemoryScope)
+        : isSet(object.working_memory_scope)
+        ? WorkingMemoryScope.fromJSON(object.working_memory_scope)
+        : undefined,
+      profile: isSet(object.profile) ? AgentProfile.fromJSON(object.profile) : undefined,
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      state: isSet(object.state) ? StateComponent.fromJSON(object.state) : undefined,
+      component: isSet(object.component) ? globalThis.String(object.component) : "",
     };
   },
 
@@ -9994,6 +10173,24 @@ export const Change: MessageFns<Change> = {
     if (message.keyEntry !== undefined) {
       obj.keyEntry = KeyEntry.toJSON(message.keyEntry);
     }
+    if (message.workingMemory !== undefined) {
+      obj.workingMemory = WorkingMemory.toJSON(message.workingMemory);
+    }
+    if (message.workingMemoryScope !== undefined) {
+      obj.workingMemoryScope = WorkingMemoryScope.toJSON(message.workingMemoryScope);
+    }
+    if (message.profile !== undefined) {
+      obj.profile = AgentProfile.toJSON(message.profile);
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.state !== undefined) {
+      obj.state = StateComponent.toJSON(message.state);
+    }
+    if (message.component !== "") {
+      obj.component = message.component;
+    }
     return obj;
   },
 
@@ -10012,6 +10209,20 @@ export const Change: MessageFns<Change> = {
     message.keyEntry = (object.keyEntry !== undefined && object.keyEntry !== null)
       ? KeyEntry.fromPartial(object.keyEntry)
       : undefined;
+    message.workingMemory = (object.workingMemory !== undefined && object.workingMemory !== null)
+      ? WorkingMemory.fromPartial(object.workingMemory)
+      : undefined;
+    message.workingMemoryScope = (object.workingMemoryScope !== undefined && object.workingMemoryScope !== null)
+      ? WorkingMemoryScope.fromPartial(object.workingMemoryScope)
+      : undefined;
+    message.profile = (object.profile !== undefined && object.profile !== null)
+      ? AgentProfile.fromPartial(object.profile)
+      : undefined;
+    message.sessionId = object.sessionId ?? "";
+    message.state = (object.state !== undefined && object.state !== null)
+      ? StateComponent.fromPartial(object.state)
+      : undefined;
+    message.component = object.component ?? "";
     return message;
   },
 };

@@ -32,6 +32,8 @@ private static final long serialVersionUID = 0L;
     agentId_ = "";
     memoryId_ = "";
     key_ = "";
+    sessionId_ = "";
+    component_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -264,6 +266,252 @@ private static final long serialVersionUID = 0L;
     return keyEntry_ == null ? dev.memoryd.v1.KeyEntry.getDefaultInstance() : keyEntry_;
   }
 
+  public static final int WORKING_MEMORY_FIELD_NUMBER = 7;
+  private dev.memoryd.v1.WorkingMemory workingMemory_;
+  /**
+   * <pre>
+   * The working memory as written (WORKING_MEMORY_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+   * @return Whether the workingMemory field is set.
+   */
+  @java.lang.Override
+  public boolean hasWorkingMemory() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * The working memory as written (WORKING_MEMORY_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+   * @return The workingMemory.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.WorkingMemory getWorkingMemory() {
+    return workingMemory_ == null ? dev.memoryd.v1.WorkingMemory.getDefaultInstance() : workingMemory_;
+  }
+  /**
+   * <pre>
+   * The working memory as written (WORKING_MEMORY_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.WorkingMemoryOrBuilder getWorkingMemoryOrBuilder() {
+    return workingMemory_ == null ? dev.memoryd.v1.WorkingMemory.getDefaultInstance() : workingMemory_;
+  }
+
+  public static final int WORKING_MEMORY_SCOPE_FIELD_NUMBER = 8;
+  private dev.memoryd.v1.WorkingMemoryScope workingMemoryScope_;
+  /**
+   * <pre>
+   * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+   * @return Whether the workingMemoryScope field is set.
+   */
+  @java.lang.Override
+  public boolean hasWorkingMemoryScope() {
+    return ((bitField0_ & 0x00000008) != 0);
+  }
+  /**
+   * <pre>
+   * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+   * @return The workingMemoryScope.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.WorkingMemoryScope getWorkingMemoryScope() {
+    return workingMemoryScope_ == null ? dev.memoryd.v1.WorkingMemoryScope.getDefaultInstance() : workingMemoryScope_;
+  }
+  /**
+   * <pre>
+   * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.WorkingMemoryScopeOrBuilder getWorkingMemoryScopeOrBuilder() {
+    return workingMemoryScope_ == null ? dev.memoryd.v1.WorkingMemoryScope.getDefaultInstance() : workingMemoryScope_;
+  }
+
+  public static final int PROFILE_FIELD_NUMBER = 9;
+  private dev.memoryd.v1.AgentProfile profile_;
+  /**
+   * <pre>
+   * The profile as written (PROFILE_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+   * @return Whether the profile field is set.
+   */
+  @java.lang.Override
+  public boolean hasProfile() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <pre>
+   * The profile as written (PROFILE_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+   * @return The profile.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AgentProfile getProfile() {
+    return profile_ == null ? dev.memoryd.v1.AgentProfile.getDefaultInstance() : profile_;
+  }
+  /**
+   * <pre>
+   * The profile as written (PROFILE_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.AgentProfileOrBuilder getProfileOrBuilder() {
+    return profile_ == null ? dev.memoryd.v1.AgentProfile.getDefaultInstance() : profile_;
+  }
+
+  public static final int SESSION_ID_FIELD_NUMBER = 10;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object sessionId_ = "";
+  /**
+   * <pre>
+   * The session (SESSION_*, STATE_*).
+   * </pre>
+   *
+   * <code>string session_id = 10 [json_name = "sessionId"];</code>
+   * @return The sessionId.
+   */
+  @java.lang.Override
+  public java.lang.String getSessionId() {
+    java.lang.Object ref = sessionId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      sessionId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The session (SESSION_*, STATE_*).
+   * </pre>
+   *
+   * <code>string session_id = 10 [json_name = "sessionId"];</code>
+   * @return The bytes for sessionId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getSessionIdBytes() {
+    java.lang.Object ref = sessionId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      sessionId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int STATE_FIELD_NUMBER = 11;
+  private dev.memoryd.v1.StateComponent state_;
+  /**
+   * <pre>
+   * The component as saved (STATE_SAVED).
+   * </pre>
+   *
+   * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+   * @return Whether the state field is set.
+   */
+  @java.lang.Override
+  public boolean hasState() {
+    return ((bitField0_ & 0x00000020) != 0);
+  }
+  /**
+   * <pre>
+   * The component as saved (STATE_SAVED).
+   * </pre>
+   *
+   * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+   * @return The state.
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.StateComponent getState() {
+    return state_ == null ? dev.memoryd.v1.StateComponent.getDefaultInstance() : state_;
+  }
+  /**
+   * <pre>
+   * The component as saved (STATE_SAVED).
+   * </pre>
+   *
+   * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+   */
+  @java.lang.Override
+  public dev.memoryd.v1.StateComponentOrBuilder getStateOrBuilder() {
+    return state_ == null ? dev.memoryd.v1.StateComponent.getDefaultInstance() : state_;
+  }
+
+  public static final int COMPONENT_FIELD_NUMBER = 12;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object component_ = "";
+  /**
+   * <pre>
+   * The component's name (STATE_SAVED, STATE_DELETED).
+   * </pre>
+   *
+   * <code>string component = 12 [json_name = "component"];</code>
+   * @return The component.
+   */
+  @java.lang.Override
+  public java.lang.String getComponent() {
+    java.lang.Object ref = component_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      component_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The component's name (STATE_SAVED, STATE_DELETED).
+   * </pre>
+   *
+   * <code>string component = 12 [json_name = "component"];</code>
+   * @return The bytes for component.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getComponentBytes() {
+    java.lang.Object ref = component_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      component_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -296,6 +544,24 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(6, getKeyEntry());
     }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(7, getWorkingMemory());
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      output.writeMessage(8, getWorkingMemoryScope());
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      output.writeMessage(9, getProfile());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 10, sessionId_);
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      output.writeMessage(11, getState());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(component_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 12, component_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -320,6 +586,28 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(6, getKeyEntry());
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(7, getWorkingMemory());
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(8, getWorkingMemoryScope());
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(9, getProfile());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sessionId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(10, sessionId_);
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(11, getState());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(component_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(12, component_);
     }
     return size;
   }
@@ -362,6 +650,30 @@ private static final long serialVersionUID = 0L;
       if (!getKeyEntry()
           .equals(other.getKeyEntry())) return false;
     }
+    if (hasWorkingMemory() != other.hasWorkingMemory()) return false;
+    if (hasWorkingMemory()) {
+      if (!getWorkingMemory()
+          .equals(other.getWorkingMemory())) return false;
+    }
+    if (hasWorkingMemoryScope() != other.hasWorkingMemoryScope()) return false;
+    if (hasWorkingMemoryScope()) {
+      if (!getWorkingMemoryScope()
+          .equals(other.getWorkingMemoryScope())) return false;
+    }
+    if (hasProfile() != other.hasProfile()) return false;
+    if (hasProfile()) {
+      if (!getProfile()
+          .equals(other.getProfile())) return false;
+    }
+    if (!getSessionId()
+        .equals(other.getSessionId())) return false;
+    if (hasState() != other.hasState()) return false;
+    if (hasState()) {
+      if (!getState()
+          .equals(other.getState())) return false;
+    }
+    if (!getComponent()
+        .equals(other.getComponent())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -389,6 +701,26 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + KEY_ENTRY_FIELD_NUMBER;
       hash = (53 * hash) + getKeyEntry().hashCode();
     }
+    if (hasWorkingMemory()) {
+      hash = (37 * hash) + WORKING_MEMORY_FIELD_NUMBER;
+      hash = (53 * hash) + getWorkingMemory().hashCode();
+    }
+    if (hasWorkingMemoryScope()) {
+      hash = (37 * hash) + WORKING_MEMORY_SCOPE_FIELD_NUMBER;
+      hash = (53 * hash) + getWorkingMemoryScope().hashCode();
+    }
+    if (hasProfile()) {
+      hash = (37 * hash) + PROFILE_FIELD_NUMBER;
+      hash = (53 * hash) + getProfile().hashCode();
+    }
+    hash = (37 * hash) + SESSION_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getSessionId().hashCode();
+    if (hasState()) {
+      hash = (37 * hash) + STATE_FIELD_NUMBER;
+      hash = (53 * hash) + getState().hashCode();
+    }
+    hash = (37 * hash) + COMPONENT_FIELD_NUMBER;
+    hash = (53 * hash) + getComponent().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -521,6 +853,10 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetMemoryFieldBuilder();
         internalGetKeyEntryFieldBuilder();
+        internalGetWorkingMemoryFieldBuilder();
+        internalGetWorkingMemoryScopeFieldBuilder();
+        internalGetProfileFieldBuilder();
+        internalGetStateFieldBuilder();
       }
     }
     @java.lang.Override
@@ -541,6 +877,28 @@ private static final long serialVersionUID = 0L;
         keyEntryBuilder_.dispose();
         keyEntryBuilder_ = null;
       }
+      workingMemory_ = null;
+      if (workingMemoryBuilder_ != null) {
+        workingMemoryBuilder_.dispose();
+        workingMemoryBuilder_ = null;
+      }
+      workingMemoryScope_ = null;
+      if (workingMemoryScopeBuilder_ != null) {
+        workingMemoryScopeBuilder_.dispose();
+        workingMemoryScopeBuilder_ = null;
+      }
+      profile_ = null;
+      if (profileBuilder_ != null) {
+        profileBuilder_.dispose();
+        profileBuilder_ = null;
+      }
+      sessionId_ = "";
+      state_ = null;
+      if (stateBuilder_ != null) {
+        stateBuilder_.dispose();
+        stateBuilder_ = null;
+      }
+      component_ = "";
       return this;
     }
 
@@ -599,6 +957,36 @@ private static final long serialVersionUID = 0L;
             : keyEntryBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.workingMemory_ = workingMemoryBuilder_ == null
+            ? workingMemory_
+            : workingMemoryBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.workingMemoryScope_ = workingMemoryScopeBuilder_ == null
+            ? workingMemoryScope_
+            : workingMemoryScopeBuilder_.build();
+        to_bitField0_ |= 0x00000008;
+      }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.profile_ = profileBuilder_ == null
+            ? profile_
+            : profileBuilder_.build();
+        to_bitField0_ |= 0x00000010;
+      }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.sessionId_ = sessionId_;
+      }
+      if (((from_bitField0_ & 0x00000400) != 0)) {
+        result.state_ = stateBuilder_ == null
+            ? state_
+            : stateBuilder_.build();
+        to_bitField0_ |= 0x00000020;
+      }
+      if (((from_bitField0_ & 0x00000800) != 0)) {
+        result.component_ = component_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -637,6 +1025,28 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasKeyEntry()) {
         mergeKeyEntry(other.getKeyEntry());
+      }
+      if (other.hasWorkingMemory()) {
+        mergeWorkingMemory(other.getWorkingMemory());
+      }
+      if (other.hasWorkingMemoryScope()) {
+        mergeWorkingMemoryScope(other.getWorkingMemoryScope());
+      }
+      if (other.hasProfile()) {
+        mergeProfile(other.getProfile());
+      }
+      if (!other.getSessionId().isEmpty()) {
+        sessionId_ = other.sessionId_;
+        bitField0_ |= 0x00000200;
+        onChanged();
+      }
+      if (other.hasState()) {
+        mergeState(other.getState());
+      }
+      if (!other.getComponent().isEmpty()) {
+        component_ = other.component_;
+        bitField0_ |= 0x00000800;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -696,6 +1106,44 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 50
+            case 58: {
+              input.readMessage(
+                  internalGetWorkingMemoryFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
+            case 66: {
+              input.readMessage(
+                  internalGetWorkingMemoryScopeFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
+            case 74: {
+              input.readMessage(
+                  internalGetProfileFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 74
+            case 82: {
+              sessionId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 82
+            case 90: {
+              input.readMessage(
+                  internalGetStateFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000400;
+              break;
+            } // case 90
+            case 98: {
+              component_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000800;
+              break;
+            } // case 98
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1289,6 +1737,810 @@ private static final long serialVersionUID = 0L;
         keyEntry_ = null;
       }
       return keyEntryBuilder_;
+    }
+
+    private dev.memoryd.v1.WorkingMemory workingMemory_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.WorkingMemory, dev.memoryd.v1.WorkingMemory.Builder, dev.memoryd.v1.WorkingMemoryOrBuilder> workingMemoryBuilder_;
+    /**
+     * <pre>
+     * The working memory as written (WORKING_MEMORY_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+     * @return Whether the workingMemory field is set.
+     */
+    public boolean hasWorkingMemory() {
+      return ((bitField0_ & 0x00000040) != 0);
+    }
+    /**
+     * <pre>
+     * The working memory as written (WORKING_MEMORY_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+     * @return The workingMemory.
+     */
+    public dev.memoryd.v1.WorkingMemory getWorkingMemory() {
+      if (workingMemoryBuilder_ == null) {
+        return workingMemory_ == null ? dev.memoryd.v1.WorkingMemory.getDefaultInstance() : workingMemory_;
+      } else {
+        return workingMemoryBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The working memory as written (WORKING_MEMORY_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+     */
+    public Builder setWorkingMemory(dev.memoryd.v1.WorkingMemory value) {
+      if (workingMemoryBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        workingMemory_ = value;
+      } else {
+        workingMemoryBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The working memory as written (WORKING_MEMORY_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+     */
+    public Builder setWorkingMemory(
+        dev.memoryd.v1.WorkingMemory.Builder builderForValue) {
+      if (workingMemoryBuilder_ == null) {
+        workingMemory_ = builderForValue.build();
+      } else {
+        workingMemoryBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The working memory as written (WORKING_MEMORY_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+     */
+    public Builder mergeWorkingMemory(dev.memoryd.v1.WorkingMemory value) {
+      if (workingMemoryBuilder_ == null) {
+        if (((bitField0_ & 0x00000040) != 0) &&
+          workingMemory_ != null &&
+          workingMemory_ != dev.memoryd.v1.WorkingMemory.getDefaultInstance()) {
+          getWorkingMemoryBuilder().mergeFrom(value);
+        } else {
+          workingMemory_ = value;
+        }
+      } else {
+        workingMemoryBuilder_.mergeFrom(value);
+      }
+      if (workingMemory_ != null) {
+        bitField0_ |= 0x00000040;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The working memory as written (WORKING_MEMORY_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+     */
+    public Builder clearWorkingMemory() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      workingMemory_ = null;
+      if (workingMemoryBuilder_ != null) {
+        workingMemoryBuilder_.dispose();
+        workingMemoryBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The working memory as written (WORKING_MEMORY_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+     */
+    public dev.memoryd.v1.WorkingMemory.Builder getWorkingMemoryBuilder() {
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return internalGetWorkingMemoryFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The working memory as written (WORKING_MEMORY_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+     */
+    public dev.memoryd.v1.WorkingMemoryOrBuilder getWorkingMemoryOrBuilder() {
+      if (workingMemoryBuilder_ != null) {
+        return workingMemoryBuilder_.getMessageOrBuilder();
+      } else {
+        return workingMemory_ == null ?
+            dev.memoryd.v1.WorkingMemory.getDefaultInstance() : workingMemory_;
+      }
+    }
+    /**
+     * <pre>
+     * The working memory as written (WORKING_MEMORY_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.WorkingMemory, dev.memoryd.v1.WorkingMemory.Builder, dev.memoryd.v1.WorkingMemoryOrBuilder> 
+        internalGetWorkingMemoryFieldBuilder() {
+      if (workingMemoryBuilder_ == null) {
+        workingMemoryBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.WorkingMemory, dev.memoryd.v1.WorkingMemory.Builder, dev.memoryd.v1.WorkingMemoryOrBuilder>(
+                getWorkingMemory(),
+                getParentForChildren(),
+                isClean());
+        workingMemory_ = null;
+      }
+      return workingMemoryBuilder_;
+    }
+
+    private dev.memoryd.v1.WorkingMemoryScope workingMemoryScope_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.WorkingMemoryScope, dev.memoryd.v1.WorkingMemoryScope.Builder, dev.memoryd.v1.WorkingMemoryScopeOrBuilder> workingMemoryScopeBuilder_;
+    /**
+     * <pre>
+     * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+     * @return Whether the workingMemoryScope field is set.
+     */
+    public boolean hasWorkingMemoryScope() {
+      return ((bitField0_ & 0x00000080) != 0);
+    }
+    /**
+     * <pre>
+     * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+     * @return The workingMemoryScope.
+     */
+    public dev.memoryd.v1.WorkingMemoryScope getWorkingMemoryScope() {
+      if (workingMemoryScopeBuilder_ == null) {
+        return workingMemoryScope_ == null ? dev.memoryd.v1.WorkingMemoryScope.getDefaultInstance() : workingMemoryScope_;
+      } else {
+        return workingMemoryScopeBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+     */
+    public Builder setWorkingMemoryScope(dev.memoryd.v1.WorkingMemoryScope value) {
+      if (workingMemoryScopeBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        workingMemoryScope_ = value;
+      } else {
+        workingMemoryScopeBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+     */
+    public Builder setWorkingMemoryScope(
+        dev.memoryd.v1.WorkingMemoryScope.Builder builderForValue) {
+      if (workingMemoryScopeBuilder_ == null) {
+        workingMemoryScope_ = builderForValue.build();
+      } else {
+        workingMemoryScopeBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+     */
+    public Builder mergeWorkingMemoryScope(dev.memoryd.v1.WorkingMemoryScope value) {
+      if (workingMemoryScopeBuilder_ == null) {
+        if (((bitField0_ & 0x00000080) != 0) &&
+          workingMemoryScope_ != null &&
+          workingMemoryScope_ != dev.memoryd.v1.WorkingMemoryScope.getDefaultInstance()) {
+          getWorkingMemoryScopeBuilder().mergeFrom(value);
+        } else {
+          workingMemoryScope_ = value;
+        }
+      } else {
+        workingMemoryScopeBuilder_.mergeFrom(value);
+      }
+      if (workingMemoryScope_ != null) {
+        bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+     */
+    public Builder clearWorkingMemoryScope() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      workingMemoryScope_ = null;
+      if (workingMemoryScopeBuilder_ != null) {
+        workingMemoryScopeBuilder_.dispose();
+        workingMemoryScopeBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+     */
+    public dev.memoryd.v1.WorkingMemoryScope.Builder getWorkingMemoryScopeBuilder() {
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return internalGetWorkingMemoryScopeFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+     */
+    public dev.memoryd.v1.WorkingMemoryScopeOrBuilder getWorkingMemoryScopeOrBuilder() {
+      if (workingMemoryScopeBuilder_ != null) {
+        return workingMemoryScopeBuilder_.getMessageOrBuilder();
+      } else {
+        return workingMemoryScope_ == null ?
+            dev.memoryd.v1.WorkingMemoryScope.getDefaultInstance() : workingMemoryScope_;
+      }
+    }
+    /**
+     * <pre>
+     * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+     * </pre>
+     *
+     * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.WorkingMemoryScope, dev.memoryd.v1.WorkingMemoryScope.Builder, dev.memoryd.v1.WorkingMemoryScopeOrBuilder> 
+        internalGetWorkingMemoryScopeFieldBuilder() {
+      if (workingMemoryScopeBuilder_ == null) {
+        workingMemoryScopeBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.WorkingMemoryScope, dev.memoryd.v1.WorkingMemoryScope.Builder, dev.memoryd.v1.WorkingMemoryScopeOrBuilder>(
+                getWorkingMemoryScope(),
+                getParentForChildren(),
+                isClean());
+        workingMemoryScope_ = null;
+      }
+      return workingMemoryScopeBuilder_;
+    }
+
+    private dev.memoryd.v1.AgentProfile profile_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AgentProfile, dev.memoryd.v1.AgentProfile.Builder, dev.memoryd.v1.AgentProfileOrBuilder> profileBuilder_;
+    /**
+     * <pre>
+     * The profile as written (PROFILE_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+     * @return Whether the profile field is set.
+     */
+    public boolean hasProfile() {
+      return ((bitField0_ & 0x00000100) != 0);
+    }
+    /**
+     * <pre>
+     * The profile as written (PROFILE_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+     * @return The profile.
+     */
+    public dev.memoryd.v1.AgentProfile getProfile() {
+      if (profileBuilder_ == null) {
+        return profile_ == null ? dev.memoryd.v1.AgentProfile.getDefaultInstance() : profile_;
+      } else {
+        return profileBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The profile as written (PROFILE_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+     */
+    public Builder setProfile(dev.memoryd.v1.AgentProfile value) {
+      if (profileBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        profile_ = value;
+      } else {
+        profileBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The profile as written (PROFILE_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+     */
+    public Builder setProfile(
+        dev.memoryd.v1.AgentProfile.Builder builderForValue) {
+      if (profileBuilder_ == null) {
+        profile_ = builderForValue.build();
+      } else {
+        profileBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The profile as written (PROFILE_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+     */
+    public Builder mergeProfile(dev.memoryd.v1.AgentProfile value) {
+      if (profileBuilder_ == null) {
+        if (((bitField0_ & 0x00000100) != 0) &&
+          profile_ != null &&
+          profile_ != dev.memoryd.v1.AgentProfile.getDefaultInstance()) {
+          getProfileBuilder().mergeFrom(value);
+        } else {
+          profile_ = value;
+        }
+      } else {
+        profileBuilder_.mergeFrom(value);
+      }
+      if (profile_ != null) {
+        bitField0_ |= 0x00000100;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The profile as written (PROFILE_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+     */
+    public Builder clearProfile() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      profile_ = null;
+      if (profileBuilder_ != null) {
+        profileBuilder_.dispose();
+        profileBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The profile as written (PROFILE_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+     */
+    public dev.memoryd.v1.AgentProfile.Builder getProfileBuilder() {
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return internalGetProfileFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The profile as written (PROFILE_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+     */
+    public dev.memoryd.v1.AgentProfileOrBuilder getProfileOrBuilder() {
+      if (profileBuilder_ != null) {
+        return profileBuilder_.getMessageOrBuilder();
+      } else {
+        return profile_ == null ?
+            dev.memoryd.v1.AgentProfile.getDefaultInstance() : profile_;
+      }
+    }
+    /**
+     * <pre>
+     * The profile as written (PROFILE_SET).
+     * </pre>
+     *
+     * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.AgentProfile, dev.memoryd.v1.AgentProfile.Builder, dev.memoryd.v1.AgentProfileOrBuilder> 
+        internalGetProfileFieldBuilder() {
+      if (profileBuilder_ == null) {
+        profileBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.AgentProfile, dev.memoryd.v1.AgentProfile.Builder, dev.memoryd.v1.AgentProfileOrBuilder>(
+                getProfile(),
+                getParentForChildren(),
+                isClean());
+        profile_ = null;
+      }
+      return profileBuilder_;
+    }
+
+    private java.lang.Object sessionId_ = "";
+    /**
+     * <pre>
+     * The session (SESSION_*, STATE_*).
+     * </pre>
+     *
+     * <code>string session_id = 10 [json_name = "sessionId"];</code>
+     * @return The sessionId.
+     */
+    public java.lang.String getSessionId() {
+      java.lang.Object ref = sessionId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        sessionId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The session (SESSION_*, STATE_*).
+     * </pre>
+     *
+     * <code>string session_id = 10 [json_name = "sessionId"];</code>
+     * @return The bytes for sessionId.
+     */
+    public com.google.protobuf.ByteString
+        getSessionIdBytes() {
+      java.lang.Object ref = sessionId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        sessionId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The session (SESSION_*, STATE_*).
+     * </pre>
+     *
+     * <code>string session_id = 10 [json_name = "sessionId"];</code>
+     * @param value The sessionId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSessionId(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      sessionId_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The session (SESSION_*, STATE_*).
+     * </pre>
+     *
+     * <code>string session_id = 10 [json_name = "sessionId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSessionId() {
+      sessionId_ = getDefaultInstance().getSessionId();
+      bitField0_ = (bitField0_ & ~0x00000200);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The session (SESSION_*, STATE_*).
+     * </pre>
+     *
+     * <code>string session_id = 10 [json_name = "sessionId"];</code>
+     * @param value The bytes for sessionId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSessionIdBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      sessionId_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+
+    private dev.memoryd.v1.StateComponent state_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.StateComponent, dev.memoryd.v1.StateComponent.Builder, dev.memoryd.v1.StateComponentOrBuilder> stateBuilder_;
+    /**
+     * <pre>
+     * The component as saved (STATE_SAVED).
+     * </pre>
+     *
+     * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+     * @return Whether the state field is set.
+     */
+    public boolean hasState() {
+      return ((bitField0_ & 0x00000400) != 0);
+    }
+    /**
+     * <pre>
+     * The component as saved (STATE_SAVED).
+     * </pre>
+     *
+     * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+     * @return The state.
+     */
+    public dev.memoryd.v1.StateComponent getState() {
+      if (stateBuilder_ == null) {
+        return state_ == null ? dev.memoryd.v1.StateComponent.getDefaultInstance() : state_;
+      } else {
+        return stateBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The component as saved (STATE_SAVED).
+     * </pre>
+     *
+     * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+     */
+    public Builder setState(dev.memoryd.v1.StateComponent value) {
+      if (stateBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        state_ = value;
+      } else {
+        stateBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The component as saved (STATE_SAVED).
+     * </pre>
+     *
+     * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+     */
+    public Builder setState(
+        dev.memoryd.v1.StateComponent.Builder builderForValue) {
+      if (stateBuilder_ == null) {
+        state_ = builderForValue.build();
+      } else {
+        stateBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The component as saved (STATE_SAVED).
+     * </pre>
+     *
+     * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+     */
+    public Builder mergeState(dev.memoryd.v1.StateComponent value) {
+      if (stateBuilder_ == null) {
+        if (((bitField0_ & 0x00000400) != 0) &&
+          state_ != null &&
+          state_ != dev.memoryd.v1.StateComponent.getDefaultInstance()) {
+          getStateBuilder().mergeFrom(value);
+        } else {
+          state_ = value;
+        }
+      } else {
+        stateBuilder_.mergeFrom(value);
+      }
+      if (state_ != null) {
+        bitField0_ |= 0x00000400;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The component as saved (STATE_SAVED).
+     * </pre>
+     *
+     * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+     */
+    public Builder clearState() {
+      bitField0_ = (bitField0_ & ~0x00000400);
+      state_ = null;
+      if (stateBuilder_ != null) {
+        stateBuilder_.dispose();
+        stateBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The component as saved (STATE_SAVED).
+     * </pre>
+     *
+     * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+     */
+    public dev.memoryd.v1.StateComponent.Builder getStateBuilder() {
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return internalGetStateFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The component as saved (STATE_SAVED).
+     * </pre>
+     *
+     * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+     */
+    public dev.memoryd.v1.StateComponentOrBuilder getStateOrBuilder() {
+      if (stateBuilder_ != null) {
+        return stateBuilder_.getMessageOrBuilder();
+      } else {
+        return state_ == null ?
+            dev.memoryd.v1.StateComponent.getDefaultInstance() : state_;
+      }
+    }
+    /**
+     * <pre>
+     * The component as saved (STATE_SAVED).
+     * </pre>
+     *
+     * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.memoryd.v1.StateComponent, dev.memoryd.v1.StateComponent.Builder, dev.memoryd.v1.StateComponentOrBuilder> 
+        internalGetStateFieldBuilder() {
+      if (stateBuilder_ == null) {
+        stateBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.memoryd.v1.StateComponent, dev.memoryd.v1.StateComponent.Builder, dev.memoryd.v1.StateComponentOrBuilder>(
+                getState(),
+                getParentForChildren(),
+                isClean());
+        state_ = null;
+      }
+      return stateBuilder_;
+    }
+
+    private java.lang.Object component_ = "";
+    /**
+     * <pre>
+     * The component's name (STATE_SAVED, STATE_DELETED).
+     * </pre>
+     *
+     * <code>string component = 12 [json_name = "component"];</code>
+     * @return The component.
+     */
+    public java.lang.String getComponent() {
+      java.lang.Object ref = component_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        component_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The component's name (STATE_SAVED, STATE_DELETED).
+     * </pre>
+     *
+     * <code>string component = 12 [json_name = "component"];</code>
+     * @return The bytes for component.
+     */
+    public com.google.protobuf.ByteString
+        getComponentBytes() {
+      java.lang.Object ref = component_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        component_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The component's name (STATE_SAVED, STATE_DELETED).
+     * </pre>
+     *
+     * <code>string component = 12 [json_name = "component"];</code>
+     * @param value The component to set.
+     * @return This builder for chaining.
+     */
+    public Builder setComponent(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      component_ = value;
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The component's name (STATE_SAVED, STATE_DELETED).
+     * </pre>
+     *
+     * <code>string component = 12 [json_name = "component"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearComponent() {
+      component_ = getDefaultInstance().getComponent();
+      bitField0_ = (bitField0_ & ~0x00000800);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The component's name (STATE_SAVED, STATE_DELETED).
+     * </pre>
+     *
+     * <code>string component = 12 [json_name = "component"];</code>
+     * @param value The bytes for component to set.
+     * @return This builder for chaining.
+     */
+    public Builder setComponentBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      component_ = value;
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:memoryd.v1.Change)

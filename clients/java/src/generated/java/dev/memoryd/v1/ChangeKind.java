@@ -47,6 +47,60 @@ public enum ChangeKind
    * <code>CHANGE_KIND_KEY_DELETED = 6;</code>
    */
   CHANGE_KIND_KEY_DELETED(6),
+  /**
+   * <pre>
+   * A working-memory scope written (working_memory), or deleted or expired
+   * (working_memory_scope only).
+   * </pre>
+   *
+   * <code>CHANGE_KIND_WORKING_MEMORY_SET = 7;</code>
+   */
+  CHANGE_KIND_WORKING_MEMORY_SET(7),
+  /**
+   * <code>CHANGE_KIND_WORKING_MEMORY_DELETED = 8;</code>
+   */
+  CHANGE_KIND_WORKING_MEMORY_DELETED(8),
+  /**
+   * <pre>
+   * The profile (agent.md) written (profile), or deleted (erased, reset).
+   * </pre>
+   *
+   * <code>CHANGE_KIND_PROFILE_SET = 9;</code>
+   */
+  CHANGE_KIND_PROFILE_SET(9),
+  /**
+   * <code>CHANGE_KIND_PROFILE_DELETED = 10;</code>
+   */
+  CHANGE_KIND_PROFILE_DELETED(10),
+  /**
+   * <pre>
+   * A session changed (session_id): messages appended, summarised or deleted, its
+   * fixed zone, its summary; read it with GetSessionWindow / GetSessionMessages.
+   * </pre>
+   *
+   * <code>CHANGE_KIND_SESSION_UPDATED = 11;</code>
+   */
+  CHANGE_KIND_SESSION_UPDATED(11),
+  /**
+   * <pre>
+   * The session itself is gone (cleared, expired, erased).
+   * </pre>
+   *
+   * <code>CHANGE_KIND_SESSION_DELETED = 12;</code>
+   */
+  CHANGE_KIND_SESSION_DELETED(12),
+  /**
+   * <pre>
+   * A saved state component (session_id, state), or deleted (session_id, component).
+   * </pre>
+   *
+   * <code>CHANGE_KIND_STATE_SAVED = 13;</code>
+   */
+  CHANGE_KIND_STATE_SAVED(13),
+  /**
+   * <code>CHANGE_KIND_STATE_DELETED = 14;</code>
+   */
+  CHANGE_KIND_STATE_DELETED(14),
   UNRECOGNIZED(-1),
   ;
 
@@ -95,6 +149,60 @@ public enum ChangeKind
    * <code>CHANGE_KIND_KEY_DELETED = 6;</code>
    */
   public static final int CHANGE_KIND_KEY_DELETED_VALUE = 6;
+  /**
+   * <pre>
+   * A working-memory scope written (working_memory), or deleted or expired
+   * (working_memory_scope only).
+   * </pre>
+   *
+   * <code>CHANGE_KIND_WORKING_MEMORY_SET = 7;</code>
+   */
+  public static final int CHANGE_KIND_WORKING_MEMORY_SET_VALUE = 7;
+  /**
+   * <code>CHANGE_KIND_WORKING_MEMORY_DELETED = 8;</code>
+   */
+  public static final int CHANGE_KIND_WORKING_MEMORY_DELETED_VALUE = 8;
+  /**
+   * <pre>
+   * The profile (agent.md) written (profile), or deleted (erased, reset).
+   * </pre>
+   *
+   * <code>CHANGE_KIND_PROFILE_SET = 9;</code>
+   */
+  public static final int CHANGE_KIND_PROFILE_SET_VALUE = 9;
+  /**
+   * <code>CHANGE_KIND_PROFILE_DELETED = 10;</code>
+   */
+  public static final int CHANGE_KIND_PROFILE_DELETED_VALUE = 10;
+  /**
+   * <pre>
+   * A session changed (session_id): messages appended, summarised or deleted, its
+   * fixed zone, its summary; read it with GetSessionWindow / GetSessionMessages.
+   * </pre>
+   *
+   * <code>CHANGE_KIND_SESSION_UPDATED = 11;</code>
+   */
+  public static final int CHANGE_KIND_SESSION_UPDATED_VALUE = 11;
+  /**
+   * <pre>
+   * The session itself is gone (cleared, expired, erased).
+   * </pre>
+   *
+   * <code>CHANGE_KIND_SESSION_DELETED = 12;</code>
+   */
+  public static final int CHANGE_KIND_SESSION_DELETED_VALUE = 12;
+  /**
+   * <pre>
+   * A saved state component (session_id, state), or deleted (session_id, component).
+   * </pre>
+   *
+   * <code>CHANGE_KIND_STATE_SAVED = 13;</code>
+   */
+  public static final int CHANGE_KIND_STATE_SAVED_VALUE = 13;
+  /**
+   * <code>CHANGE_KIND_STATE_DELETED = 14;</code>
+   */
+  public static final int CHANGE_KIND_STATE_DELETED_VALUE = 14;
 
 
   public final int getNumber() {
@@ -128,6 +236,14 @@ public enum ChangeKind
       case 4: return CHANGE_KIND_MEMORY_DELETED;
       case 5: return CHANGE_KIND_KEY_SET;
       case 6: return CHANGE_KIND_KEY_DELETED;
+      case 7: return CHANGE_KIND_WORKING_MEMORY_SET;
+      case 8: return CHANGE_KIND_WORKING_MEMORY_DELETED;
+      case 9: return CHANGE_KIND_PROFILE_SET;
+      case 10: return CHANGE_KIND_PROFILE_DELETED;
+      case 11: return CHANGE_KIND_SESSION_UPDATED;
+      case 12: return CHANGE_KIND_SESSION_DELETED;
+      case 13: return CHANGE_KIND_STATE_SAVED;
+      case 14: return CHANGE_KIND_STATE_DELETED;
       default: return null;
     }
   }

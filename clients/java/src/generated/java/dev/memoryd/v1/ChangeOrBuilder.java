@@ -110,4 +110,152 @@ public interface ChangeOrBuilder extends
    * <code>.memoryd.v1.KeyEntry key_entry = 6 [json_name = "keyEntry"];</code>
    */
   dev.memoryd.v1.KeyEntryOrBuilder getKeyEntryOrBuilder();
+
+  /**
+   * <pre>
+   * The working memory as written (WORKING_MEMORY_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+   * @return Whether the workingMemory field is set.
+   */
+  boolean hasWorkingMemory();
+  /**
+   * <pre>
+   * The working memory as written (WORKING_MEMORY_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+   * @return The workingMemory.
+   */
+  dev.memoryd.v1.WorkingMemory getWorkingMemory();
+  /**
+   * <pre>
+   * The working memory as written (WORKING_MEMORY_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemory working_memory = 7 [json_name = "workingMemory"];</code>
+   */
+  dev.memoryd.v1.WorkingMemoryOrBuilder getWorkingMemoryOrBuilder();
+
+  /**
+   * <pre>
+   * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+   * @return Whether the workingMemoryScope field is set.
+   */
+  boolean hasWorkingMemoryScope();
+  /**
+   * <pre>
+   * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+   * @return The workingMemoryScope.
+   */
+  dev.memoryd.v1.WorkingMemoryScope getWorkingMemoryScope();
+  /**
+   * <pre>
+   * The scope deleted (WORKING_MEMORY_DELETED); also set with working_memory.
+   * </pre>
+   *
+   * <code>.memoryd.v1.WorkingMemoryScope working_memory_scope = 8 [json_name = "workingMemoryScope"];</code>
+   */
+  dev.memoryd.v1.WorkingMemoryScopeOrBuilder getWorkingMemoryScopeOrBuilder();
+
+  /**
+   * <pre>
+   * The profile as written (PROFILE_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+   * @return Whether the profile field is set.
+   */
+  boolean hasProfile();
+  /**
+   * <pre>
+   * The profile as written (PROFILE_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+   * @return The profile.
+   */
+  dev.memoryd.v1.AgentProfile getProfile();
+  /**
+   * <pre>
+   * The profile as written (PROFILE_SET).
+   * </pre>
+   *
+   * <code>.memoryd.v1.AgentProfile profile = 9 [json_name = "profile"];</code>
+   */
+  dev.memoryd.v1.AgentProfileOrBuilder getProfileOrBuilder();
+
+  /**
+   * <pre>
+   * The session (SESSION_*, STATE_*).
+   * </pre>
+   *
+   * <code>string session_id = 10 [json_name = "sessionId"];</code>
+   * @return The sessionId.
+   */
+  java.lang.String getSessionId();
+  /**
+   * <pre>
+   * The session (SESSION_*, STATE_*).
+   * </pre>
+   *
+   * <code>string session_id = 10 [json_name = "sessionId"];</code>
+   * @return The bytes for sessionId.
+   */
+  com.google.protobuf.ByteString
+      getSessionIdBytes();
+
+  /**
+   * <pre>
+   * The component as saved (STATE_SAVED).
+   * </pre>
+   *
+   * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+   * @return Whether the state field is set.
+   */
+  boolean hasState();
+  /**
+   * <pre>
+   * The component as saved (STATE_SAVED).
+   * </pre>
+   *
+   * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+   * @return The state.
+   */
+  dev.memoryd.v1.StateComponent getState();
+  /**
+   * <pre>
+   * The component as saved (STATE_SAVED).
+   * </pre>
+   *
+   * <code>.memoryd.v1.StateComponent state = 11 [json_name = "state"];</code>
+   */
+  dev.memoryd.v1.StateComponentOrBuilder getStateOrBuilder();
+
+  /**
+   * <pre>
+   * The component's name (STATE_SAVED, STATE_DELETED).
+   * </pre>
+   *
+   * <code>string component = 12 [json_name = "component"];</code>
+   * @return The component.
+   */
+  java.lang.String getComponent();
+  /**
+   * <pre>
+   * The component's name (STATE_SAVED, STATE_DELETED).
+   * </pre>
+   *
+   * <code>string component = 12 [json_name = "component"];</code>
+   * @return The bytes for component.
+   */
+  com.google.protobuf.ByteString
+      getComponentBytes();
 }

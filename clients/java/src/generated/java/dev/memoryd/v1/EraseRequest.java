@@ -32,6 +32,7 @@ private static final long serialVersionUID = 0L;
     ids_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
     subject_ = "";
+    keyPrefix_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -95,7 +96,8 @@ private static final long serialVersionUID = 0L;
   private boolean wholeAgent_ = false;
   /**
    * <pre>
-   * The agent's whole partition (exactly one of whole_agent, ids and subject).
+   * The agent's whole partition (exactly one of whole_agent, ids, subject and
+   * key_prefix).
    * </pre>
    *
    * <code>bool whole_agent = 2 [json_name = "wholeAgent"];</code>
@@ -225,6 +227,72 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int KEY_PREFIX_FIELD_NUMBER = 6;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object keyPrefix_ = "";
+  /**
+   * <pre>
+   * Every key of the agent under this directory ("/people/" or "/people"), tombstones
+   * included, with all its versions, its history (archived too) and its mirror
+   * memories.
+   * </pre>
+   *
+   * <code>string key_prefix = 6 [json_name = "keyPrefix"];</code>
+   * @return The keyPrefix.
+   */
+  @java.lang.Override
+  public java.lang.String getKeyPrefix() {
+    java.lang.Object ref = keyPrefix_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      keyPrefix_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Every key of the agent under this directory ("/people/" or "/people"), tombstones
+   * included, with all its versions, its history (archived too) and its mirror
+   * memories.
+   * </pre>
+   *
+   * <code>string key_prefix = 6 [json_name = "keyPrefix"];</code>
+   * @return The bytes for keyPrefix.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getKeyPrefixBytes() {
+    java.lang.Object ref = keyPrefix_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      keyPrefix_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int ALL_AGENTS_FIELD_NUMBER = 7;
+  private boolean allAgents_ = false;
+  /**
+   * <pre>
+   * The subject in every agent of the caller's tenant (agent_id may be empty).
+   * </pre>
+   *
+   * <code>bool all_agents = 7 [json_name = "allAgents"];</code>
+   * @return The allAgents.
+   */
+  @java.lang.Override
+  public boolean getAllAgents() {
+    return allAgents_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -254,6 +322,12 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(subject_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 5, subject_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(keyPrefix_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 6, keyPrefix_);
+    }
+    if (allAgents_ != false) {
+      output.writeBool(7, allAgents_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -279,6 +353,13 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(subject_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(5, subject_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(keyPrefix_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(6, keyPrefix_);
+    }
+    if (allAgents_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(7, allAgents_);
     }
     return size;
   }
@@ -314,6 +395,10 @@ private static final long serialVersionUID = 0L;
         != other.getDryRun()) return false;
     if (!getSubject()
         .equals(other.getSubject())) return false;
+    if (!getKeyPrefix()
+        .equals(other.getKeyPrefix())) return false;
+    if (getAllAgents()
+        != other.getAllAgents()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -339,6 +424,11 @@ private static final long serialVersionUID = 0L;
         getDryRun());
     hash = (37 * hash) + SUBJECT_FIELD_NUMBER;
     hash = (53 * hash) + getSubject().hashCode();
+    hash = (37 * hash) + KEY_PREFIX_FIELD_NUMBER;
+    hash = (53 * hash) + getKeyPrefix().hashCode();
+    hash = (37 * hash) + ALL_AGENTS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getAllAgents());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -476,6 +566,8 @@ private static final long serialVersionUID = 0L;
           com.google.protobuf.LazyStringArrayList.emptyList();
       dryRun_ = false;
       subject_ = "";
+      keyPrefix_ = "";
+      allAgents_ = false;
       return this;
     }
 
@@ -525,6 +617,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.subject_ = subject_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.keyPrefix_ = keyPrefix_;
+      }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.allAgents_ = allAgents_;
+      }
     }
 
     @java.lang.Override
@@ -564,6 +662,14 @@ private static final long serialVersionUID = 0L;
         subject_ = other.subject_;
         bitField0_ |= 0x00000010;
         onChanged();
+      }
+      if (!other.getKeyPrefix().isEmpty()) {
+        keyPrefix_ = other.keyPrefix_;
+        bitField0_ |= 0x00000020;
+        onChanged();
+      }
+      if (other.getAllAgents() != false) {
+        setAllAgents(other.getAllAgents());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -614,6 +720,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 42
+            case 50: {
+              keyPrefix_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
+            case 56: {
+              allAgents_ = input.readBool();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 56
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -706,7 +822,8 @@ private static final long serialVersionUID = 0L;
     private boolean wholeAgent_ ;
     /**
      * <pre>
-     * The agent's whole partition (exactly one of whole_agent, ids and subject).
+     * The agent's whole partition (exactly one of whole_agent, ids, subject and
+     * key_prefix).
      * </pre>
      *
      * <code>bool whole_agent = 2 [json_name = "wholeAgent"];</code>
@@ -718,7 +835,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The agent's whole partition (exactly one of whole_agent, ids and subject).
+     * The agent's whole partition (exactly one of whole_agent, ids, subject and
+     * key_prefix).
      * </pre>
      *
      * <code>bool whole_agent = 2 [json_name = "wholeAgent"];</code>
@@ -734,7 +852,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The agent's whole partition (exactly one of whole_agent, ids and subject).
+     * The agent's whole partition (exactly one of whole_agent, ids, subject and
+     * key_prefix).
      * </pre>
      *
      * <code>bool whole_agent = 2 [json_name = "wholeAgent"];</code>
@@ -1036,6 +1155,152 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       subject_ = value;
       bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object keyPrefix_ = "";
+    /**
+     * <pre>
+     * Every key of the agent under this directory ("/people/" or "/people"), tombstones
+     * included, with all its versions, its history (archived too) and its mirror
+     * memories.
+     * </pre>
+     *
+     * <code>string key_prefix = 6 [json_name = "keyPrefix"];</code>
+     * @return The keyPrefix.
+     */
+    public java.lang.String getKeyPrefix() {
+      java.lang.Object ref = keyPrefix_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        keyPrefix_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Every key of the agent under this directory ("/people/" or "/people"), tombstones
+     * included, with all its versions, its history (archived too) and its mirror
+     * memories.
+     * </pre>
+     *
+     * <code>string key_prefix = 6 [json_name = "keyPrefix"];</code>
+     * @return The bytes for keyPrefix.
+     */
+    public com.google.protobuf.ByteString
+        getKeyPrefixBytes() {
+      java.lang.Object ref = keyPrefix_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        keyPrefix_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Every key of the agent under this directory ("/people/" or "/people"), tombstones
+     * included, with all its versions, its history (archived too) and its mirror
+     * memories.
+     * </pre>
+     *
+     * <code>string key_prefix = 6 [json_name = "keyPrefix"];</code>
+     * @param value The keyPrefix to set.
+     * @return This builder for chaining.
+     */
+    public Builder setKeyPrefix(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      keyPrefix_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Every key of the agent under this directory ("/people/" or "/people"), tombstones
+     * included, with all its versions, its history (archived too) and its mirror
+     * memories.
+     * </pre>
+     *
+     * <code>string key_prefix = 6 [json_name = "keyPrefix"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearKeyPrefix() {
+      keyPrefix_ = getDefaultInstance().getKeyPrefix();
+      bitField0_ = (bitField0_ & ~0x00000020);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Every key of the agent under this directory ("/people/" or "/people"), tombstones
+     * included, with all its versions, its history (archived too) and its mirror
+     * memories.
+     * </pre>
+     *
+     * <code>string key_prefix = 6 [json_name = "keyPrefix"];</code>
+     * @param value The bytes for keyPrefix to set.
+     * @return This builder for chaining.
+     */
+    public Builder setKeyPrefixBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      keyPrefix_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+
+    private boolean allAgents_ ;
+    /**
+     * <pre>
+     * The subject in every agent of the caller's tenant (agent_id may be empty).
+     * </pre>
+     *
+     * <code>bool all_agents = 7 [json_name = "allAgents"];</code>
+     * @return The allAgents.
+     */
+    @java.lang.Override
+    public boolean getAllAgents() {
+      return allAgents_;
+    }
+    /**
+     * <pre>
+     * The subject in every agent of the caller's tenant (agent_id may be empty).
+     * </pre>
+     *
+     * <code>bool all_agents = 7 [json_name = "allAgents"];</code>
+     * @param value The allAgents to set.
+     * @return This builder for chaining.
+     */
+    public Builder setAllAgents(boolean value) {
+
+      allAgents_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The subject in every agent of the caller's tenant (agent_id may be empty).
+     * </pre>
+     *
+     * <code>bool all_agents = 7 [json_name = "allAgents"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearAllAgents() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      allAgents_ = false;
       onChanged();
       return this;
     }

@@ -24,7 +24,8 @@ public interface EraseRequestOrBuilder extends
 
   /**
    * <pre>
-   * The agent's whole partition (exactly one of whole_agent, ids and subject).
+   * The agent's whole partition (exactly one of whole_agent, ids, subject and
+   * key_prefix).
    * </pre>
    *
    * <code>bool whole_agent = 2 [json_name = "wholeAgent"];</code>
@@ -106,4 +107,38 @@ public interface EraseRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getSubjectBytes();
+
+  /**
+   * <pre>
+   * Every key of the agent under this directory ("/people/" or "/people"), tombstones
+   * included, with all its versions, its history (archived too) and its mirror
+   * memories.
+   * </pre>
+   *
+   * <code>string key_prefix = 6 [json_name = "keyPrefix"];</code>
+   * @return The keyPrefix.
+   */
+  java.lang.String getKeyPrefix();
+  /**
+   * <pre>
+   * Every key of the agent under this directory ("/people/" or "/people"), tombstones
+   * included, with all its versions, its history (archived too) and its mirror
+   * memories.
+   * </pre>
+   *
+   * <code>string key_prefix = 6 [json_name = "keyPrefix"];</code>
+   * @return The bytes for keyPrefix.
+   */
+  com.google.protobuf.ByteString
+      getKeyPrefixBytes();
+
+  /**
+   * <pre>
+   * The subject in every agent of the caller's tenant (agent_id may be empty).
+   * </pre>
+   *
+   * <code>bool all_agents = 7 [json_name = "allAgents"];</code>
+   * @return The allAgents.
+   */
+  boolean getAllAgents();
 }

@@ -312,187 +312,188 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
       "\003(\tR\003ids\022\027\n\007dry_run\030\003 \001(\010R\006dryRun\"C\n\014Res" +
       "etRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\030\n\007" +
       "confirm\030\002 \001(\010R\007confirm\")\n\rResetResponse\022" +
-      "\030\n\007deleted\030\001 \001(\003R\007deleted\"\217\001\n\014EraseReque" +
+      "\030\n\007deleted\030\001 \001(\003R\007deleted\"\315\001\n\014EraseReque" +
       "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\037\n\013whole_a" +
       "gent\030\002 \001(\010R\nwholeAgent\022\020\n\003ids\030\003 \003(\tR\003ids" +
       "\022\027\n\007dry_run\030\004 \001(\010R\006dryRun\022\030\n\007subject\030\005 \001" +
-      "(\tR\007subject\"\203\001\n\rEraseResponse\022/\n\006places\030" +
-      "\001 \003(\0132\027.memoryd.v1.CountByNameR\006places\022\020" +
-      "\n\003ids\030\002 \003(\tR\003ids\022\026\n\006digest\030\003 \001(\tR\006digest" +
-      "\022\027\n\007dry_run\030\004 \001(\010R\006dryRun\"0\n\024VerifyErasu" +
-      "reRequest\022\030\n\007needles\030\001 \003(\tR\007needles\"R\n\016E" +
-      "rasureResidue\022\022\n\004path\030\001 \001(\tR\004path\022\026\n\006nee" +
-      "dle\030\002 \001(\005R\006needle\022\024\n\005count\030\003 \001(\003R\005count\"" +
-      "\261\001\n\025VerifyErasureResponse\022#\n\rfiles_scann" +
-      "ed\030\001 \001(\003R\014filesScanned\022#\n\rbytes_scanned\030" +
-      "\002 \001(\003R\014bytesScanned\0224\n\007residue\030\003 \003(\0132\032.m" +
-      "emoryd.v1.ErasureResidueR\007residue\022\030\n\007ski" +
-      "pped\030\004 \003(\tR\007skipped\"\244\001\n\016CompactRequest\022\031" +
-      "\n\010agent_id\030\001 \001(\tR\007agentId\0222\n\025merge_group" +
-      "_threshold\030\002 \001(\005R\023mergeGroupThreshold\022.\n" +
-      "\020merge_similarity\030\003 \001(\001H\000R\017mergeSimilari" +
-      "ty\210\001\001B\023\n\021_merge_similarity\"\244\001\n\rCompactRe" +
-      "sult\022+\n\021tombstones_purged\030\001 \001(\003R\020tombsto" +
-      "nesPurged\022%\n\016expired_purged\030\002 \001(\003R\rexpir" +
-      "edPurged\022\026\n\006merged\030\003 \001(\003R\006merged\022\'\n\017stor" +
-      "e_optimized\030\004 \001(\010R\016storeOptimized\"\203\001\n\017Co" +
-      "mpactResponse\0222\n\010progress\030\001 \001(\0132\024.memory" +
-      "d.v1.ProgressH\000R\010progress\0223\n\006result\030\002 \001(" +
-      "\0132\031.memoryd.v1.CompactResultH\000R\006resultB\007" +
-      "\n\005event\"\336\001\n\025RunMaintenanceRequest\022\031\n\010age" +
-      "nt_id\030\001 \001(\tR\007agentId\022$\n\013max_entries\030\002 \001(" +
-      "\003H\000R\nmaxEntries\210\001\001\022*\n\016retention_days\030\003 \001" +
-      "(\005H\001R\rretentionDays\210\001\001\022%\n\013consolidate\030\004 " +
-      "\001(\010H\002R\013consolidate\210\001\001B\016\n\014_max_entriesB\021\n" +
-      "\017_retention_daysB\016\n\014_consolidate\"\257\002\n\021Mai" +
-      "ntenanceResult\022\032\n\010archived\030\001 \001(\003R\010archiv" +
-      "ed\0220\n\024deleted_by_retention\030\002 \001(\003R\022delete" +
-      "dByRetention\022\030\n\007expired\030\003 \001(\003R\007expired\022\034" +
-      "\n\tcompacted\030\004 \001(\010R\tcompacted\022;\n\013finished" +
-      "_at\030\005 \001(\0132\032.google.protobuf.TimestampR\nf" +
-      "inishedAt\022\"\n\014consolidated\030\006 \001(\003R\014consoli" +
-      "dated\0223\n\010degraded\030\007 \003(\0132\027.memoryd.v1.Deg" +
-      "radationR\010degraded\"\322\001\n\022ConsolidateReques" +
-      "t\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\027\n\007dry_run\030" +
-      "\002 \001(\010R\006dryRun\022%\n\014min_age_days\030\003 \001(\005H\000R\nm" +
-      "inAgeDays\210\001\001\022)\n\016min_group_size\030\004 \001(\005H\001R\014" +
-      "minGroupSize\210\001\001\022\022\n\004tags\030\005 \003(\tR\004tagsB\017\n\r_" +
-      "min_age_daysB\021\n\017_min_group_size\"\231\001\n\021Cons" +
-      "olidatedGroup\022\024\n\005group\030\001 \001(\tR\005group\022\035\n\ns" +
-      "ource_ids\030\002 \003(\tR\tsourceIds\022\035\n\nderived_id" +
-      "\030\003 \001(\tR\tderivedId\022\030\n\007content\030\004 \001(\tR\007cont" +
-      "ent\022\026\n\006method\030\005 \001(\tR\006method\"\326\001\n\021Consolid" +
-      "ateResult\022\026\n\006groups\030\001 \001(\003R\006groups\022\"\n\014con" +
-      "solidated\030\002 \001(\003R\014consolidated\022\027\n\007dry_run" +
-      "\030\003 \001(\010R\006dryRun\0227\n\007details\030\004 \003(\0132\035.memory" +
-      "d.v1.ConsolidatedGroupR\007details\0223\n\010degra" +
-      "ded\030\005 \003(\0132\027.memoryd.v1.DegradationR\010degr" +
-      "aded\"\213\001\n\023ConsolidateResponse\0222\n\010progress" +
-      "\030\001 \001(\0132\024.memoryd.v1.ProgressH\000R\010progress" +
-      "\0227\n\006result\030\002 \001(\0132\035.memoryd.v1.Consolidat" +
-      "eResultH\000R\006resultB\007\n\005event\"\216\001\n\026RunMainte" +
-      "nanceResponse\0222\n\010progress\030\001 \001(\0132\024.memory" +
-      "d.v1.ProgressH\000R\010progress\0227\n\006result\030\002 \001(" +
-      "\0132\035.memoryd.v1.MaintenanceResultH\000R\006resu" +
-      "ltB\007\n\005event\"\365\001\n\014ExportHeader\022\026\n\006format\030\001" +
-      " \001(\tR\006format\022\033\n\ttenant_id\030\002 \001(\tR\010tenantI" +
-      "d\022\031\n\010agent_id\030\003 \001(\tR\007agentId\022;\n\013exported" +
-      "_at\030\004 \001(\0132\032.google.protobuf.TimestampR\ne" +
-      "xportedAt\022\'\n\017embedding_model\030\005 \001(\tR\016embe" +
-      "ddingModel\022/\n\023embedding_dimension\030\006 \001(\005R" +
-      "\022embeddingDimension\"T\n\016ExportedMemory\022*\n" +
-      "\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memor" +
-      "y\022\026\n\006vector\030\002 \003(\002R\006vector\"s\n\020ExportedKey" +
-      "Event\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\005entr" +
-      "y\030\002 \001(\0132\024.memoryd.v1.KeyEntryR\005entry\022\030\n\007" +
-      "current\030\003 \001(\010R\007current\"\241\001\n\025ExportedWorki" +
-      "ngMemory\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022@\n\016w" +
-      "orking_memory\030\002 \001(\0132\031.memoryd.v1.Working" +
-      "MemoryR\rworkingMemory\022+\n\003ttl\030\003 \001(\0132\031.goo" +
-      "gle.protobuf.DurationR\003ttl\"z\n\017ExportedPr" +
-      "ofile\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0222\n\007prof" +
-      "ile\030\002 \001(\0132\030.memoryd.v1.AgentProfileR\007pro" +
-      "file\022\030\n\007version\030\003 \001(\003R\007version\"\345\006\n\017Expor" +
-      "tedSession\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n" +
-      "\nsession_id\030\002 \001(\tR\tsessionId\0229\n\nfixed_zo" +
-      "ne\030\003 \003(\0132\032.memoryd.v1.FixedZoneEntryR\tfi" +
-      "xedZone\022\030\n\007summary\030\004 \001(\tR\007summary\0226\n\010mes" +
-      "sages\030\005 \003(\0132\032.memoryd.v1.SessionMessageR" +
-      "\010messages\0229\n\nexpires_at\030\006 \001(\0132\032.google.p" +
-      "rotobuf.TimestampR\texpiresAt\022\026\n\006closed\030\007" +
-      " \001(\010R\006closed\0229\n\ncreated_at\030\010 \001(\0132\032.googl" +
-      "e.protobuf.TimestampR\tcreatedAt\0229\n\nupdat" +
-      "ed_at\030\t \001(\0132\032.google.protobuf.TimestampR" +
-      "\tupdatedAt\022+\n\003ttl\030\n \001(\0132\031.google.protobu" +
-      "f.DurationR\003ttl\022\036\n\nsummarizer\030\013 \001(\tR\nsum" +
-      "marizer\022B\n\020summary_degraded\030\014 \003(\0132\027.memo" +
-      "ryd.v1.DegradationR\017summaryDegraded\022#\n\rm" +
-      "essage_count\030\r \001(\003R\014messageCount\022\030\n\007vers" +
-      "ion\030\016 \001(\003R\007version\0224\n\026summarized_through" +
-      "_seq\030\017 \001(\003R\024summarizedThroughSeq\022\'\n\017stor" +
-      "ed_messages\030\020 \001(\003R\016storedMessages\022@\n\013com" +
-      "pression\030\021 \001(\0132\036.memoryd.v1.SessionCompr" +
-      "essionR\013compression\022Q\n\025long_term_memory_" +
-      "mode\030\022 \001(\0162\036.memoryd.v1.LongTermMemoryMo" +
-      "deR\022longTermMemoryMode\"\322\001\n\026ExportedSessi" +
-      "onMessage\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\n" +
-      "session_id\030\002 \001(\tR\tsessionId\022H\n\022session_c" +
-      "reated_at\030\003 \001(\0132\032.google.protobuf.Timest" +
-      "ampR\020sessionCreatedAt\0224\n\007message\030\004 \001(\0132\032" +
-      ".memoryd.v1.SessionMessageR\007message\"\313\001\n\031" +
-      "ExportedSessionAttachment\022\031\n\010agent_id\030\001 " +
-      "\001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessio" +
-      "nId\022H\n\022session_created_at\030\003 \001(\0132\032.google" +
-      ".protobuf.TimestampR\020sessionCreatedAt\022\020\n" +
-      "\003seq\030\004 \001(\003R\003seq\022\030\n\007content\030\005 \001(\tR\007conten" +
-      "t\"\203\001\n\rExportedState\022\031\n\010agent_id\030\001 \001(\tR\007a" +
-      "gentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0228\n" +
-      "\tcomponent\030\003 \001(\0132\032.memoryd.v1.StateCompo" +
-      "nentR\tcomponent\"\327\004\n\014ExportRecord\0222\n\006head" +
-      "er\030\001 \001(\0132\030.memoryd.v1.ExportHeaderH\000R\006he" +
-      "ader\0224\n\006memory\030\002 \001(\0132\032.memoryd.v1.Export" +
-      "edMemoryH\000R\006memory\022;\n\tkey_event\030\003 \001(\0132\034." +
-      "memoryd.v1.ExportedKeyEventH\000R\010keyEvent\022" +
-      "J\n\016working_memory\030\004 \001(\0132!.memoryd.v1.Exp" +
-      "ortedWorkingMemoryH\000R\rworkingMemory\0227\n\007p" +
-      "rofile\030\005 \001(\0132\033.memoryd.v1.ExportedProfil" +
-      "eH\000R\007profile\0227\n\007session\030\006 \001(\0132\033.memoryd." +
-      "v1.ExportedSessionH\000R\007session\0221\n\005state\030\007" +
-      " \001(\0132\031.memoryd.v1.ExportedStateH\000R\005state" +
-      "\022M\n\017session_message\030\010 \001(\0132\".memoryd.v1.E" +
-      "xportedSessionMessageH\000R\016sessionMessage\022" +
-      "V\n\022session_attachment\030\t \001(\0132%.memoryd.v1" +
-      ".ExportedSessionAttachmentH\000R\021sessionAtt" +
-      "achmentB\010\n\006record\"r\n\rExportRequest\022\031\n\010ag" +
-      "ent_id\030\001 \001(\tR\007agentId\022\035\n\nall_agents\030\002 \001(" +
-      "\010R\tallAgents\022\'\n\017include_vectors\030\003 \001(\010R\016i" +
-      "ncludeVectors\"\201\001\n\016ExportResponse\0222\n\006reco" +
-      "rd\030\001 \001(\0132\030.memoryd.v1.ExportRecordH\000R\006re" +
-      "cord\0222\n\010progress\030\002 \001(\0132\024.memoryd.v1.Prog" +
-      "ressH\000R\010progressB\007\n\005event\"i\n\rImportReque" +
-      "st\0220\n\006record\030\001 \001(\0132\030.memoryd.v1.ExportRe" +
-      "cordR\006record\022&\n\017target_agent_id\030\002 \001(\tR\rt" +
-      "argetAgentId\"?\n\017ImportRejection\022\024\n\005index" +
-      "\030\001 \001(\003R\005index\022\026\n\006reason\030\002 \001(\tR\006reason\"\177\n" +
-      "\016ImportResponse\022\032\n\010imported\030\001 \001(\003R\010impor" +
-      "ted\022\030\n\007skipped\030\002 \001(\003R\007skipped\0227\n\010rejecte" +
-      "d\030\003 \003(\0132\033.memoryd.v1.ImportRejectionR\010re" +
-      "jected\"i\n\016ReembedRequest\022\031\n\010agent_id\030\001 \001" +
-      "(\tR\007agentId\022\035\n\nall_agents\030\002 \001(\010R\tallAgen" +
-      "ts\022\035\n\nbatch_size\030\003 \001(\005R\tbatchSize\"X\n\rRee" +
-      "mbedResult\022\036\n\nreembedded\030\001 \001(\003R\nreembedd" +
-      "ed\022\'\n\017embedding_model\030\002 \001(\tR\016embeddingMo" +
-      "del\"\203\001\n\017ReembedResponse\0222\n\010progress\030\001 \001(" +
-      "\0132\024.memoryd.v1.ProgressH\000R\010progress\0223\n\006r" +
-      "esult\030\002 \001(\0132\031.memoryd.v1.ReembedResultH\000" +
-      "R\006resultB\007\n\005event2\260\007\n\020LifecycleService\022E" +
-      "\n\010GetStats\022\033.memoryd.v1.GetStatsRequest\032" +
-      "\034.memoryd.v1.GetStatsResponse\022B\n\007Archive" +
-      "\022\032.memoryd.v1.ArchiveRequest\032\033.memoryd.v" +
-      "1.ArchiveResponse\022B\n\007Restore\022\032.memoryd.v" +
-      "1.RestoreRequest\032\033.memoryd.v1.RestoreRes" +
-      "ponse\022<\n\005Prune\022\030.memoryd.v1.PruneRequest" +
-      "\032\031.memoryd.v1.PruneResponse\022<\n\005Reset\022\030.m" +
-      "emoryd.v1.ResetRequest\032\031.memoryd.v1.Rese" +
-      "tResponse\022D\n\007Compact\022\032.memoryd.v1.Compac" +
-      "tRequest\032\033.memoryd.v1.CompactResponse0\001\022" +
-      "Y\n\016RunMaintenance\022!.memoryd.v1.RunMainte" +
-      "nanceRequest\032\".memoryd.v1.RunMaintenance" +
-      "Response0\001\022P\n\013Consolidate\022\036.memoryd.v1.C" +
-      "onsolidateRequest\032\037.memoryd.v1.Consolida" +
-      "teResponse0\001\022A\n\006Export\022\031.memoryd.v1.Expo" +
-      "rtRequest\032\032.memoryd.v1.ExportResponse0\001\022" +
-      "A\n\006Import\022\031.memoryd.v1.ImportRequest\032\032.m" +
-      "emoryd.v1.ImportResponse(\001\022D\n\007Reembed\022\032." +
-      "memoryd.v1.ReembedRequest\032\033.memoryd.v1.R" +
-      "eembedResponse0\001\022<\n\005Erase\022\030.memoryd.v1.E" +
-      "raseRequest\032\031.memoryd.v1.EraseResponse\022T" +
-      "\n\rVerifyErasure\022 .memoryd.v1.VerifyErasu" +
-      "reRequest\032!.memoryd.v1.VerifyErasureResp" +
-      "onseBp\n\016dev.memoryd.v1B\025LifecycleService" +
-      "ProtoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342" +
-      "\002\026Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006" +
-      "proto3"
+      "(\tR\007subject\022\035\n\nkey_prefix\030\006 \001(\tR\tkeyPref" +
+      "ix\022\035\n\nall_agents\030\007 \001(\010R\tallAgents\"\203\001\n\rEr" +
+      "aseResponse\022/\n\006places\030\001 \003(\0132\027.memoryd.v1" +
+      ".CountByNameR\006places\022\020\n\003ids\030\002 \003(\tR\003ids\022\026" +
+      "\n\006digest\030\003 \001(\tR\006digest\022\027\n\007dry_run\030\004 \001(\010R" +
+      "\006dryRun\"0\n\024VerifyErasureRequest\022\030\n\007needl" +
+      "es\030\001 \003(\tR\007needles\"R\n\016ErasureResidue\022\022\n\004p" +
+      "ath\030\001 \001(\tR\004path\022\026\n\006needle\030\002 \001(\005R\006needle\022" +
+      "\024\n\005count\030\003 \001(\003R\005count\"\261\001\n\025VerifyErasureR" +
+      "esponse\022#\n\rfiles_scanned\030\001 \001(\003R\014filesSca" +
+      "nned\022#\n\rbytes_scanned\030\002 \001(\003R\014bytesScanne" +
+      "d\0224\n\007residue\030\003 \003(\0132\032.memoryd.v1.ErasureR" +
+      "esidueR\007residue\022\030\n\007skipped\030\004 \003(\tR\007skippe" +
+      "d\"\244\001\n\016CompactRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
+      "agentId\0222\n\025merge_group_threshold\030\002 \001(\005R\023" +
+      "mergeGroupThreshold\022.\n\020merge_similarity\030" +
+      "\003 \001(\001H\000R\017mergeSimilarity\210\001\001B\023\n\021_merge_si" +
+      "milarity\"\244\001\n\rCompactResult\022+\n\021tombstones" +
+      "_purged\030\001 \001(\003R\020tombstonesPurged\022%\n\016expir" +
+      "ed_purged\030\002 \001(\003R\rexpiredPurged\022\026\n\006merged" +
+      "\030\003 \001(\003R\006merged\022\'\n\017store_optimized\030\004 \001(\010R" +
+      "\016storeOptimized\"\203\001\n\017CompactResponse\0222\n\010p" +
+      "rogress\030\001 \001(\0132\024.memoryd.v1.ProgressH\000R\010p" +
+      "rogress\0223\n\006result\030\002 \001(\0132\031.memoryd.v1.Com" +
+      "pactResultH\000R\006resultB\007\n\005event\"\336\001\n\025RunMai" +
+      "ntenanceRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
+      "Id\022$\n\013max_entries\030\002 \001(\003H\000R\nmaxEntries\210\001\001" +
+      "\022*\n\016retention_days\030\003 \001(\005H\001R\rretentionDay" +
+      "s\210\001\001\022%\n\013consolidate\030\004 \001(\010H\002R\013consolidate" +
+      "\210\001\001B\016\n\014_max_entriesB\021\n\017_retention_daysB\016" +
+      "\n\014_consolidate\"\257\002\n\021MaintenanceResult\022\032\n\010" +
+      "archived\030\001 \001(\003R\010archived\0220\n\024deleted_by_r" +
+      "etention\030\002 \001(\003R\022deletedByRetention\022\030\n\007ex" +
+      "pired\030\003 \001(\003R\007expired\022\034\n\tcompacted\030\004 \001(\010R" +
+      "\tcompacted\022;\n\013finished_at\030\005 \001(\0132\032.google" +
+      ".protobuf.TimestampR\nfinishedAt\022\"\n\014conso" +
+      "lidated\030\006 \001(\003R\014consolidated\0223\n\010degraded\030" +
+      "\007 \003(\0132\027.memoryd.v1.DegradationR\010degraded" +
+      "\"\322\001\n\022ConsolidateRequest\022\031\n\010agent_id\030\001 \001(" +
+      "\tR\007agentId\022\027\n\007dry_run\030\002 \001(\010R\006dryRun\022%\n\014m" +
+      "in_age_days\030\003 \001(\005H\000R\nminAgeDays\210\001\001\022)\n\016mi" +
+      "n_group_size\030\004 \001(\005H\001R\014minGroupSize\210\001\001\022\022\n" +
+      "\004tags\030\005 \003(\tR\004tagsB\017\n\r_min_age_daysB\021\n\017_m" +
+      "in_group_size\"\231\001\n\021ConsolidatedGroup\022\024\n\005g" +
+      "roup\030\001 \001(\tR\005group\022\035\n\nsource_ids\030\002 \003(\tR\ts" +
+      "ourceIds\022\035\n\nderived_id\030\003 \001(\tR\tderivedId\022" +
+      "\030\n\007content\030\004 \001(\tR\007content\022\026\n\006method\030\005 \001(" +
+      "\tR\006method\"\326\001\n\021ConsolidateResult\022\026\n\006group" +
+      "s\030\001 \001(\003R\006groups\022\"\n\014consolidated\030\002 \001(\003R\014c" +
+      "onsolidated\022\027\n\007dry_run\030\003 \001(\010R\006dryRun\0227\n\007" +
+      "details\030\004 \003(\0132\035.memoryd.v1.ConsolidatedG" +
+      "roupR\007details\0223\n\010degraded\030\005 \003(\0132\027.memory" +
+      "d.v1.DegradationR\010degraded\"\213\001\n\023Consolida" +
+      "teResponse\0222\n\010progress\030\001 \001(\0132\024.memoryd.v" +
+      "1.ProgressH\000R\010progress\0227\n\006result\030\002 \001(\0132\035" +
+      ".memoryd.v1.ConsolidateResultH\000R\006resultB" +
+      "\007\n\005event\"\216\001\n\026RunMaintenanceResponse\0222\n\010p" +
+      "rogress\030\001 \001(\0132\024.memoryd.v1.ProgressH\000R\010p" +
+      "rogress\0227\n\006result\030\002 \001(\0132\035.memoryd.v1.Mai" +
+      "ntenanceResultH\000R\006resultB\007\n\005event\"\365\001\n\014Ex" +
+      "portHeader\022\026\n\006format\030\001 \001(\tR\006format\022\033\n\tte" +
+      "nant_id\030\002 \001(\tR\010tenantId\022\031\n\010agent_id\030\003 \001(" +
+      "\tR\007agentId\022;\n\013exported_at\030\004 \001(\0132\032.google" +
+      ".protobuf.TimestampR\nexportedAt\022\'\n\017embed" +
+      "ding_model\030\005 \001(\tR\016embeddingModel\022/\n\023embe" +
+      "dding_dimension\030\006 \001(\005R\022embeddingDimensio" +
+      "n\"T\n\016ExportedMemory\022*\n\006memory\030\001 \001(\0132\022.me" +
+      "moryd.v1.MemoryR\006memory\022\026\n\006vector\030\002 \003(\002R" +
+      "\006vector\"s\n\020ExportedKeyEvent\022\031\n\010agent_id\030" +
+      "\001 \001(\tR\007agentId\022*\n\005entry\030\002 \001(\0132\024.memoryd." +
+      "v1.KeyEntryR\005entry\022\030\n\007current\030\003 \001(\010R\007cur" +
+      "rent\"\241\001\n\025ExportedWorkingMemory\022\031\n\010agent_" +
+      "id\030\001 \001(\tR\007agentId\022@\n\016working_memory\030\002 \001(" +
+      "\0132\031.memoryd.v1.WorkingMemoryR\rworkingMem" +
+      "ory\022+\n\003ttl\030\003 \001(\0132\031.google.protobuf.Durat" +
+      "ionR\003ttl\"z\n\017ExportedProfile\022\031\n\010agent_id\030" +
+      "\001 \001(\tR\007agentId\0222\n\007profile\030\002 \001(\0132\030.memory" +
+      "d.v1.AgentProfileR\007profile\022\030\n\007version\030\003 " +
+      "\001(\003R\007version\"\345\006\n\017ExportedSession\022\031\n\010agen" +
+      "t_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR" +
+      "\tsessionId\0229\n\nfixed_zone\030\003 \003(\0132\032.memoryd" +
+      ".v1.FixedZoneEntryR\tfixedZone\022\030\n\007summary" +
+      "\030\004 \001(\tR\007summary\0226\n\010messages\030\005 \003(\0132\032.memo" +
+      "ryd.v1.SessionMessageR\010messages\0229\n\nexpir" +
+      "es_at\030\006 \001(\0132\032.google.protobuf.TimestampR" +
+      "\texpiresAt\022\026\n\006closed\030\007 \001(\010R\006closed\0229\n\ncr" +
+      "eated_at\030\010 \001(\0132\032.google.protobuf.Timesta" +
+      "mpR\tcreatedAt\0229\n\nupdated_at\030\t \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\tupdatedAt\022+\n\003ttl\030" +
+      "\n \001(\0132\031.google.protobuf.DurationR\003ttl\022\036\n" +
+      "\nsummarizer\030\013 \001(\tR\nsummarizer\022B\n\020summary" +
+      "_degraded\030\014 \003(\0132\027.memoryd.v1.Degradation" +
+      "R\017summaryDegraded\022#\n\rmessage_count\030\r \001(\003" +
+      "R\014messageCount\022\030\n\007version\030\016 \001(\003R\007version" +
+      "\0224\n\026summarized_through_seq\030\017 \001(\003R\024summar" +
+      "izedThroughSeq\022\'\n\017stored_messages\030\020 \001(\003R" +
+      "\016storedMessages\022@\n\013compression\030\021 \001(\0132\036.m" +
+      "emoryd.v1.SessionCompressionR\013compressio" +
+      "n\022Q\n\025long_term_memory_mode\030\022 \001(\0162\036.memor" +
+      "yd.v1.LongTermMemoryModeR\022longTermMemory" +
+      "Mode\"\322\001\n\026ExportedSessionMessage\022\031\n\010agent" +
+      "_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\t" +
+      "sessionId\022H\n\022session_created_at\030\003 \001(\0132\032." +
+      "google.protobuf.TimestampR\020sessionCreate" +
+      "dAt\0224\n\007message\030\004 \001(\0132\032.memoryd.v1.Sessio" +
+      "nMessageR\007message\"\313\001\n\031ExportedSessionAtt" +
+      "achment\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nse" +
+      "ssion_id\030\002 \001(\tR\tsessionId\022H\n\022session_cre" +
+      "ated_at\030\003 \001(\0132\032.google.protobuf.Timestam" +
+      "pR\020sessionCreatedAt\022\020\n\003seq\030\004 \001(\003R\003seq\022\030\n" +
+      "\007content\030\005 \001(\tR\007content\"\203\001\n\rExportedStat" +
+      "e\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_" +
+      "id\030\002 \001(\tR\tsessionId\0228\n\tcomponent\030\003 \001(\0132\032" +
+      ".memoryd.v1.StateComponentR\tcomponent\"\327\004" +
+      "\n\014ExportRecord\0222\n\006header\030\001 \001(\0132\030.memoryd" +
+      ".v1.ExportHeaderH\000R\006header\0224\n\006memory\030\002 \001" +
+      "(\0132\032.memoryd.v1.ExportedMemoryH\000R\006memory" +
+      "\022;\n\tkey_event\030\003 \001(\0132\034.memoryd.v1.Exporte" +
+      "dKeyEventH\000R\010keyEvent\022J\n\016working_memory\030" +
+      "\004 \001(\0132!.memoryd.v1.ExportedWorkingMemory" +
+      "H\000R\rworkingMemory\0227\n\007profile\030\005 \001(\0132\033.mem" +
+      "oryd.v1.ExportedProfileH\000R\007profile\0227\n\007se" +
+      "ssion\030\006 \001(\0132\033.memoryd.v1.ExportedSession" +
+      "H\000R\007session\0221\n\005state\030\007 \001(\0132\031.memoryd.v1." +
+      "ExportedStateH\000R\005state\022M\n\017session_messag" +
+      "e\030\010 \001(\0132\".memoryd.v1.ExportedSessionMess" +
+      "ageH\000R\016sessionMessage\022V\n\022session_attachm" +
+      "ent\030\t \001(\0132%.memoryd.v1.ExportedSessionAt" +
+      "tachmentH\000R\021sessionAttachmentB\010\n\006record\"" +
+      "r\n\rExportRequest\022\031\n\010agent_id\030\001 \001(\tR\007agen" +
+      "tId\022\035\n\nall_agents\030\002 \001(\010R\tallAgents\022\'\n\017in" +
+      "clude_vectors\030\003 \001(\010R\016includeVectors\"\201\001\n\016" +
+      "ExportResponse\0222\n\006record\030\001 \001(\0132\030.memoryd" +
+      ".v1.ExportRecordH\000R\006record\0222\n\010progress\030\002" +
+      " \001(\0132\024.memoryd.v1.ProgressH\000R\010progressB\007" +
+      "\n\005event\"i\n\rImportRequest\0220\n\006record\030\001 \001(\013" +
+      "2\030.memoryd.v1.ExportRecordR\006record\022&\n\017ta" +
+      "rget_agent_id\030\002 \001(\tR\rtargetAgentId\"?\n\017Im" +
+      "portRejection\022\024\n\005index\030\001 \001(\003R\005index\022\026\n\006r" +
+      "eason\030\002 \001(\tR\006reason\"\177\n\016ImportResponse\022\032\n" +
+      "\010imported\030\001 \001(\003R\010imported\022\030\n\007skipped\030\002 \001" +
+      "(\003R\007skipped\0227\n\010rejected\030\003 \003(\0132\033.memoryd." +
+      "v1.ImportRejectionR\010rejected\"i\n\016ReembedR" +
+      "equest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nall" +
+      "_agents\030\002 \001(\010R\tallAgents\022\035\n\nbatch_size\030\003" +
+      " \001(\005R\tbatchSize\"X\n\rReembedResult\022\036\n\nreem" +
+      "bedded\030\001 \001(\003R\nreembedded\022\'\n\017embedding_mo" +
+      "del\030\002 \001(\tR\016embeddingModel\"\203\001\n\017ReembedRes" +
+      "ponse\0222\n\010progress\030\001 \001(\0132\024.memoryd.v1.Pro" +
+      "gressH\000R\010progress\0223\n\006result\030\002 \001(\0132\031.memo" +
+      "ryd.v1.ReembedResultH\000R\006resultB\007\n\005event2" +
+      "\260\007\n\020LifecycleService\022E\n\010GetStats\022\033.memor" +
+      "yd.v1.GetStatsRequest\032\034.memoryd.v1.GetSt" +
+      "atsResponse\022B\n\007Archive\022\032.memoryd.v1.Arch" +
+      "iveRequest\032\033.memoryd.v1.ArchiveResponse\022" +
+      "B\n\007Restore\022\032.memoryd.v1.RestoreRequest\032\033" +
+      ".memoryd.v1.RestoreResponse\022<\n\005Prune\022\030.m" +
+      "emoryd.v1.PruneRequest\032\031.memoryd.v1.Prun" +
+      "eResponse\022<\n\005Reset\022\030.memoryd.v1.ResetReq" +
+      "uest\032\031.memoryd.v1.ResetResponse\022D\n\007Compa" +
+      "ct\022\032.memoryd.v1.CompactRequest\032\033.memoryd" +
+      ".v1.CompactResponse0\001\022Y\n\016RunMaintenance\022" +
+      "!.memoryd.v1.RunMaintenanceRequest\032\".mem" +
+      "oryd.v1.RunMaintenanceResponse0\001\022P\n\013Cons" +
+      "olidate\022\036.memoryd.v1.ConsolidateRequest\032" +
+      "\037.memoryd.v1.ConsolidateResponse0\001\022A\n\006Ex" +
+      "port\022\031.memoryd.v1.ExportRequest\032\032.memory" +
+      "d.v1.ExportResponse0\001\022A\n\006Import\022\031.memory" +
+      "d.v1.ImportRequest\032\032.memoryd.v1.ImportRe" +
+      "sponse(\001\022D\n\007Reembed\022\032.memoryd.v1.Reembed" +
+      "Request\032\033.memoryd.v1.ReembedResponse0\001\022<" +
+      "\n\005Erase\022\030.memoryd.v1.EraseRequest\032\031.memo" +
+      "ryd.v1.EraseResponse\022T\n\rVerifyErasure\022 ." +
+      "memoryd.v1.VerifyErasureRequest\032!.memory" +
+      "d.v1.VerifyErasureResponseBp\n\016dev.memory" +
+      "d.v1B\025LifecycleServiceProtoP\001\242\002\003MXX\252\002\nMe" +
+      "moryd.V1\312\002\nMemoryd\\V1\342\002\026Memoryd\\V1\\GPBMe" +
+      "tadata\352\002\013Memoryd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -580,7 +581,7 @@ public final class LifecycleServiceProto extends com.google.protobuf.GeneratedFi
     internal_static_memoryd_v1_EraseRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_EraseRequest_descriptor,
-        new java.lang.String[] { "AgentId", "WholeAgent", "Ids", "DryRun", "Subject", });
+        new java.lang.String[] { "AgentId", "WholeAgent", "Ids", "DryRun", "Subject", "KeyPrefix", "AllAgents", });
     internal_static_memoryd_v1_EraseResponse_descriptor =
       getDescriptor().getMessageType(13);
     internal_static_memoryd_v1_EraseResponse_fieldAccessorTable = new

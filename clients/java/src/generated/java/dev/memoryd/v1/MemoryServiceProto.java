@@ -364,422 +364,437 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
       "yd.v1\032\036google/protobuf/duration.proto\032 g" +
       "oogle/protobuf/field_mask.proto\032\034google/" +
       "protobuf/struct.proto\032\037google/protobuf/t" +
-      "imestamp.proto\032\027memoryd/v1/common.proto\"" +
-      "\361\005\n\017RememberRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
-      "gentId\022\030\n\007content\030\002 \001(\tR\007content\0227\n\013memo" +
-      "ry_type\030\003 \001(\0162\026.memoryd.v1.MemoryTypeR\nm" +
-      "emoryType\022\022\n\004tags\030\004 \003(\tR\004tags\022@\n\016securit" +
-      "y_level\030\005 \001(\0162\031.memoryd.v1.SecurityLevel" +
-      "R\rsecurityLevel\022#\n\nimportance\030\006 \001(\001H\000R\ni" +
-      "mportance\210\001\001\022#\n\nconfidence\030\007 \001(\001H\001R\nconf" +
-      "idence\210\001\001\022\034\n\tnamespace\030\010 \001(\tR\tnamespace\022" +
-      "3\n\010metadata\030\t \001(\0132\027.google.protobuf.Stru" +
-      "ctR\010metadata\022.\n\006source\030\n \001(\0132\026.memoryd.v" +
-      "1.ProvenanceR\006source\0229\n\nexpires_at\030\013 \001(\013" +
-      "2\032.google.protobuf.TimestampR\texpiresAt\022" +
-      "\034\n\tembedding\030\014 \003(\002R\tembedding\0229\n\ncreated" +
-      "_at\030\r \001(\0132\032.google.protobuf.TimestampR\tc" +
-      "reatedAt\022#\n\rmetadata_json\030\016 \001(\tR\014metadat" +
-      "aJson\022;\n\013occurred_at\030\017 \001(\0132\032.google.prot" +
-      "obuf.TimestampR\noccurredAt\022\035\n\nsession_id" +
-      "\030\020 \001(\tR\tsessionId\022\032\n\010sequence\030\021 \001(\003R\010seq" +
-      "uenceB\r\n\013_importanceB\r\n\013_confidence\"\227\001\n\020" +
-      "RememberResponse\022*\n\006memory\030\001 \001(\0132\022.memor" +
-      "yd.v1.MemoryR\006memory\022\"\n\014deduplicated\030\002 \001" +
-      "(\010R\014deduplicated\0223\n\010degraded\030\003 \003(\0132\027.mem" +
-      "oryd.v1.DegradationR\010degraded\"d\n\024Remembe" +
-      "rBatchRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId" +
-      "\0221\n\005items\030\002 \003(\0132\033.memoryd.v1.RememberReq" +
-      "uestR\005items\"`\n\016RememberResult\022*\n\006memory\030" +
-      "\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022\"\n\014ded" +
-      "uplicated\030\002 \001(\010R\014deduplicated\"\202\001\n\025Rememb" +
-      "erBatchResponse\0224\n\007results\030\001 \003(\0132\032.memor" +
-      "yd.v1.RememberResultR\007results\0223\n\010degrade" +
-      "d\030\002 \003(\0132\027.memoryd.v1.DegradationR\010degrad" +
-      "ed\"\213\003\n\007Scoring\0221\n\006preset\030\001 \001(\0162\031.memoryd" +
-      ".v1.ScoringPresetR\006preset\022+\n\017half_life_h" +
-      "ours\030\002 \001(\001H\000R\rhalfLifeHours\210\001\001\0220\n\021simila" +
-      "rity_weight\030\003 \001(\001H\001R\020similarityWeight\210\001\001" +
-      "\022*\n\016recency_weight\030\004 \001(\001H\002R\rrecencyWeigh" +
-      "t\210\001\001\0220\n\021importance_weight\030\005 \001(\001H\003R\020impor" +
-      "tanceWeight\210\001\001\022=\n\rrecency_basis\030\006 \001(\0162\030." +
-      "memoryd.v1.RecencyBasisR\014recencyBasisB\022\n" +
-      "\020_half_life_hoursB\024\n\022_similarity_weightB" +
-      "\021\n\017_recency_weightB\024\n\022_importance_weight" +
-      "\"\213\002\n\017ScoreComponents\022\036\n\nsimilarity\030\001 \001(\001" +
-      "R\nsimilarity\022\030\n\007recency\030\002 \001(\001R\007recency\022\036" +
-      "\n\nimportance\030\003 \001(\001R\nimportance\022\030\n\007decaye" +
-      "d\030\004 \001(\001R\007decayed\022\032\n\010weighted\030\005 \001(\001R\010weig" +
-      "hted\022\030\n\007keyword\030\006 \001(\001R\007keyword\022\024\n\005fused\030" +
-      "\007 \001(\001R\005fused\022\034\n\trelevance\030\010 \001(\001R\trelevan" +
-      "ce\022\032\n\010temporal\030\t \001(\001R\010temporal\"\206\007\n\rRecal" +
-      "lRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\024\n\005q" +
-      "uery\030\002 \001(\tR\005query\022\024\n\005limit\030\003 \001(\005R\005limit\022" +
-      "!\n\tnamespace\030\004 \001(\tH\000R\tnamespace\210\001\001\022\022\n\004ta" +
-      "gs\030\005 \003(\tR\004tags\0221\n\ttag_match\030\006 \001(\0162\024.memo" +
-      "ryd.v1.TagMatchR\010tagMatch\0229\n\014memory_type" +
-      "s\030\007 \003(\0162\026.memoryd.v1.MemoryTypeR\013memoryT" +
-      "ypes\022G\n\022max_security_level\030\010 \001(\0162\031.memor" +
-      "yd.v1.SecurityLevelR\020maxSecurityLevel\022-\n" +
-      "\007scoring\030\t \001(\0132\023.memoryd.v1.ScoringR\007sco" +
-      "ring\022\033\n\006hybrid\030\n \001(\010H\001R\006hybrid\210\001\001\022\'\n\017que" +
-      "ry_embedding\030\013 \003(\002R\016queryEmbedding\022?\n\rcr" +
-      "eated_after\030\014 \001(\0132\032.google.protobuf.Time" +
-      "stampR\014createdAfter\022A\n\016created_before\030\r " +
-      "\001(\0132\032.google.protobuf.TimestampR\rcreated" +
-      "Before\022)\n\020include_archived\030\016 \001(\010R\017includ" +
-      "eArchived\022\033\n\tmin_score\030\017 \001(\001R\010minScore\022," +
-      "\n\003now\030\020 \001(\0132\032.google.protobuf.TimestampR" +
-      "\003now\022#\n\rmin_relevance\030\021 \001(\001R\014minRelevanc" +
-      "e\022-\n\005trust\030\022 \001(\0132\027.memoryd.v1.TrustFilte" +
-      "rR\005trust\022*\n\016context_window\030\023 \001(\005H\002R\rcont" +
-      "extWindow\210\001\001\022%\n\005as_of\030\024 \001(\0132\020.memoryd.v1" +
-      ".AsOfR\004asOfB\014\n\n_namespaceB\t\n\007_hybridB\021\n\017" +
-      "_context_window\"\253\001\n\014RecallResult\022*\n\006memo" +
-      "ry\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022\024\n\005" +
-      "score\030\002 \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033" +
-      ".memoryd.v1.ScoreComponentsR\ncomponents\022" +
-      "\034\n\trelevance\030\004 \001(\001R\trelevance\"\242\001\n\016Recall" +
-      "Response\0222\n\007results\030\001 \003(\0132\030.memoryd.v1.R" +
-      "ecallResultR\007results\0223\n\010degraded\030\002 \003(\0132\027" +
-      ".memoryd.v1.DegradationR\010degraded\022\'\n\017emb" +
-      "edding_model\030\003 \001(\tR\016embeddingModel\"=\n\020Ge" +
-      "tMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
-      "d\022\016\n\002id\030\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022*" +
-      "\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memo" +
-      "ry\"\306\004\n\023ListMemoriesRequest\022\031\n\010agent_id\030\001" +
-      " \001(\tR\007agentId\022!\n\tnamespace\030\002 \001(\tH\000R\tname" +
-      "space\210\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_matc" +
-      "h\030\004 \001(\0162\024.memoryd.v1.TagMatchR\010tagMatch\022" +
-      "9\n\014memory_types\030\005 \003(\0162\026.memoryd.v1.Memor" +
-      "yTypeR\013memoryTypes\022G\n\022max_security_level" +
-      "\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\020maxSe" +
-      "curityLevel\022?\n\rcreated_after\030\007 \001(\0132\032.goo" +
-      "gle.protobuf.TimestampR\014createdAfter\022A\n\016" +
-      "created_before\030\010 \001(\0132\032.google.protobuf.T" +
-      "imestampR\rcreatedBefore\022)\n\020include_archi" +
-      "ved\030\t \001(\010R\017includeArchived\022\033\n\tpage_size\030" +
-      "\n \001(\005R\010pageSize\022\035\n\npage_token\030\013 \001(\tR\tpag" +
-      "eToken\022-\n\005order\030\014 \001(\0162\027.memoryd.v1.Memor" +
-      "yOrderR\005orderB\014\n\n_namespace\"n\n\024ListMemor" +
-      "iesResponse\022.\n\010memories\030\001 \003(\0132\022.memoryd." +
-      "v1.MemoryR\010memories\022&\n\017next_page_token\030\002" +
-      " \001(\tR\rnextPageToken\"\352\001\n\023UpdateMemoryRequ" +
-      "est\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\006memory" +
-      "\030\002 \001(\0132\022.memoryd.v1.MemoryR\006memory\022;\n\013up" +
-      "date_mask\030\003 \001(\0132\032.google.protobuf.FieldM" +
-      "askR\nupdateMask\022\"\n\nif_version\030\004 \001(\003H\000R\ti" +
-      "fVersion\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembeddin" +
-      "gB\r\n\013_if_version\"w\n\024UpdateMemoryResponse" +
-      "\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006me" +
-      "mory\0223\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degr" +
-      "adationR\010degraded\"D\n\025ForgetMemoriesReque" +
-      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 \003" +
-      "(\tR\003ids\"=\n\026ForgetMemoriesResponse\022#\n\rfor" +
-      "gotten_ids\030\001 \003(\tR\014forgottenIds\"\211\003\n\010KeyEn" +
-      "try\022\020\n\003key\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132\026" +
-      ".google.protobuf.ValueR\007content\022\024\n\005valid" +
-      "\030\003 \001(\010R\005valid\022\030\n\007version\030\004 \001(\003R\007version\022" +
-      "9\n\nupdated_at\030\005 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.mem" +
-      "oryd.v1.ProvenanceR\006source\022@\n\016security_l" +
-      "evel\030\007 \001(\0162\031.memoryd.v1.SecurityLevelR\rs" +
-      "ecurityLevel\022\033\n\tmemory_id\030\010 \001(\tR\010memoryI" +
-      "d\022\034\n\tnamespace\030\t \001(\tR\tnamespace\022!\n\014conte" +
-      "nt_json\030\n \001(\tR\013contentJson\"\327\002\n\020SetMemory" +
-      "Request\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ke" +
-      "y\030\002 \001(\tR\003key\0220\n\007content\030\003 \001(\0132\026.google.p" +
-      "rotobuf.ValueR\007content\022.\n\006source\030\004 \001(\0132\026" +
-      ".memoryd.v1.ProvenanceR\006source\022\"\n\nif_ver" +
-      "sion\030\005 \001(\003H\000R\tifVersion\210\001\001\022@\n\016security_l" +
-      "evel\030\006 \001(\0162\031.memoryd.v1.SecurityLevelR\rs" +
-      "ecurityLevel\022\034\n\tnamespace\030\007 \001(\tR\tnamespa" +
-      "ce\022!\n\014content_json\030\010 \001(\tR\013contentJsonB\r\n" +
-      "\013_if_version\"t\n\021SetMemoryResponse\022*\n\005ent" +
-      "ry\030\001 \001(\0132\024.memoryd.v1.KeyEntryR\005entry\0223\n" +
-      "\010degraded\030\002 \003(\0132\027.memoryd.v1.Degradation" +
-      "R\010degraded\"c\n\rGetKeyRequest\022\031\n\010agent_id\030" +
-      "\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001(\tR\003key\022%\n\005as_o" +
-      "f\030\003 \001(\0132\020.memoryd.v1.AsOfR\004asOf\"<\n\016GetKe" +
-      "yResponse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.Ke" +
-      "yEntryR\005entry\"\305\001\n\017ListKeysRequest\022\031\n\010age" +
-      "nt_id\030\001 \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006pr" +
-      "efix\022\034\n\trecursive\030\003 \001(\010R\trecursive\022\033\n\tpa" +
-      "ge_size\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030\005 " +
-      "\001(\tR\tpageToken\022%\n\005as_of\030\006 \001(\0132\020.memoryd." +
-      "v1.AsOfR\004asOf\"\214\001\n\020ListKeysResponse\022.\n\007en" +
-      "tries\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entri" +
-      "es\022 \n\013directories\030\002 \003(\tR\013directories\022&\n\017" +
-      "next_page_token\030\003 \001(\tR\rnextPageToken\"|\n\021" +
-      "KeyHistoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\022\020\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003 \001(" +
-      "\005R\010pageSize\022\035\n\npage_token\030\004 \001(\tR\tpageTok" +
-      "en\"l\n\022KeyHistoryResponse\022.\n\007entries\030\001 \003(" +
-      "\0132\024.memoryd.v1.KeyEntryR\007entries\022&\n\017next" +
-      "_page_token\030\002 \001(\tR\rnextPageToken\"\345\002\n\rWor" +
-      "kingMemory\0224\n\005scope\030\001 \001(\0132\036.memoryd.v1.W" +
-      "orkingMemoryScopeR\005scope\0221\n\007content\030\002 \001(" +
-      "\0132\027.google.protobuf.StructR\007content\022\030\n\007v" +
-      "ersion\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004 \001(" +
-      "\0132\032.google.protobuf.TimestampR\tupdatedAt" +
-      "\0229\n\nexpires_at\030\005 \001(\0132\032.google.protobuf.T" +
-      "imestampR\texpiresAt\0228\n\013json_schema\030\006 \001(\013" +
-      "2\027.google.protobuf.StructR\njsonSchema\022!\n" +
-      "\014content_json\030\007 \001(\tR\013contentJson\"\332\002\n\027Set" +
-      "WorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
-      "agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Work" +
-      "ingMemoryScopeR\005scope\0221\n\007content\030\003 \001(\0132\027" +
-      ".google.protobuf.StructR\007content\0221\n\004mode" +
-      "\030\004 \001(\0162\035.memoryd.v1.WorkingMemoryModeR\004m" +
-      "ode\022+\n\003ttl\030\005 \001(\0132\031.google.protobuf.Durat" +
-      "ionR\003ttl\0228\n\013json_schema\030\006 \001(\0132\027.google.p" +
-      "rotobuf.StructR\njsonSchema\022!\n\014content_js" +
-      "on\030\007 \001(\tR\013contentJson\"\\\n\030SetWorkingMemor" +
-      "yResponse\022@\n\016working_memory\030\001 \001(\0132\031.memo" +
-      "ryd.v1.WorkingMemoryR\rworkingMemory\"j\n\027G" +
-      "etWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\t" +
+      "imestamp.proto\032\027memoryd/v1/common.proto\032" +
+      "!memoryd/v1/snapshot_service.proto\"\361\005\n\017R" +
+      "ememberRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
+      "d\022\030\n\007content\030\002 \001(\tR\007content\0227\n\013memory_ty" +
+      "pe\030\003 \001(\0162\026.memoryd.v1.MemoryTypeR\nmemory" +
+      "Type\022\022\n\004tags\030\004 \003(\tR\004tags\022@\n\016security_lev" +
+      "el\030\005 \001(\0162\031.memoryd.v1.SecurityLevelR\rsec" +
+      "urityLevel\022#\n\nimportance\030\006 \001(\001H\000R\nimport" +
+      "ance\210\001\001\022#\n\nconfidence\030\007 \001(\001H\001R\nconfidenc" +
+      "e\210\001\001\022\034\n\tnamespace\030\010 \001(\tR\tnamespace\0223\n\010me" +
+      "tadata\030\t \001(\0132\027.google.protobuf.StructR\010m" +
+      "etadata\022.\n\006source\030\n \001(\0132\026.memoryd.v1.Pro" +
+      "venanceR\006source\0229\n\nexpires_at\030\013 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\texpiresAt\022\034\n\tem" +
+      "bedding\030\014 \003(\002R\tembedding\0229\n\ncreated_at\030\r" +
+      " \001(\0132\032.google.protobuf.TimestampR\tcreate" +
+      "dAt\022#\n\rmetadata_json\030\016 \001(\tR\014metadataJson" +
+      "\022;\n\013occurred_at\030\017 \001(\0132\032.google.protobuf." +
+      "TimestampR\noccurredAt\022\035\n\nsession_id\030\020 \001(" +
+      "\tR\tsessionId\022\032\n\010sequence\030\021 \001(\003R\010sequence" +
+      "B\r\n\013_importanceB\r\n\013_confidence\"\227\001\n\020Remem" +
+      "berResponse\022*\n\006memory\030\001 \001(\0132\022.memoryd.v1" +
+      ".MemoryR\006memory\022\"\n\014deduplicated\030\002 \001(\010R\014d" +
+      "eduplicated\0223\n\010degraded\030\003 \003(\0132\027.memoryd." +
+      "v1.DegradationR\010degraded\"d\n\024RememberBatc" +
+      "hRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\0221\n\005i" +
+      "tems\030\002 \003(\0132\033.memoryd.v1.RememberRequestR" +
+      "\005items\"`\n\016RememberResult\022*\n\006memory\030\001 \001(\013" +
+      "2\022.memoryd.v1.MemoryR\006memory\022\"\n\014deduplic" +
+      "ated\030\002 \001(\010R\014deduplicated\"\202\001\n\025RememberBat" +
+      "chResponse\0224\n\007results\030\001 \003(\0132\032.memoryd.v1" +
+      ".RememberResultR\007results\0223\n\010degraded\030\002 \003" +
+      "(\0132\027.memoryd.v1.DegradationR\010degraded\"\213\003" +
+      "\n\007Scoring\0221\n\006preset\030\001 \001(\0162\031.memoryd.v1.S" +
+      "coringPresetR\006preset\022+\n\017half_life_hours\030" +
+      "\002 \001(\001H\000R\rhalfLifeHours\210\001\001\0220\n\021similarity_" +
+      "weight\030\003 \001(\001H\001R\020similarityWeight\210\001\001\022*\n\016r" +
+      "ecency_weight\030\004 \001(\001H\002R\rrecencyWeight\210\001\001\022" +
+      "0\n\021importance_weight\030\005 \001(\001H\003R\020importance" +
+      "Weight\210\001\001\022=\n\rrecency_basis\030\006 \001(\0162\030.memor" +
+      "yd.v1.RecencyBasisR\014recencyBasisB\022\n\020_hal" +
+      "f_life_hoursB\024\n\022_similarity_weightB\021\n\017_r" +
+      "ecency_weightB\024\n\022_importance_weight\"\213\002\n\017" +
+      "ScoreComponents\022\036\n\nsimilarity\030\001 \001(\001R\nsim" +
+      "ilarity\022\030\n\007recency\030\002 \001(\001R\007recency\022\036\n\nimp" +
+      "ortance\030\003 \001(\001R\nimportance\022\030\n\007decayed\030\004 \001" +
+      "(\001R\007decayed\022\032\n\010weighted\030\005 \001(\001R\010weighted\022" +
+      "\030\n\007keyword\030\006 \001(\001R\007keyword\022\024\n\005fused\030\007 \001(\001" +
+      "R\005fused\022\034\n\trelevance\030\010 \001(\001R\trelevance\022\032\n" +
+      "\010temporal\030\t \001(\001R\010temporal\"\206\007\n\rRecallRequ" +
+      "est\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\024\n\005query\030" +
+      "\002 \001(\tR\005query\022\024\n\005limit\030\003 \001(\005R\005limit\022!\n\tna" +
+      "mespace\030\004 \001(\tH\000R\tnamespace\210\001\001\022\022\n\004tags\030\005 " +
+      "\003(\tR\004tags\0221\n\ttag_match\030\006 \001(\0162\024.memoryd.v" +
+      "1.TagMatchR\010tagMatch\0229\n\014memory_types\030\007 \003" +
+      "(\0162\026.memoryd.v1.MemoryTypeR\013memoryTypes\022" +
+      "G\n\022max_security_level\030\010 \001(\0162\031.memoryd.v1" +
+      ".SecurityLevelR\020maxSecurityLevel\022-\n\007scor" +
+      "ing\030\t \001(\0132\023.memoryd.v1.ScoringR\007scoring\022" +
+      "\033\n\006hybrid\030\n \001(\010H\001R\006hybrid\210\001\001\022\'\n\017query_em" +
+      "bedding\030\013 \003(\002R\016queryEmbedding\022?\n\rcreated" +
+      "_after\030\014 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\014createdAfter\022A\n\016created_before\030\r \001(\0132\032" +
+      ".google.protobuf.TimestampR\rcreatedBefor" +
+      "e\022)\n\020include_archived\030\016 \001(\010R\017includeArch" +
+      "ived\022\033\n\tmin_score\030\017 \001(\001R\010minScore\022,\n\003now" +
+      "\030\020 \001(\0132\032.google.protobuf.TimestampR\003now\022" +
+      "#\n\rmin_relevance\030\021 \001(\001R\014minRelevance\022-\n\005" +
+      "trust\030\022 \001(\0132\027.memoryd.v1.TrustFilterR\005tr" +
+      "ust\022*\n\016context_window\030\023 \001(\005H\002R\rcontextWi" +
+      "ndow\210\001\001\022%\n\005as_of\030\024 \001(\0132\020.memoryd.v1.AsOf" +
+      "R\004asOfB\014\n\n_namespaceB\t\n\007_hybridB\021\n\017_cont" +
+      "ext_window\"\253\001\n\014RecallResult\022*\n\006memory\030\001 " +
+      "\001(\0132\022.memoryd.v1.MemoryR\006memory\022\024\n\005score" +
+      "\030\002 \001(\001R\005score\022;\n\ncomponents\030\003 \001(\0132\033.memo" +
+      "ryd.v1.ScoreComponentsR\ncomponents\022\034\n\tre" +
+      "levance\030\004 \001(\001R\trelevance\"\242\001\n\016RecallRespo" +
+      "nse\0222\n\007results\030\001 \003(\0132\030.memoryd.v1.Recall" +
+      "ResultR\007results\0223\n\010degraded\030\002 \003(\0132\027.memo" +
+      "ryd.v1.DegradationR\010degraded\022\'\n\017embeddin" +
+      "g_model\030\003 \001(\tR\016embeddingModel\"=\n\020GetMemo" +
+      "ryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\016\n\002" +
+      "id\030\002 \001(\tR\002id\"?\n\021GetMemoryResponse\022*\n\006mem" +
+      "ory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\"\306\004" +
+      "\n\023ListMemoriesRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\007agentId\022!\n\tnamespace\030\002 \001(\tH\000R\tnamespace" +
+      "\210\001\001\022\022\n\004tags\030\003 \003(\tR\004tags\0221\n\ttag_match\030\004 \001" +
+      "(\0162\024.memoryd.v1.TagMatchR\010tagMatch\0229\n\014me" +
+      "mory_types\030\005 \003(\0162\026.memoryd.v1.MemoryType" +
+      "R\013memoryTypes\022G\n\022max_security_level\030\006 \001(" +
+      "\0162\031.memoryd.v1.SecurityLevelR\020maxSecurit" +
+      "yLevel\022?\n\rcreated_after\030\007 \001(\0132\032.google.p" +
+      "rotobuf.TimestampR\014createdAfter\022A\n\016creat" +
+      "ed_before\030\010 \001(\0132\032.google.protobuf.Timest" +
+      "ampR\rcreatedBefore\022)\n\020include_archived\030\t" +
+      " \001(\010R\017includeArchived\022\033\n\tpage_size\030\n \001(\005" +
+      "R\010pageSize\022\035\n\npage_token\030\013 \001(\tR\tpageToke" +
+      "n\022-\n\005order\030\014 \001(\0162\027.memoryd.v1.MemoryOrde" +
+      "rR\005orderB\014\n\n_namespace\"n\n\024ListMemoriesRe" +
+      "sponse\022.\n\010memories\030\001 \003(\0132\022.memoryd.v1.Me" +
+      "moryR\010memories\022&\n\017next_page_token\030\002 \001(\tR" +
+      "\rnextPageToken\"\352\001\n\023UpdateMemoryRequest\022\031" +
+      "\n\010agent_id\030\001 \001(\tR\007agentId\022*\n\006memory\030\002 \001(" +
+      "\0132\022.memoryd.v1.MemoryR\006memory\022;\n\013update_" +
+      "mask\030\003 \001(\0132\032.google.protobuf.FieldMaskR\n" +
+      "updateMask\022\"\n\nif_version\030\004 \001(\003H\000R\tifVers" +
+      "ion\210\001\001\022\034\n\tembedding\030\005 \003(\002R\tembeddingB\r\n\013" +
+      "_if_version\"w\n\024UpdateMemoryResponse\022*\n\006m" +
+      "emory\030\001 \001(\0132\022.memoryd.v1.MemoryR\006memory\022" +
+      "3\n\010degraded\030\002 \003(\0132\027.memoryd.v1.Degradati" +
+      "onR\010degraded\"D\n\025ForgetMemoriesRequest\022\031\n" +
+      "\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003ids\030\002 \003(\tR\003i" +
+      "ds\"=\n\026ForgetMemoriesResponse\022#\n\rforgotte" +
+      "n_ids\030\001 \003(\tR\014forgottenIds\"\211\003\n\010KeyEntry\022\020" +
+      "\n\003key\030\001 \001(\tR\003key\0220\n\007content\030\002 \001(\0132\026.goog" +
+      "le.protobuf.ValueR\007content\022\024\n\005valid\030\003 \001(" +
+      "\010R\005valid\022\030\n\007version\030\004 \001(\003R\007version\0229\n\nup" +
+      "dated_at\030\005 \001(\0132\032.google.protobuf.Timesta" +
+      "mpR\tupdatedAt\022.\n\006source\030\006 \001(\0132\026.memoryd." +
+      "v1.ProvenanceR\006source\022@\n\016security_level\030" +
+      "\007 \001(\0162\031.memoryd.v1.SecurityLevelR\rsecuri" +
+      "tyLevel\022\033\n\tmemory_id\030\010 \001(\tR\010memoryId\022\034\n\t" +
+      "namespace\030\t \001(\tR\tnamespace\022!\n\014content_js" +
+      "on\030\n \001(\tR\013contentJson\"\327\002\n\020SetMemoryReque" +
+      "st\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\020\n\003key\030\002 \001" +
+      "(\tR\003key\0220\n\007content\030\003 \001(\0132\026.google.protob" +
+      "uf.ValueR\007content\022.\n\006source\030\004 \001(\0132\026.memo" +
+      "ryd.v1.ProvenanceR\006source\022\"\n\nif_version\030" +
+      "\005 \001(\003H\000R\tifVersion\210\001\001\022@\n\016security_level\030" +
+      "\006 \001(\0162\031.memoryd.v1.SecurityLevelR\rsecuri" +
+      "tyLevel\022\034\n\tnamespace\030\007 \001(\tR\tnamespace\022!\n" +
+      "\014content_json\030\010 \001(\tR\013contentJsonB\r\n\013_if_" +
+      "version\"t\n\021SetMemoryResponse\022*\n\005entry\030\001 " +
+      "\001(\0132\024.memoryd.v1.KeyEntryR\005entry\0223\n\010degr" +
+      "aded\030\002 \003(\0132\027.memoryd.v1.DegradationR\010deg" +
+      "raded\"c\n\rGetKeyRequest\022\031\n\010agent_id\030\001 \001(\t" +
+      "R\007agentId\022\020\n\003key\030\002 \001(\tR\003key\022%\n\005as_of\030\003 \001" +
+      "(\0132\020.memoryd.v1.AsOfR\004asOf\"<\n\016GetKeyResp" +
+      "onse\022*\n\005entry\030\001 \001(\0132\024.memoryd.v1.KeyEntr" +
+      "yR\005entry\"\305\001\n\017ListKeysRequest\022\031\n\010agent_id" +
+      "\030\001 \001(\tR\007agentId\022\026\n\006prefix\030\002 \001(\tR\006prefix\022" +
+      "\034\n\trecursive\030\003 \001(\010R\trecursive\022\033\n\tpage_si" +
+      "ze\030\004 \001(\005R\010pageSize\022\035\n\npage_token\030\005 \001(\tR\t" +
+      "pageToken\022%\n\005as_of\030\006 \001(\0132\020.memoryd.v1.As" +
+      "OfR\004asOf\"\214\001\n\020ListKeysResponse\022.\n\007entries" +
+      "\030\001 \003(\0132\024.memoryd.v1.KeyEntryR\007entries\022 \n" +
+      "\013directories\030\002 \003(\tR\013directories\022&\n\017next_" +
+      "page_token\030\003 \001(\tR\rnextPageToken\"|\n\021KeyHi" +
+      "storyRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022" +
+      "\020\n\003key\030\002 \001(\tR\003key\022\033\n\tpage_size\030\003 \001(\005R\010pa" +
+      "geSize\022\035\n\npage_token\030\004 \001(\tR\tpageToken\"l\n" +
+      "\022KeyHistoryResponse\022.\n\007entries\030\001 \003(\0132\024.m" +
+      "emoryd.v1.KeyEntryR\007entries\022&\n\017next_page" +
+      "_token\030\002 \001(\tR\rnextPageToken\"\345\002\n\rWorkingM" +
+      "emory\0224\n\005scope\030\001 \001(\0132\036.memoryd.v1.Workin" +
+      "gMemoryScopeR\005scope\0221\n\007content\030\002 \001(\0132\027.g" +
+      "oogle.protobuf.StructR\007content\022\030\n\007versio" +
+      "n\030\003 \001(\003R\007version\0229\n\nupdated_at\030\004 \001(\0132\032.g" +
+      "oogle.protobuf.TimestampR\tupdatedAt\0229\n\ne" +
+      "xpires_at\030\005 \001(\0132\032.google.protobuf.Timest" +
+      "ampR\texpiresAt\0228\n\013json_schema\030\006 \001(\0132\027.go" +
+      "ogle.protobuf.StructR\njsonSchema\022!\n\014cont" +
+      "ent_json\030\007 \001(\tR\013contentJson\"\332\002\n\027SetWorki" +
+      "ngMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007agent" +
+      "Id\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.WorkingMe" +
+      "moryScopeR\005scope\0221\n\007content\030\003 \001(\0132\027.goog" +
+      "le.protobuf.StructR\007content\0221\n\004mode\030\004 \001(" +
+      "\0162\035.memoryd.v1.WorkingMemoryModeR\004mode\022+" +
+      "\n\003ttl\030\005 \001(\0132\031.google.protobuf.DurationR\003" +
+      "ttl\0228\n\013json_schema\030\006 \001(\0132\027.google.protob" +
+      "uf.StructR\njsonSchema\022!\n\014content_json\030\007 " +
+      "\001(\tR\013contentJson\"\\\n\030SetWorkingMemoryResp" +
+      "onse\022@\n\016working_memory\030\001 \001(\0132\031.memoryd.v" +
+      "1.WorkingMemoryR\rworkingMemory\"j\n\027GetWor" +
+      "kingMemoryRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
+      "ntId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Working" +
+      "MemoryScopeR\005scope\"\\\n\030GetWorkingMemoryRe" +
+      "sponse\022@\n\016working_memory\030\001 \001(\0132\031.memoryd" +
+      ".v1.WorkingMemoryR\rworkingMemory\"m\n\032Dele" +
+      "teWorkingMemoryRequest\022\031\n\010agent_id\030\001 \001(\t" +
       "R\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd.v1.Wo" +
-      "rkingMemoryScopeR\005scope\"\\\n\030GetWorkingMem" +
-      "oryResponse\022@\n\016working_memory\030\001 \001(\0132\031.me" +
-      "moryd.v1.WorkingMemoryR\rworkingMemory\"m\n" +
-      "\032DeleteWorkingMemoryRequest\022\031\n\010agent_id\030" +
-      "\001 \001(\tR\007agentId\0224\n\005scope\030\002 \001(\0132\036.memoryd." +
-      "v1.WorkingMemoryScopeR\005scope\"7\n\033DeleteWo" +
-      "rkingMemoryResponse\022\030\n\007deleted\030\001 \001(\010R\007de" +
-      "leted\"\265\001\n\036ListWorkingMemoryScopesRequest" +
-      "\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\033\n\tthread_id" +
-      "\030\002 \001(\tR\010threadId\022\037\n\013resource_id\030\003 \001(\tR\nr" +
-      "esourceId\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022\035" +
-      "\n\npage_token\030\005 \001(\tR\tpageToken\"|\n\037ListWor" +
-      "kingMemoryScopesResponse\0221\n\006scopes\030\001 \003(\013" +
-      "2\031.memoryd.v1.WorkingMemoryR\006scopes\022&\n\017n" +
-      "ext_page_token\030\002 \001(\tR\rnextPageToken\"w\n\014A" +
-      "gentProfile\022\030\n\007content\030\001 \001(\tR\007content\022\022\n" +
-      "\004etag\030\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132\032." +
-      "google.protobuf.TimestampR\tupdatedAt\".\n\021" +
-      "GetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007age" +
-      "ntId\"H\n\022GetProfileResponse\0222\n\007profile\030\001 " +
-      "\001(\0132\030.memoryd.v1.AgentProfileR\007profile\"c" +
-      "\n\021SetProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007a" +
-      "gentId\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if_m" +
-      "atch\030\003 \001(\tR\007ifMatch\"H\n\022SetProfileRespons" +
-      "e\0222\n\007profile\030\001 \001(\0132\030.memoryd.v1.AgentPro" +
-      "fileR\007profile\"\366\002\n\016SessionMessage\022+\n\004role" +
-      "\030\001 \001(\0162\027.memoryd.v1.MessageRoleR\004role\022\030\n" +
-      "\007content\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004n" +
-      "ame\022 \n\014tool_call_id\030\004 \001(\tR\ntoolCallId\0229\n" +
-      "\ncreated_at\030\005 \001(\0132\032.google.protobuf.Time" +
-      "stampR\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\nto" +
-      "ol_calls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\tto" +
-      "olCalls\022=\n\nattachment\030\010 \001(\0132\035.memoryd.v1" +
-      ".MessageAttachmentR\nattachment\022&\n\017merged" +
-      "_from_seq\030\t \001(\003R\rmergedFromSeq\"`\n\021Messag" +
-      "eAttachment\022\035\n\nsize_bytes\030\001 \001(\003R\tsizeByt" +
-      "es\022\024\n\005chars\030\002 \001(\003R\005chars\022\026\n\006sha256\030\003 \001(\t" +
-      "R\006sha256\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004" +
-      "name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.go" +
-      "ogle.protobuf.ValueR\targuments\"\201\004\n\022Sessi" +
-      "onCompression\022C\n\033compress_threshold_mess" +
-      "ages\030\001 \001(\005H\000R\031compressThresholdMessages\210" +
-      "\001\001\0225\n\024compress_token_ratio\030\002 \001(\001H\001R\022comp" +
-      "ressTokenRatio\210\001\001\0227\n\025context_budget_toke" +
-      "ns\030\003 \001(\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024ke" +
-      "ep_recent_messages\030\004 \001(\005H\003R\022keepRecentMe" +
-      "ssages\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H\004R\014offl" +
-      "oadBytes\210\001\001\022;\n\027merge_adjacent_messages\030\006" +
-      " \001(\010H\005R\025mergeAdjacentMessages\210\001\001B\036\n\034_com" +
-      "press_threshold_messagesB\027\n\025_compress_to" +
-      "ken_ratioB\030\n\026_context_budget_tokensB\027\n\025_" +
-      "keep_recent_messagesB\020\n\016_offload_bytesB\032" +
-      "\n\030_merge_adjacent_messages\"\224\001\n\016FixedZone" +
-      "Entry\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZo" +
-      "neKindR\004kind\022\030\n\007content\030\002 \001(\tR\007content\0229" +
-      "\n\ncreated_at\030\003 \001(\0132\032.google.protobuf.Tim" +
-      "estampR\tcreatedAt\"\313\002\n\025AppendMessagesRequ" +
-      "est\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsessio" +
-      "n_id\030\002 \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\0132" +
-      "\032.memoryd.v1.SessionMessageR\010messages\022+\n" +
-      "\003ttl\030\004 \001(\0132\031.google.protobuf.DurationR\003t" +
-      "tl\022@\n\013compression\030\005 \001(\0132\036.memoryd.v1.Ses" +
-      "sionCompressionR\013compression\022Q\n\025long_ter" +
-      "m_memory_mode\030\006 \001(\0162\036.memoryd.v1.LongTer" +
-      "mMemoryModeR\022longTermMemoryMode\"\351\001\n\026Appe" +
-      "ndMessagesResponse\022#\n\rmessage_count\030\001 \001(" +
-      "\003R\014messageCount\022\036\n\ncompressed\030\002 \001(\010R\ncom" +
-      "pressed\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1.D" +
-      "egradationR\010degraded\022.\n\023recorded_memory_" +
-      "ids\030\004 \003(\tR\021recordedMemoryIds\022%\n\016offloade" +
-      "d_seqs\030\005 \003(\003R\roffloadedSeqs\"v\n\027GetSessio" +
-      "nWindowRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
-      "d\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022!\n\014toke" +
-      "n_budget\030\003 \001(\005R\013tokenBudget\"\334\004\n\030GetSessi" +
-      "onWindowResponse\0229\n\nfixed_zone\030\001 \003(\0132\032.m" +
-      "emoryd.v1.FixedZoneEntryR\tfixedZone\022\030\n\007s" +
-      "ummary\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132\032." +
-      "memoryd.v1.SessionMessageR\006recent\022\037\n\013tok" +
-      "ens_used\030\004 \001(\005R\ntokensUsed\022\036\n\nsummarizer" +
-      "\030\005 \001(\tR\nsummarizer\022#\n\rtoken_counter\030\006 \001(" +
-      "\tR\014tokenCounter\0223\n\010degraded\030\007 \003(\0132\027.memo" +
-      "ryd.v1.DegradationR\010degraded\0224\n\026summariz" +
-      "ed_through_seq\030\010 \001(\003R\024summarizedThroughS" +
-      "eq\022\'\n\017stored_messages\030\t \001(\003R\016storedMessa" +
-      "ges\022Q\n\025long_term_memory_mode\030\n \001(\0162\036.mem" +
-      "oryd.v1.LongTermMemoryModeR\022longTermMemo" +
-      "ryMode\022@\n\022long_term_memories\030\013 \003(\0132\022.mem" +
-      "oryd.v1.MemoryR\020longTermMemories\022(\n\020long" +
-      "_term_memory\030\014 \001(\tR\016longTermMemory\"\235\001\n\030I" +
-      "njectInstructionRequest\022\031\n\010agent_id\030\001 \001(" +
-      "\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionI" +
-      "d\022-\n\004kind\030\003 \001(\0162\031.memoryd.v1.FixedZoneKi" +
-      "ndR\004kind\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031In" +
-      "jectInstructionResponse\0229\n\nfixed_zone\030\001 " +
-      "\003(\0132\032.memoryd.v1.FixedZoneEntryR\tfixedZo" +
-      "ne\"x\n\021EndSessionRequest\022\031\n\010agent_id\030\001 \001(" +
-      "\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionI" +
-      "d\022)\n\020extract_memories\030\003 \001(\010R\017extractMemo" +
-      "ries\"\225\001\n\022EndSessionResponse\022\030\n\007summary\030\001" +
-      " \001(\tR\007summary\0220\n\textracted\030\002 \003(\0132\022.memor" +
-      "yd.v1.MemoryR\textracted\0223\n\010degraded\030\003 \003(" +
-      "\0132\027.memoryd.v1.DegradationR\010degraded\"\303\001\n" +
-      "\031GetSessionMessagesRequest\022\031\n\010agent_id\030\001" +
-      " \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessi" +
-      "onId\022\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to_se" +
-      "q\030\004 \001(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010pageS" +
-      "ize\022\035\n\npage_token\030\006 \001(\tR\tpageToken\"\327\001\n\032G" +
-      "etSessionMessagesResponse\0226\n\010messages\030\001 " +
-      "\003(\0132\032.memoryd.v1.SessionMessageR\010message" +
-      "s\022&\n\017next_page_token\030\002 \001(\tR\rnextPageToke" +
-      "n\022#\n\rmessage_count\030\003 \001(\003R\014messageCount\0224" +
-      "\n\026summarized_through_seq\030\004 \001(\003R\024summariz" +
-      "edThroughSeq\"e\n\025DeleteMessagesRequest\022\031\n" +
-      "\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002" +
-      " \001(\tR\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n\026" +
-      "DeleteMessagesResponse\022!\n\014deleted_seqs\030\001" +
-      " \003(\003R\013deletedSeqs\022\'\n\017summary_rebuilt\030\002 \001" +
-      "(\010R\016summaryRebuilt\0223\n\010degraded\030\003 \003(\0132\027.m" +
-      "emoryd.v1.DegradationR\010degraded\"n\n\023Clear" +
-      "SessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
-      "d\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\035\n\nfixe" +
-      "d_zone\030\003 \001(\010R\tfixedZone\"0\n\024ClearSessionR" +
-      "esponse\022\030\n\007deleted\030\001 \001(\003R\007deleted\"\236\001\n\033Ge" +
-      "tSessionAttachmentRequest\022\031\n\010agent_id\030\001 " +
-      "\001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessio" +
-      "nId\022\020\n\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004 \001(\003R\006o" +
-      "ffset\022\033\n\tmax_chars\030\005 \001(\003R\010maxChars\"\215\002\n\034G" +
-      "etSessionAttachmentResponse\022\020\n\003seq\030\001 \001(\003" +
-      "R\003seq\022\030\n\007content\030\002 \001(\tR\007content\022=\n\nattac" +
-      "hment\030\003 \001(\0132\035.memoryd.v1.MessageAttachme" +
-      "ntR\nattachment\022\037\n\013next_offset\030\004 \001(\003R\nnex" +
-      "tOffset\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.Messa" +
-      "geRoleR\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014tool" +
-      "_call_id\030\007 \001(\tR\ntoolCallId\"\250\001\n\014WatchRequ" +
-      "est\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006cursor" +
-      "\030\002 \001(\tR\006cursor\022,\n\005start\030\003 \001(\0162\026.memoryd." +
-      "v1.WatchStartR\005start\022\037\n\013tenant_wide\030\004 \001(" +
-      "\010R\ntenantWide\022\026\n\006follow\030\005 \001(\010R\006follow\"\335\001" +
-      "\n\006Change\022*\n\004kind\030\001 \001(\0162\026.memoryd.v1.Chan" +
-      "geKindR\004kind\022\031\n\010agent_id\030\002 \001(\tR\007agentId\022" +
-      "\033\n\tmemory_id\030\003 \001(\tR\010memoryId\022\020\n\003key\030\004 \001(" +
-      "\tR\003key\022*\n\006memory\030\005 \001(\0132\022.memoryd.v1.Memo" +
-      "ryR\006memory\0221\n\tkey_entry\030\006 \001(\0132\024.memoryd." +
-      "v1.KeyEntryR\010keyEntry\"r\n\rWatchResponse\022\026" +
-      "\n\006cursor\030\001 \001(\tR\006cursor\022,\n\007changes\030\002 \003(\0132" +
-      "\022.memoryd.v1.ChangeR\007changes\022\033\n\tcaught_u" +
-      "p\030\003 \001(\010R\010caughtUp*\335\001\n\rScoringPreset\022\036\n\032S" +
-      "CORING_PRESET_UNSPECIFIED\020\000\022\035\n\031SCORING_P" +
-      "RESET_SIMILARITY\020\001\022\032\n\026SCORING_PRESET_DEC" +
-      "AYED\020\002\022\033\n\027SCORING_PRESET_WEIGHTED\020\003\022\034\n\030S" +
-      "CORING_PRESET_RELEVANCE\020\004\022\032\n\026SCORING_PRE" +
-      "SET_LAYERED\020\005\022\032\n\026SCORING_PRESET_BLENDED\020" +
-      "\006*g\n\014RecencyBasis\022\035\n\031RECENCY_BASIS_UNSPE" +
-      "CIFIED\020\000\022\031\n\025RECENCY_BASIS_UPDATED\020\001\022\035\n\031R" +
-      "ECENCY_BASIS_LAST_ACCESS\020\002*\256\001\n\013MemoryOrd" +
-      "er\022\034\n\030MEMORY_ORDER_UNSPECIFIED\020\000\022\035\n\031MEMO" +
-      "RY_ORDER_CREATED_DESC\020\001\022\034\n\030MEMORY_ORDER_" +
-      "CREATED_ASC\020\002\022\"\n\036MEMORY_ORDER_ACCESS_COU" +
-      "NT_DESC\020\003\022 \n\034MEMORY_ORDER_IMPORTANCE_DES" +
-      "C\020\004*x\n\021WorkingMemoryMode\022#\n\037WORKING_MEMO" +
-      "RY_MODE_UNSPECIFIED\020\000\022\035\n\031WORKING_MEMORY_" +
-      "MODE_MERGE\020\001\022\037\n\033WORKING_MEMORY_MODE_REPL" +
-      "ACE\020\002*\216\001\n\013MessageRole\022\034\n\030MESSAGE_ROLE_UN" +
-      "SPECIFIED\020\000\022\025\n\021MESSAGE_ROLE_USER\020\001\022\032\n\026ME" +
-      "SSAGE_ROLE_ASSISTANT\020\002\022\027\n\023MESSAGE_ROLE_S" +
-      "YSTEM\020\003\022\025\n\021MESSAGE_ROLE_TOOL\020\004*\256\001\n\022LongT" +
-      "ermMemoryMode\022%\n!LONG_TERM_MEMORY_MODE_U" +
-      "NSPECIFIED\020\000\022\'\n#LONG_TERM_MEMORY_MODE_AG" +
-      "ENT_CONTROL\020\001\022(\n$LONG_TERM_MEMORY_MODE_S" +
-      "TATIC_CONTROL\020\002\022\036\n\032LONG_TERM_MEMORY_MODE" +
-      "_BOTH\020\003*\211\001\n\rFixedZoneKind\022\037\n\033FIXED_ZONE_" +
-      "KIND_UNSPECIFIED\020\000\022\033\n\027FIXED_ZONE_KIND_TR" +
-      "IGGER\020\001\022\031\n\025FIXED_ZONE_KIND_FOCUS\020\002\022\037\n\033FI" +
-      "XED_ZONE_KIND_INSTRUCTION\020\003*V\n\nWatchStar" +
-      "t\022\033\n\027WATCH_START_UNSPECIFIED\020\000\022\023\n\017WATCH_" +
-      "START_NOW\020\001\022\026\n\022WATCH_START_OLDEST\020\002*\340\001\n\n" +
-      "ChangeKind\022\033\n\027CHANGE_KIND_UNSPECIFIED\020\000\022" +
-      "\036\n\032CHANGE_KIND_MEMORY_CREATED\020\001\022\036\n\032CHANG" +
-      "E_KIND_MEMORY_UPDATED\020\002\022\037\n\033CHANGE_KIND_M" +
-      "EMORY_ARCHIVED\020\003\022\036\n\032CHANGE_KIND_MEMORY_D" +
-      "ELETED\020\004\022\027\n\023CHANGE_KIND_KEY_SET\020\005\022\033\n\027CHA" +
-      "NGE_KIND_KEY_DELETED\020\0062\254\021\n\rMemoryService" +
-      "\022E\n\010Remember\022\033.memoryd.v1.RememberReques" +
-      "t\032\034.memoryd.v1.RememberResponse\022T\n\rRemem" +
-      "berBatch\022 .memoryd.v1.RememberBatchReque" +
-      "st\032!.memoryd.v1.RememberBatchResponse\022?\n" +
-      "\006Recall\022\031.memoryd.v1.RecallRequest\032\032.mem" +
-      "oryd.v1.RecallResponse\022H\n\tGetMemory\022\034.me" +
-      "moryd.v1.GetMemoryRequest\032\035.memoryd.v1.G" +
-      "etMemoryResponse\022Q\n\014ListMemories\022\037.memor" +
-      "yd.v1.ListMemoriesRequest\032 .memoryd.v1.L" +
-      "istMemoriesResponse\022Q\n\014UpdateMemory\022\037.me" +
-      "moryd.v1.UpdateMemoryRequest\032 .memoryd.v" +
-      "1.UpdateMemoryResponse\022W\n\016ForgetMemories" +
-      "\022!.memoryd.v1.ForgetMemoriesRequest\032\".me" +
-      "moryd.v1.ForgetMemoriesResponse\022H\n\tSetMe" +
-      "mory\022\034.memoryd.v1.SetMemoryRequest\032\035.mem" +
-      "oryd.v1.SetMemoryResponse\022?\n\006GetKey\022\031.me" +
-      "moryd.v1.GetKeyRequest\032\032.memoryd.v1.GetK" +
-      "eyResponse\022E\n\010ListKeys\022\033.memoryd.v1.List" +
-      "KeysRequest\032\034.memoryd.v1.ListKeysRespons" +
-      "e\022K\n\nKeyHistory\022\035.memoryd.v1.KeyHistoryR" +
-      "equest\032\036.memoryd.v1.KeyHistoryResponse\022]" +
-      "\n\020SetWorkingMemory\022#.memoryd.v1.SetWorki" +
-      "ngMemoryRequest\032$.memoryd.v1.SetWorkingM" +
-      "emoryResponse\022]\n\020GetWorkingMemory\022#.memo" +
-      "ryd.v1.GetWorkingMemoryRequest\032$.memoryd" +
-      ".v1.GetWorkingMemoryResponse\022f\n\023DeleteWo" +
-      "rkingMemory\022&.memoryd.v1.DeleteWorkingMe" +
-      "moryRequest\032\'.memoryd.v1.DeleteWorkingMe" +
-      "moryResponse\022r\n\027ListWorkingMemoryScopes\022" +
-      "*.memoryd.v1.ListWorkingMemoryScopesRequ" +
-      "est\032+.memoryd.v1.ListWorkingMemoryScopes" +
-      "Response\022K\n\nGetProfile\022\035.memoryd.v1.GetP" +
-      "rofileRequest\032\036.memoryd.v1.GetProfileRes" +
-      "ponse\022K\n\nSetProfile\022\035.memoryd.v1.SetProf" +
-      "ileRequest\032\036.memoryd.v1.SetProfileRespon" +
-      "se\022W\n\016AppendMessages\022!.memoryd.v1.Append" +
-      "MessagesRequest\032\".memoryd.v1.AppendMessa" +
-      "gesResponse\022]\n\020GetSessionWindow\022#.memory" +
-      "d.v1.GetSessionWindowRequest\032$.memoryd.v",
-      "1.GetSessionWindowResponse\022`\n\021InjectInst" +
-      "ruction\022$.memoryd.v1.InjectInstructionRe" +
-      "quest\032%.memoryd.v1.InjectInstructionResp" +
-      "onse\022K\n\nEndSession\022\035.memoryd.v1.EndSessi" +
-      "onRequest\032\036.memoryd.v1.EndSessionRespons" +
-      "e\022c\n\022GetSessionMessages\022%.memoryd.v1.Get" +
-      "SessionMessagesRequest\032&.memoryd.v1.GetS" +
-      "essionMessagesResponse\022W\n\016DeleteMessages" +
-      "\022!.memoryd.v1.DeleteMessagesRequest\032\".me" +
-      "moryd.v1.DeleteMessagesResponse\022Q\n\014Clear" +
-      "Session\022\037.memoryd.v1.ClearSessionRequest" +
-      "\032 .memoryd.v1.ClearSessionResponse\022i\n\024Ge" +
-      "tSessionAttachment\022\'.memoryd.v1.GetSessi" +
-      "onAttachmentRequest\032(.memoryd.v1.GetSess" +
-      "ionAttachmentResponse\022>\n\005Watch\022\030.memoryd" +
-      ".v1.WatchRequest\032\031.memoryd.v1.WatchRespo" +
-      "nse0\001Bm\n\016dev.memoryd.v1B\022MemoryServicePr" +
-      "otoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMemoryd\\V1\342\002\026" +
-      "Memoryd\\V1\\GPBMetadata\352\002\013Memoryd::V1b\006pr" +
-      "oto3"
+      "rkingMemoryScopeR\005scope\"7\n\033DeleteWorking" +
+      "MemoryResponse\022\030\n\007deleted\030\001 \001(\010R\007deleted" +
+      "\"\265\001\n\036ListWorkingMemoryScopesRequest\022\031\n\010a" +
+      "gent_id\030\001 \001(\tR\007agentId\022\033\n\tthread_id\030\002 \001(" +
+      "\tR\010threadId\022\037\n\013resource_id\030\003 \001(\tR\nresour" +
+      "ceId\022\033\n\tpage_size\030\004 \001(\005R\010pageSize\022\035\n\npag" +
+      "e_token\030\005 \001(\tR\tpageToken\"|\n\037ListWorkingM" +
+      "emoryScopesResponse\0221\n\006scopes\030\001 \003(\0132\031.me" +
+      "moryd.v1.WorkingMemoryR\006scopes\022&\n\017next_p" +
+      "age_token\030\002 \001(\tR\rnextPageToken\"w\n\014AgentP" +
+      "rofile\022\030\n\007content\030\001 \001(\tR\007content\022\022\n\004etag" +
+      "\030\002 \001(\tR\004etag\0229\n\nupdated_at\030\003 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\tupdatedAt\".\n\021GetPr" +
+      "ofileRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\"" +
+      "H\n\022GetProfileResponse\0222\n\007profile\030\001 \001(\0132\030" +
+      ".memoryd.v1.AgentProfileR\007profile\"c\n\021Set" +
+      "ProfileRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentI" +
+      "d\022\030\n\007content\030\002 \001(\tR\007content\022\031\n\010if_match\030" +
+      "\003 \001(\tR\007ifMatch\"H\n\022SetProfileResponse\0222\n\007" +
+      "profile\030\001 \001(\0132\030.memoryd.v1.AgentProfileR" +
+      "\007profile\"\366\002\n\016SessionMessage\022+\n\004role\030\001 \001(" +
+      "\0162\027.memoryd.v1.MessageRoleR\004role\022\030\n\007cont" +
+      "ent\030\002 \001(\tR\007content\022\022\n\004name\030\003 \001(\tR\004name\022 " +
+      "\n\014tool_call_id\030\004 \001(\tR\ntoolCallId\0229\n\ncrea" +
+      "ted_at\030\005 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\tcreatedAt\022\020\n\003seq\030\006 \001(\003R\003seq\0223\n\ntool_ca" +
+      "lls\030\007 \003(\0132\024.memoryd.v1.ToolCallR\ttoolCal" +
+      "ls\022=\n\nattachment\030\010 \001(\0132\035.memoryd.v1.Mess" +
+      "ageAttachmentR\nattachment\022&\n\017merged_from" +
+      "_seq\030\t \001(\003R\rmergedFromSeq\"`\n\021MessageAtta" +
+      "chment\022\035\n\nsize_bytes\030\001 \001(\003R\tsizeBytes\022\024\n" +
+      "\005chars\030\002 \001(\003R\005chars\022\026\n\006sha256\030\003 \001(\tR\006sha" +
+      "256\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name\030" +
+      "\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.google." +
+      "protobuf.ValueR\targuments\"\201\004\n\022SessionCom" +
+      "pression\022C\n\033compress_threshold_messages\030" +
+      "\001 \001(\005H\000R\031compressThresholdMessages\210\001\001\0225\n" +
+      "\024compress_token_ratio\030\002 \001(\001H\001R\022compressT" +
+      "okenRatio\210\001\001\0227\n\025context_budget_tokens\030\003 " +
+      "\001(\005H\002R\023contextBudgetTokens\210\001\001\0225\n\024keep_re" +
+      "cent_messages\030\004 \001(\005H\003R\022keepRecentMessage" +
+      "s\210\001\001\022(\n\roffload_bytes\030\005 \001(\005H\004R\014offloadBy" +
+      "tes\210\001\001\022;\n\027merge_adjacent_messages\030\006 \001(\010H" +
+      "\005R\025mergeAdjacentMessages\210\001\001B\036\n\034_compress" +
+      "_threshold_messagesB\027\n\025_compress_token_r" +
+      "atioB\030\n\026_context_budget_tokensB\027\n\025_keep_" +
+      "recent_messagesB\020\n\016_offload_bytesB\032\n\030_me" +
+      "rge_adjacent_messages\"\224\001\n\016FixedZoneEntry" +
+      "\022-\n\004kind\030\001 \001(\0162\031.memoryd.v1.FixedZoneKin" +
+      "dR\004kind\022\030\n\007content\030\002 \001(\tR\007content\0229\n\ncre" +
+      "ated_at\030\003 \001(\0132\032.google.protobuf.Timestam" +
+      "pR\tcreatedAt\"\313\002\n\025AppendMessagesRequest\022\031" +
+      "\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030" +
+      "\002 \001(\tR\tsessionId\0226\n\010messages\030\003 \003(\0132\032.mem" +
+      "oryd.v1.SessionMessageR\010messages\022+\n\003ttl\030" +
+      "\004 \001(\0132\031.google.protobuf.DurationR\003ttl\022@\n" +
+      "\013compression\030\005 \001(\0132\036.memoryd.v1.SessionC" +
+      "ompressionR\013compression\022Q\n\025long_term_mem" +
+      "ory_mode\030\006 \001(\0162\036.memoryd.v1.LongTermMemo" +
+      "ryModeR\022longTermMemoryMode\"\351\001\n\026AppendMes" +
+      "sagesResponse\022#\n\rmessage_count\030\001 \001(\003R\014me" +
+      "ssageCount\022\036\n\ncompressed\030\002 \001(\010R\ncompress" +
+      "ed\0223\n\010degraded\030\003 \003(\0132\027.memoryd.v1.Degrad" +
+      "ationR\010degraded\022.\n\023recorded_memory_ids\030\004" +
+      " \003(\tR\021recordedMemoryIds\022%\n\016offloaded_seq" +
+      "s\030\005 \003(\003R\roffloadedSeqs\"v\n\027GetSessionWind" +
+      "owRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\n" +
+      "session_id\030\002 \001(\tR\tsessionId\022!\n\014token_bud" +
+      "get\030\003 \001(\005R\013tokenBudget\"\334\004\n\030GetSessionWin" +
+      "dowResponse\0229\n\nfixed_zone\030\001 \003(\0132\032.memory" +
+      "d.v1.FixedZoneEntryR\tfixedZone\022\030\n\007summar" +
+      "y\030\002 \001(\tR\007summary\0222\n\006recent\030\003 \003(\0132\032.memor" +
+      "yd.v1.SessionMessageR\006recent\022\037\n\013tokens_u" +
+      "sed\030\004 \001(\005R\ntokensUsed\022\036\n\nsummarizer\030\005 \001(" +
+      "\tR\nsummarizer\022#\n\rtoken_counter\030\006 \001(\tR\014to" +
+      "kenCounter\0223\n\010degraded\030\007 \003(\0132\027.memoryd.v" +
+      "1.DegradationR\010degraded\0224\n\026summarized_th" +
+      "rough_seq\030\010 \001(\003R\024summarizedThroughSeq\022\'\n" +
+      "\017stored_messages\030\t \001(\003R\016storedMessages\022Q" +
+      "\n\025long_term_memory_mode\030\n \001(\0162\036.memoryd." +
+      "v1.LongTermMemoryModeR\022longTermMemoryMod" +
+      "e\022@\n\022long_term_memories\030\013 \003(\0132\022.memoryd." +
+      "v1.MemoryR\020longTermMemories\022(\n\020long_term" +
+      "_memory\030\014 \001(\tR\016longTermMemory\"\235\001\n\030Inject" +
+      "InstructionRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
+      "entId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022-\n\004" +
+      "kind\030\003 \001(\0162\031.memoryd.v1.FixedZoneKindR\004k" +
+      "ind\022\030\n\007content\030\004 \001(\tR\007content\"V\n\031InjectI" +
+      "nstructionResponse\0229\n\nfixed_zone\030\001 \003(\0132\032" +
+      ".memoryd.v1.FixedZoneEntryR\tfixedZone\"x\n" +
+      "\021EndSessionRequest\022\031\n\010agent_id\030\001 \001(\tR\007ag" +
+      "entId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022)\n\020" +
+      "extract_memories\030\003 \001(\010R\017extractMemories\"" +
+      "\225\001\n\022EndSessionResponse\022\030\n\007summary\030\001 \001(\tR" +
+      "\007summary\0220\n\textracted\030\002 \003(\0132\022.memoryd.v1" +
+      ".MemoryR\textracted\0223\n\010degraded\030\003 \003(\0132\027.m" +
+      "emoryd.v1.DegradationR\010degraded\"\303\001\n\031GetS" +
+      "essionMessagesRequest\022\031\n\010agent_id\030\001 \001(\tR" +
+      "\007agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022" +
+      "\031\n\010from_seq\030\003 \001(\003R\007fromSeq\022\025\n\006to_seq\030\004 \001" +
+      "(\003R\005toSeq\022\033\n\tpage_size\030\005 \001(\005R\010pageSize\022\035" +
+      "\n\npage_token\030\006 \001(\tR\tpageToken\"\327\001\n\032GetSes" +
+      "sionMessagesResponse\0226\n\010messages\030\001 \003(\0132\032" +
+      ".memoryd.v1.SessionMessageR\010messages\022&\n\017" +
+      "next_page_token\030\002 \001(\tR\rnextPageToken\022#\n\r" +
+      "message_count\030\003 \001(\003R\014messageCount\0224\n\026sum" +
+      "marized_through_seq\030\004 \001(\003R\024summarizedThr" +
+      "oughSeq\"e\n\025DeleteMessagesRequest\022\031\n\010agen" +
+      "t_id\030\001 \001(\tR\007agentId\022\035\n\nsession_id\030\002 \001(\tR" +
+      "\tsessionId\022\022\n\004seqs\030\003 \003(\003R\004seqs\"\231\001\n\026Delet" +
+      "eMessagesResponse\022!\n\014deleted_seqs\030\001 \003(\003R" +
+      "\013deletedSeqs\022\'\n\017summary_rebuilt\030\002 \001(\010R\016s" +
+      "ummaryRebuilt\0223\n\010degraded\030\003 \003(\0132\027.memory" +
+      "d.v1.DegradationR\010degraded\"n\n\023ClearSessi" +
+      "onRequest\022\031\n\010agent_id\030\001 \001(\tR\007agentId\022\035\n\n" +
+      "session_id\030\002 \001(\tR\tsessionId\022\035\n\nfixed_zon" +
+      "e\030\003 \001(\010R\tfixedZone\"0\n\024ClearSessionRespon" +
+      "se\022\030\n\007deleted\030\001 \001(\003R\007deleted\"\236\001\n\033GetSess" +
+      "ionAttachmentRequest\022\031\n\010agent_id\030\001 \001(\tR\007" +
+      "agentId\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\022\020" +
+      "\n\003seq\030\003 \001(\003R\003seq\022\026\n\006offset\030\004 \001(\003R\006offset" +
+      "\022\033\n\tmax_chars\030\005 \001(\003R\010maxChars\"\215\002\n\034GetSes" +
+      "sionAttachmentResponse\022\020\n\003seq\030\001 \001(\003R\003seq" +
+      "\022\030\n\007content\030\002 \001(\tR\007content\022=\n\nattachment" +
+      "\030\003 \001(\0132\035.memoryd.v1.MessageAttachmentR\na" +
+      "ttachment\022\037\n\013next_offset\030\004 \001(\003R\nnextOffs" +
+      "et\022+\n\004role\030\005 \001(\0162\027.memoryd.v1.MessageRol" +
+      "eR\004role\022\022\n\004name\030\006 \001(\tR\004name\022 \n\014tool_call" +
+      "_id\030\007 \001(\tR\ntoolCallId\"\250\001\n\014WatchRequest\022\031" +
+      "\n\010agent_id\030\001 \001(\tR\007agentId\022\026\n\006cursor\030\002 \001(" +
+      "\tR\006cursor\022,\n\005start\030\003 \001(\0162\026.memoryd.v1.Wa" +
+      "tchStartR\005start\022\037\n\013tenant_wide\030\004 \001(\010R\nte" +
+      "nantWide\022\026\n\006follow\030\005 \001(\010R\006follow\"\224\004\n\006Cha" +
+      "nge\022*\n\004kind\030\001 \001(\0162\026.memoryd.v1.ChangeKin" +
+      "dR\004kind\022\031\n\010agent_id\030\002 \001(\tR\007agentId\022\033\n\tme" +
+      "mory_id\030\003 \001(\tR\010memoryId\022\020\n\003key\030\004 \001(\tR\003ke" +
+      "y\022*\n\006memory\030\005 \001(\0132\022.memoryd.v1.MemoryR\006m" +
+      "emory\0221\n\tkey_entry\030\006 \001(\0132\024.memoryd.v1.Ke" +
+      "yEntryR\010keyEntry\022@\n\016working_memory\030\007 \001(\013" +
+      "2\031.memoryd.v1.WorkingMemoryR\rworkingMemo" +
+      "ry\022P\n\024working_memory_scope\030\010 \001(\0132\036.memor" +
+      "yd.v1.WorkingMemoryScopeR\022workingMemoryS" +
+      "cope\0222\n\007profile\030\t \001(\0132\030.memoryd.v1.Agent" +
+      "ProfileR\007profile\022\035\n\nsession_id\030\n \001(\tR\tse" +
+      "ssionId\0220\n\005state\030\013 \001(\0132\032.memoryd.v1.Stat" +
+      "eComponentR\005state\022\034\n\tcomponent\030\014 \001(\tR\tco" +
+      "mponent\"r\n\rWatchResponse\022\026\n\006cursor\030\001 \001(\t" +
+      "R\006cursor\022,\n\007changes\030\002 \003(\0132\022.memoryd.v1.C" +
+      "hangeR\007changes\022\033\n\tcaught_up\030\003 \001(\010R\010caugh" +
+      "tUp*\335\001\n\rScoringPreset\022\036\n\032SCORING_PRESET_" +
+      "UNSPECIFIED\020\000\022\035\n\031SCORING_PRESET_SIMILARI" +
+      "TY\020\001\022\032\n\026SCORING_PRESET_DECAYED\020\002\022\033\n\027SCOR" +
+      "ING_PRESET_WEIGHTED\020\003\022\034\n\030SCORING_PRESET_" +
+      "RELEVANCE\020\004\022\032\n\026SCORING_PRESET_LAYERED\020\005\022" +
+      "\032\n\026SCORING_PRESET_BLENDED\020\006*g\n\014RecencyBa" +
+      "sis\022\035\n\031RECENCY_BASIS_UNSPECIFIED\020\000\022\031\n\025RE" +
+      "CENCY_BASIS_UPDATED\020\001\022\035\n\031RECENCY_BASIS_L" +
+      "AST_ACCESS\020\002*\256\001\n\013MemoryOrder\022\034\n\030MEMORY_O" +
+      "RDER_UNSPECIFIED\020\000\022\035\n\031MEMORY_ORDER_CREAT" +
+      "ED_DESC\020\001\022\034\n\030MEMORY_ORDER_CREATED_ASC\020\002\022" +
+      "\"\n\036MEMORY_ORDER_ACCESS_COUNT_DESC\020\003\022 \n\034M" +
+      "EMORY_ORDER_IMPORTANCE_DESC\020\004*x\n\021Working" +
+      "MemoryMode\022#\n\037WORKING_MEMORY_MODE_UNSPEC" +
+      "IFIED\020\000\022\035\n\031WORKING_MEMORY_MODE_MERGE\020\001\022\037" +
+      "\n\033WORKING_MEMORY_MODE_REPLACE\020\002*\216\001\n\013Mess" +
+      "ageRole\022\034\n\030MESSAGE_ROLE_UNSPECIFIED\020\000\022\025\n" +
+      "\021MESSAGE_ROLE_USER\020\001\022\032\n\026MESSAGE_ROLE_ASS" +
+      "ISTANT\020\002\022\027\n\023MESSAGE_ROLE_SYSTEM\020\003\022\025\n\021MES" +
+      "SAGE_ROLE_TOOL\020\004*\256\001\n\022LongTermMemoryMode\022" +
+      "%\n!LONG_TERM_MEMORY_MODE_UNSPECIFIED\020\000\022\'" +
+      "\n#LONG_TERM_MEMORY_MODE_AGENT_CONTROL\020\001\022" +
+      "(\n$LONG_TERM_MEMORY_MODE_STATIC_CONTROL\020" +
+      "\002\022\036\n\032LONG_TERM_MEMORY_MODE_BOTH\020\003*\211\001\n\rFi" +
+      "xedZoneKind\022\037\n\033FIXED_ZONE_KIND_UNSPECIFI" +
+      "ED\020\000\022\033\n\027FIXED_ZONE_KIND_TRIGGER\020\001\022\031\n\025FIX" +
+      "ED_ZONE_KIND_FOCUS\020\002\022\037\n\033FIXED_ZONE_KIND_" +
+      "INSTRUCTION\020\003*V\n\nWatchStart\022\033\n\027WATCH_STA" +
+      "RT_UNSPECIFIED\020\000\022\023\n\017WATCH_START_NOW\020\001\022\026\n" +
+      "\022WATCH_START_OLDEST\020\002*\350\003\n\nChangeKind\022\033\n\027" +
+      "CHANGE_KIND_UNSPECIFIED\020\000\022\036\n\032CHANGE_KIND" +
+      "_MEMORY_CREATED\020\001\022\036\n\032CHANGE_KIND_MEMORY_" +
+      "UPDATED\020\002\022\037\n\033CHANGE_KIND_MEMORY_ARCHIVED" +
+      "\020\003\022\036\n\032CHANGE_KIND_MEMORY_DELETED\020\004\022\027\n\023CH" +
+      "ANGE_KIND_KEY_SET\020\005\022\033\n\027CHANGE_KIND_KEY_D" +
+      "ELETED\020\006\022\"\n\036CHANGE_KIND_WORKING_MEMORY_S" +
+      "ET\020\007\022&\n\"CHANGE_KIND_WORKING_MEMORY_DELET" +
+      "ED\020\010\022\033\n\027CHANGE_KIND_PROFILE_SET\020\t\022\037\n\033CHA" +
+      "NGE_KIND_PROFILE_DELETED\020\n\022\037\n\033CHANGE_KIN" +
+      "D_SESSION_UPDATED\020\013\022\037\n\033CHANGE_KIND_SESSI" +
+      "ON_DELETED\020\014\022\033\n\027CHANGE_KIND_STATE_SAVED\020" +
+      "\r\022\035\n\031CHANGE_KIND_STATE_DELETED\020\0162\254\021\n\rMem" +
+      "oryService\022E\n\010Remember\022\033.memoryd.v1.Reme" +
+      "mberRequest\032\034.memoryd.v1.RememberRespons" +
+      "e\022T\n\rRememberBatch\022 .memoryd.v1.Remember" +
+      "BatchRequest\032!.memoryd.v1.RememberBatchR" +
+      "esponse\022?\n\006Recall\022\031.memoryd.v1.RecallReq" +
+      "uest\032\032.memoryd.v1.RecallResponse\022H\n\tGetM" +
+      "emory\022\034.memoryd.v1.GetMemoryRequest\032\035.me" +
+      "moryd.v1.GetMemoryResponse\022Q\n\014ListMemori" +
+      "es\022\037.memoryd.v1.ListMemoriesRequest\032 .me" +
+      "moryd.v1.ListMemoriesResponse\022Q\n\014UpdateM" +
+      "emory\022\037.memoryd.v1.UpdateMemoryRequest\032 " +
+      ".memoryd.v1.UpdateMemoryResponse\022W\n\016Forg" +
+      "etMemories\022!.memoryd.v1.ForgetMemoriesRe" +
+      "quest\032\".memoryd.v1.ForgetMemoriesRespons" +
+      "e\022H\n\tSetMemory\022\034.memoryd.v1.SetMemoryReq" +
+      "uest\032\035.memoryd.v1.SetMemoryResponse\022?\n\006G" +
+      "etKey\022\031.memoryd.v1.GetKeyRequest\032\032.memor" +
+      "yd.v1.GetKeyResponse\022E\n\010ListKeys\022\033.memor" +
+      "yd.v1.ListKeysRequest\032\034.memoryd.v1.ListK" +
+      "eysResponse\022K\n\nKeyHistory\022\035.memoryd.v1.K" +
+      "eyHistoryRequest\032\036.memoryd.v1.KeyHistory" +
+      "Response\022]\n\020SetWorkingMemory\022#.memoryd.v" +
+      "1.SetWorkingMemoryRequest\032$.memoryd.v1.S" +
+      "etWorkingMemoryResponse\022]\n\020GetWorkingMem",
+      "ory\022#.memoryd.v1.GetWorkingMemoryRequest" +
+      "\032$.memoryd.v1.GetWorkingMemoryResponse\022f" +
+      "\n\023DeleteWorkingMemory\022&.memoryd.v1.Delet" +
+      "eWorkingMemoryRequest\032\'.memoryd.v1.Delet" +
+      "eWorkingMemoryResponse\022r\n\027ListWorkingMem" +
+      "oryScopes\022*.memoryd.v1.ListWorkingMemory" +
+      "ScopesRequest\032+.memoryd.v1.ListWorkingMe" +
+      "moryScopesResponse\022K\n\nGetProfile\022\035.memor" +
+      "yd.v1.GetProfileRequest\032\036.memoryd.v1.Get" +
+      "ProfileResponse\022K\n\nSetProfile\022\035.memoryd." +
+      "v1.SetProfileRequest\032\036.memoryd.v1.SetPro" +
+      "fileResponse\022W\n\016AppendMessages\022!.memoryd" +
+      ".v1.AppendMessagesRequest\032\".memoryd.v1.A" +
+      "ppendMessagesResponse\022]\n\020GetSessionWindo" +
+      "w\022#.memoryd.v1.GetSessionWindowRequest\032$" +
+      ".memoryd.v1.GetSessionWindowResponse\022`\n\021" +
+      "InjectInstruction\022$.memoryd.v1.InjectIns" +
+      "tructionRequest\032%.memoryd.v1.InjectInstr" +
+      "uctionResponse\022K\n\nEndSession\022\035.memoryd.v" +
+      "1.EndSessionRequest\032\036.memoryd.v1.EndSess" +
+      "ionResponse\022c\n\022GetSessionMessages\022%.memo" +
+      "ryd.v1.GetSessionMessagesRequest\032&.memor" +
+      "yd.v1.GetSessionMessagesResponse\022W\n\016Dele" +
+      "teMessages\022!.memoryd.v1.DeleteMessagesRe" +
+      "quest\032\".memoryd.v1.DeleteMessagesRespons" +
+      "e\022Q\n\014ClearSession\022\037.memoryd.v1.ClearSess" +
+      "ionRequest\032 .memoryd.v1.ClearSessionResp" +
+      "onse\022i\n\024GetSessionAttachment\022\'.memoryd.v" +
+      "1.GetSessionAttachmentRequest\032(.memoryd." +
+      "v1.GetSessionAttachmentResponse\022>\n\005Watch" +
+      "\022\030.memoryd.v1.WatchRequest\032\031.memoryd.v1." +
+      "WatchResponse0\001Bm\n\016dev.memoryd.v1B\022Memor" +
+      "yServiceProtoP\001\242\002\003MXX\252\002\nMemoryd.V1\312\002\nMem" +
+      "oryd\\V1\342\002\026Memoryd\\V1\\GPBMetadata\352\002\013Memor" +
+      "yd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -789,6 +804,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
           com.google.protobuf.StructProto.getDescriptor(),
           com.google.protobuf.TimestampProto.getDescriptor(),
           dev.memoryd.v1.CommonProto.getDescriptor(),
+          dev.memoryd.v1.SnapshotServiceProto.getDescriptor(),
         });
     internal_static_memoryd_v1_RememberRequest_descriptor =
       getDescriptor().getMessageType(0);
@@ -1173,7 +1189,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     internal_static_memoryd_v1_Change_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_memoryd_v1_Change_descriptor,
-        new java.lang.String[] { "Kind", "AgentId", "MemoryId", "Key", "Memory", "KeyEntry", });
+        new java.lang.String[] { "Kind", "AgentId", "MemoryId", "Key", "Memory", "KeyEntry", "WorkingMemory", "WorkingMemoryScope", "Profile", "SessionId", "State", "Component", });
     internal_static_memoryd_v1_WatchResponse_descriptor =
       getDescriptor().getMessageType(64);
     internal_static_memoryd_v1_WatchResponse_fieldAccessorTable = new
@@ -1186,6 +1202,7 @@ public final class MemoryServiceProto extends com.google.protobuf.GeneratedFile 
     com.google.protobuf.StructProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();
     dev.memoryd.v1.CommonProto.getDescriptor();
+    dev.memoryd.v1.SnapshotServiceProto.getDescriptor();
   }
 
   // @@protoc_insertion_point(outer_class_scope)
