@@ -243,9 +243,9 @@ async def test_flush_waits_for_the_refresh_the_timer_started(rig: Rig) -> None:
 
 
 async def test_rounds_of_refreshes_are_paced_by_their_own_cost(tmp_path: Path) -> None:
-    """A refresh lists the whole partition: under a stream of writes the next round
+    """A refresh lists the whole partition: under a stream of writes the next one
     waits PACE times as long as the last took, instead of refreshing back to back
-    (issue 31). A round that took 100 s (a fake clock) leaves the next write's
+    (issue 31). A refresh that took 100 s (a fake clock) leaves the next write's
     refresh waiting; flush still refreshes at once."""
     ticks = iter(range(0, 10_000, 100))
     async with world() as w:
