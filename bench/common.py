@@ -131,6 +131,12 @@ def recall_at_k(got: Sequence[Sequence[str]], want: Sequence[Sequence[str]]) -> 
     return round(float(np.mean(scores)), 4) if scores else float("nan")
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds process ``pid`` used so far (user + system, all threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -208,8 +214,7 @@ class Daemon:
 
     def cpu_s(self) -> float:
         """CPU seconds the daemon used so far (user + system, all threads)."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_s(self.pid)
 
     def settle(self, timeout_s: float = 120.0, busy: float = 0.05) -> float:
         """Wait until the daemon's background work after an ingest (LanceDB compaction,

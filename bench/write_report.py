@@ -80,8 +80,8 @@ def lines(wp: dict[str, Any]) -> list[str]:
         "run from a git worktree on the same interpreter; floor = grpc.aio appending each request "
         "to a file, group-committed with fsync (bench/write_floor.py).",
         "",
-        "| phase | system | writes/s | p50 | p95 | p99 | longest | errors | load avg |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| phase | system | writes/s | p50 | p95 | p99 | longest | CPU ms/write | errors | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for phase, method, label in PHASES:
         for system in ("floor", "previous", "memoryd"):
@@ -91,6 +91,7 @@ def lines(wp: dict[str, Any]) -> list[str]:
             out.append(
                 f"| {label} | {system} | {_num(stats.get('rps'))} | {_ms(stats.get('p50'))} | "
                 f"{_ms(stats.get('p95'))} | {_ms(stats.get('p99'))} | {_ms(stats.get('max'))} | "
+                f"{get(wp, system, phase, 'cpu_ms_per_call') or '—'} | "
                 f"{stats.get('errors', get(wp, system, phase, 'error'))} | {get(wp, system, phase, 'load_avg_1m')} |"
             )
     out += ["", "Ratios (memoryd ÷ other): " + ", ".join(

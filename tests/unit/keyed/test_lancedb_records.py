@@ -143,3 +143,24 @@ async def test_reads_by_key_use_only_the_key_index(tmp_path: Path) -> None:
         assert len(await store.get_records(other, RecordKind.KEY, ["/k/003"])) == 1
     finally:
         await store.close()
+
+
+async def test_compaction_is_paced_by_the_tables_size(tmp_path: Path) -> None:
+    """A compaction rewrites the whole table, which only grows: after one that left
+    100 rows, the next waits for a quarter of that to be written (issue 31), not for
+    ``compact_every`` commits alone."""
+    store = LanceDBRecordStore(tmp_path / "lancedb", compact_every=2)
+    await store.open()
+    try:
+        await store.put_records(P, [rec(i) for i in range(100)])
+        await store.optimize()
+        assert store.compacted_rows == 100
+        for i in range(100, 124):  # 24 rows in 24 commits: not yet
+            await store.put_records(P, [rec(i)])
+        assert store._compaction is None
+        await store.put_records(P, [rec(124)])  # the 25th row
+        assert store._compaction is not None
+        await asyncio.wait_for(store._compaction, DEADLINE_S)
+        assert store.compacted_rows == 125
+    finally:
+        await store.close()

@@ -251,6 +251,37 @@ async def test_flush_waits_for_the_refresh_the_timer_started(rig: Rig) -> None:
         assert f"fact of {s.partition.agent_id}" in rig.path("memory.md", s).read_text("utf-8")
 
 
+async def test_rounds_of_refreshes_are_paced_by_their_own_cost(tmp_path: Path) -> None:
+    """A refresh lists the whole partition: under a stream of writes the next one
+    waits PACE times as long as the last took, instead of refreshing back to back
+    (issue 31). A refresh that took 100 s (a fake clock) leaves the next write's
+    refresh waiting; flush still refreshes at once."""
+    ticks = iter(range(0, 10_000, 100))
+    async with world() as w:
+        views = MemoryViews(
+            tmp_path, w.memories, w.lifecycle, debounce_s=0, monotonic=lambda: next(ticks)
+        )
+        rig = Rig(w, views, tmp_path)
+        await rig.say("the first fact", MemoryType.FACT)
+        views.changed(S.partition)
+        for _ in range(1000):  # the timer's first round (debounce 0) runs to its end
+            if "the first fact" in _text(rig.path("memory.md")):
+                break
+            await asyncio.sleep(0.01)
+        assert "the first fact" in _text(rig.path("memory.md"))
+        await rig.say("the second fact", MemoryType.FACT)
+        views.changed(S.partition)
+        await asyncio.sleep(0.3)  # a round left unpaced would have run by now
+        assert "the second fact" not in _text(rig.path("memory.md"))  # paced: 400 s
+        await views.flush()
+        assert "the second fact" in _text(rig.path("memory.md"))
+        await views.close()
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
 async def test_a_tenant_wide_call_refreshes_nothing(rig: Rig) -> None:
     await rig.say("a fact", MemoryType.FACT)
     rig.views.changed(scope_for("", "t1").partition)

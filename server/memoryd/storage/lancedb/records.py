@@ -14,8 +14,15 @@ intersecting them against ~0.15 ms for the key's own.
 
 Records are written one small commit at a time (a SetMemory is one), and every
 commit adds a fragment that each later query must open: after 300 writes a point
-read took ~50 ms, after compaction ~2 ms. So every ``compact_every`` writes the
-store compacts itself in a background task (~30-70 ms under the write lock).
+read took ~50 ms, after compaction ~2 ms. So the store compacts itself in a
+background task, after ``compact_every`` commits at the soonest. A compaction
+rewrites the whole table (every fragment is below LanceDB's 1M-row target), and the
+table only grows (each SetMemory adds its history event), so a compaction every 16
+commits cost O(every write ever made) per 16 passes of the log's apply, under the
+write lock (issue 31). It waits, too, until a quarter of the table's rows (as of the
+last compaction) were written since (each written row pays for a bounded number
+rewritten), or ``MAX_COMMITS`` commits were made (bounding the fragments a read
+opens).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from memoryd.storage.base import LANCEDB
 from memoryd.storage.failures import backend_errors
 from memoryd.storage.instants import from_micros, optional_instant, to_micros
 from memoryd.storage.lancedb.filters import sql_str, sql_str_list, where
+from memoryd.storage.lancedb.indexing import MAX_COMMITS, REFRESH_FRACTION
 from memoryd.storage.lancedb.tables import (
     TableOwner,
     chunks,
@@ -155,8 +163,11 @@ class LanceDBRecordStore(TableOwner):
         super().__init__(path)
         #: optimize() removes table versions older than this.
         self.cleanup_older_than = cleanup_older_than
-        #: Writes (commits) between background compactions; 0 disables them.
+        #: Writes (commits) between background compactions at least; 0 disables them.
         self.compact_every = compact_every
+        #: The table's rows when it was last compacted (the pace of the next one).
+        self.compacted_rows = 0
+        self._rows_since_compaction = 0
         #: Serialises put_record_if's compare and write (this process is the only writer).
         self._conditional = asyncio.Lock()
         self._writes_since_compaction = 0
@@ -216,7 +227,7 @@ class LanceDBRecordStore(TableOwner):
                 .when_not_matched_insert_all()
                 .execute(rows)
             )
-        self._wrote()
+        self._wrote(rows.num_rows)
 
     async def delete_records(
         self, partition: Partition, kind: RecordKind, keys: Sequence[str]
@@ -236,14 +247,19 @@ class LanceDBRecordStore(TableOwner):
             self._wrote()
         return gone
 
-    def _wrote(self) -> None:
-        """Count a commit; start a background compaction every ``compact_every``."""
+    def _wrote(self, rows: int = 0) -> None:
+        """Count a commit of ``rows`` rows; start a background compaction when it is
+        due (see the module docstring)."""
         self._writes_since_compaction += 1
-        if not self.compact_every or self._writes_since_compaction < self.compact_every:
+        self._rows_since_compaction += rows
+        commits = self._writes_since_compaction
+        if not self.compact_every or commits < self.compact_every:
+            return
+        paced = self._rows_since_compaction >= self.compacted_rows // REFRESH_FRACTION
+        if not paced and commits < MAX_COMMITS:
             return
         if self._compaction is not None and not self._compaction.done():
             return
-        self._writes_since_compaction = 0
         self._compaction = asyncio.create_task(self._compact(), name="records-compaction")
 
     async def _compact(self) -> None:
@@ -328,8 +344,10 @@ class LanceDBRecordStore(TableOwner):
         remove versions older than ``cleanup_older_than``."""
         table = self._tbl()
         async with self._write_lock, _backend("optimize"):
+            self._writes_since_compaction = self._rows_since_compaction = 0
             await self._ensure_indexes(table)
             await table.optimize(cleanup_older_than=self.cleanup_older_than)
+            self.compacted_rows = await table.count_rows()
         return True
 
     async def shred(self) -> dict[str, int]:
