@@ -163,6 +163,7 @@ def with_history(settings: Settings, repository: Repository) -> Store:
     history = MemoryHistory(
         timedelta(hours=settings.history.retention_hours),
         position=None if changes is None else changes.last_seq,
+        max_versions=settings.history.max_versions,
     )
     return HistoryStore(store, history)
 

@@ -23,9 +23,10 @@ no as-of read can bring erased content back.
 from __future__ import annotations
 
 import builtins
+import heapq
 import itertools
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -65,12 +66,16 @@ class _Partition:
     since_position: int
     #: Each id's versions, oldest first.
     versions: dict[str, list[Version]] = field(default_factory=dict)
+    #: Before this instant versions were dropped to keep within ``max_versions``.
+    floor: datetime | None = None
 
 
 class MemoryHistory:
-    """Every partition's memory versions since it was seeded, pruned past the
-    retention. ``position`` gives the log position a write just reached (the
-    write-ahead log's last sequence; a counter without a log)."""
+    """Every partition's memory versions since it started, pruned past the retention
+    and, beyond ``max_versions`` in all, the oldest superseded ones first (moving the
+    horizon of the partitions they were of). ``position`` gives the log position a
+    write just reached (the write-ahead log's last sequence; a counter without a
+    log)."""
 
     def __init__(
         self,
@@ -78,8 +83,12 @@ class MemoryHistory:
         *,
         clock: Clock = utcnow,
         position: Callable[[], int] | None = None,
+        max_versions: int | None = None,
     ) -> None:
         self.retention = retention
+        self.max_versions = max_versions
+        #: Versions added since the total was last checked against ``max_versions``.
+        self._added = 0
         self._clock = clock
         counter = itertools.count(1)
         self._position = position or (lambda: next(counter))
@@ -109,6 +118,7 @@ class MemoryHistory:
         for m in stored:
             if m.id not in part.versions:
                 part.versions[m.id] = [Version(part.since, part.since_position, _kept(m))]
+        self._grew(len(stored))
 
     def record(
         self,
@@ -139,6 +149,7 @@ class MemoryHistory:
             versions = part.versions.get(memory_id)
             if versions and versions[-1].memory is not None:
                 versions.append(Version(at, position, None))
+        self._grew(len(written) + len(deleted))
 
     def record_access(self, partition: Partition, updates: Mapping[str, AccessUpdate]) -> None:
         """Access statistics flushed to the store: a version with the new counts (the
@@ -157,6 +168,7 @@ class MemoryHistory:
             if kept.accessed_at is None or update.last_accessed_at > kept.accessed_at:
                 kept.accessed_at = update.last_accessed_at
             versions.append(Version(at, position, kept))
+        self._grew(len(updates))
 
     # ------------------------------------------------------------------ reads
 
@@ -165,7 +177,7 @@ class MemoryHistory:
         part = self._parts.get(partition)
         if part is None:
             return None
-        return max(part.since, self._clock() - self.retention)
+        return max(part.since, self._clock() - self.retention, part.floor or part.since)
 
     def instant_of(self, partition: Partition, position: int) -> datetime | None:
         """When the partition's last change at or before log ``position`` was recorded
@@ -205,19 +217,56 @@ class MemoryHistory:
         """Drop the versions no as-of read within the retention can select: those
         superseded before the horizon (the one valid at the horizon stays). Returns
         how many were dropped."""
-        dropped = 0
-        cutoff = self._clock() - self.retention
-        for part in self._parts.values():
+        return sum(self._prune_before(self._clock() - self.retention).values())
+
+    def _prune_before(self, cutoff: datetime) -> dict[Partition, int]:
+        """Drop the versions superseded at or before ``cutoff`` (and deletions then);
+        how many went, per partition."""
+        dropped: dict[Partition, int] = {}
+        for partition, part in self._parts.items():
+            n = 0
             for memory_id in list(part.versions):
                 versions = part.versions[memory_id]
                 first = bisect_right(versions, cutoff, key=lambda v: v.at) - 1
                 if first > 0:
-                    dropped += first
+                    n += first
                     del versions[:first]
                 if len(versions) == 1 and versions[0].memory is None and versions[0].at <= cutoff:
-                    dropped += 1
+                    n += 1
                     del part.versions[memory_id]
+            if n:
+                dropped[partition] = n
         return dropped
+
+    def _grew(self, added: int) -> None:
+        """Count ``added`` versions; past a tenth of ``max_versions`` since the last
+        check, check the total (a scan: amortised over the versions added)."""
+        if self.max_versions is None:
+            return
+        self._added += added
+        if self._added >= max(1, self.max_versions // 10):
+            self._added = 0
+            self._bound(self.max_versions)
+
+    def _bound(self, limit: int) -> None:
+        """Over ``limit`` versions: drop the oldest superseded ones down to 90 % of it.
+        The partitions they were of can be read as of their cutoff onwards only."""
+        total = self.version_count()
+        if total <= limit:
+            return
+        excess = total - limit * 9 // 10
+        ends = [
+            end
+            for part in self._parts.values()
+            for versions in part.versions.values()
+            for end in _superseded_at(versions)
+        ]
+        if not ends:
+            return
+        cutoff = heapq.nsmallest(min(excess, len(ends)), ends)[-1]
+        for partition in self._prune_before(cutoff):
+            part = self._parts[partition]
+            part.floor = max(part.floor or cutoff, cutoff)
 
     def erase(self, partition: Partition, ids: Sequence[str], *, dry_run: bool = False) -> int:
         """Remove every version of ``ids``; returns how many versions were (with
@@ -260,6 +309,15 @@ class MemoryHistory:
 def history_of(store: Store) -> MemoryHistory | None:
     """The history ``store`` records into (None: it records none)."""
     return store.history if isinstance(store, HistoryStore) else None
+
+
+def _superseded_at(versions: Sequence[Version]) -> Iterator[datetime]:
+    """When each version stopped being valid: its successor's instant (and a final
+    deletion's own: after it the id is gone)."""
+    for after in versions[1:]:
+        yield after.at
+    if versions and versions[-1].memory is None:
+        yield versions[-1].at
 
 
 def _kept(m: Memory) -> Memory:

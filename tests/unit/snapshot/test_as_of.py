@@ -556,3 +556,34 @@ async def test_what_was_stored_before_the_start_reads_as_it_was_until_written() 
         old.id: ("written after the start", 0),
         untouched.id: ("never written", 3),
     }
+
+
+async def test_past_max_versions_the_oldest_superseded_go_and_the_horizon_says_so() -> None:
+    """The history is in process memory: past ``max_versions`` the oldest superseded
+    versions are dropped (to 90 %), and only the partition they were of moves its
+    horizon, so no read is answered from an incomplete past."""
+    clock = Clock(START)
+    history = MemoryHistory(timedelta(days=30), clock=clock, max_versions=100)
+    inner = InMemoryStore(16)
+    await inner.open()
+    store = HistoryStore(inner, history)
+    busy, quiet = scope_for(agent="busy").partition, scope_for(agent="quiet").partition
+    calm = memory(quiet, content="written once")
+    await store.upsert(quiet, [calm])
+    started = clock()
+    churn = memory(busy, content="version 0")
+    for n in range(150):
+        clock.advance(minutes=1)
+        churn.content = f"version {n}"
+        await store.upsert(busy, [churn.copy()])
+
+    assert history.version_count() <= 100
+    horizon = history.horizon(busy)
+    assert horizon is not None and horizon > started
+    # Exact from the horizon on: the version valid then, and the last one now.
+    [then] = history.valid_at(busy, horizon)
+    assert then.content == f"version {(horizon - START) // timedelta(minutes=1) - 1}"
+    assert [m.content for m in history.valid_at(busy, clock())] == ["version 149"]
+    # The quiet agent lost nothing, so its horizon did not move.
+    assert history.horizon(quiet) == started
+    assert [m.content for m in history.valid_at(quiet, started)] == ["written once"]
