@@ -16,7 +16,6 @@ from memoryd.domain.lifecycle import (
     EraseRequest,
     ErasureCheck,
     ExportItem,
-    Progress,
     VerifyErasureRequest,
 )
 from memoryd.operations import lifecycle as ops
@@ -40,12 +39,6 @@ def _restored(restored: Restored) -> lpb.RestoreResponse:
     return lpb.RestoreResponse(
         restored=restored.restored, consolidations_undone=restored.consolidations_undone
     )
-
-
-def _exported(item: ExportItem | Progress) -> lpb.ExportResponse:
-    if isinstance(item, Progress):
-        return lpb.ExportResponse(progress=convert.progress_to_proto(item))
-    return lpb.ExportResponse(record=convert.export_record(item))
 
 
 async def _import_records(
@@ -142,7 +135,11 @@ LIFECYCLE_RPCS: tuple[Binding, ...] = (
     ServerStream(ops.COMPACT, convert.compact_options_from, convert.compact_event),
     ServerStream(ops.RUN_MAINTENANCE, convert.maintenance_options_from, convert.maintenance_event),
     ServerStream(ops.CONSOLIDATE, convert.consolidate_options_from, convert.consolidate_event),
-    ServerStream(ops.EXPORT, lambda r: ExportRequest(r.all_agents, r.include_vectors), _exported),
+    ServerStream(
+        ops.EXPORT,
+        lambda r: ExportRequest(r.all_agents, r.include_vectors),
+        convert.progress_or(lpb.ExportResponse, convert.export_record, field="record"),
+    ),
     ClientStream(ops.IMPORT, _import_records, convert.import_response),
     ServerStream(
         ops.REEMBED,

@@ -25,11 +25,8 @@ of it cheap, so a store that is slow for a while (a LanceDB compaction holding i
 write lock) holds no writer while fewer than ``apply_behind`` items wait. It is as durable as before (the log has it; a crash
 replays it) and reads see it through the overlay; the reads with no overlay (full
 text, count, list_partitions) first apply the logged writes to their partition
-(``caught_up``). An entry the store rejects as invalid is found by applying its
-merged call one operation at a time: its caller hears why, or, if it was answered
-already (applied behind, degraded, or replayed), it is set aside next to the log
-(``WriteAheadLog.set_aside``), never retried: that would hold up every later write.
-Applying behind is only for a store this process alone reads: another replica
+(``caught_up``). An entry the store rejects as invalid is settled without holding up
+later writes (apply.py). Applying behind is only for a store this process alone reads: another replica
 reading a shared store would not see the write yet.
 
 ``transaction()`` (transaction.py) collects the writes of a block (in the same task)
@@ -61,9 +58,11 @@ import structlog
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import StoreError, Unavailable
 from memoryd.domain.models import Partition
+from memoryd.durability.apply import EntryApplier
 from memoryd.durability.changes import ChangeLog
-from memoryd.durability.entries import Backlog, Entry, is_poison, needed, partitions_of
-from memoryd.durability.ops import Op, apply, apply_call, decode_entry, encode, plan_calls
+from memoryd.durability.entries import Backlog, Entry, needed, partitions_of
+from memoryd.durability.log_health import LogHealth
+from memoryd.durability.ops import Op, decode_entry, encode
 from memoryd.durability.sync import checkpoint
 from memoryd.durability.transaction import collecting
 from memoryd.durability.wal import WalUnusable, WriteAheadLog
@@ -79,7 +78,6 @@ from memoryd.storage.records import RecordStore
 log = structlog.get_logger(__name__)
 
 STORE = "store"
-WAL = "wal"
 #: Seconds a shutdown spends applying pending writes (the rest is replayed later).
 FINAL_APPLY_S = 0.8
 #: Items (memories, records, ids, keys) one background apply pass takes at most: the
@@ -89,6 +87,9 @@ PASS_ITEMS = 4096
 
 
 class Durability:
+    """The write-ahead log in front of both stores: logs, applies, replays,
+    checkpoints, and lays the pending writes over reads (see the module's text)."""
+
     def __init__(
         self,
         wal: WriteAheadLog,
@@ -144,7 +145,6 @@ class Durability:
         self._checkpointing = asyncio.Lock()
         self._retry: asyncio.Task[None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
-        self._probe: asyncio.Task[None] | None = None
         self._behind: asyncio.Task[None] | None = None
         self.checkpoint = 0
         self.replayed = 0
@@ -153,6 +153,8 @@ class Durability:
         self.refused: set[int] = set()
         #: What the change feed reads (docs/watch.md).
         self.changes = ChangeLog(wal, self.visible_seq, self.refused)
+        self._log_health = LogHealth(wal, states)
+        self._applier = EntryApplier(wal, store, records, self.refused)
 
     # -- start and stop ------------------------------------------------------------
 
@@ -173,7 +175,7 @@ class Durability:
             try:
                 ops, events = decode_entry(payload)
             except Exception as exc:  # checksummed, yet not an entry this code can read
-                await self._set_aside(seq, payload, exc)
+                await self._applier.set_aside(seq, payload, exc)
                 continue
             logged.extend((seq, line) for line in events)
             durable: asyncio.Future[None] = loop.create_future()
@@ -183,7 +185,7 @@ class Durability:
             await asyncio.to_thread(self.audit.restore, logged)
         self._store_closed = not store_open
         self.wal.start()
-        self.states.set(WAL, ok=True, critical=True)
+        self._log_health.usable()
         started = loop.time()
         if self.pending and not self._store_closed:
             async with self._apply_lock:
@@ -213,17 +215,7 @@ class Durability:
         self.states.set(STORE, ok=False, reason=reason)
         log.error("serving without the store; retried in the background", reason=reason)
         self._schedule_retry()
-        # A start in trouble (a full disk?) checks its log as well, so that health
-        # says at once whether writes can be taken.
-        self._probe = asyncio.create_task(self._check_log(), name="wal-check")
-
-    async def _check_log(self) -> None:
-        try:
-            _, done = self.wal.submit(encode([]))
-            await done
-        except WalUnusable as exc:
-            self._probe = None
-            self._unusable(exc)
+        self._log_health.check()
 
     async def close(self) -> None:
         """Stop taking writes, apply what is pending for at most ``final_apply_s``,
@@ -233,8 +225,8 @@ class Durability:
         self._hurry.set()
         self._wake.set()
         await self.wal.close()
-        for task in (self._retry, self._probe):
-            await cancel_and_wait(task)
+        await cancel_and_wait(self._retry)
+        await self._log_health.close()
         try:
             async with asyncio.timeout(self.final_apply_s):
                 if self._behind is not None:
@@ -282,7 +274,7 @@ class Durability:
         try:
             seq, durable = self.wal.submit(encode(ops, [a.line() for a in admissions]))
         except WalUnusable as exc:
-            raise self._unusable(exc) from None
+            raise self._log_health.unusable(exc) from None
         for admission in admissions:
             admission.logged(seq)
         entry = Entry(seq, ops, durable)
@@ -311,8 +303,8 @@ class Durability:
                 await asyncio.shield(durable)
         except WalUnusable as exc:
             self.pending.remove(entry)
-            raise self._unusable(exc) from None
-        self.states.set(WAL, ok=True, critical=True)
+            raise self._log_health.unusable(exc) from None
+        self._log_health.usable()
         if not self.breaker.allow():
             entry.answered = True
             self._degraded_write()
@@ -390,13 +382,6 @@ class Durability:
             if self.breaker.allow():
                 await self._apply_ready(None if partition is None else frozenset({partition}))
 
-    def _unusable(self, exc: OSError) -> Unavailable:
-        reason = f"write-ahead log unusable: {exc.strerror or exc}; nothing was stored"
-        self.states.set(WAL, ok=False, reason=reason, critical=True)
-        if self._probe is None or self._probe.done():
-            self._probe = asyncio.create_task(self._probe_loop(), name="wal-probe")
-        return Unavailable(reason)
-
     def _degraded_write(self) -> None:
         report(STORE, self._store_reason())
         self._schedule_retry()
@@ -423,72 +408,19 @@ class Durability:
             await self._apply_entries(ready)
 
     async def _apply_entries(self, ready: list[Entry]) -> None:
-        flat: list[Op] = []
-        owner: list[Entry] = []
-        for entry in ready:
-            flat.extend(entry.ops)
-            owner.extend(entry for _ in entry.ops)
-        done: set[int] = set()
-        try:
-            for call in plan_calls(flat):
-                try:
-                    await apply_call(call, self.store, self.records)
-                except Exception as exc:
-                    if not is_poison(exc):
-                        raise
-                    # Bad input the store will never take: find whose, one at a time.
-                    await self._isolate([(i, flat[i], owner[i]) for i in call.indices], exc)
-                done.update(call.indices)
-        except Exception as exc:
-            self.breaker.failure(public_reason(exc))
+        applied = await self._applier.apply(ready)
+        if applied.failure is not None:
+            self.breaker.failure(public_reason(applied.failure))
             self.states.set(STORE, ok=False, reason=self._store_reason())
-            log.warning("store apply failed; writes stay in the log", error=repr(exc))
+            log.warning("store apply failed; writes stay in the log", error=repr(applied.failure))
         else:
             self.breaker.success()
-        position = 0
-        for entry in ready:
-            covered = range(position, position + len(entry.ops))
-            position += len(entry.ops)
-            if entry.error is not None or all(i in done for i in covered):
-                entry.applied = True
-                self.pending.remove(entry)
+        for entry in applied.settled:
+            entry.applied = True
+            self.pending.remove(entry)
         if not self.pending and self.breaker.state == "closed":
             self.states.set(STORE, ok=True)
         self.changes.signal.notify()
-
-    async def _isolate(self, calls: list[tuple[int, Op, Entry]], first: Exception) -> None:
-        """Apply one merged call's operations one by one; an entry the store rejects
-        as invalid is settled: its caller hears why, or, answered already (applied
-        behind, or replayed), it is set aside next to the log. Never retried: it
-        would hold up every later write of every partition."""
-        for _, op, entry in calls:
-            if entry.error is not None:
-                continue  # settled by an earlier operation of it
-            try:
-                await self._apply_op(op)
-            except Exception as exc:
-                if not is_poison(exc):
-                    raise
-                entry.error = exc
-                if entry.answered:
-                    await self._set_aside(entry.seq, encode(entry.ops), exc)
-                else:
-                    self.refused.add(entry.seq)  # before any await: the feed skips it
-                    log.error("write rejected by the store; not stored", error=repr(exc))
-                    await asyncio.to_thread(self.wal.mark_refused, entry.seq)
-        del first  # the one-by-one attempts say which entries it was
-
-    async def _set_aside(self, seq: int, payload: bytes, exc: Exception) -> None:
-        kept = await asyncio.to_thread(self.wal.set_aside, seq, payload)
-        log.error(
-            "logged write rejected by the store; set aside for inspection (memoryd wal set-aside)",
-            seq=seq,
-            error=repr(exc),
-            kept=str(kept),
-        )
-
-    async def _apply_op(self, op: Op) -> None:
-        await apply(op, self.store, self.records)
 
     def _schedule_retry(self) -> None:
         if self._closed or (self._retry is not None and not self._retry.done()):
@@ -523,21 +455,6 @@ class Durability:
         self._store_closed = False
         log.info("store opened; applying the logged writes", pending=len(self.pending))
         return True
-
-    async def _probe_loop(self) -> None:
-        """While the log is unusable, try an empty entry now and then."""
-        delay = 0.5
-        while True:
-            await asyncio.sleep(delay)
-            try:
-                _, done = self.wal.submit(encode([]))
-                await done
-            except WalUnusable:
-                delay = min(delay * 2, 5.0)
-                continue
-            self.states.set(WAL, ok=True, critical=True)
-            log.info("write-ahead log usable again")
-            return
 
     def visible_seq(self) -> int:
         """The change feed's horizon: the highest sequence such that it and every

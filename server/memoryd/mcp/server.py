@@ -33,8 +33,9 @@ from memoryd_client.tool_args import check_arguments
 from memoryd_client.tool_table import MCP_TOOLS, TOOLS, ToolArgumentError
 
 JSON = dict[str, Any]
-PROFILE_URI = "memory://agents/{agent}/agent.md"
-DEFAULT_READ_URI = "memory://agents/{agent}/default-read"
+AGENTS_URI = "memory://agents/"
+PROFILE_URI = AGENTS_URI + "{agent}/agent.md"
+DEFAULT_READ_URI = AGENTS_URI + "{agent}/default-read"
 #: The changes that update each resource a subscription follows, by URI template.
 UPDATES: Mapping[str, frozenset[ChangeKind]] = {
     DEFAULT_READ_URI: frozenset({ChangeKind.KEY_SET, ChangeKind.KEY_DELETED}),
@@ -71,6 +72,48 @@ INSTRUCTIONS = (
     "about the user or earlier work; remember durable facts and preferences; keep "
     "structured facts under keys with set_memory; keep task state in working memory."
 )
+
+
+@dataclass(frozen=True, slots=True)
+class _Resource:
+    """A resource every agent has: its URI, what it is, and the tool that reads it."""
+
+    uri_template: str
+    #: Its name among the resource templates.
+    template_name: str
+    mime_type: str
+    description: str
+    #: The tool whose result holds it, and that result's field with its text.
+    tool: str
+    text_field: str
+
+    @property
+    def leaf(self) -> str:
+        """The URI's last segment (``agent.md``)."""
+        return self.uri_template.rpartition("/")[2]
+
+
+_RESOURCES = {
+    r.leaf: r
+    for r in (
+        _Resource(
+            PROFILE_URI,
+            "agent.md",
+            "text/markdown",
+            "The agent's profile document (persona, rules, what it learned).",
+            "read_agent_memory",
+            "content",
+        ),
+        _Resource(
+            DEFAULT_READ_URI,
+            "default read",
+            "text/plain",
+            "The agent's keyed memory, one compact line per key.",
+            "default_read",
+            "text",
+        ),
+    )
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,15 +288,15 @@ def _as_jsonrpc_errors(uri: str = "") -> Iterator[None]:
         raise jsonrpc_error(exc, uri=uri) from None
 
 
-def _agent_of(uri: str) -> tuple[str, str]:
-    """("agent", "agent.md" | "default-read") of a memory:// resource URI."""
-    prefix = "memory://agents/"
-    if not uri.startswith(prefix):
+def _resource_of(uri: str) -> tuple[str, _Resource]:
+    """The agent and the resource a memory:// resource URI names."""
+    if not uri.startswith(AGENTS_URI):
         raise ToolFailure("NOT_FOUND", f"no resource {uri!r}")
-    agent, _, leaf = uri[len(prefix) :].partition("/")
-    if not agent or leaf not in ("agent.md", "default-read"):
+    agent, _, leaf = uri[len(AGENTS_URI) :].partition("/")
+    resource = _RESOURCES.get(leaf)
+    if not agent or resource is None:
         raise ToolFailure("NOT_FOUND", f"no resource {uri!r}")
-    return unquote(agent), leaf
+    return unquote(agent), resource
 
 
 def header_schemas(schemas: Mapping[str, JSON]) -> dict[str, JSON]:
@@ -298,17 +341,12 @@ def build_server(
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
-                    uri=PROFILE_URI.format(agent=agent),
-                    name=f"{agent}/agent.md",
-                    description="The agent's profile document (persona, rules, what it learned).",
-                    mime_type="text/markdown",
-                ),
-                types.Resource(
-                    uri=DEFAULT_READ_URI.format(agent=agent),
-                    name=f"{agent}/default-read",
-                    description="The agent's keyed memory, one compact line per key.",
-                    mime_type="text/plain",
-                ),
+                    uri=r.uri_template.format(agent=agent),
+                    name=f"{agent}/{r.leaf}",
+                    description=r.description,
+                    mime_type=r.mime_type,
+                )
+                for r in _RESOURCES.values()
             ]
         )
 
@@ -318,11 +356,9 @@ def build_server(
         return types.ListResourceTemplatesResult(
             resource_templates=[
                 types.ResourceTemplate(
-                    uri_template=PROFILE_URI, name="agent.md", mime_type="text/markdown"
-                ),
-                types.ResourceTemplate(
-                    uri_template=DEFAULT_READ_URI, name="default read", mime_type="text/plain"
-                ),
+                    uri_template=r.uri_template, name=r.template_name, mime_type=r.mime_type
+                )
+                for r in _RESOURCES.values()
             ]
         )
 
@@ -332,15 +368,11 @@ def build_server(
         uri = str(params.uri)
         request = request_of(ctx)
         with _as_jsonrpc_errors(uri), _traced(tracing, request, RESOURCES_READ, uri=uri):
-            agent, leaf = _agent_of(uri)
-            if leaf == "agent.md":
-                profile = await backend.call("read_agent_memory", {"agent_id": agent}, request)
-                text, mime = str(profile["content"]), "text/markdown"
-            else:
-                read = await backend.call("default_read", {"agent_id": agent}, request)
-                text, mime = str(read["text"]), "text/plain"
+            agent, resource = _resource_of(uri)
+            read = await backend.call(resource.tool, {"agent_id": agent}, request)
+            text = str(read[resource.text_field])
         return types.ReadResourceResult(
-            contents=[types.TextResourceContents(uri=uri, text=text, mime_type=mime)]
+            contents=[types.TextResourceContents(uri=uri, text=text, mime_type=resource.mime_type)]
         )
 
     async def list_prompts(

@@ -63,8 +63,8 @@ from memoryd.operations.snapshot import LoadState, SaveState
 from memoryd_client.memory_files import FileWrite, KeyFile, run_memory_command
 from memoryd_client.tool_args import as_of_point, parse_source
 from memoryd_client.tool_results import RECORD_TAG, merged_hits
+from memoryd_client.tool_specs_erasure import checked_json, erased_json
 from memoryd_client.tool_table import ToolArgumentError
-from memoryd_client.tool_table_erasure import checked_json, erased_json
 
 JSON = dict[str, Any]
 I = TypeVar("I")  # noqa: E741

@@ -45,7 +45,7 @@ def _check(part: HotPartition, query: np.ndarray, flt: MemoryFilter, k: int) -> 
     rounding at the k-th place, with float32 similarities, best first."""
     n = part.high_water
     exact = part.vectors[:n].astype(np.float64) @ query.astype(np.float64)
-    slots = np.flatnonzero(part.mask(flt, n))
+    slots = np.flatnonzero(part.columns.mask(flt, n))
     kth = np.sort(exact[slots])[::-1][min(k, len(slots)) - 1]
     got = part.search(query, flt, k)
     assert len(got) == min(k, len(slots))
@@ -126,7 +126,7 @@ def test_search_returns_exactly_the_full_products_top_k(part: HotPartition) -> N
 def test_the_filter_keeps_few_candidates(part: HotPartition) -> None:
     rng = np.random.default_rng(4)
     n = part.high_water
-    mask = part.mask(MemoryFilter(), n)
+    mask = part.columns.mask(MemoryFilter(), n)
     quantized = part._quantized()
     sizes = [len(quantized.candidates(q, n, mask, K)) for q in _clustered(50, rng)]
     assert min(sizes) >= K
@@ -202,14 +202,16 @@ def test_one_thresholded_lookup_returns_exactly_the_full_products_cut(
     near = [unit(part.vectors[i] + 0.01 * rng.normal(size=DIM)) for i in (7, 3000, 4321)]
     queries = [*near, part.vectors[1], *_clustered(5, rng)]
     for flt in (MemoryFilter(), MemoryFilter(namespace="ns")):
-        slots = np.flatnonzero(part.mask(flt, n))
+        slots = np.flatnonzero(part.columns.mask(flt, n))
         for q in queries:
             exact = part.vectors[:n].astype(np.float64) @ q.astype(np.float64)
             for cut in (0.95, 0.8):
                 above = slots[exact[slots] >= cut]
                 # No row within float32 rounding of the cut (the test would be moot).
                 assert not np.any(np.abs(exact[slots] - cut) < 1e-5)
-                want = sorted(above.tolist(), key=lambda s: (-round(exact[s], 5), part._ids[s]))
+                want = sorted(
+                    above.tolist(), key=lambda s: (-round(exact[s], 5), part.columns.ids[s])
+                )
                 [got] = part.search_many(q[None, :], flt, K, min_similarity=cut)
                 assert [part.slot_of[m.id] for m, _ in got] == want[:K]
                 assert all(s >= cut for _, s in got)

@@ -34,7 +34,7 @@ def _at(target: np.ndarray, similarity: float, rng: np.random.Generator) -> np.n
 def _truth(part: HotPartition, queries: np.ndarray, flt: MemoryFilter) -> list[dict[str, float]]:
     """Every (id, similarity) at or above the cut, from a float64 product."""
     n = part.high_water
-    mask = part.mask(flt, n)
+    mask = part.columns.mask(flt, n)
     sims = queries.astype(np.float64) @ part.vectors[:n].astype(np.float64).T
     out = []
     for row in sims:

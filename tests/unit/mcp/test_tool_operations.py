@@ -14,8 +14,8 @@ from memoryd.operations import lifecycle as lifecycle_ops
 from memoryd.operations import memories as memory_ops
 from memoryd.operations.auth import SidecarAuthenticator
 from memoryd.operations.definition import Effect
+from memoryd_client.tool_specs_erasure import ERASURE_TOOLS
 from memoryd_client.tool_table import MCP_TOOLS, TOOLS
-from memoryd_client.tool_table_erasure import ERASURE_TOOLS
 from tests.unit.service.helpers import Harness, harness  # noqa: F401 (fixture)
 
 SIDECAR = SidecarAuthenticator(SidecarSettings(tenant_id="acme", agents=["*"]))

@@ -33,8 +33,8 @@ from memoryd_client.results import (
 from memoryd_client.tool_args import as_of_point, check_arguments, parse_source, trust_keywords
 from memoryd_client.tool_calls_erasure import erasure_plan
 from memoryd_client.tool_results import RECORD_TAG, merged_hits, snapshot_item
+from memoryd_client.tool_specs_erasure import ERASURE_TOOLS
 from memoryd_client.tool_table import TOOLS, ToolArgumentError
-from memoryd_client.tool_table_erasure import ERASURE_TOOLS
 from memoryd_client.wire_values import locator_json
 from memoryd_proto.v1 import common_pb2
 

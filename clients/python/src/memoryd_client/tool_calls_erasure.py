@@ -1,6 +1,6 @@
 """The client's calls for the erasure tools (``erase``, ``verify_erasure``; admin only):
 the lifecycle call each makes and how its answer becomes the tool's result, the same
-JSON the MCP tools answer (memoryd_client.tool_table_erasure)."""
+JSON the MCP tools answer (memoryd_client.tool_specs_erasure)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from memoryd_client.core import Unary
 from memoryd_client.ops import lifecycle
-from memoryd_client.tool_table_erasure import JSON, checked_json, erased_json
+from memoryd_client.tool_specs_erasure import JSON, checked_json, erased_json
 
 
 def erasure_plan(

@@ -6,9 +6,11 @@ An export file is JSON Lines: one ``ExportRecord`` per line as protobuf JSON
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
 
 from memoryd.api.convert.agent_state import working_memory_to_proto
 from memoryd.api.convert.common import (
@@ -52,6 +54,9 @@ from memoryd.domain.requests import Degradation
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
+
+_Result = TypeVar("_Result")
+_Response = TypeVar("_Response", bound=Message)
 
 # ---------------------------------------------------------------- requests
 
@@ -149,48 +154,52 @@ def progress_to_proto(p: lifecycle.Progress) -> pb.Progress:
     return pb.Progress(phase=p.phase, done=p.done, total=p.total, message=p.message)
 
 
-def compact_event(event: lifecycle.Progress | lifecycle.CompactResult) -> lpb.CompactResponse:
-    """One event of a Compact stream: progress, or the result."""
-    if isinstance(event, lifecycle.Progress):
-        return lpb.CompactResponse(progress=progress_to_proto(event))
-    return lpb.CompactResponse(
-        result=lpb.CompactResult(
-            tombstones_purged=event.tombstones_purged,
-            expired_purged=event.expired_purged,
-            merged=event.merged,
-            store_optimized=event.store_optimized,
-        )
+def progress_or(
+    response: Callable[..., _Response],
+    result: Callable[[_Result], Message],
+    *,
+    field: str = "result",
+) -> Callable[[lifecycle.Progress | _Result], _Response]:
+    """The converter of a stream that sends progress and then what it did (Compact,
+    RunMaintenance, Consolidate, Reembed; Export sends records): a Progress goes into
+    the response's ``progress`` field, anything else through ``result`` into ``field``."""
+
+    def event(item: lifecycle.Progress | _Result) -> _Response:
+        if isinstance(item, lifecycle.Progress):
+            return response(progress=progress_to_proto(item))
+        return response(**{field: result(item)})
+
+    return event
+
+
+def _compact_result(result: lifecycle.CompactResult) -> lpb.CompactResult:
+    return lpb.CompactResult(
+        tombstones_purged=result.tombstones_purged,
+        expired_purged=result.expired_purged,
+        merged=result.merged,
+        store_optimized=result.store_optimized,
     )
 
 
-def maintenance_event(
-    event: lifecycle.Progress | lifecycle.MaintenanceResult,
-) -> lpb.RunMaintenanceResponse:
-    """One event of a RunMaintenance stream: progress, or the result."""
-    if isinstance(event, lifecycle.Progress):
-        return lpb.RunMaintenanceResponse(progress=progress_to_proto(event))
+def _maintenance_result(outcome: lifecycle.MaintenanceResult) -> lpb.MaintenanceResult:
     result = lpb.MaintenanceResult(
-        archived=event.archived,
-        deleted_by_retention=event.deleted_by_retention,
-        expired=event.expired,
-        compacted=event.compacted,
-        consolidated=event.consolidated,
+        archived=outcome.archived,
+        deleted_by_retention=outcome.deleted_by_retention,
+        expired=outcome.expired,
+        compacted=outcome.compacted,
+        consolidated=outcome.consolidated,
     )
-    _degradations(list(event.degraded), result.degraded)
-    set_timestamp(result.finished_at, event.finished_at)
-    return lpb.RunMaintenanceResponse(result=result)
+    _degradations(list(outcome.degraded), result.degraded)
+    set_timestamp(result.finished_at, outcome.finished_at)
+    return result
 
 
-def consolidate_event(
-    event: lifecycle.Progress | lifecycle.ConsolidateResult,
-) -> lpb.ConsolidateResponse:
-    """One event of a Consolidate stream: progress, or the result with its groups."""
-    if isinstance(event, lifecycle.Progress):
-        return lpb.ConsolidateResponse(progress=progress_to_proto(event))
+def _consolidate_result(outcome: lifecycle.ConsolidateResult) -> lpb.ConsolidateResult:
+    """The result with each group condensed (or that would be)."""
     result = lpb.ConsolidateResult(
-        groups=event.groups, consolidated=event.consolidated, dry_run=event.dry_run
+        groups=outcome.groups, consolidated=outcome.consolidated, dry_run=outcome.dry_run
     )
-    for group in event.details:
+    for group in outcome.details:
         result.details.add(
             group=group.group,
             source_ids=group.source_ids,
@@ -198,17 +207,19 @@ def consolidate_event(
             content=group.content,
             method=group.method,
         )
-    _degradations(list(event.degraded), result.degraded)
-    return lpb.ConsolidateResponse(result=result)
+    _degradations(list(outcome.degraded), result.degraded)
+    return result
 
 
-def reembed_event(event: lifecycle.Progress | lifecycle.ReembedResult) -> lpb.ReembedResponse:
-    """One event of a Reembed stream: progress, or the result."""
-    if isinstance(event, lifecycle.Progress):
-        return lpb.ReembedResponse(progress=progress_to_proto(event))
-    return lpb.ReembedResponse(
-        result=lpb.ReembedResult(reembedded=event.reembedded, embedding_model=event.embedding_model)
-    )
+def _reembed_result(outcome: lifecycle.ReembedResult) -> lpb.ReembedResult:
+    return lpb.ReembedResult(reembedded=outcome.reembedded, embedding_model=outcome.embedding_model)
+
+
+#: One event of each long operation's stream: progress, or the result.
+compact_event = progress_or(lpb.CompactResponse, _compact_result)
+maintenance_event = progress_or(lpb.RunMaintenanceResponse, _maintenance_result)
+consolidate_event = progress_or(lpb.ConsolidateResponse, _consolidate_result)
+reembed_event = progress_or(lpb.ReembedResponse, _reembed_result)
 
 
 def import_response(outcome: lifecycle.ImportOutcome) -> lpb.ImportResponse:

@@ -1,8 +1,8 @@
 """One partition's memories held in process memory for search (used by HotCacheStore).
 
 Vectors live in one contiguous float32 matrix (a slot per memory; freed slots are
-reused), and the fields a MemoryFilter reads live in parallel NumPy columns, so a
-filtered search is a handful of vectorised comparisons, one matrix-vector product
+reused), and the fields a MemoryFilter reads live in parallel NumPy columns
+(hot/columns.py), so a filtered search is a handful of vectorised comparisons, one matrix-vector product
 and an ``argpartition``; from 2,048 rows an int8 copy (hot/quant.py) first rules out,
 exactly, the rows that cannot make the top k. Past a size threshold an HNSW graph
 (usearch) proposes an oversampled candidate set that is re-ranked exactly against the
@@ -24,21 +24,14 @@ import numpy as np
 import numpy.typing as npt
 from usearch.index import Index
 
-from memoryd.domain.models import (
-    AccessUpdate,
-    Memory,
-    MemoryFilter,
-    MemoryType,
-    SecurityLevel,
-    TagMatch,
-    TextHit,
-)
+from memoryd.domain.models import AccessUpdate, Memory, MemoryFilter, TextHit
 from memoryd.storage.base import ListPage
 from memoryd.storage.hot.ann import AnnParams, ann_candidates, ann_near
+from memoryd.storage.hot.columns import FilterColumns
 from memoryd.storage.hot.hashes import ContentHashes
 from memoryd.storage.hot.order import best, page
 from memoryd.storage.hot.quant import Quantized
-from memoryd.storage.hot.rows import grown, object_bytes, source_code, trust_codes, utc
+from memoryd.storage.hot.rows import grown, object_bytes, utc
 from memoryd.storage.hot.sketch import RANK, Sketch
 from memoryd.storage.hot.text import TextBase, TextIndex
 from memoryd.storage.instants import to_micros
@@ -46,8 +39,6 @@ from memoryd.storage.instants import to_micros
 F32 = npt.NDArray[np.float32]
 Slots = npt.NDArray[np.intp]
 
-_NO_EXPIRY = np.iinfo(np.int64).max
-_TYPE_CODE = {t: i for i, t in enumerate(MemoryType)}
 _MIN_CAPACITY = 64
 #: Similarities computed per block of an exact multi-query search (64 MB of float32).
 _EXACT_BLOCK_CELLS = 16 * 2**20
@@ -80,23 +71,7 @@ class HotPartition:
         self._free: list[int] = []
         self._capacity = 0
         self.vectors: F32 = np.empty((0, dimension), dtype=np.float32)
-        self._alive = np.zeros(0, dtype=bool)
-        self._created = np.zeros(0, dtype=np.int64)
-        self._expires = np.zeros(0, dtype=np.int64)
-        self._security = np.zeros(0, dtype=np.int8)
-        self._type = np.zeros(0, dtype=np.int8)
-        self._source = np.zeros(0, dtype=np.int8)
-        self._archived = np.zeros(0, dtype=bool)
-        self._namespace = np.zeros(0, dtype=np.int32)
-        #: Ids as UTF-8 bytes (the same order as the strings): ties in a search or a
-        #: list page are put in id order by NumPy (hot/order.py), not by Python.
-        self._ids = np.zeros(0, dtype="S1")
-        self._namespace_code: dict[str, int] = {}
-        #: The embedding model of each slot: the embedding fallback keeps its own
-        #: vector space apart with filters on it (resilience/embedder.py).
-        self._model = np.zeros(0, dtype=np.int16)
-        self._model_code: dict[str, int] = {}
-        self._tag_slots: dict[str, set[int]] = {}
+        self.columns = FilterColumns()
         self._object_bytes = 0
         #: Content hashes, built on the first find_by_content and kept current after.
         self._hashes: ContentHashes | None = None
@@ -137,8 +112,6 @@ class HotPartition:
             keep = sorted(last.values())
             memories, vectors = [memories[i] for i in keep], vectors[keep]
         slots = np.empty(len(memories), dtype=np.intp)
-        namespaces = np.empty(len(memories), dtype=np.int32)
-        models = np.empty(len(memories), dtype=np.int16)
         # Only a new content changes the postings (archiving, tags, ... do not).
         reworded: list[int] = []
         for i, memory in enumerate(memories):
@@ -153,33 +126,13 @@ class HotPartition:
                 reworded.append(slot)
             self.memories[slot] = memory
             slots[i] = slot
-            namespaces[i] = self._namespace_code.setdefault(
-                memory.namespace, len(self._namespace_code)
-            )
-            models[i] = self._model_code.setdefault(memory.embedding_model, len(self._model_code))
-            for tag in memory.tags:
-                self._tag_slots.setdefault(tag, set()).add(slot)
             self._object_bytes += object_bytes(memory)
         # Stored vectors are unit length already; renormalising those would change
         # their last bits, and text search returns the vectors exactly as stored.
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         off = (np.abs(norms - 1) > _UNIT_TOLERANCE) & (norms > 0)
         self.vectors[slots] = np.where(off, vectors / np.where(off, norms, 1), vectors)
-        self._alive[slots] = True
-        self._created[slots] = [to_micros(m.created_at) for m in memories]
-        self._expires[slots] = [
-            _NO_EXPIRY if m.expires_at is None else to_micros(m.expires_at) for m in memories
-        ]
-        self._security[slots] = [int(m.security_level) for m in memories]
-        self._type[slots] = [_TYPE_CODE[MemoryType(m.memory_type)] for m in memories]
-        self._source[slots] = [source_code(m.source) for m in memories]
-        self._archived[slots] = [m.archived for m in memories]
-        self._namespace[slots] = namespaces
-        ids = np.array([m.id.encode() for m in memories])
-        if ids.dtype.itemsize > self._ids.dtype.itemsize:
-            self._ids = self._ids.astype(ids.dtype)
-        self._ids[slots] = ids
-        self._model[slots] = models
+        self.columns.put(slots, memories)
         if self.sketch is not None:
             self.sketch.put(slots, self.vectors[slots])
         if self.quantized is not None:
@@ -196,7 +149,7 @@ class HotPartition:
             return False
         self._forget_fields(slot)
         self.memories[slot] = None
-        self._alive[slot] = False
+        self.columns.alive[slot] = False
         self._free.append(slot)
         self._ann_changed(np.array([slot], dtype=np.intp))
         self._text_changed([slot])
@@ -215,7 +168,7 @@ class HotPartition:
         slots = self._hashes.slots(digests)
         if not slots:
             return []
-        mask = self.mask(flt, self.high_water)
+        mask = self.columns.mask(flt, self.high_water)
         return [self.memories[s].copy() for s in sorted(slots) if mask[s]]  # type: ignore[union-attr]
 
     def touch(self, memory_id: str, update: AccessUpdate) -> None:
@@ -235,12 +188,7 @@ class HotPartition:
         if old is None:
             return
         self._object_bytes -= object_bytes(old)
-        for tag in old.tags:
-            holders = self._tag_slots.get(tag)
-            if holders is not None:
-                holders.discard(slot)
-                if not holders:
-                    del self._tag_slots[tag]
+        self.columns.forget(slot, old)
 
     def _append_slot(self) -> int:
         slot = len(self.memories)
@@ -251,16 +199,7 @@ class HotPartition:
 
     def _grow(self, capacity: int) -> None:
         self.vectors = grown(self.vectors, capacity)
-        self._alive = grown(self._alive, capacity)
-        self._created = grown(self._created, capacity)
-        self._expires = grown(self._expires, capacity)
-        self._security = grown(self._security, capacity)
-        self._type = grown(self._type, capacity)
-        self._source = grown(self._source, capacity)
-        self._archived = grown(self._archived, capacity)
-        self._namespace = grown(self._namespace, capacity)
-        self._ids = grown(self._ids, capacity)
-        self._model = grown(self._model, capacity)
+        self.columns.grow(capacity)
         if self.sketch is not None:
             self.sketch.grow(capacity)
         if self.quantized is not None:
@@ -278,7 +217,7 @@ class HotPartition:
         for slot in slots.tolist():
             if slot in index:
                 index.remove(slot)
-        live = slots[self._alive[slots]]
+        live = slots[self.columns.alive[slots]]
         if len(live):
             index.add(live.astype(np.uint64), self.vectors[live], threads=1)
 
@@ -315,7 +254,7 @@ class HotPartition:
     def start_ann_build(self) -> tuple[Slots, F32]:
         """The slots and vectors to build from; writes from now on are recorded."""
         self.ann_dirty = set()
-        slots = np.flatnonzero(self._alive[: self.high_water])
+        slots = np.flatnonzero(self.columns.alive[: self.high_water])
         return slots, self.vectors[slots]
 
     def finish_ann_build(self, index: Index | None) -> None:
@@ -337,61 +276,13 @@ class HotPartition:
     # -- reads --------------------------------------------------------------------
 
     def nbytes(self) -> int:
-        columns = self._capacity * (self.dimension * 4 + 8 + 8 + 1 + 1 + 1 + 1 + 1 + 4 + 2)
-        columns += self._ids.nbytes
+        columns = self._capacity * self.dimension * 4 + self.columns.nbytes()
         graph = int(self.ann.memory_usage) if self.ann is not None else 0
         text = self.text.nbytes() if self.text is not None else 0
         hashes = self._hashes.nbytes() if self._hashes is not None else 0
         sketch = self.sketch.nbytes() if self.sketch is not None else 0
         quantized = self.quantized.nbytes() if self.quantized is not None else 0
         return columns + graph + text + hashes + sketch + quantized + self._object_bytes
-
-    def mask(self, flt: MemoryFilter, n: int) -> npt.NDArray[np.bool_]:
-        """Slots [0, n) that are alive and satisfy ``flt`` (the stores' semantics)."""
-        mask = self._alive[:n].copy()
-        if flt.namespace is not None:
-            code = self._namespace_code.get(flt.namespace)
-            if code is None:
-                return np.zeros(n, dtype=bool)
-            mask &= self._namespace[:n] == code
-        if flt.embedding_model is not None:
-            code = self._model_code.get(flt.embedding_model)
-            if code is None:
-                return np.zeros(n, dtype=bool)
-            mask &= self._model[:n] == code
-        if flt.exclude_embedding_model is not None:
-            code = self._model_code.get(flt.exclude_embedding_model)
-            if code is not None:
-                mask &= self._model[:n] != code
-        if flt.tags:
-            mask &= self._tag_mask(flt.tags, flt.tag_match, n)
-        if flt.memory_types:
-            codes = [_TYPE_CODE[MemoryType(t)] for t in flt.memory_types]
-            mask &= np.isin(self._type[:n], codes)
-        if flt.trust is not None:
-            mask &= np.isin(self._source[:n], trust_codes(flt.trust))
-        if flt.max_security_level < max(SecurityLevel):
-            mask &= self._security[:n] <= int(flt.max_security_level)
-        if flt.created_after is not None:
-            mask &= self._created[:n] > to_micros(flt.created_after)
-        if flt.created_before is not None:
-            mask &= self._created[:n] < to_micros(flt.created_before)
-        if not flt.include_archived:
-            mask &= ~self._archived[:n]
-        if flt.not_expired_at is not None:
-            mask &= self._expires[:n] > to_micros(flt.not_expired_at)
-        return mask
-
-    def _tag_mask(self, tags: Iterable[str], match: TagMatch, n: int) -> npt.NDArray[np.bool_]:
-        holders = [self._tag_slots.get(t, set()) for t in tags]
-        if match is TagMatch.ALL:
-            chosen = set.intersection(*holders) if holders else set()
-        else:
-            chosen = set().union(*holders)
-        out = np.zeros(n, dtype=bool)
-        if chosen:
-            out[np.fromiter(chosen, dtype=np.intp, count=len(chosen))] = True
-        return out
 
     def search(self, query: F32, flt: MemoryFilter, limit: int) -> list[tuple[Memory, float]]:
         """The ``limit`` best (memory, cosine similarity) pairs under ``flt``, best first,
@@ -412,7 +303,7 @@ class HotPartition:
         n = self.high_water
         if limit <= 0 or n == 0:
             return [[] for _ in queries]
-        mask = self.mask(flt, n)
+        mask = self.columns.mask(flt, n)
         count = int(np.count_nonzero(mask))
         if count == 0:
             return [[] for _ in queries]
@@ -490,7 +381,7 @@ class HotPartition:
     def _quantized(self) -> Quantized:
         if self.quantized is None:
             quantized = Quantized(self.dimension, self._capacity)
-            live = np.flatnonzero(self._alive[: self.high_water])
+            live = np.flatnonzero(self.columns.alive[: self.high_water])
             quantized.put(live, self.vectors[live])
             self.quantized = quantized
         return self.quantized
@@ -507,7 +398,7 @@ class HotPartition:
         ):
             return None
         if self.sketch is None or len(self) > 2 * self.sketch.fitted_rows:
-            live = np.flatnonzero(self._alive[:n])
+            live = np.flatnonzero(self.columns.alive[:n])
             rng = np.random.default_rng(len(live))
             sketch = Sketch.fit(self.vectors[live], self._capacity, rng)
             sketch.put(live, self.vectors[live])
@@ -539,7 +430,8 @@ class HotPartition:
         """The ``k`` best of ``slots`` by ``sims`` as (copy, similarity), ties by id."""
         # Copies: callers may set fields without touching the cached objects.
         return [
-            (self._memory_at(slot).copy(), sim) for slot, sim in best(self._ids, slots, sims, k)
+            (self._memory_at(slot).copy(), sim)
+            for slot, sim in best(self.columns.ids, slots, sims, k)
         ]
 
     # -- reads besides search (the stores' semantics; copies) -------------------------
@@ -557,7 +449,7 @@ class HotPartition:
         return out
 
     def count(self, flt: MemoryFilter) -> int:
-        return int(np.count_nonzero(self.mask(flt, self.high_water)))
+        return int(np.count_nonzero(self.columns.mask(flt, self.high_water)))
 
     def list_page(self, flt: MemoryFilter, wanted: ListPage) -> list[Memory]:
         """The memories of ``wanted`` under ``flt``, as ``Store.list``."""
@@ -567,9 +459,9 @@ class HotPartition:
         after = wanted.after
         position = None if after is None else (to_micros(after.created_at), after.id.encode())
         slots = page(
-            self._ids[:n],
-            self._created[:n],
-            self.mask(flt, n),
+            self.columns.ids[:n],
+            self.columns.created[:n],
+            self.columns.mask(flt, n),
             descending=wanted.descending,
             after=position,
             limit=wanted.limit,
@@ -589,8 +481,8 @@ class HotPartition:
         n = self.high_water
         if limit <= 0 or n == 0 or not terms:
             return []
-        slots, scores, informative = self.text.candidates(terms, self.mask(flt, n), limit)
-        ranked = best(self._ids, slots, scores, limit)
+        slots, scores, informative = self.text.candidates(terms, self.columns.mask(flt, n), limit)
+        ranked = best(self.columns.ids, slots, scores, limit)
         telling = dict(zip(slots.tolist(), informative.tolist(), strict=True))
         # One gather for every hit's vector; each copy gets a row of it.
         vectors = self.vectors[[slot for slot, _ in ranked]]
