@@ -113,6 +113,10 @@ class Builder:
             setattr(msg, name, self.ref(ctx, "key", "key"))
         elif name == "prefix":
             setattr(msg, name, rng.choice(["/", "/sec/", ""]))
+        elif name == "session_id" and msg.DESCRIPTOR.name == "RememberRequest":
+            # A label the caller puts on its own memory (context expansion reads only
+            # the caller's partition), not a reference to anyone's session.
+            setattr(msg, name, f"turns-{rng.randrange(1 << 30)}")
         elif name == "session_id":
             setattr(msg, name, self.ref(ctx, "session", "session_id"))
         elif name in ("thread_id", "resource_id"):

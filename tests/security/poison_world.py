@@ -184,7 +184,12 @@ BASES: dict[str, Base] = {
     ),
     "MemoryService.UpdateMemory": update_memory,
     "MemoryService.SetMemory": lambda w, a: set_memory(a),
-    "MemoryService.ListKeys": lambda w, a: mpb.ListKeysRequest(agent_id=SEED, page_size=10),
+    "MemoryService.ListKeys": lambda w, a: mpb.ListKeysRequest(
+        agent_id=SEED, page_size=10, as_of=pb.AsOf(time=now())
+    ),
+    "MemoryService.GetKey": lambda w, a: mpb.GetKeyRequest(
+        agent_id=SEED, key="/p/k", as_of=pb.AsOf(time=now())
+    ),
     "MemoryService.KeyHistory": lambda w, a: mpb.KeyHistoryRequest(
         agent_id=SEED, key="/p/k", page_size=10
     ),

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from memoryd.domain.errors import Unavailable
 from memoryd.domain.models import (
     AccessUpdate,
     Clock,
@@ -66,7 +67,8 @@ class _Partition:
     since_position: int
     #: Each id's versions, oldest first.
     versions: dict[str, list[Version]] = field(default_factory=dict)
-    #: Before this instant versions were dropped to keep within ``max_versions``.
+    #: Not complete before this instant: versions dropped to keep within
+    #: ``max_versions``, or a memory's state before a write could not be read.
     floor: datetime | None = None
 
 
@@ -108,6 +110,12 @@ class MemoryHistory:
         if part is None:
             return []
         return [i for i in dict.fromkeys(ids) if i not in part.versions]
+
+    def restart(self, partition: Partition) -> None:
+        """From now on only: what came before is not known for some memories."""
+        part = self._parts.get(partition)
+        if part is not None:
+            part.floor = self._clock()
 
     def before(self, partition: Partition, stored: Sequence[Memory]) -> None:
         """Memories as stored before their first write since the start: each valid
@@ -355,9 +363,17 @@ class HistoryStore(DelegatingStore):
     async def _before(self, partition: Partition, ids: Iterable[str]) -> None:
         self.history.start(partition)
         unwritten = self.history.unwritten(partition, ids)
-        if unwritten:
+        if not unwritten:
+            return
+        try:
             stored = await self.inner.get(partition, unwritten, with_vectors=True)
-            self.history.before(partition, stored)
+        except Unavailable:
+            # The write goes ahead without the store (to the log, in an outage); what
+            # these memories were before it is not known, so the partition's history
+            # is complete from now on only.
+            self.history.restart(partition)
+            return
+        self.history.before(partition, stored)
 
     async def upsert(
         self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS

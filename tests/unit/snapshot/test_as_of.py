@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 
 from memoryd.domain.as_of import AsOf
-from memoryd.domain.errors import InvalidArgument, NotFound, OutOfRange, Unimplemented
+from memoryd.domain.errors import (
+    InvalidArgument,
+    NotFound,
+    OutOfRange,
+    Unavailable,
+    Unimplemented,
+)
 from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyListQuery, KeyWrite
 from memoryd.domain.lifecycle import CompactOptions, CompactResult, EraseRequest
@@ -587,3 +593,30 @@ async def test_past_max_versions_the_oldest_superseded_go_and_the_horizon_says_s
     # The quiet agent lost nothing, so its horizon did not move.
     assert history.horizon(quiet) == started
     assert [m.content for m in history.valid_at(quiet, started)] == ["written once"]
+
+
+class _UnreadableStore(InMemoryStore):
+    """A store that takes writes but cannot be read (as the log takes them in an outage)."""
+
+    async def get(self, *args: Any, **kwargs: Any) -> list[Memory]:
+        raise Unavailable("store unavailable: down")
+
+
+async def test_a_write_whose_before_cannot_be_read_goes_ahead_and_moves_the_horizon() -> None:
+    clock = Clock(START)
+    inner = _UnreadableStore(16)
+    await inner.open()
+    p = scope_for().partition
+    stored = memory(p, content="stored before the start")
+    await inner.upsert(p, [stored])
+    history = MemoryHistory(timedelta(hours=1), clock=clock)
+    store = HistoryStore(inner, history)
+    history.start(p)
+    clock.advance(minutes=5)
+
+    changed = stored.copy()
+    changed.content = "written in the outage"
+    await store.upsert(p, [changed])  # not refused: the write does not need the history
+
+    assert history.horizon(p) == clock()  # what it was before is not known
+    assert [m.content for m in history.valid_at(p, clock())] == ["written in the outage"]
