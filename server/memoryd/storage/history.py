@@ -378,7 +378,8 @@ class HistoryStore(DelegatingStore):
     async def upsert(
         self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
-        await self._before(partition, (m.id for m in memories))
+        # An id the caller knows is new has no stored state to keep: no lookup.
+        await self._before(partition, (m.id for m in memories if m.id not in hints.new_ids))
         await super().upsert(partition, memories, hints)
         self.history.record(partition, memories)
 
