@@ -6,7 +6,6 @@ import json
 import sys
 from collections.abc import Callable
 from datetime import timedelta
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,11 +20,13 @@ from memoryd.cli import render
 from memoryd.cli.common import (
     AgentOption,
     JsonOption,
+    SessionArg,
     Stub,
     WideOption,
     joined_pages,
     unary,
 )
+from memoryd.domain.agent_state import FixedZoneKind, MessageRole
 from memoryd_client import MemorydError
 from memoryd_client.ops.agent_state import session_message
 from memoryd_proto.v1 import common_pb2, memory_service_pb2
@@ -41,20 +42,6 @@ session_app = typer.Typer(
 
 ThreadOption = Annotated[str, typer.Option("--thread", "-T", help="The scope's thread_id.")]
 ResourceOption = Annotated[str, typer.Option("--resource", "-R", help="The scope's resource_id.")]
-SessionArg = Annotated[str, typer.Argument(metavar="SESSION_ID", help="The session's id.")]
-
-
-class Role(StrEnum):
-    user = "user"
-    assistant = "assistant"
-    system = "system"
-    tool = "tool"
-
-
-class ZoneKind(StrEnum):
-    trigger = "trigger"
-    focus = "focus"
-    instruction = "instruction"
 
 
 def _read(source: str) -> str:
@@ -331,7 +318,9 @@ def _jsonl_messages(text: str) -> list[memory_service_pb2.SessionMessage]:
     return messages
 
 
-def _message(role: Role, content: str, extra: dict[str, Any]) -> memory_service_pb2.SessionMessage:
+def _message(
+    role: MessageRole, content: str, extra: dict[str, Any]
+) -> memory_service_pb2.SessionMessage:
     value = memory_service_pb2.MessageRole.Value(f"MESSAGE_ROLE_{role.value.upper()}")
     return memory_service_pb2.SessionMessage(
         role=value,  # type: ignore[arg-type]
@@ -350,7 +339,7 @@ def session_append(
         str | None,
         typer.Argument(metavar="[CONTENT]", help="One message; '-' reads it from stdin."),
     ] = None,
-    role: Annotated[Role, typer.Option(help="Who said it.")] = Role.user,
+    role: Annotated[MessageRole, typer.Option(help="Who said it.")] = MessageRole.USER,
     name: Annotated[str, typer.Option(help="Name of the speaker or tool.")] = "",
     tool_call_id: Annotated[str, typer.Option(help="The tool call this answers.")] = "",
     jsonl: Annotated[
@@ -397,8 +386,9 @@ def session_inject(
     content: Annotated[str, typer.Argument(metavar="CONTENT", help="The text; '-': stdin.")],
     agent: AgentOption,
     kind: Annotated[
-        ZoneKind, typer.Option(help="instruction (accumulates), trigger or focus (replace).")
-    ] = ZoneKind.instruction,
+        FixedZoneKind,
+        typer.Option(help="instruction (accumulates), trigger or focus (replace)."),
+    ] = FixedZoneKind.INSTRUCTION,
     as_json: JsonOption = False,
 ) -> None:
     """Add to a session's fixed zone, which is never summarised away.

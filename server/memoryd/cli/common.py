@@ -8,7 +8,6 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Annotated, Any, Protocol
 
 import grpc
@@ -17,6 +16,7 @@ from google.protobuf.message import Message
 from typer.core import TyperGroup
 
 from memoryd.cli import render
+from memoryd.domain.models import MemoryType
 from memoryd_client import JsonText, MemorydClient, MemorydError
 from memoryd_client.requests import MEMORY_TYPES
 from memoryd_client.target import ADDRESS_ENV
@@ -24,23 +24,6 @@ from memoryd_client.transport import API_KEY_ENV
 
 AGENT_ENV = "MEMORYD_AGENT"
 TIMEOUT_ENV = "MEMORYD_TIMEOUT"
-
-
-class MemoryType(StrEnum):
-    preference = "preference"
-    fact = "fact"
-    pattern = "pattern"
-    skill = "skill"
-    episode = "episode"
-
-
-class Scoring(StrEnum):
-    relevance = "relevance"
-    similarity = "similarity"
-    decayed = "decayed"
-    weighted = "weighted"
-    blended = "blended"
-    layered = "layered"
 
 
 @dataclass(frozen=True)
@@ -71,6 +54,9 @@ JsonOption = Annotated[
     bool, typer.Option("--json", help="Print the response as protobuf JSON (for scripts).")
 ]
 WideOption = Annotated[bool, typer.Option("--wide", "-w", help="Show full memory ids.")]
+#: The namespace a write goes into.
+WriteNamespaceOption = Annotated[str, typer.Option("--namespace", "-n", help="Namespace.")]
+SessionArg = Annotated[str, typer.Argument(metavar="SESSION_ID", help="The session's id.")]
 NamespaceOption = Annotated[
     str | None, typer.Option("--namespace", "-n", help="Only this namespace (default: all).")
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -12,13 +11,6 @@ from memoryd.cli import render
 from memoryd.cli.common import AgentOption, JsonOption, TagsOption
 from memoryd.cli.progress import long_call
 from memoryd_proto.v1 import lifecycle_service_pb2
-
-
-class ListOrder(StrEnum):
-    created_desc = "created_desc"
-    created_asc = "created_asc"
-    access_count_desc = "access_count_desc"
-    importance_desc = "importance_desc"
 
 
 def consolidate(

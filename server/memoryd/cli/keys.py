@@ -31,7 +31,15 @@ from rich.text import Text
 
 from memoryd.api.convert.lifecycle import key_entry_from
 from memoryd.cli import render
-from memoryd.cli.common import AgentOption, JsonOption, fail, pages, session, unary
+from memoryd.cli.common import (
+    AgentOption,
+    JsonOption,
+    WriteNamespaceOption,
+    fail,
+    pages,
+    session,
+    unary,
+)
 from memoryd.domain.keyed import KeyEntry
 from memoryd.service.keyed import tree as key_tree
 from memoryd.service.keyed.tree import INDEX_DIR, LOG_FILE, STATE_FILE
@@ -219,7 +227,7 @@ def key_set(
     security_level: Annotated[
         Level | None, typer.Option("--security-level", help="Default: internal.")
     ] = None,
-    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace.")] = "",
+    namespace: WriteNamespaceOption = "",
     as_json: JsonOption = False,
 ) -> None:
     """Write KEY (last write wins); the JSON is stored as written. Every write names

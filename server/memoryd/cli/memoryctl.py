@@ -23,23 +23,23 @@ from memoryd.cli.common import (
     Globals,
     JsonOption,
     MemoryctlGroup,
-    MemoryType,
     NamespaceOption,
-    Scoring,
     TagsOption,
     TypesOption,
     WideOption,
+    WriteNamespaceOption,
     joined_pages,
     parse_metadata,
     session,
     unary,
 )
-from memoryd.cli.consolidation import ListOrder
 from memoryd.cli.consolidation import register as register_consolidation
 from memoryd.cli.keys import export_tree, key_app, ls
 from memoryd.cli.lifecycle import register as register_lifecycle
 from memoryd.cli.session_log import register as register_session_log
 from memoryd.cli.snapshot import default_read, snapshot, state_app
+from memoryd.domain.models import MemoryOrder, MemoryType
+from memoryd.domain.requests import ScoringPreset
 from memoryd_client import TargetError, parse_target
 from memoryd_client import requests as rq
 from memoryd_client.client import DEFAULT_TIMEOUT
@@ -123,14 +123,14 @@ def remember(
     memory_type: Annotated[
         MemoryType,
         typer.Option("--type", metavar="TYPE", help="Kind: " + ", ".join(MEMORY_TYPES) + "."),
-    ] = MemoryType.fact,
+    ] = MemoryType.FACT,
     tags: Annotated[
         list[str] | None, typer.Option("--tag", "-t", metavar="TAG", help="A tag (repeatable).")
     ] = None,
     importance: Annotated[
         float | None, typer.Option(help="0..1; the daemon's default is 0.5.")
     ] = None,
-    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace.")] = "",
+    namespace: WriteNamespaceOption = "",
     metadata: Annotated[
         str | None, typer.Option(help='A JSON object, e.g. \'{"source": "chat"}\'.')
     ] = None,
@@ -170,7 +170,7 @@ def recall(
     tags: TagsOption = None,
     types: TypesOption = None,
     scoring: Annotated[
-        Scoring | None,
+        ScoringPreset | None,
         typer.Option(
             metavar="PRESET",
             help="Ranking: relevance (the default), similarity (cosine), decayed (by age) or weighted.",
@@ -237,8 +237,8 @@ def list_(
     tags: TagsOption = None,
     types: TypesOption = None,
     order: Annotated[
-        ListOrder, typer.Option(help="created_desc (newest first), created_asc, ...")
-    ] = ListOrder.created_desc,
+        MemoryOrder, typer.Option(help="created_desc (newest first), created_asc, ...")
+    ] = MemoryOrder.CREATED_DESC,
     wide: WideOption = False,
     as_json: JsonOption = False,
 ) -> None:

@@ -9,10 +9,8 @@ import typer
 from rich.text import Text
 
 from memoryd.cli import render
-from memoryd.cli.common import AgentOption, JsonOption, joined_pages, unary
+from memoryd.cli.common import AgentOption, JsonOption, SessionArg, joined_pages, unary
 from memoryd_proto.v1 import memory_service_pb2
-
-SessionArg = Annotated[str, typer.Argument(metavar="SESSION_ID", help="The session's id.")]
 
 
 def _print_message(m: memory_service_pb2.SessionMessage) -> None:

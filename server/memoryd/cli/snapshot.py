@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
@@ -13,7 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from memoryd.cli import render
-from memoryd.cli.common import AgentOption, JsonOption, NamespaceOption, unary
+from memoryd.cli.common import AgentOption, JsonOption, NamespaceOption, SessionArg, unary
+from memoryd.domain.snapshot import SnapshotFormat, SnapshotSection
 from memoryd_proto.v1 import common_pb2, snapshot_service_pb2
 
 state_app = typer.Typer(
@@ -21,35 +21,20 @@ state_app = typer.Typer(
 )
 
 
-class Section(StrEnum):
-    pinned = "pinned"
-    profile = "profile"
-    working = "working"
-    semantic = "semantic"
-    recent = "recent"
-    session = "session"
-
-
-class Format(StrEnum):
-    markdown = "markdown"
-    xml = "xml"
-    user_memory = "user_memory"
-
-
 _FORMATS = {
-    Format.markdown: snapshot_service_pb2.SNAPSHOT_FORMAT_MARKDOWN,
-    Format.xml: snapshot_service_pb2.SNAPSHOT_FORMAT_XML,
-    Format.user_memory: snapshot_service_pb2.SNAPSHOT_FORMAT_USER_MEMORY,
+    SnapshotFormat.MARKDOWN: snapshot_service_pb2.SNAPSHOT_FORMAT_MARKDOWN,
+    SnapshotFormat.XML: snapshot_service_pb2.SNAPSHOT_FORMAT_XML,
+    SnapshotFormat.USER_MEMORY: snapshot_service_pb2.SNAPSHOT_FORMAT_USER_MEMORY,
 }
 
 
 _SECTIONS = {
-    Section.pinned: snapshot_service_pb2.SNAPSHOT_SECTION_PINNED,
-    Section.profile: snapshot_service_pb2.SNAPSHOT_SECTION_PROFILE,
-    Section.working: snapshot_service_pb2.SNAPSHOT_SECTION_WORKING,
-    Section.semantic: snapshot_service_pb2.SNAPSHOT_SECTION_SEMANTIC,
-    Section.recent: snapshot_service_pb2.SNAPSHOT_SECTION_RECENT,
-    Section.session: snapshot_service_pb2.SNAPSHOT_SECTION_SESSION,
+    SnapshotSection.PINNED: snapshot_service_pb2.SNAPSHOT_SECTION_PINNED,
+    SnapshotSection.PROFILE: snapshot_service_pb2.SNAPSHOT_SECTION_PROFILE,
+    SnapshotSection.WORKING: snapshot_service_pb2.SNAPSHOT_SECTION_WORKING,
+    SnapshotSection.SEMANTIC: snapshot_service_pb2.SNAPSHOT_SECTION_SEMANTIC,
+    SnapshotSection.RECENT: snapshot_service_pb2.SNAPSHOT_SECTION_RECENT,
+    SnapshotSection.SESSION: snapshot_service_pb2.SNAPSHOT_SECTION_SESSION,
 }
 
 
@@ -85,17 +70,17 @@ def snapshot(
         typer.Option("--budget", "-b", min=1, help="Token budget (the daemon's default: 500)."),
     ] = None,
     fmt: Annotated[
-        Format,
+        SnapshotFormat,
         typer.Option(
             "--format", "-f", help="markdown, xml or user_memory (# USER MEMORY, memories by type)."
         ),
-    ] = Format.markdown,
+    ] = SnapshotFormat.MARKDOWN,
     sections: Annotated[
-        list[Section] | None,
+        list[SnapshotSection] | None,
         typer.Option("--section", "-s", help="A section to include (repeatable; default: all)."),
     ] = None,
     priority: Annotated[
-        list[Section] | None,
+        list[SnapshotSection] | None,
         typer.Option("--priority", "-p", help="Fill order (repeatable); the rest follow."),
     ] = None,
     focus: Annotated[str, typer.Option(help="What the run focuses on.")] = "",
@@ -215,7 +200,7 @@ def _components_table(components: Any) -> Table:
 @state_app.command("save")
 def state_save(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(metavar="SESSION_ID")],
+    session_id: SessionArg,
     name: Annotated[str, typer.Argument(metavar="NAME", help="The component's name.")],
     state: Annotated[str, typer.Argument(metavar="STATE", help="A JSON object.")],
     agent: AgentOption,
@@ -239,7 +224,7 @@ def state_save(
 @state_app.command("load")
 def state_load(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(metavar="SESSION_ID")],
+    session_id: SessionArg,
     agent: AgentOption,
     names: Annotated[
         list[str] | None, typer.Option("--name", "-n", help="Only this component (repeatable).")

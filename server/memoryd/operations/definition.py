@@ -31,10 +31,12 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from memoryd.domain.agent_state import WorkingScope
+from memoryd.domain.as_of import AsOf
 from memoryd.domain.principal import CallScope, Role
 from memoryd.domain.requests import Degradation
 from memoryd.operations.services import Services
 from memoryd.security.masked_fields import Kind
+from memoryd.service.snapshot.as_of import AsOfReads
 
 I = TypeVar("I")  # noqa: E741
 O = TypeVar("O")  # noqa: E741
@@ -165,6 +167,34 @@ class Operation(_Definition[I, O]):
     """A request-response operation."""
 
     run: Callable[[Services, CallScope, I], Awaitable[O]]
+
+
+class AtSomeMoment(Protocol):
+    """An input that may name a moment of the past to read as of."""
+
+    @property
+    def as_of(self) -> AsOf | None:
+        """The moment (None: now)."""
+        ...
+
+
+A = TypeVar("A", bound=AtSomeMoment)
+
+
+def now_or_as_of(
+    now: Callable[[Services, CallScope, A], Awaitable[O]],
+    then: Callable[[AsOfReads, CallScope, A, AsOf], Awaitable[O]],
+) -> Callable[[Services, CallScope, A], Awaitable[O]]:
+    """An operation's ``run`` for a read that may be as of a moment: ``now`` for the
+    present, else ``then`` on the as-of reads (UNIMPLEMENTED where the server has
+    none), the moment the input names passed to it."""
+
+    def run(services: Services, scope: CallScope, value: A) -> Awaitable[O]:
+        if value.as_of is None:
+            return now(services, scope, value)
+        return then(services.as_of, scope, value, value.as_of)
+
+    return run
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from memoryd.domain import keyed
 from memoryd.domain.as_of import AsOf
 from memoryd.observability.tracing import SEARCH, UPSERT
-from memoryd.operations.definition import Effect, Operation
+from memoryd.operations.definition import Effect, Operation, now_or_as_of
+from memoryd.service.snapshot.as_of import AsOfReads
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +36,9 @@ GET_KEY: Operation[KeyRef, keyed.KeyEntry] = Operation(
     name="MemoryService.GetKey",
     effect=Effect.READ,
     genai=SEARCH,
-    run=lambda s, scope, ref: (
-        s.keyed.get(scope, ref.key)
-        if ref.as_of is None
-        else s.as_of.get_key(scope, ref.key, ref.as_of)
+    run=now_or_as_of(
+        lambda s, scope, ref: s.keyed.get(scope, ref.key),
+        lambda reads, scope, ref, moment: reads.get_key(scope, ref.key, moment),
     ),
     touched_in=lambda ref: ((), ref.key),
 )
@@ -46,11 +46,7 @@ LIST_KEYS: Operation[keyed.KeyListQuery, keyed.KeyListing] = Operation(
     name="MemoryService.ListKeys",
     effect=Effect.READ,
     genai=SEARCH,
-    run=lambda s, scope, query: (
-        s.keyed.list(scope, query)
-        if query.as_of is None
-        else s.as_of.list_keys(scope, query, query.as_of)
-    ),
+    run=now_or_as_of(lambda s, scope, query: s.keyed.list(scope, query), AsOfReads.list_keys),
     count=lambda _, listing: len(listing.entries),
 )
 KEY_HISTORY: Operation[keyed.KeyHistoryQuery, keyed.KeyHistoryPage] = Operation(

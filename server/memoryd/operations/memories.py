@@ -9,9 +9,10 @@ from memoryd.domain import requests
 from memoryd.domain.models import Memory
 from memoryd.domain.principal import CallScope
 from memoryd.observability.tracing import DELETE, SEARCH, UPDATE, UPSERT
-from memoryd.operations.definition import Effect, Operation
+from memoryd.operations.definition import Effect, Operation, now_or_as_of
 from memoryd.operations.services import Services
 from memoryd.security.masked_fields import Kind
+from memoryd.service.snapshot.as_of import AsOfReads
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +66,7 @@ RECALL: Operation[requests.RecallQuery, requests.RecallOutcome] = Operation(
     name="MemoryService.Recall",
     effect=Effect.READ,
     genai=SEARCH,
-    run=lambda s, scope, query: (
-        s.memories.recall(scope, query)
-        if query.as_of is None
-        else s.as_of.recall(scope, query, query.as_of)
-    ),
+    run=now_or_as_of(lambda s, scope, query: s.memories.recall(scope, query), AsOfReads.recall),
     returned=lambda o: [r.memory.id for r in o.results],
     count=lambda _, o: len(o.results),
     own_degraded=lambda o: o.degraded,

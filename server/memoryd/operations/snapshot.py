@@ -12,9 +12,11 @@ from memoryd.operations.definition import (
     Effect,
     Operation,
     Touched,
+    now_or_as_of,
     scope_touched,
     session_touched,
 )
+from memoryd.service.snapshot.as_of import AsOfReads
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +48,7 @@ BUILD_SNAPSHOT: Operation[snapshot.SnapshotRequest, snapshot.Snapshot] = Operati
     name="SnapshotService.BuildSnapshot",
     effect=Effect.READ,
     genai=SEARCH,
-    run=lambda s, scope, req: (
-        s.snapshots.build(scope, req)
-        if req.as_of is None
-        else s.as_of.snapshot(scope, req, req.as_of)
-    ),
+    run=now_or_as_of(lambda s, scope, req: s.snapshots.build(scope, req), AsOfReads.snapshot),
     touched_in=_snapshot_touched,
     returned=lambda snap: [i.id for i in snap.items if i.id],
     count=lambda _, snap: len(snap.items),
@@ -60,11 +58,7 @@ DEFAULT_READ: Operation[snapshot.DefaultReadRequest, snapshot.DefaultReadResult]
     name="SnapshotService.DefaultRead",
     effect=Effect.READ,
     genai=SEARCH,
-    run=lambda s, scope, req: (
-        s.default_read.read(scope, req)
-        if req.as_of is None
-        else s.as_of.default_read(scope, req, req.as_of)
-    ),
+    run=now_or_as_of(lambda s, scope, req: s.default_read.read(scope, req), AsOfReads.default_read),
     returned=lambda result: [line.key for line in result.lines],
 )
 SAVE_STATE: Operation[SaveState, list[snapshot.StateComponent]] = Operation(

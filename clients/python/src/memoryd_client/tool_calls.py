@@ -1,49 +1,43 @@
 """The tool table's tools as gRPC calls: what each tool call sends, and its result as
 the table's structured output.
 
-:func:`plan_tool_call` turns a checked tool call into one :class:`Unary` (pure:
+:func:`plan_tool_call` turns a checked tool call into one :class:`ToolPlan` (pure:
 nothing is sent); the OpenAI-style dispatcher (:mod:`memoryd_client.tools`) and the
-MCP stdio bridge (``memoryd mcp``) run the plans. The ``memory`` file tool takes
-several calls and runs on an async client (:class:`AsyncToolRunner`).
+MCP stdio bridge (``memoryd mcp``) run the plans. The keyed tools' plans are in
+:mod:`memoryd_client.tool_calls_keyed`, the erasure tools' in
+:mod:`memoryd_client.tool_calls_erasure`. The ``memory`` file tool takes several calls
+and runs on an async client (:class:`AsyncToolRunner`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memoryd_client import requests as rq
 from memoryd_client.core import Unary
-from memoryd_client.errors import MemorydError, NotFoundError
-from memoryd_client.memory_files import FileWrite, KeyFile, run_memory_command
-from memoryd_client.ops import agent_state, keys, memories, snapshot
+from memoryd_client.errors import NotFoundError
+from memoryd_client.memory_files import run_memory_command
+from memoryd_client.ops import agent_state, memories, snapshot
 from memoryd_client.results import (
     Appended,
-    Degradation,
-    KeyEntry,
-    KeyListing,
-    Page,
     Recalled,
     SessionAttachment,
     SessionWindow,
     WorkingMemory,
 )
-from memoryd_client.tool_args import as_of_point, check_arguments, parse_source, trust_keywords
+from memoryd_client.tool_args import as_of_point, check_arguments, trust_keywords
 from memoryd_client.tool_calls_erasure import erasure_plan
+from memoryd_client.tool_calls_keyed import KEYED_PLANS, ClientFiles
+from memoryd_client.tool_plan import JSON, ToolPlan, iso_time, mapped, source_pb, with_degraded
 from memoryd_client.tool_results import RECORD_TAG, merged_hits, snapshot_item
 from memoryd_client.tool_specs_erasure import ERASURE_TOOLS
 from memoryd_client.tool_table import TOOLS, ToolArgumentError
-from memoryd_client.wire_values import locator_json
 from memoryd_proto.v1 import common_pb2
 
 if TYPE_CHECKING:
     from memoryd_client.aio import AsyncMemorydClient
-
-JSON = dict[str, Any]
-#: The page size a listing tool reads (its ``limit`` may ask for fewer).
-LIST_PAGE = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,85 +51,6 @@ class ToolContext:
     thread_id: str = ""
     resource_id: str = ""
     namespace: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ToolPlan:
-    """The call a tool makes; ``missing`` is the result when it answers NOT_FOUND. A
-    tool of several calls has them in ``rest`` too, and ``combine`` makes its result
-    from each call's, in order."""
-
-    call: Unary[JSON]
-    missing: JSON | None = None
-    rest: tuple[Unary[JSON], ...] = ()
-    combine: Callable[[list[JSON]], JSON] | None = None
-
-    @property
-    def calls(self) -> tuple[Unary[JSON], ...]:
-        return (self.call, *self.rest)
-
-    def result(self, results: list[JSON]) -> JSON:
-        return self.combine(results) if self.combine is not None else results[0]
-
-
-def _time(value: datetime | None) -> str | None:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z") if value else None
-
-
-def _degraded(result: JSON, items: tuple[Degradation, ...]) -> JSON:
-    if items:
-        result["degraded"] = [{"component": d.component, "reason": d.reason} for d in items]
-    return result
-
-
-def _source_pb(value: Any) -> common_pb2.Provenance | None:
-    parsed = parse_source(value)
-    if parsed is None:
-        return None
-    source = common_pb2.Provenance(
-        kind=common_pb2.ProvenanceKind.Value(f"PROVENANCE_KIND_{parsed['kind'].upper()}"),  # type: ignore[arg-type]
-        name=str(parsed.get("name", "")),
-        locator=rq.locator_wire(parsed.get("locator", "")),
-    )
-    stamp = parsed.get("retrieved_at")
-    if stamp:
-        try:
-            when = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-        except ValueError:
-            raise ToolArgumentError("source.retrieved_at", "must be an RFC 3339 time") from None
-        source.retrieved_at.FromDatetime(when.astimezone(UTC))
-    return source
-
-
-def _rfc3339(text: str, field: str) -> datetime:
-    try:
-        return rq.rfc3339(text, field)
-    except MemorydError as exc:
-        raise ToolArgumentError(field, "must be an RFC 3339 time with a time zone") from exc
-
-
-def _source_json(raw: common_pb2.Provenance | None) -> JSON | None:
-    if raw is None or raw.kind == 0:
-        return None
-    out: JSON = {
-        "kind": common_pb2.ProvenanceKind.Name(raw.kind).removeprefix("PROVENANCE_KIND_").lower(),
-        "name": raw.name,
-        "locator": locator_json(raw.locator),
-    }
-    if raw.HasField("retrieved_at"):
-        out["retrieved_at"] = _time(raw.retrieved_at.ToDatetime(UTC))
-    return out
-
-
-def key_version(e: KeyEntry) -> JSON:
-    return {
-        "key": e.key,
-        "value": e.content if e.valid else None,
-        "version": e.version,
-        "deleted": not e.valid,
-        "updated_at": _time(e.updated_at),
-        "source": _source_json(e.raw.source if e.raw.HasField("source") else None),
-    }
 
 
 def hits(r: Recalled) -> JSON:
@@ -154,7 +69,7 @@ def hits(r: Recalled) -> JSON:
         if h.memory.source is not None:
             hit["source"] = h.memory.source.kind
         out.append(hit)
-    return _degraded({"memories": out}, r.degraded)
+    return with_degraded({"memories": out}, r.degraded)
 
 
 def window(w: SessionWindow) -> JSON:
@@ -166,25 +81,15 @@ def window(w: SessionWindow) -> JSON:
     }
     if w.long_term_memory_mode != "agent_control":
         out["long_term_memory"] = w.long_term_memory
-    return _degraded(out, w.degraded)
+    return with_degraded(out, w.degraded)
 
 
 def working(w: WorkingMemory) -> JSON:
-    return {"content": w.content, "version": w.version, "expires_at": _time(w.expires_at)}
-
-
-def _mapped(call: Unary[Any], render: Callable[[Any], JSON]) -> Unary[JSON]:
-    return Unary(
-        call.service,
-        call.method,
-        call.request,
-        lambda r: render(call.parse(r)),
-        idempotent=call.idempotent,
-    )
+    return {"content": w.content, "version": w.version, "expires_at": iso_time(w.expires_at)}
 
 
 def _with_source(call: Unary[Any], value: Any) -> Unary[Any]:
-    source = _source_pb(value)
+    source = source_pb(value)
     if source is not None:
         call.request.source.CopyFrom(source)
     return call
@@ -201,7 +106,7 @@ def _record(agent: str, namespace: str, messages: list[JSON]) -> Unary[JSON]:
         }
         for m in messages
     ]
-    return _mapped(
+    return mapped(
         memories.remember_batch(agent, items), lambda out: {"ids": [r.memory.id for r in out]}
     )
 
@@ -226,9 +131,9 @@ def _record_to_memory(agent: str, namespace: str, args: Mapping[str, Any]) -> To
     def render(out: list[Any]) -> JSON:
         ids = list(dict.fromkeys(r.memory.id for r in out))
         text = f"Recorded {len(args['content'])} item(s) in long-term memory."
-        return _degraded({"ids": ids, "text": text}, out[0].degraded if out else ())
+        return with_degraded({"ids": ids, "text": text}, out[0].degraded if out else ())
 
-    return ToolPlan(_mapped(memories.remember_batch(agent, items), render))
+    return ToolPlan(mapped(memories.remember_batch(agent, items), render))
 
 
 def _retrieve_from_memory(agent: str, namespace: str, args: Mapping[str, Any]) -> ToolPlan:
@@ -236,7 +141,7 @@ def _retrieve_from_memory(agent: str, namespace: str, args: Mapping[str, Any]) -
     hits merged (best score of each memory), best first."""
     keywords = list(dict.fromkeys(args["keywords"]))
     calls = [
-        _mapped(
+        mapped(
             memories.recall(agent, k, limit=args.get("limit", 5), namespace=namespace or None),
             hits,
         )
@@ -271,9 +176,9 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
             sequence=args.get("sequence", 0),
         )
         return ToolPlan(
-            _mapped(
+            mapped(
                 _with_source(call, args.get("source")),
-                lambda r: _degraded(
+                lambda r: with_degraded(
                     {"id": r.memory.id, "deduplicated": r.deduplicated}, r.degraded
                 ),
             )
@@ -286,13 +191,13 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
             namespace=namespace or None, min_relevance=args.get("min_relevance", 0.0),
             context_window=args.get("context_window"), as_of=as_of_point(args), **trust_keywords(args),
         )  # fmt: skip
-        return ToolPlan(_mapped(recall, hits))
+        return ToolPlan(mapped(recall, hits))
     if name in ERASURE_TOOLS:
         call, render = erasure_plan(agent, name, args)
-        return ToolPlan(_mapped(call, render))
+        return ToolPlan(mapped(call, render))
     if name == "forget":
         return ToolPlan(
-            _mapped(memories.forget(agent, args["ids"]), lambda ids: {"forgotten": list(ids)})
+            mapped(memories.forget(agent, args["ids"]), lambda ids: {"forgotten": list(ids)})
         )
     if name == "record":
         return ToolPlan(_record(agent, namespace, args["messages"]))
@@ -300,8 +205,8 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
         return _record_to_memory(agent, namespace, args)
     if name == "retrieve_from_memory":
         return _retrieve_from_memory(agent, namespace, args)
-    if name in _KEYED:
-        return _KEYED[name](agent, args)
+    if name in KEYED_PLANS:
+        return KEYED_PLANS[name](agent, args)
     if name in _AGENT_STATE:
         return _AGENT_STATE[name](agent, thread, resource, args)
     if not session and name != "build_snapshot":
@@ -309,101 +214,10 @@ def plan_tool_call(context: ToolContext, name: str, args: Mapping[str, Any]) -> 
     return _SESSION[name](agent, session, thread, resource, args)
 
 
-def _set_memory(agent: str, args: Mapping[str, Any]) -> ToolPlan:
-    source = _source_pb(args["source"])  # required: check_arguments saw it
-    assert source is not None
-    call = keys.set_memory(
-        agent,
-        args["key"],
-        args["value"],
-        source=source,
-        if_version=args.get("if_version"),
-        security_level=args.get("security_level"),
-    )
-    return ToolPlan(
-        _mapped(
-            call,
-            lambda e: {
-                "key": e.key,
-                "version": e.version,
-                "deleted": not e.valid,
-                "memory_id": e.memory_id,
-            },
-        )
-    )
-
-
-def _get_key(agent: str, args: Mapping[str, Any]) -> ToolPlan:
-    missing = {"found": False, "key": args["key"], "value": None, "version": 0, "deleted": False}
-    return ToolPlan(
-        _mapped(
-            keys.get_key(agent, args["key"], as_of=as_of_point(args)),
-            lambda e: {"found": e.valid, **key_version(e)},
-        ),
-        missing,
-    )
-
-
-def _list_keys(agent: str, args: Mapping[str, Any]) -> ToolPlan:
-    call = keys.list_keys(
-        agent, args.get("prefix", "/"), recursive=args.get("recursive", False),
-        page_size=args.get("limit", LIST_PAGE), as_of=as_of_point(args),
-    )  # fmt: skip
-
-    def render(listing: KeyListing) -> JSON:
-        return {
-            "keys": [key_version(e) for e in listing],
-            "directories": list(listing.directories),
-            "more": bool(listing.next_page_token),
-        }
-
-    return ToolPlan(_mapped(call, render))
-
-
-def _history(agent: str, args: Mapping[str, Any]) -> ToolPlan:
-    call = keys.key_history(agent, args["key"], page_size=args.get("limit", LIST_PAGE))
-
-    def render(page: Page[KeyEntry]) -> JSON:
-        return {"versions": [key_version(e) for e in page], "more": bool(page.next_page_token)}
-
-    return ToolPlan(_mapped(call, render))
-
-
-def _default_read(agent: str, args: Mapping[str, Any]) -> ToolPlan:
-    when = args.get("current_time")
-    call = snapshot.default_read(
-        agent,
-        token_limit=args.get("token_limit"),
-        tags=args.get("tags", ()),
-        prefix=args.get("prefix", ""),
-        current_time=None if when is None else _rfc3339(when, "current_time"),
-        as_of=as_of_point(args),
-    )
-    return ToolPlan(
-        _mapped(
-            call,
-            lambda r: {
-                "text": r.text,
-                "keys": [line.key for line in r.lines],
-                "tokens_used": r.tokens_used,
-            },
-        )
-    )
-
-
-_KEYED: dict[str, Callable[[str, Mapping[str, Any]], ToolPlan]] = {
-    "set_memory": _set_memory,
-    "get_memory_key": _get_key,
-    "list_memory_keys": _list_keys,
-    "memory_key_history": _history,
-    "default_read": _default_read,
-}
-
-
 def _get_working(agent: str, thread: str, resource: str, args: Mapping[str, Any]) -> ToolPlan:
     call = agent_state.get_working_memory(agent, thread_id=thread, resource_id=resource)
     missing = {"found": False, "content": {}, "version": 0, "expires_at": None}
-    return ToolPlan(_mapped(call, lambda w: {"found": True, **working(w)}), missing)
+    return ToolPlan(mapped(call, lambda w: {"found": True, **working(w)}), missing)
 
 
 def _update_working(agent: str, thread: str, resource: str, args: Mapping[str, Any]) -> ToolPlan:
@@ -416,20 +230,20 @@ def _update_working(agent: str, thread: str, resource: str, args: Mapping[str, A
         ttl=args.get("ttl_seconds"),
         json_schema=args.get("schema"),
     )
-    return ToolPlan(_mapped(call, working))
+    return ToolPlan(mapped(call, working))
 
 
 def _read_profile(agent: str, thread: str, resource: str, args: Mapping[str, Any]) -> ToolPlan:
     call = agent_state.get_profile(agent)
     missing = {"found": False, "content": "", "etag": ""}
     return ToolPlan(
-        _mapped(call, lambda p: {"found": True, "content": p.content, "etag": p.etag}), missing
+        mapped(call, lambda p: {"found": True, "content": p.content, "etag": p.etag}), missing
     )
 
 
 def _update_profile(agent: str, thread: str, resource: str, args: Mapping[str, Any]) -> ToolPlan:
     call = agent_state.set_profile(agent, args["content"], if_match=args.get("etag", ""))
-    return ToolPlan(_mapped(call, lambda p: {"etag": p.etag}))
+    return ToolPlan(mapped(call, lambda p: {"etag": p.etag}))
 
 
 _AGENT_STATE: dict[str, Callable[[str, str, str, Mapping[str, Any]], ToolPlan]] = {
@@ -455,9 +269,9 @@ def _snapshot(
         **trust_keywords(args),
     )
     return ToolPlan(
-        _mapped(
+        mapped(
             call,
-            lambda s: _degraded(
+            lambda s: with_degraded(
                 {
                     "text": s.text,
                     "tokens_used": s.tokens_used,
@@ -483,9 +297,9 @@ def _record_messages(
             out["recorded_memory_ids"] = list(a.recorded_memory_ids)
         if a.offloaded_seqs:
             out["offloaded_seqs"] = list(a.offloaded_seqs)
-        return _degraded(out, a.degraded)
+        return with_degraded(out, a.degraded)
 
-    return ToolPlan(_mapped(call, render))
+    return ToolPlan(mapped(call, render))
 
 
 def _attachment(
@@ -498,7 +312,7 @@ def _attachment(
         offset=args.get("offset", 0),
         max_chars=args.get("max_chars", 0),
     )
-    return ToolPlan(_mapped(call, attachment))
+    return ToolPlan(mapped(call, attachment))
 
 
 def attachment(a: SessionAttachment) -> JSON:
@@ -517,14 +331,14 @@ def _window(
     agent: str, session: str, thread: str, resource: str, args: Mapping[str, Any]
 ) -> ToolPlan:
     call = agent_state.get_session_window(agent, session, token_budget=args.get("token_budget"))
-    return ToolPlan(_mapped(call, window))
+    return ToolPlan(mapped(call, window))
 
 
 def _save_state(
     agent: str, session: str, thread: str, resource: str, args: Mapping[str, Any]
 ) -> ToolPlan:
     call = snapshot.save_state(agent, session, args["components"])
-    return ToolPlan(_mapped(call, lambda saved: {"saved": {c.name: c.version for c in saved}}))
+    return ToolPlan(mapped(call, lambda saved: {"saved": {c.name: c.version for c in saved}}))
 
 
 def _load_state(
@@ -532,7 +346,7 @@ def _load_state(
 ) -> ToolPlan:
     call = snapshot.load_state(agent, session, args.get("names", ()))
     return ToolPlan(
-        _mapped(call, lambda loaded: {"components": {n: c.state for n, c in loaded.items()}})
+        mapped(call, lambda loaded: {"components": {n: c.state for n, c in loaded.items()}})
     )
 
 
@@ -547,45 +361,6 @@ _SESSION: dict[str, Callable[[str, str, str, str, Mapping[str, Any]], ToolPlan]]
 }
 
 
-class _ClientFiles:
-    """The memory file tool's key calls over an async client."""
-
-    def __init__(self, client: AsyncMemorydClient, agent: str) -> None:
-        self._client, self._agent = client, agent
-
-    async def read(self, key: str) -> KeyFile | None:
-        try:
-            entry = await self._client.run(keys.get_key(self._agent, key))
-        except NotFoundError:
-            return None
-        if not entry.valid:
-            return None
-        if isinstance(entry.content, str):
-            return KeyFile(entry.content, entry.version)
-        return KeyFile(entry.content_json, entry.version, is_json=True)
-
-    async def write(self, key: str, file: FileWrite) -> int:
-        source = {"kind": "agent", "name": "memory tool"}
-        content = rq.JsonText(file.text) if file.is_json and file.text is not None else file.text
-        call = keys.set_memory(self._agent, key, content, source=source, if_version=file.if_version)
-        entry: KeyEntry = await self._client.run(call)
-        return entry.version
-
-    async def keys(self, prefix: str) -> list[str]:
-        out: list[str] = []
-        token = ""
-        while True:
-            listing = await self._client.run(
-                keys.list_keys(
-                    self._agent, prefix, recursive=True, page_size=LIST_PAGE, page_token=token
-                )
-            )
-            out.extend(e.key for e in listing if e.valid)
-            token = listing.next_page_token
-            if not token:
-                return sorted(out)
-
-
 class AsyncToolRunner:
     """Every tool of the table on an async client (the MCP stdio bridge's backend)."""
 
@@ -598,7 +373,7 @@ class AsyncToolRunner:
         checked = check_arguments(name, args, with_context=with_context)
         if name == "memory":
             agent = checked.get("agent_id") or self.context.agent_id
-            return await run_memory_command(_ClientFiles(self.client, agent), checked)
+            return await run_memory_command(ClientFiles(self.client, agent), checked)
         plan = plan_tool_call(self.context, name, checked)
         try:
             return plan.result([await self.client.run(call) for call in plan.calls])
