@@ -122,7 +122,7 @@ class App:
                 settings=self.settings,
                 data_dir=self._data_dir,
                 stack=self._stack,
-                store=with_history(self.settings, repository),
+                store=with_history(self.settings, repository, self._data_dir, self._stack),
                 records=repository.records,
                 embedder=embedder,
                 states=states,

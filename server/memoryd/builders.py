@@ -65,6 +65,7 @@ from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
 from memoryd.storage.base import Store
 from memoryd.storage.history import HistoryStore, MemoryHistory, history_of
+from memoryd.storage.history_journal import HISTORY_DIR, HistoryJournal
 from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger("memoryd")
@@ -153,9 +154,12 @@ async def build_services(base: Base) -> Built:
     return Built(services, common.masker, _start_scheduler(base, lifecycle, views), views)
 
 
-def with_history(settings: Settings, repository: Repository) -> Store:
+def with_history(
+    settings: Settings, repository: Repository, data_dir: Path, stack: AsyncExitStack
+) -> Store:
     """The services' store, recording the memory history of as-of reads (none where
-    replicas share the store: each would see only its own writes)."""
+    replicas share the store: each would see only its own writes), in files under
+    ``<data_dir>/as_of`` unless ``history.persist`` is off."""
     store = repository.store
     if store.capabilities.shared or not settings.history.enabled:
         return store
@@ -164,7 +168,10 @@ def with_history(settings: Settings, repository: Repository) -> Store:
         timedelta(hours=settings.history.retention_hours),
         position=None if changes is None else changes.last_seq,
         max_versions=settings.history.max_versions,
+        journal=HistoryJournal(data_dir / HISTORY_DIR) if settings.history.persist else None,
     )
+    if history.journal is not None:
+        stack.callback(history.journal.close)
     return HistoryStore(store, history)
 
 

@@ -304,6 +304,10 @@ class HistorySettings(BaseModel):
     #: Keep the memory history (off: as-of reads are UNIMPLEMENTED,
     #: and writes keep no after-images).
     enabled: bool = True
+    #: Keep it in files under <data_dir>/as_of (one per agent, fsynced before a write
+    #: is answered), so reads as of an instant before a restart are answered as they
+    #: were then; off: in process memory only, and a restart moves the horizon.
+    persist: bool = True
     #: How far back a read may be answered as of: versions superseded before then are
     #: pruned by maintenance, and an older ``as_of`` is OUT_OF_RANGE. Key history
     #: older than maintenance.history_archive_after_days is archived to files and

@@ -395,7 +395,7 @@ async def test_retention_pruning_keeps_the_version_valid_at_the_horizon() -> Non
         clock.advance(minutes=45)
         # The horizon falls between versions 4 and 5: the versions before the one
         # valid then (1, 2 and 3) go; 4 stays, an as-of read at the horizon shows it.
-        assert history.prune() == 3
+        assert await history.prune() == 3
         horizon = history.horizon(scope.partition)
         assert horizon is not None
         assert sorted(m.content for m in history.valid_at(scope.partition, horizon)) == [
@@ -403,7 +403,7 @@ async def test_retention_pruning_keeps_the_version_valid_at_the_horizon() -> Non
         ]
         clock.advance(hours=2)
         # Now version 5 is the one valid at the horizon; the deleted memory goes whole.
-        assert history.prune() == 3
+        assert await history.prune() == 3
         assert history.version_count() == 1
 
 

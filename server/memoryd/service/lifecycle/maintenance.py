@@ -320,7 +320,7 @@ class MaintenanceScheduler:
             await scanning.pause()
         history = history_of(deps.store)
         if history is not None:  # as-of versions past history.retention_hours
-            history.prune()
+            await history.prune()
         self.last_run_at = deps.clock()
         self.runs += 1
         return done
