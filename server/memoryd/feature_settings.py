@@ -308,6 +308,11 @@ class HistorySettings(BaseModel):
     #: is answered), so reads as of an instant before a restart are answered as they
     #: were then; off: in process memory only, and a restart moves the horizon.
     persist: bool = True
+    #: fsync the files before a write is answered (in groups: one fsync per file for
+    #: every write waiting meanwhile), as its log entry is: a power loss then loses no
+    #: version of an answered write. Off: written at once, so a restart or a SIGKILL
+    #: loses nothing, but a power loss may lose the last versions.
+    fsync: bool = True
     #: How far back a read may be answered as of: versions superseded before then are
     #: pruned by maintenance, and an older ``as_of`` is OUT_OF_RANGE. Key history
     #: older than maintenance.history_archive_after_days is archived to files and

@@ -26,13 +26,11 @@ from memoryd.domain.models import (
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import PartitionUpsert, Store, upsert_many
 from memoryd.storage.memory_codec import (
-    instant_of,
     memory_doc,
     memory_from_doc,
-    micros,
-    req_instant,
+    record_doc,
+    record_from_doc,
 )
-from memoryd.storage.memory_records import decode_doc, encode_doc
 from memoryd.storage.records import RecordStore, put_records_many
 
 OpKind = Literal["upsert", "delete", "put_records", "delete_records"]
@@ -59,26 +57,6 @@ class Op:
         return self.levels[index] if index < len(self.levels) else None
 
 
-def _record_doc(r: Record) -> list[Any]:
-    # The document as its JSON text, as the stores keep it: msgpack has no integers
-    # past 64 bits, JSON (and every store) has.
-    doc = encode_doc(r.doc)
-    return [r.kind.value, r.key, doc, r.version, micros(r.updated_at), micros(r.expires_at)]
-
-
-def _record_from(v: list[Any]) -> Record:
-    doc = v[2]
-    return Record(
-        kind=RecordKind(v[0]),
-        key=v[1],
-        # A map in entries of older daemons (which could not hold what msgpack can't).
-        doc=decode_doc(doc) if isinstance(doc, str) else doc,
-        version=v[3],
-        updated_at=req_instant(v[4]),
-        expires_at=instant_of(v[5]),
-    )
-
-
 #: The operation name of the item holding an entry's audit events.
 AUDIT = "audit"
 
@@ -93,7 +71,7 @@ def encode(ops: Sequence[Op], audit: Sequence[str] = ()) -> bytes:
         elif op.kind == "delete":
             item["i"] = list(op.ids)
         elif op.kind == "put_records":
-            item["r"] = [_record_doc(r) for r in op.records]
+            item["r"] = [record_doc(r) for r in op.records]
         else:
             assert op.record_kind is not None
             item["rk"] = op.record_kind.value
@@ -139,7 +117,7 @@ def decode_entry(payload: bytes) -> tuple[list[Op], list[str]]:
         elif kind == "delete":
             ops.append(Op(kind, partition, ids=tuple(item["i"]), levels=_levels(item)))
         elif kind == "put_records":
-            ops.append(Op(kind, partition, records=tuple(_record_from(r) for r in item["r"])))
+            ops.append(Op(kind, partition, records=tuple(record_from_doc(r) for r in item["r"])))
         elif kind == "delete_records":
             rk, keys = RecordKind(item["rk"]), tuple(item["k"])
             ops.append(Op(kind, partition, record_kind=rk, keys=keys, levels=_levels(item)))

@@ -30,33 +30,28 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 
-from memoryd.domain.errors import Unavailable
 from memoryd.domain.models import (
     AccessUpdate,
     Clock,
     Memory,
-    MemoryFilter,
-    MemoryOrder,
     Partition,
     utcnow,
 )
-from memoryd.storage.base import NO_HINTS, ListPage, PartitionUpsert, Store, UpsertHints
-from memoryd.storage.conditional import ConditionalWrite
-from memoryd.storage.delegating import DelegatingStore
+from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.history_journal import (
     HistoryJournal,
     PartitionHistory,
+    RecordId,
+    RecordVersion,
     Version,
     encode_floor,
     encode_partition,
+    encode_record_versions,
     encode_versions,
 )
+from memoryd.storage.memory_records import encode_doc
 
-__all__ = ["HistoryStore", "MemoryHistory", "Version", "history_of", "stored_memories"]
-
-#: Memories read per page when an as-of read lists what is stored.
-_PAGE = 1000
-_EVERYTHING = MemoryFilter(include_archived=True)
+__all__ = ["MemoryHistory", "RecordVersion", "Version"]
 
 
 class MemoryHistory:
@@ -99,9 +94,9 @@ class MemoryHistory:
         if part is None and self.journal is not None:
             part = self.journal.load(partition)
             if part is not None:
-                self._prune_part(part, self._clock() - self.retention)
+                part.prune(self._clock() - self.retention)
                 if part.floor is not None:
-                    self._prune_part(part, part.floor)
+                    part.prune(part.floor)
                 self._parts[partition] = part
         return part
 
@@ -214,6 +209,53 @@ class MemoryHistory:
             self._add(partition, part, memory_id, Version(at, position, kept))
         self._grew(len(updates))
 
+    def unwritten_records(
+        self, partition: Partition, kind: RecordKind, keys: Iterable[str]
+    ) -> builtins.list[str]:
+        """Those of ``keys`` with no version yet: their stored state is their first."""
+        part = self._get(partition)
+        if part is None:
+            return []
+        return [k for k in dict.fromkeys(keys) if (kind, k) not in part.records]
+
+    def record_records(
+        self,
+        partition: Partition,
+        written: Sequence[Record] = (),
+        deleted: Sequence[RecordId] = (),
+        *,
+        before: bool = False,
+    ) -> None:
+        """Records ``written`` and ``deleted`` now; with ``before``: records as stored
+        before their first write since the start (valid since then)."""
+        part = self._get(partition)
+        if part is None:
+            return
+        at, position = (
+            (part.since, part.since_position) if before else (self._clock(), self._position())
+        )
+        changes = [((r.kind, r.key), RecordVersion(at, position, r)) for r in written]
+        changes += [(ident, RecordVersion(at, position, None)) for ident in deleted]
+        for ident, v in changes:
+            versions = part.records.setdefault(ident, [])
+            if (before and versions) or (v.record is None and (not versions or versions[-1].gone)):
+                continue
+            self._append(partition, encode_record_versions(ident, (v,)))
+            versions.append(v)
+        self._grew(len(changes))
+
+    def record_at(
+        self, partition: Partition, ident: RecordId, instant: datetime, stored: Record | None
+    ) -> Record | None:
+        """Record ``ident`` as it was at ``instant`` (None: absent then), given what
+        is ``stored`` now (one never written since the start was then as it is now)."""
+        part = self._get(partition)
+        versions = None if part is None else part.records.get(ident)
+        if versions is None:
+            return stored
+        i = bisect_right(versions, instant, key=lambda v: v.at)
+        return versions[i - 1].record if i else None
+
     # ------------------------------------------------------------------ reads
 
     def horizon(self, partition: Partition) -> datetime | None:
@@ -286,9 +328,9 @@ class MemoryHistory:
         part = await asyncio.to_thread(journal.load, partition)
         if part is None or partition in self._parts:
             return  # loaded meanwhile: pruned as loaded next time
-        self._prune_part(part, cutoff)
+        part.prune(cutoff)
         if part.floor is not None:
-            self._prune_part(part, part.floor)
+            part.prune(part.floor)
         if part.stale:
             await self._rewrite(partition, part)
 
@@ -319,25 +361,10 @@ class MemoryHistory:
         how many went, per partition."""
         dropped: dict[Partition, int] = {}
         for partition, part in self._parts.items():
-            n = self._prune_part(part, cutoff)
+            n = part.prune(cutoff)
             if n:
                 dropped[partition] = n
         return dropped
-
-    @staticmethod
-    def _prune_part(part: PartitionHistory, cutoff: datetime) -> int:
-        n = 0
-        for memory_id in builtins.list(part.versions):
-            versions = part.versions[memory_id]
-            first = bisect_right(versions, cutoff, key=lambda v: v.at) - 1
-            if first > 0:
-                n += first
-                del versions[:first]
-            if len(versions) == 1 and versions[0].memory is None and versions[0].at <= cutoff:
-                n += 1
-                del part.versions[memory_id]
-        part.stale += n
-        return n
 
     def _grew(self, added: int) -> None:
         """Count ``added`` versions; past a tenth of ``max_versions`` since the last
@@ -363,6 +390,12 @@ class MemoryHistory:
             for versions in part.versions.values()
             for end in _superseded_at(versions)
         ]
+        ends += [
+            end
+            for part in self._parts.values()
+            for record_versions in part.records.values()
+            for end in _superseded_at(record_versions)
+        ]
         if not ends:
             return
         cutoff = heapq.nsmallest(min(excess, len(ends)), ends)[-1]
@@ -372,17 +405,25 @@ class MemoryHistory:
             self._append(partition, encode_floor(part.floor))
 
     async def erase(
-        self, partition: Partition, ids: Sequence[str], *, dry_run: bool = False
+        self,
+        partition: Partition,
+        ids: Sequence[str],
+        records: Sequence[RecordId] = (),
+        *,
+        dry_run: bool = False,
     ) -> int:
-        """Remove every version of ``ids`` (from memory and from the partition's file,
-        rewritten without them); returns how many versions were (with ``dry_run``:
-        would be) removed."""
+        """Remove every version of memories ``ids`` and of ``records`` (from memory
+        and from the partition's file, rewritten without them); returns how many
+        versions were (with ``dry_run``: would be) removed."""
         part = self._get(partition)
         if part is None:
             return 0
         if dry_run:
-            return sum(len(part.versions.get(i, ())) for i in set(ids))
+            return sum(len(part.versions.get(i, ())) for i in set(ids)) + sum(
+                len(part.records.get(r, ())) for r in set(records)
+            )
         removed = sum(len(part.versions.pop(i, ())) for i in set(ids))
+        removed += sum(len(part.records.pop(r, ())) for r in set(records))
         if removed and self.journal is not None:
             await self._rewrite(partition, part)
         return removed
@@ -408,19 +449,31 @@ class MemoryHistory:
             return None
         return str(self.journal.path(partition).relative_to(self.journal.root))
 
-    def holding(self, partition: Partition, text: str) -> builtins.list[str]:
-        """Ids any of whose versions holds ``text`` (any letter case) in its content,
-        metadata, tags or namespace, as an erasure by subject matches memories: it must
-        remove a superseded version that mentions it too."""
+    def holding(
+        self, partition: Partition, text: str
+    ) -> tuple[builtins.list[str], builtins.list[RecordId]]:
+        """The memory ids and records any of whose versions holds ``text`` (any letter
+        case) in a memory's content, metadata, tags or namespace or a record's
+        document, as an erasure by subject matches them: it must remove a superseded
+        version that mentions it too."""
         part = self._get(partition)
         if part is None:
-            return []
+            return [], []
         needle = text.casefold()
-        return [
+        ids = [
             memory_id
             for memory_id, versions in part.versions.items()
             if any(v.memory is not None and needle in _searchable(v.memory) for v in versions)
         ]
+        records = [
+            ident
+            for ident, record_versions in part.records.items()
+            if any(
+                v.record is not None and needle in encode_doc(v.record.doc).casefold()
+                for v in record_versions
+            )
+        ]
+        return ids, records
 
     def version_count(self) -> int:
         """Versions held in memory (the partitions loaded)."""
@@ -431,17 +484,12 @@ def _on_disk(journal: HistoryJournal) -> builtins.list[Partition]:
     return builtins.list(journal.on_disk())
 
 
-def history_of(store: Store) -> MemoryHistory | None:
-    """The history ``store`` records into (None: it records none)."""
-    return store.history if isinstance(store, HistoryStore) else None
-
-
-def _superseded_at(versions: Sequence[Version]) -> Iterator[datetime]:
+def _superseded_at(versions: Sequence[Version | RecordVersion]) -> Iterator[datetime]:
     """When each version stopped being valid: its successor's instant (and a final
     deletion's own: after it the id is gone)."""
     for after in versions[1:]:
         yield after.at
-    if versions and versions[-1].memory is None:
+    if versions and versions[-1].gone:
         yield versions[-1].at
 
 
@@ -454,88 +502,3 @@ def _kept(m: Memory) -> Memory:
 
 def _searchable(m: Memory) -> str:
     return "\n".join((m.content, m.metadata_text(), *m.tags, m.namespace)).casefold()
-
-
-async def stored_memories(store: Store, partition: Partition) -> builtins.list[Memory]:
-    """Every stored memory of ``partition``, archived ones included, with vectors."""
-    out: builtins.list[Memory] = []
-    wanted = ListPage(MemoryOrder.CREATED_ASC, limit=_PAGE)
-    while True:
-        page = await store.list(partition, _EVERYTHING, wanted)
-        if page:
-            out.extend(await store.get(partition, [m.id for m in page], with_vectors=True))
-        if len(page) < _PAGE:
-            return out
-        wanted = wanted.following(page[-1])
-
-
-class HistoryStore(DelegatingStore):
-    """The services' store, recording every write's after-images in ``history`` (and,
-    at a memory's first write since the start, its stored state before it). A write
-    returns once its versions are fsynced in the history's journal, as it returns once
-    its log entry is: what was answered is what a read as of then answers after a
-    crash. Access statistics are best effort, as in the store: not waited for."""
-
-    def __init__(self, inner: Store, history: MemoryHistory) -> None:
-        super().__init__(inner)
-        self.history = history
-
-    async def _before(self, partition: Partition, ids: Iterable[str]) -> None:
-        self.history.start(partition)
-        unwritten = self.history.unwritten(partition, ids)
-        if not unwritten:
-            return
-        try:
-            stored = await self.inner.get(partition, unwritten, with_vectors=True)
-        except Unavailable:
-            # The write goes ahead without the store (to the log, in an outage); what
-            # these memories were before it is not known, so the partition's history
-            # is complete from now on only.
-            self.history.restart(partition)
-            return
-        self.history.before(partition, stored)
-
-    async def upsert(
-        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
-    ) -> None:
-        # An id the caller knows is new has no stored state to keep: no lookup.
-        await self._before(partition, (m.id for m in memories if m.id not in hints.new_ids))
-        await super().upsert(partition, memories, hints)
-        self.history.record(partition, memories)
-        await self.history.synced()
-
-    async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
-        for w in writes:
-            await self._before(w.partition, (m.id for m in w.memories))
-        await super().upsert_many(writes)
-        for w in writes:
-            self.history.record(w.partition, w.memories)
-        await self.history.synced()
-
-    async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
-        touched = [*(m.id for m in write.memories), *write.delete]
-        await self._before(write.partition, touched)
-        conflicts = await super().upsert_if(write)
-        if not conflicts:
-            self.history.record(
-                write.partition,
-                write.memories,
-                write.delete,
-                conditioned=frozenset(write.expected),
-            )
-            await self.history.synced()
-        return conflicts
-
-    async def delete(self, partition: Partition, ids: Sequence[str]) -> builtins.list[str]:
-        await self._before(partition, ids)
-        deleted = await super().delete(partition, ids)
-        self.history.record(partition, deleted=deleted)
-        await self.history.synced()
-        return deleted
-
-    async def record_access(
-        self, partition: Partition, updates: Mapping[str, AccessUpdate]
-    ) -> None:
-        await self._before(partition, updates)
-        await super().record_access(partition, updates)
-        self.history.record_access(partition, updates)

@@ -4,7 +4,8 @@ SIGKILL) answers what it answered then.
 
 A file is a stream of msgpack records: a header (the partition, when its history
 started and the log position then), then one record per version (the memory's
-instant, log position and id, and its state or None for a deletion) and a floor
+instant, log position and id, and its state or None for a deletion), one per
+version of a kept record (a profile, a working memory, a session's) and a floor
 record where the history stopped being complete before some instant. A version
 whose vector equals its predecessor's does not repeat it (archives, supersessions
 and access statistics change no vector). Appends are written at once (a SIGKILL
@@ -24,24 +25,33 @@ import builtins
 import errno
 import hashlib
 import os
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import msgpack  # type: ignore[import-untyped]
 import numpy as np
 
 from memoryd.domain.models import Memory, Partition
-from memoryd.storage.memory_codec import memory_doc, memory_from_doc, micros, req_instant
+from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.memory_codec import (
+    memory_doc,
+    memory_from_doc,
+    micros,
+    record_doc,
+    record_from_doc,
+    req_instant,
+)
 
 #: The journal's folder under the data directory.
 HISTORY_DIR = "as_of"
 SUFFIX = ".versions"
 #: Open append handles kept at once (the least recently used is closed past it).
 _OPEN_FILES = 128
-_HEADER, _VERSION, _FLOOR = "s", "v", "f"
+_HEADER, _VERSION, _FLOOR, _RECORD = "s", "v", "f", "r"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +62,38 @@ class Version:
     at: datetime
     position: int
     memory: Memory | None
+
+    @property
+    def gone(self) -> bool:
+        return self.memory is None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordVersion:
+    """One record (a profile, a working memory, a session's) as written: valid from
+    ``at`` until the next version of its (kind, key); ``record`` None: deleted then."""
+
+    at: datetime
+    position: int
+    record: Record | None
+
+    @property
+    def gone(self) -> bool:
+        return self.record is None
+
+
+class _Timed(Protocol):
+    @property
+    def at(self) -> datetime: ...
+
+    @property
+    def gone(self) -> bool: ...
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V", bound=_Timed)
+#: A record's identity in a partition: (kind, key).
+RecordId = tuple[RecordKind, str]
 
 
 @dataclass(slots=True)
@@ -67,9 +109,42 @@ class PartitionHistory:
     floor: datetime | None = None
     #: Records in its journal file that no longer hold a kept version (pruned).
     stale: int = 0
+    #: Each kept record's versions, oldest first (profile, working memory, sessions).
+    records: dict[RecordId, list[RecordVersion]] = field(default_factory=dict)
 
     def count(self) -> int:
-        return sum(len(v) for v in self.versions.values())
+        return sum(len(v) for v in self.versions.values()) + sum(
+            len(v) for v in self.records.values()
+        )
+
+    def prune(self, cutoff: datetime) -> int:
+        """Drop the versions superseded at or before ``cutoff`` (and deletions then);
+        how many went."""
+        n = _prune(self.versions, cutoff) + _prune(self.records, cutoff)
+        self.stale += n
+        return n
+
+
+def _prune(versions_of: dict[_K, list[_V]], cutoff: datetime) -> int:
+    n = 0
+    for ident in list(versions_of):
+        versions = versions_of[ident]
+        first = bisect_right(versions, cutoff, key=lambda v: v.at) - 1
+        if first > 0:
+            n += first
+            del versions[:first]
+        if len(versions) == 1 and versions[0].gone and versions[0].at <= cutoff:
+            n += 1
+            del versions_of[ident]
+    return n
+
+
+def encode_record_versions(ident: RecordId, versions: Iterable[RecordVersion]) -> bytes:
+    out = bytearray()
+    for v in versions:
+        doc = None if v.record is None else record_doc(v.record)
+        out += msgpack.packb([_RECORD, micros(v.at), v.position, ident[0].value, ident[1], doc])
+    return bytes(out)
 
 
 def folder_name(tenant_id: str) -> str:
@@ -128,6 +203,8 @@ def encode_partition(partition: Partition, part: PartitionHistory) -> bytes:
         out += encode_floor(part.floor)
     for memory_id, versions in part.versions.items():
         out += encode_versions(memory_id, versions, None)
+    for ident, record_versions in part.records.items():
+        out += encode_record_versions(ident, record_versions)
     return bytes(out)
 
 
@@ -148,6 +225,15 @@ def _decode(data: bytes) -> tuple[PartitionHistory | None, Partition | None, int
                 part.floor = max(part.floor or at, at)
             elif part is not None and record[0] == _VERSION:
                 _add_version(part, record)
+            elif part is not None and record[0] == _RECORD:
+                _, at, position, kind, key, doc = record
+                part.records.setdefault((RecordKind(kind), key), []).append(
+                    RecordVersion(
+                        req_instant(at),
+                        position,
+                        None if doc is None else record_from_doc(doc),
+                    )
+                )
             good = unpacker.tell()
     except (msgpack.UnpackException, ValueError, IndexError, KeyError, TypeError):
         pass  # a torn or damaged tail: the records before it stand
@@ -171,8 +257,10 @@ class HistoryJournal:
     """The memory history's files under ``root``: appended at once, fsynced in groups,
     rewritten whole by pruning and erasure."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, fsync: bool = True) -> None:
         self.root = root
+        #: fsync appends before :meth:`sync` returns (off: written, not fsynced).
+        self.fsync = fsync
         self._fds: dict[Partition, int] = {}
         self._dirty: set[int] = set()
         self._appended = 0
@@ -239,6 +327,8 @@ class HistoryJournal:
     async def sync(self) -> None:
         """Return once everything appended before the call is fsynced: one fsync per
         dirty file for every caller waiting meanwhile."""
+        if not self.fsync:
+            return
         target = self._appended
         while self._synced < target:
             if self._syncing is None:

@@ -1,4 +1,4 @@
-"""A memory as a msgpack-ready document: the write-ahead log's entries
+"""A memory (and a record) as a msgpack-ready document: the write-ahead log's entries
 (durability/ops.py) and the memory history's journal (storage/history_journal.py)
 encode memories alike. Vectors are raw little-endian float32 bytes, instants
 microseconds since the epoch (UTC)."""
@@ -17,6 +17,8 @@ from memoryd.domain.models import (
     ProvenanceKind,
     SecurityLevel,
 )
+from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.memory_records import decode_doc, encode_doc
 
 
 def micros(t: datetime | None) -> int | None:
@@ -101,4 +103,24 @@ def memory_from_doc(d: dict[str, Any]) -> Memory:
         # Absent in entries logged before event times existed.
         occurred_at=instant_of(d.get("oa")),
         vector=None if d["vec"] is None else np.frombuffer(d["vec"], dtype="<f4").copy(),
+    )
+
+
+def record_doc(r: Record) -> list[Any]:
+    # The document as its JSON text, as the stores keep it: msgpack has no integers
+    # past 64 bits, JSON (and every store) has.
+    doc = encode_doc(r.doc)
+    return [r.kind.value, r.key, doc, r.version, micros(r.updated_at), micros(r.expires_at)]
+
+
+def record_from_doc(v: list[Any]) -> Record:
+    doc = v[2]
+    return Record(
+        kind=RecordKind(v[0]),
+        key=v[1],
+        # A map in entries of older daemons (which could not hold what msgpack can't).
+        doc=decode_doc(doc) if isinstance(doc, str) else doc,
+        version=v[3],
+        updated_at=req_instant(v[4]),
+        expires_at=instant_of(v[5]),
     )

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from memoryd.domain.models import AccessUpdate, Memory, Partition
-from memoryd.storage.history import HistoryStore, MemoryHistory, stored_memories
+from memoryd.storage.history import MemoryHistory
 from memoryd.storage.history_journal import HistoryJournal
+from memoryd.storage.history_stores import HistoryStore, stored_memories
 from memoryd.storage.memory import InMemoryStore
 from tests.unit.hot_cache.helpers import memory
 from tests.unit.snapshot.world import Clock, scope_for

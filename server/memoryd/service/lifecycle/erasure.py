@@ -37,8 +37,8 @@ from memoryd.service.lifecycle.bulk import EVERYTHING, LifecycleDeps
 from memoryd.service.lifecycle.compaction import archive_folder
 from memoryd.service.lifecycle.view_text import RENDERED_DIR, VIEWS
 from memoryd.storage.base import Store, shred
-from memoryd.storage.history import history_of
 from memoryd.storage.history_journal import HISTORY_DIR, folder_name
+from memoryd.storage.history_stores import history_of
 
 #: Places a shred reports even when the store has none of them (the receipt lists
 #: every place checked).
@@ -61,7 +61,8 @@ async def _erase_history(
     """Every as-of version of what is erased: the whole agent's, or those of the
     erased ids and of every memory one of whose versions held the subject (a
     superseded version may hold it when the current one no longer does: such a
-    memory stays, its history starting again from its current version). Counted per
+    memory stays, its history starting again from its current version), and of every
+    profile, working memory or session record one of whose versions held it. Counted per
     place: the versions, and the journal file rewritten without them (or removed)."""
     history = history_of(store)
     if history is None:
@@ -69,8 +70,8 @@ async def _erase_history(
     if request.whole_agent:
         removed = await history.erase_partition(partition, dry_run=dry_run)
     else:
-        held = history.holding(partition, request.subject) if request.subject else []
-        removed = await history.erase(partition, [*ids, *held], dry_run=dry_run)
+        held, records = history.holding(partition, request.subject) if request.subject else ([], [])
+        removed = await history.erase(partition, [*ids, *held], records, dry_run=dry_run)
         kept = sorted(set(held) - set(ids))
         if kept and not dry_run:
             history.record(partition, await store.get(partition, kept, with_vectors=True))

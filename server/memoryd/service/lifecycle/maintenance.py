@@ -63,7 +63,7 @@ from memoryd.service.lifecycle import bulk
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.lifecycle.compaction import Compactor
 from memoryd.service.lifecycle.consolidation import Consolidator
-from memoryd.storage.history import history_of
+from memoryd.storage.history_stores import history_of
 
 log = structlog.get_logger(__name__)
 
