@@ -318,8 +318,9 @@ class HistorySettings(BaseModel):
     #: older than maintenance.history_archive_after_days is archived to files and
     #: no longer read as of either.
     retention_hours: float = Field(72.0, gt=0)
-    #: At most this many memory versions in all (they live in process memory, about
-    #: a memory's size each, vectors shared): past it the oldest superseded versions
+    #: At most this many versions in all (memories, profiles, working memories and
+    #: session records) held in process memory by the agents loaded (about a memory's
+    #: size each, vectors shared): past it the oldest superseded versions
     #: go first, and the agents they were of can be read as of a later instant only
     #: (OUT_OF_RANGE names it), as if the retention were shorter for them.
     max_versions: int = Field(1_000_000, ge=1000)

@@ -475,6 +475,21 @@ class MemoryHistory:
         ]
         return ids, records
 
+    def keyed_under(self, partition: Partition, directory: str) -> builtins.list[str]:
+        """Ids any of whose versions is the mirror of a key under ``directory`` (a
+        normalised prefix ending in "/"; "/": every key)."""
+        part = self._get(partition)
+        if part is None:
+            return []
+        return [
+            memory_id
+            for memory_id, versions in part.versions.items()
+            if any(
+                v.memory is not None and v.memory.key and v.memory.key.startswith(directory)
+                for v in versions
+            )
+        ]
+
     def version_count(self) -> int:
         """Versions held in memory (the partitions loaded)."""
         return sum(p.count() for p in self._parts.values())

@@ -56,13 +56,19 @@ MIN_SUBJECT = 3
 
 
 async def _erase_history(
-    store: Store, partition: Partition, request: EraseRequest, ids: list[str], dry_run: bool
+    store: Store,
+    partition: Partition,
+    request: EraseRequest,
+    ids: list[str],
+    dry_run: bool,
+    prefix: str = "",
 ) -> dict[str, int]:
     """Every as-of version of what is erased: the whole agent's, or those of the
     erased ids and of every memory one of whose versions held the subject (a
     superseded version may hold it when the current one no longer does: such a
-    memory stays, its history starting again from its current version), and of every
-    profile, working memory or session record one of whose versions held it. Counted per
+    memory stays, its history starting again from its current version), of every
+    profile, working memory or session record one of whose versions held it, and of
+    every mirror memory of a key under ``prefix`` (a tombstoned key's too). Counted per
     place: the versions, and the journal file rewritten without them (or removed)."""
     history = history_of(store)
     if history is None:
@@ -71,6 +77,8 @@ async def _erase_history(
         removed = await history.erase_partition(partition, dry_run=dry_run)
     else:
         held, records = history.holding(partition, request.subject) if request.subject else ([], [])
+        # A key's mirror memories, the deleted ones (a tombstone's) included.
+        held += history.keyed_under(partition, prefix) if prefix else []
         removed = await history.erase(partition, [*ids, *held], records, dry_run=dry_run)
         kept = sorted(set(held) - set(ids))
         if kept and not dry_run:
@@ -210,10 +218,10 @@ class Eraser:
         places = {"store.memories": len(ids), **records}
         # Counted before, removed after the store's delete: the history records what a
         # delete removes (its state before it), which must go too.
-        places.update(await _erase_history(deps.store, partition, request, ids, True))
+        places.update(await _erase_history(deps.store, partition, request, ids, True, prefix))
         if not dry_run:
             places["store.memories"] = await bulk.delete(deps, partition, ids)
-            places.update(await _erase_history(deps.store, partition, request, ids, False))
+            places.update(await _erase_history(deps.store, partition, request, ids, False, prefix))
         places.update(await asyncio.to_thread(self._files, partition, files, dry_run))
         return ids, places
 
