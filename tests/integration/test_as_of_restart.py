@@ -12,17 +12,20 @@ from datetime import UTC, datetime
 
 import grpc
 import pytest
-from google.protobuf import field_mask_pb2
+from google.protobuf import field_mask_pb2, struct_pb2
 
 from memoryd_proto.v1 import common_pb2 as pb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
+from memoryd_proto.v1 import snapshot_service_pb2 as spb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
 from memoryd_proto.v1.snapshot_service_pb2_grpc import SnapshotServiceStub
 from tests.conftest import Daemon
 from tests.integration.test_as_of import USER, _reads, at
 
 ENV = {"MEMORYD_EMBEDDER": "hashing", "MEMORYD_MAINTENANCE__ENABLED": "false"}
-Answers = dict[datetime, tuple[str, list[str], str, str, list[str]]]
+Answers = dict[datetime, tuple[str, list[str], str, str, list[str], str]]
+SCOPE = pb.WorkingMemoryScope(thread_id="t1", resource_id="r1")
+SESSION = "s1"
 
 
 def _pause() -> datetime:
@@ -32,9 +35,30 @@ def _pause() -> datetime:
     return instant
 
 
+def _state(memory: MemoryServiceStub, agent: str, label: str) -> None:
+    """The agent's profile, the scope's working memory and a session turn."""
+    memory.SetProfile(mpb.SetProfileRequest(agent_id=agent, content=f"# Assistant ({label})"))
+    content = struct_pb2.Struct()
+    content.update({"plan": f"plan {label}"})
+    memory.SetWorkingMemory(
+        mpb.SetWorkingMemoryRequest(agent_id=agent, scope=SCOPE, content=content)
+    )
+    memory.AppendMessages(
+        mpb.AppendMessagesRequest(
+            agent_id=agent,
+            session_id=SESSION,
+            messages=[
+                mpb.SessionMessage(role=mpb.MESSAGE_ROLE_USER, content=f"what now ({label})?")
+            ],
+        )
+    )
+
+
 def _life(memory: MemoryServiceStub, agent: str, round_: int) -> list[datetime]:
-    """Remember, update, forget and key writes, an instant after each."""
+    """Remember, update, forget, key writes and the agent's state, an instant after
+    each."""
     instants = []
+    _state(memory, agent, f"round {round_} start")
     tea = memory.Remember(
         mpb.RememberRequest(agent_id=agent, content=f"The user drinks green tea (round {round_})")
     ).memory
@@ -54,6 +78,7 @@ def _life(memory: MemoryServiceStub, agent: str, round_: int) -> list[datetime]:
             update_mask=field_mask_pb2.FieldMask(paths=["content"]),
         )
     )
+    _state(memory, agent, f"round {round_} middle")
     instants.append(_pause())
     memory.ForgetMemories(mpb.ForgetMemoriesRequest(agent_id=agent, ids=[other.id]))
     memory.SetMemory(
@@ -66,9 +91,24 @@ def _life(memory: MemoryServiceStub, agent: str, round_: int) -> list[datetime]:
 
 
 def _answers(daemon: Daemon, agent: str, instants: list[datetime]) -> Answers:
+    """The reads of test_as_of.py and a snapshot of every section, as of each instant."""
     with daemon.channel() as channel:
         memory, snapshot = MemoryServiceStub(channel), SnapshotServiceStub(channel)
-        return {t: _reads(memory, snapshot, agent, at(t)) for t in instants}
+        return {
+            t: (
+                *_reads(memory, snapshot, agent, at(t)),
+                snapshot.BuildSnapshot(
+                    spb.BuildSnapshotRequest(
+                        agent_id=agent,
+                        trigger="what does the user drink?",
+                        scope=SCOPE,
+                        session_id=SESSION,
+                        as_of=at(t),
+                    )
+                ).text,
+            )
+            for t in instants
+        }
 
 
 def test_as_of_before_a_restart_and_a_sigkill_answers_as_then(
@@ -81,6 +121,9 @@ def test_as_of_before_a_restart_and_a_sigkill_answers_as_then(
         instants = _life(MemoryServiceStub(channel), agent, 1)
     before = _answers(daemon, agent, instants)
     assert len({a[0] for a in before.values()}) == len(instants)  # each instant differs
+    whole = [a[5] for a in before.values()]
+    assert all("plan round 1" in text and "round 1" in text for text in whole), whole
+    assert len(set(whole)) == len(instants)
 
     daemon.stop()
     daemon.start()

@@ -180,7 +180,8 @@ class HistoryRecordStore(DelegatingRecordStore):
         for partition, records in kept:
             if records:
                 self.history.record_records(partition, records)
-        await self.history.synced()
+        if any(records for _, records in kept):
+            await self.history.synced()
 
     async def put_record_if(
         self, partition: Partition, record: Record, expected: Record | None
