@@ -1,7 +1,8 @@
 """As-of reads across restarts, over real gRPC (a real daemon on LanceDB, its memory
 history in files under <data_dir>/as_of, docs/as-of.md): reads as of instants before
-a clean restart, and before a SIGKILL, answer exactly what they answered before it;
-a history kept in memory only (history.persist false) moves the horizon instead."""
+a clean restart, and before a SIGKILL, answer exactly what they answered before it (a
+snapshot of every section: the profile, working memory and session included); a
+history kept in memory only (history.persist false) moves the horizon instead."""
 
 from __future__ import annotations
 
