@@ -218,3 +218,31 @@ async def test_erasure_leaves_no_byte_of_the_erased_in_the_file(tmp_path: Path) 
     assert await history.erase_partition(p) == 1
     assert not path.exists()
     assert history.journal.path(other).exists()  # type: ignore[union-attr]
+
+
+async def test_a_write_replayed_after_a_crash_is_absent_before_it_was_made(
+    tmp_path: Path,
+) -> None:
+    """A write logged but not answered when the daemon died reaches the store by the
+    log's replay, without a version: as of an instant before it was made the memory
+    it created is absent (as it was then), and present after."""
+    clock = Clock(START)
+    p = scope_for().partition
+    inner, _, store = await _world(tmp_path, clock)
+    await store.upsert(p, [memory(p, content="answered before the crash", created_at=clock())])
+    clock.advance(minutes=1)
+    before_crash = clock()
+    clock.advance(seconds=5)
+    replayed = memory(p, content="in flight at the crash", created_at=clock())
+    await inner.upsert(p, [replayed])  # the replay: straight into the store
+    clock.advance(minutes=1)
+
+    restarted = _history(tmp_path, clock)
+    stored = await stored_memories(inner, p)
+    assert [m.content for m in restarted.valid_at(p, before_crash, stored)] == [
+        "answered before the crash"
+    ]
+    assert {m.content for m in restarted.valid_at(p, clock(), stored)} == {
+        "answered before the crash",
+        "in flight at the crash",
+    }
