@@ -92,6 +92,8 @@ class MemoryHistory:
         """The partition's history: in memory, or read from its file (once)."""
         part = self._parts.get(partition)
         if part is None and self.journal is not None:
+            if not self._rewriting.locked():
+                self.journal.discard_temporary(partition)
             part = self.journal.load(partition)
             if part is not None:
                 part.prune(self._clock() - self.retention)

@@ -49,6 +49,8 @@ from memoryd.storage.memory_codec import (
 #: The journal's folder under the data directory.
 HISTORY_DIR = "as_of"
 SUFFIX = ".versions"
+#: A rewrite's new file, renamed over the old one once whole and fsynced.
+_TEMPORARY = ".rewrite"
 #: Open append handles kept at once (the least recently used is closed past it).
 _OPEN_FILES = 128
 _HEADER, _VERSION, _FLOOR, _RECORD = "s", "v", "f", "r"
@@ -295,6 +297,11 @@ class HistoryJournal:
             return None
         return part
 
+    def discard_temporary(self, partition: Partition) -> None:
+        """Remove what a rewrite a crash cut short left (the file it was to replace
+        still stands); never while a rewrite runs."""
+        self.path(partition).with_suffix(_TEMPORARY).unlink(missing_ok=True)
+
     def on_disk(self) -> Iterator[Partition]:
         """Every partition with a file (read from each file's header)."""
         for path in sorted(self.root.glob(f"*/*{SUFFIX}")):
@@ -349,7 +356,7 @@ class HistoryJournal:
         event loop: nothing else touches the temporary file."""
         path = self.path(partition)
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(".rewrite")
+        temporary = path.with_suffix(_TEMPORARY)
         with temporary.open("wb") as f:
             f.write(data)
             f.flush()
@@ -373,6 +380,7 @@ class HistoryJournal:
         """Delete the file; whether there was one."""
         self._close(partition)
         path = self.path(partition)
+        path.with_suffix(_TEMPORARY).unlink(missing_ok=True)
         try:
             path.unlink()
         except FileNotFoundError:

@@ -104,10 +104,13 @@ async def test_a_torn_tail_is_cut_and_what_came_before_stands(tmp_path: Path) ->
     whole = path.stat().st_size
     with path.open("ab") as f:
         f.write(b"\x95\xa1v\xcf")  # a record cut short by a power loss
+    # And a rewrite cut short: its new file never replaced the old one.
+    path.with_suffix(".rewrite").write_bytes(b"a pruned version's stale bytes")
 
     restarted = _history(tmp_path, clock)
     assert {t: _seen(restarted, p, t, stored) for t in instants} == before
     assert path.stat().st_size == whole
+    assert not path.with_suffix(".rewrite").exists()
     # Appends after the cut are read back too.
     clock.advance(minutes=1)
     later = memory(p, content="written after the restart")
