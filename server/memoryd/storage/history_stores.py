@@ -1,6 +1,6 @@
 """The store layers that record the as-of history (storage/history.py): every write
 of a memory (:class:`HistoryStore`) and of a kept record, a profile, a working memory
-or a session's (:class:`HistoryRecordStore`), recorded after the store took it, with
+or a session's header (:class:`HistoryRecordStore`), recorded after the store took it, with
 the state stored before its first write since the history started (read by id, with
 the write). A write returns once its versions are fsynced in the history's journal,
 as it returns once its log entry is: what was answered is what a read as of then
@@ -25,16 +25,9 @@ from memoryd.storage.records import KeyPage, RecordStore, put_records_many
 _PAGE = 1000
 _EVERYTHING = MemoryFilter(include_archived=True)
 #: The records whose history is kept: the snapshot's profile, working memory and
-#: session sections are rebuilt from them as of an instant.
-KEPT_KINDS = frozenset(
-    {
-        RecordKind.PROFILE,
-        RecordKind.WORKING,
-        RecordKind.SESSION,
-        RecordKind.SESSION_MESSAGE,
-        RecordKind.SESSION_ATTACHMENT,
-    }
-)
+#: session sections are rebuilt from them as of an instant (a session's window is
+#: its header record: its summarised messages and attachments are not read by it).
+KEPT_KINDS = frozenset({RecordKind.PROFILE, RecordKind.WORKING, RecordKind.SESSION})
 
 
 def history_of(store: Store) -> MemoryHistory | None:
