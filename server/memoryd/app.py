@@ -117,13 +117,14 @@ class App:
             embedder.dimension, states, metrics, tracing, bulk_compute
         )
         self._start_background(repository, embedder, metrics)
+        store, records = with_history(self.settings, repository, self._data_dir, self._stack)
         built = await build_services(
             Base(
                 settings=self.settings,
                 data_dir=self._data_dir,
                 stack=self._stack,
-                store=with_history(self.settings, repository),
-                records=repository.records,
+                store=store,
+                records=records,
                 embedder=embedder,
                 states=states,
                 metrics=metrics,

@@ -64,7 +64,9 @@ from memoryd.service.snapshot.as_of import HISTORY_OFF, SHARED_AS_OF, AsOfReads
 from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
 from memoryd.storage.base import Store
-from memoryd.storage.history import HistoryStore, MemoryHistory, history_of
+from memoryd.storage.history import MemoryHistory
+from memoryd.storage.history_journal import HISTORY_DIR, HistoryJournal
+from memoryd.storage.history_stores import HistoryRecordStore, HistoryStore, history_of
 from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger("memoryd")
@@ -153,19 +155,30 @@ async def build_services(base: Base) -> Built:
     return Built(services, common.masker, _start_scheduler(base, lifecycle, views), views)
 
 
-def with_history(settings: Settings, repository: Repository) -> Store:
-    """The services' store, recording the memory history of as-of reads (none where
-    replicas share the store: each would see only its own writes)."""
+def with_history(
+    settings: Settings, repository: Repository, data_dir: Path, stack: AsyncExitStack
+) -> tuple[Store, RecordStore]:
+    """The services' stores, recording the history of as-of reads (memories, and the
+    profile, working memory and session records; none where replicas share the store:
+    each would see only its own writes), in files under ``<data_dir>/as_of`` unless
+    ``history.persist`` is off."""
     store = repository.store
     if store.capabilities.shared or not settings.history.enabled:
-        return store
+        return store, repository.records
     changes = None if repository.durability is None else repository.durability.changes
     history = MemoryHistory(
         timedelta(hours=settings.history.retention_hours),
         position=None if changes is None else changes.last_seq,
         max_versions=settings.history.max_versions,
+        journal=(
+            HistoryJournal(data_dir / HISTORY_DIR, fsync=settings.history.fsync)
+            if settings.history.persist
+            else None
+        ),
     )
-    return HistoryStore(store, history)
+    if history.journal is not None:
+        stack.callback(history.journal.close)
+    return HistoryStore(store, history), HistoryRecordStore(repository.records, history)
 
 
 def _as_of(base: Base, services: Services) -> AsOfReads:

@@ -304,13 +304,23 @@ class HistorySettings(BaseModel):
     #: Keep the memory history (off: as-of reads are UNIMPLEMENTED,
     #: and writes keep no after-images).
     enabled: bool = True
+    #: Keep it in files under <data_dir>/as_of (one per agent, fsynced before a write
+    #: is answered), so reads as of an instant before a restart are answered as they
+    #: were then; off: in process memory only, and a restart moves the horizon.
+    persist: bool = True
+    #: fsync the files before a write is answered (in groups: one fsync per file for
+    #: every write waiting meanwhile), as its log entry is: a power loss then loses no
+    #: version of an answered write. Off: written at once, so a restart or a SIGKILL
+    #: loses nothing, but a power loss may lose the last versions.
+    fsync: bool = True
     #: How far back a read may be answered as of: versions superseded before then are
     #: pruned by maintenance, and an older ``as_of`` is OUT_OF_RANGE. Key history
     #: older than maintenance.history_archive_after_days is archived to files and
     #: no longer read as of either.
     retention_hours: float = Field(72.0, gt=0)
-    #: At most this many memory versions in all (they live in process memory, about
-    #: a memory's size each, vectors shared): past it the oldest superseded versions
+    #: At most this many versions in all (memories, profiles, working memories and
+    #: session records) held in process memory by the agents loaded (about a memory's
+    #: size each, vectors shared): past it the oldest superseded versions
     #: go first, and the agents they were of can be read as of a later instant only
     #: (OUT_OF_RANGE names it), as if the retention were shorter for them.
     max_versions: int = Field(1_000_000, ge=1000)

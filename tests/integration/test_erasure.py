@@ -183,10 +183,11 @@ def test_erasing_an_agent_leaves_no_byte_of_it_and_keeps_the_others(daemon: Daem
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         places = {r.path.split("/")[0] for r in verify(daemon, [marker]).residue}
-        if {"wal", "lancedb", "memory_root"} <= places:
+        if {"wal", "lancedb", "memory_root", "as_of"} <= places:
             break
         time.sleep(0.2)
-    assert {"wal", "lancedb", "memory_root"} <= places, places
+    # as_of: the memory history's file (docs/as-of.md) holds every version too.
+    assert {"wal", "lancedb", "memory_root", "as_of"} <= places, places
 
     before = watch(daemon, other)[0].cursor  # a change-feed cursor from before the erase
     with daemon.channel() as channel:
@@ -216,6 +217,7 @@ def test_erasing_an_agent_leaves_no_byte_of_it_and_keeps_the_others(daemon: Daem
     assert places["records.key"] >= 1 and places["records.session"] >= 1
     assert places["files.memory_root"] >= 1 and places["log.segments"] >= 1
     assert places["store.memories.old_versions"] >= 1
+    assert places["history.memory_versions"] >= 4 and places["files.memory_history"] == 1
     assert set(places) >= {"records.state", "records.profile", "records.working"}
 
     data = daemon.data_dir
@@ -308,10 +310,10 @@ def test_erasing_a_subject_removes_every_copy_and_only_what_holds_it(daemon: Dae
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             residue = {r.path.split("/")[0] for r in verify(daemon, [email.lower()]).residue}
-            if "memory_root" in residue:
+            if {"memory_root", "as_of"} <= residue:
                 break
             time.sleep(0.2)
-        assert "memory_root" in residue
+        assert {"memory_root", "as_of"} <= residue
 
         with pytest.raises(grpc.RpcError) as bad:
             life.Erase(lpb.EraseRequest(agent_id=agent, subject="ab"))
@@ -321,6 +323,7 @@ def test_erasing_a_subject_removes_every_copy_and_only_what_holds_it(daemon: Dae
         assert {in_text, in_metadata} <= set(receipt.ids) and unrelated not in receipt.ids
         assert places["records.key"] == 1 and places["records.key_event"] == 2
         assert places["records.session"] == 1
+        assert places["history.memory_versions"] >= 2 and places["files.memory_history"] == 1
         # What does not hold the subject stays.
         kept = memory.GetMemory(mpb.GetMemoryRequest(agent_id=agent, id=unrelated))
         assert kept.memory.content == "the office closes at six"

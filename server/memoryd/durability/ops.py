@@ -14,23 +14,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import msgpack  # type: ignore[import-untyped]
-import numpy as np
 
 from memoryd.domain.models import (
     Memory,
-    MemoryType,
     Partition,
-    Provenance,
-    ProvenanceKind,
     SecurityLevel,
 )
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import PartitionUpsert, Store, upsert_many
-from memoryd.storage.memory_records import decode_doc, encode_doc
+from memoryd.storage.memory_codec import (
+    memory_doc,
+    memory_from_doc,
+    record_doc,
+    record_from_doc,
+)
 from memoryd.storage.records import RecordStore, put_records_many
 
 OpKind = Literal["upsert", "delete", "put_records", "delete_records"]
@@ -57,111 +57,6 @@ class Op:
         return self.levels[index] if index < len(self.levels) else None
 
 
-def _micros(t: datetime | None) -> int | None:
-    if t is None:
-        return None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=UTC)
-    return int(t.timestamp() * 1_000_000)
-
-
-def _instant(v: int | None) -> datetime | None:
-    return None if v is None else datetime.fromtimestamp(v / 1_000_000, tz=UTC)
-
-
-def _req_instant(v: int) -> datetime:
-    return datetime.fromtimestamp(v / 1_000_000, tz=UTC)
-
-
-def _memory_doc(m: Memory) -> dict[str, Any]:
-    src = m.source
-    return {
-        "id": m.id,
-        "t": m.tenant_id,
-        "a": m.agent_id,
-        "c": m.content,
-        "ca": _micros(m.created_at),
-        "ua": _micros(m.updated_at),
-        "ns": m.namespace,
-        "mt": m.memory_type.value,
-        "tg": list(m.tags),
-        "sl": int(m.security_level),
-        "im": m.importance,
-        "cf": m.confidence,
-        "src": None
-        if src is None
-        else [src.kind.value, src.name, _micros(src.retrieved_at), src.locator],
-        "md": m.metadata,
-        "mj": m.metadata_json,
-        "aa": _micros(m.accessed_at),
-        "ac": m.access_count,
-        "v": m.version,
-        "ar": m.archived,
-        "ea": _micros(m.expires_at),
-        "k": m.key,
-        "em": m.embedding_model,
-        "ed": m.embedding_dimension,
-        "sup": m.supersedes,
-        "oa": _micros(m.occurred_at),
-        "vec": None if m.vector is None else np.asarray(m.vector, dtype="<f4").tobytes(),
-    }
-
-
-def _memory_from(d: dict[str, Any]) -> Memory:
-    src = d["src"]
-    return Memory(
-        id=d["id"],
-        tenant_id=d["t"],
-        agent_id=d["a"],
-        content=d["c"],
-        created_at=_req_instant(d["ca"]),
-        updated_at=_req_instant(d["ua"]),
-        namespace=d["ns"],
-        memory_type=MemoryType(d["mt"]),
-        tags=tuple(d["tg"]),
-        security_level=SecurityLevel(d["sl"]),
-        importance=d["im"],
-        confidence=d["cf"],
-        source=None
-        if src is None
-        else Provenance(ProvenanceKind(src[0]), src[1], _instant(src[2]), src[3]),
-        metadata=d["md"],
-        metadata_json=d.get("mj", ""),  # absent in entries of older daemons
-        accessed_at=_instant(d["aa"]),
-        access_count=d["ac"],
-        version=d["v"],
-        archived=d["ar"],
-        expires_at=_instant(d["ea"]),
-        key=d["k"],
-        embedding_model=d["em"],
-        embedding_dimension=d["ed"],
-        supersedes=d["sup"],
-        # Absent in entries logged before event times existed.
-        occurred_at=_instant(d.get("oa")),
-        vector=None if d["vec"] is None else np.frombuffer(d["vec"], dtype="<f4").copy(),
-    )
-
-
-def _record_doc(r: Record) -> list[Any]:
-    # The document as its JSON text, as the stores keep it: msgpack has no integers
-    # past 64 bits, JSON (and every store) has.
-    doc = encode_doc(r.doc)
-    return [r.kind.value, r.key, doc, r.version, _micros(r.updated_at), _micros(r.expires_at)]
-
-
-def _record_from(v: list[Any]) -> Record:
-    doc = v[2]
-    return Record(
-        kind=RecordKind(v[0]),
-        key=v[1],
-        # A map in entries of older daemons (which could not hold what msgpack can't).
-        doc=decode_doc(doc) if isinstance(doc, str) else doc,
-        version=v[3],
-        updated_at=_req_instant(v[4]),
-        expires_at=_instant(v[5]),
-    )
-
-
 #: The operation name of the item holding an entry's audit events.
 AUDIT = "audit"
 
@@ -172,11 +67,11 @@ def encode(ops: Sequence[Op], audit: Sequence[str] = ()) -> bytes:
     for op in ops:
         item: dict[str, Any] = {"o": op.kind, "p": [op.partition.tenant_id, op.partition.agent_id]}
         if op.kind == "upsert":
-            item["m"] = [_memory_doc(m) for m in op.memories]
+            item["m"] = [memory_doc(m) for m in op.memories]
         elif op.kind == "delete":
             item["i"] = list(op.ids)
         elif op.kind == "put_records":
-            item["r"] = [_record_doc(r) for r in op.records]
+            item["r"] = [record_doc(r) for r in op.records]
         else:
             assert op.record_kind is not None
             item["rk"] = op.record_kind.value
@@ -218,11 +113,11 @@ def decode_entry(payload: bytes) -> tuple[list[Op], list[str]]:
             continue
         partition = Partition(item["p"][0], item["p"][1])
         if kind == "upsert":
-            ops.append(Op(kind, partition, memories=tuple(_memory_from(d) for d in item["m"])))
+            ops.append(Op(kind, partition, memories=tuple(memory_from_doc(d) for d in item["m"])))
         elif kind == "delete":
             ops.append(Op(kind, partition, ids=tuple(item["i"]), levels=_levels(item)))
         elif kind == "put_records":
-            ops.append(Op(kind, partition, records=tuple(_record_from(r) for r in item["r"])))
+            ops.append(Op(kind, partition, records=tuple(record_from_doc(r) for r in item["r"])))
         elif kind == "delete_records":
             rk, keys = RecordKind(item["rk"]), tuple(item["k"])
             ops.append(Op(kind, partition, record_kind=rk, keys=keys, levels=_levels(item)))

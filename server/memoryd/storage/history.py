@@ -22,54 +22,36 @@ no as-of read can bring erased content back.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import heapq
 import itertools
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from memoryd.domain.errors import Unavailable
 from memoryd.domain.models import (
     AccessUpdate,
     Clock,
     Memory,
-    MemoryFilter,
-    MemoryOrder,
     Partition,
     utcnow,
 )
-from memoryd.storage.base import NO_HINTS, ListPage, PartitionUpsert, Store, UpsertHints
-from memoryd.storage.conditional import ConditionalWrite
-from memoryd.storage.delegating import DelegatingStore
+from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.history_journal import (
+    HistoryJournal,
+    PartitionHistory,
+    RecordId,
+    RecordVersion,
+    Version,
+    encode_floor,
+    encode_partition,
+    encode_record_versions,
+    encode_versions,
+)
+from memoryd.storage.memory_records import encode_doc
 
-#: Memories read per page when an as-of read lists what is stored.
-_PAGE = 1000
-_EVERYTHING = MemoryFilter(include_archived=True)
-
-
-@dataclass(frozen=True, slots=True)
-class Version:
-    """One memory as written: valid from ``at`` (and log ``position``) until the next
-    version of its id; ``memory`` None: deleted then."""
-
-    at: datetime
-    position: int
-    memory: Memory | None
-
-
-@dataclass(slots=True)
-class _Partition:
-    #: From when this partition's history is complete (its first write or as-of read).
-    since: datetime
-    #: The log position then.
-    since_position: int
-    #: Each id's versions, oldest first.
-    versions: dict[str, list[Version]] = field(default_factory=dict)
-    #: Not complete before this instant: versions dropped to keep within
-    #: ``max_versions``, or a memory's state before a write could not be read.
-    floor: datetime | None = None
+__all__ = ["MemoryHistory", "RecordVersion", "Version"]
 
 
 class MemoryHistory:
@@ -77,7 +59,9 @@ class MemoryHistory:
     and, beyond ``max_versions`` in all, the oldest superseded ones first (moving the
     horizon of the partitions they were of). ``position`` gives the log position a
     write just reached (the write-ahead log's last sequence; a counter without a
-    log)."""
+    log). With a ``journal`` every change is also appended to the partition's file
+    (history_journal.py), and a partition is read from it the first time it is
+    touched after a start (one partition at a time, never all at once)."""
 
     def __init__(
         self,
@@ -86,46 +70,95 @@ class MemoryHistory:
         clock: Clock = utcnow,
         position: Callable[[], int] | None = None,
         max_versions: int | None = None,
+        journal: HistoryJournal | None = None,
     ) -> None:
         self.retention = retention
         self.max_versions = max_versions
+        self.journal = journal
         #: Versions added since the total was last checked against ``max_versions``.
         self._added = 0
         self._clock = clock
         counter = itertools.count(1)
         self._position = position or (lambda: next(counter))
-        self._parts: dict[Partition, _Partition] = {}
+        self._parts: dict[Partition, PartitionHistory] = {}
+        #: Records appended to a partition's file while it is being rewritten.
+        self._tails: dict[Partition, bytearray] = {}
+        #: One rewrite at a time (pruning and erasure; both off the write path).
+        self._rewriting = asyncio.Lock()
+        #: The files not loaded that pruning has yet to visit this round.
+        self._unvisited: builtins.list[Partition] = []
+
+    def _get(self, partition: Partition) -> PartitionHistory | None:
+        """The partition's history: in memory, or read from its file (once)."""
+        part = self._parts.get(partition)
+        if part is None and self.journal is not None:
+            if not self._rewriting.locked():
+                self.journal.discard_temporary(partition)
+            part = self.journal.load(partition)
+            if part is not None:
+                part.prune(self._clock() - self.retention)
+                if part.floor is not None:
+                    part.prune(part.floor)
+                self._parts[partition] = part
+        return part
+
+    def _append(self, partition: Partition, data: bytes) -> None:
+        if self.journal is None:
+            return
+        self.journal.append(partition, data)
+        tail = self._tails.get(partition)
+        if tail is not None:
+            tail += data
+
+    def _add(
+        self, partition: Partition, part: PartitionHistory, memory_id: str, v: Version
+    ) -> None:
+        versions = part.versions.setdefault(memory_id, [])
+        if self.journal is not None:
+            previous = versions[-1].memory if versions else None
+            self._append(partition, encode_versions(memory_id, (v,), previous))
+        versions.append(v)
+
+    async def synced(self) -> None:
+        """Return once every change so far is fsynced in its file (no journal: now)."""
+        if self.journal is not None:
+            await self.journal.sync()
 
     # ------------------------------------------------------------------ writes
 
     def start(self, partition: Partition) -> None:
-        """Start ``partition``'s history now unless it has started: nothing is read;
-        what was stored then is taken as it is until written (:meth:`before`)."""
-        if partition not in self._parts:
-            self._parts[partition] = _Partition(self._clock(), self._position())
+        """Start ``partition``'s history now unless it has started (here or in its
+        file): nothing is read; what was stored then is taken as it is until written
+        (:meth:`before`)."""
+        if self._get(partition) is None:
+            part = PartitionHistory(self._clock(), self._position())
+            self._parts[partition] = part
+            if self.journal is not None:
+                self.journal.create(partition, part)
 
     def unwritten(self, partition: Partition, ids: Iterable[str]) -> builtins.list[str]:
         """Those of ``ids`` with no version yet: their stored state is their first."""
-        part = self._parts.get(partition)
+        part = self._get(partition)
         if part is None:
             return []
         return [i for i in dict.fromkeys(ids) if i not in part.versions]
 
     def restart(self, partition: Partition) -> None:
         """From now on only: what came before is not known for some memories."""
-        part = self._parts.get(partition)
+        part = self._get(partition)
         if part is not None:
             part.floor = self._clock()
+            self._append(partition, encode_floor(part.floor))
 
     def before(self, partition: Partition, stored: Sequence[Memory]) -> None:
         """Memories as stored before their first write since the start: each valid
         since then (it has not changed since, or it would have a version)."""
-        part = self._parts.get(partition)
+        part = self._get(partition)
         if part is None:
             return
         for m in stored:
             if m.id not in part.versions:
-                part.versions[m.id] = [Version(part.since, part.since_position, _kept(m))]
+                self._add(partition, part, m.id, Version(part.since, part.since_position, _kept(m)))
         self._grew(len(stored))
 
     def record(
@@ -139,7 +172,7 @@ class MemoryHistory:
         """``written`` (after-images) and ``deleted`` ids, now. A ``conditioned`` id
         keeps its stored access statistics above its own, as a conditional write
         stores it (storage/conditional.py: keep_counters)."""
-        part = self._parts.get(partition)
+        part = self._get(partition)
         if part is None:
             return
         at, position = self._clock(), self._position()
@@ -152,17 +185,17 @@ class MemoryHistory:
                     kept.accessed_at is None or before.accessed_at > kept.accessed_at
                 ):
                     kept.accessed_at = before.accessed_at
-            part.versions.setdefault(m.id, []).append(Version(at, position, kept))
+            self._add(partition, part, m.id, Version(at, position, kept))
         for memory_id in deleted:
             versions = part.versions.get(memory_id)
             if versions and versions[-1].memory is not None:
-                versions.append(Version(at, position, None))
+                self._add(partition, part, memory_id, Version(at, position, None))
         self._grew(len(written) + len(deleted))
 
     def record_access(self, partition: Partition, updates: Mapping[str, AccessUpdate]) -> None:
         """Access statistics flushed to the store: a version with the new counts (the
         recency of a later recall reads them)."""
-        part = self._parts.get(partition)
+        part = self._get(partition)
         if part is None:
             return
         at, position = self._clock(), self._position()
@@ -175,14 +208,61 @@ class MemoryHistory:
             kept.access_count += update.count
             if kept.accessed_at is None or update.last_accessed_at > kept.accessed_at:
                 kept.accessed_at = update.last_accessed_at
-            versions.append(Version(at, position, kept))
+            self._add(partition, part, memory_id, Version(at, position, kept))
         self._grew(len(updates))
+
+    def unwritten_records(
+        self, partition: Partition, kind: RecordKind, keys: Iterable[str]
+    ) -> builtins.list[str]:
+        """Those of ``keys`` with no version yet: their stored state is their first."""
+        part = self._get(partition)
+        if part is None:
+            return []
+        return [k for k in dict.fromkeys(keys) if (kind, k) not in part.records]
+
+    def record_records(
+        self,
+        partition: Partition,
+        written: Sequence[Record] = (),
+        deleted: Sequence[RecordId] = (),
+        *,
+        before: bool = False,
+    ) -> None:
+        """Records ``written`` and ``deleted`` now; with ``before``: records as stored
+        before their first write since the start (valid since then)."""
+        part = self._get(partition)
+        if part is None:
+            return
+        at, position = (
+            (part.since, part.since_position) if before else (self._clock(), self._position())
+        )
+        changes = [((r.kind, r.key), RecordVersion(at, position, r)) for r in written]
+        changes += [(ident, RecordVersion(at, position, None)) for ident in deleted]
+        for ident, v in changes:
+            versions = part.records.setdefault(ident, [])
+            if (before and versions) or (v.record is None and (not versions or versions[-1].gone)):
+                continue
+            self._append(partition, encode_record_versions(ident, (v,)))
+            versions.append(v)
+        self._grew(len(changes))
+
+    def record_at(
+        self, partition: Partition, ident: RecordId, instant: datetime, stored: Record | None
+    ) -> Record | None:
+        """Record ``ident`` as it was at ``instant`` (None: absent then), given what
+        is ``stored`` now (one never written since the start was then as it is now)."""
+        part = self._get(partition)
+        versions = None if part is None else part.records.get(ident)
+        if versions is None:
+            return stored
+        i = bisect_right(versions, instant, key=lambda v: v.at)
+        return versions[i - 1].record if i else None
 
     # ------------------------------------------------------------------ reads
 
     def horizon(self, partition: Partition) -> datetime | None:
         """The earliest instant ``partition`` can be read as of (None: not seeded)."""
-        part = self._parts.get(partition)
+        part = self._get(partition)
         if part is None:
             return None
         return max(part.since, self._clock() - self.retention, part.floor or part.since)
@@ -190,7 +270,7 @@ class MemoryHistory:
     def instant_of(self, partition: Partition, position: int) -> datetime | None:
         """When the partition's last change at or before log ``position`` was recorded
         (None: none was, since it was seeded)."""
-        part = self._parts.get(partition)
+        part = self._get(partition)
         if part is None:
             return None
         found: datetime | None = None
@@ -206,42 +286,86 @@ class MemoryHistory:
         """The memories of ``partition`` as they were at ``instant`` (deleted ones
         absent), given what is ``stored`` now (a memory never written since the start
         was then as it is now); each a copy the caller may keep."""
-        part = self._parts.get(partition)
+        part = self._get(partition)
         if part is None:
             return []
-        out = [m.copy() for m in stored if m.id not in part.versions]
+        # One created after ``instant`` was not there then: a write the log replayed
+        # at a start after a crash cut it short, before its version was recorded.
+        out = [m.copy() for m in stored if m.id not in part.versions and m.created_at <= instant]
         for versions in part.versions.values():
             i = bisect_right(versions, instant, key=lambda v: v.at)
             if i and (m := versions[i - 1].memory) is not None:
                 out.append(m.copy())
         return out
 
-    def partitions(self) -> builtins.list[Partition]:
-        return list(self._parts)
-
     # ------------------------------------------------------------------ upkeep
 
-    def prune(self) -> int:
+    async def prune(self, *, files: int = 8) -> int:
         """Drop the versions no as-of read within the retention can select: those
-        superseded before the horizon (the one valid at the horizon stays). Returns
-        how many were dropped."""
-        return sum(self._prune_before(self._clock() - self.retention).values())
+        superseded before the horizon (the one valid at the horizon stays); then
+        rewrite at most ``files`` journal files holding dropped versions (a bounded
+        slice: the rest at the next call), the ones not loaded visited in turn.
+        Returns how many versions were dropped from memory."""
+        cutoff = self._clock() - self.retention
+        dropped = sum(self._prune_before(cutoff).values())
+        if self.journal is None:
+            return dropped
+        budget = files
+        for partition, part in builtins.list(self._parts.items()):
+            if budget and part.stale:
+                budget -= 1
+                await self._rewrite(partition, part)
+        if budget and not self._unvisited:
+            self._unvisited = [
+                p for p in await asyncio.to_thread(_on_disk, self.journal) if p not in self._parts
+            ]
+        while budget and self._unvisited:
+            budget -= 1
+            await self._prune_file(self._unvisited.pop(), cutoff)
+        return dropped
+
+    async def _prune_file(self, partition: Partition, cutoff: datetime) -> None:
+        """Prune a file not loaded, reading it off the event loop (and not keeping it
+        loaded: its next use reads the rewritten file)."""
+        journal = self.journal
+        assert journal is not None
+        part = await asyncio.to_thread(journal.load, partition)
+        if part is None or partition in self._parts:
+            return  # loaded meanwhile: pruned as loaded next time
+        part.prune(cutoff)
+        if part.floor is not None:
+            part.prune(part.floor)
+        if part.stale:
+            await self._rewrite(partition, part)
+
+    async def _rewrite(self, partition: Partition, part: PartitionHistory) -> None:
+        """Replace the partition's file by one holding ``part`` as it is now; records
+        appended meanwhile follow it into the new file."""
+        journal = self.journal
+        assert journal is not None
+        async with self._rewriting:
+            copy = PartitionHistory(
+                part.since,
+                part.since_position,
+                {i: builtins.list(v) for i, v in part.versions.items()},
+                part.floor,
+            )
+            part.stale = 0
+            self._tails[partition] = bytearray()
+            try:
+                temporary = await asyncio.to_thread(
+                    lambda: journal.write_temporary(partition, encode_partition(partition, copy))
+                )
+                journal.install(partition, temporary, bytes(self._tails[partition]))
+            finally:
+                del self._tails[partition]
 
     def _prune_before(self, cutoff: datetime) -> dict[Partition, int]:
         """Drop the versions superseded at or before ``cutoff`` (and deletions then);
         how many went, per partition."""
         dropped: dict[Partition, int] = {}
         for partition, part in self._parts.items():
-            n = 0
-            for memory_id in list(part.versions):
-                versions = part.versions[memory_id]
-                first = bisect_right(versions, cutoff, key=lambda v: v.at) - 1
-                if first > 0:
-                    n += first
-                    del versions[:first]
-                if len(versions) == 1 and versions[0].memory is None and versions[0].at <= cutoff:
-                    n += 1
-                    del part.versions[memory_id]
+            n = part.prune(cutoff)
             if n:
                 dropped[partition] = n
         return dropped
@@ -258,7 +382,8 @@ class MemoryHistory:
 
     def _bound(self, limit: int) -> None:
         """Over ``limit`` versions: drop the oldest superseded ones down to 90 % of it.
-        The partitions they were of can be read as of their cutoff onwards only."""
+        The partitions they were of can be read as of their cutoff onwards only (a
+        floor record in their files says so; pruning rewrites them)."""
         total = self.version_count()
         if total <= limit:
             return
@@ -269,62 +394,121 @@ class MemoryHistory:
             for versions in part.versions.values()
             for end in _superseded_at(versions)
         ]
+        ends += [
+            end
+            for part in self._parts.values()
+            for record_versions in part.records.values()
+            for end in _superseded_at(record_versions)
+        ]
         if not ends:
             return
         cutoff = heapq.nsmallest(min(excess, len(ends)), ends)[-1]
         for partition in self._prune_before(cutoff):
             part = self._parts[partition]
             part.floor = max(part.floor or cutoff, cutoff)
+            self._append(partition, encode_floor(part.floor))
 
-    def erase(self, partition: Partition, ids: Sequence[str], *, dry_run: bool = False) -> int:
-        """Remove every version of ``ids``; returns how many versions were (with
-        ``dry_run``: would be) removed."""
-        part = self._parts.get(partition)
+    async def erase(
+        self,
+        partition: Partition,
+        ids: Sequence[str],
+        records: Sequence[RecordId] = (),
+        *,
+        dry_run: bool = False,
+    ) -> int:
+        """Remove every version of memories ``ids`` and of ``records`` (from memory
+        and from the partition's file, rewritten without them); returns how many
+        versions were (with ``dry_run``: would be) removed."""
+        part = self._get(partition)
         if part is None:
             return 0
         if dry_run:
-            return sum(len(part.versions.get(i, ())) for i in set(ids))
-        return sum(len(part.versions.pop(i, ())) for i in set(ids))
+            return sum(len(part.versions.get(i, ())) for i in set(ids)) + sum(
+                len(part.records.get(r, ())) for r in set(records)
+            )
+        removed = sum(len(part.versions.pop(i, ())) for i in set(ids))
+        removed += sum(len(part.records.pop(r, ())) for r in set(records))
+        if removed and self.journal is not None:
+            await self._rewrite(partition, part)
+        return removed
 
-    def erase_partition(self, partition: Partition, *, dry_run: bool = False) -> int:
-        """Remove the whole partition's history; returns how many versions it held.
-        It is seeded again (empty) by its next write: nothing older is known."""
-        part = self._parts.get(partition)
+    async def erase_partition(self, partition: Partition, *, dry_run: bool = False) -> int:
+        """Remove the whole partition's history, its file included; returns how many
+        versions it held. It is started again (empty) by its next write: nothing
+        older is known."""
+        part = self._get(partition)
         if part is None:
             return 0
+        held = part.count()
         if not dry_run:
-            del self._parts[partition]
-        return sum(len(v) for v in part.versions.values())
+            async with self._rewriting:
+                self._parts.pop(partition, None)
+                if self.journal is not None:
+                    self.journal.remove(partition)
+        return held
 
-    def holding(self, partition: Partition, text: str) -> builtins.list[str]:
-        """Ids any of whose versions holds ``text`` (any letter case) in its content,
-        metadata, tags or namespace, as an erasure by subject matches memories: it must
-        remove a superseded version that mentions it too."""
-        part = self._parts.get(partition)
+    def file_of(self, partition: Partition) -> str | None:
+        """The partition's journal file, relative to the journal's root (None: none)."""
+        if self.journal is None:
+            return None
+        return str(self.journal.path(partition).relative_to(self.journal.root))
+
+    def holding(
+        self, partition: Partition, text: str
+    ) -> tuple[builtins.list[str], builtins.list[RecordId]]:
+        """The memory ids and records any of whose versions holds ``text`` (any letter
+        case) in a memory's content, metadata, tags or namespace or a record's
+        document, as an erasure by subject matches them: it must remove a superseded
+        version that mentions it too."""
+        part = self._get(partition)
         if part is None:
-            return []
+            return [], []
         needle = text.casefold()
-        return [
+        ids = [
             memory_id
             for memory_id, versions in part.versions.items()
             if any(v.memory is not None and needle in _searchable(v.memory) for v in versions)
         ]
+        records = [
+            ident
+            for ident, record_versions in part.records.items()
+            if any(
+                v.record is not None and needle in encode_doc(v.record.doc).casefold()
+                for v in record_versions
+            )
+        ]
+        return ids, records
+
+    def keyed_under(self, partition: Partition, directory: str) -> builtins.list[str]:
+        """Ids any of whose versions is the mirror of a key under ``directory`` (a
+        normalised prefix ending in "/"; "/": every key)."""
+        part = self._get(partition)
+        if part is None:
+            return []
+        return [
+            memory_id
+            for memory_id, versions in part.versions.items()
+            if any(
+                v.memory is not None and v.memory.key and v.memory.key.startswith(directory)
+                for v in versions
+            )
+        ]
 
     def version_count(self) -> int:
-        return sum(len(v) for p in self._parts.values() for v in p.versions.values())
+        """Versions held in memory (the partitions loaded)."""
+        return sum(p.count() for p in self._parts.values())
 
 
-def history_of(store: Store) -> MemoryHistory | None:
-    """The history ``store`` records into (None: it records none)."""
-    return store.history if isinstance(store, HistoryStore) else None
+def _on_disk(journal: HistoryJournal) -> builtins.list[Partition]:
+    return builtins.list(journal.on_disk())
 
 
-def _superseded_at(versions: Sequence[Version]) -> Iterator[datetime]:
+def _superseded_at(versions: Sequence[Version | RecordVersion]) -> Iterator[datetime]:
     """When each version stopped being valid: its successor's instant (and a final
     deletion's own: after it the id is gone)."""
     for after in versions[1:]:
         yield after.at
-    if versions and versions[-1].memory is None:
+    if versions and versions[-1].gone:
         yield versions[-1].at
 
 
@@ -337,81 +521,3 @@ def _kept(m: Memory) -> Memory:
 
 def _searchable(m: Memory) -> str:
     return "\n".join((m.content, m.metadata_text(), *m.tags, m.namespace)).casefold()
-
-
-async def stored_memories(store: Store, partition: Partition) -> builtins.list[Memory]:
-    """Every stored memory of ``partition``, archived ones included, with vectors."""
-    out: builtins.list[Memory] = []
-    wanted = ListPage(MemoryOrder.CREATED_ASC, limit=_PAGE)
-    while True:
-        page = await store.list(partition, _EVERYTHING, wanted)
-        if page:
-            out.extend(await store.get(partition, [m.id for m in page], with_vectors=True))
-        if len(page) < _PAGE:
-            return out
-        wanted = wanted.following(page[-1])
-
-
-class HistoryStore(DelegatingStore):
-    """The services' store, recording every write's after-images in ``history`` (and,
-    at a memory's first write since the start, its stored state before it)."""
-
-    def __init__(self, inner: Store, history: MemoryHistory) -> None:
-        super().__init__(inner)
-        self.history = history
-
-    async def _before(self, partition: Partition, ids: Iterable[str]) -> None:
-        self.history.start(partition)
-        unwritten = self.history.unwritten(partition, ids)
-        if not unwritten:
-            return
-        try:
-            stored = await self.inner.get(partition, unwritten, with_vectors=True)
-        except Unavailable:
-            # The write goes ahead without the store (to the log, in an outage); what
-            # these memories were before it is not known, so the partition's history
-            # is complete from now on only.
-            self.history.restart(partition)
-            return
-        self.history.before(partition, stored)
-
-    async def upsert(
-        self, partition: Partition, memories: Sequence[Memory], hints: UpsertHints = NO_HINTS
-    ) -> None:
-        # An id the caller knows is new has no stored state to keep: no lookup.
-        await self._before(partition, (m.id for m in memories if m.id not in hints.new_ids))
-        await super().upsert(partition, memories, hints)
-        self.history.record(partition, memories)
-
-    async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
-        for w in writes:
-            await self._before(w.partition, (m.id for m in w.memories))
-        await super().upsert_many(writes)
-        for w in writes:
-            self.history.record(w.partition, w.memories)
-
-    async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
-        touched = [*(m.id for m in write.memories), *write.delete]
-        await self._before(write.partition, touched)
-        conflicts = await super().upsert_if(write)
-        if not conflicts:
-            self.history.record(
-                write.partition,
-                write.memories,
-                write.delete,
-                conditioned=frozenset(write.expected),
-            )
-        return conflicts
-
-    async def delete(self, partition: Partition, ids: Sequence[str]) -> builtins.list[str]:
-        await self._before(partition, ids)
-        deleted = await super().delete(partition, ids)
-        self.history.record(partition, deleted=deleted)
-        return deleted
-
-    async def record_access(
-        self, partition: Partition, updates: Mapping[str, AccessUpdate]
-    ) -> None:
-        await self._before(partition, updates)
-        await super().record_access(partition, updates)
-        self.history.record_access(partition, updates)

@@ -104,8 +104,12 @@ class InMemoryStore:
             return []
         matrix = np.stack([np.asarray(m.vector, dtype=np.float32) for m in candidates])
         # Stored vectors are not rescaled on the way in; the query is unit length.
+        # einsum, not a matrix product: BLAS rounds a row's dot product differently by
+        # its position in the matrix, and a memory's score must not depend on what
+        # else is stored, or in which order (as-of reads rebuild the store).
         norms = np.linalg.norm(matrix, axis=1)
-        sims = (matrix @ vector) / np.where(norms == 0, np.float32(1), norms)
+        dots = np.einsum("ij,j->i", matrix, np.asarray(vector, dtype=np.float32))
+        sims = dots / np.where(norms == 0, np.float32(1), norms)
         ranked = sorted(range(len(candidates)), key=lambda k: (-float(sims[k]), candidates[k].id))
         return [VectorHit(copied_out(candidates[k], False), float(sims[k])) for k in ranked[:limit]]
 

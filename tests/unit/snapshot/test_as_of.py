@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from memoryd.domain.agent_state import MessageDraft, MessageRole, WorkingMemoryWrite, WorkingScope
 from memoryd.domain.as_of import AsOf
 from memoryd.domain.errors import (
     InvalidArgument,
@@ -34,7 +35,6 @@ from memoryd.domain.snapshot import (
     DefaultReadRequest,
     SnapshotFormat,
     SnapshotRequest,
-    SnapshotSection,
 )
 from memoryd.service.snapshot.as_of import AsOfReads
 from memoryd.storage.history import MemoryHistory
@@ -86,14 +86,23 @@ class Seen:
     key: tuple[str, str] | None = None
 
 
+SCOPE = WorkingScope(thread_id="t1", resource_id="user-1")
+SESSION = "s1"
+
+
 def _request(trigger: str, n: int) -> SnapshotRequest:
     """The snapshot asked for at the ``n``-th instant: each format in turn, with
-    different limits and windows."""
+    different limits and windows, every section (the profile, the scope's working
+    memory and the session's included)."""
+    state: dict[str, Any] = {"scope": SCOPE, "session_id": SESSION}
     return (
-        SnapshotRequest(trigger=trigger, token_budget=400),
-        SnapshotRequest(trigger=trigger, format=SnapshotFormat.XML, recent_limit=8),
+        SnapshotRequest(trigger=trigger, token_budget=600, **state),
+        SnapshotRequest(trigger=trigger, format=SnapshotFormat.XML, recent_limit=8, **state),
         SnapshotRequest(
-            trigger=trigger, format=SnapshotFormat.USER_MEMORY, recent_window=timedelta(hours=2)
+            trigger=trigger,
+            format=SnapshotFormat.USER_MEMORY,
+            recent_window=timedelta(hours=2),
+            **state,
         ),
     )[n % 3]
 
@@ -176,6 +185,25 @@ async def _step(w: World, rng: random.Random, ids: list[str], keys: list[str]) -
         await w.access.flush()
 
 
+async def _state_step(w: World, rng: random.Random) -> None:
+    """One write of the agent's state: its profile, the scope's working memory
+    (sometimes expiring), or a turn of the session (compressed as it grows)."""
+    scope = scope_for()
+    roll = rng.random()
+    if roll < 0.25:
+        await w.profiles.set(scope, f"You are an assistant for {_text(rng)}.")
+    elif roll < 0.6:
+        ttl = timedelta(minutes=30) if rng.random() < 0.2 else None
+        content = Json.of({"working-plan": _text(rng), rng.choice(WORDS): _text(rng)})
+        await w.working.set(scope, WorkingMemoryWrite(scope=SCOPE, content=content, ttl=ttl))
+    else:
+        turn = [
+            MessageDraft(MessageRole.USER, f"what about {_text(rng)}?"),
+            MessageDraft(MessageRole.ASSISTANT, f"noted: {_text(rng)}"),
+        ]
+        await w.sessions.append(scope, SESSION, turn)
+
+
 async def _quietly(call: Any) -> None:
     with contextlib.suppress(NotFound):  # forgotten meanwhile
         await call
@@ -195,6 +223,8 @@ async def test_as_of_reads_equal_what_was_read_then_over_100_instants(
     for step in range(1000):
         w.clock.advance(seconds=rng.randint(1, 300))
         await _step(w, rng, ids, keys)
+        if rng.random() < 0.15:
+            await _state_step(w, rng)
         if step in instants:
             w.clock.advance(seconds=1)
             seen.append(await _observe(w, reads, len(seen), _text(rng), rng.choice(keys), None))
@@ -209,6 +239,9 @@ async def test_as_of_reads_equal_what_was_read_then_over_100_instants(
         assert now.key == then.key, then.at
     assert any(s.recall for s in seen) and any(s.keys for s in seen)
     assert len({s.snapshot for s in seen}) > 80  # the history moved
+    # The agent's state was in the snapshots, and changed along the way.
+    for marker in ("You are an assistant for", "noted:", "working-plan"):
+        assert len({s.snapshot for s in seen if marker in s.snapshot}) > 10, marker
 
 
 async def test_get_key_as_of_returns_the_version_then_and_tombstones_read_missing(
@@ -314,7 +347,7 @@ async def test_erased_content_never_comes_back_as_of(
 
     receipt = await w.lifecycle.erase(scope, EraseRequest(subject=secret))
     assert receipt.places["history.memory_versions"] >= 2
-    assert history.holding(scope.partition, secret) == []
+    assert history.holding(scope.partition, secret) == ([], [])
     # The memory that no longer mentions it stays, read as of now as it is.
     now_then = await reads.snapshot(
         scope, SnapshotRequest(trigger="fridays"), AsOf(instant=w.clock())
@@ -344,13 +377,6 @@ async def test_bad_as_of_is_invalid_argument_naming_it(
         with pytest.raises(InvalidArgument) as raised:
             await reads.recall(scope, RecallQuery(query="tea"), as_of)
         assert [v.field for v in raised.value.violations] == ["as_of"]
-    with pytest.raises(InvalidArgument) as raised:
-        await reads.snapshot(
-            scope,
-            SnapshotRequest(trigger="x", sections=(SnapshotSection.PROFILE,)),
-            AsOf(instant=w.clock()),
-        )
-    assert raised.value.violations[0].field == "as_of"
 
 
 async def test_beyond_the_horizon_is_out_of_range_naming_as_of_and_the_horizon(
@@ -395,7 +421,7 @@ async def test_retention_pruning_keeps_the_version_valid_at_the_horizon() -> Non
         clock.advance(minutes=45)
         # The horizon falls between versions 4 and 5: the versions before the one
         # valid then (1, 2 and 3) go; 4 stays, an as-of read at the horizon shows it.
-        assert history.prune() == 3
+        assert await history.prune() == 3
         horizon = history.horizon(scope.partition)
         assert horizon is not None
         assert sorted(m.content for m in history.valid_at(scope.partition, horizon)) == [
@@ -403,7 +429,7 @@ async def test_retention_pruning_keeps_the_version_valid_at_the_horizon() -> Non
         ]
         clock.advance(hours=2)
         # Now version 5 is the one valid at the horizon; the deleted memory goes whole.
-        assert history.prune() == 3
+        assert await history.prune() == 3
         assert history.version_count() == 1
 
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from memoryd.domain.errors import Unavailable
 from memoryd.domain.models import AccessUpdate, Memory
-from memoryd.storage.history import HistoryStore, MemoryHistory, stored_memories
+from memoryd.storage.history import MemoryHistory
+from memoryd.storage.history_stores import HistoryStore, stored_memories
 from memoryd.storage.memory import InMemoryStore
 from tests.unit.hot_cache.helpers import memory
 from tests.unit.snapshot.world import Clock, scope_for

@@ -52,7 +52,8 @@ from memoryd.service.snapshot.as_of import AsOfReads
 from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
 from memoryd.storage.base import Store
-from memoryd.storage.history import HistoryStore, MemoryHistory
+from memoryd.storage.history import MemoryHistory
+from memoryd.storage.history_stores import HistoryRecordStore, HistoryStore
 from memoryd.storage.lancedb import LanceDBStore
 from memoryd.storage.lancedb.records import LanceDBRecordStore
 from memoryd.storage.memory import InMemoryStore
@@ -161,6 +162,7 @@ async def world(
     await records.open()
     if history is not None:
         store = HistoryStore(store, history)
+        records = HistoryRecordStore(records, history)
     embedder = embedder or SwitchableEmbedder()
     clock = clock or Clock()
     counter = counter or EstimateCounter()

@@ -157,6 +157,11 @@ class WorkingMemoryService(RecordService):
             for field, description in found:
                 v.add(field, description)
 
+    def reader(self, records: RecordStore, clock: Clock) -> WorkingMemoryService:
+        """This service over ``records`` with ``clock`` (an as-of read's state then),
+        sharing its schema runner."""
+        return dataclasses.replace(self, records=records, clock=clock, schemas=self._schemas)
+
     def stop_schema_work(self) -> None:
         """At the start of a shutdown: schema checks waiting or running answer
         UNAVAILABLE at once, so no in-flight write holds the shutdown up."""

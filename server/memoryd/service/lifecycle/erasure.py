@@ -37,13 +37,16 @@ from memoryd.service.lifecycle.bulk import EVERYTHING, LifecycleDeps
 from memoryd.service.lifecycle.compaction import archive_folder
 from memoryd.service.lifecycle.view_text import RENDERED_DIR, VIEWS
 from memoryd.storage.base import Store, shred
-from memoryd.storage.history import history_of
+from memoryd.storage.history_journal import HISTORY_DIR, folder_name
+from memoryd.storage.history_stores import history_of
 
 #: Places a shred reports even when the store has none of them (the receipt lists
 #: every place checked).
 SHREDDED = ("log.segments", "store.memories.old_versions", "store.records.old_versions")
 #: The memory versions kept for as-of reads (storage/history.py).
 HISTORY_PLACE = "history.memory_versions"
+#: The agent's as-of history file (<data_dir>/as_of/...), rewritten without them.
+HISTORY_FILE_PLACE = "files.memory_history"
 #: Bytes read at a time by VerifyErasure (a needle may straddle two reads).
 _CHUNK = 1 << 20
 #: Most strings one VerifyErasure looks for.
@@ -53,23 +56,38 @@ MIN_SUBJECT = 3
 
 
 async def _erase_history(
-    store: Store, partition: Partition, request: EraseRequest, ids: list[str], dry_run: bool
-) -> int:
+    store: Store,
+    partition: Partition,
+    request: EraseRequest,
+    ids: list[str],
+    dry_run: bool,
+    prefix: str = "",
+) -> dict[str, int]:
     """Every as-of version of what is erased: the whole agent's, or those of the
     erased ids and of every memory one of whose versions held the subject (a
     superseded version may hold it when the current one no longer does: such a
-    memory stays, its history starting again from its current version)."""
+    memory stays, its history starting again from its current version), of every
+    profile, working memory or session record one of whose versions held it, and of
+    every mirror memory of a key under ``prefix`` (a tombstoned key's too). Counted per
+    place: the versions, and the journal file rewritten without them (or removed)."""
     history = history_of(store)
     if history is None:
-        return 0
+        return {HISTORY_PLACE: 0}
     if request.whole_agent:
-        return history.erase_partition(partition, dry_run=dry_run)
-    held = history.holding(partition, request.subject) if request.subject else []
-    removed = history.erase(partition, [*ids, *held], dry_run=dry_run)
-    kept = sorted(set(held) - set(ids))
-    if kept and not dry_run:
-        history.record(partition, await store.get(partition, kept, with_vectors=True))
-    return removed
+        removed = await history.erase_partition(partition, dry_run=dry_run)
+    else:
+        held, records = history.holding(partition, request.subject) if request.subject else ([], [])
+        # A key's mirror memories, the deleted ones (a tombstone's) included.
+        held += history.keyed_under(partition, prefix) if prefix else []
+        removed = await history.erase(partition, [*ids, *held], records, dry_run=dry_run)
+        kept = sorted(set(held) - set(ids))
+        if kept and not dry_run:
+            history.record(partition, await store.get(partition, kept, with_vectors=True))
+            await history.synced()
+    places = {HISTORY_PLACE: removed}
+    if history.journal is not None:
+        places[HISTORY_FILE_PLACE] = int(removed > 0)
+    return places
 
 
 def digest(ids: Iterable[str], places: dict[str, int]) -> str:
@@ -200,10 +218,10 @@ class Eraser:
         places = {"store.memories": len(ids), **records}
         # Counted before, removed after the store's delete: the history records what a
         # delete removes (its state before it), which must go too.
-        places[HISTORY_PLACE] = await _erase_history(deps.store, partition, request, ids, True)
+        places.update(await _erase_history(deps.store, partition, request, ids, True, prefix))
         if not dry_run:
             places["store.memories"] = await bulk.delete(deps, partition, ids)
-            await _erase_history(deps.store, partition, request, ids, False)
+            places.update(await _erase_history(deps.store, partition, request, ids, False, prefix))
         places.update(await asyncio.to_thread(self._files, partition, files, dry_run))
         return ids, places
 
@@ -311,7 +329,10 @@ def scan_roots(
         if memory_root is None or memory_root.resolve().is_relative_to(data.resolve()):
             return [data], ()
         return [data, memory_root], ()
-    own = [history_dir / quoted_segment(tenant_id, leaf=False)]
+    own = [
+        history_dir / quoted_segment(tenant_id, leaf=False),
+        data / HISTORY_DIR / folder_name(tenant_id),
+    ]
     if memory_root is not None:
         own.append(memory_root / file_segment(tenant_id, leaf=False))
     mine = [p.resolve() for p in own]

@@ -63,7 +63,7 @@ from memoryd.service.lifecycle import bulk
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.lifecycle.compaction import Compactor
 from memoryd.service.lifecycle.consolidation import Consolidator
-from memoryd.storage.history import history_of
+from memoryd.storage.history_stores import history_of
 
 log = structlog.get_logger(__name__)
 
@@ -320,7 +320,7 @@ class MaintenanceScheduler:
             await scanning.pause()
         history = history_of(deps.store)
         if history is not None:  # as-of versions past history.retention_hours
-            history.prune()
+            await history.prune()
         self.last_run_at = deps.clock()
         self.runs += 1
         return done

@@ -163,7 +163,9 @@ async def hybrid_candidates(
         vectors.update((m.id, m.vector) for m in found if m.vector is not None)
     if vectors:
         matrix = np.asarray(list(vectors.values()), dtype=np.float32)
-        cosines = matrix @ np.asarray(vector, dtype=np.float32)
+        # Row by row (einsum): a matrix product rounds a row by its position, and a
+        # memory's cosine must not depend on which other memories matched.
+        cosines = np.einsum("ij,j->i", matrix, np.asarray(vector, dtype=np.float32))
         similarity.update(zip(vectors, cosines.tolist(), strict=True))
     if settings.fusion == "convex":
         fused = convex(

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from memoryd.domain.agent_state import PROFILE_KEY
 from memoryd.domain.as_of import AsOf
 from memoryd.domain.errors import InvalidArgument, OutOfRange, Unimplemented
 from memoryd.domain.keyed import KeyEntry, KeyListing, KeyListQuery
@@ -34,7 +35,6 @@ from memoryd.domain.snapshot import (
     DefaultReadResult,
     Snapshot,
     SnapshotRequest,
-    SnapshotSection,
 )
 from memoryd.service.common import scanning
 from memoryd.service.keyed.docs import COUNTER_KEY, EVENT_SEPARATOR
@@ -43,17 +43,14 @@ from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.memories.service import MemoryService
 from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
-from memoryd.storage.history import MemoryHistory, stored_memories
+from memoryd.storage.history import MemoryHistory
+from memoryd.storage.history_journal import RecordId
+from memoryd.storage.history_stores import stored_memories
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from memoryd.storage.records import RecordStore
 
 FIELD = "as_of"
-#: Snapshot sections an as-of snapshot can hold: the ones made of memories (the
-#: profile, working memory and sessions keep no history).
-AS_OF_SECTIONS = frozenset(
-    {SnapshotSection.PINNED, SnapshotSection.SEMANTIC, SnapshotSection.RECENT}
-)
 _SCAN = 1000
 #: Why a daemon over a store shared by replicas answers as-of reads UNIMPLEMENTED.
 SHARED_AS_OF = (
@@ -90,26 +87,24 @@ class AsOfReads:
         return await (await self._memories_at(scope.partition, instant)).recall(scope, query)
 
     async def snapshot(self, scope: CallScope, req: SnapshotRequest, as_of: AsOf) -> Snapshot:
-        named = [s for s in req.sections if s not in AS_OF_SECTIONS]
-        if named:
-            raise InvalidArgument.field(
-                FIELD,
-                f"an as-of snapshot holds memories only; the {named[0].value} section "
-                "keeps no history (ask for pinned, semantic and recent)",
-            )
         instant = await self._memories_instant(scope, as_of)
         memories = await self._memories_at(scope.partition, instant)
         at = _fixed(instant)
+        records = await self._records_at(scope.partition, instant, _records_of(req))
+        s = self.snapshots
         builder = replace(
-            self.snapshots,
+            s,
             memories=memories,
             store=memories.store,
             clock=at,
-            profiles=None,
-            working=None,
-            sessions=None,
+            profiles=None if s.profiles is None else replace(s.profiles, records=records, clock=at),
+            working=None if s.working is None else s.working.reader(records, at),
+            sessions=(
+                None
+                if s.sessions is None
+                else replace(s.sessions, records=records, clock=at, memories=memories)
+            ),
         )
-        # Left to every section, the ones without history are not enabled: skipped.
         return await builder.build(scope, req)
 
     async def default_read(
@@ -198,6 +193,25 @@ class AsOfReads:
         await store.upsert(partition, self._history().valid_at(partition, instant, stored))
         return self.memories.reader(store, _fixed(instant))
 
+    async def _records_at(
+        self, partition: Partition, instant: datetime, wanted: Sequence[RecordId]
+    ) -> RecordStore:
+        """A record store holding the ``wanted`` records (the snapshot's profile,
+        working memory and session) as they were at ``instant``."""
+        history = self._history()
+        records = InMemoryRecordStore()
+        await records.open()
+        then = []
+        for kind, key in wanted:
+            stored = await self.records.get_records(partition, kind, [key])
+            found = history.record_at(
+                partition, (kind, key), instant, stored[0] if stored else None
+            )
+            if found is not None:
+                then.append(found)
+        await records.put_records(partition, then)
+        return records
+
     async def _keys_at(self, partition: Partition, instant: datetime) -> RecordStore:
         """A record store holding each key's slot as it was at ``instant``."""
         slots: dict[str, Record] = {}
@@ -215,6 +229,17 @@ class AsOfReads:
         counter = Record(RecordKind.COUNTER, COUNTER_KEY, {}, version, instant)
         await records.put_records(partition, [*rows, counter])
         return records
+
+
+def _records_of(req: SnapshotRequest) -> list[RecordId]:
+    """The records a snapshot of ``req`` reads: the profile, the scope's working
+    memory and the session (those it names)."""
+    wanted: list[RecordId] = [(RecordKind.PROFILE, PROFILE_KEY)]
+    if req.scope is not None:
+        wanted.append((RecordKind.WORKING, req.scope.key))
+    if req.session_id:
+        wanted.append((RecordKind.SESSION, req.session_id))
+    return wanted
 
 
 def _fixed(instant: datetime) -> Callable[[], datetime]:
