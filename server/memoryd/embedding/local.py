@@ -7,6 +7,13 @@ attention mask, L2 normalisation) without torch; an asymmetric model (e5) gets i
 query or document prefix first. Inference runs on one dedicated thread: onnxruntime
 releases the GIL and parallelises inside a call (``threads``), so one call at a time
 uses the cores without oversubscribing them.
+
+One intra-op thread by default, and helper threads (``threads`` > 1) that block when
+idle instead of spinning. On 2 cores, one short text took about the same wall time
+with a second spinning thread and twice the CPU (the helper spins between the
+model's many small operators); on a busy box, or beside the daemon's own event loop
+and store threads, the spinning helper made every call slower, not faster. The
+measurements are in docs/performance.md.
 """
 
 from __future__ import annotations
@@ -37,6 +44,23 @@ DEFAULT_BATCH_TOKENS = 512
 _Int64s = npt.NDArray[np.int64]
 
 
+#: onnxruntime's session option: "0" makes idle intra-op threads block, not spin.
+INTRA_OP_SPINNING = "session.intra_op.allow_spinning"
+
+
+def session_options(threads: int) -> ort.SessionOptions:
+    """The local models' onnxruntime options: ``threads`` intra-op threads that block
+    when idle (no spinning: see the module), operators run one after another, every
+    graph optimisation on."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry(INTRA_OP_SPINNING, "0")
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return options
+
+
 class OnnxEmbedder(CheckedEmbedder):
     """Loads the model in the constructor and keeps it warm until :meth:`close`.
     ``prefixes``: (query, document) text put before each text of that kind."""
@@ -48,7 +72,7 @@ class OnnxEmbedder(CheckedEmbedder):
         model_path: Path,
         tokenizer_path: Path,
         prefixes: tuple[str, str] = ("", ""),
-        threads: int = 2,
+        threads: int = 1,
         max_batch_size: int = 64,
         max_tokens: int = 256,
         max_batch_tokens: int = DEFAULT_BATCH_TOKENS,
@@ -69,19 +93,21 @@ class OnnxEmbedder(CheckedEmbedder):
         self._tokenizer.enable_truncation(max_length=max_tokens)
         self._pad_id = self._tokenizer.token_to_id("[PAD]") or 0
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
             self._session = ort.InferenceSession(
-                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+                str(model_path),
+                sess_options=session_options(threads),
+                providers=["CPUExecutionProvider"],
             )
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise EmbeddingError(f"cannot load the ONNX model {model_path}: {exc}") from exc
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._thread = InferenceThread("memoryd-embed", what="the local embedder")
+
+    @property
+    def session_options(self) -> ort.SessionOptions:
+        """The options the model's session runs with (see :func:`session_options`)."""
+        return self._session.get_session_options()
 
     async def _embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]:
         """``kind`` picks the prefix (none for a symmetric model such as MiniLM)."""
@@ -145,7 +171,7 @@ class LocalMiniLMEmbedder(OnnxEmbedder):
     def __init__(
         self,
         *,
-        threads: int = 2,
+        threads: int = 1,
         max_batch_size: int = 64,
         max_tokens: int = 256,
         model_path: Path | None = None,
@@ -170,7 +196,7 @@ class E5SmallEmbedder(OnnxEmbedder):
         self,
         *,
         models_dir: Path | None = None,
-        threads: int = 2,
+        threads: int = 1,
         max_batch_size: int = 64,
         max_tokens: int = 256,
     ) -> None:

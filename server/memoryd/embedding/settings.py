@@ -12,8 +12,10 @@ from pydantic import BaseModel, Field, SecretStr
 class EmbeddingSettings(BaseModel):
     """Options of the embedders; which one is used is ``Settings.embedder``."""
 
-    #: onnxruntime intra-op threads for the local model (bounded: the daemon shares cores).
-    local_threads: int = Field(2, ge=1, le=64)
+    #: onnxruntime intra-op threads for the local model. One: a second thread bought
+    #: little or no wall time for one short text and cost CPU (embedding/local.py);
+    #: raise it only where a measurement on that machine says it pays.
+    local_threads: int = Field(1, ge=1, le=64)
     #: OpenMP threads of the multilingual model (embedding/multilingual.py). One: an
     #: OpenMP team waits at every barrier for a thread the OS may not schedule; on a
     #: busy 2-core machine two threads measured single-query p95 516 ms vs 27 ms.

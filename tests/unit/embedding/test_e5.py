@@ -12,8 +12,13 @@ import pytest
 import pytest_asyncio
 
 from memoryd.domain.errors import EmbeddingError
+from memoryd.embedding.batcher import BatchingEmbedder
 from memoryd.embedding.factory import build_embedder
-from memoryd.embedding.local import DIMENSION, E5SmallEmbedder
+from memoryd.embedding.local import (
+    DIMENSION,
+    INTRA_OP_SPINNING,
+    E5SmallEmbedder,
+)
 from memoryd.embedding.settings import EmbeddingSettings
 from memoryd.model_catalog import E5_SMALL_V2
 from tests.conftest import needs_e5
@@ -80,3 +85,30 @@ def test_missing_or_damaged_files_are_refused(tmp_path: Path) -> None:
     (folder / "tokenizer.json").write_text("{}")
     with pytest.raises(EmbeddingError, match="not the pinned"):
         E5SmallEmbedder(models_dir=tmp_path)
+
+
+async def test_the_default_session_runs_one_thread_that_never_spins() -> None:
+    # A second intra-op thread spinning between the model's small operators cost
+    # about twice the CPU for the same wall time on one text (embedding/local.py).
+    needs_e5()
+    built = build_embedder("e5", EmbeddingSettings(cache_size=0))
+    assert isinstance(built, BatchingEmbedder) and isinstance(built.inner, E5SmallEmbedder)
+    try:
+        options = built.inner.session_options
+        assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
+        assert options.get_session_config_entry(INTRA_OP_SPINNING) == "0"
+    finally:
+        await built.close()
+
+
+async def test_more_threads_block_when_idle_instead_of_spinning(e5: E5SmallEmbedder) -> None:
+    two = E5SmallEmbedder(threads=2, max_batch_size=8)
+    try:
+        options = two.session_options
+        assert options.intra_op_num_threads == 2
+        assert options.get_session_config_entry(INTRA_OP_SPINNING) == "0"
+        # The same model, the same vectors: threads change the speed only.
+        text = ["I am allergic to peanuts."]
+        assert float((await two.embed(text))[0] @ (await e5.embed(text))[0]) > 0.9999
+    finally:
+        await two.close()
