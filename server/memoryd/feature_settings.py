@@ -304,15 +304,18 @@ class HistorySettings(BaseModel):
     #: Keep the memory history (off: as-of reads are UNIMPLEMENTED,
     #: and writes keep no after-images).
     enabled: bool = True
-    #: Keep it in files under <data_dir>/as_of (one per agent, fsynced before a write
-    #: is answered), so reads as of an instant before a restart are answered as they
-    #: were then; off: in process memory only, and a restart moves the horizon.
+    #: Keep it in files under <data_dir>/as_of (one per agent), so reads as of an
+    #: instant before a restart are answered as they were then; off: in process
+    #: memory only, and a restart moves the horizon.
     persist: bool = True
     #: fsync the files before a write is answered (in groups: one fsync per file for
-    #: every write waiting meanwhile), as its log entry is: a power loss then loses no
-    #: version of an answered write. Off: written at once, so a restart or a SIGKILL
-    #: loses nothing, but a power loss may lose the last versions.
-    fsync: bool = True
+    #: every write waiting meanwhile): a power loss then loses no version of an
+    #: answered write, at the cost of a second fsync per write after the log's. Off
+    #: (the default: one fsync per write): written at once, so a restart or a SIGKILL
+    #: loses nothing, and made durable by each log checkpoint (which syncs the data
+    #: dir's file system before the log drops what it covers); a power loss may lose
+    #: the versions of the writes since the last checkpoint.
+    fsync: bool = False
     #: How far back a read may be answered as of: versions superseded before then are
     #: pruned by maintenance, and an older ``as_of`` is OUT_OF_RANGE. Key history
     #: older than maintenance.history_archive_after_days is archived to files and

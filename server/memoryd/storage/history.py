@@ -87,6 +87,22 @@ class MemoryHistory:
         self._rewriting = asyncio.Lock()
         #: The files not loaded that pruning has yet to visit this round.
         self._unvisited: builtins.list[Partition] = []
+        #: Partitions started whose file is not written yet: it is created by their
+        #: first record, so that a read (which starts a partition to fix its horizon)
+        #: leaves no file behind for an agent never written.
+        self._unheaded: set[Partition] = set()
+
+    async def load(self, partition: Partition) -> None:
+        """Read ``partition``'s file in a worker thread unless it is loaded, so that
+        the first touch after a start does not hold the event loop for a large file
+        (the calls below then find it in memory)."""
+        if self.journal is None or partition in self._parts:
+            return
+        if not self._rewriting.locked():
+            self.journal.discard_temporary(partition)
+        part = await asyncio.to_thread(self.journal.load, partition)
+        if part is not None and partition not in self._parts:  # not loaded meanwhile
+            self._adopt(partition, part)
 
     def _get(self, partition: Partition) -> PartitionHistory | None:
         """The partition's history: in memory, or read from its file (once)."""
@@ -96,15 +112,22 @@ class MemoryHistory:
                 self.journal.discard_temporary(partition)
             part = self.journal.load(partition)
             if part is not None:
-                part.prune(self._clock() - self.retention)
-                if part.floor is not None:
-                    part.prune(part.floor)
-                self._parts[partition] = part
+                self._adopt(partition, part)
         return part
+
+    def _adopt(self, partition: Partition, part: PartitionHistory) -> None:
+        """Keep ``part``, read from its file, pruned as it would have been."""
+        part.prune(self._clock() - self.retention)
+        if part.floor is not None:
+            part.prune(part.floor)
+        self._parts[partition] = part
 
     def _append(self, partition: Partition, data: bytes) -> None:
         if self.journal is None:
             return
+        if partition in self._unheaded:
+            self._unheaded.discard(partition)
+            self.journal.create(partition, self._parts[partition])
         self.journal.append(partition, data)
         tail = self._tails.get(partition)
         if tail is not None:
@@ -134,7 +157,7 @@ class MemoryHistory:
             part = PartitionHistory(self._clock(), self._position())
             self._parts[partition] = part
             if self.journal is not None:
-                self.journal.create(partition, part)
+                self._unheaded.add(partition)
 
     def unwritten(self, partition: Partition, ids: Iterable[str]) -> builtins.list[str]:
         """Those of ``ids`` with no version yet: their stored state is their first."""
@@ -351,6 +374,7 @@ class MemoryHistory:
                 part.floor,
             )
             part.stale = 0
+            self._unheaded.discard(partition)  # the new file starts with its header
             self._tails[partition] = bytearray()
             try:
                 temporary = await asyncio.to_thread(
@@ -419,6 +443,7 @@ class MemoryHistory:
         """Remove every version of memories ``ids`` and of ``records`` (from memory
         and from the partition's file, rewritten without them); returns how many
         versions were (with ``dry_run``: would be) removed."""
+        await self.load(partition)
         part = self._get(partition)
         if part is None:
             return 0
@@ -436,6 +461,7 @@ class MemoryHistory:
         """Remove the whole partition's history, its file included; returns how many
         versions it held. It is started again (empty) by its next write: nothing
         older is known."""
+        await self.load(partition)
         part = self._get(partition)
         if part is None:
             return 0
@@ -443,6 +469,7 @@ class MemoryHistory:
         if not dry_run:
             async with self._rewriting:
                 self._parts.pop(partition, None)
+                self._unheaded.discard(partition)
                 if self.journal is not None:
                     self.journal.remove(partition)
         return held

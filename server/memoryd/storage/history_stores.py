@@ -60,6 +60,7 @@ class HistoryStore(DelegatingStore):
         self.history = history
 
     async def _before(self, partition: Partition, ids: Iterable[str]) -> None:
+        await self.history.load(partition)
         self.history.start(partition)
         unwritten = self.history.unwritten(partition, ids)
         if not unwritten:
@@ -143,6 +144,7 @@ class HistoryRecordStore(DelegatingRecordStore):
         self.history = history
 
     async def _before(self, partition: Partition, kind: RecordKind, keys: Iterable[str]) -> None:
+        await self.history.load(partition)
         self.history.start(partition)
         unwritten = self.history.unwritten_records(partition, kind, keys)
         if not unwritten:

@@ -4,6 +4,7 @@ torn tail, pruning, the max_versions floor and erasure, on real files."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -249,3 +250,44 @@ async def test_a_write_replayed_after_a_crash_is_absent_before_it_was_made(
         "answered before the crash",
         "in flight at the crash",
     }
+
+
+async def test_a_read_leaves_no_file_and_the_first_record_writes_its_header(
+    tmp_path: Path,
+) -> None:
+    clock = Clock(START)
+    p = scope_for().partition
+    _, history, store = await _world(tmp_path, clock)
+    history.start(p)  # what an as-of read of a never-written agent does
+    path = HistoryJournal(tmp_path).path(p)
+    assert not path.exists()  # a read of any agent name writes nothing
+
+    clock.advance(minutes=1)
+    await store.upsert(p, [memory(p, content="the first memory")])
+    clock.advance(minutes=1)
+    restarted = _history(tmp_path, clock)
+    # The header came with the first record: the horizon is the read's, as before.
+    assert restarted.horizon(p) == history.horizon(p) == START
+
+
+async def test_the_first_touch_after_a_start_reads_the_file_in_a_worker_thread(
+    tmp_path: Path,
+) -> None:
+    clock = Clock(START)
+    p = scope_for().partition
+    inner, _, store = await _world(tmp_path, clock)
+    await _life(store, p, clock)
+    restarted = _history(tmp_path, clock)
+    journal = restarted.journal
+    assert journal is not None
+    threads: list[str] = []
+    read = journal.load
+
+    def recording_load(partition: Partition) -> object:
+        threads.append(threading.current_thread().name)
+        return read(partition)
+
+    journal.load = recording_load  # type: ignore[method-assign,assignment]
+    await HistoryStore(inner, restarted).upsert(p, [memory(p, content="after the start")])
+    assert threads and threading.main_thread().name not in threads
+    assert restarted.version_count() > 1  # the file's versions, then the new one

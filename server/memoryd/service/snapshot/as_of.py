@@ -148,6 +148,7 @@ class AsOfReads:
         self._checked(as_of)
         history = self._history()
         partition = scope.partition
+        await history.load(partition)
         history.start(partition)
         horizon = history.horizon(partition)
         assert horizon is not None  # started just above
