@@ -261,7 +261,9 @@ async def test_build_snapshot_takes_a_context_window() -> None:
         tools = DoorTools(door, "a1")
         ids: dict[str, str] = {}
         turns = [(t, "run-1", seq) for seq, t in enumerate(chat, start=1)]
-        for text, session, seq in [*turns, *[(t, "run-2", i + 1) for i, t in enumerate(elsewhere)]]:
+        # Each elsewhere in a session of its own: no neighbour supports it.
+        alone = [(t, f"alone-{i}", 1) for i, t in enumerate(elsewhere)]
+        for text, session, seq in [*turns, *alone]:
             turn = {"content": text, "session_id": session, "sequence": seq}
             stored = await _run(tools, "remember", turn, McpRequest())
             assert stored.structured_content is not None
