@@ -126,7 +126,7 @@ class RecallSettings(BaseModel):
     #: ``neighbour_window`` turns of it in its session; 0 turns it off. Chosen on
     #: REALTALK's dev chats (bench/neighbour_support.py, e5, 2026-11-29; weight 0.1-0.7 x
     #: window 1-3, the best dev sum of recall_all@10, recall_any@10 and MRR among those
-    #: that keep MemDaily): all chats 0.493 / 0.744 / 0.553 -> 0.497 / 0.760 / 0.556,
+    #: that keep MemDaily): all chats 0.493 / 0.744 / 0.553 -> 0.496 / 0.760 / 0.556,
     #: held-out 0.515 / 0.821 / 0.572 -> 0.530 / 0.843 / 0.579; MemDaily level. A wider
     #: window found more on REALTALK but lifted whole MemDaily trajectories.
     neighbour_weight: float = Field(0.3, ge=0, le=1)
