@@ -115,6 +115,7 @@ AB_VARIANTS = (
     Variant("new, text feedback 5 terms", env={"MEMORYD_RECALL__FEEDBACK_TERMS": "5"}),
     Variant("new, rrf fusion (as before)", env={"MEMORYD_RECALL__FUSION": "rrf"}),
     Variant("new, context expansion on", env={"MEMORYD_RECALL__CONTEXT_NEIGHBOURS": "1"}),
+    Variant("new, neighbour support off", env={"MEMORYD_RECALL__NEIGHBOUR_WEIGHT": "0"}),
     Variant(
         "new, equal weights",
         env={

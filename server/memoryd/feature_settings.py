@@ -121,6 +121,16 @@ class RecallSettings(BaseModel):
     #: 0.487 / 0.493 / 0.491 / 0.498 / 0.493 / 0.487, off 0.487): a neighbour at 0.9 of
     #: its seed pushed found evidence out of the top 10 as often as it brought some in.
     context_discount: float = Field(0.5, gt=0, le=1)
+    #: Neighbour support (service/memories/support.py): a hybrid candidate's relevance r
+    #: becomes r + weight * s * (1 - r), s the best relevance of another candidate within
+    #: ``neighbour_window`` turns of it in its session; 0 turns it off. Chosen on
+    #: REALTALK's dev chats (bench/neighbour_support.py, e5, 2026-11-29; weight 0.1-0.7 x
+    #: window 1-3, the best dev sum of recall_all@10, recall_any@10 and MRR among those
+    #: that keep MemDaily): all chats 0.493 / 0.744 / 0.553 -> 0.496 / 0.760 / 0.556,
+    #: held-out 0.515 / 0.821 / 0.572 -> 0.530 / 0.843 / 0.579; MemDaily level. A wider
+    #: window found more on REALTALK but lifted whole MemDaily trajectories.
+    neighbour_weight: float = Field(0.3, ge=0, le=1)
+    neighbour_window: int = Field(1, ge=1, le=5)
     #: Pseudo-relevance feedback (service/memories/feedback.py): a second full-text search with
     #: the ``feedback_terms`` terms most particular to the ``feedback_seeds`` best
     #: candidates added, mixed into relevance with ``feedback_weight``; 0 terms: off.

@@ -536,6 +536,7 @@ class DoorTools:
             format=SnapshotFormat(a.get("format", "markdown")),
             session_id=a.get("session_id", ""),
             scope=_scope(a) if scoped else None,
+            context_window=a.get("context_window"),
             trust=_trust(a),
             as_of=_as_of(a),
         )

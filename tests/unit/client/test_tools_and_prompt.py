@@ -78,6 +78,9 @@ def test_plans_map_arguments_to_requests() -> None:
     assert plan_tool_call(CTX, "retrieve", {"source": "session"}).method == "GetSessionWindow"
     memory = plan_tool_call(CTX, "retrieve", {"source": "memory", "query": "tea"})
     assert memory.method == "Recall"
+    snap = plan_tool_call(CTX, "build_snapshot", {"trigger": "tea", "context_window": 2})
+    assert (snap.method, snap.request.context_window) == ("BuildSnapshot", 2)
+    assert not plan_tool_call(CTX, "build_snapshot", {}).request.HasField("context_window")
 
 
 def test_the_design_documents_tool_forms() -> None:
@@ -121,6 +124,7 @@ def test_the_design_documents_tool_forms() -> None:
         ("remember", {"content": "x", "mood": "happy"}, "mood: is not an argument"),
         ("remember", {"content": "x", "agent_id": "other"}, "agent_id: is not an argument"),
         ("recall", {"query": 3}, "query: must be of type string"),
+        ("build_snapshot", {"context_window": 6}, "context_window: "),
         ("set_memory", {"key": "/k"}, "value: is required"),
         ("set_memory", {"key": "/k", "value": 1, "source": "pigeon"}, "source: "),
         ("retrieve", {"source": "memory"}, "query: is required"),

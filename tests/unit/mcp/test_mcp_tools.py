@@ -26,6 +26,7 @@ from tests.mcp.support import http_client
 from tests.unit.keyed.conftest import Keyed, keyed  # noqa: F401 (fixture)
 from tests.unit.observability.test_tracing import tracing_with
 from tests.unit.service.helpers import Harness, harness  # noqa: F401 (fixture)
+from tests.unit.snapshot.world import world
 
 TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 CALLER_SPAN = "b7ad6b7169203331"
@@ -247,3 +248,39 @@ async def test_remember_takes_a_session_position_and_recall_a_context_window(
         ("remember", {"content": "x", "session_id": "run-1", "sequence": 0}),
     ):
         assert (await _run(tools, bad_name, bad, McpRequest(), door.tracing)).is_error
+
+
+async def test_build_snapshot_takes_a_context_window() -> None:
+    """The snapshot tool's context_window reaches its semantic section as Recall's does:
+    the best hit's neighbouring turns, ranked just below it, take the place of weaker
+    matches; a window above 5 is refused."""
+    chat = ["Ana: tea or coffee?", "Ben: the Lisbon marathon, Sunday", "Ana: good luck"]
+    elsewhere = ["Cal: Lisbon has yellow trams", "Dee: a marathon of meetings"]
+    async with world() as w:
+        door = _door(Services(memories=w.memories, snapshot_service=w.snapshots))
+        tools = DoorTools(door, "a1")
+        ids: dict[str, str] = {}
+        turns = [(t, "run-1", seq) for seq, t in enumerate(chat, start=1)]
+        # Each elsewhere in a session of its own: no neighbour supports it.
+        alone = [(t, f"alone-{i}", 1) for i, t in enumerate(elsewhere)]
+        for text, session, seq in [*turns, *alone]:
+            turn = {"content": text, "session_id": session, "sequence": seq}
+            stored = await _run(tools, "remember", turn, McpRequest())
+            assert stored.structured_content is not None
+            ids[stored.structured_content["id"]] = text
+
+        async def semantic(window: int) -> list[str]:
+            asked = {"trigger": "Lisbon marathon", "context_window": window}
+            built = await _run(tools, "build_snapshot", asked, McpRequest())
+            assert not built.is_error and built.structured_content is not None
+            items = built.structured_content["items"]
+            return [ids[i["id"]] for i in items if i["section"] == "semantic"]
+
+        without, expanded = await semantic(0), await semantic(1)
+        assert without[0] == expanded[0] == chat[1]
+        assert set(without[1:]) == set(elsewhere)  # the next-best matches, another session's
+        # A neighbour (ranked just below the hit) takes the place of a next-best match.
+        added = set(expanded) - set(without)
+        assert added and added <= {chat[0], chat[2]}
+        bad = {"trigger": "Lisbon marathon", "context_window": 6}
+        assert (await _run(tools, "build_snapshot", bad, McpRequest())).is_error

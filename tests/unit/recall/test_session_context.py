@@ -20,8 +20,10 @@ from memoryd.domain.requests import MemoryDraft, RecallQuery
 from .conftest import DIM, MakeRig, Rig, scope_for, unit
 
 S = scope_for()
-# Reciprocal rank fusion; expansion off unless a request asks for it.
-OFF = RecallSettings(default_preset="relevance", fusion="rrf")
+# Reciprocal rank fusion; expansion off unless a request asks for it; neighbour
+# support (service/memories/support.py, tested on its own) off: the relevances here
+# are the expansion's alone.
+OFF = RecallSettings(default_preset="relevance", fusion="rrf", neighbour_weight=0)
 START = datetime(2025, 3, 1, 12, tzinfo=UTC)
 # Two sessions interleaved in one namespace: by created_at, a turn's neighbours are
 # the other session's; by sequence, its own.

@@ -265,6 +265,7 @@ def _snapshot(
         thread_id=thread,
         resource_id=resource,
         session_id=session,
+        context_window=args.get("context_window"),
         as_of=as_of_point(args),
         **trust_keywords(args),
     )

@@ -114,6 +114,17 @@ def integer(minimum: int, maximum: int, description: str) -> JSON:
     return {"type": "integer", "minimum": minimum, "maximum": maximum, "description": description}
 
 
+def context_window(counted_against: str) -> JSON:
+    """The schema of recall's and the snapshot's ``context_window``: the best hit's
+    neighbouring turns, which take room in ``counted_against``."""
+    return integer(
+        0,
+        MAX_CONTEXT_WINDOW,
+        "Also return the turns this many steps either side of the best match, from its "
+        f"session (they count against {counted_against}; unset: the server's default).",
+    )
+
+
 TOKENS = {"type": "integer", "minimum": 16, "maximum": INT32_MAX}
 LINE = {"type": "integer", "minimum": -1, "maximum": INT32_MAX}
 BOOL = {"type": "boolean"}

@@ -25,6 +25,7 @@ from memoryd_client.tool_spec import (
     TRUST,
     WINDOW,
     ToolSpec,
+    context_window,
     integer,
     out,
 )
@@ -110,6 +111,7 @@ AGENT_STATE_SPECS = [
             "focus": {"type": "string", "description": "What the run focuses on (searched too)."},
             "token_budget": TOKENS,
             "format": SNAPSHOT_FORMAT,
+            "context_window": context_window("the semantic section and the budget"),
             "trust": TRUST,
             "as_of": AS_OF,
             "session_id": SESSION,

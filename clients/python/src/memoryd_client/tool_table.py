@@ -29,7 +29,6 @@ from memoryd_client.tool_spec import (
     LEVEL,
     LINE,
     LONG_TERM_MEMORY_MODES,
-    MAX_CONTEXT_WINDOW,
     MAX_TTL_SECONDS,
     MAX_VERSION,
     MEMORY_HIT,
@@ -47,6 +46,7 @@ from memoryd_client.tool_spec import (
     TRUST,
     ToolArgumentError,
     ToolSpec,
+    context_window,
     integer,
     out,
 )
@@ -106,12 +106,7 @@ _SPECS = [
                 "recency and importance), layered (0.6 cosine + 0.2 exp(-days/30) + 0.2 "
                 "importance), relevance, similarity, decayed or weighted.",
             },
-            "context_window": integer(
-                0,
-                MAX_CONTEXT_WINDOW,
-                "Also return the turns this many steps either side of the best match, from "
-                "its session (they count against limit; unset: the server's default).",
-            ),
+            "context_window": context_window("limit"),
             "tags": TAGS,
             "trust": TRUST,
             "as_of": AS_OF,

@@ -69,6 +69,7 @@ from memoryd.service.memories.hybrid import Candidate, hybrid_candidates
 from memoryd.service.memories.ordering import ORDER_KEYS, cursor_for, ranked_page
 from memoryd.service.memories.relevance import absolute_relevance, coverage, query_terms
 from memoryd.service.memories.scoring import Scorer
+from memoryd.service.memories.support import with_neighbour_support
 from memoryd.service.memories.temporal import TimeQuery
 from memoryd.service.memories.updates import (
     NewVector,
@@ -368,6 +369,7 @@ class MemoryService:
                 limit=wide,
                 settings=self._recall,
             )
+            found = with_neighbour_support(found, self._recall)
             window = query.context_window
             found = await with_context(
                 self._store,

@@ -45,6 +45,7 @@ def build_snapshot_request(
     recent_limit: int | None = None,
     trust: Iterable[rq.EnumArg] | None = None,
     trust_unattributed: bool = False,
+    context_window: int | None = None,
 ) -> snapshot_service_pb2.BuildSnapshotRequest:
     request = snapshot_service_pb2.BuildSnapshotRequest(
         agent_id=agent_id,
@@ -68,6 +69,8 @@ def build_snapshot_request(
         request.namespace = namespace
     if trust is not None:
         request.trust.CopyFrom(rq.trust_filter(trust, trust_unattributed))
+    if context_window is not None:
+        request.context_window = context_window
     return request
 
 
@@ -88,6 +91,7 @@ def build_snapshot(
     recent_limit: int | None = None,
     trust: Iterable[rq.EnumArg] | None = None,
     trust_unattributed: bool = False,
+    context_window: int | None = None,
     as_of: rq.AsOfArg | None = None,
 ) -> Unary[Snapshot]:
     """What an agent run starts with: semantic hits for ``trigger``, recent and pinned
@@ -96,8 +100,10 @@ def build_snapshot(
 
     ``trust``: only memories of these provenance kinds (``["user"]``: user-stated
     only), and with ``trust_unattributed`` those remembered without a source too;
-    None: any provenance; ``as_of``: the snapshot as built at a past time or log
-    position (docs/as-of.md: its memory sections only)."""
+    None: any provenance; ``context_window``: the semantic section adds the turns this
+    many steps either side of its best hit, from its session (0..5; None: the daemon's
+    default); ``as_of``: the snapshot as built at a past time or log position
+    (docs/as-of.md: its memory sections only)."""
     request = build_snapshot_request(
         agent_id,
         trigger,
@@ -114,6 +120,7 @@ def build_snapshot(
         recent_limit=recent_limit,
         trust=trust,
         trust_unattributed=trust_unattributed,
+        context_window=context_window,
     )
     rq.set_as_of(request, as_of)
     return Unary("snapshot", "BuildSnapshot", request, Snapshot.from_pb, idempotent=True)
