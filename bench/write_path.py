@@ -137,9 +137,11 @@ def floor_server(work: Path) -> Iterator[tuple[str, int]]:
 
 
 @contextmanager
-def previous_release(work: Path) -> Iterator[Path | None]:
-    """The previous release's server/ directory, checked out for this run (None when
-    git cannot: not a git checkout, or the commit is not there)."""
+def previous_release(work: Path) -> Iterator[str | None]:
+    """The PYTHONPATH that runs the previous release, checked out for this run: its
+    server/ and its own generated protos and client (the installed ones are this
+    tree's, whose protos it does not know). None when git cannot check it out (not a
+    git checkout, or the commit is not there)."""
     tree = work / "previous-release"
     made = subprocess.run(
         ["git", "worktree", "add", "--detach", str(tree), PREVIOUS_COMMIT],
@@ -150,7 +152,7 @@ def previous_release(work: Path) -> Iterator[Path | None]:
         yield None
         return
     try:
-        yield tree / "server"
+        yield os.pathsep.join(str(tree / part) for part in ("server", "clients/python/src"))
     finally:
         subprocess.run(
             ["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, capture_output=True
@@ -256,11 +258,11 @@ def run(
     with floor_server(work) as (address, pid):
         out["floor"] = system_phases(loadgen, address, work, "floor", texts, cfg, long_run=False,
                                      pid=pid)  # fmt: skip
-    with previous_release(work) as server_dir:
-        if server_dir is None:
+    with previous_release(work) as previous_path:
+        if previous_path is None:
             out["previous"] = {"skipped": f"git could not check out {PREVIOUS_COMMIT}"}
         else:
-            prev_env = {**env, "PYTHONPATH": str(server_dir)}
+            prev_env = {**env, "PYTHONPATH": previous_path}
             previous = Daemon(work / "previous" / "data", env=prev_env)
             try:
                 previous.start()
