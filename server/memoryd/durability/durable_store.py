@@ -51,13 +51,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import structlog
 
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import StoreError, Unavailable
-from memoryd.domain.models import Partition
+from memoryd.domain.models import Clock, Partition, utcnow
 from memoryd.durability.apply import EntryApplier
 from memoryd.durability.changes import ChangeLog
 from memoryd.durability.entries import Backlog, Entry, needed, partitions_of
@@ -74,6 +75,7 @@ from memoryd.security.audit import AuditLog
 from memoryd.storage.base import Store
 from memoryd.storage.failures import cause_of, public_reason
 from memoryd.storage.records import RecordStore
+from memoryd.storage.write_stamp import WriteStamp, stamp
 
 log = structlog.get_logger(__name__)
 
@@ -84,6 +86,8 @@ FINAL_APPLY_S = 0.8
 #: apply lock is released between passes, so a read or a write that applies its own
 #: partition waits for one bounded pass at most.
 PASS_ITEMS = 4096
+#: The least step between two writes' instants (the history's resolution).
+_TICK = timedelta(microseconds=1)
 
 
 class Durability:
@@ -106,8 +110,12 @@ class Durability:
         store_versions: Callable[[], Mapping[str, int]] | None = None,
         reopen: Callable[[], Awaitable[None]] | None = None,
         audit: AuditLog | None = None,
+        clock: Clock = utcnow,
     ) -> None:
         self.wal = wal
+        #: The instants writes are stamped with (storage/write_stamp.py).
+        self.clock = clock
+        self._last_stamped = datetime.min.replace(tzinfo=UTC)
         #: The audit log whose events ride in the entries (synced before a checkpoint).
         self.audit = audit
         self.store = store
@@ -277,9 +285,18 @@ class Durability:
             raise self._log_health.unusable(exc) from None
         for admission in admissions:
             admission.logged(seq)
+        stamp(WriteStamp(seq, self._instant_of_next()))
         entry = Entry(seq, ops, durable)
         self.pending.add(entry)
         return entry
+
+    def _instant_of_next(self) -> datetime:
+        """The instant of the write being logged: now, but after the previous write's
+        (strictly: instants order writes as their sequence numbers do, even when the
+        clock stands still or steps back)."""
+        at = max(self.clock(), self._last_stamped + _TICK)
+        self._last_stamped = at
+        return at
 
     def _orphaned(self, entry: Entry) -> None:
         """The caller went away (its call cancelled) before its write was settled: once

@@ -10,6 +10,7 @@ from contextvars import ContextVar
 from typing import Protocol
 
 from memoryd.durability.ops import Op
+from memoryd.storage.write_stamp import collecting_after_logged, stamp_of_write
 
 
 class Log(Protocol):
@@ -35,16 +36,23 @@ def in_transaction() -> bool:
 async def transaction() -> AsyncIterator[None]:
     """Writes made in the block become one log entry, committed when it exits
     (nothing when it raises). Inside, writes return before they are durable and
-    deletes return no ids. A no-op without a durable store."""
+    deletes return no ids; what a layer defers until its write is logged
+    (storage/write_stamp.py: ``when_logged``) runs after the commit, with its stamp.
+    Without a durable store the writes are made as they come and the deferred runs
+    when the block ends."""
     if _transaction.get() is not None:
         yield  # nested: the outer block commits
         return
     collected: list[tuple[Log, Op]] = []
     token = _transaction.set(collected)
-    try:
-        yield
-    finally:
-        _transaction.reset(token)
-    if collected:
-        owner = collected[0][0]
-        await owner.commit([op for _, op in collected])
+    with collecting_after_logged() as after_logged:
+        try:
+            yield
+        finally:
+            _transaction.reset(token)
+    with stamp_of_write() as logged:
+        if collected:
+            owner = collected[0][0]
+            await owner.commit([op for _, op in collected])
+        for then in after_logged:  # the block's writes are logged (or there is no log)
+            await then(logged())

@@ -50,6 +50,7 @@ from memoryd.storage.history_journal import (
     encode_versions,
 )
 from memoryd.storage.memory_records import encode_doc
+from memoryd.storage.write_stamp import WriteStamp
 
 __all__ = ["MemoryHistory", "RecordVersion", "Version"]
 
@@ -191,14 +192,16 @@ class MemoryHistory:
         deleted: Sequence[str] = (),
         *,
         conditioned: frozenset[str] = frozenset(),
+        stamp: WriteStamp | None = None,
     ) -> None:
-        """``written`` (after-images) and ``deleted`` ids, now. A ``conditioned`` id
-        keeps its stored access statistics above its own, as a conditional write
-        stores it (storage/conditional.py: keep_counters)."""
+        """``written`` (after-images) and ``deleted`` ids, at the write's ``stamp``
+        (None: now, at the log's last position). A ``conditioned`` id keeps its
+        stored access statistics above its own, as a conditional write stores it
+        (storage/conditional.py: keep_counters)."""
         part = self._get(partition)
         if part is None:
             return
-        at, position = self._clock(), self._position()
+        at, position = self._stamped(stamp)
         for m in written:
             kept = _kept(m)
             versions = part.versions.get(m.id)
@@ -208,12 +211,20 @@ class MemoryHistory:
                     kept.accessed_at is None or before.accessed_at > kept.accessed_at
                 ):
                     kept.accessed_at = before.accessed_at
-            self._add(partition, part, m.id, Version(at, position, kept))
+            self._add(partition, part, m.id, Version(_after(versions, at), position, kept))
         for memory_id in deleted:
             versions = part.versions.get(memory_id)
             if versions and versions[-1].memory is not None:
-                self._add(partition, part, memory_id, Version(at, position, None))
+                gone = Version(_after(versions, at), position, None)
+                self._add(partition, part, memory_id, gone)
         self._grew(len(written) + len(deleted))
+
+    def _stamped(self, stamp: WriteStamp | None) -> tuple[datetime, int]:
+        """A write's instant and log position: its stamp's (storage/write_stamp.py),
+        or, unstamped (no log), now and the last position."""
+        if stamp is None:
+            return self._clock(), self._position()
+        return stamp.at, stamp.position
 
     def record_access(self, partition: Partition, updates: Mapping[str, AccessUpdate]) -> None:
         """Access statistics flushed to the store: a version with the new counts (the
@@ -250,19 +261,21 @@ class MemoryHistory:
         deleted: Sequence[RecordId] = (),
         *,
         before: bool = False,
+        stamp: WriteStamp | None = None,
     ) -> None:
-        """Records ``written`` and ``deleted`` now; with ``before``: records as stored
-        before their first write since the start (valid since then)."""
+        """Records ``written`` and ``deleted`` at the write's ``stamp`` (None: now);
+        with ``before``: records as stored before their first write since the start
+        (valid since then)."""
         part = self._get(partition)
         if part is None:
             return
-        at, position = (
-            (part.since, part.since_position) if before else (self._clock(), self._position())
-        )
+        at, position = (part.since, part.since_position) if before else self._stamped(stamp)
         changes = [((r.kind, r.key), RecordVersion(at, position, r)) for r in written]
         changes += [(ident, RecordVersion(at, position, None)) for ident in deleted]
         for ident, v in changes:
             versions = part.records.setdefault(ident, [])
+            if versions and v.at < versions[-1].at:  # a concurrent write recorded first
+                v = RecordVersion(versions[-1].at, v.position, v.record)
             if (before and versions) or (v.record is None and (not versions or versions[-1].gone)):
                 continue
             self._append(partition, encode_record_versions(ident, (v,)))
@@ -528,6 +541,14 @@ class MemoryHistory:
 
 def _on_disk(journal: HistoryJournal) -> builtins.list[Partition]:
     return builtins.list(journal.on_disk())
+
+
+def _after(versions: Sequence[Version] | None, at: datetime) -> datetime:
+    """``at``, or the memory's last version's instant if that is later (a concurrent
+    write to the same memory recorded first): a memory's versions stay in order."""
+    if versions and versions[-1].at > at:
+        return versions[-1].at
+    return at
 
 
 def _superseded_at(versions: Sequence[Version | RecordVersion]) -> Iterator[datetime]:

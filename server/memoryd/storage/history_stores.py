@@ -2,15 +2,17 @@
 of a memory (:class:`HistoryStore`) and of a kept record, a profile, a working memory
 or a session's header (:class:`HistoryRecordStore`), recorded after the store took it, with
 the state stored before its first write since the history started (read by id, with
-the write). A write returns once its versions are fsynced in the history's journal,
-as it returns once its log entry is: what was answered is what a read as of then
-answers after a crash.
+the write). Each write's versions are recorded at its own log position and at an
+instant in the log's order (storage/write_stamp.py), so that a read as of a Watch
+cursor sees exactly the writes up to it; inside a transaction, once its entry is
+logged (a failed transaction records nothing). A write returns once its versions are
+written to the history's journal (with ``history.fsync``: fsynced).
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from memoryd.domain.errors import Unavailable
 from memoryd.domain.models import AccessUpdate, Memory, MemoryFilter, MemoryOrder, Partition
@@ -20,6 +22,7 @@ from memoryd.storage.conditional import ConditionalWrite
 from memoryd.storage.delegating import DelegatingRecordStore, DelegatingStore
 from memoryd.storage.history import MemoryHistory
 from memoryd.storage.records import KeyPage, RecordStore, put_records_many
+from memoryd.storage.write_stamp import WriteStamp, logged_later, stamp_of_write, when_logged
 
 #: Memories (records) read per page when an as-of read lists what is stored.
 _PAGE = 1000
@@ -80,38 +83,58 @@ class HistoryStore(DelegatingStore):
     ) -> None:
         # An id the caller knows is new has no stored state to keep: no lookup.
         await self._before(partition, (m.id for m in memories if m.id not in hints.new_ids))
-        await super().upsert(partition, memories, hints)
-        self.history.record(partition, memories)
-        await self.history.synced()
+        with stamp_of_write() as logged:
+            await super().upsert(partition, memories, hints)
+            await self._once_logged(
+                logged, lambda s: self.history.record(partition, memories, stamp=s)
+            )
 
     async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
         for w in writes:
             await self._before(w.partition, (m.id for m in w.memories))
-        await super().upsert_many(writes)
-        for w in writes:
-            self.history.record(w.partition, w.memories)
-        await self.history.synced()
+
+        def record(stamp: WriteStamp | None) -> None:
+            for w in writes:
+                self.history.record(w.partition, w.memories, stamp=stamp)
+
+        with stamp_of_write() as logged:
+            await super().upsert_many(writes)
+            await self._once_logged(logged, record)
 
     async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
         touched = [*(m.id for m in write.memories), *write.delete]
         await self._before(write.partition, touched)
-        conflicts = await super().upsert_if(write)
-        if not conflicts:
-            self.history.record(
-                write.partition,
-                write.memories,
-                write.delete,
-                conditioned=frozenset(write.expected),
-            )
-            await self.history.synced()
+        with stamp_of_write() as logged:
+            conflicts = await super().upsert_if(write)
+            if not conflicts:
+                await self._once_logged(
+                    logged,
+                    lambda s: self.history.record(
+                        write.partition,
+                        write.memories,
+                        write.delete,
+                        conditioned=frozenset(write.expected),
+                        stamp=s,
+                    ),
+                )
         return conflicts
 
     async def delete(self, partition: Partition, ids: Sequence[str]) -> builtins.list[str]:
         await self._before(partition, ids)
-        deleted = await super().delete(partition, ids)
-        self.history.record(partition, deleted=deleted)
-        await self.history.synced()
+        with stamp_of_write() as logged:
+            deleted = await super().delete(partition, ids)
+            # Inside a transaction a delete answers no ids: what it deletes is what it
+            # was asked to (recorded only for memories the history holds alive).
+            gone = builtins.list(ids) if logged_later() else deleted
+            await self._once_logged(
+                logged, lambda s: self.history.record(partition, deleted=gone, stamp=s)
+            )
         return deleted
+
+    async def _once_logged(
+        self, logged: Callable[[], WriteStamp | None], record: Callable[[WriteStamp | None], None]
+    ) -> None:
+        await once_logged(self.history, logged, record)
 
     async def record_access(
         self, partition: Partition, updates: Mapping[str, AccessUpdate]
@@ -164,28 +187,40 @@ class HistoryRecordStore(DelegatingRecordStore):
 
     async def put_records(self, partition: Partition, records: Sequence[Record]) -> None:
         kept = await self._before_all(partition, records)
-        await super().put_records(partition, records)
-        if kept:
-            self.history.record_records(partition, kept)
-            await self.history.synced()
+        with stamp_of_write() as logged:
+            await super().put_records(partition, records)
+            if kept:
+                await once_logged(
+                    self.history,
+                    logged,
+                    lambda s: self.history.record_records(partition, kept, stamp=s),
+                )
 
     async def put_records_many(self, writes: Sequence[tuple[Partition, Sequence[Record]]]) -> None:
         kept = [(p, await self._before_all(p, records)) for p, records in writes]
-        await put_records_many(self.inner, writes)
-        for partition, records in kept:
-            if records:
-                self.history.record_records(partition, records)
-        if any(records for _, records in kept):
-            await self.history.synced()
+
+        def record(stamp: WriteStamp | None) -> None:
+            for partition, records in kept:
+                if records:
+                    self.history.record_records(partition, records, stamp=stamp)
+
+        with stamp_of_write() as logged:
+            await put_records_many(self.inner, writes)
+            if any(records for _, records in kept):
+                await once_logged(self.history, logged, record)
 
     async def put_record_if(
         self, partition: Partition, record: Record, expected: Record | None
     ) -> bool:
         kept = await self._before_all(partition, [record])
-        written = await super().put_record_if(partition, record, expected)
-        if written and kept:
-            self.history.record_records(partition, kept)
-            await self.history.synced()
+        with stamp_of_write() as logged:
+            written = await super().put_record_if(partition, record, expected)
+            if written and kept:
+                await once_logged(
+                    self.history,
+                    logged,
+                    lambda s: self.history.record_records(partition, kept, stamp=s),
+                )
         return written
 
     async def delete_records(
@@ -194,10 +229,31 @@ class HistoryRecordStore(DelegatingRecordStore):
         if kind not in KEPT_KINDS:
             return await super().delete_records(partition, kind, keys)
         await self._before(partition, kind, keys)
-        deleted = await super().delete_records(partition, kind, keys)
-        self.history.record_records(partition, deleted=[(kind, k) for k in deleted])
-        await self.history.synced()
+        with stamp_of_write() as logged:
+            deleted = await super().delete_records(partition, kind, keys)
+            gone = [(kind, k) for k in deleted]
+            await once_logged(
+                self.history,
+                logged,
+                lambda s: self.history.record_records(partition, deleted=gone, stamp=s),
+            )
         return deleted
+
+
+async def once_logged(
+    history: MemoryHistory,
+    logged: Callable[[], WriteStamp | None],
+    record: Callable[[WriteStamp | None], None],
+) -> None:
+    """``record`` the write's versions at its stamp once it is logged (inside a
+    transaction: when the transaction's entry is, and never if it fails), then wait
+    for the history's files as the write waits for its log entry."""
+
+    async def then(stamp: WriteStamp | None) -> None:
+        record(stamp)
+        await history.synced()
+
+    await when_logged(then, logged)
 
 
 def record_history_of(records: RecordStore) -> MemoryHistory | None:
