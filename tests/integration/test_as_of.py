@@ -5,7 +5,6 @@ bad or too-old ``as_of`` values are refused naming the field."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -23,6 +22,13 @@ from tests.conftest import Daemon
 from tests.integration.test_memory_api import violations
 
 USER = pb.Provenance(kind=pb.PROVENANCE_KIND_USER)
+
+
+def between_writes() -> datetime:
+    """An instant after the last answered write and before the next request: the
+    daemon stamps a write when it takes it (storage/write_stamp.py), on this machine's
+    clock, so the answer before and the request after bound it with no sleep."""
+    return datetime.now(UTC)
 
 
 def at(when: datetime) -> pb.AsOf:
@@ -75,9 +81,7 @@ def test_reads_as_of_an_earlier_instant_answer_what_they_answered_then(
         )
     )
     then = _reads(memory_stub, snapshot_stub, agent, None)
-    time.sleep(0.01)
-    instant = datetime.now(UTC)
-    time.sleep(0.01)
+    instant = between_writes()
 
     mask = field_mask_pb2.FieldMask(paths=["content"])
     memory_stub.UpdateMemory(

@@ -6,10 +6,9 @@ history kept in memory only (history.persist false) moves the horizon instead.""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 
 import grpc
 import pytest
@@ -21,19 +20,12 @@ from memoryd_proto.v1 import snapshot_service_pb2 as spb
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
 from memoryd_proto.v1.snapshot_service_pb2_grpc import SnapshotServiceStub
 from tests.conftest import Daemon
-from tests.integration.test_as_of import USER, _reads, at
+from tests.integration.test_as_of import USER, _reads, at, between_writes
 
 ENV = {"MEMORYD_EMBEDDER": "hashing", "MEMORYD_MAINTENANCE__ENABLED": "false"}
 Answers = dict[datetime, tuple[str, list[str], str, str, list[str], str]]
 SCOPE = pb.WorkingMemoryScope(thread_id="t1", resource_id="r1")
 SESSION = "s1"
-
-
-def _pause() -> datetime:
-    time.sleep(0.01)
-    instant = datetime.now(UTC)
-    time.sleep(0.01)
-    return instant
 
 
 def _state(memory: MemoryServiceStub, agent: str, label: str) -> None:
@@ -71,7 +63,7 @@ def _life(memory: MemoryServiceStub, agent: str, round_: int) -> list[datetime]:
             agent_id=agent, key="/user/drink", content_json=f'"tea {round_}"', source=USER
         )
     )
-    instants.append(_pause())
+    instants.append(between_writes())
     memory.UpdateMemory(
         mpb.UpdateMemoryRequest(
             agent_id=agent,
@@ -80,14 +72,14 @@ def _life(memory: MemoryServiceStub, agent: str, round_: int) -> list[datetime]:
         )
     )
     _state(memory, agent, f"round {round_} middle")
-    instants.append(_pause())
+    instants.append(between_writes())
     memory.ForgetMemories(mpb.ForgetMemoriesRequest(agent_id=agent, ids=[other.id]))
     memory.SetMemory(
         mpb.SetMemoryRequest(
             agent_id=agent, key="/user/drink", content_json=f'"black tea {round_}"', source=USER
         )
     )
-    instants.append(_pause())
+    instants.append(between_writes())
     return instants
 
 

@@ -85,8 +85,8 @@ class HistoryStore(DelegatingStore):
         await self._before(partition, (m.id for m in memories if m.id not in hints.new_ids))
         with stamp_of_write() as logged:
             await super().upsert(partition, memories, hints)
-            await self._once_logged(
-                logged, lambda s: self.history.record(partition, memories, stamp=s)
+            await once_logged(
+                self.history, logged, lambda s: self.history.record(partition, memories, stamp=s)
             )
 
     async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
@@ -99,7 +99,7 @@ class HistoryStore(DelegatingStore):
 
         with stamp_of_write() as logged:
             await super().upsert_many(writes)
-            await self._once_logged(logged, record)
+            await once_logged(self.history, logged, record)
 
     async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
         touched = [*(m.id for m in write.memories), *write.delete]
@@ -107,7 +107,8 @@ class HistoryStore(DelegatingStore):
         with stamp_of_write() as logged:
             conflicts = await super().upsert_if(write)
             if not conflicts:
-                await self._once_logged(
+                await once_logged(
+                    self.history,
                     logged,
                     lambda s: self.history.record(
                         write.partition,
@@ -126,15 +127,12 @@ class HistoryStore(DelegatingStore):
             # Inside a transaction a delete answers no ids: what it deletes is what it
             # was asked to (recorded only for memories the history holds alive).
             gone = builtins.list(ids) if logged_later() else deleted
-            await self._once_logged(
-                logged, lambda s: self.history.record(partition, deleted=gone, stamp=s)
+            await once_logged(
+                self.history,
+                logged,
+                lambda s: self.history.record(partition, deleted=gone, stamp=s),
             )
         return deleted
-
-    async def _once_logged(
-        self, logged: Callable[[], WriteStamp | None], record: Callable[[WriteStamp | None], None]
-    ) -> None:
-        await once_logged(self.history, logged, record)
 
     async def record_access(
         self, partition: Partition, updates: Mapping[str, AccessUpdate]

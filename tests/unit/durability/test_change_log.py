@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from memoryd.domain.errors import DataLoss
-from memoryd.domain.models import Memory, Partition, utcnow
+from memoryd.domain.models import Clock, Memory, Partition, utcnow
 from memoryd.durability.changes import ChangeLog, CursorExpired, LoggedEntry
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableStore
@@ -63,7 +63,11 @@ class RefusingStore(InMemoryStore):
 
 
 async def open_core(
-    tmp: Path, *, retain: int = 1 << 30, store: InMemoryStore | None = None
+    tmp: Path,
+    *,
+    retain: int = 1 << 30,
+    store: InMemoryStore | None = None,
+    clock: Clock = utcnow,
 ) -> Durability:
     store = store or InMemoryStore(DIM)
     records = InMemoryRecordStore()
@@ -71,7 +75,13 @@ async def open_core(
     await records.open()
     wal = WriteAheadLog(tmp / "wal", segment_bytes=SEGMENT, retain_bytes=retain)
     core = Durability(
-        wal, store, records, states=ComponentStates(), store_dir=tmp, checkpoint_interval_s=3600
+        wal,
+        store,
+        records,
+        states=ComponentStates(),
+        store_dir=tmp,
+        checkpoint_interval_s=3600,
+        clock=clock,
     )
     await core.open()
     return core

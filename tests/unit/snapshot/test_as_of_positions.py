@@ -7,34 +7,39 @@ entry is logged, and a transaction that fails records none."""
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from memoryd.domain.models import Memory, utcnow
+from memoryd.domain.models import Memory
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableStore
 from memoryd.durability.transaction import transaction
 from memoryd.storage.history import MemoryHistory
 from memoryd.storage.history_stores import HistoryStore, stored_memories
 from tests.unit.durability.test_change_log import DIM, P, open_core, read_all
+from tests.unit.snapshot.world import Clock
 
 WRITERS, ROUNDS = 8, 6
 
 
+START = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
+
+
 def note(memory_id: str, content: str) -> Memory:
-    now = utcnow()
     return Memory(
         id=memory_id, tenant_id=P.tenant_id, agent_id=P.agent_id, content=content,
-        created_at=now, updated_at=now, vector=np.ones(DIM, dtype=np.float32),
+        created_at=START, updated_at=START, vector=np.ones(DIM, dtype=np.float32),
     )  # fmt: skip
 
 
 async def _world(tmp: Path) -> tuple[Durability, MemoryHistory, HistoryStore]:
-    core = await open_core(tmp)
-    history = MemoryHistory(timedelta(hours=1), position=core.changes.last_seq)
+    # A clock that stands still: the log's stamps alone order the writes.
+    clock = Clock(START)
+    core = await open_core(tmp, clock=clock)
+    history = MemoryHistory(timedelta(hours=1), clock=clock, position=core.changes.last_seq)
     return core, history, HistoryStore(DurableStore(core, dimension=DIM), history)
 
 
