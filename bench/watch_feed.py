@@ -8,8 +8,13 @@ then one watcher reads them all from the oldest kept change (a catch-up read, up
 what the daemon serves).
 Then a writer's RememberBatch rate over ``write_s`` seconds, alone and with
 ``stalled`` watchers (on a connection of their own, as other clients) open from the
-oldest change that never read a message (their streams stop at gRPC's flow-control
-window), alternating three rounds each.
+oldest change that never read a message, alternating three rounds each. Their
+connection has BDP probing off, so their streams stop at HTTP/2's initial 64 KiB
+window: with it on (gRPC's default), the client's transport widens the window as fast
+as bytes arrive and took the whole backlog (82 messages, 4.2 MB a stream, counted in
+the daemon) without the application reading any: those watchers were catching up,
+not stalled. The daemon's CPU seconds per 1,000 memories written, alone and beside,
+are reported too: they say what the watchers cost even when the box is busy.
 
 Targets: >= 5,000 events/s to one watcher; writers with stalled watchers at >= 0.9x
 their rate without (a stalled watcher holds one batch, never a writer).
@@ -29,6 +34,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import grpc
 from common import Daemon, channel, log, machine
 
 from memoryd_proto.v1 import common_pb2 as pb
@@ -40,9 +46,13 @@ AGENT = "watched"
 BATCH = 100
 TARGET_EVENTS_PER_S = 5_000.0
 TARGET_WRITER_RATIO = 0.9
-#: Stalled watchers start by reading and encoding one batch each (up to 1 MiB of
-#: log): the writer's rate is measured once that is done.
+#: Stalled watchers start by reading one batch each (up to 1 MiB of log) and encoding
+#: its first message: the writer's rate is measured once that is done.
 SETTLE_S = 2.0
+#: The stalled watchers' channel: no BDP probing, so a stream's window stays at
+#: HTTP/2's initial 64 KiB and a watcher that does not read holds the daemon's send
+#: (gRPC's default widens the window without the application reading: see above).
+STALLED_OPTIONS = [("grpc.http2.bdp_probe", 0), ("grpc.max_receive_message_length", 64 << 20)]
 
 
 def _batch(agent: str, n: int) -> mpb.RememberBatchRequest:
@@ -67,13 +77,18 @@ def _catch_up(stub: mgrpc.MemoryServiceStub) -> tuple[int, float]:
     return n, time.perf_counter() - started
 
 
-def _write_rate(stub: mgrpc.MemoryServiceStub, seconds: float) -> float:
+def _write_rate(
+    stub: mgrpc.MemoryServiceStub, seconds: float, daemon: Daemon
+) -> tuple[float, float]:
+    """Memories written a second, and the daemon's CPU seconds per 1,000 of them."""
     agent = f"writer-{uuid.uuid4().hex[:6]}"
+    cpu = daemon.cpu_s()
     written, started = 0, time.perf_counter()
     while time.perf_counter() - started < seconds:
         stub.RememberBatch(_batch(agent, BATCH), timeout=120)
         written += BATCH
-    return written / (time.perf_counter() - started)
+    rate = written / (time.perf_counter() - started)
+    return rate, (daemon.cpu_s() - cpu) * 1000 / written
 
 
 def run(tmp: Path, events: int, write_s: float, stalled: int = 4) -> dict[str, Any]:
@@ -88,23 +103,25 @@ def run(tmp: Path, events: int, write_s: float, stalled: int = 4) -> dict[str, A
             log(f"watch: one watcher read {read} changes in {read_s:.2f} s ({per_s:,.0f}/s)")
             alone, beside = [], []
             for _ in range(3):
-                alone.append(_write_rate(stub, write_s))
+                alone.append(_write_rate(stub, write_s, daemon))
                 request = mpb.WatchRequest(
                     agent_id=AGENT, start=mpb.WATCH_START_OLDEST, follow=True
                 )
                 # Other clients: a connection of their own, as a slow consumer has.
-                with channel(daemon.address) as theirs:
+                with grpc.insecure_channel(daemon.address, options=STALLED_OPTIONS) as theirs:
                     watchers = mgrpc.MemoryServiceStub(theirs)
                     streams = [watchers.Watch(request, timeout=600) for _ in range(stalled)]
                     time.sleep(SETTLE_S)  # they read their first batch, then stall
                     try:
-                        beside.append(_write_rate(stub, write_s))
+                        beside.append(_write_rate(stub, write_s, daemon))
                     finally:
                         for s in streams:
                             s.cancel()
-            ratio = statistics.median(beside) / statistics.median(alone)
-            log(f"watch: writer {statistics.median(alone):,.0f}/s alone, "
-                f"{statistics.median(beside):,.0f}/s beside {stalled} stalled watchers ({ratio:.2f}x)")  # fmt: skip
+            rate_alone = statistics.median(r for r, _ in alone)
+            rate_beside = statistics.median(r for r, _ in beside)
+            ratio = rate_beside / rate_alone
+            log(f"watch: writer {rate_alone:,.0f}/s alone, "
+                f"{rate_beside:,.0f}/s beside {stalled} stalled watchers ({ratio:.2f}x)")  # fmt: skip
     finally:
         daemon.stop()
     return {
@@ -113,8 +130,10 @@ def run(tmp: Path, events: int, write_s: float, stalled: int = 4) -> dict[str, A
         "catch_up_events": read,
         "catch_up_s": round(read_s, 3),
         "events_per_s": round(per_s),
-        "writer_alone_per_s": [round(x) for x in alone],
-        "writer_beside_stalled_per_s": [round(x) for x in beside],
+        "writer_alone_per_s": [round(r) for r, _ in alone],
+        "writer_beside_stalled_per_s": [round(r) for r, _ in beside],
+        "daemon_cpu_s_per_1k_alone": [round(c, 3) for _, c in alone],
+        "daemon_cpu_s_per_1k_beside": [round(c, 3) for _, c in beside],
         "stalled_watchers": stalled,
         "writer_ratio": round(ratio, 3),
     }

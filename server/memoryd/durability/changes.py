@@ -7,7 +7,9 @@ is *visible* once it and every earlier one is durable and decided (applied, answ
 or refused): ``Durability.visible_seq``. Entries the store refused before their caller
 was answered are skipped (``refused``). Readers take no lock a writer needs: they read
 closed segments and the written prefix of the open one, and wait on :class:`Signal`,
-which the write path sets, when they have read everything visible.
+which the write path sets, when they have read everything visible. Their reads run in
+a thread of the feed's own (``ChangeLog.read``), never in the loop's default executor,
+whose threads the write path uses.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ import enum
 import struct
 import zlib
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from memoryd.domain.errors import DataLoss, FailedPrecondition
+from memoryd.domain.errors import DataLoss, FailedPrecondition, Unavailable
 from memoryd.durability.ops import Op, decode
 from memoryd.durability.wal import WriteAheadLog
 from memoryd.durability.wal_scan import COMMIT_MARK, HEADER, MAX_ENTRY_BYTES
@@ -30,6 +33,15 @@ _SEQ = struct.Struct("<Q")
 #: Entries and payload bytes one read takes at most (a slow watcher holds one batch).
 BATCH_ENTRIES = 256
 BATCH_BYTES = 2**20
+#: Threads reading for every watcher of the daemon together. Watchers catching up
+#: read and decode as fast as their clients take (a client's transport may take
+#: megabytes it never reads): in the loop's default executor (6 threads on 2 cores)
+#: N of them held N of the threads the write path's own thread work (embedding, the
+#: store) queues for, and ran N GIL-holding decoders beside the loop; beside ten, a
+#: writer kept 0.14x its rate, 0.29x with one feed thread (bench/results/
+#: report-watch-2026-11-29.md). One thread serves them in turn (FIFO: a follower's
+#: small read waits at most for one batch of each watcher before it).
+READ_THREADS = 1
 
 
 class _Stop(enum.Enum):
@@ -76,6 +88,8 @@ class ChangeLog:
         #: Sequences of durable entries the store refused before they were answered.
         self.refused = refused
         self.signal = Signal()
+        self._reads = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="memoryd-feed")
+        self._closed = False
 
     @property
     def log_id(self) -> str:
@@ -94,6 +108,19 @@ class ChangeLog:
     def reader(self, after: int) -> ChangeReader:
         """A reader of the entries after ``after`` (CursorExpired: no longer kept)."""
         return ChangeReader(self, after)
+
+    async def read(self, reader: ChangeReader, visible: int, marker: bytes) -> list[LoggedEntry]:
+        """``reader.read(visible, marker)`` in the feed's thread (a watch cancelled
+        while its read waits for the thread drops the read)."""
+        if self._closed:
+            raise Unavailable("the server is shutting down; watch again from your cursor")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._reads, reader.read, visible, marker)
+
+    def close(self) -> None:
+        """Stop the feed's thread (reads not started are dropped)."""
+        self._closed = True
+        self._reads.shutdown(wait=False, cancel_futures=True)
 
     async def wait(self, seen: int) -> None:
         """Return once the visible sequence is past ``seen``."""
@@ -114,7 +141,13 @@ def expired(retained_from: int) -> CursorExpired:
 
 class ChangeReader:
     """Reads visible entries after a position, segment after segment; ``read`` does
-    file I/O (run it in a thread); ``close`` when done."""
+    file I/O (run it in a thread); ``close`` when done.
+
+    A reader holds no file between reads: it keeps the segment's path and offset and
+    opens it again on the next read. A watcher that stopped reading (its message not
+    taken) would otherwise keep its segment's disk space after retention deleted it
+    (an open file outlives its name), up to a segment a watcher; a segment deleted
+    under it makes it *expired* when it reads on, like any cursor behind retention."""
 
     def __init__(self, log: ChangeLog, after: int) -> None:
         self._log = log
@@ -124,6 +157,8 @@ class ChangeReader:
         self._first = 0
         self._file: BinaryIO | None = None
         self._offset = 0
+        #: The segment at ``_path`` was read to its end: the next read opens the next.
+        self._ended = False
         if after + 1 < log.retained_from():
             raise expired(log.retained_from())
 
@@ -138,24 +173,42 @@ class ChangeReader:
         when there are none yet."""
         out: list[LoggedEntry] = []
         size = 0
-        while len(out) < BATCH_ENTRIES and size < BATCH_BYTES and self.after < visible:
-            if self._file is None and not self._open_next():
-                break
-            item = self._next(visible)
-            if item is _Stop.WAIT:
-                break
-            if item is _Stop.END:
-                self.close()
-                continue
-            assert not isinstance(item, _Stop)
-            seq, payload = item
-            if seq <= self.after:
-                continue
-            self.after = seq
-            size += len(payload)
-            if seq not in self._log.refused and marker in payload:
-                out.append(LoggedEntry(seq, decode(payload)))
+        try:
+            while len(out) < BATCH_ENTRIES and size < BATCH_BYTES and self.after < visible:
+                if self._file is None and not self._open():
+                    break
+                item = self._next(visible)
+                if item is _Stop.WAIT:
+                    break
+                if item is _Stop.END:
+                    self.close()
+                    self._ended = True
+                    continue
+                assert not isinstance(item, _Stop)
+                seq, payload = item
+                if seq <= self.after:
+                    continue
+                self.after = seq
+                size += len(payload)
+                if seq not in self._log.refused and marker in payload:
+                    out.append(LoggedEntry(seq, decode(payload)))
+        finally:
+            self.close()
         return out
+
+    def _open(self) -> bool:
+        """Open the segment read last again where the last read stopped, or the next
+        one (:meth:`_open_next`: also when the one read last was deleted since)."""
+        if self._path is not None and not self._ended:
+            try:
+                self._file = open(self._path, "rb")  # noqa: SIM115 - closed by read
+                return True
+            except FileNotFoundError:
+                pass  # retention deleted it: _open_next says whether anything was lost
+        if not self._open_next():
+            return False
+        self._ended = False
+        return True
 
     def _open_next(self) -> bool:
         """Open the segment holding the entry after ``after`` (or the one after the
@@ -176,7 +229,7 @@ class ChangeReader:
             raise expired(self._log.retained_from())
         self._first, self._path = chosen
         try:
-            self._file = open(self._path, "rb")  # noqa: SIM115 - kept open across reads
+            self._file = open(self._path, "rb")  # noqa: SIM115 - closed by read
         except FileNotFoundError:
             raise expired(self._log.retained_from()) from None
         self._offset = 0

@@ -232,6 +232,7 @@ class Durability:
         self._closed = True
         self._hurry.set()
         self._wake.set()
+        self.changes.close()
         await self.wal.close()
         await cancel_and_wait(self._retry)
         await self._log_health.close()

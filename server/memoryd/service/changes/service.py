@@ -1,6 +1,6 @@
 """Watch: the changes of an agent, or of a tenant, after a cursor (docs/watch.md).
 
-The loop reads a bounded batch of visible log entries (in a thread), yields the
+The loop reads a bounded batch of visible log entries (in the feed's thread), yields the
 changes the caller may see in messages of at most MESSAGE_CHANGES, and reads the next
 batch only once they were taken: the transport's send waits for its flow control, so a slow watcher holds
 one batch. With nothing left to read it says so once (``caught_up``, with a cursor)
@@ -9,7 +9,6 @@ and, following, waits for the write path's signal; else the stream ends there.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 
 from memoryd.domain.changes import Change, WatchItem, WatchQuery, WatchStart
@@ -52,7 +51,7 @@ class ChangeFeedService:
             caught_up = False
             while True:
                 visible = self._log.visible_seq()
-                entries = await asyncio.to_thread(reader.read, visible, marker)
+                entries = await self._log.read(reader, visible, marker)
                 for item in self._messages(entries, scope, query, position, binding):
                     yield item
                 if entries:
