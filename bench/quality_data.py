@@ -161,13 +161,20 @@ def split(corpus: Corpus, held_out: frozenset[str]) -> dict[str, list[Question]]
 # ---------------------------------------------------------------- embeddings
 
 
+#: Part of the cache's key: raised when the embedders' vectors change for the same
+#: texts (2: e5 embeds each text in a model call of its own, embedding/local.py).
+VECTORS_REVISION = "2"
+
+
 def embeddings(corpus: Corpus, embedder: str, log: bool = True) -> tuple[Vectors, Vectors]:
     """Vectors of every turn (as documents) and question (as queries) of ``corpus``
     by the memoryd embedder ``embedder``, from bench/.cache when computed before."""
     embedder = canonical_kind(embedder)  # "local" is MiniLM's former name: one cache
     docs = [t.text for t in corpus.turns]
     queries = [q.text for q in corpus.questions]
-    digest = hashlib.sha256("\x00".join([embedder, *docs, "\x01", *queries]).encode())
+    digest = hashlib.sha256(
+        "\x00".join([embedder, VECTORS_REVISION, *docs, "\x01", *queries]).encode()
+    )
     path = CACHE / f"{corpus.name}-{embedder}-{digest.hexdigest()[:16]}.npz"
     if path.exists():
         cached = np.load(path)

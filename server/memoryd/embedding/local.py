@@ -14,6 +14,15 @@ with a second spinning thread and twice the CPU (the helper spins between the
 model's many small operators); on a busy box, or beside the daemon's own event loop
 and store threads, the spinning helper made every call slower, not faster. The
 measurements are in docs/performance.md.
+
+A text's vector depends on its text alone. A dynamically quantised model (e5 int8:
+``MavenModel.dynamic_int8``) scales each call's activations by their largest value
+over the whole call, so a text embedded beside others got another vector than alone
+(cosine down to 0.995, bench/results/model-cost-2026-11-29.md): its dedup and
+contradiction decisions, its rank, and a re-embed would have depended on whatever
+other callers, of any tenant, were writing at the time. Such a model runs each text
+in a call of its own (``rows_alone``), at 6-18 % more CPU per document than batches
+of 8; MiniLM (fp32 arithmetic) runs batches, whose rows are its rows alone.
 """
 
 from __future__ import annotations
@@ -76,6 +85,7 @@ class OnnxEmbedder(CheckedEmbedder):
         max_batch_size: int = 64,
         max_tokens: int = 256,
         max_batch_tokens: int = DEFAULT_BATCH_TOKENS,
+        rows_alone: bool = False,
     ) -> None:
         if min(threads, max_batch_size, max_batch_tokens) < 1 or max_tokens < 8:
             raise ValueError("threads and batch limits must be >= 1, max_tokens >= 8")
@@ -86,6 +96,8 @@ class OnnxEmbedder(CheckedEmbedder):
                 raise EmbeddingError(f"local embedder file not found: {path}")
         self._max_batch_size = max_batch_size
         self._max_batch_tokens = max_batch_tokens
+        #: Each text in a model call of its own (see the module).
+        self._rows_alone = rows_alone
 
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         # The file pads/truncates to a fixed 128; we pad per batch ourselves (see _batch).
@@ -122,9 +134,10 @@ class OnnxEmbedder(CheckedEmbedder):
         # Longest first, so similar lengths share a batch and padding stays small.
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]), reverse=True)
         out = np.empty((len(encoded), DIMENSION), dtype=np.float32)
+        infer = self._infer_each if self._rows_alone else self._infer
         for rows in self._batches(order, [len(ids) for ids in encoded]):
             # One executor job per batch: a concurrent small request can slip in between.
-            out[rows] = await self._thread.run(self._infer, [encoded[i] for i in rows])
+            out[rows] = await self._thread.run(infer, [encoded[i] for i in rows])
         return out
 
     async def close(self) -> None:
@@ -144,6 +157,10 @@ class OnnxEmbedder(CheckedEmbedder):
 
     def _tokenize(self, texts: list[str]) -> list[list[int]]:
         return [enc.ids for enc in self._tokenizer.encode_batch(texts)]
+
+    def _infer_each(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
+        """``batch`` one text a model call: each vector as that text alone gets it."""
+        return np.vstack([self._infer([ids]) for ids in batch])
 
     def _infer(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
         width = max(len(ids) for ids in batch)
@@ -206,6 +223,7 @@ class E5SmallEmbedder(OnnxEmbedder):
             model_path=model_path,
             tokenizer_path=tokenizer_path,
             prefixes=(E5_SMALL_V2.query_prefix, E5_SMALL_V2.document_prefix),
+            rows_alone=E5_SMALL_V2.dynamic_int8,
             threads=threads,
             max_batch_size=max_batch_size,
             max_tokens=max_tokens,

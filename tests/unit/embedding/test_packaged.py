@@ -52,6 +52,7 @@ MODEL = MavenModel(
     query_prefix="",
     document_prefix="",
     licence="test",
+    dynamic_int8=False,
 )
 
 
