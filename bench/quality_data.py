@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -185,7 +186,12 @@ def embeddings(corpus: Corpus, embedder: str, log: bool = True) -> tuple[Vectors
         return cached["docs"], cached["queries"]
     if log:
         print(f"  embedding {len(docs)} {corpus.name} texts with {embedder} (cached after)")
-    doc_vectors, query_vectors = asyncio.run(_embed(embedder, docs, queries))
+    # A thread of its own runs the embedding's event loop: the benches call this from
+    # their own loops (asyncio.run cannot nest), and only when the cache has no vectors.
+    with ThreadPoolExecutor(1) as apart:
+        doc_vectors, query_vectors = apart.submit(
+            asyncio.run, _embed(embedder, docs, queries)
+        ).result()
     CACHE.mkdir(exist_ok=True)
     np.savez(path, docs=doc_vectors, queries=query_vectors)
     return doc_vectors, query_vectors
