@@ -1,4 +1,5 @@
-"""Fixed instants for tests that depend on "now", and a clock that steps from one.
+"""Fixed instants for tests that depend on "now", a clock that steps from one, and a CPU
+clock that counts its reads.
 
 Relative dates in a query ("on friday", "last week"), expiry and recency decay all
 read the service's clock. Tests inject :class:`SteppingClock` instead of reading the
@@ -8,6 +9,7 @@ the suite passes on any weekday, at any hour, in any timezone.
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 #: A Saturday a moment before midnight, a Friday that starts a year, a leap day.
@@ -32,3 +34,18 @@ class SteppingClock:
     def advance(self, delta: timedelta) -> None:
         """Let ``delta`` pass (an expiry, a decay) without sleeping."""
         self._now += delta
+
+
+class CountingCpu:
+    """A CPU clock for schema evaluations in threads (ThreadEvaluator): each read is
+    ``per_read_s`` of CPU, and a budget look reads it once per 64 Python calls, so an
+    evaluation costs the work it does. The thread's real CPU time would also charge it
+    for a garbage collection of the whole test process run in that thread (a trivial
+    schema was refused after 339 ms of it in the suite)."""
+
+    def __init__(self, per_read_s: float = 0.0001) -> None:
+        self._reads = itertools.count()
+        self._per_read_s = per_read_s
+
+    def __call__(self) -> float:
+        return next(self._reads) * self._per_read_s

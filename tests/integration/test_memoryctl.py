@@ -83,23 +83,22 @@ def _run(memoryctl: list[str], *args: str, env: dict[str, str]) -> subprocess.Co
     )
 
 
-def test_remember_then_recall_as_a_real_process(daemon_factory: Callable[..., Daemon]) -> None:
-    daemon = daemon_factory(env={"MEMORYD_EMBEDDER": "local"})
-    address = daemon.start()
+def test_remember_then_recall_as_a_real_process(shared_daemon: Daemon, ctl: Invoke) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "MEMORYD_AGENT")}
-    env["MEMORYD_ADDRESS"] = address
+    env["MEMORYD_ADDRESS"] = shared_daemon.address
     # The installed console script when present, else the module: both are the real CLI.
     memoryctl = (
         [str(MEMORYCTL)] if MEMORYCTL.exists() else [sys.executable, "-m", "memoryd.cli.memoryctl"]
     )
-
+    demo = fresh_agent()  # the shared daemon's other agents are not in its recall
+    # The others through the CLI in process: a process each (~1.2 s of CPU) proves no more.
     for text in UNRELATED:
-        assert _run(memoryctl, "remember", text, "--agent", "demo", env=env).returncode == 0
-    stored = _run(memoryctl, "remember", COLOUR, "--agent", "demo", env=env)
+        remember(ctl, demo, text)
+    stored = _run(memoryctl, "remember", COLOUR, "--agent", demo, env=env)
     assert stored.returncode == 0, stored.stderr
     assert stored.stdout.startswith("Remembered ")
 
-    table = _run(memoryctl, "recall", QUESTION, "--agent", "demo", env=env)
+    table = _run(memoryctl, "recall", QUESTION, "--agent", demo, env=env)
     assert table.returncode == 0, table.stderr
     rows = [line for line in table.stdout.splitlines() if re.match(r"^│\s*\d+\s*│", line)]
     assert rows, table.stdout
@@ -108,7 +107,7 @@ def test_remember_then_recall_as_a_real_process(daemon_factory: Callable[..., Da
     assert first.group(2) == COLOUR
     assert 0.0 < float(first.group(1)) <= 1.0
 
-    as_json = _run(memoryctl, "recall", QUESTION, "--agent", "demo", "--json", env=env)
+    as_json = _run(memoryctl, "recall", QUESTION, "--agent", demo, "--json", env=env)
     assert as_json.returncode == 0, as_json.stderr
     results = json.loads(as_json.stdout)["results"]
     assert results[0]["memory"]["content"] == COLOUR
@@ -125,7 +124,7 @@ def test_remember_then_recall_as_a_real_process(daemon_factory: Callable[..., Da
         "--limit",
         "1",
         "--json",
-        env={**env, "MEMORYD_AGENT": "demo"},
+        env={**env, "MEMORYD_AGENT": demo},
     )
     assert module.returncode == 0, module.stderr
     assert [r["memory"]["content"] for r in json.loads(module.stdout)["results"]] == [COLOUR]

@@ -10,6 +10,7 @@ import copy
 import dataclasses
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,7 @@ def stored_copy(m: Memory) -> Memory:
     """``m`` as a store keeps it: a copy the caller can no longer reach (metadata
     deep-copied, the vector a float32 array of its own) with every instant in UTC."""
     out = m.copy()
-    out.metadata = copy.deepcopy(m.metadata)
+    out.metadata = _metadata_copy(m)
     out.tags = tuple(m.tags)
     if m.vector is not None:
         out.vector = np.array(m.vector, dtype=np.float32)
@@ -71,11 +72,16 @@ def stored_copy(m: Memory) -> Memory:
     return out
 
 
+def _metadata_copy(m: Memory) -> dict[str, Any]:
+    # Most memories have none, and deepcopy of an empty dict still walks its machinery.
+    return copy.deepcopy(m.metadata) if m.metadata else {}
+
+
 def copied_out(m: Memory, with_vector: bool) -> Memory:
     """A copy of a stored memory for a caller (who may change it), with or without
     its vector."""
     out = m.copy()
-    out.metadata = copy.deepcopy(m.metadata)
+    out.metadata = _metadata_copy(m)
     out.vector = None if not with_vector or m.vector is None else np.array(m.vector)
     return out
 

@@ -31,6 +31,7 @@ from memoryd.service.sessions.service import SessionService
 from memoryd.service.sessions.summarize import Summarizer
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
+from tests.clock import CountingCpu
 from tests.unit.agent_state.chat_server import ChatServer, running_chat_server
 
 T0 = datetime(2026, 2, 23, 9, 0, tzinfo=UTC)
@@ -65,7 +66,7 @@ def working(records: InMemoryRecordStore, clock: FakeClock) -> Iterator[WorkingM
     settings = WorkingMemorySettings(max_content_bytes=2048)
     # Schemas evaluated in threads here (the daemon's worker processes: see
     # test_schema_processes.py).
-    runner = SchemaRunner(settings, evaluator=ThreadEvaluator())
+    runner = SchemaRunner(settings, evaluator=ThreadEvaluator(cpu_clock=CountingCpu()))
     yield WorkingMemoryService(
         records=records,
         page_tokens=PageTokenCodec(b"w" * 32),

@@ -15,7 +15,6 @@ finishes when the test lets it.
 from __future__ import annotations
 
 import asyncio
-import itertools
 from typing import Any
 
 import pytest
@@ -32,6 +31,7 @@ from memoryd.service.agent_state.schema_work import SHUTDOWN, Evaluated, Job
 from memoryd.service.agent_state.working import WorkingMemoryService
 from memoryd.service.common.pagination import PageTokenCodec
 from memoryd.storage.memory_records import InMemoryRecordStore
+from tests.clock import CountingCpu
 from tests.unit.service.helpers import scope_for
 
 ATTACKER = scope_for("a1", tenant="mallory")
@@ -49,16 +49,6 @@ class WallClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-class CountingCpu:
-    """Each read is a millisecond of CPU: an evaluation costs what it looks at."""
-
-    def __init__(self) -> None:
-        self._reads = itertools.count()
-
-    def __call__(self) -> float:
-        return next(self._reads) / 1000
 
 
 class Scripted:
@@ -123,7 +113,9 @@ async def service(wall: WallClock) -> Any:
     records = InMemoryRecordStore()
     await records.open()
     s = settings()
-    runner = SchemaRunner(s, evaluator=ThreadEvaluator(cpu_clock=CountingCpu()), clock=wall)
+    runner = SchemaRunner(
+        s, evaluator=ThreadEvaluator(cpu_clock=CountingCpu(per_read_s=0.001)), clock=wall
+    )
     yield WorkingMemoryService(
         records=records,
         page_tokens=PageTokenCodec(b"w" * 32),

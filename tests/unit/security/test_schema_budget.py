@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Iterator
 
 import pytest
 
-from memoryd.service.agent_state.schema_work import OverBudget, within_budget
+from memoryd.service.agent_state.schema_work import (
+    _CALLS_PER_LOOK,
+    OverBudget,
+    Stopped,
+    within_budget,
+)
 from memoryd.service.agent_state.schemas import content_problems
 
 
@@ -63,6 +69,39 @@ def test_swallowed_stops_still_refuse_the_result() -> None:
 
     with pytest.raises(OverBudget):
         within_budget(0.02, work)
+
+
+class _Finalised:
+    """Cyclic garbage whose finaliser makes Python calls: the collector runs it in the
+    thread it collects in, and an exception raised there is "ignored"."""
+
+    def __init__(self) -> None:
+        self.cycle = self
+
+    def __del__(self) -> None:
+        _spin(4 * _CALLS_PER_LOOK)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_stop_met_in_a_finaliser_still_stops_the_work() -> None:
+    # The look that sees the stop lands in a finaliser the collector runs (in the suite,
+    # other tests' garbage): its raise is "ignored" there and used to take the tracer
+    # with it, so the work ran on unwatched (test_a_thread_evaluation_is_stopped_by_close
+    # waited for an endless evaluation). The next call of the work raises again.
+    stop = threading.Event()
+    stop.set()
+    rounds: list[int] = []
+
+    def work() -> int:
+        for n in range(100):
+            rounds.append(n)
+            _Finalised()
+            gc.collect()
+        return len(rounds)
+
+    with pytest.raises(Stopped):
+        within_budget(3600, work, stop=stop)
+    assert len(rounds) <= 2, "the work went on past the stop"
 
 
 def test_unique_items_over_thousands_of_objects_is_stopped() -> None:

@@ -59,6 +59,7 @@ from memoryd.storage.lancedb.records import LanceDBRecordStore
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 from memoryd.storage.records import RecordStore
+from tests.clock import CountingCpu
 
 DIM = 64
 
@@ -211,8 +212,9 @@ async def world(
         settings=working_settings,
         limits=limits,
         clock=clock,
-        # In threads: the daemon's worker processes are tested on their own.
-        schemas=SchemaRunner(working_settings, evaluator=ThreadEvaluator()),
+        # In threads, on a CPU clock of counted reads: the daemon's worker processes
+        # are tested on their own.
+        schemas=SchemaRunner(working_settings, evaluator=ThreadEvaluator(cpu_clock=CountingCpu())),
     )
     profiles = ProfileService(records=records, settings=ProfileSettings(), clock=clock)
     sessions = SessionService(

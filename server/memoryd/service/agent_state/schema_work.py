@@ -62,7 +62,7 @@ def within_budget(
     ``seconds`` of this thread's CPU time (Stopped once ``stop`` is set). CPU time, not
     wall time: a busy machine must not fail a schema that is cheap to evaluate."""
     deadline = cpu_clock() + seconds
-    previous = sys.gettrace()
+    previous, previous_profile = sys.gettrace(), sys.getprofile()
     calls = 0
     stopped_by: type[Exception] | None = None
 
@@ -70,21 +70,32 @@ def within_budget(
         nonlocal calls, stopped_by
         if event != "call" or frame.f_code.co_flags & _RESUMABLE:
             return None
-        calls += 1
-        if calls % _CALLS_PER_LOOK:
-            return None
-        if stop is not None and stop.is_set():
-            stopped_by = Stopped
-        elif cpu_clock() > deadline:
-            stopped_by = OverBudget
-        if stopped_by is not None:
-            raise stopped_by
-        return None
+        if stopped_by is None:
+            calls += 1
+            if calls % _CALLS_PER_LOOK:
+                return None
+            if stop is not None and stop.is_set():
+                stopped_by = Stopped
+            elif cpu_clock() > deadline:
+                stopped_by = OverBudget
+            else:
+                return None
+            sys.setprofile(rearm)
+        raise stopped_by
+
+    def rearm(frame: FrameType, event: str, arg: Any) -> None:
+        # Raising from the trace function unsets it. Where the raise landed in a
+        # finaliser or a weakref callback (the garbage collector runs them in whatever
+        # thread it collects in, other tests' garbage too) the exception is "ignored"
+        # and the work goes on: trace again, so that its next call raises again.
+        if sys.gettrace() is None:
+            sys.settrace(trace)
 
     sys.settrace(trace)
     try:
         result = work()
     finally:
+        sys.setprofile(previous_profile)  # first: it would trace again
         sys.settrace(previous)
     if stopped_by is not None:  # raised where something caught it: not to be trusted
         raise stopped_by

@@ -86,6 +86,9 @@ class EstimateCounter:
                 if run.isdigit():
                     total += math.ceil(len(run) / 2)
                     continue
+                if run.isascii():  # no CJK: the per-character walk below would find none
+                    total += math.ceil(len(run) / 4)
+                    continue
                 letters = 0
                 for ch in run:
                     weight = _cjk_weight(ch)
