@@ -14,26 +14,21 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from memoryd.domain.changes import WatchItem, WatchQuery, WatchStart
 from memoryd.domain.errors import Unavailable
-from memoryd.domain.models import Memory, Partition, SecurityLevel, utcnow
+from memoryd.domain.models import SecurityLevel
 from memoryd.domain.principal import CallScope, Principal, Role
 from memoryd.durability.changes import ChangeReader, LoggedEntry
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.facades import DurableStore
-from memoryd.durability.wal import WriteAheadLog
-from memoryd.resilience.degradation import ComponentStates
 from memoryd.service.changes.cursor import CursorCodec
 from memoryd.service.changes.service import ChangeFeedService
 from memoryd.service.common.pagination import PageTokenCodec
-from memoryd.storage.memory import InMemoryStore
-from memoryd.storage.memory_records import InMemoryRecordStore
+from tests.clock import INSTANTS, SteppingClock
+from tests.unit.durability.test_change_log import DIM, P, memory, open_core
 
-P = Partition("t", "a")
-DIM = 8
 #: Small segments: the writes of a test span several, so reads cross segment ends.
 SEGMENT = 4096
 SCOPE = CallScope(
@@ -41,26 +36,6 @@ SCOPE = CallScope(
     P,
 )
 FOLLOW = WatchQuery(start=WatchStart.OLDEST, follow=True)
-
-
-def memory(i: int) -> Memory:
-    now = utcnow()
-    return Memory(
-        id=f"m{i}", tenant_id=P.tenant_id, agent_id=P.agent_id, content=f"note {i} " + "x" * 200,
-        created_at=now, updated_at=now, vector=np.ones(DIM, dtype=np.float32),
-    )  # fmt: skip
-
-
-async def open_core(tmp: Path) -> Durability:
-    store, records = InMemoryStore(DIM), InMemoryRecordStore()
-    await store.open()
-    await records.open()
-    wal = WriteAheadLog(tmp / "wal", segment_bytes=SEGMENT, retain_bytes=1 << 30)
-    core = Durability(
-        wal, store, records, states=ComponentStates(), store_dir=tmp, checkpoint_interval_s=3600
-    )
-    await core.open()
-    return core
 
 
 class Reads:
@@ -95,7 +70,7 @@ async def until_caught_up(watch: AsyncIterator[WatchItem]) -> list[WatchItem]:
 
 @pytest.fixture
 async def core(tmp_path: Path) -> AsyncIterator[Durability]:
-    core = await open_core(tmp_path)
+    core = await open_core(tmp_path, clock=SteppingClock(INSTANTS[0]), segment=SEGMENT)
     yield core
     await core.close()
 
@@ -159,7 +134,7 @@ async def test_watchers_read_in_the_feeds_thread(
 
 
 async def test_a_closed_feed_is_unavailable(tmp_path: Path) -> None:
-    core = await open_core(tmp_path)
+    core = await open_core(tmp_path, clock=SteppingClock(INSTANTS[0]), segment=SEGMENT)
     await DurableStore(core, dimension=DIM).upsert(P, [memory(0)])
     feed = ChangeFeedService(core.changes, CursorCodec(PageTokenCodec(b"s" * 32)))
     await core.close()

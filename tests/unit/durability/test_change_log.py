@@ -25,6 +25,7 @@ from memoryd.resilience.degradation import ComponentStates
 from memoryd.storage.base import NO_HINTS, UpsertHints
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
+from tests.clock import INSTANTS
 
 P = Partition("t", "a")
 DIM = 8
@@ -33,7 +34,7 @@ SEGMENT = 2048
 
 
 def memory(i: int, content: str = "") -> Memory:
-    now = utcnow()
+    now = INSTANTS[0]  # the log does not read a memory's instants
     return Memory(
         id=f"m{i}", tenant_id=P.tenant_id, agent_id=P.agent_id,
         content=content or f"note {i} " + "x" * 200, created_at=now, updated_at=now,
@@ -68,12 +69,13 @@ async def open_core(
     retain: int = 1 << 30,
     store: InMemoryStore | None = None,
     clock: Clock = utcnow,
+    segment: int = SEGMENT,
 ) -> Durability:
     store = store or InMemoryStore(DIM)
     records = InMemoryRecordStore()
     await store.open()
     await records.open()
-    wal = WriteAheadLog(tmp / "wal", segment_bytes=SEGMENT, retain_bytes=retain)
+    wal = WriteAheadLog(tmp / "wal", segment_bytes=segment, retain_bytes=retain)
     core = Durability(
         wal,
         store,
