@@ -38,7 +38,7 @@ from memoryd.domain.models import (
 from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import Durability
 from memoryd.durability.ops import Op
-from memoryd.durability.text_overlay import overlaid_hits
+from memoryd.durability.text_overlay import fitted_hits, overlaid_hits
 from memoryd.durability.transaction import in_transaction
 from memoryd.durability.watches import FlushGate, Watches
 from memoryd.durability.write_through import WriteThrough
@@ -52,10 +52,11 @@ from memoryd.storage.base import (
     compact,
     disk_bytes,
     shred,
+    text_statistics,
 )
+from memoryd.storage.bm25 import query_terms
 from memoryd.storage.checks import admitted, copied_out, matches
 from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
-from memoryd.storage.hot.text import query_terms
 from memoryd.storage.memory_records import copied_record, stored_record, unique_records
 from memoryd.storage.records import FIRST_PAGE, KeyPage, RecordStore, put_if_unchanged
 from memoryd.text.normalize import content_hash
@@ -316,7 +317,8 @@ class DurableStore(_Face):
     ) -> builtins.list[TextHit]:
         """The store's hits with the log's pending writes laid over them: a memory
         rewritten or deleted since is re-scored or dropped, a new one scored with the
-        store's term weights (text_overlay.py). No waiting for the apply."""
+        statistics the store will have once they are applied (text_overlay.py). No
+        waiting for the apply."""
         self.core.report_if_degraded()
         overlay = self._overlay(partition)
         try:
@@ -326,12 +328,10 @@ class DurableStore(_Face):
             hits = []
         if not overlay:
             return hits[:limit]
+        terms = query_terms(query)
         pending = [m for m in overlay.values() if m is not None and matches(m, flt)]
-        try:
-            stored = await self.inner.count(partition, flt)
-        except Exception:  # only a weight's estimate depends on it
-            stored = len(hits)
-        found = overlaid_hits(query_terms(query), hits, set(overlay), pending, stored)
+        rewritten = frozenset(overlay)
+        found = await self._overlaid(partition, terms, flt, hits, rewritten, pending)
         found.sort(key=lambda h: (-h.score, h.memory.id))
         # Only the pending memories returned are copied (with their vectors, as a
         # store's text hits are); the store's hits are copies already.
@@ -341,6 +341,29 @@ class DurableStore(_Face):
             else h
             for h in found[:limit]
         ]
+
+    async def _overlaid(
+        self,
+        partition: Partition,
+        terms: Sequence[str],
+        flt: MemoryFilter,
+        hits: Sequence[TextHit],
+        rewritten: frozenset[str],
+        pending: Sequence[Memory],
+    ) -> builtins.list[TextHit]:
+        """text_overlay's hits: exact with the store's statistics where it tells
+        them, estimated from its hits otherwise."""
+        try:
+            exact = await text_statistics(self.inner, partition, terms, flt, rewritten)
+        except Exception:  # the estimate serves
+            exact = None
+        if exact is not None:
+            return overlaid_hits(terms, hits, rewritten, pending, exact)
+        try:
+            stored = await self.inner.count(partition, flt)
+        except Exception:  # only a weight's estimate depends on it
+            stored = len(hits)
+        return fitted_hits(terms, hits, rewritten, pending, stored)
 
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter

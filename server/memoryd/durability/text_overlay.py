@@ -4,15 +4,22 @@ A full-text search of a partition with writes not yet applied used to wait until
 were, since BM25's statistics cannot be laid over a store's answer the way a cosine
 can. Under mixed load that wait (for the apply lock, then for the table's commits
 queued behind other agents' writes) was the read tail (issue 20). Instead the store
-answers for what it holds, and its hits tell the statistics it used: BM25 is linear in
-the query terms' idf for a given average length, ``score(d) = sum_t idf_t *
-w(tf_t(d), len(d), avg_len)``, so the hits are equations whose least-squares solution
-is the store's idf (hence its document frequencies), and the average length is the
-one that makes them fit best (exactly, for the hot cache's and the in-process store's
-BM25). A query term no hit holds is one no stored memory holds: had the store many
-memories with it, some would be among the hits. The pending memories are then added
-to those statistics, as they will be once applied, and every candidate, stored or
-pending, is scored with the result, so one answer ranks them all alike.
+answers for what it holds, and every candidate, stored or pending, is scored with the
+statistics the store will have once the log is applied, so one answer ranks them all
+alike.
+
+Where the store can tell its statistics (storage.base.ExactTextStatistics: the hot
+cache's text index, the in-process store), they are taken without the memories the
+log rewrites or deletes and the pending memories are added (:func:`overlaid_hits`):
+the scores are then the very floats the store gives once the writes are applied
+(storage/bm25.py), so a read made now ranks near-ties as a read as of now does later
+(docs/as-of.md). Otherwise (LanceDB's own index while the hot one is built) they are
+estimated from the hits (:func:`fitted_hits`): BM25 is linear in the query terms' idf
+for a given average length, ``score(d) = sum_t idf_t * w(tf_t(d), len(d), avg_len)``,
+so the hits are equations whose least-squares solution is the store's idf (hence its
+document frequencies), and the average length is the one that makes them fit best.
+A query term no hit holds is one no stored memory holds: had the store many memories
+with it, some would be among the hits.
 """
 
 from __future__ import annotations
@@ -20,12 +27,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 import numpy.typing as npt
 
 from memoryd.domain.models import Memory, TextHit
-from memoryd.storage.bm25 import BM25_B, BM25_K1
+from memoryd.storage.bm25 import BM25_B, BM25_K1, TermStatistics, informative, score
 from memoryd.text import tokenize
 from memoryd.text.informative import COMMON_TERM_RATIO
 
@@ -86,14 +94,38 @@ def _fit(tfs: F64, lengths: F64, scores: F64) -> tuple[float, F64]:
 def overlaid_hits(
     terms: Sequence[str],
     hits: Sequence[TextHit],
-    rewritten: set[str],
+    rewritten: AbstractSet[str],
+    pending: Sequence[Memory],
+    statistics: TermStatistics,
+) -> list[TextHit]:
+    """The store's ``hits`` (those not ``rewritten`` or deleted in the log since) and
+    the ``pending`` memories that match ``terms``, scored exactly as the store will
+    score them once the log is applied; unsorted. ``statistics``: the store's, for
+    the distinct query ``terms`` under the search's filter, without the memories
+    ``rewritten`` names."""
+    terms = list(dict.fromkeys(terms))
+    new = [tokenize(m.content) for m in pending]
+    after = statistics.plus(new)
+    kept = [h.memory for h in hits if h.memory.id not in rewritten]
+    docs = [tokenize(m.content) for m in kept] + new
+    out = []
+    for memory, doc in zip([*kept, *pending], docs, strict=True):
+        found = score(doc, terms, after)
+        if found > 0:
+            out.append(TextHit(memory, found, informative(doc, terms, after)))
+    return out
+
+
+def fitted_hits(
+    terms: Sequence[str],
+    hits: Sequence[TextHit],
+    rewritten: AbstractSet[str],
     pending: Sequence[Memory],
     stored: int,
 ) -> list[TextHit]:
-    """The store's ``hits`` (those not ``rewritten`` or deleted in the log since) and
-    the ``pending`` memories that match ``terms``, all scored as the store will score
-    them once the log is applied; unsorted. ``stored``: how many memories the store
-    searched (its count under the filter)."""
+    """:func:`overlaid_hits` for a store that cannot tell its statistics: they are
+    estimated from its ``hits`` (the module docstring). ``stored``: how many memories
+    the store searched (its count under the filter)."""
     terms = list(dict.fromkeys(terms))
     if not terms:
         return []

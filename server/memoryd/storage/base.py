@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -36,6 +37,7 @@ from memoryd.domain.models import (
     UnitVector,
     VectorHit,
 )
+from memoryd.storage.bm25 import TermStatistics
 from memoryd.storage.conditional import ConditionalWrite
 
 
@@ -109,6 +111,41 @@ class DiskSized(Protocol):
 
     def disk_bytes(self) -> int:
         """Bytes on disk; 0 when the store keeps no files of its own."""
+
+
+@runtime_checkable
+class ExactTextStatistics(Protocol):
+    """A store whose full-text search scores with memoryd's own BM25
+    (storage/bm25.py) and can tell the statistics it scores with (the in-process
+    store, the hot cache's text index); every layer in front of one defines it too.
+    The log's text overlay (durability/text_overlay.py) then scores the writes not yet
+    applied exactly as the store will score them, rather than estimating the
+    statistics from the store's hits."""
+
+    async def text_statistics(
+        self,
+        partition: Partition,
+        terms: Sequence[str],
+        flt: MemoryFilter,
+        excluding: AbstractSet[str] = frozenset(),
+    ) -> TermStatistics | None:
+        """The statistics ``text_search`` would score ``terms`` with under ``flt``
+        now, computed without the memories ``excluding`` names; None when this store
+        cannot tell them for the partition now (a layer in front of a store that does
+        not know them, or a partition whose text index is not in memory)."""
+
+
+async def text_statistics(
+    store: object,
+    partition: Partition,
+    terms: Sequence[str],
+    flt: MemoryFilter,
+    excluding: AbstractSet[str] = frozenset(),
+) -> TermStatistics | None:
+    """``store.text_statistics(...)`` where it has one; None otherwise."""
+    if not isinstance(store, ExactTextStatistics):
+        return None
+    return await store.text_statistics(partition, terms, flt, excluding)
 
 
 async def compact(store: object) -> bool:

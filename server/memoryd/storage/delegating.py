@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Generic, Protocol, TypeVar
 
 from memoryd.domain import models as m
@@ -33,8 +34,10 @@ from memoryd.storage.base import (
     compact,
     disk_bytes,
     shred,
+    text_statistics,
     upsert_many,
 )
+from memoryd.storage.bm25 import TermStatistics
 from memoryd.storage.conditional import ConditionalWrite
 from memoryd.storage.records import FIRST_PAGE, KeyPage, RecordStore, put_records_many
 
@@ -125,6 +128,16 @@ class DelegatingStore(_Layer[Store]):
     ) -> builtins.list[m.TextHit]:
         call = self.inner.text_search(partition, query, flt, limit)
         return await self.through("text_search", call)
+
+    async def text_statistics(
+        self,
+        partition: m.Partition,
+        terms: Sequence[str],
+        flt: m.MemoryFilter,
+        excluding: AbstractSet[str] = frozenset(),
+    ) -> TermStatistics | None:
+        call = text_statistics(self.inner, partition, terms, flt, excluding)
+        return await self.through("text_statistics", call)
 
     async def find_by_content(
         self, partition: m.Partition, content_hashes: Sequence[str], flt: m.MemoryFilter

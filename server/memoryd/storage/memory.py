@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -23,7 +24,13 @@ from memoryd.domain.models import (
     VectorHit,
 )
 from memoryd.storage.base import IN_PROCESS, NEWEST, NO_HINTS, ListPage, Nearest, UpsertHints
-from memoryd.storage.bm25 import bm25, informative_matches
+from memoryd.storage.bm25 import (
+    TermStatistics,
+    informative,
+    query_terms,
+    score,
+    statistics_of,
+)
 from memoryd.storage.checks import admitted, as_utc, copied_out, matches
 from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
 from memoryd.text import content_hash, tokenize
@@ -121,14 +128,15 @@ class InMemoryStore:
     async def text_search(
         self, partition: Partition, query: str, flt: MemoryFilter, limit: int
     ) -> list[TextHit]:
-        terms = tokenize(query)
+        terms = query_terms(query)
         # The statistics come from exactly the records the filter lets through.
         candidates = [m for m in self._rows(partition).values() if matches(m, flt)]
         if limit <= 0 or not terms or not candidates:
             return []
         documents = [tokenize(m.content) for m in candidates]
-        scores = bm25(documents, terms)
-        telling = informative_matches(documents, terms)
+        stats = statistics_of(documents, terms)
+        scores = [score(doc, terms, stats) for doc in documents]
+        telling = [informative(doc, terms, stats) for doc in documents]
         ranked = sorted(
             (k for k, score in enumerate(scores) if score > 0),
             key=lambda k: (-scores[k], candidates[k].id),
@@ -136,6 +144,22 @@ class InMemoryStore:
         return [
             TextHit(copied_out(candidates[k], True), scores[k], telling[k]) for k in ranked[:limit]
         ]
+
+    async def text_statistics(
+        self,
+        partition: Partition,
+        terms: Sequence[str],
+        flt: MemoryFilter,
+        excluding: AbstractSet[str] = frozenset(),
+    ) -> TermStatistics:
+        """The exact BM25 statistics ``text_search`` scores ``terms`` with under
+        ``flt``, without the memories ``excluding`` names (base.ExactTextStatistics)."""
+        documents = [
+            tokenize(m.content)
+            for m in self._rows(partition).values()
+            if matches(m, flt) and m.id not in excluding
+        ]
+        return statistics_of(documents, terms)
 
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter

@@ -8,7 +8,8 @@ import numpy as np
 
 from memoryd.domain.models import MemoryFilter
 from memoryd.domain.requests import MemoryDraft, RecallQuery
-from memoryd.storage.hot.text import TextIndex, build_text_base, query_terms
+from memoryd.storage.bm25 import query_terms
+from memoryd.storage.hot.text import TextIndex, build_text_base
 
 from .conftest import DIM, MakeRig, scope_for, unit
 

@@ -31,6 +31,7 @@ import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
@@ -54,15 +55,17 @@ from memoryd.storage.base import (
     PartitionUpsert,
     Store,
     UpsertHints,
+    text_statistics,
     upsert_many,
 )
+from memoryd.storage.bm25 import TermStatistics, query_terms
 from memoryd.storage.conditional import ConditionalWrite, Counters, with_counters
 from memoryd.storage.delegating import DelegatingStore
 from memoryd.storage.hot.ann import AnnParams, build_ann
 from memoryd.storage.hot.known import StoredPartitions
 from memoryd.storage.hot.load import SCAN_PAGE, put_many, scan
 from memoryd.storage.hot.partition import HotPartition
-from memoryd.storage.hot.text import build_text_base, query_terms
+from memoryd.storage.hot.text import build_text_base
 
 log = structlog.get_logger(__name__)
 
@@ -348,6 +351,20 @@ class HotCacheStore(DelegatingStore):
             self.bypasses += 1
             return await self.inner.text_search(partition, query, flt, limit)
         return part.text_search(terms, flt, limit)
+
+    async def text_statistics(
+        self,
+        partition: Partition,
+        terms: Sequence[str],
+        flt: MemoryFilter,
+        excluding: AbstractSet[str] = frozenset(),
+    ) -> TermStatistics | None:
+        """From the partition's text index when it is in memory (what a text search
+        of it scores with now); the store's otherwise."""
+        part = self._loaded(partition)
+        if part is None or part.text is None:
+            return await text_statistics(self.inner, partition, terms, flt, excluding)
+        return part.text_statistics(terms, flt, excluding)
 
     async def find_by_content(
         self, partition: Partition, content_hashes: Sequence[str], flt: MemoryFilter

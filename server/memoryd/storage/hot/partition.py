@@ -19,6 +19,7 @@ and replayed onto the graph or the text index.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +27,7 @@ from usearch.index import Index
 
 from memoryd.domain.models import AccessUpdate, Memory, MemoryFilter, TextHit
 from memoryd.storage.base import ListPage
+from memoryd.storage.bm25 import TermStatistics
 from memoryd.storage.hot.ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot.columns import FilterColumns
 from memoryd.storage.hot.hashes import ContentHashes
@@ -472,6 +474,20 @@ class HotPartition:
         memory = self.memories[slot]
         assert memory is not None
         return memory
+
+    def text_statistics(
+        self, terms: Sequence[str], flt: MemoryFilter, excluding: AbstractSet[str]
+    ) -> TermStatistics:
+        """The statistics :meth:`text_search` scores ``terms`` with under ``flt``,
+        without the memories ``excluding`` names. The text index must be built."""
+        assert self.text is not None
+        n = self.high_water
+        mask = self.columns.mask(flt, n)
+        for memory_id in excluding:
+            slot = self.slot_of.get(memory_id)
+            if slot is not None and slot < n:
+                mask[slot] = False
+        return self.text.statistics(terms, mask)
 
     def text_search(self, terms: Sequence[str], flt: MemoryFilter, limit: int) -> list[TextHit]:
         """The ``limit`` best BM25 hits for the distinct query ``terms`` under ``flt``,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memoryd.storage.bm25 import BM25_B, BM25_K1
+from memoryd.storage.bm25 import BM25_B, BM25_K1, TermStatistics
 from memoryd.storage.hot.rows import grown
 from memoryd.text import tokenize
 from memoryd.text.informative import is_common
@@ -38,9 +38,6 @@ F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 
-#: Distinct query terms scored; the rest of a very long query is ignored (LanceDB's
-#: full-text search keeps the same number).
-MAX_QUERY_TERMS = 256
 #: Delta postings plus stale base postings that trigger a merge, at least (below
 #: this a merge would cost more than it saves) and as a fraction of the base.
 _MIN_MERGE = 4096
@@ -52,11 +49,6 @@ _BUILD_CHECK_EVERY = 1024
 #: the slot's term-id list); calibrated with tracemalloc on REALTALK.
 _TERM_OVERHEAD = 130
 _DELTA_POSTING = 150
-
-
-def query_terms(query: str) -> list[str]:
-    """The distinct terms of ``query`` in order (at most MAX_QUERY_TERMS)."""
-    return list(dict.fromkeys(tokenize(query)))[:MAX_QUERY_TERMS]
 
 
 @dataclass(slots=True)
@@ -288,6 +280,17 @@ class TextIndex:
         if rare_terms == 0:  # common terms only: each of them counts
             return hits, scores[hits], np.ones(len(hits), dtype=bool)
         return hits, scores[hits], informative[hits]
+
+    def statistics(self, terms: Sequence[str], mask: Mask) -> TermStatistics:
+        """The statistics :meth:`candidates` scores ``terms`` with under ``mask``."""
+        n = len(mask)
+        base_ok = mask & self._base_live[:n] if self._stale_postings else mask
+        frequencies = {}
+        for term in terms:
+            found = self._postings(term, mask, base_ok)
+            frequencies[term] = 0 if found is None else len(found[0])
+        total = int(self.doclen[:n][mask].sum())
+        return TermStatistics(int(np.count_nonzero(mask)), total, frequencies)
 
     def _postings(self, term: str, mask: Mask, base_ok: Mask) -> tuple[I64, F64] | None:
         """The slots under the filter holding ``term``, with their term frequencies."""

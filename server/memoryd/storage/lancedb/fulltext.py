@@ -26,11 +26,10 @@ import hashlib
 from lancedb.index import FTS
 
 from memoryd.domain.models import Memory, MemoryFilter, Partition, SecurityLevel
+from memoryd.storage.bm25 import query_terms
 from memoryd.text import tokenize
 
 TOKENS_COLUMN = "content_tokens"
-#: Distinct query terms searched; the rest of a very long query is ignored.
-MAX_QUERY_TERMS = 256
 
 
 def fts_config() -> FTS:
@@ -59,7 +58,7 @@ def document_tokens(memory: Memory) -> str:
 def query_tokens(partition: Partition, query: str, flt: MemoryFilter) -> str:
     """The full-text query for ``query`` within ``partition`` at the levels ``flt``
     allows; empty when the query has no terms."""
-    terms = list(dict.fromkeys(tokenize(query)))[:MAX_QUERY_TERMS]
+    terms = query_terms(query)
     if not terms:
         return ""
     prefixes = [
