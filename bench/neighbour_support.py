@@ -14,6 +14,7 @@ fusion's vector share and spread floor, the time and blend weights, text feedbac
 Per split (dev, held-out, all) and per category.
 
 Usage: python bench/neighbour_support.py [--models e5] [--memdaily-files N] [--json-out P]
+       [--defaults-only]  (the tree's defaults alone: e.g. all 26 MemDaily files)
 """
 
 from __future__ import annotations
@@ -135,6 +136,17 @@ async def study(
     return report
 
 
+async def defaults_only(kind: str, memdaily_files: int | None) -> dict[str, Any]:
+    """The tree's defaults alone, on REALTALK and MemDaily."""
+    bench = Bench(kind, memdaily_files)
+    await bench.open()
+    base = Settings(embedder=kind).recall  # type: ignore[arg-type]
+    print(f"## {kind}: {' '.join(SHOWN)} per split (dev | held-out | all | MemDaily)", flush=True)
+    result = await bench.run("the defaults of this tree", base)
+    await bench.close()
+    return {"model": MODEL_IDS[kind], "defaults": base.model_dump(), "result": result}
+
+
 def markdown(report: dict[str, Any]) -> str:
     """Per category: off against the chosen setting."""
     rows = ["| setting | split | category | n | recall_all@10 | recall_any@10 | MRR |"]
@@ -163,12 +175,16 @@ def main() -> None:
     parser.add_argument("--weights", default=",".join(map(str, WEIGHTS)))
     parser.add_argument("--windows", default=",".join(map(str, WINDOWS)))
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument("--defaults-only", action="store_true")
     args = parser.parse_args()
     weights = tuple(float(x) for x in args.weights.split(","))
     windows = tuple(int(x) for x in args.windows.split(","))
     report: dict[str, Any] = {}
     for kind in args.models.split(","):
         files = args.memdaily_files or None
+        if args.defaults_only:
+            report[kind] = asyncio.run(defaults_only(kind, files))
+            continue
         report[kind] = asyncio.run(study(kind, weights, windows, files))
         print(f"\n## {kind} per category\n\n{markdown(report[kind])}")
     if args.json_out:

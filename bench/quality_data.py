@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from memoryd.config import EmbeddingSettings
 from memoryd.embedding.factory import build_embedder
-from memoryd.model_catalog import canonical_kind
+from memoryd.model_catalog import MAVEN_MODELS, canonical_kind
 
 DATA = Path(__file__).resolve().parent / "data"
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -173,8 +173,12 @@ def embeddings(corpus: Corpus, embedder: str, log: bool = True) -> tuple[Vectors
     embedder = canonical_kind(embedder)  # "local" is MiniLM's former name: one cache
     docs = [t.text for t in corpus.turns]
     queries = [q.text for q in corpus.questions]
+    # A model that puts queries in a form of its own (model_catalog: query_strip) embeds
+    # other query texts than it did before it had one: not the cached vectors.
+    strip = MAVEN_MODELS[embedder].query_strip if embedder in MAVEN_MODELS else ""
+    form = [f"query_strip={strip}"] if strip else []
     digest = hashlib.sha256(
-        "\x00".join([embedder, VECTORS_REVISION, *docs, "\x01", *queries]).encode()
+        "\x00".join([embedder, VECTORS_REVISION, *form, *docs, "\x01", *queries]).encode()
     )
     path = CACHE / f"{corpus.name}-{embedder}-{digest.hexdigest()[:16]}.npz"
     if path.exists():

@@ -70,9 +70,18 @@ def session_options(threads: int) -> ort.SessionOptions:
     return options
 
 
+def query_form(text: str, strip: str) -> str:
+    """``text`` as a query to the model: the characters of ``strip`` (and spaces)
+    dropped from its end; unchanged when nothing else would be left."""
+    if not strip:
+        return text
+    return text.rstrip().rstrip(strip).rstrip() or text
+
+
 class OnnxEmbedder(CheckedEmbedder):
     """Loads the model in the constructor and keeps it warm until :meth:`close`.
-    ``prefixes``: (query, document) text put before each text of that kind."""
+    ``prefixes``: (query, document) text put before each text of that kind;
+    ``query_strip``: characters dropped from the end of a query first (query_form)."""
 
     def __init__(
         self,
@@ -81,6 +90,7 @@ class OnnxEmbedder(CheckedEmbedder):
         model_path: Path,
         tokenizer_path: Path,
         prefixes: tuple[str, str] = ("", ""),
+        query_strip: str = "",
         threads: int = 1,
         max_batch_size: int = 64,
         max_tokens: int = 256,
@@ -91,6 +101,7 @@ class OnnxEmbedder(CheckedEmbedder):
             raise ValueError("threads and batch limits must be >= 1, max_tokens >= 8")
         super().__init__(model_id, DIMENSION)
         self._query_prefix, self._document_prefix = prefixes
+        self._query_strip = query_strip
         for path in (model_path, tokenizer_path):
             if not path.is_file():
                 raise EmbeddingError(f"local embedder file not found: {path}")
@@ -122,7 +133,10 @@ class OnnxEmbedder(CheckedEmbedder):
         return self._session.get_session_options()
 
     async def _embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]:
-        """``kind`` picks the prefix (none for a symmetric model such as MiniLM)."""
+        """``kind`` picks the prefix (none for a symmetric model such as MiniLM) and
+        whether the text is put in the model's query form first."""
+        if kind == "query" and self._query_strip:
+            texts = [query_form(text, self._query_strip) for text in texts]
         prefix = self._query_prefix if kind == "query" else self._document_prefix
         if prefix:
             texts = [prefix + text for text in texts]
@@ -224,6 +238,7 @@ class E5SmallEmbedder(OnnxEmbedder):
             tokenizer_path=tokenizer_path,
             prefixes=(E5_SMALL_V2.query_prefix, E5_SMALL_V2.document_prefix),
             rows_alone=E5_SMALL_V2.dynamic_int8,
+            query_strip=E5_SMALL_V2.query_strip,
             threads=threads,
             max_batch_size=max_batch_size,
             max_tokens=max_tokens,

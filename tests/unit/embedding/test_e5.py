@@ -19,7 +19,10 @@ from memoryd.embedding.local import (
     DIMENSION,
     INTRA_OP_SPINNING,
     E5SmallEmbedder,
+    OnnxEmbedder,
+    query_form,
 )
+from memoryd.embedding.packaged import installed_files
 from memoryd.embedding.settings import EmbeddingSettings
 from memoryd.model_catalog import E5_SMALL_V2
 from tests.conftest import needs_e5
@@ -100,6 +103,62 @@ async def test_the_answer_ranks_first(e5: E5SmallEmbedder) -> None:
     ):
         query = (await e5.embed([question], kind="query"))[0]
         assert int(np.argmax(docs @ query)) == answer, question
+
+
+async def test_a_query_is_embedded_without_its_question_mark(e5: E5SmallEmbedder) -> None:
+    texts = ("where does the user live?", "where does the user live")
+    asked, typed = [(await e5.embed([t], kind="query"))[0] for t in texts]
+    assert np.array_equal(asked, typed)
+    # Documents are embedded as written: a stored question keeps its mark.
+    stored, plain = [(await e5.embed([t]))[0] for t in texts]
+    assert float(stored @ plain) < 0.999
+
+
+#: REALTALK questions (chats 1 and 6), each with its evidence turn and a stored question
+#: that e5 put first while the query kept its "?" (bench/results/candidate-misses-2026-11-29.md).
+CASES = (
+    (
+        "Where does Kate work as a teacher assistant?",
+        "elise: What about Kate?",
+        "elise: Currently I have a small on campus job as a teacher assistance.",
+    ),
+    (
+        "What does Nicolas do before bed?",
+        "Nicolas: Like what?",
+        "Nicolas: I also forgot the skin care thing but ill put some eye cream on before i go to bed",
+    ),
+)
+
+
+async def test_a_question_finds_its_answer_not_a_stored_question(e5: E5SmallEmbedder) -> None:
+    model, tokenizer = installed_files(E5_SMALL_V2, None)
+    as_asked = OnnxEmbedder(
+        model_id=E5_SMALL_V2.model_id,
+        model_path=model,
+        tokenizer_path=tokenizer,
+        prefixes=(E5_SMALL_V2.query_prefix, E5_SMALL_V2.document_prefix),
+    )
+    try:
+        for question, stored_question, answer in CASES:
+            docs = await e5.embed([stored_question, answer])
+            query = (await e5.embed([question], kind="query"))[0]
+            assert int(np.argmax(docs @ query)) == 1, question
+            # The mechanism: the question with its mark is closer to the stored one.
+            with_mark = (await as_asked.embed([question], kind="query"))[0]
+            assert float(docs[0] @ with_mark) > float(docs[0] @ query) + 0.01, question
+    finally:
+        await as_asked.close()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
+def test_query_form_drops_trailing_question_marks_only() -> None:
+    strip = E5_SMALL_V2.query_strip
+    assert query_form("Where does Kate work? ", strip) == "Where does Kate work"
+    assert query_form("她在哪里工作\uff1f", strip) == "她在哪里工作"
+    assert query_form("Why?? ", strip) == "Why"
+    assert query_form("is a?b valid", strip) == "is a?b valid"
+    assert query_form("?", strip) == "?"  # nothing else to embed
+    assert query_form("Where? ", "") == "Where? "  # a model without a query form
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
