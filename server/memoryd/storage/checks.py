@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.domain.models import (
+    AccessUpdate,
     Memory,
     MemoryFilter,
     Partition,
@@ -47,6 +48,17 @@ def utc_copy(m: Memory) -> Memory:
     if m.source is not None and m.source.retrieved_at is not None:
         out.source = dataclasses.replace(m.source, retrieved_at=as_utc(m.source.retrieved_at))
     return out
+
+
+def count_access(m: Memory, update: AccessUpdate) -> datetime:
+    """Add ``update``'s reads to ``m`` in place, as every store records access: its
+    ``access_count`` grows by them and its ``accessed_at`` moves to the last one when
+    that is later. Returns the new ``accessed_at``."""
+    m.access_count += update.count
+    seen = as_utc(update.last_accessed_at)
+    if m.accessed_at is None or seen > m.accessed_at:
+        m.accessed_at = seen
+    return m.accessed_at
 
 
 def check_upsert(partition: Partition, memories: Sequence[Memory], dimension: int) -> None:

@@ -26,7 +26,7 @@ from usearch.index import Index
 
 from memoryd.domain.models import AccessUpdate, Memory, MemoryFilter, TextHit
 from memoryd.storage.base import ListPage
-from memoryd.storage.checks import as_utc
+from memoryd.storage.checks import count_access
 from memoryd.storage.hot.ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot.columns import FilterColumns
 from memoryd.storage.hot.hashes import ContentHashes
@@ -179,10 +179,7 @@ class HotPartition:
             return
         memory = self.memories[slot]
         assert memory is not None
-        seen = as_utc(update.last_accessed_at)
-        memory.access_count += update.count
-        if memory.accessed_at is None or (seen is not None and seen > memory.accessed_at):
-            memory.accessed_at = seen
+        count_access(memory, update)
 
     def _forget_fields(self, slot: int) -> None:
         old = self.memories[slot]
