@@ -78,6 +78,13 @@ class ComponentStates:
     def all(self) -> list[ComponentState]:
         return list(self._states.values())
 
+    def report_if_impaired(self, name: str) -> None:
+        """Tell the current call it was served degraded (:func:`report`) while the
+        component ``name`` is impaired."""
+        state = self._states.get(name)
+        if state is not None and not state.ok:
+            report(name, state.reason)
+
     @property
     def serving(self) -> bool:
         """False while a critical component is impaired."""
