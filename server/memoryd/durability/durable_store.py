@@ -575,6 +575,4 @@ class Durability:
             return
 
     def report_if_degraded(self) -> None:
-        state = self.states.get(STORE)
-        if state is not None and not state.ok:
-            report(STORE, state.reason)
+        self.states.report_if_impaired(STORE)

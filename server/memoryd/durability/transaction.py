@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from typing import Protocol
 
+from memoryd.context_vars import bound
 from memoryd.durability.ops import Op
 from memoryd.storage.write_stamp import collecting_after_logged, stamp_of_write
 
@@ -44,12 +45,8 @@ async def transaction() -> AsyncIterator[None]:
         yield  # nested: the outer block commits
         return
     collected: list[tuple[Log, Op]] = []
-    token = _transaction.set(collected)
-    with collecting_after_logged() as after_logged:
-        try:
-            yield
-        finally:
-            _transaction.reset(token)
+    with bound(_transaction, collected), collecting_after_logged() as after_logged:
+        yield
     with stamp_of_write() as logged:
         if collected:
             owner = collected[0][0]

@@ -148,9 +148,7 @@ class WriteThrough:
         return None
 
     def report_if_degraded(self) -> None:
-        state = self.states.get(STORE)
-        if state is not None and not state.ok:
-            report(STORE, state.reason)
+        self.states.report_if_impaired(STORE)
 
     def read_error(self, exc: Exception) -> StoreError:
         """What a read the store failed raises: a clean UNAVAILABLE (the backend's own

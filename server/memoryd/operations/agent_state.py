@@ -6,27 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from memoryd.domain.agent_state import (
-    AgentProfile,
-    AppendOutcome,
-    AttachmentQuery,
-    AttachmentSlice,
-    DeleteMessagesOutcome,
-    EndSessionOutcome,
-    FixedZoneEntry,
-    FixedZoneKind,
-    LongTermMemoryMode,
-    MessageDraft,
-    SessionCompression,
-    SessionMessagesPage,
-    SessionMessagesQuery,
-    SessionWindow,
-    WorkingMemory,
-    WorkingMemoryWrite,
-    WorkingScope,
-    WorkingScopePage,
-    WorkingScopeQuery,
-)
+from memoryd.domain import agent_state
 from memoryd.observability.tracing import CREATE, DELETE, SEARCH, UPSERT
 from memoryd.operations.definition import (
     Effect,
@@ -38,28 +18,32 @@ from memoryd.operations.definition import (
 # ---------------------------------------------------------------- working memory
 
 
-SET_WORKING_MEMORY: Operation[WorkingMemoryWrite, WorkingMemory] = Operation(
-    name="MemoryService.SetWorkingMemory",
-    effect=Effect.WRITE,
-    genai=UPSERT,
-    run=lambda s, scope, write: s.working.set(scope, write),
-    touched_in=lambda w: scope_touched(w.scope),
+SET_WORKING_MEMORY: Operation[agent_state.WorkingMemoryWrite, agent_state.WorkingMemory] = (
+    Operation(
+        name="MemoryService.SetWorkingMemory",
+        effect=Effect.WRITE,
+        genai=UPSERT,
+        run=lambda s, scope, write: s.working.set(scope, write),
+        touched_in=lambda w: scope_touched(w.scope),
+    )
 )
-GET_WORKING_MEMORY: Operation[WorkingScope, WorkingMemory] = Operation(
+GET_WORKING_MEMORY: Operation[agent_state.WorkingScope, agent_state.WorkingMemory] = Operation(
     name="MemoryService.GetWorkingMemory",
     effect=Effect.READ,
     genai=SEARCH,
     run=lambda s, scope, ws: s.working.get(scope, ws),
     touched_in=scope_touched,
 )
-DELETE_WORKING_MEMORY: Operation[WorkingScope, bool] = Operation(
+DELETE_WORKING_MEMORY: Operation[agent_state.WorkingScope, bool] = Operation(
     name="MemoryService.DeleteWorkingMemory",
     effect=Effect.WRITE,
     genai=DELETE,
     run=lambda s, scope, ws: s.working.delete(scope, ws),
     touched_in=scope_touched,
 )
-LIST_WORKING_MEMORY_SCOPES: Operation[WorkingScopeQuery, WorkingScopePage] = Operation(
+LIST_WORKING_MEMORY_SCOPES: Operation[
+    agent_state.WorkingScopeQuery, agent_state.WorkingScopePage
+] = Operation(
     name="MemoryService.ListWorkingMemoryScopes",
     effect=Effect.READ,
     genai=SEARCH,
@@ -84,13 +68,13 @@ class Nothing:
     """The input of an operation that needs nothing but its scope."""
 
 
-GET_PROFILE: Operation[Nothing, AgentProfile] = Operation(
+GET_PROFILE: Operation[Nothing, agent_state.AgentProfile] = Operation(
     name="MemoryService.GetProfile",
     effect=Effect.READ,
     genai=SEARCH,
     run=lambda s, scope, _: s.profiles.get(scope),
 )
-SET_PROFILE: Operation[ProfileWrite, AgentProfile] = Operation(
+SET_PROFILE: Operation[ProfileWrite, agent_state.AgentProfile] = Operation(
     name="MemoryService.SetProfile",
     effect=Effect.WRITE,
     genai=UPSERT,
@@ -106,11 +90,11 @@ class Append:
     settings."""
 
     session_id: str
-    messages: Sequence[MessageDraft]
+    messages: Sequence[agent_state.MessageDraft]
     ttl: timedelta | None = None
-    compression: SessionCompression | None = None
+    compression: agent_state.SessionCompression | None = None
     #: The session's long-term memory mode from this append on (None: unchanged).
-    long_term_memory_mode: LongTermMemoryMode | None = None
+    long_term_memory_mode: agent_state.LongTermMemoryMode | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +110,7 @@ class Inject:
     """The input of InjectInstruction: the session, the fixed-zone kind and its text."""
 
     session_id: str
-    kind: FixedZoneKind | None
+    kind: agent_state.FixedZoneKind | None
     content: str
 
 
@@ -154,7 +138,7 @@ class ClearRequest:
     fixed_zone: bool = False
 
 
-APPEND_MESSAGES: Operation[Append, AppendOutcome] = Operation(
+APPEND_MESSAGES: Operation[Append, agent_state.AppendOutcome] = Operation(
     name="MemoryService.AppendMessages",
     effect=Effect.WRITE,
     genai=CREATE,
@@ -166,7 +150,7 @@ APPEND_MESSAGES: Operation[Append, AppendOutcome] = Operation(
     touched_out=lambda out: (out.recorded_memory_ids, ""),
     own_degraded=lambda o: o.degraded,
 )
-GET_SESSION_WINDOW: Operation[WindowRequest, SessionWindow] = Operation(
+GET_SESSION_WINDOW: Operation[WindowRequest, agent_state.SessionWindow] = Operation(
     name="MemoryService.GetSessionWindow",
     effect=Effect.READ,
     genai=SEARCH,
@@ -174,27 +158,29 @@ GET_SESSION_WINDOW: Operation[WindowRequest, SessionWindow] = Operation(
     touched_in=session_touched,
     own_degraded=lambda o: o.degraded,
 )
-INJECT_INSTRUCTION: Operation[Inject, list[FixedZoneEntry]] = Operation(
+INJECT_INSTRUCTION: Operation[Inject, list[agent_state.FixedZoneEntry]] = Operation(
     name="MemoryService.InjectInstruction",
     effect=Effect.WRITE,
     genai=CREATE,
     run=lambda s, scope, i: s.sessions.inject(scope, i.session_id, i.kind, i.content),
     touched_in=session_touched,
 )
-END_SESSION: Operation[EndRequest, EndSessionOutcome] = Operation(
+END_SESSION: Operation[EndRequest, agent_state.EndSessionOutcome] = Operation(
     name="MemoryService.EndSession",
     effect=Effect.WRITE,
     run=lambda s, scope, e: s.sessions.end(scope, e.session_id, extract=e.extract),
     touched_in=session_touched,
     own_degraded=lambda o: o.degraded,
 )
-GET_SESSION_MESSAGES: Operation[SessionMessagesQuery, SessionMessagesPage] = Operation(
+GET_SESSION_MESSAGES: Operation[
+    agent_state.SessionMessagesQuery, agent_state.SessionMessagesPage
+] = Operation(
     name="MemoryService.GetSessionMessages",
     effect=Effect.READ,
     run=lambda s, scope, q: s.sessions.messages(scope, q),
     touched_in=session_touched,
 )
-DELETE_MESSAGES: Operation[DeleteMessages, DeleteMessagesOutcome] = Operation(
+DELETE_MESSAGES: Operation[DeleteMessages, agent_state.DeleteMessagesOutcome] = Operation(
     name="MemoryService.DeleteMessages",
     effect=Effect.WRITE,
     run=lambda s, scope, d: s.sessions.delete_messages(scope, d.session_id, list(d.seqs)),
@@ -207,12 +193,14 @@ CLEAR_SESSION: Operation[ClearRequest, int] = Operation(
     run=lambda s, scope, c: s.sessions.clear(scope, c.session_id, fixed_zone=c.fixed_zone),
     touched_in=session_touched,
 )
-GET_SESSION_ATTACHMENT: Operation[AttachmentQuery, AttachmentSlice] = Operation(
-    name="MemoryService.GetSessionAttachment",
-    effect=Effect.READ,
-    genai=SEARCH,
-    run=lambda s, scope, q: s.sessions.attachment(scope, q),
-    touched_in=session_touched,
+GET_SESSION_ATTACHMENT: Operation[agent_state.AttachmentQuery, agent_state.AttachmentSlice] = (
+    Operation(
+        name="MemoryService.GetSessionAttachment",
+        effect=Effect.READ,
+        genai=SEARCH,
+        run=lambda s, scope, q: s.sessions.attachment(scope, q),
+        touched_in=session_touched,
+    )
 )
 
 OPERATIONS = (

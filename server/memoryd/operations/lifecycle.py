@@ -7,34 +7,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
+from memoryd.domain import lifecycle
 from memoryd.domain.errors import InvalidArgument, PermissionDenied
-from memoryd.domain.lifecycle import (
-    EXPORT_FORMAT,
-    CompactOptions,
-    CompactResult,
-    ConsolidateOptions,
-    ConsolidateResult,
-    EraseReceipt,
-    EraseRequest,
-    ErasureCheck,
-    ExportedKeyEvent,
-    ExportedMemory,
-    ExportedSession,
-    ExportedSessionMessage,
-    ExportedState,
-    ExportHeader,
-    ExportItem,
-    ImportOutcome,
-    MaintenanceOptions,
-    MaintenanceResult,
-    MemorySelector,
-    Progress,
-    PruneCriteria,
-    PruneOutcome,
-    ReembedResult,
-    Stats,
-    VerifyErasureRequest,
-)
 from memoryd.domain.principal import CallScope
 from memoryd.observability.tracing import DELETE, SEARCH, UPDATE, UPSERT
 from memoryd.operations.definition import Effect, Operation, StreamOperation
@@ -46,7 +20,7 @@ from memoryd.operations.services import Services
 class Selection:
     """The input of Archive and Restore: which memories."""
 
-    selector: MemorySelector
+    selector: lifecycle.MemorySelector
     #: Restore only: undo consolidations (restore the sources, archive what was derived).
     undo_consolidation: bool = False
 
@@ -93,7 +67,7 @@ class ImportRecord:
     """One record of an import stream: its item, or why it cannot be read."""
 
     index: int
-    item: ExportItem | None
+    item: lifecycle.ExportItem | None
     problem: str = ""
     #: The agent it is imported into, and the request field that named it.
     agent: str = ""
@@ -108,26 +82,26 @@ async def _restore(s: Services, scope: CallScope, sel: Selection) -> Restored:
 
 
 def _compact(
-    s: Services, scope: CallScope, o: CompactOptions
-) -> AsyncIterator[Progress | CompactResult]:
+    s: Services, scope: CallScope, o: lifecycle.CompactOptions
+) -> AsyncIterator[lifecycle.Progress | lifecycle.CompactResult]:
     return s.lifecycle.compact(scope, o)
 
 
 def _maintain(
-    s: Services, scope: CallScope, o: MaintenanceOptions
-) -> AsyncIterator[Progress | MaintenanceResult]:
+    s: Services, scope: CallScope, o: lifecycle.MaintenanceOptions
+) -> AsyncIterator[lifecycle.Progress | lifecycle.MaintenanceResult]:
     return s.lifecycle.run_maintenance(scope, o)
 
 
 def _consolidate(
-    s: Services, scope: CallScope, o: ConsolidateOptions
-) -> AsyncIterator[Progress | ConsolidateResult]:
+    s: Services, scope: CallScope, o: lifecycle.ConsolidateOptions
+) -> AsyncIterator[lifecycle.Progress | lifecycle.ConsolidateResult]:
     return s.lifecycle.consolidate(scope, o)
 
 
 async def _export(
     s: Services, scope: CallScope, req: ExportRequest
-) -> AsyncIterator[ExportItem | Progress]:
+) -> AsyncIterator[lifecycle.ExportItem | lifecycle.Progress]:
     service = s.lifecycle
     partitions = await service.export_partitions(scope, req.all_agents)
     items = service.export(
@@ -139,7 +113,7 @@ async def _export(
 
 async def _reembed(
     s: Services, scope: CallScope, req: ReembedRequest
-) -> AsyncIterator[Progress | ReembedResult]:
+) -> AsyncIterator[lifecycle.Progress | lifecycle.ReembedResult]:
     service = s.lifecycle
     partitions = await service.export_partitions(scope, req.all_agents)
     if req.batch_size is not None and req.batch_size < 0:
@@ -150,7 +124,7 @@ async def _reembed(
 
 async def _import(
     s: Services, scope: CallScope, records: AsyncIterator[ImportRecord]
-) -> ImportOutcome:
+) -> lifecycle.ImportOutcome:
     """Every record of the stream into the agent it names (or the target agent); a
     record that cannot be read or names an agent the caller may not act for is
     reported in ``rejected`` and the stream goes on."""
@@ -161,10 +135,12 @@ async def _import(
         if item is None:
             importer.reject(index, record.problem)
             continue
-        if isinstance(item, ExportHeader):
-            if item.format == EXPORT_FORMAT:
+        if isinstance(item, lifecycle.ExportHeader):
+            if item.format == lifecycle.EXPORT_FORMAT:
                 continue
-            problem = f"{item.format!r} is not a format this server reads ({EXPORT_FORMAT})"
+            problem = (
+                f"{item.format!r} is not a format this server reads ({lifecycle.EXPORT_FORMAT})"
+            )
             if index == 0:  # nothing read yet: the whole stream is of another format
                 raise InvalidArgument.field("record.header.format", problem)
             importer.reject(index, f"record.header.format: {problem}")
@@ -181,17 +157,19 @@ async def _import(
     return await importer.finish()
 
 
-def _exported_ids(item: ExportItem | Progress) -> Iterable[str]:
-    if isinstance(item, ExportedMemory):
+def _exported_ids(item: lifecycle.ExportItem | lifecycle.Progress) -> Iterable[str]:
+    if isinstance(item, lifecycle.ExportedMemory):
         return (item.memory.id,)
-    if isinstance(item, ExportedKeyEvent):
+    if isinstance(item, lifecycle.ExportedKeyEvent):
         return (item.entry.key,)
-    if isinstance(item, ExportedSession | ExportedSessionMessage | ExportedState):
+    if isinstance(
+        item, lifecycle.ExportedSession | lifecycle.ExportedSessionMessage | lifecycle.ExportedState
+    ):
         return (f"session:{item.session_id}",)
     return ()
 
 
-GET_STATS: Operation[Everything, Stats] = Operation(
+GET_STATS: Operation[Everything, lifecycle.Stats] = Operation(
     name="LifecycleService.GetStats",
     effect=Effect.READ,
     run=lambda s, scope, _: s.lifecycle.stats(scope),
@@ -210,7 +188,7 @@ RESTORE: Operation[Selection, Restored] = Operation(
     run=_restore,
     touched_in=lambda sel: (sel.selector.ids, ""),
 )
-PRUNE: Operation[PruneCriteria, PruneOutcome] = Operation(
+PRUNE: Operation[lifecycle.PruneCriteria, lifecycle.PruneOutcome] = Operation(
     name="LifecycleService.Prune",
     # Deletes whatever matches its criteria (a dry run previews exactly that).
     effect=Effect.DESTRUCTIVE,
@@ -224,7 +202,7 @@ RESET: Operation[ResetRequest, int] = Operation(
     run=lambda s, scope, req: s.lifecycle.reset(scope, req.confirm),
 )
 
-ERASE: Operation[EraseRequest, EraseReceipt] = Operation(
+ERASE: Operation[lifecycle.EraseRequest, lifecycle.EraseReceipt] = Operation(
     name="LifecycleService.Erase",
     # Deletes beyond recovery: old versions and the log's segments go too.
     effect=Effect.DESTRUCTIVE,
@@ -236,7 +214,7 @@ ERASE: Operation[EraseRequest, EraseReceipt] = Operation(
     # The audit keeps the erased ids and the receipt's digest, never any content.
     touched_out=lambda receipt: (receipt.ids, f"erasure:{receipt.digest}"),
 )
-VERIFY_ERASURE: Operation[VerifyErasureRequest, ErasureCheck] = Operation(
+VERIFY_ERASURE: Operation[lifecycle.VerifyErasureRequest, lifecycle.ErasureCheck] = Operation(
     name="LifecycleService.VerifyErasure",
     # Scans the data directory (only the tenant's own folders where tenants share
     # it) and answers with file names and counts, never with what the files hold.
@@ -247,7 +225,7 @@ VERIFY_ERASURE: Operation[VerifyErasureRequest, ErasureCheck] = Operation(
 )
 
 
-def _compact_effect(o: CompactOptions) -> Effect:
+def _compact_effect(o: lifecycle.CompactOptions) -> Effect:
     """Compacting by the configured policy (tombstones, expired items, near-duplicate
     merges at the operator's threshold, which scheduled maintenance applies anyway) is
     a write; a merge threshold or similarity of the caller's own deletes the memories
@@ -256,32 +234,39 @@ def _compact_effect(o: CompactOptions) -> Effect:
     return Effect.DESTRUCTIVE if overrides else Effect.WRITE
 
 
-def _maintenance_effect(o: MaintenanceOptions) -> Effect:
+def _maintenance_effect(o: lifecycle.MaintenanceOptions) -> Effect:
     """A retention override deletes; max_entries archives beyond the operator's policy."""
     if o.retention_days is not None:
         return Effect.DESTRUCTIVE
     return Effect.ADMIN_OVERRIDE if o.max_entries is not None else Effect.WRITE
 
 
-COMPACT: StreamOperation[CompactOptions, Progress | CompactResult] = StreamOperation(
-    name="LifecycleService.Compact", effect=Effect.WRITE, effect_of=_compact_effect, run=_compact
-)
-RUN_MAINTENANCE: StreamOperation[MaintenanceOptions, Progress | MaintenanceResult] = (
+COMPACT: StreamOperation[lifecycle.CompactOptions, lifecycle.Progress | lifecycle.CompactResult] = (
     StreamOperation(
-        name="LifecycleService.RunMaintenance",
+        name="LifecycleService.Compact",
         effect=Effect.WRITE,
-        effect_of=_maintenance_effect,
-        run=_maintain,
+        effect_of=_compact_effect,
+        run=_compact,
     )
 )
-CONSOLIDATE: StreamOperation[ConsolidateOptions, Progress | ConsolidateResult] = StreamOperation(
+RUN_MAINTENANCE: StreamOperation[
+    lifecycle.MaintenanceOptions, lifecycle.Progress | lifecycle.MaintenanceResult
+] = StreamOperation(
+    name="LifecycleService.RunMaintenance",
+    effect=Effect.WRITE,
+    effect_of=_maintenance_effect,
+    run=_maintain,
+)
+CONSOLIDATE: StreamOperation[
+    lifecycle.ConsolidateOptions, lifecycle.Progress | lifecycle.ConsolidateResult
+] = StreamOperation(
     name="LifecycleService.Consolidate",
     # Lossless: the originals are archived beside the derived memory, and Restore's
     # undo_consolidation brings them back (service/lifecycle/consolidation.py).
     effect=Effect.WRITE,
     run=_consolidate,
 )
-EXPORT: StreamOperation[ExportRequest, ExportItem | Progress] = StreamOperation(
+EXPORT: StreamOperation[ExportRequest, lifecycle.ExportItem | lifecycle.Progress] = StreamOperation(
     name="LifecycleService.Export",
     effect=Effect.READ,
     effect_of=lambda r: Effect.ADMIN_OVERRIDE if r.all_agents else Effect.READ,
@@ -291,7 +276,7 @@ EXPORT: StreamOperation[ExportRequest, ExportItem | Progress] = StreamOperation(
     returned=_exported_ids,
     unmasked_for_admin=True,
 )
-IMPORT: Operation[AsyncIterator[ImportRecord], ImportOutcome] = Operation(
+IMPORT: Operation[AsyncIterator[ImportRecord], lifecycle.ImportOutcome] = Operation(
     name="LifecycleService.Import",
     # Writes into every agent its records name, over what they hold.
     effect=Effect.ADMIN_OVERRIDE,
@@ -299,12 +284,14 @@ IMPORT: Operation[AsyncIterator[ImportRecord], ImportOutcome] = Operation(
     run=_import,
     tenant_wide=lambda _: True,
 )
-REEMBED: StreamOperation[ReembedRequest, Progress | ReembedResult] = StreamOperation(
-    name="LifecycleService.Reembed",
-    effect=Effect.ADMIN_OVERRIDE,
-    genai=UPDATE,
-    run=_reembed,
-    tenant_wide=lambda r: r.all_agents,
+REEMBED: StreamOperation[ReembedRequest, lifecycle.Progress | lifecycle.ReembedResult] = (
+    StreamOperation(
+        name="LifecycleService.Reembed",
+        effect=Effect.ADMIN_OVERRIDE,
+        genai=UPDATE,
+        run=_reembed,
+        tenant_wide=lambda r: r.all_agents,
+    )
 )
 
 OPERATIONS = (

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from memoryd.context_vars import bound
 from memoryd.domain.requests import Degradation
 
 _collector: ContextVar[list[Degradation] | None] = ContextVar("degradations", default=None)
@@ -26,11 +27,8 @@ _collector: ContextVar[list[Degradation] | None] = ContextVar("degradations", de
 def collecting() -> Iterator[list[Degradation]]:
     """Reasons reported on this call's path while the block runs (in report order)."""
     found: list[Degradation] = []
-    token = _collector.set(found)
-    try:
+    with bound(_collector, found):
         yield found
-    finally:
-        _collector.reset(token)
 
 
 def report(component: str, reason: str) -> None:
@@ -79,6 +77,13 @@ class ComponentStates:
 
     def all(self) -> list[ComponentState]:
         return list(self._states.values())
+
+    def report_if_impaired(self, name: str) -> None:
+        """Tell the current call it was served degraded (:func:`report`) while the
+        component ``name`` is impaired."""
+        state = self._states.get(name)
+        if state is not None and not state.ok:
+            report(name, state.reason)
 
     @property
     def serving(self) -> bool:

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from memoryd.context_vars import bound
 from memoryd.security.audit import AuditEvent, AuditLog, with_wal_seq
 
 
@@ -64,11 +65,8 @@ _riding: ContextVar[tuple[Admission, ...]] = ContextVar("audit_admissions", defa
 @contextmanager
 def riding(admissions: Sequence[Admission]) -> Iterator[None]:
     """Make ``admissions`` the current ones (a call's own; a batch's several)."""
-    token = _riding.set(tuple(admissions))
-    try:
+    with bound(_riding, tuple(admissions)):
         yield
-    finally:
-        _riding.reset(token)
 
 
 def current() -> tuple[Admission, ...]:

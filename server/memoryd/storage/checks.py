@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.domain.models import (
+    AccessUpdate,
     Memory,
     MemoryFilter,
     Partition,
@@ -30,8 +31,34 @@ def as_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
-def _utc_opt(value: datetime | None) -> datetime | None:
+def as_utc_or_none(value: datetime | None) -> datetime | None:
+    """:func:`as_utc` of an instant a memory or record may leave unset."""
     return None if value is None else as_utc(value)
+
+
+def utc_copy(m: Memory) -> Memory:
+    """A shallow copy of ``m`` with every instant in UTC, as every store hands them out
+    (the in-process store, the hot cache's rows)."""
+    out = m.copy()
+    out.created_at = as_utc(m.created_at)
+    out.updated_at = as_utc(m.updated_at)
+    out.accessed_at = as_utc_or_none(m.accessed_at)
+    out.expires_at = as_utc_or_none(m.expires_at)
+    out.occurred_at = as_utc_or_none(m.occurred_at)
+    if m.source is not None and m.source.retrieved_at is not None:
+        out.source = dataclasses.replace(m.source, retrieved_at=as_utc(m.source.retrieved_at))
+    return out
+
+
+def count_access(m: Memory, update: AccessUpdate) -> datetime:
+    """Add ``update``'s reads to ``m`` in place, as every store records access: its
+    ``access_count`` grows by them and its ``accessed_at`` moves to the last one when
+    that is later. Returns the new ``accessed_at``."""
+    m.access_count += update.count
+    seen = as_utc(update.last_accessed_at)
+    if m.accessed_at is None or seen > m.accessed_at:
+        m.accessed_at = seen
+    return m.accessed_at
 
 
 def check_upsert(partition: Partition, memories: Sequence[Memory], dimension: int) -> None:
@@ -57,18 +84,11 @@ def check_upsert(partition: Partition, memories: Sequence[Memory], dimension: in
 def stored_copy(m: Memory) -> Memory:
     """``m`` as a store keeps it: a copy the caller can no longer reach (metadata
     deep-copied, the vector a float32 array of its own) with every instant in UTC."""
-    out = m.copy()
+    out = utc_copy(m)
     out.metadata = _metadata_copy(m)
     out.tags = tuple(m.tags)
     if m.vector is not None:
         out.vector = np.array(m.vector, dtype=np.float32)
-    out.created_at = as_utc(m.created_at)
-    out.updated_at = as_utc(m.updated_at)
-    out.accessed_at = _utc_opt(m.accessed_at)
-    out.expires_at = _utc_opt(m.expires_at)
-    out.occurred_at = _utc_opt(m.occurred_at)
-    if m.source is not None and m.source.retrieved_at is not None:
-        out.source = dataclasses.replace(m.source, retrieved_at=as_utc(m.source.retrieved_at))
     return out
 
 

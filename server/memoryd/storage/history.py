@@ -38,6 +38,7 @@ from memoryd.domain.models import (
     utcnow,
 )
 from memoryd.domain.records import Record, RecordKind
+from memoryd.storage.checks import count_access
 from memoryd.storage.history_journal import (
     HistoryJournal,
     PartitionHistory,
@@ -239,9 +240,7 @@ class MemoryHistory:
             if versions is None or current is None:
                 continue
             kept = current.copy()
-            kept.access_count += update.count
-            if kept.accessed_at is None or update.last_accessed_at > kept.accessed_at:
-                kept.accessed_at = update.last_accessed_at
+            count_access(kept, update)
             self._add(partition, part, memory_id, Version(at, position, kept))
         self._grew(len(updates))
 

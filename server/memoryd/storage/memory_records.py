@@ -14,13 +14,14 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from memoryd.domain.errors import StoreError
 from memoryd.domain.models import Partition
 from memoryd.domain.records import Record, RecordKind
 from memoryd.storage.base import IN_PROCESS
+from memoryd.storage.checks import as_utc, as_utc_or_none
 from memoryd.storage.records import FIRST_PAGE, KeyPage, put_if_unchanged
 
 
@@ -34,13 +35,6 @@ def encode_doc(doc: dict[str, Any]) -> str:
 def decode_doc(text: str) -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(text)
     return doc
-
-
-def utc(value: datetime) -> datetime:
-    """UTC at microsecond precision (naive values are taken as UTC)."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
 
 
 def check_key(key: str, where: str) -> None:
@@ -74,8 +68,8 @@ def stored_record(r: Record) -> Record:
         key=r.key,
         doc=decode_doc(encode_doc(r.doc)),
         version=int(r.version),
-        updated_at=utc(r.updated_at),
-        expires_at=None if r.expires_at is None else utc(r.expires_at),
+        updated_at=as_utc(r.updated_at),
+        expires_at=as_utc_or_none(r.expires_at),
         write_id=r.write_id,
         lineage=r.lineage,
     )
@@ -154,8 +148,8 @@ class InMemoryRecordStore:
                 key=r.key,
                 doc=encode_doc(r.doc),
                 version=int(r.version),
-                updated_at=utc(r.updated_at),
-                expires_at=None if r.expires_at is None else utc(r.expires_at),
+                updated_at=as_utc(r.updated_at),
+                expires_at=as_utc_or_none(r.expires_at),
             )
             for r in unique_records(records)
         ]

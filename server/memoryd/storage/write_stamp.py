@@ -22,6 +22,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 
+from memoryd.context_vars import bound
+
 #: What a layer does once its write is logged, given the write's stamp.
 AfterLogged = Callable[["WriteStamp | None"], Awaitable[None]]
 
@@ -53,11 +55,8 @@ def current_stamp() -> WriteStamp | None:
 def stamp_of_write() -> Iterator[Callable[[], WriteStamp | None]]:
     """A reader of the stamp of the write made in the block (None: not logged, as
     without a log, or not yet, as inside a transaction)."""
-    token = _stamp.set(None)
-    try:
+    with bound(_stamp, None):
         yield _stamp.get
-    finally:
-        _stamp.reset(token)
 
 
 @contextlib.contextmanager
@@ -65,11 +64,8 @@ def collecting_after_logged() -> Iterator[list[AfterLogged]]:
     """For a transaction: what :func:`when_logged` defers in the block, to run once the
     block's writes are logged (and never if it fails)."""
     deferred: list[AfterLogged] = []
-    token = _deferred.set(deferred)
-    try:
+    with bound(_deferred, deferred):
         yield deferred
-    finally:
-        _deferred.reset(token)
 
 
 async def when_logged(then: AfterLogged, stamp_now: Callable[[], WriteStamp | None]) -> None:

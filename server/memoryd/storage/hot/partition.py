@@ -28,12 +28,13 @@ from usearch.index import Index
 from memoryd.domain.models import AccessUpdate, Memory, MemoryFilter, TextHit
 from memoryd.storage.base import ListPage
 from memoryd.storage.bm25 import TermStatistics
+from memoryd.storage.checks import count_access
 from memoryd.storage.hot.ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot.columns import FilterColumns
 from memoryd.storage.hot.hashes import ContentHashes
 from memoryd.storage.hot.order import best, page
 from memoryd.storage.hot.quant import Quantized
-from memoryd.storage.hot.rows import grown, object_bytes, utc
+from memoryd.storage.hot.rows import grown, object_bytes
 from memoryd.storage.hot.sketch import RANK, Sketch
 from memoryd.storage.hot.text import TextBase, TextIndex
 from memoryd.storage.instants import to_micros
@@ -180,10 +181,7 @@ class HotPartition:
             return
         memory = self.memories[slot]
         assert memory is not None
-        seen = utc(update.last_accessed_at)
-        memory.access_count += update.count
-        if memory.accessed_at is None or (seen is not None and seen > memory.accessed_at):
-            memory.accessed_at = seen
+        count_access(memory, update)
 
     def _forget_fields(self, slot: int) -> None:
         old = self.memories[slot]

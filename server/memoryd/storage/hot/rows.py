@@ -4,15 +4,14 @@ index's, the int8 copy's, the sketch's). Times are microseconds (storage/instant
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from memoryd.domain.models import Memory, Provenance, ProvenanceKind, TrustFilter
+from memoryd.storage.checks import utc_copy
 
 F32 = npt.NDArray[np.float32]
 
@@ -24,12 +23,6 @@ OBJECT_OVERHEAD = 900
 _SOURCE_CODE = {k: i + 1 for i, k in enumerate(ProvenanceKind)}
 
 _A = TypeVar("_A", bound=np.ndarray[Any, Any])
-
-
-def utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def source_code(source: Provenance | None) -> int:
@@ -44,18 +37,11 @@ def trust_codes(trust: TrustFilter) -> list[int]:
 
 def stored_form(m: Memory) -> Memory:
     """``m`` as a durable store returns it: UTC datetimes, JSON metadata, no vector."""
-    out = m.copy()
+    out = utc_copy(m)
     out.vector = None
-    out.created_at = utc(m.created_at) or m.created_at
-    out.updated_at = utc(m.updated_at) or m.updated_at
-    out.accessed_at = utc(m.accessed_at)
-    out.expires_at = utc(m.expires_at)
-    out.occurred_at = utc(m.occurred_at)
     out.tags = tuple(m.tags)
     out.metadata_json = m.metadata_text()
     out.metadata = json.loads(out.metadata_json) if m.metadata else {}
-    if m.source is not None and m.source.retrieved_at is not None:
-        out.source = dataclasses.replace(m.source, retrieved_at=utc(m.source.retrieved_at))
     return out
 
 

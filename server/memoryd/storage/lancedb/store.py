@@ -13,7 +13,7 @@ import asyncio
 import builtins
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from datetime import UTC, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,7 +40,7 @@ from memoryd.storage.base import (
     PartitionUpsert,
     UpsertHints,
 )
-from memoryd.storage.checks import check_upsert, dedupe_last
+from memoryd.storage.checks import check_upsert, count_access, dedupe_last
 from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
 from memoryd.storage.failures import backend_errors
 from memoryd.storage.lancedb.filters import (
@@ -385,13 +385,7 @@ class LanceDBStore(TableOwner):
             if not current:
                 return
             for m in current:
-                update = updates[m.id]
-                seen = update.last_accessed_at
-                if seen.tzinfo is None:
-                    seen = seen.replace(tzinfo=UTC)
-                m.access_count += update.count
-                if m.accessed_at is None or seen > m.accessed_at:
-                    m.accessed_at = seen
+                count_access(m, updates[m.id])
             # Matched rows only: an id deleted meanwhile is never resurrected.
             await (
                 table.merge_insert(MERGE_KEY)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
-from datetime import UTC
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,7 @@ from memoryd.domain.models import (
     VectorHit,
 )
 from memoryd.storage.base import NEWEST, NO_HINTS, ListPage, Nearest, UpsertHints
-from memoryd.storage.checks import check_upsert, dedupe_last
+from memoryd.storage.checks import check_upsert, count_access, dedupe_last
 from memoryd.storage.conditional import ConditionalWrite
 from memoryd.storage.instants import to_micros
 from memoryd.storage.qdrant import conditional, sparse
@@ -195,13 +194,9 @@ class QdrantStore(EngineOwner):
             current = await self._get(engine, partition, list(updates), False)
             changes: list[tuple[dict[str, object], models.Filter]] = []
             for m in current:
-                update = updates[m.id]
-                seen = update.last_accessed_at
-                if seen.tzinfo is None:
-                    seen = seen.replace(tzinfo=UTC)
-                accessed = seen if m.accessed_at is None or seen > m.accessed_at else m.accessed_at
+                accessed = count_access(m, updates[m.id])
                 payload: dict[str, object] = {
-                    "access_count": m.access_count + update.count,
+                    "access_count": m.access_count,
                     "accessed_at": to_micros(accessed),
                 }
                 # A filter, not a point list: an id deleted meanwhile matches nothing
