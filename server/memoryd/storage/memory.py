@@ -31,7 +31,7 @@ from memoryd.storage.bm25 import (
     score,
     statistics_of,
 )
-from memoryd.storage.checks import admitted, as_utc, copied_out, matches
+from memoryd.storage.checks import admitted, as_utc, copied_out, count_access, matches
 from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
 from memoryd.text import content_hash, tokenize
 
@@ -204,7 +204,4 @@ class InMemoryStore:
             m = rows.get(memory_id)
             if m is None:
                 continue
-            m.access_count += update.count
-            seen = as_utc(update.last_accessed_at)
-            if m.accessed_at is None or seen > m.accessed_at:
-                m.accessed_at = seen
+            count_access(m, update)
