@@ -33,6 +33,7 @@ from memoryd.storage.bm25 import (
 )
 from memoryd.storage.checks import admitted, as_utc, copied_out, count_access, matches
 from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
+from memoryd.storage.cosine import cosines, stored_rows
 from memoryd.text import content_hash, tokenize
 
 
@@ -110,13 +111,11 @@ class InMemoryStore:
         if limit <= 0 or not candidates:
             return []
         matrix = np.stack([np.asarray(m.vector, dtype=np.float32) for m in candidates])
-        # Stored vectors are not rescaled on the way in; the query is unit length.
-        # einsum, not a matrix product: BLAS rounds a row's dot product differently by
-        # its position in the matrix, and a memory's score must not depend on what
-        # else is stored, or in which order (as-of reads rebuild the store).
-        norms = np.linalg.norm(matrix, axis=1)
-        dots = np.einsum("ij,j->i", matrix, np.asarray(vector, dtype=np.float32))
-        sims = dots / np.where(norms == 0, np.float32(1), norms)
+        # Scored as the hot cache scores them (storage/cosine.py): a memory's score
+        # must not depend on what else is stored, or in which order (as-of reads
+        # rebuild the store), nor on which of the two answers.
+        query = np.asarray(vector, dtype=np.float32)
+        sims = cosines(stored_rows(matrix), query)
         ranked = sorted(range(len(candidates)), key=lambda k: (-float(sims[k]), candidates[k].id))
         return [VectorHit(copied_out(candidates[k], False), float(sims[k])) for k in ranked[:limit]]
 

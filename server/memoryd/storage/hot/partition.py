@@ -29,6 +29,7 @@ from memoryd.domain.models import AccessUpdate, Memory, MemoryFilter, TextHit
 from memoryd.storage.base import ListPage
 from memoryd.storage.bm25 import TermStatistics
 from memoryd.storage.checks import count_access
+from memoryd.storage.cosine import cosines, stored_rows
 from memoryd.storage.hot.ann import AnnParams, ann_candidates, ann_near
 from memoryd.storage.hot.columns import FilterColumns
 from memoryd.storage.hot.hashes import ContentHashes
@@ -45,8 +46,6 @@ Slots = npt.NDArray[np.intp]
 _MIN_CAPACITY = 64
 #: Similarities computed per block of an exact multi-query search (64 MB of float32).
 _EXACT_BLOCK_CELLS = 16 * 2**20
-#: Vectors whose norm is this close to 1 are kept as they are (see put_rows).
-_UNIT_TOLERANCE = 1e-5
 #: Near-neighbour lookups (``min_similarity``) of at least _SKETCH_MIN_QUERIES vectors
 #: (a batch write's deduplication; one vector is a cheap product anyway, and a partition
 #: only ever written one memory at a time never pays the sketch's memory) go through
@@ -130,11 +129,9 @@ class HotPartition:
             self.memories[slot] = memory
             slots[i] = slot
             self._object_bytes += object_bytes(memory)
-        # Stored vectors are unit length already; renormalising those would change
-        # their last bits, and text search returns the vectors exactly as stored.
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        off = (np.abs(norms - 1) > _UNIT_TOLERANCE) & (norms > 0)
-        self.vectors[slots] = np.where(off, vectors / np.where(off, norms, 1), vectors)
+        # Stored vectors are unit length already (storage/cosine.py), and text search
+        # returns the vectors exactly as stored.
+        self.vectors[slots] = stored_rows(vectors)
         self.columns.put(slots, memories)
         if self.sketch is not None:
             self.sketch.put(slots, self.vectors[slots])
@@ -321,7 +318,7 @@ class HotPartition:
                 if slots is None:
                     out.extend(self._exact(query[None, :], mask, count, k))
                 else:
-                    out.append(self._ranked(slots, self.vectors[slots] @ query, k))
+                    out.append(self._ranked(slots, cosines(self.vectors[slots], query), k))
             return out
         if min_similarity is not None and len(queries) >= _SKETCH_MIN_QUERIES:
             sketch = self._sketch_for(count, min_similarity)
@@ -350,7 +347,7 @@ class HotPartition:
             slots = self._quantized().candidates(
                 queries[0], n, None if count == n else mask, k, at_least=min_similarity
             )
-            sims = np.einsum("ij,j->i", self.vectors[slots], queries[0])
+            sims = cosines(self.vectors[slots], queries[0])
             if min_similarity is not None:
                 slots, sims = slots[sims >= min_similarity], sims[sims >= min_similarity]
             return [self._ranked(slots, sims, k)]
@@ -361,10 +358,12 @@ class HotPartition:
         else:
             slots = np.arange(n)
             rows = self.vectors[:n]
-        # One query: gemv, not a one-row gemm (OpenBLAS threads a gemm, which measured
-        # ~10x slower for one query on a busy 2-core machine). Several: one row of
-        # similarities per query, so each top-k reads contiguous memory.
-        sims = (rows @ queries[0])[None, :] if len(queries) == 1 else queries @ rows.T
+        # One query (a search): row by row, the float the in-process store gives too
+        # (storage/cosine.py; not a one-row gemm either: OpenBLAS threads a gemm,
+        # which measured ~10x slower for one query on a busy 2-core machine). Several
+        # (a batch's duplicate lookup, compared with a cut): one row of similarities
+        # per query, so each top-k reads contiguous memory.
+        sims = cosines(rows, queries[0])[None, :] if len(queries) == 1 else queries @ rows.T
         if len(slots) == n and count < n:
             sims[:, ~mask] = -np.inf
         if min_similarity is None:  # k <= count: a masked row (-inf) never makes the k best
