@@ -175,3 +175,32 @@ def test_a_watch_cursor_reads_as_of_the_changes_it_delivered(
         )
     assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert list(violations(raised.value)) == ["as_of"]
+
+
+def test_a_read_made_while_writes_wait_scores_as_the_read_as_of_then(
+    memory_stub: MemoryServiceStub,
+) -> None:
+    """Right after its writes, a partition's memories wait for the store (applied
+    behind the answer): the live read lays them over the store's answer. Its keyword
+    and similarity scores are the very floats the read as of that moment computes
+    over the history (docs/as-of.md), so near-ties (these memories differ by a word)
+    rank alike. Only recency may differ: the two reads' "now" are not the same."""
+    agent = f"asof-{uuid.uuid4().hex[:8]}"
+    kinds = ["green", "black", "white", "mint", "herbal"]
+    texts = [f"The user drinks {kind} tea every morning" for kind in kinds]
+    texts += [f"The user drinks coffee after {when}" for when in ["lunch", "dinner", "work"]]
+    for text in texts:
+        memory_stub.Remember(mpb.RememberRequest(agent_id=agent, content=text))
+    query = "what does the user drink?"
+    live = memory_stub.Recall(mpb.RecallRequest(agent_id=agent, query=query, limit=10))
+    instant = between_writes()
+    memory_stub.Remember(mpb.RememberRequest(agent_id=agent, content="The user drinks water"))
+    then = memory_stub.Recall(
+        mpb.RecallRequest(agent_id=agent, query=query, limit=10, as_of=at(instant))
+    )
+
+    def scores(resp: mpb.RecallResponse) -> list[tuple[str, float, float]]:
+        return [(r.memory.id, r.components.keyword, r.components.similarity) for r in resp.results]
+
+    assert len(live.results) == len(texts)
+    assert scores(live) == scores(then)

@@ -33,7 +33,6 @@ from memoryd.domain.models import (
     TextHit,
     UnitVector,
     VectorHit,
-    unit_rows,
 )
 from memoryd.domain.records import Record, RecordKind
 from memoryd.durability.durable_store import Durability
@@ -57,6 +56,7 @@ from memoryd.storage.base import (
 from memoryd.storage.bm25 import query_terms
 from memoryd.storage.checks import admitted, copied_out, matches
 from memoryd.storage.conditional import ConditionalWrite, Counters, moved, with_counters
+from memoryd.storage.cosine import cosines, stored_rows
 from memoryd.storage.memory_records import copied_record, stored_record, unique_records
 from memoryd.storage.records import FIRST_PAGE, KeyPage, RecordStore, put_if_unchanged
 from memoryd.text.normalize import content_hash
@@ -285,12 +285,17 @@ class DurableStore(_Face):
             for m in overlay.values()
             if m is not None and m.vector is not None and matches(m, flt)
         ]
-        # Every query against every pending memory in one product (a batch of new
-        # memories looks for near-duplicates among the ones still being applied).
+        # The pending rows as the store will hold them. One query (a search) is scored
+        # row by row, the floats the store gives once they are applied
+        # (storage/cosine.py); a batch (new memories looking for near-duplicates among
+        # the ones still being applied) in one product, compared with a cut.
         sims = np.zeros((len(vectors), 0), dtype=np.float32)
         if extra:
-            pending = unit_rows(np.stack([m.vector for m in extra if m.vector is not None]))
-            sims = np.matmul(np.stack(vectors), pending.T)
+            pending = stored_rows(np.stack([m.vector for m in extra if m.vector is not None]))
+            if len(vectors) == 1:
+                sims = cosines(pending, vectors[0])[None, :]
+            else:
+                sims = np.matmul(np.stack(vectors), pending.T)
         out = []
         for row, hits in zip(sims, found, strict=True):
             kept = [h for h in hits if h.memory.id not in overlay]
