@@ -315,6 +315,7 @@ async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemory
         observers=[indexes, *mirrors],
         leases=_leases(base, KEYS_LEASE, versions=COUNTER_KEY),
         pending=common.pending,
+        history=history_of(base.store),
     )
     for mirror in mirrors:  # a hand edit of an index file becomes the key's next version
         mirror.read_back = keyed_read_back(keyed, s.keys.mirror_clearance)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +31,9 @@ from memoryd.service.keyed.pending import PendingMirrors
 from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.memories.access_stats import AccessStatsBuffer
 from memoryd.service.memories.service import MemoryService
+from memoryd.storage.base import Store
+from memoryd.storage.history import MemoryHistory
+from memoryd.storage.history_stores import HistoryStore
 from memoryd.storage.memory import InMemoryStore
 from memoryd.storage.memory_records import InMemoryRecordStore
 
@@ -80,13 +84,16 @@ class Behind:
     memories: MemoryService
     pending: PendingMirrors
     embedder: GatedEmbedder
-    store: InMemoryStore
+    store: Store
     records: InMemoryRecordStore
     writer: WriteBatcher
+    history: MemoryHistory | None = None
 
     def restarted(self, embedder: object | None = None) -> Behind:
-        """A new daemon over the same stores: a new queue and services."""
-        return build(self.store, self.records, self.writer, embedder or GatedEmbedder())
+        """A new daemon over the same stores (and history): a new queue and services."""
+        return build(
+            self.store, self.records, self.writer, embedder or GatedEmbedder(), self.history
+        )
 
     async def set(self, key: str, content: object) -> int:
         write = KeyWrite(key, Json.of(content), source=USER)
@@ -98,10 +105,11 @@ class Behind:
 
 
 def build(
-    store: InMemoryStore,
+    store: Store,
     records: InMemoryRecordStore,
     writer: WriteBatcher,
     embedder: object,
+    history: MemoryHistory | None = None,
 ) -> Behind:
     pending = PendingMirrors(retry_s=0.01)
     memories = MemoryService(
@@ -123,9 +131,10 @@ def build(
         limits=LimitsSettings(),
         keys=KeysSettings(),
         pending=pending,
+        history=history,
     )
     gated = embedder if isinstance(embedder, GatedEmbedder) else GatedEmbedder()
-    return Behind(keyed, memories, pending, gated, store, records, writer)
+    return Behind(keyed, memories, pending, gated, store, records, writer, history)
 
 
 @pytest.fixture
@@ -269,3 +278,32 @@ async def test_a_read_of_another_partition_goes_first(behind: Behind) -> None:
     assert [r.memory.content for r in outcome.results] == ["quick"]
     # The busy partition's first key was embedded, the other two wait their turn.
     assert behind.embedder.documents[:2] == ["busy 0", "quick"]
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["history", "no-history"])
+async def test_a_forgotten_mirror_stays_forgotten_across_a_restart(kept: bool) -> None:
+    """ForgetMemories of a key's mirror stands until the key's next write, as before
+    the pass: the restart's check finds in the history that this version's mirror
+    was written (so it was removed since, not lost in a crash). Without a history
+    (history.enabled false) the check cannot tell, and writes it again (documented)."""
+    inner, records = InMemoryStore(DIM), InMemoryRecordStore()
+    await inner.open()
+    await records.open()
+    history = MemoryHistory(timedelta(hours=72)) if kept else None
+    store: Store = inner if history is None else HistoryStore(inner, history)
+    writer = WriteBatcher(store, max_batch=100)
+    writer.start()
+    b = build(store, records, writer, GatedEmbedder(), history)
+    await b.set("/k", "forget this value")
+    memory_id = (await b.keyed.get(S, "/k")).memory_id
+    assert (await b.memories.get(S, memory_id)).content == "forget this value"
+    assert await b.memories.forget(S, [memory_id]) == [memory_id]
+    await b.pending.close()
+    again = b.restarted()
+    await again.keyed.warm()
+    await again.pending.settled(S.partition)
+    assert await again.recalled("forget this value") == ([] if kept else ["forget this value"])
+    await again.set("/k", "a new value")  # the next write mirrors the key again
+    assert await again.recalled("new value") == ["a new value"]
+    await again.pending.close()
+    await writer.close()

@@ -48,6 +48,7 @@ from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.service.keyed.docs import MirrorFields, entry_from, mirror_fields
 from memoryd.storage.base import Store
+from memoryd.storage.history import MemoryHistory
 from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)
@@ -302,15 +303,32 @@ async def queue_missing(
     store: Store,
     limits: LimitsSettings,
     pending: PendingMirrors,
+    history: MemoryHistory | None,
     partition: Partition,
 ) -> None:
     """The check: queue the mirrors of ``partition``'s key slots that are missing or
-    older than their slot (a write answered, then a crash before its pass)."""
+    older than their slot (a write answered, then a crash before its pass). A mirror
+    the ``history`` shows written at its slot's version and missing now was removed
+    on purpose (ForgetMemories): it stays removed, as before the pass, until the
+    key's next write. Without a history (history.enabled false), or past its
+    retention, such a mirror is written again."""
+    if history is not None:
+        await history.load(partition)
     async for page in scanning.scan_records(records, partition, RecordKind.KEY, CHECK_BATCH):
         entries = [e for e in decodable(page, entry_from) if e.valid and e.memory_id]
         held = {m.id: m.version for m in await store.get(partition, [e.memory_id for e in entries])}
         for e in entries:
+            if e.memory_id not in held and _was_written(history, partition, e):
+                continue
             if held.get(e.memory_id, 0) < e.version:
                 fields = mirror_fields(e.content, limits, Violations())
                 pending.add(partition, PendingMirror(e, fields))
         await scanning.pause()
+
+
+def _was_written(history: MemoryHistory | None, partition: Partition, entry: KeyEntry) -> bool:
+    """Whether the mirror of ``entry``'s very version was written (and so, if it is
+    missing now, removed since)."""
+    if history is None:
+        return False
+    return history.first_at_version(partition, entry.memory_id, entry.version) is not None

@@ -109,6 +109,7 @@ from memoryd.service.keyed.pending import PendingMirror, PendingMirrors, queue_m
 from memoryd.service.keyed.shared import KEYS_LEASE, SharedKeyWrites, SlotWrite
 from memoryd.service.keyed.validation import KeyContent, validated_content
 from memoryd.storage.base import Store
+from memoryd.storage.history import MemoryHistory
 from memoryd.storage.records import KeyPage, RecordStore
 
 log = structlog.get_logger(__name__)
@@ -166,6 +167,7 @@ class KeyedMemoryService:
         clock: Callable[[], datetime] = utcnow,
         leases: PartitionLeases | None = None,
         pending: PendingMirrors | None = None,
+        history: MemoryHistory | None = None,
     ) -> None:
         self._records = records
         #: "Now" for expiry on reads.
@@ -198,7 +200,7 @@ class KeyedMemoryService:
         #: there every replica's reads must find a write's mirror once it is answered).
         self._pending = None if self._shared is not None else pending
         if self._pending is not None:
-            check = functools.partial(queue_missing, records, store, limits, self._pending)
+            check = functools.partial(queue_missing, records, store, limits, self._pending, history)
             self._pending.bind(self._write_mirror, check)
 
     def reader(self, records: RecordStore, clock: Callable[[], datetime]) -> KeyedMemoryService:
