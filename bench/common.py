@@ -155,6 +155,8 @@ class Daemon:
     data_dir: Path
     embedder: str = "e5"
     env: dict[str, str] = field(default_factory=dict)
+    #: The gRPC address (an ephemeral port unless a run on a shared box is given a range).
+    listen: str = "127.0.0.1:0"
     process: subprocess.Popen[bytes] | None = None
     address: str = ""
     cold_start_s: float = 0.0
@@ -181,7 +183,7 @@ class Daemon:
                 "memoryd",
                 "serve",
                 "--listen",
-                "127.0.0.1:0",
+                self.listen,
                 "--data-dir",
                 str(self.data_dir),
                 "--ready-file",

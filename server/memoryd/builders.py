@@ -48,6 +48,7 @@ from memoryd.service.common.write_batcher import WriteBatcher
 from memoryd.service.keyed.docs import COUNTER_KEY
 from memoryd.service.keyed.index import KeyIndexes
 from memoryd.service.keyed.mirror import KeyMirror, keyed_read_back
+from memoryd.service.keyed.pending import PendingMirrors
 from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.keyed.shared import KEYS_LEASE
 from memoryd.service.lifecycle.bulk import LifecycleDeps
@@ -105,6 +106,8 @@ class Common:
     #: The optional chat endpoint (summaries, extraction, contradictions).
     llm: ChatClient | None
     counter: TokenCounter
+    #: Key mirrors embedded behind the answer (None: before it).
+    pending: PendingMirrors | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +217,10 @@ async def _common(base: Base) -> Common:
     llm = ChatClient.from_settings(s.llm)
     if llm is not None:
         stack.push_async_callback(llm.close)
+    pending = None
+    if s.keys.mirror_embedding == "behind" and not base.records.capabilities.shared:
+        pending = PendingMirrors()
+        stack.push_async_callback(pending.close)
     return Common(
         writer=writer,
         access=access,
@@ -222,6 +229,7 @@ async def _common(base: Base) -> Common:
         masker=Masker(s.masking),
         llm=llm,
         counter=await asyncio.to_thread(build_token_counter, s.sessions.token_counter),
+        pending=pending,
     )
 
 
@@ -255,6 +263,7 @@ def _memories(base: Base, common: Common) -> MemoryService:
         ),
         leases=_leases(base, MEMORIES_LEASE),
         relevance=profile_of(s.embedder).relevance,
+        read_fence=None if common.pending is None else common.pending.settled,
     )
 
 
@@ -305,6 +314,8 @@ async def _keyed(base: Base, common: Common, indexes: KeyIndexes) -> KeyedMemory
         quotas=common.quotas,
         observers=[indexes, *mirrors],
         leases=_leases(base, KEYS_LEASE, versions=COUNTER_KEY),
+        pending=common.pending,
+        history=history_of(base.store),
     )
     for mirror in mirrors:  # a hand edit of an index file becomes the key's next version
         mirror.read_back = keyed_read_back(keyed, s.keys.mirror_clearance)

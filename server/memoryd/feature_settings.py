@@ -57,6 +57,12 @@ class KeysSettings(BaseModel):
     #: Keys above this level are not written to the mirror: whoever can read the
     #: directory reads what is in it.
     mirror_clearance: Clearance = SecurityLevel.INTERNAL
+    #: When a key's long-term memory (its "mirror", found by recall and snapshots) is
+    #: embedded: "behind" the answer, by a background pass that embeds the latest
+    #: version of each key written since it last looked, every read of the agent's
+    #: memories waiting for it (read-your-writes); or "before_answer", as every write
+    #: of a store shared by replicas does whatever this says.
+    mirror_embedding: Literal["behind", "before_answer"] = "behind"
 
 
 class RecallSettings(BaseModel):

@@ -284,14 +284,17 @@ def test_erasing_a_subject_removes_every_copy_and_only_what_holds_it(daemon: Dae
         in_metadata = remember("the customer asked for a refund", metadata_json=json_text(email))
         unrelated = remember("the office closes at six")
         for value in (email.lower(), "no address any more"):  # the history holds it
-            memory.SetMemory(
+            entry = memory.SetMemory(
                 mpb.SetMemoryRequest(
                     agent_id=agent,
                     key="/user/contact",
                     content=struct_pb2.Value(string_value=value),
                     source=USER,
                 )
-            )
+            ).entry
+            # A read waits for the key's mirror (embedded behind the answer), so each
+            # version's mirror is stored, and its as-of history holds the address too.
+            memory.GetMemory(mpb.GetMemoryRequest(agent_id=agent, id=entry.memory_id))
         memory.SetMemory(
             mpb.SetMemoryRequest(
                 agent_id=agent,

@@ -333,6 +333,23 @@ class MemoryHistory:
                 out.append(m.copy())
         return out
 
+    def recorded(
+        self, partition: Partition, memory_id: str, since: datetime, until: datetime
+    ) -> bool:
+        """Whether a version of ``memory_id`` was recorded from ``since`` to ``until``."""
+        part = self._get(partition)
+        versions = () if part is None else part.versions.get(memory_id, ())
+        return any(since <= v.at <= until for v in versions)
+
+    def first_at_version(self, partition: Partition, memory_id: str, version: int) -> Memory | None:
+        """A copy of the first state of ``memory_id`` recorded at its ``version`` (the
+        memory's own counter), whenever that was; None: none was."""
+        part = self._get(partition)
+        for v in () if part is None else part.versions.get(memory_id, ()):
+            if v.memory is not None and v.memory.version == version:
+                return v.memory.copy()
+        return None
+
     # ------------------------------------------------------------------ upkeep
 
     async def prune(self, *, files: int = 8) -> int:

@@ -40,6 +40,7 @@ from memoryd.service.common.pagination import PageTokenCodec
 from memoryd.service.common.tokens import EstimateCounter, TokenCounter
 from memoryd.service.common.write_batcher import WriteBatcher
 from memoryd.service.keyed.index import KeyIndexes
+from memoryd.service.keyed.pending import PendingMirrors
 from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.lifecycle.bulk import LifecycleDeps
 from memoryd.service.lifecycle.importer import ImportLimits
@@ -148,10 +149,12 @@ async def world(
     llm: ChatClient | None = None,
     states: ComponentStates | None = None,
     history: MemoryHistory | None = None,
+    pending: PendingMirrors | None = None,
 ) -> AsyncIterator[World]:
     """Services over in-memory stores, or LanceDB under ``data_dir``; with a
     ``history``, its store records every version and every service reads the clock
-    (memories included), and ``as_of`` reads the past."""
+    (memories included), and ``as_of`` reads the past. With ``pending``, key mirrors
+    are embedded behind the answer (keys.mirror_embedding "behind"), as the daemon's."""
     store: Store
     records: RecordStore
     if data_dir is None:
@@ -186,6 +189,7 @@ async def world(
         recall=RecallSettings(),
         dedup=DedupSettings(),
         **({"clock": clock} if history is not None else {}),
+        read_fence=None if pending is None else pending.settled,
     )
     indexes = KeyIndexes(
         records,
@@ -204,6 +208,7 @@ async def world(
         keys=KeysSettings(),
         observers=[indexes],
         clock=clock,
+        pending=pending,
     )
     working_settings = WorkingMemorySettings()
     working = WorkingMemoryService(
@@ -309,6 +314,8 @@ async def world(
     try:
         yield w
     finally:
+        if pending is not None:
+            await pending.close()
         await access.close()
         await writer.close()
         await records.close()

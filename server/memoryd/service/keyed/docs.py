@@ -25,10 +25,13 @@ from memoryd.domain.errors import FailedPrecondition
 from memoryd.domain.keyed import JsonValue, KeyEntry, level_of
 from memoryd.domain.locator import locator_value
 from memoryd.domain.models import (
+    Memory,
     MemoryType,
+    Partition,
     Provenance,
     ProvenanceKind,
     SecurityLevel,
+    Vector,
 )
 from memoryd.domain.records import Record, RecordKind, UndecodableRecord, stored_json
 from memoryd.service.common.undecodable import decodable
@@ -290,3 +293,36 @@ def mirror_fields(content: JsonValue, limits: LimitsSettings, v: Violations) -> 
                 "must be an ISO 8601 time, e.g. 2026-02-23T10:00:00Z",
             )
     return MirrorFields(text, memory_type, importance, tags, expires_at)
+
+
+def mirror_memory(
+    partition: Partition,
+    entry: KeyEntry,
+    fields: MirrorFields,
+    embedded: tuple[Vector, str],
+    dimension: int,
+) -> Memory:
+    """The long-term memory of a valid key version: ``fields`` from its content and
+    its vector with the embedding space it is in (``embedded``)."""
+    vector, space = embedded
+    return Memory(
+        id=entry.memory_id,
+        tenant_id=partition.tenant_id,
+        agent_id=partition.agent_id,
+        content=fields.text,
+        created_at=entry.updated_at,
+        updated_at=entry.updated_at,
+        namespace=entry.namespace,
+        memory_type=fields.memory_type,
+        tags=fields.tags,
+        security_level=entry.security_level,
+        importance=fields.importance,
+        source=entry.source,
+        # The key's version: a mirror older than its slot is detectable.
+        version=entry.version,
+        expires_at=fields.expires_at,
+        key=entry.key,
+        embedding_model=space,
+        embedding_dimension=dimension,
+        vector=vector,
+    )

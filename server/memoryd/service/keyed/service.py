@@ -21,6 +21,11 @@ time. Where replicas share the store (Capabilities.shared) a partition's key wri
 hold its keys lease instead, which carries the versions (service/keyed/shared.py),
 and nothing about a partition is cached here beyond the lease's tenure.
 
+With ``pending`` (keys.mirror_embedding "behind") and a store of its own, the
+transaction holds the key's records alone and a background pass embeds and writes
+the mirror (service/keyed/pending.py); else the mirror is embedded first and written
+in the transaction.
+
 Observers (:class:`KeyObserver`: the default-read index, the file mirror) are told
 of each committed write, and of lifecycle rewrites (``exclusive``), under the same
 lock, so they see a partition's writes in version order. They derive state from
@@ -30,6 +35,7 @@ the store and never fail a write.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -79,17 +85,18 @@ from memoryd.service.common.validation import Violations
 from memoryd.service.common.write_batcher import WriteBatcher
 from memoryd.service.keyed.docs import (
     COUNTER_KEY,
-    MirrorFields,
     check_if_version,
-    decoded_entry,
     entry_from,
     entry_records,
     history_prefix,
     is_live,
+    mirror_fields,
     mirror_id,
+    mirror_memory,
     source_summary,
     visible_slot,
 )
+from memoryd.service.keyed.history_reads import HistoryPage, history_page
 from memoryd.service.keyed.keys import (
     InvalidKey,
     KeyLimits,
@@ -98,9 +105,11 @@ from memoryd.service.keyed.keys import (
     normalise_prefix,
 )
 from memoryd.service.keyed.observers import KeyObserver
+from memoryd.service.keyed.pending import PendingMirror, PendingMirrors, queue_missing
 from memoryd.service.keyed.shared import KEYS_LEASE, SharedKeyWrites, SlotWrite
 from memoryd.service.keyed.validation import KeyContent, validated_content
 from memoryd.storage.base import Store
+from memoryd.storage.history import MemoryHistory
 from memoryd.storage.records import KeyPage, RecordStore
 
 log = structlog.get_logger(__name__)
@@ -157,6 +166,8 @@ class KeyedMemoryService:
         observers: Sequence[KeyObserver] = (),
         clock: Callable[[], datetime] = utcnow,
         leases: PartitionLeases | None = None,
+        pending: PendingMirrors | None = None,
+        history: MemoryHistory | None = None,
     ) -> None:
         self._records = records
         #: "Now" for expiry on reads.
@@ -185,6 +196,12 @@ class KeyedMemoryService:
         )
         #: Writes in progress (strong references: see ``set``).
         self._applying: set[asyncio.Task[KeyEntry]] = set()
+        #: Mirrors embedded behind the answer (never where replicas share the store:
+        #: there every replica's reads must find a write's mirror once it is answered).
+        self._pending = None if self._shared is not None else pending
+        if self._pending is not None:
+            check = functools.partial(queue_missing, records, store, limits, self._pending, history)
+            self._pending.bind(self._write_mirror, check)
 
     def reader(self, records: RecordStore, clock: Callable[[], datetime]) -> KeyedMemoryService:
         """This service's reads (GetKey, ListKeys) over ``records`` with ``clock`` as
@@ -209,7 +226,8 @@ class KeyedMemoryService:
         if level > scope.clearance:
             raise PermissionDenied(f"security_level: {level.name} is above the caller's clearance")
         vector, space = None, self._embedder.model_id
-        if content.mirror is not None:  # embed before taking the lock: it is the slow part
+        if content.mirror is not None and self._pending is None:
+            # Embedded before taking the lock: it is the slow part. Behind: by the pass.
             embedded, space = await embed_in_space(self._embedder, [content.mirror.text])
             vector = embedded[0]
         # Shielded: a caller that goes away (deadline, disconnect) must not cut the
@@ -268,16 +286,17 @@ class KeyedMemoryService:
         planned = self._planned(scope, prepared, next_version(state.version))
         entry = planned.entry
         try:
-            # One write-ahead log entry (durability/): a crash never leaves the key
-            # without its mirror. The mirror goes second, under the lock, so mirrors
-            # of one key are written in version order.
+            # One write-ahead log entry (durability/). Embedded before the answer, the
+            # mirror goes second, under the lock, so mirrors of one key are written in
+            # version order; behind it, the pass writes it (a crash before: the start's
+            # check finds the slot newer than its mirror).
             async with transaction():
                 await self._records.put_records(partition, planned.records)
-                if planned.mirror is None:
+                if prepared.content.mirror is None:
                     await self._store.delete(
                         partition, [entry.memory_id or self._mirror_id(scope, key)]
                     )
-                else:
+                elif planned.mirror is not None:  # else the pass writes it
                     await self._store.upsert(partition, [planned.mirror])
         except BaseException:
             # The commit may have happened anyway: re-read the counts next time.
@@ -293,7 +312,39 @@ class KeyedMemoryService:
             state.slots.clear()
             state.complete = False
         state.slots[key] = written[0] if written else None
+        if self._pending is not None:
+            if prepared.content.mirror is None:
+                self._pending.drop(partition, key)
+            else:
+                self._pending.add(partition, PendingMirror(entry, prepared.content.mirror))
         return entry
+
+    async def _write_mirror(self, partition: Partition, item: PendingMirror) -> None:
+        """The pass: embed a key version's mirror, then write it in a log entry of its
+        own unless the key has moved on (a later version queued, or its slot no longer
+        this version: rewritten, tombstoned, erased)."""
+        entry = item.entry
+        embedded, space = await embed_in_space(self._embedder, [item.fields.text])
+        async with self._locks.hold(partition):
+            assert self._pending is not None
+            if self._pending.newer(partition, entry.key, entry.version):
+                return
+            slot = await self._slot(partition, self._state(partition), entry.key)
+            if slot is None or slot.version != entry.version or not is_live(slot):
+                return
+            memory = mirror_memory(
+                partition, entry, item.fields, (embedded[0], space), self._embedder.dimension
+            )
+            async with transaction():
+                await self._store.upsert(partition, [memory])
+
+    async def embedded_mirror(self, partition: Partition, entry: KeyEntry) -> Memory:
+        """A valid key version's mirror embedded now (an as-of read of a version whose
+        mirror the pass wrote later, or never: service/snapshot/as_of.py)."""
+        fields = mirror_fields(entry.content, self._limits, Violations())
+        embedded, space = await embed_in_space(self._embedder, [fields.text])
+        vector = (embedded[0], space)
+        return mirror_memory(partition, entry, fields, vector, self._embedder.dimension)
 
     @staticmethod
     def _blind(write: KeyWrite, state: _PartitionState) -> bool:
@@ -329,6 +380,10 @@ class KeyedMemoryService:
         except Exception:
             # A head start only: a write reads its partition's counter itself.
             log.exception("keyed memory: reading the version counters at start failed")
+            return
+        if self._pending is not None:  # mirrors a crash left unwritten, before a read asks
+            for partition in partitions:
+                await self._pending.checked(partition)
 
     async def _slot(self, partition: Partition, state: _PartitionState, key: str) -> Record | None:
         """The key's stored slot: kept since this process read or wrote it, else read.
@@ -369,7 +424,10 @@ class KeyedMemoryService:
         mirror = content.mirror
         memory = None
         if mirror is not None and prepared.vector is not None:
-            memory = self._mirror(scope.partition, entry, mirror, prepared.vector, prepared.space)
+            embedded = (prepared.vector, prepared.space)
+            memory = mirror_memory(
+                scope.partition, entry, mirror, embedded, self._embedder.dimension
+            )
         expires_at = None if mirror is None else mirror.expires_at
         return SlotWrite(entry, entry_records(entry, expires_at), memory)
 
@@ -392,36 +450,6 @@ class KeyedMemoryService:
                     tenant=partition.tenant_id,
                     agent=partition.agent_id,
                 )
-
-    def _mirror(
-        self,
-        partition: Partition,
-        entry: KeyEntry,
-        fields: MirrorFields,
-        vector: Vector,
-        space: str,
-    ) -> Memory:
-        return Memory(
-            id=entry.memory_id,
-            tenant_id=partition.tenant_id,
-            agent_id=partition.agent_id,
-            content=fields.text,
-            created_at=entry.updated_at,
-            updated_at=entry.updated_at,
-            namespace=entry.namespace,
-            memory_type=fields.memory_type,
-            tags=fields.tags,
-            security_level=entry.security_level,
-            importance=fields.importance,
-            source=entry.source,
-            # The key's version: a mirror older than its slot is detectable.
-            version=entry.version,
-            expires_at=fields.expires_at,
-            key=entry.key,
-            embedding_model=space,
-            embedding_dimension=self._embedder.dimension,
-            vector=vector,
-        )
 
     def _state(self, partition: Partition) -> _PartitionState:
         """Cached counts of a partition (exact: only this service writes keys, under
@@ -525,48 +553,28 @@ class KeyedMemoryService:
         else:
             prefix = history_prefix(self._key(query.key, "key"))
             single = True
-        page_size = self._page_size(query.page_size)
-        query_print = fingerprint(scope, ["key_history", prefix])
-        after: str | None = None
-        if query.page_token:
-            after = self._page_tokens.decode(query.page_token, query_print).id
-
-        entries: list[tuple[str, KeyEntry]] = []
-        fetch = max(_FETCH_MIN, page_size + 1)
-        while len(entries) <= page_size:
-            rows = await self._records.list_records(
-                scope.partition,
-                RecordKind.KEY_EVENT,
-                KeyPage(prefix=prefix, after=after, limit=fetch),
-            )
-            shown = [row for row in rows if level_of(row) <= scope.clearance]
-            for row, entry in zip(shown, map(decoded_entry, shown), strict=True):
-                if entry is not None:
-                    entries.append((row.key, entry))
-            if len(rows) < fetch:
-                break
-            after = rows[-1].key
-            fetch = min(fetch * 2, _FETCH_MAX)
-
-        if single and not entries and not query.page_token:
+        page = HistoryPage(prefix, self._page_size(query.page_size), query.page_token)
+        found = await history_page(self._records, self._page_tokens, scope, page)
+        if single and not found.entries and not query.page_token:
             raise NotFound(f"key {prefix[:-1]!r} has no history")
-        page, more = entries[:page_size], len(entries) > page_size
-        token = ""
-        if more:
-            token = self._page_tokens.encode(PageCursor(_CURSOR_TIME, page[-1][0]), query_print)
-        return KeyHistoryPage(entries=[e for _, e in page], next_page_token=token)
+        return found
 
     # ------------------------------------------------------------------ lifecycle
 
     @asynccontextmanager
     async def exclusive(self, partition: Partition) -> AsyncIterator[None]:
         """Hold the partition's key-write lock while lifecycle operations rewrite its
-        key records (import, reset, tombstone purge); cached counts are re-read after."""
+        key records (import, reset, tombstone purge); cached counts are re-read after.
+        Mirrors still to be embedded are written first: what it reads is complete."""
+        if self._pending is not None:
+            await self._pending.settled(partition)
         async with self._locks.hold(partition):
             try:
                 yield
             finally:
                 self._partitions.pop(partition, None)
+                if self._pending is not None:
+                    self._pending.recheck(partition)
                 await self._notify(partition, None)
 
     # ------------------------------------------------------------------ helpers

@@ -26,7 +26,7 @@ from memoryd.domain.agent_state import PROFILE_KEY
 from memoryd.domain.as_of import AsOf
 from memoryd.domain.errors import InvalidArgument, OutOfRange, Unimplemented
 from memoryd.domain.keyed import KeyEntry, KeyListing, KeyListQuery
-from memoryd.domain.models import Clock, Partition
+from memoryd.domain.models import Clock, Memory, Partition
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import Record, RecordKind
 from memoryd.domain.requests import RecallOutcome, RecallQuery
@@ -37,7 +37,7 @@ from memoryd.domain.snapshot import (
     SnapshotRequest,
 )
 from memoryd.service.common import scanning
-from memoryd.service.keyed.docs import COUNTER_KEY, EVENT_SEPARATOR
+from memoryd.service.keyed.docs import COUNTER_KEY, EVENT_SEPARATOR, decoded_entry
 from memoryd.service.keyed.index import KeyIndexes
 from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.memories.service import MemoryService
@@ -191,8 +191,35 @@ class AsOfReads:
         store = InMemoryStore(self.dimension)
         await store.open()
         stored = await stored_memories(self.memories.store, partition)
-        await store.upsert(partition, self._history().valid_at(partition, instant, stored))
+        then = self._history().valid_at(partition, instant, stored)
+        await store.upsert(partition, await self._mirrors_then(partition, instant, then))
         return self.memories.reader(store, _fixed(instant))
+
+    async def _mirrors_then(
+        self, partition: Partition, instant: datetime, then: list[Memory]
+    ) -> list[Memory]:
+        """``then`` with each key's mirror at the key's version at ``instant``. A mirror
+        embedded behind its key's answer (service/keyed/pending.py) is written later,
+        or never for a version the pass skipped, while a read at ``instant`` would have
+        waited for it: a mirror older than its key, and not touched since the key's
+        write (a Forget of it stands), is the version recorded later, else embedded
+        now (each text alone, as the pass does: the same vector)."""
+        history = self._history()
+        by_id = {m.id: m for m in then}
+        for slot in (await self._slots_at(partition, instant)).values():
+            entry = decoded_entry(slot)
+            if entry is None or not entry.valid or not entry.memory_id:
+                continue
+            held = by_id.get(entry.memory_id)
+            if held is not None and held.version >= entry.version:
+                continue
+            if history.recorded(partition, entry.memory_id, entry.updated_at, instant):
+                continue
+            mirror = history.first_at_version(partition, entry.memory_id, entry.version)
+            if mirror is None:
+                mirror = await self.keyed.embedded_mirror(partition, entry)
+            by_id[entry.memory_id] = mirror
+        return list(by_id.values())
 
     async def _records_at(
         self, partition: Partition, instant: datetime, wanted: Sequence[RecordId]
@@ -213,8 +240,8 @@ class AsOfReads:
         await records.put_records(partition, then)
         return records
 
-    async def _keys_at(self, partition: Partition, instant: datetime) -> RecordStore:
-        """A record store holding each key's slot as it was at ``instant``."""
+    async def _slots_at(self, partition: Partition, instant: datetime) -> dict[str, Record]:
+        """Each key's slot as it was at ``instant`` (from its history events)."""
         slots: dict[str, Record] = {}
         async for page in scanning.scan_records(
             self.records, partition, RecordKind.KEY_EVENT, _SCAN
@@ -223,6 +250,11 @@ class AsOfReads:
                 if event.updated_at <= instant:  # events sort by key, then version
                     key = event.key.split(EVENT_SEPARATOR, 1)[0]
                     slots[key] = replace(event, kind=RecordKind.KEY, key=key)
+        return slots
+
+    async def _keys_at(self, partition: Partition, instant: datetime) -> RecordStore:
+        """A record store holding each key's slot as it was at ``instant``."""
+        slots = await self._slots_at(partition, instant)
         records = InMemoryRecordStore()
         await records.open()
         rows: Sequence[Record] = list(slots.values())
