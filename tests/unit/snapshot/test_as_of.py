@@ -209,10 +209,10 @@ async def _quietly(call: Any) -> None:
         await call
 
 
-async def test_as_of_reads_equal_what_was_read_then_over_100_instants(
-    history_world: tuple[World, MemoryHistory],
-) -> None:
-    w, _ = history_world
+async def replayed_alike(w: World) -> list[Seen]:
+    """Script 1,000 steps of an agent's history, observe every read at 100 random
+    instants, then read as of each of them: equal, byte for byte. Returns what was
+    seen then."""
     reads = w.as_of
     assert reads is not None
     rng = random.Random(35)
@@ -237,6 +237,14 @@ async def test_as_of_reads_equal_what_was_read_then_over_100_instants(
         assert now.default_read == then.default_read, then.at
         assert now.keys == then.keys, then.at
         assert now.key == then.key, then.at
+    return seen
+
+
+async def test_as_of_reads_equal_what_was_read_then_over_100_instants(
+    history_world: tuple[World, MemoryHistory],
+) -> None:
+    w, _ = history_world
+    seen = await replayed_alike(w)
     assert any(s.recall for s in seen) and any(s.keys for s in seen)
     assert len({s.snapshot for s in seen}) > 80  # the history moved
     # The agent's state was in the snapshots, and changed along the way.

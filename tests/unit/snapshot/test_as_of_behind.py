@@ -6,7 +6,6 @@ key's mirror at that version, as a read then (which waits for the pass) would ha
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 
@@ -21,15 +20,7 @@ from memoryd.domain.requests import RecallQuery
 from memoryd.embedding.base import EmbedKind
 from memoryd.service.keyed.pending import PendingMirrors
 from memoryd.storage.history import MemoryHistory
-from tests.unit.snapshot.test_as_of import (
-    START,
-    USER,
-    Seen,
-    _observe,
-    _state_step,
-    _step,
-    _text,
-)
+from tests.unit.snapshot.test_as_of import START, USER, replayed_alike
 from tests.unit.snapshot.world import Clock, SwitchableEmbedder, World, scope_for, world
 
 
@@ -69,28 +60,7 @@ async def test_as_of_reads_equal_what_was_read_then_with_mirrors_behind(
     behind_world: tuple[World, HeldEmbedder],
 ) -> None:
     w, _ = behind_world
-    reads = w.as_of
-    assert reads is not None
-    rng = random.Random(35)
-    ids: list[str] = []
-    keys = [f"/user/k{i}" for i in range(12)] + ["/notes/tea", "/notes/rust/x"]
-    instants = set(rng.sample(range(1000), 100))
-    seen: list[Seen] = []
-    for step in range(1000):
-        w.clock.advance(seconds=rng.randint(1, 300))
-        await _step(w, rng, ids, keys)
-        if rng.random() < 0.15:
-            await _state_step(w, rng)
-        if step in instants:
-            w.clock.advance(seconds=1)
-            seen.append(await _observe(w, reads, len(seen), _text(rng), rng.choice(keys), None))
-    w.clock.advance(hours=1)
-    for then in seen:
-        now = await _observe(w, reads, then.n, then.trigger, then.key_name, AsOf(instant=then.at))
-        assert now.snapshot == then.snapshot, then.at
-        assert now.recall == then.recall, then.at
-        assert now.default_read == then.default_read, then.at
-        assert (now.keys, now.key) == (then.keys, then.key), then.at
+    seen = await replayed_alike(w)
     assert any(s.recall for s in seen) and len({s.snapshot for s in seen}) > 80
 
 
