@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memoryd.domain.models import Memory, TextHit
-from memoryd.storage.bm25 import BM25_B, BM25_K1, TermStatistics, informative, score
+from memoryd.storage.bm25 import BM25_B, BM25_K1, TermStatistics, informative, rare_terms, score
 from memoryd.text import tokenize
 from memoryd.text.informative import COMMON_TERM_RATIO
 
@@ -108,11 +108,12 @@ def overlaid_hits(
     after = statistics.plus(new)
     kept = [h.memory for h in hits if h.memory.id not in rewritten]
     docs = [tokenize(m.content) for m in kept] + new
+    rare = rare_terms(terms, after)
     out = []
     for memory, doc in zip([*kept, *pending], docs, strict=True):
         found = score(doc, terms, after)
         if found > 0:
-            out.append(TextHit(memory, found, informative(doc, terms, after)))
+            out.append(TextHit(memory, found, informative(doc, rare)))
     return out
 
 

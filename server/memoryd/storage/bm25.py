@@ -95,11 +95,15 @@ def score(doc: Sequence[str], terms: Sequence[str], stats: TermStatistics) -> fl
     return total
 
 
-def informative(doc: Sequence[str], terms: Sequence[str], stats: TermStatistics) -> bool:
-    """Whether ``doc`` matches an informative term of the query (one that is rare
-    here), or the query has none (memoryd.text.informative)."""
-    rare = [t for t in terms if not stats.is_common(t)]
-    return not rare or not set(rare).isdisjoint(doc)
+def rare_terms(terms: Sequence[str], stats: TermStatistics) -> frozenset[str]:
+    """The query's informative terms: those that are rare under ``stats``."""
+    return frozenset(t for t in terms if not stats.is_common(t))
+
+
+def informative(doc: Sequence[str], rare: frozenset[str]) -> bool:
+    """Whether ``doc`` matches an informative term of the query (``rare``:
+    :func:`rare_terms`), or the query has none (memoryd.text.informative)."""
+    return not rare or not rare.isdisjoint(doc)
 
 
 def bm25(documents: Sequence[Sequence[str]], query: Sequence[str]) -> list[float]:
@@ -114,5 +118,5 @@ def informative_matches(documents: Sequence[Sequence[str]], query: Sequence[str]
     """Whether each document matches an informative term of ``query``
     (memoryd.text.informative; all True when every query term is common)."""
     terms = list(dict.fromkeys(query))
-    stats = statistics_of(documents, terms)
-    return [informative(doc, terms, stats) for doc in documents]
+    rare = rare_terms(terms, statistics_of(documents, terms))
+    return [informative(doc, rare) for doc in documents]

@@ -28,6 +28,7 @@ from memoryd.storage.bm25 import (
     TermStatistics,
     informative,
     query_terms,
+    rare_terms,
     score,
     statistics_of,
 )
@@ -135,7 +136,8 @@ class InMemoryStore:
         documents = [tokenize(m.content) for m in candidates]
         stats = statistics_of(documents, terms)
         scores = [score(doc, terms, stats) for doc in documents]
-        telling = [informative(doc, terms, stats) for doc in documents]
+        rare = rare_terms(terms, stats)
+        telling = [informative(doc, rare) for doc in documents]
         ranked = sorted(
             (k for k, score in enumerate(scores) if score > 0),
             key=lambda k: (-scores[k], candidates[k].id),
