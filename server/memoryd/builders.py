@@ -65,6 +65,7 @@ from memoryd.service.snapshot.as_of import HISTORY_OFF, SHARED_AS_OF, AsOfReads
 from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
 from memoryd.storage.base import Store
+from memoryd.storage.fenced import fenced
 from memoryd.storage.history import MemoryHistory
 from memoryd.storage.history_journal import HISTORY_DIR, HistoryJournal
 from memoryd.storage.history_stores import HistoryRecordStore, HistoryStore, history_of
@@ -108,6 +109,10 @@ class Common:
     counter: TokenCounter
     #: Key mirrors embedded behind the answer (None: before it).
     pending: PendingMirrors | None
+    #: The store every service but keyed memory reads memories through: behind the
+    #: mirrors' read fence where they are embedded behind the answer
+    #: (storage/fenced.py); keyed memory, which writes the mirrors, holds the one beneath.
+    store: Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,15 +226,17 @@ async def _common(base: Base) -> Common:
     if s.keys.mirror_embedding == "behind" and not base.records.capabilities.shared:
         pending = PendingMirrors()
         stack.push_async_callback(pending.close)
+    store = fenced(base.store, None if pending is None else pending.settled)
     return Common(
         writer=writer,
         access=access,
         page_tokens=_page_tokens(base),
-        quotas=Quotas(s.quotas, base.store),
+        quotas=Quotas(s.quotas, store),
         masker=Masker(s.masking),
         llm=llm,
         counter=await asyncio.to_thread(build_token_counter, s.sessions.token_counter),
         pending=pending,
+        store=store,
     )
 
 
@@ -249,7 +256,7 @@ def _page_tokens(base: Base) -> PageTokenCodec:
 def _memories(base: Base, common: Common) -> MemoryService:
     s = base.settings
     return MemoryService(
-        store=base.store,
+        store=common.store,
         embedder=base.embedder,
         writer=common.writer,
         access=common.access,
@@ -259,11 +266,10 @@ def _memories(base: Base, common: Common) -> MemoryService:
         quotas=common.quotas,
         dedup=s.dedup,
         contradictions=ContradictionResolver(
-            base.store, base.embedder, s.contradictions, common.llm
+            common.store, base.embedder, s.contradictions, common.llm
         ),
         leases=_leases(base, MEMORIES_LEASE),
         relevance=profile_of(s.embedder).relevance,
-        read_fence=None if common.pending is None else common.pending.settled,
     )
 
 
@@ -378,7 +384,7 @@ def _snapshots(
     s = base.settings
     return SnapshotService(
         memories=memories,
-        store=base.store,
+        store=common.store,
         dimension=base.embedder.dimension,
         counter=common.counter,
         settings=s.snapshot,
@@ -414,7 +420,7 @@ def _lifecycle(
     s = base.settings
     return LifecycleService(
         LifecycleDeps(
-            store=base.store,
+            store=common.store,
             records=base.records,
             writer=common.writer,
             embedder=base.embedder,

@@ -16,6 +16,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from memoryd.domain.models import Partition
 from memoryd.embedding.base import Embedder, EmbedKind
 from memoryd.observability.metrics import Metrics
 from memoryd.observability.tracing import (
@@ -100,7 +101,9 @@ class _TimedCalls:
     _metrics: Metrics | None
     _tracing: Tracing
 
-    async def through(self, operation: str, call: Awaitable[T]) -> T:
+    async def through(
+        self, operation: str, call: Awaitable[T], partition: Partition | None = None
+    ) -> T:
         span: Span = NO_SPAN
         if self._tracing.enabled:
             attributes = {DB_OPERATION: operation, DB_COLLECTION: self.STORE}

@@ -68,9 +68,12 @@ class _Layer(Generic[S]):
         self.name = inner.name
         self.capabilities = inner.capabilities
 
-    async def through(self, operation: str, call: Awaitable[T]) -> T:
-        """Await ``call``, the inner store's ``operation``: what a layer that treats
-        every call alike (timing, tracing) overrides."""
+    async def through(
+        self, operation: str, call: Awaitable[T], partition: m.Partition | None = None
+    ) -> T:
+        """Await ``call``, the inner store's ``operation`` (on ``partition``, where it
+        is one partition's): what a layer that treats every call alike (timing,
+        tracing, a read fence) overrides."""
         return await call
 
     async def open(self) -> None:
@@ -92,26 +95,28 @@ class DelegatingStore(_Layer[Store]):
     async def upsert(
         self, partition: m.Partition, memories: Sequence[m.Memory], hints: UpsertHints = NO_HINTS
     ) -> None:
-        await self.through("upsert", self.inner.upsert(partition, memories, hints))
+        await self.through("upsert", self.inner.upsert(partition, memories, hints), partition)
 
     async def upsert_many(self, writes: Sequence[PartitionUpsert]) -> None:
         await self.through("upsert_many", upsert_many(self.inner, writes))
 
     async def upsert_if(self, write: ConditionalWrite) -> builtins.list[str]:
-        return await self.through("upsert_if", self.inner.upsert_if(write))
+        return await self.through("upsert_if", self.inner.upsert_if(write), write.partition)
 
     async def get(
         self, partition: m.Partition, ids: Sequence[str], *, with_vectors: bool = False
     ) -> builtins.list[m.Memory]:
-        return await self.through("get", self.inner.get(partition, ids, with_vectors=with_vectors))
+        call = self.inner.get(partition, ids, with_vectors=with_vectors)
+        return await self.through("get", call, partition)
 
     async def delete(self, partition: m.Partition, ids: Sequence[str]) -> builtins.list[str]:
-        return await self.through("delete", self.inner.delete(partition, ids))
+        return await self.through("delete", self.inner.delete(partition, ids), partition)
 
     async def search(
         self, partition: m.Partition, vector: m.UnitVector, flt: m.MemoryFilter, limit: int
     ) -> builtins.list[m.VectorHit]:
-        return await self.through("search", self.inner.search(partition, vector, flt, limit))
+        call = self.inner.search(partition, vector, flt, limit)
+        return await self.through("search", call, partition)
 
     async def search_many(
         self,
@@ -121,13 +126,13 @@ class DelegatingStore(_Layer[Store]):
         best: Nearest,
     ) -> builtins.list[builtins.list[m.VectorHit]]:
         call = self.inner.search_many(partition, vectors, flt, best)
-        return await self.through("search_many", call)
+        return await self.through("search_many", call, partition)
 
     async def text_search(
         self, partition: m.Partition, query: str, flt: m.MemoryFilter, limit: int
     ) -> builtins.list[m.TextHit]:
         call = self.inner.text_search(partition, query, flt, limit)
-        return await self.through("text_search", call)
+        return await self.through("text_search", call, partition)
 
     async def text_statistics(
         self,
@@ -137,26 +142,27 @@ class DelegatingStore(_Layer[Store]):
         excluding: AbstractSet[str] = frozenset(),
     ) -> TermStatistics | None:
         call = text_statistics(self.inner, partition, terms, flt, excluding)
-        return await self.through("text_statistics", call)
+        return await self.through("text_statistics", call, partition)
 
     async def find_by_content(
         self, partition: m.Partition, content_hashes: Sequence[str], flt: m.MemoryFilter
     ) -> builtins.list[m.Memory]:
         call = self.inner.find_by_content(partition, content_hashes, flt)
-        return await self.through("find_by_content", call)
+        return await self.through("find_by_content", call, partition)
 
     async def list(
         self, partition: m.Partition, flt: m.MemoryFilter, page: ListPage = NEWEST
     ) -> builtins.list[m.Memory]:
-        return await self.through("list", self.inner.list(partition, flt, page))
+        return await self.through("list", self.inner.list(partition, flt, page), partition)
 
     async def count(self, partition: m.Partition, flt: m.MemoryFilter) -> int:
-        return await self.through("count", self.inner.count(partition, flt))
+        return await self.through("count", self.inner.count(partition, flt), partition)
 
     async def record_access(
         self, partition: m.Partition, updates: Mapping[str, m.AccessUpdate]
     ) -> None:
-        await self.through("record_access", self.inner.record_access(partition, updates))
+        call = self.inner.record_access(partition, updates)
+        await self.through("record_access", call, partition)
 
     async def list_partitions(self, tenant_id: str | None = None) -> builtins.list[m.Partition]:
         return await self.through("list_partitions", self.inner.list_partitions(tenant_id))
@@ -171,7 +177,7 @@ class DelegatingRecordStore(_Layer[RecordStore]):
     """A RecordStore that forwards every call to ``inner`` through :meth:`through`."""
 
     async def put_records(self, partition: m.Partition, records: Sequence[Record]) -> None:
-        await self.through("put_records", self.inner.put_records(partition, records))
+        await self.through("put_records", self.inner.put_records(partition, records), partition)
 
     async def put_records_many(self, writes: _Batch) -> None:
         await self.through("put_records_many", put_records_many(self.inner, writes))
@@ -180,26 +186,29 @@ class DelegatingRecordStore(_Layer[RecordStore]):
         self, partition: m.Partition, record: Record, expected: Record | None
     ) -> bool:
         call = self.inner.put_record_if(partition, record, expected)
-        return await self.through("put_record_if", call)
+        return await self.through("put_record_if", call, partition)
 
     async def get_records(
         self, partition: m.Partition, kind: RecordKind, keys: Sequence[str]
     ) -> list[Record]:
-        return await self.through("get_records", self.inner.get_records(partition, kind, keys))
+        call = self.inner.get_records(partition, kind, keys)
+        return await self.through("get_records", call, partition)
 
     async def list_records(
         self, partition: m.Partition, kind: RecordKind, page: KeyPage = FIRST_PAGE
     ) -> list[Record]:
-        return await self.through("list_records", self.inner.list_records(partition, kind, page))
+        call = self.inner.list_records(partition, kind, page)
+        return await self.through("list_records", call, partition)
 
     async def delete_records(
         self, partition: m.Partition, kind: RecordKind, keys: Sequence[str]
     ) -> list[str]:
         call = self.inner.delete_records(partition, kind, keys)
-        return await self.through("delete_records", call)
+        return await self.through("delete_records", call, partition)
 
     async def count_records(self, partition: m.Partition, kind: RecordKind) -> int:
-        return await self.through("count_records", self.inner.count_records(partition, kind))
+        call = self.inner.count_records(partition, kind)
+        return await self.through("count_records", call, partition)
 
     async def list_partitions(self, tenant_id: str | None = None) -> list[m.Partition]:
         return await self.through("list_partitions", self.inner.list_partitions(tenant_id))

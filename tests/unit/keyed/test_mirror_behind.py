@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 import numpy as np
@@ -19,7 +19,7 @@ from memoryd.config import KeysSettings, LimitsSettings, RecallSettings
 from memoryd.domain.errors import EmbeddingError, NotFound
 from memoryd.domain.json_text import Json
 from memoryd.domain.keyed import KeyWrite
-from memoryd.domain.models import MemoryFilter, Provenance, ProvenanceKind
+from memoryd.domain.models import MemoryFilter, Partition, Provenance, ProvenanceKind
 from memoryd.domain.requests import RecallQuery
 from memoryd.embedding import HashingEmbedder
 from memoryd.embedding.base import EmbedKind
@@ -32,6 +32,7 @@ from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.memories.access_stats import AccessStatsBuffer
 from memoryd.service.memories.service import MemoryService
 from memoryd.storage.base import Store
+from memoryd.storage.fenced import fenced
 from memoryd.storage.history import MemoryHistory
 from memoryd.storage.history_stores import HistoryStore
 from memoryd.storage.memory import InMemoryStore
@@ -88,6 +89,8 @@ class Behind:
     records: InMemoryRecordStore
     writer: WriteBatcher
     history: MemoryHistory | None = None
+    #: Set when a read of the memories reaches the store's read fence.
+    fenced: asyncio.Event = field(default_factory=asyncio.Event)
 
     def restarted(self, embedder: object | None = None) -> Behind:
         """A new daemon over the same stores (and history): a new queue and services."""
@@ -112,15 +115,20 @@ def build(
     history: MemoryHistory | None = None,
 ) -> Behind:
     pending = PendingMirrors(retry_s=0.01)
+    reached = asyncio.Event()
+
+    async def fence(partition: Partition) -> None:
+        reached.set()
+        await pending.settled(partition)
+
     memories = MemoryService(
-        store=store,
+        store=fenced(store, fence),
         embedder=embedder,  # type: ignore[arg-type]
         writer=writer,
         access=AccessStatsBuffer(store, interval_s=3600, max_pending=10_000),
         page_tokens=PageTokenCodec(b"k" * 32),
         limits=LimitsSettings(),
         recall=RecallSettings(),
-        read_fence=pending.settled,
     )
     keyed = KeyedMemoryService(
         records=records,
@@ -134,7 +142,7 @@ def build(
         history=history,
     )
     gated = embedder if isinstance(embedder, GatedEmbedder) else GatedEmbedder()
-    return Behind(keyed, memories, pending, gated, store, records, writer, history)
+    return Behind(keyed, memories, pending, gated, store, records, writer, history, reached)
 
 
 @pytest.fixture
@@ -272,7 +280,9 @@ async def test_a_read_of_another_partition_goes_first(behind: Behind) -> None:
     other = scope_for(agent="a2")
     await behind.keyed.set(other, KeyWrite("/mine", Json.of("quick"), source=USER))
     await behind.pending.checked(other.partition)  # so the read goes straight to the fence
+    behind.fenced.clear()
     read = asyncio.create_task(behind.memories.recall(other, RecallQuery(query="quick")))
+    await behind.fenced.wait()  # the read waits for its partition's mirror
     behind.embedder.gate.set()
     outcome = await read
     assert [r.memory.content for r in outcome.results] == ["quick"]

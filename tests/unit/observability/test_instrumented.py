@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -43,6 +44,16 @@ def protocol_methods(protocol: type) -> list[str]:
     ]
 
 
+PARTITION = object()
+
+
+def _argument(name: str) -> object:
+    """A call's argument ``name``: the partition (or a write of it) told apart."""
+    if name == "partition":
+        return PARTITION
+    return SimpleNamespace(partition=PARTITION) if name == "write" else None
+
+
 class _Answering:
     """An inner store whose every coroutine method answers its own name."""
 
@@ -79,14 +90,17 @@ async def test_every_protocol_method_is_forwarded_through_one_hook(
     written_out = {name for k in base.__mro__ if k is not object for name in vars(k)}
     assert [name for name in methods if name not in written_out] == []
     assert issubclass(wrapper, base) and wrapper.through is not base.through
-    seen: list[str] = []
+    seen: list[tuple[str, object]] = []
 
     class Recording(base):  # type: ignore[misc, valid-type]
-        async def through(self, operation: str, call: Awaitable[object]) -> object:
-            seen.append(operation)
+        async def through(
+            self, operation: str, call: Awaitable[object], partition: object = None
+        ) -> object:
+            seen.append((operation, partition))
             return await call
 
     layer = Recording(_Answering(protocol))
+    one_partition: set[str] = set()
     for method in methods:
         signature = inspect.signature(getattr(protocol, method))
         required = [
@@ -94,12 +108,21 @@ async def test_every_protocol_method_is_forwarded_through_one_hook(
             for p in list(signature.parameters.values())[1:]
             if p.default is inspect.Parameter.empty and p.kind is not p.KEYWORD_ONLY
         ]
-        assert await getattr(layer, method)(*(None for _ in required)) == (
+        if {"partition", "write"} & {p.name for p in required}:
+            one_partition.add(method)
+        assert await getattr(layer, method)(*(_argument(p.name) for p in required)) == (
             None
             if method in ("open", "close", "upsert", "record_access", "put_records")
             else method
         )
-    assert seen == [name for name in methods if name not in ("open", "close")]
+    assert [operation for operation, _ in seen] == [
+        name for name in methods if name not in ("open", "close")
+    ]
+    # A call on one partition names it to the hook (the read fence waits per
+    # partition: storage/fenced.py); a call on many, or none, names none.
+    assert one_partition and {
+        operation: partition is PARTITION for operation, partition in seen
+    } == {operation: operation in one_partition for operation, _ in seen}
 
 
 async def test_store_operations_are_timed_by_operation() -> None:

@@ -53,6 +53,7 @@ from memoryd.service.snapshot.as_of import AsOfReads
 from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
 from memoryd.storage.base import Store
+from memoryd.storage.fenced import fenced
 from memoryd.storage.history import MemoryHistory
 from memoryd.storage.history_stores import HistoryRecordStore, HistoryStore
 from memoryd.storage.lancedb import LanceDBStore
@@ -179,8 +180,10 @@ async def world(
     access = AccessStatsBuffer(store, interval_s=3600, max_pending=100_000)
     access.start()
     page_tokens = PageTokenCodec(b"s" * 32)
+    # Every service but keyed memory reads through the mirrors' fence (builders.py).
+    read_store = fenced(store, None if pending is None else pending.settled)
     memories = MemoryService(
-        store=store,
+        store=read_store,
         embedder=embedder,
         writer=writer,
         access=access,
@@ -189,7 +192,6 @@ async def world(
         recall=RecallSettings(),
         dedup=DedupSettings(),
         **({"clock": clock} if history is not None else {}),
-        read_fence=None if pending is None else pending.settled,
     )
     indexes = KeyIndexes(
         records,
@@ -234,7 +236,7 @@ async def world(
     )
     snapshots = SnapshotService(
         memories=memories,
-        store=store,
+        store=read_store,
         dimension=embedder.dimension,
         counter=counter,
         settings=snapshot,
@@ -259,7 +261,7 @@ async def world(
     )
     lifecycle = LifecycleService(
         LifecycleDeps(
-            store=store,
+            store=read_store,
             records=records,
             writer=writer,
             embedder=embedder,

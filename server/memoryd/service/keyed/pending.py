@@ -5,10 +5,11 @@ is embedded and written by a background pass, which takes the latest version of 
 key written since it last looked: a key rewritten ten times while the pass is behind
 costs one embedding. What that needs, and where it is:
 
-- **The read fence** (:meth:`PendingMirrors.settled`): a read of a partition's
-  memories (Recall, BuildSnapshot, Get, List; service/memories/service.py) first
-  waits for the pass to cover every key write made to the partition before it began,
-  so a written key is recalled as it was written. Writes made after the read began
+- **The read fence** (:meth:`PendingMirrors.settled`): a read or change of a
+  partition's memories, by any service but keyed memory's own (each reads through
+  the store layer storage/fenced.py), first waits for the pass to cover every key
+  write made to the partition before it began, so a written key is recalled as it
+  was written. Writes made after the read began
   do not hold it (no starvation). The pass takes a partition some read waits for
   first.
 - **The check** (a partition's first fence or pass after a start, and a sweep of
@@ -159,6 +160,12 @@ class PendingMirrors:
                 await self._changed.wait_for(lambda: part.settled >= target or part.failing)
         if part.failing:
             report(EMBEDDER, "a key's newest value is not embedded yet; its mirror is older")
+
+    def caught_up(self, partition: Partition) -> bool:
+        """Whether every key write made to ``partition`` so far has its mirror, or the
+        pass is failing for it (whose reads answer degraded rather than wait)."""
+        part = self._parts.get(partition)
+        return part is None or part.failing or (part.settled >= part.queued and not part.keys)
 
     async def drained(self) -> None:
         """Wait until every queued mirror is written (a failing one retried until it

@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -109,6 +109,7 @@ from memoryd.service.keyed.pending import PendingMirror, PendingMirrors, queue_m
 from memoryd.service.keyed.shared import KEYS_LEASE, SharedKeyWrites, SlotWrite
 from memoryd.service.keyed.validation import KeyContent, validated_content
 from memoryd.storage.base import Store
+from memoryd.storage.fenced import settled_here
 from memoryd.storage.history import MemoryHistory
 from memoryd.storage.records import KeyPage, RecordStore
 
@@ -565,17 +566,29 @@ class KeyedMemoryService:
     async def exclusive(self, partition: Partition) -> AsyncIterator[None]:
         """Hold the partition's key-write lock while lifecycle operations rewrite its
         key records (import, reset, tombstone purge); cached counts are re-read after.
-        Mirrors still to be embedded are written first: what it reads is complete."""
-        if self._pending is not None:
-            await self._pending.settled(partition)
-        async with self._locks.hold(partition):
+        Mirrors still to be embedded are written first: what it reads is complete, and
+        its reads pass the store's read fence (storage/fenced.py), which would
+        otherwise wait for a mirror pass that needs this lock."""
+        async with await self._held_settled(partition):
             try:
-                yield
+                with settled_here(partition):
+                    yield
             finally:
                 self._partitions.pop(partition, None)
                 if self._pending is not None:
                     self._pending.recheck(partition)
                 await self._notify(partition, None)
+
+    async def _held_settled(self, partition: Partition) -> AsyncExitStack:
+        """The partition's key-write lock, taken once every key write made before it
+        has its mirror (a write that came between the wait and the lock: wait again)."""
+        while True:
+            if self._pending is not None:
+                await self._pending.settled(partition)
+            async with AsyncExitStack() as attempt:
+                await attempt.enter_async_context(self._locks.hold(partition))
+                if self._pending is None or self._pending.caught_up(partition):
+                    return attempt.pop_all()
 
     # ------------------------------------------------------------------ helpers
 

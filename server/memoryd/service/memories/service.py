@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import math
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 
@@ -27,7 +27,6 @@ from memoryd.domain.models import (
     Memory,
     MemoryFilter,
     PageCursor,
-    Partition,
     SecurityLevel,
     TextHit,
     Vector,
@@ -88,14 +87,6 @@ RERANK_FACTOR = 4
 MIN_RERANK_CANDIDATES = 50
 
 
-#: Waits until a partition's memories hold every write answered before (a key's mirror).
-ReadFence = Callable[[Partition], Awaitable[None]]
-
-
-async def _unfenced(partition: Partition) -> None:
-    """Every answered write is in the store already."""
-
-
 class MemoryService:
     def __init__(
         self,
@@ -113,14 +104,12 @@ class MemoryService:
         leases: PartitionLeases | None = None,
         relevance: Relevance | None = None,
         clock: Clock = utcnow,
-        read_fence: ReadFence | None = None,
     ) -> None:
         """``relevance``: the embedder's calibration of the absolute relevance
-        (model_catalog.Profile.relevance; unset: MiniLM's). ``read_fence``: what a read
-        or change of a partition's memories waits for first (the key mirrors still
-        being embedded: service/keyed/pending.py)."""
+        (model_catalog.Profile.relevance; unset: MiniLM's). ``store``: where key
+        mirrors are embedded behind the answer, behind their read fence
+        (storage/fenced.py), so every read here sees the key writes answered before."""
         self._clock = clock
-        self.read_fence = read_fence or _unfenced
         self._relevance = relevance or profile_of("minilm").relevance
         #: Replicas sharing the store: Remember plans (deduplication, quotas) under a
         #: partition lease; updates need none (the conditional write decides).
@@ -272,7 +261,6 @@ class MemoryService:
         """Apply ``patch`` with a conditional write: a concurrent change of the memory
         makes it re-read and re-apply the patch (never overwrite that change), or fail
         with FAILED_PRECONDITION where ``if_version`` names the state it was for."""
-        await self.read_fence(scope.partition)
         current = await self._get_visible(scope, memory_id, with_vectors=True)
         check_version(patch, current)
         now = self._clock()
@@ -308,7 +296,6 @@ class MemoryService:
             raise InvalidArgument.field(
                 "ids", f"has {len(ids)} ids; the limit is {self._limits.max_batch_size}"
             )
-        await self.read_fence(scope.partition)
         # Memories above the caller's clearance behave as if they did not exist.
         visible = [
             m.id
@@ -322,14 +309,12 @@ class MemoryService:
     # ------------------------------------------------------------------ reads
 
     async def get(self, scope: CallScope, memory_id: str) -> Memory:
-        await self.read_fence(scope.partition)
         memory = await self._get_visible(scope, memory_id)
         self._access.record(scope.partition, [memory.id], self._clock())
         return memory
 
     async def recall(self, scope: CallScope, query: RecallQuery) -> RecallOutcome:
         self._check_recall(query)
-        await self.read_fence(scope.partition)
         limit = query.limit or self._recall.default_limit
         now = self._clock()
         flt = self._visible_filter(scope, query.filter, now)
@@ -456,7 +441,6 @@ class MemoryService:
         check.check_tags(v, query.filter.tags, self._limits)
         check.check_namespace(v, query.filter.namespace, self._limits)
         v.raise_if_any()
-        await self.read_fence(scope.partition)
         page_size = query.page_size or DEFAULT_PAGE_SIZE
         flt = self._visible_filter(scope, query.filter, None)
         query_print = fingerprint(scope, [dataclasses.asdict(flt), query.order.value])

@@ -108,7 +108,6 @@ class SnapshotService:
         """The snapshot, with every fallback it was served with in ``degraded`` (a
         component named by a section keeps that section's reason: it says more)."""
         with collecting() as reported:
-            await self.memories.read_fence(scope.partition)  # its sections read memories
             snapshot = await self._build(scope, req)
         for item in reported:  # the caller's collector hears them too
             report(item.component, item.reason)
