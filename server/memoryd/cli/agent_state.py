@@ -150,8 +150,6 @@ def wm_set(
         text = _read(schema[1:]) if schema.startswith("@") else schema
         request.json_schema.CopyFrom(_struct(_json_object(text, "--schema")))
     response = unary(ctx, lambda c: c.memory.SetWorkingMemory, request, as_json)
-    if response is None:
-        return
     render.console().print(_working_detail(response.working_memory))
 
 
@@ -175,8 +173,7 @@ def _scope_command(
     ) -> None:
         request = request_type(agent_id=agent, scope=_scope(thread, resource))
         response = unary(ctx, stub, request, as_json)
-        if response is not None:
-            render.console().print(show(response))
+        render.console().print(show(response))
 
 
 _scope_command(
@@ -262,8 +259,6 @@ def profile_get(ctx: typer.Context, agent: AgentOption, as_json: JsonOption = Fa
     """
     request = memory_service_pb2.GetProfileRequest(agent_id=agent)
     response = unary(ctx, lambda c: c.memory.GetProfile, request, as_json)
-    if response is None:
-        return
     p = response.profile
     typer.echo(p.content, nl=not p.content.endswith("\n"))
     render.console(stderr=True).print(
@@ -296,8 +291,6 @@ def profile_set(
         agent_id=agent, content=_read(source), if_match=if_match
     )
     response = unary(ctx, lambda c: c.memory.SetProfile, request, as_json)
-    if response is None:
-        return
     render.console().print(Text(f"Saved profile (etag {response.profile.etag})."))
 
 
@@ -373,8 +366,6 @@ def session_append(
     if ttl is not None:
         request.ttl.CopyFrom(_duration(ttl))
     response = unary(ctx, lambda c: c.memory.AppendMessages, request, as_json)
-    if response is None:
-        return
     note = "; older turns summarised" if response.compressed else ""
     render.console().print(Text(f"{response.message_count} messages{note}."))
 
@@ -404,8 +395,6 @@ def session_inject(
         content=text,
     )
     response = unary(ctx, lambda c: c.memory.InjectInstruction, request, as_json)
-    if response is None:
-        return
     _print_zone(response.fixed_zone)
 
 
@@ -438,8 +427,6 @@ def session_window(
         agent_id=agent, session_id=session_id, token_budget=budget
     )
     response = unary(ctx, lambda c: c.memory.GetSessionWindow, request, as_json)
-    if response is None:
-        return
     out = render.console()
     _print_zone(response.fixed_zone)
     if response.summary:
@@ -471,8 +458,6 @@ def session_end(
         agent_id=agent, session_id=session_id, extract_memories=extract
     )
     response = unary(ctx, lambda c: c.memory.EndSession, request, as_json)
-    if response is None:
-        return
     out = render.console()
     out.print(Text(response.summary or "(no summary)"))
     if response.extracted:

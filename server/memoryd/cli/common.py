@@ -154,14 +154,15 @@ def unary(
     *,
     timeout: float | None = None,
 ) -> Any:
-    """Send ``request`` to the RPC ``stub`` picks. With ``--json`` the response is
-    printed as JSON and None returned (the command is done); otherwise the response is
-    returned, and what it was served degraded by is warned about on stderr."""
+    """Send ``request`` to the RPC ``stub`` picks and return the response, having
+    warned on stderr about what it was served degraded by. With ``--json`` the response
+    is printed as JSON instead and the command ends here (``typer.Exit``, status 0):
+    every caller renders the response it gets, none of them has more to do."""
     with session(ctx) as client:
         response = client.call(stub(client), request, timeout=timeout)
     if as_json:
         render.print_json(response)
-        return None
+        raise typer.Exit()
     if "degraded" in response.DESCRIPTOR.fields_by_name:
         render.warn_degraded(response.degraded)
     return response

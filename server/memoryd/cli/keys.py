@@ -248,8 +248,6 @@ def key_set(
     if security_level is not None:
         request.security_level = security_level_value(security_level.value)
     response = unary(ctx, lambda c: c.memory.SetMemory, request, as_json)
-    if response is None:
-        return
     verb = "Set" if response.entry.valid else "Deleted"
     render.console().print(Text(f"{verb} {response.entry.key} (version {response.entry.version})"))
 
@@ -268,8 +266,6 @@ def key_get(
         memory_service_pb2.GetKeyRequest(agent_id=agent, key=key),
         as_json,
     )
-    if response is None:
-        return
     e = response.entry
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")

@@ -70,8 +70,6 @@ def stats(ctx: typer.Context, agent: AgentOption, as_json: JsonOption = False) -
         lifecycle_service_pb2.GetStatsRequest(agent_id=agent),
         as_json,
     )
-    if response is None:
-        return
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
@@ -144,8 +142,6 @@ def archive(
         agent_id=agent, selector=_selector(ids, tags, types, older_than, namespace)
     )
     response = unary(ctx, lambda c: c.lifecycle.Archive, request, as_json)
-    if response is None:
-        return
     render.console().print(f"Archived {response.archived}.")
 
 
@@ -176,8 +172,6 @@ def restore(
         undo_consolidation=undo_consolidation,
     )
     response = unary(ctx, lambda c: c.lifecycle.Restore, request, as_json)
-    if response is None:
-        return
     undone = response.consolidations_undone
     note = f" ({undone} consolidations undone)" if undo_consolidation else ""
     render.console().print(f"Restored {response.restored}{note}.")
@@ -220,8 +214,6 @@ def prune(
     if min_access_count is not None:
         request.min_access_count = min_access_count
     response = unary(ctx, lambda c: c.lifecycle.Prune, request, as_json, timeout=LONG_TIMEOUT)
-    if response is None:
-        return
     out = render.console()
     verb = "Would prune" if response.dry_run else "Pruned"
     out.print(f"{verb} {response.pruned}.")
@@ -251,8 +243,6 @@ def reset(
         typer.confirm(f"Delete everything of agent {agent!r}?", abort=True)
     request = lifecycle_service_pb2.ResetRequest(agent_id=agent, confirm=True)
     response = unary(ctx, lambda c: c.lifecycle.Reset, request, as_json, timeout=LONG_TIMEOUT)
-    if response is None:
-        return
     render.console().print(f"Deleted {response.deleted} records of agent {agent}.")
 
 

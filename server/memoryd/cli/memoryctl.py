@@ -152,8 +152,6 @@ def remember(
         metadata=meta,
     )
     response = unary(ctx, lambda c: c.memory.Remember, request, as_json)
-    if response is None:
-        return
     verb = "Updated near-duplicate" if response.deduplicated else "Remembered"
     render.console().print(Text(f"{verb} {response.memory.id}"))
 
@@ -193,8 +191,6 @@ def recall(
         scoring=scoring.value if scoring else None,
     )
     response = unary(ctx, lambda c: c.memory.Recall, request, as_json)
-    if response is None:
-        return
     out = render.console()
     if not response.results:
         out.print("No matching memories.")
@@ -214,8 +210,6 @@ def get(
     Example: memoryctl get 7eb920d3-9fb2-4db3-944d-fe6ae66581b5 --agent demo
     """
     response = unary(ctx, lambda c: c.memory.GetMemory, rq.get_request(agent, memory_id), as_json)
-    if response is None:
-        return
     render.console().print(render.memory_detail(response.memory))
 
 
@@ -288,8 +282,6 @@ def forget(
     Example: memoryctl forget 7eb920d3-9fb2-4db3-944d-fe6ae66581b5 --agent demo
     """
     response = unary(ctx, lambda c: c.memory.ForgetMemories, rq.forget_request(agent, ids), as_json)
-    if response is None:
-        return
     forgotten = set(response.forgotten_ids)
     out = render.console()
     out.print(Text(f"Forgot {len(forgotten)} of {len(ids)}."))

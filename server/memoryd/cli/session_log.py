@@ -67,8 +67,6 @@ def delete(
         agent_id=agent, session_id=session_id, seqs=seqs
     )
     response = unary(ctx, lambda c: c.memory.DeleteMessages, request, as_json)
-    if response is None:
-        return
     note = "; summary rebuilt" if response.summary_rebuilt else ""
     render.console().print(Text(f"{len(response.deleted_seqs)} messages deleted{note}."))
 
@@ -93,8 +91,6 @@ def clear(
         agent_id=agent, session_id=session_id, fixed_zone=fixed_zone
     )
     response = unary(ctx, lambda c: c.memory.ClearSession, request, as_json)
-    if response is None:
-        return
     render.console().print(Text(f"{response.deleted} messages deleted."))
 
 

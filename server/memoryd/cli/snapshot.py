@@ -115,8 +115,6 @@ def snapshot(
     if namespace is not None:
         request.namespace = namespace
     response = unary(ctx, lambda c: c.snapshot.BuildSnapshot, request, as_json)
-    if response is None:
-        return
     typer.echo(response.text)
     err = render.console(stderr=True)
     err.print(usage_table(response))
@@ -165,8 +163,6 @@ def default_read(
             raise typer.BadParameter("not an ISO 8601 time", param_hint="--at") from None
         request.current_time.FromDatetime(when if when.tzinfo else when.replace(tzinfo=UTC))
     response = unary(ctx, lambda c: c.snapshot.DefaultRead, request, as_json)
-    if response is None:
-        return
     typer.echo(response.text)
     render.console(stderr=True).print(
         Text(f"{response.tokens_used} tokens ({response.token_counter})", style="dim")
@@ -216,8 +212,6 @@ def state_save(
         components=[snapshot_service_pb2.StateComponent(name=name, state_json=_json_text(state))],
     )
     response = unary(ctx, lambda c: c.snapshot.SaveState, request, as_json)
-    if response is None:
-        return
     render.console().print(_components_table(response.components))
 
 
@@ -239,6 +233,4 @@ def state_load(
         agent_id=agent, session_id=session_id, names=names or []
     )
     response = unary(ctx, lambda c: c.snapshot.LoadState, request, as_json)
-    if response is None:
-        return
     render.console().print(_components_table(response.components))

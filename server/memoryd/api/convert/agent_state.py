@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from memoryd.api.convert.common import (
+    add_each,
     dict_to_struct,
     duration_from,
     enum_value,
@@ -99,8 +100,7 @@ def working_scope_query_from(
 def list_scopes_response(page: agent_state.WorkingScopePage) -> mpb.ListWorkingMemoryScopesResponse:
     """A page of working-memory scopes as the ListWorkingMemoryScopes response."""
     resp = mpb.ListWorkingMemoryScopesResponse(next_page_token=page.next_page_token)
-    for wm in page.items:
-        working_memory_to_proto(wm, resp.scopes.add())
+    add_each(resp.scopes, page.items, working_memory_to_proto)
     return resp
 
 
@@ -206,8 +206,7 @@ def attachment_to_proto(a: agent_state.MessageAttachment, out: mpb.MessageAttach
 def inject_response(zone: Sequence[agent_state.FixedZoneEntry]) -> mpb.InjectInstructionResponse:
     """The InjectInstruction response: the session's fixed zone after the change."""
     resp = mpb.InjectInstructionResponse()
-    for entry in zone:
-        _fixed_entry_to_proto(entry, resp.fixed_zone.add())
+    add_each(resp.fixed_zone, zone, _fixed_entry_to_proto)
     return resp
 
 
@@ -223,18 +222,14 @@ def window_response(window: agent_state.SessionWindow) -> mpb.GetSessionWindowRe
         long_term_memory_mode=LONG_TERM_MODES_TO_PROTO[window.long_term_memory_mode],  # type: ignore[arg-type]
         long_term_memory=window.long_term_memory,
     )
-    for memory in window.long_term_memories:
-        memory_to_proto(memory, resp.long_term_memories.add())
-    for entry in window.fixed_zone:
-        _fixed_entry_to_proto(entry, resp.fixed_zone.add())
-    for message in window.recent:
-        message_to_proto(message, resp.recent.add())
+    add_each(resp.long_term_memories, window.long_term_memories, memory_to_proto)
+    add_each(resp.fixed_zone, window.fixed_zone, _fixed_entry_to_proto)
+    add_each(resp.recent, window.recent, message_to_proto)
     return resp
 
 
 def end_session_response(outcome: agent_state.EndSessionOutcome) -> mpb.EndSessionResponse:
     """The EndSession response: the summary and the memories extracted."""
     resp = mpb.EndSessionResponse(summary=outcome.summary)
-    for memory in outcome.extracted:
-        memory_to_proto(memory, resp.extracted.add())
+    add_each(resp.extracted, outcome.extracted, memory_to_proto)
     return resp

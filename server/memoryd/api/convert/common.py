@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any, TypeVar
 
 import numpy as np
 from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 from google.protobuf.message import Message
 
@@ -34,6 +35,8 @@ from memoryd_proto.v1 import memory_service_pb2 as mpb
 
 E = TypeVar("E")
 D = TypeVar("D", bound=Enum)
+T = TypeVar("T")
+M = TypeVar("M", bound=Message)
 #: Integral doubles up to this are exact: they come out of a Value as ints.
 _EXACT_INT = 2**53
 
@@ -136,6 +139,14 @@ def duration_from(msg: Message, field: str, path: str | None = None) -> timedelt
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def add_each(
+    repeated: RepeatedCompositeFieldContainer[M], items: Iterable[T], into: Callable[[T, M], object]
+) -> None:
+    """Each of ``items`` written by ``into`` into a message appended to ``repeated``."""
+    for item in items:
+        into(item, repeated.add())
 
 
 def set_timestamp(target: timestamp_pb2.Timestamp, when: datetime | None) -> None:

@@ -13,6 +13,7 @@ from google.protobuf.message import Message
 from memoryd.api.convert.common import (
     REVERSE_PROVENANCE_KINDS,
     SECURITY_LEVELS,
+    add_each,
     as_of_from,
     enum_value,
     json_from_value,
@@ -144,14 +145,12 @@ def list_keys_response(listing: keyed.KeyListing) -> mpb.ListKeysResponse:
     response = mpb.ListKeysResponse(
         directories=listing.directories, next_page_token=listing.next_page_token
     )
-    for entry in listing.entries:
-        key_entry_to_proto(entry, response.entries.add())
+    add_each(response.entries, listing.entries, key_entry_to_proto)
     return response
 
 
 def key_history_response(page: keyed.KeyHistoryPage) -> mpb.KeyHistoryResponse:
     """The KeyHistory response: a page of versions, oldest first."""
     response = mpb.KeyHistoryResponse(next_page_token=page.next_page_token)
-    for entry in page.entries:
-        key_entry_to_proto(entry, response.entries.add())
+    add_each(response.entries, page.entries, key_entry_to_proto)
     return response

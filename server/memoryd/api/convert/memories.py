@@ -15,6 +15,7 @@ from memoryd.api.convert.common import (
     SCORING_PRESETS,
     SECURITY_LEVELS,
     TAG_MATCHES,
+    add_each,
     as_of_from,
     dict_to_struct,
     enum_list,
@@ -312,6 +313,5 @@ def recall_response(outcome: requests.RecallOutcome) -> mpb.RecallResponse:
 def list_response(page: requests.MemoryPage) -> mpb.ListMemoriesResponse:
     """The ListMemories response: a page of memories."""
     resp = mpb.ListMemoriesResponse(next_page_token=page.next_page_token)
-    for memory in page.memories:
-        memory_to_proto(memory, resp.memories.add())
+    add_each(resp.memories, page.memories, memory_to_proto)
     return resp

@@ -15,6 +15,7 @@ from memoryd.api.convert.agent_state import (
     tool_calls_from,
 )
 from memoryd.api.convert.common import (
+    add_each,
     duration_from,
     enum_value,
     required_timestamp,
@@ -116,8 +117,7 @@ def messages_response(page: SessionMessagesPage) -> mpb.GetSessionMessagesRespon
         message_count=page.message_count,
         summarized_through_seq=page.summarized_through_seq,
     )
-    for message in page.messages:
-        message_to_proto(message, resp.messages.add())
+    add_each(resp.messages, page.messages, message_to_proto)
     return resp
 
 
@@ -171,8 +171,7 @@ def session_to_proto(item: ExportedSession, s: lpb.ExportedSession) -> None:
         out = s.fixed_zone.add(kind=_REVERSE_KINDS[entry.kind], content=entry.content)
         set_timestamp(out.created_at, entry.created_at)
     s.summary = item.summary
-    for m in item.messages:
-        message_to_proto(m, s.messages.add())
+    add_each(s.messages, item.messages, message_to_proto)
     set_timestamp(s.expires_at, item.expires_at)
     s.closed = item.closed
     set_timestamp(s.created_at, item.created_at)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from memoryd.api.convert.agent_state import working_scope_from
 from memoryd.api.convert.common import (
     SECURITY_LEVELS,
+    add_each,
     as_of_from,
     duration_from,
     enum_list,
@@ -187,14 +188,12 @@ def state_component_from(msg: spb.StateComponent, path: str) -> StateComponent:
 def save_state_response(components: Sequence[StateComponent]) -> spb.SaveStateResponse:
     """The SaveState response: the components as saved."""
     resp = spb.SaveStateResponse()
-    for component in components:
-        state_component_to_proto(component, resp.components.add())
+    add_each(resp.components, components, state_component_to_proto)
     return resp
 
 
 def load_state_response(components: Sequence[StateComponent]) -> spb.LoadStateResponse:
     """The LoadState response: the components asked for."""
     resp = spb.LoadStateResponse()
-    for component in components:
-        state_component_to_proto(component, resp.components.add())
+    add_each(resp.components, components, state_component_to_proto)
     return resp

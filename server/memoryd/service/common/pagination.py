@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import json
 import secrets
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,12 @@ from memoryd.domain.principal import CallScope
 
 _FIELD = "page_token"
 INVALID_TOKEN = "is not a page token issued for this query and caller"
+#: Pages in key order (ListKeys, KeyHistory) read this many records per store call
+#: while filling a page, twice as many each further call up to the most (records a
+#: page does not show, above the caller's clearance, are skipped: it may take several).
+KEY_FETCH_MIN, KEY_FETCH_MAX = 64, 1000
+#: The time of a key-order cursor: its position is the key alone.
+_KEY_ORDER_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _b64(data: bytes) -> str:
@@ -75,6 +81,14 @@ class PageTokenCodec:
             separators=(",", ":"),
         ).encode()
         return f"{_b64(payload)}.{_b64(self._sign(payload))}"
+
+    def encode_key(self, key: str, query_fingerprint: str) -> str:
+        """The token of the page after ``key``, of a listing in key order."""
+        return self.encode(PageCursor(_KEY_ORDER_TIME, key), query_fingerprint)
+
+    def decode_key(self, token: str, query_fingerprint: str) -> str:
+        """The key an ``encode_key`` token's page follows."""
+        return self.decode(token, query_fingerprint).id
 
     def decode(self, token: str, query_fingerprint: str) -> PageCursor:
         try:

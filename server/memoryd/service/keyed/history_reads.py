@@ -4,20 +4,18 @@ history events, oldest first, tombstones included, at the caller's clearance."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from memoryd.domain.keyed import KeyEntry, KeyHistoryPage, level_of
-from memoryd.domain.models import PageCursor
 from memoryd.domain.principal import CallScope
 from memoryd.domain.records import RecordKind
-from memoryd.service.common.pagination import PageTokenCodec, fingerprint
+from memoryd.service.common.pagination import (
+    KEY_FETCH_MAX,
+    KEY_FETCH_MIN,
+    PageTokenCodec,
+    fingerprint,
+)
 from memoryd.service.keyed.docs import decoded_entry
 from memoryd.storage.records import KeyPage, RecordStore
-
-#: Events read per store call while filling a page (events above the caller's
-#: clearance are skipped, so a page may need several reads).
-_FETCH_MIN, _FETCH_MAX = 64, 1000
-_CURSOR_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +34,9 @@ async def history_page(
     query_print = fingerprint(scope, ["key_history", page.prefix])
     after: str | None = None
     if page.token:
-        after = tokens.decode(page.token, query_print).id
+        after = tokens.decode_key(page.token, query_print)
     entries: list[tuple[str, KeyEntry]] = []
-    fetch = max(_FETCH_MIN, page.size + 1)
+    fetch = max(KEY_FETCH_MIN, page.size + 1)
     while len(entries) <= page.size:
         rows = await records.list_records(
             scope.partition,
@@ -52,9 +50,9 @@ async def history_page(
         if len(rows) < fetch:
             break
         after = rows[-1].key
-        fetch = min(fetch * 2, _FETCH_MAX)
+        fetch = min(fetch * 2, KEY_FETCH_MAX)
     taken, more = entries[: page.size], len(entries) > page.size
     token = ""
     if more:
-        token = tokens.encode(PageCursor(_CURSOR_TIME, taken[-1][0]), query_print)
+        token = tokens.encode_key(taken[-1][0], query_print)
     return KeyHistoryPage(entries=[e for _, e in taken], next_page_token=token)

@@ -39,7 +39,7 @@ import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 import structlog
 
@@ -63,7 +63,6 @@ from memoryd.domain.keyed import (
 from memoryd.domain.limits import next_version
 from memoryd.domain.models import (
     Memory,
-    PageCursor,
     Partition,
     SecurityLevel,
     Vector,
@@ -78,7 +77,12 @@ from memoryd.service.common import scanning
 from memoryd.service.common import validation as check
 from memoryd.service.common.leases import PartitionLeases
 from memoryd.service.common.locks import KeyedLocks
-from memoryd.service.common.pagination import PageTokenCodec, fingerprint
+from memoryd.service.common.pagination import (
+    KEY_FETCH_MAX,
+    KEY_FETCH_MIN,
+    PageTokenCodec,
+    fingerprint,
+)
 from memoryd.service.common.quotas import Quotas
 from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
@@ -117,14 +121,10 @@ log = structlog.get_logger(__name__)
 
 DEFAULT_SECURITY_LEVEL = SecurityLevel.INTERNAL
 DEFAULT_PAGE_SIZE = 100
-#: Records read per store call while filling a page (tombstones and keys above the
-#: caller's clearance are skipped, so a page may need several reads).
-_FETCH_MIN, _FETCH_MAX = 64, 1000
 #: Partitions whose counts are cached; past this the cache starts over.
 _PARTITIONS_MAX = 10_000
 #: Key slots kept per partition; past this the partition's start over.
 _SLOTS_MAX = 10_000
-_CURSOR_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -498,14 +498,14 @@ class KeyedMemoryService:
         query_print = fingerprint(scope, ["keys", prefix, query.recursive])
         position = ""
         if query.page_token:
-            position = self._page_tokens.decode(query.page_token, query_print).id
+            position = self._page_tokens.decode_key(query.page_token, query_print)
         after = self._after(position)
 
         # (position, entry or directory) in key order; one more than a page to know
         # whether another page follows.
         items: list[tuple[str, KeyEntry | str]] = []
         skipping: str | None = None  # a directory already listed: skip its subtree
-        fetch = max(_FETCH_MIN, page_size + 1)
+        fetch = max(KEY_FETCH_MIN, page_size + 1)
         now = self._clock()
         while len(items) <= page_size:
             rows = await self._records.list_records(
@@ -529,12 +529,12 @@ class KeyedMemoryService:
                 break
             last = rows[-1].key
             after = last if skipping is None else skipping + self._subtree_end
-            fetch = min(fetch * 2, _FETCH_MAX)
+            fetch = min(fetch * 2, KEY_FETCH_MAX)
 
         page, more = items[:page_size], len(items) > page_size
         token = ""
         if more:
-            token = self._page_tokens.encode(PageCursor(_CURSOR_TIME, page[-1][0]), query_print)
+            token = self._page_tokens.encode_key(page[-1][0], query_print)
         return KeyListing(
             entries=[item for _, item in page if isinstance(item, KeyEntry)],
             directories=[item for _, item in page if isinstance(item, str)],
