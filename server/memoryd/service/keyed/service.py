@@ -58,7 +58,6 @@ from memoryd.domain.keyed import (
     KeyListing,
     KeyListQuery,
     KeyWrite,
-    level_of,
 )
 from memoryd.domain.limits import next_version
 from memoryd.domain.models import (
@@ -78,13 +77,9 @@ from memoryd.service.common import validation as check
 from memoryd.service.common.leases import PartitionLeases
 from memoryd.service.common.locks import KeyedLocks
 from memoryd.service.common.pagination import (
-    KEY_FETCH_MAX,
-    KEY_FETCH_MIN,
     PageTokenCodec,
-    fingerprint,
 )
 from memoryd.service.common.quotas import Quotas
-from memoryd.service.common.undecodable import decodable
 from memoryd.service.common.validation import Violations
 from memoryd.service.common.write_batcher import WriteBatcher
 from memoryd.service.keyed.docs import (
@@ -104,10 +99,10 @@ from memoryd.service.keyed.history_reads import HistoryPage, history_page
 from memoryd.service.keyed.keys import (
     InvalidKey,
     KeyLimits,
-    child_of,
     normalise_key,
     normalise_prefix,
 )
+from memoryd.service.keyed.listing import ListingPage, key_listing, shown
 from memoryd.service.keyed.observers import KeyObserver
 from memoryd.service.keyed.pending import PendingMirror, PendingMirrors, queue_missing
 from memoryd.service.keyed.shared import KEYS_LEASE, SharedKeyWrites, SlotWrite
@@ -115,7 +110,7 @@ from memoryd.service.keyed.validation import KeyContent, validated_content
 from memoryd.storage.base import Store
 from memoryd.storage.fenced import settled_here
 from memoryd.storage.history import MemoryHistory
-from memoryd.storage.records import KeyPage, RecordStore
+from memoryd.storage.records import RecordStore
 
 log = structlog.get_logger(__name__)
 
@@ -181,9 +176,10 @@ class KeyedMemoryService:
         self._limits = limits
         self._keys = keys
         self._key_limits = KeyLimits(keys.max_key_bytes)
+        #: Sorts after every key below a directory (a page after it skips its subtree).
+        self._subtree_end = "\U0010ffff" * (keys.max_key_bytes // 4 + 1)
         # Every key in a subtree "/a/b/" sorts before "/a/b/" + this: a key within the
         # byte limit cannot start its tail with this many U+10FFFF (4 bytes each).
-        self._subtree_end = "\U0010ffff" * (keys.max_key_bytes // 4 + 1)
         self._quotas = quotas
         self._locks = KeyedLocks()
         self._partitions: dict[Partition, _PartitionState] = {}
@@ -485,7 +481,7 @@ class KeyedMemoryService:
         missing) and a key above the caller's clearance."""
         key = self._key(raw_key, "key")
         found = await self._records.get_records(scope.partition, RecordKind.KEY, [key])
-        if not found or found[0].expired(self._clock()) or not self._shown(scope, found[0]):
+        if not found or found[0].expired(self._clock()) or not shown(scope, found[0]):
             raise NotFound(f"key {key!r} not found")
         return entry_from(found[0])  # DATA_LOSS if its value no longer decodes
 
@@ -494,52 +490,9 @@ class KeyedMemoryService:
             prefix = normalise_prefix(query.prefix, self._key_limits)
         except InvalidKey as exc:
             raise InvalidArgument.field("prefix", str(exc)) from None
-        page_size = self._page_size(query.page_size)
-        query_print = fingerprint(scope, ["keys", prefix, query.recursive])
-        position = ""
-        if query.page_token:
-            position = self._page_tokens.decode_key(query.page_token, query_print)
-        after = self._after(position)
-
-        # (position, entry or directory) in key order; one more than a page to know
-        # whether another page follows.
-        items: list[tuple[str, KeyEntry | str]] = []
-        skipping: str | None = None  # a directory already listed: skip its subtree
-        fetch = max(KEY_FETCH_MIN, page_size + 1)
-        now = self._clock()
-        while len(items) <= page_size:
-            rows = await self._records.list_records(
-                scope.partition, RecordKind.KEY, KeyPage(prefix=prefix, after=after, limit=fetch)
-            )
-            for row in rows:
-                if skipping is not None and row.key.startswith(skipping):
-                    continue
-                skipping = None
-                if row.expired(now):  # as GetKey: missing until compaction removes it
-                    continue
-                child, is_dir = child_of(row.key, prefix)
-                if not self._shown(scope, row):
-                    continue
-                if query.recursive or not is_dir:
-                    items.extend(("k" + row.key, entry) for entry in decodable([row], entry_from))
-                else:
-                    items.append(("d" + child, child))
-                    skipping = child
-            if len(rows) < fetch:
-                break
-            last = rows[-1].key
-            after = last if skipping is None else skipping + self._subtree_end
-            fetch = min(fetch * 2, KEY_FETCH_MAX)
-
-        page, more = items[:page_size], len(items) > page_size
-        token = ""
-        if more:
-            token = self._page_tokens.encode_key(page[-1][0], query_print)
-        return KeyListing(
-            entries=[item for _, item in page if isinstance(item, KeyEntry)],
-            directories=[item for _, item in page if isinstance(item, str)],
-            next_page_token=token,
-        )
+        size = self._page_size(query.page_size)
+        page = ListingPage(prefix, query.recursive, size, query.page_token, self._subtree_end)
+        return await key_listing(self._records, self._page_tokens, scope, page, self._clock())
 
     async def history(self, scope: CallScope, query: KeyHistoryQuery) -> KeyHistoryPage:
         """A key's writes, oldest first, tombstones included. A directory ("/user/",
@@ -603,16 +556,3 @@ class KeyedMemoryService:
         check.check_limit(v, requested, self._limits.max_page_size, "page_size")
         v.raise_if_any()
         return requested or DEFAULT_PAGE_SIZE
-
-    def _after(self, position: str) -> str | None:
-        """The store's ``after`` for a page-token position ("k<key>" or "d<dir>")."""
-        if not position:
-            return None
-        if position.startswith("d"):
-            return position[1:] + self._subtree_end
-        return position[1:]
-
-    @staticmethod
-    def _shown(scope: CallScope, slot: Record) -> bool:
-        """Tombstones and keys above the caller's clearance read as missing."""
-        return is_live(slot) and level_of(slot) <= scope.clearance
