@@ -197,6 +197,19 @@ async def test_a_key_rewritten_while_the_pass_is_behind_is_embedded_once(
     assert await _mirror(behind, "/k") == ("value 10", 10)
 
 
+async def test_a_partitions_first_pass_embeds_each_mirror_once(behind: Behind) -> None:
+    """The partition's check (its first pass since start) runs before the pass takes
+    its keys: a check after would find the mirrors being written missing, and queue
+    them to be embedded and written again."""
+    behind.embedder.gate.clear()
+    for n in range(3):
+        await behind.set(f"/many/{n}", f"busy {n}")
+    await behind.embedder.started.wait()
+    behind.embedder.gate.set()
+    await behind.pending.drained()
+    assert sorted(behind.embedder.documents) == ["busy 0", "busy 1", "busy 2"]
+
+
 async def test_a_tombstone_drops_the_queued_mirror(behind: Behind) -> None:
     behind.embedder.gate.clear()
     await behind.set("/a", "alpha")

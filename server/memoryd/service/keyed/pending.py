@@ -216,14 +216,16 @@ class PendingMirrors:
             await self._wake.wait()
             self._wake.clear()
             failed: list[tuple[_Partition, PendingMirror]] = []
-            while (taken := self._take()) is not None:
-                partition, part, keys, target = taken
+            while (partition := self._next()) is not None:
+                # Checked before its keys are taken: a check after would find the
+                # mirrors being written missing and queue them (embedded twice).
                 await self.checked(partition)
+                part, keys, target = self._taken(self._parts[partition])
                 if await self._write_all(write, partition, part, keys, failed):
                     part.settled = max(part.settled, target)
                 async with self._changed:
                     self._changed.notify_all()
-            async with self._changed:  # partitions settled by _take (tombstoned since)
+            async with self._changed:  # partitions settled by _next (tombstoned since)
                 self._changed.notify_all()
             self._forget_settled()
             if not failed:
@@ -274,29 +276,27 @@ class PendingMirrors:
         if len(self._checked) > CHECKED_MAX:
             self._checked.clear()
 
-    def _take(self) -> tuple[Partition, _Partition, list[PendingMirror], int] | None:
-        """The next partition's queued keys (one a read waits for first) and the count
-        of its writes they settle."""
+    def _next(self) -> Partition | None:
+        """The next partition with keys queued, one a read waits for first."""
         while self._wanted:
             partition = next(iter(self._wanted))
             del self._wanted[partition]
             part = self._parts.get(partition)
             if part is not None and part.keys:
-                return self._taken(partition, part)
+                return partition
         for partition, part in self._parts.items():
             if part.keys:
-                return self._taken(partition, part)
+                return partition
             if part.settled < part.queued:  # its writes were all tombstones since
                 part.settled = part.queued
         return None
 
     @staticmethod
-    def _taken(
-        partition: Partition, part: _Partition
-    ) -> tuple[Partition, _Partition, list[PendingMirror], int]:
+    def _taken(part: _Partition) -> tuple[_Partition, list[PendingMirror], int]:
+        """The partition's queued keys, and the count of its writes they settle."""
         keys = list(part.keys.values())
         part.keys.clear()
-        return partition, part, keys, part.queued
+        return part, keys, part.queued
 
     @staticmethod
     def _requeue(part: _Partition, item: PendingMirror) -> None:
