@@ -198,6 +198,7 @@ def _as_of(base: Base, services: Services) -> AsOfReads:
         default_reads=services.default_read_service,
         keyed=services.keyed,
         records=base.records,
+        store=base.store,
         dimension=base.embedder.dimension,
         clock=utcnow,
         unavailable=SHARED_AS_OF if base.store.capabilities.shared else HISTORY_OFF,

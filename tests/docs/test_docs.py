@@ -72,6 +72,36 @@ def test_every_memoryd_variable_named_exists() -> None:
     assert sorted(named - known) == []
 
 
+def test_the_hand_written_settings_table_gives_each_default_the_settings_have() -> None:
+    """docs/configuration.md's table of the settings most often changed is written by
+    hand; its defaults must be the generated table's (it once said `local` for the
+    embedder whose default had become `e5`)."""
+    row = re.compile(r"^\| `(MEMORYD_[A-Z0-9_]+)` \| ([^|]+?) \|", re.MULTILINE)
+    generated = {
+        name: default for name, default in row.findall("\n".join(generate.settings_rows()))
+    }
+    page = (REPO / "docs" / "configuration.md").read_text()
+    hand = row.findall(generate.replace_section(page, "settings", ""))
+    assert len(hand) > 10, "the pattern finds no hand-written rows"
+    wrong = [
+        (name, default, generated.get(name))
+        for name, default in hand
+        if _value(default) != _value(generated.get(name, "missing"))
+    ]
+    assert wrong == []
+
+
+def _value(default: str) -> object:
+    """A table's default as a value: "off", "unset" and an empty string are none."""
+    text = default.strip("`")
+    if text in ("", "off", "unset"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 def test_every_command_and_option_named_exists() -> None:
     targets = make_targets()
     problems: list[str] = []

@@ -480,6 +480,7 @@ async def test_without_a_history_as_of_is_unimplemented_saying_why(
         default_reads=w.default_read,
         keyed=w.keyed,
         records=w.records,
+        store=w.store,
         dimension=w.embedder.dimension,
         clock=w.clock,
         unavailable="as-of reads are not served on a shared store",

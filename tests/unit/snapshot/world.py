@@ -310,6 +310,7 @@ async def world(
             default_reads=default_read,
             keyed=keyed,
             records=records,
+            store=store,
             dimension=embedder.dimension,
             clock=clock,
         )

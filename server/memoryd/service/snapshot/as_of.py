@@ -43,6 +43,7 @@ from memoryd.service.keyed.service import KeyedMemoryService
 from memoryd.service.memories.service import MemoryService
 from memoryd.service.snapshot.default_read import DefaultReadService
 from memoryd.service.snapshot.service import SnapshotService
+from memoryd.storage.base import Store
 from memoryd.storage.history import MemoryHistory
 from memoryd.storage.history_journal import RecordId
 from memoryd.storage.history_stores import stored_memories
@@ -72,6 +73,10 @@ class AsOfReads:
     default_reads: DefaultReadService
     keyed: KeyedMemoryService
     records: RecordStore
+    #: The memories' store beneath the key mirrors' read fence (storage/fenced.py): a
+    #: read as of an instant takes each key's mirror at its version then from the
+    #: history, or embeds it (``_mirrors_then``), and waits for no pass.
+    store: Store
     dimension: int
     clock: Clock
     #: Why there is no history (the UNIMPLEMENTED message), when ``history`` is None.
@@ -190,7 +195,7 @@ class AsOfReads:
         """The memory service over the memories valid at ``instant``."""
         store = InMemoryStore(self.dimension)
         await store.open()
-        stored = await stored_memories(self.memories.store, partition)
+        stored = await stored_memories(self.store, partition)
         then = self._history().valid_at(partition, instant, stored)
         await store.upsert(partition, await self._mirrors_then(partition, instant, then))
         return self.memories.reader(store, _fixed(instant))
