@@ -85,6 +85,30 @@ def test_every_read_sees_a_write_the_moment_it_is_answered(
     assert not {r.memory.id for r in gone.results} & set(ids[:5])
 
 
+def test_every_read_sees_a_key_the_moment_its_set_memory_is_answered(
+    memory_stub: MemoryServiceStub, lifecycle_stub: LifecycleServiceStub
+) -> None:
+    # The key's long-term memory (its mirror) is embedded behind the answer; every
+    # read of the agent's memories waits for it (storage/fenced.py), GetStats too.
+    agent = fresh_agent()
+    for i in range(10):
+        code = f"KY{i:03d}{uuid.uuid4().hex[:6]}"
+        memory_stub.SetMemory(
+            mpb.SetMemoryRequest(
+                agent_id=agent,
+                key=f"/sites/{i}",
+                content_json=json.dumps(f"The locker code for site {i} is {code}"),
+                source=USER_SOURCE_PB,
+            )
+        )
+        stats = lifecycle_stub.GetStats(lpb.GetStatsRequest(agent_id=agent))
+        assert (stats.memories, stats.keys) == (i + 1, i + 1)
+        found = memory_stub.Recall(mpb.RecallRequest(agent_id=agent, query=code, limit=1))
+        assert [r.memory.key for r in found.results] == [f"/sites/{i}"]
+        page = memory_stub.ListMemories(mpb.ListMemoriesRequest(agent_id=agent, page_size=1))
+        assert [m.key for m in page.memories] == [f"/sites/{i}"]
+
+
 def final(events: Any) -> tuple[list[pb.Progress], Any]:
     progress, result = [], None
     for event in events:
