@@ -129,8 +129,12 @@ class World:
         )
 
 
-async def build(corpus: Corpus, docs: Vectors, model_id: str) -> World:
-    store = Replayed(docs.shape[1])
+async def build(
+    corpus: Corpus, docs: Vectors, model_id: str, store: Replayed | None = None
+) -> World:
+    """The world of ``corpus`` with ``docs`` for vectors, in ``store`` (a new Replayed
+    by default)."""
+    store = Replayed(docs.shape[1]) if store is None else store
     await store.open()
     writer = WriteBatcher(store, max_batch=1000)
     writer.start()
