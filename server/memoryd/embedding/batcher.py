@@ -6,7 +6,8 @@ the model ran eight one-text calls where one call of eight costs a fraction of t
 the model, the requests that arrive wait and then go in together as the next batch
 (at most ``max_batch`` texts). A lone request is sent at once, so it waits for no
 company; a request of ``max_batch`` texts or more is a batch already and goes
-straight through. Queries (a Recall's text) never queue here: they go to the model
+straight through. Queries (a Recall's text), and documents a read waits for
+(embedding/urgency.py), never queue here: they go to the model
 directly, where the local models run them before queued documents
 (embedding/worker.py), so a recall's query embedding does not wait behind a batch of
 writes.
@@ -24,6 +25,7 @@ import numpy.typing as npt
 from memoryd.aio import cancel_and_wait
 from memoryd.domain.errors import EmbeddingError
 from memoryd.embedding.base import CheckedEmbedder, Embedder, EmbedKind
+from memoryd.embedding.urgency import awaited
 
 
 @dataclass(slots=True)
@@ -51,7 +53,7 @@ class BatchingEmbedder(CheckedEmbedder):
         self.requests = 0
 
     async def _embed(self, texts: Sequence[str], kind: EmbedKind) -> npt.NDArray[np.float32]:
-        if kind == "query" or len(texts) >= self.max_batch:
+        if kind == "query" or awaited() or len(texts) >= self.max_batch:
             return await self.inner.embed(texts, kind=kind)
         if self._closed:
             raise EmbeddingError(f"{self.inner.model_id} is closed")

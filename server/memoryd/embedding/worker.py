@@ -19,6 +19,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from memoryd.domain.errors import EmbeddingError
+from memoryd.embedding.urgency import awaited
 
 _A = TypeVar("_A")
 _R = TypeVar("_R")
@@ -49,12 +50,13 @@ class InferenceThread:
         self._thread.start()
 
     async def run(self, fn: Callable[[_A], _R], arg: _A, *, urgent: bool = False) -> _R:
-        """``fn(arg)`` on the thread; ``urgent`` jobs go before the queued others."""
+        """``fn(arg)`` on the thread; ``urgent`` jobs (and those a read waits for:
+        embedding/urgency.py) go before the queued others."""
         future: Future[_R] = Future()
         with self._ready:
             if self._closed:
                 raise EmbeddingError(f"{self._what} is closed")
-            (self._urgent if urgent else self._normal).append((fn, arg, future))
+            (self._urgent if urgent or awaited() else self._normal).append((fn, arg, future))
             self._ready.notify()
         return await asyncio.wrap_future(future)
 

@@ -15,6 +15,7 @@ from memoryd.domain.errors import EmbeddingError
 from memoryd.embedding.base import EmbedKind
 from memoryd.embedding.batcher import BatchingEmbedder
 from memoryd.embedding.hashing import HashingEmbedder
+from memoryd.embedding.urgency import awaited_by_a_read
 
 
 class SlowModel:
@@ -76,6 +77,22 @@ async def test_a_query_does_not_wait_behind_documents() -> None:
     assert all(kind == "document" for texts, kind in model.calls if texts != ["what?"])
     model.gate.set()
     await asyncio.gather(query, *documents)
+
+
+async def test_a_document_a_read_waits_for_does_not_wait_behind_documents() -> None:
+    model = SlowModel()
+    batcher = BatchingEmbedder(model, max_batch=64)
+    documents = [asyncio.ensure_future(batcher.embed(["d0"]))]
+    await asyncio.sleep(0.01)  # d0 in the model; d1 and d2 wait for the next call
+    documents += [asyncio.ensure_future(batcher.embed([f"d{i}"])) for i in (1, 2)]
+    await asyncio.sleep(0.01)
+    with awaited_by_a_read():
+        mirror = asyncio.ensure_future(batcher.embed(["the key's value"]))
+    await asyncio.sleep(0.01)
+    # It went to the model on its own (as a document), while d1 and d2 still wait.
+    assert model.calls == [(["d0"], "document"), (["the key's value"], "document")]
+    model.gate.set()
+    await asyncio.gather(mirror, *documents)
 
 
 async def test_a_batch_never_exceeds_max_batch_and_a_big_request_goes_straight() -> None:

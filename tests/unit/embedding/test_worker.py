@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from memoryd.domain.errors import EmbeddingError
+from memoryd.embedding.urgency import awaited_by_a_read
 from memoryd.embedding.worker import URGENT_STREAK, InferenceThread
 
 
@@ -47,6 +48,31 @@ async def test_urgent_jobs_go_first_without_starving_the_others() -> None:
             "doc2",
         ]
     )
+    await worker.close()
+
+
+async def test_a_job_a_read_waits_for_goes_before_the_queued_documents() -> None:
+    """A key's mirror embedded behind the answer, once a read waits for it
+    (embedding/urgency.py), is as urgent as a query."""
+    worker = InferenceThread("test-embed", what="the test model")
+    gate = threading.Event()
+    order: list[str] = []
+
+    def job(name: str) -> str:
+        if name == "blocker":
+            gate.wait(30)
+        order.append(name)
+        return name
+
+    blocker = asyncio.ensure_future(worker.run(job, "blocker"))
+    await asyncio.sleep(0.05)  # the thread is busy with it
+    documents = [asyncio.ensure_future(worker.run(job, f"doc{i}")) for i in range(3)]
+    with awaited_by_a_read():
+        mirror = asyncio.ensure_future(worker.run(job, "mirror"))
+    await asyncio.sleep(0.05)  # every job queued
+    gate.set()
+    await asyncio.gather(blocker, mirror, *documents)
+    assert order == ["blocker", "mirror", "doc0", "doc1", "doc2"]
     await worker.close()
 
 

@@ -7,7 +7,7 @@ read."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -23,6 +23,7 @@ from memoryd.domain.models import MemoryFilter, Partition, Provenance, Provenanc
 from memoryd.domain.requests import RecallQuery
 from memoryd.embedding import HashingEmbedder
 from memoryd.embedding.base import EmbedKind
+from memoryd.embedding.urgency import awaited
 from memoryd.resilience.degradation import ComponentStates, collecting
 from memoryd.resilience.embedder import FallbackEmbedder
 from memoryd.service.common.pagination import PageTokenCodec
@@ -55,6 +56,10 @@ class GatedEmbedder:
         self.started = asyncio.Event()
         self.down = False
         self.documents: list[str] = []
+        #: Per document: whether a read waited for it (embedding/urgency.py).
+        self.awaited: list[bool] = []
+        #: Called once when the text is embedded.
+        self.hooks: dict[str, Callable[[], object]] = {}
 
     @property
     def model_id(self) -> str:
@@ -73,6 +78,12 @@ class GatedEmbedder:
             if self.down:
                 raise EmbeddingError("embedding provider is down (test)")
             self.documents.extend(texts)
+            self.awaited.extend(awaited() for _ in texts)
+            for text in texts:
+                if text in self.hooks:
+                    self.hooks.pop(text)()
+                    for _ in range(3):  # what the hook started runs now
+                        await asyncio.sleep(0)
         return await self.inner.embed(texts, kind=kind)
 
     async def close(self) -> None:
@@ -208,6 +219,56 @@ async def test_a_partitions_first_pass_embeds_each_mirror_once(behind: Behind) -
     behind.embedder.gate.set()
     await behind.pending.drained()
     assert sorted(behind.embedder.documents) == ["busy 0", "busy 1", "busy 2"]
+
+
+async def test_a_mirror_a_read_waits_for_is_embedded_before_queued_documents(
+    behind: Behind,
+) -> None:
+    """Once a read waits for the partition, its mirrors go to the model as a query
+    does (before the documents queued for Remember): under write load the pass fell
+    behind and reads waited up to a minute (bench/mixed.py)."""
+    behind.embedder.gate.clear()
+    await behind.set("/a", "first value")
+    await behind.embedder.started.wait()  # the pass embeds it: no read waits yet
+    await behind.set("/b", "second value")
+    behind.fenced.clear()
+    read = asyncio.create_task(behind.recalled("second value"))
+    await behind.fenced.wait()
+    behind.embedder.gate.set()
+    assert "second value" in await read
+    assert list(zip(behind.embedder.documents, behind.embedder.awaited, strict=True)) == [
+        ("first value", False),
+        ("second value", True),
+    ]
+
+
+async def test_a_partition_a_read_waits_for_settles_though_others_are_wanted(
+    behind: Behind,
+) -> None:
+    """A read of another agent arriving while the pass writes this agent's mirrors,
+    which a read also waits for, does not cut this agent's round: with reads arriving
+    on every agent, every round was cut after one key and no read returned until the
+    reads stopped (bench/mixed.py: Remember's deduplication waited a minute)."""
+    busy, other = scope_for(agent="a3"), scope_for(agent="a2")
+    for scope in (busy, S, other):
+        await behind.pending.checked(scope.partition)
+    behind.embedder.gate.clear()
+    await behind.keyed.set(busy, KeyWrite("/c", Json.of("c one"), source=USER))
+    await behind.embedder.started.wait()  # the pass holds the busy agent's mirror
+    for scope, key, value in ((S, "/a/1", "a one"), (S, "/a/2", "a two")):
+        await behind.keyed.set(scope, KeyWrite(key, Json.of(value), source=USER))
+    for key, value in (("/b/1", "b one"), ("/b/2", "b two")):
+        await behind.keyed.set(other, KeyWrite(key, Json.of(value), source=USER))
+    waits = []
+    behind.embedder.hooks["a one"] = lambda: waits.append(
+        asyncio.create_task(behind.pending.settled(other.partition))
+    )
+    read = asyncio.create_task(behind.pending.settled(S.partition))
+    await asyncio.sleep(0)
+    behind.embedder.gate.set()
+    await read
+    await asyncio.gather(*waits)
+    assert behind.embedder.documents == ["c one", "a one", "a two", "b one", "b two"]
 
 
 async def test_a_tombstone_drops_the_queued_mirror(behind: Behind) -> None:

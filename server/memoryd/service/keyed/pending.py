@@ -11,7 +11,9 @@ costs one embedding. What that needs, and where it is:
   write made to the partition before it began, so a written key is recalled as it
   was written. Writes made after the read began
   do not hold it (no starvation). The pass takes a partition some read waits for
-  first.
+  first, and embeds its mirrors as a query is embedded, before the documents queued
+  for writes (embedding/urgency.py): behind them, under write load, the pass fell
+  behind and a read waited up to a minute.
 - **The check** (a partition's first fence or pass after a start, and a sweep of
   every partition at start): key slots whose mirror is missing or older than the
   slot are queued, so a crash between a write's answer and its pass loses nothing
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import structlog
@@ -43,6 +46,7 @@ from memoryd.config import LimitsSettings
 from memoryd.domain.keyed import KeyEntry
 from memoryd.domain.models import Partition
 from memoryd.domain.records import RecordKind
+from memoryd.embedding.urgency import awaited_by_a_read
 from memoryd.resilience.degradation import report
 from memoryd.service.common import scanning
 from memoryd.service.common.undecodable import decodable
@@ -86,6 +90,8 @@ class _Partition:
     settled: int = 0
     #: The last pass over it failed for some key (queued again).
     failing: bool = False
+    #: Reads waiting for it now: its mirrors are embedded as a query is, first.
+    readers: int = 0
 
     @property
     def idle(self) -> bool:
@@ -156,8 +162,12 @@ class PendingMirrors:
         if part.settled < target and not part.failing:
             self._wanted[partition] = None
             self._start()
-            async with self._changed:
-                await self._changed.wait_for(lambda: part.settled >= target or part.failing)
+            part.readers += 1
+            try:
+                async with self._changed:
+                    await self._changed.wait_for(lambda: part.settled >= target or part.failing)
+            finally:
+                part.readers -= 1
         if part.failing:
             report(EMBEDDER, "a key's newest value is not embedded yet; its mirror is older")
 
@@ -249,16 +259,20 @@ class PendingMirrors:
     ) -> bool:
         """Write ``keys``' mirrors (those that fail go to ``failed``); False when a read
         of another partition came first (the rest are queued again, the partition not
-        settled yet). ``failing`` stays set until a round writes every one it took."""
+        settled yet) while none waits for this one: with reads waiting on every
+        partition, each round was cut after one key and no partition ever settled
+        until the reads stopped (a minute under bench/mixed.py's load). ``failing``
+        stays set until a round writes every one it took."""
         before = len(failed)
         for n, item in enumerate(keys):
-            if self._wanted and partition not in self._wanted:
+            if self._wanted and partition not in self._wanted and not part.readers:
                 for rest in keys[n:]:
                     self._requeue(part, rest)
                 self._wake.set()
                 return False
             try:
-                await write(partition, item)
+                with awaited_by_a_read() if part.readers else nullcontext():
+                    await write(partition, item)
             except Exception as exc:
                 log.warning(
                     "keyed mirror not written; retried", key=item.entry.key, error=repr(exc)
