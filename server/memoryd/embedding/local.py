@@ -163,6 +163,10 @@ class OnnxEmbedder(CheckedEmbedder):
         while start < len(order):
             width = lengths[order[start]]  # the longest of this batch: its padded width
             size = max(1, min(self._max_batch_size, self._max_batch_tokens // width))
+            if self._rows_alone:
+                # A model call a text anyway: a job each, so a query (or a mirror a
+                # read waits for) waits for one text, not for a batch of 64.
+                size = 1
             yield order[start : start + size]
             start += size
 

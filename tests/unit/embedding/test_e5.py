@@ -50,6 +50,33 @@ async def test_unit_vectors_in_input_order(e5: E5SmallEmbedder) -> None:
     assert vectors.tobytes() == one_by_one.tobytes()
 
 
+async def test_a_query_waits_for_one_text_of_a_batch_not_the_batch(e5: E5SmallEmbedder) -> None:
+    """Each text runs in a model call of its own, and in a job of the inference thread
+    of its own: a query asked while a batch of documents is embedded runs before the
+    batch's next text (before its last, at the latest), not after the whole batch."""
+    order: list[str] = []
+    documents = [f"document number {i} about the user's plans" for i in range(8)]
+    real = e5._infer_each  # the one place each row is run
+    started, loop = asyncio.Event(), asyncio.get_running_loop()
+
+    def each(batch: list[list[int]]) -> np.ndarray:  # on the inference thread
+        order.append(f"documents x{len(batch)}")
+        loop.call_soon_threadsafe(started.set)
+        return real(batch)
+
+    e5._infer_each = each  # type: ignore[method-assign]
+    try:
+        writing = asyncio.ensure_future(e5.embed(documents))
+        await started.wait()  # the batch's first text is in the model
+        await e5.embed(["what are the user's plans?"], kind="query")
+        order.append("query done")
+        await writing
+    finally:
+        del e5._infer_each  # type: ignore[method-assign]
+    assert order.count("documents x1") == len(documents)
+    assert order.index("query done") < len(documents)
+
+
 async def test_a_vector_does_not_depend_on_concurrent_callers() -> None:
     """Through the daemon's stack (cache, batching across callers): documents
     written at once by several callers get the vectors each gets alone."""

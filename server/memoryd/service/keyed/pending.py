@@ -11,9 +11,9 @@ costs one embedding. What that needs, and where it is:
   write made to the partition before it began, so a written key is recalled as it
   was written. Writes made after the read began
   do not hold it (no starvation). The pass takes a partition some read waits for
-  first, and embeds its mirrors as a query is embedded, before the documents queued
-  for writes (embedding/urgency.py): behind them, under write load, the pass fell
-  behind and a read waited up to a minute.
+  first. It embeds mirrors as a query is embedded, before the documents queued for
+  writes (embedding/urgency.py): every read of the agent waits for them, and behind
+  Remember's documents a read waited for the pass, and the pass for every Remember.
 - **The check** (a partition's first fence or pass after a start, and a sweep of
   every partition at start): key slots whose mirror is missing or older than the
   slot are queued, so a crash between a write's answer and its pass loses nothing
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import structlog
@@ -90,7 +89,7 @@ class _Partition:
     settled: int = 0
     #: The last pass over it failed for some key (queued again).
     failing: bool = False
-    #: Reads waiting for it now: its mirrors are embedded as a query is, first.
+    #: Reads waiting for it now (a round over it is not cut for another partition).
     readers: int = 0
 
     @property
@@ -271,7 +270,9 @@ class PendingMirrors:
                 self._wake.set()
                 return False
             try:
-                with awaited_by_a_read() if part.readers else nullcontext():
+                # Every read of the agent waits for it: before the queued documents,
+                # or a read waits for the pass, and the pass for every Remember queued.
+                with awaited_by_a_read():
                     await write(partition, item)
             except Exception as exc:
                 log.warning(
