@@ -10,7 +10,6 @@ sparse vector for text ranking (sparse.py).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
@@ -253,9 +252,9 @@ class QdrantStore(EngineOwner):
     async def search_many(
         self, partition: Partition, vectors: Sequence[UnitVector], flt: MemoryFilter, best: Nearest
     ) -> list[list[VectorHit]]:
-        """One batched Query API request per _QUERIES_PER_BATCH vectors, all sent at
-        once (the server answers them side by side: a RememberBatch of 500 looks up
-        its duplicates in eight)."""
+        """One batched Query API request per _QUERIES_PER_BATCH vectors, one after
+        another: sent at once, RememberBatch ingested ~17% slower on a 2-core server
+        (641 against 763-772 memories/s, medians of interleaved runs)."""
         engine = self._eng()
         queries = [_values(v) for v in vectors]
         if best.limit <= 0:
@@ -274,15 +273,13 @@ class QdrantStore(EngineOwner):
             )
             for q in queries
         ]
+        answers: list[list[models.ScoredPoint]] = []
         async with self._errors("search_many"):
-            answers = await asyncio.gather(
-                *(
-                    engine.query_batch(self.spec.name, requests[i : i + _QUERIES_PER_BATCH])
-                    for i in range(0, len(requests), _QUERIES_PER_BATCH)
-                )
-            )
+            for i in range(0, len(requests), _QUERIES_PER_BATCH):
+                chunk = requests[i : i + _QUERIES_PER_BATCH]
+                answers.extend(await engine.query_batch(self.spec.name, chunk))
         out: list[list[VectorHit]] = []
-        for points in (points for answer in answers for points in answer):
+        for points in answers:
             hits = [VectorHit(self._memory(p, partition), float(p.score)) for p in points]
             hits.sort(key=lambda h: (-h.similarity, h.memory.id))
             out.append(hits)
