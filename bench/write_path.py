@@ -50,10 +50,20 @@ from memoryd_proto.v1 import memory_service_pb2_grpc as mgrpc
 
 #: The previous release: main before issue 31's write path.
 PREVIOUS_COMMIT = "77d2e06"
+#: The embedders the previous release knows, and its default (it refuses e5, which
+#: came later): it runs with this tree's embedder where it knows it, else its own.
+PREVIOUS_EMBEDDERS = frozenset({"local", "openai", "hashing", "multilingual"})
+PREVIOUS_DEFAULT_EMBEDDER = "local"
 AGENTS = 8
 FIRST_AGENTS, FOLLOWING = 20, 4
 SOAK_WINDOW_S = 10.0
 RSS_EVERY_S = 5.0
+
+
+def previous_embedder(embedder: str) -> str:
+    """The embedder the previous release runs with: ``embedder`` when it knows it,
+    else its own default model."""
+    return embedder if embedder in PREVIOUS_EMBEDDERS else PREVIOUS_DEFAULT_EMBEDDER
 
 
 def load_average() -> float:
@@ -254,7 +264,13 @@ def run(
     work = tmp / "write-path"
     work.mkdir(parents=True, exist_ok=True)
     texts = [t.text for t in load_realtalk().turns]
-    out: dict[str, Any] = {"cores": os.cpu_count(), "previous_commit": PREVIOUS_COMMIT}
+    embedder = env["MEMORYD_EMBEDDER"]
+    out: dict[str, Any] = {
+        "cores": os.cpu_count(),
+        "previous_commit": PREVIOUS_COMMIT,
+        "embedder": embedder,
+        "previous_embedder": previous_embedder(embedder),
+    }
     with floor_server(work) as (address, pid):
         out["floor"] = system_phases(loadgen, address, work, "floor", texts, cfg, long_run=False,
                                      pid=pid)  # fmt: skip
@@ -262,8 +278,14 @@ def run(
         if previous_path is None:
             out["previous"] = {"skipped": f"git could not check out {PREVIOUS_COMMIT}"}
         else:
-            prev_env = {**env, "PYTHONPATH": previous_path}
-            previous = Daemon(work / "previous" / "data", env=prev_env)
+            prev_env = {
+                **env,
+                "PYTHONPATH": previous_path,
+                "MEMORYD_EMBEDDER": out["previous_embedder"],
+            }
+            previous = Daemon(
+                work / "previous" / "data", embedder=out["previous_embedder"], env=prev_env
+            )
             try:
                 previous.start()
             except RuntimeError as exc:
@@ -275,7 +297,7 @@ def run(
                     out["previous"] = system_phases(loadgen, d.address, work, "previous", texts,
                                                     cfg, long_run=False, pid=d.pid)  # fmt: skip
                     out["previous"]["first"] = first_writes(d.address, "previous", texts)
-    with Daemon(work / "memoryd" / "data", env=env) as d:
+    with Daemon(work / "memoryd" / "data", embedder=embedder, env=env) as d:
         out["memoryd"] = system_phases(
             loadgen, d.address, work, "memoryd", texts, cfg, long_run=True, pid=d.pid
         )

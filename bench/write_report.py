@@ -75,8 +75,10 @@ def lines(wp: dict[str, Any]) -> list[str]:
         "",
         "## Write path (bench/write_path.py)",
         "",
-        f"Go clients (bench/loadgen mixed), closed loop, every write a new text; LanceDB and the local "
-        f"model, default settings, fresh data dirs; previous release = {wp.get('previous_commit')} "
+        f"Go clients (bench/loadgen mixed), closed loop, every write a new text; LanceDB, embedder "
+        f"{wp.get('embedder', 'e5')}, default settings, fresh data dirs; previous release = "
+        f"{wp.get('previous_commit')} with embedder {wp.get('previous_embedder', 'local')} (it "
+        "does not know e5: its own default model then) "
         "run from a git worktree on the same interpreter; floor = grpc.aio appending each request "
         "to a file, group-committed with fsync (bench/write_floor.py).",
         "",

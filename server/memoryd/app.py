@@ -137,7 +137,14 @@ class App:
             )
         )
         self.scheduler = built.scheduler
-        door = self._door(built, states, metrics, tracing, logged=repository.durability is not None)
+        door = self._door(
+            built,
+            states,
+            metrics,
+            tracing,
+            logged=repository.durability is not None,
+            shared=repository.backend.capabilities.shared,
+        )
         await self._start_transports(door, states, credentials)
         # Closed first, before the transports wait out their in-flight calls: schema
         # checks still waiting or running answer UNAVAILABLE instead of holding the
@@ -270,10 +277,13 @@ class App:
         tracing: Tracing,
         *,
         logged: bool,
+        shared: bool,
     ) -> Door:
         """The one door every transport runs operations through (memoryd.operations).
         ``logged``: writes go through the write-ahead log, whose entries can carry
-        their audit events (one fsync per write)."""
+        their audit events (one fsync per write). ``shared``: writes go to a store
+        other replicas share, through a facade that waits for their audit events
+        (durability/write_through.py), so the events are fsynced beside the reads."""
         s = self.settings
         assert self.authenticator is not None, "security starts first"
         return Door(
@@ -287,6 +297,7 @@ class App:
             tracing=tracing,
             masker=built.masker,
             audit_rides_log=logged,
+            audit_beside_reads=shared,
             on_write=built.views.changed if built.views is not None else None,
         )
 

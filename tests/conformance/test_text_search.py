@@ -252,6 +252,18 @@ async def test_search_many_equals_one_search_per_vector(store: Store) -> None:
     assert other == [[] for _ in queries]
 
 
+async def test_search_many_answers_in_order_past_one_request(store: Store) -> None:
+    """More vectors than one batched request takes (Qdrant: 64, sent side by side):
+    each answer is still its own vector's, in the order asked."""
+    rng = np.random.default_rng(5)
+    memories = [make_memory(P, id=f"o{i:03d}", rng=rng) for i in range(150)]
+    await store.upsert(P, memories)
+    order = list(rng.permutation(len(memories)))
+    queries = [memories[i].vector for i in order]
+    found = await store.search_many(P, queries, ALL, Nearest(1, min_similarity=0.99))
+    assert [[h.memory.id for h in hits] for hits in found] == [[memories[i].id] for i in order]
+
+
 async def test_search_many_min_similarity_keeps_only_near_duplicates(store: Store) -> None:
     """Deduplication asks for hits at or above a similarity: the best ``limit`` of
     those, exactly what an unbounded search cut at the threshold would give."""

@@ -5,7 +5,8 @@
   agent's leases (taken once per burst, not per write): a SetMemory four (slot,
   event and counter, one per collection, and the mirror memory), five with
   ``if_version`` (the slot is read); a Remember three (the exact and near duplicate
-  lookups, then the upsert).
+  lookups, then the upsert); a RememberBatch of 200 a few per batch, not per item
+  (its lookups batched, 64 vectors a request, and one upsert).
 - Two replicas writing one key at once, plain and with ``if_version``: every
   acknowledged write is in the key's history at the version it was answered with,
   versions are unique and increase along the history and along each client's writes,
@@ -46,6 +47,8 @@ COMMON = {
     "MEMORYD_PAGE_TOKEN_SECRET": "w" * 32,
 }
 WRITES = 12
+#: A RememberBatch's items, and the Qdrant requests it may cost (per batch, not per item).
+BATCH, BATCH_REQUESTS = 200, 16
 #: One lease taken again per phase (a take is three requests): a pause of the loaded
 #: CI box longer than lease_linger_s's ceiling (5 s) between two writes gives the
 #: lease back. The bounds stay far below the 9 requests per write of before.
@@ -121,8 +124,17 @@ def test_a_write_costs_few_qdrant_requests(
         stub.Remember(mpb.RememberRequest(agent_id="count", content=f"a note about {i} things"))
     remembered = _grpc_requests(server) - before
     assert remembered.total() <= 3 * WRITES + RETAKE, remembered
+
+    items = [mpb.RememberRequest(content=f"batch note {i}: {i * 7919 % 1000} things") for i in range(BATCH)]  # fmt: skip
+    before = _grpc_requests(server)
+    stub.RememberBatch(mpb.RememberBatchRequest(agent_id="count", items=items), timeout=120)
+    batched = _grpc_requests(server) - before
+    # The exact lookup, ceil(200 / 64) = 4 near-duplicate and at most 4 relation
+    # lookups, the upsert (and a conditional write's reads when a relation is found).
+    assert batched.total() <= BATCH_REQUESTS + RETAKE, batched
     print(f"\nQdrant requests per write: SetMemory {plain}, with if_version {checked}, "
-          f"Remember {remembered} (each over {WRITES} writes)")  # fmt: skip
+          f"Remember {remembered} (each over {WRITES} writes); RememberBatch of {BATCH}: "
+          f"{batched}")  # fmt: skip
 
 
 @pytest.mark.slow

@@ -4,6 +4,9 @@ trail; reads go on; once space is back, writes are admitted again, and every
 acknowledged write has its STARTED and OK events in the audit log.
 
 The audit directory lives on a small tmpfs (mounted here; needs root, else skipped).
+Run on LanceDB (the event rides in the write-ahead log entry) and on a real Qdrant
+server in shared mode (no log: the event is fsynced beside the call's reads and
+every write waits for it, security/admission.py; skipped without a server).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from memoryd_proto.v1 import lifecycle_service_pb2 as lpb
 from memoryd_proto.v1 import memory_service_pb2 as mpb
 from memoryd_proto.v1.lifecycle_service_pb2_grpc import LifecycleServiceStub
 from memoryd_proto.v1.memory_service_pb2_grpc import MemoryServiceStub
-from tests.conftest import Daemon
+from tests.conftest import DAEMON_STORES, Daemon, daemon_store_env
 from tests.security.support import write_config
 from tests.small_disk import fill, mounted_tmpfs
 
@@ -46,8 +49,23 @@ def remember(memory: MemoryServiceStub, request_id: str) -> grpc.StatusCode:
     return grpc.StatusCode.OK
 
 
+@pytest.mark.parametrize("store", DAEMON_STORES)
 def test_no_write_is_acknowledged_without_its_audit_event(
-    small_fs: Path, daemon_factory: Callable[..., Daemon], tmp_path: Path
+    small_fs: Path,
+    daemon_factory: Callable[..., Daemon],
+    tmp_path: Path,
+    store: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    with daemon_store_env(store, request) as env:
+        _acknowledged_with_events(small_fs, daemon_factory, tmp_path, env)
+
+
+def _acknowledged_with_events(
+    small_fs: Path,
+    daemon_factory: Callable[..., Daemon],
+    tmp_path: Path,
+    env: dict[str, str | None],
 ) -> None:
     audit_dir = small_fs / "audit"
     config = write_config(
@@ -58,7 +76,7 @@ def test_no_write_is_acknowledged_without_its_audit_event(
             "maintenance": {"enabled": False},
         },
     )
-    daemon = daemon_factory(data_dir=tmp_path / "data", config_file=config)
+    daemon = daemon_factory(data_dir=tmp_path / "data", config_file=config, env=env)
     daemon.start()
     acknowledged: list[str] = []
     refused: list[str] = []

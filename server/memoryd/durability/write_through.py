@@ -25,6 +25,7 @@ from memoryd.domain.models import Partition
 from memoryd.domain.records import Record
 from memoryd.durability.ops import Op, apply
 from memoryd.resilience.degradation import ComponentStates, report
+from memoryd.security.admission import current, made_durable
 from memoryd.storage.base import Store
 from memoryd.storage.conditional import ConditionalWrite
 from memoryd.storage.failures import cause_of, public_reason
@@ -109,6 +110,13 @@ class WriteThrough:
             raise Unavailable(
                 f"{state.reason if state else 'store unavailable'}; write not accepted"
             )
+        try:
+            # The calls' STARTED events first (fsynced beside their reads): no write
+            # runs before its event is on disk (security/admission.py).
+            await made_durable(current())
+        except BaseException:
+            call.close()
+            raise
         try:
             result = await call
         except (MemorydError, ValueError, TypeError) as exc:

@@ -46,7 +46,7 @@ from memoryd.operations.scope import agent_scope, tenant_scope
 from memoryd.operations.services import Services
 from memoryd.operations.trace import CallTrace
 from memoryd.resilience.degradation import ComponentStates, collecting
-from memoryd.security.admission import Admission, riding
+from memoryd.security.admission import Admission, made_durable, riding
 from memoryd.security.audit import STARTED, AuditEvent, AuditLog
 from memoryd.security.masking import Masker, OutcomeMask
 from memoryd.security.read_trail import ReadTrail
@@ -79,10 +79,14 @@ class Door:
         tracing: Tracing = NO_TRACING,
         masker: Masker | None = None,
         audit_rides_log: bool = False,
+        audit_beside_reads: bool = False,
         on_write: Callable[[Partition], None] | None = None,
     ) -> None:
         """``audit_rides_log``: the services' writes go through a write-ahead log whose
         entries carry their calls' STARTED events (operations marked ``audit_in_log``).
+        ``audit_beside_reads``: the services' writes go to a shared store whose facade
+        waits for their calls' STARTED events (security/admission.py), so such a call
+        runs while its event is being fsynced.
         ``on_write``: told the partition of every write that succeeded (the files
         derived from it, memory.md and learnings.md, are refreshed)."""
         self._on_write = on_write
@@ -91,6 +95,7 @@ class Door:
         self.tracing = tracing
         self._audit = audit
         self._rides_log = audit_rides_log
+        self._beside_reads = audit_beside_reads
         self._trail = read_trail if read_trail is not None and read_trail.enabled else None
         self._states = states
         self._metrics = metrics
@@ -108,6 +113,7 @@ class Door:
             admissions = () if call.admission is None else (call.admission,)
             with riding(admissions), collecting() as found:
                 result = await op.run(self.services, scope, value)
+                await made_durable(admissions)  # answered only once its event is on disk
             trace.result(op, value, result)
             if self._trail is not None and op.returned is not None:
                 call.read = list(op.returned(result))
@@ -225,10 +231,16 @@ class Door:
         scope = tenant_scope(principal, agent_id) if wide else agent_scope(principal, agent_id)
         if self._audit is not None and role is not Role.READ:
             event = _event(op, call, STARTED)
-            if self._rides_log and op.audit_in_log and not stream and self._audit.healthy:
+            early = op.audit_in_log and not stream and self._audit.healthy
+            if self._rides_log and early:
                 # Durable with the log entry that carries the write (one fsync). While
                 # the audit file refuses events, writes wait for it instead (below).
                 call.admission = Admission(event, self._audit)
+            elif self._beside_reads and early:
+                # Fsynced while the call reads; its writes wait for it (made_durable).
+                call.admission = Admission(
+                    event, self._audit, durable=self._audit.admit_soon(event)
+                )
             else:
                 # A write runs only once its STARTED event is on disk (UNAVAILABLE else).
                 await self._audit.admit(event)

@@ -15,10 +15,20 @@ A write that never reaches the log (refused, or nothing to store) leaves its
 admission uncarried: the door records the event then, as it records the outcome.
 Work that writes on another task (the write batcher) carries its callers'
 admissions there explicitly (:func:`riding`).
+
+Over a store other replicas share there is no log: the event is fsynced on its own,
+but the call need not wait for that before it starts. The door queues the event
+(``Admission.durable``, the fsync in flight) and runs the call, whose reads (a
+Remember's duplicate lookups) go on beside the fsync; every write of the call waits
+for it first (:func:`made_durable`, in the shared store's facade,
+durability/write_through.py), and the door answers only after it. So a write still
+runs only once its event is on disk, and is refused (UNAVAILABLE) when the audit
+file cannot take it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -36,6 +46,8 @@ class Admission:
     audit: AuditLog
     #: The log entry that carries the event (0: none yet).
     seq: int = 0
+    #: The event's own fsync, in flight (a shared store: no log entry carries it).
+    durable: asyncio.Future[None] | None = None
     _line: str = ""
 
     @property
@@ -54,7 +66,12 @@ class Admission:
         self.audit.record(with_wal_seq(self.line(), seq))
 
     def unlogged(self) -> None:
-        """The call wrote nothing through the log: record the event as it is."""
+        """The call wrote nothing through the log: record the event as it is (unless
+        it was queued on its own: ``durable``)."""
+        if self.durable is not None:
+            # Its failure is the call's (heard by any write it made): not logged again.
+            self.durable.add_done_callback(_seen)
+            return
         if not self.carried:
             self.audit.record(self.event)
 
@@ -77,3 +94,16 @@ def current() -> tuple[Admission, ...]:
 def uncarried() -> list[Admission]:
     """The current admissions no log entry carries yet (the next entry takes them)."""
     return [a for a in _riding.get() if not a.carried]
+
+
+async def made_durable(admissions: Sequence[Admission]) -> None:
+    """Wait until the STARTED events of ``admissions`` queued on their own are on disk
+    (AuditUnavailable when the file refused one): a write waits for this first."""
+    for admission in admissions:
+        if admission.durable is not None:
+            await asyncio.shield(admission.durable)
+
+
+def _seen(done: asyncio.Future[None]) -> None:
+    if not done.cancelled():
+        done.exception()

@@ -201,12 +201,20 @@ class AuditLog:
     async def admit(self, event: AuditEvent) -> None:
         """Return once ``event`` is written and fsynced; AuditUnavailable (UNAVAILABLE)
         when the file cannot take it. A write runs only after its event is admitted."""
-        if self._thread is None:
-            raise AuditUnavailable("the audit log is closed; nothing was stored")
+        await self.admit_soon(event)
+
+    def admit_soon(self, event: AuditEvent) -> asyncio.Future[None]:
+        """Queue ``event`` to be written and fsynced; the future is done once it is on
+        disk (AuditUnavailable when the file cannot take it). The caller runs no write
+        before the future is done (security/admission.py: a shared store's writes wait
+        for it in the store's facade, so the call's reads run beside the fsync)."""
         loop = asyncio.get_running_loop()
-        admission = _Admission(event, loop, loop.create_future())
-        self._queue.put(admission)
-        await admission.done
+        done: asyncio.Future[None] = loop.create_future()
+        if self._thread is None:
+            done.set_exception(AuditUnavailable("the audit log is closed; nothing was stored"))
+            return done
+        self._queue.put(_Admission(event, loop, done))
+        return done
 
     async def close(self) -> None:
         """Write everything queued, then close the file."""

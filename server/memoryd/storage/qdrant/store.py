@@ -252,30 +252,37 @@ class QdrantStore(EngineOwner):
     async def search_many(
         self, partition: Partition, vectors: Sequence[UnitVector], flt: MemoryFilter, best: Nearest
     ) -> list[list[VectorHit]]:
-        """One batched Query API request per _QUERIES_PER_BATCH vectors."""
+        """One batched Query API request per _QUERIES_PER_BATCH vectors, one after
+        another: sent at once, RememberBatch ingested ~17% slower on a 2-core server
+        (641 against 763-772 memories/s, medians of interleaved runs)."""
         engine = self._eng()
         queries = [_values(v) for v in vectors]
         if best.limit <= 0:
             return [[] for _ in queries]
         flt_q = scoped(partition, *memory_conditions(flt))
-        out: list[list[VectorHit]] = []
+        # Built as is (as _point): validating 384 floats per query cost more than
+        # sending it.
+        requests = [
+            models.QueryRequest.model_construct(
+                query=q,
+                using=DENSE,
+                filter=flt_q,
+                limit=best.limit,
+                with_payload=True,
+                score_threshold=best.min_similarity,
+            )
+            for q in queries
+        ]
+        answers: list[list[models.ScoredPoint]] = []
         async with self._errors("search_many"):
-            for i in range(0, len(queries), _QUERIES_PER_BATCH):
-                requests = [
-                    models.QueryRequest(
-                        query=q,
-                        using=DENSE,
-                        filter=flt_q,
-                        limit=best.limit,
-                        with_payload=True,
-                        score_threshold=best.min_similarity,
-                    )
-                    for q in queries[i : i + _QUERIES_PER_BATCH]
-                ]
-                for points in await engine.query_batch(self.spec.name, requests):
-                    hits = [VectorHit(self._memory(p, partition), float(p.score)) for p in points]
-                    hits.sort(key=lambda h: (-h.similarity, h.memory.id))
-                    out.append(hits)
+            for i in range(0, len(requests), _QUERIES_PER_BATCH):
+                chunk = requests[i : i + _QUERIES_PER_BATCH]
+                answers.extend(await engine.query_batch(self.spec.name, chunk))
+        out: list[list[VectorHit]] = []
+        for points in answers:
+            hits = [VectorHit(self._memory(p, partition), float(p.score)) for p in points]
+            hits.sort(key=lambda h: (-h.similarity, h.memory.id))
+            out.append(hits)
         return out
 
     async def text_search(
