@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -14,7 +15,11 @@ from memoryd.embedding.urgency import awaited_by_a_read
 from memoryd.embedding.worker import URGENT_STREAK, InferenceThread
 
 
-async def test_urgent_jobs_go_first_without_starving_the_others() -> None:
+async def _busy_worker() -> tuple[
+    InferenceThread, threading.Event, list[str], Callable[[str], str], asyncio.Future[str]
+]:
+    """A worker busy with a "blocker" job until ``gate`` is set; ``job`` records the
+    order jobs run in ``order``."""
     worker = InferenceThread("test-embed", what="the test model")
     gate = threading.Event()
     order: list[str] = []
@@ -27,6 +32,11 @@ async def test_urgent_jobs_go_first_without_starving_the_others() -> None:
 
     blocker = asyncio.ensure_future(worker.run(job, "blocker"))
     await asyncio.sleep(0.05)  # the thread is busy with it
+    return worker, gate, order, job, blocker
+
+
+async def test_urgent_jobs_go_first_without_starving_the_others() -> None:
+    worker, gate, order, job, blocker = await _busy_worker()
     calls = [asyncio.ensure_future(worker.run(job, f"doc{i}")) for i in range(3)]
     await asyncio.sleep(0)
     calls += [
@@ -54,18 +64,7 @@ async def test_urgent_jobs_go_first_without_starving_the_others() -> None:
 async def test_a_job_a_read_waits_for_goes_before_the_queued_documents() -> None:
     """A key's mirror embedded behind the answer, once a read waits for it
     (embedding/urgency.py), is as urgent as a query."""
-    worker = InferenceThread("test-embed", what="the test model")
-    gate = threading.Event()
-    order: list[str] = []
-
-    def job(name: str) -> str:
-        if name == "blocker":
-            gate.wait(30)
-        order.append(name)
-        return name
-
-    blocker = asyncio.ensure_future(worker.run(job, "blocker"))
-    await asyncio.sleep(0.05)  # the thread is busy with it
+    worker, gate, order, job, blocker = await _busy_worker()
     documents = [asyncio.ensure_future(worker.run(job, f"doc{i}")) for i in range(3)]
     with awaited_by_a_read():
         mirror = asyncio.ensure_future(worker.run(job, "mirror"))
