@@ -34,8 +34,13 @@ KEPT_KINDS = frozenset({RecordKind.PROFILE, RecordKind.WORKING, RecordKind.SESSI
 
 
 def history_of(store: Store) -> MemoryHistory | None:
-    """The history ``store`` records into (None: it records none)."""
-    return store.history if isinstance(store, HistoryStore) else None
+    """The history ``store`` records into, through the layers in front of the
+    recording one (the read fence: storage/fenced.py); None: it records none."""
+    while not isinstance(store, HistoryStore):
+        if not isinstance(store, DelegatingStore):
+            return None
+        store = store.inner
+    return store.history
 
 
 async def stored_memories(store: Store, partition: Partition) -> builtins.list[Memory]:

@@ -14,6 +14,7 @@ import gc
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pytest
 
@@ -24,6 +25,8 @@ from memoryd.domain.requests import ListQuery, RecallQuery
 from memoryd.domain.snapshot import SnapshotRequest
 from memoryd.service.keyed.pending import PendingMirrors
 from memoryd.storage.fenced import FencedStore, settled_here
+from memoryd.storage.history import MemoryHistory
+from memoryd.storage.history_stores import HistoryStore, history_of
 from memoryd.storage.memory import InMemoryStore
 from tests.unit.keyed.test_mirror_behind import USER
 from tests.unit.snapshot.test_as_of_behind import HeldEmbedder
@@ -111,6 +114,16 @@ async def test_a_failing_fence_fails_the_call_and_leaves_nothing_unawaited(
             await store.get(A, ["x"])
         gc.collect()
     assert [w for w in caught if "never awaited" in str(w.message)] == []
+
+
+async def test_the_history_is_found_through_the_fence(gated: tuple[FencedStore, Gate]) -> None:
+    """Erasure and maintenance find the as-of history through the store they are
+    given (history_of): behind the fence it was not found, so an erasure left every
+    version of what it erased in the history (tests/integration/test_erasure.py)."""
+    store, _ = gated
+    history = MemoryHistory(timedelta(hours=1))
+    assert history_of(store) is None
+    assert history_of(FencedStore(HistoryStore(store.inner, history), Gate())) is history
 
 
 # ---------------------------------------------------------------- every service's reads
