@@ -9,9 +9,8 @@ costs one embedding. What that needs, and where it is:
   partition's memories, by any service but keyed memory's own (each reads through
   the store layer storage/fenced.py), first waits for the pass to cover every key
   write made to the partition before it began, so a written key is recalled as it
-  was written. Writes made after the read began
-  do not hold it (no starvation). The pass takes a partition some read waits for
-  first. It embeds mirrors as a query is embedded, before the documents queued for
+  was written. Writes made after the read began do not hold it (no starvation). The
+  pass takes a partition some read waits for first. It embeds mirrors as a query is embedded, before the documents queued for
   writes (embedding/urgency.py): every read of the agent waits for them, and behind
   Remember's documents a read waited for the pass, and the pass for every Remember.
 - **The check** (a partition's first fence or pass after a start, and a sweep of
