@@ -37,6 +37,19 @@ FEEDBACK_TERMS = (3, 5)
 SHOWN = ("recall_all@10", "recall_any@10", "mrr")
 
 
+def question_query(q: Question, vector: Vectors, **extra: Any) -> RecallQuery:
+    """A question's Recall in its chat's namespace, asked when the question was, by
+    its cached vector, top TOP (``extra``: further RecallQuery fields)."""
+    return RecallQuery(
+        query=q.text,
+        embedding=vector,
+        limit=TOP,
+        filter=MemoryFilter(namespace=q.namespace),
+        now=q.asked_at,
+        **extra,
+    )
+
+
 async def ranked(
     world: World, recall: RecallSettings, corpus: Corpus, queries: Vectors, window: int
 ) -> list[list[str]]:
@@ -45,15 +58,7 @@ async def ranked(
     out = []
     for q, vector in zip(corpus.questions, queries, strict=True):
         outcome = await service.recall(
-            scope(q.namespace),
-            RecallQuery(
-                query=q.text,
-                embedding=vector,
-                limit=TOP,
-                filter=MemoryFilter(namespace=q.namespace),
-                now=q.asked_at,
-                context_window=window,
-            ),
+            scope(q.namespace), question_query(q, vector, context_window=window)
         )
         out.append([r.memory.metadata["turn_id"] for r in outcome.results])
     return out

@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from context_expansion import SHOWN, by_split, line
-from fusion_tuning import MODEL_IDS, TOP, Replayed, World, build, scope
+from context_expansion import SHOWN, by_split, line, question_query
+from fusion_tuning import MODEL_IDS, Replayed, World, build, scope
 from neighbour_support import MEMDAILY_MRR_SLACK
 from quality import scores
 from quality_data import (
@@ -59,7 +59,6 @@ from quality_data import (
 
 from memoryd.config import EmbeddingSettings, RecallSettings, Settings
 from memoryd.domain.models import MemoryFilter, Partition, Vector, VectorHit
-from memoryd.domain.requests import RecallQuery
 from memoryd.embedding.factory import build_embedder
 from memoryd.storage import bm25
 
@@ -167,16 +166,7 @@ def unit(v: np.ndarray) -> Vectors:
 
 
 async def recall(world: World, settings: RecallSettings, q: Question, vector: Vectors) -> Found:
-    outcome = await world.service(settings).recall(
-        scope(q.namespace),
-        RecallQuery(
-            query=q.text,
-            embedding=vector,
-            limit=TOP,
-            filter=MemoryFilter(namespace=q.namespace),
-            now=q.asked_at,
-        ),
-    )
+    outcome = await world.service(settings).recall(scope(q.namespace), question_query(q, vector))
     return [(r.memory.metadata["turn_id"], r.memory.content) for r in outcome.results]
 
 

@@ -16,13 +16,22 @@ yet then), else the last update (BLENDED) or creation (LAYERED).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memoryd.config import RecallSettings
-from memoryd.domain.models import Memory
-from memoryd.domain.requests import RecencyBasis, ScoreComponents, Scoring, ScoringPreset
+from memoryd.domain.models import Memory, VectorHit
+from memoryd.domain.requests import (
+    RecencyBasis,
+    ScoreComponents,
+    ScoredMemory,
+    Scoring,
+    ScoringPreset,
+)
+from memoryd.service.memories.hybrid import Candidate
+from memoryd.service.memories.temporal import TimeQuery
 
 _LN2 = math.log(2.0)
 _DAY_S = 86400.0
@@ -147,3 +156,49 @@ class Scorer:
             temporal=temporal,
         )
         return self._final(relevance, components), components
+
+
+def scored_hybrid(
+    found: list[Candidate], scorer: Scorer, now: datetime, when: TimeQuery, limit: int
+) -> list[ScoredMemory]:
+    """Hybrid candidates (best first by relevance) scored by the preset; a query that
+    names a time moves the memories of that time up first (service/memories/temporal.py)."""
+    temporal = when.matches([c.memory for c in found]) if when else []
+    if any(temporal):
+        relevance = [when.relevance(c.relevance, t) for c, t in zip(found, temporal, strict=True)]
+        order = sorted(range(len(found)), key=lambda i: -relevance[i])  # stable
+        found = [dataclasses.replace(found[i], relevance=relevance[i]) for i in order]
+        temporal = [temporal[i] for i in order]
+    if not scorer.reranks(hybrid=True):  # the order by relevance is the final one
+        found = found[:limit]
+    out = []
+    for i, c in enumerate(found):
+        score, components = scorer.score(
+            c.memory,
+            c.relevance,
+            now,
+            cosine=c.similarity,
+            keyword=c.keyword,
+            fused=c.fused,
+            temporal=temporal[i] if temporal else 0.0,
+        )
+        out.append(ScoredMemory(c.memory, score, components))
+    return out
+
+
+def scored_vector(
+    hits: list[VectorHit], scorer: Scorer, now: datetime, when: TimeQuery
+) -> list[ScoredMemory]:
+    """Vector-only hits scored by the preset, relevance being the cosine (moved toward
+    the memories of a time the query names, as in hybrid recall)."""
+    temporal = when.matches([h.memory for h in hits]) if when else []
+    if not any(temporal):
+        return [ScoredMemory(h.memory, *scorer.score(h.memory, h.similarity, now)) for h in hits]
+    out = []
+    for hit, t in zip(hits, temporal, strict=True):
+        relevance = when.relevance(hit.similarity, t)
+        score, components = scorer.score(
+            hit.memory, relevance, now, cosine=hit.similarity, temporal=t
+        )
+        out.append(ScoredMemory(hit.memory, score, components))
+    return out

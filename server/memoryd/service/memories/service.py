@@ -30,7 +30,6 @@ from memoryd.domain.models import (
     SecurityLevel,
     TextHit,
     Vector,
-    VectorHit,
     unit_query,
     unit_rows,
     utcnow,
@@ -65,10 +64,10 @@ from memoryd.service.memories.contradiction import (
 )
 from memoryd.service.memories.dedup import Deduplicator
 from memoryd.service.memories.feedback import with_feedback
-from memoryd.service.memories.hybrid import Candidate, hybrid_candidates
+from memoryd.service.memories.hybrid import hybrid_candidates
 from memoryd.service.memories.ordering import ORDER_KEYS, cursor_for, ranked_page
 from memoryd.service.memories.relevance import absolute_relevance, coverage, query_terms
-from memoryd.service.memories.scoring import Scorer
+from memoryd.service.memories.scoring import Scorer, scored_hybrid, scored_vector
 from memoryd.service.memories.support import with_neighbour_support
 from memoryd.service.memories.temporal import TimeQuery
 from memoryd.service.memories.updates import (
@@ -382,11 +381,11 @@ class MemoryService:
                 self._recall,
                 self._recall.context_neighbours if window is None else window,
             )
-            scored = _scored_hybrid(found, scorer, asked, when, limit)
+            scored = scored_hybrid(found, scorer, asked, when, limit)
         else:
             candidates = wide if scorer.reranks(hybrid=False) or when else limit
             hits = await self._store.search(scope.partition, vector, vector_flt, candidates)
-            scored = _scored_vector(hits, scorer, asked, when)
+            scored = scored_vector(hits, scorer, asked, when)
         if query.min_score is not None:
             scored = [s for s in scored if s.score >= query.min_score]
         scored.sort(key=lambda s: s.score, reverse=True)
@@ -554,49 +553,3 @@ class MemoryService:
             embedding_dimension=self._embedder.dimension,
             vector=vector,
         )
-
-
-def _scored_hybrid(
-    found: list[Candidate], scorer: Scorer, now: datetime, when: TimeQuery, limit: int
-) -> list[ScoredMemory]:
-    """Hybrid candidates (best first by relevance) scored by the preset; a query that
-    names a time moves the memories of that time up first (service/memories/temporal.py)."""
-    temporal = when.matches([c.memory for c in found]) if when else []
-    if any(temporal):
-        relevance = [when.relevance(c.relevance, t) for c, t in zip(found, temporal, strict=True)]
-        order = sorted(range(len(found)), key=lambda i: -relevance[i])  # stable
-        found = [dataclasses.replace(found[i], relevance=relevance[i]) for i in order]
-        temporal = [temporal[i] for i in order]
-    if not scorer.reranks(hybrid=True):  # the order by relevance is the final one
-        found = found[:limit]
-    out = []
-    for i, c in enumerate(found):
-        score, components = scorer.score(
-            c.memory,
-            c.relevance,
-            now,
-            cosine=c.similarity,
-            keyword=c.keyword,
-            fused=c.fused,
-            temporal=temporal[i] if temporal else 0.0,
-        )
-        out.append(ScoredMemory(c.memory, score, components))
-    return out
-
-
-def _scored_vector(
-    hits: list[VectorHit], scorer: Scorer, now: datetime, when: TimeQuery
-) -> list[ScoredMemory]:
-    """Vector-only hits scored by the preset, relevance being the cosine (moved toward
-    the memories of a time the query names, as in hybrid recall)."""
-    temporal = when.matches([h.memory for h in hits]) if when else []
-    if not any(temporal):
-        return [ScoredMemory(h.memory, *scorer.score(h.memory, h.similarity, now)) for h in hits]
-    out = []
-    for hit, t in zip(hits, temporal, strict=True):
-        relevance = when.relevance(hit.similarity, t)
-        score, components = scorer.score(
-            hit.memory, relevance, now, cosine=hit.similarity, temporal=t
-        )
-        out.append(ScoredMemory(hit.memory, score, components))
-    return out
